@@ -1,0 +1,3 @@
+from gpumodeler.cli.main import main
+
+raise SystemExit(main())

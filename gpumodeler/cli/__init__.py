@@ -1,0 +1,1 @@
+"""The `gpumodeler` command line, over core and db."""

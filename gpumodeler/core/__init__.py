@@ -1,0 +1,1 @@
+"""The science, pure: stdlib, numpy and networkx only (no Qt, no sqlite)."""

@@ -1,0 +1,33 @@
+"""Exceptions raised by gpumodeler.core.
+
+Every message says what is wrong and what would be valid, so the CLI can print it as one
+line and the GUI can show it next to the field it concerns.
+"""
+
+
+class ModelError(ValueError):
+    """Base class for invalid input to the model."""
+
+
+class InvalidParameter(ModelError):
+    """A parameter is out of its valid range or of the wrong kind."""
+
+
+class LaunchError(ModelError):
+    """A kernel launch that cannot run on the device (block too large, too many registers...)."""
+
+
+class UnsupportedArchitecture(ModelError):
+    """A compute capability the rules are not documented for."""
+
+
+class ExpressionError(ModelError):
+    """An iteration-count or parameter expression that cannot be parsed or evaluated."""
+
+
+class GraphError(ModelError):
+    """A kernel execution graph that is malformed (cycle outside a loop, negative latency...)."""
+
+
+class FormatError(ModelError):
+    """A file in a gpumodeler format that cannot be read (wrong version, missing keys...)."""

@@ -1,0 +1,1 @@
+"""Persistence in SQLite (sqlite-utils): device databases and project files."""

@@ -1,0 +1,1 @@
+"""The PySide6 desktop application: a thin shell over core and db."""
