@@ -1,0 +1,55 @@
+"""`gpumodeler` command line entry point.
+
+Each subcommand lives in a module ``gpumodeler.cli.cmd_<name>`` exposing
+``register(subparsers)``; it sets ``func`` on its parser. Bad input ends with exit status 2
+and one line on stderr, never a traceback.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from gpumodeler.core.errors import ModelError
+
+EXIT_USAGE = 2
+
+
+class CLIError(Exception):
+    """A user error detected in the CLI layer (bad flag combination, unreadable file...)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line, exit 2 (argparse prints usage too; keep it short)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gpumodeler",
+                     description="Model how fast a CUDA application runs on a GPU.")
+    from gpumodeler import __version__
+    parser.add_argument("--version", action="version", version=f"gpumodeler {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    import gpumodeler.cli as pkg
+    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
+        if info.name.startswith("cmd_"):
+            importlib.import_module(f"gpumodeler.cli.{info.name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (ModelError, CLIError) as exc:
+        print(f"gpumodeler {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

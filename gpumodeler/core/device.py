@@ -1,0 +1,123 @@
+"""Hardware value objects the model consumes: a GPU and a host<->device link.
+
+These carry exactly the parameters of Gajger's hardware model (MSc thesis 2017, §4.6 and
+Fig. 5.20: SMs, SM clock, CUDA cores and schedulers per SM, global-memory throughput per SM,
+warp size; for the link: bandwidth and per-direction startup time and λ), extended with the
+per-resource units of Volkov's throughput worksheet (PhD 2016, §3.6: SFUs, FP64 units,
+shared-memory bank throughput, issue rate). Units are in the names; every count is per SM.
+
+A value nobody knows is ``None``: functions that need it raise
+:class:`~gpumodeler.core.errors.InvalidParameter` naming the field, never substitute a
+default from another device.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+import math
+
+from .errors import InvalidParameter
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    """One GPU model (a SKU), as the kernel-time model sees it.
+
+    ``gmem_bytes_per_cycle_per_sm`` is Gajger's GMem_bandwidth (eq. 4.7). When it is not
+    given it is derived from the memory clock, bus width and data rate by
+    :meth:`gmem_bandwidth_bytes_per_cycle_per_sm`.
+    """
+
+    name: str
+    compute_capability: str | None = None
+    sms: int | None = None
+    sm_clock_hz: float | None = None
+    cuda_cores_per_sm: int | None = None
+    schedulers_per_sm: int | None = None
+    warp_size: int = 32
+    gmem_bytes_per_cycle_per_sm: float | None = None
+    memory_clock_hz: float | None = None
+    memory_bus_width_bits: int | None = None
+    memory_data_rate: float | None = None
+    sfu_per_sm: int | None = None
+    fp64_units_per_sm: int | None = None
+    # Volkov Table 2.8: instructions a scheduler issues per cycle (0.5 = one every 2 cycles).
+    issue_per_scheduler_per_cycle: float = 1.0
+    # Warp-wide conflict-free shared-memory accesses the SM completes per cycle
+    # (Volkov Table 6.1 "smem" column in IPC/SM: Fermi 0.5, Kepler/Maxwell 1).
+    smem_accesses_per_cycle_per_sm: float | None = None
+    latency_table: str | None = None
+
+    def require(self, name: str):
+        """Return field ``name``, raising a clear error when it is unknown or not positive."""
+        value = getattr(self, name)
+        if value is None:
+            raise InvalidParameter(
+                f"GPU '{self.name}': {name} is unknown; give it explicitly "
+                f"(it is never filled in from another device)"
+            )
+        if isinstance(value, (int, float)) and not value > 0:
+            raise InvalidParameter(f"GPU '{self.name}': {name} must be > 0, got {value}")
+        return value
+
+    def gmem_bandwidth_bytes_per_cycle_per_sm(self) -> float:
+        """Global-memory bytes per SM clock per SM, Gajger eq. 4.7.
+
+        GMem_bandwidth = GMem_clock × (bus width / 8) × data rate / (SMs × SM_clock).
+        The explicit ``gmem_bytes_per_cycle_per_sm`` wins when given (Table 6.1 lists it).
+        """
+        if self.gmem_bytes_per_cycle_per_sm is not None:
+            return self.require("gmem_bytes_per_cycle_per_sm")
+        missing = [n for n in ("memory_clock_hz", "memory_bus_width_bits", "memory_data_rate")
+                   if getattr(self, n) is None]
+        if missing:
+            raise InvalidParameter(
+                f"GPU '{self.name}': global-memory throughput is unknown; give "
+                f"gmem_bytes_per_cycle_per_sm or all of memory_clock_hz, "
+                f"memory_bus_width_bits, memory_data_rate (missing: {', '.join(missing)})"
+            )
+        return (self.require("memory_clock_hz") * self.require("memory_bus_width_bits") / 8
+                * self.require("memory_data_rate")
+                / (self.require("sms") * self.require("sm_clock_hz")))
+
+    def with_overrides(self, **values) -> "GPUSpec":
+        """A copy with some fields replaced (explicit CLI flags, project overrides)."""
+        known = {f.name for f in fields(self)}
+        unknown = sorted(set(values) - known)
+        if unknown:
+            raise InvalidParameter(
+                f"unknown GPU parameter(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}")
+        return replace(self, **{k: v for k, v in values.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class LinkSpec:
+    """A host<->device link with Gajger's per-direction transfer parameters (eq. 5.5).
+
+    ``bandwidth_bytes_per_s`` is the nominal per-direction bandwidth (Table 4.3); the
+    effective one in a direction is bandwidth × λ of that direction.
+    """
+
+    name: str
+    bandwidth_bytes_per_s: float | None = None
+    startup_htod_s: float | None = None
+    startup_dtoh_s: float | None = None
+    lambda_htod: float = 1.0
+    lambda_dtoh: float = 1.0
+    kind: str = "pcie"
+
+    def direction(self, direction: str) -> tuple[float, float, float]:
+        """(startup_s, bandwidth_bytes_per_s, λ) for 'htod' or 'dtoh'."""
+        if direction not in ("htod", "dtoh"):
+            raise InvalidParameter(f"transfer direction must be 'htod' or 'dtoh', got {direction!r}")
+        bw = self.bandwidth_bytes_per_s
+        if bw is None or not bw > 0 or not math.isfinite(bw):
+            raise InvalidParameter(f"link '{self.name}': bandwidth_bytes_per_s must be a positive number, got {bw}")
+        startup = self.startup_htod_s if direction == "htod" else self.startup_dtoh_s
+        lam = self.lambda_htod if direction == "htod" else self.lambda_dtoh
+        if startup is None:
+            raise InvalidParameter(f"link '{self.name}': startup time for {direction} is unknown; give it explicitly")
+        if startup < 0:
+            raise InvalidParameter(f"link '{self.name}': startup time must be >= 0 s, got {startup}")
+        if not lam > 0:
+            raise InvalidParameter(f"link '{self.name}': λ for {direction} must be > 0, got {lam}")
+        return startup, bw, lam
