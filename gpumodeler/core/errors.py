@@ -6,7 +6,15 @@ line and the GUI can show it next to the field it concerns.
 
 
 class ModelError(ValueError):
-    """Base class for invalid input to the model."""
+    """Base class for invalid input to the model.
+
+    ``item`` optionally names the element the message concerns (an instruction, edge or
+    loop id, a device field) so an editor can show the message next to it.
+    """
+
+    def __init__(self, message: str, item: str | None = None):
+        super().__init__(message)
+        self.item = item
 
 
 class InvalidParameter(ModelError):

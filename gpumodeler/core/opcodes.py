@@ -14,7 +14,9 @@ natively by the CUDA cores; three of them emulate one 32-bit integer mad) takes 
 from __future__ import annotations
 
 from dataclasses import dataclass
+import re
 
+_PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
 UNITS = ("cuda_core", "fp64", "sfu", "ldst", "branch", "barrier", "exit", "virtual")
 SPACES = ("global", "local", "shared", "constant")
 
@@ -36,10 +38,10 @@ _TABLE: dict[str, OpcodeInfo] = {
     **_ops("FFMA FFMA32I", OpcodeInfo("cuda_core", "fp32_mad")),
     **_ops("FMUL FMUL32I", OpcodeInfo("cuda_core", "fp32_mul")),
     **_ops("FMNMX FSET FSEL FCHK", OpcodeInfo("cuda_core", "fp32_add")),
-    **_ops("FSETP ISETP PSETP DSETP_NO", OpcodeInfo("cuda_core", "setp")),
+    **_ops("FSETP ISETP PSETP", OpcodeInfo("cuda_core", "setp")),
     **_ops("IADD IADD3 IADD32I IADD3X ISCADD ISCADD32I LEA XMAD IMNMX ISUB POPC FLO BFE BFI "
            "IABS ISET SEL PRMT", OpcodeInfo("cuda_core", "int_add")),
-    **_ops("IMAD IMAD32I IMADSP IMAD.WIDE", OpcodeInfo("cuda_core", "int_mad")),
+    **_ops("IMAD IMAD32I IMADSP", OpcodeInfo("cuda_core", "int_mad")),
     **_ops("IMUL IMUL32I", OpcodeInfo("cuda_core", "int_mul")),
     **_ops("LOP LOP3 LOP32I PLOP3", OpcodeInfo("cuda_core", "logic")),
     **_ops("SHL SHR SHF", OpcodeInfo("cuda_core", "shift")),
@@ -62,5 +64,6 @@ _TABLE: dict[str, OpcodeInfo] = {
 
 def classify(opcode: str) -> OpcodeInfo | None:
     """Unit and latency class of a SASS mnemonic (``'IADD.X'`` -> int_add), or None if unknown."""
-    base = opcode.strip().upper().lstrip("@!P0123456789T ").split(".")[0]
+    text = _PREDICATE.sub("", opcode.strip().upper())
+    base = text.split()[0].split(".")[0] if text else ""
     return _TABLE.get(base)
