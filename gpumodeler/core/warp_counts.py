@@ -1,0 +1,154 @@
+"""Per-warp characteristics of a kernel graph, as functions of the loop variables.
+
+Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.2):
+
+* ``cuda_core_instructions`` (Gajger INS_CUDA): instructions executed by the CUDA cores.
+  Branch and exit instructions are counted here too, as both documents do (Gajger: "in this
+  kernel everything except memory accesses is processed by CUDA cores"; Volkov §3.8 counts
+  EXIT as a CUDA-core instruction). ``control_on_cuda_cores=False`` leaves them out.
+* ``issued_instructions`` (INS_issued): issue events. Every instruction issues once, the
+  second of a dual-issued pair (a ``dual`` edge) is free, and each reissue adds one:
+  a global/local access touching k 128-byte lines is reissued k − 1 times (stride 2 → 1,
+  stride 4 → 3, Gajger §4.4.3), a shared access with an n-way bank conflict n − 1 times
+  (Volkov §3.6). Dual issues inside a loop are counted per iteration.
+* ``gmem_bytes`` (GMem_bytes): DRAM bytes per warp. A warp access of ``width`` bytes per
+  thread at ``stride`` elements moves ``warp_size × min(stride × width, segment)`` bytes
+  (128 B coalesced for 4-byte words; 256 B at stride 2, Gajger §4.4.3 and Volkov Table
+  3.4), ``warp_size × segment`` for a random pattern and one segment for a broadcast,
+  times (1 − hit ratio). Loads and stores are not distinguished (Gajger §4.4.3).
+* ``smem_bank_cycles``: shared-memory accesses weighted by conflict degree (Volkov §3.6).
+* ``sfu_instructions``, ``fp64_instructions``, ``memory_instructions``, ``dual_issues``,
+  ``reissues``, ``instructions``.
+
+Each count is a linear form in the products of enclosing loops' iteration counts: an
+instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+
+from .errors import ExpressionError
+from .kernel_graph import KernelGraph
+
+COUNT_NAMES = (
+    "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
+    "memory_instructions", "gmem_bytes", "smem_accesses", "smem_bank_cycles",
+    "sfu_instructions", "fp64_instructions",
+)
+
+
+def access_bytes_per_warp(width_bytes: int, stride: float, pattern: str, segment_bytes: int,
+                          warp_size: int = 32) -> float:
+    """Bytes moved between DRAM and the SM by one warp-wide access (before cache hits)."""
+    if pattern == "broadcast":
+        return float(max(segment_bytes, width_bytes))
+    if pattern == "random":
+        return float(warp_size * max(segment_bytes, width_bytes))
+    return float(warp_size * max(min(stride * width_bytes, segment_bytes), width_bytes))
+
+
+def lines_touched(width_bytes: int, stride: float, pattern: str, warp_size: int = 32) -> int:
+    """128-byte lines a warp access touches (each one beyond the first is a reissue)."""
+    if pattern == "broadcast":
+        return 1
+    if pattern == "random":
+        return warp_size
+    return int(min(warp_size, math.ceil(warp_size * stride * width_bytes / 128.0)))
+
+
+@dataclass(frozen=True)
+class WarpCounts:
+    """Per-warp counts as linear forms: ``forms[name]`` is ``{monomial: coefficient}`` with
+    monomial a tuple of loop ids (``()`` is the constant term)."""
+
+    forms: dict
+    iterations: dict  # loop id -> Expression
+
+    def evaluate(self, values: dict | None = None) -> dict:
+        """Numbers (or broadcast arrays) for every count at the given variable values."""
+        values = values or {}
+        loops = {}
+        for lid, expr in self.iterations.items():
+            v = expr.evaluate(values)
+            if np.any(np.asarray(v) < 0):
+                raise ExpressionError(f"loop {lid}: iteration count {expr.text} is negative; it must be >= 0")
+            loops[lid] = v
+        out = {}
+        for name, form in self.forms.items():
+            total = 0.0
+            for mono, coef in form.items():
+                term = coef
+                for lid in mono:
+                    term = term * loops[lid]
+                total = total + term
+            out[name] = total
+        return out
+
+    def formula(self, name: str) -> str:
+        """e.g. ``23 + 4·a``."""
+        form = self.forms[name]
+        parts = []
+        for mono, coef in sorted(form.items(), key=lambda kv: (len(kv[0]), kv[0])):
+            c = int(coef) if float(coef).is_integer() else coef
+            if not mono:
+                parts.append(f"{c}")
+                continue
+            factor = "·".join(self.iterations[l].text if self.iterations[l].text.isidentifier()
+                              or self.iterations[l].is_constant else f"({self.iterations[l].text})"
+                              for l in mono)
+            parts.append(factor if c == 1 else f"{c}·{factor}")
+        return " + ".join(parts) if parts else "0"
+
+
+def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool = True) -> WarpCounts:
+    """Count the per-warp characteristics of ``graph`` (see the module docstring)."""
+    loops_sorted = {lid: len(lp.members) for lid, lp in graph.loops.items()}
+    weight = {}
+    for nid in graph.instructions:
+        containing = [lid for lid, lp in graph.loops.items() if nid in lp.members]
+        weight[nid] = tuple(sorted(containing, key=lambda l: (-loops_sorted[l], l)))
+    forms = {name: {} for name in COUNT_NAMES}
+
+    def add(name, mono, amount):
+        if amount:
+            forms[name][mono] = forms[name].get(mono, 0.0) + amount
+
+    cuda_units = {"cuda_core"} | ({"branch", "exit"} if control_on_cuda_cores else set())
+    for nid, ins in graph.instructions.items():
+        if ins.unit == "virtual":
+            continue
+        mono = weight[nid]
+        add("instructions", mono, 1)
+        add("issued_instructions", mono, 1)
+        if ins.unit in cuda_units:
+            add("cuda_core_instructions", mono, 1)
+        elif ins.unit == "sfu":
+            add("sfu_instructions", mono, 1)
+        elif ins.unit == "fp64":
+            add("fp64_instructions", mono, 1)
+        elif ins.unit == "ldst":
+            add("memory_instructions", mono, 1)
+            if ins.space in ("global", "local"):
+                nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
+                                               ins.segment_bytes, warp_size)
+                add("gmem_bytes", mono, nbytes * (1.0 - ins.hit_ratio))
+                extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
+            elif ins.space == "shared":
+                add("smem_accesses", mono, 1)
+                add("smem_bank_cycles", mono, ins.bank_conflict_degree)
+                extra = ins.bank_conflict_degree - 1
+            else:
+                extra = 0
+            add("reissues", mono, extra)
+            add("issued_instructions", mono, extra)
+    for e in graph.edges.values():
+        if e.kind == "dual":
+            # the pair issues once: charge it where both instructions execute together
+            mono = weight[e.dst] if len(weight[e.dst]) <= len(weight[e.src]) else weight[e.src]
+            add("dual_issues", mono, 1)
+            add("issued_instructions", mono, -1)
+    return WarpCounts(forms={k: {m: c for m, c in v.items() if c} for k, v in forms.items()},
+                      iterations={lid: lp.iterations for lid, lp in graph.loops.items()})
