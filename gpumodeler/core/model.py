@@ -1,0 +1,131 @@
+"""The whole application model in one call: kernel time plus transfers (Gajger ch. 4–5).
+
+This is what the CLI ``predict`` command and the GUI launch panel both evaluate:
+:func:`predict` combines the throughput bound (:mod:`throughput`), the kernel time
+(:mod:`kernel_time`, eq. 4.1–4.3) and the transfers in sequence (:mod:`transfers`, eq. 5.5).
+:func:`kernel_inputs_from_graph` derives the per-warp inputs from a kernel execution graph.
+Every numeric input broadcasts, so a sweep is one call (:func:`cartesian`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+import itertools
+
+import numpy as np
+
+from .device import GPUSpec, LinkSpec
+from .errors import InvalidParameter
+from .kernel_graph import KernelGraph
+from .kernel_time import KernelPrediction, predict_kernel, warps_launched
+from .latency_bound import LatencyBound, analyze
+from .throughput import ThroughputBound, throughput_bound
+from .transfers import link_transfer_time_s
+from .warp_counts import WarpCounts, count
+
+
+@dataclass(frozen=True)
+class KernelInputs:
+    """Per-warp kernel parameters (Gajger §4.6: the application model's warp parameters)."""
+
+    latency_bound: object
+    issued_instructions: object
+    cuda_core_instructions: object = 0.0
+    gmem_bytes: object = 0.0
+    sfu_instructions: object = 0.0
+    fp64_instructions: object = 0.0
+    smem_bank_cycles: object = 0.0
+
+
+@dataclass(frozen=True)
+class ApplicationPrediction:
+    kernel: KernelPrediction
+    throughput: ThroughputBound
+    transfer_times_s: tuple
+    transfers: tuple  # ((direction, bytes), ...)
+    total_time_s: object
+
+    def summary(self) -> dict:
+        """Scalar results as a JSON-ready dict (the CLI's --json output)."""
+        k = self.kernel
+
+        def f(v):
+            return v.item() if hasattr(v, "item") else v
+        return {
+            "kernel_time_s": f(k.time_s),
+            "kernel_time_cycles": f(k.time_cycles),
+            "transfer_times_s": [f(t) for t in self.transfer_times_s],
+            "transfers": [{"direction": d, "bytes": f(n)} for d, n in self.transfers],
+            "total_time_s": f(self.total_time_s),
+            "warps_launched": f(k.warps_launched),
+            "warp_throughput": f(k.warp_throughput),
+            "latency_throughput": f(k.latency_throughput),
+            "throughput_bound": f(k.throughput_bound),
+            "mode": f(k.mode),
+            "limiting_resource": f(k.limiting_resource),
+            "knee_occupancy": f(k.knee_occupancy),
+            "lambda": f(k.lam),
+            "cycles_per_warp": {r: f(v) for r, v in self.throughput.cycles_per_warp.items()},
+            "binding_resource": f(self.throughput.binding),
+        }
+
+
+def kernel_inputs_from_graph(graph: KernelGraph, values: dict | None = None, *, table=None,
+                             warp_size: int = 32, control_on_cuda_cores: bool = True,
+                             bound: LatencyBound | None = None,
+                             counts: WarpCounts | None = None) -> KernelInputs:
+    """Latency bound and per-warp counts of ``graph`` at the given variable values.
+
+    Pass precomputed ``bound``/``counts`` to avoid re-analysing the graph in a sweep."""
+    values = dict(graph.variables, **(values or {}))
+    bound = bound or analyze(graph, table)
+    counts = counts or count(graph, warp_size, control_on_cuda_cores)
+    c = counts.evaluate(values)
+    return KernelInputs(
+        latency_bound=bound.evaluate(values),
+        issued_instructions=c["issued_instructions"],
+        cuda_core_instructions=c["cuda_core_instructions"],
+        gmem_bytes=c["gmem_bytes"],
+        sfu_instructions=c["sfu_instructions"],
+        fp64_instructions=c["fp64_instructions"],
+        smem_bank_cycles=c["smem_bank_cycles"],
+    )
+
+
+def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupancy,
+            lam=1.0, link: LinkSpec | None = None, transfers=()) -> ApplicationPrediction:
+    """Kernel time and transfer times (in sequence) for one launch; all numbers broadcast.
+
+    ``transfers`` is a sequence of ``(direction, bytes)`` with direction 'htod' or 'dtoh'."""
+    tb = throughput_bound(
+        gpu, cuda_core_instructions=inputs.cuda_core_instructions,
+        issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
+        sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
+        smem_bank_cycles=inputs.smem_bank_cycles)
+    warps = warps_launched(grid_size, block_size, gpu.require("warp_size"))
+    k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
+                       throughput=tb, lam=lam)
+    transfers = tuple((d, n) for d, n in transfers)
+    if transfers and link is None:
+        raise InvalidParameter("transfers need a link (bandwidth, startup times and λ per direction)")
+    times = tuple(link_transfer_time_s(link, d, n) for d, n in transfers)
+    total = k.time_s
+    for t in times:
+        total = total + t
+    return ApplicationPrediction(k, tb, times, transfers, total)
+
+
+def cartesian(**value_lists) -> dict:
+    """Flattened cartesian product of value lists: {name: 1-D array}, first name slowest.
+
+    ``cartesian(block=[128, 256], a=[1, 2])`` -> block [128,128,256,256], a [1,2,1,2]."""
+    if not value_lists:
+        return {}
+    names = list(value_lists)
+    arrays = []
+    for name in names:
+        arr = np.atleast_1d(np.asarray(value_lists[name]))
+        if arr.ndim != 1 or arr.size == 0:
+            raise InvalidParameter(f"sweep values for {name} must be a non-empty list")
+        arrays.append(arr)
+    grids = np.meshgrid(*arrays, indexing="ij")
+    return {n: g.ravel() for n, g in zip(names, grids)}
