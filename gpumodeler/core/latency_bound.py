@@ -354,9 +354,12 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
             names = " -> ".join(str(u if not isinstance(u, tuple) else u[1]) for u, _ in cycle)
             raise GraphError(f"the graph has a cycle outside a loop ({names}); "
                              f"put it inside a loop", item=None) from None
-        start = [(_ZERO, None)]
-        best = {n: (list(start) if sources is None or n in sources else []) for n in topo}
+        best = {n: [] for n in topo}
         for n in topo:
+            # a path may start here at time 0; listed after the arrivals so that, among equal
+            # forms, the longer path (e.g. through a 0-cycle dual edge) is the one kept
+            if sources is None or n in sources:
+                best[n].append((_ZERO, None))
             here = _prune(best[n])
             best[n] = here
             if not here:
