@@ -1,0 +1,500 @@
+"""The device catalog: the user's database layered over the read-only shipped one.
+
+Lookups are case-insensitive: an exact name, then an exact alias, then an unambiguous
+prefix of a name or alias. A user (or imported) device with the name of a shipped one
+shadows it. Edits go to the user database only, created on first write; editing a shipped
+device first copies it there. Every write is one transaction.
+
+Locations: the shipped database is ``GPUMODELER_DEVICES_DB`` or ``devices.db`` next to the
+package (``gpumodeler/data/devices.db`` in an installed wheel, the repository root in a
+checkout); the user database is ``GPUMODELER_USER_DB`` or ``user-devices.db`` in the
+platform's user-data folder. Explicit paths override both.
+"""
+from __future__ import annotations
+
+import builtins
+import difflib
+import os
+from dataclasses import replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Mapping
+
+import platformdirs
+import sqlite_utils
+
+from .errors import (AmbiguousDevice, DatabaseFormatError, DeviceEditError, DeviceNotFound)
+from .fields import FIELDS, KINDS, USER_PROVENANCES, check_value_type
+from .mapping import normalize_name, raw_from_record
+from .merge import (MergeReport, compare, make_resolver, plan_merge, plan_sources,
+                    remap_sources)
+from .records import DeviceRecord, DeviceSummary, ValueRecord
+from .schema import create_database, open_database
+from .store import (RawDevice, delete_device, read_device, read_raw, read_sources,
+                    read_summaries, write_device, write_sources)
+
+ENV_DEVICES_DB = "GPUMODELER_DEVICES_DB"
+ENV_USER_DB = "GPUMODELER_USER_DB"
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
+
+
+def default_shipped_db_path() -> Path:
+    """Where the shipped database is looked for when nothing overrides it."""
+    env = os.environ.get(ENV_DEVICES_DB)
+    if env:
+        return Path(env)
+    for candidate in (_PACKAGE_DIR / "data" / "devices.db", _PACKAGE_DIR.parent / "devices.db"):
+        if candidate.exists():
+            return candidate
+    return _PACKAGE_DIR.parent / "devices.db"
+
+
+def default_user_db_path() -> Path:
+    """The user's own device database (created on first write)."""
+    env = os.environ.get(ENV_USER_DB)
+    if env:
+        return Path(env)
+    return platformdirs.user_data_path("gpumodeler", appauthor=False) / "user-devices.db"
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class Catalog:
+    """Devices from the shipped database and the user's, as one searchable catalog.
+
+    ``shipped_db``: a path, or None for the default location. A missing database at the
+    default location means an empty shipped layer (``shipped_path`` is then None); a
+    missing explicit one is an error. ``use_shipped=False`` leaves the shipped layer out.
+    """
+
+    def __init__(self, user_db: str | Path | None = None, shipped_db: str | Path | None = None,
+                 *, use_shipped: bool = True):
+        self.user_path = Path(user_db) if user_db is not None else default_user_db_path()
+        explicit = shipped_db is not None or bool(os.environ.get(ENV_DEVICES_DB))
+        path = Path(shipped_db) if shipped_db is not None else default_shipped_db_path()
+        self._shipped: sqlite_utils.Database | None = None
+        self.shipped_path: Path | None = None
+        if use_shipped and (explicit or path.exists()):
+            self._shipped = open_database(path)
+            self.shipped_path = path
+        self._user: sqlite_utils.Database | None = None
+        self._user_writable = False
+        self._entries_cache: dict[str, tuple[DeviceSummary, str]] | None = None
+        if self.user_path.exists():
+            try:
+                self._user = open_database(self.user_path)
+            except BaseException:
+                self.close()
+                raise
+
+    # --- lifecycle ------------------------------------------------------------------
+
+    def close(self) -> None:
+        for db in (self._shipped, self._user):
+            if db is not None:
+                db.close()
+        self._shipped = self._user = None
+
+    def __enter__(self) -> "Catalog":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _user_for_write(self) -> sqlite_utils.Database:
+        if not self._user_writable:
+            if self._user is not None:
+                self._user.close()
+                self._user = None
+            if self.user_path.exists():
+                self._user = open_database(self.user_path, writable=True)
+            else:
+                self.user_path.parent.mkdir(parents=True, exist_ok=True)
+                self._user = create_database(self.user_path)
+            self._user_writable = True
+        self._entries_cache = None
+        return self._user
+
+    def _layers(self) -> list[tuple[str, sqlite_utils.Database]]:
+        return [(name, db) for name, db in (("user", self._user), ("shipped", self._shipped))
+                if db is not None]
+
+    # --- reading --------------------------------------------------------------------
+
+    def _entries(self) -> dict[str, tuple[DeviceSummary, str]]:
+        """name_lower -> (summary, layer), user entries shadowing shipped ones."""
+        if self._entries_cache is None:
+            shipped = read_summaries(self._shipped) if self._shipped is not None else {}
+            user = read_summaries(self._user) if self._user is not None else {}
+            entries = {k: (s, "shipped") for k, s in shipped.items()}
+            for key, summary in user.items():
+                if key in shipped:
+                    summary = replace(summary, shadows_shipped=True)
+                entries[key] = (summary, "user")
+            self._entries_cache = dict(sorted(entries.items()))
+        return self._entries_cache
+
+    def list(self, kind: str | None = None) -> list[DeviceSummary]:
+        """Every device (of ``kind``: gpu, link or host), in name order."""
+        if kind is not None and kind not in KINDS:
+            raise DeviceEditError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        return [s for s, _ in self._entries().values() if kind is None or s.kind == kind]
+
+    def search(self, text: str) -> builtins.list[DeviceSummary]:
+        """Devices whose name, alias, family, architecture or compute capability contains
+        ``text`` (case-insensitive)."""
+        needle = normalize_name(text)
+        out = []
+        for summary, _ in self._entries().values():
+            hay = [summary.name, *summary.aliases, summary.family, summary.architecture,
+                   summary.compute_capability]
+            if any(h is not None and needle in normalize_name(h) for h in hay):
+                out.append(summary)
+        return out
+
+    def resolve(self, name: str) -> DeviceSummary:
+        """The device ``name`` designates (exact name, exact alias, unambiguous prefix)."""
+        return self._resolve(name)[0]
+
+    def _resolve(self, name: str) -> tuple[DeviceSummary, str]:
+        query = normalize_name(name)
+        entries = self._entries()
+        if not query:
+            raise DeviceNotFound("no device name given")
+        if query in entries:
+            return entries[query]
+        by_alias = [e for e in entries.values()
+                    if query in (normalize_name(a) for a in e[0].aliases)]
+        if len(by_alias) == 1:
+            return by_alias[0]
+        if by_alias:
+            names = [e[0].name for e in by_alias]
+            raise AmbiguousDevice(f"'{name}' is an alias of several devices: "
+                                  f"{', '.join(names)}; give the full name", names)
+        by_prefix = [e for e in entries.values()
+                     if any(normalize_name(n).startswith(query)
+                            for n in (e[0].name, *e[0].aliases))]
+        if len(by_prefix) == 1:
+            return by_prefix[0]
+        if by_prefix:
+            names = [e[0].name for e in by_prefix]
+            shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more"
+                                            if len(names) > 10 else "")
+            raise AmbiguousDevice(f"'{name}' matches several devices: {shown}; "
+                                  f"give more of the name", names)
+        candidates = self._closest(query)
+        hint = (f"; did you mean: {', '.join(candidates)}" if candidates
+                else "; see 'gpumodeler devices list'")
+        raise DeviceNotFound(f"no device named '{name}'{hint}", candidates)
+
+    def _closest(self, query: str, n: int = 5) -> builtins.list[str]:
+        entries = self._entries()
+        keys = {}
+        for key, (summary, _) in entries.items():
+            for label in (summary.name, *summary.aliases):
+                keys.setdefault(normalize_name(label), summary.name)
+        found = [keys[k] for k in keys if query in k]
+        found += [keys[k] for k in difflib.get_close_matches(query, list(keys), n=n,
+                                                             cutoff=0.6)]
+        return builtins.list(dict.fromkeys(found))[:n]
+
+    def get(self, name: str) -> DeviceRecord:
+        """The full record of the device ``name`` designates; raises DeviceNotFound or
+        AmbiguousDevice (listing candidates)."""
+        summary, layer = self._resolve(name)
+        db = self._user if layer == "user" else self._shipped
+        return read_device(db, normalize_name(summary.name), summary.shadows_shipped)
+
+    def sources(self) -> dict[str, str]:
+        """Source key -> citation over both databases (the user's citation wins)."""
+        out = read_sources(self._shipped) if self._shipped is not None else {}
+        if self._user is not None:
+            out.update(read_sources(self._user))
+        return out
+
+    def _raw(self, key: str, layer: str) -> RawDevice:
+        db = self._user if layer == "user" else self._shipped
+        return read_raw(db, [key])[key]
+
+    # --- editing --------------------------------------------------------------------
+
+    def add_device(self, kind: str, name: str, *, aliases: Iterable[str] = (),
+                   family: str | None = None,
+                   values: Mapping[str, object] | None = None,
+                   shadow: bool = False) -> DeviceRecord:
+        """Add a user device. ``values`` maps fields to a plain value (recorded with user
+        provenance and the field's unit), a ValueRecord or a list of ValueRecords.
+        A name already in the user database is refused; a shipped name too, unless
+        ``shadow=True`` (the new entry then hides the shipped one)."""
+        if kind not in KINDS:
+            raise DeviceEditError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        if not str(name).strip():
+            raise DeviceEditError("a device needs a non-empty name")
+        key = normalize_name(name)
+        existing = self._entries().get(key)
+        if existing is not None and (existing[1] == "user" or not shadow):
+            where = "your devices" if existing[1] == "user" else "the shipped devices"
+            raise DeviceEditError(
+                f"'{existing[0].name}' already exists in {where}; edit it with set_value"
+                + ("" if existing[1] == "user" else " (or add with shadow=True)"))
+        raw_values = {}
+        for field_name, given in (values or {}).items():
+            unit = self._check_field(kind, field_name)
+            records = given if isinstance(given, (builtins.list, tuple)) else [given]
+            raws = []
+            for r in records:
+                if not isinstance(r, ValueRecord):
+                    r = ValueRecord(r, unit, provenance="user")
+                self._check_record(kind, name, field_name, r)
+                raws.append(raw_from_record(r))
+            if len(raws) == 1:
+                raws[0] = raws[0][:6] + (True,) + raws[0][7:]
+            elif sum(r[6] for r in raws) != 1:
+                raise DeviceEditError(f"{name}.{field_name}: exactly one record must be "
+                                      f"the default")
+            raw_values[field_name] = raws
+        now = _now()
+        device = RawDevice(kind, " ".join(str(name).split()), tuple(aliases), family, "user",
+                           raw_values, now, now)
+        db = self._user_for_write()
+        with db.atomic():
+            write_device(db, device)
+        return self.get(device.name)
+
+    def _check_field(self, kind: str, field_name: str) -> str:
+        if field_name not in FIELDS[kind]:
+            raise DeviceEditError(f"unknown field '{field_name}' for a {kind}; valid: "
+                                  f"{', '.join(FIELDS[kind])}")
+        return FIELDS[kind][field_name]
+
+    def _check_record(self, kind: str, device: str, field_name: str, r: ValueRecord):
+        unit = FIELDS[kind][field_name]
+        if r.unit != unit:
+            raise DeviceEditError(f"{device}.{field_name}: unit must be '{unit}', got "
+                                  f"'{r.unit}'")
+        why = check_value_type(unit, r.value)
+        if why:
+            raise DeviceEditError(f"{device}.{field_name}: {why}")
+        if r.provenance is not None and r.provenance not in USER_PROVENANCES + (
+                "document", "vendor"):
+            raise DeviceEditError(f"{device}.{field_name}: unknown provenance "
+                                  f"{r.provenance!r}")
+
+    def _editable(self, name: str) -> tuple[RawDevice, sqlite_utils.Database]:
+        """The device as a RawDevice in the user database, copied there if shipped."""
+        summary, layer = self._resolve(name)
+        key = normalize_name(summary.name)
+        device = self._raw(key, layer)
+        db = self._user_for_write()
+        if layer == "shipped":
+            used = {r[2] for rs in device.values.values() for r in rs if r[2]}
+            shipped_sources = read_sources(self._shipped)
+            mine = read_sources(db)
+            clash = [k for k in used if k in mine and mine[k] != shipped_sources.get(k)]
+            if clash:
+                raise DeviceEditError(
+                    f"source key(s) {', '.join(sorted(clash))} of shipped '{summary.name}' "
+                    f"are cited differently in your database; rename them there first")
+            now = _now()
+            device = RawDevice(device.kind, device.name, device.aliases, device.family,
+                               "user", device.values, now, now)
+            with db.atomic():
+                write_sources(db, {k: shipped_sources[k] for k in used
+                                   if k in shipped_sources})
+                write_device(db, device)
+        return device, db
+
+    def set_value(self, name: str, field_name: str, value, unit: str | None = None, *,
+                  provenance: str = "user", source: str | None = None,
+                  citation: str | None = None, source_text: str | None = None,
+                  where: str | None = None, note: str | None = None,
+                  make_default: bool = True) -> DeviceRecord:
+        """Record a value for ``field_name`` with user, measurement or calibration
+        provenance. The field's other records stay (as non-default when ``make_default``),
+        except unknown placeholders and an earlier record from the same provenance, source
+        and place, which this one replaces. ``source`` is a source key; a new key needs its
+        ``citation``. Editing a shipped device makes a user copy that shadows it."""
+        if provenance not in USER_PROVENANCES:
+            raise DeviceEditError(f"provenance must be one of {', '.join(USER_PROVENANCES)}"
+                                  f", got {provenance!r}")
+        summary = self.resolve(name)
+        expected = self._check_field(summary.kind, field_name)
+        record = ValueRecord(value, unit or expected, source, where, provenance, note,
+                             True, source_text)
+        self._check_record(summary.kind, summary.name, field_name, record)
+        known = self.sources()
+        if source is not None and source not in known and not citation:
+            raise DeviceEditError(f"source '{source}' is not known; give its citation")
+        if source is not None and citation and known.get(source, citation) != citation:
+            raise DeviceEditError(f"source '{source}' is already cited as "
+                                  f"'{known[source]}'; use another key")
+        device, db = self._editable(summary.name)
+        same = (provenance, source, where, source_text)
+        # Unknown placeholders and this origin's earlier record give way; the rest stay.
+        others = [r for r in device.values.get(field_name, [])
+                  if r[0] is not None and (r[4], r[2], r[3], r[7]) != same]
+        new = raw_from_record(record)
+        if make_default or not any(r[6] for r in others):
+            others = [r[:6] + (False,) + r[7:] for r in others]
+        else:
+            new = new[:6] + (False,) + new[7:]
+        values = dict(device.values)
+        values[field_name] = others + [new]
+        device = RawDevice(device.kind, device.name, device.aliases, device.family,
+                           device.origin, values, device.created, _now())
+        with db.atomic():
+            if source is not None and citation:
+                write_sources(db, {source: citation})
+            elif source is not None and source not in read_sources(db):
+                write_sources(db, {source: known[source]})
+            write_device(db, device)
+        return self.get(device.name)
+
+    def set_default(self, name: str, field_name: str, index: int) -> DeviceRecord:
+        """Make record ``index`` (0-based, in shown order) the default of ``field_name``."""
+        current = self.get(name)
+        records = current.values.get(field_name, ())
+        if not 0 <= index < len(records):
+            raise DeviceEditError(f"{current.name}.{field_name} has {len(records)} record(s);"
+                                  f" index {index} is out of range")
+        device, db = self._editable(current.name)
+        values = dict(device.values)
+        values[field_name] = [r[:6] + (i == index,) + r[7:]
+                              for i, r in enumerate(device.values[field_name])]
+        device = RawDevice(device.kind, device.name, device.aliases, device.family,
+                           device.origin, values, device.created, _now())
+        with db.atomic():
+            write_device(db, device)
+        return self.get(device.name)
+
+    def delete_device(self, name: str) -> None:
+        """Delete a user or imported device (a shipped one it shadowed shows again)."""
+        summary, layer = self._resolve(name)
+        if layer != "user":
+            raise DeviceEditError(f"'{summary.name}' is a shipped device; shipped devices "
+                                  f"are read-only")
+        db = self._user_for_write()
+        with db.atomic():
+            delete_device(db, normalize_name(summary.name))
+
+    # --- sharing --------------------------------------------------------------------
+
+    def export(self, names: Iterable[str], path: str | Path, *,
+               overwrite: bool = False) -> Path:
+        """Write the named devices and the sources they cite to a standalone device
+        database at ``path`` (same schema). An existing file is kept unless ``overwrite``."""
+        path = Path(path)
+        if path.exists() and not overwrite:
+            raise DeviceEditError(f"{path} already exists; not overwriting it")
+        picked: dict[str, tuple[RawDevice, str]] = {}
+        for name in names:
+            summary, layer = self._resolve(name)
+            key = normalize_name(summary.name)
+            picked[key] = (self._raw(key, layer), layer)
+        if not picked:
+            raise DeviceEditError("nothing to export: name at least one device")
+        layer_sources = {"user": read_sources(self._user) if self._user is not None else {},
+                         "shipped": read_sources(self._shipped)
+                         if self._shipped is not None else {}}
+        sources = {}
+        for device, layer in picked.values():
+            for records in device.values.values():
+                for r in records:
+                    if r[2] and r[2] in layer_sources[layer]:
+                        sources.setdefault(r[2], layer_sources[layer][r[2]])
+        tmp = path.with_name(path.name + ".exporting")
+        tmp.unlink(missing_ok=True)
+        db = create_database(tmp)
+        try:
+            with db.atomic():
+                write_sources(db, sources)
+                for key in sorted(picked):
+                    write_device(db, picked[key][0])
+            db.close()
+            os.replace(tmp, path)
+        except BaseException:
+            db.close()
+            tmp.unlink(missing_ok=True)
+            raise
+        return path
+
+    def _mine_raw(self, keys: Iterable[str] | None = None) -> tuple[dict, set[str]]:
+        """name_lower -> RawDevice over both layers, and the keys from the user layer."""
+        mine = read_raw(self._shipped, keys) if self._shipped is not None else {}
+        user = read_raw(self._user, keys) if self._user is not None else {}
+        mine.update(user)
+        return mine, set(user)
+
+    def _compare_file(self, path: str | Path):
+        theirs_db = open_database(path)
+        try:
+            theirs = read_raw(theirs_db)
+            theirs_sources = read_sources(theirs_db)
+        finally:
+            theirs_db.close()
+        mine, user_keys = self._mine_raw(theirs)
+        renamed = plan_sources(self.sources(), theirs_sources)
+        theirs = {k: remap_sources(d, renamed) for k, d in theirs.items()}
+        theirs_sources = {renamed.get(k, k): c for k, c in theirs_sources.items()}
+        report = compare(mine, theirs, mine_label=str(self.user_path),
+                         theirs_label=str(path), renamed=renamed)
+        return report, mine, user_keys, theirs, theirs_sources
+
+    def import_file(self, path: str | Path) -> MergeReport:
+        """What merging the device database at ``path`` would do; writes nothing."""
+        return self._compare_file(path)[0]
+
+    def merge(self, path: str | Path, resolutions: Mapping | None = None, *,
+              policy: str | None = None) -> MergeReport:
+        """Merge the device database at ``path`` into the user database, in one
+        transaction. Conflicts need a choice (mine, theirs or both) from ``resolutions``
+        (``{device: {field: choice}}``, "*" as wildcard) or ``policy``; an open conflict
+        raises UnresolvedConflicts listing them all, and nothing is written."""
+        report, mine, user_keys, theirs, theirs_sources = self._compare_file(path)
+        resolve = make_resolver(report, resolutions, policy)
+        writes = plan_merge(mine, theirs, report, resolve)
+        if writes:
+            now = _now()
+            db = self._user_for_write()
+            shipped_sources = read_sources(self._shipped) if self._shipped is not None else {}
+            with db.atomic():
+                have = read_sources(db)
+                needed = {}
+                for key, device, is_new in writes:
+                    from_shipped = not is_new and key not in user_keys
+                    for records in device.values.values():
+                        for r in records:
+                            k = r[2]
+                            if k and k not in have and k not in needed:
+                                needed[k] = theirs_sources.get(k, shipped_sources.get(k))
+                    origin = "imported" if is_new or from_shipped else device.origin
+                    created = now if is_new or from_shipped else device.created
+                    write_device(db, RawDevice(device.kind, device.name, device.aliases,
+                                               device.family, origin, device.values,
+                                               created, now))
+                write_sources(db, {k: c for k, c in needed.items() if c is not None})
+        return MergeReport(report.mine, report.theirs, report.devices, report.renamed_sources,
+                           applied=True)
+
+
+def diff(a: str | Path, b: str | Path) -> MergeReport:
+    """Compare two device database files: ``a`` as mine, ``b`` as theirs, including the
+    devices only ``a`` has (status "missing")."""
+    dbs = []
+    try:
+        for path in (a, b):
+            dbs.append(open_database(path))
+        mine, theirs = read_raw(dbs[0]), read_raw(dbs[1])
+        renamed = plan_sources(read_sources(dbs[0]), read_sources(dbs[1]))
+    finally:
+        for db in dbs:
+            db.close()
+    theirs = {k: remap_sources(d, renamed) for k, d in theirs.items()}
+    return compare(mine, theirs, mine_label=str(a), theirs_label=str(b),
+                   include_missing=True, renamed=renamed)
+
+
+__all__ = ["Catalog", "diff", "default_shipped_db_path", "default_user_db_path",
+           "ENV_DEVICES_DB", "ENV_USER_DB", "DatabaseFormatError"]

@@ -1,0 +1,51 @@
+"""Exceptions of the persistence layer; all are core ModelErrors so the CLI prints one line."""
+from __future__ import annotations
+
+from gpumodeler.core.errors import FormatError, InvalidParameter, ModelError
+
+
+class DatabaseFormatError(FormatError):
+    """A device database that is not ours, corrupted, or written by a newer gpumodeler.
+
+    Raised before anything is written: the file is left byte-for-byte as it was.
+    """
+
+
+class SourceFormatError(FormatError):
+    """Device source files (resources/devices/*.json) that break the documented format.
+
+    ``errors`` holds every problem found, each naming the file, device and field.
+    """
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        super().__init__(f"{errors[0]}{more}")
+
+
+class DeviceNotFound(ModelError):
+    """No device of that name or alias; the message lists the closest names."""
+
+    def __init__(self, message: str, candidates: list[str] = ()):
+        self.candidates = list(candidates)
+        super().__init__(message)
+
+
+class AmbiguousDevice(ModelError):
+    """A name prefix or alias matching several devices; the message lists them."""
+
+    def __init__(self, message: str, candidates: list[str] = ()):
+        self.candidates = list(candidates)
+        super().__init__(message)
+
+
+class DeviceEditError(InvalidParameter):
+    """An edit the catalog refuses (shipped device deleted, duplicate name, bad field...)."""
+
+
+class UnresolvedConflicts(ModelError):
+    """A merge with conflicts nobody chose a resolution for; nothing was written."""
+
+    def __init__(self, message: str, conflicts: list = ()):
+        self.conflicts = list(conflicts)
+        super().__init__(message)

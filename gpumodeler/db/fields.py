@@ -1,0 +1,109 @@
+"""The device value fields, their units and the provenance rules (docs/device-sources.md).
+
+One table for the source-file validator, the catalog's editing API and the CLI, so a field
+or unit is spelled the same everywhere. Order is the display order.
+"""
+from __future__ import annotations
+
+FORMAT = "gpumodeler-devices"
+KINDS = ("gpu", "link", "host")
+UNITS = ("count", "Hz", "B", "B/s", "B/cycle", "1/cycle", "bit", "W", "s", "ratio", "text", "year")
+PROVENANCES = ("document", "vendor", "measurement", "calibration", "user")
+# What a user may record through the editing API; document/vendor values come from sources.
+USER_PROVENANCES = ("user", "measurement", "calibration")
+
+FIELDS: dict[str, dict[str, str]] = {
+    "gpu": {
+        "vendor": "text",
+        "architecture": "text",
+        "compute_capability": "text",
+        "sms": "count",
+        "sm_clock_hz": "Hz",
+        "base_clock_hz": "Hz",
+        "boost_clock_hz": "Hz",
+        "fp32_cores_per_sm": "count",
+        "int32_units_per_sm": "count",
+        "fp64_units_per_sm": "count",
+        "sfu_per_sm": "count",
+        "ldst_units_per_sm": "count",
+        "tensor_cores_per_sm": "count",
+        "schedulers_per_sm": "count",
+        "dispatch_per_scheduler": "count",
+        "issue_per_scheduler_per_cycle": "1/cycle",
+        "warp_size": "count",
+        "registers_per_sm": "count",
+        "max_registers_per_block": "count",
+        "max_registers_per_thread": "count",
+        "shared_mem_per_sm_bytes": "B",
+        "max_shared_mem_per_block_bytes": "B",
+        "l1_bytes_per_sm": "B",
+        "l2_bytes": "B",
+        "memory_type": "text",
+        "memory_size_bytes": "B",
+        "memory_clock_hz": "Hz",
+        "memory_bus_width_bits": "bit",
+        "memory_data_rate": "count",
+        "memory_bandwidth_theoretical_bytes_per_s": "B/s",
+        "memory_bandwidth_measured_bytes_per_s": "B/s",
+        "gmem_bytes_per_cycle_per_sm": "B/cycle",
+        "smem_accesses_per_cycle_per_sm": "1/cycle",
+        "board_power_w": "W",
+        "latency_table": "text",
+        "release_year": "year",
+    },
+    "link": {
+        "link_type": "text",
+        "generation": "text",
+        "lanes": "count",
+        "bandwidth_bytes_per_s": "B/s",
+        "startup_htod_s": "s",
+        "startup_dtoh_s": "s",
+        "lambda_htod": "ratio",
+        "lambda_dtoh": "ratio",
+    },
+    "host": {
+        "cpu": "text",
+        "cores": "count",
+        "threads": "count",
+        "cpu_clock_hz": "Hz",
+        "memory_size_bytes": "B",
+        "memory_type": "text",
+        "pcie_generation": "text",
+    },
+}
+
+# Fields `devices list` shows and `search` matches, besides name, aliases and family.
+SUMMARY_FIELDS = ("vendor", "architecture", "compute_capability")
+
+
+def provenance_for_source(key: str | None) -> str | None:
+    """The provenance a source key implies by its prefix (docs/device-sources.md)."""
+    if key is None:
+        return None
+    if key.startswith(("vendor-", "nvidia-")):
+        return "vendor"
+    if key.startswith("measured-"):
+        return "measurement"
+    if key.startswith("calibrated-"):
+        return "calibration"
+    return "document"
+
+
+def field_order(kind: str, field: str) -> tuple[int, str]:
+    """Sort key: documented fields in documented order, then any others alphabetically."""
+    order = FIELDS.get(kind, {})
+    names = list(order)
+    return (names.index(field), "") if field in order else (len(names), field)
+
+
+def check_value_type(unit: str, value) -> str | None:
+    """Why ``value`` cannot carry ``unit``, or None when it can (None = unknown always can)."""
+    if value is None:
+        return None
+    if unit == "text":
+        return None if isinstance(value, str) else f"a text field needs a string, got {value!r}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return f"a field in {unit} needs a number, got {value!r}"
+    if value != value or value in (float("inf"), float("-inf")):
+        return f"a field in {unit} needs a finite number, got {value!r}"
+    return None

@@ -1,0 +1,375 @@
+"""Comparing device databases and merging one into another without losing anyone's work.
+
+There is no common ancestor to compare against, so the value records themselves carry the
+history: an edit adds a record (the old ones stay, as non-default) rather than overwriting.
+For each field, with unknown placeholders set aside:
+
+- the same records on both sides                         -> identical
+- theirs are a subset of mine (mine added to them)       -> keep mine  (status "mine")
+- mine are a subset of theirs, or mine are only unknown  -> take theirs (status "theirs")
+- anything else, or the same records with another default -> a conflict
+
+So when two people edit copies of one database, an edit made on one side only is taken
+automatically and only a field both changed differently is a conflict. A conflict is
+resolved per field: ``mine``, ``theirs`` or ``both`` (the records of both sides kept, mine
+stays the default). A merge with an unresolved conflict raises UnresolvedConflicts before
+writing anything. Devices are never deleted by a merge; aliases are united.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from .errors import UnresolvedConflicts
+from .mapping import IS_DEFAULT, content, normalize_name, record_from_raw
+from .records import ValueRecord
+from .store import RawDevice
+
+MINE, THEIRS, BOTH = "mine", "theirs", "both"
+CHOICES = (MINE, THEIRS, BOTH)
+# Device attributes compared like fields; they hold one value, so "both" is not possible.
+KIND, FAMILY, ALIASES = "kind", "family", "aliases"
+_SINGLE_VALUED = (KIND, FAMILY)
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """How one field (or the kind, family or aliases) of a device differs.
+
+    ``status`` is "mine" (mine has all of theirs and more: kept), "theirs" (theirs has all
+    of mine and more: taken) or "conflict". ``mine``/``theirs`` are ValueRecords, or
+    strings for kind, family and aliases.
+    """
+
+    device: str
+    field: str
+    status: str
+    mine: tuple
+    theirs: tuple
+
+    def to_dict(self) -> dict:
+        def side(items):
+            return [record_to_dict(r) if isinstance(r, ValueRecord) else r for r in items]
+        return {"device": self.device, "field": self.field, "status": self.status,
+                "mine": side(self.mine), "theirs": side(self.theirs)}
+
+
+@dataclass(frozen=True)
+class DeviceChange:
+    """One device in a comparison: new, missing (only mine), identical, changed or
+    conflicting, with the fields that differ."""
+
+    name: str
+    kind: str
+    status: str
+    fields: tuple[FieldChange, ...] = ()
+
+    @property
+    def conflicts(self) -> tuple[FieldChange, ...]:
+        return tuple(f for f in self.fields if f.status == "conflict")
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "status": self.status,
+                "fields": [f.to_dict() for f in self.fields]}
+
+
+@dataclass(frozen=True)
+class MergeReport:
+    """The comparison of "theirs" (a file being imported, or ``b`` of a diff) with "mine".
+
+    ``renamed_sources`` maps a source key of theirs whose citation differs from mine to the
+    key it gets here, so neither citation is lost. ``applied`` is True once merged.
+    """
+
+    mine: str
+    theirs: str
+    devices: tuple[DeviceChange, ...]
+    renamed_sources: Mapping[str, str] = field(default_factory=dict)
+    applied: bool = False
+
+    def with_status(self, status: str) -> list[DeviceChange]:
+        return [d for d in self.devices if d.status == status]
+
+    @property
+    def new(self):
+        return self.with_status("new")
+
+    @property
+    def identical(self):
+        return self.with_status("identical")
+
+    @property
+    def changed(self):
+        return self.with_status("changed")
+
+    @property
+    def conflicting(self):
+        return self.with_status("conflicting")
+
+    @property
+    def missing(self):
+        return self.with_status("missing")
+
+    @property
+    def conflicts(self) -> list[FieldChange]:
+        return [c for d in self.devices for c in d.conflicts]
+
+    def counts(self) -> dict[str, int]:
+        out = {s: 0 for s in ("new", "changed", "conflicting", "identical", "missing")}
+        for d in self.devices:
+            out[d.status] += 1
+        return out
+
+    def to_dict(self) -> dict:
+        return {"mine": self.mine, "theirs": self.theirs, "applied": self.applied,
+                "counts": self.counts(), "renamed_sources": dict(self.renamed_sources),
+                "devices": [d.to_dict() for d in self.devices if d.status != "identical"],
+                "identical": [d.name for d in self.identical]}
+
+
+def record_to_dict(record: ValueRecord) -> dict:
+    return {"value": record.value, "unit": record.unit, "source": record.source,
+            "where": record.where, "provenance": record.provenance, "note": record.note,
+            "is_default": record.is_default, "source_text": record.source_text}
+
+
+def describe_records(records) -> str:
+    """'1253000000 Hz (user, default) | 1178000000 Hz (vendor)' for messages."""
+    parts = []
+    for r in records:
+        if not isinstance(r, ValueRecord):
+            parts.append(str(r))
+            continue
+        value = "unknown" if r.value is None else f"{r.value} {r.unit}"
+        tags = [t for t in (r.provenance, "default" if r.is_default else None) if t]
+        parts.append(f"{value} ({', '.join(tags)})" if tags else value)
+    return " | ".join(parts) or "absent"
+
+
+# --- comparison -----------------------------------------------------------------------
+
+def _known(raws):
+    return [r for r in raws if r[0] is not None]
+
+
+def _default_content(raws):
+    for r in raws:
+        if r[IS_DEFAULT]:
+            return content(r)
+    return content(raws[0]) if raws else None
+
+
+def compare_field(mine: list[tuple], theirs: list[tuple]) -> str | None:
+    """None (same), "mine", "theirs" or "conflict" for two lists of raw records."""
+    if mine == theirs:
+        return None
+    if not theirs:
+        return MINE
+    if not mine:
+        return THEIRS
+    known_m, known_t = _known(mine), _known(theirs)
+    if not known_t:
+        return None if not known_m and {content(r) for r in mine} == {
+            content(r) for r in theirs} else MINE
+    if not known_m:
+        return THEIRS
+    set_m, set_t = {content(r) for r in known_m}, {content(r) for r in known_t}
+    if set_m == set_t:
+        return None if _default_content(known_m) == _default_content(known_t) else "conflict"
+    if set_t < set_m:
+        return MINE
+    if set_m < set_t:
+        return THEIRS
+    return "conflict"
+
+
+def _records(raws) -> tuple[ValueRecord, ...]:
+    return tuple(record_from_raw(r) for r in raws)
+
+
+def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:
+    name = mine.name
+    if mine.kind != theirs.kind:
+        return DeviceChange(name, mine.kind, "conflicting", (
+            FieldChange(name, KIND, "conflict", (mine.kind,), (theirs.kind,)),))
+    changes = []
+    if mine.family != theirs.family:
+        status = (THEIRS if mine.family is None else MINE if theirs.family is None
+                  else "conflict")
+        changes.append(FieldChange(name, FAMILY, status, (mine.family,), (theirs.family,)))
+    mine_aliases = {normalize_name(a) for a in mine.aliases}
+    their_aliases = {normalize_name(a) for a in theirs.aliases}
+    if mine_aliases != their_aliases:
+        changes.append(FieldChange(name, ALIASES, THEIRS if their_aliases - mine_aliases
+                                   else MINE, mine.aliases, theirs.aliases))
+    if mine.values != theirs.values:
+        for field_name in list(mine.values) + [f for f in theirs.values
+                                               if f not in mine.values]:
+            m, t = mine.values.get(field_name, []), theirs.values.get(field_name, [])
+            status = compare_field(m, t)
+            if status is not None:
+                changes.append(FieldChange(name, field_name, status, _records(m), _records(t)))
+    if not changes:
+        return DeviceChange(name, mine.kind, "identical")
+    status = "conflicting" if any(c.status == "conflict" for c in changes) else "changed"
+    return DeviceChange(name, mine.kind, status, tuple(changes))
+
+
+def plan_sources(mine: Mapping[str, str], theirs: Mapping[str, str]) -> dict[str, str]:
+    """Their source keys whose citation differs from mine, mapped to a fresh key."""
+    renamed = {}
+    taken = set(mine) | set(theirs)
+    for key in sorted(theirs):
+        if key in mine and mine[key] != theirs[key]:
+            n = 2
+            while f"{key}~{n}" in taken:
+                n += 1
+            renamed[key] = f"{key}~{n}"
+            taken.add(renamed[key])
+    return renamed
+
+
+def remap_sources(device: RawDevice, renamed: Mapping[str, str]) -> RawDevice:
+    if not renamed:
+        return device
+    values = {f: [(r[:2] + (renamed.get(r[2], r[2]),) + r[3:]) for r in rs]
+              for f, rs in device.values.items()}
+    return RawDevice(device.kind, device.name, device.aliases, device.family, device.origin,
+                     values, device.created, device.modified)
+
+
+def compare(mine: Mapping[str, RawDevice], theirs: Mapping[str, RawDevice], *,
+            mine_label: str = "mine", theirs_label: str = "theirs",
+            include_missing: bool = False, renamed: Mapping[str, str] | None = None
+            ) -> MergeReport:
+    """Compare devices keyed by normalized name; theirs' records must already use the
+    source keys of ``renamed``."""
+    changes = []
+    for key, dev in theirs.items():
+        own = mine.get(key)
+        changes.append(DeviceChange(dev.name, dev.kind, "new") if own is None
+                       else compare_device(own, dev))
+    if include_missing:
+        changes.extend(DeviceChange(dev.name, dev.kind, "missing")
+                       for key, dev in mine.items() if key not in theirs)
+    changes.sort(key=lambda d: normalize_name(d.name))
+    return MergeReport(mine_label, theirs_label, tuple(changes), dict(renamed or {}))
+
+
+# --- resolutions ----------------------------------------------------------------------
+
+Resolver = Callable[[str, str], "str | None"]
+
+
+def make_resolver(report: MergeReport, resolutions: Mapping | None = None,
+                  policy: str | None = None) -> Resolver:
+    """A function (device, field) -> choice, from nested ``{device: {field: choice}}``
+    resolutions ("*" matches any device or field; device names are case-insensitive) and
+    a ``policy`` for every conflict they leave open. A resolution naming a device or field
+    that has no conflict is an error, because it is almost always a typo."""
+    table: dict[tuple[str, str], str] = {}
+    for device, per_field in (resolutions or {}).items():
+        if isinstance(per_field, str):
+            per_field = {"*": per_field}
+        if not isinstance(per_field, Mapping):
+            raise UnresolvedConflicts(
+                f"resolutions for '{device}' must map fields to one of {', '.join(CHOICES)}")
+        for field_name, choice in per_field.items():
+            if choice not in CHOICES:
+                raise UnresolvedConflicts(
+                    f"resolution for {device}.{field_name} is {choice!r}; choose one of "
+                    f"{', '.join(CHOICES)}")
+            dev_key = "*" if device == "*" else normalize_name(device)
+            table[(dev_key, field_name)] = choice
+    if policy is not None and policy not in CHOICES:
+        raise UnresolvedConflicts(f"policy {policy!r}: choose one of {', '.join(CHOICES)}")
+    conflicts = {(normalize_name(c.device), c.field) for c in report.conflicts}
+    stray = [f"{d}.{f}" for d, f in table
+             if not any((d in ("*", cd)) and (f in ("*", cf)) for cd, cf in conflicts)]
+    if stray:
+        listed = ", ".join(f"{c.device}.{c.field}" for c in report.conflicts) or "none"
+        raise UnresolvedConflicts(
+            f"resolution(s) for {', '.join(stray)} match no conflict (conflicts: {listed})")
+
+    def resolve(device: str, field_name: str) -> str | None:
+        d = normalize_name(device)
+        for key in ((d, field_name), (d, "*"), ("*", field_name), ("*", "*")):
+            if key in table:
+                return table[key]
+        return policy
+    return resolve
+
+
+def conflict_message(conflicts, limit: int = 8) -> str:
+    shown = [f"{c.device}.{c.field} (mine {describe_records(c.mine)}; theirs "
+             f"{describe_records(c.theirs)})" for c in conflicts[:limit]]
+    more = f"; and {len(conflicts) - limit} more" if len(conflicts) > limit else ""
+    return (f"{len(conflicts)} unresolved conflict(s): {'; '.join(shown)}{more}. "
+            f"Choose per field: mine, theirs or both")
+
+
+def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
+                  resolve: Resolver) -> RawDevice | None:
+    """Mine with theirs merged in per ``change``; None when mine stays as it is.
+    Raises UnresolvedConflicts for a conflict ``resolve`` leaves open."""
+    open_ = []
+    choices = {}
+    for c in change.conflicts:
+        choice = resolve(change.name, c.field)
+        if choice is None or (choice == BOTH and c.field in _SINGLE_VALUED):
+            open_.append(c)
+        choices[c.field] = choice
+    if open_:
+        raise UnresolvedConflicts(conflict_message(open_), open_)
+    if choices.get(KIND) == THEIRS:
+        return RawDevice(theirs.kind, mine.name, theirs.aliases, theirs.family, mine.origin,
+                         {f: list(rs) for f, rs in theirs.values.items()})
+    if KIND in choices:
+        return None
+    values = {f: list(rs) for f, rs in mine.values.items()}
+    aliases, family = tuple(mine.aliases), mine.family
+    touched = False
+    for c in change.fields:
+        take = THEIRS if c.status == THEIRS else choices.get(c.field) if c.status == \
+            "conflict" else MINE
+        if take == MINE:
+            continue
+        touched = True
+        if c.field == ALIASES:
+            have = {normalize_name(a) for a in aliases}
+            aliases += tuple(a for a in theirs.aliases if normalize_name(a) not in have)
+        elif c.field == FAMILY:
+            family = theirs.family
+        elif take == THEIRS:
+            values[c.field] = list(theirs.values[c.field])
+        else:  # BOTH: keep mine (and its default), add theirs' other records
+            have = {content(r) for r in values.get(c.field, [])}
+            values.setdefault(c.field, []).extend(
+                r[:IS_DEFAULT] + (False,) + r[IS_DEFAULT + 1:]
+                for r in theirs.values[c.field] if content(r) not in have)
+    if not touched:
+        return None
+    return RawDevice(mine.kind, mine.name, aliases, family, mine.origin, values,
+                     mine.created, mine.modified)
+
+
+def plan_merge(mine: Mapping[str, RawDevice], theirs: Mapping[str, RawDevice],
+               report: MergeReport, resolve: Resolver) -> list[tuple[str, RawDevice, bool]]:
+    """(name_lower, device to write, is_new) for every device the merge writes; raises
+    UnresolvedConflicts listing every open conflict before anything is written."""
+    writes, open_ = [], []
+    for change in report.devices:
+        key = normalize_name(change.name)
+        if change.status == "new":
+            writes.append((key, theirs[key], True))
+        elif change.status in ("changed", "conflicting"):
+            try:
+                merged = merged_device(mine[key], theirs[key], change, resolve)
+            except UnresolvedConflicts as exc:
+                open_.extend(exc.conflicts)
+                continue
+            if merged is not None:
+                writes.append((key, merged, False))
+    if open_:
+        raise UnresolvedConflicts(conflict_message(open_), open_)
+    return writes

@@ -1,0 +1,222 @@
+"""The device database schema, its numbered migrations, and safe opening of files.
+
+Schema changes are appended as new migrations (``m002_...``); an applied migration is never
+edited, because user databases out in the world already ran it. ``meta.version`` is the
+number of the last migration, so a file from a newer gpumodeler is recognised (and refused,
+untouched) even by tools that do not know sqlite-utils' migration table.
+
+Tables (version 1)
+- ``meta(key, value)``: format = "gpumodeler-devices", version, app_version.
+- ``sources(key, citation)``: the documents a value can cite.
+- ``devices(id, kind, name, name_lower, aliases, family, origin, created, modified)``:
+  ``name_lower`` is the case-folded, whitespace-collapsed name (unique); ``aliases`` is a
+  JSON list; ``origin`` is shipped, user or imported.
+- ``device_values(id, device_id, field, value, unit, source_key, source_text,
+  source_where, provenance, note, is_default, row_order)``: ``value`` has no declared type
+  so numbers stay INTEGER/REAL and text stays TEXT; NULL is unknown.
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils import Migrations
+
+from gpumodeler import __version__
+
+from .errors import DatabaseFormatError
+from .fields import FORMAT
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+MIGRATION_SET = "gpumodeler-devices"
+MIGRATIONS_TABLE = Migrations.migrations_table
+
+migrations = Migrations(MIGRATION_SET)
+
+_V1 = [
+    """CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE sources (
+        key TEXT PRIMARY KEY,
+        citation TEXT NOT NULL
+    )""",
+    """CREATE TABLE devices (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind IN ('gpu', 'link', 'host')),
+        name TEXT NOT NULL,
+        name_lower TEXT NOT NULL UNIQUE,
+        aliases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(aliases)),
+        family TEXT,
+        origin TEXT NOT NULL CHECK (origin IN ('shipped', 'user', 'imported')),
+        created TEXT NOT NULL,
+        modified TEXT NOT NULL
+    )""",
+    """CREATE TABLE device_values (
+        id INTEGER PRIMARY KEY,
+        device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+        field TEXT NOT NULL,
+        value CHECK (typeof(value) IN ('integer', 'real', 'text', 'null')),
+        unit TEXT NOT NULL,
+        source_key TEXT,
+        source_text TEXT,
+        source_where TEXT,
+        provenance TEXT CHECK (provenance IN
+            ('document', 'vendor', 'measurement', 'calibration', 'user')),
+        note TEXT,
+        is_default INTEGER NOT NULL CHECK (is_default IN (0, 1)),
+        row_order INTEGER NOT NULL,
+        UNIQUE (device_id, row_order)
+    )""",
+    # UNIQUE (device_id, row_order) already indexes a device's rows; this one finds a field.
+    "CREATE INDEX device_values_by_field ON device_values (device_id, field)",
+]
+
+
+@migrations(name="m001_initial")
+def m001_initial(db: sqlite_utils.Database) -> None:
+    for statement in _V1:
+        db.execute(statement)
+    db.execute("INSERT INTO meta (key, value) VALUES ('format', ?), ('version', '1'), "
+               "('app_version', ?)", [FORMAT, __version__])
+
+
+# The version a file has once every migration above ran; bump with each new migration.
+SCHEMA_VERSION = 1
+KNOWN_MIGRATIONS = ("m001_initial",)
+
+
+def _set_meta_version(db: sqlite_utils.Database) -> None:
+    db.execute("UPDATE meta SET value = ? WHERE key = 'version'", [str(SCHEMA_VERSION)])
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('app_version', ?)",
+               [__version__])
+
+
+def _connect(path: Path, read_only: bool) -> sqlite_utils.Database:
+    if read_only:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    else:
+        conn = sqlite3.connect(str(path))
+    conn.execute("PRAGMA foreign_keys = ON")
+    return sqlite_utils.Database(conn, execute_plugins=False)
+
+
+def create_database(path: str | Path) -> sqlite_utils.Database:
+    """A new, empty device database at ``path`` (which must not exist), fully migrated."""
+    path = Path(path)
+    if path.exists():
+        raise DatabaseFormatError(f"{path}: already exists; not overwriting it")
+    db = _connect(path, read_only=False)
+    try:
+        migrations.apply(db)
+        with db.atomic():
+            _set_meta_version(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def memory_database() -> sqlite_utils.Database:
+    """A new, empty device database in memory (for comparisons and tests)."""
+    db = sqlite_utils.Database(sqlite3.connect(":memory:"), execute_plugins=False)
+    migrations.apply(db)
+    with db.atomic():
+        _set_meta_version(db)
+    return db
+
+
+def _inspect(db: sqlite_utils.Database, path: Path) -> bool:
+    """Check ``db`` is a device database we can read; True when migrations are pending."""
+    try:
+        check = db.execute("PRAGMA quick_check").fetchall()
+        if [tuple(r) for r in check] != [("ok",)]:
+            problem = "; ".join(str(r[0]) for r in check[:3])
+            raise DatabaseFormatError(f"{path}: the database is corrupted ({problem})")
+        tables = set(db.table_names())
+        if "meta" not in tables:
+            raise DatabaseFormatError(
+                f"{path}: an SQLite database but not a gpumodeler device database "
+                f"(no meta table)")
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        applied = ([m.name for m in migrations.applied(db)]
+                   if MIGRATIONS_TABLE in tables else [])
+    except sqlite3.DatabaseError as exc:
+        raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
+    if meta.get("format") != FORMAT:
+        raise DatabaseFormatError(
+            f"{path}: not a gpumodeler device database (format {meta.get('format')!r}, "
+            f"expected {FORMAT!r})")
+    try:
+        version = int(meta.get("version", ""))
+    except ValueError:
+        raise DatabaseFormatError(
+            f"{path}: unreadable schema version {meta.get('version')!r}") from None
+    unknown = [name for name in applied if name not in KNOWN_MIGRATIONS]
+    if version > SCHEMA_VERSION or unknown:
+        raise DatabaseFormatError(
+            f"{path}: written by a newer gpumodeler (schema version {version}, app "
+            f"{meta.get('app_version', '?')}); this gpumodeler {__version__} reads up to "
+            f"version {SCHEMA_VERSION}. Update gpumodeler to open it")
+    return version < SCHEMA_VERSION or len(applied) < len(KNOWN_MIGRATIONS)
+
+
+def check_header(path: Path) -> None:
+    """Refuse, without opening it with SQLite, a file that is missing or not SQLite."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        raise DatabaseFormatError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise DatabaseFormatError(f"{path}: is a directory, not a device database") from None
+    except OSError as exc:
+        raise DatabaseFormatError(f"{path}: cannot read it ({exc.strerror})") from None
+    if head != SQLITE_MAGIC:
+        what = "an empty file" if not head else "not an SQLite database"
+        raise DatabaseFormatError(f"{path}: {what}, so not a gpumodeler device database")
+
+
+def open_database(path: str | Path, *, writable: bool = False) -> sqlite_utils.Database:
+    """Open an existing device database, checked before anything can be written.
+
+    Read-only opening (``mode=ro``) never changes the file: when its schema is older, the
+    migrations run on an in-memory copy. Writable opening migrates the file itself, each
+    migration in its own transaction. Raises DatabaseFormatError for a file that is not
+    ours, corrupted or from a newer version, leaving it untouched.
+    """
+    path = Path(path)
+    check_header(path)
+    try:
+        ro = _connect(path, read_only=True)
+    except sqlite3.Error as exc:
+        raise DatabaseFormatError(f"{path}: cannot open it ({exc})") from exc
+    try:
+        pending = _inspect(ro, path)
+    except BaseException:
+        ro.close()
+        raise
+    if not writable and not pending:
+        return ro
+    if not writable:
+        copy = sqlite3.connect(":memory:")
+        ro.conn.backup(copy)
+        ro.close()
+        db = sqlite_utils.Database(copy, execute_plugins=False)
+    else:
+        ro.close()
+        db = _connect(path, read_only=False)
+    if pending:
+        try:
+            migrations.apply(db)
+            with db.atomic():
+                _set_meta_version(db)
+        except sqlite3.Error as exc:
+            db.close()
+            raise DatabaseFormatError(f"{path}: cannot upgrade its schema ({exc})") from exc
+        except BaseException:
+            db.close()
+            raise
+    return db
