@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -49,6 +50,15 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print("gpumodeler: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug, not bad input: one line, details on request
+        if os.environ.get("GPUMODELER_DEBUG"):
+            raise
+        print(f"gpumodeler {args.command}: internal error ({type(exc).__name__}: {exc}); "
+              f"rerun with GPUMODELER_DEBUG=1 for details and please report it", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -98,13 +98,44 @@ def _flatten(path) -> list:
 
 @dataclass(frozen=True)
 class CriticalPath:
-    """The critical path for given variable values: edges in path order, the instructions
-    they join, and the loops crossed (whose per-iteration path is in ``loop_paths``)."""
+    """The critical path for given variable values.
 
+    ``steps`` is the path in order: edge ids, and ``("loop", loop_id)`` where the path
+    crosses a loop, whose per-iteration path (edge ids) is ``loop_paths[loop_id]``.
+    ``edge_ids`` and ``node_ids`` are everything on the path, loops included (for
+    highlighting); ``loop_ids`` the loops crossed."""
+
+    steps: tuple
     edge_ids: tuple
     node_ids: tuple
     loop_ids: tuple
     loop_paths: dict
+
+    def describe(self, graph) -> str:
+        """``a -> b -> [loop L × a: c -> d] -> e`` with instruction ids."""
+        ends = {e.id: (e.src, e.dst) for e in graph.edges.values()}
+        out: list[str] = []
+
+        def chain(edge_ids):
+            nodes: list[str] = []
+            for eid in edge_ids:
+                src, dst = ends[eid]
+                if not nodes or nodes[-1] != src:
+                    nodes.append(src)
+                nodes.append(dst)
+            return nodes
+
+        for step in self.steps:
+            if isinstance(step, tuple):
+                lp = graph.loops[step[1]]
+                inner = " -> ".join(chain(self.loop_paths.get(step[1], ())))
+                out.append(f"[{lp.name or lp.id} × {lp.iterations.text}: {inner}]")
+            else:
+                src, dst = ends[step]
+                if not out or out[-1] != src:
+                    out.append(src)
+                out.append(dst)
+        return " -> ".join(out)
 
 
 @dataclass(frozen=True)
@@ -159,26 +190,29 @@ class LatencyBound:
         """The path of the largest form for scalar variable values."""
         loops = self._loop_values(values or {})
         if not self.forms:
-            return CriticalPath((), (), (), {})
+            return CriticalPath((), (), (), (), {})
         best = max(self.forms, key=lambda fp: float(self._eval_form(fp[0], loops)))
-        edges, crossed, loop_paths = [], [], {}
+        loop_paths: dict = {}
 
-        def visit(path, sink):
+        def visit(path):
+            seq = []
             for step in _flatten(path):
                 if isinstance(step, tuple):  # ("loop", loop id, per-iteration path)
                     _, lid, inner = step
-                    crossed.append(lid)
-                    sub: list = []
-                    visit(inner, sub)
-                    loop_paths[lid] = tuple(sub)
+                    loop_paths[lid] = tuple(e for e in visit(inner) if not isinstance(e, tuple))
+                    seq.append(("loop", lid))
                 else:
-                    sink.append(step)
+                    seq.append(step)
+            return seq
 
-        visit(best[1], edges)
+        steps = visit(best[1])
+        edges = [s for s in steps if not isinstance(s, tuple)]
+        edges += [e for sub in loop_paths.values() for e in sub]
         nodes = []
-        for eid in edges + [e for sub in loop_paths.values() for e in sub]:
+        for eid in edges:
             nodes.extend(self.edge_ends[eid])
-        return CriticalPath(tuple(edges), tuple(dict.fromkeys(nodes)),
+        crossed = [s[1] for s in steps if isinstance(s, tuple)]
+        return CriticalPath(tuple(steps), tuple(dict.fromkeys(edges)), tuple(dict.fromkeys(nodes)),
                             tuple(dict.fromkeys(crossed)), loop_paths)
 
     def formula(self, digits: int = 6) -> str:

@@ -1,0 +1,78 @@
+"""`gpumodeler graph KERNEL.json`: latency bound, per-warp counts and per-resource bounds."""
+from __future__ import annotations
+
+from gpumodeler.core.latency_bound import analyze
+from gpumodeler.core.throughput import throughput_bound
+from gpumodeler.core.warp_counts import COUNT_NAMES, count
+
+from . import common
+
+
+def register(sub) -> None:
+    p = sub.add_parser("graph", help="analyse a kernel execution graph",
+                       description="Latency bound (critical path), per-warp counts and, with a "
+                                   "device, the per-resource throughput bounds of a kernel graph.")
+    p.add_argument("kernel", metavar="KERNEL.json", help="gpumodeler-kernel file ('-' for stdin)")
+    p.add_argument("--set", type=common.set_arg, action="append", default=[], metavar="NAME=VALUE",
+                   help="loop variable value, e.g. --set a=128 (defaults from the file)")
+    p.add_argument("--table", help="latency table key (default: the graph's own)")
+    p.add_argument("--no-control-on-cuda-cores", action="store_true",
+                   help="do not count branch/exit instructions as CUDA-core instructions")
+    common.add_device_flags(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    graph = common.load_graph(args.kernel)
+    values = dict(graph.variables, **dict(args.set))
+    bound = analyze(graph, args.table)
+    counts = count(graph, args.warp_size or 32, not args.no_control_on_cuda_cores)
+    numbers = counts.evaluate(values)
+    lat = float(bound.evaluate(values))
+    path = bound.critical_path(values)
+    out = {
+        "kernel": graph.name,
+        "latency_table": args.table or graph.latency_table,
+        "variables": values,
+        "latency_bound_cycles": lat,
+        "latency_bound_formula": bound.formula(),
+        "critical_path": {"text": path.describe(graph), "edges": list(path.edge_ids),
+                          "instructions": list(path.node_ids),
+                          "loops": {lid: list(p) for lid, p in path.loop_paths.items()}},
+        "per_warp": {name: float(numbers[name]) for name in COUNT_NAMES},
+        "per_warp_formula": {name: counts.formula(name) for name in COUNT_NAMES},
+    }
+    has_device = args.device or any(getattr(args, f) is not None for f in (
+        "sms", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"))
+    if has_device:
+        gpu = common.resolve_gpu(args)
+        tb = throughput_bound(gpu, cuda_core_instructions=numbers["cuda_core_instructions"],
+                              issued_instructions=numbers["issued_instructions"],
+                              gmem_bytes=numbers["gmem_bytes"], sfu_instructions=numbers["sfu_instructions"],
+                              fp64_instructions=numbers["fp64_instructions"],
+                              smem_bank_cycles=numbers["smem_bank_cycles"])
+        out["device"] = gpu.name
+        out["cycles_per_warp"] = tb.cycles_per_warp
+        out["binding_resource"] = tb.binding
+        out["throughput_bound_warps_per_cycle"] = tb.warps_per_cycle
+        out["knee_occupancy_warps_per_sm"] = lat * tb.warps_per_cycle
+    if args.json:
+        common.print_json(out)
+        return 0
+    vals = ", ".join(f"{k}={v:g}" for k, v in values.items()) or "none"
+    print(f"kernel        {graph.name} (latency table {out['latency_table']}; variables {vals})")
+    print(f"latency bound {out['latency_bound_formula']} = {lat:g} cycles")
+    print(f"critical path {path.describe(graph)}")
+    print("per warp:")
+    for name in COUNT_NAMES:
+        if counts.forms[name]:
+            print(f"  {name:24} {counts.formula(name):>16} = {numbers[name]:g}")
+    if has_device:
+        print(f"throughput on {out['device']} (cycles per warp per SM):")
+        for r, v in out["cycles_per_warp"].items():
+            mark = "  <- binds" if r == out["binding_resource"] else ""
+            print(f"  {r:14} {v:10.4g}{mark}")
+        print(f"throughput bound {out['throughput_bound_warps_per_cycle']:.6g} warps/cycle/SM; "
+              f"latency-bound below {out['knee_occupancy_warps_per_sm']:.4g} warps/SM")
+    return 0

@@ -1,0 +1,146 @@
+"""`gpumodeler predict`: kernel time and transfer times for one launch (MERPSYS expert mode)."""
+from __future__ import annotations
+
+import argparse
+
+from gpumodeler.core.kernel_time import grid_for
+from gpumodeler.core.model import KernelInputs, kernel_inputs_from_graph, predict
+
+from . import common
+from .main import CLIError
+
+
+def dims_arg(text: str):
+    """A size of 1 to 3 dimensions: 256, 16x16, 64x8x2."""
+    parts = str(text).lower().replace("×", "x").split("x")
+    if not 1 <= len(parts) <= 3:
+        raise argparse.ArgumentTypeError(f"a size has 1 to 3 dimensions like 256 or 16x16, got {text!r}")
+    dims = tuple(common.int_arg(p) for p in parts)
+    return dims[0] if len(dims) == 1 else dims
+
+
+def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None:
+    t = common.list_of if lists else (lambda f: f)
+    g = p.add_argument_group("kernel (per warp; explicit flags override --graph)")
+    g.add_argument("--graph", metavar="KERNEL.json", help="derive the per-warp values from a kernel graph")
+    g.add_argument("--set", type=common.set_arg, action="append", default=[], metavar="NAME=VALUE",
+                   help="a variable of the graph's loops, e.g. --set a=128 (repeatable)")
+    g.add_argument("--latency-bound", type=t(common.float_arg), metavar="CYCLES")
+    g.add_argument("--cuda-core-instructions", type=t(common.float_arg), metavar="N")
+    g.add_argument("--issued-instructions", type=t(common.float_arg), metavar="N")
+    g.add_argument("--gmem-bytes", type=t(common.float_arg), metavar="BYTES", help="global-memory bytes per warp")
+    g.add_argument("--sfu-instructions", type=common.float_arg, metavar="N")
+    g.add_argument("--fp64-instructions", type=common.float_arg, metavar="N")
+    g.add_argument("--smem-bank-cycles", type=common.float_arg, metavar="N",
+                   help="shared-memory accesses weighted by bank-conflict degree")
+    la = p.add_argument_group("launch")
+    la.add_argument("--grid-size", type=dims_arg if not lists else common.list_of(common.int_arg),
+                    help="blocks in the grid (256, or 100x100)")
+    la.add_argument("--data-size", type=t(common.int_arg), metavar="N",
+                    help="threads to cover; grid = ceil(N / block size)")
+    la.add_argument("--block-size", type=dims_arg if not lists else common.list_of(common.int_arg),
+                    required=not lists, help="threads per block (256, or 16x16)")
+    la.add_argument("--occupancy", type=t(common.float_arg), metavar="WARPS",
+                    help="active warps per SM; or give --registers to compute it")
+    la.add_argument("--registers", type=t(common.int_arg), metavar="N",
+                    help="registers per thread (occupancy from the calculator)")
+    la.add_argument("--shared-mem", type=t(common.bytes_arg), default=None, metavar="BYTES",
+                    help="shared memory per block, static + dynamic (with --registers)")
+    la.add_argument("--lambda", dest="lam", type=t(common.float_arg), default=None, metavar="λ",
+                    help="kernel scaling parameter λ (eq. 4.1; default 1)")
+
+
+def kernel_inputs(args, values=None) -> KernelInputs:
+    """KernelInputs from --graph (with --set) overridden by explicit flags."""
+    base = {}
+    if args.graph:
+        graph = common.load_graph(args.graph)
+        vals = dict(args.set)
+        if values:
+            vals.update(values)
+        derived = kernel_inputs_from_graph(graph, vals)
+        base = dict(derived.__dict__)
+    flags = {
+        "latency_bound": args.latency_bound, "issued_instructions": args.issued_instructions,
+        "cuda_core_instructions": args.cuda_core_instructions, "gmem_bytes": args.gmem_bytes,
+        "sfu_instructions": args.sfu_instructions, "fp64_instructions": args.fp64_instructions,
+        "smem_bank_cycles": args.smem_bank_cycles,
+    }
+    base.update({k: v for k, v in flags.items() if v is not None})
+    missing = [f"--{k.replace('_', '-')}" for k in ("latency_bound", "issued_instructions")
+               if base.get(k) is None]
+    if missing:
+        raise CLIError(f"give {' and '.join(missing)} (or --graph KERNEL.json)")
+    return KernelInputs(**base)
+
+
+def occupancy_of(args, gpu, block_size):
+    """Warps per SM: --occupancy, or the calculator from --registers/--shared-mem."""
+    if args.occupancy is not None:
+        return args.occupancy, None
+    if args.registers is None:
+        raise CLIError("give --occupancy WARPS, or --registers N (and --shared-mem) with a "
+                       "device whose compute capability is known")
+    if not gpu.compute_capability:
+        raise CLIError("computing occupancy needs the compute capability: give --cc or --device")
+    from gpumodeler.core.occupancy import occupancy
+    threads = block_size if isinstance(block_size, int) else int(__import__("math").prod(block_size))
+    occ = occupancy(gpu.compute_capability, threads, args.registers, int(args.shared_mem or 0))
+    return occ.active_warps_per_sm, occ
+
+
+def grid_of(args, block_size):
+    if args.grid_size is not None and args.data_size is not None:
+        raise CLIError("give --grid-size or --data-size, not both")
+    if args.grid_size is not None:
+        return args.grid_size
+    if args.data_size is None:
+        raise CLIError("give --grid-size BLOCKS or --data-size N")
+    threads = block_size if not isinstance(block_size, tuple) else int(__import__("math").prod(block_size))
+    return grid_for(args.data_size, threads)
+
+
+def register(sub) -> None:
+    p = sub.add_parser("predict", help="kernel and transfer times for one launch",
+                       description="Predict kernel time (Gajger eq. 4.1-4.7) and transfer times "
+                                   "(eq. 5.5) from device, kernel and launch parameters.")
+    common.add_device_flags(p)
+    add_kernel_flags(p)
+    common.add_link_flags(p)
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    gpu = common.resolve_gpu(args)
+    link = common.resolve_link(args)
+    inputs = kernel_inputs(args)
+    grid = grid_of(args, args.block_size)
+    occ, occ_result = occupancy_of(args, gpu, args.block_size)
+    result = predict(gpu, inputs, grid_size=grid, block_size=args.block_size, occupancy=occ,
+                     lam=1.0 if args.lam is None else args.lam, link=link,
+                     transfers=common.transfer_list(args))
+    summary = result.summary()
+    summary["device"] = gpu.name
+    summary["occupancy_warps_per_sm"] = occ
+    summary["latency_bound_cycles"] = float(inputs.latency_bound)
+    if occ_result is not None:
+        summary["occupancy_limited_by"] = list(occ_result.limited_by)
+    if args.json:
+        common.print_json(summary)
+        return 0
+    s = summary
+    print(f"device   {gpu.name}: {gpu.require('sms')} SMs at {gpu.require('sm_clock_hz') / 1e6:g} MHz")
+    print(f"kernel   {common.fmt_time(s['kernel_time_s'])}  ({s['mode']}-bound, limited by "
+          f"{s['limiting_resource']}; λ = {s['lambda']:g})")
+    print(f"         {s['warps_launched']:g} warps; warp throughput {s['warp_throughput']:.6g} warps/cycle/SM "
+          f"= min(occupancy {occ:g} / latency bound {s['latency_bound_cycles']:g}, "
+          f"throughput bound {s['throughput_bound']:.6g})")
+    cpw = ", ".join(f"{r} {v:.4g}" for r, v in s["cycles_per_warp"].items() if v)
+    print(f"         cycles per warp: {cpw}")
+    print(f"         the mode changes at occupancy {s['knee_occupancy']:.4g} warps/SM")
+    for t, tr in zip(s["transfer_times_s"], s["transfers"]):
+        arrow = "host->device" if tr["direction"] == "htod" else "device->host"
+        print(f"transfer {arrow} {tr['bytes']:g} B: {common.fmt_time(t)}")
+    print(f"total    {common.fmt_time(s['total_time_s'])}")
+    return 0

@@ -1,0 +1,238 @@
+"""Shared CLI pieces: quantity parsing, device/link/kernel flags, output helpers.
+
+Quantities accept plain numbers in the flag's base unit or a unit suffix:
+bytes ``1.6e9``, ``1.6GB``, ``2GiB``, ``512KiB``; bandwidth ``15.8e9``, ``15.8GB/s``;
+time ``3.97e-6``, ``3.97us``, ``0.00396868ms``; clock ``1253`` (MHz flags) or ``1.253GHz``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from gpumodeler.core.device import GPUSpec, LinkSpec
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.kernel_graph import KernelGraph, from_dict
+
+from .main import CLIError
+
+_BYTES = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+          "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+_TIME = {"": 1, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
+_NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
+
+
+def _quantity(text: str, units: dict, what: str, example: str) -> float:
+    m = _NUM.match(str(text))
+    unit = m.group(2).lower() if m else None
+    if not m or unit not in units:
+        valid = ", ".join(u for u in units if u) or "none"
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a valid {what} (e.g. {example}; units: {valid})")
+    value = float(m.group(1)) * units[unit]
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite {what}")
+    return value
+
+
+def bytes_arg(text: str) -> float:
+    return _quantity(text, _BYTES, "size in bytes", "1.6e9 or 1.6GB")
+
+
+def bandwidth_arg(text: str) -> float:
+    return _quantity(text, {k + "/s" if k else "": v for k, v in _BYTES.items()} | {"b/s": 1},
+                     "bandwidth in bytes/s", "15.8e9 or 15.8GB/s")
+
+
+def seconds_arg(text: str) -> float:
+    return _quantity(text, _TIME, "time in seconds", "3.97e-6 or 3.97us")
+
+
+def mhz_arg(text: str) -> float:
+    return _quantity(text, {"": 1, "mhz": 1, "ghz": 1e3, "khz": 1e-3, "hz": 1e-6},
+                     "clock in MHz", "1253 or 1.253GHz")
+
+
+def float_arg(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def int_arg(text: str) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+    return int(value)
+
+
+def set_arg(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip().isidentifier():
+        raise argparse.ArgumentTypeError(f"--set takes NAME=VALUE (e.g. a=128), got {text!r}")
+    return name.strip(), float_arg(value)
+
+
+# -- devices ---------------------------------------------------------------------------------
+
+def add_device_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None:
+    """GPU flags of the MERPSYS expert mode (Gajger Fig. 5.20 attributes)."""
+    t = (lambda f: f) if not lists else list_of
+    g = p.add_argument_group("device (explicit flags override --device)")
+    g.add_argument("--device", metavar="NAME", help="GPU from the device database (name, alias or unique prefix)")
+    g.add_argument("--sms", type=t(int_arg), help="streaming multiprocessors")
+    g.add_argument("--sm-clock-mhz", type=t(mhz_arg), help="SM clock the model uses, MHz")
+    g.add_argument("--cuda-cores", type=t(int_arg), help="CUDA cores per SM")
+    g.add_argument("--schedulers", type=t(int_arg), help="warp schedulers per SM")
+    g.add_argument("--warp-size", type=int_arg, help="threads per warp (32)")
+    g.add_argument("--gmem-bytes-per-cycle", type=t(float_arg),
+                   help="global-memory bytes per SM clock per SM (Gajger eq. 4.7)")
+    g.add_argument("--sfu", type=int_arg, help="SFUs per SM (kernels with SFU instructions)")
+    g.add_argument("--fp64-units", type=int_arg, help="FP64 units per SM")
+    g.add_argument("--cc", help="compute capability, e.g. 5.2 (for occupancy)")
+
+
+def add_link_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("transfers (eq. 5.5; explicit flags override --link)")
+    g.add_argument("--htod", type=bytes_arg, action="append", default=[], metavar="BYTES",
+                   help="a host-to-device copy (repeatable, in order before the kernel)")
+    g.add_argument("--dtoh", type=bytes_arg, action="append", default=[], metavar="BYTES",
+                   help="a device-to-host copy (repeatable, after the kernel)")
+    g.add_argument("--link", metavar="NAME", help="link from the device database")
+    g.add_argument("--link-bandwidth", type=bandwidth_arg, metavar="B/S",
+                   help="nominal per-direction bandwidth, e.g. 15.8GB/s")
+    g.add_argument("--startup-htod", type=seconds_arg, metavar="S")
+    g.add_argument("--startup-dtoh", type=seconds_arg, metavar="S")
+    g.add_argument("--lambda-htod", type=float_arg)
+    g.add_argument("--lambda-dtoh", type=float_arg)
+
+
+def open_catalog():
+    from gpumodeler.db.catalog import Catalog
+    return Catalog()
+
+
+def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
+    """GPUSpec from --device (database) overridden by explicit flags."""
+    base = GPUSpec(name="(flags)")
+    if getattr(args, "device", None):
+        base = open_catalog().get(args.device).to_gpu_spec()
+    overrides = {
+        "sms": args.sms,
+        "sm_clock_hz": None if args.sm_clock_mhz is None else np.asarray(args.sm_clock_mhz) * 1e6,
+        "cuda_cores_per_sm": args.cuda_cores, "schedulers_per_sm": args.schedulers,
+        "warp_size": args.warp_size, "gmem_bytes_per_cycle_per_sm": args.gmem_bytes_per_cycle,
+        "sfu_per_sm": args.sfu, "fp64_units_per_sm": args.fp64_units,
+        "compute_capability": args.cc,
+    }
+    if not allow_lists:
+        overrides = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in overrides.items()}
+    return base.with_overrides(**overrides)
+
+
+def resolve_link(args) -> LinkSpec | None:
+    """LinkSpec from --link overridden by explicit flags; None when there are no transfers."""
+    if not (args.htod or args.dtoh):
+        if args.link or args.link_bandwidth:
+            raise CLIError("a link was given but no transfers; add --htod BYTES and/or --dtoh BYTES")
+        return None
+    if args.link:
+        link = open_catalog().get(args.link).to_link_spec()
+    else:
+        link = LinkSpec(name="(flags)")
+    changes = {k: v for k, v in {
+        "bandwidth_bytes_per_s": args.link_bandwidth, "startup_htod_s": args.startup_htod,
+        "startup_dtoh_s": args.startup_dtoh, "lambda_htod": args.lambda_htod,
+        "lambda_dtoh": args.lambda_dtoh}.items() if v is not None}
+    from dataclasses import replace
+    link = replace(link, **changes)
+    missing = []
+    if link.bandwidth_bytes_per_s is None:
+        missing.append("--link-bandwidth")
+    if args.htod and link.startup_htod_s is None:
+        missing.append("--startup-htod")
+    if args.dtoh and link.startup_dtoh_s is None:
+        missing.append("--startup-dtoh")
+    if missing:
+        raise CLIError(f"transfers need {', '.join(missing)} (or --link NAME with those values known)")
+    return link
+
+
+def transfer_list(args) -> list[tuple[str, float]]:
+    """Copies in program order: host-to-device ones first, device-to-host after the kernel."""
+    return [("htod", n) for n in args.htod] + [("dtoh", n) for n in args.dtoh]
+
+
+# -- kernels ---------------------------------------------------------------------------------
+
+def load_graph(path: str) -> KernelGraph:
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CLIError(f"cannot read kernel file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"{path} is not a text file (expected gpumodeler-kernel JSON)") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    try:
+        return from_dict(data)
+    except ModelError as exc:
+        raise CLIError(f"{path}: {exc}") from None
+
+
+def list_of(convert):
+    """argparse type: a comma list or a range START:STOP[:STEP] (inclusive), converted."""
+    def parse(text: str):
+        text = str(text).strip()
+        if ":" in text and "," not in text:
+            parts = text.split(":")
+            if len(parts) not in (2, 3):
+                raise argparse.ArgumentTypeError(f"a range is START:STOP[:STEP], got {text!r}")
+            start, stop = convert(parts[0]), convert(parts[1])
+            step = convert(parts[2]) if len(parts) == 3 else 1
+            if step <= 0 or stop < start:
+                raise argparse.ArgumentTypeError(f"range {text!r} needs STOP >= START and STEP > 0")
+            count = int(math.floor((stop - start) / step + 1e-9)) + 1
+            if count > 10_000_000:
+                raise argparse.ArgumentTypeError(f"range {text!r} has {count} values; at most 10 million")
+            return np.asarray([start + i * step for i in range(count)])
+        items = [convert(x) for x in text.split(",") if x.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError("give at least one value")
+        return np.asarray(items)
+    parse.__name__ = getattr(convert, "__name__", "value")
+    return parse
+
+
+def print_json(obj) -> None:
+    def default(o):
+        if isinstance(o, np.ndarray):
+            return o.tolist()
+        if isinstance(o, np.generic):
+            return o.item()
+        if isinstance(o, (set, frozenset, tuple)):
+            return list(o)
+        raise TypeError(f"not JSON serializable: {type(o).__name__}")
+    print(json.dumps(obj, indent=2, default=default, ensure_ascii=False))
+
+
+def fmt_time(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.6g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.6g} ms"
+    return f"{seconds * 1e6:.6g} µs"
