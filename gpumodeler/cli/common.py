@@ -88,10 +88,16 @@ def set_arg(text: str) -> tuple[str, float]:
 # -- devices ---------------------------------------------------------------------------------
 
 def add_device_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None:
-    """GPU flags of the MERPSYS expert mode (Gajger Fig. 5.20 attributes)."""
+    """GPU flags of the MERPSYS expert mode (Gajger Fig. 5.20 attributes). With ``lists``
+    the numeric flags take value lists and ``--device`` may be repeated (sweeps)."""
     t = (lambda f: f) if not lists else list_of
     g = p.add_argument_group("device (explicit flags override --device)")
-    g.add_argument("--device", metavar="NAME", help="GPU from the device database (name, alias or unique prefix)")
+    if lists:
+        g.add_argument("--device", metavar="NAME", action="append",
+                       help="GPU from the device database; repeat for one curve per GPU")
+    else:
+        g.add_argument("--device", metavar="NAME",
+                       help="GPU from the device database (name, alias or unique prefix)")
     g.add_argument("--sms", type=t(int_arg), help="streaming multiprocessors")
     g.add_argument("--sm-clock-mhz", type=t(mhz_arg), help="SM clock the model uses, MHz")
     g.add_argument("--cuda-cores", type=t(int_arg), help="CUDA cores per SM")

@@ -15,6 +15,14 @@ import sys
 from gpumodeler.core.errors import ModelError
 
 EXIT_USAGE = 2
+#: Core field names -> the CLI flag that sets them, to point messages at the right flag.
+FLAG_FOR_FIELD = {
+    "sms": "--sms", "sm_clock_hz": "--sm-clock-mhz", "cuda_cores_per_sm": "--cuda-cores",
+    "schedulers_per_sm": "--schedulers", "warp_size": "--warp-size",
+    "gmem_bytes_per_cycle_per_sm": "--gmem-bytes-per-cycle", "sfu_per_sm": "--sfu",
+    "fp64_units_per_sm": "--fp64-units", "smem_accesses_per_cycle_per_sm": "--device",
+    "issue_per_scheduler_per_cycle": "--device",
+}
 
 
 class CLIError(Exception):
@@ -46,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (ModelError, CLIError) as exc:
-        print(f"gpumodeler {args.command}: {exc}", file=sys.stderr)
+        hint = FLAG_FOR_FIELD.get(getattr(exc, "item", None) or "")
+        hint = f" (flag {hint})" if hint and hint not in str(exc) else ""
+        print(f"gpumodeler {args.command}: {exc}{hint}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return 0

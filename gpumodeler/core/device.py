@@ -15,6 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 import math
 
+import numpy as np
+
 from .errors import InvalidParameter
 
 
@@ -53,10 +55,11 @@ class GPUSpec:
         if value is None:
             raise InvalidParameter(
                 f"GPU '{self.name}': {name} is unknown; give it explicitly "
-                f"(it is never filled in from another device)"
-            )
-        if isinstance(value, (int, float)) and not value > 0:
-            raise InvalidParameter(f"GPU '{self.name}': {name} must be > 0, got {value}")
+                f"(it is never filled in from another device)", item=name)
+        if not isinstance(value, str):
+            arr = np.asarray(value, dtype=float)
+            if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
+                raise InvalidParameter(f"GPU '{self.name}': {name} must be > 0, got {value}", item=name)
         return value
 
     def gmem_bandwidth_bytes_per_cycle_per_sm(self) -> float:

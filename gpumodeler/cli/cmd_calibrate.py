@@ -1,0 +1,101 @@
+"""`gpumodeler calibrate`: λ of a kernel and link parameters from measurements."""
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+
+from gpumodeler.core.calibration import fit_kernel_lambda, fit_link
+
+from . import common
+from .main import CLIError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("calibrate", help="fit λ or link parameters to measurements",
+                       description="Kernel λ (Gajger eq. 4.4, least squares for several "
+                                   "measurements) or a link's startup time, effective bandwidth "
+                                   "and λ (eq. 5.5) from measured transfers.")
+    s = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    k = s.add_parser("lambda", help="kernel λ from predictions at λ = 1 and measured times")
+    k.add_argument("--estimated", type=common.list_of(common.seconds_arg), metavar="LIST",
+                   help="predicted kernel times at λ = 1 (s; comma list)")
+    k.add_argument("--measured", type=common.list_of(common.seconds_arg), metavar="LIST",
+                   help="measured kernel times (s; comma list, same order)")
+    k.add_argument("--csv", metavar="FILE", help="CSV with columns estimated_s, measured_s")
+    k.add_argument("--weighting", choices=("relative", "absolute"), default="relative")
+    k.add_argument("--json", action="store_true")
+    k.set_defaults(func=run_lambda)
+    ln = s.add_parser("link", help="startup, bandwidth and λ of one direction from (size, time) pairs")
+    ln.add_argument("--sizes", type=common.list_of(common.bytes_arg), metavar="LIST")
+    ln.add_argument("--times", type=common.list_of(common.seconds_arg), metavar="LIST")
+    ln.add_argument("--csv", metavar="FILE", help="CSV with columns bytes, seconds")
+    ln.add_argument("--nominal-bandwidth", type=common.bandwidth_arg, metavar="B/S",
+                    help="nominal bandwidth of the link, to report λ (e.g. 15.8GB/s)")
+    ln.add_argument("--weighting", choices=("relative", "absolute"), default="relative")
+    ln.add_argument("--json", action="store_true")
+    ln.set_defaults(func=run_link)
+
+
+def _read_csv(path, columns):
+    try:
+        with open(path, newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in columns if c not in (reader.fieldnames or [])]
+            if missing:
+                raise CLIError(f"{path}: missing column(s) {', '.join(missing)}; "
+                               f"expected a header with {', '.join(columns)}")
+            rows = list(reader)
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+    out = []
+    for c in columns:
+        try:
+            out.append(np.array([float(r[c]) for r in rows]))
+        except (TypeError, ValueError):
+            raise CLIError(f"{path}: column {c} must hold numbers") from None
+    return out
+
+
+def _pairs(args, a, b, cols):
+    if args.csv:
+        if getattr(args, a) is not None or getattr(args, b) is not None:
+            raise CLIError(f"give --csv or --{a} with --{b}, not both")
+        return _read_csv(args.csv, cols)
+    if getattr(args, a) is None or getattr(args, b) is None:
+        raise CLIError(f"give --{a} and --{b} (comma lists), or --csv FILE")
+    return getattr(args, a), getattr(args, b)
+
+
+def _report(fit, extra: dict, args) -> int:
+    out = dict(extra)
+    out.update(predicted_s=fit.predicted_s, measured_s=fit.measured_s, residuals_s=fit.residuals_s,
+               relative_residuals=fit.relative_residuals, mape_percent=fit.mape_percent)
+    if args.json:
+        common.print_json(out)
+        return 0
+    for k, v in extra.items():
+        print(f"{k:32} {v if not isinstance(v, float) else f'{v:.6g}'}")
+    print(f"{'mean absolute percentage error':32} {fit.mape_percent:.4g} %")
+    print("measured          predicted         residual")
+    for m, p_, r in zip(fit.measured_s, fit.predicted_s, fit.residuals_s):
+        print(f"{common.fmt_time(m):17} {common.fmt_time(p_):17} {r:+.4g} s")
+    return 0
+
+
+def run_lambda(args) -> int:
+    est, meas = _pairs(args, "estimated", "measured", ["estimated_s", "measured_s"])
+    fit = fit_kernel_lambda(est, meas, args.weighting)
+    return _report(fit, {"lambda": fit.lam, "weighting": args.weighting}, args)
+
+
+def run_link(args) -> int:
+    sizes, times = _pairs(args, "sizes", "times", ["bytes", "seconds"])
+    fit = fit_link(sizes, times, args.nominal_bandwidth, args.weighting)
+    extra = {"startup_s": fit.startup_s, "effective_bandwidth_bytes_per_s": fit.effective_bandwidth_bytes_per_s}
+    if fit.lam is not None:
+        extra["lambda"] = fit.lam
+    extra["weighting"] = args.weighting
+    for note in fit.notes:
+        extra.setdefault("notes", []).append(note)
+    return _report(fit, extra, args)

@@ -1,0 +1,260 @@
+"""`gpumodeler sweep`: predictions over the cartesian product of value lists, as CSV or JSON.
+
+Any list flag takes a comma list (``128,256,512``) or an inclusive range
+(``32:1024:32``). ``--device`` may be repeated: each GPU is a group of rows. Transfers may
+be expressions of the data size ``N`` (``--htod 4*N``) so they follow a data-size sweep.
+The whole product is evaluated in one vectorised call per device.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+import sys
+
+import numpy as np
+
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.expressions import parse
+from gpumodeler.core.kernel_time import grid_for
+from gpumodeler.core.latency_bound import analyze
+from gpumodeler.core.model import KernelInputs, cartesian, predict
+from gpumodeler.core.warp_counts import count
+
+from . import common
+from .cmd_predict import add_kernel_flags
+from .main import CLIError
+
+MAX_POINTS = 20_000_000
+LIST_FLAGS = {  # CSV column -> argparse dest
+    "sms": "sms", "sm_clock_mhz": "sm_clock_mhz", "cuda_cores": "cuda_cores",
+    "schedulers": "schedulers", "gmem_bytes_per_cycle": "gmem_bytes_per_cycle",
+    "block_size": "block_size", "grid_size": "grid_size", "data_size": "data_size",
+    "occupancy": "occupancy", "registers": "registers", "shared_mem": "shared_mem",
+    "lambda": "lam", "latency_bound": "latency_bound", "issued_instructions": "issued_instructions",
+    "cuda_core_instructions": "cuda_core_instructions", "gmem_bytes": "gmem_bytes",
+}
+
+
+def register(sub) -> None:
+    p = sub.add_parser("sweep", help="predictions over a grid of values (CSV or JSON)",
+                       description=__doc__.split("\n\n")[0])
+    common.add_device_flags(p, lists=True)
+    add_kernel_flags(p, lists=True)
+    for action in p._actions:
+        if action.dest == "set":
+            action.type = _set_list
+    g = p.add_argument_group("transfers")
+    g.add_argument("--htod", action="append", default=[], metavar="BYTES|EXPR",
+                   help="host-to-device copy in bytes or an expression of N, e.g. 4*N")
+    g.add_argument("--dtoh", action="append", default=[], metavar="BYTES|EXPR")
+    g.add_argument("--link", metavar="NAME")
+    g.add_argument("--link-bandwidth", type=common.bandwidth_arg)
+    g.add_argument("--startup-htod", type=common.seconds_arg)
+    g.add_argument("--startup-dtoh", type=common.seconds_arg)
+    g.add_argument("--lambda-htod", type=common.float_arg)
+    g.add_argument("--lambda-dtoh", type=common.float_arg)
+    p.add_argument("--format", choices=("csv", "json"), default="csv")
+    p.add_argument("--output", "-o", metavar="FILE", help="write here instead of standard output")
+    p.set_defaults(func=run)
+
+
+def _set_list(text):
+    name, sep, values = text.partition("=")
+    if not sep or not name.strip().isidentifier():
+        raise __import__("argparse").ArgumentTypeError(f"--set takes NAME=VALUES (e.g. a=1,2,4 or a=1:64), got {text!r}")
+    return name.strip(), common.list_of(common.float_arg)(values)
+
+
+def _transfer_exprs(items):
+    out = []
+    for text in items:
+        try:
+            out.append(("value", common.bytes_arg(text)))
+        except Exception:
+            expr = parse(text)
+            unknown = expr.variables - {"N"}
+            if unknown:
+                raise CLIError(f"transfer size {text!r} may only use N (the data size), not "
+                               f"{', '.join(sorted(unknown))}")
+            out.append(("expr", expr))
+    return out
+
+
+def _device_groups(args):
+    names = args.device or [None]
+    for name in names:
+        ns = type(args)(**vars(args))
+        ns.device = name
+        for dest in ("sms", "sm_clock_mhz", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"):
+            setattr(ns, dest, None)  # lists are swept, applied below
+        yield name, common.resolve_gpu(ns)
+
+
+def run(args) -> int:
+    lists = {col: np.atleast_1d(getattr(args, dest)) for col, dest in LIST_FLAGS.items()
+             if getattr(args, dest, None) is not None}
+    variables = {}
+    for name, values in args.set:
+        if name in lists or name in variables:
+            raise CLIError(f"{name} is swept twice")
+        variables[name] = values
+    if "grid_size" in lists and "data_size" in lists:
+        raise CLIError("sweep --grid-size or --data-size, not both")
+    if "block_size" not in lists:
+        raise CLIError("give --block-size (one value or a list)")
+    if "occupancy" in lists and "registers" in lists:
+        raise CLIError("give --occupancy or --registers, not both")
+    sizes = [len(v) for v in lists.values()] + [len(v) for v in variables.values()]
+    total = math.prod(sizes) * len(args.device or [None])
+    if total > MAX_POINTS:
+        raise CLIError(f"the sweep has {total} points; at most {MAX_POINTS}")
+    grid = cartesian(**lists, **{f"var:{k}": v for k, v in variables.items()})
+    var_values = {k[4:]: v for k, v in grid.items() if k.startswith("var:")}
+    graph = common.load_graph(args.graph) if args.graph else None
+    if graph is not None:
+        fixed = {k: v for k, v in graph.variables.items() if k not in var_values}
+        bound, counts = analyze(graph), count(graph)
+        all_vars = {**fixed, **var_values}
+        lat = bound.evaluate(all_vars)
+        c = counts.evaluate(all_vars)
+    transfers = _transfer_exprs(args.htod), _transfer_exprs(args.dtoh)
+    columns: dict[str, list] = {}
+    n_points = len(next(iter(grid.values())))
+
+    def col(name, values):
+        columns.setdefault(name, []).append(np.broadcast_to(np.asarray(values), (n_points,)))
+
+    for dev_name, gpu in _device_groups(args):
+        spec = gpu.with_overrides(
+            sms=grid.get("sms"), cuda_cores_per_sm=grid.get("cuda_cores"),
+            schedulers_per_sm=grid.get("schedulers"),
+            gmem_bytes_per_cycle_per_sm=grid.get("gmem_bytes_per_cycle"),
+            sm_clock_hz=None if "sm_clock_mhz" not in grid else grid["sm_clock_mhz"] * 1e6)
+        block = grid["block_size"].astype(np.int64)
+        valid = np.ones(n_points, dtype=bool)
+        reasons = np.full(n_points, "", dtype=object)
+        if "registers" in grid:
+            if not spec.compute_capability:
+                raise CLIError("sweeping --registers needs the compute capability: give --cc or --device")
+            from gpumodeler.core.occupancy import occupancy_array
+            occ = occupancy_array(spec.compute_capability, block, grid["registers"].astype(np.int64),
+                                  grid.get("shared_mem", np.zeros(n_points)).astype(np.int64))
+            warps = occ.active_warps_per_sm.astype(float)
+            valid &= occ.valid
+            reasons = np.where(occ.valid, reasons, occ.reasons)
+        elif "occupancy" in grid:
+            warps = grid["occupancy"]
+        else:
+            raise CLIError("give --occupancy WARPS or --registers N (lists allowed)")
+        if "data_size" in grid:
+            gsize = grid_for(grid["data_size"].astype(np.int64), block)
+        elif "grid_size" in grid:
+            gsize = grid["grid_size"].astype(np.int64)
+        else:
+            raise CLIError("give --grid-size or --data-size (lists allowed)")
+        kin = {}
+        if graph is not None:
+            kin = dict(latency_bound=lat, issued_instructions=c["issued_instructions"],
+                       cuda_core_instructions=c["cuda_core_instructions"], gmem_bytes=c["gmem_bytes"],
+                       sfu_instructions=c["sfu_instructions"], fp64_instructions=c["fp64_instructions"],
+                       smem_bank_cycles=c["smem_bank_cycles"])
+        for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
+            if name in grid:
+                kin[name] = grid[name]
+        for name, dest in (("sfu_instructions", "sfu_instructions"), ("fp64_instructions", "fp64_instructions"),
+                           ("smem_bank_cycles", "smem_bank_cycles")):
+            if getattr(args, dest) is not None:
+                kin[name] = getattr(args, dest)
+        if "latency_bound" not in kin or "issued_instructions" not in kin:
+            raise CLIError("give --graph KERNEL.json or --latency-bound and --issued-instructions")
+        tlist = []
+        link = None
+        if transfers[0] or transfers[1]:
+            ns = type(args)(**vars(args))
+            ns.htod = [1.0] * len(transfers[0])
+            ns.dtoh = [1.0] * len(transfers[1])
+            link = common.resolve_link(ns)
+            for direction, items in (("htod", transfers[0]), ("dtoh", transfers[1])):
+                for kind, v in items:
+                    if kind == "expr":
+                        if "data_size" not in grid:
+                            raise CLIError("transfer expressions of N need --data-size")
+                        v = v.evaluate({"N": grid["data_size"]})
+                    tlist.append((direction, v))
+        lam = grid.get("lambda", 1.0)
+        sub = valid
+        kernel_time = np.full(n_points, np.nan)
+        total = np.full(n_points, np.nan)
+        mode = np.full(n_points, "", dtype=object)
+        limit = np.full(n_points, "", dtype=object)
+        wt = np.full(n_points, np.nan)
+        knee = np.full(n_points, np.nan)
+        if sub.any():
+            pick = lambda v: np.broadcast_to(np.asarray(v), (n_points,))[sub] if np.ndim(v) else v
+            spec_sub = spec.with_overrides(**{k: pick(getattr(spec, k)) for k in (
+                "sms", "cuda_cores_per_sm", "schedulers_per_sm", "gmem_bytes_per_cycle_per_sm", "sm_clock_hz")
+                if np.ndim(getattr(spec, k))})
+            try:
+                res = predict(spec_sub, KernelInputs(**{k: pick(v) for k, v in kin.items()}),
+                              grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
+                              lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
+            except ModelError as exc:
+                raise CLIError(str(exc)) from None
+            kernel_time[sub] = res.kernel.time_s
+            total[sub] = res.total_time_s
+            mode[sub] = res.kernel.mode
+            limit[sub] = res.kernel.limiting_resource
+            wt[sub] = res.kernel.warp_throughput
+            knee[sub] = res.kernel.knee_occupancy
+        col("device", np.full(n_points, spec.name, dtype=object))
+        for name, values in grid.items():
+            col(name.removeprefix("var:"), values)
+        if "occupancy" not in grid:
+            col("occupancy", warps)
+        if graph is not None and "latency_bound" not in grid:
+            col("latency_bound", np.broadcast_to(lat, (n_points,)))
+        col("kernel_time_s", kernel_time)
+        col("total_time_s", total)
+        col("mode", mode)
+        col("limiting_resource", limit)
+        col("warp_throughput", wt)
+        col("knee_occupancy", knee)
+        col("error", reasons)
+    table = {k: np.concatenate(v) for k, v in columns.items()}
+    return _write(table, args)
+
+
+def _cell(v):
+    if isinstance(v, (float, np.floating)):
+        return "" if math.isnan(v) else repr(float(v))
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return str(v)
+
+
+def _write(table: dict, args) -> int:
+    if args.output:
+        try:
+            fh = open(args.output, "w", newline="", encoding="utf-8")
+        except OSError as exc:
+            raise CLIError(f"cannot write {args.output}: {exc.strerror}") from None
+    else:
+        fh = sys.stdout
+    try:
+        names = list(table)
+        if args.format == "json":
+            rows = [{n: (None if isinstance(table[n][i], float) and math.isnan(table[n][i])
+                         else table[n][i].item() if hasattr(table[n][i], "item") else table[n][i])
+                     for n in names} for i in range(len(table[names[0]]))]
+            json.dump(rows, fh, indent=1)
+            fh.write("\n")
+        else:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(names)
+            cols = [table[n] for n in names]
+            w.writerows([_cell(v) for v in row] for row in zip(*cols))
+    finally:
+        if fh is not sys.stdout:
+            fh.close()
+    return 0
