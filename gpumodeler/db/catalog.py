@@ -23,7 +23,8 @@ from typing import Iterable, Mapping
 import platformdirs
 import sqlite_utils
 
-from .errors import (AmbiguousDevice, DatabaseFormatError, DeviceEditError, DeviceNotFound)
+from .errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
+                     DeviceEditError, DeviceNotFound)
 from .fields import FIELDS, KINDS, USER_PROVENANCES, check_value_type
 from .mapping import normalize_name, raw_from_record
 from .merge import (MergeReport, compare, make_resolver, plan_merge, plan_sources,
@@ -111,7 +112,11 @@ class Catalog:
             if self.user_path.exists():
                 self._user = open_database(self.user_path, writable=True)
             else:
-                self.user_path.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    self.user_path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise DatabaseAccessError(
+                        f"{self.user_path}: cannot create its folder ({exc.strerror})") from None
                 self._user = create_database(self.user_path)
             self._user_writable = True
         self._entries_cache = None

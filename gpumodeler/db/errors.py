@@ -11,6 +11,10 @@ class DatabaseFormatError(FormatError):
     """
 
 
+class DatabaseAccessError(ModelError):
+    """A device database that cannot be created or written (missing folder, permissions)."""
+
+
 class SourceFormatError(FormatError):
     """Device source files (resources/devices/*.json) that break the documented format.
 

@@ -25,7 +25,7 @@ from sqlite_utils import Migrations
 
 from gpumodeler import __version__
 
-from .errors import DatabaseFormatError
+from .errors import DatabaseAccessError, DatabaseFormatError
 from .fields import FORMAT
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -108,11 +108,18 @@ def create_database(path: str | Path) -> sqlite_utils.Database:
     path = Path(path)
     if path.exists():
         raise DatabaseFormatError(f"{path}: already exists; not overwriting it")
-    db = _connect(path, read_only=False)
+    try:
+        db = _connect(path, read_only=False)
+    except sqlite3.Error as exc:
+        raise DatabaseAccessError(f"{path}: cannot create it ({exc})") from None
     try:
         migrations.apply(db)
         with db.atomic():
             _set_meta_version(db)
+    except sqlite3.Error as exc:
+        db.close()
+        path.unlink(missing_ok=True)
+        raise DatabaseAccessError(f"{path}: cannot create it ({exc})") from None
     except BaseException:
         db.close()
         raise
@@ -207,7 +214,10 @@ def open_database(path: str | Path, *, writable: bool = False) -> sqlite_utils.D
         db = sqlite_utils.Database(copy, execute_plugins=False)
     else:
         ro.close()
-        db = _connect(path, read_only=False)
+        try:
+            db = _connect(path, read_only=False)
+        except sqlite3.Error as exc:
+            raise DatabaseAccessError(f"{path}: cannot open it for writing ({exc})") from None
     if pending:
         try:
             migrations.apply(db)
