@@ -1,0 +1,114 @@
+"""The open document as the GUI sees it: the project, one QUndoStack, the device catalog.
+
+Editors turn user intent into core commands (:mod:`gpumodeler.core.commands`) and hand them
+to :meth:`Document.push`; scenes listen to :attr:`Document.changed` and mirror the model.
+A refused command (invalid input) never changes the project: ``push`` returns False and
+emits :attr:`Document.refused` with the message (and the item it concerns), which the main
+window shows in the status bar and the editors next to the field or item.
+"""
+from __future__ import annotations
+
+import itertools
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from gpumodeler.core.commands import Command
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.project import Project
+
+_merge_ids = itertools.count(1000)
+_MERGE_IDS: dict = {}
+
+
+def _merge_id(key) -> int:
+    """QUndoCommand.id() for a core merge key (-1 = never merge)."""
+    if key is None:
+        return -1
+    if key not in _MERGE_IDS:
+        _MERGE_IDS[key] = next(_merge_ids)
+    return _MERGE_IDS[key]
+
+
+class CommandAdapter(QUndoCommand):
+    """One core command on the QUndoStack. The command is done before it is pushed (so a
+    refusal raises before the stack changes); the first redo() that Qt calls on push is
+    therefore skipped."""
+
+    def __init__(self, document: "Document", command: Command):
+        super().__init__(command.text)
+        self.document, self.command = document, command
+        self._first = True
+
+    def redo(self):
+        if self._first:
+            self._first = False
+            return
+        self.command.do(self.document.project)
+
+    def undo(self):
+        self.command.undo(self.document.project)
+
+    def id(self):
+        return _merge_id(self.command.merge_key)
+
+    def mergeWith(self, other):
+        if not isinstance(other, CommandAdapter):
+            return False
+        return self.command.merge(other.command)
+
+
+class Document(QObject):
+    """The project being edited, its undo stack and the catalog that resolves device names."""
+
+    #: (event, payload) after every change of the project (project events, see core.project)
+    changed = Signal(str, object)
+    #: (message, item id or "") when an edit is refused
+    refused = Signal(str, str)
+    #: (kind, id) — the selection the property inspector shows; kind is
+    #: "device" | "connection" | "instruction" | "edge" | "loop" | "launch" | "" (nothing)
+    selection_changed = Signal(str, str)
+    #: the file path changed (save as, open)
+    path_changed = Signal(str)
+
+    def __init__(self, project: Project | None = None, catalog=None, path: str | None = None,
+                 parent: QObject | None = None):
+        super().__init__(parent)
+        self.project = project or Project()
+        self.catalog = catalog
+        self.path = path
+        self.undo_stack = QUndoStack(self)
+        self.project.listeners.append(self._relay)
+        self.selected: tuple[str, str] = ("", "")
+
+    def _relay(self, event, payload):
+        self.changed.emit(event, payload)
+
+    def push(self, command: Command) -> bool:
+        """Do ``command`` and record it; False (and ``refused``) if the model refused it."""
+        try:
+            command.do(self.project)
+        except ModelError as exc:
+            self.refused.emit(str(exc), getattr(exc, "item", None) or "")
+            return False
+        self.undo_stack.push(CommandAdapter(self, command))
+        return True
+
+    def select(self, kind: str, item_id: str) -> None:
+        self.selected = (kind, item_id)
+        self.selection_changed.emit(kind, item_id)
+
+    def set_path(self, path: str | None) -> None:
+        self.path = path
+        self.path_changed.emit(path or "")
+
+    # -- catalog lookups used by evaluate_launch (names -> core specs) --------------------
+    def gpu_spec(self, name: str):
+        if self.catalog is None:
+            raise ModelError("no device database is open")
+        return self.catalog.get(name).to_gpu_spec()
+
+    def link_spec(self, name: str):
+        if self.catalog is None:
+            raise ModelError("no device database is open")
+        return self.catalog.get(name).to_link_spec()

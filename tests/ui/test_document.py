@@ -1,0 +1,25 @@
+"""The GUI document: pushes core commands through one QUndoStack."""
+from gpumodeler.core.commands import AddItem, MoveDevices
+from gpumodeler.core.project import PlacedDevice
+from gpumodeler.ui.document import Document
+
+
+def test_push_undo_redo_and_refusal(qtbot):
+    doc = Document()
+    events, refusals = [], []
+    doc.changed.connect(lambda e, p: events.append(e))
+    doc.refused.connect(lambda m, i: refusals.append(m))
+    assert doc.push(AddItem("devices", PlacedDevice("g1", "gpu", "GeForce GTX 970")))
+    assert not doc.push(AddItem("devices", PlacedDevice("g2", "gpu", "GeForce GTX 970", count=0)))
+    assert "count" in refusals[0] and "g2" not in doc.project.devices
+    for i in range(5):
+        doc.push(MoveDevices({"g1": (i, i)}, merge_key=("drag", 1)))
+    assert doc.undo_stack.count() == 2
+    doc.undo_stack.undo()
+    assert (doc.project.devices["g1"].x, doc.project.devices["g1"].y) == (0, 0)
+    doc.undo_stack.undo()
+    assert not doc.project.devices
+    doc.undo_stack.redo()
+    doc.undo_stack.redo()
+    assert doc.project.devices["g1"].x == 4
+    assert "devices_added" in events
