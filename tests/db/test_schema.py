@@ -90,27 +90,28 @@ INSERT INTO meta VALUES ('format', 'gpumodeler-devices'), ('version', '1'),
 CREATE TABLE sources (key TEXT PRIMARY KEY, citation TEXT NOT NULL);
 CREATE TABLE devices (
     id INTEGER PRIMARY KEY,
-    kind TEXT NOT NULL CHECK (kind IN ('gpu', 'link', 'host')),
+    kind TEXT NOT NULL CHECK (kind = 'gpu' OR kind = 'link' OR kind = 'host'),
     name TEXT NOT NULL,
     name_lower TEXT NOT NULL UNIQUE,
     aliases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(aliases)),
     family TEXT,
-    origin TEXT NOT NULL CHECK (origin IN ('shipped', 'user', 'imported')),
+    origin TEXT NOT NULL
+        CHECK (origin = 'shipped' OR origin = 'user' OR origin = 'imported'),
     created TEXT NOT NULL,
     modified TEXT NOT NULL);
 CREATE TABLE device_values (
     id INTEGER PRIMARY KEY,
     device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
     field TEXT NOT NULL,
-    value CHECK (typeof(value) IN ('integer', 'real', 'text', 'null')),
+    value CHECK (typeof(value) <> 'blob'),
     unit TEXT NOT NULL,
     source_key TEXT,
     source_text TEXT,
     source_where TEXT,
-    provenance TEXT CHECK (provenance IN
-        ('document', 'vendor', 'measurement', 'calibration', 'user')),
+    provenance TEXT CHECK (provenance = 'document' OR provenance = 'vendor'
+        OR provenance = 'measurement' OR provenance = 'calibration' OR provenance = 'user'),
     note TEXT,
-    is_default INTEGER NOT NULL CHECK (is_default IN (0, 1)),
+    is_default INTEGER NOT NULL CHECK (is_default = 0 OR is_default = 1),
     row_order INTEGER NOT NULL,
     UNIQUE (device_id, row_order));
 CREATE INDEX device_values_by_field ON device_values (device_id, field);
