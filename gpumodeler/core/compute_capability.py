@@ -1,0 +1,173 @@
+"""Per-compute-capability limits that the occupancy rules need.
+
+Every number here was written by hand from public NVIDIA documentation:
+
+* CUDA C++ Programming Guide, "Compute Capabilities" appendix: the table "Technical
+  Specifications per Compute Capability" (blocks, warps and threads per SM; registers per SM,
+  per block and per thread; shared memory per SM and per block) of the 11.x/12.x guides for
+  3.5 ... 9.0, and Tables 30 "Technical Specifications", 31 "Memory Information" and 32
+  "Shared Memory Capacity" of the CUDA 13 guide (§5.1.3) for 7.5 ... 12.x.
+* The same appendix's per-architecture sections for the L1/shared-memory splits: 3.x
+  (16/32/48 KB of the 64 KB L1+shared for 3.5; 80/96/112 KB for 3.7, which has 64 KB more
+  shared memory), 7.x (0, 8, 16, 32, 64, 96 KB; 7.5: 32 or 64 KB) and Table 32 for 8.0 on,
+  and the 1 KB of shared memory per block that 8.x and later reserve for system use.
+* The CUDA Occupancy Calculator spreadsheet's "GPU Data" sheet for the allocation units:
+  registers are allocated per warp in units of 256, shared memory in units of 256 bytes (128
+  from 8.x on), and warps are counted in groups of the "warp allocation granularity" (the SM
+  sub-partitions sharing the register file: 4, but 2 on GP100, cc 6.0).
+* The calculator's "Global Load Caching Mode" (L1+L2 "ca") option, offered for 5.2, 5.3, 6.1
+  and 6.2: with partitioned global caching a block lives in one half of the SM.
+
+Nothing here is copied from NVIDIA's ``cuda_occupancy.h``; that header is used by the tests
+as an independent oracle only (``tools/occupancy_oracle``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import re
+
+from .errors import UnsupportedArchitecture
+
+KIB = 1024
+
+
+@dataclass(frozen=True)
+class ArchitectureLimits:
+    """The occupancy-relevant limits of one compute capability (all per SM unless named)."""
+
+    compute_capability: str
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    registers_per_sm: int
+    max_registers_per_block: int
+    # The largest shared-memory configuration (the carveout with the least L1).
+    shared_mem_per_sm_bytes: int
+    # Every shared-memory size the SM can be configured to, ascending.
+    shared_mem_configs_bytes: tuple[int, ...]
+    # Largest static+dynamic shared memory per block after the opt-in (48 KB before 7.0).
+    shared_mem_per_block_optin_bytes: int
+    shared_mem_allocation_unit_bytes: int
+    reserved_shared_mem_per_block_bytes: int
+    # Warps are counted in groups of this many when registers are shared out (SM sub-partitions).
+    warp_allocation_granularity: int = 4
+    supports_partitioned_global_caching: bool = False
+    max_threads_per_block: int = 1024
+    max_registers_per_thread: int = 255
+    register_allocation_unit: int = 256
+    # Without the opt-in a block may use at most 48 KB, and static allocations never more.
+    shared_mem_per_block_bytes: int = 48 * KIB
+    warp_size: int = 32
+
+    @property
+    def major(self) -> int:
+        return int(self.compute_capability.split(".")[0])
+
+    @property
+    def minor(self) -> int:
+        return int(self.compute_capability.split(".")[1])
+
+    @property
+    def max_threads_per_sm(self) -> int:
+        return self.max_warps_per_sm * self.warp_size
+
+    @property
+    def has_carveout(self) -> bool:
+        """Whether the L1/shared split is set by a carveout percentage (Volta, cc 7.0, on)."""
+        return self.major >= 7
+
+    def config_at_least(self, size_bytes: int) -> int | None:
+        """The smallest shared-memory configuration holding ``size_bytes``, or None."""
+        for config in self.shared_mem_configs_bytes:
+            if config >= size_bytes:
+                return config
+        return None
+
+
+def _arch(cc: str, warps: int, blocks: int, regs_sm_k: int, regs_block_k: int,
+          configs_kib: tuple[int, ...], optin_kib: int, **extra) -> ArchitectureLimits:
+    after_ampere = int(cc.split(".")[0]) >= 8
+    return ArchitectureLimits(
+        compute_capability=cc,
+        max_warps_per_sm=warps,
+        max_blocks_per_sm=blocks,
+        registers_per_sm=regs_sm_k * KIB,
+        max_registers_per_block=regs_block_k * KIB,
+        shared_mem_per_sm_bytes=max(configs_kib) * KIB,
+        shared_mem_configs_bytes=tuple(k * KIB for k in configs_kib),
+        shared_mem_per_block_optin_bytes=optin_kib * KIB,
+        shared_mem_allocation_unit_bytes=128 if after_ampere else 256,
+        reserved_shared_mem_per_block_bytes=KIB if after_ampere else 0,
+        **extra,
+    )
+
+
+_VOLTA_SPLITS = (0, 8, 16, 32, 64, 96)
+_GA100_SPLITS = (0, 8, 16, 32, 64, 100, 132, 164)
+_GA10X_SPLITS = (0, 8, 16, 32, 64, 100)
+_GH100_SPLITS = (0, 8, 16, 32, 64, 100, 132, 164, 196, 228)
+
+# Columns: cc, max warps/SM, max blocks/SM, registers/SM (K), max registers/block (K),
+# shared-memory configurations (KiB), max shared memory per block with opt-in (KiB).
+# Source: CUDA C++ Programming Guide, compute-capabilities appendix (see module docstring).
+ARCHITECTURES: dict[str, ArchitectureLimits] = {a.compute_capability: a for a in (
+    _arch("3.5", 64, 16, 64, 64, (16, 32, 48), 48),
+    _arch("3.7", 64, 16, 128, 64, (80, 96, 112), 48),
+    _arch("5.0", 64, 32, 64, 64, (64,), 48),
+    _arch("5.2", 64, 32, 64, 64, (96,), 48, supports_partitioned_global_caching=True),
+    _arch("5.3", 64, 32, 64, 32, (64,), 48, supports_partitioned_global_caching=True),
+    _arch("6.0", 64, 32, 64, 64, (64,), 48, warp_allocation_granularity=2),
+    _arch("6.1", 64, 32, 64, 64, (96,), 48, supports_partitioned_global_caching=True),
+    _arch("6.2", 64, 32, 64, 32, (64,), 48, supports_partitioned_global_caching=True),
+    _arch("7.0", 64, 32, 64, 64, _VOLTA_SPLITS, 96),
+    _arch("7.2", 64, 32, 64, 64, _VOLTA_SPLITS, 96),
+    _arch("7.5", 32, 16, 64, 64, (32, 64), 64),
+    _arch("8.0", 64, 32, 64, 64, _GA100_SPLITS, 163),
+    _arch("8.6", 48, 16, 64, 64, _GA10X_SPLITS, 99),
+    _arch("8.7", 48, 16, 64, 64, _GA100_SPLITS, 163),
+    _arch("8.9", 48, 24, 64, 64, _GA10X_SPLITS, 99),
+    _arch("9.0", 64, 32, 64, 64, _GH100_SPLITS, 227),
+    _arch("10.0", 64, 32, 64, 64, _GH100_SPLITS, 227),
+    _arch("10.3", 64, 32, 64, 64, _GH100_SPLITS, 227),
+    _arch("11.0", 48, 24, 64, 64, _GH100_SPLITS, 227),
+    _arch("12.0", 48, 24, 64, 64, _GA10X_SPLITS, 99),
+    _arch("12.1", 48, 24, 64, 64, _GA10X_SPLITS, 99),
+)}
+
+SUPPORTED_COMPUTE_CAPABILITIES: tuple[str, ...] = tuple(ARCHITECTURES)
+
+# Names that changed meaning: CUDA 13 renumbered Thor from sm_101 to sm_110.
+_RENAMED = {"10.1": "11.0"}
+
+_CC_TEXT = re.compile(r"^\s*(?:sm_?)?(\d{1,2})\.(\d)\s*$|^\s*sm_?(\d{1,2})(\d)\s*$", re.IGNORECASE)
+
+
+def normalize_compute_capability(cc) -> str:
+    """``"8.6"``, ``"sm_86"``, ``(8, 6)`` or ``8.6`` as the canonical text ``"8.6"``."""
+    if isinstance(cc, tuple) and len(cc) == 2 and all(
+            isinstance(p, int) and not isinstance(p, bool) for p in cc):
+        return f"{cc[0]}.{cc[1]}"
+    if isinstance(cc, float) and math.isfinite(cc):
+        return f"{cc:.1f}"
+    if isinstance(cc, str):
+        m = _CC_TEXT.match(cc)
+        if m:
+            major, minor = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+            return f"{int(major)}.{int(minor)}"
+    raise UnsupportedArchitecture(
+        f"compute capability {cc!r} is not of the form '8.6', 'sm_86' or (8, 6); "
+        f"supported: {', '.join(SUPPORTED_COMPUTE_CAPABILITIES)}")
+
+
+def architecture(cc) -> ArchitectureLimits:
+    """The limits of compute capability ``cc``; UnsupportedArchitecture lists the known ones."""
+    if isinstance(cc, ArchitectureLimits):
+        return cc
+    text = normalize_compute_capability(cc)
+    try:
+        return ARCHITECTURES[text]
+    except KeyError:
+        hint = f" ({text} is called {_RENAMED[text]} since CUDA 13)" if text in _RENAMED else ""
+        raise UnsupportedArchitecture(
+            f"compute capability {text} is not supported{hint}; occupancy rules are documented "
+            f"for: {', '.join(SUPPORTED_COMPUTE_CAPABILITIES)}") from None
