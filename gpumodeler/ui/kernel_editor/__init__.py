@@ -1,0 +1,1 @@
+"""Kernel execution graph editor (instructions, latency edges, loops, live latency bound)."""

@@ -1,0 +1,344 @@
+"""KernelScene: mirrors one KernelGraph on a QGraphicsScene.
+
+The scene keeps id -> item maps for instructions, edges and loops, follows the graph's
+events, and announces gestures as intents (``edge_requested``, ``nodes_moved``,
+``instruction_dropped``, ``latency_edited``) for the editor to turn into commands. It never
+changes the graph. What analysis says (latencies, the critical path, errors) is given to it
+by the editor.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QGraphicsScene
+
+from gpumodeler.core.kernel_graph import KernelGraph
+
+from .interactions import EdgeGesture, MoveGesture, node_at
+from .items import EdgeItem, EdgeLabel, InstructionItem, LoopItem
+
+KIND_NAMES = {
+    "ilp": "ILP (issue spacing)", "dual": "dual issue", "dependency": "register dependency",
+    "memory": "memory access", "branch": "branch", "barrier": "barrier",
+    "replacement": "block replacement",
+}
+
+
+def _fmt(value) -> str:
+    return "?" if value is None else f"{value:g}"
+
+
+class KernelScene(QGraphicsScene):
+    edge_requested = Signal(str, str)  # source id, destination id
+    nodes_moved = Signal(dict, object)  # {id: (x, y)}, merge key of the drag
+    instruction_dropped = Signal(str, QPointF)  # opcode, scene position
+    latency_edited = Signal(str, str)  # edge id, text ('' = table value)
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setBackgroundBrush(QColor("#fafafa"))
+        self.graph: KernelGraph | None = None
+        self.node_items: dict[str, InstructionItem] = {}
+        self.edge_items: dict[str, EdgeItem] = {}
+        self.loop_items: dict[str, LoopItem] = {}
+        self.mode = "select"
+        self.edge_kind = "ilp"
+        self._gesture: EdgeGesture | None = None
+        self._move = MoveGesture(self)
+        self._latency: dict[str, float | None] = {}
+        self._errors: dict[str, str] = {}
+        self._critical = (set(), set(), set())
+        self._building = False
+
+    # -- building --------------------------------------------------------------------------
+    def set_graph(self, graph: KernelGraph | None) -> None:
+        """Show ``graph`` (None: an empty canvas)."""
+        if self._gesture is not None:
+            self._gesture.cancel()
+            self._gesture = None
+        self.clear()
+        self.node_items.clear()
+        self.edge_items.clear()
+        self.loop_items.clear()
+        self._latency, self._errors = {}, {}
+        self._critical = (set(), set(), set())
+        self.graph = graph
+        if graph is None:
+            return
+        self._building = True
+        try:
+            for ins in graph.instructions.values():
+                self._add_node(ins)
+            for e in graph.edges.values():
+                self._add_edge(e)
+            for lp in graph.loops.values():
+                self._put_loop(lp)
+        finally:
+            self._building = False
+        self._route_all()
+        self._refresh_loops()
+
+    def _add_node(self, ins) -> InstructionItem:
+        item = InstructionItem(ins.id)
+        self.node_items[ins.id] = item
+        self._set_node_content(item, ins)
+        item.setPos(ins.x, ins.y)
+        item.moved.connect(self._node_moved)
+        self.addItem(item)
+        return item
+
+    def _set_node_content(self, item: InstructionItem, ins) -> None:
+        tip = [f"{ins.id}: {ins.label or ins.opcode}", f"unit {ins.unit}"]
+        if ins.latency_class:
+            tip.append(f"latency class {ins.latency_class}")
+        if ins.unit == "ldst":
+            tip.append(f"{'load' if ins.is_load else 'store'}, {ins.space} space, "
+                       f"{ins.width_bytes} B × stride {ins.stride:g}, {ins.pattern}")
+        head, text = ins.opcode, ins.label.strip()
+        if text.split(" ", 1)[0].rstrip(".").isdigit():  # "4. XMAD.MRG R3, ..." -> drop "4."
+            text = text.split(" ", 1)[1] if " " in text else ""
+        first, _, rest = text.partition(" ")
+        if first.upper().split(".")[0] == ins.opcode.upper().split(".")[0]:
+            head, text = first, rest  # "XMAD.MRG" bold, operands after it
+        item.set_content(head, text, ins.unit, "\n".join(tip))
+        if self._errors.get(ins.id):
+            item.set_error(self._errors[ins.id])
+
+    def _add_edge(self, e) -> EdgeItem:
+        item = EdgeItem(e.id)
+        item.label.committed.connect(self.latency_edited)
+        self.edge_items[e.id] = item
+        self.addItem(item)
+        self._set_edge_content(item, e)
+        return item
+
+    def _set_edge_content(self, item: EdgeItem, e) -> None:
+        value = e.latency if e.latency is not None else self._latency.get(e.id)
+        source = "explicit" if e.latency is not None else (
+            f"from latency table {self.graph.latency_table}" if self.graph and self.graph.latency_table
+            else "no latency table")
+        tip = f"{e.id}: {KIND_NAMES.get(e.kind, e.kind)} {e.src} → {e.dst}, {_fmt(value)} cycles ({source})"
+        if e.kind == "branch":
+            tip += "; taken" if e.taken else ("; not taken" if e.taken is False else "")
+        item.set_content(e.kind, _fmt(value), e.latency is not None, tip)
+        item.set_error(self._errors.get(e.id, ""))
+
+    def _put_loop(self, lp) -> LoopItem:
+        item = self.loop_items.get(lp.id)
+        if item is None:
+            item = LoopItem(lp.id)
+            self.loop_items[lp.id] = item
+            self.addItem(item)
+        title = f"{lp.name + '  ' if lp.name else ''}× {lp.iterations.text}"
+        tip = f"loop {lp.name or lp.id}: {len(lp.members)} instruction(s), {lp.iterations.text} iterations"
+        item.set_content(title, self._errors.get(lp.id) or tip, 0)
+        return item
+
+    # -- following the graph ---------------------------------------------------------------
+    def apply(self, event: str, payload) -> None:
+        """Mirror one graph event (see KernelGraph mutations)."""
+        if self.graph is None:
+            return
+        if event == "instruction_added":
+            self._add_node(payload)
+            self._refresh_loops()
+        elif event == "instruction_changed":
+            item = self.node_items.get(payload.id)
+            if item is None:
+                return
+            self._set_node_content(item, payload)
+            if (item.pos().x(), item.pos().y()) != (payload.x, payload.y):
+                item.setPos(payload.x, payload.y)
+        elif event == "instruction_removed":
+            item = self.node_items.pop(payload.id, None)
+            if item is not None:
+                self.removeItem(item)
+            self._refresh_loops()
+        elif event in ("edge_added", "edge_changed"):
+            item = self.edge_items.get(payload.id) or self._add_edge(payload)
+            self._set_edge_content(item, payload)
+            self._route_all()
+        elif event == "edge_removed":
+            item = self.edge_items.pop(payload.id, None)
+            if item is not None:
+                self.removeItem(item)
+            self._route_all()
+        elif event == "loop_added":  # also sent by update_loop
+            self._put_loop(payload)
+            self._refresh_loops()
+        elif event == "loop_removed":
+            item = self.loop_items.pop(payload.id, None)
+            if item is not None:
+                self.removeItem(item)
+            self._refresh_loops()
+        elif event == "properties_changed":
+            self.refresh_edge_labels()
+
+    def _node_moved(self, node_id: str) -> None:
+        if self._building or self.graph is None:
+            return
+        self._route_all(node_id)
+        self._refresh_loops(node_id)
+
+    # -- geometry --------------------------------------------------------------------------
+    def _route_all(self, node_id: str | None = None) -> None:
+        if self.graph is None or self._building:
+            return
+        order = self.graph.order()
+        lanes: dict[frozenset, list[str]] = {}
+        for e in self.graph.edges.values():
+            lanes.setdefault(frozenset((e.src, e.dst)), []).append(e.id)
+        for e in self.graph.edges.values():
+            if node_id is not None and node_id not in (e.src, e.dst):
+                continue
+            item = self.edge_items.get(e.id)
+            src, dst = self.node_items.get(e.src), self.node_items.get(e.dst)
+            if item is None or src is None or dst is None:
+                continue
+            group = lanes[frozenset((e.src, e.dst))]
+            item.set_geometry(src.sceneBoundingRect().adjusted(2, 2, -2, -2),
+                              dst.sceneBoundingRect().adjusted(2, 2, -2, -2),
+                              order[e.src] >= order[e.dst], group.index(e.id), len(group))
+
+    def _refresh_loops(self, node_id: str | None = None) -> None:
+        if self.graph is None or self._building:
+            return
+        loops = self.graph.loops
+        height = {}
+
+        def h(lid):
+            if lid not in height:
+                inner = [o for o in loops.values() if o.members < loops[lid].members]
+                height[lid] = 1 + max((h(o.id) for o in inner), default=-1)
+            return height[lid]
+
+        for lid, lp in loops.items():
+            if node_id is not None and node_id not in lp.members:
+                continue
+            item = self.loop_items.get(lid) or self._put_loop(lp)
+            rect = QRectF()
+            for nid in lp.members:
+                node = self.node_items.get(nid)
+                if node is not None:
+                    r = node.sceneBoundingRect().adjusted(2, 2, -2, -2)
+                    rect = r if rect.isNull() else rect.united(r)
+            m = 10 + 12 * h(lid)
+            item.set_region(rect.adjusted(-m, -m - 16, m + 36, m))
+            depth = sum(1 for o in loops.values() if lp.members < o.members)
+            item.setZValue(depth * 0.1)
+
+    # -- what the analysis says ------------------------------------------------------------
+    def set_latencies(self, latencies: dict) -> None:
+        """{edge id: cycles or None (unknown)} as resolved by the analysis."""
+        self._latency = dict(latencies)
+        self.refresh_edge_labels()
+
+    def refresh_edge_labels(self) -> None:
+        if self.graph is None:
+            return
+        for eid, item in self.edge_items.items():
+            e = self.graph.edges.get(eid)
+            if e is not None:
+                self._set_edge_content(item, e)
+        self._route_all()
+
+    def set_critical(self, node_ids=(), edge_ids=(), loop_ids=()) -> None:
+        self._critical = (set(node_ids), set(edge_ids), set(loop_ids))
+        for nid, item in self.node_items.items():
+            item.set_critical(nid in self._critical[0])
+        for eid, item in self.edge_items.items():
+            item.set_critical(eid in self._critical[1])
+        for lid, item in self.loop_items.items():
+            item.set_critical(lid in self._critical[2])
+
+    def critical(self) -> tuple[set, set, set]:
+        return self._critical
+
+    def set_errors(self, errors: dict) -> None:
+        """{item id: message}; items not named are cleared."""
+        self._errors = dict(errors)
+        for table in (self.node_items, self.edge_items, self.loop_items):
+            for iid, item in table.items():
+                item.set_error(self._errors.get(iid, ""))
+        if self.graph is not None:
+            for nid, item in self.node_items.items():
+                if nid in self.graph.instructions and not self._errors.get(nid):
+                    self._set_node_content(item, self.graph.instructions[nid])
+            for lid, lp in self.graph.loops.items():
+                if lid in self.loop_items:
+                    self._put_loop(lp)
+
+    # -- selection -------------------------------------------------------------------------
+    def selected_ids(self) -> tuple[list, list, list]:
+        """(instruction ids, edge ids, loop ids) selected, in graph order."""
+        sel = set(self.selectedItems())
+        nodes = [n for n, it in self.node_items.items() if it in sel]
+        edges = [e for e, it in self.edge_items.items() if it in sel]
+        loops = [l for l, it in self.loop_items.items() if it in sel]
+        return nodes, edges, loops
+
+    def select_ids(self, ids) -> None:
+        ids = set(ids)
+        self.blockSignals(True)
+        try:
+            self.clearSelection()
+            for table in (self.node_items, self.edge_items, self.loop_items):
+                for iid, item in table.items():
+                    if iid in ids:
+                        item.setSelected(True)
+        finally:
+            self.blockSignals(False)
+        self.selectionChanged.emit()
+
+    # -- gestures --------------------------------------------------------------------------
+    def mousePressEvent(self, event):
+        if event.button() == Qt.LeftButton:
+            node = node_at(self, event.scenePos())
+            if node is not None and (self.mode == "connect" or event.modifiers() & Qt.ShiftModifier):
+                self._gesture = EdgeGesture(self, node, self.edge_kind)
+                event.accept()
+                return
+        super().mousePressEvent(event)
+        if event.button() == Qt.LeftButton:
+            self._move.press([it for it in self.selectedItems() if isinstance(it, InstructionItem)])
+
+    def mouseMoveEvent(self, event):
+        if self._gesture is not None:
+            self._gesture.move(event.scenePos())
+            event.accept()
+            return
+        super().mouseMoveEvent(event)
+
+    def mouseReleaseEvent(self, event):
+        if self._gesture is not None:
+            result = self._gesture.release(event.scenePos())
+            self._gesture = None
+            event.accept()
+            if result:
+                self.edge_requested.emit(*result)
+            return
+        super().mouseReleaseEvent(event)
+        moved = self._move.release()
+        if moved:
+            self.nodes_moved.emit(*moved)
+
+    def mouseDoubleClickEvent(self, event):
+        for item in self.items(event.scenePos()):
+            if isinstance(item, EdgeLabel):
+                item = item.parentItem()
+            if isinstance(item, EdgeItem):
+                self.begin_latency_edit(item.edge_id)
+                event.accept()
+                return
+        super().mouseDoubleClickEvent(event)
+
+    def begin_latency_edit(self, edge_id: str) -> None:
+        e = self.graph.edges[edge_id]
+        self.edge_items[edge_id].label.begin_edit("" if e.latency is None else f"{e.latency:g}")
+
+    def keyPressEvent(self, event):
+        if event.key() == Qt.Key_Escape and self._gesture is not None:
+            self._gesture.cancel()
+            self._gesture = None
+            return
+        super().keyPressEvent(event)

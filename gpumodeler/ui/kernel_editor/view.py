@@ -1,0 +1,66 @@
+"""The canvas widget: zoom, fit, rubber-band selection and drops from the palette."""
+from __future__ import annotations
+
+from PySide6.QtCore import QRectF, Qt
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QGraphicsView
+
+from .palette import MIME_OPCODE
+
+
+class KernelView(QGraphicsView):
+    def __init__(self, scene, parent=None):
+        super().__init__(scene, parent)
+        self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
+        self.setDragMode(QGraphicsView.RubberBandDrag)
+        self.setViewportUpdateMode(QGraphicsView.BoundingRectViewportUpdate)
+        self.setTransformationAnchor(QGraphicsView.AnchorUnderMouse)
+        self.setAcceptDrops(True)
+        self.setAlignment(Qt.AlignHCenter | Qt.AlignTop)
+
+    def fit(self) -> None:
+        """Show the whole graph (never magnified beyond 100 %)."""
+        rect = self.scene().itemsBoundingRect()
+        if rect.isEmpty():
+            self.resetTransform()
+            return
+        rect = rect.adjusted(-20, -20, 20, 20)
+        self.setSceneRect(rect.united(QRectF(rect.topLeft(), self.viewport().size().toSizeF())))
+        self.fitInView(rect, Qt.KeepAspectRatio)
+        if self.transform().m11() > 1.0:
+            self.resetTransform()
+        self.setSceneRect(QRectF())
+        self.centerOn(rect.center())
+
+    def zoom(self, factor: float) -> None:
+        scale = self.transform().m11() * factor
+        if 0.1 <= scale <= 4.0:
+            self.scale(factor, factor)
+
+    def wheelEvent(self, event):
+        if event.modifiers() & Qt.ControlModifier:
+            self.zoom(1.15 if event.angleDelta().y() > 0 else 1 / 1.15)
+            event.accept()
+            return
+        super().wheelEvent(event)
+
+    # -- drops from the palette ------------------------------------------------------------
+    def dragEnterEvent(self, event):
+        if event.mimeData().hasFormat(MIME_OPCODE):
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event):
+        if event.mimeData().hasFormat(MIME_OPCODE):
+            event.acceptProposedAction()
+        else:
+            super().dragMoveEvent(event)
+
+    def dropEvent(self, event):
+        if event.mimeData().hasFormat(MIME_OPCODE):
+            opcode = bytes(event.mimeData().data(MIME_OPCODE)).decode()
+            self.scene().instruction_dropped.emit(opcode, self.mapToScene(event.position().toPoint()))
+            event.acceptProposedAction()
+        else:
+            super().dropEvent(event)

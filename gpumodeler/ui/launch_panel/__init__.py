@@ -1,0 +1,1 @@
+"""Launch panel: one kernel launch on one GPU, its prediction and its sweeps."""

@@ -1,0 +1,1 @@
+"""Plots of predictions (pyqtgraph): built once, updated with setData."""

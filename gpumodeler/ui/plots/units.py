@@ -1,0 +1,41 @@
+"""Display units for times and sizes (conversions happen only here, at the edge)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+
+
+def time_unit(seconds) -> tuple[str, float]:
+    """The unit that shows ``seconds`` (a number or array; its largest finite value) with
+    1 to 3 digits before the point: ('ms', 1e-3) for 0.146."""
+    arr = np.abs(np.asarray(seconds, dtype=float))
+    arr = arr[np.isfinite(arr) & (arr > 0)]
+    top = float(arr.max()) if arr.size else 1.0
+    for name, scale in TIME_UNITS:
+        if top >= scale:
+            return name, scale
+    return TIME_UNITS[-1]
+
+
+def fmt_time(seconds, digits: int = 4) -> str:
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    name, scale = time_unit(seconds)
+    return f"{seconds / scale:.{digits}g} {name}"
+
+
+def fmt_bytes(n: float) -> str:
+    for name, scale in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= scale:
+            return f"{n / scale:.4g} {name}"
+    return f"{n:g} B"
+
+
+def fmt_count(n: float) -> str:
+    """1.5625e+06 -> '1 562 500'; small or fractional numbers as %g."""
+    if float(n).is_integer() and abs(n) < 1e15:
+        return f"{int(n):,}".replace(",", "\u202f")
+    return f"{n:.6g}"
