@@ -1,0 +1,428 @@
+"""Project files: a :class:`~gpumodeler.core.project.Project` saved as one SQLite file (.gpm).
+
+The schema and its migrations are in :mod:`gpumodeler.db.project_schema`; this module maps
+the document's dataclasses to rows and back (the domain classes know nothing of SQLite).
+Ids are stored as they are, and every collection keeps its order in a ``position`` column:
+the program order of a kernel's instructions is the order of its rows.
+
+Safety of saving: the whole project is written into a new temporary file next to the
+target (``.NAME.XXXXXXXX.tmp`` in the same folder, so the rename stays on one file system),
+the data in one transaction, then the file is fsynced, renamed over the target with
+``os.replace`` (atomic on POSIX and Windows) and the folder is fsynced. The previous file is
+never opened for writing: a crash, a full disk or an error anywhere before the rename leaves
+it byte-for-byte as it was, and the temporary file is removed. Unless ``force=True``, a save
+refuses to replace a file that is not recognisably a gpumodeler project (a text file,
+another SQLite database, a project whose header or meta table is unreadable) or one written
+by a newer gpumodeler, whose data this version would drop; an empty file or an older project
+of ours is replaced. Saving through a symbolic link replaces the file
+it points to. Because a save writes a fresh file, a saved file always has the newest schema
+and its migration table records when it was written.
+
+Safety of loading: the file is checked (SQLite header, integrity, format name, schema
+version) with a read-only connection (``mode=ro``), so opening never writes; a file of an
+older schema is upgraded in an in-memory copy. A file that is not a project, is corrupted
+or is from a newer gpumodeler raises :class:`ProjectFormatError` saying what it is and what
+was expected.
+
+JSON columns (overrides, variables, kernel_overrides, parameters, calibrated values,
+history inputs and outputs) hold JSON values: tuples come back as lists and non-string
+dict keys as strings. NaN and infinities are kept.
+"""
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import sqlite3
+import stat
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlite_utils
+
+from gpumodeler import __version__
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.expressions import parse
+from gpumodeler.core.kernel_graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
+                                     PlacedDevice, PredictionRecord, Project, SweepDef,
+                                     Transfer)
+
+from .project_schema import (FORMAT, SCHEMA_VERSION, ProjectAccessError, ProjectFormatError,
+                             check_header, connect_read_only, inspect_file, new_database,
+                             upgraded_copy)
+
+SUFFIX = ".gpm"
+
+# Columns written and read for each entity, in dataclass field order after the keys.
+DEVICE_COLUMNS = ("id", "kind", "device_name", "count", "overrides", "label", "x", "y")
+CONNECTION_COLUMNS = ("id", "link_name", "a", "b", "link_type", "overrides", "label")
+KERNEL_COLUMNS = ("id", "name", "latency_table", "description", "variables")
+INSTRUCTION_COLUMNS = ("id", "opcode", "unit", "latency_class", "space", "is_load", "label",
+                       "memory_level", "width_bytes", "stride", "pattern", "hit_ratio",
+                       "segment_bytes", "bank_conflict_degree", "x", "y")
+EDGE_COLUMNS = ("id", "src", "dst", "kind", "latency", "taken")
+LOOP_COLUMNS = ("id", "name", "iterations")
+LAUNCH_COLUMNS = ("id", "name", "gpu", "kernel", "block_size", "grid_size", "data_size",
+                  "registers", "shared_mem", "occupancy_override", "lam", "variables",
+                  "kernel_overrides")
+TRANSFER_COLUMNS = ("direction", "size", "connection")
+SWEEP_COLUMNS = ("id", "launch", "variable", "name")
+MEASUREMENT_COLUMNS = ("id", "launch", "what", "parameters", "time_s", "source")
+CALIBRATION_COLUMNS = ("id", "launch", "what", "calibrated_values", "mape_percent", "created")
+HISTORY_COLUMNS = ("id", "created", "launch", "inputs", "outputs")
+
+
+@dataclass(frozen=True)
+class ProjectFileInfo:
+    """What a project file says about itself."""
+
+    path: Path
+    format: str
+    schema_version: int  # of the file as stored (before any in-memory upgrade)
+    app_version: str  # the gpumodeler that wrote it
+    upgraded: bool  # True when it was read through the migrations of a newer schema
+
+
+# -- values <-> columns ----------------------------------------------------------------------
+def _scalar(value):
+    """A value SQLite can bind: numpy scalars become Python numbers."""
+    if value is not None and not isinstance(value, (bool, int, float, str)) \
+            and hasattr(value, "item"):
+        return value.item()
+    return value
+
+
+def _json_default(obj):
+    if hasattr(obj, "tolist"):  # numpy arrays and scalars in prediction records
+        return obj.tolist()
+    if isinstance(obj, (set, frozenset)):
+        return sorted(obj, key=repr)
+    raise TypeError(f"a value of type {type(obj).__name__} cannot be stored as JSON")
+
+
+def _to_json(obj: dict, what: str) -> str:
+    try:
+        return json.dumps(obj, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+    except (TypeError, ValueError) as exc:
+        raise ProjectAccessError(f"cannot save {what}: {exc}") from None
+
+
+def _from_json(text, what: str) -> dict:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        raise ProjectFormatError(f"{what} is not valid JSON: {str(text)[:60]!r}") from None
+    if not isinstance(value, dict):
+        raise ProjectFormatError(f"{what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+def _insert_rows(db: sqlite_utils.Database, table: str, columns: tuple, rows) -> None:
+    """One executemany per table (all inside the save's single transaction)."""
+    sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
+    db.conn.executemany(sql, rows)
+
+
+# -- writing ---------------------------------------------------------------------------------
+def _write(db: sqlite_utils.Database, project: Project) -> None:
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('app_version', ?)", [__version__])
+    _insert_rows(db, "project", ("id", "name", "description"),
+                 [(1, project.name, project.description)])
+    _insert_rows(db, "devices", ("position",) + DEVICE_COLUMNS, [
+        (i, d.id, d.kind, d.device_name, _scalar(d.count),
+         _to_json(d.overrides, f"device {d.id} overrides"), d.label, _scalar(d.x), _scalar(d.y))
+        for i, d in enumerate(project.devices.values())])
+    _insert_rows(db, "connections", ("position",) + CONNECTION_COLUMNS, [
+        (i, c.id, c.link_name, c.a, c.b, c.link_type,
+         _to_json(c.overrides, f"connection {c.id} overrides"), c.label)
+        for i, c in enumerate(project.connections.values())])
+    _write_kernels(db, project.kernels)
+    launches = list(project.launches.values())
+    _insert_rows(db, "launches", ("position",) + LAUNCH_COLUMNS, [
+        (i, la.id, la.name, la.gpu, la.kernel, _scalar(la.block_size), _scalar(la.grid_size),
+         _scalar(la.data_size), _scalar(la.registers), _scalar(la.shared_mem),
+         _scalar(la.occupancy_override), _scalar(la.lam),
+         _to_json(la.variables, f"launch {la.id} variables"),
+         _to_json(la.kernel_overrides, f"launch {la.id} kernel overrides"))
+        for i, la in enumerate(launches)])
+    _insert_rows(db, "transfers", ("launch_id", "position") + TRANSFER_COLUMNS, [
+        (la.id, j, t.direction, str(t.size), t.connection)
+        for la in launches for j, t in enumerate(la.transfers)])
+    sweeps = list(project.sweeps.values())
+    _insert_rows(db, "sweeps", ("position",) + SWEEP_COLUMNS, [
+        (i, s.id, s.launch, s.variable, s.name) for i, s in enumerate(sweeps)])
+    _insert_rows(db, "sweep_values", ("sweep_id", "position", "value"), [
+        (s.id, j, _scalar(v)) for s in sweeps for j, v in enumerate(s.values)])
+    _insert_rows(db, "sweep_devices", ("sweep_id", "position", "device_name"), [
+        (s.id, j, name) for s in sweeps for j, name in enumerate(s.devices)])
+    _insert_rows(db, "measurements", ("position",) + MEASUREMENT_COLUMNS, [
+        (i, m.id, m.launch, m.what, _to_json(m.parameters, f"measurement {m.id} parameters"),
+         _scalar(m.time_s), m.source)
+        for i, m in enumerate(project.measurements.values())])
+    _insert_rows(db, "calibrations", ("position",) + CALIBRATION_COLUMNS, [
+        (i, c.id, c.launch, c.what, _to_json(c.values, f"calibration {c.id} values"),
+         _scalar(c.mape_percent), c.created)
+        for i, c in enumerate(project.calibrations.values())])
+    _insert_rows(db, "history", ("position",) + HISTORY_COLUMNS, [
+        (i, h.id, h.created, h.launch, _to_json(h.inputs, f"history {h.id} inputs"),
+         _to_json(h.outputs, f"history {h.id} outputs"))
+        for i, h in enumerate(project.history.values())])
+
+
+def _write_kernels(db: sqlite_utils.Database, kernels: dict) -> None:
+    _insert_rows(db, "kernels", ("position",) + KERNEL_COLUMNS, [
+        (i, kid, g.name, g.latency_table, g.description,
+         _to_json(g.variables, f"kernel {kid} variables"))
+        for i, (kid, g) in enumerate(kernels.items())])
+    _insert_rows(db, "kernel_instructions", ("kernel_id", "position") + INSTRUCTION_COLUMNS, [
+        (kid, j) + tuple(_scalar(getattr(ins, c)) for c in INSTRUCTION_COLUMNS)
+        for kid, g in kernels.items() for j, ins in enumerate(g.instructions.values())])
+    _insert_rows(db, "kernel_edges", ("kernel_id", "position") + EDGE_COLUMNS, [
+        (kid, j, e.id, e.src, e.dst, e.kind, _scalar(e.latency), e.taken)
+        for kid, g in kernels.items() for j, e in enumerate(g.edges.values())])
+    _insert_rows(db, "kernel_loops", ("kernel_id", "position") + LOOP_COLUMNS, [
+        (kid, j, lp.id, lp.name, lp.iterations.text)
+        for kid, g in kernels.items() for j, lp in enumerate(g.loops.values())])
+    _insert_rows(db, "kernel_loop_members", ("kernel_id", "loop_id", "instruction_id"), [
+        (kid, lp.id, member)
+        for kid, g in kernels.items() for lp in g.loops.values()
+        for member in sorted(lp.members)])
+
+
+# -- reading ---------------------------------------------------------------------------------
+def _rows(db, table: str, columns: tuple, order: str = "position"):
+    return db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}").fetchall()
+
+
+def _read(db: sqlite_utils.Database) -> Project:
+    row = db.execute("SELECT name, description FROM project WHERE id = 1").fetchone()
+    if row is None:
+        raise ProjectFormatError("the project row is missing")
+    project = Project(row[0])
+    project.description = row[1]
+    for (id_, kind, device_name, count, overrides, label, x, y) in _rows(db, "devices",
+                                                                         DEVICE_COLUMNS):
+        project.put("devices", PlacedDevice(id_, kind, device_name, count,
+                                            _from_json(overrides, f"device {id_} overrides"),
+                                            label, x, y))
+    for (id_, link_name, a, b, link_type, overrides, label) in _rows(db, "connections",
+                                                                     CONNECTION_COLUMNS):
+        project.put("connections", Connection(
+            id_, link_name, a, b, link_type,
+            _from_json(overrides, f"connection {id_} overrides"), label))
+    for kid, graph in _read_kernels(db).items():
+        project.put_kernel(kid, graph)
+    transfers = defaultdict(list)
+    for launch_id, direction, size, connection in _rows(
+            db, "transfers", ("launch_id",) + TRANSFER_COLUMNS, "launch_id, position"):
+        transfers[launch_id].append(Transfer(direction, size, connection))
+    for r in _rows(db, "launches", LAUNCH_COLUMNS):
+        kw = dict(zip(LAUNCH_COLUMNS, r))
+        kw["variables"] = _from_json(kw["variables"], f"launch {r[0]} variables")
+        kw["kernel_overrides"] = _from_json(kw["kernel_overrides"],
+                                            f"launch {r[0]} kernel overrides")
+        project.put("launches", LaunchConfig(**kw, transfers=tuple(transfers.pop(r[0], ()))))
+    if transfers:
+        raise ProjectFormatError(f"transfers of missing launch(es) {', '.join(sorted(transfers))}")
+    values, devices = defaultdict(list), defaultdict(list)
+    for sweep_id, value in _rows(db, "sweep_values", ("sweep_id", "value"), "sweep_id, position"):
+        values[sweep_id].append(value)
+    for sweep_id, name in _rows(db, "sweep_devices", ("sweep_id", "device_name"),
+                                "sweep_id, position"):
+        devices[sweep_id].append(name)
+    for (id_, launch, variable, name) in _rows(db, "sweeps", SWEEP_COLUMNS):
+        project.put("sweeps", SweepDef(id_, launch, variable, tuple(values[id_]),
+                                       tuple(devices[id_]), name))
+    for (id_, launch, what, parameters, time_s, source) in _rows(db, "measurements",
+                                                                 MEASUREMENT_COLUMNS):
+        project.put("measurements", Measurement(
+            id_, launch, what, _from_json(parameters, f"measurement {id_} parameters"),
+            time_s, source))
+    for (id_, launch, what, cal_values, mape, created) in _rows(db, "calibrations",
+                                                                CALIBRATION_COLUMNS):
+        project.put("calibrations", Calibration(
+            id_, launch, what, _from_json(cal_values, f"calibration {id_} values"), mape, created))
+    for (id_, created, launch, inputs, outputs) in _rows(db, "history", HISTORY_COLUMNS):
+        project.put("history", PredictionRecord(
+            id_, created, launch, _from_json(inputs, f"history {id_} inputs"),
+            _from_json(outputs, f"history {id_} outputs")))
+    return project
+
+
+def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:
+    """Kernels in order, built through the graph's own checked mutations."""
+    instructions, edges, loops = defaultdict(list), defaultdict(list), defaultdict(list)
+    for kid, *r in _rows(db, "kernel_instructions", ("kernel_id",) + INSTRUCTION_COLUMNS,
+                         "kernel_id, position"):
+        kw = dict(zip(INSTRUCTION_COLUMNS, r))
+        kw["is_load"] = bool(kw["is_load"])
+        instructions[kid].append(Instruction(**kw))
+    for kid, id_, src, dst, kind, latency, taken in _rows(
+            db, "kernel_edges", ("kernel_id",) + EDGE_COLUMNS, "kernel_id, position"):
+        edges[kid].append(Edge(id_, src, dst, kind, latency, None if taken is None else bool(taken)))
+    members = defaultdict(set)
+    for kid, loop_id, ins_id in db.execute(
+            "SELECT kernel_id, loop_id, instruction_id FROM kernel_loop_members").fetchall():
+        members[(kid, loop_id)].add(ins_id)
+    for kid, id_, name, iterations in _rows(db, "kernel_loops", ("kernel_id",) + LOOP_COLUMNS,
+                                            "kernel_id, position"):
+        loops[kid].append((id_, name, iterations))
+    kernels = {}
+    for kid, name, latency_table, description, variables in _rows(db, "kernels", KERNEL_COLUMNS):
+        graph = KernelGraph(name=name, latency_table=latency_table, description=description,
+                            variables=_from_json(variables, f"kernel {kid} variables"))
+        try:
+            for ins in instructions.pop(kid, ()):
+                graph.add_instruction(ins)
+            for edge in edges.pop(kid, ()):
+                graph.add_edge(edge)
+            for id_, loop_name, iterations in loops.pop(kid, ()):
+                graph.add_loop(Loop(id_, frozenset(members.pop((kid, id_), ())),
+                                    parse(iterations), loop_name))
+        except ModelError as exc:
+            raise ProjectFormatError(f"kernel {kid}: {exc}") from None
+        kernels[kid] = graph
+    orphans = sorted(set(instructions) | set(edges) | set(loops) | {k for k, _ in members})
+    if orphans:
+        raise ProjectFormatError(f"rows of missing kernel(s) {', '.join(orphans)}")
+    return kernels
+
+
+# -- files -----------------------------------------------------------------------------------
+def read_project_file(path: str | Path) -> tuple[Project, ProjectFileInfo]:
+    """The project in ``path`` and what the file says about itself. Never writes.
+
+    Raises ProjectFormatError for a file that is not a gpumodeler project, is corrupted or
+    was written by a newer gpumodeler (the message names the file and what was expected)."""
+    path = Path(path)
+    check_header(path)
+    db = connect_read_only(path)
+    try:
+        meta = inspect_file(db, path)
+        if meta["pending"]:
+            db, old = upgraded_copy(db, path), db
+            old.close()
+        project = _read(db)
+    except ProjectFormatError as exc:
+        text = str(exc)
+        raise ProjectFormatError(text if text.startswith(str(path)) else
+                                 f"{path}: damaged project file: {text}") from None
+    except sqlite3.DatabaseError as exc:
+        raise ProjectFormatError(f"{path}: the project file is corrupted ({exc})") from None
+    except (ModelError, TypeError, ValueError) as exc:
+        raise ProjectFormatError(f"{path}: damaged project file ({exc})") from None
+    finally:
+        db.close()
+    info = ProjectFileInfo(path, meta["format"], meta["version"], meta["app_version"],
+                           meta["pending"])
+    return project, info
+
+
+def load_project(path: str | Path) -> Project:
+    """Read a project file (see :func:`read_project_file`)."""
+    return read_project_file(path)[0]
+
+
+def save_project(project: Project, path: str | Path, *, force: bool = False) -> Path:
+    """Write ``project`` to ``path`` atomically (see the module docstring); returns ``path``.
+
+    An existing file at ``path`` is replaced only if it is a gpumodeler project this version
+    reads, or with ``force=True``; otherwise ProjectFormatError and nothing is written.
+    Raises ProjectAccessError when the file cannot be written; the previous file is then
+    unchanged and no temporary file is left behind."""
+    path = Path(path)
+    target = Path(os.path.realpath(path))
+    if target.is_dir():
+        raise ProjectAccessError(f"{path}: is a folder; give a file name such as "
+                                 f"{(path / project.name).with_suffix(SUFFIX)}")
+    if target.exists() and not force:
+        _check_replaceable(target, path)
+    kept = "the previous file is unchanged" if target.exists() else "nothing was written"
+    tmp = _create_temp(target, path)
+    db = None
+    try:
+        db = new_database(tmp)
+        with db.atomic():
+            _write(db, project)
+        db.close()
+        db = None
+        _fsync(tmp)
+        if target.exists():  # keep the permissions the user gave the file
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(tmp, target)
+        _fsync_folder(target.parent)
+    except (sqlite3.Error, OSError, OverflowError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ProjectAccessError(f"{path}: cannot save the project ({reason}); {kept}") from None
+    except ProjectAccessError as exc:
+        raise ProjectAccessError(f"{path}: {exc}; {kept}") from None
+    finally:
+        if db is not None:
+            db.close()
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+    return path
+
+
+def _check_replaceable(target: Path, shown: Path) -> None:
+    """Refuse to overwrite something that is not a project we can read (cheap: no
+    integrity scan, just the header and meta)."""
+    if target.stat().st_size == 0:
+        return
+    try:
+        check_header(target)
+        db = connect_read_only(target)
+        try:
+            inspect_file(db, target, integrity=False)
+        except sqlite3.DatabaseError as exc:
+            raise ProjectFormatError(f"{target}: the file is corrupted ({exc})") from None
+        finally:
+            db.close()
+    except ProjectFormatError as exc:
+        raise ProjectFormatError(f"{exc}; not overwriting {shown} (save under another name, "
+                                 f"or force the save to replace it)") from None
+
+
+def _create_temp(target: Path, shown: Path) -> Path:
+    for _ in range(100):
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ProjectAccessError(f"{shown}: cannot save the project there "
+                                     f"({exc.strerror})") from None
+        os.close(fd)
+        return tmp
+    raise ProjectAccessError(f"{shown}: cannot create a temporary file next to it")
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the rename durable; best effort (Windows cannot open a folder for fsync)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+__all__ = ["save_project", "load_project", "read_project_file", "ProjectFileInfo",
+           "ProjectFormatError", "ProjectAccessError", "FORMAT", "SCHEMA_VERSION", "SUFFIX"]

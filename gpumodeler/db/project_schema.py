@@ -1,0 +1,362 @@
+"""The project file schema (``.gpm``), its numbered migrations, and checked opening.
+
+A project file is an SQLite database of format ``gpumodeler-project``. Schema changes are
+appended as new migrations (``m003_...``) of the sqlite-utils migration set
+``gpumodeler-project``; an applied migration is never edited, because project files out in
+the world already ran it. Each migration sets ``meta.version`` to its own number in the same
+transaction, so a file from a newer gpumodeler is recognised (and refused, untouched) even by
+tools that do not know the migration table.
+
+Tables (every list keeps the document's order in ``position``; ids are the document's ids)
+
+version 1
+- ``meta(key, value)``: format = "gpumodeler-project", version, app_version.
+- ``project(id = 1, name)``: the single document row.
+- ``devices(position, id, kind, device_name, count, overrides, label, x, y)``.
+- ``connections(position, id, link_name, a, b, link_type, overrides, label)``.
+- ``kernels(position, id, name, latency_table, description, variables)``.
+- ``kernel_instructions(kernel_id, position, id, opcode, unit, latency_class, space,
+  is_load, label, memory_level, width_bytes, stride, pattern, hit_ratio, segment_bytes,
+  bank_conflict_degree, x, y)``: ``position`` is the program order.
+- ``kernel_edges(kernel_id, position, id, src, dst, kind, latency, taken)``.
+- ``kernel_loops(kernel_id, position, id, name, iterations)`` and
+  ``kernel_loop_members(kernel_id, loop_id, instruction_id)``.
+- ``launches(position, id, name, gpu, kernel, block_size, grid_size, data_size, registers,
+  shared_mem, occupancy_override, lam, variables, kernel_overrides)`` and
+  ``transfers(launch_id, position, direction, size, connection)``.
+- ``sweeps(position, id, launch, variable)``, ``sweep_values(sweep_id, position, value)``,
+  ``sweep_devices(sweep_id, position, device_name)``.
+- ``measurements(position, id, launch, what, parameters, time_s, source)``.
+- ``calibrations(position, id, launch, what, calibrated_values, mape_percent, created)``.
+- ``history(position, id, created, launch, inputs, outputs)``.
+
+version 2 (``m002_descriptions``): ``project.description`` and ``sweeps.name``.
+
+Columns named overrides, variables, kernel_overrides, parameters, calibrated_values, inputs
+and outputs hold small JSON objects. Numeric columns that may hold an int or a float (canvas
+positions, latencies, λ, times) have no declared type, so SQLite keeps the value's own type
+and a round trip gives back ``2`` as ``2`` and ``2.5`` as ``2.5``. References between
+entities (a launch's GPU, a connection's ends) are plain text, not foreign keys: a document
+with a dangling reference must still save, never lose work.
+"""
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import sqlite_utils
+from sqlite_utils import Migrations
+
+from gpumodeler import __version__
+
+from .errors import DatabaseAccessError, DatabaseFormatError
+
+FORMAT = "gpumodeler-project"
+DEVICE_DB_FORMAT = "gpumodeler-devices"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+MIGRATION_SET = "gpumodeler-project"
+MIGRATIONS_TABLE = Migrations.migrations_table
+
+
+class ProjectFormatError(DatabaseFormatError):
+    """A file that is not a gpumodeler project, is corrupted, or was written by a newer
+    gpumodeler. Raised before anything is written: the file is left byte-for-byte as it was."""
+
+
+class ProjectAccessError(DatabaseAccessError):
+    """A project that cannot be saved (missing or read-only folder, full disk, a value
+    SQLite cannot store). The previous file, if any, is left as it was."""
+
+
+migrations = Migrations(MIGRATION_SET)
+
+_V1 = [
+    """CREATE TABLE meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE project (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        name TEXT NOT NULL
+    )""",
+    """CREATE TABLE devices (
+        position INTEGER NOT NULL UNIQUE,
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        device_name TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        overrides TEXT NOT NULL,
+        label TEXT NOT NULL,
+        x NOT NULL CHECK (typeof(x) = 'integer' OR typeof(x) = 'real'),
+        y NOT NULL CHECK (typeof(y) = 'integer' OR typeof(y) = 'real')
+    )""",
+    """CREATE TABLE connections (
+        position INTEGER NOT NULL UNIQUE,
+        id TEXT PRIMARY KEY,
+        link_name TEXT NOT NULL,
+        a TEXT NOT NULL,
+        b TEXT NOT NULL,
+        link_type TEXT NOT NULL,
+        overrides TEXT NOT NULL,
+        label TEXT NOT NULL
+    )""",
+    """CREATE TABLE kernels (
+        position INTEGER NOT NULL UNIQUE,
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        latency_table TEXT,
+        description TEXT NOT NULL,
+        variables TEXT NOT NULL
+    )""",
+    """CREATE TABLE kernel_instructions (
+        kernel_id TEXT NOT NULL REFERENCES kernels(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        opcode TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        latency_class TEXT,
+        space TEXT,
+        is_load INTEGER NOT NULL CHECK (is_load = 0 OR is_load = 1),
+        label TEXT NOT NULL,
+        memory_level TEXT,
+        width_bytes INTEGER NOT NULL,
+        stride NOT NULL CHECK (typeof(stride) = 'integer' OR typeof(stride) = 'real'),
+        pattern TEXT NOT NULL,
+        hit_ratio NOT NULL CHECK (typeof(hit_ratio) = 'integer' OR typeof(hit_ratio) = 'real'),
+        segment_bytes INTEGER NOT NULL,
+        bank_conflict_degree INTEGER NOT NULL,
+        x NOT NULL CHECK (typeof(x) = 'integer' OR typeof(x) = 'real'),
+        y NOT NULL CHECK (typeof(y) = 'integer' OR typeof(y) = 'real'),
+        PRIMARY KEY (kernel_id, id),
+        UNIQUE (kernel_id, position)
+    )""",
+    """CREATE TABLE kernel_edges (
+        kernel_id TEXT NOT NULL REFERENCES kernels(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        src TEXT NOT NULL,
+        dst TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        latency CHECK (latency IS NULL OR typeof(latency) = 'integer'
+                       OR typeof(latency) = 'real'),
+        taken INTEGER CHECK (taken IS NULL OR taken = 0 OR taken = 1),
+        PRIMARY KEY (kernel_id, id),
+        UNIQUE (kernel_id, position)
+    )""",
+    """CREATE TABLE kernel_loops (
+        kernel_id TEXT NOT NULL REFERENCES kernels(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        iterations TEXT NOT NULL,
+        PRIMARY KEY (kernel_id, id),
+        UNIQUE (kernel_id, position)
+    )""",
+    """CREATE TABLE kernel_loop_members (
+        kernel_id TEXT NOT NULL,
+        loop_id TEXT NOT NULL,
+        instruction_id TEXT NOT NULL,
+        PRIMARY KEY (kernel_id, loop_id, instruction_id),
+        FOREIGN KEY (kernel_id, loop_id) REFERENCES kernel_loops(kernel_id, id)
+            ON DELETE CASCADE
+    )""",
+    """CREATE TABLE launches (
+        position INTEGER NOT NULL UNIQUE,
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        gpu TEXT,
+        kernel TEXT,
+        block_size INTEGER NOT NULL,
+        grid_size INTEGER,
+        data_size INTEGER,
+        registers INTEGER NOT NULL,
+        shared_mem INTEGER NOT NULL,
+        occupancy_override,
+        lam NOT NULL,
+        variables TEXT NOT NULL,
+        kernel_overrides TEXT NOT NULL
+    )""",
+    """CREATE TABLE transfers (
+        launch_id TEXT NOT NULL REFERENCES launches(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        direction TEXT NOT NULL,
+        size TEXT NOT NULL,
+        connection TEXT,
+        PRIMARY KEY (launch_id, position)
+    )""",
+    """CREATE TABLE sweeps (
+        position INTEGER NOT NULL UNIQUE,
+        id TEXT PRIMARY KEY,
+        launch TEXT NOT NULL,
+        variable TEXT NOT NULL
+    )""",
+    """CREATE TABLE sweep_values (
+        sweep_id TEXT NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        value NOT NULL,
+        PRIMARY KEY (sweep_id, position)
+    )""",
+    """CREATE TABLE sweep_devices (
+        sweep_id TEXT NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,
+        position INTEGER NOT NULL,
+        device_name TEXT NOT NULL,
+        PRIMARY KEY (sweep_id, position)
+    )""",
+    """CREATE TABLE measurements (
+        position INTEGER NOT NULL UNIQUE,
+        id TEXT PRIMARY KEY,
+        launch TEXT,
+        what TEXT NOT NULL,
+        parameters TEXT NOT NULL,
+        time_s NOT NULL,
+        source TEXT NOT NULL
+    )""",
+    """CREATE TABLE calibrations (
+        position INTEGER NOT NULL UNIQUE,
+        id TEXT PRIMARY KEY,
+        launch TEXT,
+        what TEXT NOT NULL,
+        calibrated_values TEXT NOT NULL,
+        mape_percent NOT NULL,
+        created TEXT NOT NULL
+    )""",
+    """CREATE TABLE history (
+        position INTEGER NOT NULL UNIQUE,
+        id TEXT PRIMARY KEY,
+        created TEXT NOT NULL,
+        launch TEXT,
+        inputs TEXT NOT NULL,
+        outputs TEXT NOT NULL
+    )""",
+]
+
+
+def _set_version(db: sqlite_utils.Database, version: int) -> None:
+    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?)", [str(version)])
+
+
+@migrations(name="m001_initial")
+def m001_initial(db: sqlite_utils.Database) -> None:
+    for statement in _V1:
+        db.execute(statement)
+    db.execute("INSERT INTO meta (key, value) VALUES ('format', ?), ('app_version', ?)",
+               [FORMAT, __version__])
+    _set_version(db, 1)
+
+
+@migrations(name="m002_descriptions")
+def m002_descriptions(db: sqlite_utils.Database) -> None:
+    # A project says what it models; a saved sweep has a name to find it by in the panel.
+    db.execute("ALTER TABLE project ADD COLUMN description TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE sweeps ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+    _set_version(db, 2)
+
+
+# Append new migrations above this line and bump both; never edit one that shipped.
+KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions")
+SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
+
+
+def check_header(path: Path) -> None:
+    """Refuse, without opening it with SQLite, a file that is missing or not SQLite."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        raise ProjectFormatError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ProjectFormatError(f"{path}: is a folder, not a gpumodeler project file") from None
+    except OSError as exc:
+        raise ProjectFormatError(f"{path}: cannot read it ({exc.strerror})") from None
+    if head != SQLITE_MAGIC:
+        what = "an empty file" if not head else "not an SQLite database"
+        raise ProjectFormatError(f"{path}: {what}, so not a gpumodeler project "
+                                 f"(expected a .gpm file saved by gpumodeler)")
+
+
+def connect_read_only(path: Path) -> sqlite_utils.Database:
+    """The file opened with ``mode=ro``: SQLite itself refuses any write."""
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error as exc:
+        raise ProjectFormatError(f"{path}: cannot open it ({exc})") from None
+    return sqlite_utils.Database(conn, execute_plugins=False)
+
+
+def inspect_file(db: sqlite_utils.Database, path: Path, *, integrity: bool = True) -> dict:
+    """Check that ``db`` is a project file this gpumodeler reads; returns its meta dict
+    (format, version, app_version) with ``pending`` = True when migrations are due.
+    ``integrity`` runs SQLite's quick_check over every page first."""
+    try:
+        check = db.execute("PRAGMA quick_check").fetchall() if integrity else [("ok",)]
+        if [tuple(r) for r in check] != [("ok",)]:
+            problem = "; ".join(str(r[0]) for r in check[:3])
+            raise ProjectFormatError(f"{path}: the project file is corrupted ({problem})")
+        tables = set(db.table_names())
+        if "meta" not in tables:
+            raise ProjectFormatError(f"{path}: an SQLite database but not a gpumodeler project "
+                                     f"(no meta table; expected format {FORMAT!r})")
+        meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
+        applied = ([m.name for m in migrations.applied(db)]
+                   if MIGRATIONS_TABLE in tables else [])
+    except sqlite3.DatabaseError as exc:
+        raise ProjectFormatError(f"{path}: the project file is corrupted ({exc})") from None
+    fmt = meta.get("format")
+    if fmt != FORMAT:
+        hint = ("; it is a device database: use `gpumodeler devices import` for it"
+                if fmt == DEVICE_DB_FORMAT else "")
+        raise ProjectFormatError(f"{path}: not a gpumodeler project (format {fmt!r}, expected "
+                                 f"{FORMAT!r}){hint}")
+    try:
+        version = int(meta.get("version", ""))
+    except ValueError:
+        raise ProjectFormatError(
+            f"{path}: unreadable schema version {meta.get('version')!r} "
+            f"(expected a whole number 1..{SCHEMA_VERSION})") from None
+    unknown = [name for name in applied if name not in KNOWN_MIGRATIONS]
+    if version > SCHEMA_VERSION or unknown:
+        raise ProjectFormatError(
+            f"{path}: written by a newer gpumodeler (project schema version {version}, app "
+            f"{meta.get('app_version', '?')}); this gpumodeler {__version__} reads up to "
+            f"version {SCHEMA_VERSION}. Update gpumodeler to open it")
+    if version < 1 or applied != list(KNOWN_MIGRATIONS[:len(applied)]) \
+            or len(applied) != version:
+        raise ProjectFormatError(
+            f"{path}: damaged project file (schema version {version} but migrations "
+            f"{', '.join(applied) or 'none'} recorded; expected the first {version} of "
+            f"{', '.join(KNOWN_MIGRATIONS)})")
+    return {"format": fmt, "version": version, "app_version": meta.get("app_version", ""),
+            "pending": version < SCHEMA_VERSION}
+
+
+def upgraded_copy(db: sqlite_utils.Database, path: Path) -> sqlite_utils.Database:
+    """An in-memory copy of ``db`` with the pending migrations applied (the file is not
+    touched: an older project opens without being rewritten until the user saves)."""
+    copy = sqlite3.connect(":memory:")
+    db.conn.backup(copy)
+    mem = sqlite_utils.Database(copy, execute_plugins=False)
+    try:
+        migrations.apply(mem)
+    except sqlite3.Error as exc:
+        mem.close()
+        raise ProjectFormatError(f"{path}: cannot upgrade its schema to version "
+                                 f"{SCHEMA_VERSION} ({exc})") from None
+    return mem
+
+
+def new_database(path: Path) -> sqlite_utils.Database:
+    """A fully migrated, empty project database in the (new or empty) file ``path``.
+
+    Built for one-shot writing into a temporary file: no rollback journal on disk and no
+    syncs per transaction (the caller fsyncs the finished file once, then renames it)."""
+    conn = sqlite3.connect(str(path))
+    # 1 KiB pages: a project has ~25 small tables and indexes, each at least one page, so
+    # the bundled example is ~50 KB instead of ~200 KB; large kernels read as fast.
+    conn.execute("PRAGMA page_size = 1024")
+    conn.execute("PRAGMA journal_mode = MEMORY")
+    conn.execute("PRAGMA synchronous = OFF")
+    conn.execute("PRAGMA foreign_keys = ON")
+    db = sqlite_utils.Database(conn, execute_plugins=False)
+    migrations.apply(db)
+    return db
+
