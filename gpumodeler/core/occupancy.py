@@ -33,7 +33,7 @@ Rules.
 Partitioned global caching (the calculator's "L1+L2 (ca)" load caching mode, cc 5.2, 5.3,
 6.1, 6.2; off unless asked for): a block lives in one half of the SM, so
 B_warps = 2 floor((W_SM / 2) / W_b) and B_registers = 2 floor(W_R / 2 / W_b). If that
-register limit is 0 the driver turns caching off for the launch and rule 1-2 apply as is.
+register limit is 0 the driver turns caching off for the launch and rules 1-2 apply unchanged.
 
 Carveout. On 7.0 and later the L1/shared split is a preference (``carveout_percent`` as for
 ``cudaFuncAttributePreferredSharedMemoryCarveout``: floor(p * S_max / 100) rounded up to the
@@ -56,6 +56,13 @@ S_s + S_d above the per-block limit (48 KB, or the opt-in maximum with ``opt_in=
 groups of 4 on every architecture: on GP100 too, so a launch that runs there runs on every
 Pascal part); and, defensively, any other limit reaching 0. Non-integer or negative inputs
 raise :class:`InvalidParameter`.
+
+Where this differs from ``cuda_occupancy.h`` (CUDA 13.0), on purpose: the header accepts
+256 registers per thread from 7.0 on, where the programming guide's limit is 255; and it does
+not check that static shared memory stays within 48 KB. It also models block barriers (9.0
+on) and "virtual resources" (10.0 on), which at the defaults (one barrier per block, no
+virtual resources) never lower occupancy; we leave them out. Everything else agrees case by
+case (``tests/core/test_occupancy_oracle.py``).
 """
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
 """occupancy_array: the vectorized sweep agrees with the scalar calculator element by element."""
+import re
 import time
 
 from hypothesis import given, settings, strategies as st
@@ -19,7 +20,7 @@ def _assert_agrees(arrays, index, cc, options):
     except LaunchError as e:
         assert not arrays.valid[index]
         assert arrays.reasons[index] == str(e)
-        with pytest.raises(LaunchError, match="^" + __import__("re").escape(str(e)) + "$"):
+        with pytest.raises(LaunchError, match="^" + re.escape(str(e)) + "$"):
             arrays.at(index)
         return
     assert arrays.valid[index] and arrays.reasons[index] == ""
