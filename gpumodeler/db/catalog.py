@@ -31,8 +31,8 @@ from .merge import (MergeReport, compare, make_resolver, plan_merge, plan_source
                     remap_sources)
 from .records import DeviceRecord, DeviceSummary, ValueRecord
 from .schema import create_database, open_database
-from .store import (RawDevice, delete_device, read_device, read_raw, read_sources,
-                    read_summaries, write_device, write_sources)
+from .store import (RawDevice, delete_device, devices_citing, read_device, read_hashes,
+                    read_raw, read_sources, read_summaries, write_device, write_sources)
 
 ENV_DEVICES_DB = "GPUMODELER_DEVICES_DB"
 ENV_USER_DB = "GPUMODELER_USER_DB"
@@ -425,26 +425,36 @@ class Catalog:
             raise
         return path
 
-    def _mine_raw(self, keys: Iterable[str] | None = None) -> tuple[dict, set[str]]:
-        """name_lower -> RawDevice over both layers, and the keys from the user layer."""
-        mine = read_raw(self._shipped, keys) if self._shipped is not None else {}
+    def _mine_raw(self, keys: Iterable[str]) -> tuple[dict, set[str]]:
+        """name_lower -> RawDevice over both layers for ``keys``, and the user layer's keys."""
+        keys = set(keys)
         user = read_raw(self._user, keys) if self._user is not None else {}
+        mine = (read_raw(self._shipped, keys - set(user))
+                if self._shipped is not None else {})
         mine.update(user)
         return mine, set(user)
 
     def _compare_file(self, path: str | Path):
         theirs_db = open_database(path)
         try:
-            theirs = read_raw(theirs_db)
             theirs_sources = read_sources(theirs_db)
+            renamed = plan_sources(self.sources(), theirs_sources)
+            mine_hashes = read_hashes(self._shipped) if self._shipped is not None else {}
+            if self._user is not None:
+                mine_hashes.update(read_hashes(self._user))
+            theirs_hashes = read_hashes(theirs_db)
+            recheck = devices_citing(theirs_db, renamed)
+            same = {k for k, (_, _, digest) in theirs_hashes.items()
+                    if digest is not None and k not in recheck and k in mine_hashes
+                    and mine_hashes[k][2] == digest}
+            theirs = read_raw(theirs_db, set(theirs_hashes) - same)
         finally:
             theirs_db.close()
-        mine, user_keys = self._mine_raw(theirs)
-        renamed = plan_sources(self.sources(), theirs_sources)
+        mine, user_keys = self._mine_raw(set(theirs) & set(mine_hashes))
         theirs = {k: remap_sources(d, renamed) for k, d in theirs.items()}
         theirs_sources = {renamed.get(k, k): c for k, c in theirs_sources.items()}
-        report = compare(mine, theirs, mine_label=str(self.user_path),
-                         theirs_label=str(path), renamed=renamed)
+        report = compare(mine, theirs, mine_label=str(self.user_path), theirs_label=str(path),
+                         identical=[mine_hashes[k][:2] for k in same], renamed=renamed)
         return report, mine, user_keys, theirs, theirs_sources
 
     def import_file(self, path: str | Path) -> MergeReport:
@@ -491,14 +501,23 @@ def diff(a: str | Path, b: str | Path) -> MergeReport:
     try:
         for path in (a, b):
             dbs.append(open_database(path))
-        mine, theirs = read_raw(dbs[0]), read_raw(dbs[1])
-        renamed = plan_sources(read_sources(dbs[0]), read_sources(dbs[1]))
+        mine_db, theirs_db = dbs
+        renamed = plan_sources(read_sources(mine_db), read_sources(theirs_db))
+        mine_hashes, theirs_hashes = read_hashes(mine_db), read_hashes(theirs_db)
+        recheck = devices_citing(theirs_db, renamed)
+        same = {k for k, (_, _, digest) in theirs_hashes.items()
+                if digest is not None and k not in recheck and k in mine_hashes
+                and mine_hashes[k][2] == digest}
+        theirs = read_raw(theirs_db, set(theirs_hashes) - same)
+        mine = read_raw(mine_db, set(theirs) & set(mine_hashes))
     finally:
         for db in dbs:
             db.close()
     theirs = {k: remap_sources(d, renamed) for k, d in theirs.items()}
+    missing = [v[:2] for k, v in mine_hashes.items() if k not in theirs_hashes]
     return compare(mine, theirs, mine_label=str(a), theirs_label=str(b),
-                   include_missing=True, renamed=renamed)
+                   identical=[mine_hashes[k][:2] for k in same], missing=missing,
+                   renamed=renamed)
 
 
 __all__ = ["Catalog", "diff", "default_shipped_db_path", "default_user_db_path",

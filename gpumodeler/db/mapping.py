@@ -6,6 +6,7 @@ without building objects (merge of large databases).
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import fields as dc_fields
 
@@ -27,13 +28,13 @@ def normalize_name(name: str) -> str:
 
 
 def raw_from_row(row) -> tuple:
-    """A raw record (tuple in ValueRecord order) from a device_values row in VALUE_COLUMNS."""
-    row = tuple(row)
-    return row[:IS_DEFAULT] + (bool(row[IS_DEFAULT]),) + row[IS_DEFAULT + 1:]
+    """A raw record (tuple in ValueRecord order) from a device_values row in VALUE_COLUMNS.
+    The default flag stays 0/1 (equal to False/True), to spare a conversion per row."""
+    return tuple(row)
 
 
 def record_from_raw(raw: tuple) -> ValueRecord:
-    return ValueRecord(*raw)
+    return ValueRecord(raw[0], raw[1], raw[2], raw[3], raw[4], raw[5], bool(raw[6]), raw[7])
 
 
 def raw_from_record(record: ValueRecord) -> tuple:
@@ -56,6 +57,14 @@ def value_rows(device_id: int, values: dict[str, list[tuple]]) -> list[tuple]:
                          *raw[IS_DEFAULT + 1:], order))
             order += 1
     return rows
+
+
+def content_hash(kind: str, family: str | None, aliases, values: dict[str, list[tuple]]
+                 ) -> str:
+    """A digest of everything a device says (not its name, origin or timestamps): two
+    devices with equal digests are identical, so a merge can skip them unread."""
+    text = repr((kind, family, aliases_to_json(aliases), value_rows(0, values)))
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 
 INSERT_VALUE_SQL = (

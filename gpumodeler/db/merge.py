@@ -18,7 +18,7 @@ writing anything. Devices are never deleted by a merge; aliases are united.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Iterable, Mapping
 
 from .errors import UnresolvedConflicts
 from .mapping import IS_DEFAULT, content, normalize_name, record_from_raw
@@ -240,18 +240,17 @@ def remap_sources(device: RawDevice, renamed: Mapping[str, str]) -> RawDevice:
 
 def compare(mine: Mapping[str, RawDevice], theirs: Mapping[str, RawDevice], *,
             mine_label: str = "mine", theirs_label: str = "theirs",
-            include_missing: bool = False, renamed: Mapping[str, str] | None = None
-            ) -> MergeReport:
+            identical: Iterable[tuple[str, str]] = (), missing: Iterable[tuple[str, str]] = (),
+            renamed: Mapping[str, str] | None = None) -> MergeReport:
     """Compare devices keyed by normalized name; theirs' records must already use the
-    source keys of ``renamed``."""
-    changes = []
+    source keys of ``renamed``. ``identical`` and ``missing`` are (name, kind) of devices
+    known to be identical (equal digests) or only in mine, which need no records."""
+    changes = [DeviceChange(name, kind, "identical") for name, kind in identical]
+    changes += [DeviceChange(name, kind, "missing") for name, kind in missing]
     for key, dev in theirs.items():
         own = mine.get(key)
         changes.append(DeviceChange(dev.name, dev.kind, "new") if own is None
                        else compare_device(own, dev))
-    if include_missing:
-        changes.extend(DeviceChange(dev.name, dev.kind, "missing")
-                       for key, dev in mine.items() if key not in theirs)
     changes.sort(key=lambda d: normalize_name(d.name))
     return MergeReport(mine_label, theirs_label, tuple(changes), dict(renamed or {}))
 
@@ -345,7 +344,7 @@ def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
         else:  # BOTH: keep mine (and its default), add theirs' other records
             have = {content(r) for r in values.get(c.field, [])}
             values.setdefault(c.field, []).extend(
-                r[:IS_DEFAULT] + (False,) + r[IS_DEFAULT + 1:]
+                r[:IS_DEFAULT] + (0,) + r[IS_DEFAULT + 1:]
                 for r in theirs.values[c.field] if content(r) not in have)
     if not touched:
         return None

@@ -14,6 +14,9 @@ Tables (version 1)
 - ``device_values(id, device_id, field, value, unit, source_key, source_text,
   source_where, provenance, note, is_default, row_order)``: ``value`` has no declared type
   so numbers stay INTEGER/REAL and text stays TEXT; NULL is unknown.
+
+Version 2 adds ``devices.content_hash``, a digest of the device's kind, family, aliases and
+value records (NULL = not known; triggers clear it on any change made by any tool).
 """
 from __future__ import annotations
 
@@ -86,9 +89,38 @@ def m001_initial(db: sqlite_utils.Database) -> None:
                "('app_version', ?)", [FORMAT, __version__])
 
 
+_HASHED = "(SELECT content_hash FROM devices WHERE id = {}) IS NOT NULL"
+_V2_TRIGGERS = [
+    # Any change to a device's values or identity, by gpumodeler or any other tool, clears
+    # its digest; gpumodeler sets it again after writing (store.write_device). The WHEN
+    # clauses keep bulk writes cheap: only the first row of a device pays for the UPDATE.
+    f"""CREATE TRIGGER device_values_insert_clears_hash AFTER INSERT ON device_values
+       WHEN {_HASHED.format("NEW.device_id")}
+       BEGIN UPDATE devices SET content_hash = NULL WHERE id = NEW.device_id; END""",
+    """CREATE TRIGGER device_values_update_clears_hash AFTER UPDATE ON device_values
+       BEGIN UPDATE devices SET content_hash = NULL WHERE id = NEW.device_id OR
+             id = OLD.device_id; END""",
+    f"""CREATE TRIGGER device_values_delete_clears_hash AFTER DELETE ON device_values
+       WHEN {_HASHED.format("OLD.device_id")}
+       BEGIN UPDATE devices SET content_hash = NULL WHERE id = OLD.device_id; END""",
+    """CREATE TRIGGER devices_update_clears_hash AFTER UPDATE OF kind, name, aliases, family
+       ON devices BEGIN UPDATE devices SET content_hash = NULL WHERE id = NEW.id; END""",
+]
+
+
+@migrations(name="m002_content_hash")
+def m002_content_hash(db: sqlite_utils.Database) -> None:
+    """A per-device digest, so comparing large databases skips identical devices."""
+    from .store import refresh_content_hashes
+    db.execute("ALTER TABLE devices ADD COLUMN content_hash TEXT")
+    for statement in _V2_TRIGGERS:
+        db.execute(statement)
+    refresh_content_hashes(db)
+
+
 # The version a file has once every migration above ran; bump with each new migration.
-SCHEMA_VERSION = 1
-KNOWN_MIGRATIONS = ("m001_initial",)
+SCHEMA_VERSION = 2
+KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash")
 
 
 def _set_meta_version(db: sqlite_utils.Database) -> None:

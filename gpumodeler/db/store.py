@@ -4,13 +4,14 @@ Callers own transactions: every write here is meant to run inside ``db.atomic()`
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import sqlite_utils
 
 from .fields import SUMMARY_FIELDS
 from .mapping import (INSERT_VALUE_SQL, RECORD_SELECT, aliases_from_json, aliases_to_json,
-                      normalize_name, raw_from_row, record_from_rows, summary_from_row,
+                      content_hash, normalize_name, record_from_rows, summary_from_row,
                       value_rows)
 from .records import DeviceRecord, DeviceSummary
 
@@ -74,28 +75,63 @@ def read_device(db: sqlite_utils.Database, name_lower: str,
     return record_from_rows(row, values, sources, shadows_shipped)
 
 
+def read_hashes(db: sqlite_utils.Database) -> dict[str, tuple[str, str, str | None]]:
+    """name_lower -> (name, kind, content_hash or None) for every device."""
+    return {key: (name, kind, digest) for key, name, kind, digest in db.execute(
+        "SELECT name_lower, name, kind, content_hash FROM devices").fetchall()}
+
+
+def devices_citing(db: sqlite_utils.Database, source_keys) -> set[str]:
+    """name_lower of the devices with a record citing one of ``source_keys``."""
+    keys = sorted(source_keys)
+    if not keys:
+        return set()
+    return {r[0] for r in db.execute(
+        "SELECT DISTINCT d.name_lower FROM device_values v JOIN devices d ON d.id = v.device_id"
+        " WHERE v.source_key IN (SELECT value FROM json_each(?))", [json.dumps(keys)])}
+
+
 def read_raw(db: sqlite_utils.Database, names_lower=None) -> dict[str, RawDevice]:
     """name_lower -> RawDevice for all devices (or those named), in name order."""
     devices: dict[int, RawDevice] = {}
     keys: dict[int, str] = {}
-    wanted = None if names_lower is None else set(names_lower)
+    where, params = "", []
+    if names_lower is not None:
+        where, params = (" WHERE name_lower IN (SELECT value FROM json_each(?))",
+                         [json.dumps(sorted(names_lower))])
     for (id_, kind, name, name_lower, aliases, family, origin, created,
          modified) in db.execute(
             "SELECT id, kind, name, name_lower, aliases, family, origin, created, modified "
-            "FROM devices ORDER BY name_lower").fetchall():
-        if wanted is not None and name_lower not in wanted:
-            continue
+            f"FROM devices{where} ORDER BY name_lower", params).fetchall():
         devices[id_] = RawDevice(kind, name, aliases_from_json(aliases), family, origin, {},
                                  created, modified)
         keys[id_] = name_lower
     if devices:
-        for device_id, field_name, *cols in db.execute(
-                f"SELECT device_id, field, {RECORD_SELECT} FROM device_values "
-                f"ORDER BY device_id, row_order").fetchall():
-            device = devices.get(device_id)
-            if device is not None:
-                device.values.setdefault(field_name, []).append(raw_from_row(cols))
+        value_where = where.replace(
+            "name_lower IN", "device_id IN (SELECT id FROM devices WHERE name_lower IN") + (
+            ")" if where else "")
+        for row in db.execute(
+                f"SELECT device_id, field, {RECORD_SELECT} FROM device_values{value_where} "
+                f"ORDER BY device_id, row_order", params).fetchall():
+            values = devices[row[0]].values
+            field_name = row[1]
+            if field_name in values:
+                values[field_name].append(row[2:])
+            else:
+                values[field_name] = [row[2:]]
     return {keys[i]: d for i, d in sorted(devices.items(), key=lambda kv: keys[kv[0]])}
+
+
+def refresh_content_hashes(db: sqlite_utils.Database) -> None:
+    """Compute the digest of every device that has none (after a migration or an edit by
+    another tool)."""
+    stale = [r[0] for r in db.execute(
+        "SELECT name_lower FROM devices WHERE content_hash IS NULL").fetchall()]
+    for start in range(0, len(stale), 500):
+        for key, device in read_raw(db, stale[start:start + 500]).items():
+            db.execute("UPDATE devices SET content_hash = ? WHERE name_lower = ?",
+                       [content_hash(device.kind, device.family, device.aliases,
+                                     device.values), key])
 
 
 def write_device(db: sqlite_utils.Database, device: RawDevice, *, device_id: int | None = None
@@ -118,6 +154,9 @@ def write_device(db: sqlite_utils.Database, device: RawDevice, *, device_id: int
              device.family, device.origin, device.created, device.modified])
         device_id = cur.lastrowid
     db.conn.executemany(INSERT_VALUE_SQL, value_rows(device_id, device.values))
+    db.execute("UPDATE devices SET content_hash = ? WHERE id = ?",
+               [content_hash(device.kind, device.family, device.aliases, device.values),
+                device_id])
     return device_id
 
 

@@ -149,8 +149,25 @@ def test_a_database_of_the_first_schema_opens_and_migrates(tmp_path):
         assert catalog.get("Old GPU").value("architecture") == "Fermi"
     db = open_database(path)
     version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+    applied = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
+    digests = [r[0] for r in db.execute("SELECT content_hash FROM devices")]
     db.close()
     assert int(version) == SCHEMA_VERSION
+    assert applied == ["m001_initial", "m002_content_hash"]
+    assert all(digests)  # m002 filled in the digests of existing devices
+
+
+def test_an_edit_by_another_tool_clears_the_digest(tmp_path, shipped_db):
+    """A merge skips devices with equal digests, so a hand edit must not keep a stale one."""
+    with Catalog(user_db=tmp_path / "mine.db", shipped_db=shipped_db) as catalog:
+        catalog.export(["gtx 970"], tmp_path / "theirs.db")
+        conn = sqlite3.connect(tmp_path / "theirs.db")
+        conn.execute("UPDATE device_values SET value = 14 WHERE field = 'sms'")
+        conn.commit()
+        assert conn.execute("SELECT content_hash FROM devices").fetchone()[0] is None
+        conn.close()
+        [change] = catalog.import_file(tmp_path / "theirs.db").devices
+        assert change.status == "conflicting" and change.conflicts[0].field == "sms"
 
 
 def _not_sqlite(path):

@@ -1,0 +1,154 @@
+"""Speed of the device catalog on a large database: list, search, lookup, import report, merge.
+
+    python benchmarks/bench_devices.py [--devices 10000] [--changed 0.10]
+
+Generates a database of N realistic devices (~30 fields each, some with two disagreeing
+records) and times list, search and lookup; then, for two copies with changed values
+(changes on 10% of the devices; 10% of all values changed across every device), times the
+import report, the merge and the diff. Half of the changes are added records (merged by
+themselves), half replaced values (conflicts, resolved as "both"). One line per
+measurement; the goal is well under a second each.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gpumodeler.db.catalog import Catalog, diff  # noqa: E402
+from gpumodeler.db.fields import FIELDS  # noqa: E402
+from gpumodeler.db.schema import create_database  # noqa: E402
+from gpumodeler.db.store import RawDevice, write_device, write_sources  # noqa: E402
+
+ARCHS = [("Fermi", "2.0"), ("Kepler", "3.5"), ("Maxwell", "5.2"), ("Pascal", "6.1"),
+         ("Volta", "7.0"), ("Turing", "7.5"), ("Ampere", "8.6"), ("Ada", "8.9"),
+         ("Hopper", "9.0")]
+TEXT = {"vendor": "NVIDIA", "memory_type": "GDDR6", "latency_table": "maxwell-volkov"}
+
+
+def _record(value, unit, source, where, default=True):
+    return (value, unit, source, where, "document", None, default, None)
+
+
+def generate_device(i: int, rng: random.Random) -> RawDevice:
+    arch, cc = ARCHS[i % len(ARCHS)]
+    values = {}
+    gpu_fields = list(FIELDS["gpu"].items())
+    for field_name, unit in gpu_fields[:30]:
+        if field_name == "architecture":
+            value = arch
+        elif field_name == "compute_capability":
+            value = cc
+        elif unit == "text":
+            value = TEXT.get(field_name, f"{field_name}-{i % 7}")
+        elif unit in ("count", "bit", "year"):
+            value = rng.randint(1, 4096)
+        else:
+            value = rng.uniform(1, 1e10)
+        records = [_record(value, unit, f"doc-{i % 50}", f"Table {i % 9}.{rng.randint(1, 9)}")]
+        if field_name == "sm_clock_hz":
+            records.append(_record(value * 0.94, unit, "nvidia-spec", "boost clock", False))
+        values[field_name] = records
+    return RawDevice("gpu", f"Synthetic {arch} GPU {i:05d}", (f"syn{i}",), arch, "user",
+                     values, "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z")
+
+
+def write_database(path: Path, devices) -> None:
+    db = create_database(path)
+    with db.atomic():
+        write_sources(db, {f"doc-{k}": f"Paper {k}" for k in range(50)} |
+                      {"nvidia-spec": "NVIDIA specifications"})
+        for n, device in enumerate(devices, 1):
+            write_device(db, device, device_id=n)
+    db.close()
+
+
+def changed_copy(devices, fraction: float, rng: random.Random, per_device: bool):
+    """The devices with ``fraction`` of their values changed, half by an added measurement
+    record (merges by itself), half replaced in place (a conflict). ``per_device``: the
+    changes fall on ``fraction`` of the devices (a colleague re-measured some GPUs) instead
+    of being spread over all of them (then almost every device differs)."""
+    out, added, replaced = [], 0, 0
+    for device in devices:
+        values = {f: list(rs) for f, rs in device.values.items()}
+        touched = rng.random() < fraction if per_device else True
+        for field_name, records in values.items():
+            if not touched or records[0][1] == "text" or (
+                    not per_device and rng.random() >= fraction):
+                continue
+            new_value = records[0][0] * 1.05
+            if rng.random() < 0.5:
+                values[field_name] = [r[:6] + (False,) + r[7:] for r in records] + [
+                    (new_value, records[0][1], None, None, "measurement", None, True, "bench")]
+                added += 1
+            else:
+                values[field_name] = [(new_value,) + records[0][1:]] + records[1:]
+                replaced += 1
+        out.append(RawDevice(device.kind, device.name, device.aliases, device.family,
+                             device.origin, values, device.created, device.modified))
+    return out, added, replaced
+
+
+def timed(label: str, fn):
+    start = time.perf_counter()
+    result = fn()
+    print(f"{label}: {time.perf_counter() - start:.3f} s", flush=True)
+    return result
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--devices", type=int, default=10_000)
+    parser.add_argument("--changed", type=float, default=0.10)
+    args = parser.parse_args(argv)
+    rng = random.Random(1)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-devices-"))
+    try:
+        devices = [generate_device(i, rng) for i in range(args.devices)]
+        timed(f"generate database A ({args.devices} devices, "
+              f"{sum(len(rs) for d in devices for rs in d.values.values())} value records)",
+              lambda: write_database(tmp / "a.db", devices))
+        print(f"database size: {(tmp / 'a.db').stat().st_size / 1e6:.1f} MB", flush=True)
+        shutil.copy(tmp / "a.db", tmp / "mine.db")
+        catalog = timed("open catalog", lambda: Catalog(user_db=tmp / "mine.db",
+                                                        use_shipped=False))
+        rows = timed(f"list {args.devices} devices", catalog.list)
+        assert len(rows) == args.devices
+        found = timed("search 'ampere' (name/alias/family/architecture/cc substring)",
+                      lambda: catalog.search("ampere"))
+        print(f"  ({len(found)} matches)", flush=True)
+        timed("search '8.6' again (summaries cached)", lambda: catalog.search("8.6"))
+        timed("get one device by exact name", lambda: catalog.get(devices[-1].name))
+        timed("get one device by unique prefix",
+              lambda: catalog.get("synthetic hopper gpu 0999"))
+        catalog.close()
+        for per_device, what in ((True, f"{args.changed:.0%} of the devices edited"),
+                                 (False, f"{args.changed:.0%} of all values changed")):
+            theirs, added, replaced = changed_copy(devices, args.changed, rng, per_device)
+            (tmp / "b.db").unlink(missing_ok=True)
+            write_database(tmp / "b.db", theirs)
+            shutil.copy(tmp / "a.db", tmp / "mine.db")
+            print(f"B = A with {what}: {added} values added, {replaced} replaced", flush=True)
+            with Catalog(user_db=tmp / "mine.db", use_shipped=False) as catalog:
+                report = timed("  import report of B into A (compare, no write)",
+                               lambda: catalog.import_file(tmp / "b.db"))
+                counts = report.counts()
+                print(f"    ({counts['changed']} changed, {counts['conflicting']} conflicting, "
+                      f"{counts['identical']} identical devices; {len(report.conflicts)} "
+                      f"conflicts)", flush=True)
+                timed("  merge B into A (conflicts resolved as 'both', one transaction)",
+                      lambda: catalog.merge(tmp / "b.db", policy="both"))
+            timed("  diff A B (two files)", lambda: diff(tmp / "a.db", tmp / "b.db"))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
