@@ -1,0 +1,228 @@
+"""`gpumodeler project`: look into a project file (.gpm) and predict its launches.
+
+``show`` summarises the system (devices and links), the kernels with their symbolic latency
+bound, the launches and saved sweeps. ``predict`` evaluates launches exactly as the launch
+panel does (:func:`gpumodeler.core.project.evaluate_launch`), resolving device and link names
+in the device catalog. Both take ``--json``. A file that is not a project, is corrupted or
+is from a newer gpumodeler ends with exit status 2 and one line saying so.
+"""
+from __future__ import annotations
+
+import sys
+
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.project import Project, evaluate_launch
+from gpumodeler.db.project_file import read_project_file
+
+from . import common
+from .main import EXIT_USAGE, CLIError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "project", help="show a project file or predict its launches",
+        description="Read a gpumodeler project file (.gpm) without changing it.")
+    sub = parser.add_subparsers(dest="project_command", metavar="ACTION",
+                                parser_class=type(parser))
+    sub.required = True
+
+    p = sub.add_parser("show", help="devices, links, kernels (latency bound) and launches")
+    p.add_argument("file", metavar="FILE.gpm")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_show)
+
+    p = sub.add_parser("predict", help="kernel and transfer times of the project's launches",
+                       description="Evaluate launches like the launch panel, with devices "
+                                   "and links from the device catalog.")
+    p.add_argument("file", metavar="FILE.gpm")
+    p.add_argument("--launch", metavar="NAME_OR_ID",
+                   help="only this launch (id, or name; case-insensitive)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_predict)
+
+
+# -- show ------------------------------------------------------------------------------------
+def _latency_formula(graph) -> str:
+    from gpumodeler.core.latency_bound import analyze
+    try:
+        return analyze(graph).formula()
+    except ModelError as exc:
+        return f"(cannot analyse: {exc})"
+
+
+def _overrides_text(overrides: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in overrides.items())
+
+
+def summary(project: Project, info) -> dict:
+    """The ``show --json`` document."""
+    return {
+        "file": str(info.path), "format": info.format, "schema_version": info.schema_version,
+        "app_version": info.app_version, "name": project.name,
+        "description": project.description,
+        "devices": [{"id": d.id, "kind": d.kind, "device_name": d.device_name,
+                     "count": d.count, "label": d.label, "overrides": d.overrides}
+                    for d in project.devices.values()],
+        "links": [{"id": c.id, "link_name": c.link_name, "link_type": c.link_type,
+                   "a": c.a, "b": c.b, "label": c.label, "overrides": c.overrides}
+                  for c in project.connections.values()],
+        "kernels": [{"id": kid, "name": g.name, "latency_table": g.latency_table,
+                     "instructions": len(g.instructions), "edges": len(g.edges),
+                     "loops": len(g.loops), "variables": g.variables,
+                     "latency_bound_formula": _latency_formula(g)}
+                    for kid, g in project.kernels.items()],
+        "launches": [{"id": la.id, "name": la.name, "gpu": la.gpu, "kernel": la.kernel,
+                      "block_size": la.block_size, "grid_size": la.grid_size,
+                      "data_size": la.data_size, "registers": la.registers,
+                      "shared_mem": la.shared_mem, "occupancy_override": la.occupancy_override,
+                      "lambda": la.lam, "variables": la.variables,
+                      "kernel_overrides": la.kernel_overrides,
+                      "transfers": [{"direction": t.direction, "size": t.size,
+                                     "connection": t.connection} for t in la.transfers]}
+                     for la in project.launches.values()],
+        "sweeps": [{"id": s.id, "name": s.name, "launch": s.launch, "variable": s.variable,
+                    "values": list(s.values), "devices": list(s.devices)}
+                   for s in project.sweeps.values()],
+        "measurements": len(project.measurements),
+        "calibrations": len(project.calibrations),
+        "history": len(project.history),
+    }
+
+
+def _show(args) -> int:
+    project, info = read_project_file(args.file)
+    s = summary(project, info)
+    if args.json:
+        common.print_json(s)
+        return 0
+    print(f"project  {project.name}")
+    print(f"file     {info.path} (schema version {info.schema_version}, saved by gpumodeler "
+          f"{info.app_version or '?'})")
+    if project.description:
+        print(f"         {project.description}")
+    _section("devices", [
+        f"{d.id}: {d.kind} {d.device_name}" + (f" ×{d.count}" if d.count != 1 else "")
+        + (f" [{d.label}]" if d.label else "")
+        + (f" (overrides {_overrides_text(d.overrides)})" if d.overrides else "")
+        for d in project.devices.values()])
+    _section("links", [
+        f"{c.id}: {c.link_name} ({c.link_type}) {c.a} <-> {c.b}"
+        + (f" (overrides {_overrides_text(c.overrides)})" if c.overrides else "")
+        for c in project.connections.values()])
+    _section("kernels", [
+        f"{k['id']}: {k['name']}, {k['instructions']} instructions, {k['edges']} edges, "
+        f"{k['loops']} loop(s); latency bound {k['latency_bound_formula']} cycles"
+        for k in s["kernels"]])
+    _section("launches", [_launch_text(project, la) for la in project.launches.values()])
+    _section("sweeps", [
+        f"{sw.id}: {sw.name + ', ' if sw.name else ''}{sw.variable} over {len(sw.values)} "
+        f"value(s)" + (f" ({sw.values[0]}..{sw.values[-1]})" if sw.values else "")
+        + f" for launch {sw.launch}" for sw in project.sweeps.values()])
+    print(f"data     {s['measurements']} measurement(s), {s['calibrations']} calibration(s), "
+          f"{s['history']} saved prediction(s)")
+    return 0
+
+
+def _section(title: str, lines: list[str]) -> None:
+    if not lines:
+        print(f"{title:<8} (none)")
+    for i, line in enumerate(lines):
+        print(f"{title if i == 0 else '':<8} {line}")
+
+
+def _launch_text(project: Project, la) -> str:
+    gpu = project.devices.get(la.gpu)
+    where = f"{la.gpu} ({gpu.device_name})" if gpu else (la.gpu or "no GPU")
+    size = f"data size {la.data_size}" if la.data_size is not None else f"grid {la.grid_size}"
+    occ = (f"occupancy {la.occupancy_override:g} warps/SM" if la.occupancy_override is not None
+           else f"{la.registers} registers" + (f", {la.shared_mem} B shared" if la.shared_mem else ""))
+    text = (f"{la.id}: {la.name}, kernel {la.kernel or '(none)'} on {where}, block "
+            f"{la.block_size}, {size}, {occ}, λ {la.lam:g}")
+    if la.variables:
+        text += ", " + _overrides_text(la.variables)
+    if la.transfers:
+        text += "; copies " + ", ".join(f"{t.direction} {t.size}" for t in la.transfers)
+    return text
+
+
+# -- predict ---------------------------------------------------------------------------------
+def pick_launches(project: Project, wanted: str | None) -> list[str]:
+    """Launch ids to evaluate: all, or the one whose id or name is ``wanted``."""
+    if not project.launches:
+        raise CLIError("the project has no launches; add one in the launch panel")
+    if wanted is None:
+        return list(project.launches)
+    if wanted in project.launches:
+        return [wanted]
+    for match in (lambda la: la.name == wanted,
+                  lambda la: la.name.casefold() == wanted.casefold()):
+        found = [la.id for la in project.launches.values() if match(la)]
+        if len(found) == 1:
+            return found
+        if len(found) > 1:
+            raise CLIError(f"several launches are named {wanted!r} ({', '.join(found)}); "
+                           f"give its id")
+    known = ", ".join(f"{la.id} ({la.name})" for la in project.launches.values())
+    raise CLIError(f"no launch {wanted!r} in the project; launches: {known}")
+
+
+def predict_launch(project: Project, launch_id: str, catalog) -> dict:
+    """One launch evaluated like the launch panel, as the JSON-ready dict ``predict`` prints."""
+    result = evaluate_launch(project, launch_id, lambda n: catalog.get(n).to_gpu_spec(),
+                             lambda n: catalog.get(n).to_link_spec())
+    launch = project.launches[launch_id]
+    out = {"launch": launch_id, "name": launch.name, "kernel": launch.kernel,
+           "device": result.gpu.name, "link": result.link.name if result.link else None}
+    out.update(result.prediction.summary())
+    out.update({
+        "grid_size": result.grid_size,
+        "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
+        "latency_bound_cycles": result.latency_bound_cycles,
+        "latency_bound_formula": result.latency_bound_formula,
+    })
+    if result.occupancy_detail is not None:
+        out["occupancy_limited_by"] = list(result.occupancy_detail.limited_by)
+    return out
+
+
+def _predict(args) -> int:
+    project, info = read_project_file(args.file)
+    ids = pick_launches(project, args.launch)
+    catalog = common.open_catalog()
+    results, failed = [], 0
+    try:
+        for launch_id in ids:
+            try:
+                results.append(predict_launch(project, launch_id, catalog))
+            except ModelError as exc:
+                if args.launch is not None:
+                    raise
+                failed += 1
+                name = project.launches[launch_id].name
+                results.append({"launch": launch_id, "name": name, "error": str(exc)})
+                print(f"gpumodeler project: launch {launch_id} ({name}): {exc}", file=sys.stderr)
+    finally:
+        catalog.close()
+    if args.json:
+        common.print_json({"project": project.name, "file": str(info.path),
+                           "launches": results})
+    else:
+        for r in results:
+            if "error" not in r:
+                _print_result(r)
+    return EXIT_USAGE if failed else 0
+
+
+def _print_result(s: dict) -> None:
+    print(f"launch   {s['launch']}: {s['name']} (kernel {s['kernel']} on {s['device']})")
+    print(f"kernel   {common.fmt_time(s['kernel_time_s'])}  ({s['mode']}-bound, limited by "
+          f"{s['limiting_resource']}; λ = {s['lambda']:g})")
+    print(f"         {s['warps_launched']:g} warps in {s['grid_size']} blocks; warp throughput "
+          f"{s['warp_throughput']:.6g} warps/cycle/SM = min(occupancy "
+          f"{s['occupancy_warps_per_sm']:g} / latency bound {s['latency_bound_cycles']:g}, "
+          f"throughput bound {s['throughput_bound']:.6g})")
+    print(f"         latency bound {s['latency_bound_formula']} cycles")
+    for t, tr in zip(s["transfer_times_s"], s["transfers"]):
+        arrow = "host->device" if tr["direction"] == "htod" else "device->host"
+        print(f"transfer {arrow} {tr['bytes']:g} B over {s['link']}: {common.fmt_time(t)}")
+    print(f"total    {common.fmt_time(s['total_time_s'])}")
