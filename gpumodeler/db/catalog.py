@@ -27,12 +27,11 @@ from .errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
                      DeviceEditError, DeviceNotFound)
 from .fields import FIELDS, KINDS, USER_PROVENANCES, check_value_type
 from .mapping import normalize_name, raw_from_record
-from .merge import (MergeReport, compare, make_resolver, plan_merge, plan_sources,
-                    remap_sources)
+from .merge import MergeReport
 from .records import DeviceRecord, DeviceSummary, ValueRecord
 from .schema import create_database, open_database
-from .store import (RawDevice, delete_device, devices_citing, read_device, read_hashes,
-                    read_raw, read_sources, read_summaries, write_device, write_sources)
+from .store import (RawDevice, delete_device, read_device, read_raw, read_sources,
+                    read_summaries, write_device, write_sources)
 
 ENV_DEVICES_DB = "GPUMODELER_DEVICES_DB"
 ENV_USER_DB = "GPUMODELER_USER_DB"
@@ -384,82 +383,19 @@ class Catalog:
         with db.atomic():
             delete_device(db, normalize_name(summary.name))
 
-    # --- sharing --------------------------------------------------------------------
+    # --- sharing (implemented in sharing.py) ------------------------------------------
 
     def export(self, names: Iterable[str], path: str | Path, *,
                overwrite: bool = False) -> Path:
         """Write the named devices and the sources they cite to a standalone device
         database at ``path`` (same schema). An existing file is kept unless ``overwrite``."""
-        path = Path(path)
-        if path.exists() and not overwrite:
-            raise DeviceEditError(f"{path} already exists; not overwriting it")
-        picked: dict[str, tuple[RawDevice, str]] = {}
-        for name in names:
-            summary, layer = self._resolve(name)
-            key = normalize_name(summary.name)
-            picked[key] = (self._raw(key, layer), layer)
-        if not picked:
-            raise DeviceEditError("nothing to export: name at least one device")
-        layer_sources = {"user": read_sources(self._user) if self._user is not None else {},
-                         "shipped": read_sources(self._shipped)
-                         if self._shipped is not None else {}}
-        sources = {}
-        for device, layer in picked.values():
-            for records in device.values.values():
-                for r in records:
-                    if r[2] and r[2] in layer_sources[layer]:
-                        sources.setdefault(r[2], layer_sources[layer][r[2]])
-        tmp = path.with_name(path.name + ".exporting")
-        tmp.unlink(missing_ok=True)
-        db = create_database(tmp)
-        try:
-            with db.atomic():
-                write_sources(db, sources)
-                for key in sorted(picked):
-                    write_device(db, picked[key][0])
-            db.close()
-            os.replace(tmp, path)
-        except BaseException:
-            db.close()
-            tmp.unlink(missing_ok=True)
-            raise
-        return path
-
-    def _mine_raw(self, keys: Iterable[str]) -> tuple[dict, set[str]]:
-        """name_lower -> RawDevice over both layers for ``keys``, and the user layer's keys."""
-        keys = set(keys)
-        user = read_raw(self._user, keys) if self._user is not None else {}
-        mine = (read_raw(self._shipped, keys - set(user))
-                if self._shipped is not None else {})
-        mine.update(user)
-        return mine, set(user)
-
-    def _compare_file(self, path: str | Path):
-        theirs_db = open_database(path)
-        try:
-            theirs_sources = read_sources(theirs_db)
-            renamed = plan_sources(self.sources(), theirs_sources)
-            mine_hashes = read_hashes(self._shipped) if self._shipped is not None else {}
-            if self._user is not None:
-                mine_hashes.update(read_hashes(self._user))
-            theirs_hashes = read_hashes(theirs_db)
-            recheck = devices_citing(theirs_db, renamed)
-            same = {k for k, (_, _, digest) in theirs_hashes.items()
-                    if digest is not None and k not in recheck and k in mine_hashes
-                    and mine_hashes[k][2] == digest}
-            theirs = read_raw(theirs_db, set(theirs_hashes) - same)
-        finally:
-            theirs_db.close()
-        mine, user_keys = self._mine_raw(set(theirs) & set(mine_hashes))
-        theirs = {k: remap_sources(d, renamed) for k, d in theirs.items()}
-        theirs_sources = {renamed.get(k, k): c for k, c in theirs_sources.items()}
-        report = compare(mine, theirs, mine_label=str(self.user_path), theirs_label=str(path),
-                         identical=[mine_hashes[k][:2] for k in same], renamed=renamed)
-        return report, mine, user_keys, theirs, theirs_sources
+        from .sharing import export_devices
+        return export_devices(self, names, path, overwrite=overwrite)
 
     def import_file(self, path: str | Path) -> MergeReport:
         """What merging the device database at ``path`` would do; writes nothing."""
-        return self._compare_file(path)[0]
+        from .sharing import compare_with_file
+        return compare_with_file(self, path).report
 
     def merge(self, path: str | Path, resolutions: Mapping | None = None, *,
               policy: str | None = None) -> MergeReport:
@@ -467,57 +403,14 @@ class Catalog:
         transaction. Conflicts need a choice (mine, theirs or both) from ``resolutions``
         (``{device: {field: choice}}``, "*" as wildcard) or ``policy``; an open conflict
         raises UnresolvedConflicts listing them all, and nothing is written."""
-        report, mine, user_keys, theirs, theirs_sources = self._compare_file(path)
-        resolve = make_resolver(report, resolutions, policy)
-        writes = plan_merge(mine, theirs, report, resolve)
-        if writes:
-            now = _now()
-            db = self._user_for_write()
-            shipped_sources = read_sources(self._shipped) if self._shipped is not None else {}
-            with db.atomic():
-                have = read_sources(db)
-                needed = {}
-                for key, device, is_new in writes:
-                    from_shipped = not is_new and key not in user_keys
-                    for records in device.values.values():
-                        for r in records:
-                            k = r[2]
-                            if k and k not in have and k not in needed:
-                                needed[k] = theirs_sources.get(k, shipped_sources.get(k))
-                    origin = "imported" if is_new or from_shipped else device.origin
-                    created = now if is_new or from_shipped else device.created
-                    write_device(db, RawDevice(device.kind, device.name, device.aliases,
-                                               device.family, origin, device.values,
-                                               created, now))
-                write_sources(db, {k: c for k, c in needed.items() if c is not None})
-        return MergeReport(report.mine, report.theirs, report.devices, report.renamed_sources,
-                           applied=True)
+        from .sharing import merge_file
+        return merge_file(self, path, resolutions, policy=policy)
 
 
 def diff(a: str | Path, b: str | Path) -> MergeReport:
-    """Compare two device database files: ``a`` as mine, ``b`` as theirs, including the
-    devices only ``a`` has (status "missing")."""
-    dbs = []
-    try:
-        for path in (a, b):
-            dbs.append(open_database(path))
-        mine_db, theirs_db = dbs
-        renamed = plan_sources(read_sources(mine_db), read_sources(theirs_db))
-        mine_hashes, theirs_hashes = read_hashes(mine_db), read_hashes(theirs_db)
-        recheck = devices_citing(theirs_db, renamed)
-        same = {k for k, (_, _, digest) in theirs_hashes.items()
-                if digest is not None and k not in recheck and k in mine_hashes
-                and mine_hashes[k][2] == digest}
-        theirs = read_raw(theirs_db, set(theirs_hashes) - same)
-        mine = read_raw(mine_db, set(theirs) & set(mine_hashes))
-    finally:
-        for db in dbs:
-            db.close()
-    theirs = {k: remap_sources(d, renamed) for k, d in theirs.items()}
-    missing = [v[:2] for k, v in mine_hashes.items() if k not in theirs_hashes]
-    return compare(mine, theirs, mine_label=str(a), theirs_label=str(b),
-                   identical=[mine_hashes[k][:2] for k in same], missing=missing,
-                   renamed=renamed)
+    """Compare two device database files (``a`` mine, ``b`` theirs); see sharing.diff."""
+    from .sharing import diff as diff_files
+    return diff_files(a, b)
 
 
 __all__ = ["Catalog", "diff", "default_shipped_db_path", "default_user_db_path",
