@@ -251,6 +251,8 @@ class LaunchPanel(QWidget):
         self._fill_variables(launch)
         self._fill_transfers(launch)
         self.evaluate()
+        self.sweep.refresh_choices()
+        self.sweep.model_changed()
 
     def _schedule_refresh(self) -> None:
         if not self._pending:

@@ -1,16 +1,510 @@
-"""Sweeps of a launch: one variable over a range, plotted in the background."""
+"""SweepPanel: sweep one variable of the launch and plot predicted times.
+
+Pick the variable (block size, occupancy, data size, a loop variable, or GPUs from the
+catalog) and a range; the sweep runs in the background on a snapshot (progress bar,
+Cancel) and the plot shows kernel and total time. Measured points imported from CSV
+(columns: the swept variable and ``measured_s``; optional ``what`` = kernel | total) are
+stored as Measurement items and overlaid with their relative error. The definition is
+saved in the project as a SweepDef. Plot export: PNG, SVG, CSV.
+"""
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+import csv
+import math
+from pathlib import Path
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
+                               QMenu, QProgressBar, QPushButton, QSpinBox, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from gpumodeler.core.commands import AddItem, Macro
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.project import Measurement, SweepDef
+
+from .. import workers
+from ..plots.sweep_plot import SweepPlot
+from .fields import FieldError, clear_error, fmt_number, mark_error, message_label, parse_float
+from .sweep_compute import LAUNCH_VARIABLES, make_snapshot, relative_errors, variable_label
+
+MEASURED_COLUMN = "measured_s"
+ALIASES = {"data_size": ("data_size", "N"), "block_size": ("block_size", "block"),
+           "occupancy": ("occupancy", "warps_per_sm")}
+STATUS_STYLE = "color: #34495e; padding: 2px 0;"
 
 
 class SweepPanel(QWidget):
     def __init__(self, panel, parent=None):
         super().__init__(parent)
-        self.panel = panel
-        self.launch_id = None
-        lay = QVBoxLayout(self)
-        lay.addWidget(QLabel("Sweeps: coming next"))
+        self.panel = panel  # the LaunchPanel: its document and launch
+        self.launch_id: str | None = None
+        self.job = None
+        self.result = None
+        self._auto = False
+        self._rerun = QTimer(self)
+        self._rerun.setSingleShot(True)
+        self._rerun.setInterval(150)
+        self._rerun.timeout.connect(lambda: self.run() if self._auto else None)
+        self._build_ui()
 
-    def set_launch(self, launch_id):
+    @property
+    def document(self):
+        return self.panel.document
+
+    @property
+    def project(self):
+        return self.panel.document.project
+
+    def _build_ui(self) -> None:
+        self.variable_combo = QComboBox()
+        self.variable_combo.setToolTip("The variable to sweep")
+        self.variable_combo.activated.connect(lambda i: self._variable_chosen())
+        self.from_edit, self.to_edit = QLineEdit(), QLineEdit()
+        for w in (self.from_edit, self.to_edit):
+            w.setMaximumWidth(90)
+        self.points_spin = QSpinBox()
+        self.points_spin.setRange(1, 100_000)
+        self.points_spin.setValue(32)
+        self.points_spin.setToolTip("number of points")
+        self.log_check = QCheckBox("log")
+        self.log_check.setToolTip("logarithmic spacing and axis")
+        self.gpus_button = QToolButton()
+        self.gpus_button.setText("Compare GPUs")
+        self.gpus_button.setPopupMode(QToolButton.InstantPopup)
+        self.gpus_button.setToolTip("GPUs from the catalog, one curve each (none: the launch's GPU)")
+        self.gpus_menu = QMenu(self)
+        self.gpus_button.setMenu(self.gpus_menu)
+        self.gpu_actions: dict[str, QAction] = {}
+        self.run_button = QPushButton("Run sweep")
+        self.run_button.clicked.connect(self.run)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel)
+        self.cancel_button.setEnabled(False)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setMaximumWidth(140)
+        self.progress.setVisible(False)
+        row1 = QHBoxLayout()
+        for w in (QLabel("Sweep"), self.variable_combo, QLabel("from"), self.from_edit, QLabel("to"),
+                  self.to_edit, QLabel("points"), self.points_spin, self.log_check, self.gpus_button,
+                  self.run_button, self.cancel_button, self.progress):
+            row1.addWidget(w)
+        row1.addStretch(1)
+
+        self.saved_combo = QComboBox()
+        self.saved_combo.setToolTip("Sweeps saved with this launch")
+        self.saved_combo.activated.connect(lambda i: self.load_sweep(self.saved_combo.itemData(i)))
+        self.save_button = QPushButton("Save sweep")
+        self.save_button.clicked.connect(self.save_sweep)
+        self.import_button = QPushButton("Import measured…")
+        self.import_button.setToolTip("CSV with the swept variable and measured_s columns")
+        self.import_button.clicked.connect(self._on_import)
+        self.png_button = QPushButton("PNG…")
+        self.svg_button = QPushButton("SVG…")
+        self.csv_button = QPushButton("CSV…")
+        self.png_button.clicked.connect(lambda: self._on_export("png"))
+        self.svg_button.clicked.connect(lambda: self._on_export("svg"))
+        self.csv_button.clicked.connect(lambda: self._on_export("csv"))
+        row2 = QHBoxLayout()
+        for w in (QLabel("Saved"), self.saved_combo, self.save_button, self.import_button):
+            row2.addWidget(w)
+        row2.addStretch(1)
+        row2.addWidget(QLabel("Export"))
+        for w in (self.png_button, self.svg_button, self.csv_button):
+            row2.addWidget(w)
+
+        self.plot = SweepPlot()
+        self.plot.setMinimumHeight(240)
+        self.status = QLabel()
+        self.status.setWordWrap(True)
+        self.status.setStyleSheet(STATUS_STYLE)
+        self.status.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        self.message = message_label()
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(6, 4, 6, 4)
+        lay.addLayout(row1)
+        lay.addLayout(row2)
+        lay.addWidget(self.plot, 1)
+        lay.addWidget(self.status)
+        lay.addWidget(self.message)
+        self._set_busy(False)
+
+    # -- launch ----------------------------------------------------------------------------
+    def set_launch(self, launch_id: str | None) -> None:
+        changed = launch_id != self.launch_id
         self.launch_id = launch_id
+        if changed:
+            self.cancel()
+            self._auto = False
+            self.result = None
+            self.plot.clear()
+            self.status.setText("")
+        self.refresh_choices(reset_range=changed)
+
+    def refresh_choices(self, reset_range: bool = False) -> None:
+        launch = self.project.launches.get(self.launch_id) if self.launch_id else None
+        current = self.variable_combo.currentData()
+        self.variable_combo.blockSignals(True)
+        self.variable_combo.clear()
+        for v in ("block_size", "occupancy", "data_size"):
+            self.variable_combo.addItem(variable_label(v), v)
+        if launch is not None:
+            for name in self.panel._variable_names(launch):
+                self.variable_combo.addItem(f"{name} (loop variable)", name)
+        self.variable_combo.addItem("GPU (compare the chosen GPUs)", "gpu")
+        i = self.variable_combo.findData(current)
+        self.variable_combo.setCurrentIndex(i if i >= 0 else 0)
+        self.variable_combo.blockSignals(False)
+        if not self.gpu_actions and self.document.catalog is not None:
+            try:
+                names = [s.name for s in self.document.catalog.list("gpu")]
+            except Exception as exc:  # a broken catalog must not break the panel
+                names = []
+                self.message.setText(f"device catalog: {exc}")
+            for name in names:
+                a = self.gpus_menu.addAction(name)
+                a.setCheckable(True)
+                a.toggled.connect(lambda on: self._update_gpus_button())
+                self.gpu_actions[name] = a
+        self._fill_saved()
+        if reset_range or not self.from_edit.text():
+            self._variable_chosen()
+        for w in (self.variable_combo, self.run_button, self.save_button, self.import_button):
+            w.setEnabled(launch is not None)
+
+    def _fill_saved(self) -> None:
+        self.saved_combo.clear()
+        self.saved_combo.addItem("(none)", None)
+        for sid, s in self.project.sweeps.items():
+            if s.launch == self.launch_id:
+                self.saved_combo.addItem(s.name or f"{s.variable} ({sid})", sid)
+
+    def _update_gpus_button(self) -> None:
+        n = len(self.chosen_gpus())
+        self.gpus_button.setText(f"Compare GPUs ({n})" if n else "Compare GPUs")
+
+    def chosen_gpus(self) -> list[str]:
+        return [name for name, a in self.gpu_actions.items() if a.isChecked()]
+
+    def set_gpus(self, names) -> None:
+        for name, a in self.gpu_actions.items():
+            a.setChecked(name in names)
+
+    @property
+    def variable(self) -> str:
+        return self.variable_combo.currentData() or "block_size"
+
+    def set_variable(self, variable: str) -> None:
+        i = self.variable_combo.findData(variable)
+        if i < 0:
+            raise ValueError(f"{variable!r} cannot be swept for this launch")
+        self.variable_combo.setCurrentIndex(i)
+        self._variable_chosen()
+
+    def _variable_chosen(self) -> None:
+        """Default range for the variable around the launch's own value."""
+        launch = self.project.launches.get(self.launch_id) if self.launch_id else None
+        var = self.variable
+        log, lo, hi, n = False, 1.0, 100.0, 50
+        if var == "block_size":
+            lo, hi, n = 32, 1024, 32
+        elif var == "occupancy":
+            result = self.panel.result
+            top = result.occupancy_detail.max_warps_per_sm if result and result.occupancy_detail else 64
+            lo, hi, n = 1, top, int(top)
+        elif var == "data_size":
+            N = launch.data_size if launch and launch.data_size else 1_000_000
+            lo, hi, n, log = max(1, N // 10_000), N, 60, True
+        elif var != "gpu" and launch is not None:
+            graph = self.project.kernels.get(launch.kernel)
+            current = launch.variables.get(var, graph.variables.get(var) if graph else None)
+            current = float(current) if current is not None else 50.0
+            hi = max(2 * current, 1.0)
+            lo, n = 0, int(min(hi + 1, 513)) if float(hi).is_integer() else 200
+        self.from_edit.setText(fmt_number(float(lo)))
+        self.to_edit.setText(fmt_number(float(hi)))
+        self.points_spin.setValue(int(n))
+        self.log_check.setChecked(log)
+        numeric = var != "gpu"
+        for w in (self.from_edit, self.to_edit, self.points_spin, self.log_check):
+            w.setEnabled(numeric)
+            clear_error(w)
+
+    # -- running ---------------------------------------------------------------------------
+    def values(self) -> np.ndarray:
+        """The swept values from the range fields; FieldError (shown at the field) if bad."""
+        var = self.variable
+        if var == "gpu":
+            return np.zeros(0)
+        fields = {}
+        for name, w in (("from", self.from_edit), ("to", self.to_edit)):
+            try:
+                fields[name] = parse_float(w.text(), f"sweep {name}")
+                clear_error(w)
+            except FieldError as exc:
+                mark_error(w, str(exc))
+                raise
+        lo, hi, n = fields["from"], fields["to"], self.points_spin.value()
+        if self.log_check.isChecked():
+            if lo <= 0 or hi <= 0:
+                mark_error(self.from_edit if lo <= 0 else self.to_edit, "log spacing needs values > 0")
+                raise FieldError("a logarithmic sweep needs from and to > 0")
+            values = np.geomspace(lo, hi, n)
+        else:
+            values = np.linspace(lo, hi, n)
+        if var in ("block_size", "data_size"):
+            values = np.unique(np.round(values))
+        return values
+
+    def _measured(self):
+        """(x, time_s, what, ids) of this launch's measurements of the current variable."""
+        keys = ALIASES.get(self.variable, (self.variable,))
+        xs, ts, whats = [], [], []
+        for m in self.project.measurements.values():
+            if m.launch != self.launch_id or m.what not in ("kernel", "total"):
+                continue
+            key = next((k for k in keys if k in m.parameters), None)
+            if key is None:
+                continue
+            xs.append(float(m.parameters[key]))
+            ts.append(float(m.time_s))
+            whats.append(m.what)
+        return np.array(xs), np.array(ts), np.array(whats, dtype=object)
+
+    def run(self) -> bool:
+        """Snapshot the launch and sweep it in the background; False if it cannot start."""
+        self._rerun.stop()
+        self.message.setVisible(False)
+        if self.launch_id is None:
+            return False
+        try:
+            values = self.values()
+        except FieldError as exc:
+            self._fail(str(exc))
+            return False
+        mx, mt, mw = self._measured()
+        devices = self.chosen_gpus()
+        if self.variable == "gpu" and not devices:
+            self._fail("choose the GPUs to compare (Compare GPUs)")
+            return False
+        try:
+            snap = make_snapshot(self.project, self.launch_id, self.document.gpu_spec, self.document.link_spec,
+                                 self.variable, values, devices=devices, measured_x=mx)
+        except (ModelError, LookupError) as exc:
+            self._fail(f"cannot sweep: {exc}")
+            return False
+        self.cancel()
+        job = workers.SweepJob(snap)
+        job.signals.progress.connect(self.progress.setValue)
+        job.signals.finished.connect(lambda result, j=job: self._finished(j, result, (mx, mt, mw)))
+        job.signals.failed.connect(lambda message, j=job: self._job_failed(j, message))
+        job.signals.cancelled.connect(lambda j=job: self._job_cancelled(j))
+        self.job = job
+        self._set_busy(True)
+        self.status.setText(f"Sweeping {variable_label(self.variable).lower()} over "
+                            f"{max(values.size, len(devices))} points…")
+        workers.start(job)
+        return True
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.job = None
+            self._set_busy(False)
+            self.status.setText("Sweep cancelled.")
+
+    def is_running(self) -> bool:
+        return self.job is not None
+
+    def _set_busy(self, busy: bool) -> None:
+        self.progress.setVisible(busy)
+        self.progress.setValue(0)
+        self.cancel_button.setEnabled(busy)
+
+    def _finished(self, job, result, measured) -> None:
+        if job is not self.job:
+            return  # a cancelled or superseded sweep
+        self.job = None
+        self._set_busy(False)
+        self.result = result
+        self._auto = True
+        launch = self.project.launches.get(self.launch_id)
+        kernel = self.project.kernels.get(launch.kernel) if launch else None
+        title = kernel.name if kernel else ""
+        if len(result.curves) == 1 and result.variable != "gpu":
+            title += f" on {result.curves[0].label}"
+        measurements = None
+        mx, mt, mw = measured
+        notes = []
+        if mx.size and result.curves and result.variable != "gpu":
+            c = result.curves[0]
+            predicted = np.where(mw == "total", c.measured_total_s, c.measured_kernel_s)
+            err = relative_errors(predicted, mt)
+            measurements = (mx, mt, predicted, err, mw)
+            finite = np.isfinite(err)
+            if finite.any():
+                notes.append(f"{mx.size} measured point(s) vs {c.label}: mean absolute error "
+                             f"{np.mean(np.abs(err[finite])) * 100:.1f} %, largest "
+                             f"{np.max(np.abs(err[finite])) * 100:.1f} % (hover a point for its error)")
+        self.plot.show_result(result, variable_label(result.variable), title,
+                              log_x=self.log_check.isChecked(), measurements=measurements)
+        bad = [str(r) for c in result.curves for r in c.reasons if r]
+        if bad:
+            unique = list(dict.fromkeys(bad))
+            notes.append(f"{len(bad)} point(s) cannot run: " + "; ".join(unique[:2])
+                         + (" …" if len(unique) > 2 else ""))
+        if result.variable == "occupancy" and result.curves and math.isfinite(result.curves[0].knee_occupancy):
+            notes.append(f"the mode changes at {result.curves[0].knee_occupancy:.4g} warps/SM")
+        self.status.setText("  ".join(notes) or f"{result.x.size} points.")
+
+    def _job_failed(self, job, message: str) -> None:
+        if job is not self.job:
+            return
+        self.job = None
+        self._set_busy(False)
+        self._fail(message)
+
+    def _job_cancelled(self, job) -> None:
+        if job is self.job:
+            self.job = None
+            self._set_busy(False)
+
+    def _fail(self, message: str) -> None:
+        self.message.setText(message)
+        self.message.setVisible(True)
+        self.status.setText("")
+
+    def model_changed(self) -> None:
+        """The launch, its kernel or the system changed: re-run a sweep that is on show."""
+        if self._auto:
+            self._rerun.start()
+
+    # -- saving ----------------------------------------------------------------------------
+    def save_sweep(self) -> str | None:
+        if self.launch_id is None:
+            return None
+        try:
+            values = self.values()
+        except FieldError as exc:
+            self._fail(str(exc))
+            return None
+        sid = self.project.new_id("s")
+        sweep = SweepDef(sid, self.launch_id, self.variable, tuple(float(v) for v in values),
+                         tuple(self.chosen_gpus()), name=f"{variable_label(self.variable)}"
+                         + (f", {len(values)} points" if values.size else ""))
+        if not self.panel._push(AddItem("sweeps", sweep, text="save sweep"), None):
+            return None
+        self._fill_saved()
+        self.saved_combo.setCurrentIndex(self.saved_combo.findData(sid))
+        return sid
+
+    def load_sweep(self, sweep_id: str | None) -> None:
+        s = self.project.sweeps.get(sweep_id) if sweep_id else None
+        if s is None:
+            return
+        self.set_variable(s.variable)
+        self.set_gpus(s.devices)
+        if s.values:
+            v = np.asarray(s.values, dtype=float)
+            self.from_edit.setText(fmt_number(float(v.min())))
+            self.to_edit.setText(fmt_number(float(v.max())))
+            self.points_spin.setValue(int(v.size))
+            ratios = v[1:] / v[:-1] if v.size > 2 and np.all(v > 0) else None
+            self.log_check.setChecked(bool(ratios is not None and np.allclose(ratios, ratios[0], rtol=1e-3)
+                                           and not np.allclose(np.diff(v), np.diff(v)[0], rtol=1e-3)))
+        self.run()
+
+    # -- measurements ----------------------------------------------------------------------
+    def import_measurements(self, path: str) -> int:
+        """Read measured times from CSV into the project (one undo step); returns the count,
+        0 with a message when the file is refused."""
+        name = Path(path).name
+        try:
+            with open(path, newline="", encoding="utf-8-sig") as fh:
+                rows = list(csv.DictReader(fh))
+        except (OSError, UnicodeDecodeError, csv.Error) as exc:
+            self._fail(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}")
+            return 0
+        if not rows:
+            self._fail(f"{name} has no data rows (expected a header and one row per measurement)")
+            return 0
+        columns = [c.strip() for c in rows[0].keys() if c]
+        keys = ALIASES.get(self.variable, (self.variable,))
+        column = next((k for k in keys if k in columns), None)
+        if column is None:  # the file names another sweepable variable: switch to it
+            for v in [self.variable_combo.itemData(i) for i in range(self.variable_combo.count())]:
+                if v and v != "gpu":
+                    column = next((k for k in ALIASES.get(v, (v,)) if k in columns), None)
+                    if column is not None:
+                        self.set_variable(v)
+                        break
+        if column is None or MEASURED_COLUMN not in columns:
+            missing = [c for c in ((None if column else self.variable), MEASURED_COLUMN if MEASURED_COLUMN
+                                   not in columns else None) if c]
+            self._fail(f"{name}: missing column(s) {', '.join(missing)}; the file needs the swept "
+                       f"variable ({self.variable}) and {MEASURED_COLUMN} (seconds); it has: {', '.join(columns)}")
+            return 0
+        commands, next_n = [], 1
+        taken = set(self.project.measurements)
+        for line, row in enumerate(rows, start=2):
+            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
+            try:
+                x = parse_float(row.get(column, ""), f"line {line}: {column}")
+                t = parse_float(row.get(MEASURED_COLUMN, ""), f"line {line}: {MEASURED_COLUMN}", 0.0,
+                                strict_minimum=True)
+            except FieldError as exc:
+                self._fail(f"{name}: {exc}")
+                return 0
+            what = row.get("what") or "kernel"
+            if what not in ("kernel", "total"):
+                self._fail(f"{name}: line {line}: what must be kernel or total, got {what!r}")
+                return 0
+            while f"m{next_n}" in taken:
+                next_n += 1
+            mid = f"m{next_n}"
+            taken.add(mid)
+            commands.append(AddItem("measurements", Measurement(mid, self.launch_id, what,
+                                                                {self.variable: x}, t, source=name)))
+        n = len(commands)
+        if not self.panel._push(Macro(f"import {n} measurement{'s' if n > 1 else ''}", commands), None):
+            return 0
+        self.status.setText(f"Imported {n} measured point(s) from {name}.")
+        if self._auto or self.result is not None:
+            self.run()
+        return n
+
+    def _on_import(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import measured times", "", "CSV files (*.csv);;All files (*)")
+        if path:
+            self.import_measurements(path)
+
+    # -- export ----------------------------------------------------------------------------
+    def export(self, path: str, kind: str | None = None) -> bool:
+        kind = kind or Path(path).suffix.lstrip(".").lower()
+        if self.result is None:
+            self._fail("run a sweep first: there is nothing to export")
+            return False
+        try:
+            if kind == "png":
+                self.plot.export_png(path)
+            elif kind == "svg":
+                self.plot.export_svg(path)
+            elif kind == "csv":
+                self.plot.export_csv(path, self.variable)
+            else:
+                self._fail(f"cannot export to {kind!r}: choose PNG, SVG or CSV")
+                return False
+        except OSError as exc:
+            self._fail(f"cannot write {Path(path).name}: {exc.strerror or exc}")
+            return False
+        self.status.setText(f"Exported {Path(path).name}.")
+        return True
+
+    def _on_export(self, kind: str) -> None:
+        filters = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV data (*.csv)"}
+        path, _ = QFileDialog.getSaveFileName(self, f"Export {kind.upper()}", f"sweep-{self.variable}.{kind}",
+                                              filters[kind])
+        if path:
+            self.export(path, kind)

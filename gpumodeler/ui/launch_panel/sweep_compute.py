@@ -1,0 +1,284 @@
+"""Sweep of one launch variable, vectorised, on a snapshot (no Qt: runs in a worker thread).
+
+The snapshot is taken on the GUI thread (:func:`make_snapshot`): the launch, a copy of its
+kernel graph with the graph analysed once, resolved GPU and link specs (the catalog is a
+database connection that stays on the GUI thread) and the transfers as parsed expressions.
+:func:`run_sweep` then evaluates the same model as
+:func:`gpumodeler.core.project.evaluate_launch`, with the swept variable as a numpy array:
+one :func:`gpumodeler.core.model.predict` call per GPU and chunk, occupancy from
+:func:`gpumodeler.core.occupancy.occupancy_array` when the block size is swept. Launches
+that cannot run (occupancy 0) are NaN with the reason kept.
+
+Swept variables: ``block_size``, ``occupancy`` (warps per SM, overriding the calculator),
+``data_size`` (N; the grid follows and so do transfer sizes in N), a loop variable of the
+kernel, or ``gpu`` (one point per GPU). With several GPUs and a numeric variable each GPU
+is one curve.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from gpumodeler.core.errors import InvalidParameter, ModelError
+from gpumodeler.core.expressions import parse
+from gpumodeler.core.kernel_time import grid_for
+from gpumodeler.core.latency_bound import analyze
+from gpumodeler.core.model import kernel_inputs_from_graph, predict
+from gpumodeler.core.project import LaunchConfig, evaluate_launch, resolve_gpu, resolve_link
+from gpumodeler.core.warp_counts import count
+
+LAUNCH_VARIABLES = ("block_size", "occupancy", "data_size", "gpu")
+CHUNK = 20_000
+MAX_POINTS = 200_000
+
+
+class SweepCancelled(Exception):
+    """The user cancelled the sweep."""
+
+
+@dataclass(frozen=True)
+class SweepSnapshot:
+    launch: LaunchConfig
+    graph: object  # a KernelGraph copy
+    bound: object
+    counts: object
+    variables: dict  # graph defaults, launch values, N
+    variable: str
+    values: np.ndarray  # swept values (GPU sweeps: indices)
+    gpus: tuple  # ((label, GPUSpec), ...): curves, or points of a GPU sweep
+    link: object  # LinkSpec or None
+    transfers: tuple  # ((direction, Expression), ...)
+    measured_x: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+
+@dataclass(frozen=True)
+class SweepCurve:
+    label: str
+    kernel_time_s: np.ndarray
+    total_time_s: np.ndarray
+    mode: np.ndarray
+    limiting_resource: np.ndarray
+    reasons: np.ndarray  # '' where the launch runs
+    knee_occupancy: float  # warps/SM where the mode changes (at the base values)
+    measured_kernel_s: np.ndarray  # predictions at the measured x values
+    measured_total_s: np.ndarray
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    variable: str
+    x: np.ndarray
+    x_labels: tuple  # tick labels of a GPU sweep, else ()
+    curves: tuple
+    base_x: float | None  # the launch's own value of the variable
+
+
+def variable_label(variable: str) -> str:
+    """Axis title with unit."""
+    return {"block_size": "Block size (threads)", "occupancy": "Occupancy (warps per SM)",
+            "data_size": "Data size N", "gpu": "GPU"}.get(variable, f"{variable} (loop variable)")
+
+
+def base_value(launch: LaunchConfig, variables: dict, variable: str, occupancy: float | None):
+    if variable == "block_size":
+        return float(launch.block_size)
+    if variable == "occupancy":
+        return occupancy
+    if variable == "data_size":
+        return None if launch.data_size is None else float(launch.data_size)
+    v = variables.get(variable)
+    return None if v is None else float(v)
+
+
+def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: str, values,
+                  devices=(), measured_x=()) -> SweepSnapshot:
+    """Validate the launch (evaluate it once) and freeze what the sweep needs.
+
+    ``devices``: catalog GPU names to compare (empty: the launch's GPU). Raises ModelError
+    with a message for the user."""
+    base = evaluate_launch(project, launch_id, gpu_lookup, link_lookup)  # raises if it cannot run
+    launch = project.launches[launch_id]
+    graph = project.kernels[launch.kernel].copy()
+    variables = dict(graph.variables, **launch.variables)
+    if launch.data_size is not None:
+        variables.setdefault("N", launch.data_size)
+    bound = analyze(graph)
+    counts = count(graph, base.gpu.warp_size)
+    if variable not in LAUNCH_VARIABLES:
+        known = sorted(set(variables) | set(bound.variables))
+        if variable not in known:
+            raise InvalidParameter(f"cannot sweep {variable!r}: it is not a variable of this launch "
+                                   f"(variables: {', '.join(known) or 'none'})", item="variable")
+    if variable == "data_size" and launch.data_size is None:
+        raise InvalidParameter("sweeping the data size needs a launch given by data size N, not grid size",
+                               item="variable")
+    if devices:
+        gpus = tuple((name, gpu_lookup(name)) for name in devices)
+    else:
+        gpus = ((project.devices[launch.gpu].label or base.gpu.name, resolve_gpu(project, launch.gpu, gpu_lookup)),)
+    if variable == "gpu":
+        values = np.arange(len(gpus), dtype=float)
+    else:
+        values = np.asarray(values, dtype=float).ravel()
+    if values.size == 0:
+        raise InvalidParameter("the sweep has no points; give a range with at least one value", item="values")
+    if values.size * len(gpus) > MAX_POINTS:
+        raise InvalidParameter(f"the sweep has {values.size * len(gpus)} points; at most {MAX_POINTS}",
+                               item="values")
+    if not np.all(np.isfinite(values)):
+        raise InvalidParameter("sweep values must be finite numbers", item="values")
+    if variable in ("block_size", "data_size"):
+        if np.any(values < 1) or np.any(values != np.floor(values)):
+            raise InvalidParameter(f"{variable_label(variable).lower()} values must be whole numbers >= 1",
+                                   item="values")
+        if variable == "block_size" and np.any(values > 1024):
+            raise InvalidParameter("block size values must be 1..1024 threads", item="values")
+    if variable == "occupancy" and np.any(values <= 0):
+        raise InvalidParameter("occupancy values must be > 0 warps per SM", item="values")
+    if variable not in LAUNCH_VARIABLES and np.any(values < 0):
+        raise InvalidParameter(f"{variable} counts loop iterations; values must be >= 0", item="values")
+    transfers = tuple((t.direction, parse(t.size)) for t in launch.transfers)
+    link = base.link
+    return SweepSnapshot(launch=launch, graph=graph, bound=bound, counts=counts, variables=variables,
+                         variable=variable, values=values, gpus=gpus, link=link, transfers=transfers,
+                         measured_x=np.asarray(measured_x, dtype=float).ravel())
+
+
+def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
+    """Predictions at the swept values ``x`` (1-D) on ``gpu``; NaN where it cannot run."""
+    L, var = snap.launch, snap.variable
+    n = x.size
+    block = x.astype(np.int64) if var == "block_size" else np.full(n, L.block_size, dtype=np.int64)
+    variables = dict(snap.variables)
+    if var not in LAUNCH_VARIABLES:
+        variables[var] = x
+    data_size = x.astype(np.int64) if var == "data_size" else L.data_size
+    if var == "data_size" and "N" not in L.variables:
+        variables["N"] = x
+    valid = np.ones(n, dtype=bool)
+    reasons = np.full(n, "", dtype=object)
+    if var == "occupancy":
+        warps = x.astype(float)
+    elif L.occupancy_override is not None:
+        warps = np.full(n, float(L.occupancy_override))
+    else:
+        if not gpu.compute_capability:
+            raise InvalidParameter(f"{gpu.name}: the compute capability is unknown, so occupancy cannot be "
+                                   f"computed; give an occupancy override", item="occupancy_override")
+        from gpumodeler.core.occupancy import occupancy_array
+        occ = occupancy_array(gpu.compute_capability, block, L.registers, L.shared_mem)
+        warps = np.asarray(occ.active_warps_per_sm, dtype=float)
+        valid &= np.asarray(occ.valid, dtype=bool)
+        reasons = np.where(valid, reasons, np.asarray(occ.reasons, dtype=object))
+    if data_size is not None:
+        grid = grid_for(np.broadcast_to(np.asarray(data_size), (n,)).astype(np.int64), block)
+    else:
+        grid = np.full(n, L.grid_size, dtype=np.int64)
+    out = {"kernel": np.full(n, np.nan), "total": np.full(n, np.nan),
+           "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object), "reasons": reasons}
+    if not valid.any():
+        return out
+    sub = {k: (v[valid] if isinstance(v, np.ndarray) and v.shape == (n,) else v) for k, v in variables.items()}
+    counts = snap.counts if gpu.warp_size == 32 else count(snap.graph, gpu.warp_size)
+    inputs = kernel_inputs_from_graph(snap.graph, sub, bound=snap.bound, counts=counts, warp_size=gpu.warp_size)
+    if L.kernel_overrides:
+        inputs = replace(inputs, **{k: parse(v).evaluate(sub) for k, v in L.kernel_overrides.items()})
+    transfers = [(d, np.broadcast_to(np.asarray(expr.evaluate(sub), dtype=float), (int(valid.sum()),)))
+                 for d, expr in snap.transfers]
+    pred = predict(gpu, inputs, grid_size=grid[valid], block_size=block[valid], occupancy=warps[valid],
+                   lam=L.lam, link=snap.link, transfers=transfers)
+    out["kernel"][valid] = pred.kernel.time_s
+    out["total"][valid] = np.broadcast_to(pred.total_time_s, (int(valid.sum()),))
+    out["mode"][valid] = pred.kernel.mode
+    out["limit"][valid] = pred.kernel.limiting_resource
+    return out
+
+
+def _knee(snap: SweepSnapshot, gpu) -> float:
+    """Occupancy (warps/SM) where the mode changes, at the launch's own values (Volkov
+    §3.10: latency bound × throughput bound)."""
+    from gpumodeler.core.throughput import throughput_bound
+    L, variables = snap.launch, dict(snap.variables)
+    try:
+        counts = snap.counts if gpu.warp_size == 32 else count(snap.graph, gpu.warp_size)
+        inputs = kernel_inputs_from_graph(snap.graph, variables, bound=snap.bound, counts=counts,
+                                          warp_size=gpu.warp_size)
+        if L.kernel_overrides:
+            inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in L.kernel_overrides.items()})
+        tb = throughput_bound(gpu, cuda_core_instructions=inputs.cuda_core_instructions,
+                              issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
+                              sfu_instructions=inputs.sfu_instructions,
+                              fp64_instructions=inputs.fp64_instructions,
+                              smem_bank_cycles=inputs.smem_bank_cycles)
+        return float(inputs.latency_bound * tb.warps_per_cycle)
+    except (ModelError, ValueError, TypeError):
+        return float("nan")
+
+
+def run_sweep(snap: SweepSnapshot, progress=None, cancelled=None) -> SweepResult:
+    """Evaluate the sweep; ``progress(fraction)`` after each chunk, ``cancelled()`` checked
+    between chunks (raises SweepCancelled)."""
+    def check():
+        if cancelled is not None and cancelled():
+            raise SweepCancelled()
+
+    curves = []
+    if snap.variable == "gpu":
+        kernel, total, mode, limit, reasons = [], [], [], [], []
+        for i, (label, gpu) in enumerate(snap.gpus):
+            check()
+            snap1 = replace(snap, variable="block_size")
+            try:
+                r = _evaluate(snap1, gpu, np.array([float(snap.launch.block_size)]))
+                kernel.append(r["kernel"][0]); total.append(r["total"][0])
+                mode.append(r["mode"][0]); limit.append(r["limit"][0]); reasons.append(r["reasons"][0])
+            except ModelError as exc:
+                kernel.append(np.nan); total.append(np.nan); mode.append(""); limit.append("")
+                reasons.append(f"{label}: {exc}")
+            if progress:
+                progress((i + 1) / len(snap.gpus))
+        empty = np.zeros(0)
+        curves.append(SweepCurve("predicted", np.array(kernel), np.array(total), np.array(mode, dtype=object),
+                                 np.array(limit, dtype=object), np.array(reasons, dtype=object), float("nan"),
+                                 empty, empty))
+        return SweepResult("gpu", snap.values, tuple(label for label, _ in snap.gpus), tuple(curves), None)
+
+    n = snap.values.size
+    total_steps = len(snap.gpus) * max(1, -(-n // CHUNK)) + (1 if snap.measured_x.size else 0)
+    step = 0
+    for label, gpu in snap.gpus:
+        parts = []
+        try:
+            for start in range(0, n, CHUNK):
+                check()
+                parts.append(_evaluate(snap, gpu, snap.values[start:start + CHUNK]))
+                step += 1
+                if progress:
+                    progress(step / total_steps)
+            joined = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+            if snap.measured_x.size:
+                m = _evaluate(snap, gpu, snap.measured_x)
+                mk, mt = m["kernel"], m["total"]
+            else:
+                mk = mt = np.zeros(0)
+        except ModelError as exc:  # this GPU cannot run the model (a parameter is unknown)
+            if len(snap.gpus) == 1:
+                raise
+            joined = {"kernel": np.full(n, np.nan), "total": np.full(n, np.nan),
+                      "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object),
+                      "reasons": np.full(n, f"{label}: {exc}", dtype=object)}
+            mk = mt = np.full(snap.measured_x.size, np.nan)
+        curves.append(SweepCurve(label, joined["kernel"], joined["total"], joined["mode"], joined["limit"],
+                                 joined["reasons"], _knee(snap, gpu), mk, mt))
+    if progress:
+        progress(1.0)
+    base = base_value(snap.launch, snap.variables, snap.variable, None)
+    return SweepResult(snap.variable, snap.values, (), tuple(curves), base)
+
+
+def relative_errors(predicted_s: np.ndarray, measured_s: np.ndarray) -> np.ndarray:
+    """(predicted − measured) / measured, per point."""
+    measured_s = np.asarray(measured_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return (np.asarray(predicted_s, dtype=float) - measured_s) / measured_s

@@ -1,0 +1,266 @@
+"""SweepPlot: predicted kernel and total time against a swept variable, with measured
+points overlaid.
+
+Built once; :meth:`SweepPlot.show_result` updates the curves with ``setData`` (items are
+pooled, one pair per GPU). It renders values it is given and computes nothing but the
+display unit. Exports: PNG and SVG (pyqtgraph exporters) and CSV of the data shown.
+"""
+from __future__ import annotations
+
+import csv
+import importlib
+import math
+from contextlib import contextmanager
+
+import numpy as np
+import pyqtgraph as pg
+import pyqtgraph.exporters  # noqa: F401  (registers pg.exporters)
+from pathlib import Path
+
+from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+from .units import time_unit
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
+           "#e377c2", "#7f7f7f", "#bcbd22")
+
+
+class SweepPlot(QWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=True)
+        self.widget = pg.PlotWidget(background="w")
+        self.plot = self.widget.getPlotItem()
+        self.plot.showGrid(x=True, y=True, alpha=0.25)
+        for name in ("left", "bottom"):
+            axis = self.plot.getAxis(name)
+            axis.setPen(pg.mkPen("#444"))
+            axis.setTextPen(pg.mkPen("#222"))
+            f = QFont()
+            f.setPointSize(9)
+            axis.setStyle(tickFont=f)
+        self.plot.getAxis("left").enableAutoSIPrefix(False)  # the unit is chosen from the data
+        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextColor="#222",
+                                          brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#bbb"))
+        self._curves: list[tuple[pg.PlotDataItem, pg.PlotDataItem]] = []
+        self.measured = pg.ScatterPlotItem(size=9, symbol="o", pen=pg.mkPen("#000", width=1.2),
+                                           brush=pg.mkBrush(255, 255, 255, 230), hoverable=True,
+                                           tip=self._measured_tip)
+        self.measured.setZValue(20)
+        self.plot.addItem(self.measured)
+        self._measured_in_legend = False
+        self.base_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#888", width=1, style=Qt.DashLine))
+        self.base_line.setZValue(-5)
+        self.plot.addItem(self.base_line)
+        self.base_line.hide()
+        self.knee_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#e8453c", width=1, style=Qt.DotLine),
+                                         label="mode changes", labelOpts={"position": 0.92, "color": "#e8453c"})
+        self.knee_line.setZValue(-5)
+        self.plot.addItem(self.knee_line)
+        self.knee_line.hide()
+        self.unit = ("s", 1.0)
+        self.x_title = ""
+        self.title = ""
+        self.result = None
+        self._log_x = False
+        self.measurements = None  # (x, measured_s, predicted_s, rel_error, what)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.widget)
+        self.set_labels("", "")
+
+    # -- labels ----------------------------------------------------------------------------
+    def set_labels(self, x_title: str, title: str) -> None:
+        self.x_title, self.title = x_title, title
+        style = {"color": "#222", "font-size": "10pt"}
+        self.plot.setLabel("bottom", x_title or " ", **style)
+        self.plot.setLabel("left", f"Predicted time ({self.unit[0]})", **style)
+        self.plot.setTitle(title or None, color="#222", size="10pt")
+
+    def y_label(self) -> str:
+        return f"Predicted time ({self.unit[0]})"
+
+    # -- data ------------------------------------------------------------------------------
+    def _pair(self, i: int):
+        while len(self._curves) <= i:
+            colour = PALETTE[len(self._curves) % len(PALETTE)]
+            kernel = self.plot.plot([], [], pen=pg.mkPen(colour, width=2))
+            total = self.plot.plot([], [], pen=pg.mkPen(colour, width=2, style=Qt.DashLine))
+            self._curves.append((kernel, total))
+        return self._curves[i]
+
+    def show_result(self, result, x_title: str, title: str = "", log_x: bool = False,
+                    measurements=None) -> None:
+        """Show a SweepResult. ``measurements``: (x, measured_s, predicted_s, rel_error, what)
+        arrays, predicted at the measured x by the sweep itself."""
+        self.result, self.measurements = result, measurements
+        values = [c.total_time_s for c in result.curves] + [c.kernel_time_s for c in result.curves]
+        if measurements is not None and len(measurements[1]):
+            values.append(np.asarray(measurements[1]))
+        self.unit = time_unit(np.concatenate([np.ravel(v) for v in values]) if values else 1.0)
+        scale = self.unit[1]
+        gpu_sweep = result.variable == "gpu"
+        log_x = bool(log_x and not gpu_sweep)
+        self._log_x = log_x
+        self.plot.setLogMode(x=log_x, y=False)
+        self.legend.clear()
+        several = len(result.curves) > 1
+        for i, curve in enumerate(result.curves):
+            kernel, total = self._pair(i)
+            symbol = "o" if gpu_sweep or result.x.size <= 40 else None
+            for item, data in ((kernel, curve.kernel_time_s), (total, curve.total_time_s)):
+                item.setData(result.x, np.asarray(data, dtype=float) / scale, connect="finite",
+                             symbol=symbol, symbolSize=6, symbolBrush=item.opts["pen"].color(),
+                             symbolPen=None)
+                item.show()
+            name = f"{curve.label}: " if several else ""
+            self.legend.addItem(kernel, f"{name}kernel")
+            self.legend.addItem(total, f"{name}total (with transfers)")
+        for kernel, total in self._curves[len(result.curves):]:
+            kernel.setData([], [])
+            total.setData([], [])
+            kernel.hide()
+            total.hide()
+        axis = self.plot.getAxis("bottom")
+        if gpu_sweep:
+            axis.setTicks([[(float(i), name) for i, name in enumerate(result.x_labels)]])
+        else:
+            axis.setTicks(None)
+        if result.base_x is not None and not gpu_sweep:
+            self.base_line.setPos(math.log10(result.base_x) if log_x and result.base_x > 0 else result.base_x)
+            self.base_line.show()
+        else:
+            self.base_line.hide()
+        knee = result.curves[0].knee_occupancy if result.curves else float("nan")
+        if result.variable == "occupancy" and math.isfinite(knee):
+            self.knee_line.setPos(math.log10(knee) if log_x and knee > 0 else knee)
+            self.knee_line.show()
+        else:
+            self.knee_line.hide()
+        if measurements is not None and len(measurements[0]):
+            x, measured = np.asarray(measurements[0], float), np.asarray(measurements[1], float)
+            data = [(float(p), float(e)) for p, e in zip(measurements[2], measurements[3])]
+            self.measured.setData(x=np.log10(x) if log_x else x, y=measured / scale, data=data)
+            self.measured.show()
+            self.legend.addItem(self.measured, "measured")
+        else:
+            self.measured.setData(x=[], y=[])
+            self.measured.hide()
+        self.set_labels(x_title, title)
+        self.plot.enableAutoRange()
+
+    def clear(self) -> None:
+        self.result = self.measurements = None
+        for kernel, total in self._curves:
+            kernel.setData([], [])
+            total.setData([], [])
+        self.measured.setData(x=[], y=[])
+        self.legend.clear()
+        self.base_line.hide()
+        self.knee_line.hide()
+
+    def _measured_tip(self, x, y, data):
+        unit = self.unit[0]
+        if data is None:
+            return f"measured {y:.4g} {unit}"
+        predicted, error = data
+        xv = 10 ** x if self._log_x else x
+        return (f"x = {xv:.6g}\nmeasured {y:.4g} {unit}\npredicted {predicted / self.unit[1]:.4g} {unit}\n"
+                f"error {error * 100:+.1f} %")
+
+    # -- export ----------------------------------------------------------------------------
+    def export_png(self, path: str) -> None:
+        """PNG at the plot's size on screen (pyqtgraph scales the legend badly when the
+        width is changed)."""
+        pg.exporters.ImageExporter(self.plot).export(path)
+        if not Path(path).exists():
+            raise OSError(f"could not write {path}")
+
+    def export_svg(self, path: str) -> None:
+        """SVG through pyqtgraph's exporter. That exporter (0.14) cannot parse the closed
+        paths newer Qt writes ("Z"; pyqtgraph issue #3495), so during the export its
+        coordinate fixer gets the paths without the "Z" and closes them again afterwards.
+        Should it still fail, the plot is rendered straight into a QSvgGenerator."""
+        try:
+            with _closed_paths_fix():
+                pg.exporters.SVGExporter(self.plot).export(path)
+        except ValueError:
+            self._render_svg(path)
+
+    def _render_svg(self, path: str) -> None:
+        rect = self.plot.sceneBoundingRect()
+        size = QSize(int(math.ceil(rect.width())), int(math.ceil(rect.height())))
+        generator = QSvgGenerator()
+        generator.setFileName(path)
+        generator.setSize(size)
+        generator.setViewBox(QRect(0, 0, size.width(), size.height()))
+        generator.setTitle(self.title or "gpumodeler sweep")
+        generator.setDescription(f"{self.x_title}; {self.y_label()}")
+        painter = QPainter(generator)
+        try:
+            painter.fillRect(QRectF(0, 0, size.width(), size.height()), QColor("white"))
+            self.plot.scene().render(painter, QRectF(0, 0, size.width(), size.height()), rect)
+        finally:
+            painter.end()
+        if not Path(path).exists():
+            raise OSError(f"could not write {path}")
+
+    def export_csv(self, path: str, x_name: str) -> None:
+        """Predicted points (and measured ones with their error), one row each, times in s."""
+        r = self.result
+        if r is None:
+            raise ValueError("nothing to export: run a sweep first")
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(["series", "device", x_name, "kernel_time_s", "total_time_s", "mode",
+                        "limiting_resource", "measured_s", "relative_error"])
+            for curve in r.curves:
+                for i, x in enumerate(r.x):
+                    device = r.x_labels[i] if r.variable == "gpu" else curve.label
+                    xv = device if r.variable == "gpu" else _num(x)
+                    w.writerow(["predicted", device, xv, _num(curve.kernel_time_s[i]),
+                                _num(curve.total_time_s[i]), curve.mode[i], curve.limiting_resource[i], "", ""])
+            if self.measurements is not None:
+                x, measured, predicted, error, what = self.measurements
+                label = r.curves[0].label if r.curves else ""
+                for i in range(len(x)):
+                    w.writerow(["measured", label, _num(x[i]),
+                                _num(predicted[i]) if what[i] == "kernel" else "",
+                                _num(predicted[i]) if what[i] == "total" else "", "", "",
+                                _num(measured[i]), _num(error[i])])
+
+
+@contextmanager
+def _closed_paths_fix():
+    """Scoped workaround for pyqtgraph issue #3495 (see SweepPlot.export_svg)."""
+    module = importlib.import_module("pyqtgraph.exporters.SVGExporter")
+    original = getattr(module, "correctCoordinates", None)
+    if original is None:
+        yield
+        return
+
+    def correct(node, defs, item, options):
+        closed = []
+        for element in node.getElementsByTagName("path"):
+            tokens = element.getAttribute("d").split()
+            if any(t in ("Z", "z") for t in tokens):
+                element.setAttribute("d", " ".join(t for t in tokens if t not in ("Z", "z")))
+                closed.append(element)
+        result = original(node, defs, item, options)
+        for element in closed:
+            element.setAttribute("d", element.getAttribute("d").rstrip() + " Z")
+        return result
+
+    module.correctCoordinates = correct
+    try:
+        yield
+    finally:
+        module.correctCoordinates = original
+
+
+def _num(v) -> str:
+    v = float(v)
+    return "" if not math.isfinite(v) else repr(v)

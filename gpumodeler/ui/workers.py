@@ -1,0 +1,78 @@
+"""Background work off the GUI thread: a sweep runs on a snapshot in a thread pool and
+reports progress, its result (a value) or a message; the model is never touched from it.
+"""
+from __future__ import annotations
+
+import threading
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+from gpumodeler.core.errors import ModelError
+
+from .launch_panel.sweep_compute import SweepCancelled, run_sweep
+
+
+class SweepSignals(QObject):
+    progress = Signal(int)  # percent
+    finished = Signal(object)  # SweepResult
+    failed = Signal(str)
+    cancelled = Signal()
+
+
+class SweepJob(QRunnable):
+    """One sweep. Keep a reference until one of its end signals arrives."""
+
+    def __init__(self, snapshot):
+        super().__init__()
+        self.setAutoDelete(False)
+        self.snapshot = snapshot
+        self.signals = SweepSignals()
+        self._cancel = threading.Event()
+        self.done = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def is_cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def run(self) -> None:
+        last = [-1]
+
+        def progress(fraction):
+            pct = int(fraction * 100)
+            if pct != last[0]:
+                last[0] = pct
+                self.signals.progress.emit(pct)
+
+        try:
+            result = run_sweep(self.snapshot, progress=progress, cancelled=self._cancel.is_set)
+        except SweepCancelled:
+            self.signals.cancelled.emit()
+        except ModelError as exc:
+            self.signals.failed.emit(str(exc))
+        except Exception as exc:  # a bug must not take the application down: report it
+            self.signals.failed.emit(f"the sweep failed unexpectedly ({type(exc).__name__}: {exc})")
+        else:
+            if self._cancel.is_set():
+                self.signals.cancelled.emit()
+            else:
+                self.signals.finished.emit(result)
+        finally:
+            self.done.set()
+
+
+_POOL: QThreadPool | None = None
+
+
+def sweep_pool() -> QThreadPool:
+    """The pool sweeps run in (one at a time: a new sweep cancels the previous one)."""
+    global _POOL
+    if _POOL is None:
+        _POOL = QThreadPool()
+        _POOL.setMaxThreadCount(2)
+    return _POOL
+
+
+def start(job: SweepJob) -> None:
+    sweep_pool().start(job)
