@@ -37,6 +37,7 @@ import sqlite3
 import stat
 from collections import defaultdict
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 
 import sqlite_utils
@@ -176,11 +177,15 @@ def _write_kernels(db: sqlite_utils.Database, kernels: dict) -> None:
         (i, kid, g.name, g.latency_table, g.description,
          _to_json(g.variables, f"kernel {kid} variables"))
         for i, (kid, g) in enumerate(kernels.items())])
+    # Instructions and edges passed their checks, so their numbers are Python (or numpy
+    # float64, a float) values SQLite binds as they are: no per-value conversion.
+    ins_values = attrgetter(*INSTRUCTION_COLUMNS)
     _insert_rows(db, "kernel_instructions", ("kernel_id", "position") + INSTRUCTION_COLUMNS, [
-        (kid, j) + tuple(_scalar(getattr(ins, c)) for c in INSTRUCTION_COLUMNS)
+        (kid, j, *ins_values(ins))
         for kid, g in kernels.items() for j, ins in enumerate(g.instructions.values())])
+    edge_values = attrgetter(*EDGE_COLUMNS)
     _insert_rows(db, "kernel_edges", ("kernel_id", "position") + EDGE_COLUMNS, [
-        (kid, j, e.id, e.src, e.dst, e.kind, _scalar(e.latency), e.taken)
+        (kid, j, *edge_values(e))
         for kid, g in kernels.items() for j, e in enumerate(g.edges.values())])
     _insert_rows(db, "kernel_loops", ("kernel_id", "position") + LOOP_COLUMNS, [
         (kid, j, lp.id, lp.name, lp.iterations.text)
@@ -254,11 +259,11 @@ def _read(db: sqlite_utils.Database) -> Project:
 def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:
     """Kernels in order, built through the graph's own checked mutations."""
     instructions, edges, loops = defaultdict(list), defaultdict(list), defaultdict(list)
-    for kid, *r in _rows(db, "kernel_instructions", ("kernel_id",) + INSTRUCTION_COLUMNS,
-                         "kernel_id, position"):
-        kw = dict(zip(INSTRUCTION_COLUMNS, r))
-        kw["is_load"] = bool(kw["is_load"])
-        instructions[kid].append(Instruction(**kw))
+    load_at = INSTRUCTION_COLUMNS.index("is_load") + 1
+    for r in _rows(db, "kernel_instructions", ("kernel_id",) + INSTRUCTION_COLUMNS,
+                   "kernel_id, position"):
+        # the columns are Instruction's fields in order; is_load is stored as 0/1
+        instructions[r[0]].append(Instruction(*r[1:load_at], bool(r[load_at]), *r[load_at + 1:]))
     for kid, id_, src, dst, kind, latency, taken in _rows(
             db, "kernel_edges", ("kernel_id",) + EDGE_COLUMNS, "kernel_id, position"):
         edges[kid].append(Edge(id_, src, dst, kind, latency, None if taken is None else bool(taken)))
