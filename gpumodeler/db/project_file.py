@@ -340,8 +340,8 @@ def save_project(project: Project, path: str | Path, *, force: bool = False) -> 
     path = Path(path)
     target = Path(os.path.realpath(path))
     if target.is_dir():
-        raise ProjectAccessError(f"{path}: is a folder; give a file name such as "
-                                 f"{(path / project.name).with_suffix(SUFFIX)}")
+        raise ProjectAccessError(f"{path}: is a folder; give a file name inside it, e.g. "
+                                 f"{path / ('project' + SUFFIX)}")
     if target.exists() and not force:
         _check_replaceable(target, path)
     kept = "the previous file is unchanged" if target.exists() else "nothing was written"
@@ -368,7 +368,7 @@ def save_project(project: Project, path: str | Path, *, force: bool = False) -> 
             db.close()
         try:
             tmp.unlink()
-        except FileNotFoundError:
+        except OSError:  # already renamed (FileNotFoundError), or cannot be removed
             pass
     return path
 
