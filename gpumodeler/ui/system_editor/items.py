@@ -1,0 +1,298 @@
+"""Drawable items of the system canvas. They know nothing of the project: the scene sets
+their text, count, position and state (GUIDE: items are dumb and settable)."""
+from __future__ import annotations
+
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
+from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QIcon, QLinearGradient,
+                           QPainter, QPainterPath, QPainterPathStroker, QPen)
+from PySide6.QtWidgets import QGraphicsItem, QStyle
+
+KIND_COLOURS = {"gpu": ("#e9f4ef", "#2f6f5e"), "host": ("#e8eff7", "#35608f")}
+LINK_COLOURS = {"pcie": "#b8641e", "nvlink": "#3d8b37", "network": "#7a4fa3", "other": "#666666"}
+OK_COLOUR, REFUSED_COLOUR, SELECTED_COLOUR = "#2e9d4f", "#c62828", "#1f6fd1"
+
+
+def _font(point_size: float, bold: bool = False) -> QFont:
+    font = QFont()
+    font.setPointSizeF(point_size)
+    font.setBold(bold)
+    return font
+
+
+class DeviceItem(QGraphicsItem):
+    """A placed GPU or host: rounded box with a kind icon, a title, a line of key specs and
+    a ×N badge for multi-GPU nodes. ``pos()`` is the top-left corner (the model's x, y)."""
+
+    WIDTH, HEIGHT = 236.0, 74.0
+
+    def __init__(self, device_id: str):
+        super().__init__()
+        self.device_id = device_id
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setAcceptHoverEvents(True)
+        self.setZValue(1)
+        self._kind, self._title, self._subtitle, self._count = "gpu", "", "", 1
+        self._icon: QIcon | None = None
+        self._problem = ""
+        self._highlight: str | None = None  # None | "ok" | "refused"
+
+    # ---- settable state
+    def set_kind(self, kind: str) -> None:
+        self._kind = kind
+        self.update()
+
+    def set_icon(self, icon: QIcon) -> None:
+        self._icon = icon
+        self.update()
+
+    def set_title(self, text: str) -> None:
+        self._title = text
+        self.update()
+
+    def set_subtitle(self, text: str) -> None:
+        self._subtitle = text
+        self.update()
+
+    def set_count(self, count: int) -> None:
+        self._count = count
+        self.update()
+
+    def set_problem(self, text: str) -> None:
+        """A problem to flag on the item (device missing from the database...)."""
+        self._problem = text
+        self.setToolTip(text)
+        self.update()
+
+    def set_highlight(self, state: str | None) -> None:
+        """Feedback while a link is being drawn: "ok", "refused" or None."""
+        self._highlight = state
+        self.update()
+
+    def title(self) -> str:
+        return self._title
+
+    def subtitle(self) -> str:
+        return self._subtitle
+
+    def count_text(self) -> str:
+        return f"×{self._count}" if self._count > 1 else ""
+
+    # ---- geometry
+    def rect(self) -> QRectF:
+        return QRectF(0, 0, self.WIDTH, self.HEIGHT)
+
+    def boundingRect(self) -> QRectF:
+        return self.rect().adjusted(-6, -6, 6, 6)
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath()
+        path.addRoundedRect(self.rect(), 10, 10)
+        return path
+
+    def centre(self) -> QPointF:
+        return self.mapToScene(self.rect().center())
+
+    def edge_point(self, toward: QPointF) -> QPointF:
+        """Where the line from the centre to ``toward`` (scene) leaves the box."""
+        rect = self.sceneBoundingRect().adjusted(6, 6, -6, -6)
+        centre = rect.center()
+        dx, dy = toward.x() - centre.x(), toward.y() - centre.y()
+        if dx == 0 and dy == 0:
+            return centre
+        sx = (rect.width() / 2) / abs(dx) if dx else float("inf")
+        sy = (rect.height() / 2) / abs(dy) if dy else float("inf")
+        s = min(sx, sy)
+        return QPointF(centre.x() + dx * s, centre.y() + dy * s)
+
+    # ---- drawing
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        fill, accent = KIND_COLOURS.get(self._kind, ("#f2f2f2", "#555555"))
+        rect = self.rect()
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        gradient = QLinearGradient(rect.topLeft(), rect.bottomLeft())
+        gradient.setColorAt(0, QColor("#ffffff"))
+        gradient.setColorAt(1, QColor(fill))
+        border = QColor(accent)
+        width = 1.5
+        if self._highlight == "ok":
+            border, width = QColor(OK_COLOUR), 3.0
+        elif self._highlight == "refused" or self._problem:
+            border, width = QColor(REFUSED_COLOUR), 3.0 if self._highlight else 2.0
+        elif selected:
+            border, width = QColor(SELECTED_COLOUR), 3.0
+        if self._count > 1:  # a stack of boards: offset shadows behind the box
+            painter.setPen(QPen(QColor(accent), 1))
+            painter.setBrush(QColor(fill).darker(104))
+            painter.drawRoundedRect(rect.translated(5, -5), 10, 10)
+        painter.setPen(QPen(border, width))
+        painter.setBrush(QBrush(gradient))
+        painter.drawRoundedRect(rect, 10, 10)
+        painter.fillRect(QRectF(0, 10, 5, rect.height() - 20), QColor(accent))
+        if self._icon is not None:
+            self._icon.paint(painter, QRectF(12, 12, 28, 28).toRect())
+        text_left = 48.0
+        right_reserve = 40.0 if self._count > 1 else 8.0
+        title_font = _font(10.5, bold=True)
+        painter.setFont(title_font)
+        painter.setPen(QColor("#1b1b1b"))
+        metrics = QFontMetricsF(title_font)
+        title = metrics.elidedText(self._title, Qt.TextElideMode.ElideRight,
+                                   rect.width() - text_left - right_reserve)
+        painter.drawText(QRectF(text_left, 10, rect.width() - text_left - right_reserve, 22),
+                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
+        sub_font = _font(9)
+        painter.setFont(sub_font)
+        painter.setPen(QColor(REFUSED_COLOUR) if self._problem else QColor("#3c3c3c"))
+        sub = self._problem or self._subtitle
+        sub = QFontMetricsF(sub_font).elidedText(sub, Qt.TextElideMode.ElideRight,
+                                                 rect.width() - text_left - 8)
+        painter.drawText(QRectF(text_left, 36, rect.width() - text_left - 8, 26),
+                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, sub)
+        if self._count > 1:
+            badge = QRectF(rect.width() - 44, 10, 36, 22)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(accent))
+            painter.drawRoundedRect(badge, 11, 11)
+            painter.setPen(QColor("white"))
+            painter.setFont(_font(9.5, bold=True))
+            painter.drawText(badge, Qt.AlignmentFlag.AlignCenter, self.count_text())
+
+
+class ConnectionItem(QGraphicsItem):
+    """A link between two devices: a line coloured by link type with a label (name and
+    bandwidth) at its middle. The scene sets the end points."""
+
+    def __init__(self, connection_id: str):
+        super().__init__()
+        self.connection_id = connection_id
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+        self.setZValue(2)  # the label stays readable when devices sit close together
+        self._line = QLineF()
+        self._title, self._detail, self._link_type = "", "", "other"
+
+    def set_line(self, p1: QPointF, p2: QPointF) -> None:
+        self.prepareGeometryChange()
+        self._line = QLineF(p1, p2)
+        self.update()
+
+    def set_text(self, title: str, detail: str) -> None:
+        self.prepareGeometryChange()
+        self._title, self._detail = title, detail
+        self.update()
+
+    def set_link_type(self, link_type: str) -> None:
+        self._link_type = link_type
+        self.update()
+
+    def title(self) -> str:
+        return self._title
+
+    def detail(self) -> str:
+        return self._detail
+
+    def _label_rect(self) -> QRectF:
+        fm_title, fm_detail = QFontMetricsF(_font(9, True)), QFontMetricsF(_font(8.5))
+        width = min(max(fm_title.horizontalAdvance(self._title),
+                        fm_detail.horizontalAdvance(self._detail)) + 14, 240)
+        height = fm_title.height() + fm_detail.height() + 8
+        centre = self._line.center()
+        return QRectF(centre.x() - width / 2, centre.y() - height / 2, width, height)
+
+    def boundingRect(self) -> QRectF:
+        line_rect = QRectF(self._line.p1(), self._line.p2()).normalized().adjusted(-6, -6, 6, 6)
+        return line_rect.united(self._label_rect().adjusted(-2, -2, 2, 2))
+
+    def shape(self) -> QPainterPath:
+        path = QPainterPath(self._line.p1())
+        path.lineTo(self._line.p2())
+        stroker = QPainterPathStroker()
+        stroker.setWidth(10)
+        shape = stroker.createStroke(path)
+        shape.addRect(self._label_rect())
+        return shape
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        colour = QColor(LINK_COLOURS.get(self._link_type, LINK_COLOURS["other"]))
+        selected = bool(option.state & QStyle.StateFlag.State_Selected)
+        pen = QPen(QColor(SELECTED_COLOUR) if selected else colour, 5 if selected else 3.5)
+        pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        painter.setPen(pen)
+        painter.drawLine(self._line)
+        for end in (self._line.p1(), self._line.p2()):
+            painter.setBrush(colour)
+            painter.drawEllipse(end, 4, 4)
+        label = self._label_rect()
+        painter.setPen(QPen(QColor(SELECTED_COLOUR) if selected else colour, 1.2))
+        painter.setBrush(QColor(255, 255, 255, 235))
+        painter.drawRoundedRect(label, 6, 6)
+        title_font, detail_font = _font(9, True), _font(8.5)
+        fm = QFontMetricsF(title_font)
+        painter.setFont(title_font)
+        painter.setPen(QColor("#1b1b1b"))
+        inner = label.adjusted(7, 4, -7, -4)
+        title = fm.elidedText(self._title, Qt.TextElideMode.ElideMiddle, inner.width())
+        painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), fm.height()),
+                         Qt.AlignmentFlag.AlignCenter, title)
+        painter.setFont(detail_font)
+        painter.setPen(QColor("#444444"))
+        painter.drawText(QRectF(inner.left(), inner.top() + fm.height(), inner.width(),
+                                QFontMetricsF(detail_font).height()),
+                         Qt.AlignmentFlag.AlignCenter, self._detail)
+
+
+class RubberLinkItem(QGraphicsItem):
+    """The dashed line that follows the mouse while a link waits for its second device."""
+
+    def __init__(self, link_type: str):
+        super().__init__()
+        self._line = QLineF()
+        self._colour = QColor(LINK_COLOURS.get(link_type, LINK_COLOURS["other"]))
+        self.setZValue(3)
+
+    def set_line(self, p1: QPointF, p2: QPointF) -> None:
+        self.prepareGeometryChange()
+        self._line = QLineF(p1, p2)
+
+    def boundingRect(self) -> QRectF:
+        return QRectF(self._line.p1(), self._line.p2()).normalized().adjusted(-4, -4, 4, 4)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        pen = QPen(self._colour, 2.5, Qt.PenStyle.DashLine)
+        painter.setPen(pen)
+        painter.drawLine(self._line)
+
+
+class MessageBubble(QGraphicsItem):
+    """A short message next to an item (a refused link says why, right where it happened)."""
+
+    MAX_WIDTH = 300.0
+
+    def __init__(self, text: str, error: bool = True):
+        super().__init__()
+        self._text, self._error = text, error
+        self.setZValue(10)
+        self.setToolTip(text)
+
+    def text(self) -> str:
+        return self._text
+
+    def _text_rect(self) -> QRectF:
+        fm = QFontMetricsF(_font(9))
+        return fm.boundingRect(QRectF(0, 0, self.MAX_WIDTH, 1000),
+                               int(Qt.TextFlag.TextWordWrap), self._text)
+
+    def boundingRect(self) -> QRectF:
+        return self._text_rect().adjusted(-8, -6, 8, 6)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        colour = QColor(REFUSED_COLOUR if self._error else "#555555")
+        painter.setPen(QPen(colour, 1.2))
+        painter.setBrush(QColor("#fff4f2") if self._error else QColor("#fffbe6"))
+        painter.drawRoundedRect(self.boundingRect().adjusted(1, 1, -1, -1), 6, 6)
+        painter.setFont(_font(9))
+        painter.setPen(colour.darker(120))
+        painter.drawText(self._text_rect(), int(Qt.TextFlag.TextWordWrap), self._text)

@@ -1,0 +1,91 @@
+"""SystemView: the canvas widget. Accepts catalog drops, zooms, fits the system."""
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtGui import QPainter
+from PySide6.QtWidgets import QGraphicsView
+
+from .palette import read_catalog_mime
+
+MAX_FIT_SCALE = 1.5
+
+
+class SystemView(QGraphicsView):
+    """Drops of :data:`~.palette.CATALOG_MIME` become :attr:`sig_catalog_dropped`; a link
+    is only accepted over a device (it needs one end)."""
+
+    #: (kind, name, scene position QPointF) of a catalog entry dropped on the canvas
+    sig_catalog_dropped = Signal(str, str, object)
+
+    def __init__(self, scene, parent=None):
+        super().__init__(scene, parent)
+        self.setAcceptDrops(True)
+        self.setRenderHints(QPainter.RenderHint.Antialiasing
+                            | QPainter.RenderHint.TextAntialiasing)
+        self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
+        self.setMinimumSize(320, 240)
+
+    # ---- drag and drop from the palette
+    def _entry(self, event):
+        entry = read_catalog_mime(event.mimeData())
+        if entry is None:
+            return None
+        kind, _ = entry
+        if kind == "link" and self.scene().device_at(self._scene_pos(event)) is None:
+            return None
+        return entry
+
+    def _scene_pos(self, event) -> QPointF:
+        return self.mapToScene(event.position().toPoint())
+
+    def dragEnterEvent(self, event):
+        if read_catalog_mime(event.mimeData()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event):
+        if self._entry(event) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragLeaveEvent(self, event):
+        event.accept()
+
+    def dropEvent(self, event):
+        entry = self._entry(event)
+        if entry is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.sig_catalog_dropped.emit(entry[0], entry[1], self._scene_pos(event))
+
+    # ---- zoom and fit
+    def wheelEvent(self, event):
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            factor = 1.15 if event.angleDelta().y() > 0 else 1 / 1.15
+            self.scale(factor, factor)
+            event.accept()
+        else:
+            super().wheelEvent(event)
+
+    def fit(self) -> None:
+        """Show the whole system, no larger than a comfortable reading size."""
+        rect = self.scene().items_rect()
+        if rect is None:
+            self.resetTransform()
+            self.centerOn(0, 0)
+            return
+        rect = QRectF(rect).adjusted(-40, -40, 40, 40)
+        self.fitInView(rect, Qt.AspectRatioMode.KeepAspectRatio)
+        scale = self.transform().m11()
+        if scale > MAX_FIT_SCALE:
+            self.resetTransform()
+            self.scale(MAX_FIT_SCALE, MAX_FIT_SCALE)
+            self.centerOn(rect.center())
+
+    def visible_centre(self) -> QPointF:
+        return self.mapToScene(self.viewport().rect().center())

@@ -1,0 +1,116 @@
+"""Quantities as people read and type them: "1253 MHz", "15.8 GB/s", "96 KiB".
+
+Core and the database keep base units (Hz, B/s, B); the GUI converts only here, at the edge
+(GUIDE: units are explicit, convert only at the edges). :func:`parse_quantity` accepts what
+:func:`format_quantity` prints, plus plain numbers in the base unit ("1.253e9").
+"""
+from __future__ import annotations
+
+import math
+import re
+
+# SI prefixes for rates and clocks; bytes use binary prefixes when the value is a whole
+# number of KiB/MiB/GiB (memory sizes), SI otherwise (bandwidths).
+_SI = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
+_BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
+_PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+             "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40,
+             "m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9}
+# Units that take a prefix when shown.
+_SCALED_UNITS = ("Hz", "B", "B/s", "W")
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+
+
+def _trim(x: float, digits: int = 4) -> str:
+    """Up to ``digits`` significant digits (never fewer than the integer part), no trailing
+    zeros, no exponent for usual sizes."""
+    if x == 0:
+        return "0"
+    if abs(x) >= 1e7 or abs(x) < 1e-3:
+        return f"{x:.{digits}g}"
+    text = f"{x:.{max(digits - 1 - int(math.floor(math.log10(abs(x)))), 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_quantity(value, unit: str, digits: int = 4) -> str:
+    """``value`` (in the base ``unit``) as short readable text; None is "unknown".
+
+    ``digits`` significant digits (use ~12 for text a user edits, so nothing is rounded)."""
+    if value is None:
+        return "unknown"
+    if isinstance(value, str) or unit == "text":
+        return str(value)
+    if isinstance(value, bool):
+        return str(value)
+    if unit == "s":
+        for name, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+            if abs(value) >= scale or name == "ns":
+                return f"{_trim(value / scale, digits)} {name}"
+    if unit in _SCALED_UNITS and value:
+        if unit == "B" and float(value).is_integer():
+            for name, scale in _BINARY:
+                if abs(value) >= scale and (value * 1000) % scale == 0:
+                    return f"{_trim(value / scale, digits)} {name}B"
+        # Clocks read best in MHz (GPU "1253 MHz", CPU "4400 MHz").
+        prefixes = (("M", 1e6),) if unit == "Hz" and 1e6 <= abs(value) < 1e11 else _SI
+        for name, scale in prefixes:
+            if abs(value) >= scale:
+                return f"{_trim(value / scale, digits)} {name}{unit}"
+        return f"{_trim(value, digits)} {unit}"
+    if unit in ("count", "bit", "year") and float(value).is_integer():
+        return str(int(value))
+    return _trim(float(value), max(digits, 6))
+
+
+class QuantityError(ValueError):
+    """Text that is not a valid quantity; the message says what would be valid."""
+
+
+def parse_quantity(text: str, unit: str):
+    """The value in the base ``unit`` that ``text`` denotes: "1253 MHz", "1.253e9",
+    "15.8 GB/s", "4 GiB", "3.97 µs". Whole-number units ("count", "bit", "year") give an
+    int. Raises :class:`QuantityError` with a message naming the expected form."""
+    text = str(text).strip()
+    if unit == "text":
+        if not text:
+            raise QuantityError("needs some text")
+        return text
+    if not text:
+        raise QuantityError(f"needs a number{_unit_hint(unit)}")
+    m = re.fullmatch(rf"({_NUMBER})\s*([a-zA-Zµ]*)\s*(\S*)", text.replace(",", ""))
+    if not m:
+        raise QuantityError(f"needs a number{_unit_hint(unit)}, got {text!r}")
+    number, prefix, rest = m.group(1), m.group(2), m.group(3)
+    value = float(number)
+    scale = 1.0
+    if prefix or rest:
+        suffix = prefix + rest
+        base = unit if unit not in ("count", "ratio", "bit", "year", "1/cycle", "B/cycle") else ""
+        if base and suffix.endswith(base):
+            prefix = suffix[: -len(base)]
+        elif unit == "s" and suffix in ("ms", "us", "µs", "ns"):
+            prefix = suffix[0]
+        elif not base and unit in ("B/cycle", "1/cycle") and suffix == unit:
+            prefix = ""
+        else:
+            prefix = suffix
+        if prefix not in _PREFIXES or (prefix and unit not in _SCALED_UNITS + ("s",)):
+            raise QuantityError(f"needs a number{_unit_hint(unit)}, got {text!r}")
+        scale = _PREFIXES[prefix]
+    value *= scale
+    if not math.isfinite(value):
+        raise QuantityError(f"needs a finite number, got {text!r}")
+    if unit in ("count", "bit", "year"):
+        if not float(value).is_integer():
+            raise QuantityError(f"needs a whole number, got {text!r}")
+        return int(value)
+    return value
+
+
+def _unit_hint(unit: str) -> str:
+    examples = {"Hz": " in Hz (e.g. 1253 MHz)", "B/s": " in B/s (e.g. 15.8 GB/s)",
+                "B": " of bytes (e.g. 4 GiB)", "s": " of seconds (e.g. 3.97 µs)",
+                "count": " (a whole number)", "bit": " of bits", "ratio": " (e.g. 0.7)",
+                "W": " in W", "B/cycle": " of bytes per cycle", "1/cycle": " per cycle",
+                "year": " (a year)"}
+    return examples.get(unit, f" in {unit}")
