@@ -1,0 +1,421 @@
+"""MainWindow: the three editors as tabs, the property inspector dock, menus, status bar.
+
+Layout and wiring only (GUIDE: the main window stays small). The editors change the project;
+the window opens and saves files through :mod:`gpumodeler.db.project_file`, routes the Edit
+menu to the current editor, shows refusals and hints in the status bar and remembers recent
+files, geometry and dock state. Questions to the user go through small hook methods
+(:meth:`ask_save_changes`, :meth:`ask_open_path`, :meth:`ask_save_path`,
+:meth:`show_error`) so tests can answer them without a modal dialog.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
+from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+                               QStyle, QTabWidget)
+
+from gpumodeler import __version__
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.project import Project
+from gpumodeler.db.project_file import load_project, save_project
+from gpumodeler.ui import settings
+from gpumodeler.ui.document import Document
+from gpumodeler.ui.icons import icon
+from gpumodeler.ui.inspector import PropertyInspector
+from gpumodeler.ui.kernel_editor.editor import KernelEditor
+from gpumodeler.ui.launch_panel.panel import LaunchPanel
+from gpumodeler.ui.system_editor import SystemEditor
+
+FILE_FILTER = "gpumodeler projects (*.gpm);;All files (*)"
+DEFAULT_SIZE = (1600, 1000)
+INSPECTOR_WIDTH = 600
+# The inspector shows devices and links: it goes with the System tab and makes room for
+# the kernel editor's own property panel and the launch panel's forms and plot.
+TABS_WITHOUT_INSPECTOR = {1, 2}
+REFUSAL_MS = 10000
+# Edit-menu commands -> the editor method that performs them (editors without it: disabled).
+EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste",
+               "delete": "delete_selection", "select_all": "select_all", "fit": "fit"}
+# Editors that bring their own shortcut for a command: the window's action gives way
+# to theirs while that editor is current (two identical shortcuts would both be dead).
+OWN_ACTIONS = {"fit": "fit_action", "delete": "delete_action"}
+
+
+class MainWindow(QMainWindow):
+    """One window editing one document at a time."""
+
+    def __init__(self, catalog=None, document: Document | None = None, parent=None,
+                 remember: bool = True):
+        super().__init__(parent)
+        self.catalog = catalog
+        self.remember = remember  # read and write window geometry in the settings
+        self.document: Document | None = None
+        self.undo_group = QUndoGroup(self)
+        self.setWindowIcon(icon("app"))
+        self.tabs = QTabWidget(documentMode=True)
+        self.setCentralWidget(self.tabs)
+        self.inspector_dock = QDockWidget("Inspector", self)
+        self.inspector_dock.setObjectName("inspector")
+        self.inspector_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
+                                        | QDockWidget.DockWidgetFeature.DockWidgetClosable
+                                        | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector_dock)
+        self._inspector_wanted = True  # the user's choice on the System tab
+        self.inspector_dock.toggleViewAction().triggered.connect(self._inspector_toggled)
+        self.refusal_label = QLabel()
+        self.refusal_label.setStyleSheet("color: #c62828; padding: 0 6px;")
+        self.statusBar().addWidget(self.refusal_label, 1)
+        self._refusal_timer = QTimer(self, singleShot=True, interval=REFUSAL_MS)
+        self._refusal_timer.timeout.connect(lambda: self.refusal_label.setText(""))
+        self.system_editor = self.kernel_editor = self.launch_panel = self.inspector = None
+        self._create_actions()
+        self._create_menus()
+        self.tabs.currentChanged.connect(self._tab_changed)
+        self.set_document(document or Document(Project("untitled"), catalog))
+        self.resize(*DEFAULT_SIZE)
+        self._layout_restored = remember and self.restore_settings()
+
+    # ---- actions and menus
+    def _action(self, text, slot, shortcut=None, tip="", standard_icon=None) -> QAction:
+        action = QAction(text, self)
+        action.triggered.connect(slot)
+        if shortcut is not None:
+            shortcuts = shortcut if isinstance(shortcut, list) else [shortcut]
+            action.setShortcuts([QKeySequence(s) for s in shortcuts])
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        if standard_icon is not None:
+            action.setIcon(self.style().standardIcon(standard_icon))
+        self.addAction(action)
+        return action
+
+    def _create_actions(self) -> None:
+        sp = QStyle.StandardPixmap
+        self.new_action = self._action("&New", self.new_project, QKeySequence.StandardKey.New,
+                                       "Start an empty project", sp.SP_FileIcon)
+        self.open_action = self._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
+                                        "Open a project file", sp.SP_DialogOpenButton)
+        self.save_action = self._action("&Save", self.save, QKeySequence.StandardKey.Save,
+                                        "Save the project", sp.SP_DialogSaveButton)
+        self.save_as_action = self._action("Save &As…", self.save_as,
+                                           QKeySequence.StandardKey.SaveAs,
+                                           "Save the project under a new name")
+        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
+        self.undo_action = self.undo_group.createUndoAction(self, "&Undo")
+        self.undo_action.setShortcuts([QKeySequence(QKeySequence.StandardKey.Undo)])
+        self.undo_action.setIcon(self.style().standardIcon(sp.SP_ArrowBack))
+        self.undo_action.setIconText("Undo")
+        self.redo_action = self.undo_group.createRedoAction(self, "&Redo")
+        self.redo_action.setShortcuts([QKeySequence("Ctrl+Y"), QKeySequence("Ctrl+Shift+Z")])
+        self.redo_action.setIcon(self.style().standardIcon(sp.SP_ArrowForward))
+        self.redo_action.setIconText("Redo")
+        self.addActions([self.undo_action, self.redo_action])
+        self.edit_actions = {
+            "cut": self._action("Cu&t", lambda: self._route("cut"), QKeySequence.StandardKey.Cut),
+            "copy": self._action("&Copy", lambda: self._route("copy"),
+                                 QKeySequence.StandardKey.Copy),
+            "paste": self._action("&Paste", lambda: self._route("paste"),
+                                  QKeySequence.StandardKey.Paste),
+            "delete": self._action("&Delete", lambda: self._route("delete"),
+                                   QKeySequence.StandardKey.Delete, "Delete the selection"),
+            "select_all": self._action("Select &All", lambda: self._route("select_all"),
+                                       QKeySequence.StandardKey.SelectAll),
+            "fit": self._action("&Fit", lambda: self._route("fit"), "F",
+                                "Show the whole system or graph (F)"),
+        }
+        self.edit_actions["fit"].setIcon(icon("fit"))
+        self.fit_action = self.edit_actions["fit"]
+        self.tab_actions = [self._action(f"&{i + 1} {name}", lambda c=False, i=i: self.tabs.setCurrentIndex(i),
+                                         f"Ctrl+{i + 1}")
+                            for i, name in enumerate(("System", "Kernel", "Launch"))]
+        self.about_action = self._action("&About gpumodeler", self.about)
+
+    def _create_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addActions([self.new_action, self.open_action])
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        file_menu.addActions([self.save_action, self.save_as_action])
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addActions([self.undo_action, self.redo_action])
+        edit_menu.addSeparator()
+        for key in ("cut", "copy", "paste", "delete"):
+            edit_menu.addAction(self.edit_actions[key])
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.edit_actions["select_all"])
+        view_menu = bar.addMenu("&View")
+        view_menu.addAction(self.fit_action)
+        view_menu.addSeparator()
+        view_menu.addActions(self.tab_actions)
+        view_menu.addSeparator()
+        view_menu.addAction(self.inspector_dock.toggleViewAction())
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction(self.about_action)
+        toolbar = self.addToolBar("Main")
+        toolbar.setObjectName("main toolbar")
+        toolbar.setMovable(False)
+        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        toolbar.addActions([self.new_action, self.open_action, self.save_action])
+        toolbar.addSeparator()
+        toolbar.addActions([self.undo_action, self.redo_action])
+        toolbar.addSeparator()
+        toolbar.addAction(self.fit_action)
+
+    # ---- the document
+    def set_document(self, document: Document) -> None:
+        """Edit ``document`` (a new or opened project); the old one is let go."""
+        old = self.document
+        self.document = document
+        if document.catalog is None:
+            document.catalog = self.catalog
+        self.undo_group.addStack(document.undo_stack)
+        self.undo_group.setActiveStack(document.undo_stack)
+        current = max(self.tabs.currentIndex(), 0)
+        if self.system_editor is None:
+            self.system_editor = SystemEditor(document)
+            self.kernel_editor = KernelEditor(document)
+            self.launch_panel = LaunchPanel(document)
+            self.tabs.addTab(self.system_editor, icon("gpu"), "System")
+            self.tabs.addTab(self.kernel_editor, "Kernel")
+            self.tabs.addTab(self.launch_panel, "Launch")
+            self.inspector = PropertyInspector(document)
+            self.inspector_dock.setWidget(self.inspector)
+            self.system_editor.sig_hint_changed.connect(self.show_hint)
+        else:
+            for widget in (self.system_editor, self.kernel_editor, self.launch_panel,
+                           self.inspector):
+                widget.set_document(document)
+        self.tabs.setCurrentIndex(current)
+        document.refused.connect(self.show_refusal)
+        document.undo_stack.cleanChanged.connect(self._update_title)
+        document.undo_stack.indexChanged.connect(self._clear_refusal)
+        document.path_changed.connect(lambda _: self._update_title())
+        if old is not None:
+            self.undo_group.removeStack(old.undo_stack)
+            old.deleteLater()
+        self._update_title()
+        self._tab_changed(self.tabs.currentIndex())
+        QTimer.singleShot(0, self.system_editor.fit)
+
+    def project_name(self) -> str:
+        if self.document.path:
+            return Path(self.document.path).name
+        return self.document.project.name or "untitled"
+
+    def _update_title(self, *args) -> None:
+        self.setWindowTitle(f"{self.project_name()}[*] — gpumodeler")
+        self.setWindowModified(not self.document.undo_stack.isClean())
+
+    def is_modified(self) -> bool:
+        return not self.document.undo_stack.isClean()
+
+    # ---- files
+    def new_project(self) -> bool:
+        if not self.maybe_save():
+            return False
+        self.set_document(Document(Project("untitled"), self.catalog))
+        self.show_hint("New project: drag a GPU and a host from the palette onto the canvas")
+        return True
+
+    def open_dialog(self) -> bool:
+        if not self.maybe_save():
+            return False
+        path = self.ask_open_path()
+        return bool(path) and self.open_path(path, ask=False)
+
+    def open_path(self, path: str, ask: bool = True) -> bool:
+        """Open the project in ``path``. A file that cannot be read is reported and the
+        current project stays as it was."""
+        if ask and not self.maybe_save():
+            return False
+        try:
+            project = load_project(path)
+        except (ModelError, OSError) as exc:
+            self.show_error("Cannot open project", f"{path} could not be opened.\n\n{exc}")
+            return False
+        self.set_document(Document(project, self.catalog, path=str(path)))
+        settings.add_recent_file(str(path))
+        self.show_hint(f"Opened {path}")
+        return True
+
+    def save(self) -> bool:
+        if not self.document.path:
+            return self.save_as()
+        return self.save_to(self.document.path)
+
+    def save_as(self) -> bool:
+        path = self.ask_save_path()
+        if not path:
+            return False
+        if not os.path.splitext(path)[1]:
+            path += ".gpm"
+        return self.save_to(path)
+
+    def save_to(self, path: str) -> bool:
+        try:
+            save_project(self.document.project, path)
+        except (ModelError, OSError) as exc:
+            self.show_error("Cannot save project", f"The project was not saved.\n\n{exc}")
+            return False
+        self.document.undo_stack.setClean()
+        if self.document.path != str(path):
+            self.document.set_path(str(path))
+        settings.add_recent_file(str(path))
+        self._update_title()
+        self.show_hint(f"Saved {path}")
+        return True
+
+    def maybe_save(self) -> bool:
+        """True when the current work may be replaced (saved, discarded or unchanged)."""
+        if not self.is_modified():
+            return True
+        answer = self.ask_save_changes()
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        files = settings.recent_files()
+        for path in files:
+            action = self.recent_menu.addAction(Path(path).name,
+                                                lambda p=path: self.open_recent(p))
+            action.setToolTip(path)
+            action.setStatusTip(path)
+        if not files:
+            self.recent_menu.addAction("(none)").setEnabled(False)
+        self.recent_menu.addSeparator()
+        self.recent_menu.addAction("Clear list", settings.clear_recent_files)
+
+    def open_recent(self, path: str) -> bool:
+        if not os.path.exists(path):
+            settings.remove_recent_file(path)
+            self.show_error("Cannot open project", f"{path} no longer exists; it was removed "
+                                                   f"from the recent files.")
+            return False
+        return self.open_path(path)
+
+    # ---- questions to the user (hooks tests replace)
+    def ask_save_changes(self) -> str:
+        """"save", "discard" or "cancel" for unsaved changes."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
+                          f"Save the changes to {self.project_name()}?",
+                          QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                          | QMessageBox.StandardButton.Cancel, self)
+        box.setInformativeText("Your changes will be lost if you don't save them.")
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        answer = box.exec()
+        return {QMessageBox.StandardButton.Save: "save",
+                QMessageBox.StandardButton.Discard: "discard"}.get(
+                    QMessageBox.StandardButton(answer), "cancel")
+
+    def ask_open_path(self) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(self, "Open project", self._dialog_folder(),
+                                              FILE_FILTER)
+        return path or None
+
+    def ask_save_path(self) -> str | None:
+        start = self.document.path or os.path.join(self._dialog_folder(),
+                                                   f"{self.project_name()}.gpm")
+        path, _ = QFileDialog.getSaveFileName(self, "Save project as", start, FILE_FILTER)
+        return path or None
+
+    def _dialog_folder(self) -> str:
+        recent = settings.recent_files()
+        return os.path.dirname(recent[0]) if recent else os.getcwd()
+
+    def show_error(self, title: str, text: str) -> None:
+        QMessageBox.critical(self, title, text)
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About gpumodeler",
+                          f"<b>gpumodeler {__version__}</b><p>Model how fast a CUDA application "
+                          "runs on GPUs you may not own: analytical models from Gajger (2017), "
+                          "Volkov (2016) and Amarís (2018) over a device database that cites "
+                          "its sources.</p>")
+
+    # ---- status bar
+    def show_refusal(self, message: str, item: str = "") -> None:
+        self.refusal_label.setText(f"⚠ {message}")
+        self._refusal_timer.start()
+
+    def _clear_refusal(self, *args) -> None:
+        self.refusal_label.setText("")
+
+    def refusal_text(self) -> str:
+        return self.refusal_label.text()
+
+    def show_hint(self, text: str) -> None:
+        self.statusBar().showMessage(text, 6000)
+
+    # ---- edit routing
+    def current_editor(self):
+        return self.tabs.currentWidget()
+
+    def _route(self, command: str) -> None:
+        editor = self.current_editor()
+        own = getattr(editor, OWN_ACTIONS.get(command, ""), None)
+        if isinstance(own, QAction):
+            own.trigger()
+            return
+        method = getattr(editor, EDIT_ROUTES[command], None)
+        if callable(method):
+            method()
+
+    def _inspector_toggled(self, visible: bool) -> None:
+        self._inspector_wanted = visible
+
+    def _tab_changed(self, index: int) -> None:
+        self.inspector_dock.setVisible(self._inspector_wanted
+                                       and index not in TABS_WITHOUT_INSPECTOR)
+        editor = self.current_editor()
+        for command, action in self.edit_actions.items():
+            own = getattr(editor, OWN_ACTIONS.get(command, ""), None)
+            action.setEnabled(isinstance(own, QAction)
+                              or callable(getattr(editor, EDIT_ROUTES[command], None)))
+            default = [QKeySequence("F")] if command == "fit" else \
+                QKeySequence.keyBindings({"cut": QKeySequence.StandardKey.Cut,
+                                          "copy": QKeySequence.StandardKey.Copy,
+                                          "paste": QKeySequence.StandardKey.Paste,
+                                          "delete": QKeySequence.StandardKey.Delete,
+                                          "select_all": QKeySequence.StandardKey.SelectAll}[command])
+            action.setShortcuts([] if isinstance(own, QAction) else default)
+
+    # ---- settings and closing
+    def restore_settings(self) -> bool:
+        """Window geometry and dock layout of the last session; True if there was one."""
+        store = settings.app_settings()
+        geometry, state = store.value("main_window/geometry"), store.value("main_window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        if state is not None:
+            self.restoreState(state)
+        return state is not None
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self._layout_restored:  # first run: give the inspector room for its table
+            self._layout_restored = True
+            self.resizeDocks([self.inspector_dock], [INSPECTOR_WIDTH],
+                             Qt.Orientation.Horizontal)
+
+    def save_settings(self) -> None:
+        store = settings.app_settings()
+        store.setValue("main_window/geometry", self.saveGeometry())
+        store.setValue("main_window/state", self.saveState())
+
+    def closeEvent(self, event) -> None:
+        if self.maybe_save():
+            if self.remember:
+                self.save_settings()
+            event.accept()
+        else:
+            event.ignore()
