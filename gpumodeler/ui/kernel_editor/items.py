@@ -54,10 +54,16 @@ class InstructionItem(QGraphicsObject):
         self.unit = "cuda_core"
         self.critical = False
         self.error = ""
-        self.setFlags(QGraphicsItem.ItemIsSelectable | QGraphicsItem.ItemIsMovable
-                      | QGraphicsItem.ItemSendsGeometryChanges)
+        self.setFlags(QGraphicsItem.ItemIsSelectable | QGraphicsItem.ItemIsMovable)
         self.setZValue(10)
+        # position signals rather than an itemChange override (which costs a Python call
+        # for every item change and has tripped PySide's reference counting)
+        self.xChanged.connect(self._moved)
+        self.yChanged.connect(self._moved)
         self.setAcceptHoverEvents(True)
+
+    def _moved(self) -> None:
+        self.moved.emit(self.node_id)
 
     def set_content(self, opcode: str, text: str, unit: str, tooltip: str) -> None:
         self.opcode, self.text, self.unit = opcode, text, unit
@@ -122,10 +128,6 @@ class InstructionItem(QGraphicsObject):
             elided = QFontMetricsF(normal).elidedText(self.text, Qt.ElideRight, room)
             painter.drawText(QRectF(24 + op_w, 0, room, NODE_H), Qt.AlignVCenter | Qt.AlignLeft, elided)
 
-    def itemChange(self, change, value):
-        if change == QGraphicsItem.ItemPositionHasChanged:
-            self.moved.emit(self.node_id)
-        return super().itemChange(change, value)
 
 
 class EdgeLabel(QGraphicsTextItem):
