@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
@@ -194,16 +195,24 @@ class MainWindow(QMainWindow):
                            self.inspector):
                 widget.set_document(document)
         self.tabs.setCurrentIndex(current)
-        document.refused.connect(self.show_refusal)
-        document.undo_stack.cleanChanged.connect(self._update_title)
-        document.undo_stack.indexChanged.connect(self._clear_refusal)
-        document.path_changed.connect(lambda _: self._update_title())
         if old is not None:
+            self._wire(old, connect=False)
             self.undo_group.removeStack(old.undo_stack)
             old.deleteLater()
+        self._wire(document, connect=True)
         self._update_title()
         self._tab_changed(self.tabs.currentIndex())
         QTimer.singleShot(0, self.system_editor.fit)
+
+    def _wire(self, document: Document, connect: bool) -> None:
+        for signal, slot in ((document.refused, self.show_refusal),
+                             (document.undo_stack.cleanChanged, self._update_title),
+                             (document.undo_stack.indexChanged, self._clear_refusal),
+                             (document.path_changed, self._update_title)):
+            if connect:
+                signal.connect(slot)
+            else:
+                signal.disconnect(slot)
 
     def project_name(self) -> str:
         if self.document.path:
@@ -211,6 +220,8 @@ class MainWindow(QMainWindow):
         return self.document.project.name or "untitled"
 
     def _update_title(self, *args) -> None:
+        if not shiboken6.isValid(self.document.undo_stack):
+            return  # the document is being torn down with the window (its stack clears)
         self.setWindowTitle(f"{self.project_name()}[*] — gpumodeler")
         self.setWindowModified(not self.document.undo_stack.isClean())
 
@@ -398,6 +409,9 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
+        # The dock's saved visibility depends on the tab that was open; the choice does not.
+        self._inspector_wanted = str(store.value("main_window/inspector", "true")) == "true"
+        self._tab_changed(self.tabs.currentIndex())
         return state is not None
 
     def showEvent(self, event) -> None:
@@ -411,6 +425,7 @@ class MainWindow(QMainWindow):
         store = settings.app_settings()
         store.setValue("main_window/geometry", self.saveGeometry())
         store.setValue("main_window/state", self.saveState())
+        store.setValue("main_window/inspector", "true" if self._inspector_wanted else "false")
 
     def closeEvent(self, event) -> None:
         if self.maybe_save():
