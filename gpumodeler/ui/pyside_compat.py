@@ -1,15 +1,17 @@
 """Work around a reference-counting bug of PySide6 6.12.0 on Python 3.11.
 
 With that pair, every call of a wrapped C++ method that returns ``void`` (``update()``,
-``setText()``, ``setToolTip()``...) gives back a reference to ``None`` it never took: None's
-reference count falls by one per call, and when it reaches zero the interpreter aborts with
-"Fatal Python error: none_dealloc: deallocating None". None starts near 5 000 references,
-so a GUI session dies within seconds of use and a test run aborts (exit 134) when it ends.
-PySide6 6.11.3 does not leak; Python 3.12 made None immortal (PEP 683), which hides it.
+``setText()``, ``setToolTip()``...) gives back a reference to ``None`` it never took, and
+every emission of a ``bool`` signal argument (``toggled``, ``clicked``...) one to ``True`` or
+``False``: their reference counts fall by one per call, and at zero the interpreter aborts
+("Fatal Python error: none_dealloc: deallocating None", or bool_dealloc). None starts near
+5 000 references, so a GUI session dies within seconds of use and a test run aborts (exit
+134) when it ends. PySide6 6.11.3 does not leak; Python 3.12 made these objects immortal
+(PEP 683), which hides it.
 
-:func:`apply` measures the leak and only if it is there gives None a reference count it
-cannot run out of (what Python 3.12 does for every interpreter). Remove this module once
-the project pins a PySide6 without the bug.
+:func:`apply` measures the leak and only if it is there gives None, True and False a
+reference count they cannot run out of (what Python 3.12 does for every interpreter).
+Remove this module once the project pins a PySide6 without the bug.
 """
 from __future__ import annotations
 
@@ -42,6 +44,7 @@ def apply() -> bool:
     if leak_per_call() < 0.5:
         return False
     # ob_refcnt is the first field of every object in a CPython (non-debug) build
-    ctypes.c_ssize_t.from_address(id(None)).value += 1 << 40
+    for singleton in (None, True, False):
+        ctypes.c_ssize_t.from_address(id(singleton)).value += 1 << 40
     _applied = True
     return True

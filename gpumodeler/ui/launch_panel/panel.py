@@ -230,8 +230,12 @@ class LaunchPanel(QWidget):
         for w in self.form.widgets.values():
             w.setEnabled(enabled)
         if launch is None:
-            self._show_result(None, "No launch: add one with “New launch” (the system needs a GPU "
-                                    "and the project a kernel).")
+            self.result = None
+            self.error = ("No launch: add one with “New launch” (the system needs a GPU and the "
+                          "project a kernel).")
+            self._show_result(None, self.error)
+            self._fill_variables_empty()
+            self.transfer_table.setRowCount(0)
             return
         gpus = [(d.label or d.device_name + (f"  ({d.id})" if d.label == "" else ""), d.id)
                 for d in self.project.gpus()]
@@ -367,6 +371,12 @@ class LaunchPanel(QWidget):
                 f.setText(fmt_number(launch.variables.get(name)))
             clear_error(f)
         self.variables_box.setVisible(bool(names))
+
+    def _fill_variables_empty(self) -> None:
+        while self.variables_layout.rowCount():
+            self.variables_layout.removeRow(0)
+        self._variable_fields = {}
+        self.variables_box.setVisible(False)
 
     def _fill_transfers(self, launch) -> None:
         table = self.transfer_table

@@ -471,8 +471,7 @@ class SweepPanel(QWidget):
         if not self.panel._push(Macro(f"import {n} measurement{'s' if n > 1 else ''}", commands), None):
             return 0
         self.status.setText(f"Imported {n} measured point(s) from {name}.")
-        if self._auto or self.result is not None:
-            self.run()
+        self.run()  # show them against the prediction
         return n
 
     def _on_import(self) -> None:

@@ -116,7 +116,7 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
     if devices:
         gpus = tuple((name, gpu_lookup(name)) for name in devices)
     else:
-        gpus = ((project.devices[launch.gpu].label or base.gpu.name, resolve_gpu(project, launch.gpu, gpu_lookup)),)
+        gpus = ((base.gpu.name, resolve_gpu(project, launch.gpu, gpu_lookup)),)
     if variable == "gpu":
         values = np.arange(len(gpus), dtype=float)
     else:

@@ -1,0 +1,232 @@
+"""Sweeps and their plot: a background sweep over a loop variable plots the same numbers as
+evaluate_launch; measured points overlay with their error; saved definitions; exports."""
+import csv
+import json
+import xml.etree.ElementTree as ET
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpumodeler.core.commands import AddConnection, AddItem, AddKernel, UndoStack
+from gpumodeler.core.kernel_graph import from_dict
+from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, Project, Transfer,
+                                     evaluate_launch)
+from gpumodeler.db.build_devices import build
+from gpumodeler.db.catalog import Catalog
+from gpumodeler.ui.document import Document
+from gpumodeler.ui.launch_panel.panel import LaunchPanel
+from gpumodeler.ui.launch_panel.sweep_compute import SweepCancelled, make_snapshot, run_sweep
+from gpumodeler.ui.plots.units import fmt_time, time_unit
+
+ROOT = Path(__file__).resolve().parents[2]
+SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"
+EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
+LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
+
+
+@pytest.fixture(scope="module")
+def devices_db(tmp_path_factory):
+    out = tmp_path_factory.mktemp("devices") / "devices.db"
+    build(ROOT / "resources" / "devices", out)
+    return out
+
+
+@pytest.fixture(autouse=True)
+def env(devices_db, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
+    monkeypatch.setenv("GPUMODELER_USER_DB", str(tmp_path / "user-devices.db"))
+
+
+def example_project() -> Project:
+    if EXAMPLE.exists():
+        from gpumodeler.db.project_file import load_project
+        return load_project(EXAMPLE)
+    p = Project("saxpy2 on GTX 970")
+    s = UndoStack(p)
+    s.push(AddItem("devices", PlacedDevice("gpu1", "gpu", "GeForce GTX 970", x=360)))
+    s.push(AddItem("devices", PlacedDevice("host1", "host", "Gajger GTX 970 testbed host")))
+    s.push(AddConnection(Connection("link1", LINK, "host1", "gpu1", "pcie")))
+    s.push(AddKernel("saxpy2", from_dict(json.loads(SAXPY2.read_text()))))
+    s.push(AddItem("launches", LaunchConfig(
+        "launch1", name="Fig. 5.24", gpu="gpu1", kernel="saxpy2", block_size=256, data_size=400_000_000,
+        registers=8, lam=0.703787, variables={"a": 128},
+        transfers=(Transfer("htod", "4*N"), Transfer("htod", "4*N"), Transfer("dtoh", "4*N")))))
+    return p
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    c = Catalog(user_db=tmp_path / "user-devices.db")
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def panel(qtbot, catalog):
+    w = LaunchPanel(Document(example_project(), catalog))
+    qtbot.addWidget(w)
+    w.resize(1200, 800)
+    yield w
+    w.sweep.cancel()
+
+
+def run_and_wait(qtbot, sweep):
+    previous = sweep.result
+    assert sweep.run(), sweep.message.text()
+    qtbot.waitUntil(lambda: sweep.job is None and sweep.result is not previous, timeout=10_000)
+    return sweep.result
+
+
+def evaluate_at(project, catalog, lid, **changes):
+    p = project
+    p.launches["probe"] = replace(p.launches[lid], id="probe", **changes)
+    try:
+        return evaluate_launch(p, "probe", lambda n: catalog.get(n).to_gpu_spec(),
+                               lambda n: catalog.get(n).to_link_spec()).prediction
+    finally:
+        del p.launches["probe"]
+
+
+def test_sweep_over_a_runs_in_the_background_and_plots(panel, qtbot, catalog):
+    sweep = panel.sweep
+    sweep.set_variable("a")
+    assert (sweep.from_edit.text(), sweep.to_edit.text(), sweep.points_spin.value()) == ("0", "256", 257)
+    result = run_and_wait(qtbot, sweep)
+    assert result.variable == "a" and result.x.size == 257 and len(result.curves) == 1
+    curve = result.curves[0]
+    i128 = int(np.flatnonzero(result.x == 128)[0])
+    assert curve.kernel_time_s[i128] == pytest.approx(panel.result.prediction.kernel.time_s, rel=1e-12)
+    assert curve.total_time_s[i128] == pytest.approx(panel.result.prediction.total_time_s, rel=1e-12)
+    ref = evaluate_at(panel.document.project, catalog, panel.launch_id, variables={"a": 17})
+    assert curve.kernel_time_s[17] == pytest.approx(ref.kernel.time_s, rel=1e-12)
+    # the plot shows it in ms, kernel and total, with labelled axes
+    plot = sweep.plot
+    kernel_item, total_item = plot._curves[0]
+    xs, ys = kernel_item.getData()
+    assert len(xs) == 257 and ys[i128] == pytest.approx(curve.kernel_time_s[i128] * 1e3)
+    assert plot.unit == ("ms", 1e-3)
+    assert plot.plot.getAxis("left").labelText == "Predicted time (ms)"
+    assert plot.plot.getAxis("bottom").labelText == "a (loop variable)"
+    # editing the launch re-runs the sweep on show
+    panel.form.widgets["lam"].setText("1")
+    panel.form.widgets["lam"].editingFinished.emit()
+    qtbot.waitUntil(lambda: sweep.result is not result and sweep.job is None, timeout=10_000)
+    assert sweep.result.curves[0].kernel_time_s[i128] == pytest.approx(
+        curve.kernel_time_s[i128] * 0.703787, rel=1e-9)
+
+
+def test_export_png_svg_csv(panel, qtbot, tmp_path):
+    sweep = panel.sweep
+    assert not sweep.export(str(tmp_path / "early.png"))  # nothing yet: a message, no file
+    assert "run a sweep first" in sweep.message.text()
+    sweep.set_variable("a")
+    run_and_wait(qtbot, sweep)
+    png, svg, data = tmp_path / "s.png", tmp_path / "s.svg", tmp_path / "s.csv"
+    assert sweep.export(str(png)) and sweep.export(str(svg)) and sweep.export(str(data))
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    text = " ".join(t.strip() for t in root.itertext())
+    assert "Predicted time (ms)" in text and "a (loop variable)" in text
+    with data.open() as fh:
+        rows = list(csv.DictReader(fh))
+    assert len(rows) == 257 and rows[0]["series"] == "predicted" and rows[0]["device"] == "GeForce GTX 970"
+    assert float(rows[128]["a"]) == 128 and float(rows[128]["kernel_time_s"]) == pytest.approx(0.1458371, rel=1e-6)
+    assert not sweep.export(str(tmp_path / "no-such-dir" / "s.png"))
+
+
+def test_measured_points_overlay_with_their_error(panel, qtbot, tmp_path):
+    sweep = panel.sweep
+    doc = panel.document
+    sweep.set_variable("a")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,time\n1,2\n")
+    assert sweep.import_measurements(str(bad)) == 0
+    assert "measured_s" in sweep.message.text() and not doc.project.measurements
+    bad.write_text("a,measured_s\n1,fast\n")
+    assert sweep.import_measurements(str(bad)) == 0 and "line 2" in sweep.message.text()
+    good = tmp_path / "measured.csv"
+    good.write_text("a,measured_s\n32,0.05\n128,0.16\n256,0.30\n")
+    depth = doc.undo_stack.count()
+    assert sweep.import_measurements(str(good)) == 3
+    assert doc.undo_stack.count() == depth + 1  # one step
+    assert {m.parameters["a"] for m in doc.project.measurements.values()} == {32, 128, 256}
+    qtbot.waitUntil(lambda: sweep.job is None and sweep.plot.measurements is not None, timeout=10_000)
+    x, measured, predicted, error, what = sweep.plot.measurements
+    i = list(x).index(128)
+    assert predicted[i] == pytest.approx(panel.result.prediction.kernel.time_s, rel=1e-12)
+    assert error[i] == pytest.approx((predicted[i] - 0.16) / 0.16)
+    assert "mean absolute error" in sweep.status.text()
+    assert len(sweep.plot.measured.data) == 3
+    tip = sweep.plot._measured_tip(x=128.0, y=160.0, data=(predicted[i], error[i]))
+    assert "error -8.9 %" in tip
+    doc.undo_stack.undo()
+    assert not doc.project.measurements
+
+
+def test_saved_sweep_and_gpu_comparison(panel, qtbot):
+    sweep = panel.sweep
+    doc = panel.document
+    sweep.set_variable("block_size")
+    sweep.set_gpus(["GeForce GTX 970", "Tesla K40"])
+    sid = sweep.save_sweep()
+    s = doc.project.sweeps[sid]
+    assert s.variable == "block_size" and s.values[0] == 32 and len(s.values) == 32
+    assert s.devices == ("GeForce GTX 970", "Tesla K40") and s.launch == panel.launch_id
+    sweep.set_variable("a")
+    sweep.set_gpus([])
+    sweep.load_sweep(sid)
+    assert sweep.variable == "block_size" and sweep.chosen_gpus() == ["GeForce GTX 970", "Tesla K40"]
+    qtbot.waitUntil(lambda: sweep.job is None and sweep.result is not None, timeout=10_000)
+    labels = [c.label for c in sweep.result.curves]
+    assert labels == ["GeForce GTX 970", "Tesla K40"]
+    assert sweep.plot._curves[1][0].isVisible() or not sweep.isVisible()
+    sweep.set_variable("gpu")
+    result = run_and_wait(qtbot, sweep)
+    assert result.x_labels == ("GeForce GTX 970", "Tesla K40") and result.x.size == 2
+    assert result.curves[0].kernel_time_s[0] == pytest.approx(panel.result.prediction.kernel.time_s)
+    doc.undo_stack.undo()
+    assert sid not in doc.project.sweeps
+
+
+def test_cancel_and_bad_ranges(panel, qtbot):
+    sweep = panel.sweep
+    sweep.set_variable("block_size")
+    sweep.from_edit.setText("64")
+    sweep.to_edit.setText("2048")
+    assert not sweep.run() and "1..1024" in sweep.message.text()
+    sweep.to_edit.setText("x")
+    assert not sweep.run() and sweep.to_edit.property("error_message")
+    sweep.to_edit.setText("1024")
+    assert sweep.run()
+    job = sweep.job
+    sweep.cancel()
+    assert sweep.job is None and not sweep.cancel_button.isEnabled()
+    qtbot.waitUntil(job.done.is_set, timeout=10_000)
+    qtbot.wait(20)
+    assert sweep.result is None and "cancelled" in sweep.status.text()
+
+
+def test_sweep_compute_matches_evaluate_launch_and_cancels(catalog):
+    p = example_project()
+    lid = next(iter(p.launches))
+    gpu = lambda n: catalog.get(n).to_gpu_spec()
+    link = lambda n: catalog.get(n).to_link_spec()
+    for var, values, change in (
+            ("block_size", [32, 96, 1000], lambda v: {"block_size": int(v)}),
+            ("occupancy", [8, 30, 64], lambda v: {"occupancy_override": float(v)}),
+            ("data_size", [1e6, 123_457, 4e8], lambda v: {"data_size": int(v)})):
+        r = run_sweep(make_snapshot(p, lid, gpu, link, var, values))
+        for i, v in enumerate(values):
+            ref = evaluate_at(p, catalog, lid, **change(v))
+            assert r.curves[0].kernel_time_s[i] == pytest.approx(ref.kernel.time_s, rel=1e-12)
+            assert r.curves[0].total_time_s[i] == pytest.approx(ref.total_time_s, rel=1e-12)
+    with pytest.raises(SweepCancelled):
+        run_sweep(make_snapshot(p, lid, gpu, link, "a", [1, 2]), cancelled=lambda: True)
+
+
+def test_time_units():
+    assert time_unit(0.146) == ("ms", 1e-3) and time_unit([2e-6, 5e-5]) == ("µs", 1e-6)
+    assert time_unit(3.0) == ("s", 1.0) and fmt_time(0.5948782) == "594.9 ms"
