@@ -99,6 +99,7 @@ def _install_desktop_entry(args: argparse.Namespace) -> int:
     if args.uninstall:
         for name, folder in DESKTOP_FILES:
             (share / folder / name).unlink(missing_ok=True)
+        _refresh_caches(share)
         print(f"removed the gpumodeler desktop entry from {share}")
         return 0
     sources = desktop_sources()
@@ -121,9 +122,14 @@ def _install_desktop_entry(args: argparse.Namespace) -> int:
             print(f"wrote {target}")
     except OSError as exc:
         raise CLIError(f"cannot write to {share}: {exc.strerror or exc}") from None
-    for tool, arg in (("update-desktop-database", share / "applications"),
-                      ("update-mime-database", share / "mime")):
-        if shutil.which(tool):  # refresh the menu and MIME caches where the tools exist
-            subprocess.run([tool, str(arg)], check=False, capture_output=True)
+    _refresh_caches(share)
     print("gpumodeler is in your application menu (log out and in if it does not show yet)")
     return 0
+
+
+def _refresh_caches(share: Path) -> None:
+    """Rebuild the menu and MIME caches where the desktop's tools are installed."""
+    for tool, folder in (("update-desktop-database", share / "applications"),
+                         ("update-mime-database", share / "mime")):
+        if shutil.which(tool) and folder.is_dir():
+            subprocess.run([tool, str(folder)], check=False, capture_output=True)

@@ -16,7 +16,7 @@ import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
 from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QStyle, QTabWidget)
+                               QStyle, QTabWidget, QWidget)
 
 from gpumodeler import __version__
 from gpumodeler.core.errors import ModelError
@@ -26,13 +26,15 @@ from gpumodeler.ui import settings
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.icons import icon
 from gpumodeler.ui.inspector import PropertyInspector
-from gpumodeler.ui.kernel_editor.editor import KernelEditor
-from gpumodeler.ui.launch_panel.panel import LaunchPanel
 from gpumodeler.ui.system_editor import SystemEditor
 
 FILE_FILTER = "gpumodeler projects (*.gpm);;All files (*)"
 DEFAULT_SIZE = (1600, 1000)
 INSPECTOR_WIDTH = 600
+TAB_NAMES = ("System", "Kernel", "Launch")
+# The Kernel and Launch tabs are built just after the window first shows (or when opened
+# before that): the window appears sooner, their imports (pyqtgraph...) come after.
+DEFERRED_TABS_MS = 100
 # The inspector shows devices and links: it goes with the System tab and makes room for
 # the kernel editor's own property panel and the launch panel's forms and plot.
 TABS_WITHOUT_INSPECTOR = {1, 2}
@@ -71,7 +73,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.refusal_label, 1)
         self._refusal_timer = QTimer(self, singleShot=True, interval=REFUSAL_MS)
         self._refusal_timer.timeout.connect(lambda: self.refusal_label.setText(""))
-        self.system_editor = self.kernel_editor = self.launch_panel = self.inspector = None
+        self.system_editor = self.inspector = None
+        self._editors: dict[int, QWidget] = {}  # tab index -> editor, once built
+        self._building_tab = False
         self._create_actions()
         self._create_menus()
         self.tabs.currentChanged.connect(self._tab_changed)
@@ -182,17 +186,15 @@ class MainWindow(QMainWindow):
         current = max(self.tabs.currentIndex(), 0)
         if self.system_editor is None:
             self.system_editor = SystemEditor(document)
-            self.kernel_editor = KernelEditor(document)
-            self.launch_panel = LaunchPanel(document)
-            self.tabs.addTab(self.system_editor, icon("gpu"), "System")
-            self.tabs.addTab(self.kernel_editor, "Kernel")
-            self.tabs.addTab(self.launch_panel, "Launch")
+            self._editors[0] = self.system_editor
+            self.tabs.addTab(self.system_editor, icon("gpu"), TAB_NAMES[0])
+            for name in TAB_NAMES[1:]:
+                self.tabs.addTab(QWidget(), name)  # stands in until the editor is built
             self.inspector = PropertyInspector(document)
             self.inspector_dock.setWidget(self.inspector)
             self.system_editor.sig_hint_changed.connect(self.show_hint)
         else:
-            for widget in (self.system_editor, self.kernel_editor, self.launch_panel,
-                           self.inspector):
+            for widget in list(self._editors.values()) + [self.inspector]:
                 widget.set_document(document)
         self.tabs.setCurrentIndex(current)
         if old is not None:
@@ -203,6 +205,41 @@ class MainWindow(QMainWindow):
         self._update_title()
         self._tab_changed(self.tabs.currentIndex())
         QTimer.singleShot(0, self.system_editor.fit)
+
+    # ---- the editors
+    def editor(self, index: int) -> QWidget:
+        """The editor of tab ``index``, built now if it was not yet."""
+        if index not in self._editors:
+            if index == 1:
+                from gpumodeler.ui.kernel_editor.editor import KernelEditor
+                widget = KernelEditor(self.document)
+            else:
+                from gpumodeler.ui.launch_panel.panel import LaunchPanel
+                widget = LaunchPanel(self.document)
+            self._editors[index] = widget
+            current = self.tabs.currentIndex()
+            self._building_tab = True
+            try:
+                placeholder = self.tabs.widget(index)
+                self.tabs.removeTab(index)
+                self.tabs.insertTab(index, widget, TAB_NAMES[index])
+                self.tabs.setCurrentIndex(current)
+                placeholder.deleteLater()
+            finally:
+                self._building_tab = False
+        return self._editors[index]
+
+    @property
+    def kernel_editor(self):
+        return self.editor(1)
+
+    @property
+    def launch_panel(self):
+        return self.editor(2)
+
+    def build_all_tabs(self) -> None:
+        for index in range(len(TAB_NAMES)):
+            self.editor(index)
 
     def _wire(self, document: Document, connect: bool) -> None:
         for signal, slot in ((document.refused, self.show_refusal),
@@ -369,7 +406,7 @@ class MainWindow(QMainWindow):
 
     # ---- edit routing
     def current_editor(self):
-        return self.tabs.currentWidget()
+        return self.editor(self.tabs.currentIndex())
 
     def _route(self, command: str) -> None:
         editor = self.current_editor()
@@ -385,6 +422,8 @@ class MainWindow(QMainWindow):
         self._inspector_wanted = visible
 
     def _tab_changed(self, index: int) -> None:
+        if self._building_tab or index < 0:
+            return
         self.inspector_dock.setVisible(self._inspector_wanted
                                        and index not in TABS_WITHOUT_INSPECTOR)
         editor = self.current_editor()
@@ -416,6 +455,8 @@ class MainWindow(QMainWindow):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
+        if len(self._editors) < len(TAB_NAMES):
+            QTimer.singleShot(DEFERRED_TABS_MS, self.build_all_tabs)
         if not self._layout_restored:  # first run: give the inspector room for its table
             self._layout_restored = True
             self.resizeDocks([self.inspector_dock], [INSPECTOR_WIDTH],
