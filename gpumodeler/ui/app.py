@@ -54,6 +54,12 @@ def run(project: str | None = None, screenshot: str | None = None,
     if screenshot:
         if _headless() and not os.environ.get("QT_QPA_PLATFORM"):
             os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    elif _headless() and not os.environ.get("QT_QPA_PLATFORM"):
+        # Qt would abort without a word a user can act on; say what to do instead.
+        print("gpumodeler gui: no display (neither DISPLAY nor WAYLAND_DISPLAY is set); run it "
+              "in a desktop session, or use --screenshot FILE.png to render offscreen",
+              file=sys.stderr)
+        return EXIT_USAGE
         # A screenshot must not read or change the user's window layout or recent files.
         os.environ.setdefault("GPUMODELER_SETTINGS_DIR", tempfile.mkdtemp(prefix="gpumodeler-"))
     app = create_application(argv)
@@ -80,6 +86,7 @@ def run(project: str | None = None, screenshot: str | None = None,
         window.close()
         return 0
     window.show()
+    _report_unexpected_errors(window)
     if project and document is not None:
         from gpumodeler.ui import settings
         settings.add_recent_file(os.path.abspath(project))
@@ -87,6 +94,23 @@ def run(project: str | None = None, screenshot: str | None = None,
         if error:
             window.show_error("gpumodeler", error)
     return app.exec()
+
+
+def _report_unexpected_errors(window) -> None:
+    """A bug in a slot becomes a message box (details on stderr), not a silent traceback;
+    the session goes on and the work stays (undo still works)."""
+    import traceback
+
+    def hook(kind, value, tb):
+        traceback.print_exception(kind, value, tb)
+        if issubclass(kind, KeyboardInterrupt):
+            window.close()
+            return
+        window.show_error("Internal error",
+                          f"gpumodeler hit a bug ({kind.__name__}: {value}). Your project is "
+                          f"unchanged by it; save your work and please report the details "
+                          f"printed on the terminal.")
+    sys.excepthook = hook
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,7 +15,7 @@ from pathlib import Path
 import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
-from PySide6.QtWidgets import (QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
                                QStyle, QTabWidget, QWidget)
 
 from gpumodeler import __version__
@@ -409,6 +409,10 @@ class MainWindow(QMainWindow):
         return self.editor(self.tabs.currentIndex())
 
     def _route(self, command: str) -> None:
+        focus = QApplication.focusWidget()
+        if command == "delete" and focus is not None and self.inspector.isAncestorOf(focus):
+            self.inspector.revert_current()  # Delete on an overridden value reverts it
+            return
         editor = self.current_editor()
         own = getattr(editor, OWN_ACTIONS.get(command, ""), None)
         if isinstance(own, QAction):

@@ -221,3 +221,16 @@ def test_gui_command_checks_its_arguments_without_qt(capsys, tmp_path):
     assert "no such file" in capsys.readouterr().err
     assert cli_main(["gui", str(EXAMPLE), "--screenshot", str(tmp_path / "x.jpg")]) == 2
     assert ".png" in capsys.readouterr().err
+
+
+def test_delete_in_the_inspector_reverts_instead_of_deleting(window, qtbot):
+    device_id = _add_gpu(window)
+    window.document.push(SetOverride("devices", device_id, "sms", 16))
+    window.activateWindow()
+    inspector = window.inspector
+    inspector.tree.setFocus()
+    inspector.tree.setCurrentIndex(inspector.value_index("sms"))
+    qtbot.waitUntil(lambda: inspector.tree.hasFocus())
+    window.edit_actions["delete"].trigger()
+    assert device_id in window.document.project.devices
+    assert window.document.project.devices[device_id].overrides == {}
