@@ -191,6 +191,21 @@ def test_saved_sweep_and_gpu_comparison(panel, qtbot):
     assert sid not in doc.project.sweeps
 
 
+def test_log_data_size_sweep_and_a_gpu_that_cannot_run(panel, qtbot):
+    sweep = panel.sweep
+    sweep.set_variable("data_size")
+    assert sweep.log_check.isChecked()  # N spans decades
+    result = run_and_wait(qtbot, sweep)  # warnings are errors: the log axis must not overflow
+    assert result.x[-1] == 400_000_000 and np.all(np.diff(result.x) > 0)
+    assert sweep.plot._log_x
+    sweep.set_variable("a")
+    sweep.set_gpus(["GeForce GTX 680", "GeForce GTX 970"])  # cc 3.0: no occupancy rules
+    result = run_and_wait(qtbot, sweep)
+    assert np.isnan(result.curves[0].kernel_time_s).all() and np.isfinite(result.curves[1].kernel_time_s).all()
+    assert "GeForce GTX 680 is not plotted" in sweep.status.text()
+    assert not sweep.plot._curves[0][0].isVisible() and not sweep.plot._log_x
+
+
 def test_cancel_and_bad_ranges(panel, qtbot):
     sweep = panel.sweep
     sweep.set_variable("block_size")

@@ -248,7 +248,7 @@ class KernelEditor(QWidget):
         self._sync_kernel_properties()
         self.refresh_analysis()
         self._on_scene_selection()
-        QTimer.singleShot(0, self.view.fit)
+        QTimer.singleShot(0, self.view.show_graph)
 
     def _sync_kernel_properties(self) -> None:
         g = self.graph

@@ -81,8 +81,11 @@ class Palette(QTreeWidget):
                 item.setData(0, Qt.UserRole, op)
                 item.setFlags(Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsDragEnabled)
                 self._items[op] = item
+            group.setFirstColumnSpanned(True)
             group.setExpanded(unit in ("cuda_core", "ldst", "branch", "exit"))
-        self.setColumnWidth(0, 120)
+        self.header().setStretchLastSection(False)
+        self.header().setSectionResizeMode(0, self.header().ResizeMode.Stretch)
+        self.header().setSectionResizeMode(1, self.header().ResizeMode.ResizeToContents)
         self.set_table(None)
 
     def opcodes(self) -> list[str]:

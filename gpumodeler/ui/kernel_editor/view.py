@@ -32,6 +32,21 @@ class KernelView(QGraphicsView):
         self.setSceneRect(QRectF())
         self.centerOn(rect.center())
 
+    def show_graph(self, minimum_scale: float = 0.75) -> None:
+        """The first view of a graph: all of it if that stays readable, else its top at
+        ``minimum_scale`` (F shows all of it)."""
+        rect = self.scene().itemsBoundingRect()
+        if rect.isEmpty():
+            self.resetTransform()
+            return
+        self.fit()
+        if self.transform().m11() < minimum_scale:
+            self.resetTransform()
+            self.scale(minimum_scale, minimum_scale)
+            top = rect.adjusted(-20, -20, 20, 20)
+            view_h = self.viewport().height() / minimum_scale
+            self.centerOn(top.center().x(), top.top() + view_h / 2)
+
     def zoom(self, factor: float) -> None:
         scale = self.transform().m11() * factor
         if 0.1 <= scale <= 4.0:

@@ -93,7 +93,7 @@ class LaunchPanel(QWidget):
                        help_text="bytes per block, static + dynamic")
         self.form.check("occupancy_auto", "Occupancy from calculator",
                         help_text="unchecked: give the active warps per SM yourself")
-        self.form.line("occupancy_override", "Occupancy",
+        self.form.line("occupancy_override", "Occupancy override",
                        lambda t: parse_float(t, "occupancy (warps per SM)", 0.0, 1024, strict_minimum=True),
                        help_text="active warps per SM")
         self.occupancy_label = QLabel()
@@ -103,6 +103,7 @@ class LaunchPanel(QWidget):
         self.form.line("lam", "λ", lambda t: parse_float(t, "λ", 0.0, strict_minimum=True),
                        help_text="kernel scaling parameter (Gajger eq. 4.1; calibrate from a measurement)")
         il.addWidget(box)
+        il.addWidget(self.message)  # a refused edit's reason, near the fields
 
         self.variables_box = QGroupBox("Loop variables")
         self.variables_layout = QFormLayout(self.variables_box)
@@ -111,8 +112,14 @@ class LaunchPanel(QWidget):
         tbox = QGroupBox("Transfers (in sequence with the kernel)")
         tl = QVBoxLayout(tbox)
         self.transfer_table = QTableWidget(0, 3)
-        self.transfer_table.setHorizontalHeaderLabels(["Direction", "Bytes (or expression of N)", "Link"])
-        self.transfer_table.horizontalHeader().setSectionResizeMode(1, QHeaderView.Stretch)
+        self.transfer_table.setHorizontalHeaderLabels(["Direction", "Bytes", "Link"])
+        self.transfer_table.horizontalHeaderItem(1).setToolTip(
+            "bytes (1.6e9) or an expression of the data size N and the launch variables (4*N)")
+        header = self.transfer_table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.Interactive)
+        self.transfer_table.setColumnWidth(2, 150)
         self.transfer_table.verticalHeader().setVisible(False)
         self.transfer_table.setSelectionBehavior(QTableWidget.SelectRows)
         self.transfer_table.setMinimumHeight(110)
@@ -127,12 +134,12 @@ class LaunchPanel(QWidget):
         row.addStretch(1)
         tl.addLayout(row)
         il.addWidget(tbox)
-        il.addWidget(self.message)
         il.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(inputs)
-        scroll.setMinimumWidth(360)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(440)
 
         # results
         results = QGroupBox("Prediction")
@@ -169,7 +176,7 @@ class LaunchPanel(QWidget):
         split.addWidget(scroll)
         split.addWidget(right)
         split.setStretchFactor(1, 1)
-        split.setSizes([400, 700])
+        split.setSizes([450, 850])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
@@ -251,7 +258,9 @@ class LaunchPanel(QWidget):
             "occupancy_override": launch.occupancy_override, "lam": launch.lam})
         self.form.layout.labelForField(self.form.widgets["size"]).setText(
             "N (threads)" if mode == "data" else "Grid (blocks)")
-        self.form.widgets["occupancy_override"].setEnabled(launch.occupancy_override is not None)
+        override = self.form.widgets["occupancy_override"]
+        override.setEnabled(launch.occupancy_override is not None)
+        override.setPlaceholderText("from the calculator" if launch.occupancy_override is None else "")
         self._fill_variables(launch)
         self._fill_transfers(launch)
         self.evaluate()
@@ -403,7 +412,6 @@ class LaunchPanel(QWidget):
             table.setCellWidget(row, 0, d)
             table.setCellWidget(row, 1, size)
             table.setCellWidget(row, 2, link)
-        table.resizeColumnToContents(0)
         table.blockSignals(False)
 
     # -- editing ---------------------------------------------------------------------------

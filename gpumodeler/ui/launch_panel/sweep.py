@@ -153,7 +153,7 @@ class SweepPanel(QWidget):
         if launch is not None:
             for name in self.panel._variable_names(launch):
                 self.variable_combo.addItem(f"{name} (loop variable)", name)
-        self.variable_combo.addItem("GPU (compare the chosen GPUs)", "gpu")
+        self.variable_combo.addItem("GPU (compare)", "gpu")
         i = self.variable_combo.findData(current)
         self.variable_combo.setCurrentIndex(i if i >= 0 else 0)
         self.variable_combo.blockSignals(False)
@@ -350,11 +350,16 @@ class SweepPanel(QWidget):
                              f"{np.max(np.abs(err[finite])) * 100:.1f} % (hover a point for its error)")
         self.plot.show_result(result, variable_label(result.variable), title,
                               log_x=self.log_check.isChecked(), measurements=measurements)
-        bad = [str(r) for c in result.curves for r in c.reasons if r]
-        if bad:
-            unique = list(dict.fromkeys(bad))
-            notes.append(f"{len(bad)} point(s) cannot run: " + "; ".join(unique[:2])
-                         + (" …" if len(unique) > 2 else ""))
+        for c in result.curves:
+            reasons = [str(r) for r in c.reasons if r]
+            if not reasons:
+                continue
+            unique = list(dict.fromkeys(reasons))
+            if result.variable != "gpu" and len(reasons) == len(c.reasons):
+                notes.append(f"{c.label} is not plotted: {unique[0]}")
+            else:
+                notes.append(f"{len(reasons)} point(s) cannot run: " + "; ".join(unique[:2])
+                             + (" …" if len(unique) > 2 else ""))
         if result.variable == "occupancy" and result.curves and math.isfinite(result.curves[0].knee_occupancy):
             notes.append(f"the mode changes at {result.curves[0].knee_occupancy:.4g} warps/SM")
         self.status.setText("  ".join(notes) or f"{result.x.size} points.")

@@ -267,7 +267,7 @@ def run_sweep(snap: SweepSnapshot, progress=None, cancelled=None) -> SweepResult
                 raise
             joined = {"kernel": np.full(n, np.nan), "total": np.full(n, np.nan),
                       "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object),
-                      "reasons": np.full(n, f"{label}: {exc}", dtype=object)}
+                      "reasons": np.full(n, str(exc), dtype=object)}
             mk = mt = np.full(snap.measured_x.size, np.nan)
         curves.append(SweepCurve(label, joined["kernel"], joined["total"], joined["mode"], joined["limit"],
                                  joined["reasons"], _knee(snap, gpu), mk, mt))

@@ -31,7 +31,6 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 class SweepPlot(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        pg.setConfigOptions(antialias=True)
         self.widget = pg.PlotWidget(background="w")
         self.plot = self.widget.getPlotItem()
         self.plot.showGrid(x=True, y=True, alpha=0.25)
@@ -41,10 +40,11 @@ class SweepPlot(QWidget):
             axis.setTextPen(pg.mkPen("#222"))
             f = QFont()
             f.setPointSize(9)
-            axis.setStyle(tickFont=f)
+            axis.setStyle(tickFont=f, maxTickLevel=1)  # no third tick level: fewer grid lines
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # the unit is chosen from the data
-        self.legend = self.plot.addLegend(offset=(-10, 10), labelTextColor="#222",
-                                          brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#bbb"))
+        # a legend in rows across the top left, over headroom kept free above the curves
+        self.legend = self.plot.addLegend(offset=(8, 4), labelTextColor="#222", colCount=3,
+                                          brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#ccc"))
         self._curves: list[tuple[pg.PlotDataItem, pg.PlotDataItem]] = []
         self.measured = pg.ScatterPlotItem(size=9, symbol="o", pen=pg.mkPen("#000", width=1.2),
                                            brush=pg.mkBrush(255, 255, 255, 230), hoverable=True,
@@ -52,6 +52,14 @@ class SweepPlot(QWidget):
         self.measured.setZValue(20)
         self.plot.addItem(self.measured)
         self._measured_in_legend = False
+        # a GPU comparison is categorical: bars (kernel, total) instead of lines
+        self.kernel_bars = pg.BarGraphItem(x=[], height=[], width=0.36, brush=pg.mkBrush(PALETTE[0]),
+                                           pen=pg.mkPen(None))
+        self.total_bars = pg.BarGraphItem(x=[], height=[], width=0.36, brush=pg.mkBrush(PALETTE[0] + "55"),
+                                          pen=pg.mkPen(PALETTE[0], width=1.5, style=Qt.DashLine))
+        for bars in (self.kernel_bars, self.total_bars):
+            self.plot.addItem(bars)
+            bars.hide()
         self.base_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#888", width=1, style=Qt.DashLine))
         self.base_line.setZValue(-5)
         self.plot.addItem(self.base_line)
@@ -66,6 +74,9 @@ class SweepPlot(QWidget):
         self.title = ""
         self.result = None
         self._log_x = False
+        self._legend = None  # what the legend shows, to rebuild it only when that changes
+        self._ticks = False
+        self._shown_labels = None
         self.measurements = None  # (x, measured_s, predicted_s, rel_error, what)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
@@ -87,48 +98,87 @@ class SweepPlot(QWidget):
     def _pair(self, i: int):
         while len(self._curves) <= i:
             colour = PALETTE[len(self._curves) % len(PALETTE)]
-            kernel = self.plot.plot([], [], pen=pg.mkPen(colour, width=2))
-            total = self.plot.plot([], [], pen=pg.mkPen(colour, width=2, style=Qt.DashLine))
+            # antialiased curves only (a global pyqtgraph option would also smooth the axes
+            # and grid, which costs more than the curves and is not sharper)
+            kernel = self.plot.plot([], [], pen=pg.mkPen(colour, width=2), antialias=True)
+            total = self.plot.plot([], [], pen=pg.mkPen(colour, width=2, style=Qt.DashLine), antialias=True)
             self._curves.append((kernel, total))
         return self._curves[i]
 
     def show_result(self, result, x_title: str, title: str = "", log_x: bool = False,
                     measurements=None) -> None:
         """Show a SweepResult. ``measurements``: (x, measured_s, predicted_s, rel_error, what)
-        arrays, predicted at the measured x by the sweep itself."""
+        arrays, predicted at the measured x by the sweep itself. Only what changed is
+        touched (legend, labels, log mode, ticks), so a replot is mostly setData."""
         self.result, self.measurements = result, measurements
         values = [c.total_time_s for c in result.curves] + [c.kernel_time_s for c in result.curves]
-        if measurements is not None and len(measurements[1]):
+        has_measured = measurements is not None and len(measurements[0]) > 0
+        if has_measured:
             values.append(np.asarray(measurements[1]))
         self.unit = time_unit(np.concatenate([np.ravel(v) for v in values]) if values else 1.0)
         scale = self.unit[1]
         gpu_sweep = result.variable == "gpu"
         log_x = bool(log_x and not gpu_sweep)
-        self._log_x = log_x
-        self.plot.setLogMode(x=log_x, y=False)
-        self.legend.clear()
+        if log_x != self._log_x:
+            positive = result.x[result.x > 0]
+            if log_x and positive.size:
+                # move the view to log coordinates first: in log mode the axis takes 10**range,
+                # which overflows for a linear range such as 0..1e8
+                self.plot.setXRange(math.log10(positive.min()), math.log10(positive.max()), padding=0)
+            self.plot.setLogMode(x=log_x, y=False)
+            self._log_x = log_x
         several = len(result.curves) > 1
+        # a GPU that cannot run the launch at all has no curve (the panel says why)
+        drawable = [bool(np.isfinite(np.asarray(c.total_time_s, dtype=float)).any()) for c in result.curves]
+        legend = tuple(f"{c.label}: " if several else "" for c, ok in zip(result.curves, drawable) if ok) \
+            + (has_measured, gpu_sweep)
+        if legend != self._legend:
+            self.legend.clear()
+            self.legend.setColumnCount(2 if several else 3)  # one GPU per row
+        symbol = "o" if gpu_sweep or result.x.size <= 40 else None
+        if gpu_sweep:
+            self._show_bars(result, scale, legend != self._legend)
+        else:
+            self.kernel_bars.hide()
+            self.total_bars.hide()
         for i, curve in enumerate(result.curves):
             kernel, total = self._pair(i)
-            symbol = "o" if gpu_sweep or result.x.size <= 40 else None
+            if not drawable[i] or gpu_sweep:
+                for item in (kernel, total):
+                    item.setData([], [])
+                    item.hide()
+                continue
             for item, data in ((kernel, curve.kernel_time_s), (total, curve.total_time_s)):
-                item.setData(result.x, np.asarray(data, dtype=float) / scale, connect="finite",
-                             symbol=symbol, symbolSize=6, symbolBrush=item.opts["pen"].color(),
-                             symbolPen=None)
+                y = np.asarray(data, dtype=float) / scale
+                finite = bool(np.isfinite(y).all())
+                if symbol != item.opts["symbol"]:
+                    item.setSymbol(symbol)
+                    item.setSymbolSize(6)
+                    item.setSymbolBrush(item.opts["pen"].color())
+                    item.setSymbolPen(None)
+                item.setData(result.x, y, connect="all" if finite else "finite", skipFiniteCheck=finite)
                 item.show()
-            name = f"{curve.label}: " if several else ""
-            self.legend.addItem(kernel, f"{name}kernel")
-            self.legend.addItem(total, f"{name}total (with transfers)")
+            if legend != self._legend and not gpu_sweep:
+                name = f"{curve.label}: " if several else ""
+                self.legend.addItem(kernel, f"{name}kernel")
+                self.legend.addItem(total, f"{name}total (with transfers)")
         for kernel, total in self._curves[len(result.curves):]:
-            kernel.setData([], [])
-            total.setData([], [])
-            kernel.hide()
-            total.hide()
+            if kernel.isVisible():
+                kernel.setData([], [])
+                total.setData([], [])
+                kernel.hide()
+                total.hide()
         axis = self.plot.getAxis("bottom")
         if gpu_sweep:
-            axis.setTicks([[(float(i), name) for i, name in enumerate(result.x_labels)]])
-        else:
+            ticks = []
+            for i, name in enumerate(result.x_labels):
+                runs = bool(np.isfinite(result.curves[0].total_time_s[i]))
+                ticks.append((float(i), name if runs else f"{name} (cannot run)"))
+            axis.setTicks([ticks])
+            self._ticks = True
+        elif self._ticks:
             axis.setTicks(None)
+            self._ticks = False
         if result.base_x is not None and not gpu_sweep:
             self.base_line.setPos(math.log10(result.base_x) if log_x and result.base_x > 0 else result.base_x)
             self.base_line.show()
@@ -140,17 +190,45 @@ class SweepPlot(QWidget):
             self.knee_line.show()
         else:
             self.knee_line.hide()
-        if measurements is not None and len(measurements[0]):
+        if has_measured:
             x, measured = np.asarray(measurements[0], float), np.asarray(measurements[1], float)
             data = [(float(p), float(e)) for p, e in zip(measurements[2], measurements[3])]
             self.measured.setData(x=np.log10(x) if log_x else x, y=measured / scale, data=data)
             self.measured.show()
-            self.legend.addItem(self.measured, "measured")
-        else:
+            if legend != self._legend:
+                self.legend.addItem(self.measured, "measured")
+        elif self.measured.isVisible():
             self.measured.setData(x=[], y=[])
             self.measured.hide()
-        self.set_labels(x_title, title)
-        self.plot.enableAutoRange()
+        self._legend = legend
+        if (x_title, title, self.unit) != self._shown_labels:
+            self.set_labels(x_title, title)
+            self._shown_labels = (x_title, title, self.unit)
+        self._set_y_range(values, scale, len(legend) - 2 + int(has_measured))
+        if gpu_sweep:
+            self.plot.setXRange(-0.6, len(result.x_labels) - 0.4, padding=0)
+        else:
+            self.plot.enableAutoRange(x=True, y=False)
+
+    def _show_bars(self, result, scale: float, relabel: bool) -> None:
+        c = result.curves[0]
+        x = np.arange(len(result.x_labels), dtype=float)
+        ok = np.isfinite(c.total_time_s)
+        self.kernel_bars.setOpts(x=x[ok] - 0.19, height=np.asarray(c.kernel_time_s)[ok] / scale)
+        self.total_bars.setOpts(x=x[ok] + 0.19, height=np.asarray(c.total_time_s)[ok] / scale)
+        self.kernel_bars.show()
+        self.total_bars.show()
+        if relabel:
+            self.legend.addItem(self.kernel_bars, "kernel")
+            self.legend.addItem(self.total_bars, "total (with transfers)")
+
+    def _set_y_range(self, values, scale: float, entries: int) -> None:
+        """Times start at zero; headroom above the curves for the legend rows."""
+        finite = [np.asarray(v, dtype=float) for v in values]
+        finite = [v[np.isfinite(v)] for v in finite]
+        top = max((float(v.max()) for v in finite if v.size), default=1.0 * scale) / scale
+        rows = max(1, entries) if entries > 1 else 1
+        self.plot.setYRange(0, top * (1.08 + 0.07 * rows), padding=0)
 
     def clear(self) -> None:
         self.result = self.measurements = None
@@ -158,7 +236,10 @@ class SweepPlot(QWidget):
             kernel.setData([], [])
             total.setData([], [])
         self.measured.setData(x=[], y=[])
+        self.kernel_bars.hide()
+        self.total_bars.hide()
         self.legend.clear()
+        self._legend = None
         self.base_line.hide()
         self.knee_line.hide()
 
