@@ -34,7 +34,19 @@ def create_application(argv: list[str] | None = None):
     app.setApplicationName(settings.APPLICATION)
     app.setDesktopFileName(APP_ID)
     app.setWindowIcon(icon("app"))
+    app.aboutToQuit.connect(release_clipboard)
     return app
+
+
+def release_clipboard() -> None:
+    """Leave only plain text on the clipboard when quitting. Mime data made in Python (our
+    copied devices) would be destroyed by Qt's exit handlers after Python has finalized,
+    which crashes the process at exit (seen with PySide6 6.12 on the offscreen platform)."""
+    from PySide6.QtGui import QGuiApplication
+    clipboard = QGuiApplication.clipboard()
+    data = clipboard.mimeData()
+    if data is not None and any(f.startswith("application/x-gpumodeler") for f in data.formats()):
+        clipboard.setText(data.text())
 
 
 def open_catalog():

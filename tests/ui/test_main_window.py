@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPointF, QSettings
 from PySide6.QtGui import QImage, QKeySequence
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpumodeler.cli.main import main as cli_main
 from gpumodeler.core.commands import AddConnection, AddItem, SetOverride
@@ -57,7 +57,9 @@ def window(qtbot, catalog, monkeypatch):
     qtbot.waitExposed(win)
     # the unsaved-work prompt must never block a test: answer "discard" unless told otherwise
     monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
-    return win
+    yield win
+    # Mime data left on the clipboard crashes Python's exit after the QApplication is gone.
+    QApplication.clipboard().clear()
 
 
 def _add_gpu(window) -> str:

@@ -47,6 +47,8 @@ def editor(qtbot, tmp_path, shipped_db, monkeypatch):
     widget.show()
     qtbot.waitExposed(widget)
     yield widget
+    # Mime data left on the clipboard crashes Python's exit after the QApplication is gone.
+    QApplication.clipboard().clear()
     catalog.close()
 
 
