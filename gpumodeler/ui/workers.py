@@ -29,6 +29,7 @@ class SweepJob(QRunnable):
         self.signals = SweepSignals()
         self._cancel = threading.Event()
         self.done = threading.Event()
+        self.measured = None  # what the launcher wants back with the result
 
     def cancel(self) -> None:
         self._cancel.set()

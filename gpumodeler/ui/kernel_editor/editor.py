@@ -248,7 +248,7 @@ class KernelEditor(QWidget):
         self._sync_kernel_properties()
         self.refresh_analysis()
         self._on_scene_selection()
-        QTimer.singleShot(0, self.view.show_graph)
+        QTimer.singleShot(0, self.view, self.view.show_graph)  # cancelled if the view goes
 
     def _sync_kernel_properties(self) -> None:
         g = self.graph
@@ -293,7 +293,7 @@ class KernelEditor(QWidget):
     def _schedule_analysis(self) -> None:
         if not self._analysis_pending:
             self._analysis_pending = True
-            QTimer.singleShot(0, self._deferred_analysis)
+            QTimer.singleShot(0, self, self._deferred_analysis)
 
     def _deferred_analysis(self) -> None:
         if self._analysis_pending:

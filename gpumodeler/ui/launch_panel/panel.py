@@ -270,7 +270,7 @@ class LaunchPanel(QWidget):
     def _schedule_refresh(self) -> None:
         if not self._pending:
             self._pending = True
-            QTimer.singleShot(0, lambda: self._pending and self.refresh())
+            QTimer.singleShot(0, self, lambda: self._pending and self.refresh())
 
     def evaluate(self) -> None:
         """Predict the launch (evaluate_launch) and show the numbers or the reason why not."""

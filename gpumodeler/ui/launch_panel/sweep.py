@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
                                QMenu, QProgressBar, QPushButton, QSpinBox, QToolButton, QVBoxLayout,
@@ -297,10 +297,12 @@ class SweepPanel(QWidget):
             return False
         self.cancel()
         job = workers.SweepJob(snap)
+        job.measured = (mx, mt, mw)
+        # bound slots of this widget: Qt drops the connections if the panel is deleted first
         job.signals.progress.connect(self.progress.setValue)
-        job.signals.finished.connect(lambda result, j=job: self._finished(j, result, (mx, mt, mw)))
-        job.signals.failed.connect(lambda message, j=job: self._job_failed(j, message))
-        job.signals.cancelled.connect(lambda j=job: self._job_cancelled(j))
+        job.signals.finished.connect(self._on_job_finished)
+        job.signals.failed.connect(self._on_job_failed)
+        job.signals.cancelled.connect(self._on_job_cancelled)
         self.job = job
         self._set_busy(True)
         self.status.setText(f"Sweeping {variable_label(self.variable).lower()} over "
@@ -322,6 +324,29 @@ class SweepPanel(QWidget):
         self.progress.setVisible(busy)
         self.progress.setValue(0)
         self.cancel_button.setEnabled(busy)
+
+    def _current_job(self):
+        """The job whose signal is being handled, if it is still the one on show."""
+        job = self.job
+        return job if job is not None and self.sender() is job.signals else None
+
+    @Slot(object)
+    def _on_job_finished(self, result) -> None:
+        job = self._current_job()
+        if job is not None:
+            self._finished(job, result, job.measured)
+
+    @Slot(str)
+    def _on_job_failed(self, message: str) -> None:
+        job = self._current_job()
+        if job is not None:
+            self._job_failed(job, message)
+
+    @Slot()
+    def _on_job_cancelled(self) -> None:
+        job = self._current_job()
+        if job is not None:
+            self._job_cancelled(job)
 
     def _finished(self, job, result, measured) -> None:
         if job is not self.job:
