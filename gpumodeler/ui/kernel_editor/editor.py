@@ -75,7 +75,8 @@ class KernelEditor(QWidget):
         self.toolbar = QToolBar("Kernel")
         self.toolbar.setIconSize(QSize(28, 12))
         self.kernel_combo = QComboBox()
-        self.kernel_combo.setMinimumContentsLength(14)
+        self.kernel_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.kernel_combo.setMinimumContentsLength(12)
         self.kernel_combo.setToolTip("The kernel to edit")
         self.kernel_combo.activated.connect(self._on_kernel_chosen)
         self.toolbar.addWidget(QLabel(" Kernel "))
@@ -94,7 +95,8 @@ class KernelEditor(QWidget):
             self.table_combo.setItemData(self.table_combo.count() - 1, table.source, Qt.ToolTipRole)
         self.table_combo.setToolTip("Latency table: the architecture whose latencies fill the edges")
         self.table_combo.activated.connect(self._on_table_chosen)
-        self.toolbar.addWidget(QLabel(" Latencies "))
+        self.table_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.table_combo.setMinimumContentsLength(16)
         self.toolbar.addWidget(self.table_combo)
         self.toolbar.addSeparator()
         group = QActionGroup(self)
@@ -116,9 +118,9 @@ class KernelEditor(QWidget):
         self.toolbar.addWidget(self.kind_combo)
         self.toolbar.addSeparator()
         self.loop_iterations = QLineEdit("a")
-        self.loop_iterations.setMaximumWidth(70)
+        self.loop_iterations.setMaximumWidth(60)
         self.loop_iterations.setToolTip("Iterations of the loop to make: a count or an expression (a, N/256)")
-        self.loop_action = QAction("Make loop ×", self)
+        self.loop_action = QAction("Loop ×", self)
         self.loop_action.setToolTip("Make the selected instructions a loop with this many iterations")
         self.loop_action.triggered.connect(lambda: self.make_loop())
         self.toolbar.addAction(self.loop_action)
@@ -334,7 +336,12 @@ class KernelEditor(QWidget):
                     value_text += f" <span style='color:#5f6368'>({given})</span>"
                 self.bound_label.setToolTip("Critical path: " + path.describe(g))
             except ModelError as exc:
-                self.errors[""] = str(exc)
+                missing = sorted(set(self.bound.variables) - set(g.variables))
+                if missing:  # not an error of the graph: the number needs values
+                    value_text = (f" <span style='color:#5f6368'>(give {', '.join(missing)} a value "
+                                  f"for the number)</span>")
+                else:
+                    self.errors[""] = str(exc)
             formula = self.bound.formula()
             self.bound_label.setText(f"Latency bound: <b>{formula}</b>{value_text}")
         else:

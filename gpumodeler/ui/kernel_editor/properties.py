@@ -65,7 +65,7 @@ class PropertiesPanel(QWidget):
         page, lay, f = self._page("kernel")
         f.line("name", "Name", help_text="the kernel's name")
         f.line("description", "Description")
-        f.combo("latency_table", "Latency table",
+        f.combo("latency_table", "Latencies",
                 [("(none: explicit latencies)", None)] + [(t.name, k) for k, t in TABLES.items()],
                 help_text="the architecture's latencies that fill the edges")
         self.kernel_summary = QLabel()
