@@ -75,6 +75,8 @@ def run(project: str | None = None, screenshot: str | None = None,
         # A screenshot must not read or change the user's window layout or recent files.
         os.environ.setdefault("GPUMODELER_SETTINGS_DIR", tempfile.mkdtemp(prefix="gpumodeler-"))
     app = create_application(argv)
+    if screenshot:
+        _quiet_offscreen_noise()
     from gpumodeler.core.errors import ModelError
     from gpumodeler.db.project_file import load_project
     from gpumodeler.ui.document import Document
@@ -106,6 +108,22 @@ def run(project: str | None = None, screenshot: str | None = None,
         if error:
             window.show_error("gpumodeler", error)
     return app.exec()
+
+
+def _quiet_offscreen_noise() -> None:
+    """Drop the offscreen platform's "does not support propagateSizeHints()" warnings (one
+    per window shown: noise in a screenshot run); every other Qt message still prints."""
+    from PySide6.QtCore import qInstallMessageHandler
+    previous = None
+
+    def handler(kind, context, message):
+        if "propagateSizeHints" in message:
+            return
+        if previous is not None:
+            previous(kind, context, message)
+        else:
+            print(message, file=sys.stderr)
+    previous = qInstallMessageHandler(handler)
 
 
 def _report_unexpected_errors(window) -> None:

@@ -15,8 +15,9 @@ from pathlib import Path
 import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QLabel, QMainWindow, QMessageBox,
-                               QStyle, QTabWidget, QWidget)
+from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QFrame, QLabel,
+                               QMainWindow, QMessageBox, QScrollArea, QStyle, QTabWidget,
+                               QWidget)
 
 from gpumodeler import __version__
 from gpumodeler.core.errors import ModelError
@@ -35,6 +36,7 @@ TAB_NAMES = ("System", "Kernel", "Launch")
 # The Kernel and Launch tabs are built just after the window first shows (or when opened
 # before that): the window appears sooner, their imports (pyqtgraph...) come after.
 DEFERRED_TABS_MS = 100
+MAX_PAGE_MIN_WIDTH = 700
 # The inspector shows devices and links: it goes with the System tab and makes room for
 # the kernel editor's own property panel and the launch panel's forms and plot.
 TABS_WITHOUT_INSPECTOR = {1, 2}
@@ -217,12 +219,18 @@ class MainWindow(QMainWindow):
                 from gpumodeler.ui.launch_panel.panel import LaunchPanel
                 widget = LaunchPanel(self.document)
             self._editors[index] = widget
+            page = widget
+            if widget.minimumSizeHint().width() > MAX_PAGE_MIN_WIDTH:
+                # A wide form would widen the whole window's minimum (the tab widget takes
+                # its widest page) and squeeze the inspector on the System tab: let it scroll.
+                page = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+                page.setWidget(widget)
             current = self.tabs.currentIndex()
             self._building_tab = True
             try:
                 placeholder = self.tabs.widget(index)
                 self.tabs.removeTab(index)
-                self.tabs.insertTab(index, widget, TAB_NAMES[index])
+                self.tabs.insertTab(index, page, TAB_NAMES[index])
                 self.tabs.setCurrentIndex(current)
                 placeholder.deleteLater()
             finally:

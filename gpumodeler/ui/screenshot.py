@@ -34,7 +34,7 @@ def grab_tabs(window) -> list[tuple[str, QImage]]:
         if index == 0 and gpus:
             window.system_editor.scene.select([gpus[0]])
         settle()
-        editor = window.tabs.widget(index)
+        editor = window.editor(index)
         if hasattr(editor, "fit"):
             editor.fit()
         _legible(getattr(editor, "view", None))

@@ -236,3 +236,16 @@ def test_delete_in_the_inspector_reverts_instead_of_deleting(window, qtbot):
     window.edit_actions["delete"].trigger()
     assert device_id in window.document.project.devices
     assert window.document.project.devices[device_id].overrides == {}
+
+
+def test_install_desktop_entry_writes_the_menu_files(tmp_path, capsys):
+    share = tmp_path / "share"
+    assert cli_main(["install-desktop-entry", "--prefix", str(share)]) == 0
+    entry = (share / "applications" / "org.gpumodeler.gpumodeler.desktop").read_text()
+    exec_line = next(line for line in entry.splitlines() if line.startswith("Exec="))
+    assert exec_line.endswith(" %f") and "gpumodeler" in exec_line
+    assert (share / "icons/hicolor/scalable/apps/gpumodeler.svg").read_text().startswith("<?xml")
+    assert (share / "metainfo/org.gpumodeler.gpumodeler.metainfo.xml").exists()
+    assert (share / "mime/packages/org.gpumodeler.gpumodeler.mime.xml").exists()
+    assert cli_main(["install-desktop-entry", "--prefix", str(share), "--uninstall"]) == 0
+    assert not (share / "applications" / "org.gpumodeler.gpumodeler.desktop").exists()
