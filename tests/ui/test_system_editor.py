@@ -150,7 +150,9 @@ def test_drop_link_on_host_then_click_gpu_connects_them(editor):
     (link,) = editor.document.project.connections.values()
     assert (link.link_name, {link.a, link.b}, link.link_type) == (PCIE, {host, gpu}, "pcie")
     assert editor.scene.interaction is None
-    assert editor.scene.connection_items[link.id].detail() == "15.8 GB/s per direction"
+    item = editor.scene.connection_items[link.id]
+    assert (item.title(), item.detail()) == ("PCIe 3.0 x16", "15.8 GB/s")
+    assert PCIE in item.toolTip() and "per direction" in item.toolTip()
     editor.document.undo_stack.undo()
     assert not editor.document.project.connections and not editor.scene.connection_items
 

@@ -5,6 +5,7 @@ display; the presenter resolves catalog names (cached) and applies the project's
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from PySide6.QtGui import QIcon
@@ -83,15 +84,17 @@ class Presenter:
                         icon=icon(device.kind))
 
     def connection_view(self, connection) -> ItemView:
-        title = connection.label or connection.link_name
+        # The canvas label stays short (it sits between two boxes): "PCIe 3.0 x16" for
+        # "PCIe 3.0 x16 (Gajger GTX 970 testbed)"; the full name is in the tooltip.
+        title = connection.label or re.sub(r"\s*\(.*\)$", "", connection.link_name)
         try:
             record = self.record(connection.link_name)
         except ModelError as exc:
             return ItemView(title, "not in the device database", str(exc), problem=str(exc))
         bandwidth = self.value(record, connection.overrides, "bandwidth_bytes_per_s")
-        subtitle = (f"{format_quantity(bandwidth, 'B/s')} per direction" if bandwidth is not None
-                    else "bandwidth unknown")
-        tip = [record.name, subtitle]
+        subtitle = format_quantity(bandwidth, "B/s") if bandwidth is not None else "? GB/s"
+        tip = [record.name, f"{subtitle} per direction" if bandwidth is not None
+               else "bandwidth unknown"]
         if connection.overrides:
             tip.append("overridden here: " + ", ".join(sorted(connection.overrides)))
         return ItemView(title, subtitle, "\n".join(tip))
