@@ -52,20 +52,25 @@ def editor(qtbot, tmp_path, shipped_db, monkeypatch):
     catalog.close()
 
 
+def _drag_event(cls, pos: QPointF, mime: QMimeData):
+    args = (Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier)
+    try:  # PySide6 6.12 takes QPointF (its QPoint form is deprecated); 6.11 only QPoint
+        return cls(pos, *args)
+    except TypeError:
+        return cls(pos.toPoint(), *args)
+
+
 def _drop(view, mime: QMimeData, scene_pos: QPointF) -> bool:
     """Enter, move and drop ``mime`` at ``scene_pos``; True if the drop was accepted."""
     pos = QPointF(view.mapFromScene(scene_pos))
     target = view.viewport()
-    copy = Qt.DropAction.CopyAction
-    enter = QDragEnterEvent(pos, copy, mime, Qt.MouseButton.LeftButton,
-                            Qt.KeyboardModifier.NoModifier)
-    QApplication.sendEvent(target, enter)
-    move = QDragMoveEvent(pos, copy, mime, Qt.MouseButton.LeftButton,
-                          Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(target, _drag_event(QDragEnterEvent, pos, mime))
+    move = _drag_event(QDragMoveEvent, pos, mime)
     QApplication.sendEvent(target, move)
     if not move.isAccepted():
         return False
-    drop = QDropEvent(pos, copy, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    drop = _drag_event(QDropEvent, pos, mime)
     QApplication.sendEvent(target, drop)
     return drop.isAccepted()
 
