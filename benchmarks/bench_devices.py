@@ -7,7 +7,8 @@ records) and times list, search and lookup; then, for two copies with changed va
 (changes on 10% of the devices; 10% of all values changed across every device), times the
 import report, the merge and the diff. Half of the changes are added records (merged by
 themselves), half replaced values (conflicts, resolved as "both"). One line per
-measurement; the goal is well under a second each.
+measurement (import report, merge and diff run --repeat times, each merge into a fresh copy
+of A); the goal is well under a second each.
 """
 from __future__ import annotations
 
@@ -102,10 +103,25 @@ def timed(label: str, fn):
     return result
 
 
+def timed_runs(label: str, fn, repeat: int, before=None):
+    """Run ``fn`` ``repeat`` times (``before()`` untimed first) and print every time."""
+    times, result = [], None
+    for _ in range(repeat):
+        if before is not None:
+            before()
+        start = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - start)
+    print(f"{label}: {' '.join(f'{t:.3f}' for t in times)} s (best {min(times):.3f})",
+          flush=True)
+    return result
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=10_000)
     parser.add_argument("--changed", type=float, default=0.10)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
     rng = random.Random(1)
     tmp = Path(tempfile.mkdtemp(prefix="bench-devices-"))
@@ -125,26 +141,41 @@ def main(argv=None) -> int:
         print(f"  ({len(found)} matches)", flush=True)
         timed("search '8.6' again (summaries cached)", lambda: catalog.search("8.6"))
         timed("get one device by exact name", lambda: catalog.get(devices[-1].name))
-        timed("get one device by unique prefix",
-              lambda: catalog.get("synthetic hopper gpu 0999"))
+        if args.devices >= 10_000:       # the prefix is unique among 10 000 devices
+            timed("get one device by unique prefix",
+                  lambda: catalog.get("synthetic hopper gpu 0999"))
         catalog.close()
         for per_device, what in ((True, f"{args.changed:.0%} of the devices edited"),
                                  (False, f"{args.changed:.0%} of all values changed")):
             theirs, added, replaced = changed_copy(devices, args.changed, rng, per_device)
             (tmp / "b.db").unlink(missing_ok=True)
             write_database(tmp / "b.db", theirs)
-            shutil.copy(tmp / "a.db", tmp / "mine.db")
             print(f"B = A with {what}: {added} values added, {replaced} replaced", flush=True)
+
+            def fresh_mine():
+                shutil.copy(tmp / "a.db", tmp / "mine.db")
+            fresh_mine()
             with Catalog(user_db=tmp / "mine.db", use_shipped=False) as catalog:
-                report = timed("  import report of B into A (compare, no write)",
-                               lambda: catalog.import_file(tmp / "b.db"))
-                counts = report.counts()
-                print(f"    ({counts['changed']} changed, {counts['conflicting']} conflicting, "
-                      f"{counts['identical']} identical devices; {len(report.conflicts)} "
-                      f"conflicts)", flush=True)
-                timed("  merge B into A (conflicts resolved as 'both', one transaction)",
-                      lambda: catalog.merge(tmp / "b.db", policy="both"))
-            timed("  diff A B (two files)", lambda: diff(tmp / "a.db", tmp / "b.db"))
+                report = timed_runs("  import report of B into A (compare, no write)",
+                                    lambda: catalog.import_file(tmp / "b.db"), args.repeat)
+            counts = report.counts()
+            print(f"    ({counts['changed']} changed, {counts['conflicting']} conflicting, "
+                  f"{counts['identical']} identical devices; {len(report.conflicts)} "
+                  f"conflicts)", flush=True)
+            catalogs = []
+
+            def open_fresh():
+                for old in catalogs:
+                    old.close()
+                fresh_mine()
+                catalogs[:] = [Catalog(user_db=tmp / "mine.db", use_shipped=False)]
+            timed_runs("  merge B into A (conflicts resolved as 'both', one transaction)",
+                       lambda: catalogs[0].merge(tmp / "b.db", policy="both"), args.repeat,
+                       before=open_fresh)
+            for old in catalogs:
+                old.close()
+            timed_runs("  diff A B (two files)", lambda: diff(tmp / "a.db", tmp / "b.db"),
+                       args.repeat)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

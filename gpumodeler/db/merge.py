@@ -197,8 +197,10 @@ def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:
         status = (THEIRS if mine.family is None else MINE if theirs.family is None
                   else "conflict")
         changes.append(FieldChange(name, FAMILY, status, (mine.family,), (theirs.family,)))
-    mine_aliases = {normalize_name(a) for a in mine.aliases}
-    their_aliases = {normalize_name(a) for a in theirs.aliases}
+    mine_aliases = their_aliases = None
+    if mine.aliases != theirs.aliases:
+        mine_aliases = {normalize_name(a) for a in mine.aliases}
+        their_aliases = {normalize_name(a) for a in theirs.aliases}
     if mine_aliases != their_aliases:
         changes.append(FieldChange(name, ALIASES, THEIRS if their_aliases - mine_aliases
                                    else MINE, mine.aliases, theirs.aliases))
@@ -241,12 +243,16 @@ def remap_sources(device: RawDevice, renamed: Mapping[str, str]) -> RawDevice:
 def compare(mine: Mapping[str, RawDevice], theirs: Mapping[str, RawDevice], *,
             mine_label: str = "mine", theirs_label: str = "theirs",
             identical: Iterable[tuple[str, str]] = (), missing: Iterable[tuple[str, str]] = (),
+            new: Iterable[tuple[str, str]] = (),
             renamed: Mapping[str, str] | None = None) -> MergeReport:
     """Compare devices keyed by normalized name; theirs' records must already use the
-    source keys of ``renamed``. ``identical`` and ``missing`` are (name, kind) of devices
-    known to be identical (equal digests) or only in mine, which need no records."""
+    source keys of ``renamed``. ``identical``, ``missing`` and ``new`` are (name, kind) of
+    devices known to be identical (equal digests), only in mine or only in theirs, which
+    need no records. The devices compared may hold only some fields, provided both sides
+    hold the same ones and every field left out is the same on both sides."""
     changes = [DeviceChange(name, kind, "identical") for name, kind in identical]
     changes += [DeviceChange(name, kind, "missing") for name, kind in missing]
+    changes += [DeviceChange(name, kind, "new") for name, kind in new]
     for key, dev in theirs.items():
         own = mine.get(key)
         changes.append(DeviceChange(dev.name, dev.kind, "new") if own is None

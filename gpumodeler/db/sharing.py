@@ -1,28 +1,40 @@
 """Sharing devices as files: export from a catalog, compare (import report), merge, diff.
 
-The rules of comparison and merging are in merge.py; this module reads and writes the
-files. Comparisons skip devices whose digests (devices.content_hash) are equal on both sides
-and read the records of the others only.
+The rules of comparison and merging are in merge.py, what to read in comparison.py; this
+module opens and writes the files. A merge writes only what changes: new devices, and the
+fields (and aliases or family) of existing devices that take records from the other side,
+each field's rows replaced or appended in place, the device digest patched, all in one
+transaction that first checks nobody changed those devices since they were compared.
+
+A file to import or compare gets the full integrity check up to
+schema.QUICK_CHECK_MAX_BYTES and a structural one beyond; every read of it is wrapped so a
+damaged page still ends in a DatabaseFormatError naming the file, before anything is
+written.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-import sqlite_utils
-
-from .errors import DeviceEditError
-from .mapping import normalize_name
-from .merge import MergeReport, compare, make_resolver, plan_merge, plan_sources, \
-    remap_sources
-from .schema import create_database, open_database
-from .store import RawDevice, devices_citing, read_hashes, read_raw, read_sources, \
-    write_device, write_sources
+from .comparison import Comparison, compare_stored, gc_paused, raw_device
+from .digests import field_entry, head_part, parts, patched
+from .errors import DeviceEditError, UnresolvedConflicts
+from .mapping import aliases_to_json, normalize_name
+from .merge import KIND, MergeReport, conflict_message, make_resolver, merged_device, \
+    plan_sources, remap_sources
+from .schema import create_database, digest_triggers_suspended, open_database, reading
+from .store import RawDevice, read_digests, read_index, read_records, read_sources, \
+    rewrite_fields, set_device_digests, set_device_heads, write_device, write_sources
 
 if TYPE_CHECKING:
+    import sqlite_utils
+
     from .catalog import Catalog
+
+# Files being imported or compared: quick_check when small, structure only when large.
+_THEIRS_CHECK = "auto"
 
 
 def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *,
@@ -65,47 +77,129 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
     return path
 
 
-def _differing(mine_hashes: dict, theirs_db: sqlite_utils.Database, renamed) -> tuple:
-    """(their hashes, keys identical on both sides, their devices that differ, as raw)."""
-    theirs_hashes = read_hashes(theirs_db)
-    # A renamed source key means equal records cite different documents: read those.
-    recheck = devices_citing(theirs_db, renamed)
-    same = {k for k, (_, _, digest) in theirs_hashes.items()
-            if digest is not None and k not in recheck and k in mine_hashes
-            and mine_hashes[k][2] == digest}
-    theirs = read_raw(theirs_db, set(theirs_hashes) - same)
-    return theirs_hashes, same, {k: remap_sources(d, renamed) for k, d in theirs.items()}
+def _mine_entries(catalog: "Catalog") -> dict:
+    """name_lower -> (database, devices row) over the catalog, user over shipped."""
+    mine = {}
+    for db in (catalog._shipped, catalog._user):
+        if db is not None:
+            mine.update((k, (db, e)) for k, e in read_index(db).items())
+    return mine
 
 
-@dataclass
-class FileComparison:
-    report: MergeReport
-    mine: dict[str, RawDevice]
-    user_keys: set[str]
-    theirs: dict[str, RawDevice]
-    theirs_sources: dict[str, str]
-
-
-def compare_with_file(catalog: "Catalog", path: str | Path) -> FileComparison:
-    """Compare the device database at ``path`` with the catalog (user over shipped)."""
-    theirs_db = open_database(path)
-    try:
+def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
+                     path) -> tuple[Comparison, dict[str, str]]:
+    """The comparison, and their sources under the keys they get here."""
+    with reading(path):
         theirs_sources = read_sources(theirs_db)
-        renamed = plan_sources(catalog.sources(), theirs_sources)
-        mine_hashes = read_hashes(catalog._shipped) if catalog._shipped is not None else {}
-        if catalog._user is not None:
-            mine_hashes.update(read_hashes(catalog._user))
-        _, same, theirs = _differing(mine_hashes, theirs_db, renamed)
+        theirs_index = read_index(theirs_db)
+    renamed = plan_sources(catalog.sources(), theirs_sources)
+    cmp = compare_stored(
+        _mine_entries(catalog), theirs_db, theirs_index, renamed=renamed,
+        mine_label=str(catalog.user_path), theirs_label=str(path),
+        guard=lambda db: reading(path) if db is theirs_db else nullcontext())
+    return cmp, {renamed.get(k, k): c for k, c in theirs_sources.items()}
+
+
+def compare_with_file(catalog: "Catalog", path: str | Path) -> MergeReport:
+    """Compare the device database at ``path`` with the catalog (user over shipped)."""
+    theirs_db = open_database(path, integrity=_THEIRS_CHECK)
+    try:
+        with gc_paused():
+            return _compare_catalog(catalog, theirs_db, path)[0].report
     finally:
         theirs_db.close()
-    keys = set(theirs) & set(mine_hashes)
-    user = read_raw(catalog._user, keys) if catalog._user is not None else {}
-    mine = read_raw(catalog._shipped, keys - set(user)) if catalog._shipped is not None else {}
-    mine.update(user)
-    report = compare(mine, theirs, mine_label=str(catalog.user_path), theirs_label=str(path),
-                     identical=[mine_hashes[k][:2] for k in same], renamed=renamed)
-    return FileComparison(report, mine, set(user), theirs,
-                          {renamed.get(k, k): c for k, c in theirs_sources.items()})
+
+
+def _whole(db, entries, renamed=None) -> dict[int, RawDevice]:
+    """devices row id -> the whole device, for the given DeviceEntry rows of ``db``."""
+    stored = read_records(db, {e.id: None for e in entries})
+    return {e.id: remap_sources(raw_device(e, stored[e.id].values), renamed or {})
+            for e in entries}
+
+
+class _MergePlan:
+    """What a merge writes: whole devices (new ones, kind changes, shipped devices copied to
+    the user database, devices compared whole) and field rewrites of user devices."""
+
+    def __init__(self):
+        self.whole: list[tuple[str, RawDevice, bool, bool, str | None]] = []
+        self.rewrites: list[tuple] = []
+        self.heads: list[tuple] = []
+        self.digests: dict[int, str] = {}
+        self.expected: dict[int, str] = {}     # user device id -> digest when compared
+        self.absent: list[str] = []            # names that must still be free
+
+    def __bool__(self):
+        return bool(self.whole or self.digests)
+
+
+def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -> _MergePlan:
+    """Decide every write; raises UnresolvedConflicts listing every open conflict first."""
+    plan = _MergePlan()
+    merged, open_ = {}, []
+    new_keys = []
+    for change in cmp.report.devices:
+        key = normalize_name(change.name)
+        if change.status == "new":
+            new_keys.append(key)
+        elif change.status in ("changed", "conflicting"):
+            try:
+                device = merged_device(cmp.mine[key], cmp.theirs[key], change, resolve)
+            except UnresolvedConflicts as exc:
+                open_.extend(exc.conflicts)
+                continue
+            if device is not None:
+                merged[key] = (change, device)
+    if open_:
+        raise UnresolvedConflicts(conflict_message(open_), open_)
+
+    # Devices written whole need all their records: read them now.
+    kind_swaps = [k for k, (c, _) in merged.items() if any(f.field == KIND for f in c.fields)]
+    from_shipped = [k for k in merged if cmp.mine_entries[k][0] is not catalog._user]
+    with reading(path):
+        theirs_whole = _whole(theirs_db, [cmp.theirs_entries[k] for k in new_keys + kind_swaps],
+                              cmp.renamed)
+    shipped_whole = (_whole(catalog._shipped, [cmp.mine_entries[k][1] for k in from_shipped
+                                               if k not in kind_swaps])
+                     if from_shipped and catalog._shipped is not None else {})
+
+    for key in new_keys:
+        t = cmp.theirs_entries[key]
+        device = theirs_whole[t.id]
+        reuse = not cmp.renamed and parts(t.digest) is not None   # copied unchanged
+        plan.whole.append((key, device, True, False, t.digest if reuse else None))
+        plan.absent.append(key)
+    for key, (change, device) in merged.items():
+        db, entry = cmp.mine_entries[key]
+        shipped = key in from_shipped
+        if not shipped and entry.digest is not None:
+            plan.expected[entry.id] = entry.digest
+        if key in kind_swaps or shipped or key in cmp.whole:
+            if key in kind_swaps:
+                theirs = cmp.theirs_entries[key]
+                device = merged_device(cmp.mine[key], theirs_whole[theirs.id], change, resolve)
+            elif shipped:
+                device = merged_device(shipped_whole[entry.id], cmp.theirs[key], change,
+                                       resolve)
+            plan.whole.append((key, device, False, shipped, None))
+        else:
+            _plan_rewrite(plan, entry, cmp.mine[key], cmp.mine_stored[key], device)
+    return plan
+
+
+def _plan_rewrite(plan: _MergePlan, entry, mine: RawDevice, stored, device: RawDevice) -> None:
+    """Rewrite the fields ``device`` (mine merged, holding the fields compared) changes."""
+    entries = {}
+    for field_name, records in device.values.items():
+        before = mine.values.get(field_name)
+        if records != before:
+            plan.rewrites.append((entry.id, field_name, records, stored))
+            entries[field_name] = field_entry(field_name, records)
+    head = None
+    if device.aliases != mine.aliases or device.family != mine.family:
+        plan.heads.append((aliases_to_json(device.aliases), device.family, entry.id))
+        head = head_part(device.kind, device.family, device.aliases)
+    plan.digests[entry.id] = patched(entry.digest, head, entries)
 
 
 def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None = None, *,
@@ -113,33 +207,66 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
     """Merge the file at ``path`` into the catalog's user database in one transaction;
     see Catalog.merge."""
     from .catalog import _now
-    cmp = compare_with_file(catalog, path)
-    resolve = make_resolver(cmp.report, resolutions, policy)
-    writes = plan_merge(cmp.mine, cmp.theirs, cmp.report, resolve)
-    if writes:
-        now = _now()
-        db = catalog._user_for_write()
-        shipped_sources = (read_sources(catalog._shipped) if catalog._shipped is not None
-                           else {})
-        with db.atomic():
-            have = read_sources(db)
-            needed = {}
-            for key, device, is_new in writes:
-                from_shipped = not is_new and key not in cmp.user_keys
-                for records in device.values.values():
-                    for r in records:
-                        k = r[2]
-                        if k and k not in have and k not in needed:
-                            needed[k] = cmp.theirs_sources.get(k, shipped_sources.get(k))
-                origin = "imported" if is_new or from_shipped else device.origin
-                created = now if is_new or from_shipped else device.created
-                write_device(db, RawDevice(device.kind, device.name, device.aliases,
-                                           device.family, origin, device.values, created,
-                                           now))
-            write_sources(db, {k: c for k, c in needed.items() if c is not None})
+    theirs_db = open_database(path, integrity=_THEIRS_CHECK)
+    with gc_paused():
+        try:
+            cmp, theirs_sources = _compare_catalog(catalog, theirs_db, path)
+            resolve = make_resolver(cmp.report, resolutions, policy)
+            plan = _plan_merge(cmp, resolve, theirs_db, catalog, path)
+        finally:
+            theirs_db.close()
+        if plan:
+            _write_merge(catalog, plan, theirs_sources, _now())
     report = cmp.report
     return MergeReport(report.mine, report.theirs, report.devices, report.renamed_sources,
                        applied=True)
+
+
+def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str, str],
+                 now: str) -> None:
+    shipped_sources = read_sources(catalog._shipped) if catalog._shipped is not None else {}
+    db = catalog._user_for_write()
+    with db.atomic():
+        _refuse_if_changed(db, plan)
+        have = read_sources(db)
+        needed: dict[str, str | None] = {}
+
+        def cite(records: Iterable[tuple]) -> None:
+            for r in records:
+                k = r[2]
+                if k and k not in have and k not in needed:
+                    needed[k] = theirs_sources.get(k, shipped_sources.get(k))
+
+        for key, device, is_new, from_shipped, digest in plan.whole:
+            for records in device.values.values():
+                cite(records)
+            fresh = is_new or from_shipped
+            write_device(db, RawDevice(device.kind, device.name, device.aliases,
+                                       device.family, "imported" if fresh else device.origin,
+                                       device.values, now if fresh else device.created, now),
+                         digest=digest)
+        for rewrite in plan.rewrites:
+            cite(rewrite[2])
+        with digest_triggers_suspended(db):   # every digest touched is set below
+            if plan.rewrites:
+                rewrite_fields(db, plan.rewrites)
+            set_device_heads(db, plan.heads)
+            set_device_digests(db, [(now, d, i) for i, d in plan.digests.items()])
+        write_sources(db, {k: c for k, c in needed.items() if c is not None})
+
+
+def _refuse_if_changed(db, plan: _MergePlan) -> None:
+    """Nothing is overwritten unseen: the devices compared must be as they were then."""
+    # (A device that had no digest cannot be checked this way; it is rewritten whole from
+    # rows read moments ago, as every merged device was before digests.)
+    current = read_digests(db, plan.expected)
+    changed = [i for i, digest in plan.expected.items() if current.get(i) != digest]
+    taken = [k for k in plan.absent if db.execute(
+        "SELECT 1 FROM devices WHERE name_lower = ?", [k]).fetchone()]
+    if changed or taken:
+        raise DeviceEditError(
+            f"{len(changed) + len(taken)} device(s) of your database changed while merging "
+            f"(another gpumodeler?); nothing was written, merge again")
 
 
 def diff(a: str | Path, b: str | Path) -> MergeReport:
@@ -148,16 +275,18 @@ def diff(a: str | Path, b: str | Path) -> MergeReport:
     dbs = []
     try:
         for path in (a, b):
-            dbs.append(open_database(path))
+            dbs.append(open_database(path, integrity=_THEIRS_CHECK))
         mine_db, theirs_db = dbs
-        renamed = plan_sources(read_sources(mine_db), read_sources(theirs_db))
-        mine_hashes = read_hashes(mine_db)
-        theirs_hashes, same, theirs = _differing(mine_hashes, theirs_db, renamed)
-        mine = read_raw(mine_db, set(theirs) & set(mine_hashes))
+        with gc_paused():
+            with reading(a):
+                mine_sources, mine_index = read_sources(mine_db), read_index(mine_db)
+            with reading(b):
+                theirs_sources, theirs_index = read_sources(theirs_db), read_index(theirs_db)
+            return compare_stored(
+                {k: (mine_db, e) for k, e in mine_index.items()}, theirs_db, theirs_index,
+                renamed=plan_sources(mine_sources, theirs_sources), mine_label=str(a),
+                theirs_label=str(b), with_missing=True,
+                guard=lambda db: reading(a if db is mine_db else b)).report
     finally:
         for db in dbs:
             db.close()
-    missing = [v[:2] for k, v in mine_hashes.items() if k not in theirs_hashes]
-    return compare(mine, theirs, mine_label=str(a), theirs_label=str(b),
-                   identical=[mine_hashes[k][:2] for k in same], missing=missing,
-                   renamed=renamed)

@@ -1,5 +1,6 @@
 """The catalog: lookup rules, layering of the user database over the shipped one, edits."""
 import sqlite3
+from pathlib import Path
 
 import pytest
 
@@ -10,6 +11,8 @@ from gpumodeler.db.catalog import Catalog, default_shipped_db_path, default_user
 from gpumodeler.db.errors import (AmbiguousDevice, DatabaseFormatError, DeviceEditError,
                                   DeviceNotFound)
 from gpumodeler.db.records import ValueRecord
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("query", ["GeForce GTX 970", "geforce gtx 970", "  GEFORCE  gtx 970 ",
@@ -214,3 +217,34 @@ def test_writes_are_one_transaction(catalog, tmp_path, monkeypatch):
     with pytest.raises(sqlite3.OperationalError):
         catalog.set_value("tesla k", "sms", 14)
     assert file_hash(tmp_path / "user.db") == before
+
+
+def _tree(root, files):
+    for name in files:
+        path = root / name
+        if name.endswith("/"):
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("x")
+    return root
+
+
+def test_the_shipped_database_of_a_source_checkout_is_the_one_at_its_root(tmp_path,
+                                                                          monkeypatch):
+    import gpumodeler.db.catalog as module
+    repo = _tree(tmp_path / "repo", ["pyproject.toml", "resources/devices/", "devices.db",
+                                     "gpumodeler/data/devices.db"])   # a stale copy too
+    monkeypatch.setattr(module, "_PACKAGE_DIR", repo / "gpumodeler")
+    assert default_shipped_db_path() == repo / "devices.db"
+    # This very checkout (or editable install) finds its own devices.db.
+    monkeypatch.undo()
+    assert default_shipped_db_path() == REPO / "devices.db"
+
+
+def test_an_installed_package_ships_its_database_inside_the_package(tmp_path, monkeypatch):
+    import gpumodeler.db.catalog as module
+    site = _tree(tmp_path / "site-packages", ["devices.db",             # nothing of ours
+                                              "gpumodeler/data/devices.db"])
+    monkeypatch.setattr(module, "_PACKAGE_DIR", site / "gpumodeler")
+    assert default_shipped_db_path() == site / "gpumodeler" / "data" / "devices.db"
