@@ -22,8 +22,14 @@ Semantics, chosen and documented here because the documents only show one exampl
 
 Because iteration counts are expressions, the result is symbolic: a set of linear forms
 ``c0 + Σ c_k · Π iterations`` (one per path that can be critical for some values of the
-variables; dominated forms are pruned, iteration counts being >= 0). The bound for given
-values is the largest form, which vectorises over numpy arrays for sweeps.
+variables; dominated forms are pruned, iteration counts being >= 0; loops with the same
+iteration expression share a term). The bound for given values is the largest form, which
+vectorises over numpy arrays for sweeps. When paths that skip loops make more than
+:data:`MAX_FORMS` candidate forms at some instruction (e.g. hundreds of loops each bypassed
+by a dependency), the symbolic form is given up and the bound is evaluated exactly by a
+numeric longest-path pass for the given values (still vectorised over arrays); the formula
+is then reported as not available. The critical path itself always comes from the numeric
+pass at the given values.
 """
 from __future__ import annotations
 
@@ -37,9 +43,17 @@ from .errors import ExpressionError, GraphError
 from .kernel_graph import KernelGraph
 from .latency_tables import LatencyTable, get_table
 
-# A linear form is (constant, ((monomial, coefficient), ...)) with monomial a tuple of loop
-# ids (outermost first) and monomials sorted; paths are linked lists (prev, step).
+MAX_FORMS = 16
+#: dominance comparisons allowed per instruction before the symbolic pass gives up
+WORK_PER_NODE = 40
+
+# A linear form is (constant, ((monomial, coefficient), ...)): a monomial is a sorted tuple of
+# iteration-expression texts (a product of iteration counts), monomials are sorted.
 _ZERO = (0.0, ())
+
+
+class _TooManyForms(Exception):
+    pass
 
 
 def _add_const(form, c):
@@ -57,12 +71,13 @@ def _add_forms(a, b):
     return (a[0] + b[0], tuple(sorted(terms.items())))
 
 
-def _scale_by_loop(form, loop_id, depth_key):
+def _scale(form, factor: str):
+    """form × (iteration expression ``factor``)."""
     terms = {}
     if form[0]:
-        terms[(loop_id,)] = form[0]
+        terms[(factor,)] = form[0]
     for m, c in form[1]:
-        mono = tuple(sorted(m + (loop_id,), key=depth_key))
+        mono = tuple(sorted(m + (factor,)))
         terms[mono] = terms.get(mono, 0.0) + c
     return (0.0, tuple(sorted(terms.items())))
 
@@ -75,25 +90,23 @@ def _dominates(a, b) -> bool:
     return all(ta.get(m, 0.0) >= c for m, c in b[1])
 
 
-def _prune(frontier):
-    """Drop dominated (form, path) entries; keeps the first of equal forms."""
-    if len(frontier) <= 1:
-        return frontier
-    kept = []
-    for i, (f, p) in enumerate(frontier):
-        if any(_dominates(g, f) and (g != f or j < i) for j, (g, _) in enumerate(frontier) if j != i):
-            continue
-        kept.append((f, p))
+def _prune(forms, budget=None):
+    """Drop dominated forms (and duplicates). ``budget`` is a one-element list counting the
+    comparisons still allowed; running out (or keeping more than MAX_FORMS) raises."""
+    if len(forms) <= 1:
+        return forms
+    unique = list(dict.fromkeys(forms))
+    if len(unique) == 1:
+        return unique
+    if budget is not None:
+        budget[0] -= len(unique) * len(unique)
+        if budget[0] < 0:
+            raise _TooManyForms
+    kept = [f for i, f in enumerate(unique)
+            if not any(j != i and _dominates(g, f) for j, g in enumerate(unique))]
+    if len(kept) > MAX_FORMS:
+        raise _TooManyForms
     return kept
-
-
-def _flatten(path) -> list:
-    steps = []
-    while path is not None:
-        path, step = path
-        steps.append(step)
-    steps.reverse()
-    return steps
 
 
 @dataclass(frozen=True)
@@ -139,15 +152,52 @@ class CriticalPath:
 
 
 @dataclass(frozen=True)
-class LatencyBound:
-    """Symbolic latency bound of a graph. ``forms`` are the non-dominated linear forms."""
+class _Region:
+    """One level of the collapsed graph: the body of a loop, or the top level (id None)."""
 
-    forms: tuple
+    id: object
+    topo: tuple  # DAG nodes in topological order: instruction ids, ("in", L), ("out", L)
+    preds: dict  # node -> tuple of (pred, weight, step); weight is cycles or ("loop", L)
+    carried: tuple  # ((start node, end node, weight, edge id), ...) for loops
+
+
+def _longest(region: _Region, loop_weight: dict, sources=None, track=False):
+    """Numeric longest path in a region; values may be numpy arrays (vectorised).
+
+    Returns {node: arrival} (and {node: (pred, step)} when ``track``); with ``sources`` only
+    those nodes may start a path (others start unreachable, -inf)."""
+    dist, back = {}, {}
+    neg = -np.inf
+    for n in region.topo:
+        best = 0.0 if sources is None or n in sources else neg
+        choice = None
+        for pred, w, step in region.preds.get(n, ()):
+            d = dist[pred]
+            cand = d + (loop_weight[w[1]] if isinstance(w, tuple) else w)
+            if track:
+                if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
+                    best, choice = cand, (pred, step)
+            else:
+                best = np.maximum(best, cand) if (np.ndim(cand) or np.ndim(best)) else max(best, cand)
+        dist[n] = best
+        if track:
+            back[n] = choice
+    return (dist, back) if track else dist
+
+
+@dataclass(frozen=True)
+class LatencyBound:
+    """The latency bound of a graph: symbolic ``forms`` when available (else None) and the
+    collapsed regions for the exact numeric pass."""
+
+    forms: tuple | None
     iterations: dict  # loop id -> Expression
     loop_names: dict
-    per_iteration: dict  # loop id -> tuple of forms (P)
+    per_iteration: dict  # loop id -> tuple of forms (P), when symbolic
     edge_latency: dict  # edge id -> resolved latency in cycles
     edge_ends: dict  # edge id -> (src, dst)
+    regions: dict  # loop id (None = top) -> _Region
+    loop_order: tuple  # loop ids, innermost first
 
     @property
     def variables(self) -> frozenset:
@@ -155,6 +205,10 @@ class LatencyBound:
         for expr in self.iterations.values():
             names |= expr.variables
         return frozenset(names)
+
+    @property
+    def symbolic(self) -> bool:
+        return self.forms is not None
 
     def _loop_values(self, values):
         out = {}
@@ -167,45 +221,103 @@ class LatencyBound:
             out[lid] = v
         return out
 
-    @staticmethod
-    def _eval_form(form, loops):
+    def _eval_form(self, form, loops_by_text):
         total = form[0]
         for mono, coef in form[1]:
             term = coef
-            for lid in mono:
-                term = term * loops[lid]
+            for text in mono:
+                term = term * loops_by_text[text]
             total = total + term
         return total
+
+    def _numeric(self, loop_values, track=False):
+        """Exact longest path for the given iteration counts (arrays broadcast)."""
+        weight, paths = {}, {}
+        for lid in self.loop_order:
+            region = self.regions[lid]
+            if region.carried:
+                per_iter, best_path = None, None
+                for start, end, w, eid in region.carried:
+                    res = _longest(region, weight, sources={start}, track=track)
+                    dist, back = res if track else (res, None)
+                    cand = dist[end] + w
+                    if per_iter is None:
+                        per_iter = cand
+                        best_path = (back, end, eid)
+                    elif track:
+                        if cand > per_iter:
+                            per_iter, best_path = cand, (back, end, eid)
+                    else:
+                        per_iter = np.maximum(per_iter, cand)
+            else:
+                res = _longest(region, weight, track=track)
+                dist, back = res if track else (res, None)
+                end = max(dist, key=lambda n: float(np.max(dist[n]))) if track else None
+                per_iter = 0.0
+                for v in dist.values():
+                    per_iter = np.maximum(per_iter, v)
+                best_path = (back, end, None)
+            per_iter = np.maximum(per_iter, 0.0)
+            weight[lid] = loop_values[lid] * per_iter
+            if track:
+                paths[lid] = best_path
+        res = _longest(self.regions[None], weight, track=track)
+        dist, back = res if track else (res, None)
+        total = 0.0
+        for v in dist.values():
+            total = np.maximum(total, v)
+        if not track:
+            return total
+        end = max(dist, key=lambda n: float(dist[n])) if dist else None
+        return total, (back, end), paths
 
     def evaluate(self, values: dict | None = None):
         """Latency bound in cycles for the given variables (numbers or broadcasting arrays)."""
         loops = self._loop_values(values or {})
+        if self.forms is None:
+            return self._numeric(loops)
+        by_text = {self.iterations[lid].text: v for lid, v in loops.items()}
         result = None
-        for form, _ in self.forms:
-            v = self._eval_form(form, loops)
+        for form in self.forms:
+            v = self._eval_form(form, by_text)
             result = v if result is None else np.maximum(result, v)
         return 0.0 if result is None else result
 
     def critical_path(self, values: dict | None = None) -> CriticalPath:
-        """The path of the largest form for scalar variable values."""
+        """The critical path for scalar variable values (exact numeric pass)."""
         loops = self._loop_values(values or {})
-        if not self.forms:
-            return CriticalPath((), (), (), (), {})
-        best = max(self.forms, key=lambda fp: float(self._eval_form(fp[0], loops)))
-        loop_paths: dict = {}
+        if any(np.ndim(v) for v in loops.values()):
+            raise ExpressionError("the critical path needs one value per variable, not arrays")
+        _, (back, end), loop_tracks = self._numeric(loops, track=True)
 
-        def visit(path):
-            seq = []
-            for step in _flatten(path):
-                if isinstance(step, tuple):  # ("loop", loop id, per-iteration path)
-                    _, lid, inner = step
-                    loop_paths[lid] = tuple(e for e in visit(inner) if not isinstance(e, tuple))
-                    seq.append(("loop", lid))
+        def walk(back_map, node, stop_edge=None):
+            steps = []
+            while node is not None and back_map.get(node) is not None:
+                pred, step = back_map[node]
+                steps.append(step)
+                node = pred
+            steps.reverse()
+            if stop_edge is not None:
+                steps.append(stop_edge)
+            return steps
+
+        loop_paths = {}
+
+        def expand(steps):
+            out = []
+            for step in steps:
+                if isinstance(step, tuple):  # ("loop", lid): the collapsed loop
+                    lid = step[1]
+                    if lid not in loop_paths:
+                        back_l, end_l, eid = loop_tracks[lid]
+                        inner = expand(walk(back_l, end_l, eid))
+                        loop_paths[lid] = tuple(s for s in inner if not isinstance(s, tuple))
+                    out.append(("loop", lid))
                 else:
-                    seq.append(step)
-            return seq
+                    out.append(step)
+            return out
 
-        steps = visit(best[1])
+        steps = expand(walk(back, end))
         edges = [s for s in steps if not isinstance(s, tuple)]
         edges += [e for sub in loop_paths.values() for e in sub]
         nodes = []
@@ -217,25 +329,34 @@ class LatencyBound:
 
     def formula(self, digits: int = 6) -> str:
         """The bound as text in the loop variables, e.g. ``942 + 24·a``."""
+        if self.forms is None:
+            return "(too many candidate paths for a formula; evaluated numerically)"
+
         def num(c):
             r = round(c, digits)
             return str(int(r)) if float(r).is_integer() else f"{r:g}"
 
-        def it(lid):
-            e = self.iterations[lid]
-            t = e.text
-            return t if (e.is_constant or t.isidentifier()) else f"({t})"
+        def it(text):
+            return text if text.isidentifier() or _is_number(text) else f"({text})"
 
         parts = []
-        for form, _ in self.forms:
+        for form in self.forms:
             terms = [num(form[0])] if form[0] or not form[1] else []
-            for mono, coef in form[1]:
-                factor = "·".join(it(l) for l in mono)
+            for mono, coef in sorted(form[1], key=lambda mc: (len(mc[0]), mc[0])):
+                factor = "·".join(it(t) for t in mono)
                 terms.append(factor if coef == 1 else f"{num(coef)}·{factor}")
             parts.append(" + ".join(terms) if terms else "0")
         if not parts:
             return "0"
         return parts[0] if len(parts) == 1 else "max(" + ", ".join(parts) + ")"
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+        return True
+    except ValueError:
+        return False
 
 
 def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, order=None) -> float:
@@ -305,7 +426,7 @@ def _loop_structure(graph: KernelGraph):
 
 
 def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> LatencyBound:
-    """Compute the symbolic latency bound of ``graph``.
+    """Analyse ``graph``: collapse loops, then compute the symbolic bound when it stays small.
 
     ``table`` defaults to the graph's own ``latency_table``. Raises GraphError (with the
     offending item) for a cycle outside a loop, a negative latency or a latency the table
@@ -329,7 +450,6 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
     chains = {n: chain(n) for n in graph.instructions}
 
     def item_at(node, region):
-        """The item representing node at the level of region (node itself or a child loop)."""
         prev = node
         for lid in chains[node]:
             if lid == region:
@@ -337,111 +457,116 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
             prev = ("L", lid)
         raise AssertionError("node not in region")
 
+    def out_end(item):
+        return ("out", item[1]) if isinstance(item, tuple) else item
+
+    def in_end(item):
+        return ("in", item[1]) if isinstance(item, tuple) else item
+
     edge_latency = {}
-    forward = {}  # region -> list of (src_item, dst_item, weight, edge_id)
-    carried = {}  # loop -> list of (src_item, dst_item, weight, edge_id)
+    forward: dict = {}
+    carried: dict = {}
     for e in graph.edges.values():
         w = resolve_edge_latency(graph, e, table, order)
         if w < 0 or not math.isfinite(w):
             raise GraphError(f"edge {e.id}: latency must be a finite number >= 0, got {w}", item=e.id)
         edge_latency[e.id] = w
-        src_chain, dst_set = chains[e.src], set(chains[e.dst])
-        region = next(l for l in src_chain if l in dst_set)
+        dst_set = set(chains[e.dst])
+        region = next(l for l in chains[e.src] if l in dst_set)
         s_item, d_item = item_at(e.src, region), item_at(e.dst, region)
         if order[e.src] >= order[e.dst]:
             if region is None:
                 raise GraphError(
                     f"edge {e.id} from {e.src} back to {e.dst} makes a cycle outside any loop; "
                     f"put both instructions in a loop, or draw the edge forwards", item=e.id)
-            carried.setdefault(region, []).append((s_item, d_item, w, e.id))
+            carried.setdefault(region, []).append((in_end(d_item), out_end(s_item), w, e.id))
         else:
-            forward.setdefault(region, []).append((s_item, d_item, w, e.id))
+            forward.setdefault(region, []).append((out_end(s_item), in_end(d_item), w, e.id))
 
-    depth_key = lambda lid: depth[lid]
-    loop_weight = {}  # loop id -> frontier of iterations × P
-    per_iteration = {}
-
-    def level_dag(region, members):
+    members_of = {None: graph.instructions}
+    members_of.update({lid: lp.members for lid, lp in graph.loops.items()})
+    regions = {}
+    for region_id, members in members_of.items():
         dag = nx.DiGraph()
-        items = set()
         for n in members:
-            items.add(item_at(n, region))
-        for it in items:
-            if isinstance(it, tuple):
-                dag.add_edge(("in", it[1]), ("out", it[1]), w=loop_weight[it[1]], eid=("loop", it[1]))
+            item = item_at(n, region_id)
+            if isinstance(item, tuple):
+                dag.add_edge(("in", item[1]), ("out", item[1]))
             else:
-                dag.add_node(it)
-        for s, d, w, eid in forward.get(region, []):
-            src = ("out", s[1]) if isinstance(s, tuple) else s
-            dst = ("in", d[1]) if isinstance(d, tuple) else d
-            if dag.has_edge(src, dst) and not isinstance(dag[src][dst]["eid"], tuple):
-                if dag[src][dst]["w"][0][0][0] >= w:
-                    continue
-            dag.add_edge(src, dst, w=[((w, ()), None)], eid=eid)
-        return dag
-
-    def longest(dag, sources=None):
+                dag.add_node(item)
+        best_edge = {}
+        for src, dst, w, eid in forward.get(region_id, ()):
+            if (src, dst) not in best_edge or best_edge[(src, dst)][0] < w:
+                best_edge[(src, dst)] = (w, eid)
+        dag.add_edges_from(best_edge)
         try:
-            topo = list(nx.topological_sort(dag))
+            topo = tuple(nx.topological_sort(dag))
         except nx.NetworkXUnfeasible:
             cycle = nx.find_cycle(dag)
-            names = " -> ".join(str(u if not isinstance(u, tuple) else u[1]) for u, _ in cycle)
-            raise GraphError(f"the graph has a cycle outside a loop ({names}); "
-                             f"put it inside a loop", item=None) from None
-        best = {n: [] for n in topo}
+            names = " -> ".join(str(u[1] if isinstance(u, tuple) else u) for u, _ in cycle)
+            raise GraphError(f"the graph has a cycle outside a loop ({names}); put it inside a loop") from None
+        preds: dict = {}
+        for (src, dst), (w, eid) in best_edge.items():
+            preds.setdefault(dst, []).append((src, w, eid))
         for n in topo:
-            # a path may start here at time 0; listed after the arrivals so that, among equal
-            # forms, the longer path (e.g. through a 0-cycle dual edge) is the one kept
-            if sources is None or n in sources:
-                best[n].append((_ZERO, None))
-            here = _prune(best[n])
-            best[n] = here
-            if not here:
-                continue
-            for _, succ, data in dag.out_edges(n, data=True):
-                eid = data["eid"]
-                if isinstance(eid, tuple):
-                    ext = []
-                    for f, p in here:
-                        for wf, wp in data["w"]:
-                            ext.append((_add_forms(f, wf), (p, ("loop", eid[1], wp))))
+            if isinstance(n, tuple) and n[0] == "out":
+                preds.setdefault(n, []).append((("in", n[1]), ("loop", n[1]), ("loop", n[1])))
+        regions[region_id] = _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()},
+                                     tuple(carried.get(region_id, ())))
+
+    loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
+    iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
+    forms, per_iteration = _symbolic(regions, loop_order, iterations)
+    return LatencyBound(
+        forms=forms, iterations=iterations,
+        loop_names={lid: lp.name for lid, lp in graph.loops.items()},
+        per_iteration=per_iteration, edge_latency=edge_latency,
+        edge_ends={e.id: (e.src, e.dst) for e in graph.edges.values()},
+        regions=regions, loop_order=loop_order,
+    )
+
+
+def _sinks(region: _Region):
+    """Nodes nothing leaves: with non-negative latencies, the longest paths end there."""
+    has_succ = {pred for preds in region.preds.values() for pred, _, _ in preds}
+    return [n for n in region.topo if n not in has_succ]
+
+
+def _symbolic(regions, loop_order, iterations):
+    """Pareto sets of linear forms (see module docstring); (None, {}) when they grow too big."""
+    budget = [WORK_PER_NODE * sum(len(r.topo) for r in regions.values()) + 10_000]
+
+    def longest(region, loop_weight, sources=None):
+        best: dict = {}
+        for n in region.topo:
+            cands = [_ZERO] if sources is None or n in sources else []
+            for pred, w, _ in region.preds.get(n, ()):
+                if isinstance(w, tuple):
+                    cands.extend(_add_forms(f, lw) for f in best[pred] for lw in loop_weight[w[1]])
                 else:
-                    wconst = data["w"][0][0][0]
-                    ext = [(_add_const(f, wconst), (p, eid)) for f, p in here]
-                best[succ].extend(ext)
+                    cands.extend(_add_const(f, w) for f in best[pred])
+            best[n] = _prune(cands, budget)
         return best
 
-    # Inner loops first (deepest depth first).
-    for lid in sorted(graph.loops, key=lambda l: -depth[l]):
-        members = graph.loops[lid].members
-        dag = level_dag(lid, members)
-        frontier = []
-        if carried.get(lid):
-            for s, d, w, eid in carried[lid]:
-                src = ("in", d[1]) if isinstance(d, tuple) else d
-                dst = ("out", s[1]) if isinstance(s, tuple) else s
-                best = longest(dag, sources={src})
-                for f, p in best.get(dst, []):
-                    frontier.append((_add_const(f, w), (p, eid)))
-        else:
-            best = longest(dag)
-            for entries in best.values():
-                frontier.extend(entries)
-        frontier = _prune(frontier) or [(_ZERO, None)]
-        per_iteration[lid] = tuple(frontier)
-        loop_weight[lid] = [(_scale_by_loop(f, lid, depth_key), p) for f, p in frontier]
-
-    dag = level_dag(None, graph.instructions)
-    best = longest(dag)
-    frontier = []
-    for entries in best.values():
-        frontier.extend(entries)
-    frontier = _prune(frontier)
-    return LatencyBound(
-        forms=tuple(frontier),
-        iterations={lid: lp.iterations for lid, lp in graph.loops.items()},
-        loop_names={lid: lp.name for lid, lp in graph.loops.items()},
-        per_iteration=per_iteration,
-        edge_latency=edge_latency,
-        edge_ends={e.id: (e.src, e.dst) for e in graph.edges.values()},
-    )
+    loop_weight, per_iteration = {}, {}
+    try:
+        for lid in loop_order:
+            region = regions[lid]
+            frontier = []
+            if region.carried:
+                for start, end, w, _ in region.carried:
+                    frontier.extend(_add_const(f, w) for f in longest(region, loop_weight, {start}).get(end, []))
+            else:
+                best = longest(region, loop_weight)
+                for n in _sinks(region):
+                    frontier.extend(best[n])
+            frontier = _prune(frontier) or [_ZERO]
+            per_iteration[lid] = tuple(frontier)
+            loop_weight[lid] = [_scale(f, iterations[lid].text) for f in frontier]
+        top = []
+        best = longest(regions[None], loop_weight)
+        for n in _sinks(regions[None]):
+            top.extend(best[n])
+        return tuple(_prune(top, budget)), per_iteration
+    except _TooManyForms:
+        return None, {}

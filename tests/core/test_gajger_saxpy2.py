@@ -33,7 +33,7 @@ def test_latency_bound_is_942_plus_24a(saxpy2):
     assert bound.formula() == "942 + 24·a"
     for a in (0, 1, 128, 4096):
         assert bound.evaluate({"a": a}) == 942 + 24 * a
-    assert [f for f, _ in bound.per_iteration["loop1"]] == [(24.0, ())]
+    assert bound.per_iteration["loop1"] == ((24.0, ()),)
 
 
 def test_critical_path_passes_both_loads_the_loop_and_block_replacement(saxpy2):

@@ -68,7 +68,7 @@ def test_nested_loops_multiply():
     g.add_loop(Loop.make("outer", ["x", "y", "z", "w"], "b"))
     bound = analyze(g)
     # per outer iteration: 1 + 7·a + 3 + 7 (w -> x back edge)
-    assert bound.formula() == "11·b + 7·b·a"
+    assert bound.formula() == "11·b + 7·a·b"
     assert bound.evaluate({"a": 2, "b": 3}) == 3 * (11 + 14)
 
 
@@ -148,3 +148,67 @@ def test_remove_instruction_drops_its_edges_and_loop_membership():
     g.add_loop(Loop.make("L", ["n1", "n2"], 4))
     ins, index, edges, loops = g.remove_instruction("n1")
     assert index == 1 and [e.id for e in edges] == ["e1"] and g.loops["L"].members == {"n2"}
+
+
+def random_looped_graph(data, n):
+    """A random program with ILP chain, forward dependencies and 0-3 loops (with back edges)."""
+    g = chain(n)
+    for i in range(1, n):
+        g.add_edge(Edge(f"c{i}", f"n{i-1}", f"n{i}", "ilp", latency=data.draw(st.integers(0, 5))))
+    for k in range(data.draw(st.integers(0, 2 * n))):
+        i = data.draw(st.integers(0, n - 2))
+        j = data.draw(st.integers(i + 1, min(n - 1, i + 6)))
+        g.add_edge(Edge(f"d{k}", f"n{i}", f"n{j}", "dependency", latency=data.draw(st.integers(0, 400))))
+    start = 0
+    for k in range(data.draw(st.integers(0, 3))):
+        if start >= n - 1:
+            break
+        a = data.draw(st.integers(start, n - 1))
+        b = data.draw(st.integers(a, min(n - 1, a + 5)))
+        members = [f"n{x}" for x in range(a, b + 1)]
+        if b > a and data.draw(st.booleans()):
+            g.add_edge(Edge(f"back{k}", f"n{b}", f"n{a}", "branch", latency=data.draw(st.integers(0, 20))))
+        g.add_loop(Loop.make(f"L{k}", members, data.draw(st.sampled_from(["a", "b", "2*a", "3"]))))
+        start = b + 1
+    return g
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(2, 18), st.data())
+def test_symbolic_and_numeric_bounds_agree(n, data):
+    import numpy as np
+    g = random_looped_graph(data, n)
+    bound = analyze(g)
+    values = {"a": np.array([0, 1, 3, 17]), "b": np.array([5, 0, 2, 9])}
+    assert bound.symbolic
+    numeric = bound._numeric(bound._loop_values(values))
+    assert np.array_equal(np.broadcast_to(bound.evaluate(values), (4,)), np.broadcast_to(numeric, (4,)))
+    # the critical path's latencies add up to the bound
+    for i in range(4):
+        scalar = {"a": int(values["a"][i]), "b": int(values["b"][i])}
+        cp = bound.critical_path(scalar)
+        loops = bound._loop_values(scalar)
+        total = sum(bound.edge_latency[s] for s in cp.steps if not isinstance(s, tuple))
+        for s in cp.steps:
+            if isinstance(s, tuple):
+                per = sum(bound.edge_latency[e] for e in cp.loop_paths[s[1]])
+                total += loops[s[1]] * per
+        assert total == bound.evaluate(scalar)
+
+
+def test_too_many_forms_falls_back_to_exact_numeric(monkeypatch):
+    import gpumodeler.core.latency_bound as lb
+    g = chain(6)
+    for i in range(1, 6):
+        g.add_edge(Edge(f"c{i}", f"n{i-1}", f"n{i}", "ilp", latency=1))
+    g.add_edge(Edge("skip1", "n0", "n2", "dependency", latency=50))
+    g.add_edge(Edge("skip2", "n2", "n5", "dependency", latency=50))
+    g.add_loop(Loop.make("L1", ["n1"], "a"))
+    g.add_loop(Loop.make("L2", ["n3", "n4"], "b"))
+    exact = analyze(g)
+    assert exact.symbolic and exact.formula().startswith("max(")
+    monkeypatch.setattr(lb, "MAX_FORMS", 1)
+    fallback = analyze(g)
+    assert not fallback.symbolic and "numerically" in fallback.formula()
+    for a, b in [(0, 0), (1, 100), (100, 1), (7, 7)]:
+        assert fallback.evaluate({"a": a, "b": b}) == exact.evaluate({"a": a, "b": b})
