@@ -26,9 +26,7 @@ def create_application(argv: list[str] | None = None):
 
     from gpumodeler.ui import settings
     from gpumodeler.ui.icons import icon
-    from gpumodeler.ui import pyside_compat
 
-    pyside_compat.apply()  # PySide6 6.12.0 on Python 3.11 leaks None/True/False references
     app = QApplication.instance() or QApplication(list(argv or ["gpumodeler"]))
     app.setOrganizationName(settings.ORGANIZATION)
     app.setApplicationName(settings.APPLICATION)

@@ -206,7 +206,7 @@ class MainWindow(QMainWindow):
         self._wire(document, connect=True)
         self._update_title()
         self._tab_changed(self.tabs.currentIndex())
-        QTimer.singleShot(0, self.system_editor.fit)
+        QTimer.singleShot(0, self.system_editor, self.system_editor.fit)
 
     # ---- the editors
     def editor(self, index: int) -> QWidget:
@@ -468,7 +468,7 @@ class MainWindow(QMainWindow):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         if len(self._editors) < len(TAB_NAMES):
-            QTimer.singleShot(DEFERRED_TABS_MS, self.build_all_tabs)
+            QTimer.singleShot(DEFERRED_TABS_MS, self, self.build_all_tabs)
         if not self._layout_restored:  # first run: give the inspector room for its table
             self._layout_restored = True
             self.resizeDocks([self.inspector_dock], [INSPECTOR_WIDTH],

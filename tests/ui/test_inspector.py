@@ -16,14 +16,12 @@ from gpumodeler.ui.document import Document
 from gpumodeler.ui.icons import APP_ICON_SVG
 from gpumodeler.ui.inspector import PropertyInspector
 from gpumodeler.ui.inspector.inspector import COLUMNS, ROW_ROLE
-from gpumodeler.ui import pyside_compat
 from gpumodeler.ui.system_editor.presentation import Presenter
 from gpumodeler.ui.units import QuantityError, format_quantity, parse_quantity
 
 ROOT = Path(__file__).resolve().parents[2]
 GPU, HOST = "GeForce GTX 970", "Gajger GTX 970 testbed host"
 PCIE = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
-pyside_compat.apply()  # PySide6 6.12.0 on Python 3.11 leaks None/True/False (see the module)
 
 
 @pytest.fixture(scope="module")

@@ -16,13 +16,11 @@ from gpumodeler.db.catalog import Catalog
 from gpumodeler.db.project_file import load_project
 from gpumodeler.ui import settings
 from gpumodeler.ui.main_window import MainWindow
-from gpumodeler.ui import pyside_compat
 from gpumodeler.ui.screenshot import save_composite
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
 GPU = "GeForce GTX 970"
-pyside_compat.apply()  # PySide6 6.12.0 on Python 3.11 leaks None/True/False (see the module)
 
 
 @pytest.fixture(scope="module")

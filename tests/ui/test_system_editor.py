@@ -15,7 +15,6 @@ from gpumodeler.core.project import PlacedDevice, Project
 from gpumodeler.db.build_devices import build
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.ui.document import Document
-from gpumodeler.ui import pyside_compat
 from gpumodeler.ui.system_editor import SystemEditor
 from gpumodeler.ui.system_editor.interactions import ConnectDevices
 from gpumodeler.ui.system_editor.palette import KIND_ROLE, NAME_ROLE, read_catalog_mime
@@ -24,7 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 GPU, HOST = "GeForce GTX 970", "Gajger GTX 970 testbed host"
 HOST2 = "Gajger GTX TITAN X testbed host"
 PCIE = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
-pyside_compat.apply()  # PySide6 6.12.0 on Python 3.11 leaks None/True/False (see the module)
 
 
 @pytest.fixture(scope="module")

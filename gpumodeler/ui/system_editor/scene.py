@@ -152,7 +152,7 @@ class SystemScene(QGraphicsScene):
             bubble.setPos(scene_pos + QPointF(12, 12))
         self.addItem(bubble)
         self._bubble = bubble
-        QTimer.singleShot(BUBBLE_MS, lambda b=bubble: self._expire(b))
+        QTimer.singleShot(BUBBLE_MS, self, lambda b=bubble: self._expire(b))  # dies with the scene
         return bubble
 
     def message(self) -> str:
