@@ -60,7 +60,7 @@ def main() -> int:
     app = QApplication.instance() or QApplication(sys.argv[:1])
     from gpumodeler.ui.document import Document
     from gpumodeler.ui.launch_panel.panel import LaunchPanel
-    from gpumodeler.ui.launch_panel.sweep_compute import make_snapshot, run_sweep, variable_label
+    from gpumodeler.core.launch_sweep import make_snapshot, run_sweep, variable_label
     from gpumodeler.ui.plots.sweep_plot import SweepPlot
 
     with tempfile.TemporaryDirectory() as tmpdir:

@@ -40,6 +40,22 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_predict)
 
+    p = sub.add_parser("sweep", help="a launch over a range of one variable (CSV or JSON)",
+                       description="Evaluate a launch over values of one variable (block_size, "
+                                   "occupancy, data_size, a loop variable, or gpu), like the "
+                                   "launch panel's sweep; or run a sweep saved in the project.")
+    p.add_argument("file", metavar="FILE.gpm")
+    p.add_argument("--launch", metavar="NAME_OR_ID", help="the launch (default: the only one)")
+    p.add_argument("--saved", metavar="SWEEP_ID_OR_NAME", help="run a sweep saved in the project")
+    p.add_argument("--variable", help="block_size, occupancy, data_size, gpu, or a loop variable")
+    p.add_argument("--values", type=common.list_of(common.float_arg), metavar="LIST",
+                   help="comma list or START:STOP[:STEP]")
+    p.add_argument("--device", action="append", default=[], metavar="NAME",
+                   help="compare GPUs from the catalog (repeatable; one curve each)")
+    p.add_argument("--format", choices=("csv", "json"), default="csv")
+    p.add_argument("--output", "-o", metavar="FILE")
+    p.set_defaults(func=_sweep)
+
 
 # -- show ------------------------------------------------------------------------------------
 def _latency_formula(graph) -> str:
@@ -211,6 +227,55 @@ def _predict(args) -> int:
             if "error" not in r:
                 _print_result(r)
     return EXIT_USAGE if failed else 0
+
+
+def _sweep(args) -> int:
+    from gpumodeler.core.launch_sweep import make_snapshot, run_sweep
+    import numpy as np
+    from .cmd_sweep import _write
+
+    project, _ = read_project_file(args.file)
+    saved = None
+    if args.saved:
+        matches = [sw for sw in project.sweeps.values()
+                   if args.saved in (sw.id, sw.name) or sw.name.casefold() == args.saved.casefold()]
+        if len(matches) != 1:
+            known = ", ".join(f"{sw.id} ({sw.name or sw.variable})" for sw in project.sweeps.values()) or "none"
+            raise CLIError(f"no single saved sweep {args.saved!r}; saved sweeps: {known}")
+        saved = matches[0]
+    launch_id = saved.launch if saved else None
+    if launch_id is None:
+        ids = pick_launches(project, args.launch)
+        if len(ids) != 1:
+            raise CLIError("the project has several launches; choose one with --launch")
+        launch_id = ids[0]
+    variable = args.variable or (saved.variable if saved else None)
+    values = args.values if args.values is not None else (np.asarray(saved.values) if saved else None)
+    devices = tuple(args.device) or (tuple(saved.devices) if saved else ())
+    if variable is None or (values is None and variable != "gpu"):
+        raise CLIError("give --variable and --values (or --saved SWEEP)")
+    catalog = common.open_catalog()
+    try:
+        snap = make_snapshot(project, launch_id, lambda n: catalog.get(n).to_gpu_spec(),
+                             lambda n: catalog.get(n).to_link_spec(), variable,
+                             values if values is not None else (), devices)
+        result = run_sweep(snap)
+    finally:
+        catalog.close()
+    columns: dict = {}
+    labels = list(result.x_labels) or None
+    for curve in result.curves:
+        n = curve.kernel_time_s.size
+        columns.setdefault("device", []).append(
+            np.array(labels if labels else [curve.label] * n, dtype=object))
+        columns.setdefault(variable, []).append(np.asarray(result.x)[:n])
+        columns.setdefault("kernel_time_s", []).append(curve.kernel_time_s)
+        columns.setdefault("total_time_s", []).append(curve.total_time_s)
+        columns.setdefault("mode", []).append(curve.mode)
+        columns.setdefault("limiting_resource", []).append(curve.limiting_resource)
+        columns.setdefault("error", []).append(curve.reasons)
+    table = {k: np.concatenate(v) for k, v in columns.items()}
+    return _write(table, args)
 
 
 def _print_result(s: dict) -> None:

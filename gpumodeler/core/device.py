@@ -40,6 +40,9 @@ class GPUSpec:
     memory_clock_hz: float | None = None
     memory_bus_width_bits: int | None = None
     memory_data_rate: float | None = None
+    # theoretical bandwidth = GMem_clock × bus width/8 × data rate, the numerator of eq. 4.7,
+    # for devices whose vendor gives the bandwidth but not the clock/data-rate split
+    memory_bandwidth_bytes_per_s: float | None = None
     sfu_per_sm: int | None = None
     fp64_units_per_sm: int | None = None
     # Volkov Table 2.8: instructions a scheduler issues per cycle (0.5 = one every 2 cycles).
@@ -66,21 +69,26 @@ class GPUSpec:
         """Global-memory bytes per SM clock per SM, Gajger eq. 4.7.
 
         GMem_bandwidth = GMem_clock × (bus width / 8) × data rate / (SMs × SM_clock).
-        The explicit ``gmem_bytes_per_cycle_per_sm`` wins when given (Table 6.1 lists it).
+        Taken, in this order, from the explicit ``gmem_bytes_per_cycle_per_sm`` (Table 6.1
+        lists it), from the memory clock, bus width and data rate, or from the theoretical
+        bandwidth ``memory_bandwidth_bytes_per_s`` (the same numerator, as vendors state it).
         """
         if self.gmem_bytes_per_cycle_per_sm is not None:
             return self.require("gmem_bytes_per_cycle_per_sm")
-        missing = [n for n in ("memory_clock_hz", "memory_bus_width_bits", "memory_data_rate")
-                   if getattr(self, n) is None]
-        if missing:
+        parts = ("memory_clock_hz", "memory_bus_width_bits", "memory_data_rate")
+        if all(getattr(self, n) is not None for n in parts):
+            numerator = (self.require("memory_clock_hz") * self.require("memory_bus_width_bits") / 8
+                         * self.require("memory_data_rate"))
+        elif self.memory_bandwidth_bytes_per_s is not None:
+            numerator = self.require("memory_bandwidth_bytes_per_s")
+        else:
+            missing = [n for n in parts if getattr(self, n) is None]
             raise InvalidParameter(
                 f"GPU '{self.name}': global-memory throughput is unknown; give "
-                f"gmem_bytes_per_cycle_per_sm or all of memory_clock_hz, "
-                f"memory_bus_width_bits, memory_data_rate (missing: {', '.join(missing)})"
-            )
-        return (self.require("memory_clock_hz") * self.require("memory_bus_width_bits") / 8
-                * self.require("memory_data_rate")
-                / (self.require("sms") * self.require("sm_clock_hz")))
+                f"gmem_bytes_per_cycle_per_sm, memory_bandwidth_bytes_per_s, or all of "
+                f"memory_clock_hz, memory_bus_width_bits, memory_data_rate (missing: "
+                f"{', '.join(missing)})", item="gmem_bytes_per_cycle_per_sm")
+        return numerator / (self.require("sms") * self.require("sm_clock_hz"))
 
     def with_overrides(self, **values) -> "GPUSpec":
         """A copy with some fields replaced (explicit CLI flags, project overrides)."""

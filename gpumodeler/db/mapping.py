@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields as dc_fields
+from functools import lru_cache
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter
@@ -21,6 +22,7 @@ RECORD_SELECT = ", ".join(VALUE_COLUMNS)
 IS_DEFAULT = VALUE_COLUMNS.index("is_default")
 
 
+@lru_cache(maxsize=1 << 16)
 def normalize_name(name: str) -> str:
     """The lookup form of a name or alias: case-folded, whitespace collapsed."""
     return " ".join(str(name).split()).casefold()
@@ -109,8 +111,10 @@ def summary_from_row(row, shadows_shipped: bool = False) -> DeviceSummary:
                          architecture, cc, shadows_shipped)
 
 
-# Database field -> GPUSpec field, where the names differ.
-_GPU_RENAMES = {"fp32_cores_per_sm": "cuda_cores_per_sm"}
+# Database field -> GPUSpec field, where the names differ (the GUI's overrides use it too).
+GPU_FIELD_RENAMES = {"fp32_cores_per_sm": "cuda_cores_per_sm",
+                     "memory_bandwidth_theoretical_bytes_per_s": "memory_bandwidth_bytes_per_s"}
+_GPU_RENAMES = GPU_FIELD_RENAMES
 # Link database field -> LinkSpec field.
 _LINK_RENAMES = {"link_type": "kind"}
 

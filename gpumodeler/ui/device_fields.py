@@ -14,10 +14,11 @@ from dataclasses import fields as dc_fields
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.db.fields import FIELDS, field_order
+from gpumodeler.db.mapping import GPU_FIELD_RENAMES
 from gpumodeler.ui.units import QuantityError, format_quantity, parse_quantity
 
-# Catalog field -> override key where core's name differs (db/mapping.py renames the same).
-_GPU_RENAMES = {"fp32_cores_per_sm": "cuda_cores_per_sm"}
+# Catalog field -> override key where core's name differs.
+_GPU_RENAMES = GPU_FIELD_RENAMES
 _LINK_READ_ONLY = {"link_type": "the link type is fixed by the catalog entry; draw another link"}
 # Values that may be zero (a delay); everything else numeric must be > 0.
 _MAY_BE_ZERO = {"startup_htod_s", "startup_dtoh_s"}

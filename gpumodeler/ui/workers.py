@@ -9,7 +9,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from gpumodeler.core.errors import ModelError
 
-from .launch_panel.sweep_compute import SweepCancelled, run_sweep
+from gpumodeler.core.launch_sweep import SweepCancelled, run_sweep
 
 
 class SweepSignals(QObject):

@@ -135,3 +135,17 @@ def test_bad_files_are_one_line_errors_and_untouched(action, content, message, t
 def test_a_missing_file(capsys, tmp_path):
     code, _, err = run(capsys, "project", "show", str(tmp_path / "nope.gpm"))
     assert code == 2 and "no such file" in err
+
+
+def test_project_sweep_runs_the_core_sweep(capsys):
+    """`project sweep` evaluates the same vectorised sweep as the launch panel."""
+    import csv
+    import io
+    code, out, _ = run(capsys, "project", "sweep", EXAMPLE, "--variable", "a", "--values", "1,128")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 0 and [r["a"] for r in rows] == ["1.0", "128.0"]
+    assert float(rows[1]["kernel_time_s"]) == pytest.approx(0.145837, rel=1e-5)
+    code, out, _ = run(capsys, "project", "sweep", EXAMPLE, "--saved", "sweep1", "--format", "json")
+    assert code == 0 and len(json.loads(out)) == 13
+    code, _, err = run(capsys, "project", "sweep", EXAMPLE, "--variable", "nope", "--values", "1")
+    assert code == 2 and "cannot sweep 'nope'" in err

@@ -145,3 +145,13 @@ def test_table_4_3_pcie_and_newer_generations():
 def test_warps_launched_multi_dimensional():
     assert warps_launched((10, 10, 2), (16, 16)) == 200 * 8
     assert warps_launched(5, 33) == 10  # a partly filled warp is still a warp (eq. 4.2)
+
+
+def test_gmem_bandwidth_from_the_theoretical_bandwidth():
+    """Eq. 4.7's numerator is the theoretical bandwidth: 224 GB/s on a GTX 980 (16 SMs at
+    1.266 GHz, Volkov Table 2.7) is 11.06 B/cycle/SM."""
+    spec = GPUSpec("GTX 980", sms=16, sm_clock_hz=1.266e9, memory_bandwidth_bytes_per_s=224e9)
+    assert spec.gmem_bandwidth_bytes_per_cycle_per_sm() == pytest.approx(224e9 / (16 * 1.266e9))
+    both = GPUSpec("GTX 970", sms=13, sm_clock_hz=1253e6, memory_clock_hz=1753e6,
+                   memory_bus_width_bits=256, memory_data_rate=4, memory_bandwidth_bytes_per_s=1.0)
+    assert both.gmem_bandwidth_bytes_per_cycle_per_sm() == pytest.approx(13.78, abs=5e-3)

@@ -17,7 +17,7 @@ from gpumodeler.db.build_devices import build
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.launch_panel.panel import LaunchPanel
-from gpumodeler.ui.launch_panel.sweep_compute import SweepCancelled, make_snapshot, run_sweep
+from gpumodeler.core.launch_sweep import SweepCancelled, make_snapshot, run_sweep
 from gpumodeler.ui.plots.units import fmt_time, time_unit
 
 ROOT = Path(__file__).resolve().parents[2]

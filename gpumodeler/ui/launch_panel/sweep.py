@@ -27,7 +27,7 @@ from gpumodeler.core.project import Measurement, SweepDef
 from .. import workers
 from ..plots.sweep_plot import SweepPlot
 from .fields import FieldError, clear_error, fmt_number, mark_error, message_label, parse_float
-from .sweep_compute import LAUNCH_VARIABLES, make_snapshot, relative_errors, variable_label
+from gpumodeler.core.launch_sweep import LAUNCH_VARIABLES, make_snapshot, relative_errors, variable_label
 
 MEASURED_COLUMN = "measured_s"
 ALIASES = {"data_size": ("data_size", "N"), "block_size": ("block_size", "block"),

@@ -1,4 +1,5 @@
-"""Sweep of one launch variable, vectorised, on a snapshot (no Qt: runs in a worker thread).
+"""Sweep of one launch variable, vectorised, on a snapshot (pure: the GUI runs it in a worker
+thread, the CLI `gpumodeler project sweep` directly).
 
 The snapshot is taken on the GUI thread (:func:`make_snapshot`): the launch, a copy of its
 kernel graph with the graph analysed once, resolved GPU and link specs (the catalog is a
