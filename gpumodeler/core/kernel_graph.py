@@ -273,13 +273,13 @@ class KernelGraph:
         self._emit("edge_removed", edge)
         return edge
 
-    def add_loop(self, loop: Loop) -> Loop:
+    def _check_loop(self, loop: Loop, ignore: str | None = None) -> None:
         unknown = sorted(set(loop.members) - set(self.instructions))
         if unknown:
             raise GraphError(f"loop {loop.id}: no instruction(s) {', '.join(unknown)}", item=loop.id)
-        if loop.id in self.loops or loop.id in self.instructions or loop.id in self.edges:
-            raise GraphError(f"id {loop.id!r} is already used in this graph", item=loop.id)
         for other in self.loops.values():
+            if other.id == ignore:
+                continue
             inter = loop.members & other.members
             if inter and not (loop.members <= other.members or other.members <= loop.members):
                 raise GraphError(
@@ -288,6 +288,11 @@ class KernelGraph:
             if loop.members == other.members:
                 raise GraphError(f"loop {loop.id} has the same instructions as loop {other.id}; "
                                  f"multiply their iteration counts instead", item=loop.id)
+
+    def add_loop(self, loop: Loop) -> Loop:
+        if loop.id in self.loops or loop.id in self.instructions or loop.id in self.edges:
+            raise GraphError(f"id {loop.id!r} is already used in this graph", item=loop.id)
+        self._check_loop(loop)
         self.loops[loop.id] = loop
         self._emit("loop_added", loop)
         return loop
@@ -298,13 +303,12 @@ class KernelGraph:
             changes["iterations"] = parse(changes["iterations"])
         if "members" in changes:
             changes["members"] = frozenset(changes["members"])
+            if not changes["members"]:
+                raise GraphError(f"loop {loop_id}: a loop needs at least one instruction", item=loop_id)
         new = replace(old, **changes)
-        del self.loops[loop_id]
-        try:
-            self.add_loop(new)
-        except GraphError:
-            self.loops[loop_id] = old
-            raise
+        self._check_loop(new, ignore=loop_id)
+        self.loops[loop_id] = new
+        self._emit("loop_changed", new)
         return new
 
     def remove_loop(self, loop_id: str) -> Loop:

@@ -163,7 +163,7 @@ class KernelScene(QGraphicsScene):
             if item is not None:
                 self.removeItem(item)
             self._route_all()
-        elif event == "loop_added":  # also sent by update_loop
+        elif event in ("loop_added", "loop_changed"):
             self._put_loop(payload)
             self._refresh_loops()
         elif event == "loop_removed":
