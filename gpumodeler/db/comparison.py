@@ -80,12 +80,13 @@ def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]]
                    theirs_db: sqlite_utils.Database, theirs: Mapping[str, DeviceEntry], *,
                    renamed: Mapping[str, str], mine_label: str, theirs_label: str,
                    with_missing: bool = False,
-                   guard: Callable[[sqlite_utils.Database], object] | None = None
-                   ) -> Comparison:
+                   guard: Callable[[sqlite_utils.Database], object] | None = None,
+                   for_merge: bool = False) -> Comparison:
     """Compare devices keyed by normalized name: ``mine`` may span several databases
     (user over shipped), ``theirs`` is one. ``renamed``: their source keys that get a new
     key here (merge.plan_sources). ``with_missing`` reports the devices only mine has.
-    ``guard(db)`` is a context manager wrapping every read of ``db``."""
+    ``guard(db)`` is a context manager wrapping every read of ``db``. ``for_merge``: also
+    read where mine's records are stored (Comparison.mine_stored)."""
     def reading(db):
         return guard(db) if guard is not None else nullcontext()
 
@@ -107,7 +108,8 @@ def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]]
     stored_mine: dict[int, dict[int, StoredFields]] = {}
     for db_key, wanted in wanted_mine.items():
         with reading(databases[db_key]):
-            stored_mine[db_key] = read_records(databases[db_key], wanted)
+            stored_mine[db_key] = read_records(databases[db_key], wanted,
+                                               positions=for_merge)
     with reading(theirs_db):
         stored_theirs = read_records(theirs_db, wanted_theirs) if wanted_theirs else {}
 

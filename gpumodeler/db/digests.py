@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from functools import lru_cache
 from typing import Iterable, Mapping
 from urllib.parse import quote, unquote
 
@@ -33,6 +34,7 @@ def _hex(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 
+@lru_cache(maxsize=4096)
 def field_key(name: str) -> str:
     """A field name as written in a digest (percent-encoded unless plain)."""
     return name if _PLAIN.match(name) else quote(name, safe="")
@@ -74,18 +76,20 @@ def differing_fields(mine: list[str], theirs: list[str]) -> set[str]:
     cut = -_HEX - 1
     if len(mine) == len(theirs):
         # Usually both have the same fields: entries then pair up in order.
-        names = set()
-        for a, b in zip(mine[1:], theirs[1:]):
-            if a != b:
-                if a[:cut] != b[:cut]:
-                    break
-                names.add(field_name(a[:cut]))
-        else:
-            return names
+        odd = [(a, b) for a, b in zip(mine[1:], theirs[1:]) if a != b]
+        if all(a[:cut] == b[:cut] for a, b in odd):
+            return {field_name(a[:cut]) for a, _ in odd}
     odd = set(mine).symmetric_difference(theirs)
     odd.discard(mine[0])
     odd.discard(theirs[0])
     return {field_name(e[:cut]) for e in odd}
+
+
+def entry_in(digest: str, name: str) -> str | None:
+    """The entry of field ``name`` in a digest of this form, or None."""
+    marker = "," + field_key(name) + ":"
+    at = digest.find(marker)
+    return None if at < 0 else digest[at + 1:at + len(marker) + _HEX]
 
 
 def patched(digest: str, head: str | None, entries: Mapping[str, str]) -> str:

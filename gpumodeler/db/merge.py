@@ -17,6 +17,7 @@ writing anything. Devices are never deleted by a merge; aliases are united.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
@@ -32,13 +33,52 @@ KIND, FAMILY, ALIASES = "kind", "family", "aliases"
 _SINGLE_VALUED = (KIND, FAMILY)
 
 
+class Records(Sequence):
+    """The ValueRecords of one side of a field change, made from the raw records when first
+    used: a report of 25 000 changed fields holds some 70 000 records, and most callers
+    look at a few (the conflicts shown) or none (counts). Equal to the tuple of them."""
+
+    __slots__ = ("_raws", "_records")
+
+    def __init__(self, raws: Iterable[tuple]):
+        self._raws = tuple(raws)
+        self._records: tuple[ValueRecord, ...] | None = None
+
+    def _all(self) -> tuple[ValueRecord, ...]:
+        if self._records is None:
+            self._records = tuple(map(record_from_raw, self._raws))
+        return self._records
+
+    def __getitem__(self, index):
+        return self._all()[index]
+
+    def __len__(self) -> int:
+        return len(self._raws)
+
+    def __iter__(self):
+        return iter(self._all())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, Records):
+            return self._all() == other._all()
+        if isinstance(other, tuple):
+            return self._all() == other
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._all())
+
+    def __repr__(self) -> str:
+        return repr(self._all())
+
+
 @dataclass(frozen=True)
 class FieldChange:
     """How one field (or the kind, family or aliases) of a device differs.
 
     ``status`` is "mine" (mine has all of theirs and more: kept), "theirs" (theirs has all
-    of mine and more: taken) or "conflict". ``mine``/``theirs`` are ValueRecords, or
-    strings for kind, family and aliases.
+    of mine and more: taken) or "conflict". ``mine``/``theirs`` are the ValueRecords of
+    each side (Records, which compare like tuples), or strings for kind, family and aliases.
     """
 
     device: str
@@ -183,8 +223,7 @@ def compare_field(mine: list[tuple], theirs: list[tuple]) -> str | None:
     return "conflict"
 
 
-def _records(raws) -> tuple[ValueRecord, ...]:
-    return tuple(record_from_raw(r) for r in raws)
+_records = Records
 
 
 def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:

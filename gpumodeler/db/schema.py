@@ -306,12 +306,15 @@ def reading(path: str | Path):
 
 def file_stamp(path: Path) -> tuple | None:
     """Size, modification time and SQLite change counter: equal stamps mean nobody wrote
-    the file in between (so a check made at the first stamp still holds)."""
+    the file in between (so a check made at the first stamp still holds). None when that
+    cannot be told: no file, or a WAL-mode file (its writes go to the -wal file first)."""
     try:
         with open(path, "rb") as fh:
             header = fh.read(28)
             st = os.fstat(fh.fileno())
     except OSError:
+        return None
+    if len(header) < 28 or header[18] == 2:
         return None
     return (st.st_size, st.st_mtime_ns, header[24:28])
 

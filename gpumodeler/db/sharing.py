@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .comparison import Comparison, compare_stored, gc_paused, raw_device
-from .digests import field_entry, head_part, parts, patched
+from .digests import entry_in, field_entry, head_part, parts, patched
 from .errors import DeviceEditError, UnresolvedConflicts
 from .mapping import aliases_to_json, normalize_name
 from .merge import KIND, MergeReport, conflict_message, make_resolver, merged_device, \
     plan_sources, remap_sources
-from .schema import create_database, digest_triggers_suspended, open_database, reading
+from .schema import create_database, digest_triggers_suspended, file_stamp, open_database, \
+    reading
 from .store import RawDevice, read_digests, read_index, read_records, read_sources, \
     rewrite_fields, set_device_digests, set_device_heads, write_device, write_sources
 
@@ -87,7 +88,7 @@ def _mine_entries(catalog: "Catalog") -> dict:
 
 
 def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
-                     path) -> tuple[Comparison, dict[str, str]]:
+                     path, for_merge: bool = False) -> tuple[Comparison, dict[str, str]]:
     """The comparison, and their sources under the keys they get here."""
     with reading(path):
         theirs_sources = read_sources(theirs_db)
@@ -96,7 +97,8 @@ def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
     cmp = compare_stored(
         _mine_entries(catalog), theirs_db, theirs_index, renamed=renamed,
         mine_label=str(catalog.user_path), theirs_label=str(path),
-        guard=lambda db: reading(path) if db is theirs_db else nullcontext())
+        guard=lambda db: reading(path) if db is theirs_db else nullcontext(),
+        for_merge=for_merge)
     return cmp, {renamed.get(k, k): c for k, c in theirs_sources.items()}
 
 
@@ -183,18 +185,28 @@ def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
                                        resolve)
             plan.whole.append((key, device, False, shipped, None))
         else:
-            _plan_rewrite(plan, entry, cmp.mine[key], cmp.mine_stored[key], device)
+            their_digest = None if cmp.renamed else cmp.theirs_entries[key].digest
+            _plan_rewrite(plan, entry, cmp.mine[key], cmp.mine_stored[key], device,
+                          cmp.theirs[key], their_digest)
     return plan
 
 
-def _plan_rewrite(plan: _MergePlan, entry, mine: RawDevice, stored, device: RawDevice) -> None:
-    """Rewrite the fields ``device`` (mine merged, holding the fields compared) changes."""
+def _plan_rewrite(plan: _MergePlan, entry, mine: RawDevice, stored, device: RawDevice,
+                  theirs: RawDevice, their_digest: str | None) -> None:
+    """Rewrite the fields ``device`` (mine merged, holding the fields compared) changes.
+    A field taken as theirs, records for records, takes their digest entry with it
+    (``their_digest``: None when their records were given other source keys)."""
     entries = {}
     for field_name, records in device.values.items():
         before = mine.values.get(field_name)
-        if records != before:
-            plan.rewrites.append((entry.id, field_name, records, stored))
-            entries[field_name] = field_entry(field_name, records)
+        if records == before:
+            continue
+        plan.rewrites.append((entry.id, field_name, records, stored))
+        taken = theirs.values.get(field_name)
+        reuse = (their_digest is not None and taken is not None and len(taken) == len(records)
+                 and all(a is b for a, b in zip(records, taken)))
+        entries[field_name] = ((reuse and entry_in(their_digest, field_name))
+                               or field_entry(field_name, records))
     head = None
     if device.aliases != mine.aliases or device.family != mine.family:
         plan.heads.append((aliases_to_json(device.aliases), device.family, entry.id))
@@ -208,27 +220,29 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
     see Catalog.merge."""
     from .catalog import _now
     theirs_db = open_database(path, integrity=_THEIRS_CHECK)
+    compared = file_stamp(catalog.user_path)      # the user file as it is being compared
     with gc_paused():
         try:
-            cmp, theirs_sources = _compare_catalog(catalog, theirs_db, path)
+            cmp, theirs_sources = _compare_catalog(catalog, theirs_db, path, for_merge=True)
             resolve = make_resolver(cmp.report, resolutions, policy)
             plan = _plan_merge(cmp, resolve, theirs_db, catalog, path)
         finally:
             theirs_db.close()
         if plan:
-            _write_merge(catalog, plan, theirs_sources, _now())
+            _write_merge(catalog, plan, theirs_sources, _now(), compared)
     report = cmp.report
     return MergeReport(report.mine, report.theirs, report.devices, report.renamed_sources,
                        applied=True)
 
 
 def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str, str],
-                 now: str) -> None:
+                 now: str, compared: tuple | None) -> None:
     shipped_sources = read_sources(catalog._shipped) if catalog._shipped is not None else {}
     db = catalog._user_for_write()
     with db.atomic():
-        _refuse_if_changed(db, plan)
-        have = read_sources(db)
+        have = read_sources(db)     # holds a read lock: the file cannot change from here on
+        if compared is None or file_stamp(catalog.user_path) != compared:
+            _refuse_if_changed(db, plan)
         needed: dict[str, str | None] = {}
 
         def cite(records: Iterable[tuple]) -> None:

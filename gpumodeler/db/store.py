@@ -118,15 +118,16 @@ _JSON_ITEM0, _JSON_ITEM1 = (("j.value ->> 0", "j.value ->> 1")
                             ("json_extract(j.value, '$[0]')", "json_extract(j.value, '$[1]')"))
 
 
-def read_records(db: sqlite_utils.Database, wanted: Mapping[int, Iterable[str] | None]
-                 ) -> dict[int, StoredFields]:
+def read_records(db: sqlite_utils.Database, wanted: Mapping[int, Iterable[str] | None], *,
+                 positions: bool = False) -> dict[int, StoredFields]:
     """device id -> StoredFields with the named fields of each device (None: all of them).
-    Goes through the (device_id, field) index, so it reads only the rows asked for."""
+    Goes through the (device_id, field) index, so it reads only the rows asked for.
+    ``positions``: also the rows' ids and first row orders (what rewrite_fields needs)."""
     out = {device_id: StoredFields() for device_id in wanted}
     whole = [i for i, names in wanted.items() if names is None]
     pairs = [[i, f] for i, names in wanted.items() if names is not None for f in names]
-    select = (f"SELECT v.device_id, v.field, v.row_order, v.id, {_RECORD_COLUMNS} "
-              f"FROM json_each(?) j")
+    where = "v.row_order, v.id, " if positions else ""
+    select = f"SELECT v.device_id, v.field, {where}{_RECORD_COLUMNS} FROM json_each(?) j"
     queries = []
     if whole:
         queries.append((f"{select} JOIN device_values v ON v.device_id = j.value "
@@ -136,22 +137,43 @@ def read_records(db: sqlite_utils.Database, wanted: Mapping[int, Iterable[str] |
                         f"AND v.field = {_JSON_ITEM1} ORDER BY v.device_id, v.row_order",
                         pairs))
     for sql, arg in queries:
-        device_id, values, ids, first = None, {}, {}, {}
-        for row in db.execute(sql, [json.dumps(arg)]).fetchall():
-            if row[0] != device_id:
-                device_id = row[0]
-                stored = out[device_id]
-                values, ids, first = stored.values, stored.ids, stored.first_order
-            name = row[1]
-            records = values.get(name)
-            if records is None:
-                values[name] = [row[4:]]
-                ids[name] = [row[3]]
-                first[name] = row[2]
-            else:
-                records.append(row[4:])
-                ids[name].append(row[3])
+        rows = db.execute(sql, [json.dumps(arg)]).fetchall()
+        if positions:
+            _collect_with_positions(rows, out)
+        else:
+            _collect(rows, out)
     return out
+
+
+def _collect(rows, out: dict[int, StoredFields]) -> None:
+    device_id, values = None, {}
+    for row in rows:
+        if row[0] != device_id:
+            device_id = row[0]
+            values = out[device_id].values
+        records = values.get(row[1])
+        if records is None:
+            values[row[1]] = [row[2:]]
+        else:
+            records.append(row[2:])
+
+
+def _collect_with_positions(rows, out: dict[int, StoredFields]) -> None:
+    device_id, values, ids, first = None, {}, {}, {}
+    for row in rows:
+        if row[0] != device_id:
+            device_id = row[0]
+            stored = out[device_id]
+            values, ids, first = stored.values, stored.ids, stored.first_order
+        name = row[1]
+        records = values.get(name)
+        if records is None:
+            values[name] = [row[4:]]
+            ids[name] = [row[3]]
+            first[name] = row[2]
+        else:
+            records.append(row[4:])
+            ids[name].append(row[3])
 
 
 def citing_fields(db: sqlite_utils.Database, source_keys) -> dict[int, set[str]]:
@@ -258,34 +280,37 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
     ends = dict(db.execute(
         "SELECT device_id, max(row_order) FROM device_values WHERE device_id IN "
         "(SELECT value FROM json_each(?)) GROUP BY device_id", [json.dumps(ids)]).fetchall())
-    deletes, flags, rows = [], [], []
+    deletes, to_default, from_default, rows = [], [], [], []
     flag = IS_DEFAULT
     for device_id, field_name, records, stored in rewrites:
         old = stored.values.get(field_name)
-        row_ids = stored.ids.get(field_name)
         after = ends.get(device_id, -1) + 1
-        place = None
         if old and len(records) >= len(old) and all(
                 a is b or _same_content(a, b) for a, b in zip(records, old)):
-            flags += [(1 if new[flag] else 0, row_id)
-                      for new, kept, row_id in zip(records, old, row_ids)
-                      if bool(new[flag]) != bool(kept[flag])]
+            for new, kept, row_id in zip(records, old, stored.ids[field_name]):
+                if bool(new[flag]) != bool(kept[flag]):
+                    (to_default if new[flag] else from_default).append(row_id)
             records = records[len(old):]
         elif old:
-            deletes += row_ids
-            place = stored.first_order[field_name]
+            deletes += stored.ids[field_name]
+            if not records:
+                continue
+            first = records[0]
+            rows.append((device_id, field_name, *first[:flag], 1 if first[flag] else 0,
+                         *first[flag + 1:], stored.first_order[field_name]))
+            records = records[1:]
         for record in records:
-            if place is not None:
-                order, place = place, None
-            else:
-                order, after = after, after + 1
             rows.append((device_id, field_name, *record[:flag], 1 if record[flag] else 0,
-                         *record[flag + 1:], order))
+                         *record[flag + 1:], after))
+            after += 1
         ends[device_id] = after - 1
     if deletes:
         db.execute("DELETE FROM device_values WHERE id IN (SELECT value FROM json_each(?))",
                    [json.dumps(deletes)])
-    db.conn.executemany("UPDATE device_values SET is_default = ? WHERE id = ?", flags)
+    for value, ids_to in ((0, from_default), (1, to_default)):
+        if ids_to:
+            db.execute(f"UPDATE device_values SET is_default = {value} WHERE id IN "
+                       f"(SELECT value FROM json_each(?))", [json.dumps(ids_to)])
     db.conn.executemany(INSERT_VALUE_SQL, rows)
 
 

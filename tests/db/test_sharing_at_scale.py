@@ -327,9 +327,9 @@ def test_identical_devices_are_not_read(dbs, tmp_path, monkeypatch):
     asked = []
     real = comparison.read_records
 
-    def spy(db, wanted):
+    def spy(db, wanted, **options):
         asked.append(dict(wanted))
-        return real(db, wanted)
+        return real(db, wanted, **options)
     monkeypatch.setattr(comparison, "read_records", spy)
     shutil.copy(dbs / "mine.db", tmp_path / "copy.db")
     assert diff(dbs / "mine.db", tmp_path / "copy.db").counts()["identical"] > 1900
