@@ -40,8 +40,8 @@ def shared_tmp(tmp_path_factory):
 def test_readme_example_runs(command, env, shared_tmp):
     tmp_path = shared_tmp
     gm = f"{shlex.quote(sys.executable)} -m gpumodeler"
-    shell = re.sub(r"(^|\| )gpumodeler ", lambda m: f"{m.group(1)}{gm} ", command)
-    shell = shell.replace("/tmp/", f"{tmp_path}/")
+    shell = command.replace("/tmp/", f"{tmp_path}/")  # before the interpreter path goes in
+    shell = re.sub(r"(^|\| )gpumodeler ", lambda m: f"{m.group(1)}{gm} ", shell)
     r = subprocess.run(["bash", "-c", shell], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0, r.stderr

@@ -56,6 +56,7 @@ class MainWindow(QMainWindow):
                  remember: bool = True):
         super().__init__(parent)
         self.catalog = catalog
+        self._closed = False
         self.remember = remember  # read and write window geometry in the settings
         self.document: Document | None = None
         self.undo_group = QUndoGroup(self)
@@ -246,8 +247,14 @@ class MainWindow(QMainWindow):
         return self.editor(2)
 
     def build_all_tabs(self) -> None:
+        if self._closed:  # a deferred build must not outlive the window (or its catalog)
+            return
         for index in range(len(TAB_NAMES)):
             self.editor(index)
+
+    def is_busy(self) -> bool:
+        """An editor has background work running (a sweep) or about to start."""
+        return any(getattr(e, "is_busy", lambda: False)() for e in self._editors.values())
 
     def _wire(self, document: Document, connect: bool) -> None:
         for signal, slot in ((document.refused, self.show_refusal),
@@ -484,6 +491,7 @@ class MainWindow(QMainWindow):
         if self.maybe_save():
             if self.remember:
                 self.save_settings()
+            self._closed = True
             event.accept()
         else:
             event.ignore()
