@@ -54,8 +54,9 @@ def raw_device(entry: DeviceEntry, values: dict[str, list[tuple]], aliases=None)
 
 
 def _plan(mine, theirs, recheck):
-    """(identical, new, {key: fields to read, or None for all of them})."""
-    identical, new, plan = [], [], {}
+    """(identical, new, {key: fields to read, or None for all of them}, keys of the
+    devices with half their fields or more to read)."""
+    identical, new, plan, dense = [], [], {}, set()
     for key, t in theirs.items():
         own = mine.get(key)
         if own is None:
@@ -72,8 +73,10 @@ def _plan(mine, theirs, recheck):
             if mp is None or tp is None:
                 plan[key] = None
             else:
-                plan[key] = differing_fields(mp, tp) | (cited or set())
-    return identical, new, plan
+                fields = plan[key] = differing_fields(mp, tp) | (cited or set())
+                if 2 * len(fields) >= max(len(mp), len(tp)) - 1:
+                    dense.add(key)
+    return identical, new, plan, dense
 
 
 def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]],
@@ -92,12 +95,13 @@ def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]]
 
     with reading(theirs_db):
         recheck = citing_fields(theirs_db, renamed) if renamed else {}
-    identical, new, plan = _plan(mine, theirs, recheck)
+    identical, new, plan, dense = _plan(mine, theirs, recheck)
 
     # Read per database: mine's devices may live in the user or the shipped database.
     databases: dict[int, sqlite_utils.Database] = {}
     wanted_mine: dict[int, dict] = defaultdict(dict)
-    wanted_theirs = {}
+    scan_mine: dict[int, list] = defaultdict(list)
+    wanted_theirs, scan_theirs = {}, []
     for key, fields in plan.items():
         if fields is not None and not fields:
             continue
@@ -105,13 +109,17 @@ def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]]
         databases[id(db)] = db
         wanted_mine[id(db)][m.id] = fields
         wanted_theirs[theirs[key].id] = fields
+        if key in dense:
+            scan_mine[id(db)].append(m.id)
+            scan_theirs.append(theirs[key].id)
     stored_mine: dict[int, dict[int, StoredFields]] = {}
     for db_key, wanted in wanted_mine.items():
         with reading(databases[db_key]):
             stored_mine[db_key] = read_records(databases[db_key], wanted,
-                                               positions=for_merge)
+                                               positions=for_merge, scan=scan_mine[db_key])
     with reading(theirs_db):
-        stored_theirs = read_records(theirs_db, wanted_theirs) if wanted_theirs else {}
+        stored_theirs = (read_records(theirs_db, wanted_theirs, scan=scan_theirs)
+                         if wanted_theirs else {})
 
     mine_devices, theirs_devices, mine_stored = {}, {}, {}
     for key in plan:

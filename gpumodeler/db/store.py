@@ -119,61 +119,58 @@ _JSON_ITEM0, _JSON_ITEM1 = (("j.value ->> 0", "j.value ->> 1")
 
 
 def read_records(db: sqlite_utils.Database, wanted: Mapping[int, Iterable[str] | None], *,
-                 positions: bool = False) -> dict[int, StoredFields]:
+                 positions: bool = False, scan: Iterable[int] = ()) -> dict[int, StoredFields]:
     """device id -> StoredFields with the named fields of each device (None: all of them).
-    Goes through the (device_id, field) index, so it reads only the rows asked for.
-    ``positions``: also the rows' ids and first row orders (what rewrite_fields needs)."""
+
+    A device's fields are found through the (device_id, field) index, one probe each,
+    except for the devices in ``scan``, whose rows are read in one sweep and filtered:
+    cheaper once a good part of a device's fields is wanted. ``positions``: also the rows'
+    ids and first row orders (what rewrite_fields needs)."""
     out = {device_id: StoredFields() for device_id in wanted}
-    whole = [i for i, names in wanted.items() if names is None]
-    pairs = [[i, f] for i, names in wanted.items() if names is not None for f in names]
+    scan = set(scan)
+    swept = [i for i, names in wanted.items() if names is None or i in scan]
+    pairs = [[i, f] for i, names in wanted.items() if names is not None and i not in scan
+             for f in names]
     where = "v.row_order, v.id, " if positions else ""
     select = f"SELECT v.device_id, v.field, {where}{_RECORD_COLUMNS} FROM json_each(?) j"
-    queries = []
-    if whole:
-        queries.append((f"{select} JOIN device_values v ON v.device_id = j.value "
-                        f"ORDER BY v.device_id, v.row_order", whole))
+    if swept:
+        keep = {i: set(wanted[i]) if wanted[i] is not None else None for i in swept}
+        rows = db.execute(f"{select} JOIN device_values v ON v.device_id = j.value "
+                          f"ORDER BY v.device_id, v.row_order", [json.dumps(swept)]).fetchall()
+        _collect(rows, out, keep, positions)
     if pairs:
-        queries.append((f"{select} JOIN device_values v ON v.device_id = {_JSON_ITEM0} "
-                        f"AND v.field = {_JSON_ITEM1} ORDER BY v.device_id, v.row_order",
-                        pairs))
-    for sql, arg in queries:
-        rows = db.execute(sql, [json.dumps(arg)]).fetchall()
-        if positions:
-            _collect_with_positions(rows, out)
-        else:
-            _collect(rows, out)
+        rows = db.execute(f"{select} JOIN device_values v ON v.device_id = {_JSON_ITEM0} "
+                          f"AND v.field = {_JSON_ITEM1} ORDER BY v.device_id, v.row_order",
+                          [json.dumps(pairs)]).fetchall()
+        _collect(rows, out, {}, positions)
     return out
 
 
-def _collect(rows, out: dict[int, StoredFields]) -> None:
-    device_id, values = None, {}
-    for row in rows:
-        if row[0] != device_id:
-            device_id = row[0]
-            values = out[device_id].values
-        records = values.get(row[1])
-        if records is None:
-            values[row[1]] = [row[2:]]
-        else:
-            records.append(row[2:])
-
-
-def _collect_with_positions(rows, out: dict[int, StoredFields]) -> None:
-    device_id, values, ids, first = None, {}, {}, {}
+def _collect(rows, out: dict[int, StoredFields], keep: Mapping[int, set | None],
+             positions: bool) -> None:
+    """Sort rows (ordered by device and row order) into ``out``; ``keep``: the fields to
+    keep per device (absent or None: all)."""
+    device_id, values, ids, first, wanted = None, {}, {}, {}, None
+    skip = 4 if positions else 2
     for row in rows:
         if row[0] != device_id:
             device_id = row[0]
             stored = out[device_id]
             values, ids, first = stored.values, stored.ids, stored.first_order
+            wanted = keep.get(device_id)
         name = row[1]
+        if wanted is not None and name not in wanted:
+            continue
         records = values.get(name)
         if records is None:
-            values[name] = [row[4:]]
-            ids[name] = [row[3]]
-            first[name] = row[2]
+            values[name] = [row[skip:]]
+            if positions:
+                ids[name] = [row[3]]
+                first[name] = row[2]
         else:
-            records.append(row[4:])
-            ids[name].append(row[3])
+            records.append(row[skip:])
+            if positions:
+                ids[name].append(row[3])
 
 
 def citing_fields(db: sqlite_utils.Database, source_keys) -> dict[int, set[str]]:

@@ -327,8 +327,11 @@ def test_identical_devices_are_not_read(dbs, tmp_path, monkeypatch):
     asked = []
     real = comparison.read_records
 
+    swept = []
+
     def spy(db, wanted, **options):
         asked.append(dict(wanted))
+        swept.append(set(options.get("scan", ())))
         return real(db, wanted, **options)
     monkeypatch.setattr(comparison, "read_records", spy)
     shutil.copy(dbs / "mine.db", tmp_path / "copy.db")
@@ -338,4 +341,6 @@ def test_identical_devices_are_not_read(dbs, tmp_path, monkeypatch):
     theirs_asked = asked[-1]
     assert None not in theirs_asked.values()            # fields, never whole devices,
     fields = sum(len(names) for names in theirs_asked.values())
-    assert 0 < fields < N_DEVICES * 7 / 2               # and far from all of them
+    assert 0 < fields < N_DEVICES * 7 / 2               # and far from all of them,
+    # read by sweeping the devices where many fields differ, by probes elsewhere.
+    assert 0 < len(swept[-1]) < len(theirs_asked)
