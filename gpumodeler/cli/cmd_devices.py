@@ -12,7 +12,7 @@ import sys
 
 from gpumodeler.cli.main import CLIError
 from gpumodeler.db.catalog import Catalog, diff
-from gpumodeler.db.fields import FIELDS, field_order
+from gpumodeler.db.fields import FIELDS, KINDS, field_order
 from gpumodeler.db.merge import BOTH, MINE, THEIRS, MergeReport, describe_records, \
     record_to_dict
 from gpumodeler.db.records import DeviceRecord, DeviceSummary
@@ -39,7 +39,7 @@ def register(subparsers) -> None:
                              "or devices.db next to the package)")
 
     p = sub.add_parser("list", parents=[common], help="list devices")
-    p.add_argument("--kind", choices=("gpu", "link", "host"))
+    p.add_argument("--kind", choices=KINDS)
     p.set_defaults(func=_list)
 
     p = sub.add_parser("show", parents=[common], help="show every value of a device")

@@ -15,7 +15,8 @@ def register(sub) -> None:
     p.add_argument("kernel", metavar="KERNEL.json", help="gpumodeler-kernel file ('-' for stdin)")
     p.add_argument("--set", type=common.set_arg, action="append", default=[], metavar="NAME=VALUE",
                    help="loop variable value, e.g. --set a=128 (defaults from the file)")
-    p.add_argument("--table", help="latency table key (default: the graph's own)")
+    p.add_argument("--table", help="latency table key (default: the graph's own); a key that "
+                                   "is not built in is looked up in the device database")
     p.add_argument("--no-control-on-cuda-cores", action="store_true",
                    help="do not count branch/exit instructions as CUDA-core instructions")
     common.add_device_flags(p)
@@ -26,7 +27,7 @@ def register(sub) -> None:
 def run(args) -> int:
     graph = common.load_graph(args.kernel)
     values = dict(graph.variables, **dict(args.set))
-    bound = analyze(graph, args.table)
+    bound = analyze(graph, common.latency_table_for(args.table or graph.latency_table))
     counts = count(graph, args.warp_size or 32, not args.no_control_on_cuda_cores)
     numbers = counts.evaluate(values)
     lat = float(bound.evaluate(values))

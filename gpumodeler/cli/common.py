@@ -125,6 +125,17 @@ def add_link_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--lambda-dtoh", type=float_arg)
 
 
+def latency_table_for(key: str | None):
+    """What core's analyze takes for the table ``key``: the key itself when it is one of
+    core's built-in tables (or None), else the table of that name from the device database
+    (a user's own table, or a published one shipped in devices.db)."""
+    from gpumodeler.core.latency_tables import TABLES
+    if key is None or key in TABLES:
+        return key
+    with open_catalog() as catalog:
+        return catalog.latency_table(key)
+
+
 def open_catalog():
     from gpumodeler.db.catalog import Catalog
     return Catalog()

@@ -15,6 +15,11 @@ Sources, reproduced value for value:
   as a CUDA-core instruction with the ``add`` latency (§3.8), recorded here as
   ``cuda_core_default`` with that provenance; Gajger's tables have no such default.
 
+These are core's reference copy of the documents' tables. The device database holds the
+same tables (resources/devices/latency-documents.json, kind ``latency_table``, with each
+value's table and row) plus published tables for newer GPUs and users' own; a test keeps
+the two copies equal, and the CLI looks up a key that is not here in the database.
+
 A value nobody measured stays ``None``; the graph analysis then asks for an explicit latency
 on the edge instead of borrowing one from another architecture.
 """

@@ -161,7 +161,7 @@ class Catalog:
         return self._entries_cache
 
     def list(self, kind: str | None = None) -> list[DeviceSummary]:
-        """Every device (of ``kind``: gpu, link or host), in name order."""
+        """Every device (of ``kind``: gpu, link, host or latency_table), in name order."""
         if kind is not None and kind not in KINDS:
             raise DeviceEditError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         return [s for s, _ in self._entries().values() if kind is None or s.kind == kind]
@@ -230,6 +230,34 @@ class Catalog:
         summary, layer = self._resolve(name)
         db = self._user if layer == "user" else self._shipped
         return read_device(db, normalize_name(summary.name), summary.shadows_shipped)
+
+    def latency_table_keys(self) -> builtins.list[str]:
+        """The keys (names) of every latency table in the catalog, in name order."""
+        return [s.name for s in self.list("latency_table")]
+
+    def latency_table(self, key: str):
+        """The latency table ``key`` (a latency_table device's name, or exactly one of its
+        aliases) as core's LatencyTable; unknown values stay unknown. Raises
+        DeviceNotFound listing the keys there are. No prefix matching: a table is named
+        exactly, as a kernel graph names it."""
+        from .mapping import record_to_latency_table
+        query = normalize_name(key)
+        entries = self._entries()
+        found = entries.get(query)
+        if found is None or found[0].kind != "latency_table":
+            by_alias = [e for e in entries.values() if e[0].kind == "latency_table"
+                        and query in (normalize_name(a) for a in e[0].aliases)]
+            found = by_alias[0] if len(by_alias) == 1 else None
+        if found is None:
+            keys = self.latency_table_keys()
+            raise DeviceNotFound(
+                f"unknown latency table '{key}': the device database has no table of "
+                f"that name; tables: "
+                f"{', '.join(keys) or 'none'}", keys)
+        summary, layer = found
+        db = self._user if layer == "user" else self._shipped
+        return record_to_latency_table(
+            read_device(db, normalize_name(summary.name), summary.shadows_shipped))
 
     def sources(self) -> dict[str, str]:
         """Source key -> citation over both databases (the user's citation wins)."""

@@ -5,9 +5,12 @@ or unit is spelled the same everywhere. Order is the display order.
 """
 from __future__ import annotations
 
+from gpumodeler.core.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS
+
 FORMAT = "gpumodeler-devices"
-KINDS = ("gpu", "link", "host")
-UNITS = ("count", "Hz", "B", "B/s", "B/cycle", "1/cycle", "bit", "W", "s", "ratio", "text", "year")
+KINDS = ("gpu", "link", "host", "latency_table")
+UNITS = ("count", "Hz", "B", "B/s", "B/cycle", "1/cycle", "bit", "W", "s", "ratio", "text", "year",
+         "cycle")
 PROVENANCES = ("document", "vendor", "measurement", "calibration", "user")
 # What a user may record through the editing API; document/vendor values come from sources.
 USER_PROVENANCES = ("user", "measurement", "calibration")
@@ -69,6 +72,19 @@ FIELDS: dict[str, dict[str, str]] = {
         "memory_size_bytes": "B",
         "memory_type": "text",
         "pcie_generation": "text",
+    },
+    # A per-architecture latency table (its name is the table key, e.g. "maxwell-gajger");
+    # the field names mirror core.latency_tables.LatencyTable (see db.mapping).
+    "latency_table": {
+        "architecture": "text",
+        **{f"lat_{c}": "cycle" for c in INSTRUCTION_CLASSES},
+        **{f"mem_{level}": "cycle" for level in MEMORY_LEVELS},
+        "ilp_cycles": "cycle",
+        "branch_taken_cycles": "cycle",
+        "branch_not_taken_cycles": "cycle",
+        "barrier_cycles": "cycle",
+        "block_replacement_cycles": "cycle",
+        "cuda_core_default_cycles": "cycle",
     },
 }
 

@@ -1,6 +1,7 @@
 """Mapping between rows of a device database and the value objects (records, core specs).
 
-The one place that knows column order and the field names of core's GPUSpec/LinkSpec.
+The one place that knows column order and the field names of core's GPUSpec/LinkSpec
+and LatencyTable.
 A raw record is a tuple in ValueRecord field order, so thousands of them can be compared
 without building objects (merge of large databases).
 """
@@ -12,6 +13,7 @@ from functools import lru_cache
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS, LatencyTable
 
 from .records import DeviceRecord, DeviceSummary, ValueRecord
 
@@ -168,3 +170,59 @@ def record_to_link_spec(device: DeviceRecord) -> LinkSpec:
     if device.kind != "link":
         raise InvalidParameter(f"device '{device.name}' is a {device.kind}, not a link")
     return LinkSpec(**_spec_kwargs(device, LinkSpec, _LINK_RENAMES))
+
+
+# --- latency tables (device kind "latency_table") -----------------------------------------
+# Database field -> LatencyTable attribute: lat_<class> and mem_<level> fill the
+# instruction_cycles and memory_cycles dicts, the other cycle fields keep their names.
+LATENCY_SCALAR_FIELDS = ("ilp_cycles", "branch_taken_cycles", "branch_not_taken_cycles",
+                         "barrier_cycles", "block_replacement_cycles",
+                         "cuda_core_default_cycles")
+
+
+def latency_table_fields(table: LatencyTable) -> dict[str, object]:
+    """The database fields of a core LatencyTable (unknown = None), in FIELDS order."""
+    out: dict[str, object] = {"architecture": table.architecture}
+    out.update({f"lat_{c}": table.instruction_cycles.get(c) for c in INSTRUCTION_CLASSES})
+    out.update({f"mem_{m}": table.memory_cycles.get(m) for m in MEMORY_LEVELS})
+    out.update({f: getattr(table, f) for f in LATENCY_SCALAR_FIELDS})
+    return out
+
+
+def record_to_latency_table(device: DeviceRecord) -> LatencyTable:
+    """The core LatencyTable of a latency_table device: its default values (unknown stays
+    unknown: absent from the dicts, None for the scalars). ``key`` is the device name,
+    ``name`` its first alias (else the name); ``source`` lists the citations and places the
+    values come from; ``notes`` the distinct notes of the default records."""
+    if device.kind != "latency_table":
+        raise InvalidParameter(f"device '{device.name}' is a {device.kind}, not a latency table")
+
+    def cycles(field_name):
+        value = device.value(field_name)
+        if value is not None and (isinstance(value, (str, bool)) or value < 0):
+            raise InvalidParameter(f"latency table '{device.name}': {field_name} = {value!r} "
+                                   f"is not a number of cycles >= 0")
+        return value
+
+    instructions = {c: v for c in INSTRUCTION_CLASSES if (v := cycles(f"lat_{c}")) is not None}
+    memory = {m: v for m in MEMORY_LEVELS if (v := cycles(f"mem_{m}")) is not None}
+    places: dict[str, list[str]] = {}
+    notes: list[str] = []
+    for field_name in device.values:
+        record = device.default_record(field_name)
+        if record is None or record.value is None:
+            continue
+        origin = (device.sources.get(record.source, record.source) if record.source
+                  else record.source_text or record.provenance or "unknown origin")
+        if record.where and record.where not in places.setdefault(origin, []):
+            places[origin].append(record.where)
+        if record.note and record.note not in notes:
+            notes.append(record.note)
+    source = "; ".join(f"{origin} ({', '.join(where)})" if where else origin
+                       for origin, where in places.items())
+    architecture = device.value("architecture")
+    return LatencyTable(
+        key=device.name, name=device.aliases[0] if device.aliases else device.name,
+        architecture=str(architecture) if architecture is not None else "",
+        source=source, instruction_cycles=instructions, memory_cycles=memory,
+        notes=tuple(notes), **{f: cycles(f) for f in LATENCY_SCALAR_FIELDS})

@@ -18,6 +18,9 @@ Tables (version 1)
 Version 2 adds ``devices.content_hash``, a digest of the device's kind, family, aliases and
 value records (NULL = not known; triggers clear it on any change made by any tool). Its
 text lists a digest per field (digests.py), so comparisons read only the fields that differ.
+
+Version 3 lets ``devices.kind`` be ``latency_table`` too (a per-architecture latency table
+whose values are in cycles), rebuilding the devices table to change its CHECK.
 """
 from __future__ import annotations
 
@@ -144,9 +147,71 @@ def m002_content_hash(db: sqlite_utils.Database) -> None:
     refresh_content_hashes(db)
 
 
+# Version 3: devices.kind may also be 'latency_table'. SQLite cannot alter a CHECK, so the
+# devices table is rebuilt (SQLite's documented 12-step procedure, sqlite.org/lang_altertable
+# "Making Other Kinds Of Table Schema Changes"): foreign keys off, copy into a new table,
+# drop, rename, check. Column list as m001 + m002 left it; only the kind CHECK differs.
+_V3_DEVICES = """CREATE TABLE devices_v3 (
+        id INTEGER PRIMARY KEY,
+        kind TEXT NOT NULL CHECK (kind = 'gpu' OR kind = 'link' OR kind = 'host'
+            OR kind = 'latency_table'),
+        name TEXT NOT NULL,
+        name_lower TEXT NOT NULL UNIQUE,
+        aliases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(aliases)),
+        family TEXT,
+        origin TEXT NOT NULL
+            CHECK (origin = 'shipped' OR origin = 'user' OR origin = 'imported'),
+        created TEXT NOT NULL,
+        modified TEXT NOT NULL,
+        content_hash TEXT
+    )"""
+_V3_COLUMNS = ("id, kind, name, name_lower, aliases, family, origin, created, modified, "
+               "content_hash")
+
+
+@migrations(name="m003_latency_table_kind", transactional=False)
+def m003_latency_table_kind(db: sqlite_utils.Database) -> None:
+    """Allow device kind 'latency_table' (per-architecture latency tables, in cycles)."""
+    conn = db.conn
+    if conn.in_transaction:
+        raise RuntimeError("m003 must start outside a transaction (it turns foreign keys off)")
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND "
+                       "name = 'devices'").fetchone()[0]
+    if "latency_table" in sql:  # interrupted after the rebuild, before being recorded
+        return
+    foreign_keys = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # The digest triggers name the devices table; drop them across the rename.
+            saved = conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN "
+                f"({', '.join('?' * len(DIGEST_TRIGGERS))})", DIGEST_TRIGGERS).fetchall()
+            for name, _ in saved:
+                conn.execute(f'DROP TRIGGER "{name}"')
+            conn.execute(_V3_DEVICES)
+            conn.execute(f"INSERT INTO devices_v3 ({_V3_COLUMNS}) "
+                         f"SELECT {_V3_COLUMNS} FROM devices")
+            conn.execute("DROP TABLE devices")
+            conn.execute("ALTER TABLE devices_v3 RENAME TO devices")
+            for _, trigger_sql in saved:
+                conn.execute(trigger_sql)
+            problems = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if problems:
+                raise sqlite3.IntegrityError(
+                    f"m003: {len(problems)} value row(s) lost their device")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
+
+
 # The version a file has once every migration above ran; bump with each new migration.
-SCHEMA_VERSION = 2
-KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash")
+SCHEMA_VERSION = 3
+KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind")
 
 
 def _set_meta_version(db: sqlite_utils.Database) -> None:

@@ -14,7 +14,8 @@ import pytest
 DEVICES_DIR = pathlib.Path(__file__).resolve().parents[2] / "resources" / "devices"
 FILES = sorted(DEVICES_DIR.glob("*.json"))
 
-UNITS = {"count", "Hz", "B", "B/s", "B/cycle", "1/cycle", "bit", "W", "s", "ratio", "text", "year"}
+UNITS = {"count", "Hz", "B", "B/s", "B/cycle", "1/cycle", "bit", "W", "s", "ratio", "text", "year",
+         "cycle"}
 
 GPU_FIELDS = {
     "vendor": "text", "architecture": "text", "compute_capability": "text",
@@ -41,11 +42,25 @@ HOST_FIELDS = {
     "cpu": "text", "cores": "count", "threads": "count", "cpu_clock_hz": "Hz",
     "memory_size_bytes": "B", "memory_type": "text", "pcie_generation": "text",
 }
-FIELDS = {"gpu": GPU_FIELDS, "link": LINK_FIELDS, "host": HOST_FIELDS}
+INSTRUCTION_CLASSES = ("int_add", "int_mad", "int_mul", "int_div", "int_rem", "logic", "shift",
+                       "fp32_add", "fp32_mad", "fp32_mul", "fp32_div", "mov", "setp", "sfu",
+                       "fp64")
+MEMORY_LEVELS = ("dram", "dram_random", "l2", "l1", "shared", "shared_2way", "constant")
+LATENCY_TABLE_FIELDS = {
+    "architecture": "text",
+    **{f"lat_{c}": "cycle" for c in INSTRUCTION_CLASSES},
+    **{f"mem_{m}": "cycle" for m in MEMORY_LEVELS},
+    **{f: "cycle" for f in ("ilp_cycles", "branch_taken_cycles", "branch_not_taken_cycles",
+                            "barrier_cycles", "block_replacement_cycles",
+                            "cuda_core_default_cycles")},
+}
+FIELDS = {"gpu": GPU_FIELDS, "link": LINK_FIELDS, "host": HOST_FIELDS,
+          "latency_table": LATENCY_TABLE_FIELDS}
 RECORD_KEYS = {"value", "unit", "source", "where", "note", "default", "provenance"}
 PROVENANCE = {"document", "vendor", "measurement", "calibration"}
-LATENCY_TABLES = {"gt200-gajger", "fermi-gajger", "kepler-gajger", "maxwell-gajger",
-                  "g80-volkov", "gt200-volkov", "fermi-volkov", "kepler-volkov", "maxwell-volkov"}
+DOCUMENT_LATENCY_TABLES = {"gt200-gajger", "fermi-gajger", "kepler-gajger", "maxwell-gajger",
+                           "g80-volkov", "gt200-volkov", "fermi-volkov", "kepler-volkov",
+                           "maxwell-volkov"}
 
 # (lower, upper) bounds for numeric fields: plausibility, not precision.
 RANGES = {
@@ -66,6 +81,8 @@ RANGES = {
     "lanes": (1, 32), "bandwidth_bytes_per_s": (1e8, 1e13), "startup_htod_s": (1e-7, 1e-2),
     "startup_dtoh_s": (1e-7, 1e-2), "lambda_htod": (0.01, 1), "lambda_dtoh": (0.01, 1),
     "cores": (1, 512), "threads": (1, 1024), "cpu_clock_hz": (5e8, 7e9),
+    # latency tables: cycles from a 1-cycle issue spacing to a random DRAM access
+    **{f: (1, 5000) for f, unit in LATENCY_TABLE_FIELDS.items() if unit == "cycle"},
 }
 COUNT_UNITS = {"count", "bit", "year", "B"}
 
@@ -204,10 +221,37 @@ def test_values_have_plausible_types_and_ranges(path):
                 assert lo <= value <= hi, f"{where}: outside [{lo}, {hi}]"
 
 
+def _latency_table_names():
+    return {dev["name"] for _, _, dev in _all_devices() if dev["kind"] == "latency_table"}
+
+
+def test_latency_tables_follow_the_kind_rules():
+    """A latency table's name is its key (lower case, no spaces: what a kernel graph and a
+    GPU's latency_table field write), it has a readable alias and an architecture, every
+    value is in cycles, and every known value cites its source and place."""
+    names = _latency_table_names()
+    assert DOCUMENT_LATENCY_TABLES <= names
+    for fname, doc, dev in _all_devices():
+        if dev["kind"] != "latency_table":
+            continue
+        where = f"{fname}: {dev['name']}"
+        assert dev["name"] == dev["name"].lower() and " " not in dev["name"], where
+        assert dev.get("aliases"), f"{where}: needs a readable alias"
+        assert _default(dev, "architecture"), f"{where}: needs an architecture"
+        known = [f for f in dev["values"] if f != "architecture"
+                 and any(v is not None for v in _values(dev, f))]
+        assert known, f"{where}: a table with no known latency"
+        for field, entry in dev["values"].items():
+            for rec in _records(entry):
+                assert rec["unit"] == LATENCY_TABLE_FIELDS[field], where
+                if rec["value"] is not None:
+                    assert rec["source"] in doc["sources"] and rec["where"].strip(), where
+
+
 def test_text_fields_use_known_vocabularies():
     for fname, _, dev in _all_devices():
         for field, allowed in (("link_type", {"pcie", "nvlink", "network", "other"}),
-                               ("latency_table", LATENCY_TABLES)):
+                               ("latency_table", _latency_table_names())):
             for value in _values(dev, field):
                 if value is not None:
                     assert value in allowed, f"{fname}: {dev['name']}: {field} = {value!r}"
