@@ -58,7 +58,7 @@ def kernel_inputs(args, values=None) -> KernelInputs:
         vals = dict(args.set)
         if values:
             vals.update(values)
-        derived = kernel_inputs_from_graph(graph, vals)
+        derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(graph.latency_table))
         base = dict(derived.__dict__)
     flags = {
         "latency_bound": args.latency_bound, "issued_instructions": args.issued_instructions,

@@ -61,7 +61,7 @@ def register(subparsers) -> None:
 def _latency_formula(graph) -> str:
     from gpumodeler.core.latency_bound import analyze
     try:
-        return analyze(graph).formula()
+        return analyze(graph, common.latency_table_for(graph.latency_table)).formula()
     except ModelError as exc:
         return f"(cannot analyse: {exc})"
 
@@ -184,8 +184,7 @@ def pick_launches(project: Project, wanted: str | None) -> list[str]:
 
 def predict_launch(project: Project, launch_id: str, catalog) -> dict:
     """One launch evaluated like the launch panel, as the JSON-ready dict ``predict`` prints."""
-    result = evaluate_launch(project, launch_id, lambda n: catalog.get(n).to_gpu_spec(),
-                             lambda n: catalog.get(n).to_link_spec())
+    result = evaluate_launch(project, launch_id, **common.catalog_lookups(catalog))
     launch = project.launches[launch_id]
     out = {"launch": launch_id, "name": launch.name, "kernel": launch.kernel,
            "device": result.gpu.name, "link": result.link.name if result.link else None}
@@ -256,9 +255,10 @@ def _sweep(args) -> int:
         raise CLIError("give --variable and --values (or --saved SWEEP)")
     catalog = common.open_catalog()
     try:
-        snap = make_snapshot(project, launch_id, lambda n: catalog.get(n).to_gpu_spec(),
-                             lambda n: catalog.get(n).to_link_spec(), variable,
-                             values if values is not None else (), devices)
+        lookups = common.catalog_lookups(catalog)
+        snap = make_snapshot(project, launch_id, lookups["gpu_lookup"], lookups["link_lookup"], variable,
+                             values if values is not None else (), devices,
+                             table_lookup=lookups["table_lookup"])
         result = run_sweep(snap)
     finally:
         catalog.close()

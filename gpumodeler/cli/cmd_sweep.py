@@ -114,7 +114,7 @@ def run(args) -> int:
     graph = common.load_graph(args.graph) if args.graph else None
     if graph is not None:
         fixed = {k: v for k, v in graph.variables.items() if k not in var_values}
-        bound, counts = analyze(graph), count(graph)
+        bound, counts = analyze(graph, common.latency_table_for(graph.latency_table)), count(graph)
         all_vars = {**fixed, **var_values}
         lat = bound.evaluate(all_vars)
         c = counts.evaluate(all_vars)

@@ -136,6 +136,13 @@ def latency_table_for(key: str | None):
         return catalog.latency_table(key)
 
 
+def catalog_lookups(catalog) -> dict:
+    """gpu_lookup, link_lookup and table_lookup over an open catalog (core's resolvers)."""
+    return {"gpu_lookup": lambda n: catalog.get(n).to_gpu_spec(),
+            "link_lookup": lambda n: catalog.get(n).to_link_spec(),
+            "table_lookup": catalog.latency_table}
+
+
 def open_catalog():
     from gpumodeler.db.catalog import Catalog
     return Catalog()

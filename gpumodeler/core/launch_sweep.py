@@ -26,7 +26,8 @@ from gpumodeler.core.expressions import parse
 from gpumodeler.core.kernel_time import grid_for
 from gpumodeler.core.latency_bound import analyze
 from gpumodeler.core.model import kernel_inputs_from_graph, predict
-from gpumodeler.core.project import LaunchConfig, evaluate_launch, resolve_gpu, resolve_link
+from gpumodeler.core.project import (LaunchConfig, evaluate_launch, resolve_gpu, resolve_link,
+                                     resolve_table)
 from gpumodeler.core.warp_counts import count
 
 LAUNCH_VARIABLES = ("block_size", "occupancy", "data_size", "gpu")
@@ -93,18 +94,19 @@ def base_value(launch: LaunchConfig, variables: dict, variable: str, occupancy: 
 
 
 def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: str, values,
-                  devices=(), measured_x=()) -> SweepSnapshot:
+                  devices=(), measured_x=(), table_lookup=None) -> SweepSnapshot:
     """Validate the launch (evaluate it once) and freeze what the sweep needs.
 
     ``devices``: catalog GPU names to compare (empty: the launch's GPU). Raises ModelError
     with a message for the user."""
-    base = evaluate_launch(project, launch_id, gpu_lookup, link_lookup)  # raises if it cannot run
+    base = evaluate_launch(project, launch_id, gpu_lookup, link_lookup,  # raises if it cannot run
+                           table_lookup=table_lookup)
     launch = project.launches[launch_id]
     graph = project.kernels[launch.kernel].copy()
     variables = dict(graph.variables, **launch.variables)
     if launch.data_size is not None:
         variables.setdefault("N", launch.data_size)
-    bound = analyze(graph)
+    bound = analyze(graph, resolve_table(graph.latency_table, table_lookup))
     counts = count(graph, base.gpu.warp_size)
     if variable not in LAUNCH_VARIABLES:
         known = sorted(set(variables) | set(bound.variables))

@@ -306,6 +306,16 @@ class LaunchResult:
     prediction: ApplicationPrediction
 
 
+def resolve_table(key: str | None, table_lookup=None):
+    """What analyze() takes for ``key``: the key of a built-in table (or None), else the
+    table ``table_lookup(key)`` finds; without a lookup an unknown key stays a key (and
+    analyze reports it)."""
+    from .latency_tables import TABLES
+    if key is None or key in TABLES or table_lookup is None:
+        return key
+    return table_lookup(key)
+
+
 def resolve_gpu(project: Project, device_id: str, gpu_lookup) -> GPUSpec:
     """Catalog spec of a placed GPU with the project's overrides applied."""
     placed = project.devices.get(device_id)
@@ -322,11 +332,13 @@ def resolve_link(project: Project, connection_id: str, link_lookup) -> LinkSpec:
 
 
 def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
-                    values: dict | None = None) -> LaunchResult:
+                    values: dict | None = None, table_lookup=None) -> LaunchResult:
     """Predict a launch of the project: occupancy, latency bound, kernel and transfer times.
 
     ``gpu_lookup(name) -> GPUSpec`` and ``link_lookup(name) -> LinkSpec`` resolve catalog
-    names (the db layer provides them). ``values`` override launch variables."""
+    names (the db layer provides them); ``table_lookup(key) -> LatencyTable`` resolves a
+    latency table that is not built in (a user's or the device database's). ``values``
+    override launch variables."""
     from .latency_bound import analyze
     from .occupancy import occupancy as occupancy_of
 
@@ -351,7 +363,7 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         grid = launch.grid_size
     else:
         raise InvalidParameter("give a grid size or a data size", item="grid_size")
-    bound = analyze(graph)
+    bound = analyze(graph, resolve_table(graph.latency_table, table_lookup))
     inputs = kernel_inputs_from_graph(graph, variables, bound=bound, warp_size=gpu.warp_size)
     if launch.kernel_overrides:
         inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})

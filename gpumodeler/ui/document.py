@@ -108,6 +108,12 @@ class Document(QObject):
             raise ModelError("no device database is open")
         return self.catalog.get(name).to_gpu_spec()
 
+    def latency_table(self, key: str):
+        """A latency table that is not built in, from the device database."""
+        if self.catalog is None:
+            raise ModelError("no device database is open")
+        return self.catalog.latency_table(key)
+
     def link_spec(self, name: str):
         if self.catalog is None:
             raise ModelError("no device database is open")

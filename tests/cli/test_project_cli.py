@@ -149,3 +149,25 @@ def test_project_sweep_runs_the_core_sweep(capsys):
     assert code == 0 and len(json.loads(out)) == 13
     code, _, err = run(capsys, "project", "sweep", EXAMPLE, "--variable", "nope", "--values", "1")
     assert code == 2 and "cannot sweep 'nope'" in err
+
+
+def test_a_launch_whose_kernel_uses_a_database_only_latency_table(capsys, tmp_path):
+    """A user's own latency table (here a copy of Gajger's Maxwell table under a new key)
+    reaches launches through the catalog: project predict gives the same numbers."""
+    from gpumodeler.core.latency_tables import TABLES
+    from gpumodeler.db.catalog import Catalog
+    from gpumodeler.db.mapping import latency_table_fields
+    values = {f: v for f, v in latency_table_fields(TABLES["maxwell-gajger"]).items() if v is not None}
+    with Catalog() as catalog:
+        catalog.add_device("latency_table", "gm107-copy", values=values)
+    project = load_project(EXAMPLE)
+    project.kernels["saxpy2"].latency_table = "gm107-copy"
+    path = tmp_path / "copy.gpm"
+    save_project(project, path)
+    code, out, err = run(capsys, "project", "predict", str(path), "--json")
+    assert code == 0, err
+    mine = json.loads(out)["launches"][0]
+    code, out, _ = run(capsys, "project", "predict", EXAMPLE, "--json")
+    shipped = json.loads(out)["launches"][0]
+    assert mine["latency_bound_formula"] == "942 + 24·a"
+    assert mine["total_time_s"] == shipped["total_time_s"]
