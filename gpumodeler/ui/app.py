@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 
 APP_ID = "org.gpumodeler.gpumodeler"
 EXIT_USAGE = 2
@@ -70,8 +69,6 @@ def run(project: str | None = None, screenshot: str | None = None,
               "in a desktop session, or use --screenshot FILE.png to render offscreen",
               file=sys.stderr)
         return EXIT_USAGE
-        # A screenshot must not read or change the user's window layout or recent files.
-        os.environ.setdefault("GPUMODELER_SETTINGS_DIR", tempfile.mkdtemp(prefix="gpumodeler-"))
     app = create_application(argv)
     if screenshot:
         _quiet_offscreen_noise()
@@ -91,6 +88,7 @@ def run(project: str | None = None, screenshot: str | None = None,
         print(f"gpumodeler gui: {(open_error or catalog_error).replace(chr(10) * 2, ' ')}",
               file=sys.stderr)
         return EXIT_USAGE
+    # A screenshot neither reads nor changes the user's window layout or recent files.
     window = MainWindow(catalog, document, remember=not screenshot)
     if screenshot:
         from gpumodeler.ui.screenshot import save_composite

@@ -32,6 +32,7 @@ from gpumodeler.ui.system_editor import SystemEditor
 FILE_FILTER = "gpumodeler projects (*.gpm);;All files (*)"
 DEFAULT_SIZE = (1600, 1000)
 INSPECTOR_WIDTH = 600
+INSPECTOR_SHARE = 0.375  # of a smaller window: the canvas keeps room to be read
 TAB_NAMES = ("System", "Kernel", "Launch")
 # The Kernel and Launch tabs are built just after the window first shows (or when opened
 # before that): the window appears sooner, their imports (pyqtgraph...) come after.
@@ -478,7 +479,8 @@ class MainWindow(QMainWindow):
             QTimer.singleShot(DEFERRED_TABS_MS, self, self.build_all_tabs)
         if not self._layout_restored:  # first run: give the inspector room for its table
             self._layout_restored = True
-            self.resizeDocks([self.inspector_dock], [INSPECTOR_WIDTH],
+            width = min(INSPECTOR_WIDTH, int(self.width() * INSPECTOR_SHARE))
+            self.resizeDocks([self.inspector_dock], [width],
                              Qt.Orientation.Horizontal)
 
     def save_settings(self) -> None:
@@ -492,6 +494,8 @@ class MainWindow(QMainWindow):
             if self.remember:
                 self.save_settings()
             self._closed = True
+            for editor in self._editors.values():  # no sweep left running into the exit
+                getattr(editor, "stop_background_work", lambda: None)()
             event.accept()
         else:
             event.ignore()

@@ -3,17 +3,19 @@
 Only one tab is visible at a time, so each is made current, laid out and grabbed
 (``QWidget.grab``) in turn; the grabs go into a grid with a caption above each, at full
 size so text stays legible. A last cell shows the System tab again with the first link
-selected, so the inspector shows the link's parameters.
+selected, so the inspector shows the link's parameters. Background work (the launch's saved
+sweep) is waited for first, at most :data:`IDLE_TIMEOUT_MS`, so its curve is in the picture.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QElapsedTimer, QEventLoop, QRect, Qt
+from PySide6.QtCore import QElapsedTimer, QEventLoop, QRect, Qt, QThread
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtWidgets import QApplication, QGraphicsView
 
 CAPTION_H = 44
 GAP = 16
 SETTLE_MS = 250
+IDLE_TIMEOUT_MS = 10_000  # a screenshot waits this long at most for sweeps to finish
 
 
 def settle(ms: int = SETTLE_MS) -> None:
@@ -22,6 +24,17 @@ def settle(ms: int = SETTLE_MS) -> None:
     timer.start()
     while timer.elapsed() < ms:
         QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+
+
+def wait_until_idle(window, timeout_ms: int = IDLE_TIMEOUT_MS) -> bool:
+    """Run the event loop until no editor of ``window`` has background work (a sweep)
+    running, for at most ``timeout_ms``; True if it is idle."""
+    timer = QElapsedTimer()
+    timer.start()
+    while window.is_busy() and timer.elapsed() < timeout_ms:
+        QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        QThread.msleep(5)  # the sweep runs on another thread: do not spin
+    return not window.is_busy()
 
 
 def grab_tabs(window) -> list[tuple[str, QImage]]:
@@ -94,6 +107,8 @@ def save_composite(window, path: str, size: tuple[int, int] = (1600, 1000)) -> Q
     window.resize(*size)
     window.show()
     settle()
+    window.build_all_tabs()
+    wait_until_idle(window)  # the saved sweeps' curves, not an empty plot
     image = compose(grab_tabs(window))
     if not image.save(str(path), "PNG"):
         raise OSError(f"cannot write the screenshot to {path}")

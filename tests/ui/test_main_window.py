@@ -1,8 +1,10 @@
 """Main window: tabs, undo texts and shortcuts, title star, the unsaved-work prompt, open and
 save through project files, a bad file, recent files and remembered layout, the screenshot."""
 import shutil
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QSettings
 from PySide6.QtGui import QImage, QKeySequence
@@ -214,6 +216,46 @@ def test_screenshot_holds_every_tab(window, tmp_path):
     save_composite(window, str(out), (1200, 800))
     image = QImage(str(out))
     assert image.width() > 2 * 1200 and image.height() > 2 * 800  # a 2×2 grid of full grabs
+
+
+def _sweep_curve(window):
+    kernel_item, _ = window.launch_panel.sweep.plot._curves[0]
+    return kernel_item.getData()
+
+
+def test_opening_the_example_shows_its_saved_sweep(window, qtbot):
+    """A newcomer sees a curve at once: the launch's first saved sweep runs by itself."""
+    window.build_all_tabs()  # the Launch tab exists before the project is opened
+    assert window.open_path(str(EXAMPLE))
+    sweep = window.launch_panel.sweep
+    assert sweep.saved_combo.currentData() == "sweep1" and sweep.variable == "a"
+    assert (sweep.from_edit.text(), sweep.to_edit.text(), sweep.points_spin.value()) == ("1", "4096", 13)
+    qtbot.waitUntil(lambda: sweep.result is not None and not window.is_busy(), timeout=10_000)
+    xs, ys = _sweep_curve(window)
+    assert len(xs) == 13 and np.isfinite(ys).all() and ys.max() > 0
+    assert sweep.result.x[0] == pytest.approx(1) and sweep.result.x[-1] == pytest.approx(4096)
+
+
+def test_screenshot_waits_for_the_sweep(window, monkeypatch, tmp_path):
+    """The screenshot shows the saved sweep's curve, even when the sweep takes a while."""
+    from gpumodeler.ui import screenshot, workers
+    slow_sweep = workers.run_sweep
+
+    def slow(*args, **kwargs):
+        time.sleep(1.0)  # longer than the settling before the grabs
+        return slow_sweep(*args, **kwargs)
+    monkeypatch.setattr(workers, "run_sweep", slow)
+    seen = []
+    grab_tabs = screenshot.grab_tabs
+
+    def spy(win):
+        seen.append((win.is_busy(), _sweep_curve(win)))
+        return grab_tabs(win)
+    monkeypatch.setattr(screenshot, "grab_tabs", spy)
+    assert window.open_path(str(EXAMPLE))
+    save_composite(window, str(tmp_path / "shot.png"), (1200, 800))
+    ((busy, (xs, ys)),) = seen
+    assert not busy and len(xs) == 13 and np.isfinite(ys).all()
 
 
 def test_gui_command_checks_its_arguments_without_qt(capsys, tmp_path):

@@ -63,11 +63,27 @@ def catalog(tmp_path):
     c.close()
 
 
-@pytest.fixture
-def panel(qtbot, catalog):
-    w = LaunchPanel(Document(example_project(), catalog))
+def _panel(qtbot, catalog, project):
+    w = LaunchPanel(Document(project, catalog))
     qtbot.addWidget(w)
     w.resize(1200, 800)
+    return w
+
+
+@pytest.fixture
+def panel(qtbot, catalog):
+    """The example without its saved sweep: these tests start from an empty plot."""
+    project = example_project()
+    project.sweeps.clear()
+    w = _panel(qtbot, catalog, project)
+    yield w
+    w.sweep.cancel()
+
+
+@pytest.fixture
+def example_panel(qtbot, catalog):
+    """The example as saved: its launch runs the saved sweep as soon as it is shown."""
+    w = _panel(qtbot, catalog, example_project())
     yield w
     w.sweep.cancel()
 
@@ -87,6 +103,35 @@ def evaluate_at(project, catalog, lid, **changes):
                                lambda n: catalog.get(n).to_link_spec()).prediction
     finally:
         del p.launches["probe"]
+
+
+def test_a_launch_shows_its_first_saved_sweep(example_panel, qtbot):
+    panel = example_panel
+    sweep = panel.sweep
+    assert sweep.saved_combo.currentData() == "sweep1" and (sweep.is_running() or sweep.result)
+    assert sweep.variable == "a" and sweep.log_check.isChecked()
+    qtbot.waitUntil(lambda: sweep.result is not None and not panel.is_busy(), timeout=10_000)
+    assert sweep.result.variable == "a" and sweep.result.x.size == 13
+    xs, ys = sweep.plot._curves[0][0].getData()
+    assert len(xs) == 13 and np.isfinite(ys).all()
+    # a launch without a saved sweep shows an empty plot until the user runs one
+    assert panel.new_launch()
+    assert not sweep.is_running() and sweep.result is None
+    assert sweep.saved_combo.currentData() is None
+    # and a manual run still works, then re-runs on changes
+    sweep.set_variable("block_size")
+    result = run_and_wait(qtbot, sweep)
+    panel.form.widgets["lam"].setText("2")
+    panel.form.widgets["lam"].editingFinished.emit()
+    qtbot.waitUntil(lambda: sweep.result is not result and sweep.job is None, timeout=10_000)
+
+
+def test_a_saved_sweep_of_a_variable_the_kernel_lost_is_a_message(example_panel):
+    panel = example_panel
+    doc = panel.document
+    doc.project.sweeps["sweep1"] = replace(doc.project.sweeps["sweep1"], variable="b")
+    assert not panel.sweep.load_sweep("sweep1")
+    assert "'b' cannot be swept" in panel.sweep.message.text()
 
 
 def test_sweep_over_a_runs_in_the_background_and_plots(panel, qtbot, catalog):
@@ -245,3 +290,20 @@ def test_sweep_compute_matches_evaluate_launch_and_cancels(catalog):
 def test_time_units():
     assert time_unit(0.146) == ("ms", 1e-3) and time_unit([2e-6, 5e-5]) == ("µs", 1e-6)
     assert time_unit(3.0) == ("s", 1.0) and fmt_time(0.5948782) == "594.9 ms"
+
+
+def test_log_axis_labels_decades_and_room_for_2_and_5(qtbot):
+    from gpumodeler.ui.plots.sweep_plot import LogLabelAxis
+    axis = LogLabelAxis("bottom")
+    axis.setLogMode(True)
+    axis.setRange(0, 3.6)
+    values = [0, np.log10(2), np.log10(3), 1, np.log10(20), np.log10(50), 3, np.log10(2e5)]
+    axis.resize(1000, 30)  # 280 px a decade
+    strings = axis.tickStrings(values, 1, None)
+    assert strings[:7] == ["1", "2", "", "10", "20", "50", "1000"] and "10" in strings[7]
+    axis.resize(300, 30)  # 83 px a decade: the decades alone
+    assert axis.tickStrings(values, 1, None)[:7] == ["1", "", "", "10", "", "", "1000"]
+    levels = axis.tickValues(0, 3.6, 600)
+    major = {round(v, 9) for spacing, vs in levels if spacing is not None for v in vs}
+    minor = [round(v, 9) for spacing, vs in levels if spacing is None for v in vs]
+    assert major and minor and not major & set(minor)  # a decade is drawn (and labelled) once

@@ -162,8 +162,8 @@ class PropertyInspector(QWidget):
                 self.model.appendRow(self._field_row(kind, field))
             self.tree.expandToDepth(-1)
             self.tree.resizeColumnToContents(0)
-            self.tree.setColumnWidth(0, min(max(self.tree.columnWidth(0), 150), 190))
-            self.tree.setColumnWidth(1, 115)
+            self.tree.setColumnWidth(0, min(max(self.tree.columnWidth(0), 150), 215))
+            self.tree.setColumnWidth(1, 105)
             self.tree.setColumnWidth(2, 50)
         finally:
             self._updating = False
@@ -203,6 +203,8 @@ class PropertyInspector(QWidget):
         for row in rows:
             for cell in row:
                 cell.setForeground(QBrush(QColor("#333333")))
+                if not cell.toolTip():  # long names (a link's, the joined devices) are cut
+                    cell.setToolTip(cell.text())
         return rows
 
     def _field_row(self, kind: str, field: str) -> list[QStandardItem]:

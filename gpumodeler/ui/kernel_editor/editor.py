@@ -148,7 +148,7 @@ class KernelEditor(QWidget):
         self.palette = Palette()
         self.palette.setMinimumWidth(150)
         self.properties = PropertiesPanel()
-        self.properties.setMinimumWidth(230)
+        self.properties.setMinimumWidth(270)
 
         self.bound_label = QLabel()
         self.bound_label.setTextFormat(Qt.RichText)
@@ -176,7 +176,7 @@ class KernelEditor(QWidget):
         self.splitter.addWidget(centre)
         self.splitter.addWidget(self.properties)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([170, 640, 260])
+        self.splitter.setSizes([170, 640, 300])
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)

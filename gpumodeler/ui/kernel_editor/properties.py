@@ -22,6 +22,10 @@ def _expression(text: str) -> str:
     return text.strip()
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 class PropertiesPanel(QWidget):
     edit_requested = Signal(str, str, dict)  # kind, id, changes
 
@@ -45,6 +49,8 @@ class PropertiesPanel(QWidget):
         self._build_instruction()
         self._build_edge()
         self._build_loop()
+        for page in self._pages.values():  # short pages sit at the top of the tall stack
+            page.layout().addStretch(1)
         self.show_nothing()
 
     def _page(self, kind: str) -> tuple[QWidget, QFormLayout, Form]:
@@ -140,9 +146,9 @@ class PropertiesPanel(QWidget):
         self._show("kernel", kernel_id, f"Kernel {graph.name}")
         self.forms["kernel"].set_values({"name": graph.name, "description": graph.description,
                                          "latency_table": graph.latency_table})
-        self.kernel_summary.setText(
-            f"{len(graph.instructions)} instructions, {len(graph.edges)} edges, "
-            f"{len(graph.loops)} loops.\nSelect an instruction, edge or loop to edit it.")
+        counts = ", ".join(_count(len(items), noun) for items, noun in (
+            (graph.instructions, "instruction"), (graph.edges, "edge"), (graph.loops, "loop")))
+        self.kernel_summary.setText(f"{counts}.\nSelect an instruction, edge or loop to edit it.")
 
     def show_instruction(self, ins) -> None:
         self._show("instruction", ins.id, f"Instruction {ins.id}")

@@ -194,6 +194,7 @@ class LaunchPanel(QWidget):
         document.changed.connect(self._on_changed)
         document.refused.connect(self._on_refused)
         self.launch_id = None
+        self.sweep.set_launch(None)  # another project: its launch ids mean other launches
         self.rebuild()
 
     @property
@@ -210,13 +211,11 @@ class LaunchPanel(QWidget):
             self.launch_id = next(iter(self.project.launches), None)
         self._fill_launch_combo()
         self.refresh()
-        self.sweep.set_launch(self.launch_id)
 
     def set_launch(self, launch_id: str | None) -> None:
         self.launch_id = launch_id if launch_id in self.project.launches else None
         self._fill_launch_combo()
         self.refresh()
-        self.sweep.set_launch(self.launch_id)
 
     def _fill_launch_combo(self) -> None:
         self.launch_combo.blockSignals(True)
@@ -243,6 +242,7 @@ class LaunchPanel(QWidget):
             self._show_result(None, self.error)
             self._fill_variables_empty()
             self.transfer_table.setRowCount(0)
+            self.sweep.set_launch(None)
             return
         gpus = [(d.label or d.device_name + (f"  ({d.id})" if d.label == "" else ""), d.id)
                 for d in self.project.gpus()]
@@ -264,8 +264,17 @@ class LaunchPanel(QWidget):
         self._fill_variables(launch)
         self._fill_transfers(launch)
         self.evaluate()
-        self.sweep.refresh_choices()
+        # a launch shown for the first time runs its first saved sweep (the sweep panel's
+        # choices follow the launch's variables otherwise)
+        self.sweep.set_launch(self.launch_id)
         self.sweep.model_changed()
+
+    def is_busy(self) -> bool:
+        """Background work is running or about to (a sweep, a re-run, a refresh)."""
+        return self._pending or self.sweep.is_busy()
+
+    def stop_background_work(self) -> None:
+        self.sweep.cancel()
 
     def _schedule_refresh(self) -> None:
         if not self._pending:
@@ -593,6 +602,7 @@ class LaunchPanel(QWidget):
     def _on_changed(self, event: str, payload) -> None:
         if event == "project_replaced":
             self.launch_id = None
+            self.sweep.set_launch(None)
             self.rebuild()
             return
         if event.startswith("launches_"):

@@ -17,7 +17,7 @@ import numpy as np
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
-                               QMenu, QProgressBar, QPushButton, QSpinBox, QToolButton, QVBoxLayout,
+                               QMenu, QProgressBar, QPushButton, QSpinBox, QVBoxLayout,
                                QWidget)
 
 from gpumodeler.core.commands import AddItem, Macro
@@ -70,9 +70,7 @@ class SweepPanel(QWidget):
         self.points_spin.setToolTip("number of points")
         self.log_check = QCheckBox("log")
         self.log_check.setToolTip("logarithmic spacing and axis")
-        self.gpus_button = QToolButton()
-        self.gpus_button.setText("Compare GPUs")
-        self.gpus_button.setPopupMode(QToolButton.InstantPopup)
+        self.gpus_button = QPushButton("Compare GPUs")  # a push button leaves room for its arrow
         self.gpus_button.setToolTip("GPUs from the catalog, one curve each (none: the launch's GPU)")
         self.gpus_menu = QMenu(self)
         self.gpus_button.setMenu(self.gpus_menu)
@@ -142,6 +140,17 @@ class SweepPanel(QWidget):
             self.plot.clear()
             self.status.setText("")
         self.refresh_choices(reset_range=changed)
+        if changed:
+            self.show_first_saved()
+
+    def show_first_saved(self) -> bool:
+        """Select the launch's first saved sweep and run it in the background, so a project
+        opens with its curve; False when the launch has no saved sweep."""
+        sid = next((sid for sid, s in self.project.sweeps.items() if s.launch == self.launch_id), None)
+        if sid is None:
+            return False
+        self.saved_combo.setCurrentIndex(self.saved_combo.findData(sid))
+        return self.load_sweep(sid)
 
     def refresh_choices(self, reset_range: bool = False) -> None:
         launch = self.project.launches.get(self.launch_id) if self.launch_id else None
@@ -311,6 +320,8 @@ class SweepPanel(QWidget):
         return True
 
     def cancel(self) -> None:
+        """Stop the running sweep and a re-run about to start."""
+        self._rerun.stop()
         if self.job is not None:
             self.job.cancel()
             self.job = None
@@ -319,6 +330,10 @@ class SweepPanel(QWidget):
 
     def is_running(self) -> bool:
         return self.job is not None
+
+    def is_busy(self) -> bool:
+        """A sweep runs or a re-run is about to start."""
+        return self.job is not None or self._rerun.isActive()
 
     def _set_busy(self, busy: bool) -> None:
         self.progress.setVisible(busy)
@@ -430,11 +445,16 @@ class SweepPanel(QWidget):
         self.saved_combo.setCurrentIndex(self.saved_combo.findData(sid))
         return sid
 
-    def load_sweep(self, sweep_id: str | None) -> None:
+    def load_sweep(self, sweep_id: str | None) -> bool:
+        """Show a saved sweep's definition and run it; False if it cannot start."""
         s = self.project.sweeps.get(sweep_id) if sweep_id else None
         if s is None:
-            return
-        self.set_variable(s.variable)
+            return False
+        try:
+            self.set_variable(s.variable)
+        except ValueError as exc:  # e.g. the kernel lost that loop variable since
+            self._fail(f"saved sweep {s.name or sweep_id}: {exc}")
+            return False
         self.set_gpus(s.devices)
         if s.values:
             v = np.asarray(s.values, dtype=float)
@@ -444,7 +464,7 @@ class SweepPanel(QWidget):
             ratios = v[1:] / v[:-1] if v.size > 2 and np.all(v > 0) else None
             self.log_check.setChecked(bool(ratios is not None and np.allclose(ratios, ratios[0], rtol=1e-3)
                                            and not np.allclose(np.diff(v), np.diff(v)[0], rtol=1e-3)))
-        self.run()
+        return self.run()
 
     # -- measurements ----------------------------------------------------------------------
     def import_measurements(self, path: str) -> int:

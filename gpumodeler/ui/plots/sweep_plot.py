@@ -28,10 +28,47 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
            "#e377c2", "#7f7f7f", "#bcbd22")
 
 
+# a log axis labels these mantissas between its decades when they have room
+LOG_LABELS_ROOMY = (1, 2, 5)
+ROOMY_DECADE_PX = 200
+
+
+class LogLabelAxis(pg.AxisItem):
+    """pyqtgraph labels every minor tick of a log axis (2·10¹ 3·10¹ 4·10¹ ...), so the
+    labels run into each other. This axis labels the decades, and 2 and 5 between them when
+    a decade is wide enough; numbers from 0.001 to 99999 read as plain numbers (20, 500)."""
+
+    def logTickValues(self, minVal, maxVal, size, stdTicks):
+        # pyqtgraph's minor level repeats the decades of the major one: drawn twice, their
+        # labels look bold
+        levels = super().logTickValues(minVal, maxVal, size, stdTicks)
+        major = {round(v, 9) for spacing, values in levels if spacing is not None for v in values}
+        return [(spacing, values if spacing is not None else [v for v in values if round(v, 9) not in major])
+                for spacing, values in levels]
+
+    def logTickStrings(self, values, scale, spacing):
+        strings = super().logTickStrings(values, scale, spacing)
+        lo, hi = self.range
+        width = self.geometry().width() if self.orientation in ("bottom", "top") else self.geometry().height()
+        roomy = width / max(hi - lo, 1e-9) >= ROOMY_DECADE_PX
+        keep = LOG_LABELS_ROOMY if roomy else (1,)
+        out = []
+        for v, text in zip(values, strings):
+            x = 10.0 ** v * scale
+            mantissa = round(10.0 ** (v - math.floor(v + 1e-9)))
+            if mantissa not in keep:
+                out.append("")
+            elif 1e-3 <= x < 1e5:
+                out.append(f"{x:g}")
+            else:
+                out.append(text)
+        return out
+
+
 class SweepPlot(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        self.widget = pg.PlotWidget(background="w")
+        self.widget = pg.PlotWidget(background="w", axisItems={"bottom": LogLabelAxis("bottom")})
         self.plot = self.widget.getPlotItem()
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         for name in ("left", "bottom"):

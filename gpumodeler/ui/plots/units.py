@@ -35,7 +35,8 @@ def fmt_bytes(n: float) -> str:
 
 
 def fmt_count(n: float) -> str:
-    """1.5625e+06 -> '1 562 500'; small or fractional numbers as %g."""
-    if float(n).is_integer() and abs(n) < 1e15:
-        return f"{int(n):,}".replace(",", "\u202f")
+    """1.5625e+06 -> '1 562 500' (large fractional counts rounded: 182734475.3 ->
+    '182 734 475'); small fractional numbers as %g."""
+    if (float(n).is_integer() or abs(n) >= 1e4) and abs(n) < 1e15:
+        return f"{round(n):,}".replace(",", "\u202f")
     return f"{n:.6g}"

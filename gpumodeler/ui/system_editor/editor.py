@@ -60,7 +60,7 @@ class SystemEditor(QWidget):
         self.splitter.addWidget(self.palette)
         self.splitter.addWidget(self.view)
         self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([270, 900])
+        self.splitter.setSizes([240, 900])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)
