@@ -24,6 +24,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.project import Project
 from gpumodeler.db.project_file import load_project, save_project
 from gpumodeler.ui import settings
+from gpumodeler.ui.binding import DocumentBinding
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.icons import icon
 from gpumodeler.ui.inspector import PropertyInspector
@@ -50,7 +51,7 @@ EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste
 OWN_ACTIONS = {"fit": "fit_action", "delete": "delete_action"}
 
 
-class MainWindow(QMainWindow):
+class MainWindow(DocumentBinding, QMainWindow):
     """One window editing one document at a time."""
 
     def __init__(self, catalog=None, document: Document | None = None, parent=None,
@@ -59,7 +60,6 @@ class MainWindow(QMainWindow):
         self.catalog = catalog
         self._closed = False
         self.remember = remember  # read and write window geometry in the settings
-        self.document: Document | None = None
         self.undo_group = QUndoGroup(self)
         self.setWindowIcon(icon("app"))
         self.tabs = QTabWidget(documentMode=True)
@@ -182,7 +182,7 @@ class MainWindow(QMainWindow):
     def set_document(self, document: Document) -> None:
         """Edit ``document`` (a new or opened project); the old one is let go."""
         old = self.document
-        self.document = document
+        self.bind_document(document)
         if document.catalog is None:
             document.catalog = self.catalog
         self.undo_group.addStack(document.undo_stack)
@@ -202,10 +202,8 @@ class MainWindow(QMainWindow):
                 widget.set_document(document)
         self.tabs.setCurrentIndex(current)
         if old is not None:
-            self._wire(old, connect=False)
             self.undo_group.removeStack(old.undo_stack)
             old.deleteLater()
-        self._wire(document, connect=True)
         self._update_title()
         self._tab_changed(self.tabs.currentIndex())
         QTimer.singleShot(0, self.system_editor, self.system_editor.fit)
@@ -257,15 +255,11 @@ class MainWindow(QMainWindow):
         """An editor has background work running (a sweep) or about to start."""
         return any(getattr(e, "is_busy", lambda: False)() for e in self._editors.values())
 
-    def _wire(self, document: Document, connect: bool) -> None:
-        for signal, slot in ((document.refused, self.show_refusal),
-                             (document.undo_stack.cleanChanged, self._update_title),
-                             (document.undo_stack.indexChanged, self._clear_refusal),
-                             (document.path_changed, self._update_title)):
-            if connect:
-                signal.connect(slot)
-            else:
-                signal.disconnect(slot)
+    def document_connections(self, document: Document):
+        return ((document.refused, self.show_refusal),
+                (document.undo_stack.cleanChanged, self._update_title),
+                (document.undo_stack.indexChanged, self._clear_refusal),
+                (document.path_changed, self._update_title))
 
     def project_name(self) -> str:
         if self.document.path:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLab
 
 from gpumodeler.core.commands import SetOverride, UpdateItem
 from gpumodeler.core.errors import ModelError
+from gpumodeler.ui.binding import DocumentBinding
 from gpumodeler.ui.device_fields import (OverrideError, field_label, field_names,
                                          format_value, override_key, parse_override,
                                          provenance_text, read_only_reason, record_tooltip,
@@ -38,16 +39,16 @@ class _ValueDelegate(QStyledItemDelegate):
         editor.setText(precise if precise is not None else index.data() or "")
 
 
-class PropertyInspector(QWidget):
+class PropertyInspector(DocumentBinding, QWidget):
     """The inspector of one document; follows ``Document.selection_changed``."""
 
     def __init__(self, document, parent=None):
         super().__init__(parent)
-        self.document = None
         self.target: tuple[str, str] = ("", "")  # ("device" | "connection", id)
         self._record = None
         self._state = None
         self._updating = False
+        self._refusal = ""  # the model's reason when it refuses one of our edits
         self.title = QLabel()
         self.title.setWordWrap(True)
         self.title.setTextFormat(Qt.TextFormat.RichText)
@@ -85,15 +86,12 @@ class PropertyInspector(QWidget):
         self.revert_button.clicked.connect(self.revert_current)
         self.set_document(document)
 
-    def set_document(self, document) -> None:
-        """Follow another document's selection (after New or Open)."""
-        if self.document is not None:
-            self.document.selection_changed.disconnect(self.show_item)
-            self.document.changed.disconnect(self._on_changed)
-        self.document = document
-        document.selection_changed.connect(self.show_item)
-        document.changed.connect(self._on_changed)
-        self.show_item(*document.selected)
+    def document_connections(self, document):
+        return ((document.selection_changed, self.show_item), (document.changed, self._on_changed),
+                (document.refused, self._on_refused))
+
+    def show_project(self) -> None:
+        self.show_item(*self.document.selected)
 
     # ---- what is shown
     def _entity(self):
@@ -326,12 +324,12 @@ class PropertyInspector(QWidget):
             if count == entity.count:
                 self._refresh()
                 return True
-            return self._push(field, UpdateItem(collection, entity.id, text="set count",
+            return self._edit(field, UpdateItem(collection, entity.id, text="set count",
                                                 count=count))
         if row_kind == "label":
             if text.strip() == entity.label:
                 return True
-            return self._push(field, UpdateItem(collection, entity.id, text="rename",
+            return self._edit(field, UpdateItem(collection, entity.id, text="rename",
                                                 label=text.strip()))
         kind = self._catalog_kind()
         try:
@@ -344,18 +342,17 @@ class PropertyInspector(QWidget):
         if _same(current, value):
             self._refresh()
             return True
-        return self._push(field, SetOverride(collection, entity.id, key, value))
+        return self._edit(field, SetOverride(collection, entity.id, key, value))
 
-    def _push(self, field: str, command) -> bool:
-        refusals = []
-        slot = lambda message, item: refusals.append(message)  # noqa: E731
-        self.document.refused.connect(slot)
-        try:
-            ok = self.document.push(command)
-        finally:
-            self.document.refused.disconnect(slot)
-        if not ok:
-            return self._refuse(field, refusals[0] if refusals else "refused", notify=False)
+    def _on_refused(self, message: str, item: str) -> None:
+        if self.pushing:
+            self._refusal = message
+
+    def _edit(self, field: str, command) -> bool:
+        """Push an edit of ``field``; a refusal is shown at the field."""
+        self._refusal = ""
+        if not self.push(command, field):
+            return self._refuse(field, self._refusal or "refused", notify=False)
         self._set_message("")
         return True
 
@@ -403,7 +400,7 @@ class PropertyInspector(QWidget):
         if entity is None or not self.is_overridden(field):
             return False
         key = override_key(self._catalog_kind(), field)
-        return self._push(field, SetOverride(self._collection(), entity.id, key, None))
+        return self._edit(field, SetOverride(self._collection(), entity.id, key, None))
 
     def revert_current(self) -> bool:
         field, row_kind = self._current_field()

@@ -27,6 +27,7 @@ from gpumodeler.core.kernel_graph import EDGE_KINDS, Edge, Instruction, KernelGr
 from gpumodeler.core.latency_bound import analyze, resolve_edge_latency
 from gpumodeler.core.latency_tables import TABLES, get_table
 
+from ..binding import DocumentBinding, current_or_first, fill_item_combo
 from ..launch_panel.fields import FieldError, clear_error, fmt_number, mark_error, parse_float
 from .items import EDGE_STYLES, NODE_H
 from .layout import ROW_SPACING, layered_layout
@@ -52,19 +53,16 @@ def _kind_icon(kind: str) -> QIcon:
     return QIcon(pm)
 
 
-class KernelEditor(QWidget):
+class KernelEditor(DocumentBinding, QWidget):
     """The kernel graph editor for the kernels of ``document.project``."""
 
     def __init__(self, document, parent=None):
         super().__init__(parent)
-        self.document = None
         self.kernel_id: str | None = None
         self.bound = None
         self.path = None
         self.errors: dict[str, str] = {}
         self._analysis_pending = False
-        self._pushing = False
-        self._refusal_field: str | None = None
         self._selecting = False
         self._variable_fields: dict[str, QLineEdit] = {}
         self._build_ui()
@@ -191,26 +189,13 @@ class KernelEditor(QWidget):
         self.scene.selectionChanged.connect(self._on_scene_selection)
         self.properties.edit_requested.connect(self._on_property_edit)
 
-    def set_document(self, document) -> None:
-        """Edit the kernels of another document (or the same after its project changed)."""
-        if self.document is not None:
-            for sig, slot in ((self.document.changed, self._on_changed),
-                              (self.document.refused, self._on_refused),
-                              (self.document.selection_changed, self._on_document_selection)):
-                try:
-                    sig.disconnect(slot)
-                except (RuntimeError, TypeError):
-                    pass
-        self.document = document
-        document.changed.connect(self._on_changed)
-        document.refused.connect(self._on_refused)
-        document.selection_changed.connect(self._on_document_selection)
+    def document_connections(self, document):
+        return ((document.changed, self._on_changed), (document.refused, self._on_refused),
+                (document.selection_changed, self._on_document_selection))
+
+    def show_project(self) -> None:
         self.kernel_id = None
         self.rebuild()
-
-    @property
-    def project(self):
-        return self.document.project
 
     @property
     def graph(self) -> KernelGraph | None:
@@ -219,19 +204,12 @@ class KernelEditor(QWidget):
     # -- whole-document refresh ------------------------------------------------------------
     def rebuild(self) -> None:
         """Re-read the project: kernel list, the current kernel's graph, the analysis."""
-        if self.kernel_id not in self.project.kernels:
-            self.kernel_id = next(iter(self.project.kernels), None)
+        self.kernel_id = current_or_first(self.project.kernels, self.kernel_id)
         self._fill_kernel_combo()
         self._show_kernel()
 
     def _fill_kernel_combo(self) -> None:
-        self.kernel_combo.blockSignals(True)
-        self.kernel_combo.clear()
-        for kid, g in self.project.kernels.items():
-            self.kernel_combo.addItem(f"{g.name}  ({kid})", kid)
-        i = self.kernel_combo.findData(self.kernel_id)
-        self.kernel_combo.setCurrentIndex(i)
-        self.kernel_combo.blockSignals(False)
+        fill_item_combo(self.kernel_combo, self.project.kernels, self.kernel_id)
 
     def set_kernel(self, kernel_id: str | None) -> None:
         """Edit another kernel of the project."""
@@ -266,8 +244,7 @@ class KernelEditor(QWidget):
     # -- model events ----------------------------------------------------------------------
     def _on_changed(self, event: str, payload) -> None:
         if event == "project_replaced":
-            self.kernel_id = None
-            self.rebuild()
+            self.show_project()
         elif event == "kernel_edited":
             kid, graph_event, item = payload
             if kid != self.kernel_id:
@@ -277,20 +254,19 @@ class KernelEditor(QWidget):
                 self._sync_kernel_properties()
             self._schedule_analysis()
         elif event in ("kernels_added", "kernels_removed", "kernels_changed"):
-            if event == "kernels_added" and (self._pushing or self.kernel_id is None):
+            if event == "kernels_added" and (self.pushing or self.kernel_id is None):
                 self.kernel_id = payload[0]
-            if self.kernel_id not in self.project.kernels:
-                self.kernel_id = next(iter(self.project.kernels), None)
+            self.kernel_id = current_or_first(self.project.kernels, self.kernel_id)
             self._fill_kernel_combo()
             if self.scene.graph is not self.graph:
                 self._show_kernel()
 
     def _on_refused(self, message: str, item: str) -> None:
-        if not self._pushing:
+        if not self.pushing:
             return
         self.show_message(message, error=True)
-        if self._refusal_field is not None:
-            self.properties.show_refusal(message, self._refusal_field)
+        if self.refusal_field is not None:
+            self.properties.show_refusal(message, self.refusal_field)
 
     def _schedule_analysis(self) -> None:
         if not self._analysis_pending:
@@ -352,7 +328,7 @@ class KernelEditor(QWidget):
         self._fill_variables(variables)
         if self.errors:
             self.show_message("  ".join(self.errors.values()), error=True)
-        elif not self._pushing:
+        elif not self.pushing:
             self.show_message("")
         self._refresh_selection_panel()
 
@@ -401,21 +377,14 @@ class KernelEditor(QWidget):
         self.message_strip.setVisible(bool(text))
 
     # -- pushing commands ------------------------------------------------------------------
-    def _push(self, command, field: str | None = None) -> bool:
-        self._pushing, self._refusal_field = True, field
-        try:
-            ok = self.document.push(command)
-        finally:
-            self._pushing, self._refusal_field = False, None
-        if ok:
-            self.refresh_analysis()
-        return ok
+    def command_done(self) -> None:
+        self.refresh_analysis()
 
     def new_kernel(self) -> bool:
         kid = self.project.new_id("k")
         table = self.graph.latency_table if self.graph is not None else DEFAULT_TABLE
         graph = KernelGraph(name=f"kernel {len(self.project.kernels) + 1}", latency_table=table)
-        return self._push(AddKernel(kid, graph))
+        return self.push(AddKernel(kid, graph))
 
     def add_instruction(self, opcode: str, pos: QPointF | None = None) -> str | None:
         """Place an instruction: at ``pos`` (its program order follows its height) or after
@@ -437,7 +406,7 @@ class KernelEditor(QWidget):
         except ModelError as exc:
             self.show_message(str(exc), error=True)
             return None
-        return nid if self._push(AddInstruction(self.kernel_id, ins, index)) else None
+        return nid if self.push(AddInstruction(self.kernel_id, ins, index)) else None
 
     def add_edge(self, src: str, dst: str, kind: str | None = None) -> str | None:
         g = self.graph
@@ -445,10 +414,10 @@ class KernelEditor(QWidget):
             return None
         eid = g.new_id("e")
         edge = Edge(eid, src, dst, kind or self.scene.edge_kind)
-        return eid if self._push(AddEdge(self.kernel_id, edge)) else None
+        return eid if self.push(AddEdge(self.kernel_id, edge)) else None
 
     def move_instructions(self, positions: dict, merge_key=None) -> bool:
-        return self._push(MoveInstructions(self.kernel_id, positions, merge_key=merge_key))
+        return self.push(MoveInstructions(self.kernel_id, positions, merge_key=merge_key))
 
     def make_loop(self, iterations: str | None = None) -> str | None:
         g = self.graph
@@ -467,7 +436,7 @@ class KernelEditor(QWidget):
             self.show_message(f"Loop iterations: {exc}", error=True)
             return None
         clear_error(self.loop_iterations)
-        return lid if self._push(AddLoop(self.kernel_id, loop)) else None
+        return lid if self.push(AddLoop(self.kernel_id, loop)) else None
 
     def delete_selection(self) -> bool:
         nodes, edges, loops = self.scene.selected_ids()
@@ -477,7 +446,7 @@ class KernelEditor(QWidget):
         commands += [RemoveLoop(self.kernel_id, lp) for lp in loops]
         commands += [RemoveInstruction(self.kernel_id, n) for n in nodes]
         count = len(commands)
-        return self._push(Macro(f"delete {count} item{'s' if count > 1 else ''}", commands))
+        return self.push(Macro(f"delete {count} item{'s' if count > 1 else ''}", commands))
 
     def auto_layout(self) -> bool:
         g = self.graph
@@ -488,7 +457,7 @@ class KernelEditor(QWidget):
             return False
         cmd = MoveInstructions(self.kernel_id, positions)
         cmd.text = "auto-layout"
-        ok = self._push(cmd)
+        ok = self.push(cmd)
         if ok:
             self.view.fit()
         return ok
@@ -502,13 +471,13 @@ class KernelEditor(QWidget):
             variables[name] = int(value) if float(value).is_integer() else value
         if variables == g.variables:
             return False
-        return self._push(SetKernelProperties(self.kernel_id, variables=variables))
+        return self.push(SetKernelProperties(self.kernel_id, variables=variables))
 
     def set_latency_table(self, key: str | None) -> bool:
         g = self.graph
         if g is None or g.latency_table == key:
             return False
-        return self._push(SetKernelProperties(self.kernel_id, latency_table=key))
+        return self.push(SetKernelProperties(self.kernel_id, latency_table=key))
 
     # -- import / export -------------------------------------------------------------------
     def import_kernel(self, path: str) -> str | None:
@@ -529,7 +498,7 @@ class KernelEditor(QWidget):
             self.show_message(f"{name} is not a valid kernel graph: {exc}", error=True)
             return None
         kid = self.project.new_id("k")
-        if not self._push(AddKernel(kid, graph)):
+        if not self.push(AddKernel(kid, graph)):
             return None
         self.set_kernel(kid)
         self.show_message(f"Imported {graph.name} from {name}")
@@ -582,7 +551,7 @@ class KernelEditor(QWidget):
             return
         if self.graph is not None and edge_id in self.graph.edges \
                 and self.graph.edges[edge_id].latency != value:
-            self._push(UpdateEdge(self.kernel_id, edge_id, latency=value), field="latency")
+            self.push(UpdateEdge(self.kernel_id, edge_id, latency=value), field="latency")
 
     def _on_variable_edited(self, name: str) -> None:
         field = self._variable_fields[name]
@@ -607,7 +576,7 @@ class KernelEditor(QWidget):
             cmd = UpdateLoop(self.kernel_id, item_id, **changes)
         else:
             return
-        self._push(cmd, field=field)
+        self.push(cmd, field=field)
 
     # -- selection -------------------------------------------------------------------------
     def _on_scene_selection(self) -> None:

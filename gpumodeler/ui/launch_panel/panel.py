@@ -25,6 +25,7 @@ from gpumodeler.core.latency_bound import analyze
 from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
 from gpumodeler.core.throughput import RESOURCES
 
+from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
 from ..plots.units import fmt_bytes, fmt_count, fmt_time
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
                      parse_float, parse_int)
@@ -40,17 +41,14 @@ ITEM_FIELDS = {"registers_per_thread": "registers", "static_shared_mem_bytes": "
 DIRECTIONS = (("host → device", "htod"), ("device → host", "dtoh"))
 
 
-class LaunchPanel(QWidget):
+class LaunchPanel(DocumentBinding, QWidget):
     """Edit and predict the launches of ``document.project``."""
 
     def __init__(self, document, parent=None):
         super().__init__(parent)
-        self.document = None
         self.launch_id: str | None = None
         self.result = None
         self.error = ""
-        self._pushing = False
-        self._refusal_field: str | None = None
         self._pending = False
         self._variable_fields: dict[str, QLineEdit] = {}
         self._build_ui()
@@ -182,24 +180,13 @@ class LaunchPanel(QWidget):
         lay.addLayout(top)
         lay.addWidget(split, 1)
 
-    def set_document(self, document) -> None:
-        if self.document is not None:
-            for sig, slot in ((self.document.changed, self._on_changed),
-                              (self.document.refused, self._on_refused)):
-                try:
-                    sig.disconnect(slot)
-                except (RuntimeError, TypeError):
-                    pass
-        self.document = document
-        document.changed.connect(self._on_changed)
-        document.refused.connect(self._on_refused)
+    def document_connections(self, document):
+        return ((document.changed, self._on_changed), (document.refused, self._on_refused))
+
+    def show_project(self) -> None:
         self.launch_id = None
         self.sweep.set_launch(None)  # another project: its launch ids mean other launches
         self.rebuild()
-
-    @property
-    def project(self):
-        return self.document.project
 
     @property
     def launch(self) -> LaunchConfig | None:
@@ -207,8 +194,7 @@ class LaunchPanel(QWidget):
 
     # -- refresh ---------------------------------------------------------------------------
     def rebuild(self) -> None:
-        if self.launch_id not in self.project.launches:
-            self.launch_id = next(iter(self.project.launches), None)
+        self.launch_id = current_or_first(self.project.launches, self.launch_id)
         self._fill_launch_combo()
         self.refresh()
 
@@ -218,12 +204,7 @@ class LaunchPanel(QWidget):
         self.refresh()
 
     def _fill_launch_combo(self) -> None:
-        self.launch_combo.blockSignals(True)
-        self.launch_combo.clear()
-        for lid, launch in self.project.launches.items():
-            self.launch_combo.addItem(f"{launch.name}  ({lid})", lid)
-        self.launch_combo.setCurrentIndex(self.launch_combo.findData(self.launch_id))
-        self.launch_combo.blockSignals(False)
+        fill_item_combo(self.launch_combo, self.project.launches, self.launch_id)
 
     def refresh(self) -> None:
         """Show the launch's inputs and evaluate it."""
@@ -247,8 +228,7 @@ class LaunchPanel(QWidget):
         gpus = [(d.label or d.device_name + (f"  ({d.id})" if d.label == "" else ""), d.id)
                 for d in self.project.gpus()]
         self.form.set_choices("gpu", [("(choose a GPU)", None)] + gpus)
-        self.form.set_choices("kernel", [("(choose a kernel)", None)] +
-                              [(f"{g.name}  ({kid})", kid) for kid, g in self.project.kernels.items()])
+        self.form.set_choices("kernel", [("(choose a kernel)", None)] + item_choices(self.project.kernels))
         mode = "data" if launch.data_size is not None or launch.grid_size is None else "grid"
         self.form.set_values({
             "gpu": launch.gpu, "kernel": launch.kernel, "size_mode": mode,
@@ -428,28 +408,21 @@ class LaunchPanel(QWidget):
         mode = self.form.values.get("size_mode", "data")
         return parse_int(text, "data size N" if mode == "data" else "grid size", 1)
 
-    def _push(self, command, field: str | None) -> bool:
-        self._pushing, self._refusal_field = True, field
-        try:
-            ok = self.document.push(command)
-        finally:
-            self._pushing, self._refusal_field = False, None
-        if ok:
-            self.refresh()
-        return ok
+    def command_done(self) -> None:
+        self.refresh()
 
     def update_launch(self, field: str | None = None, **changes) -> bool:
         """One undoable edit of the current launch; refused edits leave it unchanged."""
         launch = self.launch
         if launch is None:
             return False
+        field = field or next(iter(changes))
         reason = self._feasibility(replace(launch, **changes))
         if reason:
-            self.refuse(field or next(iter(changes)), reason)
+            self.refuse(field, reason)
             return False
-        label = (field or next(iter(changes))).replace("_", " ")
-        return self._push(UpdateItem("launches", self.launch_id, text=f"edit {label}", **changes),
-                          field or next(iter(changes)))
+        label = field.replace("_", " ")
+        return self.push(UpdateItem("launches", self.launch_id, text=f"edit {label}", **changes), field)
 
     def refuse(self, field: str, message: str) -> None:
         if field in self.form.widgets:
@@ -586,33 +559,31 @@ class LaunchPanel(QWidget):
         launch = LaunchConfig(lid, name=f"launch {len(self.project.launches) + 1}",
                               gpu=gpus[0].id if gpus else None, kernel=kernel, block_size=256,
                               data_size=1_000_000)
-        ok = self._push(AddItem("launches", launch, text="add launch"), None)
+        ok = self.push(AddItem("launches", launch, text="add launch"))
         if ok:
             self.set_launch(lid)
         return ok
 
     # -- model events ----------------------------------------------------------------------
     def _on_refused(self, message: str, item: str) -> None:
-        if self._pushing:
-            field = self._refusal_field or ITEM_FIELDS.get(item, item)
+        if self.pushing:
+            field = self.refusal_field or ITEM_FIELDS.get(item, item)
             if item in ("grid_size", "data_size"):
                 field = "size"
             self.refuse(field or "", message)
 
     def _on_changed(self, event: str, payload) -> None:
         if event == "project_replaced":
-            self.launch_id = None
-            self.sweep.set_launch(None)
-            self.rebuild()
+            self.show_project()
             return
         if event.startswith("launches_"):
             if event == "launches_added" and self.launch_id is None:
                 self.launch_id = payload.id
             if self.launch_id not in self.project.launches:
-                self.launch_id = next(iter(self.project.launches), None)
+                self.launch_id = current_or_first(self.project.launches, None)
                 self.sweep.set_launch(self.launch_id)
             self._fill_launch_combo()
-            if self._pushing:
+            if self.pushing:
                 return  # _push refreshes once the command is done
             self._schedule_refresh()
         elif event.startswith(("devices_", "connections_", "kernels_", "kernel_edited")):

@@ -439,7 +439,7 @@ class SweepPanel(QWidget):
         sweep = SweepDef(sid, self.launch_id, self.variable, tuple(float(v) for v in values),
                          tuple(self.chosen_gpus()), name=f"{variable_label(self.variable)}"
                          + (f", {len(values)} points" if values.size else ""))
-        if not self.panel._push(AddItem("sweeps", sweep, text="save sweep"), None):
+        if not self.panel.push(AddItem("sweeps", sweep, text="save sweep")):
             return None
         self._fill_saved()
         self.saved_combo.setCurrentIndex(self.saved_combo.findData(sid))
@@ -518,7 +518,7 @@ class SweepPanel(QWidget):
             commands.append(AddItem("measurements", Measurement(mid, self.launch_id, what,
                                                                 {self.variable: x}, t, source=name)))
         n = len(commands)
-        if not self.panel._push(Macro(f"import {n} measurement{'s' if n > 1 else ''}", commands), None):
+        if not self.panel.push(Macro(f"import {n} measurement{'s' if n > 1 else ''}", commands)):
             return 0
         self.status.setText(f"Imported {n} measured point(s) from {name}.")
         self.run()  # show them against the prediction

@@ -20,6 +20,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.project import (LINK_TYPES, Connection, PlacedDevice,
                                      connection_refusal)
 
+from ..binding import DocumentBinding
 from .interactions import ConnectDevices, SelectAndMove, UserInteraction
 from .items import DeviceItem
 from .palette import DevicePalette
@@ -44,7 +45,7 @@ def fresh_ids(project, prefix: str, n: int) -> list[str]:
     return out
 
 
-class SystemEditor(QWidget):
+class SystemEditor(DocumentBinding, QWidget):
     """Palette + canvas for one document."""
 
     #: a hint for the status bar (what a gesture expects next, what just happened)
@@ -52,7 +53,6 @@ class SystemEditor(QWidget):
 
     def __init__(self, document, parent=None):
         super().__init__(parent)
-        self.document = None
         self.scene: SystemScene | None = None
         self.view = SystemView(None)
         self.palette = DevicePalette(document.catalog)
@@ -72,38 +72,33 @@ class SystemEditor(QWidget):
 
     def set_document(self, document) -> None:
         """Edit the system of ``document`` (after New or Open): a fresh scene mirrors it."""
-        if self.document is not None:
-            self.document.refused.disconnect(self._remember_refusal)
-        old_scene = self.scene
-        if old_scene is not None and old_scene.interaction is not None:
-            self.end_interaction(old_scene.interaction)
+        if self.scene is not None and self.scene.interaction is not None:
+            self.end_interaction(self.scene.interaction)
         if self.document is not None and document.catalog is not self.document.catalog:
             self.palette.set_catalog(document.catalog)
-        self.document = document
-        self.presenter = Presenter(document.catalog)
-        self.scene = SystemScene(document, self.presenter, self)
+        super().set_document(document)
+
+    def document_connections(self, document):
+        return ((document.refused, self._remember_refusal),)
+
+    def show_project(self) -> None:
+        old_scene = self.scene
+        self.presenter = Presenter(self.document.catalog)
+        self.scene = SystemScene(self.document, self.presenter, self)
         self.scene.default_interaction = SelectAndMove(self)
         self.scene.selectionChanged.connect(self._selection_changed)
         self.scene.sig_context_menu_requested.connect(self._context_menu)
         self.view.setScene(self.scene)
-        document.refused.connect(self._remember_refusal)
         if old_scene is not None:
             old_scene.deleteLater()
 
     # ---- helpers
-    @property
-    def project(self):
-        return self.document.project
-
     def hint(self, text: str) -> None:
         self.sig_hint_changed.emit(text)
 
     def _remember_refusal(self, message: str, item: str) -> None:
-        self._last_refusal = message
-
-    def _push(self, command: Command) -> bool:
-        self._last_refusal = ""
-        return self.document.push(command)
+        if self.pushing:  # the reason one of our commands was refused
+            self._last_refusal = message
 
     def _selection_changed(self) -> None:
         devices, links = self.scene.selected_device_ids(), self.scene.selected_connection_ids()
@@ -126,7 +121,7 @@ class SystemEditor(QWidget):
         device = PlacedDevice(device_id, kind, name,
                               x=round(centre.x() - DeviceItem.WIDTH / 2),
                               y=round(centre.y() - DeviceItem.HEIGHT / 2))
-        if not self._push(AddItem("devices", device, text=f"add {name}")):
+        if not self.push(AddItem("devices", device, text=f"add {name}")):
             return None
         self.scene.select([device_id])
         self.hint(f"Added {name}")
@@ -189,7 +184,7 @@ class SystemEditor(QWidget):
         link_type = self.link_type_of(link_name)
         connection = Connection(fresh_ids(self.project, "link", 1)[0], link_name, a, b,
                                 link_type)
-        if self._push(AddConnection(connection)):
+        if self.push(AddConnection(connection)):
             self.scene.select(connection_ids=[connection.id])
             self.hint(f"Joined with {link_name}")
             return True
@@ -206,7 +201,7 @@ class SystemEditor(QWidget):
     # ---- moving, deleting
     def move_devices(self, positions: dict, merge_key) -> bool:
         """New positions during a drag; pushes with the drag's merge key (one undo step)."""
-        return self._push(MoveDevices(positions, merge_key=merge_key))
+        return self.push(MoveDevices(positions, merge_key=merge_key))
 
     def delete_selection(self) -> bool:
         devices = self.scene.selected_device_ids()
@@ -220,7 +215,7 @@ class SystemEditor(QWidget):
         commands += [RemoveDevice(did) for did in devices]
         n = len(commands)
         text = commands[0].text if n == 1 else f"delete {n} items"
-        return self._push(Macro(text, commands))
+        return self.push(Macro(text, commands))
 
     # ---- clipboard
     def copy_selection(self) -> bool:
@@ -271,7 +266,7 @@ class SystemEditor(QWidget):
                     text=f"add {d.device_name}") for d in devices]
         commands += [AddConnection(replace(c, id=lid, a=new_ids[c.a], b=new_ids[c.b]))
                      for c, lid in zip(links, link_ids) if c.a in new_ids and c.b in new_ids]
-        if not self._push(Macro(f"paste {len(devices)} device(s)", commands)):
+        if not self.push(Macro(f"paste {len(devices)} device(s)", commands)):
             return False
         self.scene.select(list(new_ids.values()), link_ids)
         return True
