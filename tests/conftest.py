@@ -1,4 +1,77 @@
+"""Shared fixtures: the device database built from resources/, an environment that keeps
+tests away from the user's own databases and settings, the bundled example project.
+
+Nothing here imports Qt (or the package) when the file is imported: the fixtures import
+what they need when they run.
+"""
+import json
 import os
+from pathlib import Path
+
+import pytest
 
 # Before anything imports Qt: the suite runs without a display (CI, servers).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
+SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"
+EXAMPLE_LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
+
+
+@pytest.fixture(scope="session")
+def devices_db(tmp_path_factory) -> Path:
+    """The device database built from resources/devices, once a session (whatever
+    devices.db is committed)."""
+    from gpumodeler.db.build_devices import build
+    out = tmp_path_factory.mktemp("devices") / "devices.db"
+    build(ROOT / "resources" / "devices", out)
+    return out
+
+
+@pytest.fixture
+def gpumodeler_env(devices_db, tmp_path, monkeypatch) -> Path:
+    """The application reads the built device database, and a user database and GUI
+    settings of this test's own (never the user's real ones). Returns the user database."""
+    user_db = tmp_path / "user-home" / "user-devices.db"
+    monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
+    monkeypatch.setenv("GPUMODELER_USER_DB", str(user_db))
+    monkeypatch.setenv("GPUMODELER_SETTINGS_DIR", str(tmp_path / "settings"))
+    return user_db
+
+
+@pytest.fixture
+def catalog(gpumodeler_env, devices_db):
+    """The device catalog over the built database and this test's user database."""
+    from gpumodeler.db.catalog import Catalog
+    cat = Catalog(user_db=gpumodeler_env, shipped_db=devices_db)
+    yield cat
+    cat.close()
+
+
+def _example_project():
+    """The bundled example (Gajger's GTX 970 testbed, saxpy2, Fig. 5.24), or the same built
+    in code where the file is not there."""
+    if EXAMPLE.exists():
+        from gpumodeler.db.project_file import load_project
+        return load_project(EXAMPLE)
+    from gpumodeler.core.commands import AddConnection, AddItem, AddKernel, UndoStack
+    from gpumodeler.core.kernel_graph import from_dict
+    from gpumodeler.core.project import Connection, LaunchConfig, PlacedDevice, Project, Transfer
+    p = Project("saxpy2 on GTX 970")
+    s = UndoStack(p)
+    s.push(AddItem("devices", PlacedDevice("gpu1", "gpu", "GeForce GTX 970", x=360)))
+    s.push(AddItem("devices", PlacedDevice("host1", "host", "Gajger GTX 970 testbed host")))
+    s.push(AddConnection(Connection("link1", EXAMPLE_LINK, "host1", "gpu1", "pcie")))
+    s.push(AddKernel("saxpy2", from_dict(json.loads(SAXPY2.read_text()))))
+    s.push(AddItem("launches", LaunchConfig(
+        "launch1", name="Fig. 5.24", gpu="gpu1", kernel="saxpy2", block_size=256, data_size=400_000_000,
+        registers=8, lam=0.703787, variables={"a": 128},
+        transfers=(Transfer("htod", "4*N"), Transfer("htod", "4*N"), Transfer("dtoh", "4*N")))))
+    return p
+
+
+@pytest.fixture
+def example_project():
+    """A factory: each call gives a fresh copy of the example project."""
+    return _example_project

@@ -7,7 +7,6 @@ import pytest
 
 from gpumodeler.cli.main import main
 from gpumodeler.core.project import LaunchConfig
-from gpumodeler.db.build_devices import build
 from gpumodeler.db.project_file import load_project, save_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,18 +15,7 @@ SAXPY2 = str(ROOT / "resources" / "kernels" / "saxpy2-maxwell.json")
 LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 
-@pytest.fixture(scope="module")
-def devices_db(tmp_path_factory):
-    """The device database built from resources/devices (whatever devices.db is committed)."""
-    out = tmp_path_factory.mktemp("devices") / "devices.db"
-    build(ROOT / "resources" / "devices", out)
-    return out
-
-
-@pytest.fixture(autouse=True)
-def env(devices_db, tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
-    monkeypatch.setenv("GPUMODELER_USER_DB", str(tmp_path / "user-home" / "user-devices.db"))
+pytestmark = pytest.mark.usefixtures("gpumodeler_env")  # the built devices.db, a private user db
 
 
 def run(capsys, *argv):

@@ -7,8 +7,6 @@ from PySide6.QtCore import Qt
 
 from gpumodeler.core.commands import AddConnection, AddItem
 from gpumodeler.core.project import Connection, PlacedDevice, Project, resolve_gpu, resolve_link
-from gpumodeler.db.build_devices import build
-from gpumodeler.db.catalog import Catalog
 from gpumodeler.db.fields import FIELDS
 from gpumodeler.ui.device_fields import (field_label, override_key, parse_override,
                                          provenance_text, read_only_reason, OverrideError)
@@ -24,18 +22,8 @@ GPU, HOST = "GeForce GTX 970", "Gajger GTX 970 testbed host"
 PCIE = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 
-@pytest.fixture(scope="module")
-def shipped_db(tmp_path_factory):
-    if (ROOT / "devices.db").exists():
-        return ROOT / "devices.db"
-    path = tmp_path_factory.mktemp("db") / "devices.db"
-    build(ROOT / "resources" / "devices", path)
-    return path
-
-
 @pytest.fixture
-def inspector(qtbot, tmp_path, shipped_db):
-    catalog = Catalog(user_db=tmp_path / "user.db", shipped_db=shipped_db)
+def inspector(qtbot, catalog):
     document = Document(Project("test"), catalog)
     document.push(AddItem("devices", PlacedDevice("gpu1", "gpu", GPU)))
     document.push(AddItem("devices", PlacedDevice("host1", "host", HOST, x=-300)))
@@ -45,8 +33,7 @@ def inspector(qtbot, tmp_path, shipped_db):
     qtbot.addWidget(widget)
     widget.resize(600, 900)
     document.select("device", "gpu1")
-    yield widget
-    catalog.close()
+    return widget
 
 
 def _row(inspector, field):

@@ -16,8 +16,8 @@ SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"
 
 
 @pytest.fixture(autouse=True)
-def user_db(tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUMODELER_USER_DB", str(tmp_path / "user-devices.db"))
+def env(gpumodeler_env):
+    """No test reads or writes the user's own databases or settings."""
 
 
 @pytest.fixture

@@ -6,61 +6,21 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.cli.main import main as cli_main
-from gpumodeler.core.commands import AddConnection, AddItem, AddKernel, UndoStack
-from gpumodeler.core.kernel_graph import from_dict
-from gpumodeler.core.project import Connection, LaunchConfig, PlacedDevice, Project, Transfer
-from gpumodeler.db.build_devices import build
-from gpumodeler.db.catalog import Catalog
+from gpumodeler.core.project import Project
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.launch_panel.panel import LaunchPanel
 
-ROOT = Path(__file__).resolve().parents[2]
-SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"
-EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
+SAXPY2 = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "saxpy2-maxwell.json"
 LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 
-@pytest.fixture(scope="module")
-def devices_db(tmp_path_factory):
-    out = tmp_path_factory.mktemp("devices") / "devices.db"
-    build(ROOT / "resources" / "devices", out)
-    return out
-
-
-@pytest.fixture(autouse=True)
-def env(devices_db, tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
-    monkeypatch.setenv("GPUMODELER_USER_DB", str(tmp_path / "user-devices.db"))
-
-
-def example_project() -> Project:
-    """The bundled example (Gajger's GTX 970 testbed, saxpy2, Fig. 5.24), or the same built
-    in code where the file is not there."""
-    if EXAMPLE.exists():
-        from gpumodeler.db.project_file import load_project
-        return load_project(EXAMPLE)
-    p = Project("saxpy2 on GTX 970")
-    s = UndoStack(p)
-    s.push(AddItem("devices", PlacedDevice("gpu1", "gpu", "GeForce GTX 970", x=360)))
-    s.push(AddItem("devices", PlacedDevice("host1", "host", "Gajger GTX 970 testbed host")))
-    s.push(AddConnection(Connection("link1", LINK, "host1", "gpu1", "pcie")))
-    s.push(AddKernel("saxpy2", from_dict(json.loads(SAXPY2.read_text()))))
-    s.push(AddItem("launches", LaunchConfig(
-        "launch1", name="Fig. 5.24", gpu="gpu1", kernel="saxpy2", block_size=256, data_size=400_000_000,
-        registers=8, lam=0.703787, variables={"a": 128},
-        transfers=(Transfer("htod", "4*N"), Transfer("htod", "4*N"), Transfer("dtoh", "4*N")))))
-    return p
-
-
 @pytest.fixture
-def panel(qtbot, tmp_path):
-    catalog = Catalog(user_db=tmp_path / "user-devices.db")
+def panel(qtbot, catalog, example_project):
     doc = Document(example_project(), catalog)
     w = LaunchPanel(doc)
     qtbot.addWidget(w)
     yield w
     w.sweep.cancel()
-    catalog.close()
 
 
 def edit(panel, name, text):
@@ -143,7 +103,7 @@ def test_a_launch_that_cannot_run_is_refused_with_the_calculator_reason(panel):
     assert "register" in panel.form.error_of("block_size")
 
 
-def test_occupancy_override_lambda_variables_and_transfers(panel, qtbot):
+def test_occupancy_override_lambda_variables_and_transfers(panel, qtbot, example_project):
     doc = panel.document
     lid = panel.launch_id
     auto = panel.form.widgets["occupancy_auto"]

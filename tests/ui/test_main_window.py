@@ -13,8 +13,6 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from gpumodeler.cli.main import main as cli_main
 from gpumodeler.core.commands import AddConnection, AddItem, SetOverride
 from gpumodeler.core.project import Connection, PlacedDevice
-from gpumodeler.db.build_devices import build
-from gpumodeler.db.catalog import Catalog
 from gpumodeler.db.project_file import load_project
 from gpumodeler.ui import settings
 from gpumodeler.ui.main_window import MainWindow
@@ -25,28 +23,11 @@ EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
 GPU = "GeForce GTX 970"
 
 
-@pytest.fixture(scope="module")
-def shipped_db(tmp_path_factory):
-    if (ROOT / "devices.db").exists():
-        return ROOT / "devices.db"
-    path = tmp_path_factory.mktemp("db") / "devices.db"
-    build(ROOT / "resources" / "devices", path)
-    return path
-
-
 @pytest.fixture(autouse=True)
-def private_settings(tmp_path, monkeypatch):
-    """Never read or write the user's settings."""
-    monkeypatch.setenv(settings.ENV_SETTINGS_DIR, str(tmp_path / "settings"))
+def private_settings(gpumodeler_env, tmp_path):
+    """Never read or write the user's settings (gpumodeler_env points ours elsewhere)."""
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
                       str(tmp_path / "settings-user"))
-
-
-@pytest.fixture
-def catalog(tmp_path, shipped_db):
-    cat = Catalog(user_db=tmp_path / "user.db", shipped_db=shipped_db)
-    yield cat
-    cat.close()
 
 
 @pytest.fixture

@@ -1,66 +1,17 @@
 """Sweeps and their plot: a background sweep over a loop variable plots the same numbers as
 evaluate_launch; measured points overlay with their error; saved definitions; exports."""
 import csv
-import json
 import xml.etree.ElementTree as ET
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from gpumodeler.core.commands import AddConnection, AddItem, AddKernel, UndoStack
-from gpumodeler.core.kernel_graph import from_dict
-from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, Project, Transfer,
-                                     evaluate_launch)
-from gpumodeler.db.build_devices import build
-from gpumodeler.db.catalog import Catalog
+from gpumodeler.core.project import evaluate_launch
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.launch_panel.panel import LaunchPanel
 from gpumodeler.core.launch_sweep import SweepCancelled, make_snapshot, run_sweep
 from gpumodeler.ui.plots.units import fmt_time, time_unit
-
-ROOT = Path(__file__).resolve().parents[2]
-SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"
-EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
-LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
-
-
-@pytest.fixture(scope="module")
-def devices_db(tmp_path_factory):
-    out = tmp_path_factory.mktemp("devices") / "devices.db"
-    build(ROOT / "resources" / "devices", out)
-    return out
-
-
-@pytest.fixture(autouse=True)
-def env(devices_db, tmp_path, monkeypatch):
-    monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
-    monkeypatch.setenv("GPUMODELER_USER_DB", str(tmp_path / "user-devices.db"))
-
-
-def example_project() -> Project:
-    if EXAMPLE.exists():
-        from gpumodeler.db.project_file import load_project
-        return load_project(EXAMPLE)
-    p = Project("saxpy2 on GTX 970")
-    s = UndoStack(p)
-    s.push(AddItem("devices", PlacedDevice("gpu1", "gpu", "GeForce GTX 970", x=360)))
-    s.push(AddItem("devices", PlacedDevice("host1", "host", "Gajger GTX 970 testbed host")))
-    s.push(AddConnection(Connection("link1", LINK, "host1", "gpu1", "pcie")))
-    s.push(AddKernel("saxpy2", from_dict(json.loads(SAXPY2.read_text()))))
-    s.push(AddItem("launches", LaunchConfig(
-        "launch1", name="Fig. 5.24", gpu="gpu1", kernel="saxpy2", block_size=256, data_size=400_000_000,
-        registers=8, lam=0.703787, variables={"a": 128},
-        transfers=(Transfer("htod", "4*N"), Transfer("htod", "4*N"), Transfer("dtoh", "4*N")))))
-    return p
-
-
-@pytest.fixture
-def catalog(tmp_path):
-    c = Catalog(user_db=tmp_path / "user-devices.db")
-    yield c
-    c.close()
 
 
 def _panel(qtbot, catalog, project):
@@ -71,7 +22,7 @@ def _panel(qtbot, catalog, project):
 
 
 @pytest.fixture
-def panel(qtbot, catalog):
+def panel(qtbot, catalog, example_project):
     """The example without its saved sweep: these tests start from an empty plot."""
     project = example_project()
     project.sweeps.clear()
@@ -81,7 +32,7 @@ def panel(qtbot, catalog):
 
 
 @pytest.fixture
-def example_panel(qtbot, catalog):
+def example_panel(qtbot, catalog, example_project):
     """The example as saved: its launch runs the saved sweep as soon as it is shown."""
     w = _panel(qtbot, catalog, example_project())
     yield w
@@ -269,7 +220,7 @@ def test_cancel_and_bad_ranges(panel, qtbot):
     assert sweep.result is None and "cancelled" in sweep.status.text()
 
 
-def test_sweep_compute_matches_evaluate_launch_and_cancels(catalog):
+def test_sweep_compute_matches_evaluate_launch_and_cancels(catalog, example_project):
     p = example_project()
     lid = next(iter(p.launches))
     gpu = lambda n: catalog.get(n).to_gpu_spec()

@@ -3,8 +3,6 @@
 Assertions are on the project and the undo stack, never on pixels. Drops are synthesized
 drag events on the view's viewport carrying the palette's own mime data.
 """
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import QEvent, QMimeData, QPointF, Qt
 from PySide6.QtGui import QDragEnterEvent, QDragMoveEvent, QDropEvent, QMouseEvent
@@ -12,32 +10,18 @@ from PySide6.QtWidgets import QApplication
 
 from gpumodeler.core.commands import AddItem, UpdateItem
 from gpumodeler.core.project import PlacedDevice, Project
-from gpumodeler.db.build_devices import build
-from gpumodeler.db.catalog import Catalog
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.system_editor import SystemEditor
 from gpumodeler.ui.system_editor.interactions import ConnectDevices
 from gpumodeler.ui.system_editor.palette import KIND_ROLE, NAME_ROLE, read_catalog_mime
 
-ROOT = Path(__file__).resolve().parents[2]
 GPU, HOST = "GeForce GTX 970", "Gajger GTX 970 testbed host"
 HOST2 = "Gajger GTX TITAN X testbed host"
 PCIE = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 
-@pytest.fixture(scope="module")
-def shipped_db(tmp_path_factory):
-    if (ROOT / "devices.db").exists():
-        return ROOT / "devices.db"
-    path = tmp_path_factory.mktemp("db") / "devices.db"
-    build(ROOT / "resources" / "devices", path)
-    return path
-
-
 @pytest.fixture
-def editor(qtbot, tmp_path, shipped_db, monkeypatch):
-    monkeypatch.setenv("GPUMODELER_SETTINGS_DIR", str(tmp_path / "settings"))
-    catalog = Catalog(user_db=tmp_path / "user.db", shipped_db=shipped_db)
+def editor(qtbot, catalog):
     document = Document(Project("test"), catalog)
     widget = SystemEditor(document)
     qtbot.addWidget(widget)
@@ -47,7 +31,6 @@ def editor(qtbot, tmp_path, shipped_db, monkeypatch):
     yield widget
     # Mime data left on the clipboard crashes Python's exit after the QApplication is gone.
     QApplication.clipboard().clear()
-    catalog.close()
 
 
 def _drag_event(cls, pos: QPointF, mime: QMimeData):
