@@ -41,7 +41,29 @@ ERROR = QColor("#d00000")
 SELECTED = QColor("#1a73e8")
 
 
-class InstructionItem(QGraphicsObject):
+class Marks:
+    """The critical-path and error marks that instructions, edges and loops all carry
+    (mixin: before the Qt item class). An error becomes the item's tooltip."""
+
+    critical = False
+    error = ""
+
+    def set_critical(self, on: bool) -> None:
+        if on != self.critical:
+            self.critical = on
+            self.marks_changed()
+
+    def set_error(self, message: str) -> None:
+        self.error = message
+        if message:
+            self.setToolTip(message)
+        self.marks_changed()
+
+    def marks_changed(self) -> None:
+        self.update()
+
+
+class InstructionItem(Marks, QGraphicsObject):
     """One instruction: a rounded box with a unit colour strip, the opcode and its label."""
 
     moved = Signal(str)  # id, while dragging (the scene follows with edges and loops)
@@ -52,8 +74,6 @@ class InstructionItem(QGraphicsObject):
         self.opcode = ""
         self.text = ""
         self.unit = "cuda_core"
-        self.critical = False
-        self.error = ""
         self.setFlags(QGraphicsItem.ItemIsSelectable | QGraphicsItem.ItemIsMovable)
         self.setZValue(10)
         # position signals rather than an itemChange override (which costs a Python call
@@ -68,16 +88,6 @@ class InstructionItem(QGraphicsObject):
     def set_content(self, opcode: str, text: str, unit: str, tooltip: str) -> None:
         self.opcode, self.text, self.unit = opcode, text, unit
         self.setToolTip(tooltip)
-        self.update()
-
-    def set_critical(self, on: bool) -> None:
-        if on != self.critical:
-            self.critical = on
-            self.update()
-
-    def set_error(self, message: str) -> None:
-        self.error = message
-        self.setToolTip(message or self.toolTip())
         self.update()
 
     def boundingRect(self) -> QRectF:
@@ -183,7 +193,7 @@ class EdgeLabel(QGraphicsTextItem):
         super().focusOutEvent(event)
 
 
-class EdgeItem(QGraphicsItem):
+class EdgeItem(Marks, QGraphicsItem):
     """A latency edge: a straight segment between neighbours, else an arc on the right
     (forward in program order) or on the left (backward: loop-carried)."""
 
@@ -191,8 +201,6 @@ class EdgeItem(QGraphicsItem):
         super().__init__()
         self.edge_id = edge_id
         self.kind = "ilp"
-        self.critical = False
-        self.error = ""
         self.path = QPainterPath()
         self.arrow = QPolygonF()
         self.label = EdgeLabel(edge_id, self)
@@ -220,17 +228,8 @@ class EdgeItem(QGraphicsItem):
         f.setItalic(not self._explicit)
         self.label.setFont(f)
 
-    def set_critical(self, on: bool) -> None:
-        if on != self.critical:
-            self.critical = on
-            self.setZValue(6 if on else 5)
-            self._style_label()
-            self.update()
-
-    def set_error(self, message: str) -> None:
-        self.error = message
-        if message:
-            self.setToolTip(message)
+    def marks_changed(self) -> None:
+        self.setZValue(6 if self.critical else 5)  # the critical path over the others
         self._style_label()
         self.update()
 
@@ -312,7 +311,7 @@ class EdgeItem(QGraphicsItem):
         painter.drawPolygon(self.arrow)
 
 
-class LoopItem(QGraphicsItem):
+class LoopItem(Marks, QGraphicsItem):
     """A loop: a translucent rounded region behind its instructions, labelled ``× a``."""
 
     def __init__(self, loop_id: str):
@@ -320,8 +319,6 @@ class LoopItem(QGraphicsItem):
         self.loop_id = loop_id
         self.rect = QRectF()
         self.title = ""
-        self.critical = False
-        self.error = ""
         self.depth = 0
         self.setFlags(QGraphicsItem.ItemIsSelectable)
         self.setZValue(0)
@@ -335,17 +332,6 @@ class LoopItem(QGraphicsItem):
     def set_region(self, rect: QRectF) -> None:
         self.prepareGeometryChange()
         self.rect = rect
-        self.update()
-
-    def set_critical(self, on: bool) -> None:
-        if on != self.critical:
-            self.critical = on
-            self.update()
-
-    def set_error(self, message: str) -> None:
-        self.error = message
-        if message:
-            self.setToolTip(message)
         self.update()
 
     def boundingRect(self) -> QRectF:

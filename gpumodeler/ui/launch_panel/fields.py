@@ -18,17 +18,25 @@ class FieldError(ValueError):
     """A value the user typed that is not valid for the field."""
 
 
-def parse_int(text: str, what: str, minimum: int | None = None, maximum: int | None = None,
-              allow_empty: bool = False):
+def _number(text: str, what: str, allow_empty: bool, wanted: str) -> tuple[float | None, str]:
+    """(the number typed, the text without digit-group separators _ and spaces); None for
+    an allowed empty field; FieldError naming ``what`` otherwise."""
     text = text.strip().replace("_", "").replace(" ", "")
     if not text:
         if allow_empty:
-            return None
-        raise FieldError(f"{what}: give a whole number")
+            return None, text
+        raise FieldError(f"{what}: give {wanted}")
     try:
-        value = float(text)
+        return float(text), text
     except ValueError:
         raise FieldError(f"{what}: {text!r} is not a number") from None
+
+
+def parse_int(text: str, what: str, minimum: int | None = None, maximum: int | None = None,
+              allow_empty: bool = False):
+    value, text = _number(text, what, allow_empty, "a whole number")
+    if value is None:
+        return None
     if not math.isfinite(value) or value != int(value):
         raise FieldError(f"{what} must be a whole number, got {text}")
     value = int(value)
@@ -41,15 +49,9 @@ def parse_int(text: str, what: str, minimum: int | None = None, maximum: int | N
 
 def parse_float(text: str, what: str, minimum: float | None = None, maximum: float | None = None,
                 allow_empty: bool = False, strict_minimum: bool = False):
-    text = text.strip().replace("_", "").replace(" ", "")
-    if not text:
-        if allow_empty:
-            return None
-        raise FieldError(f"{what}: give a number")
-    try:
-        value = float(text)
-    except ValueError:
-        raise FieldError(f"{what}: {text!r} is not a number") from None
+    value, text = _number(text, what, allow_empty, "a number")
+    if value is None:
+        return None
     if not math.isfinite(value):
         raise FieldError(f"{what} must be a finite number, got {text}")
     if minimum is not None and (value < minimum or (strict_minimum and value == minimum)):
