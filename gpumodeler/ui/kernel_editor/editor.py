@@ -5,55 +5,35 @@ instruction palette on the left, the canvas in the middle, the property panel on
 and under the canvas the latency bound (formula in the loop variables and its value for
 the kernel's default variables) with a message strip for validation errors.
 
-Every user intent becomes one core command pushed through the Document; the scene follows
-the model's events. After every change the graph is analysed again (it takes milliseconds)
-and the critical path is highlighted.
+Every user intent becomes one core command pushed through the Document (:mod:`.editing`);
+the scene follows the model's events. After every change the graph is analysed again (it
+takes milliseconds) and the critical path is highlighted. The tool bar is built in
+:mod:`.toolbar`.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
-from PySide6.QtCore import QPointF, QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit, QSplitter,
-                               QToolBar, QVBoxLayout, QWidget)
-
-from gpumodeler.core.commands import (AddEdge, AddInstruction, AddKernel, AddLoop, Macro,
-                                      MoveInstructions, RemoveEdge, RemoveInstruction, RemoveLoop,
-                                      SetKernelProperties, UpdateEdge, UpdateInstruction, UpdateLoop)
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel_graph import EDGE_KINDS, Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
+from gpumodeler.core.kernel_graph import Edge, KernelGraph
 from gpumodeler.core.latency_bound import analyze, resolve_edge_latency
 from gpumodeler.core.latency_tables import TABLES, get_table
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo
-from ..launch_panel.fields import FieldError, clear_error, fmt_number, mark_error, parse_float
-from .items import EDGE_STYLES, NODE_H
-from .layout import ROW_SPACING, layered_layout
+from ..launch_panel.fields import clear_error, fmt_number
+from .editing import GraphEditing
 from .palette import Palette
 from .properties import PropertiesPanel
-from .scene import KIND_NAMES, KernelScene
+from .scene import KernelScene
+from .toolbar import build_toolbar
 from .view import KernelView
 
-DEFAULT_TABLE = "maxwell-gajger"
 STRIP_ERROR = "background: #fde8e8; color: #a00000; padding: 4px 8px; border-top: 1px solid #f3b4b4;"
 STRIP_INFO = "background: #eef3fb; color: #34495e; padding: 4px 8px; border-top: 1px solid #d5deea;"
 
 
-def _kind_icon(kind: str) -> QIcon:
-    colour, style = EDGE_STYLES[kind]
-    pm = QPixmap(28, 12)
-    pm.fill(Qt.transparent)
-    p = QPainter(pm)
-    p.setRenderHint(QPainter.Antialiasing)
-    p.setPen(QPen(colour, 2.2, style))
-    p.drawLine(2, 6, 26, 6)
-    p.end()
-    return QIcon(pm)
-
-
-class KernelEditor(DocumentBinding, QWidget):
+class KernelEditor(GraphEditing, DocumentBinding, QWidget):
     """The kernel graph editor for the kernels of ``document.project``."""
 
     def __init__(self, document, parent=None):
@@ -70,74 +50,7 @@ class KernelEditor(DocumentBinding, QWidget):
 
     # -- construction ----------------------------------------------------------------------
     def _build_ui(self) -> None:
-        self.toolbar = QToolBar("Kernel")
-        self.toolbar.setIconSize(QSize(28, 12))
-        self.kernel_combo = QComboBox()
-        self.kernel_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.kernel_combo.setMinimumContentsLength(12)
-        self.kernel_combo.setToolTip("The kernel to edit")
-        self.kernel_combo.activated.connect(self._on_kernel_chosen)
-        self.toolbar.addWidget(QLabel(" Kernel "))
-        self.toolbar.addWidget(self.kernel_combo)
-        self.new_action = self.toolbar.addAction("New", self.new_kernel)
-        self.new_action.setToolTip("Add an empty kernel to the project")
-        self.import_action = self.toolbar.addAction("Import…", self._on_import)
-        self.import_action.setToolTip("Read a kernel graph (gpumodeler-kernel JSON) into the project")
-        self.export_action = self.toolbar.addAction("Export…", self._on_export)
-        self.export_action.setToolTip("Write this kernel graph as gpumodeler-kernel JSON")
-        self.toolbar.addSeparator()
-        self.table_combo = QComboBox()
-        self.table_combo.addItem("(no table)", None)
-        for key, table in TABLES.items():
-            self.table_combo.addItem(table.name, key)
-            self.table_combo.setItemData(self.table_combo.count() - 1, table.source, Qt.ToolTipRole)
-        self.table_combo.setToolTip("Latency table: the architecture whose latencies fill the edges")
-        self.table_combo.activated.connect(self._on_table_chosen)
-        self.table_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-        self.table_combo.setMinimumContentsLength(16)
-        self.toolbar.addWidget(self.table_combo)
-        self.toolbar.addSeparator()
-        group = QActionGroup(self)
-        self.select_action = QAction("Select", self, checkable=True, checked=True)
-        self.select_action.setToolTip("Select and move (Shift+drag from an instruction draws an edge)")
-        self.connect_action = QAction("Connect", self, checkable=True)
-        self.connect_action.setToolTip("Drag from one instruction to another to add an edge of the chosen kind")
-        for a in (self.select_action, self.connect_action):
-            group.addAction(a)
-            self.toolbar.addAction(a)
-        self.select_action.toggled.connect(lambda on: self._set_mode("select" if on else "connect"))
-        self.kind_combo = QComboBox()
-        for kind in EDGE_KINDS:
-            self.kind_combo.addItem(_kind_icon(kind), kind, kind)
-            self.kind_combo.setItemData(self.kind_combo.count() - 1, KIND_NAMES[kind], Qt.ToolTipRole)
-        self.kind_combo.setToolTip("Kind of the edges you draw")
-        self.kind_combo.currentIndexChanged.connect(
-            lambda i: setattr(self.scene, "edge_kind", self.kind_combo.itemData(i)))
-        self.toolbar.addWidget(self.kind_combo)
-        self.toolbar.addSeparator()
-        self.loop_iterations = QLineEdit("a")
-        self.loop_iterations.setMaximumWidth(60)
-        self.loop_iterations.setToolTip("Iterations of the loop to make: a count or an expression (a, N/256)")
-        self.loop_action = QAction("Loop ×", self)
-        self.loop_action.setToolTip("Make the selected instructions a loop with this many iterations")
-        self.loop_action.triggered.connect(lambda: self.make_loop())
-        self.toolbar.addAction(self.loop_action)
-        self.toolbar.addWidget(self.loop_iterations)
-        self.toolbar.addSeparator()
-        self.layout_action = self.toolbar.addAction("Auto-layout", self.auto_layout)
-        self.layout_action.setToolTip("Program order downwards, loop bodies indented (undoable)")
-        self.fit_action = QAction("Fit", self)
-        self.fit_action.setShortcut(QKeySequence(Qt.Key_F))
-        self.fit_action.setShortcutContext(Qt.WidgetWithChildrenShortcut)
-        self.fit_action.setToolTip("Fit the graph in the view (F)")
-        self.fit_action.triggered.connect(lambda: self.view.fit())
-        self.toolbar.addAction(self.fit_action)
-        self.delete_action = QAction("Delete", self)
-        self.delete_action.setShortcuts([QKeySequence(QKeySequence.Delete), QKeySequence(Qt.Key_Backspace)])
-        self.delete_action.setShortcutContext(Qt.WidgetShortcut)
-        self.delete_action.setToolTip("Delete the selection (Del)")
-        self.delete_action.triggered.connect(self.delete_selection)
-        self.toolbar.addAction(self.delete_action)
+        build_toolbar(self)  # kernel_combo, table_combo, kind_combo, ... and their actions
 
         self.scene = KernelScene(self)
         self.view = KernelView(self.scene)
@@ -376,161 +289,8 @@ class KernelEditor(DocumentBinding, QWidget):
         self.message_strip.setStyleSheet(STRIP_ERROR if error else STRIP_INFO)
         self.message_strip.setVisible(bool(text))
 
-    # -- pushing commands ------------------------------------------------------------------
     def command_done(self) -> None:
         self.refresh_analysis()
-
-    def new_kernel(self) -> bool:
-        kid = self.project.new_id("k")
-        table = self.graph.latency_table if self.graph is not None else DEFAULT_TABLE
-        graph = KernelGraph(name=f"kernel {len(self.project.kernels) + 1}", latency_table=table)
-        return self.push(AddKernel(kid, graph))
-
-    def add_instruction(self, opcode: str, pos: QPointF | None = None) -> str | None:
-        """Place an instruction: at ``pos`` (its program order follows its height) or after
-        the last one."""
-        g = self.graph
-        if g is None:
-            self.show_message("Add a kernel first (New or Import…)", error=True)
-            return None
-        nid = g.new_id("i")
-        if pos is None:
-            ys = [ins.y for ins in g.instructions.values()]
-            xs = [ins.x for ins in g.instructions.values()]
-            x, y, index = (min(xs) if xs else 0.0), (max(ys) + ROW_SPACING if ys else 0.0), None
-        else:
-            x, y = pos.x() - 60, pos.y() - NODE_H / 2
-            index = sum(1 for ins in g.instructions.values() if ins.y < y)
-        try:
-            ins = Instruction.make(nid, opcode, x=float(round(x)), y=float(round(y)))
-        except ModelError as exc:
-            self.show_message(str(exc), error=True)
-            return None
-        return nid if self.push(AddInstruction(self.kernel_id, ins, index)) else None
-
-    def add_edge(self, src: str, dst: str, kind: str | None = None) -> str | None:
-        g = self.graph
-        if g is None:
-            return None
-        eid = g.new_id("e")
-        edge = Edge(eid, src, dst, kind or self.scene.edge_kind)
-        return eid if self.push(AddEdge(self.kernel_id, edge)) else None
-
-    def move_instructions(self, positions: dict, merge_key=None) -> bool:
-        return self.push(MoveInstructions(self.kernel_id, positions, merge_key=merge_key))
-
-    def make_loop(self, iterations: str | None = None) -> str | None:
-        g = self.graph
-        if g is None:
-            return None
-        nodes, _, _ = self.scene.selected_ids()
-        if not nodes:
-            self.show_message("Select the instructions of the loop body first", error=True)
-            return None
-        text = (iterations if iterations is not None else self.loop_iterations.text()).strip()
-        lid = g.new_id("loop")
-        try:
-            loop = Loop.make(lid, nodes, text or "1")
-        except ModelError as exc:
-            mark_error(self.loop_iterations, str(exc))
-            self.show_message(f"Loop iterations: {exc}", error=True)
-            return None
-        clear_error(self.loop_iterations)
-        return lid if self.push(AddLoop(self.kernel_id, loop)) else None
-
-    def delete_selection(self) -> bool:
-        nodes, edges, loops = self.scene.selected_ids()
-        if not (nodes or edges or loops):
-            return False
-        commands = [RemoveEdge(self.kernel_id, e) for e in edges]
-        commands += [RemoveLoop(self.kernel_id, lp) for lp in loops]
-        commands += [RemoveInstruction(self.kernel_id, n) for n in nodes]
-        count = len(commands)
-        return self.push(Macro(f"delete {count} item{'s' if count > 1 else ''}", commands))
-
-    def auto_layout(self) -> bool:
-        g = self.graph
-        if g is None or not g.instructions:
-            return False
-        positions = layered_layout(g)
-        if all((g.instructions[n].x, g.instructions[n].y) == p for n, p in positions.items()):
-            return False
-        cmd = MoveInstructions(self.kernel_id, positions)
-        cmd.text = "auto-layout"
-        ok = self.push(cmd)
-        if ok:
-            self.view.fit()
-        return ok
-
-    def set_variable(self, name: str, value: float | None) -> bool:
-        g = self.graph
-        variables = dict(g.variables)
-        if value is None:
-            variables.pop(name, None)
-        else:
-            variables[name] = int(value) if float(value).is_integer() else value
-        if variables == g.variables:
-            return False
-        return self.push(SetKernelProperties(self.kernel_id, variables=variables))
-
-    def set_latency_table(self, key: str | None) -> bool:
-        g = self.graph
-        if g is None or g.latency_table == key:
-            return False
-        return self.push(SetKernelProperties(self.kernel_id, latency_table=key))
-
-    # -- import / export -------------------------------------------------------------------
-    def import_kernel(self, path: str) -> str | None:
-        """Read a gpumodeler-kernel JSON file into the project; a bad file is refused with
-        the reason in the message strip."""
-        name = Path(path).name
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-            graph = from_dict(data)
-        except OSError as exc:
-            self.show_message(f"Cannot read {name}: {exc.strerror or exc}", error=True)
-            return None
-        except json.JSONDecodeError as exc:
-            self.show_message(f"{name} is not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
-                              error=True)
-            return None
-        except (ModelError, TypeError, ValueError, AttributeError) as exc:
-            self.show_message(f"{name} is not a valid kernel graph: {exc}", error=True)
-            return None
-        kid = self.project.new_id("k")
-        if not self.push(AddKernel(kid, graph)):
-            return None
-        self.set_kernel(kid)
-        self.show_message(f"Imported {graph.name} from {name}")
-        return kid
-
-    def export_kernel(self, path: str) -> bool:
-        g = self.graph
-        if g is None:
-            return False
-        try:
-            Path(path).write_text(json.dumps(to_dict(g), indent=2, ensure_ascii=False) + "\n",
-                                  encoding="utf-8")
-        except OSError as exc:
-            self.show_message(f"Cannot write {Path(path).name}: {exc.strerror or exc}", error=True)
-            return False
-        self.show_message(f"Exported {g.name} to {path}")
-        return True
-
-    def _on_import(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Import kernel graph", "",
-                                              "Kernel graphs (*.json);;All files (*)")
-        if path:
-            self.import_kernel(path)
-
-    def _on_export(self) -> None:
-        g = self.graph
-        if g is None:
-            return
-        path, _ = QFileDialog.getSaveFileName(self, "Export kernel graph", f"{g.name}.json",
-                                              "Kernel graphs (*.json)")
-        if path:
-            self.export_kernel(path)
 
     # -- user input handlers ---------------------------------------------------------------
     def _set_mode(self, mode: str) -> None:
@@ -539,44 +299,6 @@ class KernelEditor(DocumentBinding, QWidget):
 
     def _on_kernel_chosen(self, index: int) -> None:
         self.set_kernel(self.kernel_combo.itemData(index))
-
-    def _on_table_chosen(self, index: int) -> None:
-        self.set_latency_table(self.table_combo.itemData(index))
-
-    def _on_latency_edited(self, edge_id: str, text: str) -> None:
-        try:
-            value = parse_float(text, "latency (cycles)", 0.0, allow_empty=True)
-        except FieldError as exc:
-            self.show_message(str(exc), error=True)
-            return
-        if self.graph is not None and edge_id in self.graph.edges \
-                and self.graph.edges[edge_id].latency != value:
-            self.push(UpdateEdge(self.kernel_id, edge_id, latency=value), field="latency")
-
-    def _on_variable_edited(self, name: str) -> None:
-        field = self._variable_fields[name]
-        try:
-            value = parse_float(field.text(), f"variable {name}", allow_empty=True)
-        except FieldError as exc:
-            mark_error(field, str(exc))
-            self.show_message(str(exc), error=True)
-            return
-        clear_error(field)
-        self.set_variable(name, value)
-
-    def _on_property_edit(self, kind: str, item_id: str, changes: dict) -> None:
-        field = next(iter(changes))
-        if kind == "kernel":
-            cmd = SetKernelProperties(self.kernel_id, **changes)
-        elif kind == "instruction":
-            cmd = UpdateInstruction(self.kernel_id, item_id, **changes)
-        elif kind == "edge":
-            cmd = UpdateEdge(self.kernel_id, item_id, **changes)
-        elif kind == "loop":
-            cmd = UpdateLoop(self.kernel_id, item_id, **changes)
-        else:
-            return
-        self.push(cmd, field=field)
 
     # -- selection -------------------------------------------------------------------------
     def _on_scene_selection(self) -> None:
