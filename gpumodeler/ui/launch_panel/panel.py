@@ -4,41 +4,35 @@ Inputs (left): the launch, its GPU (placed GPUs of the system) and kernel, grid 
 size, block size, registers and shared memory (occupancy from the calculator, or an
 explicit override), λ, loop variables and the transfers. Each finished field edit is one
 ``UpdateItem("launches", ...)`` command; a value the model refuses stays in the field, red,
-with the reason under the form, and the model is unchanged.
+with the reason under the form, and the model is unchanged (what is checked before a push:
+:mod:`.checks`; the transfer rows: :mod:`.transfers`).
 
-Results (right) come from :func:`gpumodeler.core.project.evaluate_launch`, the same call
-the CLI's numbers come from. Sweeps and their plot are below (:mod:`.sweep`).
+Results (right, :mod:`.results`) come from :func:`gpumodeler.core.project.evaluate_launch`,
+the same call the CLI's numbers come from. Sweeps and their plot are below (:mod:`.sweep`).
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QGridLayout, QGroupBox,
-                               QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
-                               QScrollArea, QSplitter, QTableWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
+                               QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
 from gpumodeler.core.commands import AddItem, UpdateItem
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.expressions import parse
-from gpumodeler.core.latency_bound import analyze
 from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
-from gpumodeler.core.throughput import RESOURCES
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
-from ..plots.units import fmt_bytes, fmt_count, fmt_time
+from .checks import occupancy_problem, transfer_size_problem, variable_names
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
                      parse_float, parse_int)
+from .results import PredictionView, occupancy_text
 from .sweep import SweepPanel
+from .transfers import TransfersBox
 
-RESOURCE_NAMES = {"cuda_cores": "CUDA cores", "issue": "issue", "memory": "global memory",
-                  "sfu": "SFU", "fp64": "FP64", "shared_memory": "shared memory", "latency": "latency"}
-LIMIT_NAMES = {"warps": "warps", "registers": "registers", "shared_memory": "shared memory",
-               "blocks": "blocks per SM"}
 # core error items -> our field names
 ITEM_FIELDS = {"registers_per_thread": "registers", "static_shared_mem_bytes": "shared_mem",
                "shared_mem_bytes": "shared_mem", "grid_size": "size", "data_size": "size"}
-DIRECTIONS = (("host → device", "htod"), ("device → host", "dtoh"))
 
 
 class LaunchPanel(DocumentBinding, QWidget):
@@ -107,31 +101,12 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.variables_layout = QFormLayout(self.variables_box)
         il.addWidget(self.variables_box)
 
-        tbox = QGroupBox("Transfers (in sequence with the kernel)")
-        tl = QVBoxLayout(tbox)
-        self.transfer_table = QTableWidget(0, 3)
-        self.transfer_table.setHorizontalHeaderLabels(["Direction", "Bytes", "Link"])
-        self.transfer_table.horizontalHeaderItem(1).setToolTip(
-            "bytes (1.6e9) or an expression of the data size N and the launch variables (4*N)")
-        header = self.transfer_table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.Stretch)
-        header.setSectionResizeMode(2, QHeaderView.Interactive)
-        self.transfer_table.setColumnWidth(2, 150)
-        self.transfer_table.verticalHeader().setVisible(False)
-        self.transfer_table.setSelectionBehavior(QTableWidget.SelectRows)
-        self.transfer_table.setMinimumHeight(110)
-        tl.addWidget(self.transfer_table)
-        row = QHBoxLayout()
-        self.add_transfer_button = QPushButton("Add transfer")
-        self.add_transfer_button.clicked.connect(lambda: self.add_transfer())
-        self.remove_transfer_button = QPushButton("Remove")
-        self.remove_transfer_button.clicked.connect(self._remove_selected_transfer)
-        row.addWidget(self.add_transfer_button)
-        row.addWidget(self.remove_transfer_button)
-        row.addStretch(1)
-        tl.addLayout(row)
-        il.addWidget(tbox)
+        self.transfers = TransfersBox()
+        self.transfer_table = self.transfers.table
+        self.transfers.edited.connect(lambda row, changes: self._edit_transfer(row, **changes))
+        self.transfers.add_requested.connect(lambda: self.add_transfer())
+        self.transfers.remove_requested.connect(self._remove_selected_transfer)
+        il.addWidget(self.transfers)
         il.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -139,34 +114,14 @@ class LaunchPanel(DocumentBinding, QWidget):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         scroll.setMinimumWidth(440)
 
-        # results
-        results = QGroupBox("Prediction")
-        self.results_layout = QGridLayout(results)
-        self.results_layout.setColumnStretch(1, 1)
-        self.result_labels: dict[str, QLabel] = {}
-        rows = (("kernel_time", "Kernel time"), ("mode", "Mode"), ("latency_bound", "Latency bound"),
-                ("occupancy", "Occupancy"), ("warps", "Warps launched"),
-                ("warp_throughput", "Warp throughput"), ("cycles", "Cycles per warp"),
-                ("knee", "Mode changes at"), ("transfers", "Transfers"), ("total", "Total"))
-        for r, (key, title) in enumerate(rows):
-            t = QLabel(title)
-            t.setStyleSheet("color: #5f6368;")
-            t.setAlignment(Qt.AlignTop | Qt.AlignLeft)
-            v = QLabel("—")
-            v.setWordWrap(True)
-            v.setTextInteractionFlags(Qt.TextSelectableByMouse)
-            v.setTextFormat(Qt.RichText)
-            self.results_layout.addWidget(t, r, 0)
-            self.results_layout.addWidget(v, r, 1)
-            self.result_labels[key] = v
-        self.result_message = message_label()
-        self.results_layout.addWidget(self.result_message, len(rows), 0, 1, 2)
-        self.results_layout.setRowStretch(len(rows) + 1, 1)
+        self.prediction = PredictionView()
+        self.result_labels = self.prediction.labels
+        self.result_message = self.prediction.message
 
         self.sweep = SweepPanel(self)
 
         right = QSplitter(Qt.Vertical)
-        right.addWidget(results)
+        right.addWidget(self.prediction)
         right.addWidget(self.sweep)
         right.setStretchFactor(1, 1)
         right.setSizes([300, 420])
@@ -211,8 +166,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         self._pending = False
         launch = self.launch
         enabled = launch is not None
-        for w in (self.transfer_table, self.add_transfer_button, self.remove_transfer_button,
-                  self.variables_box):
+        for w in (self.transfers, self.variables_box):
             w.setEnabled(enabled)
         for w in self.form.widgets.values():
             w.setEnabled(enabled)
@@ -222,7 +176,7 @@ class LaunchPanel(DocumentBinding, QWidget):
                           "project a kernel).")
             self._show_result(None, self.error)
             self._fill_variables_empty()
-            self.transfer_table.setRowCount(0)
+            self.transfers.show_transfers((), ())
             self.sweep.set_launch(None)
             return
         gpus = [(d.label or d.device_name + (f"  ({d.id})" if d.label == "" else ""), d.id)
@@ -242,7 +196,9 @@ class LaunchPanel(DocumentBinding, QWidget):
         override.setEnabled(launch.occupancy_override is not None)
         override.setPlaceholderText("from the calculator" if launch.occupancy_override is None else "")
         self._fill_variables(launch)
-        self._fill_transfers(launch)
+        links = [(c.label or c.link_name, c.id) for c in self.project.connections_of(launch.gpu)] \
+            if launch.gpu else []
+        self.transfers.show_transfers(launch.transfers, links)
         self.evaluate()
         # a launch shown for the first time runs its first saved sweep (the sweep panel's
         # choices follow the launch's variables otherwise)
@@ -280,75 +236,13 @@ class LaunchPanel(DocumentBinding, QWidget):
             return
         self._show_result(self.result, "")
 
-    # -- results ---------------------------------------------------------------------------
     def _show_result(self, r, message: str) -> None:
-        L = self.result_labels
-        self._show_occupancy(r)
-        if r is None:
-            for v in L.values():
-                v.setText("—")
-            self.result_message.setText(message)
-            self.result_message.setVisible(bool(message))
-            return
-        self.result_message.setVisible(False)
-        p, k, tb = r.prediction, r.prediction.kernel, r.prediction.throughput
-        L["kernel_time"].setText(f"<b>{fmt_time(k.time_s)}</b>  ({fmt_count(k.time_cycles)} cycles, λ = {k.lam:g})")
-        limiting = RESOURCE_NAMES.get(k.limiting_resource, k.limiting_resource)
-        L["mode"].setText(f"<b>{k.mode}-bound</b>, limited by {limiting}")
-        L["latency_bound"].setText(f"{r.latency_bound_formula} = {r.latency_bound_cycles:g} cycles per warp")
-        L["occupancy"].setText(f"{r.occupancy_warps_per_sm:g} warps/SM"
-                               + ("" if r.occupancy_detail else " (override)"))
-        L["warps"].setText(f"{fmt_count(k.warps_launched)} in {fmt_count(r.grid_size)} blocks")
-        L["warp_throughput"].setText(
-            f"{k.warp_throughput:.4g} warps/cycle/SM = min(occupancy/latency {k.latency_throughput:.4g}, "
-            f"throughput bound {k.throughput_bound:.4g})")
-        cells = []
-        for res in RESOURCES:
-            v = tb.cycles_per_warp[res]
-            if v:
-                name = RESOURCE_NAMES[res]
-                cells.append(f"<b>{name} {v:.4g}</b>" if res == tb.binding else f"{name} {v:.4g}")
-        L["cycles"].setText(" · ".join(cells) + f"  (binding: {RESOURCE_NAMES.get(tb.binding, tb.binding)})")
-        L["knee"].setText(f"occupancy {k.knee_occupancy:.4g} warps/SM "
-                          f"(latency-bound below it, throughput-bound above)")
-        if p.transfers:
-            lines = [f"{'host → device' if d == 'htod' else 'device → host'} {fmt_bytes(n)}: {fmt_time(t)}"
-                     for (d, n), t in zip(p.transfers, p.transfer_times_s)]
-            L["transfers"].setText("<br>".join(lines) + (f"<br><span style='color:#5f6368'>over {r.link.name}</span>"
-                                                        if r.link else ""))
-        else:
-            L["transfers"].setText("none")
-        L["total"].setText(f"<b>{fmt_time(p.total_time_s)}</b>")
+        self.occupancy_label.setText(occupancy_text(r))
+        self.prediction.show_result(r, message)
 
-    def _show_occupancy(self, r) -> None:
-        launch = self.launch
-        if r is None or launch is None:
-            self.occupancy_label.setText("")
-            return
-        d = r.occupancy_detail
-        if d is None:
-            self.occupancy_label.setText(f"{r.occupancy_warps_per_sm:g} warps/SM (override)")
-            return
-        limits = ", ".join(LIMIT_NAMES.get(x, x) for x in d.limited_by)
-        self.occupancy_label.setText(
-            f"{d.active_warps_per_sm} warps/SM ({d.occupancy * 100:.0f} %), limited by {limits}; "
-            f"{d.active_blocks_per_sm} blocks/SM")
-
-    # -- variables and transfers -----------------------------------------------------------
-    def _variable_names(self, launch) -> list[str]:
-        names = set(launch.variables)
-        graph = self.project.kernels.get(launch.kernel)
-        if graph is not None:
-            names |= set(graph.variables)
-            try:
-                names |= set(analyze(graph).variables)
-            except ModelError:
-                pass
-        names.discard("N")
-        return sorted(names)
-
+    # -- variables -------------------------------------------------------------------------
     def _fill_variables(self, launch) -> None:
-        names = self._variable_names(launch)
+        names = variable_names(self.project, launch)
         if list(self._variable_fields) != names:
             while self.variables_layout.rowCount():
                 self.variables_layout.removeRow(0)
@@ -376,33 +270,6 @@ class LaunchPanel(DocumentBinding, QWidget):
         self._variable_fields = {}
         self.variables_box.setVisible(False)
 
-    def _fill_transfers(self, launch) -> None:
-        table = self.transfer_table
-        table.blockSignals(True)
-        table.setRowCount(len(launch.transfers))
-        links = [("(the GPU's host link)", None)]
-        if launch.gpu:
-            for c in self.project.connections_of(launch.gpu):
-                links.append((c.label or c.link_name, c.id))
-        for row, t in enumerate(launch.transfers):
-            d = QComboBox()
-            for text, value in DIRECTIONS:
-                d.addItem(text, value)
-            d.setCurrentIndex(0 if t.direction == "htod" else 1)
-            d.activated.connect(lambda i, r=row, w=d: self._edit_transfer(r, direction=w.itemData(i)))
-            size = QLineEdit(t.size)
-            size.setObjectName(f"transfer_size_{row}")
-            size.editingFinished.connect(lambda r=row, w=size: self._edit_transfer(r, size=w.text().strip()))
-            link = QComboBox()
-            for text, value in links:
-                link.addItem(text, value)
-            link.setCurrentIndex(max(link.findData(t.connection), 0) if t.connection else 0)
-            link.activated.connect(lambda i, r=row, w=link: self._edit_transfer(r, connection=w.itemData(i)))
-            table.setCellWidget(row, 0, d)
-            table.setCellWidget(row, 1, size)
-            table.setCellWidget(row, 2, link)
-        table.blockSignals(False)
-
     # -- editing ---------------------------------------------------------------------------
     def _parse_size(self, text: str):
         mode = self.form.values.get("size_mode", "data")
@@ -417,7 +284,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         if launch is None:
             return False
         field = field or next(iter(changes))
-        reason = self._feasibility(replace(launch, **changes))
+        reason = occupancy_problem(self.project, self.document.gpu_spec, replace(launch, **changes))
         if reason:
             self.refuse(field, reason)
             return False
@@ -439,26 +306,6 @@ class LaunchPanel(DocumentBinding, QWidget):
             self.form.show_error(None, message)
         else:
             self.form.show_error(None, message)
-
-    def _feasibility(self, candidate: LaunchConfig) -> str:
-        """Why the launch cannot run (checked before the edit is pushed), or ''."""
-        try:
-            candidate.checked()
-        except ModelError:
-            return ""  # the command refuses it with the model's message
-        if candidate.occupancy_override is None and candidate.gpu in self.project.devices:
-            try:
-                gpu = self.document.gpu_spec(self.project.devices[candidate.gpu].device_name)
-            except (ModelError, LookupError):
-                return ""
-            if gpu.compute_capability:
-                from gpumodeler.core.occupancy import occupancy
-                try:
-                    occupancy(gpu.compute_capability, candidate.block_size, candidate.registers,
-                              candidate.shared_mem)
-                except ModelError as exc:
-                    return str(exc)
-        return ""
 
     def _on_committed(self, name: str, value) -> None:
         launch = self.launch
@@ -510,7 +357,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         if new == old:
             return
         if "size" in changes:
-            reason = self._size_problem(changes["size"], launch)
+            reason = transfer_size_problem(self.project, launch, changes["size"])
             if reason:
                 self.refuse(f"transfer_size_{row}", reason)
                 return
@@ -518,23 +365,6 @@ class LaunchPanel(DocumentBinding, QWidget):
         transfers[row] = new
         self.update_launch(f"transfer_size_{row}" if "size" in changes else "transfers",
                            transfers=tuple(transfers))
-
-    def _size_problem(self, text: str, launch) -> str:
-        if not text:
-            return "transfer size: give bytes (1.6e9) or an expression of N (4*N)"
-        try:
-            expr = parse(text)
-        except ModelError as exc:
-            return f"transfer size: {exc}"
-        known = {"N"} | set(self._variable_names(launch))
-        graph = self.project.kernels.get(launch.kernel)
-        if graph is not None:
-            known |= set(graph.variables)
-        unknown = sorted(expr.variables - known)
-        if unknown:
-            return (f"transfer size {text!r}: unknown variable(s) {', '.join(unknown)}; use N (the data "
-                    f"size) or the launch variables ({', '.join(sorted(known))})")
-        return ""
 
     def add_transfer(self, direction: str = "htod", size: str | None = None) -> bool:
         launch = self.launch
@@ -545,8 +375,9 @@ class LaunchPanel(DocumentBinding, QWidget):
 
     def _remove_selected_transfer(self) -> None:
         launch = self.launch
-        rows = sorted({i.row() for i in self.transfer_table.selectedIndexes()})
-        row = rows[0] if rows else (len(launch.transfers) - 1 if launch and launch.transfers else None)
+        row = self.transfers.selected_row()
+        if row is None and launch is not None and launch.transfers:
+            row = len(launch.transfers) - 1
         if launch is None or row is None:
             return
         transfers = tuple(t for i, t in enumerate(launch.transfers) if i != row)

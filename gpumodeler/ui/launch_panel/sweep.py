@@ -3,35 +3,33 @@
 Pick the variable (block size, occupancy, data size, a loop variable, or GPUs from the
 catalog) and a range; the sweep runs in the background on a snapshot (progress bar,
 Cancel) and the plot shows kernel and total time. Measured points imported from CSV
-(columns: the swept variable and ``measured_s``; optional ``what`` = kernel | total) are
-stored as Measurement items and overlaid with their relative error. The definition is
+(:mod:`.measurements`: the swept variable and ``measured_s``; optional ``what`` = kernel |
+total) are stored as Measurement items and overlaid with their relative error. The definition is
 saved in the project as a SweepDef. Plot export: PNG, SVG, CSV.
 """
 from __future__ import annotations
 
-import csv
 import math
 from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtGui import QAction
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QFileDialog, QHBoxLayout, QLabel, QLineEdit,
-                               QMenu, QProgressBar, QPushButton, QSpinBox, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import QFileDialog, QLabel, QVBoxLayout, QWidget
 
 from gpumodeler.core.commands import AddItem, Macro
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.project import Measurement, SweepDef
+from gpumodeler.core.launch_sweep import make_snapshot, variable_label
+from gpumodeler.core.project import SweepDef
 
 from .. import workers
 from ..plots.sweep_plot import SweepPlot
+from .checks import variable_names
 from .fields import FieldError, clear_error, fmt_number, mark_error, message_label, parse_float
-from gpumodeler.core.launch_sweep import LAUNCH_VARIABLES, make_snapshot, relative_errors, variable_label
+from .controls import build_controls
+from .measurements import (MeasurementsRefused, column_for, compare, measured_points,
+                           measurements_from_rows, read_csv)
+from .ranges import SweepRange, default_range, range_of, range_values
 
-MEASURED_COLUMN = "measured_s"
-ALIASES = {"data_size": ("data_size", "N"), "block_size": ("block_size", "block"),
-           "occupancy": ("occupancy", "warps_per_sm")}
 STATUS_STYLE = "color: #34495e; padding: 2px 0;"
 
 
@@ -58,61 +56,7 @@ class SweepPanel(QWidget):
         return self.panel.document.project
 
     def _build_ui(self) -> None:
-        self.variable_combo = QComboBox()
-        self.variable_combo.setToolTip("The variable to sweep")
-        self.variable_combo.activated.connect(lambda i: self._variable_chosen())
-        self.from_edit, self.to_edit = QLineEdit(), QLineEdit()
-        for w in (self.from_edit, self.to_edit):
-            w.setMaximumWidth(90)
-        self.points_spin = QSpinBox()
-        self.points_spin.setRange(1, 100_000)
-        self.points_spin.setValue(32)
-        self.points_spin.setToolTip("number of points")
-        self.log_check = QCheckBox("log")
-        self.log_check.setToolTip("logarithmic spacing and axis")
-        self.gpus_button = QPushButton("Compare GPUs")  # a push button leaves room for its arrow
-        self.gpus_button.setToolTip("GPUs from the catalog, one curve each (none: the launch's GPU)")
-        self.gpus_menu = QMenu(self)
-        self.gpus_button.setMenu(self.gpus_menu)
-        self.gpu_actions: dict[str, QAction] = {}
-        self.run_button = QPushButton("Run sweep")
-        self.run_button.clicked.connect(self.run)
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(self.cancel)
-        self.cancel_button.setEnabled(False)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.setMaximumWidth(140)
-        self.progress.setVisible(False)
-        row1 = QHBoxLayout()
-        for w in (QLabel("Sweep"), self.variable_combo, QLabel("from"), self.from_edit, QLabel("to"),
-                  self.to_edit, QLabel("points"), self.points_spin, self.log_check, self.gpus_button,
-                  self.run_button, self.cancel_button, self.progress):
-            row1.addWidget(w)
-        row1.addStretch(1)
-
-        self.saved_combo = QComboBox()
-        self.saved_combo.setToolTip("Sweeps saved with this launch")
-        self.saved_combo.activated.connect(lambda i: self.load_sweep(self.saved_combo.itemData(i)))
-        self.save_button = QPushButton("Save sweep")
-        self.save_button.clicked.connect(self.save_sweep)
-        self.import_button = QPushButton("Import measured…")
-        self.import_button.setToolTip("CSV with the swept variable and measured_s columns")
-        self.import_button.clicked.connect(self._on_import)
-        self.png_button = QPushButton("PNG…")
-        self.svg_button = QPushButton("SVG…")
-        self.csv_button = QPushButton("CSV…")
-        self.png_button.clicked.connect(lambda: self._on_export("png"))
-        self.svg_button.clicked.connect(lambda: self._on_export("svg"))
-        self.csv_button.clicked.connect(lambda: self._on_export("csv"))
-        row2 = QHBoxLayout()
-        for w in (QLabel("Saved"), self.saved_combo, self.save_button, self.import_button):
-            row2.addWidget(w)
-        row2.addStretch(1)
-        row2.addWidget(QLabel("Export"))
-        for w in (self.png_button, self.svg_button, self.csv_button):
-            row2.addWidget(w)
-
+        row1, row2 = build_controls(self)  # variable_combo, from_edit, ..., run_button, saved_combo, ...
         self.plot = SweepPlot()
         self.plot.setMinimumHeight(240)
         self.status = QLabel()
@@ -160,7 +104,7 @@ class SweepPanel(QWidget):
         for v in ("block_size", "occupancy", "data_size"):
             self.variable_combo.addItem(variable_label(v), v)
         if launch is not None:
-            for name in self.panel._variable_names(launch):
+            for name in variable_names(self.project, launch):
                 self.variable_combo.addItem(f"{name} (loop variable)", name)
         self.variable_combo.addItem("GPU (compare)", "gpu")
         i = self.variable_combo.findData(current)
@@ -215,31 +159,21 @@ class SweepPanel(QWidget):
     def _variable_chosen(self) -> None:
         """Default range for the variable around the launch's own value."""
         launch = self.project.launches.get(self.launch_id) if self.launch_id else None
+        graph = self.project.kernels.get(launch.kernel) if launch else None
+        result = self.panel.result
+        top = result.occupancy_detail.max_warps_per_sm if result and result.occupancy_detail else 64
         var = self.variable
-        log, lo, hi, n = False, 1.0, 100.0, 50
-        if var == "block_size":
-            lo, hi, n = 32, 1024, 32
-        elif var == "occupancy":
-            result = self.panel.result
-            top = result.occupancy_detail.max_warps_per_sm if result and result.occupancy_detail else 64
-            lo, hi, n = 1, top, int(top)
-        elif var == "data_size":
-            N = launch.data_size if launch and launch.data_size else 1_000_000
-            lo, hi, n, log = max(1, N // 10_000), N, 60, True
-        elif var != "gpu" and launch is not None:
-            graph = self.project.kernels.get(launch.kernel)
-            current = launch.variables.get(var, graph.variables.get(var) if graph else None)
-            current = float(current) if current is not None else 50.0
-            hi = max(2 * current, 1.0)
-            lo, n = 0, int(min(hi + 1, 513)) if float(hi).is_integer() else 200
-        self.from_edit.setText(fmt_number(float(lo)))
-        self.to_edit.setText(fmt_number(float(hi)))
-        self.points_spin.setValue(int(n))
-        self.log_check.setChecked(log)
+        self._show_range(default_range(var, launch, graph, top))
         numeric = var != "gpu"
         for w in (self.from_edit, self.to_edit, self.points_spin, self.log_check):
             w.setEnabled(numeric)
             clear_error(w)
+
+    def _show_range(self, r: SweepRange) -> None:
+        self.from_edit.setText(fmt_number(float(r.lo)))
+        self.to_edit.setText(fmt_number(float(r.hi)))
+        self.points_spin.setValue(int(r.points))
+        self.log_check.setChecked(r.log)
 
     # -- running ---------------------------------------------------------------------------
     def values(self) -> np.ndarray:
@@ -255,32 +189,11 @@ class SweepPanel(QWidget):
             except FieldError as exc:
                 mark_error(w, str(exc))
                 raise
-        lo, hi, n = fields["from"], fields["to"], self.points_spin.value()
-        if self.log_check.isChecked():
-            if lo <= 0 or hi <= 0:
-                mark_error(self.from_edit if lo <= 0 else self.to_edit, "log spacing needs values > 0")
-                raise FieldError("a logarithmic sweep needs from and to > 0")
-            values = np.geomspace(lo, hi, n)
-        else:
-            values = np.linspace(lo, hi, n)
-        if var in ("block_size", "data_size"):
-            values = np.unique(np.round(values))
-        return values
-
-    def _measured(self):
-        """(x, time_s, what, ids) of this launch's measurements of the current variable."""
-        keys = ALIASES.get(self.variable, (self.variable,))
-        xs, ts, whats = [], [], []
-        for m in self.project.measurements.values():
-            if m.launch != self.launch_id or m.what not in ("kernel", "total"):
-                continue
-            key = next((k for k in keys if k in m.parameters), None)
-            if key is None:
-                continue
-            xs.append(float(m.parameters[key]))
-            ts.append(float(m.time_s))
-            whats.append(m.what)
-        return np.array(xs), np.array(ts), np.array(whats, dtype=object)
+        r = SweepRange(fields["from"], fields["to"], self.points_spin.value(), self.log_check.isChecked())
+        if r.log and (r.lo <= 0 or r.hi <= 0):
+            mark_error(self.from_edit if r.lo <= 0 else self.to_edit, "log spacing needs values > 0")
+            raise FieldError("a logarithmic sweep needs from and to > 0")
+        return range_values(var, r)
 
     def run(self) -> bool:
         """Snapshot the launch and sweep it in the background; False if it cannot start."""
@@ -293,7 +206,7 @@ class SweepPanel(QWidget):
         except FieldError as exc:
             self._fail(str(exc))
             return False
-        mx, mt, mw = self._measured()
+        mx, mt, mw = measured_points(self.project, self.launch_id, self.variable)
         devices = self.chosen_gpus()
         if self.variable == "gpu" and not devices:
             self._fail("choose the GPUs to compare (Compare GPUs)")
@@ -375,19 +288,10 @@ class SweepPanel(QWidget):
         title = kernel.name if kernel else ""
         if len(result.curves) == 1 and result.variable != "gpu":
             title += f" on {result.curves[0].label}"
-        measurements = None
-        mx, mt, mw = measured
-        notes = []
-        if mx.size and result.curves and result.variable != "gpu":
-            c = result.curves[0]
-            predicted = np.where(mw == "total", c.measured_total_s, c.measured_kernel_s)
-            err = relative_errors(predicted, mt)
-            measurements = (mx, mt, predicted, err, mw)
-            finite = np.isfinite(err)
-            if finite.any():
-                notes.append(f"{mx.size} measured point(s) vs {c.label}: mean absolute error "
-                             f"{np.mean(np.abs(err[finite])) * 100:.1f} %, largest "
-                             f"{np.max(np.abs(err[finite])) * 100:.1f} % (hover a point for its error)")
+        measurements, notes = None, []
+        if measured[0].size and result.curves and result.variable != "gpu":
+            measurements, note = compare(result.curves[0], measured)
+            notes += [note] if note else []
         self.plot.show_result(result, variable_label(result.variable), title,
                               log_x=self.log_check.isChecked(), measurements=measurements)
         for c in result.curves:
@@ -457,13 +361,7 @@ class SweepPanel(QWidget):
             return False
         self.set_gpus(s.devices)
         if s.values:
-            v = np.asarray(s.values, dtype=float)
-            self.from_edit.setText(fmt_number(float(v.min())))
-            self.to_edit.setText(fmt_number(float(v.max())))
-            self.points_spin.setValue(int(v.size))
-            ratios = v[1:] / v[:-1] if v.size > 2 and np.all(v > 0) else None
-            self.log_check.setChecked(bool(ratios is not None and np.allclose(ratios, ratios[0], rtol=1e-3)
-                                           and not np.allclose(np.diff(v), np.diff(v)[0], rtol=1e-3)))
+            self._show_range(range_of(s.values))
         return self.run()
 
     # -- measurements ----------------------------------------------------------------------
@@ -472,51 +370,17 @@ class SweepPanel(QWidget):
         0 with a message when the file is refused."""
         name = Path(path).name
         try:
-            with open(path, newline="", encoding="utf-8-sig") as fh:
-                rows = list(csv.DictReader(fh))
-        except (OSError, UnicodeDecodeError, csv.Error) as exc:
-            self._fail(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}")
+            rows, columns = read_csv(path, name)
+            others = [self.variable_combo.itemData(i) for i in range(self.variable_combo.count())]
+            variable, column = column_for(columns, self.variable, others)
+            if variable != self.variable:  # the file names another sweepable variable: switch to it
+                self.set_variable(variable)
+            found = measurements_from_rows(rows, columns, column, variable, self.launch_id,
+                                           self.project.measurements, name)
+        except MeasurementsRefused as exc:
+            self._fail(str(exc))
             return 0
-        if not rows:
-            self._fail(f"{name} has no data rows (expected a header and one row per measurement)")
-            return 0
-        columns = [c.strip() for c in rows[0].keys() if c]
-        keys = ALIASES.get(self.variable, (self.variable,))
-        column = next((k for k in keys if k in columns), None)
-        if column is None:  # the file names another sweepable variable: switch to it
-            for v in [self.variable_combo.itemData(i) for i in range(self.variable_combo.count())]:
-                if v and v != "gpu":
-                    column = next((k for k in ALIASES.get(v, (v,)) if k in columns), None)
-                    if column is not None:
-                        self.set_variable(v)
-                        break
-        if column is None or MEASURED_COLUMN not in columns:
-            missing = [c for c in ((None if column else self.variable), MEASURED_COLUMN if MEASURED_COLUMN
-                                   not in columns else None) if c]
-            self._fail(f"{name}: missing column(s) {', '.join(missing)}; the file needs the swept "
-                       f"variable ({self.variable}) and {MEASURED_COLUMN} (seconds); it has: {', '.join(columns)}")
-            return 0
-        commands, next_n = [], 1
-        taken = set(self.project.measurements)
-        for line, row in enumerate(rows, start=2):
-            row = {(k or "").strip(): (v or "").strip() for k, v in row.items()}
-            try:
-                x = parse_float(row.get(column, ""), f"line {line}: {column}")
-                t = parse_float(row.get(MEASURED_COLUMN, ""), f"line {line}: {MEASURED_COLUMN}", 0.0,
-                                strict_minimum=True)
-            except FieldError as exc:
-                self._fail(f"{name}: {exc}")
-                return 0
-            what = row.get("what") or "kernel"
-            if what not in ("kernel", "total"):
-                self._fail(f"{name}: line {line}: what must be kernel or total, got {what!r}")
-                return 0
-            while f"m{next_n}" in taken:
-                next_n += 1
-            mid = f"m{next_n}"
-            taken.add(mid)
-            commands.append(AddItem("measurements", Measurement(mid, self.launch_id, what,
-                                                                {self.variable: x}, t, source=name)))
+        commands = [AddItem("measurements", m) for m in found]
         n = len(commands)
         if not self.panel.push(Macro(f"import {n} measurement{'s' if n > 1 else ''}", commands)):
             return 0

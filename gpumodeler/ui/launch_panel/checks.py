@@ -1,0 +1,66 @@
+"""What the launch panel checks before it pushes an edit, so a bad value is refused at its
+field with a reason: the variables a launch's expressions may name, a transfer size, whether
+the GPU can run the block at all. Plain functions of the project (no Qt).
+"""
+from __future__ import annotations
+
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.expressions import parse
+from gpumodeler.core.latency_bound import analyze
+
+
+def variable_names(project, launch) -> list[str]:
+    """The loop variables of ``launch``: its own, its kernel's and those its latency bound
+    needs (N, the data size, is not one)."""
+    names = set(launch.variables)
+    graph = project.kernels.get(launch.kernel)
+    if graph is not None:
+        names |= set(graph.variables)
+        try:
+            names |= set(analyze(graph).variables)
+        except ModelError:
+            pass
+    names.discard("N")
+    return sorted(names)
+
+
+def transfer_size_problem(project, launch, text: str) -> str:
+    """Why ``text`` is not a transfer size of ``launch`` (bytes or an expression of N and
+    the launch variables), or ''."""
+    if not text:
+        return "transfer size: give bytes (1.6e9) or an expression of N (4*N)"
+    try:
+        expr = parse(text)
+    except ModelError as exc:
+        return f"transfer size: {exc}"
+    known = {"N"} | set(variable_names(project, launch))
+    unknown = sorted(expr.variables - known)
+    if unknown:
+        return (f"transfer size {text!r}: unknown variable(s) {', '.join(unknown)}; use N (the data "
+                f"size) or the launch variables ({', '.join(sorted(known))})")
+    return ""
+
+
+def occupancy_problem(project, gpu_spec, candidate) -> str:
+    """Why the GPU of launch ``candidate`` cannot run one of its blocks (the occupancy
+    calculator's reason), or ''. Other problems are left to the command, which refuses them
+    with the model's message. ``gpu_spec``: catalog name -> GPUSpec."""
+    try:
+        candidate.checked()
+    except ModelError:
+        return ""
+    if candidate.occupancy_override is not None or candidate.gpu not in project.devices:
+        return ""
+    try:
+        gpu = gpu_spec(project.devices[candidate.gpu].device_name)
+    except (ModelError, LookupError):
+        return ""
+    if not gpu.compute_capability:
+        return ""
+    from gpumodeler.core.occupancy import occupancy  # when first needed, as evaluate_launch does
+    try:
+        occupancy(gpu.compute_capability, candidate.block_size, candidate.registers,
+                  candidate.shared_mem)
+    except ModelError as exc:
+        return str(exc)
+    return ""

@@ -1,0 +1,99 @@
+"""The launch panel's results: the prediction of one launch, row by row, or why there is none.
+
+It shows a :class:`~gpumodeler.core.project.LaunchResult` (from ``evaluate_launch``, the
+call the CLI's numbers come from) and computes nothing.
+"""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel
+
+from gpumodeler.core.throughput import RESOURCES
+
+from ..plots.units import fmt_bytes, fmt_count, fmt_time
+from .fields import message_label
+
+RESOURCE_NAMES = {"cuda_cores": "CUDA cores", "issue": "issue", "memory": "global memory",
+                  "sfu": "SFU", "fp64": "FP64", "shared_memory": "shared memory", "latency": "latency"}
+LIMIT_NAMES = {"warps": "warps", "registers": "registers", "shared_memory": "shared memory",
+               "blocks": "blocks per SM"}
+ROWS = (("kernel_time", "Kernel time"), ("mode", "Mode"), ("latency_bound", "Latency bound"),
+        ("occupancy", "Occupancy"), ("warps", "Warps launched"),
+        ("warp_throughput", "Warp throughput"), ("cycles", "Cycles per warp"),
+        ("knee", "Mode changes at"), ("transfers", "Transfers"), ("total", "Total"))
+
+
+class PredictionView(QGroupBox):
+    """The "Prediction" box: ``labels`` (one value label per row of :data:`ROWS`) and
+    ``message`` (why there is no prediction)."""
+
+    def __init__(self, parent=None):
+        super().__init__("Prediction", parent)
+        grid = QGridLayout(self)
+        grid.setColumnStretch(1, 1)
+        self.labels: dict[str, QLabel] = {}
+        for r, (key, title) in enumerate(ROWS):
+            t = QLabel(title)
+            t.setStyleSheet("color: #5f6368;")
+            t.setAlignment(Qt.AlignTop | Qt.AlignLeft)
+            v = QLabel("—")
+            v.setWordWrap(True)
+            v.setTextInteractionFlags(Qt.TextSelectableByMouse)
+            v.setTextFormat(Qt.RichText)
+            grid.addWidget(t, r, 0)
+            grid.addWidget(v, r, 1)
+            self.labels[key] = v
+        self.message = message_label()
+        grid.addWidget(self.message, len(ROWS), 0, 1, 2)
+        grid.setRowStretch(len(ROWS) + 1, 1)
+
+    def show_result(self, r, message: str = "") -> None:
+        """Show result ``r``, or dashes and ``message`` when it is None."""
+        L = self.labels
+        if r is None:
+            for v in L.values():
+                v.setText("—")
+            self.message.setText(message)
+            self.message.setVisible(bool(message))
+            return
+        self.message.setVisible(False)
+        p, k, tb = r.prediction, r.prediction.kernel, r.prediction.throughput
+        L["kernel_time"].setText(f"<b>{fmt_time(k.time_s)}</b>  ({fmt_count(k.time_cycles)} cycles, λ = {k.lam:g})")
+        limiting = RESOURCE_NAMES.get(k.limiting_resource, k.limiting_resource)
+        L["mode"].setText(f"<b>{k.mode}-bound</b>, limited by {limiting}")
+        L["latency_bound"].setText(f"{r.latency_bound_formula} = {r.latency_bound_cycles:g} cycles per warp")
+        L["occupancy"].setText(f"{r.occupancy_warps_per_sm:g} warps/SM"
+                               + ("" if r.occupancy_detail else " (override)"))
+        L["warps"].setText(f"{fmt_count(k.warps_launched)} in {fmt_count(r.grid_size)} blocks")
+        L["warp_throughput"].setText(
+            f"{k.warp_throughput:.4g} warps/cycle/SM = min(occupancy/latency {k.latency_throughput:.4g}, "
+            f"throughput bound {k.throughput_bound:.4g})")
+        cells = []
+        for res in RESOURCES:
+            v = tb.cycles_per_warp[res]
+            if v:
+                name = RESOURCE_NAMES[res]
+                cells.append(f"<b>{name} {v:.4g}</b>" if res == tb.binding else f"{name} {v:.4g}")
+        L["cycles"].setText(" · ".join(cells) + f"  (binding: {RESOURCE_NAMES.get(tb.binding, tb.binding)})")
+        L["knee"].setText(f"occupancy {k.knee_occupancy:.4g} warps/SM "
+                          f"(latency-bound below it, throughput-bound above)")
+        if p.transfers:
+            lines = [f"{'host → device' if d == 'htod' else 'device → host'} {fmt_bytes(n)}: {fmt_time(t)}"
+                     for (d, n), t in zip(p.transfers, p.transfer_times_s)]
+            L["transfers"].setText("<br>".join(lines) + (f"<br><span style='color:#5f6368'>over {r.link.name}</span>"
+                                                        if r.link else ""))
+        else:
+            L["transfers"].setText("none")
+        L["total"].setText(f"<b>{fmt_time(p.total_time_s)}</b>")
+
+
+def occupancy_text(r) -> str:
+    """What the occupancy calculator found for result ``r`` ('' without one)."""
+    if r is None:
+        return ""
+    d = r.occupancy_detail
+    if d is None:
+        return f"{r.occupancy_warps_per_sm:g} warps/SM (override)"
+    limits = ", ".join(LIMIT_NAMES.get(x, x) for x in d.limited_by)
+    return (f"{d.active_warps_per_sm} warps/SM ({d.occupancy * 100:.0f} %), limited by {limits}; "
+            f"{d.active_blocks_per_sm} blocks/SM")
