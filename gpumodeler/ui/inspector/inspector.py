@@ -161,7 +161,7 @@ class PropertyInspector(DocumentBinding, QWidget):
             self.tree.expandToDepth(-1)
             self.tree.resizeColumnToContents(0)
             self.tree.setColumnWidth(0, min(max(self.tree.columnWidth(0), 150), 215))
-            self.tree.setColumnWidth(1, 105)
+            self.tree.setColumnWidth(1, 115)
             self.tree.setColumnWidth(2, 50)
         finally:
             self._updating = False
