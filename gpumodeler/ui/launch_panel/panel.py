@@ -221,7 +221,8 @@ class LaunchPanel(DocumentBinding, QWidget):
         """Predict the launch (evaluate_launch) and show the numbers or the reason why not."""
         try:
             self.result = evaluate_launch(self.project, self.launch_id, self.document.gpu_spec,
-                                          self.document.link_spec)
+                                          self.document.link_spec,
+                                          table_lookup=self.document.latency_table)
             self.error = ""
         except ModelError as exc:
             self.result, self.error = None, str(exc)

@@ -213,7 +213,8 @@ class SweepPanel(QWidget):
             return False
         try:
             snap = make_snapshot(self.project, self.launch_id, self.document.gpu_spec, self.document.link_spec,
-                                 self.variable, values, devices=devices, measured_x=mx)
+                                 self.variable, values, devices=devices, measured_x=mx,
+                                 table_lookup=self.document.latency_table)
         except (ModelError, LookupError) as exc:
             self._fail(f"cannot sweep: {exc}")
             return False
