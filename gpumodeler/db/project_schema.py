@@ -49,11 +49,11 @@ from sqlite_utils import Migrations
 
 from gpumodeler import __version__
 
+from . import schema
 from .errors import DatabaseAccessError, DatabaseFormatError
 
 FORMAT = "gpumodeler-project"
 DEVICE_DB_FORMAT = "gpumodeler-devices"
-SQLITE_MAGIC = b"SQLite format 3\x00"
 MIGRATION_SET = "gpumodeler-project"
 MIGRATIONS_TABLE = Migrations.migrations_table
 
@@ -259,19 +259,8 @@ SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 def check_header(path: Path) -> None:
     """Refuse, without opening it with SQLite, a file that is missing or not SQLite."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(len(SQLITE_MAGIC))
-    except FileNotFoundError:
-        raise ProjectFormatError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ProjectFormatError(f"{path}: is a folder, not a gpumodeler project file") from None
-    except OSError as exc:
-        raise ProjectFormatError(f"{path}: cannot read it ({exc.strerror})") from None
-    if head != SQLITE_MAGIC:
-        what = "an empty file" if not head else "not an SQLite database"
-        raise ProjectFormatError(f"{path}: {what}, so not a gpumodeler project "
-                                 f"(expected a .gpm file saved by gpumodeler)")
+    schema.check_header(path, "a gpumodeler project", ProjectFormatError,
+                        "expected a .gpm file saved by gpumodeler")
 
 
 def connect_read_only(path: Path) -> sqlite_utils.Database:

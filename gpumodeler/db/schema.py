@@ -384,20 +384,25 @@ def file_stamp(path: Path) -> tuple | None:
     return (st.st_size, st.st_mtime_ns, header[24:28])
 
 
-def check_header(path: Path) -> None:
-    """Refuse, without opening it with SQLite, a file that is missing or not SQLite."""
+def check_header(path: Path, what_file: str = "a gpumodeler device database",
+                 error=DatabaseFormatError, expected: str = "") -> None:
+    """Refuse, without opening it with SQLite, a file that is missing or not SQLite.
+
+    ``what_file`` names what the file should be in the messages ("a gpumodeler project"),
+    ``error`` is the exception class to raise, ``expected`` an optional hint."""
+    hint = f" ({expected})" if expected else ""
     try:
         with open(path, "rb") as fh:
             head = fh.read(len(SQLITE_MAGIC))
     except FileNotFoundError:
-        raise DatabaseFormatError(f"{path}: no such file") from None
+        raise error(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise DatabaseFormatError(f"{path}: is a directory, not a device database") from None
+        raise error(f"{path}: is a folder (directory), not {what_file}") from None
     except OSError as exc:
-        raise DatabaseFormatError(f"{path}: cannot read it ({exc.strerror})") from None
+        raise error(f"{path}: cannot read it ({exc.strerror})") from None
     if head != SQLITE_MAGIC:
         what = "an empty file" if not head else "not an SQLite database"
-        raise DatabaseFormatError(f"{path}: {what}, so not a gpumodeler device database")
+        raise error(f"{path}: {what}, so not {what_file}{hint}")
 
 
 def open_database(path: str | Path, *, writable: bool = False,
