@@ -113,6 +113,8 @@ class Catalog:
             if db is not None:
                 db.close()
         self._shipped = self._user = None
+        self._entries_cache = None
+        self._closed = True
 
     def __enter__(self) -> "Catalog":
         return self
@@ -149,6 +151,8 @@ class Catalog:
 
     def _entries(self) -> dict[str, tuple[DeviceSummary, str]]:
         """name_lower -> (summary, layer), user entries shadowing shipped ones."""
+        if getattr(self, "_closed", False):
+            raise DatabaseAccessError("the device catalog was closed; open it again to look devices up")
         if self._entries_cache is None:
             shipped = read_summaries(self._shipped) if self._shipped is not None else {}
             user = read_summaries(self._user) if self._user is not None else {}

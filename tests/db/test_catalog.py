@@ -248,3 +248,11 @@ def test_an_installed_package_ships_its_database_inside_the_package(tmp_path, mo
                                               "gpumodeler/data/devices.db"])
     monkeypatch.setattr(module, "_PACKAGE_DIR", site / "gpumodeler")
     assert default_shipped_db_path() == site / "gpumodeler" / "data" / "devices.db"
+
+
+def test_a_closed_catalog_says_so(tmp_path):
+    from gpumodeler.db.errors import DatabaseAccessError
+    catalog = Catalog(user_db=tmp_path / "user.db", use_shipped=False)
+    catalog.close()
+    with pytest.raises(DatabaseAccessError, match="closed"):
+        catalog.get("anything")
