@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from .errors import SourceFormatError
 from .fields import FIELDS, FORMAT, KINDS, PROVENANCES, UNITS, check_value_type, \
     provenance_for_source
 from .mapping import normalize_name
-from .schema import MIGRATIONS_TABLE, create_database
+from .schema import MIGRATIONS_TABLE, new_database_replacing
 from .store import RawDevice, write_device, write_sources
 
 SOURCE_VERSION = 1
@@ -287,11 +286,8 @@ def build(src_dir: str | Path, out_path: str | Path) -> int:
     number of devices. Raises SourceFormatError (nothing written) on invalid sources."""
     files = load_sources(src_dir)
     out_path = Path(out_path)
-    tmp = out_path.with_name(out_path.name + ".building")
-    tmp.unlink(missing_ok=True)
     count = 0
-    db = create_database(tmp)
-    try:
+    with new_database_replacing(out_path, ".building") as db:
         with db.atomic():
             sources = {}
             for f in files:
@@ -303,12 +299,6 @@ def build(src_dir: str | Path, out_path: str | Path) -> int:
                     write_device(db, dev, device_id=count)
             db.execute(f"UPDATE {MIGRATIONS_TABLE} SET applied_at = ?", [BUILD_TIMESTAMP])
         db.execute("VACUUM")
-        db.close()
-        os.replace(tmp, out_path)
-    except BaseException:
-        db.close()
-        tmp.unlink(missing_ok=True)
-        raise
     return count
 
 

@@ -235,6 +235,24 @@ def _connect(path: Path, read_only: bool) -> sqlite_utils.Database:
     return sqlite_utils.Database(conn, execute_plugins=False)
 
 
+@contextmanager
+def new_database_replacing(path: Path, suffix: str):
+    """A new device database in a temporary file next to ``path``, which replaces ``path``
+    in one step when the block succeeds; on any failure the temporary file is removed and
+    ``path`` is left as it was. The block fills the database; it is closed afterwards."""
+    tmp = path.with_name(path.name + suffix)
+    tmp.unlink(missing_ok=True)
+    db = create_database(tmp)
+    try:
+        yield db
+        db.close()
+        os.replace(tmp, path)
+    except BaseException:
+        db.close()
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def create_database(path: str | Path) -> sqlite_utils.Database:
     """A new, empty device database at ``path`` (which must not exist), fully migrated."""
     path = Path(path)

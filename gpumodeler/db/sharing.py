@@ -13,7 +13,6 @@ written.
 """
 from __future__ import annotations
 
-import os
 from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -24,7 +23,7 @@ from .errors import DeviceEditError, UnresolvedConflicts
 from .mapping import aliases_to_json, normalize_name
 from .merge import KIND, MergeReport, conflict_message, make_resolver, merged_device, \
     plan_sources, remap_sources
-from .schema import create_database, digest_triggers_suspended, file_stamp, open_database, \
+from .schema import new_database_replacing, digest_triggers_suspended, file_stamp, open_database, \
     reading
 from .store import RawDevice, read_digests, read_index, read_records, read_sources, \
     rewrite_fields, set_device_digests, set_device_heads, write_device, write_sources
@@ -61,20 +60,11 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
             for r in records:
                 if r[2] and r[2] in layer_sources[layer]:
                     sources.setdefault(r[2], layer_sources[layer][r[2]])
-    tmp = path.with_name(path.name + ".exporting")
-    tmp.unlink(missing_ok=True)
-    db = create_database(tmp)
-    try:
+    with new_database_replacing(path, ".exporting") as db:
         with db.atomic():
             write_sources(db, sources)
             for key in sorted(picked):
                 write_device(db, picked[key][0])
-        db.close()
-        os.replace(tmp, path)
-    except BaseException:
-        db.close()
-        tmp.unlink(missing_ok=True)
-        raise
     return path
 
 
