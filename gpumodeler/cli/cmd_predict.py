@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 from gpumodeler.core.kernel_time import grid_for
 from gpumodeler.core.model import KernelInputs, kernel_inputs_from_graph, predict
@@ -17,6 +18,11 @@ def dims_arg(text: str):
         raise argparse.ArgumentTypeError(f"a size has 1 to 3 dimensions like 256 or 16x16, got {text!r}")
     dims = tuple(common.int_arg(p) for p in parts)
     return dims[0] if len(dims) == 1 else dims
+
+
+def block_threads(block_size) -> int:
+    """Threads in a block given as 256 or (16, 16)."""
+    return int(math.prod(block_size)) if isinstance(block_size, tuple) else block_size
 
 
 def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None:
@@ -84,7 +90,7 @@ def occupancy_of(args, gpu, block_size):
     if not gpu.compute_capability:
         raise CLIError("computing occupancy needs the compute capability: give --cc or --device")
     from gpumodeler.core.occupancy import occupancy
-    threads = block_size if isinstance(block_size, int) else int(__import__("math").prod(block_size))
+    threads = block_threads(block_size)
     occ = occupancy(gpu.compute_capability, threads, args.registers, int(args.shared_mem or 0))
     return occ.active_warps_per_sm, occ
 
@@ -96,7 +102,7 @@ def grid_of(args, block_size):
         return args.grid_size
     if args.data_size is None:
         raise CLIError("give --grid-size BLOCKS or --data-size N")
-    threads = block_size if not isinstance(block_size, tuple) else int(__import__("math").prod(block_size))
+    threads = block_threads(block_size)
     return grid_for(args.data_size, threads)
 
 

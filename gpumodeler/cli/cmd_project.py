@@ -231,7 +231,6 @@ def _predict(args) -> int:
 def _sweep(args) -> int:
     from gpumodeler.core.launch_sweep import make_snapshot, run_sweep
     import numpy as np
-    from .cmd_sweep import _write
 
     project, _ = read_project_file(args.file)
     saved = None
@@ -275,7 +274,7 @@ def _sweep(args) -> int:
         columns.setdefault("limiting_resource", []).append(curve.limiting_resource)
         columns.setdefault("error", []).append(curve.reasons)
     table = {k: np.concatenate(v) for k, v in columns.items()}
-    return _write(table, args)
+    return common.write_table(table, args.output, args.format)
 
 
 def _print_result(s: dict) -> None:

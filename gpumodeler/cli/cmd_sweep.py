@@ -7,10 +7,8 @@ The whole product is evaluated in one vectorised call per device.
 """
 from __future__ import annotations
 
-import csv
-import json
+import argparse
 import math
-import sys
 
 import numpy as np
 
@@ -62,7 +60,7 @@ def register(sub) -> None:
 def _set_list(text):
     name, sep, values = text.partition("=")
     if not sep or not name.strip().isidentifier():
-        raise __import__("argparse").ArgumentTypeError(f"--set takes NAME=VALUES (e.g. a=1,2,4 or a=1:64), got {text!r}")
+        raise argparse.ArgumentTypeError(f"--set takes NAME=VALUES (e.g. a=1,2,4 or a=1:64), got {text!r}")
     return name.strip(), common.list_of(common.float_arg)(values)
 
 
@@ -222,39 +220,4 @@ def run(args) -> int:
         col("knee_occupancy", knee)
         col("error", reasons)
     table = {k: np.concatenate(v) for k, v in columns.items()}
-    return _write(table, args)
-
-
-def _cell(v):
-    if isinstance(v, (float, np.floating)):
-        return "" if math.isnan(v) else repr(float(v))
-    if isinstance(v, np.integer):
-        return str(int(v))
-    return str(v)
-
-
-def _write(table: dict, args) -> int:
-    if args.output:
-        try:
-            fh = open(args.output, "w", newline="", encoding="utf-8")
-        except OSError as exc:
-            raise CLIError(f"cannot write {args.output}: {exc.strerror}") from None
-    else:
-        fh = sys.stdout
-    try:
-        names = list(table)
-        if args.format == "json":
-            rows = [{n: (None if isinstance(table[n][i], float) and math.isnan(table[n][i])
-                         else table[n][i].item() if hasattr(table[n][i], "item") else table[n][i])
-                     for n in names} for i in range(len(table[names[0]]))]
-            json.dump(rows, fh, indent=1)
-            fh.write("\n")
-        else:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(names)
-            cols = [table[n] for n in names]
-            w.writerows([_cell(v) for v in row] for row in zip(*cols))
-    finally:
-        if fh is not sys.stdout:
-            fh.close()
-    return 0
+    return common.write_table(table, args.output, args.format)

@@ -7,6 +7,7 @@ time ``3.97e-6``, ``3.97us``, ``0.00396868ms``; clock ``1253`` (MHz flags) or ``
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 import re
@@ -260,3 +261,39 @@ def fmt_time(seconds: float) -> str:
     if seconds >= 1e-3:
         return f"{seconds * 1e3:.6g} ms"
     return f"{seconds * 1e6:.6g} µs"
+
+
+def _cell(v):
+    if isinstance(v, (float, np.floating)):
+        return "" if math.isnan(v) else repr(float(v))
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return str(v)
+
+
+def write_table(table: dict, output: str | None, fmt: str = "csv") -> int:
+    """Columns (name -> equal-length arrays) as CSV or JSON rows, to ``output`` or stdout."""
+    if output:
+        try:
+            fh = open(output, "w", newline="", encoding="utf-8")
+        except OSError as exc:
+            raise CLIError(f"cannot write {output}: {exc.strerror}") from None
+    else:
+        fh = sys.stdout
+    try:
+        names = list(table)
+        if fmt == "json":
+            rows = [{n: (None if isinstance(table[n][i], float) and math.isnan(table[n][i])
+                         else table[n][i].item() if hasattr(table[n][i], "item") else table[n][i])
+                     for n in names} for i in range(len(table[names[0]]))]
+            json.dump(rows, fh, indent=1)
+            fh.write("\n")
+        else:
+            w = csv.writer(fh, lineterminator="\n")
+            w.writerow(names)
+            cols = [table[n] for n in names]
+            w.writerows([_cell(v) for v in row] for row in zip(*cols))
+    finally:
+        if fh is not sys.stdout:
+            fh.close()
+    return 0

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from .errors import InvalidParameter
 from .kernel_graph import Edge, Instruction, KernelGraph, Loop
-from .project import (Connection, LaunchConfig, PlacedDevice, Project, connection_refusal)
+from .project import Connection, Project, connection_refusal
 
 
 class Command:

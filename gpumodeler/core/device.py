@@ -12,7 +12,7 @@ default from another device.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 import math
 
 import numpy as np

@@ -26,8 +26,7 @@ from gpumodeler.core.expressions import parse
 from gpumodeler.core.kernel_time import grid_for
 from gpumodeler.core.latency_bound import analyze
 from gpumodeler.core.model import kernel_inputs_from_graph, predict
-from gpumodeler.core.project import (LaunchConfig, evaluate_launch, resolve_gpu, resolve_link,
-                                     resolve_table)
+from gpumodeler.core.project import LaunchConfig, evaluate_launch, resolve_gpu, resolve_table
 from gpumodeler.core.warp_counts import count
 
 LAUNCH_VARIABLES = ("block_size", "occupancy", "data_size", "gpu")

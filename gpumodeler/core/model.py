@@ -8,8 +8,7 @@ Every numeric input broadcasts, so a sweep is one call (:func:`cartesian`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-import itertools
+from dataclasses import dataclass
 
 import numpy as np
 

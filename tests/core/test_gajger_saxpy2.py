@@ -1,6 +1,5 @@
 """Gajger 2017 saxpy2 worked example (§5.2, eq. 5.1–5.3) and the Fig. 5.24 scenario."""
 import json
-import math
 from pathlib import Path
 
 import pytest

@@ -13,7 +13,7 @@ from gpumodeler.ui.device_fields import (field_label, override_key, parse_overri
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.icons import APP_ICON_SVG
 from gpumodeler.ui.inspector import PropertyInspector
-from gpumodeler.ui.inspector.inspector import COLUMNS, ROW_ROLE
+from gpumodeler.ui.inspector.inspector import COLUMNS
 from gpumodeler.ui.system_editor.presentation import Presenter
 from gpumodeler.ui.units import QuantityError, format_quantity, parse_quantity
 

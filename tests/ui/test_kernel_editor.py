@@ -77,7 +77,7 @@ def test_build_a_graph_and_see_the_bound(editor, qtbot):
 
 def test_edge_labels_show_table_latency_and_take_an_explicit_one(editor, qtbot):
     ed = editor
-    ids = small_graph(ed)
+    small_graph(ed)
     dep = next(e for e in ed.graph.edges.values() if e.kind == "dependency")
     item = ed.scene.edge_items[dep.id]
     assert item.label.toPlainText() == "6"

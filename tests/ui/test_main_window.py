@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, QSettings
-from PySide6.QtGui import QImage, QKeySequence
+from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpumodeler.cli.main import main as cli_main
-from gpumodeler.core.commands import AddConnection, AddItem, SetOverride
-from gpumodeler.core.project import Connection, PlacedDevice
+from gpumodeler.core.commands import AddConnection, SetOverride
+from gpumodeler.core.project import Connection
 from gpumodeler.db.project_file import load_project
 from gpumodeler.ui import settings
 from gpumodeler.ui.main_window import MainWindow
