@@ -368,9 +368,9 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
     if launch.kernel_overrides:
         inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
     transfers, link = [], None
+    host_link = project.host_link_for(launch.gpu) if launch.transfers else None
     for t in launch.transfers:
-        conn_id = t.connection or (project.host_link_for(launch.gpu).id
-                                   if project.host_link_for(launch.gpu) else None)
+        conn_id = t.connection or (host_link.id if host_link else None)
         if conn_id is None or conn_id not in project.connections:
             raise InvalidParameter("transfers need a link between the GPU and a host; draw one in "
                                    "the system editor", item="transfers")
