@@ -226,13 +226,34 @@ CACHE_KIB = 64 * 1024
 
 
 def _connect(path: Path, read_only: bool) -> sqlite_utils.Database:
-    if read_only:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    else:
-        conn = sqlite3.connect(str(path))
+    # Always by URI: a connection opened so also takes URIs in ATTACH (attached_read_only).
+    uri = path.resolve().as_uri() + ("?mode=ro" if read_only else "")
+    conn = sqlite3.connect(uri, uri=True)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
     return sqlite_utils.Database(conn, execute_plugins=False)
+
+
+def backing_file(db: sqlite_utils.Database) -> Path | None:
+    """The file ``db`` reads, or None for a database in memory (a new one, or the upgraded
+    copy of an older file that open_database made). A file-backed database that
+    open_database returned is at the current schema."""
+    for _, name, file in db.execute("PRAGMA database_list").fetchall():
+        if name == "main":
+            return Path(file) if file else None
+    return None
+
+
+@contextmanager
+def attached_read_only(db: sqlite_utils.Database, path: Path, alias: str):
+    """``path`` attached to ``db`` as schema ``alias``, read-only, for the length of the
+    block (INSERT ... SELECT between files, in C instead of row by row in Python). Must be
+    entered and left outside a transaction (SQLite cannot attach or detach inside one)."""
+    db.execute(f"ATTACH DATABASE ? AS {alias}", [Path(path).resolve().as_uri() + "?mode=ro"])
+    try:
+        yield alias
+    finally:
+        db.execute(f"DETACH DATABASE {alias}")
 
 
 @contextmanager

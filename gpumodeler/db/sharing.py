@@ -13,7 +13,7 @@ written.
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -23,10 +23,11 @@ from .errors import DeviceEditError, UnresolvedConflicts
 from .mapping import aliases_to_json, normalize_name
 from .merge import KIND, MergeReport, conflict_message, make_resolver, merged_device, \
     plan_sources, remap_sources
-from .schema import new_database_replacing, digest_triggers_suspended, file_stamp, open_database, \
-    reading
-from .store import RawDevice, read_digests, read_index, read_records, read_sources, \
-    rewrite_fields, set_device_digests, set_device_heads, write_device, write_sources
+from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
+    file_stamp, new_database_replacing, open_database, reading
+from .store import RawDevice, copy_devices, read_digests, read_index, read_records, \
+    read_sources, rewrite_fields, set_device_digests, set_device_heads, write_device, \
+    write_sources
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -40,31 +41,42 @@ _THEIRS_CHECK = "auto"
 def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *,
                    overwrite: bool = False) -> Path:
     """Write the named devices of ``catalog`` and the sources they cite to a new device
-    database at ``path``; written to a temporary name first, so a failure leaves no file."""
+    database at ``path``; written to a temporary name first, so a failure leaves no file.
+    Devices are copied file to file in SQL (store.copy_devices) from each layer that reads
+    a file, one by one from a layer held in memory."""
     path = Path(path)
     if path.exists() and not overwrite:
         raise DeviceEditError(f"{path} already exists; not overwriting it")
-    picked: dict[str, tuple[RawDevice, str]] = {}
+    picked: dict[str, list[str]] = {"user": [], "shipped": []}
     for name in names:
         summary, layer = catalog._resolve(name)
-        key = normalize_name(summary.name)
-        picked[key] = (catalog._raw(key, layer), layer)
-    if not picked:
+        picked[layer].append(normalize_name(summary.name))
+    if not any(picked.values()):
         raise DeviceEditError("nothing to export: name at least one device")
-    layer_sources = {"user": read_sources(catalog._user) if catalog._user is not None else {},
-                     "shipped": read_sources(catalog._shipped)
-                     if catalog._shipped is not None else {}}
-    sources = {}
-    for device, layer in picked.values():
-        for records in device.values.values():
-            for r in records:
-                if r[2] and r[2] in layer_sources[layer]:
-                    sources.setdefault(r[2], layer_sources[layer][r[2]])
-    with new_database_replacing(path, ".exporting") as db:
-        with db.atomic():
+    layers = {"user": catalog._user, "shipped": catalog._shipped}
+    files = {layer: backing_file(layers[layer]) for layer, keys in picked.items() if keys}
+    with new_database_replacing(path, ".exporting") as db, ExitStack() as stack:
+        for layer, file in files.items():
+            if file is not None:
+                stack.enter_context(attached_read_only(db, file, layer))
+        with db.atomic(), digest_triggers_suspended(db):
+            sources: dict[str, str] = {}
+            for layer, file in files.items():
+                keys = sorted(set(picked[layer]))
+                if file is not None:
+                    with reading(file):
+                        cited = copy_devices(db, layer, keys)
+                else:
+                    cited = set()
+                    for key in keys:
+                        device = catalog._raw(key, layer)
+                        write_device(db, device)
+                        cited.update(r[2] for rs in device.values.values() for r in rs if r[2])
+                have = read_sources(layers[layer])
+                for key in sorted(cited):
+                    if key in have:
+                        sources.setdefault(key, have[key])
             write_sources(db, sources)
-            for key in sorted(picked):
-                write_device(db, picked[key][0])
     return path
 
 
@@ -120,9 +132,12 @@ class _MergePlan:
         self.digests: dict[int, str] = {}
         self.expected: dict[int, str] = {}     # user device id -> digest when compared
         self.absent: list[str] = []            # names that must still be free
+        self.copied: list[str] = []            # new devices copied file to file, in SQL
+        self.copy_from: Path | None = None     # ... from this file (their database)
+        self.renamed: Mapping[str, str] = {}   # ... with these source keys renamed
 
     def __bool__(self):
-        return bool(self.whole or self.digests)
+        return bool(self.whole or self.digests or self.copied)
 
 
 def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -> _MergePlan:
@@ -148,14 +163,22 @@ def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
     # Devices written whole need all their records: read them now.
     kind_swaps = [k for k, (c, _) in merged.items() if any(f.field == KIND for f in c.fields)]
     from_shipped = [k for k in merged if cmp.mine_entries[k][0] is not catalog._user]
+    # New devices are copied by SQL from their file when theirs_db reads it (not an upgraded
+    # in-memory copy of an older file, whose schema the file does not have).
+    plan.copy_from = backing_file(theirs_db)
+    if plan.copy_from is not None:
+        plan.copied, plan.renamed, read_new = new_keys, cmp.renamed, []
+        plan.absent.extend(new_keys)
+    else:
+        read_new = new_keys
     with reading(path):
-        theirs_whole = _whole(theirs_db, [cmp.theirs_entries[k] for k in new_keys + kind_swaps],
+        theirs_whole = _whole(theirs_db, [cmp.theirs_entries[k] for k in read_new + kind_swaps],
                               cmp.renamed)
     shipped_whole = (_whole(catalog._shipped, [cmp.mine_entries[k][1] for k in from_shipped
                                                if k not in kind_swaps])
                      if from_shipped and catalog._shipped is not None else {})
 
-    for key in new_keys:
+    for key in read_new:
         t = cmp.theirs_entries[key]
         device = theirs_whole[t.id]
         reuse = not cmp.renamed and parts(t.digest) is not None   # copied unchanged
@@ -229,7 +252,9 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
                  now: str, compared: tuple | None) -> None:
     shipped_sources = read_sources(catalog._shipped) if catalog._shipped is not None else {}
     db = catalog._user_for_write()
-    with db.atomic():
+    attach = (attached_read_only(db, plan.copy_from, "theirs") if plan.copied
+              else nullcontext())
+    with attach, db.atomic():
         have = read_sources(db)     # holds a read lock: the file cannot change from here on
         if compared is None or file_stamp(catalog.user_path) != compared:
             _refuse_if_changed(db, plan)
@@ -252,6 +277,10 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
         for rewrite in plan.rewrites:
             cite(rewrite[2])
         with digest_triggers_suspended(db):   # every digest touched is set below
+            if plan.copied:
+                with reading(plan.copy_from):
+                    cite((None, None, k) for k in copy_devices(
+                        db, "theirs", plan.copied, renamed=plan.renamed, imported_at=now))
             if plan.rewrites:
                 rewrite_fields(db, plan.rewrites)
             set_device_heads(db, plan.heads)

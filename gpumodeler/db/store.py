@@ -11,7 +11,7 @@ from typing import Iterable, Mapping, NamedTuple
 
 import sqlite_utils
 
-from .digests import device_digest
+from .digests import PREFIX, device_digest
 from .fields import SUMMARY_FIELDS
 from .mapping import (INSERT_VALUE_SQL, IS_DEFAULT, RECORD_SELECT, VALUE_COLUMNS,
                       aliases_from_json, aliases_to_json, normalize_name, record_from_rows,
@@ -253,6 +253,65 @@ def write_device(db: sqlite_utils.Database, device: RawDevice, *, device_id: int
         digest = device_digest(device.kind, device.family, device.aliases, device.values)
     db.execute("UPDATE devices SET content_hash = ? WHERE id = ?", [digest, device_id])
     return device_id
+
+
+def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
+                 renamed: Mapping[str, str] | None = None,
+                 imported_at: str | None = None) -> set[str]:
+    """Copy the devices named by ``keys`` (normalized names) from the database attached as
+    ``alias`` (schema.attached_read_only) into ``db``; returns the source keys their
+    records cite, as written here.
+
+    Two INSERT ... SELECT statements run in SQLite, with no row passing through Python:
+    10 000 devices of 31 records take under a second where writing them one by one took
+    5.6 s. Each device reads back as it reads there: its records keep their row orders.
+    ``renamed``: their source keys written under another key here (merge.plan_sources).
+    ``imported_at``: the devices become "imported", created and modified at that time;
+    None keeps their origin and timestamps (an export). Their digests are copied when of
+    the current form and nothing was renamed, else computed afresh. No device of those
+    names may exist in ``db``: the UNIQUE name fails the caller's transaction instead.
+    Runs inside the caller's transaction."""
+    renamed = dict(renamed or {})
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS copy_keys (name_lower TEXT PRIMARY KEY)")
+    db.execute("CREATE TEMP TABLE IF NOT EXISTS copy_renamed "
+               "(old TEXT PRIMARY KEY, new TEXT NOT NULL)")
+    try:
+        db.conn.executemany("INSERT INTO temp.copy_keys VALUES (?)",
+                            [(k,) for k in sorted(set(keys))])
+        db.conn.executemany("INSERT INTO temp.copy_renamed VALUES (?, ?)",
+                            sorted(renamed.items()))
+        db.execute(
+            "INSERT INTO main.devices (kind, name, name_lower, aliases, family, origin, "
+            "created, modified) SELECT t.kind, t.name, t.name_lower, t.aliases, t.family, "
+            "coalesce(?1, t.origin), coalesce(?2, t.created), coalesce(?2, t.modified) "
+            f"FROM temp.copy_keys k JOIN {alias}.devices t ON t.name_lower = k.name_lower "
+            "ORDER BY t.name_lower", ["imported" if imported_at else None, imported_at])
+        db.execute(
+            f"INSERT INTO main.device_values (device_id, field, {RECORD_SELECT}, row_order) "
+            "SELECT m.id, v.field, " + ", ".join(
+                "coalesce(r.new, v.source_key)" if c == "source_key" else f"v.{c}"
+                for c in VALUE_COLUMNS) + ", v.row_order "
+            f"FROM temp.copy_keys k JOIN {alias}.devices t ON t.name_lower = k.name_lower "
+            "JOIN main.devices m ON m.name_lower = k.name_lower "
+            f"JOIN {alias}.device_values v ON v.device_id = t.id "
+            "LEFT JOIN temp.copy_renamed r ON r.old = v.source_key "
+            "ORDER BY m.id, v.row_order")
+        # Digests last: the triggers cleared them while the records went in.
+        if not renamed:
+            db.execute(
+                f"UPDATE main.devices SET content_hash = (SELECT t.content_hash FROM "
+                f"{alias}.devices t WHERE t.name_lower = main.devices.name_lower AND "
+                f"substr(t.content_hash, 1, {len(PREFIX)}) = ?) "
+                "WHERE name_lower IN (SELECT name_lower FROM temp.copy_keys)", [PREFIX])
+        cited = {row[0] for row in db.execute(
+            "SELECT DISTINCT v.source_key FROM temp.copy_keys k JOIN main.devices m "
+            "ON m.name_lower = k.name_lower JOIN main.device_values v ON v.device_id = m.id "
+            "WHERE v.source_key IS NOT NULL")}
+    finally:
+        db.execute("DROP TABLE temp.copy_keys")
+        db.execute("DROP TABLE temp.copy_renamed")
+    refresh_content_hashes(db)
+    return cited
 
 
 def _same_content(a: tuple, b: tuple) -> bool:
