@@ -1,14 +1,21 @@
-"""Speed of the device catalog on a large database: list, search, lookup, import report, merge.
+"""Speed of the device catalog on a large database: list, search, lookup, import report,
+merge, diff and export.
 
-    python benchmarks/bench_devices.py [--devices 10000] [--changed 0.10]
+    python benchmarks/bench_devices.py [--devices 10000] [--repeat 3]
 
-Generates a database of N realistic devices (~30 fields each, some with two disagreeing
-records) and times list, search and lookup; then, for two copies with changed values
-(changes on 10% of the devices; 10% of all values changed across every device), times the
-import report, the merge and the diff. Half of the changes are added records (merged by
-themselves), half replaced values (conflicts, resolved as "both"). One line per
-measurement (import report, merge and diff run --repeat times, each merge into a fresh copy
-of A); the goal is well under a second each.
+Generates a database A of N realistic devices (~30 fields each, some with two disagreeing
+records) and times list, search and lookup. Then merges into a fresh copy of A, each
+scenario's file B in turn (import report, merge and diff each run --repeat times):
+
+- B identical to A: what a merge of N devices costs when nothing changed;
+- B = A with 1% of the devices edited (a colleague re-measured some GPUs);
+- B = A with 10% of the devices edited, and B = A with 10% of all values changed spread
+  over every device: some 26 000 changed values, the cost per changed value;
+- B = A merged into an empty user database: N new devices, copied whole.
+
+Half of the changed values are added records (taken by themselves), half replaced values
+(conflicts, resolved as "both"). Then exports of 10% and of all devices. One line per
+measurement; the goal is well under a second for a database of 10 000 devices.
 """
 from __future__ import annotations
 
@@ -117,65 +124,90 @@ def timed_runs(label: str, fn, repeat: int, before=None):
     return result
 
 
+def _merge_scenario(tmp: Path, label: str, theirs: Path, mine: Path | None, repeat: int,
+                    with_diff: bool = True) -> None:
+    """Import report, merge (into a fresh copy of ``mine``, or a new empty user database
+    when None) and diff of ``theirs``."""
+    print(label, flush=True)
+
+    def fresh_mine():
+        (tmp / "mine.db").unlink(missing_ok=True)
+        if mine is None:
+            create_database(tmp / "mine.db").close()
+        else:
+            shutil.copy(mine, tmp / "mine.db")
+    fresh_mine()
+    with Catalog(user_db=tmp / "mine.db", use_shipped=False) as catalog:
+        report = timed_runs("  import report (compare, no write)",
+                            lambda: catalog.import_file(theirs), repeat)
+    counts = report.counts()
+    print(f"    ({counts['new']} new, {counts['changed']} changed, {counts['conflicting']} "
+          f"conflicting, {counts['identical']} identical devices; "
+          f"{sum(len(d.fields) for d in report.devices)} changed fields, "
+          f"{len(report.conflicts)} conflicts)", flush=True)
+    catalogs = []
+
+    def open_fresh():
+        for old in catalogs:
+            old.close()
+        fresh_mine()
+        catalogs[:] = [Catalog(user_db=tmp / "mine.db", use_shipped=False)]
+    timed_runs("  merge (conflicts resolved as 'both', one transaction)",
+               lambda: catalogs[0].merge(theirs, policy="both"), repeat, before=open_fresh)
+    for old in catalogs:
+        old.close()
+    if with_diff and mine is not None:
+        timed_runs("  diff (two files)", lambda: diff(mine, theirs), repeat)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--devices", type=int, default=10_000)
-    parser.add_argument("--changed", type=float, default=0.10)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args(argv)
+    n = args.devices
     rng = random.Random(1)
     tmp = Path(tempfile.mkdtemp(prefix="bench-devices-"))
     try:
-        devices = [generate_device(i, rng) for i in range(args.devices)]
-        timed(f"generate database A ({args.devices} devices, "
-              f"{sum(len(rs) for d in devices for rs in d.values.values())} value records)",
+        devices = [generate_device(i, rng) for i in range(n)]
+        records = sum(len(rs) for d in devices for rs in d.values.values())
+        timed(f"generate database A ({n} devices, {records} value records)",
               lambda: write_database(tmp / "a.db", devices))
         print(f"database size: {(tmp / 'a.db').stat().st_size / 1e6:.1f} MB", flush=True)
-        shutil.copy(tmp / "a.db", tmp / "mine.db")
-        catalog = timed("open catalog", lambda: Catalog(user_db=tmp / "mine.db",
+        catalog = timed("open catalog", lambda: Catalog(user_db=tmp / "a.db",
                                                         use_shipped=False))
-        rows = timed(f"list {args.devices} devices", catalog.list)
-        assert len(rows) == args.devices
+        rows = timed(f"list {n} devices", catalog.list)
+        assert len(rows) == n
         found = timed("search 'ampere' (name/alias/family/architecture/cc substring)",
                       lambda: catalog.search("ampere"))
         print(f"  ({len(found)} matches)", flush=True)
         timed("search '8.6' again (summaries cached)", lambda: catalog.search("8.6"))
         timed("get one device by exact name", lambda: catalog.get(devices[-1].name))
-        if args.devices >= 10_000:       # the prefix is unique among 10 000 devices
+        if n >= 10_000:       # the prefix is unique among 10 000 devices
             timed("get one device by unique prefix",
                   lambda: catalog.get("synthetic hopper gpu 0999"))
+        names = [d.name for d in devices]
+        for share in (0.10, 1.0):
+            out = tmp / "export.db"
+            timed_runs(f"export {share:.0%} of the devices ({int(n * share)}) to a new file",
+                       lambda: catalog.export(names[:int(n * share)], out, overwrite=True),
+                       args.repeat, before=lambda: out.unlink(missing_ok=True))
         catalog.close()
-        for per_device, what in ((True, f"{args.changed:.0%} of the devices edited"),
-                                 (False, f"{args.changed:.0%} of all values changed")):
-            theirs, added, replaced = changed_copy(devices, args.changed, rng, per_device)
+
+        shutil.copy(tmp / "a.db", tmp / "same.db")
+        _merge_scenario(tmp, f"B identical to A ({n} devices)", tmp / "same.db",
+                        tmp / "a.db", args.repeat)
+        for fraction, per_device, what in (
+                (0.01, True, "1% of the devices edited"),
+                (0.10, True, "10% of the devices edited"),
+                (0.10, False, "10% of all values changed, spread over every device")):
+            theirs, added, replaced = changed_copy(devices, fraction, rng, per_device)
             (tmp / "b.db").unlink(missing_ok=True)
             write_database(tmp / "b.db", theirs)
-            print(f"B = A with {what}: {added} values added, {replaced} replaced", flush=True)
-
-            def fresh_mine():
-                shutil.copy(tmp / "a.db", tmp / "mine.db")
-            fresh_mine()
-            with Catalog(user_db=tmp / "mine.db", use_shipped=False) as catalog:
-                report = timed_runs("  import report of B into A (compare, no write)",
-                                    lambda: catalog.import_file(tmp / "b.db"), args.repeat)
-            counts = report.counts()
-            print(f"    ({counts['changed']} changed, {counts['conflicting']} conflicting, "
-                  f"{counts['identical']} identical devices; {len(report.conflicts)} "
-                  f"conflicts)", flush=True)
-            catalogs = []
-
-            def open_fresh():
-                for old in catalogs:
-                    old.close()
-                fresh_mine()
-                catalogs[:] = [Catalog(user_db=tmp / "mine.db", use_shipped=False)]
-            timed_runs("  merge B into A (conflicts resolved as 'both', one transaction)",
-                       lambda: catalogs[0].merge(tmp / "b.db", policy="both"), args.repeat,
-                       before=open_fresh)
-            for old in catalogs:
-                old.close()
-            timed_runs("  diff A B (two files)", lambda: diff(tmp / "a.db", tmp / "b.db"),
-                       args.repeat)
+            _merge_scenario(tmp, f"B = A with {what}: {added} values added, {replaced} "
+                            f"replaced", tmp / "b.db", tmp / "a.db", args.repeat)
+        _merge_scenario(tmp, f"B = A into an empty user database: {n} new devices, "
+                        f"{records} records copied", tmp / "a.db", None, args.repeat)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
