@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .errors import InvalidParameter
+from .errors import GraphError, InvalidParameter
 from .kernel_graph import Edge, Instruction, KernelGraph, Loop
 from .project import Connection, Project, connection_refusal
 
@@ -238,22 +238,29 @@ class RemoveKernel(Command):
 
 
 class SetKernelProperties(Command):
-    """Name, description, latency table or default variables of a kernel."""
+    """Name, description, latency table or default variables of a kernel.
+
+    A latency table must be one of ``known_tables`` (keys; default: the built-in ones —
+    a caller with a device database passes its tables' keys too)."""
 
     text = "edit kernel"
 
-    def __init__(self, kernel_id: str, **changes):
+    def __init__(self, kernel_id: str, *, known_tables=None, **changes):
         allowed = {"name", "description", "latency_table", "variables"}
         bad = set(changes) - allowed
         if bad:
             raise InvalidParameter(f"kernel property {', '.join(sorted(bad))} cannot be set; valid: {', '.join(sorted(allowed))}")
         self.kernel_id, self.changes, self.old = kernel_id, changes, {}
+        self.known_tables = known_tables
 
     def do(self, project):
         g = project.kernels[self.kernel_id]
-        if "latency_table" in self.changes and self.changes["latency_table"]:
-            from .latency_tables import get_table
-            get_table(self.changes["latency_table"])
+        key = self.changes.get("latency_table")
+        if key:
+            from .latency_tables import TABLES
+            known = TABLES if self.known_tables is None else self.known_tables
+            if key not in known:
+                raise GraphError(f"unknown latency table {key!r}; valid: {', '.join(known)}")
         for k, v in self.changes.items():
             self.old[k] = getattr(g, k)
             setattr(g, k, dict(v) if k == "variables" else v)

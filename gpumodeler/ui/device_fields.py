@@ -86,8 +86,10 @@ def field_label(field: str) -> str:
     return text[:1].upper() + text[1:] if text else field
 
 
-def parse_override(kind: str, field: str, text: str):
-    """The value ``text`` gives ``field``; raises :class:`OverrideError` with the reason."""
+def parse_override(kind: str, field: str, text: str, latency_tables=None):
+    """The value ``text`` gives ``field``; raises :class:`OverrideError` with the reason.
+    ``latency_tables``: the keys a latency_table may name (default: the built-in ones;
+    the inspector passes the document's, which include the device database's)."""
     reason = read_only_reason(kind, field)
     if reason:
         raise OverrideError(f"{field_label(field)} cannot be overridden: {reason}")
@@ -100,10 +102,11 @@ def parse_override(kind: str, field: str, text: str):
         if field == "compute_capability" and not re.fullmatch(r"\d+\.\d+", value):
             raise OverrideError(f"compute capability looks like 5.2, got {value!r}")
         if field == "latency_table":
-            from gpumodeler.core.latency_tables import TABLES
-            if value not in TABLES:
+            if latency_tables is None:
+                from gpumodeler.core.latency_tables import TABLES as latency_tables
+            if value not in latency_tables:
                 raise OverrideError(f"unknown latency table {value!r}; valid: "
-                                    f"{', '.join(TABLES)}")
+                                    f"{', '.join(latency_tables)}")
         return value
     if field in _MAY_BE_ZERO:
         if value < 0:

@@ -15,6 +15,7 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from gpumodeler.core.commands import Command
 from gpumodeler.core.errors import ModelError
+from gpumodeler.core.latency_tables import TABLES, LatencyTable
 from gpumodeler.core.project import Project
 
 _merge_ids = itertools.count(1000)
@@ -80,6 +81,9 @@ class Document(QObject):
         self.undo_stack = QUndoStack(self)
         self.project.listeners.append(self._relay)
         self.selected: tuple[str, str] = ("", "")
+        self._tables: dict[str, LatencyTable] | None = None
+        #: why the device database's latency tables could not all be read ("" if they were)
+        self.tables_problem = ""
 
     def _relay(self, event, payload):
         self.changed.emit(event, payload)
@@ -113,6 +117,35 @@ class Document(QObject):
         if self.catalog is None:
             raise ModelError("no device database is open")
         return self.catalog.latency_table(key)
+
+    def latency_tables(self) -> dict[str, LatencyTable]:
+        """Every latency table a kernel graph can name: the built-in ones (core's copies of
+        the documents' tables), then the device database's other tables (published ones,
+        the user's own), by key. Read once; refresh_latency_tables() after the database
+        changes. A table that cannot be read is left out and named in tables_problem."""
+        if self._tables is None:
+            tables, problems = dict(TABLES), []
+            if self.catalog is not None:
+                try:
+                    keys = self.catalog.latency_table_keys()
+                except ModelError as exc:
+                    keys, problems = [], [str(exc)]
+                for key in keys:
+                    if key not in tables:
+                        try:
+                            tables[key] = self.catalog.latency_table(key)
+                        except ModelError as exc:
+                            problems.append(f"latency table '{key}': {exc}")
+            self._tables, self.tables_problem = tables, "; ".join(problems)
+        return self._tables
+
+    def refresh_latency_tables(self) -> None:
+        self._tables = None
+
+    def table_for(self, key: str | None) -> LatencyTable | None:
+        """The latency table ``key`` names (built in or from the database); None for no
+        key or a key no table has (the graph analysis then says which)."""
+        return None if key is None else self.latency_tables().get(key)
 
     def link_spec(self, name: str):
         if self.catalog is None:

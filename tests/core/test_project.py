@@ -6,9 +6,9 @@ import pytest
 
 from gpumodeler.core.commands import (AddConnection, AddEdge, AddInstruction, AddItem, AddKernel,
                                       AddLoop, Macro, MoveDevices, RemoveDevice, RemoveInstruction,
-                                      SetOverride, UndoStack, UpdateItem)
+                                      SetKernelProperties, SetOverride, UndoStack, UpdateItem)
 from gpumodeler.core.device import GPUSpec, LinkSpec
-from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.errors import GraphError, InvalidParameter
 from gpumodeler.core.kernel_graph import Edge, Instruction, Loop, from_dict
 from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, Project, Transfer,
                                      evaluate_launch)
@@ -112,6 +112,19 @@ def test_kernel_edits_undo_and_events():
     for _ in range(3):
         s.undo()
     assert "x1" not in g.instructions
+
+
+def test_a_kernel_names_only_a_table_it_is_told_of():
+    """Core knows the built-in tables; a caller with a device database names its own."""
+    p, s = saxpy2_project()
+    with pytest.raises(GraphError, match="unknown latency table 'pascal-mine'.*maxwell-gajger"):
+        s.push(SetKernelProperties("k1", latency_table="pascal-mine"))
+    assert p.kernels["k1"].latency_table == "maxwell-gajger"
+    s.push(SetKernelProperties("k1", latency_table="pascal-mine",
+                               known_tables={"pascal-mine", "maxwell-gajger"}))
+    assert p.kernels["k1"].latency_table == "pascal-mine"
+    s.undo()
+    assert p.kernels["k1"].latency_table == "maxwell-gajger"
 
 
 def test_invalid_launch_field_is_refused():

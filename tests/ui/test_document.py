@@ -23,3 +23,20 @@ def test_push_undo_redo_and_refusal(qtbot):
     doc.undo_stack.redo()
     assert doc.project.devices["g1"].x == 4
     assert "devices_added" in events
+
+
+def test_latency_tables_are_the_built_in_ones_then_the_databases(catalog):
+    from gpumodeler.core.latency_tables import TABLES
+    assert list(Document().latency_tables()) == list(TABLES)
+    catalog.add_device("latency_table", "pascal-mine", values={"lat_fp32_mad": 7})
+    doc = Document(catalog=catalog)
+    tables = doc.latency_tables()
+    assert list(tables)[:len(TABLES)] == list(TABLES) and list(tables)[-1] == "pascal-mine"
+    assert doc.table_for("pascal-mine").instruction("fp32_mad") == 7
+    assert doc.table_for("maxwell-gajger") is TABLES["maxwell-gajger"]
+    assert doc.table_for(None) is None and doc.table_for("volta-nobody") is None
+    assert doc.tables_problem == ""
+    catalog.add_device("latency_table", "turing-mine", values={"lat_fp32_mad": 4})
+    assert "turing-mine" not in doc.latency_tables()          # read once ...
+    doc.refresh_latency_tables()
+    assert doc.latency_tables()["turing-mine"].instruction("fp32_mad") == 4   # ... until told

@@ -186,6 +186,11 @@ def test_quantities_round_trip_and_refuse_nonsense():
             parse_quantity(text, unit)
     with pytest.raises(OverrideError, match="latency table"):
         parse_override("gpu", "latency_table", "nope")
+    # a table of the device database, when the caller lists it (the inspector does)
+    with pytest.raises(OverrideError, match="valid: maxwell-gajger, pascal-mine"):
+        parse_override("gpu", "latency_table", "volta-x", ["maxwell-gajger", "pascal-mine"])
+    assert parse_override("gpu", "latency_table", "pascal-mine",
+                          ["maxwell-gajger", "pascal-mine"]) == "pascal-mine"
     assert field_label("fp32_cores_per_sm") == "FP32 cores per SM"
     assert provenance_text(None) == "no source"
 

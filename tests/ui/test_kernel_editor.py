@@ -287,3 +287,40 @@ def test_project_replaced_rebuilds(editor):
     new.listeners.append(doc._relay)
     doc.changed.emit("project_replaced", None)
     assert ed.graph is None and not ed.scene.node_items and "No kernel" in bound_text(ed)
+
+
+def _user_table(catalog, key="pascal-mine", ffma=7):
+    """A table only the (user) device database has: FFMA 7 cycles, ILP 1."""
+    catalog.add_device("latency_table", key, values={
+        "architecture": "Pascal", "lat_fp32_mad": ffma, "ilp_cycles": 1,
+        "cuda_core_default_cycles": ffma})
+
+
+def test_a_table_of_the_device_database_is_offered_and_used(catalog, qtbot):
+    _user_table(catalog)
+    ed = KernelEditor(Document(catalog=catalog))
+    qtbot.addWidget(ed)
+    index = ed.table_combo.findData("pascal-mine")
+    assert index > ed.table_combo.findData("maxwell-gajger") > 0   # after the built-in ones
+    assert "pascal-mine" in ed.properties.forms["kernel"].choices["latency_table"]
+    small_graph(ed)
+    ed.table_combo.setCurrentIndex(index)
+    ed.table_combo.activated.emit(index)
+    assert ed.graph.latency_table == "pascal-mine"
+    assert ed.latency_bound_formula() == "8"           # FFMA 7 + ILP 1, from the user's table
+    assert ed.palette._items["FFMA"].text(1) == "7 cy"
+    assert not ed.message_strip.isVisible()
+
+
+def test_a_graph_naming_a_table_nobody_has_says_so_and_keeps_the_key(catalog, qtbot):
+    ed = KernelEditor(Document(catalog=catalog))
+    qtbot.addWidget(ed)
+    graph = from_dict(json.loads(SAXPY2.read_text()))
+    graph.latency_table = "volta-somebody"
+    from gpumodeler.core.commands import AddKernel
+    assert ed.document.push(AddKernel("k1", graph))
+    ed.set_kernel("k1")
+    assert "unknown latency table 'volta-somebody'" in ed.message_strip.text()
+    assert "maxwell-gajger" in ed.message_strip.text()
+    assert ed.table_combo.currentData() == "volta-somebody"   # listed, not silently dropped
+    assert "not in the device database" in ed.table_combo.currentText()

@@ -333,7 +333,7 @@ class PropertyInspector(DocumentBinding, QWidget):
                                                 label=text.strip()))
         kind = self._catalog_kind()
         try:
-            value = parse_override(kind, field, text)
+            value = parse_override(kind, field, text, self.document.latency_tables())
         except OverrideError as exc:
             return self._refuse(field, str(exc))
         key = override_key(kind, field)

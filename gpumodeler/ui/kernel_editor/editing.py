@@ -126,7 +126,8 @@ class GraphEditing:
         g = self.graph
         if g is None or g.latency_table == key:
             return False
-        return self.push(SetKernelProperties(self.kernel_id, latency_table=key))
+        return self.push(SetKernelProperties(self.kernel_id, latency_table=key,
+                                             known_tables=self.document.latency_tables()))
 
     # -- import / export -------------------------------------------------------------------
     def import_kernel(self, path: str) -> str | None:
@@ -209,7 +210,8 @@ class GraphEditing:
     def _on_property_edit(self, kind: str, item_id: str, changes: dict) -> None:
         field = next(iter(changes))
         if kind == "kernel":
-            cmd = SetKernelProperties(self.kernel_id, **changes)
+            cmd = SetKernelProperties(self.kernel_id, **changes,
+                                      known_tables=self.document.latency_tables())
         elif kind == "instruction":
             cmd = UpdateInstruction(self.kernel_id, item_id, **changes)
         elif kind == "edge":

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLa
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel_graph import Edge, KernelGraph
 from gpumodeler.core.latency_bound import analyze, resolve_edge_latency
-from gpumodeler.core.latency_tables import TABLES, get_table
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo
 from ..launch_panel.fields import clear_error, fmt_number
@@ -108,6 +107,7 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
 
     def show_project(self) -> None:
         self.kernel_id = None
+        self._fill_table_choices()
         self.rebuild()
 
     @property
@@ -143,11 +143,32 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
         self._on_scene_selection()
         QTimer.singleShot(0, self.view, self.view.show_graph)  # cancelled if the view goes
 
+    def _fill_table_choices(self) -> None:
+        """The latency tables to choose from: built in, then the device database's; a key
+        the graph names that no table has stays listed, marked, so it is not lost."""
+        tables = self.document.latency_tables()
+        choices = [(t.name, k, t.source) for k, t in tables.items()]
+        for g in self.project.kernels.values():
+            if g.latency_table and g.latency_table not in tables:
+                choices.append((f"{g.latency_table} (not in the device database)",
+                                g.latency_table, "no table of this key is built in or in the "
+                                                 "device database"))
+        self.table_combo.clear()
+        self.table_combo.addItem("(no table)", None)
+        for text, key, tip in choices:
+            self.table_combo.addItem(text, key)
+            self.table_combo.setItemData(self.table_combo.count() - 1, tip, Qt.ToolTipRole)
+        self.properties.set_table_choices([(text, key) for text, key, _ in choices])
+
+    def _table(self, g):
+        """The latency table ``g`` names, or None (no table, or one nobody has)."""
+        return self.document.table_for(g.latency_table) if g is not None else None
+
     def _sync_kernel_properties(self) -> None:
         g = self.graph
-        table = None
-        if g is not None and g.latency_table in TABLES:
-            table = TABLES[g.latency_table]
+        table = self._table(g)
+        if g is not None and g.latency_table and self.table_combo.findData(g.latency_table) < 0:
+            self._fill_table_choices()      # a graph imported or pasted with another key
         self.table_combo.setCurrentIndex(max(self.table_combo.findData(g.latency_table if g else None), 0))
         self.palette.set_table(table)
         i = self.kernel_combo.findData(self.kernel_id)
@@ -203,8 +224,14 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
             self._fill_variables(set())
             self.show_message("")
             return
+        table = self._table(g)
         try:
-            self.bound = analyze(g)
+            if g.latency_table and table is None:
+                raise ModelError(
+                    f"unknown latency table '{g.latency_table}': it is neither built in nor in "
+                    f"the device database; choose one of: "
+                    f"{', '.join(self.document.latency_tables())}, or none")
+            self.bound = analyze(g, table)
         except ModelError as exc:
             self.errors[exc.item or ""] = str(exc)
         latencies = dict(self.bound.edge_latency) if self.bound else self._resolve_latencies(g)
@@ -246,9 +273,7 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
         self._refresh_selection_panel()
 
     def _resolve_latencies(self, g) -> dict:
-        table = None
-        if g.latency_table in TABLES:
-            table = get_table(g.latency_table)
+        table = self._table(g)
         order = g.order()
         out = {}
         for e in g.edges.values():
@@ -334,11 +359,11 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
             self.properties.show_instruction(g.instructions[item_id])
         elif kind == "edge" and item_id in g.edges:
             e = g.edges[item_id]
-            table_value = None
-            if g.latency_table in TABLES:
+            table_value, table = None, self._table(g)
+            if table is not None:
                 try:
                     table_value = resolve_edge_latency(g, Edge(e.id, e.src, e.dst, e.kind, None, e.taken),
-                                                       get_table(g.latency_table))
+                                                       table)
                 except ModelError:
                     table_value = None
             self.properties.show_edge(e, table_value)

@@ -73,7 +73,8 @@ class PropertiesPanel(QWidget):
         f.line("description", "Description")
         f.combo("latency_table", "Latencies",
                 [("(none: explicit latencies)", None)] + [(t.name, k) for k, t in TABLES.items()],
-                help_text="the architecture's latencies that fill the edges")
+                help_text="the architecture's latencies that fill the edges (built in, or a "
+                          "table of the device database)")
         self.kernel_summary = QLabel()
         self.kernel_summary.setWordWrap(True)
         self.kernel_summary.setStyleSheet("color: #5f6368;")
@@ -134,6 +135,11 @@ class PropertiesPanel(QWidget):
         self.kind, self.item_id = kind, item_id
         self.title.setText(title)
         self.stack.setCurrentWidget(self._pages[kind])
+
+    def set_table_choices(self, choices) -> None:
+        """[(text, key)]: the latency tables a kernel may name (see KernelEditor)."""
+        self.forms["kernel"].set_choices("latency_table",
+                                         [("(none: explicit latencies)", None)] + list(choices))
 
     def show_nothing(self, graph=None, kernel_id: str = "") -> None:
         if graph is None:

@@ -10,7 +10,6 @@ from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QPainter, 
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QToolBar
 
 from gpumodeler.core.kernel_graph import EDGE_KINDS
-from gpumodeler.core.latency_tables import TABLES
 
 from .items import EDGE_STYLES
 from .scene import KIND_NAMES
@@ -50,10 +49,7 @@ def build_toolbar(editor) -> QToolBar:
     editor.export_action.setToolTip("Write this kernel graph as gpumodeler-kernel JSON")
     toolbar.addSeparator()
     editor.table_combo = QComboBox()
-    editor.table_combo.addItem("(no table)", None)
-    for key, table in TABLES.items():
-        editor.table_combo.addItem(table.name, key)
-        editor.table_combo.setItemData(editor.table_combo.count() - 1, table.source, Qt.ToolTipRole)
+    editor.table_combo.addItem("(no table)", None)   # the tables: KernelEditor._fill_table_choices
     editor.table_combo.setToolTip("Latency table: the architecture whose latencies fill the edges")
     editor.table_combo.activated.connect(editor._on_table_chosen)
     editor.table_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
