@@ -9,6 +9,7 @@ import pytest
 from device_fixtures import file_hash
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.db.digests import device_digest
+from gpumodeler.db.errors import DatabaseFormatError
 from gpumodeler.db.schema import attached_read_only, backing_file, create_database, \
     open_database
 from gpumodeler.db.store import RawDevice, read_raw, read_sources, write_device, \
@@ -176,3 +177,54 @@ def test_attaching_is_read_only(theirs, tmp_path):
             db.execute("DELETE FROM other.devices")
     db.close()
     assert file_hash(theirs) == before
+
+
+def test_damage_met_while_copying_is_a_format_error_and_writes_nothing(tmp_path,
+                                                                       monkeypatch):
+    """New devices' records are read only by the SQL copy: a damaged page there must end
+    the merge as a format error naming their file, with nothing written."""
+    from gpumodeler.db import schema
+    monkeypatch.setattr(schema, "QUICK_CHECK_MAX_BYTES", 0)     # structural check only
+    path = tmp_path / "theirs.db"
+    many = [RawDevice("gpu", f"Card {i:04d}", (), None, "user", {
+        f"f{k}": [_rec(float(i * k), "count", "doc-a", f"Table {k}")] for k in range(20)},
+        STAMP, STAMP) for i in range(300)]
+    _write(path, many, {"doc-a": "Paper A"})
+    conn = sqlite3.connect(path)
+    try:
+        leaves = [r[0] for r in conn.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'device_values' AND pagetype = 'leaf' "
+            "ORDER BY pageno")]
+        page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+    except sqlite3.OperationalError:
+        pytest.skip("this SQLite has no dbstat table to find the records' pages")
+    finally:
+        conn.close()
+    data = bytearray(path.read_bytes())
+    middle = leaves[len(leaves) // 2]
+    data[(middle - 1) * page_size:middle * page_size] = b"\xa5" * page_size
+    path.write_bytes(bytes(data))
+    user = tmp_path / "mine.db"
+    _write(user, [], {})
+    before = file_hash(user)
+    with Catalog(user_db=user, use_shipped=False) as catalog:
+        assert len(catalog.import_file(path).new) == 300        # compare reads no records
+        with pytest.raises(DatabaseFormatError, match="corrupted") as info:
+            catalog.merge(path)
+        assert str(path) in str(info.value)
+        assert "theirs" not in [r[1] for r in catalog._user.execute("PRAGMA database_list")]
+    assert file_hash(user) == before
+
+
+def test_paths_with_uri_characters(tmp_path):
+    """Databases are opened and attached by URI: '#', '?', '%' and spaces stay file names."""
+    folder = tmp_path / "odd #dir? 100% ünï"
+    folder.mkdir()
+    theirs = folder / "their #db?.db"
+    _write(theirs, _devices(), {"doc-a": "Paper A", "doc-b": "Paper B"})
+    with Catalog(user_db=folder / "my%20db.db", use_shipped=False) as catalog:
+        catalog.merge(theirs)
+        catalog.export(["alpha", "beta"], folder / "ex port?.db")
+    assert sorted(p.name for p in folder.iterdir()) == ["ex port?.db", "my%20db.db",
+                                                        "their #db?.db"]
+    assert set(_read(folder / "ex port?.db")[0]) == {"alpha gpu", "beta gpu"}
