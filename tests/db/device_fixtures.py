@@ -122,3 +122,15 @@ def source_files():
 
 def file_hash(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_database(path, devices, sources):
+    """A new device database at ``path`` holding ``devices`` (RawDevice) and ``sources``."""
+    from gpumodeler.db.schema import create_database
+    from gpumodeler.db.store import write_device, write_sources
+    db = create_database(path)
+    with db.atomic():
+        write_sources(db, sources)
+        for device in devices:
+            write_device(db, device)
+    db.close()

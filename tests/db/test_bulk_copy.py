@@ -6,14 +6,13 @@ import sqlite3
 
 import pytest
 
-from device_fixtures import file_hash
+from device_fixtures import file_hash, write_database
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.db.digests import device_digest
 from gpumodeler.db.errors import DatabaseFormatError
 from gpumodeler.db.schema import attached_read_only, backing_file, create_database, \
     open_database
-from gpumodeler.db.store import RawDevice, read_raw, read_sources, write_device, \
-    write_sources
+from gpumodeler.db.store import RawDevice, read_raw, read_sources
 
 STAMP = "2024-01-01T00:00:00Z"
 
@@ -40,19 +39,10 @@ def _devices():
     ]
 
 
-def _write(path, devices, sources):
-    db = create_database(path)
-    with db.atomic():
-        write_sources(db, sources)
-        for device in devices:
-            write_device(db, device)
-    db.close()
-
-
 @pytest.fixture
 def theirs(tmp_path):
     path = tmp_path / "theirs.db"
-    _write(path, _devices(), {"doc-a": "Paper A", "doc-b": "Paper B", "doc-c": "Uncited"})
+    write_database(path, _devices(), {"doc-a": "Paper A", "doc-b": "Paper B", "doc-c": "Uncited"})
     return path
 
 
@@ -92,7 +82,7 @@ def test_a_merge_copies_new_devices_as_they_are_with_their_digests(theirs, tmp_p
 
 
 def test_copied_records_cite_renamed_sources_and_get_fresh_digests(theirs, tmp_path):
-    _write(tmp_path / "mine.db", [], {"doc-a": "Another paper A"})
+    write_database(tmp_path / "mine.db", [], {"doc-a": "Another paper A"})
     with Catalog(user_db=tmp_path / "mine.db", use_shipped=False) as catalog:
         report = catalog.merge(theirs)
     assert report.renamed_sources == {"doc-a": "doc-a~2"}
@@ -189,7 +179,7 @@ def test_damage_met_while_copying_is_a_format_error_and_writes_nothing(tmp_path,
     many = [RawDevice("gpu", f"Card {i:04d}", (), None, "user", {
         f"f{k}": [_rec(float(i * k), "count", "doc-a", f"Table {k}")] for k in range(20)},
         STAMP, STAMP) for i in range(300)]
-    _write(path, many, {"doc-a": "Paper A"})
+    write_database(path, many, {"doc-a": "Paper A"})
     conn = sqlite3.connect(path)
     try:
         leaves = [r[0] for r in conn.execute(
@@ -205,7 +195,7 @@ def test_damage_met_while_copying_is_a_format_error_and_writes_nothing(tmp_path,
     data[(middle - 1) * page_size:middle * page_size] = b"\xa5" * page_size
     path.write_bytes(bytes(data))
     user = tmp_path / "mine.db"
-    _write(user, [], {})
+    write_database(user, [], {})
     before = file_hash(user)
     with Catalog(user_db=user, use_shipped=False) as catalog:
         assert len(catalog.import_file(path).new) == 300        # compare reads no records
@@ -221,7 +211,7 @@ def test_paths_with_uri_characters(tmp_path):
     folder = tmp_path / "odd #dir? 100% ünï"
     folder.mkdir()
     theirs = folder / "their #db?.db"
-    _write(theirs, _devices(), {"doc-a": "Paper A", "doc-b": "Paper B"})
+    write_database(theirs, _devices(), {"doc-a": "Paper A", "doc-b": "Paper B"})
     with Catalog(user_db=folder / "my%20db.db", use_shipped=False) as catalog:
         catalog.merge(theirs)
         catalog.export(["alpha", "beta"], folder / "ex port?.db")

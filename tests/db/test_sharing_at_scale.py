@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from device_fixtures import file_hash
+from device_fixtures import file_hash, write_database
 from gpumodeler.db import schema, sharing
 from gpumodeler.db.catalog import Catalog, diff
 from gpumodeler.db.digests import device_digest, differing_fields, field_entry, parts, \
@@ -18,9 +18,8 @@ from gpumodeler.db.digests import device_digest, differing_fields, field_entry, 
 from gpumodeler.db.errors import DatabaseFormatError, DeviceEditError
 from gpumodeler.db.merge import compare, make_resolver, plan_merge, plan_sources, \
     remap_sources
-from gpumodeler.db.schema import create_database, open_database
-from gpumodeler.db.store import RawDevice, read_raw, read_sources, write_device, \
-    write_sources
+from gpumodeler.db.schema import open_database
+from gpumodeler.db.store import RawDevice, read_raw, read_sources
 
 N_DEVICES = 2000
 FIELDS = [("sms", "count"), ("sm_clock_hz", "Hz"), ("l2_bytes", "B"), ("architecture", "text"),
@@ -84,15 +83,6 @@ def _edit(device, rng, side):
                      device.created, device.modified)
 
 
-def _write(path, devices, sources):
-    db = create_database(path)
-    with db.atomic():
-        write_sources(db, sources)
-        for device in devices:
-            write_device(db, device)
-    db.close()
-
-
 @pytest.fixture(scope="module")
 def dbs(tmp_path_factory):
     """shipped.db (100 devices), mine.db and theirs.db (edited copies of ~2000 devices)."""
@@ -101,15 +91,15 @@ def dbs(tmp_path_factory):
     base = [_base_device(i, rng) for i in range(N_DEVICES)]
     shipped = [RawDevice(d.kind, f"Shipped {d.name}", (), d.family, "shipped", d.values,
                          STAMP, STAMP) for d in base[:100]]
-    _write(root / "shipped.db", shipped, SOURCES)
+    write_database(root / "shipped.db", shipped, SOURCES)
     mine = [_edit(d, rng, "mine") for d in base[:-30]]
     mine += [_edit(d, rng, "mine") for d in shipped[:20]]          # shadowing shipped ones
     theirs = [_edit(d, rng, "theirs") for d in base[15:]]          # 15 only mine, 15 both
     theirs += [_edit(d, rng, "theirs") for d in shipped[10:60]]    # editing shipped ones
     theirs += [_base_device(N_DEVICES + i, rng) for i in range(40)]   # new devices
-    _write(root / "mine.db", mine, SOURCES)
+    write_database(root / "mine.db", mine, SOURCES)
     # Their "doc-3" is another paper: a renamed source, so equal records cite differently.
-    _write(root / "theirs.db", theirs, SOURCES | {"doc-3": "Another paper"})
+    write_database(root / "theirs.db", theirs, SOURCES | {"doc-3": "Another paper"})
     return root
 
 
@@ -302,7 +292,7 @@ def test_damage_found_while_reading_a_large_file_is_a_format_error(dbs, tmp_path
     assert file_hash(user) == before
 
 
-def test_the_digest_triggers_come_back_after_a_failed_write(dbs, tmp_path):
+def test_the_digest_triggers_come_back_after_a_failedwrite_database(dbs, tmp_path):
     path = tmp_path / "x.db"
     shutil.copy(dbs / "shipped.db", path)
     db = open_database(path, writable=True)
