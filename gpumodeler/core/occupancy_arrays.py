@@ -1,0 +1,285 @@
+"""Occupancy of many launches in one vectorised call: :func:`occupancy_array` and its answer,
+:class:`OccupancyArrays` (a sweep over block size, registers or shared memory).
+
+Sources. The rules are those of :func:`gpumodeler.core.occupancy.occupancy`, stated with their
+symbols in :mod:`gpumodeler.core.occupancy`: the CUDA C++ Programming Guide
+(compute-capabilities appendix), NVIDIA's CUDA Occupancy Calculator spreadsheet and the
+runtime's occupancy API (``cudaOccupancyMaxActiveBlocksPerMultiprocessor``), replacing the
+manual step of Gajger 2017 (MSc thesis, §4.4.1 and Fig. 4.2). Point by point the answer is the
+scalar function's, LaunchError messages included (``tests/core/test_occupancy_array.py``), and
+it is checked against NVIDIA's ``cuda_occupancy.h`` in ``tests/core/test_occupancy_oracle.py``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from types import MappingProxyType
+from typing import Mapping
+
+import numpy as np
+
+from .compute_capability import architecture
+from .errors import InvalidParameter, LaunchError
+from .occupancy_checks import (
+    _BLOCK_REGISTER_CHECK_WARPS, LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching,
+    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
+    _msg_shared_per_block, _msg_static_shared, _preference_bytes)
+
+# Why a launch in a sweep cannot run: the scalar function's checks, in its order.
+_OK, _BLOCK_SIZE, _REGISTERS_PER_THREAD, _STATIC_SHARED, _SHARED_PER_BLOCK, \
+    _REGISTERS_PER_BLOCK, _NO_BLOCK_FITS = range(7)
+
+
+@dataclass(frozen=True, eq=False)
+class OccupancyArrays:
+    """:func:`occupancy_array`'s answer: the fields of :class:`OccupancyResult` as arrays of
+    the broadcast input shape, plus ``valid`` and ``reasons`` (the LaunchError message where a
+    launch cannot run, '' where it can; built on first use, since formatting is the slow part
+    of a big sweep). Where invalid, the active counts and occupancy are 0 and ``limited_by``
+    is all False.
+    """
+
+    compute_capability: str
+    block_size: np.ndarray
+    registers_per_thread: np.ndarray
+    shared_mem_bytes: np.ndarray
+    static_shared_mem_bytes: np.ndarray
+    valid: np.ndarray
+    warps_per_block: np.ndarray
+    active_blocks_per_sm: np.ndarray
+    active_warps_per_sm: np.ndarray
+    active_threads_per_sm: np.ndarray
+    max_warps_per_sm: int
+    occupancy: np.ndarray
+    block_limits: Mapping[str, np.ndarray]
+    limited_by: Mapping[str, np.ndarray]
+    allocated_registers_per_block: np.ndarray
+    allocated_shared_mem_per_block_bytes: np.ndarray
+    reserved_shared_mem_per_block_bytes: int
+    shared_mem_per_block_limit_bytes: int
+    shared_mem_config_bytes: np.ndarray
+    min_shared_mem_config_bytes: np.ndarray
+    partitioned_global_caching: np.ndarray
+    opt_in: bool
+    failure: np.ndarray = field(repr=False)   # _OK or which check failed, per point
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.valid.shape
+
+    def _message(self, code: int, index) -> str:
+        arch = architecture(self.compute_capability)
+        b, r = int(self.block_size[index]), int(self.registers_per_thread[index])
+        d, s = int(self.shared_mem_bytes[index]), int(self.static_shared_mem_bytes[index])
+        if code == _BLOCK_SIZE:
+            return _msg_block_size(arch, b)
+        if code == _REGISTERS_PER_THREAD:
+            return _msg_registers_per_thread(arch, r)
+        if code == _STATIC_SHARED:
+            return _msg_static_shared(arch, s)
+        if code == _SHARED_PER_BLOCK:
+            return _msg_shared_per_block(arch, s, d, self.opt_in)
+        if code == _REGISTERS_PER_BLOCK:
+            return _msg_registers_per_block(arch, b, r)
+        return _msg_no_block_fits({k: int(v[index]) for k, v in self.block_limits.items()})
+
+    def reason_at(self, index) -> str:
+        """The LaunchError message at ``index`` ('' if that launch can run)."""
+        code = int(self.failure[index])
+        return "" if code == _OK else self._message(code, index)
+
+    @cached_property
+    def reasons(self) -> np.ndarray:
+        """Every point's LaunchError message ('' where valid), each distinct one formatted once."""
+        failure = self.failure.ravel()
+        reasons = np.full(failure.size, "", dtype=object)
+        columns = {
+            _BLOCK_SIZE: (self.block_size,), _REGISTERS_PER_THREAD: (self.registers_per_thread,),
+            _STATIC_SHARED: (self.static_shared_mem_bytes,),
+            _SHARED_PER_BLOCK: (self.static_shared_mem_bytes, self.shared_mem_bytes),
+            _REGISTERS_PER_BLOCK: (self.block_size, self.registers_per_thread),
+            _NO_BLOCK_FITS: tuple(self.block_limits[k] == 0 for k in LIMIT_NAMES)}
+        for code, cols in columns.items():
+            index = np.flatnonzero(failure == code)
+            if index.size == 0:
+                continue
+            keys = np.stack([np.broadcast_to(c, self.shape).ravel()[index] for c in cols],
+                            axis=1).astype(np.int64)
+            first, inverse = _distinct_rows(keys)
+            texts = np.empty(len(first), dtype=object)
+            texts[:] = [self._message(code, np.unravel_index(index[i], self.shape))
+                        for i in first]
+            reasons[index] = texts[inverse]
+        return reasons.reshape(self.shape)
+
+    def at(self, index) -> OccupancyResult:
+        """The scalar result at ``index``; raises LaunchError where the launch cannot run."""
+        if not self.valid[index]:
+            raise LaunchError(self.reason_at(index))
+        limits = {name: int(a[index]) for name, a in self.block_limits.items()}
+        return OccupancyResult(
+            compute_capability=self.compute_capability,
+            block_size=int(self.block_size[index]),
+            registers_per_thread=int(self.registers_per_thread[index]),
+            shared_mem_bytes=int(self.shared_mem_bytes[index]),
+            static_shared_mem_bytes=int(self.static_shared_mem_bytes[index]),
+            warps_per_block=int(self.warps_per_block[index]),
+            active_blocks_per_sm=int(self.active_blocks_per_sm[index]),
+            active_warps_per_sm=int(self.active_warps_per_sm[index]),
+            active_threads_per_sm=int(self.active_threads_per_sm[index]),
+            max_warps_per_sm=self.max_warps_per_sm,
+            occupancy=float(self.occupancy[index]),
+            block_limits=MappingProxyType(limits),
+            limited_by=tuple(n for n in LIMIT_NAMES if self.limited_by[n][index]),
+            allocated_registers_per_block=int(self.allocated_registers_per_block[index]),
+            allocated_shared_mem_per_block_bytes=int(
+                self.allocated_shared_mem_per_block_bytes[index]),
+            reserved_shared_mem_per_block_bytes=self.reserved_shared_mem_per_block_bytes,
+            shared_mem_per_block_limit_bytes=self.shared_mem_per_block_limit_bytes,
+            shared_mem_config_bytes=int(self.shared_mem_config_bytes[index]),
+            min_shared_mem_config_bytes=int(self.min_shared_mem_config_bytes[index]),
+            partitioned_global_caching=bool(self.partitioned_global_caching[index]),
+        )
+
+
+def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(position of each distinct row's first occurrence, row -> distinct index)."""
+    width = 63 // keys.shape[1]
+    if keys.min() >= 0 and keys.max() < 1 << width:
+        # Pack the columns into one integer: 1-D unique is much faster than axis=0.
+        packed = np.zeros(len(keys), dtype=np.int64)
+        for k in range(keys.shape[1]):
+            packed = (packed << width) | keys[:, k]
+        _, first, inverse = np.unique(packed, return_index=True, return_inverse=True)
+    else:
+        _, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+    return first, inverse.ravel()
+
+
+def _int_array(name: str, value) -> np.ndarray:
+    a = np.asarray(value)
+    if a.dtype.kind not in "iu":
+        raise InvalidParameter(
+            f"{name} must hold integers, got dtype {a.dtype} (convert with .astype(int) "
+            f"after checking the values are whole)", item=name)
+    if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+        raise InvalidParameter(f"{name} holds values too large for int64", item=name)
+    a = a.astype(np.int64, copy=False)
+    negative = a < 0
+    if negative.any():
+        first = tuple(int(i) for i in np.unravel_index(int(np.argmax(negative)), a.shape))
+        raise InvalidParameter(
+            f"{name} must be >= 0; {int(negative.sum())} value(s) are negative, "
+            f"first {int(a[first])} at index {first}", item=name)
+    return a
+
+
+def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
+                    static_shared_mem_bytes=0, opt_in: bool = False,
+                    carveout_percent: int | None = None,
+                    shared_mem_config_bytes: int | None = None,
+                    partitioned_global_caching: bool = False) -> OccupancyArrays:
+    """:func:`occupancy` over integer arrays that broadcast together (a sweep in one call).
+
+    ``cc`` and the keyword options are scalars. Launches that cannot run do not raise: they
+    are False in ``valid`` with the scalar function's LaunchError message in ``reasons``.
+    Malformed input (non-integer dtype, a negative value) raises InvalidParameter.
+    """
+    arch = architecture(cc)
+    inputs = [_int_array("block_size", block_size),
+              _int_array("registers_per_thread", registers_per_thread),
+              _int_array("shared_mem_bytes", shared_mem_bytes),
+              _int_array("static_shared_mem_bytes", static_shared_mem_bytes)]
+    if not isinstance(opt_in, (bool, np.bool_)):
+        raise InvalidParameter(f"opt_in must be True or False, got {opt_in!r}", item="opt_in")
+    preference = _preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
+    caching = _check_caching(arch, partitioned_global_caching)
+    shape = np.broadcast_shapes(*(a.shape for a in inputs))
+    bs, regs, dyn, st = (np.broadcast_to(a, shape).ravel() for a in inputs)
+    n = bs.size
+
+    per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
+                       else arch.shared_mem_per_block_bytes)
+    warps = (bs + arch.warp_size - 1) // arch.warp_size
+    unit_r = arch.register_allocation_unit
+    per_warp = (regs * arch.warp_size + unit_r - 1) // unit_r * unit_r
+    group = _BLOCK_REGISTER_CHECK_WARPS
+    counted = (warps + group - 1) // group * group
+
+    # The launch checks, last first, so that the first failing check wins.
+    failure = np.zeros(n, dtype=np.int8)
+    failure[per_warp * counted > arch.max_registers_per_block] = _REGISTERS_PER_BLOCK
+    failure[st + dyn > per_block_limit] = _SHARED_PER_BLOCK
+    failure[st > arch.shared_mem_per_block_bytes] = _STATIC_SHARED
+    failure[regs > arch.max_registers_per_thread] = _REGISTERS_PER_THREAD
+    failure[(bs < 1) | (bs > arch.max_threads_per_block)] = _BLOCK_SIZE
+
+    # Rules 1-2 (see the scalar function): registers first, since they may turn caching off.
+    w = np.maximum(warps, 1)
+    g = arch.warp_allocation_granularity
+    warps_per_subpartition = arch.registers_per_sm // g // np.maximum(per_warp, 1)
+    no_registers = per_warp == 0
+    if caching:
+        halved = 2 * (warps_per_subpartition * (g // 2) // w)
+        cached = (halved > 0) | no_registers
+        by_registers = np.where(cached, halved, warps_per_subpartition * g // w)
+        by_warps = np.where(cached, 2 * (arch.max_warps_per_sm // 2 // w),
+                            arch.max_warps_per_sm // w)
+    else:
+        cached = np.zeros(n, dtype=bool)
+        by_registers = warps_per_subpartition * g // w
+        by_warps = arch.max_warps_per_sm // w
+    by_registers = np.where(no_registers, UNLIMITED, by_registers)
+
+    # Rule 3 in the configuration the driver will use.
+    unit_s = arch.shared_mem_allocation_unit_bytes
+    allocated = (st + dyn + arch.reserved_shared_mem_per_block_bytes + unit_s - 1) // unit_s * unit_s
+    configs = np.asarray(arch.shared_mem_configs_bytes, dtype=np.int64)
+    if arch.has_carveout:
+        smallest = configs[np.minimum(np.searchsorted(configs, allocated), len(configs) - 1)]
+    else:
+        smallest = np.int64(arch.shared_mem_per_sm_bytes)
+    config = np.where(preference >= allocated, preference, smallest)
+    no_shared = allocated == 0
+    by_shared = np.where(no_shared, UNLIMITED, config // np.maximum(allocated, 1))
+    by_blocks = np.full(n, arch.max_blocks_per_sm, dtype=np.int64)
+
+    limits = {"warps": by_warps, "registers": by_registers, "shared_memory": by_shared,
+              "blocks": by_blocks}
+    active = np.minimum(np.minimum(by_warps, by_registers), np.minimum(by_shared, by_blocks))
+    failure[(active == 0) & (failure == _OK)] = _NO_BLOCK_FITS
+    valid = failure == _OK
+    active = np.where(valid, active, 0)
+
+    min_config = config.copy()
+    for c in configs[::-1]:
+        keeps = (c >= allocated) & (no_shared | (c // np.maximum(allocated, 1) >= active))
+        min_config = np.where(keeps, c, min_config)
+
+    def out(a):
+        return a.reshape(shape)
+
+    active_warps = active * warps
+    return OccupancyArrays(
+        compute_capability=arch.compute_capability,
+        block_size=out(bs), registers_per_thread=out(regs), shared_mem_bytes=out(dyn),
+        static_shared_mem_bytes=out(st),
+        valid=out(valid),
+        warps_per_block=out(warps),
+        active_blocks_per_sm=out(active),
+        active_warps_per_sm=out(active_warps),
+        active_threads_per_sm=out(active * bs),
+        max_warps_per_sm=arch.max_warps_per_sm,
+        occupancy=out(active_warps / arch.max_warps_per_sm),
+        block_limits=MappingProxyType({k: out(v) for k, v in limits.items()}),
+        limited_by=MappingProxyType({k: out((v == active) & valid) for k, v in limits.items()}),
+        allocated_registers_per_block=out(per_warp * warps),
+        allocated_shared_mem_per_block_bytes=out(allocated),
+        reserved_shared_mem_per_block_bytes=arch.reserved_shared_mem_per_block_bytes,
+        shared_mem_per_block_limit_bytes=per_block_limit,
+        shared_mem_config_bytes=out(config),
+        min_shared_mem_config_bytes=out(min_config),
+        partitioned_global_caching=out(cached & valid),
+        opt_in=bool(opt_in),
+        failure=out(failure),
+    )
