@@ -30,6 +30,13 @@ by a dependency), the symbolic form is given up and the bound is evaluated exact
 numeric longest-path pass for the given values (still vectorised over arrays); the formula
 is then reported as not available. The critical path itself always comes from the numeric
 pass at the given values.
+
+Layout. This module holds the analysis (:func:`analyze`), its result :class:`LatencyBound`
+with the exact numeric pass, and :class:`CriticalPath`. The collapsed loops (regions, loop
+nesting, numeric longest path) are in :mod:`gpumodeler.core.loop_regions`; the symbolic
+max-of-linear-forms algebra and pass in :mod:`gpumodeler.core.latency_forms`; the latency of
+one edge (:func:`resolve_edge_latency`, still importable from here) in
+:mod:`gpumodeler.core.edge_latency`.
 """
 from __future__ import annotations
 
@@ -39,74 +46,16 @@ import math
 import networkx as nx
 import numpy as np
 
+from .edge_latency import resolve_edge_latency
 from .errors import ExpressionError, GraphError
 from .kernel_graph import KernelGraph
+from .latency_forms import _symbolic
 from .latency_tables import LatencyTable, get_table
+from .loop_regions import _longest, _loop_structure, _Region
 
 MAX_FORMS = 16
 #: dominance comparisons allowed per instruction before the symbolic pass gives up
 WORK_PER_NODE = 40
-
-# A linear form is (constant, ((monomial, coefficient), ...)): a monomial is a sorted tuple of
-# iteration-expression texts (a product of iteration counts), monomials are sorted.
-_ZERO = (0.0, ())
-
-
-class _TooManyForms(Exception):
-    pass
-
-
-def _add_const(form, c):
-    return (form[0] + c, form[1])
-
-
-def _add_forms(a, b):
-    if not b[1]:
-        return (a[0] + b[0], a[1])
-    if not a[1]:
-        return (a[0] + b[0], b[1])
-    terms = dict(a[1])
-    for m, c in b[1]:
-        terms[m] = terms.get(m, 0.0) + c
-    return (a[0] + b[0], tuple(sorted(terms.items())))
-
-
-def _scale(form, factor: str):
-    """form × (iteration expression ``factor``)."""
-    terms = {}
-    if form[0]:
-        terms[(factor,)] = form[0]
-    for m, c in form[1]:
-        mono = tuple(sorted(m + (factor,)))
-        terms[mono] = terms.get(mono, 0.0) + c
-    return (0.0, tuple(sorted(terms.items())))
-
-
-def _dominates(a, b) -> bool:
-    """a >= b for every non-negative value of the iteration counts."""
-    if a[0] < b[0]:
-        return False
-    ta = dict(a[1])
-    return all(ta.get(m, 0.0) >= c for m, c in b[1])
-
-
-def _prune(forms, budget=None):
-    """Drop dominated forms (and duplicates). ``budget`` is a one-element list counting the
-    comparisons still allowed; running out (or keeping more than MAX_FORMS) raises."""
-    if len(forms) <= 1:
-        return forms
-    unique = list(dict.fromkeys(forms))
-    if len(unique) == 1:
-        return unique
-    if budget is not None:
-        budget[0] -= len(unique) * len(unique)
-        if budget[0] < 0:
-            raise _TooManyForms
-    kept = [f for i, f in enumerate(unique)
-            if not any(j != i and _dominates(g, f) for j, g in enumerate(unique))]
-    if len(kept) > MAX_FORMS:
-        raise _TooManyForms
-    return kept
 
 
 @dataclass(frozen=True)
@@ -149,40 +98,6 @@ class CriticalPath:
                     out.append(src)
                 out.append(dst)
         return " -> ".join(out)
-
-
-@dataclass(frozen=True)
-class _Region:
-    """One level of the collapsed graph: the body of a loop, or the top level (id None)."""
-
-    id: object
-    topo: tuple  # DAG nodes in topological order: instruction ids, ("in", L), ("out", L)
-    preds: dict  # node -> tuple of (pred, weight, step); weight is cycles or ("loop", L)
-    carried: tuple  # ((start node, end node, weight, edge id), ...) for loops
-
-
-def _longest(region: _Region, loop_weight: dict, sources=None, track=False):
-    """Numeric longest path in a region; values may be numpy arrays (vectorised).
-
-    Returns {node: arrival} (and {node: (pred, step)} when ``track``); with ``sources`` only
-    those nodes may start a path (others start unreachable, -inf)."""
-    dist, back = {}, {}
-    neg = -np.inf
-    for n in region.topo:
-        best = 0.0 if sources is None or n in sources else neg
-        choice = None
-        for pred, w, step in region.preds.get(n, ()):
-            d = dist[pred]
-            cand = d + (loop_weight[w[1]] if isinstance(w, tuple) else w)
-            if track:
-                if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
-                    best, choice = cand, (pred, step)
-            else:
-                best = np.maximum(best, cand) if (np.ndim(cand) or np.ndim(best)) else max(best, cand)
-        dist[n] = best
-        if track:
-            back[n] = choice
-    return (dist, back) if track else dist
 
 
 @dataclass(frozen=True)
@@ -359,72 +274,6 @@ def _is_number(text: str) -> bool:
         return False
 
 
-def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, order=None) -> float:
-    """Latency of one edge in cycles: explicit value, else from the latency table."""
-    if edge.latency is not None:
-        return float(edge.latency)
-    if edge.kind == "dual":
-        return 0.0
-    if table is None:
-        raise GraphError(f"edge {edge.id} ({edge.kind}) has no latency and the graph has no "
-                         f"latency table; set one or give the edge a latency", item=edge.id)
-    try:
-        if edge.kind == "ilp":
-            return float(table.ilp())
-        if edge.kind == "replacement":
-            return float(table.block_replacement())
-        if edge.kind == "barrier":
-            return float(table.barrier())
-        if edge.kind == "branch":
-            taken = edge.taken
-            if taken is None:
-                order = order or graph.order()
-                taken = order[edge.src] >= order[edge.dst]
-            return float(table.branch(taken))
-        producer = graph.instructions[edge.src]
-        if producer.unit == "ldst":
-            if not producer.is_load:
-                raise GraphError(f"edge {edge.id}: {producer.opcode} ({edge.src}) is a store and "
-                                 f"produces no register; use an ilp edge or give a latency", item=edge.id)
-            key = producer.latency_key()
-            if producer.space == "shared" and producer.bank_conflict_degree == 2 \
-                    and "shared_2way" in table.memory_cycles and producer.memory_level is None:
-                key = "shared_2way"
-            if producer.pattern == "random" and key == "dram" and "dram_random" in table.memory_cycles:
-                key = "dram_random"
-            return float(table.memory(key))
-        if edge.kind == "memory":
-            raise GraphError(f"edge {edge.id}: a memory edge must start at a load; "
-                             f"{producer.opcode} ({edge.src}) is not one", item=edge.id)
-        if producer.latency_class is None:
-            raise GraphError(f"edge {edge.id}: {producer.opcode} ({edge.src}) has no latency class "
-                             f"(unit {producer.unit}); give the edge an explicit latency", item=edge.id)
-        return float(table.instruction(producer.latency_class))
-    except GraphError as exc:
-        if exc.item is None:
-            raise GraphError(f"edge {edge.id}: {exc}", item=edge.id) from None
-        raise
-
-
-def _loop_structure(graph: KernelGraph):
-    """parent loop of each loop, innermost loop of each node, depth of each loop."""
-    loops = sorted(graph.loops.values(), key=lambda lp: (len(lp.members), lp.id))
-    parent = {}
-    for i, lp in enumerate(loops):
-        parent[lp.id] = next((o.id for o in loops[i + 1:] if lp.members < o.members), None)
-    depth = {}
-    for lp in loops:
-        d, p = 0, parent[lp.id]
-        while p is not None:
-            d, p = d + 1, parent[p]
-        depth[lp.id] = d
-    innermost = {}
-    for lp in loops:  # smallest first, so the first assignment is the innermost
-        for n in lp.members:
-            innermost.setdefault(n, lp.id)
-    return parent, depth, innermost
-
-
 def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> LatencyBound:
     """Analyse ``graph``: collapse loops, then compute the symbolic bound when it stays small.
 
@@ -516,7 +365,7 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
 
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
-    forms, per_iteration = _symbolic(regions, loop_order, iterations)
+    forms, per_iteration = _symbolic(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)
     return LatencyBound(
         forms=forms, iterations=iterations,
         loop_names={lid: lp.name for lid, lp in graph.loops.items()},
@@ -524,49 +373,3 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         edge_ends={e.id: (e.src, e.dst) for e in graph.edges.values()},
         regions=regions, loop_order=loop_order,
     )
-
-
-def _sinks(region: _Region):
-    """Nodes nothing leaves: with non-negative latencies, the longest paths end there."""
-    has_succ = {pred for preds in region.preds.values() for pred, _, _ in preds}
-    return [n for n in region.topo if n not in has_succ]
-
-
-def _symbolic(regions, loop_order, iterations):
-    """Pareto sets of linear forms (see module docstring); (None, {}) when they grow too big."""
-    budget = [WORK_PER_NODE * sum(len(r.topo) for r in regions.values()) + 10_000]
-
-    def longest(region, loop_weight, sources=None):
-        best: dict = {}
-        for n in region.topo:
-            cands = [_ZERO] if sources is None or n in sources else []
-            for pred, w, _ in region.preds.get(n, ()):
-                if isinstance(w, tuple):
-                    cands.extend(_add_forms(f, lw) for f in best[pred] for lw in loop_weight[w[1]])
-                else:
-                    cands.extend(_add_const(f, w) for f in best[pred])
-            best[n] = _prune(cands, budget)
-        return best
-
-    loop_weight, per_iteration = {}, {}
-    try:
-        for lid in loop_order:
-            region = regions[lid]
-            frontier = []
-            if region.carried:
-                for start, end, w, _ in region.carried:
-                    frontier.extend(_add_const(f, w) for f in longest(region, loop_weight, {start}).get(end, []))
-            else:
-                best = longest(region, loop_weight)
-                for n in _sinks(region):
-                    frontier.extend(best[n])
-            frontier = _prune(frontier) or [_ZERO]
-            per_iteration[lid] = tuple(frontier)
-            loop_weight[lid] = [_scale(f, iterations[lid].text) for f in frontier]
-        top = []
-        best = longest(regions[None], loop_weight)
-        for n in _sinks(regions[None]):
-            top.extend(best[n])
-        return tuple(_prune(top, budget)), per_iteration
-    except _TooManyForms:
-        return None, {}

@@ -1,0 +1,60 @@
+"""Latency of one edge of a kernel execution graph, in cycles (Volkov §3.7; Gajger §4.4.2).
+
+The latency bound weights each edge of the execution graph by the latency it stands for
+(:mod:`gpumodeler.core.kernel_graph`): the edge's explicit latency, else the graph's latency
+table (:mod:`gpumodeler.core.latency_tables`), chosen by the edge's kind and the instruction
+that produces its value. :func:`gpumodeler.core.latency_bound.analyze` resolves every edge
+this way; the kernel editor shows the resolved value.
+"""
+from __future__ import annotations
+
+from .errors import GraphError
+from .kernel_graph import KernelGraph
+from .latency_tables import LatencyTable
+
+
+def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, order=None) -> float:
+    """Latency of one edge in cycles: explicit value, else from the latency table."""
+    if edge.latency is not None:
+        return float(edge.latency)
+    if edge.kind == "dual":
+        return 0.0
+    if table is None:
+        raise GraphError(f"edge {edge.id} ({edge.kind}) has no latency and the graph has no "
+                         f"latency table; set one or give the edge a latency", item=edge.id)
+    try:
+        if edge.kind == "ilp":
+            return float(table.ilp())
+        if edge.kind == "replacement":
+            return float(table.block_replacement())
+        if edge.kind == "barrier":
+            return float(table.barrier())
+        if edge.kind == "branch":
+            taken = edge.taken
+            if taken is None:
+                order = order or graph.order()
+                taken = order[edge.src] >= order[edge.dst]
+            return float(table.branch(taken))
+        producer = graph.instructions[edge.src]
+        if producer.unit == "ldst":
+            if not producer.is_load:
+                raise GraphError(f"edge {edge.id}: {producer.opcode} ({edge.src}) is a store and "
+                                 f"produces no register; use an ilp edge or give a latency", item=edge.id)
+            key = producer.latency_key()
+            if producer.space == "shared" and producer.bank_conflict_degree == 2 \
+                    and "shared_2way" in table.memory_cycles and producer.memory_level is None:
+                key = "shared_2way"
+            if producer.pattern == "random" and key == "dram" and "dram_random" in table.memory_cycles:
+                key = "dram_random"
+            return float(table.memory(key))
+        if edge.kind == "memory":
+            raise GraphError(f"edge {edge.id}: a memory edge must start at a load; "
+                             f"{producer.opcode} ({edge.src}) is not one", item=edge.id)
+        if producer.latency_class is None:
+            raise GraphError(f"edge {edge.id}: {producer.opcode} ({edge.src}) has no latency class "
+                             f"(unit {producer.unit}); give the edge an explicit latency", item=edge.id)
+        return float(table.instruction(producer.latency_class))
+    except GraphError as exc:
+        if exc.item is None:
+            raise GraphError(f"edge {edge.id}: {exc}", item=edge.id) from None
+        raise
