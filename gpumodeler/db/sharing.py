@@ -261,11 +261,13 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
             _refuse_if_changed(db, plan)
         needed: dict[str, str | None] = {}
 
-        def cite(records: Iterable[tuple]) -> None:
-            for r in records:
-                k = r[2]
+        def cite_keys(keys: Iterable[str | None]) -> None:
+            for k in keys:
                 if k and k not in have and k not in needed:
                     needed[k] = theirs_sources.get(k, shipped_sources.get(k))
+
+        def cite(records: Iterable[tuple]) -> None:
+            cite_keys(r[2] for r in records)
 
         for key, device, is_new, from_shipped, digest in plan.whole:
             for records in device.values.values():
@@ -280,8 +282,8 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
         with digest_triggers_suspended(db):   # every digest touched is set below
             if plan.copied:
                 with reading(plan.copy_from):
-                    cite((None, None, k) for k in copy_devices(
-                        db, "theirs", plan.copied, renamed=plan.renamed, imported_at=now))
+                    cite_keys(copy_devices(db, "theirs", plan.copied, renamed=plan.renamed,
+                                           imported_at=now))
             if plan.rewrites:
                 rewrite_fields(db, plan.rewrites)
             set_device_heads(db, plan.heads)

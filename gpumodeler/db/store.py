@@ -263,8 +263,8 @@ def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
     records cite, as written here.
 
     Two INSERT ... SELECT statements run in SQLite, with no row passing through Python:
-    10 000 devices of 31 records take under a second where writing them one by one took
-    5.6 s. Each device reads back as it reads there: its records keep their row orders.
+    10 000 devices of 31 records take about a second where writing them one by one took
+    5.6 s (benchmarks/bench_devices.py). Each device reads back as it reads there: its records keep their row orders.
     ``renamed``: their source keys written under another key here (merge.plan_sources).
     ``imported_at``: the devices become "imported", created and modified at that time;
     None keeps their origin and timestamps (an export). Their digests are copied when of

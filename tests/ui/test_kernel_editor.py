@@ -324,3 +324,26 @@ def test_a_graph_naming_a_table_nobody_has_says_so_and_keeps_the_key(catalog, qt
     assert "maxwell-gajger" in ed.message_strip.text()
     assert ed.table_combo.currentData() == "volta-somebody"   # listed, not silently dropped
     assert "not in the device database" in ed.table_combo.currentText()
+
+
+def test_a_table_the_database_cannot_give_is_explained(catalog, qtbot, gpumodeler_env):
+    """A user table another tool broke (text where cycles belong) is left out of the list,
+    and a graph naming it says why, instead of only 'unknown'."""
+    import sqlite3
+    _user_table(catalog, "pascal-broken")
+    conn = sqlite3.connect(gpumodeler_env)
+    conn.execute("UPDATE device_values SET value = 'fast' WHERE field = 'lat_fp32_mad'")
+    conn.commit()
+    conn.close()
+    ed = KernelEditor(Document(catalog=catalog))
+    qtbot.addWidget(ed)
+    assert ed.table_combo.findData("pascal-broken") < 0
+    assert "pascal-broken" in ed.document.tables_problem
+    graph = from_dict(json.loads(SAXPY2.read_text()))
+    graph.latency_table = "pascal-broken"
+    from gpumodeler.core.commands import AddKernel
+    assert ed.document.push(AddKernel("k1", graph))
+    ed.set_kernel("k1")
+    text = ed.message_strip.text()
+    assert "unknown latency table 'pascal-broken'" in text
+    assert "could not all be read" in text and "'fast' is not a number of cycles" in text

@@ -227,10 +227,13 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
         table = self._table(g)
         try:
             if g.latency_table and table is None:
+                problem = self.document.tables_problem
                 raise ModelError(
                     f"unknown latency table '{g.latency_table}': it is neither built in nor in "
                     f"the device database; choose one of: "
-                    f"{', '.join(self.document.latency_tables())}, or none")
+                    f"{', '.join(self.document.latency_tables())}, or none"
+                    + (f" (the device database's tables could not all be read: {problem})"
+                       if problem else ""))
             self.bound = analyze(g, table)
         except ModelError as exc:
             self.errors[exc.item or ""] = str(exc)
