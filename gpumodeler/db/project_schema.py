@@ -296,18 +296,8 @@ def inspect_file(db: sqlite_utils.Database, path: Path, *, integrity: bool = Tru
                 if fmt == DEVICE_DB_FORMAT else "")
         raise ProjectFormatError(f"{path}: not a gpumodeler project (format {fmt!r}, expected "
                                  f"{FORMAT!r}){hint}")
-    try:
-        version = int(meta.get("version", ""))
-    except ValueError:
-        raise ProjectFormatError(
-            f"{path}: unreadable schema version {meta.get('version')!r} "
-            f"(expected a whole number 1..{SCHEMA_VERSION})") from None
-    unknown = [name for name in applied if name not in KNOWN_MIGRATIONS]
-    if version > SCHEMA_VERSION or unknown:
-        raise ProjectFormatError(
-            f"{path}: written by a newer gpumodeler (project schema version {version}, app "
-            f"{meta.get('app_version', '?')}); this gpumodeler {__version__} reads up to "
-            f"version {SCHEMA_VERSION}. Update gpumodeler to open it")
+    version = schema.check_version(meta, applied, KNOWN_MIGRATIONS, path,
+                                   error=ProjectFormatError, what="project schema")
     if version < 1 or applied != list(KNOWN_MIGRATIONS[:len(applied)]) \
             or len(applied) != version:
         raise ProjectFormatError(

@@ -210,8 +210,8 @@ def m003_latency_table_kind(db: sqlite_utils.Database) -> None:
 
 
 # The version a file has once every migration above ran; bump with each new migration.
-SCHEMA_VERSION = 3
 KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind")
+SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 
 def _set_meta_version(db: sqlite_utils.Database) -> None:
@@ -370,17 +370,7 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
         raise DatabaseFormatError(
             f"{path}: not a gpumodeler device database (format {meta.get('format')!r}, "
             f"expected {FORMAT!r})")
-    try:
-        version = int(meta.get("version", ""))
-    except ValueError:
-        raise DatabaseFormatError(
-            f"{path}: unreadable schema version {meta.get('version')!r}") from None
-    unknown = [name for name in applied if name not in KNOWN_MIGRATIONS]
-    if version > SCHEMA_VERSION or unknown:
-        raise DatabaseFormatError(
-            f"{path}: written by a newer gpumodeler (schema version {version}, app "
-            f"{meta.get('app_version', '?')}); this gpumodeler {__version__} reads up to "
-            f"version {SCHEMA_VERSION}. Update gpumodeler to open it")
+    version = check_version(meta, applied, KNOWN_MIGRATIONS, path)
     for table, needed in _REQUIRED_COLUMNS.items():
         lacking = sorted(needed - columns.get(table, set()))
         if lacking:
@@ -388,6 +378,27 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
                     else f"{table} lacks {', '.join(lacking)}")
             raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database ({what})")
     return version < SCHEMA_VERSION or len(applied) < len(KNOWN_MIGRATIONS)
+
+
+def check_version(meta: dict, applied: list[str], known_migrations, path: Path, *,
+                  error=DatabaseFormatError, what: str = "schema") -> int:
+    """The schema version a file's meta table records; ``error`` when it is unreadable or
+    newer than this gpumodeler reads (a higher version, or a migration it does not know).
+    ``known_migrations``: this gpumodeler's, whose count is the version it writes;
+    ``what`` names the schema in the message ("project schema")."""
+    current = len(known_migrations)
+    try:
+        version = int(meta.get("version", ""))
+    except ValueError:
+        raise error(f"{path}: unreadable schema version {meta.get('version')!r} "
+                    f"(expected a whole number 1..{current})") from None
+    unknown = [name for name in applied if name not in known_migrations]
+    if version > current or unknown:
+        raise error(
+            f"{path}: written by a newer gpumodeler ({what} version {version}, app "
+            f"{meta.get('app_version', '?')}); this gpumodeler {__version__} reads up to "
+            f"version {current}. Update gpumodeler to open it")
+    return version
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
