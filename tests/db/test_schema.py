@@ -197,29 +197,26 @@ def _foreign(path):
     conn.close()
 
 
-def _future_version(path, good):
+def _edited_copy(path, good, sql):
+    """``good`` copied to ``path``, then changed by one SQL statement."""
     path.write_bytes(good.read_bytes())
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE meta SET value = '99' WHERE key = 'version'")
+    conn.execute(sql)
     conn.commit()
     conn.close()
+
+
+def _future_version(path, good):
+    _edited_copy(path, good, "UPDATE meta SET value = '99' WHERE key = 'version'")
 
 
 def _future_migration(path, good):
-    path.write_bytes(good.read_bytes())
-    conn = sqlite3.connect(path)
-    conn.execute("INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
-                 "VALUES ('gpumodeler-devices', 'm002_from_the_future', 'x')")
-    conn.commit()
-    conn.close()
+    _edited_copy(path, good, "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) "
+                             "VALUES ('gpumodeler-devices', 'm002_from_the_future', 'x')")
 
 
 def _other_format(path, good):
-    path.write_bytes(good.read_bytes())
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE meta SET value = 'gpumodeler-project' WHERE key = 'format'")
-    conn.commit()
-    conn.close()
+    _edited_copy(path, good, "UPDATE meta SET value = 'gpumodeler-project' WHERE key = 'format'")
 
 
 BAD_FILES = {
