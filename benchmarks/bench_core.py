@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 
 from gpumodeler.core.device import GPUSpec
-from gpumodeler.core.kernel_graph import Edge, Instruction, KernelGraph, Loop, from_dict
-from gpumodeler.core.kernel_time import grid_for
-from gpumodeler.core.latency_bound import analyze
-from gpumodeler.core.model import KernelInputs, cartesian, predict
-from gpumodeler.core.warp_counts import count
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict
+from gpumodeler.core.models.kernel_time import grid_for
+from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.models.gajger import KernelInputs, cartesian, predict
+from gpumodeler.core.kernel.warp_counts import count
 
 ROOT = Path(__file__).resolve().parents[1]
 GTX970 = GPUSpec("GeForce GTX 970", compute_capability="5.2", sms=13, sm_clock_hz=1253e6,

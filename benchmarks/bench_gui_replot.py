@@ -39,7 +39,7 @@ def _project():
         from gpumodeler.db.project_file import load_project
         return load_project(example)
     from gpumodeler.core.commands import AddConnection, AddItem, AddKernel, UndoStack
-    from gpumodeler.core.kernel_graph import from_dict
+    from gpumodeler.core.kernel.graph import from_dict
     from gpumodeler.core.project import Connection, LaunchConfig, PlacedDevice, Project, Transfer
     p = Project("saxpy2")
     s = UndoStack(p)

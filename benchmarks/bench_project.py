@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gpumodeler.core.kernel_graph import Edge, Instruction, KernelGraph, Loop  # noqa: E402
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop  # noqa: E402
 from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, Project,  # noqa: E402
                                      SweepDef, Transfer)
 from gpumodeler.db.project_file import load_project, read_project_file, save_project  # noqa: E402

@@ -56,7 +56,7 @@ def _example_project():
         from gpumodeler.db.project_file import load_project
         return load_project(EXAMPLE)
     from gpumodeler.core.commands import AddConnection, AddItem, AddKernel, UndoStack
-    from gpumodeler.core.kernel_graph import from_dict
+    from gpumodeler.core.kernel.graph import from_dict
     from gpumodeler.core.project import Connection, LaunchConfig, PlacedDevice, Project, Transfer
     p = Project("saxpy2 on GTX 970")
     s = UndoStack(p)

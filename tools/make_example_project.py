@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from gpumodeler.core.commands import AddConnection, AddItem, AddKernel, UndoStack  # noqa: E402
-from gpumodeler.core.kernel_graph import from_dict  # noqa: E402
+from gpumodeler.core.kernel.graph import from_dict  # noqa: E402
 from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, Project,  # noqa: E402
                                      SweepDef, Transfer)
 

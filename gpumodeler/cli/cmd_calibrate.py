@@ -5,7 +5,7 @@ import csv
 
 import numpy as np
 
-from gpumodeler.core.calibration import fit_kernel_lambda, fit_link
+from gpumodeler.core.transfers.calibration import fit_kernel_lambda, fit_link
 
 from . import common
 from .main import CLIError

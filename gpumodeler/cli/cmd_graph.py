@@ -1,9 +1,9 @@
 """`gpumodeler graph KERNEL.json`: latency bound, per-warp counts and per-resource bounds."""
 from __future__ import annotations
 
-from gpumodeler.core.latency_bound import analyze
-from gpumodeler.core.throughput import throughput_bound
-from gpumodeler.core.warp_counts import COUNT_NAMES, count
+from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.models.throughput import throughput_bound
+from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
 
 from . import common
 

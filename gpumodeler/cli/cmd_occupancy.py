@@ -6,7 +6,7 @@ import sys
 from dataclasses import fields
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.occupancy import occupancy
+from gpumodeler.core.occupancy.calculator import occupancy
 
 from . import common
 from .main import CLIError

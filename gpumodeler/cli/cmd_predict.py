@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from gpumodeler.core.kernel_time import grid_for
-from gpumodeler.core.model import KernelInputs, kernel_inputs_from_graph, predict
+from gpumodeler.core.models.kernel_time import grid_for
+from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph, predict
 
 from . import common
 from .main import CLIError
@@ -89,7 +89,7 @@ def occupancy_of(args, gpu, block_size):
                        "device whose compute capability is known")
     if not gpu.compute_capability:
         raise CLIError("computing occupancy needs the compute capability: give --cc or --device")
-    from gpumodeler.core.occupancy import occupancy
+    from gpumodeler.core.occupancy.calculator import occupancy
     threads = block_threads(block_size)
     occ = occupancy(gpu.compute_capability, threads, args.registers, int(args.shared_mem or 0))
     return occ.active_warps_per_sm, occ

@@ -59,7 +59,7 @@ def register(subparsers) -> None:
 
 # -- show ------------------------------------------------------------------------------------
 def _latency_formula(graph) -> str:
-    from gpumodeler.core.latency_bound import analyze
+    from gpumodeler.core.kernel.latency_bound import analyze
     try:
         return analyze(graph, common.latency_table_for(graph.latency_table)).formula()
     except ModelError as exc:

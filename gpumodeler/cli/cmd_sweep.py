@@ -13,11 +13,11 @@ import math
 import numpy as np
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.expressions import parse
-from gpumodeler.core.kernel_time import grid_for
-from gpumodeler.core.latency_bound import analyze
-from gpumodeler.core.model import KernelInputs, cartesian, predict
-from gpumodeler.core.warp_counts import count
+from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.models.kernel_time import grid_for
+from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.models.gajger import KernelInputs, cartesian, predict
+from gpumodeler.core.kernel.warp_counts import count
 
 from . import common
 from .cmd_predict import add_kernel_flags
@@ -135,7 +135,7 @@ def run(args) -> int:
         if "registers" in grid:
             if not spec.compute_capability:
                 raise CLIError("sweeping --registers needs the compute capability: give --cc or --device")
-            from gpumodeler.core.occupancy import occupancy_array
+            from gpumodeler.core.occupancy.calculator import occupancy_array
             occ = occupancy_array(spec.compute_capability, block, grid["registers"].astype(np.int64),
                                   grid.get("shared_mem", np.zeros(n_points)).astype(np.int64))
             warps = occ.active_warps_per_sm.astype(float)

@@ -18,7 +18,7 @@ import numpy as np
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel_graph import KernelGraph, from_dict
+from gpumodeler.core.kernel.graph import KernelGraph, from_dict
 
 from .main import CLIError
 
@@ -130,7 +130,7 @@ def latency_table_for(key: str | None):
     """What core's analyze takes for the table ``key``: the key itself when it is one of
     core's built-in tables (or None), else the table of that name from the device database
     (a user's own table, or a published one shipped in devices.db)."""
-    from gpumodeler.core.latency_tables import TABLES
+    from gpumodeler.core.kernel.latency_tables import TABLES
     if key is None or key in TABLES:
         return key
     with open_catalog() as catalog:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .errors import GraphError, InvalidParameter
-from .kernel_graph import Edge, Instruction, KernelGraph, Loop
-from .project import Connection, Project, connection_refusal
+from gpumodeler.core.errors import GraphError, InvalidParameter
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.project import Connection, Project, connection_refusal
 
 
 class Command:
@@ -257,7 +257,7 @@ class SetKernelProperties(Command):
         g = project.kernels[self.kernel_id]
         key = self.changes.get("latency_table")
         if key:
-            from .latency_tables import TABLES
+            from gpumodeler.core.kernel.latency_tables import TABLES
             known = TABLES if self.known_tables is None else self.known_tables
             if key not in known:
                 raise GraphError(f"unknown latency table {key!r}; valid: {', '.join(known)}")

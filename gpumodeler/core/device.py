@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from .errors import InvalidParameter
+from gpumodeler.core.errors import InvalidParameter
 
 
 @dataclass(frozen=True)

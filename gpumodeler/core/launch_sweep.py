@@ -6,8 +6,8 @@ kernel graph with the graph analysed once, resolved GPU and link specs (the cata
 database connection that stays on the GUI thread) and the transfers as parsed expressions.
 :func:`run_sweep` then evaluates the same model as
 :func:`gpumodeler.core.project.evaluate_launch`, with the swept variable as a numpy array:
-one :func:`gpumodeler.core.model.predict` call per GPU and chunk, occupancy from
-:func:`gpumodeler.core.occupancy.occupancy_array` when the block size is swept. Launches
+one :func:`gpumodeler.core.models.gajger.predict` call per GPU and chunk, occupancy from
+:func:`gpumodeler.core.occupancy.calculator.occupancy_array` when the block size is swept. Launches
 that cannot run (occupancy 0) are NaN with the reason kept.
 
 Swept variables: ``block_size``, ``occupancy`` (warps per SM, overriding the calculator),
@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from gpumodeler.core.errors import InvalidParameter, ModelError
-from gpumodeler.core.expressions import parse
-from gpumodeler.core.kernel_time import grid_for
-from gpumodeler.core.latency_bound import analyze
-from gpumodeler.core.model import kernel_inputs_from_graph, predict
+from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.models.kernel_time import grid_for
+from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.models.gajger import kernel_inputs_from_graph, predict
 from gpumodeler.core.project import LaunchConfig, evaluate_launch, resolve_gpu, resolve_table
-from gpumodeler.core.warp_counts import count
+from gpumodeler.core.kernel.warp_counts import count
 
 LAUNCH_VARIABLES = ("block_size", "occupancy", "data_size", "gpu")
 CHUNK = 20_000
@@ -168,7 +168,7 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
         if not gpu.compute_capability:
             raise InvalidParameter(f"{gpu.name}: the compute capability is unknown, so occupancy cannot be "
                                    f"computed; give an occupancy override", item="occupancy_override")
-        from gpumodeler.core.occupancy import occupancy_array
+        from gpumodeler.core.occupancy.calculator import occupancy_array
         occ = occupancy_array(gpu.compute_capability, block, L.registers, L.shared_mem)
         warps = np.asarray(occ.active_warps_per_sm, dtype=float)
         valid &= np.asarray(occ.valid, dtype=bool)
@@ -200,7 +200,7 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
 def _knee(snap: SweepSnapshot, gpu) -> float:
     """Occupancy (warps/SM) where the mode changes, at the launch's own values (Volkov
     §3.10: latency bound × throughput bound)."""
-    from gpumodeler.core.throughput import throughput_bound
+    from gpumodeler.core.models.throughput import throughput_bound
     L, variables = snap.launch, dict(snap.variables)
     try:
         counts = snap.counts if gpu.warp_size == 32 else count(snap.graph, gpu.warp_size)

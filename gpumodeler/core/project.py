@@ -13,12 +13,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 import math
 
-from .device import GPUSpec, LinkSpec
-from .errors import InvalidParameter, ModelError
-from .expressions import parse
-from .kernel_graph import KernelGraph
-from .kernel_time import grid_for
-from .model import ApplicationPrediction, kernel_inputs_from_graph, predict
+from gpumodeler.core.device import GPUSpec, LinkSpec
+from gpumodeler.core.errors import InvalidParameter, ModelError
+from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.models.kernel_time import grid_for
+from gpumodeler.core.models.gajger import ApplicationPrediction, kernel_inputs_from_graph, predict
 
 DEVICE_KINDS = ("gpu", "host")
 KERNEL_INPUT_NAMES = ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes",
@@ -310,7 +310,7 @@ def resolve_table(key: str | None, table_lookup=None):
     """What analyze() takes for ``key``: the key of a built-in table (or None), else the
     table ``table_lookup(key)`` finds; without a lookup an unknown key stays a key (and
     analyze reports it)."""
-    from .latency_tables import TABLES
+    from gpumodeler.core.kernel.latency_tables import TABLES
     if key is None or key in TABLES or table_lookup is None:
         return key
     return table_lookup(key)
@@ -339,8 +339,8 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
     names (the db layer provides them); ``table_lookup(key) -> LatencyTable`` resolves a
     latency table that is not built in (a user's or the device database's). ``values``
     override launch variables."""
-    from .latency_bound import analyze
-    from .occupancy import occupancy as occupancy_of
+    from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.occupancy.calculator import occupancy as occupancy_of
 
     launch = project.launches[launch_id].checked()
     gpu = resolve_gpu(project, launch.gpu, gpu_lookup)

@@ -5,7 +5,7 @@ or unit is spelled the same everywhere. Order is the display order.
 """
 from __future__ import annotations
 
-from gpumodeler.core.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS
+from gpumodeler.core.kernel.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS
 
 FORMAT = "gpumodeler-devices"
 KINDS = ("gpu", "link", "host", "latency_table")

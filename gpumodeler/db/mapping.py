@@ -13,7 +13,7 @@ from functools import lru_cache
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter
-from gpumodeler.core.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS, LatencyTable
+from gpumodeler.core.kernel.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS, LatencyTable
 
 from .records import DeviceRecord, DeviceSummary, ValueRecord
 

@@ -44,8 +44,8 @@ import sqlite_utils
 
 from gpumodeler import __version__
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.expressions import parse
-from gpumodeler.core.kernel_graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)

@@ -103,7 +103,7 @@ def parse_override(kind: str, field: str, text: str, latency_tables=None):
             raise OverrideError(f"compute capability looks like 5.2, got {value!r}")
         if field == "latency_table":
             if latency_tables is None:
-                from gpumodeler.core.latency_tables import TABLES as latency_tables
+                from gpumodeler.core.kernel.latency_tables import TABLES as latency_tables
             if value not in latency_tables:
                 raise OverrideError(f"unknown latency table {value!r}; valid: "
                                     f"{', '.join(latency_tables)}")

@@ -15,7 +15,7 @@ from PySide6.QtGui import QUndoCommand, QUndoStack
 
 from gpumodeler.core.commands import Command
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.latency_tables import TABLES, LatencyTable
+from gpumodeler.core.kernel.latency_tables import TABLES, LatencyTable
 from gpumodeler.core.project import Project
 
 _merge_ids = itertools.count(1000)

@@ -142,7 +142,7 @@ def test_project_sweep_runs_the_core_sweep(capsys):
 def test_a_launch_whose_kernel_uses_a_database_only_latency_table(capsys, tmp_path):
     """A user's own latency table (here a copy of Gajger's Maxwell table under a new key)
     reaches launches through the catalog: project predict gives the same numbers."""
-    from gpumodeler.core.latency_tables import TABLES
+    from gpumodeler.core.kernel.latency_tables import TABLES
     from gpumodeler.db.catalog import Catalog
     from gpumodeler.db.mapping import latency_table_fields
     values = {f: v for f, v in latency_table_fields(TABLES["maxwell-gajger"]).items() if v is not None}

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from gpumodeler.core.errors import ExpressionError
-from gpumodeler.core.expressions import Expression, parse
+from gpumodeler.core.kernel.expressions import Expression, parse
 
 
 @pytest.mark.parametrize("text, values, expected", [

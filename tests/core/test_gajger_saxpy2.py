@@ -5,13 +5,13 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
-from gpumodeler.core.kernel_graph import from_dict
-from gpumodeler.core.kernel_time import grid_for, warps_launched
-from gpumodeler.core.latency_bound import analyze
-from gpumodeler.core.model import KernelInputs, kernel_inputs_from_graph, predict
-from gpumodeler.core.throughput import throughput_bound
-from gpumodeler.core.transfers import pcie_bandwidth_bytes_per_s
-from gpumodeler.core.warp_counts import count
+from gpumodeler.core.kernel.graph import from_dict
+from gpumodeler.core.models.kernel_time import grid_for, warps_launched
+from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph, predict
+from gpumodeler.core.models.throughput import throughput_bound
+from gpumodeler.core.transfers.link import pcie_bandwidth_bytes_per_s
+from gpumodeler.core.kernel.warp_counts import count
 
 ROOT = Path(__file__).resolve().parents[2]
 GTX970 = GPUSpec("GeForce GTX 970", compute_capability="5.2", sms=13, sm_clock_hz=1253e6,

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpumodeler.core.errors import ExpressionError, FormatError, GraphError
-from gpumodeler.core.kernel_graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
-from gpumodeler.core.latency_bound import analyze
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
+from gpumodeler.core.kernel.latency_bound import analyze
 
 
 def chain(n, table="maxwell-gajger"):
@@ -197,7 +197,7 @@ def test_symbolic_and_numeric_bounds_agree(n, data):
 
 
 def test_too_many_forms_falls_back_to_exact_numeric(monkeypatch):
-    import gpumodeler.core.latency_bound as lb
+    import gpumodeler.core.kernel.latency_bound as lb
     g = chain(6)
     for i in range(1, 6):
         g.add_edge(Edge(f"c{i}", f"n{i-1}", f"n{i}", "ilp", latency=1))

@@ -1,14 +1,14 @@
 """Occupancy calculator: worked examples, hand-computed cases and launch errors.
 
 Every expected number below is worked out by hand from the rules in the module docstring of
-gpumodeler.core.occupancy; the comment next to each case shows the arithmetic.
+gpumodeler.core.occupancy.calculator; the comment next to each case shows the arithmetic.
 """
 import pytest
 
-from gpumodeler.core.compute_capability import (
+from gpumodeler.core.occupancy.compute_capability import (
     ARCHITECTURES, SUPPORTED_COMPUTE_CAPABILITIES, architecture, normalize_compute_capability)
 from gpumodeler.core.errors import InvalidParameter, LaunchError, UnsupportedArchitecture
-from gpumodeler.core.occupancy import UNLIMITED, occupancy
+from gpumodeler.core.occupancy.calculator import UNLIMITED, occupancy
 
 
 @pytest.mark.parametrize("caching", [True, False])

@@ -6,9 +6,9 @@ from hypothesis import given, settings, strategies as st
 import numpy as np
 import pytest
 
-from gpumodeler.core.compute_capability import ARCHITECTURES, SUPPORTED_COMPUTE_CAPABILITIES
+from gpumodeler.core.occupancy.compute_capability import ARCHITECTURES, SUPPORTED_COMPUTE_CAPABILITIES
 from gpumodeler.core.errors import InvalidParameter, LaunchError
-from gpumodeler.core.occupancy import occupancy, occupancy_array
+from gpumodeler.core.occupancy.calculator import occupancy, occupancy_array
 
 
 def _assert_agrees(arrays, index, cc, options):

@@ -8,7 +8,7 @@ registers and shared memory, and caching mode; where NVIDIA's calculator answers
 must refuse the launch with a LaunchError naming one of the resources it found at 0.
 
 The oracle's device descriptions were typed in separately (oracle.cpp) from the same
-programming-guide tables as gpumodeler/core/compute_capability.py; the first test checks the
+programming-guide tables as gpumodeler/core/occupancy/compute_capability.py; the first test checks the
 two transcriptions agree.
 """
 import json
@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpumodeler.core.compute_capability import ARCHITECTURES
+from gpumodeler.core.occupancy.compute_capability import ARCHITECTURES
 from gpumodeler.core.errors import LaunchError
-from gpumodeler.core.occupancy import LIMIT_NAMES, occupancy, occupancy_array
+from gpumodeler.core.occupancy.calculator import LIMIT_NAMES, occupancy, occupancy_array
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "occupancy_oracle.jsonl"
 

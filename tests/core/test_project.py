@@ -9,7 +9,7 @@ from gpumodeler.core.commands import (AddConnection, AddEdge, AddInstruction, Ad
                                       SetKernelProperties, SetOverride, UndoStack, UpdateItem)
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import GraphError, InvalidParameter
-from gpumodeler.core.kernel_graph import Edge, Instruction, Loop, from_dict
+from gpumodeler.core.kernel.graph import Edge, Instruction, Loop, from_dict
 from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, Project, Transfer,
                                      evaluate_launch)
 

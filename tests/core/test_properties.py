@@ -3,10 +3,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from gpumodeler.core.calibration import fit_kernel_lambda, fit_link
+from gpumodeler.core.transfers.calibration import fit_kernel_lambda, fit_link
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
-from gpumodeler.core.model import KernelInputs, predict
+from gpumodeler.core.models.gajger import KernelInputs, predict
 
 GPU = GPUSpec("test", sms=16, sm_clock_hz=1.2e9, cuda_cores_per_sm=128, schedulers_per_sm=4,
               gmem_bytes_per_cycle_per_sm=10.0)

@@ -3,11 +3,11 @@ throughput worksheet (Tables 3.2–3.4)."""
 import pytest
 
 from gpumodeler.core.device import GPUSpec
-from gpumodeler.core.kernel_graph import Edge, Instruction, KernelGraph
-from gpumodeler.core.latency_bound import analyze
-from gpumodeler.core.model import kernel_inputs_from_graph, predict
-from gpumodeler.core.throughput import throughput_bound
-from gpumodeler.core.warp_counts import count
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph
+from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.models.gajger import kernel_inputs_from_graph, predict
+from gpumodeler.core.models.throughput import throughput_bound
+from gpumodeler.core.kernel.warp_counts import count
 
 GTX680 = GPUSpec("GeForce GTX 680", compute_capability="3.0", sms=8, sm_clock_hz=1.124e9,
                  cuda_cores_per_sm=192, schedulers_per_sm=4,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.cli.main import main
-from gpumodeler.core.latency_tables import TABLES, LatencyTable
+from gpumodeler.core.kernel.latency_tables import TABLES, LatencyTable
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.db.errors import DeviceNotFound
 from gpumodeler.db.fields import FIELDS

@@ -13,8 +13,8 @@ import pytest
 import sqlite_utils
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gpumodeler.core.kernel_graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
-from gpumodeler.core.latency_tables import MEMORY_LEVELS
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
+from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)

@@ -26,7 +26,7 @@ def test_push_undo_redo_and_refusal(qtbot):
 
 
 def test_latency_tables_are_the_built_in_ones_then_the_databases(catalog):
-    from gpumodeler.core.latency_tables import TABLES
+    from gpumodeler.core.kernel.latency_tables import TABLES
     assert list(Document().latency_tables()) == list(TABLES)
     catalog.add_device("latency_table", "pascal-mine", values={"lat_fp32_mad": 7})
     doc = Document(catalog=catalog)

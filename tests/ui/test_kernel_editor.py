@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 
-from gpumodeler.core.kernel_graph import from_dict, to_dict
+from gpumodeler.core.kernel.graph import from_dict, to_dict
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.kernel_editor.editor import KernelEditor
 

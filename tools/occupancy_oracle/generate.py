@@ -31,8 +31,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from gpumodeler.core.compute_capability import ARCHITECTURES  # noqa: E402
-from gpumodeler.core.occupancy import occupancy_array  # noqa: E402
+from gpumodeler.core.occupancy.compute_capability import ARCHITECTURES  # noqa: E402
+from gpumodeler.core.occupancy.calculator import occupancy_array  # noqa: E402
 
 FIXTURE = ROOT / "tests" / "fixtures" / "occupancy_oracle.jsonl"
 CASES_PER_CC = 1150

@@ -17,7 +17,7 @@ from gpumodeler.core.commands import (AddEdge, AddInstruction, AddKernel, AddLoo
                                       MoveInstructions, RemoveEdge, RemoveInstruction, RemoveLoop,
                                       SetKernelProperties, UpdateEdge, UpdateInstruction, UpdateLoop)
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel_graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
 
 from ..launch_panel.fields import FieldError, clear_error, mark_error, parse_float
 from .items import NODE_H

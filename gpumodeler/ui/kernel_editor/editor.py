@@ -16,8 +16,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel_graph import Edge, KernelGraph
-from gpumodeler.core.latency_bound import analyze, resolve_edge_latency
+from gpumodeler.core.kernel.graph import Edge, KernelGraph
+from gpumodeler.core.kernel.latency_bound import analyze, resolve_edge_latency
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo
 from ..launch_panel.fields import clear_error, fmt_number

@@ -6,7 +6,7 @@ turns the positions into one undoable MoveInstructions command.
 """
 from __future__ import annotations
 
-from gpumodeler.core.kernel_graph import KernelGraph
+from gpumodeler.core.kernel.graph import KernelGraph
 
 ROW_SPACING = 56.0
 INDENT = 36.0

@@ -11,8 +11,8 @@ from PySide6.QtGui import QBrush, QColor, QDrag
 from PySide6.QtWidgets import QTreeWidget, QTreeWidgetItem
 
 from gpumodeler.core.errors import GraphError
-from gpumodeler.core.latency_tables import LatencyTable
-from gpumodeler.core.opcodes import classify
+from gpumodeler.core.kernel.latency_tables import LatencyTable
+from gpumodeler.core.kernel.opcodes import classify
 
 from .items import UNIT_COLOURS
 

@@ -8,9 +8,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QFormLayout, QGroupBox, QLabel, QStackedWidget, QVBoxLayout,
                                QWidget)
 
-from gpumodeler.core.kernel_graph import ACCESS_PATTERNS, EDGE_KINDS
-from gpumodeler.core.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS, TABLES
-from gpumodeler.core.opcodes import SPACES, UNITS, classify
+from gpumodeler.core.kernel.graph import ACCESS_PATTERNS, EDGE_KINDS
+from gpumodeler.core.kernel.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS, TABLES
+from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
 
 from ..launch_panel.fields import Form, FieldError, message_label, parse_float, parse_int
 from .scene import KIND_NAMES

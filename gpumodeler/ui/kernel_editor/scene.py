@@ -12,7 +12,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene
 
-from gpumodeler.core.kernel_graph import KernelGraph
+from gpumodeler.core.kernel.graph import KernelGraph
 
 from .interactions import EdgeGesture, MoveGesture, node_at
 from .items import EdgeItem, EdgeLabel, InstructionItem, LoopItem

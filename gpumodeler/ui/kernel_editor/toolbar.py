@@ -9,7 +9,7 @@ from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QToolBar
 
-from gpumodeler.core.kernel_graph import EDGE_KINDS
+from gpumodeler.core.kernel.graph import EDGE_KINDS
 
 from .items import EDGE_STYLES
 from .scene import KIND_NAMES

@@ -5,8 +5,8 @@ the GPU can run the block at all. Plain functions of the project (no Qt).
 from __future__ import annotations
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.expressions import parse
-from gpumodeler.core.latency_bound import analyze
+from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.kernel.latency_bound import analyze
 
 
 def variable_names(project, launch) -> list[str]:
@@ -57,7 +57,7 @@ def occupancy_problem(project, gpu_spec, candidate) -> str:
         return ""
     if not gpu.compute_capability:
         return ""
-    from gpumodeler.core.occupancy import occupancy  # when first needed, as evaluate_launch does
+    from gpumodeler.core.occupancy.calculator import occupancy  # when first needed, as evaluate_launch does
     try:
         occupancy(gpu.compute_capability, candidate.block_size, candidate.registers,
                   candidate.shared_mem)

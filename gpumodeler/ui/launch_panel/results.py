@@ -8,7 +8,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel
 
-from gpumodeler.core.throughput import RESOURCES
+from gpumodeler.core.models.throughput import RESOURCES
 
 from ..plots.units import fmt_bytes, fmt_count, fmt_time
 from .fields import message_label

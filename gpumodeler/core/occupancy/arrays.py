@@ -1,8 +1,8 @@
 """Occupancy of many launches in one vectorised call: :func:`occupancy_array` and its answer,
 :class:`OccupancyArrays` (a sweep over block size, registers or shared memory).
 
-Sources. The rules are those of :func:`gpumodeler.core.occupancy.occupancy`, stated with their
-symbols in :mod:`gpumodeler.core.occupancy`: the CUDA C++ Programming Guide
+Sources. The rules are those of :func:`gpumodeler.core.occupancy.calculator.occupancy`, stated with their
+symbols in :mod:`gpumodeler.core.occupancy.calculator`: the CUDA C++ Programming Guide
 (compute-capabilities appendix), NVIDIA's CUDA Occupancy Calculator spreadsheet and the
 runtime's occupancy API (``cudaOccupancyMaxActiveBlocksPerMultiprocessor``), replacing the
 manual step of Gajger 2017 (MSc thesis, §4.4.1 and Fig. 4.2). Point by point the answer is the
@@ -18,9 +18,9 @@ from typing import Mapping
 
 import numpy as np
 
-from .compute_capability import architecture
-from .errors import InvalidParameter, LaunchError
-from .occupancy_checks import (
+from gpumodeler.core.occupancy.compute_capability import architecture
+from gpumodeler.core.errors import InvalidParameter, LaunchError
+from gpumodeler.core.occupancy.checks import (
     _BLOCK_REGISTER_CHECK_WARPS, LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching,
     _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
     _msg_shared_per_block, _msg_static_shared, _preference_bytes)

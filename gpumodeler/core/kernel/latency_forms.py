@@ -6,14 +6,14 @@ Loops follow Gajger eq. 5.1 (latency bound = 942 + 24a for saxpy2): a loop contr
 bound is a set of linear forms ``c0 + Σ c_k · Π iterations`` (one per path that can be
 critical for some values of the variables; dominated forms are pruned, iteration counts being
 >= 0; loops with the same iteration expression share a term). :func:`_symbolic` computes them
-over the collapsed regions of :mod:`gpumodeler.core.loop_regions`; when more than
+over the collapsed regions of :mod:`gpumodeler.core.kernel.loop_regions`; when more than
 ``max_forms`` candidate forms arise at some instruction, or the dominance comparisons run past
-a budget of ``work_per_node`` per instruction, it gives up. :mod:`gpumodeler.core.latency_bound` sets both
+a budget of ``work_per_node`` per instruction, it gives up. :mod:`gpumodeler.core.kernel.latency_bound` sets both
 (``MAX_FORMS``, ``WORK_PER_NODE``) and then evaluates the bound by its exact numeric pass.
 """
 from __future__ import annotations
 
-from .loop_regions import _sinks
+from gpumodeler.core.kernel.loop_regions import _sinks
 
 # A linear form is (constant, ((monomial, coefficient), ...)): a monomial is a sorted tuple of
 # iteration-expression texts (a product of iteration counts), monomials are sorted.

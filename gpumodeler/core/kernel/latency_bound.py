@@ -1,7 +1,7 @@
 """Latency bound: the critical path of a kernel execution graph (Volkov §3.7; Gajger §4.4.2).
 
 The latency bound of a warp is the longest path through its execution graph, each edge
-weighted by the latency it stands for (:mod:`gpumodeler.core.kernel_graph`). Loops follow
+weighted by the latency it stands for (:mod:`gpumodeler.core.kernel.graph`). Loops follow
 Gajger eq. 5.1 (latency bound = 942 + 24a for saxpy2): a loop contributes
 ``iterations × per-iteration critical path``.
 
@@ -33,10 +33,10 @@ pass at the given values.
 
 Layout. This module holds the analysis (:func:`analyze`), its result :class:`LatencyBound`
 with the exact numeric pass, and :class:`CriticalPath`. The collapsed loops (regions, loop
-nesting, numeric longest path) are in :mod:`gpumodeler.core.loop_regions`; the symbolic
-max-of-linear-forms algebra and pass in :mod:`gpumodeler.core.latency_forms`; the latency of
+nesting, numeric longest path) are in :mod:`gpumodeler.core.kernel.loop_regions`; the symbolic
+max-of-linear-forms algebra and pass in :mod:`gpumodeler.core.kernel.latency_forms`; the latency of
 one edge (:func:`resolve_edge_latency`, still importable from here) in
-:mod:`gpumodeler.core.edge_latency`.
+:mod:`gpumodeler.core.kernel.edge_latency`.
 """
 from __future__ import annotations
 
@@ -46,12 +46,12 @@ import math
 import networkx as nx
 import numpy as np
 
-from .edge_latency import resolve_edge_latency
-from .errors import ExpressionError, GraphError
-from .kernel_graph import KernelGraph
-from .latency_forms import _symbolic
-from .latency_tables import LatencyTable, get_table
-from .loop_regions import _longest, _loop_structure, _Region
+from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
+from gpumodeler.core.errors import ExpressionError, GraphError
+from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.latency_forms import _symbolic
+from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
+from gpumodeler.core.kernel.loop_regions import _longest, _loop_structure, _Region
 
 MAX_FORMS = 16
 #: dominance comparisons allowed per instruction before the symbolic pass gives up

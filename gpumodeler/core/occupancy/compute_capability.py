@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import math
 import re
 
-from .errors import UnsupportedArchitecture
+from gpumodeler.core.errors import UnsupportedArchitecture
 
 KIB = 1024
 

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .device import GPUSpec, LinkSpec
-from .errors import InvalidParameter
-from .kernel_graph import KernelGraph
-from .kernel_time import KernelPrediction, predict_kernel, warps_launched
-from .latency_bound import LatencyBound, analyze
-from .throughput import ThroughputBound, throughput_bound
-from .transfers import link_transfer_time_s
-from .warp_counts import WarpCounts, count
+from gpumodeler.core.device import GPUSpec, LinkSpec
+from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.models.kernel_time import KernelPrediction, predict_kernel, warps_launched
+from gpumodeler.core.kernel.latency_bound import LatencyBound, analyze
+from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
+from gpumodeler.core.transfers.link import link_transfer_time_s
+from gpumodeler.core.kernel.warp_counts import WarpCounts, count
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,8 @@ Sources. The limits and their checks are those of the CUDA C++ Programming Guide
 per-architecture shared-memory sections, and "Configuring L1/Shared Memory Balance") and of
 NVIDIA's CUDA Occupancy Calculator spreadsheet (allocation units and granularities, "GPU Data"
 sheet). The rules, their symbols and the order of the launch checks are stated in
-:mod:`gpumodeler.core.occupancy`, whose :func:`~gpumodeler.core.occupancy.occupancy` raises
-these messages; :mod:`gpumodeler.core.occupancy_arrays` gives the same ones for a sweep.
+:mod:`gpumodeler.core.occupancy.calculator`, whose :func:`~gpumodeler.core.occupancy.calculator.occupancy` raises
+these messages; :mod:`gpumodeler.core.occupancy.arrays` gives the same ones for a sweep.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from typing import Mapping
 
 import numpy as np
 
-from .compute_capability import KIB, ArchitectureLimits
-from .errors import InvalidParameter
+from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
+from gpumodeler.core.errors import InvalidParameter
 
 # A block limit that the launch does not impose (no registers, no shared memory). The runtime
 # reports INT_MAX for these; so do we, so that limits compare and tie the same way.
@@ -30,7 +30,7 @@ _BLOCK_REGISTER_CHECK_WARPS = 4
 
 @dataclass(frozen=True)
 class OccupancyResult:
-    """Occupancy of one launch on one SM; see :mod:`gpumodeler.core.occupancy` for each
+    """Occupancy of one launch on one SM; see :mod:`gpumodeler.core.occupancy.calculator` for each
     formula."""
 
     compute_capability: str

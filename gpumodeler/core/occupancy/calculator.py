@@ -7,7 +7,7 @@ spreadsheet (allocation units and granularities, "GPU Data" sheet) and of the ru
 occupancy API (``cudaOccupancyMaxActiveBlocksPerMultiprocessor``). They replace the manual step
 of Gajger 2017 (MSc thesis, §4.4.1 and Fig. 4.2), which fed the kernel's registers and shared
 memory into the spreadsheet by hand. The per-architecture numbers live in
-:mod:`gpumodeler.core.compute_capability`. The results are checked against NVIDIA's
+:mod:`gpumodeler.core.occupancy.compute_capability`. The results are checked against NVIDIA's
 ``cuda_occupancy.h`` in ``tests/core/test_occupancy_oracle.py``.
 
 Symbols (per SM unless stated): T threads per block; R registers per thread; S_s, S_d static
@@ -66,8 +66,8 @@ case (``tests/core/test_occupancy_oracle.py``).
 
 Layout. This module holds the scalar :func:`occupancy`. The result type
 (:class:`OccupancyResult`), the input checks and the LaunchError messages it shares with the
-vectorised path are in :mod:`gpumodeler.core.occupancy_checks`; the vectorised path
-(:func:`occupancy_array`, :class:`OccupancyArrays`) is in :mod:`gpumodeler.core.occupancy_arrays`.
+vectorised path are in :mod:`gpumodeler.core.occupancy.checks`; the vectorised path
+(:func:`occupancy_array`, :class:`OccupancyArrays`) is in :mod:`gpumodeler.core.occupancy.arrays`.
 All of them can still be imported from here.
 """
 from __future__ import annotations
@@ -76,10 +76,10 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .compute_capability import architecture
-from .errors import InvalidParameter, LaunchError
-from .occupancy_arrays import OccupancyArrays, occupancy_array
-from .occupancy_checks import (
+from gpumodeler.core.occupancy.compute_capability import architecture
+from gpumodeler.core.errors import InvalidParameter, LaunchError
+from gpumodeler.core.occupancy.arrays import OccupancyArrays, occupancy_array
+from gpumodeler.core.occupancy.checks import (
     _BLOCK_REGISTER_CHECK_WARPS, LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching,
     _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
     _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_warp,

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InvalidParameter
+from gpumodeler.core.errors import InvalidParameter
 
 
 def _positive_array(name, values):

@@ -1,16 +1,16 @@
 """Latency of one edge of a kernel execution graph, in cycles (Volkov §3.7; Gajger §4.4.2).
 
 The latency bound weights each edge of the execution graph by the latency it stands for
-(:mod:`gpumodeler.core.kernel_graph`): the edge's explicit latency, else the graph's latency
-table (:mod:`gpumodeler.core.latency_tables`), chosen by the edge's kind and the instruction
-that produces its value. :func:`gpumodeler.core.latency_bound.analyze` resolves every edge
+(:mod:`gpumodeler.core.kernel.graph`): the edge's explicit latency, else the graph's latency
+table (:mod:`gpumodeler.core.kernel.latency_tables`), chosen by the edge's kind and the instruction
+that produces its value. :func:`gpumodeler.core.kernel.latency_bound.analyze` resolves every edge
 this way; the kernel editor shows the resolved value.
 """
 from __future__ import annotations
 
-from .errors import GraphError
-from .kernel_graph import KernelGraph
-from .latency_tables import LatencyTable
+from gpumodeler.core.errors import GraphError
+from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.latency_tables import LatencyTable
 
 
 def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, order=None) -> float:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .device import LinkSpec
-from .errors import InvalidParameter
+from gpumodeler.core.device import LinkSpec
+from gpumodeler.core.errors import InvalidParameter
 
 _TABLE_4_3 = {  # GB/s per direction (Gajger Table 4.3)
     "1": {1: 0.25, 4: 1.0, 8: 2.0, 16: 4.0},

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .device import GPUSpec
-from .errors import InvalidParameter
+from gpumodeler.core.device import GPUSpec
+from gpumodeler.core.errors import InvalidParameter
 
 RESOURCES = ("cuda_cores", "issue", "memory", "sfu", "fp64", "shared_memory")
 

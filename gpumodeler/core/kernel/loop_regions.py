@@ -2,12 +2,12 @@
 (Volkov §3.7; Gajger §4.4.2).
 
 The latency bound of a warp is the longest path through its execution graph; the semantics
-are in :mod:`gpumodeler.core.latency_bound`. There each loop is collapsed into an *entry* and
+are in :mod:`gpumodeler.core.kernel.latency_bound`. There each loop is collapsed into an *entry* and
 an *exit* inside its parent, so that the graph becomes one DAG per level: a :class:`_Region`,
 the body of a loop or the top level. This module holds that structure: the loop nesting
 (:func:`_loop_structure`), the regions, and the numeric longest path through a region
 (:func:`_longest`, vectorised over numpy arrays of iteration counts), which the exact numeric
-pass and the critical path use. :func:`gpumodeler.core.latency_bound.analyze` builds the
+pass and the critical path use. :func:`gpumodeler.core.kernel.latency_bound.analyze` builds the
 regions.
 """
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .kernel_graph import KernelGraph
+from gpumodeler.core.kernel.graph import KernelGraph
 
 
 @dataclass(frozen=True)

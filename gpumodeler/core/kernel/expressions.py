@@ -22,7 +22,7 @@ import re
 
 import numpy as np
 
-from .errors import ExpressionError
+from gpumodeler.core.errors import ExpressionError
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 100

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .device import GPUSpec
-from .errors import InvalidParameter
-from .throughput import ThroughputBound
+from gpumodeler.core.device import GPUSpec
+from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.models.throughput import ThroughputBound
 
 
 def _size(name, dims):

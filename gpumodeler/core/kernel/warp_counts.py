@@ -30,8 +30,8 @@ import math
 
 import numpy as np
 
-from .errors import ExpressionError
-from .kernel_graph import KernelGraph
+from gpumodeler.core.errors import ExpressionError
+from gpumodeler.core.kernel.graph import KernelGraph
 
 COUNT_NAMES = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import GraphError
+from gpumodeler.core.errors import GraphError
 
 #: Instruction latency classes (Gajger Table 4.1 rows, plus Volkov's SFU and FP64).
 INSTRUCTION_CLASSES = (

@@ -22,12 +22,12 @@ carry the latency that separates two issues. Edge kinds:
     block replacement at the end of the warp (Gajger: "inbound edge of the virtual end node").
 
 An edge without an explicit ``latency`` takes it from the architecture's latency table
-(:mod:`gpumodeler.core.latency_tables`); an explicit one overrides the table.
+(:mod:`gpumodeler.core.kernel.latency_tables`); an explicit one overrides the table.
 
 Loops are regions (sets of instructions) with an iteration-count expression in launch
 variables (``a``, ``N/256``); regions nest but must not partly overlap. Program order is the
 order of ``instructions``: an edge that goes backwards in program order is loop-carried and
-must lie inside a loop. The analysis is in :mod:`gpumodeler.core.latency_bound`.
+must lie inside a loop. The analysis is in :mod:`gpumodeler.core.kernel.latency_bound`.
 
 JSON format ``gpumodeler-kernel`` version 1 (``docs/kernel-format.md`` has the full text)
 is read and written by :func:`from_dict` / :func:`to_dict`.
@@ -37,10 +37,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 import math
 
-from .errors import FormatError, GraphError
-from .expressions import Expression, parse
-from .latency_tables import MEMORY_LEVELS, INSTRUCTION_CLASSES
-from .opcodes import SPACES, UNITS, classify
+from gpumodeler.core.errors import FormatError, GraphError
+from gpumodeler.core.kernel.expressions import Expression, parse
+from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS, INSTRUCTION_CLASSES
+from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
 
 EDGE_KINDS = ("ilp", "dual", "dependency", "memory", "branch", "barrier", "replacement")
 ACCESS_PATTERNS = ("strided", "random", "broadcast")
@@ -53,7 +53,7 @@ class Instruction:
     """One SASS instruction of a warp.
 
     ``unit``/``latency_class``/``space``/``is_load`` default from the opcode
-    (:func:`gpumodeler.core.opcodes.classify`) and may be set explicitly for opcodes the
+    (:func:`gpumodeler.core.kernel.opcodes.classify`) and may be set explicitly for opcodes the
     classifier does not know. Memory attributes (``ldst`` unit only): ``memory_level`` picks
     the latency-table row (default ``dram`` for global/local, ``shared`` for shared);
     ``width_bytes`` per thread, ``stride`` in elements between consecutive threads,

@@ -1,0 +1,37 @@
+"""Performance models: Gajger's adaptation of Volkov (kernel time, throughput bound,
+the whole application in one call).
+
+Public names are exported lazily (PEP 562), so importing one submodule does not load
+the others (and their dependencies, e.g. networkx) with it.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    'ApplicationPrediction': 'gajger',
+    'KernelInputs': 'gajger',
+    'KernelPrediction': 'kernel_time',
+    'RESOURCES': 'throughput',
+    'ThroughputBound': 'throughput',
+    'cartesian': 'gajger',
+    'grid_for': 'kernel_time',
+    'kernel_inputs_from_graph': 'gajger',
+    'lambda_from_measurement': 'kernel_time',
+    'predict': 'gajger',
+    'predict_kernel': 'kernel_time',
+    'throughput_bound': 'throughput',
+    'warps_launched': 'kernel_time',
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
