@@ -29,10 +29,13 @@ from dataclasses import dataclass, field
 
 from gpumodeler.core.errors import GraphError
 
-#: Instruction latency classes (Gajger Table 4.1 rows, plus Volkov's SFU and FP64).
+#: Instruction latency classes (Gajger Table 4.1 rows, plus Volkov's SFU and FP64, plus the
+#: rows the Volta-and-later tables need: packed half precision, tensor-core MMA, type
+#: conversions and warp shuffles).
 INSTRUCTION_CLASSES = (
     "int_add", "int_mad", "int_mul", "int_div", "int_rem", "logic", "shift",
     "fp32_add", "fp32_mad", "fp32_mul", "fp32_div", "mov", "setp", "sfu", "fp64",
+    "fp16", "tensor", "conversion", "shuffle",
 )
 #: Memory levels (Gajger Table 4.2 rows; Volkov's stream/random/smem/smem2).
 MEMORY_LEVELS = ("dram", "dram_random", "l2", "l1", "shared", "shared_2way", "constant")

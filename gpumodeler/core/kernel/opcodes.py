@@ -17,7 +17,12 @@ from dataclasses import dataclass
 import re
 
 _PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
-UNITS = ("cuda_core", "fp64", "sfu", "ldst", "branch", "barrier", "exit", "virtual")
+UNITS = ("cuda_core", "fp64", "sfu", "tensor", "ldst", "branch", "barrier", "exit", "virtual")
+#: Issue pipes of the per-architecture throughput worksheet. ``unit`` says which resource of
+#: Volkov's worksheet executes an instruction; ``pipe`` refines ``cuda_core`` into the FP32,
+#: INT32 and FP16 pipes that Volta and later architectures issue separately.
+PIPES = ("fp32", "int32", "fp16", "tensor", "fp64", "sfu", "ldst", "branch", "barrier", "exit",
+         "virtual")
 SPACES = ("global", "local", "shared", "constant")
 
 
@@ -27,6 +32,7 @@ class OpcodeInfo:
     latency_class: str | None = None  # row of the latency table (non-memory units)
     space: str | None = None  # for ldst
     is_load: bool = False
+    pipe: str | None = None  # one of PIPES; None = same as ``unit`` (see :func:`pipe_of`)
 
 
 def _ops(names, info):
@@ -67,3 +73,10 @@ def classify(opcode: str) -> OpcodeInfo | None:
     text = _PREDICATE.sub("", opcode.strip().upper())
     base = text.split()[0].split(".")[0] if text else ""
     return _TABLE.get(base)
+
+
+def pipe_of(info: OpcodeInfo) -> str:
+    """The issue pipe of a classified instruction (``cuda_core`` defaults to ``fp32``)."""
+    if info.pipe is not None:
+        return info.pipe
+    return "fp32" if info.unit == "cuda_core" else info.unit

@@ -1,0 +1,58 @@
+"""Normalised measurement records: what every importer (nvprof, Nsight Compute, timing CSV)
+produces and what calibration and profiled-kernel prediction consume.
+
+Units are SI and explicit in the names (bytes, seconds, bytes per second). ``source`` and
+``row`` say where a record came from, so any message about a record can name the file's row.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+KINDS = ("kernel", "transfer")
+DIRECTIONS = ("htod", "dtoh", "dtod", "ptop")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One measured kernel launch or copy.
+
+    ``kind``: ``kernel`` or ``transfer``. ``direction`` (transfers): ``htod``, ``dtoh``,
+    ``dtod`` or ``ptop``. ``name``: the kernel's name (demangled where the file gives it) or
+    a copy's label. ``gpu``: the device name as the file gives it (may be empty).
+    ``grid``/``block``: (x, y, z) for kernels. ``registers_per_thread`` and
+    ``shared_mem_bytes`` (static + dynamic) for kernels. ``size_bytes`` for transfers.
+    ``time_s``: the duration. ``memory_kind`` for transfers: ``pageable``, ``pinned``,
+    ``managed``, ``device`` or ``""`` (unknown). ``metrics``: name -> (value, unit) with units
+    as the file gives them after normalisation (``"1"`` dimensionless, ``"B"``, ``"B/s"``,
+    ``"s"``, ``"%"``...). ``source``: file name; ``row``: 1-based line number in that file.
+    """
+
+    kind: str
+    time_s: float
+    name: str = ""
+    direction: str = ""
+    gpu: str = ""
+    grid: tuple | None = None
+    block: tuple | None = None
+    registers_per_thread: int | None = None
+    shared_mem_bytes: int | None = None
+    size_bytes: float | None = None
+    memory_kind: str = ""
+    metrics: dict = field(default_factory=dict)
+    source: str = ""
+    row: int | None = None
+
+    def to_json(self) -> dict:
+        """A plain JSON object (tuples as lists, metrics as {name: {"value", "unit"}})."""
+        return {
+            "kind": self.kind, "direction": self.direction or None, "name": self.name,
+            "gpu": self.gpu or None,
+            "grid": list(self.grid) if self.grid else None,
+            "block": list(self.block) if self.block else None,
+            "registers_per_thread": self.registers_per_thread,
+            "shared_mem_bytes": self.shared_mem_bytes,
+            "size_bytes": self.size_bytes, "time_s": self.time_s,
+            "memory_kind": self.memory_kind or None,
+            "metrics": {k: {"value": v, "unit": u} for k, (v, u) in self.metrics.items()},
+            "source": self.source, "row": self.row,
+        }
