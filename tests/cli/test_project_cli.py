@@ -83,7 +83,7 @@ def test_show_summarises_the_project(capsys):
     assert "gpu1: gpu GeForce GTX 970" in out and "host1: host Gajger GTX 970 testbed host" in out
     assert f"link1: {LINK} (pcie) host1 <-> gpu1" in out
     assert "latency bound 942 + 24·a cycles" in out and "Fig. 5.24" in out
-    assert "schema version 2" in out
+    assert "schema version 3" in out
 
 
 def test_show_json(capsys):
