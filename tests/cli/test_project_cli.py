@@ -90,7 +90,7 @@ def test_show_json(capsys):
     code, out, err = run(capsys, "project", "show", EXAMPLE, "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["format"] == "gpumodeler-project" and doc["schema_version"] == 2
+    assert doc["format"] == "gpumodeler-project" and doc["schema_version"] == 3
     assert [d["device_name"] for d in doc["devices"]] == ["Gajger GTX 970 testbed host",
                                                           "GeForce GTX 970"]
     assert doc["links"][0]["link_name"] == LINK
