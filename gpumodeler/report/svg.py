@@ -93,7 +93,10 @@ def line_chart(series: list[dict], *, x_label: str, y_label: str, title: str = "
                log_x: bool = False, log_y: bool = False, width: int = 640, height: int = 400) -> str:
     """Lines with markers: ``series`` items have ``name``, ``x``, ``y`` (lists of floats,
     non-finite points skipped), optional ``dash`` (bool). Used for saved sweeps in reports."""
-    left, right, top, bottom = 70, 160, 34 if title else 14, 46
+    longest = max((len(s["name"]) for s in series), default=0)
+    right = max(60, 50 + 7 * longest)
+    width += right - 160
+    left, top, bottom = 70, 34 if title else 14, 46
     pts = [(px, py) for s in series for px, py in zip(s["x"], s["y"])
            if _ok(px, log_x) and _ok(py, log_y)]
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
