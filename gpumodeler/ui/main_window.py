@@ -34,14 +34,14 @@ FILE_FILTER = "gpumodeler projects (*.gpm);;All files (*)"
 DEFAULT_SIZE = (1600, 1000)
 INSPECTOR_WIDTH = 600
 INSPECTOR_SHARE = 0.375  # of a smaller window: the canvas keeps room to be read
-TAB_NAMES = ("System", "Kernel", "Launch")
+TAB_NAMES = ("System", "Kernel", "Launch", "Application")
 # The Kernel and Launch tabs are built just after the window first shows (or when opened
 # before that): the window appears sooner, their imports (pyqtgraph...) come after.
 DEFERRED_TABS_MS = 100
 MAX_PAGE_MIN_WIDTH = 700
 # The inspector shows devices and links: it goes with the System tab and makes room for
 # the kernel editor's own property panel and the launch panel's forms and plot.
-TABS_WITHOUT_INSPECTOR = {1, 2}
+TABS_WITHOUT_INSPECTOR = {1, 2, 3}
 REFUSAL_MS = 10000
 # Edit-menu commands -> the editor method that performs them (editors without it: disabled).
 EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste",
@@ -140,7 +140,9 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.fit_action = self.edit_actions["fit"]
         self.tab_actions = [self._action(f"&{i + 1} {name}", lambda c=False, i=i: self.tabs.setCurrentIndex(i),
                                          f"Ctrl+{i + 1}")
-                            for i, name in enumerate(("System", "Kernel", "Launch"))]
+                            for i, name in enumerate(TAB_NAMES)]
+        self.export_report_action = self._action("Export &Report…", self.export_report_dialog, None,
+                                                 "Write a self-contained HTML report of the project")
         self.about_action = self._action("&About gpumodeler", self.about)
 
     def _create_menus(self) -> None:
@@ -151,6 +153,8 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_report_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = bar.addMenu("&Edit")
@@ -215,6 +219,10 @@ class MainWindow(DocumentBinding, QMainWindow):
             if index == 1:
                 from gpumodeler.ui.kernel_editor.editor import KernelEditor
                 widget = KernelEditor(self.document)
+            elif index == 3:
+                from gpumodeler.ui.application.panel import ApplicationPanel
+                widget = ApplicationPanel(self.document)
+                widget.simulated.connect(self._show_busy_fractions)
             else:
                 from gpumodeler.ui.launch_panel.panel import LaunchPanel
                 widget = LaunchPanel(self.document)
@@ -244,6 +252,40 @@ class MainWindow(DocumentBinding, QMainWindow):
     @property
     def launch_panel(self):
         return self.editor(2)
+
+    @property
+    def application_panel(self):
+        return self.editor(3)
+
+    def _show_busy_fractions(self, result, error) -> None:
+        """The System tab shows each GPU's busy fraction from the last application run."""
+        if self.system_editor is not None and hasattr(self.system_editor, "show_busy_fractions"):
+            self.system_editor.show_busy_fractions(self.application_panel.busy_fractions())
+
+    # ---- the report
+    def export_report(self, path: str) -> bool:
+        """Write the HTML report of the current project (its saved file, for the digests)."""
+        from gpumodeler.report.files import write_text_atomically
+        from gpumodeler.report.html import build_report
+        if self.catalog is None:
+            self.show_error("Cannot export the report", "No device database is open.")
+            return False
+        source = self.document.path or "(unsaved project)"
+        try:
+            html = build_report(self.document.project, self.catalog, project_path=source,
+                                command=f"gpumodeler report {source} -o {path}")
+            write_text_atomically(path, html)
+        except (ModelError, OSError) as exc:
+            self.show_error("Cannot export the report", str(exc))
+            return False
+        self.show_hint(f"Wrote the report {path}")
+        return True
+
+    def export_report_dialog(self) -> None:
+        start = os.path.join(self._dialog_folder(), f"{Path(self.project_name()).stem}-report.html")
+        path, _ = QFileDialog.getSaveFileName(self, "Export report", start, "HTML (*.html)")
+        if path:
+            self.export_report(path)
 
     def build_all_tabs(self) -> None:
         if self._closed:  # a deferred build must not outlive the window (or its catalog)
