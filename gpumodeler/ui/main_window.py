@@ -141,6 +141,10 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.tab_actions = [self._action(f"&{i + 1} {name}", lambda c=False, i=i: self.tabs.setCurrentIndex(i),
                                          f"Ctrl+{i + 1}")
                             for i, name in enumerate(TAB_NAMES)]
+        self.export_devices_action = self._action("&Export…", self.export_devices_dialog, None,
+                                                  "Write devices to a file to share with colleagues")
+        self.import_devices_action = self._action("&Import…", self.import_devices_dialog, None,
+                                                  "Merge a colleague's device file, choosing per conflict")
         self.export_report_action = self._action("Export &Report…", self.export_report_dialog, None,
                                                  "Write a self-contained HTML report of the project")
         self.about_action = self._action("&About gpumodeler", self.about)
@@ -164,6 +168,8 @@ class MainWindow(DocumentBinding, QMainWindow):
             edit_menu.addAction(self.edit_actions[key])
         edit_menu.addSeparator()
         edit_menu.addAction(self.edit_actions["select_all"])
+        devices_menu = bar.addMenu("&Devices")
+        devices_menu.addActions([self.export_devices_action, self.import_devices_action])
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.fit_action)
         view_menu.addSeparator()
@@ -280,6 +286,20 @@ class MainWindow(DocumentBinding, QMainWindow):
             return False
         self.show_hint(f"Wrote the report {path}")
         return True
+
+    def export_devices_dialog(self) -> None:
+        from gpumodeler.ui.devices.sharing import export_devices
+        export_devices(self)
+
+    def import_devices_dialog(self) -> None:
+        from gpumodeler.ui.devices.sharing import import_devices
+        if self.catalog is None:
+            self.show_error("Cannot import devices", "No device database is open.")
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Import devices", self._dialog_folder(),
+                                              "Device databases (*.db);;All files (*)")
+        if path:
+            import_devices(self, path)
 
     def export_report_dialog(self) -> None:
         start = os.path.join(self._dialog_folder(), f"{Path(self.project_name()).stem}-report.html")
