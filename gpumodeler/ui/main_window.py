@@ -51,6 +51,12 @@ EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste
 OWN_ACTIONS = {"fit": "fit_action", "delete": "delete_action"}
 
 
+def example_projects() -> list[Path]:
+    """The bundled example projects (resources/examples, shipped as gpumodeler/data/examples)."""
+    here = Path(__file__).resolve().parents[1] / "data" / "examples"
+    return sorted(here.glob("*.gpm")) if here.is_dir() else []
+
+
 class MainWindow(DocumentBinding, QMainWindow):
     """One window editing one document at a time."""
 
@@ -155,6 +161,8 @@ class MainWindow(DocumentBinding, QMainWindow):
         file_menu.addActions([self.new_action, self.open_action])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.examples_menu = file_menu.addMenu("Open E&xample")
+        self.examples_menu.aboutToShow.connect(self._fill_examples_menu)
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
@@ -414,6 +422,14 @@ class MainWindow(DocumentBinding, QMainWindow):
             self.recent_menu.addAction("(none)").setEnabled(False)
         self.recent_menu.addSeparator()
         self.recent_menu.addAction("Clear list", settings.clear_recent_files)
+
+    def _fill_examples_menu(self) -> None:
+        self.examples_menu.clear()
+        for path in example_projects():
+            action = self.examples_menu.addAction(path.stem, lambda p=str(path): self.open_path(p))
+            action.setToolTip(str(path))
+        if self.examples_menu.isEmpty():
+            self.examples_menu.addAction("(no examples installed)").setEnabled(False)
 
     def open_recent(self, path: str) -> bool:
         if not os.path.exists(path):
