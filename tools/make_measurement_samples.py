@@ -15,6 +15,7 @@ import io
 import math
 from pathlib import Path
 
+from gpumodeler.core.measurements.units import ncu_unit
 from gpumodeler.core.models.gajger import KernelInputs, predict
 from gpumodeler.db.catalog import Catalog
 
@@ -253,9 +254,18 @@ def ncu_raw() -> str:
            "==PROF== Disconnected from process 5120",
            q(*NCU_META, *names),
            q(*([""] * len(NCU_META)), *(profiles[0][4][n][1] for n in names))]
+    units = {n: profiles[0][4][n][1] for n in names}
+
+    def in_column_unit(name, value, unit):
+        # the raw page has one unit per column: convert a launch's value to it
+        if unit == units[name] or not unit:
+            return value
+        v = float(value.replace(",", "")) * ncu_unit(unit)[0] / ncu_unit(units[name])[0]
+        return f"{v:.6g}"
     for pid, kern, blk, grd, m in profiles:
         out.append(q(pid, "5120", "saxpy2", "127.0.0.1", kern, "1", "7", blk, grd,
-                     "NVIDIA GeForce RTX 2080 Ti", "7.5", *(m[n][0] for n in names)))
+                     "NVIDIA GeForce RTX 2080 Ti", "7.5",
+                     *(in_column_unit(n, *m[n]) for n in names)))
     return "\n".join(out) + "\n"
 
 

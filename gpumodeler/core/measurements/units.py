@@ -31,6 +31,7 @@ TIMINGS_SIZE = {"B": 1.0, "kB": 1e3, "KB": 1e3, "MB": 1e6, "GB": 1e9, "TB": 1e12
 
 _NCU_PREFIX = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _NCU_TIME = {"nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1.0}
+_NCU_PER_TIME = {"nsecond": 1e9, "usecond": 1e6, "msecond": 1e3, "second": 1.0}
 _NCU_FREQ = {"hz": 1.0, "Khz": 1e3, "khz": 1e3, "Mhz": 1e6, "mhz": 1e6, "Ghz": 1e9, "ghz": 1e9}
 
 
@@ -55,11 +56,11 @@ def ncu_unit(unit: str) -> tuple[float, str]:
         if per is None:
             return factor, "B"
         if per in _NCU_TIME:
-            return factor / _NCU_TIME[per], "B/s"
+            return factor * _NCU_PER_TIME[per], "B/s"
         return factor, f"B/{per}"
     m = re.fullmatch(r"cycle/(\w+)", u)
     if m and m.group(1) in _NCU_TIME:
-        return 1.0 / _NCU_TIME[m.group(1)], "Hz"
+        return _NCU_PER_TIME[m.group(1)], "Hz"
     return 1.0, u
 
 
