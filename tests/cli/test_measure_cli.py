@@ -171,3 +171,20 @@ def test_predict_profile_from_nsight_compute(capsys, gpumodeler_env):
 def test_predict_profile_errors(capsys, gpumodeler_env, argv, expected):
     code, out, err = run(capsys, "predict", *argv)
     assert code == 2 and expected in err and len(err.strip().splitlines()) == 1
+
+
+def test_sample_files_are_what_the_generator_writes(gpumodeler_env):
+    """The committed samples match tools/make_measurement_samples.py, so their kernel times
+    stay consistent with the model (rerun the tool after changing either)."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "make_measurement_samples", ROOT / "tools" / "make_measurement_samples.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    expected = {"nvprof-gpu-trace-multirun.csv": tool.nvprof_trace(),
+                "nvprof-metrics-saxpy2.csv": tool.nvprof_metrics(),
+                "ncu-raw.csv": tool.ncu_raw(), "ncu-details.csv": tool.ncu_details(),
+                "timings.csv": tool.timings()}
+    assert sorted(expected) == sorted(p.name for p in SAMPLES.glob("*.csv"))
+    for name, text in expected.items():
+        assert (SAMPLES / name).read_text(encoding="utf-8") == text, name

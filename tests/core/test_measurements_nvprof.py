@@ -146,3 +146,35 @@ def test_another_tools_csv_and_a_file_with_no_known_rows():
     only_noise = "\n".join(text(TRACE).splitlines()[:5] + [text(TRACE).splitlines()[7]]) + "\n"
     with pytest.raises(FormatError, match=r"x.csv: no rows of a known kind .*1 row\(s\) of other"):
         import_text(only_noise, "x.csv")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+BINARY = {"B": 1, "KB": 2 ** 10, "MB": 2 ** 20, "GB": 2 ** 30}
+TIME = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+def _copy_block(time_unit, size_unit, rate_unit, size, seconds, rate_factor):
+    thr = size / seconds / rate_factor
+    return ('==7== Profiling result:\n"Start","Duration","Size","Throughput","Device","Name"\n'
+            f'{time_unit},{time_unit},{size_unit},{rate_unit},,\n'
+            f'0,{seconds / TIME[time_unit]:.12e},{size / BINARY[size_unit]:.12e},{thr:.12e},'
+            f'"GPU (0)","[CUDA memcpy HtoD]"\n')
+
+
+@settings(max_examples=80, deadline=None)
+@given(time_unit=st.sampled_from(sorted(TIME)), size_unit=st.sampled_from(sorted(BINARY)),
+       rate_prefix=st.sampled_from(sorted(BINARY)), size=st.integers(1, 2 ** 34),
+       bandwidth=st.floats(1e6, 1e12))
+def test_any_unit_row_reads_back_the_same_copy(time_unit, size_unit, rate_prefix, size, bandwidth):
+    seconds = size / bandwidth
+    rate_unit = rate_prefix + "/s"
+    r = parse(_copy_block(time_unit, size_unit, rate_unit, size, seconds, BINARY[rate_prefix]), "p.csv")
+    rec = r.records[0]
+    assert rec.size_bytes == pytest.approx(size, rel=1e-9)
+    assert rec.time_s == pytest.approx(seconds, rel=1e-9)
+    assert r.disagreements == []
+    if rate_prefix != "B":  # the same throughput written with a decimal prefix is caught
+        decimal = {"KB": 1e3, "MB": 1e6, "GB": 1e9}[rate_prefix]
+        r = parse(_copy_block(time_unit, size_unit, rate_unit, size, seconds, decimal), "p.csv")
+        assert [d.row for d in r.disagreements] == [4]
