@@ -119,6 +119,9 @@ def test_truncated_file_names_the_cut_row():
     cut = "\n".join(lines[:9]) + "\n" + lines[9][:40]
     with pytest.raises(FormatError, match=r"t.csv row 10: \d+ fields for the 20 columns .*truncated"):
         parse(cut, "t.csv")
+    headless = "\n".join(lines[:3] + lines[5:])
+    with pytest.raises(FormatError, match=r"t.csv row 4: a data row outside any table"):
+        parse(headless, "t.csv")
     header_only = "\n".join(lines[:4])
     with pytest.raises(FormatError, match="row 5: the header at row 4 has no unit row"):
         parse(header_only, "t.csv")

@@ -39,7 +39,7 @@ from gpumodeler.core.measurements.importer import (
     Disagreement, ImportResult, csv_fields, positive, split_lines, where)
 from gpumodeler.core.measurements.records import Measurement
 from gpumodeler.core.measurements.units import (
-    NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, rounding_error, split_number, valid)
+    NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid)
 
 COPY_DIRECTIONS = {"HtoD": "htod", "DtoH": "dtoh", "DtoD": "dtod", "PtoP": "ptop"}
 MEMORY_KINDS = {"pageable": "pageable", "pinned": "pinned", "device": "device",
@@ -94,6 +94,10 @@ def parse(text: str, source: str = "nvprof.csv") -> ImportResult:
             i = _metric_block(lines, i, fields, kind, result, per_kernel)
         elif kind in ("summary", "api"):
             i = _skip_block(lines, i, result)
+        elif len(fields) >= 4 and is_number(fields[0]) and is_number(fields[1]):
+            raise FormatError(
+                f"{where(source, i + 1)}: a data row outside any table (its header line, "
+                f"\"Start\",\"Duration\",..., is missing: is the file cut or edited?)")
         elif s.startswith('"'):
             shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
             raise FormatError(
