@@ -2,11 +2,8 @@
 one GPU (nvprof or Nsight Compute) predicted on another (docs/measurements.md)."""
 from __future__ import annotations
 
-import math
-
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.measurements.profiled import (
-    architecture_notes, estimate_latency_bound, kernel_inputs, model_counts, profile_kernel)
+from gpumodeler.core.measurements.profiled import architecture_notes, derive, profile_kernel
 from gpumodeler.core.models.gajger import predict
 
 from . import common
@@ -57,27 +54,6 @@ def _profiled(args, records, catalog):
     return pk, entry.to_gpu_spec()
 
 
-def _occupancy_profiled(pk, gpu, notes):
-    from gpumodeler.core.occupancy.calculator import occupancy
-    from gpumodeler.core.occupancy.compute_capability import architecture
-    cc = gpu.compute_capability or pk.compute_capability
-    if pk.achieved_warps_per_sm is not None:
-        return pk.achieved_warps_per_sm
-    if pk.achieved_occupancy is not None:
-        if not cc:
-            raise CLIError(f"{gpu.name}: compute capability unknown; cannot turn achieved "
-                           f"occupancy into warps per SM")
-        return pk.achieved_occupancy * architecture(cc).max_warps_per_sm
-    if pk.registers_per_thread is None or not cc:
-        raise CLIError("the profile has no achieved occupancy (achieved_occupancy, "
-                       "sm__warps_active.avg.pct_of_peak_sustained_active) and no registers to "
-                       "compute it")
-    notes.append("no achieved-occupancy metric: used the calculator's occupancy on the "
-                 "profiled GPU")
-    return occupancy(cc, math.prod(pk.block), pk.registers_per_thread,
-                     int(pk.shared_mem_bytes or 0)).active_warps_per_sm
-
-
 def run_profiled(args) -> int:
     if not args.kernel:
         raise CLIError("--profile needs --kernel NAME (the kernel to predict)")
@@ -87,17 +63,9 @@ def run_profiled(args) -> int:
     records = [r for path in args.profile for r in read_file(path).records]
     catalog = common.open_catalog()
     pk, profiled_gpu = _profiled(args, records, catalog)
-    counts, notes = model_counts(pk)
-    notes = list(pk.notes) + notes
-    for k in OVERRIDES:
-        if getattr(args, k, None) is not None:
-            counts[k] = getattr(args, k)
-    occ_profiled = _occupancy_profiled(pk, profiled_gpu, notes)
-    if args.latency_bound is not None:
-        latency, estimate = args.latency_bound, None
-    else:
-        estimate = estimate_latency_bound(profiled_gpu, pk, counts, occ_profiled)
-        latency = estimate.latency_bound_cycles
+    derived = derive(pk, profiled_gpu, latency_bound=args.latency_bound,
+                     overrides={k: getattr(args, k, None) for k in OVERRIDES})
+    inputs, estimate, occ_profiled = derived.inputs, derived.estimate, derived.occupancy_profiled
     target = common.resolve_gpu(args)
     block = args.block_size if args.block_size is not None else (
         pk.block[0] if len(pk.block) == 1 else pk.block)
@@ -112,20 +80,16 @@ def run_profiled(args) -> int:
             args.shared_mem = pk.shared_mem_bytes
     from .cmd_predict import occupancy_of
     occ, occ_result = occupancy_of(args, target, block)
-    inputs = kernel_inputs(counts, latency)
     result = predict(target, inputs, grid_size=grid, block_size=block, occupancy=occ,
                      lam=1.0 if args.lam is None else args.lam, link=common.resolve_link(args),
                      transfers=common.transfer_list(args))
     arch = architecture_notes(profiled_gpu.compute_capability or pk.compute_capability,
                               target.compute_capability or "")
-    notes = arch + notes
-    if estimate is not None and estimate.mode == "latency" and \
-            estimate.throughput_bound < 1.1 * estimate.measured_warp_throughput:
-        notes.append("the measured rate is within 10 % of the throughput bound: the kernel may "
-                     "be throughput-bound and the latency bound an overestimate")
+    notes = arch + list(derived.notes)
     s = result.summary()
     s.update({
-        "device": target.name, "occupancy_warps_per_sm": occ, "latency_bound_cycles": latency,
+        "device": target.name, "occupancy_warps_per_sm": occ,
+        "latency_bound_cycles": float(inputs.latency_bound),
         "cross_architecture": bool(arch) and "unknown" not in arch[0],
         "notes": notes,
         "profile": {

@@ -154,6 +154,11 @@ def test_selection_errors_say_what_is_there():
                                 grid=(GRID * 2, 1, 1), block=(BLOCK, 1, 1))]
     with pytest.raises(InvalidParameter, match=r"2 launch configurations"):
         profile_kernel(other, "stencil")
+    overload = recs + [Measurement("kernel", time_s=1e-3, name="stencil(double*, double const*, int)",
+                                   gpu=recs[0].gpu, grid=(GRID, 1, 1), block=(BLOCK, 1, 1))]
+    with pytest.raises(InvalidParameter, match=r"matches several kernels .*give the full name"):
+        profile_kernel(overload, "stencil")
+    assert profile_kernel(overload, NAME).name == NAME
     metrics_only = [r for r in recs if r.time_s is None]
     with pytest.raises(InvalidParameter, match=r"no launch configuration"):
         profile_kernel(metrics_only, "stencil")
@@ -174,3 +179,23 @@ def test_missing_memory_metrics_fall_back_with_a_note():
     assert counts["gmem_bytes"] == pytest.approx(480)
     assert any("L2 traffic" in n for n in notes)
     assert math.isclose(counts["cuda_core_instructions"], 60)
+
+
+def test_derive_bundles_occupancy_latency_and_notes():
+    from gpumodeler.core.measurements.profiled import derive, profiled_occupancy
+    pk = profile_kernel(profile(GTX970), "stencil")
+    assert profiled_occupancy(pk, GTX970) == (32.0, None)
+    d = derive(pk, GTX970)
+    assert d.inputs.latency_bound == pytest.approx(2000)
+    assert d.estimate.mode == "latency" and d.occupancy_profiled == 32
+    given = derive(pk, GTX970, latency_bound=1500.0, overrides={"gmem_bytes": 128.0})
+    assert given.estimate is None and given.inputs.latency_bound == 1500
+    assert given.inputs.gmem_bytes == 128 and given.inputs.issued_instructions == pytest.approx(80)
+    # no achieved-occupancy metric: the calculator's occupancy, with a note
+    recs = profile(GTX970)
+    m = {k: v for k, v in recs[2].metrics.items() if k != "achieved_occupancy"}
+    recs[2] = Measurement("kernel", time_s=None, name=NAME, gpu=recs[2].gpu, metrics=m)
+    pk = profile_kernel(recs, "stencil")
+    warps, note = profiled_occupancy(pk, GTX970)
+    # 32 registers × 256 threads: 8 blocks of 8 warps by the register file; shared memory fits
+    assert warps == 64 and "calculator" in note

@@ -86,7 +86,7 @@ def select(records, kernel: str, gpu: str | None = None) -> list:
     if not matched:
         shown = ", ".join(_short(n) for n in names[:8]) + (" ..." if len(names) > 8 else "")
         raise InvalidParameter(f"no kernel named {kernel!r} in the profile; kernels: {shown}")
-    if len({_short(n) for n in matched}) > 1 or (not exact and len(matched) > 1):
+    if len(matched) > 1:
         raise InvalidParameter(f"{kernel!r} matches several kernels ({'; '.join(matched[:5])}); "
                                f"give the full name")
     chosen = [r for r in kernels if r.name in matched]
@@ -267,6 +267,61 @@ def estimate_latency_bound(gpu: GPUSpec, pk: ProfiledKernel, counts: dict,
 
 def kernel_inputs(counts: dict, latency_bound_cycles: float) -> KernelInputs:
     return KernelInputs(latency_bound=latency_bound_cycles, **counts)
+
+
+def profiled_occupancy(pk: ProfiledKernel, gpu: GPUSpec) -> tuple[float, str | None]:
+    """Warps per SM resident on the profiled GPU: the achieved occupancy (warps, or the
+    fraction × the architecture's maximum warps per SM), else the calculator's occupancy
+    for the profiled launch (with a note saying so)."""
+    from gpumodeler.core.occupancy.calculator import occupancy
+    from gpumodeler.core.occupancy.compute_capability import architecture
+    if pk.achieved_warps_per_sm is not None:
+        return pk.achieved_warps_per_sm, None
+    cc = gpu.compute_capability or pk.compute_capability
+    if not cc:
+        raise InvalidParameter(f"GPU '{gpu.name}': the compute capability is unknown, so the "
+                               f"occupancy on the profiled GPU cannot be computed")
+    if pk.achieved_occupancy is not None:
+        return pk.achieved_occupancy * architecture(cc).max_warps_per_sm, None
+    if pk.registers_per_thread is None:
+        raise InvalidParameter(
+            f"kernel {pk.name!r}: the profile has no achieved occupancy (achieved_occupancy, "
+            f"sm__warps_active.avg.pct_of_peak_sustained_active) and no registers per thread "
+            f"to compute it")
+    occ = occupancy(cc, math.prod(pk.block), pk.registers_per_thread, int(pk.shared_mem_bytes or 0))
+    return occ.active_warps_per_sm, ("no achieved-occupancy metric: used the calculator's "
+                                     "occupancy on the profiled GPU")
+
+
+@dataclass(frozen=True)
+class ProfiledInputs:
+    """Everything a prediction from a profile needs: the model inputs and how they came."""
+
+    kernel: ProfiledKernel
+    inputs: KernelInputs
+    occupancy_profiled: float  # warps per SM on the profiled GPU
+    estimate: LatencyEstimate | None  # None when the latency bound was given
+    notes: tuple
+
+
+def derive(pk: ProfiledKernel, gpu: GPUSpec, *, latency_bound: float | None = None,
+           overrides: dict | None = None) -> ProfiledInputs:
+    """Model inputs of a profiled kernel on its profiled ``gpu``: per-warp counts
+    (``overrides`` replace some), the occupancy there and the latency bound (given, or
+    estimated by :func:`estimate_latency_bound`)."""
+    counts, notes = model_counts(pk)
+    counts.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    occ, note = profiled_occupancy(pk, gpu)
+    notes = list(pk.notes) + notes + ([note] if note else [])
+    estimate = None
+    if latency_bound is None:
+        estimate = estimate_latency_bound(gpu, pk, counts, occ)
+        latency_bound = estimate.latency_bound_cycles
+        if estimate.mode == "latency" and \
+                estimate.throughput_bound < 1.1 * estimate.measured_warp_throughput:
+            notes.append("the measured rate is within 10 % of the throughput bound: the kernel "
+                         "may be throughput-bound and the latency bound an overestimate")
+    return ProfiledInputs(pk, kernel_inputs(counts, latency_bound), occ, estimate, tuple(notes))
 
 
 def architecture_notes(profiled_cc: str, target_cc: str) -> list[str]:
