@@ -56,3 +56,10 @@ def test_bad_rows(row, expected):
 def test_header_needs_kind_and_time():
     with pytest.raises(FormatError, match="t.csv row 1: the timings header has no time column"):
         parse("kind,name,seconds\nkernel,k,1\n", "t.csv")
+
+
+def test_byte_order_mark_and_windows_line_ends():
+    text_ = "\ufeffkind,time,unit\r\nkernel,2.5,ms\r\n\r\n"
+    r = import_text(text_, "w.csv")
+    assert detect_format(text_) == "timings"
+    assert r.records[0].time_s == pytest.approx(2.5e-3) and r.noise_lines == 1

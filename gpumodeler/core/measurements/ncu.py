@@ -56,6 +56,7 @@ def _header_kind(fields) -> str | None:
 
 
 def parse(text: str, source: str = "ncu.csv") -> ImportResult:
+    """Every raw-page and details-page table of an ncu --csv log (module docstring)."""
     lines = split_lines(text)
     result = ImportResult("ncu", source)
     i = 0

@@ -58,6 +58,7 @@ TOLERANCE = 0.01  # relative, on top of the printed values' rounding
 
 
 def header_kind(fields: list[str]) -> str | None:
+    """'trace', 'api', 'metrics', 'events', 'summary' or None for a header line's fields."""
     f = set(fields)
     if {"Start", "Duration", "Name"} <= f:
         return "trace" if ({"Grid X", "Size", "Device"} & f) else "api"
@@ -76,6 +77,7 @@ def _ends_block(line: str) -> bool:
 
 
 def parse(text: str, source: str = "nvprof.csv") -> ImportResult:
+    """Every GPU-trace, metric and event table of an nvprof --csv log (module docstring)."""
     lines = split_lines(text)
     result = ImportResult("nvprof", source)
     per_kernel: dict = {}  # (device, kernel) -> [row, metrics]

@@ -266,6 +266,7 @@ def estimate_latency_bound(gpu: GPUSpec, pk: ProfiledKernel, counts: dict,
 
 
 def kernel_inputs(counts: dict, latency_bound_cycles: float) -> KernelInputs:
+    """:class:`KernelInputs` from :func:`model_counts`'s counts and a latency bound."""
     return KernelInputs(latency_bound=latency_bound_cycles, **counts)
 
 

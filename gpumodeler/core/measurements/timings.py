@@ -42,6 +42,7 @@ def _is_comment(line: str) -> bool:
 
 
 def looks_like_timings(lines) -> bool:
+    """True when the first non-comment line is a header with kind and time columns."""
     for line in lines:
         if _is_comment(line):
             continue
@@ -51,6 +52,7 @@ def looks_like_timings(lines) -> bool:
 
 
 def parse(text: str, source: str = "timings.csv") -> ImportResult:
+    """The rows of a timings CSV (module docstring)."""
     lines = split_lines(text)
     result = ImportResult("timings", source)
     header, hrow = None, 0

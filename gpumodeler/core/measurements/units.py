@@ -69,6 +69,7 @@ _WITH_UNIT = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-
 
 
 def is_number(text: str) -> bool:
+    """A bare decimal number (no unit suffix)."""
     return bool(_BARE.match(text.strip()))
 
 
@@ -101,4 +102,5 @@ def rounding_error(text: str) -> float:
 
 
 def valid(units: dict) -> str:
+    """The valid units of a table, for messages."""
     return ", ".join(units)
