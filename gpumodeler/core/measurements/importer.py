@@ -63,6 +63,19 @@ def csv_fields(line: str, source: str, row: int) -> list[str]:
     return [f.strip() for f in rows[0]] if rows else []
 
 
+def table_rows(lines, start: int, end: int, source: str):
+    """(line index, stripped fields) of ``lines[start:end]`` read as one CSV table (one
+    reader for the block: much faster than a reader per line on long traces)."""
+    reader = csv.reader(lines[start:end], strict=True)
+    k = start
+    try:
+        for fields in reader:
+            yield k, [f.strip() for f in fields]
+            k += 1
+    except csv.Error as exc:
+        raise FormatError(f"{where(source, k + 1)}: not a valid CSV line ({exc})") from None
+
+
 def split_lines(text: str) -> list[str]:
     if text.startswith("\ufeff"):
         text = text[1:]

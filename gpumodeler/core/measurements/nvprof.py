@@ -36,7 +36,7 @@ import re
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.importer import (
-    Disagreement, ImportResult, csv_fields, positive, split_lines, where)
+    Disagreement, ImportResult, csv_fields, positive, split_lines, table_rows, where)
 from gpumodeler.core.measurements.records import Measurement
 from gpumodeler.core.measurements.units import (
     NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid)
@@ -69,6 +69,9 @@ def header_kind(fields: list[str]) -> str | None:
     if {"Type", "Time(%)", "Name"} <= f or {"Time(%)", "Calls", "Name"} <= f:
         return "summary"
     return None
+
+
+HEADER_STARTS = {"Start", "Device", "Type", "Time(%)"}
 
 
 def _ends_block(line: str) -> bool:
@@ -156,10 +159,11 @@ def _trace_block(lines, i, header, result) -> int:
     units = _unit_row(lines, i, header, source)
     col = {h: k for k, h in enumerate(header)}
     unit = {h: units[k] for k, h in enumerate(header)}
-    j = i + 2
-    while j < len(lines) and not _ends_block(lines[j]):
-        fields = csv_fields(lines[j].strip(), source, j + 1)
-        if header_kind(fields) is not None:
+    start = end = i + 2
+    while end < len(lines) and not _ends_block(lines[end]):
+        end += 1
+    for j, fields in table_rows(lines, start, end, source):
+        if fields and fields[0] in HEADER_STARTS and header_kind(fields) is not None:
             return j
         if len(fields) != len(header):
             raise FormatError(
@@ -170,8 +174,7 @@ def _trace_block(lines, i, header, result) -> int:
             result.other_rows += 1
         else:
             result.records.append(rec)
-        j += 1
-    return j
+    return end
 
 
 def _number(cells, unit, name, source, row, table=None, required=True):
@@ -280,6 +283,8 @@ def _check(cells, unit, size, time_s, thr, source, row, result):
     """Size / Duration against Throughput (both binary-prefixed in nvprof)."""
     implied = size / time_s
     ratio = implied / thr if thr > 0 else float("inf")
+    if abs(ratio - 1) <= TOLERANCE:
+        return
     tol = TOLERANCE + sum(rounding_error(cells[c]) for c in ("Size", "Duration", "Throughput"))
     if abs(ratio - 1) <= tol:
         return
