@@ -51,6 +51,13 @@ class GPUSpec:
     # (Volkov Table 6.1 "smem" column in IPC/SM: Fermi 0.5, Kepler/Maxwell 1).
     smem_accesses_per_cycle_per_sm: float | None = None
     latency_table: str | None = None
+    # Values the models of core.models.registry read besides Gajger's (issue #10): the
+    # sustained (measured) DRAM bandwidth Volkov §6.3 prefers to the pin value, the L2 size
+    # and bandwidth of the L2 term, and a fixed per-kernel launch overhead (calibratable).
+    memory_bandwidth_measured_bytes_per_s: float | None = None
+    l2_bytes: float | None = None
+    l2_bandwidth_bytes_per_s: float | None = None
+    launch_overhead_s: float | None = None
 
     def require(self, name: str):
         """Return field ``name``, raising a clear error when it is unknown or not positive."""
