@@ -73,9 +73,10 @@ def wave_cycles(latency_bound, throughput_bound_wpc, warps):
     return np.maximum(latency_bound, warps / throughput_bound_wpc)
 
 
-def eq41_cycles(latency_bound, tb, occupancy, warps_total, sms):
-    """Gajger eq. 4.1 at λ = 1: warps / (min(n / L, TB) · SMs)."""
-    return warps_total / (np.minimum(occupancy / latency_bound, tb) * sms)
+def eq41_cycles(latency_bound, tb, occupancy, warps_total, sms, lam=1.0):
+    """Gajger eq. 4.1: warps / (min(n / L, TB) · SMs · λ), in the order predict_kernel
+    evaluates it (so the numbers agree to the last bit)."""
+    return warps_total / (np.minimum(occupancy / latency_bound, tb) * sms * lam)
 
 
 def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 1.0):
@@ -87,7 +88,7 @@ def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 
     wpb = warps_per_block(inputs.block_size, gpu.require("warp_size"))
     blocks = blocks_of(inputs.grid_size)
     occ = float(inputs.occupancy)
-    base = float(eq41_cycles(latency_bound, tb, occ, blocks * wpb, sms)) / lam
+    base = float(eq41_cycles(latency_bound, tb, occ, blocks * wpb, sms, lam))
     cap = math.floor(occ / wpb + 1e-9)
     per_sm = -(-blocks // sms)
     info = {"blocks": blocks, "warps_per_block": wpb, "blocks_per_sm_capacity": cap,
