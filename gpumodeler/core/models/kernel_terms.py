@@ -76,7 +76,8 @@ def wave_cycles(latency_bound, throughput_bound_wpc, warps):
 def eq41_cycles(latency_bound, tb, occupancy, warps_total, sms, lam=1.0):
     """Gajger eq. 4.1: warps / (min(n / L, TB) · SMs · λ), in the order predict_kernel
     evaluates it (so the numbers agree to the last bit)."""
-    return warps_total / (np.minimum(occupancy / latency_bound, tb) * sms * lam)
+    with np.errstate(over="ignore", divide="ignore"):  # an infinite time is refused later
+        return warps_total / (np.minimum(occupancy / latency_bound, tb) * sms * lam)
 
 
 def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 1.0):
