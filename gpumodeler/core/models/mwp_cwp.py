@@ -26,7 +26,9 @@ Inputs and the choices made where the documents leave them open:
 * ``N`` = active warps per SM = active blocks per SM × warps per block, the active blocks
   being the whole blocks the occupancy allows, limited by the grid (``ceil(blocks / SMs)``);
   ``#Active_SMs`` = min(SMs, blocks). ``#Rep`` is the fraction as printed (H16); with the
-  tail term on it is rounded up to whole waves ("some codes take ceil").
+  tail term on it is rounded up to whole waves ("some codes take ceil"). A grid smaller
+  than one wave is one wave (#Rep = 1) with the under-filled term on (the default): H16's
+  fraction would otherwise make 16 blocks on 15 SMs faster than 1 block.
 * ``Mem_LD``: an explicit ``dram_latency_cycles``; else, on the Tesla K40, Sánchez Gil's
   load-dependent regression ``Y = 0.466·X − 1911.2`` cycles (eq. 7.1, X = threads; used
   with X = resident threads, only inside the measured range 9984–30720 threads, §6.3 and
@@ -103,6 +105,9 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     active_blocks = min(cap, -(-blocks // active_sms))
     N = float(active_blocks * wpb)
     rep_exact = blocks / (active_blocks * active_sms)
+    underfilled = blocks < sms * cap
+    if underfilled and inputs.terms.underfill:
+        rep_exact = 1.0  # one (partial) wave: the busiest SM runs all its blocks once
     rep = math.ceil(rep_exact - 1e-12) if inputs.terms.tail else rep_exact
     notes = []
     total_insts = float(kernel.issued_instructions)
@@ -180,8 +185,9 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     tail = (TermEffect("tail effect", True, (rep - rep_exact) / rep_exact * exec_cycles / clock,
                        rep / rep_exact - 1.0, f"#Rep {rep_exact:.4g} rounded up to {rep}")
             if inputs.terms.tail else TermEffect("tail effect", False, note="#Rep as printed (H16); --tail rounds it up"))
-    if blocks < sms * cap:
-        notes.append("under-filled GPU: N and #Active_SMs are limited by the grid (built into H&K)")
+    if underfilled:
+        notes.append("under-filled GPU: N and #Active_SMs are limited by the grid (built into H&K)"
+                     + ("; #Rep = 1, one partial wave" if inputs.terms.underfill else ""))
     terms = [tail]
     return finish("mwp-cwp", inputs, kernel_cycles=exec_cycles + synch_cost, bound=bound,
                   binding=binding, quantities=q, terms=terms, notes=notes, equations=EQUATIONS)
