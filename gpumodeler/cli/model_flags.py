@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import replace
-
 import numpy as np
 
 from gpumodeler.core.errors import ModelError
@@ -97,37 +95,10 @@ def graph_counts(args, values=None) -> dict:
     """Per-warp counts the models read beyond KernelInputs, from --graph."""
     if not args.graph:
         return {}
-    from gpumodeler.core.kernel.latency_bound import analyze
-    from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-    from gpumodeler.core.kernel.warp_counts import count
+    from gpumodeler.core.models.graph_inputs import graph_counts as counts_of
     graph = common.load_graph(args.graph)
-    vals = dict(graph.variables, **dict(args.set), **(values or {}))
-    c = count(graph).evaluate(vals)
-    out = {"memory_instructions": float(c["memory_instructions"] - c["smem_accesses"]),
-           "shared_instructions": float(c["smem_accesses"])}
-    synch = 0.0
-    for nid, ins in graph.instructions.items():
-        if ins.unit == "barrier":
-            term = 1.0
-            for lp in graph.loops.values():
-                if nid in lp.members:
-                    term = term * float(lp.iterations.evaluate(vals))
-            synch += term
-    out["synch_instructions"] = synch
-    table = common.latency_table_for(graph.latency_table)
-    if isinstance(table, str):
-        table = get_table(table)
-    if isinstance(table, LatencyTable) and table.memory_cycles.get("dram") is not None:
-        # DRAM accesses on the critical path = dL/d(DRAM latency): the bound is piecewise
-        # linear in the latency, so one cycle more gives the slope where it is evaluated
-        mem = dict(table.memory_cycles)
-        for level in ("dram", "dram_random"):
-            if mem.get(level) is not None:
-                mem[level] = mem[level] + 1
-        base = float(analyze(graph, table).evaluate(vals))
-        bumped = float(analyze(graph, replace(table, memory_cycles=mem)).evaluate(vals))
-        out["critical_dram_accesses"] = max(0.0, round(bumped - base, 9))
-    return out
+    return counts_of(graph, dict(dict(args.set), **(values or {})),
+                     common.latency_table_for(graph.latency_table))
 
 
 def model_inputs(args, gpu, kernel, grid, occupancy) -> ModelInputs:

@@ -40,8 +40,8 @@ Inputs and the choices made where the documents leave them open:
   accesses (τ > 1) or barriers need it and ask for it.
 * ``Issue_cycles`` (4 on G80/GT200 = 32 threads / 8 cores): the SM's cycles per warp
   instruction, max(warp size / CUDA cores per SM, 1 / (schedulers · issue rate)), unless given.
-* ``#Mem_insts`` = global/local memory warp instructions per warp; ``#Total_insts`` = issued
-  instructions per warp; τ = GMem bytes per memory instruction / 128 B. A kernel without
+* ``#Mem_insts`` = global/local memory warp instructions per warp; ``#Total_insts`` = warp
+  instructions per warp (from the graph; the issued instructions without one); τ = GMem bytes per memory instruction / 128 B. A kernel without
   memory instructions is compute-bound: Exec = Comp_cycles · N · #Rep (H17c with Mem_L = 0).
 """
 from __future__ import annotations
@@ -110,7 +110,10 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
         rep_exact = 1.0  # one (partial) wave: the busiest SM runs all its blocks once
     rep = math.ceil(rep_exact - 1e-12) if inputs.terms.tail else rep_exact
     notes = []
-    total_insts = float(kernel.issued_instructions)
+    total_insts = inputs.count("instructions")
+    if total_insts is None:
+        total_insts = float(kernel.issued_instructions)
+        notes.append("#Total_insts = issued instructions (no graph: dual issues and reissues not separated)")
     mem_insts = inputs.count("memory_instructions")
     gmem = float(kernel.gmem_bytes)
     if mem_insts is None:

@@ -38,6 +38,7 @@ PARAMETERS = {
     "dram_latency_cycles": "unloaded DRAM latency Mem_LD, cycles",
     "departure_delay_cycles": "H&K departure delay between memory transactions, cycles",
     "issue_cycles": "H&K Issue_cycles: cycles to issue one warp instruction on an SM",
+    "instructions": "warp instructions per warp (dual-issued pairs count twice)",
     "memory_instructions": "global/local memory warp instructions per warp",
     "shared_instructions": "shared-memory warp instructions per warp",
     "synch_instructions": "barrier instructions per warp",
