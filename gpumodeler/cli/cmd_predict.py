@@ -148,7 +148,7 @@ def run(args) -> int:
     occ, occ_result = occupancy_of(args, gpu, args.block_size)
     check_occupancy(gpu, occ)
     if args.model is None:  # the default model: checked (and its kernel terms) first
-        gajger = evaluate("gajger", model_flags.model_inputs(args, gpu, inputs, grid, occ))
+        gajger = evaluate("gajger", model_flags.model_inputs(args, gpu, inputs, grid, occ, with_counts=False))
     with np.errstate(over="ignore", divide="ignore"):
         result = predict(gpu, inputs, grid_size=grid, block_size=args.block_size, occupancy=occ,
                          lam=1.0 if args.lam is None else args.lam, link=link,

@@ -101,7 +101,9 @@ def graph_counts(args, values=None) -> dict:
                      common.latency_table_for(graph.latency_table))
 
 
-def model_inputs(args, gpu, kernel, grid, occupancy) -> ModelInputs:
+def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True) -> ModelInputs:
+    """The registry's inputs from the flags (``with_counts=False``: skip the graph counts,
+    which only the other models read)."""
     params = {
         "critical_dram_accesses": args.critical_dram_accesses,
         "contention_b_cycles": args.contention_b, "contention_c_bytes_per_s": args.contention_c,
@@ -114,7 +116,8 @@ def model_inputs(args, gpu, kernel, grid, occupancy) -> ModelInputs:
     }
     return ModelInputs(gpu=gpu_with_term_values(args, gpu), kernel=kernel, grid_size=grid,
                        block_size=args.block_size, occupancy=float(occupancy),
-                       lam=1.0 if args.lam is None else args.lam, counts=graph_counts(args),
+                       lam=1.0 if args.lam is None else args.lam,
+                       counts=graph_counts(args) if with_counts else {},
                        parameters={k: v for k, v in params.items() if v is not None},
                        terms=terms_of(args))
 
