@@ -34,6 +34,8 @@ _EXPORTS = {
     'TermEffect': 'result',
     'evaluate': 'registry',
     'evaluate_all': 'registry',
+    'compare_launch': 'graph_inputs',
+    'graph_counts': 'graph_inputs',
     'spread': 'registry',
 }
 

@@ -35,6 +35,12 @@ Blocks are whole (a block retires when its last warp does, §5.6), so an SM hold
   global-memory traffic is served at the L2 bandwidth (``l2_bandwidth_bytes_per_s``)
   instead of DRAM's. The working set is not in the kernel graph, so the term applies only
   when the user gives it (and the L2 bandwidth, which no document lists).
+
+Where the terms apply: the registry's models (``predict --model``, the default ``predict``
+and the launch panel's models table). :func:`gpumodeler.core.models.gajger.predict`, the
+vectorised eq. 4.1 engine of sweeps and project launches, stays eq. 4.1: the suite pins its
+time as linear in the grid from a single block up (tests/core/test_properties.py), which
+the under-filled term contradicts, so the term is not default-on there.
 """
 from __future__ import annotations
 
