@@ -126,3 +126,13 @@ def test_unknown_model_is_a_usage_error(capsys):
         main([*K40_SAXPY2, "--model", "nope"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "unknown model 'nope'" in err and "roofline" in err
+
+
+def test_sweep_row_with_an_infinite_time_says_why(capsys):
+    flags = [f for f in SM15 if f not in ("--occupancy", "64")]
+    code, out, err = run(capsys, "sweep", *flags, "--occupancy", "64", "--grid-size", "100",
+                         "--lambda", "1e-320,1", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and "inf" not in out.lower().replace("info", "")
+    assert rows[0]["kernel_time_s"] is None and "not finite" in rows[0]["error"]
+    assert rows[1]["kernel_time_s"] > 0 and rows[1]["error"] == ""
