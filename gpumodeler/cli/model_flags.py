@@ -16,10 +16,11 @@ from gpumodeler.core.models.registry import MODELS, evaluate_all, spread
 from gpumodeler.core.models.result import KernelTerms, ModelInputs, ModelResult
 
 from . import common
-from .main import CLIError
+from .main import FLAG_FOR_FIELD, CLIError
 
 #: model parameter / core field -> the flag that sets it
 FLAG_FOR_PARAMETER = {
+    **FLAG_FOR_FIELD,
     "critical_dram_accesses": "--critical-dram-accesses",
     "contention_b_cycles": "--contention-b", "contention_c_bytes_per_s": "--contention-c",
     "dram_latency_cycles": "--dram-latency", "departure_delay_cycles": "--departure-delay",

@@ -58,7 +58,7 @@ def faster_memory(factor):
 
 
 @pytest.mark.parametrize("name", [m for m in MODELS if m != "mwp-cwp"])
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(launch=launches(), factor=st.floats(1.0, 20.0))
 def test_more_bandwidth_never_makes_a_model_slower(name, launch, factor):
     assert run(name, faster_memory(factor), launch).time_s <= run(name, GPU, launch).time_s * (1 + 1e-9)
@@ -101,7 +101,7 @@ def test_mwp_cwp_case_change_can_make_more_bandwidth_slower():
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(launch=launches(), extra_blocks=st.integers(0, 200_000))
 def test_more_blocks_never_take_less_time(name, launch, extra_blocks):
     more = dict(launch, grid_size=launch["grid_size"] + extra_blocks)
@@ -109,7 +109,7 @@ def test_more_blocks_never_take_less_time(name, launch, extra_blocks):
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(launch=launches(), k=st.floats(1.0, 10.0))
 def test_more_work_per_warp_never_takes_less_time(name, launch, k):
     """Every per-warp count (and the latency bound) scaled by k >= 1."""
