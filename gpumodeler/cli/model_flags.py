@@ -49,7 +49,7 @@ def _nonneg(text: str) -> float:
 
 
 def add_model_flags(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("models (--model; see README 'The models side by side')")
+    g = p.add_argument_group("models (--model; docs/models.md)")
     g.add_argument("--model", type=model_arg, default=None, metavar="NAME",
                    help=f"{', '.join(MODELS)}, or all (default gajger)")
     g.add_argument("--tail", action="store_true", help="quantise the last wave (Volkov §5.6-5.9)")
