@@ -4,10 +4,16 @@ from __future__ import annotations
 import argparse
 import math
 
+import sys
+
+import numpy as np
+
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph, predict
+from gpumodeler.core.models.registry import evaluate
+from gpumodeler.core.models.sanity import check_occupancy
 
-from . import common
+from . import common, model_flags
 from .main import CLIError
 from .predict_profile import add_profile_flags, run_profiled
 
@@ -114,9 +120,26 @@ def register(sub) -> None:
     common.add_device_flags(p)
     add_kernel_flags(p)
     common.add_link_flags(p)
+    model_flags.add_model_flags(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_profile_flags(p)
     p.set_defaults(func=run)
+
+
+def _apply_terms(summary: dict, gajger) -> None:
+    """The kernel terms of the gajger model in the default output: its kernel time (eq. 4.1
+    where no term applies, so the numbers are unchanged), the terms and any warning."""
+    extra = gajger.time_s - summary["kernel_time_s"]
+    if any(t.applied for t in gajger.terms):
+        summary["kernel_time_s"] = gajger.time_s
+        summary["total_time_s"] = summary["total_time_s"] + extra
+        summary["mode"], summary["limiting_resource"] = gajger.bound, gajger.binding_resource
+        summary["warp_throughput"] = gajger.quantities["warp_throughput"]
+        summary["occupancy_limited_by_grid"] = gajger.quantities.get("occupancy_limited_by_grid")
+    summary["terms"] = [t.describe() for t in gajger.terms]
+    summary["warnings"] = list(gajger.warnings)
+    for w in gajger.warnings:
+        print(f"warning: {w}", file=sys.stderr)
 
 
 def run(args) -> int:
@@ -129,10 +152,18 @@ def run(args) -> int:
     inputs = kernel_inputs(args)
     grid = grid_of(args, args.block_size)
     occ, occ_result = occupancy_of(args, gpu, args.block_size)
-    result = predict(gpu, inputs, grid_size=grid, block_size=args.block_size, occupancy=occ,
-                     lam=1.0 if args.lam is None else args.lam, link=link,
-                     transfers=common.transfer_list(args))
+    check_occupancy(gpu, occ)
+    if args.model is None:  # the default model: checked (and its kernel terms) first
+        gajger = evaluate("gajger", model_flags.model_inputs(args, gpu, inputs, grid, occ, with_counts=False))
+    with np.errstate(over="ignore", divide="ignore"):
+        result = predict(gpu, inputs, grid_size=grid, block_size=args.block_size, occupancy=occ,
+                         lam=1.0 if args.lam is None else args.lam, link=link,
+                         transfers=common.transfer_list(args))
+    if args.model is not None:
+        return model_flags.run_models(args, gpu, inputs, grid, occ,
+                                      list(zip(result.transfer_times_s, result.transfers)))
     summary = result.summary()
+    _apply_terms(summary, gajger)
     summary["device"] = gpu.name
     summary["occupancy_warps_per_sm"] = occ
     summary["latency_bound_cycles"] = float(inputs.latency_bound)
@@ -145,9 +176,14 @@ def run(args) -> int:
     print(f"device   {gpu.name}: {gpu.require('sms')} SMs at {gpu.require('sm_clock_hz') / 1e6:g} MHz")
     print(f"kernel   {common.fmt_time(s['kernel_time_s'])}  ({s['mode']}-bound, limited by "
           f"{s['limiting_resource']}; λ = {s['lambda']:g})")
+    occ_shown = s.get("occupancy_limited_by_grid") or occ
     print(f"         {s['warps_launched']:g} warps; warp throughput {s['warp_throughput']:.6g} warps/cycle/SM "
-          f"= min(occupancy {occ:g} / latency bound {s['latency_bound_cycles']:g}, "
+          f"= min(occupancy {occ_shown:g} / latency bound {s['latency_bound_cycles']:g}, "
           f"throughput bound {s['throughput_bound']:.6g})")
+    applied = [t.describe() for t in gajger.terms if t.applied]
+    if applied:
+        print(f"         terms: {'; '.join(applied)} (eq. 4.1 alone: "
+              f"{common.fmt_time(gajger.quantities['eq_4_1_cycles'] / gpu.require('sm_clock_hz'))})")
     cpw = ", ".join(f"{r} {v:.4g}" for r, v in s["cycles_per_warp"].items() if v)
     print(f"         cycles per warp: {cpw}")
     print(f"         the mode changes at occupancy {s['knee_occupancy']:.4g} warps/SM")

@@ -194,9 +194,10 @@ def run(args) -> int:
                 "sms", "cuda_cores_per_sm", "schedulers_per_sm", "gmem_bytes_per_cycle_per_sm", "sm_clock_hz")
                 if np.ndim(getattr(spec, k))})
             try:
-                res = predict(spec_sub, KernelInputs(**{k: pick(v) for k, v in kin.items()}),
-                              grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
-                              lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
+                with np.errstate(over="ignore", divide="ignore"):  # refused per row below
+                    res = predict(spec_sub, KernelInputs(**{k: pick(v) for k, v in kin.items()}),
+                                  grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
+                                  lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
             except ModelError as exc:
                 raise CLIError(str(exc)) from None
             kernel_time[sub] = res.kernel.time_s
@@ -205,6 +206,13 @@ def run(args) -> int:
             limit[sub] = res.kernel.limiting_resource
             wt[sub] = res.kernel.warp_throughput
             knee[sub] = res.kernel.knee_occupancy
+            # a time that is not finite is never a result (issue #10): the row says why
+            infinite = sub & ~(np.isfinite(kernel_time) & np.isfinite(total))
+            if infinite.any():
+                kernel_time[infinite] = total[infinite] = wt[infinite] = np.nan
+                mode[infinite] = limit[infinite] = ""
+                reasons = np.where(infinite, "the kernel time is not finite (λ too small?); no result",
+                                   reasons).astype(object)
         col("device", np.full(n_points, spec.name, dtype=object))
         for name, values in grid.items():
             col(name.removeprefix("var:"), values)

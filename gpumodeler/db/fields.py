@@ -49,6 +49,8 @@ FIELDS: dict[str, dict[str, str]] = {
         "memory_bandwidth_theoretical_bytes_per_s": "B/s",
         "memory_bandwidth_measured_bytes_per_s": "B/s",
         "gmem_bytes_per_cycle_per_sm": "B/cycle",
+        "l2_bandwidth_bytes_per_s": "B/s",
+        "launch_overhead_s": "s",
         "smem_accesses_per_cycle_per_sm": "1/cycle",
         "board_power_w": "W",
         "idle_power_w": "W",

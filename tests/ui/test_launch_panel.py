@@ -147,3 +147,26 @@ def test_new_launch_and_project_replaced(panel):
     doc.changed.emit("project_replaced", None)
     assert panel.launch_id is None and panel.result is None
     assert "New launch" in panel.result_message.text()
+
+
+def test_models_side_by_side_with_equation_tooltips(panel, qtbot, tmp_path):
+    """The example launch in every registered model: gajger is the Prediction box's number;
+    the GTX 970 has no Volkov contention fit, which that row says; tooltips cite equations."""
+    from gpumodeler.core.models.registry import MODELS
+    from gpumodeler.core.models.result import ModelResult
+    results = panel.model_results
+    assert list(results) == list(MODELS)
+    assert results["gajger"].time_s == pytest.approx(panel.result.prediction.kernel.time_s, rel=1e-12)
+    table = panel.models.table
+    rows = {table.item(r, 0).text(): r for r in range(table.rowCount())}
+    assert set(rows) == set(MODELS)
+    assert table.item(rows["gajger"], 1).text() == "145.8 ms"
+    assert "eq. 4.1–4.7" in table.item(rows["gajger"], 0).toolTip()
+    assert "§6.4" in table.item(rows["volkov-contention"], 2).toolTip()
+    assert "Table 6.5" in table.item(rows["volkov-contention"], 4).text()
+    assert "H17" in table.item(rows["mwp-cwp"], 0).toolTip() or "H1–H21" in table.item(rows["mwp-cwp"], 0).toolTip()
+    assert "eq. 3.3" in table.item(rows["bsp"], 1).toolTip()
+    computed = [r for r in results.values() if isinstance(r, ModelResult)]
+    assert len(computed) >= 4 and "max/min" in panel.models.spread_label.text()
+    panel.resize(1400, 900)
+    panel.grab().save(str(tmp_path / "launch_panel_models.png"))

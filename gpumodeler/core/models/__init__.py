@@ -1,5 +1,6 @@
 """Performance models: Gajger's adaptation of Volkov (kernel time, throughput bound,
-the whole application in one call).
+the whole application in one call), and the registry of the models side by side
+(gajger, volkov-contention, mwp-cwp, bsp, roofline: :mod:`registry`).
 
 Public names are exported lazily (PEP 562), so importing one submodule does not load
 the others (and their dependencies, e.g. networkx) with it.
@@ -22,6 +23,20 @@ _EXPORTS = {
     'predict_kernel': 'kernel_time',
     'throughput_bound': 'throughput',
     'warps_launched': 'kernel_time',
+    'DEFAULT_MODEL': 'registry',
+    'ImplausiblePrediction': 'result',
+    'KernelTerms': 'result',
+    'MODELS': 'registry',
+    'MissingModelInput': 'result',
+    'ModelInputs': 'result',
+    'ModelResult': 'result',
+    'Spread': 'registry',
+    'TermEffect': 'result',
+    'evaluate': 'registry',
+    'evaluate_all': 'registry',
+    'compare_launch': 'graph_inputs',
+    'graph_counts': 'graph_inputs',
+    'spread': 'registry',
 }
 
 __all__ = sorted(_EXPORTS)

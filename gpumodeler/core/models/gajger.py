@@ -128,3 +128,49 @@ def cartesian(**value_lists) -> dict:
         arrays.append(arr)
     grids = np.meshgrid(*arrays, indexing="ij")
     return {n: g.ravel() for n, g in zip(names, grids)}
+
+
+# -- the registry's "gajger" model --------------------------------------------------------
+
+def evaluate(inputs) -> "ModelResult":
+    """The registry's **gajger** model: eq. 4.1–4.7 for one launch (numbers unchanged where
+    no kernel term applies), plus the kernel terms of :mod:`kernel_terms` (under-filled
+    GPU on, tail off, launch overhead when known, working set in L2 when given) and λ."""
+    from gpumodeler.core.models import kernel_terms as kt
+    from gpumodeler.core.models.sanity import finish
+    gpu, kernel = inputs.gpu, inputs.kernel
+    lam = float(inputs.lam)
+    if not (lam > 0 and np.isfinite(lam)):
+        raise InvalidParameter(f"λ (lambda) must be a number > 0, got {lam}", item="lam")
+    L = float(kernel.latency_bound)
+    if not (L > 0 and np.isfinite(L)):
+        raise InvalidParameter(f"latency bound (cycles) must be a number > 0, got {L}")
+    tb = kt.throughput_of(gpu, kernel)
+    terms = []
+    l2_bw, l2_effect = kt.l2_bandwidth(inputs)
+    if l2_bw is not None:
+        sms = gpu.require("sms")
+        wpb = kt.warps_per_block(inputs.block_size, gpu.require("warp_size"))
+        warps = kt.blocks_of(inputs.grid_size) * wpb
+        before = kt.eq41_cycles(L, tb.warps_per_cycle, inputs.occupancy, warps, sms)
+        tb = kt.throughput_of(gpu, kernel, memory_bytes_per_s=l2_bw)
+        after = kt.eq41_cycles(L, tb.warps_per_cycle, inputs.occupancy, warps, sms)
+        clock = gpu.require("sm_clock_hz")
+        l2_effect = kt.with_l2_effect(l2_effect, before / lam / clock, after / lam / clock)
+    terms.append(l2_effect)
+    cycles, base, wave_terms, info = kt.waves(inputs, L, tb.warps_per_cycle, lam=lam)
+    terms += wave_terms
+    occ = float(info.get("occupancy_limited_by_grid", inputs.occupancy))
+    latency_mode = occ / L < tb.warps_per_cycle
+    quantities = {
+        "latency_bound_cycles": L, "throughput_bound_warps_per_cycle": tb.warps_per_cycle,
+        "cycles_per_warp": dict(tb.cycles_per_warp), "occupancy_warps_per_sm": occ,
+        "warp_throughput": min(occ / L, tb.warps_per_cycle), "knee_occupancy": L * tb.warps_per_cycle,
+        "lambda": lam, "eq_4_1_cycles": base, **info,
+    }
+    return finish("gajger", inputs, kernel_cycles=cycles,
+                  bound="latency" if latency_mode else "throughput",
+                  binding="latency" if latency_mode else str(tb.binding),
+                  quantities=quantities, terms=terms, notes=[],
+                  equations="Gajger 2017 eq. 4.1–4.7 (Volkov 2016 §3.4–3.6)",
+                  l2_bandwidth_bytes_per_s=l2_bw)

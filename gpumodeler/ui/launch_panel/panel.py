@@ -8,7 +8,9 @@ with the reason under the form, and the model is unchanged (what is checked befo
 :mod:`.checks`; the transfer rows: :mod:`.transfers`).
 
 Results (right, :mod:`.results`) come from :func:`gpumodeler.core.project.evaluate_launch`,
-the same call the CLI's numbers come from. Sweeps and their plot are below (:mod:`.sweep`).
+the same call the CLI's numbers come from; the registered models side by side below them
+(:mod:`.models_view`, from :func:`gpumodeler.core.models.graph_inputs.compare_launch`).
+Sweeps and their plot are below (:mod:`.sweep`).
 """
 from __future__ import annotations
 
@@ -20,12 +22,14 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 
 from gpumodeler.core.commands import AddItem, UpdateItem
 from gpumodeler.core.errors import ModelError
+from gpumodeler.core.models.graph_inputs import compare_launch
 from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
 from .checks import occupancy_problem, transfer_size_problem, variable_names
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
                      parse_float, parse_int)
+from .models_view import ModelsView
 from .results import PredictionView, occupancy_text
 from .sweep import SweepPanel
 from .transfers import TransfersBox
@@ -42,6 +46,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         super().__init__(parent)
         self.launch_id: str | None = None
         self.result = None
+        self.model_results = None
         self.error = ""
         self._pending = False
         self._variable_fields: dict[str, QLineEdit] = {}
@@ -118,13 +123,16 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.result_labels = self.prediction.labels
         self.result_message = self.prediction.message
 
+        self.models = ModelsView()
+
         self.sweep = SweepPanel(self)
 
         right = QSplitter(Qt.Vertical)
         right.addWidget(self.prediction)
+        right.addWidget(self.models)
         right.addWidget(self.sweep)
-        right.setStretchFactor(1, 1)
-        right.setSizes([300, 420])
+        right.setStretchFactor(2, 1)
+        right.setSizes([300, 235, 400])
         split = QSplitter(Qt.Horizontal)
         split.addWidget(scroll)
         split.addWidget(right)
@@ -236,10 +244,21 @@ class LaunchPanel(DocumentBinding, QWidget):
             self._show_result(None, self.error)
             return
         self._show_result(self.result, "")
+        try:  # the other models: each one's own error stays in its row
+            self.model_results = compare_launch(self.project, self.launch_id, self.result,
+                                                table_lookup=self.document.latency_table)
+        except ModelError as exc:
+            self.model_results = None
+            self.models.show_results(None, str(exc))
+            return
+        self.models.show_results(self.model_results)
 
     def _show_result(self, r, message: str) -> None:
         self.occupancy_label.setText(occupancy_text(r))
         self.prediction.show_result(r, message)
+        if r is None:
+            self.model_results = None
+            self.models.show_results(None, message)
 
     # -- variables -------------------------------------------------------------------------
     def _fill_variables(self, launch) -> None:

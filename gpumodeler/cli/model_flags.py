@@ -1,0 +1,197 @@
+"""`predict --model NAME|all`: the models side by side, their inputs and the kernel terms.
+
+The flags here give the registry's :class:`~gpumodeler.core.models.result.ModelInputs`
+what the launch, the graph and the device do not: the kernel-time switches (``--tail``,
+``--no-underfill``, ``--launch-overhead``, ``--working-set``, ``--l2-bandwidth``) and each
+model's own inputs. A model that still lacks an input is listed with the flag that gives it.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import numpy as np
+
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.models.registry import MODELS, evaluate_all, spread
+from gpumodeler.core.models.result import KernelTerms, ModelInputs, ModelResult
+
+from . import common
+from .main import FLAG_FOR_FIELD, CLIError
+
+#: model parameter / core field -> the flag that sets it
+FLAG_FOR_PARAMETER = {
+    **FLAG_FOR_FIELD,
+    "critical_dram_accesses": "--critical-dram-accesses",
+    "contention_b_cycles": "--contention-b", "contention_c_bytes_per_s": "--contention-c",
+    "dram_latency_cycles": "--dram-latency", "departure_delay_cycles": "--departure-delay",
+    "issue_cycles": "--issue-cycles", "memory_instructions": "--memory-instructions",
+    "shared_instructions": "--shared-instructions", "synch_instructions": "--synch-instructions",
+    "bsp_comp_cycles": "--bsp-comp", "bsp_lambda": "--bsp-lambda", "bsp_l1_hits": "--bsp-l1-hits",
+    "bsp_l2_hits": "--bsp-l2-hits", "working_set_bytes": "--working-set",
+    "l2_bandwidth_bytes_per_s": "--l2-bandwidth", "launch_overhead_s": "--launch-overhead",
+    "occupancy": "--occupancy", "issued_instructions": "--issued-instructions",
+    "cuda_core_instructions": "--cuda-core-instructions", "lam": "--lambda",
+}
+
+
+def model_arg(text: str) -> str:
+    name = str(text).strip().lower()
+    if name != "all" and name not in MODELS:
+        raise argparse.ArgumentTypeError(f"unknown model {text!r}; valid: {', '.join(MODELS)}, all")
+    return name
+
+
+def _nonneg(text: str) -> float:
+    value = common.float_arg(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be >= 0")
+    return value
+
+
+def add_model_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("models (--model; docs/models.md)")
+    g.add_argument("--model", type=model_arg, default=None, metavar="NAME",
+                   help=f"{', '.join(MODELS)}, or all (default gajger)")
+    g.add_argument("--tail", action="store_true", help="quantise the last wave (Volkov §5.6-5.9)")
+    g.add_argument("--no-underfill", action="store_true",
+                   help="do not limit the occupancy by a grid smaller than one wave")
+    g.add_argument("--launch-overhead", type=common.seconds_arg, metavar="S",
+                   help="fixed time per kernel launch, e.g. 5us (a GPU parameter)")
+    g.add_argument("--no-launch-overhead", action="store_true", help="leave the launch overhead out")
+    g.add_argument("--working-set", type=common.bytes_arg, metavar="BYTES",
+                   help="bytes the kernel touches; served at the L2 bandwidth when they fit in L2")
+    g.add_argument("--l2-bandwidth", type=common.bandwidth_arg, metavar="B/S", help="L2 bandwidth")
+    g.add_argument("--critical-dram-accesses", type=_nonneg, metavar="N",
+                   help="DRAM accesses on the critical path (volkov-contention; from --graph)")
+    g.add_argument("--contention-b", type=_nonneg, metavar="CYCLES",
+                   help="Volkov §6.4 fit b (volkov-contention; Table 6.5 GPUs have it)")
+    g.add_argument("--contention-c", type=common.bandwidth_arg, metavar="B/S", help="Volkov §6.4 fit c")
+    g.add_argument("--dram-latency", type=_nonneg, metavar="CYCLES", help="Mem_LD (mwp-cwp)")
+    g.add_argument("--departure-delay", type=_nonneg, metavar="CYCLES", help="Δ (mwp-cwp)")
+    g.add_argument("--issue-cycles", type=_nonneg, metavar="CYCLES", help="Issue_cycles (mwp-cwp)")
+    g.add_argument("--memory-instructions", type=_nonneg, metavar="N",
+                   help="global/local memory instructions per warp (mwp-cwp, bsp; from --graph)")
+    g.add_argument("--shared-instructions", type=_nonneg, metavar="N",
+                   help="shared-memory instructions per warp (bsp; from --graph)")
+    g.add_argument("--synch-instructions", type=_nonneg, metavar="N",
+                   help="barriers per warp (mwp-cwp; from --graph)")
+    g.add_argument("--bsp-comp", type=_nonneg, metavar="CYCLES", help="comp cycles per thread (bsp)")
+    g.add_argument("--bsp-lambda", type=common.float_arg, metavar="λ", help="the BSP model's λ (default 1)")
+    g.add_argument("--bsp-l1-hits", type=_nonneg, metavar="N", help="L1 hits per thread (bsp)")
+    g.add_argument("--bsp-l2-hits", type=_nonneg, metavar="N", help="L2 hits per thread (bsp)")
+
+
+def terms_of(args) -> KernelTerms:
+    return KernelTerms(underfill=not args.no_underfill, tail=args.tail,
+                       launch_overhead=not args.no_launch_overhead)
+
+
+def gpu_with_term_values(args, gpu):
+    """The GPU with --launch-overhead and --l2-bandwidth applied."""
+    return gpu.with_overrides(launch_overhead_s=args.launch_overhead,
+                              l2_bandwidth_bytes_per_s=args.l2_bandwidth)
+
+
+def graph_counts(args, values=None) -> dict:
+    """Per-warp counts the models read beyond KernelInputs, from --graph."""
+    if not args.graph:
+        return {}
+    from gpumodeler.core.models.graph_inputs import graph_counts as counts_of
+    graph = common.load_graph(args.graph)
+    return counts_of(graph, dict(dict(args.set), **(values or {})),
+                     common.latency_table_for(graph.latency_table))
+
+
+def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True) -> ModelInputs:
+    """The registry's inputs from the flags (``with_counts=False``: skip the graph counts,
+    which only the other models read)."""
+    params = {
+        "critical_dram_accesses": args.critical_dram_accesses,
+        "contention_b_cycles": args.contention_b, "contention_c_bytes_per_s": args.contention_c,
+        "dram_latency_cycles": args.dram_latency, "departure_delay_cycles": args.departure_delay,
+        "issue_cycles": args.issue_cycles, "memory_instructions": args.memory_instructions,
+        "shared_instructions": args.shared_instructions, "synch_instructions": args.synch_instructions,
+        "bsp_comp_cycles": args.bsp_comp, "bsp_lambda": args.bsp_lambda,
+        "bsp_l1_hits": args.bsp_l1_hits, "bsp_l2_hits": args.bsp_l2_hits,
+        "working_set_bytes": args.working_set,
+    }
+    return ModelInputs(gpu=gpu_with_term_values(args, gpu), kernel=kernel, grid_size=grid,
+                       block_size=args.block_size, occupancy=float(occupancy),
+                       lam=1.0 if args.lam is None else args.lam,
+                       counts=graph_counts(args) if with_counts else {},
+                       parameters={k: v for k, v in params.items() if v is not None},
+                       terms=terms_of(args))
+
+
+def error_text(exc: ModelError) -> str:
+    flag = FLAG_FOR_PARAMETER.get(getattr(exc, "item", None) or "")
+    return f"{exc} (flag {flag})" if flag and flag not in str(exc) else str(exc)
+
+
+def entry(name: str, outcome, transfer_s: float) -> dict:
+    if isinstance(outcome, ModelResult):
+        d = outcome.summary()
+        d["kernel_time_s"] = d.pop("time_s")
+        d["total_time_s"] = d["kernel_time_s"] + transfer_s
+        return d
+    return {"model": name, "error": error_text(outcome), "needs": FLAG_FOR_PARAMETER.get(
+        getattr(outcome, "item", None) or "")}
+
+
+def run_models(args, gpu, kernel, grid, occupancy, transfers) -> int:
+    """`predict --model NAME|all`: one entry per model and the spread."""
+    inputs = model_inputs(args, gpu, kernel, grid, occupancy)
+    names = list(MODELS) if args.model == "all" else [args.model]
+    try:
+        results = evaluate_all(inputs, names)
+    except ModelError as exc:
+        raise CLIError(error_text(exc)) from None
+    if len(names) == 1 and not isinstance(results[names[0]], ModelResult):
+        raise CLIError(error_text(results[names[0]]))
+    transfer_s = float(sum(t for t, _ in transfers))
+    sp = spread(results)
+    out = {"device": gpu.name, "occupancy_warps_per_sm": float(occupancy),
+           "transfer_times_s": [t for t, _ in transfers],
+           "transfers": [{"direction": d, "bytes": n} for _, (d, n) in transfers],
+           "models": [entry(n, results[n], transfer_s) for n in names],
+           "spread": sp.summary() if sp else None}
+    for r in results.values():
+        for w in getattr(r, "warnings", ()):
+            print(f"warning: {w}", file=sys.stderr)
+    if args.json:
+        common.print_json(json_safe(out))
+        return 0
+    print(f"device   {gpu.name}: {gpu.require('sms')} SMs at {gpu.require('sm_clock_hz') / 1e6:g} MHz; "
+          f"occupancy {float(occupancy):g} warps/SM")
+    width = max(len(n) for n in names)
+    for n in names:
+        r = results[n]
+        if isinstance(r, ModelResult):
+            flag = "  (!) below the peak-rate floor" if r.warnings else ""
+            print(f"{n:<{width}}  {common.fmt_time(r.time_s):>12}  {r.bound}-bound, limited by "
+                  f"{r.binding_resource}{flag}")
+            applied = [t.describe() for t in r.terms if t.applied]
+            if applied:
+                print(f"{'':<{width}}  terms: {'; '.join(applied)}")
+        else:
+            print(f"{n:<{width}}  {'—':>12}  not computed: {error_text(r)}")
+    if sp and sp.models > 1:
+        print(f"spread   {common.fmt_time(sp.min_s)} ({sp.fastest}) to {common.fmt_time(sp.max_s)} "
+              f"({sp.slowest}): max/min {sp.ratio:.3g}")
+    for t, (d, n) in transfers:
+        arrow = "host->device" if d == "htod" else "device->host"
+        print(f"transfer {arrow} {n:g} B: {common.fmt_time(t)}")
+    return 0
+
+
+def json_safe(obj):
+    """A copy with every non-finite float as None: JSON has no infinity or NaN, and a
+    quantity that is infinite (e.g. the occupancy no finite number of warps reaches) is
+    "none" rather than a number. Times never get here non-finite (core refuses them)."""
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [json_safe(v) for v in obj]
+    if isinstance(obj, (float, np.floating)) and not np.isfinite(obj):
+        return None
+    return obj

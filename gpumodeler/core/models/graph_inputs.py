@@ -1,0 +1,82 @@
+"""What the registry's models read from a kernel graph beyond Gajger's KernelInputs, and the
+models of one project launch side by side (the launch panel's comparison).
+
+* ``instructions``: warp instructions per warp, dual-issued pairs counted twice and reissues
+  not at all (H&K #Total_insts: each instruction holds the cores Issue_cycles);
+* ``memory_instructions``: global/local memory warp instructions per warp (H&K #Mem_insts,
+  Amarís ld_1 + st_1);
+* ``shared_instructions``: shared-memory warp instructions per warp (Amarís ld_0 + st_0);
+* ``synch_instructions``: barriers per warp (H&K #Synch_insts), loop-weighted;
+* ``critical_dram_accesses``: DRAM accesses on the latency bound's critical path, the slope
+  dL/d(DRAM latency) of the bound (Volkov §6.5 adds the contention delay once per access
+  on the path). The bound is piecewise linear in the latency, so one cycle more gives the
+  slope at the values evaluated.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpumodeler.core.kernel.graph import KernelGraph
+
+
+def graph_counts(graph: KernelGraph, values: dict | None = None, table=None, warp_size: int = 32) -> dict:
+    """The extra per-warp counts of ``graph`` at ``values`` (see the module docstring).
+
+    ``table`` is what :func:`~gpumodeler.core.kernel.latency_bound.analyze` takes (a key or a
+    LatencyTable); without a DRAM latency in it ``critical_dram_accesses`` is left out."""
+    from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
+    from gpumodeler.core.kernel.warp_counts import count
+    vals = dict(graph.variables, **(values or {}))
+    c = count(graph, warp_size).evaluate(vals)
+    out = {"instructions": float(c["instructions"]),
+           "memory_instructions": float(c["memory_instructions"] - c["smem_accesses"]),
+           "shared_instructions": float(c["smem_accesses"])}
+    synch = 0.0
+    for nid, ins in graph.instructions.items():
+        if ins.unit == "barrier":
+            term = 1.0
+            for lp in graph.loops.values():
+                if nid in lp.members:
+                    term = term * float(lp.iterations.evaluate(vals))
+            synch += term
+    out["synch_instructions"] = synch
+    if table is None:
+        table = graph.latency_table
+    if isinstance(table, str):
+        table = get_table(table)
+    if isinstance(table, LatencyTable) and table.memory_cycles.get("dram") is not None:
+        mem = dict(table.memory_cycles)
+        for level in ("dram", "dram_random"):
+            if mem.get(level) is not None:
+                mem[level] = mem[level] + 1
+        base = float(analyze(graph, table).evaluate(vals))
+        bumped = float(analyze(graph, replace(table, memory_cycles=mem)).evaluate(vals))
+        out["critical_dram_accesses"] = max(0.0, round(bumped - base, 9))
+    return out
+
+
+def compare_launch(project, launch_id: str, result, *, table_lookup=None, terms=None,
+                   parameters=None) -> dict:
+    """{model: ModelResult or ModelError} for a project launch already evaluated by
+    :func:`~gpumodeler.core.project.evaluate_launch` (``result``): the same GPU, occupancy,
+    grid and kernel values, every registered model."""
+    from gpumodeler.core.kernel.expressions import parse
+    from gpumodeler.core.models.gajger import kernel_inputs_from_graph
+    from gpumodeler.core.models.registry import evaluate_all
+    from gpumodeler.core.models.result import KernelTerms, ModelInputs
+    from gpumodeler.core.project import resolve_table
+    launch = project.launches[launch_id]
+    graph = project.kernels[launch.kernel]
+    variables = dict(graph.variables, **launch.variables)
+    if launch.data_size is not None:
+        variables.setdefault("N", launch.data_size)
+    table = resolve_table(graph.latency_table, table_lookup)
+    inputs = kernel_inputs_from_graph(graph, variables, table=table, warp_size=result.gpu.warp_size)
+    if launch.kernel_overrides:
+        inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
+    counts = graph_counts(graph, variables, table, result.gpu.warp_size)
+    return evaluate_all(ModelInputs(gpu=result.gpu, kernel=inputs, grid_size=result.grid_size,
+                                    block_size=launch.block_size, occupancy=result.occupancy_warps_per_sm,
+                                    lam=launch.lam, counts=counts, parameters=dict(parameters or {}),
+                                    terms=terms or KernelTerms()))

@@ -1,0 +1,196 @@
+"""Hong & Kim's MWP-CWP model (ISCA 2009), as restated in seed 002 and by Volkov §7.1.
+
+Equations (numbering of ``notes/mwp-cwp.md`` §1.3, H1–H21; Sánchez Gil 2017 §1.6 describes
+MWP and CWP in words, Volkov 2016 §7.1 restates the model on the GTX 280):
+
+    Mem_L           = Mem_LD + (τ − 1) · Δ          (H1, H2, H5: τ transactions per memory warp)
+    Departure_delay = Δ · τ                          (H6)
+    MWP_Without_BW  = Mem_L / Departure_delay        (H7, H8)
+    BW_per_warp     = Freq · Load_bytes_per_warp / Mem_L                      (H9)
+    MWP_peak_BW     = Mem_Bandwidth / (BW_per_warp · #Active_SMs)            (H10)
+    MWP             = min(MWP_Without_BW, MWP_peak_BW, N)                    (H11)
+    Mem_cycles      = Mem_L · #Mem_insts;  Comp_cycles = Issue_cycles · #Total_insts   (H12, H13)
+    CWP             = min((Mem_cycles + Comp_cycles) / Comp_cycles, N)      (H14, H15)
+    #Rep            = #Blocks / (#Active_blocks_per_SM · #Active_SMs)         (H16)
+    not enough warps (MWP = N = CWP):
+        Exec = (Mem_cycles + Comp_cycles + Comp_cycles/#Mem_insts · (MWP − 1)) · #Rep     (H17a)
+    memory-bound (CWP ≥ MWP or Comp_cycles > Mem_cycles):
+        Exec = (Mem_cycles · N/MWP + Comp_cycles/#Mem_insts · (MWP − 1)) · #Rep           (H17b)
+    compute-bound (MWP > CWP):
+        Exec = (Mem_L + Comp_cycles · N) · #Rep                                           (H17c)
+    Synch_cost = Departure_delay · (MWP − 1) · #Synch_insts · #Active_blocks_per_SM · #Rep (H18)
+    T = (Exec + Synch_cost) / Freq                                                (H19, H21)
+
+Inputs and the choices made where the documents leave them open:
+
+* ``N`` = active warps per SM = active blocks per SM × warps per block, the active blocks
+  being the whole blocks the occupancy allows, limited by the grid (``ceil(blocks / SMs)``);
+  ``#Active_SMs`` = min(SMs, blocks). ``#Rep`` is the fraction as printed (H16); with the
+  tail term on it is rounded up to whole waves ("some codes take ceil"). A grid smaller
+  than one wave is one wave (#Rep = 1) with the under-filled term on (the default): H16's
+  fraction would otherwise make 16 blocks on 15 SMs faster than 1 block.
+* ``Mem_LD``: an explicit ``dram_latency_cycles``; else, on the Tesla K40, Sánchez Gil's
+  load-dependent regression ``Y = 0.466·X − 1911.2`` cycles (eq. 7.1, X = threads; used
+  with X = resident threads, only inside the measured range 9984–30720 threads, §6.3 and
+  Fig. 41); else the DRAM latency of the GPU's latency table (noted).
+* ``Mem_Bandwidth``: the measured (sustained) bandwidth where the database has it
+  (Sánchez Gil: 183.5 GB/s on the K40, §5.2), else the theoretical one (noted).
+* ``Δ`` (departure delay) was not extracted by Sánchez Gil. Without it MWP_Without_BW is
+  left out, as Volkov's §7.1 restatement does (MWP = min(n, MWP_peak_BW)); uncoalesced
+  accesses (τ > 1) or barriers need it and ask for it.
+* ``Issue_cycles`` (4 on G80/GT200 = 32 threads / 8 cores): the SM's cycles per warp
+  instruction, max(warp size / CUDA cores per SM, 1 / (schedulers · issue rate)), unless given.
+* ``#Mem_insts`` = global/local memory warp instructions per warp; ``#Total_insts`` = warp
+  instructions per warp (from the graph; the issued instructions without one); τ = GMem bytes per memory instruction / 128 B. A kernel without
+  memory instructions is compute-bound: Exec = Comp_cycles · N · #Rep (H17c with Mem_L = 0).
+"""
+from __future__ import annotations
+
+import math
+
+from gpumodeler.core.models import kernel_terms as kt
+from gpumodeler.core.models.result import MissingModelInput, ModelInputs, ModelResult, TermEffect
+from gpumodeler.core.models.sanity import finish
+
+TRANSACTION_BYTES = 128.0
+#: Sánchez Gil 2017 eq. (7.1): DRAM latency = 0.466 · threads − 1911.2 cycles (R² = 0.88),
+#: measured on the Tesla K40 from 9984 (DRAM onset, §6.3.1) to 30720 threads.
+K40_DRAM_REGRESSION = (0.466, -1911.2, 9984, 30720)
+K40_NAMES = ("Tesla K40",)
+EQUATIONS = "Hong & Kim 2009 eq. (H1–H21 of notes/mwp-cwp.md); Volkov 2016 §7.1; Sánchez Gil 2017 Table 10, eq. 7.1"
+
+
+def issue_cycles(inputs: ModelInputs) -> float:
+    """H&K Issue_cycles: given, or the SM's cycles per warp instruction (module docstring)."""
+    given = inputs.param("issue_cycles")
+    if given is not None:
+        if given <= 0:
+            raise MissingModelInput("issue_cycles must be > 0", item="issue_cycles")
+        return given
+    gpu = inputs.gpu
+    cores = gpu.require("warp_size") / gpu.require("cuda_cores_per_sm")
+    issue = 1.0 / (gpu.require("schedulers_per_sm") * gpu.require("issue_per_scheduler_per_cycle"))
+    return max(cores, issue)
+
+
+def dram_latency(inputs: ModelInputs, resident_threads: float):
+    """(Mem_LD cycles, source note)."""
+    given = inputs.param("dram_latency_cycles")
+    if given is not None:
+        return given, "given"
+    gpu = inputs.gpu
+    slope, icpt, lo, hi = K40_DRAM_REGRESSION
+    if gpu.name in K40_NAMES and lo <= resident_threads <= hi:
+        return slope * resident_threads + icpt, (
+            f"Sánchez Gil eq. 7.1 at {resident_threads:g} resident threads (load-dependent)")
+    if gpu.latency_table:
+        from gpumodeler.core.kernel.latency_tables import TABLES
+        table = TABLES.get(gpu.latency_table)
+        if table is not None and table.memory_cycles.get("dram") is not None:
+            why = (f"outside Sánchez Gil's measured range ({lo}–{hi} threads); "
+                   if gpu.name in K40_NAMES else "")
+            return float(table.memory_cycles["dram"]), f"{why}DRAM latency of table {table.key}"
+    raise MissingModelInput(f"mwp-cwp needs the DRAM latency Mem_LD of '{gpu.name}'",
+                            item="dram_latency_cycles")
+
+
+def evaluate(inputs: ModelInputs) -> ModelResult:
+    """Hong & Kim's execution time for one launch (see the module docstring)."""
+    gpu, kernel = inputs.gpu, inputs.kernel
+    sms, clock = gpu.require("sms"), gpu.require("sm_clock_hz")
+    wpb = kt.warps_per_block(inputs.block_size, gpu.require("warp_size"))
+    blocks = kt.blocks_of(inputs.grid_size)
+    active_sms = min(sms, blocks)
+    cap = max(1, math.floor(float(inputs.occupancy) / wpb + 1e-9))
+    active_blocks = min(cap, -(-blocks // active_sms))
+    N = float(active_blocks * wpb)
+    rep_exact = blocks / (active_blocks * active_sms)
+    underfilled = blocks < sms * cap
+    if underfilled and inputs.terms.underfill:
+        rep_exact = 1.0  # one (partial) wave: the busiest SM runs all its blocks once
+    rep = math.ceil(rep_exact - 1e-12) if inputs.terms.tail else rep_exact
+    notes = []
+    total_insts = inputs.count("instructions")
+    if total_insts is None:
+        total_insts = float(kernel.issued_instructions)
+        notes.append("#Total_insts = issued instructions (no graph: dual issues and reissues not separated)")
+    mem_insts = inputs.count("memory_instructions")
+    gmem = float(kernel.gmem_bytes)
+    if mem_insts is None:
+        if gmem > 0:
+            raise MissingModelInput("mwp-cwp needs the global-memory warp instructions per warp "
+                                    "(give --graph, or the count)", item="memory_instructions")
+        mem_insts = 0.0
+    synch = inputs.count("synch_instructions", 0.0)
+    issue = issue_cycles(inputs)
+    comp_cycles = issue * total_insts
+    if comp_cycles <= 0:
+        raise MissingModelInput("mwp-cwp needs instructions per warp > 0", item="issued_instructions")
+    delta = inputs.param("departure_delay_cycles")
+    q = {"N_active_warps_per_sm": N, "active_sms": active_sms, "active_blocks_per_sm": active_blocks,
+         "rep": rep, "issue_cycles": issue, "comp_cycles": comp_cycles,
+         "total_instructions": total_insts, "memory_instructions": mem_insts,
+         "synch_instructions": synch}
+    if mem_insts <= 0 or gmem <= 0:
+        exec_cycles = comp_cycles * N * rep
+        q.update(MWP=None, CWP=None, case="compute-bound (no memory instructions)")
+        bound, binding = "compute", "issue"
+        departure = delta or 0.0
+        mwp = 1.0
+    else:
+        resident = min(blocks * wpb, active_sms * N) * gpu.require("warp_size")
+        mem_ld, source = dram_latency(inputs, resident)
+        notes.append(f"Mem_LD = {mem_ld:.6g} cycles ({source})")
+        load_bytes = gmem / mem_insts
+        tau = max(1.0, load_bytes / TRANSACTION_BYTES)
+        if tau > 1 + 1e-12 and delta is None:
+            raise MissingModelInput(
+                f"mwp-cwp: uncoalesced accesses ({tau:g} transactions per memory instruction) need "
+                f"the departure delay Δ (Sánchez Gil did not extract it)", item="departure_delay_cycles")
+        mem_l = mem_ld + (tau - 1.0) * (delta or 0.0)
+        departure = None if delta is None else delta * tau
+        if gpu.memory_bandwidth_measured_bytes_per_s is not None:
+            bandwidth = float(gpu.memory_bandwidth_measured_bytes_per_s)
+            notes.append(f"Mem_Bandwidth = measured {bandwidth / 1e9:.4g} GB/s")
+        else:
+            bandwidth = gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * sms * clock
+            notes.append(f"Mem_Bandwidth = theoretical {bandwidth / 1e9:.4g} GB/s (no measured value)")
+        bw_per_warp = clock * load_bytes / mem_l
+        mwp_peak = bandwidth / (bw_per_warp * active_sms)
+        mwp_no_bw = mem_l / departure if departure else math.inf
+        if departure is None:
+            notes.append("departure delay unknown: MWP_Without_BW left out (as Volkov §7.1)")
+        mwp = min(mwp_no_bw, mwp_peak, N)
+        mem_cycles = mem_l * mem_insts
+        cwp = min((mem_cycles + comp_cycles) / comp_cycles, N)
+        comp_p = comp_cycles / mem_insts
+        if mwp == N and cwp == N:
+            case, bound, binding = "not enough warps", "latency", "latency"
+            exec_cycles = (mem_cycles + comp_cycles + comp_p * (mwp - 1)) * rep
+        elif cwp >= mwp or comp_cycles > mem_cycles:
+            case, bound, binding = "memory-bound", "memory", "memory"
+            exec_cycles = (mem_cycles * N / mwp + comp_p * (mwp - 1)) * rep
+        else:
+            case, bound, binding = "compute-bound", "compute", "issue"
+            exec_cycles = (mem_l + comp_cycles * N) * rep
+        q.update(Mem_LD=mem_ld, Mem_L=mem_l, transactions_per_memory_instruction=tau,
+                 departure_delay=departure, BW_per_warp_bytes_per_s=bw_per_warp,
+                 MWP_peak_BW=mwp_peak, MWP_Without_BW=None if departure is None else mwp_no_bw,
+                 MWP=mwp, CWP_full=(mem_cycles + comp_cycles) / comp_cycles, CWP=cwp,
+                 mem_cycles=mem_cycles, case=case, mem_bandwidth_bytes_per_s=bandwidth)
+    synch_cost = 0.0
+    if synch > 0:
+        if departure is None:
+            raise MissingModelInput("mwp-cwp: the synchronisation cost (H18) needs the departure delay Δ",
+                                    item="departure_delay_cycles")
+        synch_cost = departure * (mwp - 1) * synch * active_blocks * rep
+    q.update(exec_cycles=exec_cycles, synch_cost_cycles=synch_cost)
+    tail = (TermEffect("tail effect", True, (rep - rep_exact) / rep_exact * exec_cycles / clock,
+                       rep / rep_exact - 1.0, f"#Rep {rep_exact:.4g} rounded up to {rep}")
+            if inputs.terms.tail else TermEffect("tail effect", False, note="#Rep as printed (H16); --tail rounds it up"))
+    if underfilled:
+        notes.append("under-filled GPU: N and #Active_SMs are limited by the grid (built into H&K)"
+                     + ("; #Rep = 1, one partial wave" if inputs.terms.underfill else ""))
+    terms = [tail]
+    return finish("mwp-cwp", inputs, kernel_cycles=exec_cycles + synch_cost, bound=bound,
+                  binding=binding, quantities=q, terms=terms, notes=notes, equations=EQUATIONS)

@@ -1,0 +1,182 @@
+"""Volkov's refined model with memory contention (Volkov 2016, §6.3–6.5).
+
+Volkov's basic model (§3.4–3.6, the model Gajger's eq. 4.1–4.7 adapt) holds the memory
+latency constant. Measured mean memory latency rises with memory throughput (§6.4,
+Table 6.6); Volkov fits
+
+    memory latency = a + b · λ / (c − λ)                                   (§6.4, Table 6.5)
+
+with λ the memory throughput in GB/s, a ≈ the unloaded latency, b the initial slope and
+c > the measured peak, and solves the refined model for the self-consistent throughput:
+
+    Latency = a + b · λ/(c − λ) + α · alu_lat
+    Memory throughput = min(n / Latency, mem_thru, alu_thru/α, issue_thru/(α+1))      (§6.5)
+    λ = memory throughput · 128 B · SMs · clock
+
+by bisection ("The equation can be solved analytically, but we solve it numerically using
+bisection", §6.5). For a kernel graph the same reads, in warps:
+
+    w = min(n / L(w), TB),   L(w) = L₀ + k · Σᵢ bᵢ · β(w) / (cᵢ − β(w)),
+    β(w) = w · GMem_bytes per warp · active SMs · clock          [B/s]
+
+``L₀`` is the graph's latency bound (its DRAM latency standing for ``a``), ``k`` the DRAM
+accesses on its critical path (``dL₀/d(DRAM latency)``, from the graph), ``TB`` the
+throughput bound of the per-resource worksheet (Volkov §3.6) with global memory at the
+**sustained** bandwidth where the database has a measured value (§6.3: sustained peaks
+are 80–97 % of pin bandwidth; Table 6.4), else at the pin bandwidth (noted). g(w) = n/L(w) − w
+is strictly decreasing on [0, min(TB, pole)), so the root is unique; the pole (β = c) is
+never crossed, which guards the G80 two-term fit whose pole (71 GB/s) is below its peak.
+The kernel time is then the waves of :mod:`kernel_terms` with the loaded latency L(w*):
+total warps / (w* · SMs) when the grid fills the GPU (Volkov §3.4). Volkov's model has no
+λ-calibration factor; Gajger's λ is not applied.
+
+Fits (Table 6.5; G80 also the two-term fit of §6.4) are known for Volkov's five GPUs;
+for any other GPU ``contention_b_cycles`` and ``contention_c_bytes_per_s`` must be given.
+"""
+from __future__ import annotations
+
+import math
+
+from gpumodeler.core.models import kernel_terms as kt
+from gpumodeler.core.models.result import MissingModelInput, ModelInputs, ModelResult
+from gpumodeler.core.models.sanity import finish
+
+#: Volkov Table 6.5 (a, [(b, c)]) with a, b in cycles and c in B/s, keyed by the device
+#: database's names of his GPUs; the G80 entry is the better two-term fit of §6.4.
+CONTENTION_FITS = {
+    "GeForce 8800 GTX": (441.0, ((4.0, 71e9), (156.0, 121e9))),
+    "GeForce GTX 280": (438.0, ((17.0, 140e9),)),
+    "GeForce GTX 480": (501.0, ((41.0, 170e9),)),
+    "GeForce GTX 680": (300.0, ((32.0, 170e9),)),
+    "GeForce GTX 980": (372.0, ((22.0, 221e9),)),
+}
+#: Table 6.5's one-term G80 fit, for comparison with the two-term fit above.
+G80_ONE_TERM = (453.0, ((61.0, 81e9),))
+
+EQUATIONS = "Volkov 2016 §6.4 (memory latency = a + b·λ/(c−λ), Table 6.5), §6.5 (bisection), §6.3 (sustained bandwidth)"
+
+
+def contention_fit(inputs: ModelInputs):
+    """((b, c), ...) for the GPU: given parameters first, then Volkov's Table 6.5."""
+    b = inputs.param("contention_b_cycles")
+    c = inputs.param("contention_c_bytes_per_s")
+    if b is not None or c is not None:
+        if b is None or c is None or c <= 0:
+            raise MissingModelInput("the contention fit needs both b (cycles) and c (> 0 B/s)",
+                                    item="contention_b_cycles" if b is None else "contention_c_bytes_per_s")
+        return ((b, c),), "given"
+    fit = CONTENTION_FITS.get(inputs.gpu.name)
+    if fit is None:
+        raise MissingModelInput(
+            f"volkov-contention: no memory-contention fit is known for '{inputs.gpu.name}' "
+            f"(Volkov Table 6.5 has 8800 GTX, GTX 280, GTX 480, GTX 680, GTX 980); give its "
+            f"b (cycles) and c (B/s)", item="contention_b_cycles")
+    return fit[1], "Volkov Table 6.5"
+
+
+def loaded_latency(L0: float, k: float, fit, throughput_bytes_per_s: float) -> float:
+    """L(β) = L₀ + k · Σ b·β/(c − β) (infinite at or past a pole)."""
+    extra = 0.0
+    for b, c in fit:
+        if throughput_bytes_per_s >= c:
+            return math.inf
+        extra += b * throughput_bytes_per_s / (c - throughput_bytes_per_s)
+    return L0 + k * extra
+
+
+def solve_warp_throughput(occupancy: float, L0: float, k: float, fit, tb: float,
+                          bytes_per_warp_cycle: float, *, iterations: int = 200) -> float:
+    """The self-consistent w = min(n / L(w), TB) by bisection (Volkov §6.5).
+
+    ``bytes_per_warp_cycle`` converts w (warps/cycle/SM) to B/s: GMem bytes · SMs · clock."""
+    if k <= 0 or bytes_per_warp_cycle <= 0:
+        return min(occupancy / L0, tb)
+
+    def g(w):
+        return occupancy / loaded_latency(L0, k, fit, w * bytes_per_warp_cycle) - w
+    pole = min(c for _, c in fit) / bytes_per_warp_cycle
+    if tb < pole and g(tb) >= 0:
+        return tb
+    lo, hi = 0.0, min(tb, pole)
+    for _ in range(iterations):
+        mid = 0.5 * (lo + hi)
+        if g(mid) > 0:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-15 * hi:
+            break
+    return lo
+
+
+def needed_occupancy(fraction: float, L0: float, k: float, fit, tb: float,
+                     bytes_per_warp_cycle: float) -> float:
+    """Warps per SM that reach ``fraction`` of the throughput bound: n = x*·L(x*) with
+    x* = fraction · TB (the refined model inverted; Volkov Table 6.4 measures 90 %/95 %)."""
+    x = fraction * tb
+    return x * loaded_latency(L0, k, fit, x * bytes_per_warp_cycle)
+
+
+def evaluate(inputs: ModelInputs) -> ModelResult:
+    """Volkov's refined model for one launch (see the module docstring)."""
+    gpu, kernel = inputs.gpu, inputs.kernel
+    sms, clock = gpu.require("sms"), gpu.require("sm_clock_hz")
+    L0 = float(kernel.latency_bound)
+    gmem = float(kernel.gmem_bytes)
+    notes, terms = [], []
+    if gpu.memory_bandwidth_measured_bytes_per_s is not None:
+        memory_bw = float(gpu.memory_bandwidth_measured_bytes_per_s)
+        notes.append(f"global memory at the sustained (measured) {memory_bw / 1e9:.4g} GB/s (§6.3)")
+    else:
+        memory_bw = gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * sms * clock
+        notes.append("no measured bandwidth for this GPU: global memory at the pin bandwidth, "
+                     "which §6.3 finds 3–20 % optimistic")
+    l2_bw, l2_effect = kt.l2_bandwidth(inputs)
+    if l2_bw is not None:
+        memory_bw = l2_bw
+        notes.append("working set in L2: no DRAM contention")
+    terms.append(l2_effect)
+    tb = kt.throughput_of(gpu, kernel, memory_bytes_per_s=memory_bw)
+    k = 0.0
+    fit, fit_source = (), "none (the kernel moves no DRAM bytes)"
+    if gmem > 0 and l2_bw is None:
+        k = inputs.count("critical_dram_accesses")
+        if k is None:
+            raise MissingModelInput(
+                "volkov-contention needs the DRAM accesses on the critical path (give --graph, "
+                "or the count)", item="critical_dram_accesses")
+        fit, fit_source = contention_fit(inputs)
+    # occupancy and active SMs the memory system sees: the grid limits both when it does
+    # not fill one wave (the under-filled term)
+    wpb = kt.warps_per_block(inputs.block_size, gpu.require("warp_size"))
+    blocks = kt.blocks_of(inputs.grid_size)
+    cap = math.floor(float(inputs.occupancy) / wpb + 1e-9)
+    n, active = float(inputs.occupancy), sms
+    if inputs.terms.underfill and cap >= 1 and blocks < sms * cap:
+        n, active = float(-(-blocks // sms) * wpb), min(sms, blocks)
+    per_w = gmem * active * clock
+    w = solve_warp_throughput(n, L0, k, fit, tb.warps_per_cycle, per_w)
+    L = loaded_latency(L0, k, fit, w * per_w) if k else L0
+    cycles, base, wave_terms, info = kt.waves(inputs, L, tb.warps_per_cycle)
+    basic = min(n / L0, tb.warps_per_cycle)
+    terms += wave_terms
+    latency_mode = w < tb.warps_per_cycle * (1 - 1e-12)
+    quantities = {
+        "latency_bound_unloaded_cycles": L0, "latency_loaded_cycles": L,
+        "critical_dram_accesses": k, "contention_fit": [list(t) for t in fit],
+        "contention_fit_source": fit_source, "memory_bandwidth_bytes_per_s": memory_bw,
+        "memory_throughput_bytes_per_s": w * per_w,
+        "throughput_bound_warps_per_cycle": tb.warps_per_cycle,
+        "cycles_per_warp": dict(tb.cycles_per_warp),
+        "warp_throughput": w, "warp_throughput_without_contention": basic,
+        "contention_slowdown": basic / w if w > 0 else math.inf,
+        "occupancy_warps_per_sm": n,
+        "occupancy_for_90pct": needed_occupancy(0.9, L0, k, fit, tb.warps_per_cycle, per_w),
+        "occupancy_for_95pct": needed_occupancy(0.95, L0, k, fit, tb.warps_per_cycle, per_w),
+        **info,
+    }
+    return finish("volkov-contention", inputs, kernel_cycles=cycles,
+                  bound="latency" if latency_mode else "throughput",
+                  binding="latency" if latency_mode else str(tb.binding),
+                  quantities=quantities, terms=terms, notes=notes, equations=EQUATIONS,
+                  l2_bandwidth_bytes_per_s=l2_bw)
