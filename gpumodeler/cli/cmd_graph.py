@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.models.gajger import pipe_instructions
 from gpumodeler.core.models.throughput import throughput_bound
 from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
 
@@ -52,7 +53,9 @@ def run(args) -> int:
                               issued_instructions=numbers["issued_instructions"],
                               gmem_bytes=numbers["gmem_bytes"], sfu_instructions=numbers["sfu_instructions"],
                               fp64_instructions=numbers["fp64_instructions"],
-                              smem_bank_cycles=numbers["smem_bank_cycles"])
+                              smem_bank_cycles=numbers["smem_bank_cycles"],
+                              pipe_instructions=pipe_instructions(numbers),
+                              dual_issues=numbers["dual_issues"])
         out["device"] = gpu.name
         out["cycles_per_warp"] = tb.cycles_per_warp
         out["binding_resource"] = tb.binding

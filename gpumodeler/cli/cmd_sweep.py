@@ -16,7 +16,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.kernel.latency_bound import analyze
-from gpumodeler.core.models.gajger import KernelInputs, cartesian, predict
+from gpumodeler.core.models.gajger import KernelInputs, cartesian, pipe_instructions, predict
 from gpumodeler.core.kernel.warp_counts import count
 
 from . import common
@@ -156,10 +156,15 @@ def run(args) -> int:
             kin = dict(latency_bound=lat, issued_instructions=c["issued_instructions"],
                        cuda_core_instructions=c["cuda_core_instructions"], gmem_bytes=c["gmem_bytes"],
                        sfu_instructions=c["sfu_instructions"], fp64_instructions=c["fp64_instructions"],
-                       smem_bank_cycles=c["smem_bank_cycles"])
+                       smem_bank_cycles=c["smem_bank_cycles"],
+                       pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"])
         for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
             if name in grid:
                 kin[name] = grid[name]
+                if name == "cuda_core_instructions":  # the given total replaces the pipe mix
+                    kin["pipe_instructions"] = None
+                if name == "issued_instructions":
+                    kin["dual_issues"] = 0.0
         for name, dest in (("sfu_instructions", "sfu_instructions"), ("fp64_instructions", "fp64_instructions"),
                            ("smem_bank_cycles", "smem_bank_cycles")):
             if getattr(args, dest) is not None:
@@ -194,7 +199,9 @@ def run(args) -> int:
                 "sms", "cuda_cores_per_sm", "schedulers_per_sm", "gmem_bytes_per_cycle_per_sm", "sm_clock_hz")
                 if np.ndim(getattr(spec, k))})
             try:
-                res = predict(spec_sub, KernelInputs(**{k: pick(v) for k, v in kin.items()}),
+                res = predict(spec_sub, KernelInputs(**{
+                    k: ({p: pick(n) for p, n in v.items()} if isinstance(v, dict) else pick(v))
+                    for k, v in kin.items()}),
                               grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
                               lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
             except ModelError as exc:

@@ -185,7 +185,7 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
     counts = snap.counts if gpu.warp_size == 32 else count(snap.graph, gpu.warp_size)
     inputs = kernel_inputs_from_graph(snap.graph, sub, bound=snap.bound, counts=counts, warp_size=gpu.warp_size)
     if L.kernel_overrides:
-        inputs = replace(inputs, **{k: parse(v).evaluate(sub) for k, v in L.kernel_overrides.items()})
+        inputs = inputs.overridden(**{k: parse(v).evaluate(sub) for k, v in L.kernel_overrides.items()})
     transfers = [(d, np.broadcast_to(np.asarray(expr.evaluate(sub), dtype=float), (int(valid.sum()),)))
                  for d, expr in snap.transfers]
     pred = predict(gpu, inputs, grid_size=grid[valid], block_size=block[valid], occupancy=warps[valid],
@@ -207,12 +207,14 @@ def _knee(snap: SweepSnapshot, gpu) -> float:
         inputs = kernel_inputs_from_graph(snap.graph, variables, bound=snap.bound, counts=counts,
                                           warp_size=gpu.warp_size)
         if L.kernel_overrides:
-            inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in L.kernel_overrides.items()})
+            inputs = inputs.overridden(**{k: parse(v).evaluate(variables) for k, v in L.kernel_overrides.items()})
         tb = throughput_bound(gpu, cuda_core_instructions=inputs.cuda_core_instructions,
                               issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
                               sfu_instructions=inputs.sfu_instructions,
                               fp64_instructions=inputs.fp64_instructions,
-                              smem_bank_cycles=inputs.smem_bank_cycles)
+                              smem_bank_cycles=inputs.smem_bank_cycles,
+                              pipe_instructions=inputs.pipe_instructions,
+                              dual_issues=inputs.dual_issues)
         return float(inputs.latency_bound * tb.warps_per_cycle)
     except (ModelError, ValueError, TypeError):
         return float("nan")
