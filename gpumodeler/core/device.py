@@ -91,8 +91,12 @@ class GPUSpec:
 
     def dual_issue(self) -> bool:
         """Whether a scheduler can issue a second, independent instruction of the same warp
-        in one cycle: not when it dispatches one instruction per issue (Volta and later)."""
-        return self.dispatch_per_scheduler is None or self.dispatch_per_scheduler >= 2
+        in one cycle: when it has two dispatch units; when that is unknown, not on Volta and
+        later (one dispatch unit per scheduler, docs/pipes.md), else the graph's dual edges
+        are trusted."""
+        if self.dispatch_per_scheduler is not None:
+            return self.dispatch_per_scheduler >= 2
+        return not self.issues_separate_pipes()
 
     def gmem_bandwidth_bytes_per_cycle_per_sm(self) -> float:
         """Global-memory bytes per SM clock per SM, Gajger eq. 4.7.
