@@ -63,6 +63,7 @@ EXPECTED = {
         "mem_shared": (23, S, "abdelkhalik2022-notes"),
         "mem_l1": (32.7, P, "hpmll-random-latency"), "mem_l2": (202.8, P, "hpmll-random-latency"),
         "mem_dram": (566.3, P, "hpmll-random-latency"),
+        "ilp_cycles": (2, S, "abdelkhalik2022-notes"),
     },
     "ada-published": {
         "mem_l1": (36.0, P, "hpmll-random-latency"), "mem_l2": (284.8, P, "hpmll-random-latency"),
@@ -72,7 +73,7 @@ EXPECTED = {
     "hopper-published": {
         "lat_fp32_add": (4, S, "blackwell-survey-quotes"), "lat_fp32_mad": (4, S, "blackwell-survey-quotes"),
         "lat_int_add": (4, S, "blackwell-survey-quotes"), "lat_tensor": (128, S, "blackwell-survey-quotes"),
-        "lat_fp64": None, "lat_sfu": None, "lat_int_mad": None,
+        "lat_fp64": None, "lat_sfu": None, "lat_int_mad": None, "ilp_cycles": None,
         "mem_shared": (29.0, S, "blackwell-survey-quotes"),
         "mem_l1": (32.0, P, "hpmll-random-latency"), "mem_l2": (264.5, P, "hpmll-random-latency"),
         "mem_dram": (656.8, P, "hpmll-random-latency"),
@@ -94,7 +95,8 @@ ALTERNATIVES = [
     ("ampere-published", "lat_fp64", 6, SIM), ("ampere-published", "lat_fp64", 64, SIM),
     ("ampere-published", "lat_sfu", 6, S), ("ampere-published", "mem_l1", 33, S),
     ("ampere-published", "mem_l2", 200, S), ("ampere-published", "mem_dram", 290, S),
-    ("hopper-published", "lat_fp64", 8, SIM), ("hopper-published", "lat_sfu", 23, SIM),
+    ("hopper-published", "lat_fp64", 8, SIM), ("hopper-published", "ilp_cycles", 2, SIM),
+    ("volta-published", "ilp_cycles", 2, SIM), ("ampere-published", "ilp_cycles", 1, SIM), ("hopper-published", "lat_sfu", 23, SIM),
     ("hopper-published", "mem_l2", 258.0, S), ("hopper-published", "mem_dram", 656, S),
     ("blackwell-published", "mem_dram", 832.6, U), ("blackwell-published", "mem_l2", 305.1, U),
     ("blackwell-published", "mem_shared", 29.0, U), ("blackwell-published", "mem_l1", 39.6, U),
