@@ -105,7 +105,8 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
     variables = dict(graph.variables, **launch.variables)
     if launch.data_size is not None:
         variables.setdefault("N", launch.data_size)
-    bound = analyze(graph, resolve_table(graph.latency_table, table_lookup))
+    bound = analyze(graph, resolve_table(graph.latency_table or base.gpu.latency_table,
+                                         table_lookup))
     counts = count(graph, base.gpu.warp_size)
     if variable not in LAUNCH_VARIABLES:
         known = sorted(set(variables) | set(bound.variables))
