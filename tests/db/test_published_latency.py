@@ -277,3 +277,29 @@ def test_modern_gpus_carry_vendor_pipe_widths(catalog):
             turing.int32_fp32_shared_lanes_per_sm) == (64, 64, 0)
     maxwell = record_to_gpu_spec(catalog.get("GTX 970"))
     assert not maxwell.issues_separate_pipes() and maxwell.dual_issue()
+
+
+def test_a_gpu_comparison_takes_each_gpus_table(catalog, example_project):
+    """A project kernel without its own table, compared across GPUs: each GPU's bound comes
+    from its architecture's table; a GPU whose table lacks a latency gets the reason."""
+    import math
+    from gpumodeler.core.launch_sweep import make_snapshot, run_sweep
+    from gpumodeler.core.project import evaluate_launch
+
+    project = example_project()
+    lid = next(iter(project.launches))
+    launch = project.launches[lid]
+    project.kernels[launch.kernel] = ffma_chain_after_ldg()
+    gpu = lambda n: catalog.get(n).to_gpu_spec()
+    link = lambda n: catalog.get(n).to_link_spec()
+    lookup = catalog.latency_table
+    own = evaluate_launch(project, lid, gpu, link, table_lookup=lookup)   # GTX 970: Gajger's
+    assert own.latency_bound_cycles == 350 + 2 * 6
+    snap = make_snapshot(project, lid, gpu, link, "gpu", [],
+                         devices=["TITAN V", "RTX 4090", "A100 SXM4 80 GB"], table_lookup=lookup)
+    result = run_sweep(snap)
+    kernel, reasons = result.curves[0].kernel_time_s, result.curves[0].reasons
+    assert math.isfinite(kernel[0]) and math.isfinite(kernel[2])
+    assert math.isnan(kernel[1]) and "ada-published" in reasons[1] and "fp32_mad" in reasons[1]
+    assert snap.bounds[0].evaluate() == pytest.approx(313.4630 + 8)
+    assert snap.bounds[2].evaluate() == pytest.approx(566.3 + 8)
