@@ -112,9 +112,10 @@ def run(args) -> int:
     graph = common.load_graph(args.graph) if args.graph else None
     if graph is not None:
         fixed = {k: v for k, v in graph.variables.items() if k not in var_values}
-        bound, counts = analyze(graph, common.latency_table_for(graph.latency_table)), count(graph)
+        counts = count(graph)
         all_vars = {**fixed, **var_values}
-        lat = bound.evaluate(all_vars)
+        if graph.latency_table:     # else each device's own table, below
+            lat = analyze(graph, common.latency_table_for(graph.latency_table)).evaluate(all_vars)
         c = counts.evaluate(all_vars)
     transfers = _transfer_exprs(args.htod), _transfer_exprs(args.dtoh)
     columns: dict[str, list] = {}
@@ -124,6 +125,8 @@ def run(args) -> int:
         columns.setdefault(name, []).append(np.broadcast_to(np.asarray(values), (n_points,)))
 
     for dev_name, gpu in _device_groups(args):
+        if graph is not None and not graph.latency_table:
+            lat = analyze(graph, common.latency_table_for(gpu.latency_table)).evaluate(all_vars)
         spec = gpu.with_overrides(
             sms=grid.get("sms"), cuda_cores_per_sm=grid.get("cuda_cores"),
             schedulers_per_sm=grid.get("schedulers"),

@@ -58,3 +58,12 @@ def test_graph_command_uses_the_devices_table_and_names_each_pipe(graph_file, ca
     assert "= 442 cycles" in out
     for pipe in ("fp32", "int32", "fp32_int32", "fp16", "issue"):
         assert any(line.split()[:1] == [pipe] for line in out.splitlines()), pipe
+
+
+def test_sweep_takes_each_devices_table(graph_file, tmp_path, capsys):
+    out = tmp_path / "s.csv"
+    assert main(["sweep", "--device", "TITAN V", "--device", "A100 SXM4 80 GB", "--graph",
+                 str(graph_file), "--block-size", "128,256", "--grid-size", "1000",
+                 "--occupancy", "32", "-o", str(out)]) == 0, capsys.readouterr().err
+    text = out.read_text(encoding="utf-8")
+    assert "321.463" in text and "574.3" in text        # 313.4630 + 8, 566.3 + 8
