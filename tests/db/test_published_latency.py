@@ -303,3 +303,48 @@ def test_a_gpu_comparison_takes_each_gpus_table(catalog, example_project):
     assert math.isnan(kernel[1]) and "ada-published" in reasons[1] and "fp32_mad" in reasons[1]
     assert snap.bounds[0].evaluate() == pytest.approx(313.4630 + 8)
     assert snap.bounds[2].evaluate() == pytest.approx(566.3 + 8)
+
+
+def test_a_version_3_database_migrates_to_allow_the_grades(tmp_path):
+    """m004 rebuilds device_values with the wider provenance CHECK and keeps its rows, its
+    index and the digest triggers."""
+    import sqlite3
+    import sqlite_utils
+    from gpumodeler.db.records import ValueRecord
+    from gpumodeler.db.schema import SCHEMA_VERSION, migrations, open_database
+    from gpumodeler.db.store import read_device, refresh_content_hashes
+
+    path = tmp_path / "v3.db"
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA foreign_keys = ON")
+    db = sqlite_utils.Database(conn)
+    migrations.apply(db, stop_before="m004_published_provenances")
+    db.execute("UPDATE meta SET value = '3' WHERE key = 'version'")
+    db.execute("INSERT INTO devices (id, kind, name, name_lower, aliases, family, origin, "
+               "created, modified) VALUES (1, 'latency_table', 'old-table', 'old-table', '[]', "
+               "NULL, 'user', '2024-01-01T00:00:00Z', '2024-01-01T00:00:00Z')")
+    db.execute("INSERT INTO device_values VALUES "
+               "(1, 1, 'mem_dram', 400, 'cycle', NULL, 'my bench', NULL, 'measurement', NULL, "
+               "1, 0)")
+    refresh_content_hashes(db)
+    conn.commit()
+    with pytest.raises(sqlite3.IntegrityError):     # version 3 refuses the grades
+        db.execute("INSERT INTO device_values VALUES (2, 1, 'mem_l2', 200, 'cycle', NULL, NULL,"
+                   " NULL, 'secondary', NULL, 1, 1)")
+    conn.close()
+
+    with Catalog(user_db=path, use_shipped=False) as user:
+        user.add_device("latency_table", "graded", values={
+            "mem_l2": ValueRecord(200, "cycle", None, "Table 4", "secondary", None, True,
+                                  "a paper's table, quoted")})
+        assert user.latency_table("old-table").memory_cycles == {"dram": 400}
+        assert user.get("graded").default_record("mem_l2").provenance == "secondary"
+    db = open_database(path)
+    version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0]
+    items = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE tbl_name = "
+                                      "'device_values' AND type IN ('index', 'trigger')")}
+    assert read_device(db, "old-table").value("mem_dram") == 400
+    db.close()
+    assert int(version) == SCHEMA_VERSION == 4
+    assert {"device_values_by_field", "device_values_insert_clears_hash",
+            "device_values_update_clears_hash", "device_values_delete_clears_hash"} <= items
