@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.models.gajger import pipe_instructions
 from gpumodeler.core.models.throughput import throughput_bound
 from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
 
@@ -15,8 +16,9 @@ def register(sub) -> None:
     p.add_argument("kernel", metavar="KERNEL.json", help="gpumodeler-kernel file ('-' for stdin)")
     p.add_argument("--set", type=common.set_arg, action="append", default=[], metavar="NAME=VALUE",
                    help="loop variable value, e.g. --set a=128 (defaults from the file)")
-    p.add_argument("--table", help="latency table key (default: the graph's own); a key that "
-                                   "is not built in is looked up in the device database")
+    p.add_argument("--table", help="latency table key (default: the graph's own, else the "
+                                   "--device's); a key that is not built in is looked up in "
+                                   "the device database")
     p.add_argument("--no-control-on-cuda-cores", action="store_true",
                    help="do not count branch/exit instructions as CUDA-core instructions")
     common.add_device_flags(p)
@@ -27,14 +29,18 @@ def register(sub) -> None:
 def run(args) -> int:
     graph = common.load_graph(args.kernel)
     values = dict(graph.variables, **dict(args.set))
-    bound = analyze(graph, common.latency_table_for(args.table or graph.latency_table))
+    has_device = args.device or any(getattr(args, f) is not None for f in (
+        "sms", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"))
+    gpu = common.resolve_gpu(args) if has_device else None
+    table_key = args.table or graph.latency_table or (gpu.latency_table if gpu else None)
+    bound = analyze(graph, common.latency_table_for(table_key))
     counts = count(graph, args.warp_size or 32, not args.no_control_on_cuda_cores)
     numbers = counts.evaluate(values)
     lat = float(bound.evaluate(values))
     path = bound.critical_path(values)
     out = {
         "kernel": graph.name,
-        "latency_table": args.table or graph.latency_table,
+        "latency_table": table_key,
         "variables": values,
         "latency_bound_cycles": lat,
         "latency_bound_formula": bound.formula(),
@@ -44,15 +50,14 @@ def run(args) -> int:
         "per_warp": {name: float(numbers[name]) for name in COUNT_NAMES},
         "per_warp_formula": {name: counts.formula(name) for name in COUNT_NAMES},
     }
-    has_device = args.device or any(getattr(args, f) is not None for f in (
-        "sms", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"))
     if has_device:
-        gpu = common.resolve_gpu(args)
         tb = throughput_bound(gpu, cuda_core_instructions=numbers["cuda_core_instructions"],
                               issued_instructions=numbers["issued_instructions"],
                               gmem_bytes=numbers["gmem_bytes"], sfu_instructions=numbers["sfu_instructions"],
                               fp64_instructions=numbers["fp64_instructions"],
-                              smem_bank_cycles=numbers["smem_bank_cycles"])
+                              smem_bank_cycles=numbers["smem_bank_cycles"],
+                              pipe_instructions=pipe_instructions(numbers),
+                              dual_issues=numbers["dual_issues"])
         out["device"] = gpu.name
         out["cycles_per_warp"] = tb.cycles_per_warp
         out["binding_resource"] = tb.binding

@@ -63,15 +63,17 @@ def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
                     help="kernel scaling parameter λ (eq. 4.1; default 1)")
 
 
-def kernel_inputs(args, values=None) -> KernelInputs:
-    """KernelInputs from --graph (with --set) overridden by explicit flags."""
+def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
+    """KernelInputs from --graph (with --set) overridden by explicit flags. A graph without
+    a latency table of its own takes ``gpu``'s."""
     base = {}
     if args.graph:
         graph = common.load_graph(args.graph)
         vals = dict(args.set)
         if values:
             vals.update(values)
-        derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(graph.latency_table))
+        key = graph.latency_table or (gpu.latency_table if gpu is not None else None)
+        derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
         base = dict(derived.__dict__)
     flags = {
         "latency_bound": args.latency_bound, "issued_instructions": args.issued_instructions,
@@ -79,7 +81,12 @@ def kernel_inputs(args, values=None) -> KernelInputs:
         "sfu_instructions": args.sfu_instructions, "fp64_instructions": args.fp64_instructions,
         "smem_bank_cycles": args.smem_bank_cycles,
     }
-    base.update({k: v for k, v in flags.items() if v is not None})
+    given = {k: v for k, v in flags.items() if v is not None}
+    if "cuda_core_instructions" in given:   # the given total replaces the graph's pipe mix
+        base["pipe_instructions"] = None
+    if "issued_instructions" in given:      # taken as the issue count, dual issues included
+        base["dual_issues"] = 0.0
+    base.update(given)
     missing = [f"--{k.replace('_', '-')}" for k in ("latency_bound", "issued_instructions")
                if base.get(k) is None]
     if missing:
@@ -149,7 +156,7 @@ def run(args) -> int:
         raise CLIError("give --block-size THREADS (or --profile FILE --kernel NAME)")
     gpu = common.resolve_gpu(args)
     link = common.resolve_link(args)
-    inputs = kernel_inputs(args)
+    inputs = kernel_inputs(args, gpu=gpu)
     grid = grid_of(args, args.block_size)
     occ, occ_result = occupancy_of(args, gpu, args.block_size)
     check_occupancy(gpu, occ)

@@ -16,7 +16,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.kernel.latency_bound import analyze
-from gpumodeler.core.models.gajger import KernelInputs, cartesian, predict
+from gpumodeler.core.models.gajger import KernelInputs, cartesian, pipe_instructions, predict
 from gpumodeler.core.kernel.warp_counts import count
 
 from . import common
@@ -112,9 +112,10 @@ def run(args) -> int:
     graph = common.load_graph(args.graph) if args.graph else None
     if graph is not None:
         fixed = {k: v for k, v in graph.variables.items() if k not in var_values}
-        bound, counts = analyze(graph, common.latency_table_for(graph.latency_table)), count(graph)
+        counts = count(graph)
         all_vars = {**fixed, **var_values}
-        lat = bound.evaluate(all_vars)
+        if graph.latency_table:     # else each device's own table, below
+            lat = analyze(graph, common.latency_table_for(graph.latency_table)).evaluate(all_vars)
         c = counts.evaluate(all_vars)
     transfers = _transfer_exprs(args.htod), _transfer_exprs(args.dtoh)
     columns: dict[str, list] = {}
@@ -124,6 +125,8 @@ def run(args) -> int:
         columns.setdefault(name, []).append(np.broadcast_to(np.asarray(values), (n_points,)))
 
     for dev_name, gpu in _device_groups(args):
+        if graph is not None and not graph.latency_table:
+            lat = analyze(graph, common.latency_table_for(gpu.latency_table)).evaluate(all_vars)
         spec = gpu.with_overrides(
             sms=grid.get("sms"), cuda_cores_per_sm=grid.get("cuda_cores"),
             schedulers_per_sm=grid.get("schedulers"),
@@ -156,10 +159,15 @@ def run(args) -> int:
             kin = dict(latency_bound=lat, issued_instructions=c["issued_instructions"],
                        cuda_core_instructions=c["cuda_core_instructions"], gmem_bytes=c["gmem_bytes"],
                        sfu_instructions=c["sfu_instructions"], fp64_instructions=c["fp64_instructions"],
-                       smem_bank_cycles=c["smem_bank_cycles"])
+                       smem_bank_cycles=c["smem_bank_cycles"],
+                       pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"])
         for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
             if name in grid:
                 kin[name] = grid[name]
+                if name == "cuda_core_instructions":  # the given total replaces the pipe mix
+                    kin["pipe_instructions"] = None
+                if name == "issued_instructions":
+                    kin["dual_issues"] = 0.0
         for name, dest in (("sfu_instructions", "sfu_instructions"), ("fp64_instructions", "fp64_instructions"),
                            ("smem_bank_cycles", "smem_bank_cycles")):
             if getattr(args, dest) is not None:
@@ -195,7 +203,9 @@ def run(args) -> int:
                 if np.ndim(getattr(spec, k))})
             try:
                 with np.errstate(over="ignore", divide="ignore"):  # refused per row below
-                    res = predict(spec_sub, KernelInputs(**{k: pick(v) for k, v in kin.items()}),
+                    res = predict(spec_sub, KernelInputs(**{
+                        k: ({p: pick(n) for p, n in v.items()} if isinstance(v, dict) else pick(v))
+                        for k, v in kin.items()}),
                                   grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
                                   lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
             except ModelError as exc:

@@ -114,7 +114,8 @@ def run_profiled(args) -> int:
     print(f"profile  {pk.name} on {profiled_gpu.name}: {pk.warps_launched} warps, measured "
           f"{common.fmt_time(pk.time_s) if pk.time_s else 'no time'} "
           f"(median of {pk.launches}), occupancy {occ_profiled:.4g} warps/SM")
-    print("         per warp: " + ", ".join(f"{k} {v:.4g}" for k, v in inputs.__dict__.items()))
+    print("         per warp: " + ", ".join(
+        f"{k} {v:.4g}" for k, v in inputs.__dict__.items() if isinstance(v, (int, float))))
     print(f"         {prof['latency_rule']}")
     print(f"device   {target.name}: {target.require('sms')} SMs at "
           f"{target.require('sm_clock_hz') / 1e6:g} MHz, occupancy {occ:g} warps/SM")

@@ -45,6 +45,16 @@ class GPUSpec:
     memory_bandwidth_bytes_per_s: float | None = None
     sfu_per_sm: int | None = None
     fp64_units_per_sm: int | None = None
+    # Volta and later issue FP32, INT32 and FP16 to separate pipes (docs/pipes.md): INT32
+    # lanes per SM, how many of them are FP32 lanes too (GA10x/Ada: all 64 of them), FP16
+    # results per clock per SM (a packed HFMA2 gives two), tensor cores per SM.
+    int32_units_per_sm: int | None = None
+    int32_fp32_shared_lanes_per_sm: int | None = None
+    fp16_results_per_cycle_per_sm: float | None = None
+    tensor_cores_per_sm: int | None = None
+    # Instructions a scheduler can dispatch per issue (2 = dual issue: Kepler–Pascal;
+    # 1 on Volta and later). Unknown: the graph's dual edges are trusted.
+    dispatch_per_scheduler: int | None = None
     # Volkov Table 2.8: instructions a scheduler issues per cycle (0.5 = one every 2 cycles).
     issue_per_scheduler_per_cycle: float = 1.0
     # Warp-wide conflict-free shared-memory accesses the SM completes per cycle
@@ -77,6 +87,29 @@ class GPUSpec:
             if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
                 raise InvalidParameter(f"GPU '{self.name}': {name} must be > 0, got {value}", item=name)
         return value
+
+    def compute_capability_major(self) -> int | None:
+        """The major compute capability (7 for "7.5"), or None when unknown or malformed."""
+        try:
+            return int(str(self.compute_capability).split(".")[0])
+        except (TypeError, ValueError):
+            return None
+
+    def issues_separate_pipes(self) -> bool:
+        """Volta and later (compute capability >= 7) issue FP32, INT32, FP16 and tensor
+        instructions to separate pipes (docs/pipes.md); earlier GPUs run every CUDA-core
+        instruction on one pool of CUDA cores (Gajger eq. 4.5)."""
+        major = self.compute_capability_major()
+        return major is not None and major >= 7
+
+    def dual_issue(self) -> bool:
+        """Whether a scheduler can issue a second, independent instruction of the same warp
+        in one cycle: when it has two dispatch units; when that is unknown, not on Volta and
+        later (one dispatch unit per scheduler, docs/pipes.md), else the graph's dual edges
+        are trusted."""
+        if self.dispatch_per_scheduler is not None:
+            return self.dispatch_per_scheduler >= 2
+        return not self.issues_separate_pipes()
 
     def gmem_bandwidth_bytes_per_cycle_per_sm(self) -> float:
         """Global-memory bytes per SM clock per SM, Gajger eq. 4.7.

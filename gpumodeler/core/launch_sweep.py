@@ -51,6 +51,19 @@ class SweepSnapshot:
     link: object  # LinkSpec or None
     transfers: tuple  # ((direction, Expression), ...)
     measured_x: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # A graph without its own latency table takes each GPU's: the bound (or the ModelError
+    # saying why there is none) per entry of ``gpus``; empty = ``bound`` for every GPU.
+    bounds: tuple = ()
+
+
+def _bound_of(snap: SweepSnapshot, index: int):
+    """The latency bound for GPU ``index`` of the snapshot (raises its ModelError)."""
+    if not snap.bounds:
+        return snap.bound
+    bound = snap.bounds[index]
+    if isinstance(bound, ModelError):
+        raise bound
+    return bound
 
 
 @dataclass(frozen=True)
@@ -105,7 +118,8 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
     variables = dict(graph.variables, **launch.variables)
     if launch.data_size is not None:
         variables.setdefault("N", launch.data_size)
-    bound = analyze(graph, resolve_table(graph.latency_table, table_lookup))
+    bound = analyze(graph, resolve_table(graph.latency_table or base.gpu.latency_table,
+                                         table_lookup))
     counts = count(graph, base.gpu.warp_size)
     if variable not in LAUNCH_VARIABLES:
         known = sorted(set(variables) | set(bound.variables))
@@ -142,9 +156,17 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
         raise InvalidParameter(f"{variable} counts loop iterations; values must be >= 0", item="values")
     transfers = tuple((t.direction, parse(t.size)) for t in launch.transfers)
     link = base.link
+    bounds = []
+    if graph.latency_table is None:
+        for _, gpu in gpus:
+            try:
+                bounds.append(analyze(graph, resolve_table(gpu.latency_table, table_lookup)))
+            except ModelError as exc:
+                bounds.append(exc)
     return SweepSnapshot(launch=launch, graph=graph, bound=bound, counts=counts, variables=variables,
                          variable=variable, values=values, gpus=gpus, link=link, transfers=transfers,
-                         measured_x=np.asarray(measured_x, dtype=float).ravel())
+                         measured_x=np.asarray(measured_x, dtype=float).ravel(),
+                         bounds=tuple(bounds))
 
 
 def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
@@ -185,7 +207,7 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
     counts = snap.counts if gpu.warp_size == 32 else count(snap.graph, gpu.warp_size)
     inputs = kernel_inputs_from_graph(snap.graph, sub, bound=snap.bound, counts=counts, warp_size=gpu.warp_size)
     if L.kernel_overrides:
-        inputs = replace(inputs, **{k: parse(v).evaluate(sub) for k, v in L.kernel_overrides.items()})
+        inputs = inputs.overridden(**{k: parse(v).evaluate(sub) for k, v in L.kernel_overrides.items()})
     transfers = [(d, np.broadcast_to(np.asarray(expr.evaluate(sub), dtype=float), (int(valid.sum()),)))
                  for d, expr in snap.transfers]
     pred = predict(gpu, inputs, grid_size=grid[valid], block_size=block[valid], occupancy=warps[valid],
@@ -207,12 +229,14 @@ def _knee(snap: SweepSnapshot, gpu) -> float:
         inputs = kernel_inputs_from_graph(snap.graph, variables, bound=snap.bound, counts=counts,
                                           warp_size=gpu.warp_size)
         if L.kernel_overrides:
-            inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in L.kernel_overrides.items()})
+            inputs = inputs.overridden(**{k: parse(v).evaluate(variables) for k, v in L.kernel_overrides.items()})
         tb = throughput_bound(gpu, cuda_core_instructions=inputs.cuda_core_instructions,
                               issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
                               sfu_instructions=inputs.sfu_instructions,
                               fp64_instructions=inputs.fp64_instructions,
-                              smem_bank_cycles=inputs.smem_bank_cycles)
+                              smem_bank_cycles=inputs.smem_bank_cycles,
+                              pipe_instructions=inputs.pipe_instructions,
+                              dual_issues=inputs.dual_issues)
         return float(inputs.latency_bound * tb.warps_per_cycle)
     except (ModelError, ValueError, TypeError):
         return float("nan")
@@ -230,8 +254,8 @@ def run_sweep(snap: SweepSnapshot, progress=None, cancelled=None) -> SweepResult
         kernel, total, mode, limit, reasons = [], [], [], [], []
         for i, (label, gpu) in enumerate(snap.gpus):
             check()
-            snap1 = replace(snap, variable="block_size")
             try:
+                snap1 = replace(snap, variable="block_size", bound=_bound_of(snap, i))
                 r = _evaluate(snap1, gpu, np.array([float(snap.launch.block_size)]))
                 kernel.append(r["kernel"][0]); total.append(r["total"][0])
                 mode.append(r["mode"][0]); limit.append(r["limit"][0]); reasons.append(r["reasons"][0])
@@ -249,18 +273,20 @@ def run_sweep(snap: SweepSnapshot, progress=None, cancelled=None) -> SweepResult
     n = snap.values.size
     total_steps = len(snap.gpus) * max(1, -(-n // CHUNK)) + (1 if snap.measured_x.size else 0)
     step = 0
-    for label, gpu in snap.gpus:
+    for index, (label, gpu) in enumerate(snap.gpus):
         parts = []
+        snap_g, knee = snap, None
         try:
+            snap_g = replace(snap, bound=_bound_of(snap, index))
             for start in range(0, n, CHUNK):
                 check()
-                parts.append(_evaluate(snap, gpu, snap.values[start:start + CHUNK]))
+                parts.append(_evaluate(snap_g, gpu, snap.values[start:start + CHUNK]))
                 step += 1
                 if progress:
                     progress(step / total_steps)
             joined = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
             if snap.measured_x.size:
-                m = _evaluate(snap, gpu, snap.measured_x)
+                m = _evaluate(snap_g, gpu, snap.measured_x)
                 mk, mt = m["kernel"], m["total"]
             else:
                 mk = mt = np.zeros(0)
@@ -271,8 +297,10 @@ def run_sweep(snap: SweepSnapshot, progress=None, cancelled=None) -> SweepResult
                       "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object),
                       "reasons": np.full(n, str(exc), dtype=object)}
             mk = mt = np.full(snap.measured_x.size, np.nan)
+            knee = float("nan")
         curves.append(SweepCurve(label, joined["kernel"], joined["total"], joined["mode"], joined["limit"],
-                                 joined["reasons"], _knee(snap, gpu), mk, mt))
+                                 joined["reasons"], _knee(snap_g, gpu) if knee is None else knee,
+                                 mk, mt))
     if progress:
         progress(1.0)
     base = base_value(snap.launch, snap.variables, snap.variable, None)

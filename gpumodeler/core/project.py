@@ -365,10 +365,11 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         grid = launch.grid_size
     else:
         raise InvalidParameter("give a grid size or a data size", item="grid_size")
-    bound = analyze(graph, resolve_table(graph.latency_table, table_lookup))
+    # a graph without its own table takes the GPU's (every Volta-or-later GPU links one)
+    bound = analyze(graph, resolve_table(graph.latency_table or gpu.latency_table, table_lookup))
     inputs = kernel_inputs_from_graph(graph, variables, bound=bound, warp_size=gpu.warp_size)
     if launch.kernel_overrides:
-        inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
+        inputs = inputs.overridden(**{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
     transfers, link = [], None
     host_link = project.host_link_for(launch.gpu) if launch.transfers else None
     for t in launch.transfers:

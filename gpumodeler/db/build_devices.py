@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import SourceFormatError
-from .fields import FIELDS, FORMAT, KINDS, PROVENANCES, UNITS, check_value_type, \
+from .fields import FIELDS, FORMAT, KINDS, SOURCE_PROVENANCES, UNITS, check_value_type, \
     provenance_for_source
 from .mapping import normalize_name
 from .schema import MIGRATIONS_TABLE, new_database_replacing
@@ -123,8 +123,8 @@ def _record(raw, kind: str, field_name: str, sources: dict, where: str, problems
         problems.add(where, "a known value needs both 'source' and 'where'")
         ok = False
     provenance = raw.get("provenance")
-    if provenance is not None and provenance not in PROVENANCES[:4]:
-        problems.add(where, f"provenance must be one of {', '.join(PROVENANCES[:4])}, "
+    if provenance is not None and provenance not in SOURCE_PROVENANCES:
+        problems.add(where, f"provenance must be one of {', '.join(SOURCE_PROVENANCES)}, "
                      f"got {provenance!r}")
         ok = False
     if not ok:

@@ -25,7 +25,7 @@ import sqlite_utils
 
 from .errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
                      DeviceEditError, DeviceNotFound)
-from .fields import FIELDS, KINDS, USER_PROVENANCES, check_value_type
+from .fields import FIELDS, KINDS, PROVENANCES, USER_PROVENANCES, check_value_type
 from .mapping import normalize_name, raw_from_record
 from .merge import MergeReport
 from .records import DeviceRecord, DeviceSummary, ValueRecord
@@ -333,10 +333,9 @@ class Catalog:
         why = check_value_type(unit, r.value)
         if why:
             raise DeviceEditError(f"{device}.{field_name}: {why}")
-        if r.provenance is not None and r.provenance not in USER_PROVENANCES + (
-                "document", "vendor"):
+        if r.provenance is not None and r.provenance not in PROVENANCES:
             raise DeviceEditError(f"{device}.{field_name}: unknown provenance "
-                                  f"{r.provenance!r}")
+                                  f"{r.provenance!r}; valid: {', '.join(PROVENANCES)}")
 
     def _editable(self, name: str) -> tuple[RawDevice, sqlite_utils.Database]:
         """The device as a RawDevice in the user database, copied there if shipped."""

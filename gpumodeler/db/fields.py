@@ -11,7 +11,17 @@ FORMAT = "gpumodeler-devices"
 KINDS = ("gpu", "link", "host", "latency_table")
 UNITS = ("count", "Hz", "B", "B/s", "B/cycle", "1/cycle", "bit", "W", "s", "ratio", "text", "year",
          "cycle")
-PROVENANCES = ("document", "vendor", "measurement", "calibration", "user")
+#: Where a value from a source file comes from. The first four are implied by the source key
+#: prefix (docs/device-sources.md); the next four grade published latency figures
+#: (resources/devices/latency-published.json, after notes/latency-sources.md): a paper's own
+#: raw data or code repository (``published-measurement``), a simulator's calibration file
+#: for a named GPU (``simulator-calibration``: a model parameter, not a measured latency), a
+#: text quoting a named primary source the build could not read (``secondary``), and a
+#: measurement nobody can be held to (``unattributed``: a sanity check, never a default).
+SOURCE_PROVENANCES = ("document", "vendor", "measurement", "calibration",
+                      "published-measurement", "simulator-calibration", "secondary",
+                      "unattributed")
+PROVENANCES = SOURCE_PROVENANCES + ("user",)
 # What a user may record through the editing API; document/vendor values come from sources.
 USER_PROVENANCES = ("user", "measurement", "calibration")
 
@@ -26,6 +36,8 @@ FIELDS: dict[str, dict[str, str]] = {
         "boost_clock_hz": "Hz",
         "fp32_cores_per_sm": "count",
         "int32_units_per_sm": "count",
+        "int32_fp32_shared_lanes_per_sm": "count",
+        "fp16_results_per_cycle_per_sm": "1/cycle",
         "fp64_units_per_sm": "count",
         "sfu_per_sm": "count",
         "ldst_units_per_sm": "count",

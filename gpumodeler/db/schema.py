@@ -21,6 +21,10 @@ text lists a digest per field (digests.py), so comparisons read only the fields 
 
 Version 3 lets ``devices.kind`` be ``latency_table`` too (a per-architecture latency table
 whose values are in cycles), rebuilding the devices table to change its CHECK.
+
+Version 4 widens the ``device_values.provenance`` CHECK to the grades of published latency
+figures (``published-measurement``, ``simulator-calibration``, ``secondary``,
+``unattributed``; fields.SOURCE_PROVENANCES), rebuilding device_values the same way.
 """
 from __future__ import annotations
 
@@ -209,8 +213,71 @@ def m003_latency_table_kind(db: sqlite_utils.Database) -> None:
         conn.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
 
 
+# Version 4: device_values.provenance may also be one of the grades of published latency
+# figures. Same rebuild as m003, for device_values (nothing references its rows; its index
+# and the digest triggers on it are dropped with the table and created again).
+_V4_DEVICE_VALUES = """CREATE TABLE device_values_v4 (
+        id INTEGER PRIMARY KEY,
+        device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+        field TEXT NOT NULL,
+        value CHECK (typeof(value) <> 'blob'),
+        unit TEXT NOT NULL,
+        source_key TEXT,
+        source_text TEXT,
+        source_where TEXT,
+        provenance TEXT CHECK (provenance = 'document' OR provenance = 'vendor'
+            OR provenance = 'measurement' OR provenance = 'calibration' OR provenance = 'user'
+            OR provenance = 'published-measurement' OR provenance = 'simulator-calibration'
+            OR provenance = 'secondary' OR provenance = 'unattributed'),
+        note TEXT,
+        is_default INTEGER NOT NULL CHECK (is_default = 0 OR is_default = 1),
+        row_order INTEGER NOT NULL,
+        UNIQUE (device_id, row_order)
+    )"""
+_V4_COLUMNS = ("id, device_id, field, value, unit, source_key, source_text, source_where, "
+               "provenance, note, is_default, row_order")
+
+
+@migrations(name="m004_published_provenances", transactional=False)
+def m004_published_provenances(db: sqlite_utils.Database) -> None:
+    """Allow the provenance grades of published latency figures (fields.SOURCE_PROVENANCES)."""
+    conn = db.conn
+    if conn.in_transaction:
+        raise RuntimeError("m004 must start outside a transaction (it turns foreign keys off)")
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND "
+                       "name = 'device_values'").fetchone()[0]
+    if "unattributed" in sql:  # interrupted after the rebuild, before being recorded
+        return
+    foreign_keys = conn.execute("PRAGMA foreign_keys").fetchone()[0]
+    conn.execute("PRAGMA foreign_keys = OFF")
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            saved = conn.execute(
+                "SELECT name, sql FROM sqlite_master WHERE type IN ('trigger', 'index') AND "
+                "tbl_name = 'device_values' AND sql IS NOT NULL").fetchall()
+            conn.execute(_V4_DEVICE_VALUES)
+            conn.execute(f"INSERT INTO device_values_v4 ({_V4_COLUMNS}) "
+                         f"SELECT {_V4_COLUMNS} FROM device_values")
+            conn.execute("DROP TABLE device_values")
+            conn.execute("ALTER TABLE device_values_v4 RENAME TO device_values")
+            for _, item_sql in saved:
+                conn.execute(item_sql)
+            problems = conn.execute("PRAGMA foreign_key_check").fetchall()
+            if problems:
+                raise sqlite3.IntegrityError(
+                    f"m004: {len(problems)} value row(s) lost their device")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
+
+
 # The version a file has once every migration above ran; bump with each new migration.
-KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind")
+KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind",
+                    "m004_published_provenances")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

@@ -56,5 +56,8 @@ def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, o
         return float(table.instruction(producer.latency_class))
     except GraphError as exc:
         if exc.item is None:
-            raise GraphError(f"edge {edge.id}: {exc}", item=edge.id) from None
+            producer = graph.instructions.get(edge.src)
+            what = (f"{edge.kind} edge {edge.id}, {producer.opcode} ({edge.src}) -> {edge.dst}"
+                    if producer is not None else f"{edge.kind} edge {edge.id}")
+            raise GraphError(f"{what}: {exc}", item=edge.id) from None
         raise

@@ -19,6 +19,12 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
 * ``smem_bank_cycles``: shared-memory accesses weighted by conflict degree (Volkov §3.6).
 * ``sfu_instructions``, ``fp64_instructions``, ``memory_instructions``, ``dual_issues``,
   ``reissues``, ``instructions``.
+* ``fp32_instructions``, ``int32_instructions``, ``fp16_instructions``,
+  ``tensor_instructions``: the instructions of each issue pipe of Volta and later
+  (:func:`gpumodeler.core.kernel.opcodes.pipe_of` of the opcode's classification; an
+  instruction whose unit was set by hand to something its opcode is not classified as goes
+  by its unit, a CUDA-core one to ``fp32``). Branch, barrier and exit instructions are in no
+  pipe: on Volta and later they cost issue slots only (docs/pipes.md).
 
 Each count is a linear form in the products of enclosing loops' iteration counts: an
 instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
@@ -32,12 +38,25 @@ import numpy as np
 
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
 COUNT_NAMES = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
     "memory_instructions", "gmem_bytes", "smem_accesses", "smem_bank_cycles",
     "sfu_instructions", "fp64_instructions",
+    "fp32_instructions", "int32_instructions", "fp16_instructions", "tensor_instructions",
 )
+#: Pipe -> the count of its instructions (the pipes the throughput worksheet splits).
+PIPE_COUNT_NAMES = {"fp32": "fp32_instructions", "int32": "int32_instructions",
+                    "fp16": "fp16_instructions", "tensor": "tensor_instructions"}
+
+
+def instruction_pipe(ins) -> str:
+    """The issue pipe of a graph instruction (one of opcodes.PIPES)."""
+    info = classify(ins.opcode)
+    if info is None or info.unit != ins.unit:
+        info = OpcodeInfo(ins.unit)
+    return pipe_of(info)
 
 
 def access_bytes_per_warp(width_bytes: int, stride: float, pattern: str, segment_bytes: int,
@@ -123,6 +142,9 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
         mono = weight[nid]
         add("instructions", mono, 1)
         add("issued_instructions", mono, 1)
+        pipe_count = PIPE_COUNT_NAMES.get(instruction_pipe(ins))
+        if pipe_count is not None:
+            add(pipe_count, mono, 1)
         if ins.unit in cuda_units:
             add("cuda_core_instructions", mono, 1)
         elif ins.unit == "sfu":

@@ -8,7 +8,7 @@ Every numeric input broadcasts, so a sweep is one call (:func:`cartesian`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -19,7 +19,7 @@ from gpumodeler.core.models.kernel_time import KernelPrediction, predict_kernel,
 from gpumodeler.core.kernel.latency_bound import LatencyBound, analyze
 from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
 from gpumodeler.core.transfers.link import link_transfer_time_s
-from gpumodeler.core.kernel.warp_counts import WarpCounts, count
+from gpumodeler.core.kernel.warp_counts import PIPE_COUNT_NAMES, WarpCounts, count
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,22 @@ class KernelInputs:
     sfu_instructions: object = 0.0
     fp64_instructions: object = 0.0
     smem_bank_cycles: object = 0.0
+    # Per-pipe instructions per warp ({pipe: count}, throughput.PIPE_COUNTS) for GPUs that
+    # issue FP32/INT32/FP16/tensor separately (Volta+); None = only the CUDA-core total.
+    pipe_instructions: object = None
+    # Dual-issued pairs already taken off issued_instructions (paid back without dual issue).
+    dual_issues: object = 0.0
+
+    def overridden(self, **values) -> "KernelInputs":
+        """A copy with some inputs replaced (a launch's kernel overrides). An overridden
+        CUDA-core count replaces the per-pipe mix it was split from, and an overridden
+        issue count is taken as the issue count (no dual issues to pay back)."""
+        extra = {}
+        if "cuda_core_instructions" in values:
+            extra["pipe_instructions"] = None
+        if "issued_instructions" in values:
+            extra["dual_issues"] = 0.0
+        return replace(self, **extra, **values)
 
 
 @dataclass(frozen=True)
@@ -87,7 +103,14 @@ def kernel_inputs_from_graph(graph: KernelGraph, values: dict | None = None, *, 
         sfu_instructions=c["sfu_instructions"],
         fp64_instructions=c["fp64_instructions"],
         smem_bank_cycles=c["smem_bank_cycles"],
+        pipe_instructions=pipe_instructions(c),
+        dual_issues=c["dual_issues"],
     )
+
+
+def pipe_instructions(counts: dict) -> dict:
+    """{pipe: instructions per warp} from evaluated warp counts (warp_counts.COUNT_NAMES)."""
+    return {pipe: counts[name] for pipe, name in PIPE_COUNT_NAMES.items()}
 
 
 def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupancy,
@@ -99,7 +122,8 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
         gpu, cuda_core_instructions=inputs.cuda_core_instructions,
         issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
         sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
-        smem_bank_cycles=inputs.smem_bank_cycles)
+        smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
+        dual_issues=inputs.dual_issues)
     warps = warps_launched(grid_size, block_size, gpu.require("warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)

@@ -1,4 +1,5 @@
-"""Throughput bound: Gajger eq. 4.5–4.7 generalised to Volkov's per-resource worksheet.
+"""Throughput bound: Gajger eq. 4.5–4.7 generalised to Volkov's per-resource worksheet, with
+the issue pipes of Volta and later architectures.
 
 Volkov 2016 §3.6: for each SM resource r, the exclusive-use time of a warp is
 ``T_r = Σ_k N_k · c_{r,k}`` cycles (instruction mix N_k per warp, c the cycles instruction
@@ -10,14 +11,32 @@ Gajger eq. 4.5 keeps three resources:
     throughput bound = 1 / CPW_bound                                   (4.6)
     GMem_bandwidth = GMem_clock × bus width/8 × data rate / (SMs × SM_clock)   (4.7)
 
-Here, per warp and per SM, in cycles:
+Here, per warp and per SM, in cycles (W = warp size):
 
-* ``cuda_cores``  = warp_size × INS_CUDA / CUDA cores per SM
-* ``issue``       = INS_issued / (schedulers × issues per scheduler per cycle)
+* ``cuda_cores``  = W × INS_CUDA / CUDA cores per SM (GPUs before Volta, and any GPU when
+  only the total CUDA-core count is known)
+* ``issue``       = INS_issued / (schedulers × issues per scheduler per cycle); on a GPU
+  without dual issue (one dispatch per scheduler: Volta and later) a dual-issued pair of the
+  graph costs two issue slots
 * ``memory``      = GMem_bytes / GMem bytes per cycle per SM
-* ``sfu``         = warp_size × INS_SFU / SFUs per SM
-* ``fp64``        = warp_size × INS_FP64 / FP64 units per SM
+* ``sfu``         = W × INS_SFU / SFUs per SM
+* ``fp64``        = W × INS_FP64 / FP64 units per SM
 * ``shared_memory`` = Σ (conflict degree) / warp-wide shared accesses per cycle per SM
+
+On Volta and later (compute capability >= 7, :meth:`GPUSpec.issues_separate_pipes`), when
+the per-pipe instruction mix is known (``pipe_instructions``, from a kernel graph), the
+CUDA cores split into pipes (docs/pipes.md has the rules and their sources):
+
+* ``fp32``  = W × INS_FP32 / FP32 lanes per SM (``cuda_cores_per_sm``)
+* ``int32`` = W × INS_INT32 / INT32 lanes per SM (``int32_units_per_sm``)
+* ``fp32_int32`` = W × (INS_FP32 + INS_INT32) / (FP32 lanes + INT32 lanes − shared lanes),
+  only where INT32 runs on lanes that also execute FP32 (GA10x and Ada: 64 of the 128 FP32
+  lanes, ``int32_fp32_shared_lanes_per_sm``); with separate lanes (Volta, Turing, GA100,
+  Hopper) the two pipes are independent and this resource does not exist (0)
+* ``fp16``  = W × INS_FP16 / (FP16 results per cycle per SM / 2): every FP16 instruction is
+  counted as a packed HADD2/HMUL2/HFMA2, two results per thread (SASS has no other form)
+* ``tensor``: tensor-core instructions need a per-instruction cost nobody publishes for
+  every shape; the worksheet counts them but does not bound them (see docs/pipes.md)
 
 A resource the kernel does not use costs 0 cycles and needs no device parameter; one it
 uses whose hardware count is unknown is an error naming the missing parameter. All inputs
@@ -32,7 +51,13 @@ import numpy as np
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 
-RESOURCES = ("cuda_cores", "issue", "memory", "sfu", "fp64", "shared_memory")
+# Gajger/Volkov's resources first (ties keep their historical order), then the pipes of
+# Volta and later; a resource a GPU does not have reads 0.
+RESOURCES = ("cuda_cores", "issue", "memory", "sfu", "fp64", "shared_memory",
+             "fp32", "int32", "fp32_int32", "fp16")
+#: Pipes a kernel graph's per-pipe counts may name (core.kernel.opcodes.PIPES that run
+#: arithmetic on CUDA-core lanes or tensor cores; sfu and fp64 have their own arguments).
+PIPE_COUNTS = ("fp32", "int32", "fp16", "tensor")
 
 
 @dataclass(frozen=True)
@@ -43,6 +68,7 @@ class ThroughputBound:
     binding: object  # resource name (str) or array of names
     cycles_per_warp_bound: object  # max over resources
     warps_per_cycle: object  # 1 / cycles_per_warp_bound
+    pipes: bool = False  # True when the CUDA cores were split into Volta+ pipes
 
 
 def _nonneg(name, value):
@@ -52,10 +78,53 @@ def _nonneg(name, value):
     return arr if arr.ndim else float(arr)
 
 
+def _used(value) -> bool:
+    return bool(np.any(np.asarray(value) > 0))
+
+
+def _zero(value):
+    return 0.0 * value
+
+
+def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
+    """fp32, int32, fp32_int32 and fp16 cycles per warp on a Volta-or-later SM."""
+    fp32, int32, fp16 = pipes["fp32"], pipes["int32"], pipes["fp16"]
+    out = {"fp32": _zero(fp32), "int32": _zero(int32), "fp32_int32": _zero(fp32 + int32),
+           "fp16": _zero(fp16)}
+    if _used(fp32):
+        out["fp32"] = warp * fp32 / gpu.require("cuda_cores_per_sm")
+    if _used(int32):
+        int_lanes = gpu.require("int32_units_per_sm")
+        out["int32"] = warp * int32 / int_lanes
+        shared = gpu.int32_fp32_shared_lanes_per_sm
+        if shared is None:
+            raise InvalidParameter(
+                f"GPU '{gpu.name}': int32_fp32_shared_lanes_per_sm is unknown (how many INT32 "
+                f"lanes also execute FP32: 0 on Volta, Turing, GA100 and Hopper, 64 on GA10x "
+                f"and Ada); give it explicitly", item="int32_fp32_shared_lanes_per_sm")
+        if shared < 0 or shared > int_lanes:
+            raise InvalidParameter(
+                f"GPU '{gpu.name}': int32_fp32_shared_lanes_per_sm must be within 0.."
+                f"{int_lanes} (the INT32 lanes), got {shared}",
+                item="int32_fp32_shared_lanes_per_sm")
+        if shared > 0:
+            lanes = gpu.require("cuda_cores_per_sm") + int_lanes - shared
+            out["fp32_int32"] = warp * (fp32 + int32) / lanes
+    if _used(fp16):
+        out["fp16"] = warp * fp16 / (gpu.require("fp16_results_per_cycle_per_sm") / 2.0)
+    return out
+
+
 def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instructions=0.0,
                      gmem_bytes=0.0, sfu_instructions=0.0, fp64_instructions=0.0,
-                     smem_bank_cycles=0.0) -> ThroughputBound:
-    """Per-resource worksheet for one warp (counts per warp; see module docstring)."""
+                     smem_bank_cycles=0.0, pipe_instructions: dict | None = None,
+                     dual_issues=0.0) -> ThroughputBound:
+    """Per-resource worksheet for one warp (counts per warp; see module docstring).
+
+    ``pipe_instructions`` maps pipes (``PIPE_COUNTS``) to instructions per warp; on a GPU
+    that issues separate pipes it replaces ``cuda_core_instructions``. ``dual_issues`` is
+    the number of dual-issued pairs already subtracted from ``issued_instructions``; a GPU
+    without dual issue pays them back."""
     counts = {
         "cuda_cores": _nonneg("CUDA-core instructions", cuda_core_instructions),
         "issue": _nonneg("issued instructions", issued_instructions),
@@ -64,25 +133,42 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
         "fp64": _nonneg("FP64 instructions", fp64_instructions),
         "shared_memory": _nonneg("shared-memory bank cycles", smem_bank_cycles),
     }
-
-    def used(name):
-        return bool(np.any(np.asarray(counts[name]) > 0))
+    dual = _nonneg("dual issues", dual_issues)
+    split = pipe_instructions is not None and gpu.issues_separate_pipes()
+    pipes = {}
+    if split:
+        unknown = sorted(set(pipe_instructions) - set(PIPE_COUNTS))
+        if unknown:
+            raise InvalidParameter(f"unknown pipe(s) {', '.join(unknown)}; valid: "
+                                   f"{', '.join(PIPE_COUNTS)}")
+        pipes = {p: _nonneg(f"{p} instructions", pipe_instructions.get(p, 0.0))
+                 for p in PIPE_COUNTS}
 
     warp = gpu.require("warp_size")
     cycles = {}
-    cycles["cuda_cores"] = (warp * counts["cuda_cores"] / gpu.require("cuda_cores_per_sm")
-                            if used("cuda_cores") else 0.0 * counts["cuda_cores"])
-    cycles["issue"] = (counts["issue"] / (gpu.require("schedulers_per_sm")
-                                          * gpu.require("issue_per_scheduler_per_cycle"))
-                       if used("issue") else 0.0 * counts["issue"])
+    if split:
+        cycles["cuda_cores"] = _zero(counts["cuda_cores"])
+    else:
+        cycles["cuda_cores"] = (warp * counts["cuda_cores"] / gpu.require("cuda_cores_per_sm")
+                                if _used(counts["cuda_cores"]) else _zero(counts["cuda_cores"]))
+    issued = counts["issue"]
+    if _used(dual) and not gpu.dual_issue():
+        issued = issued + dual
+    cycles["issue"] = (issued / (gpu.require("schedulers_per_sm")
+                                 * gpu.require("issue_per_scheduler_per_cycle"))
+                       if _used(issued) else _zero(issued))
     cycles["memory"] = (counts["memory"] / gpu.gmem_bandwidth_bytes_per_cycle_per_sm()
-                        if used("memory") else 0.0 * counts["memory"])
+                        if _used(counts["memory"]) else _zero(counts["memory"]))
     cycles["sfu"] = (warp * counts["sfu"] / gpu.require("sfu_per_sm")
-                     if used("sfu") else 0.0 * counts["sfu"])
+                     if _used(counts["sfu"]) else _zero(counts["sfu"]))
     cycles["fp64"] = (warp * counts["fp64"] / gpu.require("fp64_units_per_sm")
-                      if used("fp64") else 0.0 * counts["fp64"])
+                      if _used(counts["fp64"]) else _zero(counts["fp64"]))
     cycles["shared_memory"] = (counts["shared_memory"] / gpu.require("smem_accesses_per_cycle_per_sm")
-                               if used("shared_memory") else 0.0 * counts["shared_memory"])
+                               if _used(counts["shared_memory"]) else _zero(counts["shared_memory"]))
+    if split:
+        cycles.update(_pipe_cycles(gpu, warp, pipes))
+    else:
+        cycles.update({p: 0.0 for p in ("fp32", "int32", "fp32_int32", "fp16")})
     stacked = np.broadcast_arrays(*[np.asarray(cycles[r], dtype=float) for r in RESOURCES])
     table = np.stack(stacked)
     worst = table.max(axis=0)
@@ -97,4 +183,5 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
         binding=str(names) if scalar else names,
         cycles_per_warp_bound=float(worst) if scalar else worst,
         warps_per_cycle=float(1.0 / worst) if scalar else 1.0 / worst,
+        pipes=split,
     )

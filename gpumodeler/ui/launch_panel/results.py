@@ -14,7 +14,9 @@ from ..plots.units import fmt_bytes, fmt_count, fmt_time
 from .fields import message_label
 
 RESOURCE_NAMES = {"cuda_cores": "CUDA cores", "issue": "issue", "memory": "global memory",
-                  "sfu": "SFU", "fp64": "FP64", "shared_memory": "shared memory", "latency": "latency"}
+                  "sfu": "SFU", "fp64": "FP64", "shared_memory": "shared memory", "latency": "latency",
+                  "fp32": "FP32 pipe", "int32": "INT32 pipe", "fp32_int32": "FP32+INT32 lanes",
+                  "fp16": "FP16 pipe"}
 LIMIT_NAMES = {"warps": "warps", "registers": "registers", "shared_memory": "shared memory",
                "blocks": "blocks per SM"}
 ROWS = (("kernel_time", "Kernel time"), ("mode", "Mode"), ("latency_bound", "Latency bound"),
