@@ -33,6 +33,17 @@ def register(sub) -> None:
     ln.add_argument("--nominal-bandwidth", type=common.bandwidth_arg, metavar="B/S",
                     help="nominal bandwidth of the link, to report λ (e.g. 15.8GB/s)")
     ln.add_argument("--weighting", choices=("relative", "absolute"), default="relative")
+    m = ln.add_argument_group("from imported measurements (regime model, leave-one-out)")
+    m.add_argument("--measurements", metavar="FILE",
+                   help="measured copies: JSON records (measure import --json) or a profiler CSV")
+    m.add_argument("--direction", choices=("htod", "dtoh"), help="which copies to fit")
+    m.add_argument("--memory-kind", metavar="KIND",
+                   help="pageable, pinned, or an application label (one calibration each)")
+    m.add_argument("--gpu", metavar="NAME", help="the GPU's copies, when the file has several")
+    m.add_argument("--regimes", type=common.int_arg, metavar="N",
+                   help="force N bandwidth regimes (default: chosen by leave-one-out)")
+    m.add_argument("--predict", type=common.list_of(common.bytes_arg), metavar="SIZE[,SIZE...]",
+                   help="sizes to predict with the fitted model")
     ln.add_argument("--json", action="store_true")
     ln.set_defaults(func=run_link)
 
@@ -90,6 +101,17 @@ def run_lambda(args) -> int:
 
 
 def run_link(args) -> int:
+    if args.measurements is not None:
+        from .calibrate_link import link_result, print_link
+        out, _, _ = link_result(args)
+        if args.json:
+            common.print_json(out)
+        else:
+            print_link(out)
+        return 0
+    for flag in ("direction", "memory_kind", "gpu", "regimes", "predict"):
+        if getattr(args, flag) is not None:
+            raise CLIError(f"--{flag.replace('_', '-')} needs --measurements FILE")
     sizes, times = _pairs(args, "sizes", "times", ["bytes", "seconds"])
     fit = fit_link(sizes, times, args.nominal_bandwidth, args.weighting)
     extra = {"startup_s": fit.startup_s, "effective_bandwidth_bytes_per_s": fit.effective_bandwidth_bytes_per_s}
