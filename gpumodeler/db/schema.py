@@ -21,6 +21,9 @@ text lists a digest per field (digests.py), so comparisons read only the fields 
 
 Version 3 lets ``devices.kind`` be ``latency_table`` too (a per-architecture latency table
 whose values are in cycles), rebuilding the devices table to change its CHECK.
+
+Version 4 adds ``calibrations``: fitted link models and kernel λ, each belonging to a device
+(``device_id``, deleted with it) with its provenance; see calibrations.py.
 """
 from __future__ import annotations
 
@@ -209,8 +212,38 @@ def m003_latency_table_kind(db: sqlite_utils.Database) -> None:
         conn.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
 
 
+_V4_CALIBRATIONS = [
+    """CREATE TABLE calibrations (
+        id INTEGER PRIMARY KEY,
+        device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind = 'link' OR kind = 'kernel'),
+        subject TEXT NOT NULL,
+        label TEXT NOT NULL,
+        parameters TEXT NOT NULL CHECK (json_valid(parameters)),
+        residuals TEXT NOT NULL CHECK (json_valid(residuals)),
+        mape_percent REAL,
+        loo_mape REAL,
+        loo_median_ape REAL,
+        measurements_name TEXT NOT NULL,
+        measurements_sha256 TEXT NOT NULL,
+        created TEXT NOT NULL,
+        note TEXT,
+        is_current INTEGER NOT NULL CHECK (is_current = 0 OR is_current = 1)
+    )""",
+    "CREATE INDEX calibrations_by_device ON calibrations (device_id, kind, subject, label)",
+]
+
+
+@migrations(name="m004_calibrations")
+def m004_calibrations(db: sqlite_utils.Database) -> None:
+    """Fitted link models and kernel λ with their provenance, per device."""
+    for statement in _V4_CALIBRATIONS:
+        db.execute(statement)
+
+
 # The version a file has once every migration above ran; bump with each new migration.
-KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind")
+KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind",
+                    "m004_calibrations")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 
