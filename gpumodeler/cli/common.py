@@ -124,6 +124,9 @@ def add_link_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--startup-dtoh", type=seconds_arg, metavar="S")
     g.add_argument("--lambda-htod", type=float_arg)
     g.add_argument("--lambda-dtoh", type=float_arg)
+    g.add_argument("--link-calibration", metavar="LABEL",
+                   help="use the stored calibration LABEL of --link (calibrate link --save) "
+                        "for the directions it covers")
 
 
 def latency_table_for(key: str | None):
@@ -183,16 +186,41 @@ def resolve_link(args) -> LinkSpec | None:
         "lambda_dtoh": args.lambda_dtoh}.items() if v is not None}
     from dataclasses import replace
     link = replace(link, **changes)
+    if getattr(args, "link_calibration", None):
+        link = calibrated_link(link, args)
+    calibrated = {d for d, _ in link.transfer_models}
     missing = []
-    if link.bandwidth_bytes_per_s is None:
+    if link.bandwidth_bytes_per_s is None and not {
+            d for d, n in (("htod", args.htod), ("dtoh", args.dtoh)) if n} <= calibrated:
         missing.append("--link-bandwidth")
-    if args.htod and link.startup_htod_s is None:
+    if args.htod and link.startup_htod_s is None and "htod" not in calibrated:
         missing.append("--startup-htod")
-    if args.dtoh and link.startup_dtoh_s is None:
+    if args.dtoh and link.startup_dtoh_s is None and "dtoh" not in calibrated:
         missing.append("--startup-dtoh")
     if missing:
         raise CLIError(f"transfers need {', '.join(missing)} (or --link NAME with those values known)")
     return link
+
+
+def calibrated_link(link: LinkSpec, args) -> LinkSpec:
+    """``link`` with the stored calibrations labelled --link-calibration of --link: each
+    direction with transfers uses its calibrated model (core/transfers/models.py)."""
+    if not args.link:
+        raise CLIError("--link-calibration needs --link NAME (the link the calibration belongs to)")
+    from dataclasses import replace
+
+    from gpumodeler.core.transfers.models import TransferModel
+    from gpumodeler.db.calibrations import list_calibrations
+    with open_catalog() as catalog:
+        cals = [c for c in list_calibrations(catalog, args.link, "link")
+                if c.is_current and c.label == args.link_calibration]
+    if not cals:
+        raise CLIError(f"no calibration labelled {args.link_calibration!r} for link {args.link!r}; "
+                       "see gpumodeler calibrate list --device LINK")
+    needed = [d for d, n in (("htod", args.htod), ("dtoh", args.dtoh)) if n]
+    models = tuple((c.subject, TransferModel.from_dict(c.parameters)) for c in cals
+                   if c.subject in needed)
+    return replace(link, transfer_models=models)
 
 
 def transfer_list(args) -> list[tuple[str, float]]:

@@ -1,0 +1,127 @@
+"""`gpumodeler calibrate kernel`: λ of one kernel on one GPU from imported launches.
+
+Each measured launch of the kernel is predicted at λ = 1 with its own grid, block and
+occupancy (from its registers and shared memory, or --occupancy), with per-warp inputs from
+--graph (and --set) or the explicit per-warp flags; λ is fitted by eq. 4.4 (least squares)
+with leave-one-out over launch sizes (core/transfers/lambda_fit.py).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from gpumodeler.core.models.gajger import predict
+from gpumodeler.core.transfers.lambda_fit import fit_kernel_lambda_loo
+from gpumodeler.core.transfers.selection import where
+
+from . import common
+from .calibrate_link import load_records
+from .main import CLIError
+
+
+def add_flags(k) -> None:
+    k.add_argument("--measurements", metavar="FILE", required=True,
+                   help="measured launches: JSON records (measure import --json) or a profiler CSV")
+    k.add_argument("--kernel", metavar="NAME", required=True,
+                   help="the kernel's name in the file (a demangled name's prefix is enough)")
+    k.add_argument("--gpu", metavar="NAME", help="the launches of this GPU, when the file has several")
+    common.add_device_flags(k)
+    g = k.add_argument_group("kernel (per warp; explicit flags override --graph)")
+    g.add_argument("--graph", metavar="KERNEL.json", help="per-warp values from a kernel graph")
+    g.add_argument("--set", type=common.set_arg, action="append", default=[], metavar="NAME=VALUE")
+    for flag in ("latency-bound", "issued-instructions", "cuda-core-instructions", "gmem-bytes",
+                 "sfu-instructions", "fp64-instructions", "smem-bank-cycles"):
+        g.add_argument(f"--{flag}", type=common.float_arg, metavar="N")
+    k.add_argument("--occupancy", type=common.float_arg, metavar="WARPS",
+                   help="active warps per SM for every launch (default: from each launch's "
+                        "registers and shared memory)")
+    k.add_argument("--weighting", choices=("relative", "absolute"), default="relative")
+
+
+def _matches(name: str, wanted: str) -> bool:
+    return name == wanted or (name.startswith(wanted) and name[len(wanted)] in "(< ")
+
+
+def kernel_launches(records, kernel: str, gpu: str | None):
+    launches = [r for r in records if r.kind == "kernel"]
+    if not launches:
+        raise CLIError(f"no kernel launches among the {len(records)} measurement(s)")
+    chosen = [r for r in launches if _matches(r.name, kernel)]
+    if not chosen:
+        names = sorted({r.name for r in launches})
+        raise CLIError(f"no launches of kernel {kernel!r}; the file has "
+                       f"{', '.join(names[:5])}{' ...' if len(names) > 5 else ''}")
+    gpus = sorted({r.gpu for r in chosen if r.gpu})
+    if gpu is None and len(gpus) > 1:
+        raise CLIError(f"kernel {kernel!r} was measured on several GPUs ({', '.join(gpus)}); "
+                       "choose one with --gpu")
+    if gpu is not None:
+        chosen = [r for r in chosen if r.gpu in (gpu, "")]
+        if not chosen:
+            raise CLIError(f"no launches of {kernel!r} on GPU {gpu!r} (found {', '.join(gpus)})")
+    return chosen
+
+
+def kernel_result(args):
+    """(report dict, KernelLambdaFit, gpu spec)."""
+    from .cmd_predict import kernel_inputs
+    records = load_records(args.measurements)
+    launches = kernel_launches(records, args.kernel, args.gpu)
+    gpu = common.resolve_gpu(args)
+    inputs = kernel_inputs(args)
+    estimates, measured, sizes, rows = [], [], [], []
+    for r in launches:
+        if not r.grid or not r.block:
+            raise CLIError(f"{where(r)}: the launch has no grid/block size; λ needs both")
+        if not (isinstance(r.time_s, (int, float)) and math.isfinite(r.time_s) and r.time_s > 0):
+            raise CLIError(f"{where(r)}: time_s must be a duration > 0 s, got {r.time_s!r}")
+        threads = math.prod(r.block)
+        if args.occupancy is not None:
+            occ = args.occupancy
+        else:
+            if r.registers_per_thread is None:
+                raise CLIError(f"{where(r)}: registers per thread are unknown; give --occupancy WARPS")
+            if not gpu.compute_capability:
+                raise CLIError("computing occupancy needs the compute capability: give --cc or --device")
+            from gpumodeler.core.occupancy.calculator import occupancy
+            occ = occupancy(gpu.compute_capability, threads, r.registers_per_thread,
+                            int(r.shared_mem_bytes or 0)).active_warps_per_sm
+        p = predict(gpu, inputs, grid_size=tuple(r.grid), block_size=tuple(r.block),
+                    occupancy=occ, lam=1.0)
+        estimates.append(float(p.kernel.time_s))
+        measured.append(float(r.time_s))
+        sizes.append(float(math.prod(r.grid) * threads))
+        rows.append(r)
+    fit = fit_kernel_lambda_loo(estimates, measured, sizes, weighting=args.weighting)
+    loo = fit.loo_relative_errors
+    out = {"kernel": args.kernel, "gpu": gpu.name, "launches": len(rows),
+           "lambda": fit.lam, "parameters": {"lambda": fit.lam, "weighting": args.weighting},
+           "mape_percent": fit.fit.mape_percent, "loo_mape": fit.loo_mape,
+           "loo_median_ape": fit.loo_median_ape, "warning": fit.warning,
+           "notes": list(fit.notes),
+           "residuals": [{"threads": s, "grid": list(r.grid), "block": list(r.block),
+                          "estimated_lambda_1_s": e, "measured_s": m, "predicted_s": float(p_),
+                          "relative_residual": float(q),
+                          "loo_relative_error": None if loo is None else float(loo[i])}
+                         for i, (s, r, e, m, p_, q) in enumerate(zip(
+                             sizes, rows, estimates, measured, fit.fit.predicted_s,
+                             fit.fit.relative_residuals))]}
+    return out, fit, gpu
+
+
+def print_kernel(out: dict) -> None:
+    print(f"{'kernel':24} {out['kernel']} on {out['gpu']} ({out['launches']} launches)")
+    print(f"{'lambda':24} {out['lambda']:.6g}")
+    print(f"{'in-sample error':24} {out['mape_percent']:.3g} %")
+    if out["loo_mape"] is not None:
+        print(f"{'leave-one-out error':24} mean {out['loo_mape']:.3g} %, median "
+              f"{out['loo_median_ape']:.3g} %")
+    for note in out["notes"]:
+        print(f"{'note':24} {note}")
+    if out["warning"]:
+        print(f"warning: {out['warning']}")
+    print("threads         measured          predicted         residual")
+    for r in out["residuals"]:
+        print(f"{r['threads']:<15.6g} {common.fmt_time(r['measured_s']):17} "
+              f"{common.fmt_time(r['predicted_s']):17} {r['relative_residual'] * 100:+.3g} %")
