@@ -43,6 +43,9 @@ def link_result(args):
         if getattr(args, flag) is not None:
             raise CLIError(f"give --measurements FILE or --sizes/--times (or --csv), not both "
                            f"(got --{flag} too)")
+    if args.weighting != "relative":
+        raise CLIError("--weighting applies to --sizes/--times; the regime model always fits "
+                       "relative errors")
     records = load_records(args.measurements)
     sel = select_copies(records, direction=args.direction, memory_kind=args.memory_kind,
                         gpu=args.gpu)
@@ -54,6 +57,11 @@ def link_result(args):
            "loo_median_ape": fit.loo_median_ape, "mape_percent": fit.mape_percent,
            "candidates": {str(k): v for k, v in fit.candidates.items()},
            "residuals": residual_rows(fit), "notes": list(fit.notes)}
+    if args.nominal_bandwidth is not None:
+        if not args.nominal_bandwidth > 0:
+            raise CLIError("--nominal-bandwidth must be > 0 B/s")
+        out["lambda_by_regime"] = [r.bandwidth_bytes_per_s / args.nominal_bandwidth
+                                   for r in fit.model.regimes]
     if args.predict is not None:
         times = fit.model.time_s(args.predict)
         out["predictions"] = [{"size_bytes": float(n), "time_s": float(t)}

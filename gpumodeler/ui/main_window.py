@@ -25,6 +25,7 @@ from gpumodeler.core.project import Project
 from gpumodeler.db.project_file import load_project, save_project
 from gpumodeler.ui import settings
 from gpumodeler.ui.binding import DocumentBinding
+from gpumodeler.ui.calibration.dialog import open_calibration_dialog
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.icons import icon
 from gpumodeler.ui.inspector import PropertyInspector
@@ -151,6 +152,9 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
+        file_menu.addSeparator()
+        file_menu.addAction("Calibrate &Link from Measurements…",
+                            lambda: open_calibration_dialog(self, self.catalog))
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = bar.addMenu("&Edit")

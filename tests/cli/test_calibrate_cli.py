@@ -70,6 +70,11 @@ def test_link_from_measurements(capsys, copies_file, gpumodeler_env):
     code, out, _ = run(capsys, "calibrate", "link", "--measurements", copies_file,
                        "--direction", "htod", "--memory-kind", "pageable")
     assert code == 0 and "leave-one-out error" in out and "regime" in out
+    code, out, _ = run(capsys, "calibrate", "link", "--measurements", copies_file, "--direction",
+                       "htod", "--memory-kind", "pageable", "--nominal-bandwidth", "15.8GB/s",
+                       "--json")
+    lams = json.loads(out)["lambda_by_regime"]
+    assert code == 0 and lams[0] == pytest.approx(10.3 / 15.8, rel=0.03)
 
 
 def test_old_sizes_and_times_still_fit_one_line(capsys):
@@ -107,6 +112,7 @@ def _bad(tmp_path, name, text):
      "belongs to a link"),
     (lambda d, c: c, ["--direction", "dtoh", "--save", "--link", "no such link"], "no such link"),
     (lambda d, c: _bad(d, "other.csv", "Date,Open,High\n2024-01-01,1,2\n"), [], "other.csv"),
+    (lambda d, c: c, ["--direction", "dtoh", "--weighting", "absolute"], "--weighting applies"),
 ])
 def test_bad_input_one_line_exit_2_store_untouched(capsys, tmp_path, copies_file, gpumodeler_env,
                                                    make, extra, message):
