@@ -207,20 +207,11 @@ def calibrated_link(link: LinkSpec, args) -> LinkSpec:
     direction with transfers uses its calibrated model (core/transfers/models.py)."""
     if not args.link:
         raise CLIError("--link-calibration needs --link NAME (the link the calibration belongs to)")
-    from dataclasses import replace
-
-    from gpumodeler.core.transfers.models import TransferModel
-    from gpumodeler.db.calibrations import list_calibrations
+    from gpumodeler.db.calibrations import calibrated_link_spec
+    needed = tuple(d for d, n in (("htod", args.htod), ("dtoh", args.dtoh)) if n)
     with open_catalog() as catalog:
-        cals = [c for c in list_calibrations(catalog, args.link, "link")
-                if c.is_current and c.label == args.link_calibration]
-    if not cals:
-        raise CLIError(f"no calibration labelled {args.link_calibration!r} for link {args.link!r}; "
-                       "see gpumodeler calibrate list --device LINK")
-    needed = [d for d, n in (("htod", args.htod), ("dtoh", args.dtoh)) if n]
-    models = tuple((c.subject, TransferModel.from_dict(c.parameters)) for c in cals
-                   if c.subject in needed)
-    return replace(link, transfer_models=models)
+        return calibrated_link_spec(catalog, args.link, args.link_calibration, base=link,
+                                    directions=needed)
 
 
 def transfer_list(args) -> list[tuple[str, float]]:

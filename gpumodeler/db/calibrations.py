@@ -219,3 +219,25 @@ def current_calibration(catalog: "Catalog", device: str, kind: str, subject: str
         if cal.key == (kind, subject, label) and cal.is_current:
             return cal
     return None
+
+
+def calibrated_link_spec(catalog: "Catalog", link: str, label: str, base=None,
+                         directions=("htod", "dtoh")):
+    """The core LinkSpec of ``link`` (or ``base``, e.g. with overrides applied) carrying
+    the current calibrations labelled ``label`` of the given directions as transfer models:
+    what predict uses for those directions instead of eq. 5.5. DeviceEditError when the
+    link has no calibration of that label."""
+    from dataclasses import replace as replace_spec
+
+    from gpumodeler.core.transfers.models import TransferModel
+    cals = [c for c in list_calibrations(catalog, link, "link")
+            if c.is_current and c.label == label]
+    if not cals:
+        labels = sorted({c.label for c in list_calibrations(catalog, link, "link")})
+        raise DeviceEditError(f"no calibration labelled {label!r} for link {link!r} "
+                              f"(stored: {', '.join(labels) or 'none'}); see "
+                              "gpumodeler calibrate list")
+    spec = base if base is not None else catalog.get(link).to_link_spec()
+    models = tuple((c.subject, TransferModel.from_dict(c.parameters)) for c in cals
+                   if c.subject in directions)
+    return replace_spec(spec, transfer_models=models)

@@ -138,6 +138,10 @@ def test_selection_keeps_one_direction_memory_kind_and_gpu():
     assert sel.sizes_bytes.tolist() == [2e6] and sel.memory_kind == "pinned"
     unlabelled = [_copy("dtoh", 1e6, 1e-4, kind=""), _copy("dtoh", 2e6, 2e-4, kind="")]
     assert select_copies(unlabelled, memory_kind="app-A").memory_kind == "app-A"
+    with pytest.raises(InvalidParameter, match="do not say their memory kind"):
+        select_copies(unlabelled + [_copy("dtoh", 3e6, 3e-4, kind="pinned")])
+    assert select_copies(unlabelled + [_copy("dtoh", 3e6, 3e-4, kind="pinned")],
+                         memory_kind="pinned").sizes_bytes.tolist() == [3e6]
     with pytest.raises(InvalidParameter, match="--gpu"):
         select_copies([_copy("dtoh", 1, 1e-6, gpu="A"), _copy("dtoh", 1, 1e-6, gpu="B")])
     with pytest.raises(InvalidParameter, match=r"m.csv row 7: time_s"):

@@ -150,3 +150,17 @@ def test_a_version_3_database_gains_the_calibrations_table(tmp_path):
     applied = [r[0] for r in db.execute("SELECT name FROM _sqlite_migrations ORDER BY id")]
     db.close()
     assert applied == list(KNOWN_MIGRATIONS)
+
+
+def test_a_calibrated_link_spec_times_transfers_with_the_stored_model(catalog):
+    from gpumodeler.core.transfers.link import link_transfer_time_s
+    from gpumodeler.core.transfers.models import TransferModel
+    from gpumodeler.db.calibrations import calibrated_link_spec
+    save_calibration(catalog, link_cal())
+    spec = calibrated_link_spec(catalog, "pcie3", "pageable")
+    model = TransferModel.from_dict(MODEL)
+    assert link_transfer_time_s(spec, "htod", 2**20) == model.time_s(2**20)
+    # the other direction keeps eq. 5.5 (and its missing startup is still an error)
+    assert spec.transfer_model("dtoh") is None
+    with pytest.raises(DeviceEditError, match="stored: pageable"):
+        calibrated_link_spec(catalog, "pcie3", "pinned")

@@ -76,6 +76,9 @@ def select_copies(records, *, direction: str | None = None, memory_kind: str | N
     kinds = {r.memory_kind for r in chosen}
     if memory_kind is None:
         memory_kind = _one_of(kinds, "memory kind", "--memory-kind", None)
+        if memory_kind and "" in kinds:
+            raise InvalidParameter(f"some {direction} copies are {memory_kind} and some do not "
+                                   "say their memory kind; choose with --memory-kind")
         chosen = [r for r in chosen if r.memory_kind in (memory_kind, "")]
     else:
         same = [r for r in chosen if r.memory_kind == memory_kind]
