@@ -59,7 +59,8 @@ def save_link(args, out: dict, fit) -> dict:
 
 def save_kernel(args, out: dict) -> dict:
     from gpumodeler.db.calibrations import Calibration
-    cal = Calibration(args.device, "kernel", args.kernel, (args.label or "default").strip(),
+    # the GPU's catalog name: --device resolved, or the project launch's GPU
+    cal = Calibration(out["gpu"], "kernel", args.kernel, (args.label or "default").strip(),
                       out["parameters"], tuple(out["residuals"]), out["mape_percent"],
                       out["loo_mape"], out["loo_median_ape"], Path(args.measurements).name,
                       file_digest(args.measurements), _now(), note=out["warning"])

@@ -129,7 +129,10 @@ def run_list(args) -> int:
 def run_kernel(args) -> int:
     from .calibrate_kernel import kernel_result, print_kernel
     from .calibrate_store import check_save_flags, save_kernel
-    check_save_flags(args, "device", "--device")
+    if args.project is None:
+        check_save_flags(args, "device", "--device")
+    else:
+        check_save_flags(args, "project", "--project")
     out, _, _ = kernel_result(args)
     if args.save:
         out["saved"] = save_kernel(args, out)

@@ -227,3 +227,29 @@ def test_kernel_bad_input(capsys, tmp_path, gpumodeler_env, extra, message):
     code, out, err = run(capsys, "calibrate", "kernel", "--measurements", path, *extra)
     assert code == 2 and message in err and err.count("\n") == 1
     assert _hash(gpumodeler_env) == before
+
+
+EXAMPLE = ROOT / "resources/examples/saxpy2-gtx970.gpm"
+
+
+def test_kernel_lambda_from_a_project_launch(capsys, tmp_path, gpumodeler_env):
+    """The example project's launch (saxpy2, a = 128 on the GTX 970) gives the same λ = 1
+    predictions as the explicit flags, so the same λ; --save stores it for its GPU."""
+    path = launches(tmp_path / "runs.json", 0.7)
+    code, out, _ = run(capsys, "calibrate", "kernel", "--measurements", path, *KERNEL, "--json")
+    flags = json.loads(out)
+    code, out, err = run(capsys, "calibrate", "kernel", "--measurements", path, "--kernel",
+                         "saxpy2", "--project", EXAMPLE, "--launch", "Fig. 5.24", "--save",
+                         "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["gpu"] == GPU and r["lambda"] == pytest.approx(flags["lambda"], rel=1e-9)
+    assert [x["estimated_lambda_1_s"] for x in r["residuals"]] == pytest.approx(
+        [x["estimated_lambda_1_s"] for x in flags["residuals"]], rel=1e-12)
+    assert r["saved"]["device"] == GPU
+    code, _, err = run(capsys, "calibrate", "kernel", "--measurements", path, "--kernel",
+                       "saxpy2", "--project", EXAMPLE, "--launch", "Fig. 5.24", "--graph", SAXPY2)
+    assert code == 2 and "drop --graph" in err
+    code, _, err = run(capsys, "calibrate", "kernel", "--measurements", path, "--kernel",
+                       "saxpy2", "--project", EXAMPLE, "--launch", "nope")
+    assert code == 2 and "no launch 'nope'" in err
