@@ -107,7 +107,11 @@ def check_calibration(cal: Calibration) -> None:
 
 
 def _json(value) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise DeviceEditError(f"a calibration's parameters and residuals must be finite JSON "
+                              f"values ({exc})") from None
 
 
 def raw_from_calibration(cal: Calibration) -> tuple:
@@ -182,9 +186,9 @@ def save_calibration(catalog: "Catalog", cal: Calibration) -> Calibration:
     if summary.kind != wanted:
         raise DeviceEditError(f"'{summary.name}' is a {summary.kind}; a {cal.kind} calibration "
                               f"belongs to a {wanted}")
-    _, db = catalog._editable(summary.name)
     cal = replace(cal, device=summary.name, is_current=True)
-    new = raw_from_calibration(cal)
+    new = raw_from_calibration(cal)          # every check before the first write
+    _, db = catalog._editable(summary.name)
     with db.atomic():
         device_id = device_row(db, normalize_name(summary.name))["id"]
         have = read_calibrations(db, [normalize_name(summary.name)])

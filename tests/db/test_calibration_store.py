@@ -164,3 +164,13 @@ def test_a_calibrated_link_spec_times_transfers_with_the_stored_model(catalog):
     assert spec.transfer_model("dtoh") is None
     with pytest.raises(DeviceEditError, match="stored: pageable"):
         calibrated_link_spec(catalog, "pcie3", "pinned")
+
+
+def test_a_calibration_with_nan_residuals_leaves_a_shipped_device_alone(catalog, tmp_path):
+    bad = Calibration("pcie3", "link", "htod", "pageable", MODEL,
+                      ({"relative_residual": float("nan")},), 1.0, 1.0, 1.0, "c.json", SHA,
+                      "2026-11-23T10:00:00Z")
+    with pytest.raises(DeviceEditError, match="finite"):
+        save_calibration(catalog, bad)
+    assert catalog.get("pcie3").origin == "shipped"       # not copied to the user database
+    assert not (tmp_path / "user.db").exists()
