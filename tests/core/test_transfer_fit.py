@@ -160,3 +160,13 @@ def test_measurements_from_json_round_trip_and_errors():
         measurements_from_json([{"kind": "memcpy", "time_s": 1}], "f")
     with pytest.raises(FormatError, match="list"):
         measurements_from_json({"kind": "kernel"}, "f")
+
+
+def test_many_sizes_are_grouped_for_the_breakpoints_and_still_fit():
+    rng = np.random.default_rng(11)
+    n = np.unique(np.round(np.logspace(2, 9.5, 300)))
+    t = (5e-6 + n / np.where(n < 3e6, 6e9, 2.5e9)) * (1 + NOISE * rng.standard_normal(n.size))
+    fit = fit_transfer_model(n, t)
+    assert fit.loo_mape <= 1.5 * NOISE * 100
+    assert fit.model.bandwidth_bytes_per_s(1e6) == pytest.approx(6e9, rel=0.03)
+    assert fit.model.bandwidth_bytes_per_s(1e8) == pytest.approx(2.5e9, rel=0.03)

@@ -47,6 +47,10 @@ MAX_REGIMES = 5
 #: A model with more regimes is chosen only when its LOO MAPE beats every simpler one by
 #: more than this fraction of itself.
 SIMPLER_TOLERANCE = 0.05
+#: Breakpoints fall between at most this many groups of consecutive sizes: with more
+#: distinct sizes, neighbours are grouped (equal counts), which keeps leave-one-out at
+#: O(sizes × groups²) — 500 sizes took 36 s ungrouped, about 2 s grouped.
+MAX_BREAKPOINT_GROUPS = 96
 
 
 @dataclass(frozen=True)
@@ -136,7 +140,11 @@ def _grouped(n, t, ts):
 def _segmentations(sizes, W, Y, Q, max_regimes: int) -> dict[int, list]:
     """Optimal splits of the sorted sizes into 1..``max_regimes`` contiguous groups (exact
     dynamic programming on the weighted squared error): ``{R: [(start, stop), ...]}``."""
-    m = sizes.size
+    edges = None
+    if sizes.size > MAX_BREAKPOINT_GROUPS:
+        edges = np.unique(np.linspace(0, sizes.size, MAX_BREAKPOINT_GROUPS + 1).round().astype(int))
+        W, Y, Q = (np.add.reduceat(a, edges[:-1]) for a in (W, Y, Q))
+    m = W.size
     cW, cY, cQ = (np.concatenate([[0.0], np.cumsum(a)]) for a in (W, Y, Q))
     i, j = np.arange(m + 1)[:, None], np.arange(m + 1)[None, :]
     w = cW[j] - cW[i]
@@ -157,7 +165,8 @@ def _segmentations(sizes, W, Y, Q, max_regimes: int) -> dict[int, list]:
             start = int(b[stop])
             bounds.append((start, stop))
             stop = start
-        out[r] = bounds[::-1]
+        bounds = bounds[::-1]
+        out[r] = bounds if edges is None else [(int(edges[i]), int(edges[j])) for i, j in bounds]
     return out
 
 
