@@ -21,6 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gpumodeler.core.application.app import Application, Step  # noqa: E402
 from gpumodeler.core.commands import AddConnection, AddItem, AddKernel, UndoStack  # noqa: E402
 from gpumodeler.core.kernel.graph import from_dict  # noqa: E402
 from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, Project,  # noqa: E402
@@ -60,6 +61,15 @@ def build_project() -> Project:
     stack.push(AddItem("sweeps", SweepDef(
         "sweep1", "launch1", "a", tuple(2 ** k for k in range(13)),
         name="loop iterations a = 1..4096")))
+    # Fig. 5.23's program as an application: x and y up, the kernel, y back, on one stream
+    # (cudaMemcpy is blocking), so its makespan is the launch's total time.
+    stack.push(AddItem("applications", Application(
+        "app1", "saxpy2 program (Fig. 5.23)", (
+            Step("copy_x", "copy", "x to GPU", src="host1", dst="gpu1", size="4*N"),
+            Step("copy_y", "copy", "y to GPU", src="host1", dst="gpu1", size="4*N"),
+            Step("saxpy2", "kernel", "saxpy2", launch="launch1"),
+            Step("copy_back", "copy", "y to host", src="gpu1", dst="host1", size="4*N")),
+        variables={"N": 400_000_000})))
     return project
 
 

@@ -52,9 +52,10 @@ def _matches(name: str, wanted: str) -> bool:
 
 
 def kernel_launches(records, kernel: str, gpu: str | None):
-    launches = [r for r in records if r.kind == "kernel"]
+    # records without a duration carry metrics only (nvprof --metrics, ncu): not launches timed
+    launches = [r for r in records if r.kind == "kernel" and r.time_s is not None]
     if not launches:
-        raise CLIError(f"no kernel launches among the {len(records)} measurement(s)")
+        raise CLIError(f"no timed kernel launches among the {len(records)} measurement(s)")
     chosen = [r for r in launches if _matches(r.name, kernel)]
     if not chosen:
         names = sorted({r.name for r in launches})

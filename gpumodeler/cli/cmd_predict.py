@@ -9,6 +9,7 @@ from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph
 
 from . import common
 from .main import CLIError
+from .predict_profile import add_profile_flags, run_profiled
 
 
 def dims_arg(text: str):
@@ -114,10 +115,15 @@ def register(sub) -> None:
     add_kernel_flags(p)
     common.add_link_flags(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    add_profile_flags(p)
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
+    if args.profile:
+        return run_profiled(args)
+    if args.block_size is None:
+        raise CLIError("give --block-size THREADS (or --profile FILE --kernel NAME)")
     gpu = common.resolve_gpu(args)
     link = common.resolve_link(args)
     inputs = kernel_inputs(args)

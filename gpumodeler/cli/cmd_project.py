@@ -99,6 +99,8 @@ def summary(project: Project, info) -> dict:
         "sweeps": [{"id": s.id, "name": s.name, "launch": s.launch, "variable": s.variable,
                     "values": list(s.values), "devices": list(s.devices)}
                    for s in project.sweeps.values()],
+        "applications": [{"id": a.id, "name": a.name, "policy": a.policy, "variables": a.variables,
+                          "steps": len(a.steps)} for a in project.applications.values()],
         "measurements": len(project.measurements),
         "calibrations": len(project.calibrations),
         "history": len(project.history),
@@ -134,6 +136,8 @@ def _show(args) -> int:
         f"{sw.id}: {sw.name + ', ' if sw.name else ''}{sw.variable} over {len(sw.values)} "
         f"value(s)" + (f" ({sw.values[0]}..{sw.values[-1]})" if sw.values else "")
         + f" for launch {sw.launch}" for sw in project.sweeps.values()])
+    _section("apps", [f"{a['id']}: {a['name']}, {a['steps']} step(s), engine queues {a['policy']}"
+                      for a in s["applications"]])
     print(f"data     {s['measurements']} measurement(s), {s['calibrations']} calibration(s), "
           f"{s['history']} saved prediction(s)")
     return 0

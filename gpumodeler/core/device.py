@@ -51,6 +51,12 @@ class GPUSpec:
     # (Volkov Table 6.1 "smem" column in IPC/SM: Fermi 0.5, Kepler/Maxwell 1).
     smem_accesses_per_cycle_per_sm: float | None = None
     latency_table: str | None = None
+    # Application timeline and energy (docs/timeline.md): CUDA's asyncEngineCount (1: copies
+    # overlap kernels; 2: also each other, one engine per direction), board power (TDP,
+    # drawn while busy) and idle power.
+    copy_engines: int | None = None
+    board_power_w: float | None = None
+    idle_power_w: float | None = None
 
     def require(self, name: str):
         """Return field ``name``, raising a clear error when it is unknown or not positive."""

@@ -194,6 +194,7 @@ class Project:
         self.measurements: dict[str, Measurement] = {}
         self.calibrations: dict[str, Calibration] = {}
         self.history: dict[str, PredictionRecord] = {}
+        self.applications: dict = {}  # id -> core.application.app.Application
         self.listeners: list = []
         self._kernel_relays: dict = {}
 
@@ -204,7 +205,8 @@ class Project:
 
     def new_id(self, prefix: str) -> str:
         taken = set(self.devices) | set(self.connections) | set(self.kernels) | set(self.launches) \
-            | set(self.sweeps) | set(self.measurements) | set(self.calibrations) | set(self.history)
+            | set(self.sweeps) | set(self.measurements) | set(self.calibrations) | set(self.history) \
+            | set(self.applications)
         n = 1
         while f"{prefix}{n}" in taken:
             n += 1
@@ -264,7 +266,7 @@ class Project:
         if not isinstance(other, Project):
             return NotImplemented
         fields_ = ("name", "description", "devices", "connections", "kernels", "launches",
-                   "sweeps", "measurements", "calibrations", "history")
+                   "sweeps", "measurements", "calibrations", "history", "applications")
         return all(getattr(self, f) == getattr(other, f) for f in fields_)
 
 

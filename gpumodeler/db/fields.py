@@ -51,6 +51,8 @@ FIELDS: dict[str, dict[str, str]] = {
         "gmem_bytes_per_cycle_per_sm": "B/cycle",
         "smem_accesses_per_cycle_per_sm": "1/cycle",
         "board_power_w": "W",
+        "idle_power_w": "W",
+        "copy_engines": "count",
         "latency_table": "text",
         "release_year": "year",
     },

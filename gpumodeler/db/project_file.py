@@ -46,6 +46,7 @@ from gpumodeler import __version__
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.application.app import Application, Step
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
@@ -84,6 +85,11 @@ class ProjectFileInfo:
     schema_version: int  # of the file as stored (before any in-memory upgrade)
     app_version: str  # the gpumodeler that wrote it
     upgraded: bool  # True when it was read through the migrations of a newer schema
+
+
+APPLICATION_COLUMNS = ("id", "name", "variables", "policy", "host_power_w")
+STEP_COLUMNS = ("id", "kind", "name", "stream", "after_steps", "launch", "gpu", "fraction", "concurrent",
+                "src", "dst", "size")
 
 
 # -- values <-> columns ----------------------------------------------------------------------
@@ -170,6 +176,15 @@ def _write(db: sqlite_utils.Database, project: Project) -> None:
         (i, h.id, h.created, h.launch, _to_json(h.inputs, f"history {h.id} inputs"),
          _to_json(h.outputs, f"history {h.id} outputs"))
         for i, h in enumerate(project.history.values())])
+    apps = list(project.applications.values())
+    _insert_rows(db, "applications", ("position",) + APPLICATION_COLUMNS, [
+        (i, a.id, a.name, _to_json(a.variables, f"application {a.id} variables"), a.policy,
+         _scalar(a.host_power_w))
+        for i, a in enumerate(apps)])
+    _insert_rows(db, "application_steps", ("application_id", "position") + STEP_COLUMNS, [
+        (a.id, j, s.id, s.kind, s.name, s.stream, json.dumps(list(s.after)), s.launch, s.gpu,
+         _scalar(s.fraction), int(bool(s.concurrent)), s.src, s.dst, str(s.size))
+        for a in apps for j, s in enumerate(a.steps)])
 
 
 def _write_kernels(db: sqlite_utils.Database, kernels: dict) -> None:
@@ -253,7 +268,34 @@ def _read(db: sqlite_utils.Database) -> Project:
         project.put("history", PredictionRecord(
             id_, created, launch, _from_json(inputs, f"history {id_} inputs"),
             _from_json(outputs, f"history {id_} outputs")))
+    _read_applications(db, project)
     return project
+
+
+def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
+    steps = defaultdict(list)
+    for r in _rows(db, "application_steps", ("application_id",) + STEP_COLUMNS,
+                   "application_id, position"):
+        app_id, kw = r[0], dict(zip(STEP_COLUMNS, r[1:]))
+        try:
+            after = json.loads(kw.pop("after_steps"))
+        except (TypeError, ValueError):
+            after = None
+        if not isinstance(after, list) or not all(isinstance(x, str) for x in after):
+            raise ProjectFormatError(f"application {app_id}, step {kw['id']}: dependencies must be a "
+                                     f"JSON list of step ids")
+        kw["concurrent"] = bool(kw["concurrent"])
+        if kw["fraction"] is None or isinstance(kw["fraction"], (bytes, str)):
+            raise ProjectFormatError(f"application {app_id}, step {kw['id']}: share must be a number")
+        steps[app_id].append(Step(after=tuple(after), **kw))
+    for (id_, name, variables, policy, host_power_w) in _rows(db, "applications", APPLICATION_COLUMNS):
+        if isinstance(host_power_w, (bytes, str)):
+            raise ProjectFormatError(f"application {id_}: host power must be a number")
+        project.put("applications", Application(
+            id_, name, tuple(steps.pop(id_, ())), _from_json(variables, f"application {id_} variables"),
+            policy, host_power_w))
+    if steps:
+        raise ProjectFormatError(f"steps of missing application(s) {', '.join(sorted(steps))}")
 
 
 def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:

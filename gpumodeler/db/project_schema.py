@@ -32,6 +32,11 @@ version 1
 
 version 2 (``m002_descriptions``): ``project.description`` and ``sweeps.name``.
 
+version 3 (``m003_applications``): ``applications(position, id, name, variables, policy,
+host_power_w)`` and ``application_steps(application_id, position, id, kind, name, stream,
+after_steps, launch, gpu, fraction, concurrent, src, dst, size)``; ``after_steps`` is a JSON
+list of step ids (docs/timeline.md).
+
 Columns named overrides, variables, kernel_overrides, parameters, calibrated_values, inputs
 and outputs hold small JSON objects. Numeric columns that may hold an int or a float (canvas
 positions, latencies, λ, times) have no declared type, so SQLite keeps the value's own type
@@ -252,8 +257,39 @@ def m002_descriptions(db: sqlite_utils.Database) -> None:
     _set_version(db, 2)
 
 
+@migrations(name="m003_applications")
+def m003_applications(db: sqlite_utils.Database) -> None:
+    # Applications: steps (kernels, copies, syncs) on streams across the system's devices.
+    db.execute("""CREATE TABLE applications (
+        position INTEGER NOT NULL,
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        variables TEXT NOT NULL,
+        policy TEXT NOT NULL,
+        host_power_w
+    )""")
+    db.execute("""CREATE TABLE application_steps (
+        application_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        stream TEXT NOT NULL,
+        after_steps TEXT NOT NULL,
+        launch TEXT,
+        gpu TEXT,
+        fraction,
+        concurrent INTEGER NOT NULL,
+        src TEXT,
+        dst TEXT,
+        size TEXT NOT NULL,
+        PRIMARY KEY (application_id, id)
+    )""")
+    _set_version(db, 3)
+
+
 # Append new migrations above this line and bump both; never edit one that shipped.
-KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions")
+KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

@@ -35,14 +35,14 @@ FILE_FILTER = "gpumodeler projects (*.gpm);;All files (*)"
 DEFAULT_SIZE = (1600, 1000)
 INSPECTOR_WIDTH = 600
 INSPECTOR_SHARE = 0.375  # of a smaller window: the canvas keeps room to be read
-TAB_NAMES = ("System", "Kernel", "Launch")
+TAB_NAMES = ("System", "Kernel", "Launch", "Application")
 # The Kernel and Launch tabs are built just after the window first shows (or when opened
 # before that): the window appears sooner, their imports (pyqtgraph...) come after.
 DEFERRED_TABS_MS = 100
 MAX_PAGE_MIN_WIDTH = 700
 # The inspector shows devices and links: it goes with the System tab and makes room for
 # the kernel editor's own property panel and the launch panel's forms and plot.
-TABS_WITHOUT_INSPECTOR = {1, 2}
+TABS_WITHOUT_INSPECTOR = {1, 2, 3}
 REFUSAL_MS = 10000
 # Edit-menu commands -> the editor method that performs them (editors without it: disabled).
 EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste",
@@ -50,6 +50,12 @@ EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste
 # Editors that bring their own shortcut for a command: the window's action gives way
 # to theirs while that editor is current (two identical shortcuts would both be dead).
 OWN_ACTIONS = {"fit": "fit_action", "delete": "delete_action"}
+
+
+def example_projects() -> list[Path]:
+    """The bundled example projects (resources/examples, shipped as gpumodeler/data/examples)."""
+    here = Path(__file__).resolve().parents[1] / "data" / "examples"
+    return sorted(here.glob("*.gpm")) if here.is_dir() else []
 
 
 class MainWindow(DocumentBinding, QMainWindow):
@@ -141,7 +147,13 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.fit_action = self.edit_actions["fit"]
         self.tab_actions = [self._action(f"&{i + 1} {name}", lambda c=False, i=i: self.tabs.setCurrentIndex(i),
                                          f"Ctrl+{i + 1}")
-                            for i, name in enumerate(("System", "Kernel", "Launch"))]
+                            for i, name in enumerate(TAB_NAMES)]
+        self.export_devices_action = self._action("&Export…", self.export_devices_dialog, None,
+                                                  "Write devices to a file to share with colleagues")
+        self.import_devices_action = self._action("&Import…", self.import_devices_dialog, None,
+                                                  "Merge a colleague's device file, choosing per conflict")
+        self.export_report_action = self._action("Export &Report…", self.export_report_dialog, None,
+                                                 "Write a self-contained HTML report of the project")
         self.about_action = self._action("&About gpumodeler", self.about)
 
     def _create_menus(self) -> None:
@@ -150,11 +162,12 @@ class MainWindow(DocumentBinding, QMainWindow):
         file_menu.addActions([self.new_action, self.open_action])
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        self.examples_menu = file_menu.addMenu("Open E&xample")
+        self.examples_menu.aboutToShow.connect(self._fill_examples_menu)
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
-        file_menu.addAction("Calibrate &Link from Measurements…",
-                            lambda: open_calibration_dialog(self, self.catalog))
+        file_menu.addAction(self.export_report_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
         edit_menu = bar.addMenu("&Edit")
@@ -164,6 +177,10 @@ class MainWindow(DocumentBinding, QMainWindow):
             edit_menu.addAction(self.edit_actions[key])
         edit_menu.addSeparator()
         edit_menu.addAction(self.edit_actions["select_all"])
+        devices_menu = bar.addMenu("&Devices")
+        devices_menu.addActions([self.export_devices_action, self.import_devices_action])
+        devices_menu.addAction("Calibrate &Link from Measurements…",
+                               lambda: open_calibration_dialog(self, self.catalog))
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.fit_action)
         view_menu.addSeparator()
@@ -219,6 +236,10 @@ class MainWindow(DocumentBinding, QMainWindow):
             if index == 1:
                 from gpumodeler.ui.kernel_editor.editor import KernelEditor
                 widget = KernelEditor(self.document)
+            elif index == 3:
+                from gpumodeler.ui.application.panel import ApplicationPanel
+                widget = ApplicationPanel(self.document)
+                widget.simulated.connect(self._show_busy_fractions)
             else:
                 from gpumodeler.ui.launch_panel.panel import LaunchPanel
                 widget = LaunchPanel(self.document)
@@ -248,6 +269,54 @@ class MainWindow(DocumentBinding, QMainWindow):
     @property
     def launch_panel(self):
         return self.editor(2)
+
+    @property
+    def application_panel(self):
+        return self.editor(3)
+
+    def _show_busy_fractions(self, result, error) -> None:
+        """The System tab shows each GPU's busy fraction from the last application run."""
+        if self.system_editor is not None and hasattr(self.system_editor, "show_busy_fractions"):
+            self.system_editor.show_busy_fractions(self.application_panel.busy_fractions())
+
+    # ---- the report
+    def export_report(self, path: str) -> bool:
+        """Write the HTML report of the current project (its saved file, for the digests)."""
+        from gpumodeler.report.files import write_text_atomically
+        from gpumodeler.report.html import build_report
+        if self.catalog is None:
+            self.show_error("Cannot export the report", "No device database is open.")
+            return False
+        source = self.document.path or "(unsaved project)"
+        try:
+            html = build_report(self.document.project, self.catalog, project_path=source,
+                                command=f"gpumodeler report {source} -o {path}")
+            write_text_atomically(path, html)
+        except (ModelError, OSError) as exc:
+            self.show_error("Cannot export the report", str(exc))
+            return False
+        self.show_hint(f"Wrote the report {path}")
+        return True
+
+    def export_devices_dialog(self) -> None:
+        from gpumodeler.ui.devices.sharing import export_devices
+        export_devices(self)
+
+    def import_devices_dialog(self) -> None:
+        from gpumodeler.ui.devices.sharing import import_devices
+        if self.catalog is None:
+            self.show_error("Cannot import devices", "No device database is open.")
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Import devices", self._dialog_folder(),
+                                              "Device databases (*.db);;All files (*)")
+        if path:
+            import_devices(self, path)
+
+    def export_report_dialog(self) -> None:
+        start = os.path.join(self._dialog_folder(), f"{Path(self.project_name()).stem}-report.html")
+        path, _ = QFileDialog.getSaveFileName(self, "Export report", start, "HTML (*.html)")
+        if path:
+            self.export_report(path)
 
     def build_all_tabs(self) -> None:
         if self._closed:  # a deferred build must not outlive the window (or its catalog)
@@ -356,6 +425,14 @@ class MainWindow(DocumentBinding, QMainWindow):
             self.recent_menu.addAction("(none)").setEnabled(False)
         self.recent_menu.addSeparator()
         self.recent_menu.addAction("Clear list", settings.clear_recent_files)
+
+    def _fill_examples_menu(self) -> None:
+        self.examples_menu.clear()
+        for path in example_projects():
+            action = self.examples_menu.addAction(path.stem, lambda p=str(path): self.open_path(p))
+            action.setToolTip(str(path))
+        if self.examples_menu.isEmpty():
+            self.examples_menu.addAction("(no examples installed)").setEnabled(False)
 
     def open_recent(self, path: str) -> bool:
         if not os.path.exists(path):

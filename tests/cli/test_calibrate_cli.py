@@ -253,3 +253,23 @@ def test_kernel_lambda_from_a_project_launch(capsys, tmp_path, gpumodeler_env):
     code, _, err = run(capsys, "calibrate", "kernel", "--measurements", path, "--kernel",
                        "saxpy2", "--project", EXAMPLE, "--launch", "nope")
     assert code == 2 and "no launch 'nope'" in err
+
+
+def test_link_from_a_timings_csv_through_the_importer(capsys, tmp_path, gpumodeler_env):
+    """The measurement importer's plain timings CSV (docs/measurements.md) feeds the fit
+    directly; copies of the other GPU and kernels in the same file are left out."""
+    lines = ["kind,name,direction,size,size_unit,grid,block,time,unit,gpu,memory_kind"]
+    for r in copies("dtoh", *DTOH, 9):
+        lines.append(f"transfer,copy,dtoh,{r['size_bytes']:.0f},B,,,{r['time_s'] * 1e6!r},us,"
+                     f"GeForce GTX 970,pageable")
+    lines.append("transfer,copy,dtoh,1048576,B,,,1e3,us,GeForce GTX TITAN X,pageable")
+    lines.append("kernel,saxpy2,,,,4096,256,71.2884,us,GeForce GTX 970,")
+    path = tmp_path / "timings.csv"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, err = run(capsys, "calibrate", "link", "--measurements", path,
+                         "--gpu", "GeForce GTX 970", "--json")
+    assert code == 0, err
+    r = json.loads(out)
+    assert r["copies"] == 49 and r["direction"] == "dtoh" and r["loo_mape"] <= 3.0
+    code, _, err = run(capsys, "calibrate", "link", "--measurements", path)
+    assert code == 2 and "--gpu" in err

@@ -13,6 +13,7 @@ import pytest
 import sqlite_utils
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from gpumodeler.core.application.app import Application, Step
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
@@ -22,7 +23,7 @@ from gpumodeler.db import project_file as pf
 from gpumodeler.db import project_schema
 from gpumodeler.db.errors import DatabaseFormatError
 from gpumodeler.core.errors import FormatError
-from gpumodeler.db.project_file import (ProjectAccessError, ProjectFormatError, load_project,
+from gpumodeler.db.project_file import (APPLICATION_COLUMNS, STEP_COLUMNS, ProjectAccessError, ProjectFormatError, load_project,
                                         read_project_file, save_project)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -118,6 +119,13 @@ def full_project() -> Project:
         {"variables": {"a": 128}, "block_size": 256, "gpu": "GeForce GTX 970"},
         {"kernel_time_s": 0.1458, "transfer_times_s": [0.147, 0.147, 0.155],
          "mode": "throughput", "knee_occupancy": math.inf, "nested": {"deep": [1, "x", None]}}))
+    p.put("applications", Application("app1", "two streams", (
+        Step("s1", "copy", "upload", "0", src="host1", dst="gpu1", size="4*N"),
+        Step("s2", "kernel", "", "0", launch="l1", fraction=0.25, concurrent=True),
+        Step("s3", "copy", "peer", "1", after=("s1",), src="gpu1", dst="gpu0", size="1e6"),
+        Step("s4", "sync", "wait", "2", after=("s2", "s3"))),
+        variables={"N": 1e6}, policy="greedy", host_power_w=120.5))
+    p.put("applications", Application("app0"))
     return p
 
 
@@ -135,7 +143,7 @@ def test_every_table_round_trips(tmp_path):
     path = save_project(project, tmp_path / "p.gpm")
     loaded, info = read_project_file(path)
     assert loaded == project
-    assert (info.format, info.schema_version, info.upgraded) == ("gpumodeler-project", 2, False)
+    assert (info.format, info.schema_version, info.upgraded) == ("gpumodeler-project", 3, False)
     # what == does not see: order, value types, ids
     for name in ("devices", "connections", "launches", "sweeps", "measurements",
                  "calibrations", "history"):
@@ -207,7 +215,9 @@ def test_every_field_of_the_graph_and_project_is_stored():
     attrs = set(vars(Project()))
     assert attrs - {"listeners", "_kernel_relays"} == {
         "name", "description", "devices", "connections", "kernels", "launches", "sweeps",
-        "measurements", "calibrations", "history"}
+        "measurements", "calibrations", "history", "applications"}
+    assert {f.name for f in dataclasses.fields(Application)} - {"steps"} == set(APPLICATION_COLUMNS)
+    assert {f.name for f in dataclasses.fields(Step)} | {"after_steps"} == set(STEP_COLUMNS) | {"after"}
 
 
 # -- random projects -------------------------------------------------------------------------
@@ -378,12 +388,31 @@ def test_a_file_of_the_first_schema_opens_upgraded_and_untouched(tmp_path):
     project.description = "now described"
     save_project(project, path)  # an older project of ours may be replaced
     again, info = read_project_file(path)
-    assert again == project and (info.schema_version, info.upgraded) == (2, False)
+    assert again == project and (info.schema_version, info.upgraded) == (3, False)
+
+
+def test_a_file_of_version_2_opens_with_no_applications_and_saves_them(tmp_path):
+    path = tmp_path / "v2.gpm"
+    db = sqlite_utils.Database(path)
+    project_schema.migrations.apply(db, stop_before="m003_applications")
+    db.execute("INSERT INTO project (id, name, description) VALUES (1, 'v2 project', 'd')")
+    db.execute("INSERT INTO devices VALUES (0, 'gpu1', 'gpu', 'GeForce GTX 970', 1, '{}', '', 0, 0)")
+    db.execute("INSERT INTO devices VALUES (1, 'h', 'host', 'Gajger GTX 970 testbed host', 1, '{}', '', 0, 0)")
+    db.conn.commit()
+    db.close()
+    before = file_hash(path)
+    project, info = read_project_file(path)
+    assert file_hash(path) == before
+    assert (info.schema_version, info.upgraded) == (2, True) and project.applications == {}
+    project.put("applications", Application("a", steps=(Step("c", "copy", src="h", dst="gpu1", size="8"),)))
+    save_project(project, path)
+    again, info = read_project_file(path)
+    assert again == project and info.schema_version == 3
 
 
 def test_migrations_are_numbered_and_recorded():
-    assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions")
-    assert project_schema.SCHEMA_VERSION == 2
+    assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications")
+    assert project_schema.SCHEMA_VERSION == 3
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 
@@ -505,10 +534,10 @@ BAD_FILES = {
                               "WHERE key = 'format'"), "it is a device database"),
     "other format": (_edit("UPDATE meta SET value = 'photos' WHERE key = 'format'"),
                      "format 'photos', expected 'gpumodeler-project'"),
-    "future version": (_edit("UPDATE meta SET value = '3' WHERE key = 'version'"),
-                       "newer gpumodeler (project schema version 3"),
+    "future version": (_edit("UPDATE meta SET value = '4' WHERE key = 'version'"),
+                       "newer gpumodeler (project schema version 4"),
     "future migration": (_edit("INSERT INTO _sqlite_migrations (migration_set, name, "
-                               "applied_at) VALUES ('gpumodeler-project', 'm003_x', 'x')"),
+                               "applied_at) VALUES ('gpumodeler-project', 'm004_x', 'x')"),
                          "newer gpumodeler"),
     "bad version": (_edit("UPDATE meta SET value = 'two' WHERE key = 'version'"),
                     "unreadable schema version 'two'"),

@@ -95,7 +95,7 @@ def test_bad_values_are_refused_with_a_message_at_the_field(inspector, qtbot):
     assert doc.project.devices["gpu1"].overrides == {} and doc.project.devices["gpu1"].count == 1
     assert doc.undo_stack.count() == 0
     # fields the model does not read are not editable (they live in the device database)
-    index = inspector.value_index("board_power_w")
+    index = inspector.value_index("memory_size_bytes")
     assert not (inspector.model.flags(index) & Qt.ItemFlag.ItemIsEditable)
     assert inspector.model.flags(inspector.value_index("sms")) & Qt.ItemFlag.ItemIsEditable
 

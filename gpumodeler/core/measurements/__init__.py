@@ -1,5 +1,36 @@
 """Measurements: importers for nvprof, Nsight Compute and timing CSV files, normalised to
-:class:`Measurement` records."""
-from gpumodeler.core.measurements.records import DIRECTIONS, KINDS, Measurement
+:class:`Measurement` records, and profiled kernels as model inputs (docs/measurements.md).
 
-__all__ = ["DIRECTIONS", "KINDS", "Measurement"]
+Public names are exported lazily (PEP 562), so importing one submodule does not load
+the others with it.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    'DIRECTIONS': 'records',
+    'KINDS': 'records',
+    'Measurement': 'records',
+    'FORMATS': 'importer',
+    'ImportResult': 'importer',
+    'detect_format': 'importer',
+    'import_text': 'importer',
+    'ProfiledKernel': 'profiled',
+    'architecture_notes': 'profiled',
+    'estimate_latency_bound': 'profiled',
+    'model_counts': 'profiled',
+    'profile_kernel': 'profiled',
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

@@ -1,6 +1,7 @@
 """Measurement records from JSON (the shape :meth:`Measurement.to_json` writes, e.g. the
 output of ``gpumodeler measure import --json``), and one entry point that reads a file of
-any supported kind: JSON here, CSV formats through the importers' ``load`` when present.
+any supported kind: JSON here, nvprof / Nsight Compute / timings CSV through the importer
+(importer.import_text).
 """
 from __future__ import annotations
 
@@ -57,7 +58,7 @@ def measurement_from_json(item, where: str) -> Measurement:
         if not isinstance(m, dict) or "value" not in m:
             raise FormatError(f"{where}: metric {name!r} must be {{\"value\": ..., \"unit\": ...}}")
         metrics[name] = (m["value"], str(m.get("unit") or "1"))
-    time_s = _number(item, "time_s", where, required=True)
+    time_s = _number(item, "time_s", where)      # None: a record of metrics only
     row = item.get("row")
     return Measurement(
         kind=kind, time_s=time_s, name=str(item.get("name") or ""), direction=direction,
@@ -72,6 +73,8 @@ def measurement_from_json(item, where: str) -> Measurement:
 
 
 def measurements_from_json(data, source: str) -> list[Measurement]:
+    if isinstance(data, dict) and isinstance(data.get("records"), list):
+        data = data["records"]
     if not isinstance(data, list):
         raise FormatError(f"{source}: expected a JSON list of measurement records")
     out = []
@@ -85,8 +88,8 @@ def measurements_from_json(data, source: str) -> list[Measurement]:
 
 def read_measurements(path: str | Path) -> list[Measurement]:
     """Records from ``path``: a JSON list of records, or any format the measurement
-    importers read (``gpumodeler.core.measurements.load(path)``) when they are installed.
-    FormatError with a one-line reason otherwise."""
+    importer reads (nvprof, Nsight Compute, timings CSV; format detected). FormatError
+    with a one-line reason otherwise."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -106,12 +109,7 @@ def read_measurements(path: str | Path) -> list[Measurement]:
         except json.JSONDecodeError as exc:
             raise FormatError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from None
         return measurements_from_json(data, path.name)
-    try:
-        from gpumodeler.core import measurements as pkg
-        load = getattr(pkg, "load")
-    except (ImportError, AttributeError):
-        load = None
-    if load is None:
-        raise FormatError(f"{path}: not JSON measurement records, and this gpumodeler has no "
-                          "CSV importer; give the output of 'gpumodeler measure import --json'")
-    return list(load(path))
+    if "\x00" in text:
+        raise FormatError(f"{path}: not a text file (expected JSON records or a profiler CSV)")
+    from .importer import import_text
+    return list(import_text(text, path.name).records)

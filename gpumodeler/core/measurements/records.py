@@ -21,14 +21,17 @@ class Measurement:
     a copy's label. ``gpu``: the device name as the file gives it (may be empty).
     ``grid``/``block``: (x, y, z) for kernels. ``registers_per_thread`` and
     ``shared_mem_bytes`` (static + dynamic) for kernels. ``size_bytes`` for transfers.
-    ``time_s``: the duration. ``memory_kind`` for transfers: ``pageable``, ``pinned``,
+    ``time_s``: the duration, or None for a record that carries only metrics (nvprof
+    ``--metrics``/``--events`` tables have no durations: nvprof replays the kernel to count;
+    consumers of times skip such records). ``memory_kind`` for transfers: ``pageable``, ``pinned``,
     ``managed``, ``device`` or ``""`` (unknown). ``metrics``: name -> (value, unit) with units
     as the file gives them after normalisation (``"1"`` dimensionless, ``"B"``, ``"B/s"``,
     ``"s"``, ``"%"``...). ``source``: file name; ``row``: 1-based line number in that file.
+    ``compute_capability``: as the file gives it (Nsight Compute's CC column), else ``""``.
     """
 
     kind: str
-    time_s: float
+    time_s: float | None
     name: str = ""
     direction: str = ""
     gpu: str = ""
@@ -41,6 +44,7 @@ class Measurement:
     metrics: dict = field(default_factory=dict)
     source: str = ""
     row: int | None = None
+    compute_capability: str = ""
 
     def to_json(self) -> dict:
         """A plain JSON object (tuples as lists, metrics as {name: {"value", "unit"}})."""
@@ -55,4 +59,5 @@ class Measurement:
             "memory_kind": self.memory_kind or None,
             "metrics": {k: {"value": v, "unit": u} for k, (v, u) in self.metrics.items()},
             "source": self.source, "row": self.row,
+            "compute_capability": self.compute_capability or None,
         }

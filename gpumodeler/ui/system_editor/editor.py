@@ -51,6 +51,14 @@ class SystemEditor(DocumentBinding, QWidget):
     #: a hint for the status bar (what a gesture expects next, what just happened)
     sig_hint_changed = Signal(str)
 
+    def show_busy_fractions(self, fractions: dict) -> None:
+        """Each GPU's compute busy fraction from the Application tab's last run (a gauge on
+        the device; devices the application does not use show none)."""
+        if self.scene is None:
+            return
+        for device_id, item in self.scene.device_items.items():
+            item.set_busy(fractions.get(device_id))
+
     def __init__(self, document, parent=None):
         super().__init__(parent)
         self.scene: SystemScene | None = None

@@ -35,6 +35,7 @@ class DeviceItem(QGraphicsItem):
         self._icon: QIcon | None = None
         self._problem = ""
         self._highlight: str | None = None  # None | "ok" | "refused"
+        self._busy: float | None = None  # compute busy fraction of the last application run
 
     # ---- settable state
     def set_kind(self, kind: str) -> None:
@@ -62,6 +63,14 @@ class DeviceItem(QGraphicsItem):
         self._problem = text
         self.setToolTip(text)
         self.update()
+
+    def set_busy(self, fraction: float | None) -> None:
+        """The busy fraction of the last application run (None: no run / not used)."""
+        self._busy = fraction
+        self.update()
+
+    def busy_text(self) -> str:
+        return "" if self._busy is None else f"busy {self._busy:.0%}"
 
     def set_highlight(self, state: str | None) -> None:
         """Feedback while a link is being drawn: "ok", "refused" or None."""
@@ -149,6 +158,18 @@ class DeviceItem(QGraphicsItem):
                                                  rect.width() - text_left - 8)
         painter.drawText(QRectF(text_left, 36, rect.width() - text_left - 8, 26),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, sub)
+        if self._busy is not None:  # a thin gauge along the bottom edge
+            gauge = QRectF(48, rect.height() - 9, rect.width() - 56, 4)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor("#dddddd"))
+            painter.drawRect(gauge)
+            painter.setBrush(QColor(accent))
+            painter.drawRect(QRectF(gauge.left(), gauge.top(), gauge.width() * max(0.0, min(1.0, self._busy)),
+                                    gauge.height()))
+            painter.setPen(QColor("#3c3c3c"))
+            painter.setFont(_font(8))
+            painter.drawText(QRectF(rect.width() - 90, rect.height() - 24, 84, 14),
+                             Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.busy_text())
         if self._count > 1:
             badge = QRectF(rect.width() - 44, 10, 36, 22)
             painter.setPen(Qt.PenStyle.NoPen)

@@ -1,0 +1,89 @@
+"""`gpumodeler measure import`: read nvprof, Nsight Compute or timings CSV measurements."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from gpumodeler.core.measurements.importer import FORMATS, ImportResult, import_text
+
+from . import common
+from .main import CLIError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("measure", help="import measured kernel and copy times",
+                       description="Read measurement files into normalised records "
+                                   "(docs/measurements.md).")
+    s = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    imp = s.add_parser("import", help="read nvprof, Nsight Compute or timings CSV",
+                       description="Print the kernel launches and copies of a measurement file "
+                                   "in SI units, with the noise lines skipped and the rows whose "
+                                   "size, duration and throughput disagree.")
+    imp.add_argument("file", metavar="FILE", help="the CSV file ('-' for standard input)")
+    imp.add_argument("--format", choices=FORMATS, default=None,
+                     help="file format (detected from the header lines when not given)")
+    imp.add_argument("--json", action="store_true",
+                     help="print a JSON list of records (counts go to standard error)")
+    imp.set_defaults(func=run_import)
+
+
+def read_file(path: str, fmt: str | None = None) -> ImportResult:
+    """Import one measurement file; CLIError when it cannot be read."""
+    name = "standard input" if path == "-" else Path(path).name
+    try:
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(path).read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"{path} is not a text file (expected a CSV measurement file)") from None
+    if "\x00" in text:
+        raise CLIError(f"{path} is not a text file (expected a CSV measurement file)")
+    return import_text(text, name, fmt)
+
+
+def _counts_line(result: ImportResult) -> str:
+    counts = result.counts()
+    per_kind = ", ".join(f"{n} {k}{'s' if n != 1 else ''}" for k, n in sorted(counts.items()))
+    return (f"{result.source} ({result.format}): {per_kind}; {result.noise_lines} noise line(s) "
+            f"skipped; {result.other_rows} row(s) of other kinds skipped; "
+            f"{len(result.disagreements)} unit disagreement(s)")
+
+
+def _fmt_size(n) -> str:
+    if n is None:
+        return ""
+    for unit, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= f:
+            return f"{n / f:.4g} {unit}"
+    return f"{n:g} B"
+
+
+def run_import(args) -> int:
+    result = read_file(args.file, args.format)
+    if args.json:
+        common.print_json([r.to_json() for r in result.records])
+        print(_counts_line(result), file=sys.stderr)
+        for d in result.disagreements:
+            print(f"row {d.row}, column {d.column}: {d.message}", file=sys.stderr)
+        return 0
+    rows = [("row", "kind", "dir", "name", "gpu", "launch / size", "time", "memory", "metrics")]
+    for r in result.records:
+        if r.kind == "kernel":
+            launch = (f"{'x'.join(map(str, r.grid))} x {'x'.join(map(str, r.block))}"
+                      if r.grid and r.block else "")
+        else:
+            launch = _fmt_size(r.size_bytes)
+        name = r.name if len(r.name) <= 40 else r.name[:37] + "..."
+        rows.append((str(r.row), r.kind, r.direction, name, r.gpu,
+                     launch, "" if r.time_s is None else common.fmt_time(r.time_s),
+                     r.memory_kind, str(len(r.metrics)) if r.metrics else ""))
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    print(_counts_line(result))
+    for d in result.disagreements:
+        print(f"  row {d.row}, column {d.column}: {d.message}")
+    return 0

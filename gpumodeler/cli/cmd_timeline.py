@@ -1,0 +1,63 @@
+"""`gpumodeler timeline`: simulate a project's application on its system (docs/timeline.md).
+
+Prints each step's start and end, its engine, the makespan, the critical path, each engine's
+and link's busy fraction and the energy; ``--json`` the same as one document, ``--svg FILE``
+writes the Gantt chart.
+"""
+from __future__ import annotations
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "timeline", help="simulate a project's application: steps, makespan, energy",
+        description="Simulate an application of a project (kernels and copies on streams "
+                    "across GPUs and links) and print its timeline.")
+    p.add_argument("file", metavar="PROJECT.gpm")
+    p.add_argument("--application", metavar="ID_OR_NAME",
+                   help="which application (default: the only one)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--svg", metavar="FILE", help="write the Gantt chart as SVG")
+    p.set_defaults(func=_timeline)
+
+
+def _timeline(args) -> int:
+    from gpumodeler.db.project_file import read_project_file
+    from gpumodeler.report.application import pick_application, run_application, timeline_svg
+
+    from . import common
+    from .main import CLIError
+
+    if args.svg is not None and not args.svg.strip():
+        raise CLIError("--svg needs a file name")
+    project, _info = read_project_file(args.file)
+    app_id = pick_application(project, args.application)
+    with common.open_catalog() as catalog:
+        result = run_application(project, app_id, common.catalog_lookups(catalog))
+    if args.svg:
+        from gpumodeler.report.files import write_text_atomically
+        write_text_atomically(args.svg, timeline_svg(result))
+    if args.json:
+        common.print_json(result)
+        return 0
+    _print(result, common.fmt_time)
+    return 0
+
+
+def _print(r: dict, fmt_time) -> None:
+    print(f"application  {r['name']} ({r['application']}), engine queues {r['policy']}")
+    width = max((len(s["name"]) for s in r["steps"]), default=4)
+    print(f"{'step':<{width}}  {'engine':<18} {'start':>12} {'end':>12} {'energy':>10}")
+    for s in r["steps"]:
+        energy = "?" if s["energy_j"] is None else f"{s['energy_j']:.4g} J"
+        mark = " *" if s["critical"] else ""
+        print(f"{s['name']:<{width}}  {(s['engine'] or '-'):<18} {fmt_time(s['start_s']):>12} "
+              f"{fmt_time(s['end_s']):>12} {energy:>10}{mark}")
+    print(f"makespan     {fmt_time(r['makespan_s'])}")
+    print(f"critical     {' -> '.join(r['critical_path'])}  (* above)")
+    print("busy         " + ", ".join(f"{k} {v:.1%}" for k, v in r["busy_fraction"].items()))
+    if r["energy_j"] is None:
+        print("energy       unknown: " + "; ".join(r["energy_unknown"]))
+    else:
+        print(f"energy       {r['energy_j']:.6g} J, energy-delay product {r['energy_delay_js']:.6g} J·s")
+    for note in r["notes"]:
+        print(f"note         {note}")

@@ -1,0 +1,389 @@
+"""An application in a project: kernel launches, copies and synchronisations on streams,
+across the GPUs and links of the project's system, turned into timeline activities
+(docs/timeline.md).
+
+Durations come from the model the launch panel uses: a kernel step takes its launch's kernel
+time (Gajger eq. 4.1–4.3; its launch's own transfers are not counted — copies are steps of
+their own), a copy takes ``t_s + n / (bw × λ)`` (eq. 5.5) over its route when alone, and the
+timeline (:mod:`.timeline`) adds queueing, overlap and bandwidth sharing.
+
+Choices (documented in docs/timeline.md, tested):
+
+* **Streams.** Steps of one stream run in order (each depends on the previous step of its
+  stream); ``after`` adds dependencies across streams. A ``sync`` step waits for every
+  earlier step of the application (``cudaDeviceSynchronize`` on all GPUs), or only for its
+  ``after`` list when that is given (an event wait).
+* **Engines.** Each GPU has one compute engine and one or two copy engines
+  (``copy_engines`` from the device database or a project override; unknown → 1, the
+  conservative choice, shown in the notes). With two, host→device and device→host copies
+  each have their own engine; with one they share it. A peer copy uses the source GPU's
+  outbound engine (device→host with two engines) and the destination's inbound engine is not
+  held. Hosts have no engines.
+* **Routes.** A copy between a host and a GPU crosses the link joining them; between two
+  GPUs the link joining them directly (NVLink, or PCIe peer-to-peer), else it is staged
+  through the host both GPUs are linked to (both links, both GPUs' engines, the two startup
+  times added). Each direction of a link is its own bandwidth resource (links are full
+  duplex) with capacity bw × λ of that direction; for a link between two GPUs the link's
+  ``htod`` values describe the direction from its first device (``a``) to its second.
+* **Placed devices with a count > 1** are modelled as one device (address separate GPUs by
+  placing them separately).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+import copy as _copy
+import math
+
+from gpumodeler.core.application.energy import DevicePower
+from gpumodeler.core.application.timeline import POLICIES, Activity
+from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.kernel.expressions import parse
+
+STEP_KINDS = ("kernel", "copy", "sync")
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of an application. ``kind``: kernel, copy or sync.
+
+    kernel: ``launch`` (a launch of the project: kernel, configuration), ``gpu`` (placed GPU
+    id; default the launch's), ``fraction`` (share of the launch's data or grid, for
+    data-parallel splits), ``concurrent`` (runs alongside other kernels of its GPU).
+    copy: ``src`` and ``dst`` (placed device ids), ``size`` (bytes, or an expression of the
+    application's variables, e.g. ``4*N``). sync: waits (see the module docstring)."""
+
+    id: str
+    kind: str
+    name: str = ""
+    stream: str = "0"
+    after: tuple = ()
+    launch: str | None = None
+    gpu: str | None = None
+    fraction: float = 1.0
+    concurrent: bool = False
+    src: str | None = None
+    dst: str | None = None
+    size: str = "0"
+
+    @property
+    def label(self) -> str:
+        return self.name or self.id
+
+
+@dataclass(frozen=True)
+class Application:
+    """An ordered list of steps (program order) with the variables its sizes use."""
+
+    id: str
+    name: str = "application"
+    steps: tuple = ()
+    variables: dict = field(default_factory=dict)
+    policy: str = "in-order"
+    host_power_w: float | None = None
+
+    def checked(self, project=None) -> "Application":
+        """Check the application; with ``project``, also that every step's launch, GPU and
+        devices exist there (a document may keep dangling references while it is edited:
+        they are reported when the application is run)."""
+        if self.policy not in POLICIES:
+            raise InvalidParameter(f"{self.name}: engine policy must be one of {', '.join(POLICIES)}, "
+                                   f"got {self.policy!r}", item="policy")
+        if self.host_power_w is not None and not (_finite(self.host_power_w) and self.host_power_w >= 0):
+            raise InvalidParameter(f"{self.name}: host power must be a number of W >= 0, got "
+                                   f"{self.host_power_w!r}", item="host_power_w")
+        seen = set()
+        for s in self.steps:
+            where = f"{self.name}, step {s.label}"
+            if s.id in seen:
+                raise InvalidParameter(f"{where}: two steps have the id {s.id!r}", item=s.id)
+            seen.add(s.id)
+            if s.kind not in STEP_KINDS:
+                raise InvalidParameter(f"{where}: kind must be one of {', '.join(STEP_KINDS)}, got {s.kind!r}",
+                                       item=s.id)
+            for d in s.after:
+                if d not in seen:
+                    known = [x.id for x in self.steps]
+                    raise InvalidParameter(
+                        f"{where}: depends on {d!r}, which is not an earlier step"
+                        + ("" if d in known else f" (steps: {', '.join(known)})"), item=s.id)
+            if not isinstance(s.size, str) or not isinstance(s.stream, str):
+                raise InvalidParameter(f"{where}: size and stream must be text", item=s.id)
+            if not (_finite(s.fraction) and 0 < s.fraction <= 1):
+                raise InvalidParameter(f"{where}: the share of the launch must be in (0, 1], got "
+                                       f"{s.fraction!r}", item=s.id)
+            if s.kind == "copy":
+                parse(s.size)
+            if project is None:
+                continue
+            if s.kind == "kernel":
+                if s.launch not in project.launches:
+                    raise InvalidParameter(f"{where}: choose a launch of the project "
+                                           f"({', '.join(project.launches) or 'none defined'})", item=s.id)
+                gpu = s.gpu or project.launches[s.launch].gpu
+                _need_device(project, gpu, "gpu", where, "GPU")
+            elif s.kind == "copy":
+                _need_device(project, s.src, None, where, "source device")
+                _need_device(project, s.dst, None, where, "destination device")
+                if s.src == s.dst:
+                    raise InvalidParameter(f"{where}: a copy needs two different devices", item=s.id)
+                if {project.devices[s.src].kind, project.devices[s.dst].kind} == {"host"}:
+                    raise InvalidParameter(f"{where}: a copy between two hosts is not modelled (copies "
+                                           f"involve a GPU)", item=s.id)
+        return self
+
+
+def _finite(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _need_device(project, device_id, kind, where, what):
+    d = project.devices.get(device_id) if device_id else None
+    if d is None or (kind and d.kind != kind):
+        options = [x.id for x in project.devices.values() if kind is None or x.kind == kind]
+        raise InvalidParameter(f"{where}: choose a {what} of the system ({', '.join(options) or 'none placed'})")
+
+
+@dataclass(frozen=True)
+class StepPrediction:
+    """What the model says about one step before any queueing or sharing."""
+
+    step: str
+    kind: str
+    device: str | None  # the GPU a kernel runs on / the GPU a copy's engine belongs to
+    alone_s: float  # duration alone on its engines and links
+    detail: dict  # kernel: summary of the launch prediction; copy: bytes, route, startup, rate
+
+
+@dataclass(frozen=True)
+class BuiltApplication:
+    activities: tuple
+    capacities: dict
+    kernel_device: dict  # activity id -> placed GPU id
+    predictions: dict  # step id -> StepPrediction
+    powers: dict  # placed GPU id -> DevicePower
+    gpus: tuple  # placed GPU ids of the system
+    notes: tuple
+
+
+def _route(project, src, dst, where):
+    """Connections a copy from src to dst crosses, each with its direction slot."""
+    def direct(a, b):
+        for c in project.connections.values():
+            if {c.a, c.b} == {a, b}:
+                return c
+        return None
+    kinds = (project.devices[src].kind, project.devices[dst].kind)
+    c = direct(src, dst)
+    if c is not None:
+        return [(c, _slot(project, c, src, dst), src, dst)]
+    if kinds == ("gpu", "gpu"):
+        for h in project.devices.values():
+            if h.kind != "host":
+                continue
+            c1, c2 = direct(src, h.id), direct(h.id, dst)
+            if c1 and c2:
+                return [(c1, _slot(project, c1, src, h.id), src, h.id),
+                        (c2, _slot(project, c2, h.id, dst), h.id, dst)]
+        raise InvalidParameter(f"{where}: no link joins {src} and {dst}, directly or through one host; "
+                               f"draw one in the system editor")
+    raise InvalidParameter(f"{where}: no link joins {src} and {dst}; draw one in the system editor")
+
+
+def _slot(project, conn, frm, to) -> str:
+    """'htod' or 'dtoh': which direction values of the link a copy frm -> to uses."""
+    kf, kt = project.devices[frm].kind, project.devices[to].kind
+    if kf == "host" and kt == "gpu":
+        return "htod"
+    if kf == "gpu" and kt == "host":
+        return "dtoh"
+    return "htod" if conn.a == frm else "dtoh"
+
+
+def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=None) -> BuiltApplication:
+    """Timeline activities of ``app``. ``gpu_lookup``/``link_lookup``/``table_lookup`` as for
+    :func:`gpumodeler.core.project.evaluate_launch`; copy engines and powers are the GPUs'
+    ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
+    from gpumodeler.core.project import evaluate_launch, resolve_gpu, resolve_link
+
+    app.checked(project)
+    notes = []
+    specs = {}
+
+    def device_value(device_id, name):
+        if device_id not in specs:
+            specs[device_id] = resolve_gpu(project, device_id, gpu_lookup)
+        return getattr(specs[device_id], name)
+
+    engines_of = {}
+
+    def copy_engines(gpu_id):
+        if gpu_id not in engines_of:
+            n = device_value(gpu_id, "copy_engines")
+            if n is None:
+                notes.append(f"{gpu_id}: number of copy engines unknown; taken as 1 (copies in both "
+                             f"directions share one engine)")
+                n = 1
+            engines_of[gpu_id] = 2 if n >= 2 else 1
+        return engines_of[gpu_id]
+
+    def copy_engine(gpu_id, outbound: bool):
+        if copy_engines(gpu_id) == 1:
+            return f"{gpu_id}/copy"
+        return f"{gpu_id}/copy-{'dtoh' if outbound else 'htod'}"
+
+    activities, capacities, kernel_device, predictions = [], {}, {}, {}
+    last_in_stream: dict = {}
+    earlier: list = []
+    for s in app.steps:
+        where = f"{app.name}, step {s.label}"
+        after = list(s.after)
+        if s.stream in last_in_stream and last_in_stream[s.stream] not in after:
+            after.insert(0, last_in_stream[s.stream])
+        if s.kind == "sync" and not s.after:
+            after = list(earlier)
+        if s.kind == "kernel":
+            launch = project.launches[s.launch]
+            gpu = s.gpu or launch.gpu
+            view = _copy.copy(project)
+            view.launches = dict(project.launches)
+            changes = {"gpu": gpu, "transfers": ()}
+            if s.fraction != 1:
+                if launch.data_size is not None:
+                    changes["data_size"] = max(1, math.ceil(launch.data_size * s.fraction))
+                elif launch.grid_size is not None:
+                    changes["grid_size"] = max(1, math.ceil(launch.grid_size * s.fraction))
+            view.launches[s.launch] = replace(launch, **changes)
+            try:
+                result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
+                                         values=dict(app.variables) or None, table_lookup=table_lookup)
+            except InvalidParameter as exc:
+                raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
+            t = float(result.prediction.kernel.time_s)
+            engines = () if s.concurrent else (f"{gpu}/compute",)
+            activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
+            kernel_device[s.id] = gpu
+            summary = result.prediction.summary()
+            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
+                "launch": s.launch, "grid_size": (view.launches[s.launch].grid_size
+                                                  if view.launches[s.launch].data_size is None
+                                                  else result.grid_size),
+                "kernel_time_s": t, "mode": summary.get("mode"),
+                "limiting_resource": summary.get("limiting_resource"),
+                "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
+                "latency_bound_cycles": result.latency_bound_cycles})
+        elif s.kind == "copy":
+            try:
+                size = float(parse(s.size).evaluate(dict(app.variables)))
+            except Exception as exc:  # ExpressionError and friends: name the step
+                raise InvalidParameter(f"{where}: size {s.size!r}: {exc}", item=s.id) from exc
+            if not (math.isfinite(size) and size >= 0):
+                raise InvalidParameter(f"{where}: size must be a number of bytes >= 0, got {size}", item=s.id)
+            route = _route(project, s.src, s.dst, where)
+            startup, rate_cap, links, hops = 0.0, None, [], []
+            for conn, slot, frm, to in route:
+                spec = resolve_link(project, conn.id, link_lookup)
+                try:
+                    ts, bw, lam = spec.direction(slot)
+                except InvalidParameter as exc:
+                    raise InvalidParameter(f"{where}: link {conn.link_name}: {exc}", item=s.id) from exc
+                startup += ts
+                rate = bw * lam
+                rate_cap = rate if rate_cap is None else min(rate_cap, rate)
+                res = f"{conn.id}:{frm}>{to}"
+                capacities[res] = rate if res not in capacities else min(capacities[res], rate)
+                links.append(res)
+                hops.append({"connection": conn.id, "link": conn.link_name, "direction": slot,
+                             "startup_s": ts, "bandwidth_bytes_per_s": bw, "lambda": lam})
+            engines = []
+            src_kind, dst_kind = project.devices[s.src].kind, project.devices[s.dst].kind
+            if src_kind == "gpu":
+                engines.append(copy_engine(s.src, outbound=True))
+            if dst_kind == "gpu" and (src_kind == "host" or len(route) == 2):
+                engines.append(copy_engine(s.dst, outbound=False))
+            owner = s.src if src_kind == "gpu" else s.dst
+            activities.append(Activity(s.id, s.label, tuple(engines), tuple(after), fixed_s=startup,
+                                       bytes=size, links=tuple(links), rate_cap=rate_cap))
+            alone = startup + size / rate_cap
+            predictions[s.id] = StepPrediction(s.id, "copy", owner, alone, {
+                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
+        else:
+            activities.append(Activity(s.id, s.label, (), tuple(after)))
+            predictions[s.id] = StepPrediction(s.id, "sync", None, 0.0, {"waits_for": list(after)})
+        last_in_stream[s.stream] = s.id
+        earlier.append(s.id)
+
+    gpus = tuple(d.id for d in project.gpus())
+    powers = {}
+    for g in gpus:
+        busy, idle = device_value(g, "board_power_w"), device_value(g, "idle_power_w")
+        powers[g] = DevicePower(busy, idle)
+    return BuiltApplication(tuple(activities), capacities, kernel_device, predictions, powers, gpus,
+                            tuple(dict.fromkeys(notes)))
+
+
+def run(project, app: Application, **lookups):
+    """Build and simulate ``app``: (BuiltApplication, Timeline, ApplicationEnergy)."""
+    from gpumodeler.core.application.energy import energy
+    from gpumodeler.core.application.timeline import simulate
+
+    built = build(project, app, **lookups)
+    timeline = simulate(built.activities, built.capacities, policy=app.policy)
+    # every GPU of the system draws power for the whole makespan, used or not
+    return built, timeline, energy(timeline, built.kernel_device, built.powers,
+                                   host_power_w=app.host_power_w, devices=built.gpus)
+
+
+SPLITS = ("even", "proportional")
+
+
+def data_parallel_steps(project, launch_id: str, gpus, *, host: str, split: str = "even",
+                        scatter_size: str = "0", gather_size: str = "0", prefix: str = "dp",
+                        gpu_lookup=None, link_lookup=None, table_lookup=None, variables=None) -> tuple:
+    """Steps that split launch ``launch_id`` over ``gpus`` (placed GPU ids): per GPU, on its
+    own stream, a scatter copy host→GPU of its share of ``scatter_size``, its share of the
+    kernel, and a gather copy of its share of ``gather_size``; then a sync.
+
+    ``split``: ``even`` (1/n each) or ``proportional`` to each GPU's predicted speed on the
+    whole launch (share_i = (1/t_i) / Σ 1/t_j, t from the kernel model), so GPUs of unequal
+    speed finish together. Sizes are expressions of the application's variables; each GPU's
+    copy moves ``(size) * share``."""
+    from gpumodeler.core.project import evaluate_launch
+
+    gpus = list(gpus)
+    if not gpus:
+        raise InvalidParameter("choose at least one GPU to split the launch over")
+    if split not in SPLITS:
+        raise InvalidParameter(f"split must be one of {', '.join(SPLITS)}, got {split!r}")
+    if launch_id not in project.launches:
+        raise InvalidParameter(f"no launch {launch_id!r} (launches: {', '.join(project.launches) or 'none'})")
+    for g in gpus:
+        _need_device(project, g, "gpu", "data-parallel split", "GPU")
+    _need_device(project, host, "host", "data-parallel split", "host")
+    parse(scatter_size)
+    parse(gather_size)
+    if split == "even":
+        shares = [1.0 / len(gpus)] * len(gpus)
+    else:
+        speeds = []
+        for g in gpus:
+            view = _copy.copy(project)
+            view.launches = dict(project.launches)
+            view.launches[launch_id] = replace(project.launches[launch_id], gpu=g, transfers=())
+            r = evaluate_launch(view, launch_id, gpu_lookup, link_lookup, values=variables,
+                                table_lookup=table_lookup)
+            speeds.append(1.0 / float(r.prediction.kernel.time_s))
+        total = sum(speeds)
+        shares = [v / total for v in speeds]
+    steps = []
+    for i, (g, f) in enumerate(zip(gpus, shares), start=1):
+        stream = f"{prefix}-{g}"
+        if scatter_size.strip() not in ("0", ""):
+            steps.append(Step(f"{prefix}{i}-scatter", "copy", f"scatter to {g}", stream, src=host, dst=g,
+                              size=f"({scatter_size})*{f!r}"))
+        steps.append(Step(f"{prefix}{i}-kernel", "kernel", f"kernel on {g}", stream, launch=launch_id, gpu=g,
+                          fraction=f))
+        if gather_size.strip() not in ("0", ""):
+            steps.append(Step(f"{prefix}{i}-gather", "copy", f"gather from {g}", stream, src=g, dst=host,
+                              size=f"({gather_size})*{f!r}"))
+    steps.append(Step(f"{prefix}-sync", "sync", "synchronise", f"{prefix}-sync"))
+    return tuple(steps)

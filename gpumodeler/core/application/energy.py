@@ -1,0 +1,86 @@
+"""Energy of a simulated application (docs/timeline.md, "Energy").
+
+MERPSYS reported an application's energy next to its time from each device's power while
+busy and idle; gpumodeler does the same on the simulated timeline:
+
+* a GPU draws its **busy power** while its compute engine runs a kernel (the union of its
+  kernels' intervals) and its **idle power** the rest of the makespan. Copies are counted in
+  the idle power: the model has no separate power for copy engines (a documented
+  simplification — a copy-bound application's energy is a lower bound);
+* a **step's energy** is what its GPU draws while it runs: busy power × its duration, shared
+  equally among kernels that overlap on one GPU (concurrent kernels); a copy's is 0 (in idle);
+* the **application's energy** is the sum over GPUs of busy power × busy time + idle power ×
+  idle time, plus the host's power × makespan when given; the **energy-delay product** is
+  energy × makespan.
+
+Busy power defaults to the board power (TDP) from the device database; an idle power is
+only known where a source gives one. A value that is needed and unknown leaves the energy
+unknown (``None``) and :attr:`ApplicationEnergy.unknown` says which device lacks which value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+
+@dataclass(frozen=True)
+class DevicePower:
+    """Power of one device in W (``None`` = unknown)."""
+
+    busy_w: float | None = None
+    idle_w: float | None = None
+
+
+@dataclass(frozen=True)
+class ApplicationEnergy:
+    step_j: dict  # activity id -> J (None when the step's GPU has no busy power)
+    device_j: dict  # device -> J (None when unknown)
+    host_j: float | None
+    energy_j: float | None
+    energy_delay_js: float | None
+    unknown: tuple  # messages naming each missing value
+
+
+def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | None = None,
+           devices: tuple = ()) -> ApplicationEnergy:
+    """Energy of ``timeline``. ``kernel_device``: kernel activity id -> device id (copies are
+    absent); ``powers``: device id -> :class:`DevicePower`; ``devices``: every GPU of the
+    system (a GPU that runs nothing still draws idle power)."""
+    acts = timeline.by_id()
+    makespan = Fraction(timeline.makespan_s)
+    all_devices = list(dict.fromkeys(list(devices) + list(kernel_device.values())))
+    unknown = []
+    step_j = {a.id: 0.0 for a in timeline.activities}
+    device_j = {}
+    for dev in all_devices:
+        p = powers.get(dev, DevicePower())
+        kernels = [acts[k] for k, d in kernel_device.items() if d == dev]
+        # elementary intervals between all start/end points of this device's kernels
+        points = sorted({Fraction(k.start_s) for k in kernels} | {Fraction(k.end_s) for k in kernels})
+        busy = Fraction(0)
+        for lo, hi in zip(points, points[1:]):
+            running = [k for k in kernels if Fraction(k.start_s) <= lo and Fraction(k.end_s) >= hi]
+            if not running:
+                continue
+            busy += hi - lo
+            if p.busy_w is not None:
+                for k in running:
+                    step_j[k.id] += float(Fraction(p.busy_w) * (hi - lo) / len(running))
+        if kernels and p.busy_w is None:
+            unknown.append(f"{dev}: busy (board) power is unknown")
+            for k in kernels:
+                step_j[k.id] = None
+        idle = makespan - busy
+        if idle > 0 and p.idle_w is None:
+            unknown.append(f"{dev}: idle power is unknown")
+        if (busy > 0 and p.busy_w is None) or (idle > 0 and p.idle_w is None):
+            device_j[dev] = None
+        else:
+            device_j[dev] = float(Fraction(p.busy_w or 0) * busy + Fraction(p.idle_w or 0) * idle)
+    host_j = None if host_power_w is None else float(Fraction(host_power_w) * makespan)
+    if any(v is None for v in device_j.values()):
+        total = None
+    else:
+        total = sum(device_j.values()) + (host_j or 0.0)
+    edp = None if total is None else total * timeline.makespan_s
+    return ApplicationEnergy(step_j, device_j, host_j, total, edp, tuple(unknown))

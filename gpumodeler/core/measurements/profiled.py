@@ -1,0 +1,346 @@
+"""A profiled kernel as a kernel source: the model's per-warp inputs from profiler metrics.
+
+A kernel profiled on one GPU (durations from a GPU trace or Nsight Compute, counts from
+metrics) gives the per-warp parameters of Gajger's application model (§4.6):
+
+* counts (:mod:`metric_map`): issued instructions, FP32/FP16/INT/control/conversion
+  (together Gajger's INS_CUDA, the CUDA-core instructions), FP64, SFU and tensor
+  instructions, DRAM and L2 bytes, global transactions, shared-memory transactions
+  (wavefronts, which include bank-conflict replays: Volkov §3.6's conflict-weighted
+  accesses) and conflicts — each total divided by the warps launched (eq. 4.2);
+* the **latency bound**, which no profiler reports, estimated from the measured time by
+  inverting eq. 4.1 and 4.3 on the profiled GPU (:func:`estimate_latency_bound`).
+
+The rule (documented in docs/measurements.md): with λ = 1, eq. 4.1 gives the measured warp
+throughput ``wt = warps launched / (T × SMs × SM clock)`` (warps per cycle per SM). The
+throughput bound ``TB`` of the profiled GPU follows from the counts (eq. 4.5-4.6). If
+``wt < TB`` (by more than 1 %, the rounding of printed durations) the kernel ran below every throughput limit, so by eq. 4.3 it was latency-bound
+and ``latency bound = occupancy / wt`` with the achieved occupancy in warps per SM — this
+reproduces the measured time exactly on the profiled GPU. If ``wt ≥ TB`` the time says the
+kernel was throughput-bound and fixes no latency; any latency up to ``occupancy / TB``
+is consistent with it, and we take that largest one (the knee at the profiled occupancy),
+which keeps the kernel throughput-bound there and is conservative elsewhere; λ on the
+profiled GPU is then reported (t_model / t_measured, eq. 4.4).
+"""
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from dataclasses import dataclass, field
+
+from gpumodeler.core.device import GPUSpec
+from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.measurements.metric_map import OCCUPANCY, QUANTITIES, THREAD_ACTIVITY
+from gpumodeler.core.models.gajger import KernelInputs
+from gpumodeler.core.models.throughput import throughput_bound
+
+#: Measured rates within this fraction of the throughput bound count as reaching it: printed
+#: durations are rounded (ncu's 20.43 µs is ±0.025 %), and the two estimates differ by at
+#: most this much there.
+ROUNDING = 0.01
+CUDA_CORE_PARTS = ("fp32_instructions", "fp16_instructions", "integer_instructions",
+                   "control_instructions", "conversion_instructions")
+
+
+@dataclass(frozen=True)
+class ProfiledKernel:
+    """One kernel's profile on one GPU, reduced to per-warp counts."""
+
+    name: str
+    gpu: str
+    compute_capability: str
+    grid: tuple
+    block: tuple
+    registers_per_thread: int | None
+    shared_mem_bytes: int | None
+    warps_launched: int
+    time_s: float | None  # median over the timed launches
+    launches: int  # timed launches the median is over
+    counts: dict  # quantity -> per-warp value
+    sources: dict  # quantity -> the metrics it came from
+    achieved_occupancy: float | None  # fraction of the SM's warp slots
+    achieved_warps_per_sm: float | None
+    notes: tuple = field(default_factory=tuple)
+
+
+def clean_gpu_name(name: str) -> str:
+    """``GeForce GTX 970 (0)`` -> ``GeForce GTX 970`` (nvprof appends the device index)."""
+    return re.sub(r"\s*\(\d+\)\s*$", "", name or "").strip()
+
+
+def _short(name: str) -> str:
+    n = re.sub(r"^(void|__global__)\s+", "", name.strip())
+    return n.split("(")[0].split("<")[0].strip()
+
+
+def select(records, kernel: str, gpu: str | None = None) -> list:
+    """The kernel records of ``kernel`` (full name, name without arguments, or a unique part
+    of it) on one GPU (``gpu`` picks one when the file holds several)."""
+    kernels = [r for r in records if r.kind == "kernel"]
+    if not kernels:
+        raise InvalidParameter("the profile holds no kernel records (only copies?)")
+    names = list(dict.fromkeys(r.name for r in kernels))
+    exact = [n for n in names if n == kernel or _short(n) == kernel]
+    matched = exact or [n for n in names if kernel.lower() in n.lower()]
+    if not matched:
+        shown = ", ".join(_short(n) for n in names[:8]) + (" ..." if len(names) > 8 else "")
+        raise InvalidParameter(f"no kernel named {kernel!r} in the profile; kernels: {shown}")
+    if len(matched) > 1:
+        raise InvalidParameter(f"{kernel!r} matches several kernels ({'; '.join(matched[:5])}); "
+                               f"give the full name")
+    chosen = [r for r in kernels if r.name in matched]
+    gpus = list(dict.fromkeys(clean_gpu_name(r.gpu) for r in chosen))
+    if gpu:
+        chosen = [r for r in chosen if gpu.lower() in clean_gpu_name(r.gpu).lower()]
+        if not chosen:
+            raise InvalidParameter(f"kernel {kernel!r} was not profiled on {gpu!r}; it was on "
+                                   f"{', '.join(g or '(unnamed GPU)' for g in gpus)}")
+    elif len(gpus) > 1:
+        raise InvalidParameter(f"kernel {kernel!r} was profiled on {len(gpus)} GPUs "
+                               f"({', '.join(gpus)}); give --profiled-device to pick one")
+    return chosen
+
+
+def _mean_metrics(records) -> dict:
+    sums: dict = {}
+    for r in records:
+        for name, (value, unit) in r.metrics.items():
+            sums.setdefault(name, ([], unit))[0].append(float(value))
+    return {n: (sum(v) / len(v), u) for n, (v, u) in sums.items()}
+
+
+def profile_kernel(records, kernel: str, gpu: str | None = None,
+                   warp_size: int = 32) -> ProfiledKernel:
+    """Per-warp counts of ``kernel`` from the records of one or several files."""
+    chosen = select(records, kernel, gpu)
+    configs = list(dict.fromkeys((tuple(r.grid), tuple(r.block)) for r in chosen
+                                 if r.grid and r.block))
+    if not configs:
+        raise InvalidParameter(
+            f"kernel {kernel!r}: the profile has no launch configuration (grid and block); add "
+            f"a GPU trace (nvprof --print-gpu-trace) or an Nsight Compute file of the same run")
+    if len(configs) > 1:
+        shown = "; ".join(f"grid {'x'.join(map(str, g))} block {'x'.join(map(str, b))}"
+                          for g, b in configs[:4])
+        raise InvalidParameter(f"kernel {kernel!r} ran with {len(configs)} launch configurations "
+                               f"({shown}); per-warp counts need one: profile one configuration")
+    grid, block = configs[0]
+    threads = math.prod(block)
+    warps = math.prod(grid) * -(-threads // warp_size)
+    times = [r.time_s for r in chosen if r.time_s is not None]
+    metrics = _mean_metrics(chosen)
+    notes = []
+    activity = _thread_activity(metrics, warp_size)
+    if activity is None:
+        activity = 1.0
+        if any(a.scale == "thread" for alts in QUANTITIES.values() for a in alts
+               if all(n in metrics for n in a.names)):
+            notes.append("thread-level counts divided by the warp size assume full warps "
+                         "(the profile has no warp_nonpred_execution_efficiency)")
+    counts, sources = {}, {}
+    for quantity, alternatives in QUANTITIES.items():
+        for alt in alternatives:
+            if all(n in metrics for n in alt.names):
+                total = sum(metrics[n][0] for n in alt.names)
+                if alt.scale == "thread":
+                    total /= warp_size * activity
+                elif alt.scale == "sectors":
+                    total *= 32
+                counts[quantity] = total / warps
+                sources[quantity] = alt.describe()
+                break
+    occ_fraction, occ_warps = None, None
+    for name, how in OCCUPANCY:
+        if name in metrics:
+            v = metrics[name][0]
+            if how == "warps":
+                occ_warps = v
+            else:
+                occ_fraction = v / 100.0 if how == "percent" else v
+            sources["achieved_occupancy"] = name
+            break
+    first = chosen[0]
+    regs = next((r.registers_per_thread for r in chosen if r.registers_per_thread is not None), None)
+    smem = next((r.shared_mem_bytes for r in chosen if r.shared_mem_bytes is not None), None)
+    cc = next((r.compute_capability for r in chosen if r.compute_capability), "")
+    return ProfiledKernel(
+        name=first.name, gpu=clean_gpu_name(first.gpu), compute_capability=cc, grid=grid,
+        block=block, registers_per_thread=regs, shared_mem_bytes=smem, warps_launched=warps,
+        time_s=statistics.median(times) if times else None, launches=len(times),
+        counts=counts, sources=sources, achieved_occupancy=occ_fraction,
+        achieved_warps_per_sm=occ_warps, notes=tuple(notes))
+
+
+def _thread_activity(metrics, warp_size):
+    for name, how in THREAD_ACTIVITY:
+        if name in metrics:
+            v = metrics[name][0]
+            frac = v / 100.0 if how == "percent" else v / warp_size
+            if 0 < frac <= 1:
+                return frac
+    return None
+
+
+def model_counts(pk: ProfiledKernel) -> tuple[dict, list]:
+    """The per-warp inputs of :class:`KernelInputs` (without the latency bound) and notes
+    on what had to stand in for a missing metric."""
+    c, notes = pk.counts, []
+    if "issued_instructions" in c:
+        issued = c["issued_instructions"]
+    elif "executed_instructions" in c:
+        issued = c["executed_instructions"]
+    else:
+        raise InvalidParameter(
+            f"kernel {pk.name!r}: the profile has no instruction count (inst_issued or "
+            f"inst_executed; ncu smsp__inst_issued.sum or smsp__inst_executed.sum)")
+    present = [p for p in CUDA_CORE_PARTS if p in c]
+    if not present:
+        notes.append("no FP32/INT instruction counts (inst_fp_32, inst_integer): the CUDA-core "
+                     "load is not modelled")
+    if "dram_bytes" in c:
+        gmem = c["dram_bytes"]
+    elif "l2_bytes" in c:
+        gmem = c["l2_bytes"]
+        notes.append("no DRAM metric: global-memory bytes are L2 traffic (an upper bound)")
+    elif "global_transactions" in c:
+        gmem = 32 * c["global_transactions"]
+        notes.append("no DRAM or L2 metric: global-memory bytes are 32 B per global "
+                     "transaction (an upper bound: no cache hits)")
+    else:
+        gmem = 0.0
+        notes.append("no memory metric: global-memory traffic is not modelled")
+    if "shared_transactions" in c:
+        smem = c["shared_transactions"]
+    else:
+        smem = c.get("shared_requests", 0.0) + c.get("shared_bank_conflicts", 0.0)
+    if c.get("tensor_instructions"):
+        notes.append(f"{c['tensor_instructions']:.4g} tensor instructions per warp are counted "
+                     f"but the model has no tensor-core resource")
+    return {"issued_instructions": issued,
+            "cuda_core_instructions": sum(c[p] for p in present),
+            "gmem_bytes": gmem, "sfu_instructions": c.get("sfu_instructions", 0.0),
+            "fp64_instructions": c.get("fp64_instructions", 0.0),
+            "smem_bank_cycles": smem}, notes
+
+
+@dataclass(frozen=True)
+class LatencyEstimate:
+    latency_bound_cycles: float
+    mode: str  # 'latency' (inverted) or 'throughput' (upper bound used)
+    measured_warp_throughput: float  # warps / cycle / SM at λ = 1
+    throughput_bound: float  # warps / cycle / SM
+    occupancy_warps_per_sm: float
+    lambda_on_profiled: float  # t_model / t_measured with this latency bound (eq. 4.4)
+    rule: str
+
+
+def estimate_latency_bound(gpu: GPUSpec, pk: ProfiledKernel, counts: dict,
+                           occupancy_warps_per_sm: float) -> LatencyEstimate:
+    """Latency bound (cycles per warp) from the measured time on the profiled ``gpu``
+    (module docstring: eq. 4.1 and 4.3 inverted)."""
+    if pk.time_s is None:
+        raise InvalidParameter(
+            f"kernel {pk.name!r}: the profile has no duration (nvprof metric tables have none); "
+            f"add the GPU trace of the run, or give --latency-bound")
+    if not occupancy_warps_per_sm > 0:
+        raise InvalidParameter(f"occupancy on the profiled GPU must be > 0 warps/SM, got "
+                               f"{occupancy_warps_per_sm}")
+    tb = throughput_bound(gpu, **counts).warps_per_cycle
+    wt = pk.warps_launched / (pk.time_s * gpu.require("sms") * gpu.require("sm_clock_hz"))
+    if wt < (1 - ROUNDING) * tb:
+        latency = occupancy_warps_per_sm / wt
+        mode = "latency"
+        rule = (f"latency-bound on {gpu.name}: measured warp throughput {wt:.4g} < throughput "
+                f"bound {tb:.4g} warps/cycle/SM, so latency bound = occupancy "
+                f"{occupancy_warps_per_sm:.4g} / {wt:.4g} (eq. 4.1, 4.3 inverted)")
+        lam = 1.0
+    else:
+        latency = occupancy_warps_per_sm / tb
+        mode = "throughput"
+        lam = tb / wt
+        rule = (f"throughput-bound on {gpu.name}: measured warp throughput {wt:.4g} >= "
+                f"throughput bound {tb:.4g} warps/cycle/SM, so the time fixes no latency; used "
+                f"the largest consistent one, occupancy / throughput bound (λ there = {lam:.3g})")
+    return LatencyEstimate(latency, mode, wt, tb, occupancy_warps_per_sm, lam, rule)
+
+
+def kernel_inputs(counts: dict, latency_bound_cycles: float) -> KernelInputs:
+    """:class:`KernelInputs` from :func:`model_counts`'s counts and a latency bound."""
+    return KernelInputs(latency_bound=latency_bound_cycles, **counts)
+
+
+def profiled_occupancy(pk: ProfiledKernel, gpu: GPUSpec) -> tuple[float, str | None]:
+    """Warps per SM resident on the profiled GPU: the achieved occupancy (warps, or the
+    fraction × the architecture's maximum warps per SM), else the calculator's occupancy
+    for the profiled launch (with a note saying so)."""
+    from gpumodeler.core.occupancy.calculator import occupancy
+    from gpumodeler.core.occupancy.compute_capability import architecture
+    if pk.achieved_warps_per_sm is not None:
+        return pk.achieved_warps_per_sm, None
+    cc = gpu.compute_capability or pk.compute_capability
+    if not cc:
+        raise InvalidParameter(f"GPU '{gpu.name}': the compute capability is unknown, so the "
+                               f"occupancy on the profiled GPU cannot be computed")
+    if pk.achieved_occupancy is not None:
+        return pk.achieved_occupancy * architecture(cc).max_warps_per_sm, None
+    if pk.registers_per_thread is None:
+        raise InvalidParameter(
+            f"kernel {pk.name!r}: the profile has no achieved occupancy (achieved_occupancy, "
+            f"sm__warps_active.avg.pct_of_peak_sustained_active) and no registers per thread "
+            f"to compute it")
+    occ = occupancy(cc, math.prod(pk.block), pk.registers_per_thread, int(pk.shared_mem_bytes or 0))
+    return occ.active_warps_per_sm, ("no achieved-occupancy metric: used the calculator's "
+                                     "occupancy on the profiled GPU")
+
+
+@dataclass(frozen=True)
+class ProfiledInputs:
+    """Everything a prediction from a profile needs: the model inputs and how they came."""
+
+    kernel: ProfiledKernel
+    inputs: KernelInputs
+    occupancy_profiled: float  # warps per SM on the profiled GPU
+    estimate: LatencyEstimate | None  # None when the latency bound was given
+    notes: tuple
+
+
+def derive(pk: ProfiledKernel, gpu: GPUSpec, *, latency_bound: float | None = None,
+           overrides: dict | None = None) -> ProfiledInputs:
+    """Model inputs of a profiled kernel on its profiled ``gpu``: per-warp counts
+    (``overrides`` replace some), the occupancy there and the latency bound (given, or
+    estimated by :func:`estimate_latency_bound`)."""
+    counts, notes = model_counts(pk)
+    counts.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    occ, note = profiled_occupancy(pk, gpu)
+    notes = list(pk.notes) + notes + ([note] if note else [])
+    estimate = None
+    if latency_bound is None:
+        estimate = estimate_latency_bound(gpu, pk, counts, occ)
+        latency_bound = estimate.latency_bound_cycles
+        if estimate.mode == "latency" and \
+                estimate.throughput_bound < 1.1 * estimate.measured_warp_throughput:
+            notes.append("the measured rate is within 10 % of the throughput bound: the kernel "
+                         "may be throughput-bound and the latency bound an overestimate")
+    return ProfiledInputs(pk, kernel_inputs(counts, latency_bound), occ, estimate, tuple(notes))
+
+
+def architecture_notes(profiled_cc: str, target_cc: str) -> list[str]:
+    """What does not carry when the target's compute capability differs (docs)."""
+    if not profiled_cc or not target_cc:
+        return [f"compute capability of the {'profiled' if not profiled_cc else 'target'} GPU "
+                f"is unknown: cannot tell whether the prediction crosses architectures"]
+    if _cc(profiled_cc) == _cc(target_cc):
+        return []
+    return [f"crosses architectures (profiled on compute capability {profiled_cc}, predicted "
+            f"for {target_cc}): the latency bound (instruction and memory latencies), issued "
+            f"instructions (replays, dual issue, recompiled SASS), DRAM bytes (L2 size and "
+            f"caching) and shared-memory conflicts (bank layout) were measured on the other "
+            f"architecture; expect larger errors and recalibrate λ there (Gajger §4.4)"]
+
+
+def _cc(text: str) -> tuple:
+    try:
+        return tuple(int(p) for p in str(text).strip().split("."))
+    except ValueError:
+        return (str(text).strip(),)

@@ -1,0 +1,319 @@
+"""The reproducible HTML report of a project (``gpumodeler report``, File › Export report…).
+
+One self-contained file — no external resource, no script: inline CSS and inline SVG — with
+the system drawing, every value of every device and link the project uses with its unit and
+provenance (project overrides marked), each kernel's latency bound and per-warp counts, each
+launch's prediction with the equations it evaluates and their intermediate values, every saved
+sweep as a plot, each application's timeline, and a footer with the gpumodeler version, the
+SHA-256 of the device databases and the command that regenerates the report.
+
+Reproducible: the same project and databases give the same bytes (no date is written; every
+number is formatted with a fixed precision; every collection keeps the document's order).
+"""
+from __future__ import annotations
+
+import hashlib
+from html import escape
+import math
+from pathlib import Path
+
+from gpumodeler.core.errors import ModelError
+
+CSS = """
+body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}
+table{border-collapse:collapse;margin:.6em 0 1.2em 0;font-size:.9em}
+th,td{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}
+th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.override{font-weight:bold;color:#8b0000}.unknown{color:#999}.err{color:#b00}
+.eq{font-family:monospace;background:#f7f7f7;padding:.1em .3em}
+footer{margin-top:3em;border-top:1px solid #ccc;padding-top:.5em;font-size:.85em;color:#555}
+code{background:#f4f4f4;padding:0 .2em}
+"""
+
+
+def _num(v) -> str:
+    if isinstance(v, bool) or v is None:
+        return escape(str(v))
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return "∞" if v > 0 else ("−∞" if v < 0 else "not a number")
+        return f"{v:.6g}"
+    return escape(str(v))
+
+
+def _table(headers, rows, num_cols=()) -> str:
+    out = ["<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr>"]
+    for r in rows:
+        cells = []
+        for i, c in enumerate(r):
+            cls = ' class="num"' if i in num_cols else ""
+            cells.append(f"<td{cls}>{c}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table>")
+    return "\n".join(out)
+
+
+def sha256_of(path) -> str:
+    if path is None or not Path(path).exists():
+        return "none"
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def system_svg(project, width: int = 760) -> str:
+    """The system canvas: devices at their positions, links as lines with their names."""
+    devices = list(project.devices.values())
+    if not devices:
+        return "<p>(no devices)</p>"
+    xs = [d.x for d in devices]
+    ys = [d.y for d in devices]
+    box_w, box_h, pad = 150, 44, 40
+    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
+    sx = (width - 2 * pad - box_w) / (x1 - x0) if x1 > x0 else 0
+    height = int(2 * pad + box_h + (y1 - y0) * (sx if sx else 1) if y1 > y0 else 2 * pad + box_h)
+    sy = sx if sx else 1.0
+    pos = {d.id: (pad + (d.x - x0) * sx + box_w / 2 if sx else width / 2 - box_w / 2 + box_w / 2 + 0 * d.x,
+                  pad + (d.y - y0) * sy + box_h / 2) for d in devices}
+    if not sx:  # all at one x: spread them out
+        for i, d in enumerate(devices):
+            pos[d.id] = (pad + box_w / 2 + i * (box_w + 30), pos[d.id][1])
+        width = max(width, int(2 * pad + len(devices) * (box_w + 30)))
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect width="{width}" height="{height}" fill="white"/>']
+    pair_count: dict = {}
+    for c in project.connections.values():
+        if c.a not in pos or c.b not in pos:
+            continue
+        key = frozenset((c.a, c.b))
+        k = pair_count[key] = pair_count.get(key, -1) + 1
+        (ax, ay), (bx, by) = pos[c.a], pos[c.b]
+        off = 10 * k
+        color = {"nvlink": "#2e7d32", "pcie": "#1f4e9c", "network": "#7b1fa2"}.get(c.link_type, "#555")
+        out.append(f'<line x1="{ax:.1f}" y1="{ay + off:.1f}" x2="{bx:.1f}" y2="{by + off:.1f}" '
+                   f'stroke="{color}" stroke-width="2"><title>{escape(c.link_name)}</title></line>')
+        out.append(f'<text x="{(ax + bx) / 2:.1f}" y="{(ay + by) / 2 + off - 4:.1f}" text-anchor="middle" '
+                   f'fill="{color}" font-size="10">{escape(c.label or c.link_name)}</text>')
+    for d in devices:
+        cx, cy = pos[d.id]
+        fill = "#e8f0fe" if d.kind == "gpu" else "#fff4e0"
+        out.append(f'<rect x="{cx - box_w / 2:.1f}" y="{cy - box_h / 2:.1f}" width="{box_w}" height="{box_h}" '
+                   f'rx="6" fill="{fill}" stroke="#444"/>')
+        out.append(f'<text x="{cx:.1f}" y="{cy - 4:.1f}" text-anchor="middle" font-weight="bold">'
+                   f'{escape(d.label or d.id)}</text>')
+        name = d.device_name if len(d.device_name) <= 24 else d.device_name[:23] + "…"
+        out.append(f'<text x="{cx:.1f}" y="{cy + 12:.1f}" text-anchor="middle" font-size="10">'
+                   f'{escape(name)}{" ×" + str(d.count) if d.count != 1 else ""}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def _values_section(project, catalog) -> str:
+    parts = []
+    sources = catalog.sources()
+    used = [("device", d.id, d.device_name, d.overrides, d.label) for d in project.devices.values()]
+    used += [("link", c.id, c.link_name, c.overrides, c.label) for c in project.connections.values()]
+    for what, pid, name, overrides, label in used:
+        title = f"{escape(pid)}: {escape(name)}" + (f" ({escape(label)})" if label else "")
+        try:
+            record = catalog.get(name)
+        except ModelError as exc:
+            parts.append(f"<h3>{title}</h3><p class='err'>{escape(str(exc))}</p>")
+            continue
+        rows = []
+        fields = list(record.values)
+        for f in list(overrides):
+            if f not in fields:
+                fields.append(f)
+        for f in fields:
+            r = record.default_record(f)
+            cited = ""
+            if r is not None:
+                src = r.source_text or (sources.get(r.source, r.source) if r.source else "")
+                cited = escape(src or "") + (f", {escape(r.where)}" if r.where else "")
+            value = r.value if r is not None else None
+            if f in overrides:
+                rows.append((f"<span class='override'>{escape(f)}</span>",
+                             f"<span class='override'>{_num(overrides[f])}</span>",
+                             escape(r.unit if r else ""), "<span class='override'>project override</span>",
+                             f"catalog value {_num(value)}" + (f" ({cited})" if cited else "")))
+            elif value is None:
+                rows.append((escape(f), "<span class='unknown'>unknown</span>", escape(r.unit if r else ""),
+                             escape(r.provenance or "") if r else "", cited))
+            else:
+                rows.append((escape(f), _num(value), escape(r.unit), escape(r.provenance or ""), cited))
+        parts.append(f"<h3>{title}</h3>" + _table(("field", "value", "unit", "provenance", "source"), rows, (1,)))
+    return "\n".join(parts)
+
+
+def _kernels_section(project, lookups) -> str:
+    from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.kernel.warp_counts import count
+    from gpumodeler.core.project import resolve_table
+
+    parts = []
+    for kid, g in project.kernels.items():
+        parts.append(f"<h3>{escape(kid)}: {escape(g.name)}</h3>")
+        parts.append(f"<p>{len(g.instructions)} instructions, {len(g.edges)} edges, {len(g.loops)} loop(s); "
+                     f"latency table <code>{escape(str(g.latency_table))}</code>; variables "
+                     f"{escape(', '.join(f'{k} = {v:g}' for k, v in g.variables.items()) or 'none')}</p>")
+        try:
+            bound = analyze(g, resolve_table(g.latency_table, lookups.get("table_lookup")))
+            parts.append(f"<p>Latency bound (critical path of the execution graph, Volkov §3.7–3.8, "
+                         f"Gajger §4.4.2): <span class='eq'>{escape(bound.formula())}</span> cycles</p>")
+            counts = count(g).evaluate(dict(g.variables))
+            rows = [(escape(k), _num(float(v))) for k, v in counts.items()]
+            parts.append("<p>Per-warp counts at the kernel's variables (Gajger §4.4.3, Volkov §3.6):</p>"
+                         + _table(("count", "per warp"), rows, (1,)))
+        except ModelError as exc:
+            parts.append(f"<p class='err'>cannot analyse: {escape(str(exc))}</p>")
+        if g.loops:
+            parts.append(_table(("loop", "name", "iterations", "instructions"), [
+                (escape(lp.id), escape(lp.name), f"<code>{escape(lp.iterations.text)}</code>", str(len(lp.members)))
+                for lp in g.loops.values()], (3,)))
+    return "\n".join(parts) or "<p>(no kernels)</p>"
+
+
+EQUATIONS = (  # (key of the prediction, equation, source); the key is the quantity's name
+    ("warps_launched", "warps launched = grid × ⌈block / warp size⌉", "Gajger eq. 4.1"),
+    ("latency_throughput", "occupancy / latency bound (warps/cycle/SM)", "Gajger eq. 4.3"),
+    ("throughput_bound", "min over resources of issue rate / cycles per warp", "Volkov §3.6, Gajger §4.4.3"),
+    ("warp_throughput", "min(occupancy / latency bound, throughput bound)", "Gajger eq. 4.3"),
+    ("kernel_time_cycles", "warps launched / (warp throughput × SMs)", "Gajger eq. 4.1"),
+    ("kernel_time_s", "warps launched / (warp throughput × SMs × clock × λ)", "Gajger eq. 4.1"),
+    ("knee_occupancy", "occupancy where the bounds meet", "Gajger eq. 4.3"),
+)
+
+
+def _launches_section(project, catalog) -> str:
+    from gpumodeler.cli.cmd_project import predict_launch
+
+    parts = []
+    for lid, la in project.launches.items():
+        parts.append(f"<h3>{escape(lid)}: {escape(la.name)}</h3>")
+        try:
+            r = predict_launch(project, lid, catalog)
+        except ModelError as exc:
+            parts.append(f"<p class='err'>cannot predict: {escape(str(exc))}</p>")
+            continue
+        parts.append(f"<p>kernel <code>{escape(str(la.kernel))}</code> on {escape(r['device'])}; grid "
+                     f"{r['grid_size']} blocks of {la.block_size}; occupancy {_num(r['occupancy_warps_per_sm'])} "
+                     f"warps/SM; latency bound <span class='eq'>{escape(r['latency_bound_formula'])}</span> = "
+                     f"{_num(r['latency_bound_cycles'])} cycles; λ = {_num(la.lam)}</p>")
+        rows = [(escape(key), f"<span class='eq'>{escape(formula)}</span>", escape(eq), _num(r.get(key)))
+                for key, formula, eq in EQUATIONS]
+        rows.append(("mode", "", "", escape(str(r["mode"])) + ", limited by " + escape(str(r["limiting_resource"]))))
+        parts.append(_table(("quantity", "equation", "source", "value"), rows, (3,)))
+        cyc = r.get("cycles_per_warp", {})
+        if cyc:
+            parts.append("<p>Throughput worksheet, issue cycles per warp per resource (binding: "
+                         f"{escape(str(r.get('binding_resource')))}):</p>"
+                         + _table(("resource", "cycles per warp"), [(escape(k), _num(v)) for k, v in cyc.items()], (1,)))
+        if r["transfers"]:
+            parts.append("<p>Transfers, <span class='eq'>T = t_s + n / (bw × λ)</span> (Gajger eq. 5.5), in "
+                         f"sequence over {escape(str(r['link']))}:</p>" + _table(
+                             ("direction", "bytes", "time (s)"),
+                             [(escape(t["direction"]), _num(t["bytes"]), _num(s))
+                              for t, s in zip(r["transfers"], r["transfer_times_s"])], (1, 2)))
+        parts.append(f"<p><b>kernel {_num(r['kernel_time_s'])} s, total {_num(r['total_time_s'])} s</b></p>")
+    return "\n".join(parts) or "<p>(no launches)</p>"
+
+
+def _sweeps_section(project, lookups) -> str:
+    import numpy as np
+
+    from gpumodeler.core.launch_sweep import make_snapshot, run_sweep, variable_label
+    from gpumodeler.report.svg import line_chart
+
+    parts = []
+    for sw in project.sweeps.values():
+        title = f"{sw.id}: {sw.name or sw.variable}"
+        try:
+            snap = make_snapshot(project, sw.launch, lookups["gpu_lookup"], lookups["link_lookup"], sw.variable,
+                                 np.asarray(sw.values) if sw.variable != "gpu" else (), tuple(sw.devices),
+                                 table_lookup=lookups.get("table_lookup"))
+            res = run_sweep(snap)
+        except ModelError as exc:
+            parts.append(f"<h3>{escape(title)}</h3><p class='err'>{escape(str(exc))}</p>")
+            continue
+        x = [float(v) for v in np.asarray(res.x, dtype=float)]
+        series = []
+        for c in res.curves:
+            series.append({"name": f"{c.label} kernel", "x": x, "y": [float(v) for v in c.kernel_time_s]})
+            series.append({"name": f"{c.label} total", "x": x, "y": [float(v) for v in c.total_time_s],
+                           "dash": True})
+        pos = [v for v in x if v > 0]
+        log_x = bool(pos) and len(pos) == len(x) and max(pos) / min(pos) > 100
+        ys = [v for s in series for v in s["y"] if math.isfinite(v) and v > 0]
+        log_y = bool(ys) and max(ys) / min(ys) > 100
+        parts.append(f"<h3>{escape(title)}</h3>")
+        parts.append(line_chart(series, x_label=variable_label(sw.variable), y_label="time (s)",
+                                log_x=log_x, log_y=log_y))
+    return "\n".join(parts) or "<p>(no saved sweeps)</p>"
+
+
+def _applications_section(project, lookups) -> str:
+    from gpumodeler.report.application import run_application, timeline_svg
+
+    parts = []
+    for aid, app in project.applications.items():
+        parts.append(f"<h3>{escape(aid)}: {escape(app.name)}</h3>")
+        try:
+            r = run_application(project, aid, lookups)
+        except ModelError as exc:
+            parts.append(f"<p class='err'>cannot simulate: {escape(str(exc))}</p>")
+            continue
+        parts.append(timeline_svg(r))
+        parts.append(_table(("step", "kind", "engine", "start (s)", "end (s)", "alone (s)", "energy (J)"), [
+            (("<b>" if s["critical"] else "") + escape(s["name"]) + ("</b>" if s["critical"] else ""),
+             escape(s["kind"]), escape(s["engine"] or "—"), _num(s["start_s"]), _num(s["end_s"]),
+             _num(s["alone_s"]), "unknown" if s["energy_j"] is None else _num(s["energy_j"]))
+            for s in r["steps"]], (3, 4, 5, 6)))
+        energy = ("unknown (" + escape("; ".join(r["energy_unknown"])) + ")" if r["energy_j"] is None
+                  else f"{_num(r['energy_j'])} J, energy-delay product {_num(r['energy_delay_js'])} J·s")
+        parts.append(f"<p>makespan <b>{_num(r['makespan_s'])} s</b>; critical path "
+                     f"{escape(' → '.join(r['critical_path']))}; energy {energy}</p>")
+        parts.append(_table(("engine or link", "busy fraction"),
+                            [(escape(k), f"{v:.1%}") for k, v in r["busy_fraction"].items()], (1,)))
+        for note in r["notes"]:
+            parts.append(f"<p class='unknown'>note: {escape(note)}</p>")
+    return "\n".join(parts) or "<p>(no applications)</p>"
+
+
+def build_report(project, catalog, *, project_path: str, command: str) -> str:
+    """The report's HTML text."""
+    from gpumodeler import __version__
+    from gpumodeler.cli.common import catalog_lookups
+
+    lookups = catalog_lookups(catalog)
+    sections = [
+        ("System", system_svg(project)),
+        ("Devices and links: every value with its unit and provenance", _values_section(project, catalog)),
+        ("Kernels", _kernels_section(project, lookups)),
+        ("Launches", _launches_section(project, catalog)),
+        ("Saved sweeps", _sweeps_section(project, lookups)),
+        ("Applications", _applications_section(project, lookups)),
+    ]
+    body = [f"<h1>{escape(project.name)}</h1>"]
+    if project.description:
+        body.append(f"<p>{escape(project.description)}</p>")
+    body.append("<p>Model: Gajger's adaptation of Volkov's latency-hiding model (Gajger 2017 eq. 4.1–4.8, "
+                "5.5; Volkov 2016 §3). Overridden values are <span class='override'>marked</span>.</p>")
+    for title, html in sections:
+        body.append(f"<h2>{escape(title)}</h2>\n{html}")
+    user = catalog.user_path if catalog.user_path and Path(catalog.user_path).exists() else None
+    body.append(
+        "<footer>"
+        f"gpumodeler {escape(__version__)} · project <code>{escape(Path(project_path).name)}</code> "
+        f"(SHA-256 {sha256_of(project_path)})<br>"
+        f"devices.db SHA-256 {sha256_of(catalog.shipped_path)} · user database SHA-256 {sha256_of(user)}<br>"
+        f"regenerate: <code>{escape(command)}</code></footer>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            f"<title>{escape(project.name)} — gpumodeler report</title><style>{CSS}</style></head>\n<body>\n"
+            + "\n".join(body) + "\n</body></html>\n")

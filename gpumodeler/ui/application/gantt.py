@@ -1,0 +1,137 @@
+"""The application's Gantt chart: one row per engine and link, a bar per step, the critical
+path outlined, a tooltip with each step's prediction on hover. It renders a timeline result
+(:func:`gpumodeler.report.application.run_application`); it computes nothing. Export: SVG
+(vector text, the same chart as the report), PNG (that SVG rendered at a chosen scale) and
+CSV of the steps."""
+from __future__ import annotations
+
+import csv
+
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QImage, QPainter
+from PySide6.QtWidgets import QToolTip
+
+from gpumodeler.report.svg import PALETTE, CRITICAL, _time_unit
+
+
+class GanttChart(pg.PlotWidget):
+    def __init__(self, parent=None):
+        super().__init__(parent, background="w")
+        self.setMinimumHeight(160)
+        self.plotItem.showGrid(x=True, y=False, alpha=0.3)
+        self.plotItem.setMouseEnabled(x=True, y=False)
+        self.plotItem.hideButtons()
+        self.result: dict | None = None
+        self.rows: list[str] = []
+        self.bars: list[dict] = []
+        self._items = []
+        self.scene().sigMouseMoved.connect(self._hover)
+        self.setLabel("bottom", "time")
+
+    def show_result(self, result: dict | None) -> None:
+        for item in self._items:
+            self.plotItem.removeItem(item)
+        self._items, self.rows, self.bars = [], [], []
+        self.result = result
+        if not result or not result["steps"]:
+            self.getAxis("left").setTicks([[]])
+            self.setTitle("")
+            return
+        unit, scale = _time_unit(result["makespan_s"] if result["makespan_s"] > 0 else 1.0)
+        self.setLabel("bottom", f"time ({unit})")
+        colors: dict = {}
+        for s in result["steps"]:
+            for r in s["engines"] + s["links"] or ["(no engine)"]:
+                if r not in self.rows:
+                    self.rows.append(r)
+                row = self.rows.index(r)
+                group = s["kind"] + (s["device"] or "")
+                color = colors.setdefault(group, PALETTE[len(colors) % len(PALETTE)])
+                self.bars.append({"row": row, "x0": s["start_s"] / scale, "x1": s["end_s"] / scale,
+                                  "step": s, "color": color})
+        for b in self.bars:
+            width = max(b["x1"] - b["x0"], 0.0)
+            pen = pg.mkPen(CRITICAL, width=2) if b["step"]["critical"] else pg.mkPen("#444444", width=0.5)
+            item = pg.BarGraphItem(x0=[b["x0"]], y0=[-b["row"] - 0.4], width=[width], height=[0.8],
+                                   brush=QColor(b["color"]), pen=pen)
+            self.plotItem.addItem(item)
+            self._items.append(item)
+            if width > 0.08 * (result["makespan_s"] / scale):  # room for its name
+                label = pg.TextItem(b["step"]["name"], color="w", anchor=(0.5, 0.5))
+                label.setPos(b["x0"] + width / 2, -b["row"])
+                self.plotItem.addItem(label)
+                self._items.append(label)
+        self.getAxis("left").setTicks([[(-i, name) for i, name in enumerate(self.rows)]])
+        self.plotItem.setYRange(-len(self.rows) + 0.4, 0.6, padding=0.02)
+        self.plotItem.setXRange(0, max(b["x1"] for b in self.bars) or 1.0, padding=0.02)
+        self.setTitle(f"makespan {result['makespan_s']:.6g} s")
+
+    def step_at(self, x: float, y: float) -> dict | None:
+        """The step whose bar covers data point (x, y), or None."""
+        for b in self.bars:
+            if b["x0"] <= x <= b["x1"] and abs(y + b["row"]) <= 0.4:
+                return b["step"]
+        return None
+
+    def tooltip(self, step: dict) -> str:
+        text = (f"{step['name']} ({step['kind']})\nstart {step['start_s']:.6g} s, end {step['end_s']:.6g} s\n"
+                f"alone {step['alone_s']:.6g} s")
+        if step["waited_s"] > 1e-15:
+            text += f", queued {step['waited_s']:.6g} s"
+        if step["stretched_s"] > 1e-15:
+            text += f", slowed by sharing {step['stretched_s']:.6g} s"
+        detail = step.get("prediction") or {}
+        if step["kind"] == "kernel" and detail:
+            text += (f"\n{detail.get('mode')}-bound, limited by {detail.get('limiting_resource')}; "
+                     f"occupancy {detail.get('occupancy_warps_per_sm'):g} warps/SM")
+        if step["energy_j"]:
+            text += f"\nenergy {step['energy_j']:.4g} J"
+        if step["critical"]:
+            text += "\non the critical path"
+        return text
+
+    def _hover(self, pos) -> None:
+        if not self.bars:
+            return
+        point = self.plotItem.vb.mapSceneToView(pos)
+        step = self.step_at(point.x(), point.y())
+        if step is not None:
+            QToolTip.showText(self.mapToGlobal(self.mapFromScene(pos).toPoint()), self.tooltip(step), self)
+        else:
+            QToolTip.hideText()
+
+    # -- export -------------------------------------------------------------------------
+    def svg_text(self) -> str:
+        from gpumodeler.report.application import timeline_svg
+        if not self.result:
+            raise ValueError("nothing to export: the application has no steps that run")
+        return timeline_svg(self.result)
+
+    def export_svg(self, path: str) -> None:
+        from gpumodeler.report.files import write_text_atomically
+        write_text_atomically(path, self.svg_text())
+
+    def export_png(self, path: str, scale: float = 2.0) -> None:
+        from PySide6.QtCore import QByteArray
+        from PySide6.QtSvg import QSvgRenderer
+        renderer = QSvgRenderer(QByteArray(self.svg_text().encode("utf-8")))
+        size = renderer.defaultSize() * scale
+        image = QImage(size, QImage.Format.Format_ARGB32)
+        image.fill(Qt.GlobalColor.white)
+        painter = QPainter(image)
+        renderer.render(painter)
+        painter.end()
+        if not image.save(path):
+            raise ValueError(f"cannot write {path}")
+
+    def export_csv(self, path: str) -> None:
+        if not self.result:
+            raise ValueError("nothing to export: the application has no steps that run")
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            w = csv.writer(f)
+            w.writerow(["id", "name", "kind", "engine", "start_s", "end_s", "alone_s", "energy_j", "critical"])
+            for s in self.result["steps"]:
+                w.writerow([s["id"], s["name"], s["kind"], s["engine"] or "", repr(s["start_s"]),
+                            repr(s["end_s"]), repr(s["alone_s"]),
+                            "" if s["energy_j"] is None else repr(s["energy_j"]), int(s["critical"])])

@@ -1,0 +1,74 @@
+"""`gpumodeler timeline` on the bundled examples and on bad input."""
+import json
+from pathlib import Path
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from gpumodeler.cli.main import main
+from gpumodeler.core.application.app import Application, Step
+from gpumodeler.db.project_file import load_project, save_project
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = str(ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm")
+
+pytestmark = pytest.mark.usefixtures("gpumodeler_env")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_saxpy2_program_takes_the_launch_total(capsys, tmp_path):
+    code, out, err = run(capsys, "project", "predict", EXAMPLE, "--json")
+    assert code == 0, err
+    (launch,) = json.loads(out)["launches"]
+    svg = tmp_path / "t.svg"
+    code, out, err = run(capsys, "timeline", EXAMPLE, "--json", "--svg", str(svg))
+    assert code == 0, err
+    doc = json.loads(out)
+    # one stream, blocking copies: the makespan is eq. 5.5 + eq. 4.1 in sequence
+    assert doc["makespan_s"] == pytest.approx(launch["total_time_s"], rel=1e-12)
+    assert [s["name"] for s in doc["steps"]] == ["x to GPU", "y to GPU", "saxpy2", "y to host"]
+    for s in doc["steps"]:
+        assert {"name", "engine", "start_s", "end_s", "energy_j"} <= set(s)
+    kernel = doc["steps"][2]
+    assert kernel["end_s"] - kernel["start_s"] == pytest.approx(launch["kernel_time_s"], rel=1e-12)
+    assert doc["critical_path"] == ["copy_x", "copy_y", "saxpy2", "copy_back"]
+    assert set(doc["busy_fraction"]) >= {"gpu1/compute", "gpu1/copy"}
+    assert doc["energy_j"] is None and doc["energy_unknown"]  # the GTX 970 has no idle power
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+    assert "saxpy2" in svg.read_text()
+
+
+def test_text_output(capsys):
+    code, out, err = run(capsys, "timeline", EXAMPLE)
+    assert code == 0, err
+    assert "makespan" in out and "critical" in out and "gpu1/compute" in out
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--application", "nope"], "no application 'nope'; applications: app1"),
+    (["--svg", ""], "--svg needs a file name"),
+    (["--svg", "/nonexistent-folder/x.svg"], "does not exist"),
+])
+def test_bad_arguments(capsys, argv, message):
+    code, out, err = run(capsys, "timeline", EXAMPLE, *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_no_application_and_a_broken_step(capsys, tmp_path):
+    project = load_project(EXAMPLE)
+    project.applications.clear()
+    path = save_project(project, tmp_path / "p.gpm")
+    code, out, err = run(capsys, "timeline", str(path))
+    assert code == 2 and "has no application" in err
+    project.put("applications", Application("a", "bad", (Step("c", "copy", src="host1", dst="gpu9"),)))
+    save_project(project, path)
+    before = path.read_bytes()
+    code, out, err = run(capsys, "timeline", str(path))
+    assert code == 2 and "choose a destination device" in err and len(err.strip().splitlines()) == 1
+    assert path.read_bytes() == before
