@@ -77,8 +77,8 @@ def test_main_window_has_the_calibration_action(qtbot, catalog):
     from gpumodeler.ui.main_window import MainWindow
     window = MainWindow(catalog, remember=False)
     qtbot.addWidget(window)
-    [action] = [a for a in window.menuBar().actions()[0].menu().actions()
-                if "Calibrate" in a.text()]
+    [devices] = [m.menu() for m in window.menuBar().actions() if m.text() == "&Devices"]
+    [action] = [a for a in devices.actions() if "Calibrate" in a.text()]
     action.trigger()
     from gpumodeler.ui.calibration.dialog import CalibrationDialog
     [dialog] = window.findChildren(CalibrationDialog)
