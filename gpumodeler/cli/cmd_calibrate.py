@@ -33,8 +33,40 @@ def register(sub) -> None:
     ln.add_argument("--nominal-bandwidth", type=common.bandwidth_arg, metavar="B/S",
                     help="nominal bandwidth of the link, to report λ (e.g. 15.8GB/s)")
     ln.add_argument("--weighting", choices=("relative", "absolute"), default="relative")
+    m = ln.add_argument_group("from imported measurements (regime model, leave-one-out)")
+    m.add_argument("--measurements", metavar="FILE",
+                   help="measured copies: JSON records (measure import --json) or a profiler CSV")
+    m.add_argument("--direction", choices=("htod", "dtoh"), help="which copies to fit")
+    m.add_argument("--memory-kind", metavar="KIND",
+                   help="pageable, pinned, or an application label (one calibration each)")
+    m.add_argument("--gpu", metavar="NAME", help="the GPU's copies, when the file has several")
+    m.add_argument("--regimes", type=common.int_arg, metavar="N",
+                   help="force N bandwidth regimes (default: chosen by leave-one-out)")
+    m.add_argument("--predict", type=common.list_of(common.bytes_arg), metavar="SIZE[,SIZE...]",
+                   help="sizes to predict with the fitted model")
+    m.add_argument("--link", metavar="NAME", help="the link in your database (with --save)")
+    from .calibrate_store import add_save_flags
+    add_save_flags(ln, "--link")
     ln.add_argument("--json", action="store_true")
     ln.set_defaults(func=run_link)
+
+    from . import calibrate_kernel
+    kc = s.add_parser("kernel", help="λ of a kernel on a GPU from measured launches",
+                      description="λ of one kernel on one GPU (eq. 4.4, least squares) from "
+                                  "measured launches, each predicted at λ = 1 with its own "
+                                  "launch; leave-one-out over launch sizes; a warning when λ "
+                                  "is outside 0.3-1.5.")
+    calibrate_kernel.add_flags(kc)
+    add_save_flags(kc, "--device")
+    kc.add_argument("--json", action="store_true")
+    kc.set_defaults(func=run_kernel)
+
+    ls = s.add_parser("list", help="calibrations stored in your device database")
+    ls.add_argument("--device", metavar="NAME", help="only this GPU's or link's")
+    ls.add_argument("--kind", choices=("link", "kernel"))
+    ls.add_argument("--all", action="store_true", help="earlier fits too, not only the current ones")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=run_list)
 
 
 def _read_csv(path, columns):
@@ -89,7 +121,49 @@ def run_lambda(args) -> int:
     return _report(fit, {"lambda": fit.lam, "weighting": args.weighting}, args)
 
 
+def run_list(args) -> int:
+    from .calibrate_store import run_list as list_
+    return list_(args)
+
+
+def run_kernel(args) -> int:
+    from .calibrate_kernel import kernel_result, print_kernel
+    from .calibrate_store import check_save_flags, save_kernel
+    if args.project is None:
+        check_save_flags(args, "device", "--device")
+    else:
+        check_save_flags(args, "project", "--project")
+    out, _, _ = kernel_result(args)
+    if args.save:
+        out["saved"] = save_kernel(args, out)
+    if args.json:
+        common.print_json(out)
+    else:
+        print_kernel(out)
+        if args.save:
+            print(f"saved as the {out['saved']['label']} calibration of {out['saved']['device']}")
+    return 0
+
+
 def run_link(args) -> int:
+    if args.measurements is not None:
+        from .calibrate_link import link_result, print_link
+        from .calibrate_store import check_save_flags, save_link
+        check_save_flags(args, "link", "--link")
+        out, fit, _ = link_result(args)
+        if args.save:
+            out["saved"] = save_link(args, out, fit)
+        if args.json:
+            common.print_json(out)
+        else:
+            print_link(out)
+            if args.save:
+                print(f"saved as the {out['saved']['label']} {out['direction']} calibration "
+                      f"of {out['saved']['device']}")
+        return 0
+    for flag in ("direction", "memory_kind", "gpu", "regimes", "predict", "save", "label", "link"):
+        if getattr(args, flag) not in (None, False):
+            raise CLIError(f"--{flag.replace('_', '-')} needs --measurements FILE")
     sizes, times = _pairs(args, "sizes", "times", ["bytes", "seconds"])
     fit = fit_link(sizes, times, args.nominal_bandwidth, args.weighting)
     extra = {"startup_s": fit.startup_s, "effective_bandwidth_bytes_per_s": fit.effective_bandwidth_bytes_per_s}

@@ -124,6 +124,9 @@ def add_link_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument("--startup-dtoh", type=seconds_arg, metavar="S")
     g.add_argument("--lambda-htod", type=float_arg)
     g.add_argument("--lambda-dtoh", type=float_arg)
+    g.add_argument("--link-calibration", metavar="LABEL",
+                   help="use the stored calibration LABEL of --link (calibrate link --save) "
+                        "for the directions it covers")
 
 
 def latency_table_for(key: str | None):
@@ -183,16 +186,32 @@ def resolve_link(args) -> LinkSpec | None:
         "lambda_dtoh": args.lambda_dtoh}.items() if v is not None}
     from dataclasses import replace
     link = replace(link, **changes)
+    if getattr(args, "link_calibration", None):
+        link = calibrated_link(link, args)
+    calibrated = {d for d, _ in link.transfer_models}
     missing = []
-    if link.bandwidth_bytes_per_s is None:
+    if link.bandwidth_bytes_per_s is None and not {
+            d for d, n in (("htod", args.htod), ("dtoh", args.dtoh)) if n} <= calibrated:
         missing.append("--link-bandwidth")
-    if args.htod and link.startup_htod_s is None:
+    if args.htod and link.startup_htod_s is None and "htod" not in calibrated:
         missing.append("--startup-htod")
-    if args.dtoh and link.startup_dtoh_s is None:
+    if args.dtoh and link.startup_dtoh_s is None and "dtoh" not in calibrated:
         missing.append("--startup-dtoh")
     if missing:
         raise CLIError(f"transfers need {', '.join(missing)} (or --link NAME with those values known)")
     return link
+
+
+def calibrated_link(link: LinkSpec, args) -> LinkSpec:
+    """``link`` with the stored calibrations labelled --link-calibration of --link: each
+    direction with transfers uses its calibrated model (core/transfers/models.py)."""
+    if not args.link:
+        raise CLIError("--link-calibration needs --link NAME (the link the calibration belongs to)")
+    from gpumodeler.db.calibrations import calibrated_link_spec
+    needed = tuple(d for d, n in (("htod", args.htod), ("dtoh", args.dtoh)) if n)
+    with open_catalog() as catalog:
+        return calibrated_link_spec(catalog, args.link, args.link_calibration, base=link,
+                                    directions=needed)
 
 
 def transfer_list(args) -> list[tuple[str, float]]:

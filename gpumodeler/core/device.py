@@ -161,6 +161,16 @@ class LinkSpec:
     lambda_htod: float = 1.0
     lambda_dtoh: float = 1.0
     kind: str = "pcie"
+    #: Calibrated transfer models, ((direction, model), ...), each replacing eq. 5.5 in its
+    #: direction; a model has ``time_s(n_bytes)`` (core/transfers/models.py).
+    transfer_models: tuple = ()
+
+    def transfer_model(self, direction: str):
+        """The calibrated model of ``direction``, or None (eq. 5.5 applies)."""
+        for d, model in self.transfer_models:
+            if d == direction:
+                return model
+        return None
 
     def direction(self, direction: str) -> tuple[float, float, float]:
         """(startup_s, bandwidth_bytes_per_s, λ) for 'htod' or 'dtoh'."""

@@ -25,6 +25,8 @@ whose values are in cycles), rebuilding the devices table to change its CHECK.
 Version 4 widens the ``device_values.provenance`` CHECK to the grades of published latency
 figures (``published-measurement``, ``simulator-calibration``, ``secondary``,
 ``unattributed``; fields.SOURCE_PROVENANCES), rebuilding device_values the same way.
+Version 5 adds ``calibrations``: fitted link models and kernel λ, each belonging to a device
+(``device_id``, deleted with it) with its provenance; see calibrations.py.
 """
 from __future__ import annotations
 
@@ -275,9 +277,38 @@ def m004_published_provenances(db: sqlite_utils.Database) -> None:
         conn.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
 
 
+_V5_CALIBRATIONS = [
+    """CREATE TABLE calibrations (
+        id INTEGER PRIMARY KEY,
+        device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL CHECK (kind = 'link' OR kind = 'kernel'),
+        subject TEXT NOT NULL,
+        label TEXT NOT NULL,
+        parameters TEXT NOT NULL CHECK (json_valid(parameters)),
+        residuals TEXT NOT NULL CHECK (json_valid(residuals)),
+        mape_percent REAL,
+        loo_mape REAL,
+        loo_median_ape REAL,
+        measurements_name TEXT NOT NULL,
+        measurements_sha256 TEXT NOT NULL,
+        created TEXT NOT NULL,
+        note TEXT,
+        is_current INTEGER NOT NULL CHECK (is_current = 0 OR is_current = 1)
+    )""",
+    "CREATE INDEX calibrations_by_device ON calibrations (device_id, kind, subject, label)",
+]
+
+
+@migrations(name="m005_calibrations")
+def m005_calibrations(db: sqlite_utils.Database) -> None:
+    """Fitted link models and kernel λ with their provenance, per device."""
+    for statement in _V5_CALIBRATIONS:
+        db.execute(statement)
+
+
 # The version a file has once every migration above ran; bump with each new migration.
 KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind",
-                    "m004_published_provenances")
+                    "m004_published_provenances", "m005_calibrations")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

@@ -18,6 +18,9 @@ from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
+from .calibration_sharing import (CalibrationChanges, compare_calibrations,
+                                  copy_calibrations, plan_calibrations, write_calibrations)
+from .calibrations import read_calibrations
 from .comparison import Comparison, compare_stored, gc_paused, raw_device
 from .digests import entry_in, field_entry, head_part, parts, patched
 from .errors import DeviceEditError, UnresolvedConflicts
@@ -26,7 +29,7 @@ from .merge import KIND, MergeReport, conflict_message, make_resolver, merged_de
     plan_sources, remap_sources
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
     file_stamp, new_database_replacing, open_database, reading
-from .store import RawDevice, copy_devices, read_digests, read_index, read_records, \
+from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
     read_sources, rewrite_fields, set_device_digests, set_device_heads, write_device, \
     write_sources
 
@@ -77,6 +80,7 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
                 for key in sorted(cited):
                     if key in have:
                         sources.setdefault(key, have[key])
+                copy_calibrations(layers[layer], db, keys)   # they travel with their device
             write_sources(db, sources)
     return path
 
@@ -105,12 +109,23 @@ def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
     return cmp, {renamed.get(k, k): c for k, c in theirs_sources.items()}
 
 
+def _with_calibrations(catalog: "Catalog", theirs_db, path, report) -> CalibrationChanges:
+    """The report with the calibration differences of the devices compared."""
+    mine: dict = {}
+    for _, db in reversed(catalog._layers()):      # shipped first, the user's shadow it
+        mine.update(read_calibrations(db))
+    with reading(path):
+        theirs = read_calibrations(theirs_db)
+    return compare_calibrations(mine, theirs, report)
+
+
 def compare_with_file(catalog: "Catalog", path: str | Path) -> MergeReport:
     """Compare the device database at ``path`` with the catalog (user over shipped)."""
     theirs_db = open_database(path, integrity=_THEIRS_CHECK)
     try:
         with gc_paused():
-            return _compare_catalog(catalog, theirs_db, path)[0].report
+            report = _compare_catalog(catalog, theirs_db, path)[0].report
+            return _with_calibrations(catalog, theirs_db, path, report).report
     finally:
         theirs_db.close()
 
@@ -238,19 +253,27 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
     with gc_paused():
         try:
             cmp, theirs_sources = _compare_catalog(catalog, theirs_db, path, for_merge=True)
-            resolve = make_resolver(cmp.report, resolutions, policy)
-            plan = _plan_merge(cmp, resolve, theirs_db, catalog, path)
+            calibrations = _with_calibrations(catalog, theirs_db, path, cmp.report)
+            resolve = make_resolver(calibrations.report, resolutions, policy)
+            cal_writes, cal_open = plan_calibrations(calibrations, resolve)
+            try:
+                plan = _plan_merge(cmp, resolve, theirs_db, catalog, path)
+            except UnresolvedConflicts as exc:
+                everything = list(exc.conflicts) + cal_open
+                raise UnresolvedConflicts(conflict_message(everything), everything) from None
+            if cal_open:
+                raise UnresolvedConflicts(conflict_message(cal_open), cal_open)
         finally:
             theirs_db.close()
-        if plan:
-            _write_merge(catalog, plan, theirs_sources, _now(), compared)
-    report = cmp.report
+        if plan or cal_writes:
+            _write_merge(catalog, plan, theirs_sources, _now(), compared, cal_writes)
+    report = calibrations.report
     return MergeReport(report.mine, report.theirs, report.devices, report.renamed_sources,
                        applied=True)
 
 
 def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str, str],
-                 now: str, compared: tuple | None) -> None:
+                 now: str, compared: tuple | None, cal_writes=()) -> None:
     shipped_sources = read_sources(catalog._shipped) if catalog._shipped is not None else {}
     db = catalog._user_for_write()
     attach = (attached_read_only(db, plan.copy_from, "theirs") if plan.copied
@@ -288,6 +311,19 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
                 rewrite_fields(db, plan.rewrites)
             set_device_heads(db, plan.heads)
             set_device_digests(db, [(now, d, i) for i, d in plan.digests.items()])
+
+        def device_id_of(key: str) -> int:
+            row = db.execute("SELECT id FROM devices WHERE name_lower = ?", [key]).fetchone()
+            if row is not None:
+                return row[0]
+            # A shipped device whose calibrations alone changed: copied here, as any edit.
+            device = read_raw(catalog._shipped, [key])[key]
+            for records in device.values.values():
+                cite(records)
+            return write_device(db, RawDevice(device.kind, device.name, device.aliases,
+                                              device.family, "imported", device.values,
+                                              now, now))
+        write_calibrations(db, cal_writes, device_id_of)
         write_sources(db, {k: c for k, c in needed.items() if c is not None})
 
 
@@ -318,11 +354,16 @@ def diff(a: str | Path, b: str | Path) -> MergeReport:
                 mine_sources, mine_index = read_sources(mine_db), read_index(mine_db)
             with reading(b):
                 theirs_sources, theirs_index = read_sources(theirs_db), read_index(theirs_db)
-            return compare_stored(
+            report = compare_stored(
                 {k: (mine_db, e) for k, e in mine_index.items()}, theirs_db, theirs_index,
                 renamed=plan_sources(mine_sources, theirs_sources), mine_label=str(a),
                 theirs_label=str(b), with_missing=True,
                 guard=lambda db: reading(a if db is mine_db else b)).report
+            with reading(a):
+                mine_cal = read_calibrations(mine_db)
+            with reading(b):
+                theirs_cal = read_calibrations(theirs_db)
+            return compare_calibrations(mine_cal, theirs_cal, report).report
     finally:
         for db in dbs:
             db.close()

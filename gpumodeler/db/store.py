@@ -391,5 +391,6 @@ def delete_device(db: sqlite_utils.Database, name_lower: str) -> bool:
     if row is None:
         return False
     db.execute("DELETE FROM device_values WHERE device_id = ?", [row["id"]])
+    db.execute("DELETE FROM calibrations WHERE device_id = ?", [row["id"]])
     db.execute("DELETE FROM devices WHERE id = ?", [row["id"]])
     return True

@@ -25,6 +25,7 @@ from gpumodeler.core.project import Project
 from gpumodeler.db.project_file import load_project, save_project
 from gpumodeler.ui import settings
 from gpumodeler.ui.binding import DocumentBinding
+from gpumodeler.ui.calibration.dialog import open_calibration_dialog
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.icons import icon
 from gpumodeler.ui.inspector import PropertyInspector
@@ -178,6 +179,8 @@ class MainWindow(DocumentBinding, QMainWindow):
         edit_menu.addAction(self.edit_actions["select_all"])
         devices_menu = bar.addMenu("&Devices")
         devices_menu.addActions([self.export_devices_action, self.import_devices_action])
+        devices_menu.addAction("Calibrate &Link from Measurements…",
+                               lambda: open_calibration_dialog(self, self.catalog))
         view_menu = bar.addMenu("&View")
         view_menu.addAction(self.fit_action)
         view_menu.addSeparator()

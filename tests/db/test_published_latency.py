@@ -311,7 +311,7 @@ def test_a_version_3_database_migrates_to_allow_the_grades(tmp_path):
     import sqlite3
     import sqlite_utils
     from gpumodeler.db.records import ValueRecord
-    from gpumodeler.db.schema import SCHEMA_VERSION, migrations, open_database
+    from gpumodeler.db.schema import KNOWN_MIGRATIONS, SCHEMA_VERSION, migrations, open_database
     from gpumodeler.db.store import read_device, refresh_content_hashes
 
     path = tmp_path / "v3.db"
@@ -345,6 +345,6 @@ def test_a_version_3_database_migrates_to_allow_the_grades(tmp_path):
                                       "'device_values' AND type IN ('index', 'trigger')")}
     assert read_device(db, "old-table").value("mem_dram") == 400
     db.close()
-    assert int(version) == SCHEMA_VERSION == 4
+    assert int(version) == SCHEMA_VERSION == len(KNOWN_MIGRATIONS)
     assert {"device_values_by_field", "device_values_insert_clears_hash",
             "device_values_update_clears_hash", "device_values_delete_clears_hash"} <= items

@@ -64,7 +64,11 @@ def transfer_time_s(n_bytes, *, startup_s, bandwidth_bytes_per_s, lam=1.0):
 
 
 def link_transfer_time_s(link: LinkSpec, direction: str, n_bytes):
-    """Transfer time of ``n_bytes`` over ``link`` in ``direction`` ('htod' or 'dtoh')."""
+    """Transfer time of ``n_bytes`` over ``link`` in ``direction`` ('htod' or 'dtoh'):
+    the link's calibrated model of that direction when it has one (models.py), else eq. 5.5."""
+    model = link.transfer_model(direction)
+    if model is not None:
+        return model.time_s(n_bytes)
     startup, bw, lam = link.direction(direction)
     return transfer_time_s(n_bytes, startup_s=startup, bandwidth_bytes_per_s=bw, lam=lam)
 

@@ -1,0 +1,84 @@
+"""`calibrate link|kernel --save [--label L]` and `calibrate list`: the calibration store
+(db/calibrations.py) from the command line."""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+from . import common
+from .calibrate_link import file_digest
+from .main import CLIError
+
+
+def add_save_flags(p, device_flag: str) -> None:
+    g = p.add_argument_group("store the result in your device database")
+    g.add_argument("--save", action="store_true",
+                   help=f"store the fit as the current calibration of {device_flag} NAME")
+    g.add_argument("--label", metavar="L",
+                   help="what the calibration is for: a memory kind (pageable, pinned) or an "
+                        "application (default: the memory kind, or 'default')")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_save_flags(args, device_attr: str, device_flag: str) -> None:
+    """Refuse --label without --save, and --save without the device, before any fit."""
+    if args.label is not None and not args.save:
+        raise CLIError("--label only applies with --save")
+    if args.label is not None and not args.label.strip():
+        raise CLIError("--label must not be empty (e.g. pageable, pinned, or an application name)")
+    if args.save and not getattr(args, device_attr, None):
+        raise CLIError(f"--save needs {device_flag} NAME: the device in your database the "
+                       "calibration belongs to")
+
+
+def _store(cal) -> dict:
+    from gpumodeler.db.calibrations import save_calibration
+    with common.open_catalog() as catalog:
+        saved = save_calibration(catalog, cal)
+        where = str(catalog.user_path)
+    return {"device": saved.device, "kind": saved.kind, "subject": saved.subject,
+            "label": saved.label, "database": where}
+
+
+def save_link(args, out: dict, fit) -> dict:
+    from gpumodeler.db.calibrations import Calibration
+    label = (args.label or out["memory_kind"] or "default").strip()
+    residuals = [{k: r[k] for k in ("size_bytes", "measured_s", "predicted_s",
+                                    "relative_residual", "loo_relative_error")}
+                 for r in out["residuals"]]
+    cal = Calibration(args.link, "link", out["direction"], label, out["parameters"],
+                      tuple(residuals), out["mape_percent"], out["loo_mape"],
+                      out["loo_median_ape"], Path(args.measurements).name,
+                      file_digest(args.measurements), _now(),
+                      note="; ".join(out["notes"]) or None)
+    return _store(cal)
+
+
+def save_kernel(args, out: dict) -> dict:
+    from gpumodeler.db.calibrations import Calibration
+    # the GPU's catalog name: --device resolved, or the project launch's GPU
+    cal = Calibration(out["gpu"], "kernel", args.kernel, (args.label or "default").strip(),
+                      out["parameters"], tuple(out["residuals"]), out["mape_percent"],
+                      out["loo_mape"], out["loo_median_ape"], Path(args.measurements).name,
+                      file_digest(args.measurements), _now(), note=out["warning"])
+    return _store(cal)
+
+
+def run_list(args) -> int:
+    from gpumodeler.db.calibrations import list_calibrations
+    with common.open_catalog() as catalog:
+        cals = list_calibrations(catalog, args.device, args.kind)
+    if not args.all:
+        cals = [c for c in cals if c.is_current]
+    if args.json:
+        common.print_json([c.to_dict() for c in cals])
+        return 0
+    if not cals:
+        print("no calibrations stored" + (f" for {args.device}" if args.device else ""))
+        return 0
+    for c in cals:
+        print(f"{c.device:24} {c.kind:6} {c.subject:16} [{c.label}]  {c.describe()}")
+    return 0

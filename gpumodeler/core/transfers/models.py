@@ -1,0 +1,112 @@
+"""A transfer-time model that holds on real copies: startup plus a size-dependent bandwidth.
+
+Gajger's eq. 4.8/5.5 (seed 000, §4.3 and §5.4.2) models a copy of ``n`` bytes as
+
+    T(n) = t_s + n / (bw × λ)
+
+with one effective bandwidth per direction. Gajger measured pinned-free ``cudaMemcpy`` on one
+testbed and found the line adequate from 1 KiB to 2 GB (Fig. 5.17–5.18). Real *pageable*
+copies on other hosts are not one line: one host measured host→device at 10.3 GB/s at 1 MiB
+and about 6 GB/s from 4 MiB up, device→host at 6 GB/s at 1–2 MiB and 2.2–2.8 GB/s from
+4 to 32 MiB (issue #9). The driver stages pageable copies through pinned buffers, and the
+host's caches hold small buffers, so the effective bandwidth falls (or rises) in steps as
+the size crosses those capacities. Fitting one line through such steps makes the startup
+negative.
+
+This module keeps eq. 4.8's form, ``T(n) = t_s + n / bw(n)``, with ``t_s >= 0`` and an
+effective bandwidth that is constant within *regimes* (contiguous ranges of sizes) and
+changes between them. Between the last measured size of one regime and the first of the
+next nothing is known about where the change happens, so ``log bw`` is interpolated
+linearly in ``log n`` across that gap (continuous, and never worse than a step placed
+at the wrong size). Below the first regime and above the last, the bandwidth is that
+regime's. A copy of 0 bytes takes ``t_s`` (Gajger notes the runtime short-cuts it; the
+fit ignores such records).
+
+Symbols and units: sizes in bytes, times in seconds, bandwidths in bytes/s.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpumodeler.core.errors import InvalidParameter
+
+
+@dataclass(frozen=True)
+class Regime:
+    """Sizes ``first_size_bytes``..``last_size_bytes`` (measured ones) copy at one
+    effective bandwidth."""
+
+    first_size_bytes: float
+    last_size_bytes: float
+    bandwidth_bytes_per_s: float
+
+    def to_dict(self) -> dict:
+        return {"first_size_bytes": self.first_size_bytes,
+                "last_size_bytes": self.last_size_bytes,
+                "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s}
+
+
+@dataclass(frozen=True)
+class TransferModel:
+    """``T(n) = startup_s + n / bw(n)`` with ``bw`` piecewise constant by regime and
+    log-log interpolated across the gaps between regimes (see the module docstring)."""
+
+    startup_s: float
+    regimes: tuple[Regime, ...]
+
+    def __post_init__(self):
+        if not (np.isfinite(self.startup_s) and self.startup_s >= 0):
+            raise InvalidParameter(f"startup time must be a number of seconds >= 0, got {self.startup_s}")
+        if not self.regimes:
+            raise InvalidParameter("a transfer model needs at least one bandwidth regime")
+        last = -np.inf
+        for r in self.regimes:
+            if not (np.isfinite(r.bandwidth_bytes_per_s) and r.bandwidth_bytes_per_s > 0):
+                raise InvalidParameter(f"regime bandwidth must be > 0 B/s, got {r.bandwidth_bytes_per_s}")
+            if not (0 < r.first_size_bytes <= r.last_size_bytes) or r.first_size_bytes <= last:
+                raise InvalidParameter("regimes must cover increasing, non-overlapping sizes > 0 B")
+            last = r.last_size_bytes
+
+    def _knots(self):
+        xs, ys = [], []
+        for r in self.regimes:
+            for x in dict.fromkeys((r.first_size_bytes, r.last_size_bytes)):
+                xs.append(np.log(x))
+                ys.append(np.log(r.bandwidth_bytes_per_s))
+        return np.asarray(xs), np.asarray(ys)
+
+    def bandwidth_bytes_per_s(self, n_bytes):
+        """Effective bandwidth at ``n_bytes`` (array or scalar; sizes > 0)."""
+        n = np.asarray(n_bytes, dtype=float)
+        xs, ys = self._knots()
+        with np.errstate(divide="ignore"):
+            logn = np.log(np.where(n > 0, n, 1.0))
+        bw = np.exp(np.interp(logn, xs, ys))
+        return float(bw) if bw.ndim == 0 else bw
+
+    def time_s(self, n_bytes):
+        """Transfer time of ``n_bytes`` (array or scalar, bytes >= 0)."""
+        n = np.asarray(n_bytes, dtype=float)
+        if np.any(~np.isfinite(n)) or np.any(n < 0):
+            raise InvalidParameter(f"transfer size must be a number of bytes >= 0, got {n_bytes}")
+        t = self.startup_s + n / np.asarray(self.bandwidth_bytes_per_s(n))
+        return float(t) if t.ndim == 0 else t
+
+    def to_dict(self) -> dict:
+        return {"model": "regimes", "startup_s": self.startup_s,
+                "regimes": [r.to_dict() for r in self.regimes]}
+
+    @classmethod
+    def from_dict(cls, data) -> "TransferModel":
+        """Inverse of :meth:`to_dict`; InvalidParameter for anything else."""
+        try:
+            if data.get("model") != "regimes":
+                raise InvalidParameter(f"unknown transfer model {data.get('model')!r} (expected 'regimes')")
+            regimes = tuple(Regime(float(r["first_size_bytes"]), float(r["last_size_bytes"]),
+                                   float(r["bandwidth_bytes_per_s"])) for r in data["regimes"])
+            return cls(float(data["startup_s"]), regimes)
+        except (AttributeError, KeyError, TypeError, ValueError) as exc:
+            raise InvalidParameter(f"not a transfer model ({type(exc).__name__}: {exc}); "
+                                   "expected {model: 'regimes', startup_s, regimes: [...]}") from None

@@ -1,0 +1,240 @@
+"""CalibrationDialog: pick a measurement file, the copies to fit (direction, memory kind or
+application label), fit the transfer model (off the GUI thread), look at the fit, store it
+as the link's calibration. Every error is shown in the dialog; nothing is stored unless
+Save is pressed on a fit that succeeded."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+                               QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
+                               QWidget)
+
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.measurements.from_json import read_measurements
+from gpumodeler.core.transfers.fit import fit_transfer_model
+from gpumodeler.core.transfers.selection import select_copies
+
+from .plot import CalibrationPlot
+
+
+@dataclass(frozen=True)
+class FitRequest:
+    """A snapshot of what to fit (values only: the worker touches nothing else)."""
+
+    records: tuple
+    direction: str
+    memory_kind: str | None
+
+
+class _Signals(QObject):
+    finished = Signal(object)   # (selection, fit)
+    failed = Signal(str)
+
+
+class FitJob(QRunnable):
+    def __init__(self, request: FitRequest):
+        super().__init__()
+        self.setAutoDelete(False)
+        self.request = request
+        self.signals = _Signals()
+
+    def run(self) -> None:
+        try:
+            sel = select_copies(self.request.records, direction=self.request.direction,
+                                memory_kind=self.request.memory_kind)
+            fit = fit_transfer_model(sel.sizes_bytes, sel.times_s)
+        except ModelError as exc:
+            self.signals.failed.emit(str(exc))
+            return
+        except Exception as exc:  # a bug: say so in the dialog, never crash the app
+            self.signals.failed.emit(f"internal error ({type(exc).__name__}: {exc})")
+            return
+        self.signals.finished.emit((sel, fit))
+
+
+def _size(n: float) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n:.3g} B"
+
+
+class CalibrationDialog(QDialog):
+    """``catalog``: the device catalog the calibration is stored in."""
+
+    fitted = Signal(object)
+
+    def __init__(self, catalog, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle("Calibrate a link from measured copies")
+        self.catalog = catalog
+        self.path: Path | None = None
+        self.records: tuple = ()
+        self.selection = None
+        self.fit = None
+        self.saved = None
+        self._job: FitJob | None = None     # the running fit
+        self._last_job: FitJob | None = None  # kept alive until its thread surely returned
+
+        self.file_edit = QLineEdit(readOnly=True, placeholderText="JSON records or a profiler CSV")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        file_row = QHBoxLayout()
+        file_row.addWidget(self.file_edit, 1)
+        file_row.addWidget(browse)
+        self.direction_box = QComboBox()
+        self.direction_box.addItems(["htod", "dtoh"])
+        self.label_edit = QLineEdit(placeholderText="pageable, pinned or an application")
+        self.link_box = QComboBox()
+        if catalog is not None:
+            self.link_box.addItems([s.name for s in catalog.list("link")])
+        self.fit_button = QPushButton("Fit")
+        self.fit_button.clicked.connect(self.start_fit)
+        form = QFormLayout()
+        form.addRow("Measurements", file_row)
+        form.addRow("Direction", self.direction_box)
+        form.addRow("Memory kind / label", self.label_edit)
+        form.addRow("Link", self.link_box)
+        self.plot = CalibrationPlot()
+        self.summary = QLabel(wordWrap=True)
+        self.message = QLabel(wordWrap=True)
+        self.message.setStyleSheet("color: #b00020")
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.save_button = buttons.addButton("Save calibration",
+                                             QDialogButtonBox.ButtonRole.ApplyRole)
+        self.save_button.setEnabled(False)
+        self.save_button.clicked.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(self.fit_button)
+        layout.addWidget(self.plot, 1)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.message)
+        layout.addWidget(buttons)
+        self.resize(760, 680)
+
+    # -- input --------------------------------------------------------------------
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Measured copies", "",
+                                              "Measurements (*.json *.csv);;All files (*)")
+        if path:
+            self.load_file(path)
+
+    def load_file(self, path) -> bool:
+        """Read the records of ``path``; False (and a message) when it cannot be read."""
+        self._clear_fit()
+        try:
+            records = tuple(read_measurements(path))
+        except ModelError as exc:
+            self.message.setText(str(exc))
+            return False
+        self.path, self.records = Path(path), records
+        self.file_edit.setText(str(path))
+        directions = sorted({r.direction for r in records if r.kind == "transfer"
+                             and r.direction in ("htod", "dtoh")})
+        if directions:
+            self.direction_box.setCurrentText(directions[0])
+        kinds = sorted({r.memory_kind for r in records if r.kind == "transfer" and r.memory_kind})
+        if len(kinds) == 1 and not self.label_edit.text().strip():
+            self.label_edit.setText(kinds[0])
+        self.message.setText("")
+        return True
+
+    # -- fitting ------------------------------------------------------------------
+
+    def _clear_fit(self) -> None:
+        self.selection = self.fit = None
+        self.save_button.setEnabled(False)
+        self.summary.setText("")
+        self.plot.show_fit(None)
+
+    def start_fit(self) -> FitJob | None:
+        """Fit off the GUI thread; the result arrives through ``fitted`` (or a message)."""
+        if not self.records:
+            self.message.setText("Choose a measurement file first.")
+            return None
+        if self._job is not None:
+            return self._job
+        self._clear_fit()
+        self.message.setText("")
+        label = self.label_edit.text().strip() or None
+        job = FitJob(FitRequest(self.records, self.direction_box.currentText(), label))
+        job.signals.finished.connect(self._fit_done)
+        job.signals.failed.connect(self._fit_failed)
+        self._job = job
+        self.fit_button.setEnabled(False)
+        QThreadPool.globalInstance().start(job)
+        return job
+
+    def _fit_done(self, result) -> None:
+        self._last_job, self._job = self._job, None
+        self.fit_button.setEnabled(True)
+        self.selection, self.fit = result
+        fit = self.fit
+        regimes = ", ".join(f"{r.bandwidth_bytes_per_s / 1e9:.3g} GB/s from "
+                            f"{_size(r.first_size_bytes)}" for r in fit.model.regimes)
+        self.summary.setText(
+            f"{fit.sizes_bytes.size} copies · startup {fit.model.startup_s * 1e6:.3g} µs · "
+            f"{regimes}<br>leave-one-out error: mean {fit.loo_mape:.3g} %, median "
+            f"{fit.loo_median_ape:.3g} % · in-sample {fit.mape_percent:.3g} %"
+            + "".join(f"<br><i>{n}</i>" for n in fit.notes))
+        self.plot.show_fit(fit)
+        self.save_button.setEnabled(self.link_box.count() > 0)
+        self.fitted.emit(fit)
+
+    def _fit_failed(self, message: str) -> None:
+        self._last_job, self._job = self._job, None
+        self.fit_button.setEnabled(True)
+        self.message.setText(message)
+
+    # -- storing ------------------------------------------------------------------
+
+    def save(self):
+        """Store the current fit as the link's calibration; returns it, or None with a
+        message."""
+        from gpumodeler.db.calibrations import Calibration, save_calibration
+        if self.fit is None or self.path is None:
+            self.message.setText("Fit the measurements before saving.")
+            return None
+        label = self.label_edit.text().strip() or self.selection.memory_kind or "default"
+        fit = self.fit
+        residuals = tuple({"size_bytes": float(n), "measured_s": float(m),
+                           "predicted_s": float(p), "relative_residual": float(q),
+                           "loo_relative_error": float(e)}
+                          for n, m, p, q, e in zip(fit.sizes_bytes, fit.measured_s,
+                                                   fit.predicted_s, fit.relative_residuals,
+                                                   fit.loo_relative_errors))
+        try:
+            digest = hashlib.sha256(self.path.read_bytes()).hexdigest()
+            cal = Calibration(self.link_box.currentText(), "link", self.selection.direction,
+                              label, fit.parameters(), residuals, fit.mape_percent,
+                              fit.loo_mape, fit.loo_median_ape, self.path.name, digest,
+                              datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                              note="; ".join(fit.notes) or None)
+            self.saved = save_calibration(self.catalog, cal)
+        except OSError as exc:
+            self.message.setText(f"Cannot read {self.path}: {exc.strerror}")
+            return None
+        except ModelError as exc:
+            self.message.setText(str(exc))
+            return None
+        self.message.setText("")
+        self.summary.setText(self.summary.text() + f"<br><b>Saved</b> as the {label} "
+                             f"{self.saved.subject} calibration of {self.saved.device}.")
+        return self.saved
+
+
+def open_calibration_dialog(parent: QWidget, catalog) -> CalibrationDialog:
+    """Show a non-modal calibration dialog over ``parent`` (deleted when closed)."""
+    from PySide6.QtCore import Qt
+    dialog = CalibrationDialog(catalog, parent)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+    return dialog

@@ -1,0 +1,86 @@
+"""The calibration dialog: fit measured copies off the GUI thread, show the fit, store it."""
+import json
+
+import numpy as np
+import pytest
+
+from gpumodeler.db.calibrations import list_calibrations
+
+LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
+MiB = 2**20
+
+
+@pytest.fixture
+def catalog(gpumodeler_env):
+    from gpumodeler.db.catalog import Catalog
+    with Catalog() as cat:
+        yield cat
+
+
+def _copies(path):
+    rng = np.random.default_rng(4)
+    n = np.unique(np.concatenate([4 * 2.0 ** np.arange(8), np.round(1024 * 2 ** (np.arange(41) / 2))]))
+    bw = np.exp(np.interp(np.log(n), np.log([2 * MiB, 4 * MiB]), np.log([6e9, 2.5e9])))
+    t = (5e-6 + n / bw) * (1 + 0.02 * rng.standard_normal(n.size))
+    path.write_text(json.dumps([{"kind": "transfer", "direction": "dtoh", "size_bytes": float(a),
+                                 "time_s": float(b), "memory_kind": "pageable"}
+                                for a, b in zip(n, t)]))
+    return path
+
+
+def test_fit_plot_and_store(qtbot, tmp_path, catalog):
+    from gpumodeler.ui.calibration.dialog import CalibrationDialog
+    dialog = CalibrationDialog(catalog)
+    qtbot.addWidget(dialog)
+    assert dialog.load_file(_copies(tmp_path / "copies.json"))
+    assert dialog.direction_box.currentText() == "dtoh"
+    assert dialog.label_edit.text() == "pageable"
+    dialog.link_box.setCurrentText(LINK)
+    assert not dialog.save_button.isEnabled()
+    with qtbot.waitSignal(dialog.fitted, timeout=20000):
+        dialog.start_fit()
+    fit = dialog.fit
+    assert fit.loo_mape <= 3.0 and fit.model.startup_s >= 0
+    assert fit.model.bandwidth_bytes_per_s(16 * MiB) == pytest.approx(2.5e9, rel=0.03)
+    assert "leave-one-out error" in dialog.summary.text()
+    x, y = dialog.plot.measured.getData()
+    assert len(x) == fit.sizes_bytes.size
+    _, res = dialog.plot.loo.getData()
+    assert np.allclose(res, fit.loo_relative_errors * 100)
+    assert dialog.save_button.isEnabled()
+    saved = dialog.save()
+    assert saved is not None
+    [cal] = list_calibrations(catalog, LINK)
+    assert (cal.subject, cal.label, cal.measurements_name) == ("dtoh", "pageable", "copies.json")
+    assert cal.parameters == fit.parameters()
+
+
+def test_bad_files_and_fits_give_messages(qtbot, tmp_path, catalog):
+    from gpumodeler.ui.calibration.dialog import CalibrationDialog
+    dialog = CalibrationDialog(catalog)
+    qtbot.addWidget(dialog)
+    assert dialog.start_fit() is None and "measurement file" in dialog.message.text()
+    bad = tmp_path / "cut.json"
+    bad.write_text('[{"kind": "transfer"')
+    assert not dialog.load_file(bad) and "not valid JSON" in dialog.message.text()
+    few = tmp_path / "few.json"
+    few.write_text(json.dumps([{"kind": "transfer", "direction": "htod", "size_bytes": 1e6,
+                                "time_s": 1e-4}]))
+    assert dialog.load_file(few)
+    job = dialog.start_fit()
+    qtbot.waitUntil(lambda: dialog._job is None, timeout=20000)
+    assert job is not None and "at least 3 different sizes" in dialog.message.text()
+    assert dialog.save() is None and list_calibrations(catalog) == []
+
+
+def test_main_window_has_the_calibration_action(qtbot, catalog):
+    from gpumodeler.ui.main_window import MainWindow
+    window = MainWindow(catalog, remember=False)
+    qtbot.addWidget(window)
+    [devices] = [m.menu() for m in window.menuBar().actions() if m.text() == "&Devices"]
+    [action] = [a for a in devices.actions() if "Calibrate" in a.text()]
+    action.trigger()
+    from gpumodeler.ui.calibration.dialog import CalibrationDialog
+    [dialog] = window.findChildren(CalibrationDialog)
+    assert dialog.isVisible() and dialog.link_box.count() > 0
+    dialog.close()
