@@ -18,8 +18,10 @@ sources, are in docs/sass-import.md; in short:
 * **Register dependencies**: reaching definitions over the control-flow graph (a guarded
   write does not hide the earlier one), one edge per producer/consumer pair, ``memory`` from
   a load, else ``dependency`` (the producer's latency from the table).
-* **Scoreboards** (sm_70+): a wait on scoreboard *n* depends on the last instruction that
-  set *n* as its write barrier; added when the registers did not already give that edge.
+* **Scoreboards** (sm_70+): a wait on scoreboard *n* depends on the instructions that may
+  have set *n* last as their write barrier (reaching definitions over the scoreboards); added
+  when the registers did not already give that edge. Read-barrier waits (the source
+  registers of a load or store may be overwritten) are write-after-read hazards: no edge.
 * **Loops**: :func:`~.cfg.find_loops`; loop *k* gets iterations ``loopk`` (default
   :data:`DEFAULT_ITERATIONS`); an unrolled loop and its remainder share one variable.
 """
@@ -189,8 +191,10 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     for d, u in _reaching_dependencies(ins_list, succ, access):
         dep(d, u)
     if has_control:
-        for d, u in _scoreboard_dependencies(controls, ranges):
-            dep(d, u)
+        for d, u in _reaching_dependencies(ins_list, succ, _scoreboard_access(controls)):
+            # through the setter's write barrier; a read-barrier wait (WAR) is no edge
+            if controls[d].write_barrier in controls[u].waits:
+                dep(d, u)
 
     for e in edges:  # endpoints exist and ids are fresh by construction
         graph.edges[e.id] = e.checked()
@@ -285,28 +289,15 @@ def _reaching_dependencies(ins_list, succ, access):
     return pairs
 
 
-def _scoreboard_dependencies(controls, ranges):
-    """(setter, waiter) pairs: a wait on scoreboard n depends on the last instruction before
-    it that set n as its write barrier; at the top of a loop, on the last setter in the
-    loop's body (loop-carried)."""
-    last: dict = {}
-    pairs = []
-    for i, c in enumerate(controls):
-        for sb in c.waits:
-            d = last.get(sb)
-            if d is None:
-                for r in ranges:
-                    if r.header <= i <= r.latch:
-                        setters = [j for j in range(i + 1, r.latch + 1)
-                                   if controls[j].write_barrier == sb]
-                        if setters:
-                            d = setters[-1]
-                            break
-            if d is not None:
-                pairs.append((d, i))
-        if c.write_barrier is not None:
-            last[c.write_barrier] = i
-    return pairs
+def _scoreboard_access(controls):
+    """Scoreboards as pseudo-registers ``SB0``..``SB5``: an instruction "writes" the ones it
+    sets (write or read barrier) and "reads" the ones it waits on, so that reaching
+    definitions pair each wait with the instructions that may have set it."""
+    out = []
+    for c in controls:
+        written = tuple(f"SB{b}" for b in (c.write_barrier, c.read_barrier) if b is not None)
+        out.append((written, tuple(f"SB{b}" for b in c.waits)))
+    return out
 
 
 def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:

@@ -1,0 +1,135 @@
+"""Parsing cuobjdump -sass and nvdisasm listings (committed fixtures; no CUDA tools needed)."""
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.core.kernel.sass.listing import ListingError, parse_listing
+
+SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
+SRC = SASS.parent / "src"
+ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
+KERNELS = sorted(p.stem for p in SRC.glob("*.cu"))
+
+
+def listing(name):
+    return parse_listing((SASS / name).read_text(), name)
+
+
+def test_at_least_seven_kernels_for_every_architecture():
+    assert len(KERNELS) >= 7
+    for k in KERNELS:
+        for arch in ARCHS:
+            assert (SASS / f"{k}.{arch}.sass").is_file(), f"{k}.{arch}.sass missing"
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_fixture_parses_with_its_architecture(kernel, arch):
+    lst = listing(f"{kernel}.{arch}.sass")
+    assert lst.tool == "cuobjdump"
+    assert lst.archs() == [arch]
+    for f in lst.functions:
+        assert f.instructions
+        # sm_70+: every instruction has both 64-bit words
+        assert all(len(i.words) == 2 for i in f.instructions)
+        addrs = [i.address for i in f.instructions]
+        assert addrs == list(range(0, 16 * len(addrs), 16))
+
+
+def test_saxpy2_sm90_instructions_operands_and_targets():
+    (f,) = listing("saxpy2.sm_90.sass").functions
+    assert f.name == "_Z6saxpy2iiPfS_" and f.arch == "sm_90"
+    by_addr = {i.address: i for i in f.instructions}
+    exit_ = by_addr[0x70]
+    assert exit_.guard == "@P0" and exit_.mnemonic == "EXIT" and exit_.operands == ()
+    ldg = by_addr[0xF0]
+    assert ldg.opcode == "LDG.E" and ldg.modifiers == ("E",)
+    assert ldg.operands == ("R3", "desc[UR6][R2.64]")
+    assert ldg.words == (0x0000000602037981, 0x000162000C1E1900)
+    back = by_addr[0x150]
+    assert back.guard == "@!P0" and back.target == 0x120
+    assert by_addr[0x60].operands == ("P0", "PT", "R5", "UR4", "PT")
+    assert len(f.instructions) == 40  # 30 instructions, the trap BRA and 9 NOPs
+
+
+def test_nvdisasm_listing_matches_cuobjdump():
+    cuobj = listing("saxpy2.sm_90.sass").functions[0].instructions
+    nvd = listing("saxpy2.sm_90.nvdisasm.sass")
+    assert nvd.tool == "nvdisasm" and nvd.archs() == ["sm_90"]
+    ins = nvd.functions[0].instructions
+    assert [i.address for i in ins] == [i.address for i in cuobj]
+    assert [i.opcode for i in ins] == [i.opcode for i in cuobj]
+    assert [i.words for i in ins] == [i.words for i in cuobj]
+    # labels (`(.L_x_0)) resolve to the same targets cuobjdump prints as addresses
+    assert [i.target for i in ins] == [i.target for i in cuobj]
+
+
+def test_nvdisasm_without_encodings_has_no_control_words():
+    (f,) = listing("saxpy2.sm_90.nvdisasm-nohex.sass").functions
+    assert all(i.words == () and i.control_word is None for i in f.instructions)
+    assert [i.target for i in f.instructions if i.target is not None] == [0x160, 0x120, 0x1E0]
+
+
+def test_two_functions_in_one_listing():
+    names = [f.name for f in listing("vector_ops.sm_86.sass").functions]
+    assert names == ["_Z5scaleIfEvPT_S0_i", "_Z7vecadd4P6float4PKS_S2_"]
+
+
+# -- bad input ---------------------------------------------------------------------------
+
+def _text(name="saxpy2.sm_90.sass"):
+    return (SASS / name).read_text()
+
+
+def test_truncated_in_the_middle_of_a_line():
+    text = _text()
+    cut = text.index("FADD R0, R3, R0") + 8
+    with pytest.raises(ListingError, match="cut off before its ';'.*truncated"):
+        parse_listing(text[:cut], "t.sass")
+
+
+def test_truncated_between_the_two_words_of_an_instruction():
+    lines = _text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "FADD R0, R3, R0" in ln)
+    with pytest.raises(ListingError, match="only the first of its two encoding words"):
+        parse_listing("\n".join(lines[:k + 1]) + "\n", "t.sass")
+
+
+def test_truncated_at_an_instruction_boundary():
+    lines = _text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "FADD R0, R3, R0" in ln)
+    with pytest.raises(ListingError, match="goes to 0x0160, past the last instruction"):
+        parse_listing("\n".join(lines[:k + 2]) + "\n", "t.sass")
+    lines = _text("vecadd.sm_90.sass").splitlines()  # no branch: the missing EXIT tells
+    k = next(i for i, ln in enumerate(lines) if "STG.E" in ln)
+    with pytest.raises(ListingError, match="without an unconditional EXIT, RET or BRA"):
+        parse_listing("\n".join(lines[:k + 2]) + "\n", "t.sass")
+
+
+def test_nvdisasm_branch_to_an_undefined_label_is_truncation():
+    text = _text("saxpy2.sm_90.nvdisasm.sass")
+    text = text.replace(".L_x_0:", "")
+    with pytest.raises(ListingError, match="label .L_x_0"):
+        parse_listing(text, "t.sass")
+
+
+@pytest.mark.parametrize("text, what", [
+    (".version 8.0\n.target sm_90\n.visible .entry k()\n{\n ret;\n}\n", "looks like PTX"),
+    ("a.out:     file format elf64-x86-64\n\nDisassembly of section .text:\n\n"
+     "0000000000001040 <_start>:\n    1040: f3 0f 1e fa   endbr64\n", "objdump output"),
+    ("hello world\n", "not a cuobjdump -sass or nvdisasm listing"),
+])
+def test_another_tools_output(text, what):
+    with pytest.raises(ListingError, match=what):
+        parse_listing(text, "x.txt")
+
+
+def test_binary_garbage():
+    with pytest.raises(ListingError, match="binary data"):
+        parse_listing("\x00\x01\x02garbage", "x.bin")
+
+
+def test_empty_function():
+    text = "\tcode for sm_90\n\t\tFunction : empty_kernel\n\t.headerflags\t@\"EF_CUDA_SM90\"\n\t\t..........\n"
+    with pytest.raises(ListingError, match="function empty_kernel .* has no instructions"):
+        parse_listing(text, "e.sass")
