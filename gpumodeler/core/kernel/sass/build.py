@@ -336,7 +336,7 @@ def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:
             if k >= 2 and float(k).is_integer():
                 k = int(k)
                 v = loop_ids[a]
-                exprs[a] = f"floor({v}/{k})"
-                exprs[b] = f"{v} - {k}*floor({v}/{k})"
+                exprs[a] = f"floor({v} / {k})"
+                exprs[b] = f"{v} - {k} * floor({v} / {k})"
                 paired.update((a, b))
     return exprs

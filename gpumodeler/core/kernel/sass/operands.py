@@ -25,7 +25,9 @@ checked against the fixtures' listings):
   ``I2F`` and ``FRND``, the source of ``F2I`` unless the type is an integer ``S64``/``U64``);
   MMA operands by shape and types (``HMMA.16816.F32``: D and C 4 registers, A 4, B 2; a warp
   holds m·n/32 elements of D, m·k/32 of A, k·n/32 of B; Hopper's warpgroup ``HGMMA``
-  m·n/128 of D, its A/B come from descriptors).
+  m·n/128 of D, its A/B come from descriptors). The address of a global or generic access
+  with the ``.E`` (extended, 64-bit) modifier is a register pair: Turing prints it
+  ``[R2]``, Ampere and later ``[R2.64]``.
 * Everything else is one register. Registers inside addresses (``[R2.64+0x10]``,
   ``desc[UR4][R2.64]``, ``c[0x0][R3]``) are read.
 """
@@ -41,6 +43,7 @@ _IS_PRED = re.compile(r"^!?U?P[T0-6]$")
 _NO_DEST_UNITS = ("branch", "barrier", "exit")
 _STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "UTMASTG", "UBLKRED", "UTMAREDG",
            "LDGSTS", "UBLKCP", "UTMALDG", "STSM", "UTMAPF", "CCTL", "NOP", "SUST", "SURED"}
+_EXTENDED = {"LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "REDG", "LDGSTS"}
 _FP64 = {"DADD", "DFMA", "DMUL", "DMNMX", "DSET", "DSETP"}
 _WIDE64 = {"MOV", "UMOV", "IADD", "UIADD", "IMNMX", "LDC", "ULDC", "SEL", "USEL"}
 _TYPE_BITS = {"F64": 64, "S64": 64, "U64": 64, "F32": 32, "S32": 32, "U32": 32, "F16": 16,
@@ -98,14 +101,20 @@ def _expand(kind: str, num: str, width: int) -> list[str]:
 
 
 @lru_cache(maxsize=65536)
-def _regs_in(operand: str, width: int = 1) -> tuple:
+def _regs_in(operand: str, width: int = 1, address_width: int = 1) -> tuple:
     """Register names an operand names. ``width`` applies to a bare register operand;
-    registers inside brackets are addresses (their own ``.64`` suffix decides)."""
+    registers inside brackets are addresses (their own ``.64`` suffix decides, else
+    ``address_width``; the general register in ``desc[UR4][R2]`` is the address)."""
     out = []
     bare = "[" not in operand
     for m in _REG.finditer(operand):
         kind, num, suffix = m.groups()
-        w = 2 if suffix == ".64" else 4 if suffix == ".128" else (width if bare else 1)
+        if suffix:
+            w = 2 if suffix == ".64" else 4
+        elif bare:
+            w = width
+        else:
+            w = address_width if kind == "R" else 1
         out.extend(_expand(kind, num, w))
     for m in _PRED.finditer(operand):
         kind, num = m.groups()
@@ -192,11 +201,14 @@ def _access(mnem, mods, operands, guard, unit):
             widths_dst = [1 if _is_pred(o) else w for o in ops[:nd]]
         # the data operands of a store/atomic: bare registers after the address
         widths_src = [w if "[" not in o else 1 for o in ops[nd:]]
+    # ".E" (extended) global/generic accesses take a 64-bit address; Turing listings print
+    # it as [R2], Ampere and later as [R2.64]
+    aw = 2 if unit == "ldst" and "E" in mods and mnem in _EXTENDED else 1
     written, read = [], []
     for o, w in zip(ops[:nd], widths_dst):
         written.extend(_regs_in(o, w))
     for o, w in zip(ops[nd:], widths_src):
-        read.extend(_regs_in(o, w))
+        read.extend(_regs_in(o, w, aw))
     if guard:
         read.extend(_regs_in(guard.lstrip("@")))
     return tuple(written), tuple(read)
