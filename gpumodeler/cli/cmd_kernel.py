@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import sys
 import tempfile
 from pathlib import Path
 
+from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import to_dict
-from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+from gpumodeler.core.kernel.sass.importer import architecture_family, import_kernel_with_report
 
 from . import common
 from .main import CLIError
@@ -41,8 +43,9 @@ def register(sub) -> None:
                      help="architecture: compile a .cu for it, or pick it from a listing with "
                           "several (e.g. sm_90)")
     imp.add_argument("--latency-table", metavar="KEY",
-                     help="latency table the graph names (default: none; the device's table "
-                          "or --table then applies)")
+                     help="latency table the graph names (default: the device database's "
+                          "table for the listing's architecture, e.g. Hopper for sm_90, if "
+                          "there is one)")
     imp.add_argument("--set", type=common.set_arg, action="append", default=[],
                      metavar="NAME=VALUE", help="default of a loop variable, e.g. --set loop1=128")
     imp.add_argument("--end-node", action="store_true",
@@ -55,6 +58,9 @@ def run_import(args) -> int:
     graph, report = import_kernel_with_report(args.file, args.function, args.arch,
                                               latency_table=args.latency_table,
                                               end_node=args.end_node)
+    note = ""
+    if not args.latency_table:
+        graph.latency_table, note = table_for_architecture(report.arch)
     for name, value in args.set:
         if name not in graph.variables:
             valid = ", ".join(graph.variables) or "none (the kernel has no loops)"
@@ -66,8 +72,28 @@ def run_import(args) -> int:
         sys.stdout.write(text)
         return 0
     write_atomically(Path(args.output), text)
-    print(f"{args.output}: {report.summary()}")
+    print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}")
     return 0
+
+
+def table_for_architecture(arch: str | None) -> tuple[str | None, str]:
+    """The key of the device database's latency table for ``arch`` (its architecture field
+    names the family, e.g. 'Hopper'), and a note when there is none or several."""
+    family = architecture_family(arch)
+    if family is None:
+        return None, f"no latency table chosen (architecture {arch or 'unknown'})"
+    try:
+        with common.open_catalog() as catalog:
+            keys = [k for k in catalog.latency_table_keys()
+                    if family.lower() in str(catalog.latency_table(k).architecture).lower()]
+    except (ModelError, OSError, sqlite3.Error) as exc:  # the import stands without a table
+        return None, f"no latency table chosen (device database: {exc})"
+    if not keys:
+        return None, (f"no {family} latency table in the device database: name one with "
+                      f"--latency-table, or give graph/sweep --table")
+    keys.sort()
+    more = f" (also: {', '.join(keys[1:])}; choose with --latency-table)" if len(keys) > 1 else ""
+    return keys[0], f"latency table {keys[0]} ({family}){more}"
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -21,6 +21,17 @@ from gpumodeler.core.kernel.sass.listing import ListingError, SassFunction, Sass
 from gpumodeler.core.kernel.sass import toolchain
 
 ARCH_PATTERN = re.compile(r"^sm_\d{2,3}[a-z]?$")
+#: Architecture family of each compute capability (NVIDIA CUDA C++ Programming Guide,
+#: "Compute Capabilities"), to find the latency table of a listing's architecture.
+FAMILIES = {70: "Volta", 72: "Volta", 75: "Turing", 80: "Ampere", 86: "Ampere", 87: "Ampere",
+            88: "Ampere", 89: "Ada", 90: "Hopper", 100: "Blackwell", 101: "Blackwell",
+            103: "Blackwell", 110: "Blackwell", 120: "Blackwell", 121: "Blackwell"}
+
+
+def architecture_family(arch: str | None) -> str | None:
+    """``'sm_90a'`` -> ``'Hopper'``; None when unknown."""
+    from gpumodeler.core.kernel.sass.listing import arch_number
+    return FAMILIES.get(arch_number(arch) or -1)
 #: Bytes read at most from a listing file (a listing of 20 000 instructions is ~2 MB).
 MAX_LISTING_BYTES = 200 * 1024 * 1024
 
