@@ -226,3 +226,15 @@ def test_end_node_option():
     repl = [e.src for e in g.edges.values() if e.kind == "replacement"]
     assert repl and all(g.instructions[s].opcode == "EXIT" for s in repl)
     assert all(e.dst == "end" for e in g.edges.values() if e.kind == "replacement")
+
+
+def test_imported_graph_in_a_project_file(tmp_path):
+    """Project files keep an imported graph unchanged (new classes, pipes' units, loops)."""
+    from gpumodeler.core.commands import AddKernel, UndoStack
+    from gpumodeler.core.project import Project
+    from gpumodeler.db.project_file import load_project, save_project
+    g, _ = imported("wmma_gemm.sm_90.sass")
+    p = Project("imported")
+    UndoStack(p).push(AddKernel("wmma", g))
+    path = save_project(p, tmp_path / "p.gpm")
+    assert load_project(path).kernels["wmma"] == g

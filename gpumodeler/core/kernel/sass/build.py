@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
@@ -167,7 +168,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             elif j != i + 1:  # a call into a subroutine
                 add(i, j, "ilp", latency=spacing(i))
 
-    loops_of = [set(m) for m in member_of]
+    shared: dict = {}  # one set per distinct loop membership
+    loops_of = [shared.setdefault(tuple(m), frozenset(m)) for m in member_of]
 
     def dep(d, u):
         if d == u or (d, u) in pairs:
@@ -247,19 +249,42 @@ def _reaching_dependencies(ins_list, succ, access):
         for s in ss:
             bpred[s].append(b)
 
-    def transfer(b, state, out_pairs=None):
+    def guarded(i):
+        return ins_list[i].guard is not None and ins_list[i].guard != "@PT"
+
+    def transfer(b, state, out_pairs):
         a, z = blocks[b]
         cur = dict(state)
         for i in range(a, z + 1):
             written, read = access[i]
-            if out_pairs is not None:
-                for reg in read:
-                    for d in cur.get(reg, ()):
-                        out_pairs.append((d, i))
-            guarded = ins_list[i].guard is not None and ins_list[i].guard != "@PT"
+            for reg in read:
+                for d in cur.get(reg, ()):
+                    out_pairs.append((d, i))
+            g = guarded(i)
             for reg in written:
-                cur[reg] = (cur.get(reg, frozenset()) | {i}) if guarded else frozenset((i,))
-        return cur
+                cur[reg] = (cur.get(reg, frozenset()) | {i}) if g else frozenset((i,))
+
+    # per block: the definitions it leaves (gen) and whether they replace those coming in
+    summary = []
+    for a, z in blocks:
+        gen: dict = {}
+        kills: set = set()
+        for i in range(a, z + 1):
+            g = guarded(i)
+            for reg in access[i][0]:
+                if g:
+                    gen[reg] = gen.get(reg, frozenset()) | {i}
+                else:
+                    gen[reg] = frozenset((i,))
+                    kills.add(reg)
+        summary.append((gen, kills))
+
+    def out_of(b, state):
+        gen, kills = summary[b]
+        out = {reg: defs for reg, defs in state.items() if reg not in kills}
+        for reg, defs in gen.items():
+            out[reg] = defs if reg in kills else out.get(reg, frozenset()) | defs
+        return out
 
     ins_state = [dict() for _ in blocks]
     out_state = [None] * len(blocks)
@@ -276,7 +301,7 @@ def _reaching_dependencies(ins_list, succ, access):
                 old = merged.get(reg)
                 merged[reg] = defs if old is None else old | defs
         ins_state[b] = merged
-        new = transfer(b, merged)
+        new = out_of(b, merged)
         if new != out_state[b]:
             out_state[b] = new
             for s in bsucc[b]:
@@ -293,11 +318,13 @@ def _scoreboard_access(controls):
     """Scoreboards as pseudo-registers ``SB0``..``SB5``: an instruction "writes" the ones it
     sets (write or read barrier) and "reads" the ones it waits on, so that reaching
     definitions pair each wait with the instructions that may have set it."""
-    out = []
-    for c in controls:
-        written = tuple(f"SB{b}" for b in (c.write_barrier, c.read_barrier) if b is not None)
-        out.append((written, tuple(f"SB{b}" for b in c.waits)))
-    return out
+    return [_sb_access(c) for c in controls]
+
+
+@lru_cache(maxsize=4096)
+def _sb_access(c):
+    written = tuple(f"SB{b}" for b in (c.write_barrier, c.read_barrier) if b is not None)
+    return written, tuple(f"SB{b}" for b in c.waits)
 
 
 def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:

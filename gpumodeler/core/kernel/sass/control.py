@@ -43,6 +43,7 @@ from functools import lru_cache
 NO_BARRIER = 7
 #: Scoreboards a warp has (Jia et al. 2018 §2.2: "6 available barriers").
 BARRIERS = 6
+_WAITS = [tuple(i for i in range(BARRIERS) if mask >> i & 1) for mask in range(64)]
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Control:
     @property
     def waits(self) -> tuple:
         """Scoreboard indices this instruction waits on."""
-        return tuple(i for i in range(BARRIERS) if self.wait_mask >> i & 1)
+        return _WAITS[self.wait_mask]
 
     def text(self) -> str:
         """CuAssembler-like summary ``B0-2---:R-:W1:Y:S04`` (wait mask, read, write, yield,
