@@ -238,3 +238,26 @@ def test_imported_graph_in_a_project_file(tmp_path):
     UndoStack(p).push(AddKernel("wmma", g))
     path = save_project(p, tmp_path / "p.gpm")
     assert load_project(path).kernels["wmma"] == g
+
+
+def test_benchmark_listing_imports_with_the_count_it_claims(tmp_path):
+    """The generated listing of benchmarks/bench_sass_import.py (not timed here)."""
+    import importlib.util
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_sass_import.py"
+    spec = importlib.util.spec_from_file_location("bench_sass_import", bench)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    path = tmp_path / "u.sass"
+    path.write_text(mod.unrolled_listing(2000))
+    g, r = import_kernel_with_report(path)
+    assert r.instructions == 2000 and len(g.loops) == 1 and r.has_control
+    body = 2000 - 7  # prologue 3, loop control 2, store and exit 2
+    assert r.class_counts["global_load"] == (body + 3) // 4
+    assert r.class_counts["fp32_mad"] == (body + 2) // 4
+    assert from_dict(to_dict(g)) == g
+
+
+def test_architecture_families():
+    from gpumodeler.core.kernel.sass.importer import architecture_family
+    assert [architecture_family(a) for a in ("sm_75", "sm_86", "sm_89", "sm_90a", "sm_100", "sm_120", "sm_52", None)] == \
+        ["Turing", "Ampere", "Ada", "Hopper", "Blackwell", "Blackwell", None, None]

@@ -95,9 +95,10 @@ class SassListing:
                       key=lambda a: int(re.sub(r"\D", "", a) or 0))
 
 
-def _split_operands(text: str) -> list[str]:
+@lru_cache(maxsize=65536)
+def _split_operands(text: str) -> tuple:
     if "[" not in text and "(" not in text:
-        return [p.strip() for p in text.split(",") if p.strip()]
+        return tuple(p.strip() for p in text.split(",") if p.strip())
     out, depth, cur = [], 0, []
     for ch in text:
         if ch in "[(":
@@ -112,7 +113,7 @@ def _split_operands(text: str) -> list[str]:
     last = "".join(cur).strip()
     if last:
         out.append(last)
-    return out
+    return tuple(out)
 
 
 @lru_cache(maxsize=8192)
@@ -139,7 +140,7 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
     opcode = parts[0].upper()
     if not _valid_opcode(opcode):
         raise ListingError(f"line {lineno}: {opcode!r} at 0x{addr:04x} is not a SASS opcode")
-    operands = _split_operands(parts[1]) if len(parts) > 1 else []
+    operands = _split_operands(parts[1]) if len(parts) > 1 else ()
     target = None
     mnem = opcode.split(".")[0]
     if (mnem in BRANCHES or mnem in CALLS) and operands:
@@ -151,7 +152,7 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
             hm = _HEX_TARGET.match(last.strip())
             if hm:
                 target = int(hm.group(1), 16)
-    return SassInstruction(address=addr, guard=guard, opcode=opcode, operands=tuple(operands),
+    return SassInstruction(address=addr, guard=guard, opcode=opcode, operands=operands,
                            text=text, words=tuple(words), target=target, mnemonic=mnem,
                            modifiers=tuple(opcode.split(".")[1:]))
 
