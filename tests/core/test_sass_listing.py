@@ -133,3 +133,31 @@ def test_empty_function():
     text = "\tcode for sm_90\n\t\tFunction : empty_kernel\n\t.headerflags\t@\"EF_CUDA_SM90\"\n\t\t..........\n"
     with pytest.raises(ListingError, match="function empty_kernel .* has no instructions"):
         parse_listing(text, "e.sass")
+
+
+MAXWELL = """
+\tcode for sm_52
+\t\tFunction : saxpy2
+\t.headerflags    @"EF_CUDA_SM52 EF_CUDA_PTX_SM(EF_CUDA_SM52)"
+                                                                  /* 0x001fc400fe2007f6 */
+        /*0008*/                   MOV R1, c[0x0][0x20] ;         /* 0x4c98078000870001 */
+        /*0010*/                   S2R R0, SR_CTAID.X ;           /* 0xf0c8000002570000 */
+        /*0018*/                   S2R R2, SR_TID.X ;             /* 0xf0c8000002170002 */
+                                                                  /* 0x001fd840fec20ff1 */
+        /*0028*/                   XMAD R2, R0.reuse, c[0x0][0x8], R2 ;  /* 0x4e00010000270002 */
+        /*0030*/                   EXIT ;                         /* 0xe30000000007000f */
+        /*0038*/                   BRA 0x38 ;                     /* 0xe2400fffff87000f */
+\t\t..........
+"""
+
+
+def test_maxwell_listing_parses_without_control_decoding():
+    """Before Volta one control word precedes three instructions; it is skipped."""
+    from gpumodeler.core.kernel.sass.build import build_graph
+    (f,) = parse_listing(MAXWELL).functions
+    assert f.arch == "sm_52"
+    assert [i.address for i in f.instructions] == [0x8, 0x10, 0x18, 0x28, 0x30, 0x38]
+    g, r = build_graph(f)
+    assert not r.has_control and r.instructions == 5  # the trap BRA is padding
+    assert g.instructions["i0028"].latency_class == "int_add"  # XMAD
+    assert ("i0010", "i0028") in {(e.src, e.dst) for e in g.edges.values() if e.kind == "dependency"}
