@@ -232,3 +232,15 @@ def test_cubin_is_disassembled(capsys, tmp_path):
     code, text, err = run(capsys, "kernel", "import", cubin)
     assert code == 0, err
     assert len(from_dict(json.loads(text)).instructions) > 5
+
+
+def test_listing_with_several_architectures(capsys, tmp_path):
+    both = tmp_path / "both.sass"
+    both.write_text((SASS / "vecadd.sm_80.sass").read_text() + (SASS / "vecadd.sm_90.sass").read_text())
+    out = tmp_path / "o.json"
+    code, _, err = run(capsys, "kernel", "import", both, "-o", out)
+    assert code == 2 and "several architectures (sm_80, sm_90); choose one with --arch" in err
+    assert not out.exists()
+    code, _, err = run(capsys, "kernel", "import", both, "--arch", "sm_80", "-o", out)
+    assert code == 0, err
+    assert "for sm_80" in json.loads(out.read_text())["description"]

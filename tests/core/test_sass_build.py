@@ -261,3 +261,13 @@ def test_architecture_families():
     from gpumodeler.core.kernel.sass.importer import architecture_family
     assert [architecture_family(a) for a in ("sm_75", "sm_86", "sm_89", "sm_90a", "sm_100", "sm_120", "sm_52", None)] == \
         ["Turing", "Ampere", "Ada", "Hopper", "Blackwell", "Blackwell", None, None]
+
+
+def test_basic_blocks_of_saxpy2_sm90():
+    g, r = imported("saxpy2.sm_90.sass")
+    # leaders: entry, after @P0 EXIT, after the forward branch, the loop header, after the
+    # back branch (= the forward branch's target)
+    assert r.blocks == [("i0000", "i0070"), ("i0080", "i00c0"), ("i00d0", "i0110"),
+                        ("i0120", "i0150"), ("i0160", "i01d0")]
+    ys = [g.instructions[i].y for i in ("i0070", "i0080")]
+    assert ys[1] - ys[0] > 56  # a gap between blocks in the editor's layout

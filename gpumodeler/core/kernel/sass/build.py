@@ -44,7 +44,9 @@ DEFAULT_ITERATIONS = 1
 #: Pipes that do not count when matching an unrolled loop with its remainder: loop control,
 #: address arithmetic and constant (parameter) loads differ between the two.
 _BOOKKEEPING_PIPES = {"int32", "branch", "barrier", "exit", "virtual"}
-_X_STEP, _Y_STEP = 260.0, 56.0
+#: Canvas layout: program order downwards, a loop's body indented per nesting level, and a
+#: gap between basic blocks so that they stand apart in the kernel editor.
+_X_STEP, _Y_STEP, _BLOCK_GAP = 260.0, 56.0, 28.0
 
 
 @dataclass
@@ -57,6 +59,7 @@ class ImportReport:
     dropped_padding: int = 0
     unknown_opcodes: list = field(default_factory=list)
     loops: list = field(default_factory=list)  # (loop id, header address, latch address, iterations)
+    blocks: list = field(default_factory=list)  # basic blocks: (first id, last id)
     has_control: bool = False
     skipped_edges: int = 0  # backward dependencies outside any loop (not representable)
     class_counts: dict = field(default_factory=dict)
@@ -118,10 +121,15 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     ids = [f"i{ins.address:04x}" for ins in ins_list]
     infos = [classify(ins.opcode) for ins in ins_list]
     access = [reg_access(ins, info.unit if info else None) for ins, info in zip(ins_list, infos)]
+    blocks = cfg.basic_blocks(succ, ins_list)
+    report.blocks = [(ids[a], ids[z]) for a, z in blocks]
+    block_no = [0] * n
+    for b, (a, z) in enumerate(blocks):
+        block_no[a:z + 1] = [b] * (z - a + 1)
     counts = Counter()
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
         label = f"{ins.address:04x}  {ins.text}"
-        kw = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i}
+        kw = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i + _BLOCK_GAP * block_no[i]}
         if info is None:
             report.unknown_opcodes.append(ins.mnemonic)
             kw.update(unit="cuda_core", latency_class=None, label=f"? {label}")
@@ -199,10 +207,11 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         # an unknown producer has no latency class: its stall count stands in
         add(d, u, kind, latency=(spacing(d) or 1.0) if infos[d] is None else None)
 
-    for d, u in _reaching_dependencies(ins_list, succ, access):
+    for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
         dep(d, u)
     if has_control:
-        for d, u in _reaching_dependencies(ins_list, succ, _scoreboard_access(controls)):
+        for d, u in _reaching_dependencies(ins_list, succ, _scoreboard_access(controls),
+                                           blocks):
             # through the setter's write barrier; a read-barrier wait (WAR) is no edge
             if controls[d].write_barrier in controls[u].waits:
                 dep(d, u)
@@ -212,7 +221,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
 
     if end_node:
         graph.add_instruction(Instruction.make("end", "END", label="end",
-                                               y=_Y_STEP * n))
+                                               y=_Y_STEP * n + _BLOCK_GAP * len(blocks)))
         for i, ins in enumerate(ins_list):
             if ins.mnemonic in cfg.ENDS:
                 graph.add_edge(Edge(id=f"e{len(graph.edges) + 1}", src=ids[i], dst="end",
@@ -246,9 +255,8 @@ def _access_width(ins) -> int | None:
     return None
 
 
-def _reaching_dependencies(ins_list, succ, access):
+def _reaching_dependencies(ins_list, succ, access, blocks):
     """(def index, use index) pairs by reaching definitions over the basic blocks."""
-    blocks = cfg.basic_blocks(succ)
     block_of = {}
     for b, (a, z) in enumerate(blocks):
         block_of[a] = b

@@ -77,12 +77,14 @@ def trailing_padding(instructions, succ) -> int:
     return len(instructions) - k
 
 
-def basic_blocks(succ) -> list[tuple[int, int]]:
-    """(first, last) index of each basic block, in program order."""
+def basic_blocks(succ, instructions=()) -> list[tuple[int, int]]:
+    """(first, last) index of each basic block, in program order (a guarded ``EXIT`` in
+    ``instructions`` ends a block too: the warp may leave there)."""
     n = len(succ)
     leaders = {0} if n else set()
+    exits = {i for i, ins in enumerate(instructions) if ins.mnemonic in ENDS}
     for i, s in enumerate(succ):
-        if s != [i + 1]:
+        if s != [i + 1] or i in exits:
             if i + 1 < n:
                 leaders.add(i + 1)
             leaders.update(s)
