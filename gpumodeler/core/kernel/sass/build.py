@@ -128,7 +128,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         block_no[a:z + 1] = [b] * (z - a + 1)
     counts = Counter()
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
-        label = f"{ins.address:04x}  {ins.text}"
+        label = f"{ins.text}  /*{ins.address:04x}*/"
         kw = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i + _BLOCK_GAP * block_no[i]}
         if info is None:
             report.unknown_opcodes.append(ins.mnemonic)
