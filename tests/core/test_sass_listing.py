@@ -161,3 +161,31 @@ def test_maxwell_listing_parses_without_control_decoding():
     assert not r.has_control and r.instructions == 5  # the trap BRA is padding
     assert g.instructions["i0028"].latency_class == "int_add"  # XMAD
     assert ("i0010", "i0028") in {(e.src, e.dst) for e in g.edges.values() if e.kind == "dependency"}
+
+
+def test_repeated_or_reordered_lines():
+    lines = _text().splitlines()
+    k = next(i for i, ln in enumerate(lines) if "FADD R0, R3, R0" in ln)
+    with pytest.raises(ListingError, match="0x0130 of _Z6saxpy2iiPfS_ does not follow 0x0130"):
+        parse_listing("\n".join(lines[:k + 2] + lines[k:]), "t.sass")
+
+
+@pytest.mark.parametrize("name", ["saxpy2.sm_90.sass", "reduce.sm_86.nvdisasm.sass",
+                                  "wmma_gemm.sm_80.sass"])
+def test_any_truncation_is_a_listing_error_or_a_valid_graph(name):
+    """Cut anywhere: either a clear ListingError or a graph that reads back (never a crash)."""
+    from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.kernel.graph import from_dict, to_dict
+    from gpumodeler.core.kernel.sass.build import build_graph
+    text = _text(name)
+    for cut in range(0, len(text), 97):
+        try:
+            lst = parse_listing(text[:cut], "t.sass")
+        except ListingError:
+            continue
+        for f in lst.functions:
+            try:
+                g, _ = build_graph(f)
+            except ModelError:
+                continue
+            assert from_dict(to_dict(g)) == g

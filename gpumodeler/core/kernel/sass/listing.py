@@ -253,7 +253,13 @@ def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
         step = raw[1][1] - raw[0][1]
     wide = _is_128bit(func.arch, step)
     instructions = []
+    previous = -1
     for _, addr, body, words, lineno in raw:
+        if addr <= previous:
+            raise ListingError(f"line {lineno}: instruction address 0x{addr:04x} of {func.name} "
+                               f"does not follow 0x{previous:04x}; the listing is damaged "
+                               f"(lines repeated or out of order)")
+        previous = addr
         if wide and len(words) == 1:
             raise ListingError(f"line {lineno}: instruction at 0x{addr:04x} of {func.name} has "
                                f"only the first of its two encoding words; the listing looks "
