@@ -45,7 +45,8 @@ _STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "UTMASTG", "UBLKRED", "UTMA
            "LDGSTS", "UBLKCP", "UTMALDG", "STSM", "UTMAPF", "CCTL", "NOP", "SUST", "SURED"}
 _EXTENDED = {"LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "REDG", "LDGSTS"}
 _FP64 = {"DADD", "DFMA", "DMUL", "DMNMX", "DSET", "DSETP"}
-_WIDE64 = {"MOV", "UMOV", "IADD", "UIADD", "IMNMX", "LDC", "ULDC", "SEL", "USEL"}
+_WIDE64 = {"MOV", "UMOV", "IADD", "UIADD", "IADD3", "UIADD3", "IMNMX", "LDC", "ULDC", "SEL",
+           "USEL"}
 _TYPE_BITS = {"F64": 64, "S64": 64, "U64": 64, "F32": 32, "S32": 32, "U32": 32, "F16": 16,
               "BF16": 16, "S16": 16, "U16": 16, "S8": 8, "U8": 8, "TF32": 32, "E4M3": 8,
               "E5M2": 8, "S4": 4, "U4": 4, "B1": 1, "E2M1": 4}
@@ -140,7 +141,7 @@ def n_destinations(mnem: str, unit: str | None, operands) -> int:
     if _is_pred(operands[0]):
         return min(2, len(operands))
     n = 1
-    limit = 2 if mnem == "VOTE" else 3
+    limit = 2 if mnem in ("VOTE", "VOTEU") else 3
     while n < len(operands) and n < limit and _is_pred(operands[n]) \
             and not operands[n].strip().startswith("!"):
         n += 1
