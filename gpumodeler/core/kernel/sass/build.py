@@ -266,8 +266,8 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
         for s in ss:
             bpred[s].append(b)
 
-    def guarded(i):
-        return ins_list[i].guard is not None and ins_list[i].guard != "@PT"
+    # a guarded write may not happen: it adds to the reaching definitions, replaces none
+    guarded_at = [ins.guard is not None and ins.guard != "@PT" for ins in ins_list]
 
     def transfer(b, state, out_pairs):
         a, z = blocks[b]
@@ -277,7 +277,7 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
             for reg in read:
                 for d in cur.get(reg, ()):
                     out_pairs.append((d, i))
-            g = guarded(i)
+            g = guarded_at[i]
             for reg in written:
                 cur[reg] = (cur.get(reg, frozenset()) | {i}) if g else frozenset((i,))
 
@@ -287,7 +287,7 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
         gen: dict = {}
         kills: set = set()
         for i in range(a, z + 1):
-            g = guarded(i)
+            g = guarded_at[i]
             for reg in access[i][0]:
                 if g:
                     gen[reg] = gen.get(reg, frozenset()) | {i}
