@@ -271,3 +271,17 @@ def test_basic_blocks_of_saxpy2_sm90():
                         ("i0120", "i0150"), ("i0160", "i01d0")]
     ys = [g.instructions[i].y for i in ("i0070", "i0080")]
     assert ys[1] - ys[0] > 56  # a gap between blocks in the editor's layout
+
+
+def test_listing_without_architecture_line(tmp_path):
+    """A function pasted without its 'code for sm_XX' line: 16-byte steps mean sm_70+
+    encodings, so the control words are still decoded; --arch names the architecture."""
+    text = "\n".join(ln for ln in (SASS / "saxpy2.sm_90.sass").read_text().splitlines()
+                     if "sm_90" not in ln)
+    path = tmp_path / "pasted.sass"
+    path.write_text(text)
+    g, r = import_kernel_with_report(path)
+    assert r.arch is None and r.has_control
+    assert edges(g, "ilp")[("i0060", "i0070")].latency == 13
+    g, r = import_kernel_with_report(path, arch="sm_90")
+    assert r.arch == "sm_90"

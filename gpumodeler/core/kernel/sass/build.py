@@ -36,7 +36,7 @@ from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
 from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.control import decode_control
-from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number
+from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, is_128bit
 from gpumodeler.core.kernel.sass.operands import reg_access
 
 #: Default iteration count of an imported loop (set the real one with --set loopN=...).
@@ -98,7 +98,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     if pad:
         index_of = {ins.address: i for i, ins in enumerate(ins_list)}
         succ = [[j for j in s if j < n] for s in succ[:n]]
-    wide = (arch_number(func.arch) or 0) >= 70
+    step = ins_list[1].address - ins_list[0].address if n > 1 else None
+    wide = is_128bit(func.arch, step)
     controls = [decode_control(i.control_word) if wide and i.control_word is not None else None
                 for i in ins_list]
     has_control = all(c is not None for c in controls)

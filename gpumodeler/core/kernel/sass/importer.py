@@ -145,12 +145,19 @@ def select_function(listing: SassListing, function: str | None = None,
             raise FunctionChoiceError(
                 f"{function!r} matches several functions: {'; '.join(describe(f) for f in found)}; "
                 f"give the mangled name", [f.name for f in found])
-        return found[0]
+        return _with_arch(found[0], arch)
     if len(funcs) > 1:
         raise FunctionChoiceError(
             f"the listing has {len(funcs)} functions; choose one with --function: "
             f"{'; '.join(describe(f) for f in funcs)}", [describe(f) for f in funcs])
-    return funcs[0]
+    return _with_arch(funcs[0], arch)
+
+
+def _with_arch(func: SassFunction, arch: str | None) -> SassFunction:
+    """A listing without a ``code for sm_XX`` line takes the architecture the user gave."""
+    if func.arch is None and arch:
+        func.arch = arch
+    return func
 
 
 def import_kernel_with_report(path: str | Path, function: str | None = None,

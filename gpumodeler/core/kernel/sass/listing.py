@@ -251,7 +251,7 @@ def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
     step = None
     if len(raw) >= 2:
         step = raw[1][1] - raw[0][1]
-    wide = _is_128bit(func.arch, step)
+    wide = is_128bit(func.arch, step)
     instructions = []
     previous = -1
     for _, addr, body, words, lineno in raw:
@@ -291,7 +291,9 @@ def _replace_target(ins: SassInstruction, target: int) -> SassInstruction:
     return replace(ins, target=target)
 
 
-def _is_128bit(arch: str | None, step: int | None) -> bool:
+def is_128bit(arch: str | None, step: int | None) -> bool:
+    """Whether instructions are 128 bits (sm_70+): from the architecture, else from the
+    address step between instructions (16 bytes)."""
     if arch:
         digits = re.sub(r"\D", "", arch)
         if digits:
