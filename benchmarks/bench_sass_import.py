@@ -51,7 +51,7 @@ def unrolled_listing(n: int = N_INSTRUCTIONS) -> str:
         elif kind == 2:
             emit(f"FMUL R{r + 2}, R{r + 1}, 0.5", 4)
         else:
-            emit(f"IADD3 R2, P0, R2, 0x10, RZ", 1)
+            emit("IADD3 R2, P0, R2, 0x10, RZ", 1)
     target = body_start
     emit("ISETP.NE.AND P0, PT, R0, 0x100, PT", 13)
     emit(f"@P0 BRA 0x{target:x}", 5)
