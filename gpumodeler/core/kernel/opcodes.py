@@ -1,19 +1,49 @@
-"""SASS opcode classification: which functional unit executes an instruction and which row
-of the latency table gives its register-dependency latency.
+"""SASS opcode classification: which functional unit executes an instruction, which row
+of the latency table gives its register-dependency latency, and which issue pipe it uses.
 
 Units follow the resources of Volkov's throughput worksheet (§3.6) and Gajger §4.4.3:
-``cuda_core`` (FP32/INT32 CUDA cores), ``fp64``, ``sfu``, ``ldst`` (load/store, with a state
-space: global, local, shared, constant), ``branch``, ``barrier``, ``exit``, and ``virtual``
-(the start and end nodes of a graph). Mnemonics are matched on the part before the first
-dot (``IADD.X`` -> ``IADD``) per the CUDA Binary Utilities instruction-set reference.
+``cuda_core`` (FP32/INT32 CUDA cores), ``fp64``, ``sfu``, ``tensor``, ``ldst`` (load/store,
+with a state space: global, local, shared, constant), ``branch``, ``barrier``, ``exit``, and
+``virtual`` (the start and end nodes of a graph). Mnemonics are matched on the part before
+the first dot (``IADD.X`` -> ``IADD``) per the CUDA Binary Utilities instruction-set
+reference (NVIDIA, "CUDA Binary Utilities", §Instruction Set Reference, the Maxwell/Pascal,
+Volta/Turing, Ampere/Ada, Hopper and Blackwell opcode tables), which is also the source of
+what each mnemonic does.
+
+Pipes (``OpcodeInfo.pipe``, :func:`pipe_of`) refine ``cuda_core`` into the FP32, INT32 and
+FP16 pipes that Volta and later issue separately (Volta/Turing tuning guides; the pipeline
+list of NVIDIA's Nsight Compute Kernel Profiling Guide, where integer add/logic/compare run
+on the ALU and conversions on the XU, the transcendental-and-conversion unit, the SFU here).
 
 Choices for opcodes the documents' tables do not list (documented, tested):
-``S2R``/``CS2R`` take the ``mov`` latency; Maxwell's ``XMAD`` (16-bit multiply-add executed
-natively by the CUDA cores; three of them emulate one 32-bit integer mad) takes ``int_add``.
+
+* ``S2R``/``CS2R``/``S2UR`` take the ``mov`` latency; Maxwell's ``XMAD`` (16-bit
+  multiply-add executed natively by the CUDA cores; three of them emulate one 32-bit integer
+  mad) takes ``int_add``.
+* Uniform-datapath ops (``UIADD3``, ``UMOV``, ``ULDC``, ... Turing and later) take the
+  class of their vector counterpart and the ``int32`` pipe; ``ULDC`` and Blackwell's
+  ``LDCU`` are constant loads.
+* Conversions ``F2F I2F F2I I2I FRND F2FP I2FP F2IP I2IP`` are class ``conversion`` (they were
+  ``mov`` before Volta tables had the row); the unpacked ones issue to the ``sfu`` pipe (XU),
+  the packed ``F2FP``/``I2FP`` ones to ``fp16``.
+* ``SHFL`` is class ``shuffle``; it stays a CUDA-core instruction (unit ``cuda_core``, as
+  before) issued to the ``int32`` pipe.
+* Tensor-core MMA (``HMMA IMMA DMMA BMMA HGMMA IGMMA BGMMA UTCHMMA ...``) is unit, class and
+  pipe ``tensor``.
+* Atomics/reductions: ``ATOM``/``ATOMG``/``RED`` global, ``ATOMS`` shared; by default not
+  loads (as in earlier versions, so saved graphs keep their meaning); the SASS importer
+  marks an atomic that returns a register (``ATOMG.ADD R4, ...``) ``is_load``. ``LDGSTS`` (Ampere asynchronous global->shared copy) and the
+  Hopper bulk/TMA copies ``UBLKCP``/``UTMALDG`` are global loads (they read DRAM; the
+  data lands in shared memory); ``LDSM`` (shared matrix load) is a shared load.
+* Synchronisation that waits for other warps or for memory (``BAR``, ``MEMBAR``, ``DEPBAR``,
+  ``ARRIVES``, ``SYNCS``, ``WARPSYNC``, ``ERRBAR``, ``CCTL``) is unit ``barrier``.
+* Anything else is unknown: :func:`classify` returns None and the importer keeps the
+  instruction, flags it, and gives it unit ``cuda_core`` with no latency class.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 import re
 
 _PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
@@ -39,40 +69,75 @@ def _ops(names, info):
     return {n: info for n in names.split()}
 
 
+def _int(cls):
+    return OpcodeInfo("cuda_core", cls, pipe="int32")
+
+
 _TABLE: dict[str, OpcodeInfo] = {
+    # FP32 (pipe fp32, the default of cuda_core)
     **_ops("FADD FADD32I", OpcodeInfo("cuda_core", "fp32_add")),
-    **_ops("FFMA FFMA32I", OpcodeInfo("cuda_core", "fp32_mad")),
-    **_ops("FMUL FMUL32I", OpcodeInfo("cuda_core", "fp32_mul")),
-    **_ops("FMNMX FSET FSEL FCHK", OpcodeInfo("cuda_core", "fp32_add")),
-    **_ops("FSETP ISETP PSETP", OpcodeInfo("cuda_core", "setp")),
+    **_ops("FFMA FFMA32I FFMA2", OpcodeInfo("cuda_core", "fp32_mad")),
+    **_ops("FMUL FMUL32I FMUL2", OpcodeInfo("cuda_core", "fp32_mul")),
+    **_ops("FMNMX FSET FSEL FCHK FSWZADD FADD2 FMNMX3", OpcodeInfo("cuda_core", "fp32_add")),
+    **_ops("FSETP", OpcodeInfo("cuda_core", "setp")),
+    # INT32 (pipe int32)
+    **_ops("ISETP PSETP UISETP", _int("setp")),
     **_ops("IADD IADD3 IADD32I IADD3X ISCADD ISCADD32I LEA XMAD IMNMX ISUB POPC FLO BFE BFI "
-           "IABS ISET SEL PRMT", OpcodeInfo("cuda_core", "int_add")),
-    **_ops("IMAD IMAD32I IMADSP", OpcodeInfo("cuda_core", "int_mad")),
-    **_ops("IMUL IMUL32I", OpcodeInfo("cuda_core", "int_mul")),
-    **_ops("LOP LOP3 LOP32I PLOP3", OpcodeInfo("cuda_core", "logic")),
-    **_ops("SHL SHR SHF", OpcodeInfo("cuda_core", "shift")),
-    **_ops("MOV MOV32I S2R CS2R SHFL I2F F2I I2I F2F NOP", OpcodeInfo("cuda_core", "mov")),
+           "IABS ISET SEL PRMT BREV BMSK IDP IDP4A IADD2 VIADD VIMNMX VIMNMX3 VIADDMNMX "
+           "UIADD3 ULEA USEL UPRMT UFLO UPOPC UBREV UBMSK UIMNMX UVIADD UIABS", _int("int_add")),
+    **_ops("IMAD IMAD32I IMADSP UIMAD", _int("int_mad")),
+    **_ops("IMUL IMUL32I", _int("int_mul")),
+    **_ops("LOP LOP3 LOP32I PLOP3 ULOP ULOP3 ULOP32I UPLOP3 R2P P2R R2UR UR2UP UP2UR "
+           "VOTE VOTEU", _int("logic")),
+    **_ops("SHL SHR SHF USHF USHL USHR", _int("shift")),
+    **_ops("MOV MOV32I UMOV NOP CS2R S2R S2UR LEPC GETLMEMBASE SETLMEMBASE USETMAXREG",
+           _int("mov")),
+    **_ops("SHFL", _int("shuffle")),
+    **_ops("MATCH REDUX CREDUX ELECT", _int("logic")),
+    # conversions
+    **_ops("F2F I2F F2I I2I FRND I2FP F2IP",
+           OpcodeInfo("cuda_core", "conversion", pipe="sfu")),
+    **_ops("F2FP I2IP", OpcodeInfo("cuda_core", "conversion", pipe="fp16")),
+    # FP16 / BF16 packed math
+    **_ops("HADD2 HFMA2 HMUL2 HMNMX2 HSET2 HSETP2",
+           OpcodeInfo("cuda_core", "fp16", pipe="fp16")),
+    # SFU / XU
     **_ops("MUFU RRO", OpcodeInfo("sfu", "sfu")),
+    # FP64
     **_ops("DADD DFMA DMUL DMNMX DSET DSETP", OpcodeInfo("fp64", "fp64")),
-    **_ops("LDG LD", OpcodeInfo("ldst", space="global", is_load=True)),
-    **_ops("STG ST RED ATOM ATOMG", OpcodeInfo("ldst", space="global")),
-    **_ops("LDS", OpcodeInfo("ldst", space="shared", is_load=True)),
+    # tensor cores
+    **_ops("HMMA IMMA DMMA BMMA HGMMA IGMMA BGMMA QMMA OMMA UTCHMMA UTCIMMA UTCQMMA UTCOMMA "
+           "UTCMMA", OpcodeInfo("tensor", "tensor", pipe="tensor")),
+    # memory
+    **_ops("LDG LD LDGSTS UTMALDG UBLKCP", OpcodeInfo("ldst", space="global", is_load=True)),
+    **_ops("STG ST RED ATOM ATOMG REDG UTMASTG UBLKRED UTMAREDG",
+           OpcodeInfo("ldst", space="global")),
+    **_ops("LDS LDSM", OpcodeInfo("ldst", space="shared", is_load=True)),
     **_ops("STS ATOMS", OpcodeInfo("ldst", space="shared")),
     **_ops("LDL", OpcodeInfo("ldst", space="local", is_load=True)),
     **_ops("STL", OpcodeInfo("ldst", space="local")),
-    **_ops("LDC", OpcodeInfo("ldst", space="constant", is_load=True)),
-    **_ops("BRA BRX JMP JMX CAL RET SSY SYNC BSSY BSYNC PBK BRK", OpcodeInfo("branch")),
-    **_ops("BAR", OpcodeInfo("barrier")),
+    **_ops("LDC ULDC LDCU", OpcodeInfo("ldst", space="constant", is_load=True)),
+    # control
+    **_ops("BRA BRX BRXU JMP JMX JMXU CAL CALL RET SSY SYNC BSSY BSYNC PBK BRK BREAK KILL "
+           "BPT YIELD BMOV", OpcodeInfo("branch")),
+    **_ops("BAR MEMBAR DEPBAR ARRIVES SYNCS WARPSYNC ERRBAR CCTL LDGDEPBAR FENCE UTCBAR "
+           "NANOSLEEP ACQBULK",
+           OpcodeInfo("barrier")),
     **_ops("EXIT", OpcodeInfo("exit")),
     **_ops("START END", OpcodeInfo("virtual")),
 }
 
 
+def base_mnemonic(opcode: str) -> str:
+    """The mnemonic without predicate and modifiers: ``'@P0 IADD3.X'`` -> ``'IADD3'``."""
+    text = _PREDICATE.sub("", opcode.strip().upper())
+    return text.split()[0].split(".")[0] if text else ""
+
+
+@lru_cache(maxsize=4096)
 def classify(opcode: str) -> OpcodeInfo | None:
     """Unit and latency class of a SASS mnemonic (``'IADD.X'`` -> int_add), or None if unknown."""
-    text = _PREDICATE.sub("", opcode.strip().upper())
-    base = text.split()[0].split(".")[0] if text else ""
-    return _TABLE.get(base)
+    return _TABLE.get(base_mnemonic(opcode))
 
 
 def pipe_of(info: OpcodeInfo) -> str:

@@ -1,0 +1,118 @@
+"""`gpumodeler kernel import FILE`: a kernel graph from a SASS listing, a cubin or a `.cu`.
+
+Without ``-o`` the graph (``docs/kernel-format.md`` JSON) goes to stdout, so it can be piped
+into ``gpumodeler graph -``; with ``-o`` it is written atomically (a temporary file in the
+same folder, then renamed: an error never leaves a partial file) and a one-line summary is
+printed. The rules are in docs/sass-import.md.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+from pathlib import Path
+
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.kernel.graph import to_dict
+from gpumodeler.core.kernel.sass.importer import architecture_family, import_kernel_with_report
+
+from . import common
+from .main import CLIError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("kernel", help="kernel graphs from real kernels (SASS import)",
+                       description="Build kernel execution graphs from compiled CUDA code.")
+    actions = p.add_subparsers(dest="kernel_command", metavar="ACTION", parser_class=type(p))
+    actions.required = True
+    imp = actions.add_parser(
+        "import", help="kernel graph from a cuobjdump/nvdisasm listing, a cubin or a .cu",
+        description="Import one function of a cuobjdump -sass or nvdisasm listing (or a cubin, "
+                    "or a .cu compiled with nvcc -cubin -arch=ARCH) as a gpumodeler-kernel graph. "
+                    "Each loop gets an iteration variable loop1, loop2, ... (default 1; change "
+                    "it with --set here or in graph/predict/sweep).")
+    imp.add_argument("file", metavar="FILE", help="SASS listing, cubin, or CUDA source (.cu)")
+    imp.add_argument("-o", "--output", metavar="OUT.json",
+                     help="write the graph here (default: print it to stdout)")
+    imp.add_argument("--function", metavar="NAME",
+                     help="function to import when the listing has several (mangled or "
+                          "demangled name)")
+    imp.add_argument("--arch", metavar="sm_XX",
+                     help="architecture: compile a .cu for it, or pick it from a listing with "
+                          "several (e.g. sm_90)")
+    imp.add_argument("--latency-table", metavar="KEY",
+                     help="latency table the graph names (default: the device database's "
+                          "table for the listing's architecture, e.g. Hopper for sm_90, if "
+                          "there is one)")
+    imp.add_argument("--set", type=common.set_arg, action="append", default=[],
+                     metavar="NAME=VALUE", help="default of a loop variable, e.g. --set loop1=128")
+    imp.add_argument("--end-node", action="store_true",
+                     help="add an END node reached from each EXIT by the block replacement "
+                          "edge (needs the table's block replacement latency)")
+    imp.set_defaults(func=run_import)
+
+
+def run_import(args) -> int:
+    graph, report = import_kernel_with_report(args.file, args.function, args.arch,
+                                              latency_table=args.latency_table,
+                                              end_node=args.end_node)
+    note = ""
+    if not args.latency_table:
+        graph.latency_table, note = table_for_architecture(report.arch)
+    for name, value in args.set:
+        if name not in graph.variables:
+            valid = ", ".join(graph.variables) or "none (the kernel has no loops)"
+            raise CLIError(f"--set {name}: the imported graph has no variable {name!r}; "
+                           f"its variables: {valid}")
+        graph.variables[name] = value
+    text = json.dumps(to_dict(graph), indent=1) + "\n"
+    if not args.output:
+        sys.stdout.write(text)
+        return 0
+    write_atomically(Path(args.output), text)
+    print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}")
+    return 0
+
+
+def table_for_architecture(arch: str | None) -> tuple[str | None, str]:
+    """The key of the device database's latency table for ``arch`` (its architecture field
+    names the family, e.g. 'Hopper'), and a note when there is none or several."""
+    family = architecture_family(arch)
+    if family is None:
+        return None, f"no latency table chosen (architecture {arch or 'unknown'})"
+    try:
+        with common.open_catalog() as catalog:
+            keys = [k for k in catalog.latency_table_keys()
+                    if family.lower() in str(catalog.latency_table(k).architecture).lower()]
+    except (ModelError, OSError, sqlite3.Error) as exc:  # the import stands without a table
+        return None, f"no latency table chosen (device database: {exc})"
+    if not keys:
+        return None, (f"no {family} latency table in the device database: name one with "
+                      f"--latency-table, or give graph/sweep --table")
+    keys.sort()
+    more = f" (also: {', '.join(keys[1:])}; choose with --latency-table)" if len(keys) > 1 else ""
+    return keys[0], f"latency table {keys[0]} ({family}){more}"
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename,
+    so that a failure leaves no partial file (and an existing file untouched)."""
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise CLIError(f"cannot write {path}: {exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise CLIError(f"cannot write {path}: {exc.strerror}") from None

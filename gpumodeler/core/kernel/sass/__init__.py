@@ -1,0 +1,42 @@
+"""Kernel graphs from SASS: listings (cuobjdump -sass, nvdisasm) and CUDA sources.
+
+``import_kernel(path, function=None, arch=None) -> KernelGraph`` is the entry point; see
+:mod:`.importer` for function discovery (``read_listing``, ``select_function``,
+``function_names``) and docs/sass-import.md for the rules. Names are exported lazily.
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "Control": "control",
+    "FunctionChoiceError": "importer",
+    "ImportReport": "build",
+    "ListingError": "listing",
+    "SassFunction": "listing",
+    "SassInstruction": "listing",
+    "SassListing": "listing",
+    "ToolFailed": "toolchain",
+    "ToolMissing": "toolchain",
+    "build_graph": "build",
+    "decode_control": "control",
+    "describe": "importer",
+    "function_names": "importer",
+    "import_kernel": "importer",
+    "import_kernel_with_report": "importer",
+    "parse_listing": "listing",
+    "read_listing": "importer",
+    "select_function": "importer",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    try:
+        module = _EXPORTS[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

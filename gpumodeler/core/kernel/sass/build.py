@@ -1,0 +1,387 @@
+"""Build a kernel execution graph (:class:`~gpumodeler.core.kernel.graph.KernelGraph`) from
+one function of a SASS listing.
+
+The graph follows Volkov 2016 §3.7 and Gajger 2017 §4.4.2/§5.2.2 as the hand-drawn saxpy2
+graph does (tools/make_saxpy2_graph.py): one node per instruction, edges for issue order,
+register dependencies, branches and barriers, loops as regions. The rules, with their
+sources, are in docs/sass-import.md; in short:
+
+* **Nodes**: every reachable instruction, classified by :func:`~..opcodes.classify`.
+  Unknown opcodes are kept as CUDA-core instructions without a latency class and listed in
+  ``ImportReport.unknown_opcodes`` (their result edges carry a placeholder latency, the
+  listing's stall count, to be corrected by the user).
+* **Issue order**: an ``ilp`` edge to the next instruction; on sm_70+ its latency is the
+  instruction's stall count (at least 1: from Volta on a warp issues one instruction per
+  cycle, no dual issue), else the table's ILP latency. After a conditional branch the edge
+  is a not-taken ``branch`` edge, after ``BAR`` a ``barrier`` edge (Volkov §3.7 rule 4).
+* **Branches**: a taken ``branch`` edge to the target (backwards: a loop's back edge).
+* **Register dependencies**: reaching definitions over the control-flow graph (a guarded
+  write does not hide the earlier one), one edge per producer/consumer pair, ``memory`` from
+  a load, else ``dependency`` (the producer's latency from the table).
+* **Scoreboards** (sm_70+): a wait on scoreboard *n* depends on the instructions that may
+  have set *n* last as their write barrier (reaching definitions over the scoreboards); added
+  when the registers did not already give that edge. Read-barrier waits (the source
+  registers of a load or store may be overwritten) are write-after-read hazards: no edge.
+* **Loops**: :func:`~.cfg.find_loops`; loop *k* gets iterations ``loopk`` (default
+  :data:`DEFAULT_ITERATIONS`); an unrolled loop and its remainder share one variable.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from gpumodeler.core.errors import GraphError
+from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.kernel.opcodes import classify, pipe_of
+from gpumodeler.core.kernel.sass import cfg
+from gpumodeler.core.kernel.sass.control import decode_control
+from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, is_128bit
+from gpumodeler.core.kernel.sass.operands import reg_access
+
+#: Default iteration count of an imported loop (set the real one with --set loopN=...).
+DEFAULT_ITERATIONS = 1
+#: Pipes that do not count when matching an unrolled loop with its remainder: loop control,
+#: address arithmetic and constant (parameter) loads differ between the two.
+_BOOKKEEPING_PIPES = {"int32", "branch", "barrier", "exit", "virtual"}
+#: Canvas layout: program order downwards, a loop's body indented per nesting level, and a
+#: gap between basic blocks so that they stand apart in the kernel editor.
+_X_STEP, _Y_STEP, _BLOCK_GAP = 260.0, 56.0, 28.0
+
+
+@dataclass
+class ImportReport:
+    """What the import found, for the user (CLI summary, GUI message)."""
+
+    function: str
+    arch: str | None
+    instructions: int = 0
+    dropped_padding: int = 0
+    unknown_opcodes: list = field(default_factory=list)
+    loops: list = field(default_factory=list)  # (loop id, header address, latch address, iterations)
+    blocks: list = field(default_factory=list)  # basic blocks: (first id, last id)
+    has_control: bool = False
+    skipped_edges: int = 0  # backward dependencies outside any loop (not representable)
+    class_counts: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
+        parts = [f"{self.function} ({self.arch or 'arch unknown'}): {self.instructions} instructions",
+                 f"loops: {loops}"]
+        if self.unknown_opcodes:
+            parts.append(f"unknown opcodes kept and flagged: {', '.join(sorted(set(self.unknown_opcodes)))}")
+        if not self.has_control:
+            parts.append("no control words (pre-Volta listing or nvdisasm without -hex): "
+                         "issue spacing from the latency table")
+        return "; ".join(parts)
+
+
+def _latency_class_key(info) -> str:
+    if info is None:
+        return "unknown"
+    if info.unit == "ldst":
+        return f"{info.space}_{'load' if info.is_load else 'store'}"
+    return info.latency_class or info.unit
+
+
+def build_graph(func: SassFunction, *, name: str | None = None, latency_table: str | None = None,
+                end_node: bool = False) -> tuple[KernelGraph, ImportReport]:
+    """The kernel graph of one listing function, and a report of what was found."""
+    all_ins = list(func.instructions)
+    index_of = {ins.address: i for i, ins in enumerate(all_ins)}
+    succ = cfg.successors(all_ins, index_of)
+    pad = cfg.trailing_padding(all_ins, succ)
+    ins_list = all_ins[:len(all_ins) - pad] if pad else all_ins
+    if not ins_list:
+        raise GraphError(f"function {func.display_name} has no reachable instructions")
+    n = len(ins_list)
+    if pad:
+        index_of = {ins.address: i for i, ins in enumerate(ins_list)}
+        succ = [[j for j in s if j < n] for s in succ[:n]]
+    step = ins_list[1].address - ins_list[0].address if n > 1 else None
+    wide = is_128bit(func.arch, step)
+    controls = [decode_control(i.control_word) if wide and i.control_word is not None else None
+                for i in ins_list]
+    has_control = all(c is not None for c in controls)
+    report = ImportReport(function=func.display_name, arch=func.arch, instructions=n,
+                          dropped_padding=pad, has_control=has_control)
+
+    # -- loops --------------------------------------------------------------------------
+    ranges = cfg.find_loops(ins_list, index_of)
+    loop_ids = [f"loop{k + 1}" for k in range(len(ranges))]
+    member_of = [[] for _ in range(n)]  # loop indices containing each instruction
+    for k, r in enumerate(ranges):
+        for i in range(r.header, r.latch + 1):
+            member_of[i].append(k)
+    depth = [len(m) for m in member_of]
+    iterations = _iteration_expressions(ins_list, ranges, loop_ids)
+
+    # -- nodes ----------------------------------------------------------------------------
+    graph = KernelGraph(name=name or func.display_name, latency_table=latency_table,
+                        description="")
+    ids = [f"i{ins.address:04x}" for ins in ins_list]
+    infos = [classify(ins.opcode) for ins in ins_list]
+    access = [reg_access(ins, info.unit if info else None) for ins, info in zip(ins_list, infos)]
+    blocks = cfg.basic_blocks(succ, ins_list)
+    report.blocks = [(ids[a], ids[z]) for a, z in blocks]
+    block_no = [0] * n
+    for b, (a, z) in enumerate(blocks):
+        block_no[a:z + 1] = [b] * (z - a + 1)
+    counts = Counter()
+    for i, (ins, info) in enumerate(zip(ins_list, infos)):
+        label = f"{ins.text}  /*{ins.address:04x}*/"
+        kw = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i + _BLOCK_GAP * block_no[i]}
+        if info is None:
+            report.unknown_opcodes.append(ins.mnemonic)
+            kw.update(unit="cuda_core", latency_class=None, label=f"? {label}")
+        if info is not None and info.unit == "ldst":
+            width = _access_width(ins)
+            if width:
+                kw["width_bytes"] = width
+            if not info.is_load and access[i][0] and ins.mnemonic in ("ATOM", "ATOMG", "ATOMS"):
+                kw["is_load"] = True  # an atomic that returns the old value
+        if info is not None:
+            kw.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
+                      is_load=kw.get("is_load", info.is_load))
+        counts[_latency_class_key(info)] += 1
+        # valid by construction (classes from the opcode table, widths 1-16): inserted
+        # without add_instruction's per-item checks, for speed (a 20 000-instruction
+        # listing imports in well under a second); the tests check every fixture's graph
+        # through from_dict, which checks every item
+        graph.instructions[ids[i]] = Instruction(id=ids[i], opcode=ins.opcode, **kw)
+    report.class_counts = dict(counts)
+
+    # -- edges ----------------------------------------------------------------------------
+    edges: list = []
+    pairs: set = set()
+
+    def add(src, dst, kind, latency=None, taken=None):
+        if src == dst:
+            return
+        edges.append(Edge(id=f"e{len(edges) + 1}", src=ids[src], dst=ids[dst], kind=kind,
+                          latency=latency, taken=taken))
+
+    def spacing(i):
+        c = controls[i]
+        return None if c is None else float(max(c.stall, 1))
+
+    for i, ins in enumerate(ins_list):
+        s = succ[i]
+        if i + 1 in s:
+            if ins.mnemonic in BRANCHES and cfg.is_conditional(ins):
+                add(i, i + 1, "branch", taken=False)
+            elif ins.mnemonic == "BAR":
+                add(i, i + 1, "barrier")
+            else:
+                add(i, i + 1, "ilp", latency=spacing(i))
+        for j in s:
+            if j != i + 1 and ins.mnemonic in BRANCHES:
+                add(i, j, "branch", taken=True)
+            elif j != i + 1:  # a call into a subroutine
+                add(i, j, "ilp", latency=spacing(i))
+
+    shared: dict = {}  # one set per distinct loop membership
+    loops_of = [shared.setdefault(tuple(m), frozenset(m)) for m in member_of]
+
+    # what an edge from each producer is: "memory" (a load), "dependency", or None (a
+    # store, branch, barrier or exit produces no register value)
+    nodes = graph.instructions
+    edge_kind = []
+    for i, info in enumerate(infos):
+        if info is None:
+            edge_kind.append("dependency")
+        elif info.unit == "ldst":
+            edge_kind.append("memory" if nodes[ids[i]].is_load else None)
+        elif info.unit in ("branch", "barrier", "exit"):
+            edge_kind.append(None)
+        else:
+            edge_kind.append("dependency")
+
+    def dep(d, u):
+        kind = edge_kind[d]
+        if kind is None or d == u or (d, u) in pairs:
+            return
+        if d > u and not (loops_of[d] & loops_of[u]):
+            report.skipped_edges += 1
+            return
+        pairs.add((d, u))
+        # an unknown producer has no latency class: its stall count stands in
+        add(d, u, kind, latency=(spacing(d) or 1.0) if infos[d] is None else None)
+
+    for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
+        dep(d, u)
+    if has_control:
+        for d, u in _reaching_dependencies(ins_list, succ, _scoreboard_access(controls),
+                                           blocks):
+            # through the setter's write barrier; a read-barrier wait (WAR) is no edge
+            if controls[d].write_barrier in controls[u].waits:
+                dep(d, u)
+
+    for e in edges:  # endpoints exist, ids are fresh and kinds valid by construction
+        graph.edges[e.id] = e
+
+    if end_node:
+        graph.add_instruction(Instruction.make("end", "END", label="end",
+                                               y=_Y_STEP * n + _BLOCK_GAP * len(blocks)))
+        for i, ins in enumerate(ins_list):
+            if ins.mnemonic in cfg.ENDS:
+                graph.add_edge(Edge(id=f"e{len(graph.edges) + 1}", src=ids[i], dst="end",
+                                    kind="replacement"))
+
+    for k, r in enumerate(ranges):
+        lid = loop_ids[k]
+        graph.add_loop(Loop.make(lid, ids[r.header:r.latch + 1], iterations[k],
+                                 name=f"loop at 0x{ins_list[r.header].address:04x}"))
+        report.loops.append((lid, ins_list[r.header].address, ins_list[r.latch].address,
+                             iterations[k]))
+    for expr in iterations:
+        for var in _variables(expr):
+            graph.variables.setdefault(var, DEFAULT_ITERATIONS)
+    graph.description = (f"imported from a SASS listing of {func.display_name}"
+                         f"{' (' + func.name + ')' if func.demangled else ''}"
+                         f" for {func.arch or 'an unknown architecture'}; " + report.summary())
+    return graph, report
+
+
+def _variables(expr: str) -> list[str]:
+    import re
+    return [v for v in re.findall(r"[A-Za-z_]\w*", expr) if v not in ("floor", "ceil", "min", "max")]
+
+
+def _access_width(ins) -> int | None:
+    mods = ins.modifiers
+    for tok, width in (("128", 16), ("64", 8), ("U16", 2), ("S16", 2), ("U8", 1), ("S8", 1)):
+        if tok in mods:
+            return width
+    return None
+
+
+def _reaching_dependencies(ins_list, succ, access, blocks):
+    """(def index, use index) pairs by reaching definitions over the basic blocks."""
+    block_of = {}
+    for b, (a, z) in enumerate(blocks):
+        block_of[a] = b
+    bsucc = [[block_of[j] for j in succ[z]] for a, z in blocks]
+    bpred = [[] for _ in blocks]
+    for b, ss in enumerate(bsucc):
+        for s in ss:
+            bpred[s].append(b)
+
+    # a guarded write may not happen: it adds to the reaching definitions, replaces none
+    guarded_at = [ins.guard is not None and ins.guard != "@PT" for ins in ins_list]
+
+    def transfer(b, state, out_pairs):
+        a, z = blocks[b]
+        cur = dict(state)
+        for i in range(a, z + 1):
+            written, read = access[i]
+            for reg in read:
+                for d in cur.get(reg, ()):
+                    out_pairs.append((d, i))
+            g = guarded_at[i]
+            for reg in written:
+                cur[reg] = (cur.get(reg, frozenset()) | {i}) if g else frozenset((i,))
+
+    # per block: the definitions it leaves (gen) and whether they replace those coming in
+    summary = []
+    for a, z in blocks:
+        gen: dict = {}
+        kills: set = set()
+        for i in range(a, z + 1):
+            g = guarded_at[i]
+            for reg in access[i][0]:
+                if g:
+                    gen[reg] = gen.get(reg, frozenset()) | {i}
+                else:
+                    gen[reg] = frozenset((i,))
+                    kills.add(reg)
+        summary.append((gen, kills))
+
+    def out_of(b, state):
+        gen, kills = summary[b]
+        out = {reg: defs for reg, defs in state.items() if reg not in kills}
+        for reg, defs in gen.items():
+            out[reg] = defs if reg in kills else out.get(reg, frozenset()) | defs
+        return out
+
+    ins_state = [dict() for _ in blocks]
+    out_state = [None] * len(blocks)
+    work = list(range(len(blocks)))
+    in_work = set(work)
+    while work:
+        b = work.pop(0)
+        in_work.discard(b)
+        merged: dict = {}
+        for p in bpred[b]:
+            if out_state[p] is None:
+                continue
+            for reg, defs in out_state[p].items():
+                old = merged.get(reg)
+                merged[reg] = defs if old is None else old | defs
+        ins_state[b] = merged
+        new = out_of(b, merged)
+        if new != out_state[b]:
+            out_state[b] = new
+            for s in bsucc[b]:
+                if s not in in_work:
+                    work.append(s)
+                    in_work.add(s)
+    pairs = []
+    for b in range(len(blocks)):
+        transfer(b, ins_state[b], pairs)
+    return pairs
+
+
+def _scoreboard_access(controls):
+    """Scoreboards as pseudo-registers ``SB0``..``SB5``: an instruction "writes" the ones it
+    sets (write or read barrier) and "reads" the ones it waits on, so that reaching
+    definitions pair each wait with the instructions that may have set it."""
+    return [_sb_access(c) for c in controls]
+
+
+@lru_cache(maxsize=4096)
+def _sb_access(c):
+    written = tuple(f"SB{b}" for b in (c.write_barrier, c.read_barrier) if b is not None)
+    return written, tuple(f"SB{b}" for b in c.waits)
+
+
+def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:
+    """``loopk`` for each loop; an unrolled loop and its remainder (sibling loops whose
+    non-bookkeeping instruction mix differs by an integer factor k >= 2) share the variable
+    of the unrolled loop: ``floor(v/k)`` and ``v - k*floor(v/k)``."""
+    exprs = list(loop_ids)
+    parent = []
+    for k, r in enumerate(ranges):
+        enclosing = [j for j, o in enumerate(ranges) if j != k and o.header <= r.header
+                     and r.latch <= o.latch]
+        parent.append(max(enclosing, key=lambda j: ranges[j].header) if enclosing else None)
+
+    def mix(r):
+        c = Counter()
+        for i in range(r.header, r.latch + 1):
+            info = classify(ins_list[i].opcode)
+            if info is not None and pipe_of(info) not in _BOOKKEEPING_PIPES \
+                    and info.space != "constant":
+                c[ins_list[i].opcode] += 1
+        return c
+
+    mixes = [mix(r) for r in ranges]
+    paired = set()
+    for a in range(len(ranges)):
+        for b in range(len(ranges)):
+            if a == b or a in paired or b in paired or parent[a] != parent[b]:
+                continue
+            ma, mb = mixes[a], mixes[b]
+            if not mb or set(ma) != set(mb):
+                continue
+            ratios = {ma[key] / mb[key] for key in mb}
+            if len(ratios) != 1:
+                continue
+            k = ratios.pop()
+            if k >= 2 and float(k).is_integer():
+                k = int(k)
+                v = loop_ids[a]
+                exprs[a] = f"floor({v} / {k})"
+                exprs[b] = f"{v} - {k} * floor({v} / {k})"
+                paired.update((a, b))
+    return exprs

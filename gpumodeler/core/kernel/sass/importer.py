@@ -1,0 +1,184 @@
+"""Import a kernel graph from a SASS listing, a cubin or a CUDA source: the one entry point
+the CLI (``gpumodeler kernel import``) and the GUI (File › Import kernel…) share.
+
+* :func:`read_listing` reads a file: a ``.cu`` is compiled with ``nvcc -cubin -arch=ARCH``
+  and disassembled (:mod:`.toolchain`); a cubin/ELF is disassembled; anything else is read
+  as a ``cuobjdump -sass`` or ``nvdisasm`` listing (:mod:`.listing`). Mangled names get
+  their demangled form when a demangler (cu++filt, c++filt) is installed.
+* :func:`select_function` picks one function (``--function`` matches the mangled name, the
+  demangled signature or the demangled name without parameters) and architecture.
+* :func:`import_kernel` does both and builds the graph (:mod:`.build`).
+"""
+from __future__ import annotations
+
+import gc
+import re
+from pathlib import Path
+
+from gpumodeler.core.errors import ModelError
+from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
+from gpumodeler.core.kernel.sass.listing import ListingError, SassFunction, SassListing, parse_listing
+from gpumodeler.core.kernel.sass import toolchain
+
+ARCH_PATTERN = re.compile(r"^sm_\d{2,3}[a-z]?$")
+#: Architecture family of each compute capability (NVIDIA CUDA C++ Programming Guide,
+#: "Compute Capabilities"), to find the latency table of a listing's architecture.
+FAMILIES = {70: "Volta", 72: "Volta", 75: "Turing", 80: "Ampere", 86: "Ampere", 87: "Ampere",
+            88: "Ampere", 89: "Ada", 90: "Hopper", 100: "Blackwell", 101: "Blackwell",
+            103: "Blackwell", 110: "Blackwell", 120: "Blackwell", 121: "Blackwell"}
+
+
+def architecture_family(arch: str | None) -> str | None:
+    """``'sm_90a'`` -> ``'Hopper'``; None when unknown."""
+    from gpumodeler.core.kernel.sass.listing import arch_number
+    return FAMILIES.get(arch_number(arch) or -1)
+#: Bytes read at most from a listing file (a listing of 20 000 instructions is ~2 MB).
+MAX_LISTING_BYTES = 200 * 1024 * 1024
+
+
+class FunctionChoiceError(ModelError):
+    """The listing has several functions (or architectures) and none was chosen; ``choices``
+    lists the valid ones."""
+
+    def __init__(self, message: str, choices: list[str]):
+        super().__init__(message)
+        self.choices = choices
+
+
+def check_arch(arch: str) -> str:
+    if not ARCH_PATTERN.match(arch or ""):
+        raise ModelError(f"architecture {arch!r} is not of the form sm_XX (e.g. sm_75, sm_90, sm_120)")
+    return arch
+
+
+def read_listing(path: str | Path, arch: str | None = None) -> SassListing:
+    """The listing of ``path``: a text listing, a cubin (disassembled) or a ``.cu``
+    (compiled for ``arch`` and disassembled)."""
+    path = Path(path)
+    if path.suffix.lower() == ".cu":
+        if not arch:
+            raise ModelError(f"{path.name} is CUDA source: give the architecture to compile "
+                             f"for, e.g. --arch sm_90")
+        if not path.is_file():
+            raise ModelError(f"cannot read {path}: no such file")
+        text = toolchain.compile_to_sass(path, check_arch(arch))
+        return _with_names(parse_listing(text, path.name))
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_LISTING_BYTES + 1)
+    except OSError as exc:
+        raise ModelError(f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > MAX_LISTING_BYTES:
+        raise ListingError(f"{path.name} is larger than {MAX_LISTING_BYTES // 2**20} MiB; "
+                           f"import one function's listing (cuobjdump -sass -fun NAME)")
+    if data.startswith(b"\x7fELF"):
+        text = toolchain.disassemble_cubin(path)
+        return _with_names(parse_listing(text, path.name))
+    if not data.strip():
+        raise ListingError(f"{path.name} is empty; give a cuobjdump -sass or nvdisasm listing")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ListingError(f"{path.name} is binary data, not a text listing; give a cuobjdump "
+                           f"-sass or nvdisasm listing, a cubin or a .cu source") from None
+    return _with_names(parse_listing(text, path.name))
+
+
+def _with_names(listing: SassListing) -> SassListing:
+    names = toolchain.demangle([f.name for f in listing.functions])
+    for f in listing.functions:
+        f.demangled = names.get(f.name)
+    return listing
+
+
+def _short(demangled: str) -> str:
+    """``'void scale<float>(float*, float, int)'`` -> ``'scale<float>'``."""
+    text = demangled.split("(")[0].strip()
+    depth, cut = 0, 0
+    for i, ch in enumerate(text):  # drop a return type before the name (templates only)
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+        elif ch == " " and depth == 0:
+            cut = i + 1
+    return text[cut:]
+
+
+def function_names(func: SassFunction) -> list[str]:
+    """Every name that selects ``func``: mangled, demangled, demangled without parameters
+    and without template arguments."""
+    names = [func.name]
+    if func.demangled:
+        short = _short(func.demangled)
+        names += [func.demangled, short, short.split("<")[0]]
+    return list(dict.fromkeys(names))
+
+
+def describe(func: SassFunction) -> str:
+    if func.demangled:
+        return f"{func.demangled} [{func.name}]"
+    return func.name
+
+
+def select_function(listing: SassListing, function: str | None = None,
+                    arch: str | None = None) -> SassFunction:
+    """One function of the listing; raises FunctionChoiceError listing the choices."""
+    funcs = listing.functions
+    archs = listing.archs()
+    if arch:
+        check_arch(arch)
+        if archs and arch not in archs:
+            raise ModelError(f"the listing has code for {', '.join(archs)}, not {arch}")
+        funcs = [f for f in funcs if f.arch in (arch, None)]
+    elif len(archs) > 1:
+        raise FunctionChoiceError(f"the listing has code for several architectures "
+                                  f"({', '.join(archs)}); choose one with --arch", archs)
+    if function:
+        found = [f for f in funcs if function in function_names(f)]
+        if not found:
+            raise FunctionChoiceError(
+                f"no function {function!r} in the listing; it has: "
+                f"{'; '.join(describe(f) for f in funcs)}", [describe(f) for f in funcs])
+        if len(found) > 1:
+            raise FunctionChoiceError(
+                f"{function!r} matches several functions: {'; '.join(describe(f) for f in found)}; "
+                f"give the mangled name", [f.name for f in found])
+        return _with_arch(found[0], arch)
+    if len(funcs) > 1:
+        raise FunctionChoiceError(
+            f"the listing has {len(funcs)} functions; choose one with --function: "
+            f"{'; '.join(describe(f) for f in funcs)}", [describe(f) for f in funcs])
+    return _with_arch(funcs[0], arch)
+
+
+def _with_arch(func: SassFunction, arch: str | None) -> SassFunction:
+    """A listing without a ``code for sm_XX`` line takes the architecture the user gave."""
+    if func.arch is None and arch:
+        func.arch = arch
+    return func
+
+
+def import_kernel_with_report(path: str | Path, function: str | None = None,
+                              arch: str | None = None, *, latency_table: str | None = None,
+                              end_node: bool = False) -> tuple[KernelGraph, ImportReport]:
+    """The kernel graph of one function of ``path`` and the import report."""
+    # the import allocates many small objects and no reference cycles: pausing the cyclic
+    # garbage collector meanwhile saves a third of the time on large listings
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        listing = read_listing(path, arch)
+        func = select_function(listing, function, arch)
+        name = _short(func.demangled) if func.demangled else func.name
+        return build_graph(func, name=name, latency_table=latency_table, end_node=end_node)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def import_kernel(path: str | Path, function: str | None = None, arch: str | None = None,
+                  **kw) -> KernelGraph:
+    """The kernel graph of one function of a SASS listing, cubin or ``.cu`` (see module)."""
+    return import_kernel_with_report(path, function, arch, **kw)[0]

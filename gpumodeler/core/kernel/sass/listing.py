@@ -1,0 +1,309 @@
+"""Parse SASS listings (``cuobjdump -sass`` and ``nvdisasm`` output) into functions and
+instructions: address, guard predicate, opcode with modifiers, operands, encoding words and
+branch target.
+
+Both tools print one instruction per line as ``/*ADDR*/  [@P0] OPCODE operands ;``
+optionally followed by its encoding as ``/* 0x<16 hex digits> */``. From Volta (sm_70) on an
+instruction is 128 bits: cuobjdump (and ``nvdisasm -hex``) print the first 64-bit word on the
+instruction line and the second, which holds the scheduling control information
+(:mod:`.control`), alone on the next line. Maxwell and Pascal listings instead carry one
+control word per three instructions, on a line of its own before them; it is skipped (the
+control decoding here is for sm_70 and later). References: NVIDIA, *CUDA Binary
+Utilities* (cuobjdump, nvdisasm, §Instruction Set Reference); Jia et al. 2018, *Dissecting
+the NVIDIA Volta GPU Architecture via Microbenchmarking*, §2.1 (128-bit encoding).
+
+Function boundaries: cuobjdump opens one with ``Function : NAME``; nvdisasm with a
+``.text.NAME`` section (``.section .text.NAME`` / ``.text.NAME:``). nvdisasm gives branch
+targets as labels (``BRA `(.L_x_0)``), resolved here to addresses. The architecture comes
+from ``code for sm_XX`` / ``.target sm_XX`` lines.
+
+Errors (:class:`ListingError`) name what is wrong: no instruction at all (another tool's
+output), binary data, a function without instructions, a truncated listing (an instruction
+line cut before its ``;``, a 128-bit instruction without its second word, a function that
+does not end in EXIT/RET/BRA, or a branch to an address past the end).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+import re
+
+from gpumodeler.core.errors import FormatError
+
+
+class ListingError(FormatError):
+    """A file that is not a usable SASS listing."""
+
+
+_ADDR = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*)$")
+_OPCODE_OK = re.compile(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)*$")
+_HEXWORD = re.compile(r"/\*\s*(0x[0-9a-fA-F]{16})\s*\*/")
+_ONLY_HEX = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]{16})\s*\*/\s*$")
+_FUNC_CUOBJ = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$")
+_FUNC_NVDIS = re.compile(r"^\s*(?:\.section\s+)?\.text\.([^\s,:]+)\s*[,:]")
+_ARCH = re.compile(r"(?:code for|\.target)\s+(sm_\d+[a-z]?)\b")
+_LABEL = re.compile(r"^\s*(\.L_[A-Za-z0-9_]+|\$[^\s:]+):\s*$")
+_GUARD = re.compile(r"^(@!?U?P[T0-9])\s+")
+_LABEL_REF = re.compile(r"`\(([^)]+)\)")
+_HEX_TARGET = re.compile(r"^(0x[0-9a-fA-F]+)$")
+#: Opcodes whose last operand is a code address. BSSY/BMOV hold a reconvergence address but
+#: do not transfer control; CALL/CAL go to a subroutine and come back.
+BRANCHES = {"BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU"}
+CALLS = {"CALL", "CAL"}
+TERMINATORS = {"EXIT", "RET", "BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU", "KILL", "BPT"}
+
+
+@dataclass(frozen=True)
+class SassInstruction:
+    """One instruction of a listing."""
+
+    address: int
+    guard: str | None  # "@P0", "@!P0", None
+    opcode: str  # with modifiers: "LDG.E.128"
+    operands: tuple  # operand strings, as printed
+    text: str  # the whole instruction as printed, without the trailing ';'
+    words: tuple = ()  # encoding words (ints), first then second
+    target: int | None = None  # branch/call target address
+    mnemonic: str = ""  # opcode without modifiers: "LDG"
+    modifiers: tuple = ()  # ("E", "128")
+
+    @property
+    def control_word(self) -> int | None:
+        """The second 64-bit word of a 128-bit instruction (sm_70+), if the listing has it."""
+        return self.words[1] if len(self.words) >= 2 else None
+
+
+@dataclass
+class SassFunction:
+    name: str
+    arch: str | None
+    instructions: list = field(default_factory=list)
+    demangled: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        return self.demangled or self.name
+
+
+@dataclass
+class SassListing:
+    functions: list
+    tool: str  # "cuobjdump" or "nvdisasm"
+
+    def archs(self) -> list[str]:
+        return sorted({f.arch for f in self.functions if f.arch},
+                      key=lambda a: int(re.sub(r"\D", "", a) or 0))
+
+
+@lru_cache(maxsize=65536)
+def _split_operands(text: str) -> tuple:
+    if "[" not in text and "(" not in text:
+        return tuple(p.strip() for p in text.split(",") if p.strip())
+    out, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur).strip())
+            cur = []
+        else:
+            cur.append(ch)
+    last = "".join(cur).strip()
+    if last:
+        out.append(last)
+    return tuple(out)
+
+
+@lru_cache(maxsize=8192)
+def _valid_opcode(opcode: str) -> bool:
+    return bool(_OPCODE_OK.match(opcode))
+
+
+def _parse_instruction(addr: int, body: str, words: list, lineno: int):
+    text = (_HEXWORD.sub("", body) if words else body).strip()
+    if not text.endswith(";"):
+        raise ListingError(f"line {lineno}: instruction at 0x{addr:04x} is cut off before its ';' "
+                           f"({text[:40]!r}); the listing looks truncated")
+    text = text[:-1].strip()
+    guard = None
+    rest = text
+    if text.startswith("@"):
+        m = _GUARD.match(text)
+        if m:
+            guard = m.group(1)
+            rest = text[m.end():]
+    parts = rest.split(None, 1)
+    if not parts:
+        raise ListingError(f"line {lineno}: empty instruction at 0x{addr:04x}")
+    opcode = parts[0].upper()
+    if not _valid_opcode(opcode):
+        raise ListingError(f"line {lineno}: {opcode!r} at 0x{addr:04x} is not a SASS opcode")
+    operands = _split_operands(parts[1]) if len(parts) > 1 else ()
+    target = None
+    mnem = opcode.split(".")[0]
+    if (mnem in BRANCHES or mnem in CALLS) and operands:
+        last = operands[-1]
+        lm = _LABEL_REF.search(last)
+        if lm:
+            target = lm.group(1)  # resolved after the function is read
+        else:
+            hm = _HEX_TARGET.match(last.strip())
+            if hm:
+                target = int(hm.group(1), 16)
+    return SassInstruction(address=addr, guard=guard, opcode=opcode, operands=operands,
+                           text=text, words=tuple(words), target=target, mnemonic=mnem,
+                           modifiers=tuple(opcode.split(".")[1:]))
+
+
+def parse_listing(text: str, source: str = "listing") -> SassListing:
+    """Functions and instructions of a cuobjdump -sass or nvdisasm listing.
+
+    Raises ListingError when the text is not such a listing or is truncated."""
+    if "\x00" in text:
+        raise ListingError(f"{source} contains binary data, not a text listing; give a "
+                           f"cuobjdump -sass or nvdisasm listing, or a .cu source")
+    functions: list[SassFunction] = []
+    arch = None
+    tool = None
+    current: SassFunction | None = None
+    pending_labels: list[str] = []
+    labels: dict = {}
+    raw: list = []  # (function, addr, body, words, lineno)
+    last_entry = None  # [function, addr, body, words, lineno] awaiting its second word
+
+    def close_function():
+        nonlocal current, labels
+        if current is not None:
+            _finish(current, raw, labels, source)
+        current, labels = None, {}
+        raw.clear()
+
+    for lineno, line in enumerate(text.splitlines(), 1):
+        if line.lstrip().startswith("/*"):
+            hm = _ONLY_HEX.match(line)
+            if hm:
+                if last_entry is not None and len(last_entry[3]) == 1:
+                    last_entry[3].append(int(hm.group(1), 16))
+                continue  # a Maxwell/Pascal control word before its instructions
+            m = _ADDR.match(line)
+            if m and current is not None:
+                body = m.group(2)
+                if body.lstrip().startswith("."):  # nvdisasm data directives (.byte, .word)
+                    continue
+                addr = int(m.group(1), 16)
+                words = [int(w, 16) for w in _HEXWORD.findall(body)]
+                entry = [current, addr, body, words, lineno]
+                raw.append(entry)
+                if pending_labels:
+                    for lab in pending_labels:
+                        labels[lab] = addr
+                    pending_labels = []
+                last_entry = entry
+            continue
+        am = _ARCH.search(line)
+        if am and "/*" not in line:
+            arch = am.group(1)
+            continue
+        fm = _FUNC_CUOBJ.match(line)
+        if fm:
+            close_function()
+            tool = tool or "cuobjdump"
+            current = SassFunction(fm.group(1), arch)
+            functions.append(current)
+            last_entry = None
+            continue
+        fm = _FUNC_NVDIS.match(line)
+        if fm and "/*" not in line:
+            name = fm.group(1)
+            if current is None or current.name != name:
+                close_function()
+                tool = tool or "nvdisasm"
+                current = SassFunction(name, arch)
+                functions.append(current)
+            last_entry = None
+            continue
+        lm = _LABEL.match(line)
+        if lm:
+            pending_labels.append(lm.group(1))
+            continue
+        if line.strip().startswith(".........."):
+            close_function()
+            last_entry = None
+    close_function()
+    if not functions:
+        hint = ""
+        low = text.lower()
+        if ".entry" in low and (".version" in low or ".target" in low):
+            hint = " (this looks like PTX; compile it to a cubin and run cuobjdump -sass)"
+        elif "disassembly of section" in low:
+            hint = " (this looks like objdump output for a CPU, not SASS)"
+        raise ListingError(f"{source} is not a cuobjdump -sass or nvdisasm listing: no "
+                           f"'Function : NAME' or '.text.NAME' section with SASS "
+                           f"instructions like '/*0000*/ MOV R1, c[0x0][0x28] ;' found{hint}")
+    return SassListing(functions=functions, tool=tool or "cuobjdump")
+
+
+def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
+    if not raw:
+        raise ListingError(f"function {func.name} in {source} has no instructions")
+    step = None
+    if len(raw) >= 2:
+        step = raw[1][1] - raw[0][1]
+    wide = is_128bit(func.arch, step)
+    instructions = []
+    previous = -1
+    for _, addr, body, words, lineno in raw:
+        if addr <= previous:
+            raise ListingError(f"line {lineno}: instruction address 0x{addr:04x} of {func.name} "
+                               f"does not follow 0x{previous:04x}; the listing is damaged "
+                               f"(lines repeated or out of order)")
+        previous = addr
+        if wide and len(words) == 1:
+            raise ListingError(f"line {lineno}: instruction at 0x{addr:04x} of {func.name} has "
+                               f"only the first of its two encoding words; the listing looks "
+                               f"truncated")
+        ins = _parse_instruction(addr, body, words, lineno)
+        instructions.append(ins)
+    last_addr = instructions[-1].address
+    resolved = []
+    for ins in instructions:
+        if isinstance(ins.target, str):
+            if ins.target not in labels:
+                raise ListingError(f"{func.name}: branch at 0x{ins.address:04x} goes to label "
+                                   f"{ins.target} that the listing does not define; truncated?")
+            ins = _replace_target(ins, labels[ins.target])
+        if ins.target is not None and ins.mnemonic in BRANCHES and ins.target > last_addr:
+            raise ListingError(f"{func.name}: branch at 0x{ins.address:04x} goes to 0x{ins.target:04x}, "
+                               f"past the last instruction (0x{last_addr:04x}); the listing "
+                               f"looks truncated")
+        resolved.append(ins)
+    body = [i for i in resolved if i.mnemonic != "NOP"] or resolved
+    if not (body[-1].mnemonic in TERMINATORS and body[-1].guard is None):
+        raise ListingError(f"{func.name} ends at 0x{last_addr:04x} without an unconditional "
+                           f"EXIT, RET or BRA; the listing looks truncated")
+    func.instructions = resolved
+
+
+def _replace_target(ins: SassInstruction, target: int) -> SassInstruction:
+    from dataclasses import replace
+    return replace(ins, target=target)
+
+
+def is_128bit(arch: str | None, step: int | None) -> bool:
+    """Whether instructions are 128 bits (sm_70+): from the architecture, else from the
+    address step between instructions (16 bytes)."""
+    if arch:
+        digits = re.sub(r"\D", "", arch)
+        if digits:
+            return int(digits) >= 70
+    return step == 16
+
+
+def arch_number(arch: str | None) -> int | None:
+    """``'sm_90a'`` -> 90."""
+    if not arch:
+        return None
+    digits = re.sub(r"\D", "", arch)
+    return int(digits) if digits else None

@@ -1,0 +1,242 @@
+"""`gpumodeler kernel import`: listings, .cu sources, function choice, bad input."""
+import json
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.cli.main import main
+from gpumodeler.core.kernel.graph import from_dict
+from gpumodeler.core.kernel.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS, LatencyTable
+from gpumodeler.core.kernel.sass import toolchain
+
+ROOT = Path(__file__).resolve().parents[2]
+SASS = ROOT / "resources" / "kernels" / "sass"
+SRC = ROOT / "resources" / "kernels" / "src"
+HAVE_TOOLS = bool(toolchain.find_tool("nvcc", required=False)) and any(
+    toolchain.find_tool(t, required=False) for t in ("cuobjdump", "nvdisasm"))
+needs_cuda = pytest.mark.skipif(not HAVE_TOOLS, reason="nvcc and a disassembler are not installed")
+#: a complete table in the user database, standing in for the architecture tables
+TABLE = LatencyTable(
+    key="test-complete", name="test", architecture="test", source="tests",
+    instruction_cycles={c: 4.0 for c in INSTRUCTION_CLASSES} | {"sfu": 20.0, "fp64": 8.0, "tensor": 32.0},
+    memory_cycles={m: 30.0 for m in MEMORY_LEVELS} | {"dram": 400.0},
+    ilp_cycles=1, branch_taken_cycles=12, branch_not_taken_cycles=6, barrier_cycles=20,
+    block_replacement_cycles=200)
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture
+def user_table(catalog):
+    from gpumodeler.db.mapping import latency_table_fields
+    values = {k: v for k, v in latency_table_fields(TABLE).items() if v is not None}
+    catalog.add_device("latency_table", TABLE.key, values=values)
+    return TABLE.key
+
+
+def test_listing_to_file_then_graph(capsys, tmp_path, user_table):
+    out = tmp_path / "s.json"
+    code, text, err = run(capsys, "kernel", "import", SASS / "saxpy2.sm_90.sass", "-o", out,
+                          "--latency-table", user_table)
+    assert code == 0 and err == ""
+    assert text.startswith(f"{out}: saxpy2") and "loop1" in text
+    data = json.loads(out.read_text())
+    graph = from_dict(data)
+    assert len(graph.instructions) == 30 and graph.latency_table == user_table
+    code, text, err = run(capsys, "graph", out, "--set", "loop1=128", "--json")
+    assert code == 0, err
+    r = json.loads(text)
+    assert r["variables"] == {"loop1": 128}
+    assert r["latency_bound_cycles"] > 128 * 20  # the loop recurrence counts 128 times
+
+
+def test_stdout_when_no_output_file(capsys):
+    code, text, err = run(capsys, "kernel", "import", SASS / "vecadd.sm_80.sass", "--set", "x=1")
+    assert code == 2 and "no variable 'x'" in err and text == ""
+    code, text, err = run(capsys, "kernel", "import", SASS / "fp64_axpy.sm_80.sass",
+                          "--set", "loop1=64")
+    assert code == 0 and err == ""
+    graph = from_dict(json.loads(text))
+    assert graph.variables == {"loop1": 64}
+
+
+def test_several_functions_need_a_choice(capsys, tmp_path):
+    out = tmp_path / "v.json"
+    code, text, err = run(capsys, "kernel", "import", SASS / "vector_ops.sm_86.sass", "-o", out)
+    assert code == 2 and not out.exists()
+    assert err.count("\n") == 1 and "choose one with --function" in err
+    assert "_Z5scaleIfEvPT_S0_i" in err and "_Z7vecadd4P6float4PKS_S2_" in err
+    for name in ("_Z7vecadd4P6float4PKS_S2_", "vecadd4"):
+        code, _, err = run(capsys, "kernel", "import", SASS / "vector_ops.sm_86.sass",
+                           "--function", name, "-o", out)
+        if name == "vecadd4" and not toolchain.demangle(["_Z7vecadd4P6float4PKS_S2_"]):
+            assert code == 2  # no demangler installed: only the mangled name selects
+            continue
+        assert code == 0, err
+        assert sum(i["opcode"].startswith("LDG.E.128") for i in
+                   json.loads(out.read_text())["instructions"]) == 2
+
+
+def test_demangled_names_shown_and_selecting():
+    if not toolchain.demangle(["_Z5scaleIfEvPT_S0_i"]):
+        pytest.skip("no C++ demangler (c++filt / cu++filt) installed")
+    from gpumodeler.core.kernel.sass.importer import FunctionChoiceError, read_listing, select_function
+    lst = read_listing(SASS / "vector_ops.sm_86.sass")
+    with pytest.raises(FunctionChoiceError) as exc:
+        select_function(lst)
+    assert "void scale<float>(float*, float, int) [_Z5scaleIfEvPT_S0_i]" in str(exc.value)
+    for name in ("scale<float>", "scale", "void scale<float>(float*, float, int)",
+                 "_Z5scaleIfEvPT_S0_i"):
+        assert select_function(lst, name).name == "_Z5scaleIfEvPT_S0_i"
+
+
+def _bad(capsys, tmp_path, path, *extra):
+    out = tmp_path / "out.json"
+    out.write_text("previous contents")
+    code, text, err = run(capsys, "kernel", "import", path, "-o", out, *extra)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("gpumodeler kernel: ")
+    assert "Traceback" not in err
+    assert out.read_text() == "previous contents"  # nothing written, nothing lost
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.json")]
+    return err
+
+
+def test_truncated_listing(capsys, tmp_path):
+    text = (SASS / "saxpy2.sm_90.sass").read_text()
+    bad = tmp_path / "cut.sass"
+    bad.write_text(text[:text.index("FADD R0, R3, R0") + 6])
+    assert "truncated" in _bad(capsys, tmp_path, bad)
+
+
+def test_another_tools_listing(capsys, tmp_path):
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n ret;\n}\n")
+    assert "looks like PTX" in _bad(capsys, tmp_path, ptx)
+
+
+def test_binary_garbage(capsys, tmp_path):
+    junk = tmp_path / "junk.bin"
+    junk.write_bytes(bytes(range(256)) * 8)
+    assert "binary data" in _bad(capsys, tmp_path, junk)
+
+
+def test_empty_function(capsys, tmp_path):
+    empty = tmp_path / "empty.sass"
+    empty.write_text("\tcode for sm_90\n\t\tFunction : nothing\n\t.headerflags\t@\"EF_CUDA_SM90\"\n"
+                     "\t\t..........\n")
+    assert "function nothing" in _bad(capsys, tmp_path, empty)
+
+
+def test_empty_file_and_missing_file(capsys, tmp_path):
+    empty = tmp_path / "nothing.sass"
+    empty.write_text("")
+    assert "is empty" in _bad(capsys, tmp_path, empty)
+    assert "cannot read" in _bad(capsys, tmp_path, tmp_path / "absent.sass")
+
+
+def test_cu_needs_an_architecture(capsys, tmp_path):
+    err = _bad(capsys, tmp_path, SRC / "saxpy2.cu")
+    assert "--arch sm_90" in err
+    assert "not of the form sm_XX" in _bad(capsys, tmp_path, SRC / "saxpy2.cu", "--arch", "90")
+
+
+def test_arch_not_in_listing(capsys, tmp_path):
+    assert "has code for sm_86, not sm_90" in _bad(
+        capsys, tmp_path, SASS / "reduce.sm_86.sass", "--arch", "sm_90")
+
+
+def test_missing_nvcc_says_what_to_install(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    monkeypatch.setattr(toolchain, "_search_dirs", lambda: [])
+    err = _bad(capsys, tmp_path, SRC / "saxpy2.cu", "--arch", "sm_90")
+    assert "nvcc not found" in err and "CUDA Toolkit" in err
+
+
+def test_missing_disassembler_names_the_pip_packages(capsys, tmp_path, monkeypatch):
+    def fake(name, required=True):
+        if name == "nvcc":
+            return "/bin/true"
+        if required:
+            raise toolchain.ToolMissing(f"{name} not found")
+        return None
+    monkeypatch.setattr(toolchain, "find_tool", fake)
+    err = _bad(capsys, tmp_path, SRC / "saxpy2.cu", "--arch", "sm_90")
+    assert "nvidia-cuda-cuobjdump" in err and "nvidia-cuda-nvdisasm" in err
+
+
+@needs_cuda
+def test_cu_that_does_not_compile(capsys, tmp_path):
+    src = tmp_path / "broken.cu"
+    src.write_text("__global__ void k(float *x) { x[0] = undefined_name; }\n")
+    err = _bad(capsys, tmp_path, src, "--arch", "sm_90")
+    assert "nvcc -arch=sm_90 broken.cu failed" in err and "undefined_name" in err
+    assert len(err) < 600  # trimmed
+
+
+def test_the_architectures_table_is_found_in_the_database(capsys, tmp_path, catalog):
+    from gpumodeler.db.mapping import latency_table_fields
+    out = tmp_path / "s.json"
+    code, text, _ = run(capsys, "kernel", "import", SASS / "saxpy2.sm_90.sass", "-o", out)
+    assert code == 0 and "no Hopper latency table in the device database" in text
+    values = {k: v for k, v in latency_table_fields(TABLE).items() if v is not None}
+    catalog.add_device("latency_table", "test-hopper", values=values | {"architecture": "Hopper"})
+    code, text, _ = run(capsys, "kernel", "import", SASS / "saxpy2.sm_90.sass", "-o", out)
+    assert code == 0 and "latency table test-hopper (Hopper)" in text
+    assert json.loads(out.read_text())["latency_table"] == "test-hopper"
+
+
+@needs_cuda
+def test_cu_import_then_predict_on_h100(capsys, tmp_path, catalog):
+    """README, as written: import saxpy2.cu for sm_90, then predict on the H100 SXM5. The
+    test's user database holds a complete Hopper table, standing in for the one devices.db
+    gets from the latency-table item of the issue."""
+    from gpumodeler.db.mapping import latency_table_fields
+    values = {k: v for k, v in latency_table_fields(TABLE).items() if v is not None}
+    catalog.add_device("latency_table", "test-hopper", values=values | {"architecture": "Hopper"})
+    user_table = "test-hopper"
+    out = tmp_path / "s.json"
+    code, text, err = run(capsys, "kernel", "import", SRC / "saxpy2.cu", "--arch", "sm_90",
+                          "-o", out)
+    assert code == 0, err
+    listing = from_dict(json.loads(out.read_text()))
+    committed = from_dict(json.loads(_import_json(capsys, SASS / "saxpy2.sm_90.sass", user_table)))
+    assert listing.instructions.keys() == committed.instructions.keys()
+    code, text, err = run(capsys, "predict", "--device", "H100 SXM5", "--graph", out,
+                          "--set", "loop1=128", "--data-size", "4e8", "--block-size", "256",
+                          "--registers", "32")
+    assert code == 0, err
+    assert "limited by" in text and "-bound" in text
+
+
+def _import_json(capsys, path, table):
+    code, text, err = run(capsys, "kernel", "import", path, "--latency-table", table)
+    assert code == 0, err
+    return text
+
+
+@needs_cuda
+def test_cubin_is_disassembled(capsys, tmp_path):
+    import subprocess
+    cubin = tmp_path / "v.cubin"
+    subprocess.run([toolchain.find_tool("nvcc"), "-cubin", "-arch=sm_80", "-o", str(cubin),
+                    str(SRC / "vecadd.cu")], check=True, capture_output=True)
+    code, text, err = run(capsys, "kernel", "import", cubin)
+    assert code == 0, err
+    assert len(from_dict(json.loads(text)).instructions) > 5
+
+
+def test_listing_with_several_architectures(capsys, tmp_path):
+    both = tmp_path / "both.sass"
+    both.write_text((SASS / "vecadd.sm_80.sass").read_text() + (SASS / "vecadd.sm_90.sass").read_text())
+    out = tmp_path / "o.json"
+    code, _, err = run(capsys, "kernel", "import", both, "-o", out)
+    assert code == 2 and "several architectures (sm_80, sm_90); choose one with --arch" in err
+    assert not out.exists()
+    code, _, err = run(capsys, "kernel", "import", both, "--arch", "sm_80", "-o", out)
+    assert code == 0, err
+    assert "for sm_80" in json.loads(out.read_text())["description"]
