@@ -51,6 +51,9 @@ def register(sub) -> None:
     imp.add_argument("--end-node", action="store_true",
                      help="add an END node reached from each EXIT by the block replacement "
                           "edge (needs the table's block replacement latency)")
+    imp.add_argument("--table-only", action="store_true",
+                     help="do not fill latencies the table lacks from the compiler's schedule "
+                          "(such edges then need an explicit latency)")
     imp.set_defaults(func=run_import)
 
 
@@ -67,13 +70,35 @@ def run_import(args) -> int:
             raise CLIError(f"--set {name}: the imported graph has no variable {name!r}; "
                            f"its variables: {valid}")
         graph.variables[name] = value
+    scheduled = "" if args.table_only else _fill_from_schedule(graph)
     text = json.dumps(to_dict(graph), indent=1) + "\n"
     if not args.output:
         sys.stdout.write(text)
+        if scheduled:
+            print(f"gpumodeler kernel import: note: {scheduled}", file=sys.stderr)
         return 0
     write_atomically(Path(args.output), text)
-    print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}")
+    print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}"
+          + (f"\nnote: {scheduled}" if scheduled else ""))
     return 0
+
+
+def _fill_from_schedule(graph) -> str:
+    """Latencies the graph's table lacks, from the listing's stall counts (sm_70+), noted in
+    the graph's description; '' when nothing was filled (docs/sass-import.md)."""
+    from gpumodeler.core.kernel.latency_tables import TABLES
+    from gpumodeler.core.kernel.sass.schedule import fill_from_schedule, summary
+    key = graph.latency_table
+    if key is None:
+        return ""
+    try:
+        table = TABLES.get(key) or common.latency_table_for(key)
+    except (ModelError, OSError, sqlite3.Error):
+        return ""  # the table cannot be read: the graph keeps asking for it, named
+    text = summary(fill_from_schedule(graph, table), key)
+    if text:
+        graph.description = (graph.description + "\n" if graph.description else "") + text + "."
+    return text
 
 
 def table_for_architecture(arch: str | None) -> tuple[str | None, str]:

@@ -15,6 +15,10 @@ sources, are in docs/sass-import.md; in short:
   cycle, no dual issue), else the table's ILP latency. After a conditional branch the edge
   is a not-taken ``branch`` edge, after ``BAR`` a ``barrier`` edge (Volkov §3.7 rule 4).
 * **Branches**: a taken ``branch`` edge to the target (backwards: a loop's back edge).
+  On sm_70+ branch and barrier edges take the branch's or barrier's stall count: no
+  source publishes branch or barrier latencies for Volta and later (notes/latency-sources),
+  and the stall count is the spacing the compiler scheduled, so the bound is a lower bound
+  there (docs/sass-import.md). Before Volta (no control words) they come from the table.
 * **Register dependencies**: reaching definitions over the control-flow graph (a guarded
   write does not hide the earlier one), one edge per producer/consumer pair, ``memory`` from
   a load, else ``dependency`` (the producer's latency from the table).
@@ -169,14 +173,14 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         s = succ[i]
         if i + 1 in s:
             if ins.mnemonic in BRANCHES and cfg.is_conditional(ins):
-                add(i, i + 1, "branch", taken=False)
+                add(i, i + 1, "branch", latency=spacing(i), taken=False)
             elif ins.mnemonic == "BAR":
-                add(i, i + 1, "barrier")
+                add(i, i + 1, "barrier", latency=spacing(i))
             else:
                 add(i, i + 1, "ilp", latency=spacing(i))
         for j in s:
             if j != i + 1 and ins.mnemonic in BRANCHES:
-                add(i, j, "branch", taken=True)
+                add(i, j, "branch", latency=spacing(i), taken=True)
             elif j != i + 1:  # a call into a subroutine
                 add(i, j, "ilp", latency=spacing(i))
 

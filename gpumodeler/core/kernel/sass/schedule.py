@@ -1,0 +1,97 @@
+"""Latencies from the compiler's schedule for edges the latency table cannot give
+(sm_70 and later; docs/sass-import.md, "Latencies from the schedule").
+
+From Volta on, each instruction's control word carries a stall count: the cycles the
+compiler makes the warp wait before issuing its next instruction (Jia et al.,
+arXiv:1804.06826 §2.1). The importer turns them into the latencies of the issue-order edges
+(``ilp``, and the fall-through ``branch``/``barrier`` edges). For a fixed-latency producer
+the compiler places its consumer only after the producer's pipeline latency has passed, so
+the sum of the stall counts from producer to consumer is at least that latency — the value
+the compiler itself relied on. For a variable-latency producer (a load, ``S2R``: it sets a
+scoreboard the consumer waits on) the sum is only the part of the wait the schedule shows.
+
+Where the published table has no value for what an edge needs (no source measured it: e.g.
+``S2R`` on Hopper, FP32 on Ada, DRAM on Blackwell), :func:`fill_from_schedule` gives that
+edge the stall-count sum as an explicit latency — a **lower bound** — and returns what it
+filled, so the import says which edges, for which table row. Values a source gives are never
+replaced. A graph without control words (before Volta) is left unchanged.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from gpumodeler.core.errors import GraphError
+from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
+
+ISSUE_ORDER_KINDS = ("ilp", "branch", "barrier")
+
+
+@dataclass(frozen=True)
+class ScheduledLatency:
+    edge: str
+    producer: str  # the producer's opcode
+    needed: str  # what the table lacks (its message)
+    latency_cycles: float
+
+
+def _issue_offsets(graph) -> dict | None:
+    """Cycle at which each instruction issues along program order (sums of issue-order edge
+    latencies), or None when the graph has no scheduled issue spacing (no control words)."""
+    order = list(graph.instructions)
+    spacing = {}
+    for e in graph.edges.values():
+        if e.kind in ISSUE_ORDER_KINDS and e.latency is not None:
+            spacing[(e.src, e.dst)] = float(e.latency)
+    if not spacing:
+        return None
+    offsets, t = {}, 0.0
+    for a, b in zip(order, order[1:] + [None]):
+        offsets[a] = t
+        if b is not None:
+            t += spacing.get((a, b), 1.0)
+    return offsets
+
+
+def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
+    """Give each dependency or memory edge whose latency ``table`` lacks the stall-count
+    distance from its producer to its consumer (a loop-carried edge: the producer's own
+    spacing, at least 1). Changes ``graph`` in place; returns what it filled."""
+    offsets = _issue_offsets(graph)
+    if offsets is None or table is None:
+        return []
+    filled = []
+    order = {iid: k for k, iid in enumerate(graph.instructions)}
+    for eid, e in list(graph.edges.items()):
+        if e.latency is not None or e.kind not in ("dependency", "memory"):
+            continue
+        try:
+            resolve_edge_latency(graph, e, table, order)
+            continue
+        except GraphError as exc:
+            needed = str(exc).split(": ", 1)[-1]
+        if order[e.dst] > order[e.src]:
+            cycles = offsets[e.dst] - offsets[e.src]
+        else:
+            nxt = [x for x in graph.edges.values() if x.src == e.src and x.kind in ISSUE_ORDER_KINDS
+                   and x.latency is not None]
+            cycles = min((x.latency for x in nxt), default=1.0)
+        cycles = max(1.0, float(cycles))
+        graph.edges[eid] = replace(e, latency=cycles)
+        filled.append(ScheduledLatency(eid, graph.instructions[e.src].opcode, needed, cycles))
+    return filled
+
+
+def summary(filled: list[ScheduledLatency], table_key: str) -> str:
+    """One line: how many edges took schedule latencies, for which missing rows."""
+    if not filled:
+        return ""
+    import re
+    rows: dict = {}
+    for f in filled:
+        m = re.search(r"(instruction class|memory level) '([^']+)'", f.needed)
+        key = f"{'class' if m.group(1).startswith('instr') else 'memory'} {m.group(2)}" if m else \
+            f.needed.split(";")[0][:60]
+        rows[key] = rows.get(key, 0) + 1
+    listed = "; ".join(f"{n}× {k}" for k, n in sorted(rows.items()))
+    return (f"{len(filled)} edge(s) take their latency from the compiler's schedule (a lower bound) "
+            f"because table '{table_key}' has no value: {listed}")
