@@ -80,10 +80,10 @@ from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.arrays import OccupancyArrays, occupancy_array
 from gpumodeler.core.occupancy.checks import (
-    _BLOCK_REGISTER_CHECK_WARPS, LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching,
-    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_warp,
-    _require_int)
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _msg_block_size,
+    _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
+    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_block_tesla,
+    _registers_per_warp, _require_int)
 
 __all__ = ["LIMIT_NAMES", "UNLIMITED", "OccupancyArrays", "OccupancyResult", "occupancy",
            "occupancy_array"]
@@ -124,28 +124,18 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
                           item="shared_mem_bytes")
 
     warps = -(-block_size // arch.warp_size)
-    per_warp = _registers_per_warp(arch, registers)
-    counted = -(-warps // _BLOCK_REGISTER_CHECK_WARPS) * _BLOCK_REGISTER_CHECK_WARPS
-    if per_warp * counted > arch.max_registers_per_block:
-        raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
-                          item="registers_per_thread")
-
-    # Rule 2, registers (may turn partitioned caching off), then rule 1, warps.
-    g = arch.warp_allocation_granularity
-    if per_warp == 0:
-        by_registers = UNLIMITED
-    else:
-        warps_per_subpartition = arch.registers_per_sm // g // per_warp
-        by_registers = 0
-        if caching:
-            by_registers = 2 * (warps_per_subpartition * (g // 2) // warps)
-            caching = by_registers > 0
-        if not caching:
-            by_registers = warps_per_subpartition * g // warps
-    if caching:
-        by_warps = 2 * (arch.max_warps_per_sm // 2 // warps)
-    else:
+    if arch.register_allocation == "block":
+        # Rule 2 on 1.x: registers per block, the whole register file shared out by blocks.
+        allocated_registers = _registers_per_block_tesla(arch, warps, registers)
+        if allocated_registers > arch.max_registers_per_block:
+            raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
+                              item="registers_per_thread")
+        by_registers = (arch.registers_per_sm // allocated_registers if allocated_registers
+                        else UNLIMITED)
         by_warps = arch.max_warps_per_sm // warps
+    else:
+        by_registers, by_warps, caching, allocated_registers = _warp_registers(
+            arch, block_size, warps, registers, caching)
 
     # Rule 3, shared memory, in the configuration the driver will use.
     reserved = arch.reserved_shared_mem_per_block_bytes
@@ -180,7 +170,7 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
         occupancy=active * warps / arch.max_warps_per_sm,
         block_limits=MappingProxyType(limits),
         limited_by=tuple(name for name in LIMIT_NAMES if limits[name] == active),
-        allocated_registers_per_block=per_warp * warps,
+        allocated_registers_per_block=allocated_registers,
         allocated_shared_mem_per_block_bytes=allocated,
         reserved_shared_mem_per_block_bytes=reserved,
         shared_mem_per_block_limit_bytes=per_block_limit,
@@ -188,3 +178,32 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
         min_shared_mem_config_bytes=min_config,
         partitioned_global_caching=caching,
     )
+
+
+def _warp_registers(arch, block_size: int, warps: int, registers: int, caching: bool):
+    """Rules 1-2 where registers are allocated per warp (2.0 on): (B_registers, B_warps,
+    caching used, registers allocated per block); LaunchError over the per-block limit."""
+    per_warp = _registers_per_warp(arch, registers)
+    group = arch.register_check_warp_group
+    counted = -(-warps // group) * group
+    if per_warp * counted > arch.max_registers_per_block:
+        raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
+                          item="registers_per_thread")
+
+    # Rule 2, registers (may turn partitioned caching off), then rule 1, warps.
+    g = arch.warp_allocation_granularity
+    if per_warp == 0:
+        by_registers = UNLIMITED
+    else:
+        warps_per_subpartition = arch.registers_per_sm // g // per_warp
+        by_registers = 0
+        if caching:
+            by_registers = 2 * (warps_per_subpartition * (g // 2) // warps)
+            caching = by_registers > 0
+        if not caching:
+            by_registers = warps_per_subpartition * g // warps
+    if caching:
+        by_warps = 2 * (arch.max_warps_per_sm // 2 // warps)
+    else:
+        by_warps = arch.max_warps_per_sm // warps
+    return by_registers, by_warps, caching, per_warp * warps
