@@ -14,7 +14,7 @@ Symbols (per SM unless stated): T threads per block; R registers per thread; S_s
 and dynamic shared memory per block (bytes); W_SM max resident warps; B_SM max resident
 blocks; R_SM registers; g warp allocation granularity (SM sub-partitions: 4, or 2 on cc 6.0);
 u shared-memory allocation unit (256 B, or 128 B from 8.0); S_r shared memory reserved per
-block (1 KB from 8.0, else 0); C the shared-memory configuration (carveout) in use.
+block (1 KB from 8.0, 16 B on 1.x, else 0); C the shared-memory configuration (carveout) in use.
 
 Rules.
 
@@ -23,9 +23,13 @@ Rules.
    holds R_b = R_w * W_b (``allocated_registers_per_block``). Each of the g sub-partitions owns
    R_SM / g registers and a warp lives in one of them, so the register file holds
    W_R = floor(R_SM / g / R_w) * g warps and B_registers = floor(W_R / W_b) (unlimited if R = 0).
-3. Shared memory is allocated in units of u: S_a = ceil((S_s + S_d + S_r) / u) * u
-   (``allocated_shared_mem_per_block_bytes``), and B_shared_memory = floor(C / S_a)
-   (unlimited if S_a = 0).
+   On 1.x registers go to blocks instead, R_b = ceil(ceil(W_b, 2) * 32 R, G_T), and
+   B_registers = floor(R_SM / R_b); on 2.x g = 2 and the unit is 64 (128 for some register
+   counts). Those rules and their sources are in
+   :mod:`gpumodeler.core.occupancy.compute_capability`.
+3. Shared memory is allocated in units of u (512 B on 1.x, 128 B on 2.x):
+   S_a = ceil((S_s + S_d + S_r) / u) * u (``allocated_shared_mem_per_block_bytes``), and
+   B_shared_memory = floor(C / S_a) (unlimited if S_a = 0).
 4. Blocks: B_blocks = B_SM.
 5. Active blocks B = min of the four (``limited_by`` names every limit equal to B); active
    warps = B * W_b, active threads = B * T, occupancy = B * W_b / W_SM.
@@ -48,13 +52,15 @@ the driver overrides it: 7.0+ uses the smallest configuration >= S_a, 3.x the la
 (what a driver that keeps as much L1 as it can would pick; it does not change occupancy).
 
 A launch that cannot run raises :class:`LaunchError`, checked in this order: block size
-outside 1..1024; R > 255 (the programming guide's per-thread limit); S_s > 48 KB (static
+outside 1..1024 (512 on 1.x); R > 255 (the programming guide's per-thread limit; 128 on 1.x,
+63 on 2.x and 3.0); S_s > 48 KB (16 KB - 16 B on 1.x; static
 allocations above 48 KB are not allowed: larger ones must be dynamic and opted in);
 S_s + S_d above the per-block limit (48 KB, or the opt-in maximum with ``opt_in=True``:
 96 KB on 7.0/7.2, 64 KB on 7.5, 163 KB on 8.0/8.7, 99 KB on 8.6/8.9/12.x, 227 KB on
 9.0/10.x/11.0); R_w * ceil(W_b / 4) * 4 above the per-block register limit (warps are checked in
-groups of 4 on every architecture: on GP100 too, so a launch that runs there runs on every
-Pascal part); and, defensively, any other limit reaching 0. Non-integer or negative inputs
+groups of 4 from 3.0 on: on GP100 too, so a launch that runs there runs on every Pascal part;
+in groups of 2 on 2.x, Fermi's two sub-partitions; R_b itself on 1.x); and, defensively, any
+other limit reaching 0. Non-integer or negative inputs
 raise :class:`InvalidParameter`.
 
 Where this differs from ``cuda_occupancy.h`` (CUDA 13.0), on purpose: the header accepts
