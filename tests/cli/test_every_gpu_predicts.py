@@ -1,6 +1,8 @@
 """Every GPU in the device database: occupancy from --registers works, and `predict` of a
 kernel that uses every per-SM resource either works or names, for each missing value in
 turn, a flag that exists (issue #10, items 3 and 4)."""
+import csv
+import io
 import json
 import re
 
@@ -46,9 +48,9 @@ def _gpus():
                 for d in catalog.list("gpu")]
 
 
-def _predict_flags() -> set[str]:
+def _flags_of(command: str) -> set[str]:
     sub = next(a for a in build_parser()._actions if a.dest == "command")
-    parser = sub.choices["predict"]
+    parser = sub.choices[command]
     return {s for action in parser._actions for s in action.option_strings}
 
 
@@ -75,18 +77,17 @@ def test_occupancy_from_registers_works_for_every_gpu(capsys):
         assert 0 < r["occupancy"] <= 1
 
 
-def test_predict_names_an_existing_flag_for_each_missing_value(capsys, tmp_path):
-    graph = tmp_path / "every-unit.json"
-    graph.write_text(json.dumps(EVERY_UNIT))
-    flags = _predict_flags()
+def _walk(capsys, command: str, argv_of, ok) -> dict[str, list[str]]:
+    """Run ``command`` for every GPU; on each failure the message must name only flags that
+    exist, one of them new: give it and run again until the command works."""
+    flags = _flags_of(command)
     asked: dict[str, list[str]] = {}
     for name, _cc in _gpus():
-        argv = ["predict", "--device", name, "--graph", str(graph), "--data-size", "1000000",
-                "--block-size", "256", "--registers", "16", "--json"]
+        argv = argv_of(name)
         for _ in range(len(FILL) + 1):
             code, out, err = _run(capsys, argv)
             if code == 0:
-                assert json.loads(out)["kernel_time_s"] > 0
+                ok(out)
                 break
             assert code == 2 and err.count("\n") == 1, (name, err)
             named = set(re.findall(r"--[a-z][a-z0-9-]*", err))
@@ -94,12 +95,37 @@ def test_predict_names_an_existing_flag_for_each_missing_value(capsys, tmp_path)
             todo = [f for f in sorted(named) if f in FILL and f not in argv]
             assert todo, (name, err)                           # ... and one of them is new
             asked.setdefault(name, []).append(todo[0])
-            argv += [todo[0], FILL[todo[0]]]
+            argv = argv + [todo[0], FILL[todo[0]]]
         else:
             pytest.fail(f"{name}: still failing after giving {asked[name]}")
+    return asked
+
+
+def test_predict_names_an_existing_flag_for_each_missing_value(capsys, tmp_path):
+    graph = tmp_path / "every-unit.json"
+    graph.write_text(json.dumps(EVERY_UNIT))
+    asked = _walk(capsys, "predict", lambda name: [
+        "predict", "--device", name, "--graph", str(graph), "--data-size", "1000000",
+        "--block-size", "256", "--registers", "16", "--json"],
+        lambda out: json.loads(out)["kernel_time_s"] > 0 or pytest.fail(out))
     for name in DOCUMENT_GPUS:
         assert name not in asked, (name, asked.get(name))
     assert asked["GeForce 8800 GTX"] == ["--fp64-units"]
+
+
+def test_sweep_names_an_existing_flag_for_each_missing_value(capsys, tmp_path):
+    graph = tmp_path / "every-unit.json"
+    graph.write_text(json.dumps(EVERY_UNIT))
+
+    def ok(out):
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert len(rows) == 2 and all(float(r["kernel_time_s"]) > 0 for r in rows)
+
+    asked = _walk(capsys, "sweep", lambda name: [
+        "sweep", "--device", name, "--graph", str(graph), "--data-size", "1000000",
+        "--block-size", "128,256", "--registers", "16"], ok)
+    assert asked["GeForce 8800 GTX"] == ["--fp64-units"]
+    assert not set(DOCUMENT_GPUS) & set(asked)
 
 
 def test_a_known_zero_is_not_reported_as_unknown(capsys, tmp_path):
