@@ -32,7 +32,10 @@ Compute capabilities 1.0-3.0 (Tesla G80/GT200, Fermi, Kepler GK10x), each rule w
   granularity 2 and G_T = 256 on 1.0/1.1, 512 on 1.2/1.3; B_registers = floor(R_SM / R_b).
   Programming Guide 4.2 §4.2 "Hardware Multithreading" states this formula; the spreadsheet
   (CUDA 3.0 edition, "GPU Data" sheet) and ``cuda_occupancy.h`` of CUDA 7.0 (which still
-  covers 1.x) use the same one.
+  covers 1.x) use the same one. The warp limit stays B_warps = floor(W_SM / W_b) as in the
+  guide and the spreadsheet; that header (written when CUDA no longer ran on 1.x) also rounds
+  W_b up to pairs there, which we do not follow: for 3-warp blocks on 1.0 it would allow 6
+  blocks where the guide and the spreadsheet allow 8.
 * Registers on 2.x are allocated per warp in units of 64 (Programming Guide 4.2 §4.2; the
   spreadsheet's "Register allocation unit size" 64), and the register file is split between
   the 2 schedulers' sub-partitions (spreadsheet "Warp allocation granularity" 2), so a block's
@@ -42,13 +45,15 @@ Compute capabilities 1.0-3.0 (Tesla G80/GT200, Fermi, Kepler GK10x), each rule w
   that is what the driver does on Fermi, so we follow it (the spreadsheet does not).
 * Shared memory is allocated in units of 512 bytes on 1.x and 128 bytes on 2.x (spreadsheet
   "Shared Memory Allocation unit size"; Volkov 2016, §5.7, measured the 512-byte rounding on
-  G80 and GT200), 256 on 3.x. 2.x splits its 64 KB into 16 or 48 KB of shared memory (Guide
-  4.2 §F.4.1, ``cudaFuncCachePreferL1`` / ``PreferShared``), 3.0 into 16, 32 or 48 KB (§F.5.1).
+  G80 and GT200), 256 on 3.x. 2.x splits its 64 KB into 16 or 48 KB of shared memory, 3.0
+  into 16, 32 or 48 KB (Guide 4.2, Appendix F, "Compute Capability 2.x" and "Compute
+  Capability 3.0", Architecture; ``cudaFuncCachePreferL1`` / ``PreferEqual`` /
+  ``PreferShared``).
 * On 1.x every block also holds a fixed 16 bytes of shared memory (Volkov 2016, §5.7, measured
   on G80 and GT200; the "+16" in ptxas' ``smem = N+16 bytes`` for sm_1x) which we count as
   reserved per block; the per-block limit is therefore 16 KB - 16 B = 16368 B. The 4 bytes
-  per kernel argument Volkov also found are part of the
-  kernel's static shared memory on 1.x (ptxas reports them in N): give N as the static size.
+  per kernel argument Volkov also found are part of the kernel's static shared memory on 1.x
+  (ptxas reports them in N): give N as the static size.
 * Compute capability 3.0 (GK104/GK107) has the limits of 3.5 except 63 registers per thread.
 
 Nothing here is copied from NVIDIA's ``cuda_occupancy.h``; that header is used by the tests
