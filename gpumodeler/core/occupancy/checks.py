@@ -162,10 +162,11 @@ def _msg_registers_per_block(arch: ArchitectureLimits, block_size: int, register
     if arch.register_allocation == "block":
         paired = _warps_in_pairs(arch, warps)
         need = _registers_per_block_tesla(arch, warps, registers)
-        return (f"registers per block: {paired} warps ({warps} rounded up to a multiple of "
-                f"{arch.warp_allocation_granularity}) x {arch.warp_size} threads x {registers} "
-                f"registers, in units of {arch.register_allocation_unit}, = {need} exceed the "
-                f"{limit}-register per-block limit of cc {cc} by {need - limit}")
+        rounded = "" if paired == warps else (
+            f" ({warps} rounded up to a multiple of {arch.warp_allocation_granularity})")
+        return (f"registers per block: {paired} warps{rounded} x {arch.warp_size} threads x "
+                f"{registers} registers, in units of {arch.register_allocation_unit}, = {need} "
+                f"exceed the {limit}-register per-block limit of cc {cc} by {need - limit}")
     per_warp = _registers_per_warp(arch, registers)
     group = arch.register_check_warp_group
     counted = -(-warps // group) * group
