@@ -80,3 +80,9 @@ def test_database_limits_agree_with_the_occupancy_table(name):
         assert value == arch.shared_mem_per_block_bytes + (16 if cc.startswith("1.") else 0)
         compared += 1
     assert compared
+
+
+@pytest.mark.parametrize("name", ["Tesla P100 SXM2", "GeForce GTX 1080 Ti"])
+def test_pascal_issue_rate_is_recorded_not_defaulted(name):
+    r = _default(name, "issue_per_scheduler_per_cycle")
+    assert r.value == 1 and r.source == GUIDE and "6.x" in r.where and r.note
