@@ -9,7 +9,7 @@ path against the scalar one on random launches.
 Once, outside the suite (CUDA 7.0's header, the last to cover 1.x and 2.x, is not installed
 here), the vectorised path was compared with that header's rules on every block size
 1-1024, register count 0-63 and a grid of shared-memory sizes for 2.0, 2.1 and 3.0 in each
-cache preference (52 million launches), and on the 1.x register limit: no difference.
+cache preference (about 50 million launches), and on the 1.x register limit: no difference.
 """
 import re
 
