@@ -209,7 +209,10 @@ def run(args) -> int:
                                   grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
                                   lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
             except ModelError as exc:
-                raise CLIError(str(exc)) from None
+                # Keep the field the error names, so the message points at its flag.
+                error = CLIError(str(exc))
+                error.item = getattr(exc, "item", None)
+                raise error from None
             kernel_time[sub] = res.kernel.time_s
             total[sub] = res.total_time_s
             mode[sub] = res.kernel.mode

@@ -108,6 +108,11 @@ def add_device_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
                    help="global-memory bytes per SM clock per SM (Gajger eq. 4.7)")
     g.add_argument("--sfu", type=int_arg, help="SFUs per SM (kernels with SFU instructions)")
     g.add_argument("--fp64-units", type=int_arg, help="FP64 units per SM")
+    g.add_argument("--smem-accesses-per-cycle", type=float_arg, metavar="N",
+                   help="conflict-free warp-wide shared-memory accesses per cycle per SM "
+                        "(kernels with shared-memory instructions; Volkov Table 6.1)")
+    g.add_argument("--issue-per-cycle", type=float_arg, metavar="N",
+                   help="instructions one warp scheduler issues per cycle (Volkov Table 2.8)")
     g.add_argument("--cc", help="compute capability, e.g. 5.2 (for occupancy)")
 
 
@@ -163,6 +168,8 @@ def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
         "cuda_cores_per_sm": args.cuda_cores, "schedulers_per_sm": args.schedulers,
         "warp_size": args.warp_size, "gmem_bytes_per_cycle_per_sm": args.gmem_bytes_per_cycle,
         "sfu_per_sm": args.sfu, "fp64_units_per_sm": args.fp64_units,
+        "smem_accesses_per_cycle_per_sm": args.smem_accesses_per_cycle,
+        "issue_per_scheduler_per_cycle": args.issue_per_cycle,
         "compute_capability": args.cc,
     }
     if not allow_lists:

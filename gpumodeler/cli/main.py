@@ -20,8 +20,9 @@ FLAG_FOR_FIELD = {
     "sms": "--sms", "sm_clock_hz": "--sm-clock-mhz", "cuda_cores_per_sm": "--cuda-cores",
     "schedulers_per_sm": "--schedulers", "warp_size": "--warp-size",
     "gmem_bytes_per_cycle_per_sm": "--gmem-bytes-per-cycle", "sfu_per_sm": "--sfu",
-    "fp64_units_per_sm": "--fp64-units", "smem_accesses_per_cycle_per_sm": "--device",
-    "issue_per_scheduler_per_cycle": "--device",
+    "fp64_units_per_sm": "--fp64-units",
+    "smem_accesses_per_cycle_per_sm": "--smem-accesses-per-cycle",
+    "issue_per_scheduler_per_cycle": "--issue-per-cycle", "compute_capability": "--cc",
 }
 
 

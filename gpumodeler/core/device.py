@@ -84,6 +84,12 @@ class GPUSpec:
                 f"(it is never filled in from another device)", item=name)
         if not isinstance(value, str):
             arr = np.asarray(value, dtype=float)
+            if arr.ndim == 0 and arr == 0:
+                # A known zero (8800 GTX: no FP64 units) is not an unknown: say so.
+                raise InvalidParameter(
+                    f"GPU '{self.name}': {name} is 0 (this GPU has none), so a kernel that "
+                    f"needs it cannot run on it; give another value only to model other hardware",
+                    item=name)
             if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
                 raise InvalidParameter(f"GPU '{self.name}': {name} must be > 0, got {value}", item=name)
         return value

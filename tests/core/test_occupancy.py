@@ -324,9 +324,10 @@ def test_opt_in_must_be_bool():
 
 def test_unknown_compute_capability_lists_supported():
     with pytest.raises(UnsupportedArchitecture) as e:
-        occupancy("2.0", 128, 32)
-    assert "2.0 is not supported" in str(e.value)
-    assert "3.5, 3.7, 5.0" in str(e.value) and "12.0" in str(e.value)
+        occupancy("4.0", 128, 32)
+    assert "4.0 is not supported" in str(e.value)
+    assert "1.0, 1.1" in str(e.value) and "3.0, 3.5, 3.7, 5.0" in str(e.value)
+    assert "12.0" in str(e.value)
 
 
 def test_renamed_compute_capability_hint():
@@ -357,7 +358,8 @@ def test_table_is_self_consistent(cc):
     a = ARCHITECTURES[cc]
     assert list(a.shared_mem_configs_bytes) == sorted(a.shared_mem_configs_bytes)
     assert a.shared_mem_per_sm_bytes == a.shared_mem_configs_bytes[-1]
-    # The biggest block that may be launched fits the biggest configuration.
+    # The biggest block that may be launched fits the biggest configuration (on 1.x with the
+    # 16 bytes every block holds: 16368 + 16 = 16 KB).
     assert (a.shared_mem_per_block_optin_bytes + a.reserved_shared_mem_per_block_bytes
             <= a.shared_mem_per_sm_bytes)
     assert a.shared_mem_per_block_optin_bytes >= a.shared_mem_per_block_bytes

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gpumodeler.core.occupancy.compute_capability import ARCHITECTURES
+from gpumodeler.core.occupancy.compute_capability import ARCHITECTURES, LEGACY_ARCHITECTURES
 from gpumodeler.core.errors import LaunchError
 from gpumodeler.core.occupancy.calculator import LIMIT_NAMES, occupancy, occupancy_array
 
@@ -67,13 +67,18 @@ def _resource_named(message: str) -> str:
     return "other"
 
 
+# cuda_occupancy.h of CUDA 13 knows compute capability 3.x and later only; 1.0-3.0 are checked
+# by hand-worked cases and the documents in tests/core/test_occupancy_legacy.py.
+ORACLE_ARCHITECTURES = set(ARCHITECTURES) - set(LEGACY_ARCHITECTURES)
+
+
 def test_fixture_covers_every_architecture():
-    assert {row[COL["cc"]] for row in ROWS} == set(ARCHITECTURES)
+    assert {row[COL["cc"]] for row in ROWS} == ORACLE_ARCHITECTURES
     assert len(ROWS) > 20000
 
 
 def test_oracle_device_descriptions_match_our_table():
-    assert {d["device"] for d in DEVICES} == set(ARCHITECTURES)
+    assert {d["device"] for d in DEVICES} == ORACLE_ARCHITECTURES
     for d in DEVICES:
         arch = ARCHITECTURES[d["device"]]
         for key, value in d.items():

@@ -67,10 +67,12 @@ DOCUMENT_LATENCY_TABLES = {"gt200-gajger", "fermi-gajger", "kepler-gajger", "max
                            "maxwell-volkov"}
 
 # (lower, upper) bounds for numeric fields: plausibility, not precision.
+CAN_BE_ABSENT = {"fp64_units_per_sm"}
+
 RANGES = {
     "sms": (1, 1000), "sm_clock_hz": (1e8, 5e9), "base_clock_hz": (1e8, 5e9),
     "boost_clock_hz": (1e8, 5e9), "fp32_cores_per_sm": (8, 256), "int32_units_per_sm": (8, 256),
-    "fp64_units_per_sm": (1, 128), "int32_fp32_shared_lanes_per_sm": (0, 256),
+    "fp64_units_per_sm": (0, 128), "int32_fp32_shared_lanes_per_sm": (0, 256),
     "fp16_results_per_cycle_per_sm": (2, 1024), "sfu_per_sm": (1, 64), "ldst_units_per_sm": (1, 64),
     "tensor_cores_per_sm": (1, 16), "schedulers_per_sm": (1, 8), "dispatch_per_scheduler": (1, 2),
     "issue_per_scheduler_per_cycle": (0.1, 2), "warp_size": (32, 32),
@@ -222,8 +224,9 @@ def test_values_have_plausible_types_and_ranges(path):
                     assert isinstance(value, str) and value.strip() == value and value, where
                     continue
                 assert isinstance(value, (int, float)) and not isinstance(value, bool), where
+                # A unit the GPU does not have is a known 0 (8800 GTX: no FP64 units).
                 assert math.isfinite(value) and (value > 0 or (
-                    value == 0 and field in ZERO_ALLOWED)), where
+                    value == 0 and field in ZERO_ALLOWED | CAN_BE_ABSENT)), where
                 if unit in COUNT_UNITS:
                     assert isinstance(value, int), f"{where}: a {unit} is an integer"
                 lo, hi = RANGES[field]

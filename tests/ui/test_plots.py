@@ -187,7 +187,22 @@ def test_saved_sweep_and_gpu_comparison(panel, qtbot):
     assert sid not in doc.project.sweeps
 
 
-def test_log_data_size_sweep_and_a_gpu_that_cannot_run(panel, qtbot):
+@pytest.fixture
+def panel_with_unfinished_gpu(qtbot, catalog, example_project):
+    """The example without its saved sweep, and a GPU of the user's whose SM count nobody
+    knows (so it cannot be evaluated) in the catalog the panel lists."""
+    catalog.add_device("gpu", "Unfinished GPU", values={
+        "compute_capability": "5.2", "sm_clock_hz": 1.0e9, "fp32_cores_per_sm": 128,
+        "schedulers_per_sm": 4, "memory_bandwidth_theoretical_bytes_per_s": 2.0e11})
+    project = example_project()
+    project.sweeps.clear()
+    w = _panel(qtbot, catalog, project)
+    yield w
+    w.sweep.cancel()
+
+
+def test_log_data_size_sweep_and_a_gpu_that_cannot_run(panel_with_unfinished_gpu, qtbot):
+    panel = panel_with_unfinished_gpu
     sweep = panel.sweep
     sweep.set_variable("data_size")
     assert sweep.log_check.isChecked()  # N spans decades
@@ -195,11 +210,15 @@ def test_log_data_size_sweep_and_a_gpu_that_cannot_run(panel, qtbot):
     assert result.x[-1] == 400_000_000 and np.all(np.diff(result.x) > 0)
     assert sweep.plot._log_x
     sweep.set_variable("a")
-    sweep.set_gpus(["GeForce GTX 680", "GeForce GTX 970"])  # cc 3.0: no occupancy rules
+    sweep.set_gpus(["Unfinished GPU", "GeForce GTX 970"])
     result = run_and_wait(qtbot, sweep)
-    assert np.isnan(result.curves[0].kernel_time_s).all() and np.isfinite(result.curves[1].kernel_time_s).all()
-    assert "GeForce GTX 680 is not plotted" in sweep.status.text()
-    assert not sweep.plot._curves[0][0].isVisible() and not sweep.plot._log_x
+    curves = {c.label: c for c in result.curves}
+    assert set(curves) == {"Unfinished GPU", "GeForce GTX 970"}
+    assert np.isnan(curves["Unfinished GPU"].kernel_time_s).all()
+    assert np.isfinite(curves["GeForce GTX 970"].kernel_time_s).all()
+    unfinished = [c.label for c in result.curves].index("Unfinished GPU")
+    assert "Unfinished GPU is not plotted" in sweep.status.text()
+    assert not sweep.plot._curves[unfinished][0].isVisible() and not sweep.plot._log_x
 
 
 def test_cancel_and_bad_ranges(panel, qtbot):

@@ -12,6 +12,7 @@ _EXPORTS = {
     'ARCHITECTURES': 'compute_capability',
     'ArchitectureLimits': 'compute_capability',
     'KIB': 'compute_capability',
+    'LEGACY_ARCHITECTURES': 'compute_capability',
     'LIMIT_NAMES': 'checks',
     'OccupancyArrays': 'arrays',
     'OccupancyResult': 'checks',

@@ -21,9 +21,10 @@ import numpy as np
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.checks import (
-    _BLOCK_REGISTER_CHECK_WARPS, LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching,
-    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared, _preference_bytes)
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _msg_block_size,
+    _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
+    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_block_tesla,
+    _registers_per_warp)
 
 # Why a launch in a sweep cannot run: the scalar function's checks, in its order.
 _OK, _BLOCK_SIZE, _REGISTERS_PER_THREAD, _STATIC_SHARED, _SHARED_PER_BLOCK, \
@@ -201,35 +202,29 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
     per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
                        else arch.shared_mem_per_block_bytes)
     warps = (bs + arch.warp_size - 1) // arch.warp_size
-    unit_r = arch.register_allocation_unit
-    per_warp = (regs * arch.warp_size + unit_r - 1) // unit_r * unit_r
-    group = _BLOCK_REGISTER_CHECK_WARPS
-    counted = (warps + group - 1) // group * group
+    w = np.maximum(warps, 1)
+    if arch.register_allocation == "block":
+        # 1.x: registers per block (see the scalar function).
+        allocated_registers = _registers_per_block_tesla(arch, warps, regs)
+        register_check = allocated_registers
+        by_registers = np.where(allocated_registers == 0, UNLIMITED,
+                                arch.registers_per_sm // np.maximum(allocated_registers, 1))
+        by_warps = arch.max_warps_per_sm // w
+        cached = np.zeros(n, dtype=bool)
+    else:
+        per_warp = _registers_per_warp(arch, regs)
+        group = arch.register_check_warp_group
+        register_check = per_warp * ((warps + group - 1) // group * group)
+        allocated_registers = per_warp * warps
+        by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching, n)
 
     # The launch checks, last first, so that the first failing check wins.
     failure = np.zeros(n, dtype=np.int8)
-    failure[per_warp * counted > arch.max_registers_per_block] = _REGISTERS_PER_BLOCK
+    failure[register_check > arch.max_registers_per_block] = _REGISTERS_PER_BLOCK
     failure[st + dyn > per_block_limit] = _SHARED_PER_BLOCK
     failure[st > arch.shared_mem_per_block_bytes] = _STATIC_SHARED
     failure[regs > arch.max_registers_per_thread] = _REGISTERS_PER_THREAD
     failure[(bs < 1) | (bs > arch.max_threads_per_block)] = _BLOCK_SIZE
-
-    # Rules 1-2 (see the scalar function): registers first, since they may turn caching off.
-    w = np.maximum(warps, 1)
-    g = arch.warp_allocation_granularity
-    warps_per_subpartition = arch.registers_per_sm // g // np.maximum(per_warp, 1)
-    no_registers = per_warp == 0
-    if caching:
-        halved = 2 * (warps_per_subpartition * (g // 2) // w)
-        cached = (halved > 0) | no_registers
-        by_registers = np.where(cached, halved, warps_per_subpartition * g // w)
-        by_warps = np.where(cached, 2 * (arch.max_warps_per_sm // 2 // w),
-                            arch.max_warps_per_sm // w)
-    else:
-        cached = np.zeros(n, dtype=bool)
-        by_registers = warps_per_subpartition * g // w
-        by_warps = arch.max_warps_per_sm // w
-    by_registers = np.where(no_registers, UNLIMITED, by_registers)
 
     # Rule 3 in the configuration the driver will use.
     unit_s = arch.shared_mem_allocation_unit_bytes
@@ -273,7 +268,7 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         occupancy=out(active_warps / arch.max_warps_per_sm),
         block_limits=MappingProxyType({k: out(v) for k, v in limits.items()}),
         limited_by=MappingProxyType({k: out((v == active) & valid) for k, v in limits.items()}),
-        allocated_registers_per_block=out(per_warp * warps),
+        allocated_registers_per_block=out(allocated_registers),
         allocated_shared_mem_per_block_bytes=out(allocated),
         reserved_shared_mem_per_block_bytes=arch.reserved_shared_mem_per_block_bytes,
         shared_mem_per_block_limit_bytes=per_block_limit,
@@ -283,3 +278,22 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         opt_in=bool(opt_in),
         failure=out(failure),
     )
+
+
+def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool, n: int):
+    """Rules 1-2 where registers are allocated per warp (2.0 on): B_registers, B_warps and
+    whether partitioned caching stays on, per point."""
+    g = arch.warp_allocation_granularity
+    warps_per_subpartition = arch.registers_per_sm // g // np.maximum(per_warp, 1)
+    no_registers = per_warp == 0
+    if caching:
+        halved = 2 * (warps_per_subpartition * (g // 2) // w)
+        cached = (halved > 0) | no_registers
+        by_registers = np.where(cached, halved, warps_per_subpartition * g // w)
+        by_warps = np.where(cached, 2 * (arch.max_warps_per_sm // 2 // w),
+                            arch.max_warps_per_sm // w)
+    else:
+        cached = np.zeros(n, dtype=bool)
+        by_registers = warps_per_subpartition * g // w
+        by_warps = arch.max_warps_per_sm // w
+    return np.where(no_registers, UNLIMITED, by_registers), by_warps, cached

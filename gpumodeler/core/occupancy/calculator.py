@@ -14,7 +14,7 @@ Symbols (per SM unless stated): T threads per block; R registers per thread; S_s
 and dynamic shared memory per block (bytes); W_SM max resident warps; B_SM max resident
 blocks; R_SM registers; g warp allocation granularity (SM sub-partitions: 4, or 2 on cc 6.0);
 u shared-memory allocation unit (256 B, or 128 B from 8.0); S_r shared memory reserved per
-block (1 KB from 8.0, else 0); C the shared-memory configuration (carveout) in use.
+block (1 KB from 8.0, 16 B on 1.x, else 0); C the shared-memory configuration (carveout) in use.
 
 Rules.
 
@@ -23,9 +23,13 @@ Rules.
    holds R_b = R_w * W_b (``allocated_registers_per_block``). Each of the g sub-partitions owns
    R_SM / g registers and a warp lives in one of them, so the register file holds
    W_R = floor(R_SM / g / R_w) * g warps and B_registers = floor(W_R / W_b) (unlimited if R = 0).
-3. Shared memory is allocated in units of u: S_a = ceil((S_s + S_d + S_r) / u) * u
-   (``allocated_shared_mem_per_block_bytes``), and B_shared_memory = floor(C / S_a)
-   (unlimited if S_a = 0).
+   On 1.x registers go to blocks instead, R_b = ceil(ceil(W_b, 2) * 32 R, G_T), and
+   B_registers = floor(R_SM / R_b); on 2.x g = 2 and the unit is 64 (128 for some register
+   counts). Those rules and their sources are in
+   :mod:`gpumodeler.core.occupancy.compute_capability`.
+3. Shared memory is allocated in units of u (512 B on 1.x, 128 B on 2.x):
+   S_a = ceil((S_s + S_d + S_r) / u) * u (``allocated_shared_mem_per_block_bytes``), and
+   B_shared_memory = floor(C / S_a) (unlimited if S_a = 0).
 4. Blocks: B_blocks = B_SM.
 5. Active blocks B = min of the four (``limited_by`` names every limit equal to B); active
    warps = B * W_b, active threads = B * T, occupancy = B * W_b / W_SM.
@@ -48,13 +52,15 @@ the driver overrides it: 7.0+ uses the smallest configuration >= S_a, 3.x the la
 (what a driver that keeps as much L1 as it can would pick; it does not change occupancy).
 
 A launch that cannot run raises :class:`LaunchError`, checked in this order: block size
-outside 1..1024; R > 255 (the programming guide's per-thread limit); S_s > 48 KB (static
+outside 1..1024 (512 on 1.x); R > 255 (the programming guide's per-thread limit; 128 on 1.x,
+63 on 2.x and 3.0); S_s > 48 KB (16 KB - 16 B on 1.x; static
 allocations above 48 KB are not allowed: larger ones must be dynamic and opted in);
 S_s + S_d above the per-block limit (48 KB, or the opt-in maximum with ``opt_in=True``:
 96 KB on 7.0/7.2, 64 KB on 7.5, 163 KB on 8.0/8.7, 99 KB on 8.6/8.9/12.x, 227 KB on
 9.0/10.x/11.0); R_w * ceil(W_b / 4) * 4 above the per-block register limit (warps are checked in
-groups of 4 on every architecture: on GP100 too, so a launch that runs there runs on every
-Pascal part); and, defensively, any other limit reaching 0. Non-integer or negative inputs
+groups of 4 from 3.0 on: on GP100 too, so a launch that runs there runs on every Pascal part;
+in groups of 2 on 2.x, Fermi's two sub-partitions; R_b itself on 1.x); and, defensively, any
+other limit reaching 0. Non-integer or negative inputs
 raise :class:`InvalidParameter`.
 
 Where this differs from ``cuda_occupancy.h`` (CUDA 13.0), on purpose: the header accepts
@@ -80,10 +86,10 @@ from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.arrays import OccupancyArrays, occupancy_array
 from gpumodeler.core.occupancy.checks import (
-    _BLOCK_REGISTER_CHECK_WARPS, LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching,
-    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_warp,
-    _require_int)
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _msg_block_size,
+    _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
+    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_block_tesla,
+    _registers_per_warp, _require_int)
 
 __all__ = ["LIMIT_NAMES", "UNLIMITED", "OccupancyArrays", "OccupancyResult", "occupancy",
            "occupancy_array"]
@@ -124,28 +130,18 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
                           item="shared_mem_bytes")
 
     warps = -(-block_size // arch.warp_size)
-    per_warp = _registers_per_warp(arch, registers)
-    counted = -(-warps // _BLOCK_REGISTER_CHECK_WARPS) * _BLOCK_REGISTER_CHECK_WARPS
-    if per_warp * counted > arch.max_registers_per_block:
-        raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
-                          item="registers_per_thread")
-
-    # Rule 2, registers (may turn partitioned caching off), then rule 1, warps.
-    g = arch.warp_allocation_granularity
-    if per_warp == 0:
-        by_registers = UNLIMITED
-    else:
-        warps_per_subpartition = arch.registers_per_sm // g // per_warp
-        by_registers = 0
-        if caching:
-            by_registers = 2 * (warps_per_subpartition * (g // 2) // warps)
-            caching = by_registers > 0
-        if not caching:
-            by_registers = warps_per_subpartition * g // warps
-    if caching:
-        by_warps = 2 * (arch.max_warps_per_sm // 2 // warps)
-    else:
+    if arch.register_allocation == "block":
+        # Rule 2 on 1.x: registers per block, the whole register file shared out by blocks.
+        allocated_registers = _registers_per_block_tesla(arch, warps, registers)
+        if allocated_registers > arch.max_registers_per_block:
+            raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
+                              item="registers_per_thread")
+        by_registers = (arch.registers_per_sm // allocated_registers if allocated_registers
+                        else UNLIMITED)
         by_warps = arch.max_warps_per_sm // warps
+    else:
+        by_registers, by_warps, caching, allocated_registers = _warp_registers(
+            arch, block_size, warps, registers, caching)
 
     # Rule 3, shared memory, in the configuration the driver will use.
     reserved = arch.reserved_shared_mem_per_block_bytes
@@ -180,7 +176,7 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
         occupancy=active * warps / arch.max_warps_per_sm,
         block_limits=MappingProxyType(limits),
         limited_by=tuple(name for name in LIMIT_NAMES if limits[name] == active),
-        allocated_registers_per_block=per_warp * warps,
+        allocated_registers_per_block=allocated_registers,
         allocated_shared_mem_per_block_bytes=allocated,
         reserved_shared_mem_per_block_bytes=reserved,
         shared_mem_per_block_limit_bytes=per_block_limit,
@@ -188,3 +184,32 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
         min_shared_mem_config_bytes=min_config,
         partitioned_global_caching=caching,
     )
+
+
+def _warp_registers(arch, block_size: int, warps: int, registers: int, caching: bool):
+    """Rules 1-2 where registers are allocated per warp (2.0 on): (B_registers, B_warps,
+    caching used, registers allocated per block); LaunchError over the per-block limit."""
+    per_warp = _registers_per_warp(arch, registers)
+    group = arch.register_check_warp_group
+    counted = -(-warps // group) * group
+    if per_warp * counted > arch.max_registers_per_block:
+        raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
+                          item="registers_per_thread")
+
+    # Rule 2, registers (may turn partitioned caching off), then rule 1, warps.
+    g = arch.warp_allocation_granularity
+    if per_warp == 0:
+        by_registers = UNLIMITED
+    else:
+        warps_per_subpartition = arch.registers_per_sm // g // per_warp
+        by_registers = 0
+        if caching:
+            by_registers = 2 * (warps_per_subpartition * (g // 2) // warps)
+            caching = by_registers > 0
+        if not caching:
+            by_registers = warps_per_subpartition * g // warps
+    if caching:
+        by_warps = 2 * (arch.max_warps_per_sm // 2 // warps)
+    else:
+        by_warps = arch.max_warps_per_sm // warps
+    return by_registers, by_warps, caching, per_warp * warps

@@ -24,8 +24,6 @@ from gpumodeler.core.errors import InvalidParameter
 UNLIMITED = 2**31 - 1
 
 LIMIT_NAMES = ("warps", "registers", "shared_memory", "blocks")
-# Register-per-block checks count warps in groups of this many on every architecture.
-_BLOCK_REGISTER_CHECK_WARPS = 4
 
 
 @dataclass(frozen=True)
@@ -123,8 +121,19 @@ def _msg_registers_per_thread(arch: ArchitectureLimits, registers: int) -> str:
 
 def _msg_static_shared(arch: ArchitectureLimits, static: int) -> str:
     limit = arch.shared_mem_per_block_bytes
-    return (f"static shared memory {static} B exceeds the {_kb(limit)} limit for static "
-            f"allocations by {static - limit} B; larger allocations must be dynamic (opt-in)")
+    msg = (f"static shared memory {static} B exceeds the {_kb(limit)} limit for static "
+           f"allocations by {static - limit} B")
+    if arch.shared_mem_per_block_optin_bytes <= limit:
+        return f"{msg}{_tesla_note(arch)}; cc {arch.compute_capability} allows no larger block"
+    return f"{msg}; larger allocations must be dynamic (opt-in)"
+
+
+def _tesla_note(arch: ArchitectureLimits) -> str:
+    """Why the 1.x per-block limit is not a round 16 KB."""
+    if arch.register_allocation != "block":
+        return ""
+    return (f" (16 KB less the {arch.reserved_shared_mem_per_block_bytes} B the hardware keeps "
+            f"in every block on cc 1.x)")
 
 
 def _msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
@@ -139,7 +148,7 @@ def _msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
                 f"by {total - optin} B")
     msg = f"{used} exceeds the default {_kb(default)} per-block limit by {total - default} B"
     if optin <= default:
-        return f"{msg}; cc {cc} has no opt-in above it"
+        return f"{msg}{_tesla_note(arch)}; cc {cc} has no opt-in above it"
     if total <= optin:
         return f"{msg}; cc {cc} allows up to {_kb(optin)} with the opt-in (opt_in=True)"
     return (f"{msg}; it is also over the {_kb(optin)} opt-in maximum of cc {cc} "
@@ -148,16 +157,27 @@ def _msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
 
 def _msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
     warps = -(-block_size // arch.warp_size)
-    per_warp = _registers_per_warp(arch, registers)
-    counted = -(-warps // _BLOCK_REGISTER_CHECK_WARPS) * _BLOCK_REGISTER_CHECK_WARPS
-    need = per_warp * counted
     limit = arch.max_registers_per_block
+    cc = arch.compute_capability
+    if arch.register_allocation == "block":
+        paired = _warps_in_pairs(arch, warps)
+        need = _registers_per_block_tesla(arch, warps, registers)
+        rounded = "" if paired == warps else (
+            f" ({warps} rounded up to a multiple of {arch.warp_allocation_granularity})")
+        return (f"registers per block: {paired} warps{rounded} x {arch.warp_size} threads x "
+                f"{registers} registers, in units of {arch.register_allocation_unit}, = {need} "
+                f"exceed the {limit}-register per-block limit of cc {cc} by {need - limit}")
+    per_warp = _registers_per_warp(arch, registers)
+    group = arch.register_check_warp_group
+    counted = -(-warps // group) * group
+    need = per_warp * counted
     grouped = "" if counted == warps else (
-        f" (counted in groups of {_BLOCK_REGISTER_CHECK_WARPS} warps, {warps} -> {counted})")
+        f" (counted in groups of {group} warps, {warps} -> {counted})")
+    unit = _per_warp_unit(arch, registers)
     return (f"registers per block: {counted} warps{grouped} x {per_warp} registers per warp "
-            f"({registers} per thread, allocated in units of {arch.register_allocation_unit}) "
+            f"({registers} per thread, allocated in units of {unit}) "
             f"= {need} exceed the {limit}-register per-block limit of cc "
-            f"{arch.compute_capability} by {need - limit}")
+            f"{cc} by {need - limit}")
 
 
 def _msg_no_block_fits(limits: Mapping[str, int]) -> str:
@@ -165,7 +185,33 @@ def _msg_no_block_fits(limits: Mapping[str, int]) -> str:
     return f"no block fits on an SM: the {', '.join(zero)} limit allows 0 blocks"
 
 
-def _registers_per_warp(arch: ArchitectureLimits, registers: int) -> int:
-    unit = arch.register_allocation_unit
+def _per_warp_unit(arch: ArchitectureLimits, registers: int) -> int:
+    """The register allocation unit for ``registers`` per thread (Fermi doubles it for some
+    counts; see :mod:`gpumodeler.core.occupancy.compute_capability`)."""
+    if registers in arch.double_unit_register_counts:
+        return 2 * arch.register_allocation_unit
+    return arch.register_allocation_unit
+
+
+def _registers_per_warp(arch: ArchitectureLimits, registers):
+    """Registers allocated to one warp (2.0 on); ``registers`` an int or an integer array."""
+    if isinstance(registers, np.ndarray):
+        unit = np.full(registers.shape, arch.register_allocation_unit, dtype=np.int64)
+        if arch.double_unit_register_counts:
+            doubled = np.isin(registers, sorted(arch.double_unit_register_counts))
+            unit = np.where(doubled, 2 * unit, unit)
+    else:
+        unit = _per_warp_unit(arch, registers)
     return -(-registers * arch.warp_size // unit) * unit
 
+
+def _warps_in_pairs(arch: ArchitectureLimits, warps):
+    """1.x: a block's warps rounded up to the warp allocation granularity (2)."""
+    g = arch.warp_allocation_granularity
+    return -(-warps // g) * g
+
+
+def _registers_per_block_tesla(arch: ArchitectureLimits, warps, registers):
+    """Registers allocated to one block on 1.x: ceil(ceil(W_b, 2) * 32 * R, G_T)."""
+    unit = arch.register_allocation_unit
+    return -(-(_warps_in_pairs(arch, warps) * arch.warp_size * registers) // unit) * unit

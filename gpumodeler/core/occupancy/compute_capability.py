@@ -18,6 +18,44 @@ Every number here was written by hand from public NVIDIA documentation:
 * The calculator's "Global Load Caching Mode" (L1+L2 "ca") option, offered for 5.2, 5.3, 6.1
   and 6.2: with partitioned global caching a block lives in one half of the SM.
 
+Compute capabilities 1.0-3.0 (Tesla G80/GT200, Fermi, Kepler GK10x), each rule with its source:
+
+* Limits per SM (max resident warps 24/24/32/32/48/48/64, blocks 8 on 1.x and 2.x and 16 on
+  3.0, 32-bit registers 8 K on 1.0/1.1, 16 K on 1.2/1.3, 32 K on 2.x, 64 K on 3.0, shared memory
+  16 KB on 1.x and 48 KB (of 64 KB L1+shared) on 2.x/3.0, threads per block 512 on 1.x and
+  1024 after, registers per thread 128 on 1.x and 63 on 2.x/3.0): CUDA C Programming Guide 4.2
+  (2012), Appendix F, Table F-2 "Technical Specifications per Compute Capability". The
+  occupancy calculator spreadsheet's "GPU Data" sheet gives the same numbers except 124
+  registers per thread on 1.x (a compiler limit); we keep the guide's 128, the launch limit.
+* Registers on 1.x are allocated per block (the spreadsheet's "Register allocation
+  granularity: block"): R_b = ceil(ceil(W_b, 2) * 32 * R, G_T) with the warp allocation
+  granularity 2 and G_T = 256 on 1.0/1.1, 512 on 1.2/1.3; B_registers = floor(R_SM / R_b).
+  Programming Guide 4.2 §4.2 "Hardware Multithreading" states this formula; the spreadsheet
+  (CUDA 3.0 edition, "GPU Data" sheet) and ``cuda_occupancy.h`` of CUDA 7.0 (which still
+  covers 1.x) use the same one. The warp limit stays B_warps = floor(W_SM / W_b) as in the
+  guide and the spreadsheet; that header (written when CUDA no longer ran on 1.x) also rounds
+  W_b up to pairs there, which we do not follow: for 3-warp blocks on 1.0 it would allow 6
+  blocks where the guide and the spreadsheet allow 8.
+* Registers on 2.x are allocated per warp in units of 64 (Programming Guide 4.2 §4.2; the
+  spreadsheet's "Register allocation unit size" 64), and the register file is split between
+  the 2 schedulers' sub-partitions (spreadsheet "Warp allocation granularity" 2), so a block's
+  warps are counted in groups of 2 when checked against the 32 K per-block limit. NVIDIA's
+  occupancy API for Fermi (``cuda_occupancy.h``, CUDA 7.0, ``cudaOccRegAllocationGranularity``)
+  allocates 128-register units for 21, 22, 29, 30, 37, 38, 45 and 46 registers per thread;
+  that is what the driver does on Fermi, so we follow it (the spreadsheet does not).
+* Shared memory is allocated in units of 512 bytes on 1.x and 128 bytes on 2.x (spreadsheet
+  "Shared Memory Allocation unit size"; Volkov 2016, §5.7, measured the 512-byte rounding on
+  G80 and GT200), 256 on 3.x. 2.x splits its 64 KB into 16 or 48 KB of shared memory, 3.0
+  into 16, 32 or 48 KB (Guide 4.2, Appendix F, "Compute Capability 2.x" and "Compute
+  Capability 3.0", Architecture; ``cudaFuncCachePreferL1`` / ``PreferEqual`` /
+  ``PreferShared``).
+* On 1.x every block also holds a fixed 16 bytes of shared memory (Volkov 2016, §5.7, measured
+  on G80 and GT200; the "+16" in ptxas' ``smem = N+16 bytes`` for sm_1x) which we count as
+  reserved per block; the per-block limit is therefore 16 KB - 16 B = 16368 B. The 4 bytes
+  per kernel argument Volkov also found are part of the kernel's static shared memory on 1.x
+  (ptxas reports them in N): give N as the static size.
+* Compute capability 3.0 (GK104/GK107) has the limits of 3.5 except 63 registers per thread.
+
 Nothing here is copied from NVIDIA's ``cuda_occupancy.h``; that header is used by the tests
 as an independent oracle only (``tools/occupancy_oracle``).
 """
@@ -49,12 +87,21 @@ class ArchitectureLimits:
     shared_mem_per_block_optin_bytes: int
     shared_mem_allocation_unit_bytes: int
     reserved_shared_mem_per_block_bytes: int
-    # Warps are counted in groups of this many when registers are shared out (SM sub-partitions).
+    # Warps are counted in groups of this many when registers are shared out (SM sub-partitions);
+    # on 1.x (register_allocation "block") a block's warps are rounded up to a multiple of it.
     warp_allocation_granularity: int = 4
     supports_partitioned_global_caching: bool = False
     max_threads_per_block: int = 1024
     max_registers_per_thread: int = 255
     register_allocation_unit: int = 256
+    # "warp" (2.0 on: registers per warp, warps counted in groups of warp_allocation_granularity
+    # sub-partitions) or "block" (1.x: registers per block, warps rounded up to pairs first).
+    register_allocation: str = "warp"
+    # The per-block register check counts a block's warps in groups of this many (the SM
+    # sub-partitions the hardware check assumes: 2 on Fermi, 4 from Kepler on, GP100 included).
+    register_check_warp_group: int = 4
+    # Registers per thread that the driver allocates in double units (Fermi only).
+    double_unit_register_counts: frozenset[int] = frozenset()
     # Without the opt-in a block may use at most 48 KB, and static allocations never more.
     shared_mem_per_block_bytes: int = 48 * KIB
     warp_size: int = 32
@@ -133,6 +180,46 @@ ARCHITECTURES: dict[str, ArchitectureLimits] = {a.compute_capability: a for a in
     _arch("12.0", 48, 24, 64, 64, _GA10X_SPLITS, 99),
     _arch("12.1", 48, 24, 64, 64, _GA10X_SPLITS, 99),
 )}
+
+
+
+def _legacy(cc: str, warps: int, blocks: int, regs_sm_k: int, configs_kib: tuple[int, ...],
+            **extra) -> ArchitectureLimits:
+    """Compute capabilities 1.0-3.0 (module docstring): no opt-in, per-block limit = largest
+    configuration up to 48 KB, per-block registers = the register file (2.x: 32 K)."""
+    # On 1.x the hardware keeps 16 bytes of every block's 16 KB (module docstring), so the
+    # most a kernel can ask for is 16 KB less that.
+    per_block = min(max(configs_kib), 48) * KIB - extra.get("reserved_shared_mem_per_block_bytes", 0)
+    return ArchitectureLimits(
+        compute_capability=cc, max_warps_per_sm=warps, max_blocks_per_sm=blocks,
+        registers_per_sm=regs_sm_k * KIB, max_registers_per_block=regs_sm_k * KIB,
+        shared_mem_per_sm_bytes=max(configs_kib) * KIB,
+        shared_mem_configs_bytes=tuple(k * KIB for k in configs_kib),
+        shared_mem_per_block_optin_bytes=per_block, shared_mem_per_block_bytes=per_block,
+        **extra)
+
+
+_TESLA = dict(register_allocation="block", warp_allocation_granularity=2,
+              max_threads_per_block=512, max_registers_per_thread=128,
+              shared_mem_allocation_unit_bytes=512, reserved_shared_mem_per_block_bytes=16)
+_FERMI = dict(register_allocation_unit=64, warp_allocation_granularity=2,
+              register_check_warp_group=2, max_registers_per_thread=63,
+              shared_mem_allocation_unit_bytes=128, reserved_shared_mem_per_block_bytes=0,
+              double_unit_register_counts=frozenset({21, 22, 29, 30, 37, 38, 45, 46}))
+
+# Columns: cc, max warps/SM, max blocks/SM, registers/SM (K), shared-memory configurations (KiB).
+# Source: CUDA C Programming Guide 4.2, Appendix F (see module docstring).
+LEGACY_ARCHITECTURES: dict[str, ArchitectureLimits] = {a.compute_capability: a for a in (
+    _legacy("1.0", 24, 8, 8, (16,), register_allocation_unit=256, **_TESLA),
+    _legacy("1.1", 24, 8, 8, (16,), register_allocation_unit=256, **_TESLA),
+    _legacy("1.2", 32, 8, 16, (16,), register_allocation_unit=512, **_TESLA),
+    _legacy("1.3", 32, 8, 16, (16,), register_allocation_unit=512, **_TESLA),
+    _legacy("2.0", 48, 8, 32, (16, 48), **_FERMI),
+    _legacy("2.1", 48, 8, 32, (16, 48), **_FERMI),
+    _legacy("3.0", 64, 16, 64, (16, 32, 48), max_registers_per_thread=63,
+            shared_mem_allocation_unit_bytes=256, reserved_shared_mem_per_block_bytes=0),
+)}
+ARCHITECTURES = {**LEGACY_ARCHITECTURES, **ARCHITECTURES}
 
 SUPPORTED_COMPUTE_CAPABILITIES: tuple[str, ...] = tuple(ARCHITECTURES)
 
