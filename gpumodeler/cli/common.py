@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
-from gpumodeler.core.errors import ModelError
+from gpumodeler.core.errors import ModelError, shown
 from gpumodeler.core.kernel.graph import KernelGraph, from_dict
 
 from .main import CLIError
@@ -34,10 +34,10 @@ def _quantity(text: str, units: dict, what: str, example: str) -> float:
     if not m or unit not in units:
         valid = ", ".join(u for u in units if u) or "none"
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a valid {what} (e.g. {example}; units: {valid})")
+            f"{shown(text)} is not a valid {what} (e.g. {example}; units: {valid})")
     value = float(m.group(1)) * units[unit]
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite {what}")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite {what}")
     return value
 
 
@@ -63,26 +63,34 @@ def float_arg(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a number") from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite number")
     return value
+
+
+#: Whole-number flags go up to 2^53: every such value is exact in a float, and sweeps hold
+#: them in int64 arrays (1e308 would not fit).
+MAX_WHOLE = 2**53
 
 
 def int_arg(text: str) -> int:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number") from None
+    if not math.isfinite(value) or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number")
+    if abs(value) > MAX_WHOLE:
+        raise argparse.ArgumentTypeError(
+            f"{shown(text)} is too large; whole numbers go up to 2^53 = {MAX_WHOLE}")
     return int(value)
 
 
 def set_arg(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip().isidentifier():
-        raise argparse.ArgumentTypeError(f"--set takes NAME=VALUE (e.g. a=128), got {text!r}")
+        raise argparse.ArgumentTypeError(f"--set takes NAME=VALUE (e.g. a=128), got {shown(text)}")
     return name.strip(), float_arg(value)
 
 
@@ -202,6 +210,35 @@ def transfer_list(args) -> list[tuple[str, float]]:
 
 # -- kernels ---------------------------------------------------------------------------------
 
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not a number a kernel file may hold; give a finite number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {shown(text, 40)} is too large (beyond about 1.8e308)")
+    return value
+
+
+def parse_json_text(text: str, path: str, what: str):
+    """JSON from ``text`` (the file ``path``), refusing what the model cannot use: NaN and
+    Infinity, numbers beyond a float, integers of thousands of digits and nesting too deep
+    for the reader, each as a CLIError naming the file and what is valid."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise CLIError(f"{path}: JSON nested too deeply to read; {what} is nested at most a "
+                       f"few levels") from None
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise CLIError(f"{path}: a whole number of thousands of digits; numbers must fit "
+                           f"a 64-bit float (about 1.8e308)") from None
+        raise CLIError(f"{path}: {exc}") from None
+
+
 def load_graph(path: str) -> KernelGraph:
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
@@ -209,14 +246,13 @@ def load_graph(path: str) -> KernelGraph:
         raise CLIError(f"cannot read kernel file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise CLIError(f"{path} is not a text file (expected gpumodeler-kernel JSON)") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = parse_json_text(text, path, "a gpumodeler-kernel file")
     try:
         return from_dict(data)
     except ModelError as exc:
         raise CLIError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise CLIError(f"{path}: an expression nested too deeply to read") from None
 
 
 def list_of(convert):
@@ -226,14 +262,14 @@ def list_of(convert):
         if ":" in text and "," not in text:
             parts = text.split(":")
             if len(parts) not in (2, 3):
-                raise argparse.ArgumentTypeError(f"a range is START:STOP[:STEP], got {text!r}")
+                raise argparse.ArgumentTypeError(f"a range is START:STOP[:STEP], got {shown(text)}")
             start, stop = convert(parts[0]), convert(parts[1])
             step = convert(parts[2]) if len(parts) == 3 else 1
             if step <= 0 or stop < start:
-                raise argparse.ArgumentTypeError(f"range {text!r} needs STOP >= START and STEP > 0")
+                raise argparse.ArgumentTypeError(f"range {shown(text)} needs STOP >= START and STEP > 0")
             count = int(math.floor((stop - start) / step + 1e-9)) + 1
             if count > 10_000_000:
-                raise argparse.ArgumentTypeError(f"range {text!r} has {count} values; at most 10 million")
+                raise argparse.ArgumentTypeError(f"range {shown(text)} has {count} values; at most 10 million")
             return np.asarray([start + i * step for i in range(count)])
         items = [convert(x) for x in text.split(",") if x.strip()]
         if not items:

@@ -39,3 +39,13 @@ class GraphError(ModelError):
 
 class FormatError(ModelError):
     """A file in a gpumodeler format that cannot be read (wrong version, missing keys...)."""
+
+
+def shown(value, limit: int = 80) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters with an ellipsis, so an
+    error never echoes a 3 KB expression or a 5 000-digit number back at the user."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int beyond Python's int-string limit
+        return f"<a number of more than {limit} digits>"
+    return text if len(text) <= limit else text[:limit - 1] + "…"

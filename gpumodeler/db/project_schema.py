@@ -266,7 +266,7 @@ def check_header(path: Path) -> None:
 def connect_read_only(path: Path) -> sqlite_utils.Database:
     """The file opened with ``mode=ro``: SQLite itself refuses any write."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(schema.read_only_uri(path), uri=True)
     except sqlite3.Error as exc:
         raise ProjectFormatError(f"{path}: cannot open it ({exc})") from None
     return sqlite_utils.Database(conn, execute_plugins=False)

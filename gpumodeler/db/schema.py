@@ -34,7 +34,7 @@ from sqlite_utils import Migrations
 
 from gpumodeler import __version__
 
-from .errors import DatabaseAccessError, DatabaseFormatError
+from .errors import DatabaseAccessError, DatabaseFormatError, damaged_content, is_bad_text
 from .fields import FORMAT
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -225,9 +225,27 @@ def _set_meta_version(db: sqlite_utils.Database) -> None:
 CACHE_KIB = 64 * 1024
 
 
+def read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` read-only without leaving anything next to it.
+
+    SQLite opens a WAL-mode file (header byte 18 = 2) with a -wal and a -shm file beside it,
+    even read-only, and leaves them there. When the file has no -wal file, everything is
+    in the file itself, so it is opened ``immutable``: no locks, no files created."""
+    uri = path.resolve().as_uri() + "?mode=ro"
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(20)
+    except OSError:
+        return uri
+    wal_log = path.with_name(path.name + "-wal")
+    if len(header) == 20 and header[18] == 2 and not wal_log.exists():
+        uri += "&immutable=1"
+    return uri
+
+
 def _connect(path: Path, read_only: bool) -> sqlite_utils.Database:
     # Always by URI: a connection opened so also takes URIs in ATTACH (attached_read_only).
-    uri = path.resolve().as_uri() + ("?mode=ro" if read_only else "")
+    uri = read_only_uri(path) if read_only else path.resolve().as_uri()
     conn = sqlite3.connect(uri, uri=True)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
@@ -249,7 +267,7 @@ def attached_read_only(db: sqlite_utils.Database, path: Path, alias: str):
     """``path`` attached to ``db`` as schema ``alias``, read-only, for the length of the
     block (INSERT ... SELECT between files, in C instead of row by row in Python). Must be
     entered and left outside a transaction (SQLite cannot attach or detach inside one)."""
-    db.execute(f"ATTACH DATABASE ? AS {alias}", [Path(path).resolve().as_uri() + "?mode=ro"])
+    db.execute(f"ATTACH DATABASE ? AS {alias}", [read_only_uri(Path(path))])
     try:
         yield alias
     finally:
@@ -392,6 +410,9 @@ def check_version(meta: dict, applied: list[str], known_migrations, path: Path, 
     except ValueError:
         raise error(f"{path}: unreadable schema version {meta.get('version')!r} "
                     f"(expected a whole number 1..{current})") from None
+    if version < 1:
+        raise error(f"{path}: unreadable schema version {meta.get('version')!r} "
+                    f"(expected a whole number 1..{current})")
     unknown = [name for name in applied if name not in known_migrations]
     if version > current or unknown:
         raise error(
@@ -416,7 +437,11 @@ def reading(path: str | Path):
     except sqlite3.DatabaseError as exc:
         if _is_corruption(exc):
             raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
+        if is_bad_text(exc):
+            raise damaged_content(path, exc) from None
         raise
+    except DatabaseFormatError as exc:
+        raise damaged_content(path, exc) from None
 
 
 def file_stamp(path: Path) -> tuple | None:
