@@ -58,6 +58,7 @@ def run(args) -> int:
         out["binding_resource"] = tb.binding
         out["throughput_bound_warps_per_cycle"] = tb.warps_per_cycle
         out["knee_occupancy_warps_per_sm"] = lat * tb.warps_per_cycle
+    common.require_finite(out)
     if args.json:
         common.print_json(out)
         return 0

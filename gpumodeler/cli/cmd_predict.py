@@ -132,6 +132,7 @@ def run(args) -> int:
     summary["latency_bound_cycles"] = float(inputs.latency_bound)
     if occ_result is not None:
         summary["occupancy_limited_by"] = list(occ_result.limited_by)
+    common.require_finite(summary)
     if args.json:
         common.print_json(summary)
         return 0

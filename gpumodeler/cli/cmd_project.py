@@ -230,6 +230,7 @@ def _predict(args) -> int:
                       file=sys.stderr)
     finally:
         catalog.close()
+    common.require_finite(results)
     if args.json:
         common.print_json({"project": project.name, "file": str(info.path),
                            "launches": results})

@@ -279,7 +279,49 @@ def list_of(convert):
     return parse
 
 
+def _non_finite(obj, name: str):
+    """(path, value) of the first non-finite number in ``obj`` (dicts, lists, arrays), or
+    None."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            found = _non_finite(value, f"{name}.{key}" if name else str(key))
+            if found:
+                return found
+    elif isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            found = _non_finite(value, f"{name}[{i}]")
+            if found:
+                return found
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "fc":
+            bad = ~np.isfinite(obj)
+            if bad.any():
+                return name, obj[bad].flat[0]
+        elif obj.dtype == object:
+            for i, value in enumerate(obj.flat):
+                found = _non_finite(value, f"{name}[{i}]")
+                if found:
+                    return found
+    elif isinstance(obj, (float, np.floating, complex, np.complexfloating)):
+        if not np.isfinite(obj):
+            return name, obj
+    return None
+
+
+def require_finite(obj, what: str = "") -> None:
+    """Refuse to print a result holding inf or NaN (CLIError naming the quantity): such a
+    number comes from an input outside what the model can compute (a λ of 1e-320), and
+    printed it would read as a result."""
+    found = _non_finite(obj, what)
+    if found:
+        name, value = found
+        raise CLIError(f"the result {name or 'value'} is {float(np.real(value))!r}, not a finite "
+                       f"number: an input is outside the range the model computes (e.g. a "
+                       f"λ, clock or size too small or too large); check the inputs")
+
+
 def print_json(obj) -> None:
+    require_finite(obj)
     def default(o):
         if isinstance(o, np.ndarray):
             return o.tolist()
@@ -309,6 +351,10 @@ def _cell(v):
 
 def write_table(table: dict, output: str | None, fmt: str = "csv") -> int:
     """Columns (name -> equal-length arrays) as CSV or JSON rows, to ``output`` or stdout."""
+    for name, column in table.items():  # NaN is a point without a result: printed empty
+        column = np.asarray(column)
+        if column.dtype.kind in "fc" and np.isinf(column).any():
+            require_finite(column[np.isinf(column)], name)
     if output:
         try:
             fh = open(output, "w", newline="", encoding="utf-8")

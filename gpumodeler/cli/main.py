@@ -48,6 +48,9 @@ def _input_error(exc: BaseException) -> str | None:
     100 000 deep); ValueError of Python's int-string limit: a number of thousands of digits."""
     if isinstance(exc, RecursionError):
         return "the input is nested too deeply to read (at most a few hundred levels)"
+    if isinstance(exc, OverflowError):
+        return (f"an input is too large: a result overflowed ({exc}); numbers must stay "
+                f"well below 1.8e308")
     if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
         return ("the input holds a number with more than 4300 digits; numbers must fit a "
                 "64-bit float (about 1.8e308)")
@@ -77,7 +80,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        # Overflow to inf in numpy is caught where results are printed (common.require_finite):
+        # a warning here would print a multi-line report to stderr.
+        import numpy as np
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            return int(args.func(args) or 0)
     except (ModelError, CLIError) as exc:
         hint = FLAG_FOR_FIELD.get(getattr(exc, "item", None) or "")
         hint = f" (flag {hint})" if hint and hint not in str(exc) else ""
