@@ -211,7 +211,8 @@ def transfer_list(args) -> list[tuple[str, float]]:
 # -- kernels ---------------------------------------------------------------------------------
 
 def _refuse_constant(name: str):
-    raise ValueError(f"{name} is not a number a kernel file may hold; give a finite number")
+    raise ValueError("the file holds a constant that is not a finite number (not a number, "
+                     "or an infinity); give a finite number")
 
 
 def _finite_float(text: str) -> float:
@@ -315,9 +316,10 @@ def require_finite(obj, what: str = "") -> None:
     found = _non_finite(obj, what)
     if found:
         name, value = found
-        raise CLIError(f"the result {name or 'value'} is {float(np.real(value))!r}, not a finite "
-                       f"number: an input is outside the range the model computes (e.g. a "
-                       f"λ, clock or size too small or too large); check the inputs")
+        how = "undefined" if np.isnan(value) else "it overflowed"
+        raise CLIError(f"the result {name or 'value'} is not a finite number ({how}): an input "
+                       f"is outside the range the model computes (e.g. a λ, clock or size too "
+                       f"small or too large); check the inputs")
 
 
 def print_json(obj) -> None:

@@ -48,6 +48,9 @@ def _input_error(exc: BaseException) -> str | None:
     100 000 deep); ValueError of Python's int-string limit: a number of thousands of digits."""
     if isinstance(exc, RecursionError):
         return "the input is nested too deeply to read (at most a few hundred levels)"
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"the input holds bytes that are not UTF-8 text ({exc.reason} at byte "
+                f"{exc.start}); the file is damaged or not one gpumodeler reads")
     if isinstance(exc, OverflowError):
         return (f"an input is too large: a result overflowed ({exc}); numbers must stay "
                 f"well below 1.8e308")

@@ -48,4 +48,7 @@ def shown(value, limit: int = 80) -> str:
         text = repr(value)
     except ValueError:  # an int beyond Python's int-string limit
         return f"<a number of more than {limit} digits>"
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    quote = text[0] if text[0] in "'\"" else ""   # a cut string still reads as quoted
+    return text[:limit - 1 - len(quote)] + "…" + quote

@@ -337,7 +337,7 @@ def read_project_file(path: str | Path) -> tuple[Project, ProjectFileInfo]:
         text = str(exc)
         raise ProjectFormatError(text if text.startswith(str(path)) else
                                  f"{path}: damaged project file: {text}") from None
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise ProjectFormatError(f"{path}: the project file is corrupted ({exc})") from None
     except (ModelError, TypeError, ValueError) as exc:
         raise ProjectFormatError(f"{path}: damaged project file ({exc})") from None
@@ -406,7 +406,7 @@ def _check_replaceable(target: Path, shown: Path) -> None:
         db = connect_read_only(target)
         try:
             inspect_file(db, target, integrity=False)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise ProjectFormatError(f"{target}: the file is corrupted ({exc})") from None
         finally:
             db.close()

@@ -382,7 +382,7 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
         applied = ([m.name for m in migrations.applied(db)]
                    if MIGRATIONS_TABLE in tables else [])
         columns = {t: {c.name for c in db[t].columns} for t in _REQUIRED_COLUMNS if t in tables}
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
     if meta.get("format") != FORMAT:
         raise DatabaseFormatError(
@@ -423,6 +423,8 @@ def check_version(meta: dict, applied: list[str], known_migrations, path: Path, 
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
+    if isinstance(exc, UnicodeDecodeError):  # SQLite's message quoting a damaged schema
+        return True
     name = getattr(exc, "sqlite_errorname", "") or ""
     return type(exc) is sqlite3.DatabaseError or name.startswith(("SQLITE_CORRUPT",
                                                                    "SQLITE_NOTADB"))
@@ -434,7 +436,7 @@ def reading(path: str | Path):
     opened with the structural check only has not had every page read)."""
     try:
         yield
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         if _is_corruption(exc):
             raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
         if is_bad_text(exc):
@@ -495,7 +497,7 @@ def open_database(path: str | Path, *, writable: bool = False,
     check_header(path)
     try:
         ro = _connect(path, read_only=True)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         what = "the database is corrupted" if _is_corruption(exc) else "cannot open it"
         raise DatabaseFormatError(f"{path}: {what} ({exc})") from exc
     try:

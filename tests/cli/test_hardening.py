@@ -326,7 +326,7 @@ def test_a_non_finite_result_is_refused_naming_it(env, capsys):
         refused(capsys, env / "inputs", "predict", *GTX970, "--grid-size", "100",
                 "--block-size", "256", "--occupancy", "8", "--latency-bound", "4014",
                 "--issued-instructions", "538", "--lambda", "1e-320", *extra,
-                expect="the result kernel_time_s is inf, not a finite number")
+                expect="the result kernel_time_s is not a finite number (it overflowed)")
 
 
 # -- merge: a default chosen by the user ----------------------------------------------------
