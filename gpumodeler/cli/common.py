@@ -55,8 +55,12 @@ def seconds_arg(text: str) -> float:
 
 
 def mhz_arg(text: str) -> float:
-    return _quantity(text, {"": 1, "mhz": 1, "ghz": 1e3, "khz": 1e-3, "hz": 1e-6},
-                     "clock in MHz", "1253 or 1.253GHz")
+    value = _quantity(text, {"": 1, "mhz": 1, "ghz": 1e3, "khz": 1e-3, "hz": 1e-6},
+                      "clock in MHz", "1253 or 1.253GHz")
+    if not math.isfinite(value * 1e6):    # the model takes the clock in Hz
+        raise argparse.ArgumentTypeError(f"{shown(text)} is too large a clock (e.g. 1253 or "
+                                         f"1.253GHz)")
+    return value
 
 
 def float_arg(text: str) -> float:

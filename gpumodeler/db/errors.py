@@ -64,6 +64,13 @@ def is_bad_text(exc: BaseException) -> bool:
             and str(exc).startswith("Could not decode to UTF-8"))
 
 
+def is_damaged_schema(exc: BaseException) -> bool:
+    """True for SQLite's error on a table or column our schema has but the file lacks
+    (a file whose schema text was damaged, or edited by another program)."""
+    return (isinstance(exc, sqlite3.OperationalError)
+            and str(exc).startswith(("no such column", "no such table")))
+
+
 def damaged_content(path, exc: BaseException) -> DatabaseFormatError:
     """A DatabaseFormatError naming ``path`` for damaged content met while reading it: text
     that is not valid UTF-8 (``exc`` is SQLite's error), or a DatabaseFormatError raised
@@ -73,6 +80,8 @@ def damaged_content(path, exc: BaseException) -> DatabaseFormatError:
         text = str(exc)
         return DatabaseFormatError(text if path and text.startswith(str(path))
                                    else f"{where}{text}")
+    if is_damaged_schema(exc):
+        return DatabaseFormatError(f"{where}a damaged gpumodeler device database ({exc})")
     column = re.search(r"column '([^']*)'", str(exc))
     column = f" in column {column.group(1)}" if column else ""
     return DatabaseFormatError(f"{where}the database holds text that is not valid UTF-8"

@@ -34,7 +34,8 @@ from sqlite_utils import Migrations
 
 from gpumodeler import __version__
 
-from .errors import DatabaseAccessError, DatabaseFormatError, damaged_content, is_bad_text
+from .errors import DatabaseAccessError, DatabaseFormatError, damaged_content, is_bad_text, \
+    is_damaged_schema
 from .fields import FORMAT
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -439,7 +440,7 @@ def reading(path: str | Path):
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         if _is_corruption(exc):
             raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
-        if is_bad_text(exc):
+        if is_bad_text(exc) or is_damaged_schema(exc):
             raise damaged_content(path, exc) from None
         raise
     except DatabaseFormatError as exc:

@@ -17,7 +17,7 @@ from .fields import SUMMARY_FIELDS
 from .mapping import (INSERT_VALUE_SQL, IS_DEFAULT, RECORD_SELECT, VALUE_COLUMNS,
                       aliases_from_json, aliases_to_json, normalize_name, record_from_rows,
                       summary_from_row, value_rows)
-from .errors import DatabaseFormatError, damaged_content, is_bad_text
+from .errors import DatabaseFormatError, damaged_content, is_bad_text, is_damaged_schema
 from .records import DeviceRecord, DeviceSummary
 
 
@@ -36,7 +36,7 @@ def _reading(read):
         try:
             return read(db, *args, **kwargs)
         except sqlite3.OperationalError as exc:
-            if is_bad_text(exc):
+            if is_bad_text(exc) or is_damaged_schema(exc):
                 raise damaged_content(_file_of(db), exc) from None
             raise
         except DatabaseFormatError as exc:

@@ -190,7 +190,8 @@ class Loop:
     def make(cls, id: str, members, iterations, name: str = "") -> "Loop":
         if not members:
             raise GraphError(f"loop {id}: a loop needs at least one instruction", item=id)
-        if isinstance(members, str) or not all(isinstance(m, str) for m in members):
+        if not isinstance(members, (list, tuple, set, frozenset)) \
+                or not all(isinstance(m, str) for m in members):
             raise GraphError(f"loop {id}: members must be a list of instruction ids, got "
                              f"{shown(members)}", item=id)
         return cls(id=id, members=frozenset(members), iterations=parse(iterations), name=name)
