@@ -31,6 +31,9 @@ def run(args) -> int:
     counts = count(graph, args.warp_size or 32, not args.no_control_on_cuda_cores)
     numbers = counts.evaluate(values)
     lat = float(bound.evaluate(values))
+    # values too large for the counts (a = 1e307) overflow: say so before any model runs
+    common.require_finite({"latency_bound_cycles": lat,
+                           "per_warp": {name: numbers[name] for name in COUNT_NAMES}})
     path = bound.critical_path(values)
     out = {
         "kernel": graph.name,

@@ -66,6 +66,7 @@ def kernel_inputs(args, values=None) -> KernelInputs:
             vals.update(values)
         derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(graph.latency_table))
         base = dict(derived.__dict__)
+        common.require_finite(base)   # loop counts of huge variables overflow
     flags = {
         "latency_bound": args.latency_bound, "issued_instructions": args.issued_instructions,
         "cuda_core_instructions": args.cuda_core_instructions, "gmem_bytes": args.gmem_bytes,

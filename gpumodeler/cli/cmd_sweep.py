@@ -116,6 +116,9 @@ def run(args) -> int:
         all_vars = {**fixed, **var_values}
         lat = bound.evaluate(all_vars)
         c = counts.evaluate(all_vars)
+        common.require_finite({"latency_bound": lat, **{k: c[k] for k in (
+            "issued_instructions", "cuda_core_instructions", "gmem_bytes", "sfu_instructions",
+            "fp64_instructions", "smem_bank_cycles")}})
     transfers = _transfer_exprs(args.htod), _transfer_exprs(args.dtoh)
     columns: dict[str, list] = {}
     n_points = len(next(iter(grid.values())))

@@ -322,8 +322,8 @@ def require_finite(obj, what: str = "") -> None:
         name, value = found
         how = "undefined" if np.isnan(value) else "it overflowed"
         raise CLIError(f"the result {name or 'value'} is not a finite number ({how}): an input "
-                       f"is outside the range the model computes (e.g. a λ, clock or size too "
-                       f"small or too large); check the inputs")
+                       f"is outside the range the model computes (e.g. a λ, clock, size or loop "
+                       f"variable too small or too large); check the inputs")
 
 
 def print_json(obj) -> None:
