@@ -11,10 +11,11 @@ For each field, with unknown placeholders set aside:
 
 So when two people edit copies of one database, an edit made on one side only is taken
 automatically and only a field both changed differently is a conflict. A default the user
-chose is never changed silently: when theirs adds records and makes another one the
-default while mine's default is not the one mine started from (for a shipped device: the
-shipped default, see sharing.py), the field is a conflict (``reason`` says why). A conflict is
-resolved per field: ``mine``, ``theirs`` or ``both`` (the records of both sides kept, mine
+chose is never changed silently: for a user copy of a shipped device, the shipped default
+is the one mine started from; when mine's default is another (the user picked it) and
+theirs adds records with yet another default, the field is a conflict, with a ``reason``
+(sharing.py). A device with no shipped counterpart has no such ancestor: there a default
+moved by theirs is taken as their edit. A conflict is resolved per field: ``mine``, ``theirs`` or ``both`` (the records of both sides kept, mine
 stays the default). A merge with an unresolved conflict raises UnresolvedConflicts before
 writing anything. Devices are never deleted by a merge; aliases are united.
 """

@@ -290,6 +290,9 @@ def inspect_file(db: sqlite_utils.Database, path: Path, *, integrity: bool = Tru
                    if MIGRATIONS_TABLE in tables else [])
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise ProjectFormatError(f"{path}: the project file is corrupted ({exc})") from None
+    except KeyError as exc:   # sqlite-utils reading a migrations table that lost a column
+        raise ProjectFormatError(f"{path}: damaged project file (its migrations table lacks "
+                                 f"column {exc})") from None
     fmt = meta.get("format")
     if fmt != FORMAT:
         hint = ("; it is a device database: use `gpumodeler devices import` for it"

@@ -385,6 +385,9 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
         columns = {t: {c.name for c in db[t].columns} for t in _REQUIRED_COLUMNS if t in tables}
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
+    except KeyError as exc:   # sqlite-utils reading a migrations table that lost a column
+        raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database (its "
+                                  f"migrations table lacks column {exc})") from None
     if meta.get("format") != FORMAT:
         raise DatabaseFormatError(
             f"{path}: not a gpumodeler device database (format {meta.get('format')!r}, "
