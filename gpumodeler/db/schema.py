@@ -399,7 +399,23 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
             what = (f"no {table} table" if table not in columns
                     else f"{table} lacks {', '.join(lacking)}")
             raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database ({what})")
+    if integrity == "full":   # every page is read anyway: look for binary data too
+        _refuse_binary_values(db, path)
     return version < SCHEMA_VERSION or len(applied) < len(KNOWN_MIGRATIONS)
+
+
+def _refuse_binary_values(db: sqlite_utils.Database, path: Path) -> None:
+    """gpumodeler never stores binary data (BLOBs) in a device database: one in a column
+    (a damaged record header, another program's edit) would reach the user as b'...'."""
+    for table, columns in _REQUIRED_COLUMNS.items():
+        test = " OR ".join(f"typeof({c}) = 'blob'" for c in sorted(columns))
+        try:
+            row = db.execute(f"SELECT 1 FROM {table} WHERE {test} LIMIT 1").fetchone()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
+        if row is not None:
+            raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database (binary "
+                                      f"data in table {table}, where text or numbers belong)")
 
 
 def check_version(meta: dict, applied: list[str], known_migrations, path: Path, *,
