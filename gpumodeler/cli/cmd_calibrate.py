@@ -103,6 +103,7 @@ def _report(fit, extra: dict, args) -> int:
     out = dict(extra)
     out.update(predicted_s=fit.predicted_s, measured_s=fit.measured_s, residuals_s=fit.residuals_s,
                relative_residuals=fit.relative_residuals, mape_percent=fit.mape_percent)
+    common.require_finite(out)
     if args.json:
         common.print_json(out)
         return 0

@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 
+from gpumodeler.cli.common import require_finite
 from gpumodeler.cli.main import CLIError
 from gpumodeler.db.catalog import Catalog, diff
 from gpumodeler.db.fields import FIELDS, KINDS, field_order
@@ -88,6 +89,7 @@ def _catalog(args) -> Catalog:
 
 
 def _print_json(data) -> None:
+    require_finite(data)
     json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
     sys.stdout.write("\n")
 
@@ -154,6 +156,7 @@ def device_to_dict(device: DeviceRecord) -> dict:
 def _show(args) -> int:
     with _catalog(args) as catalog:
         device = catalog.get(args.name)
+    require_finite({f: [r.value for r in rs] for f, rs in device.values.items()}, device.name)
     if args.json:
         _print_json(device_to_dict(device))
         return 0
@@ -212,8 +215,9 @@ def _print_report(report: MergeReport, verb: str) -> None:
         print(f"  {device.status:<11} {device.name} ({device.kind})")
         for c in device.fields:
             label = {"mine": "keep mine", "theirs": verb, "conflict": "CONFLICT"}[c.status]
+            why = f" ({c.reason})" if getattr(c, "reason", "") else ""
             print(f"      {c.field}: {label}: mine {describe_records(c.mine)}; theirs "
-                  f"{describe_records(c.theirs)}")
+                  f"{describe_records(c.theirs)}{why}")
     for old, new in report.renamed_sources.items():
         print(f"  source '{old}' is cited differently here; theirs becomes '{new}'")
 

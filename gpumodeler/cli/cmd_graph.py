@@ -37,6 +37,9 @@ def run(args) -> int:
     counts = count(graph, args.warp_size or 32, not args.no_control_on_cuda_cores)
     numbers = counts.evaluate(values)
     lat = float(bound.evaluate(values))
+    # values too large for the counts (a = 1e307) overflow: say so before any model runs
+    common.require_finite({"latency_bound_cycles": lat,
+                           "per_warp": {name: numbers[name] for name in COUNT_NAMES}})
     path = bound.critical_path(values)
     out = {
         "kernel": graph.name,
@@ -63,6 +66,7 @@ def run(args) -> int:
         out["binding_resource"] = tb.binding
         out["throughput_bound_warps_per_cycle"] = tb.warps_per_cycle
         out["knee_occupancy_warps_per_sm"] = lat * tb.warps_per_cycle
+    common.require_finite(out)
     if args.json:
         common.print_json(out)
         return 0

@@ -55,6 +55,8 @@ def register(subparsers) -> None:
 def _gui(args: argparse.Namespace) -> int:
     if args.project and not os.path.exists(args.project):
         raise CLIError(f"{args.project}: no such file")
+    if args.screenshot is not None and not args.screenshot.strip():
+        raise CLIError("--screenshot needs a file name ending in .png, got an empty path")
     if args.screenshot and not args.screenshot.lower().endswith(".png"):
         raise CLIError(f"--screenshot needs a .png file name, got {args.screenshot!r}")
     from gpumodeler.ui.app import parse_size, run  # Qt only from here on

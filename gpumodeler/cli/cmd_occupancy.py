@@ -55,28 +55,40 @@ def _batch(path: str) -> int:
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror}") from None
     with stream:
-        for lineno, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
+        try:
+            return _batch_lines(stream, path)
+        except UnicodeDecodeError:
+            raise CLIError(f"{path} is not a text file (expected JSON Lines, one launch per "
+                           f"line, e.g. {{\"cc\": \"8.0\", \"block_size\": 256, "
+                           f"\"registers\": 32}})") from None
+
+
+def _batch_lines(stream, path: str) -> int:
+    """One JSON result per line of ``stream``; a bad line gets an error object."""
+    for lineno, line in enumerate(stream, 1):
+        if not line.strip():
+            continue
+        try:
             try:
-                try:
-                    obj = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
-                if not isinstance(obj, dict):
-                    raise ValueError("a line must be a JSON object")
-                unknown = sorted(set(obj) - BATCH_KEYS)
-                if unknown:
-                    raise ValueError(f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(BATCH_KEYS))}")
-                missing = [k for k in ("cc", "block_size", "registers") if k not in obj]
-                if missing:
-                    raise ValueError(f"missing {', '.join(missing)}")
-                out = _one(str(obj["cc"]), obj["block_size"], obj["registers"], obj.get("shared_mem", 0),
-                           obj.get("static_shared_mem", 0), obj.get("opt_in", False),
-                           obj.get("carveout_percent"), obj.get("shared_mem_config"))
-            except (ValueError, ModelError) as exc:  # json errors are ValueErrors too
-                out = {"line": lineno, "error": str(exc)}
-            print(json.dumps(out), flush=False)
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})") from None
+            except RecursionError:
+                raise ValueError("JSON nested too deeply; a line is one flat object") from None
+            if not isinstance(obj, dict):
+                raise ValueError("a line must be a JSON object")
+            unknown = sorted(set(obj) - BATCH_KEYS)
+            if unknown:
+                raise ValueError(f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(BATCH_KEYS))}")
+            missing = [k for k in ("cc", "block_size", "registers") if k not in obj]
+            if missing:
+                raise ValueError(f"missing {', '.join(missing)}")
+            out = _one(str(obj["cc"]), obj["block_size"], obj["registers"], obj.get("shared_mem", 0),
+                       obj.get("static_shared_mem", 0), obj.get("opt_in", False),
+                       obj.get("carveout_percent"), obj.get("shared_mem_config"))
+        except (ValueError, ModelError) as exc:  # json errors are ValueErrors too
+            out = {"line": lineno, "error": str(exc)}
+        print(json.dumps(out), flush=False)
     return 0
 
 

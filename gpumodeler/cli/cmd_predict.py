@@ -75,6 +75,7 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
         key = graph.latency_table or (gpu.latency_table if gpu is not None else None)
         derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
         base = dict(derived.__dict__)
+        common.require_finite(base)   # loop counts of huge variables overflow
     flags = {
         "latency_bound": args.latency_bound, "issued_instructions": args.issued_instructions,
         "cuda_core_instructions": args.cuda_core_instructions, "gmem_bytes": args.gmem_bytes,
@@ -176,6 +177,7 @@ def run(args) -> int:
     summary["latency_bound_cycles"] = float(inputs.latency_bound)
     if occ_result is not None:
         summary["occupancy_limited_by"] = list(occ_result.limited_by)
+    common.require_finite(summary)
     if args.json:
         common.print_json(summary)
         return 0

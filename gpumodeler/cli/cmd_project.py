@@ -15,7 +15,7 @@ from gpumodeler.core.project import Project, evaluate_launch
 from gpumodeler.db.project_file import read_project_file
 
 from . import common
-from .main import EXIT_USAGE, CLIError
+from .main import EXIT_USAGE, CLIError, one_line
 
 
 def register(subparsers) -> None:
@@ -107,8 +107,19 @@ def summary(project: Project, info) -> dict:
     }
 
 
+def _check_launches(project: Project, path) -> None:
+    """Refuse launches whose values no launch can have (a file edited outside gpumodeler):
+    ``show`` would print them as if they were fine."""
+    for la in project.launches.values():
+        try:
+            la.checked()
+        except ModelError as exc:
+            raise CLIError(f"{path}: launch {la.id} ({la.name}): {exc}") from None
+
+
 def _show(args) -> int:
     project, info = read_project_file(args.file)
+    _check_launches(project, info.path)
     s = summary(project, info)
     if args.json:
         common.print_json(s)
@@ -219,9 +230,11 @@ def _predict(args) -> int:
                 failed += 1
                 name = project.launches[launch_id].name
                 results.append({"launch": launch_id, "name": name, "error": str(exc)})
-                print(f"gpumodeler project: launch {launch_id} ({name}): {exc}", file=sys.stderr)
+                print(one_line(f"gpumodeler project: launch {launch_id} ({name}): {exc}"),
+                      file=sys.stderr)
     finally:
         catalog.close()
+    common.require_finite(results)
     if args.json:
         common.print_json({"project": project.name, "file": str(info.path),
                            "launches": results})

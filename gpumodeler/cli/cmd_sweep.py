@@ -117,6 +117,10 @@ def run(args) -> int:
         if graph.latency_table:     # else each device's own table, below
             lat = analyze(graph, common.latency_table_for(graph.latency_table)).evaluate(all_vars)
         c = counts.evaluate(all_vars)
+        common.require_finite({**({"latency_bound": lat} if graph.latency_table else {}),
+                               **{k: c[k] for k in (
+            "issued_instructions", "cuda_core_instructions", "gmem_bytes", "sfu_instructions",
+            "fp64_instructions", "smem_bank_cycles")}})
     transfers = _transfer_exprs(args.htod), _transfer_exprs(args.dtoh)
     columns: dict[str, list] = {}
     n_points = len(next(iter(grid.values())))
@@ -127,6 +131,7 @@ def run(args) -> int:
     for dev_name, gpu in _device_groups(args):
         if graph is not None and not graph.latency_table:
             lat = analyze(graph, common.latency_table_for(gpu.latency_table)).evaluate(all_vars)
+            common.require_finite({"latency_bound": lat})
         spec = gpu.with_overrides(
             sms=grid.get("sms"), cuda_cores_per_sm=grid.get("cuda_cores"),
             schedulers_per_sm=grid.get("schedulers"),

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
-from gpumodeler.core.errors import ModelError
+from gpumodeler.core.errors import ModelError, shown
 from gpumodeler.core.kernel.graph import KernelGraph, from_dict
 
 from .main import CLIError
@@ -34,10 +34,10 @@ def _quantity(text: str, units: dict, what: str, example: str) -> float:
     if not m or unit not in units:
         valid = ", ".join(u for u in units if u) or "none"
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a valid {what} (e.g. {example}; units: {valid})")
+            f"{shown(text)} is not a valid {what} (e.g. {example}; units: {valid})")
     value = float(m.group(1)) * units[unit]
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite {what}")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite {what}")
     return value
 
 
@@ -55,34 +55,46 @@ def seconds_arg(text: str) -> float:
 
 
 def mhz_arg(text: str) -> float:
-    return _quantity(text, {"": 1, "mhz": 1, "ghz": 1e3, "khz": 1e-3, "hz": 1e-6},
-                     "clock in MHz", "1253 or 1.253GHz")
+    value = _quantity(text, {"": 1, "mhz": 1, "ghz": 1e3, "khz": 1e-3, "hz": 1e-6},
+                      "clock in MHz", "1253 or 1.253GHz")
+    if not math.isfinite(value * 1e6):    # the model takes the clock in Hz
+        raise argparse.ArgumentTypeError(f"{shown(text)} is too large a clock (e.g. 1253 or "
+                                         f"1.253GHz)")
+    return value
 
 
 def float_arg(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a number") from None
     if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite number")
     return value
+
+
+#: Whole-number flags go up to 2^53: every such value is exact in a float, and sweeps hold
+#: them in int64 arrays (1e308 would not fit).
+MAX_WHOLE = 2**53
 
 
 def int_arg(text: str) -> int:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number") from None
+    if not math.isfinite(value) or not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number")
+    if abs(value) > MAX_WHOLE:
+        raise argparse.ArgumentTypeError(
+            f"{shown(text)} is too large; whole numbers go up to 2^53 = {MAX_WHOLE}")
     return int(value)
 
 
 def set_arg(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip().isidentifier():
-        raise argparse.ArgumentTypeError(f"--set takes NAME=VALUE (e.g. a=128), got {text!r}")
+        raise argparse.ArgumentTypeError(f"--set takes NAME=VALUE (e.g. a=128), got {shown(text)}")
     return name.strip(), float_arg(value)
 
 
@@ -228,6 +240,36 @@ def transfer_list(args) -> list[tuple[str, float]]:
 
 # -- kernels ---------------------------------------------------------------------------------
 
+def _refuse_constant(name: str):
+    raise ValueError("the file holds a constant that is not a finite number (not a number, "
+                     "or an infinity); give a finite number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {shown(text, 40)} is too large (beyond about 1.8e308)")
+    return value
+
+
+def parse_json_text(text: str, path: str, what: str):
+    """JSON from ``text`` (the file ``path``), refusing what the model cannot use: NaN and
+    Infinity, numbers beyond a float, integers of thousands of digits and nesting too deep
+    for the reader, each as a CLIError naming the file and what is valid."""
+    try:
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise CLIError(f"{path}: JSON nested too deeply to read; {what} is nested at most a "
+                       f"few levels") from None
+    except ValueError as exc:
+        if "integer string conversion" in str(exc):
+            raise CLIError(f"{path}: a whole number of thousands of digits; numbers must fit "
+                           f"a 64-bit float (about 1.8e308)") from None
+        raise CLIError(f"{path}: {exc}") from None
+
+
 def load_graph(path: str) -> KernelGraph:
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
@@ -235,14 +277,13 @@ def load_graph(path: str) -> KernelGraph:
         raise CLIError(f"cannot read kernel file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise CLIError(f"{path} is not a text file (expected gpumodeler-kernel JSON)") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise CLIError(f"{path} is not valid JSON: {exc.msg} at line {exc.lineno}") from None
+    data = parse_json_text(text, path, "a gpumodeler-kernel file")
     try:
         return from_dict(data)
     except ModelError as exc:
         raise CLIError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise CLIError(f"{path}: an expression nested too deeply to read") from None
 
 
 def list_of(convert):
@@ -252,14 +293,14 @@ def list_of(convert):
         if ":" in text and "," not in text:
             parts = text.split(":")
             if len(parts) not in (2, 3):
-                raise argparse.ArgumentTypeError(f"a range is START:STOP[:STEP], got {text!r}")
+                raise argparse.ArgumentTypeError(f"a range is START:STOP[:STEP], got {shown(text)}")
             start, stop = convert(parts[0]), convert(parts[1])
             step = convert(parts[2]) if len(parts) == 3 else 1
             if step <= 0 or stop < start:
-                raise argparse.ArgumentTypeError(f"range {text!r} needs STOP >= START and STEP > 0")
+                raise argparse.ArgumentTypeError(f"range {shown(text)} needs STOP >= START and STEP > 0")
             count = int(math.floor((stop - start) / step + 1e-9)) + 1
             if count > 10_000_000:
-                raise argparse.ArgumentTypeError(f"range {text!r} has {count} values; at most 10 million")
+                raise argparse.ArgumentTypeError(f"range {shown(text)} has {count} values; at most 10 million")
             return np.asarray([start + i * step for i in range(count)])
         items = [convert(x) for x in text.split(",") if x.strip()]
         if not items:
@@ -269,7 +310,50 @@ def list_of(convert):
     return parse
 
 
+def _non_finite(obj, name: str):
+    """(path, value) of the first non-finite number in ``obj`` (dicts, lists, arrays), or
+    None."""
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            found = _non_finite(value, f"{name}.{key}" if name else str(key))
+            if found:
+                return found
+    elif isinstance(obj, (list, tuple)):
+        for i, value in enumerate(obj):
+            found = _non_finite(value, f"{name}[{i}]")
+            if found:
+                return found
+    elif isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "fc":
+            bad = ~np.isfinite(obj)
+            if bad.any():
+                return name, obj[bad].flat[0]
+        elif obj.dtype == object:
+            for i, value in enumerate(obj.flat):
+                found = _non_finite(value, f"{name}[{i}]")
+                if found:
+                    return found
+    elif isinstance(obj, (float, np.floating, complex, np.complexfloating)):
+        if not np.isfinite(obj):
+            return name, obj
+    return None
+
+
+def require_finite(obj, what: str = "") -> None:
+    """Refuse to print a result holding inf or NaN (CLIError naming the quantity): such a
+    number comes from an input outside what the model can compute (a λ of 1e-320), and
+    printed it would read as a result."""
+    found = _non_finite(obj, what)
+    if found:
+        name, value = found
+        how = "undefined" if np.isnan(value) else "it overflowed"
+        raise CLIError(f"the result {name or 'value'} is not a finite number ({how}): an input "
+                       f"is outside the range the model computes (e.g. a λ, clock, size or loop "
+                       f"variable too small or too large); check the inputs")
+
+
 def print_json(obj) -> None:
+    require_finite(obj)
     def default(o):
         if isinstance(o, np.ndarray):
             return o.tolist()
@@ -299,6 +383,10 @@ def _cell(v):
 
 def write_table(table: dict, output: str | None, fmt: str = "csv") -> int:
     """Columns (name -> equal-length arrays) as CSV or JSON rows, to ``output`` or stdout."""
+    for name, column in table.items():  # NaN is a point without a result: printed empty
+        column = np.asarray(column)
+        if column.dtype.kind in "fc" and np.isinf(column).any():
+            require_finite(column[np.isinf(column)], name)
     if output:
         try:
             fh = open(output, "w", newline="", encoding="utf-8")

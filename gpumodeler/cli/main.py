@@ -30,9 +30,40 @@ class CLIError(Exception):
     """A user error detected in the CLI layer (bad flag combination, unreadable file...)."""
 
 
+#: The longest error line printed; longer messages (an echoed 3 KB expression, SQLite's
+#: list of damaged pages) are cut, keeping their start, which says what is wrong.
+MAX_MESSAGE = 400
+
+
+def one_line(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text`` on one line (newlines and runs of blanks become one space), at most
+    ``limit`` characters, cut with an ellipsis."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _input_error(exc: BaseException) -> str | None:
+    """The message for an exception that bad input causes in the standard library, or None.
+
+    RecursionError: a structure nested too deeply for a recursive reader (JSON nested
+    100 000 deep); ValueError of Python's int-string limit: a number of thousands of digits."""
+    if isinstance(exc, RecursionError):
+        return "the input is nested too deeply to read (at most a few hundred levels)"
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"the input holds bytes that are not UTF-8 text ({exc.reason} at byte "
+                f"{exc.start}); the file is damaged or not one gpumodeler reads")
+    if isinstance(exc, OverflowError):
+        return (f"an input is too large: a result overflowed ({exc}); numbers must stay "
+                f"well below 1.8e308")
+    if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+        return ("the input holds a number with more than 4300 digits; numbers must fit a "
+                "64-bit float (about 1.8e308)")
+    return None
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse prints usage too; keep it short)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, one_line(f"{self.prog}: error: {message}") + "\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,11 +84,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        # Overflow to inf in numpy is caught where results are printed (common.require_finite):
+        # a warning here would print a multi-line report to stderr.
+        import numpy as np
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+            return int(args.func(args) or 0)
     except (ModelError, CLIError) as exc:
         hint = FLAG_FOR_FIELD.get(getattr(exc, "item", None) or "")
         hint = f" (flag {hint})" if hint and hint not in str(exc) else ""
-        print(f"gpumodeler {args.command}: {exc}{hint}", file=sys.stderr)
+        print(one_line(f"gpumodeler {args.command}: {exc}{hint}"), file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:
         return 0
@@ -67,8 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug, not bad input: one line, details on request
         if os.environ.get("GPUMODELER_DEBUG"):
             raise
-        print(f"gpumodeler {args.command}: internal error ({type(exc).__name__}: {exc}); "
-              f"rerun with GPUMODELER_DEBUG=1 for details and please report it", file=sys.stderr)
+        message = _input_error(exc)
+        if message is not None:
+            print(one_line(f"gpumodeler {args.command}: {message}"), file=sys.stderr)
+            return EXIT_USAGE
+        detail = one_line(f"{type(exc).__name__}: {exc}", 200)
+        print(f"gpumodeler {args.command}: internal error ({detail}); rerun with "
+              f"GPUMODELER_DEBUG=1 for details and please report it", file=sys.stderr)
         return 1
 
 

@@ -39,3 +39,16 @@ class GraphError(ModelError):
 
 class FormatError(ModelError):
     """A file in a gpumodeler format that cannot be read (wrong version, missing keys...)."""
+
+
+def shown(value, limit: int = 80) -> str:
+    """``repr(value)`` for a message, cut to ``limit`` characters with an ellipsis, so an
+    error never echoes a 3 KB expression or a 5 000-digit number back at the user."""
+    try:
+        text = repr(value)
+    except ValueError:  # an int beyond Python's int-string limit
+        return f"<a number of more than {limit} digits>"
+    if len(text) <= limit:
+        return text
+    quote = text[0] if text[0] in "'\"" else ""   # a cut string still reads as quoted
+    return text[:limit - 1 - len(quote)] + "…" + quote

@@ -233,7 +233,12 @@ class Catalog:
         AmbiguousDevice (listing candidates)."""
         summary, layer = self._resolve(name)
         db = self._user if layer == "user" else self._shipped
-        return read_device(db, normalize_name(summary.name), summary.shadows_shipped)
+        device = read_device(db, normalize_name(summary.name), summary.shadows_shipped)
+        if device is None:   # its name and its lookup key (name_lower) disagree
+            path = self.user_path if layer == "user" else self.shipped_path
+            raise DatabaseFormatError(f"{path}: a damaged device database (device "
+                                      f"{summary.name!r} is listed but cannot be read)")
+        return device
 
     def latency_table_keys(self) -> builtins.list[str]:
         """The keys (names) of every latency table in the catalog, in name order."""

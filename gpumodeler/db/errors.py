@@ -1,7 +1,10 @@
 """Exceptions of the persistence layer; all are core ModelErrors so the CLI prints one line."""
 from __future__ import annotations
 
-from gpumodeler.core.errors import FormatError, InvalidParameter, ModelError
+import re
+import sqlite3
+
+from gpumodeler.core.errors import FormatError, InvalidParameter, ModelError, shown
 
 
 class DatabaseFormatError(FormatError):
@@ -53,3 +56,38 @@ class UnresolvedConflicts(ModelError):
     def __init__(self, message: str, conflicts: list = ()):
         self.conflicts = list(conflicts)
         super().__init__(message)
+
+
+def is_bad_text(exc: BaseException) -> bool:
+    """True for SQLite's error on a TEXT value that is not valid UTF-8."""
+    return (isinstance(exc, sqlite3.OperationalError)
+            and str(exc).startswith("Could not decode to UTF-8"))
+
+
+def is_damaged_schema(exc: BaseException) -> bool:
+    """True for SQLite's error on a table or column our schema has but the file lacks
+    (a file whose schema text was damaged, or edited by another program)."""
+    return (isinstance(exc, sqlite3.OperationalError)
+            and str(exc).startswith(("no such column", "no such table")))
+
+
+def damaged_content(path, exc: BaseException) -> DatabaseFormatError:
+    """A DatabaseFormatError naming ``path`` for damaged content met while reading it: text
+    that is not valid UTF-8 (``exc`` is SQLite's error), or a DatabaseFormatError raised
+    without the file's name (aliases that are not a JSON list)."""
+    where = f"{path}: " if path else ""
+    if isinstance(exc, DatabaseFormatError):
+        text = str(exc)
+        return DatabaseFormatError(text if path and text.startswith(str(path))
+                                   else f"{where}{text}")
+    if is_damaged_schema(exc):
+        return DatabaseFormatError(f"{where}a damaged gpumodeler device database ({exc})")
+    column = re.search(r"column '([^']*)'", str(exc))
+    column = f" in column {column.group(1)}" if column else ""
+    return DatabaseFormatError(f"{where}the database holds text that is not valid UTF-8"
+                               f"{column}; it is damaged or was not written by gpumodeler")
+
+
+def aliases_error(text) -> DatabaseFormatError:
+    return DatabaseFormatError(f"a device's aliases are {shown(text, 60)}, not a JSON list of "
+                               f"names (e.g. [\"GTX 970\"]); the database is damaged")

@@ -15,6 +15,7 @@ from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS, LatencyTable
 
+from .errors import aliases_error
 from .records import DeviceRecord, DeviceSummary, ValueRecord
 
 # device_values columns in ValueRecord order.
@@ -89,7 +90,14 @@ def aliases_to_json(aliases) -> str:
 
 
 def aliases_from_json(text: str) -> tuple[str, ...]:
-    return tuple(json.loads(text or "[]"))
+    """The aliases column (a JSON list of names); DatabaseFormatError when it is not one."""
+    try:
+        aliases = json.loads(text or "[]")
+    except (TypeError, ValueError, RecursionError):
+        raise aliases_error(text) from None
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise aliases_error(text)
+    return tuple(aliases)
 
 
 def record_from_rows(device: dict, value_rows_, sources: dict[str, str],

@@ -10,8 +10,12 @@ For each field, with unknown placeholders set aside:
 - anything else, or the same records with another default -> a conflict
 
 So when two people edit copies of one database, an edit made on one side only is taken
-automatically and only a field both changed differently is a conflict. A conflict is
-resolved per field: ``mine``, ``theirs`` or ``both`` (the records of both sides kept, mine
+automatically and only a field both changed differently is a conflict. A default the user
+chose is never changed silently: for a user copy of a shipped device, the shipped default
+is the one mine started from; when mine's default is another (the user picked it) and
+theirs adds records with yet another default, the field is a conflict, with a ``reason``
+(sharing.py). A device with no shipped counterpart has no such ancestor: there a default
+moved by theirs is taken as their edit. A conflict is resolved per field: ``mine``, ``theirs`` or ``both`` (the records of both sides kept, mine
 stays the default). A merge with an unresolved conflict raises UnresolvedConflicts before
 writing anything. Devices are never deleted by a merge; aliases are united.
 """
@@ -79,6 +83,7 @@ class FieldChange:
     ``status`` is "mine" (mine has all of theirs and more: kept), "theirs" (theirs has all
     of mine and more: taken) or "conflict". ``mine``/``theirs`` are the ValueRecords of
     each side (Records, which compare like tuples), or strings for kind, family and aliases.
+    ``reason``: why a field is a conflict when the records alone would not make it one.
     """
 
     device: str
@@ -86,12 +91,16 @@ class FieldChange:
     status: str
     mine: tuple
     theirs: tuple
+    reason: str = ""
 
     def to_dict(self) -> dict:
         def side(items):
             return [record_to_dict(r) if isinstance(r, ValueRecord) else r for r in items]
-        return {"device": self.device, "field": self.field, "status": self.status,
-                "mine": side(self.mine), "theirs": side(self.theirs)}
+        out = {"device": self.device, "field": self.field, "status": self.status,
+               "mine": side(self.mine), "theirs": side(self.theirs)}
+        if self.reason:
+            out["reason"] = self.reason
+        return out
 
 
 @dataclass(frozen=True)
@@ -190,6 +199,11 @@ def describe_records(records) -> str:
 
 def _known(raws):
     return [r for r in raws if r[0] is not None]
+
+
+def default_content(raws):
+    """The content of the default among raw records (the first when none is marked)."""
+    return _default_content(raws)
 
 
 def _default_content(raws):
@@ -344,9 +358,40 @@ def make_resolver(report: MergeReport, resolutions: Mapping | None = None,
     return resolve
 
 
+def changes_default(change: FieldChange) -> bool:
+    """True when taking theirs for ``change`` (status "theirs") would make another of
+    mine's known records, or a new one, the default instead of mine's known default."""
+    mine = _known(change.mine._raws if isinstance(change.mine, Records) else ())
+    theirs = _known(change.theirs._raws if isinstance(change.theirs, Records) else ())
+    return bool(mine) and _default_content(mine) != _default_content(theirs)
+
+
+def as_default_conflict(change: FieldChange, reason: str) -> FieldChange:
+    return FieldChange(change.device, change.field, "conflict", change.mine, change.theirs,
+                       reason)
+
+
+def with_conflicts(report: MergeReport, made: Mapping[tuple[str, str], str]) -> MergeReport:
+    """``report`` with the fields ``made`` names ((device name, field) -> reason) turned
+    into conflicts, and their devices into conflicting ones."""
+    if not made:
+        return report
+    devices = []
+    for d in report.devices:
+        if not any((d.name, c.field) in made for c in d.fields):
+            devices.append(d)
+            continue
+        fields_ = tuple(as_default_conflict(c, made[(d.name, c.field)])
+                        if (d.name, c.field) in made else c for c in d.fields)
+        devices.append(DeviceChange(d.name, d.kind, "conflicting", fields_))
+    return MergeReport(report.mine, report.theirs, tuple(devices), report.renamed_sources,
+                       report.applied)
+
+
 def conflict_message(conflicts, limit: int = 8) -> str:
     shown = [f"{c.device}.{c.field} (mine {describe_records(c.mine)}; theirs "
-             f"{describe_records(c.theirs)})" for c in conflicts[:limit]]
+             f"{describe_records(c.theirs)}{'; ' + c.reason if c.reason else ''})"
+             for c in conflicts[:limit]]
     more = f"; and {len(conflicts) - limit} more" if len(conflicts) > limit else ""
     return (f"{len(conflicts)} unresolved conflict(s): {'; '.join(shown)}{more}. "
             f"Choose per field: mine, theirs or both")

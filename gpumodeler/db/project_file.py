@@ -216,7 +216,30 @@ def _rows(db, table: str, columns: tuple, order: str = "position"):
     return db.execute(f"SELECT {', '.join(columns)} FROM {table} ORDER BY {order}").fetchall()
 
 
+# Tables whose every column holds numbers or text (the kernels' rows are checked by the
+# graph's own validation as they are added).
+_PLAIN_TABLES = {"project": ("name", "description"), "devices": DEVICE_COLUMNS,
+                 "connections": CONNECTION_COLUMNS, "launches": LAUNCH_COLUMNS,
+                 "transfers": ("launch_id",) + TRANSFER_COLUMNS,
+                 "sweeps": SWEEP_COLUMNS, "sweep_values": ("sweep_id", "value"),
+                 "sweep_devices": ("sweep_id", "device_name"),
+                 "measurements": MEASUREMENT_COLUMNS, "calibrations": CALIBRATION_COLUMNS}
+
+
+def _refuse_blobs(db: sqlite_utils.Database) -> None:
+    """gpumodeler never writes binary data (BLOBs): one where a number or text belongs
+    (a λ, a block size) means the file was damaged or edited by another program."""
+    for table, columns in _PLAIN_TABLES.items():
+        test = " OR ".join(f"typeof({c}) = 'blob'" for c in columns)
+        row = db.execute(f"SELECT {', '.join(columns)} FROM {table} WHERE {test} LIMIT 1").fetchone()
+        if row is not None:
+            column = next(c for c, v in zip(columns, row) if isinstance(v, bytes))
+            raise ProjectFormatError(f"table {table}, column {column} holds binary data where "
+                                     f"a number or text belongs")
+
+
 def _read(db: sqlite_utils.Database) -> Project:
+    _refuse_blobs(db)
     row = db.execute("SELECT name, description FROM project WHERE id = 1").fetchone()
     if row is None:
         raise ProjectFormatError("the project row is missing")
@@ -356,7 +379,7 @@ def read_project_file(path: str | Path) -> tuple[Project, ProjectFileInfo]:
         text = str(exc)
         raise ProjectFormatError(text if text.startswith(str(path)) else
                                  f"{path}: damaged project file: {text}") from None
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise ProjectFormatError(f"{path}: the project file is corrupted ({exc})") from None
     except (ModelError, TypeError, ValueError) as exc:
         raise ProjectFormatError(f"{path}: damaged project file ({exc})") from None
@@ -425,7 +448,7 @@ def _check_replaceable(target: Path, shown: Path) -> None:
         db = connect_read_only(target)
         try:
             inspect_file(db, target, integrity=False)
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise ProjectFormatError(f"{target}: the file is corrupted ({exc})") from None
         finally:
             db.close()

@@ -302,8 +302,8 @@ def check_header(path: Path) -> None:
 def connect_read_only(path: Path) -> sqlite_utils.Database:
     """The file opened with ``mode=ro``: SQLite itself refuses any write."""
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as exc:
+        conn = sqlite3.connect(schema.read_only_uri(path), uri=True)
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         raise ProjectFormatError(f"{path}: cannot open it ({exc})") from None
     return sqlite_utils.Database(conn, execute_plugins=False)
 
@@ -324,8 +324,11 @@ def inspect_file(db: sqlite_utils.Database, path: Path, *, integrity: bool = Tru
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         applied = ([m.name for m in migrations.applied(db)]
                    if MIGRATIONS_TABLE in tables else [])
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise ProjectFormatError(f"{path}: the project file is corrupted ({exc})") from None
+    except KeyError as exc:   # sqlite-utils reading a migrations table that lost a column
+        raise ProjectFormatError(f"{path}: damaged project file (its migrations table lacks "
+                                 f"column {exc})") from None
     fmt = meta.get("format")
     if fmt != FORMAT:
         hint = ("; it is a device database: use `gpumodeler devices import` for it"

@@ -40,7 +40,8 @@ from sqlite_utils import Migrations
 
 from gpumodeler import __version__
 
-from .errors import DatabaseAccessError, DatabaseFormatError
+from .errors import DatabaseAccessError, DatabaseFormatError, damaged_content, is_bad_text, \
+    is_damaged_schema
 from .fields import FORMAT
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -323,9 +324,27 @@ def _set_meta_version(db: sqlite_utils.Database) -> None:
 CACHE_KIB = 64 * 1024
 
 
+def read_only_uri(path: Path) -> str:
+    """The URI that opens ``path`` read-only without leaving anything next to it.
+
+    SQLite opens a WAL-mode file (header byte 18 = 2) with a -wal and a -shm file beside it,
+    even read-only, and leaves them there. When the file has no -wal file, everything is
+    in the file itself, so it is opened ``immutable``: no locks, no files created."""
+    uri = path.resolve().as_uri() + "?mode=ro"
+    try:
+        with open(path, "rb") as fh:
+            header = fh.read(20)
+    except OSError:
+        return uri
+    wal_log = path.with_name(path.name + "-wal")
+    if len(header) == 20 and header[18] == 2 and not wal_log.exists():
+        uri += "&immutable=1"
+    return uri
+
+
 def _connect(path: Path, read_only: bool) -> sqlite_utils.Database:
     # Always by URI: a connection opened so also takes URIs in ATTACH (attached_read_only).
-    uri = path.resolve().as_uri() + ("?mode=ro" if read_only else "")
+    uri = read_only_uri(path) if read_only else path.resolve().as_uri()
     conn = sqlite3.connect(uri, uri=True)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
@@ -347,7 +366,7 @@ def attached_read_only(db: sqlite_utils.Database, path: Path, alias: str):
     """``path`` attached to ``db`` as schema ``alias``, read-only, for the length of the
     block (INSERT ... SELECT between files, in C instead of row by row in Python). Must be
     entered and left outside a transaction (SQLite cannot attach or detach inside one)."""
-    db.execute(f"ATTACH DATABASE ? AS {alias}", [Path(path).resolve().as_uri() + "?mode=ro"])
+    db.execute(f"ATTACH DATABASE ? AS {alias}", [read_only_uri(Path(path))])
     try:
         yield alias
     finally:
@@ -462,8 +481,11 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
         applied = ([m.name for m in migrations.applied(db)]
                    if MIGRATIONS_TABLE in tables else [])
         columns = {t: {c.name for c in db[t].columns} for t in _REQUIRED_COLUMNS if t in tables}
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
+    except KeyError as exc:   # sqlite-utils reading a migrations table that lost a column
+        raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database (its "
+                                  f"migrations table lacks column {exc})") from None
     if meta.get("format") != FORMAT:
         raise DatabaseFormatError(
             f"{path}: not a gpumodeler device database (format {meta.get('format')!r}, "
@@ -475,7 +497,23 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
             what = (f"no {table} table" if table not in columns
                     else f"{table} lacks {', '.join(lacking)}")
             raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database ({what})")
+    if integrity == "full":   # every page is read anyway: look for binary data too
+        _refuse_binary_values(db, path)
     return version < SCHEMA_VERSION or len(applied) < len(KNOWN_MIGRATIONS)
+
+
+def _refuse_binary_values(db: sqlite_utils.Database, path: Path) -> None:
+    """gpumodeler never stores binary data (BLOBs) in a device database: one in a column
+    (a damaged record header, another program's edit) would reach the user as b'...'."""
+    for table, columns in _REQUIRED_COLUMNS.items():
+        test = " OR ".join(f"typeof({c}) = 'blob'" for c in sorted(columns))
+        try:
+            row = db.execute(f"SELECT 1 FROM {table} WHERE {test} LIMIT 1").fetchone()
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+            raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
+        if row is not None:
+            raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database (binary "
+                                      f"data in table {table}, where text or numbers belong)")
 
 
 def check_version(meta: dict, applied: list[str], known_migrations, path: Path, *,
@@ -490,6 +528,9 @@ def check_version(meta: dict, applied: list[str], known_migrations, path: Path, 
     except ValueError:
         raise error(f"{path}: unreadable schema version {meta.get('version')!r} "
                     f"(expected a whole number 1..{current})") from None
+    if version < 1:
+        raise error(f"{path}: unreadable schema version {meta.get('version')!r} "
+                    f"(expected a whole number 1..{current})")
     unknown = [name for name in applied if name not in known_migrations]
     if version > current or unknown:
         raise error(
@@ -500,6 +541,8 @@ def check_version(meta: dict, applied: list[str], known_migrations, path: Path, 
 
 
 def _is_corruption(exc: sqlite3.Error) -> bool:
+    if isinstance(exc, UnicodeDecodeError):  # SQLite's message quoting a damaged schema
+        return True
     name = getattr(exc, "sqlite_errorname", "") or ""
     return type(exc) is sqlite3.DatabaseError or name.startswith(("SQLITE_CORRUPT",
                                                                    "SQLITE_NOTADB"))
@@ -511,10 +554,14 @@ def reading(path: str | Path):
     opened with the structural check only has not had every page read)."""
     try:
         yield
-    except sqlite3.DatabaseError as exc:
+    except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         if _is_corruption(exc):
             raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
+        if is_bad_text(exc) or is_damaged_schema(exc):
+            raise damaged_content(path, exc) from None
         raise
+    except DatabaseFormatError as exc:
+        raise damaged_content(path, exc) from None
 
 
 def file_stamp(path: Path) -> tuple | None:
@@ -568,7 +615,7 @@ def open_database(path: str | Path, *, writable: bool = False,
     check_header(path)
     try:
         ro = _connect(path, read_only=True)
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
         what = "the database is corrupted" if _is_corruption(exc) else "cannot open it"
         raise DatabaseFormatError(f"{path}: {what} ({exc})") from exc
     try:

@@ -25,8 +25,8 @@ from .comparison import Comparison, compare_stored, gc_paused, raw_device
 from .digests import entry_in, field_entry, head_part, parts, patched
 from .errors import DeviceEditError, UnresolvedConflicts
 from .mapping import aliases_to_json, normalize_name
-from .merge import KIND, MergeReport, conflict_message, make_resolver, merged_device, \
-    plan_sources, remap_sources
+from .merge import KIND, THEIRS, MergeReport, changes_default, conflict_message, \
+    default_content, make_resolver, merged_device, plan_sources, remap_sources, with_conflicts
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
     file_stamp, new_database_replacing, open_database, reading
 from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
@@ -106,6 +106,7 @@ def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
         mine_label=str(catalog.user_path), theirs_label=str(path),
         guard=lambda db: reading(path) if db is theirs_db else nullcontext(),
         for_merge=for_merge)
+    cmp.report = with_conflicts(cmp.report, _chosen_defaults(cmp, catalog))
     return cmp, {renamed.get(k, k): c for k, c in theirs_sources.items()}
 
 
@@ -117,6 +118,45 @@ def _with_calibrations(catalog: "Catalog", theirs_db, path, report) -> Calibrati
     with reading(path):
         theirs = read_calibrations(theirs_db)
     return compare_calibrations(mine, theirs, report)
+
+
+def _chosen_defaults(cmp: Comparison, catalog: "Catalog") -> dict[tuple[str, str], str]:
+    """(device, field) -> reason, for the fields taking theirs would change a default the
+    user chose: mine is a user copy of a shipped device whose default for that field is
+    no longer the shipped one (the user picked another record), and theirs has another.
+
+    The shipped device is the common ancestor the records alone lack. A device with no
+    shipped counterpart has none, so there a default moved by theirs is taken as their
+    edit (as merge.py's rules say)."""
+    candidates = {}
+    for change in cmp.report.devices:
+        key = normalize_name(change.name)
+        entry = cmp.mine_entries.get(key)
+        if entry is None or entry[0] is not catalog._user:
+            continue
+        fields = [c for c in change.fields if c.status == THEIRS and changes_default(c)]
+        if fields:
+            candidates[key] = (change.name, fields)
+    if not candidates or catalog._shipped is None:
+        return {}
+    shipped_index = read_index(catalog._shipped)
+    wanted = {shipped_index[k].id: [c.field for c in fields]
+              for k, (_, fields) in candidates.items() if k in shipped_index}
+    if not wanted:
+        return {}
+    stored = read_records(catalog._shipped, wanted)
+    made = {}
+    for key, (name, fields) in candidates.items():
+        if key not in shipped_index:
+            continue
+        shipped = stored[shipped_index[key].id].values
+        for c in fields:
+            known = [r for r in shipped.get(c.field, []) if r[0] is not None]
+            mine = [r for r in c.mine._raws if r[0] is not None]
+            if known and default_content(known) != default_content(mine):
+                made[(name, c.field)] = ("your default differs from the shipped one (you "
+                                         "chose it) and theirs would replace it")
+    return made
 
 
 def compare_with_file(catalog: "Catalog", path: str | Path) -> MergeReport:

@@ -4,6 +4,7 @@ Callers own transactions: every write here is meant to run inside ``db.atomic()`
 """
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from dataclasses import dataclass, field
@@ -16,7 +17,31 @@ from .fields import SUMMARY_FIELDS
 from .mapping import (INSERT_VALUE_SQL, IS_DEFAULT, RECORD_SELECT, VALUE_COLUMNS,
                       aliases_from_json, aliases_to_json, normalize_name, record_from_rows,
                       summary_from_row, value_rows)
+from .errors import DatabaseFormatError, damaged_content, is_bad_text, is_damaged_schema
 from .records import DeviceRecord, DeviceSummary
+
+
+def _file_of(db: sqlite_utils.Database) -> str | None:
+    for _, name, file in db.execute("PRAGMA database_list").fetchall():
+        if name == "main":
+            return file or None
+    return None
+
+
+def _reading(read):
+    """A read of ``db`` (its first argument) that reports damaged content (text that is not
+    UTF-8, aliases that are not a JSON list) as a DatabaseFormatError naming the file."""
+    @functools.wraps(read)
+    def guarded(db, *args, **kwargs):
+        try:
+            return read(db, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if is_bad_text(exc) or is_damaged_schema(exc):
+                raise damaged_content(_file_of(db), exc) from None
+            raise
+        except DatabaseFormatError as exc:
+            raise damaged_content(_file_of(db), exc) from None
+    return guarded
 
 
 @dataclass
@@ -33,6 +58,7 @@ class RawDevice:
     modified: str | None = None
 
 
+@_reading
 def read_sources(db: sqlite_utils.Database) -> dict[str, str]:
     return dict(db.execute("SELECT key, citation FROM sources ORDER BY key").fetchall())
 
@@ -52,18 +78,21 @@ def _summary_sql() -> str:
             f"FROM devices d{joins} ORDER BY d.name_lower")
 
 
+@_reading
 def read_summaries(db: sqlite_utils.Database) -> dict[str, DeviceSummary]:
     """name_lower -> summary, for every device of the file."""
     return {normalize_name(row[1]): summary_from_row(row)
             for row in db.execute(_summary_sql()).fetchall()}
 
 
+@_reading
 def device_row(db: sqlite_utils.Database, name_lower: str) -> dict | None:
     cur = db.execute("SELECT * FROM devices WHERE name_lower = ?", [name_lower])
     row = cur.fetchone()
     return None if row is None else dict(zip([c[0] for c in cur.description], row))
 
 
+@_reading
 def read_device(db: sqlite_utils.Database, name_lower: str,
                 shadows_shipped: bool = False) -> DeviceRecord | None:
     row = device_row(db, name_lower)
@@ -93,6 +122,7 @@ class DeviceEntry(NamedTuple):
     digest: str | None      # content_hash
 
 
+@_reading
 def read_index(db: sqlite_utils.Database) -> dict[str, DeviceEntry]:
     """name_lower -> DeviceEntry for every device of the file."""
     return {row[1]: DeviceEntry._make(row) for row in db.execute(
@@ -118,6 +148,7 @@ _JSON_ITEM0, _JSON_ITEM1 = (("j.value ->> 0", "j.value ->> 1")
                             ("json_extract(j.value, '$[0]')", "json_extract(j.value, '$[1]')"))
 
 
+@_reading
 def read_records(db: sqlite_utils.Database, wanted: Mapping[int, Iterable[str] | None], *,
                  positions: bool = False, scan: Iterable[int] = ()) -> dict[int, StoredFields]:
     """device id -> StoredFields with the named fields of each device (None: all of them).
@@ -173,6 +204,7 @@ def _collect(rows, out: dict[int, StoredFields], keep: Mapping[int, set | None],
                 ids[name].append(row[3])
 
 
+@_reading
 def citing_fields(db: sqlite_utils.Database, source_keys) -> dict[int, set[str]]:
     """device id -> its fields with a record citing one of ``source_keys``."""
     out: dict[int, set[str]] = {}
@@ -185,6 +217,7 @@ def citing_fields(db: sqlite_utils.Database, source_keys) -> dict[int, set[str]]
     return out
 
 
+@_reading
 def read_raw(db: sqlite_utils.Database, names_lower=None) -> dict[str, RawDevice]:
     """name_lower -> RawDevice for all devices (or those named), in name order."""
     devices: dict[int, RawDevice] = {}
@@ -381,6 +414,7 @@ def set_device_digests(db: sqlite_utils.Database, stamps: Iterable[tuple]) -> No
                         stamps)
 
 
+@_reading
 def read_digests(db: sqlite_utils.Database, ids: Iterable[int]) -> dict[int, str | None]:
     return dict(db.execute("SELECT id, content_hash FROM devices WHERE id IN "
                            "(SELECT value FROM json_each(?))", [json.dumps(sorted(ids))]))

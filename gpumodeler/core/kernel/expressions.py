@@ -22,10 +22,13 @@ import re
 
 import numpy as np
 
-from gpumodeler.core.errors import ExpressionError
+from gpumodeler.core.errors import ExpressionError, shown
 
 MAX_LENGTH = 2000
 MAX_DEPTH = 100
+# Depth of the parsed tree: a chain ``a*a*...*a`` parses without recursion but makes a tree
+# as deep as it is long, which formatting and evaluation walk recursively.
+MAX_TREE_DEPTH = 200
 
 _TOKEN = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
@@ -73,7 +76,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
             bad = text[pos:].lstrip()[:1]
             where = len(text) - len(text[pos:].lstrip())
             raise ExpressionError(
-                f"unexpected character {bad!r} at position {where + 1} in {text!r}; "
+                f"unexpected character {bad!r} at position {where + 1} in {shown(text)}; "
                 f"valid: numbers, variable names, + - * / ( ), min, max, ceil, floor")
         kind = m.lastgroup
         value = m.group(kind)
@@ -97,7 +100,7 @@ class _Parser:
         if tok[0] is None or (value is not None and tok[1] != value):
             want = repr(value) if value else "a value"
             got = "the end" if tok[0] is None else repr(tok[1])
-            raise ExpressionError(f"expected {want} but found {got} at position {tok[2] + 1} in {self.text!r}")
+            raise ExpressionError(f"expected {want} but found {got} at position {tok[2] + 1} in {shown(self.text)}")
         self.i += 1
         return tok
 
@@ -107,7 +110,11 @@ class _Parser:
         node = self.expr()
         if self.i != len(self.tokens):
             tok = self.peek()
-            raise ExpressionError(f"unexpected {tok[1]!r} at position {tok[2] + 1} in {self.text!r}")
+            raise ExpressionError(f"unexpected {tok[1]!r} at position {tok[2] + 1} in {shown(self.text)}")
+        depth = _tree_depth(node)
+        if depth > MAX_TREE_DEPTH:
+            raise ExpressionError(f"expression {shown(self.text)} has operations nested {depth} "
+                                  f"deep; at most {MAX_TREE_DEPTH} (simplify it)")
         return node
 
     def _nest(self):
@@ -171,7 +178,22 @@ class _Parser:
             self.take(")")
             return node
         got = "the end" if kind is None else repr(value)
-        raise ExpressionError(f"expected a number, a name or '(' but found {got} at position {pos + 1} in {self.text!r}")
+        raise ExpressionError(f"expected a number, a name or '(' but found {got} at position {pos + 1} in {shown(self.text)}")
+
+
+def _tree_depth(root) -> int:
+    """Depth of a parsed tree, walked without recursion."""
+    deepest, stack = 0, [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if isinstance(node, _Neg):
+            stack.append((node.operand, depth + 1))
+        elif isinstance(node, _Bin):
+            stack += [(node.left, depth + 1), (node.right, depth + 1)]
+        elif isinstance(node, _Call):
+            stack += [(a, depth + 1) for a in node.args]
+    return deepest
 
 
 def _variables(node, out: set):
@@ -264,7 +286,7 @@ class Expression:
         if missing:
             given = ", ".join(sorted(values)) or "none"
             raise ExpressionError(
-                f"unknown variable(s) {', '.join(missing)} in {self.text!r}; "
+                f"unknown variable(s) {', '.join(missing)} in {shown(self.text)}; "
                 f"give a value (e.g. --set {missing[0]}=128); variables given: {given}")
         env = {k: (np.asarray(v, dtype=float) if not isinstance(v, (int, float)) else float(v))
                for k, v in values.items() if k in self.variables}

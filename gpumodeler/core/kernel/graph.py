@@ -36,8 +36,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields, replace
 import math
+import numbers
 
-from gpumodeler.core.errors import FormatError, GraphError
+from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.expressions import Expression, parse
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS, INSTRUCTION_CLASSES
 from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
@@ -46,6 +47,16 @@ EDGE_KINDS = ("ilp", "dual", "dependency", "memory", "branch", "barrier", "repla
 ACCESS_PATTERNS = ("strided", "random", "broadcast")
 FORMAT_NAME = "gpumodeler-kernel"
 FORMAT_VERSION = 1
+
+
+def is_finite_number(value) -> bool:
+    """True for an int or float (not a bool) whose value a float holds finitely."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond a float
+        return False
 
 
 @dataclass(frozen=True)
@@ -100,26 +111,35 @@ class Instruction:
             raise GraphError(f"instruction {self.id} ({self.opcode}): {msg}", item=self.id)
         if not self.id:
             bad("id must not be empty")
+        for name in ("stride", "hit_ratio", "x", "y"):
+            value = getattr(self, name)
+            if not is_finite_number(value):
+                bad(f"{name} must be a finite number, got {shown(value)}")
+        for name in ("label", "opcode"):
+            if not isinstance(getattr(self, name), str):
+                bad(f"{name} must be text, got {shown(getattr(self, name))}")
+        if not isinstance(self.is_load, bool):
+            bad(f"is_load must be true or false, got {shown(self.is_load)}")
         if self.unit not in UNITS:
-            bad(f"unit {self.unit!r} is not one of {', '.join(UNITS)}")
+            bad(f"unit {shown(self.unit)} is not one of {', '.join(UNITS)}")
         if self.latency_class is not None and self.latency_class not in INSTRUCTION_CLASSES:
-            bad(f"latency class {self.latency_class!r} is not one of {', '.join(INSTRUCTION_CLASSES)}")
+            bad(f"latency class {shown(self.latency_class)} is not one of {', '.join(INSTRUCTION_CLASSES)}")
         if self.unit == "ldst" and self.space not in SPACES:
-            bad(f"a load/store needs a state space, one of {', '.join(SPACES)}; got {self.space!r}")
+            bad(f"a load/store needs a state space, one of {', '.join(SPACES)}; got {shown(self.space)}")
         if self.memory_level is not None and self.memory_level not in MEMORY_LEVELS:
-            bad(f"memory level {self.memory_level!r} is not one of {', '.join(MEMORY_LEVELS)}")
+            bad(f"memory level {shown(self.memory_level)} is not one of {', '.join(MEMORY_LEVELS)}")
         if self.pattern not in ACCESS_PATTERNS:
-            bad(f"access pattern {self.pattern!r} is not one of {', '.join(ACCESS_PATTERNS)}")
+            bad(f"access pattern {shown(self.pattern)} is not one of {', '.join(ACCESS_PATTERNS)}")
         if not (isinstance(self.width_bytes, int) and self.width_bytes in (1, 2, 4, 8, 16)):
-            bad(f"access width must be 1, 2, 4, 8 or 16 bytes, got {self.width_bytes}")
+            bad(f"access width must be 1, 2, 4, 8 or 16 bytes, got {shown(self.width_bytes)}")
         if not (math.isfinite(self.stride) and self.stride >= 1):
-            bad(f"stride must be a number >= 1 element, got {self.stride}")
+            bad(f"stride must be a number >= 1 element, got {shown(self.stride)}")
         if not (0.0 <= self.hit_ratio <= 1.0):
-            bad(f"cache hit ratio must be within 0..1, got {self.hit_ratio}")
+            bad(f"cache hit ratio must be within 0..1, got {shown(self.hit_ratio)}")
         if not (isinstance(self.segment_bytes, int) and self.segment_bytes in (32, 64, 128)):
-            bad(f"memory transaction size must be 32, 64 or 128 bytes, got {self.segment_bytes}")
+            bad(f"memory transaction size must be 32, 64 or 128 bytes, got {shown(self.segment_bytes)}")
         if not (isinstance(self.bank_conflict_degree, int) and 1 <= self.bank_conflict_degree <= 32):
-            bad(f"bank conflict degree must be an integer 1..32, got {self.bank_conflict_degree}")
+            bad(f"bank conflict degree must be an integer 1..32, got {shown(self.bank_conflict_degree)}")
         return self
 
     def latency_key(self) -> str:
@@ -140,16 +160,18 @@ class Edge:
 
     def checked(self) -> "Edge":
         if self.kind not in EDGE_KINDS:
-            raise GraphError(f"edge {self.id}: kind {self.kind!r} is not one of {', '.join(EDGE_KINDS)}",
+            raise GraphError(f"edge {self.id}: kind {shown(self.kind)} is not one of {', '.join(EDGE_KINDS)}",
                              item=self.id)
         if self.latency is not None:
-            if isinstance(self.latency, bool) or not isinstance(self.latency, (int, float)) \
-                    or not math.isfinite(self.latency):
-                raise GraphError(f"edge {self.id}: latency must be a number of cycles, got {self.latency!r}",
-                                 item=self.id)
+            if not is_finite_number(self.latency):
+                raise GraphError(f"edge {self.id}: latency must be a number of cycles, got "
+                                 f"{shown(self.latency)}", item=self.id)
             if self.latency < 0:
                 raise GraphError(f"edge {self.id}: latency must be >= 0 cycles, got {self.latency}",
                                  item=self.id)
+        if self.taken is not None and not isinstance(self.taken, bool):
+            raise GraphError(f"edge {self.id}: taken must be true, false or absent, got "
+                             f"{shown(self.taken)}", item=self.id)
         if self.src == self.dst:
             raise GraphError(f"edge {self.id}: an edge from {self.src} to itself is a cycle; "
                              f"loop-carried latencies go from a later to an earlier instruction",
@@ -168,6 +190,10 @@ class Loop:
     def make(cls, id: str, members, iterations, name: str = "") -> "Loop":
         if not members:
             raise GraphError(f"loop {id}: a loop needs at least one instruction", item=id)
+        if not isinstance(members, (list, tuple, set, frozenset)) \
+                or not all(isinstance(m, str) for m in members):
+            raise GraphError(f"loop {id}: members must be a list of instruction ids, got "
+                             f"{shown(members)}", item=id)
         return cls(id=id, members=frozenset(members), iterations=parse(iterations), name=name)
 
 
@@ -386,6 +412,14 @@ def _check_keys(obj, allowed, what):
         raise FormatError(f"{what}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(allowed))}")
 
 
+def _list_of(data: dict, key: str) -> list:
+    """``data[key]``, a JSON list (an absent key is an empty one)."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise FormatError(f"{key!r} must be a list of objects, got {shown(value)}")
+    return value
+
+
 def from_dict(data: dict) -> KernelGraph:
     """Read a graph from a dict (parsed JSON); raises FormatError/GraphError with the item."""
     _check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
@@ -401,20 +435,21 @@ def from_dict(data: dict) -> KernelGraph:
                           f"this one reads up to version {FORMAT_VERSION}")
     variables = data.get("variables", {})
     if not isinstance(variables, dict) or not all(
-            isinstance(k, str) and isinstance(v, (int, float)) and not isinstance(v, bool)
-            for k, v in variables.items()):
-        raise FormatError("variables must map names to numbers, e.g. {\"a\": 128}")
+            isinstance(k, str) and is_finite_number(v) for k, v in variables.items()):
+        raise FormatError("variables must map names to finite numbers, e.g. {\"a\": 128}")
+    if data.get("latency_table") is not None and not isinstance(data["latency_table"], str):
+        raise FormatError(f"latency_table must be a table name, got {shown(data['latency_table'])}")
     graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
                         description=str(data.get("description", "")), variables=dict(variables))
-    for i, d in enumerate(data.get("instructions", [])):
+    for i, d in enumerate(_list_of(data, "instructions")):
         _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
         if "id" not in d or "opcode" not in d:
             raise FormatError(f"instruction #{i + 1} needs 'id' and 'opcode'")
         kw = {k: v for k, v in d.items() if k not in ("id", "opcode")}
-        if "stride" in kw:
+        if "stride" in kw and is_finite_number(kw["stride"]):  # else checked() says why
             kw["stride"] = float(kw["stride"])
         graph.add_instruction(Instruction.make(str(d["id"]), str(d["opcode"]), **kw))
-    for i, d in enumerate(data.get("edges", [])):
+    for i, d in enumerate(_list_of(data, "edges")):
         _check_keys(d, {"id", "from", "to", "kind", "latency", "taken"}, f"edge #{i + 1}")
         missing = [k for k in ("from", "to", "kind") if k not in d]
         if missing:
@@ -422,7 +457,7 @@ def from_dict(data: dict) -> KernelGraph:
         graph.add_edge(Edge(id=str(d.get("id") or graph.new_id("e")), src=str(d["from"]),
                             dst=str(d["to"]), kind=d["kind"], latency=d.get("latency"),
                             taken=d.get("taken")))
-    for i, d in enumerate(data.get("loops", [])):
+    for i, d in enumerate(_list_of(data, "loops")):
         _check_keys(d, {"id", "name", "iterations", "members"}, f"loop #{i + 1}")
         if "iterations" not in d or "members" not in d:
             raise FormatError(f"loop #{i + 1} needs 'iterations' and 'members'")
