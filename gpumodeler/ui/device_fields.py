@@ -125,7 +125,7 @@ def short_source(key: str | None) -> str:
     """"gajger2017" -> "Gajger 2017"; "measured-gajger2017" -> "Gajger 2017"."""
     if not key:
         return ""
-    bare = re.sub(r"^(measured|calibrated|vendor|nvidia)-", "", key)
+    bare = re.sub(r"^(measured|calibrated|assumed|vendor|nvidia)-", "", key)
     m = re.fullmatch(r"([a-z]+?)[-_]?(\d{4})[a-z]?", bare)
     if m:
         return f"{m.group(1).capitalize()} {m.group(2)}"
@@ -148,6 +148,8 @@ def provenance_text(record) -> str:
     source = short_source(record.source) or (record.source_text or "")
     where = short_where(record.where)
     detail = ", ".join(p for p in (source, where) if p)
+    if (record.source or "").startswith("assumed-"):  # a value measured on another device
+        return f"assumption: {detail}"
     if record.provenance in (None, "document"):
         return detail or "document"
     if record.provenance == "vendor":

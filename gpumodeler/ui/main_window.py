@@ -329,7 +329,13 @@ class MainWindow(DocumentBinding, QMainWindow):
         return ((document.refused, self.show_refusal),
                 (document.undo_stack.cleanChanged, self._update_title),
                 (document.undo_stack.indexChanged, self._clear_refusal),
-                (document.path_changed, self._update_title))
+                (document.path_changed, self._update_title),
+                (document.field_requested, self._show_inspector_for_field))
+
+    def _show_inspector_for_field(self, *args) -> None:
+        """A message's "set it" button: the inspector shows the field, whatever the tab."""
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
 
     def project_name(self) -> str:
         if self.document.path:

@@ -88,7 +88,23 @@ class PropertyInspector(DocumentBinding, QWidget):
 
     def document_connections(self, document):
         return ((document.selection_changed, self.show_item), (document.changed, self._on_changed),
-                (document.refused, self._on_refused))
+                (document.refused, self._on_refused), (document.field_requested, self._field_requested))
+
+    def _field_requested(self, kind: str, item_id: str, field: str) -> None:
+        if self.target == (kind, item_id):
+            self.focus_field(field)
+
+    def focus_field(self, field: str) -> bool:
+        """Make ``field``'s value cell current, scrolled into view and focused (ready to
+        type over); False if the shown item has no such field."""
+        try:
+            index = self.value_index(field)
+        except KeyError:
+            return False
+        self.tree.setCurrentIndex(index)
+        self.tree.scrollTo(index)
+        self.tree.setFocus()
+        return True
 
     def show_project(self) -> None:
         self.show_item(*self.document.selected)

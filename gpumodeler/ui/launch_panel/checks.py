@@ -64,3 +64,24 @@ def occupancy_problem(project, gpu_spec, candidate) -> str:
     except ModelError as exc:
         return str(exc)
     return ""
+
+
+def missing_link_value(project, launch, link_spec):
+    """(connection id, field, link name) of the first link value a transfer of ``launch``
+    needs and the catalog does not know (bandwidth, or the startup time of the transfer's
+    direction), or None. ``link_spec``: catalog name -> LinkSpec."""
+    from gpumodeler.core.project import resolve_link
+    host = project.host_link_for(launch.gpu) if launch.transfers else None
+    for t in launch.transfers:
+        conn_id = t.connection or (host.id if host else None)
+        if conn_id not in project.connections:
+            return None
+        try:
+            spec = resolve_link(project, conn_id, link_spec)
+        except (ModelError, LookupError, TypeError):
+            return None
+        if spec.bandwidth_bytes_per_s is None:
+            return conn_id, "bandwidth_bytes_per_s", spec.name
+        if getattr(spec, f"startup_{t.direction}_s", None) is None:
+            return conn_id, f"startup_{t.direction}_s", spec.name
+    return None

@@ -23,7 +23,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
-from .checks import occupancy_problem, transfer_size_problem, variable_names
+from .checks import missing_link_value, occupancy_problem, transfer_size_problem, variable_names
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
                      parse_float, parse_int)
 from .results import PredictionView, occupancy_text
@@ -43,6 +43,10 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.launch_id: str | None = None
         self.result = None
         self.error = ""
+        #: why the transfers are not predicted while the kernel is ("" otherwise)
+        self.transfer_error = ""
+        #: (connection id, field, link name) the user should set for the transfers, or None
+        self.missing_link_value = None
         self._pending = False
         self._variable_fields: dict[str, QLineEdit] = {}
         self._build_ui()
@@ -117,6 +121,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.prediction = PredictionView()
         self.result_labels = self.prediction.labels
         self.result_message = self.prediction.message
+        self.prediction.fix_requested.connect(self.show_missing_link_value)
 
         self.sweep = SweepPanel(self)
 
@@ -218,13 +223,30 @@ class LaunchPanel(DocumentBinding, QWidget):
             QTimer.singleShot(0, self, lambda: self._pending and self.refresh())
 
     def evaluate(self) -> None:
-        """Predict the launch (evaluate_launch) and show the numbers or the reason why not."""
+        """Predict the launch (evaluate_launch) and show the numbers or the reason why not.
+        When only its transfers cannot be predicted, the kernel is still shown and the
+        transfers say why (and which field to set)."""
+        self.transfer_error, self.missing_link_value = "", None
         try:
             self.result = evaluate_launch(self.project, self.launch_id, self.document.gpu_spec,
                                           self.document.link_spec,
                                           table_lookup=self.document.latency_table)
             self.error = ""
         except ModelError as exc:
+            kernel_only = self._kernel_only()
+            if kernel_only is not None:
+                self.result, self.error, self.transfer_error = kernel_only, "", str(exc)
+                self.missing_link_value = missing_link_value(self.project, self.launch,
+                                                             self.document.link_spec)
+                fix = ""
+                if self.missing_link_value is not None:
+                    _, field, name = self.missing_link_value
+                    from gpumodeler.ui.device_fields import field_label
+                    fix = f"Set {field_label(field).lower()} of {name}…"
+                    self.transfer_error += (f" — set {field_label(field).lower()} of the link "
+                                            f"{name} in the inspector (System tab)")
+                self._show_result(kernel_only, "", self.transfer_error, fix)
+                return
             self.result, self.error = None, str(exc)
             self._show_result(None, self.error)
             field = ITEM_FIELDS.get(getattr(exc, "item", None) or "", getattr(exc, "item", None))
@@ -237,9 +259,29 @@ class LaunchPanel(DocumentBinding, QWidget):
             return
         self._show_result(self.result, "")
 
-    def _show_result(self, r, message: str) -> None:
+    def _kernel_only(self):
+        """The launch's kernel predicted without its transfers, or None if that fails too."""
+        launch = self.launch
+        if launch is None or not launch.transfers:
+            return None
+        try:
+            return evaluate_launch(self.project, self.launch_id, self.document.gpu_spec,
+                                   self.document.link_spec, table_lookup=self.document.latency_table,
+                                   include_transfers=False)
+        except (ModelError, KeyError, LookupError):
+            return None
+
+    def _show_result(self, r, message: str, transfer_error: str = "", fix_text: str = "") -> None:
         self.occupancy_label.setText(occupancy_text(r))
-        self.prediction.show_result(r, message)
+        self.prediction.show_result(r, message, transfer_error, fix_text)
+
+    def show_missing_link_value(self) -> bool:
+        """Select the link and the field the transfers need, in the inspector."""
+        if self.missing_link_value is None:
+            return False
+        conn_id, field, _ = self.missing_link_value
+        self.document.show_field("connection", conn_id, field)
+        return True
 
     # -- variables -------------------------------------------------------------------------
     def _fill_variables(self, launch) -> None:
