@@ -86,6 +86,11 @@ def field_label(field: str) -> str:
     return text[:1].upper() + text[1:] if text else field
 
 
+# upper bounds of overrides no device comes near (a typo like 1e30 SMs is refused);
+# the largest GPUs of 2024 have 144-170 SMs
+_MAXIMA = {"sms": 1024}
+
+
 def parse_override(kind: str, field: str, text: str, latency_tables=None):
     """The value ``text`` gives ``field``; raises :class:`OverrideError` with the reason.
     ``latency_tables``: the keys a latency_table may name (default: the built-in ones;
@@ -108,6 +113,9 @@ def parse_override(kind: str, field: str, text: str, latency_tables=None):
                 raise OverrideError(f"unknown latency table {value!r}; valid: "
                                     f"{', '.join(latency_tables)}")
         return value
+    most = _MAXIMA.get(field, 2**31 - 1 if unit == "count" else None)
+    if most is not None and value > most:
+        raise OverrideError(f"{field_label(field)} must be ≤ {most:g}, got {text.strip()!r}")
     if field in _MAY_BE_ZERO:
         if value < 0:
             raise OverrideError(f"{field_label(field)} must be ≥ 0, got {text.strip()!r}")

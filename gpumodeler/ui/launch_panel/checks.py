@@ -24,9 +24,32 @@ def variable_names(project, launch) -> list[str]:
     return sorted(names)
 
 
+# CUDA's grid x dimension holds at most 2^31 - 1 blocks (compute capability 3.0 and later)
+MAX_GRID_BLOCKS = 2**31 - 1
+# a transfer larger than this (1 PB) is no host's memory: surely a typo
+MAX_TRANSFER_BYTES = 1e15
+# a loop runs at most this many iterations per thread in any model we draw
+MAX_LOOP_ITERATIONS = 1e12
+
+
+def data_size_limit(block_size: int) -> int:
+    """The largest data size N a launch of ``block_size`` threads per block can cover."""
+    return MAX_GRID_BLOCKS * max(int(block_size), 1)
+
+
+def loop_variable_problem(name: str, value: float) -> str:
+    """Why ``value`` cannot be loop variable ``name`` (an iteration count), or ''."""
+    if value < 1:
+        return (f"variable {name} counts loop iterations: give a number >= 1 (got {value:g}); "
+                f"leave the field empty to use the kernel's default")
+    if value > MAX_LOOP_ITERATIONS:
+        return f"variable {name}: at most {MAX_LOOP_ITERATIONS:.0e} iterations, got {value:g}"
+    return ""
+
+
 def transfer_size_problem(project, launch, text: str) -> str:
     """Why ``text`` is not a transfer size of ``launch`` (bytes or an expression of N and
-    the launch variables), or ''."""
+    the launch variables, worth 0 to 1 PB at the launch's values), or ''."""
     if not text:
         return "transfer size: give bytes (1.6e9) or an expression of N (4*N)"
     try:
@@ -38,24 +61,55 @@ def transfer_size_problem(project, launch, text: str) -> str:
     if unknown:
         return (f"transfer size {text!r}: unknown variable(s) {', '.join(unknown)}; use N (the data "
                 f"size) or the launch variables ({', '.join(sorted(known))})")
+    graph = project.kernels.get(launch.kernel)
+    values = dict(graph.variables if graph is not None else {}, **launch.variables)
+    if launch.data_size is not None:
+        values.setdefault("N", launch.data_size)
+    if expr.variables <= set(values):
+        try:
+            size = float(expr.evaluate(values))
+        except (ModelError, ArithmeticError, ValueError) as exc:
+            return f"transfer size {text!r}: {exc}"
+        if not size == size or size in (float("inf"), float("-inf")):
+            return f"transfer size {text!r} is not a finite number of bytes"
+        if size < 0:
+            return f"transfer size {text!r} is {size:g} bytes; give a size >= 0"
+        if size > MAX_TRANSFER_BYTES:
+            return (f"transfer size {text!r} is {size:.3g} bytes, more than 1 PB (1e15): "
+                    f"give the bytes one transfer moves")
     return ""
 
 
 def occupancy_problem(project, gpu_spec, candidate) -> str:
     """Why the GPU of launch ``candidate`` cannot run one of its blocks (the occupancy
-    calculator's reason), or ''. Other problems are left to the command, which refuses them
-    with the model's message. ``gpu_spec``: catalog name -> GPUSpec."""
+    calculator's reason, an occupancy override above the GPU's warps per SM, a data size
+    beyond the grid limit), or ''. Other problems are left to the command, which refuses
+    them with the model's message. ``gpu_spec``: catalog name -> GPUSpec."""
     try:
         candidate.checked()
     except ModelError:
         return ""
-    if candidate.occupancy_override is not None or candidate.gpu not in project.devices:
+    if candidate.data_size is not None and candidate.data_size > data_size_limit(candidate.block_size):
+        return (f"data size N = {candidate.data_size:.4g} needs more than 2^31 - 1 blocks of "
+                f"{candidate.block_size} threads (CUDA's grid limit); at most "
+                f"{data_size_limit(candidate.block_size):.4g}")
+    if candidate.gpu not in project.devices:
         return ""
     try:
         gpu = gpu_spec(project.devices[candidate.gpu].device_name)
     except (ModelError, LookupError):
         return ""
     if not gpu.compute_capability:
+        return ""
+    if candidate.occupancy_override is not None:
+        from gpumodeler.core.occupancy.compute_capability import architecture
+        try:
+            most = architecture(gpu.compute_capability).max_warps_per_sm
+        except ModelError:
+            return ""
+        if candidate.occupancy_override > most:
+            return (f"occupancy {candidate.occupancy_override:g} warps/SM: {gpu.name} runs at most "
+                    f"{most} warps per SM (compute capability {gpu.compute_capability})")
         return ""
     from gpumodeler.core.occupancy.calculator import occupancy  # when first needed, as evaluate_launch does
     try:

@@ -23,7 +23,8 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
-from .checks import missing_link_value, occupancy_problem, transfer_size_problem, variable_names
+from .checks import (MAX_GRID_BLOCKS, data_size_limit, loop_variable_problem, missing_link_value,
+                     occupancy_problem, transfer_size_problem, variable_names)
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
                      parse_float, parse_int)
 from .results import PredictionView, occupancy_text
@@ -316,7 +317,11 @@ class LaunchPanel(DocumentBinding, QWidget):
     # -- editing ---------------------------------------------------------------------------
     def _parse_size(self, text: str):
         mode = self.form.values.get("size_mode", "data")
-        return parse_int(text, "data size N" if mode == "data" else "grid size", 1)
+        if mode == "data":
+            block = self.launch.block_size if self.launch is not None else 1024
+            return parse_int(text, f"data size N (CUDA's grid limit: 2^31 - 1 blocks of {block} threads)",
+                             1, data_size_limit(block))
+        return parse_int(text, "grid size (blocks; CUDA's limit is 2^31 - 1)", 1, MAX_GRID_BLOCKS)
 
     def command_done(self) -> None:
         self.refresh()
@@ -382,6 +387,10 @@ class LaunchPanel(DocumentBinding, QWidget):
             value = parse_float(w.text(), f"variable {name}", allow_empty=True)
         except FieldError as exc:
             self.refuse(f"variable_{name}", str(exc))
+            return
+        reason = loop_variable_problem(name, value) if value is not None else ""
+        if reason:
+            self.refuse(f"variable_{name}", reason)
             return
         variables = dict(launch.variables)
         if value is None:

@@ -24,7 +24,7 @@ from gpumodeler.core.project import SweepDef
 from .. import workers
 from ..plots.figure import figure_size
 from ..plots.sweep_plot import SweepPlot, axis_title
-from .checks import variable_names
+from .checks import MAX_LOOP_ITERATIONS, data_size_limit, variable_names
 from .fields import FieldError, clear_error, fmt_number, mark_error, message_label, parse_float
 from .controls import build_controls
 from .measurements import (MeasurementsRefused, column_for, compare, measured_points,
@@ -198,6 +198,16 @@ class SweepPanel(QWidget):
         if r.log and (r.lo <= 0 or r.hi <= 0):
             mark_error(self.from_edit if r.lo <= 0 else self.to_edit, "log spacing needs values > 0")
             raise FieldError("a logarithmic sweep needs from and to > 0")
+        limit, what = None, ""
+        if var == "data_size":
+            launch = self.project.launches.get(self.launch_id) if self.launch_id else None
+            limit = data_size_limit(launch.block_size if launch else 1024)
+            what = f"data size N: at most {limit:.4g} (2^31 - 1 blocks, CUDA's grid limit)"
+        elif var not in ("block_size", "occupancy"):
+            limit, what = MAX_LOOP_ITERATIONS, f"{var}: at most {MAX_LOOP_ITERATIONS:.0e} iterations"
+        if limit is not None and max(r.lo, r.hi) > limit:
+            mark_error(self.to_edit if r.hi >= r.lo else self.from_edit, what)
+            raise FieldError(f"sweep range: {what}, got {max(r.lo, r.hi):.4g}")
         return range_values(var, r)
 
     def run(self) -> bool:
