@@ -35,6 +35,7 @@ def run(panel, qtbot, variable, lo=None, hi=None, gpus=()):
 
 
 def test_empty_plot_says_so(panel):
+    assert panel.new_launch()  # a launch without a saved sweep
     plot = panel.sweep.plot
     assert plot.is_empty() and "Run sweep" in plot.message_text()
 
