@@ -44,7 +44,7 @@ def test_unknown_startup_blanks_only_the_transfers_and_the_button_shows_the_fiel
     assert panel.result is not None                   # the kernel is still predicted
     assert "ms" in panel.result_labels["kernel_time"].text()
     assert panel.result_labels["total"].text().startswith("—")
-    assert "startup" in panel.result_message.text() and "inspector" in panel.result_message.text()
+    assert "startup" in panel.result_message.text() and "unknown" in panel.result_message.text()
     assert panel.prediction.fix_button.isVisibleTo(panel)
     panel.prediction.fix_button.click()
     assert doc.selected == ("connection", conn_id)

@@ -243,9 +243,9 @@ class LaunchPanel(DocumentBinding, QWidget):
                 if self.missing_link_value is not None:
                     _, field, name = self.missing_link_value
                     from gpumodeler.ui.device_fields import field_label
-                    fix = f"Set {field_label(field).lower()} of {name}…"
-                    self.transfer_error += (f" — set {field_label(field).lower()} of the link "
-                                            f"{name} in the inspector (System tab)")
+                    fix = f"Set the {field_label(field).lower()} of {name}…"
+                    self.transfer_error = (f"the {field_label(field).lower()} of link {name} is "
+                                           f"unknown")
                 self._show_result(kernel_only, "", self.transfer_error, fix)
                 return
             self.result, self.error = None, str(exc)

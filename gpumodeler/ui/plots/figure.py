@@ -60,7 +60,11 @@ def _laid_out(plot_item, size: FigureSize, logical_dpi: float):
     old_opts = [dict(label.opts) for label in labels]
     tick = QFont()
     tick.setPointSizeF(size.font_pt)
+    texts = [line.label for line in getattr(plot_item, "figure_texts", lambda: [])()]
+    old_text_fonts = [t.textItem.font() for t in texts]
     try:
+        for t in texts:
+            t.setFont(tick)
         for a in axes:
             a.setStyle(tickFont=tick)
             a.setLabel(a.labelText, a.labelUnits, **dict(a.labelStyle, **{"font-size": f"{size.font_pt + 1:g}pt"}))
@@ -70,6 +74,9 @@ def _laid_out(plot_item, size: FigureSize, logical_dpi: float):
             label.setText(label.text, size=f"{size.font_pt:g}pt")
         if legend is not None:
             legend.updateSize()
+            # the legend ignores transformations (constant size on screen), so it would not
+            # scale with the rest when rendered at the figure's dpi
+            legend.setFlag(legend.GraphicsItemFlag.ItemIgnoresTransformations, False)
         plot_item.setGeometry(QRectF(0, 0, width, height))
         plot_item.layout.activate()
         yield QRectF(plot_item.sceneBoundingRect())
@@ -77,11 +84,14 @@ def _laid_out(plot_item, size: FigureSize, logical_dpi: float):
         for a, font, style in zip(axes, old_fonts, old_labels):
             a.setStyle(tickFont=font)
             a.setLabel(a.labelText, a.labelUnits, **style)
+        for t, font in zip(texts, old_text_fonts):
+            t.setFont(font)
         for label, opts in zip(labels, old_opts):
             label.opts = opts
             label.setText(label.text)
         if legend is not None:
             legend.updateSize()
+            legend.setFlag(legend.GraphicsItemFlag.ItemIgnoresTransformations, True)
         if plot_item.titleLabel.text:
             plot_item.setTitle(plot_item.titleLabel.text, size="10pt", color="#222")
         plot_item.setGeometry(old_geometry)
@@ -100,9 +110,6 @@ def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logic
             pixels = QSize(round(size.width_in * size.dpi), round(size.height_in * size.dpi))
             image = QImage(pixels, QImage.Format.Format_ARGB32)
             image.fill(QColor("white"))
-            dots_per_m = round(size.dpi / 0.0254)
-            image.setDotsPerMeterX(dots_per_m)
-            image.setDotsPerMeterY(dots_per_m)
             painter = QPainter(image)
             try:
                 painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -110,6 +117,11 @@ def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logic
                 scene.render(painter, QRectF(0, 0, pixels.width(), pixels.height()), source)
             finally:
                 painter.end()
+            # the resolution is set after painting: point-sized fonts were laid out at the
+            # scene's logical dpi and scaled with everything else by the painter
+            dots_per_m = round(size.dpi / 0.0254)
+            image.setDotsPerMeterX(dots_per_m)
+            image.setDotsPerMeterY(dots_per_m)
             if not image.save(path):
                 raise OSError(f"could not write {path}")
             return pixels

@@ -33,6 +33,14 @@ PAIRS = (("#1f77b4", "#ff7f0e"), ("#2ca02c", "#d62728"), ("#9467bd", "#8c564b"),
 BASE_PEN = dict(color="#666", width=1.2, style=Qt.DashDotLine)
 
 
+def short_name(gpu: str) -> str:
+    """A GPU's name without the brand ("GTX 970"), for legends that must fit a column."""
+    for brand in ("GeForce ", "NVIDIA ", "Tesla ", "Quadro "):
+        if gpu.startswith(brand) and len(gpu) > len(brand):
+            return gpu[len(brand):]
+    return gpu
+
+
 def axis_title(variable: str, label: str) -> str:
     """The x-axis title with its unit: "Data size N (threads)", "n (iterations)"."""
     units = {"data_size": "Data size N (threads)", "gpu": "GPU"}
@@ -114,6 +122,8 @@ class SweepPlot(QWidget):
         self.base_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(**BASE_PEN))
         self.base_line.setZValue(-5)
         self.plot.addItem(self.base_line, ignoreBounds=True)
+        # the figure export sets these labels' font for print (plots.figure)
+        self.plot.figure_texts = lambda: [line for line in self.knee_lines if line.isVisible()]
         self.base_line.hide()
         self.base_sample = pg.PlotDataItem([], [], pen=pg.mkPen(**BASE_PEN))  # its legend sample
         self.knee_lines: list[pg.InfiniteLine] = []  # one per GPU of an occupancy sweep
@@ -240,10 +250,10 @@ class SweepPlot(QWidget):
                 item.setData(result.x, y, connect="all" if finite else "finite", skipFiniteCheck=finite)
                 item.show()
             if legend != self._legend and not gpu_sweep:
-                name = f"{curve.label}: " if several else ""
+                name = f"{short_name(curve.label)}: " if several else ""
                 self.legend.addItem(kernel, f"{name}kernel")
                 if not kernel_only:
-                    self.legend.addItem(total, f"{name}total (with transfers)")
+                    self.legend.addItem(total, f"{name}kernel + transfers")
         for kernel, total in self._curves[len(result.curves):]:
             if kernel.isVisible():
                 kernel.setData([], [])
@@ -299,7 +309,7 @@ class SweepPlot(QWidget):
         self.total_bars.show()
         if relabel:
             self.legend.addItem(self.kernel_bars, "kernel")
-            self.legend.addItem(self.total_bars, "total (with transfers)")
+            self.legend.addItem(self.total_bars, "kernel + transfers")
 
     def _show_knees(self, result, log_x: bool, several: bool) -> None:
         """The occupancy where the mode changes, one line per GPU, labelled below the legend
@@ -318,7 +328,7 @@ class SweepPlot(QWidget):
             if i < len(knees):
                 curve, knee = knees[i]
                 line.setPos(math.log10(knee) if log_x else knee)
-                line.label.setFormat(f"{curve.label + ': ' if several else ''}mode changes at {knee:.3g}")
+                line.label.setFormat(f"{short_name(curve.label) + ': ' if several else ''}mode changes at {knee:.3g}")
                 line.show()
             else:
                 line.hide()
