@@ -358,7 +358,7 @@ class PropertyInspector(DocumentBinding, QWidget):
         if _same(current, value):
             self._refresh()
             return True
-        return self._edit(field, SetOverride(collection, entity.id, key, value))
+        return self._edit(field, _worded(SetOverride(collection, entity.id, key, value), "override", field))
 
     def _on_refused(self, message: str, item: str) -> None:
         if self.pushing:
@@ -416,7 +416,7 @@ class PropertyInspector(DocumentBinding, QWidget):
         if entity is None or not self.is_overridden(field):
             return False
         key = override_key(self._catalog_kind(), field)
-        return self._edit(field, SetOverride(self._collection(), entity.id, key, None))
+        return self._edit(field, _worded(SetOverride(self._collection(), entity.id, key, None), "revert", field))
 
     def revert_current(self) -> bool:
         field, row_kind = self._current_field()
@@ -460,6 +460,12 @@ class PropertyInspector(DocumentBinding, QWidget):
             use.setEnabled(value is not None
                            and read_only_reason(self._catalog_kind(), field) is None)
         return menu
+
+
+def _worded(command, verb: str, field: str):
+    """The undo text in words: "override SM clock", not the field's internal name."""
+    command.text = f"{verb} {field_label(field)}"
+    return command
 
 
 def _same(a, b) -> bool:

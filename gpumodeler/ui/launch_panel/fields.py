@@ -104,6 +104,7 @@ class Form(QObject):
         self.choices: dict[str, list] = {}
 
     def _row(self, name, label, widget, help_text):
+        help_text = help_text or label  # every control says what it is when hovered
         widget.setProperty("help_text", help_text)
         widget.setToolTip(help_text)
         widget.setObjectName(f"field_{name}")
@@ -127,8 +128,9 @@ class Form(QObject):
         w.activated.connect(lambda i, n=name: self._combo_done(n, i))
         return self._row(name, label, w, help_text)
 
-    def check(self, name: str, label: str, help_text: str = "") -> QCheckBox:
-        w = QCheckBox()
+    def check(self, name: str, label: str, help_text: str = "", text: str = "") -> QCheckBox:
+        """A check box; ``text`` beside it (the row's ``label`` on its left)."""
+        w = QCheckBox(text)
         w.clicked.connect(lambda on, n=name: self._commit(n, bool(on)))
         return self._row(name, label, w, help_text)
 

@@ -59,9 +59,11 @@ class LaunchPanel(DocumentBinding, QWidget):
         top.setContentsMargins(6, 6, 6, 0)
         self.launch_combo = QComboBox()
         self.launch_combo.setMinimumContentsLength(16)
+        self.launch_combo.setToolTip("The launch shown (a project can hold several)")
         self.launch_combo.activated.connect(lambda i: self.set_launch(self.launch_combo.itemData(i)))
         self.new_button = QPushButton("New launch")
         self.new_button.clicked.connect(self.new_launch)
+        self.new_button.setToolTip("Add a launch of the project's first kernel on its first GPU")
         top.addWidget(QLabel("Launch"))
         top.addWidget(self.launch_combo)
         top.addWidget(self.new_button)
@@ -88,8 +90,9 @@ class LaunchPanel(DocumentBinding, QWidget):
                        help_text="registers per thread (from the compiler: -Xptxas -v)")
         self.form.line("shared_mem", "Shared memory", lambda t: parse_int(t, "shared memory (bytes)", 0),
                        help_text="bytes per block, static + dynamic")
-        self.form.check("occupancy_auto", "Occupancy from calculator",
-                        help_text="unchecked: give the active warps per SM yourself")
+        self.form.check("occupancy_auto", "Occupancy", text="from the occupancy calculator",
+                        help_text="checked: active warps per SM from block size, registers and shared "
+                                  "memory; unchecked: give them yourself below")
         self.form.line("occupancy_override", "Occupancy override",
                        lambda t: parse_float(t, "occupancy (warps per SM)", 0.0, 1024, strict_minimum=True),
                        help_text="active warps per SM")
@@ -336,8 +339,22 @@ class LaunchPanel(DocumentBinding, QWidget):
         if reason:
             self.refuse(field, reason)
             return False
-        label = field.replace("_", " ")
+        label = self.field_words(field)
         return self.push(UpdateItem("launches", self.launch_id, text=f"edit {label}", **changes), field)
+
+    def field_words(self, field: str) -> str:
+        """A field's name as the form shows it, for undo texts ("edit block size")."""
+        if field in self.form.widgets:
+            label = self.form.layout.labelForField(self.form.widgets[field])
+            text = label.text() if label is not None else ""
+            if field == "occupancy_auto":
+                text = "occupancy from calculator"
+            return (text or field.replace("_", " ")).lower() if text != "λ" else text
+        if field.startswith("variable_"):
+            return f"variable {field[len('variable_'):]}"
+        if field.startswith("transfer_size_"):
+            return f"size of transfer {int(field.rsplit('_', 1)[1]) + 1}"
+        return field.replace("_", " ")
 
     def refuse(self, field: str, message: str) -> None:
         if field in self.form.widgets:

@@ -58,7 +58,9 @@ class DevicePalette(QWidget):
 
     def __init__(self, catalog, parent=None):
         super().__init__(parent)
-        self.filter_edit = QLineEdit(placeholderText="Filter devices (name, alias, cc…)")
+        self.filter_edit = QLineEdit(placeholderText="Filter devices (name, alias, cc…)",
+                                     toolTip="Show only devices whose name, alias or compute capability "
+                                             "contains this text")
         self.filter_edit.setClearButtonEnabled(True)
         self.model = _CatalogModel(self)
         self.proxy = QSortFilterProxyModel(self)
