@@ -129,8 +129,15 @@ class LaunchPanel(DocumentBinding, QWidget):
 
         self.sweep = SweepPanel(self)
 
+        # the numbers scroll on a short screen, so the sweep controls and plot keep their room
+        prediction_scroll = QScrollArea()
+        prediction_scroll.setWidgetResizable(True)
+        prediction_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        prediction_scroll.setWidget(self.prediction)
+        prediction_scroll.setMinimumHeight(120)
         right = QSplitter(Qt.Vertical)
-        right.addWidget(self.prediction)
+        right.setChildrenCollapsible(False)
+        right.addWidget(prediction_scroll)
         right.addWidget(self.sweep)
         right.setStretchFactor(1, 1)
         right.setSizes([300, 420])

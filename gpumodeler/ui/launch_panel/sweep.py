@@ -62,7 +62,7 @@ class SweepPanel(QWidget):
     def _build_ui(self) -> None:
         rows = build_controls(self)  # variable_combo, from_edit, ..., run_button, saved_combo, ...
         self.plot = SweepPlot()
-        self.plot.setMinimumHeight(240)
+        self.plot.setMinimumHeight(180)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setStyleSheet(STATUS_STYLE)

@@ -46,7 +46,9 @@ def axis_title(variable: str, label: str) -> str:
     units = {"data_size": "Data size N (threads)", "gpu": "GPU"}
     if variable in units:
         return units[variable]
-    return label if label.endswith(")") else f"{label} ({variable})"
+    if variable in ("block_size", "occupancy"):
+        return label  # "Block size (threads)", "Occupancy (warps per SM)"
+    return f"{variable} (loop iterations)"
 
 
 # a log axis labels these mantissas between its decades when they have room
