@@ -191,7 +191,7 @@ class PropertiesPanel(QWidget):
         f.widgets["taken"].setEnabled(edge.kind == "branch")
 
     def show_loop(self, loop, graph) -> None:
-        self._show("loop", loop.id, f"Loop {loop.name or loop.id}")
+        self._show("loop", loop.id, f"Loop {loop.name}" if loop.name else f"Loop × {loop.iterations.text}")
         self.forms["loop"].set_values({"name": loop.name, "iterations": loop.iterations.text})
         members = [n for n in graph.instructions if n in loop.members]
         self.loop_members.setText(", ".join(members))
