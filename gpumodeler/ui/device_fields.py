@@ -26,7 +26,7 @@ _GPU_SPEC_FIELDS = {f.name for f in dc_fields(GPUSpec)} - {"name"}
 _LINK_SPEC_FIELDS = {f.name for f in dc_fields(LinkSpec)} - {"name", "kind"}
 
 _WORDS = {"sms": "SMs", "sm": "SM", "l1": "L1", "l2": "L2", "fp32": "FP32", "fp64": "FP64",
-          "int32": "INT32", "sfu": "SFUs", "ldst": "LD/ST", "cpu": "CPU", "pcie": "PCIe",
+          "int32": "INT32", "sfu": "SFUs", "nvlink": "NVLink", "ldst": "LD/ST", "cpu": "CPU", "pcie": "PCIe",
           "htod": "host→device", "dtoh": "device→host", "smem": "shared-memory",
           "gmem": "global-memory", "w": "", "hz": "", "s": "", "bytes": "", "bits": ""}
 

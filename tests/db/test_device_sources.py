@@ -40,7 +40,7 @@ LINK_FIELDS = {
 }
 HOST_FIELDS = {
     "cpu": "text", "cores": "count", "threads": "count", "cpu_clock_hz": "Hz",
-    "memory_size_bytes": "B", "memory_type": "text", "pcie_generation": "text",
+    "memory_size_bytes": "B", "memory_type": "text", "pcie_generation": "text", "nvlink": "text",
 }
 INSTRUCTION_CLASSES = ("int_add", "int_mad", "int_mul", "int_div", "int_rem", "logic", "shift",
                        "fp32_add", "fp32_mad", "fp32_mul", "fp32_div", "mov", "setp", "sfu",

@@ -139,3 +139,44 @@ def missing_link_value(project, launch, link_spec):
         if getattr(spec, f"startup_{t.direction}_s", None) is None:
             return conn_id, f"startup_{t.direction}_s", spec.name
     return None
+
+
+# compute capability -> the architecture names the latency tables use
+_ARCHITECTURES = {1: "Tesla", 2: "Fermi", 3: "Kepler", 5: "Maxwell", 6: "Pascal", 9: "Hopper",
+                  10: "Blackwell", 12: "Blackwell"}
+
+
+def architecture_of(compute_capability: str | None) -> str:
+    """"5.2" -> "Maxwell"; "" when unknown."""
+    try:
+        major, minor = (int(x) for x in str(compute_capability).split(".")[:2])
+    except (TypeError, ValueError):
+        return ""
+    if major == 7:
+        return "Turing" if minor >= 5 else "Volta"
+    if major == 8:
+        return "Ada Lovelace" if minor >= 9 else "Ampere"
+    return _ARCHITECTURES.get(major, "")
+
+
+def table_mismatch(graph, gpu, tables: dict):
+    """(message, key of a table of the GPU's architecture or None) when ``graph``'s latency
+    table is another architecture's than ``gpu``'s; None when they agree or either is
+    unknown. ``tables``: key -> LatencyTable (the document's)."""
+    if graph is None or gpu is None or not graph.latency_table:
+        return None
+    table = tables.get(graph.latency_table)
+    arch = architecture_of(gpu.compute_capability)
+    if table is None or not arch or not table.architecture:
+        return None
+    if table.architecture.split()[0] == arch.split()[0]:
+        return None
+    own = [key for key, t in tables.items() if (t.architecture or "").split()[0] == arch.split()[0]]
+    own.sort(key=lambda k: ("gajger" not in k, k))  # Gajger's tables are the ones the model was calibrated with
+    message = (f"The kernel's latencies are {table.name}'s ({table.architecture}), but {gpu.name} is "
+               f"{arch}: the latency bound may be off.")
+    if own:
+        message += f" Use {tables[own[0]].name}?"
+    else:
+        message += f" The catalog has no {arch} latency table; give the edges' latencies yourself."
+    return message, (own[0] if own else None)
