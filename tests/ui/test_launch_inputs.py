@@ -165,3 +165,14 @@ def test_loop_iterations_of_1_over_0_are_refused():
         with pytest.raises(FieldError, match="iterations"):
             _expression(text)
     assert _expression("N/256") == "N/256"
+
+
+def test_inspector_follows_a_swapped_link(panel, qtbot):
+    doc = panel.document
+    inspector = PropertyInspector(doc)
+    qtbot.addWidget(inspector)
+    conn_id = relink(panel, NO_STARTUP)
+    doc.select("connection", conn_id)
+    doc.undo_stack.undo()  # back to the measured testbed link
+    row = inspector.row_of("startup_htod_s")
+    assert inspector.model.item(row, 1).text() != "unknown"

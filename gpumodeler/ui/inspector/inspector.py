@@ -137,13 +137,17 @@ class PropertyInspector(DocumentBinding, QWidget):
         elif event.endswith("_changed") or event.endswith("_added"):
             if getattr(payload, "id", None) == self.target[1] and self._entity() is payload \
                     and self._shown_state() != self._state:
-                self._refresh()
+                # another catalog entry (a link or device swapped): its own fields and records
+                renamed = self._state is None or self._shown_state()[3:] != self._state[3:]
+                self._fill() if renamed else self._refresh()
 
     def _shown_state(self):
         """What the inspector displays of the entity (moves do not change it)."""
         entity = self._entity()
         return None if entity is None else (dict(entity.overrides), entity.label,
-                                            getattr(entity, "count", None))
+                                            getattr(entity, "count", None),
+                                            getattr(entity, "link_name", None),
+                                            getattr(entity, "device_name", None))
 
     def _fill(self) -> None:
         self._state = self._shown_state()
