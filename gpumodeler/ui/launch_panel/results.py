@@ -35,8 +35,18 @@ class PredictionView(QGroupBox):
         super().__init__("Prediction", parent)
         grid = QGridLayout(self)
         grid.setColumnStretch(1, 1)
+        # why there is no prediction (or no transfer prediction), and the button to the
+        # missing value: at the top, on screen however short the window
+        self.message = message_label()
+        grid.addWidget(self.message, 0, 0, 1, 2)
+        self.fix_button = QPushButton()
+        self.fix_button.setObjectName("fix_button")
+        self.fix_button.setToolTip("Select the link and its field in the inspector, to type the value")
+        self.fix_button.clicked.connect(self.fix_requested)
+        self.fix_button.hide()
+        grid.addWidget(self.fix_button, 1, 0, 1, 2, Qt.AlignLeft)
         self.labels: dict[str, QLabel] = {}
-        for r, (key, title) in enumerate(ROWS):
+        for r, (key, title) in enumerate(ROWS, start=2):
             t = QLabel(title)
             t.setStyleSheet("color: #5f6368;")
             t.setAlignment(Qt.AlignTop | Qt.AlignLeft)
@@ -47,14 +57,6 @@ class PredictionView(QGroupBox):
             grid.addWidget(t, r, 0)
             grid.addWidget(v, r, 1)
             self.labels[key] = v
-        self.message = message_label()
-        grid.addWidget(self.message, len(ROWS), 0, 1, 2)
-        self.fix_button = QPushButton()
-        self.fix_button.setObjectName("fix_button")
-        self.fix_button.setToolTip("Select the link and its field in the inspector, to type the value")
-        self.fix_button.clicked.connect(self.fix_requested)
-        self.fix_button.hide()
-        grid.addWidget(self.fix_button, len(ROWS) + 1, 0, 1, 2, Qt.AlignLeft)
         grid.setRowStretch(len(ROWS) + 2, 1)
 
     def show_result(self, r, message: str = "", transfer_error: str = "", fix_text: str = "") -> None:
@@ -93,7 +95,7 @@ class PredictionView(QGroupBox):
         L["knee"].setText(f"occupancy {k.knee_occupancy:.4g} warps/SM "
                           f"(latency-bound below it, throughput-bound above)")
         if transfer_error:
-            L["transfers"].setText("<span style='color:#b00000'>unknown (see below)</span>")
+            L["transfers"].setText("<span style='color:#b00000'>unknown (see above)</span>")
             L["total"].setText(f"— (the kernel alone takes {fmt_time(k.time_s)})")
             return
         if p.transfers:
