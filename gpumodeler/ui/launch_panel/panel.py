@@ -24,11 +24,12 @@ from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
 from .checks import (MAX_GRID_BLOCKS, data_size_limit, loop_variable_problem, missing_link_value,
-                     occupancy_problem, table_mismatch, transfer_size_problem, variable_names)
+                     occupancy_problem, transfer_size_problem, variable_names)
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
                      parse_float, parse_int)
 from .results import PredictionView, occupancy_text
 from .sweep import SweepPanel
+from .table_check import TableCheck
 from .transfers import TransfersBox
 
 # core error items -> our field names
@@ -105,19 +106,10 @@ class LaunchPanel(DocumentBinding, QWidget):
         il.addWidget(box)
         il.addWidget(self.message)  # a refused edit's reason, near the fields
         # a kernel whose latency table is another architecture's than the GPU's
-        self.table_warning = QLabel()
-        self.table_warning.setObjectName("table_warning")
-        self.table_warning.setWordWrap(True)
-        self.table_warning.setStyleSheet("color: #8a5a00; background: #fff6e0; padding: 4px;")
-        self.table_button = QPushButton()
-        self.table_button.setObjectName("use_gpu_table")
-        self.table_button.setToolTip("Set the kernel's latency table to the GPU's architecture (undoable)")
-        self.table_button.clicked.connect(self.use_gpu_table)
-        self._gpu_table: str | None = None
-        il.addWidget(self.table_warning)
-        il.addWidget(self.table_button)
-        self.table_warning.hide()
-        self.table_button.hide()
+        self.table_check = TableCheck()
+        self.table_warning, self.table_button = self.table_check.warning, self.table_check.button
+        self.table_check.use_requested.connect(self.use_gpu_table)
+        il.addWidget(self.table_check)
 
         self.variables_box = QGroupBox("Loop variables")
         self.variables_layout = QFormLayout(self.variables_box)
@@ -230,7 +222,7 @@ class LaunchPanel(DocumentBinding, QWidget):
             if launch.gpu else []
         self.transfers.show_transfers(launch.transfers, links)
         self.evaluate()
-        self._check_table()
+        self.table_check.check(self.project, launch, self.document)
         # a launch shown for the first time runs its first saved sweep (the sweep panel's
         # choices follow the launch's variables otherwise)
         self.sweep.set_launch(self.launch_id)
@@ -285,32 +277,14 @@ class LaunchPanel(DocumentBinding, QWidget):
             return
         self._show_result(self.result, "")
 
-    def _check_table(self) -> None:
-        """Warn when the kernel's latency table is not the GPU's architecture's."""
-        found = None
-        launch = self.launch
-        if launch is not None and launch.gpu in self.project.devices:
-            graph = self.project.kernels.get(launch.kernel)
-            try:  # the GPU's spec, whether or not the launch can be predicted
-                gpu = self.document.gpu_spec(self.project.devices[launch.gpu].device_name)
-                found = table_mismatch(graph, gpu, self.document.latency_tables())
-            except (ModelError, LookupError):
-                found = None
-        message, key = found or ("", None)
-        self._gpu_table = key
-        self.table_warning.setText(message)
-        self.table_warning.setVisible(bool(message))
-        if key:
-            self.table_button.setText(f"Use {self.document.latency_tables()[key].name}")
-        self.table_button.setVisible(bool(key))
-
-    def use_gpu_table(self) -> bool:
+    def use_gpu_table(self, key: str | None = None) -> bool:
         """Give the kernel the latency table of its GPU's architecture (one undo step)."""
         from gpumodeler.core.commands import SetKernelProperties
         launch = self.launch
-        if launch is None or not self._gpu_table:
+        key = key or self.table_check.key
+        if launch is None or not key:
             return False
-        command = SetKernelProperties(launch.kernel, latency_table=self._gpu_table,
+        command = SetKernelProperties(launch.kernel, latency_table=key,
                                       known_tables=self.document.latency_tables())
         command.text = "use the GPU's latency table"
         return self.push(command)
