@@ -77,6 +77,18 @@ def parse_quantity(text: str, unit: str):
         return text
     if not text:
         raise QuantityError(f"needs a number{_unit_hint(unit)}")
+    try:  # a bare number in any form the GUI's number fields take (16M, 2^20, 1,000,000)
+        bare = parse_number(text)
+    except QuantityError:
+        bare = None
+    if bare is not None:
+        if unit in ("count", "bit", "year"):
+            if not float(bare).is_integer():
+                raise QuantityError(f"needs a whole number, got {text!r}")
+            return int(bare)
+        return bare
+    if "," in text and not re.fullmatch(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", re.split(r"\s*[a-zA-Zµ]", text)[0].strip()):
+        raise QuantityError(f"a comma may only group digits by three (1,000,000), got {text!r}")
     m = re.fullmatch(rf"({_NUMBER})\s*([a-zA-Zµ]*)\s*(\S*)", text.replace(",", ""))
     if not m:
         raise QuantityError(f"needs a number{_unit_hint(unit)}, got {text!r}")

@@ -176,3 +176,11 @@ def test_inspector_follows_a_swapped_link(panel, qtbot):
     doc.undo_stack.undo()  # back to the measured testbed link
     row = inspector.row_of("startup_htod_s")
     assert inspector.model.item(row, 1).text() != "unknown"
+
+
+def test_inspector_values_use_the_same_number_rules():
+    from gpumodeler.ui.units import parse_quantity
+    assert parse_quantity("2^10", "count") == 1024
+    assert parse_quantity("1,253 MHz", "Hz") == 1.253e9
+    with pytest.raises(QuantityError, match="comma"):
+        parse_quantity("1,5 GHz", "Hz")  # a decimal comma is not read as 15 GHz
