@@ -106,13 +106,15 @@ def base_value(launch: LaunchConfig, variables: dict, variable: str, occupancy: 
 
 
 def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: str, values,
-                  devices=(), measured_x=(), table_lookup=None) -> SweepSnapshot:
+                  devices=(), measured_x=(), table_lookup=None,
+                  include_transfers: bool = True) -> SweepSnapshot:
     """Validate the launch (evaluate it once) and freeze what the sweep needs.
 
     ``devices``: catalog GPU names to compare (empty: the launch's GPU). Raises ModelError
-    with a message for the user."""
+    with a message for the user. ``include_transfers=False``: the kernel alone (total =
+    kernel), for a launch whose transfers cannot be predicted."""
     base = evaluate_launch(project, launch_id, gpu_lookup, link_lookup,  # raises if it cannot run
-                           table_lookup=table_lookup)
+                           table_lookup=table_lookup, include_transfers=include_transfers)
     launch = project.launches[launch_id]
     graph = project.kernels[launch.kernel].copy()
     variables = dict(graph.variables, **launch.variables)
@@ -154,7 +156,7 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
         raise InvalidParameter("occupancy values must be > 0 warps per SM", item="values")
     if variable not in LAUNCH_VARIABLES and np.any(values < 0):
         raise InvalidParameter(f"{variable} counts loop iterations; values must be >= 0", item="values")
-    transfers = tuple((t.direction, parse(t.size)) for t in launch.transfers)
+    transfers = tuple((t.direction, parse(t.size)) for t in launch.transfers) if include_transfers else ()
     link = base.link
     bounds = []
     if graph.latency_table is None:

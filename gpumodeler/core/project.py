@@ -334,8 +334,12 @@ def resolve_link(project: Project, connection_id: str, link_lookup) -> LinkSpec:
 
 
 def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
-                    values: dict | None = None, table_lookup=None) -> LaunchResult:
+                    values: dict | None = None, table_lookup=None,
+                    include_transfers: bool = True) -> LaunchResult:
     """Predict a launch of the project: occupancy, latency bound, kernel and transfer times.
+
+    ``include_transfers=False`` predicts the kernel alone (no link is resolved): what can
+    still be shown when a transfer cannot be predicted (e.g. a link without startup time).
 
     ``gpu_lookup(name) -> GPUSpec`` and ``link_lookup(name) -> LinkSpec`` resolve catalog
     names (the db layer provides them); ``table_lookup(key) -> LatencyTable`` resolves a
@@ -371,8 +375,9 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
     if launch.kernel_overrides:
         inputs = inputs.overridden(**{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
     transfers, link = [], None
-    host_link = project.host_link_for(launch.gpu) if launch.transfers else None
-    for t in launch.transfers:
+    launch_transfers = launch.transfers if include_transfers else ()
+    host_link = project.host_link_for(launch.gpu) if launch_transfers else None
+    for t in launch_transfers:
         conn_id = t.connection or (host_link.id if host_link else None)
         if conn_id is None or conn_id not in project.connections:
             raise InvalidParameter("transfers need a link between the GPU and a host; draw one in "

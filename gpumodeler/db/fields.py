@@ -88,6 +88,9 @@ FIELDS: dict[str, dict[str, str]] = {
         "memory_size_bytes": "B",
         "memory_type": "text",
         "pcie_generation": "text",
+        # the NVLink a CPU has to its GPUs (NVLink-C2C of Grace, NVLink 2.0 of POWER9);
+        # absent: the host reaches GPUs over PCIe only
+        "nvlink": "text",
     },
     # A per-architecture latency table (its name is the table key, e.g. "maxwell-gajger");
     # the field names mirror core.latency_tables.LatencyTable (see db.mapping).

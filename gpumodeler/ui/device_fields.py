@@ -26,7 +26,7 @@ _GPU_SPEC_FIELDS = {f.name for f in dc_fields(GPUSpec)} - {"name"}
 _LINK_SPEC_FIELDS = {f.name for f in dc_fields(LinkSpec)} - {"name", "kind"}
 
 _WORDS = {"sms": "SMs", "sm": "SM", "l1": "L1", "l2": "L2", "fp32": "FP32", "fp64": "FP64",
-          "int32": "INT32", "sfu": "SFUs", "ldst": "LD/ST", "cpu": "CPU", "pcie": "PCIe",
+          "int32": "INT32", "sfu": "SFUs", "nvlink": "NVLink", "ldst": "LD/ST", "cpu": "CPU", "pcie": "PCIe",
           "htod": "host→device", "dtoh": "device→host", "smem": "shared-memory",
           "gmem": "global-memory", "w": "", "hz": "", "s": "", "bytes": "", "bits": ""}
 
@@ -86,6 +86,11 @@ def field_label(field: str) -> str:
     return text[:1].upper() + text[1:] if text else field
 
 
+# upper bounds of overrides no device comes near (a typo like 1e30 SMs is refused);
+# the largest GPUs of 2024 have 144-170 SMs
+_MAXIMA = {"sms": 1024}
+
+
 def parse_override(kind: str, field: str, text: str, latency_tables=None):
     """The value ``text`` gives ``field``; raises :class:`OverrideError` with the reason.
     ``latency_tables``: the keys a latency_table may name (default: the built-in ones;
@@ -108,6 +113,9 @@ def parse_override(kind: str, field: str, text: str, latency_tables=None):
                 raise OverrideError(f"unknown latency table {value!r}; valid: "
                                     f"{', '.join(latency_tables)}")
         return value
+    most = _MAXIMA.get(field, 2**31 - 1 if unit == "count" else None)
+    if most is not None and value > most:
+        raise OverrideError(f"{field_label(field)} must be ≤ {most:g}, got {text.strip()!r}")
     if field in _MAY_BE_ZERO:
         if value < 0:
             raise OverrideError(f"{field_label(field)} must be ≥ 0, got {text.strip()!r}")
@@ -125,7 +133,7 @@ def short_source(key: str | None) -> str:
     """"gajger2017" -> "Gajger 2017"; "measured-gajger2017" -> "Gajger 2017"."""
     if not key:
         return ""
-    bare = re.sub(r"^(measured|calibrated|vendor|nvidia)-", "", key)
+    bare = re.sub(r"^(measured|calibrated|assumed|vendor|nvidia)-", "", key)
     m = re.fullmatch(r"([a-z]+?)[-_]?(\d{4})[a-z]?", bare)
     if m:
         return f"{m.group(1).capitalize()} {m.group(2)}"
@@ -148,6 +156,8 @@ def provenance_text(record) -> str:
     source = short_source(record.source) or (record.source_text or "")
     where = short_where(record.where)
     detail = ", ".join(p for p in (source, where) if p)
+    if (record.source or "").startswith("assumed-"):  # a value measured on another device
+        return f"assumption: {detail}"
     if record.provenance in (None, "document"):
         return detail or "document"
     if record.provenance == "vendor":

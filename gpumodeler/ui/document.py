@@ -71,6 +71,8 @@ class Document(QObject):
     selection_changed = Signal(str, str)
     #: the file path changed (save as, open)
     path_changed = Signal(str)
+    #: (kind, id, field) — show this field of a device or link so the user can set it
+    field_requested = Signal(str, str, str)
 
     def __init__(self, project: Project | None = None, catalog=None, path: str | None = None,
                  parent: QObject | None = None):
@@ -101,6 +103,12 @@ class Document(QObject):
     def select(self, kind: str, item_id: str) -> None:
         self.selected = (kind, item_id)
         self.selection_changed.emit(kind, item_id)
+
+    def show_field(self, kind: str, item_id: str, field: str) -> None:
+        """Select device/connection ``item_id`` and ask the inspector to show ``field``
+        (where a message says a value is missing)."""
+        self.select(kind, item_id)
+        self.field_requested.emit(kind, item_id, field)
 
     def set_path(self, path: str | None) -> None:
         self.path = path

@@ -155,6 +155,18 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.export_report_action = self._action("Export &Report…", self.export_report_dialog, None,
                                                  "Write a self-contained HTML report of the project")
         self.about_action = self._action("&About gpumodeler", self.about)
+        self.close_action = self._action("&Close", self.close, QKeySequence.StandardKey.Close,
+                                         "Close the window (asks to save changes first)")
+        self.close_action.setShortcuts([QKeySequence("Ctrl+W")])
+        self.export_figure_action = self._action("Export Sweep &Figure…", self.export_figure_dialog,
+                                                 "Ctrl+E", "Save the Launch tab's sweep plot as PNG, SVG "
+                                                 "(at a one- or two-column size) or CSV")
+        self.manual_action = self._action("gpumodeler &Manual", self.show_manual,
+                                          QKeySequence.StandardKey.HelpContents,
+                                          "The user manual (F1)")
+        self.manual_action.setShortcuts([QKeySequence("F1")])
+        self.shortcuts_action = self._action("&Keyboard Shortcuts", self.show_shortcuts, "Ctrl+/",
+                                             "Every keyboard shortcut of the window")
 
     def _create_menus(self) -> None:
         bar = self.menuBar()
@@ -167,9 +179,11 @@ class MainWindow(DocumentBinding, QMainWindow):
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
-        file_menu.addAction(self.export_report_action)
+        export_menu = file_menu.addMenu("&Export")
+        export_menu.addActions([self.export_report_action, self.export_figure_action])
+        self.export_menu = export_menu
         file_menu.addSeparator()
-        file_menu.addAction(self.quit_action)
+        file_menu.addActions([self.close_action, self.quit_action])
         edit_menu = bar.addMenu("&Edit")
         edit_menu.addActions([self.undo_action, self.redo_action])
         edit_menu.addSeparator()
@@ -188,6 +202,8 @@ class MainWindow(DocumentBinding, QMainWindow):
         view_menu.addSeparator()
         view_menu.addAction(self.inspector_dock.toggleViewAction())
         help_menu = bar.addMenu("&Help")
+        help_menu.addActions([self.manual_action, self.shortcuts_action])
+        help_menu.addSeparator()
         help_menu.addAction(self.about_action)
         toolbar = self.addToolBar("Main")
         toolbar.setObjectName("main toolbar")
@@ -332,7 +348,13 @@ class MainWindow(DocumentBinding, QMainWindow):
         return ((document.refused, self.show_refusal),
                 (document.undo_stack.cleanChanged, self._update_title),
                 (document.undo_stack.indexChanged, self._clear_refusal),
-                (document.path_changed, self._update_title))
+                (document.path_changed, self._update_title),
+                (document.field_requested, self._show_inspector_for_field))
+
+    def _show_inspector_for_field(self, *args) -> None:
+        """A message's "set it" button: the inspector shows the field, whatever the tab."""
+        self.inspector_dock.show()
+        self.inspector_dock.raise_()
 
     def project_name(self) -> str:
         if self.document.path:
@@ -474,6 +496,40 @@ class MainWindow(DocumentBinding, QMainWindow):
     def show_error(self, title: str, text: str) -> None:
         QMessageBox.critical(self, title, text)
 
+    def show_manual(self):
+        """Help › Manual (F1): the README's user part rendered in a window."""
+        from gpumodeler.ui.help import ManualDialog
+        dialog = ManualDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        self.manual_dialog = dialog
+        return dialog
+
+    def show_shortcuts(self):
+        from gpumodeler.ui.help import ShortcutsDialog
+        dialog = ShortcutsDialog(self.actions(), self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        self.shortcuts_dialog = dialog
+        return dialog
+
+    def export_figure(self, path: str) -> bool:
+        """File › Export › Sweep figure: the Launch tab's plot (PNG/SVG at the chosen figure
+        size, or CSV); False with the reason shown there when there is no current sweep."""
+        return self.launch_panel.sweep.export(path)
+
+    def export_figure_dialog(self) -> None:
+        sweep = self.launch_panel.sweep
+        if sweep.result is None:
+            self.tabs.setCurrentIndex(2)
+            self.show_refusal("There is no current sweep to export: run one on the Launch tab")
+            return
+        start = os.path.join(self._dialog_folder(), f"{Path(self.project_name()).stem}-sweep.png")
+        path, _ = QFileDialog.getSaveFileName(self, "Export sweep figure", start,
+                                              "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
+        if path:
+            self.export_figure(path)
+
     def about(self) -> None:
         QMessageBox.about(self, "About gpumodeler",
                           f"<b>gpumodeler {__version__}</b><p>Model how fast a CUDA application "
@@ -521,6 +577,7 @@ class MainWindow(DocumentBinding, QMainWindow):
             return
         self.inspector_dock.setVisible(self._inspector_wanted
                                        and index not in TABS_WITHOUT_INSPECTOR)
+        self.statusBar().clearMessage()  # a hint of the tab left behind is stale
         editor = self.current_editor()
         for command, action in self.edit_actions.items():
             own = getattr(editor, OWN_ACTIONS.get(command, ""), None)

@@ -77,6 +77,18 @@ def parse_quantity(text: str, unit: str):
         return text
     if not text:
         raise QuantityError(f"needs a number{_unit_hint(unit)}")
+    try:  # a bare number in any form the GUI's number fields take (16M, 2^20, 1,000,000)
+        bare = parse_number(text)
+    except QuantityError:
+        bare = None
+    if bare is not None:
+        if unit in ("count", "bit", "year"):
+            if not float(bare).is_integer():
+                raise QuantityError(f"needs a whole number, got {text!r}")
+            return int(bare)
+        return bare
+    if "," in text and not re.fullmatch(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", re.split(r"\s*[a-zA-Zµ]", text)[0].strip()):
+        raise QuantityError(f"a comma may only group digits by three (1,000,000), got {text!r}")
     m = re.fullmatch(rf"({_NUMBER})\s*([a-zA-Zµ]*)\s*(\S*)", text.replace(",", ""))
     if not m:
         raise QuantityError(f"needs a number{_unit_hint(unit)}, got {text!r}")
@@ -114,3 +126,42 @@ def _unit_hint(unit: str) -> str:
                 "W": " in W", "B/cycle": " of bytes per cycle", "1/cycle": " per cycle",
                 "year": " (a year)"}
     return examples.get(unit, f" in {unit}")
+
+
+_COUNT_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
+                 "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
+_GROUPED = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+
+
+def parse_number(text: str) -> float:
+    """The number a GUI number field means, one parser for all of them.
+
+    Accepted: plain and exponent notation (``1e6``), digit groups with ``_``, spaces or
+    commas in groups of three (``1,000,000``; a comma anywhere else is refused, since it
+    may be a decimal comma), a decimal prefix as the CLI takes with units (``16M`` =
+    16 000 000, ``2k``, ``1.6G``) or a binary one (``16Mi`` = 16 777 216), and a power
+    ``2^20``. Raises :class:`QuantityError` saying what is accepted."""
+    raw = str(text)
+    t = raw.strip().replace("_", "").replace(" ", "").replace("\u2009", "").replace("\u202f", "")
+    if "," in t:
+        head = re.match(r"[-+]?[\d,]+(?:\.\d*)?", t)
+        if not head or not _GROUPED.fullmatch(head.group(0)):
+            raise QuantityError(f"{raw.strip()!r}: a comma may only group digits by three (1,000,000); "
+                                f"use a point for decimals")
+        t = t.replace(",", "")
+    if "^" in t:
+        m = re.fullmatch(rf"({_NUMBER})\^({_NUMBER})", t)
+        if not m:
+            raise QuantityError(f"{raw.strip()!r} is not a number (a power is written 2^20)")
+        try:
+            value = float(m.group(1)) ** float(m.group(2))
+        except (OverflowError, ZeroDivisionError):
+            value = math.inf
+    else:
+        m = re.fullmatch(rf"({_NUMBER})([kKMGT]i?)?", t)
+        if not m:
+            raise QuantityError(f"{raw.strip()!r} is not a number (e.g. 1000000, 1e6, 1,000,000, 1M or 2^20)")
+        value = float(m.group(1)) * (_COUNT_SUFFIX[m.group(2)] if m.group(2) else 1.0)
+    if isinstance(value, complex) or not math.isfinite(value):
+        raise QuantityError(f"{raw.strip()!r} is not a finite number")
+    return value

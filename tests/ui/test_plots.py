@@ -104,7 +104,7 @@ def test_sweep_over_a_runs_in_the_background_and_plots(panel, qtbot, catalog):
     assert len(xs) == 257 and ys[i128] == pytest.approx(curve.kernel_time_s[i128] * 1e3)
     assert plot.unit == ("ms", 1e-3)
     assert plot.plot.getAxis("left").labelText == "Predicted time (ms)"
-    assert plot.plot.getAxis("bottom").labelText == "a (loop variable)"
+    assert plot.plot.getAxis("bottom").labelText == "a (loop iterations)"  # with its unit (issue 12)
     # editing the launch re-runs the sweep on show
     panel.form.widgets["lam"].setText("1")
     panel.form.widgets["lam"].editingFinished.emit()
@@ -125,7 +125,7 @@ def test_export_png_svg_csv(panel, qtbot, tmp_path):
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
     text = " ".join(t.strip() for t in root.itertext())
-    assert "Predicted time (ms)" in text and "a (loop variable)" in text
+    assert "Predicted time (ms)" in text and "a (loop iterations)" in text
     with data.open() as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 257 and rows[0]["series"] == "predicted" and rows[0]["device"] == "GeForce GTX 970"

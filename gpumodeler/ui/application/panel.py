@@ -104,7 +104,9 @@ class ApplicationPanel(DocumentBinding, QWidget):
         self.gpu_combo.activated.connect(lambda _i: self._set_step(gpu=self.gpu_combo.currentData()))
         self.fraction_edit = QLineEdit(toolTip="Share of the launch's data or grid, 0 < share <= 1")
         self.fraction_edit.editingFinished.connect(self._fraction_edited)
-        self.concurrent_check = QCheckBox("runs concurrently with other kernels of its GPU")
+        self.concurrent_check = QCheckBox("runs concurrently with other kernels of its GPU",
+                                          toolTip="Checked: this kernel may overlap other kernels "
+                                                  "on the same GPU (separate streams)")
         self.concurrent_check.toggled.connect(lambda on: self._set_step(concurrent=on))
         self.src_combo = QComboBox(toolTip="Copy from")
         self.src_combo.activated.connect(lambda _i: self._set_step(src=self.src_combo.currentData()))

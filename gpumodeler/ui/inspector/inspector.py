@@ -88,7 +88,23 @@ class PropertyInspector(DocumentBinding, QWidget):
 
     def document_connections(self, document):
         return ((document.selection_changed, self.show_item), (document.changed, self._on_changed),
-                (document.refused, self._on_refused))
+                (document.refused, self._on_refused), (document.field_requested, self._field_requested))
+
+    def _field_requested(self, kind: str, item_id: str, field: str) -> None:
+        if self.target == (kind, item_id):
+            self.focus_field(field)
+
+    def focus_field(self, field: str) -> bool:
+        """Make ``field``'s value cell current, scrolled into view and focused (ready to
+        type over); False if the shown item has no such field."""
+        try:
+            index = self.value_index(field)
+        except KeyError:
+            return False
+        self.tree.setCurrentIndex(index)
+        self.tree.scrollTo(index)
+        self.tree.setFocus()
+        return True
 
     def show_project(self) -> None:
         self.show_item(*self.document.selected)
@@ -121,13 +137,17 @@ class PropertyInspector(DocumentBinding, QWidget):
         elif event.endswith("_changed") or event.endswith("_added"):
             if getattr(payload, "id", None) == self.target[1] and self._entity() is payload \
                     and self._shown_state() != self._state:
-                self._refresh()
+                # another catalog entry (a link or device swapped): its own fields and records
+                renamed = self._state is None or self._shown_state()[3:] != self._state[3:]
+                self._fill() if renamed else self._refresh()
 
     def _shown_state(self):
         """What the inspector displays of the entity (moves do not change it)."""
         entity = self._entity()
         return None if entity is None else (dict(entity.overrides), entity.label,
-                                            getattr(entity, "count", None))
+                                            getattr(entity, "count", None),
+                                            getattr(entity, "link_name", None),
+                                            getattr(entity, "device_name", None))
 
     def _fill(self) -> None:
         self._state = self._shown_state()
@@ -342,7 +362,7 @@ class PropertyInspector(DocumentBinding, QWidget):
         if _same(current, value):
             self._refresh()
             return True
-        return self._edit(field, SetOverride(collection, entity.id, key, value))
+        return self._edit(field, _worded(SetOverride(collection, entity.id, key, value), "override", field))
 
     def _on_refused(self, message: str, item: str) -> None:
         if self.pushing:
@@ -400,7 +420,7 @@ class PropertyInspector(DocumentBinding, QWidget):
         if entity is None or not self.is_overridden(field):
             return False
         key = override_key(self._catalog_kind(), field)
-        return self._edit(field, SetOverride(self._collection(), entity.id, key, None))
+        return self._edit(field, _worded(SetOverride(self._collection(), entity.id, key, None), "revert", field))
 
     def revert_current(self) -> bool:
         field, row_kind = self._current_field()
@@ -444,6 +464,12 @@ class PropertyInspector(DocumentBinding, QWidget):
             use.setEnabled(value is not None
                            and read_only_reason(self._catalog_kind(), field) is None)
         return menu
+
+
+def _worded(command, verb: str, field: str):
+    """The undo text in words: "override SM clock", not the field's internal name."""
+    command.text = f"{verb} {field_label(field)}"
+    return command
 
 
 def _same(a, b) -> bool:

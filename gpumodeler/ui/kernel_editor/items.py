@@ -152,7 +152,7 @@ class EdgeLabel(QGraphicsTextItem):
         self._editing = False
         self._before = ""
         f = QFont(self.font())
-        f.setPointSizeF(max(f.pointSizeF() * 0.85, 7.0))
+        f.setPointSizeF(max(f.pointSizeF(), 9.0))  # readable at the 75 % a long graph opens at
         self.setFont(f)
 
     def begin_edit(self, explicit_text: str) -> None:

@@ -4,6 +4,8 @@ kernel itself when nothing is selected). It shows values and announces edits
 """
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QFormLayout, QGroupBox, QLabel, QStackedWidget, QVBoxLayout,
                                QWidget)
@@ -17,8 +19,20 @@ from .scene import KIND_NAMES
 
 
 def _expression(text: str) -> str:
+    """A loop's iteration count: an expression that parses and, with every variable at 1,
+    gives a finite count >= 0 (``1/0`` and ``-1`` are refused here, not at prediction)."""
     if not text.strip():
         raise FieldError("iterations: give a count or an expression such as a or N/256")
+    from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.kernel.expressions import parse
+    try:
+        expr = parse(text.strip())
+        value = float(expr.evaluate({name: 1 for name in expr.variables}))
+    except ModelError as exc:
+        raise FieldError(f"iterations {text.strip()!r}: {exc}") from None
+    if not math.isfinite(value) or (not expr.variables and value < 0):
+        raise FieldError(f"iterations {text.strip()!r}: give a finite count >= 0 "
+                         f"(a number, or an expression such as a or N/256)")
     return text.strip()
 
 
@@ -177,7 +191,7 @@ class PropertiesPanel(QWidget):
         f.widgets["taken"].setEnabled(edge.kind == "branch")
 
     def show_loop(self, loop, graph) -> None:
-        self._show("loop", loop.id, f"Loop {loop.name or loop.id}")
+        self._show("loop", loop.id, f"Loop {loop.name}" if loop.name else f"Loop × {loop.iterations.text}")
         self.forms["loop"].set_values({"name": loop.name, "iterations": loop.iterations.text})
         members = [n for n in graph.instructions if n in loop.members]
         self.loop_members.setText(", ".join(members))

@@ -33,8 +33,9 @@ class KernelView(QGraphicsView):
         self.centerOn(rect.center())
 
     def show_graph(self, minimum_scale: float = 0.75) -> None:
-        """The first view of a graph: all of it if that stays readable, else its top at
-        ``minimum_scale`` (F shows all of it)."""
+        """The first view of a graph: all of it if that stays readable, else, at
+        ``minimum_scale``, its largest loop (the part of a kernel that sets its time) or,
+        without loops, its top (F shows all of it)."""
         rect = self.scene().itemsBoundingRect()
         if rect.isEmpty():
             self.resetTransform()
@@ -45,6 +46,12 @@ class KernelView(QGraphicsView):
             self.scale(minimum_scale, minimum_scale)
             top = rect.adjusted(-20, -20, 20, 20)
             view_h = self.viewport().height() / minimum_scale
+            loops = [item.sceneBoundingRect() for item in getattr(self.scene(), "loop_items", {}).values()]
+            if loops:
+                loop = max(loops, key=lambda r: r.width() * r.height()).adjusted(-20, -20, 20, 20)
+                y = loop.center().y() if loop.height() <= view_h else loop.top() + view_h / 2
+                self.centerOn(loop.center().x(), y)
+                return
             self.centerOn(top.center().x(), top.top() + view_h / 2)
 
     def zoom(self, factor: float) -> None:

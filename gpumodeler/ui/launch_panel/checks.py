@@ -24,9 +24,32 @@ def variable_names(project, launch) -> list[str]:
     return sorted(names)
 
 
+# CUDA's grid x dimension holds at most 2^31 - 1 blocks (compute capability 3.0 and later)
+MAX_GRID_BLOCKS = 2**31 - 1
+# a transfer larger than this (1 PB) is no host's memory: surely a typo
+MAX_TRANSFER_BYTES = 1e15
+# a loop runs at most this many iterations per thread in any model we draw
+MAX_LOOP_ITERATIONS = 1e12
+
+
+def data_size_limit(block_size: int) -> int:
+    """The largest data size N a launch of ``block_size`` threads per block can cover."""
+    return MAX_GRID_BLOCKS * max(int(block_size), 1)
+
+
+def loop_variable_problem(name: str, value: float) -> str:
+    """Why ``value`` cannot be loop variable ``name`` (an iteration count), or ''."""
+    if value < 1:
+        return (f"variable {name} counts loop iterations: give a number >= 1 (got {value:g}); "
+                f"leave the field empty to use the kernel's default")
+    if value > MAX_LOOP_ITERATIONS:
+        return f"variable {name}: at most {MAX_LOOP_ITERATIONS:.0e} iterations, got {value:g}"
+    return ""
+
+
 def transfer_size_problem(project, launch, text: str) -> str:
     """Why ``text`` is not a transfer size of ``launch`` (bytes or an expression of N and
-    the launch variables), or ''."""
+    the launch variables, worth 0 to 1 PB at the launch's values), or ''."""
     if not text:
         return "transfer size: give bytes (1.6e9) or an expression of N (4*N)"
     try:
@@ -38,24 +61,55 @@ def transfer_size_problem(project, launch, text: str) -> str:
     if unknown:
         return (f"transfer size {text!r}: unknown variable(s) {', '.join(unknown)}; use N (the data "
                 f"size) or the launch variables ({', '.join(sorted(known))})")
+    graph = project.kernels.get(launch.kernel)
+    values = dict(graph.variables if graph is not None else {}, **launch.variables)
+    if launch.data_size is not None:
+        values.setdefault("N", launch.data_size)
+    if expr.variables <= set(values):
+        try:
+            size = float(expr.evaluate(values))
+        except (ModelError, ArithmeticError, ValueError) as exc:
+            return f"transfer size {text!r}: {exc}"
+        if not size == size or size in (float("inf"), float("-inf")):
+            return f"transfer size {text!r} is not a finite number of bytes"
+        if size < 0:
+            return f"transfer size {text!r} is {size:g} bytes; give a size >= 0"
+        if size > MAX_TRANSFER_BYTES:
+            return (f"transfer size {text!r} is {size:.3g} bytes, more than 1 PB (1e15): "
+                    f"give the bytes one transfer moves")
     return ""
 
 
 def occupancy_problem(project, gpu_spec, candidate) -> str:
     """Why the GPU of launch ``candidate`` cannot run one of its blocks (the occupancy
-    calculator's reason), or ''. Other problems are left to the command, which refuses them
-    with the model's message. ``gpu_spec``: catalog name -> GPUSpec."""
+    calculator's reason, an occupancy override above the GPU's warps per SM, a data size
+    beyond the grid limit), or ''. Other problems are left to the command, which refuses
+    them with the model's message. ``gpu_spec``: catalog name -> GPUSpec."""
     try:
         candidate.checked()
     except ModelError:
         return ""
-    if candidate.occupancy_override is not None or candidate.gpu not in project.devices:
+    if candidate.data_size is not None and candidate.data_size > data_size_limit(candidate.block_size):
+        return (f"data size N = {candidate.data_size:.4g} needs more than 2^31 - 1 blocks of "
+                f"{candidate.block_size} threads (CUDA's grid limit); at most "
+                f"{data_size_limit(candidate.block_size):.4g}")
+    if candidate.gpu not in project.devices:
         return ""
     try:
         gpu = gpu_spec(project.devices[candidate.gpu].device_name)
     except (ModelError, LookupError):
         return ""
     if not gpu.compute_capability:
+        return ""
+    if candidate.occupancy_override is not None:
+        from gpumodeler.core.occupancy.compute_capability import architecture
+        try:
+            most = architecture(gpu.compute_capability).max_warps_per_sm
+        except ModelError:
+            return ""
+        if candidate.occupancy_override > most:
+            return (f"occupancy {candidate.occupancy_override:g} warps/SM: {gpu.name} runs at most "
+                    f"{most} warps per SM (compute capability {gpu.compute_capability})")
         return ""
     from gpumodeler.core.occupancy.calculator import occupancy  # when first needed, as evaluate_launch does
     try:
@@ -64,3 +118,65 @@ def occupancy_problem(project, gpu_spec, candidate) -> str:
     except ModelError as exc:
         return str(exc)
     return ""
+
+
+def missing_link_value(project, launch, link_spec):
+    """(connection id, field, link name) of the first link value a transfer of ``launch``
+    needs and the catalog does not know (bandwidth, or the startup time of the transfer's
+    direction), or None. ``link_spec``: catalog name -> LinkSpec."""
+    from gpumodeler.core.project import resolve_link
+    host = project.host_link_for(launch.gpu) if launch.transfers else None
+    for t in launch.transfers:
+        conn_id = t.connection or (host.id if host else None)
+        if conn_id not in project.connections:
+            return None
+        try:
+            spec = resolve_link(project, conn_id, link_spec)
+        except (ModelError, LookupError, TypeError):
+            return None
+        if spec.bandwidth_bytes_per_s is None:
+            return conn_id, "bandwidth_bytes_per_s", spec.name
+        if getattr(spec, f"startup_{t.direction}_s", None) is None:
+            return conn_id, f"startup_{t.direction}_s", spec.name
+    return None
+
+
+# compute capability -> the architecture names the latency tables use
+_ARCHITECTURES = {1: "Tesla", 2: "Fermi", 3: "Kepler", 5: "Maxwell", 6: "Pascal", 9: "Hopper",
+                  10: "Blackwell", 12: "Blackwell"}
+
+
+def architecture_of(compute_capability: str | None) -> str:
+    """"5.2" -> "Maxwell"; "" when unknown."""
+    try:
+        major, minor = (int(x) for x in str(compute_capability).split(".")[:2])
+    except (TypeError, ValueError):
+        return ""
+    if major == 7:
+        return "Turing" if minor >= 5 else "Volta"
+    if major == 8:
+        return "Ada Lovelace" if minor >= 9 else "Ampere"
+    return _ARCHITECTURES.get(major, "")
+
+
+def table_mismatch(graph, gpu, tables: dict):
+    """(message, key of a table of the GPU's architecture or None) when ``graph``'s latency
+    table is another architecture's than ``gpu``'s; None when they agree or either is
+    unknown. ``tables``: key -> LatencyTable (the document's)."""
+    if graph is None or gpu is None or not graph.latency_table:
+        return None
+    table = tables.get(graph.latency_table)
+    arch = architecture_of(gpu.compute_capability)
+    if table is None or not arch or not table.architecture:
+        return None
+    if table.architecture.split()[0] == arch.split()[0]:
+        return None
+    own = [key for key, t in tables.items() if (t.architecture or "").split()[0] == arch.split()[0]]
+    own.sort(key=lambda k: ("gajger" not in k, k))  # Gajger's tables are the ones the model was calibrated with
+    message = (f"The kernel's latencies are {table.name}'s ({table.architecture}), but {gpu.name} is "
+               f"{arch}: the latency bound may be off.")
+    if own:
+        message += f" Use {tables[own[0]].name}?"
+    else:
+        message += f" The catalog has no {arch} latency table; give the edges' latencies yourself."
+    return message, (own[0] if own else None)

@@ -9,6 +9,8 @@ import math
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QWidget)
 
+from ..units import QuantityError, parse_number
+
 ERROR_STYLE = ("border: 1.5px solid #d00000; border-radius: 3px; background: #fff3f3;"
                " padding: 1px 2px;")
 MESSAGE_STYLE = "color: #b00000; padding: 2px 0;"
@@ -19,17 +21,18 @@ class FieldError(ValueError):
 
 
 def _number(text: str, what: str, allow_empty: bool, wanted: str) -> tuple[float | None, str]:
-    """(the number typed, the text without digit-group separators _ and spaces); None for
-    an allowed empty field; FieldError naming ``what`` otherwise."""
-    text = text.strip().replace("_", "").replace(" ", "")
+    """(the number typed, the text); None for an allowed empty field; FieldError naming
+    ``what`` otherwise. Numbers are read by :func:`gpumodeler.ui.units.parse_number`
+    (``16M``, ``1,000,000``, ``2^20``, ``1e6``)."""
+    text = text.strip()
     if not text:
         if allow_empty:
             return None, text
         raise FieldError(f"{what}: give {wanted}")
     try:
-        return float(text), text
-    except ValueError:
-        raise FieldError(f"{what}: {text!r} is not a number") from None
+        return parse_number(text), text
+    except QuantityError as exc:
+        raise FieldError(f"{what}: {exc}") from None
 
 
 def parse_int(text: str, what: str, minimum: int | None = None, maximum: int | None = None,
@@ -39,6 +42,8 @@ def parse_int(text: str, what: str, minimum: int | None = None, maximum: int | N
         return None
     if not math.isfinite(value) or value != int(value):
         raise FieldError(f"{what} must be a whole number, got {text}")
+    if maximum is not None and value > maximum:  # before int(): 1e30 is refused by its size
+        raise FieldError(f"{what} must be <= {maximum}, got {text}")
     value = int(value)
     if minimum is not None and value < minimum:
         raise FieldError(f"{what} must be >= {minimum}, got {value}")
@@ -99,6 +104,7 @@ class Form(QObject):
         self.choices: dict[str, list] = {}
 
     def _row(self, name, label, widget, help_text):
+        help_text = help_text or label  # every control says what it is when hovered
         widget.setProperty("help_text", help_text)
         widget.setToolTip(help_text)
         widget.setObjectName(f"field_{name}")
@@ -122,8 +128,9 @@ class Form(QObject):
         w.activated.connect(lambda i, n=name: self._combo_done(n, i))
         return self._row(name, label, w, help_text)
 
-    def check(self, name: str, label: str, help_text: str = "") -> QCheckBox:
-        w = QCheckBox()
+    def check(self, name: str, label: str, help_text: str = "", text: str = "") -> QCheckBox:
+        """A check box; ``text`` beside it (the row's ``label`` on its left)."""
+        w = QCheckBox(text)
         w.clicked.connect(lambda on, n=name: self._commit(n, bool(on)))
         return self._row(name, label, w, help_text)
 

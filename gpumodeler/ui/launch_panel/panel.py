@@ -26,12 +26,14 @@ from gpumodeler.core.models.graph_inputs import compare_launch
 from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
-from .checks import occupancy_problem, transfer_size_problem, variable_names
+from .checks import (MAX_GRID_BLOCKS, data_size_limit, loop_variable_problem, missing_link_value,
+                     occupancy_problem, transfer_size_problem, variable_names)
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
                      parse_float, parse_int)
 from .models_view import ModelsView
 from .results import PredictionView, occupancy_text
 from .sweep import SweepPanel
+from .table_check import TableCheck
 from .transfers import TransfersBox
 
 # core error items -> our field names
@@ -48,6 +50,10 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.result = None
         self.model_results = None
         self.error = ""
+        #: why the transfers are not predicted while the kernel is ("" otherwise)
+        self.transfer_error = ""
+        #: (connection id, field, link name) the user should set for the transfers, or None
+        self.missing_link_value = None
         self._pending = False
         self._variable_fields: dict[str, QLineEdit] = {}
         self._build_ui()
@@ -59,9 +65,11 @@ class LaunchPanel(DocumentBinding, QWidget):
         top.setContentsMargins(6, 6, 6, 0)
         self.launch_combo = QComboBox()
         self.launch_combo.setMinimumContentsLength(16)
+        self.launch_combo.setToolTip("The launch shown (a project can hold several)")
         self.launch_combo.activated.connect(lambda i: self.set_launch(self.launch_combo.itemData(i)))
         self.new_button = QPushButton("New launch")
         self.new_button.clicked.connect(self.new_launch)
+        self.new_button.setToolTip("Add a launch of the project's first kernel on its first GPU")
         top.addWidget(QLabel("Launch"))
         top.addWidget(self.launch_combo)
         top.addWidget(self.new_button)
@@ -88,8 +96,9 @@ class LaunchPanel(DocumentBinding, QWidget):
                        help_text="registers per thread (from the compiler: -Xptxas -v)")
         self.form.line("shared_mem", "Shared memory", lambda t: parse_int(t, "shared memory (bytes)", 0),
                        help_text="bytes per block, static + dynamic")
-        self.form.check("occupancy_auto", "Occupancy from calculator",
-                        help_text="unchecked: give the active warps per SM yourself")
+        self.form.check("occupancy_auto", "Occupancy", text="from the occupancy calculator",
+                        help_text="checked: active warps per SM from block size, registers and shared "
+                                  "memory; unchecked: give them yourself below")
         self.form.line("occupancy_override", "Occupancy override",
                        lambda t: parse_float(t, "occupancy (warps per SM)", 0.0, 1024, strict_minimum=True),
                        help_text="active warps per SM")
@@ -101,6 +110,11 @@ class LaunchPanel(DocumentBinding, QWidget):
                        help_text="kernel scaling parameter (Gajger eq. 4.1; calibrate from a measurement)")
         il.addWidget(box)
         il.addWidget(self.message)  # a refused edit's reason, near the fields
+        # a kernel whose latency table is another architecture's than the GPU's
+        self.table_check = TableCheck()
+        self.table_warning, self.table_button = self.table_check.warning, self.table_check.button
+        self.table_check.use_requested.connect(self.use_gpu_table)
+        il.addWidget(self.table_check)
 
         self.variables_box = QGroupBox("Loop variables")
         self.variables_layout = QFormLayout(self.variables_box)
@@ -122,13 +136,21 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.prediction = PredictionView()
         self.result_labels = self.prediction.labels
         self.result_message = self.prediction.message
+        self.prediction.fix_requested.connect(self.show_missing_link_value)
 
         self.models = ModelsView()
 
         self.sweep = SweepPanel(self)
 
+        # the numbers scroll on a short screen, so the sweep controls and plot keep their room
+        prediction_scroll = QScrollArea()
+        prediction_scroll.setWidgetResizable(True)
+        prediction_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        prediction_scroll.setWidget(self.prediction)
+        prediction_scroll.setMinimumHeight(120)
         right = QSplitter(Qt.Vertical)
-        right.addWidget(self.prediction)
+        right.setChildrenCollapsible(False)
+        right.addWidget(prediction_scroll)
         right.addWidget(self.models)
         right.addWidget(self.sweep)
         right.setStretchFactor(2, 1)
@@ -208,6 +230,7 @@ class LaunchPanel(DocumentBinding, QWidget):
             if launch.gpu else []
         self.transfers.show_transfers(launch.transfers, links)
         self.evaluate()
+        self.table_check.check(self.project, launch, self.document)
         # a launch shown for the first time runs its first saved sweep (the sweep panel's
         # choices follow the launch's variables otherwise)
         self.sweep.set_launch(self.launch_id)
@@ -226,13 +249,30 @@ class LaunchPanel(DocumentBinding, QWidget):
             QTimer.singleShot(0, self, lambda: self._pending and self.refresh())
 
     def evaluate(self) -> None:
-        """Predict the launch (evaluate_launch) and show the numbers or the reason why not."""
+        """Predict the launch (evaluate_launch) and show the numbers or the reason why not.
+        When only its transfers cannot be predicted, the kernel is still shown and the
+        transfers say why (and which field to set)."""
+        self.transfer_error, self.missing_link_value = "", None
         try:
             self.result = evaluate_launch(self.project, self.launch_id, self.document.gpu_spec,
                                           self.document.link_spec,
                                           table_lookup=self.document.latency_table)
             self.error = ""
         except ModelError as exc:
+            kernel_only = self._kernel_only()
+            if kernel_only is not None:
+                self.result, self.error, self.transfer_error = kernel_only, "", str(exc)
+                self.missing_link_value = missing_link_value(self.project, self.launch,
+                                                             self.document.link_spec)
+                fix = ""
+                if self.missing_link_value is not None:
+                    _, field, name = self.missing_link_value
+                    from gpumodeler.ui.device_fields import field_label
+                    fix = f"Set the {field_label(field).lower()} of {name}…"
+                    self.transfer_error = (f"the {field_label(field).lower()} of link {name} is "
+                                           f"unknown")
+                self._show_result(kernel_only, "", self.transfer_error, fix)
+                return
             self.result, self.error = None, str(exc)
             self._show_result(None, self.error)
             field = ITEM_FIELDS.get(getattr(exc, "item", None) or "", getattr(exc, "item", None))
@@ -253,12 +293,45 @@ class LaunchPanel(DocumentBinding, QWidget):
             return
         self.models.show_results(self.model_results)
 
-    def _show_result(self, r, message: str) -> None:
+    def use_gpu_table(self, key: str | None = None) -> bool:
+        """Give the kernel the latency table of its GPU's architecture (one undo step)."""
+        from gpumodeler.core.commands import SetKernelProperties
+        launch = self.launch
+        key = key or self.table_check.key
+        if launch is None or not key:
+            return False
+        command = SetKernelProperties(launch.kernel, latency_table=key,
+                                      known_tables=self.document.latency_tables())
+        command.text = "use the GPU's latency table"
+        return self.push(command)
+
+    def _kernel_only(self):
+        """The launch's kernel predicted without its transfers, or None if that fails too."""
+        launch = self.launch
+        if launch is None or not launch.transfers:
+            return None
+        try:
+            return evaluate_launch(self.project, self.launch_id, self.document.gpu_spec,
+                                   self.document.link_spec, table_lookup=self.document.latency_table,
+                                   include_transfers=False)
+        except (ModelError, KeyError, LookupError):
+            return None
+
+    def _show_result(self, r, message: str, transfer_error: str = "", fix_text: str = "") -> None:
         self.occupancy_label.setText(occupancy_text(r))
-        self.prediction.show_result(r, message)
+        self.prediction.show_result(r, message, transfer_error, fix_text)
         if r is None:
             self.model_results = None
             self.models.show_results(None, message)
+
+
+    def show_missing_link_value(self) -> bool:
+        """Select the link and the field the transfers need, in the inspector."""
+        if self.missing_link_value is None:
+            return False
+        conn_id, field, _ = self.missing_link_value
+        self.document.show_field("connection", conn_id, field)
+        return True
 
     # -- variables -------------------------------------------------------------------------
     def _fill_variables(self, launch) -> None:
@@ -293,7 +366,11 @@ class LaunchPanel(DocumentBinding, QWidget):
     # -- editing ---------------------------------------------------------------------------
     def _parse_size(self, text: str):
         mode = self.form.values.get("size_mode", "data")
-        return parse_int(text, "data size N" if mode == "data" else "grid size", 1)
+        if mode == "data":
+            block = self.launch.block_size if self.launch is not None else 1024
+            return parse_int(text, f"data size N (CUDA's grid limit: 2^31 - 1 blocks of {block} threads)",
+                             1, data_size_limit(block))
+        return parse_int(text, "grid size (blocks; CUDA's limit is 2^31 - 1)", 1, MAX_GRID_BLOCKS)
 
     def command_done(self) -> None:
         self.refresh()
@@ -308,8 +385,22 @@ class LaunchPanel(DocumentBinding, QWidget):
         if reason:
             self.refuse(field, reason)
             return False
-        label = field.replace("_", " ")
+        label = self.field_words(field)
         return self.push(UpdateItem("launches", self.launch_id, text=f"edit {label}", **changes), field)
+
+    def field_words(self, field: str) -> str:
+        """A field's name as the form shows it, for undo texts ("edit block size")."""
+        if field in self.form.widgets:
+            label = self.form.layout.labelForField(self.form.widgets[field])
+            text = label.text() if label is not None else ""
+            if field == "occupancy_auto":
+                text = "occupancy from calculator"
+            return (text or field.replace("_", " ")).lower() if text != "λ" else text
+        if field.startswith("variable_"):
+            return f"variable {field[len('variable_'):]}"
+        if field.startswith("transfer_size_"):
+            return f"size of transfer {int(field.rsplit('_', 1)[1]) + 1}"
+        return field.replace("_", " ")
 
     def refuse(self, field: str, message: str) -> None:
         if field in self.form.widgets:
@@ -359,6 +450,10 @@ class LaunchPanel(DocumentBinding, QWidget):
             value = parse_float(w.text(), f"variable {name}", allow_empty=True)
         except FieldError as exc:
             self.refuse(f"variable_{name}", str(exc))
+            return
+        reason = loop_variable_problem(name, value) if value is not None else ""
+        if reason:
+            self.refuse(f"variable_{name}", reason)
             return
         variables = dict(launch.variables)
         if value is None:

@@ -5,8 +5,8 @@ call the CLI's numbers come from) and computes nothing.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QPushButton
 
 from gpumodeler.core.models.throughput import RESOURCES
 
@@ -27,14 +27,28 @@ ROWS = (("kernel_time", "Kernel time"), ("mode", "Mode"), ("latency_bound", "Lat
 
 class PredictionView(QGroupBox):
     """The "Prediction" box: ``labels`` (one value label per row of :data:`ROWS`) and
-    ``message`` (why there is no prediction)."""
+    ``message`` (why there is no prediction). When only the transfers cannot be predicted,
+    the kernel rows stay, the transfer and total rows say why, and ``fix_button`` (when the
+    panel knows the missing field) emits ``fix_requested``."""
+
+    fix_requested = Signal()
 
     def __init__(self, parent=None):
         super().__init__("Prediction", parent)
         grid = QGridLayout(self)
         grid.setColumnStretch(1, 1)
+        # why there is no prediction (or no transfer prediction), and the button to the
+        # missing value: at the top, on screen however short the window
+        self.message = message_label()
+        grid.addWidget(self.message, 0, 0, 1, 2)
+        self.fix_button = QPushButton()
+        self.fix_button.setObjectName("fix_button")
+        self.fix_button.setToolTip("Select the link and its field in the inspector, to type the value")
+        self.fix_button.clicked.connect(self.fix_requested)
+        self.fix_button.hide()
+        grid.addWidget(self.fix_button, 1, 0, 1, 2, Qt.AlignLeft)
         self.labels: dict[str, QLabel] = {}
-        for r, (key, title) in enumerate(ROWS):
+        for r, (key, title) in enumerate(ROWS, start=2):
             t = QLabel(title)
             t.setStyleSheet("color: #5f6368;")
             t.setAlignment(Qt.AlignTop | Qt.AlignLeft)
@@ -45,20 +59,23 @@ class PredictionView(QGroupBox):
             grid.addWidget(t, r, 0)
             grid.addWidget(v, r, 1)
             self.labels[key] = v
-        self.message = message_label()
-        grid.addWidget(self.message, len(ROWS), 0, 1, 2)
-        grid.setRowStretch(len(ROWS) + 1, 1)
+        grid.setRowStretch(len(ROWS) + 2, 1)
 
-    def show_result(self, r, message: str = "") -> None:
-        """Show result ``r``, or dashes and ``message`` when it is None."""
+    def show_result(self, r, message: str = "", transfer_error: str = "", fix_text: str = "") -> None:
+        """Show result ``r``, or dashes and ``message`` when it is None. ``transfer_error``:
+        ``r`` is the kernel alone because the transfers cannot be predicted (the reason);
+        ``fix_text``: the text of the button that shows the missing field."""
         L = self.labels
+        self.fix_button.setText(fix_text)
+        self.fix_button.setVisible(bool(fix_text))
         if r is None:
             for v in L.values():
                 v.setText("—")
             self.message.setText(message)
             self.message.setVisible(bool(message))
             return
-        self.message.setVisible(False)
+        self.message.setText(transfer_error and f"Transfers not predicted: {transfer_error}")
+        self.message.setVisible(bool(transfer_error))
         p, k, tb = r.prediction, r.prediction.kernel, r.prediction.throughput
         L["kernel_time"].setText(f"<b>{fmt_time(k.time_s)}</b>  ({fmt_count(k.time_cycles)} cycles, λ = {k.lam:g})")
         limiting = RESOURCE_NAMES.get(k.limiting_resource, k.limiting_resource)
@@ -79,6 +96,10 @@ class PredictionView(QGroupBox):
         L["cycles"].setText(" · ".join(cells) + f"  (binding: {RESOURCE_NAMES.get(tb.binding, tb.binding)})")
         L["knee"].setText(f"occupancy {k.knee_occupancy:.4g} warps/SM "
                           f"(latency-bound below it, throughput-bound above)")
+        if transfer_error:
+            L["transfers"].setText("<span style='color:#b00000'>unknown (see above)</span>")
+            L["total"].setText(f"— (the kernel alone takes {fmt_time(k.time_s)})")
+            return
         if p.transfers:
             lines = [f"{'host → device' if d == 'htod' else 'device → host'} {fmt_bytes(n)}: {fmt_time(t)}"
                      for (d, n), t in zip(p.transfers, p.transfer_times_s)]

@@ -22,8 +22,9 @@ from gpumodeler.core.launch_sweep import make_snapshot, variable_label
 from gpumodeler.core.project import SweepDef
 
 from .. import workers
-from ..plots.sweep_plot import SweepPlot
-from .checks import variable_names
+from ..plots.figure import figure_size
+from ..plots.sweep_plot import SweepPlot, axis_title
+from .checks import MAX_LOOP_ITERATIONS, data_size_limit, variable_names
 from .fields import FieldError, clear_error, fmt_number, mark_error, message_label, parse_float
 from .controls import build_controls
 from .measurements import (MeasurementsRefused, column_for, compare, measured_points,
@@ -41,6 +42,9 @@ class SweepPanel(QWidget):
         self.job = None
         self.result = None
         self._auto = False
+        self._job_kernel_only = False
+        self._title = ""
+        self._measurements = None
         self._rerun = QTimer(self)
         self._rerun.setSingleShot(True)
         self._rerun.setInterval(150)
@@ -56,9 +60,9 @@ class SweepPanel(QWidget):
         return self.panel.document.project
 
     def _build_ui(self) -> None:
-        row1, row2 = build_controls(self)  # variable_combo, from_edit, ..., run_button, saved_combo, ...
+        rows = build_controls(self)  # variable_combo, from_edit, ..., run_button, saved_combo, ...
         self.plot = SweepPlot()
-        self.plot.setMinimumHeight(240)
+        self.plot.setMinimumHeight(180)
         self.status = QLabel()
         self.status.setWordWrap(True)
         self.status.setStyleSheet(STATUS_STYLE)
@@ -66,8 +70,8 @@ class SweepPanel(QWidget):
         self.message = message_label()
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 4, 6, 4)
-        lay.addLayout(row1)
-        lay.addLayout(row2)
+        for row in rows:
+            lay.addLayout(row)
         lay.addWidget(self.plot, 1)
         lay.addWidget(self.status)
         lay.addWidget(self.message)
@@ -83,6 +87,7 @@ class SweepPanel(QWidget):
             self.result = None
             self.plot.clear()
             self.status.setText("")
+            self._job_kernel_only = False
         self.refresh_choices(reset_range=changed)
         if changed:
             self.show_first_saved()
@@ -193,6 +198,16 @@ class SweepPanel(QWidget):
         if r.log and (r.lo <= 0 or r.hi <= 0):
             mark_error(self.from_edit if r.lo <= 0 else self.to_edit, "log spacing needs values > 0")
             raise FieldError("a logarithmic sweep needs from and to > 0")
+        limit, what = None, ""
+        if var == "data_size":
+            launch = self.project.launches.get(self.launch_id) if self.launch_id else None
+            limit = data_size_limit(launch.block_size if launch else 1024)
+            what = f"data size N: at most {limit:.4g} (2^31 - 1 blocks, CUDA's grid limit)"
+        elif var not in ("block_size", "occupancy"):
+            limit, what = MAX_LOOP_ITERATIONS, f"{var}: at most {MAX_LOOP_ITERATIONS:.0e} iterations"
+        if limit is not None and max(r.lo, r.hi) > limit:
+            mark_error(self.to_edit if r.hi >= r.lo else self.from_edit, what)
+            raise FieldError(f"sweep range: {what}, got {max(r.lo, r.hi):.4g}")
         return range_values(var, r)
 
     def run(self) -> bool:
@@ -204,23 +219,27 @@ class SweepPanel(QWidget):
         try:
             values = self.values()
         except FieldError as exc:
-            self._fail(str(exc))
+            self._stale(str(exc))
             return False
         mx, mt, mw = measured_points(self.project, self.launch_id, self.variable)
         devices = self.chosen_gpus()
         if self.variable == "gpu" and not devices:
-            self._fail("choose the GPUs to compare (Compare GPUs)")
+            self._stale("choose the GPUs to compare (Compare GPUs)")
             return False
+        # transfers the panel cannot predict (a link value unknown): sweep the kernel alone
+        kernel_only = bool(self.panel.transfer_error)
         try:
             snap = make_snapshot(self.project, self.launch_id, self.document.gpu_spec, self.document.link_spec,
                                  self.variable, values, devices=devices, measured_x=mx,
-                                 table_lookup=self.document.latency_table)
+                                 table_lookup=self.document.latency_table,
+                                 include_transfers=not kernel_only)
         except (ModelError, LookupError) as exc:
-            self._fail(f"cannot sweep: {exc}")
+            self._stale(f"cannot sweep: {exc}")
             return False
         self.cancel()
         job = workers.SweepJob(snap)
         job.measured = (mx, mt, mw)
+        job.kernel_only = kernel_only
         # bound slots of this widget: Qt drops the connections if the panel is deleted first
         job.signals.progress.connect(self.progress.setValue)
         job.signals.finished.connect(self._on_job_finished)
@@ -293,8 +312,15 @@ class SweepPanel(QWidget):
         if measured[0].size and result.curves and result.variable != "gpu":
             measurements, note = compare(result.curves[0], measured)
             notes += [note] if note else []
-        self.plot.show_result(result, variable_label(result.variable), title,
-                              log_x=self.log_check.isChecked(), measurements=measurements)
+        self._job_kernel_only = getattr(job, "kernel_only", False)
+        self._title = title
+        self._measurements = measurements
+        self.plot.show_result(result, axis_title(result.variable, variable_label(result.variable)), title,
+                              log_x=self.log_check.isChecked(), measurements=measurements,
+                              kernel_only=getattr(job, "kernel_only", False),
+                              log_y=self.log_y_check.isChecked())
+        if getattr(job, "kernel_only", False):
+            notes.append("total not plotted: the transfers cannot be predicted (see Prediction)")
         for c in result.curves:
             reasons = [str(r) for r in c.reasons if r]
             if not reasons:
@@ -314,12 +340,27 @@ class SweepPanel(QWidget):
             return
         self.job = None
         self._set_busy(False)
-        self._fail(message)
+        self._stale(message)
 
     def _job_cancelled(self, job) -> None:
         if job is self.job:
             self.job = None
             self._set_busy(False)
+
+    def replot(self) -> None:
+        """Show the sweep on show again (an axis option changed)."""
+        if self.result is not None:
+            self.plot.show_result(self.result, axis_title(self.result.variable, variable_label(self.result.variable)),
+                                  self._title, log_x=self.log_check.isChecked(),
+                                  measurements=self._measurements, kernel_only=self._job_kernel_only,
+                                  log_y=self.log_y_check.isChecked())
+
+    def _stale(self, message: str) -> None:
+        """The sweep on show no longer describes the launch: clear it (a stale curve must not
+        be read, or exported, as current) and say why."""
+        self.result = None
+        self.plot.clear(f"No sweep: {message}")
+        self._fail(message)
 
     def _fail(self, message: str) -> None:
         self.message.setText(message)
@@ -401,10 +442,8 @@ class SweepPanel(QWidget):
             self._fail("run a sweep first: there is nothing to export")
             return False
         try:
-            if kind == "png":
-                self.plot.export_png(path)
-            elif kind == "svg":
-                self.plot.export_svg(path)
+            if kind in ("png", "svg"):
+                self.plot.export_figure(path, figure_size(self.figure_combo.currentData(), self.dpi_spin.value()))
             elif kind == "csv":
                 self.plot.export_csv(path, self.variable)
             else:

@@ -20,12 +20,35 @@ from pathlib import Path
 from PySide6.QtCore import QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
 
 from .units import time_unit
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22")
+# (kernel, total) colours per GPU: the two curves of one GPU differ in colour as well as in
+# dash (a printed figure in grey still tells them apart by the dash)
+PAIRS = (("#1f77b4", "#ff7f0e"), ("#2ca02c", "#d62728"), ("#9467bd", "#8c564b"),
+         ("#17becf", "#e377c2"), ("#7f7f7f", "#bcbd22"))
+BASE_PEN = dict(color="#666", width=1.2, style=Qt.DashDotLine)
+
+
+def short_name(gpu: str) -> str:
+    """A GPU's name without the brand ("GTX 970"), for legends that must fit a column."""
+    for brand in ("GeForce ", "NVIDIA ", "Tesla ", "Quadro "):
+        if gpu.startswith(brand) and len(gpu) > len(brand):
+            return gpu[len(brand):]
+    return gpu
+
+
+def axis_title(variable: str, label: str) -> str:
+    """The x-axis title with its unit: "Data size N (threads)", "n (iterations)"."""
+    units = {"data_size": "Data size N (threads)", "gpu": "GPU"}
+    if variable in units:
+        return units[variable]
+    if variable in ("block_size", "occupancy"):
+        return label  # "Block size (threads)", "Occupancy (warps per SM)"
+    return f"{variable} (loop iterations)"
 
 
 # a log axis labels these mantissas between its decades when they have room
@@ -97,15 +120,22 @@ class SweepPlot(QWidget):
         for bars in (self.kernel_bars, self.total_bars):
             self.plot.addItem(bars)
             bars.hide()
-        self.base_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#888", width=1, style=Qt.DashLine))
+        # the launch's own value: in the legend, and never widening the x range (ignoreBounds)
+        self.base_line = pg.InfiniteLine(angle=90, pen=pg.mkPen(**BASE_PEN))
         self.base_line.setZValue(-5)
-        self.plot.addItem(self.base_line)
+        self.plot.addItem(self.base_line, ignoreBounds=True)
+        # the figure export sets these labels' font for print (plots.figure)
+        self.plot.figure_texts = lambda: [line for line in self.knee_lines if line.isVisible()]
         self.base_line.hide()
-        self.knee_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#e8453c", width=1, style=Qt.DotLine),
-                                         label="mode changes", labelOpts={"position": 0.92, "color": "#e8453c"})
-        self.knee_line.setZValue(-5)
-        self.plot.addItem(self.knee_line)
-        self.knee_line.hide()
+        self.base_sample = pg.PlotDataItem([], [], pen=pg.mkPen(**BASE_PEN))  # its legend sample
+        self.knee_lines: list[pg.InfiniteLine] = []  # one per GPU of an occupancy sweep
+        self.empty = QLabel()
+        self.empty.setObjectName("empty_plot_message")
+        self.empty.setAlignment(Qt.AlignCenter)
+        self.empty.setWordWrap(True)
+        self.empty.setStyleSheet("color: #5f6368; background: white; border: 1px solid #ddd;")
+        self._log_y = False
+        self._kernel_only = False
         self.unit = ("s", 1.0)
         self.x_title = ""
         self.title = ""
@@ -115,10 +145,22 @@ class SweepPlot(QWidget):
         self._ticks = False
         self._shown_labels = None
         self.measurements = None  # (x, measured_s, predicted_s, rel_error, what)
-        lay = QVBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.widget)
+        self.stack = QStackedLayout(self)
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self.widget)
         self.set_labels("", "")
+        self.show_message("No sweep yet: choose a variable and a range, then Run sweep.")
+
+    def show_message(self, text: str) -> None:
+        """An empty plot: the message instead of 0–1 axes and an empty legend."""
+        self.empty.setText(text)
+        self.stack.setCurrentWidget(self.empty)
+
+    def is_empty(self) -> bool:
+        return self.stack.currentWidget() is self.empty
+
+    def message_text(self) -> str:
+        return self.empty.text() if self.is_empty() else ""
 
     # -- labels ----------------------------------------------------------------------------
     def set_labels(self, x_title: str, title: str) -> None:
@@ -134,21 +176,26 @@ class SweepPlot(QWidget):
     # -- data ------------------------------------------------------------------------------
     def _pair(self, i: int):
         while len(self._curves) <= i:
-            colour = PALETTE[len(self._curves) % len(PALETTE)]
+            k_colour, t_colour = PAIRS[len(self._curves) % len(PAIRS)]
             # antialiased curves only (a global pyqtgraph option would also smooth the axes
             # and grid, which costs more than the curves and is not sharper)
-            kernel = self.plot.plot([], [], pen=pg.mkPen(colour, width=2), antialias=True)
-            total = self.plot.plot([], [], pen=pg.mkPen(colour, width=2, style=Qt.DashLine), antialias=True)
+            kernel = self.plot.plot([], [], pen=pg.mkPen(k_colour, width=2), antialias=True)
+            total = self.plot.plot([], [], pen=pg.mkPen(t_colour, width=2, style=Qt.DashLine), antialias=True)
             self._curves.append((kernel, total))
         return self._curves[i]
 
     def show_result(self, result, x_title: str, title: str = "", log_x: bool = False,
-                    measurements=None) -> None:
+                    measurements=None, kernel_only: bool = False, log_y: bool = False) -> None:
         """Show a SweepResult. ``measurements``: (x, measured_s, predicted_s, rel_error, what)
-        arrays, predicted at the measured x by the sweep itself. Only what changed is
-        touched (legend, labels, log mode, ticks), so a replot is mostly setData."""
+        arrays, predicted at the measured x by the sweep itself. ``kernel_only``: the
+        transfers could not be predicted, so no total is drawn. ``log_y``: logarithmic time
+        axis. Only what changed is touched (legend, labels, log mode, ticks), so a replot is
+        mostly setData."""
+        self.stack.setCurrentWidget(self.widget)
         self.result, self.measurements = result, measurements
-        values = [c.total_time_s for c in result.curves] + [c.kernel_time_s for c in result.curves]
+        self._kernel_only = kernel_only
+        values = ([] if kernel_only else [c.total_time_s for c in result.curves]) \
+            + [c.kernel_time_s for c in result.curves]
         has_measured = measurements is not None and len(measurements[0]) > 0
         if has_measured:
             values.append(np.asarray(measurements[1]))
@@ -162,13 +209,19 @@ class SweepPlot(QWidget):
                 # move the view to log coordinates first: in log mode the axis takes 10**range,
                 # which overflows for a linear range such as 0..1e8
                 self.plot.setXRange(math.log10(positive.min()), math.log10(positive.max()), padding=0)
-            self.plot.setLogMode(x=log_x, y=False)
+            self.plot.setLogMode(x=log_x, y=self._log_y)
             self._log_x = log_x
+        log_y = bool(log_y and not gpu_sweep)
+        if log_y != self._log_y:
+            self.plot.setLogMode(x=self._log_x, y=log_y)
+            self._log_y = log_y
         several = len(result.curves) > 1
         # a GPU that cannot run the launch at all has no curve (the panel says why)
         drawable = [bool(np.isfinite(np.asarray(c.total_time_s, dtype=float)).any()) for c in result.curves]
+        in_range = result.base_x is not None and not gpu_sweep and result.x.size > 0 \
+            and float(np.min(result.x)) <= result.base_x <= float(np.max(result.x))
         legend = tuple(f"{c.label}: " if several else "" for c, ok in zip(result.curves, drawable) if ok) \
-            + (has_measured, gpu_sweep)
+            + (has_measured, gpu_sweep, kernel_only, in_range)
         if legend != self._legend:
             self.legend.clear()
             self.legend.setColumnCount(2 if several else 3)  # one GPU per row
@@ -185,7 +238,10 @@ class SweepPlot(QWidget):
                     item.setData([], [])
                     item.hide()
                 continue
-            for item, data in ((kernel, curve.kernel_time_s), (total, curve.total_time_s)):
+            if kernel_only:
+                total.setData([], [])
+                total.hide()
+            for item, data in ((kernel, curve.kernel_time_s),) + (() if kernel_only else ((total, curve.total_time_s),)):
                 y = np.asarray(data, dtype=float) / scale
                 finite = bool(np.isfinite(y).all())
                 if symbol != item.opts["symbol"]:
@@ -196,9 +252,10 @@ class SweepPlot(QWidget):
                 item.setData(result.x, y, connect="all" if finite else "finite", skipFiniteCheck=finite)
                 item.show()
             if legend != self._legend and not gpu_sweep:
-                name = f"{curve.label}: " if several else ""
+                name = f"{short_name(curve.label)}: " if several else ""
                 self.legend.addItem(kernel, f"{name}kernel")
-                self.legend.addItem(total, f"{name}total (with transfers)")
+                if not kernel_only:
+                    self.legend.addItem(total, f"{name}kernel + transfers")
         for kernel, total in self._curves[len(result.curves):]:
             if kernel.isVisible():
                 kernel.setData([], [])
@@ -216,17 +273,14 @@ class SweepPlot(QWidget):
         elif self._ticks:
             axis.setTicks(None)
             self._ticks = False
-        if result.base_x is not None and not gpu_sweep:
-            self.base_line.setPos(math.log10(result.base_x) if log_x and result.base_x > 0 else result.base_x)
+        if in_range and not (log_x and result.base_x <= 0):
+            self.base_line.setPos(math.log10(result.base_x) if log_x else result.base_x)
             self.base_line.show()
+            if legend != self._legend:
+                self.legend.addItem(self.base_sample, f"this launch ({_short(result.base_x)})")
         else:
             self.base_line.hide()
-        knee = result.curves[0].knee_occupancy if result.curves else float("nan")
-        if result.variable == "occupancy" and math.isfinite(knee):
-            self.knee_line.setPos(math.log10(knee) if log_x and knee > 0 else knee)
-            self.knee_line.show()
-        else:
-            self.knee_line.hide()
+        self._show_knees(result, log_x, several)
         if has_measured:
             x, measured = np.asarray(measurements[0], float), np.asarray(measurements[1], float)
             data = [(float(p), float(e)) for p, e in zip(measurements[2], measurements[3])]
@@ -241,7 +295,7 @@ class SweepPlot(QWidget):
         if (x_title, title, self.unit) != self._shown_labels:
             self.set_labels(x_title, title)
             self._shown_labels = (x_title, title, self.unit)
-        self._set_y_range(values, scale, len(legend) - 2 + int(has_measured))
+        self._set_y_range(values, scale, len(legend) - 4 + int(has_measured) + int(in_range))
         if gpu_sweep:
             self.plot.setXRange(-0.6, len(result.x_labels) - 0.4, padding=0)
         else:
@@ -257,17 +311,49 @@ class SweepPlot(QWidget):
         self.total_bars.show()
         if relabel:
             self.legend.addItem(self.kernel_bars, "kernel")
-            self.legend.addItem(self.total_bars, "total (with transfers)")
+            self.legend.addItem(self.total_bars, "kernel + transfers")
+
+    def _show_knees(self, result, log_x: bool, several: bool) -> None:
+        """The occupancy where the mode changes, one line per GPU, labelled below the legend
+        (the legend sits in the headroom at the top)."""
+        knees = [(c, c.knee_occupancy) for c in result.curves] if result.variable == "occupancy" else []
+        knees = [(c, k) for c, k in knees if math.isfinite(k) and not (log_x and k <= 0)]
+        while len(self.knee_lines) < len(knees):
+            i = len(self.knee_lines)
+            line = pg.InfiniteLine(angle=90, pen=pg.mkPen(PAIRS[i % len(PAIRS)][0], width=1, style=Qt.DotLine),
+                                   label="", labelOpts={"position": 0.55 - 0.08 * (i % 5),
+                                                        "color": PAIRS[i % len(PAIRS)][0], "fill": (255, 255, 255, 200)})
+            line.setZValue(-5)
+            self.plot.addItem(line, ignoreBounds=True)
+            self.knee_lines.append(line)
+        for i, line in enumerate(self.knee_lines):
+            if i < len(knees):
+                curve, knee = knees[i]
+                line.setPos(math.log10(knee) if log_x else knee)
+                line.label.setFormat(f"{short_name(curve.label) + ': ' if several else ''}mode changes at {knee:.3g}")
+                line.show()
+            else:
+                line.hide()
 
     def _set_y_range(self, values, scale: float, entries: int) -> None:
-        """Times start at zero; headroom above the curves for the legend rows."""
+        """Times start at zero (log axis: at the smallest time); headroom above the curves for
+        the legend rows."""
         finite = [np.asarray(v, dtype=float) for v in values]
         finite = [v[np.isfinite(v)] for v in finite]
         top = max((float(v.max()) for v in finite if v.size), default=1.0 * scale) / scale
         rows = max(1, entries) if entries > 1 else 1
+        if self._log_y:
+            positive = [v[v > 0] for v in finite]
+            low = min((float(v.min()) for v in positive if v.size), default=top * scale / 10) / scale
+            top = max(top, low * 1.0001)
+            lo, hi = math.log10(low), math.log10(top)
+            span = max(hi - lo, 0.3)
+            self.plot.setYRange(lo - 0.05 * span, hi + span * (0.08 + 0.09 * rows), padding=0)
+            return
         self.plot.setYRange(0, top * (1.08 + 0.07 * rows), padding=0)
 
-    def clear(self) -> None:
+    def clear(self, message: str = "No sweep yet: choose a variable and a range, then Run sweep.") -> None:
+        """Drop the curves and show ``message`` instead of empty axes."""
         self.result = self.measurements = None
         for kernel, total in self._curves:
             kernel.setData([], [])
@@ -278,7 +364,9 @@ class SweepPlot(QWidget):
         self.legend.clear()
         self._legend = None
         self.base_line.hide()
-        self.knee_line.hide()
+        for line in self.knee_lines:
+            line.hide()
+        self.show_message(message)
 
     def _measured_tip(self, x, y, data):
         unit = self.unit[0]
@@ -290,6 +378,13 @@ class SweepPlot(QWidget):
                 f"error {error * 100:+.1f} %")
 
     # -- export ----------------------------------------------------------------------------
+    def export_figure(self, path: str, size) -> None:
+        """PNG or SVG at a printed size (:mod:`.figure`): fonts in points for that size."""
+        from .figure import export_figure
+        if self.result is None:
+            raise ValueError("nothing to export: run a sweep first")
+        export_figure(self.plot, path, size, self.title, self.widget.logicalDpiX() or 96)
+
     def export_png(self, path: str) -> None:
         """PNG at the plot's size on screen (pyqtgraph scales the legend badly when the
         width is changed)."""
@@ -377,6 +472,10 @@ def _closed_paths_fix():
         yield
     finally:
         module.correctCoordinates = original
+
+
+def _short(v: float) -> str:
+    return f"{v:,.0f}".replace(",", " ") if float(v).is_integer() and abs(v) < 1e9 else f"{v:.4g}"
 
 
 def _num(v) -> str:

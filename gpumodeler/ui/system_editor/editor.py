@@ -121,19 +121,57 @@ class SystemEditor(DocumentBinding, QWidget):
 
     # ---- adding devices
     def add_device(self, kind: str, name: str, centre: QPointF | None = None) -> str | None:
-        """Place catalog device ``name`` (a GPU or host) centred on ``centre`` (default:
-        the middle of the visible canvas); returns its id, or None when refused."""
+        """Place catalog device ``name`` (a GPU or host) near ``centre`` (default: the middle
+        of the visible canvas), in free space and inside the view; returns its id, or None
+        when refused."""
         if centre is None:
             centre = self.view.visible_centre()
+        top_left = self.free_spot(centre)
         device_id = fresh_ids(self.project, kind, 1)[0]
-        device = PlacedDevice(device_id, kind, name,
-                              x=round(centre.x() - DeviceItem.WIDTH / 2),
-                              y=round(centre.y() - DeviceItem.HEIGHT / 2))
+        device = PlacedDevice(device_id, kind, name, x=round(top_left.x()), y=round(top_left.y()))
         if not self.push(AddItem("devices", device, text=f"add {name}")):
             return None
         self.scene.select([device_id])
         self.hint(f"Added {name}")
         return device_id
+
+    def free_spot(self, centre: QPointF, gap: float = 24.0) -> QPointF:
+        """The top-left corner of a device rectangle nearest ``centre`` that overlaps no
+        placed device (with ``gap`` around it) and lies in the visible canvas when there is
+        room: candidates on rings of grid steps around ``centre``, nearest first."""
+        from PySide6.QtCore import QRectF
+        w, h = DeviceItem.WIDTH, DeviceItem.HEIGHT
+        visible = self.view.mapToScene(self.view.viewport().rect()).boundingRect().adjusted(8, 8, -8, -8)
+        taken = [item.sceneBoundingRect().adjusted(-gap, -gap, gap, gap)
+                 for item in self.scene.device_items.values()]
+
+        def clamp(p: QPointF) -> QPointF:  # keep it on screen when the screen can hold it
+            x, y = p.x(), p.y()
+            if visible.width() >= w:
+                x = min(max(x, visible.left()), visible.right() - w)
+            if visible.height() >= h:
+                y = min(max(y, visible.top()), visible.bottom() - h)
+            return QPointF(x, y)
+
+        start = clamp(QPointF(centre.x() - w / 2, centre.y() - h / 2))
+        step_x, step_y = w + gap + 16, h + gap + 16  # items draw a little beyond w × h
+        best = None
+        for ring in range(0, 12):
+            for i in range(-ring, ring + 1):
+                for j in range(-ring, ring + 1):
+                    if max(abs(i), abs(j)) != ring:
+                        continue
+                    p = QPointF(start.x() + i * step_x, start.y() + j * step_y)
+                    rect = QRectF(p.x(), p.y(), w, h)
+                    if any(rect.intersects(t) for t in taken):
+                        continue
+                    inside = visible.contains(rect)
+                    score = (not inside, abs(i) + abs(j))
+                    if best is None or score < best[0]:
+                        best = (score, p)
+            if best is not None and not best[0][0]:
+                return best[1]
+        return best[1] if best is not None else start
 
     def drop_catalog_entry(self, kind: str, name: str, scene_pos: QPointF) -> bool:
         """A palette entry dropped at ``scene_pos``: a GPU/host is placed there; a link
@@ -169,7 +207,26 @@ class SystemEditor(DocumentBinding, QWidget):
         return value if value in LINK_TYPES else "other"
 
     def connection_refusal(self, a: str, b: str, link_type: str) -> str | None:
-        return connection_refusal(self.project, a, b, link_type)
+        reason = connection_refusal(self.project, a, b, link_type)
+        if reason or link_type != "nvlink":
+            return reason
+        for device_id in (a, b):
+            device = self.project.devices[device_id]
+            if device.kind == "host" and not self._host_nvlink(device):
+                return (f"{device.label or device.device_name} has no NVLink: a host reaches its GPUs "
+                        f"over PCIe unless its CPU has NVLink (e.g. NVIDIA Grace, NVLink-C2C); "
+                        f"use a PCIe link, or set the host's NVLink field")
+        return None
+
+    def _host_nvlink(self, device) -> str:
+        """The NVLink a placed host's CPU has ('' when none is known)."""
+        if device.overrides.get("nvlink"):
+            return str(device.overrides["nvlink"])
+        try:
+            record = self.document.catalog.get(device.device_name)
+            return str(record.value("nvlink") or "") if record is not None else ""
+        except (ModelError, LookupError, AttributeError):
+            return ""
 
     def start_link(self, link_name: str, first: str) -> ConnectDevices:
         """Begin drawing ``link_name`` from device ``first``; a click on a device ends it."""
@@ -192,6 +249,11 @@ class SystemEditor(DocumentBinding, QWidget):
         link_type = self.link_type_of(link_name)
         connection = Connection(fresh_ids(self.project, "link", 1)[0], link_name, a, b,
                                 link_type)
+        reason = self.connection_refusal(a, b, link_type) if {a, b} <= set(self.project.devices) else None
+        if reason and link_type == "nvlink":  # the catalog's knowledge the model has not
+            self.scene.show_message(reason, device_id=b)
+            self.hint(reason)
+            return False
         if self.push(AddConnection(connection)):
             self.scene.select(connection_ids=[connection.id])
             self.hint(f"Joined with {link_name}")

@@ -190,12 +190,17 @@ class ConnectionItem(QGraphicsItem):
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(2)  # the label stays readable when devices sit close together
         self._line = QLineF()
+        self._label_at = 0.5  # where along the line the label sits (parallel links stagger)
         self._title, self._detail, self._link_type = "", "", "other"
 
-    def set_line(self, p1: QPointF, p2: QPointF) -> None:
+    def set_line(self, p1: QPointF, p2: QPointF, label_at: float = 0.5) -> None:
         self.prepareGeometryChange()
         self._line = QLineF(p1, p2)
+        self._label_at = label_at
         self.update()
+
+    def line(self) -> QLineF:
+        return QLineF(self._line)
 
     def set_text(self, title: str, detail: str) -> None:
         self.prepareGeometryChange()
@@ -217,7 +222,7 @@ class ConnectionItem(QGraphicsItem):
         width = min(max(fm_title.horizontalAdvance(self._title),
                         fm_detail.horizontalAdvance(self._detail)) + 14, 240)
         height = fm_title.height() + fm_detail.height() + 8
-        centre = self._line.center()
+        centre = self._line.pointAt(self._label_at)
         return QRectF(centre.x() - width / 2, centre.y() - height / 2, width, height)
 
     def boundingRect(self) -> QRectF:

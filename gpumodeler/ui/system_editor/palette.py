@@ -58,7 +58,9 @@ class DevicePalette(QWidget):
 
     def __init__(self, catalog, parent=None):
         super().__init__(parent)
-        self.filter_edit = QLineEdit(placeholderText="Filter devices (name, alias, cc…)")
+        self.filter_edit = QLineEdit(placeholderText="Filter devices (name, alias, cc…)",
+                                     toolTip="Show only devices whose name, alias or compute capability "
+                                             "contains this text")
         self.filter_edit.setClearButtonEnabled(True)
         self.model = _CatalogModel(self)
         self.proxy = QSortFilterProxyModel(self)
@@ -90,7 +92,7 @@ class DevicePalette(QWidget):
         self._fill(catalog)
 
     def _fill(self, catalog) -> None:
-        summaries = catalog.list() if catalog is not None else []
+        summaries = _by_generation(catalog.list() if catalog is not None else [])
         for kind, title in GROUPS:
             group = QStandardItem(icon(kind), title)
             group.setData(title, SEARCH_ROLE)
@@ -150,3 +152,22 @@ class DevicePalette(QWidget):
                 walk(index)
         walk(QModelIndex())
         return out
+
+
+def _cc_key(cc) -> tuple:
+    try:
+        return tuple(int(x) for x in str(cc).split(".")[:2])
+    except (TypeError, ValueError):
+        return (99, 0)
+
+
+def _by_generation(summaries) -> list:
+    """GPUs by architecture generation (a family ranks by its oldest compute capability:
+    Tesla, Fermi, Kepler, Maxwell, …, Blackwell), then by name; other kinds as listed."""
+    first: dict[str, tuple] = {}
+    for s in summaries:
+        if s.kind == "gpu":
+            family = s.family or s.architecture or "Other"
+            first[family] = min(first.get(family, (99, 0)), _cc_key(s.compute_capability))
+    return sorted(summaries, key=lambda s: (first.get(s.family or s.architecture or "Other", (99, 0)), s.name)
+                  if s.kind == "gpu" else ((0, 0), ""))

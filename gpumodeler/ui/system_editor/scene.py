@@ -80,6 +80,7 @@ class SystemScene(QGraphicsScene):
         self.connection_items[connection.id] = item
         self.addItem(item)
         self._update_connection(connection)
+        self._route_pair(connection.a, connection.b)  # its parallel siblings move apart
 
     def _update_connection(self, connection) -> None:
         item = self.connection_items[connection.id]
@@ -92,13 +93,45 @@ class SystemScene(QGraphicsScene):
     def _remove_connection(self, connection) -> None:
         item = self.connection_items.pop(connection.id)
         self.removeItem(item)
+        self._route_pair(connection.a, connection.b)
+
+    #: distance between parallel links of the same two devices (each stays selectable)
+    PARALLEL_GAP = 34.0
+
+    def _parallel(self, connection) -> tuple[int, int]:
+        """(index, count) of ``connection`` among the shown links joining the same devices."""
+        pair = {connection.a, connection.b}
+        same = [c.id for c in self.document.project.connections.values()
+                if {c.a, c.b} == pair and c.id in self.connection_items]
+        return (same.index(connection.id) if connection.id in same else 0), max(len(same), 1)
+
+    def _route_pair(self, a: str, b: str) -> None:
+        for c in self.document.project.connections.values():
+            if {c.a, c.b} == {a, b} and c.id in self.connection_items:
+                self._route(c)
 
     def _route(self, connection) -> None:
         a, b = self.device_items.get(connection.a), self.device_items.get(connection.b)
         if a is None or b is None:
             return
-        self.connection_items[connection.id].set_line(a.edge_point(b.centre()),
-                                                      b.edge_point(a.centre()))
+        p1, p2 = a.edge_point(b.centre()), b.edge_point(a.centre())
+        index, count = self._parallel(connection)
+        label_at = 0.5
+        if count > 1:
+            # links of one pair side by side, perpendicular to the line (direction taken
+            # from the smaller id to the larger, so both ends agree)
+            first, second = sorted((connection.a, connection.b))
+            c1, c2 = self.device_items[first].centre(), self.device_items[second].centre()
+            dx, dy = c2.x() - c1.x(), c2.y() - c1.y()
+            length = (dx * dx + dy * dy) ** 0.5 or 1.0
+            shift = (index - (count - 1) / 2) * self.PARALLEL_GAP
+            offset = QPointF(-dy / length * shift, dx / length * shift)
+            p1, p2 = p1 + offset, p2 + offset
+            # labels staggered along the lines too, so neither hides the other
+            label_at = 0.5 + (index - (count - 1) / 2) * (0.6 / count)
+            if connection.a != first:
+                label_at = 1.0 - label_at
+        self.connection_items[connection.id].set_line(p1, p2, label_at)
 
     def _route_connections_of(self, device_id: str) -> None:
         for connection in self.document.project.connections_of(device_id):

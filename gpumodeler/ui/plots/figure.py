@@ -1,0 +1,143 @@
+"""Figures for reports: a plot rendered at a printed size (inches) and resolution (dpi).
+
+The on-screen plot is a strip as wide as the window; a paper wants 3.5 in (one column) or
+about 7.2 in (two columns) at 300 dpi, with text that stays readable at that size. The plot
+item is laid out at the figure's size in *points* (1/72 in, scaled to the screen's logical
+dpi so Qt's point-sized fonts come out at their point size on paper), its fonts set for
+print, rendered into an image of width × dpi pixels (or an SVG whose text stays text), and
+then put back as it was.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QRectF, QSize, QSizeF
+from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtSvg import QSvgGenerator
+
+
+@dataclass(frozen=True)
+class FigureSize:
+    """A printed figure: width and height in inches, raster resolution, font size in pt."""
+
+    name: str
+    width_in: float
+    height_in: float
+    dpi: int = 300
+    font_pt: float = 8.0
+
+
+PRESETS = {
+    "one-column": FigureSize("one column (3.5 in)", 3.5, 2.6, 300, 7.0),
+    "two-column": FigureSize("two columns (7.2 in)", 7.2, 3.6, 300, 8.0),
+    "slide": FigureSize("slide (10 in, 150 dpi)", 10.0, 5.6, 150, 12.0),
+}
+DEFAULT_PRESET = "two-column"
+
+
+def figure_size(preset: str | None = None, dpi: int | None = None) -> FigureSize:
+    """The preset (by key) with its dpi replaced by ``dpi`` when given."""
+    size = PRESETS[preset or DEFAULT_PRESET]
+    if dpi is not None:
+        if not 50 <= dpi <= 1200:
+            raise ValueError(f"dpi must be 50..1200, got {dpi}")
+        size = FigureSize(size.name, size.width_in, size.height_in, int(dpi), size.font_pt)
+    return size
+
+
+@contextmanager
+def _laid_out(plot_item, size: FigureSize, logical_dpi: float):
+    """``plot_item`` laid out at the figure's size with print fonts, then restored."""
+    width, height = size.width_in * logical_dpi, size.height_in * logical_dpi
+    old_geometry = plot_item.geometry()
+    axes = [plot_item.getAxis(n) for n in ("left", "bottom")]
+    old_fonts = [a.style.get("tickFont") for a in axes]
+    old_labels = [a.labelStyle.copy() for a in axes]
+    legend = plot_item.legend
+    labels = [label for _, label in legend.items] if legend is not None else []
+    old_opts = [dict(label.opts) for label in labels]
+    tick = QFont()
+    tick.setPointSizeF(size.font_pt)
+    texts = [line.label for line in getattr(plot_item, "figure_texts", lambda: [])()]
+    old_text_fonts = [t.textItem.font() for t in texts]
+    try:
+        for t in texts:
+            t.setFont(tick)
+        for a in axes:
+            a.setStyle(tickFont=tick)
+            a.setLabel(a.labelText, a.labelUnits, **dict(a.labelStyle, **{"font-size": f"{size.font_pt + 1:g}pt"}))
+        if plot_item.titleLabel.text:
+            plot_item.setTitle(plot_item.titleLabel.text, size=f"{size.font_pt + 1:g}pt", color="#222")
+        for label in labels:
+            label.setText(label.text, size=f"{size.font_pt:g}pt")
+        if legend is not None:
+            legend.updateSize()
+            # the legend ignores transformations (constant size on screen), so it would not
+            # scale with the rest when rendered at the figure's dpi
+            legend.setFlag(legend.GraphicsItemFlag.ItemIgnoresTransformations, False)
+        plot_item.setGeometry(QRectF(0, 0, width, height))
+        plot_item.layout.activate()
+        yield QRectF(plot_item.sceneBoundingRect())
+    finally:
+        for a, font, style in zip(axes, old_fonts, old_labels):
+            a.setStyle(tickFont=font)
+            a.setLabel(a.labelText, a.labelUnits, **style)
+        for t, font in zip(texts, old_text_fonts):
+            t.setFont(font)
+        for label, opts in zip(labels, old_opts):
+            label.opts = opts
+            label.setText(label.text)
+        if legend is not None:
+            legend.updateSize()
+            legend.setFlag(legend.GraphicsItemFlag.ItemIgnoresTransformations, True)
+        if plot_item.titleLabel.text:
+            plot_item.setTitle(plot_item.titleLabel.text, size="10pt", color="#222")
+        plot_item.setGeometry(old_geometry)
+        plot_item.layout.activate()
+
+
+def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logical_dpi: float = 96.0) -> QSize:
+    """Write ``plot_item`` to ``path`` (.png raster at ``size.dpi``; .svg vector with text as
+    text) at the printed size; returns the pixel size written (SVG: in points)."""
+    kind = Path(path).suffix.lower()
+    if kind not in (".png", ".svg"):
+        raise ValueError(f"a figure is .png or .svg, got {Path(path).name!r}")
+    with _laid_out(plot_item, size, logical_dpi) as source:
+        scene = plot_item.scene()
+        if kind == ".png":
+            pixels = QSize(round(size.width_in * size.dpi), round(size.height_in * size.dpi))
+            image = QImage(pixels, QImage.Format.Format_ARGB32)
+            image.fill(QColor("white"))
+            painter = QPainter(image)
+            try:
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
+                scene.render(painter, QRectF(0, 0, pixels.width(), pixels.height()), source)
+            finally:
+                painter.end()
+            # the resolution is set after painting: point-sized fonts were laid out at the
+            # scene's logical dpi and scaled with everything else by the painter
+            dots_per_m = round(size.dpi / 0.0254)
+            image.setDotsPerMeterX(dots_per_m)
+            image.setDotsPerMeterY(dots_per_m)
+            if not image.save(path):
+                raise OSError(f"could not write {path}")
+            return pixels
+        generator = QSvgGenerator()
+        generator.setFileName(path)
+        points = QSizeF(size.width_in * 72, size.height_in * 72)
+        generator.setSize(QSize(round(source.width()), round(source.height())))
+        generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
+        generator.setResolution(round(logical_dpi))
+        generator.setTitle(title or "gpumodeler sweep")
+        painter = QPainter(generator)
+        try:
+            painter.fillRect(QRectF(0, 0, source.width(), source.height()), QColor("white"))
+            scene.render(painter, QRectF(0, 0, source.width(), source.height()), source)
+        finally:
+            painter.end()
+    if not Path(path).exists():
+        raise OSError(f"could not write {path}")
+    return QSize(round(points.width()), round(points.height()))
