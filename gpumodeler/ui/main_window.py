@@ -152,6 +152,8 @@ class MainWindow(DocumentBinding, QMainWindow):
                                                   "Write devices to a file to share with colleagues")
         self.import_devices_action = self._action("&Import…", self.import_devices_dialog, None,
                                                   "Merge a colleague's device file, choosing per conflict")
+        self.import_kernel_action = self._action("Import &Kernel…", self.import_kernel_dialog, None,
+                                                 "A kernel graph from a SASS listing, a cubin or a .cu")
         self.export_report_action = self._action("Export &Report…", self.export_report_dialog, None,
                                                  "Write a self-contained HTML report of the project")
         self.about_action = self._action("&About gpumodeler", self.about)
@@ -167,6 +169,7 @@ class MainWindow(DocumentBinding, QMainWindow):
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
+        file_menu.addAction(self.import_kernel_action)
         file_menu.addAction(self.export_report_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
@@ -317,6 +320,23 @@ class MainWindow(DocumentBinding, QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export report", start, "HTML (*.html)")
         if path:
             self.export_report(path)
+
+    def import_kernel_dialog(self):
+        """File › Import Kernel…: the dialog (shown, not run modally); an imported kernel is
+        shown in the Kernel tab, the view fitted, the import's note in the status bar."""
+        from gpumodeler.ui.kernel_editor.import_dialog import ImportKernelDialog
+        dialog = ImportKernelDialog(self.document, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def show(kernel_id: str, note: str, hint: str) -> None:
+            self.tabs.setCurrentIndex(1)
+            editor = self.kernel_editor
+            editor.set_kernel(kernel_id)  # its view shows the graph fitted
+            editor.show_message(note)
+            self.show_hint(hint)
+        dialog.imported.connect(show)
+        dialog.open()
+        return dialog
 
     def build_all_tabs(self) -> None:
         if self._closed:  # a deferred build must not outlive the window (or its catalog)
