@@ -331,7 +331,9 @@ class MainWindow(DocumentBinding, QMainWindow):
         def show(kernel_id: str, note: str, hint: str) -> None:
             self.tabs.setCurrentIndex(1)
             editor = self.kernel_editor
-            editor.set_kernel(kernel_id)  # its view shows the graph fitted
+            editor.set_kernel(kernel_id)
+            # after the editor's own first view: all of the graph, its blocks and loops
+            QTimer.singleShot(0, editor.view, editor.view.fit)
             editor.show_message(note)
             self.show_hint(hint)
         dialog.imported.connect(show)

@@ -69,8 +69,10 @@ def test_import_a_listing_as_one_undoable_step(window, qtbot):
     assert "edge latencies from the compiler's schedule" in hint
     assert "compiler's schedule" in editor.message_strip.text()  # the full note
     assert "compiler's schedule" in graph.description
-    qtbot.waitUntil(lambda: editor.view.mapFromScene(
-        editor.scene.itemsBoundingRect().topLeft()).y() >= 0)
+    def fitted():  # the whole graph in the view
+        shown = editor.view.mapToScene(editor.view.viewport().rect()).boundingRect()
+        return shown.contains(editor.scene.itemsBoundingRect().adjusted(3, 3, -3, -3))  # pens
+    qtbot.waitUntil(fitted)
     stack.undo()
     assert kid not in window.document.project.kernels and stack.count() == before + 1
     stack.redo()
