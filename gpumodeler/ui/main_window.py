@@ -44,6 +44,7 @@ MAX_PAGE_MIN_WIDTH = 700
 # the kernel editor's own property panel and the launch panel's forms and plot.
 TABS_WITHOUT_INSPECTOR = {1, 2, 3}
 REFUSAL_MS = 10000
+IMPORT_MIN_SCALE = 0.4  # an imported kernel's first view: fitted down to this zoom
 # Edit-menu commands -> the editor method that performs them (editors without it: disabled).
 EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste",
                "delete": "delete_selection", "select_all": "select_all", "fit": "fit"}
@@ -332,8 +333,9 @@ class MainWindow(DocumentBinding, QMainWindow):
             self.tabs.setCurrentIndex(1)
             editor = self.kernel_editor
             editor.set_kernel(kernel_id)
-            # after the editor's own first view: all of the graph, its blocks and loops
-            QTimer.singleShot(0, editor.view, editor.view.fit)
+            # after the editor's own first view: all of the graph (its blocks and loops) if
+            # its text stays legible, else its top at that scale (F shows all of it)
+            QTimer.singleShot(0, editor.view, lambda: editor.view.show_graph(IMPORT_MIN_SCALE))
             editor.show_message(note)
             self.show_hint(hint)
         dialog.imported.connect(show)
