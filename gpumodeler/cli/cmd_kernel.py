@@ -17,6 +17,8 @@ from pathlib import Path
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import to_dict
 from gpumodeler.core.kernel.sass.importer import architecture_family, import_kernel_with_report
+from gpumodeler.core.kernel.sass.latencies import fill_latencies_from_schedule
+from gpumodeler.core.kernel.sass.latencies import table_for_architecture as choose_table
 
 from . import common
 from .main import CLIError
@@ -87,7 +89,6 @@ def _fill_from_schedule(graph) -> str:
     """Latencies the graph's table lacks, from the listing's stall counts (sm_70+), noted in
     the graph's description; '' when nothing was filled (docs/sass-import.md)."""
     from gpumodeler.core.kernel.latency_tables import TABLES
-    from gpumodeler.core.kernel.sass.schedule import fill_from_schedule, summary
     key = graph.latency_table
     if key is None:
         return ""
@@ -95,30 +96,20 @@ def _fill_from_schedule(graph) -> str:
         table = TABLES.get(key) or common.latency_table_for(key)
     except (ModelError, OSError, sqlite3.Error):
         return ""  # the table cannot be read: the graph keeps asking for it, named
-    text = summary(fill_from_schedule(graph, table), key)
-    if text:
-        graph.description = (graph.description + "\n" if graph.description else "") + text + "."
-    return text
+    return fill_latencies_from_schedule(graph, table)
 
 
 def table_for_architecture(arch: str | None) -> tuple[str | None, str]:
     """The key of the device database's latency table for ``arch`` (its architecture field
     names the family, e.g. 'Hopper'), and a note when there is none or several."""
-    family = architecture_family(arch)
-    if family is None:
-        return None, f"no latency table chosen (architecture {arch or 'unknown'})"
+    if architecture_family(arch) is None:
+        return choose_table(arch, {})
     try:
         with common.open_catalog() as catalog:
-            keys = [k for k in catalog.latency_table_keys()
-                    if family.lower() in str(catalog.latency_table(k).architecture).lower()]
+            tables = {k: catalog.latency_table(k) for k in catalog.latency_table_keys()}
     except (ModelError, OSError, sqlite3.Error) as exc:  # the import stands without a table
         return None, f"no latency table chosen (device database: {exc})"
-    if not keys:
-        return None, (f"no {family} latency table in the device database: name one with "
-                      f"--latency-table, or give graph/sweep --table")
-    keys.sort()
-    more = f" (also: {', '.join(keys[1:])}; choose with --latency-table)" if len(keys) > 1 else ""
-    return keys[0], f"latency table {keys[0]} ({family}){more}"
+    return choose_table(arch, tables)
 
 
 def write_atomically(path: Path, text: str) -> None:

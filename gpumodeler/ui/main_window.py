@@ -44,6 +44,7 @@ MAX_PAGE_MIN_WIDTH = 700
 # the kernel editor's own property panel and the launch panel's forms and plot.
 TABS_WITHOUT_INSPECTOR = {1, 2, 3}
 REFUSAL_MS = 10000
+IMPORT_MIN_SCALE = 0.4  # an imported kernel's first view: fitted down to this zoom
 # Edit-menu commands -> the editor method that performs them (editors without it: disabled).
 EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste",
                "delete": "delete_selection", "select_all": "select_all", "fit": "fit"}
@@ -152,6 +153,8 @@ class MainWindow(DocumentBinding, QMainWindow):
                                                   "Write devices to a file to share with colleagues")
         self.import_devices_action = self._action("&Import…", self.import_devices_dialog, None,
                                                   "Merge a colleague's device file, choosing per conflict")
+        self.import_kernel_action = self._action("Import &Kernel…", self.import_kernel_dialog, None,
+                                                 "A kernel graph from a SASS listing, a cubin or a .cu")
         self.export_report_action = self._action("Export &Report…", self.export_report_dialog, None,
                                                  "Write a self-contained HTML report of the project")
         self.about_action = self._action("&About gpumodeler", self.about)
@@ -179,6 +182,7 @@ class MainWindow(DocumentBinding, QMainWindow):
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
+        file_menu.addAction(self.import_kernel_action)
         export_menu = file_menu.addMenu("&Export")
         export_menu.addActions([self.export_report_action, self.export_figure_action])
         self.export_menu = export_menu
@@ -333,6 +337,26 @@ class MainWindow(DocumentBinding, QMainWindow):
         path, _ = QFileDialog.getSaveFileName(self, "Export report", start, "HTML (*.html)")
         if path:
             self.export_report(path)
+
+    def import_kernel_dialog(self):
+        """File › Import Kernel…: the dialog (shown, not run modally); an imported kernel is
+        shown in the Kernel tab, the view fitted, the import's note in the status bar."""
+        from gpumodeler.ui.kernel_editor.import_dialog import ImportKernelDialog
+        dialog = ImportKernelDialog(self.document, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+
+        def show(kernel_id: str, note: str, hint: str) -> None:
+            self.tabs.setCurrentIndex(1)
+            editor = self.kernel_editor
+            editor.set_kernel(kernel_id)
+            # after the editor's own first view: all of the graph (its blocks and loops) if
+            # its text stays legible, else its top at that scale (F shows all of it)
+            QTimer.singleShot(0, editor.view, lambda: editor.view.show_graph(IMPORT_MIN_SCALE))
+            editor.show_message(note)
+            self.show_hint(hint)
+        dialog.imported.connect(show)
+        dialog.open()
+        return dialog
 
     def build_all_tabs(self) -> None:
         if self._closed:  # a deferred build must not outlive the window (or its catalog)

@@ -170,12 +170,21 @@ def import_kernel_with_report(path: str | Path, function: str | None = None,
     gc.disable()
     try:
         listing = read_listing(path, arch)
-        func = select_function(listing, function, arch)
-        name = _short(func.demangled) if func.demangled else func.name
-        return build_graph(func, name=name, latency_table=latency_table, end_node=end_node)
+        return import_from_listing(listing, function, arch, latency_table=latency_table,
+                                   end_node=end_node)
     finally:
         if was_enabled:
             gc.enable()
+
+
+def import_from_listing(listing: SassListing, function: str | None = None,
+                        arch: str | None = None, *, latency_table: str | None = None,
+                        end_node: bool = False) -> tuple[KernelGraph, ImportReport]:
+    """The graph and report of one function of a listing already read (:func:`read_listing`:
+    the GUI reads, and compiles, once, then lets the user choose the function)."""
+    func = select_function(listing, function, arch)
+    name = _short(func.demangled) if func.demangled else func.name
+    return build_graph(func, name=name, latency_table=latency_table, end_node=end_node)
 
 
 def import_kernel(path: str | Path, function: str | None = None, arch: str | None = None,

@@ -1,0 +1,163 @@
+"""File › Import Kernel…: a SASS listing (or a .cu, when nvcc is installed) becomes a kernel
+of the project in one undoable step, shown in the kernel editor with its loop variables in
+the launch panel; several functions ask for a choice; a bad file changes nothing."""
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+
+from gpumodeler.core.commands import UpdateItem
+from gpumodeler.ui.main_window import MainWindow
+
+ROOT = Path(__file__).resolve().parents[2]
+SASS = ROOT / "resources" / "kernels" / "sass"
+SAXPY2 = SASS / "saxpy2.sm_90.sass"
+VECTOR_OPS = SASS / "vector_ops.sm_90.sass"
+SAXPY2_CU = ROOT / "resources" / "kernels" / "src" / "saxpy2.cu"
+EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
+WAIT_MS = 120_000  # a .cu compile on a busy machine
+
+
+@pytest.fixture(autouse=True)
+def private_settings(gpumodeler_env, tmp_path):
+    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
+                      str(tmp_path / "settings-user"))
+
+
+@pytest.fixture
+def window(qtbot, catalog, monkeypatch):
+    win = MainWindow(catalog, remember=False)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
+    yield win
+    QApplication.clipboard().clear()
+
+
+def read(qtbot, dialog, path, arch=None):
+    dialog.load(str(path), arch)
+    qtbot.waitUntil(lambda: not dialog.is_busy(), timeout=WAIT_MS)
+
+
+def test_import_a_listing_as_one_undoable_step(window, qtbot):
+    stack = window.document.undo_stack
+    before = stack.count()
+    dialog = window.import_kernel_dialog()
+    assert window.import_kernel_action in window.menuBar().actions()[0].menu().actions()
+    read(qtbot, dialog, SAXPY2)
+    assert dialog.message() == ""
+    assert len(dialog.function_choices()) == 1 and not dialog.function_list.isVisible()
+    kid = dialog.import_selected()
+    assert kid in window.document.project.kernels
+    graph = window.document.project.kernels[kid]
+    assert graph.name == "saxpy2" and len(graph.instructions) > 10
+    assert graph.latency_table is not None  # the device database's Hopper table
+    assert "hopper" in window.document.table_for(graph.latency_table).architecture.lower()
+    assert set(graph.variables) == {"loop1"}
+    assert stack.count() == before + 1
+    assert stack.undoText() == "import kernel saxpy2 from saxpy2.sm_90.sass"
+    # shown in the Kernel tab, the view on the graph, the import's note in the status bar
+    assert window.tabs.currentIndex() == 1
+    editor = window.kernel_editor
+    assert editor.kernel_id == kid and editor.scene.graph is graph
+    hint = window.statusBar().currentMessage()
+    assert hint.startswith("Imported saxpy2 from saxpy2.sm_90.sass: 30 instructions, 1 loop; "
+                           f"latency table {graph.latency_table}"), hint
+    assert "edge latencies from the compiler's schedule" in hint
+    assert "compiler's schedule" in editor.message_strip.text()  # the full note
+    assert "compiler's schedule" in graph.description
+    def fitted():  # the whole graph in the view
+        shown = editor.view.mapToScene(editor.view.viewport().rect()).boundingRect()
+        return shown.contains(editor.scene.itemsBoundingRect().adjusted(3, 3, -3, -3))  # pens
+    qtbot.waitUntil(fitted)
+    stack.undo()
+    assert kid not in window.document.project.kernels and stack.count() == before + 1
+    stack.redo()
+    assert kid in window.document.project.kernels
+
+
+def test_loop_variables_appear_in_the_launch_panel(window, qtbot):
+    assert window.open_path(str(EXAMPLE), ask=False)
+    launch_id = next(iter(window.document.project.launches))
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, SAXPY2)
+    kid = dialog.import_selected()
+    assert window.document.push(UpdateItem("launches", launch_id, "use kernel", kernel=kid))
+    panel = window.launch_panel
+    panel.set_launch(launch_id)
+    assert "loop1" in panel._variable_fields
+    assert panel._variable_fields["loop1"].placeholderText() == "kernel default: 1"
+
+
+def test_several_functions_ask_for_a_choice(window, qtbot):
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, VECTOR_OPS)
+    choices = dialog.function_choices()
+    assert len(choices) == 2 and dialog.function_list.isVisible()
+    assert any(c.startswith("void scale<float>") for c in choices)  # demangled
+    assert "2 functions" in dialog.message()
+    assert dialog.choose_function("_Z7vecadd4P6float4PKS_S2_")  # the mangled name selects too
+    kid = dialog.import_selected()
+    assert window.document.project.kernels[kid].name == "vecadd4"
+
+
+def test_binary_garbage_is_a_message_and_changes_nothing(window, qtbot, tmp_path):
+    bad = tmp_path / "garbage.sass"
+    bad.write_bytes(bytes(range(256)) * 8)
+    stack = window.document.undo_stack
+    before = (stack.count(), dict(window.document.project.kernels))
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, bad)
+    assert "binary data, not a text listing" in dialog.message()
+    assert dialog.function_choices() == [] and not dialog.import_button.isEnabled()
+    assert dialog.import_selected() is None
+    assert (stack.count(), dict(window.document.project.kernels)) == before
+    assert dialog.isVisible()  # the user can choose another file
+
+
+def test_a_listing_of_another_tool_is_a_message(window, qtbot, tmp_path):
+    other = tmp_path / "ptx.txt"
+    other.write_text(".version 8.0\n.target sm_90\n.visible .entry f() { ret; }\n")
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, other)
+    assert dialog.message() and dialog.import_selected() is None
+    assert window.document.project.kernels == {}
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_compile_a_cu_in_the_background(window, qtbot):
+    dialog = window.import_kernel_dialog()
+    assert not dialog.arch_combo.isVisible()
+    dialog.load(str(SAXPY2_CU), "sm_80")
+    assert dialog.is_busy() and dialog.busy.isVisible()
+    assert "Compiling saxpy2.cu for sm_80" in dialog.busy_label.text()
+    qtbot.waitUntil(lambda: not dialog.is_busy(), timeout=WAIT_MS)
+    assert dialog.arch_combo.isVisible() and dialog.message() == "", dialog.message()
+    kid = dialog.import_selected()
+    graph = window.document.project.kernels[kid]
+    assert graph.name == "saxpy2" and "loop1" in graph.variables
+    assert "ampere" in window.document.table_for(graph.latency_table).architecture.lower()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_a_cu_that_does_not_compile_shows_nvccs_message(window, qtbot, tmp_path):
+    bad = tmp_path / "broken.cu"
+    bad.write_text("__global__ void f(float *x) { x[0] = undefined_name; }\n")
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, bad, "sm_90")
+    assert "undefined_name" in dialog.message()
+    assert len(dialog.message().splitlines()) <= 5  # trimmed
+    assert window.document.project.kernels == {}
+
+
+def test_no_compiler_says_what_to_install(window, qtbot, monkeypatch):
+    from gpumodeler.core.kernel.sass import toolchain
+    monkeypatch.setattr(toolchain.shutil, "which", lambda name: None)
+    monkeypatch.setattr(toolchain, "_search_dirs", lambda: [])
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, SAXPY2_CU, "sm_90")
+    assert "nvcc not found" in dialog.message() and "CUDA Toolkit" in dialog.message()
+    assert window.document.project.kernels == {}
