@@ -283,9 +283,9 @@ def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:
                 graph.add_instruction(ins)
             for edge in edges.pop(kid, ()):
                 graph.add_edge(edge)
-            for id_, loop_name, iterations in loops.pop(kid, ()):
-                graph.add_loop(Loop(id_, frozenset(members.pop((kid, id_), ())),
-                                    parse(iterations), loop_name))
+            graph.add_loops(Loop(id_, frozenset(members.pop((kid, id_), ())),
+                                 parse(iterations), loop_name)
+                            for id_, loop_name, iterations in loops.pop(kid, ()))
         except ModelError as exc:
             raise ProjectFormatError(f"kernel {kid}: {exc}") from None
         kernels[kid] = graph
