@@ -3,10 +3,6 @@ from __future__ import annotations
 
 import csv
 
-import numpy as np
-
-from gpumodeler.core.transfers.calibration import fit_kernel_lambda, fit_link
-
 from . import common
 from .main import CLIError
 
@@ -51,6 +47,7 @@ def _read_csv(path, columns):
     out = []
     for c in columns:
         try:
+            import numpy as np
             out.append(np.array([float(r[c]) for r in rows]))
         except (TypeError, ValueError):
             raise CLIError(f"{path}: column {c} must hold numbers") from None
@@ -85,12 +82,14 @@ def _report(fit, extra: dict, args) -> int:
 
 def run_lambda(args) -> int:
     est, meas = _pairs(args, "estimated", "measured", ["estimated_s", "measured_s"])
+    from gpumodeler.core.transfers.calibration import fit_kernel_lambda
     fit = fit_kernel_lambda(est, meas, args.weighting)
     return _report(fit, {"lambda": fit.lam, "weighting": args.weighting}, args)
 
 
 def run_link(args) -> int:
     sizes, times = _pairs(args, "sizes", "times", ["bytes", "seconds"])
+    from gpumodeler.core.transfers.calibration import fit_link
     fit = fit_link(sizes, times, args.nominal_bandwidth, args.weighting)
     extra = {"startup_s": fit.startup_s, "effective_bandwidth_bytes_per_s": fit.effective_bandwidth_bytes_per_s}
     if fit.lam is not None:

@@ -6,7 +6,6 @@ import sys
 from dataclasses import fields
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.occupancy.calculator import occupancy
 
 from . import common
 from .main import CLIError
@@ -45,6 +44,7 @@ def _as_dict(r) -> dict:
 
 
 def _one(cc, block, regs, smem, static=0, opt_in=False, carveout=None, config=None) -> dict:
+    from gpumodeler.core.occupancy.calculator import occupancy
     return _as_dict(occupancy(cc, block, regs, smem, static_shared_mem_bytes=static, opt_in=opt_in,
                               carveout_percent=carveout, shared_mem_config_bytes=config))
 

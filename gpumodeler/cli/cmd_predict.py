@@ -4,11 +4,13 @@ from __future__ import annotations
 import argparse
 import math
 
-from gpumodeler.core.models.kernel_time import grid_for
-from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph, predict
+from typing import TYPE_CHECKING
 
 from . import common
 from .main import CLIError
+
+if TYPE_CHECKING:  # the model is loaded when a prediction runs, not to parse flags
+    from gpumodeler.core.models.gajger import KernelInputs
 
 
 def dims_arg(text: str):
@@ -58,6 +60,7 @@ def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
 
 def kernel_inputs(args, values=None) -> KernelInputs:
     """KernelInputs from --graph (with --set) overridden by explicit flags."""
+    from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph
     base = {}
     if args.graph:
         graph = common.load_graph(args.graph)
@@ -102,6 +105,7 @@ def grid_of(args, block_size):
         return args.grid_size
     if args.data_size is None:
         raise CLIError("give --grid-size BLOCKS or --data-size N")
+    from gpumodeler.core.models.kernel_time import grid_for
     threads = block_threads(block_size)
     return grid_for(args.data_size, threads)
 
@@ -118,6 +122,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from gpumodeler.core.models.gajger import predict
     gpu = common.resolve_gpu(args)
     link = common.resolve_link(args)
     inputs = kernel_inputs(args)

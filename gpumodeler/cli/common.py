@@ -7,20 +7,20 @@ time ``3.97e-6``, ``3.97us``, ``0.00396868ms``; clock ``1253`` (MHz flags) or ``
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel.graph import KernelGraph, from_dict
 
 from .main import CLIError
+
+if TYPE_CHECKING:  # imported where used: every command parses its flags with this module
+    from gpumodeler.core.device import GPUSpec, LinkSpec
+    from gpumodeler.core.kernel.graph import KernelGraph
 
 _BYTES = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
           "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
@@ -151,6 +151,8 @@ def open_catalog():
 
 def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
     """GPUSpec from --device (database) overridden by explicit flags."""
+    import numpy as np
+    from gpumodeler.core.device import GPUSpec
     base = GPUSpec(name="(flags)")
     if getattr(args, "device", None):
         base = open_catalog().get(args.device).to_gpu_spec()
@@ -169,6 +171,7 @@ def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
 
 def resolve_link(args) -> LinkSpec | None:
     """LinkSpec from --link overridden by explicit flags; None when there are no transfers."""
+    from gpumodeler.core.device import LinkSpec
     if not (args.htod or args.dtoh):
         if args.link or args.link_bandwidth:
             raise CLIError("a link was given but no transfers; add --htod BYTES and/or --dtoh BYTES")
@@ -203,6 +206,7 @@ def transfer_list(args) -> list[tuple[str, float]]:
 # -- kernels ---------------------------------------------------------------------------------
 
 def load_graph(path: str) -> KernelGraph:
+    from gpumodeler.core.kernel.graph import from_dict
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -222,6 +226,7 @@ def load_graph(path: str) -> KernelGraph:
 def list_of(convert):
     """argparse type: a comma list or a range START:STOP[:STEP] (inclusive), converted."""
     def parse(text: str):
+        import numpy as np
         text = str(text).strip()
         if ":" in text and "," not in text:
             parts = text.split(":")
@@ -244,6 +249,8 @@ def list_of(convert):
 
 
 def print_json(obj) -> None:
+    import numpy as np
+
     def default(o):
         if isinstance(o, np.ndarray):
             return o.tolist()
@@ -263,37 +270,9 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds * 1e6:.6g} µs"
 
 
-def _cell(v):
-    if isinstance(v, (float, np.floating)):
-        return "" if math.isnan(v) else repr(float(v))
-    if isinstance(v, np.integer):
-        return str(int(v))
-    return str(v)
-
-
 def write_table(table: dict, output: str | None, fmt: str = "csv") -> int:
-    """Columns (name -> equal-length arrays) as CSV or JSON rows, to ``output`` or stdout."""
-    if output:
-        try:
-            fh = open(output, "w", newline="", encoding="utf-8")
-        except OSError as exc:
-            raise CLIError(f"cannot write {output}: {exc.strerror}") from None
-    else:
-        fh = sys.stdout
-    try:
-        names = list(table)
-        if fmt == "json":
-            rows = [{n: (None if isinstance(table[n][i], float) and math.isnan(table[n][i])
-                         else table[n][i].item() if hasattr(table[n][i], "item") else table[n][i])
-                     for n in names} for i in range(len(table[names[0]]))]
-            json.dump(rows, fh, indent=1)
-            fh.write("\n")
-        else:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(names)
-            cols = [table[n] for n in names]
-            w.writerows([_cell(v) for v in row] for row in zip(*cols))
-    finally:
-        if fh is not sys.stdout:
-            fh.close()
+    """Columns (name -> equal-length arrays) as CSV, JSON or JSON Lines rows, to ``output``
+    or stdout (:mod:`gpumodeler.cli.tables`)."""
+    from .tables import write_table as write
+    write(table, output, fmt)
     return 0
