@@ -1,0 +1,161 @@
+"""Streaming tables and lazy imports in the CLI (issue #11): sweeps written in chunks give
+the same bytes as the one-shot writer, JSON Lines, ``-o -``, and commands that need neither
+the graph analysis nor the database load neither networkx nor sqlite-utils."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpumodeler.cli.cmd_sweep as cmd_sweep
+import gpumodeler.cli.tables as tables
+from gpumodeler.cli.main import main
+
+ROOT = Path(__file__).resolve().parents[2]
+SAXPY2 = str(ROOT / "resources/kernels/saxpy2-maxwell.json")
+GTX970 = ["--sms", "13", "--sm-clock-mhz", "1253", "--cuda-cores", "128", "--schedulers", "4",
+          "--warp-size", "32", "--gmem-bytes-per-cycle", "13.78"]
+
+
+def one_shot_write_table(table: dict, fh, fmt: str) -> None:
+    """The writer the CLI had before tables were streamed (the bytes to keep)."""
+    def cell(v):
+        if isinstance(v, (float, np.floating)):
+            return "" if math.isnan(v) else repr(float(v))
+        if isinstance(v, np.integer):
+            return str(int(v))
+        return str(v)
+
+    names = list(table)
+    if fmt == "json":
+        rows = [{n: (None if isinstance(table[n][i], float) and math.isnan(table[n][i])
+                     else table[n][i].item() if hasattr(table[n][i], "item") else table[n][i])
+                 for n in names} for i in range(len(table[names[0]]))]
+        json.dump(rows, fh, indent=1)
+        fh.write("\n")
+    else:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(names)
+        w.writerows([cell(v) for v in row] for row in zip(*[table[n] for n in names]))
+
+
+def random_table(seed: int, n: int) -> dict:
+    rng = np.random.default_rng(seed)
+    floats = rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)
+    floats[rng.random(n) < 0.1] = np.nan
+    floats[rng.random(n) < 0.02] = np.inf
+    floats[rng.random(n) < 0.02] = -np.inf
+    words = np.array(["", "plain", "a,b", 'say "hi"', "two\nlines", "cr\rhere", "µs ∞", "100%",
+                      "tab\tx"], dtype=object)
+    return {
+        "device": np.full(n, "GeForce GTX 970", dtype=object),
+        "name, with comma": rng.integers(-10**12, 10**12, n),
+        "x": floats,
+        "whole": rng.integers(0, 1000, n).astype(float),
+        "text": words[rng.integers(0, len(words), n)],
+        "flag": rng.random(n) < 0.5,
+        "small": rng.random(n).astype(np.float32),
+        "unicode": np.array(["ünï", "ascii"])[rng.integers(0, 2, n)],
+    }
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+@pytest.mark.parametrize("seed, n", [(0, 0), (1, 1), (2, 7), (3, 500)])
+def test_chunked_writer_gives_the_one_shot_bytes(tmp_path, monkeypatch, fmt, seed, n):
+    table = random_table(seed, n)
+    ref = io.StringIO()
+    one_shot_write_table(table, ref, fmt)
+    monkeypatch.setattr(tables, "CHUNK_ROWS", 3)
+    target = tmp_path / f"out.{fmt}"
+    with tables.TableWriter(str(target), fmt) as w:
+        for lo in range(0, max(n, 1), 11):  # several write() calls, each in several chunks
+            w.write({k: v[lo:lo + 11] for k, v in table.items()})
+    assert target.read_bytes() == ref.getvalue().encode("utf-8")
+
+
+def test_json_lines_hold_the_json_rows(tmp_path):
+    table = random_table(4, 200)
+    with tables.TableWriter(str(tmp_path / "t.json"), "json") as w:
+        w.write(table)
+    with tables.TableWriter(str(tmp_path / "t.jsonl"), "jsonl") as w:
+        w.write(table)
+    lines = (tmp_path / "t.jsonl").read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line) for line in lines] == json.loads((tmp_path / "t.json").read_text())
+    assert lines[0].startswith('{"device": "GeForce GTX 970", "name, with comma": ')
+
+
+def test_a_failed_table_leaves_the_previous_file(tmp_path):
+    target = tmp_path / "keep.csv"
+    target.write_text("previous\n")
+    with pytest.raises(RuntimeError):
+        with tables.TableWriter(str(target), "csv") as w:
+            w.write({"a": np.arange(3)})
+            raise RuntimeError("stop")
+    assert target.read_text() == "previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.csv"]
+
+
+SWEEP = ["sweep", *GTX970, "--graph", SAXPY2, "--set", "a=1,32,128", "--cc", "5.2",
+         "--block-size", "128,256,1024", "--data-size", "1e6:3e6:1e6", "--registers", "32,128"]
+
+
+def _sweep(capsys, *extra):
+    assert main([*SWEEP, *extra]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "jsonl"])
+def test_sweep_chunks_do_not_change_a_byte(capsys, monkeypatch, fmt):
+    whole = _sweep(capsys, "--format", fmt)
+    monkeypatch.setattr(cmd_sweep, "CHUNK_POINTS", 5)
+    monkeypatch.setattr(tables, "CHUNK_ROWS", 2)
+    assert _sweep(capsys, "--format", fmt) == whole
+    assert len(whole.splitlines()) > 50
+
+
+def test_sweep_jsonl_and_stdout_dash(capsys, tmp_path):
+    rows = json.loads(_sweep(capsys, "--format", "json"))
+    lines = _sweep(capsys, "--format", "jsonl", "-o", "-").splitlines()
+    assert [json.loads(line) for line in lines] == rows and len(rows) == 3 * 3 * 3 * 2
+    assert sum(1 for r in rows if r["error"]) == 9  # 1024 threads x 128 registers: too many
+    target = tmp_path / "s.jsonl"
+    assert main([*SWEEP, "--format", "jsonl", "-o", str(target)]) == 0
+    assert target.read_text().splitlines() == lines
+
+
+def _modules_after(argv: list[str]) -> dict:
+    code = ("import sys, json\n"
+            "from gpumodeler.cli.main import main\n"
+            "try:\n"
+            f"    main({argv!r})\n"
+            "except SystemExit:\n"
+            "    pass\n"
+            "print(json.dumps({m: m in sys.modules for m in "
+            "('networkx', 'sqlite_utils', 'numpy', 'PySide6')}))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"],
+    ["occupancy", "--cc", "5.2", "--block-size", "256", "--registers", "32"],
+    ["predict", "--help"],
+    ["sweep", "--help"],
+])
+def test_commands_that_need_no_graph_and_no_database_do_not_load_them(argv):
+    loaded = _modules_after(argv)
+    assert not loaded["networkx"] and not loaded["sqlite_utils"] and not loaded["PySide6"]
+    if argv == ["--help"]:
+        assert not loaded["numpy"]
+
+
+def test_a_graph_command_does_not_need_networkx():
+    """The analysis is plain Python now; networkx is only loaded to name a cycle."""
+    assert not _modules_after(["graph", SAXPY2, "--json"])["networkx"]
