@@ -20,7 +20,9 @@ Formats (the bytes are those the one-shot writer produced before, which the test
     read one at a time, so it suits very large sweeps.
 
 An output file is written to a temporary file next to it and renamed over it when the table
-is complete, so an error part-way leaves any previous file as it was. ``-`` (or no file)
+is complete, so an error part-way leaves any previous file as it was; the temporary files
+of runs that were killed are removed by the next write of the same file
+(:mod:`gpumodeler.db.atomic_files`). ``-`` (or no file)
 writes to standard output.
 """
 from __future__ import annotations
@@ -31,9 +33,11 @@ import json
 import math
 import os
 import sys
-import tempfile
+from pathlib import Path
 
 import numpy as np
+
+from gpumodeler.db.atomic_files import create_temp, release, remove_stale_temps
 
 FORMATS = ("csv", "json", "jsonl")
 CHUNK_ROWS = 16_384
@@ -144,9 +148,9 @@ class TableWriter:
                 raise IsADirectoryError(21, "Is a directory")
             if os.path.exists(target) and not os.access(target, os.W_OK):
                 raise PermissionError(13, "Permission denied")
+            remove_stale_temps(Path(target))  # of earlier runs that were killed
             try:
-                fd, self._tmp = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
-                                                 suffix=".tmp", dir=os.path.dirname(target))
+                self._tmp, self._lock = create_temp(Path(target))
             except PermissionError:
                 if not os.path.exists(target):
                     raise
@@ -157,7 +161,7 @@ class TableWriter:
         except OSError as exc:
             raise CLIError(f"cannot write {self.output}: {exc.strerror}") from None
         self._target = target
-        self._fh = os.fdopen(fd, "w", newline="", encoding="utf-8")
+        self._fh = open(self._tmp, "w", newline="", encoding="utf-8")
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -173,13 +177,8 @@ class TableWriter:
             if exc_type is None:
                 self._finish()
                 self._fh.close()
-                if os.path.exists(self._target):
-                    mode = os.stat(self._target).st_mode & 0o7777
-                else:
-                    umask = os.umask(0)
-                    os.umask(umask)
-                    mode = 0o666 & ~umask
-                os.chmod(self._tmp, mode)
+                if os.path.exists(self._target):  # keep the permissions the file had
+                    os.chmod(self._tmp, os.stat(self._target).st_mode & 0o7777)
                 os.replace(self._tmp, self._target)
                 self._tmp = None
         finally:
@@ -190,6 +189,7 @@ class TableWriter:
                     os.unlink(self._tmp)
                 except OSError:
                     pass
+            release(self._lock)
 
     # -- rows ----------------------------------------------------------------------------
     def write(self, columns: dict) -> None:
