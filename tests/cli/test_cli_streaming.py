@@ -159,3 +159,60 @@ def test_commands_that_need_no_graph_and_no_database_do_not_load_them(argv):
 def test_a_graph_command_does_not_need_networkx():
     """The analysis is plain Python now; networkx is only loaded to name a cycle."""
     assert not _modules_after(["graph", SAXPY2, "--json"])["networkx"]
+
+
+def _batch_lines(seed: int, n: int) -> list[str]:
+    """JSON lines of every kind: good launches on several architectures and options, launches
+    that cannot run, wrong types, unknown keys, missing keys, garbage, blank lines."""
+    import random
+    rng = random.Random(seed)
+    ccs = ["5.2", "6.1", "7.0", "7.5", "8.0", "8.6", "8.9", "9.0", 5.2] * 4 + ["1.0"]
+    lines = []
+    for _ in range(n):
+        obj = {"cc": rng.choice(ccs), "block_size": rng.choice([32, 64, 96, 256, 1000, 1024] * 4 + [2048, 0]),
+               "registers": rng.choice([0, 8, 16, 32, 63, 64, 128] * 4 + [255, 256])}
+        if rng.random() < 0.7:
+            obj["shared_mem"] = rng.choice([0, 1024, 12345, 40 * 1024] * 3 + [99 * 1024, 200 * 1024])
+        if rng.random() < 0.2:
+            obj["static_shared_mem"] = rng.choice([0, 4096, 60000])
+        if rng.random() < 0.15:
+            obj["opt_in"] = rng.choice([True, False, 1])
+        if rng.random() < 0.1:
+            obj["carveout_percent"] = rng.choice([0, 50, 100, 101])
+        elif rng.random() < 0.1:
+            obj["shared_mem_config"] = rng.choice([16384, 65536, 102400, 12])
+        roll = rng.random()
+        if roll < 0.03:
+            obj["block_size"] = 128.0
+        elif roll < 0.05:
+            obj["registers"] = -1
+        elif roll < 0.06:
+            obj["bogus"] = 1
+        elif roll < 0.07:
+            del obj["registers"]
+        text = json.dumps(obj)
+        if roll > 0.97:
+            text = rng.choice(["garbage", "[1, 2]", "{\"cc\": ", "   ", "", "null"])
+        lines.append(text)
+    return lines
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_occupancy_batch_answers_as_the_scalar_calculator(capsys, monkeypatch, tmp_path, seed):
+    import gpumodeler.cli.cmd_occupancy as cmd_occupancy
+    lines = _batch_lines(seed, 400)
+    path = tmp_path / "batch.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    expected = "".join(cmd_occupancy._line_output(i, cmd_occupancy._parsed(line + "\n")) + "\n"
+                       for i, line in enumerate(lines, 1) if line.strip())
+    monkeypatch.setattr(cmd_occupancy, "BATCH_CHUNK", 37)
+    assert main(["occupancy", "--batch", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert out == expected
+    answered = sum('"error"' not in line for line in out.splitlines())
+    assert 150 < answered < len(lines) - 20
+
+
+def test_occupancy_of_one_launch_needs_no_numpy():
+    assert not _modules_after(["occupancy", "--cc", "5.2", "--block-size", "256",
+                               "--registers", "32"])["numpy"]

@@ -11,10 +11,9 @@ these messages; :mod:`gpumodeler.core.occupancy.arrays` gives the same ones for 
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Mapping
-
-import numpy as np
 
 from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
 from gpumodeler.core.errors import InvalidParameter
@@ -55,8 +54,24 @@ class OccupancyResult:
     partitioned_global_caching: bool
 
 
+def _is_bool(value) -> bool:
+    """True or False, numpy's included (a numpy value exists only once numpy is loaded, so
+    the scalar calculator does not load it: the CLI's ``occupancy`` starts faster)."""
+    if isinstance(value, bool):
+        return True
+    np_ = sys.modules.get("numpy")
+    return np_ is not None and isinstance(value, np_.bool_)
+
+
+def _is_int(value) -> bool:
+    if isinstance(value, int):
+        return True
+    np_ = sys.modules.get("numpy")
+    return np_ is not None and isinstance(value, np_.integer)
+
+
 def _require_int(name: str, value) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+    if _is_bool(value) or not _is_int(value):
         raise InvalidParameter(
             f"{name} must be an integer, got {value!r} ({type(value).__name__})", item=name)
     if value < 0:
@@ -92,7 +107,7 @@ def _preference_bytes(arch: ArchitectureLimits, carveout_percent, shared_mem_con
 
 
 def _check_caching(arch: ArchitectureLimits, partitioned_global_caching) -> bool:
-    if not isinstance(partitioned_global_caching, (bool, np.bool_)):
+    if not _is_bool(partitioned_global_caching):
         raise InvalidParameter("partitioned_global_caching must be True or False")
     if partitioned_global_caching and not arch.supports_partitioned_global_caching:
         raise InvalidParameter(
