@@ -91,18 +91,23 @@ def _checked_line(obj):
 def _vector_key(obj):
     """(cc, opt_in, carveout, config) and the four sizes when the line can go through the
     vectorised calculator unchanged (plain non-negative integers...), else None."""
-    if not (isinstance(obj, dict) and obj.keys() <= BATCH_KEYS and "cc" in obj
-            and "block_size" in obj and "registers" in obj):
+    if type(obj) is not dict or not obj.keys() <= BATCH_KEYS:
         return None
-    sizes = (obj["block_size"], obj["registers"], obj.get("shared_mem", 0),
-             obj.get("static_shared_mem", 0))
-    if not all(type(v) is int and 0 <= v < _INT_LIMIT for v in sizes):
+    try:
+        sizes = (obj["block_size"], obj["registers"], obj.get("shared_mem", 0),
+                 obj.get("static_shared_mem", 0))
+        cc = obj["cc"]
+    except KeyError:
         return None
+    for v in sizes:
+        if type(v) is not int or not 0 <= v < _INT_LIMIT:
+            return None
     opt_in, carveout, config = (obj.get("opt_in", False), obj.get("carveout_percent"),
                                 obj.get("shared_mem_config"))
-    if type(opt_in) is not bool or not all(v is None or type(v) is int for v in (carveout, config)):
+    if type(opt_in) is not bool or not (carveout is None or type(carveout) is int) \
+            or not (config is None or type(config) is int):
         return None
-    return (str(obj["cc"]), opt_in, carveout, config), sizes
+    return (cc if type(cc) is str else str(cc), opt_in, carveout, config), sizes
 
 
 def _group_outputs(key, rows, out: list) -> None:
@@ -121,9 +126,17 @@ def _group_outputs(key, rows, out: list) -> None:
                                  carveout_percent=carveout, shared_mem_config_bytes=config)
     except (ValueError, ModelError):
         arrays = None
-    valid = np.zeros(len(rows), dtype=bool) if arrays is None else arrays.valid
-    for i in np.flatnonzero(~valid).tolist():
-        out[positions[i]] = _line_output(rows[i][1], rows[i][3])
+    if arrays is None:
+        for pos, lineno, _, obj in rows:
+            out[pos] = _line_output(lineno, obj)
+        return
+    valid = arrays.valid
+    bad = np.flatnonzero(~valid)
+    if bad.size:  # the scalar calculator's LaunchError messages, each formatted once
+        reasons = arrays.reasons[bad].tolist()
+        texts = {r: json.dumps(r) for r in set(reasons)}
+        for i, reason in zip(bad.tolist(), reasons):
+            out[positions[i]] = f'{{"line": {rows[i][1]}, "error": {texts[reason]}}}'
     ok = np.flatnonzero(valid)
     if not ok.size:
         return
@@ -144,6 +157,8 @@ def _template(reference: dict, arrays, ok, limit_names):
     of cell texts that fill it, taken from the vectorised result at ``ok``."""
     import numpy as np
 
+    from .tables import distinct_texts
+
     parts, columns = [], []
     n = ok.size
     for name, value in reference.items():
@@ -152,7 +167,7 @@ def _template(reference: dict, arrays, ok, limit_names):
             inner = []
             for limit in value:
                 inner.append(f"{json.dumps(limit)}: %s")
-                columns.append(list(map(str, arrays.block_limits[limit][ok].tolist())))
+                columns.append(distinct_texts(arrays.block_limits[limit][ok], str))
             parts.append(f"{key}: {{{', '.join(inner)}}}")
             continue
         parts.append(f"{key}: %s")
@@ -170,9 +185,9 @@ def _template(reference: dict, arrays, ok, limit_names):
         elif column.dtype.kind == "b":
             columns.append(["true" if v else "false" for v in column[ok].tolist()])
         elif column.dtype.kind == "f":
-            columns.append(list(map(repr, column[ok].tolist())))
+            columns.append(distinct_texts(column[ok], repr))
         else:
-            columns.append(list(map(str, column[ok].tolist())))
+            columns.append(distinct_texts(column[ok], str))
     return "{" + ", ".join(parts) + "}", columns
 
 
@@ -185,6 +200,7 @@ def _batch(path: str) -> int:
         stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+    scan = json.JSONDecoder().scan_once
     with stream:
         numbered = ((n, line) for n, line in enumerate(stream, 1) if line.strip())
         while True:
@@ -194,12 +210,20 @@ def _batch(path: str) -> int:
             out: list = [None] * len(chunk)
             groups: dict = {}
             for pos, (lineno, line) in enumerate(chunk):
-                obj = _parsed(line)
+                try:  # json.loads without its Python layers; anything unusual goes through it
+                    obj, end = scan(line, 0)
+                    if end != len(line) and line[end:].strip(" \t\n\r"):
+                        obj = _parsed(line)
+                except (StopIteration, ValueError):
+                    obj = _parsed(line)
                 vk = _vector_key(obj)
                 if vk is None:
                     out[pos] = _line_output(lineno, obj)
                 else:
-                    groups.setdefault(vk[0], []).append((pos, lineno, vk[1], obj))
+                    group = groups.get(vk[0])
+                    if group is None:
+                        group = groups[vk[0]] = []
+                    group.append((pos, lineno, vk[1], obj))
             for key, rows in groups.items():
                 _group_outputs(key, rows, out)
             sys.stdout.write("\n".join(out) + "\n")

@@ -65,6 +65,20 @@ def _csv_quoted(texts) -> list:
     return out
 
 
+def distinct_texts(values: np.ndarray, fmt) -> list:
+    """``list(map(fmt, values.tolist()))`` for a 1-D numeric array, formatting each distinct
+    value once when values repeat (a sweep's axes, derived counts, launch limits)."""
+    if values.size < 64:
+        return list(map(fmt, values.tolist()))
+    if values.dtype.kind == "f" and np.any((values == 0) & np.signbit(values)):
+        return list(map(fmt, values.tolist()))  # unique() would merge -0.0 into 0.0
+    uniq, inverse = np.unique(values, return_inverse=True)
+    if uniq.size * 2 > values.size:
+        return list(map(fmt, values.tolist()))
+    texts = np.array(list(map(fmt, uniq.tolist())), dtype=object)
+    return texts[inverse.ravel()].tolist()
+
+
 def _json_value(v):
     if isinstance(v, float) and math.isnan(v):
         return None
@@ -79,7 +93,7 @@ def _format_column(values: np.ndarray, fmt: str) -> list:
     kind = values.dtype.kind
     if kind == "f":
         nums = values.astype(float, copy=False)
-        out = list(map(repr, nums.tolist()))
+        out = distinct_texts(nums, repr)
         bad = np.flatnonzero(~np.isfinite(nums))
         for i in bad.tolist():
             v = nums[i]
@@ -89,7 +103,7 @@ def _format_column(values: np.ndarray, fmt: str) -> list:
                 out[i] = json.dumps(_json_value(v))
         return out
     if kind in "iu":
-        return list(map(str, values.tolist()))
+        return distinct_texts(values, str)
     if kind == "b" and fmt != "csv":
         return ["true" if v else "false" for v in values.tolist()]
     # strings, objects, booleans in CSV: format each distinct value once
