@@ -389,6 +389,7 @@ class KernelGraph:
 # -- JSON format ---------------------------------------------------------------------------
 _INS_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name not in ("id", "opcode")}
 _INS_KEYS = {"id", "opcode"} | set(_INS_DEFAULTS)
+_EDGE_KEYS = {"id", "from", "to", "kind", "latency", "taken"}
 
 
 def to_dict(graph: KernelGraph) -> dict:
@@ -457,7 +458,8 @@ def from_dict(data: dict) -> KernelGraph:
     graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
                         description=str(data.get("description", "")), variables=dict(variables))
     for i, d in enumerate(data.get("instructions", [])):
-        _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
+        if type(d) is not dict or not d.keys() <= _INS_KEYS:  # the label only when needed
+            _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
         if "id" not in d or "opcode" not in d:
             raise FormatError(f"instruction #{i + 1} needs 'id' and 'opcode'")
         kw = {k: v for k, v in d.items() if k not in ("id", "opcode")}
@@ -465,7 +467,8 @@ def from_dict(data: dict) -> KernelGraph:
             kw["stride"] = float(kw["stride"])
         graph.add_instruction(Instruction.make(str(d["id"]), str(d["opcode"]), **kw))
     for i, d in enumerate(data.get("edges", [])):
-        _check_keys(d, {"id", "from", "to", "kind", "latency", "taken"}, f"edge #{i + 1}")
+        if type(d) is not dict or not d.keys() <= _EDGE_KEYS:
+            _check_keys(d, _EDGE_KEYS, f"edge #{i + 1}")
         missing = [k for k in ("from", "to", "kind") if k not in d]
         if missing:
             raise FormatError(f"edge #{i + 1} needs {', '.join(missing)}")

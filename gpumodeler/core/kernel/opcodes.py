@@ -14,6 +14,7 @@ natively by the CUDA cores; three of them emulate one 32-bit integer mad) takes 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 import re
 
 _PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
@@ -68,6 +69,7 @@ _TABLE: dict[str, OpcodeInfo] = {
 }
 
 
+@lru_cache(maxsize=4096)  # a kernel repeats few mnemonics many times
 def classify(opcode: str) -> OpcodeInfo | None:
     """Unit and latency class of a SASS mnemonic (``'IADD.X'`` -> int_add), or None if unknown."""
     text = _PREDICATE.sub("", opcode.strip().upper())
