@@ -94,13 +94,14 @@ def _format_column(values: np.ndarray, fmt: str) -> list:
     if kind == "f":
         nums = values.astype(float, copy=False)
         out = distinct_texts(nums, repr)
-        bad = np.flatnonzero(~np.isfinite(nums))
-        for i in bad.tolist():
-            v = nums[i]
-            if fmt == "csv":
-                out[i] = "" if math.isnan(v) else repr(float(v))
-            else:
-                out[i] = json.dumps(_json_value(v))
+        if fmt == "csv":  # repr gives inf and -inf as the one-shot writer did; NaN is empty
+            special = (("", np.isnan(nums)),)
+        else:
+            special = (("null", np.isnan(nums)), ("Infinity", nums == np.inf),
+                       ("-Infinity", nums == -np.inf))
+        for text, where in special:
+            for i in np.flatnonzero(where).tolist():
+                out[i] = text
         return out
     if kind in "iu":
         return distinct_texts(values, str)
