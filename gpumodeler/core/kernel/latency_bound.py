@@ -151,8 +151,12 @@ class LatencyBound:
             region = self.regions[lid]
             if region.carried:
                 per_iter, best_path = None, None
+                from_start: dict = {}  # carried edges back to one node share its pass
                 for start, end, w, eid in region.carried:
-                    res = _longest(region, weight, sources={start}, track=track)
+                    res = from_start.get(start)
+                    if res is None:
+                        res = from_start[start] = _longest(region, weight, sources={start},
+                                                           track=track)
                     dist, back = res if track else (res, None)
                     cand = dist[end] + w
                     if per_iter is None:
