@@ -40,6 +40,7 @@ import math
 from gpumodeler.core.errors import FormatError, GraphError
 from gpumodeler.core.kernel.expressions import Expression, parse
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS, INSTRUCTION_CLASSES
+from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.loop_nesting import first_conflict
 from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
 
@@ -437,6 +438,7 @@ def _check_keys(obj, allowed, what):
         raise FormatError(f"{what}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(allowed))}")
 
 
+@collector_paused()
 def from_dict(data: dict) -> KernelGraph:
     """Read a graph from a dict (parsed JSON); raises FormatError/GraphError with the item."""
     _check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",

@@ -45,6 +45,7 @@ import math
 
 import numpy as np
 
+from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
 from gpumodeler.core.errors import ExpressionError, GraphError
 from gpumodeler.core.kernel.graph import KernelGraph
@@ -201,6 +202,7 @@ class LatencyBound:
             result = v if result is None else np.maximum(result, v)
         return 0.0 if result is None else result
 
+    @collector_paused()
     def critical_path(self, values: dict | None = None) -> CriticalPath:
         """The critical path for scalar variable values (exact numeric pass)."""
         loops = self._loop_values(values or {})
@@ -277,6 +279,7 @@ def _is_number(text: str) -> bool:
         return False
 
 
+@collector_paused()
 def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> LatencyBound:
     """Analyse ``graph``: collapse loops, then compute the symbolic bound when it stays small.
 
