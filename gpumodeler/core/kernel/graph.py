@@ -50,7 +50,7 @@ FORMAT_NAME = "gpumodeler-kernel"
 FORMAT_VERSION = 1
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Instruction:
     """One SASS instruction of a warp.
 
@@ -131,7 +131,7 @@ class Instruction:
         return {"shared": "shared", "constant": "constant"}.get(self.space or "", "dram")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edge:
     id: str
     src: str
