@@ -13,6 +13,14 @@ import pytest
 # Before anything imports Qt: the suite runs without a display (CI, servers).
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# Property and fuzz tests explore the same examples on every run in CI (a failure there is
+# reproducible, not luck); locally they draw new examples each time (HYPOTHESIS_PROFILE=dev).
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.register_profile("dev", print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
 SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"

@@ -14,11 +14,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 
-from gpumodeler.core.models.gajger import predict
-from gpumodeler.core.transfers.lambda_fit import fit_kernel_lambda_loo
-from gpumodeler.core.transfers.selection import where
 
 from . import common
 from .calibrate_link import load_records
@@ -78,6 +74,7 @@ _PER_WARP = ("graph", "latency_bound", "issued_instructions", "cuda_core_instruc
 
 def _project_estimator(args, notes: list):
     """(GPU name, estimate(record) -> λ = 1 time) from --project/--launch."""
+    from gpumodeler.core.transfers.selection import where
     from dataclasses import replace
 
     from gpumodeler.core.project import evaluate_launch
@@ -129,6 +126,8 @@ def _project_estimator(args, notes: list):
 
 
 def _flag_estimator(args):
+    from gpumodeler.core.models.gajger import predict
+    from gpumodeler.core.transfers.selection import where
     from .cmd_predict import kernel_inputs
     gpu = common.resolve_gpu(args)
     inputs = kernel_inputs(args)
@@ -153,6 +152,8 @@ def _flag_estimator(args):
 
 def kernel_result(args):
     """(report dict, KernelLambdaFit, GPU name)."""
+    from gpumodeler.core.transfers.lambda_fit import fit_kernel_lambda_loo
+    from gpumodeler.core.transfers.selection import where
     records = load_records(args.measurements)
     launches = kernel_launches(records, args.kernel, args.gpu)
     notes: list[str] = []

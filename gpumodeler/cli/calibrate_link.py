@@ -6,9 +6,6 @@ import hashlib
 from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.measurements.from_json import read_measurements
-from gpumodeler.core.transfers.fit import fit_transfer_model
-from gpumodeler.core.transfers.selection import select_copies
 
 from . import common
 from .main import CLIError
@@ -23,6 +20,7 @@ def file_digest(path) -> str:
 
 
 def load_records(path):
+    from gpumodeler.core.measurements.from_json import read_measurements
     try:
         return read_measurements(path)
     except ModelError as exc:
@@ -39,6 +37,8 @@ def residual_rows(fit) -> list[dict]:
 
 def link_result(args):
     """(report dict, fit, selection) for the link calibration the flags ask for."""
+    from gpumodeler.core.transfers.fit import fit_transfer_model
+    from gpumodeler.core.transfers.selection import select_copies
     for flag in ("sizes", "times", "csv"):
         if getattr(args, flag) is not None:
             raise CLIError(f"give --measurements FILE or --sizes/--times (or --csv), not both "

@@ -3,10 +3,6 @@ from __future__ import annotations
 
 import csv
 
-import numpy as np
-
-from gpumodeler.core.transfers.calibration import fit_kernel_lambda, fit_link
-
 from . import common
 from .main import CLIError
 
@@ -83,6 +79,7 @@ def _read_csv(path, columns):
     out = []
     for c in columns:
         try:
+            import numpy as np
             out.append(np.array([float(r[c]) for r in rows]))
         except (TypeError, ValueError):
             raise CLIError(f"{path}: column {c} must hold numbers") from None
@@ -118,6 +115,7 @@ def _report(fit, extra: dict, args) -> int:
 
 def run_lambda(args) -> int:
     est, meas = _pairs(args, "estimated", "measured", ["estimated_s", "measured_s"])
+    from gpumodeler.core.transfers.calibration import fit_kernel_lambda
     fit = fit_kernel_lambda(est, meas, args.weighting)
     return _report(fit, {"lambda": fit.lam, "weighting": args.weighting}, args)
 
@@ -166,6 +164,7 @@ def run_link(args) -> int:
         if getattr(args, flag) not in (None, False):
             raise CLIError(f"--{flag.replace('_', '-')} needs --measurements FILE")
     sizes, times = _pairs(args, "sizes", "times", ["bytes", "seconds"])
+    from gpumodeler.core.transfers.calibration import fit_link
     fit = fit_link(sizes, times, args.nominal_bandwidth, args.weighting)
     extra = {"startup_s": fit.startup_s, "effective_bandwidth_bytes_per_s": fit.effective_bandwidth_bytes_per_s}
     if fit.lam is not None:

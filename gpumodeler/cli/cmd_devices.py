@@ -10,13 +10,16 @@ import argparse
 import json
 import sys
 
+from typing import TYPE_CHECKING
+
 from gpumodeler.cli.common import require_finite
 from gpumodeler.cli.main import CLIError
-from gpumodeler.db.catalog import Catalog, diff
 from gpumodeler.db.fields import FIELDS, KINDS, field_order
-from gpumodeler.db.merge import BOTH, MINE, THEIRS, MergeReport, describe_records, \
-    record_to_dict
 from gpumodeler.db.records import DeviceRecord, DeviceSummary
+
+if TYPE_CHECKING:  # the database layer (sqlite-utils) is loaded by the action that runs
+    from gpumodeler.db.catalog import Catalog
+    from gpumodeler.db.merge import MergeReport
 
 UNKNOWN = "unknown"
 
@@ -85,6 +88,7 @@ def register(subparsers) -> None:
 
 
 def _catalog(args) -> Catalog:
+    from gpumodeler.db.catalog import Catalog
     return Catalog(user_db=args.user_db, shipped_db=args.devices_db)
 
 
@@ -147,7 +151,7 @@ def device_to_dict(device: DeviceRecord) -> dict:
     return {"kind": device.kind, "name": device.name, "aliases": list(device.aliases),
             "family": device.family, "origin": device.origin,
             "shadows_shipped": device.shadows_shipped,
-            "values": {f: [record_to_dict(r) for r in device.values[f]]
+            "values": {f: [_merge_module().record_to_dict(r) for r in device.values[f]]
                        for f in _fields_in_order(device)},
             "not_recorded": [f for f in FIELDS.get(device.kind, {}) if f not in device.values],
             "sources": dict(device.sources)}
@@ -205,7 +209,13 @@ def _export(args) -> int:
     return 0
 
 
+def _merge_module():
+    from gpumodeler.db import merge
+    return merge
+
+
 def _print_report(report: MergeReport, verb: str) -> None:
+    describe_records = _merge_module().describe_records
     counts = report.counts()
     print(f"{report.theirs} vs {report.mine}: " + ", ".join(
         f"{n} {s}" for s, n in counts.items() if n))
@@ -248,6 +258,7 @@ def _resolutions(args) -> tuple[dict, str | None]:
         if not isinstance(resolutions, dict):
             raise CLIError(f'{args.resolutions}: expected {{"DEVICE": {{"FIELD": '
                            f'"mine|theirs|both"}}}}')
+    from gpumodeler.db.merge import BOTH, MINE, THEIRS
     policy = MINE if args.keep_mine else BOTH if args.keep_both else None
     if args.take_theirs is not None:
         if not args.take_theirs:
@@ -277,6 +288,7 @@ def _merge(args) -> int:
 
 
 def _diff(args) -> int:
+    from gpumodeler.db.catalog import diff
     report = diff(args.a, args.b)
     if args.json:
         _print_json(report.to_dict())

@@ -1,11 +1,6 @@
 """`gpumodeler graph KERNEL.json`: latency bound, per-warp counts and per-resource bounds."""
 from __future__ import annotations
 
-from gpumodeler.core.kernel.latency_bound import analyze
-from gpumodeler.core.models.gajger import pipe_instructions
-from gpumodeler.core.models.throughput import throughput_bound
-from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
-
 from . import common
 
 
@@ -27,6 +22,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
+    from gpumodeler.core.models.gajger import pipe_instructions
+    from gpumodeler.core.models.throughput import throughput_bound
+
     graph = common.load_graph(args.kernel)
     values = dict(graph.variables, **dict(args.set))
     has_device = args.device or any(getattr(args, f) is not None for f in (

@@ -15,10 +15,6 @@ import tempfile
 from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel.graph import to_dict
-from gpumodeler.core.kernel.sass.importer import architecture_family, import_kernel_with_report
-from gpumodeler.core.kernel.sass.latencies import fill_latencies_from_schedule
-from gpumodeler.core.kernel.sass.latencies import table_for_architecture as choose_table
 
 from . import common
 from .main import CLIError
@@ -60,6 +56,8 @@ def register(sub) -> None:
 
 
 def run_import(args) -> int:
+    from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+    from gpumodeler.core.kernel.graph import to_dict
     graph, report = import_kernel_with_report(args.file, args.function, args.arch,
                                               latency_table=args.latency_table,
                                               end_node=args.end_node)
@@ -88,6 +86,7 @@ def run_import(args) -> int:
 def _fill_from_schedule(graph) -> str:
     """Latencies the graph's table lacks, from the listing's stall counts (sm_70+), noted in
     the graph's description; '' when nothing was filled (docs/sass-import.md)."""
+    from gpumodeler.core.kernel.sass.latencies import fill_latencies_from_schedule
     from gpumodeler.core.kernel.latency_tables import TABLES
     key = graph.latency_table
     if key is None:
@@ -102,6 +101,8 @@ def _fill_from_schedule(graph) -> str:
 def table_for_architecture(arch: str | None) -> tuple[str | None, str]:
     """The key of the device database's latency table for ``arch`` (its architecture field
     names the family, e.g. 'Hopper'), and a note when there is none or several."""
+    from gpumodeler.core.kernel.sass.importer import architecture_family
+    from gpumodeler.core.kernel.sass.latencies import table_for_architecture as choose_table
     if architecture_family(arch) is None:
         return choose_table(arch, {})
     try:

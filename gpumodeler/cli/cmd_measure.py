@@ -4,7 +4,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpumodeler.core.measurements.importer import FORMATS, ImportResult, import_text
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the importers load when a file is read, not to parse flags
+    from gpumodeler.core.measurements.importer import ImportResult
+
+#: core.measurements.importer.FORMATS (a test keeps them equal), here so that parsing flags
+#: loads no importer
+FORMATS = ("nvprof", "ncu", "timings")
 
 from . import common
 from .main import CLIError
@@ -29,6 +36,7 @@ def register(sub) -> None:
 
 def read_file(path: str, fmt: str | None = None) -> ImportResult:
     """Import one measurement file; CLIError when it cannot be read."""
+    from gpumodeler.core.measurements.importer import import_text
     name = "standard input" if path == "-" else Path(path).name
     try:
         if path == "-":

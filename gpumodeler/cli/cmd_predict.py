@@ -5,17 +5,14 @@ import argparse
 import math
 
 import sys
-
-import numpy as np
-
-from gpumodeler.core.models.kernel_time import grid_for
-from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph, predict
-from gpumodeler.core.models.registry import evaluate
-from gpumodeler.core.models.sanity import check_occupancy
+from typing import TYPE_CHECKING
 
 from . import common, model_flags
 from .main import CLIError
 from .predict_profile import add_profile_flags, run_profiled
+
+if TYPE_CHECKING:  # the model is loaded when a prediction runs, not to parse flags
+    from gpumodeler.core.models.gajger import KernelInputs
 
 
 def dims_arg(text: str):
@@ -66,6 +63,7 @@ def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
 def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     """KernelInputs from --graph (with --set) overridden by explicit flags. A graph without
     a latency table of its own takes ``gpu``'s."""
+    from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph
     base = {}
     if args.graph:
         graph = common.load_graph(args.graph)
@@ -117,6 +115,7 @@ def grid_of(args, block_size):
         return args.grid_size
     if args.data_size is None:
         raise CLIError("give --grid-size BLOCKS or --data-size N")
+    from gpumodeler.core.models.kernel_time import grid_for
     threads = block_threads(block_size)
     return grid_for(args.data_size, threads)
 
@@ -151,6 +150,11 @@ def _apply_terms(summary: dict, gajger) -> None:
 
 
 def run(args) -> int:
+    import numpy as np
+
+    from gpumodeler.core.models.gajger import predict
+    from gpumodeler.core.models.registry import evaluate
+    from gpumodeler.core.models.sanity import check_occupancy
     if args.profile:
         return run_profiled(args)
     if args.block_size is None:

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import sys
 
+from typing import TYPE_CHECKING
+
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.project import Project, evaluate_launch
-from gpumodeler.db.project_file import read_project_file
 
 from . import common
 from .main import EXIT_USAGE, CLIError, one_line
+
+if TYPE_CHECKING:  # the model and the project file are loaded by the action that runs
+    from gpumodeler.core.project import Project
+
+
+def read_project_file(path):
+    from gpumodeler.db.project_file import read_project_file as read
+    return read(path)
 
 
 def register(subparsers) -> None:
@@ -199,6 +207,7 @@ def pick_launches(project: Project, wanted: str | None) -> list[str]:
 
 def predict_launch(project: Project, launch_id: str, catalog) -> dict:
     """One launch evaluated like the launch panel, as the JSON-ready dict ``predict`` prints."""
+    from gpumodeler.core.project import evaluate_launch
     result = evaluate_launch(project, launch_id, **common.catalog_lookups(catalog))
     launch = project.launches[launch_id]
     out = {"launch": launch_id, "name": launch.name, "kernel": launch.kernel,

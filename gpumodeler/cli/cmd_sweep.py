@@ -3,21 +3,17 @@
 Any list flag takes a comma list (``128,256,512``) or an inclusive range
 (``32:1024:32``). ``--device`` may be repeated: each GPU is a group of rows. Transfers may
 be expressions of the data size ``N`` (``--htod 4*N``) so they follow a data-size sweep.
-The whole product is evaluated in one vectorised call per device.
+The product is evaluated in vectorised chunks of :data:`CHUNK_POINTS` launch points per
+device and written as it goes (:mod:`gpumodeler.cli.tables`), so memory stays flat; the
+kernel graph's bound and counts are evaluated once over the swept loop variables alone.
+``--format jsonl`` writes JSON Lines; ``-o -`` writes to standard output.
 """
 from __future__ import annotations
 
 import argparse
 import math
 
-import numpy as np
-
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel.expressions import parse
-from gpumodeler.core.models.kernel_time import grid_for
-from gpumodeler.core.kernel.latency_bound import analyze
-from gpumodeler.core.models.gajger import KernelInputs, cartesian, pipe_instructions, predict
-from gpumodeler.core.kernel.warp_counts import count
 
 from . import common
 from .cmd_predict import add_kernel_flags
@@ -52,8 +48,10 @@ def register(sub) -> None:
     g.add_argument("--startup-dtoh", type=common.seconds_arg)
     g.add_argument("--lambda-htod", type=common.float_arg)
     g.add_argument("--lambda-dtoh", type=common.float_arg)
-    p.add_argument("--format", choices=("csv", "json"), default="csv")
-    p.add_argument("--output", "-o", metavar="FILE", help="write here instead of standard output")
+    p.add_argument("--format", choices=("csv", "json", "jsonl"), default="csv",
+                   help="csv, json (one array) or jsonl (JSON Lines: one object per line)")
+    p.add_argument("--output", "-o", metavar="FILE",
+                   help="write here instead of standard output ('-': standard output)")
     p.set_defaults(func=run)
 
 
@@ -65,6 +63,7 @@ def _set_list(text):
 
 
 def _transfer_exprs(items):
+    from gpumodeler.core.kernel.expressions import parse
     out = []
     for text in items:
         try:
@@ -89,7 +88,15 @@ def _device_groups(args):
         yield name, common.resolve_gpu(ns)
 
 
+#: launch points evaluated at a time (memory stays flat whatever the sweep's size)
+CHUNK_POINTS = 65_536
+
+
 def run(args) -> int:
+    import numpy as np
+
+    from .tables import TableWriter
+
     lists = {col: np.atleast_1d(getattr(args, dest)) for col, dest in LIST_FLAGS.items()
              if getattr(args, dest, None) is not None}
     variables = {}
@@ -107,143 +114,190 @@ def run(args) -> int:
     total = math.prod(sizes) * len(args.device or [None])
     if total > MAX_POINTS:
         raise CLIError(f"the sweep has {total} points; at most {MAX_POINTS}")
-    grid = cartesian(**lists, **{f"var:{k}": v for k, v in variables.items()})
-    var_values = {k[4:]: v for k, v in grid.items() if k.startswith("var:")}
+    axes = {**lists, **{f"var:{k}": np.atleast_1d(np.asarray(v)) for k, v in variables.items()}}
     graph = common.load_graph(args.graph) if args.graph else None
-    if graph is not None:
-        fixed = {k: v for k, v in graph.variables.items() if k not in var_values}
-        counts = count(graph)
-        all_vars = {**fixed, **var_values}
-        if graph.latency_table:     # else each device's own table, below
-            lat = analyze(graph, common.latency_table_for(graph.latency_table)).evaluate(all_vars)
-        c = counts.evaluate(all_vars)
-        common.require_finite({**({"latency_bound": lat} if graph.latency_table else {}),
-                               **{k: c[k] for k in (
-            "issued_instructions", "cuda_core_instructions", "gmem_bytes", "sfu_instructions",
-            "fp64_instructions", "smem_bank_cycles")}})
     transfers = _transfer_exprs(args.htod), _transfer_exprs(args.dtoh)
-    columns: dict[str, list] = {}
-    n_points = len(next(iter(grid.values())))
+    groups = list(_device_groups(args))  # every device resolved before a row is written
+    # the graph's latency bound and counts: once for its own table, else per device's table
+    kernels: dict = {}
+
+    def kernel_for(gpu):
+        if graph is None:
+            return None
+        key = graph.latency_table or gpu.latency_table
+        if key not in kernels:
+            kernels[key] = _kernel_per_variables(graph, axes, key)
+        return kernels[key]
+
+    for _, gpu in groups:  # every error before a row is written
+        kernel_for(gpu)
+    n_points = math.prod(len(v) for v in axes.values())
+    with TableWriter(args.output, args.format) as table:
+        for _, gpu in groups:
+            for lo in range(0, n_points, CHUNK_POINTS):
+                hi = min(n_points, lo + CHUNK_POINTS)
+                index = np.unravel_index(np.arange(lo, hi), [len(v) for v in axes.values()])
+                grid = {name: values[i] for (name, values), i in zip(axes.items(), index)}
+                table.write(_evaluate(args, gpu, grid, hi - lo, kernel_for(gpu),
+                                      dict(zip(axes, index)), transfers))
+    return 0
+
+
+def _kernel_per_variables(graph, axes, table_key):
+    """The graph's latency bound (with latency table ``table_key``: the graph's own, else the
+    device's) and counts over the product of the swept loop variables only (not over every
+    launch point): ``(names, shape, latency, counts)``, each value a number or an array over
+    that product, looked up per point."""
+    from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.kernel.warp_counts import count
+    from gpumodeler.core.models.gajger import cartesian
+
+    var_axes = {k[4:]: v for k, v in axes.items() if k.startswith("var:")}
+    var_values = cartesian(**var_axes)
+    fixed = {k: v for k, v in graph.variables.items() if k not in var_values}
+    bound, counts = analyze(graph, common.latency_table_for(table_key)), count(graph)
+    all_vars = {**fixed, **var_values}
+    lat = bound.evaluate(all_vars)
+    c = counts.evaluate(all_vars)
+    common.require_finite({"latency_bound": lat, **{k: c[k] for k in (
+        "issued_instructions", "cuda_core_instructions", "gmem_bytes", "sfu_instructions",
+        "fp64_instructions", "smem_bank_cycles")}})
+    return list(var_axes), [len(v) for v in var_axes.values()], lat, c
+
+
+def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
+    """The table's columns for one chunk of launch points on one device."""
+    import numpy as np
+
+    from gpumodeler.core.models.gajger import KernelInputs, pipe_instructions, predict
+    from gpumodeler.core.models.kernel_time import grid_for
+
+    columns: dict = {}
 
     def col(name, values):
-        columns.setdefault(name, []).append(np.broadcast_to(np.asarray(values), (n_points,)))
+        columns[name] = np.broadcast_to(np.asarray(values), (n_points,))
 
-    for dev_name, gpu in _device_groups(args):
-        if graph is not None and not graph.latency_table:
-            lat = analyze(graph, common.latency_table_for(gpu.latency_table)).evaluate(all_vars)
-            common.require_finite({"latency_bound": lat})
-        spec = gpu.with_overrides(
-            sms=grid.get("sms"), cuda_cores_per_sm=grid.get("cuda_cores"),
-            schedulers_per_sm=grid.get("schedulers"),
-            gmem_bytes_per_cycle_per_sm=grid.get("gmem_bytes_per_cycle"),
-            sm_clock_hz=None if "sm_clock_mhz" not in grid else grid["sm_clock_mhz"] * 1e6)
-        block = grid["block_size"].astype(np.int64)
-        valid = np.ones(n_points, dtype=bool)
-        reasons = np.full(n_points, "", dtype=object)
-        if "registers" in grid:
-            if not spec.compute_capability:
-                raise CLIError("sweeping --registers needs the compute capability: give --cc or --device")
-            from gpumodeler.core.occupancy.calculator import occupancy_array
-            occ = occupancy_array(spec.compute_capability, block, grid["registers"].astype(np.int64),
-                                  grid.get("shared_mem", np.zeros(n_points)).astype(np.int64))
-            warps = occ.active_warps_per_sm.astype(float)
-            valid &= occ.valid
-            reasons = np.where(occ.valid, reasons, occ.reasons)
-        elif "occupancy" in grid:
-            warps = grid["occupancy"]
+    lat = c = None
+    if kernel is not None:
+        names, shape, lat_all, c_all = kernel
+        if names:
+            flat = np.ravel_multi_index([index[f"var:{k}"] for k in names], shape)
+            pick_var = lambda v: v[flat] if np.ndim(v) else v
         else:
-            raise CLIError("give --occupancy WARPS or --registers N (lists allowed)")
-        if "data_size" in grid:
-            gsize = grid_for(grid["data_size"].astype(np.int64), block)
-        elif "grid_size" in grid:
-            gsize = grid["grid_size"].astype(np.int64)
-        else:
-            raise CLIError("give --grid-size or --data-size (lists allowed)")
-        kin = {}
-        if graph is not None:
-            kin = dict(latency_bound=lat, issued_instructions=c["issued_instructions"],
-                       cuda_core_instructions=c["cuda_core_instructions"], gmem_bytes=c["gmem_bytes"],
-                       sfu_instructions=c["sfu_instructions"], fp64_instructions=c["fp64_instructions"],
-                       smem_bank_cycles=c["smem_bank_cycles"],
-                       pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"])
-        for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
-            if name in grid:
-                kin[name] = grid[name]
-                if name == "cuda_core_instructions":  # the given total replaces the pipe mix
-                    kin["pipe_instructions"] = None
-                if name == "issued_instructions":
-                    kin["dual_issues"] = 0.0
-        for name, dest in (("sfu_instructions", "sfu_instructions"), ("fp64_instructions", "fp64_instructions"),
-                           ("smem_bank_cycles", "smem_bank_cycles")):
-            if getattr(args, dest) is not None:
-                kin[name] = getattr(args, dest)
-        if "latency_bound" not in kin or "issued_instructions" not in kin:
-            raise CLIError("give --graph KERNEL.json or --latency-bound and --issued-instructions")
-        tlist = []
-        link = None
-        if transfers[0] or transfers[1]:
-            ns = type(args)(**vars(args))
-            ns.htod = [1.0] * len(transfers[0])
-            ns.dtoh = [1.0] * len(transfers[1])
-            link = common.resolve_link(ns)
-            for direction, items in (("htod", transfers[0]), ("dtoh", transfers[1])):
-                for kind, v in items:
-                    if kind == "expr":
-                        if "data_size" not in grid:
-                            raise CLIError("transfer expressions of N need --data-size")
-                        v = v.evaluate({"N": grid["data_size"]})
-                    tlist.append((direction, v))
-        lam = grid.get("lambda", 1.0)
-        sub = valid
-        kernel_time = np.full(n_points, np.nan)
-        total = np.full(n_points, np.nan)
-        mode = np.full(n_points, "", dtype=object)
-        limit = np.full(n_points, "", dtype=object)
-        wt = np.full(n_points, np.nan)
-        knee = np.full(n_points, np.nan)
-        if sub.any():
-            pick = lambda v: np.broadcast_to(np.asarray(v), (n_points,))[sub] if np.ndim(v) else v
-            spec_sub = spec.with_overrides(**{k: pick(getattr(spec, k)) for k in (
-                "sms", "cuda_cores_per_sm", "schedulers_per_sm", "gmem_bytes_per_cycle_per_sm", "sm_clock_hz")
-                if np.ndim(getattr(spec, k))})
-            try:
-                with np.errstate(over="ignore", divide="ignore"):  # refused per row below
-                    res = predict(spec_sub, KernelInputs(**{
-                        k: ({p: pick(n) for p, n in v.items()} if isinstance(v, dict) else pick(v))
-                        for k, v in kin.items()}),
-                                  grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
-                                  lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
-            except ModelError as exc:
-                # Keep the field the error names, so the message points at its flag.
-                error = CLIError(str(exc))
-                error.item = getattr(exc, "item", None)
-                raise error from None
-            kernel_time[sub] = res.kernel.time_s
-            total[sub] = res.total_time_s
-            mode[sub] = res.kernel.mode
-            limit[sub] = res.kernel.limiting_resource
-            wt[sub] = res.kernel.warp_throughput
-            knee[sub] = res.kernel.knee_occupancy
-            # a time that is not finite is never a result (issue #10): the row says why
-            infinite = sub & ~(np.isfinite(kernel_time) & np.isfinite(total))
-            if infinite.any():
-                kernel_time[infinite] = total[infinite] = wt[infinite] = np.nan
-                mode[infinite] = limit[infinite] = ""
-                reasons = np.where(infinite, "the kernel time is not finite (λ too small?); no result",
-                                   reasons).astype(object)
-        col("device", np.full(n_points, spec.name, dtype=object))
-        for name, values in grid.items():
-            col(name.removeprefix("var:"), values)
-        if "occupancy" not in grid:
-            col("occupancy", warps)
-        if graph is not None and "latency_bound" not in grid:
-            col("latency_bound", np.broadcast_to(lat, (n_points,)))
-        col("kernel_time_s", kernel_time)
-        col("total_time_s", total)
-        col("mode", mode)
-        col("limiting_resource", limit)
-        col("warp_throughput", wt)
-        col("knee_occupancy", knee)
-        col("error", reasons)
-    table = {k: np.concatenate(v) for k, v in columns.items()}
-    return common.write_table(table, args.output, args.format)
+            pick_var = lambda v: v
+        lat = pick_var(lat_all)
+        c = {k: pick_var(v) for k, v in c_all.items()}
+    spec = gpu.with_overrides(
+        sms=grid.get("sms"), cuda_cores_per_sm=grid.get("cuda_cores"),
+        schedulers_per_sm=grid.get("schedulers"),
+        gmem_bytes_per_cycle_per_sm=grid.get("gmem_bytes_per_cycle"),
+        sm_clock_hz=None if "sm_clock_mhz" not in grid else grid["sm_clock_mhz"] * 1e6)
+    block = grid["block_size"].astype(np.int64)
+    valid = np.ones(n_points, dtype=bool)
+    reasons = np.full(n_points, "", dtype=object)
+    if "registers" in grid:
+        if not spec.compute_capability:
+            raise CLIError("sweeping --registers needs the compute capability: give --cc or --device")
+        from gpumodeler.core.occupancy.calculator import occupancy_array
+        occ = occupancy_array(spec.compute_capability, block, grid["registers"].astype(np.int64),
+                              grid.get("shared_mem", np.zeros(n_points)).astype(np.int64))
+        warps = occ.active_warps_per_sm.astype(float)
+        valid &= occ.valid
+        reasons = np.where(occ.valid, reasons, occ.reasons)
+    elif "occupancy" in grid:
+        warps = grid["occupancy"]
+    else:
+        raise CLIError("give --occupancy WARPS or --registers N (lists allowed)")
+    if "data_size" in grid:
+        gsize = grid_for(grid["data_size"].astype(np.int64), block)
+    elif "grid_size" in grid:
+        gsize = grid["grid_size"].astype(np.int64)
+    else:
+        raise CLIError("give --grid-size or --data-size (lists allowed)")
+    kin = {}
+    if kernel is not None:
+        kin = dict(latency_bound=lat, issued_instructions=c["issued_instructions"],
+                   cuda_core_instructions=c["cuda_core_instructions"], gmem_bytes=c["gmem_bytes"],
+                   sfu_instructions=c["sfu_instructions"], fp64_instructions=c["fp64_instructions"],
+                   smem_bank_cycles=c["smem_bank_cycles"],
+                   pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"])
+    for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
+        if name in grid:
+            kin[name] = grid[name]
+            if name == "cuda_core_instructions":  # the given total replaces the pipe mix
+                kin["pipe_instructions"] = None
+            if name == "issued_instructions":
+                kin["dual_issues"] = 0.0
+    for name, dest in (("sfu_instructions", "sfu_instructions"), ("fp64_instructions", "fp64_instructions"),
+                       ("smem_bank_cycles", "smem_bank_cycles")):
+        if getattr(args, dest) is not None:
+            kin[name] = getattr(args, dest)
+    if "latency_bound" not in kin or "issued_instructions" not in kin:
+        raise CLIError("give --graph KERNEL.json or --latency-bound and --issued-instructions")
+    tlist = []
+    link = None
+    if transfers[0] or transfers[1]:
+        ns = type(args)(**vars(args))
+        ns.htod = [1.0] * len(transfers[0])
+        ns.dtoh = [1.0] * len(transfers[1])
+        link = common.resolve_link(ns)
+        for direction, items in (("htod", transfers[0]), ("dtoh", transfers[1])):
+            for kind, v in items:
+                if kind == "expr":
+                    if "data_size" not in grid:
+                        raise CLIError("transfer expressions of N need --data-size")
+                    v = v.evaluate({"N": grid["data_size"]})
+                tlist.append((direction, v))
+    lam = grid.get("lambda", 1.0)
+    sub = valid
+    kernel_time = np.full(n_points, np.nan)
+    total = np.full(n_points, np.nan)
+    mode = np.full(n_points, "", dtype=object)
+    limit = np.full(n_points, "", dtype=object)
+    wt = np.full(n_points, np.nan)
+    knee = np.full(n_points, np.nan)
+    if sub.any():
+        pick = lambda v: np.broadcast_to(np.asarray(v), (n_points,))[sub] if np.ndim(v) else v
+        spec_sub = spec.with_overrides(**{k: pick(getattr(spec, k)) for k in (
+            "sms", "cuda_cores_per_sm", "schedulers_per_sm", "gmem_bytes_per_cycle_per_sm", "sm_clock_hz")
+            if np.ndim(getattr(spec, k))})
+        try:
+            with np.errstate(over="ignore", divide="ignore"):  # refused per row below
+                res = predict(spec_sub, KernelInputs(**{
+                    k: ({p: pick(n) for p, n in v.items()} if isinstance(v, dict) else pick(v))
+                    for k, v in kin.items()}),
+                              grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
+                              lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
+        except ModelError as exc:
+            # Keep the field the error names, so the message points at its flag.
+            error = CLIError(str(exc))
+            error.item = getattr(exc, "item", None)
+            raise error from None
+        kernel_time[sub] = res.kernel.time_s
+        total[sub] = res.total_time_s
+        mode[sub] = res.kernel.mode
+        limit[sub] = res.kernel.limiting_resource
+        wt[sub] = res.kernel.warp_throughput
+        knee[sub] = res.kernel.knee_occupancy
+        # a time that is not finite is never a result (issue #10): the row says why
+        infinite = sub & ~(np.isfinite(kernel_time) & np.isfinite(total))
+        if infinite.any():
+            kernel_time[infinite] = total[infinite] = wt[infinite] = np.nan
+            mode[infinite] = limit[infinite] = ""
+            reasons = np.where(infinite, "the kernel time is not finite (λ too small?); no result",
+                               reasons).astype(object)
+    col("device", np.full(n_points, spec.name, dtype=object))
+    for name, values in grid.items():
+        col(name.removeprefix("var:"), values)
+    if "occupancy" not in grid:
+        col("occupancy", warps)
+    if kernel is not None and "latency_bound" not in grid:
+        col("latency_bound", np.broadcast_to(lat, (n_points,)))
+    col("kernel_time_s", kernel_time)
+    col("total_time_s", total)
+    col("mode", mode)
+    col("limiting_resource", limit)
+    col("warp_throughput", wt)
+    col("knee_occupancy", knee)
+    col("error", reasons)
+    return columns

@@ -7,20 +7,20 @@ time ``3.97e-6``, ``3.97us``, ``0.00396868ms``; clock ``1253`` (MHz flags) or ``
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 import re
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import ModelError, shown
-from gpumodeler.core.kernel.graph import KernelGraph, from_dict
 
 from .main import CLIError
+
+if TYPE_CHECKING:  # imported where used: every command parses its flags with this module
+    from gpumodeler.core.device import GPUSpec, LinkSpec
+    from gpumodeler.core.kernel.graph import KernelGraph
 
 _BYTES = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
           "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
@@ -171,6 +171,8 @@ def open_catalog():
 
 def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
     """GPUSpec from --device (database) overridden by explicit flags."""
+    import numpy as np
+    from gpumodeler.core.device import GPUSpec
     base = GPUSpec(name="(flags)")
     if getattr(args, "device", None):
         base = open_catalog().get(args.device).to_gpu_spec()
@@ -191,6 +193,7 @@ def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
 
 def resolve_link(args) -> LinkSpec | None:
     """LinkSpec from --link overridden by explicit flags; None when there are no transfers."""
+    from gpumodeler.core.device import LinkSpec
     if not (args.htod or args.dtoh):
         if args.link or args.link_bandwidth:
             raise CLIError("a link was given but no transfers; add --htod BYTES and/or --dtoh BYTES")
@@ -271,6 +274,7 @@ def parse_json_text(text: str, path: str, what: str):
 
 
 def load_graph(path: str) -> KernelGraph:
+    from gpumodeler.core.kernel.graph import from_dict
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -289,6 +293,7 @@ def load_graph(path: str) -> KernelGraph:
 def list_of(convert):
     """argparse type: a comma list or a range START:STOP[:STEP] (inclusive), converted."""
     def parse(text: str):
+        import numpy as np
         text = str(text).strip()
         if ":" in text and "," not in text:
             parts = text.split(":")
@@ -312,7 +317,8 @@ def list_of(convert):
 
 def _non_finite(obj, name: str):
     """(path, value) of the first non-finite number in ``obj`` (dicts, lists, arrays), or
-    None."""
+    None. Loads no numpy: an array means numpy is loaded already."""
+    np = sys.modules.get("numpy")
     if isinstance(obj, dict):
         for key, value in obj.items():
             found = _non_finite(value, f"{name}.{key}" if name else str(key))
@@ -323,7 +329,7 @@ def _non_finite(obj, name: str):
             found = _non_finite(value, f"{name}[{i}]")
             if found:
                 return found
-    elif isinstance(obj, np.ndarray):
+    elif np is not None and isinstance(obj, np.ndarray):
         if obj.dtype.kind in "fc":
             bad = ~np.isfinite(obj)
             if bad.any():
@@ -333,10 +339,20 @@ def _non_finite(obj, name: str):
                 found = _non_finite(value, f"{name}[{i}]")
                 if found:
                     return found
-    elif isinstance(obj, (float, np.floating, complex, np.complexfloating)):
-        if not np.isfinite(obj):
+    elif isinstance(obj, complex):
+        if not (math.isfinite(obj.real) and math.isfinite(obj.imag)):
+            return name, obj
+    elif isinstance(obj, float) or (np is not None and isinstance(obj, (np.floating, np.complexfloating))):
+        if not np_isfinite(obj):
             return name, obj
     return None
+
+
+def np_isfinite(value) -> bool:
+    try:
+        return math.isfinite(value)
+    except TypeError:  # a numpy complex
+        return math.isfinite(value.real) and math.isfinite(value.imag)
 
 
 def require_finite(obj, what: str = "") -> None:
@@ -346,13 +362,15 @@ def require_finite(obj, what: str = "") -> None:
     found = _non_finite(obj, what)
     if found:
         name, value = found
-        how = "undefined" if np.isnan(value) else "it overflowed"
+        how = "undefined" if value != value else "it overflowed"
         raise CLIError(f"the result {name or 'value'} is not a finite number ({how}): an input "
                        f"is outside the range the model computes (e.g. a λ, clock, size or loop "
                        f"variable too small or too large); check the inputs")
 
 
 def print_json(obj) -> None:
+    import numpy as np
+
     require_finite(obj)
     def default(o):
         if isinstance(o, np.ndarray):
@@ -373,41 +391,16 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds * 1e6:.6g} µs"
 
 
-def _cell(v):
-    if isinstance(v, (float, np.floating)):
-        return "" if math.isnan(v) else repr(float(v))
-    if isinstance(v, np.integer):
-        return str(int(v))
-    return str(v)
-
-
 def write_table(table: dict, output: str | None, fmt: str = "csv") -> int:
-    """Columns (name -> equal-length arrays) as CSV or JSON rows, to ``output`` or stdout."""
-    for name, column in table.items():  # NaN is a point without a result: printed empty
+    """Columns (name -> equal-length arrays) as CSV, JSON or JSON Lines rows, to ``output``
+    or stdout (:mod:`gpumodeler.cli.tables`). NaN is a point without a result (printed empty);
+    an infinity is never printed."""
+    import numpy as np
+
+    from .tables import write_table as write
+    for name, column in table.items():
         column = np.asarray(column)
         if column.dtype.kind in "fc" and np.isinf(column).any():
             require_finite(column[np.isinf(column)], name)
-    if output:
-        try:
-            fh = open(output, "w", newline="", encoding="utf-8")
-        except OSError as exc:
-            raise CLIError(f"cannot write {output}: {exc.strerror}") from None
-    else:
-        fh = sys.stdout
-    try:
-        names = list(table)
-        if fmt == "json":
-            rows = [{n: (None if isinstance(table[n][i], float) and math.isnan(table[n][i])
-                         else table[n][i].item() if hasattr(table[n][i], "item") else table[n][i])
-                     for n in names} for i in range(len(table[names[0]]))]
-            json.dump(rows, fh, indent=1)
-            fh.write("\n")
-        else:
-            w = csv.writer(fh, lineterminator="\n")
-            w.writerow(names)
-            cols = [table[n] for n in names]
-            w.writerows([_cell(v) for v in row] for row in zip(*cols))
-    finally:
-        if fh is not sys.stdout:
-            fh.close()
+    write(table, output, fmt)
     return 0

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-import numpy as np
+from typing import TYPE_CHECKING
 
-from gpumodeler.core.errors import ModelError
-from gpumodeler.core.models.registry import MODELS, evaluate_all, spread
-from gpumodeler.core.models.result import KernelTerms, ModelInputs, ModelResult
+if TYPE_CHECKING:  # the models load when a prediction runs, not to parse flags
+    from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.models.result import KernelTerms, ModelInputs
+
+#: The registry's model names (core.models.registry.MODELS; a test keeps them equal), here so
+#: that parsing flags does not load the models.
+MODELS = ("gajger", "volkov-contention", "mwp-cwp", "bsp", "roofline")
 
 from . import common
 from .main import FLAG_FOR_FIELD, CLIError
@@ -82,6 +86,7 @@ def add_model_flags(p: argparse.ArgumentParser) -> None:
 
 
 def terms_of(args) -> KernelTerms:
+    from gpumodeler.core.models.result import KernelTerms
     return KernelTerms(underfill=not args.no_underfill, tail=args.tail,
                        launch_overhead=not args.no_launch_overhead)
 
@@ -105,6 +110,7 @@ def graph_counts(args, values=None) -> dict:
 def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True) -> ModelInputs:
     """The registry's inputs from the flags (``with_counts=False``: skip the graph counts,
     which only the other models read)."""
+    from gpumodeler.core.models.result import ModelInputs
     params = {
         "critical_dram_accesses": args.critical_dram_accesses,
         "contention_b_cycles": args.contention_b, "contention_c_bytes_per_s": args.contention_c,
@@ -129,6 +135,7 @@ def error_text(exc: ModelError) -> str:
 
 
 def entry(name: str, outcome, transfer_s: float) -> dict:
+    from gpumodeler.core.models.result import ModelResult
     if isinstance(outcome, ModelResult):
         d = outcome.summary()
         d["kernel_time_s"] = d.pop("time_s")
@@ -140,6 +147,10 @@ def entry(name: str, outcome, transfer_s: float) -> dict:
 
 def run_models(args, gpu, kernel, grid, occupancy, transfers) -> int:
     """`predict --model NAME|all`: one entry per model and the spread."""
+    from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.models.result import ModelResult
+    from gpumodeler.core.models.registry import evaluate_all
+    from gpumodeler.core.models.registry import spread
     inputs = model_inputs(args, gpu, kernel, grid, occupancy)
     names = list(MODELS) if args.model == "all" else [args.model]
     try:
@@ -188,6 +199,7 @@ def json_safe(obj):
     """A copy with every non-finite float as None: JSON has no infinity or NaN, and a
     quantity that is infinite (e.g. the occupancy no finite number of warps reaches) is
     "none" rather than a number. Times never get here non-finite (core refuses them)."""
+    import numpy as np
     if isinstance(obj, dict):
         return {k: json_safe(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -2,9 +2,6 @@
 one GPU (nvprof or Nsight Compute) predicted on another (docs/measurements.md)."""
 from __future__ import annotations
 
-from gpumodeler.core.errors import ModelError
-from gpumodeler.core.measurements.profiled import architecture_notes, derive, profile_kernel
-from gpumodeler.core.models.gajger import predict
 
 from . import common
 from .main import CLIError
@@ -29,6 +26,7 @@ def add_profile_flags(p) -> None:
 
 def _lookup(catalog, name):
     """The catalog entry of a GPU as a profiler names it (``NVIDIA GeForce ...`` too)."""
+    from gpumodeler.core.errors import ModelError
     for candidate in (name, name[len("NVIDIA "):] if name.startswith("NVIDIA ") else None):
         if candidate:
             try:
@@ -39,6 +37,8 @@ def _lookup(catalog, name):
 
 
 def _profiled(args, records, catalog):
+    from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.measurements.profiled import profile_kernel
     try:
         pk = profile_kernel(records, args.kernel, gpu=args.profiled_device)
     except ModelError as exc:
@@ -55,6 +55,9 @@ def _profiled(args, records, catalog):
 
 
 def run_profiled(args) -> int:
+    from gpumodeler.core.measurements.profiled import architecture_notes
+    from gpumodeler.core.measurements.profiled import derive
+    from gpumodeler.core.models.gajger import predict
     if not args.kernel:
         raise CLIError("--profile needs --kernel NAME (the kernel to predict)")
     if args.graph:

@@ -8,7 +8,10 @@ the program order of a kernel's instructions is the order of its rows.
 Safety of saving: the whole project is written into a new temporary file next to the
 target (``.NAME.XXXXXXXX.tmp`` in the same folder, so the rename stays on one file system),
 the data in one transaction, then the file is fsynced, renamed over the target with
-``os.replace`` (atomic on POSIX and Windows) and the folder is fsynced. The previous file is
+``os.replace`` (atomic on POSIX and Windows) and the folder is fsynced. The save holds a
+lock on its temporary file; temporary files of earlier saves of the same file that were
+killed before the rename (no lock held) are removed by the next save
+(:mod:`gpumodeler.db.atomic_files`). The previous file is
 never opened for writing: a crash, a full disk or an error anywhere before the rename leaves
 it byte-for-byte as it was, and the temporary file is removed. Unless ``force=True``, a save
 refuses to replace a file that is not recognisably a gpumodeler project (a text file,
@@ -32,7 +35,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import sqlite3
 import stat
 from collections import defaultdict
@@ -51,6 +53,7 @@ from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Meas
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
 
+from .atomic_files import create_temp, release, remove_stale_temps
 from .project_schema import (FORMAT, SCHEMA_VERSION, ProjectAccessError, ProjectFormatError,
                              check_header, connect_read_only, inspect_file, new_database,
                              upgraded_copy)
@@ -348,9 +351,9 @@ def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:
                 graph.add_instruction(ins)
             for edge in edges.pop(kid, ()):
                 graph.add_edge(edge)
-            for id_, loop_name, iterations in loops.pop(kid, ()):
-                graph.add_loop(Loop(id_, frozenset(members.pop((kid, id_), ())),
-                                    parse(iterations), loop_name))
+            graph.add_loops(Loop(id_, frozenset(members.pop((kid, id_), ())),
+                                 parse(iterations), loop_name)
+                            for id_, loop_name, iterations in loops.pop(kid, ()))
         except ModelError as exc:
             raise ProjectFormatError(f"kernel {kid}: {exc}") from None
         kernels[kid] = graph
@@ -410,7 +413,8 @@ def save_project(project: Project, path: str | Path, *, force: bool = False) -> 
     if target.exists() and not force:
         _check_replaceable(target, path)
     kept = "the previous file is unchanged" if target.exists() else "nothing was written"
-    tmp = _create_temp(target, path)
+    remove_stale_temps(target)  # left by saves of this file that were killed mid-way
+    tmp, lock = _create_temp(target, path)
     db = None
     try:
         db = new_database(tmp)
@@ -435,6 +439,7 @@ def save_project(project: Project, path: str | Path, *, force: bool = False) -> 
             tmp.unlink()
         except OSError:  # already renamed (FileNotFoundError), or cannot be removed
             pass
+        release(lock)
     return path
 
 
@@ -457,19 +462,16 @@ def _check_replaceable(target: Path, shown: Path) -> None:
                                  f"or force the save to replace it)") from None
 
 
-def _create_temp(target: Path, shown: Path) -> Path:
-    for _ in range(100):
-        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise ProjectAccessError(f"{shown}: cannot save the project there "
-                                     f"({exc.strerror})") from None
-        os.close(fd)
-        return tmp
-    raise ProjectAccessError(f"{shown}: cannot create a temporary file next to it")
+def _create_temp(target: Path, shown: Path) -> tuple[Path, int]:
+    """The save's temporary file and the descriptor that locks it until the save is over
+    (:mod:`gpumodeler.db.atomic_files`)."""
+    try:
+        return create_temp(target)
+    except FileExistsError:
+        raise ProjectAccessError(f"{shown}: cannot create a temporary file next to it") from None
+    except OSError as exc:
+        raise ProjectAccessError(f"{shown}: cannot save the project there "
+                                 f"({exc.strerror})") from None
 
 
 def _fsync(path: Path) -> None:

@@ -326,7 +326,7 @@ def test_a_non_finite_result_is_refused_naming_it(env, capsys):
         refused(capsys, env / "inputs", "predict", *GTX970, "--grid-size", "100",
                 "--block-size", "256", "--occupancy", "8", "--latency-bound", "4014",
                 "--issued-instructions", "538", "--lambda", "1e-320", *extra,
-                expect="the kernel time would be inf s, which is not a finite positive time")
+                expect="the kernel time would be beyond any finite number, which is not a finite positive time")
     # the CLI's own guard names the quantity when a result overflows past the model's check
     from gpumodeler.cli import common
     from gpumodeler.cli.main import CLIError

@@ -41,6 +41,8 @@ import numbers
 from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.expressions import Expression, parse
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS, INSTRUCTION_CLASSES
+from gpumodeler.core.kernel.collector import collector_paused
+from gpumodeler.core.kernel.loop_nesting import first_conflict
 from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
 
 EDGE_KINDS = ("ilp", "dual", "dependency", "memory", "branch", "barrier", "replacement")
@@ -59,7 +61,7 @@ def is_finite_number(value) -> bool:
         return False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Instruction:
     """One SASS instruction of a warp.
 
@@ -149,7 +151,7 @@ class Instruction:
         return {"shared": "shared", "constant": "constant"}.get(self.space or "", "dram")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Edge:
     id: str
     src: str
@@ -217,11 +219,18 @@ class KernelGraph:
         return {nid: i for i, nid in enumerate(self.instructions)}
 
     def new_id(self, prefix: str) -> str:
-        taken = set(self.instructions) | set(self.edges) | set(self.loops)
-        n = len(taken) + 1
-        while f"{prefix}{n}" in taken:
+        """``prefix`` + the first free number from (number of ids + 1) on.
+
+        Ids are unique across instructions, edges and loops, so the count is the sum of
+        the three tables' sizes and each candidate is looked up in them: no set of all ids
+        is built (reading a file whose edges have no ids stays linear)."""
+        n = len(self.instructions) + len(self.edges) + len(self.loops) + 1
+        while self._id_taken(f"{prefix}{n}"):
             n += 1
         return f"{prefix}{n}"
+
+    def _id_taken(self, item_id: str) -> bool:
+        return item_id in self.instructions or item_id in self.edges or item_id in self.loops
 
     def edges_of(self, node_id: str) -> list[Edge]:
         return [e for e in self.edges.values() if node_id in (e.src, e.dst)]
@@ -300,7 +309,7 @@ class KernelGraph:
         return edge
 
     def _check_loop(self, loop: Loop, ignore: str | None = None) -> None:
-        unknown = sorted(set(loop.members) - set(self.instructions))
+        unknown = sorted(m for m in loop.members if m not in self.instructions)
         if unknown:
             raise GraphError(f"loop {loop.id}: no instruction(s) {', '.join(unknown)}", item=loop.id)
         for other in self.loops.values():
@@ -322,6 +331,47 @@ class KernelGraph:
         self.loops[loop.id] = loop
         self._emit("loop_added", loop)
         return loop
+
+    def add_loops(self, loops) -> list[Loop]:
+        """Add loops in order, as :meth:`add_loop` one after the other would — the same
+        checks, the same first error, the loops before it kept — but checking how they nest
+        in one pass over their members instead of against every other loop (a file with
+        thousands of loops). ``loops`` may be a generator; an error it raises counts as
+        that loop's."""
+        existing = list(self.loops.values())
+        added: list[Loop] = []
+        try:
+            for loop in loops:
+                if self._id_taken(loop.id):
+                    raise GraphError(f"id {loop.id!r} is already used in this graph", item=loop.id)
+                unknown = sorted(m for m in loop.members if m not in self.instructions)
+                if unknown:  # as _check_loop would, before comparing with other loops
+                    raise GraphError(f"loop {loop.id}: no instruction(s) {', '.join(unknown)}",
+                                     item=loop.id)
+                self.loops[loop.id] = loop
+                added.append(loop)
+        except Exception:
+            self._raise_first_nesting_conflict(existing, added)
+            self._emit_added(added)
+            raise
+        self._raise_first_nesting_conflict(existing, added)
+        self._emit_added(added)
+        return added
+
+    def _raise_first_nesting_conflict(self, existing, added):
+        k = first_conflict(existing + added, start=len(existing))
+        if k is None:
+            return
+        k -= len(existing)
+        for loop in added[k:]:
+            del self.loops[loop.id]
+        self._emit_added(added[:k])
+        self._check_loop(added[k])  # the pairwise message; raises
+        raise AssertionError("loop nesting conflict not confirmed pairwise")  # pragma: no cover
+
+    def _emit_added(self, added):
+        for loop in added:
+            self._emit("loop_added", loop)
 
     def update_loop(self, loop_id: str, **changes) -> Loop:
         old = self._need(self.loops, loop_id, "loop")
@@ -366,6 +416,7 @@ class KernelGraph:
 # -- JSON format ---------------------------------------------------------------------------
 _INS_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name not in ("id", "opcode")}
 _INS_KEYS = {"id", "opcode"} | set(_INS_DEFAULTS)
+_EDGE_KEYS = {"id", "from", "to", "kind", "latency", "taken"}
 
 
 def to_dict(graph: KernelGraph) -> dict:
@@ -398,8 +449,9 @@ def to_dict(graph: KernelGraph) -> dict:
         if e.taken is not None:
             d["taken"] = e.taken
         out["edges"].append(d)
+    order = graph.order()
     out["loops"] = [{"id": lp.id, "name": lp.name, "iterations": lp.iterations.text,
-                     "members": [n for n in graph.instructions if n in lp.members]}
+                     "members": sorted(lp.members, key=order.__getitem__)}
                     for lp in graph.loops.values()]
     return out
 
@@ -420,6 +472,7 @@ def _list_of(data: dict, key: str) -> list:
     return value
 
 
+@collector_paused()
 def from_dict(data: dict) -> KernelGraph:
     """Read a graph from a dict (parsed JSON); raises FormatError/GraphError with the item."""
     _check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
@@ -442,7 +495,8 @@ def from_dict(data: dict) -> KernelGraph:
     graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
                         description=str(data.get("description", "")), variables=dict(variables))
     for i, d in enumerate(_list_of(data, "instructions")):
-        _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
+        if type(d) is not dict or not d.keys() <= _INS_KEYS:  # the label only when needed
+            _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
         if "id" not in d or "opcode" not in d:
             raise FormatError(f"instruction #{i + 1} needs 'id' and 'opcode'")
         kw = {k: v for k, v in d.items() if k not in ("id", "opcode")}
@@ -450,17 +504,23 @@ def from_dict(data: dict) -> KernelGraph:
             kw["stride"] = float(kw["stride"])
         graph.add_instruction(Instruction.make(str(d["id"]), str(d["opcode"]), **kw))
     for i, d in enumerate(_list_of(data, "edges")):
-        _check_keys(d, {"id", "from", "to", "kind", "latency", "taken"}, f"edge #{i + 1}")
+        if type(d) is not dict or not d.keys() <= _EDGE_KEYS:
+            _check_keys(d, _EDGE_KEYS, f"edge #{i + 1}")
         missing = [k for k in ("from", "to", "kind") if k not in d]
         if missing:
             raise FormatError(f"edge #{i + 1} needs {', '.join(missing)}")
         graph.add_edge(Edge(id=str(d.get("id") or graph.new_id("e")), src=str(d["from"]),
                             dst=str(d["to"]), kind=d["kind"], latency=d.get("latency"),
                             taken=d.get("taken")))
-    for i, d in enumerate(_list_of(data, "loops")):
+    graph.add_loops(_loops_from(_list_of(data, "loops"), graph))
+    return graph
+
+
+def _loops_from(items, graph: KernelGraph):
+    """Loops of a kernel file in order (a generator: a new id counts the loops added)."""
+    for i, d in enumerate(items):
         _check_keys(d, {"id", "name", "iterations", "members"}, f"loop #{i + 1}")
         if "iterations" not in d or "members" not in d:
             raise FormatError(f"loop #{i + 1} needs 'iterations' and 'members'")
-        graph.add_loop(Loop.make(str(d.get("id") or graph.new_id("loop")), d["members"],
-                                 d["iterations"], str(d.get("name", ""))))
-    return graph
+        yield Loop.make(str(d.get("id") or graph.new_id("loop")), d["members"],
+                        d["iterations"], str(d.get("name", "")))

@@ -43,15 +43,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 
-import networkx as nx
 import numpy as np
 
+from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
 from gpumodeler.core.errors import ExpressionError, GraphError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.latency_forms import _symbolic
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-from gpumodeler.core.kernel.loop_regions import _longest, _loop_structure, _Region
+from gpumodeler.core.kernel.loop_regions import _build_regions, _longest, _loop_structure
 
 MAX_FORMS = 16
 #: dominance comparisons allowed per instruction before the symbolic pass gives up
@@ -152,8 +152,12 @@ class LatencyBound:
             region = self.regions[lid]
             if region.carried:
                 per_iter, best_path = None, None
+                from_start: dict = {}  # carried edges back to one node share its pass
                 for start, end, w, eid in region.carried:
-                    res = _longest(region, weight, sources={start}, track=track)
+                    res = from_start.get(start)
+                    if res is None:
+                        res = from_start[start] = _longest(region, weight, sources={start},
+                                                           track=track)
                     dist, back = res if track else (res, None)
                     cand = dist[end] + w
                     if per_iter is None:
@@ -198,6 +202,7 @@ class LatencyBound:
             result = v if result is None else np.maximum(result, v)
         return 0.0 if result is None else result
 
+    @collector_paused()
     def critical_path(self, values: dict | None = None) -> CriticalPath:
         """The critical path for scalar variable values (exact numeric pass)."""
         loops = self._loop_values(values or {})
@@ -274,6 +279,7 @@ def _is_number(text: str) -> bool:
         return False
 
 
+@collector_paused()
 def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> LatencyBound:
     """Analyse ``graph``: collapse loops, then compute the symbolic bound when it stays small.
 
@@ -288,30 +294,6 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
     order = graph.order()
     parent, depth, innermost = _loop_structure(graph)
 
-    def chain(node):  # loops containing node, innermost first, ending with None (top)
-        out, lid = [], innermost.get(node)
-        while lid is not None:
-            out.append(lid)
-            lid = parent[lid]
-        out.append(None)
-        return out
-
-    chains = {n: chain(n) for n in graph.instructions}
-
-    def item_at(node, region):
-        prev = node
-        for lid in chains[node]:
-            if lid == region:
-                return prev
-            prev = ("L", lid)
-        raise AssertionError("node not in region")
-
-    def out_end(item):
-        return ("out", item[1]) if isinstance(item, tuple) else item
-
-    def in_end(item):
-        return ("in", item[1]) if isinstance(item, tuple) else item
-
     edge_latency = {}
     forward: dict = {}
     carried: dict = {}
@@ -320,49 +302,31 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         if w < 0 or not math.isfinite(w):
             raise GraphError(f"edge {e.id}: latency must be a finite number >= 0, got {w}", item=e.id)
         edge_latency[e.id] = w
-        dst_set = set(chains[e.dst])
-        region = next(l for l in chains[e.src] if l in dst_set)
-        s_item, d_item = item_at(e.src, region), item_at(e.dst, region)
+        # The edge lives in the innermost loop containing both ends (None: the top level);
+        # an end inside a loop nested there is that loop's exit (source) or entry (target).
+        # Climbing from both innermost loops costs the loop boundaries the edge crosses.
+        a, b = innermost.get(e.src), innermost.get(e.dst)
+        s_item, d_item = e.src, e.dst
+        da = -1 if a is None else depth[a]
+        db = -1 if b is None else depth[b]
+        while da > db:
+            s_item, a, da = ("out", a), parent[a], da - 1
+        while db > da:
+            d_item, b, db = ("in", b), parent[b], db - 1
+        while a != b:
+            s_item, a = ("out", a), parent[a]
+            d_item, b = ("in", b), parent[b]
+        region = a
         if order[e.src] >= order[e.dst]:
             if region is None:
                 raise GraphError(
                     f"edge {e.id} from {e.src} back to {e.dst} makes a cycle outside any loop; "
                     f"put both instructions in a loop, or draw the edge forwards", item=e.id)
-            carried.setdefault(region, []).append((in_end(d_item), out_end(s_item), w, e.id))
+            carried.setdefault(region, []).append((d_item, s_item, w, e.id))
         else:
-            forward.setdefault(region, []).append((out_end(s_item), in_end(d_item), w, e.id))
+            forward.setdefault(region, []).append((s_item, d_item, w, e.id))
 
-    members_of = {None: graph.instructions}
-    members_of.update({lid: lp.members for lid, lp in graph.loops.items()})
-    regions = {}
-    for region_id, members in members_of.items():
-        dag = nx.DiGraph()
-        for n in members:
-            item = item_at(n, region_id)
-            if isinstance(item, tuple):
-                dag.add_edge(("in", item[1]), ("out", item[1]))
-            else:
-                dag.add_node(item)
-        best_edge = {}
-        for src, dst, w, eid in forward.get(region_id, ()):
-            if (src, dst) not in best_edge or best_edge[(src, dst)][0] < w:
-                best_edge[(src, dst)] = (w, eid)
-        dag.add_edges_from(best_edge)
-        try:
-            topo = tuple(nx.topological_sort(dag))
-        except nx.NetworkXUnfeasible:
-            cycle = nx.find_cycle(dag)
-            names = " -> ".join(str(u[1] if isinstance(u, tuple) else u) for u, _ in cycle)
-            raise GraphError(f"the graph has a cycle outside a loop ({names}); put it inside a loop") from None
-        preds: dict = {}
-        for (src, dst), (w, eid) in best_edge.items():
-            preds.setdefault(dst, []).append((src, w, eid))
-        for n in topo:
-            if isinstance(n, tuple) and n[0] == "out":
-                preds.setdefault(n, []).append((("in", n[1]), ("loop", n[1]), ("loop", n[1])))
-        regions[region_id] = _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()},
-                                     tuple(carried.get(region_id, ())))
-
+    regions = _build_regions(graph, parent, innermost, forward, carried)
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
     forms, per_iteration = _symbolic(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.loop_nesting import loop_nesting
 
 
 @dataclass(frozen=True)
@@ -54,25 +56,100 @@ def _longest(region: _Region, loop_weight: dict, sources=None, track=False):
 
 
 def _loop_structure(graph: KernelGraph):
-    """parent loop of each loop, innermost loop of each node, depth of each loop."""
-    loops = sorted(graph.loops.values(), key=lambda lp: (len(lp.members), lp.id))
-    parent = {}
-    for i, lp in enumerate(loops):
-        parent[lp.id] = next((o.id for o in loops[i + 1:] if lp.members < o.members), None)
-    depth = {}
-    for lp in loops:
-        d, p = 0, parent[lp.id]
-        while p is not None:
-            d, p = d + 1, parent[p]
-        depth[lp.id] = d
-    innermost = {}
-    for lp in loops:  # smallest first, so the first assignment is the innermost
-        for n in lp.members:
-            innermost.setdefault(n, lp.id)
-    return parent, depth, innermost
+    """parent loop of each loop, innermost loop of each node, depth of each loop
+    (:func:`gpumodeler.core.kernel.loop_nesting.loop_nesting`, linear in the memberships)."""
+    nesting = loop_nesting(graph.loops)
+    return nesting.parent, nesting.depth, nesting.innermost
 
 
 def _sinks(region: _Region):
     """Nodes nothing leaves: with non-negative latencies, the longest paths end there."""
     has_succ = {pred for preds in region.preds.values() for pred, _, _ in preds}
     return [n for n in region.topo if n not in has_succ]
+
+
+def _build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: dict,
+                   carried: dict) -> dict:
+    """The collapsed regions: {loop id (None = top): _Region}.
+
+    ``forward``/``carried`` map a region to its edges ``(src item, dst item, cycles, edge
+    id)``, items being instruction ids and ``("in"|"out", loop)`` for the loops nested
+    directly in the region. A region's items are listed in program order of their first
+    instruction, in one pass over the instructions (each loop is placed when its first
+    instruction is met). Between two items only the heaviest edge counts."""
+    items: dict = {None: []}
+    for lid in graph.loops:
+        items[lid] = []
+    placed = set()
+    for n in graph.instructions:
+        lid = innermost.get(n)
+        items[lid].append(n)
+        while lid is not None and lid not in placed:
+            placed.add(lid)
+            items[parent[lid]].extend((("in", lid), ("out", lid)))
+            lid = parent[lid]
+    regions = {}
+    for region_id, nodes in items.items():
+        best_edge = {}
+        for src, dst, w, eid in forward.get(region_id, ()):
+            if (src, dst) not in best_edge or best_edge[(src, dst)][0] < w:
+                best_edge[(src, dst)] = (w, eid)
+        topo = _topological_order(nodes, best_edge)
+        preds: dict = {}
+        for (src, dst), (w, eid) in best_edge.items():
+            preds.setdefault(dst, []).append((src, w, eid))
+        for n in topo:
+            if isinstance(n, tuple) and n[0] == "out":
+                preds.setdefault(n, []).append((("in", n[1]), ("loop", n[1]), ("loop", n[1])))
+        regions[region_id] = _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()},
+                                     tuple(carried.get(region_id, ())))
+    return regions
+
+
+def _topological_order(nodes: list, edges) -> tuple:
+    """Kahn's algorithm by generations over ``nodes`` (a loop's entry directly followed by
+    its exit, each entry joined to its exit) and ``edges`` (pairs), in time linear in both.
+
+    Generations are visited in the order the nodes and edges are given, which is the order
+    ``networkx.topological_sort`` gives for a DiGraph built from them in that order (this
+    module used it before). Raises GraphError naming a cycle when there is one."""
+    succ = {n: [] for n in nodes}
+    indegree = dict.fromkeys(nodes, 0)
+    for n in nodes:
+        if isinstance(n, tuple) and n[0] == "in":
+            out = ("out", n[1])
+            succ[n].append(out)
+            indegree[out] += 1
+    for src, dst in edges:
+        succ[src].append(dst)
+        indegree[dst] += 1
+    zero = [n for n in nodes if not indegree[n]]
+    topo: list = []
+    while zero:
+        generation, zero = zero, []
+        for n in generation:
+            for child in succ[n]:
+                indegree[child] -= 1
+                if not indegree[child]:
+                    zero.append(child)
+        topo.extend(generation)
+    if len(topo) < len(nodes):
+        _raise_cycle(nodes, edges)
+    return tuple(topo)
+
+
+def _raise_cycle(nodes: list, edges) -> None:
+    """Name one cycle of the region (an error path: networkx finds it)."""
+    import networkx as nx
+
+    dag = nx.DiGraph()
+    for n in nodes:
+        if isinstance(n, tuple):
+            if n[0] == "in":
+                dag.add_edge(n, ("out", n[1]))
+        else:
+            dag.add_node(n)
+    dag.add_edges_from(edges)
+    cycle = nx.find_cycle(dag)
+    names = " -> ".join(str(u[1] if isinstance(u, tuple) else u) for u, _ in cycle)
+    raise GraphError(f"the graph has a cycle outside a loop ({names}); put it inside a loop")

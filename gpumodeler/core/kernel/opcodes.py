@@ -134,7 +134,7 @@ def base_mnemonic(opcode: str) -> str:
     return text.split()[0].split(".")[0] if text else ""
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=4096)  # a kernel repeats few mnemonics many times
 def classify(opcode: str) -> OpcodeInfo | None:
     """Unit and latency class of a SASS mnemonic (``'IADD.X'`` -> int_add), or None if unknown."""
     return _TABLE.get(base_mnemonic(opcode))

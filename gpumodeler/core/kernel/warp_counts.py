@@ -38,6 +38,7 @@ import numpy as np
 
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.loop_nesting import loop_nesting
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
 COUNT_NAMES = (
@@ -124,11 +125,13 @@ class WarpCounts:
 
 def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool = True) -> WarpCounts:
     """Count the per-warp characteristics of ``graph`` (see the module docstring)."""
-    loops_sorted = {lid: len(lp.members) for lid, lp in graph.loops.items()}
-    weight = {}
-    for nid in graph.instructions:
-        containing = [lid for lid, lp in graph.loops.items() if nid in lp.members]
-        weight[nid] = tuple(sorted(containing, key=lambda l: (-loops_sorted[l], l)))
+    # an instruction's monomial: the loops containing it, outermost first; one tuple per
+    # innermost loop, built from its parent's (linear in instructions + loops)
+    nesting = loop_nesting(graph.loops)
+    chain = {None: ()}
+    for lid in sorted(nesting.depth, key=nesting.depth.__getitem__):
+        chain[lid] = chain[nesting.parent[lid]] + (lid,)
+    weight = {nid: chain[nesting.innermost.get(nid)] for nid in graph.instructions}
     forms = {name: {} for name in COUNT_NAMES}
 
     def add(name, mono, amount):

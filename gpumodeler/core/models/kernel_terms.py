@@ -49,6 +49,7 @@ import math
 
 import numpy as np
 
+from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.models.result import KernelTerms, ModelInputs, TermEffect
 from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
@@ -57,11 +58,16 @@ from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
 def warps_per_block(block_size, warp_size: int) -> int:
     """ceil(threads per block / warp size) for a 1-3-D block."""
     threads = math.prod(block_size) if isinstance(block_size, (tuple, list)) else int(block_size)
+    if threads < 1:
+        raise InvalidParameter(f"block size must be at least 1 thread, got {block_size!r}", item="block_size")
     return -(-int(threads) // int(warp_size))
 
 
 def blocks_of(grid_size) -> int:
-    return int(math.prod(grid_size)) if isinstance(grid_size, (tuple, list)) else int(grid_size)
+    blocks = int(math.prod(grid_size)) if isinstance(grid_size, (tuple, list)) else int(grid_size)
+    if blocks < 1:
+        raise InvalidParameter(f"grid size must be at least 1 block, got {grid_size!r}", item="grid_size")
+    return blocks
 
 
 def throughput_of(gpu: GPUSpec, kernel, *, memory_bytes_per_s: float | None = None) -> ThroughputBound:

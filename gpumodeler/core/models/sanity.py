@@ -29,7 +29,9 @@ def check_finite(model: str, time_s, what: str = "kernel time") -> float:
         raise ImplausiblePrediction(f"{model}: the {what} is not a number ({time_s!r})") from None
     if not math.isfinite(value) or value <= 0:
         raise ImplausiblePrediction(
-            f"{model}: the {what} would be {value!r} s, which is not a finite positive time; "
+            f"{model}: the {what} would be "
+            f"{'beyond any finite number' if value != value or abs(value) == float('inf') else f'{value!r} s'}"
+            f", which is not a finite positive time; "
             f"check λ and the per-warp inputs (e.g. λ must be large enough that time = work / λ stays finite)")
     return value
 

@@ -80,19 +80,24 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-import numpy as np
-
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
-from gpumodeler.core.occupancy.arrays import OccupancyArrays, occupancy_array
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _msg_block_size,
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _is_bool, _msg_block_size,
     _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
     _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_block_tesla,
     _registers_per_warp, _require_int)
 
 __all__ = ["LIMIT_NAMES", "UNLIMITED", "OccupancyArrays", "OccupancyResult", "occupancy",
            "occupancy_array"]
+
+
+def __getattr__(name: str):
+    # the vectorised calculator (numpy) is loaded when asked for: one launch needs no numpy
+    if name in ("OccupancyArrays", "occupancy_array"):
+        from gpumodeler.core.occupancy import arrays
+        return getattr(arrays, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: int = 0, *,
@@ -112,7 +117,7 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
     registers = _require_int("registers_per_thread", registers_per_thread)
     dynamic = _require_int("shared_mem_bytes", shared_mem_bytes)
     static = _require_int("static_shared_mem_bytes", static_shared_mem_bytes)
-    if not isinstance(opt_in, (bool, np.bool_)):
+    if not _is_bool(opt_in):
         raise InvalidParameter(f"opt_in must be True or False, got {opt_in!r}", item="opt_in")
     preference = _preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
     caching = _check_caching(arch, partitioned_global_caching)

@@ -11,10 +11,9 @@ these messages; :mod:`gpumodeler.core.occupancy.arrays` gives the same ones for 
 """
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from typing import Mapping
-
-import numpy as np
 
 from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
 from gpumodeler.core.errors import InvalidParameter
@@ -53,8 +52,24 @@ class OccupancyResult:
     partitioned_global_caching: bool
 
 
+def _is_bool(value) -> bool:
+    """True or False, numpy's included (a numpy value exists only once numpy is loaded, so
+    the scalar calculator does not load it: the CLI's ``occupancy`` starts faster)."""
+    if isinstance(value, bool):
+        return True
+    np_ = sys.modules.get("numpy")
+    return np_ is not None and isinstance(value, np_.bool_)
+
+
+def _is_int(value) -> bool:
+    if isinstance(value, int):
+        return True
+    np_ = sys.modules.get("numpy")
+    return np_ is not None and isinstance(value, np_.integer)
+
+
 def _require_int(name: str, value) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+    if _is_bool(value) or not _is_int(value):
         raise InvalidParameter(
             f"{name} must be an integer, got {value!r} ({type(value).__name__})", item=name)
     if value < 0:
@@ -90,7 +105,7 @@ def _preference_bytes(arch: ArchitectureLimits, carveout_percent, shared_mem_con
 
 
 def _check_caching(arch: ArchitectureLimits, partitioned_global_caching) -> bool:
-    if not isinstance(partitioned_global_caching, (bool, np.bool_)):
+    if not _is_bool(partitioned_global_caching):
         raise InvalidParameter("partitioned_global_caching must be True or False")
     if partitioned_global_caching and not arch.supports_partitioned_global_caching:
         raise InvalidParameter(
@@ -195,7 +210,8 @@ def _per_warp_unit(arch: ArchitectureLimits, registers: int) -> int:
 
 def _registers_per_warp(arch: ArchitectureLimits, registers):
     """Registers allocated to one warp (2.0 on); ``registers`` an int or an integer array."""
-    if isinstance(registers, np.ndarray):
+    np = sys.modules.get("numpy")  # an array means numpy is loaded; a scalar call never loads it
+    if np is not None and isinstance(registers, np.ndarray):
         unit = np.full(registers.shape, arch.register_allocation_unit, dtype=np.int64)
         if arch.double_unit_register_counts:
             doubled = np.isin(registers, sorted(arch.double_unit_register_counts))

@@ -1,0 +1,153 @@
+"""CLI speed (issue #11), each figure next to its comparator as a ratio.
+
+1. Cold start of ``gpumodeler --help`` and ``gpumodeler occupancy ...`` against
+   ``python -c pass`` (target < 0.25 s).
+   ``gpumodeler predict`` (explicit flags) likewise (target < 0.4 s).
+2. ``sweep`` of 10^6 launch points to CSV, JSON and JSON Lines: wall time and peak memory of
+   the process (target < 200 MB); the table written by the CLI's writer against
+   ``numpy.savetxt`` writing the same table, and the whole command against that.
+3. ``occupancy --batch`` of 10^5 JSON lines: lines per second (target >= 200 000).
+
+Run: python benchmarks/bench_cli.py [--points N]
+"""
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SAXPY2 = str(ROOT / "resources/kernels/saxpy2-maxwell.json")
+GTX970 = ["--sms", "13", "--sm-clock-mhz", "1253", "--cuda-cores", "128", "--schedulers", "4",
+          "--warp-size", "32", "--gmem-bytes-per-cycle", "13.78"]
+CLI = [sys.executable, "-m", "gpumodeler"]
+
+
+def run(argv, stdout=subprocess.DEVNULL, stdin=None) -> tuple[float, float]:
+    """Wall seconds and peak resident MB of one process."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, stdout=stdout, stdin=stdin, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    if proc.returncode:
+        raise RuntimeError(f"{argv} failed: {err}")
+    return wall, usage.ru_maxrss / 1024  # KiB on Linux
+
+
+def median_wall(argv, repeat=7) -> float:
+    return statistics.median(run(argv)[0] for _ in range(repeat))
+
+
+def cold_start() -> None:
+    base = median_wall([sys.executable, "-c", "pass"])
+    for label, argv, target in (
+            ("--help", ["--help"], 0.25),
+            ("occupancy", ["occupancy", "--cc", "5.2", "--block-size", "256", "--registers", "32"],
+             0.25),
+            ("predict", ["predict", *GTX970, "--grid-size", "1562500", "--block-size", "256",
+                         "--occupancy", "64", "--latency-bound", "4014",
+                         "--issued-instructions", "538"], 0.4)):
+        t = median_wall(CLI + argv)
+        print(f"cli cold start `gpumodeler {label}`: {t:.3f} s = {t / base:.1f}x `python -c pass` "
+              f"({base:.3f} s); target < {target} s: {'ok' if t < target else 'SLOW'}")
+
+
+def sweep_args(points: int) -> list:
+    a = max(1, points // (10 * 10 * 100))
+    return ["sweep", *GTX970, "--graph", SAXPY2, "--cc", "5.2", "--block-size", "64:1024:96",
+            "--registers", "16:88:8", "--data-size", "1e6:1e8:1e6", "--set", f"a=1:{a}"]
+
+
+def sweep_table(points: int) -> dict:
+    """The sweep's table in memory: the CLI run in process with its writer collecting."""
+    import gpumodeler.cli.tables as tables
+    from gpumodeler.cli.main import main as cli_main
+
+    chunks = []
+
+    class Collect(tables.TableWriter):
+        def write(self, columns):
+            chunks.append({k: np.array(v) for k, v in columns.items()})
+
+    real = tables.TableWriter
+    tables.TableWriter = Collect
+    try:
+        cli_main(sweep_args(points) + ["-o", os.devnull])
+    finally:
+        tables.TableWriter = real
+    return {k: np.concatenate([c[k] for c in chunks]) for k in chunks[0]}
+
+
+def writers(points: int) -> float:
+    """Writing the same table: numpy.savetxt against the CLI's chunked writer."""
+    import gpumodeler.cli.tables as tables
+
+    table = sweep_table(points)
+    rows = np.empty(len(table["device"]), dtype=[(k, v.dtype) for k, v in table.items()])
+    for k, v in table.items():
+        rows[k] = v
+    with open(os.devnull, "w") as fh:
+        t0 = time.perf_counter()
+        np.savetxt(fh, rows, fmt="%s", delimiter=",", header=",".join(table), comments="")
+        comparator = time.perf_counter() - t0
+    for fmt in ("csv", "json", "jsonl"):
+        t0 = time.perf_counter()
+        with tables.TableWriter(os.devnull, fmt) as w:
+            w.write(table)
+        t = time.perf_counter() - t0
+        print(f"table of {len(rows)} rows x {len(table)} columns to {fmt}: {t:.2f} s = "
+              f"{t / comparator:.2f}x numpy.savetxt of it ({comparator:.2f} s, CSV)")
+    return comparator
+
+
+def sweeps(points: int) -> None:
+    """The whole command, in its own process: wall time and peak memory (measured before
+    this process holds a big table, since a child starts as a copy of it)."""
+    results = [(fmt, *run(CLI + sweep_args(points) + ["--format", fmt, "-o", os.devnull]))
+               for fmt in ("csv", "json", "jsonl")]
+    comparator = writers(points)
+    for fmt, wall, peak in results:
+        print(f"sweep {points} points to {fmt}: {wall:.2f} s wall = {wall / comparator:.2f}x "
+              f"numpy.savetxt of the table; peak {peak:.0f} MB (target < 200 MB: "
+              f"{'ok' if peak < 200 else 'TOO MUCH'})")
+
+
+def batch(lines: int = 100_000) -> None:
+    rng = np.random.default_rng(3)
+    ccs = ["5.2", "6.1", "7.0", "7.5", "8.0", "8.6", "9.0"]
+    text = "".join(json.dumps({"cc": ccs[i % len(ccs)], "block_size": int(b), "registers": int(r),
+                               "shared_mem": int(s)}) + "\n"
+                   for i, (b, r, s) in enumerate(zip(rng.integers(1, 33, lines) * 32,
+                                                     rng.integers(8, 256, lines),
+                                                     rng.integers(0, 48, lines) * 1024)))
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
+        fh.write(text)
+    try:
+        with open(fh.name) as stdin:
+            wall, _ = run(CLI + ["occupancy", "--batch", "-"], stdin=stdin)
+    finally:
+        os.unlink(fh.name)
+    print(f"occupancy --batch {lines} lines: {wall:.2f} s = {lines / wall:,.0f} lines/s "
+          f"(target >= 200,000: {lines / wall / 200_000:.2f}x of it)")
+
+
+def main(argv) -> int:
+    points = int(argv[argv.index("--points") + 1]) if "--points" in argv else 1_000_000
+    cold_start()
+    sweeps(points)
+    batch()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
