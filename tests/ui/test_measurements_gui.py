@@ -78,10 +78,12 @@ def test_records_and_counts_of_a_real_format(window):
     expected = import_text(NVPROF.read_text(), NVPROF.name)
     assert dialog.table.rowCount() == len(expected.records) > 0
     assert [dialog.table.horizontalHeaderItem(i).text() for i in range(7)] == [
-        "kind", "direction", "name", "gpu", "size / grid", "time", "memory kind"]
+        "kind", "direction", "name", "gpu", "size / <<<grid, block>>>", "time", "memory kind"]
     first = expected.records[0]
     assert dialog.table.item(0, 0).text() == first.kind
     assert dialog.table.item(0, 2).text() == first.name
+    kernel_row = next(i for i, r in enumerate(expected.records) if r.kind == "kernel")
+    assert dialog.table.item(kernel_row, 4).text() == "<<<4096, 256>>>"
     text = dialog.counts.text()
     assert f"{expected.noise_lines} noise line(s)" in text
     assert f"{len(expected.disagreements)} unit disagreement(s)" in text
@@ -118,6 +120,7 @@ def test_kernel_launches_become_undoable_measured_points(window, tmp_path, catal
     assert sorted(x) == [float(-(-n // 256) * 256) for n in SIZES]
     assert t == pytest.approx(sorted(v / LAMBDA for v in _expected_times(catalog)), rel=1e-12)
     assert set(what) == {"kernel"}
+    assert "Added 9 measured point(s)" in dialog.summary.text()
     assert measured_points(project, launch_id, "block_size")[0].tolist() == [256.0] * len(SIZES)
     window.document.undo_stack.undo()
     assert project.measurements == before

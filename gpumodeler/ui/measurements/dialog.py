@@ -22,7 +22,7 @@ from gpumodeler.core.measurements.importer import ImportResult, import_text
 
 from . import use
 
-COLUMNS = ("kind", "direction", "name", "gpu", "size / grid", "time", "memory kind")
+COLUMNS = ("kind", "direction", "name", "gpu", "size / <<<grid, block>>>", "time", "memory kind")
 
 
 def read_file(path) -> ImportResult:
@@ -61,9 +61,16 @@ def _size_or_grid(r) -> str:
                 return f"{r.size_bytes / scale:.4g} {unit}"
         return f"{r.size_bytes:.4g} B"
     if r.grid:
-        dims = lambda v: "×".join(str(x) for x in v)  # noqa: E731
-        return f"{dims(r.grid)} × {dims(r.block)}" if r.block else dims(r.grid)
+        return f"<<<{_dims(r.grid)}, {_dims(r.block)}>>>" if r.block else _dims(r.grid)
     return ""
+
+
+def _dims(v) -> str:
+    """CUDA launch notation: (4096, 1, 1) -> '4096', (16, 16, 1) -> '(16, 16)'."""
+    v = list(v)
+    while len(v) > 1 and v[-1] == 1:
+        v.pop()
+    return str(v[0]) if len(v) == 1 else "(" + ", ".join(str(x) for x in v) + ")"
 
 
 def record_cells(r) -> tuple[str, ...]:
@@ -90,6 +97,7 @@ class MeasurementsDialog(QDialog):
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         for i, r in enumerate(self.records):
             for j, text in enumerate(record_cells(r)):
                 item = QTableWidgetItem(text)
@@ -142,6 +150,7 @@ class MeasurementsDialog(QDialog):
                                else "The project has no launch: add one in the Launch tab."))
 
         self.summary = QLabel(wordWrap=True)
+        self.outcomes: list[str] = []   # what the buttons did, newest first
         self.message = QLabel(wordWrap=True)
         self.message.setStyleSheet("color: #b00020")
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -167,6 +176,10 @@ class MeasurementsDialog(QDialog):
         if len(r.disagreements) > 5:
             text += f"<br><i>… and {len(r.disagreements) - 5} more</i>"
         return text
+
+    def _tell(self, text: str) -> None:
+        self.outcomes.insert(0, text)
+        self.summary.setText("<br>".join(self.outcomes))
 
     def _chosen(self):
         return self.kernel_box.currentData(), self.launch_box.currentData()
@@ -206,7 +219,7 @@ class MeasurementsDialog(QDialog):
         loo = (f"leave-one-out error: mean {report['loo_mape']:.3g} %, median "
                f"{report['loo_median_ape']:.3g} %" if report["loo_mape"] is not None
                else "no leave-one-out (one launch size)")
-        self.summary.setText(
+        self._tell(
             f"λ = {report['lambda']:.4g} for {report['kernel']} on {report['gpu']} from "
             f"{report['launches']} launches · in-sample {report['mape_percent']:.3g} % · {loo}"
             + "".join(f"<br><i>{n}</i>" for n in report["notes"])
@@ -233,7 +246,7 @@ class MeasurementsDialog(QDialog):
             self.message.setText("The project refused the measured points.")
             return 0
         self.message.setText("")
-        self.summary.setText(f"Added {n} measured point(s) of {use.short_name(name)} to launch "
+        self._tell(f"Added {n} measured point(s) of {use.short_name(name)} to launch "
                              f"{project.launches[launch_id].name}: sweep data size N or block "
                              "size in the Launch tab to see them over the prediction.")
         return n
