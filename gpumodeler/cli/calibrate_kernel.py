@@ -74,10 +74,6 @@ _PER_WARP = ("graph", "latency_bound", "issued_instructions", "cuda_core_instruc
 
 def _project_estimator(args, notes: list):
     """(GPU name, estimate(record) -> λ = 1 time) from --project/--launch."""
-    from gpumodeler.core.transfers.selection import where
-    from dataclasses import replace
-
-    from gpumodeler.core.project import evaluate_launch
     from gpumodeler.db.project_file import load_project
 
     from .cmd_project import pick_launches
@@ -95,27 +91,10 @@ def _project_estimator(args, notes: list):
     gpu_name = project.devices[base.gpu].device_name if base.gpu in project.devices else None
     if gpu_name is None:
         raise CLIError(f"launch {base.name!r} has no GPU; choose one in the launch panel")
+    from gpumodeler.core.measurements.launch_lambda import launch_estimator
     catalog = common.open_catalog()
-    lookups = common.catalog_lookups(catalog)
-    missing_registers = []
-
-    def estimate(r) -> float:
-        threads = math.prod(r.block)
-        registers = r.registers_per_thread
-        if registers is None and args.occupancy is None and base.occupancy_override is None:
-            missing_registers.append(where(r))
-            registers = base.registers
-        project.launches[launch_id] = replace(
-            base, grid_size=None, data_size=math.prod(r.grid) * threads, block_size=threads,
-            registers=registers if registers is not None else base.registers,
-            shared_mem=int(r.shared_mem_bytes or 0) if r.shared_mem_bytes is not None
-            else base.shared_mem,
-            occupancy_override=args.occupancy if args.occupancy is not None
-            else base.occupancy_override, lam=1.0, transfers=())
-        try:
-            return float(evaluate_launch(project, launch_id, **lookups).prediction.kernel.time_s)
-        finally:
-            project.launches[launch_id] = base
+    estimate, missing_registers = launch_estimator(project, launch_id, occupancy=args.occupancy,
+                                                   **common.catalog_lookups(catalog))
 
     def finish():
         catalog.close()
@@ -152,8 +131,7 @@ def _flag_estimator(args):
 
 def kernel_result(args):
     """(report dict, KernelLambdaFit, GPU name)."""
-    from gpumodeler.core.transfers.lambda_fit import fit_kernel_lambda_loo
-    from gpumodeler.core.transfers.selection import where
+    from gpumodeler.core.measurements.launch_lambda import fit_launches, kernel_report
     records = load_records(args.measurements)
     launches = kernel_launches(records, args.kernel, args.gpu)
     notes: list[str] = []
@@ -163,36 +141,11 @@ def kernel_result(args):
         raise CLIError("--launch needs --project FILE.gpm")
     else:
         gpu_name, estimate, finish = _flag_estimator(args)
-    estimates, measured, sizes, rows = [], [], [], []
     try:
-        for r in launches:
-            if not r.grid or not r.block:
-                raise CLIError(f"{where(r)}: the launch has no grid/block size; λ needs both")
-            if not (isinstance(r.time_s, (int, float)) and math.isfinite(r.time_s)
-                    and r.time_s > 0):
-                raise CLIError(f"{where(r)}: time_s must be a duration > 0 s, got {r.time_s!r}")
-            estimates.append(estimate(r))
-            measured.append(float(r.time_s))
-            threads = math.prod(r.block)
-            sizes.append(float(math.prod(r.grid) * threads))
-            rows.append(r)
+        fitted = fit_launches(launches, estimate, weighting=args.weighting)
     finally:
         finish()
-    fit = fit_kernel_lambda_loo(estimates, measured, sizes, weighting=args.weighting)
-    loo = fit.loo_relative_errors
-    out = {"kernel": args.kernel, "gpu": gpu_name, "launches": len(rows),
-           "lambda": fit.lam, "parameters": {"lambda": fit.lam, "weighting": args.weighting},
-           "mape_percent": fit.fit.mape_percent, "loo_mape": fit.loo_mape,
-           "loo_median_ape": fit.loo_median_ape, "warning": fit.warning,
-           "notes": notes + list(fit.notes),
-           "residuals": [{"threads": s, "grid": list(r.grid), "block": list(r.block),
-                          "estimated_lambda_1_s": e, "measured_s": m, "predicted_s": float(p_),
-                          "relative_residual": float(q),
-                          "loo_relative_error": None if loo is None else float(loo[i])}
-                         for i, (s, r, e, m, p_, q) in enumerate(zip(
-                             sizes, rows, estimates, measured, fit.fit.predicted_s,
-                             fit.fit.relative_residuals))]}
-    return out, fit, gpu_name
+    return kernel_report(args.kernel, gpu_name, args.weighting, fitted, notes), fitted[0], gpu_name
 
 
 def print_kernel(out: dict) -> None:

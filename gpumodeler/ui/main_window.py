@@ -183,6 +183,7 @@ class MainWindow(DocumentBinding, QMainWindow):
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
         file_menu.addAction(self.import_kernel_action)
+        file_menu.addAction("Import &Measurements…", self.import_measurements_dialog)
         export_menu = file_menu.addMenu("&Export")
         export_menu.addActions([self.export_report_action, self.export_figure_action])
         self.export_menu = export_menu
@@ -331,6 +332,18 @@ class MainWindow(DocumentBinding, QMainWindow):
                                               "Device databases (*.db);;All files (*)")
         if path:
             import_devices(self, path)
+
+    def import_measurements_dialog(self, path: str | None = None):
+        """File › Import Measurements…: a profiler/timings CSV or JSON records, shown in a
+        dialog that calibrates from them or adds them to a launch; None for a bad file."""
+        from gpumodeler.ui.measurements.dialog import open_measurements
+        if path is None:
+            path, _ = QFileDialog.getOpenFileName(
+                self, "Import measurements", self._dialog_folder(),
+                "Measurements (*.csv *.json *.txt);;All files (*)")
+            if not path:
+                return None
+        return open_measurements(self, path)
 
     def export_report_dialog(self) -> None:
         start = os.path.join(self._dialog_folder(), f"{Path(self.project_name()).stem}-report.html")

@@ -251,7 +251,7 @@ class ApplicationPanel(DocumentBinding, QWidget):
         self.stream_edit.setText(step.stream)
         self._fill_combo(self.launch_combo, [(f"{la.name} ({la.id})", la.id) for la in self.project.launches.values()],
                          step.launch)
-        gpus = [(f"(the launch's)", None)] + [(f"{d.label or d.device_name} ({d.id})", d.id) for d in self.project.gpus()]
+        gpus = [("(the launch's)", None)] + [(f"{d.label or d.device_name} ({d.id})", d.id) for d in self.project.gpus()]
         self._fill_combo(self.gpu_combo, gpus, step.gpu)
         self.fraction_edit.setText(f"{step.fraction:g}")
         self.concurrent_check.blockSignals(True)

@@ -26,6 +26,7 @@ from gpumodeler.core.models.graph_inputs import compare_launch
 from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
+from .calibrated import CalibratedLambdaBox
 from .checks import (MAX_GRID_BLOCKS, data_size_limit, loop_variable_problem, missing_link_value,
                      occupancy_problem, transfer_size_problem, variable_names)
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
@@ -108,6 +109,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         fl.addRow("", self.occupancy_label)
         self.form.line("lam", "λ", lambda t: parse_float(t, "λ", 0.0, strict_minimum=True),
                        help_text="kernel scaling parameter (Gajger eq. 4.1; calibrate from a measurement)")
+        fl.addRow("Calibrated for this GPU", CalibratedLambdaBox(self))
         il.addWidget(box)
         il.addWidget(self.message)  # a refused edit's reason, near the fields
         # a kernel whose latency table is another architecture's than the GPU's

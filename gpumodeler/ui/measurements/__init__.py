@@ -1,0 +1,1 @@
+"""File › Import Measurements…: imported measurement records and what to do with them."""
