@@ -167,3 +167,35 @@ def test_modern_gpu_predicts_every_fixture_kernel(name, cc, imported, capsys):
     assert asked_over_kernels == gaps, (
         f"{name}: the kernels asked for {sorted(asked_over_kernels)}, the known gaps say "
         f"{sorted(gaps)} (a gap filled from a source? update KNOWN_GAPS)")
+
+
+def _records() -> dict[str, dict]:
+    out = {}
+    for path in sorted(DEVICES.glob("*.json")):
+        for dev in json.loads(path.read_text(encoding="utf-8")).get("devices", []):
+            out[dev["name"]] = dev.get("values", {})
+    return out
+
+
+def test_class_level_values_cite_the_guide_section_and_say_so():
+    """The values filled for these gaps come from the guide's compute-capability sections,
+    applied to every GPU of that compute capability: each cites its section and notes it."""
+    records = _records()
+    for name, cc in MODERN:
+        smem = records[name]["smem_accesses_per_cycle_per_sm"]
+        assert _default(smem) == 1, name
+        if isinstance(smem, dict) and smem.get("source") == "nvidia-cuda-guide":
+            assert "Shared Memory" in smem["where"] and "32 banks" in smem["where"], name
+            assert "class-level rule" in smem["note"] and cc in smem["note"], name
+    expected = {"B200 (HGX/DGX)": ("10.0", {"schedulers_per_sm": 4, "fp32_cores_per_sm": 128,
+                                            "fp64_units_per_sm": 64, "sfu_per_sm": 16}),
+                "H200 SXM 141 GB": ("9.0", {"schedulers_per_sm": 4, "fp32_cores_per_sm": 128}),
+                "H800 PCIe 80 GB": ("9.0", {"schedulers_per_sm": 4, "fp32_cores_per_sm": 128,
+                                            "fp64_units_per_sm": 64, "sfu_per_sm": 16}),
+                "GeForce RTX 5090": ("12.0", {"fp64_units_per_sm": 2, "sfu_per_sm": 16})}
+    for name, (cc, fields) in expected.items():
+        for field, value in fields.items():
+            rec = records[name][field]
+            assert rec["value"] == value and rec["source"] == "nvidia-cuda-guide", (name, field)
+            assert f"Compute Capability {cc}, Architecture" in rec["where"], (name, field)
+            assert "class-level rule" in rec["note"], (name, field)
