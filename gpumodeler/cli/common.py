@@ -120,6 +120,12 @@ def add_device_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
                    help="global-memory bytes per SM clock per SM (Gajger eq. 4.7)")
     g.add_argument("--sfu", type=int_arg, help="SFUs per SM (kernels with SFU instructions)")
     g.add_argument("--fp64-units", type=int_arg, help="FP64 units per SM")
+    g.add_argument("--fp16-results-per-cycle", type=float_arg, metavar="N",
+                   help="FP16 add/mul/FMA results per clock per SM, two per packed HFMA2 "
+                        "(kernels with FP16 instructions; docs/pipes.md)")
+    g.add_argument("--int32-fp32-shared-lanes", type=int_arg, metavar="N",
+                   help="INT32 lanes per SM that are FP32 lanes too (0 on Volta, Turing, "
+                        "GA100, Hopper; 64 on GA10x and Ada; docs/pipes.md)")
     g.add_argument("--smem-accesses-per-cycle", type=float_arg, metavar="N",
                    help="conflict-free warp-wide shared-memory accesses per cycle per SM "
                         "(kernels with shared-memory instructions; Volkov Table 6.1)")
@@ -182,6 +188,8 @@ def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
         "cuda_cores_per_sm": args.cuda_cores, "schedulers_per_sm": args.schedulers,
         "warp_size": args.warp_size, "gmem_bytes_per_cycle_per_sm": args.gmem_bytes_per_cycle,
         "sfu_per_sm": args.sfu, "fp64_units_per_sm": args.fp64_units,
+        "fp16_results_per_cycle_per_sm": getattr(args, "fp16_results_per_cycle", None),
+        "int32_fp32_shared_lanes_per_sm": getattr(args, "int32_fp32_shared_lanes", None),
         "smem_accesses_per_cycle_per_sm": args.smem_accesses_per_cycle,
         "issue_per_scheduler_per_cycle": args.issue_per_cycle,
         "compute_capability": args.cc,

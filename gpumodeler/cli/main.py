@@ -21,6 +21,8 @@ FLAG_FOR_FIELD = {
     "schedulers_per_sm": "--schedulers", "warp_size": "--warp-size",
     "gmem_bytes_per_cycle_per_sm": "--gmem-bytes-per-cycle", "sfu_per_sm": "--sfu",
     "fp64_units_per_sm": "--fp64-units",
+    "fp16_results_per_cycle_per_sm": "--fp16-results-per-cycle",
+    "int32_fp32_shared_lanes_per_sm": "--int32-fp32-shared-lanes",
     "smem_accesses_per_cycle_per_sm": "--smem-accesses-per-cycle",
     "issue_per_scheduler_per_cycle": "--issue-per-cycle", "compute_capability": "--cc",
 }
