@@ -72,3 +72,31 @@ def test_no_application_and_a_broken_step(capsys, tmp_path):
     code, out, err = run(capsys, "timeline", str(path))
     assert code == 2 and "choose a destination device" in err and len(err.strip().splitlines()) == 1
     assert path.read_bytes() == before
+
+
+MULTI = ROOT / "resources" / "examples" / "four-h100-nvlink.gpm"
+
+
+def test_the_four_h100_example_is_a_fresh_build(catalog):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("make_multi", ROOT / "tools" / "make_multi_gpu_example.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert load_project(MULTI) == tool.build_project(catalog)
+
+
+def test_the_four_h100_example_scatters_computes_and_gathers(capsys):
+    code, out, err = run(capsys, "timeline", str(MULTI), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    steps = {s["id"]: s for s in doc["steps"]}
+    kernels = [steps[f"dp{i}-kernel"] for i in range(1, 5)]
+    # even split on identical GPUs over identical links: the four run side by side
+    assert len({(k["start_s"], k["end_s"]) for k in kernels}) == 1
+    assert all(k["start_s"] == steps[f"dp{i}-scatter"]["end_s"] for i, k in enumerate(kernels, 1))
+    assert {k["engine"] for k in kernels} == {f"gpu{i}/compute" for i in range(1, 5)}
+    # the peer copy crosses NVLink, after GPU 2's kernel and its copy engine's gather
+    assert steps["peer"]["links"] == ["nvlink1:gpu2>gpu1"]
+    assert steps["peer"]["start_s"] == steps["dp2-gather"]["end_s"]
+    assert doc["critical_path"][-1] == "peer"
+    assert doc["makespan_s"] == steps["peer"]["end_s"]
