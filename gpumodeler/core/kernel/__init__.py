@@ -6,7 +6,7 @@ the others (and their dependencies, e.g. networkx) with it.
 """
 from __future__ import annotations
 
-import importlib
+from gpumodeler.core.lazy import lazy_exports
 
 _EXPORTS = {
     'ACCESS_PATTERNS': 'graph',
@@ -47,12 +47,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, globals(), _EXPORTS)
