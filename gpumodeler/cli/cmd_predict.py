@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 import sys
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ if TYPE_CHECKING:  # the model is loaded when a prediction runs, not to parse fl
 
 def dims_arg(text: str):
     """A size of 1 to 3 dimensions: 256, 16x16, 64x8x2."""
-    parts = str(text).lower().replace("×", "x").split("x")
+    parts = re.split("[xX×]", str(text))   # not lower(): 16M is not 16m
     if not 1 <= len(parts) <= 3:
         raise argparse.ArgumentTypeError(f"a size has 1 to 3 dimensions like 256 or 16x16, got {text!r}")
     dims = tuple(common.int_arg(p) for p in parts)

@@ -3,18 +3,22 @@
 Quantities accept plain numbers in the flag's base unit or a unit suffix:
 bytes ``1.6e9``, ``1.6GB``, ``2GiB``, ``512KiB``; bandwidth ``15.8e9``, ``15.8GB/s``;
 time ``3.97e-6``, ``3.97us``, ``0.00396868ms``; clock ``1253`` (MHz flags) or ``1.253GHz``.
+Every number, with or without a unit, follows the one grammar the GUI's fields use
+(:mod:`gpumodeler.core.quantities`): ``1e6``, ``16M`` (16e6), ``16Mi`` (2^24), ``2^20``,
+``1,000,000``. Thousands commas are for single-value flags only: in a value list
+(:func:`list_of`, the sweeps) a comma separates values, so ``1,024`` there is 1 and 24.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import math
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpumodeler.core.errors import ModelError, shown
+from gpumodeler.core.errors import ModelError, QuantityError, shown
+from gpumodeler.core.quantities import NUMBER_FORMS, parse_number, parse_quantity
 
 from .main import CLIError
 
@@ -25,24 +29,22 @@ if TYPE_CHECKING:  # imported where used: every command parses its flags with th
 _BYTES = {"": 1, "b": 1, "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
           "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
 _TIME = {"": 1, "s": 1, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
-_NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-zµ/]*)\s*$")
 
 
-def _quantity(text: str, units: dict, what: str, example: str) -> float:
-    m = _NUM.match(str(text))
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in units:
-        valid = ", ".join(u for u in units if u) or "none"
-        raise argparse.ArgumentTypeError(
-            f"{shown(text)} is not a valid {what} (e.g. {example}; units: {valid})")
-    value = float(m.group(1)) * units[unit]
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite {what}")
-    return value
+def _typed(parse, *args, **kwargs):
+    """``parse(*args)`` with a grammar error as argparse's (exit 2, one line)."""
+    try:
+        return parse(*args, **kwargs)
+    except QuantityError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _quantity(text: str, units: dict, what: str, example: str, **kwargs) -> float:
+    return _typed(parse_quantity, text, units, what, example, **kwargs)
 
 
 def bytes_arg(text: str) -> float:
-    return _quantity(text, _BYTES, "size in bytes", "1.6e9 or 1.6GB")
+    return _quantity(text, _BYTES, "size in bytes", "1.6e9, 1.6GB or 16M")
 
 
 def bandwidth_arg(text: str) -> float:
@@ -55,8 +57,10 @@ def seconds_arg(text: str) -> float:
 
 
 def mhz_arg(text: str) -> float:
+    # A bare number is MHz, so "1.253G" (a prefix without a unit) is refused, not read as
+    # 1.253e9 MHz: the unit carries the prefix (1.253GHz).
     value = _quantity(text, {"": 1, "mhz": 1, "ghz": 1e3, "khz": 1e-3, "hz": 1e-6},
-                      "clock in MHz", "1253 or 1.253GHz")
+                      "clock in MHz", "1253 or 1.253GHz", bare_prefixes=False)
     if not math.isfinite(value * 1e6):    # the model takes the clock in Hz
         raise argparse.ArgumentTypeError(f"{shown(text)} is too large a clock (e.g. 1253 or "
                                          f"1.253GHz)")
@@ -64,13 +68,7 @@ def mhz_arg(text: str) -> float:
 
 
 def float_arg(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{shown(text)} is not a number") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"{shown(text)} is not a finite number")
-    return value
+    return _typed(parse_number, text)
 
 
 #: Whole-number flags go up to 2^53: every such value is exact in a float, and sweeps hold
@@ -80,11 +78,15 @@ MAX_WHOLE = 2**53
 
 def int_arg(text: str) -> int:
     try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number") from None
-    if not math.isfinite(value) or not value.is_integer():
-        raise argparse.ArgumentTypeError(f"{shown(text)} is not a whole number")
+        value = parse_number(text)
+    except QuantityError as exc:
+        if "is not a number" not in str(exc):    # a comma misplaced, or beyond a float
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        raise argparse.ArgumentTypeError(f"{shown(str(text).strip())} is not a whole number "
+                                         f"({NUMBER_FORMS})") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"{shown(str(text).strip())} is not a whole number "
+                                         f"({NUMBER_FORMS})")
     if abs(value) > MAX_WHOLE:
         raise argparse.ArgumentTypeError(
             f"{shown(text)} is too large; whole numbers go up to 2^53 = {MAX_WHOLE}")
@@ -299,7 +301,11 @@ def load_graph(path: str) -> KernelGraph:
 
 
 def list_of(convert):
-    """argparse type: a comma list or a range START:STOP[:STEP] (inclusive), converted."""
+    """argparse type: a comma list or a range START:STOP[:STEP] (inclusive), converted.
+
+    A comma always separates values here (so no thousands separators inside a list:
+    ``1000,2000`` or ``1e3,2e3``, not ``1,000,2,000``); each value otherwise takes the
+    whole number grammar (``16M``, ``2^20``, ``1.6GB``)."""
     def parse(text: str):
         import numpy as np
         text = str(text).strip()

@@ -41,6 +41,11 @@ class FormatError(ModelError):
     """A file in a gpumodeler format that cannot be read (wrong version, missing keys...)."""
 
 
+class QuantityError(ModelError):
+    """Text that is not a valid number or quantity (core/quantities.py); the message says
+    what would be valid."""
+
+
 def shown(value, limit: int = 80) -> str:
     """``repr(value)`` for a message, cut to ``limit`` characters with an ellipsis, so an
     error never echoes a 3 KB expression or a 5 000-digit number back at the user."""

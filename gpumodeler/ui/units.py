@@ -9,6 +9,11 @@ from __future__ import annotations
 import math
 import re
 
+# One number grammar for the GUI and the CLI (16M, 16Mi, 2^20, 1,000,000): core/quantities.py.
+from gpumodeler.core.quantities import QuantityError, parse_number
+
+__all__ = ["QuantityError", "format_quantity", "parse_number", "parse_quantity"]
+
 # SI prefixes for rates and clocks; bytes use binary prefixes when the value is a whole
 # number of KiB/MiB/GiB (memory sizes), SI otherwise (bandwidths).
 _SI = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
@@ -60,10 +65,6 @@ def format_quantity(value, unit: str, digits: int = 4) -> str:
     if unit in ("count", "bit", "year") and float(value).is_integer():
         return str(int(value))
     return _trim(float(value), max(digits, 6))
-
-
-class QuantityError(ValueError):
-    """Text that is not a valid quantity; the message says what would be valid."""
 
 
 def parse_quantity(text: str, unit: str):
@@ -126,42 +127,3 @@ def _unit_hint(unit: str) -> str:
                 "W": " in W", "B/cycle": " of bytes per cycle", "1/cycle": " per cycle",
                 "year": " (a year)"}
     return examples.get(unit, f" in {unit}")
-
-
-_COUNT_SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-                 "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
-_GROUPED = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
-
-
-def parse_number(text: str) -> float:
-    """The number a GUI number field means, one parser for all of them.
-
-    Accepted: plain and exponent notation (``1e6``), digit groups with ``_``, spaces or
-    commas in groups of three (``1,000,000``; a comma anywhere else is refused, since it
-    may be a decimal comma), a decimal prefix as the CLI takes with units (``16M`` =
-    16 000 000, ``2k``, ``1.6G``) or a binary one (``16Mi`` = 16 777 216), and a power
-    ``2^20``. Raises :class:`QuantityError` saying what is accepted."""
-    raw = str(text)
-    t = raw.strip().replace("_", "").replace(" ", "").replace("\u2009", "").replace("\u202f", "")
-    if "," in t:
-        head = re.match(r"[-+]?[\d,]+(?:\.\d*)?", t)
-        if not head or not _GROUPED.fullmatch(head.group(0)):
-            raise QuantityError(f"{raw.strip()!r}: a comma may only group digits by three (1,000,000); "
-                                f"use a point for decimals")
-        t = t.replace(",", "")
-    if "^" in t:
-        m = re.fullmatch(rf"({_NUMBER})\^({_NUMBER})", t)
-        if not m:
-            raise QuantityError(f"{raw.strip()!r} is not a number (a power is written 2^20)")
-        try:
-            value = float(m.group(1)) ** float(m.group(2))
-        except (OverflowError, ZeroDivisionError):
-            value = math.inf
-    else:
-        m = re.fullmatch(rf"({_NUMBER})([kKMGT]i?)?", t)
-        if not m:
-            raise QuantityError(f"{raw.strip()!r} is not a number (e.g. 1000000, 1e6, 1,000,000, 1M or 2^20)")
-        value = float(m.group(1)) * (_COUNT_SUFFIX[m.group(2)] if m.group(2) else 1.0)
-    if isinstance(value, complex) or not math.isfinite(value):
-        raise QuantityError(f"{raw.strip()!r} is not a finite number")
-    return value
