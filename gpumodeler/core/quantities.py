@@ -12,9 +12,9 @@ Grammar of a number (:func:`parse_number`), surrounding blanks ignored:
 - a prefix after the number: decimal SI ``k``/``K`` 1e3, ``M`` 1e6, ``G`` 1e9, ``T`` 1e12,
   ``P`` 1e15 (``16M`` = 16 000 000), or binary ``Ki`` 2^10, ``Mi`` 2^20, ``Gi`` 2^30,
   ``Ti`` 2^40 (``16Mi`` = 16 777 216);
-- a power ``A^B`` or ``A**B`` of two plain numbers (``2^20``, ``2**20``, ``10^-3``);
-- the value must be a finite real number (``1e400``, ``10^400``, ``0^-1``, ``(-8)^0.5`` are
-  refused).
+- a power ``A^B`` or ``A**B`` of two plain numbers (``2^20``, ``2**20``, ``10^-3``); a sign
+  before it applies to the power, as in mathematics (``-2^2`` = -4);
+- the value must be a finite number (``1e400``, ``10^400``, ``0^-1`` are refused).
 
 Grammar of a quantity (:func:`parse_quantity`): a number, then optionally a unit suffix
 from the caller's table, matched case-insensitively, longest first, blanks allowed
@@ -42,7 +42,8 @@ NUMBER_FORMS = "e.g. 1000000, 1e6, 1,000,000, 16M, 16Mi or 2^20"
 
 _PLAIN = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _GROUPED = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][-+]?\d+)?")
-_POWER = re.compile(rf"({_PLAIN})(?:\^|\*\*)({_PLAIN})")
+_UNSIGNED = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_POWER = re.compile(rf"([-+]?)({_UNSIGNED})(?:\^|\*\*)({_PLAIN})")
 _PREFIXED = re.compile(rf"({_PLAIN})(Ki|Mi|Gi|Ti|[kKMGTP])?")
 _COMMA = "a comma may only group digits by three (1,000,000); use a point for decimals (1.5)"
 _BLANKS = str.maketrans("", "", "_ \t\u00a0\u2009\u202f")
@@ -66,7 +67,8 @@ def parse_number(text, *, prefixes: bool = True) -> float:
     power = _POWER.fullmatch(t)
     if power:
         try:
-            value = float(power.group(1)) ** float(power.group(2))
+            value = float(power.group(2)) ** float(power.group(3))
+            value = -value if power.group(1) == "-" else value   # -2^2 is -(2^2) = -4
         except (OverflowError, ZeroDivisionError):
             value = math.inf
     else:
