@@ -163,6 +163,8 @@ class CalibratedLinkBox(QComboBox):
         False when nothing changes."""
         from gpumodeler.core.commands import SetOverride
         from gpumodeler.core.project import TRANSFER_CALIBRATION
+        if not 0 <= index < self.count():
+            return False
         label = self.itemData(index)
         conn = self.connection()
         if conn is None or conn.overrides.get(TRANSFER_CALIBRATION) == label:
