@@ -75,3 +75,20 @@ def test_a_label_no_longer_stored_says_so_in_the_panel(panel):
     assert "no calibration labelled 'gone'" in panel.transfer_error + panel.error
     assert panel.result is not None                            # the kernel is still shown
     assert panel.findChild(CalibratedLinkBox).refill() == 0
+
+
+def test_the_inspector_and_system_editor_tolerate_the_label(qtbot, panel):
+    """The label is no catalog field: the inspector shows the link's fields as before, an
+    edit next to it keeps it."""
+    from gpumodeler.core.commands import SetOverride
+    from gpumodeler.ui.inspector.inspector import PropertyInspector
+    doc = panel.document
+    doc.push(SetOverride("connections", "link1", TRANSFER_CALIBRATION, "pinned"))
+    inspector = PropertyInspector(doc)
+    qtbot.addWidget(inspector)
+    doc.select("connection", "link1")
+    row = inspector.row_of("bandwidth_bytes_per_s")
+    assert inspector.model.item(row, 1).text() == "15.8 GB/s"
+    assert inspector.model.setData(inspector.value_index("bandwidth_bytes_per_s"), "12 GB/s")
+    assert doc.project.connections["link1"].overrides == {TRANSFER_CALIBRATION: "pinned",
+                                                          "bandwidth_bytes_per_s": 12e9}
