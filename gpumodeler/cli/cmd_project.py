@@ -221,7 +221,36 @@ def predict_launch(project: Project, launch_id: str, catalog) -> dict:
     })
     if result.occupancy_detail is not None:
         out["occupancy_limited_by"] = list(result.occupancy_detail.limited_by)
+    out["transfer_calibration"] = (transfer_calibration_of(project, launch_id, catalog)
+                                   if out.get("transfers") else None)
     return out
+
+
+def transfer_calibration_of(project: Project, launch_id: str, catalog) -> dict | None:
+    """The stored link calibration the launch's transfers use (the connection's
+    ``transfer_calibration``): ``{"label", "link", "directions": {htod|dtoh: {"loo_mape",
+    "loo_median_ape"}}}``, or None for the nominal link."""
+    from gpumodeler.core.project import transfer_calibration
+    from gpumodeler.db.calibrations import list_calibrations
+    launch = project.launches[launch_id]
+    conn_id = next((t.connection for t in launch.transfers if t.connection), None)
+    conn = project.connections.get(conn_id) if conn_id else project.host_link_for(launch.gpu)
+    label = transfer_calibration(conn) if conn is not None else None
+    if label is None:
+        return None
+    cals = [c for c in list_calibrations(catalog, conn.link_name, "link")
+            if c.is_current and c.label == label]
+    return {"label": label, "link": conn.link_name,
+            "directions": {c.subject: {"loo_mape": c.loo_mape, "loo_median_ape": c.loo_median_ape}
+                           for c in sorted(cals, key=lambda c: c.subject)}}
+
+
+def calibration_text(cal: dict) -> str:
+    """“calibrated model 'LABEL' (LOO error htod 1.2 %, dtoh 2.3 %)”."""
+    errs = [f"{d} {v['loo_mape']:.3g} %" for d, v in cal["directions"].items()
+            if v["loo_mape"] is not None]
+    return (f"calibrated model {cal['label']!r}"
+            + (f" (LOO error {', '.join(errs)})" if errs else " (LOO error not recorded)"))
 
 
 def _predict(args) -> int:
@@ -283,7 +312,8 @@ def _sweep(args) -> int:
         lookups = common.catalog_lookups(catalog)
         snap = make_snapshot(project, launch_id, lookups["gpu_lookup"], lookups["link_lookup"], variable,
                              values if values is not None else (), devices,
-                             table_lookup=lookups["table_lookup"])
+                             table_lookup=lookups["table_lookup"],
+                             calibration_lookup=lookups["calibration_lookup"])
         result = run_sweep(snap)
     finally:
         catalog.close()
@@ -312,6 +342,8 @@ def _print_result(s: dict) -> None:
           f"{s['occupancy_warps_per_sm']:g} / latency bound {s['latency_bound_cycles']:g}, "
           f"throughput bound {s['throughput_bound']:.6g})")
     print(f"         latency bound {s['latency_bound_formula']} cycles")
+    if s.get("transfer_calibration"):
+        print(f"         transfers: {calibration_text(s['transfer_calibration'])}")
     for t, tr in zip(s["transfer_times_s"], s["transfers"]):
         arrow = "host->device" if tr["direction"] == "htod" else "device->host"
         print(f"transfer {arrow} {tr['bytes']:g} B over {s['link']}: {common.fmt_time(t)}")

@@ -166,10 +166,14 @@ def latency_table_for(key: str | None):
 
 
 def catalog_lookups(catalog) -> dict:
-    """gpu_lookup, link_lookup and table_lookup over an open catalog (core's resolvers)."""
+    """gpu_lookup, link_lookup, table_lookup and calibration_lookup (a project connection's
+    ``transfer_calibration``: the stored link calibration of that label) over an open catalog
+    (core's resolvers)."""
+    from gpumodeler.db.calibrations import calibrated_link_spec
     return {"gpu_lookup": lambda n: catalog.get(n).to_gpu_spec(),
             "link_lookup": lambda n: catalog.get(n).to_link_spec(),
-            "table_lookup": catalog.latency_table}
+            "table_lookup": catalog.latency_table,
+            "calibration_lookup": lambda n, label: calibrated_link_spec(catalog, n, label)}
 
 
 def open_catalog():

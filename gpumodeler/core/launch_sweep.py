@@ -107,14 +107,15 @@ def base_value(launch: LaunchConfig, variables: dict, variable: str, occupancy: 
 
 def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: str, values,
                   devices=(), measured_x=(), table_lookup=None,
-                  include_transfers: bool = True) -> SweepSnapshot:
+                  include_transfers: bool = True, calibration_lookup=None) -> SweepSnapshot:
     """Validate the launch (evaluate it once) and freeze what the sweep needs.
 
     ``devices``: catalog GPU names to compare (empty: the launch's GPU). Raises ModelError
     with a message for the user. ``include_transfers=False``: the kernel alone (total =
     kernel), for a launch whose transfers cannot be predicted."""
     base = evaluate_launch(project, launch_id, gpu_lookup, link_lookup,  # raises if it cannot run
-                           table_lookup=table_lookup, include_transfers=include_transfers)
+                           table_lookup=table_lookup, include_transfers=include_transfers,
+                           calibration_lookup=calibration_lookup)
     launch = project.launches[launch_id]
     graph = project.kernels[launch.kernel].copy()
     variables = dict(graph.variables, **launch.variables)

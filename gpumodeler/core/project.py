@@ -327,15 +327,48 @@ def resolve_gpu(project: Project, device_id: str, gpu_lookup) -> GPUSpec:
     return spec.with_overrides(**placed.overrides) if placed.overrides else spec
 
 
-def resolve_link(project: Project, connection_id: str, link_lookup) -> LinkSpec:
+#: Key of ``Connection.overrides`` naming the stored link calibration (its user's label, e.g.
+#: "pinned" or an application) whose fitted transfer models this project uses on the link.
+TRANSFER_CALIBRATION = "transfer_calibration"
+
+
+def transfer_calibration(connection: Connection) -> str | None:
+    """The calibration label a connection uses (None: the nominal link, eq. 5.5)."""
+    label = connection.overrides.get(TRANSFER_CALIBRATION)
+    if label is None:
+        return None
+    if not isinstance(label, str) or not label.strip():
+        raise InvalidParameter(f"link {connection.link_name!r}: {TRANSFER_CALIBRATION} must be the "
+                               f"label of a stored link calibration (a non-empty text), got {label!r}",
+                               item=connection.id)
+    return label
+
+
+def resolve_link(project: Project, connection_id: str, link_lookup,
+                 calibration_lookup=None) -> LinkSpec:
+    """Catalog spec of a connection's link with the project's overrides applied. When the
+    connection names a calibration (overrides[``transfer_calibration``]),
+    ``calibration_lookup(link_name, label) -> LinkSpec`` gives the link carrying that
+    calibration's fitted transfer models (the db layer's ``calibrated_link_spec``); it raises
+    InvalidParameter when the link has no calibration of that label."""
     conn = project.connections[connection_id]
-    spec = link_lookup(conn.link_name)
-    return replace(spec, **conn.overrides) if conn.overrides else spec
+    overrides = dict(conn.overrides)
+    label = transfer_calibration(conn)
+    overrides.pop(TRANSFER_CALIBRATION, None)
+    if label is None:
+        spec = link_lookup(conn.link_name)
+    elif calibration_lookup is None:
+        raise InvalidParameter(f"link {conn.link_name!r} uses the transfer calibration {label!r}, but "
+                               "no calibration store is available here to look it up (labels: unknown); "
+                               "clear the link's calibration to use the nominal link", item=conn.id)
+    else:
+        spec = calibration_lookup(conn.link_name, label)
+    return replace(spec, **overrides) if overrides else spec
 
 
 def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
                     values: dict | None = None, table_lookup=None,
-                    include_transfers: bool = True) -> LaunchResult:
+                    include_transfers: bool = True, calibration_lookup=None) -> LaunchResult:
     """Predict a launch of the project: occupancy, latency bound, kernel and transfer times.
 
     ``include_transfers=False`` predicts the kernel alone (no link is resolved): what can
@@ -344,7 +377,8 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
     ``gpu_lookup(name) -> GPUSpec`` and ``link_lookup(name) -> LinkSpec`` resolve catalog
     names (the db layer provides them); ``table_lookup(key) -> LatencyTable`` resolves a
     latency table that is not built in (a user's or the device database's). ``values``
-    override launch variables."""
+    override launch variables. ``calibration_lookup(link_name, label) -> LinkSpec`` resolves
+    a connection's ``transfer_calibration`` (see :func:`resolve_link`)."""
     from gpumodeler.core.kernel.latency_bound import analyze
     from gpumodeler.core.occupancy.calculator import occupancy as occupancy_of
 
@@ -382,7 +416,7 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         if conn_id is None or conn_id not in project.connections:
             raise InvalidParameter("transfers need a link between the GPU and a host; draw one in "
                                    "the system editor", item="transfers")
-        this_link = resolve_link(project, conn_id, link_lookup)
+        this_link = resolve_link(project, conn_id, link_lookup, calibration_lookup)
         if link is not None and this_link != link:
             raise InvalidParameter("all transfers of a launch must use one link", item="transfers")
         link = this_link
@@ -398,5 +432,6 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
 __all__ = [
     "PlacedDevice", "Connection", "Transfer", "LaunchConfig", "SweepDef", "Measurement",
     "Calibration", "PredictionRecord", "Project", "connection_refusal", "evaluate_launch",
-    "resolve_gpu", "resolve_link", "LaunchResult", "ModelError",
+    "resolve_gpu", "resolve_link", "LaunchResult", "ModelError", "TRANSFER_CALIBRATION",
+    "transfer_calibration",
 ]

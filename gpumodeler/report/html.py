@@ -216,7 +216,11 @@ def _launches_section(project, catalog) -> str:
                          f"{escape(str(r.get('binding_resource')))}):</p>"
                          + _table(("resource", "cycles per warp"), [(escape(k), _num(v)) for k, v in cyc.items()], (1,)))
         if r["transfers"]:
-            parts.append("<p>Transfers, <span class='eq'>T = t_s + n / (bw × λ)</span> (Gajger eq. 5.5), in "
+            from gpumodeler.cli.cmd_project import calibration_text
+            how = ("<span class='eq'>T = t_s + n / (bw × λ)</span> (Gajger eq. 5.5)"
+                   if not r.get("transfer_calibration") else
+                   "transfers: " + escape(calibration_text(r["transfer_calibration"])))
+            parts.append(f"<p>Transfers, {how}, in "
                          f"sequence over {escape(str(r['link']))}:</p>" + _table(
                              ("direction", "bytes", "time (s)"),
                              [(escape(t["direction"]), _num(t["bytes"]), _num(s))
@@ -237,7 +241,8 @@ def _sweeps_section(project, lookups) -> str:
         try:
             snap = make_snapshot(project, sw.launch, lookups["gpu_lookup"], lookups["link_lookup"], sw.variable,
                                  np.asarray(sw.values) if sw.variable != "gpu" else (), tuple(sw.devices),
-                                 table_lookup=lookups.get("table_lookup"))
+                                 table_lookup=lookups.get("table_lookup"),
+                                 calibration_lookup=lookups.get("calibration_lookup"))
             res = run_sweep(snap)
         except ModelError as exc:
             parts.append(f"<h3>{escape(title)}</h3><p class='err'>{escape(str(exc))}</p>")

@@ -159,3 +159,19 @@ class Document(QObject):
         if self.catalog is None:
             raise ModelError("no device database is open")
         return self.catalog.get(name).to_link_spec()
+
+    def calibrated_link_spec(self, name: str, label: str):
+        """Link ``name`` carrying its stored calibration ``label`` (the transfer models a
+        connection's ``transfer_calibration`` selects); InvalidParameter naming the labels
+        stored when there is none of that label."""
+        if self.catalog is None:
+            raise ModelError("no device database is open")
+        from gpumodeler.db.calibrations import calibrated_link_spec
+        return calibrated_link_spec(self.catalog, name, label)
+
+    def link_calibrations(self, name: str) -> list:
+        """The current stored calibrations of link ``name`` (any label or direction)."""
+        if self.catalog is None:
+            return []
+        from gpumodeler.db.calibrations import list_calibrations
+        return [c for c in list_calibrations(self.catalog, name, "link") if c.is_current]

@@ -199,9 +199,12 @@ def _slot(project, conn, frm, to) -> str:
     return "htod" if conn.a == frm else "dtoh"
 
 
-def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=None) -> BuiltApplication:
-    """Timeline activities of ``app``. ``gpu_lookup``/``link_lookup``/``table_lookup`` as for
-    :func:`gpumodeler.core.project.evaluate_launch`; copy engines and powers are the GPUs'
+def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=None,
+          calibration_lookup=None) -> BuiltApplication:
+    """Timeline activities of ``app``. ``gpu_lookup``/``link_lookup``/``table_lookup``/
+    ``calibration_lookup`` as for :func:`gpumodeler.core.project.evaluate_launch`; a hop over
+    a link with a calibrated transfer model of its direction takes that model's startup and
+    its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
     ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
     from gpumodeler.core.project import evaluate_launch, resolve_gpu, resolve_link
 
@@ -255,7 +258,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             view.launches[s.launch] = replace(launch, **changes)
             try:
                 result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
-                                         values=dict(app.variables) or None, table_lookup=table_lookup)
+                                         values=dict(app.variables) or None, table_lookup=table_lookup,
+                                         calibration_lookup=calibration_lookup)
             except InvalidParameter as exc:
                 raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
             t = float(result.prediction.kernel.time_s)
@@ -281,9 +285,13 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             route = _route(project, s.src, s.dst, where)
             startup, rate_cap, links, hops = 0.0, None, [], []
             for conn, slot, frm, to in route:
-                spec = resolve_link(project, conn.id, link_lookup)
                 try:
-                    ts, bw, lam = spec.direction(slot)
+                    spec = resolve_link(project, conn.id, link_lookup, calibration_lookup)
+                    model = spec.transfer_model(slot) if slot in ("htod", "dtoh") else None
+                    if model is not None:
+                        ts, bw, lam = model.startup_s, float(model.bandwidth_bytes_per_s(max(size, 1.0))), 1.0
+                    else:
+                        ts, bw, lam = spec.direction(slot)
                 except InvalidParameter as exc:
                     raise InvalidParameter(f"{where}: link {conn.link_name}: {exc}", item=s.id) from exc
                 startup += ts
@@ -338,7 +346,8 @@ SPLITS = ("even", "proportional")
 
 def data_parallel_steps(project, launch_id: str, gpus, *, host: str, split: str = "even",
                         scatter_size: str = "0", gather_size: str = "0", prefix: str = "dp",
-                        gpu_lookup=None, link_lookup=None, table_lookup=None, variables=None) -> tuple:
+                        gpu_lookup=None, link_lookup=None, table_lookup=None, variables=None,
+                        calibration_lookup=None) -> tuple:
     """Steps that split launch ``launch_id`` over ``gpus`` (placed GPU ids): per GPU, on its
     own stream, a scatter copy host→GPU of its share of ``scatter_size``, its share of the
     kernel, and a gather copy of its share of ``gather_size``; then a sync.
@@ -370,7 +379,7 @@ def data_parallel_steps(project, launch_id: str, gpus, *, host: str, split: str 
             view.launches = dict(project.launches)
             view.launches[launch_id] = replace(project.launches[launch_id], gpu=g, transfers=())
             r = evaluate_launch(view, launch_id, gpu_lookup, link_lookup, values=variables,
-                                table_lookup=table_lookup)
+                                table_lookup=table_lookup, calibration_lookup=calibration_lookup)
             speeds.append(1.0 / float(r.prediction.kernel.time_s))
         total = sum(speeds)
         shares = [v / total for v in speeds]

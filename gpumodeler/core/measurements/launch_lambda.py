@@ -18,7 +18,7 @@ from gpumodeler.core.transfers.selection import where
 
 
 def launch_estimator(project, launch_id: str, *, gpu_lookup, link_lookup, table_lookup=None,
-                     occupancy: float | None = None):
+                     occupancy: float | None = None, calibration_lookup=None):
     """(estimate(record) -> kernel time at λ = 1 in s, list of records' places that had no
     registers per thread and took the launch's). ``project`` is restored after each call."""
     from gpumodeler.core.project import evaluate_launch
@@ -40,7 +40,8 @@ def launch_estimator(project, launch_id: str, *, gpu_lookup, link_lookup, table_
             lam=1.0, transfers=())
         try:
             return float(evaluate_launch(project, launch_id, gpu_lookup, link_lookup,
-                                         table_lookup=table_lookup).prediction.kernel.time_s)
+                                         table_lookup=table_lookup,
+                                         calibration_lookup=calibration_lookup).prediction.kernel.time_s)
         finally:
             project.launches[launch_id] = base
     return estimate, missing_registers

@@ -27,7 +27,8 @@ LIVE_DELAY_MS = 30
 
 def _lookups(document) -> dict:
     return {"gpu_lookup": document.gpu_spec, "link_lookup": document.link_spec,
-            "table_lookup": document.latency_table}
+            "table_lookup": document.latency_table,
+            "calibration_lookup": document.calibrated_link_spec}
 
 
 class ApplicationPanel(DocumentBinding, QWidget):

@@ -65,3 +65,112 @@ class CalibratedLambdaBox(QComboBox):
         if lam is None:
             return False
         return self.panel.update_launch("lam", lam=lam)
+
+
+NOMINAL = "(nominal)"
+
+
+def transfer_connection(project, launch):
+    """The connection the launch's transfers use (the first transfer's, else the GPU's
+    host link), or None."""
+    if launch is None:
+        return None
+    for t in launch.transfers:
+        if t.connection in project.connections:
+            return project.connections[t.connection]
+    host = project.host_link_for(launch.gpu) if launch.gpu in project.devices else None
+    return host
+
+
+class CalibratedLinkBox(QComboBox):
+    """The link calibrations stored for the launch's transfer link, by label (a memory kind
+    or an application); choosing one sets that connection's ``transfer_calibration``
+    override (one undoable SetOverride), so predictions use its fitted transfer models;
+    “(nominal)” clears it (eq. 5.5 from the link's values). The choice belongs to the
+    connection: every launch over that link uses it.
+
+    The stored labels are read when the list opens; :meth:`sync` (the panel's refresh)
+    only shows the connection's current choice."""
+
+    def __init__(self, panel):
+        super().__init__(panel)
+        self.panel = panel
+        self.setToolTip("transfer models fitted from measured copies on this link and stored in "
+                        "your device database (calibrate link --save); choosing one makes the "
+                        "project's transfers over the link use it")
+        self.addItem(NOMINAL, None)
+        self.activated.connect(self.choose)
+
+    def connection(self):
+        panel = self.panel
+        if getattr(panel, "document", None) is None:
+            return None
+        return transfer_connection(panel.project, panel.launch)
+
+    def labels(self) -> dict:
+        """label -> the current calibrations of that label on the transfer link."""
+        conn = self.connection()
+        if conn is None:
+            return {}
+        try:
+            cals = self.panel.document.link_calibrations(conn.link_name)
+        except (ModelError, LookupError):   # a link not in the catalog has none
+            return {}
+        out: dict = {}
+        for c in cals:
+            out.setdefault(c.label, []).append(c)
+        return out
+
+    def sync(self) -> None:
+        """Show the connection's current choice (no database read)."""
+        from gpumodeler.core.project import TRANSFER_CALIBRATION
+        conn = self.connection()
+        label = conn.overrides.get(TRANSFER_CALIBRATION) if conn is not None else None
+        self.setEnabled(conn is not None)
+        self.blockSignals(True)
+        self.clear()
+        self.addItem(NOMINAL if label is None else str(label), label)
+        self.blockSignals(False)
+
+    def refill(self) -> int:
+        """Re-read the stored labels of the transfer link; returns how many are offered."""
+        from gpumodeler.core.project import TRANSFER_CALIBRATION
+        conn = self.connection()
+        current = conn.overrides.get(TRANSFER_CALIBRATION) if conn is not None else None
+        found = self.labels()
+        self.blockSignals(True)
+        self.clear()
+        self.addItem(NOMINAL if found or current else f"{NOMINAL} · none stored for this link", None)
+        for label, cals in sorted(found.items()):
+            dirs = ", ".join(sorted(c.subject for c in cals))
+            loos = [c.loo_mape for c in cals if c.loo_mape is not None]
+            loo = f" · LOO {max(loos):.3g} %" if loos else ""
+            self.addItem(f"{label} · {dirs}{loo}", label)
+            self.setItemData(self.count() - 1, "\n".join(c.describe() for c in cals),
+                             Qt.ItemDataRole.ToolTipRole)
+        if current is not None and current not in found:
+            self.addItem(f"{current} · not stored", current)
+        self.setCurrentIndex(max(0, self.findData(current)) if current is not None else 0)
+        self.blockSignals(False)
+        return len(found)
+
+    def showPopup(self) -> None:
+        self.refill()
+        super().showPopup()
+
+    def choose(self, index: int) -> bool:
+        """Use the calibration at ``index`` on the transfer link (None: the nominal link);
+        False when nothing changes."""
+        from gpumodeler.core.commands import SetOverride
+        from gpumodeler.core.project import TRANSFER_CALIBRATION
+        if not 0 <= index < self.count():
+            return False
+        label = self.itemData(index)
+        conn = self.connection()
+        if conn is None or conn.overrides.get(TRANSFER_CALIBRATION) == label:
+            self.sync()
+            return False
+        done = self.panel.document.push(SetOverride("connections", conn.id, TRANSFER_CALIBRATION,
+                                                    label))
+        self.sync()
+        return done

@@ -120,10 +120,11 @@ def occupancy_problem(project, gpu_spec, candidate) -> str:
     return ""
 
 
-def missing_link_value(project, launch, link_spec):
+def missing_link_value(project, launch, link_spec, calibration_lookup=None):
     """(connection id, field, link name) of the first link value a transfer of ``launch``
     needs and the catalog does not know (bandwidth, or the startup time of the transfer's
-    direction), or None. ``link_spec``: catalog name -> LinkSpec."""
+    direction, unless a calibrated transfer model covers it), or None. ``link_spec``: catalog
+    name -> LinkSpec; ``calibration_lookup`` as for evaluate_launch."""
     from gpumodeler.core.project import resolve_link
     host = project.host_link_for(launch.gpu) if launch.transfers else None
     for t in launch.transfers:
@@ -131,9 +132,11 @@ def missing_link_value(project, launch, link_spec):
         if conn_id not in project.connections:
             return None
         try:
-            spec = resolve_link(project, conn_id, link_spec)
+            spec = resolve_link(project, conn_id, link_spec, calibration_lookup)
         except (ModelError, LookupError, TypeError):
             return None
+        if spec.transfer_model(t.direction) is not None:
+            continue
         if spec.bandwidth_bytes_per_s is None:
             return conn_id, "bandwidth_bytes_per_s", spec.name
         if getattr(spec, f"startup_{t.direction}_s", None) is None:

@@ -26,7 +26,7 @@ from gpumodeler.core.models.graph_inputs import compare_launch
 from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
-from .calibrated import CalibratedLambdaBox
+from .calibrated import CalibratedLambdaBox, CalibratedLinkBox
 from .checks import (MAX_GRID_BLOCKS, data_size_limit, loop_variable_problem, missing_link_value,
                      occupancy_problem, transfer_size_problem, variable_names)
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
@@ -110,6 +110,8 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.form.line("lam", "λ", lambda t: parse_float(t, "λ", 0.0, strict_minimum=True),
                        help_text="kernel scaling parameter (Gajger eq. 4.1; calibrate from a measurement)")
         fl.addRow("Calibrated for this GPU", CalibratedLambdaBox(self))
+        self.link_calibration = CalibratedLinkBox(self)
+        fl.addRow("Transfers calibrated", self.link_calibration)
         il.addWidget(box)
         il.addWidget(self.message)  # a refused edit's reason, near the fields
         # a kernel whose latency table is another architecture's than the GPU's
@@ -200,6 +202,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         enabled = launch is not None
         for w in (self.transfers, self.variables_box):
             w.setEnabled(enabled)
+        self.link_calibration.sync()
         for w in self.form.widgets.values():
             w.setEnabled(enabled)
         if launch is None:
@@ -258,14 +261,16 @@ class LaunchPanel(DocumentBinding, QWidget):
         try:
             self.result = evaluate_launch(self.project, self.launch_id, self.document.gpu_spec,
                                           self.document.link_spec,
-                                          table_lookup=self.document.latency_table)
+                                          table_lookup=self.document.latency_table,
+                                          calibration_lookup=self.document.calibrated_link_spec)
             self.error = ""
         except ModelError as exc:
             kernel_only = self._kernel_only()
             if kernel_only is not None:
                 self.result, self.error, self.transfer_error = kernel_only, "", str(exc)
                 self.missing_link_value = missing_link_value(self.project, self.launch,
-                                                             self.document.link_spec)
+                                                             self.document.link_spec,
+                                                             self.document.calibrated_link_spec)
                 fix = ""
                 if self.missing_link_value is not None:
                     _, field, name = self.missing_link_value

@@ -232,7 +232,8 @@ class SweepPanel(QWidget):
             snap = make_snapshot(self.project, self.launch_id, self.document.gpu_spec, self.document.link_spec,
                                  self.variable, values, devices=devices, measured_x=mx,
                                  table_lookup=self.document.latency_table,
-                                 include_transfers=not kernel_only)
+                                 include_transfers=not kernel_only,
+                                 calibration_lookup=self.document.calibrated_link_spec)
         except (ModelError, LookupError) as exc:
             self._stale(f"cannot sweep: {exc}")
             return False
