@@ -2,7 +2,6 @@
 calibrated link in `predict`: the issue #9 calibration from the command line."""
 import hashlib
 import json
-import math
 from pathlib import Path
 
 import numpy as np

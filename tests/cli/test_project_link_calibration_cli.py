@@ -9,7 +9,7 @@ from gpumodeler.core.commands import SetOverride, UndoStack
 from gpumodeler.core.project import TRANSFER_CALIBRATION
 from gpumodeler.db.project_file import load_project, save_project
 
-from test_calibrate_cli import LINK, MiB, copies_file, run  # noqa: F401  (fixture)
+from test_calibrate_cli import LINK, copies_file, run  # noqa: F401  (fixture)
 
 N_BYTES = 4 * 400_000_000          # the example launch's transfers: 4*N, N = 4e8
 
