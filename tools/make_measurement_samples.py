@@ -307,12 +307,36 @@ def timings() -> str:
     ]) + "\n"
 
 
+def synthetic_pageable_copies() -> str:
+    """SYNTHETIC pageable copies with issue #9's size-dependent bandwidth (4 KiB to 1 GiB,
+    both directions, 8 µs startup, 2 % multiplicative noise with a fixed seed): the input of
+    the README's `calibrate link --measurements` example. Not a measurement."""
+    import random
+    rnd = random.Random(2026)
+    lines = ["# gpumodeler timings CSV (docs/measurements.md). SYNTHETIC copies, not a measurement: pageable",
+             "# copies generated with the size-dependent bandwidth of issue #9 (host->device 10.3 GB/s up to",
+             "# 1 MiB, 6 GB/s from 4 MiB; device->host 6 GB/s at 1-2 MiB, 2.5 GB/s from 4 MiB), 8 us startup",
+             "# and 2 % multiplicative noise (seed 2026), to show `calibrate link --measurements`.",
+             "kind,name,direction,size,size_unit,grid,block,time,unit,gpu,memory_kind,registers,energy [J]"]
+    kib = 1024
+    for d in ("htod", "dtoh"):
+        for n in (4 * kib * 2 ** k for k in range(19)):
+            if d == "htod":
+                bw = 10.3e9 if n <= 2 ** 20 else (6.0e9 if n >= 4 * 2 ** 20 else 8.0e9)
+            else:
+                bw = 6.0e9 if n <= 2 * 2 ** 20 else 2.5e9
+            t = (8e-6 + n / bw) * (1 + rnd.gauss(0, 0.02))
+            lines.append(f"transfer,{d} {n // kib} KiB,{d},{n // kib},KiB,,,{t * 1e6:.3f},us,"
+                         f"GeForce GTX 970,pageable,,")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     files = {"nvprof-gpu-trace-multirun.csv": nvprof_trace(),
              "nvprof-metrics-saxpy2.csv": nvprof_metrics(),
              "ncu-raw.csv": ncu_raw(), "ncu-details.csv": ncu_details(),
-             "timings.csv": timings()}
+             "timings.csv": timings(), "synthetic-pageable-copies.csv": synthetic_pageable_copies()}
     for name, text in files.items():
         (OUT / name).write_text(text, encoding="utf-8")
         print(f"wrote {OUT / name}")

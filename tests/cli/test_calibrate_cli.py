@@ -272,3 +272,21 @@ def test_link_from_a_timings_csv_through_the_importer(capsys, tmp_path, gpumodel
     assert r["copies"] == 49 and r["direction"] == "dtoh" and r["loo_mape"] <= 3.0
     code, _, err = run(capsys, "calibrate", "link", "--measurements", path)
     assert code == 2 and "--gpu" in err
+
+
+def test_the_readme_sample_recovers_its_regimes(capsys):
+    """The README's example: synthetic pageable copies (2 % noise) fit back to the 8 µs
+    startup and the 6 / 2.5 GB/s device->host regimes they were made with."""
+    import json as _json
+    from pathlib import Path as _Path
+    from gpumodeler.cli.main import main as _main
+    sample = _Path(__file__).resolve().parents[2] / "resources/measurements/synthetic-pageable-copies.csv"
+    assert _main(["calibrate", "link", "--measurements", str(sample), "--direction", "dtoh",
+                  "--predict", "1MiB,256MiB", "--json"]) == 0
+    doc = _json.loads(capsys.readouterr().out)
+    p = doc["parameters"]
+    assert abs(p["startup_s"] - 8e-6) < 0.1e-6
+    bws = [r["bandwidth_bytes_per_s"] for r in p["regimes"]]
+    assert len(bws) == 2 and abs(bws[0] / 6e9 - 1) < 0.02 and abs(bws[1] / 2.5e9 - 1) < 0.02
+    assert [x["size_bytes"] for x in doc["predictions"]] == [2 ** 20, 2 ** 28]
+    assert doc["loo_median_ape"] < 3

@@ -184,7 +184,8 @@ def test_sample_files_are_what_the_generator_writes(gpumodeler_env):
     expected = {"nvprof-gpu-trace-multirun.csv": tool.nvprof_trace(),
                 "nvprof-metrics-saxpy2.csv": tool.nvprof_metrics(),
                 "ncu-raw.csv": tool.ncu_raw(), "ncu-details.csv": tool.ncu_details(),
-                "timings.csv": tool.timings()}
+                "timings.csv": tool.timings(),
+                "synthetic-pageable-copies.csv": tool.synthetic_pageable_copies()}
     assert sorted(expected) == sorted(p.name for p in SAMPLES.glob("*.csv"))
     for name, text in expected.items():
         assert (SAMPLES / name).read_text(encoding="utf-8") == text, name
