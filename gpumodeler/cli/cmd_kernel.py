@@ -8,11 +8,8 @@ printed. The rules are in docs/sass-import.md.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import sys
-import tempfile
-from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
 
@@ -77,7 +74,8 @@ def run_import(args) -> int:
         if scheduled:
             print(f"gpumodeler kernel import: note: {scheduled}", file=sys.stderr)
         return 0
-    write_atomically(Path(args.output), text)
+    from gpumodeler.report.files import write_text_atomically
+    write_text_atomically(args.output, text)
     print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}"
           + (f"\nnote: {scheduled}" if scheduled else ""))
     return 0
@@ -111,25 +109,3 @@ def table_for_architecture(arch: str | None) -> tuple[str | None, str]:
     except (ModelError, OSError, sqlite3.Error) as exc:  # the import stands without a table
         return None, f"no latency table chosen (device database: {exc})"
     return choose_table(arch, tables)
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename,
-    so that a failure leaves no partial file (and an existing file untouched)."""
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    except OSError as exc:
-        raise CLIError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise CLIError(f"cannot write {path}: {exc.strerror}") from None
