@@ -3,7 +3,6 @@ model, a data-parallel split, the Gantt chart, exports, and busy fractions on th
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QImage
 
 from gpumodeler.ui.application.panel import ApplicationPanel
@@ -11,9 +10,7 @@ from gpumodeler.ui.document import Document
 from gpumodeler.ui.main_window import MainWindow
 
 
-@pytest.fixture(autouse=True)
-def private_settings(gpumodeler_env, tmp_path):
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings"))
+pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture

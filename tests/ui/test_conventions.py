@@ -4,7 +4,6 @@ labelled occupancy check box, undo texts in words, no stale status-bar hint."""
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QAbstractButton, QAbstractItemView, QAbstractSpinBox, QApplication,
                                QComboBox, QLineEdit)
@@ -15,9 +14,7 @@ from gpumodeler.ui.main_window import MainWindow
 EXAMPLE = Path(__file__).resolve().parents[2] / "resources" / "examples" / "saxpy2-gtx970.gpm"
 
 
-@pytest.fixture(autouse=True)
-def private_settings(gpumodeler_env, tmp_path):
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, str(tmp_path / "settings-user"))
+pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from gpumodeler.core.commands import UpdateItem
@@ -20,10 +19,7 @@ EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
 WAIT_MS = 120_000  # a .cu compile on a busy machine
 
 
-@pytest.fixture(autouse=True)
-def private_settings(gpumodeler_env, tmp_path):
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
-                      str(tmp_path / "settings-user"))
+pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture

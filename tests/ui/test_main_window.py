@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QPointF, QSettings
+from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -23,11 +23,7 @@ EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
 GPU = "GeForce GTX 970"
 
 
-@pytest.fixture(autouse=True)
-def private_settings(gpumodeler_env, tmp_path):
-    """Never read or write the user's settings (gpumodeler_env points ours elsewhere)."""
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
-                      str(tmp_path / "settings-user"))
+pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture

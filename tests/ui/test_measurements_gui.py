@@ -5,7 +5,6 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings
 from PySide6.QtWidgets import QApplication
 
 from gpumodeler.core.measurements.importer import import_text
@@ -22,10 +21,7 @@ LAMBDA = 0.7
 SIZES = [2**k for k in range(16, 25)]
 
 
-@pytest.fixture(autouse=True)
-def private_settings(gpumodeler_env, tmp_path):
-    QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope,
-                      str(tmp_path / "settings-user"))
+pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture
