@@ -450,7 +450,18 @@ class ApplicationPanel(DocumentBinding, QWidget):
 
     # ---- simulation
     def schedule(self) -> None:
-        self._timer.start()
+        """Re-simulate soon; while the tab is hidden, only note that the result is stale (an
+        edit in another tab costs nothing here until the Application tab is shown)."""
+        if self.isVisible():
+            self._timer.start()
+        else:
+            self._stale = True
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if getattr(self, "_stale", True):
+            self._stale = False
+            self._timer.start()
 
     def simulate(self) -> None:
         from gpumodeler.report.application import run_application
