@@ -11,15 +11,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QDialog, QDialogButtonBox,
-                               QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
-                               QListWidgetItem, QPushButton, QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import QDialog, QFileDialog, QFormLayout, QListWidgetItem, QWidget
 
 from gpumodeler.core.application.app import Application, Step, data_parallel_steps
-from gpumodeler.core.application.timeline import POLICIES
 from gpumodeler.core.commands import AddItem, RemoveItem, UpdateItem
 from gpumodeler.core.errors import ModelError
-from gpumodeler.ui.application.gantt import GanttChart
+from gpumodeler.ui.application.layout import build_panel
+from gpumodeler.ui.application.split_dialog import SplitDialog
 from gpumodeler.ui.binding import DocumentBinding, current_or_first
 
 LIVE_DELAY_MS = 30
@@ -49,119 +47,7 @@ class ApplicationPanel(DocumentBinding, QWidget):
 
     # ---- layout
     def _build(self) -> None:
-        top = QHBoxLayout()
-        self.app_combo = QComboBox(toolTip="The application shown (a project can hold several)")
-        self.app_combo.currentIndexChanged.connect(self._app_chosen)
-        self.new_app_button = QPushButton("New application", toolTip="Add an empty application")
-        self.new_app_button.clicked.connect(self.new_application)
-        self.delete_app_button = QPushButton("Delete", toolTip="Delete this application (undoable)")
-        self.delete_app_button.clicked.connect(self.delete_application)
-        self.policy_combo = QComboBox(toolTip="in-order: each engine takes its steps in program order "
-                                              "(monotone); greedy: a ready step may overtake a waiting one")
-        self.policy_combo.addItems(POLICIES)
-        self.policy_combo.currentTextChanged.connect(lambda t: self._set_app(policy=t))
-        self.host_power = QLineEdit(placeholderText="host power W (optional)",
-                                    toolTip="The host's power while the application runs, for the energy")
-        self.host_power.editingFinished.connect(self._host_power_edited)
-        for w in (QLabel("Application"), self.app_combo, self.new_app_button, self.delete_app_button,
-                  QLabel("Engine queues"), self.policy_combo, self.host_power):
-            top.addWidget(w)
-        top.addStretch(1)
-
-        self.steps = QListWidget(toolTip="Steps in program order; drag to reorder")
-        self.steps.setDragDropMode(QAbstractItemView.DragDropMode.InternalMove)
-        self.steps.model().rowsMoved.connect(self._rows_moved)
-        self.steps.currentItemChanged.connect(self._step_chosen)
-        buttons = QHBoxLayout()
-        self.add_kernel_button = QPushButton("+ Kernel", toolTip="Add a kernel step (a launch of the project)")
-        self.add_kernel_button.clicked.connect(lambda: self.add_step("kernel"))
-        self.add_copy_button = QPushButton("+ Copy", toolTip="Add a copy between two devices of the system")
-        self.add_copy_button.clicked.connect(lambda: self.add_step("copy"))
-        self.add_sync_button = QPushButton("+ Sync", toolTip="Add a synchronisation")
-        self.add_sync_button.clicked.connect(lambda: self.add_step("sync"))
-        self.split_button = QPushButton("Split launch…", toolTip="Split a launch over several GPUs "
-                                        "with scatter and gather copies")
-        self.split_button.clicked.connect(self.split_dialog)
-        self.remove_button = QPushButton("Remove", toolTip="Remove the selected step")
-        self.remove_button.clicked.connect(self.remove_step)
-        for b in (self.add_kernel_button, self.add_copy_button, self.add_sync_button, self.split_button,
-                  self.remove_button):
-            buttons.addWidget(b)
-        left = QWidget()
-        lv = QVBoxLayout(left)
-        lv.setContentsMargins(0, 0, 0, 0)
-        lv.addWidget(self.steps, 1)
-        lv.addLayout(buttons)
-
-        self.form_widget = QWidget()
-        self.form = QFormLayout(self.form_widget)
-        self.name_edit = QLineEdit(toolTip="The step's name")
-        self.name_edit.editingFinished.connect(lambda: self._set_step(name=self.name_edit.text()))
-        self.stream_edit = QLineEdit(toolTip="Steps of one stream run in order")
-        self.stream_edit.editingFinished.connect(lambda: self._set_step(stream=self.stream_edit.text().strip() or "0"))
-        self.launch_combo = QComboBox(toolTip="The launch this kernel step runs")
-        self.launch_combo.activated.connect(lambda _i: self._set_step(launch=self.launch_combo.currentData()))
-        self.gpu_combo = QComboBox(toolTip="The GPU it runs on (default: the launch's)")
-        self.gpu_combo.activated.connect(lambda _i: self._set_step(gpu=self.gpu_combo.currentData()))
-        self.fraction_edit = QLineEdit(toolTip="Share of the launch's data or grid, 0 < share <= 1")
-        self.fraction_edit.editingFinished.connect(self._fraction_edited)
-        self.concurrent_check = QCheckBox("runs concurrently with other kernels of its GPU",
-                                          toolTip="Checked: this kernel may overlap other kernels "
-                                                  "on the same GPU (separate streams)")
-        self.concurrent_check.toggled.connect(lambda on: self._set_step(concurrent=on))
-        self.src_combo = QComboBox(toolTip="Copy from")
-        self.src_combo.activated.connect(lambda _i: self._set_step(src=self.src_combo.currentData()))
-        self.dst_combo = QComboBox(toolTip="Copy to")
-        self.dst_combo.activated.connect(lambda _i: self._set_step(dst=self.dst_combo.currentData()))
-        self.size_edit = QLineEdit(toolTip="Bytes, or an expression of the application's variables (4*N)")
-        self.size_edit.editingFinished.connect(lambda: self._set_step(size=self.size_edit.text().strip()))
-        self.after_list = QListWidget(toolTip="Earlier steps this one waits for (besides its stream)")
-        self.after_list.setMaximumHeight(110)
-        self.after_list.itemChanged.connect(self._after_changed)
-        self.variables_edit = QLineEdit(toolTip="The application's variables, e.g. N=4e8, a=128")
-        self.variables_edit.editingFinished.connect(self._variables_edited)
-        self.form.addRow("Variables", self.variables_edit)
-        self.form.addRow("Name", self.name_edit)
-        self.form.addRow("Stream", self.stream_edit)
-        self.form.addRow("Launch", self.launch_combo)
-        self.form.addRow("GPU", self.gpu_combo)
-        self.form.addRow("Share", self.fraction_edit)
-        self.form.addRow("", self.concurrent_check)
-        self.form.addRow("From", self.src_combo)
-        self.form.addRow("To", self.dst_combo)
-        self.form.addRow("Size", self.size_edit)
-        self.form.addRow("Waits for", self.after_list)
-        self.message = QLabel(wordWrap=True)
-        self.message.setStyleSheet("color: #c62828")
-        self.form.addRow(self.message)
-
-        self.chart = GanttChart()
-        self.summary = QLabel(wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
-        export = QHBoxLayout()
-        for kind in ("PNG", "SVG", "CSV"):
-            b = QPushButton(f"Export {kind}…", toolTip=f"Save the timeline as {kind}")
-            b.clicked.connect(lambda _c=False, k=kind.lower(): self._export_dialog(k))
-            export.addWidget(b)
-        export.addStretch(1)
-        bottom = QWidget()
-        bv = QVBoxLayout(bottom)
-        bv.setContentsMargins(0, 0, 0, 0)
-        bv.addWidget(self.chart, 1)
-        bv.addWidget(self.summary)
-        bv.addLayout(export)
-
-        upper = QSplitter(Qt.Orientation.Horizontal)
-        upper.addWidget(left)
-        upper.addWidget(self.form_widget)
-        upper.setStretchFactor(0, 1)
-        upper.setStretchFactor(1, 1)
-        split = QSplitter(Qt.Orientation.Vertical)
-        split.addWidget(upper)
-        split.addWidget(bottom)
-        split.setStretchFactor(1, 1)
-        layout = QVBoxLayout(self)
-        layout.addLayout(top)
-        layout.addWidget(split, 1)
+        build_panel(self)
 
     # ---- document
     def document_connections(self, document):
@@ -534,42 +420,3 @@ class ApplicationPanel(DocumentBinding, QWidget):
         finally:
             self._filling = False
 
-
-class SplitDialog(QDialog):
-    """Choose a launch, GPUs, the host, the split and the scatter/gather sizes."""
-
-    def __init__(self, project, parent=None):
-        super().__init__(parent)
-        self.setWindowTitle("Split a launch over GPUs")
-        form = QFormLayout(self)
-        self.launch = QComboBox()
-        for la in project.launches.values():
-            self.launch.addItem(f"{la.name} ({la.id})", la.id)
-        self.gpus = QListWidget()
-        for d in project.gpus():
-            item = QListWidgetItem(f"{d.label or d.device_name} ({d.id})")
-            item.setData(Qt.ItemDataRole.UserRole, d.id)
-            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked)
-            self.gpus.addItem(item)
-        self.host = QComboBox()
-        for d in project.devices.values():
-            if d.kind == "host":
-                self.host.addItem(f"{d.label or d.device_name} ({d.id})", d.id)
-        self.split = QComboBox()
-        self.split.addItems(("even", "proportional"))
-        self.scatter = QLineEdit("0", toolTip="Bytes copied to the GPUs in all (an expression of the variables)")
-        self.gather = QLineEdit("0", toolTip="Bytes copied back in all")
-        for label, w in (("Launch", self.launch), ("GPUs", self.gpus), ("Host", self.host),
-                         ("Split", self.split), ("Scatter bytes", self.scatter), ("Gather bytes", self.gather)):
-            form.addRow(label, w)
-        box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        box.accepted.connect(self.accept)
-        box.rejected.connect(self.reject)
-        form.addRow(box)
-
-    def values(self) -> dict:
-        gpus = [self.gpus.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.gpus.count())
-                if self.gpus.item(i).checkState() == Qt.CheckState.Checked]
-        return {"launch_id": self.launch.currentData(), "gpus": gpus, "host": self.host.currentData(),
-                "split": self.split.currentText(), "scatter": self.scatter.text(), "gather": self.gather.text()}
