@@ -37,6 +37,7 @@ from functools import lru_cache
 
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
 from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.control import decode_control
@@ -67,6 +68,8 @@ class ImportReport:
     has_control: bool = False
     skipped_edges: int = 0  # backward dependencies outside any loop (not representable)
     class_counts: dict = field(default_factory=dict)
+    # tensor instructions whose shape the SASS does not show (tcgen05: in a descriptor)
+    tensor_shape_unknown: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -74,6 +77,9 @@ class ImportReport:
                  f"loops: {loops}"]
         if self.unknown_opcodes:
             parts.append(f"unknown opcodes kept and flagged: {', '.join(sorted(set(self.unknown_opcodes)))}")
+        if self.tensor_shape_unknown:
+            parts.append(f"tensor instructions whose shape SASS does not show (left out of the "
+                         f"tensor-core bound): {', '.join(sorted(set(self.tensor_shape_unknown)))}")
         if not self.has_control:
             parts.append("no control words (pre-Volta listing or nvdisasm without -hex): "
                          "issue spacing from the latency table")
@@ -148,6 +154,10 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             kw.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
                       is_load=kw.get("is_load", info.is_load))
         counts[_latency_class_key(info)] += 1
+        if info is not None and info.unit == "tensor":
+            work = decode_mma(ins.opcode)
+            if work is None or work.macs_per_warp is None:
+                report.tensor_shape_unknown.append(ins.opcode)
         # valid by construction (classes from the opcode table, widths 1-16): inserted
         # without add_instruction's per-item checks, for speed (a 20 000-instruction
         # listing imports in well under a second); the tests check every fixture's graph
