@@ -24,8 +24,11 @@ sources, are in docs/sass-import.md; in short:
   a load, else ``dependency`` (the producer's latency from the table).
 * **Scoreboards** (sm_70+): a wait on scoreboard *n* depends on the instructions that may
   have set *n* last as their write barrier (reaching definitions over the scoreboards); added
-  when the registers did not already give that edge. Read-barrier waits (the source
-  registers of a load or store may be overwritten) are write-after-read hazards: no edge.
+  when the registers did not already give that edge. A wait on a *read* barrier (the
+  source registers of a load or store may be overwritten) is a write-after-read
+  ``dependency`` edge with the producer's issue spacing (:mod:`.ordering`).
+* **Memory order**: a load after a store that may touch the same state space keeps its
+  order, an ``ilp`` edge with the store's issue spacing (:mod:`.ordering`).
 * **Loops**: :func:`~.cfg.find_loops`; loop *k* gets iterations ``loopk`` (default
   :data:`DEFAULT_ITERATIONS`); an unrolled loop and its remainder share one variable.
 """
@@ -39,7 +42,7 @@ from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
-from gpumodeler.core.kernel.sass import cfg
+from gpumodeler.core.kernel.sass import cfg, ordering
 from gpumodeler.core.kernel.sass.control import decode_control
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, is_128bit
 from gpumodeler.core.kernel.sass.operands import reg_access
@@ -224,12 +227,31 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
 
     for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
         dep(d, u)
+    ordered: set = set()
+
+    def order(d, u, kind):
+        """A WAR or store->load ordering edge with the producer's issue spacing (ordering.py)."""
+        if d == u or (d, u) in pairs or (d, u) in ordered or (u == d + 1 and u in succ[d]):
+            return
+        if d > u and not (loops_of[d] & loops_of[u]):
+            report.skipped_edges += 1
+            return
+        ordered.add((d, u))
+        add(d, u, kind, latency=spacing(d))
+
     if has_control:
-        for d, u in _reaching_dependencies(ins_list, succ, _scoreboard_access(controls),
-                                           blocks):
-            # through the setter's write barrier; a read-barrier wait (WAR) is no edge
+        sb_pairs = _reaching_dependencies(ins_list, succ, _scoreboard_access(controls), blocks)
+        for d, u in sb_pairs:
+            # through the setter's write barrier: the variable-latency RAW dependency
             if controls[d].write_barrier in controls[u].waits:
                 dep(d, u)
+        for d, u in ordering.read_barrier_waits(controls, sb_pairs):
+            order(d, u, "dependency")  # write-after-read
+    mem_access, stores = ordering.memory_access(ins_list, infos,
+                                                [nodes[k].is_load for k in ids])
+    for d, u in _reaching_dependencies(ins_list, succ, mem_access, blocks):
+        if stores[d]:
+            order(d, u, "ilp")  # store -> first load of a state space both may touch
 
     for e in edges:  # endpoints exist, ids are fresh and kinds valid by construction
         graph.edges[e.id] = e
