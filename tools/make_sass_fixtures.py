@@ -5,8 +5,13 @@ Each source is compiled with ``nvcc -cubin -O3 -arch=sm_XX`` and disassembled wi
 toolkit. The tools are found as ``gpumodeler kernel import`` finds them (PATH, then the
 pip packages nvidia-cuda-cuobjdump / nvidia-cuda-nvdisasm).
 
+A source that needs an architecture-specific target (``wgmma`` on sm_90a, ``tcgen05`` on
+sm_100a) names its architectures in a line ``// fixture archs: sm_90a ...``; it is built
+for those only.
+
 Run: python tools/make_sass_fixtures.py [KERNEL ...]
 """
+import re
 import subprocess
 import sys
 import tempfile
@@ -18,6 +23,13 @@ ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 #: Also kept as nvdisasm listings (with and without encoding words), to test that format.
 NVDISASM = {("saxpy2", "sm_90"), ("reduce", "sm_86")}
 ROOT = Path(__file__).resolve().parent.parent / "resources" / "kernels"
+_ARCHS_LINE = re.compile(r"^//\s*fixture archs:\s*((?:sm_\w+\s*)+)", re.MULTILINE)
+
+
+def archs_of(source: Path) -> tuple:
+    """The architectures a source is built for: its ``// fixture archs:`` line, else ARCHS."""
+    m = _ARCHS_LINE.search(source.read_text())
+    return tuple(m.group(1).split()) if m else ARCHS
 
 
 def main(names):
@@ -30,7 +42,7 @@ def main(names):
     out_dir.mkdir(exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
         for src in sources:
-            for arch in ARCHS:
+            for arch in archs_of(src):
                 cubin = Path(tmp) / f"{src.stem}.{arch}.cubin"
                 subprocess.run([nvcc, "-cubin", "-O3", f"-arch={arch}", "-o", str(cubin), str(src)],
                                check=True)

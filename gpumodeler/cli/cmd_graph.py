@@ -24,7 +24,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from gpumodeler.core.kernel.latency_bound import analyze
     from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
-    from gpumodeler.core.models.gajger import pipe_instructions
+    from gpumodeler.core.models.gajger import pipe_instructions, tensor_macs
     from gpumodeler.core.models.throughput import throughput_bound
 
     graph = common.load_graph(args.kernel)
@@ -60,7 +60,8 @@ def run(args) -> int:
                               fp64_instructions=numbers["fp64_instructions"],
                               smem_bank_cycles=numbers["smem_bank_cycles"],
                               pipe_instructions=pipe_instructions(numbers),
-                              dual_issues=numbers["dual_issues"])
+                              dual_issues=numbers["dual_issues"],
+                              tensor_macs=tensor_macs(numbers))
         out["device"] = gpu.name
         out["cycles_per_warp"] = tb.cycles_per_warp
         out["binding_resource"] = tb.binding

@@ -169,7 +169,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
     """The table's columns for one chunk of launch points on one device."""
     import numpy as np
 
-    from gpumodeler.core.models.gajger import KernelInputs, pipe_instructions, predict
+    from gpumodeler.core.models.gajger import KernelInputs, pipe_instructions, predict, tensor_macs
     from gpumodeler.core.models.kernel_time import grid_for
 
     columns: dict = {}
@@ -220,7 +220,8 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
                    cuda_core_instructions=c["cuda_core_instructions"], gmem_bytes=c["gmem_bytes"],
                    sfu_instructions=c["sfu_instructions"], fp64_instructions=c["fp64_instructions"],
                    smem_bank_cycles=c["smem_bank_cycles"],
-                   pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"])
+                   pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"],
+                   tensor_macs=tensor_macs(c))
     for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
         if name in grid:
             kin[name] = grid[name]

@@ -93,6 +93,21 @@ def int_arg(text: str) -> int:
     return int(value)
 
 
+def tensor_rate_arg(text: str) -> tuple[str, float]:
+    """``fp16_fp32acc=1024`` -> (class, rate > 0) for --tensor-rate."""
+    from gpumodeler.core.kernel.mma import TENSOR_CLASSES
+    name, sep, value = text.partition("=")
+    name = name.strip()
+    if not sep or name not in TENSOR_CLASSES:
+        raise argparse.ArgumentTypeError(
+            f"--tensor-rate takes CLASS=N with CLASS one of {', '.join(TENSOR_CLASSES)} "
+            f"(e.g. fp16_fp32acc=1024), got {shown(text)}")
+    rate = float_arg(value)
+    if not rate > 0:
+        raise argparse.ArgumentTypeError(f"--tensor-rate {name}: the rate must be > 0, got {shown(value)}")
+    return name, rate
+
+
 def set_arg(text: str) -> tuple[str, float]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip().isidentifier():
@@ -133,6 +148,11 @@ def add_device_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
                         "(kernels with shared-memory instructions; Volkov Table 6.1)")
     g.add_argument("--issue-per-cycle", type=float_arg, metavar="N",
                    help="instructions one warp scheduler issues per cycle (Volkov Table 2.8)")
+    g.add_argument("--tensor-rate", type=tensor_rate_arg, action="append", default=[],
+                   metavar="CLASS=N",
+                   help="dense tensor-core multiply-adds per clock per SM of a data-type class "
+                        "(fp16, fp16_fp32acc, bf16, tf32, fp8, fp8_fp32acc, int8, int4, int1, "
+                        "fp64), e.g. fp16_fp32acc=1024 (repeatable; docs/pipes.md)")
     g.add_argument("--cc", help="compute capability, e.g. 5.2 (for occupancy)")
 
 
@@ -200,6 +220,8 @@ def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
         "issue_per_scheduler_per_cycle": args.issue_per_cycle,
         "compute_capability": args.cc,
     }
+    for cls, rate in getattr(args, "tensor_rate", None) or ():
+        overrides[f"tensor_{cls}_macs_per_cycle_per_sm"] = rate
     if not allow_lists:
         overrides = {k: (v.item() if isinstance(v, np.ndarray) else v) for k, v in overrides.items()}
     return base.with_overrides(**overrides)

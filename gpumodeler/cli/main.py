@@ -13,6 +13,7 @@ import pkgutil
 import sys
 
 from gpumodeler.core.errors import ModelError
+from gpumodeler.core.kernel.mma import TENSOR_CLASSES
 
 EXIT_USAGE = 2
 #: Core field names -> the CLI flag that sets them, to point messages at the right flag.
@@ -25,6 +26,7 @@ FLAG_FOR_FIELD = {
     "int32_fp32_shared_lanes_per_sm": "--int32-fp32-shared-lanes",
     "smem_accesses_per_cycle_per_sm": "--smem-accesses-per-cycle",
     "issue_per_scheduler_per_cycle": "--issue-per-cycle", "compute_capability": "--cc",
+    **{f"tensor_{c}_macs_per_cycle_per_sm": f"--tensor-rate {c}=N" for c in TENSOR_CLASSES},
 }
 
 

@@ -20,6 +20,11 @@ import numpy as np
 from gpumodeler.core.errors import InvalidParameter
 
 
+def tensor_rate_field(tensor_class: str) -> str:
+    """The GPUSpec field of a tensor-core data-type class's dense rate per SM."""
+    return f"tensor_{tensor_class}_macs_per_cycle_per_sm"
+
+
 @dataclass(frozen=True)
 class GPUSpec:
     """One GPU model (a SKU), as the kernel-time model sees it.
@@ -52,6 +57,19 @@ class GPUSpec:
     int32_fp32_shared_lanes_per_sm: int | None = None
     fp16_results_per_cycle_per_sm: float | None = None
     tensor_cores_per_sm: int | None = None
+    # Dense tensor-core multiply-adds per clock per SM of each data-type class of
+    # core.kernel.mma.TENSOR_CLASSES (the tensor row of the throughput worksheet,
+    # docs/pipes.md), from the architecture whitepapers; unknown stays None.
+    tensor_fp16_macs_per_cycle_per_sm: float | None = None
+    tensor_fp16_fp32acc_macs_per_cycle_per_sm: float | None = None
+    tensor_bf16_macs_per_cycle_per_sm: float | None = None
+    tensor_tf32_macs_per_cycle_per_sm: float | None = None
+    tensor_fp8_macs_per_cycle_per_sm: float | None = None
+    tensor_fp8_fp32acc_macs_per_cycle_per_sm: float | None = None
+    tensor_int8_macs_per_cycle_per_sm: float | None = None
+    tensor_int4_macs_per_cycle_per_sm: float | None = None
+    tensor_int1_macs_per_cycle_per_sm: float | None = None
+    tensor_fp64_macs_per_cycle_per_sm: float | None = None
     # Instructions a scheduler can dispatch per issue (2 = dual issue: Kepler–Pascal;
     # 1 on Volta and later). Unknown: the graph's dual edges are trusted.
     dispatch_per_scheduler: int | None = None
@@ -93,6 +111,11 @@ class GPUSpec:
             if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
                 raise InvalidParameter(f"GPU '{self.name}': {name} must be > 0, got {value}", item=name)
         return value
+
+    def tensor_macs_per_cycle_per_sm(self, tensor_class: str):
+        """Dense tensor-core multiply-adds per clock per SM for a data-type class
+        (``'fp16_fp32acc'``), raising a clear error naming the field when unknown."""
+        return self.require(tensor_rate_field(tensor_class))
 
     def compute_capability_major(self) -> int | None:
         """The major compute capability (7 for "7.5"), or None when unknown or malformed."""

@@ -13,7 +13,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import KernelGraph, Loop, from_dict, to_dict
 from gpumodeler.core.kernel.latency_bound import analyze
 from gpumodeler.core.kernel.loop_nesting import first_conflict, loop_nesting
-from gpumodeler.core.kernel.warp_counts import PIPE_COUNT_NAMES, count
+from gpumodeler.core.kernel.warp_counts import PIPE_COUNT_NAMES, TENSOR_MAC_COUNT_NAMES, count
 
 import graph_reference as ref
 
@@ -137,7 +137,7 @@ def test_random_graphs_match_the_reference(seed):
     c, c_old = count(g), ref.old_count(g)
     # the reference predates the per-pipe counts (warp_counts.PIPE_COUNT_NAMES); every other
     # count must be the same, and the pipes must split the CUDA-core instructions
-    pipes = set(PIPE_COUNT_NAMES.values())
+    pipes = set(PIPE_COUNT_NAMES.values()) | set(TENSOR_MAC_COUNT_NAMES.values())
     assert {k: list(v.items()) for k, v in c.forms.items() if k not in pipes} == \
         {k: list(v.items()) for k, v in c_old.forms.items() if k not in pipes}
     bound, err = _outcome(analyze, g)

@@ -1,4 +1,5 @@
 """Parsing cuobjdump -sass and nvdisasm listings (committed fixtures; no CUDA tools needed)."""
+import re
 from pathlib import Path
 
 import pytest
@@ -8,7 +9,12 @@ from gpumodeler.core.kernel.sass.listing import ListingError, parse_listing
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 SRC = SASS.parent / "src"
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
-KERNELS = sorted(p.stem for p in SRC.glob("*.cu"))
+#: sources built for their own architecture-specific target (a "// fixture archs:" line:
+#: wgmma on sm_90a, tcgen05 on sm_100a), and the others, built for every ARCHS entry
+SPECIFIC = {p.stem: re.search(r"^// fixture archs: (.*)$", p.read_text(), re.M)
+            for p in SRC.glob("*.cu")}
+SPECIFIC = {k: m.group(1).split()[0] for k, m in SPECIFIC.items() if m}
+KERNELS = sorted(p.stem for p in SRC.glob("*.cu") if p.stem not in SPECIFIC)
 
 
 def listing(name):
@@ -34,6 +40,15 @@ def test_every_fixture_parses_with_its_architecture(kernel, arch):
         assert all(len(i.words) == 2 for i in f.instructions)
         addrs = [i.address for i in f.instructions]
         assert addrs == list(range(0, 16 * len(addrs), 16))
+
+
+def test_architecture_specific_fixtures_parse_with_their_architecture():
+    assert SPECIFIC == {"wgmma_shapes": "sm_90a", "tcgen05_mma": "sm_100a"}
+    for kernel, arch in SPECIFIC.items():
+        lst = listing(f"{kernel}.{arch}.sass")
+        assert lst.archs() == [arch]
+        (f,) = lst.functions
+        assert all(len(i.words) == 2 for i in f.instructions)
 
 
 def test_saxpy2_sm90_instructions_operands_and_targets():

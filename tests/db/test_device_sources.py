@@ -34,6 +34,10 @@ GPU_FIELDS = {
     "memory_bandwidth_measured_bytes_per_s": "B/s", "gmem_bytes_per_cycle_per_sm": "B/cycle",
     "smem_accesses_per_cycle_per_sm": "1/cycle", "board_power_w": "W", "latency_table": "text",
     "release_year": "year",
+    # dense tensor-core multiply-adds per clock per SM of each data-type class (issue #8)
+    **{f"tensor_{c}_macs_per_cycle_per_sm": "1/cycle" for c in (
+        "fp16", "fp16_fp32acc", "bf16", "tf32", "fp8", "fp8_fp32acc", "int8", "int4", "int1",
+        "fp64")},
 }
 LINK_FIELDS = {
     "link_type": "text", "generation": "text", "lanes": "count", "bandwidth_bytes_per_s": "B/s",
@@ -74,7 +78,11 @@ RANGES = {
     "boost_clock_hz": (1e8, 5e9), "fp32_cores_per_sm": (8, 256), "int32_units_per_sm": (8, 256),
     "fp64_units_per_sm": (0, 128), "int32_fp32_shared_lanes_per_sm": (0, 256),
     "fp16_results_per_cycle_per_sm": (2, 1024), "sfu_per_sm": (1, 64), "ldst_units_per_sm": (1, 64),
-    "tensor_cores_per_sm": (1, 16), "schedulers_per_sm": (1, 8), "dispatch_per_scheduler": (1, 2),
+    "tensor_cores_per_sm": (1, 16),
+    **{f"tensor_{c}_macs_per_cycle_per_sm": (16, 65536) for c in (
+        "fp16", "fp16_fp32acc", "bf16", "tf32", "fp8", "fp8_fp32acc", "int8", "int4", "int1",
+        "fp64")},
+    "schedulers_per_sm": (1, 8), "dispatch_per_scheduler": (1, 2),
     "issue_per_scheduler_per_cycle": (0.1, 2), "warp_size": (32, 32),
     "registers_per_sm": (4096, 131072), "max_registers_per_block": (4096, 131072),
     "max_registers_per_thread": (63, 255), "shared_mem_per_sm_bytes": (8 * 1024, 512 * 1024),

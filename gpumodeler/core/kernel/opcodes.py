@@ -28,15 +28,16 @@ Choices for opcodes the documents' tables do not list (documented, tested):
   the packed ``F2FP``/``I2FP`` ones to ``fp16``.
 * ``SHFL`` is class ``shuffle``; it stays a CUDA-core instruction (unit ``cuda_core``, as
   before) issued to the ``int32`` pipe.
-* Tensor-core MMA (``HMMA IMMA DMMA BMMA HGMMA IGMMA BGMMA UTCHMMA ...``) is unit, class and
-  pipe ``tensor``.
+* Tensor-core MMA (``HMMA IMMA DMMA BMMA QMMA HGMMA IGMMA QGMMA BGMMA UTCHMMA ...``) is unit,
+  class and pipe ``tensor``; :mod:`gpumodeler.core.kernel.mma` decodes its shape and type.
 * Atomics/reductions: ``ATOM``/``ATOMG``/``RED`` global, ``ATOMS`` shared; by default not
   loads (as in earlier versions, so saved graphs keep their meaning); the SASS importer
   marks an atomic that returns a register (``ATOMG.ADD R4, ...``) ``is_load``. ``LDGSTS`` (Ampere asynchronous global->shared copy) and the
   Hopper bulk/TMA copies ``UBLKCP``/``UTMALDG`` are global loads (they read DRAM; the
   data lands in shared memory); ``LDSM`` (shared matrix load) is a shared load.
 * Synchronisation that waits for other warps or for memory (``BAR``, ``MEMBAR``, ``DEPBAR``,
-  ``ARRIVES``, ``SYNCS``, ``WARPSYNC``, ``ERRBAR``, ``CCTL``) is unit ``barrier``.
+  ``ARRIVES``, ``SYNCS``, ``WARPSYNC``, ``ERRBAR``, ``CCTL``, and Hopper's ``WARPGROUP``
+  (``WARPGROUP.ARRIVE``/``.DEPBAR``, the fence and wait of PTX ``wgmma``) is unit ``barrier``.
 * Anything else is unknown: :func:`classify` returns None and the importer keeps the
   instruction, flags it, and gives it unit ``cuda_core`` with no latency class.
 """
@@ -106,7 +107,7 @@ _TABLE: dict[str, OpcodeInfo] = {
     # FP64
     **_ops("DADD DFMA DMUL DMNMX DSET DSETP", OpcodeInfo("fp64", "fp64")),
     # tensor cores
-    **_ops("HMMA IMMA DMMA BMMA HGMMA IGMMA BGMMA QMMA OMMA UTCHMMA UTCIMMA UTCQMMA UTCOMMA "
+    **_ops("HMMA IMMA DMMA BMMA HGMMA IGMMA BGMMA QGMMA QMMA OMMA UTCHMMA UTCIMMA UTCQMMA UTCOMMA "
            "UTCMMA", OpcodeInfo("tensor", "tensor", pipe="tensor")),
     # memory
     **_ops("LDG LD LDGSTS UTMALDG UBLKCP", OpcodeInfo("ldst", space="global", is_load=True)),
@@ -120,7 +121,7 @@ _TABLE: dict[str, OpcodeInfo] = {
     # control
     **_ops("BRA BRX BRXU JMP JMX JMXU CAL CALL RET SSY SYNC BSSY BSYNC PBK BRK BREAK KILL "
            "BPT YIELD BMOV", OpcodeInfo("branch")),
-    **_ops("BAR MEMBAR DEPBAR ARRIVES SYNCS WARPSYNC ERRBAR CCTL LDGDEPBAR FENCE UTCBAR "
+    **_ops("BAR MEMBAR DEPBAR ARRIVES SYNCS WARPSYNC ERRBAR CCTL LDGDEPBAR FENCE UTCBAR WARPGROUP "
            "NANOSLEEP ACQBULK",
            OpcodeInfo("barrier")),
     **_ops("EXIT", OpcodeInfo("exit")),

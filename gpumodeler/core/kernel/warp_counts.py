@@ -26,6 +26,12 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
   by its unit, a CUDA-core one to ``fp32``). Branch, barrier and exit instructions are in no
   pipe: on Volta and later they cost issue slots only (docs/pipes.md).
 
+* ``tensor_macs_<class>`` (one per :data:`gpumodeler.core.kernel.mma.TENSOR_CLASSES`):
+  tensor-core multiply-adds per warp of each data-type class, from the shape the SASS
+  mnemonic gives (:func:`gpumodeler.core.kernel.mma.decode_mma`: M·N·K per warp for
+  ``mma.sync``, a quarter of it for a warpgroup ``wgmma``). A tensor instruction whose
+  shape SASS does not show (Blackwell ``UTC*MMA``) counts as an instruction only.
+
 Each count is a linear form in the products of enclosing loops' iteration counts: an
 instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
 """
@@ -39,6 +45,7 @@ import numpy as np
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.loop_nesting import loop_nesting
+from gpumodeler.core.kernel.mma import TENSOR_CLASSES, decode_mma
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
 COUNT_NAMES = (
@@ -47,6 +54,9 @@ COUNT_NAMES = (
     "sfu_instructions", "fp64_instructions",
     "fp32_instructions", "int32_instructions", "fp16_instructions", "tensor_instructions",
 )
+#: Tensor-core data-type class -> the count of its multiply-adds per warp (issue #8).
+TENSOR_MAC_COUNT_NAMES = {cls: f"tensor_macs_{cls}" for cls in TENSOR_CLASSES}
+COUNT_NAMES = COUNT_NAMES + tuple(TENSOR_MAC_COUNT_NAMES.values())
 #: Pipe -> the count of its instructions (the pipes the throughput worksheet splits).
 PIPE_COUNT_NAMES = {"fp32": "fp32_instructions", "int32": "int32_instructions",
                     "fp16": "fp16_instructions", "tensor": "tensor_instructions"}
@@ -123,6 +133,13 @@ class WarpCounts:
         return " + ".join(parts) if parts else "0"
 
 
+def add_tensor_macs(add, mono, opcode: str) -> None:
+    """Add the multiply-adds per warp of a tensor-core opcode to its class's count."""
+    work = decode_mma(opcode)
+    if work is not None and work.macs_per_warp is not None and work.tensor_class is not None:
+        add(TENSOR_MAC_COUNT_NAMES[work.tensor_class], mono, work.macs_per_warp)
+
+
 def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool = True) -> WarpCounts:
     """Count the per-warp characteristics of ``graph`` (see the module docstring)."""
     # an instruction's monomial: the loops containing it, outermost first; one tuple per
@@ -148,6 +165,8 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
         pipe_count = PIPE_COUNT_NAMES.get(instruction_pipe(ins))
         if pipe_count is not None:
             add(pipe_count, mono, 1)
+        if ins.unit == "tensor":
+            add_tensor_macs(add, mono, ins.opcode)
         if ins.unit in cuda_units:
             add("cuda_core_instructions", mono, 1)
         elif ins.unit == "sfu":

@@ -216,7 +216,8 @@ def model_counts(pk: ProfiledKernel) -> tuple[dict, list]:
         smem = c.get("shared_requests", 0.0) + c.get("shared_bank_conflicts", 0.0)
     if c.get("tensor_instructions"):
         notes.append(f"{c['tensor_instructions']:.4g} tensor instructions per warp are counted "
-                     f"but the model has no tensor-core resource")
+                     f"but a profile gives no MMA shapes, so the tensor-core row of the worksheet "
+                     f"(docs/pipes.md) is left out")
     return {"issued_instructions": issued,
             "cuda_core_instructions": sum(c[p] for p in present),
             "gmem_bytes": gmem, "sfu_instructions": c.get("sfu_instructions", 0.0),

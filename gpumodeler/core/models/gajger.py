@@ -19,7 +19,8 @@ from gpumodeler.core.models.kernel_time import KernelPrediction, predict_kernel,
 from gpumodeler.core.kernel.latency_bound import LatencyBound, analyze
 from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
 from gpumodeler.core.transfers.link import link_transfer_time_s
-from gpumodeler.core.kernel.warp_counts import PIPE_COUNT_NAMES, WarpCounts, count
+from gpumodeler.core.kernel.warp_counts import PIPE_COUNT_NAMES, TENSOR_MAC_COUNT_NAMES, \
+    WarpCounts, count
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,9 @@ class KernelInputs:
     pipe_instructions: object = None
     # Dual-issued pairs already taken off issued_instructions (paid back without dual issue).
     dual_issues: object = 0.0
+    # Tensor-core multiply-adds per warp per data-type class ({class: MACs},
+    # core.kernel.mma.TENSOR_CLASSES); None = no tensor work known.
+    tensor_macs: object = None
 
     def overridden(self, **values) -> "KernelInputs":
         """A copy with some inputs replaced (a launch's kernel overrides). An overridden
@@ -105,12 +109,18 @@ def kernel_inputs_from_graph(graph: KernelGraph, values: dict | None = None, *, 
         smem_bank_cycles=c["smem_bank_cycles"],
         pipe_instructions=pipe_instructions(c),
         dual_issues=c["dual_issues"],
+        tensor_macs=tensor_macs(c),
     )
 
 
 def pipe_instructions(counts: dict) -> dict:
     """{pipe: instructions per warp} from evaluated warp counts (warp_counts.COUNT_NAMES)."""
     return {pipe: counts[name] for pipe, name in PIPE_COUNT_NAMES.items()}
+
+
+def tensor_macs(counts: dict) -> dict:
+    """{tensor class: multiply-adds per warp} from evaluated warp counts."""
+    return {cls: counts[name] for cls, name in TENSOR_MAC_COUNT_NAMES.items()}
 
 
 def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupancy,
@@ -123,7 +133,7 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
         issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
         sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
         smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
-        dual_issues=inputs.dual_issues)
+        dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs)
     warps = warps_launched(grid_size, block_size, gpu.require("warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)

@@ -35,8 +35,10 @@ CUDA cores split into pipes (docs/pipes.md has the rules and their sources):
   Hopper) the two pipes are independent and this resource does not exist (0)
 * ``fp16``  = W × INS_FP16 / (FP16 results per cycle per SM / 2): every FP16 instruction is
   counted as a packed HADD2/HMUL2/HFMA2, two results per thread (SASS has no other form)
-* ``tensor``: tensor-core instructions need a per-instruction cost nobody publishes for
-  every shape; the worksheet counts them but does not bound them (see docs/pipes.md)
+* ``tensor`` = Σ_c MACs_c / (dense tensor MACs per clock per SM of class c): the tensor-core
+  multiply-adds per warp of each data-type class c (``tensor_macs``, decoded from the MMA
+  shapes by core.kernel.mma) over the GPU's rate for that class (NVIDIA architecture
+  whitepapers, docs/pipes.md); on any GPU, since the rate is what says whether it has them
 
 A resource the kernel does not use costs 0 cycles and needs no device parameter; one it
 uses whose hardware count is unknown is an error naming the missing parameter. All inputs
@@ -54,7 +56,7 @@ from gpumodeler.core.errors import InvalidParameter
 # Gajger/Volkov's resources first (ties keep their historical order), then the pipes of
 # Volta and later; a resource a GPU does not have reads 0.
 RESOURCES = ("cuda_cores", "issue", "memory", "sfu", "fp64", "shared_memory",
-             "fp32", "int32", "fp32_int32", "fp16")
+             "fp32", "int32", "fp32_int32", "fp16", "tensor")
 #: Pipes a kernel graph's per-pipe counts may name (core.kernel.opcodes.PIPES that run
 #: arithmetic on CUDA-core lanes or tensor cores; sfu and fp64 have their own arguments).
 PIPE_COUNTS = ("fp32", "int32", "fp16", "tensor")
@@ -115,16 +117,38 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
     return out
 
 
+# -- the tensor row (issue #8) --------------------------------------------------------------
+
+def tensor_cycles(gpu: GPUSpec, tensor_macs: dict | None):
+    """Cycles per warp the tensor cores need: Σ_c MACs_c / dense MACs per clock per SM of c.
+
+    A class with no work needs no rate; one with work and an unknown rate is an error
+    naming the device field (the CLI's ``--tensor-rate CLASS=N`` sets it)."""
+    from gpumodeler.core.kernel.mma import TENSOR_CLASSES
+    total = 0.0
+    for cls, macs in (tensor_macs or {}).items():
+        if cls not in TENSOR_CLASSES:
+            raise InvalidParameter(f"unknown tensor data-type class {cls!r}; valid: "
+                                   f"{', '.join(TENSOR_CLASSES)}")
+        macs = _nonneg(f"{cls} tensor multiply-adds", macs)
+        if _used(macs):
+            total = total + macs / gpu.tensor_macs_per_cycle_per_sm(cls)
+        else:
+            total = total + _zero(macs)
+    return total
+
+
 def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instructions=0.0,
                      gmem_bytes=0.0, sfu_instructions=0.0, fp64_instructions=0.0,
                      smem_bank_cycles=0.0, pipe_instructions: dict | None = None,
-                     dual_issues=0.0) -> ThroughputBound:
+                     dual_issues=0.0, tensor_macs: dict | None = None) -> ThroughputBound:
     """Per-resource worksheet for one warp (counts per warp; see module docstring).
 
     ``pipe_instructions`` maps pipes (``PIPE_COUNTS``) to instructions per warp; on a GPU
     that issues separate pipes it replaces ``cuda_core_instructions``. ``dual_issues`` is
     the number of dual-issued pairs already subtracted from ``issued_instructions``; a GPU
-    without dual issue pays them back."""
+    without dual issue pays them back. ``tensor_macs`` maps tensor data-type classes
+    (core.kernel.mma.TENSOR_CLASSES) to multiply-adds per warp."""
     counts = {
         "cuda_cores": _nonneg("CUDA-core instructions", cuda_core_instructions),
         "issue": _nonneg("issued instructions", issued_instructions),
@@ -169,6 +193,7 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
         cycles.update(_pipe_cycles(gpu, warp, pipes))
     else:
         cycles.update({p: 0.0 for p in ("fp32", "int32", "fp32_int32", "fp16")})
+    cycles["tensor"] = tensor_cycles(gpu, tensor_macs)
     stacked = np.broadcast_arrays(*[np.asarray(cycles[r], dtype=float) for r in RESOURCES])
     table = np.stack(stacked)
     worst = table.max(axis=0)

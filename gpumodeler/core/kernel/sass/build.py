@@ -24,8 +24,11 @@ sources, are in docs/sass-import.md; in short:
   a load, else ``dependency`` (the producer's latency from the table).
 * **Scoreboards** (sm_70+): a wait on scoreboard *n* depends on the instructions that may
   have set *n* last as their write barrier (reaching definitions over the scoreboards); added
-  when the registers did not already give that edge. Read-barrier waits (the source
-  registers of a load or store may be overwritten) are write-after-read hazards: no edge.
+  when the registers did not already give that edge. A wait on a *read* barrier (the
+  source registers of a load or store may be overwritten) is a write-after-read
+  ``dependency`` edge with the producer's issue spacing (:mod:`.ordering`).
+* **Memory order**: a load after a store that may touch the same state space keeps its
+  order, an ``ilp`` edge with the store's issue spacing (:mod:`.ordering`).
 * **Loops**: :func:`~.cfg.find_loops`; loop *k* gets iterations ``loopk`` (default
   :data:`DEFAULT_ITERATIONS`); an unrolled loop and its remainder share one variable.
 """
@@ -37,8 +40,9 @@ from functools import lru_cache
 
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
-from gpumodeler.core.kernel.sass import cfg
+from gpumodeler.core.kernel.sass import cfg, ordering
 from gpumodeler.core.kernel.sass.control import decode_control
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, is_128bit
 from gpumodeler.core.kernel.sass.operands import reg_access
@@ -67,6 +71,8 @@ class ImportReport:
     has_control: bool = False
     skipped_edges: int = 0  # backward dependencies outside any loop (not representable)
     class_counts: dict = field(default_factory=dict)
+    # tensor instructions whose shape the SASS does not show (tcgen05: in a descriptor)
+    tensor_shape_unknown: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -74,6 +80,9 @@ class ImportReport:
                  f"loops: {loops}"]
         if self.unknown_opcodes:
             parts.append(f"unknown opcodes kept and flagged: {', '.join(sorted(set(self.unknown_opcodes)))}")
+        if self.tensor_shape_unknown:
+            parts.append(f"tensor instructions whose shape SASS does not show (left out of the "
+                         f"tensor-core bound): {', '.join(sorted(set(self.tensor_shape_unknown)))}")
         if not self.has_control:
             parts.append("no control words (pre-Volta listing or nvdisasm without -hex): "
                          "issue spacing from the latency table")
@@ -148,6 +157,10 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             kw.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
                       is_load=kw.get("is_load", info.is_load))
         counts[_latency_class_key(info)] += 1
+        if info is not None and info.unit == "tensor":
+            work = decode_mma(ins.opcode)
+            if work is None or work.macs_per_warp is None:
+                report.tensor_shape_unknown.append(ins.opcode)
         # valid by construction (classes from the opcode table, widths 1-16): inserted
         # without add_instruction's per-item checks, for speed (a 20 000-instruction
         # listing imports in well under a second); the tests check every fixture's graph
@@ -214,12 +227,31 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
 
     for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
         dep(d, u)
+    ordered: set = set()
+
+    def order(d, u, kind):
+        """A WAR or store->load ordering edge with the producer's issue spacing (ordering.py)."""
+        if d == u or (d, u) in pairs or (d, u) in ordered or (u == d + 1 and u in succ[d]):
+            return
+        if d > u and not (loops_of[d] & loops_of[u]):
+            report.skipped_edges += 1
+            return
+        ordered.add((d, u))
+        add(d, u, kind, latency=spacing(d))
+
     if has_control:
-        for d, u in _reaching_dependencies(ins_list, succ, _scoreboard_access(controls),
-                                           blocks):
-            # through the setter's write barrier; a read-barrier wait (WAR) is no edge
+        sb_pairs = _reaching_dependencies(ins_list, succ, _scoreboard_access(controls), blocks)
+        for d, u in sb_pairs:
+            # through the setter's write barrier: the variable-latency RAW dependency
             if controls[d].write_barrier in controls[u].waits:
                 dep(d, u)
+        for d, u in ordering.read_barrier_waits(controls, sb_pairs):
+            order(d, u, "dependency")  # write-after-read
+    mem_access, stores = ordering.memory_access(ins_list, infos,
+                                                [nodes[k].is_load for k in ids])
+    for d, u in _reaching_dependencies(ins_list, succ, mem_access, blocks):
+        if stores[d]:
+            order(d, u, "ilp")  # store -> first load of a state space both may touch
 
     for e in edges:  # endpoints exist, ids are fresh and kinds valid by construction
         graph.edges[e.id] = e
