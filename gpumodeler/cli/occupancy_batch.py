@@ -80,9 +80,11 @@ def answer_stream(stream, chunk_lines: int, write) -> None:
         first += chunk_lines
 
 
-def _write(write, texts: list) -> None:
-    if texts:
-        write("\n".join(texts) + "\n")
+def _write(write, texts: list, block: int = 4096) -> None:
+    """Write the lines ``block`` at a time (one joined copy of a whole chunk would double
+    the memory it holds)."""
+    for start in range(0, len(texts), block):
+        write("\n".join(texts[start:start + block]) + "\n")
 
 
 def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
@@ -256,7 +258,7 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
     b, r, d, s = (int(v) for v in sizes[ok[0]])
     reference = json.dumps(_one(cc, b, r, d, s, opt_in, carveout, config))
     template, columns = _template(json.loads(reference), arrays, ok, LIMIT_NAMES)
-    texts = [template % row for row in zip(*columns)] if columns else [template] * ok.size
+    texts = list(map(template.__mod__, zip(*columns))) if columns else [template] * ok.size
     if texts[0] != reference:  # pragma: no cover - a guard, never seen
         texts = [_line_output(first + i, objs[m])
                  for i, m in zip(pos[ok].tolist(), members[ok].tolist())]
@@ -295,7 +297,7 @@ def _template(reference: dict, arrays, ok: np.ndarray, limit_names) -> tuple[str
             for k, limit in enumerate(limit_names):
                 code |= arrays.limited_by[limit][ok].astype(np.int64) << k
             text = {c: json.dumps([n for k, n in enumerate(limit_names) if c >> k & 1])
-                    for c in np.unique(code).tolist()}
+                    for c in set(code.tolist())}  # (np.unique would import numpy.ma)
             parts.append(f"{key}: " + cell([text[c] for c in code.tolist()]))
             continue
         values = getattr(arrays, name)
