@@ -95,11 +95,13 @@ def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
     body = ",\n".join(lines)
     if n and body[:1] == "{" and body[-1:] == "}" and body.count("},\n{") == n - 1:
         idx = np.arange(n)  # every line looks like one object (the usual case)
-    else:
-        idx = np.array([i for i, line in enumerate(lines) if line[:1] == "{" and line[-1:] == "}"],
+        trimmed = lines
+    else:  # the lines that do, once stripped of JSON's blanks (a CR of standard input)
+        trimmed = [line.strip(" \t\r") for line in lines]
+        idx = np.array([i for i, t in enumerate(trimmed) if t[:1] == "{" and t[-1:] == "}"],
                        dtype=np.int64)
         body = None
-    objects = _objects(lines, idx.tolist(), body) if idx.size else []
+    objects = _objects(trimmed, idx.tolist(), body) if idx.size else []
     if None in objects:  # lines the scalar path reads
         keep = [k for k, obj in enumerate(objects) if obj is not None]
         idx, objects = idx[keep], [objects[k] for k in keep]

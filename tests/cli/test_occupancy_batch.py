@@ -163,3 +163,20 @@ def test_long_lines_across_reads(tmp_path, monkeypatch):
     monkeypatch.setattr(occupancy_batch, "READ_CHARS", 7)
     text = _text(11, 60, 0.2)
     assert _batch(text, tmp_path, 8) == _per_line(text)
+
+
+def test_lines_with_blanks_around_still_take_the_fast_path(tmp_path, monkeypatch):
+    """CR LF lines of standard input, indented lines: answered together, as line by line."""
+    calls = []
+    real = occupancy_batch._line_output
+    monkeypatch.setattr(occupancy_batch, "_line_output",
+                        lambda n, obj: calls.append(n) or real(n, obj))
+    lines = [json.dumps({**GOOD, "block_size": 32 * k}) + "\r" for k in range(1, 40)]
+    lines[3] = "  \t" + lines[3]
+    text = "\n".join(lines) + "\n"
+    out = io.StringIO()
+    occupancy_batch.answer_stream(io.StringIO(text, newline="\n"), 4096, out.write)
+    expected = "".join(cmd_occupancy._line_output(i, cmd_occupancy._parsed(line + "\n")) + "\n"
+                       for i, line in enumerate(lines, 1))
+    assert out.getvalue() == expected
+    assert calls == [] and expected.count('"error"') == 7  # block sizes above 1024
