@@ -90,13 +90,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 def command_in(argv: list[str]) -> str | None:
     """The command an argument list names: its first word that is not an option (the
-    top-level options, ``--help`` and ``--version``, take no value), or None."""
+    top-level options, ``--help`` and ``--version``, take no value); ``""`` when there is
+    none; None when it cannot tell (a ``--`` first)."""
     for word in argv:
         if word == "--":
             return None
         if not word.startswith("-"):
             return word
-    return None
+    return ""
 
 
 def _command_modules() -> list[str]:
@@ -127,8 +128,11 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         return parser
     wanted = COMMANDS[command][0] if command else None
     for name, (module, text) in COMMANDS.items():
-        if module != wanted:
-            sub.add_parser(name, help=text)
+        if module != wanted:  # listed only: takes any words (it has no options, so "--x"
+            # is a word too), and main() never runs it
+            stub = sub.add_parser(name, help=text, add_help=False, prefix_chars="\0")
+            stub.add_argument("words", nargs="*")
+            stub.set_defaults(func=None)
         elif name not in sub.choices:  # the module registers all of its commands at once
             importlib.import_module(f"gpumodeler.cli.{module}").register(sub)
     return parser
@@ -137,8 +141,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
-    parser = build_parser(command_in(argv) or "")
-    args = parser.parse_args(argv)
+    args = build_parser(command_in(argv)).parse_args(argv)
+    if getattr(args, "func", None) is None:  # a command only listed: parse with them all
+        args = build_parser().parse_args(argv)
     try:
         # Overflow to inf in numpy is caught where results are printed (common.require_finite):
         # a warning here would print a multi-line report to stderr. One occupancy answer

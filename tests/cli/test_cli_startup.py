@@ -54,7 +54,7 @@ def _help(parser: argparse.ArgumentParser, argv: list[str]) -> str:
 def test_a_lazy_parser_prints_the_full_parsers_help(command, monkeypatch):
     monkeypatch.setenv("COLUMNS", "100")
     argv = [command, "--help"] if command else ["--help"]
-    assert _help(build_parser(command_in(argv) or ""), argv) == _help(build_parser(), argv)
+    assert _help(build_parser(command_in(argv)), argv) == _help(build_parser(), argv)
 
 
 @pytest.mark.parametrize("argv", [
@@ -73,14 +73,22 @@ def test_a_lazy_parser_parses_as_the_full_one(argv, capsys):
         except SystemExit as exc:
             return exc.code, capsys.readouterr().err
         return {k: repr(v) for k, v in ns.items()}
-    assert parsed(build_parser(command_in(argv) or "")) == parsed(build_parser())
+    assert parsed(build_parser(command_in(argv))) == parsed(build_parser())
 
 
 def test_the_command_is_the_first_word_not_an_option():
-    assert command_in(["--version"]) is None
+    assert command_in(["--version"]) == "" and command_in([]) == ""
     assert command_in(["-h", "occupancy", "--cc", "5.2"]) == "occupancy"
     assert command_in(["predict", "--grid-size", "8"]) == "predict"
-    assert command_in(["--", "predict"]) is None
+    assert command_in(["--", "predict"]) is None  # cannot tell: everything is built
+
+
+def test_a_command_only_listed_is_never_run(monkeypatch, capsys):
+    """Were a command line misread, the command would still run from the full parser."""
+    monkeypatch.setattr(cli_main, "command_in", lambda argv: "graph")
+    assert cli_main.main(["occupancy", "--cc", "5.2", "--block-size", "256", "--registers",
+                          "32", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["active_warps_per_sm"] == 64
 
 
 def _modules_after(argv: list[str]) -> list[str]:
