@@ -7,8 +7,9 @@ line), byte for byte; only the work is grouped:
 1. **Reading.** The input is read in blocks of characters and cut at ``"\\n"`` (what iterating
    the stream did: universal newlines for a file, ``"\\n"`` for standard input). Each chunk of
    lines is parsed with *one* ``json.loads`` of the array ``[line, line, ...]`` when that
-   array provably holds one object per line: every line begins with ``{`` and ends with
-   ``}``, the array has exactly as many items as lines, and no item holds a list or an object.
+   array provably holds one object per line: every line (without blanks around it) begins
+   with ``{`` and ends with ``}``, the array has exactly as many items as lines, and no item
+   holds a list or an object (checked by counting ``{`` and ``[`` in the text, else by type).
    (No string crosses a line, since JSON forbids a raw newline in a string; so an item that
    crossed a line would have to end that line inside an object, where its final ``}`` would
    close a nested object, which the last condition excludes. Hence each line is one item, and
@@ -51,7 +52,8 @@ _BOOLS = np.array(["false", "true"], dtype=object)
 
 def answer_stream(stream, chunk_lines: int, write) -> None:
     """Answer every non-blank line of ``stream``, in order, ``chunk_lines`` lines at a time,
-    passing each chunk's answer lines (joined, each ending in a newline) to ``write``."""
+    passing the answer lines to ``write`` (a few thousand at a time, each ending in a
+    newline)."""
     first = 1  # the number of the first line in `lines`
     lines: list[str] = []
     tail: list[str] = []  # the pieces of a line not ended yet
