@@ -1,7 +1,9 @@
 """`gpumodeler` command line entry point.
 
 Each subcommand lives in a module ``gpumodeler.cli.cmd_<name>`` exposing
-``register(subparsers)``; it sets ``func`` on its parser. Bad input ends with exit status 2
+``register(subparsers)``; it sets ``func`` on its parser. A new command is also added to
+:data:`COMMANDS` (its name, module and help), so that a command line imports only its own
+module (tests/cli/test_cli_startup.py checks the table). Bad input ends with exit status 2
 and one line on stderr, never a traceback.
 """
 from __future__ import annotations
