@@ -8,13 +8,14 @@ line), byte for byte; only the work is grouped:
    the stream did: universal newlines for a file, ``"\\n"`` for standard input). Each chunk of
    lines is parsed with *one* ``json.loads`` of the array ``[line, line, ...]`` when that
    array provably holds one object per line: every line (without blanks around it) begins
-   with ``{`` and ends with ``}``, the array has exactly as many items as lines, and no item
-   holds a list or an object (checked by counting ``{`` and ``[`` in the text, else by type).
+   with ``{``, ends with ``}`` and holds no other ``{`` and no ``[`` (so no item can hold a
+   list or an object), and the array has exactly as many items as lines.
    (No string crosses a line, since JSON forbids a raw newline in a string; so an item that
    crossed a line would have to end that line inside an object, where its final ``}`` would
    close a nested object, which the last condition excludes. Hence each line is one item, and
-   the item is what ``json.loads`` of the line gives.) A chunk that fails is halved until the
-   halves parse; what is left (bad JSON, other shapes) goes through the scalar path.
+   the item is what ``json.loads`` of the line gives.) Where the parser stops at a bad line,
+   the lines before it are parsed again, that line goes through the scalar path, and reading
+   goes on after it; lines of other shapes go through the scalar path too.
 2. **Columns.** Lines with the same keys are turned into columns (``operator.itemgetter``,
    ``map(type, ...)`` checks that sizes are plain non-negative integers, options booleans or
    integers); lines with anything else go through the scalar path, which gives the message.
@@ -29,7 +30,8 @@ line), byte for byte; only the work is grouped:
 from __future__ import annotations
 
 import json
-from itertools import chain
+from bisect import bisect_right
+from itertools import accumulate
 from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 
@@ -44,7 +46,6 @@ from .tables import distinct_texts
 READ_CHARS = 1 << 20
 #: a piece of a chunk this small that does not parse as an array goes line by line
 _SMALLEST = 8
-_SCALARS = frozenset({str, int, float, bool, type(None)})
 _SIZES = ("block_size", "registers", "shared_mem", "static_shared_mem")
 _REQUIRED = ("cc", "block_size", "registers")
 _BOOLS = np.array(["false", "true"], dtype=object)
@@ -95,13 +96,14 @@ def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
     n = len(lines)
     out = np.empty(n, dtype=object)  # None: not answered yet
     body = ",\n".join(lines)
-    if n and body[:1] == "{" and body[-1:] == "}" and body.count("},\n{") == n - 1:
-        idx = np.arange(n)  # every line looks like one object (the usual case)
+    if n and body[:1] == "{" and body[-1:] == "}" and body.count("},\n{") == n - 1 \
+            and body.count("{") == n and "[" not in body:
+        idx = np.arange(n)  # every line looks like one flat object (the usual case)
         trimmed = lines
     else:  # the lines that do, once stripped of JSON's blanks (a CR of standard input)
         trimmed = [line.strip(" \t\r") for line in lines]
-        idx = np.array([i for i, t in enumerate(trimmed) if t[:1] == "{" and t[-1:] == "}"],
-                       dtype=np.int64)
+        idx = np.array([i for i, t in enumerate(trimmed) if t[:1] == "{" and t[-1:] == "}"
+                        and t.count("{") == 1 and "[" not in t], dtype=np.int64)
         body = None
     objects = _objects(trimmed, idx.tolist(), body) if idx.size else []
     if None in objects:  # lines the scalar path reads
@@ -121,25 +123,61 @@ def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
 
 
 def _objects(lines: list[str], idx: list[int], body: str | None = None) -> list:
-    """``json.loads`` of each line in ``idx``, parsed together (see the module docstring for
-    why the items are the lines' objects); None for a line the scalar path must read."""
+    """``json.loads`` of each line in ``idx`` (``body``: those lines joined, if at hand),
+    parsed many at a time (see the module docstring for why the items are the lines'
+    objects); None for a line the scalar path must read.
+
+    A piece that does not parse is cut where the parser stopped: the lines before that line
+    are parsed again (:func:`_halving`), that line goes to the scalar path, and reading
+    goes on after it with pieces growing from :data:`_SMALLEST` lines, so that a bad line
+    costs a few short parses, not a parse of the whole chunk."""
+    n = len(idx)
+    out: list = [None] * n
+    start, size = 0, n
+    while start < n:
+        stop = min(n, start + size)
+        items, stopped = _parse(lines, idx[start:stop], body if stop - start == n else None)
+        if items is not None:
+            out[start:stop] = items
+            start, size = stop, 2 * size
+            continue
+        if stopped is None:  # no position to cut at (a number of 5000 digits): halve it
+            out[start:stop] = _halving(lines, idx[start:stop])
+            start, size = stop, _SMALLEST
+            continue
+        if stopped:
+            out[start:start + stopped] = _halving(lines, idx[start:start + stopped])
+        start, size = start + stopped + 1, _SMALLEST
+    return out
+
+
+def _parse(lines: list[str], idx: list[int], body: str | None = None):
+    """(the objects of lines ``idx``, None) when one ``json.loads`` of them as an array is
+    one flat object per line; else (None, the index in ``idx`` of the line where a
+    JSONDecodeError stopped the parser, or None)."""
     if body is None:
         body = ",\n".join([lines[i] for i in idx])
     try:
         items = json.loads("[" + body + "]")
-    except (ValueError, RecursionError):  # a bad line (or one too deep) somewhere
-        items = None
-    if items is not None and len(items) == len(idx) and (
-            # each line begins with "{", so these counts say there is no other "{" or "["
-            # in the text: no item holds a list or an object
-            (body.count("{") == len(idx) and "[" not in body)
-            or (set(map(type, items)) == {dict} and set(map(
-                type, chain.from_iterable(map(dict.values, items)))) <= _SCALARS)):
+    except json.JSONDecodeError as exc:
+        ends = list(accumulate(len(lines[i]) + 2 for i in idx))  # each line and its ",\n"
+        return None, min(bisect_right(ends, exc.pos - 1), len(idx) - 1)
+    except (ValueError, RecursionError):  # a number of 5000 digits, a nesting too deep
+        return None, None
+    # the lines hold no "{" but their first and no "[": no item can hold a list or an object
+    return (items, None) if len(items) == len(idx) else (None, None)
+
+
+def _halving(lines: list[str], idx: list[int]) -> list:
+    """The objects of lines ``idx`` parsed together, or each half of them so (recursively,
+    down to :data:`_SMALLEST` lines, which the scalar path reads: None)."""
+    items, _ = _parse(lines, idx)
+    if items is not None:
         return items
     if len(idx) <= _SMALLEST:
         return [None] * len(idx)
     half = len(idx) // 2
-    return _objects(lines, idx[:half]) + _objects(lines, idx[half:])
+    return _halving(lines, idx[:half]) + _halving(lines, idx[half:])
 
 
 def _by_keys(pos: np.ndarray, objs: list, first: int, out: np.ndarray) -> None:

@@ -180,3 +180,24 @@ def test_lines_with_blanks_around_still_take_the_fast_path(tmp_path, monkeypatch
                        for i, line in enumerate(lines, 1))
     assert out.getvalue() == expected
     assert calls == [] and expected.count('"error"') == 7  # block sizes above 1024
+
+
+def test_bad_lines_cost_a_few_short_parses(tmp_path, monkeypatch):
+    """Scattered bad lines: only they are answered one by one, and the number of array
+    parses grows with the number of bad lines, not with the chunk's length."""
+    answered, parses = [], []
+    real_line, real_parse = occupancy_batch._line_output, occupancy_batch._parse
+    monkeypatch.setattr(occupancy_batch, "_line_output",
+                        lambda n, obj: answered.append(n) or real_line(n, obj))
+    monkeypatch.setattr(occupancy_batch, "_parse",
+                        lambda *a: parses.append(len(a[1])) or real_parse(*a))
+    rng = random.Random(4)
+    lines = [json.dumps({**GOOD, "block_size": 32 * rng.randint(1, 32)}) for _ in range(20000)]
+    bad = sorted(rng.sample(range(len(lines)), 60))
+    for k, i in enumerate(bad):
+        lines[i] = ["garbage", '{"cc": ', '{"cc": "8.0", "block_size": [64], "registers": 8}',
+                    '{"cc": "8.0", "block_size": 64, "registers": 8,}'][k % 4]
+    text = "\n".join(lines) + "\n"
+    assert _batch(text, tmp_path, 65536) == _per_line(text)
+    assert answered == [i + 1 for i in bad]
+    assert len(parses) < 12 * len(bad) and sum(parses) < 4 * len(lines)
