@@ -292,8 +292,8 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
         reasons = arrays.reasons[bad].tolist()
         distinct = list(set(reasons))
         quoted = dict(zip(distinct, map(encode_basestring_ascii, distinct)))  # json.dumps(r)
-        out[pos[bad]] = _objects_array([f'{{"line": {line}, "error": {quoted[r]}}}' for line, r
-                                        in zip((pos[bad] + first).tolist(), reasons)])
+        out[pos[bad]] = _objects_array(list(map('{"line": %d, "error": %s}'.__mod__, zip(
+            (pos[bad] + first).tolist(), map(quoted.__getitem__, reasons)))))
     ok = np.flatnonzero(valid)
     if not ok.size:
         return
