@@ -50,7 +50,7 @@ def _one(cc, block, regs, smem, static=0, opt_in=False, carveout=None, config=No
 
 
 #: batch lines evaluated together
-BATCH_CHUNK = 8192
+BATCH_CHUNK = 65536
 _INT_LIMIT = 1 << 62
 
 
@@ -90,146 +90,18 @@ def _checked_line(obj):
     return obj
 
 
-def _vector_key(obj):
-    """(cc, opt_in, carveout, config) and the four sizes when the line can go through the
-    vectorised calculator unchanged (plain non-negative integers...), else None."""
-    if type(obj) is not dict or not obj.keys() <= BATCH_KEYS:
-        return None
-    try:
-        sizes = (obj["block_size"], obj["registers"], obj.get("shared_mem", 0),
-                 obj.get("static_shared_mem", 0))
-        cc = obj["cc"]
-    except KeyError:
-        return None
-    for v in sizes:
-        if type(v) is not int or not 0 <= v < _INT_LIMIT:
-            return None
-    opt_in, carveout, config = (obj.get("opt_in", False), obj.get("carveout_percent"),
-                                obj.get("shared_mem_config"))
-    if type(opt_in) is not bool or not (carveout is None or type(carveout) is int) \
-            or not (config is None or type(config) is int):
-        return None
-    return (cc if type(cc) is str else str(cc), opt_in, carveout, config), sizes
-
-
-def _group_outputs(key, rows, out: list) -> None:
-    """Answers for lines sharing (cc, options): one vectorised call; a line that cannot run,
-    or a group the calculator refuses as a whole, gets the scalar path's answer."""
-    import numpy as np
-
-    from gpumodeler.core.occupancy.calculator import LIMIT_NAMES, occupancy_array
-
-    positions = [r[0] for r in rows]
-    cc, opt_in, carveout, config = key
-    sizes = np.array([r[2] for r in rows], dtype=np.int64)
-    try:
-        arrays = occupancy_array(cc, sizes[:, 0], sizes[:, 1], sizes[:, 2],
-                                 static_shared_mem_bytes=sizes[:, 3], opt_in=opt_in,
-                                 carveout_percent=carveout, shared_mem_config_bytes=config)
-    except (ValueError, ModelError):
-        arrays = None
-    if arrays is None:
-        for pos, lineno, _, obj in rows:
-            out[pos] = _line_output(lineno, obj)
-        return
-    valid = arrays.valid
-    bad = np.flatnonzero(~valid)
-    if bad.size:  # the scalar calculator's LaunchError messages, each formatted once
-        reasons = arrays.reasons[bad].tolist()
-        texts = {r: json.dumps(r) for r in set(reasons)}
-        for i, reason in zip(bad.tolist(), reasons):
-            out[positions[i]] = f'{{"line": {rows[i][1]}, "error": {texts[reason]}}}'
-    ok = np.flatnonzero(valid)
-    if not ok.size:
-        return
-    first = int(ok[0])
-    reference = _one(cc, *rows[first][2][:3], rows[first][2][3], opt_in, carveout, config)
-    template, columns = _template(reference, arrays, ok, LIMIT_NAMES)
-    texts = [template % row for row in zip(*columns)]
-    if texts[0] != json.dumps(reference):  # pragma: no cover - a guard, never seen
-        for i in ok.tolist():
-            out[positions[i]] = _line_output(rows[i][1], rows[i][3])
-        return
-    for i, text in zip(ok.tolist(), texts):
-        out[positions[i]] = text
-
-
-def _template(reference: dict, arrays, ok, limit_names):
-    """A %-template of one answer line (keys in the scalar answer's order) and the columns
-    of cell texts that fill it, taken from the vectorised result at ``ok``."""
-    import numpy as np
-
-    from .tables import distinct_texts
-
-    parts, columns = [], []
-    n = ok.size
-    for name, value in reference.items():
-        key = json.dumps(name).replace("%", "%%")
-        if name == "block_limits":
-            inner = []
-            for limit in value:
-                inner.append(f"{json.dumps(limit)}: %s")
-                columns.append(distinct_texts(arrays.block_limits[limit][ok], str))
-            parts.append(f"{key}: {{{', '.join(inner)}}}")
-            continue
-        parts.append(f"{key}: %s")
-        if name == "limited_by":
-            code = np.zeros(n, dtype=np.int64)
-            for k, limit in enumerate(limit_names):
-                code |= arrays.limited_by[limit][ok].astype(np.int64) << k
-            text = {c: json.dumps([l for k, l in enumerate(limit_names) if c >> k & 1])
-                    for c in set(code.tolist())}
-            columns.append([text[c] for c in code.tolist()])
-            continue
-        column = getattr(arrays, name)
-        if np.ndim(column) == 0:  # the same for every launch of the group
-            columns.append([json.dumps(value)] * n)
-        elif column.dtype.kind == "b":
-            columns.append(["true" if v else "false" for v in column[ok].tolist()])
-        elif column.dtype.kind == "f":
-            columns.append(distinct_texts(column[ok], repr))
-        else:
-            columns.append(distinct_texts(column[ok], str))
-    return "{" + ", ".join(parts) + "}", columns
-
-
 def _batch(path: str) -> int:
     """JSON Lines in, one answer line per non-blank line out, in order, evaluated in chunks
-    of :data:`BATCH_CHUNK` lines grouped by (cc, options) for the vectorised calculator."""
-    import itertools
+    of :data:`BATCH_CHUNK` lines (:mod:`gpumodeler.cli.occupancy_batch`)."""
+    from .occupancy_batch import answer_stream
 
     try:
         stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror}") from None
-    scan = json.JSONDecoder().scan_once
     with stream:
         try:
-            numbered = ((n, line) for n, line in enumerate(stream, 1) if line.strip())
-            while True:
-                chunk = list(itertools.islice(numbered, BATCH_CHUNK))
-                if not chunk:
-                    break
-                out: list = [None] * len(chunk)
-                groups: dict = {}
-                for pos, (lineno, line) in enumerate(chunk):
-                    try:  # json.loads without its Python layers; anything unusual goes through it
-                        obj, end = scan(line, 0)
-                        if end != len(line) and line[end:].strip(" \t\n\r"):
-                            obj = _parsed(line)
-                    except (StopIteration, ValueError, RecursionError):
-                        obj = _parsed(line)
-                    vk = _vector_key(obj)
-                    if vk is None:
-                        out[pos] = _line_output(lineno, obj)
-                    else:
-                        group = groups.get(vk[0])
-                        if group is None:
-                            group = groups[vk[0]] = []
-                        group.append((pos, lineno, vk[1], obj))
-                for key, rows in groups.items():
-                    _group_outputs(key, rows, out)
-                sys.stdout.write("\n".join(out) + "\n")
+            answer_stream(stream, BATCH_CHUNK, sys.stdout.write)
         except UnicodeDecodeError:
             raise CLIError(f"{path} is not a text file (expected JSON Lines, one launch per "
                            f"line, e.g. {{\"cc\": \"8.0\", \"block_size\": 256, "

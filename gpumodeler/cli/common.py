@@ -14,7 +14,6 @@ import argparse
 import json
 import math
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpumodeler.core.errors import ModelError, QuantityError, shown
@@ -312,7 +311,11 @@ def parse_json_text(text: str, path: str, what: str):
 def load_graph(path: str) -> KernelGraph:
     from gpumodeler.core.kernel.graph import from_dict
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        if path == "-":
+            text = sys.stdin.read()
+        else:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
     except OSError as exc:
         raise CLIError(f"cannot read kernel file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:

@@ -1,7 +1,9 @@
 """`gpumodeler` command line entry point.
 
 Each subcommand lives in a module ``gpumodeler.cli.cmd_<name>`` exposing
-``register(subparsers)``; it sets ``func`` on its parser. Bad input ends with exit status 2
+``register(subparsers)``; it sets ``func`` on its parser. A new command is also added to
+:data:`COMMANDS` (its name, module and help), so that a command line imports only its own
+module (tests/cli/test_cli_startup.py checks the table). Bad input ends with exit status 2
 and one line on stderr, never a traceback.
 """
 from __future__ import annotations
@@ -9,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import pkgutil
 import sys
 
 from gpumodeler.core.errors import ModelError
@@ -70,23 +71,83 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, one_line(f"{self.prog}: error: {message}") + "\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+#: Every command: the module ``gpumodeler.cli.<module>`` that registers it and its one-line
+#: help, in the order ``--help`` lists them (by module name). Parsing a command line imports
+#: only the module of the command it names, so a command does not pay for the imports of
+#: all the others; ``--help`` imports none. A test checks this table against the modules.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "calibrate": ("cmd_calibrate", "fit λ or link parameters to measurements"),
+    "devices": ("cmd_devices", "browse, share and merge the device database"),
+    "graph": ("cmd_graph", "analyse a kernel execution graph"),
+    "gui": ("cmd_gui", "open the desktop application"),
+    "install-desktop-entry": ("cmd_gui", "add gpumodeler to your desktop's application menu"),
+    "kernel": ("cmd_kernel", "kernel graphs from real kernels (SASS import)"),
+    "measure": ("cmd_measure", "import measured kernel and copy times"),
+    "occupancy": ("cmd_occupancy", "active blocks and warps per SM for a launch"),
+    "predict": ("cmd_predict", "kernel and transfer times for one launch"),
+    "project": ("cmd_project", "show a project file or predict its launches"),
+    "report": ("cmd_report", "write a self-contained HTML report of a project"),
+    "sweep": ("cmd_sweep", "predictions over a grid of values (CSV or JSON)"),
+    "timeline": ("cmd_timeline", "simulate a project's application: steps, makespan, energy"),
+}
+
+
+def command_in(argv: list[str]) -> str | None:
+    """The command an argument list names: its first word that is not an option (the
+    top-level options, ``--help`` and ``--version``, take no value); ``""`` when there is
+    none; None when it cannot tell (a ``--`` first)."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return ""
+
+
+def _command_modules() -> list[str]:
+    """Every ``cmd_*`` module of the package (found on disk, so a new one is never missed)."""
+    import pkgutil
+
+    import gpumodeler.cli as pkg
+    return sorted(m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("cmd_"))
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser.
+
+    Without ``command``, every command module is imported and registers its parser. With the
+    command a command line names (:func:`command_in`; ``""`` for none, as in ``--help``),
+    only that command's module is imported and the others are listed by name and help, which
+    is all ``--help`` and an unknown-command message show. A name not in :data:`COMMANDS`
+    builds everything, so a command module missing from the table still works."""
     parser = _Parser(prog="gpumodeler",
                      description="Model how fast a CUDA application runs on a GPU.")
     from gpumodeler import __version__
     parser.add_argument("--version", action="version", version=f"gpumodeler {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
-    import gpumodeler.cli as pkg
-    for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
-        if info.name.startswith("cmd_"):
-            importlib.import_module(f"gpumodeler.cli.{info.name}").register(sub)
+    if command is None or (command and command not in COMMANDS):
+        for name in _command_modules():
+            importlib.import_module(f"gpumodeler.cli.{name}").register(sub)
+        return parser
+    wanted = COMMANDS[command][0] if command else None
+    for name, (module, text) in COMMANDS.items():
+        if module != wanted:  # listed only: takes any words (it has no options, so "--x"
+            # is a word too), and main() never runs it
+            stub = sub.add_parser(name, help=text, add_help=False, prefix_chars="\0")
+            stub.add_argument("words", nargs="*")
+            stub.set_defaults(func=None)
+        elif name not in sub.choices:  # the module registers all of its commands at once
+            importlib.import_module(f"gpumodeler.cli.{module}").register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    if argv is None:
+        argv = sys.argv[1:]
+    args = build_parser(command_in(argv)).parse_args(argv)
+    if getattr(args, "func", None) is None:  # a command only listed: parse with them all
+        args = build_parser().parse_args(argv)
     try:
         # Overflow to inf in numpy is caught where results are printed (common.require_finite):
         # a warning here would print a multi-line report to stderr. One occupancy answer

@@ -33,11 +33,9 @@ import json
 import math
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
 
-from gpumodeler.db.atomic_files import create_temp, release, remove_stale_temps
 
 FORMATS = ("csv", "json", "jsonl")
 CHUNK_ROWS = 16_384
@@ -156,6 +154,10 @@ class TableWriter:
         if self.output is None:
             self._fh = self._stdout or sys.stdout
             return self
+        from pathlib import Path
+
+        from gpumodeler.db.atomic_files import create_temp, remove_stale_temps  # (a file only)
+
         from .main import CLIError
         target = os.path.realpath(self.output)
         try:
@@ -204,6 +206,7 @@ class TableWriter:
                     os.unlink(self._tmp)
                 except OSError:
                     pass
+            from gpumodeler.db.atomic_files import release
             release(self._lock)
 
     # -- rows ----------------------------------------------------------------------------
