@@ -14,7 +14,6 @@ import os
 import sys
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel.mma import TENSOR_CLASSES
 
 EXIT_USAGE = 2
 #: Core field names -> the CLI flag that sets them, to point messages at the right flag.
@@ -27,8 +26,21 @@ FLAG_FOR_FIELD = {
     "int32_fp32_shared_lanes_per_sm": "--int32-fp32-shared-lanes",
     "smem_accesses_per_cycle_per_sm": "--smem-accesses-per-cycle",
     "issue_per_scheduler_per_cycle": "--issue-per-cycle", "compute_capability": "--cc",
-    **{f"tensor_{c}_macs_per_cycle_per_sm": f"--tensor-rate {c}=N" for c in TENSOR_CLASSES},
 }
+_TENSOR_RATE = ("tensor_", "_macs_per_cycle_per_sm")
+
+
+def flag_for_field(name: str | None) -> str | None:
+    """The CLI flag that sets core field ``name`` (a tensor rate field
+    ``tensor_<class>_macs_per_cycle_per_sm`` -> ``--tensor-rate <class>=N``), or None.
+    Works without importing the tensor module, so ``--help`` stays light."""
+    name = name or ""
+    if name in FLAG_FOR_FIELD:
+        return FLAG_FOR_FIELD[name]
+    head, tail = _TENSOR_RATE
+    if name.startswith(head) and name.endswith(tail) and len(name) > len(head) + len(tail):
+        return f"--tensor-rate {name[len(head):-len(tail)]}=N"
+    return None
 
 
 class CLIError(Exception):
@@ -158,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             return int(args.func(args) or 0)
     except (ModelError, CLIError) as exc:
-        hint = FLAG_FOR_FIELD.get(getattr(exc, "item", None) or "")
+        hint = flag_for_field(getattr(exc, "item", None))
         hint = f" (flag {hint})" if hint and hint not in str(exc) else ""
         print(one_line(f"gpumodeler {args.command}: {exc}{hint}"), file=sys.stderr)
         return EXIT_USAGE

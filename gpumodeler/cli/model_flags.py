@@ -20,11 +20,14 @@ if TYPE_CHECKING:  # the models load when a prediction runs, not to parse flags
 MODELS = ("gajger", "volkov-contention", "mwp-cwp", "bsp", "roofline")
 
 from . import common
+from gpumodeler.core.kernel.mma import TENSOR_CLASSES
+
 from .main import FLAG_FOR_FIELD, CLIError
 
 #: model parameter / core field -> the flag that sets it
 FLAG_FOR_PARAMETER = {
     **FLAG_FOR_FIELD,
+    **{f"tensor_{c}_macs_per_cycle_per_sm": f"--tensor-rate {c}=N" for c in TENSOR_CLASSES},
     "critical_dram_accesses": "--critical-dram-accesses",
     "contention_b_cycles": "--contention-b", "contention_c_bytes_per_s": "--contention-c",
     "dram_latency_cycles": "--dram-latency", "departure_delay_cycles": "--departure-delay",
