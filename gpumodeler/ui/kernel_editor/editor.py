@@ -303,6 +303,7 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
             while self.variables_box.count():
                 w = self.variables_box.takeAt(0).widget()
                 if w is not None:
+                    w.hide()  # gone now, not at the next event loop turn
                     w.deleteLater()
             self._variable_fields = {}
             for name in sorted(names):
