@@ -23,6 +23,14 @@ unit takes no prefix of its own (the unit carries it: ``16MB``, not ``16MMB``); 
 without a unit takes the table's ``""`` scale and may carry a prefix (``16M`` bytes =
 16e6 B) unless the caller forbids it. The CLI's byte units are decimal as they always
 were: ``GB`` = 1e9, ``GiB`` = 2^30.
+
+Unit tables (:func:`prefixed_units`, :data:`BYTE_UNITS`, :data:`TIME_UNITS`,
+:func:`units_of`): a base unit with SI prefixes (``kHz``, ``MHz``, ``GHz``) and, for bytes,
+binary ones too (``KiB``, ``MiB``). Matching is case-insensitive, so a lower-case ``m`` is
+mega (``1.6 mb`` = 1.6e6 B, as the CLI always read it): milli is never a prefix here, and
+times have their own table (``ms``, ``us``, ``µs``, ``ns``). The GUI's device fields
+(:mod:`gpumodeler.ui.units`) read every unit of the device database through
+:func:`units_of`, the CLI's byte and time flags use the same tables.
 """
 from __future__ import annotations
 
@@ -32,13 +40,64 @@ from collections.abc import Mapping
 
 from .errors import QuantityError, shown
 
-__all__ = ["QuantityError", "parse_number", "parse_quantity", "NUMBER_FORMS", "PREFIXES"]
+__all__ = ["QuantityError", "parse_number", "parse_quantity", "NUMBER_FORMS", "PREFIXES",
+           "SI_UNIT_PREFIXES", "BINARY_UNIT_PREFIXES", "prefixed_units", "BYTE_UNITS",
+           "TIME_UNITS", "units_of"]
 
 #: Prefixes a number may carry (case-sensitive: ``m`` is not ``M``).
 PREFIXES = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15,
             "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40}
 #: The forms a number takes, as a message lists them.
 NUMBER_FORMS = "e.g. 1000000, 1e6, 1,000,000, 16M, 16Mi or 2^20"
+
+#: Prefixes of a unit (``kHz``, ``GB``), lower case: the tables are matched case-insensitively.
+SI_UNIT_PREFIXES = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+BINARY_UNIT_PREFIXES = {"ki": 2.0**10, "mi": 2.0**20, "gi": 2.0**30, "ti": 2.0**40}
+
+
+def prefixed_units(unit: str, *, binary: bool = False, bare: bool = True) -> dict[str, float]:
+    """A unit table for :func:`parse_quantity`: ``unit`` (``"hz"``, ``"b"``, ``"b/s"``)
+    alone and with each SI prefix (and binary prefix when ``binary``), scaled to the base
+    unit; with ``bare`` a number without a unit is in the base unit (``""`` -> 1)."""
+    unit = unit.lower()
+    table = {"": 1.0} if bare else {}
+    table[unit] = 1.0
+    prefixes = SI_UNIT_PREFIXES | (BINARY_UNIT_PREFIXES if binary else {})
+    table.update({p + unit: scale for p, scale in prefixes.items()})
+    return table
+
+
+#: Bytes: B, kB/KB, MB, GB, TB (decimal) and KiB, MiB, GiB, TiB (binary).
+BYTE_UNITS = prefixed_units("b", binary=True)
+#: Seconds: s, ms, us/µs/μs (micro sign or Greek mu), ns.
+TIME_UNITS = {"": 1.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "\u03bcs": 1e-6,
+              "ns": 1e-9}
+# Units of the device database (db/fields.py UNITS) that are counted, not measured: no
+# unit suffix, whole numbers where noted in :func:`units_of`.
+_PLAIN_UNITS = ("count", "bit", "year", "ratio")
+
+
+def units_of(unit: str) -> dict[str, float]:
+    """The table a value in the device database's ``unit`` is typed with: Hz, B/s and W with
+    SI prefixes, B with SI and binary ones, s in s/ms/µs/ns, cycle-based units with their
+    own name, counted units (count, bit, year, ratio) as bare numbers."""
+    if unit == "B":
+        return dict(BYTE_UNITS)
+    if unit == "B/s":
+        return prefixed_units("b/s", binary=True)
+    if unit == "Hz":
+        return prefixed_units(unit)
+    if unit == "W":  # matched case-insensitively, "mW" would read as megawatts: W and kW only
+        return {"": 1.0, "w": 1.0, "kw": 1e3}
+    if unit == "s":
+        return dict(TIME_UNITS)
+    if unit in _PLAIN_UNITS:
+        return {"": 1.0}
+    table = {"": 1.0, unit.lower(): 1.0}  # cycle, B/cycle, 1/cycle and any other
+    if unit == "cycle":
+        table["cycles"] = 1.0
+    return table
+
 
 _PLAIN = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 _GROUPED = re.compile(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?(?:[eE][-+]?\d+)?")

@@ -1,6 +1,8 @@
-"""MainWindow: the three editors as tabs, the property inspector dock, menus, status bar.
+"""MainWindow: the editors as tabs, their docks, menus, status bar.
 
-Layout and wiring only (GUIDE: the main window stays small). The editors change the project;
+Layout and wiring only (GUIDE: the main window stays small). The docks that go with a tab
+(the inspector, the kernel's properties, the sweep plot) are managed by :mod:`.docks`; the
+actions, menus and tool bar are built by :mod:`.menus`. The editors change the project;
 the window opens and saves files through :mod:`gpumodeler.db.project_file`, routes the Edit
 menu to the current editor, shows refusals and hints in the status bar and remembers recent
 files, geometry and dock state. Questions to the user go through small hook methods
@@ -15,9 +17,8 @@ from pathlib import Path
 import shiboken6
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence, QUndoGroup
-from PySide6.QtWidgets import (QApplication, QDockWidget, QFileDialog, QFrame, QLabel,
-                               QMainWindow, QMessageBox, QScrollArea, QStyle, QTabWidget,
-                               QWidget)
+from PySide6.QtWidgets import (QApplication, QFileDialog, QFrame, QLabel, QMainWindow,
+                               QMessageBox, QScrollArea, QTabWidget, QWidget)
 
 from gpumodeler import __version__
 from gpumodeler.core.errors import ModelError
@@ -25,26 +26,21 @@ from gpumodeler.core.project import Project
 from gpumodeler.db.project_file import load_project, save_project
 from gpumodeler.ui import settings
 from gpumodeler.ui.binding import DocumentBinding
-from gpumodeler.ui.calibration.dialog import open_calibration_dialog
+from gpumodeler.ui.docks import TabDocks
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.icons import icon
+from gpumodeler.ui.imports_exports import ImportsExports
 from gpumodeler.ui.inspector import PropertyInspector
+from gpumodeler.ui.menus import TAB_NAMES, create_actions, create_menus
 from gpumodeler.ui.system_editor import SystemEditor
 
 FILE_FILTER = "gpumodeler projects (*.gpm);;All files (*)"
 DEFAULT_SIZE = (1600, 1000)
-INSPECTOR_WIDTH = 600
-INSPECTOR_SHARE = 0.375  # of a smaller window: the canvas keeps room to be read
-TAB_NAMES = ("System", "Kernel", "Launch", "Application")
 # The Kernel and Launch tabs are built just after the window first shows (or when opened
 # before that): the window appears sooner, their imports (pyqtgraph...) come after.
 DEFERRED_TABS_MS = 100
 MAX_PAGE_MIN_WIDTH = 700
-# The inspector shows devices and links: it goes with the System tab and makes room for
-# the kernel editor's own property panel and the launch panel's forms and plot.
-TABS_WITHOUT_INSPECTOR = {1, 2, 3}
 REFUSAL_MS = 10000
-IMPORT_MIN_SCALE = 0.4  # an imported kernel's first view: fitted down to this zoom
 # Edit-menu commands -> the editor method that performs them (editors without it: disabled).
 EDIT_ROUTES = {"cut": "cut_selection", "copy": "copy_selection", "paste": "paste",
                "delete": "delete_selection", "select_all": "select_all", "fit": "fit"}
@@ -59,7 +55,7 @@ def example_projects() -> list[Path]:
     return sorted(here.glob("*.gpm")) if here.is_dir() else []
 
 
-class MainWindow(DocumentBinding, QMainWindow):
+class MainWindow(ImportsExports, DocumentBinding, QMainWindow):
     """One window editing one document at a time."""
 
     def __init__(self, catalog=None, document: Document | None = None, parent=None,
@@ -72,14 +68,9 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.setWindowIcon(icon("app"))
         self.tabs = QTabWidget(documentMode=True)
         self.setCentralWidget(self.tabs)
-        self.inspector_dock = QDockWidget("Inspector", self)
-        self.inspector_dock.setObjectName("inspector")
-        self.inspector_dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable
-                                        | QDockWidget.DockWidgetFeature.DockWidgetClosable
-                                        | QDockWidget.DockWidgetFeature.DockWidgetFloatable)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector_dock)
-        self._inspector_wanted = True  # the user's choice on the System tab
-        self.inspector_dock.toggleViewAction().triggered.connect(self._inspector_toggled)
+        for name in TAB_NAMES:
+            self.tabs.addTab(QWidget(), name)  # stand in until the editors are built
+        self.docks = TabDocks(self)
         self.refusal_label = QLabel()
         self.refusal_label.setStyleSheet("color: #c62828; padding: 0 6px;")
         self.statusBar().addWidget(self.refusal_label, 1)
@@ -88,137 +79,13 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.system_editor = self.inspector = None
         self._editors: dict[int, QWidget] = {}  # tab index -> editor, once built
         self._building_tab = False
-        self._create_actions()
-        self._create_menus()
+        create_actions(self)
+        create_menus(self)
         self.tabs.currentChanged.connect(self._tab_changed)
         self.set_document(document or Document(Project("untitled"), catalog))
         self.resize(*DEFAULT_SIZE)
-        self._layout_restored = remember and self.restore_settings()
-
-    # ---- actions and menus
-    def _action(self, text, slot, shortcut=None, tip="", standard_icon=None) -> QAction:
-        action = QAction(text, self)
-        action.triggered.connect(slot)
-        if shortcut is not None:
-            shortcuts = shortcut if isinstance(shortcut, list) else [shortcut]
-            action.setShortcuts([QKeySequence(s) for s in shortcuts])
-        if tip:
-            action.setStatusTip(tip)
-            action.setToolTip(tip)
-        if standard_icon is not None:
-            action.setIcon(self.style().standardIcon(standard_icon))
-        self.addAction(action)
-        return action
-
-    def _create_actions(self) -> None:
-        sp = QStyle.StandardPixmap
-        self.new_action = self._action("&New", self.new_project, QKeySequence.StandardKey.New,
-                                       "Start an empty project", sp.SP_FileIcon)
-        self.open_action = self._action("&Open…", self.open_dialog, QKeySequence.StandardKey.Open,
-                                        "Open a project file", sp.SP_DialogOpenButton)
-        self.save_action = self._action("&Save", self.save, QKeySequence.StandardKey.Save,
-                                        "Save the project", sp.SP_DialogSaveButton)
-        self.save_as_action = self._action("Save &As…", self.save_as,
-                                           QKeySequence.StandardKey.SaveAs,
-                                           "Save the project under a new name")
-        self.quit_action = self._action("&Quit", self.close, QKeySequence.StandardKey.Quit)
-        self.undo_action = self.undo_group.createUndoAction(self, "&Undo")
-        self.undo_action.setShortcuts([QKeySequence(QKeySequence.StandardKey.Undo)])
-        self.undo_action.setIcon(self.style().standardIcon(sp.SP_ArrowBack))
-        self.undo_action.setIconText("Undo")
-        self.redo_action = self.undo_group.createRedoAction(self, "&Redo")
-        self.redo_action.setShortcuts([QKeySequence("Ctrl+Y"), QKeySequence("Ctrl+Shift+Z")])
-        self.redo_action.setIcon(self.style().standardIcon(sp.SP_ArrowForward))
-        self.redo_action.setIconText("Redo")
-        self.addActions([self.undo_action, self.redo_action])
-        self.edit_actions = {
-            "cut": self._action("Cu&t", lambda: self._route("cut"), QKeySequence.StandardKey.Cut),
-            "copy": self._action("&Copy", lambda: self._route("copy"),
-                                 QKeySequence.StandardKey.Copy),
-            "paste": self._action("&Paste", lambda: self._route("paste"),
-                                  QKeySequence.StandardKey.Paste),
-            "delete": self._action("&Delete", lambda: self._route("delete"),
-                                   QKeySequence.StandardKey.Delete, "Delete the selection"),
-            "select_all": self._action("Select &All", lambda: self._route("select_all"),
-                                       QKeySequence.StandardKey.SelectAll),
-            "fit": self._action("&Fit", lambda: self._route("fit"), "F",
-                                "Show the whole system or graph (F)"),
-        }
-        self.edit_actions["fit"].setIcon(icon("fit"))
-        self.fit_action = self.edit_actions["fit"]
-        self.tab_actions = [self._action(f"&{i + 1} {name}", lambda c=False, i=i: self.tabs.setCurrentIndex(i),
-                                         f"Ctrl+{i + 1}")
-                            for i, name in enumerate(TAB_NAMES)]
-        self.export_devices_action = self._action("&Export…", self.export_devices_dialog, None,
-                                                  "Write devices to a file to share with colleagues")
-        self.import_devices_action = self._action("&Import…", self.import_devices_dialog, None,
-                                                  "Merge a colleague's device file, choosing per conflict")
-        self.import_kernel_action = self._action("Import &Kernel…", self.import_kernel_dialog, None,
-                                                 "A kernel graph from a SASS listing, a cubin or a .cu")
-        self.export_report_action = self._action("Export &Report…", self.export_report_dialog, None,
-                                                 "Write a self-contained HTML report of the project")
-        self.about_action = self._action("&About gpumodeler", self.about)
-        self.close_action = self._action("&Close", self.close, QKeySequence.StandardKey.Close,
-                                         "Close the window (asks to save changes first)")
-        self.close_action.setShortcuts([QKeySequence("Ctrl+W")])
-        self.export_figure_action = self._action("Export Sweep &Figure…", self.export_figure_dialog,
-                                                 "Ctrl+E", "Save the Launch tab's sweep plot as PNG, SVG "
-                                                 "(at a one- or two-column size) or CSV")
-        self.manual_action = self._action("gpumodeler &Manual", self.show_manual,
-                                          QKeySequence.StandardKey.HelpContents,
-                                          "The user manual (F1)")
-        self.manual_action.setShortcuts([QKeySequence("F1")])
-        self.shortcuts_action = self._action("&Keyboard Shortcuts", self.show_shortcuts, "Ctrl+/",
-                                             "Every keyboard shortcut of the window")
-
-    def _create_menus(self) -> None:
-        bar = self.menuBar()
-        file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.new_action, self.open_action])
-        self.recent_menu = file_menu.addMenu("Open &Recent")
-        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
-        self.examples_menu = file_menu.addMenu("Open E&xample")
-        self.examples_menu.aboutToShow.connect(self._fill_examples_menu)
-        file_menu.addSeparator()
-        file_menu.addActions([self.save_action, self.save_as_action])
-        file_menu.addSeparator()
-        file_menu.addAction(self.import_kernel_action)
-        file_menu.addAction("Import &Measurements…", self.import_measurements_dialog)
-        export_menu = file_menu.addMenu("&Export")
-        export_menu.addActions([self.export_report_action, self.export_figure_action])
-        self.export_menu = export_menu
-        file_menu.addSeparator()
-        file_menu.addActions([self.close_action, self.quit_action])
-        edit_menu = bar.addMenu("&Edit")
-        edit_menu.addActions([self.undo_action, self.redo_action])
-        edit_menu.addSeparator()
-        for key in ("cut", "copy", "paste", "delete"):
-            edit_menu.addAction(self.edit_actions[key])
-        edit_menu.addSeparator()
-        edit_menu.addAction(self.edit_actions["select_all"])
-        devices_menu = bar.addMenu("&Devices")
-        devices_menu.addActions([self.export_devices_action, self.import_devices_action])
-        devices_menu.addAction("Calibrate &Link from Measurements…",
-                               lambda: open_calibration_dialog(self, self.catalog))
-        view_menu = bar.addMenu("&View")
-        view_menu.addAction(self.fit_action)
-        view_menu.addSeparator()
-        view_menu.addActions(self.tab_actions)
-        view_menu.addSeparator()
-        view_menu.addAction(self.inspector_dock.toggleViewAction())
-        help_menu = bar.addMenu("&Help")
-        help_menu.addActions([self.manual_action, self.shortcuts_action])
-        help_menu.addSeparator()
-        help_menu.addAction(self.about_action)
-        toolbar = self.addToolBar("Main")
-        toolbar.setObjectName("main toolbar")
-        toolbar.setMovable(False)
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        toolbar.addActions([self.new_action, self.open_action, self.save_action])
-        toolbar.addSeparator()
-        toolbar.addActions([self.undo_action, self.redo_action])
-        toolbar.addSeparator()
-        toolbar.addAction(self.fit_action)
+        if remember:
+            self.restore_settings()
 
     # ---- the document
     def set_document(self, document: Document) -> None:
@@ -233,11 +100,10 @@ class MainWindow(DocumentBinding, QMainWindow):
         if self.system_editor is None:
             self.system_editor = SystemEditor(document)
             self._editors[0] = self.system_editor
-            self.tabs.addTab(self.system_editor, icon("gpu"), TAB_NAMES[0])
-            for name in TAB_NAMES[1:]:
-                self.tabs.addTab(QWidget(), name)  # stands in until the editor is built
+            self._put_page(0, self.system_editor)
+            self.tabs.setTabIcon(0, icon("gpu"))
             self.inspector = PropertyInspector(document)
-            self.inspector_dock.setWidget(self.inspector)
+            self.docks.adopt("inspector", self.inspector)
             self.system_editor.sig_hint_changed.connect(self.show_hint)
         else:
             for widget in list(self._editors.values()) + [self.inspector]:
@@ -257,6 +123,7 @@ class MainWindow(DocumentBinding, QMainWindow):
             if index == 1:
                 from gpumodeler.ui.kernel_editor.editor import KernelEditor
                 widget = KernelEditor(self.document)
+                self.docks.adopt("kernel_properties", widget.detach_properties())
             elif index == 3:
                 from gpumodeler.ui.application.panel import ApplicationPanel
                 widget = ApplicationPanel(self.document)
@@ -264,24 +131,29 @@ class MainWindow(DocumentBinding, QMainWindow):
             else:
                 from gpumodeler.ui.launch_panel.panel import LaunchPanel
                 widget = LaunchPanel(self.document)
+                self.docks.adopt("sweep", widget.detach_sweep())
             self._editors[index] = widget
-            page = widget
-            if widget.minimumSizeHint().width() > MAX_PAGE_MIN_WIDTH:
-                # A wide form would widen the whole window's minimum (the tab widget takes
-                # its widest page) and squeeze the inspector on the System tab: let it scroll.
-                page = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
-                page.setWidget(widget)
-            current = self.tabs.currentIndex()
-            self._building_tab = True
-            try:
-                placeholder = self.tabs.widget(index)
-                self.tabs.removeTab(index)
-                self.tabs.insertTab(index, page, TAB_NAMES[index])
-                self.tabs.setCurrentIndex(current)
-                placeholder.deleteLater()
-            finally:
-                self._building_tab = False
+            self._put_page(index, widget)
         return self._editors[index]
+
+    def _put_page(self, index: int, widget: QWidget) -> None:
+        """``widget`` becomes tab ``index``'s page in place of its stand-in."""
+        page = widget
+        if widget.minimumSizeHint().width() > MAX_PAGE_MIN_WIDTH:
+            # A wide form would widen the whole window's minimum (the tab widget takes
+            # its widest page) and squeeze the inspector on the System tab: let it scroll.
+            page = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+            page.setWidget(widget)
+        current = self.tabs.currentIndex()
+        self._building_tab = True
+        try:
+            placeholder = self.tabs.widget(index)
+            self.tabs.removeTab(index)
+            self.tabs.insertTab(index, page, TAB_NAMES[index])
+            self.tabs.setCurrentIndex(current)
+            placeholder.deleteLater()
+        finally:
+            self._building_tab = False
 
     @property
     def kernel_editor(self):
@@ -299,77 +171,6 @@ class MainWindow(DocumentBinding, QMainWindow):
         """The System tab shows each GPU's busy fraction from the last application run."""
         if self.system_editor is not None and hasattr(self.system_editor, "show_busy_fractions"):
             self.system_editor.show_busy_fractions(self.application_panel.busy_fractions())
-
-    # ---- the report
-    def export_report(self, path: str) -> bool:
-        """Write the HTML report of the current project (its saved file, for the digests)."""
-        from gpumodeler.report.files import write_text_atomically
-        from gpumodeler.report.html import build_report
-        if self.catalog is None:
-            self.show_error("Cannot export the report", "No device database is open.")
-            return False
-        source = self.document.path or "(unsaved project)"
-        try:
-            html = build_report(self.document.project, self.catalog, project_path=source,
-                                command=f"gpumodeler report {source} -o {path}")
-            write_text_atomically(path, html)
-        except (ModelError, OSError) as exc:
-            self.show_error("Cannot export the report", str(exc))
-            return False
-        self.show_hint(f"Wrote the report {path}")
-        return True
-
-    def export_devices_dialog(self) -> None:
-        from gpumodeler.ui.devices.sharing import export_devices
-        export_devices(self)
-
-    def import_devices_dialog(self) -> None:
-        from gpumodeler.ui.devices.sharing import import_devices
-        if self.catalog is None:
-            self.show_error("Cannot import devices", "No device database is open.")
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Import devices", self._dialog_folder(),
-                                              "Device databases (*.db);;All files (*)")
-        if path:
-            import_devices(self, path)
-
-    def import_measurements_dialog(self, path: str | None = None):
-        """File › Import Measurements…: a profiler/timings CSV or JSON records, shown in a
-        dialog that calibrates from them or adds them to a launch; None for a bad file."""
-        from gpumodeler.ui.measurements.dialog import open_measurements
-        if path is None:
-            path, _ = QFileDialog.getOpenFileName(
-                self, "Import measurements", self._dialog_folder(),
-                "Measurements (*.csv *.json *.txt);;All files (*)")
-            if not path:
-                return None
-        return open_measurements(self, path)
-
-    def export_report_dialog(self) -> None:
-        start = os.path.join(self._dialog_folder(), f"{Path(self.project_name()).stem}-report.html")
-        path, _ = QFileDialog.getSaveFileName(self, "Export report", start, "HTML (*.html)")
-        if path:
-            self.export_report(path)
-
-    def import_kernel_dialog(self):
-        """File › Import Kernel…: the dialog (shown, not run modally); an imported kernel is
-        shown in the Kernel tab, the view fitted, the import's note in the status bar."""
-        from gpumodeler.ui.kernel_editor.import_dialog import ImportKernelDialog
-        dialog = ImportKernelDialog(self.document, self)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-
-        def show(kernel_id: str, note: str, hint: str) -> None:
-            self.tabs.setCurrentIndex(1)
-            editor = self.kernel_editor
-            editor.set_kernel(kernel_id)
-            # after the editor's own first view: all of the graph (its blocks and loops) if
-            # its text stays legible, else its top at that scale (F shows all of it)
-            QTimer.singleShot(0, editor.view, lambda: editor.view.show_graph(IMPORT_MIN_SCALE))
-            editor.show_message(note)
-            self.show_hint(hint)
-        dialog.imported.connect(show)
-        dialog.open()
-        return dialog
 
     def build_all_tabs(self) -> None:
         if self._closed:  # a deferred build must not outlive the window (or its catalog)
@@ -390,8 +191,11 @@ class MainWindow(DocumentBinding, QMainWindow):
 
     def _show_inspector_for_field(self, *args) -> None:
         """A message's "set it" button: the inspector shows the field, whatever the tab."""
-        self.inspector_dock.show()
-        self.inspector_dock.raise_()
+        self.docks.show_dock("inspector")
+
+    @property
+    def inspector_dock(self):
+        return self.docks["inspector"]
 
     def project_name(self) -> str:
         if self.document.path:
@@ -550,23 +354,6 @@ class MainWindow(DocumentBinding, QMainWindow):
         self.shortcuts_dialog = dialog
         return dialog
 
-    def export_figure(self, path: str) -> bool:
-        """File › Export › Sweep figure: the Launch tab's plot (PNG/SVG at the chosen figure
-        size, or CSV); False with the reason shown there when there is no current sweep."""
-        return self.launch_panel.sweep.export(path)
-
-    def export_figure_dialog(self) -> None:
-        sweep = self.launch_panel.sweep
-        if sweep.result is None:
-            self.tabs.setCurrentIndex(2)
-            self.show_refusal("There is no current sweep to export: run one on the Launch tab")
-            return
-        start = os.path.join(self._dialog_folder(), f"{Path(self.project_name()).stem}-sweep.png")
-        path, _ = QFileDialog.getSaveFileName(self, "Export sweep figure", start,
-                                              "PNG image (*.png);;SVG drawing (*.svg);;CSV data (*.csv)")
-        if path:
-            self.export_figure(path)
-
     def about(self) -> None:
         QMessageBox.about(self, "About gpumodeler",
                           f"<b>gpumodeler {__version__}</b><p>Model how fast a CUDA application "
@@ -606,14 +393,10 @@ class MainWindow(DocumentBinding, QMainWindow):
         if callable(method):
             method()
 
-    def _inspector_toggled(self, visible: bool) -> None:
-        self._inspector_wanted = visible
-
     def _tab_changed(self, index: int) -> None:
         if self._building_tab or index < 0:
             return
-        self.inspector_dock.setVisible(self._inspector_wanted
-                                       and index not in TABS_WITHOUT_INSPECTOR)
+        self.docks.tab_changed(index)
         self.statusBar().clearMessage()  # a hint of the tab left behind is stale
         editor = self.current_editor()
         for command, action in self.edit_actions.items():
@@ -637,8 +420,8 @@ class MainWindow(DocumentBinding, QMainWindow):
             self.restoreGeometry(geometry)
         if state is not None:
             self.restoreState(state)
-        # The dock's saved visibility depends on the tab that was open; the choice does not.
-        self._inspector_wanted = str(store.value("main_window/inspector", "true")) == "true"
+        # A dock's saved visibility depends on the tab that was open; the user's choice does not.
+        self.docks.restore(store, sized=state is not None)
         self._tab_changed(self.tabs.currentIndex())
         return state is not None
 
@@ -646,17 +429,13 @@ class MainWindow(DocumentBinding, QMainWindow):
         super().showEvent(event)
         if len(self._editors) < len(TAB_NAMES):
             QTimer.singleShot(DEFERRED_TABS_MS, self, self.build_all_tabs)
-        if not self._layout_restored:  # first run: give the inspector room for its table
-            self._layout_restored = True
-            width = min(INSPECTOR_WIDTH, int(self.width() * INSPECTOR_SHARE))
-            self.resizeDocks([self.inspector_dock], [width],
-                             Qt.Orientation.Horizontal)
+        self.docks.tab_changed(self.tabs.currentIndex())  # a first-run dock gets its size now
 
     def save_settings(self) -> None:
         store = settings.app_settings()
         store.setValue("main_window/geometry", self.saveGeometry())
         store.setValue("main_window/state", self.saveState())
-        store.setValue("main_window/inspector", "true" if self._inspector_wanted else "false")
+        self.docks.save(store)
 
     def closeEvent(self, event) -> None:
         if self.maybe_save():

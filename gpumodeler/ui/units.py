@@ -2,15 +2,17 @@
 
 Core and the database keep base units (Hz, B/s, B); the GUI converts only here, at the edge
 (GUIDE: units are explicit, convert only at the edges). :func:`parse_quantity` accepts what
-:func:`format_quantity` prints, plus plain numbers in the base unit ("1.253e9").
+:func:`format_quantity` prints, plus plain numbers in the base unit ("1.253e9"), in the
+grammar and unit tables of :mod:`gpumodeler.core.quantities` that the CLI's flags use.
 """
 from __future__ import annotations
 
 import math
-import re
 
 # One number grammar for the GUI and the CLI (16M, 16Mi, 2^20, 1,000,000): core/quantities.py.
-from gpumodeler.core.quantities import QuantityError, parse_number
+from gpumodeler.core.errors import shown
+from gpumodeler.core.quantities import QuantityError, parse_number, units_of
+from gpumodeler.core.quantities import parse_quantity as core_parse_quantity
 
 __all__ = ["QuantityError", "format_quantity", "parse_number", "parse_quantity"]
 
@@ -18,12 +20,8 @@ __all__ = ["QuantityError", "format_quantity", "parse_number", "parse_quantity"]
 # number of KiB/MiB/GiB (memory sizes), SI otherwise (bandwidths).
 _SI = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
 _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
-_PREFIXES = {"": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-             "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40,
-             "m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9}
 # Units that take a prefix when shown.
 _SCALED_UNITS = ("Hz", "B", "B/s", "W")
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
 
 
 def _trim(x: float, digits: int = 4) -> str:
@@ -58,6 +56,8 @@ def format_quantity(value, unit: str, digits: int = 4) -> str:
                     return f"{_trim(value / scale, digits)} {name}B"
         # Clocks read best in MHz (GPU "1253 MHz", CPU "4400 MHz").
         prefixes = (("M", 1e6),) if unit == "Hz" and 1e6 <= abs(value) < 1e11 else _SI
+        if unit == "W":  # typed back as W or kW only (units_of: "mW" would read as MW)
+            prefixes = (("k", 1e3),)
         for name, scale in prefixes:
             if abs(value) >= scale:
                 return f"{_trim(value / scale, digits)} {name}{unit}"
@@ -70,7 +70,9 @@ def format_quantity(value, unit: str, digits: int = 4) -> str:
 def parse_quantity(text: str, unit: str):
     """The value in the base ``unit`` that ``text`` denotes: "1253 MHz", "1.253e9",
     "15.8 GB/s", "4 GiB", "3.97 µs". Whole-number units ("count", "bit", "year") give an
-    int. Raises :class:`QuantityError` with a message naming the expected form."""
+    int. Read by core's grammar (:func:`gpumodeler.core.quantities.parse_quantity` over
+    the unit table :func:`~gpumodeler.core.quantities.units_of`), the one the CLI's flags
+    use. Raises :class:`QuantityError` with a message naming the expected form."""
     text = str(text).strip()
     if unit == "text":
         if not text:
@@ -78,46 +80,29 @@ def parse_quantity(text: str, unit: str):
         return text
     if not text:
         raise QuantityError(f"needs a number{_unit_hint(unit)}")
-    try:  # a bare number in any form the GUI's number fields take (16M, 2^20, 1,000,000)
-        bare = parse_number(text)
-    except QuantityError:
-        bare = None
-    if bare is not None:
-        if unit in ("count", "bit", "year"):
-            if not float(bare).is_integer():
-                raise QuantityError(f"needs a whole number, got {text!r}")
-            return int(bare)
-        return bare
-    if "," in text and not re.fullmatch(r"[-+]?\d{1,3}(?:,\d{3})+(?:\.\d*)?", re.split(r"\s*[a-zA-Zµ]", text)[0].strip()):
-        raise QuantityError(f"a comma may only group digits by three (1,000,000), got {text!r}")
-    m = re.fullmatch(rf"({_NUMBER})\s*([a-zA-Zµ]*)\s*(\S*)", text.replace(",", ""))
-    if not m:
-        raise QuantityError(f"needs a number{_unit_hint(unit)}, got {text!r}")
-    number, prefix, rest = m.group(1), m.group(2), m.group(3)
-    value = float(number)
-    scale = 1.0
-    if prefix or rest:
-        suffix = prefix + rest
-        base = unit if unit not in ("count", "ratio", "bit", "year", "1/cycle", "B/cycle") else ""
-        if base and suffix.endswith(base):
-            prefix = suffix[: -len(base)]
-        elif unit == "s" and suffix in ("ms", "us", "µs", "ns"):
-            prefix = suffix[0]
-        elif not base and unit in ("B/cycle", "1/cycle") and suffix == unit:
-            prefix = ""
-        else:
-            prefix = suffix
-        if prefix not in _PREFIXES or (prefix and unit not in _SCALED_UNITS + ("s",)):
-            raise QuantityError(f"needs a number{_unit_hint(unit)}, got {text!r}")
-        scale = _PREFIXES[prefix]
-    value *= scale
-    if not math.isfinite(value):
-        raise QuantityError(f"needs a finite number, got {text!r}")
+    table = units_of(unit)
+    try:
+        value = core_parse_quantity(text, table, f"number{_unit_hint(unit)}", "")
+    except QuantityError as exc:
+        if "comma" in str(exc) or "finite" in str(exc):
+            raise QuantityError(str(exc)) from None
+        spelled = [_spelled(u, unit) for u in table if u]
+        units = f"; units: {', '.join(spelled)}" if spelled else ""
+        raise QuantityError(f"needs a number{_unit_hint(unit)}, got {shown(text)}{units}") from None
     if unit in ("count", "bit", "year"):
         if not float(value).is_integer():
-            raise QuantityError(f"needs a whole number, got {text!r}")
+            raise QuantityError(f"needs a whole number, got {shown(text)}")
         return int(value)
     return value
+
+
+def _spelled(key: str, unit: str) -> str:
+    """A unit table's lower-case key as people write it: "mhz" -> "MHz", "gib" -> "GiB"."""
+    base = unit.lower()
+    if unit != "s" and key.endswith(base):
+        prefix = key[: len(key) - len(base)]
+        return (prefix[:1].upper() if prefix != "k" else "k") + prefix[1:] + unit
+    return key
 
 
 def _unit_hint(unit: str) -> str:

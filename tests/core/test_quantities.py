@@ -121,3 +121,39 @@ def test_grouped_integers_round_trip(n):
 def test_grouped_floats_round_trip(x):
     text = f"{x:,.6f}"
     assert parse_number(text) == float(text.replace(",", ""))
+
+
+# -- unit tables (one for the GUI's device fields and the CLI's flags) --------------------
+
+from gpumodeler.core.quantities import BYTE_UNITS, TIME_UNITS, prefixed_units, units_of  # noqa: E402
+
+
+@pytest.mark.parametrize("text, unit, value", [
+    ("1253 MHz", "Hz", 1.253e9), ("1.253GHz", "Hz", 1.253e9), ("1253 mhz", "Hz", 1.253e9),
+    ("1.253e9", "Hz", 1.253e9), ("1.253G", "Hz", 1.253e9),
+    ("96 KiB", "B", 98304), ("4 GiB", "B", 4 * 2**30), ("1.6 GB", "B", 1.6e9), ("16Mi", "B", 2**24),
+    ("15.8 GB/s", "B/s", 15.8e9), ("2 GiB/s", "B/s", 2 * 2**30),
+    ("3.97 µs", "s", 3.97e-6), ("3.97 μs", "s", 3.97e-6), ("3.97us", "s", 3.97e-6), ("2 ms", "s", 2e-3),
+    ("145 W", "W", 145), ("1.2 kW", "W", 1200),
+    ("13.78 B/cycle", "B/cycle", 13.78), ("4 cycles", "cycle", 4), ("2^10", "count", 1024),
+])
+def test_device_units_accept(text, unit, value):
+    assert parse_quantity(text, units_of(unit), "x", "y") == pytest.approx(value, rel=1e-12)
+
+
+@pytest.mark.parametrize("text, unit", [
+    ("5 mW", "W"),      # milli would read as mega in a case-insensitive table: refused
+    ("7 kg", "Hz"), ("16MMB", "B"), ("3 kcycle", "cycle"), ("13 SMs", "count"), ("1,5 GHz", "Hz"),
+    ("0.7 Hz", "ratio"), ("1e400 Hz", "Hz"),
+])
+def test_device_units_refuse(text, unit):
+    with pytest.raises(QuantityError):
+        parse_quantity(text, units_of(unit), "x", "y")
+
+
+def test_unit_tables_are_the_clis():
+    from gpumodeler.cli import common
+    assert BYTE_UNITS == common._BYTES
+    assert {k: v for k, v in TIME_UNITS.items() if k != "\u03bcs"} == common._TIME
+    assert prefixed_units("hz", bare=False) == {"hz": 1, "khz": 1e3, "mhz": 1e6, "ghz": 1e9,
+                                                "thz": 1e12}

@@ -21,7 +21,7 @@ from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, f
 
 from ..launch_panel.fields import FieldError, clear_error, mark_error, parse_float
 from .items import NODE_H
-from .layout import ROW_SPACING, layered_layout
+from .layout import ROW_SPACING, view_aspect, wrapped_layout
 
 DEFAULT_TABLE = "maxwell-gajger"
 
@@ -101,7 +101,8 @@ class GraphEditing:
         g = self.graph
         if g is None or not g.instructions:
             return False
-        positions = layered_layout(g)
+        viewport = self.view.viewport()
+        positions = wrapped_layout(g, view_aspect(viewport.width(), viewport.height()))
         if all((g.instructions[n].x, g.instructions[n].y) == p for n, p in positions.items()):
             return False
         cmd = MoveInstructions(self.kernel_id, positions)

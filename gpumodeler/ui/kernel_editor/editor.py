@@ -1,7 +1,8 @@
 """KernelEditor: edit a kernel execution graph and see its latency bound live.
 
 Layout: a tool bar (kernel, latency table, tool mode, edge kind, loop, layout), the
-instruction palette on the left, the canvas in the middle, the property panel on the right,
+instruction palette on the left, the canvas in the middle, the property panel on the right
+(in the main window: its Kernel Properties dock, :meth:`KernelEditor.detach_properties`),
 and under the canvas the latency bound (formula in the loop variables and its value for
 the kernel's default variables) with a message strip for validation errors.
 
@@ -100,6 +101,13 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
         self.scene.latency_edited.connect(self._on_latency_edited)
         self.scene.selectionChanged.connect(self._on_scene_selection)
         self.properties.edit_requested.connect(self._on_property_edit)
+
+    def detach_properties(self):
+        """The property panel, out of the editor's splitter, for the main window's dock
+        (:mod:`gpumodeler.ui.docks`); the editor keeps driving it."""
+        self.properties.setParent(None)
+        self.splitter.setSizes([170, 640])
+        return self.properties
 
     def document_connections(self, document):
         return ((document.changed, self._on_changed), (document.refused, self._on_refused),
@@ -295,6 +303,7 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
             while self.variables_box.count():
                 w = self.variables_box.takeAt(0).widget()
                 if w is not None:
+                    w.hide()  # gone now, not at the next event loop turn
                     w.deleteLater()
             self._variable_fields = {}
             for name in sorted(names):

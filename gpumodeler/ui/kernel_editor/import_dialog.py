@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 from gpumodeler.core.commands import AddKernel
 from gpumodeler.core.errors import ModelError
 
+from .layout import DEFAULT_ASPECT, wrapped_layout
+
 #: The architectures a ``.cu`` can be compiled for (this machine's nvcc: sm_75 and later).
 ARCHITECTURES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 DEFAULT_ARCH = "sm_90"
@@ -78,6 +80,8 @@ class ImportKernelDialog(QDialog):
         self.listing = None
         self.kernel_id: str | None = None
         self.note = self.hint = ""
+        #: width / height of the view the kernel will be shown in (its layout's shape)
+        self.aspect = DEFAULT_ASPECT
         self._job: ReadListingJob | None = None
         self._build_ui()
         self._update_state()
@@ -293,6 +297,9 @@ class ImportKernelDialog(QDialog):
         graph.latency_table, table_note = table_for_architecture(report.arch,
                                                                  self.document.latency_tables())
         scheduled = fill_latencies_from_schedule(graph, self.document.table_for(graph.latency_table))
+        # the importer's one tall column, wrapped into columns the shape of the view
+        for nid, (x, y) in wrapped_layout(graph, self.aspect).items():
+            graph.update_instruction(nid, x=x, y=y)
         kid = self.document.project.new_id("k")
         command = AddKernel(kid, graph)
         command.text = f"import kernel {graph.name} from {Path(self.path()).name}"

@@ -14,6 +14,12 @@ from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsTextItem
 
 NODE_W = 250.0
 NODE_H = 30.0
+#: Edge labels (latencies): point size and the backing that keeps them legible over lines.
+LABEL_PT = 10.0
+LABEL_BACKING = QColor(255, 255, 255, 215)
+#: How far an arc between two instructions of a column bows out: within the gutter between
+#: columns of the auto-layout (:data:`gpumodeler.ui.kernel_editor.layout.GUTTER`).
+ARC_MAX = 120.0
 
 UNIT_COLOURS = {
     "cuda_core": QColor("#4c8bf5"),
@@ -152,8 +158,17 @@ class EdgeLabel(QGraphicsTextItem):
         self._editing = False
         self._before = ""
         f = QFont(self.font())
-        f.setPointSizeF(max(f.pointSizeF(), 9.0))  # readable at the 75 % a long graph opens at
+        f.setPointSizeF(max(f.pointSizeF(), LABEL_PT))  # readable at 100 % and at 75 %
         self.setFont(f)
+        self.document().setDocumentMargin(1.0)
+
+    def paint(self, painter: QPainter, option, widget=None) -> None:
+        # a light backing, so that a label stays legible where edges cross under it
+        if not self._editing:
+            painter.setPen(Qt.NoPen)
+            painter.setBrush(LABEL_BACKING)
+            painter.drawRoundedRect(self.boundingRect(), 3, 3)
+        super().paint(painter, option, widget)
 
     def begin_edit(self, explicit_text: str) -> None:
         self._editing = True
@@ -263,7 +278,7 @@ class EdgeItem(Marks, QGraphicsItem):
             bx = dst.left() if backward else dst.right()
             a = QPointF(ax, src.center().y() - 4 * side)
             b = QPointF(bx, dst.center().y() + 4 * side)
-            bulge = min(18 + 0.28 * abs(dy) + 14 * lane, 320)
+            bulge = min(18 + 0.28 * abs(dy) + 14 * lane, ARC_MAX)
             c1 = QPointF(max(ax, bx) + bulge if side > 0 else min(ax, bx) - bulge, a.y())
             c2 = QPointF(c1.x(), b.y())
             path.moveTo(a)

@@ -84,7 +84,8 @@ def build_toolbar(editor) -> QToolBar:
     toolbar.addWidget(editor.loop_iterations)
     toolbar.addSeparator()
     editor.layout_action = toolbar.addAction("Auto-layout", editor.auto_layout)
-    editor.layout_action.setToolTip("Program order downwards, loop bodies indented (undoable)")
+    editor.layout_action.setToolTip("Program order in columns that wrap to the view's shape; loops kept "
+                                    "together as regions, loop bodies indented (undoable)")
     editor.fit_action = QAction("Fit", editor)
     editor.fit_action.setShortcut(QKeySequence(Qt.Key_F))
     editor.fit_action.setShortcutContext(Qt.WidgetWithChildrenShortcut)

@@ -10,7 +10,7 @@ with the reason under the form, and the model is unchanged (what is checked befo
 Results (right, :mod:`.results`) come from :func:`gpumodeler.core.project.evaluate_launch`,
 the same call the CLI's numbers come from; the registered models side by side below them
 (:mod:`.models_view`, from :func:`gpumodeler.core.models.graph_inputs.compare_launch`).
-Sweeps and their plot are below (:mod:`.sweep`).
+Sweeps and their plot are below (:mod:`.sweep`; in the main window, its Sweep Plot dock).
 """
 from __future__ import annotations
 
@@ -151,8 +151,8 @@ class LaunchPanel(DocumentBinding, QWidget):
         prediction_scroll.setWidgetResizable(True)
         prediction_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         prediction_scroll.setWidget(self.prediction)
-        prediction_scroll.setMinimumHeight(120)
-        right = QSplitter(Qt.Vertical)
+        prediction_scroll.setMinimumHeight(80)
+        self._right = right = QSplitter(Qt.Vertical)
         right.setChildrenCollapsible(False)
         right.addWidget(prediction_scroll)
         right.addWidget(self.models)
@@ -168,6 +168,13 @@ class LaunchPanel(DocumentBinding, QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addLayout(top)
         lay.addWidget(split, 1)
+
+    def detach_sweep(self):
+        """The sweep panel, out of the results column, for the main window's Sweep Plot
+        dock (:mod:`gpumodeler.ui.docks`); the launch panel keeps driving it."""
+        self.sweep.setParent(None)
+        self._right.setStretchFactor(1, 1)
+        return self.sweep
 
     def document_connections(self, document):
         return ((document.changed, self._on_changed), (document.refused, self._on_refused))

@@ -5,7 +5,8 @@ about 7.2 in (two columns) at 300 dpi, with text that stays readable at that siz
 item is laid out at the figure's size in *points* (1/72 in, scaled to the screen's logical
 dpi so Qt's point-sized fonts come out at their point size on paper), its fonts set for
 print, rendered into an image of width × dpi pixels (or an SVG whose text stays text), and
-then put back as it was.
+then put back as it was. The legend is placed for that size where it covers no data
+(:mod:`.legend_place`: fewer columns if it is too wide, a free corner, else headroom).
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from pathlib import Path
 from PySide6.QtCore import QRectF, QSize, QSizeF
 from PySide6.QtGui import QColor, QFont, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
+
+from .legend_place import legend_state, place_legend, restore_legend
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,9 @@ def figure_size(preset: str | None = None, dpi: int | None = None) -> FigureSize
 
 
 @contextmanager
-def _laid_out(plot_item, size: FigureSize, logical_dpi: float):
-    """``plot_item`` laid out at the figure's size with print fonts, then restored."""
+def laid_out(plot_item, size: FigureSize, logical_dpi: float):
+    """``plot_item`` laid out at the figure's size with print fonts and its legend placed
+    clear of the data; yields the scene rectangle to render, then restores everything."""
     width, height = size.width_in * logical_dpi, size.height_in * logical_dpi
     old_geometry = plot_item.geometry()
     axes = [plot_item.getAxis(n) for n in ("left", "bottom")]
@@ -62,6 +66,10 @@ def _laid_out(plot_item, size: FigureSize, logical_dpi: float):
     tick.setPointSizeF(size.font_pt)
     texts = [line.label for line in getattr(plot_item, "figure_texts", lambda: [])()]
     old_text_fonts = [t.textItem.font() for t in texts]
+    vb = plot_item.getViewBox()
+    vb.prepareForPaint()  # a pending auto range applied first: that is the range to restore
+    old_range, old_auto = vb.viewRange(), list(vb.state["autoRange"])
+    old_legend = legend_state(plot_item) if legend is not None else None
     try:
         for t in texts:
             t.setFont(tick)
@@ -79,8 +87,14 @@ def _laid_out(plot_item, size: FigureSize, logical_dpi: float):
             legend.setFlag(legend.GraphicsItemFlag.ItemIgnoresTransformations, False)
         plot_item.setGeometry(QRectF(0, 0, width, height))
         plot_item.layout.activate()
+        plot_item.legend_corner = place_legend(plot_item)
         yield QRectF(plot_item.sceneBoundingRect())
     finally:
+        if legend is not None:
+            restore_legend(plot_item, old_legend)
+        vb.setRange(xRange=old_range[0], yRange=old_range[1], padding=0)
+        for axis, auto in zip((vb.XAxis, vb.YAxis), old_auto):
+            vb.enableAutoRange(axis, auto)
         for a, font, style in zip(axes, old_fonts, old_labels):
             a.setStyle(tickFont=font)
             a.setLabel(a.labelText, a.labelUnits, **style)
@@ -104,7 +118,7 @@ def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logic
     kind = Path(path).suffix.lower()
     if kind not in (".png", ".svg"):
         raise ValueError(f"a figure is .png or .svg, got {Path(path).name!r}")
-    with _laid_out(plot_item, size, logical_dpi) as source:
+    with laid_out(plot_item, size, logical_dpi) as source:
         scene = plot_item.scene()
         if kind == ".png":
             pixels = QSize(round(size.width_in * size.dpi), round(size.height_in * size.dpi))
