@@ -20,11 +20,11 @@ import numpy as np
 
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
+from gpumodeler.core.lazy_fields import LazyFields, build
 from gpumodeler.core.occupancy.checks import (
     LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _msg_block_size,
     _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_block_tesla,
-    _registers_per_warp)
+    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_block_tesla)
 
 # Why a launch in a sweep cannot run: the scalar function's checks, in its order.
 _OK, _BLOCK_SIZE, _REGISTERS_PER_THREAD, _STATIC_SHARED, _SHARED_PER_BLOCK, \
@@ -32,7 +32,7 @@ _OK, _BLOCK_SIZE, _REGISTERS_PER_THREAD, _STATIC_SHARED, _SHARED_PER_BLOCK, \
 
 
 @dataclass(frozen=True, eq=False)
-class OccupancyArrays:
+class OccupancyArrays(LazyFields):
     """:func:`occupancy_array`'s answer: the fields of :class:`OccupancyResult` as arrays of
     the broadcast input shape, plus ``valid`` and ``reasons`` (the LaunchError message where a
     launch cannot run, '' where it can; built on first use, since formatting is the slow part
@@ -166,13 +166,27 @@ def _int_array(name: str, value) -> np.ndarray:
     if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
         raise InvalidParameter(f"{name} holds values too large for int64", item=name)
     a = a.astype(np.int64, copy=False)
-    negative = a < 0
-    if negative.any():
+    if a.size and a.min() < 0:
+        negative = a < 0
         first = tuple(int(i) for i in np.unravel_index(int(np.argmax(negative)), a.shape))
         raise InvalidParameter(
             f"{name} must be >= 0; {int(negative.sum())} value(s) are negative, "
             f"first {int(a[first])} at index {first}", item=name)
     return a
+
+
+def _full(a, shape) -> np.ndarray:
+    """``a`` as an int/bool array of the sweep's shape (a copy where it broadcasts)."""
+    a = np.asarray(a)
+    return a if a.shape == shape else np.array(np.broadcast_to(a, shape))
+
+
+def _max(a) -> int:
+    return int(np.max(a)) if np.size(a) else 0
+
+
+def _min(a) -> int:
+    return int(np.min(a)) if np.size(a) else 1
 
 
 def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
@@ -185,6 +199,10 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
     ``cc`` and the keyword options are scalars. Launches that cannot run do not raise: they
     are False in ``valid`` with the scalar function's LaunchError message in ``reasons``.
     Malformed input (non-integer dtype, a negative value) raises InvalidParameter.
+
+    Each input keeps its own shape while the rules are applied (a scalar shared-memory size
+    makes rule 3 one number, not a million), and what is only reported (limits, configurations,
+    allocations, the checks' codes in an all-valid sweep) is computed on first read.
     """
     arch = architecture(cc)
     inputs = [_int_array("block_size", block_size),
@@ -196,13 +214,16 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
     preference = _preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
     caching = _check_caching(arch, partitioned_global_caching)
     shape = np.broadcast_shapes(*(a.shape for a in inputs))
-    bs, regs, dyn, st = (np.broadcast_to(a, shape).ravel() for a in inputs)
-    n = bs.size
+    bs, regs, dyn, st = inputs
 
     per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
                        else arch.shared_mem_per_block_bytes)
-    warps = (bs + arch.warp_size - 1) // arch.warp_size
-    w = np.maximum(warps, 1)
+    ws = arch.warp_size
+    if ws & (ws - 1) == 0:  # a power of two: the same ceil(T / 32) by a shift
+        warps = (bs + (ws - 1)) >> (ws.bit_length() - 1)
+    else:
+        warps = (bs + ws - 1) // ws
+    w = warps if _min(warps) >= 1 else np.maximum(warps, 1)
     if arch.register_allocation == "block":
         # 1.x: registers per block (see the scalar function).
         allocated_registers = _registers_per_block_tesla(arch, warps, regs)
@@ -210,21 +231,13 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         by_registers = np.where(allocated_registers == 0, UNLIMITED,
                                 arch.registers_per_sm // np.maximum(allocated_registers, 1))
         by_warps = arch.max_warps_per_sm // w
-        cached = np.zeros(n, dtype=bool)
+        cached = np.zeros((), dtype=bool)
     else:
-        per_warp = _registers_per_warp(arch, regs)
+        per_warp = _registers_per_warp_array(arch, regs)
         group = arch.register_check_warp_group
-        register_check = per_warp * ((warps + group - 1) // group * group)
-        allocated_registers = per_warp * warps
-        by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching, n)
-
-    # The launch checks, last first, so that the first failing check wins.
-    failure = np.zeros(n, dtype=np.int8)
-    failure[register_check > arch.max_registers_per_block] = _REGISTERS_PER_BLOCK
-    failure[st + dyn > per_block_limit] = _SHARED_PER_BLOCK
-    failure[st > arch.shared_mem_per_block_bytes] = _STATIC_SHARED
-    failure[regs > arch.max_registers_per_thread] = _REGISTERS_PER_THREAD
-    failure[(bs < 1) | (bs > arch.max_threads_per_block)] = _BLOCK_SIZE
+        register_check = (per_warp, (warps + group - 1) // group * group)
+        allocated_registers = (np.multiply, per_warp, warps)
+        by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching)
 
     # Rule 3 in the configuration the driver will use.
     unit_s = arch.shared_mem_allocation_unit_bytes
@@ -237,55 +250,130 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
     config = np.where(preference >= allocated, preference, smallest)
     no_shared = allocated == 0
     by_shared = np.where(no_shared, UNLIMITED, config // np.maximum(allocated, 1))
-    by_blocks = np.full(n, arch.max_blocks_per_sm, dtype=np.int64)
+    by_blocks = arch.max_blocks_per_sm
+
+    active = np.minimum(np.minimum(by_warps, by_registers), np.minimum(by_shared, by_blocks))
+    failure = _failures(arch, shape, bs, regs, dyn, st, register_check, per_block_limit, active)
+    if failure is None:  # every launch runs (the common sweep): no codes to keep
+        valid = np.ones(shape, dtype=bool)
+        active = _full(active, shape)
+    else:
+        valid = _full(failure == _OK, shape)
+        active = _full(np.where(valid, active, 0), shape)
 
     limits = {"warps": by_warps, "registers": by_registers, "shared_memory": by_shared,
               "blocks": by_blocks}
-    active = np.minimum(np.minimum(by_warps, by_registers), np.minimum(by_shared, by_blocks))
-    failure[(active == 0) & (failure == _OK)] = _NO_BLOCK_FITS
-    valid = failure == _OK
-    active = np.where(valid, active, 0)
+    return build(OccupancyArrays, {
+        "compute_capability": arch.compute_capability,
+        "valid": valid,
+        "warps_per_block": _full(warps, shape),
+        "active_blocks_per_sm": active,
+        "active_warps_per_sm": _full(active * warps, shape),
+        "max_warps_per_sm": arch.max_warps_per_sm,
+        "reserved_shared_mem_per_block_bytes": arch.reserved_shared_mem_per_block_bytes,
+        "shared_mem_per_block_limit_bytes": per_block_limit,
+        "opt_in": bool(opt_in),
+    }, {
+        "block_size": (_full, bs, shape),
+        "registers_per_thread": (_full, regs, shape),
+        "shared_mem_bytes": (_full, dyn, shape),
+        "static_shared_mem_bytes": (_full, st, shape),
+        "failure": (_full, np.zeros((), dtype=np.int8) if failure is None else failure, shape),
+        "active_threads_per_sm": (_product, active, bs, shape),
+        "occupancy": (_occupancy_fraction, active, warps, arch.max_warps_per_sm, shape),
+        "block_limits": (_block_limits, limits, shape),
+        "limited_by": (_limited_by, limits, active, valid, shape),
+        "allocated_registers_per_block": (_computed, allocated_registers, shape),
+        "allocated_shared_mem_per_block_bytes": (_full, allocated, shape),
+        "shared_mem_config_bytes": (_full, config, shape),
+        "min_shared_mem_config_bytes": (_min_configs, configs, config, allocated, no_shared,
+                                        active, shape),
+        "partitioned_global_caching": (_cached, cached, valid, shape),
+    })
 
-    min_config = config.copy()
+
+def _computed(recipe, shape):
+    """A value that may itself be a recipe ``(function, *arguments)``, as a full array."""
+    if isinstance(recipe, tuple):
+        function, *arguments = recipe
+        recipe = function(*arguments)
+    return _full(recipe, shape)
+
+
+def _product(a, b, shape):
+    return _full(a * b, shape)
+
+
+def _occupancy_fraction(active, warps, max_warps, shape):
+    return _full(active * warps / max_warps, shape)
+
+
+def _block_limits(limits: dict, shape) -> Mapping[str, np.ndarray]:
+    return MappingProxyType({k: _full(v, shape) for k, v in limits.items()})
+
+
+def _limited_by(limits: dict, active, valid, shape) -> Mapping[str, np.ndarray]:
+    return MappingProxyType({k: _full((v == active) & valid, shape) for k, v in limits.items()})
+
+
+def _cached(cached, valid, shape):
+    return _full(cached & valid, shape)
+
+
+def _min_configs(configs, config, allocated, no_shared, active, shape):
+    """The smallest configuration giving the same active blocks (scalar function's rule)."""
+    min_config = _full(config, shape).copy()
     for c in configs[::-1]:
         keeps = (c >= allocated) & (no_shared | (c // np.maximum(allocated, 1) >= active))
         min_config = np.where(keeps, c, min_config)
-
-    def out(a):
-        return a.reshape(shape)
-
-    active_warps = active * warps
-    return OccupancyArrays(
-        compute_capability=arch.compute_capability,
-        block_size=out(bs), registers_per_thread=out(regs), shared_mem_bytes=out(dyn),
-        static_shared_mem_bytes=out(st),
-        valid=out(valid),
-        warps_per_block=out(warps),
-        active_blocks_per_sm=out(active),
-        active_warps_per_sm=out(active_warps),
-        active_threads_per_sm=out(active * bs),
-        max_warps_per_sm=arch.max_warps_per_sm,
-        occupancy=out(active_warps / arch.max_warps_per_sm),
-        block_limits=MappingProxyType({k: out(v) for k, v in limits.items()}),
-        limited_by=MappingProxyType({k: out((v == active) & valid) for k, v in limits.items()}),
-        allocated_registers_per_block=out(allocated_registers),
-        allocated_shared_mem_per_block_bytes=out(allocated),
-        reserved_shared_mem_per_block_bytes=arch.reserved_shared_mem_per_block_bytes,
-        shared_mem_per_block_limit_bytes=per_block_limit,
-        shared_mem_config_bytes=out(config),
-        min_shared_mem_config_bytes=out(min_config),
-        partitioned_global_caching=out(cached & valid),
-        opt_in=bool(opt_in),
-        failure=out(failure),
-    )
+    return _full(min_config, shape)
 
 
-def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool, n: int):
+def _failures(arch, shape, bs, regs, dyn, st, register_check, per_block_limit, active):
+    """Which check fails per point (the scalar function's order), or None where a few
+    reductions show that every launch runs."""
+    if isinstance(register_check, tuple):  # (registers per warp, warps counted): a product
+        per_warp, counted = register_check
+        over_registers = _max(per_warp) * _max(counted) > arch.max_registers_per_block
+        register_check = per_warp * counted if over_registers else None
+    else:
+        over_registers = _max(register_check) > arch.max_registers_per_block
+    if not (over_registers or _max(st) + _max(dyn) > per_block_limit
+            or _max(st) > arch.shared_mem_per_block_bytes
+            or _max(regs) > arch.max_registers_per_thread
+            or _min(bs) < 1 or _max(bs) > arch.max_threads_per_block
+            or _min(active) == 0):
+        return None
+    # The launch checks, last first, so that the first failing check wins.
+    failure = np.zeros(shape, dtype=np.int8)
+    if register_check is not None:
+        failure[np.broadcast_to(register_check > arch.max_registers_per_block, shape)] = \
+            _REGISTERS_PER_BLOCK
+    failure[np.broadcast_to(st + dyn > per_block_limit, shape)] = _SHARED_PER_BLOCK
+    failure[np.broadcast_to(st > arch.shared_mem_per_block_bytes, shape)] = _STATIC_SHARED
+    failure[np.broadcast_to(regs > arch.max_registers_per_thread, shape)] = _REGISTERS_PER_THREAD
+    failure[np.broadcast_to((bs < 1) | (bs > arch.max_threads_per_block), shape)] = _BLOCK_SIZE
+    failure[np.broadcast_to(active == 0, shape) & (failure == _OK)] = _NO_BLOCK_FITS
+    return failure
+
+
+def _registers_per_warp_array(arch, regs: np.ndarray):
+    """checks._registers_per_warp for an array, the unit a scalar unless Fermi doubles it."""
+    unit = arch.register_allocation_unit
+    if arch.double_unit_register_counts:
+        doubled = np.isin(regs, sorted(arch.double_unit_register_counts))
+        unit = np.where(doubled, 2 * unit, unit)
+    return -(-regs * arch.warp_size // unit) * unit
+
+
+def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool):
     """Rules 1-2 where registers are allocated per warp (2.0 on): B_registers, B_warps and
     whether partitioned caching stays on, per point."""
     g = arch.warp_allocation_granularity
-    warps_per_subpartition = arch.registers_per_sm // g // np.maximum(per_warp, 1)
-    no_registers = per_warp == 0
+    some_without = _min(per_warp) == 0
+    warps_per_subpartition = arch.registers_per_sm // g // (
+        np.maximum(per_warp, 1) if some_without else per_warp)
+    no_registers = per_warp == 0 if some_without or caching else None
     if caching:
         halved = 2 * (warps_per_subpartition * (g // 2) // w)
         cached = (halved > 0) | no_registers
@@ -293,7 +381,9 @@ def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool, n:
         by_warps = np.where(cached, 2 * (arch.max_warps_per_sm // 2 // w),
                             arch.max_warps_per_sm // w)
     else:
-        cached = np.zeros(n, dtype=bool)
+        cached = np.zeros((), dtype=bool)
         by_registers = warps_per_subpartition * g // w
         by_warps = arch.max_warps_per_sm // w
-    return np.where(no_registers, UNLIMITED, by_registers), by_warps, cached
+    if some_without:
+        by_registers = np.where(no_registers, UNLIMITED, by_registers)
+    return by_registers, by_warps, cached
