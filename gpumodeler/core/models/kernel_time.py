@@ -54,7 +54,7 @@ def _positive_int(name, value):
         arr = np.asarray(value)
         if arr.dtype.kind in "iu":  # whole and finite by type: only the lower bound to check
             if not arr.size or arr.min() >= 1:
-                return arr.astype(np.int64) if arr.ndim else int(arr)
+                return arr.astype(np.int64, copy=False) if arr.ndim else int(arr)
         elif arr.dtype.kind == "f":
             if _all_within(arr, 1.0, True) and not np.any(np.floor(arr) != arr):
                 return arr.astype(np.int64) if arr.ndim else int(arr)
@@ -77,7 +77,10 @@ def warps_launched(grid_size, block_size, warp_size: int = 32):
     """Gajger eq. 4.2 for 1-D to 3-D grids and blocks."""
     grid = _size("grid size", grid_size)
     block = _size("block size", block_size)
-    return grid * -(-block // _positive_int("warp size", warp_size))
+    warp = _positive_int("warp size", warp_size)
+    if type(warp) is int and warp & (warp - 1) == 0 and isinstance(block, np.ndarray):
+        return grid * ((block + (warp - 1)) >> (warp.bit_length() - 1))  # ceil by a shift
+    return grid * -(-block // warp)
 
 
 def grid_for(data_size, block_size):

@@ -234,22 +234,29 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         cached = np.zeros((), dtype=bool)
     else:
         per_warp = _registers_per_warp_array(arch, regs)
-        group = arch.register_check_warp_group
-        register_check = (per_warp, (warps + group - 1) // group * group)
+        register_check = (per_warp, warps)  # × warps rounded to the check's group, if needed
         allocated_registers = (np.multiply, per_warp, warps)
         by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching)
 
     # Rule 3 in the configuration the driver will use.
     unit_s = arch.shared_mem_allocation_unit_bytes
-    allocated = (st + dyn + arch.reserved_shared_mem_per_block_bytes + unit_s - 1) // unit_s * unit_s
+    extra = arch.reserved_shared_mem_per_block_bytes + unit_s - 1
+    # the smaller operand takes the constant (integers: the order of the sum is immaterial)
+    total = st + extra + dyn if st.size <= dyn.size else dyn + extra + st
+    allocated = _round_down(total, unit_s)
     configs = np.asarray(arch.shared_mem_configs_bytes, dtype=np.int64)
-    if arch.has_carveout:
-        smallest = configs[np.minimum(np.searchsorted(configs, allocated), len(configs) - 1)]
+    if preference >= _max(allocated):  # the preferred configuration holds every block
+        config = np.int64(preference)
     else:
-        smallest = np.int64(arch.shared_mem_per_sm_bytes)
-    config = np.where(preference >= allocated, preference, smallest)
-    no_shared = allocated == 0
-    by_shared = np.where(no_shared, UNLIMITED, config // np.maximum(allocated, 1))
+        if arch.has_carveout:
+            smallest = configs[np.minimum(np.searchsorted(configs, allocated), len(configs) - 1)]
+        else:
+            smallest = np.int64(arch.shared_mem_per_sm_bytes)
+        config = np.where(preference >= allocated, preference, smallest)
+    if _min(allocated) > 0:
+        by_shared = config // allocated
+    else:
+        by_shared = np.where(allocated == 0, UNLIMITED, config // np.maximum(allocated, 1))
     by_blocks = arch.max_blocks_per_sm
 
     active = np.minimum(np.minimum(by_warps, by_registers), np.minimum(by_shared, by_blocks))
@@ -286,8 +293,7 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         "allocated_registers_per_block": (_computed, allocated_registers, shape),
         "allocated_shared_mem_per_block_bytes": (_full, allocated, shape),
         "shared_mem_config_bytes": (_full, config, shape),
-        "min_shared_mem_config_bytes": (_min_configs, configs, config, allocated, no_shared,
-                                        active, shape),
+        "min_shared_mem_config_bytes": (_min_configs, configs, config, allocated, active, shape),
         "partitioned_global_caching": (_cached, cached, valid, shape),
     })
 
@@ -320,8 +326,14 @@ def _cached(cached, valid, shape):
     return _full(cached & valid, shape)
 
 
-def _min_configs(configs, config, allocated, no_shared, active, shape):
+def _round_down(total, unit: int):
+    """(total // unit) * unit for totals >= 0; a mask when ``unit`` is a power of two."""
+    return total & -unit if unit & (unit - 1) == 0 else total // unit * unit
+
+
+def _min_configs(configs, config, allocated, active, shape):
     """The smallest configuration giving the same active blocks (scalar function's rule)."""
+    no_shared = allocated == 0
     min_config = _full(config, shape).copy()
     for c in configs[::-1]:
         keeps = (c >= allocated) & (no_shared | (c // np.maximum(allocated, 1) >= active))
@@ -332,14 +344,20 @@ def _min_configs(configs, config, allocated, no_shared, active, shape):
 def _failures(arch, shape, bs, regs, dyn, st, register_check, per_block_limit, active):
     """Which check fails per point (the scalar function's order), or None where a few
     reductions show that every launch runs."""
-    if isinstance(register_check, tuple):  # (registers per warp, warps counted): a product
-        per_warp, counted = register_check
-        over_registers = _max(per_warp) * _max(counted) > arch.max_registers_per_block
-        register_check = per_warp * counted if over_registers else None
+    if isinstance(register_check, tuple):
+        # Registers per warp × warps rounded up to the check's group: both factors >= 0 and
+        # the rounding monotone, so the largest product is bounded by the product of maxima.
+        per_warp, warps = register_check
+        group = arch.register_check_warp_group
+        over_registers = (_max(per_warp) * (-(-_max(warps) // group) * group)
+                          > arch.max_registers_per_block)
+        register_check = (per_warp * ((warps + group - 1) // group * group)
+                          if over_registers else None)
     else:
         over_registers = _max(register_check) > arch.max_registers_per_block
-    if not (over_registers or _max(st) + _max(dyn) > per_block_limit
-            or _max(st) > arch.shared_mem_per_block_bytes
+    max_st = _max(st)
+    if not (over_registers or max_st + _max(dyn) > per_block_limit
+            or max_st > arch.shared_mem_per_block_bytes
             or _max(regs) > arch.max_registers_per_thread
             or _min(bs) < 1 or _max(bs) > arch.max_threads_per_block
             or _min(active) == 0):
@@ -363,7 +381,8 @@ def _registers_per_warp_array(arch, regs: np.ndarray):
     if arch.double_unit_register_counts:
         doubled = np.isin(regs, sorted(arch.double_unit_register_counts))
         unit = np.where(doubled, 2 * unit, unit)
-    return -(-regs * arch.warp_size // unit) * unit
+        return -(-regs * arch.warp_size // unit) * unit
+    return _round_down(regs * arch.warp_size + (unit - 1), unit)
 
 
 def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool):
