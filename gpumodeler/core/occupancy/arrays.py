@@ -157,26 +157,31 @@ def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse.ravel()
 
 
-def _int_array(name: str, value) -> np.ndarray:
+def _int_array(name: str, value) -> tuple[np.ndarray, int, int]:
+    """``value`` as an int64 array, with its minimum and maximum (0, 0 when empty)."""
     a = np.asarray(value)
     if a.dtype.kind not in "iu":
         raise InvalidParameter(
             f"{name} must hold integers, got dtype {a.dtype} (convert with .astype(int) "
             f"after checking the values are whole)", item=name)
-    if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+    if not a.size:
+        return a.astype(np.int64, copy=False), 0, 0
+    hi = int(a.max())
+    if a.dtype.kind == "u" and hi > np.iinfo(np.int64).max:
         raise InvalidParameter(f"{name} holds values too large for int64", item=name)
     a = a.astype(np.int64, copy=False)
-    if a.size and a.min() < 0:
+    lo = int(a.min())
+    if lo < 0:
         negative = a < 0
         first = tuple(int(i) for i in np.unravel_index(int(np.argmax(negative)), a.shape))
         raise InvalidParameter(
             f"{name} must be >= 0; {int(negative.sum())} value(s) are negative, "
             f"first {int(a[first])} at index {first}", item=name)
-    return a
+    return a, lo, hi
 
 
 def _full(a, shape) -> np.ndarray:
-    """``a`` as an int/bool array of the sweep's shape (a copy where it broadcasts)."""
+    """``a`` as an array of the sweep's shape (a copy where it broadcasts)."""
     a = np.asarray(a)
     return a if a.shape == shape else np.array(np.broadcast_to(a, shape))
 
@@ -201,29 +206,62 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
     Malformed input (non-integer dtype, a negative value) raises InvalidParameter.
 
     Each input keeps its own shape while the rules are applied (a scalar shared-memory size
-    makes rule 3 one number, not a million), and what is only reported (limits, configurations,
-    allocations, the checks' codes in an all-valid sweep) is computed on first read.
+    makes rule 3 one number, not a million); the checks are decided from the inputs' extremes
+    where they show that every launch runs; and what is only reported (limits,
+    configurations, allocations, the checks' codes) is computed on first read.
     """
     arch = architecture(cc)
-    inputs = [_int_array("block_size", block_size),
-              _int_array("registers_per_thread", registers_per_thread),
-              _int_array("shared_mem_bytes", shared_mem_bytes),
-              _int_array("static_shared_mem_bytes", static_shared_mem_bytes)]
+    (bs, lo_b, hi_b), (regs, lo_r, hi_r), (dyn, lo_d, hi_d), (st, lo_s, hi_s) = (
+        _int_array("block_size", block_size),
+        _int_array("registers_per_thread", registers_per_thread),
+        _int_array("shared_mem_bytes", shared_mem_bytes),
+        _int_array("static_shared_mem_bytes", static_shared_mem_bytes))
     if not isinstance(opt_in, (bool, np.bool_)):
         raise InvalidParameter(f"opt_in must be True or False, got {opt_in!r}", item="opt_in")
     preference = _preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
     caching = _check_caching(arch, partitioned_global_caching)
-    shape = np.broadcast_shapes(*(a.shape for a in inputs))
-    bs, regs, dyn, st = inputs
+    shape = np.broadcast_shapes(bs.shape, regs.shape, dyn.shape, st.shape)
 
     per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
                        else arch.shared_mem_per_block_bytes)
+    extremes = (lo_b, hi_b, lo_r, hi_r, lo_d, hi_d, lo_s, hi_s)
+    args = (arch, bs, regs, dyn, st, extremes, preference, caching)
+    r = _rules(*args)
+    active, warps = r["active"], r["warps"]
+    failure = None
+    if (_could_fail(arch, r["register_check"], per_block_limit, hi_s, hi_d, hi_r, lo_b, hi_b)
+            or _min(active) == 0):
+        failure = _failures(arch, shape, bs, regs, dyn, st, r["register_check"],
+                            per_block_limit, active)
+    if failure is None:  # every launch runs (the common sweep): no codes to keep
+        valid = np.ones(shape, dtype=bool)
+    else:
+        valid = _full(failure == _OK, shape)
+        active = np.where(valid, active, 0)
+    active_warps = _full(active * warps, shape)
+    del r, active, warps  # the reported fields recompute them (see _Rules)
+    rules = _Rules(args, shape, valid, failure)
+    return build(OccupancyArrays, {
+        "compute_capability": arch.compute_capability,
+        "valid": valid,
+        "active_warps_per_sm": active_warps,
+        "max_warps_per_sm": arch.max_warps_per_sm,
+        "reserved_shared_mem_per_block_bytes": arch.reserved_shared_mem_per_block_bytes,
+        "shared_mem_per_block_limit_bytes": per_block_limit,
+        "opt_in": bool(opt_in),
+    }, {name: (_reported, rules, name) for name in _REPORTED})
+
+
+def _rules(arch, bs, regs, dyn, st, extremes, preference, caching) -> dict:
+    """Rules 1-5 per launch (before the launch checks): the intermediates by name."""
+    lo_b, hi_b, lo_r, hi_r, lo_d, hi_d, lo_s, hi_s = extremes
     ws = arch.warp_size
     if ws & (ws - 1) == 0:  # a power of two: the same ceil(T / 32) by a shift
         warps = (bs + (ws - 1)) >> (ws.bit_length() - 1)
     else:
         warps = (bs + ws - 1) // ws
-    w = warps if _min(warps) >= 1 else np.maximum(warps, 1)
+    lo_w, hi_w = -(-lo_b // ws), -(-hi_b // ws)  # ceil is monotone: the warps' extremes
+    w = warps if lo_w >= 1 else np.maximum(warps, 1)
     if arch.register_allocation == "block":
         # 1.x: registers per block (see the scalar function).
         allocated_registers = _registers_per_block_tesla(arch, warps, regs)
@@ -234,9 +272,13 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         cached = np.zeros((), dtype=bool)
     else:
         per_warp = _registers_per_warp_array(arch, regs)
-        register_check = (per_warp, warps)  # × warps rounded to the check's group, if needed
+        if arch.double_unit_register_counts:
+            lo_pw, hi_pw = _min(per_warp), _max(per_warp)
+        else:  # monotone in the registers
+            lo_pw, hi_pw = (_registers_per_warp_array(arch, np.int64(r)) for r in (lo_r, hi_r))
+        register_check = (per_warp, warps, int(hi_pw), int(hi_w))
         allocated_registers = (np.multiply, per_warp, warps)
-        by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching)
+        by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching, lo_pw == 0)
 
     # Rule 3 in the configuration the driver will use.
     unit_s = arch.shared_mem_allocation_unit_bytes
@@ -244,8 +286,10 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
     # the smaller operand takes the constant (integers: the order of the sum is immaterial)
     total = st + extra + dyn if st.size <= dyn.size else dyn + extra + st
     allocated = _round_down(total, unit_s)
+    # bounds of the allocation (rounding is monotone; the sum's extremes bound it)
+    lo_a, hi_a = _round_down(lo_s + lo_d + extra, unit_s), _round_down(hi_s + hi_d + extra, unit_s)
     configs = np.asarray(arch.shared_mem_configs_bytes, dtype=np.int64)
-    if preference >= _max(allocated):  # the preferred configuration holds every block
+    if preference >= hi_a:  # the preferred configuration holds every block
         config = np.int64(preference)
     else:
         if arch.has_carveout:
@@ -253,49 +297,81 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         else:
             smallest = np.int64(arch.shared_mem_per_sm_bytes)
         config = np.where(preference >= allocated, preference, smallest)
-    if _min(allocated) > 0:
+    if lo_a > 0:
         by_shared = config // allocated
     else:
         by_shared = np.where(allocated == 0, UNLIMITED, config // np.maximum(allocated, 1))
     by_blocks = arch.max_blocks_per_sm
-
     active = np.minimum(np.minimum(by_warps, by_registers), np.minimum(by_shared, by_blocks))
-    failure = _failures(arch, shape, bs, regs, dyn, st, register_check, per_block_limit, active)
-    if failure is None:  # every launch runs (the common sweep): no codes to keep
-        valid = np.ones(shape, dtype=bool)
-        active = _full(active, shape)
-    else:
-        valid = _full(failure == _OK, shape)
-        active = _full(np.where(valid, active, 0), shape)
+    return {"warps": warps, "register_check": register_check,
+            "allocated_registers": allocated_registers, "cached": cached,
+            "limits": {"warps": by_warps, "registers": by_registers, "shared_memory": by_shared,
+                       "blocks": by_blocks},
+            "allocated": allocated, "configs": configs, "config": config, "active": active}
 
-    limits = {"warps": by_warps, "registers": by_registers, "shared_memory": by_shared,
-              "blocks": by_blocks}
-    return build(OccupancyArrays, {
-        "compute_capability": arch.compute_capability,
-        "valid": valid,
-        "warps_per_block": _full(warps, shape),
-        "active_blocks_per_sm": active,
-        "active_warps_per_sm": _full(active * warps, shape),
-        "max_warps_per_sm": arch.max_warps_per_sm,
-        "reserved_shared_mem_per_block_bytes": arch.reserved_shared_mem_per_block_bytes,
-        "shared_mem_per_block_limit_bytes": per_block_limit,
-        "opt_in": bool(opt_in),
-    }, {
-        "block_size": (_full, bs, shape),
-        "registers_per_thread": (_full, regs, shape),
-        "shared_mem_bytes": (_full, dyn, shape),
-        "static_shared_mem_bytes": (_full, st, shape),
-        "failure": (_full, np.zeros((), dtype=np.int8) if failure is None else failure, shape),
-        "active_threads_per_sm": (_product, active, bs, shape),
-        "occupancy": (_occupancy_fraction, active, warps, arch.max_warps_per_sm, shape),
-        "block_limits": (_block_limits, limits, shape),
-        "limited_by": (_limited_by, limits, active, valid, shape),
-        "allocated_registers_per_block": (_computed, allocated_registers, shape),
-        "allocated_shared_mem_per_block_bytes": (_full, allocated, shape),
-        "shared_mem_config_bytes": (_full, config, shape),
-        "min_shared_mem_config_bytes": (_min_configs, configs, config, allocated, active, shape),
-        "partitioned_global_caching": (_cached, cached, valid, shape),
-    })
+
+class _Rules:
+    """The rules' intermediates for the fields only reported, recomputed on first read:
+    keeping them from the call would hold a dozen sweep-sized arrays for fields nobody may
+    read (and a sweep's memory then is not reused by the prediction that follows)."""
+
+    def __init__(self, args, shape, valid, failure):
+        self.args, self.shape, self.valid, self.failure = args, shape, valid, failure
+        self.values = None
+
+    def get(self) -> dict:
+        if self.values is None:
+            values = _rules(*self.args)
+            if self.failure is not None:
+                values["active"] = np.where(self.valid, values["active"], 0)
+            self.values = values
+        return self.values
+
+
+_REPORTED = ("block_size", "registers_per_thread", "shared_mem_bytes", "static_shared_mem_bytes",
+             "warps_per_block", "active_blocks_per_sm", "failure", "active_threads_per_sm",
+             "occupancy", "block_limits", "limited_by", "allocated_registers_per_block",
+             "allocated_shared_mem_per_block_bytes", "shared_mem_config_bytes",
+             "min_shared_mem_config_bytes", "partitioned_global_caching")
+
+
+def _reported(rules: _Rules, name: str):
+    """The field ``name`` of :class:`OccupancyArrays` (see :func:`occupancy_array`)."""
+    shape, valid = rules.shape, rules.valid
+    arch, bs, regs, dyn, st = rules.args[:5]
+    inputs = {"block_size": bs, "registers_per_thread": regs, "shared_mem_bytes": dyn,
+              "static_shared_mem_bytes": st}
+    if name in inputs:
+        return _full(inputs[name], shape)
+    if name == "failure":
+        return _full(np.zeros((), dtype=np.int8) if rules.failure is None else rules.failure,
+                     shape)
+    v = rules.get()
+    active = v["active"]
+    if name == "warps_per_block":
+        return _full(v["warps"], shape)
+    if name == "active_blocks_per_sm":
+        return _full(active, shape)
+    if name == "active_threads_per_sm":
+        return _full(active * bs, shape)
+    if name == "occupancy":
+        return _full(active * v["warps"] / arch.max_warps_per_sm, shape)
+    if name == "block_limits":
+        return MappingProxyType({k: _full(a, shape) for k, a in v["limits"].items()})
+    if name == "limited_by":
+        return MappingProxyType({k: _full((a == active) & valid, shape)
+                                 for k, a in v["limits"].items()})
+    if name == "allocated_registers_per_block":
+        return _computed(v["allocated_registers"], shape)
+    if name == "allocated_shared_mem_per_block_bytes":
+        return _full(v["allocated"], shape)
+    if name == "shared_mem_config_bytes":
+        return _full(v["config"], shape)
+    if name == "min_shared_mem_config_bytes":
+        return _min_configs(v["configs"], v["config"], v["allocated"], active, shape)
+    if name == "partitioned_global_caching":
+        return _full(v["cached"] & valid, shape)
+    raise AssertionError(name)
 
 
 def _computed(recipe, shape):
@@ -304,26 +380,6 @@ def _computed(recipe, shape):
         function, *arguments = recipe
         recipe = function(*arguments)
     return _full(recipe, shape)
-
-
-def _product(a, b, shape):
-    return _full(a * b, shape)
-
-
-def _occupancy_fraction(active, warps, max_warps, shape):
-    return _full(active * warps / max_warps, shape)
-
-
-def _block_limits(limits: dict, shape) -> Mapping[str, np.ndarray]:
-    return MappingProxyType({k: _full(v, shape) for k, v in limits.items()})
-
-
-def _limited_by(limits: dict, active, valid, shape) -> Mapping[str, np.ndarray]:
-    return MappingProxyType({k: _full((v == active) & valid, shape) for k, v in limits.items()})
-
-
-def _cached(cached, valid, shape):
-    return _full(cached & valid, shape)
 
 
 def _round_down(total, unit: int):
@@ -341,33 +397,34 @@ def _min_configs(configs, config, allocated, active, shape):
     return _full(min_config, shape)
 
 
-def _failures(arch, shape, bs, regs, dyn, st, register_check, per_block_limit, active):
-    """Which check fails per point (the scalar function's order), or None where a few
-    reductions show that every launch runs."""
+def _could_fail(arch, register_check, per_block_limit, hi_s, hi_d, hi_r, lo_b, hi_b) -> bool:
+    """Whether any launch check can fail, from the inputs' extremes (no pass over the data)."""
     if isinstance(register_check, tuple):
         # Registers per warp × warps rounded up to the check's group: both factors >= 0 and
-        # the rounding monotone, so the largest product is bounded by the product of maxima.
-        per_warp, warps = register_check
+        # the rounding monotone, so the largest product is that of the largest factors.
+        _, _, hi_pw, hi_w = register_check
         group = arch.register_check_warp_group
-        over_registers = (_max(per_warp) * (-(-_max(warps) // group) * group)
-                          > arch.max_registers_per_block)
-        register_check = (per_warp * ((warps + group - 1) // group * group)
-                          if over_registers else None)
+        over_registers = hi_pw * (-(-hi_w // group) * group) > arch.max_registers_per_block
     else:
         over_registers = _max(register_check) > arch.max_registers_per_block
-    max_st = _max(st)
-    if not (over_registers or max_st + _max(dyn) > per_block_limit
-            or max_st > arch.shared_mem_per_block_bytes
-            or _max(regs) > arch.max_registers_per_thread
-            or _min(bs) < 1 or _max(bs) > arch.max_threads_per_block
-            or _min(active) == 0):
-        return None
+    return (over_registers or hi_s + hi_d > per_block_limit
+            or hi_s > arch.shared_mem_per_block_bytes
+            or hi_r > arch.max_registers_per_thread
+            or lo_b < 1 or hi_b > arch.max_threads_per_block)
+
+
+def _failures(arch, shape, bs, regs, dyn, st, register_check, per_block_limit, active):
+    """Which check fails per point, in the scalar function's order (0 where none does)."""
+    if isinstance(register_check, tuple):
+        per_warp, warps, _, _ = register_check
+        group = arch.register_check_warp_group
+        register_check = per_warp.astype(np.int64) * ((warps + group - 1) // group * group)
     # The launch checks, last first, so that the first failing check wins.
     failure = np.zeros(shape, dtype=np.int8)
-    if register_check is not None:
-        failure[np.broadcast_to(register_check > arch.max_registers_per_block, shape)] = \
-            _REGISTERS_PER_BLOCK
-    failure[np.broadcast_to(st + dyn > per_block_limit, shape)] = _SHARED_PER_BLOCK
+    failure[np.broadcast_to(register_check > arch.max_registers_per_block, shape)] = \
+        _REGISTERS_PER_BLOCK
+    failure[np.broadcast_to(st.astype(np.int64) + dyn > per_block_limit, shape)] = \
+        _SHARED_PER_BLOCK
     failure[np.broadcast_to(st > arch.shared_mem_per_block_bytes, shape)] = _STATIC_SHARED
     failure[np.broadcast_to(regs > arch.max_registers_per_thread, shape)] = _REGISTERS_PER_THREAD
     failure[np.broadcast_to((bs < 1) | (bs > arch.max_threads_per_block), shape)] = _BLOCK_SIZE
@@ -385,11 +442,11 @@ def _registers_per_warp_array(arch, regs: np.ndarray):
     return _round_down(regs * arch.warp_size + (unit - 1), unit)
 
 
-def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool):
+def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool, some_without: bool):
     """Rules 1-2 where registers are allocated per warp (2.0 on): B_registers, B_warps and
-    whether partitioned caching stays on, per point."""
+    whether partitioned caching stays on, per point (``some_without``: a launch may use no
+    registers, whose register limit is UNLIMITED)."""
     g = arch.warp_allocation_granularity
-    some_without = _min(per_warp) == 0
     warps_per_subpartition = arch.registers_per_sm // g // (
         np.maximum(per_warp, 1) if some_without else per_warp)
     no_registers = per_warp == 0 if some_without or caching else None
