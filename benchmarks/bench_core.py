@@ -58,15 +58,20 @@ def best_of(fn, repeat=5):
     return min(times), out
 
 
-def medians(*fns, repeat=7):
-    """Median seconds of each function, the functions run in turn ``repeat`` times."""
+def medians(*fns, repeat=7, cpu=False):
+    """Median seconds of each function, the functions run in turn ``repeat`` times: wall
+    time, or with ``cpu`` the (wall, CPU) pair of this process. The core is single-threaded,
+    so its CPU time is the time per core, which on a shared machine the wall time is not."""
     times = [[] for _ in fns]
     for _ in range(repeat):
         for fn, ts in zip(fns, times):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             fn()
-            ts.append(time.perf_counter() - t0)
-    return [statistics.median(ts) for ts in times]
+            ts.append((time.perf_counter() - t0, time.process_time() - c0))
+    if cpu:
+        return [(statistics.median(t[0] for t in ts), statistics.median(t[1] for t in ts))
+                for ts in times]
+    return [statistics.median(t[0] for t in ts) for ts in times]
 
 
 def verdict(ok: bool, name: str) -> str:
@@ -150,13 +155,15 @@ def sweep_million():
 
     times, fused = run_engine(), run_fused()
     np.testing.assert_allclose(times, fused, rtol=1e-12, atol=0)
-    t_engine, t_fused = medians(run_engine, run_fused)
-    rate, ratio = points / t_engine, t_engine / t_fused
-    print(f"sweep: {points} launches, occupancy + bounds + time: engine {t_engine * 1e3:.1f} ms "
-          f"({rate:.2e} launches/s/core; target >= {SWEEP_RATE_TARGET:.0e}: "
+    (w_engine, c_engine), (w_fused, c_fused) = medians(run_engine, run_fused, repeat=9, cpu=True)
+    rate, ratio = points / c_engine, c_engine / c_fused
+    print(f"sweep: {points} launches, occupancy + bounds + time: engine {c_engine * 1e3:.1f} ms "
+          f"CPU ({rate:.2e} launches/s/core; target >= {SWEEP_RATE_TARGET:.0e}: "
           f"{verdict(rate >= SWEEP_RATE_TARGET, 'sweep rate')}), hand-fused numpy "
-          f"{t_fused * 1e3:.1f} ms: ratio {ratio:.2f}x (target <= {FUSED_RATIO_TARGET:g}x: "
+          f"{c_fused * 1e3:.1f} ms CPU: ratio {ratio:.2f}x (target <= {FUSED_RATIO_TARGET:g}x: "
           f"{verdict(ratio <= FUSED_RATIO_TARGET, 'sweep vs fused')}); equal to 1e-12")
+    print(f"sweep: wall time (this machine shared) engine {w_engine * 1e3:.1f} ms, fused "
+          f"{w_fused * 1e3:.1f} ms: ratio {w_engine / w_fused:.2f}x")
     print(f"sweep: the graph's per-warp inputs at {points} points (latency bound and counts, "
           f"not in the row above) {t_inputs * 1e3:.1f} ms")
     return grid, bound, counts, inputs, times
@@ -169,17 +176,19 @@ def scalar_predict(grid, bound, counts, inputs, times):
 
     def per_call(fn, calls=2000, repeat=7):
         fn()
-        return medians(lambda: [fn() for _ in range(calls)], repeat=repeat)[0] / calls
+        wall, cpu = medians(lambda: [fn() for _ in range(calls)], repeat=repeat, cpu=True)[0]
+        return wall / calls * 1e6, cpu / calls * 1e6
 
-    kernel_only = per_call(lambda: predict(GTX970, one, grid_size=4096, block_size=256,
-                                           occupancy=64, lam=LAM))
-    with_transfers = per_call(lambda: predict(GTX970, one, grid_size=4096, block_size=256,
-                                              occupancy=64, lam=LAM, link=PCIE3,
-                                              transfers=transfers))
-    print(f"scalar predict(): {kernel_only * 1e6:.1f} µs a call (target <= {SCALAR_TARGET_US:g} µs: "
-          f"{verdict(kernel_only * 1e6 <= SCALAR_TARGET_US, 'scalar predict')}); "
-          f"with a link and 3 transfers {with_transfers * 1e6:.1f} µs "
-          f"({verdict(with_transfers * 1e6 <= SCALAR_TARGET_US, 'scalar predict with transfers')})")
+    w_kernel, kernel_only = per_call(lambda: predict(GTX970, one, grid_size=4096, block_size=256,
+                                                     occupancy=64, lam=LAM))
+    w_transfers, with_transfers = per_call(lambda: predict(
+        GTX970, one, grid_size=4096, block_size=256, occupancy=64, lam=LAM, link=PCIE3,
+        transfers=transfers))
+    print(f"scalar predict(): {kernel_only:.1f} µs CPU a call (target <= {SCALAR_TARGET_US:g} µs: "
+          f"{verdict(kernel_only <= SCALAR_TARGET_US, 'scalar predict')}); with a link and 3 "
+          f"transfers {with_transfers:.1f} µs "
+          f"({verdict(with_transfers <= SCALAR_TARGET_US, 'scalar predict with transfers')}); "
+          f"wall {w_kernel:.1f} / {w_transfers:.1f} µs")
 
     # A Python loop over the scalar API (with the occupancy calculator's scalar path) on a
     # sample of the sweep's launches, against the vectorised engine.
