@@ -110,7 +110,7 @@ def _require(gpu: GPUSpec, name: str):
 
 
 def _gmem_bytes_per_cycle(gpu: GPUSpec):
-    """``_gmem_bytes_per_cycle(gpu)``, without numpy when given directly."""
+    """``gpu.gmem_bandwidth_bytes_per_cycle_per_sm()``, without numpy when given directly."""
     value = gpu.gmem_bytes_per_cycle_per_sm
     if type(value) in _FLOAT_SCALARS and 0 < value < math.inf:
         return value
