@@ -83,8 +83,8 @@ def test_scalar_and_vectorised_predict_agree(points, gpu, pipes):
                 # Known, and older than this test: a sweep fills the shared-lane row wherever
                 # any point issues INT32; without INT32 it equals the fp32 row (or is below
                 # it), so the bound and the binding resource do not change.
-                assert many.throughput.cycles_per_warp[r][i] <= pytest.approx(
-                    many.throughput.cycles_per_warp["fp32"][i], rel=1e-12)
+                assert many.throughput.cycles_per_warp[r][i] <= \
+                    many.throughput.cycles_per_warp["fp32"][i] * (1 + 1e-12)
                 continue
             assert many.throughput.cycles_per_warp[r][i] == pytest.approx(
                 one.throughput.cycles_per_warp[r], rel=1e-12, abs=0)

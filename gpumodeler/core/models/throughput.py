@@ -216,11 +216,16 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
 
 def _bound(cycles: dict, split: bool) -> ThroughputBound:
     """max over the worksheet's resources (the first in RESOURCES order binds on a tie)."""
-    if all(type(c) is float for c in cycles.values()):
-        worst = max(cycles[r] for r in RESOURCES)
-        if not worst > 0:
+    worst, binding = 0.0, None
+    for r in RESOURCES:  # one launch: Python floats, the first largest binds (as argmax)
+        c = cycles[r]
+        if type(c) is not float:
+            break
+        if c > worst:
+            worst, binding = c, r
+    else:
+        if binding is None:
             raise InvalidParameter(_NO_RESOURCE)
-        binding = next(r for r in RESOURCES if cycles[r] == worst)
         return ThroughputBound(cycles_per_warp={r: cycles[r] for r in RESOURCES},
                                binding=binding, cycles_per_warp_bound=worst,
                                warps_per_cycle=1.0 / worst, pipes=split)
