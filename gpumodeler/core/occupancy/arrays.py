@@ -31,14 +31,15 @@ from gpumodeler.core.occupancy.checks import (
     _msg_shared_per_block, _msg_static_shared, _preference_bytes)
 
 
-
 @dataclass(frozen=True, eq=False)
 class OccupancyArrays(LazyFields):
     """:func:`occupancy_array`'s answer: the fields of :class:`OccupancyResult` as arrays of
     the broadcast input shape, plus ``valid`` and ``reasons`` (the LaunchError message where a
     launch cannot run, '' where it can; built on first use, since formatting is the slow part
     of a big sweep). Where invalid, the active counts and occupancy are 0 and ``limited_by``
-    is all False.
+    is all False. A sweep needs ``valid`` and ``active_warps_per_sm``; every other array is
+    computed when first read (:mod:`gpumodeler.core.occupancy.array_rules`), with the same
+    values and types.
     """
 
     compute_capability: str
