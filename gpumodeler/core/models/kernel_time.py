@@ -16,12 +16,18 @@ Every numeric input broadcasts (numpy).
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
-from gpumodeler.core.models.throughput import ThroughputBound
+from gpumodeler.core.lazy_fields import LazyFields, build
+from gpumodeler.core.models.throughput import (
+    _FLOAT_SCALARS, ThroughputBound, _all_within, _require)
+
+
+_INT64_MAX = 2**63 - 1
 
 
 def _size(name, dims):
@@ -37,16 +43,32 @@ def _size(name, dims):
 
 
 def _positive_int(name, value):
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "iuf" or np.any(~np.isfinite(arr)) or np.any(arr < 1) \
-            or np.any(np.floor(arr) != arr):
-        raise InvalidParameter(f"{name} must be a whole number >= 1, got {value}")
-    return arr.astype(np.int64) if arr.ndim else int(arr)
+    kind = type(value)
+    if kind is int and value <= _INT64_MAX:  # the scalar path: no numpy (bool is no size)
+        if value >= 1:
+            return value
+    elif kind is float:
+        if 1 <= value < math.inf and value == math.floor(value):
+            return int(value)
+    else:
+        arr = np.asarray(value)
+        if arr.dtype.kind in "iu":  # whole and finite by type: only the lower bound to check
+            if not arr.size or arr.min() >= 1:
+                return arr.astype(np.int64, copy=False) if arr.ndim else int(arr)
+        elif arr.dtype.kind == "f":
+            if _all_within(arr, 1.0, True) and not np.any(np.floor(arr) != arr):
+                return arr.astype(np.int64) if arr.ndim else int(arr)
+    raise InvalidParameter(f"{name} must be a whole number >= 1, got {value}")
 
 
 def _positive(name, value):
+    if isinstance(value, _FLOAT_SCALARS):
+        v = float(value)
+        if 0.0 < v < math.inf:
+            return v
+        raise InvalidParameter(f"{name} must be a number > 0, got {value}")
     arr = np.asarray(value, dtype=float)
-    if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
+    if not _all_within(arr, 0.0, False):
         raise InvalidParameter(f"{name} must be a number > 0, got {value}")
     return arr if arr.ndim else float(arr)
 
@@ -55,7 +77,10 @@ def warps_launched(grid_size, block_size, warp_size: int = 32):
     """Gajger eq. 4.2 for 1-D to 3-D grids and blocks."""
     grid = _size("grid size", grid_size)
     block = _size("block size", block_size)
-    return grid * -(-block // _positive_int("warp size", warp_size))
+    warp = _positive_int("warp size", warp_size)
+    if type(warp) is int and warp & (warp - 1) == 0 and isinstance(block, np.ndarray):
+        return grid * ((block + (warp - 1)) >> (warp.bit_length() - 1))  # ceil by a shift
+    return grid * -(-block // warp)
 
 
 def grid_for(data_size, block_size):
@@ -66,7 +91,11 @@ def grid_for(data_size, block_size):
 
 
 @dataclass(frozen=True)
-class KernelPrediction:
+class KernelPrediction(LazyFields):
+    """Eq. 4.1–4.3 at one launch or many. From a vectorised call ``mode``,
+    ``limiting_resource`` and ``knee_occupancy`` (only ever reported) are computed on first
+    read."""
+
     warps_launched: object
     warp_throughput: object  # warps / cycle / SM
     latency_throughput: object  # occupancy / latency bound
@@ -87,26 +116,65 @@ def predict_kernel(gpu: GPUSpec, *, warps: object, occupancy, latency_bound,
     lam_v = _positive("λ (lambda)", lam)
     warps_v = _positive("warps launched", warps)
     if isinstance(throughput, ThroughputBound):
-        tb, binding = throughput.warps_per_cycle, throughput.binding
+        tb = throughput.warps_per_cycle
     else:
-        tb, binding = _positive("throughput bound (warps/cycle/SM)", throughput), "throughput"
-    sms = gpu.require("sms")
-    clock = gpu.require("sm_clock_hz")
+        tb = _positive("throughput bound (warps/cycle/SM)", throughput)
+    sms = _require(gpu, "sms")
+    clock = _require(gpu, "sm_clock_hz")
+    if (type(occ) is float and type(lat) is float and type(tb) is float
+            and type(warps_v) is float and type(lam_v) is float
+            and type(sms) in _FLOAT_SCALARS and type(clock) in _FLOAT_SCALARS):
+        # One launch: the same IEEE operations on Python floats, every field computed now.
+        by_latency = occ / lat
+        latency_mode = by_latency < tb
+        wt = by_latency if latency_mode else tb  # np.minimum: equal values are equal
+        cycles = warps_v / (wt * sms * lam_v)
+        binding = "latency" if latency_mode else _binding_of(throughput)
+        return KernelPrediction(
+            warps_launched=warps_v, warp_throughput=wt, latency_throughput=by_latency,
+            throughput_bound=tb, mode="latency" if latency_mode else "throughput",
+            limiting_resource=binding, knee_occupancy=lat * tb, time_cycles=cycles,
+            time_s=cycles / clock, lam=lam_v)
     by_latency = occ / lat
     wt = np.minimum(by_latency, tb)
-    latency_mode = by_latency < tb
-    mode = np.where(latency_mode, "latency", "throughput")
-    limiting = np.where(latency_mode, "latency", binding)
     cycles = warps_v / (wt * sms * lam_v)
-    scalar = np.ndim(wt) == 0 and np.ndim(cycles) == 0
-    conv = (lambda a: a.item() if hasattr(a, "item") else a) if scalar else (lambda a: a)
-    return KernelPrediction(
-        warps_launched=conv(np.asarray(warps_v)), warp_throughput=conv(np.asarray(wt)),
-        latency_throughput=conv(np.asarray(by_latency)), throughput_bound=conv(np.asarray(tb)),
-        mode=conv(mode), limiting_resource=conv(limiting),
-        knee_occupancy=conv(np.asarray(lat * tb)), time_cycles=conv(np.asarray(cycles)),
-        time_s=conv(np.asarray(cycles / clock)), lam=conv(np.asarray(lam_v)),
-    )
+    if np.ndim(wt) == 0 and np.ndim(cycles) == 0:
+        conv = (lambda a: a.item() if hasattr(a, "item") else a)
+        latency_mode = by_latency < tb
+        return KernelPrediction(
+            warps_launched=conv(np.asarray(warps_v)), warp_throughput=conv(np.asarray(wt)),
+            latency_throughput=conv(np.asarray(by_latency)), throughput_bound=conv(np.asarray(tb)),
+            mode=conv(_mode_names(by_latency, tb)),
+            limiting_resource=conv(_limiting_names(by_latency, tb, throughput)),
+            knee_occupancy=conv(np.asarray(lat * tb)), time_cycles=conv(np.asarray(cycles)),
+            time_s=conv(np.asarray(cycles / clock)), lam=conv(np.asarray(lam_v)))
+    return build(KernelPrediction, {
+        "warps_launched": np.asarray(warps_v), "warp_throughput": np.asarray(wt),
+        "latency_throughput": np.asarray(by_latency), "throughput_bound": np.asarray(tb),
+        "time_cycles": np.asarray(cycles), "time_s": np.asarray(cycles / clock),
+        "lam": np.asarray(lam_v),
+    }, {"mode": (_mode_names, by_latency, tb),
+        "limiting_resource": (_limiting_names, by_latency, tb, throughput),
+        "knee_occupancy": (_knee, lat, tb)})
+
+
+def _binding_of(throughput) -> object:
+    return throughput.binding if isinstance(throughput, ThroughputBound) else "throughput"
+
+
+def _mode_names(by_latency, tb):
+    """'latency' where occupancy / latency bound < throughput bound, else 'throughput'."""
+    return np.where(by_latency < tb, "latency", "throughput")
+
+
+def _limiting_names(by_latency, tb, throughput):
+    """'latency' in latency mode, else the binding throughput resource."""
+    return np.where(by_latency < tb, "latency", _binding_of(throughput))
+
+
+def _knee(lat, tb):
+    """Occupancy where the mode changes: latency bound × throughput bound (Volkov §3.10)."""
+    return np.asarray(lat * tb)
 
 
 def lambda_from_measurement(estimated_time_s, measured_time_s):

@@ -47,11 +47,13 @@ broadcast (numpy), so a sweep is one call.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.lazy_fields import LazyFields, build
 
 # Gajger/Volkov's resources first (ties keep their historical order), then the pipes of
 # Volta and later; a resource a GPU does not have reads 0.
@@ -63,8 +65,11 @@ PIPE_COUNTS = ("fp32", "int32", "fp16", "tensor")
 
 
 @dataclass(frozen=True)
-class ThroughputBound:
-    """Cycles per warp per SM for each resource, the binding one, and the bound."""
+class ThroughputBound(LazyFields):
+    """Cycles per warp per SM for each resource, the binding one, and the bound.
+
+    From a vectorised worksheet ``binding`` (an object array of resource names, only ever
+    reported) is computed on first read."""
 
     cycles_per_warp: dict  # resource -> cycles (array or float)
     binding: object  # resource name (str) or array of names
@@ -73,15 +78,52 @@ class ThroughputBound:
     pipes: bool = False  # True when the CUDA cores were split into Volta+ pipes
 
 
+_FLOAT_SCALARS = (float, int)
+
+
 def _nonneg(name, value):
+    # Python numbers stay Python floats (no numpy on the scalar path); bool is an int, as before
+    if isinstance(value, _FLOAT_SCALARS):
+        v = float(value)
+        if 0.0 <= v < math.inf:
+            return v
+        raise InvalidParameter(f"{name} must be a finite number >= 0, got {value}")
     arr = np.asarray(value, dtype=float)
-    if np.any(~np.isfinite(arr)) or np.any(arr < 0):
+    if not _all_within(arr, 0.0, True):
         raise InvalidParameter(f"{name} must be a finite number >= 0, got {value}")
     return arr if arr.ndim else float(arr)
 
 
+def _all_within(arr, low: float, inclusive: bool) -> bool:
+    """Every value finite and >= low (> low unless ``inclusive``): two reductions, no
+    temporaries; a NaN makes the minimum NaN, which fails the comparison."""
+    if arr.size == 0:
+        return True
+    lo, hi = arr.min(), arr.max()
+    return bool((lo >= low if inclusive else lo > low) and hi < np.inf)
+
+
+def _require(gpu: GPUSpec, name: str):
+    """``gpu.require(name)`` without numpy for a plain positive number (same value)."""
+    value = getattr(gpu, name)
+    if type(value) in _FLOAT_SCALARS and 0 < value < math.inf:
+        return value
+    return gpu.require(name)
+
+
+def _gmem_bytes_per_cycle(gpu: GPUSpec):
+    """``gpu.gmem_bandwidth_bytes_per_cycle_per_sm()``, without numpy when given directly."""
+    value = gpu.gmem_bytes_per_cycle_per_sm
+    if type(value) in _FLOAT_SCALARS and 0 < value < math.inf:
+        return value
+    return gpu.gmem_bandwidth_bytes_per_cycle_per_sm()
+
+
 def _used(value) -> bool:
-    return bool(np.any(np.asarray(value) > 0))
+    if isinstance(value, float):
+        return value > 0
+    arr = np.asarray(value)
+    return bool(arr.size and arr.max() > 0)  # inputs are checked >= 0 and finite
 
 
 def _zero(value):
@@ -94,9 +136,9 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
     out = {"fp32": _zero(fp32), "int32": _zero(int32), "fp32_int32": _zero(fp32 + int32),
            "fp16": _zero(fp16)}
     if _used(fp32):
-        out["fp32"] = warp * fp32 / gpu.require("cuda_cores_per_sm")
+        out["fp32"] = warp * fp32 / _require(gpu, "cuda_cores_per_sm")
     if _used(int32):
-        int_lanes = gpu.require("int32_units_per_sm")
+        int_lanes = _require(gpu, "int32_units_per_sm")
         out["int32"] = warp * int32 / int_lanes
         shared = gpu.int32_fp32_shared_lanes_per_sm
         if shared is None:
@@ -110,10 +152,10 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
                 f"{int_lanes} (the INT32 lanes), got {shared}",
                 item="int32_fp32_shared_lanes_per_sm")
         if shared > 0:
-            lanes = gpu.require("cuda_cores_per_sm") + int_lanes - shared
+            lanes = _require(gpu, "cuda_cores_per_sm") + int_lanes - shared
             out["fp32_int32"] = warp * (fp32 + int32) / lanes
     if _used(fp16):
-        out["fp16"] = warp * fp16 / (gpu.require("fp16_results_per_cycle_per_sm") / 2.0)
+        out["fp16"] = warp * fp16 / (_require(gpu, "fp16_results_per_cycle_per_sm") / 2.0)
     return out
 
 
@@ -168,45 +210,86 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
         pipes = {p: _nonneg(f"{p} instructions", pipe_instructions.get(p, 0.0))
                  for p in PIPE_COUNTS}
 
-    warp = gpu.require("warp_size")
+    warp = _require(gpu, "warp_size")
     cycles = {}
     if split:
         cycles["cuda_cores"] = _zero(counts["cuda_cores"])
     else:
-        cycles["cuda_cores"] = (warp * counts["cuda_cores"] / gpu.require("cuda_cores_per_sm")
+        cycles["cuda_cores"] = (warp * counts["cuda_cores"] / _require(gpu, "cuda_cores_per_sm")
                                 if _used(counts["cuda_cores"]) else _zero(counts["cuda_cores"]))
     issued = counts["issue"]
     if _used(dual) and not gpu.dual_issue():
         issued = issued + dual
-    cycles["issue"] = (issued / (gpu.require("schedulers_per_sm")
-                                 * gpu.require("issue_per_scheduler_per_cycle"))
+    cycles["issue"] = (issued / (_require(gpu, "schedulers_per_sm")
+                                 * _require(gpu, "issue_per_scheduler_per_cycle"))
                        if _used(issued) else _zero(issued))
-    cycles["memory"] = (counts["memory"] / gpu.gmem_bandwidth_bytes_per_cycle_per_sm()
+    cycles["memory"] = (counts["memory"] / _gmem_bytes_per_cycle(gpu)
                         if _used(counts["memory"]) else _zero(counts["memory"]))
-    cycles["sfu"] = (warp * counts["sfu"] / gpu.require("sfu_per_sm")
+    cycles["sfu"] = (warp * counts["sfu"] / _require(gpu, "sfu_per_sm")
                      if _used(counts["sfu"]) else _zero(counts["sfu"]))
-    cycles["fp64"] = (warp * counts["fp64"] / gpu.require("fp64_units_per_sm")
+    cycles["fp64"] = (warp * counts["fp64"] / _require(gpu, "fp64_units_per_sm")
                       if _used(counts["fp64"]) else _zero(counts["fp64"]))
-    cycles["shared_memory"] = (counts["shared_memory"] / gpu.require("smem_accesses_per_cycle_per_sm")
+    cycles["shared_memory"] = (counts["shared_memory"] / _require(gpu, "smem_accesses_per_cycle_per_sm")
                                if _used(counts["shared_memory"]) else _zero(counts["shared_memory"]))
     if split:
         cycles.update(_pipe_cycles(gpu, warp, pipes))
     else:
         cycles.update({p: 0.0 for p in ("fp32", "int32", "fp32_int32", "fp16")})
     cycles["tensor"] = tensor_cycles(gpu, tensor_macs)
-    stacked = np.broadcast_arrays(*[np.asarray(cycles[r], dtype=float) for r in RESOURCES])
-    table = np.stack(stacked)
-    worst = table.max(axis=0)
-    if np.any(worst <= 0):
-        raise InvalidParameter("the warp uses no resource (all instruction counts and bytes are 0); "
-                               "give at least the issued instructions")
-    idx = table.argmax(axis=0)
-    names = np.array(RESOURCES, dtype=object)[idx]
-    scalar = worst.ndim == 0
-    return ThroughputBound(
-        cycles_per_warp={r: (float(a) if scalar else a) for r, a in zip(RESOURCES, stacked)},
-        binding=str(names) if scalar else names,
-        cycles_per_warp_bound=float(worst) if scalar else worst,
-        warps_per_cycle=float(1.0 / worst) if scalar else 1.0 / worst,
-        pipes=split,
-    )
+    return _bound(cycles, split)
+
+
+def _bound(cycles: dict, split: bool) -> ThroughputBound:
+    """max over the worksheet's resources (the first in RESOURCES order binds on a tie)."""
+    worst, binding = 0.0, None
+    for r in RESOURCES:  # one launch: Python floats, the first largest binds (as argmax)
+        c = cycles[r]
+        if type(c) is not float:
+            break
+        if c > worst:
+            worst, binding = c, r
+    else:
+        if binding is None:
+            raise InvalidParameter(_NO_RESOURCE)
+        return ThroughputBound(cycles_per_warp={r: cycles[r] for r in RESOURCES},
+                               binding=binding, cycles_per_warp_bound=worst,
+                               warps_per_cycle=1.0 / worst, pipes=split)
+    arrays = {r: np.asarray(cycles[r], dtype=float) for r in RESOURCES}
+    shape = np.broadcast_shapes(*(a.shape for a in arrays.values()))
+    # A resource the kernel does not use is a scalar 0: it cannot be the maximum (> 0).
+    used = [r for r in RESOURCES if arrays[r].ndim or arrays[r] != 0]
+    worst = None
+    for r in used:
+        worst = arrays[r] if worst is None else np.maximum(worst, arrays[r])
+    if worst is None:
+        worst = np.zeros(shape)
+    elif worst is arrays[used[0]]:
+        worst = worst.copy()  # the bound is not an alias of one resource's cycles
+    if worst.shape != shape:
+        worst = np.array(np.broadcast_to(worst, shape))
+    if worst.size and not worst.min() > 0:
+        raise InvalidParameter(_NO_RESOURCE)
+    if not shape:
+        binding = next(r for r in RESOURCES if arrays[r] == worst)
+        return ThroughputBound(
+            cycles_per_warp={r: float(a) for r, a in arrays.items()}, binding=binding,
+            cycles_per_warp_bound=float(worst), warps_per_cycle=float(1.0 / worst), pipes=split)
+    return build(ThroughputBound, {
+        "cycles_per_warp": {r: (a if a.shape == shape else np.broadcast_to(a, shape))
+                            for r, a in arrays.items()},
+        "cycles_per_warp_bound": worst, "warps_per_cycle": 1.0 / worst, "pipes": split,
+    }, {"binding": (_binding_names, arrays, used, worst)})
+
+
+_NO_RESOURCE = ("the warp uses no resource (all instruction counts and bytes are 0); "
+                "give at least the issued instructions")
+_RESOURCE_NAMES = np.array(RESOURCES, dtype=object)
+
+
+def _binding_names(arrays: dict, used: list, worst: np.ndarray) -> np.ndarray:
+    """Object array of the binding resource per point: the first resource (RESOURCES order,
+    as argmax) whose cycles equal the maximum."""
+    codes = np.zeros(worst.shape, dtype=np.int8)
+    for r in reversed(used):
+        codes[np.broadcast_to(arrays[r] == worst, worst.shape)] = RESOURCES.index(r)
+    return _RESOURCE_NAMES[codes]

@@ -20,24 +20,26 @@ import numpy as np
 
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
+from gpumodeler.core.lazy_fields import LazyFields, build
+from gpumodeler.core.occupancy.array_rules import (
+    _BLOCK_SIZE, _NO_BLOCK_FITS, _OK, _REGISTERS_PER_BLOCK, _REGISTERS_PER_THREAD,
+    _REPORTED, _SHARED_PER_BLOCK, _STATIC_SHARED, _Rules, _could_fail, _failures, _full, _min,
+    _reported, _rules)
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _msg_block_size,
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _msg_block_size,  # noqa: F401
     _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_block_tesla,
-    _registers_per_warp)
-
-# Why a launch in a sweep cannot run: the scalar function's checks, in its order.
-_OK, _BLOCK_SIZE, _REGISTERS_PER_THREAD, _STATIC_SHARED, _SHARED_PER_BLOCK, \
-    _REGISTERS_PER_BLOCK, _NO_BLOCK_FITS = range(7)
+    _msg_shared_per_block, _msg_static_shared, _preference_bytes)
 
 
 @dataclass(frozen=True, eq=False)
-class OccupancyArrays:
+class OccupancyArrays(LazyFields):
     """:func:`occupancy_array`'s answer: the fields of :class:`OccupancyResult` as arrays of
     the broadcast input shape, plus ``valid`` and ``reasons`` (the LaunchError message where a
     launch cannot run, '' where it can; built on first use, since formatting is the slow part
     of a big sweep). Where invalid, the active counts and occupancy are 0 and ``limited_by``
-    is all False.
+    is all False. A sweep needs ``valid`` and ``active_warps_per_sm``; every other array is
+    computed when first read (:mod:`gpumodeler.core.occupancy.array_rules`), with the same
+    values and types.
     """
 
     compute_capability: str
@@ -157,22 +159,27 @@ def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse.ravel()
 
 
-def _int_array(name: str, value) -> np.ndarray:
+def _int_array(name: str, value) -> tuple[np.ndarray, int, int]:
+    """``value`` as an int64 array, with its minimum and maximum (0, 0 when empty)."""
     a = np.asarray(value)
     if a.dtype.kind not in "iu":
         raise InvalidParameter(
             f"{name} must hold integers, got dtype {a.dtype} (convert with .astype(int) "
             f"after checking the values are whole)", item=name)
-    if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+    if not a.size:
+        return a.astype(np.int64, copy=False), 0, 0
+    hi = int(a.max())
+    if a.dtype.kind == "u" and hi > np.iinfo(np.int64).max:
         raise InvalidParameter(f"{name} holds values too large for int64", item=name)
     a = a.astype(np.int64, copy=False)
-    negative = a < 0
-    if negative.any():
+    lo = int(a.min())
+    if lo < 0:
+        negative = a < 0
         first = tuple(int(i) for i in np.unravel_index(int(np.argmax(negative)), a.shape))
         raise InvalidParameter(
             f"{name} must be >= 0; {int(negative.sum())} value(s) are negative, "
             f"first {int(a[first])} at index {first}", item=name)
-    return a
+    return a, lo, hi
 
 
 def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
@@ -185,115 +192,51 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
     ``cc`` and the keyword options are scalars. Launches that cannot run do not raise: they
     are False in ``valid`` with the scalar function's LaunchError message in ``reasons``.
     Malformed input (non-integer dtype, a negative value) raises InvalidParameter.
+
+    Each input keeps its own shape while the rules are applied (a scalar shared-memory size
+    makes rule 3 one number, not a million); the checks are decided from the inputs' extremes
+    where they show that every launch runs; and what is only reported (limits,
+    configurations, allocations, the checks' codes) is computed on first read.
     """
     arch = architecture(cc)
-    inputs = [_int_array("block_size", block_size),
-              _int_array("registers_per_thread", registers_per_thread),
-              _int_array("shared_mem_bytes", shared_mem_bytes),
-              _int_array("static_shared_mem_bytes", static_shared_mem_bytes)]
+    (bs, lo_b, hi_b), (regs, lo_r, hi_r), (dyn, lo_d, hi_d), (st, lo_s, hi_s) = (
+        _int_array("block_size", block_size),
+        _int_array("registers_per_thread", registers_per_thread),
+        _int_array("shared_mem_bytes", shared_mem_bytes),
+        _int_array("static_shared_mem_bytes", static_shared_mem_bytes))
     if not isinstance(opt_in, (bool, np.bool_)):
         raise InvalidParameter(f"opt_in must be True or False, got {opt_in!r}", item="opt_in")
     preference = _preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
     caching = _check_caching(arch, partitioned_global_caching)
-    shape = np.broadcast_shapes(*(a.shape for a in inputs))
-    bs, regs, dyn, st = (np.broadcast_to(a, shape).ravel() for a in inputs)
-    n = bs.size
+    shape = np.broadcast_shapes(bs.shape, regs.shape, dyn.shape, st.shape)
 
     per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
                        else arch.shared_mem_per_block_bytes)
-    warps = (bs + arch.warp_size - 1) // arch.warp_size
-    w = np.maximum(warps, 1)
-    if arch.register_allocation == "block":
-        # 1.x: registers per block (see the scalar function).
-        allocated_registers = _registers_per_block_tesla(arch, warps, regs)
-        register_check = allocated_registers
-        by_registers = np.where(allocated_registers == 0, UNLIMITED,
-                                arch.registers_per_sm // np.maximum(allocated_registers, 1))
-        by_warps = arch.max_warps_per_sm // w
-        cached = np.zeros(n, dtype=bool)
+    extremes = (lo_b, hi_b, lo_r, hi_r, lo_d, hi_d, lo_s, hi_s)
+    args = (arch, bs, regs, dyn, st, extremes, preference, caching)
+    r = _rules(*args)
+    active, warps = r["active"], r["warps"]
+    failure = None
+    if (_could_fail(arch, r["register_check"], per_block_limit, hi_s, hi_d, hi_r, lo_b, hi_b)
+            or _min(active) == 0):
+        failure = _failures(arch, shape, bs, regs, dyn, st, r["register_check"],
+                            per_block_limit, active)
+    if failure is None:  # every launch runs (the common sweep): no codes to keep
+        valid = np.ones(shape, dtype=bool)
     else:
-        per_warp = _registers_per_warp(arch, regs)
-        group = arch.register_check_warp_group
-        register_check = per_warp * ((warps + group - 1) // group * group)
-        allocated_registers = per_warp * warps
-        by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching, n)
-
-    # The launch checks, last first, so that the first failing check wins.
-    failure = np.zeros(n, dtype=np.int8)
-    failure[register_check > arch.max_registers_per_block] = _REGISTERS_PER_BLOCK
-    failure[st + dyn > per_block_limit] = _SHARED_PER_BLOCK
-    failure[st > arch.shared_mem_per_block_bytes] = _STATIC_SHARED
-    failure[regs > arch.max_registers_per_thread] = _REGISTERS_PER_THREAD
-    failure[(bs < 1) | (bs > arch.max_threads_per_block)] = _BLOCK_SIZE
-
-    # Rule 3 in the configuration the driver will use.
-    unit_s = arch.shared_mem_allocation_unit_bytes
-    allocated = (st + dyn + arch.reserved_shared_mem_per_block_bytes + unit_s - 1) // unit_s * unit_s
-    configs = np.asarray(arch.shared_mem_configs_bytes, dtype=np.int64)
-    if arch.has_carveout:
-        smallest = configs[np.minimum(np.searchsorted(configs, allocated), len(configs) - 1)]
-    else:
-        smallest = np.int64(arch.shared_mem_per_sm_bytes)
-    config = np.where(preference >= allocated, preference, smallest)
-    no_shared = allocated == 0
-    by_shared = np.where(no_shared, UNLIMITED, config // np.maximum(allocated, 1))
-    by_blocks = np.full(n, arch.max_blocks_per_sm, dtype=np.int64)
-
-    limits = {"warps": by_warps, "registers": by_registers, "shared_memory": by_shared,
-              "blocks": by_blocks}
-    active = np.minimum(np.minimum(by_warps, by_registers), np.minimum(by_shared, by_blocks))
-    failure[(active == 0) & (failure == _OK)] = _NO_BLOCK_FITS
-    valid = failure == _OK
-    active = np.where(valid, active, 0)
-
-    min_config = config.copy()
-    for c in configs[::-1]:
-        keeps = (c >= allocated) & (no_shared | (c // np.maximum(allocated, 1) >= active))
-        min_config = np.where(keeps, c, min_config)
-
-    def out(a):
-        return a.reshape(shape)
-
-    active_warps = active * warps
-    return OccupancyArrays(
-        compute_capability=arch.compute_capability,
-        block_size=out(bs), registers_per_thread=out(regs), shared_mem_bytes=out(dyn),
-        static_shared_mem_bytes=out(st),
-        valid=out(valid),
-        warps_per_block=out(warps),
-        active_blocks_per_sm=out(active),
-        active_warps_per_sm=out(active_warps),
-        active_threads_per_sm=out(active * bs),
-        max_warps_per_sm=arch.max_warps_per_sm,
-        occupancy=out(active_warps / arch.max_warps_per_sm),
-        block_limits=MappingProxyType({k: out(v) for k, v in limits.items()}),
-        limited_by=MappingProxyType({k: out((v == active) & valid) for k, v in limits.items()}),
-        allocated_registers_per_block=out(allocated_registers),
-        allocated_shared_mem_per_block_bytes=out(allocated),
-        reserved_shared_mem_per_block_bytes=arch.reserved_shared_mem_per_block_bytes,
-        shared_mem_per_block_limit_bytes=per_block_limit,
-        shared_mem_config_bytes=out(config),
-        min_shared_mem_config_bytes=out(min_config),
-        partitioned_global_caching=out(cached & valid),
-        opt_in=bool(opt_in),
-        failure=out(failure),
-    )
+        valid = _full(failure == _OK, shape)
+        active = np.where(valid, active, 0)
+    active_warps = _full(active * warps, shape)
+    del r, active, warps  # the reported fields recompute them (see _Rules)
+    rules = _Rules(args, shape, valid, failure)
+    return build(OccupancyArrays, {
+        "compute_capability": arch.compute_capability,
+        "valid": valid,
+        "active_warps_per_sm": active_warps,
+        "max_warps_per_sm": arch.max_warps_per_sm,
+        "reserved_shared_mem_per_block_bytes": arch.reserved_shared_mem_per_block_bytes,
+        "shared_mem_per_block_limit_bytes": per_block_limit,
+        "opt_in": bool(opt_in),
+    }, {name: (_reported, rules, name) for name in _REPORTED})
 
 
-def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool, n: int):
-    """Rules 1-2 where registers are allocated per warp (2.0 on): B_registers, B_warps and
-    whether partitioned caching stays on, per point."""
-    g = arch.warp_allocation_granularity
-    warps_per_subpartition = arch.registers_per_sm // g // np.maximum(per_warp, 1)
-    no_registers = per_warp == 0
-    if caching:
-        halved = 2 * (warps_per_subpartition * (g // 2) // w)
-        cached = (halved > 0) | no_registers
-        by_registers = np.where(cached, halved, warps_per_subpartition * g // w)
-        by_warps = np.where(cached, 2 * (arch.max_warps_per_sm // 2 // w),
-                            arch.max_warps_per_sm // w)
-    else:
-        cached = np.zeros(n, dtype=bool)
-        by_registers = warps_per_subpartition * g // w
-        by_warps = arch.max_warps_per_sm // w
-    return np.where(no_registers, UNLIMITED, by_registers), by_warps, cached

@@ -15,6 +15,8 @@ flits carry 242 bytes of TLP and DLLP data (the rest is FEC and CRC): 64/8 × 24
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from gpumodeler.core.device import LinkSpec
@@ -30,6 +32,7 @@ _PER_LANE_GB_S = {
     "4": 16 * 128 / 130 / 8, "5": 32 * 128 / 130 / 8, "6": 64 / 8 * 242 / 256,
 }
 PCIE_LANES = (1, 2, 4, 8, 12, 16, 32)
+_NUMBERS = (float, int)
 
 
 def pcie_bandwidth_bytes_per_s(generation, lanes: int) -> float:
@@ -47,6 +50,14 @@ def pcie_bandwidth_bytes_per_s(generation, lanes: int) -> float:
 
 def transfer_time_s(n_bytes, *, startup_s, bandwidth_bytes_per_s, lam=1.0):
     """Eq. 5.5 (eq. 4.8 with λ = 1); every argument broadcasts."""
+    if (isinstance(n_bytes, _NUMBERS) and isinstance(startup_s, _NUMBERS)
+            and isinstance(bandwidth_bytes_per_s, _NUMBERS) and isinstance(lam, _NUMBERS)):
+        # One transfer: the same checks and IEEE operations on Python floats.
+        n, ts = float(n_bytes), float(startup_s)
+        bw, lm = float(bandwidth_bytes_per_s), float(lam)
+        if 0.0 <= n < math.inf and 0.0 <= ts < math.inf and 0.0 < bw < math.inf \
+                and 0.0 < lm < math.inf:
+            return ts + n / (bw * lm)
     n = np.asarray(n_bytes, dtype=float)
     if np.any(~np.isfinite(n)) or np.any(n < 0):
         raise InvalidParameter(f"transfer size must be a number of bytes >= 0, got {n_bytes}")
