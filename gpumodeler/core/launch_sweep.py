@@ -59,6 +59,7 @@ class SweepSnapshot:
     # registered models overlaid on the sweep (core.models.overlay), and the latency table
     # their graph counts read: ``table`` for the GPU being evaluated, ``tables`` per GPU
     models: tuple = ()
+    model_parameters: dict = field(default_factory=dict)  # ModelInputs.parameters
     table: object = None
     tables: tuple = ()
 
@@ -93,7 +94,7 @@ class SweepCurve:
     # per point, the kernel terms that changed the time ('' where none did)
     terms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
     # overlaid models: {name: kernel time s per point (NaN: not computed)} and
-    # {name: (first error message, points it left empty)}
+    # {name: (first ModelError, points it left empty)}
     model_times: dict = field(default_factory=dict)
     model_errors: dict = field(default_factory=dict)
 
@@ -127,14 +128,16 @@ def base_value(launch: LaunchConfig, variables: dict, variable: str, occupancy: 
 def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: str, values,
                   devices=(), measured_x=(), table_lookup=None,
                   include_transfers: bool = True, calibration_lookup=None,
-                  terms=None, models=()) -> SweepSnapshot:
+                  terms=None, models=(), model_parameters=None) -> SweepSnapshot:
     """Validate the launch (evaluate it once) and freeze what the sweep needs.
 
     ``devices``: catalog GPU names to compare (empty: the launch's GPU). Raises ModelError
     with a message for the user. ``include_transfers=False``: the kernel alone (total =
     kernel), for a launch whose transfers cannot be predicted. ``terms``: the kernel terms'
     switches (KernelTerms; default ``predict``'s), as :func:`evaluate_launch` takes them.
-    ``models``: registered model names to overlay (:mod:`gpumodeler.core.models.overlay`)."""
+    ``models``: registered model names to overlay (:mod:`gpumodeler.core.models.overlay`),
+    ``model_parameters`` their own inputs (ModelInputs.parameters; ``working_set_bytes``
+    also drives the L2 term of the sweep's own prediction)."""
     from gpumodeler.core.models.overlay import model_list
     models = model_list(models) if models else ()
     from gpumodeler.core.models.result import KernelTerms
@@ -199,6 +202,7 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
                          variable=variable, values=values, gpus=gpus, link=link, transfers=transfers,
                          measured_x=np.asarray(measured_x, dtype=float).ravel(),
                          bounds=tuple(bounds), terms=terms, models=models, table=table,
+                         model_parameters=dict(model_parameters or {}),
                          tables=tuple(tables))
 
 
@@ -245,7 +249,8 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray, cancelled=None) -> dict:
     transfers = [(d, np.broadcast_to(np.asarray(expr.evaluate(sub), dtype=float), (int(valid.sum()),)))
                  for d, expr in snap.transfers]
     pred = predict(gpu, inputs, grid_size=grid[valid], block_size=block[valid], occupancy=warps[valid],
-                   lam=L.lam, link=snap.link, transfers=transfers, terms=snap.terms)
+                   lam=L.lam, link=snap.link, transfers=transfers, terms=snap.terms,
+                   working_set_bytes=snap.model_parameters.get("working_set_bytes"))
     out["kernel"][valid] = pred.kernel.time_s
     out["total"][valid] = np.broadcast_to(pred.total_time_s, (int(valid.sum()),))
     out["mode"][valid] = pred.kernel.mode
@@ -308,7 +313,7 @@ def run_sweep(snap: SweepSnapshot, progress=None, cancelled=None) -> SweepResult
         out = {m: np.concatenate(parts) for m, parts in times.items()}
         for m in snap.models:  # a GPU that could not run at all: empty columns
             out.setdefault(m, np.full(n, np.nan))
-        return out, {m: (str(exc), k) for m, (exc, k) in errors.items()}
+        return out, {m: (exc, k) for m, (exc, k) in errors.items()}
 
     curves = []
     if snap.variable == "gpu":

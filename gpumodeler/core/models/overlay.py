@@ -136,7 +136,8 @@ def overlay_launch_points(snap, gpu, kernel, variables: dict, grid, block, occup
     def inputs_at(j):
         return ModelInputs(gpu=gpu, kernel=kernel_at(kernel, j), grid_size=int(grid[j]),
                            block_size=int(block[j]), occupancy=float(occupancy[j]),
-                           lam=float(snap.launch.lam), counts=counts_at(j), terms=terms)
+                           lam=float(snap.launch.lam), counts=counts_at(j),
+                           parameters=dict(snap.model_parameters), terms=terms)
 
     return evaluate_points(snap.models, n, inputs_at, vectorised={"gajger": gajger_s},
                            cancelled=cancelled)
