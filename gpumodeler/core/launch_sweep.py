@@ -8,7 +8,10 @@ database connection that stays on the GUI thread) and the transfers as parsed ex
 :func:`gpumodeler.core.project.evaluate_launch`, with the swept variable as a numpy array:
 one :func:`gpumodeler.core.models.gajger.predict` call per GPU and chunk, occupancy from
 :func:`gpumodeler.core.occupancy.calculator.occupancy_array` when the block size is swept. Launches
-that cannot run (occupancy 0) are NaN with the reason kept.
+that cannot run (occupancy 0) are NaN with the reason kept. The kernel terms apply as in
+``predict`` (``terms``; each curve's ``terms`` says per point which changed the time), and
+the registered models in ``models`` are overlaid per point (:mod:`gpumodeler.core.models.overlay`;
+each curve's ``model_times`` and ``model_errors``).
 
 Swept variables: ``block_size``, ``occupancy`` (warps per SM, overriding the calculator),
 ``data_size`` (N; the grid follows and so do transfer sizes in N), a loop variable of the

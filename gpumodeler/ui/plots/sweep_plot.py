@@ -22,6 +22,7 @@ from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
 
+from .model_curves import MODEL_COLOURS, ModelCurves  # noqa: F401  (MODEL_COLOURS re-exported)
 from .units import time_unit
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
@@ -31,11 +32,6 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 PAIRS = (("#1f77b4", "#ff7f0e"), ("#2ca02c", "#d62728"), ("#9467bd", "#8c564b"),
          ("#17becf", "#e377c2"), ("#7f7f7f", "#bcbd22"))
 BASE_PEN = dict(color="#666", width=1.2, style=Qt.DashDotLine)
-# overlaid models (core.models.overlay): one colour each, dotted, so they read apart from
-# the sweep's own kernel/total pairs
-MODEL_COLOURS = {"gajger": "#000000", "volkov-contention": "#e6550d", "mwp-cwp": "#31a354",
-                 "bsp": "#756bb1", "roofline": "#de2d26"}
-MODEL_PEN = dict(width=2, style=Qt.DotLine)
 
 
 def short_name(gpu: str) -> str:
@@ -148,8 +144,7 @@ class SweepPlot(QWidget):
         self._log_x = False
         self._legend = None  # what the legend shows, to rebuild it only when that changes
         self.models: tuple = ()  # names of the models to overlay (set_models)
-        self._model_curves: dict = {}  # (curve index, model) -> PlotDataItem
-        self._model_legend = None
+        self._model_curves = ModelCurves(self.plot, self.legend)
         self._ticks = False
         self._shown_labels = None
         self.measurements = None  # (x, measured_s, predicted_s, rel_error, what)
@@ -302,7 +297,7 @@ class SweepPlot(QWidget):
         elif self.measured.isVisible():
             self.measured.setData(x=[], y=[])
             self.measured.hide()
-        self._show_models(result, scale, log_x, several, rebuilt=legend != self._legend)
+        self._model_curves.show(result, self.models, scale, several, rebuilt=legend != self._legend)
         self._legend = legend
         if (x_title, title, self.unit) != self._shown_labels:
             self.set_labels(x_title, title)
@@ -320,42 +315,7 @@ class SweepPlot(QWidget):
 
     def model_items(self) -> dict:
         """{(curve index, model): PlotDataItem} of the overlaid model curves on show."""
-        return {k: item for k, item in self._model_curves.items() if item.isVisible()}
-
-    def _show_models(self, result, scale: float, log_x: bool, several: bool, rebuilt: bool) -> None:
-        """One dotted curve per overlaid model (and GPU), its own colour and legend entry,
-        its tooltip the model's equations."""
-        from gpumodeler.core.models.registry import MODELS
-        shown = []
-        if result.variable != "gpu":
-            for i, curve in enumerate(result.curves):
-                for m in self.models:
-                    t = getattr(curve, "model_times", {}).get(m)
-                    if t is not None and np.isfinite(t).any():
-                        shown.append((i, m))
-        for key, item in self._model_curves.items():
-            if key not in shown and item.isVisible():
-                item.setData([], [])
-                item.hide()
-        key = (tuple(shown), several)
-        relabel = rebuilt or key != self._model_legend
-        if relabel:
-            for item in self._model_curves.values():
-                self.legend.removeItem(item)
-        for i, m in shown:
-            item = self._model_curves.get((i, m))
-            if item is None:
-                item = self.plot.plot([], [], pen=pg.mkPen(MODEL_COLOURS.get(m, "#444"), **MODEL_PEN),
-                                      antialias=True)
-                item.setToolTip(f"{m}: {MODELS[m][1]}")
-                self._model_curves[(i, m)] = item
-            y = np.asarray(result.curves[i].model_times[m], dtype=float) / scale
-            item.setData(result.x, y, connect="finite")
-            item.show()
-            if relabel:
-                name = f"{short_name(result.curves[i].label)}: " if several else ""
-                self.legend.addItem(item, f"{name}{m}")
-        self._model_legend = key
+        return self._model_curves.visible()
 
     def _show_bars(self, result, scale: float, relabel: bool) -> None:
         c = result.curves[0]
