@@ -93,3 +93,21 @@ def test_prediction_box_lists_the_terms_of_an_under_filled_launch(panel, qtbot):
     assert "eq. 4.1 alone" in labels["terms"].text()
     r = panel.result.prediction
     assert r.kernel.time_s > float(r.terms.eq41_cycles / r.terms.clock_hz)
+
+
+def test_compared_gpus_get_a_model_curve_each(panel, qtbot):
+    sweep = panel.sweep
+    sweep.set_variable("block_size")
+    sweep.set_gpus(["GeForce GTX 970", "GeForce GTX 680"])
+    sweep.model_list.set_checked(["roofline", "volkov-contention"])
+    assert sweep.result is None and sweep.job is None  # checking models before any sweep runs none
+    assert sweep.run(), sweep.message.text()
+    qtbot.waitUntil(lambda: sweep.job is None and sweep.result is not None, timeout=20_000)
+    labels = [c.label for c in sweep.result.curves]
+    items = sweep.plot.model_items()
+    # Table 6.5 fits the GTX 680 only: its contention curve is drawn, the GTX 970's is not
+    assert set(items) == {(0, "roofline"), (1, "roofline"), (labels.index("GeForce GTX 680"), "volkov-contention")}
+    assert items[(0, "roofline")].opts["pen"].style() != items[(1, "roofline")].opts["pen"].style()
+    legend = legend_labels(sweep.plot)
+    assert "GTX 680: roofline" in legend and "GTX 970: roofline" in legend
+    assert "GTX 680: volkov-contention" in legend and "GTX 970: volkov-contention" not in legend

@@ -11,6 +11,8 @@ from PySide6.QtCore import Qt
 MODEL_COLOURS = {"gajger": "#000000", "volkov-contention": "#e6550d", "mwp-cwp": "#31a354",
                  "bsp": "#756bb1", "roofline": "#de2d26"}
 MODEL_PEN = dict(width=2, style=Qt.DotLine)
+# with several GPUs, a model's curves share its colour and differ in dash, GPU by GPU
+GPU_DASHES = (Qt.DotLine, Qt.DashDotDotLine, Qt.DashDotLine)
 
 
 def _short(gpu: str) -> str:
@@ -52,7 +54,8 @@ class ModelCurves:
         for i, m in shown:
             item = self.items.get((i, m))
             if item is None:
-                item = self.plot.plot([], [], pen=pg.mkPen(MODEL_COLOURS.get(m, "#444"), **MODEL_PEN),
+                pen = dict(MODEL_PEN, style=GPU_DASHES[i % len(GPU_DASHES)])
+                item = self.plot.plot([], [], pen=pg.mkPen(MODEL_COLOURS.get(m, "#444"), **pen),
                                       antialias=True)
                 item.setToolTip(f"{m}: {MODELS[m][1]}")
                 self.items[(i, m)] = item
