@@ -150,16 +150,56 @@ class VecTerms:
 
     def applied_text(self) -> np.ndarray:
         """Per launch, the applied terms as ``predict`` prints them ("under-filled GPU: +108 %
-        (...)"), joined by '; ' ('' where none applies). Text is built only for the launches
-        a term changed; the rest share ''."""
-        shape = self.cycles.shape
-        out = np.full(shape, "", dtype=object)
-        mask = np.broadcast_to(self.underfill_applied | self.tail_applied, shape).copy()
-        if self.l2_effect.applied or not self.overhead_note:
-            mask[...] = True
-        for index in zip(*np.nonzero(mask)) if shape else ([()] if mask else []):
-            out[index] = "; ".join(t.describe() for t in self.effects(index) if t.applied)
-        return out
+        (...)"), joined by '; ' ('' where none applies): the text of :meth:`effects`, built a
+        term at a time over the launches it changed (a sweep of millions of rows stays fast)."""
+        shape = np.shape(self.cycles)
+        n = int(np.prod(shape))
+        flat = lambda a: np.broadcast_to(np.asarray(a), shape).ravel()
+        cycles, base, clock = flat(self.cycles), flat(self.eq41_cycles), flat(self.clock_hz)
+        terms = []  # (indices, texts) per applied term, in the registry's order
+        if self.l2_effect.applied:
+            before, after = flat(self.l2_before_s), flat(self.l2_after_s)
+            idx = np.arange(n)
+            terms.append((idx, _texts(self.l2_effect.name, _fractions(after, before),
+                                      [self.l2_effect.note] * n)))
+        for name, mask in (("under-filled GPU", self.underfill_applied), ("tail effect", self.tail_applied)):
+            idx = np.flatnonzero(flat(mask))
+            if not idx.size:
+                continue
+            blocks, sms, wpb = flat(self.blocks)[idx].tolist(), flat(self.sms)[idx].tolist(), \
+                flat(self.warps_per_block)[idx].tolist()
+            per_sm, cap = flat(self.per_sm)[idx].tolist(), flat(self.capacity)[idx].tolist()
+            if name == "under-filled GPU":
+                notes = [f"{b} blocks on {m} SMs: one wave of {p} block(s) ({p * w} warps) per SM"
+                         for b, m, p, w in zip(blocks, sms, per_sm, wpb)]
+            else:
+                notes = [f"{p // c} full wave(s) of {c} blocks + {p % c} block(s) per SM"
+                         for p, c in zip(per_sm, cap)]
+            terms.append((idx, _texts(name, _fractions(cycles[idx], base[idx]), notes)))
+        if not self.overhead_note:
+            kernel_s = cycles / clock
+            with np.errstate(divide="ignore", invalid="ignore"):
+                frac = np.where(kernel_s > 0, self.overhead_s / kernel_s, 0.0)
+            terms.append((np.arange(n), _texts("launch overhead", frac.tolist(),
+                                               [f"{self.overhead_s:g} s per launch"] * n)))
+        out = np.full(n, "", dtype=object)
+        for idx, texts in terms:
+            current = out[idx]
+            out[idx] = [f"{c}; {t}" if c else t for c, t in zip(current.tolist(), texts)]
+        return out.reshape(shape)
+
+
+def _fractions(after, before) -> list:
+    """after / before − 1 (0 where before is not positive), as TermEffect computes it."""
+    after, before = np.asarray(after, dtype=float), np.asarray(before, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(before > 0, after / before - 1.0, 0.0).tolist()
+
+
+def _texts(name: str, fractions: list, notes: list) -> list:
+    """TermEffect.describe() of applied terms, one per fraction."""
+    return [f"{name}: {'+' if f >= 0 else '−'}{abs(f) * 100:.3g} %" + (f" ({note})" if note else "")
+            for f, note in zip(fractions, notes)]
 
 
 def _effect(name, before_cycles, after_cycles, clock, note):
