@@ -129,15 +129,6 @@ def pipe_instructions(counts: dict) -> dict:
     return {pipe: counts[name] for pipe, name in PIPE_COUNT_NAMES.items()}
 
 
-def _throughput(gpu: GPUSpec, inputs: KernelInputs) -> ThroughputBound:
-    return throughput_bound(
-        gpu, cuda_core_instructions=inputs.cuda_core_instructions,
-        issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
-        sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
-        smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
-        dual_issues=inputs.dual_issues)
-
-
 def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupancy,
             lam=1.0, link: LinkSpec | None = None, transfers=(), terms=None,
             working_set_bytes=None) -> ApplicationPrediction:
@@ -148,7 +139,12 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
     of :mod:`kernel_terms_vec` — the under-filled GPU, the last wave's tail, the launch
     overhead, the working set in L2 (``working_set_bytes``) — as the registry's ``gajger``
     model does; ``None`` is plain eq. 4.1."""
-    tb = _throughput(gpu, inputs)
+    tb = throughput_bound(
+        gpu, cuda_core_instructions=inputs.cuda_core_instructions,
+        issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
+        sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
+        smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
+        dual_issues=inputs.dual_issues)
     warps = warps_launched(grid_size, block_size, gpu.require("warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)
@@ -164,6 +160,15 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
     for t in times:
         total = total + t
     return ApplicationPrediction(k, tb, times, transfers, total, vec)
+
+
+def _throughput(gpu: GPUSpec, inputs: KernelInputs) -> ThroughputBound:
+    return throughput_bound(
+        gpu, cuda_core_instructions=inputs.cuda_core_instructions,
+        issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
+        sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
+        smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
+        dual_issues=inputs.dual_issues)
 
 
 def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam, working_set):
@@ -185,17 +190,21 @@ def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam
                               occupancy=occupancy, latency_bound=inputs.latency_bound,
                               throughput_wpc=tb.warps_per_cycle, lam=lam, l2_effect=l2_effect,
                               l2_before_s=before, l2_after_s=after)
-    L = np.asarray(inputs.latency_bound, dtype=float)
-    by_latency = vec.occupancy / L
-    latency_mode = by_latency < tb.warps_per_cycle
     scalar = np.ndim(vec.cycles) == 0 and np.ndim(k.time_cycles) == 0
     conv = (lambda a: np.asarray(a).item()) if scalar else np.asarray
-    k = replace(k, warp_throughput=conv(np.minimum(by_latency, tb.warps_per_cycle)),
-                latency_throughput=conv(by_latency),
-                mode=conv(np.where(latency_mode, "latency", "throughput")),
-                limiting_resource=conv(np.where(latency_mode, "latency", tb.binding)),
-                time_cycles=conv(vec.cycles), time_s=conv(vec.time_s))
-    return k, tb, vec
+    changed = {}
+    if np.any(vec.underfill_applied | vec.tail_applied) or not vec.overhead_note:
+        changed.update(time_cycles=conv(vec.cycles), time_s=conv(vec.time_s))
+    if np.any(vec.underfill_applied):  # the warps run at the grid's occupancy
+        L = np.asarray(inputs.latency_bound, dtype=float)
+        by_latency = vec.occupancy / L
+        latency_mode = by_latency < tb.warps_per_cycle
+        changed.update(warp_throughput=conv(np.minimum(by_latency, tb.warps_per_cycle)),
+                       latency_throughput=conv(by_latency),
+                       mode=conv(np.where(latency_mode, "latency", "throughput")),
+                       limiting_resource=conv(np.where(latency_mode, "latency", tb.binding)))
+    # where no term applies, eq. 4.1's prediction is returned as it is
+    return (replace(k, **changed) if changed else k), tb, vec
 
 
 def cartesian(**value_lists) -> dict:
