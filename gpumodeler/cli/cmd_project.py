@@ -3,7 +3,9 @@
 ``show`` summarises the system (devices and links), the kernels with their symbolic latency
 bound, the launches and saved sweeps. ``predict`` evaluates launches exactly as the launch
 panel does (:func:`gpumodeler.core.project.evaluate_launch`), resolving device and link names
-in the device catalog. Both take ``--json``. A file that is not a project, is corrupted or
+in the device catalog, with ``predict``'s kernel terms (under-filled GPU on, ``--tail``,
+``--no-underfill``, ``--launch-overhead``); ``sweep --model`` overlays the registered models
+(a column ``time_s_<model>`` each). Both take ``--json``. A file that is not a project, is corrupted or
 is from a newer gpumodeler ends with exit status 2 and one line saying so.
 """
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from gpumodeler.core.errors import ModelError
 
-from . import common
+from . import common, model_flags
 from .main import EXIT_USAGE, CLIError, one_line
 
 if TYPE_CHECKING:  # the model and the project file are loaded by the action that runs
@@ -46,6 +48,7 @@ def register(subparsers) -> None:
     p.add_argument("--launch", metavar="NAME_OR_ID",
                    help="only this launch (id, or name; case-insensitive)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    model_flags.add_term_flags(p.add_argument_group("kernel terms (as predict)"))
     p.set_defaults(func=_predict)
 
     p = sub.add_parser("sweep", help="a launch over a range of one variable (CSV or JSON)",
@@ -62,7 +65,23 @@ def register(subparsers) -> None:
                    help="compare GPUs from the catalog (repeatable; one curve each)")
     p.add_argument("--format", choices=("csv", "json"), default="csv")
     p.add_argument("--output", "-o", metavar="FILE")
+    model_flags.add_model_flags(p, overlay=True)
     p.set_defaults(func=_sweep)
+
+
+def _lookups(args, catalog) -> dict:
+    """The catalog's resolvers, the GPU carrying ``--launch-overhead`` when given."""
+    lookups = common.catalog_lookups(catalog)
+    values = {"launch_overhead_s": getattr(args, "launch_overhead", None),
+              "l2_bandwidth_bytes_per_s": getattr(args, "l2_bandwidth", None)}
+    if any(v is not None for v in values.values()):
+        gpu_lookup = lookups["gpu_lookup"]
+        lookups["gpu_lookup"] = lambda n: gpu_lookup(n).with_overrides(**values)
+    return lookups
+
+
+def _terms(args):
+    return model_flags.terms_of(args) if hasattr(args, "tail") else None
 
 
 # -- show ------------------------------------------------------------------------------------
@@ -205,10 +224,13 @@ def pick_launches(project: Project, wanted: str | None) -> list[str]:
     raise CLIError(f"no launch {wanted!r} in the project; launches: {known}")
 
 
-def predict_launch(project: Project, launch_id: str, catalog) -> dict:
-    """One launch evaluated like the launch panel, as the JSON-ready dict ``predict`` prints."""
+def predict_launch(project: Project, launch_id: str, catalog, args=None) -> dict:
+    """One launch evaluated like the launch panel, as the JSON-ready dict ``predict`` prints
+    (``args``: the kernel-term flags; default ``predict``'s defaults)."""
     from gpumodeler.core.project import evaluate_launch
-    result = evaluate_launch(project, launch_id, **common.catalog_lookups(catalog))
+    lookups = _lookups(args, catalog) if args is not None else common.catalog_lookups(catalog)
+    result = evaluate_launch(project, launch_id, **lookups,
+                             terms=_terms(args) if args is not None else None)
     launch = project.launches[launch_id]
     out = {"launch": launch_id, "name": launch.name, "kernel": launch.kernel,
            "device": result.gpu.name, "link": result.link.name if result.link else None}
@@ -261,7 +283,7 @@ def _predict(args) -> int:
     try:
         for launch_id in ids:
             try:
-                results.append(predict_launch(project, launch_id, catalog))
+                results.append(predict_launch(project, launch_id, catalog, args))
             except ModelError as exc:
                 if args.launch is not None:
                     raise
@@ -309,11 +331,13 @@ def _sweep(args) -> int:
         raise CLIError("give --variable and --values (or --saved SWEEP)")
     catalog = common.open_catalog()
     try:
-        lookups = common.catalog_lookups(catalog)
+        lookups = _lookups(args, catalog)
         snap = make_snapshot(project, launch_id, lookups["gpu_lookup"], lookups["link_lookup"], variable,
                              values if values is not None else (), devices,
                              table_lookup=lookups["table_lookup"],
-                             calibration_lookup=lookups["calibration_lookup"])
+                             calibration_lookup=lookups["calibration_lookup"],
+                             terms=_terms(args), models=args.model,
+                             model_parameters=model_flags.parameters_of(args))
         result = run_sweep(snap)
     finally:
         catalog.close()
@@ -328,7 +352,13 @@ def _sweep(args) -> int:
         columns.setdefault("total_time_s", []).append(curve.total_time_s)
         columns.setdefault("mode", []).append(curve.mode)
         columns.setdefault("limiting_resource", []).append(curve.limiting_resource)
+        columns.setdefault("terms", []).append(curve.terms)
+        for m in snap.models:
+            columns.setdefault(f"time_s_{m}", []).append(curve.model_times[m])
         columns.setdefault("error", []).append(curve.reasons)
+        for m, (exc, k) in curve.model_errors.items():
+            print(one_line(f"gpumodeler project sweep: {m} ({curve.label}): {k} point(s) left empty: "
+                           f"{model_flags.error_text(exc)}"), file=sys.stderr)
     table = {k: np.concatenate(v) for k, v in columns.items()}
     return common.write_table(table, args.output, args.format)
 
@@ -342,6 +372,9 @@ def _print_result(s: dict) -> None:
           f"{s['occupancy_warps_per_sm']:g} / latency bound {s['latency_bound_cycles']:g}, "
           f"throughput bound {s['throughput_bound']:.6g})")
     print(f"         latency bound {s['latency_bound_formula']} cycles")
+    applied = [t for t in s.get("terms", ()) if ": off" not in t]
+    if applied:
+        print(f"         terms: {'; '.join(applied)} (eq. 4.1 alone: {common.fmt_time(s['eq_4_1_time_s'])})")
     if s.get("transfer_calibration"):
         print(f"         transfers: {calibration_text(s['transfer_calibration'])}")
     for t, tr in zip(s["transfer_times_s"], s["transfers"]):

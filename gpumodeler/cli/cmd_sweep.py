@@ -7,6 +7,11 @@ The product is evaluated in vectorised chunks of :data:`CHUNK_POINTS` launch poi
 device and written as it goes (:mod:`gpumodeler.cli.tables`), so memory stays flat; the
 kernel graph's bound and counts are evaluated once over the swept loop variables alone.
 ``--format jsonl`` writes JSON Lines; ``-o -`` writes to standard output.
+
+The kernel terms apply as in ``predict`` (under-filled GPU on, ``--tail``, the launch overhead
+when known, ``--working-set`` in L2); the ``terms`` column lists those that changed a row's
+time. ``--model NAME[,NAME]|all`` adds a column ``time_s_<model>`` per registered model
+(:mod:`gpumodeler.cli.sweep_models`).
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ import math
 
 from gpumodeler.core.errors import ModelError
 
-from . import common
+from . import common, model_flags
 from .cmd_predict import add_kernel_flags
 from .main import CLIError
 
@@ -48,6 +53,7 @@ def register(sub) -> None:
     g.add_argument("--startup-dtoh", type=common.seconds_arg)
     g.add_argument("--lambda-htod", type=common.float_arg)
     g.add_argument("--lambda-dtoh", type=common.float_arg)
+    model_flags.add_model_flags(p, overlay=True)
     p.add_argument("--format", choices=("csv", "json", "jsonl"), default="csv",
                    help="csv, json (one array) or jsonl (JSON Lines: one object per line)")
     p.add_argument("--output", "-o", metavar="FILE",
@@ -132,6 +138,9 @@ def run(args) -> int:
     for _, gpu in groups:  # every error before a row is written
         kernel_for(gpu)
     n_points = math.prod(len(v) for v in axes.values())
+    from .sweep_models import ModelColumns
+    models = ModelColumns(args, graph, lambda gpu: graph.latency_table or gpu.latency_table)
+    models.check_size(total)
     with TableWriter(args.output, args.format) as table:
         for _, gpu in groups:
             for lo in range(0, n_points, CHUNK_POINTS):
@@ -139,7 +148,8 @@ def run(args) -> int:
                 index = np.unravel_index(np.arange(lo, hi), [len(v) for v in axes.values()])
                 grid = {name: values[i] for (name, values), i in zip(axes.items(), index)}
                 table.write(_evaluate(args, gpu, grid, hi - lo, kernel_for(gpu),
-                                      dict(zip(axes, index)), transfers))
+                                      dict(zip(axes, index)), transfers, models))
+    models.report()
     return 0
 
 
@@ -165,7 +175,7 @@ def _kernel_per_variables(graph, axes, table_key):
     return list(var_axes), [len(v) for v in var_axes.values()], lat, c
 
 
-def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
+def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) -> dict:
     """The table's columns for one chunk of launch points on one device."""
     import numpy as np
 
@@ -187,7 +197,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
             pick_var = lambda v: v
         lat = pick_var(lat_all)
         c = {k: pick_var(v) for k, v in c_all.items()}
-    spec = gpu.with_overrides(
+    spec = model_flags.gpu_with_term_values(args, gpu).with_overrides(
         sms=grid.get("sms"), cuda_cores_per_sm=grid.get("cuda_cores"),
         schedulers_per_sm=grid.get("schedulers"),
         gmem_bytes_per_cycle_per_sm=grid.get("gmem_bytes_per_cycle"),
@@ -257,6 +267,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
     limit = np.full(n_points, "", dtype=object)
     wt = np.full(n_points, np.nan)
     knee = np.full(n_points, np.nan)
+    terms = np.full(n_points, "", dtype=object)
     if sub.any():
         pick = lambda v: np.broadcast_to(np.asarray(v), (n_points,))[sub] if np.ndim(v) else v
         spec_sub = spec.with_overrides(**{k: pick(getattr(spec, k)) for k in (
@@ -268,7 +279,8 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
                     k: ({p: pick(n) for p, n in v.items()} if isinstance(v, dict) else pick(v))
                     for k, v in kin.items()}),
                               grid_size=pick(gsize), block_size=pick(block), occupancy=pick(warps),
-                              lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist])
+                              lam=pick(lam), link=link, transfers=[(d, pick(v)) for d, v in tlist],
+                              terms=model_flags.terms_of(args), working_set_bytes=args.working_set)
         except ModelError as exc:
             # Keep the field the error names, so the message points at its flag.
             error = CLIError(str(exc))
@@ -280,11 +292,12 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
         limit[sub] = res.kernel.limiting_resource
         wt[sub] = res.kernel.warp_throughput
         knee[sub] = res.kernel.knee_occupancy
+        terms[sub] = np.broadcast_to(res.terms.applied_text(), (int(sub.sum()),))
         # a time that is not finite is never a result (issue #10): the row says why
         infinite = sub & ~(np.isfinite(kernel_time) & np.isfinite(total))
         if infinite.any():
             kernel_time[infinite] = total[infinite] = wt[infinite] = np.nan
-            mode[infinite] = limit[infinite] = ""
+            mode[infinite] = limit[infinite] = terms[infinite] = ""
             reasons = np.where(infinite, "the kernel time is not finite (λ too small?); no result",
                                reasons).astype(object)
     col("device", np.full(n_points, spec.name, dtype=object))
@@ -300,5 +313,10 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers) -> dict:
     col("limiting_resource", limit)
     col("warp_throughput", wt)
     col("knee_occupancy", knee)
+    col("terms", terms)
+    if models is not None and models.names:
+        for name, values in models.columns(spec, grid, n_points, sub & np.isfinite(kernel_time), kin,
+                                           gsize, block, warps, lam, kernel_time).items():
+            col(name, values)
     col("error", reasons)
     return columns

@@ -48,6 +48,30 @@ def model_arg(text: str) -> str:
     return name
 
 
+def models_arg(text: str) -> tuple:
+    """``NAME[,NAME]`` or ``all``: the models a sweep overlays."""
+    names = [n.strip().lower() for n in str(text).split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError(f"give model names ({', '.join(MODELS)}) or all")
+    if "all" in names:
+        return MODELS
+    bad = [n for n in names if n not in MODELS]
+    if bad:
+        raise argparse.ArgumentTypeError(f"unknown model {', '.join(bad)}; valid: {', '.join(MODELS)}, "
+                                         f"all (comma-separated)")
+    return tuple(dict.fromkeys(names))
+
+
+def add_term_flags(g) -> None:
+    """The kernel-time switches (``predict``'s, also on ``sweep`` and ``project``)."""
+    g.add_argument("--tail", action="store_true", help="quantise the last wave (Volkov §5.6-5.9)")
+    g.add_argument("--no-underfill", action="store_true",
+                   help="do not limit the occupancy by a grid smaller than one wave")
+    g.add_argument("--launch-overhead", type=common.seconds_arg, metavar="S",
+                   help="fixed time per kernel launch, e.g. 5us (a GPU parameter)")
+    g.add_argument("--no-launch-overhead", action="store_true", help="leave the launch overhead out")
+
+
 def _nonneg(text: str) -> float:
     value = common.float_arg(text)
     if value < 0:
@@ -55,16 +79,17 @@ def _nonneg(text: str) -> float:
     return value
 
 
-def add_model_flags(p: argparse.ArgumentParser) -> None:
+def add_model_flags(p: argparse.ArgumentParser, *, overlay: bool = False) -> None:
+    """The model flags; ``overlay=True`` (``sweep``): ``--model NAME[,NAME]|all`` adds a time
+    column per model instead of choosing one."""
     g = p.add_argument_group("models (--model; docs/models.md)")
-    g.add_argument("--model", type=model_arg, default=None, metavar="NAME",
-                   help=f"{', '.join(MODELS)}, or all (default gajger)")
-    g.add_argument("--tail", action="store_true", help="quantise the last wave (Volkov §5.6-5.9)")
-    g.add_argument("--no-underfill", action="store_true",
-                   help="do not limit the occupancy by a grid smaller than one wave")
-    g.add_argument("--launch-overhead", type=common.seconds_arg, metavar="S",
-                   help="fixed time per kernel launch, e.g. 5us (a GPU parameter)")
-    g.add_argument("--no-launch-overhead", action="store_true", help="leave the launch overhead out")
+    if overlay:
+        g.add_argument("--model", type=models_arg, default=(), metavar="NAME[,NAME]|all",
+                       help=f"add a column time_s_<model> per model ({', '.join(MODELS)}, or all)")
+    else:
+        g.add_argument("--model", type=model_arg, default=None, metavar="NAME",
+                       help=f"{', '.join(MODELS)}, or all (default gajger)")
+    add_term_flags(g)
     g.add_argument("--working-set", type=common.bytes_arg, metavar="BYTES",
                    help="bytes the kernel touches; served at the L2 bandwidth when they fit in L2")
     g.add_argument("--l2-bandwidth", type=common.bandwidth_arg, metavar="B/S", help="L2 bandwidth")
@@ -114,6 +139,15 @@ def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True
     """The registry's inputs from the flags (``with_counts=False``: skip the graph counts,
     which only the other models read)."""
     from gpumodeler.core.models.result import ModelInputs
+    return ModelInputs(gpu=gpu_with_term_values(args, gpu), kernel=kernel, grid_size=grid,
+                       block_size=args.block_size, occupancy=float(occupancy),
+                       lam=1.0 if args.lam is None else args.lam,
+                       counts=graph_counts(args) if with_counts else {},
+                       parameters=parameters_of(args), terms=terms_of(args))
+
+
+def parameters_of(args) -> dict:
+    """The models' own inputs given by flags (:data:`~gpumodeler.core.models.result.PARAMETERS`)."""
     params = {
         "critical_dram_accesses": args.critical_dram_accesses,
         "contention_b_cycles": args.contention_b, "contention_c_bytes_per_s": args.contention_c,
@@ -124,12 +158,7 @@ def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True
         "bsp_l1_hits": args.bsp_l1_hits, "bsp_l2_hits": args.bsp_l2_hits,
         "working_set_bytes": args.working_set,
     }
-    return ModelInputs(gpu=gpu_with_term_values(args, gpu), kernel=kernel, grid_size=grid,
-                       block_size=args.block_size, occupancy=float(occupancy),
-                       lam=1.0 if args.lam is None else args.lam,
-                       counts=graph_counts(args) if with_counts else {},
-                       parameters={k: v for k, v in params.items() if v is not None},
-                       terms=terms_of(args))
+    return {k: v for k, v in params.items() if v is not None}
 
 
 def error_text(exc: ModelError) -> str:

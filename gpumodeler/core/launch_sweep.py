@@ -8,7 +8,10 @@ database connection that stays on the GUI thread) and the transfers as parsed ex
 :func:`gpumodeler.core.project.evaluate_launch`, with the swept variable as a numpy array:
 one :func:`gpumodeler.core.models.gajger.predict` call per GPU and chunk, occupancy from
 :func:`gpumodeler.core.occupancy.calculator.occupancy_array` when the block size is swept. Launches
-that cannot run (occupancy 0) are NaN with the reason kept.
+that cannot run (occupancy 0) are NaN with the reason kept. The kernel terms apply as in
+``predict`` (``terms``; each curve's ``terms`` says per point which changed the time), and
+the registered models in ``models`` are overlaid per point (:mod:`gpumodeler.core.models.overlay`;
+each curve's ``model_times`` and ``model_errors``).
 
 Swept variables: ``block_size``, ``occupancy`` (warps per SM, overriding the calculator),
 ``data_size`` (N; the grid follows and so do transfer sizes in N), a loop variable of the
@@ -54,6 +57,20 @@ class SweepSnapshot:
     # A graph without its own latency table takes each GPU's: the bound (or the ModelError
     # saying why there is none) per entry of ``gpus``; empty = ``bound`` for every GPU.
     bounds: tuple = ()
+    # the kernel terms' switches (KernelTerms; None = predict's defaults)
+    terms: object = None
+    # registered models overlaid on the sweep (core.models.overlay), and the latency table
+    # their graph counts read: ``table`` for the GPU being evaluated, ``tables`` per GPU
+    models: tuple = ()
+    model_parameters: dict = field(default_factory=dict)  # ModelInputs.parameters
+    table: object = None
+    tables: tuple = ()
+
+
+def _for_gpu(snap: SweepSnapshot, index: int) -> SweepSnapshot:
+    """The snapshot with GPU ``index``'s latency bound and table (raises its ModelError)."""
+    return replace(snap, bound=_bound_of(snap, index),
+                   table=snap.tables[index] if snap.tables else snap.table)
 
 
 def _bound_of(snap: SweepSnapshot, index: int):
@@ -77,6 +94,12 @@ class SweepCurve:
     knee_occupancy: float  # warps/SM where the mode changes (at the base values)
     measured_kernel_s: np.ndarray  # predictions at the measured x values
     measured_total_s: np.ndarray
+    # per point, the kernel terms that changed the time ('' where none did)
+    terms: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=object))
+    # overlaid models: {name: kernel time s per point (NaN: not computed)} and
+    # {name: (first ModelError, points it left empty)}
+    model_times: dict = field(default_factory=dict)
+    model_errors: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -107,22 +130,31 @@ def base_value(launch: LaunchConfig, variables: dict, variable: str, occupancy: 
 
 def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: str, values,
                   devices=(), measured_x=(), table_lookup=None,
-                  include_transfers: bool = True, calibration_lookup=None) -> SweepSnapshot:
+                  include_transfers: bool = True, calibration_lookup=None,
+                  terms=None, models=(), model_parameters=None) -> SweepSnapshot:
     """Validate the launch (evaluate it once) and freeze what the sweep needs.
 
     ``devices``: catalog GPU names to compare (empty: the launch's GPU). Raises ModelError
     with a message for the user. ``include_transfers=False``: the kernel alone (total =
-    kernel), for a launch whose transfers cannot be predicted."""
+    kernel), for a launch whose transfers cannot be predicted. ``terms``: the kernel terms'
+    switches (KernelTerms; default ``predict``'s), as :func:`evaluate_launch` takes them.
+    ``models``: registered model names to overlay (:mod:`gpumodeler.core.models.overlay`),
+    ``model_parameters`` their own inputs (ModelInputs.parameters; ``working_set_bytes``
+    also drives the L2 term of the sweep's own prediction)."""
+    from gpumodeler.core.models.overlay import model_list
+    models = model_list(models) if models else ()
+    from gpumodeler.core.models.result import KernelTerms
+    terms = KernelTerms() if terms is None else terms
     base = evaluate_launch(project, launch_id, gpu_lookup, link_lookup,  # raises if it cannot run
                            table_lookup=table_lookup, include_transfers=include_transfers,
-                           calibration_lookup=calibration_lookup)
+                           calibration_lookup=calibration_lookup, terms=terms)
     launch = project.launches[launch_id]
     graph = project.kernels[launch.kernel].copy()
     variables = dict(graph.variables, **launch.variables)
     if launch.data_size is not None:
         variables.setdefault("N", launch.data_size)
-    bound = analyze(graph, resolve_table(graph.latency_table or base.gpu.latency_table,
-                                         table_lookup))
+    table = resolve_table(graph.latency_table or base.gpu.latency_table, table_lookup)
+    bound = analyze(graph, table)
     counts = count(graph, base.gpu.warp_size)
     if variable not in LAUNCH_VARIABLES:
         known = sorted(set(variables) | set(bound.variables))
@@ -159,20 +191,25 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
         raise InvalidParameter(f"{variable} counts loop iterations; values must be >= 0", item="values")
     transfers = tuple((t.direction, parse(t.size)) for t in launch.transfers) if include_transfers else ()
     link = base.link
-    bounds = []
+    bounds, tables = [], []
     if graph.latency_table is None:
         for _, gpu in gpus:
             try:
-                bounds.append(analyze(graph, resolve_table(gpu.latency_table, table_lookup)))
+                gpu_table = resolve_table(gpu.latency_table, table_lookup)
+                bounds.append(analyze(graph, gpu_table))
+                tables.append(gpu_table)
             except ModelError as exc:
                 bounds.append(exc)
+                tables.append(None)
     return SweepSnapshot(launch=launch, graph=graph, bound=bound, counts=counts, variables=variables,
                          variable=variable, values=values, gpus=gpus, link=link, transfers=transfers,
                          measured_x=np.asarray(measured_x, dtype=float).ravel(),
-                         bounds=tuple(bounds))
+                         bounds=tuple(bounds), terms=terms, models=models, table=table,
+                         model_parameters=dict(model_parameters or {}),
+                         tables=tuple(tables))
 
 
-def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
+def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray, cancelled=None) -> dict:
     """Predictions at the swept values ``x`` (1-D) on ``gpu``; NaN where it cannot run."""
     L, var = snap.launch, snap.variable
     n = x.size
@@ -203,7 +240,8 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
     else:
         grid = np.full(n, L.grid_size, dtype=np.int64)
     out = {"kernel": np.full(n, np.nan), "total": np.full(n, np.nan),
-           "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object), "reasons": reasons}
+           "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object), "reasons": reasons,
+           "terms": np.full(n, "", dtype=object)}
     if not valid.any():
         return out
     sub = {k: (v[valid] if isinstance(v, np.ndarray) and v.shape == (n,) else v) for k, v in variables.items()}
@@ -214,11 +252,23 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray) -> dict:
     transfers = [(d, np.broadcast_to(np.asarray(expr.evaluate(sub), dtype=float), (int(valid.sum()),)))
                  for d, expr in snap.transfers]
     pred = predict(gpu, inputs, grid_size=grid[valid], block_size=block[valid], occupancy=warps[valid],
-                   lam=L.lam, link=snap.link, transfers=transfers)
+                   lam=L.lam, link=snap.link, transfers=transfers, terms=snap.terms,
+                   working_set_bytes=snap.model_parameters.get("working_set_bytes"))
     out["kernel"][valid] = pred.kernel.time_s
     out["total"][valid] = np.broadcast_to(pred.total_time_s, (int(valid.sum()),))
     out["mode"][valid] = pred.kernel.mode
     out["limit"][valid] = pred.kernel.limiting_resource
+    if pred.terms is not None:
+        out["terms"][valid] = np.broadcast_to(pred.terms.applied_text(), (int(valid.sum()),))
+    if snap.models:
+        from gpumodeler.core.models.overlay import overlay_launch_points
+        overlay = overlay_launch_points(snap, gpu, inputs, sub, grid[valid], block[valid], warps[valid],
+                                        pred.kernel.time_s, cancelled=cancelled)
+        out["models"] = {}
+        for m, t in overlay.times.items():
+            out["models"][m] = np.full(n, np.nan)
+            out["models"][m][valid] = t
+        out["model_errors"] = overlay.errors
     return out
 
 
@@ -252,25 +302,45 @@ def run_sweep(snap: SweepSnapshot, progress=None, cancelled=None) -> SweepResult
         if cancelled is not None and cancelled():
             raise SweepCancelled()
 
+    overlays: dict = {}  # curve label -> ({model: [times...]}, {model: [exc, points]})
+
+    def keep_models(label, r):
+        times, errors = overlays.setdefault(label, ({}, {}))
+        for m, t in r.get("models", {}).items():
+            times.setdefault(m, []).append(t)
+        for m, (exc, k) in r.get("model_errors", {}).items():
+            errors[m] = [errors[m][0], errors[m][1] + k] if m in errors else [exc, k]
+
+    def models_of(label, n):
+        times, errors = overlays.get(label, ({}, {}))
+        out = {m: np.concatenate(parts) for m, parts in times.items()}
+        for m in snap.models:  # a GPU that could not run at all: empty columns
+            out.setdefault(m, np.full(n, np.nan))
+        return out, {m: (exc, k) for m, (exc, k) in errors.items()}
+
     curves = []
     if snap.variable == "gpu":
-        kernel, total, mode, limit, reasons = [], [], [], [], []
+        kernel, total, mode, limit, reasons, terms = [], [], [], [], [], []
         for i, (label, gpu) in enumerate(snap.gpus):
             check()
             try:
-                snap1 = replace(snap, variable="block_size", bound=_bound_of(snap, i))
-                r = _evaluate(snap1, gpu, np.array([float(snap.launch.block_size)]))
+                snap1 = replace(_for_gpu(snap, i), variable="block_size")
+                r = _evaluate(snap1, gpu, np.array([float(snap.launch.block_size)]), check)
+                keep_models("predicted", r)
                 kernel.append(r["kernel"][0]); total.append(r["total"][0])
                 mode.append(r["mode"][0]); limit.append(r["limit"][0]); reasons.append(r["reasons"][0])
+                terms.append(r["terms"][0])
             except ModelError as exc:
                 kernel.append(np.nan); total.append(np.nan); mode.append(""); limit.append("")
-                reasons.append(f"{label}: {exc}")
+                reasons.append(f"{label}: {exc}"); terms.append("")
+                keep_models("predicted", {"models": {m: np.array([np.nan]) for m in snap.models}})
             if progress:
                 progress((i + 1) / len(snap.gpus))
         empty = np.zeros(0)
         curves.append(SweepCurve("predicted", np.array(kernel), np.array(total), np.array(mode, dtype=object),
                                  np.array(limit, dtype=object), np.array(reasons, dtype=object), float("nan"),
-                                 empty, empty))
+                                 empty, empty, np.array(terms, dtype=object),
+                                 *models_of("predicted", len(snap.gpus))))
         return SweepResult("gpu", snap.values, tuple(label for label, _ in snap.gpus), tuple(curves), None)
 
     n = snap.values.size
@@ -280,30 +350,33 @@ def run_sweep(snap: SweepSnapshot, progress=None, cancelled=None) -> SweepResult
         parts = []
         snap_g, knee = snap, None
         try:
-            snap_g = replace(snap, bound=_bound_of(snap, index))
+            snap_g = _for_gpu(snap, index)
             for start in range(0, n, CHUNK):
                 check()
-                parts.append(_evaluate(snap_g, gpu, snap.values[start:start + CHUNK]))
+                parts.append(_evaluate(snap_g, gpu, snap.values[start:start + CHUNK], check))
+                keep_models(label, parts[-1])
                 step += 1
                 if progress:
                     progress(step / total_steps)
-            joined = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+            joined = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]
+                      if k not in ("models", "model_errors")}
             if snap.measured_x.size:
-                m = _evaluate(snap_g, gpu, snap.measured_x)
+                m = _evaluate(replace(snap_g, models=()), gpu, snap.measured_x)
                 mk, mt = m["kernel"], m["total"]
             else:
                 mk = mt = np.zeros(0)
         except ModelError as exc:  # this GPU cannot run the model (a parameter is unknown)
             if len(snap.gpus) == 1:
                 raise
+            overlays.pop(label, None)
             joined = {"kernel": np.full(n, np.nan), "total": np.full(n, np.nan),
                       "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object),
-                      "reasons": np.full(n, str(exc), dtype=object)}
+                      "reasons": np.full(n, str(exc), dtype=object), "terms": np.full(n, "", dtype=object)}
             mk = mt = np.full(snap.measured_x.size, np.nan)
             knee = float("nan")
         curves.append(SweepCurve(label, joined["kernel"], joined["total"], joined["mode"], joined["limit"],
                                  joined["reasons"], _knee(snap_g, gpu) if knee is None else knee,
-                                 mk, mt))
+                                 mk, mt, joined["terms"], *models_of(label, n)))
     if progress:
         progress(1.0)
     base = base_value(snap.launch, snap.variables, snap.variable, None)

@@ -368,7 +368,8 @@ def resolve_link(project: Project, connection_id: str, link_lookup,
 
 def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
                     values: dict | None = None, table_lookup=None,
-                    include_transfers: bool = True, calibration_lookup=None) -> LaunchResult:
+                    include_transfers: bool = True, calibration_lookup=None,
+                    terms=None) -> LaunchResult:
     """Predict a launch of the project: occupancy, latency bound, kernel and transfer times.
 
     ``include_transfers=False`` predicts the kernel alone (no link is resolved): what can
@@ -378,8 +379,14 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
     names (the db layer provides them); ``table_lookup(key) -> LatencyTable`` resolves a
     latency table that is not built in (a user's or the device database's). ``values``
     override launch variables. ``calibration_lookup(link_name, label) -> LinkSpec`` resolves
-    a connection's ``transfer_calibration`` (see :func:`resolve_link`)."""
+    a connection's ``transfer_calibration`` (see :func:`resolve_link`).
+
+    ``terms`` switches the kernel terms (:class:`~gpumodeler.core.models.result.KernelTerms`;
+    default: ``predict``'s — under-filled GPU on, tail off, launch overhead when the GPU's
+    is known). A launch has no working set, so the L2 term stays off here; the result's
+    ``prediction.terms`` lists what applied."""
     from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.models.result import KernelTerms
     from gpumodeler.core.occupancy.calculator import occupancy as occupancy_of
 
     launch = project.launches[launch_id].checked()
@@ -423,7 +430,8 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         size = parse(t.size).evaluate(variables)
         transfers.append((t.direction, float(size)))
     prediction = predict(gpu, inputs, grid_size=grid, block_size=launch.block_size, occupancy=warps,
-                         lam=launch.lam, link=link, transfers=transfers)
+                         lam=launch.lam, link=link, transfers=transfers,
+                         terms=KernelTerms() if terms is None else terms)
     formula = launch.kernel_overrides.get("latency_bound") or bound.formula()
     return LaunchResult(gpu, link, float(warps), detail, float(inputs.latency_bound), formula,
                         grid, prediction)

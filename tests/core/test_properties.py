@@ -7,6 +7,7 @@ from gpumodeler.core.transfers.calibration import fit_kernel_lambda, fit_link
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.models.gajger import KernelInputs, predict
+from gpumodeler.core.models.result import KernelTerms
 
 GPU = GPUSpec("test", sms=16, sm_clock_hz=1.2e9, cuda_cores_per_sm=128, schedulers_per_sm=4,
               gmem_bytes_per_cycle_per_sm=10.0)
@@ -24,14 +25,40 @@ def test_more_warps_never_lower_throughput(lat, issued, n1, n2):
     assert p_hi.kernel.time_s <= p_lo.kernel.time_s
 
 
+# One wave on GPU: 16 SMs × (64 warps / 4 warps per block) = 256 blocks of 128 threads.
+ONE_WAVE = 16 * (64 // 4)
+
+
 @settings(max_examples=100, deadline=None)
-@given(grid=st.integers(1, 10**6), k=st.integers(2, 50), issued=st.floats(1, 1e3))
-def test_time_is_linear_in_grid_when_throughput_bound(grid, k, issued):
+@given(grid=st.integers(ONE_WAVE, 10**6), k=st.integers(2, 50), issued=st.floats(1, 1e3),
+       terms=st.sampled_from([None, KernelTerms()]))
+def test_time_is_linear_in_grid_when_throughput_bound(grid, k, issued, terms):
+    """From one wave up, with the default kernel terms (and plain eq. 4.1), time ∝ grid."""
     inputs = KernelInputs(latency_bound=10.0, issued_instructions=issued)
-    p1 = predict(GPU, inputs, grid_size=grid, block_size=128, occupancy=64)
-    pk = predict(GPU, inputs, grid_size=grid * k, block_size=128, occupancy=64)
+    p1 = predict(GPU, inputs, grid_size=grid, block_size=128, occupancy=64, terms=terms)
+    pk = predict(GPU, inputs, grid_size=grid * k, block_size=128, occupancy=64, terms=terms)
     assert p1.kernel.mode == "throughput"
     assert pk.kernel.time_s == pytest.approx(k * p1.kernel.time_s, rel=1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(grid=st.integers(1, ONE_WAVE - 1), lat=st.floats(1, 1e5), issued=st.floats(1, 1e3))
+def test_an_under_filled_grid_is_one_wave_on_the_busiest_sm(grid, lat, issued):
+    """Below one wave the default terms give one wave of ceil(grid / SMs) blocks on the
+    busiest SM, max(L, warps / TB) cycles (Volkov §3.5): never faster than eq. 4.1, the same
+    for every grid that puts as many blocks on the busiest SM, never more than one full wave."""
+    inputs = KernelInputs(latency_bound=lat, issued_instructions=issued)
+    p = predict(GPU, inputs, grid_size=grid, block_size=128, occupancy=64, terms=KernelTerms())
+    plain = predict(GPU, inputs, grid_size=grid, block_size=128, occupancy=64)
+    per_sm = -(-grid // 16)
+    tb = 4 / issued  # 4 schedulers issue one instruction each per cycle
+    assert p.kernel.time_cycles == pytest.approx(max(lat, per_sm * 4 / tb), rel=1e-12)
+    assert p.kernel.time_s >= plain.kernel.time_s * (1 - 1e-12)
+    same_sm = predict(GPU, inputs, grid_size=(per_sm - 1) * 16 + 1, block_size=128, occupancy=64,
+                      terms=KernelTerms())
+    assert same_sm.kernel.time_s == p.kernel.time_s
+    wave = predict(GPU, inputs, grid_size=ONE_WAVE, block_size=128, occupancy=64, terms=KernelTerms())
+    assert p.kernel.time_s <= wave.kernel.time_s * (1 + 1e-12)
 
 
 @settings(max_examples=100, deadline=None)

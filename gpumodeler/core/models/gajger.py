@@ -62,6 +62,9 @@ class ApplicationPrediction:
     transfer_times_s: tuple
     transfers: tuple  # ((direction, bytes), ...)
     total_time_s: object
+    # the kernel terms (kernel_terms_vec.VecTerms) when predict() was given switches; the
+    # kernel's numbers above already include them
+    terms: object = None
 
     def summary(self) -> dict:
         """Scalar results as a JSON-ready dict (the CLI's --json output)."""
@@ -85,7 +88,20 @@ class ApplicationPrediction:
             "lambda": f(k.lam),
             "cycles_per_warp": {r: f(v) for r, v in self.throughput.cycles_per_warp.items()},
             "binding_resource": f(self.throughput.binding),
+            **self._terms_summary(),
         }
+
+    def _terms_summary(self) -> dict:
+        """``terms`` (each term as ``predict`` prints it) and ``eq_4_1_time_s`` for a
+        scalar prediction made with the kernel terms."""
+        t = self.terms
+        if t is None or np.ndim(t.cycles):
+            return {}
+        out = {"terms": [e.describe() for e in t.effects()],
+               "eq_4_1_time_s": float(t.eq41_cycles / t.clock_hz)}
+        if t.underfill_applied:
+            out["occupancy_limited_by_grid"] = float(t.occupancy)
+        return out
 
 
 def kernel_inputs_from_graph(graph: KernelGraph, values: dict | None = None, *, table=None,
@@ -124,10 +140,15 @@ def tensor_macs(counts: dict) -> dict:
 
 
 def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupancy,
-            lam=1.0, link: LinkSpec | None = None, transfers=()) -> ApplicationPrediction:
+            lam=1.0, link: LinkSpec | None = None, transfers=(), terms=None,
+            working_set_bytes=None) -> ApplicationPrediction:
     """Kernel time and transfer times (in sequence) for one launch; all numbers broadcast.
 
-    ``transfers`` is a sequence of ``(direction, bytes)`` with direction 'htod' or 'dtoh'."""
+    ``transfers`` is a sequence of ``(direction, bytes)`` with direction 'htod' or 'dtoh'.
+    ``terms`` (:class:`~gpumodeler.core.models.result.KernelTerms`) applies the kernel terms
+    of :mod:`kernel_terms_vec` — the under-filled GPU, the last wave's tail, the launch
+    overhead, the working set in L2 (``working_set_bytes``) — as the registry's ``gajger``
+    model does; ``None`` is plain eq. 4.1."""
     tb = throughput_bound(
         gpu, cuda_core_instructions=inputs.cuda_core_instructions,
         issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
@@ -137,6 +158,10 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
     warps = warps_launched(grid_size, block_size, _require(gpu, "warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)
+    vec = None
+    if terms is not None:
+        k, tb, vec = _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy,
+                                 lam, working_set_bytes)
     transfers = tuple((d, n) for d, n in transfers)
     if transfers and link is None:
         raise InvalidParameter("transfers need a link (bandwidth, startup times and λ per direction)")
@@ -144,7 +169,52 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
     total = k.time_s
     for t in times:
         total = total + t
-    return ApplicationPrediction(k, tb, times, transfers, total)
+    return ApplicationPrediction(k, tb, times, transfers, total, vec)
+
+
+def _throughput(gpu: GPUSpec, inputs: KernelInputs) -> ThroughputBound:
+    return throughput_bound(
+        gpu, cuda_core_instructions=inputs.cuda_core_instructions,
+        issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
+        sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
+        smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
+        dual_issues=inputs.dual_issues)
+
+
+def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam, working_set):
+    """(KernelPrediction, ThroughputBound, VecTerms) with the kernel terms applied to eq. 4.1's
+    prediction ``k``: the L2 bandwidth in the throughput bound when the working set fits, then
+    the wave terms and the launch overhead; mode and warp throughput at the occupancy the
+    warps run at."""
+    from gpumodeler.core.models import kernel_terms_vec as kv
+    clock = gpu.require("sm_clock_hz")
+    l2_bw, l2_effect = kv.l2_decision(gpu, terms, working_set)
+    before = after = None
+    if l2_bw is not None:
+        before = np.asarray(k.time_cycles) / clock
+        tb = _throughput(kv.with_l2_memory(gpu, l2_bw), inputs)
+        k = predict_kernel(gpu, warps=k.warps_launched, occupancy=occupancy,
+                           latency_bound=inputs.latency_bound, throughput=tb, lam=lam)
+        after = np.asarray(k.time_cycles) / clock
+    vec = kv.apply_wave_terms(gpu, terms=terms, grid_size=grid_size, block_size=block_size,
+                              occupancy=occupancy, latency_bound=inputs.latency_bound,
+                              throughput_wpc=tb.warps_per_cycle, lam=lam, l2_effect=l2_effect,
+                              l2_before_s=before, l2_after_s=after)
+    scalar = np.ndim(vec.cycles) == 0 and np.ndim(k.time_cycles) == 0
+    conv = (lambda a: np.asarray(a).item()) if scalar else np.asarray
+    changed = {}
+    if np.any(vec.underfill_applied | vec.tail_applied) or not vec.overhead_note:
+        changed.update(time_cycles=conv(vec.cycles), time_s=conv(vec.time_s))
+    if np.any(vec.underfill_applied):  # the warps run at the grid's occupancy
+        L = np.asarray(inputs.latency_bound, dtype=float)
+        by_latency = vec.occupancy / L
+        latency_mode = by_latency < tb.warps_per_cycle
+        changed.update(warp_throughput=conv(np.minimum(by_latency, tb.warps_per_cycle)),
+                       latency_throughput=conv(by_latency),
+                       mode=conv(np.where(latency_mode, "latency", "throughput")),
+                       limiting_resource=conv(np.where(latency_mode, "latency", tb.binding)))
+    # where no term applies, eq. 4.1's prediction is returned as it is
+    return (replace(k, **changed) if changed else k), tb, vec
 
 
 def cartesian(**value_lists) -> dict:

@@ -19,41 +19,57 @@ from dataclasses import replace
 from gpumodeler.core.kernel.graph import KernelGraph
 
 
+class GraphCounter:
+    """:func:`graph_counts` for one graph, table and warp size, analysed once and evaluated
+    at many variable values (a sweep's points)."""
+
+    def __init__(self, graph: KernelGraph, table=None, warp_size: int = 32):
+        from gpumodeler.core.kernel.latency_bound import analyze
+        from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
+        from gpumodeler.core.kernel.warp_counts import count
+        self.graph = graph
+        self.counts = count(graph, warp_size)
+        self.barriers = [[lp.iterations for lp in graph.loops.values() if nid in lp.members]
+                         for nid, ins in graph.instructions.items() if ins.unit == "barrier"]
+        if table is None:
+            table = graph.latency_table
+        if isinstance(table, str):
+            table = get_table(table)
+        self.bounds = None
+        if isinstance(table, LatencyTable) and table.memory_cycles.get("dram") is not None:
+            mem = dict(table.memory_cycles)
+            for level in ("dram", "dram_random"):
+                if mem.get(level) is not None:
+                    mem[level] = mem[level] + 1
+            self.bounds = (analyze(graph, table), analyze(graph, replace(table, memory_cycles=mem)))
+
+    def at(self, values: dict | None = None) -> dict:
+        """The extra per-warp counts at ``values`` (the graph's defaults for the rest)."""
+        vals = dict(self.graph.variables, **(values or {}))
+        c = self.counts.evaluate(vals)
+        out = {"instructions": float(c["instructions"]),
+               "memory_instructions": float(c["memory_instructions"] - c["smem_accesses"]),
+               "shared_instructions": float(c["smem_accesses"])}
+        synch = 0.0
+        for loops in self.barriers:
+            term = 1.0
+            for iterations in loops:
+                term = term * float(iterations.evaluate(vals))
+            synch += term
+        out["synch_instructions"] = synch
+        if self.bounds is not None:
+            base = float(self.bounds[0].evaluate(vals))
+            bumped = float(self.bounds[1].evaluate(vals))
+            out["critical_dram_accesses"] = max(0.0, round(bumped - base, 9))
+        return out
+
+
 def graph_counts(graph: KernelGraph, values: dict | None = None, table=None, warp_size: int = 32) -> dict:
     """The extra per-warp counts of ``graph`` at ``values`` (see the module docstring).
 
     ``table`` is what :func:`~gpumodeler.core.kernel.latency_bound.analyze` takes (a key or a
     LatencyTable); without a DRAM latency in it ``critical_dram_accesses`` is left out."""
-    from gpumodeler.core.kernel.latency_bound import analyze
-    from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-    from gpumodeler.core.kernel.warp_counts import count
-    vals = dict(graph.variables, **(values or {}))
-    c = count(graph, warp_size).evaluate(vals)
-    out = {"instructions": float(c["instructions"]),
-           "memory_instructions": float(c["memory_instructions"] - c["smem_accesses"]),
-           "shared_instructions": float(c["smem_accesses"])}
-    synch = 0.0
-    for nid, ins in graph.instructions.items():
-        if ins.unit == "barrier":
-            term = 1.0
-            for lp in graph.loops.values():
-                if nid in lp.members:
-                    term = term * float(lp.iterations.evaluate(vals))
-            synch += term
-    out["synch_instructions"] = synch
-    if table is None:
-        table = graph.latency_table
-    if isinstance(table, str):
-        table = get_table(table)
-    if isinstance(table, LatencyTable) and table.memory_cycles.get("dram") is not None:
-        mem = dict(table.memory_cycles)
-        for level in ("dram", "dram_random"):
-            if mem.get(level) is not None:
-                mem[level] = mem[level] + 1
-        base = float(analyze(graph, table).evaluate(vals))
-        bumped = float(analyze(graph, replace(table, memory_cycles=mem)).evaluate(vals))
-        out["critical_dram_accesses"] = max(0.0, round(bumped - base, 9))
-    return out
+    return GraphCounter(graph, table, warp_size).at(values)
 
 
 def compare_launch(project, launch_id: str, result, *, table_lookup=None, terms=None,

@@ -36,11 +36,11 @@ Blocks are whole (a block retires when its last warp does, §5.6), so an SM hold
   instead of DRAM's. The working set is not in the kernel graph, so the term applies only
   when the user gives it (and the L2 bandwidth, which no document lists).
 
-Where the terms apply: the registry's models (``predict --model``, the default ``predict``
-and the launch panel's models table). :func:`gpumodeler.core.models.gajger.predict`, the
-vectorised eq. 4.1 engine of sweeps and project launches, stays eq. 4.1: the suite pins its
-time as linear in the grid from a single block up (tests/core/test_properties.py), which
-the under-filled term contradicts, so the term is not default-on there.
+Where the terms apply: everywhere a kernel time is predicted. This module computes them for
+one launch (the registry's models: ``predict --model``, the default ``predict`` and the
+launch panel's models table); :mod:`kernel_terms_vec` computes the same numbers over arrays
+for :func:`gpumodeler.core.models.gajger.predict` given ``terms`` (sweeps, project launches,
+the launch panel's Prediction box). Without ``terms`` that engine stays plain eq. 4.1.
 """
 from __future__ import annotations
 

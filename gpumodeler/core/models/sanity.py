@@ -53,9 +53,26 @@ def check_occupancy(gpu: GPUSpec, occupancy) -> None:
             f"{gpu.compute_capability} ({limit} warps per SM); give at most {limit}", item="occupancy")
 
 
+#: the last floor computed: (inputs, L2 bandwidth, floor). Every model of one launch asks for
+#: the floor of the same ModelInputs (the registry's evaluate_all, a sweep's model overlay),
+#: so it is computed once per launch instead of once per model. Keyed by identity, holding
+#: the inputs (a frozen value) so the key cannot be reused; one tuple, read and written whole.
+_LAST_FLOOR = (None, None, None)
+
+
 def peak_rate_floor_s(inputs: ModelInputs, *, l2_bandwidth_bytes_per_s: float | None = None):
     """The fastest time the GPU's peak rates allow for the launch's work (None when a rate
     the work needs is unknown)."""
+    global _LAST_FLOOR
+    last = _LAST_FLOOR
+    if last[0] is inputs and last[1] == l2_bandwidth_bytes_per_s:
+        return last[2]
+    floor = _peak_rate_floor_s(inputs, l2_bandwidth_bytes_per_s)
+    _LAST_FLOOR = (inputs, l2_bandwidth_bytes_per_s, floor)
+    return floor
+
+
+def _peak_rate_floor_s(inputs: ModelInputs, l2_bandwidth_bytes_per_s: float | None):
     from gpumodeler.core.models.kernel_terms import blocks_of, throughput_of, warps_per_block
     gpu = inputs.gpu
     try:

@@ -19,7 +19,7 @@ RESOURCE_NAMES = {"cuda_cores": "CUDA cores", "issue": "issue", "memory": "globa
                   "fp16": "FP16 pipe"}
 LIMIT_NAMES = {"warps": "warps", "registers": "registers", "shared_memory": "shared memory",
                "blocks": "blocks per SM"}
-ROWS = (("kernel_time", "Kernel time"), ("mode", "Mode"), ("latency_bound", "Latency bound"),
+ROWS = (("kernel_time", "Kernel time"), ("terms", "Kernel terms"), ("mode", "Mode"), ("latency_bound", "Latency bound"),
         ("occupancy", "Occupancy"), ("warps", "Warps launched"),
         ("warp_throughput", "Warp throughput"), ("cycles", "Cycles per warp"),
         ("knee", "Mode changes at"), ("transfers", "Transfers"), ("total", "Total"))
@@ -78,6 +78,7 @@ class PredictionView(QGroupBox):
         self.message.setVisible(bool(transfer_error))
         p, k, tb = r.prediction, r.prediction.kernel, r.prediction.throughput
         L["kernel_time"].setText(f"<b>{fmt_time(k.time_s)}</b>  ({fmt_count(k.time_cycles)} cycles, λ = {k.lam:g})")
+        L["terms"].setText(terms_text(p.terms))
         limiting = RESOURCE_NAMES.get(k.limiting_resource, k.limiting_resource)
         L["mode"].setText(f"<b>{k.mode}-bound</b>, limited by {limiting}")
         L["latency_bound"].setText(f"{r.latency_bound_formula} = {r.latency_bound_cycles:g} cycles per warp")
@@ -108,6 +109,21 @@ class PredictionView(QGroupBox):
         else:
             L["transfers"].setText("none")
         L["total"].setText(f"<b>{fmt_time(p.total_time_s)}</b>")
+
+
+def terms_text(terms) -> str:
+    """The kernel terms of a prediction (core.models.kernel_terms_vec.VecTerms): those that
+    changed the time first, with eq. 4.1's time, then the others and why they are off."""
+    if terms is None:
+        return "none (eq. 4.1)"
+    effects = terms.effects()
+    applied = [t.describe() for t in effects if t.applied]
+    off = [t.describe() for t in effects if not t.applied]
+    lines = [f"<b>{a}</b>" for a in applied]
+    if applied:
+        lines.append(f"eq. 4.1 alone: {fmt_time(float(terms.eq41_cycles / terms.clock_hz))}")
+    lines += [f"<span style='color:#5f6368'>{o}</span>" for o in off]
+    return "<br>".join(lines)
 
 
 def occupancy_text(r) -> str:

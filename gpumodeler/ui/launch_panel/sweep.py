@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtWidgets import QFileDialog, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QVBoxLayout, QWidget
 
 from gpumodeler.core.commands import AddItem, Macro
 from gpumodeler.core.errors import ModelError
@@ -27,6 +27,7 @@ from ..plots.sweep_plot import SweepPlot, axis_title
 from .checks import MAX_LOOP_ITERATIONS, data_size_limit, variable_names
 from .fields import FieldError, clear_error, fmt_number, mark_error, message_label, parse_float
 from .controls import build_controls
+from .model_overlay import ModelOverlayList
 from .measurements import (MeasurementsRefused, column_for, compare, measured_points,
                            measurements_from_rows, read_csv)
 from .ranges import SweepRange, default_range, range_of, range_values
@@ -72,7 +73,13 @@ class SweepPanel(QWidget):
         lay.setContentsMargins(6, 4, 6, 4)
         for row in rows:
             lay.addLayout(row)
-        lay.addWidget(self.plot, 1)
+        # the models overlaid on the sweep (a checkable list beside the plot)
+        self.model_list = ModelOverlayList()
+        self.model_list.changed.connect(self._models_changed)
+        plot_row = QHBoxLayout()
+        plot_row.addWidget(self.plot, 1)
+        plot_row.addWidget(self.model_list)
+        lay.addLayout(plot_row, 1)
         lay.addWidget(self.status)
         lay.addWidget(self.message)
         self._set_busy(False)
@@ -233,7 +240,8 @@ class SweepPanel(QWidget):
                                  self.variable, values, devices=devices, measured_x=mx,
                                  table_lookup=self.document.latency_table,
                                  include_transfers=not kernel_only,
-                                 calibration_lookup=self.document.calibrated_link_spec)
+                                 calibration_lookup=self.document.calibrated_link_spec,
+                                 models=self.model_list.checked())
         except (ModelError, LookupError) as exc:
             self._stale(f"cannot sweep: {exc}")
             return False
@@ -316,6 +324,8 @@ class SweepPanel(QWidget):
         self._job_kernel_only = getattr(job, "kernel_only", False)
         self._title = title
         self._measurements = measurements
+        self.plot.set_models(self.model_list.checked())
+        self.model_list.show_outcome(result)
         self.plot.show_result(result, axis_title(result.variable, variable_label(result.variable)), title,
                               log_x=self.log_check.isChecked(), measurements=measurements,
                               kernel_only=getattr(job, "kernel_only", False),
@@ -348,8 +358,19 @@ class SweepPanel(QWidget):
             self.job = None
             self._set_busy(False)
 
+    def _models_changed(self) -> None:
+        """Overlay the checked models: replot when the sweep has them all, else sweep again
+        (the models run in the sweep's worker)."""
+        checked = self.model_list.checked()
+        have = set(self.result.curves[0].model_times) if self.result is not None and self.result.curves else set()
+        if self.result is not None and set(checked) <= have:
+            self.replot()
+        elif self.result is not None or self._auto:
+            self.run()
+
     def replot(self) -> None:
         """Show the sweep on show again (an axis option changed)."""
+        self.plot.set_models(self.model_list.checked())
         if self.result is not None:
             self.plot.show_result(self.result, axis_title(self.result.variable, variable_label(self.result.variable)),
                                   self._title, log_x=self.log_check.isChecked(),

@@ -22,6 +22,7 @@ from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
 
+from .model_curves import MODEL_COLOURS, ModelCurves  # noqa: F401  (MODEL_COLOURS re-exported)
 from .units import time_unit
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
@@ -142,6 +143,8 @@ class SweepPlot(QWidget):
         self.result = None
         self._log_x = False
         self._legend = None  # what the legend shows, to rebuild it only when that changes
+        self.models: tuple = ()  # names of the models to overlay (set_models)
+        self._model_curves = ModelCurves(self.plot, self.legend)
         self._ticks = False
         self._shown_labels = None
         self.measurements = None  # (x, measured_s, predicted_s, rel_error, what)
@@ -199,6 +202,9 @@ class SweepPlot(QWidget):
         has_measured = measurements is not None and len(measurements[0]) > 0
         if has_measured:
             values.append(np.asarray(measurements[1]))
+        overlaid = [] if result.variable == "gpu" else [  # overlaid models stay inside the y range
+            c.model_times[m] for c in result.curves for m in self.models if m in getattr(c, "model_times", {})]
+        values += overlaid
         self.unit = time_unit(np.concatenate([np.ravel(v) for v in values]) if values else 1.0)
         scale = self.unit[1]
         gpu_sweep = result.variable == "gpu"
@@ -291,15 +297,25 @@ class SweepPlot(QWidget):
         elif self.measured.isVisible():
             self.measured.setData(x=[], y=[])
             self.measured.hide()
+        self._model_curves.show(result, self.models, scale, several, rebuilt=legend != self._legend)
         self._legend = legend
         if (x_title, title, self.unit) != self._shown_labels:
             self.set_labels(x_title, title)
             self._shown_labels = (x_title, title, self.unit)
-        self._set_y_range(values, scale, len(legend) - 4 + int(has_measured) + int(in_range))
+        self._set_y_range(values, scale, len(legend) - 4 + int(has_measured) + int(in_range)
+                          + len(self.model_items()))
         if gpu_sweep:
             self.plot.setXRange(-0.6, len(result.x_labels) - 0.4, padding=0)
         else:
             self.plot.enableAutoRange(x=True, y=False)
+
+    def set_models(self, names) -> None:
+        """The models whose curves :meth:`show_result` overlays (those the result has)."""
+        self.models = tuple(names)
+
+    def model_items(self) -> dict:
+        """{(curve index, model): PlotDataItem} of the overlaid model curves on show."""
+        return self._model_curves.visible()
 
     def _show_bars(self, result, scale: float, relabel: bool) -> None:
         c = result.curves[0]
@@ -428,14 +444,19 @@ class SweepPlot(QWidget):
             raise ValueError("nothing to export: run a sweep first")
         with open(path, "w", newline="", encoding="utf-8") as fh:
             w = csv.writer(fh, lineterminator="\n")
+            # the overlaid models' kernel times, a column each (time_s_<model>), when shown
+            models = [m for m in self.models if any(m in getattr(c, "model_times", {}) for c in r.curves)]
             w.writerow(["series", "device", x_name, "kernel_time_s", "total_time_s", "mode",
-                        "limiting_resource", "measured_s", "relative_error"])
+                        "limiting_resource", "measured_s", "relative_error"]
+                       + [f"time_s_{m}" for m in models])
             for curve in r.curves:
                 for i, x in enumerate(r.x):
                     device = r.x_labels[i] if r.variable == "gpu" else curve.label
                     xv = device if r.variable == "gpu" else _num(x)
                     w.writerow(["predicted", device, xv, _num(curve.kernel_time_s[i]),
-                                _num(curve.total_time_s[i]), curve.mode[i], curve.limiting_resource[i], "", ""])
+                                _num(curve.total_time_s[i]), curve.mode[i], curve.limiting_resource[i], "", ""]
+                               + [_num(curve.model_times[m][i]) if m in curve.model_times else ""
+                                  for m in models])
             if self.measurements is not None:
                 x, measured, predicted, error, what = self.measurements
                 label = r.curves[0].label if r.curves else ""
@@ -443,7 +464,7 @@ class SweepPlot(QWidget):
                     w.writerow(["measured", label, _num(x[i]),
                                 _num(predicted[i]) if what[i] == "kernel" else "",
                                 _num(predicted[i]) if what[i] == "total" else "", "", "",
-                                _num(measured[i]), _num(error[i])])
+                                _num(measured[i]), _num(error[i])] + [""] * len(models))
 
 
 @contextmanager

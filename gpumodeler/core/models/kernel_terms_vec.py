@@ -1,0 +1,262 @@
+"""The kernel-time terms of :mod:`kernel_terms`, vectorised for sweeps and project launches.
+
+:mod:`gpumodeler.core.models.kernel_terms` documents the terms and their sources (Volkov
+2016 §3.4–3.5 and §5.6–5.9): the under-filled GPU (on by default), the tail of the last wave
+(off; ``--tail``), the launch overhead (on when the GPU's value is known) and the working set
+in L2 (when a working set is given). That module computes them for one launch, for the
+registry's ``gajger`` model; this one computes the same numbers with numpy over arrays of
+launches, so :func:`gpumodeler.core.models.gajger.predict` — the engine of ``sweep``,
+``project predict``/``sweep``, the launch panel's Prediction box and its sweeps — applies
+them too. It post-processes eq. 4.1 (:func:`~gpumodeler.core.models.kernel_time.predict_kernel`)
+and never changes it: where no term applies, the numbers are eq. 4.1's to the last bit.
+
+Every operation is the one the scalar path performs, in the same order, so for any launch
+the time equals the registry's ``gajger`` result to rounding (the suite checks 1e-12 with
+random launches). Per launch point, :meth:`VecTerms.effects` rebuilds the same
+:class:`~gpumodeler.core.models.result.TermEffect` list the registry reports (names, notes,
+added time and fraction), and :meth:`VecTerms.applied_text` the applied ones as text.
+
+Choices (documented in docs/models.md): the working set is one number for the whole call
+(a sweep's launches share it), so the L2 decision is one per GPU; a time that is not finite
+stays NaN/inf here and is refused by the caller, as eq. 4.1's is.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpumodeler.core.device import GPUSpec
+from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.models.kernel_terms import eq41_cycles, wave_cycles
+from gpumodeler.core.models.result import KernelTerms, TermEffect
+
+
+def _size(dims):
+    """Product of a 1-3-D size given as a number, an array or a tuple of them."""
+    if isinstance(dims, (tuple, list)):
+        total = 1
+        for d in dims:
+            total = total * np.asarray(d, dtype=np.int64)
+        return np.asarray(total, dtype=np.int64)
+    return np.asarray(dims, dtype=np.int64)
+
+
+def l2_decision(gpu: GPUSpec, terms: KernelTerms, working_set_bytes) -> tuple:
+    """(L2 bandwidth in B/s or None, the TermEffect without its effect): the same decision
+    and notes as :func:`kernel_terms.l2_bandwidth`, for one working set."""
+    if not terms.l2:
+        return None, TermEffect("working set in L2", False, note="switched off")
+    if working_set_bytes is None:
+        return None, TermEffect("working set in L2", False, note="no working set given (--working-set)")
+    ws = float(np.asarray(working_set_bytes))
+    if not np.isfinite(ws) or ws < 0:
+        raise InvalidParameter(f"working_set_bytes must be a finite number >= 0, got {ws}",
+                               item="working_set_bytes")
+    if gpu.l2_bytes is None:
+        return None, TermEffect("working set in L2", False, note="the GPU's L2 size is unknown")
+    if ws > gpu.l2_bytes:
+        return None, TermEffect("working set in L2", False,
+                                note=f"working set {ws:g} B exceeds the L2 ({gpu.l2_bytes:g} B)")
+    if gpu.l2_bandwidth_bytes_per_s is None:
+        return None, TermEffect("working set in L2", False,
+                                note="fits in L2 but the L2 bandwidth is unknown (--l2-bandwidth)")
+    return float(gpu.l2_bandwidth_bytes_per_s), TermEffect("working set in L2", True, note=(
+        f"{ws:g} B fit in the {gpu.l2_bytes:g} B L2: memory at {gpu.l2_bandwidth_bytes_per_s:g} B/s"))
+
+
+def with_l2_memory(gpu: GPUSpec, bandwidth_bytes_per_s: float) -> GPUSpec:
+    """``gpu`` with global memory served at ``bandwidth_bytes_per_s`` (as
+    :func:`kernel_terms.throughput_of` does for one launch)."""
+    per_cycle = bandwidth_bytes_per_s / (gpu.require("sms") * gpu.require("sm_clock_hz"))
+    return gpu.with_overrides(gmem_bytes_per_cycle_per_sm=per_cycle)
+
+
+@dataclass(frozen=True)
+class VecTerms:
+    """The kernel terms over an array of launches (every array has the launches' shape).
+
+    ``cycles`` are the kernel's SM cycles after the wave terms (before the launch overhead);
+    ``time_s`` adds the overhead; ``eq41_cycles`` is eq. 4.1 (with λ, and the L2 bandwidth
+    when that term applies). ``occupancy`` is the occupancy the warps run at (the grid's
+    where the under-filled term applies)."""
+
+    switches: KernelTerms
+    cycles: np.ndarray
+    time_s: np.ndarray
+    eq41_cycles: np.ndarray
+    occupancy: np.ndarray
+    blocks: np.ndarray
+    warps_per_block: np.ndarray
+    capacity: np.ndarray  # whole blocks an SM holds at the launch's occupancy
+    per_sm: np.ndarray  # blocks on the busiest SM
+    sms: np.ndarray
+    clock_hz: np.ndarray
+    underfilled: np.ndarray  # the grid is less than one wave (whether or not the term is on)
+    underfill_applied: np.ndarray
+    tail_applied: np.ndarray
+    overhead_s: float  # 0 when the term is off or unknown
+    overhead_note: str  # why it is off ('' when on)
+    l2_effect: TermEffect  # the decision (one per call)
+    l2_before_s: np.ndarray | None  # eq. 4.1 at DRAM bandwidth, when the L2 term applies
+    l2_after_s: np.ndarray | None
+
+    def _at(self, array, index):
+        return np.broadcast_to(array, self.cycles.shape)[index].item()
+
+    def effects(self, index=()) -> list:
+        """The TermEffect list of launch ``index`` (a tuple index into the arrays), in the
+        registry's order: L2, the wave terms, the launch overhead."""
+        at = lambda a: self._at(a, index)
+        effects = [self._l2_effect_at(index)]
+        cap, blocks, sms, wpb, per_sm = at(self.capacity), at(self.blocks), at(self.sms), \
+            at(self.warps_per_block), at(self.per_sm)
+        base, cycles, clock = at(self.eq41_cycles), at(self.cycles), at(self.clock_hz)
+        if cap < 1:
+            note = "occupancy below one block per SM; wave terms need whole blocks"
+            effects += [TermEffect("under-filled GPU", False, note=note),
+                        TermEffect("tail effect", False, note=note)]
+        elif at(self.underfilled):
+            effects.append(TermEffect("tail effect", False, note="the grid is less than one wave"))
+            if self.switches.underfill:
+                effects.append(_effect("under-filled GPU", base, cycles, clock,
+                                       f"{blocks} blocks on {sms} SMs: one wave of {per_sm} block(s) "
+                                       f"({per_sm * wpb} warps) per SM"))
+            else:
+                effects.append(TermEffect("under-filled GPU", False, note="switched off"))
+        else:
+            effects.append(TermEffect("under-filled GPU", False, note="the grid fills at least one wave"))
+            if not self.switches.tail:
+                effects.append(TermEffect("tail effect", False, note="off by default; --tail"))
+            else:
+                full, rest = divmod(per_sm, cap)
+                effects.append(_effect("tail effect", base, cycles, clock,
+                                       f"{full} full wave(s) of {cap} blocks + {rest} block(s) per SM"))
+        if self.overhead_note:
+            effects.append(TermEffect("launch overhead", False, note=self.overhead_note))
+        else:
+            kernel_s = cycles / clock
+            effects.append(TermEffect("launch overhead", True, self.overhead_s,
+                                      self.overhead_s / kernel_s if kernel_s > 0 else 0.0,
+                                      f"{self.overhead_s:g} s per launch"))
+        return effects
+
+    def _l2_effect_at(self, index) -> TermEffect:
+        e = self.l2_effect
+        if not e.applied:
+            return e
+        before, after = self._at(self.l2_before_s, index), self._at(self.l2_after_s, index)
+        return TermEffect(e.name, True, after - before, after / before - 1.0 if before > 0 else 0.0, e.note)
+
+    def applied_text(self) -> np.ndarray:
+        """Per launch, the applied terms as ``predict`` prints them ("under-filled GPU: +108 %
+        (...)"), joined by '; ' ('' where none applies): the text of :meth:`effects`, built a
+        term at a time over the launches it changed (a sweep of millions of rows stays fast)."""
+        shape = np.shape(self.cycles)
+        n = int(np.prod(shape))
+        flat = lambda a: np.broadcast_to(np.asarray(a), shape).ravel()
+        cycles, base, clock = flat(self.cycles), flat(self.eq41_cycles), flat(self.clock_hz)
+        terms = []  # (indices, texts) per applied term, in the registry's order
+        if self.l2_effect.applied:
+            before, after = flat(self.l2_before_s), flat(self.l2_after_s)
+            idx = np.arange(n)
+            terms.append((idx, _texts(self.l2_effect.name, _fractions(after, before),
+                                      [self.l2_effect.note] * n)))
+        for name, mask in (("under-filled GPU", self.underfill_applied), ("tail effect", self.tail_applied)):
+            idx = np.flatnonzero(flat(mask))
+            if not idx.size:
+                continue
+            blocks, sms, wpb = flat(self.blocks)[idx].tolist(), flat(self.sms)[idx].tolist(), \
+                flat(self.warps_per_block)[idx].tolist()
+            per_sm, cap = flat(self.per_sm)[idx].tolist(), flat(self.capacity)[idx].tolist()
+            if name == "under-filled GPU":
+                notes = [f"{b} blocks on {m} SMs: one wave of {p} block(s) ({p * w} warps) per SM"
+                         for b, m, p, w in zip(blocks, sms, per_sm, wpb)]
+            else:
+                notes = [f"{p // c} full wave(s) of {c} blocks + {p % c} block(s) per SM"
+                         for p, c in zip(per_sm, cap)]
+            terms.append((idx, _texts(name, _fractions(cycles[idx], base[idx]), notes)))
+        if not self.overhead_note:
+            kernel_s = cycles / clock
+            with np.errstate(divide="ignore", invalid="ignore"):
+                frac = np.where(kernel_s > 0, self.overhead_s / kernel_s, 0.0)
+            terms.append((np.arange(n), _texts("launch overhead", frac.tolist(),
+                                               [f"{self.overhead_s:g} s per launch"] * n)))
+        out = np.full(n, "", dtype=object)
+        for idx, texts in terms:
+            current = out[idx]
+            out[idx] = [f"{c}; {t}" if c else t for c, t in zip(current.tolist(), texts)]
+        return out.reshape(shape)
+
+
+def _fractions(after, before) -> list:
+    """after / before − 1 (0 where before is not positive), as TermEffect computes it."""
+    after, before = np.asarray(after, dtype=float), np.asarray(before, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(before > 0, after / before - 1.0, 0.0).tolist()
+
+
+def _texts(name: str, fractions: list, notes: list) -> list:
+    """TermEffect.describe() of applied terms, one per fraction."""
+    return [f"{name}: {'+' if f >= 0 else '−'}{abs(f) * 100:.3g} %" + (f" ({note})" if note else "")
+            for f, note in zip(fractions, notes)]
+
+
+def _effect(name, before_cycles, after_cycles, clock, note):
+    delta = (after_cycles - before_cycles) / clock
+    frac = after_cycles / before_cycles - 1.0 if before_cycles > 0 else 0.0
+    return TermEffect(name, True, delta, frac, note)
+
+
+def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size, occupancy,
+                     latency_bound, throughput_wpc, lam=1.0, l2_effect: TermEffect | None = None,
+                     l2_before_s=None, l2_after_s=None) -> VecTerms:
+    """The wave terms and the launch overhead over arrays of launches (all inputs broadcast).
+
+    ``throughput_wpc`` is the throughput bound in warps per cycle per SM (with the L2
+    bandwidth already in it when that term applies); the inputs are assumed validated by
+    :func:`~gpumodeler.core.models.kernel_time.predict_kernel` (positive, finite)."""
+    sms = np.asarray(gpu.require("sms"))
+    clock = np.asarray(gpu.require("sm_clock_hz"), dtype=float)
+    warp = int(gpu.require("warp_size"))
+    blocks = _size(grid_size)
+    wpb = -(-_size(block_size) // warp)
+    occ = np.asarray(occupancy, dtype=float)
+    L = np.asarray(latency_bound, dtype=float)
+    tb = np.asarray(throughput_wpc, dtype=float)
+    lam = np.asarray(lam, dtype=float)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        base = eq41_cycles(L, tb, occ, blocks * wpb, sms, lam)
+        cap = np.floor(occ / wpb + 1e-9).astype(np.int64)
+        per_sm = -(-blocks // sms)
+        has_cap = cap >= 1
+        underfilled = has_cap & (blocks < sms * cap)
+        under = underfilled & terms.underfill
+        tail = has_cap & ~underfilled & terms.tail
+        under_cycles = wave_cycles(L, tb, per_sm * wpb) / lam
+        safe_cap = np.where(has_cap, cap, 1)
+        full, rest = np.divmod(per_sm, safe_cap)
+        tail_cycles = full * wave_cycles(L, tb, safe_cap * wpb)
+        tail_cycles = tail_cycles + np.where(rest > 0, wave_cycles(L, tb, rest * wpb), 0.0)
+        tail_cycles = tail_cycles / lam
+        cycles = np.where(under, under_cycles, np.where(tail, tail_cycles, base))
+        kernel_s = cycles / clock
+    overhead, note = 0.0, ""
+    if not terms.launch_overhead:
+        note = "switched off"
+    elif gpu.launch_overhead_s is None:
+        note = "unknown for this GPU (--launch-overhead SECONDS)"
+    else:
+        overhead = float(gpu.launch_overhead_s)
+    time_s = kernel_s + overhead if not note else kernel_s
+    eff_occ = np.where(under, per_sm * wpb, occ).astype(float)
+    return VecTerms(
+        switches=terms, cycles=cycles, time_s=time_s, eq41_cycles=base, occupancy=eff_occ,
+        blocks=blocks, warps_per_block=wpb, capacity=cap, per_sm=per_sm, sms=sms, clock_hz=clock,
+        underfilled=underfilled, underfill_applied=under, tail_applied=tail,
+        overhead_s=overhead, overhead_note=note,
+        l2_effect=l2_effect or TermEffect("working set in L2", False, note="switched off"),
+        l2_before_s=l2_before_s, l2_after_s=l2_after_s)
+
+
+__all__ = ["VecTerms", "apply_wave_terms", "l2_decision", "with_l2_memory"]
