@@ -128,6 +128,8 @@ def _chosen_defaults(cmp: Comparison, catalog: "Catalog") -> dict[tuple[str, str
     The shipped device is the common ancestor the records alone lack. A device with no
     shipped counterpart has none, so there a default moved by theirs is taken as their
     edit (as merge.py's rules say)."""
+    if catalog._shipped is None:
+        return {}
     candidates = {}
     for change in cmp.report.devices:
         key = normalize_name(change.name)
@@ -268,7 +270,7 @@ def _plan_rewrite(plan: _MergePlan, entry, mine: RawDevice, stored, device: RawD
     entries = {}
     for field_name, records in device.values.items():
         before = mine.values.get(field_name)
-        if records == before:
+        if records is before or records == before:
             continue
         plan.rewrites.append((entry.id, field_name, records, stored))
         taken = theirs.values.get(field_name)
