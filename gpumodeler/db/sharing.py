@@ -342,8 +342,7 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
                                        device.family, "imported" if fresh else device.origin,
                                        device.values, now if fresh else device.created, now),
                          digest=digest)
-        for rewrite in plan.rewrites:
-            cite(rewrite[2])
+        cite_keys({r[2] for rewrite in plan.rewrites for r in rewrite[2]})
         with digest_triggers_suspended(db):   # every digest touched is set below
             if plan.copied:
                 with reading(plan.copy_from):
