@@ -116,10 +116,10 @@ def _fsync(path: Path) -> None:
 def create_database(path: str | Path, *, durable: bool = True) -> sqlite_utils.Database:
     """A new, empty device database at ``path`` (which must not exist), fully migrated.
 
-    The migrations of an empty file run without an fsync each (a dozen transactions);
-    the file is synced once when they are done. ``durable=False`` leaves every later
-    transaction unsynced too, for a temporary file synced by its owner before use
-    (new_database_replacing)."""
+    ``durable=False``: no transaction waits for the disk (``PRAGMA synchronous = OFF``:
+    a dozen fsyncs for the migrations alone, two more per later transaction), for a
+    temporary file its owner syncs once before using it (new_database_replacing). A
+    crash can leave such a file damaged, so it must never be the user's database."""
     path = Path(path)
     if path.exists():
         raise DatabaseFormatError(f"{path}: already exists; not overwriting it")
@@ -128,14 +128,11 @@ def create_database(path: str | Path, *, durable: bool = True) -> sqlite_utils.D
     except sqlite3.Error as exc:
         raise DatabaseAccessError(f"{path}: cannot create it ({exc})") from None
     try:
-        synchronous = db.execute("PRAGMA synchronous").fetchone()[0]
-        db.execute("PRAGMA synchronous = OFF")
+        if not durable:
+            db.execute("PRAGMA synchronous = OFF")
         migrations.apply(db)
         with db.atomic():
             _set_meta_version(db)
-        if durable:
-            _fsync(path)
-            db.execute(f"PRAGMA synchronous = {int(synchronous)}")
     except sqlite3.Error as exc:
         db.close()
         path.unlink(missing_ok=True)

@@ -22,17 +22,27 @@ def _default_synchronous(tmp_path) -> int:
         conn.close()
 
 
-def test_a_created_database_writes_durably_again_once_migrated(tmp_path):
-    """The migrations of a new file run unsynced (one fsync at the end); the connection
-    handed back syncs every later transaction, as SQLite's default does."""
+def test_only_a_temporary_database_skips_waiting_for_the_disk(tmp_path):
+    """A database made for the user syncs every transaction, as SQLite's default does;
+    one made unsynced (the temporary file of an export) is whole and current all the
+    same once closed."""
     db = create_database(tmp_path / "new.db")
     try:
         assert db.execute("PRAGMA synchronous").fetchone()[0] == _default_synchronous(tmp_path)
-        assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0] == \
-            str(SCHEMA_VERSION)
     finally:
         db.close()
-    open_database(tmp_path / "new.db", integrity="full").close()   # whole and current
+    db = create_database(tmp_path / "temporary.db", durable=False)
+    try:
+        assert db.execute("PRAGMA synchronous").fetchone()[0] == 0
+    finally:
+        db.close()
+    for name in ("new.db", "temporary.db"):
+        db = open_database(tmp_path / name, integrity="full")
+        try:
+            assert db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()[0] \
+                == str(SCHEMA_VERSION)
+        finally:
+            db.close()
 
 
 def test_a_replacing_database_is_complete_when_it_replaces_the_file(tmp_path):
