@@ -328,16 +328,17 @@ def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
             "ORDER BY t.name_lower", ["imported" if imported_at else None, imported_at,
                                       0 if renamed else 1, len(PREFIX), PREFIX]).rowcount
         everything = copied == db.execute(f"SELECT count(*) FROM {alias}.devices").fetchone()[0]
+        # (The renamed keys are joined only when there are some: a probe per record.)
         db.execute(
             f"INSERT INTO main.device_values (device_id, field, {RECORD_SELECT}, row_order) "
             "SELECT m.id, v.field, " + ", ".join(
-                "coalesce(r.new, v.source_key)" if c == "source_key" else f"v.{c}"
-                for c in VALUE_COLUMNS) + ", v.row_order "
+                "coalesce(r.new, v.source_key)" if c == "source_key" and renamed
+                else f"v.{c}" for c in VALUE_COLUMNS) + ", v.row_order "
             f"FROM temp.copy_keys k JOIN {alias}.devices t ON t.name_lower = k.name_lower "
             "JOIN main.devices m ON m.name_lower = k.name_lower "
             f"JOIN {alias}.device_values v ON v.device_id = t.id "
-            "LEFT JOIN temp.copy_renamed r ON r.old = v.source_key "
-            "ORDER BY m.id, v.row_order")
+            + ("LEFT JOIN temp.copy_renamed r ON r.old = v.source_key " if renamed else "")
+            + "ORDER BY m.id, v.row_order")
         # Digest triggers, unless the caller suspended them, cleared the digests while the
         # records went in: set again.
         if not renamed:
