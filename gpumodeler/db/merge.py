@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Callable, Iterable, Mapping
 
 from .errors import UnresolvedConflicts
@@ -113,8 +114,9 @@ class DeviceChange:
     status: str
     fields: tuple[FieldChange, ...] = ()
 
-    @property
+    @cached_property
     def conflicts(self) -> tuple[FieldChange, ...]:
+        # Kept once made (fields is a tuple): a merge asks every device several times.
         return tuple(f for f in self.fields if f.status == "conflict")
 
     def to_dict(self) -> dict:
@@ -221,13 +223,16 @@ def compare_field(mine: list[tuple], theirs: list[tuple]) -> str | None:
         return MINE
     if not mine:
         return THEIRS
-    known_m, known_t = _known(mine), _known(theirs)
+    known_m = [r for r in mine if r[0] is not None]
+    known_t = [r for r in theirs if r[0] is not None]
     if not known_t:
         return None if not known_m and {content(r) for r in mine} == {
             content(r) for r in theirs} else MINE
     if not known_m:
         return THEIRS
-    set_m, set_t = {content(r) for r in known_m}, {content(r) for r in known_t}
+    flag = IS_DEFAULT
+    set_m = {r[:flag] + r[flag + 1:] for r in known_m}
+    set_t = {r[:flag] + r[flag + 1:] for r in known_t}
     if set_m == set_t:
         return None if _default_content(known_m) == _default_content(known_t) else "conflict"
     if set_t < set_m:
@@ -341,13 +346,19 @@ def make_resolver(report: MergeReport, resolutions: Mapping | None = None,
             table[(dev_key, field_name)] = choice
     if policy is not None and policy not in CHOICES:
         raise UnresolvedConflicts(f"policy {policy!r}: choose one of {', '.join(CHOICES)}")
-    conflicts = {(normalize_name(c.device), c.field) for c in report.conflicts}
+    conflicts = ({(normalize_name(c.device), c.field) for c in report.conflicts}
+                 if table else set())
     stray = [f"{d}.{f}" for d, f in table
              if not any((d in ("*", cd)) and (f in ("*", cf)) for cd, cf in conflicts)]
     if stray:
         listed = ", ".join(f"{c.device}.{c.field}" for c in report.conflicts) or "none"
         raise UnresolvedConflicts(
             f"resolution(s) for {', '.join(stray)} match no conflict (conflicts: {listed})")
+
+    if not table:
+        def resolve(device: str, field_name: str) -> str | None:
+            return policy
+        return resolve
 
     def resolve(device: str, field_name: str) -> str | None:
         d = normalize_name(device)
@@ -415,7 +426,7 @@ def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
                          {f: list(rs) for f, rs in theirs.values.items()})
     if KIND in choices:
         return None
-    values = {f: list(rs) for f, rs in mine.values.items()}
+    values = dict(mine.values)      # a field changed gets a new list; mine's stay as they are
     aliases, family = tuple(mine.aliases), mine.family
     touched = False
     for c in change.fields:
@@ -432,10 +443,10 @@ def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
         elif take == THEIRS:
             values[c.field] = list(theirs.values[c.field])
         else:  # BOTH: keep mine (and its default), add theirs' other records
-            have = {content(r) for r in values.get(c.field, [])}
-            values.setdefault(c.field, []).extend(
-                r[:IS_DEFAULT] + (0,) + r[IS_DEFAULT + 1:]
-                for r in theirs.values[c.field] if content(r) not in have)
+            kept = values.get(c.field, [])
+            have = {content(r) for r in kept}
+            values[c.field] = kept + [r[:IS_DEFAULT] + (0,) + r[IS_DEFAULT + 1:]
+                                      for r in theirs.values[c.field] if content(r) not in have]
     if not touched:
         return None
     return RawDevice(mine.kind, mine.name, aliases, family, mine.origin, values,

@@ -1,32 +1,5 @@
-"""The device database schema, its numbered migrations, and safe opening of files.
-
-Schema changes are appended as new migrations (``m002_...``); an applied migration is never
-edited, because user databases out in the world already ran it. ``meta.version`` is the
-number of the last migration, so a file from a newer gpumodeler is recognised (and refused,
-untouched) even by tools that do not know sqlite-utils' migration table.
-
-Tables (version 1)
-- ``meta(key, value)``: format = "gpumodeler-devices", version, app_version.
-- ``sources(key, citation)``: the documents a value can cite.
-- ``devices(id, kind, name, name_lower, aliases, family, origin, created, modified)``:
-  ``name_lower`` is the case-folded, whitespace-collapsed name (unique); ``aliases`` is a
-  JSON list; ``origin`` is shipped, user or imported.
-- ``device_values(id, device_id, field, value, unit, source_key, source_text,
-  source_where, provenance, note, is_default, row_order)``: ``value`` has no declared type
-  so numbers stay INTEGER/REAL and text stays TEXT; NULL is unknown.
-
-Version 2 adds ``devices.content_hash``, a digest of the device's kind, family, aliases and
-value records (NULL = not known; triggers clear it on any change made by any tool). Its
-text lists a digest per field (digests.py), so comparisons read only the fields that differ.
-
-Version 3 lets ``devices.kind`` be ``latency_table`` too (a per-architecture latency table
-whose values are in cycles), rebuilding the devices table to change its CHECK.
-
-Version 4 widens the ``device_values.provenance`` CHECK to the grades of published latency
-figures (``published-measurement``, ``simulator-calibration``, ``secondary``,
-``unattributed``; fields.SOURCE_PROVENANCES), rebuilding device_values the same way.
-Version 5 adds ``calibrations``: fitted link models and kernel λ, each belonging to a device
-(``device_id``, deleted with it) with its provenance; see calibrations.py.
+"""Opening device database files safely: checked before anything is written, upgraded by
+the numbered migrations of migrations.py (re-exported here), created at the current schema.
 """
 from __future__ import annotations
 
@@ -36,288 +9,18 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import sqlite_utils
-from sqlite_utils import Migrations
 
 from gpumodeler import __version__
 
 from .errors import DatabaseAccessError, DatabaseFormatError, damaged_content, is_bad_text, \
     is_damaged_schema
 from .fields import FORMAT
+# The schema and its migrations, re-exported: callers and tests import them from here.
+from .migrations import (DIGEST_TRIGGERS, KNOWN_MIGRATIONS, MIGRATION_SET,  # noqa: F401
+                         MIGRATIONS_TABLE, SCHEMA_VERSION, _set_meta_version,
+                         digest_triggers_suspended, migrations)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
-MIGRATION_SET = "gpumodeler-devices"
-MIGRATIONS_TABLE = Migrations.migrations_table
-
-migrations = Migrations(MIGRATION_SET)
-
-# CHECKs use OR chains, not IN (...): SQLite rebuilds an IN list for every inserted row,
-# which tripled the cost of writing 300 000 value records.
-_V1 = [
-    """CREATE TABLE meta (
-        key TEXT PRIMARY KEY,
-        value TEXT NOT NULL
-    )""",
-    """CREATE TABLE sources (
-        key TEXT PRIMARY KEY,
-        citation TEXT NOT NULL
-    )""",
-    """CREATE TABLE devices (
-        id INTEGER PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (kind = 'gpu' OR kind = 'link' OR kind = 'host'),
-        name TEXT NOT NULL,
-        name_lower TEXT NOT NULL UNIQUE,
-        aliases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(aliases)),
-        family TEXT,
-        origin TEXT NOT NULL
-            CHECK (origin = 'shipped' OR origin = 'user' OR origin = 'imported'),
-        created TEXT NOT NULL,
-        modified TEXT NOT NULL
-    )""",
-    """CREATE TABLE device_values (
-        id INTEGER PRIMARY KEY,
-        device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
-        field TEXT NOT NULL,
-        value CHECK (typeof(value) <> 'blob'),
-        unit TEXT NOT NULL,
-        source_key TEXT,
-        source_text TEXT,
-        source_where TEXT,
-        provenance TEXT CHECK (provenance = 'document' OR provenance = 'vendor'
-            OR provenance = 'measurement' OR provenance = 'calibration' OR provenance = 'user'),
-        note TEXT,
-        is_default INTEGER NOT NULL CHECK (is_default = 0 OR is_default = 1),
-        row_order INTEGER NOT NULL,
-        UNIQUE (device_id, row_order)
-    )""",
-    # UNIQUE (device_id, row_order) already indexes a device's rows; this one finds a field.
-    "CREATE INDEX device_values_by_field ON device_values (device_id, field)",
-]
-
-
-@migrations(name="m001_initial")
-def m001_initial(db: sqlite_utils.Database) -> None:
-    for statement in _V1:
-        db.execute(statement)
-    db.execute("INSERT INTO meta (key, value) VALUES ('format', ?), ('version', '1'), "
-               "('app_version', ?)", [FORMAT, __version__])
-
-
-_HASHED = "(SELECT content_hash FROM devices WHERE id = {}) IS NOT NULL"
-_V2_TRIGGERS = [
-    # Any change to a device's values or identity, by gpumodeler or any other tool, clears
-    # its digest; gpumodeler sets it again after writing (store.write_device). The WHEN
-    # clauses keep bulk writes cheap: only the first row of a device pays for the UPDATE.
-    f"""CREATE TRIGGER device_values_insert_clears_hash AFTER INSERT ON device_values
-       WHEN {_HASHED.format("NEW.device_id")}
-       BEGIN UPDATE devices SET content_hash = NULL WHERE id = NEW.device_id; END""",
-    """CREATE TRIGGER device_values_update_clears_hash AFTER UPDATE ON device_values
-       BEGIN UPDATE devices SET content_hash = NULL WHERE id = NEW.device_id OR
-             id = OLD.device_id; END""",
-    f"""CREATE TRIGGER device_values_delete_clears_hash AFTER DELETE ON device_values
-       WHEN {_HASHED.format("OLD.device_id")}
-       BEGIN UPDATE devices SET content_hash = NULL WHERE id = OLD.device_id; END""",
-    """CREATE TRIGGER devices_update_clears_hash AFTER UPDATE OF kind, name, aliases, family
-       ON devices BEGIN UPDATE devices SET content_hash = NULL WHERE id = NEW.id; END""",
-]
-
-
-DIGEST_TRIGGERS = ("device_values_insert_clears_hash", "device_values_update_clears_hash",
-                   "device_values_delete_clears_hash", "devices_update_clears_hash")
-
-
-@contextmanager
-def digest_triggers_suspended(db: sqlite_utils.Database):
-    """Inside a transaction whose writer sets every digest it touches: drop the triggers
-    that clear digests and create them again, from their stored SQL, before the
-    transaction ends. A bulk write is then not paying a trigger per row (a third of the
-    cost of merging 40 000 records). On an error the enclosing transaction must roll back
-    (db.atomic() does), which restores them too."""
-    if not db.conn.in_transaction:
-        raise RuntimeError("digest triggers may only be suspended inside a transaction")
-    saved = db.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN "
-        f"({', '.join('?' * len(DIGEST_TRIGGERS))})", DIGEST_TRIGGERS).fetchall()
-    for name, _ in saved:
-        db.execute(f'DROP TRIGGER "{name}"')
-    yield
-    for _, sql in saved:
-        db.execute(sql)
-
-
-@migrations(name="m002_content_hash")
-def m002_content_hash(db: sqlite_utils.Database) -> None:
-    """A per-device digest, so comparing large databases skips identical devices."""
-    from .store import refresh_content_hashes
-    db.execute("ALTER TABLE devices ADD COLUMN content_hash TEXT")
-    for statement in _V2_TRIGGERS:
-        db.execute(statement)
-    refresh_content_hashes(db)
-
-
-# Version 3: devices.kind may also be 'latency_table'. SQLite cannot alter a CHECK, so the
-# devices table is rebuilt (SQLite's documented 12-step procedure, sqlite.org/lang_altertable
-# "Making Other Kinds Of Table Schema Changes"): foreign keys off, copy into a new table,
-# drop, rename, check. Column list as m001 + m002 left it; only the kind CHECK differs.
-_V3_DEVICES = """CREATE TABLE devices_v3 (
-        id INTEGER PRIMARY KEY,
-        kind TEXT NOT NULL CHECK (kind = 'gpu' OR kind = 'link' OR kind = 'host'
-            OR kind = 'latency_table'),
-        name TEXT NOT NULL,
-        name_lower TEXT NOT NULL UNIQUE,
-        aliases TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(aliases)),
-        family TEXT,
-        origin TEXT NOT NULL
-            CHECK (origin = 'shipped' OR origin = 'user' OR origin = 'imported'),
-        created TEXT NOT NULL,
-        modified TEXT NOT NULL,
-        content_hash TEXT
-    )"""
-_V3_COLUMNS = ("id, kind, name, name_lower, aliases, family, origin, created, modified, "
-               "content_hash")
-
-
-@migrations(name="m003_latency_table_kind", transactional=False)
-def m003_latency_table_kind(db: sqlite_utils.Database) -> None:
-    """Allow device kind 'latency_table' (per-architecture latency tables, in cycles)."""
-    conn = db.conn
-    if conn.in_transaction:
-        raise RuntimeError("m003 must start outside a transaction (it turns foreign keys off)")
-    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND "
-                       "name = 'devices'").fetchone()[0]
-    if "latency_table" in sql:  # interrupted after the rebuild, before being recorded
-        return
-    foreign_keys = conn.execute("PRAGMA foreign_keys").fetchone()[0]
-    conn.execute("PRAGMA foreign_keys = OFF")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # The digest triggers name the devices table; drop them across the rename.
-            saved = conn.execute(
-                "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name IN "
-                f"({', '.join('?' * len(DIGEST_TRIGGERS))})", DIGEST_TRIGGERS).fetchall()
-            for name, _ in saved:
-                conn.execute(f'DROP TRIGGER "{name}"')
-            conn.execute(_V3_DEVICES)
-            conn.execute(f"INSERT INTO devices_v3 ({_V3_COLUMNS}) "
-                         f"SELECT {_V3_COLUMNS} FROM devices")
-            conn.execute("DROP TABLE devices")
-            conn.execute("ALTER TABLE devices_v3 RENAME TO devices")
-            for _, trigger_sql in saved:
-                conn.execute(trigger_sql)
-            problems = conn.execute("PRAGMA foreign_key_check").fetchall()
-            if problems:
-                raise sqlite3.IntegrityError(
-                    f"m003: {len(problems)} value row(s) lost their device")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    finally:
-        conn.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
-
-
-# Version 4: device_values.provenance may also be one of the grades of published latency
-# figures. Same rebuild as m003, for device_values (nothing references its rows; its index
-# and the digest triggers on it are dropped with the table and created again).
-_V4_DEVICE_VALUES = """CREATE TABLE device_values_v4 (
-        id INTEGER PRIMARY KEY,
-        device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
-        field TEXT NOT NULL,
-        value CHECK (typeof(value) <> 'blob'),
-        unit TEXT NOT NULL,
-        source_key TEXT,
-        source_text TEXT,
-        source_where TEXT,
-        provenance TEXT CHECK (provenance = 'document' OR provenance = 'vendor'
-            OR provenance = 'measurement' OR provenance = 'calibration' OR provenance = 'user'
-            OR provenance = 'published-measurement' OR provenance = 'simulator-calibration'
-            OR provenance = 'secondary' OR provenance = 'unattributed'),
-        note TEXT,
-        is_default INTEGER NOT NULL CHECK (is_default = 0 OR is_default = 1),
-        row_order INTEGER NOT NULL,
-        UNIQUE (device_id, row_order)
-    )"""
-_V4_COLUMNS = ("id, device_id, field, value, unit, source_key, source_text, source_where, "
-               "provenance, note, is_default, row_order")
-
-
-@migrations(name="m004_published_provenances", transactional=False)
-def m004_published_provenances(db: sqlite_utils.Database) -> None:
-    """Allow the provenance grades of published latency figures (fields.SOURCE_PROVENANCES)."""
-    conn = db.conn
-    if conn.in_transaction:
-        raise RuntimeError("m004 must start outside a transaction (it turns foreign keys off)")
-    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND "
-                       "name = 'device_values'").fetchone()[0]
-    if "unattributed" in sql:  # interrupted after the rebuild, before being recorded
-        return
-    foreign_keys = conn.execute("PRAGMA foreign_keys").fetchone()[0]
-    conn.execute("PRAGMA foreign_keys = OFF")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            saved = conn.execute(
-                "SELECT name, sql FROM sqlite_master WHERE type IN ('trigger', 'index') AND "
-                "tbl_name = 'device_values' AND sql IS NOT NULL").fetchall()
-            conn.execute(_V4_DEVICE_VALUES)
-            conn.execute(f"INSERT INTO device_values_v4 ({_V4_COLUMNS}) "
-                         f"SELECT {_V4_COLUMNS} FROM device_values")
-            conn.execute("DROP TABLE device_values")
-            conn.execute("ALTER TABLE device_values_v4 RENAME TO device_values")
-            for _, item_sql in saved:
-                conn.execute(item_sql)
-            problems = conn.execute("PRAGMA foreign_key_check").fetchall()
-            if problems:
-                raise sqlite3.IntegrityError(
-                    f"m004: {len(problems)} value row(s) lost their device")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    finally:
-        conn.execute(f"PRAGMA foreign_keys = {'ON' if foreign_keys else 'OFF'}")
-
-
-_V5_CALIBRATIONS = [
-    """CREATE TABLE calibrations (
-        id INTEGER PRIMARY KEY,
-        device_id INTEGER NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
-        kind TEXT NOT NULL CHECK (kind = 'link' OR kind = 'kernel'),
-        subject TEXT NOT NULL,
-        label TEXT NOT NULL,
-        parameters TEXT NOT NULL CHECK (json_valid(parameters)),
-        residuals TEXT NOT NULL CHECK (json_valid(residuals)),
-        mape_percent REAL,
-        loo_mape REAL,
-        loo_median_ape REAL,
-        measurements_name TEXT NOT NULL,
-        measurements_sha256 TEXT NOT NULL,
-        created TEXT NOT NULL,
-        note TEXT,
-        is_current INTEGER NOT NULL CHECK (is_current = 0 OR is_current = 1)
-    )""",
-    "CREATE INDEX calibrations_by_device ON calibrations (device_id, kind, subject, label)",
-]
-
-
-@migrations(name="m005_calibrations")
-def m005_calibrations(db: sqlite_utils.Database) -> None:
-    """Fitted link models and kernel λ with their provenance, per device."""
-    for statement in _V5_CALIBRATIONS:
-        db.execute(statement)
-
-
-# The version a file has once every migration above ran; bump with each new migration.
-KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind",
-                    "m004_published_provenances", "m005_calibrations")
-SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
-
-
-def _set_meta_version(db: sqlite_utils.Database) -> None:
-    db.execute("UPDATE meta SET value = ? WHERE key = 'version'", [str(SCHEMA_VERSION)])
-    db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('app_version', ?)",
-               [__version__])
-
 
 # SQLite's default page cache is 2 MB; comparing or merging a 50 MB database then re-reads
 # (and, when writing, spills) pages all the time. Pages are allocated only when used.
@@ -380,19 +83,43 @@ def new_database_replacing(path: Path, suffix: str):
     ``path`` is left as it was. The block fills the database; it is closed afterwards."""
     tmp = path.with_name(path.name + suffix)
     tmp.unlink(missing_ok=True)
-    db = create_database(tmp)
+    # Nobody reads the temporary file before it replaces ``path``: its transactions need
+    # not reach the disk one by one (an fsync of the journal and of the file for each).
+    # It is synced once, whole, before the rename that publishes it.
+    db = create_database(tmp, durable=False)
     try:
         yield db
         db.close()
+        _fsync(tmp)
         os.replace(tmp, path)
+        _fsync(path.parent)
     except BaseException:
         db.close()
         tmp.unlink(missing_ok=True)
         raise
 
 
-def create_database(path: str | Path) -> sqlite_utils.Database:
-    """A new, empty device database at ``path`` (which must not exist), fully migrated."""
+def _fsync(path: Path) -> None:
+    """Flush ``path`` (a file, or a folder after a rename in it) to the disk."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:       # a folder cannot be opened on some systems (Windows)
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass              # nor synced on some file systems; the rename is still atomic
+    finally:
+        os.close(fd)
+
+
+def create_database(path: str | Path, *, durable: bool = True) -> sqlite_utils.Database:
+    """A new, empty device database at ``path`` (which must not exist), fully migrated.
+
+    ``durable=False``: no transaction waits for the disk (``PRAGMA synchronous = OFF``:
+    a dozen fsyncs for the migrations alone, two more per later transaction), for a
+    temporary file its owner syncs once before using it (new_database_replacing). A
+    crash can leave such a file damaged, so it must never be the user's database."""
     path = Path(path)
     if path.exists():
         raise DatabaseFormatError(f"{path}: already exists; not overwriting it")
@@ -401,6 +128,8 @@ def create_database(path: str | Path) -> sqlite_utils.Database:
     except sqlite3.Error as exc:
         raise DatabaseAccessError(f"{path}: cannot create it ({exc})") from None
     try:
+        if not durable:
+            db.execute("PRAGMA synchronous = OFF")
         migrations.apply(db)
         with db.atomic():
             _set_meta_version(db)

@@ -128,6 +128,8 @@ def _chosen_defaults(cmp: Comparison, catalog: "Catalog") -> dict[tuple[str, str
     The shipped device is the common ancestor the records alone lack. A device with no
     shipped counterpart has none, so there a default moved by theirs is taken as their
     edit (as merge.py's rules say)."""
+    if catalog._shipped is None:
+        return {}
     candidates = {}
     for change in cmp.report.devices:
         key = normalize_name(change.name)
@@ -219,6 +221,7 @@ def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
     # Devices written whole need all their records: read them now.
     kind_swaps = [k for k, (c, _) in merged.items() if any(f.field == KIND for f in c.fields)]
     from_shipped = [k for k in merged if cmp.mine_entries[k][0] is not catalog._user]
+    swapped, shipped_keys = set(kind_swaps), set(from_shipped)     # asked once per device
     # New devices are copied by SQL from their file when theirs_db reads it (not an upgraded
     # in-memory copy of an older file, whose schema the file does not have).
     plan.copy_from = backing_file(theirs_db)
@@ -231,7 +234,7 @@ def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
         theirs_whole = _whole(theirs_db, [cmp.theirs_entries[k] for k in read_new + kind_swaps],
                               cmp.renamed)
     shipped_whole = (_whole(catalog._shipped, [cmp.mine_entries[k][1] for k in from_shipped
-                                               if k not in kind_swaps])
+                                               if k not in swapped])
                      if from_shipped and catalog._shipped is not None else {})
 
     for key in read_new:
@@ -242,11 +245,11 @@ def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
         plan.absent.append(key)
     for key, (change, device) in merged.items():
         db, entry = cmp.mine_entries[key]
-        shipped = key in from_shipped
+        shipped = key in shipped_keys
         if not shipped and entry.digest is not None:
             plan.expected[entry.id] = entry.digest
-        if key in kind_swaps or shipped or key in cmp.whole:
-            if key in kind_swaps:
+        if key in swapped or shipped or key in cmp.whole:
+            if key in swapped:
                 theirs = cmp.theirs_entries[key]
                 device = merged_device(cmp.mine[key], theirs_whole[theirs.id], change, resolve)
             elif shipped:
@@ -268,7 +271,7 @@ def _plan_rewrite(plan: _MergePlan, entry, mine: RawDevice, stored, device: RawD
     entries = {}
     for field_name, records in device.values.items():
         before = mine.values.get(field_name)
-        if records == before:
+        if records is before or records == before:
             continue
         plan.rewrites.append((entry.id, field_name, records, stored))
         taken = theirs.values.get(field_name)
@@ -340,8 +343,7 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
                                        device.family, "imported" if fresh else device.origin,
                                        device.values, now if fresh else device.created, now),
                          digest=digest)
-        for rewrite in plan.rewrites:
-            cite(rewrite[2])
+        cite_keys({r[2] for rewrite in plan.rewrites for r in rewrite[2]})
         with digest_triggers_suspended(db):   # every digest touched is set below
             if plan.copied:
                 with reading(plan.copy_from):

@@ -166,8 +166,11 @@ def read_records(db: sqlite_utils.Database, wanted: Mapping[int, Iterable[str] |
     select = f"SELECT v.device_id, v.field, {where}{_RECORD_COLUMNS} FROM json_each(?) j"
     if swept:
         keep = {i: set(wanted[i]) if wanted[i] is not None else None for i in swept}
-        rows = db.execute(f"{select} JOIN device_values v ON v.device_id = j.value "
-                          f"ORDER BY v.device_id, v.row_order", [json.dumps(swept)]).fetchall()
+        # IN (not a join): the (device_id, row_order) index then gives the rows in order.
+        rows = db.execute(f"SELECT v.device_id, v.field, {where}{_RECORD_COLUMNS} "
+                          f"FROM device_values v WHERE v.device_id IN "
+                          f"(SELECT value FROM json_each(?)) ORDER BY v.device_id, v.row_order",
+                          [json.dumps(swept)]).fetchall()
         _collect(rows, out, keep, positions)
     if pairs:
         rows = db.execute(f"{select} JOIN device_values v ON v.device_id = {_JSON_ITEM0} "
@@ -313,33 +316,46 @@ def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
                             [(k,) for k in sorted(set(keys))])
         db.conn.executemany("INSERT INTO temp.copy_renamed VALUES (?, ?)",
                             sorted(renamed.items()))
-        db.execute(
+        # Their digest goes in with the device when it is of the current form and no
+        # source key is renamed (else it is computed afresh below).
+        copied = db.execute(
             "INSERT INTO main.devices (kind, name, name_lower, aliases, family, origin, "
-            "created, modified) SELECT t.kind, t.name, t.name_lower, t.aliases, t.family, "
-            "coalesce(?1, t.origin), coalesce(?2, t.created), coalesce(?2, t.modified) "
+            "created, modified, content_hash) SELECT t.kind, t.name, t.name_lower, "
+            "t.aliases, t.family, coalesce(?1, t.origin), coalesce(?2, t.created), "
+            "coalesce(?2, t.modified), CASE WHEN ?3 AND substr(t.content_hash, 1, ?4) = ?5 "
+            "THEN t.content_hash END "
             f"FROM temp.copy_keys k JOIN {alias}.devices t ON t.name_lower = k.name_lower "
-            "ORDER BY t.name_lower", ["imported" if imported_at else None, imported_at])
+            "ORDER BY t.name_lower", ["imported" if imported_at else None, imported_at,
+                                      0 if renamed else 1, len(PREFIX), PREFIX]).rowcount
+        everything = copied == db.execute(f"SELECT count(*) FROM {alias}.devices").fetchone()[0]
+        # (The renamed keys are joined only when there are some: a probe per record.)
         db.execute(
             f"INSERT INTO main.device_values (device_id, field, {RECORD_SELECT}, row_order) "
             "SELECT m.id, v.field, " + ", ".join(
-                "coalesce(r.new, v.source_key)" if c == "source_key" else f"v.{c}"
-                for c in VALUE_COLUMNS) + ", v.row_order "
+                "coalesce(r.new, v.source_key)" if c == "source_key" and renamed
+                else f"v.{c}" for c in VALUE_COLUMNS) + ", v.row_order "
             f"FROM temp.copy_keys k JOIN {alias}.devices t ON t.name_lower = k.name_lower "
             "JOIN main.devices m ON m.name_lower = k.name_lower "
             f"JOIN {alias}.device_values v ON v.device_id = t.id "
-            "LEFT JOIN temp.copy_renamed r ON r.old = v.source_key "
-            "ORDER BY m.id, v.row_order")
-        # Digests last: the triggers cleared them while the records went in.
+            + ("LEFT JOIN temp.copy_renamed r ON r.old = v.source_key " if renamed else "")
+            + "ORDER BY m.id, v.row_order")
+        # Digest triggers, unless the caller suspended them, cleared the digests while the
+        # records went in: set again.
         if not renamed:
             db.execute(
                 f"UPDATE main.devices SET content_hash = (SELECT t.content_hash FROM "
                 f"{alias}.devices t WHERE t.name_lower = main.devices.name_lower AND "
                 f"substr(t.content_hash, 1, {len(PREFIX)}) = ?) "
-                "WHERE name_lower IN (SELECT name_lower FROM temp.copy_keys)", [PREFIX])
-        cited = {row[0] for row in db.execute(
-            "SELECT DISTINCT v.source_key FROM temp.copy_keys k JOIN main.devices m "
-            "ON m.name_lower = k.name_lower JOIN main.device_values v ON v.device_id = m.id "
-            "WHERE v.source_key IS NOT NULL")}
+                "WHERE content_hash IS NULL AND name_lower IN "
+                "(SELECT name_lower FROM temp.copy_keys)", [PREFIX])
+        # The keys cited, read where they come from: one scan of their records (all of
+        # them when every device is copied, no join needed), renamed as written here.
+        only_copied = "" if everything else (
+            f" AND v.device_id IN (SELECT t.id FROM temp.copy_keys k JOIN {alias}.devices t "
+            "ON t.name_lower = k.name_lower)")
+        cited = {renamed.get(row[0], row[0]) for row in db.execute(
+            f"SELECT DISTINCT v.source_key FROM {alias}.device_values v "
+            f"WHERE v.source_key IS NOT NULL{only_copied}")}
     finally:
         db.execute("DROP TABLE temp.copy_keys")
         db.execute("DROP TABLE temp.copy_renamed")
