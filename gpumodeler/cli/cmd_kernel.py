@@ -68,6 +68,7 @@ def run_import(args) -> int:
                            f"its variables: {valid}")
         graph.variables[name] = value
     scheduled = "" if args.table_only else _fill_from_schedule(graph)
+    _lay_out(graph)
     text = json.dumps(to_dict(graph), indent=1) + "\n"
     if not args.output:
         sys.stdout.write(text)
@@ -79,6 +80,14 @@ def run_import(args) -> int:
     print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}"
           + (f"\nnote: {scheduled}" if scheduled else ""))
     return 0
+
+
+def _lay_out(graph) -> None:
+    """Positions for the kernel editor: program order wrapped into 16:9 columns with loops
+    as regions (core.kernel.layout, the layout the GUI's import gives), not one tall column."""
+    from gpumodeler.core.kernel.layout import wrapped_layout
+    for nid, (x, y) in wrapped_layout(graph).items():
+        graph.update_instruction(nid, x=x, y=y)
 
 
 def _fill_from_schedule(graph) -> str:

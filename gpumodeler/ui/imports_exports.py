@@ -76,7 +76,7 @@ class ImportsExports:
         """File › Import Kernel…: the dialog (shown, not run modally); an imported kernel is
         shown in the Kernel tab, the view fitted, the import's note in the status bar."""
         from gpumodeler.ui.kernel_editor.import_dialog import ImportKernelDialog
-        from gpumodeler.ui.kernel_editor.layout import view_aspect
+        from gpumodeler.core.kernel.layout import view_aspect
         dialog = ImportKernelDialog(self.document, self)
         viewport = self.kernel_editor.view.viewport()
         if self.kernel_editor.isVisible():

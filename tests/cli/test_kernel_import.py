@@ -245,3 +245,19 @@ def test_listing_with_several_architectures(capsys, tmp_path):
     code, _, err = run(capsys, "kernel", "import", both, "--arch", "sm_80", "-o", out)
     assert code == 0, err
     assert "for sm_80" in json.loads(out.read_text())["description"]
+
+
+def test_written_graph_is_laid_out_in_columns_not_one_tall_column(tmp_path):
+    """The CLI lays the imported graph out as the GUI's import does (core.kernel.layout):
+    program order wrapped into columns of about 16:9, loops' members kept together."""
+    from gpumodeler.core.kernel.layout import NODE_H, layout_extent
+    out = tmp_path / "m.json"
+    assert main(["kernel", "import", str(SASS / "matmul_tiled.sm_90.sass"), "-o", str(out)]) == 0
+    graph = from_dict(json.loads(out.read_text()))
+    positions = {i.id: (i.x, i.y) for i in graph.instructions.values()}
+    width, height = layout_extent(positions)
+    assert len({x for x, _ in positions.values()}) > 1
+    assert 1.0 <= width / height <= 16 / 9 + 0.35
+    boxes = sorted(positions.values())
+    for (x0, y0), (x1, y1) in zip(boxes, boxes[1:]):  # no two boxes overlap in a column
+        assert x0 != x1 or y1 - y0 >= NODE_H, ((x0, y0), (x1, y1))

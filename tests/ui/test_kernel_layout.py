@@ -16,7 +16,7 @@ from gpumodeler.core.project import Project
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.kernel_editor.editor import KernelEditor
 from gpumodeler.ui.kernel_editor.items import LABEL_PT, NODE_H, NODE_W
-from gpumodeler.ui.kernel_editor.layout import (DEFAULT_ASPECT, layout_extent, loop_heights,
+from gpumodeler.core.kernel.layout import (DEFAULT_ASPECT, layout_extent, loop_heights,
                                                 loop_margin, wrapped_layout)
 
 ROOT = Path(__file__).resolve().parents[2]

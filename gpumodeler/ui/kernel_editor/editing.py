@@ -21,7 +21,7 @@ from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, f
 
 from ..launch_panel.fields import FieldError, clear_error, mark_error, parse_float
 from .items import NODE_H
-from .layout import ROW_SPACING, view_aspect, wrapped_layout
+from gpumodeler.core.kernel.layout import ROW_SPACING, view_aspect, wrapped_layout
 
 DEFAULT_TABLE = "maxwell-gajger"
 

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 from gpumodeler.core.commands import AddKernel
 from gpumodeler.core.errors import ModelError
 
-from .layout import DEFAULT_ASPECT, wrapped_layout
+from gpumodeler.core.kernel.layout import DEFAULT_ASPECT, wrapped_layout
 
 #: The architectures a ``.cu`` can be compiled for (this machine's nvcc: sm_75 and later).
 ARCHITECTURES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")

@@ -12,13 +12,12 @@ from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QPainter, QPain
                            QPainterPathStroker, QPen, QPolygonF)
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsTextItem
 
-NODE_W = 250.0
-NODE_H = 30.0
+from gpumodeler.core.kernel.layout import NODE_H, NODE_W
 #: Edge labels (latencies): point size and the backing that keeps them legible over lines.
 LABEL_PT = 10.0
 LABEL_BACKING = QColor(255, 255, 255, 215)
 #: How far an arc between two instructions of a column bows out: within the gutter between
-#: columns of the auto-layout (:data:`gpumodeler.ui.kernel_editor.layout.GUTTER`).
+#: columns of the auto-layout (:data:`gpumodeler.core.kernel.layout.GUTTER`).
 ARC_MAX = 120.0
 
 UNIT_COLOURS = {

@@ -6,13 +6,14 @@ the number of rows per column is chosen so that the whole graph has the aspect r
 the view (width / height, default 16:9; the smallest column height whose layout is not
 wider than that). Pure and deterministic (a function of the graph's order, loops and
 opcodes, and the aspect): the editor turns the positions into one undoable
-MoveInstructions command; the GUI's kernel import uses it for the imported graph.
+MoveInstructions command; the GUI's kernel import and ``gpumodeler kernel import`` use it
+for the imported graph (pure: no Qt, so the CLI lays out what it writes the same way).
 
 Rules, in order of precedence:
 
 - **Loops stay regions.** A loop's instructions are laid out together and indented by
   their nesting depth, with room above for the region's title and below for its margin
-  (the scene draws a loop as the rectangle around its members, :mod:`.scene`). A loop that
+  (the editor's scene draws a loop as the rectangle around its members). A loop that
   fits in a column is never split; one taller than a column starts a new column and has its
   columns to itself (whatever follows it starts the next column), so its rectangle encloses
   its own instructions only.
@@ -31,8 +32,9 @@ import math
 
 from gpumodeler.core.kernel.graph import KernelGraph
 
-from .items import NODE_H, NODE_W
-
+#: An instruction box's size in scene units (the kernel editor draws nodes this size).
+NODE_W = 250.0
+NODE_H = 30.0
 ROW_SPACING = 56.0
 INDENT = 36.0
 #: Between columns, right of the deepest indent: room for edge arcs, labels, loop margins.
