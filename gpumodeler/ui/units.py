@@ -22,6 +22,8 @@ _SI = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
 _BINARY = (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10))
 # Units that take a prefix when shown.
 _SCALED_UNITS = ("Hz", "B", "B/s", "W")
+#: A clock typed as a bare number below this (100 kHz) is refused as a missing unit.
+MIN_BARE_CLOCK_HZ = 1e5
 
 
 def _trim(x: float, digits: int = 4) -> str:
@@ -89,6 +91,11 @@ def parse_quantity(text: str, unit: str):
         spelled = [_spelled(u, unit) for u in table if u]
         units = f"; units: {', '.join(spelled)}" if spelled else ""
         raise QuantityError(f"needs a number{_unit_hint(unit)}, got {shown(text)}{units}") from None
+    if unit == "Hz" and 0 < value < MIN_BARE_CLOCK_HZ and not any(c.isalpha() for c in text):
+        # "1300" typed into a clock shown as "1253 MHz": a bare number is in Hz, and no
+        # processor runs at 1300 Hz, so say how to write what was surely meant
+        raise QuantityError(f"{shown(text)} would be {value:g} Hz, too slow for a clock; "
+                            f"write the unit, e.g. {shown(text)} MHz")
     if unit in ("count", "bit", "year"):
         if not float(value).is_integer():
             raise QuantityError(f"needs a whole number, got {shown(text)}")

@@ -110,3 +110,16 @@ def test_inspector_reads_units_like_the_cli_and_refuses_without_change(inspector
     assert doc.undo_stack.count() == count
     _edit(inspector, "startup_htod_s", "4 µs")
     assert doc.project.connections["link1"].overrides["startup_htod_s"] == pytest.approx(4e-6)
+
+
+def test_a_bare_number_in_a_clock_field_is_refused_with_the_unit_to_write():
+    """"1300" typed over "1253 MHz" would be 1300 Hz: refused, naming "1300 MHz"; a written
+    unit (even Hz) or a bare number in Hz that is a plausible clock is taken as it is."""
+    with pytest.raises(QuantityError, match="1300.? MHz"):
+        parse_quantity("1300", "Hz")
+    with pytest.raises(QuantityError, match="MHz"):
+        parse_quantity("99999", "Hz")
+    assert parse_quantity("1300 MHz", "Hz") == 1.3e9
+    assert parse_quantity("1300 Hz", "Hz") == 1300
+    assert parse_quantity("1.253e9", "Hz") == 1.253e9
+    assert parse_quantity("100000", "Hz") == 1e5
