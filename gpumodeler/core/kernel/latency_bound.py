@@ -147,6 +147,7 @@ class LatencyBound:
 
     def _numeric(self, loop_values, track=False):
         """Exact longest path for the given iteration counts (arrays broadcast)."""
+        scalar = all(np.ndim(v) == 0 for v in loop_values.values())
         weight, paths = {}, {}
         for lid in self.loop_order:
             region = self.regions[lid]
@@ -157,7 +158,7 @@ class LatencyBound:
                     res = from_start.get(start)
                     if res is None:
                         res = from_start[start] = _longest(region, weight, sources={start},
-                                                           track=track)
+                                                           track=track, scalar=scalar)
                     dist, back = res if track else (res, None)
                     cand = dist[end] + w
                     if per_iter is None:
@@ -169,25 +170,28 @@ class LatencyBound:
                     else:
                         per_iter = np.maximum(per_iter, cand)
             else:
-                res = _longest(region, weight, track=track)
+                res = _longest(region, weight, track=track, scalar=scalar)
                 dist, back = res if track else (res, None)
                 end = max(dist, key=lambda n: float(np.max(dist[n]))) if track else None
-                per_iter = 0.0
-                for v in dist.values():
-                    per_iter = np.maximum(per_iter, v)
+                per_iter = _max_of(0.0, dist.values(), scalar)
                 best_path = (back, end, None)
             per_iter = np.maximum(per_iter, 0.0)
             weight[lid] = loop_values[lid] * per_iter
+            if scalar:  # the same float64 value, without numpy's cost per operation
+                weight[lid] = float(weight[lid])
             if track:
                 paths[lid] = best_path
-        res = _longest(self.regions[None], weight, track=track)
+        res = _longest(self.regions[None], weight, track=track, scalar=scalar)
         dist, back = res if track else (res, None)
-        total = 0.0
-        for v in dist.values():
-            total = np.maximum(total, v)
+        total = _max_of(0.0, dist.values(), scalar)
         if not track:
             return total
-        end = max(dist, key=lambda n: float(dist[n])) if dist else None
+        if not dist:
+            end = None
+        elif scalar:  # the first node of the longest arrival, as below
+            end = max(dist, key=dist.__getitem__)
+        else:
+            end = max(dist, key=lambda n: float(dist[n]))
         return total, (back, end), paths
 
     def evaluate(self, values: dict | None = None):
@@ -271,6 +275,17 @@ class LatencyBound:
         return parts[0] if len(parts) == 1 else "max(" + ", ".join(parts) + ")"
 
 
+def _max_of(start, values, scalar: bool):
+    """``start`` and ``np.maximum`` of it with each value in turn; for numbers one
+    ``np.maximum`` over them all, which is the same (NaN propagates in both)."""
+    if not scalar:
+        for v in values:
+            start = np.maximum(start, v)
+        return start
+    values = np.fromiter(values, dtype=float)
+    return np.maximum(start, values.max()) if values.size else start
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -293,39 +308,8 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         table = get_table(table)
     order = graph.order()
     parent, depth, innermost = _loop_structure(graph)
-
-    edge_latency = {}
-    forward: dict = {}
-    carried: dict = {}
-    for e in graph.edges.values():
-        w = resolve_edge_latency(graph, e, table, order)
-        if w < 0 or not math.isfinite(w):
-            raise GraphError(f"edge {e.id}: latency must be a finite number >= 0, got {w}", item=e.id)
-        edge_latency[e.id] = w
-        # The edge lives in the innermost loop containing both ends (None: the top level);
-        # an end inside a loop nested there is that loop's exit (source) or entry (target).
-        # Climbing from both innermost loops costs the loop boundaries the edge crosses.
-        a, b = innermost.get(e.src), innermost.get(e.dst)
-        s_item, d_item = e.src, e.dst
-        da = -1 if a is None else depth[a]
-        db = -1 if b is None else depth[b]
-        while da > db:
-            s_item, a, da = ("out", a), parent[a], da - 1
-        while db > da:
-            d_item, b, db = ("in", b), parent[b], db - 1
-        while a != b:
-            s_item, a = ("out", a), parent[a]
-            d_item, b = ("in", b), parent[b]
-        region = a
-        if order[e.src] >= order[e.dst]:
-            if region is None:
-                raise GraphError(
-                    f"edge {e.id} from {e.src} back to {e.dst} makes a cycle outside any loop; "
-                    f"put both instructions in a loop, or draw the edge forwards", item=e.id)
-            carried.setdefault(region, []).append((d_item, s_item, w, e.id))
-        else:
-            forward.setdefault(region, []).append((s_item, d_item, w, e.id))
-
+    edge_latency, edge_ends, forward, carried = _place_edges(graph, table, order, parent, depth,
+                                                             innermost)
     regions = _build_regions(graph, parent, innermost, forward, carried)
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
@@ -334,6 +318,86 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         forms=forms, iterations=iterations,
         loop_names={lid: lp.name for lid, lp in graph.loops.items()},
         per_iteration=per_iteration, edge_latency=edge_latency,
-        edge_ends={e.id: (e.src, e.dst) for e in graph.edges.values()},
-        regions=regions, loop_order=loop_order,
+        edge_ends=edge_ends, regions=regions, loop_order=loop_order,
     )
+
+
+def _latency_key(edge, producer, order):
+    """What an edge's table latency depends on (:func:`resolve_edge_latency`), so edges alike
+    share one look-up; None for an edge whose latency is given."""
+    kind = edge.kind
+    if kind == "dependency" or kind == "memory":
+        if producer is None:
+            return None  # resolve_edge_latency says what is wrong
+        return (kind, producer.unit, producer.is_load, producer.latency_class, producer.space,
+                producer.memory_level, producer.bank_conflict_degree, producer.pattern)
+    if kind == "branch":
+        taken = edge.taken
+        return (kind, order[edge.src] >= order[edge.dst] if taken is None else taken)
+    return (kind,) if kind in ("ilp", "replacement", "barrier") else None
+
+
+def _place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
+    """Every edge's latency (``{edge id: cycles}``), its ends, and its place in the collapsed
+    regions: ``forward``/``carried`` map a region (loop id, None = top) to its edges
+    ``(src item, dst item, cycles, edge id)`` (carried ones from the edge's target to its
+    source). Raises for the first edge, in order, whose latency cannot be resolved or that
+    goes backwards outside any loop.
+
+    The edge lives in the innermost loop containing both ends (None: the top level); an end
+    inside a loop nested there is that loop's exit (source) or entry (target). Climbing from
+    both innermost loops costs the loop boundaries the edge crosses; most edges cross none.
+    Table latencies are looked up once per kind of edge and producer."""
+    edge_latency: dict = {}
+    edge_ends: dict = {}
+    forward: dict = {}
+    carried: dict = {}
+    memo: dict = {}
+    instructions = graph.instructions
+    inner = innermost.get
+    isfinite = math.isfinite
+    for e in graph.edges.values():
+        eid, src, dst = e.id, e.src, e.dst
+        explicit = e.latency
+        if explicit is not None:
+            w = float(explicit)  # as resolve_edge_latency
+        elif e.kind == "dual":
+            w = 0.0
+        else:
+            key = _latency_key(e, instructions.get(src), order)
+            w = memo.get(key)
+            if w is None:
+                w = resolve_edge_latency(graph, e, table, order)
+                if key is not None:
+                    memo[key] = w
+        if w < 0 or not isfinite(w):
+            raise GraphError(f"edge {eid}: latency must be a finite number >= 0, got {w}", item=eid)
+        edge_latency[eid] = w
+        edge_ends[eid] = (src, dst)
+        a, b = inner(src), inner(dst)
+        s_item, d_item = src, dst
+        if a != b:
+            da = -1 if a is None else depth[a]
+            db = -1 if b is None else depth[b]
+            while da > db:
+                s_item, a, da = ("out", a), parent[a], da - 1
+            while db > da:
+                d_item, b, db = ("in", b), parent[b], db - 1
+            while a != b:
+                s_item, a = ("out", a), parent[a]
+                d_item, b = ("in", b), parent[b]
+        if order[src] >= order[dst]:
+            if a is None:
+                raise GraphError(
+                    f"edge {eid} from {src} back to {dst} makes a cycle outside any loop; "
+                    f"put both instructions in a loop, or draw the edge forwards", item=eid)
+            bucket = carried.get(a)
+            if bucket is None:
+                bucket = carried[a] = []
+            bucket.append((d_item, s_item, w, eid))
+        else:
+            bucket = forward.get(a)
+            if bucket is None:
+                bucket = forward[a] = []
+            bucket.append((s_item, d_item, w, eid))
+    return edge_latency, edge_ends, forward, carried
