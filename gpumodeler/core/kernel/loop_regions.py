@@ -138,6 +138,9 @@ def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
     preds: dict = {}
     first: dict = {}  # (src, dst) -> (list of dst's preds, position in it)
     pairs = []
+    position = {n: i for i, n in enumerate(nodes)}
+    backwards = False
+    steps = 0  # pairs joining neighbours in ``nodes``
     for src, dst, w, eid in edges:
         key = (src, dst)
         seen = first.get(key)
@@ -148,11 +151,22 @@ def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
             first[key] = (bucket, len(bucket))
             bucket.append((src, w, eid))
             pairs.append(key)
+            gap = position[dst] - position[src]
+            if gap == 1:
+                steps += 1
+            elif gap < 1:
+                backwards = True
         else:
             bucket, k = seen
             if bucket[k][1] < w:
                 bucket[k] = (src, w, eid)
-    topo = _topological_order(nodes, pairs)
+    entries = sum(1 for n in nodes if n.__class__ is tuple and n[0] == "in")
+    if not backwards and steps + entries == len(nodes) - 1:
+        # Every pair goes forwards in ``nodes`` and neighbours are joined (an entry to its
+        # exit always): ``nodes`` is a path through the DAG, its only topological order.
+        topo = tuple(nodes)
+    else:
+        topo = _topological_order(nodes, pairs)
     for n in topo:
         if n.__class__ is tuple and n[0] == "out":
             loop = ("loop", n[1])
