@@ -75,13 +75,16 @@ class CriticalPath:
 
     def describe(self, graph) -> str:
         """``a -> b -> [loop L × a: c -> d] -> e`` with instruction ids."""
-        ends = {e.id: (e.src, e.dst) for e in graph.edges.values()}
+        def ends(eid):  # looked up per edge on the path, not for the whole graph
+            e = graph.edges[eid]
+            return e.src, e.dst
+
         out: list[str] = []
 
         def chain(edge_ids):
             nodes: list[str] = []
             for eid in edge_ids:
-                src, dst = ends[eid]
+                src, dst = ends(eid)
                 if not nodes or nodes[-1] != src:
                     nodes.append(src)
                 nodes.append(dst)
@@ -93,7 +96,7 @@ class CriticalPath:
                 inner = " -> ".join(chain(self.loop_paths.get(step[1], ())))
                 out.append(f"[{lp.name or lp.id} × {lp.iterations.text}: {inner}]")
             else:
-                src, dst = ends[step]
+                src, dst = ends(step)
                 if not out or out[-1] != src:
                     out.append(src)
                 out.append(dst)
