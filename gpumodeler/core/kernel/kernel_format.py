@@ -12,11 +12,9 @@ one.
 from __future__ import annotations
 
 from dataclasses import fields
-import math
 
 from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.collector import collector_paused
-from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS, Edge, Instruction, Loop, is_finite_number
 
 FORMAT_NAME = "gpumodeler-kernel"

@@ -41,17 +41,17 @@ one edge (:func:`resolve_edge_latency`, still importable from here) in
 from __future__ import annotations
 
 from dataclasses import dataclass
-import math
 
 import numpy as np
 
 from gpumodeler.core.kernel.collector import collector_paused
-from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
-from gpumodeler.core.errors import ExpressionError, GraphError
+from gpumodeler.core.kernel.edge_latency import resolve_edge_latency  # noqa: F401  (re-exported)
+from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.latency_forms import _symbolic
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-from gpumodeler.core.kernel.loop_regions import _build_regions, _longest, _loop_structure
+from gpumodeler.core.kernel.loop_regions import (_build_regions, _longest, _loop_structure,
+                                                 _place_edges)
 
 MAX_FORMS = 16
 #: dominance comparisons allowed per instruction before the symbolic pass gives up
@@ -323,84 +323,3 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         per_iteration=per_iteration, edge_latency=edge_latency,
         edge_ends=edge_ends, regions=regions, loop_order=loop_order,
     )
-
-
-def _latency_key(edge, producer, order):
-    """What an edge's table latency depends on (:func:`resolve_edge_latency`), so edges alike
-    share one look-up; None for an edge whose latency is given."""
-    kind = edge.kind
-    if kind == "dependency" or kind == "memory":
-        if producer is None:
-            return None  # resolve_edge_latency says what is wrong
-        return (kind, producer.unit, producer.is_load, producer.latency_class, producer.space,
-                producer.memory_level, producer.bank_conflict_degree, producer.pattern)
-    if kind == "branch":
-        taken = edge.taken
-        return (kind, order[edge.src] >= order[edge.dst] if taken is None else taken)
-    return (kind,) if kind in ("ilp", "replacement", "barrier") else None
-
-
-def _place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
-    """Every edge's latency (``{edge id: cycles}``), its ends, and its place in the collapsed
-    regions: ``forward``/``carried`` map a region (loop id, None = top) to its edges
-    ``(src item, dst item, cycles, edge id)`` (carried ones from the edge's target to its
-    source). Raises for the first edge, in order, whose latency cannot be resolved or that
-    goes backwards outside any loop.
-
-    The edge lives in the innermost loop containing both ends (None: the top level); an end
-    inside a loop nested there is that loop's exit (source) or entry (target). Climbing from
-    both innermost loops costs the loop boundaries the edge crosses; most edges cross none.
-    Table latencies are looked up once per kind of edge and producer."""
-    edge_latency: dict = {}
-    edge_ends: dict = {}
-    forward: dict = {}
-    carried: dict = {}
-    memo: dict = {}
-    instructions = graph.instructions
-    inner = innermost.get
-    isfinite = math.isfinite
-    for e in graph.edges.values():
-        eid, src, dst = e.id, e.src, e.dst
-        explicit = e.latency
-        if explicit is not None:
-            w = float(explicit)  # as resolve_edge_latency
-        elif e.kind == "dual":
-            w = 0.0
-        else:
-            key = _latency_key(e, instructions.get(src), order)
-            w = memo.get(key)
-            if w is None:
-                w = resolve_edge_latency(graph, e, table, order)
-                if key is not None:
-                    memo[key] = w
-        if w < 0 or not isfinite(w):
-            raise GraphError(f"edge {eid}: latency must be a finite number >= 0, got {w}", item=eid)
-        edge_latency[eid] = w
-        edge_ends[eid] = (src, dst)
-        a, b = inner(src), inner(dst)
-        s_item, d_item = src, dst
-        if a != b:
-            da = -1 if a is None else depth[a]
-            db = -1 if b is None else depth[b]
-            while da > db:
-                s_item, a, da = ("out", a), parent[a], da - 1
-            while db > da:
-                d_item, b, db = ("in", b), parent[b], db - 1
-            while a != b:
-                s_item, a = ("out", a), parent[a]
-                d_item, b = ("in", b), parent[b]
-        if order[src] >= order[dst]:
-            if a is None:
-                raise GraphError(
-                    f"edge {eid} from {src} back to {dst} makes a cycle outside any loop; "
-                    f"put both instructions in a loop, or draw the edge forwards", item=eid)
-            bucket = carried.get(a)
-            if bucket is None:
-                bucket = carried[a] = []
-            bucket.append((d_item, s_item, w, eid))
-        else:
-            bucket = forward.get(a)
-            if bucket is None:
-                bucket = forward[a] = []
-            bucket.append((s_item, d_item, w, eid))
-    return edge_latency, edge_ends, forward, carried

@@ -18,6 +18,7 @@ import math
 import numpy as np
 
 from gpumodeler.core.errors import GraphError
+from gpumodeler.core.kernel.edge_latency import latency_key, resolve_edge_latency
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.loop_nesting import loop_nesting
 
@@ -226,3 +227,69 @@ def _raise_cycle(nodes: list, edges) -> None:
     cycle = nx.find_cycle(dag)
     names = " -> ".join(str(u[1] if isinstance(u, tuple) else u) for u, _ in cycle)
     raise GraphError(f"the graph has a cycle outside a loop ({names}); put it inside a loop")
+
+
+def _place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
+    """Every edge's latency (``{edge id: cycles}``), its ends, and its place in the collapsed
+    regions: ``forward``/``carried`` map a region (loop id, None = top) to its edges
+    ``(src item, dst item, cycles, edge id)`` (carried ones from the edge's target to its
+    source). Raises for the first edge, in order, whose latency cannot be resolved or that
+    goes backwards outside any loop.
+
+    The edge lives in the innermost loop containing both ends (None: the top level); an end
+    inside a loop nested there is that loop's exit (source) or entry (target). Climbing from
+    both innermost loops costs the loop boundaries the edge crosses; most edges cross none.
+    Table latencies are looked up once per kind of edge and producer."""
+    edge_latency: dict = {}
+    edge_ends: dict = {}
+    forward: dict = {}
+    carried: dict = {}
+    memo: dict = {}
+    instructions = graph.instructions
+    inner = innermost.get
+    isfinite = math.isfinite
+    for e in graph.edges.values():
+        eid, src, dst = e.id, e.src, e.dst
+        explicit = e.latency
+        if explicit is not None:
+            w = float(explicit)  # as resolve_edge_latency
+        elif e.kind == "dual":
+            w = 0.0
+        else:
+            key = latency_key(e, instructions.get(src), order)
+            w = memo.get(key)
+            if w is None:
+                w = resolve_edge_latency(graph, e, table, order)
+                if key is not None:
+                    memo[key] = w
+        if w < 0 or not isfinite(w):
+            raise GraphError(f"edge {eid}: latency must be a finite number >= 0, got {w}", item=eid)
+        edge_latency[eid] = w
+        edge_ends[eid] = (src, dst)
+        a, b = inner(src), inner(dst)
+        s_item, d_item = src, dst
+        if a != b:
+            da = -1 if a is None else depth[a]
+            db = -1 if b is None else depth[b]
+            while da > db:
+                s_item, a, da = ("out", a), parent[a], da - 1
+            while db > da:
+                d_item, b, db = ("in", b), parent[b], db - 1
+            while a != b:
+                s_item, a = ("out", a), parent[a]
+                d_item, b = ("in", b), parent[b]
+        if order[src] >= order[dst]:
+            if a is None:
+                raise GraphError(
+                    f"edge {eid} from {src} back to {dst} makes a cycle outside any loop; "
+                    f"put both instructions in a loop, or draw the edge forwards", item=eid)
+            bucket = carried.get(a)
+            if bucket is None:
+                bucket = carried[a] = []
+            bucket.append((d_item, s_item, w, eid))
+        else:
+            bucket = forward.get(a)
+            if bucket is None:
+                bucket = forward[a] = []
+            bucket.append((s_item, d_item, w, eid))
+    return edge_latency, edge_ends, forward, carried
