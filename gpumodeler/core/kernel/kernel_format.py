@@ -12,6 +12,7 @@ one.
 from __future__ import annotations
 
 from dataclasses import fields
+from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.collector import collector_paused
@@ -164,13 +165,19 @@ def _read_instructions(items: list, graph: KernelGraph) -> None:
     attributes once."""
     table = graph.instructions
     kinds: dict = {}
+    shared_of: dict = {}  # key order of an instruction object -> getter of its shared values
     for i, d in enumerate(items):
         if type(d) is not dict or not d.keys() <= _INS_KEYS:  # the label only when needed
             _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
         if "id" not in d or "opcode" not in d:
             raise FormatError(f"instruction #{i + 1} needs 'id' and 'opcode'")
-        try:  # the type too: 1, 1.0 and True are equal keys but different values
-            key = tuple([(k, v.__class__, v) for k, v in d.items() if k not in _OWN])
+        names = tuple(d)
+        shared = shared_of.get(names)
+        if shared is None:
+            shared = shared_of[names] = itemgetter(*[k for k in names if k not in _OWN])
+        values = shared(d)  # "opcode" at least: a value, or a tuple of them
+        try:  # the types too: 1, 1.0 and True are equal keys but different values
+            key = (names, values, tuple(map(type, values)) if type(values) is tuple else type(values))
             proto = kinds.get(key, False)
         except TypeError:  # an unhashable value (a list, ...): invalid, said below
             key, proto = None, None
@@ -194,6 +201,9 @@ def _read_edges(items: list, graph: KernelGraph) -> None:
     """Add the file's edges, as add_edge for each would (same ids, same first error), with
     the checks of Edge.checked and add_edge done inline for the usual values."""
     nodes, table = graph.instructions, graph.edges
+    # the ends as the instructions' own id objects: equal strings, and every later look-up
+    # of an end finds it by identity, without comparing text (and holds no second copy)
+    canonical = {nid: nid for nid in nodes}.get
     kinds = frozenset(EDGE_KINDS)
     for i, d in enumerate(items):
         if type(d) is not dict or not d.keys() <= _EDGE_KEYS:
@@ -204,12 +214,11 @@ def _read_edges(items: list, graph: KernelGraph) -> None:
         eid = str(d.get("id") or graph.new_id("e"))
         src, dst, kind = str(d["from"]), str(d["to"]), d["kind"]
         latency, taken = d.get("latency"), d.get("taken")
-        edge = Edge(eid, src, dst, kind, latency, taken)
-        if (kind.__class__ is str and kind in kinds
+        s, t = canonical(src), canonical(dst)
+        if (s is not None and t is not None and kind.__class__ is str and kind in kinds
                 and (latency is None or (_finite(latency) and latency >= 0))
                 and (taken is None or taken is True or taken is False)
-                and src != dst and src in nodes and dst in nodes
-                and eid not in table and eid not in nodes and eid not in graph.loops):
-            table[eid] = edge
+                and s != t and eid not in table and eid not in nodes and eid not in graph.loops):
+            table[eid] = Edge(eid, s, t, kind, latency, taken)
         else:
-            graph.add_edge(edge)  # raises what is wrong
+            graph.add_edge(Edge(eid, src, dst, kind, latency, taken))  # raises what is wrong
