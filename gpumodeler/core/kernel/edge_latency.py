@@ -16,7 +16,10 @@ from gpumodeler.core.kernel.latency_tables import LatencyTable
 
 
 def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, order=None) -> float:
-    """Latency of one edge in cycles: explicit value, else from the latency table."""
+    """Latency of one edge in cycles: explicit value, else from the latency table.
+
+    :func:`latency_key` must name everything a table latency found here depends on (the
+    analysis looks it up once per key)."""
     if edge.latency is not None:
         return float(edge.latency)
     if edge.kind == "dual":

@@ -142,11 +142,16 @@ def _finite(value) -> bool:
     return cls is int and -1e308 < value < 1e308
 
 
+_FIELDS = [f.name for f in fields(Instruction)]
+_LABEL, _X = _FIELDS.index("label"), _FIELDS.index("x")
+assert _FIELDS[0] == "id" and 0 < _LABEL < _X and _FIELDS[_X + 1] == "y", _FIELDS
+
+
 def _prototype(d: dict):
     """The attribute values an instruction of this kind has besides its own (id, label,
-    position): ``(opcode, unit, latency_class, space, is_load)`` and ``(memory_level, ...,
-    bank_conflict_degree)`` in field order, or None when they are not valid (the instruction
-    then goes through Instruction.make, which says why with its id)."""
+    position), in field order as three runs: between id and label, between label and x,
+    after y; or None when they are not valid (the instruction then goes through
+    Instruction.make, which says why with its id)."""
     kw = {k: v for k, v in d.items() if k not in _OWN and k != "opcode"}
     if "stride" in kw and is_finite_number(kw["stride"]):
         kw["stride"] = float(kw["stride"])
@@ -154,9 +159,8 @@ def _prototype(d: dict):
         p = Instruction.make("prototype", str(d["opcode"]), **kw)
     except GraphError:
         return None
-    return ((p.opcode, p.unit, p.latency_class, p.space, p.is_load),
-            (p.memory_level, p.width_bytes, p.stride, p.pattern, p.hit_ratio, p.segment_bytes,
-             p.bank_conflict_degree))
+    values = [getattr(p, name) for name in _FIELDS]
+    return tuple(values[1:_LABEL]), tuple(values[_LABEL + 1:_X]), tuple(values[_X + 2:])
 
 
 def _read_instructions(items: list, graph: KernelGraph) -> None:
@@ -189,7 +193,7 @@ def _read_instructions(items: list, graph: KernelGraph) -> None:
             x = d.get("x", 0.0)
             y = d.get("y", 0.0)
             if nid and label.__class__ is str and _finite(x) and _finite(y) and nid not in table:
-                table[nid] = Instruction(nid, *proto[0], label, *proto[1], x, y)
+                table[nid] = Instruction(nid, *proto[0], label, *proto[1], x, y, *proto[2])
                 continue
         kw = {k: v for k, v in d.items() if k not in ("id", "opcode")}
         if "stride" in kw and is_finite_number(kw["stride"]):  # else checked() says why
