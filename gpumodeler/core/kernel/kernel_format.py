@@ -104,12 +104,16 @@ def from_dict(data: dict) -> KernelGraph:
     graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
                         description=str(data.get("description", "")), variables=dict(variables))
     _read_instructions(_list_of(data, "instructions"), graph)
-    _read_edges(_list_of(data, "edges"), graph)
-    graph.add_loops(_loops_from(_list_of(data, "loops"), graph))
+    # edge ends and loop members as the instructions' own id objects: equal strings, and
+    # every later look-up of one finds it by identity, without comparing text (and the
+    # graph holds no second copy of them)
+    canonical = {nid: nid for nid in graph.instructions}.get
+    _read_edges(_list_of(data, "edges"), graph, canonical)
+    graph.add_loops(_loops_from(_list_of(data, "loops"), graph, canonical))
     return graph
 
 
-def _loops_from(items, graph: KernelGraph):
+def _loops_from(items, graph: KernelGraph, canonical=None):
     """Loops of a kernel file in order (a generator: a new id counts the loops added). An
     iteration count is parsed once per distinct text (expressions are immutable values)."""
     parsed: dict = {}
@@ -123,7 +127,13 @@ def _loops_from(items, graph: KernelGraph):
             iterations = parsed.get(key, text)
         except TypeError:  # unhashable: Loop.make says why it is wrong
             key, iterations = None, text
-        loop = Loop.make(str(d.get("id") or graph.new_id("loop")), d["members"],
+        members = d["members"]
+        if canonical is not None and type(members) is list:
+            try:
+                members = [canonical(m, m) for m in members]
+            except TypeError:  # an unhashable member: Loop.make says what is wrong
+                members = d["members"]
+        loop = Loop.make(str(d.get("id") or graph.new_id("loop")), members,
                          iterations, str(d.get("name", "")))
         if key is not None:
             parsed[key] = loop.iterations
@@ -201,13 +211,10 @@ def _read_instructions(items: list, graph: KernelGraph) -> None:
         graph.add_instruction(Instruction.make(str(d["id"]), str(d["opcode"]), **kw))
 
 
-def _read_edges(items: list, graph: KernelGraph) -> None:
+def _read_edges(items: list, graph: KernelGraph, canonical) -> None:
     """Add the file's edges, as add_edge for each would (same ids, same first error), with
     the checks of Edge.checked and add_edge done inline for the usual values."""
     nodes, table = graph.instructions, graph.edges
-    # the ends as the instructions' own id objects: equal strings, and every later look-up
-    # of an end finds it by identity, without comparing text (and holds no second copy)
-    canonical = {nid: nid for nid in nodes}.get
     kinds = frozenset(EDGE_KINDS)
     for i, d in enumerate(items):
         if type(d) is not dict or not d.keys() <= _EDGE_KEYS:
