@@ -22,6 +22,15 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    from gpumodeler.core.kernel.collector import collector_paused
+
+    # One graph is read, analysed and printed: the cyclic collector could free nothing of it
+    # and would make full passes over its ~10^6 objects between the stages.
+    with collector_paused():
+        return _run(args)
+
+
+def _run(args) -> int:
     from gpumodeler.core.kernel.latency_bound import analyze
     from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
     from gpumodeler.core.models.gajger import pipe_instructions, tensor_macs

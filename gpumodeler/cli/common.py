@@ -369,6 +369,8 @@ def _non_finite(obj, name: str):
                 return found
     elif isinstance(obj, (list, tuple)):
         for i, value in enumerate(obj):
+            if value.__class__ is str:  # ids on a long path: nothing to check, no name to build
+                continue
             found = _non_finite(value, f"{name}[{i}]")
             if found:
                 return found

@@ -8,13 +8,18 @@ this way; the kernel editor shows the resolved value.
 """
 from __future__ import annotations
 
+from operator import attrgetter
+
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.latency_tables import LatencyTable
 
 
 def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, order=None) -> float:
-    """Latency of one edge in cycles: explicit value, else from the latency table."""
+    """Latency of one edge in cycles: explicit value, else from the latency table.
+
+    :func:`latency_key` must name everything a table latency found here depends on (the
+    analysis looks it up once per key)."""
     if edge.latency is not None:
         return float(edge.latency)
     if edge.kind == "dual":
@@ -61,3 +66,22 @@ def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, o
                     if producer is not None else f"{edge.kind} edge {edge.id}")
             raise GraphError(f"{what}: {exc}", item=edge.id) from None
         raise
+
+
+#: the attributes of a producing instruction its dependency edges' latency depends on
+_PRODUCER_LATENCY = attrgetter("unit", "is_load", "latency_class", "space", "memory_level",
+                               "bank_conflict_degree", "pattern")
+
+
+def latency_key(edge, producer, order):
+    """What an edge's table latency depends on (:func:`resolve_edge_latency`), so edges alike
+    share one look-up; None when it is not known to depend on these only."""
+    kind = edge.kind
+    if kind == "dependency" or kind == "memory":
+        if producer is None:
+            return None  # resolve_edge_latency says what is wrong
+        return kind, _PRODUCER_LATENCY(producer)
+    if kind == "branch":
+        taken = edge.taken
+        return (kind, order[edge.src] >= order[edge.dst] if taken is None else taken)
+    return (kind,) if kind in ("ilp", "replacement", "barrier") else None

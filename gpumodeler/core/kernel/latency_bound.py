@@ -41,17 +41,17 @@ one edge (:func:`resolve_edge_latency`, still importable from here) in
 from __future__ import annotations
 
 from dataclasses import dataclass
-import math
 
 import numpy as np
 
 from gpumodeler.core.kernel.collector import collector_paused
-from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
-from gpumodeler.core.errors import ExpressionError, GraphError
+from gpumodeler.core.kernel.edge_latency import resolve_edge_latency  # noqa: F401  (re-exported)
+from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.latency_forms import _symbolic
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-from gpumodeler.core.kernel.loop_regions import _build_regions, _longest, _loop_structure
+from gpumodeler.core.kernel.loop_regions import (_build_regions, _longest, _loop_structure,
+                                                 _place_edges)
 
 MAX_FORMS = 16
 #: dominance comparisons allowed per instruction before the symbolic pass gives up
@@ -75,13 +75,16 @@ class CriticalPath:
 
     def describe(self, graph) -> str:
         """``a -> b -> [loop L × a: c -> d] -> e`` with instruction ids."""
-        ends = {e.id: (e.src, e.dst) for e in graph.edges.values()}
+        def ends(eid):  # looked up per edge on the path, not for the whole graph
+            e = graph.edges[eid]
+            return e.src, e.dst
+
         out: list[str] = []
 
         def chain(edge_ids):
             nodes: list[str] = []
             for eid in edge_ids:
-                src, dst = ends[eid]
+                src, dst = ends(eid)
                 if not nodes or nodes[-1] != src:
                     nodes.append(src)
                 nodes.append(dst)
@@ -93,7 +96,7 @@ class CriticalPath:
                 inner = " -> ".join(chain(self.loop_paths.get(step[1], ())))
                 out.append(f"[{lp.name or lp.id} × {lp.iterations.text}: {inner}]")
             else:
-                src, dst = ends[step]
+                src, dst = ends(step)
                 if not out or out[-1] != src:
                     out.append(src)
                 out.append(dst)
@@ -147,6 +150,7 @@ class LatencyBound:
 
     def _numeric(self, loop_values, track=False):
         """Exact longest path for the given iteration counts (arrays broadcast)."""
+        scalar = all(np.ndim(v) == 0 for v in loop_values.values())
         weight, paths = {}, {}
         for lid in self.loop_order:
             region = self.regions[lid]
@@ -157,7 +161,7 @@ class LatencyBound:
                     res = from_start.get(start)
                     if res is None:
                         res = from_start[start] = _longest(region, weight, sources={start},
-                                                           track=track)
+                                                           track=track, scalar=scalar)
                     dist, back = res if track else (res, None)
                     cand = dist[end] + w
                     if per_iter is None:
@@ -169,25 +173,28 @@ class LatencyBound:
                     else:
                         per_iter = np.maximum(per_iter, cand)
             else:
-                res = _longest(region, weight, track=track)
+                res = _longest(region, weight, track=track, scalar=scalar)
                 dist, back = res if track else (res, None)
                 end = max(dist, key=lambda n: float(np.max(dist[n]))) if track else None
-                per_iter = 0.0
-                for v in dist.values():
-                    per_iter = np.maximum(per_iter, v)
+                per_iter = _max_of(0.0, dist.values(), scalar)
                 best_path = (back, end, None)
             per_iter = np.maximum(per_iter, 0.0)
             weight[lid] = loop_values[lid] * per_iter
+            if scalar:  # the same float64 value, without numpy's cost per operation
+                weight[lid] = float(weight[lid])
             if track:
                 paths[lid] = best_path
-        res = _longest(self.regions[None], weight, track=track)
+        res = _longest(self.regions[None], weight, track=track, scalar=scalar)
         dist, back = res if track else (res, None)
-        total = 0.0
-        for v in dist.values():
-            total = np.maximum(total, v)
+        total = _max_of(0.0, dist.values(), scalar)
         if not track:
             return total
-        end = max(dist, key=lambda n: float(dist[n])) if dist else None
+        if not dist:
+            end = None
+        elif scalar:  # the first node of the longest arrival, as below
+            end = max(dist, key=dist.__getitem__)
+        else:
+            end = max(dist, key=lambda n: float(dist[n]))
         return total, (back, end), paths
 
     def evaluate(self, values: dict | None = None):
@@ -271,6 +278,17 @@ class LatencyBound:
         return parts[0] if len(parts) == 1 else "max(" + ", ".join(parts) + ")"
 
 
+def _max_of(start, values, scalar: bool):
+    """``start`` and ``np.maximum`` of it with each value in turn; for numbers one
+    ``np.maximum`` over them all, which is the same (NaN propagates in both)."""
+    if not scalar:
+        for v in values:
+            start = np.maximum(start, v)
+        return start
+    values = np.fromiter(values, dtype=float)
+    return np.maximum(start, values.max()) if values.size else start
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)
@@ -293,39 +311,8 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         table = get_table(table)
     order = graph.order()
     parent, depth, innermost = _loop_structure(graph)
-
-    edge_latency = {}
-    forward: dict = {}
-    carried: dict = {}
-    for e in graph.edges.values():
-        w = resolve_edge_latency(graph, e, table, order)
-        if w < 0 or not math.isfinite(w):
-            raise GraphError(f"edge {e.id}: latency must be a finite number >= 0, got {w}", item=e.id)
-        edge_latency[e.id] = w
-        # The edge lives in the innermost loop containing both ends (None: the top level);
-        # an end inside a loop nested there is that loop's exit (source) or entry (target).
-        # Climbing from both innermost loops costs the loop boundaries the edge crosses.
-        a, b = innermost.get(e.src), innermost.get(e.dst)
-        s_item, d_item = e.src, e.dst
-        da = -1 if a is None else depth[a]
-        db = -1 if b is None else depth[b]
-        while da > db:
-            s_item, a, da = ("out", a), parent[a], da - 1
-        while db > da:
-            d_item, b, db = ("in", b), parent[b], db - 1
-        while a != b:
-            s_item, a = ("out", a), parent[a]
-            d_item, b = ("in", b), parent[b]
-        region = a
-        if order[e.src] >= order[e.dst]:
-            if region is None:
-                raise GraphError(
-                    f"edge {e.id} from {e.src} back to {e.dst} makes a cycle outside any loop; "
-                    f"put both instructions in a loop, or draw the edge forwards", item=e.id)
-            carried.setdefault(region, []).append((d_item, s_item, w, e.id))
-        else:
-            forward.setdefault(region, []).append((s_item, d_item, w, e.id))
-
+    edge_latency, edge_ends, forward, carried = _place_edges(graph, table, order, parent, depth,
+                                                             innermost)
     regions = _build_regions(graph, parent, innermost, forward, carried)
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
@@ -334,6 +321,5 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         forms=forms, iterations=iterations,
         loop_names={lid: lp.name for lid, lp in graph.loops.items()},
         per_iteration=per_iteration, edge_latency=edge_latency,
-        edge_ends={e.id: (e.src, e.dst) for e in graph.edges.values()},
-        regions=regions, loop_order=loop_order,
+        edge_ends=edge_ends, regions=regions, loop_order=loop_order,
     )

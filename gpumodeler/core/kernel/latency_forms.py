@@ -63,6 +63,18 @@ def _prune(forms, max_forms, budget=None):
     comparisons still allowed; running out (or keeping more than ``max_forms``) raises."""
     if len(forms) <= 1:
         return forms
+    terms, other = forms[0][1], None
+    for f in forms:
+        t = f[1]
+        if t is not terms:
+            if other is None:
+                other = t
+            elif t is not other:
+                break
+    else:  # the usual cases: one or two sets of terms (e.g. the path starting here)
+        if other is None or other == terms:
+            return _prune_constants(forms, max_forms, budget)
+        return _prune_two(forms, terms, other, max_forms, budget)
     unique = list(dict.fromkeys(forms))
     if len(unique) == 1:
         return unique
@@ -70,11 +82,109 @@ def _prune(forms, max_forms, budget=None):
         budget[0] -= len(unique) * len(unique)
         if budget[0] < 0:
             raise _TooManyForms
-    kept = [f for i, f in enumerate(unique)
-            if not any(j != i and _dominates(g, f) for j, g in enumerate(unique))]
+    # Of forms with the same terms only the one with the largest constant can be kept (it
+    # dominates the others), and it is dominated iff another such form dominates it
+    # (dominance is transitive): compare those pairwise, in the order of ``unique``.
+    top: dict = {}
+    for i, f in enumerate(unique):
+        j = top.get(f[1])
+        if j is None or unique[j][0] < f[0]:
+            top[f[1]] = i
+    reps = [unique[i] for i in sorted(top.values())]
+    if len(reps) > 1:
+        coefs = [dict(f[1]) for f in reps]
+        reps = [f for i, f in enumerate(reps)
+                if not any(j != i and g[0] >= f[0] and _covers(coefs[j], f[1])
+                           for j, g in enumerate(reps))]
+    if len(reps) > max_forms:
+        raise _TooManyForms
+    return reps
+
+
+def _covers(coefs: dict, terms) -> bool:
+    """Every coefficient of ``terms`` is at most the one in ``coefs`` (see _dominates)."""
+    for m, c in terms:
+        if coefs.get(m, 0.0) < c:
+            return False
+    return True
+
+
+def _prune_constants(forms, max_forms, budget):
+    """:func:`_prune` of forms sharing one terms tuple: the same result, the same comparisons
+    charged to the budget, without comparing them pairwise. Constants are finite (latencies
+    are), so of distinct ones exactly the largest is not dominated."""
+    distinct = len({f[0] for f in forms})
+    if distinct == 1:
+        return [forms[0]]
+    if budget is not None:
+        budget[0] -= distinct * distinct
+        if budget[0] < 0:
+            raise _TooManyForms
+    if max_forms < 1:
+        raise _TooManyForms
+    return [max(forms, key=_constant)]
+
+
+def _prune_two(forms, terms, other, max_forms, budget):
+    """:func:`_prune` of forms with two different terms tuples (every form's is one of the two
+    objects): the same result and budget, comparing only the largest form of each."""
+    first = [f for f in forms if f[1] is terms]
+    second = [f for f in forms if f[1] is other]
+    distinct = len({f[0] for f in first}) + len({f[0] for f in second})
+    if budget is not None:
+        budget[0] -= distinct * distinct
+        if budget[0] < 0:
+            raise _TooManyForms
+    a, b = max(first, key=_constant), max(second, key=_constant)
+    if forms.index(b) < forms.index(a):  # keep the order of first appearance
+        a, b = b, a
+    keep_a = not (b[0] >= a[0] and _covers(dict(b[1]), a[1]))
+    keep_b = not (a[0] >= b[0] and _covers(dict(a[1]), b[1]))
+    kept = [f for f, keep in ((a, keep_a), (b, keep_b)) if keep]
     if len(kept) > max_forms:
         raise _TooManyForms
     return kept
+
+
+def _prune_simple(consts, terms, starts: bool, max_forms, budget):
+    """``_prune([_ZERO] * starts + [(c, terms) for c in consts], ...)`` without building the
+    candidates (``consts`` is not empty)."""
+    if not starts or terms is _ZERO[1]:  # one set of terms
+        if starts:
+            consts = [0.0] + consts
+        if len(consts) == 1:
+            return [(consts[0], terms)]
+        distinct = len(set(consts))
+        if distinct == 1:
+            return [(consts[0], terms)]
+        if budget is not None:
+            budget[0] -= distinct * distinct
+            if budget[0] < 0:
+                raise _TooManyForms
+        if max_forms < 1:
+            raise _TooManyForms
+        return [(max(consts), terms)]
+    if terms == _ZERO[1]:  # an empty terms tuple that is another object
+        return _prune([_ZERO] + [(c, terms) for c in consts], max_forms, budget)
+    # _ZERO (first) and the largest (c, terms): see _prune_two
+    distinct = 1 + len(set(consts))
+    if budget is not None:
+        budget[0] -= distinct * distinct
+        if budget[0] < 0:
+            raise _TooManyForms
+    top = max(consts)
+    kept = []
+    if not top >= 0.0:  # else (top, terms) dominates _ZERO, which has no terms
+        kept.append(_ZERO)
+    if not (0.0 >= top and _covers({}, terms)):
+        kept.append((top, terms))
+    if len(kept) > max_forms:
+        raise _TooManyForms
+    return kept
+
+
+def _constant(form):
+    return form[0]
 
 
 def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
@@ -85,13 +195,36 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
 
     def longest(region, loop_weight, sources=None):
         best: dict = {}
+        preds_of = region.preds.get
         for n in region.topo:
-            cands = [_ZERO] if sources is None or n in sources else []
-            for pred, w, _ in region.preds.get(n, ()):
-                if isinstance(w, tuple):
-                    cands.extend(_add_forms(f, lw) for f in best[pred] for lw in loop_weight[w[1]])
+            starts = sources is None or n in sources
+            preds = preds_of(n)
+            if preds:  # the usual node: one form per predecessor, all with the same terms
+                terms, consts = None, []
+                for pred, w, _ in preds:
+                    forms = best[pred]
+                    if w.__class__ is tuple or len(forms) != 1:
+                        break
+                    f = forms[0]
+                    if terms is None:
+                        terms = f[1]
+                    elif f[1] is not terms:
+                        break
+                    consts.append(f[0] + w)
                 else:
-                    cands.extend(_add_const(f, w) for f in best[pred])
+                    best[n] = _prune_simple(consts, terms, starts, max_forms, budget)
+                    continue
+            cands = [_ZERO] if starts else []
+            if preds:
+                for pred, w, _ in preds:
+                    forms = best[pred]
+                    if w.__class__ is tuple:
+                        cands.extend(_add_forms(f, lw) for f in forms for lw in loop_weight[w[1]])
+                    elif len(forms) == 1:
+                        f = forms[0]
+                        cands.append((f[0] + w, f[1]))  # _add_const
+                    else:
+                        cands.extend(_add_const(f, w) for f in forms)
             best[n] = _prune(cands, max_forms, budget)
         return best
 

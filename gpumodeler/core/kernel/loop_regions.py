@@ -13,10 +13,12 @@ regions.
 from __future__ import annotations
 
 from dataclasses import dataclass
+import math
 
 import numpy as np
 
 from gpumodeler.core.errors import GraphError
+from gpumodeler.core.kernel.edge_latency import latency_key, resolve_edge_latency
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.loop_nesting import loop_nesting
 
@@ -31,11 +33,14 @@ class _Region:
     carried: tuple  # ((start node, end node, weight, edge id), ...) for loops
 
 
-def _longest(region: _Region, loop_weight: dict, sources=None, track=False):
+def _longest(region: _Region, loop_weight: dict, sources=None, track=False, scalar=False):
     """Numeric longest path in a region; values may be numpy arrays (vectorised).
 
     Returns {node: arrival} (and {node: (pred, step)} when ``track``); with ``sources`` only
-    those nodes may start a path (others start unreachable, -inf)."""
+    those nodes may start a path (others start unreachable, -inf). ``scalar`` says every
+    loop weight is a number (not an array): the same arithmetic without numpy."""
+    if scalar:
+        return _longest_scalar(region, loop_weight, sources, track)
     dist, back = {}, {}
     neg = -np.inf
     for n in region.topo:
@@ -52,6 +57,37 @@ def _longest(region: _Region, loop_weight: dict, sources=None, track=False):
         dist[n] = best
         if track:
             back[n] = choice
+    return (dist, back) if track else dist
+
+
+def _longest_scalar(region: _Region, loop_weight: dict, sources, track):
+    """:func:`_longest` when every value is a number: ``max(best, cand)`` is ``cand`` only
+    when ``cand > best``, as written here."""
+    dist: dict = {}
+    back: dict = {}
+    neg = -math.inf
+    preds_of = region.preds.get
+    for n in region.topo:
+        best = 0.0 if sources is None or n in sources else neg
+        preds = preds_of(n)
+        if preds is None:
+            dist[n] = best
+            if track:
+                back[n] = None
+            continue
+        if track:
+            choice = None
+            for pred, w, step in preds:
+                cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
+                if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
+                    best, choice = cand, (pred, step)
+            back[n] = choice
+        else:
+            for pred, w, _ in preds:
+                cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
+                if cand > best:
+                    best = cand
+        dist[n] = best
     return (dist, back) if track else dist
 
 
@@ -90,20 +126,56 @@ def _build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: d
             lid = parent[lid]
     regions = {}
     for region_id, nodes in items.items():
-        best_edge = {}
-        for src, dst, w, eid in forward.get(region_id, ()):
-            if (src, dst) not in best_edge or best_edge[(src, dst)][0] < w:
-                best_edge[(src, dst)] = (w, eid)
-        topo = _topological_order(nodes, best_edge)
-        preds: dict = {}
-        for (src, dst), (w, eid) in best_edge.items():
-            preds.setdefault(dst, []).append((src, w, eid))
-        for n in topo:
-            if isinstance(n, tuple) and n[0] == "out":
-                preds.setdefault(n, []).append((("in", n[1]), ("loop", n[1]), ("loop", n[1])))
-        regions[region_id] = _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()},
+        regions[region_id] = _region(region_id, nodes, forward.get(region_id, ()),
                                      tuple(carried.get(region_id, ())))
     return regions
+
+
+def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
+    """One region from its items (program order of their first instruction) and forward
+    edges. Between two items only the heaviest edge counts (the first of equal ones); a
+    node's predecessors are listed in the order of their first edge, and the nodes with
+    predecessors in the order of their first incoming edge, then the loop exits."""
+    preds: dict = {}
+    first: dict = {}  # (src, dst) -> (list of dst's preds, position in it)
+    pairs = []
+    position = {n: i for i, n in enumerate(nodes)}
+    backwards = False
+    steps = 0  # pairs joining neighbours in ``nodes``
+    for src, dst, w, eid in edges:
+        key = (src, dst)
+        seen = first.get(key)
+        if seen is None:
+            bucket = preds.get(dst)
+            if bucket is None:
+                bucket = preds[dst] = []
+            first[key] = (bucket, len(bucket))
+            bucket.append((src, w, eid))
+            pairs.append(key)
+            gap = position[dst] - position[src]
+            if gap == 1:
+                steps += 1
+            elif gap < 1:
+                backwards = True
+        else:
+            bucket, k = seen
+            if bucket[k][1] < w:
+                bucket[k] = (src, w, eid)
+    entries = sum(1 for n in nodes if n.__class__ is tuple and n[0] == "in")
+    if not backwards and steps + entries == len(nodes) - 1:
+        # Every pair goes forwards in ``nodes`` and neighbours are joined (an entry to its
+        # exit always): ``nodes`` is a path through the DAG, its only topological order.
+        topo = tuple(nodes)
+    else:
+        topo = _topological_order(nodes, pairs)
+    for n in topo:
+        if n.__class__ is tuple and n[0] == "out":
+            loop = ("loop", n[1])
+            bucket = preds.get(n)
+            if bucket is None:
+                bucket = preds[n] = []
+            bucket.append((("in", n[1]), loop, loop))
+    return _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()}, carried)
 
 
 def _topological_order(nodes: list, edges) -> tuple:
@@ -116,7 +188,7 @@ def _topological_order(nodes: list, edges) -> tuple:
     succ = {n: [] for n in nodes}
     indegree = dict.fromkeys(nodes, 0)
     for n in nodes:
-        if isinstance(n, tuple) and n[0] == "in":
+        if n.__class__ is tuple and n[0] == "in":
             out = ("out", n[1])
             succ[n].append(out)
             indegree[out] += 1
@@ -127,11 +199,13 @@ def _topological_order(nodes: list, edges) -> tuple:
     topo: list = []
     while zero:
         generation, zero = zero, []
+        append = zero.append
         for n in generation:
             for child in succ[n]:
-                indegree[child] -= 1
-                if not indegree[child]:
-                    zero.append(child)
+                k = indegree[child] - 1
+                indegree[child] = k
+                if not k:
+                    append(child)
         topo.extend(generation)
     if len(topo) < len(nodes):
         _raise_cycle(nodes, edges)
@@ -153,3 +227,69 @@ def _raise_cycle(nodes: list, edges) -> None:
     cycle = nx.find_cycle(dag)
     names = " -> ".join(str(u[1] if isinstance(u, tuple) else u) for u, _ in cycle)
     raise GraphError(f"the graph has a cycle outside a loop ({names}); put it inside a loop")
+
+
+def _place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
+    """Every edge's latency (``{edge id: cycles}``), its ends, and its place in the collapsed
+    regions: ``forward``/``carried`` map a region (loop id, None = top) to its edges
+    ``(src item, dst item, cycles, edge id)`` (carried ones from the edge's target to its
+    source). Raises for the first edge, in order, whose latency cannot be resolved or that
+    goes backwards outside any loop.
+
+    The edge lives in the innermost loop containing both ends (None: the top level); an end
+    inside a loop nested there is that loop's exit (source) or entry (target). Climbing from
+    both innermost loops costs the loop boundaries the edge crosses; most edges cross none.
+    Table latencies are looked up once per kind of edge and producer."""
+    edge_latency: dict = {}
+    edge_ends: dict = {}
+    forward: dict = {}
+    carried: dict = {}
+    memo: dict = {}
+    instructions = graph.instructions
+    inner = innermost.get
+    isfinite = math.isfinite
+    for e in graph.edges.values():
+        eid, src, dst = e.id, e.src, e.dst
+        explicit = e.latency
+        if explicit is not None:
+            w = float(explicit)  # as resolve_edge_latency
+        elif e.kind == "dual":
+            w = 0.0
+        else:
+            key = latency_key(e, instructions.get(src), order)
+            w = memo.get(key)
+            if w is None:
+                w = resolve_edge_latency(graph, e, table, order)
+                if key is not None:
+                    memo[key] = w
+        if w < 0 or not isfinite(w):
+            raise GraphError(f"edge {eid}: latency must be a finite number >= 0, got {w}", item=eid)
+        edge_latency[eid] = w
+        edge_ends[eid] = (src, dst)
+        a, b = inner(src), inner(dst)
+        s_item, d_item = src, dst
+        if a != b:
+            da = -1 if a is None else depth[a]
+            db = -1 if b is None else depth[b]
+            while da > db:
+                s_item, a, da = ("out", a), parent[a], da - 1
+            while db > da:
+                d_item, b, db = ("in", b), parent[b], db - 1
+            while a != b:
+                s_item, a = ("out", a), parent[a]
+                d_item, b = ("in", b), parent[b]
+        if order[src] >= order[dst]:
+            if a is None:
+                raise GraphError(
+                    f"edge {eid} from {src} back to {dst} makes a cycle outside any loop; "
+                    f"put both instructions in a loop, or draw the edge forwards", item=eid)
+            bucket = carried.get(a)
+            if bucket is None:
+                bucket = carried[a] = []
+            bucket.append((d_item, s_item, w, eid))
+        else:
+            bucket = forward.get(a)
+            if bucket is None:
+                bucket = forward[a] = []
+            bucket.append((s_item, d_item, w, eid))
+    return edge_latency, edge_ends, forward, carried

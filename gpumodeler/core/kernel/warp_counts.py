@@ -37,13 +37,15 @@ instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 import math
+from operator import attrgetter
 
 import numpy as np
 
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.graph_items import Instruction
 from gpumodeler.core.kernel.loop_nesting import loop_nesting
 from gpumodeler.core.kernel.mma import TENSOR_CLASSES, decode_mma
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
@@ -133,66 +135,130 @@ class WarpCounts:
         return " + ".join(parts) if parts else "0"
 
 
-def add_tensor_macs(add, mono, opcode: str) -> None:
-    """Add the multiply-adds per warp of a tensor-core opcode to its class's count."""
+def tensor_macs(opcode: str):
+    """(count name, multiply-adds per warp) of a tensor-core opcode, or None when its shape
+    or class is not in the mnemonic (core.kernel.mma)."""
     work = decode_mma(opcode)
     if work is not None and work.macs_per_warp is not None and work.tensor_class is not None:
-        add(TENSOR_MAC_COUNT_NAMES[work.tensor_class], mono, work.macs_per_warp)
+        return TENSOR_MAC_COUNT_NAMES[work.tensor_class], work.macs_per_warp
+    return None
 
 
 def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool = True) -> WarpCounts:
-    """Count the per-warp characteristics of ``graph`` (see the module docstring)."""
+    """Count the per-warp characteristics of ``graph`` (see the module docstring).
+
+    What an instruction adds to each count depends only on its attributes other than its id,
+    label and position, so it is worked out once per distinct kind of instruction
+    (:func:`instruction_counts`); the sums per monomial are then one ``np.bincount`` per
+    count over the instructions in program order, which adds in the same order as adding
+    one instruction after the other would (the same floats, the same order of monomials)."""
     # an instruction's monomial: the loops containing it, outermost first; one tuple per
     # innermost loop, built from its parent's (linear in instructions + loops)
     nesting = loop_nesting(graph.loops)
     chain = {None: ()}
     for lid in sorted(nesting.depth, key=nesting.depth.__getitem__):
         chain[lid] = chain[nesting.parent[lid]] + (lid,)
-    weight = {nid: chain[nesting.innermost.get(nid)] for nid in graph.instructions}
-    forms = {name: {} for name in COUNT_NAMES}
+    monos = list(chain.values())
+    mono_index = {lid: k for k, lid in enumerate(chain)}
+    innermost = nesting.innermost.get
+    cuda_units = {"cuda_core"} | ({"branch", "exit"} if control_on_cuda_cores else set())
+
+    kinds: dict = {}
+    per_kind: list = []  # per kind, {count name: amount} (names it adds to, in order)
+    codes, mono_of = [], []
+    for nid, ins in graph.instructions.items():
+        sig = _kind_of(ins)
+        code = kinds.get(sig)
+        if code is None:
+            code = kinds[sig] = len(per_kind)
+            per_kind.append(instruction_counts(ins, warp_size, cuda_units))
+        codes.append(code)
+        mono_of.append(mono_index[innermost(nid)])
+    codes = np.asarray(codes, dtype=np.intp)
+    mono_of = np.asarray(mono_of, dtype=np.intp)
+    forms = {name: _sums(name, per_kind, codes, mono_of, monos) for name in COUNT_NAMES}
 
     def add(name, mono, amount):
         if amount:
             forms[name][mono] = forms[name].get(mono, 0.0) + amount
 
-    cuda_units = {"cuda_core"} | ({"branch", "exit"} if control_on_cuda_cores else set())
-    for nid, ins in graph.instructions.items():
-        if ins.unit == "virtual":
-            continue
-        mono = weight[nid]
-        add("instructions", mono, 1)
-        add("issued_instructions", mono, 1)
-        pipe_count = PIPE_COUNT_NAMES.get(instruction_pipe(ins))
-        if pipe_count is not None:
-            add(pipe_count, mono, 1)
-        if ins.unit == "tensor":
-            add_tensor_macs(add, mono, ins.opcode)
-        if ins.unit in cuda_units:
-            add("cuda_core_instructions", mono, 1)
-        elif ins.unit == "sfu":
-            add("sfu_instructions", mono, 1)
-        elif ins.unit == "fp64":
-            add("fp64_instructions", mono, 1)
-        elif ins.unit == "ldst":
-            add("memory_instructions", mono, 1)
-            if ins.space in ("global", "local"):
-                nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
-                                               ins.segment_bytes, warp_size)
-                add("gmem_bytes", mono, nbytes * (1.0 - ins.hit_ratio))
-                extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
-            elif ins.space == "shared":
-                add("smem_accesses", mono, 1)
-                add("smem_bank_cycles", mono, ins.bank_conflict_degree)
-                extra = ins.bank_conflict_degree - 1
-            else:
-                extra = 0
-            add("reissues", mono, extra)
-            add("issued_instructions", mono, extra)
+    weight = None
     for e in graph.edges.values():
         if e.kind == "dual":
+            if weight is None:
+                weight = {nid: chain[innermost(nid)] for nid in graph.instructions}
             # the pair issues once: charge it where both instructions execute together
             mono = weight[e.dst] if len(weight[e.dst]) <= len(weight[e.src]) else weight[e.src]
             add("dual_issues", mono, 1)
             add("issued_instructions", mono, -1)
     return WarpCounts(forms={k: {m: c for m, c in v.items() if c} for k, v in forms.items()},
                       iterations={lid: lp.iterations for lid, lp in graph.loops.items()})
+
+
+#: the attributes that decide what an instruction counts (all but id, label and position)
+_kind_of = attrgetter(*(f.name for f in fields(Instruction) if f.name not in ("id", "label", "x", "y")))
+
+
+def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
+    """What one instruction adds to each count: ``{count name: amount}`` for the counts it
+    adds to (an amount may sum to 0), in the order it adds to them."""
+    out: dict = {}
+
+    def add(name, amount):
+        if amount:
+            out[name] = out.get(name, 0.0) + amount
+
+    if ins.unit == "virtual":
+        return out
+    add("instructions", 1)
+    add("issued_instructions", 1)
+    pipe_count = PIPE_COUNT_NAMES.get(instruction_pipe(ins))
+    if pipe_count is not None:
+        add(pipe_count, 1)
+    if ins.unit == "tensor":
+        macs = tensor_macs(ins.opcode)
+        if macs is not None:
+            add(*macs)
+    if ins.unit in cuda_units:
+        add("cuda_core_instructions", 1)
+    elif ins.unit == "sfu":
+        add("sfu_instructions", 1)
+    elif ins.unit == "fp64":
+        add("fp64_instructions", 1)
+    elif ins.unit == "ldst":
+        add("memory_instructions", 1)
+        if ins.space in ("global", "local"):
+            nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
+                                           ins.segment_bytes, warp_size)
+            add("gmem_bytes", nbytes * (1.0 - ins.hit_ratio))
+            extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
+        elif ins.space == "shared":
+            add("smem_accesses", 1)
+            add("smem_bank_cycles", ins.bank_conflict_degree)
+            extra = ins.bank_conflict_degree - 1
+        else:
+            extra = 0
+        add("reissues", extra)
+        add("issued_instructions", extra)
+    return out
+
+
+def _sums(name, per_kind, codes, mono_of, monos) -> dict:
+    """``{monomial: sum}`` of one count over the instructions, monomials in the order of the
+    first instruction adding to them.
+
+    An instruction's amount is the sum of its adds; summing per instruction first and then in
+    program order gives the floats of adding each amount in turn because only ``gmem_bytes``
+    has non-integer amounts and it gets one add per instruction (integers below 2**53 add
+    exactly in any grouping). A new count with several non-integer adds per instruction
+    would need its own sequential sum."""
+    if not any(name in amounts for amounts in per_kind):
+        return {}
+    touches = np.array([name in amounts for amounts in per_kind])[codes]
+    amount = np.array([amounts.get(name, 0.0) for amounts in per_kind], dtype=float)[codes]
+    which = np.flatnonzero(touches)
+    where = mono_of[which]
+    totals = np.bincount(where, weights=amount[which], minlength=len(monos))
+    present, first = np.unique(where, return_index=True)
+    in_order = present[np.argsort(first, kind="stable")]
+    return {monos[k]: v for k, v in zip(in_order.tolist(), totals[in_order].tolist())}

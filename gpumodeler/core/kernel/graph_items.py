@@ -1,0 +1,165 @@
+"""The items of a kernel execution graph: instructions (nodes), edges and loops, each a value
+validated when made (:mod:`gpumodeler.core.kernel.graph` has the graph, the meaning of the edge
+kinds and the loops; :mod:`gpumodeler.core.kernel.kernel_format` the file format).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import numbers
+
+from gpumodeler.core.errors import GraphError, shown
+from gpumodeler.core.kernel.expressions import Expression, parse
+from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS, INSTRUCTION_CLASSES
+from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
+
+EDGE_KINDS = ("ilp", "dual", "dependency", "memory", "branch", "barrier", "replacement")
+ACCESS_PATTERNS = ("strided", "random", "broadcast")
+
+
+def is_finite_number(value) -> bool:
+    """True for an int or float (not a bool) whose value a float holds finitely."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int beyond a float
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Instruction:
+    """One SASS instruction of a warp.
+
+    ``unit``/``latency_class``/``space``/``is_load`` default from the opcode
+    (:func:`gpumodeler.core.kernel.opcodes.classify`) and may be set explicitly for opcodes the
+    classifier does not know. Memory attributes (``ldst`` unit only): ``memory_level`` picks
+    the latency-table row (default ``dram`` for global/local, ``shared`` for shared);
+    ``width_bytes`` per thread, ``stride`` in elements between consecutive threads,
+    ``pattern`` (strided, random, broadcast), ``hit_ratio`` of cache hits (these bytes do not
+    reach DRAM), ``segment_bytes`` the DRAM transaction size, and for shared memory
+    ``bank_conflict_degree`` (1 = no conflict).
+    """
+
+    id: str
+    opcode: str
+    unit: str = ""
+    latency_class: str | None = None
+    space: str | None = None
+    is_load: bool = False
+    label: str = ""
+    memory_level: str | None = None
+    width_bytes: int = 4
+    stride: float = 1.0
+    pattern: str = "strided"
+    hit_ratio: float = 0.0
+    segment_bytes: int = 32
+    bank_conflict_degree: int = 1
+    x: float = 0.0
+    y: float = 0.0
+
+    @classmethod
+    def make(cls, id: str, opcode: str, **kw) -> "Instruction":
+        """An instruction with unit, latency class and space filled from the opcode."""
+        info = classify(opcode)
+        if not kw.get("unit"):
+            if info is None:
+                raise GraphError(
+                    f"instruction {id}: unknown opcode {opcode!r}; give its unit explicitly "
+                    f"(one of {', '.join(UNITS)})", item=id)
+            kw["unit"] = info.unit
+            kw.setdefault("latency_class", info.latency_class)
+            kw.setdefault("space", info.space)
+            kw.setdefault("is_load", info.is_load)
+        return cls(id=id, opcode=opcode, **kw).checked()
+
+    def checked(self) -> "Instruction":
+        """Validate attribute values; returns self or raises GraphError."""
+        def bad(msg):
+            raise GraphError(f"instruction {self.id} ({self.opcode}): {msg}", item=self.id)
+        if not self.id:
+            bad("id must not be empty")
+        for name in ("stride", "hit_ratio", "x", "y"):
+            value = getattr(self, name)
+            if not is_finite_number(value):
+                bad(f"{name} must be a finite number, got {shown(value)}")
+        for name in ("label", "opcode"):
+            if not isinstance(getattr(self, name), str):
+                bad(f"{name} must be text, got {shown(getattr(self, name))}")
+        if not isinstance(self.is_load, bool):
+            bad(f"is_load must be true or false, got {shown(self.is_load)}")
+        if self.unit not in UNITS:
+            bad(f"unit {shown(self.unit)} is not one of {', '.join(UNITS)}")
+        if self.latency_class is not None and self.latency_class not in INSTRUCTION_CLASSES:
+            bad(f"latency class {shown(self.latency_class)} is not one of {', '.join(INSTRUCTION_CLASSES)}")
+        if self.unit == "ldst" and self.space not in SPACES:
+            bad(f"a load/store needs a state space, one of {', '.join(SPACES)}; got {shown(self.space)}")
+        if self.memory_level is not None and self.memory_level not in MEMORY_LEVELS:
+            bad(f"memory level {shown(self.memory_level)} is not one of {', '.join(MEMORY_LEVELS)}")
+        if self.pattern not in ACCESS_PATTERNS:
+            bad(f"access pattern {shown(self.pattern)} is not one of {', '.join(ACCESS_PATTERNS)}")
+        if not (isinstance(self.width_bytes, int) and self.width_bytes in (1, 2, 4, 8, 16)):
+            bad(f"access width must be 1, 2, 4, 8 or 16 bytes, got {shown(self.width_bytes)}")
+        if not (math.isfinite(self.stride) and self.stride >= 1):
+            bad(f"stride must be a number >= 1 element, got {shown(self.stride)}")
+        if not (0.0 <= self.hit_ratio <= 1.0):
+            bad(f"cache hit ratio must be within 0..1, got {shown(self.hit_ratio)}")
+        if not (isinstance(self.segment_bytes, int) and self.segment_bytes in (32, 64, 128)):
+            bad(f"memory transaction size must be 32, 64 or 128 bytes, got {shown(self.segment_bytes)}")
+        if not (isinstance(self.bank_conflict_degree, int) and 1 <= self.bank_conflict_degree <= 32):
+            bad(f"bank conflict degree must be an integer 1..32, got {shown(self.bank_conflict_degree)}")
+        return self
+
+    def latency_key(self) -> str:
+        """Latency-table memory row for a load, else ''."""
+        if self.memory_level:
+            return self.memory_level
+        return {"shared": "shared", "constant": "constant"}.get(self.space or "", "dram")
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    id: str
+    src: str
+    dst: str
+    kind: str
+    latency: float | None = None
+    taken: bool | None = None  # branch edges: None = taken iff the edge goes backwards
+
+    def checked(self) -> "Edge":
+        if self.kind not in EDGE_KINDS:
+            raise GraphError(f"edge {self.id}: kind {shown(self.kind)} is not one of {', '.join(EDGE_KINDS)}",
+                             item=self.id)
+        if self.latency is not None:
+            if not is_finite_number(self.latency):
+                raise GraphError(f"edge {self.id}: latency must be a number of cycles, got "
+                                 f"{shown(self.latency)}", item=self.id)
+            if self.latency < 0:
+                raise GraphError(f"edge {self.id}: latency must be >= 0 cycles, got {self.latency}",
+                                 item=self.id)
+        if self.taken is not None and not isinstance(self.taken, bool):
+            raise GraphError(f"edge {self.id}: taken must be true, false or absent, got "
+                             f"{shown(self.taken)}", item=self.id)
+        if self.src == self.dst:
+            raise GraphError(f"edge {self.id}: an edge from {self.src} to itself is a cycle; "
+                             f"loop-carried latencies go from a later to an earlier instruction",
+                             item=self.id)
+        return self
+
+
+@dataclass(frozen=True)
+class Loop:
+    id: str
+    members: frozenset
+    iterations: Expression
+    name: str = ""
+
+    @classmethod
+    def make(cls, id: str, members, iterations, name: str = "") -> "Loop":
+        if not members:
+            raise GraphError(f"loop {id}: a loop needs at least one instruction", item=id)
+        if not isinstance(members, (list, tuple, set, frozenset)) \
+                or not all(isinstance(m, str) for m in members):
+            raise GraphError(f"loop {id}: members must be a list of instruction ids, got "
+                             f"{shown(members)}", item=id)
+        return cls(id=id, members=frozenset(members), iterations=parse(iterations), name=name)

@@ -1,0 +1,235 @@
+"""The kernel file format ``gpumodeler-kernel`` version 1 (``docs/kernel-format.md``):
+:func:`to_dict` writes a :class:`~gpumodeler.core.kernel.graph.KernelGraph` as a JSON-ready dict,
+:func:`from_dict` reads one back, validating every item.
+
+Reading is linear in the file and does the per-item work once per distinct kind of item: an
+instruction's attributes other than its id, label and position are validated once per distinct
+combination in the file (a kernel has a few dozen opcodes, not 10^5), and edges are checked
+inline; anything unusual goes the way :meth:`KernelGraph.add_instruction` and
+:meth:`KernelGraph.add_edge` go, so errors and their order are those of adding the items one by
+one.
+"""
+from __future__ import annotations
+
+from dataclasses import fields
+from operator import itemgetter
+
+from gpumodeler.core.errors import FormatError, GraphError, shown
+from gpumodeler.core.kernel.collector import collector_paused
+from gpumodeler.core.kernel.graph_items import EDGE_KINDS, Edge, Instruction, Loop, is_finite_number
+
+FORMAT_NAME = "gpumodeler-kernel"
+FORMAT_VERSION = 1
+
+_INS_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name not in ("id", "opcode")}
+_INS_KEYS = {"id", "opcode"} | set(_INS_DEFAULTS)
+_EDGE_KEYS = {"id", "from", "to", "kind", "latency", "taken"}
+
+
+def to_dict(graph: KernelGraph) -> dict:
+    """The graph as a JSON-ready dict (format ``gpumodeler-kernel`` v1), defaults omitted
+    except the classifier-derived unit fields, which are always written so a file stays
+    readable by a version whose opcode table differs."""
+    out = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "name": graph.name}
+    if graph.description:
+        out["description"] = graph.description
+    if graph.latency_table:
+        out["latency_table"] = graph.latency_table
+    if graph.variables:
+        out["variables"] = dict(graph.variables)
+    ins_out = []
+    for ins in graph.instructions.values():
+        d = {"id": ins.id, "opcode": ins.opcode, "unit": ins.unit}
+        for key, default in _INS_DEFAULTS.items():
+            if key == "unit":
+                continue
+            value = getattr(ins, key)
+            if value != default:
+                d[key] = value
+        ins_out.append(d)
+    out["instructions"] = ins_out
+    out["edges"] = []
+    for e in graph.edges.values():
+        d = {"id": e.id, "from": e.src, "to": e.dst, "kind": e.kind}
+        if e.latency is not None:
+            d["latency"] = e.latency
+        if e.taken is not None:
+            d["taken"] = e.taken
+        out["edges"].append(d)
+    order = graph.order()
+    out["loops"] = [{"id": lp.id, "name": lp.name, "iterations": lp.iterations.text,
+                     "members": sorted(lp.members, key=order.__getitem__)}
+                    for lp in graph.loops.values()]
+    return out
+
+
+def _check_keys(obj, allowed, what):
+    if not isinstance(obj, dict):
+        raise FormatError(f"{what} must be a JSON object, got {type(obj).__name__}")
+    unknown = sorted(set(obj) - set(allowed))
+    if unknown:
+        raise FormatError(f"{what}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(allowed))}")
+
+
+def _list_of(data: dict, key: str) -> list:
+    """``data[key]``, a JSON list (an absent key is an empty one)."""
+    value = data.get(key, [])
+    if not isinstance(value, list):
+        raise FormatError(f"{key!r} must be a list of objects, got {shown(value)}")
+    return value
+
+
+@collector_paused()
+def from_dict(data: dict) -> KernelGraph:
+    """Read a graph from a dict (parsed JSON); raises FormatError/GraphError with the item."""
+    _check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
+                       "instructions", "edges", "loops"}, "kernel file")
+    if data.get("format") != FORMAT_NAME:
+        raise FormatError(f"not a gpumodeler kernel file (format is {data.get('format')!r}, "
+                          f"expected {FORMAT_NAME!r})")
+    version = data.get("version")
+    if not isinstance(version, int) or version < 1:
+        raise FormatError(f"kernel file version must be a positive integer, got {version!r}")
+    if version > FORMAT_VERSION:
+        raise FormatError(f"kernel file is version {version}, written by a newer gpumodeler; "
+                          f"this one reads up to version {FORMAT_VERSION}")
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict) or not all(
+            isinstance(k, str) and is_finite_number(v) for k, v in variables.items()):
+        raise FormatError("variables must map names to finite numbers, e.g. {\"a\": 128}")
+    if data.get("latency_table") is not None and not isinstance(data["latency_table"], str):
+        raise FormatError(f"latency_table must be a table name, got {shown(data['latency_table'])}")
+    from gpumodeler.core.kernel.graph import KernelGraph
+
+    graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
+                        description=str(data.get("description", "")), variables=dict(variables))
+    _read_instructions(_list_of(data, "instructions"), graph)
+    # edge ends and loop members as the instructions' own id objects: equal strings, and
+    # every later look-up of one finds it by identity, without comparing text (and the
+    # graph holds no second copy of them)
+    canonical = {nid: nid for nid in graph.instructions}.get
+    _read_edges(_list_of(data, "edges"), graph, canonical)
+    graph.add_loops(_loops_from(_list_of(data, "loops"), graph, canonical))
+    return graph
+
+
+def _loops_from(items, graph: KernelGraph, canonical=None):
+    """Loops of a kernel file in order (a generator: a new id counts the loops added). An
+    iteration count is parsed once per distinct text (expressions are immutable values)."""
+    parsed: dict = {}
+    for i, d in enumerate(items):
+        _check_keys(d, {"id", "name", "iterations", "members"}, f"loop #{i + 1}")
+        if "iterations" not in d or "members" not in d:
+            raise FormatError(f"loop #{i + 1} needs 'iterations' and 'members'")
+        text = d["iterations"]
+        try:
+            key = (text.__class__, text)
+            iterations = parsed.get(key, text)
+        except TypeError:  # unhashable: Loop.make says why it is wrong
+            key, iterations = None, text
+        members = d["members"]
+        if canonical is not None and type(members) is list:
+            try:
+                members = [canonical(m, m) for m in members]
+            except TypeError:  # an unhashable member: Loop.make says what is wrong
+                members = d["members"]
+        loop = Loop.make(str(d.get("id") or graph.new_id("loop")), members,
+                         iterations, str(d.get("name", "")))
+        if key is not None:
+            parsed[key] = loop.iterations
+        yield loop
+
+
+# -- instructions and edges, validated once per distinct kind --------------------------------
+_OWN = frozenset({"id", "label", "x", "y"})  # what each instruction has of its own
+
+
+def _finite(value) -> bool:
+    """is_finite_number for the common cases, False (ask the full check) otherwise."""
+    cls = value.__class__
+    if cls is float:
+        return value - value == 0.0  # inf - inf and nan - nan are nan
+    return cls is int and -1e308 < value < 1e308
+
+
+_FIELDS = [f.name for f in fields(Instruction)]
+_LABEL, _X = _FIELDS.index("label"), _FIELDS.index("x")
+assert _FIELDS[0] == "id" and 0 < _LABEL < _X and _FIELDS[_X + 1] == "y", _FIELDS
+
+
+def _prototype(d: dict):
+    """The attribute values an instruction of this kind has besides its own (id, label,
+    position), in field order as three runs: between id and label, between label and x,
+    after y; or None when they are not valid (the instruction then goes through
+    Instruction.make, which says why with its id)."""
+    kw = {k: v for k, v in d.items() if k not in _OWN and k != "opcode"}
+    if "stride" in kw and is_finite_number(kw["stride"]):
+        kw["stride"] = float(kw["stride"])
+    try:
+        p = Instruction.make("prototype", str(d["opcode"]), **kw)
+    except GraphError:
+        return None
+    values = [getattr(p, name) for name in _FIELDS]
+    return tuple(values[1:_LABEL]), tuple(values[_LABEL + 1:_X]), tuple(values[_X + 2:])
+
+
+def _read_instructions(items: list, graph: KernelGraph) -> None:
+    """Add the file's instructions to a new graph, as add_instruction(Instruction.make(...))
+    for each would (same values, same first error), validating each distinct combination of
+    attributes once."""
+    table = graph.instructions
+    kinds: dict = {}
+    shared_of: dict = {}  # key order of an instruction object -> getter of its shared values
+    for i, d in enumerate(items):
+        if type(d) is not dict or not d.keys() <= _INS_KEYS:  # the label only when needed
+            _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
+        if "id" not in d or "opcode" not in d:
+            raise FormatError(f"instruction #{i + 1} needs 'id' and 'opcode'")
+        names = tuple(d)
+        shared = shared_of.get(names)
+        if shared is None:
+            shared = shared_of[names] = itemgetter(*[k for k in names if k not in _OWN])
+        values = shared(d)  # "opcode" at least: a value, or a tuple of them
+        try:  # the types too: 1, 1.0 and True are equal keys but different values
+            key = (names, values, tuple(map(type, values)) if type(values) is tuple else type(values))
+            proto = kinds.get(key, False)
+        except TypeError:  # an unhashable value (a list, ...): invalid, said below
+            key, proto = None, None
+        if proto is False:
+            proto = kinds[key] = _prototype(d)
+        if proto is not None:
+            nid = str(d["id"])
+            label = d.get("label", "")
+            x = d.get("x", 0.0)
+            y = d.get("y", 0.0)
+            if nid and label.__class__ is str and _finite(x) and _finite(y) and nid not in table:
+                table[nid] = Instruction(nid, *proto[0], label, *proto[1], x, y, *proto[2])
+                continue
+        kw = {k: v for k, v in d.items() if k not in ("id", "opcode")}
+        if "stride" in kw and is_finite_number(kw["stride"]):  # else checked() says why
+            kw["stride"] = float(kw["stride"])
+        graph.add_instruction(Instruction.make(str(d["id"]), str(d["opcode"]), **kw))
+
+
+def _read_edges(items: list, graph: KernelGraph, canonical) -> None:
+    """Add the file's edges, as add_edge for each would (same ids, same first error), with
+    the checks of Edge.checked and add_edge done inline for the usual values."""
+    nodes, table = graph.instructions, graph.edges
+    kinds = frozenset(EDGE_KINDS)
+    for i, d in enumerate(items):
+        if type(d) is not dict or not d.keys() <= _EDGE_KEYS:
+            _check_keys(d, _EDGE_KEYS, f"edge #{i + 1}")
+        if "from" not in d or "to" not in d or "kind" not in d:
+            missing = [k for k in ("from", "to", "kind") if k not in d]
+            raise FormatError(f"edge #{i + 1} needs {', '.join(missing)}")
+        eid = str(d.get("id") or graph.new_id("e"))
+        src, dst, kind = str(d["from"]), str(d["to"]), d["kind"]
+        latency, taken = d.get("latency"), d.get("taken")
+        s, t = canonical(src), canonical(dst)
+        if (s is not None and t is not None and kind.__class__ is str and kind in kinds
+                and (latency is None or (_finite(latency) and latency >= 0))
+                and (taken is None or taken is True or taken is False)
+                and s != t and eid not in table and eid not in nodes and eid not in graph.loops):
+            table[eid] = Edge(eid, s, t, kind, latency, taken)
+        else:
+            graph.add_edge(Edge(eid, src, dst, kind, latency, taken))  # raises what is wrong
