@@ -63,15 +63,16 @@ def _run(args) -> int:
         "per_warp_formula": {name: counts.formula(name) for name in COUNT_NAMES},
     }
     if has_device:
-        tb = throughput_bound(gpu, cuda_core_instructions=numbers["cuda_core_instructions"],
-                              issued_instructions=numbers["issued_instructions"],
-                              gmem_bytes=numbers["gmem_bytes"], sfu_instructions=numbers["sfu_instructions"],
-                              fp64_instructions=numbers["fp64_instructions"],
-                              smem_bank_cycles=numbers["smem_bank_cycles"],
-                              pipe_instructions=pipe_instructions(numbers),
-                              dual_issues=numbers["dual_issues"],
-                              tensor_macs=tensor_macs(numbers))
+        tb = _throughput_or_missing(out, gpu, lambda: throughput_bound(
+            gpu, cuda_core_instructions=numbers["cuda_core_instructions"],
+            issued_instructions=numbers["issued_instructions"], gmem_bytes=numbers["gmem_bytes"],
+            sfu_instructions=numbers["sfu_instructions"],
+            fp64_instructions=numbers["fp64_instructions"],
+            smem_bank_cycles=numbers["smem_bank_cycles"],
+            pipe_instructions=pipe_instructions(numbers), dual_issues=numbers["dual_issues"],
+            tensor_macs=tensor_macs(numbers)))
         out["device"] = gpu.name
+    if has_device and tb is not None:
         out["cycles_per_warp"] = tb.cycles_per_warp
         out["binding_resource"] = tb.binding
         out["throughput_bound_warps_per_cycle"] = tb.warps_per_cycle
@@ -88,7 +89,10 @@ def _run(args) -> int:
     for name in COUNT_NAMES:
         if counts.forms[name]:
             print(f"  {name:24} {counts.formula(name):>16} = {numbers[name]:g}")
-    if has_device:
+    if has_device and "throughput_unavailable" in out:
+        print(f"throughput on {out['device']}: not computed: {out['throughput_unavailable']}"
+              + (f" (flag {out['throughput_needs']})" if out.get("throughput_needs") else ""))
+    elif has_device:
         print(f"throughput on {out['device']} (cycles per warp per SM):")
         for r, v in out["cycles_per_warp"].items():
             mark = "  <- binds" if r == out["binding_resource"] else ""
@@ -96,3 +100,22 @@ def _run(args) -> int:
         print(f"throughput bound {out['throughput_bound_warps_per_cycle']:.6g} warps/cycle/SM; "
               f"latency-bound below {out['knee_occupancy_warps_per_sm']:.4g} warps/SM")
     return 0
+
+
+def _throughput_or_missing(out: dict, gpu, worksheet):
+    """The throughput worksheet, or None when the GPU lacks a value it needs (a field no
+    source gave, e.g. the SM count of a B200): the latency bound and the counts need no
+    device value, so only the throughput part is blanked, with the value and the flag that
+    gives it (JSON keys ``throughput_unavailable`` and ``throughput_needs``)."""
+    from gpumodeler.core.errors import InvalidParameter
+    from gpumodeler.cli.main import flag_for_field
+    try:
+        return worksheet()
+    except InvalidParameter as exc:
+        flag = flag_for_field(getattr(exc, "item", None))
+        if flag is None and "unknown" not in str(exc):
+            raise  # a bad value, not a missing one: the command's one-line error
+        out["device"] = gpu.name
+        out["throughput_unavailable"] = str(exc)
+        out["throughput_needs"] = flag
+        return None

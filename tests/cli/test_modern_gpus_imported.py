@@ -169,6 +169,31 @@ def test_modern_gpu_predicts_every_fixture_kernel(name, cc, imported, capsys):
         f"{sorted(gaps)} (a gap filled from a source? update KNOWN_GAPS)")
 
 
+@pytest.mark.parametrize("name,cc", MODERN, ids=[n for n, _ in MODERN])
+def test_modern_gpu_gives_every_fixture_latency_bound_with_no_value_given(name, cc, imported, capsys):
+    """`graph --device` needs no device value for the latency bound and the counts: a GPU with
+    a known gap still gets them (exit 0), and only the throughput part is blanked, naming the
+    value and a flag of its gap; the others get the whole worksheet."""
+    family, table = FAMILY[cc]
+    gaps = KNOWN_GAPS.get(name, set())
+    for kernel in KERNELS:
+        graph = imported(kernel, family, table)
+        capsys.readouterr()
+        assert main(["graph", str(graph), "--device", name, "--set", "loop1=64", "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["latency_bound_cycles"] > 0 and result["device"] == name
+        if "throughput_unavailable" in result:
+            assert result["throughput_needs"] in gaps, (name, kernel, result["throughput_unavailable"])
+            assert "binding_resource" not in result
+        else:
+            assert result["throughput_bound_warps_per_cycle"] > 0, (name, kernel)
+    if not gaps:
+        return
+    # the text output says the same in one line
+    assert main(["graph", str(imported(KERNELS[0], family, table)), "--device", name]) == 0
+    assert "not computed" in capsys.readouterr().out
+
+
 def _records() -> dict[str, dict]:
     out = {}
     for path in sorted(DEVICES.glob("*.json")):
