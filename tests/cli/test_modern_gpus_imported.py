@@ -42,20 +42,19 @@ FAMILY = {"7.0": ("sm_75", "volta-published"), "7.5": ("sm_75", None),
 #: the kernels, for exactly these flags (each kernel for some of them: the FP16 rate only for
 #: listings with FP16 instructions).
 KNOWN_GAPS = {
-    # SM count and SM clock: not in the DGX B200 data sheet or the Blackwell technical brief;
-    # whether its INT32 lanes are FP32 lanes too and its FP16 rate: the guide's 10.0
-    # architecture section lists 128 FP32 and 64 INT32 cores but says neither.
-    "B200 (HGX/DGX)": {"--sms", "--sm-clock-mhz", "--int32-fp32-shared-lanes",
-                       "--fp16-results-per-cycle"},
-    # SM count and SM clock: not in the H200 data sheet.
-    "H200 SXM 141 GB": {"--sms", "--sm-clock-mhz"},
-    # No vendor specification of the H800 PCIe was read: memory, SM count and FP16 rate
-    # unknown (its SM units are the guide's compute capability 9.0 rule).
+    # Whether its INT32 lanes are FP32 lanes too: the guide's 10.0 architecture section lists
+    # 128 FP32 and 64 INT32 cores but does not say, and the one third-party page that does
+    # contradicts the guide's INT32 count. FP16 rate: no NVIDIA figure; third-party spec
+    # databases assume ratios that disagree (2:1, 4:1). (SM count and clock: filled from
+    # third-party device queries and NVIDIA's FP32 figure, graded secondary.)
+    "B200 (HGX/DGX)": {"--int32-fp32-shared-lanes", "--fp16-results-per-cycle"},
+    # No NVIDIA specification of the H800 PCIe was read and no third-party device query of it
+    # was found: memory, SM count and FP16 rate unknown (its SM units are the guide's compute
+    # capability 9.0 rule).
     "H800 PCIe 80 GB": {"--gmem-bytes-per-cycle", "--sms", "--fp16-results-per-cycle"},
-    # SM count: NVIDIA's L4 documents do not state it; third-party listings disagree.
-    "NVIDIA L4": {"--sms"},
     # FP16 rate of compute capability 12.0: neither the guide's 12.0 architecture section
-    # nor the RTX Blackwell whitepaper figures at hand give it.
+    # nor the RTX Blackwell whitepaper figures at hand give it; third-party spec databases
+    # only assume a 1:1 ratio.
     "GeForce RTX 5090": {"--fp16-results-per-cycle"},
 }
 
