@@ -1,0 +1,149 @@
+"""The LaunchError messages of many launches at once, a column at a time.
+
+The texts are the ``%`` templates of :mod:`gpumodeler.core.occupancy.messages`, which the
+scalar calculator fills for one launch; here each template is filled for a whole column of
+launches that failed the same check (one ``%`` per launch, the numbers computed as arrays),
+so a sweep or a JSON Lines batch with many launches that cannot run does not format each
+message through the scalar code. The arithmetic is that of the scalar messages (sources and
+symbols in :mod:`gpumodeler.core.occupancy.calculator`); ``tests/core/test_occupancy_messages.py``
+compares every message with the scalar one.
+"""
+from __future__ import annotations
+
+from itertools import repeat
+
+import numpy as np
+
+from gpumodeler.core.occupancy import messages as m
+from gpumodeler.core.occupancy.array_rules import (
+    _BLOCK_SIZE, _NO_BLOCK_FITS, _REGISTERS_PER_BLOCK, _REGISTERS_PER_THREAD, _SHARED_PER_BLOCK,
+    _STATIC_SHARED)
+from gpumodeler.core.occupancy.checks import (
+    LIMIT_NAMES, _registers_per_block_tesla, _registers_per_warp, _warps_in_pairs)
+from gpumodeler.core.occupancy.compute_capability import ArchitectureLimits
+
+
+def _fill(template: str, *columns) -> list[str]:
+    """``template % row`` for each row of the columns (int64 arrays, lists, or one value
+    for every row)."""
+    n = next(len(c) for c in columns if isinstance(c, (np.ndarray, list)))
+    rows = [c.tolist() if isinstance(c, np.ndarray) else c if isinstance(c, list)
+            else repeat(c, n) for c in columns]
+    return list(map(template.__mod__, zip(*rows)))
+
+
+def _by_mask(mask: np.ndarray, when_true, when_false) -> list[str]:
+    """The texts of ``when_true(rows)`` where ``mask`` holds and ``when_false(rows)``
+    elsewhere, in row order (each called only if it has rows)."""
+    if mask.all():
+        return when_true(np.flatnonzero(mask))
+    if not mask.any():
+        return when_false(np.flatnonzero(~mask))
+    out = np.empty(mask.size, dtype=object)
+    for rows, make in ((np.flatnonzero(mask), when_true), (np.flatnonzero(~mask), when_false)):
+        texts = np.empty(rows.size, dtype=object)
+        texts[:] = make(rows)
+        out[rows] = texts
+    return out.tolist()
+
+
+def _notes(warps: np.ndarray, note) -> list[str]:
+    """``note(w)`` for each row's warp count, formatted once per distinct count."""
+    values = warps.tolist()
+    table = {w: note(w) for w in set(values)}
+    return list(map(table.__getitem__, values))
+
+
+def _block_size(arch: ArchitectureLimits, b: np.ndarray) -> list[str]:
+    limit = arch.max_threads_per_block
+    return _by_mask(b < 1, lambda k: _fill(m.BLOCK_SIZE_BELOW_TEXT, b[k]),
+                    lambda k: _fill(m.BLOCK_SIZE_OVER_TEXT, b[k], limit, b[k] - limit))
+
+
+def _registers_per_thread(arch: ArchitectureLimits, r: np.ndarray) -> list[str]:
+    limit = arch.max_registers_per_thread
+    return _fill(m.REGISTERS_PER_THREAD_TEXT, r, limit, r - limit)
+
+
+def _static_shared(arch: ArchitectureLimits, s: np.ndarray) -> list[str]:
+    limit = arch.shared_mem_per_block_bytes
+    return _fill(m.STATIC_SHARED_TEXT, s, m._kb(limit), s - limit, m._static_shared_ending(arch))
+
+
+def _shared_per_block(arch: ArchitectureLimits, s: np.ndarray, d: np.ndarray,
+                      opt_in: bool) -> list[str]:
+    total = s + d
+    cc = arch.compute_capability
+    optin = arch.shared_mem_per_block_optin_bytes
+    default = arch.shared_mem_per_block_bytes
+    used = (total, s, d)
+    if opt_in and optin > default:
+        return _fill(m.SHARED_USED_TEXT + m.SHARED_OPTIN_TEXT, *used, m._kb(optin), cc,
+                     total - optin)
+    head = m.SHARED_USED_TEXT + m.SHARED_DEFAULT_TEXT
+    if optin <= default:
+        return _fill(head + m.SHARED_NO_OPTIN_TEXT, *used, m._kb(default), total - default,
+                     m._tesla_note(arch), cc)
+    return _by_mask(
+        total <= optin,
+        lambda k: _fill(head + m.SHARED_WITHIN_OPTIN_TEXT, total[k], s[k], d[k],
+                        m._kb(default), total[k] - default, cc, m._kb(optin)),
+        lambda k: _fill(head + m.SHARED_OVER_OPTIN_TEXT, total[k], s[k], d[k],
+                        m._kb(default), total[k] - default, m._kb(optin), cc, total[k] - optin))
+
+
+def _registers_per_block(arch: ArchitectureLimits, b: np.ndarray, r: np.ndarray) -> list[str]:
+    warps = -(-b // arch.warp_size)
+    limit = arch.max_registers_per_block
+    cc = arch.compute_capability
+    if arch.register_allocation == "block":
+        paired = _warps_in_pairs(arch, warps)
+        need = _registers_per_block_tesla(arch, warps, r)
+        g = arch.warp_allocation_granularity
+        rounded = _notes(warps, lambda w: "" if -(-w // g) * g == w
+                         else m.TESLA_ROUNDED_TEXT % (w, g))
+        return _fill(m.REGISTERS_PER_BLOCK_TESLA_TEXT, paired, rounded, arch.warp_size, r,
+                     arch.register_allocation_unit, need, limit, cc, need - limit)
+    per_warp = _registers_per_warp(arch, r)
+    group = arch.register_check_warp_group
+    counted = -(-warps // group) * group
+    need = per_warp * counted
+    grouped = _notes(warps, lambda w: "" if -(-w // group) * group == w
+                     else m.GROUPED_TEXT % (group, w, -(-w // group) * group))
+    unit = arch.register_allocation_unit
+    if arch.double_unit_register_counts:
+        unit = np.where(np.isin(r, sorted(arch.double_unit_register_counts)), 2 * unit, unit)
+    return _fill(m.REGISTERS_PER_BLOCK_TEXT, counted, grouped, per_warp, r, unit, need, limit,
+                 cc, need - limit)
+
+
+def _no_block_fits(zero: dict) -> list[str]:
+    code = np.zeros(len(zero[LIMIT_NAMES[0]]), dtype=np.int64)
+    for k, name in enumerate(LIMIT_NAMES):
+        code |= np.asarray(zero[name], dtype=np.int64) << k
+    values = code.tolist()
+    table = {c: m.NO_BLOCK_FITS_TEXT % m._zero_limit_names(
+        {name: bool(c >> k & 1) for k, name in enumerate(LIMIT_NAMES)}) for c in set(values)}
+    return list(map(table.__getitem__, values))
+
+
+def launch_error_messages(arch: ArchitectureLimits, code: int, block_size: np.ndarray,
+                          registers: np.ndarray, static: np.ndarray, dynamic: np.ndarray,
+                          opt_in: bool, zero_limits: dict | None = None) -> list[str]:
+    """The message of each launch (1-D int64 columns, one row per launch) that failed the
+    check ``code`` (:mod:`gpumodeler.core.occupancy.array_rules`), as the scalar calculator
+    words it. ``zero_limits`` (limit name -> bool column: that limit allows 0 blocks) is
+    needed for the last check only."""
+    if code == _BLOCK_SIZE:
+        return _block_size(arch, block_size)
+    if code == _REGISTERS_PER_THREAD:
+        return _registers_per_thread(arch, registers)
+    if code == _STATIC_SHARED:
+        return _static_shared(arch, static)
+    if code == _SHARED_PER_BLOCK:
+        return _shared_per_block(arch, static, dynamic, opt_in)
+    if code == _REGISTERS_PER_BLOCK:
+        return _registers_per_block(arch, block_size, registers)
+    if code == _NO_BLOCK_FITS:
+        return _no_block_fits(zero_limits)
+    raise ValueError(f"no launch check has code {code}")
