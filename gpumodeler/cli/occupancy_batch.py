@@ -40,7 +40,7 @@ import numpy as np
 from gpumodeler.core.errors import ModelError
 
 from .cmd_occupancy import _INT_LIMIT, BATCH_KEYS, _line_output, _one, _parsed
-from .tables import distinct_texts
+from .occupancy_lines import answer_lines
 
 #: characters read at a time
 READ_CHARS = 1 << 20
@@ -48,7 +48,6 @@ READ_CHARS = 1 << 20
 _SMALLEST = 8
 _SIZES = ("block_size", "registers", "shared_mem", "static_shared_mem")
 _REQUIRED = ("cc", "block_size", "registers")
-_BOOLS = np.array(["false", "true"], dtype=object)
 
 
 def answer_stream(stream, chunk_lines: int, write) -> None:
@@ -182,23 +181,33 @@ def _halving(lines: list[str], idx: list[int]) -> list:
 
 def _by_keys(pos: np.ndarray, objs: list, first: int, out: np.ndarray) -> None:
     """Answers for the parsed lines (at ``pos`` in the chunk), grouped by their keys."""
-    keys = list(map(tuple, objs))
-    if keys.count(keys[0]) == len(keys):
-        groups = {keys[0]: None}
-    else:
-        groups = {}
-        for k, key in enumerate(keys):
-            members = groups.get(key)
-            if members is None:
-                members = groups[key] = []
-            members.append(k)
+    names = tuple(objs[0])
+    if set(map(len, objs)) == {len(names)}:  # the usual case: the same keys on every line
+        try:
+            column = {k: list(map(itemgetter(k), objs)) for k in names}
+        except KeyError:  # the same number of keys, not the same keys
+            column = None
+        if column is not None:
+            _keyed(names, pos, objs, first, out, column)
+            return
+    groups: dict = {}
+    for k, key in enumerate(map(frozenset, objs)):
+        members = groups.get(key)
+        if members is None:
+            members = groups[key] = []
+        members.append(k)
     for key, members in groups.items():
-        p, o = (pos, objs) if members is None else (pos[members], [objs[m] for m in members])
-        if set(key) <= BATCH_KEYS and all(name in key for name in _REQUIRED):
-            _columns(key, p, o, first, out)
-        else:  # unknown or missing keys: the scalar path's message
-            for i, obj in zip(p.tolist(), o):
-                out[i] = _line_output(first + i, obj)
+        _keyed(tuple(key), pos[members], [objs[m] for m in members], first, out)
+
+
+def _keyed(keys: tuple, pos: np.ndarray, objs: list, first: int, out: np.ndarray,
+           column: dict | None = None) -> None:
+    """Lines with the same keys (``column``: their values by key, if at hand)."""
+    if set(keys) <= BATCH_KEYS and all(name in keys for name in _REQUIRED):
+        _columns(keys, pos, objs, first, out, column)
+    else:  # unknown or missing keys: the scalar path's message
+        for i, obj in zip(pos.tolist(), objs):
+            out[i] = _line_output(first + i, obj)
 
 
 def _int_column(values: list) -> tuple[np.ndarray, np.ndarray | None]:
@@ -221,11 +230,13 @@ def _option(values: list, kinds: tuple) -> np.ndarray | None:
     return np.array([type(v) in kinds for v in values], dtype=bool)
 
 
-def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: np.ndarray) -> None:
+def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: np.ndarray,
+             column: dict | None = None) -> None:
     """Lines with the same valid keys: columns, then one vectorised call per option group;
     a line whose values the vectorised call does not take gets the scalar answer."""
     n = len(objs)
-    column = {k: list(map(itemgetter(k), objs)) for k in keys}
+    if column is None:
+        column = {k: list(map(itemgetter(k), objs)) for k in keys}
     good = np.ones(n, dtype=bool)
     sizes = []
     for name in _SIZES:
@@ -288,23 +299,37 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
         return
     valid = arrays.valid
     bad = np.flatnonzero(~valid)
-    if bad.size:  # the scalar calculator's LaunchError messages, each formatted once
-        reasons = arrays.reasons[bad].tolist()
-        distinct = list(set(reasons))
-        quoted = dict(zip(distinct, map(encode_basestring_ascii, distinct)))  # json.dumps(r)
-        out[pos[bad]] = _objects_array(list(map('{"line": %d, "error": %s}'.__mod__, zip(
-            (pos[bad] + first).tolist(), map(quoted.__getitem__, reasons)))))
+    if bad.size:  # the scalar calculator's LaunchError messages
+        out[pos[bad]] = _objects_array(_error_lines(arrays.reasons[bad].tolist(),
+                                                    (pos[bad] + first).tolist()))
     ok = np.flatnonzero(valid)
     if not ok.size:
         return
     b, r, d, s = (int(v) for v in sizes[ok[0]])
     reference = json.dumps(_one(cc, b, r, d, s, opt_in, carveout, config))
-    template, columns = _template(json.loads(reference), arrays, ok, LIMIT_NAMES)
-    texts = list(map(template.__mod__, zip(*columns))) if columns else [template] * ok.size
+    texts = answer_lines(json.loads(reference), arrays, ok, LIMIT_NAMES)
     if texts[0] != reference:  # pragma: no cover - a guard, never seen
         texts = [_line_output(first + i, objs[m])
                  for i, m in zip(pos[ok].tolist(), members[ok].tolist())]
     out[pos[ok]] = _objects_array(texts)
+
+
+#: the characters json.dumps writes as they are (printable ASCII but a quote and a backslash)
+_PLAIN = bytes(c for c in range(0x20, 0x7f) if chr(c) not in '"\\')
+
+
+def _error_lines(reasons: list, numbers: list) -> list:
+    """``json.dumps({"line": number, "error": reason})`` of each pair: the reasons are put
+    in the line as they are when no character of them needs escaping (checked once over
+    all of them: printable ASCII but for a quote or a backslash), else each distinct reason
+    is escaped once."""
+    joined = " ".join(reasons)
+    if joined.isascii() and not joined.encode("ascii").translate(None, _PLAIN):
+        return list(map('{"line": %d, "error": "%s"}'.__mod__, zip(numbers, reasons)))
+    distinct = list(set(reasons))
+    quoted = dict(zip(distinct, map(encode_basestring_ascii, distinct)))  # json.dumps(r)
+    return list(map('{"line": %d, "error": %s}'.__mod__,
+                    zip(numbers, map(quoted.__getitem__, reasons))))
 
 
 def _objects_array(texts: list) -> np.ndarray:
@@ -312,46 +337,3 @@ def _objects_array(texts: list) -> np.ndarray:
     a = np.empty(len(texts), dtype=object)
     a[:] = texts
     return a
-
-
-def _template(reference: dict, arrays, ok: np.ndarray, limit_names) -> tuple[str, list]:
-    """A ``%`` template of an answer line (the scalar answer's keys, in its order) and the
-    columns of cell texts that fill it, from the vectorised result at ``ok``. A value that is
-    the same on every line is written into the template."""
-    parts, columns = [], []
-
-    def cell(texts: list) -> str:
-        if texts.count(texts[0]) == len(texts):
-            return texts[0].replace("%", "%%")
-        columns.append(texts)
-        return "%s"
-
-    for name, value in reference.items():
-        key = json.dumps(name).replace("%", "%%")
-        if name == "block_limits":
-            inner = [f"{json.dumps(limit)}: "
-                     + cell(distinct_texts(arrays.block_limits[limit][ok], str))
-                     for limit in value]
-            parts.append(f"{key}: {{{', '.join(inner)}}}")
-            continue
-        if name == "limited_by":
-            code = np.zeros(ok.size, dtype=np.int64)
-            for k, limit in enumerate(limit_names):
-                code |= arrays.limited_by[limit][ok].astype(np.int64) << k
-            text = {c: json.dumps([n for k, n in enumerate(limit_names) if c >> k & 1])
-                    for c in set(code.tolist())}  # (np.unique would import numpy.ma)
-            parts.append(f"{key}: " + cell([text[c] for c in code.tolist()]))
-            continue
-        values = getattr(arrays, name)
-        if np.ndim(values) == 0:  # the same for every launch of the group
-            parts.append(f"{key}: " + json.dumps(value).replace("%", "%%"))
-            continue
-        values = np.asarray(values)[ok]
-        if values.dtype.kind == "b":
-            texts = _BOOLS[values.astype(np.intp)].tolist()
-        elif values.dtype.kind == "f":
-            texts = distinct_texts(values, repr)
-        else:
-            texts = distinct_texts(values, str)
-        parts.append(f"{key}: " + cell(texts))
-    return "{" + ", ".join(parts) + "}", columns

@@ -10,7 +10,7 @@ compares every message with the scalar one.
 """
 from __future__ import annotations
 
-from itertools import repeat
+import re
 
 import numpy as np
 
@@ -23,13 +23,27 @@ from gpumodeler.core.occupancy.checks import (
 from gpumodeler.core.occupancy.compute_capability import ArchitectureLimits
 
 
+_CONVERSION = re.compile(r"%[ds]")
+
+
 def _fill(template: str, *columns) -> list[str]:
     """``template % row`` for each row of the columns (int64 arrays, lists, or one value
-    for every row)."""
-    n = next(len(c) for c in columns if isinstance(c, (np.ndarray, list)))
-    rows = [c.tolist() if isinstance(c, np.ndarray) else c if isinstance(c, list)
-            else repeat(c, n) for c in columns]
-    return list(map(template.__mod__, zip(*rows)))
+    for every row, which is written into the template first)."""
+    pieces = _CONVERSION.split(template)
+    specs = _CONVERSION.findall(template)
+    baked, rows = [pieces[0]], []
+    for spec, column, piece in zip(specs, columns, pieces[1:]):
+        if isinstance(column, np.ndarray):
+            rows.append(column.tolist())
+        elif isinstance(column, list):
+            rows.append(column)
+        else:
+            baked.append((spec % column).replace("%", "%%"))
+            baked.append(piece)
+            continue
+        baked.append(spec)
+        baked.append(piece)
+    return list(map("".join(baked).__mod__, zip(*rows)))
 
 
 def _by_mask(mask: np.ndarray, when_true, when_false) -> list[str]:
