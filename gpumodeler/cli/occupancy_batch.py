@@ -86,7 +86,9 @@ def _write(write, texts: list, block: int = 4096) -> None:
     """Write the lines ``block`` at a time (one joined copy of a whole chunk would double
     the memory it holds)."""
     for start in range(0, len(texts), block):
-        write("\n".join(texts[start:start + block]) + "\n")
+        piece = texts[start:start + block]
+        piece.append("")  # the last line's newline, without copying the joined text again
+        write("\n".join(piece))
 
 
 def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
