@@ -16,16 +16,20 @@ line), byte for byte; only the work is grouped:
    the item is what ``json.loads`` of the line gives.) Where the parser stops at a bad line,
    the lines before it are parsed again, that line goes through the scalar path, and reading
    goes on after it; lines of other shapes go through the scalar path too.
-2. **Columns.** Lines with the same keys are turned into columns (``operator.itemgetter``,
-   ``map(type, ...)`` checks that sizes are plain non-negative integers, options booleans or
-   integers); lines with anything else go through the scalar path, which gives the message.
+2. **Columns.** Lines with the same keys (the usual case, found by one ``len`` per line and
+   one ``operator.itemgetter`` per key, which fails on a missing key) are turned into
+   columns (``map(type, ...)`` checks that sizes are plain non-negative integers, options
+   booleans or integers); lines with anything else go through the scalar path, which gives
+   the message.
 3. **Evaluation.** Lines sharing (cc, opt_in, carveout_percent, shared_mem_config) go to the
    vectorised calculator, :func:`~gpumodeler.core.occupancy.arrays.occupancy_array`, in one
-   call; its ``reasons`` are the scalar LaunchError messages.
-4. **Writing.** An answer line is a ``%`` template in the scalar answer's key order, with the
-   values that are the same for the whole group written into the template and the others
-   formatted a column at a time, each distinct value once (:func:`tables.distinct_texts`).
-   The first line of each group is compared with the scalar answer as a guard.
+   call; its ``reasons`` are the scalar LaunchError messages, formatted a column at a time
+   (:mod:`gpumodeler.core.occupancy.array_messages`).
+4. **Writing.** The answer lines of a group are formatted in bulk by
+   :mod:`gpumodeler.cli.occupancy_lines` (a ``%`` template in the scalar answer's key order,
+   fields as integer codes, neighbouring fields with few joint values merged). The first
+   line of each group is compared with the scalar answer as a guard. Error lines are one
+   ``%`` each, the messages escaped only if one of them needs it.
 """
 from __future__ import annotations
 
