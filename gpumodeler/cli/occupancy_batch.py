@@ -45,6 +45,7 @@ from gpumodeler.core.errors import ModelError
 
 from .cmd_occupancy import _INT_LIMIT, BATCH_KEYS, _line_output, _one, _parsed
 from .occupancy_lines import answer_lines
+from .occupancy_scan import scan
 
 #: characters read at a time
 READ_CHARS = 1 << 20
@@ -100,6 +101,10 @@ def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
     a newline, but for the last when ``ended`` is False), in order."""
     n = len(lines)
     out = np.empty(n, dtype=object)  # None: not answered yet
+    scanned = scan(lines)
+    if scanned is not None:  # every line has the first line's shape (the usual case)
+        _by_scan(scanned, lines, first, out)
+        return out.tolist()
     body = ",\n".join(lines)
     if n and body[:1] == "{" and body[-1:] == "}" and body.count("},\n{") == n - 1 \
             and body.count("{") == n and "[" not in body:
@@ -125,6 +130,44 @@ def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
                                                            else line))
         texts = [t for t in texts if t is not None]
     return texts
+
+
+class _Parsed:
+    """``json.loads`` of line ``i`` of a scanned chunk, when asked for (the scalar path for a
+    group the calculator refuses as a whole)."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+
+    def __getitem__(self, i: int):
+        return json.loads(self.lines[i])
+
+
+def _by_scan(scanned, lines: list[str], first: int, out: np.ndarray) -> None:
+    """Answers for a chunk read by :func:`~gpumodeler.cli.occupancy_scan.scan`: one
+    vectorised call per compute capability."""
+    n = len(lines)
+    zero = np.zeros(n, dtype=np.int64)
+    sizes = np.stack([scanned.numbers.get(name, zero) for name in _SIZES], axis=1)
+    objs = _Parsed(lines)
+    huge = np.flatnonzero(sizes.max(axis=1) >= _INT_LIMIT)
+    for i in huge.tolist():  # the scalar path, as for the JSON reader's columns
+        out[i] = _line_output(first + i, objs[i])
+    constants = scanned.constants
+    options = (constants.get("opt_in", False), constants.get("carveout_percent"),
+               constants.get("shared_mem_config"))
+    codes = scanned.cc
+    chosen = np.arange(n) if not huge.size else np.setdiff1d(np.arange(n), huge)
+    if not chosen.size:
+        return
+    if codes.min() == codes.max():
+        parts = [chosen]
+    else:
+        order = chosen[np.argsort(codes[chosen], kind="stable")]
+        parts = np.split(order, np.flatnonzero(np.diff(codes[order])) + 1)
+    for members in parts:
+        cc = scanned.cc_text(int(codes[members[0]]))
+        _group((cc, *options), sizes[members], members, objs, members, first, out)
 
 
 def _objects(lines: list[str], idx: list[int], body: str | None = None) -> list:

@@ -1,0 +1,136 @@
+"""``occupancy --batch``: the columns of a chunk of lines that all have one shape, read by
+numpy from the bytes, without a Python object per value.
+
+A script writes its launches with one ``json.dumps`` per line, so the lines of a chunk
+usually differ only in their digits: ``{"cc": "8.6", "block_size": 256, "registers": 40}``.
+:func:`scan` takes the first line as the pattern and checks that every line is that pattern
+with other digits, then reads the numbers. The checks, each over the whole chunk at once:
+
+* the first line is exactly what ``json.dumps`` writes for its object (so where each value's
+  digits go is known from its keys), its keys are launch keys, the values are integers
+  >= 0, booleans or null, and ``cc`` is a string of the form ``"M.m"``;
+* every line, with its digits (``0``-``9``) taken out, is byte for byte the first line with
+  its digits taken out: the same keys in the same order, the same separators, the same
+  booleans and nulls; since no key holds a digit, a digit can only be inside a value;
+* the digits of each line fall at the places of the first line's numbers, one run of digits
+  at each place, none elsewhere (the number of non-digit bytes before each digit tells
+  where it is), and no run starts with ``0`` unless it is ``0`` (JSON has no leading zeros)
+  or is longer than 18 digits (so it fits int64, and stays below the 2^62 the batch takes).
+
+A line that passes is a JSON object (RFC 8259: an object of strings, non-negative integers
+without leading zeros, booleans and nulls) whose values are the numbers read, so the
+columns are what ``json.loads`` of each line gives. If any line fails, the whole chunk is
+left to the JSON reader (:mod:`gpumodeler.cli.occupancy_batch`), which answers every line,
+odd ones included, exactly.
+"""
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+
+_CC = re.compile(r"[1-9]?[0-9]\.[0-9]")
+_DIGITS = re.compile(r"[0-9]+")
+_MAX_DIGITS = 18
+_POW10 = 10 ** np.arange(_MAX_DIGITS, dtype=np.int64)
+_KEYS = frozenset({"cc", "block_size", "registers", "shared_mem", "static_shared_mem",
+                   "opt_in", "carveout_percent", "shared_mem_config"})
+_REQUIRED = ("cc", "block_size", "registers")
+
+
+class Scanned:
+    """The columns of a chunk: ``numbers`` (key -> int64 array, one per line), ``cc`` (an
+    integer per line, 10 * major + minor; :meth:`cc_text` gives its text) and ``constants``
+    (the keys whose value is the same on every line: booleans and nulls)."""
+
+    __slots__ = ("numbers", "cc", "constants")
+
+    def __init__(self, numbers: dict, cc: np.ndarray, constants: dict):
+        self.numbers, self.cc, self.constants = numbers, cc, constants
+
+    @staticmethod
+    def cc_text(code: int) -> str:
+        return f"{code // 10}.{code % 10}"
+
+
+def _layout(head: str) -> tuple[list, dict] | None:
+    """The places of the first line's numbers, as (key, part) in order, and its constants;
+    None if the line is not of the shape :func:`scan` reads."""
+    try:
+        obj = json.loads(head)
+    except ValueError:
+        return None
+    if type(obj) is not dict or not obj.keys() <= _KEYS or any(k not in obj for k in _REQUIRED):
+        return None
+    if json.dumps(obj) != head:  # other separators, escapes, a duplicate key...
+        return None
+    places, constants = [], {}
+    for key, value in obj.items():
+        if key == "cc":
+            if type(value) is not str or not _CC.fullmatch(value):
+                return None
+            places += [("cc", "major"), ("cc", "minor")]
+        elif type(value) is int and value >= 0 and key not in ("opt_in",):
+            if key in ("carveout_percent", "shared_mem_config"):
+                return None  # an option that may differ per line: the JSON reader groups it
+            places.append((key, "number"))
+        elif (value is None and key in ("carveout_percent", "shared_mem_config")) or (
+                type(value) is bool and key == "opt_in"):
+            constants[key] = value
+        else:
+            return None
+    return places, constants
+
+
+def scan(lines: list[str]) -> Scanned | None:
+    """The columns of ``lines`` (a chunk, without newlines) if every line has the first
+    line's shape (module docstring), else None."""
+    n = len(lines)
+    if n < 2:
+        return None
+    found = _layout(lines[0])
+    if found is None:
+        return None
+    places, constants = found
+    text = "\n".join(lines)
+    if not text.isascii():
+        return None
+    buf = np.frombuffer(text.encode("ascii") + b"\n", dtype=np.uint8)
+    digit = (buf - np.uint8(48)) < 10  # '0'..'9' (below '0' wraps round to large values)
+    head = lines[0]
+    pattern = np.frombuffer((_DIGITS.sub("", head) + "\n").encode("ascii"), dtype=np.uint8)
+    width = pattern.size
+    rest = buf[~digit]
+    if rest.size != n * width or (rest.reshape(n, width) != pattern).any():
+        return None
+    # where the first line's numbers go: the count of non-digit bytes before each
+    spots = [m.start() - sum(len(d) for d in _DIGITS.findall(head[:m.start()]))
+             for m in _DIGITS.finditer(head)]
+    if len(spots) != len(places):
+        return None
+    at = np.flatnonzero(digit)
+    before = at - np.arange(at.size)  # non-digit bytes before each digit
+    starts = np.flatnonzero(np.diff(before)) + 1 if at.size else at
+    starts = np.concatenate([[0], starts]) if at.size else starts
+    k = len(spots)
+    if starts.size != n * k or not np.array_equal(
+            before[starts], (np.arange(n, dtype=np.int64)[:, None] * width
+                             + np.asarray(spots, dtype=np.int64)).ravel()):
+        return None
+    lengths = np.diff(np.append(starts, at.size))
+    if lengths.max() > _MAX_DIGITS or ((buf[at[starts]] == 48) & (lengths > 1)).any():
+        return None
+    exponent = np.repeat(starts + lengths, lengths) - 1 - np.arange(at.size)
+    values = np.add.reduceat((buf[at] - 48).astype(np.int64) * _POW10[exponent], starts)
+    values = values.reshape(n, k)
+    lengths = lengths.reshape(n, k)
+    numbers, cc = {}, None
+    for j, (key, part) in enumerate(places):
+        if part == "number":
+            numbers[key] = values[:, j]
+        elif part == "major":
+            if lengths[:, j].max() > 2 or lengths[:, j + 1].max() > 1:
+                return None
+            cc = values[:, j] * 10 + values[:, j + 1]
+    return Scanned(numbers, cc, constants)
