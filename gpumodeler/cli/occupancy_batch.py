@@ -349,8 +349,7 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
     valid = arrays.valid
     bad = np.flatnonzero(~valid)
     if bad.size:  # the scalar calculator's LaunchError messages
-        out[pos[bad]] = _objects_array(_error_lines(arrays.reasons[bad].tolist(),
-                                                    (pos[bad] + first).tolist()))
+        out[pos[bad]] = _objects_array(_reason_lines(arrays, bad, pos[bad] + first))
     ok = np.flatnonzero(valid)
     if not ok.size:
         return
@@ -367,13 +366,39 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
 _PLAIN = bytes(c for c in range(0x20, 0x7f) if chr(c) not in '"\\')
 
 
+def _reason_lines(arrays, bad: np.ndarray, numbers: np.ndarray) -> list:
+    """The error lines of the launches ``bad`` of a vectorised result, numbered ``numbers``:
+    each message's template (:func:`~gpumodeler.core.occupancy.array_messages.reason_parts`)
+    inside the line's, one ``%`` per line, when neither the templates nor the texts put in
+    them need escaping; else :func:`_error_lines` of the messages."""
+    from gpumodeler.core.occupancy.array_messages import reason_parts
+
+    parts = reason_parts(arrays, bad)
+    for _, template, columns in parts:
+        texts = [template] + [" ".join(set(c)) for c in columns if c and type(c[0]) is str]
+        if not _plain(" ".join(texts)):
+            return _error_lines(arrays.reasons[bad].tolist(), numbers.tolist())
+    out = np.empty(bad.size, dtype=object)
+    for rows, template, columns in parts:
+        line = '{"line": %d, "error": "' + template + '"}'
+        texts = list(map(line.__mod__, zip(numbers[rows].tolist(), *columns)))
+        if len(parts) == 1:
+            return texts  # one part holds every line, in order
+        out[rows] = _objects_array(texts)
+    return out.tolist()
+
+
+def _plain(text: str) -> bool:
+    """Whether json.dumps writes ``text`` as it is (printable ASCII, no quote or backslash)."""
+    return text.isascii() and not text.encode("ascii").translate(None, _PLAIN)
+
+
 def _error_lines(reasons: list, numbers: list) -> list:
     """``json.dumps({"line": number, "error": reason})`` of each pair: the reasons are put
     in the line as they are when no character of them needs escaping (checked once over
     all of them: printable ASCII but for a quote or a backslash), else each distinct reason
     is escaped once."""
-    joined = " ".join(reasons)
-    if joined.isascii() and not joined.encode("ascii").translate(None, _PLAIN):
+    if _plain(" ".join(reasons)):
         return list(map('{"line": %d, "error": "%s"}'.__mod__, zip(numbers, reasons)))
     distinct = list(set(reasons))
     quoted = dict(zip(distinct, map(encode_basestring_ascii, distinct)))  # json.dumps(r)

@@ -144,7 +144,7 @@ def test_error_messages_that_need_escaping(monkeypatch):
     """A message with a quote, a backslash, a control or non-ASCII character is written as
     json.dumps writes it (the messages of today need none; the check keeps it so)."""
     for odd in ['quote " here', "back \\ slash", "tab \t", "µ", "\u2028"]:
-        lines = occupancy_batch._error_lines([odd, "plain"], [3, 4])
+        lines = occupancy_batch._error_lines([odd, "plain"], [3, 4])  # the fallback
         assert lines == [json.dumps({"line": 3, "error": odd}),
                          json.dumps({"line": 4, "error": "plain"})]
 
@@ -158,3 +158,16 @@ def test_through_the_command_line(monkeypatch, capsys):
         if line.strip():
             expected.append(cmd_occupancy._line_output(lineno, cmd_occupancy._parsed(line)))
     assert capsys.readouterr().out.splitlines() == expected
+
+
+def test_a_message_template_that_needs_escaping(monkeypatch):
+    """Were a message worded with a quote or non-ASCII, the error lines would still be
+    json.dumps' (the templates go through the per-message escaping instead)."""
+    import gpumodeler.core.occupancy.messages as messages
+    monkeypatch.setattr(messages, "REGISTERS_PER_THREAD_TEXT",
+                        '%d "registers" per thread exceed the %d-register limit by %d µ')
+    text = "\n".join(json.dumps({"cc": "8.0", "block_size": 64, "registers": r})
+                     for r in range(200, 320)) + "\n"
+    expected = _per_line(text)
+    assert expected.count('\\"registers\\"') == 64 and "\\u00b5" in expected
+    assert _bulk(text, 65536) == expected

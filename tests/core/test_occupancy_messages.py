@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gpumodeler.core.errors import LaunchError
-from gpumodeler.core.occupancy.array_messages import launch_error_messages
+from gpumodeler.core.occupancy.array_messages import launch_error_messages, reason_parts
 from gpumodeler.core.occupancy.array_rules import _NO_BLOCK_FITS, _OK
 from gpumodeler.core.occupancy.calculator import occupancy, occupancy_array
 from gpumodeler.core.occupancy.compute_capability import ARCHITECTURES, SUPPORTED_COMPUTE_CAPABILITIES
@@ -78,3 +78,18 @@ def test_an_unknown_code_is_refused():
     empty = np.zeros(0, dtype=np.int64)
     with pytest.raises(ValueError, match="no launch check has code 9"):
         launch_error_messages(ARCHITECTURES["8.0"], 9, empty, empty, empty, empty, False)
+
+
+@pytest.mark.parametrize("cc", ["1.3", "2.1", "7.5", "9.0"])
+def test_reason_parts_are_the_reasons(cc):
+    """The parts a caller formats around each message give the messages of ``reasons``."""
+    block, regs, static, dynamic = _launches(cc, 800, seed=8)
+    arrays = occupancy_array(cc, block, regs, dynamic, static_shared_mem_bytes=static,
+                             opt_in=True)
+    bad = np.flatnonzero(~arrays.valid)
+    texts = np.empty(bad.size, dtype=object)
+    for rows, template, columns in reason_parts(arrays, bad):
+        texts[rows] = [template % row for row in zip(*columns)]
+    assert texts.tolist() == arrays.reasons[bad].tolist()
+    with pytest.raises(ValueError, match="cannot run"):
+        reason_parts(arrays, np.flatnonzero(arrays.valid)[:1])
