@@ -36,7 +36,6 @@ from __future__ import annotations
 import json
 from bisect import bisect_right
 from itertools import accumulate
-from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 
 import numpy as np
@@ -44,7 +43,7 @@ import numpy as np
 from gpumodeler.core.errors import ModelError
 
 from .cmd_occupancy import _INT_LIMIT, BATCH_KEYS, _line_output, _one, _parsed
-from .occupancy_lines import answer_lines
+from .occupancy_lines import answer_lines, error_lines
 from .occupancy_scan import scan
 
 #: characters read at a time
@@ -349,7 +348,7 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
     valid = arrays.valid
     bad = np.flatnonzero(~valid)
     if bad.size:  # the scalar calculator's LaunchError messages
-        out[pos[bad]] = _objects_array(_reason_lines(arrays, bad, pos[bad] + first))
+        out[pos[bad]] = _objects_array(error_lines(arrays, bad, pos[bad] + first))
     ok = np.flatnonzero(valid)
     if not ok.size:
         return
@@ -360,50 +359,6 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
         texts = [_line_output(first + i, objs[m])
                  for i, m in zip(pos[ok].tolist(), members[ok].tolist())]
     out[pos[ok]] = _objects_array(texts)
-
-
-#: the characters json.dumps writes as they are (printable ASCII but a quote and a backslash)
-_PLAIN = bytes(c for c in range(0x20, 0x7f) if chr(c) not in '"\\')
-
-
-def _reason_lines(arrays, bad: np.ndarray, numbers: np.ndarray) -> list:
-    """The error lines of the launches ``bad`` of a vectorised result, numbered ``numbers``:
-    each message's template (:func:`~gpumodeler.core.occupancy.array_messages.reason_parts`)
-    inside the line's, one ``%`` per line, when neither the templates nor the texts put in
-    them need escaping; else :func:`_error_lines` of the messages."""
-    from gpumodeler.core.occupancy.array_messages import reason_parts
-
-    parts = reason_parts(arrays, bad)
-    for _, template, columns in parts:
-        texts = [template] + [" ".join(set(c)) for c in columns if c and type(c[0]) is str]
-        if not _plain(" ".join(texts)):
-            return _error_lines(arrays.reasons[bad].tolist(), numbers.tolist())
-    out = np.empty(bad.size, dtype=object)
-    for rows, template, columns in parts:
-        line = '{"line": %d, "error": "' + template + '"}'
-        texts = list(map(line.__mod__, zip(numbers[rows].tolist(), *columns)))
-        if len(parts) == 1:
-            return texts  # one part holds every line, in order
-        out[rows] = _objects_array(texts)
-    return out.tolist()
-
-
-def _plain(text: str) -> bool:
-    """Whether json.dumps writes ``text`` as it is (printable ASCII, no quote or backslash)."""
-    return text.isascii() and not text.encode("ascii").translate(None, _PLAIN)
-
-
-def _error_lines(reasons: list, numbers: list) -> list:
-    """``json.dumps({"line": number, "error": reason})`` of each pair: the reasons are put
-    in the line as they are when no character of them needs escaping (checked once over
-    all of them: printable ASCII but for a quote or a backslash), else each distinct reason
-    is escaped once."""
-    if _plain(" ".join(reasons)):
-        return list(map('{"line": %d, "error": "%s"}'.__mod__, zip(numbers, reasons)))
-    distinct = list(set(reasons))
-    quoted = dict(zip(distinct, map(encode_basestring_ascii, distinct)))  # json.dumps(r)
-    return list(map('{"line": %d, "error": %s}'.__mod__,
-                    zip(numbers, map(quoted.__getitem__, reasons))))
 
 
 def _objects_array(texts: list) -> np.ndarray:

@@ -12,12 +12,19 @@ distinct combinations (warps per block, active blocks, warps and threads, which 
 from the block size and the active blocks; the limits and the limiting resources) are merged
 into one cell with the constant text between them, so that a line takes about half as many
 ``%`` substitutions as it has varying fields; each combination is formatted once.
+
+An error line is ``{"line": N, "error": "message"}`` with the message's own template
+(:func:`gpumodeler.core.occupancy.array_messages.reason_parts`) inside the line's, so each
+takes one ``%`` (:func:`error_lines`), as long as no message needs escaping in JSON.
 """
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring_ascii
 
 import numpy as np
+
+from gpumodeler.core.occupancy.array_messages import reason_parts
 
 #: a merged cell may have at most this share of the group's lines as distinct texts
 MERGE_SHARE = 8
@@ -178,3 +185,47 @@ def answer_lines(reference: dict, arrays, ok: np.ndarray, limit_names: tuple) ->
                      else int_cell(values))
     parts.append("}")
     return fill(parts, ok.size)
+
+
+#: the characters json.dumps writes as they are (printable ASCII but a quote and a backslash)
+_PLAIN = bytes(c for c in range(0x20, 0x7f) if chr(c) not in '"\\')
+
+
+def error_lines(arrays, bad: np.ndarray, numbers: np.ndarray) -> list:
+    """The error lines of the launches ``bad`` of a vectorised result, numbered ``numbers``:
+    each message's template (:func:`~gpumodeler.core.occupancy.array_messages.reason_parts`)
+    inside the line's, one ``%`` per line, when neither the templates nor the texts put in
+    them need escaping; else :func:`_error_lines` of the messages."""
+    parts = reason_parts(arrays, bad)
+    for _, template, columns in parts:
+        texts = [template] + [" ".join(set(c)) for c in columns if c and type(c[0]) is str]
+        if not _plain(" ".join(texts)):
+            return _error_lines(arrays.reasons[bad].tolist(), numbers.tolist())
+    out = np.empty(bad.size, dtype=object)
+    for rows, template, columns in parts:
+        line = '{"line": %d, "error": "' + template + '"}'
+        texts = list(map(line.__mod__, zip(numbers[rows].tolist(), *columns)))
+        if len(parts) == 1:
+            return texts  # one part holds every line, in order
+        texts_array = np.empty(len(texts), dtype=object)
+        texts_array[:] = texts
+        out[rows] = texts_array
+    return out.tolist()
+
+
+def _plain(text: str) -> bool:
+    """Whether json.dumps writes ``text`` as it is (printable ASCII, no quote or backslash)."""
+    return text.isascii() and not text.encode("ascii").translate(None, _PLAIN)
+
+
+def _error_lines(reasons: list, numbers: list) -> list:
+    """``json.dumps({"line": number, "error": reason})`` of each pair: the reasons are put
+    in the line as they are when no character of them needs escaping (checked once over
+    all of them: printable ASCII but for a quote or a backslash), else each distinct reason
+    is escaped once."""
+    if _plain(" ".join(reasons)):
+        return list(map('{"line": %d, "error": "%s"}'.__mod__, zip(numbers, reasons)))
+    distinct = list(set(reasons))
+    quoted = dict(zip(distinct, map(encode_basestring_ascii, distinct)))  # json.dumps(r)
+    return list(map('{"line": %d, "error": %s}'.__mod__,
+                    zip(numbers, map(quoted.__getitem__, reasons))))

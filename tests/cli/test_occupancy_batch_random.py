@@ -144,7 +144,7 @@ def test_error_messages_that_need_escaping(monkeypatch):
     """A message with a quote, a backslash, a control or non-ASCII character is written as
     json.dumps writes it (the messages of today need none; the check keeps it so)."""
     for odd in ['quote " here', "back \\ slash", "tab \t", "µ", "\u2028"]:
-        lines = occupancy_batch._error_lines([odd, "plain"], [3, 4])  # the fallback
+        lines = occupancy_lines._error_lines([odd, "plain"], [3, 4])  # the fallback
         assert lines == [json.dumps({"line": 3, "error": odd}),
                          json.dumps({"line": 4, "error": "plain"})]
 
