@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import chain
 
 import numpy as np
 
@@ -86,44 +87,27 @@ def _layout(head: str) -> tuple[list, dict] | None:
 def scan(lines: list[str]) -> Scanned | None:
     """The columns of ``lines`` (a chunk, without newlines) if every line has the first
     line's shape (module docstring), else None."""
-    n = len(lines)
-    if n < 2:
+    if len(lines) < 2:
         return None
     found = _layout(lines[0])
     if found is None:
         return None
     places, constants = found
-    text = "\n".join(lines)
-    if not text.isascii():
+    runs = _runs(lines)
+    if runs is None:
         return None
-    buf = np.frombuffer(text.encode("ascii") + b"\n", dtype=np.uint8)
-    digit = (buf - np.uint8(48)) < 10  # '0'..'9' (below '0' wraps round to large values)
-    head = lines[0]
-    pattern = np.frombuffer((_DIGITS.sub("", head) + "\n").encode("ascii"), dtype=np.uint8)
-    width = pattern.size
-    rest = buf[~digit]
-    if rest.size != n * width or (rest.reshape(n, width) != pattern).any():
+    digits, starts, lengths = runs
+    n, k = len(lines), len(places)
+    if starts.size != n * k:  # (cannot be: the first line's runs are its numbers' digits)
         return None
-    # where the first line's numbers go: the count of non-digit bytes before each
-    spots = [m.start() - sum(len(d) for d in _DIGITS.findall(head[:m.start()]))
-             for m in _DIGITS.finditer(head)]
-    if len(spots) != len(places):
+    if lengths.max() > _MAX_DIGITS or ((digits[starts] == 48) & (lengths > 1)).any():
         return None
-    at = np.flatnonzero(digit)
-    before = at - np.arange(at.size)  # non-digit bytes before each digit
-    starts = np.flatnonzero(np.diff(before)) + 1 if at.size else at
-    starts = np.concatenate([[0], starts]) if at.size else starts
-    k = len(spots)
-    if starts.size != n * k or not np.array_equal(
-            before[starts], (np.arange(n, dtype=np.int64)[:, None] * width
-                             + np.asarray(spots, dtype=np.int64)).ravel()):
-        return None
-    lengths = np.diff(np.append(starts, at.size))
-    if lengths.max() > _MAX_DIGITS or ((buf[at[starts]] == 48) & (lengths > 1)).any():
-        return None
-    exponent = np.repeat(starts + lengths, lengths) - 1 - np.arange(at.size)
-    values = np.add.reduceat((buf[at] - 48).astype(np.int64) * _POW10[exponent], starts)
-    values = values.reshape(n, k)
+    # each digit's weight: 10 ** (the digits after it in its run)
+    weight = np.repeat(starts + lengths, lengths)
+    weight -= np.arange(1, digits.size + 1)
+    weight = _POW10[weight]
+    weight *= digits - np.uint8(48)
+    values = np.add.reduceat(weight, starts).reshape(n, k)
     lengths = lengths.reshape(n, k)
     numbers, cc = {}, None
     for j, (key, part) in enumerate(places):
@@ -134,3 +118,43 @@ def scan(lines: list[str]) -> Scanned | None:
                 return None
             cc = values[:, j] * 10 + values[:, j + 1]
     return Scanned(numbers, cc, constants)
+
+
+def _runs(lines: list[str]):
+    """(the digit bytes of the chunk, where each run of digits starts among them, its
+    length) if every line is the first line but for its digits, with one run of digits at
+    each place of the first line's numbers and none elsewhere; else None. Temporary arrays
+    are reused or dropped as soon as possible: this is the peak of a batch's memory."""
+    text = "\n".join(chain(lines, ("",)))  # each line ended by a newline
+    if not text.isascii():
+        return None
+    buf = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    del text
+    digit = buf - np.uint8(48)  # '0'..'9' -> 0..9; below '0' wraps round to large values
+    digit = np.less(digit, 10, out=digit.view(np.bool_))
+    at = np.flatnonzero(digit)
+    head = lines[0]
+    pattern = np.frombuffer((_DIGITS.sub("", head) + "\n").encode("ascii"), dtype=np.uint8)
+    width, n = pattern.size, len(lines)
+    rest = buf[np.logical_not(digit, out=digit)]
+    del digit
+    if rest.size != n * width or (rest.reshape(n, width) != pattern).any():
+        return None
+    del rest
+    if not at.size:
+        return None
+    digits = buf[at]
+    del buf
+    # where the first line's numbers go: the count of non-digit bytes before each
+    spots = [m.start() - sum(len(d) for d in _DIGITS.findall(head[:m.start()]))
+             for m in _DIGITS.finditer(head)]
+    before = at
+    before -= np.arange(at.size)  # non-digit bytes before each digit
+    starts = np.flatnonzero(np.diff(before))
+    starts += 1
+    starts = np.concatenate([np.zeros(1, dtype=starts.dtype), starts])
+    expected = np.arange(0, n * width, width, dtype=np.int64)[:, None] + np.asarray(spots)
+    if starts.size != expected.size or not np.array_equal(before[starts], expected.ravel()):
+        return None
+    lengths = np.diff(np.append(starts, digits.size))
+    return digits, starts, lengths
