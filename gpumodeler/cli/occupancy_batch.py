@@ -74,36 +74,78 @@ def answer_stream(stream, chunk_lines: int, write) -> None:
         tail = [parts.pop()]
         lines.extend(parts)
         while len(lines) >= chunk_lines:
-            _write(write, answers(lines[:chunk_lines], first))
+            _answer_chunk(lines[:chunk_lines], first).write(write)
             del lines[:chunk_lines]
             first += chunk_lines
     last = "".join(tail)
     if last:  # a last line without its newline
         lines.append(last)
     while lines:
-        _write(write, answers(lines[:chunk_lines], first, ended=not last or len(lines) > chunk_lines))
+        _answer_chunk(lines[:chunk_lines], first,
+                      ended=not last or len(lines) > chunk_lines).write(write)
         del lines[:chunk_lines]
         first += chunk_lines
 
 
-def _write(write, texts: list, block: int = 4096) -> None:
-    """Write the lines ``block`` at a time (one joined copy of a whole chunk would double
-    the memory it holds)."""
-    for start in range(0, len(texts), block):
-        piece = texts[start:start + block]
-        piece.append("")  # the last line's newline, without copying the joined text again
-        write("\n".join(piece))
+#: a line whose answer a group formats when its lines are written
+_LATER = object()
+
+
+class _Answers:
+    """The answers of a chunk's lines: ``texts[i]`` is line i's answer, None for a blank
+    line, or :data:`_LATER` for a line of a group (``later``: its lines' positions, in
+    order, and its :class:`~gpumodeler.cli.occupancy_lines.Lines`) formatted as the lines
+    are written."""
+
+    def __init__(self, n: int):
+        self.texts = np.empty(n, dtype=object)
+        self.later: list = []
+
+    def __setitem__(self, index, value) -> None:
+        self.texts[index] = value
+
+    def defer(self, positions: np.ndarray, lines) -> None:
+        self.texts[positions] = _LATER
+        self.later.append((positions, lines, [0]))
+
+    def write(self, write, block: int = 4096) -> None:
+        """Write the answers ``block`` lines at a time, each ended by a newline (the
+        formatted lines of a block are dropped once written: a chunk's text is never held
+        whole)."""
+        texts, n = self.texts, len(self.texts)
+        blanks = None in texts.tolist()
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            for positions, lines, done in self.later:
+                end = int(np.searchsorted(positions, stop))
+                if end > done[0]:
+                    texts[positions[done[0]:end]] = _objects_array(lines.texts(done[0], end))
+                    done[0] = end
+            piece = texts[start:stop].tolist()
+            if blanks:
+                piece = [t for t in piece if t is not None]
+            if piece:
+                piece.append("")  # the last line's newline, without copying the text again
+                write("\n".join(piece))
+            texts[start:stop] = None
 
 
 def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
     """The answer of each non-blank line of ``lines`` (numbered from ``first``; each ended by
     a newline, but for the last when ``ended`` is False), in order."""
+    out: list[str] = []
+    _answer_chunk(lines, first, ended).write(out.append)
+    return "".join(out).split("\n")[:-1]
+
+
+def _answer_chunk(lines: list[str], first: int, ended: bool = True) -> _Answers:
+    """The answers of ``lines`` (see :func:`answers`), ready to be written."""
     n = len(lines)
-    out = np.empty(n, dtype=object)  # None: not answered yet
+    out = _Answers(n)  # None: not answered yet
     scanned = scan(lines)
     if scanned is not None:  # every line has the first line's shape (the usual case)
         _by_scan(scanned, lines, first, out)
-        return out.tolist()
+        return out
     body = ",\n".join(lines)
     if n and body[:1] == "{" and body[-1:] == "}" and body.count("},\n{") == n - 1 \
             and body.count("{") == n and "[" not in body:
@@ -120,15 +162,14 @@ def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
         idx, objects = idx[keep], [objects[k] for k in keep]
     if objects:
         _by_keys(idx, objects, first, out)
-    texts = out.tolist()
+    texts = out.texts.tolist()
     if None in texts:
         for i in [i for i, t in enumerate(texts) if t is None]:
             line = lines[i]
             if line.strip():  # blank lines get no answer
-                texts[i] = _line_output(first + i, _parsed(line + "\n" if ended or i < n - 1
-                                                           else line))
-        texts = [t for t in texts if t is not None]
-    return texts
+                out[i] = _line_output(first + i, _parsed(line + "\n" if ended or i < n - 1
+                                                         else line))
+    return out
 
 
 class _Parsed:
@@ -142,7 +183,7 @@ class _Parsed:
         return json.loads(self.lines[i])
 
 
-def _by_scan(scanned, lines: list[str], first: int, out: np.ndarray) -> None:
+def _by_scan(scanned, lines: list[str], first: int, out: _Answers) -> None:
     """Answers for a chunk read by :func:`~gpumodeler.cli.occupancy_scan.scan`: one
     vectorised call per compute capability."""
     n = len(lines)
@@ -227,7 +268,7 @@ def _halving(lines: list[str], idx: list[int]) -> list:
     return _halving(lines, idx[:half]) + _halving(lines, idx[half:])
 
 
-def _by_keys(pos: np.ndarray, objs: list, first: int, out: np.ndarray) -> None:
+def _by_keys(pos: np.ndarray, objs: list, first: int, out: _Answers) -> None:
     """Answers for the parsed lines (at ``pos`` in the chunk), grouped by their keys."""
     names = tuple(objs[0])
     if set(map(len, objs)) == {len(names)}:  # the usual case: the same keys on every line
@@ -248,7 +289,7 @@ def _by_keys(pos: np.ndarray, objs: list, first: int, out: np.ndarray) -> None:
         _keyed(tuple(key), pos[members], [objs[m] for m in members], first, out)
 
 
-def _keyed(keys: tuple, pos: np.ndarray, objs: list, first: int, out: np.ndarray,
+def _keyed(keys: tuple, pos: np.ndarray, objs: list, first: int, out: _Answers,
            column: dict | None = None) -> None:
     """Lines with the same keys (``column``: their values by key, if at hand)."""
     if set(keys) <= BATCH_KEYS and all(name in keys for name in _REQUIRED):
@@ -278,7 +319,7 @@ def _option(values: list, kinds: tuple) -> np.ndarray | None:
     return np.array([type(v) in kinds for v in values], dtype=bool)
 
 
-def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: np.ndarray,
+def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: _Answers,
              column: dict | None = None) -> None:
     """Lines with the same valid keys: columns, then one vectorised call per option group;
     a line whose values the vectorised call does not take gets the scalar answer."""
@@ -331,7 +372,7 @@ def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: np.ndarr
 
 
 def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, members: np.ndarray,
-           first: int, out: np.ndarray) -> None:
+           first: int, out: _Answers) -> None:
     """Lines sharing (cc, opt_in, carveout, config): one vectorised call. A group the
     calculator refuses as a whole (an unknown cc, a bad carveout) goes line by line."""
     from gpumodeler.core.occupancy.calculator import LIMIT_NAMES, occupancy_array
@@ -354,11 +395,12 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
         return
     b, r, d, s = (int(v) for v in sizes[ok[0]])
     reference = json.dumps(_one(cc, b, r, d, s, opt_in, carveout, config))
-    texts = answer_lines(json.loads(reference), arrays, ok, LIMIT_NAMES)
-    if texts[0] != reference:  # pragma: no cover - a guard, never seen
-        texts = [_line_output(first + i, objs[m])
-                 for i, m in zip(pos[ok].tolist(), members[ok].tolist())]
-    out[pos[ok]] = _objects_array(texts)
+    lines = answer_lines(json.loads(reference), arrays, ok, LIMIT_NAMES)
+    if lines.texts(0, 1)[0] == reference:
+        out.defer(pos[ok], lines)
+    else:  # pragma: no cover - a guard, never seen
+        out[pos[ok]] = _objects_array([_line_output(first + i, objs[m]) for i, m in
+                                       zip(pos[ok].tolist(), members[ok].tolist())])
 
 
 def _objects_array(texts: list) -> np.ndarray:

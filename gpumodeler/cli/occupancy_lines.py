@@ -118,7 +118,24 @@ def _merged(a: _Cell, between: str, b: _Cell, limit: int) -> _Cell | None:
                               for i, j in zip(first.tolist(), second.tolist())])
 
 
-def fill(parts: list, n: int) -> list[str]:
+class Lines:
+    """The answer lines of a group, formatted when asked for, a range of them at a time (so
+    that a chunk's lines are written a few thousand at a time and not all held as text)."""
+
+    __slots__ = ("template", "columns", "size")
+
+    def __init__(self, template: str, columns: list, size: int):
+        self.template, self.columns, self.size = template, columns, size
+
+    def texts(self, start: int = 0, stop: int | None = None) -> list[str]:
+        """Lines ``start`` to ``stop`` (all by default)."""
+        stop = self.size if stop is None else stop
+        if not self.columns:  # the template is the line: nothing varies
+            return [self.template] * (stop - start)
+        return list(map(self.template.__mod__, zip(*[c[start:stop] for c in self.columns])))
+
+
+def fill(parts: list, n: int) -> Lines:
     """The ``n`` lines of ``parts``: texts (the same on every line) and cells, in order.
 
     Neighbouring cells are merged where that leaves few distinct texts (module docstring);
@@ -153,12 +170,11 @@ def fill(parts: list, n: int) -> list[str]:
             texts[:] = part.texts
             columns.append(texts[part.codes].tolist())
     if not columns:
-        return ["".join(merged)] * n
-    template = "".join(template)
-    return list(map(template.__mod__, zip(*columns)))
+        return Lines("".join(merged), [], n)
+    return Lines("".join(template), columns, n)
 
 
-def answer_lines(reference: dict, arrays, ok: np.ndarray, limit_names: tuple) -> list[str]:
+def answer_lines(reference: dict, arrays, ok: np.ndarray, limit_names: tuple) -> Lines:
     """The answer lines of the launches ``ok`` of a vectorised result ``arrays`` (all valid),
     whose first launch's scalar answer is ``reference`` (the keys, their order, and the
     values that :class:`OccupancyArrays` holds as one number for the whole group)."""
