@@ -171,3 +171,22 @@ def test_a_message_template_that_needs_escaping(monkeypatch):
     expected = _per_line(text)
     assert expected.count('\\"registers\\"') == 64 and "\\u00b5" in expected
     assert _bulk(text, 65536) == expected
+
+
+@pytest.mark.parametrize("shape", ["json.dumps", "compact"])
+def test_a_huge_size_does_not_change_the_other_answers(shape):
+    """A launch with 10^18 - 1 registers among others of its cc: int64 arithmetic on it
+    overflowed in the vectorised calculator and turned a launch without registers on
+    cc 2.1 into "no block fits" (the batch before this test said so; one launch alone did
+    not). Sizes of 2^40 and more now go to the scalar calculator."""
+    launches = [{"cc": "2.1", "block_size": 608, "registers": 0, "shared_mem": 112},
+                {"cc": "2.1", "block_size": 64, "registers": 10**18 - 1, "shared_mem": 32768},
+                {"cc": "2.1", "block_size": 64, "registers": 2**40, "shared_mem": 0},
+                {"cc": "2.1", "block_size": 64, "registers": 2**40 - 1, "shared_mem": 0},
+                {"cc": "2.1", "block_size": 2**41, "registers": 8, "shared_mem": 0},
+                {"cc": "2.1", "block_size": 64, "registers": 8, "shared_mem": 2**50}]
+    separators = (", ", ": ") if shape == "json.dumps" else (",", ":")
+    text = "\n".join(json.dumps(o, separators=separators) for o in launches) + "\n"
+    expected = _per_line(text)
+    assert '"occupancy"' in expected.splitlines()[0]
+    assert _bulk(text, 65536) == expected
