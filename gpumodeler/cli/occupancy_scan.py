@@ -7,15 +7,18 @@ usually differ only in their digits: ``{"cc": "8.6", "block_size": 256, "registe
 with other digits, then reads the numbers. The checks, each over the whole chunk at once:
 
 * the first line is exactly what ``json.dumps`` writes for its object (so where each value's
-  digits go is known from its keys), its keys are launch keys, the values are integers
-  >= 0, booleans or null, and ``cc`` is a string of the form ``"M.m"``;
+  digits go is known from its keys), its keys are launch keys with ``cc``, ``block_size``
+  and ``registers`` among them, the sizes are integers >= 0, ``opt_in`` (if given) is a
+  boolean, ``carveout_percent`` and ``shared_mem_config`` (if given) are null, and ``cc``
+  is a string of the form ``"M.m"`` or ``"MM.m"`` (other lines go to the JSON reader);
 * every line, with its digits (``0``-``9``) taken out, is byte for byte the first line with
   its digits taken out: the same keys in the same order, the same separators, the same
   booleans and nulls; since no key holds a digit, a digit can only be inside a value;
 * the digits of each line fall at the places of the first line's numbers, one run of digits
   at each place, none elsewhere (the number of non-digit bytes before each digit tells
-  where it is), and no run starts with ``0`` unless it is ``0`` (JSON has no leading zeros)
-  or is longer than 18 digits (so it fits int64, and stays below the 2^62 the batch takes).
+  where it is); no run starts with ``0`` unless it is ``0`` (JSON has no leading zeros),
+  none is longer than 18 digits (so it fits int64), and a cc has one or two digits before
+  its point and one after.
 
 A line that passes is a JSON object (RFC 8259: an object of strings, non-negative integers
 without leading zeros, booleans and nulls) whose values are the numbers read, so the
@@ -31,12 +34,12 @@ from itertools import chain
 
 import numpy as np
 
+from .cmd_occupancy import BATCH_KEYS
+
 _CC = re.compile(r"[1-9]?[0-9]\.[0-9]")
 _DIGITS = re.compile(r"[0-9]+")
 _MAX_DIGITS = 18
 _POW10 = 10 ** np.arange(_MAX_DIGITS, dtype=np.int64)
-_KEYS = frozenset({"cc", "block_size", "registers", "shared_mem", "static_shared_mem",
-                   "opt_in", "carveout_percent", "shared_mem_config"})
 _REQUIRED = ("cc", "block_size", "registers")
 
 
@@ -60,9 +63,10 @@ def _layout(head: str) -> tuple[list, dict] | None:
     None if the line is not of the shape :func:`scan` reads."""
     try:
         obj = json.loads(head)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, a number of 5000 digits, deep nesting
         return None
-    if type(obj) is not dict or not obj.keys() <= _KEYS or any(k not in obj for k in _REQUIRED):
+    if type(obj) is not dict or not obj.keys() <= BATCH_KEYS or any(
+            k not in obj for k in _REQUIRED):
         return None
     if json.dumps(obj) != head:  # other separators, escapes, a duplicate key...
         return None
