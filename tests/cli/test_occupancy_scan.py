@@ -38,8 +38,9 @@ def _shape(rng: random.Random) -> list[tuple[str, object]]:
     return shape
 
 
-def _lines(rng: random.Random, shape, n: int) -> list[str]:
+def _lines(rng: random.Random, shape, n: int, compact: bool = False) -> list[str]:
     out = []
+    separators = (",", ":") if compact else (", ", ": ")
     for _ in range(n):
         obj = {}
         for key, fixed in shape:
@@ -49,7 +50,7 @@ def _lines(rng: random.Random, shape, n: int) -> list[str]:
                 obj[key] = _number(rng) if key != "block_size" else rng.randrange(0, 40) * 32
             else:
                 obj[key] = None if fixed == "null" else fixed
-        out.append(json.dumps(obj))
+        out.append(json.dumps(obj, separators=separators))
     return out
 
 
@@ -60,8 +61,9 @@ def _per_line(lines: list[str], first: int = 1) -> list[str]:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_a_scanned_chunk_answers_as_line_by_line(seed, monkeypatch):
+    """Lines as json.dumps writes them, with its default or compact separators."""
     rng = random.Random(seed)
-    lines = _lines(rng, _shape(rng), 1500)
+    lines = _lines(rng, _shape(rng), 1500, compact=seed % 2 == 1)
     parses = []
     real = occupancy_batch._parse
     monkeypatch.setattr(occupancy_batch, "_parse", lambda *a: parses.append(1) or real(*a))
@@ -130,7 +132,8 @@ def test_a_line_of_another_shape_sends_the_chunk_to_the_json_reader(odd):
 
 def test_first_lines_the_scan_does_not_take():
     """A first line not as json.dumps writes it, or with values of other kinds."""
-    for head in ['{"cc":"8.6","block_size":256,"registers":40}',
+    for head in ['{"cc":"8.6", "block_size":256, "registers":40}',
+                 '{"cc": "8.6","block_size": 256,"registers": 40}',
                  '{"cc": "sm_86", "block_size": 256, "registers": 40}',
                  '{"cc": 8.6, "block_size": 256, "registers": 40}',
                  '{"cc": "8.6", "block_size": 256, "registers": 40, "opt_in": 1}',
