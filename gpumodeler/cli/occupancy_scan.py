@@ -3,15 +3,17 @@ numpy from the bytes, without a Python object per value.
 
 A script writes its launches with one ``json.dumps`` (or ``JSON.stringify``) per line, so
 the lines of a chunk usually differ only in their digits:
-``{"cc": "8.6", "block_size": 256, "registers": 40}``. :func:`scan` takes the first line as the pattern and checks that every line is that pattern
-with other digits, then reads the numbers. The checks, each over the whole chunk at once:
+``{"cc": "8.6", "block_size": 256, "registers": 40}``. :func:`scan` takes the first line as
+the pattern and checks that every line is that pattern with other digits, then reads the
+numbers. The checks, each over the whole chunk at once:
 
 * the first line is exactly what ``json.dumps`` writes for its object, with its default
   separators or the compact ones (``jq -c``, JavaScript's ``JSON.stringify``), so where each
   value's digits go is known from its keys; its keys are launch keys with ``cc``,
-  ``block_size`` and ``registers`` among them, the sizes are integers >= 0, ``opt_in`` (if given) is a
-  boolean, ``carveout_percent`` and ``shared_mem_config`` (if given) are null, and ``cc``
-  is a string of the form ``"M.m"`` or ``"MM.m"`` (other lines go to the JSON reader);
+  ``block_size`` and ``registers`` among them, the sizes are integers >= 0, ``opt_in`` (if
+  given) is a boolean, ``carveout_percent`` and ``shared_mem_config`` (if given) are null,
+  and ``cc`` is a string of the form ``"M.m"`` or ``"MM.m"`` (other lines go to the JSON
+  reader);
 * every line, with its digits (``0``-``9``) taken out, is byte for byte the first line with
   its digits taken out: the same keys in the same order, the same separators, the same
   booleans and nulls; since no key holds a digit, a digit can only be inside a value;

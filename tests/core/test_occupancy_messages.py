@@ -8,7 +8,8 @@ from gpumodeler.core.errors import LaunchError
 from gpumodeler.core.occupancy.array_messages import launch_error_messages, reason_parts
 from gpumodeler.core.occupancy.array_rules import _NO_BLOCK_FITS, _OK
 from gpumodeler.core.occupancy.calculator import occupancy, occupancy_array
-from gpumodeler.core.occupancy.compute_capability import ARCHITECTURES, SUPPORTED_COMPUTE_CAPABILITIES
+from gpumodeler.core.occupancy.compute_capability import (
+    ARCHITECTURES, SUPPORTED_COMPUTE_CAPABILITIES)
 from gpumodeler.core.occupancy.messages import _msg_no_block_fits
 
 

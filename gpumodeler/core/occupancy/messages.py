@@ -33,7 +33,8 @@ SHARED_OPTIN_TEXT = " exceeds the %s opt-in per-block limit of cc %s by %d B"
 SHARED_DEFAULT_TEXT = " exceeds the default %s per-block limit by %d B"
 SHARED_NO_OPTIN_TEXT = "%s; cc %s has no opt-in above it"           # Tesla note, cc
 SHARED_WITHIN_OPTIN_TEXT = "; cc %s allows up to %s with the opt-in (opt_in=True)"  # cc, _kb
-SHARED_OVER_OPTIN_TEXT = "; it is also over the %s opt-in maximum of cc %s by %d B"  # _kb, cc, excess
+# opt-in maximum (_kb), cc, excess over it
+SHARED_OVER_OPTIN_TEXT = "; it is also over the %s opt-in maximum of cc %s by %d B"
 # 1.x: paired warps, rounding note, warp size, registers, unit, need, limit, cc, excess
 REGISTERS_PER_BLOCK_TESLA_TEXT = (
     "registers per block: %d warps%s x %d threads x %d registers, in units of %d, = %d "
