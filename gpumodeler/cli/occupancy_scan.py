@@ -42,6 +42,8 @@ from .cmd_occupancy import BATCH_KEYS
 _CC = re.compile(r"[1-9]?[0-9]\.[0-9]")
 _DIGITS = re.compile(r"[0-9]+")
 _MAX_DIGITS = 18
+#: lines read at a time
+SCAN_LINES = 8192
 _POW10 = 10 ** np.arange(_MAX_DIGITS, dtype=np.int64)
 _REQUIRED = ("cc", "block_size", "registers")
 
@@ -93,29 +95,29 @@ def _layout(head: str) -> tuple[list, dict] | None:
 
 def scan(lines: list[str]) -> Scanned | None:
     """The columns of ``lines`` (a chunk, without newlines) if every line has the first
-    line's shape (module docstring), else None."""
+    line's shape (module docstring), else None. The lines are read :data:`SCAN_LINES` at a
+    time, so that the temporary arrays stay small and their memory is reused."""
     if len(lines) < 2:
         return None
     found = _layout(lines[0])
     if found is None:
         return None
     places, constants = found
-    runs = _runs(lines)
-    if runs is None:
+    head = lines[0]
+    pattern = np.frombuffer((_DIGITS.sub("", head) + "\n").encode("ascii"), dtype=np.uint8)
+    # where the first line's numbers go: the count of non-digit bytes before each
+    spots = np.array([m.start() - sum(len(d) for d in _DIGITS.findall(head[:m.start()]))
+                      for m in _DIGITS.finditer(head)], dtype=np.int64)
+    if spots.size != len(places):  # (cannot be: its runs of digits are its numbers)
         return None
-    digits, starts, lengths = runs
-    n, k = len(lines), len(places)
-    if starts.size != n * k:  # (cannot be: the first line's runs are its numbers' digits)
-        return None
-    if lengths.max() > _MAX_DIGITS or ((digits[starts] == 48) & (lengths > 1)).any():
-        return None
-    # each digit's weight: 10 ** (the digits after it in its run)
-    weight = np.repeat(starts + lengths, lengths)
-    weight -= np.arange(1, digits.size + 1)
-    weight = _POW10[weight]
-    weight *= digits - np.uint8(48)
-    values = np.add.reduceat(weight, starts).reshape(n, k)
-    lengths = lengths.reshape(n, k)
+    blocks = []
+    for start in range(0, len(lines), SCAN_LINES):
+        block = _numbers(lines[start:start + SCAN_LINES], pattern, spots)
+        if block is None:
+            return None
+        blocks.append(block)
+    values = np.concatenate([v for v, _ in blocks])
+    lengths = np.concatenate([length for _, length in blocks])
     numbers, cc = {}, None
     for j, (key, part) in enumerate(places):
         if part == "number":
@@ -127,11 +129,31 @@ def scan(lines: list[str]) -> Scanned | None:
     return Scanned(numbers, cc, constants)
 
 
-def _runs(lines: list[str]):
-    """(the digit bytes of the chunk, where each run of digits starts among them, its
-    length) if every line is the first line but for its digits, with one run of digits at
-    each place of the first line's numbers and none elsewhere; else None. Temporary arrays
-    are reused or dropped as soon as possible: this is the peak of a batch's memory."""
+def _numbers(lines: list[str], pattern: np.ndarray, spots: np.ndarray):
+    """(the numbers of each line, their lengths in digits), a row per line and a column per
+    place, if every line is ``pattern`` (the first line without its digits) with one run of
+    digits at each of the ``spots`` and none elsewhere, no leading zero and at most 18
+    digits in a run; else None."""
+    runs = _runs(lines, pattern, spots)
+    if runs is None:
+        return None
+    digits, starts, lengths = runs
+    if lengths.max() > _MAX_DIGITS or ((digits[starts] == 48) & (lengths > 1)).any():
+        return None
+    # each digit's weight: 10 ** (the digits after it in its run)
+    weight = np.repeat(starts + lengths, lengths)
+    weight -= np.arange(1, digits.size + 1)
+    weight = _POW10[weight]
+    weight *= digits - np.uint8(48)
+    shape = (len(lines), spots.size)
+    return np.add.reduceat(weight, starts).reshape(shape), lengths.reshape(shape)
+
+
+def _runs(lines: list[str], pattern: np.ndarray, spots: np.ndarray):
+    """(the digit bytes of ``lines``, where each run of digits starts among them, its
+    length) if every line is ``pattern`` but for its digits, with one run of digits at each
+    of the ``spots`` and none elsewhere; else None. Temporary arrays are reused or dropped
+    as soon as possible."""
     text = "\n".join(chain(lines, ("",)))  # each line ended by a newline
     if not text.isascii():
         return None
@@ -140,8 +162,6 @@ def _runs(lines: list[str]):
     digit = buf - np.uint8(48)  # '0'..'9' -> 0..9; below '0' wraps round to large values
     digit = np.less(digit, 10, out=digit.view(np.bool_))
     at = np.flatnonzero(digit)
-    head = lines[0]
-    pattern = np.frombuffer((_DIGITS.sub("", head) + "\n").encode("ascii"), dtype=np.uint8)
     width, n = pattern.size, len(lines)
     rest = buf[np.logical_not(digit, out=digit)]
     del digit
@@ -152,15 +172,12 @@ def _runs(lines: list[str]):
         return None
     digits = buf[at]
     del buf
-    # where the first line's numbers go: the count of non-digit bytes before each
-    spots = [m.start() - sum(len(d) for d in _DIGITS.findall(head[:m.start()]))
-             for m in _DIGITS.finditer(head)]
     before = at
     before -= np.arange(at.size)  # non-digit bytes before each digit
     starts = np.flatnonzero(np.diff(before))
     starts += 1
     starts = np.concatenate([np.zeros(1, dtype=starts.dtype), starts])
-    expected = np.arange(0, n * width, width, dtype=np.int64)[:, None] + np.asarray(spots)
+    expected = np.arange(0, n * width, width, dtype=np.int64)[:, None] + spots
     if starts.size != expected.size or not np.array_equal(before[starts], expected.ravel()):
         return None
     lengths = np.diff(np.append(starts, digits.size))
