@@ -167,3 +167,18 @@ def test_through_the_reader_in_chunks(tmp_path):
     occupancy_batch.answer_stream(io.StringIO(text), 700, out.write)
     expected = "".join(t + "\n" for t in _per_line(lines))
     assert out.getvalue() == expected
+
+
+@pytest.mark.parametrize("block", [1, 7, 100, 1499, 1500, 10_000])
+def test_read_in_blocks_of_lines(monkeypatch, block):
+    """A chunk read SCAN_LINES at a time gives the same columns, and a line of another
+    shape in any block sends the chunk back to the JSON reader."""
+    import gpumodeler.cli.occupancy_scan as occupancy_scan
+    monkeypatch.setattr(occupancy_scan, "SCAN_LINES", block)
+    rng = random.Random(21)
+    lines = _lines(rng, _shape(rng), 1500)
+    assert occupancy_batch.answers(lines, 1) == _per_line(lines)
+    for bad in (1, 733, 1499):
+        odd = list(lines)
+        odd[bad] = odd[bad].replace(": ", ":", 1)
+        assert scan(odd) is None
