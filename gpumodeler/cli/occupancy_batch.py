@@ -105,6 +105,10 @@ class _Answers:
         self.texts[index] = value
 
     def defer(self, positions: np.ndarray, lines) -> None:
+        """Lines ``positions`` (ascending) are ``lines``, formatted when written."""
+        if positions.size > 1 and (np.diff(positions) <= 0).any():  # (groups are in order)
+            self.texts[positions] = _objects_array(lines.texts())
+            return
         self.texts[positions] = _LATER
         self.later.append((positions, lines, [0]))
 

@@ -190,3 +190,18 @@ def test_a_huge_size_does_not_change_the_other_answers(shape):
     expected = _per_line(text)
     assert '"occupancy"' in expected.splitlines()[0]
     assert _bulk(text, 65536) == expected
+
+
+def test_answers_written_in_blocks_in_line_order():
+    """Deferred lines are formatted block by block in line order, blanks skipped; positions
+    not in order are formatted at once."""
+    import numpy as np
+
+    out = occupancy_batch._Answers(7)
+    out.defer(np.array([0, 2, 5]), occupancy_lines.Lines("a%s", [["0", "2", "5"]], 3))
+    out.defer(np.array([6, 3]), occupancy_lines.Lines("b%s", [["6", "3"]], 2))
+    out[1] = "e1"
+    written = []
+    out.write(written.append, block=2)
+    assert "".join(written) == "a0\ne1\na2\nb3\na5\nb6\n"  # line 4 is blank
+    assert all(len(w.split("\n")) <= 3 for w in written)
