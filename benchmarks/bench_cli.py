@@ -6,12 +6,14 @@
 2. ``sweep`` of 10^6 launch points to CSV, JSON and JSON Lines: wall time and peak memory of
    the process (target < 200 MB); the table written by the CLI's writer against
    ``numpy.savetxt`` writing the same table, and the whole command against that.
-3. ``occupancy --batch`` of 10^5 JSON lines: lines per second (target >= 200 000).
+3. ``occupancy --batch`` of 10^5 JSON lines: lines per second (target >= 200 000), of wall
+   time and per CPU second, with and without the fixed cost of importing numpy.
 
 Rows 1 and 3 print CPU seconds too (user + system of the process), the steadier figure on a
 busy machine, where wall time counts the waits for a core.
 
 Run: python benchmarks/bench_cli.py [--points N]
+     python benchmarks/bench_cli.py --batch-lines 1e5,1e6   (row 3 alone)
 """
 from __future__ import annotations
 
@@ -145,30 +147,52 @@ def sweeps(points: int) -> None:
               f"{'ok' if peak < 200 else 'TOO MUCH'})")
 
 
-def batch(lines: int = 100_000) -> None:
+def write_batch(fh, lines: int, block: int = 100_000) -> None:
+    """``lines`` launches as JSON Lines, written ``block`` lines at a time: this process stays
+    small, since a child's peak memory counts the memory of the parent it was forked from."""
     rng = np.random.default_rng(3)
     ccs = ["5.2", "6.1", "7.0", "7.5", "8.0", "8.6", "9.0"]
-    text = "".join(json.dumps({"cc": ccs[i % len(ccs)], "block_size": int(b), "registers": int(r),
-                               "shared_mem": int(s)}) + "\n"
-                   for i, (b, r, s) in enumerate(zip(rng.integers(1, 33, lines) * 32,
-                                                     rng.integers(8, 256, lines),
-                                                     rng.integers(0, 48, lines) * 1024)))
+    columns = (rng.integers(1, 33, lines) * 32, rng.integers(8, 256, lines),
+               rng.integers(0, 48, lines) * 1024)
+    for start in range(0, lines, block):
+        fh.write("".join(
+            json.dumps({"cc": ccs[i % len(ccs)], "block_size": b, "registers": r,
+                        "shared_mem": s}) + "\n"
+            for i, b, r, s in zip(range(start, lines), *(c[start:start + block].tolist()
+                                                         for c in columns))))
+
+
+def batch(lines: int = 100_000, repeat: int = 5) -> None:
+    """``occupancy --batch -`` of ``lines`` JSON lines: lines per second of wall time and per
+    CPU second, each also without the fixed cost of importing numpy (measured alone, as
+    ``python -c "import numpy"`` less ``python -c pass``), and the peak memory."""
     with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as fh:
-        fh.write(text)
+        write_batch(fh, lines)
     try:
         runs = []
-        for _ in range(3):
+        for _ in range(repeat):
             with open(fh.name) as stdin:
                 runs.append(times(CLI + ["occupancy", "--batch", "-"], stdin=stdin))
+        with open(fh.name) as stdin:
+            _, peak = run(CLI + ["occupancy", "--batch", "-"], stdin=stdin)
     finally:
         os.unlink(fh.name)
     wall, cpu = (statistics.median(r[k] for r in runs) for k in (0, 1))
+    base, base_cpu = median_times([sys.executable, "-c", "pass"])
+    numpy_wall, numpy_cpu = median_times([sys.executable, "-c", "import numpy"])
+    numpy_wall, numpy_cpu = numpy_wall - base, numpy_cpu - base_cpu
     print(f"occupancy --batch {lines} lines: {wall:.2f} s = {lines / wall:,.0f} lines/s "
           f"(target >= 200,000: {lines / wall / 200_000:.2f}x of it); CPU {cpu:.2f} s = "
-          f"{lines / cpu:,.0f} lines per CPU second")
+          f"{lines / cpu:,.0f} lines per CPU second; without importing numpy "
+          f"({numpy_wall:.3f} s, CPU {numpy_cpu:.3f} s): {lines / (wall - numpy_wall):,.0f} "
+          f"lines/s, {lines / (cpu - numpy_cpu):,.0f} per CPU second; peak {peak:.0f} MB")
 
 
 def main(argv) -> int:
+    if "--batch-lines" in argv:  # the batch row alone, at the sizes given (comma-separated)
+        for lines in argv[argv.index("--batch-lines") + 1].split(","):
+            batch(int(float(lines)))
+        return 0
     points = int(argv[argv.index("--points") + 1]) if "--points" in argv else 1_000_000
     cold_start()
     sweeps(points)

@@ -51,7 +51,10 @@ def _one(cc, block, regs, smem, static=0, opt_in=False, carveout=None, config=No
 
 #: batch lines evaluated together
 BATCH_CHUNK = 65536
-_INT_LIMIT = 1 << 62
+#: sizes the vectorised calculator takes in a batch; a launch with a larger one (which cannot
+#: run: it fails a limit check) is answered by the scalar calculator, whose Python integers
+#: do not overflow where int64 products of a size of 2^58 and more would
+_INT_LIMIT = 1 << 40
 
 
 def _line_output(lineno: int, obj_or_error) -> str:

@@ -16,23 +16,26 @@ line), byte for byte; only the work is grouped:
    the item is what ``json.loads`` of the line gives.) Where the parser stops at a bad line,
    the lines before it are parsed again, that line goes through the scalar path, and reading
    goes on after it; lines of other shapes go through the scalar path too.
-2. **Columns.** Lines with the same keys are turned into columns (``operator.itemgetter``,
-   ``map(type, ...)`` checks that sizes are plain non-negative integers, options booleans or
-   integers); lines with anything else go through the scalar path, which gives the message.
+2. **Columns.** Lines with the same keys (the usual case, found by one ``len`` per line and
+   one ``operator.itemgetter`` per key, which fails on a missing key) are turned into
+   columns (``map(type, ...)`` checks that sizes are plain non-negative integers, options
+   booleans or integers); lines with anything else go through the scalar path, which gives
+   the message.
 3. **Evaluation.** Lines sharing (cc, opt_in, carveout_percent, shared_mem_config) go to the
    vectorised calculator, :func:`~gpumodeler.core.occupancy.arrays.occupancy_array`, in one
-   call; its ``reasons`` are the scalar LaunchError messages.
-4. **Writing.** An answer line is a ``%`` template in the scalar answer's key order, with the
-   values that are the same for the whole group written into the template and the others
-   formatted a column at a time, each distinct value once (:func:`tables.distinct_texts`).
-   The first line of each group is compared with the scalar answer as a guard.
+   call; its ``reasons`` are the scalar LaunchError messages, formatted a column at a time
+   (:mod:`gpumodeler.core.occupancy.array_messages`).
+4. **Writing.** The answer lines of a group are formatted in bulk by
+   :mod:`gpumodeler.cli.occupancy_lines` (a ``%`` template in the scalar answer's key order,
+   fields as integer codes, neighbouring fields with few joint values merged). The first
+   line of each group is compared with the scalar answer as a guard. Error lines are one
+   ``%`` each, the messages escaped only if one of them needs it.
 """
 from __future__ import annotations
 
 import json
 from bisect import bisect_right
 from itertools import accumulate
-from json.encoder import encode_basestring_ascii
 from operator import itemgetter
 
 import numpy as np
@@ -40,7 +43,8 @@ import numpy as np
 from gpumodeler.core.errors import ModelError
 
 from .cmd_occupancy import _INT_LIMIT, BATCH_KEYS, _line_output, _one, _parsed
-from .tables import distinct_texts
+from .occupancy_lines import answer_lines, error_lines
+from .occupancy_scan import scan
 
 #: characters read at a time
 READ_CHARS = 1 << 20
@@ -48,7 +52,6 @@ READ_CHARS = 1 << 20
 _SMALLEST = 8
 _SIZES = ("block_size", "registers", "shared_mem", "static_shared_mem")
 _REQUIRED = ("cc", "block_size", "registers")
-_BOOLS = np.array(["false", "true"], dtype=object)
 
 
 def answer_stream(stream, chunk_lines: int, write) -> None:
@@ -71,30 +74,82 @@ def answer_stream(stream, chunk_lines: int, write) -> None:
         tail = [parts.pop()]
         lines.extend(parts)
         while len(lines) >= chunk_lines:
-            _write(write, answers(lines[:chunk_lines], first))
+            _answer_chunk(lines[:chunk_lines], first).write(write)
             del lines[:chunk_lines]
             first += chunk_lines
     last = "".join(tail)
     if last:  # a last line without its newline
         lines.append(last)
     while lines:
-        _write(write, answers(lines[:chunk_lines], first, ended=not last or len(lines) > chunk_lines))
+        _answer_chunk(lines[:chunk_lines], first,
+                      ended=not last or len(lines) > chunk_lines).write(write)
         del lines[:chunk_lines]
         first += chunk_lines
 
 
-def _write(write, texts: list, block: int = 4096) -> None:
-    """Write the lines ``block`` at a time (one joined copy of a whole chunk would double
-    the memory it holds)."""
-    for start in range(0, len(texts), block):
-        write("\n".join(texts[start:start + block]) + "\n")
+#: a line whose answer a group formats when its lines are written
+_LATER = object()
+
+
+class _Answers:
+    """The answers of a chunk's lines: ``texts[i]`` is line i's answer, None for a blank
+    line, or :data:`_LATER` for a line of a group (``later``: its lines' positions, in
+    order, and its :class:`~gpumodeler.cli.occupancy_lines.Lines`) formatted as the lines
+    are written."""
+
+    def __init__(self, n: int):
+        self.texts = np.empty(n, dtype=object)
+        self.later: list = []
+
+    def __setitem__(self, index, value) -> None:
+        self.texts[index] = value
+
+    def defer(self, positions: np.ndarray, lines) -> None:
+        """Lines ``positions`` (ascending) are ``lines``, formatted when written."""
+        if positions.size > 1 and (np.diff(positions) <= 0).any():  # (groups are in order)
+            self.texts[positions] = _objects_array(lines.texts())
+            return
+        self.texts[positions] = _LATER
+        self.later.append((positions, lines, [0]))
+
+    def write(self, write, block: int = 4096) -> None:
+        """Write the answers ``block`` lines at a time, each ended by a newline (the
+        formatted lines of a block are dropped once written: a chunk's text is never held
+        whole)."""
+        texts, n = self.texts, len(self.texts)
+        blanks = None in texts.tolist()
+        for start in range(0, n, block):
+            stop = min(n, start + block)
+            for positions, lines, done in self.later:
+                end = int(np.searchsorted(positions, stop))
+                if end > done[0]:
+                    texts[positions[done[0]:end]] = _objects_array(lines.texts(done[0], end))
+                    done[0] = end
+            piece = texts[start:stop].tolist()
+            if blanks:
+                piece = [t for t in piece if t is not None]
+            if piece:
+                piece.append("")  # the last line's newline, without copying the text again
+                write("\n".join(piece))
+            texts[start:stop] = None
 
 
 def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
     """The answer of each non-blank line of ``lines`` (numbered from ``first``; each ended by
     a newline, but for the last when ``ended`` is False), in order."""
+    out: list[str] = []
+    _answer_chunk(lines, first, ended).write(out.append)
+    return "".join(out).split("\n")[:-1]
+
+
+def _answer_chunk(lines: list[str], first: int, ended: bool = True) -> _Answers:
+    """The answers of ``lines`` (see :func:`answers`), ready to be written."""
     n = len(lines)
-    out = np.empty(n, dtype=object)  # None: not answered yet
+    out = _Answers(n)  # None: not answered yet
+    scanned = scan(lines)
+    if scanned is not None:  # every line has the first line's shape (the usual case)
+        _by_scan(scanned, lines, first, out)
+        return out
     body = ",\n".join(lines)
     if n and body[:1] == "{" and body[-1:] == "}" and body.count("},\n{") == n - 1 \
             and body.count("{") == n and "[" not in body:
@@ -111,15 +166,52 @@ def answers(lines: list[str], first: int, ended: bool = True) -> list[str]:
         idx, objects = idx[keep], [objects[k] for k in keep]
     if objects:
         _by_keys(idx, objects, first, out)
-    texts = out.tolist()
+    texts = out.texts.tolist()
     if None in texts:
         for i in [i for i, t in enumerate(texts) if t is None]:
             line = lines[i]
             if line.strip():  # blank lines get no answer
-                texts[i] = _line_output(first + i, _parsed(line + "\n" if ended or i < n - 1
-                                                           else line))
-        texts = [t for t in texts if t is not None]
-    return texts
+                out[i] = _line_output(first + i, _parsed(line + "\n" if ended or i < n - 1
+                                                         else line))
+    return out
+
+
+class _Parsed:
+    """``json.loads`` of line ``i`` of a scanned chunk, when asked for (the scalar path for a
+    group the calculator refuses as a whole)."""
+
+    def __init__(self, lines: list[str]):
+        self.lines = lines
+
+    def __getitem__(self, i: int):
+        return json.loads(self.lines[i])
+
+
+def _by_scan(scanned, lines: list[str], first: int, out: _Answers) -> None:
+    """Answers for a chunk read by :func:`~gpumodeler.cli.occupancy_scan.scan`: one
+    vectorised call per compute capability."""
+    n = len(lines)
+    zero = np.zeros(n, dtype=np.int64)
+    sizes = np.stack([scanned.numbers.get(name, zero) for name in _SIZES], axis=1)
+    objs = _Parsed(lines)
+    huge = np.flatnonzero(sizes.max(axis=1) >= _INT_LIMIT)
+    for i in huge.tolist():  # the scalar path, as for the JSON reader's columns
+        out[i] = _line_output(first + i, objs[i])
+    constants = scanned.constants
+    options = (constants.get("opt_in", False), constants.get("carveout_percent"),
+               constants.get("shared_mem_config"))
+    codes = scanned.cc
+    chosen = np.arange(n) if not huge.size else np.setdiff1d(np.arange(n), huge)
+    if not chosen.size:
+        return
+    if codes.min() == codes.max():
+        parts = [chosen]
+    else:
+        order = chosen[np.argsort(codes[chosen], kind="stable")]
+        parts = np.split(order, np.flatnonzero(np.diff(codes[order])) + 1)
+    for members in parts:
+        cc = scanned.cc_text(int(codes[members[0]]))
+        _group((cc, *options), sizes[members], members, objs, members, first, out)
 
 
 def _objects(lines: list[str], idx: list[int], body: str | None = None) -> list:
@@ -180,25 +272,35 @@ def _halving(lines: list[str], idx: list[int]) -> list:
     return _halving(lines, idx[:half]) + _halving(lines, idx[half:])
 
 
-def _by_keys(pos: np.ndarray, objs: list, first: int, out: np.ndarray) -> None:
+def _by_keys(pos: np.ndarray, objs: list, first: int, out: _Answers) -> None:
     """Answers for the parsed lines (at ``pos`` in the chunk), grouped by their keys."""
-    keys = list(map(tuple, objs))
-    if keys.count(keys[0]) == len(keys):
-        groups = {keys[0]: None}
-    else:
-        groups = {}
-        for k, key in enumerate(keys):
-            members = groups.get(key)
-            if members is None:
-                members = groups[key] = []
-            members.append(k)
+    names = tuple(objs[0])
+    if set(map(len, objs)) == {len(names)}:  # the usual case: the same keys on every line
+        try:
+            column = {k: list(map(itemgetter(k), objs)) for k in names}
+        except KeyError:  # the same number of keys, not the same keys
+            column = None
+        if column is not None:
+            _keyed(names, pos, objs, first, out, column)
+            return
+    groups: dict = {}
+    for k, key in enumerate(map(frozenset, objs)):
+        members = groups.get(key)
+        if members is None:
+            members = groups[key] = []
+        members.append(k)
     for key, members in groups.items():
-        p, o = (pos, objs) if members is None else (pos[members], [objs[m] for m in members])
-        if set(key) <= BATCH_KEYS and all(name in key for name in _REQUIRED):
-            _columns(key, p, o, first, out)
-        else:  # unknown or missing keys: the scalar path's message
-            for i, obj in zip(p.tolist(), o):
-                out[i] = _line_output(first + i, obj)
+        _keyed(tuple(key), pos[members], [objs[m] for m in members], first, out)
+
+
+def _keyed(keys: tuple, pos: np.ndarray, objs: list, first: int, out: _Answers,
+           column: dict | None = None) -> None:
+    """Lines with the same keys (``column``: their values by key, if at hand)."""
+    if set(keys) <= BATCH_KEYS and all(name in keys for name in _REQUIRED):
+        _columns(keys, pos, objs, first, out, column)
+    else:  # unknown or missing keys: the scalar path's message
+        for i, obj in zip(pos.tolist(), objs):
+            out[i] = _line_output(first + i, obj)
 
 
 def _int_column(values: list) -> tuple[np.ndarray, np.ndarray | None]:
@@ -221,11 +323,13 @@ def _option(values: list, kinds: tuple) -> np.ndarray | None:
     return np.array([type(v) in kinds for v in values], dtype=bool)
 
 
-def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: np.ndarray) -> None:
+def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: _Answers,
+             column: dict | None = None) -> None:
     """Lines with the same valid keys: columns, then one vectorised call per option group;
     a line whose values the vectorised call does not take gets the scalar answer."""
     n = len(objs)
-    column = {k: list(map(itemgetter(k), objs)) for k in keys}
+    if column is None:
+        column = {k: list(map(itemgetter(k), objs)) for k in keys}
     good = np.ones(n, dtype=bool)
     sizes = []
     for name in _SIZES:
@@ -272,7 +376,7 @@ def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: np.ndarr
 
 
 def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, members: np.ndarray,
-           first: int, out: np.ndarray) -> None:
+           first: int, out: _Answers) -> None:
     """Lines sharing (cc, opt_in, carveout, config): one vectorised call. A group the
     calculator refuses as a whole (an unknown cc, a bad carveout) goes line by line."""
     from gpumodeler.core.occupancy.calculator import LIMIT_NAMES, occupancy_array
@@ -288,23 +392,19 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
         return
     valid = arrays.valid
     bad = np.flatnonzero(~valid)
-    if bad.size:  # the scalar calculator's LaunchError messages, each formatted once
-        reasons = arrays.reasons[bad].tolist()
-        distinct = list(set(reasons))
-        quoted = dict(zip(distinct, map(encode_basestring_ascii, distinct)))  # json.dumps(r)
-        out[pos[bad]] = _objects_array(list(map('{"line": %d, "error": %s}'.__mod__, zip(
-            (pos[bad] + first).tolist(), map(quoted.__getitem__, reasons)))))
+    if bad.size:  # the scalar calculator's LaunchError messages
+        out[pos[bad]] = _objects_array(error_lines(arrays, bad, pos[bad] + first))
     ok = np.flatnonzero(valid)
     if not ok.size:
         return
     b, r, d, s = (int(v) for v in sizes[ok[0]])
     reference = json.dumps(_one(cc, b, r, d, s, opt_in, carveout, config))
-    template, columns = _template(json.loads(reference), arrays, ok, LIMIT_NAMES)
-    texts = list(map(template.__mod__, zip(*columns))) if columns else [template] * ok.size
-    if texts[0] != reference:  # pragma: no cover - a guard, never seen
-        texts = [_line_output(first + i, objs[m])
-                 for i, m in zip(pos[ok].tolist(), members[ok].tolist())]
-    out[pos[ok]] = _objects_array(texts)
+    lines = answer_lines(json.loads(reference), arrays, ok, LIMIT_NAMES)
+    if lines.texts(0, 1)[0] == reference:
+        out.defer(pos[ok], lines)
+    else:  # pragma: no cover - a guard, never seen
+        out[pos[ok]] = _objects_array([_line_output(first + i, objs[m]) for i, m in
+                                       zip(pos[ok].tolist(), members[ok].tolist())])
 
 
 def _objects_array(texts: list) -> np.ndarray:
@@ -312,46 +412,3 @@ def _objects_array(texts: list) -> np.ndarray:
     a = np.empty(len(texts), dtype=object)
     a[:] = texts
     return a
-
-
-def _template(reference: dict, arrays, ok: np.ndarray, limit_names) -> tuple[str, list]:
-    """A ``%`` template of an answer line (the scalar answer's keys, in its order) and the
-    columns of cell texts that fill it, from the vectorised result at ``ok``. A value that is
-    the same on every line is written into the template."""
-    parts, columns = [], []
-
-    def cell(texts: list) -> str:
-        if texts.count(texts[0]) == len(texts):
-            return texts[0].replace("%", "%%")
-        columns.append(texts)
-        return "%s"
-
-    for name, value in reference.items():
-        key = json.dumps(name).replace("%", "%%")
-        if name == "block_limits":
-            inner = [f"{json.dumps(limit)}: "
-                     + cell(distinct_texts(arrays.block_limits[limit][ok], str))
-                     for limit in value]
-            parts.append(f"{key}: {{{', '.join(inner)}}}")
-            continue
-        if name == "limited_by":
-            code = np.zeros(ok.size, dtype=np.int64)
-            for k, limit in enumerate(limit_names):
-                code |= arrays.limited_by[limit][ok].astype(np.int64) << k
-            text = {c: json.dumps([n for k, n in enumerate(limit_names) if c >> k & 1])
-                    for c in set(code.tolist())}  # (np.unique would import numpy.ma)
-            parts.append(f"{key}: " + cell([text[c] for c in code.tolist()]))
-            continue
-        values = getattr(arrays, name)
-        if np.ndim(values) == 0:  # the same for every launch of the group
-            parts.append(f"{key}: " + json.dumps(value).replace("%", "%%"))
-            continue
-        values = np.asarray(values)[ok]
-        if values.dtype.kind == "b":
-            texts = _BOOLS[values.astype(np.intp)].tolist()
-        elif values.dtype.kind == "f":
-            texts = distinct_texts(values, repr)
-        else:
-            texts = distinct_texts(values, str)
-        parts.append(f"{key}: " + cell(texts))
-    return "{" + ", ".join(parts) + "}", columns

@@ -26,9 +26,10 @@ from gpumodeler.core.occupancy.array_rules import (
     _REPORTED, _SHARED_PER_BLOCK, _STATIC_SHARED, _Rules, _could_fail, _failures, _full, _min,
     _reported, _rules)
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _msg_block_size,  # noqa: F401
-    _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared, _preference_bytes)
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _preference_bytes)  # noqa: F401
+from gpumodeler.core.occupancy.messages import (
+    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
+    _msg_shared_per_block, _msg_static_shared)
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,25 +94,35 @@ class OccupancyArrays(LazyFields):
 
     @cached_property
     def reasons(self) -> np.ndarray:
-        """Every point's LaunchError message ('' where valid), each distinct one formatted once."""
+        """Every point's LaunchError message ('' where valid): each distinct message once,
+        the distinct ones of a check formatted a column at a time
+        (:mod:`gpumodeler.core.occupancy.array_messages`)."""
+        from gpumodeler.core.occupancy.array_messages import launch_error_messages
+
         failure = self.failure.ravel()
         reasons = np.full(failure.size, "", dtype=object)
-        columns = {
-            _BLOCK_SIZE: (self.block_size,), _REGISTERS_PER_THREAD: (self.registers_per_thread,),
-            _STATIC_SHARED: (self.static_shared_mem_bytes,),
-            _SHARED_PER_BLOCK: (self.static_shared_mem_bytes, self.shared_mem_bytes),
-            _REGISTERS_PER_BLOCK: (self.block_size, self.registers_per_thread),
-            _NO_BLOCK_FITS: tuple(self.block_limits[k] == 0 for k in LIMIT_NAMES)}
-        for code, cols in columns.items():
-            index = np.flatnonzero(failure == code)
-            if index.size == 0:
+        if not failure.any():
+            return reasons.reshape(self.shape)
+        arch = architecture(self.compute_capability)
+        b, r, s, d = (np.broadcast_to(c, self.shape).ravel() for c in (
+            self.block_size, self.registers_per_thread, self.static_shared_mem_bytes,
+            self.shared_mem_bytes))
+        zero = {k: np.broadcast_to(v, self.shape).ravel() == 0
+                for k, v in self.block_limits.items()} if (failure == _NO_BLOCK_FITS).any() else {}
+        # what each check's message depends on (registers per block: the warps, not the threads)
+        keys = {_BLOCK_SIZE: (b,), _REGISTERS_PER_THREAD: (r,), _STATIC_SHARED: (s,),
+                _SHARED_PER_BLOCK: (s, d), _REGISTERS_PER_BLOCK: (-(-b // arch.warp_size), r),
+                _NO_BLOCK_FITS: tuple(zero.values())}
+        for code in np.flatnonzero(np.bincount(failure)).tolist():
+            if code == _OK:
                 continue
-            keys = np.stack([np.broadcast_to(c, self.shape).ravel()[index] for c in cols],
-                            axis=1).astype(np.int64)
-            first, inverse = _distinct_rows(keys)
+            index = np.flatnonzero(failure == code)
+            key = np.stack([c[index] for c in keys[code]], axis=1).astype(np.int64)
+            first, inverse = _distinct_rows(key)
+            rows = index[first]
             texts = np.empty(len(first), dtype=object)
-            texts[:] = [self._message(code, np.unravel_index(index[i], self.shape))
-                        for i in first]
+            texts[:] = launch_error_messages(arch, code, b[rows], r[rows], s[rows], d[rows],
+                                             self.opt_in, {k: v[rows] for k, v in zero.items()})
             reasons[index] = texts[inverse]
         return reasons.reshape(self.shape)
 

@@ -71,8 +71,10 @@ virtual resources) never lower occupancy; we leave them out. Everything else agr
 case (``tests/core/test_occupancy_oracle.py``).
 
 Layout. This module holds the scalar :func:`occupancy`. The result type
-(:class:`OccupancyResult`), the input checks and the LaunchError messages it shares with the
-vectorised path are in :mod:`gpumodeler.core.occupancy.checks`; the vectorised path
+(:class:`OccupancyResult`) and the input checks it shares with the vectorised path are in
+:mod:`gpumodeler.core.occupancy.checks`, the LaunchError messages in
+:mod:`gpumodeler.core.occupancy.messages` (one launch) and
+:mod:`gpumodeler.core.occupancy.array_messages` (a column at a time); the vectorised path
 (:func:`occupancy_array`, :class:`OccupancyArrays`) is in :mod:`gpumodeler.core.occupancy.arrays`.
 All of them can still be imported from here.
 """
@@ -83,10 +85,11 @@ from types import MappingProxyType
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _is_bool, _msg_block_size,
-    _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared, _preference_bytes, _registers_per_block_tesla,
-    _registers_per_warp, _require_int)
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _is_bool, _preference_bytes,
+    _registers_per_block_tesla, _registers_per_warp, _require_int)
+from gpumodeler.core.occupancy.messages import (
+    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
+    _msg_shared_per_block, _msg_static_shared)
 
 __all__ = ["LIMIT_NAMES", "UNLIMITED", "OccupancyArrays", "OccupancyResult", "occupancy",
            "occupancy_array"]

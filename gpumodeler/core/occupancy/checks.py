@@ -1,5 +1,6 @@
 """What the scalar and vectorised occupancy calculations share: the result type, the checks of
-their inputs, and the messages for launches that cannot run.
+their inputs and the register arithmetic of the launch checks (their messages are in
+:mod:`gpumodeler.core.occupancy.messages`).
 
 Sources. The limits and their checks are those of the CUDA C++ Programming Guide
 (compute-capabilities appendix: "Technical Specifications per Compute Capability", the
@@ -7,7 +8,7 @@ per-architecture shared-memory sections, and "Configuring L1/Shared Memory Balan
 NVIDIA's CUDA Occupancy Calculator spreadsheet (allocation units and granularities, "GPU Data"
 sheet). The rules, their symbols and the order of the launch checks are stated in
 :mod:`gpumodeler.core.occupancy.calculator`, whose :func:`~gpumodeler.core.occupancy.calculator.occupancy` raises
-these messages; :mod:`gpumodeler.core.occupancy.arrays` gives the same ones for a sweep.
+the launch errors; :mod:`gpumodeler.core.occupancy.arrays` gives the same ones for a sweep.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
+from gpumodeler.core.occupancy.compute_capability import ArchitectureLimits
 from gpumodeler.core.errors import InvalidParameter
 
 # A block limit that the launch does not impose (no registers, no shared memory). The runtime
@@ -112,92 +113,6 @@ def _check_caching(arch: ArchitectureLimits, partitioned_global_caching) -> bool
             f"partitioned global caching exists on cc 5.2, 5.3, 6.1 and 6.2 only, "
             f"not on cc {arch.compute_capability}", item="partitioned_global_caching")
     return bool(partitioned_global_caching)
-
-
-def _kb(n: int) -> str:
-    return f"{n // KIB} KB ({n} B)" if n % KIB == 0 else f"{n} B"
-
-
-# Messages for launches that cannot run. The vectorized path calls the same functions.
-
-def _msg_block_size(arch: ArchitectureLimits, block_size: int) -> str:
-    if block_size < 1:
-        return f"block size {block_size} is below the minimum of 1 thread"
-    limit = arch.max_threads_per_block
-    return (f"block size {block_size} exceeds the {limit}-thread limit "
-            f"by {block_size - limit}")
-
-
-def _msg_registers_per_thread(arch: ArchitectureLimits, registers: int) -> str:
-    limit = arch.max_registers_per_thread
-    return (f"{registers} registers per thread exceed the {limit}-register limit "
-            f"by {registers - limit}")
-
-
-def _msg_static_shared(arch: ArchitectureLimits, static: int) -> str:
-    limit = arch.shared_mem_per_block_bytes
-    msg = (f"static shared memory {static} B exceeds the {_kb(limit)} limit for static "
-           f"allocations by {static - limit} B")
-    if arch.shared_mem_per_block_optin_bytes <= limit:
-        return f"{msg}{_tesla_note(arch)}; cc {arch.compute_capability} allows no larger block"
-    return f"{msg}; larger allocations must be dynamic (opt-in)"
-
-
-def _tesla_note(arch: ArchitectureLimits) -> str:
-    """Why the 1.x per-block limit is not a round 16 KB."""
-    if arch.register_allocation != "block":
-        return ""
-    return (f" (16 KB less the {arch.reserved_shared_mem_per_block_bytes} B the hardware keeps "
-            f"in every block on cc 1.x)")
-
-
-def _msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
-                          opt_in: bool) -> str:
-    total = static + dynamic
-    used = f"shared memory per block {total} B (static {static} B + dynamic {dynamic} B)"
-    cc = arch.compute_capability
-    optin = arch.shared_mem_per_block_optin_bytes
-    default = arch.shared_mem_per_block_bytes
-    if opt_in and optin > default:
-        return (f"{used} exceeds the {_kb(optin)} opt-in per-block limit of cc {cc} "
-                f"by {total - optin} B")
-    msg = f"{used} exceeds the default {_kb(default)} per-block limit by {total - default} B"
-    if optin <= default:
-        return f"{msg}{_tesla_note(arch)}; cc {cc} has no opt-in above it"
-    if total <= optin:
-        return f"{msg}; cc {cc} allows up to {_kb(optin)} with the opt-in (opt_in=True)"
-    return (f"{msg}; it is also over the {_kb(optin)} opt-in maximum of cc {cc} "
-            f"by {total - optin} B")
-
-
-def _msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
-    warps = -(-block_size // arch.warp_size)
-    limit = arch.max_registers_per_block
-    cc = arch.compute_capability
-    if arch.register_allocation == "block":
-        paired = _warps_in_pairs(arch, warps)
-        need = _registers_per_block_tesla(arch, warps, registers)
-        rounded = "" if paired == warps else (
-            f" ({warps} rounded up to a multiple of {arch.warp_allocation_granularity})")
-        return (f"registers per block: {paired} warps{rounded} x {arch.warp_size} threads x "
-                f"{registers} registers, in units of {arch.register_allocation_unit}, = {need} "
-                f"exceed the {limit}-register per-block limit of cc {cc} by {need - limit}")
-    per_warp = _registers_per_warp(arch, registers)
-    group = arch.register_check_warp_group
-    counted = -(-warps // group) * group
-    need = per_warp * counted
-    grouped = "" if counted == warps else (
-        f" (counted in groups of {group} warps, {warps} -> {counted})")
-    unit = _per_warp_unit(arch, registers)
-    return (f"registers per block: {counted} warps{grouped} x {per_warp} registers per warp "
-            f"({registers} per thread, allocated in units of {unit}) "
-            f"= {need} exceed the {limit}-register per-block limit of cc "
-            f"{cc} by {need - limit}")
-
-
-def _msg_no_block_fits(limits: Mapping[str, int]) -> str:
-    zero = [name for name in LIMIT_NAMES if limits[name] == 0]
-    return f"no block fits on an SM: the {', '.join(zero)} limit allows 0 blocks"
 
 
 def _per_warp_unit(arch: ArchitectureLimits, registers: int) -> int:

@@ -246,15 +246,27 @@ def normalize_compute_capability(cc) -> str:
         f"supported: {', '.join(SUPPORTED_COMPUTE_CAPABILITIES)}")
 
 
+#: architectures already looked up by the text given (a batch names a few, many times)
+_BY_TEXT: dict[str, ArchitectureLimits] = {}
+_BY_TEXT_SIZE = 1024
+
+
 def architecture(cc) -> ArchitectureLimits:
     """The limits of compute capability ``cc``; UnsupportedArchitecture lists the known ones."""
     if isinstance(cc, ArchitectureLimits):
         return cc
+    if type(cc) is str:
+        found = _BY_TEXT.get(cc)
+        if found is not None:
+            return found
     text = normalize_compute_capability(cc)
     try:
-        return ARCHITECTURES[text]
+        found = ARCHITECTURES[text]
     except KeyError:
         hint = f" ({text} is called {_RENAMED[text]} since CUDA 13)" if text in _RENAMED else ""
         raise UnsupportedArchitecture(
             f"compute capability {text} is not supported{hint}; occupancy rules are documented "
             f"for: {', '.join(SUPPORTED_COMPUTE_CAPABILITIES)}") from None
+    if type(cc) is str and len(_BY_TEXT) < _BY_TEXT_SIZE:
+        _BY_TEXT[cc] = found
+    return found

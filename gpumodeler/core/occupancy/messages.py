@@ -1,0 +1,131 @@
+"""The LaunchError messages of the occupancy checks, one launch at a time.
+
+Each message is a ``%`` template (the ``*_TEXT`` constants) filled with the numbers of the
+launch and of its compute capability, so that the vectorised path
+(:mod:`gpumodeler.core.occupancy.array_messages`) fills the very same templates a column at
+a time and gives the same text byte for byte. The checks and their order are those of
+:func:`gpumodeler.core.occupancy.calculator.occupancy` (sources: the CUDA C++ Programming
+Guide, compute-capabilities appendix, and NVIDIA's CUDA Occupancy Calculator spreadsheet).
+No numpy here: the scalar calculator does not load it.
+"""
+from __future__ import annotations
+
+from typing import Mapping
+
+from gpumodeler.core.occupancy.checks import (
+    LIMIT_NAMES, _per_warp_unit, _registers_per_block_tesla, _registers_per_warp,
+    _warps_in_pairs)
+from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
+
+# block size, thread limit, excess
+BLOCK_SIZE_BELOW_TEXT = "block size %d is below the minimum of 1 thread"
+BLOCK_SIZE_OVER_TEXT = "block size %d exceeds the %d-thread limit by %d"
+# registers, limit, excess
+REGISTERS_PER_THREAD_TEXT = "%d registers per thread exceed the %d-register limit by %d"
+# static bytes, the limit (_kb), excess, the architecture's ending (_static_shared_ending)
+STATIC_SHARED_TEXT = ("static shared memory %d B exceeds the %s limit for static "
+                      "allocations by %d B%s")
+# total, static, dynamic: the head of every shared-memory-per-block message
+SHARED_USED_TEXT = "shared memory per block %d B (static %d B + dynamic %d B)"
+# opt-in limit (_kb), cc, excess over it
+SHARED_OPTIN_TEXT = " exceeds the %s opt-in per-block limit of cc %s by %d B"
+# default limit (_kb), excess over it, then one ending
+SHARED_DEFAULT_TEXT = " exceeds the default %s per-block limit by %d B"
+SHARED_NO_OPTIN_TEXT = "%s; cc %s has no opt-in above it"           # Tesla note, cc
+SHARED_WITHIN_OPTIN_TEXT = "; cc %s allows up to %s with the opt-in (opt_in=True)"  # cc, _kb
+# opt-in maximum (_kb), cc, excess over it
+SHARED_OVER_OPTIN_TEXT = "; it is also over the %s opt-in maximum of cc %s by %d B"
+# 1.x: paired warps, rounding note, warp size, registers, unit, need, limit, cc, excess
+REGISTERS_PER_BLOCK_TESLA_TEXT = (
+    "registers per block: %d warps%s x %d threads x %d registers, in units of %d, = %d "
+    "exceed the %d-register per-block limit of cc %s by %d")
+TESLA_ROUNDED_TEXT = " (%d rounded up to a multiple of %d)"          # warps, granularity
+# 2.0 on: counted warps, grouping note, per warp, registers, unit, need, limit, cc, excess
+REGISTERS_PER_BLOCK_TEXT = (
+    "registers per block: %d warps%s x %d registers per warp (%d per thread, allocated in "
+    "units of %d) = %d exceed the %d-register per-block limit of cc %s by %d")
+GROUPED_TEXT = " (counted in groups of %d warps, %d -> %d)"          # group, warps, counted
+NO_BLOCK_FITS_TEXT = "no block fits on an SM: the %s limit allows 0 blocks"  # names
+
+
+def _kb(n: int) -> str:
+    return f"{n // KIB} KB ({n} B)" if n % KIB == 0 else f"{n} B"
+
+
+def _tesla_note(arch: ArchitectureLimits) -> str:
+    """Why the 1.x per-block limit is not a round 16 KB."""
+    if arch.register_allocation != "block":
+        return ""
+    return (f" (16 KB less the {arch.reserved_shared_mem_per_block_bytes} B the hardware keeps "
+            f"in every block on cc 1.x)")
+
+
+def _msg_block_size(arch: ArchitectureLimits, block_size: int) -> str:
+    if block_size < 1:
+        return BLOCK_SIZE_BELOW_TEXT % block_size
+    limit = arch.max_threads_per_block
+    return BLOCK_SIZE_OVER_TEXT % (block_size, limit, block_size - limit)
+
+
+def _msg_registers_per_thread(arch: ArchitectureLimits, registers: int) -> str:
+    limit = arch.max_registers_per_thread
+    return REGISTERS_PER_THREAD_TEXT % (registers, limit, registers - limit)
+
+
+def _static_shared_ending(arch: ArchitectureLimits) -> str:
+    """The end of the static-shared-memory message: whether a larger block can exist."""
+    if arch.shared_mem_per_block_optin_bytes <= arch.shared_mem_per_block_bytes:
+        return f"{_tesla_note(arch)}; cc {arch.compute_capability} allows no larger block"
+    return "; larger allocations must be dynamic (opt-in)"
+
+
+def _msg_static_shared(arch: ArchitectureLimits, static: int) -> str:
+    limit = arch.shared_mem_per_block_bytes
+    return STATIC_SHARED_TEXT % (static, _kb(limit), static - limit, _static_shared_ending(arch))
+
+
+def _msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
+                          opt_in: bool) -> str:
+    total = static + dynamic
+    used = SHARED_USED_TEXT % (total, static, dynamic)
+    cc = arch.compute_capability
+    optin = arch.shared_mem_per_block_optin_bytes
+    default = arch.shared_mem_per_block_bytes
+    if opt_in and optin > default:
+        return used + SHARED_OPTIN_TEXT % (_kb(optin), cc, total - optin)
+    msg = used + SHARED_DEFAULT_TEXT % (_kb(default), total - default)
+    if optin <= default:
+        return msg + SHARED_NO_OPTIN_TEXT % (_tesla_note(arch), cc)
+    if total <= optin:
+        return msg + SHARED_WITHIN_OPTIN_TEXT % (cc, _kb(optin))
+    return msg + SHARED_OVER_OPTIN_TEXT % (_kb(optin), cc, total - optin)
+
+
+def _msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
+    warps = -(-block_size // arch.warp_size)
+    limit = arch.max_registers_per_block
+    cc = arch.compute_capability
+    if arch.register_allocation == "block":
+        paired = _warps_in_pairs(arch, warps)
+        need = _registers_per_block_tesla(arch, warps, registers)
+        rounded = "" if paired == warps else (
+            TESLA_ROUNDED_TEXT % (warps, arch.warp_allocation_granularity))
+        return REGISTERS_PER_BLOCK_TESLA_TEXT % (
+            paired, rounded, arch.warp_size, registers, arch.register_allocation_unit, need,
+            limit, cc, need - limit)
+    per_warp = _registers_per_warp(arch, registers)
+    group = arch.register_check_warp_group
+    counted = -(-warps // group) * group
+    need = per_warp * counted
+    grouped = "" if counted == warps else GROUPED_TEXT % (group, warps, counted)
+    unit = _per_warp_unit(arch, registers)
+    return REGISTERS_PER_BLOCK_TEXT % (counted, grouped, per_warp, registers, unit, need, limit,
+                                       cc, need - limit)
+
+
+def _zero_limit_names(zero: Mapping[str, bool]) -> str:
+    return ", ".join(name for name in LIMIT_NAMES if zero[name])
+
+
+def _msg_no_block_fits(limits: Mapping[str, int]) -> str:
+    return NO_BLOCK_FITS_TEXT % _zero_limit_names({k: v == 0 for k, v in limits.items()})
