@@ -47,7 +47,13 @@ def field_name(key: str) -> str:
 def field_entry(name: str, records: Iterable[tuple]) -> str:
     """``field:digest`` for one field's raw records, in order."""
     flag = IS_DEFAULT
-    text = repr([r[:flag] + ((1 if r[flag] else 0),) + r[flag + 1:] for r in records])
+    records = records if type(records) is list else list(records)
+    for r in records:
+        if type(r[flag]) is not int or not (r[flag] == 0 or r[flag] == 1):
+            # A bool (or other truthy) flag is written as the 0 or 1 stored.
+            records = [r[:flag] + ((1 if r[flag] else 0),) + r[flag + 1:] for r in records]
+            break
+    text = repr(records)
     return f"{field_key(name)}:{_hex(text)}"
 
 

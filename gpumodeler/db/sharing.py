@@ -14,6 +14,7 @@ written.
 """
 from __future__ import annotations
 
+import operator
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -269,16 +270,19 @@ def _plan_rewrite(plan: _MergePlan, entry, mine: RawDevice, stored, device: RawD
     A field taken as theirs, records for records, takes their digest entry with it
     (``their_digest``: None when their records were given other source keys)."""
     entries = {}
+    mine_values, theirs_values, rewrites = mine.values, theirs.values, plan.rewrites
     for field_name, records in device.values.items():
-        before = mine.values.get(field_name)
+        before = mine_values.get(field_name)
         if records is before or records == before:
             continue
-        plan.rewrites.append((entry.id, field_name, records, stored))
-        taken = theirs.values.get(field_name)
-        reuse = (their_digest is not None and taken is not None and len(taken) == len(records)
-                 and all(a is b for a, b in zip(records, taken)))
-        entries[field_name] = ((reuse and entry_in(their_digest, field_name))
-                               or field_entry(field_name, records))
+        rewrites.append((entry.id, field_name, records, stored))
+        taken = theirs_values.get(field_name)
+        if (their_digest is not None and taken is not None and len(taken) == len(records)
+                and all(map(operator.is_, records, taken))):
+            entries[field_name] = (entry_in(their_digest, field_name)
+                                   or field_entry(field_name, records))
+        else:
+            entries[field_name] = field_entry(field_name, records)
     head = None
     if device.aliases != mine.aliases or device.family != mine.family:
         plan.heads.append((aliases_to_json(device.aliases), device.family, entry.id))

@@ -370,6 +370,15 @@ def _same_content(a: tuple, b: tuple) -> bool:
             and type(a[0]) is type(b[0]))
 
 
+def _row_flag(record: tuple) -> tuple:
+    """``record`` with its default flag as the 0 or 1 the column holds (INSERT_VALUE_SQL
+    takes a raw record's columns in order after device id and field)."""
+    flag = record[IS_DEFAULT]
+    if type(flag) is int and (flag == 0 or flag == 1):     # not a bool: binds as it is
+        return record
+    return record[:IS_DEFAULT] + (1 if flag else 0,) + record[IS_DEFAULT + 1:]
+
+
 def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None:
     """Give some fields of stored devices new records and leave every other row alone.
 
@@ -386,12 +395,15 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
         "SELECT device_id, max(row_order) FROM device_values WHERE device_id IN "
         "(SELECT value FROM json_each(?)) GROUP BY device_id", [json.dumps(ids)]).fetchall())
     deletes, to_default, from_default, rows = [], [], [], []
+    append = rows.append
     flag = IS_DEFAULT
+    same = _same_content
     for device_id, field_name, records, stored in rewrites:
         old = stored.values.get(field_name)
         after = ends.get(device_id, -1) + 1
+        head = (device_id, field_name)
         if old and len(records) >= len(old) and all(
-                a is b or _same_content(a, b) for a, b in zip(records, old)):
+                a is b or same(a, b) for a, b in zip(records, old)):
             for new, kept, row_id in zip(records, old, stored.ids[field_name]):
                 if bool(new[flag]) != bool(kept[flag]):
                     (to_default if new[flag] else from_default).append(row_id)
@@ -400,13 +412,10 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
             deletes += stored.ids[field_name]
             if not records:
                 continue
-            first = records[0]
-            rows.append((device_id, field_name, *first[:flag], 1 if first[flag] else 0,
-                         *first[flag + 1:], stored.first_order[field_name]))
+            append(head + _row_flag(records[0]) + (stored.first_order[field_name],))
             records = records[1:]
         for record in records:
-            rows.append((device_id, field_name, *record[:flag], 1 if record[flag] else 0,
-                         *record[flag + 1:], after))
+            append(head + _row_flag(record) + (after,))
             after += 1
         ends[device_id] = after - 1
     if deletes:
