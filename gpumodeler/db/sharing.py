@@ -356,7 +356,7 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
             if plan.rewrites:
                 rewrite_fields(db, plan.rewrites)
             set_device_heads(db, plan.heads)
-            set_device_digests(db, [(now, d, i) for i, d in plan.digests.items()])
+            set_device_digests(db, [(now, d, i) for i, d in sorted(plan.digests.items())])
 
         def device_id_of(key: str) -> int:
             row = db.execute("SELECT id FROM devices WHERE name_lower = ?", [key]).fetchone()

@@ -379,6 +379,10 @@ def _row_flag(record: tuple) -> tuple:
     return record[:IS_DEFAULT] + (1 if flag else 0,) + record[IS_DEFAULT + 1:]
 
 
+def _stored_order(row: tuple) -> tuple:
+    return row[0], row[-1]      # device id, row order
+
+
 def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None:
     """Give some fields of stored devices new records and leave every other row alone.
 
@@ -418,13 +422,17 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
             append(head + _row_flag(record) + (after,))
             after += 1
         ends[device_id] = after - 1
+    # Rows are written in the order they are stored (by id; by device and row order), not
+    # the order of the devices' names: each page of the table and its indexes is then
+    # visited once, not once per run of names (a third of the time of 27 000 inserts).
     if deletes:
         db.execute("DELETE FROM device_values WHERE id IN (SELECT value FROM json_each(?))",
-                   [json.dumps(deletes)])
+                   [json.dumps(sorted(deletes))])
     for value, ids_to in ((0, from_default), (1, to_default)):
         if ids_to:
             db.execute(f"UPDATE device_values SET is_default = {value} WHERE id IN "
-                       f"(SELECT value FROM json_each(?))", [json.dumps(ids_to)])
+                       f"(SELECT value FROM json_each(?))", [json.dumps(sorted(ids_to))])
+    rows.sort(key=_stored_order)
     db.conn.executemany(INSERT_VALUE_SQL, rows)
 
 
