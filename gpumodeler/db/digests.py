@@ -103,15 +103,21 @@ def patched(digest: str, head: str | None, entries: Mapping[str, str]) -> str:
     added: the digest of the device after a merge rewrote those fields."""
     if head is not None:
         digest = head + digest[_HEAD_END:]
-    added = []
+    added, spans = [], []
     for name, entry in entries.items():
-        marker = "," + field_key(name) + ":"
-        at = digest.find(marker)
+        at = digest.find("," + field_key(name) + ":")
         if at < 0:
             added.append(entry)
-        else:
-            start = at + 1
-            digest = digest[:start] + entry + digest[start + len(entry):]
+        else:     # an entry of the same field has the same length: replaced in place
+            spans.append((at + 1, entry))
+    if spans:
+        spans.sort()
+        pieces, last = [], 0
+        for start, entry in spans:
+            pieces += (digest[last:start], entry)
+            last = start + len(entry)
+        pieces.append(digest[last:])
+        digest = "".join(pieces)
     if added:
         head_text, *rest = digest.split(",")
         digest = ",".join([head_text, *sorted(rest + added)])
