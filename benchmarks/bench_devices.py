@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -112,8 +113,8 @@ def timed(label: str, fn):
 
 def timed_runs(label: str, fn, repeat: int, before=None):
     """Run ``fn`` ``repeat`` times (``before()`` untimed first) and print every wall time,
-    the best, and the best CPU time of this process (on a shared machine the wall time
-    also counts the time other programs had the processor)."""
+    the best and the median, and the best and median CPU time of this process (on a shared
+    machine the wall time also counts the time other programs had the processor)."""
     times, cpu, result = [], [], None
     for _ in range(repeat):
         if before is not None:
@@ -123,7 +124,8 @@ def timed_runs(label: str, fn, repeat: int, before=None):
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     print(f"{label}: {' '.join(f'{t:.3f}' for t in times)} s (best {min(times):.3f}, "
-          f"cpu {min(cpu):.3f})", flush=True)
+          f"median {statistics.median(times):.3f}; cpu best {min(cpu):.3f}, "
+          f"median {statistics.median(cpu):.3f})", flush=True)
     return result
 
 

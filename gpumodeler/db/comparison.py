@@ -122,16 +122,21 @@ def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]]
                          if wanted_theirs else {})
 
     mine_devices, theirs_devices, mine_stored = {}, {}, {}
+    empty = {}
     for key in plan:
         db, m = mine[key]
         t = theirs[key]
-        stored = stored_mine.get(id(db), {}).get(m.id) or StoredFields()
-        their_values = stored_theirs[t.id].values if t.id in stored_theirs else {}
+        stored = stored_mine.get(id(db), empty).get(m.id) or StoredFields()
+        their_stored = stored_theirs.get(t.id)
         aliases = aliases_from_json(m.aliases)
-        mine_devices[key] = raw_device(m, stored.values, aliases)
+        mine_devices[key] = RawDevice(m.kind, m.name, aliases, m.family, m.origin,
+                                      stored.values, m.created, m.modified)
         mine_stored[key] = stored
-        theirs_devices[key] = remap_sources(raw_device(
-            t, their_values, aliases if t.aliases == m.aliases else None), renamed)
+        theirs_device = RawDevice(
+            t.kind, t.name, aliases if t.aliases == m.aliases else aliases_from_json(t.aliases),
+            t.family, t.origin, their_stored.values if their_stored is not None else {},
+            t.created, t.modified)
+        theirs_devices[key] = remap_sources(theirs_device, renamed) if renamed else theirs_device
     missing = ([(e.name, e.kind) for key, (_, e) in mine.items() if key not in theirs]
                if with_missing else ())
     report = compare(mine_devices, theirs_devices, mine_label=mine_label,

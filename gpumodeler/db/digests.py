@@ -47,7 +47,13 @@ def field_name(key: str) -> str:
 def field_entry(name: str, records: Iterable[tuple]) -> str:
     """``field:digest`` for one field's raw records, in order."""
     flag = IS_DEFAULT
-    text = repr([r[:flag] + ((1 if r[flag] else 0),) + r[flag + 1:] for r in records])
+    records = records if type(records) is list else list(records)
+    for r in records:
+        if type(r[flag]) is not int or not (r[flag] == 0 or r[flag] == 1):
+            # A bool (or other truthy) flag is written as the 0 or 1 stored.
+            records = [r[:flag] + ((1 if r[flag] else 0),) + r[flag + 1:] for r in records]
+            break
+    text = repr(records)
     return f"{field_key(name)}:{_hex(text)}"
 
 
@@ -97,15 +103,21 @@ def patched(digest: str, head: str | None, entries: Mapping[str, str]) -> str:
     added: the digest of the device after a merge rewrote those fields."""
     if head is not None:
         digest = head + digest[_HEAD_END:]
-    added = []
+    added, spans = [], []
     for name, entry in entries.items():
-        marker = "," + field_key(name) + ":"
-        at = digest.find(marker)
+        at = digest.find("," + field_key(name) + ":")
         if at < 0:
             added.append(entry)
-        else:
-            start = at + 1
-            digest = digest[:start] + entry + digest[start + len(entry):]
+        else:     # an entry of the same field has the same length: replaced in place
+            spans.append((at + 1, entry))
+    if spans:
+        spans.sort()
+        pieces, last = [], 0
+        for start, entry in spans:
+            pieces += (digest[last:start], entry)
+            last = start + len(entry)
+        pieces.append(digest[last:])
+        digest = "".join(pieces)
     if added:
         head_text, *rest = digest.split(",")
         digest = ",".join([head_text, *sorted(rest + added)])

@@ -429,24 +429,31 @@ def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
     values = dict(mine.values)      # a field changed gets a new list; mine's stay as they are
     aliases, family = tuple(mine.aliases), mine.family
     touched = False
+    flag = IS_DEFAULT
     for c in change.fields:
-        take = THEIRS if c.status == THEIRS else choices.get(c.field) if c.status == \
-            "conflict" else MINE
-        if take == MINE:
+        status = c.status
+        if status == THEIRS:
+            take = THEIRS
+        elif status == "conflict":
+            take = choices.get(c.field)
+            if take == MINE:
+                continue
+        else:
             continue
         touched = True
-        if c.field == ALIASES:
+        name = c.field
+        if name == ALIASES:
             have = {normalize_name(a) for a in aliases}
             aliases += tuple(a for a in theirs.aliases if normalize_name(a) not in have)
-        elif c.field == FAMILY:
+        elif name == FAMILY:
             family = theirs.family
         elif take == THEIRS:
-            values[c.field] = list(theirs.values[c.field])
+            values[name] = list(theirs.values[name])
         else:  # BOTH: keep mine (and its default), add theirs' other records
-            kept = values.get(c.field, [])
-            have = {content(r) for r in kept}
-            values[c.field] = kept + [r[:IS_DEFAULT] + (0,) + r[IS_DEFAULT + 1:]
-                                      for r in theirs.values[c.field] if content(r) not in have]
+            kept = values.get(name, [])
+            have = {r[:flag] + r[flag + 1:] for r in kept}
+            values[name] = kept + [r[:flag] + (0,) + r[flag + 1:] for r in theirs.values[name]
+                                   if r[:flag] + r[flag + 1:] not in have]
     if not touched:
         return None
     return RawDevice(mine.kind, mine.name, aliases, family, mine.origin, values,

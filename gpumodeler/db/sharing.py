@@ -14,6 +14,7 @@ written.
 """
 from __future__ import annotations
 
+import operator
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -202,25 +203,30 @@ def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
     """Decide every write; raises UnresolvedConflicts listing every open conflict first."""
     plan = _MergePlan()
     merged, open_ = {}, []
-    new_keys = []
+    new_keys, kind_swaps, from_shipped = [], [], []
+    mine, theirs, mine_entries, user = cmp.mine, cmp.theirs, cmp.mine_entries, catalog._user
     for change in cmp.report.devices:
-        key = normalize_name(change.name)
-        if change.status == "new":
-            new_keys.append(key)
-        elif change.status in ("changed", "conflicting"):
+        status = change.status
+        if status == "new":
+            new_keys.append(normalize_name(change.name))
+        elif status == "changed" or status == "conflicting":
+            key = normalize_name(change.name)
             try:
-                device = merged_device(cmp.mine[key], cmp.theirs[key], change, resolve)
+                device = merged_device(mine[key], theirs[key], change, resolve)
             except UnresolvedConflicts as exc:
                 open_.extend(exc.conflicts)
                 continue
             if device is not None:
                 merged[key] = (change, device)
+                # Devices written whole need all their records (read below): kind changes
+                # (a kind field is always a conflict) and shipped devices copied here.
+                if status == "conflicting" and any(c.field == KIND for c in change.conflicts):
+                    kind_swaps.append(key)
+                if mine_entries[key][0] is not user:
+                    from_shipped.append(key)
     if open_:
         raise UnresolvedConflicts(conflict_message(open_), open_)
 
-    # Devices written whole need all their records: read them now.
-    kind_swaps = [k for k, (c, _) in merged.items() if any(f.field == KIND for f in c.fields)]
-    from_shipped = [k for k in merged if cmp.mine_entries[k][0] is not catalog._user]
     swapped, shipped_keys = set(kind_swaps), set(from_shipped)     # asked once per device
     # New devices are copied by SQL from their file when theirs_db reads it (not an upgraded
     # in-memory copy of an older file, whose schema the file does not have).
@@ -243,23 +249,25 @@ def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
         reuse = not cmp.renamed and parts(t.digest) is not None   # copied unchanged
         plan.whole.append((key, device, True, False, t.digest if reuse else None))
         plan.absent.append(key)
+    expected, whole, renamed = plan.expected, cmp.whole, cmp.renamed
+    theirs_entries, mine_stored = cmp.theirs_entries, cmp.mine_stored
     for key, (change, device) in merged.items():
-        db, entry = cmp.mine_entries[key]
+        db, entry = mine_entries[key]
         shipped = key in shipped_keys
         if not shipped and entry.digest is not None:
-            plan.expected[entry.id] = entry.digest
-        if key in swapped or shipped or key in cmp.whole:
+            expected[entry.id] = entry.digest
+        if key in swapped or shipped or key in whole:
             if key in swapped:
-                theirs = cmp.theirs_entries[key]
-                device = merged_device(cmp.mine[key], theirs_whole[theirs.id], change, resolve)
-            elif shipped:
-                device = merged_device(shipped_whole[entry.id], cmp.theirs[key], change,
+                their_entry = theirs_entries[key]
+                device = merged_device(mine[key], theirs_whole[their_entry.id], change,
                                        resolve)
+            elif shipped:
+                device = merged_device(shipped_whole[entry.id], theirs[key], change, resolve)
             plan.whole.append((key, device, False, shipped, None))
         else:
-            their_digest = None if cmp.renamed else cmp.theirs_entries[key].digest
-            _plan_rewrite(plan, entry, cmp.mine[key], cmp.mine_stored[key], device,
-                          cmp.theirs[key], their_digest)
+            their_digest = None if renamed else theirs_entries[key].digest
+            _plan_rewrite(plan, entry, mine[key], mine_stored[key], device, theirs[key],
+                          their_digest)
     return plan
 
 
@@ -269,16 +277,19 @@ def _plan_rewrite(plan: _MergePlan, entry, mine: RawDevice, stored, device: RawD
     A field taken as theirs, records for records, takes their digest entry with it
     (``their_digest``: None when their records were given other source keys)."""
     entries = {}
+    mine_values, theirs_values, rewrites = mine.values, theirs.values, plan.rewrites
     for field_name, records in device.values.items():
-        before = mine.values.get(field_name)
+        before = mine_values.get(field_name)
         if records is before or records == before:
             continue
-        plan.rewrites.append((entry.id, field_name, records, stored))
-        taken = theirs.values.get(field_name)
-        reuse = (their_digest is not None and taken is not None and len(taken) == len(records)
-                 and all(a is b for a, b in zip(records, taken)))
-        entries[field_name] = ((reuse and entry_in(their_digest, field_name))
-                               or field_entry(field_name, records))
+        rewrites.append((entry.id, field_name, records, stored))
+        taken = theirs_values.get(field_name)
+        if (their_digest is not None and taken is not None and len(taken) == len(records)
+                and all(map(operator.is_, records, taken))):
+            entries[field_name] = (entry_in(their_digest, field_name)
+                                   or field_entry(field_name, records))
+        else:
+            entries[field_name] = field_entry(field_name, records)
     head = None
     if device.aliases != mine.aliases or device.family != mine.family:
         plan.heads.append((aliases_to_json(device.aliases), device.family, entry.id))
@@ -352,7 +363,7 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
             if plan.rewrites:
                 rewrite_fields(db, plan.rewrites)
             set_device_heads(db, plan.heads)
-            set_device_digests(db, [(now, d, i) for i, d in plan.digests.items()])
+            set_device_digests(db, [(now, d, i) for i, d in sorted(plan.digests.items())])
 
         def device_id_of(key: str) -> int:
             row = db.execute("SELECT id FROM devices WHERE name_lower = ?", [key]).fetchone()

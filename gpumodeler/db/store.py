@@ -370,6 +370,19 @@ def _same_content(a: tuple, b: tuple) -> bool:
             and type(a[0]) is type(b[0]))
 
 
+def _row_flag(record: tuple) -> tuple:
+    """``record`` with its default flag as the 0 or 1 the column holds (INSERT_VALUE_SQL
+    takes a raw record's columns in order after device id and field)."""
+    flag = record[IS_DEFAULT]
+    if type(flag) is int and (flag == 0 or flag == 1):     # not a bool: binds as it is
+        return record
+    return record[:IS_DEFAULT] + (1 if flag else 0,) + record[IS_DEFAULT + 1:]
+
+
+def _stored_order(row: tuple) -> tuple:
+    return row[0], row[-1]      # device id, row order
+
+
 def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None:
     """Give some fields of stored devices new records and leave every other row alone.
 
@@ -386,12 +399,15 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
         "SELECT device_id, max(row_order) FROM device_values WHERE device_id IN "
         "(SELECT value FROM json_each(?)) GROUP BY device_id", [json.dumps(ids)]).fetchall())
     deletes, to_default, from_default, rows = [], [], [], []
+    append = rows.append
     flag = IS_DEFAULT
+    same = _same_content
     for device_id, field_name, records, stored in rewrites:
         old = stored.values.get(field_name)
         after = ends.get(device_id, -1) + 1
+        head = (device_id, field_name)
         if old and len(records) >= len(old) and all(
-                a is b or _same_content(a, b) for a, b in zip(records, old)):
+                a is b or same(a, b) for a, b in zip(records, old)):
             for new, kept, row_id in zip(records, old, stored.ids[field_name]):
                 if bool(new[flag]) != bool(kept[flag]):
                     (to_default if new[flag] else from_default).append(row_id)
@@ -400,22 +416,23 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
             deletes += stored.ids[field_name]
             if not records:
                 continue
-            first = records[0]
-            rows.append((device_id, field_name, *first[:flag], 1 if first[flag] else 0,
-                         *first[flag + 1:], stored.first_order[field_name]))
+            append(head + _row_flag(records[0]) + (stored.first_order[field_name],))
             records = records[1:]
         for record in records:
-            rows.append((device_id, field_name, *record[:flag], 1 if record[flag] else 0,
-                         *record[flag + 1:], after))
+            append(head + _row_flag(record) + (after,))
             after += 1
         ends[device_id] = after - 1
+    # Rows are written in the order they are stored (by id; by device and row order), not
+    # the order of the devices' names: each page of the table and its indexes is then
+    # visited once, not once per run of names (a third of the time of 27 000 inserts).
     if deletes:
         db.execute("DELETE FROM device_values WHERE id IN (SELECT value FROM json_each(?))",
-                   [json.dumps(deletes)])
+                   [json.dumps(sorted(deletes))])
     for value, ids_to in ((0, from_default), (1, to_default)):
         if ids_to:
             db.execute(f"UPDATE device_values SET is_default = {value} WHERE id IN "
-                       f"(SELECT value FROM json_each(?))", [json.dumps(ids_to)])
+                       f"(SELECT value FROM json_each(?))", [json.dumps(sorted(ids_to))])
+    rows.sort(key=_stored_order)
     db.conn.executemany(INSERT_VALUE_SQL, rows)
 
 

@@ -253,6 +253,23 @@ def test_digests_name_the_fields_that_differ():
     assert parts("0123456789abcdef" * 2) is None and parts(None) is None
 
 
+def test_a_field_digest_hashes_the_flags_as_stored_whatever_their_type():
+    """The entry is BLAKE2b-64 of the repr of the records with each default flag as the 0
+    or 1 stored (digests.py): written out here, so a shortcut cannot change what files hold."""
+    import hashlib
+    stored = [(1.5, "Hz", "doc-1", "T1", "document", None, 1, None),
+              (2, "Hz", None, None, "measurement", "n", 0, "bench")]
+    expected = "clock:" + hashlib.blake2b(repr(stored).encode(), digest_size=8).hexdigest()
+    as_bools = [r[:6] + (bool(r[6]),) + r[7:] for r in stored]
+    mixed = [as_bools[0], stored[1]]
+    for records in (stored, tuple(stored), as_bools, mixed, iter(mixed)):
+        assert field_entry("clock", records) == expected
+    assert field_entry("clock", [stored[0][:6] + (2,) + stored[0][7:]]) == field_entry(
+        "clock", [stored[0]])                      # any true flag is stored as 1
+    assert field_entry("clock", stored[:1]) != field_entry("clock", [stored[0][:6] + (0,)
+                                                                    + stored[0][7:]])
+
+
 BAD = ["truncated", "corrupted", "foreign sqlite", "future version", "other format"]
 
 
