@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpumodeler.core.kernel.collapse import collapse
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.edge_latency import resolve_edge_latency  # noqa: F401  (re-exported)
 from gpumodeler.core.errors import ExpressionError
@@ -311,9 +312,13 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         table = get_table(table)
     order = graph.order()
     parent, depth, innermost = _loop_structure(graph)
-    edge_latency, edge_ends, forward, carried = _place_edges(graph, table, order, parent, depth,
-                                                             innermost)
-    regions = _build_regions(graph, parent, innermost, forward, carried)
+    collapsed = collapse(graph, table, order, parent, depth, innermost)
+    if collapsed is not None:
+        edge_latency, edge_ends, regions = collapsed
+    else:  # the general way, which raises for the first edge the analysis cannot take
+        edge_latency, edge_ends, forward, carried = _place_edges(graph, table, order, parent,
+                                                                 depth, innermost)
+        regions = _build_regions(graph, parent, innermost, forward, carried)
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
     forms, per_iteration = _symbolic(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)

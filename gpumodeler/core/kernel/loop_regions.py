@@ -110,9 +110,18 @@ def _build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: d
 
     ``forward``/``carried`` map a region to its edges ``(src item, dst item, cycles, edge
     id)``, items being instruction ids and ``("in"|"out", loop)`` for the loops nested
-    directly in the region. A region's items are listed in program order of their first
-    instruction, in one pass over the instructions (each loop is placed when its first
-    instruction is met). Between two items only the heaviest edge counts."""
+    directly in the region (:func:`_region_items`). Between two items only the heaviest
+    edge counts."""
+    regions = {}
+    for region_id, nodes in _region_items(graph, parent, innermost).items():
+        regions[region_id] = _region(region_id, nodes, forward.get(region_id, ()),
+                                     tuple(carried.get(region_id, ())))
+    return regions
+
+
+def _region_items(graph: KernelGraph, parent: dict, innermost: dict) -> dict:
+    """Each region's items, in program order of their first instruction, in one pass over
+    the instructions (each loop is placed when its first instruction is met)."""
     items: dict = {None: []}
     for lid in graph.loops:
         items[lid] = []
@@ -124,11 +133,7 @@ def _build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: d
             placed.add(lid)
             items[parent[lid]].extend((("in", lid), ("out", lid)))
             lid = parent[lid]
-    regions = {}
-    for region_id, nodes in items.items():
-        regions[region_id] = _region(region_id, nodes, forward.get(region_id, ()),
-                                     tuple(carried.get(region_id, ())))
-    return regions
+    return items
 
 
 def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
@@ -162,20 +167,24 @@ def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
             if bucket[k][1] < w:
                 bucket[k] = (src, w, eid)
     entries = sum(1 for n in nodes if n.__class__ is tuple and n[0] == "in")
-    if not backwards and steps + entries == len(nodes) - 1:
-        # Every pair goes forwards in ``nodes`` and neighbours are joined (an entry to its
-        # exit always): ``nodes`` is a path through the DAG, its only topological order.
-        topo = tuple(nodes)
-    else:
-        topo = _topological_order(nodes, pairs)
+    # Every pair going forwards in ``nodes`` and neighbours joined (an entry to its exit
+    # always): ``nodes`` is a path through the DAG, its only topological order.
+    chain = not backwards and steps + entries == len(nodes) - 1
+    return _finish_region(region_id, nodes, preds, carried, None if chain else pairs)
+
+
+def _finish_region(region_id, nodes: list, preds: dict, carried: tuple,
+                   pairs: list | None = None) -> _Region:
+    """The region from its items, ``preds`` (item -> its (pred, cycles, edge id), heaviest
+    per pred) and, unless ``nodes`` is known to be a path through the region (its only
+    topological order), ``pairs`` (pred, item) in order of their first edge."""
+    topo = tuple(nodes) if pairs is None else _topological_order(nodes, pairs)
+    out = {k: tuple(v) for k, v in preds.items()}
     for n in topo:
         if n.__class__ is tuple and n[0] == "out":
             loop = ("loop", n[1])
-            bucket = preds.get(n)
-            if bucket is None:
-                bucket = preds[n] = []
-            bucket.append((("in", n[1]), loop, loop))
-    return _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()}, carried)
+            out[n] = out.get(n, ()) + ((("in", n[1]), loop, loop),)
+    return _Region(region_id, topo, out, carried)
 
 
 def _topological_order(nodes: list, edges) -> tuple:
