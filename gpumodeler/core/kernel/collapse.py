@@ -16,7 +16,8 @@ it returns None and the general way runs, which raises for the first such edge, 
 """
 from __future__ import annotations
 
-from operator import attrgetter, ge
+from itertools import repeat
+from operator import attrgetter, contains, ge
 
 from gpumodeler.core.kernel.edge_latency import (_PRODUCER_LATENCY as producer_latency,
                                                  latency_key, resolve_edge_latency)
@@ -82,16 +83,20 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
             old = have.get(s_item)
             if old is None or old[1] < w:
                 have[s_item] = (s_item, w, eid)
+    children: dict = {}  # region -> the loops nested directly in it
+    for lid, up in parent.items():
+        children.setdefault(up, []).append(lid)
     regions = {}
     for rid, nodes in items.items():
         into = preds[rid]
-        # a chain: each item joined to the next (an entry to its exit always)
-        for k in range(1, len(nodes)):
-            n = nodes[k]
-            if nodes[k - 1] not in into.get(n, ()) and not (n.__class__ is tuple and n[0] == "out"):
-                return None
-        regions[rid] = _finish_region(rid, nodes, {n: tuple(p.values()) for n, p in into.items()},
-                                      tuple(carried.get(rid, ())))
+        # a chain: each item joined to the one before it (an exit to its entry always)
+        exits = {("out", lid): {("in", lid): None} for lid in children.get(rid, ())}
+        joined = {**into, **exits} if exits else into
+        if not all(map(contains, map(joined.get, nodes[1:], repeat(())), nodes[:-1])):
+            return None
+        final = dict(zip(into, map(tuple, map(dict.values, into.values()))))
+        regions[rid] = _finish_region(rid, nodes, final, tuple(carried.get(rid, ())),
+                                      exits=exits.keys())
     return dict(zip(eids, weights)), dict(zip(eids, zip(srcs, dsts))), regions
 
 

@@ -18,6 +18,7 @@ from gpumodeler.core.kernel.loop_regions import _sinks
 # A linear form is (constant, ((monomial, coefficient), ...)): a monomial is a sorted tuple of
 # iteration-expression texts (a product of iteration counts), monomials are sorted.
 _ZERO = (0.0, ())
+_NO_TERMS = _ZERO[1]
 
 
 class _TooManyForms(Exception):
@@ -200,7 +201,8 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
             starts = sources is None or n in sources
             preds = preds_of(n)
             if preds:  # the usual node: one form per predecessor, all with the same terms
-                terms, consts = None, []
+                terms = None
+                consts = [0.0] if starts else []
                 for pred, w, _ in preds:
                     forms = best[pred]
                     if w.__class__ is tuple or len(forms) != 1:
@@ -212,7 +214,22 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                         break
                     consts.append(f[0] + w)
                 else:
-                    best[n] = _prune_simple(consts, terms, starts, max_forms, budget)
+                    if starts and terms is not _NO_TERMS:
+                        best[n] = _prune_simple(consts[1:], terms, True, max_forms, budget)
+                        continue
+                    # _prune_simple's first case, inline: ``consts`` already starts with the
+                    # path starting here
+                    if len(consts) == 1:
+                        best[n] = [(consts[0], terms)]
+                        continue
+                    distinct = len(set(consts))
+                    if distinct == 1:
+                        best[n] = [(consts[0], terms)]
+                        continue
+                    budget[0] -= distinct * distinct
+                    if budget[0] < 0 or max_forms < 1:
+                        raise _TooManyForms
+                    best[n] = [(max(consts), terms)]
                     continue
             cands = [_ZERO] if starts else []
             if preds:

@@ -170,21 +170,25 @@ def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
     # Every pair going forwards in ``nodes`` and neighbours joined (an entry to its exit
     # always): ``nodes`` is a path through the DAG, its only topological order.
     chain = not backwards and steps + entries == len(nodes) - 1
-    return _finish_region(region_id, nodes, preds, carried, None if chain else pairs)
+    return _finish_region(region_id, nodes, {k: tuple(v) for k, v in preds.items()}, carried,
+                          None if chain else pairs)
 
 
 def _finish_region(region_id, nodes: list, preds: dict, carried: tuple,
-                   pairs: list | None = None) -> _Region:
-    """The region from its items, ``preds`` (item -> its (pred, cycles, edge id), heaviest
-    per pred) and, unless ``nodes`` is known to be a path through the region (its only
-    topological order), ``pairs`` (pred, item) in order of their first edge."""
+                   pairs: list | None = None, exits=None) -> _Region:
+    """The region from its items, ``preds`` (item -> tuple of its (pred, cycles, edge id),
+    heaviest per pred, in order of first edge) and, unless ``nodes`` is known to be a path
+    through the region (its only topological order), ``pairs`` (pred, item) in order of
+    their first edge. ``exits``, when given, are the loop exits among ``nodes`` (a set)."""
     topo = tuple(nodes) if pairs is None else _topological_order(nodes, pairs)
-    out = {k: tuple(v) for k, v in preds.items()}
-    for n in topo:
-        if n.__class__ is tuple and n[0] == "out":
-            loop = ("loop", n[1])
-            out[n] = out.get(n, ()) + ((("in", n[1]), loop, loop),)
-    return _Region(region_id, topo, out, carried)
+    if exits is None:
+        exits = [n for n in topo if n.__class__ is tuple and n[0] == "out"]
+    else:  # in topological order, looped in C
+        exits = filter(exits.__contains__, topo) if exits else ()
+    for n in exits:
+        loop = ("loop", n[1])
+        preds[n] = preds.get(n, ()) + ((("in", n[1]), loop, loop),)
+    return _Region(region_id, topo, preds, carried)
 
 
 def _topological_order(nodes: list, edges) -> tuple:
