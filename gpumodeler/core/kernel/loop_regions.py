@@ -20,7 +20,6 @@ import numpy as np
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.edge_latency import latency_key, resolve_edge_latency
 from gpumodeler.core.kernel.graph import KernelGraph
-from gpumodeler.core.kernel.loop_nesting import loop_nesting
 
 
 @dataclass(frozen=True)
@@ -94,7 +93,7 @@ def _longest_scalar(region: _Region, loop_weight: dict, sources, track):
 def _loop_structure(graph: KernelGraph):
     """parent loop of each loop, innermost loop of each node, depth of each loop
     (:func:`gpumodeler.core.kernel.loop_nesting.loop_nesting`, linear in the memberships)."""
-    nesting = loop_nesting(graph.loops)
+    nesting = graph.nesting()
     return nesting.parent, nesting.depth, nesting.innermost
 
 

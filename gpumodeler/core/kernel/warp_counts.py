@@ -46,7 +46,6 @@ import numpy as np
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.graph_items import Instruction
-from gpumodeler.core.kernel.loop_nesting import loop_nesting
 from gpumodeler.core.kernel.mma import TENSOR_CLASSES, decode_mma
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
@@ -154,7 +153,7 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
     one instruction after the other would (the same floats, the same order of monomials)."""
     # an instruction's monomial: the loops containing it, outermost first; one tuple per
     # innermost loop, built from its parent's (linear in instructions + loops)
-    nesting = loop_nesting(graph.loops)
+    nesting = graph.nesting()
     chain = {None: ()}
     for lid in sorted(nesting.depth, key=nesting.depth.__getitem__):
         chain[lid] = chain[nesting.parent[lid]] + (lid,)
