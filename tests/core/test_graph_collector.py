@@ -55,3 +55,26 @@ def test_a_pause_inside_a_disabled_collector_leaves_it_disabled():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_graph_stages_leave_no_cycles_behind():
+    """Objects made in a pause wait for the next full pass, so a stage must not leave cyclic
+    garbage (a nested recursive function in critical_path once kept every back map)."""
+    from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.kernel.warp_counts import count
+
+    text = json.dumps(random_kernel(8, n=200, loops=10))
+    gc.collect()
+    was = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        graph = from_dict(json.loads(text))
+        bound = analyze(graph)
+        count(graph).evaluate({"a": 3, "b": 2, "N": 512})
+        bound.evaluate({"a": 3, "b": 2, "N": 512})
+        bound.critical_path({"a": 3, "b": 2, "N": 512})
+        del graph, bound
+        assert gc.collect() == 0, gc.garbage[:10]
+    finally:
+        gc.set_debug(was)
+        gc.garbage.clear()

@@ -218,34 +218,8 @@ class LatencyBound:
             raise ExpressionError("the critical path needs one value per variable, not arrays")
         _, (back, end), loop_tracks = self._numeric(loops, track=True)
 
-        def walk(back_map, node, stop_edge=None):
-            steps = []
-            while node is not None and back_map.get(node) is not None:
-                pred, step = back_map[node]
-                steps.append(step)
-                node = pred
-            steps.reverse()
-            if stop_edge is not None:
-                steps.append(stop_edge)
-            return steps
-
-        loop_paths = {}
-
-        def expand(steps):
-            out = []
-            for step in steps:
-                if isinstance(step, tuple):  # ("loop", lid): the collapsed loop
-                    lid = step[1]
-                    if lid not in loop_paths:
-                        back_l, end_l, eid = loop_tracks[lid]
-                        inner = expand(walk(back_l, end_l, eid))
-                        loop_paths[lid] = tuple(s for s in inner if not isinstance(s, tuple))
-                    out.append(("loop", lid))
-                else:
-                    out.append(step)
-            return out
-
-        steps = expand(walk(back, end))
+        loop_paths: dict = {}
+        steps = _expand(_walk(back, end), loop_tracks, loop_paths)
         edges = [s for s in steps if not isinstance(s, tuple)]
         edges += [e for sub in loop_paths.values() for e in sub]
         nodes = []
@@ -277,6 +251,37 @@ class LatencyBound:
         if not parts:
             return "0"
         return parts[0] if len(parts) == 1 else "max(" + ", ".join(parts) + ")"
+
+
+# The walks of critical_path, as functions of their own: nested in it, the recursive one would
+# make a reference cycle holding every back map until the cyclic collector's next full pass.
+def _walk(back_map, node, stop_edge=None) -> list:
+    """The steps back from ``node`` to where its path starts, in path order."""
+    steps = []
+    while node is not None and back_map.get(node) is not None:
+        pred, step = back_map[node]
+        steps.append(step)
+        node = pred
+    steps.reverse()
+    if stop_edge is not None:
+        steps.append(stop_edge)
+    return steps
+
+
+def _expand(steps, loop_tracks: dict, loop_paths: dict) -> list:
+    """``steps`` with each crossed loop's per-iteration path put in ``loop_paths``."""
+    out = []
+    for step in steps:
+        if isinstance(step, tuple):  # ("loop", lid): the collapsed loop
+            lid = step[1]
+            if lid not in loop_paths:
+                back_l, end_l, eid = loop_tracks[lid]
+                inner = _expand(_walk(back_l, end_l, eid), loop_tracks, loop_paths)
+                loop_paths[lid] = tuple(s for s in inner if not isinstance(s, tuple))
+            out.append(("loop", lid))
+        else:
+            out.append(step)
+    return out
 
 
 def _max_of(start, values, scalar: bool):
