@@ -215,7 +215,23 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                     consts.append(f[0] + w)
                 else:
                     if starts and terms is not _NO_TERMS:
-                        best[n] = _prune_simple(consts[1:], terms, True, max_forms, budget)
+                        if terms == _NO_TERMS:
+                            best[n] = _prune_simple(consts[1:], terms, True, max_forms, budget)
+                            continue
+                        # _prune_simple's last case, inline: _ZERO and the largest form
+                        if len(consts) == 2:
+                            distinct, top = 2, consts[1]
+                        else:
+                            distinct, top = 1 + len(set(consts[1:])), max(consts[1:])
+                        budget[0] -= distinct * distinct
+                        if budget[0] < 0:
+                            raise _TooManyForms
+                        kept = [] if top >= 0.0 else [_ZERO]
+                        if not (0.0 >= top and _covers({}, terms)):
+                            kept.append((top, terms))
+                        if len(kept) > max_forms:
+                            raise _TooManyForms
+                        best[n] = kept
                         continue
                     # _prune_simple's first case, inline: ``consts`` already starts with the
                     # path starting here
