@@ -210,10 +210,10 @@ class KernelGraph:
             for loop in loops:
                 if self._id_taken(loop.id):
                     raise GraphError(f"id {loop.id!r} is already used in this graph", item=loop.id)
-                unknown = sorted(m for m in loop.members if m not in self.instructions)
-                if unknown:  # as _check_loop would, before comparing with other loops
+                if not self.instructions.keys() >= loop.members:  # as _check_loop would,
+                    unknown = sorted(m for m in loop.members if m not in self.instructions)
                     raise GraphError(f"loop {loop.id}: no instruction(s) {', '.join(unknown)}",
-                                     item=loop.id)
+                                     item=loop.id)  # before comparing with other loops
                 self.loops[loop.id] = loop
                 added.append(loop)
         except Exception:

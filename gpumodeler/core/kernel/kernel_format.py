@@ -138,7 +138,7 @@ def _loops_from(items, graph: KernelGraph, canonical=None):
         members = d["members"]
         if canonical is not None and type(members) is list:
             try:
-                members = [canonical(m, m) for m in members]
+                members = list(map(canonical, members, members))
             except TypeError:  # an unhashable member: Loop.make says what is wrong
                 members = d["members"]
         loop = Loop.make(str(d.get("id") or graph.new_id("loop")), members,
