@@ -36,7 +36,7 @@ def _instances(cls, n: int, columns: dict) -> list:
     instance, which sets each field with a Python-level ``object.__setattr__`` call (a frozen
     class's way). The result is the same objects; ``__init__`` does no more than set the
     fields (no ``__post_init__``), and the values were checked before."""
-    assert set(columns) == set(cls.__slots__), (cls, sorted(columns))
+    assert set(columns) == set(cls.__slots__) and not hasattr(cls, "__post_init__"), cls
     objs = list(map(object.__new__, repeat(cls, n)))
     for name, column in columns.items():
         deque(map(cls.__dict__[name].__set__, objs, column), 0)
