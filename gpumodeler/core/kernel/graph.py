@@ -68,7 +68,7 @@ class KernelGraph:
     # -- queries ---------------------------------------------------------------------------
     def order(self) -> dict[str, int]:
         """Program order index of each instruction."""
-        return {nid: i for i, nid in enumerate(self.instructions)}
+        return dict(zip(self.instructions, range(len(self.instructions))))
 
     def new_id(self, prefix: str) -> str:
         """``prefix`` + the first free number from (number of ids + 1) on.

@@ -113,7 +113,7 @@ def from_dict(data: dict) -> KernelGraph:
     # edge ends and loop members as the instructions' own id objects: equal strings, and
     # every later look-up of one finds it by identity, without comparing text (and the
     # graph holds no second copy of them)
-    canonical = {nid: nid for nid in graph.instructions}.get
+    canonical = dict(zip(graph.instructions, graph.instructions)).get
     edges = _list_of(data, "edges")
     if not read_edges(edges, graph, _EDGE_KEYS, canonical):
         _read_edges(edges, graph, canonical)

@@ -38,6 +38,7 @@ instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from itertools import count as _counter
 import math
 from operator import attrgetter
 
@@ -162,19 +163,19 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
     innermost = nesting.innermost.get
     cuda_units = {"cuda_core"} | ({"branch", "exit"} if control_on_cuda_cores else set())
 
-    # one signature per instruction and one code per distinct signature, in order of first
-    # appearance (the loops over instructions are map() calls, which loop in C)
+    # one signature per instruction, hashed once: ``setdefault`` gives each the position of
+    # the first instruction of its kind, which np.unique turns into codes 0, 1, ... in order
+    # of first appearance (the loops over instructions are map() calls, which loop in C)
     instructions = graph.instructions
-    signatures = list(map(_kind_of, instructions.values()))
-    kinds = dict.fromkeys(signatures)
-    for code, sig in enumerate(kinds):
-        kinds[sig] = code
-    # the first instruction of each kind (a later key replaces the value: zip them reversed)
-    first = dict(zip(reversed(signatures), reversed(instructions.values())))
-    per_kind = [instruction_counts(first[sig], warp_size, cuda_units) for sig in kinds]
-    codes = np.fromiter(map(kinds.__getitem__, signatures), dtype=np.intp, count=len(signatures))
+    signatures = map(_kind_of, instructions.values())
+    firsts = np.fromiter(map({}.setdefault, signatures, _counter()), dtype=np.intp,
+                         count=len(instructions))
+    position, codes = np.unique(firsts, return_inverse=True)
+    codes = codes.astype(np.intp, copy=False).reshape(-1)
+    values = list(instructions.values())
+    per_kind = [instruction_counts(values[k], warp_size, cuda_units) for k in position.tolist()]
     mono_of = np.fromiter(map(mono_index.__getitem__, map(innermost, instructions)),
-                          dtype=np.intp, count=len(signatures))
+                          dtype=np.intp, count=len(instructions))
     forms = {name: _sums(name, per_kind, codes, mono_of, monos) for name in COUNT_NAMES}
 
     def add(name, mono, amount):
