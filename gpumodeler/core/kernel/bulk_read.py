@@ -95,9 +95,13 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
     if set(map(type, ids)) != {str} or not all(ids) or len(set(ids)) != n \
             or set(map(type, opcodes)) != {str}:
         return False
-    labels = _column(items, "label", "")
-    xs, ys = _column(items, "x", 0.0), _column(items, "y", 0.0)
-    if set(map(type, labels)) != {str} or not _finite_numbers(xs) or not _finite_numbers(ys):
+    # an instruction's own fields, each a column only when some instruction has it
+    labels = _column(items, "label", "") if "label" in keys else repeat("")
+    xs = _column(items, "x", 0.0) if "x" in keys else repeat(0.0)
+    ys = _column(items, "y", 0.0) if "y" in keys else repeat(0.0)
+    if (type(labels) is list and set(map(type, labels)) != {str}) \
+            or (type(xs) is list and not _finite_numbers(xs)) \
+            or (type(ys) is list and not _finite_numbers(ys)):
         return False
     # what an instruction shares with others of its kind: every key but its own
     names = ["opcode"] + sorted(keys - own - {"opcode"})
@@ -141,7 +145,8 @@ def read_edges(items: list, graph, allowed: frozenset, canonical) -> bool:
     n = len(items)
     if not n:
         return True
-    if graph.edges or graph.loops or _keys_of_dicts(items, allowed) is None:
+    keys = None if graph.edges or graph.loops else _keys_of_dicts(items, allowed)
+    if keys is None:
         return False
     try:
         srcs = list(map(itemgetter("from"), items))
@@ -155,16 +160,18 @@ def read_edges(items: list, graph, allowed: frozenset, canonical) -> bool:
     srcs, dsts = list(map(canonical, srcs)), list(map(canonical, dsts))
     if None in srcs or None in dsts or any(map(eq, srcs, dsts)):
         return False
-    latencies = _column(items, "latency", None)
-    if not set(map(type, latencies)) <= {type(None), int, float}:
+    # the optional fields, each a column only when some edge has it
+    latencies = _column(items, "latency", None) if "latency" in keys else repeat(None)
+    if type(latencies) is list:
+        if not set(map(type, latencies)) <= {type(None), int, float}:
+            return False
+        values = list(set(latencies) - {None})  # numbers now, so hashable
+        if not _finite_numbers(values) or (values and min(values) < 0):
+            return False
+    taken = _column(items, "taken", None) if "taken" in keys else repeat(None)
+    if type(taken) is list and not set(map(type, taken)) <= {type(None), bool}:
         return False
-    values = list(set(latencies) - {None})  # numbers now, so hashable
-    if not _finite_numbers(values) or (values and min(values) < 0):
-        return False
-    taken = _column(items, "taken", None)
-    if not set(map(type, taken)) <= {type(None), bool}:
-        return False
-    ids = _edge_ids(_column(items, "id", None), graph)
+    ids = _edge_ids(_column(items, "id", None) if "id" in keys else [None] * n, graph)
     if ids is None or len(set(ids)) != n or not graph.instructions.keys().isdisjoint(ids):
         return False
     columns = {"id": ids, "src": srcs, "dst": dsts, "kind": kinds, "latency": latencies,
@@ -181,6 +188,10 @@ def _edge_ids(given: list, graph):
         return given if set(map(type, given)) == {str} else None
     nodes = graph.instructions
     base = len(nodes) + len(graph.loops) + 1
+    if not any(given):  # no edge has an id: e{base}, e{base + 1}, ... unless one is taken
+        candidates = list(map("e{}".format, range(base, base + len(given))))
+        if nodes.keys().isdisjoint(candidates):
+            return candidates
     missing = [i for i, eid in enumerate(given) if not eid]
     explicit = [eid for eid in given if eid]
     if set(map(type, explicit)) <= {str}:
