@@ -84,7 +84,8 @@ def test_mixed_number_types_keep_their_types(bulk_only):
     assert {type(got.instructions[d["id"]].hit_ratio) for d in loads[:4]} == {int, float}
 
 
-def test_generated_edge_ids_that_collide_are_skipped_as_one_by_one():
+@pytest.mark.parametrize("given", [True, False])
+def test_generated_edge_ids_that_collide_are_skipped_as_one_by_one(given):
     """An edge without an id gets e<N>; a given id or an instruction id equal to a candidate
     makes the reader count on, as KernelGraph.new_id does."""
     data = random_kernel(3, n=40, loops=0, ids=False)
@@ -93,7 +94,8 @@ def test_generated_edge_ids_that_collide_are_skipped_as_one_by_one():
         for end in ("from", "to"):
             if e[end] == "n5":
                 e[end] = data["instructions"][5]["id"]
-    data["edges"][7]["id"] = f"e{len(data['instructions']) + 12}"
+    if given:
+        data["edges"][7]["id"] = f"e{len(data['instructions']) + 12}"
     data["loops"] = []
     got, want = _result(from_dict, data), _result(one_by_one, data)
     assert got[1] == want[1]
