@@ -41,6 +41,7 @@ one edge (:func:`resolve_edge_latency`, still importable from here) in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
@@ -222,9 +223,7 @@ class LatencyBound:
         steps = _expand(_walk(back, end), loop_tracks, loop_paths)
         edges = [s for s in steps if not isinstance(s, tuple)]
         edges += [e for sub in loop_paths.values() for e in sub]
-        nodes = []
-        for eid in edges:
-            nodes.extend(self.edge_ends[eid])
+        nodes = chain.from_iterable(map(self.edge_ends.__getitem__, edges))
         crossed = [s[1] for s in steps if isinstance(s, tuple)]
         return CriticalPath(tuple(steps), tuple(dict.fromkeys(edges)), tuple(dict.fromkeys(nodes)),
                             tuple(dict.fromkeys(crossed)), loop_paths)

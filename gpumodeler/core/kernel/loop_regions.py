@@ -63,31 +63,33 @@ def _longest_scalar(region: _Region, loop_weight: dict, sources, track):
     """:func:`_longest` when every value is a number: ``max(best, cand)`` is ``cand`` only
     when ``cand > best``, as written here."""
     dist: dict = {}
-    back: dict = {}
     neg = -math.inf
     preds_of = region.preds.get
-    for n in region.topo:
-        best = 0.0 if sources is None or n in sources else neg
-        preds = preds_of(n)
-        if preds is None:
-            dist[n] = best
-            if track:
-                back[n] = None
-            continue
-        if track:
+    everywhere = sources is None  # every node may start a path
+    if track:
+        back: dict = {}
+        for n in region.topo:
+            best = 0.0 if everywhere or n in sources else neg
             choice = None
-            for pred, w, step in preds:
-                cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
-                if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
-                    best, choice = cand, (pred, step)
+            preds = preds_of(n)
+            if preds is not None:
+                for pred, w, step in preds:
+                    cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
+                    if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
+                        best, choice = cand, (pred, step)
             back[n] = choice
-        else:
+            dist[n] = best
+        return dist, back
+    for n in region.topo:
+        best = 0.0 if everywhere or n in sources else neg
+        preds = preds_of(n)
+        if preds is not None:
             for pred, w, _ in preds:
                 cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
                 if cand > best:
                     best = cand
         dist[n] = best
-    return (dist, back) if track else dist
+    return dist
 
 
 def _loop_structure(graph: KernelGraph):
