@@ -67,10 +67,28 @@ def test_inline_pruning_is_the_general_pruning(seed):
         assert got == want[:2], (max_forms, work)
 
 
-@pytest.mark.parametrize("loops, works", [(0, range(0, 12)), (3, range(40, 72, 3))])
-def test_a_tight_budget_gives_up_at_the_same_point(loops, works):
-    """Budgets around what the pass needs: it gives up for the same ones."""
-    g = from_dict(random_kernel(3, n=3000, loops=loops))
+def _two_long_loops(n: int) -> dict:
+    """A kernel whose instructions are nearly all in two long loops (bodies of constants)."""
+    data = random_kernel(11, n=n, loops=0)
+    names = [d["id"] for d in data["instructions"]]
+    half, end = n // 2, n - 10
+    data["loops"] = [{"id": "L0", "iterations": "a", "members": names[10:half]},
+                     {"id": "L1", "iterations": "b", "members": names[half + 5:end]}]
+    data["edges"] += [
+        {"id": "back0", "from": names[half - 1], "to": names[10], "kind": "branch", "latency": 12},
+        {"id": "back1", "from": names[end - 1], "to": names[half + 5], "kind": "branch",
+         "latency": 12}]
+    return data
+
+
+@pytest.mark.parametrize("kernel, works", [
+    (lambda: random_kernel(3, n=3000, loops=0), range(0, 12)),
+    (lambda: random_kernel(3, n=3000, loops=3), range(40, 72, 3)),
+    (lambda: _two_long_loops(8000), range(0, 5))])
+def test_a_tight_budget_gives_up_at_the_same_point(kernel, works):
+    """Budgets around what the pass needs: it gives up for the same ones (in the top level,
+    and in loop bodies, whose forms are constants)."""
+    g = from_dict(kernel())
     bound = analyze(g)
     outcomes = []
     for work in works:

@@ -261,12 +261,45 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
             best[n] = _prune(cands, max_forms, budget)
         return best
 
+    def constant(region, sources=None):
+        """``longest`` of a region without loops in it, whose forms are all constants: a
+        node's forms as its one constant (None: no form). The same pruning, in numbers:
+        of distinct candidates only the largest is kept, charging the budget as _prune."""
+        dist: dict = {}
+        preds_of = region.preds.get
+        for n in region.topo:
+            cands = [0.0] if sources is None or n in sources else []
+            for pred, w, _ in preds_of(n, ()):
+                d = dist[pred]
+                if d is not None:
+                    cands.append(d + w)
+            if len(cands) > 1:
+                distinct = len(set(cands))
+                if distinct > 1:
+                    budget[0] -= distinct * distinct
+                    if budget[0] < 0 or max_forms < 1:
+                        raise _TooManyForms
+                    dist[n] = max(cands)
+                    continue
+            dist[n] = cands[0] if cands else None
+        return dist
+
     loop_weight, per_iteration = {}, {}
     try:
         for lid in loop_order:
             region = regions[lid]
             frontier = []
-            if region.carried:
+            if tuple not in set(map(type, region.topo)):  # no loop inside: constants only
+                if region.carried:
+                    for start, end, w, _ in region.carried:
+                        d = constant(region, {start}).get(end)
+                        if d is not None:
+                            frontier.append((d + w, _NO_TERMS))
+                else:
+                    dist = constant(region)
+                    frontier.extend((dist[n], _NO_TERMS) for n in _sinks(region)
+                                    if dist[n] is not None)
+            elif region.carried:
                 for start, end, w, _ in region.carried:
                     frontier.extend(_add_const(f, w) for f in longest(region, loop_weight, {start}).get(end, []))
             else:
