@@ -62,8 +62,9 @@ class KernelGraph:
     edges: dict = field(default_factory=dict)
     loops: dict = field(default_factory=dict)
     listeners: list = field(default_factory=list, repr=False, compare=False)
-    #: (the loops as objects, their LoopNesting) when last worked out (:meth:`nesting`)
-    _nesting: tuple | None = field(default=None, init=False, repr=False, compare=False)
+    # (the loops as objects, their LoopNesting) when last worked out (:meth:`nesting`): a
+    # cache, not document state, so not a dataclass field (an instance sets its own)
+    _nesting = None
 
     # -- queries ---------------------------------------------------------------------------
     def order(self) -> dict[str, int]:
