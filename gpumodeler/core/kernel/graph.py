@@ -37,6 +37,7 @@ is read and written by :func:`from_dict` / :func:`to_dict`
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from operator import is_
 
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.expressions import parse
@@ -45,7 +46,7 @@ from gpumodeler.core.kernel.graph_items import (  # noqa: F401  (re-exported)
 from gpumodeler.core.kernel.kernel_format import (  # noqa: F401  (re-exported)
     FORMAT_NAME, FORMAT_VERSION, _EDGE_KEYS, _INS_DEFAULTS, _INS_KEYS, _check_keys, _list_of,
     from_dict, to_dict)
-from gpumodeler.core.kernel.loop_nesting import first_conflict
+from gpumodeler.core.kernel.loop_nesting import LoopNesting, _nest, first_conflict, loop_nesting
 
 
 @dataclass
@@ -61,11 +62,14 @@ class KernelGraph:
     edges: dict = field(default_factory=dict)
     loops: dict = field(default_factory=dict)
     listeners: list = field(default_factory=list, repr=False, compare=False)
+    # (the loops as objects, their LoopNesting) when last worked out (:meth:`nesting`): a
+    # cache, not document state, so not a dataclass field (an instance sets its own)
+    _nesting = None
 
     # -- queries ---------------------------------------------------------------------------
     def order(self) -> dict[str, int]:
         """Program order index of each instruction."""
-        return {nid: i for i, nid in enumerate(self.instructions)}
+        return dict(zip(self.instructions, range(len(self.instructions))))
 
     def new_id(self, prefix: str) -> str:
         """``prefix`` + the first free number from (number of ids + 1) on.
@@ -80,6 +84,20 @@ class KernelGraph:
 
     def _id_taken(self, item_id: str) -> bool:
         return item_id in self.instructions or item_id in self.edges or item_id in self.loops
+
+    def nesting(self) -> LoopNesting:
+        """How the loops nest (:func:`gpumodeler.core.kernel.loop_nesting.loop_nesting`).
+
+        Worked out once for as long as ``loops`` holds the same loop objects (loops are
+        immutable values, so the same objects nest the same way): reading a file, the
+        latency bound and the counts each need it, and it costs a look at every member."""
+        loops = tuple(self.loops.values())
+        cached = self._nesting
+        if cached is not None and len(cached[0]) == len(loops) and all(map(is_, cached[0], loops)):
+            return cached[1]
+        nesting = loop_nesting(loops)
+        self._nesting = (loops, nesting)
+        return nesting
 
     def edges_of(self, node_id: str) -> list[Edge]:
         return [e for e in self.edges.values() if node_id in (e.src, e.dst)]
@@ -193,10 +211,10 @@ class KernelGraph:
             for loop in loops:
                 if self._id_taken(loop.id):
                     raise GraphError(f"id {loop.id!r} is already used in this graph", item=loop.id)
-                unknown = sorted(m for m in loop.members if m not in self.instructions)
-                if unknown:  # as _check_loop would, before comparing with other loops
+                if not self.instructions.keys() >= loop.members:  # as _check_loop would,
+                    unknown = sorted(m for m in loop.members if m not in self.instructions)
                     raise GraphError(f"loop {loop.id}: no instruction(s) {', '.join(unknown)}",
-                                     item=loop.id)
+                                     item=loop.id)  # before comparing with other loops
                 self.loops[loop.id] = loop
                 added.append(loop)
         except Exception:
@@ -208,6 +226,10 @@ class KernelGraph:
         return added
 
     def _raise_first_nesting_conflict(self, existing, added):
+        nesting = _nest(existing + added)
+        if nesting is not None:  # they nest: keep it for nesting()
+            self._nesting = (tuple(existing + added), nesting)
+            return
         k = first_conflict(existing + added, start=len(existing))
         if k is None:
             return

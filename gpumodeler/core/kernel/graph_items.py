@@ -15,6 +15,7 @@ from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
 
 EDGE_KINDS = ("ilp", "dual", "dependency", "memory", "branch", "barrier", "replacement")
 ACCESS_PATTERNS = ("strided", "random", "broadcast")
+_TEXT = {str}
 
 
 def is_finite_number(value) -> bool:
@@ -158,8 +159,8 @@ class Loop:
     def make(cls, id: str, members, iterations, name: str = "") -> "Loop":
         if not members:
             raise GraphError(f"loop {id}: a loop needs at least one instruction", item=id)
-        if not isinstance(members, (list, tuple, set, frozenset)) \
-                or not all(isinstance(m, str) for m in members):
+        if not isinstance(members, (list, tuple, set, frozenset)) or not (
+                set(map(type, members)) <= _TEXT or all(isinstance(m, str) for m in members)):
             raise GraphError(f"loop {id}: members must be a list of instruction ids, got "
                              f"{shown(members)}", item=id)
         return cls(id=id, members=frozenset(members), iterations=parse(iterations), name=name)

@@ -2,7 +2,10 @@
 :func:`to_dict` writes a :class:`~gpumodeler.core.kernel.graph.KernelGraph` as a JSON-ready dict,
 :func:`from_dict` reads one back, validating every item.
 
-Reading is linear in the file and does the per-item work once per distinct kind of item: an
+Reading is linear in the file. It first tries the column-wise readers of
+:mod:`gpumodeler.core.kernel.bulk_read`, which take a valid file in bulk; otherwise (and to say
+what is wrong with an invalid file) it reads item by item, doing the per-item work once per
+distinct kind of item: an
 instruction's attributes other than its id, label and position are validated once per distinct
 combination in the file (a kernel has a few dozen opcodes, not 10^5), and edges are checked
 inline; anything unusual goes the way :meth:`KernelGraph.add_instruction` and
@@ -15,6 +18,7 @@ from dataclasses import fields
 from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError, GraphError, shown
+from gpumodeler.core.kernel.bulk_read import read_edges, read_instructions
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS, Edge, Instruction, Loop, is_finite_number
 
@@ -22,8 +26,8 @@ FORMAT_NAME = "gpumodeler-kernel"
 FORMAT_VERSION = 1
 
 _INS_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name not in ("id", "opcode")}
-_INS_KEYS = {"id", "opcode"} | set(_INS_DEFAULTS)
-_EDGE_KEYS = {"id", "from", "to", "kind", "latency", "taken"}
+_INS_KEYS = frozenset({"id", "opcode"} | set(_INS_DEFAULTS))
+_EDGE_KEYS = frozenset({"id", "from", "to", "kind", "latency", "taken"})
 
 
 def to_dict(graph: KernelGraph) -> dict:
@@ -103,12 +107,16 @@ def from_dict(data: dict) -> KernelGraph:
 
     graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
                         description=str(data.get("description", "")), variables=dict(variables))
-    _read_instructions(_list_of(data, "instructions"), graph)
+    instructions = _list_of(data, "instructions")
+    if not read_instructions(instructions, graph, _INS_KEYS, _OWN, _prototype):
+        _read_instructions(instructions, graph)
     # edge ends and loop members as the instructions' own id objects: equal strings, and
     # every later look-up of one finds it by identity, without comparing text (and the
     # graph holds no second copy of them)
-    canonical = {nid: nid for nid in graph.instructions}.get
-    _read_edges(_list_of(data, "edges"), graph, canonical)
+    canonical = dict(zip(graph.instructions, graph.instructions)).get
+    edges = _list_of(data, "edges")
+    if not read_edges(edges, graph, _EDGE_KEYS, canonical):
+        _read_edges(edges, graph, canonical)
     graph.add_loops(_loops_from(_list_of(data, "loops"), graph, canonical))
     return graph
 
@@ -130,7 +138,7 @@ def _loops_from(items, graph: KernelGraph, canonical=None):
         members = d["members"]
         if canonical is not None and type(members) is list:
             try:
-                members = [canonical(m, m) for m in members]
+                members = list(map(canonical, members, members))
             except TypeError:  # an unhashable member: Loop.make says what is wrong
                 members = d["members"]
         loop = Loop.make(str(d.get("id") or graph.new_id("loop")), members,

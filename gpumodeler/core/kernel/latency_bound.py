@@ -41,9 +41,11 @@ one edge (:func:`resolve_edge_latency`, still importable from here) in
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
+from gpumodeler.core.kernel.collapse import collapse
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.edge_latency import resolve_edge_latency  # noqa: F401  (re-exported)
 from gpumodeler.core.errors import ExpressionError
@@ -217,39 +219,11 @@ class LatencyBound:
             raise ExpressionError("the critical path needs one value per variable, not arrays")
         _, (back, end), loop_tracks = self._numeric(loops, track=True)
 
-        def walk(back_map, node, stop_edge=None):
-            steps = []
-            while node is not None and back_map.get(node) is not None:
-                pred, step = back_map[node]
-                steps.append(step)
-                node = pred
-            steps.reverse()
-            if stop_edge is not None:
-                steps.append(stop_edge)
-            return steps
-
-        loop_paths = {}
-
-        def expand(steps):
-            out = []
-            for step in steps:
-                if isinstance(step, tuple):  # ("loop", lid): the collapsed loop
-                    lid = step[1]
-                    if lid not in loop_paths:
-                        back_l, end_l, eid = loop_tracks[lid]
-                        inner = expand(walk(back_l, end_l, eid))
-                        loop_paths[lid] = tuple(s for s in inner if not isinstance(s, tuple))
-                    out.append(("loop", lid))
-                else:
-                    out.append(step)
-            return out
-
-        steps = expand(walk(back, end))
+        loop_paths: dict = {}
+        steps = _expand(_walk(back, end), loop_tracks, loop_paths)
         edges = [s for s in steps if not isinstance(s, tuple)]
         edges += [e for sub in loop_paths.values() for e in sub]
-        nodes = []
-        for eid in edges:
-            nodes.extend(self.edge_ends[eid])
+        nodes = chain.from_iterable(map(self.edge_ends.__getitem__, edges))
         crossed = [s[1] for s in steps if isinstance(s, tuple)]
         return CriticalPath(tuple(steps), tuple(dict.fromkeys(edges)), tuple(dict.fromkeys(nodes)),
                             tuple(dict.fromkeys(crossed)), loop_paths)
@@ -276,6 +250,37 @@ class LatencyBound:
         if not parts:
             return "0"
         return parts[0] if len(parts) == 1 else "max(" + ", ".join(parts) + ")"
+
+
+# The walks of critical_path, as functions of their own: nested in it, the recursive one would
+# make a reference cycle holding every back map until the cyclic collector's next full pass.
+def _walk(back_map, node, stop_edge=None) -> list:
+    """The steps back from ``node`` to where its path starts, in path order."""
+    steps = []
+    while node is not None and back_map.get(node) is not None:
+        pred, step = back_map[node]
+        steps.append(step)
+        node = pred
+    steps.reverse()
+    if stop_edge is not None:
+        steps.append(stop_edge)
+    return steps
+
+
+def _expand(steps, loop_tracks: dict, loop_paths: dict) -> list:
+    """``steps`` with each crossed loop's per-iteration path put in ``loop_paths``."""
+    out = []
+    for step in steps:
+        if isinstance(step, tuple):  # ("loop", lid): the collapsed loop
+            lid = step[1]
+            if lid not in loop_paths:
+                back_l, end_l, eid = loop_tracks[lid]
+                inner = _expand(_walk(back_l, end_l, eid), loop_tracks, loop_paths)
+                loop_paths[lid] = tuple(s for s in inner if not isinstance(s, tuple))
+            out.append(("loop", lid))
+        else:
+            out.append(step)
+    return out
 
 
 def _max_of(start, values, scalar: bool):
@@ -311,9 +316,13 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         table = get_table(table)
     order = graph.order()
     parent, depth, innermost = _loop_structure(graph)
-    edge_latency, edge_ends, forward, carried = _place_edges(graph, table, order, parent, depth,
-                                                             innermost)
-    regions = _build_regions(graph, parent, innermost, forward, carried)
+    collapsed = collapse(graph, table, order, parent, depth, innermost)
+    if collapsed is not None:
+        edge_latency, edge_ends, regions = collapsed
+    else:  # the general way, which raises for the first edge the analysis cannot take
+        edge_latency, edge_ends, forward, carried = _place_edges(graph, table, order, parent,
+                                                                 depth, innermost)
+        regions = _build_regions(graph, parent, innermost, forward, carried)
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
     forms, per_iteration = _symbolic(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)

@@ -18,6 +18,7 @@ from gpumodeler.core.kernel.loop_regions import _sinks
 # A linear form is (constant, ((monomial, coefficient), ...)): a monomial is a sorted tuple of
 # iteration-expression texts (a product of iteration counts), monomials are sorted.
 _ZERO = (0.0, ())
+_NO_TERMS = _ZERO[1]
 
 
 class _TooManyForms(Exception):
@@ -200,7 +201,8 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
             starts = sources is None or n in sources
             preds = preds_of(n)
             if preds:  # the usual node: one form per predecessor, all with the same terms
-                terms, consts = None, []
+                terms = None
+                consts = [0.0] if starts else []
                 for pred, w, _ in preds:
                     forms = best[pred]
                     if w.__class__ is tuple or len(forms) != 1:
@@ -212,7 +214,38 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                         break
                     consts.append(f[0] + w)
                 else:
-                    best[n] = _prune_simple(consts, terms, starts, max_forms, budget)
+                    if starts and terms is not _NO_TERMS:
+                        if terms == _NO_TERMS:
+                            best[n] = _prune_simple(consts[1:], terms, True, max_forms, budget)
+                            continue
+                        # _prune_simple's last case, inline: _ZERO and the largest form
+                        if len(consts) == 2:
+                            distinct, top = 2, consts[1]
+                        else:
+                            distinct, top = 1 + len(set(consts[1:])), max(consts[1:])
+                        budget[0] -= distinct * distinct
+                        if budget[0] < 0:
+                            raise _TooManyForms
+                        kept = [] if top >= 0.0 else [_ZERO]
+                        if not (0.0 >= top and _covers({}, terms)):
+                            kept.append((top, terms))
+                        if len(kept) > max_forms:
+                            raise _TooManyForms
+                        best[n] = kept
+                        continue
+                    # _prune_simple's first case, inline: ``consts`` already starts with the
+                    # path starting here
+                    if len(consts) == 1:
+                        best[n] = [(consts[0], terms)]
+                        continue
+                    distinct = len(set(consts))
+                    if distinct == 1:
+                        best[n] = [(consts[0], terms)]
+                        continue
+                    budget[0] -= distinct * distinct
+                    if budget[0] < 0 or max_forms < 1:
+                        raise _TooManyForms
+                    best[n] = [(max(consts), terms)]
                     continue
             cands = [_ZERO] if starts else []
             if preds:
@@ -228,12 +261,45 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
             best[n] = _prune(cands, max_forms, budget)
         return best
 
+    def constant(region, sources=None):
+        """``longest`` of a region without loops in it, whose forms are all constants: a
+        node's forms as its one constant (None: no form). The same pruning, in numbers:
+        of distinct candidates only the largest is kept, charging the budget as _prune."""
+        dist: dict = {}
+        preds_of = region.preds.get
+        for n in region.topo:
+            cands = [0.0] if sources is None or n in sources else []
+            for pred, w, _ in preds_of(n, ()):
+                d = dist[pred]
+                if d is not None:
+                    cands.append(d + w)
+            if len(cands) > 1:
+                distinct = len(set(cands))
+                if distinct > 1:
+                    budget[0] -= distinct * distinct
+                    if budget[0] < 0 or max_forms < 1:
+                        raise _TooManyForms
+                    dist[n] = max(cands)
+                    continue
+            dist[n] = cands[0] if cands else None
+        return dist
+
     loop_weight, per_iteration = {}, {}
     try:
         for lid in loop_order:
             region = regions[lid]
             frontier = []
-            if region.carried:
+            if tuple not in set(map(type, region.topo)):  # no loop inside: constants only
+                if region.carried:
+                    for start, end, w, _ in region.carried:
+                        d = constant(region, {start}).get(end)
+                        if d is not None:
+                            frontier.append((d + w, _NO_TERMS))
+                else:
+                    dist = constant(region)
+                    frontier.extend((dist[n], _NO_TERMS) for n in _sinks(region)
+                                    if dist[n] is not None)
+            elif region.carried:
                 for start, end, w, _ in region.carried:
                     frontier.extend(_add_const(f, w) for f in longest(region, loop_weight, {start}).get(end, []))
             else:

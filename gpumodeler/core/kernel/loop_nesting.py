@@ -50,16 +50,16 @@ def _nest(loops) -> LoopNesting | None:
         if not lp.members:
             empty.append(lp.id)
             continue
-        p = label.get(next(iter(lp.members)))
-        for m in lp.members:
-            if label.get(m) != p:
-                return None
+        # the members' labels, looked up in C: one label for all of them, or a conflict
+        labels = set(map(label.get, lp.members))
+        if len(labels) != 1:
+            return None
+        p = labels.pop()
         if p is not None and size[p] == size[lp.id]:
             return None
         parent[lp.id] = p
         depth[lp.id] = 0 if p is None else depth[p] + 1
-        for m in lp.members:
-            label[m] = lp.id
+        label.update(dict.fromkeys(lp.members, lp.id))
     if len(empty) > 1:
         return None  # two loops with the same (no) instructions
     for lid in empty:

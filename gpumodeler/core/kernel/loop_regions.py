@@ -20,7 +20,6 @@ import numpy as np
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.edge_latency import latency_key, resolve_edge_latency
 from gpumodeler.core.kernel.graph import KernelGraph
-from gpumodeler.core.kernel.loop_nesting import loop_nesting
 
 
 @dataclass(frozen=True)
@@ -64,37 +63,39 @@ def _longest_scalar(region: _Region, loop_weight: dict, sources, track):
     """:func:`_longest` when every value is a number: ``max(best, cand)`` is ``cand`` only
     when ``cand > best``, as written here."""
     dist: dict = {}
-    back: dict = {}
     neg = -math.inf
     preds_of = region.preds.get
-    for n in region.topo:
-        best = 0.0 if sources is None or n in sources else neg
-        preds = preds_of(n)
-        if preds is None:
-            dist[n] = best
-            if track:
-                back[n] = None
-            continue
-        if track:
+    everywhere = sources is None  # every node may start a path
+    if track:
+        back: dict = {}
+        for n in region.topo:
+            best = 0.0 if everywhere or n in sources else neg
             choice = None
-            for pred, w, step in preds:
-                cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
-                if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
-                    best, choice = cand, (pred, step)
+            preds = preds_of(n)
+            if preds is not None:
+                for pred, w, step in preds:
+                    cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
+                    if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
+                        best, choice = cand, (pred, step)
             back[n] = choice
-        else:
+            dist[n] = best
+        return dist, back
+    for n in region.topo:
+        best = 0.0 if everywhere or n in sources else neg
+        preds = preds_of(n)
+        if preds is not None:
             for pred, w, _ in preds:
                 cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
                 if cand > best:
                     best = cand
         dist[n] = best
-    return (dist, back) if track else dist
+    return dist
 
 
 def _loop_structure(graph: KernelGraph):
     """parent loop of each loop, innermost loop of each node, depth of each loop
     (:func:`gpumodeler.core.kernel.loop_nesting.loop_nesting`, linear in the memberships)."""
-    nesting = loop_nesting(graph.loops)
+    nesting = graph.nesting()
     return nesting.parent, nesting.depth, nesting.innermost
 
 
@@ -110,9 +111,18 @@ def _build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: d
 
     ``forward``/``carried`` map a region to its edges ``(src item, dst item, cycles, edge
     id)``, items being instruction ids and ``("in"|"out", loop)`` for the loops nested
-    directly in the region. A region's items are listed in program order of their first
-    instruction, in one pass over the instructions (each loop is placed when its first
-    instruction is met). Between two items only the heaviest edge counts."""
+    directly in the region (:func:`_region_items`). Between two items only the heaviest
+    edge counts."""
+    regions = {}
+    for region_id, nodes in _region_items(graph, parent, innermost).items():
+        regions[region_id] = _region(region_id, nodes, forward.get(region_id, ()),
+                                     tuple(carried.get(region_id, ())))
+    return regions
+
+
+def _region_items(graph: KernelGraph, parent: dict, innermost: dict) -> dict:
+    """Each region's items, in program order of their first instruction, in one pass over
+    the instructions (each loop is placed when its first instruction is met)."""
     items: dict = {None: []}
     for lid in graph.loops:
         items[lid] = []
@@ -124,11 +134,7 @@ def _build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: d
             placed.add(lid)
             items[parent[lid]].extend((("in", lid), ("out", lid)))
             lid = parent[lid]
-    regions = {}
-    for region_id, nodes in items.items():
-        regions[region_id] = _region(region_id, nodes, forward.get(region_id, ()),
-                                     tuple(carried.get(region_id, ())))
-    return regions
+    return items
 
 
 def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
@@ -162,20 +168,28 @@ def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
             if bucket[k][1] < w:
                 bucket[k] = (src, w, eid)
     entries = sum(1 for n in nodes if n.__class__ is tuple and n[0] == "in")
-    if not backwards and steps + entries == len(nodes) - 1:
-        # Every pair goes forwards in ``nodes`` and neighbours are joined (an entry to its
-        # exit always): ``nodes`` is a path through the DAG, its only topological order.
-        topo = tuple(nodes)
-    else:
-        topo = _topological_order(nodes, pairs)
-    for n in topo:
-        if n.__class__ is tuple and n[0] == "out":
-            loop = ("loop", n[1])
-            bucket = preds.get(n)
-            if bucket is None:
-                bucket = preds[n] = []
-            bucket.append((("in", n[1]), loop, loop))
-    return _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()}, carried)
+    # Every pair going forwards in ``nodes`` and neighbours joined (an entry to its exit
+    # always): ``nodes`` is a path through the DAG, its only topological order.
+    chain = not backwards and steps + entries == len(nodes) - 1
+    return _finish_region(region_id, nodes, {k: tuple(v) for k, v in preds.items()}, carried,
+                          None if chain else pairs)
+
+
+def _finish_region(region_id, nodes: list, preds: dict, carried: tuple,
+                   pairs: list | None = None, exits=None) -> _Region:
+    """The region from its items, ``preds`` (item -> tuple of its (pred, cycles, edge id),
+    heaviest per pred, in order of first edge) and, unless ``nodes`` is known to be a path
+    through the region (its only topological order), ``pairs`` (pred, item) in order of
+    their first edge. ``exits``, when given, are the loop exits among ``nodes`` (a set)."""
+    topo = tuple(nodes) if pairs is None else _topological_order(nodes, pairs)
+    if exits is None:
+        exits = [n for n in topo if n.__class__ is tuple and n[0] == "out"]
+    else:  # in topological order, looped in C
+        exits = filter(exits.__contains__, topo) if exits else ()
+    for n in exits:
+        loop = ("loop", n[1])
+        preds[n] = preds.get(n, ()) + ((("in", n[1]), loop, loop),)
+    return _Region(region_id, topo, preds, carried)
 
 
 def _topological_order(nodes: list, edges) -> tuple:

@@ -38,6 +38,7 @@ instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from itertools import count as _counter
 import math
 from operator import attrgetter
 
@@ -46,7 +47,6 @@ import numpy as np
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.graph_items import Instruction
-from gpumodeler.core.kernel.loop_nesting import loop_nesting
 from gpumodeler.core.kernel.mma import TENSOR_CLASSES, decode_mma
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
@@ -154,7 +154,7 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
     one instruction after the other would (the same floats, the same order of monomials)."""
     # an instruction's monomial: the loops containing it, outermost first; one tuple per
     # innermost loop, built from its parent's (linear in instructions + loops)
-    nesting = loop_nesting(graph.loops)
+    nesting = graph.nesting()
     chain = {None: ()}
     for lid in sorted(nesting.depth, key=nesting.depth.__getitem__):
         chain[lid] = chain[nesting.parent[lid]] + (lid,)
@@ -163,38 +163,38 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
     innermost = nesting.innermost.get
     cuda_units = {"cuda_core"} | ({"branch", "exit"} if control_on_cuda_cores else set())
 
-    kinds: dict = {}
-    per_kind: list = []  # per kind, {count name: amount} (names it adds to, in order)
-    codes, mono_of = [], []
-    for nid, ins in graph.instructions.items():
-        sig = _kind_of(ins)
-        code = kinds.get(sig)
-        if code is None:
-            code = kinds[sig] = len(per_kind)
-            per_kind.append(instruction_counts(ins, warp_size, cuda_units))
-        codes.append(code)
-        mono_of.append(mono_index[innermost(nid)])
-    codes = np.asarray(codes, dtype=np.intp)
-    mono_of = np.asarray(mono_of, dtype=np.intp)
+    # one signature per instruction, hashed once: ``setdefault`` gives each the position of
+    # the first instruction of its kind, which np.unique turns into codes 0, 1, ... in order
+    # of first appearance (the loops over instructions are map() calls, which loop in C)
+    instructions = graph.instructions
+    signatures = map(_kind_of, instructions.values())
+    firsts = np.fromiter(map({}.setdefault, signatures, _counter()), dtype=np.intp,
+                         count=len(instructions))
+    position, codes = np.unique(firsts, return_inverse=True)
+    codes = codes.astype(np.intp, copy=False).reshape(-1)
+    values = list(instructions.values())
+    per_kind = [instruction_counts(values[k], warp_size, cuda_units) for k in position.tolist()]
+    mono_of = np.fromiter(map(mono_index.__getitem__, map(innermost, instructions)),
+                          dtype=np.intp, count=len(instructions))
     forms = {name: _sums(name, per_kind, codes, mono_of, monos) for name in COUNT_NAMES}
 
     def add(name, mono, amount):
         if amount:
             forms[name][mono] = forms[name].get(mono, 0.0) + amount
 
-    weight = None
-    for e in graph.edges.values():
-        if e.kind == "dual":
-            if weight is None:
-                weight = {nid: chain[innermost(nid)] for nid in graph.instructions}
-            # the pair issues once: charge it where both instructions execute together
-            mono = weight[e.dst] if len(weight[e.dst]) <= len(weight[e.src]) else weight[e.src]
-            add("dual_issues", mono, 1)
-            add("issued_instructions", mono, -1)
+    if "dual" in set(map(_edge_kind, graph.edges.values())):
+        weight = {nid: chain[innermost(nid)] for nid in instructions}
+        for e in graph.edges.values():
+            if e.kind == "dual":
+                # the pair issues once: charge it where both instructions execute together
+                mono = weight[e.dst] if len(weight[e.dst]) <= len(weight[e.src]) else weight[e.src]
+                add("dual_issues", mono, 1)
+                add("issued_instructions", mono, -1)
     return WarpCounts(forms={k: {m: c for m, c in v.items() if c} for k, v in forms.items()},
                       iterations={lid: lp.iterations for lid, lp in graph.loops.items()})
 
 
+_edge_kind = attrgetter("kind")
 #: the attributes that decide what an instruction counts (all but id, label and position)
 _kind_of = attrgetter(*(f.name for f in fields(Instruction) if f.name not in ("id", "label", "x", "y")))
 

@@ -1,0 +1,44 @@
+"""The graph stages' pause of the cyclic collector (core/kernel/collector.py, issue #11), and
+the stages leaving no reference cycles (whose objects would wait for a collector pass)."""
+from __future__ import annotations
+
+import gc
+import json
+
+from gpumodeler.core.kernel.collector import collector_paused
+from gpumodeler.core.kernel.graph import from_dict
+
+from test_graph_linear import random_kernel
+
+
+def test_a_pause_inside_a_disabled_collector_leaves_it_disabled():
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_the_graph_stages_leave_no_cycles_behind():
+    """A stage must not leave cyclic garbage: it waits for a collector pass (a nested
+    recursive function in critical_path once kept every back map alive until then)."""
+    from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.kernel.warp_counts import count
+
+    text = json.dumps(random_kernel(8, n=200, loops=10))
+    gc.collect()
+    was = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        graph = from_dict(json.loads(text))
+        bound = analyze(graph)
+        count(graph).evaluate({"a": 3, "b": 2, "N": 512})
+        bound.evaluate({"a": 3, "b": 2, "N": 512})
+        bound.critical_path({"a": 3, "b": 2, "N": 512})
+        del graph, bound
+        assert gc.collect() == 0, gc.garbage[:10]
+    finally:
+        gc.set_debug(was)
+        gc.garbage.clear()
