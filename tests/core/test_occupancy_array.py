@@ -118,3 +118,15 @@ def test_million_points_is_fast():
     assert a.shape == (n,)
     assert 0 < a.valid.sum() < n
     assert elapsed < 3.0, elapsed
+
+
+def test_a_size_above_2_53_is_refused_not_left_to_overflow_int64():
+    """At 2^58 registers per thread the int64 products overflowed and the extremes-based
+    shortcuts then declared another launch of the same call ('no block fits'); such a size
+    is refused by name, and 2^53 (the CLI's largest whole number) still evaluates with the
+    other launch untouched."""
+    with pytest.raises(InvalidParameter, match=r"registers_per_thread holds 288230376151711744"):
+        occupancy_array("2.1", np.array([256, 256]), np.array([2 ** 58, 0]))
+    arrays = occupancy_array("2.1", np.array([256, 256]), np.array([2 ** 53, 0]))
+    assert not arrays.valid[0] and arrays.valid[1]
+    assert int(arrays.active_warps_per_sm[1]) == occupancy("2.1", 256, 0).active_warps_per_sm

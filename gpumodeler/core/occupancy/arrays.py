@@ -170,6 +170,12 @@ def _distinct_rows(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse.ravel()
 
 
+#: Largest size an input array may hold: the CLI's largest whole number. Products of a size
+#: with the architecture's constants stay inside int64 (at 2^58 registers per thread they do
+#: not, and the min/max shortcuts then mislead every other launch of the call).
+MAX_ARRAY_VALUE = 2 ** 53
+
+
 def _int_array(name: str, value) -> tuple[np.ndarray, int, int]:
     """``value`` as an int64 array, with its minimum and maximum (0, 0 when empty)."""
     a = np.asarray(value)
@@ -182,6 +188,11 @@ def _int_array(name: str, value) -> tuple[np.ndarray, int, int]:
     hi = int(a.max())
     if a.dtype.kind == "u" and hi > np.iinfo(np.int64).max:
         raise InvalidParameter(f"{name} holds values too large for int64", item=name)
+    if hi > MAX_ARRAY_VALUE:
+        raise InvalidParameter(
+            f"{name} holds {hi}, above the 2^53 = {MAX_ARRAY_VALUE} the array calculator takes "
+            f"(its int64 products would overflow; the scalar occupancy() takes any size)",
+            item=name)
     a = a.astype(np.int64, copy=False)
     lo = int(a.min())
     if lo < 0:
