@@ -35,7 +35,7 @@ MINE, THEIRS, BOTH = "mine", "theirs", "both"
 CHOICES = (MINE, THEIRS, BOTH)
 # Device attributes compared like fields; they hold one value, so "both" is not possible.
 KIND, FAMILY, ALIASES = "kind", "family", "aliases"
-_SINGLE_VALUED = (KIND, FAMILY)
+SINGLE_VALUED = (KIND, FAMILY)
 
 
 class Records(Sequence):
@@ -416,7 +416,7 @@ def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
     choices = {}
     for c in change.conflicts:
         choice = resolve(change.name, c.field)
-        if choice is None or (choice == BOTH and c.field in _SINGLE_VALUED):
+        if choice is None or (choice == BOTH and c.field in SINGLE_VALUED):
             open_.append(c)
         choices[c.field] = choice
     if open_:
