@@ -68,10 +68,11 @@ def plan_writes(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
         elif status == "changed" or status == "conflicting":
             key = normalize_name(change.name)
             db, entry = mine_entries[key]
-            if (db is user and key not in whole and entry.digest is not None
-                    and not (status == "conflicting"
-                             and any(c.field == KIND for c in change.conflicts))):
-                # The common case, field by field: planned in one pass.
+            if db is user and key not in whole and not (
+                    status == "conflicting" and any(c.field == KIND for c in change.conflicts)):
+                # The common case, field by field: planned in one pass. (Every other device
+                # is written whole, so it must hold every field: only those in ``whole``,
+                # or read whole below, do.)
                 open_ += _plan_fields(plan, entry, mine[key], cmp.mine_stored[key],
                                       theirs[key], change, resolve,
                                       None if renamed else theirs_entries[key].digest)
