@@ -27,9 +27,9 @@ from .errors import DeviceEditError, UnresolvedConflicts
 from .mapping import normalize_name
 from .merge import THEIRS, MergeReport, changes_default, conflict_message, \
     default_content, make_resolver, plan_sources, with_conflicts
-# (The names this module has always called them: tests replace _plan_merge to act between
+# (Under the name this module always called it: tests replace _plan_merge to act between
 # the comparison and the writes.)
-from .merge_plan import MergePlan as _MergePlan, plan_writes as _plan_merge
+from .merge_plan import MergePlan, plan_writes as _plan_merge
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
     file_stamp, new_database_replacing, open_database, reading
 from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
@@ -204,7 +204,7 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
                        applied=True)
 
 
-def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str, str],
+def _write_merge(catalog: "Catalog", plan: MergePlan, theirs_sources: dict[str, str],
                  now: str, compared: tuple | None, cal_writes=()) -> None:
     shipped_sources = read_sources(catalog._shipped) if catalog._shipped is not None else {}
     db = catalog._user_for_write()
@@ -258,7 +258,7 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
         write_sources(db, {k: c for k, c in needed.items() if c is not None})
 
 
-def _refuse_if_changed(db, plan: _MergePlan) -> None:
+def _refuse_if_changed(db, plan: MergePlan) -> None:
     """Nothing is overwritten unseen: the devices compared must be as they were then."""
     # (A device that had no digest cannot be checked this way; it is rewritten whole from
     # rows read moments ago, as every merged device was before digests.)
