@@ -1,12 +1,12 @@
 """Sharing devices as files: export from a catalog, compare (import report), merge, diff.
 
-The rules of comparison and merging are in merge.py, what to read in comparison.py, what
-to write in merge_plan.py; this module opens and writes the files. A merge writes only what
+The rules of comparison and merging are in merge.py, what to read in comparison.py, what to
+write in merge_plan.py; this module opens and writes the files. A merge writes only what
 changes: new devices (copied from their file by SQL, store.copy_devices, their rows never
-passing through Python), and
-the fields (and aliases or family) of existing devices that take records from the other
-side, each field's rows replaced or appended in place, the device digest patched, all in
-one transaction that first checks nobody changed those devices since they were compared.
+passing through Python), and the fields (and aliases or family) of existing devices that
+take records from the other side, each field's rows replaced or appended in place, the
+device digest patched, all in one transaction that first checks nobody changed those
+devices since they were compared.
 
 A file to import or compare gets the full integrity check up to
 schema.QUICK_CHECK_MAX_BYTES and a structural one beyond; every read of it is wrapped so a
