@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Callable, Iterable, Mapping
 
 from .errors import UnresolvedConflicts
@@ -35,7 +34,23 @@ MINE, THEIRS, BOTH = "mine", "theirs", "both"
 CHOICES = (MINE, THEIRS, BOTH)
 # Device attributes compared like fields; they hold one value, so "both" is not possible.
 KIND, FAMILY, ALIASES = "kind", "family", "aliases"
-_SINGLE_VALUED = (KIND, FAMILY)
+SINGLE_VALUED = (KIND, FAMILY)
+
+
+class _computed_once:
+    """functools.cached_property without the lock it takes on every first access before
+    Python 3.12 (a merge asks 10 000 devices for their conflicts): the value is computed
+    and kept in the instance's __dict__, which then answers every later access."""
+
+    def __init__(self, compute):
+        self.compute, self.name = compute, compute.__name__
+        self.__doc__ = compute.__doc__
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.compute(instance)
+        return value
 
 
 class Records(Sequence):
@@ -114,7 +129,7 @@ class DeviceChange:
     status: str
     fields: tuple[FieldChange, ...] = ()
 
-    @cached_property
+    @_computed_once
     def conflicts(self) -> tuple[FieldChange, ...]:
         # Kept once made (fields is a tuple): a merge asks every device several times.
         return tuple(f for f in self.fields if f.status == "conflict")
@@ -416,7 +431,7 @@ def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
     choices = {}
     for c in change.conflicts:
         choice = resolve(change.name, c.field)
-        if choice is None or (choice == BOTH and c.field in _SINGLE_VALUED):
+        if choice is None or (choice == BOTH and c.field in SINGLE_VALUED):
             open_.append(c)
         choices[c.field] = choice
     if open_:

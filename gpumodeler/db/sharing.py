@@ -1,11 +1,12 @@
 """Sharing devices as files: export from a catalog, compare (import report), merge, diff.
 
-The rules of comparison and merging are in merge.py, what to read in comparison.py; this
-module opens and writes the files. A merge writes only what changes: new devices (copied
-from their file by SQL, store.copy_devices, their rows never passing through Python), and
-the fields (and aliases or family) of existing devices that take records from the other
-side, each field's rows replaced or appended in place, the device digest patched, all in
-one transaction that first checks nobody changed those devices since they were compared.
+The rules of comparison and merging are in merge.py, what to read in comparison.py, what to
+write in merge_plan.py; this module opens and writes the files. A merge writes only what
+changes: new devices (copied from their file by SQL, store.copy_devices, their rows never
+passing through Python), and the fields (and aliases or family) of existing devices that
+take records from the other side, each field's rows replaced or appended in place, the
+device digest patched, all in one transaction that first checks nobody changed those
+devices since they were compared.
 
 A file to import or compare gets the full integrity check up to
 schema.QUICK_CHECK_MAX_BYTES and a structural one beyond; every read of it is wrapped so a
@@ -14,7 +15,6 @@ written.
 """
 from __future__ import annotations
 
-import operator
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -22,12 +22,14 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from .calibration_sharing import (CalibrationChanges, compare_calibrations,
                                   copy_calibrations, plan_calibrations, write_calibrations)
 from .calibrations import read_calibrations
-from .comparison import Comparison, compare_stored, gc_paused, raw_device
-from .digests import entry_in, field_entry, head_part, parts, patched
+from .comparison import Comparison, compare_stored, gc_paused
 from .errors import DeviceEditError, UnresolvedConflicts
-from .mapping import aliases_to_json, normalize_name
-from .merge import KIND, THEIRS, MergeReport, changes_default, conflict_message, \
-    default_content, make_resolver, merged_device, plan_sources, remap_sources, with_conflicts
+from .mapping import normalize_name
+from .merge import THEIRS, MergeReport, changes_default, conflict_message, \
+    default_content, make_resolver, plan_sources, with_conflicts
+# (Under the name this module always called it: tests replace _plan_merge to act between
+# the comparison and the writes.)
+from .merge_plan import MergePlan, plan_writes as _plan_merge
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
     file_stamp, new_database_replacing, open_database, reading
 from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
@@ -173,130 +175,6 @@ def compare_with_file(catalog: "Catalog", path: str | Path) -> MergeReport:
         theirs_db.close()
 
 
-def _whole(db, entries, renamed=None) -> dict[int, RawDevice]:
-    """devices row id -> the whole device, for the given DeviceEntry rows of ``db``."""
-    stored = read_records(db, {e.id: None for e in entries})
-    return {e.id: remap_sources(raw_device(e, stored[e.id].values), renamed or {})
-            for e in entries}
-
-
-class _MergePlan:
-    """What a merge writes: whole devices (new ones, kind changes, shipped devices copied to
-    the user database, devices compared whole) and field rewrites of user devices."""
-
-    def __init__(self):
-        self.whole: list[tuple[str, RawDevice, bool, bool, str | None]] = []
-        self.rewrites: list[tuple] = []
-        self.heads: list[tuple] = []
-        self.digests: dict[int, str] = {}
-        self.expected: dict[int, str] = {}     # user device id -> digest when compared
-        self.absent: list[str] = []            # names that must still be free
-        self.copied: list[str] = []            # new devices copied file to file, in SQL
-        self.copy_from: Path | None = None     # ... from this file (their database)
-        self.renamed: Mapping[str, str] = {}   # ... with these source keys renamed
-
-    def __bool__(self):
-        return bool(self.whole or self.digests or self.copied)
-
-
-def _plan_merge(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -> _MergePlan:
-    """Decide every write; raises UnresolvedConflicts listing every open conflict first."""
-    plan = _MergePlan()
-    merged, open_ = {}, []
-    new_keys, kind_swaps, from_shipped = [], [], []
-    mine, theirs, mine_entries, user = cmp.mine, cmp.theirs, cmp.mine_entries, catalog._user
-    for change in cmp.report.devices:
-        status = change.status
-        if status == "new":
-            new_keys.append(normalize_name(change.name))
-        elif status == "changed" or status == "conflicting":
-            key = normalize_name(change.name)
-            try:
-                device = merged_device(mine[key], theirs[key], change, resolve)
-            except UnresolvedConflicts as exc:
-                open_.extend(exc.conflicts)
-                continue
-            if device is not None:
-                merged[key] = (change, device)
-                # Devices written whole need all their records (read below): kind changes
-                # (a kind field is always a conflict) and shipped devices copied here.
-                if status == "conflicting" and any(c.field == KIND for c in change.conflicts):
-                    kind_swaps.append(key)
-                if mine_entries[key][0] is not user:
-                    from_shipped.append(key)
-    if open_:
-        raise UnresolvedConflicts(conflict_message(open_), open_)
-
-    swapped, shipped_keys = set(kind_swaps), set(from_shipped)     # asked once per device
-    # New devices are copied by SQL from their file when theirs_db reads it (not an upgraded
-    # in-memory copy of an older file, whose schema the file does not have).
-    plan.copy_from = backing_file(theirs_db)
-    if plan.copy_from is not None:
-        plan.copied, plan.renamed, read_new = new_keys, cmp.renamed, []
-        plan.absent.extend(new_keys)
-    else:
-        read_new = new_keys
-    with reading(path):
-        theirs_whole = _whole(theirs_db, [cmp.theirs_entries[k] for k in read_new + kind_swaps],
-                              cmp.renamed)
-    shipped_whole = (_whole(catalog._shipped, [cmp.mine_entries[k][1] for k in from_shipped
-                                               if k not in swapped])
-                     if from_shipped and catalog._shipped is not None else {})
-
-    for key in read_new:
-        t = cmp.theirs_entries[key]
-        device = theirs_whole[t.id]
-        reuse = not cmp.renamed and parts(t.digest) is not None   # copied unchanged
-        plan.whole.append((key, device, True, False, t.digest if reuse else None))
-        plan.absent.append(key)
-    expected, whole, renamed = plan.expected, cmp.whole, cmp.renamed
-    theirs_entries, mine_stored = cmp.theirs_entries, cmp.mine_stored
-    for key, (change, device) in merged.items():
-        db, entry = mine_entries[key]
-        shipped = key in shipped_keys
-        if not shipped and entry.digest is not None:
-            expected[entry.id] = entry.digest
-        if key in swapped or shipped or key in whole:
-            if key in swapped:
-                their_entry = theirs_entries[key]
-                device = merged_device(mine[key], theirs_whole[their_entry.id], change,
-                                       resolve)
-            elif shipped:
-                device = merged_device(shipped_whole[entry.id], theirs[key], change, resolve)
-            plan.whole.append((key, device, False, shipped, None))
-        else:
-            their_digest = None if renamed else theirs_entries[key].digest
-            _plan_rewrite(plan, entry, mine[key], mine_stored[key], device, theirs[key],
-                          their_digest)
-    return plan
-
-
-def _plan_rewrite(plan: _MergePlan, entry, mine: RawDevice, stored, device: RawDevice,
-                  theirs: RawDevice, their_digest: str | None) -> None:
-    """Rewrite the fields ``device`` (mine merged, holding the fields compared) changes.
-    A field taken as theirs, records for records, takes their digest entry with it
-    (``their_digest``: None when their records were given other source keys)."""
-    entries = {}
-    mine_values, theirs_values, rewrites = mine.values, theirs.values, plan.rewrites
-    for field_name, records in device.values.items():
-        before = mine_values.get(field_name)
-        if records is before or records == before:
-            continue
-        rewrites.append((entry.id, field_name, records, stored))
-        taken = theirs_values.get(field_name)
-        if (their_digest is not None and taken is not None and len(taken) == len(records)
-                and all(map(operator.is_, records, taken))):
-            entries[field_name] = (entry_in(their_digest, field_name)
-                                   or field_entry(field_name, records))
-        else:
-            entries[field_name] = field_entry(field_name, records)
-    head = None
-    if device.aliases != mine.aliases or device.family != mine.family:
-        plan.heads.append((aliases_to_json(device.aliases), device.family, entry.id))
-        head = head_part(device.kind, device.family, device.aliases)
-    plan.digests[entry.id] = patched(entry.digest, head, entries)
-
-
 def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None = None, *,
                policy: str | None = None) -> MergeReport:
     """Merge the file at ``path`` into the catalog's user database in one transaction;
@@ -326,7 +204,7 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
                        applied=True)
 
 
-def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str, str],
+def _write_merge(catalog: "Catalog", plan: MergePlan, theirs_sources: dict[str, str],
                  now: str, compared: tuple | None, cal_writes=()) -> None:
     shipped_sources = read_sources(catalog._shipped) if catalog._shipped is not None else {}
     db = catalog._user_for_write()
@@ -380,7 +258,7 @@ def _write_merge(catalog: "Catalog", plan: _MergePlan, theirs_sources: dict[str,
         write_sources(db, {k: c for k, c in needed.items() if c is not None})
 
 
-def _refuse_if_changed(db, plan: _MergePlan) -> None:
+def _refuse_if_changed(db, plan: MergePlan) -> None:
     """Nothing is overwritten unseen: the devices compared must be as they were then."""
     # (A device that had no digest cannot be checked this way; it is rewritten whole from
     # rows read moments ago, as every merged device was before digests.)

@@ -406,8 +406,7 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
         old = stored.values.get(field_name)
         after = ends.get(device_id, -1) + 1
         head = (device_id, field_name)
-        if old and len(records) >= len(old) and all(
-                a is b or same(a, b) for a, b in zip(records, old)):
+        if old and len(records) >= len(old) and all(map(same, records, old)):
             for new, kept, row_id in zip(records, old, stored.ids[field_name]):
                 if bool(new[flag]) != bool(kept[flag]):
                     (to_default if new[flag] else from_default).append(row_id)

@@ -1,0 +1,89 @@
+"""The merge planner (db/merge_plan.py) plans most devices field by field in one pass and
+the others through merge.merged_device; whatever the choices, a merge writes what rewriting
+every merged device whole writes (the reference of test_sharing_at_scale.py), a device the
+choices leave as it is keeps its timestamp and digest, and an open conflict stops the merge
+before anything is written, listing the conflicts the whole-device planner lists, in order.
+"""
+import pytest
+
+from device_fixtures import file_hash
+from gpumodeler.db.digests import device_digest
+from gpumodeler.db.errors import UnresolvedConflicts
+from gpumodeler.db.merge import make_resolver, plan_merge
+from gpumodeler.db.store import RawDevice, read_raw
+from test_sharing_at_scale import _open, _reference, catalog, dbs  # noqa: F401 (fixtures)
+
+CHOICES = [
+    {"*": "mine"},
+    {"*": "theirs"},
+    {"*": {"*": "both", "kind": "mine", "family": "theirs"}},
+]
+
+
+def _before(user_path):
+    db = _open(user_path)
+    devices = read_raw(db)
+    stamps = dict(db.execute("SELECT name_lower, modified || content_hash FROM devices"))
+    db.close()
+    return devices, stamps
+
+
+@pytest.mark.parametrize("resolutions", CHOICES, ids=["mine", "theirs", "both"])
+def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_path,
+                                                                resolutions):
+    user_path = tmp_path / "mine.db"
+    user, shipped, theirs = _open(user_path), _open(dbs / "shipped.db"), _open(dbs / "theirs.db")
+    expected_report, mine_all, theirs_all = _reference(
+        [shipped, user], theirs, str(user_path), str(dbs / "theirs.db"))
+    for db in (user, shipped, theirs):
+        db.close()
+    before, stamps = _before(user_path)
+
+    report = catalog.merge(dbs / "theirs.db", resolutions)
+    assert report.applied and report.devices == expected_report.devices
+
+    expected = dict(before)
+    written = set()
+    resolve = make_resolver(expected_report, resolutions)
+    for key, device, is_new in plan_merge(mine_all, theirs_all, expected_report, resolve):
+        fresh = is_new or key not in before
+        expected[key] = RawDevice(device.kind, device.name, device.aliases, device.family,
+                                  "imported" if fresh else device.origin, device.values)
+        written.add(key)
+    after, stamps_after = _before(user_path)
+    assert set(after) == set(expected)
+    for key, device in expected.items():
+        got = after[key]
+        assert (got.kind, got.name, got.aliases, got.family, got.origin) == (
+            device.kind, device.name, device.aliases, device.family, device.origin), key
+        assert list(got.values.items()) == list(device.values.items()), key
+        assert stamps_after[key].endswith(
+            device_digest(got.kind, got.family, got.aliases, got.values)), key
+    # The choices leave some devices that differ as they are: not even touched.
+    untouched = [d.name.casefold() for d in expected_report.devices
+                 if d.status in ("changed", "conflicting")
+                 and d.name.casefold() in before and d.name.casefold() not in written]
+    assert untouched
+    assert all(stamps_after[k] == stamps[k] for k in untouched)
+
+
+def test_an_open_conflict_writes_nothing_and_lists_them_all_in_order(catalog, dbs,
+                                                                     tmp_path):
+    user_path = tmp_path / "mine.db"
+    user, shipped, theirs = _open(user_path), _open(dbs / "shipped.db"), _open(dbs / "theirs.db")
+    expected_report, mine_all, theirs_all = _reference(
+        [shipped, user], theirs, str(user_path), str(dbs / "theirs.db"))
+    for db in (user, shipped, theirs):
+        db.close()
+    # "both" cannot resolve a kind or a family: those stay open, every other is chosen.
+    with pytest.raises(UnresolvedConflicts) as expected:
+        plan_merge(mine_all, theirs_all, expected_report,
+                   make_resolver(expected_report, None, "both"))
+    assert {c.field for c in expected.value.conflicts} == {"kind", "family"}
+    untouched = file_hash(user_path)
+
+    with pytest.raises(UnresolvedConflicts) as got:
+        catalog.merge(dbs / "theirs.db", policy="both")
+    assert got.value.conflicts == expected.value.conflicts
+    assert str(got.value) == str(expected.value)
+    assert file_hash(user_path) == untouched
