@@ -77,6 +77,11 @@ def _parsed(line: str):
         return ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})")
     except RecursionError:
         return ValueError("JSON nested too deeply; a line is one flat object")
+    except ValueError as exc:  # Python's int-string limit: this line alone is wrong
+        if "integer string conversion" not in str(exc):
+            raise
+        return ValueError("a number has more than 4300 digits, more than Python reads; "
+                          "sizes are whole numbers of at most 4300 digits")
 
 
 def _checked_line(obj):
