@@ -395,9 +395,12 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
     """
     rewrites = list(rewrites)
     ids = sorted({r[0] for r in rewrites})
-    ends = dict(db.execute(
-        "SELECT device_id, max(row_order) FROM device_values WHERE device_id IN "
-        "(SELECT value FROM json_each(?)) GROUP BY device_id", [json.dumps(ids)]).fetchall())
+    # Each device's last row order, one probe of the (device_id, row_order) index apiece
+    # (the MIN/MAX optimization, sqlite.org/optoverview.html); a GROUP BY walked all of
+    # each device's index entries instead (4x the time for 9 400 devices).
+    ends = {device_id: end for device_id, end in db.execute(
+        "SELECT j.value, (SELECT max(row_order) FROM device_values WHERE device_id = j.value) "
+        "FROM json_each(?) j", [json.dumps(ids)]).fetchall() if end is not None}
     deletes, to_default, from_default, rows = [], [], [], []
     append = rows.append
     flag = IS_DEFAULT
