@@ -267,6 +267,32 @@ def test_import_refuses_a_bad_file_and_reads_saxpy2(editor, tmp_path, qtbot):
     assert ed.kernel_combo.count() == 0
 
 
+def test_import_parses_with_the_collector_paused_and_restores_it(editor, monkeypatch):
+    """Issue #11: a big file parses into ~10^6 objects that all stay alive until read; with
+    the cyclic collector running its full passes also walked every graph already open, so
+    each further import was slower. The parse runs paused; the collector is on again after,
+    also when the file is refused."""
+    import gc
+    from gpumodeler.ui.kernel_editor import editing
+    seen = []
+
+    class RecordingJson:
+        JSONDecodeError = json.JSONDecodeError
+
+        @staticmethod
+        def loads(text):
+            seen.append(gc.isenabled())
+            return json.loads(text)
+
+    monkeypatch.setattr(editing, "json", RecordingJson)
+    assert gc.isenabled()
+    assert editor.import_kernel(str(SAXPY2))
+    assert seen == [False] and gc.isenabled()
+    monkeypatch.setattr(RecordingJson, "loads", staticmethod(lambda text: json.loads("{bad")))
+    assert editor.import_kernel(str(SAXPY2)) is None and "not JSON" in editor.message_strip.text()
+    assert gc.isenabled()
+
+
 def test_switching_latency_table_updates_labels_and_bound(editor):
     ed = editor
     small_graph(ed)
