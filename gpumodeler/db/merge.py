@@ -423,17 +423,54 @@ def conflict_message(conflicts, limit: int = 8) -> str:
             f"Choose per field: mine, theirs or both")
 
 
-def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
-                  resolve: Resolver) -> RawDevice | None:
-    """Mine with theirs merged in per ``change``; None when mine stays as it is.
-    Raises UnresolvedConflicts for a conflict ``resolve`` leaves open."""
-    open_ = []
-    choices = {}
+def resolved_choices(change: DeviceChange, resolve: Resolver) -> tuple[dict, list]:
+    """({field: the choice ``resolve`` makes for its conflict}, the conflicts it leaves
+    open: no choice, or ``both`` for a field that holds one value)."""
+    choices, open_ = {}, []
     for c in change.conflicts:
         choice = resolve(change.name, c.field)
         if choice is None or (choice == BOTH and c.field in SINGLE_VALUED):
             open_.append(c)
         choices[c.field] = choice
+    return choices, open_
+
+
+def taken_fields(change: DeviceChange, choices: Mapping[str, str]):
+    """(field, THEIRS or BOTH) for each field of ``change`` that takes something of
+    theirs: a field only they changed, or a conflict not resolved as mine."""
+    for c in change.fields:
+        status = c.status
+        if status == THEIRS:
+            yield c.field, THEIRS
+        elif status == "conflict":
+            take = choices.get(c.field)
+            if take != MINE:
+                yield c.field, take
+
+
+def merged_aliases(mine: tuple, theirs) -> tuple:
+    """Mine, then theirs that mine does not hold (compared as normalised names)."""
+    have = {normalize_name(a) for a in mine}
+    return tuple(mine) + tuple(a for a in theirs if normalize_name(a) not in have)
+
+
+def merged_records(kept: list | None, taken, take: str) -> list:
+    """A field's records after taking ``taken`` (theirs): THEIRS replaces mine; BOTH keeps
+    mine (and its default) and adds theirs' other records, none of them default."""
+    if take == THEIRS:
+        return list(taken)
+    flag = IS_DEFAULT
+    kept = kept or []
+    have = {r[:flag] + r[flag + 1:] for r in kept}
+    return kept + [r[:flag] + (0,) + r[flag + 1:] for r in taken
+                   if r[:flag] + r[flag + 1:] not in have]
+
+
+def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
+                  resolve: Resolver) -> RawDevice | None:
+    """Mine with theirs merged in per ``change``; None when mine stays as it is.
+    Raises UnresolvedConflicts for a conflict ``resolve`` leaves open."""
+    choices, open_ = resolved_choices(change, resolve)
     if open_:
         raise UnresolvedConflicts(conflict_message(open_), open_)
     if choices.get(KIND) == THEIRS:
@@ -444,31 +481,14 @@ def merged_device(mine: RawDevice, theirs: RawDevice, change: DeviceChange,
     values = dict(mine.values)      # a field changed gets a new list; mine's stay as they are
     aliases, family = tuple(mine.aliases), mine.family
     touched = False
-    flag = IS_DEFAULT
-    for c in change.fields:
-        status = c.status
-        if status == THEIRS:
-            take = THEIRS
-        elif status == "conflict":
-            take = choices.get(c.field)
-            if take == MINE:
-                continue
-        else:
-            continue
+    for name, take in taken_fields(change, choices):
         touched = True
-        name = c.field
         if name == ALIASES:
-            have = {normalize_name(a) for a in aliases}
-            aliases += tuple(a for a in theirs.aliases if normalize_name(a) not in have)
+            aliases = merged_aliases(aliases, theirs.aliases)
         elif name == FAMILY:
             family = theirs.family
-        elif take == THEIRS:
-            values[name] = list(theirs.values[name])
-        else:  # BOTH: keep mine (and its default), add theirs' other records
-            kept = values.get(name, [])
-            have = {r[:flag] + r[flag + 1:] for r in kept}
-            values[name] = kept + [r[:flag] + (0,) + r[flag + 1:] for r in theirs.values[name]
-                                   if r[:flag] + r[flag + 1:] not in have]
+        else:
+            values[name] = merged_records(values.get(name), theirs.values[name], take)
     if not touched:
         return None
     return RawDevice(mine.kind, mine.name, aliases, family, mine.origin, values,

@@ -16,16 +16,14 @@ from typing import TYPE_CHECKING, Mapping
 from .comparison import Comparison, raw_device
 from .digests import entry_in, field_entry, head_part, parts, patched
 from .errors import UnresolvedConflicts
-from .mapping import IS_DEFAULT, aliases_to_json, normalize_name
-from .merge import ALIASES, BOTH, FAMILY, KIND, MINE, SINGLE_VALUED, THEIRS, \
-    conflict_message, merged_device, remap_sources
+from .mapping import aliases_to_json, normalize_name
+from .merge import ALIASES, FAMILY, KIND, THEIRS, merged_aliases, merged_records, \
+    conflict_message, merged_device, remap_sources, resolved_choices, taken_fields
 from .schema import backing_file, reading
 from .store import RawDevice, read_records
 
 if TYPE_CHECKING:
     from .catalog import Catalog
-
-CONFLICT = "conflict"
 
 
 def _whole(db, entries, renamed=None) -> dict[int, RawDevice]:
@@ -143,49 +141,23 @@ def _plan_fields(plan: MergePlan, entry, mine: RawDevice, stored, theirs: RawDev
     takes their digest entry with it (``their_digest``: None when their records were given
     other source keys); other fields' entries are computed. A device none of whose fields
     takes anything is left alone (no digest, no timestamp)."""
-    choices = {}
-    open_ = []
-    for c in change.conflicts:
-        choice = resolve(change.name, c.field)
-        if choice is None or (choice == BOTH and c.field in SINGLE_VALUED):
-            open_.append(c)
-        choices[c.field] = choice
+    choices, open_ = resolved_choices(change, resolve)
     if open_:
         return open_
     mine_values, theirs_values = mine.values, theirs.values
     aliases, family = mine.aliases, mine.family
     entries, rewrites, device_id = {}, plan.rewrites, entry.id
     touched = False
-    flag = IS_DEFAULT
-    for c in change.fields:
-        status = c.status
-        if status == THEIRS:
-            take = THEIRS
-        elif status == CONFLICT:
-            take = choices.get(c.field)
-            if take == MINE:
-                continue
-        else:
-            continue
+    for name, take in taken_fields(change, choices):
         touched = True
-        name = c.field
         if name == ALIASES:
-            have = {normalize_name(a) for a in aliases}
-            aliases = tuple(aliases) + tuple(a for a in theirs.aliases
-                                             if normalize_name(a) not in have)
+            aliases = merged_aliases(aliases, theirs.aliases)
             continue
         if name == FAMILY:
             family = theirs.family
             continue
         before = mine_values.get(name)
-        taken = theirs_values[name]
-        if take == THEIRS:
-            records = list(taken)
-        else:  # BOTH: keep mine (and its default), add theirs' other records
-            kept = before or []
-            have = {r[:flag] + r[flag + 1:] for r in kept}
-            records = kept + [r[:flag] + (0,) + r[flag + 1:] for r in taken
-                              if r[:flag] + r[flag + 1:] not in have]
+        records = merged_records(before, theirs_values[name], take)
         if records == before:
             continue
         rewrites.append((device_id, name, records, stored))
