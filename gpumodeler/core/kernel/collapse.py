@@ -21,7 +21,7 @@ from operator import attrgetter, contains, ge
 
 from gpumodeler.core.kernel.edge_latency import (_PRODUCER_LATENCY as producer_latency,
                                                  latency_key, resolve_edge_latency)
-from gpumodeler.core.kernel.loop_regions import _finish_region, _region_items
+from gpumodeler.core.kernel.loop_regions import _finish_region, _region_items, climb
 
 #: edge kinds whose table latency is one value for the whole graph
 _CONSTANT_KINDS = ("ilp", "replacement", "barrier")
@@ -50,15 +50,7 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
                                             map(inner, dsts), ahead):
         s_item, d_item = src, dst
         if a != b:  # the edge crosses loop boundaries: climb to the loop holding both ends
-            da = -1 if a is None else depth[a]
-            db = -1 if b is None else depth[b]
-            while da > db:
-                s_item, a, da = ("out", a), parent[a], da - 1
-            while db > da:
-                d_item, b, db = ("in", b), parent[b], db - 1
-            while a != b:
-                s_item, a = ("out", a), parent[a]
-                d_item, b = ("in", b), parent[b]
+            s_item, d_item, a = climb(src, dst, a, b, parent, depth)
             if not back:
                 if position is None:
                     position = {n: i for nodes in items.values() for i, n in enumerate(nodes)}

@@ -243,6 +243,24 @@ def _raise_cycle(nodes: list, edges) -> None:
     raise GraphError(f"the graph has a cycle outside a loop ({names}); put it inside a loop")
 
 
+def climb(src, dst, a, b, parent: dict, depth: dict) -> tuple:
+    """An edge from ``src`` (innermost loop ``a``) to ``dst`` (innermost loop ``b != a``)
+    as an edge between items of the loop holding both ends: (source item, destination
+    item, that loop or None for the top level). Leaving a loop ``L`` the source becomes
+    ``("out", L)``; entering one the destination becomes ``("in", L)``."""
+    da = -1 if a is None else depth[a]
+    db = -1 if b is None else depth[b]
+    s_item, d_item = src, dst
+    while da > db:
+        s_item, a, da = ("out", a), parent[a], da - 1
+    while db > da:
+        d_item, b, db = ("in", b), parent[b], db - 1
+    while a != b:
+        s_item, a = ("out", a), parent[a]
+        d_item, b = ("in", b), parent[b]
+    return s_item, d_item, a
+
+
 def _place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
     """Every edge's latency (``{edge id: cycles}``), its ends, and its place in the collapsed
     regions: ``forward``/``carried`` map a region (loop id, None = top) to its edges
@@ -283,15 +301,7 @@ def _place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
         a, b = inner(src), inner(dst)
         s_item, d_item = src, dst
         if a != b:
-            da = -1 if a is None else depth[a]
-            db = -1 if b is None else depth[b]
-            while da > db:
-                s_item, a, da = ("out", a), parent[a], da - 1
-            while db > da:
-                d_item, b, db = ("in", b), parent[b], db - 1
-            while a != b:
-                s_item, a = ("out", a), parent[a]
-                d_item, b = ("in", b), parent[b]
+            s_item, d_item, a = climb(src, dst, a, b, parent, depth)
         if order[src] >= order[dst]:
             if a is None:
                 raise GraphError(
