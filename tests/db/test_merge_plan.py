@@ -10,8 +10,9 @@ from device_fixtures import file_hash
 from gpumodeler.db.digests import device_digest
 from gpumodeler.db.errors import UnresolvedConflicts
 from gpumodeler.db.merge import make_resolver, plan_merge
-from gpumodeler.db.store import RawDevice, read_raw
-from test_sharing_at_scale import _open, _reference, catalog, dbs  # noqa: F401 (fixtures)
+from gpumodeler.db.store import read_raw
+from test_sharing_at_scale import (  # noqa: F401 (fixtures)
+    _merge_reference, _open, _rewritten_whole, catalog, dbs)
 
 CHOICES = [
     {"*": "mine"},
@@ -32,24 +33,14 @@ def _before(user_path):
 def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_path,
                                                                 resolutions):
     user_path = tmp_path / "mine.db"
-    user, shipped, theirs = _open(user_path), _open(dbs / "shipped.db"), _open(dbs / "theirs.db")
-    expected_report, mine_all, theirs_all = _reference(
-        [shipped, user], theirs, str(user_path), str(dbs / "theirs.db"))
-    for db in (user, shipped, theirs):
-        db.close()
+    expected_report, mine_all, theirs_all, _ = _merge_reference(dbs, user_path)
     before, stamps = _before(user_path)
 
     report = catalog.merge(dbs / "theirs.db", resolutions)
     assert report.applied and report.devices == expected_report.devices
 
-    expected = dict(before)
-    written = set()
-    resolve = make_resolver(expected_report, resolutions)
-    for key, device, is_new in plan_merge(mine_all, theirs_all, expected_report, resolve):
-        fresh = is_new or key not in before
-        expected[key] = RawDevice(device.kind, device.name, device.aliases, device.family,
-                                  "imported" if fresh else device.origin, device.values)
-        written.add(key)
+    expected, written = _rewritten_whole(before, mine_all, theirs_all, expected_report,
+                                         resolutions)
     after, stamps_after = _before(user_path)
     assert set(after) == set(expected)
     for key, device in expected.items():
@@ -70,11 +61,7 @@ def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tm
 def test_an_open_conflict_writes_nothing_and_lists_them_all_in_order(catalog, dbs,
                                                                      tmp_path):
     user_path = tmp_path / "mine.db"
-    user, shipped, theirs = _open(user_path), _open(dbs / "shipped.db"), _open(dbs / "theirs.db")
-    expected_report, mine_all, theirs_all = _reference(
-        [shipped, user], theirs, str(user_path), str(dbs / "theirs.db"))
-    for db in (user, shipped, theirs):
-        db.close()
+    expected_report, mine_all, theirs_all, _ = _merge_reference(dbs, user_path)
     # "both" cannot resolve a kind or a family: those stay open, every other is chosen.
     with pytest.raises(UnresolvedConflicts) as expected:
         plan_merge(mine_all, theirs_all, expected_report,

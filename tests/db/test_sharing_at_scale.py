@@ -162,15 +162,34 @@ def test_a_diff_is_the_one_reading_every_device_gives(dbs):
     assert report == expected
 
 
-def test_a_merge_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_path):
-    user_path = tmp_path / "mine.db"
+def _merge_reference(dbs, user_path):
+    """The old path's report for merging theirs.db into the user database at ``user_path``
+    (over shipped.db), both sides' devices read whole, and the user's devices before."""
     user, shipped, theirs = _open(user_path), _open(dbs / "shipped.db"), _open(dbs / "theirs.db")
     expected_report, mine_all, theirs_all = _reference(
         [shipped, user], theirs, str(user_path), str(dbs / "theirs.db"))
-    user_keys = set(read_raw(user))
-    before = {k: d for k, d in read_raw(user).items()}
+    before = read_raw(user)
     for db in (user, shipped, theirs):
         db.close()
+    return expected_report, mine_all, theirs_all, before
+
+
+def _rewritten_whole(before, mine_all, theirs_all, report, resolutions):
+    """What rewriting every merged device whole leaves: (name_lower -> device, the names
+    written)."""
+    expected, written = dict(before), set()
+    resolve = make_resolver(report, resolutions)
+    for key, device, is_new in plan_merge(mine_all, theirs_all, report, resolve):
+        fresh = is_new or key not in before
+        expected[key] = RawDevice(device.kind, device.name, device.aliases, device.family,
+                                  "imported" if fresh else device.origin, device.values)
+        written.add(key)
+    return expected, written
+
+
+def test_a_merge_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_path):
+    user_path = tmp_path / "mine.db"
+    expected_report, mine_all, theirs_all, before = _merge_reference(dbs, user_path)
     picks = {}
     for conflict in expected_report.conflicts[::3]:
         if conflict.field not in ("kind", "family"):
@@ -182,12 +201,7 @@ def test_a_merge_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_pat
     report = catalog.merge(dbs / "theirs.db", resolutions)
     assert report.applied and report.devices == expected_report.devices
 
-    resolve = make_resolver(expected_report, resolutions)
-    expected = dict(before)
-    for key, device, is_new in plan_merge(mine_all, theirs_all, expected_report, resolve):
-        fresh = is_new or key not in user_keys
-        expected[key] = RawDevice(device.kind, device.name, device.aliases, device.family,
-                                  "imported" if fresh else device.origin, device.values)
+    expected, _ = _rewritten_whole(before, mine_all, theirs_all, expected_report, resolutions)
     db = _open(user_path)
     after = read_raw(db)
     digests = dict(db.execute("SELECT name_lower, content_hash FROM devices"))
