@@ -17,6 +17,7 @@ import gpumodeler.cli.occupancy_batch as occupancy_batch
 import gpumodeler.cli.occupancy_lines as occupancy_lines
 from gpumodeler.cli.main import main
 from gpumodeler.core.occupancy.compute_capability import SUPPORTED_COMPUTE_CAPABILITIES
+from test_occupancy_batch import _per_line  # the reference: one line at a time
 
 _CCS = list(SUPPORTED_COMPUTE_CAPABILITIES)
 _ODD_CCS = ["9.9", "sm_86", "SM_90", 8.6, 7, "8.6 ", "", "banana", None, [8, 6], "１.０"]
@@ -79,15 +80,6 @@ def _line(rng: random.Random) -> str:
 def _text(seed: int, n: int) -> str:
     rng = random.Random(seed)
     return "\n".join(_line(rng) for _ in range(n)) + rng.choice(["\n", "", "\n\n"])
-
-
-def _per_line(text: str) -> str:
-    """The reference: each line read and answered on its own, as a file iterates."""
-    out = []
-    for lineno, line in enumerate(io.StringIO(text, newline=None), 1):
-        if line.strip():
-            out.append(cmd_occupancy._line_output(lineno, cmd_occupancy._parsed(line)) + "\n")
-    return "".join(out)
 
 
 def _bulk(text: str, chunk: int) -> str:
