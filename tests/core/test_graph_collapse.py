@@ -88,3 +88,24 @@ def test_graphs_the_analysis_rejects_are_declined(edit):
         g.edges[first] = replace(g.edges[first], kind="dependency", latency=None)
     assert _one_pass(g, table) is None
     assert isinstance(_general(g, table), ModelError)
+
+
+@pytest.mark.parametrize("data", [
+    {"instructions": [], "edges": [], "loops": []},
+    {"instructions": [{"id": "a", "opcode": "FADD"}], "edges": [], "loops": []},
+    {"instructions": [{"id": "a", "opcode": "FADD"}], "edges": [],
+     "loops": [{"id": "L", "members": ["a"], "iterations": "4"}]},
+    {"instructions": [{"id": "a", "opcode": "FADD"}, {"id": "b", "opcode": "FADD"}],
+     "edges": [{"from": "a", "to": "b", "kind": "ilp"}, {"from": "b", "to": "a", "kind": "branch",
+                                                                 "latency": 12}],
+     "loops": [{"id": "L", "members": ["a", "b"], "iterations": "4"}]},
+], ids=["empty", "one instruction", "a loop of one", "a loop of two"])
+def test_small_graphs_are_the_two_passes(data):
+    """Graphs without edges or instructions (a new kernel in the editor) collapse as the
+    general way does them."""
+    g = from_dict({"format": "gpumodeler-kernel", "version": 1, "latency_table": "maxwell-volkov",
+                   **data})
+    table = get_table("maxwell-volkov")
+    got = _one_pass(g, table)
+    assert got is not None
+    _same(got, _general(g, table))

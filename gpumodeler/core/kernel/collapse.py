@@ -1,144 +1,249 @@
-"""The collapsed regions of a kernel graph in one pass over its edges (issue #11).
+"""The collapsed regions of a kernel graph, computed a column at a time (issue #11).
 
 :func:`gpumodeler.core.kernel.latency_bound.analyze` collapses every loop into an entry and an
 exit inside its parent (Volkov §3.7; Gajger §4.4.2 and eq. 5.1; the semantics are in
 :mod:`gpumodeler.core.kernel.latency_bound`). The general way is two passes over the edges:
 :func:`~gpumodeler.core.kernel.loop_regions._place_edges` resolves each edge's latency and
 places it in a region, then :func:`~gpumodeler.core.kernel.loop_regions._region` keeps the
-heaviest edge between two items. :func:`collapse` gives the same result in one pass: the
-edges' fields are read as columns, their latencies resolved once per kind of edge (a
-dependency's once per producing instruction), and each edge goes straight into its region's
-predecessor lists, with the loop-boundary climb only for the few edges that cross one.
+heaviest edge between two items. :func:`collapse` gives the same result with numpy over
+whole columns:
 
-It covers the graphs the analysis accepts. For a graph it rejects (an edge whose latency
-cannot be resolved, or is negative or not finite, or that goes backwards outside every loop)
-it returns None and the general way runs, which raises for the first such edge, as before.
+* every item of every region (instructions, loop entries and exits, see
+  :func:`~gpumodeler.core.kernel.loop_regions._region_items`) gets one global number, the
+  regions' items laid end to end, so an edge is two numbers and the region holding them;
+* latencies are resolved once per kind of edge (a dependency's once per kind of producing
+  instruction) and spread to the edges by index;
+* only the few edges that cross a loop boundary climb it in Python
+  (:func:`~gpumodeler.core.kernel.loop_regions.climb`);
+* the heaviest edge between two items (the first of equal ones) is found by one sort, and
+  the predecessors are listed in the order of their first edge, the items with predecessors
+  in the order of their first incoming edge, as the general way lists them.
+
+It covers the graphs the analysis accepts whose regions are chains (each item joined to the
+one before it, the usual imported kernel with its complete ILP chain). For any other graph
+(an edge whose latency cannot be resolved, or is negative or not finite, an edge going
+backwards outside every loop, a region whose items are not a chain) it returns None and the
+general way runs, which raises for the first bad edge or finds the topological order.
 """
 from __future__ import annotations
 
-from itertools import repeat
-from operator import attrgetter, contains, ge
+from collections.abc import Mapping
+from itertools import chain
+from operator import attrgetter
+
+import numpy as np
 
 from gpumodeler.core.kernel.edge_latency import (_PRODUCER_LATENCY as producer_latency,
-                                                 latency_key, resolve_edge_latency)
+                                                 resolve_edge_latency)
+from gpumodeler.core.kernel.graph_items import EDGE_KINDS
 from gpumodeler.core.kernel.loop_regions import _finish_region, _region_items, climb
 
-#: edge kinds whose table latency is one value for the whole graph
-_CONSTANT_KINDS = ("ilp", "replacement", "barrier")
+_KIND_CODE = {k: i for i, k in enumerate(EDGE_KINDS)}
+_DEPENDENCY, _MEMORY, _BRANCH = _KIND_CODE["dependency"], _KIND_CODE["memory"], _KIND_CODE["branch"]
+#: edge kinds whose latency (without an explicit one) is one value for the whole graph
+_CONSTANT_KINDS = tuple(_KIND_CODE[k] for k in ("ilp", "dual", "barrier", "replacement"))
+
+_COLUMNS = tuple(map(attrgetter, ("id", "src", "dst", "kind", "latency", "taken")))
 
 
 def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: dict):
     """``(edge_latency, edge_ends, regions)`` as ``_place_edges`` and ``_build_regions``
-    give them, or None when the general way must run (see the module docstring; also when
-    a region's items are not joined in a chain, whose topological order the general way
-    finds)."""
+    give them, or None when the general way must run (see the module docstring)."""
     edges = list(graph.edges.values())
-    eids, srcs, dsts = _ID(edges), _SRC(edges), _DST(edges)
-    weights = _weights(graph, table, order, edges, srcs) if edges else []
-    if weights is None:
-        return None
-    src_order, dst_order = list(map(order.get, srcs)), list(map(order.get, dsts))
-    if None in src_order or None in dst_order:
-        return None  # an edge to no instruction of the graph: the general way says so
     items = _region_items(graph, parent, innermost)
-    position: dict | None = None  # of every item in its region, once an edge crosses a loop
-    preds = {rid: {} for rid in items}  # region -> item -> {pred item: (pred, cycles, edge)}
-    carried: dict = {}
-    inner = innermost.get
-    ahead = map(ge, src_order, dst_order)
-    for eid, src, dst, w, a, b, back in zip(eids, srcs, dsts, weights, map(inner, srcs),
-                                            map(inner, dsts), ahead):
-        s_item, d_item = src, dst
-        if a != b:  # the edge crosses loop boundaries: climb to the loop holding both ends
-            s_item, d_item, a = climb(src, dst, a, b, parent, depth)
-            if not back:
-                if position is None:
-                    position = {n: i for nodes in items.values() for i, n in enumerate(nodes)}
-                if position[d_item] <= position[s_item]:
-                    return None  # backwards in the region's items: not a chain
-        if back:
-            if a is None:
-                return None  # a cycle outside any loop: the general way names it
-            bucket = carried.get(a)
-            if bucket is None:
-                bucket = carried[a] = []
-            bucket.append((d_item, s_item, w, eid))
-            continue
-        # Between two items only the heaviest edge counts (the first of equal ones). Plain
-        # instructions of one region are in program order there, so only an edge crossing
-        # a loop can go backwards in it (checked above).
-        into = preds[a]
-        have = into.get(d_item)
-        if have is None:
-            into[d_item] = {s_item: (s_item, w, eid)}
-        else:
-            old = have.get(s_item)
-            if old is None or old[1] < w:
-                have[s_item] = (s_item, w, eid)
-    children: dict = {}  # region -> the loops nested directly in it
-    for lid, up in parent.items():
-        children.setdefault(up, []).append(lid)
-    regions = {}
-    for rid, nodes in items.items():
-        into = preds[rid]
-        # a chain: each item joined to the one before it (an exit to its entry always)
-        exits = {("out", lid): {("in", lid): None} for lid in children.get(rid, ())}
-        joined = {**into, **exits} if exits else into
-        if not all(map(contains, map(joined.get, nodes[1:], repeat(())), nodes[:-1])):
+    rids = list(items)
+    if edges:
+        eids, srcs, dsts, kinds, explicit, taken = (list(map(get, edges)) for get in _COLUMNS)
+        try:
+            kind = np.fromiter(map(_KIND_CODE.__getitem__, kinds), np.int8, len(edges))
+            src_o = np.fromiter(map(order.__getitem__, srcs), np.int64, len(edges))
+            dst_o = np.fromiter(map(order.__getitem__, dsts), np.int64, len(edges))
+        except KeyError:  # an unknown kind, or an edge to no instruction of the graph
             return None
-        final = dict(zip(into, map(tuple, map(dict.values, into.values()))))
-        regions[rid] = _finish_region(rid, nodes, final, tuple(carried.get(rid, ())),
-                                      exits=exits.keys())
-    return dict(zip(eids, weights)), dict(zip(eids, zip(srcs, dsts))), regions
+        weights = _weights(graph, table, order, edges, kind, explicit, taken, src_o, dst_o)
+        if weights is None:
+            return None
+    else:
+        eids = srcs = dsts = []
+        weights = np.zeros(0)
+    # every item of every region numbered, the regions laid end to end in ``items`` order
+    flat = list(chain.from_iterable(items.values()))
+    sizes = np.fromiter(map(len, items.values()), np.int64, len(items))
+    starts = np.concatenate(([0], np.cumsum(sizes)))
+    region_of = np.repeat(np.arange(len(items)), sizes)  # item number -> region number
+    number = dict(zip(flat, range(len(flat))))
+    rnum = dict(zip(rids, range(len(rids))))
+    m = len(edges)
+    # each instruction's item number, by program order (``order`` numbers them 0, 1, ...)
+    node_number = np.fromiter(map(number.__getitem__, graph.instructions), np.int64,
+                              len(graph.instructions))
+    s_g = node_number[src_o] if m else np.zeros(0, np.int64)
+    d_g = node_number[dst_o] if m else np.zeros(0, np.int64)
+    reg = region_of[s_g]  # an instruction is an item of its innermost loop's region
+    back = src_o >= dst_o if m else np.zeros(0, bool)
+    crossing = np.flatnonzero(reg != region_of[d_g])
+    for i in crossing.tolist():  # climb to the loop holding both ends
+        src, dst = srcs[i], dsts[i]
+        s_item, d_item, a = climb(src, dst, innermost.get(src), innermost.get(dst), parent, depth)
+        s_g[i], d_g[i], reg[i] = number[s_item], number[d_item], rnum[a]
+    if crossing.size and (d_g[crossing] <= s_g[crossing])[~back[crossing]].any():
+        return None  # a forward edge backwards in its region's items: not a chain
+    carried: dict = {}
+    for i in np.flatnonzero(back).tolist():
+        a = rids[reg[i]]
+        if a is None:
+            return None  # a cycle outside any loop: the general way names it
+        carried.setdefault(a, []).append((flat[d_g[i]], flat[s_g[i]], float(weights[i]), eids[i]))
+    forward = np.flatnonzero(~back)
+    final, joined = _heaviest_preds(forward, s_g[forward], d_g[forward], weights[forward],
+                                    reg[forward], flat, eids, len(rids))
+    # a chain: each item joined to the one before it, but a region's first item and a loop's
+    # exit (joined to its entry, just before it, by the loop itself)
+    joined[starts[:-1][sizes > 0]] = True
+    exits_of: dict = {rid: [] for rid in rids}
+    exit_numbers = []
+    for lid, up in parent.items():
+        exits_of[up].append(("out", lid))
+        exit_numbers.append(number[("out", lid)])
+    joined[exit_numbers] = True
+    if not joined.all():
+        return None
+    regions = {}
+    for k, (rid, nodes) in enumerate(items.items()):
+        regions[rid] = _finish_region(rid, nodes, final[k], tuple(carried.get(rid, ())),
+                                      exits=set(exits_of[rid]))
+    return (LazyTable(eids, weights.tolist()), LazyTable(eids, zip(srcs, dsts)), regions)
 
 
-def _ID(edges):
-    return list(map(_id, edges))
+def plain(table) -> dict:
+    """The dict behind a :class:`LazyTable` (made now if it was not), or ``table`` itself:
+    look-ups in a loop then cost no Python call each."""
+    return table._made() if table.__class__ is LazyTable else table
 
 
-def _SRC(edges):
-    return list(map(_src, edges))
+class LazyTable(Mapping):
+    """``dict(zip(keys, values))``, made when first used: the latency bound keeps every
+    edge's latency and ends for the editor and the critical path, which a sweep of the
+    bound never asks for (building the two tables of 2·10^5 edges costs 0.08 s)."""
+
+    __slots__ = ("_keys", "_values", "_table")
+
+    def __init__(self, keys, values):
+        self._keys, self._values, self._table = keys, values, None
+
+    def _made(self) -> dict:
+        table = self._table
+        if table is None:
+            table = self._table = dict(zip(self._keys, self._values))
+            self._keys = self._values = None
+        return table
+
+    def __getitem__(self, key):
+        return self._made()[key]
+
+    def __iter__(self):
+        return iter(self._made())
+
+    def __len__(self):
+        return len(self._made())
+
+    def __eq__(self, other):
+        if isinstance(other, LazyTable):
+            other = other._made()
+        return self._made() == other if isinstance(other, Mapping) else NotImplemented
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f"LazyTable({self._made()!r})"
 
 
-def _DST(edges):
-    return list(map(_dst, edges))
+def _heaviest_preds(forward, s_g, d_g, w, reg, flat, eids, n_regions):
+    """Each region's predecessor table (item -> tuple of ``(pred item, cycles, edge id)``)
+    from its forward edges (edge numbers ``forward``, in edge order, with their item numbers,
+    weights and regions), and which items are joined to the item numbered just before them.
+
+    Between two items only the heaviest edge counts, the first of equal ones; a node's
+    predecessors are in the order of their first edge, the nodes in the order of their first
+    incoming edge (as :func:`~gpumodeler.core.kernel.loop_regions._region` lists them)."""
+    joined = np.zeros(len(flat), bool)
+    if not forward.size:
+        return [{} for _ in range(n_regions)], joined
+    span = len(flat)
+    pair = d_g * span + s_g
+    # by pair, heaviest first, then by edge: the first of each pair is the edge that counts
+    by_pair = np.lexsort((forward, -w, pair))
+    pair_sorted = pair[by_pair]
+    first = np.flatnonzero(np.concatenate(([True], pair_sorted[1:] != pair_sorted[:-1])))
+    chosen = by_pair[first]
+    first_edge = np.minimum.reduceat(forward[by_pair], first)  # each pair's first edge
+    # pairs by their destination, then by their first edge
+    o = np.lexsort((first_edge, d_g[chosen]))
+    chosen, first_edge = chosen[o], first_edge[o]
+    d_c, s_c = d_g[chosen], s_g[chosen]
+    joined[d_c[d_c - s_c == 1]] = True
+    # the destinations, each with its run of pairs: by region, and in a region in the order
+    # of their first incoming edge
+    head = np.flatnonzero(np.concatenate(([True], d_c[1:] != d_c[:-1])))
+    bounds = np.append(head, len(chosen))
+    runs = np.argsort(first_edge[head], kind="stable")
+    region = reg[chosen[head]][runs]
+    by_region = np.argsort(region, kind="stable")
+    runs = runs[by_region]
+    entries = list(zip(map(flat.__getitem__, s_c.tolist()), w[chosen].tolist(),
+                       map(eids.__getitem__, forward[chosen].tolist())))
+    preds = list(map(tuple, map(entries.__getitem__, map(slice, bounds[runs].tolist(),
+                                                              bounds[runs + 1].tolist()))))
+    dest = list(map(flat.__getitem__, d_c[head][runs].tolist()))
+    cut = np.concatenate(([0], np.cumsum(np.bincount(region, minlength=n_regions)))).tolist()
+    final = [dict(zip(dest[a:b], preds[a:b])) for a, b in zip(cut, cut[1:])]
+    return final, joined
 
 
-_id, _src, _dst = attrgetter("id"), attrgetter("src"), attrgetter("dst")
-_latency, _kind = attrgetter("latency"), attrgetter("kind")
-
-
-def _weights(graph, table, order, edges, srcs) -> list | None:
-    """Each edge's latency in cycles, as ``_place_edges`` resolves it; None when one cannot
-    be resolved or is not a finite number >= 0 (the general way then says which)."""
-    instructions = graph.instructions
-    constant = {"dual": 0.0}  # kind -> its table latency, once looked up
-    memo: dict = {}
-    out = []
-    append = out.append
+def _weights(graph, table, order, edges, kind, explicit, taken, src_o, dst_o):
+    """Each edge's latency in cycles (a float array), as ``_place_edges`` resolves it: the
+    explicit one, else the table's, looked up once per kind of edge (per kind of producing
+    instruction for dependencies, per direction for branches); None when one cannot be
+    resolved or is not a finite number >= 0 (the general way then says which)."""
+    m = len(edges)
+    w = np.full(m, np.nan)
+    given = np.zeros(m, bool)
+    if explicit.count(None) != m:
+        at = [i for i, x in enumerate(explicit) if x is not None]
+        try:
+            w[at] = list(map(float, map(explicit.__getitem__, at)))
+        except (TypeError, ValueError, OverflowError):
+            return None
+        given[at] = True
     try:
-        for e, explicit, kind, src in zip(edges, map(_latency, edges), map(_kind, edges), srcs):
-            if explicit is not None:
-                append(float(explicit))
-                continue
-            w = constant.get(kind)
-            if w is None:
-                if kind == "dependency" or kind == "memory":
-                    key = (kind, producer_latency(instructions[src]))  # as latency_key
-                else:
-                    key = latency_key(e, instructions.get(src), order)
-                w = memo.get(key) if key is not None else None
-                if w is None:
-                    w = resolve_edge_latency(graph, e, table, order)
-                    if key is not None:
-                        memo[key] = w
-                if kind in _CONSTANT_KINDS:
-                    constant[kind] = w
-            append(w)
+        for code in _CONSTANT_KINDS:
+            idx = np.flatnonzero((kind == code) & ~given)
+            if idx.size:
+                w[idx] = resolve_edge_latency(graph, edges[idx[0]], table, order)
+        dep = np.flatnonzero(((kind == _DEPENDENCY) | (kind == _MEMORY)) & ~given)
+        if dep.size:
+            # the kind of each producing instruction (what its dependency latency depends on)
+            producers = list(map(producer_latency, graph.instructions.values()))
+            code = dict.fromkeys(producers)
+            for k, key in enumerate(code):
+                code[key] = k
+            per_node = np.fromiter(map(code.__getitem__, producers), np.int64, len(producers))
+            key = per_node[src_o[dep]] * 2 + (kind[dep] == _MEMORY)
+            uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            values = [resolve_edge_latency(graph, edges[dep[f]], table, order)
+                      for f in first.tolist()]
+            w[dep] = np.asarray(values, float)[inverse]
+        br = np.flatnonzero((kind == _BRANCH) & ~given)
+        if br.size:
+            backwards = src_o[br] >= dst_o[br]
+            said = [taken[i] for i in br.tolist()]
+            is_taken = np.array([b if t is None else t for t, b in zip(said, backwards.tolist())], bool)
+            for value in (True, False):
+                idx = br[is_taken == value]
+                if idx.size:
+                    w[idx] = resolve_edge_latency(graph, edges[idx[0]], table, order)
     except Exception:  # noqa: BLE001 - the general way raises it again, for the right edge
         return None
-    if out:
-        total = sum(out)
-        if not (min(out) >= 0.0 and total - total == 0.0):  # NaN or inf make the sum so
-            return None
-    return out
+    if m and not (np.isfinite(w).all() and w.min() >= 0.0):
+        return None
+    return w

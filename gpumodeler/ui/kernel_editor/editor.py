@@ -17,6 +17,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
 from gpumodeler.core.errors import ModelError
+from gpumodeler.core.kernel.collapse import plain
 from gpumodeler.core.kernel.graph import Edge, KernelGraph
 from gpumodeler.core.kernel.latency_bound import analyze, resolve_edge_latency
 
@@ -245,7 +246,7 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
             self.bound = analyze(g, table)
         except ModelError as exc:
             self.errors[exc.item or ""] = str(exc)
-        latencies = dict(self.bound.edge_latency) if self.bound else self._resolve_latencies(g)
+        latencies = dict(plain(self.bound.edge_latency)) if self.bound else self._resolve_latencies(g)
         self.scene.set_latencies(latencies)
         variables = set(g.variables)
         value_text = ""
