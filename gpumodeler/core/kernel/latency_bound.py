@@ -45,15 +45,15 @@ from itertools import chain
 
 import numpy as np
 
-from gpumodeler.core.kernel.collapse import collapse
+from gpumodeler.core.kernel.collapse import collapse, plain
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.edge_latency import resolve_edge_latency  # noqa: F401  (re-exported)
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.latency_forms import _symbolic
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-from gpumodeler.core.kernel.loop_regions import (_build_regions, _longest, _loop_structure,
-                                                 _place_edges)
+from gpumodeler.core.kernel.loop_regions import (_BackPointers, _build_regions, _longest,
+                                                 _loop_structure, _place_edges)
 
 MAX_FORMS = 16
 #: dominance comparisons allowed per instruction before the symbolic pass gives up
@@ -221,10 +221,10 @@ class LatencyBound:
 
         loop_paths: dict = {}
         steps = _expand(_walk(back, end), loop_tracks, loop_paths)
-        edges = [s for s in steps if not isinstance(s, tuple)]
+        edges = [s for s in steps if s.__class__ is not tuple]
         edges += [e for sub in loop_paths.values() for e in sub]
-        nodes = chain.from_iterable(map(self.edge_ends.__getitem__, edges))
-        crossed = [s[1] for s in steps if isinstance(s, tuple)]
+        nodes = chain.from_iterable(map(plain(self.edge_ends).__getitem__, edges))
+        crossed = [s[1] for s in steps if s.__class__ is tuple]
         return CriticalPath(tuple(steps), tuple(dict.fromkeys(edges)), tuple(dict.fromkeys(nodes)),
                             tuple(dict.fromkeys(crossed)), loop_paths)
 
@@ -256,11 +256,16 @@ class LatencyBound:
 # make a reference cycle holding every back map until the cyclic collector's next full pass.
 def _walk(back_map, node, stop_edge=None) -> list:
     """The steps back from ``node`` to where its path starts, in path order."""
-    steps = []
-    while node is not None and back_map.get(node) is not None:
-        pred, step = back_map[node]
-        steps.append(step)
-        node = pred
+    if back_map.__class__ is _BackPointers:
+        steps = back_map.steps_to(node)
+    else:
+        steps = []
+        while node is not None:
+            entry = back_map.get(node)
+            if entry is None:
+                break
+            node, step = entry
+            steps.append(step)
     steps.reverse()
     if stop_edge is not None:
         steps.append(stop_edge)
@@ -268,19 +273,16 @@ def _walk(back_map, node, stop_edge=None) -> list:
 
 
 def _expand(steps, loop_tracks: dict, loop_paths: dict) -> list:
-    """``steps`` with each crossed loop's per-iteration path put in ``loop_paths``."""
-    out = []
-    for step in steps:
-        if isinstance(step, tuple):  # ("loop", lid): the collapsed loop
-            lid = step[1]
-            if lid not in loop_paths:
-                back_l, end_l, eid = loop_tracks[lid]
-                inner = _expand(_walk(back_l, end_l, eid), loop_tracks, loop_paths)
-                loop_paths[lid] = tuple(s for s in inner if not isinstance(s, tuple))
-            out.append(("loop", lid))
-        else:
-            out.append(step)
-    return out
+    """``steps`` (edge ids, and ``("loop", L)`` where the path crosses loop ``L``), with each
+    crossed loop's per-iteration path put in ``loop_paths``, in the order the path meets
+    them (a loop's nested loops before it)."""
+    for step in [s for s in steps if s.__class__ is tuple]:  # ("loop", lid): the collapsed loop
+        lid = step[1]
+        if lid not in loop_paths:
+            back_l, end_l, eid = loop_tracks[lid]
+            inner = _expand(_walk(back_l, end_l, eid), loop_tracks, loop_paths)
+            loop_paths[lid] = tuple(s for s in inner if s.__class__ is not tuple)
+    return steps
 
 
 def _max_of(start, values, scalar: bool):
