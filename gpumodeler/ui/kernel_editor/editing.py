@@ -155,6 +155,14 @@ class GraphEditing:
         except (ModelError, TypeError, ValueError, AttributeError) as exc:
             self.show_message(f"{name} is not a valid kernel graph: {exc}", error=True)
             return None
+        if len(graph.instructions) > 1 and not any(
+                ins.x or ins.y for ins in graph.instructions.values()):
+            # a file without positions (written by a script): every instruction would sit
+            # on one spot; laid out as an imported listing is, in the view's proportions
+            viewport = self.view.viewport()
+            for nid, (x, y) in wrapped_layout(graph, view_aspect(viewport.width(),
+                                                                 viewport.height())).items():
+                graph.update_instruction(nid, x=x, y=y)
         kid = self.project.new_id("k")
         if not self.push(AddKernel(kid, graph)):
             return None

@@ -13,6 +13,8 @@ takes milliseconds) and the critical path is highlighted. The tool bar is built 
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
 
@@ -44,6 +46,11 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
         self.path = None
         self.errors: dict[str, str] = {}
         self._analysis_pending = False
+        # what the last analysis saw: its graph and instructions, and whether anything it
+        # depends on changed since (a move or a label does not: commands that only place
+        # instructions, on a kernel of 10^4 instructions, are not analysed again)
+        self._analysed = (None, {})
+        self._analysis_stale = True
         self._selecting = False
         self._variable_fields: dict[str, QLineEdit] = {}
         self._build_ui()
@@ -134,21 +141,23 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
         fill_item_combo(self.kernel_combo, self.project.kernels, self.kernel_id)
 
     def set_kernel(self, kernel_id: str | None) -> None:
-        """Edit another kernel of the project."""
+        """Edit another kernel of the project (the one shown already: nothing to redo)."""
         self.kernel_id = kernel_id if kernel_id in self.project.kernels else None
         self._fill_kernel_combo()
-        self._show_kernel()
+        if self.scene.graph is not self.graph or self.graph is None:
+            self._show_kernel()
 
     def _show_kernel(self) -> None:
         g = self.graph
-        self.scene.set_graph(g)
+        analysis = self._analyse()
+        self.scene.set_graph(g, latencies=analysis[2])  # each label made once, with its value
         for w in (self.palette, self.view, self.table_combo, self.kind_combo, self.loop_iterations):
             w.setEnabled(g is not None)
         for a in (self.export_action, self.select_action, self.connect_action, self.loop_action,
                   self.layout_action, self.delete_action):
             a.setEnabled(g is not None)
         self._sync_kernel_properties()
-        self.refresh_analysis()
+        self._show_analysis(*analysis)
         self._on_scene_selection()
         QTimer.singleShot(0, self.view, self.view.show_graph)  # cancelled if the view goes
 
@@ -195,7 +204,11 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
             self.scene.apply(graph_event, item)
             if graph_event == "properties_changed":
                 self._sync_kernel_properties()
-            self._schedule_analysis()
+            if graph_event == "instruction_changed" and self._placed_only(item):
+                self._refresh_selection_panel()  # its label may be shown there
+            else:
+                self._analysis_stale = True
+                self._schedule_analysis()
         elif event in ("kernels_added", "kernels_removed", "kernels_changed"):
             if event == "kernels_added" and (self.pushing or self.kernel_id is None):
                 self.kernel_id = payload[0]
@@ -217,22 +230,32 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
             QTimer.singleShot(0, self, self._deferred_analysis)
 
     def _deferred_analysis(self) -> None:
-        if self._analysis_pending:
+        if self._analysis_pending and self._analysis_stale:
             self.refresh_analysis()
+        self._analysis_pending = False
+
+    def _placed_only(self, ins) -> bool:
+        """The instruction differs from the one the last analysis saw in its position or
+        label only, which no analysis reads."""
+        graph, seen = self._analysed
+        old = seen.get(ins.id) if graph is self.graph else None
+        return old is not None and replace(old, x=ins.x, y=ins.y, label=ins.label) == ins
 
     # -- analysis --------------------------------------------------------------------------
     def refresh_analysis(self) -> None:
         """Analyse the graph again: edge latencies, the bound, the critical path, errors."""
+        self._show_analysis(*self._analyse())
+
+    def _analyse(self) -> tuple:
+        """(graph, bound or None, {edge id: latency or None}, {item id: error}) of the
+        current kernel."""
         self._analysis_pending = False
+        self._analysis_stale = False
         g = self.graph
-        self.errors = {}
-        self.bound = None
+        self._analysed = (g, dict(g.instructions) if g is not None else {})
         if g is None:
-            self.scene.set_errors({})
-            self.bound_label.setText("No kernel: add one with <b>New</b> or <b>Import…</b>")
-            self._fill_variables(set())
-            self.show_message("")
-            return
+            return g, None, {}, {}
+        bound, errors = None, {}
         table = self._table(g)
         try:
             if g.latency_table and table is None:
@@ -243,10 +266,21 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
                     f"{', '.join(self.document.latency_tables())}, or none"
                     + (f" (the device database's tables could not all be read: {problem})"
                        if problem else ""))
-            self.bound = analyze(g, table)
+            bound = analyze(g, table)
         except ModelError as exc:
-            self.errors[exc.item or ""] = str(exc)
-        latencies = dict(plain(self.bound.edge_latency)) if self.bound else self._resolve_latencies(g)
+            errors[exc.item or ""] = str(exc)
+        latencies = dict(plain(bound.edge_latency)) if bound else self._resolve_latencies(g)
+        return g, bound, latencies, errors
+
+    def _show_analysis(self, g, bound, latencies: dict, errors: dict) -> None:
+        """Show what :meth:`_analyse` found: labels, the bound, the critical path, errors."""
+        self.bound, self.errors = bound, errors
+        if g is None:
+            self.scene.set_errors({})
+            self.bound_label.setText("No kernel: add one with <b>New</b> or <b>Import…</b>")
+            self._fill_variables(set())
+            self.show_message("")
+            return
         self.scene.set_latencies(latencies)
         variables = set(g.variables)
         value_text = ""
@@ -328,7 +362,8 @@ class KernelEditor(GraphEditing, DocumentBinding, QWidget):
         self.message_strip.setVisible(bool(text))
 
     def command_done(self) -> None:
-        self.refresh_analysis()
+        if self._analysis_stale:
+            self.refresh_analysis()
 
     # -- user input handlers ---------------------------------------------------------------
     def _set_mode(self, mode: str) -> None:

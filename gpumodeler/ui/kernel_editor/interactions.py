@@ -29,9 +29,21 @@ class MoveGesture:
     def __init__(self, scene):
         self.scene = scene
         self.start = {}
+        self._at: dict = {}
 
     def press(self, items) -> None:
         self.start = {it.node_id: (it.pos().x(), it.pos().y()) for it in items}
+        self._at = dict(self.start)  # where each was when last seen
+
+    def dragged(self) -> list:
+        """The ids of the pressed instructions that moved since this was last asked."""
+        moved = []
+        for nid, was in self._at.items():
+            item = self.scene.node_items.get(nid)
+            if item is not None and (item.pos().x(), item.pos().y()) != was:
+                self._at[nid] = (item.pos().x(), item.pos().y())
+                moved.append(nid)
+        return moved
 
     def release(self) -> tuple[dict, object] | None:
         moved = {}
@@ -42,7 +54,7 @@ class MoveGesture:
             p = item.pos()
             if abs(p.x() - x) > 0.5 or abs(p.y() - y) > 0.5:
                 moved[nid] = (round(p.x(), 1), round(p.y(), 1))
-        self.start = {}
+        self.start, self._at = {}, {}
         if not moved:
             return None
         # the other selected nodes moved with them: report all, one step

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QLineF, QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import (QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath,
                            QPainterPathStroker, QPen, QPolygonF)
-from PySide6.QtWidgets import QGraphicsItem, QGraphicsObject, QGraphicsTextItem
+from PySide6.QtWidgets import QGraphicsItem
 
 from gpumodeler.core.kernel.layout import NODE_H, NODE_W
-#: Edge labels (latencies): point size and the backing that keeps them legible over lines.
-LABEL_PT = 10.0
-LABEL_BACKING = QColor(255, 255, 255, 215)
+
+from .edge_label import LABEL_PT, EdgeLabel  # noqa: F401  (LABEL_PT re-exported)
+
 #: How far an arc between two instructions of a column bows out: within the gutter between
 #: columns of the auto-layout (:data:`gpumodeler.core.kernel.layout.GUTTER`).
 ARC_MAX = 120.0
@@ -68,10 +68,12 @@ class Marks:
         self.update()
 
 
-class InstructionItem(Marks, QGraphicsObject):
-    """One instruction: a rounded box with a unit colour strip, the opcode and its label."""
+class InstructionItem(Marks, QGraphicsItem):
+    """One instruction: a rounded box with a unit colour strip, the opcode and its label.
 
-    moved = Signal(str)  # id, while dragging (the scene follows with edges and loops)
+    A plain graphics item, not a QObject with position signals (three times the cost to
+    make, for a kernel of 10^4 instructions): the scene routes the edges of the nodes it
+    moves, and of those a drag moves."""
 
     def __init__(self, node_id: str):
         super().__init__()
@@ -81,14 +83,7 @@ class InstructionItem(Marks, QGraphicsObject):
         self.unit = "cuda_core"
         self.setFlags(QGraphicsItem.ItemIsSelectable | QGraphicsItem.ItemIsMovable)
         self.setZValue(10)
-        # position signals rather than an itemChange override (which costs a Python call
-        # for every item change and has tripped PySide's reference counting)
-        self.xChanged.connect(self._moved)
-        self.yChanged.connect(self._moved)
         self.setAcceptHoverEvents(True)
-
-    def _moved(self) -> None:
-        self.moved.emit(self.node_id)
 
     def set_content(self, opcode: str, text: str, unit: str, tooltip: str) -> None:
         self.opcode, self.text, self.unit = opcode, text, unit
@@ -145,66 +140,15 @@ class InstructionItem(Marks, QGraphicsObject):
 
 
 
-class EdgeLabel(QGraphicsTextItem):
-    """The latency of an edge; double-click edits it in place (Enter commits, Esc cancels,
-    an empty text returns to the latency table's value)."""
+_DARKER: dict = {}  # an edge colour's rgba -> the darker colour of its label
 
-    committed = Signal(str, str)  # edge id, text
 
-    def __init__(self, edge_id: str, parent):
-        super().__init__(parent)
-        self.edge_id = edge_id
-        self._editing = False
-        self._before = ""
-        f = QFont(self.font())
-        f.setPointSizeF(max(f.pointSizeF(), LABEL_PT))  # readable at 100 % and at 75 %
-        self.setFont(f)
-        self.document().setDocumentMargin(1.0)
-
-    def paint(self, painter: QPainter, option, widget=None) -> None:
-        # a light backing, so that a label stays legible where edges cross under it
-        if not self._editing:
-            painter.setPen(Qt.NoPen)
-            painter.setBrush(LABEL_BACKING)
-            painter.drawRoundedRect(self.boundingRect(), 3, 3)
-        super().paint(painter, option, widget)
-
-    def begin_edit(self, explicit_text: str) -> None:
-        self._editing = True
-        self._before = self.toPlainText()
-        self.setPlainText(explicit_text)
-        self.setTextInteractionFlags(Qt.TextEditorInteraction)
-        self.setFocus(Qt.MouseFocusReason)
-        cursor = self.textCursor()
-        cursor.select(cursor.SelectionType.Document)
-        self.setTextCursor(cursor)
-
-    def editing(self) -> bool:
-        return self._editing
-
-    def _finish(self, commit: bool) -> None:
-        if not self._editing:
-            return
-        self._editing = False
-        text = self.toPlainText().strip()
-        self.setTextInteractionFlags(Qt.NoTextInteraction)
-        self.setPlainText(self._before)
-        self.clearFocus()
-        if commit:
-            self.committed.emit(self.edge_id, text)
-
-    def keyPressEvent(self, event):
-        if event.key() in (Qt.Key_Return, Qt.Key_Enter):
-            self._finish(True)
-            return
-        if event.key() == Qt.Key_Escape:
-            self._finish(False)
-            return
-        super().keyPressEvent(event)
-
-    def focusOutEvent(self, event):
-        self._finish(True)
-        super().focusOutEvent(event)
+def _darker(colour: QColor) -> QColor:
+    rgba = colour.rgba()
+    have = _DARKER.get(rgba)
+    if have is None:
+        have = _DARKER[rgba] = colour.darker(130)
+    return have
 
 
 class EdgeItem(Marks, QGraphicsItem):
@@ -214,33 +158,47 @@ class EdgeItem(Marks, QGraphicsItem):
     def __init__(self, edge_id: str):
         super().__init__()
         self.edge_id = edge_id
+        self.pair = None  # the instructions it was last routed between (a frozenset)
         self.kind = "ilp"
         self.path = QPainterPath()
         self.arrow = QPolygonF()
+        self._bounds = QRectF(-6, -6, 12, 12)  # of the empty path and arrow
         self.label = EdgeLabel(edge_id, self)
         self.label.setZValue(1)
         self.setFlags(QGraphicsItem.ItemIsSelectable)
         self.setZValue(5)
         self._label_text = ""
         self._explicit = False
+        self._label_style = None  # (colour, bold, italic) last given to the label
+        # where the label sits: the point it hangs from, and whether it ends there (placed
+        # left of it, so a wider text moves it) rather than starting there
+        self._label_anchor = (QPointF(), False)
 
     # -- content ---------------------------------------------------------------------------
     def set_content(self, kind: str, latency_text: str, explicit: bool, tooltip: str) -> None:
         self.kind, self._label_text, self._explicit = kind, latency_text, explicit
-        if not self.label.editing():
-            self.label.setPlainText(latency_text)
-        self._style_label()
+        self._style_label(None if self.label.editing() else latency_text)
         self.setToolTip(tooltip)
         self.label.setToolTip(tooltip + "\nDouble-click to edit the latency")
         self.update()
 
-    def _style_label(self):
+    def _style_label(self, text: str | None = None):
+        """The label's colour and font for the edge's kind and marks, and ``text`` (None:
+        the label keeps its own)."""
         colour = ERROR if self.error else (CRITICAL if self.critical else EDGE_STYLES[self.kind][0])
-        self.label.setDefaultTextColor(colour.darker(130))
-        f = self.label.font()
-        f.setBold(self._explicit or self.critical)
-        f.setItalic(not self._explicit)
-        self.label.setFont(f)
+        style = (colour, self._explicit or self.critical, not self._explicit)
+        if style == self._label_style and (text is None or text == self.label.toPlainText()):
+            return
+        self._label_style = style
+        self.label.restyle(text, _darker(colour), style[1], style[2])
+        self._place_label()  # its width may have changed
+
+    def _place_label(self) -> None:
+        at, ends_there = self._label_anchor
+        if ends_there:
+            at = QPointF(at.x() - self.label.boundingRect().width(), at.y())
+        if at != self.label.pos():
+            self.label.setPos(at)
 
     def marks_changed(self) -> None:
         self.setZValue(6 if self.critical else 5)  # the critical path over the others
@@ -251,56 +209,68 @@ class EdgeItem(Marks, QGraphicsItem):
     def set_geometry(self, src: QRectF, dst: QRectF, backward: bool, lane: int = 0,
                      lanes: int = 1) -> None:
         """Route the edge between two node rectangles (scene coordinates); ``lane`` of
-        ``lanes`` separates parallel edges between the same two instructions."""
+        ``lanes`` separates parallel edges between the same two instructions.
+
+        The arithmetic is on numbers: the label hangs from the middle of the route (for an
+        arc, the middle of the curve's parameter, where a symmetric arc is halfway along),
+        and the arrow points along the route's direction near its end (asking the path for
+        these by length costs ~10 µs an edge, 0.4 s a kernel of 2·10^4 edges)."""
         spread = lane - (lanes - 1) / 2.0
         self.prepareGeometryChange()
+        s_left, s_top, s_right, s_bottom = src.left(), src.top(), src.right(), src.bottom()
+        d_left, d_top, d_right, d_bottom = dst.left(), dst.top(), dst.right(), dst.bottom()
+        s_y, d_y = (s_top + s_bottom) / 2, (d_top + d_bottom) / 2
+        dx = (d_left + d_right) / 2 - (s_left + s_right) / 2
+        dy = d_y - s_y
+        gap = d_top - s_bottom
         path = QPainterPath()
-        dy = dst.center().y() - src.center().y()
-        dx = dst.center().x() - src.center().x()
-        gap = dst.top() - src.bottom()
         if not backward and abs(dx) < NODE_W / 3 and 0 <= gap <= NODE_H * 1.6:
-            x = src.center().x() + 18 * spread
-            a, b = QPointF(x, src.bottom()), QPointF(x + dx, dst.top())
-            path.moveTo(a)
-            path.lineTo(b)
-            label_at = QPointF((a.x() + b.x()) / 2 + 5, (a.y() + b.y()) / 2 - 9)
+            ax = (s_left + s_right) / 2 + 18 * spread
+            ay, bx, by = s_bottom, ax + dx, d_top
+            path.moveTo(ax, ay)
+            path.lineTo(bx, by)
+            mid_x, mid_y = (ax + bx) / 2, (ay + by) / 2
+            label_x, label_y = mid_x + 5, mid_y - 9
+            tx, ty = bx - ax, by - ay
         elif abs(dx) > NODE_W * 0.9:
             # side by side: straight between the facing sides
-            a = QPointF(src.right() if dx > 0 else src.left(), src.center().y())
-            b = QPointF(dst.left() if dx > 0 else dst.right(), dst.center().y() + 8 * spread)
-            path.moveTo(a)
-            path.lineTo(b)
-            label_at = QPointF((a.x() + b.x()) / 2, (a.y() + b.y()) / 2 - 18)
+            ax, ay = (s_right if dx > 0 else s_left), s_y
+            bx, by = (d_left if dx > 0 else d_right), d_y + 8 * spread
+            path.moveTo(ax, ay)
+            path.lineTo(bx, by)
+            mid_x, mid_y = (ax + bx) / 2, (ay + by) / 2
+            label_x, label_y = mid_x, mid_y - 18
+            tx, ty = bx - ax, by - ay
         else:
             side = -1 if backward else 1
-            ax = src.left() if backward else src.right()
-            bx = dst.left() if backward else dst.right()
-            a = QPointF(ax, src.center().y() - 4 * side)
-            b = QPointF(bx, dst.center().y() + 4 * side)
+            ax = s_left if backward else s_right
+            bx = d_left if backward else d_right
+            ay, by = s_y - 4 * side, d_y + 4 * side
             bulge = min(18 + 0.28 * abs(dy) + 14 * lane, ARC_MAX)
-            c1 = QPointF(max(ax, bx) + bulge if side > 0 else min(ax, bx) - bulge, a.y())
-            c2 = QPointF(c1.x(), b.y())
-            path.moveTo(a)
-            path.cubicTo(c1, c2, b)
-            mid = path.pointAtPercent(0.5)
-            label_at = QPointF(mid.x() + (4 if side > 0 else -4), mid.y() - 9)
+            cx = max(ax, bx) + bulge if side > 0 else min(ax, bx) - bulge  # both controls
+            path.moveTo(ax, ay)
+            path.cubicTo(cx, ay, cx, by, bx, by)
+            mid_x, mid_y = (ax + 6 * cx + bx) / 8, (ay + 3 * ay + 3 * by + by) / 8
+            label_x, label_y = mid_x + (4 if side > 0 else -4), mid_y - 9
+            t = 0.98  # the direction of the curve at t: its derivative
+            tx = 3 * (1 - t) ** 2 * (cx - ax) + 3 * t * t * (bx - cx)
+            ty = 6 * (1 - t) * t * (by - ay)
         self.path = path
-        end = path.pointAtPercent(1.0)
-        angle = math.radians(path.angleAtPercent(0.98))
+        length = math.hypot(tx, ty)
+        ux, uy = (tx / length, ty / length) if length else (1.0, 0.0)
         size = 8.0
-        back = QPointF(-math.cos(angle), math.sin(angle))
-        normal = QPointF(-back.y(), back.x())
-        p1 = end + back * size + normal * (size * 0.45)
-        p2 = end + back * size - normal * (size * 0.45)
-        self.arrow = QPolygonF([end, p1, p2])
-        br = self.label.boundingRect()
-        if label_at.x() < path.pointAtPercent(0.5).x() - 1 or (backward and abs(dx) <= NODE_W * 0.9):
-            label_at = QPointF(label_at.x() - br.width(), label_at.y())
-        self.label.setPos(label_at)
+        end = QPointF(bx, by)
+        back_x, back_y = bx - ux * size, by - uy * size
+        nx, ny = -uy * size * 0.45, ux * size * 0.45
+        self.arrow = QPolygonF([end, QPointF(back_x - nx, back_y - ny), QPointF(back_x + nx, back_y + ny)])
+        self._bounds = path.boundingRect().united(self.arrow.boundingRect()).adjusted(-6, -6, 6, 6)
+        ends_there = label_x < mid_x - 1 or (backward and abs(dx) <= NODE_W * 0.9)
+        self._label_anchor = (QPointF(label_x, label_y), ends_there)
+        self._place_label()
         self.update()
 
     def boundingRect(self) -> QRectF:
-        return self.path.boundingRect().united(self.arrow.boundingRect()).adjusted(-6, -6, 6, 6)
+        return self._bounds  # asked many times per change: worked out once per route
 
     def shape(self) -> QPainterPath:
         stroker = QPainterPathStroker()

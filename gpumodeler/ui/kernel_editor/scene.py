@@ -48,11 +48,17 @@ class KernelScene(QGraphicsScene):
         self._latency: dict[str, float | None] = {}
         self._errors: dict[str, str] = {}
         self._critical = (set(), set(), set())
+        self._critical_items: set = set()
         self._building = False
+        # worked out when first needed after a change (edges or instructions added, removed)
+        self._order: dict | None = None  # program order of the instructions
+        self._edge_index: tuple | None = None  # (edges at each instruction, parallel edges)
+        self._loop_heights: tuple | None = None  # (the graph's LoopNesting, heights)
 
     # -- building --------------------------------------------------------------------------
-    def set_graph(self, graph: KernelGraph | None) -> None:
-        """Show ``graph`` (None: an empty canvas)."""
+    def set_graph(self, graph: KernelGraph | None, latencies: dict | None = None) -> None:
+        """Show ``graph`` (None: an empty canvas), its edges labelled with ``latencies``
+        ({edge id: cycles or None}, as :meth:`set_latencies`) when they are known."""
         if self._gesture is not None:
             self._gesture.cancel()
             self._gesture = None
@@ -60,8 +66,10 @@ class KernelScene(QGraphicsScene):
         self.node_items.clear()
         self.edge_items.clear()
         self.loop_items.clear()
-        self._latency, self._errors = {}, {}
+        self._latency, self._errors = dict(latencies or {}), {}
         self._critical = (set(), set(), set())
+        self._critical_items = set()
+        self._order = self._edge_index = self._loop_heights = None
         self.graph = graph
         if graph is None:
             return
@@ -69,13 +77,14 @@ class KernelScene(QGraphicsScene):
         try:
             for ins in graph.instructions.values():
                 self._add_node(ins)
+            # each edge labelled and routed before it enters the scene: the scene's index
+            # takes it once, where it is (not once empty, then again for each change)
             for e in graph.edges.values():
-                self._add_edge(e)
+                self._add_edge(e, route=True)
             for lp in graph.loops.values():
                 self._put_loop(lp)
         finally:
             self._building = False
-        self._route_all()
         self._refresh_loops()
 
     def _add_node(self, ins) -> InstructionItem:
@@ -83,7 +92,6 @@ class KernelScene(QGraphicsScene):
         self.node_items[ins.id] = item
         self._set_node_content(item, ins)
         item.setPos(ins.x, ins.y)
-        item.moved.connect(self._node_moved)
         self.addItem(item)
         return item
 
@@ -104,12 +112,15 @@ class KernelScene(QGraphicsScene):
         if self._errors.get(ins.id):
             item.set_error(self._errors[ins.id])
 
-    def _add_edge(self, e) -> EdgeItem:
+    def _add_edge(self, e, route: bool = False) -> EdgeItem:
+        """A new edge item, labelled (and, with ``route``, routed) before it is added."""
         item = EdgeItem(e.id)
-        item.label.committed.connect(self.latency_edited)
+        item.label.on_commit = self.latency_edited.emit
         self.edge_items[e.id] = item
-        self.addItem(item)
         self._set_edge_content(item, e)
+        if route:
+            self._route_item(e, item, self._program_order(), self._edges_index()[1])
+        self.addItem(item)
         return item
 
     def _set_edge_content(self, item: EdgeItem, e) -> None:
@@ -139,6 +150,10 @@ class KernelScene(QGraphicsScene):
         """Mirror one graph event (see KernelGraph mutations)."""
         if self.graph is None:
             return
+        if event in ("instruction_added", "instruction_removed"):
+            self._order = None
+        elif event in ("edge_added", "edge_changed", "edge_removed"):
+            self._edge_index = None
         if event == "instruction_added":
             self._add_node(payload)
             self._refresh_loops()
@@ -149,20 +164,26 @@ class KernelScene(QGraphicsScene):
             self._set_node_content(item, payload)
             if (item.pos().x(), item.pos().y()) != (payload.x, payload.y):
                 item.setPos(payload.x, payload.y)
+                self._node_moved(payload.id)
         elif event == "instruction_removed":
             item = self.node_items.pop(payload.id, None)
             if item is not None:
                 self.removeItem(item)
             self._refresh_loops()
         elif event in ("edge_added", "edge_changed"):
-            item = self.edge_items.get(payload.id) or self._add_edge(payload)
-            self._set_edge_content(item, payload)
-            self._route_all()
+            item = self.edge_items.get(payload.id)
+            if item is None:
+                item = self._add_edge(payload)
+            else:
+                self._set_edge_content(item, payload)
+            # the edges between its two instructions share lanes (and between the two it
+            # joined before, when its ends changed)
+            self._route_pairs({item.pair, frozenset((payload.src, payload.dst))})
         elif event == "edge_removed":
             item = self.edge_items.pop(payload.id, None)
             if item is not None:
                 self.removeItem(item)
-            self._route_all()
+            self._route_pairs({frozenset((payload.src, payload.dst))})
         elif event in ("loop_added", "loop_changed"):
             self._put_loop(payload)
             self._refresh_loops()
@@ -181,40 +202,83 @@ class KernelScene(QGraphicsScene):
         self._refresh_loops(node_id)
 
     # -- geometry --------------------------------------------------------------------------
+    def _program_order(self) -> dict:
+        if self._order is None:
+            self._order = self.graph.order()
+        return self._order
+
+    def _edges_index(self) -> tuple:
+        """({instruction: ids of the edges at it}, {pair of instructions: ids of the edges
+        between them, in edge order}), kept until an edge is added, changed or removed."""
+        if self._edge_index is None:
+            at: dict = {}
+            lanes: dict = {}
+            for e in self.graph.edges.values():
+                at.setdefault(e.src, []).append(e.id)
+                if e.dst != e.src:
+                    at.setdefault(e.dst, []).append(e.id)
+                lanes.setdefault(frozenset((e.src, e.dst)), []).append(e.id)
+            self._edge_index = (at, lanes)
+        return self._edge_index
+
     def _route_all(self, node_id: str | None = None) -> None:
+        """Route every edge, or only the edges at ``node_id`` (a node moved)."""
         if self.graph is None or self._building:
             return
-        order = self.graph.order()
-        lanes: dict[frozenset, list[str]] = {}
-        for e in self.graph.edges.values():
-            lanes.setdefault(frozenset((e.src, e.dst)), []).append(e.id)
-        for e in self.graph.edges.values():
-            if node_id is not None and node_id not in (e.src, e.dst):
-                continue
-            item = self.edge_items.get(e.id)
-            src, dst = self.node_items.get(e.src), self.node_items.get(e.dst)
-            if item is None or src is None or dst is None:
-                continue
-            group = lanes[frozenset((e.src, e.dst))]
-            item.set_geometry(src.sceneBoundingRect().adjusted(2, 2, -2, -2),
-                              dst.sceneBoundingRect().adjusted(2, 2, -2, -2),
-                              order[e.src] >= order[e.dst], group.index(e.id), len(group))
+        if node_id is None:
+            self._route(self.graph.edges)
+        else:
+            self._route(self._edges_index()[0].get(node_id, ()))
+
+    def _route_pairs(self, pairs) -> None:
+        """Route the edges between each pair of instructions (a frozenset; None: none)."""
+        if self.graph is None or self._building:
+            return
+        lanes = self._edges_index()[1]
+        self._route([eid for pair in pairs if pair for eid in lanes.get(pair, ())])
+
+    def _route(self, edge_ids) -> None:
+        edges, order = self.graph.edges, self._program_order()
+        lanes = self._edges_index()[1]
+        for eid in edge_ids:
+            e = edges.get(eid)
+            item = self.edge_items.get(eid)
+            if e is not None and item is not None:
+                self._route_item(e, item, order, lanes)
+
+    def _route_item(self, e, item, order: dict, lanes: dict) -> None:
+        src, dst = self.node_items.get(e.src), self.node_items.get(e.dst)
+        if src is None or dst is None:
+            return
+        item.pair = pair = frozenset((e.src, e.dst))
+        group = lanes[pair]
+        item.set_geometry(src.sceneBoundingRect().adjusted(2, 2, -2, -2),
+                          dst.sceneBoundingRect().adjusted(2, 2, -2, -2),
+                          order[e.src] >= order[e.dst], group.index(e.id), len(group))
+
+    def _heights(self):
+        """(LoopNesting of the graph, {loop: height}): a loop with no loop inside is 0 high,
+        else one more than the highest loop inside it (how far its border stands out)."""
+        nesting = self.graph.nesting()
+        if self._loop_heights is None or self._loop_heights[0] is not nesting:
+            height = dict.fromkeys(self.graph.loops, 0)
+            for lid in sorted(height, key=nesting.depth.__getitem__, reverse=True):
+                up = nesting.parent[lid]
+                if up is not None:
+                    height[up] = max(height[up], height[lid] + 1)
+            self._loop_heights = (nesting, height)
+        return self._loop_heights
 
     def _refresh_loops(self, node_id: str | None = None) -> None:
+        """Fit every loop's region around its instructions, or only the loops holding
+        ``node_id`` (a node moved)."""
         if self.graph is None or self._building:
             return
         loops = self.graph.loops
-        height = {}
-
-        def h(lid):
-            if lid not in height:
-                inner = [o for o in loops.values() if o.members < loops[lid].members]
-                height[lid] = 1 + max((h(o.id) for o in inner), default=-1)
-            return height[lid]
-
-        for lid, lp in loops.items():
-            if node_id is not None and node_id not in lp.members:
-                continue
+        nesting, height = self._heights()
+        chosen = loops if node_id is None else nesting.enclosing(node_id)
+        for lid in chosen:
+            lp = loops[lid]
             item = self.loop_items.get(lid) or self._put_loop(lp)
             rect = QRectF()
             for nid in lp.members:
@@ -222,18 +286,27 @@ class KernelScene(QGraphicsScene):
                 if node is not None:
                     r = node.sceneBoundingRect().adjusted(2, 2, -2, -2)
                     rect = r if rect.isNull() else rect.united(r)
-            m = 10 + 12 * h(lid)
+            m = 10 + 12 * height[lid]
             item.set_region(rect.adjusted(-m, -m - 16, m + 36, m))
-            depth = sum(1 for o in loops.values() if lp.members < o.members)
-            item.setZValue(depth * 0.1)
+            item.setZValue(nesting.depth[lid] * 0.1)
 
     # -- what the analysis says ------------------------------------------------------------
     def set_latencies(self, latencies: dict) -> None:
-        """{edge id: cycles or None (unknown)} as resolved by the analysis."""
-        self._latency = dict(latencies)
-        self.refresh_edge_labels()
+        """{edge id: cycles or None (unknown)} as resolved by the analysis. Only the labels
+        whose value changed are set again, so that an edit of a big kernel does not redo
+        all of them."""
+        old, self._latency = self._latency, dict(latencies)
+        if self.graph is None:
+            return
+        new, edges = self._latency, self.graph.edges
+        for eid, item in self.edge_items.items():
+            if old.get(eid) != new.get(eid):
+                e = edges.get(eid)
+                if e is not None:
+                    self._set_edge_content(item, e)
 
     def refresh_edge_labels(self) -> None:
+        """Set every edge's label and tooltip again (the latency table changed)."""
         if self.graph is None:
             return
         for eid, item in self.edge_items.items():
@@ -243,30 +316,44 @@ class KernelScene(QGraphicsScene):
         self._route_all()
 
     def set_critical(self, node_ids=(), edge_ids=(), loop_ids=()) -> None:
+        """Mark the critical path's items; only those that change are touched."""
         self._critical = (set(node_ids), set(edge_ids), set(loop_ids))
-        for nid, item in self.node_items.items():
-            item.set_critical(nid in self._critical[0])
-        for eid, item in self.edge_items.items():
-            item.set_critical(eid in self._critical[1])
-        for lid, item in self.loop_items.items():
-            item.set_critical(lid in self._critical[2])
+        marked = set()
+        for table, ids in zip((self.node_items, self.edge_items, self.loop_items), self._critical):
+            marked.update(table[i] for i in ids if i in table)
+        for item in self._critical_items - marked:
+            item.set_critical(False)
+        for item in marked - self._critical_items:
+            item.set_critical(True)
+        self._critical_items = marked
 
     def critical(self) -> tuple[set, set, set]:
         return self._critical
 
     def set_errors(self, errors: dict) -> None:
-        """{item id: message}; items not named are cleared."""
-        self._errors = dict(errors)
-        for table in (self.node_items, self.edge_items, self.loop_items):
-            for iid, item in table.items():
-                item.set_error(self._errors.get(iid, ""))
-        if self.graph is not None:
-            for nid, item in self.node_items.items():
-                if nid in self.graph.instructions and not self._errors.get(nid):
-                    self._set_node_content(item, self.graph.instructions[nid])
-            for lid, lp in self.graph.loops.items():
-                if lid in self.loop_items:
-                    self._put_loop(lp)
+        """{item id: message}; items not named are cleared. Only the items whose message
+        changed are touched (their content set again, which restores the tooltip)."""
+        old, self._errors = self._errors, dict(errors)
+        graph = self.graph
+        for iid in set(old) | set(self._errors):
+            message = self._errors.get(iid, "")
+            if old.get(iid, "") == message:
+                continue
+            if iid in self.node_items:
+                item = self.node_items[iid]
+                item.set_error(message)
+                if not message and graph is not None and iid in graph.instructions:
+                    self._set_node_content(item, graph.instructions[iid])
+            if iid in self.edge_items:
+                item = self.edge_items[iid]
+                if graph is not None and iid in graph.edges:
+                    self._set_edge_content(item, graph.edges[iid])
+                else:
+                    item.set_error(message)
+            if iid in self.loop_items:
+                self.loop_items[iid].set_error(message)
+                if graph is not None and iid in graph.loops:
+                    self._put_loop(graph.loops[iid])
 
     # -- selection -------------------------------------------------------------------------
     def selected_ids(self) -> tuple[list, list, list]:
@@ -308,6 +395,8 @@ class KernelScene(QGraphicsScene):
             event.accept()
             return
         super().mouseMoveEvent(event)
+        for node_id in self._move.dragged():  # their edges and loops follow them
+            self._node_moved(node_id)
 
     def mouseReleaseEvent(self, event):
         if self._gesture is not None:

@@ -18,9 +18,11 @@ class KernelView(QGraphicsView):
         self.setAcceptDrops(True)
         self.setAlignment(Qt.AlignHCenter | Qt.AlignTop)
 
-    def fit(self) -> None:
-        """Show the whole graph (never magnified beyond 100 %)."""
-        rect = self.scene().itemsBoundingRect()
+    def fit(self, rect: QRectF | None = None) -> None:
+        """Show the whole graph (never magnified beyond 100 %); ``rect``, when given, is
+        the scene's items' bounding rectangle (a look at every item to work out)."""
+        if rect is None:
+            rect = self.scene().itemsBoundingRect()
         if rect.isEmpty():
             self.resetTransform()
             return
@@ -40,7 +42,7 @@ class KernelView(QGraphicsView):
         if rect.isEmpty():
             self.resetTransform()
             return
-        self.fit()
+        self.fit(rect)
         if self.transform().m11() < minimum_scale:
             self.resetTransform()
             self.scale(minimum_scale, minimum_scale)

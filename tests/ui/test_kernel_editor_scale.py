@@ -1,0 +1,195 @@
+"""The kernel editor with big kernels (issue #11): each edit touches only what it changes.
+
+A kernel imported from SASS has 10^4 instructions and more. Moving an instruction must not
+analyse the graph again or restyle every edge; labels are set once each when a kernel is
+shown, and again only when their value changes; the critical path and error marks change only
+on the items that gain or lose them. The labels are light items edited in place."""
+import json
+
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QKeyEvent, QMouseEvent
+from PySide6.QtWidgets import QApplication
+
+from gpumodeler.core.kernel.graph import from_dict
+from gpumodeler.ui.document import Document
+from gpumodeler.ui.kernel_editor import editor as editor_module
+from gpumodeler.ui.kernel_editor import scene as scene_module
+from gpumodeler.ui.kernel_editor.editor import KernelEditor
+
+from test_kernel_editor import SAXPY2, small_graph
+
+
+@pytest.fixture(autouse=True)
+def env(gpumodeler_env):
+    """No test reads or writes the user's own databases or settings."""
+
+
+@pytest.fixture
+def editor(qtbot):
+    ed = KernelEditor(Document())
+    qtbot.addWidget(ed)
+    ed.resize(1100, 700)
+    return ed
+
+
+@pytest.fixture
+def analyses(monkeypatch):
+    """How many times the editor analyses a graph."""
+    calls = []
+    real = editor_module.analyze
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(editor_module, "analyze", counting)
+    return calls
+
+
+@pytest.fixture
+def labelled(monkeypatch):
+    """The ids of the edges whose label and tooltip the scene sets."""
+    ids = []
+    real = scene_module.KernelScene._set_edge_content
+
+    def counting(self, item, e):
+        ids.append(e.id)
+        return real(self, item, e)
+
+    monkeypatch.setattr(scene_module.KernelScene, "_set_edge_content", counting)
+    return ids
+
+
+def key(item, code):
+    item.keyPressEvent(QKeyEvent(QEvent.KeyPress, code, Qt.NoModifier))
+
+
+def test_an_import_analyses_once_and_labels_each_edge_once(editor, analyses, labelled):
+    kid = editor.import_kernel(str(SAXPY2))
+    assert kid and editor.latency_bound_formula() == "942 + 24·a"
+    assert len(analyses) == 1
+    assert sorted(labelled) == sorted(editor.graph.edges)
+    dep = next(e for e in editor.graph.edges.values() if e.kind == "memory")
+    assert editor.scene.edge_items[dep.id].label.toPlainText() == "350"  # with its value
+
+
+def test_moving_instructions_is_not_analysed_again(editor, analyses, labelled, qtbot):
+    editor.import_kernel(str(SAXPY2))
+    bound = editor.bound_label.text()
+    del analyses[:], labelled[:]
+    nid = list(editor.graph.instructions)[5]
+    assert editor.move_instructions({nid: (400.0, 30.0)})
+    editor.document.undo_stack.undo()
+    editor.document.undo_stack.redo()
+    qtbot.wait(10)  # the deferred analysis, had one been asked for
+    assert analyses == [] and labelled == [] and editor.bound_label.text() == bound
+    # its edges followed it
+    item = editor.scene.node_items[nid]
+    assert (item.pos().x(), item.pos().y()) == (400.0, 30.0)
+    for eid in editor.scene._edges_index()[0][nid]:
+        route = editor.scene.edge_items[eid].path
+        ends = (route.elementAt(0), route.elementAt(route.elementCount() - 1))
+        box = item.sceneBoundingRect().adjusted(-30, -30, 30, 30)
+        assert any(box.contains(QPointF(p.x, p.y)) for p in ends), eid
+    # a label is no analysis either; an edge is
+    assert editor.graph.instructions[nid].label != "renamed"
+    editor.scene.select_ids([nid])
+    editor.properties.edit_requested.emit("instruction", nid, {"label": "renamed"})
+    qtbot.wait(10)
+    assert editor.graph.instructions[nid].label == "renamed" and analyses == []
+    assert editor.properties.forms["instruction"].widgets["label"].text() == "renamed"
+    editor.document.undo_stack.undo()  # the panel follows an undone label too
+    assert editor.properties.forms["instruction"].widgets["label"].text() != "renamed"
+    ids = list(editor.graph.instructions)
+    editor.scene.edge_requested.emit(ids[0], ids[-1])
+    qtbot.wait(10)
+    # the new edge's label: made, then given its value by the analysis; no other label
+    assert len(analyses) == 1 and labelled == [next(reversed(editor.graph.edges))] * 2
+
+
+def test_a_drag_routes_the_edges_as_the_node_moves(editor, qtbot):
+    ids = small_graph(editor)
+    editor.show()
+    qtbot.waitExposed(editor)
+    editor.view.resetTransform()
+    item = editor.scene.node_items[ids[1]]
+    edge = next(e for e in editor.graph.edges.values() if e.dst == ids[1])
+    before = editor.scene.edge_items[edge.id].path.elementAt(1)
+    start = editor.view.mapFromScene(item.sceneBoundingRect().center())
+    vp = editor.view.viewport()
+
+    def send(kind, pos, buttons):
+        QApplication.sendEvent(vp, QMouseEvent(kind, QPointF(pos), QPointF(vp.mapToGlobal(pos)),
+                                               Qt.LeftButton, buttons, Qt.NoModifier))
+
+    send(QEvent.MouseButtonPress, start, Qt.LeftButton)
+    send(QEvent.MouseMove, start + QPoint(200, 40), Qt.LeftButton)
+    during = editor.scene.edge_items[edge.id].path.elementAt(1)  # before the release
+    assert (during.x, during.y) != (before.x, before.y)
+    send(QEvent.MouseButtonRelease, start + QPoint(200, 40), Qt.NoButton)
+    assert editor.document.undo_stack.undoText() == "move instructions"
+
+
+def test_a_label_is_edited_in_place(editor):
+    ids = small_graph(editor)
+    dep = next(e for e in editor.graph.edges.values() if e.kind == "dependency")
+    label = editor.scene.edge_items[dep.id].label
+    assert label.toPlainText() == "6" and not label.editing()
+    editor.scene.begin_latency_edit(dep.id)
+    assert label.editing()
+    field = label._editor
+    field.setPlainText("20")
+    assert label.toPlainText() == "20"  # what is typed
+    key(field, Qt.Key_Return)
+    assert not label.editing() and editor.graph.edges[dep.id].latency == 20
+    assert label.toPlainText() == "20" and label.font().bold()  # explicit: bold
+    editor.scene.begin_latency_edit(dep.id)
+    assert field.toPlainText() == "20"  # starts from the explicit value
+    field.setPlainText("99")
+    key(field, Qt.Key_Escape)  # cancelled
+    assert editor.graph.edges[dep.id].latency == 20 and label.toPlainText() == "20"
+    editor.scene.begin_latency_edit(dep.id)
+    field.setPlainText("")
+    key(field, Qt.Key_Enter)  # empty: the table's value again
+    assert editor.graph.edges[dep.id].latency is None and label.toPlainText() == "6"
+    assert label.font().italic()  # the table's value (bold: on the critical path)
+    assert label.font().bold() == editor.scene.edge_items[dep.id].critical
+    assert ids
+
+
+def test_marks_follow_items_made_again(editor, qtbot):
+    """An edge removed and put back by undo is a new item with the same id: it gets the
+    critical mark although the path did not change; an error's tooltip goes with it."""
+    ids = small_graph(editor)
+    dep = next(e for e in editor.graph.edges.values() if e.kind == "dependency")
+    assert editor.scene.edge_items[dep.id].critical
+    assert editor.delete_selection() is False  # nothing selected
+    editor.scene.select_ids([dep.id])
+    assert editor.delete_selection()
+    editor.document.undo_stack.undo()
+    item = editor.scene.edge_items[dep.id]
+    qtbot.waitUntil(lambda: item.critical)  # the analysis follows an undo after the event
+    assert editor.scene.node_items[ids[0]].critical
+    # an error on an edge shows in its tooltip, and its own tooltip comes back after
+    editor.scene.set_errors({dep.id: "edge trouble"})
+    assert item.error == "edge trouble" and item.toolTip() == "edge trouble"
+    editor.scene.set_errors({})
+    assert not item.error and item.toolTip().startswith(f"{dep.id}: register dependency")
+
+
+def test_a_file_without_positions_is_laid_out(editor, tmp_path):
+    data = json.loads(SAXPY2.read_text())
+    for ins in data["instructions"]:
+        ins.pop("x", None)
+        ins.pop("y", None)
+    path = tmp_path / "bare.json"
+    path.write_text(json.dumps(data))
+    assert editor.import_kernel(str(path))
+    spots = {(i.x, i.y) for i in editor.graph.instructions.values()}
+    assert len(spots) == len(editor.graph.instructions)  # each its own place
+    assert editor.document.undo_stack.count() == 1  # one step: the import
+    # a file with positions keeps them
+    assert editor.import_kernel(str(SAXPY2))
+    assert {(i.x, i.y) for i in editor.graph.instructions.values()} == {
+        (i.x, i.y) for i in from_dict(json.loads(SAXPY2.read_text())).instructions.values()}
