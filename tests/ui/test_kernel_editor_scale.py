@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 
 from gpumodeler.core.kernel.graph import from_dict
 from gpumodeler.ui.document import Document
-from gpumodeler.ui.kernel_editor import editor as editor_module
+from gpumodeler.ui.kernel_editor import editor_analysis
 from gpumodeler.ui.kernel_editor import scene as scene_module
 from gpumodeler.ui.kernel_editor.editor import KernelEditor
 
@@ -37,13 +37,13 @@ def editor(qtbot):
 def analyses(monkeypatch):
     """How many times the editor analyses a graph."""
     calls = []
-    real = editor_module.analyze
+    real = editor_analysis.analyze
 
     def counting(*args, **kwargs):
         calls.append(args[0])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(editor_module, "analyze", counting)
+    monkeypatch.setattr(editor_analysis, "analyze", counting)
     return calls
 
 

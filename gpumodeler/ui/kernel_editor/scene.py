@@ -8,7 +8,7 @@ by the editor.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QRectF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene
 
@@ -16,6 +16,7 @@ from gpumodeler.core.kernel.graph import KernelGraph
 
 from .interactions import EdgeGesture, MoveGesture, node_at
 from .items import EdgeItem, EdgeLabel, InstructionItem, LoopItem
+from .routing import SceneGeometry
 
 KIND_NAMES = {
     "ilp": "ILP (issue spacing)", "dual": "dual issue", "dependency": "register dependency",
@@ -28,7 +29,7 @@ def _fmt(value) -> str:
     return "?" if value is None else f"{value:g}"
 
 
-class KernelScene(QGraphicsScene):
+class KernelScene(SceneGeometry, QGraphicsScene):
     edge_requested = Signal(str, str)  # source id, destination id
     nodes_moved = Signal(dict, object)  # {id: (x, y)}, merge key of the drag
     instruction_dropped = Signal(str, QPointF)  # opcode, scene position
@@ -200,95 +201,6 @@ class KernelScene(QGraphicsScene):
             return
         self._route_all(node_id)
         self._refresh_loops(node_id)
-
-    # -- geometry --------------------------------------------------------------------------
-    def _program_order(self) -> dict:
-        if self._order is None:
-            self._order = self.graph.order()
-        return self._order
-
-    def _edges_index(self) -> tuple:
-        """({instruction: ids of the edges at it}, {pair of instructions: ids of the edges
-        between them, in edge order}), kept until an edge is added, changed or removed."""
-        if self._edge_index is None:
-            at: dict = {}
-            lanes: dict = {}
-            for e in self.graph.edges.values():
-                at.setdefault(e.src, []).append(e.id)
-                if e.dst != e.src:
-                    at.setdefault(e.dst, []).append(e.id)
-                lanes.setdefault(frozenset((e.src, e.dst)), []).append(e.id)
-            self._edge_index = (at, lanes)
-        return self._edge_index
-
-    def _route_all(self, node_id: str | None = None) -> None:
-        """Route every edge, or only the edges at ``node_id`` (a node moved)."""
-        if self.graph is None or self._building:
-            return
-        if node_id is None:
-            self._route(self.graph.edges)
-        else:
-            self._route(self._edges_index()[0].get(node_id, ()))
-
-    def _route_pairs(self, pairs) -> None:
-        """Route the edges between each pair of instructions (a frozenset; None: none)."""
-        if self.graph is None or self._building:
-            return
-        lanes = self._edges_index()[1]
-        self._route([eid for pair in pairs if pair for eid in lanes.get(pair, ())])
-
-    def _route(self, edge_ids) -> None:
-        edges, order = self.graph.edges, self._program_order()
-        lanes = self._edges_index()[1]
-        for eid in edge_ids:
-            e = edges.get(eid)
-            item = self.edge_items.get(eid)
-            if e is not None and item is not None:
-                self._route_item(e, item, order, lanes)
-
-    def _route_item(self, e, item, order: dict, lanes: dict) -> None:
-        src, dst = self.node_items.get(e.src), self.node_items.get(e.dst)
-        if src is None or dst is None:
-            return
-        item.pair = pair = frozenset((e.src, e.dst))
-        group = lanes[pair]
-        item.set_geometry(src.sceneBoundingRect().adjusted(2, 2, -2, -2),
-                          dst.sceneBoundingRect().adjusted(2, 2, -2, -2),
-                          order[e.src] >= order[e.dst], group.index(e.id), len(group))
-
-    def _heights(self):
-        """(LoopNesting of the graph, {loop: height}): a loop with no loop inside is 0 high,
-        else one more than the highest loop inside it (how far its border stands out)."""
-        nesting = self.graph.nesting()
-        if self._loop_heights is None or self._loop_heights[0] is not nesting:
-            height = dict.fromkeys(self.graph.loops, 0)
-            for lid in sorted(height, key=nesting.depth.__getitem__, reverse=True):
-                up = nesting.parent[lid]
-                if up is not None:
-                    height[up] = max(height[up], height[lid] + 1)
-            self._loop_heights = (nesting, height)
-        return self._loop_heights
-
-    def _refresh_loops(self, node_id: str | None = None) -> None:
-        """Fit every loop's region around its instructions, or only the loops holding
-        ``node_id`` (a node moved)."""
-        if self.graph is None or self._building:
-            return
-        loops = self.graph.loops
-        nesting, height = self._heights()
-        chosen = loops if node_id is None else nesting.enclosing(node_id)
-        for lid in chosen:
-            lp = loops[lid]
-            item = self.loop_items.get(lid) or self._put_loop(lp)
-            rect = QRectF()
-            for nid in lp.members:
-                node = self.node_items.get(nid)
-                if node is not None:
-                    r = node.sceneBoundingRect().adjusted(2, 2, -2, -2)
-                    rect = r if rect.isNull() else rect.united(r)
-            m = 10 + 12 * height[lid]
-            item.set_region(rect.adjusted(-m, -m - 16, m + 36, m))
-            item.setZValue(nesting.depth[lid] * 0.1)
 
     # -- what the analysis says ------------------------------------------------------------
     def set_latencies(self, latencies: dict) -> None:
