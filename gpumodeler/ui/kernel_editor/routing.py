@@ -25,7 +25,7 @@ class SceneGeometry:
 
     def _edges_index(self) -> tuple:
         """({instruction: ids of the edges at it}, {pair of instructions: ids of the edges
-        between them, in edge order}), kept until an edge is added, changed or removed."""
+        between them, in edge order}), made once and kept as edges are added and removed."""
         if self._edge_index is None:
             at: dict = {}
             lanes: dict = {}
@@ -36,6 +36,32 @@ class SceneGeometry:
                 lanes.setdefault(frozenset((e.src, e.dst)), []).append(e.id)
             self._edge_index = (at, lanes)
         return self._edge_index
+
+    def _index_edge(self, e, old_pair=None) -> None:
+        """Keep the index (when made) with edge ``e`` added or changed (its ends were
+        ``old_pair`` before, None: it is new): new edges come last, as in the graph."""
+        if self._edge_index is None:
+            return
+        pair = frozenset((e.src, e.dst))
+        if old_pair is not None:
+            if old_pair != pair:  # rare: made again, with the edge in its place in edge order
+                self._edge_index = None
+            return
+        at, lanes = self._edge_index
+        for node in pair:
+            at.setdefault(node, []).append(e.id)
+        lanes.setdefault(pair, []).append(e.id)
+
+    def _unindex_edge(self, edge_id: str, pair) -> None:
+        """Keep the index (when made) without the edge that joined ``pair``."""
+        if self._edge_index is None:
+            return
+        at, lanes = self._edge_index
+        for node in pair:
+            if edge_id in at.get(node, ()):
+                at[node].remove(edge_id)
+        if edge_id in lanes.get(pair, ()):
+            lanes[pair].remove(edge_id)
 
     def _route_all(self, node_id: str | None = None) -> None:
         """Route every edge, or only the edges at ``node_id`` (a node moved)."""

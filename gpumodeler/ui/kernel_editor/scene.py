@@ -153,8 +153,6 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             return
         if event in ("instruction_added", "instruction_removed"):
             self._order = None
-        elif event in ("edge_added", "edge_changed", "edge_removed"):
-            self._edge_index = None
         if event == "instruction_added":
             self._add_node(payload)
             self._refresh_loops()
@@ -173,15 +171,18 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             self._refresh_loops()
         elif event in ("edge_added", "edge_changed"):
             item = self.edge_items.get(payload.id)
+            old_pair = item.pair if item is not None else None
+            self._index_edge(payload, old_pair)
             if item is None:
                 item = self._add_edge(payload)
             else:
                 self._set_edge_content(item, payload)
             # the edges between its two instructions share lanes (and between the two it
             # joined before, when its ends changed)
-            self._route_pairs({item.pair, frozenset((payload.src, payload.dst))})
+            self._route_pairs({old_pair, frozenset((payload.src, payload.dst))})
         elif event == "edge_removed":
             item = self.edge_items.pop(payload.id, None)
+            self._unindex_edge(payload.id, frozenset((payload.src, payload.dst)))
             if item is not None:
                 self.removeItem(item)
             self._route_pairs({frozenset((payload.src, payload.dst))})
