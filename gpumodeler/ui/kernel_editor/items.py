@@ -59,6 +59,8 @@ class Marks:
             self.marks_changed()
 
     def set_error(self, message: str) -> None:
+        if message == self.error:
+            return  # (the content, set again, puts back the tooltip an error replaced)
         self.error = message
         if message:
             self.setToolTip(message)
@@ -163,8 +165,7 @@ class EdgeItem(Marks, QGraphicsItem):
         self.path = QPainterPath()
         self.arrow = QPolygonF()
         self._bounds = QRectF(-6, -6, 12, 12)  # of the empty path and arrow
-        self.label = EdgeLabel(edge_id, self)
-        self.label.setZValue(1)
+        self.label = EdgeLabel(edge_id, self)  # its only child: drawn over it
         self.setFlags(QGraphicsItem.ItemIsSelectable)
         self.setZValue(5)
         self._label_text = ""
@@ -206,10 +207,11 @@ class EdgeItem(Marks, QGraphicsItem):
         self.update()
 
     # -- geometry --------------------------------------------------------------------------
-    def set_geometry(self, src: QRectF, dst: QRectF, backward: bool, lane: int = 0,
-                     lanes: int = 1) -> None:
-        """Route the edge between two node rectangles (scene coordinates); ``lane`` of
-        ``lanes`` separates parallel edges between the same two instructions.
+    def route(self, s_left: float, s_top: float, s_right: float, s_bottom: float,
+              d_left: float, d_top: float, d_right: float, d_bottom: float, backward: bool,
+              lane: int = 0, lanes: int = 1) -> None:
+        """Route the edge between two node boxes, given by their sides (scene coordinates);
+        ``lane`` of ``lanes`` separates parallel edges between the same two instructions.
 
         The arithmetic is on numbers: the label hangs from the middle of the route (for an
         arc, the middle of the curve's parameter, where a symmetric arc is halfway along),
@@ -217,8 +219,6 @@ class EdgeItem(Marks, QGraphicsItem):
         these by length costs ~10 µs an edge, 0.4 s a kernel of 2·10^4 edges)."""
         spread = lane - (lanes - 1) / 2.0
         self.prepareGeometryChange()
-        s_left, s_top, s_right, s_bottom = src.left(), src.top(), src.right(), src.bottom()
-        d_left, d_top, d_right, d_bottom = dst.left(), dst.top(), dst.right(), dst.bottom()
         s_y, d_y = (s_top + s_bottom) / 2, (d_top + d_bottom) / 2
         dx = (d_left + d_right) / 2 - (s_left + s_right) / 2
         dy = d_y - s_y

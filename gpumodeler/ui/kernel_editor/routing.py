@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRectF
 
+from gpumodeler.core.kernel.layout import NODE_H, NODE_W
+
 
 class SceneGeometry:
     """Routing and loop regions of :class:`KernelScene` (which holds ``graph``,
@@ -94,9 +96,12 @@ class SceneGeometry:
             return
         item.pair = pair = frozenset((e.src, e.dst))
         group = lanes[pair]
-        item.set_geometry(src.sceneBoundingRect().adjusted(2, 2, -2, -2),
-                          dst.sceneBoundingRect().adjusted(2, 2, -2, -2),
-                          order[e.src] >= order[e.dst], group.index(e.id), len(group))
+        # a node's box is NODE_W × NODE_H from its position (its bounding rectangle less
+        # the 2 px it leaves for its pen)
+        s, d = src.pos(), dst.pos()
+        sx, sy, dx, dy = s.x(), s.y(), d.x(), d.y()
+        item.route(sx, sy, sx + NODE_W, sy + NODE_H, dx, dy, dx + NODE_W, dy + NODE_H,
+                   order[e.src] >= order[e.dst], group.index(e.id), len(group))
 
     def _heights(self):
         """(LoopNesting of the graph, {loop: height}): a loop with no loop inside is 0 high,
