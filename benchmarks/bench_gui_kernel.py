@@ -1,12 +1,13 @@
 """The kernel editor with big kernels (issue #11): a kernel of 2·10^3 and 2·10^4 instructions
 (the synthetic warp program of bench_graph, laid out as an imported listing is) imported into
 the editor and shown (the window painted), then one instruction moved by a command, the move
-undone, and one edge added (which is analysed again). Wall time, the window shown offscreen
-at 1280×720; medians of the moves.
+undone, and one edge added (which is analysed again: for a kernel of 5000 instructions or
+more in a worker thread). Wall time, the window shown offscreen at 1280×720; medians.
 
-Target: a move, its undo and an edge added, each < 100 ms (an edit is interactive; the
-GUIDE's limit for work on the GUI thread). The import is reported, not held to a target: it
-builds one graphics item per instruction and per edge on the GUI thread.
+Target: a move, its undo, an edge added, and showing an analysis's result, each < 100 ms on
+the GUI thread (an edit is interactive; the GUIDE's limit for work on the GUI thread). Also
+reported: when the edge's analysis is shown. The import is reported, not held to a target:
+it builds one graphics item per instruction and per edge on the GUI thread.
 
 Run: python benchmarks/bench_gui_kernel.py [--quick]   (--quick: 2·10^3 instructions only)
 """
@@ -60,7 +61,21 @@ def measure(app, path: Path) -> dict:
         app.processEvents()
         return time.perf_counter() - t
 
-    moves, undos, edges = [], [], []
+    shown = []  # seconds each analysis result took to show, on the GUI thread
+    real_show = editor._show_analysis
+
+    def show(g, analysis):
+        t = time.perf_counter()
+        real_show(g, analysis)
+        shown.append(time.perf_counter() - t)
+
+    editor._show_analysis = show
+
+    def settled() -> None:  # until the analysis of the edit is shown
+        while editor.analysis_busy() or editor._analysis_pending:
+            app.processEvents()
+
+    moves, undos, edges, results = [], [], [], []
     for k in range(7):
         nid = ids[(k + 1) * len(ids) // 9]
         ins = editor.graph.instructions[nid]
@@ -68,11 +83,15 @@ def measure(app, path: Path) -> dict:
         undos.append(timed(stack.undo))
     for k in range(3):
         src, dst = ids[k * 50], ids[k * 50 + 40]
+        t = time.perf_counter()
         edges.append(timed(lambda: editor.scene.edge_requested.emit(src, dst)))
+        settled()
+        results.append(time.perf_counter() - t)
         stack.undo()
-        app.processEvents()
+        settled()
     out.update(move=statistics.median(moves), undo=statistics.median(undos),
-               edge=statistics.median(edges), instructions=len(ids),
+               edge=statistics.median(edges), result=statistics.median(results),
+               show=max(shown) if shown else 0.0, instructions=len(ids),
                edges_n=len(editor.graph.edges))
     editor.close()
     editor.deleteLater()
@@ -91,11 +110,13 @@ def main(argv) -> int:
         os.environ.setdefault("GPUMODELER_SETTINGS_DIR", str(Path(tmp) / "settings"))
         for n in sizes:
             r = measure(app, kernel_file(Path(tmp), n))
-            worst = max(worst, r["move"], r["undo"], r["edge"])
+            worst = max(worst, r["move"], r["undo"], r["edge"], r["show"])
             print(f"kernel editor, {r['instructions']} instructions, {r['edges_n']} edges: import "
                   f"and show {r['import']:.2f} s; move {r['move'] * 1e3:.0f} ms, undo "
-                  f"{r['undo'] * 1e3:.0f} ms, edge added {r['edge'] * 1e3:.0f} ms "
-                  f"(target < {TARGET_S * 1e3:.0f} ms each)")
+                  f"{r['undo'] * 1e3:.0f} ms, edge added {r['edge'] * 1e3:.0f} ms, its analysis "
+                  f"shown after {r['result'] * 1e3:.0f} ms, showing an analysis at most "
+                  f"{r['show'] * 1e3:.0f} ms (target < {TARGET_S * 1e3:.0f} ms each on the GUI "
+                  f"thread)")
     print(f"kernel editor edits: slowest {worst * 1e3:.0f} ms -> "
           f"{'ok' if worst < TARGET_S else 'TOO SLOW'}")
     return 0 if worst < TARGET_S else 1

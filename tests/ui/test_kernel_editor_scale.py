@@ -193,3 +193,49 @@ def test_a_file_without_positions_is_laid_out(editor, tmp_path):
     assert editor.import_kernel(str(SAXPY2))
     assert {(i.x, i.y) for i in editor.graph.instructions.values()} == {
         (i.x, i.y) for i in from_dict(json.loads(SAXPY2.read_text())).instructions.values()}
+
+
+@pytest.fixture
+def background(monkeypatch):
+    """Every kernel counts as big: its edits are analysed in the background."""
+    monkeypatch.setattr(editor_analysis.EditorAnalysis, "BACKGROUND_FROM", 1)
+
+
+def test_a_big_kernel_is_analysed_in_the_background(editor, background, qtbot):
+    ids = small_graph(editor)  # each edit analysed in a worker, shown when it is done
+    qtbot.waitUntil(lambda: not editor.analysis_busy(), timeout=10_000)
+    assert editor.latency_bound_formula() == "9"
+    dep = next(e for e in editor.graph.edges.values() if e.kind == "dependency")
+    editor.scene.latency_edited.emit(dep.id, "20")
+    assert editor.analysis_busy() and "analysing" in editor.bound_label.text()
+    qtbot.waitUntil(lambda: not editor.analysis_busy(), timeout=10_000)
+    assert editor.latency_bound_formula() == "23" and "analysing" not in editor.bound_label.text()
+    assert editor.scene.edge_items[dep.id].label.toPlainText() == "20"
+    assert editor.scene.edge_items[dep.id].critical and editor.scene.node_items[ids[0]].critical
+    # edits in quick succession: only the last one's analysis is shown
+    editor.scene.latency_edited.emit(dep.id, "30")
+    editor.scene.latency_edited.emit(dep.id, "40")
+    shown = []
+    real = editor._show_analysis
+    editor._show_analysis = lambda g, a: (shown.append(a), real(g, a))
+    qtbot.waitUntil(lambda: not editor._jobs, timeout=10_000)
+    assert len(shown) == 1 and editor.latency_bound_formula() == "43"
+    # an undo comes back the same way
+    editor.document.undo_stack.undo()  # analysed after the event, in the background too
+    qtbot.waitUntil(lambda: editor.latency_bound_formula() == "33", timeout=10_000)
+    assert len(shown) == 2 and not editor.analysis_busy()
+
+
+def test_a_failing_background_analysis_is_a_message(editor, background, monkeypatch, qtbot):
+    small_graph(editor)
+    qtbot.waitUntil(lambda: not editor.analysis_busy(), timeout=10_000)
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("out of cheese")
+
+    monkeypatch.setattr(editor_analysis, "analyze", broken)
+    dep = next(e for e in editor.graph.edges.values() if e.kind == "dependency")
+    editor.scene.latency_edited.emit(dep.id, "20")
+    qtbot.waitUntil(lambda: not editor.analysis_busy(), timeout=10_000)
+    assert "failed unexpectedly" in editor.message_strip.text() and "cheese" in editor.message_strip.text()
+    assert editor.latency_bound_formula() == ""

@@ -49,6 +49,8 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
         # instructions, on a kernel of 10^4 instructions, are not analysed again)
         self._analysed = (None, {})
         self._analysis_stale = True
+        self._generation = 0  # of the analysis last asked for
+        self._jobs: dict = {}  # generation -> analysis running in the background
         self._selecting = False
         self._variable_fields: dict[str, QLineEdit] = {}
         self._build_ui()
@@ -147,15 +149,15 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
 
     def _show_kernel(self) -> None:
         g = self.graph
-        analysis = self._analyse()
-        self.scene.set_graph(g, latencies=analysis[2])  # each label made once, with its value
+        analysis = self._analyse()  # done now: each label is made once, with its value
+        self.scene.set_graph(g, latencies=analysis.latencies if analysis else None)
         for w in (self.palette, self.view, self.table_combo, self.kind_combo, self.loop_iterations):
             w.setEnabled(g is not None)
         for a in (self.export_action, self.select_action, self.connect_action, self.loop_action,
                   self.layout_action, self.delete_action):
             a.setEnabled(g is not None)
         self._sync_kernel_properties()
-        self._show_analysis(*analysis)
+        self._show_analysis(g, analysis)
         self._on_scene_selection()
         QTimer.singleShot(0, self.view, self.view.show_graph)  # cancelled if the view goes
 

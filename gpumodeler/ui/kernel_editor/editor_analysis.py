@@ -6,24 +6,112 @@ The graph is analysed again only when something the analysis reads changed: a co
 moves instructions or renames them (position and label, on a kernel of 10^4 instructions the
 usual edit) leaves the bound, the labels and the marks as they are. What the analysis finds is
 given to the scene, which touches only the labels and marks that change.
+
+The analysis itself (:func:`analyse_kernel`) is a function of a graph and a latency table,
+with no Qt in it. A kernel of :attr:`EditorAnalysis.BACKGROUND_FROM` instructions or more
+takes it past ~100 ms, so after an edit it runs on a snapshot of the graph in a worker thread
+(the GUIDE's rule for the GUI thread); its result is shown when it comes back, unless the
+graph changed meanwhile (a newer analysis is then on its way). A kernel is shown the first
+time with its analysis done at once, so that every label is made with its value.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.collapse import plain
-from gpumodeler.core.kernel.latency_bound import analyze, resolve_edge_latency
+from gpumodeler.core.kernel.latency_bound import CriticalPath, LatencyBound, analyze
+from gpumodeler.core.kernel.latency_bound import resolve_edge_latency
 
 from ..launch_panel.fields import fmt_number
+
+
+@dataclass(frozen=True)
+class KernelAnalysis:
+    """What the editor shows of a graph's analysis."""
+
+    bound: LatencyBound | None
+    latencies: dict  # edge id -> cycles, or None (unknown)
+    errors: dict  # item id ('' for the graph) -> message
+    value: float | None = None  # the bound at the graph's variable values
+    path: CriticalPath | None = None
+    path_text: str = ""
+    missing: tuple = ()  # variables the bound needs a value of
+
+
+def analyse_kernel(g, table, table_problem: str | None = None) -> KernelAnalysis:
+    """Analyse ``g`` with latency table ``table`` (None: none); ``table_problem`` says why
+    the table the graph names cannot be had. Reads ``g`` only (a snapshot may be given)."""
+    bound, errors = None, {}
+    try:
+        if table_problem:
+            raise ModelError(table_problem)
+        bound = analyze(g, table)
+    except ModelError as exc:
+        errors[exc.item or ""] = str(exc)
+    latencies = dict(plain(bound.edge_latency)) if bound else _table_latencies(g, table)
+    if bound is None:
+        return KernelAnalysis(bound, latencies, errors)
+    try:
+        value = float(bound.evaluate(dict(g.variables)))
+        path = bound.critical_path(dict(g.variables))
+    except ModelError as exc:
+        missing = tuple(sorted(set(bound.variables) - set(g.variables)))
+        if not missing:  # else not an error of the graph: the number needs values
+            errors[""] = str(exc)
+        return KernelAnalysis(bound, latencies, errors, missing=missing)
+    return KernelAnalysis(bound, latencies, errors, value, path, path.describe(g))
+
+
+def _table_latencies(g, table) -> dict:
+    """Each edge's latency as far as it resolves alone (the graph cannot be analysed)."""
+    order = g.order()
+    out = {}
+    for e in g.edges.values():
+        try:
+            out[e.id] = resolve_edge_latency(g, e, table, order)
+        except ModelError:
+            out[e.id] = None
+    return out
+
+
+_ALIVE: set = set()  # the jobs started and not yet reported: the pool holds no reference
+
+
+class _Signals(QObject):
+    finished = Signal(int, object)  # generation, KernelAnalysis
+
+
+class _AnalysisJob(QRunnable):
+    """One analysis of a snapshot, in the thread pool. Keep a reference until it reports."""
+
+    def __init__(self, generation: int, snapshot, table, table_problem):
+        super().__init__()
+        self.setAutoDelete(False)
+        self.generation = generation
+        self.args = (snapshot, table, table_problem)
+        self.signals = _Signals()
+
+    def run(self) -> None:
+        try:
+            result = analyse_kernel(*self.args)
+        except Exception as exc:  # a bug must not take the application down: report it
+            result = KernelAnalysis(None, {}, {"": f"the analysis failed unexpectedly "
+                                                 f"({type(exc).__name__}: {exc})"})
+        self.signals.finished.emit(self.generation, result)
 
 
 class EditorAnalysis:
     """Analysis of :class:`KernelEditor` (which holds ``graph``, ``scene``, ``document``,
     ``bound_label``, the flags ``_analysis_pending`` and ``_analysis_stale`` and what the last
     analysis saw, ``_analysed``)."""
+
+    #: kernels of this many instructions or more are analysed in a worker after an edit
+    BACKGROUND_FROM = 5000
+    _generation = 0  # of the analysis last asked for (the editor sets its own)
+    _jobs: dict  # generation -> its job, running in the background (the editor's own)
 
     def _schedule_analysis(self) -> None:
         if not self._analysis_pending:
@@ -42,70 +130,88 @@ class EditorAnalysis:
         old = seen.get(ins.id) if graph is self.graph else None
         return old is not None and replace(old, x=ins.x, y=ins.y, label=ins.label) == ins
 
-    def refresh_analysis(self) -> None:
-        """Analyse the graph again: edge latencies, the bound, the critical path, errors."""
-        self._show_analysis(*self._analyse())
+    def analysis_busy(self) -> bool:
+        """An analysis runs in the background whose result is still to be shown."""
+        return self._generation in self._jobs
 
-    def _analyse(self) -> tuple:
-        """(graph, bound or None, {edge id: latency or None}, {item id: error}) of the
-        current kernel."""
+    def refresh_analysis(self) -> None:
+        """Analyse the graph again: edge latencies, the bound, the critical path, errors
+        (a big kernel in the background, shown when done)."""
+        g = self.graph
+        if g is None or len(g.instructions) < self.BACKGROUND_FROM:
+            self._show_analysis(g, self._analyse())
+            return
+        generation, table, problem = self._begin_analysis(g)
+        job = _AnalysisJob(generation, g.copy(), table, problem)
+        job.signals.finished.connect(self._analysis_done)
+        self._jobs[generation] = job
+        _ALIVE.add(job)  # until it reports (also if this editor is gone by then)
+        if "analysing" not in self.bound_label.text():
+            self.bound_label.setText(self.bound_label.text() + " <span style='color:#5f6368'>"
+                                     "(analysing the change…)</span>")
+        QThreadPool.globalInstance().start(job)
+
+    def _analysis_done(self, generation: int, result: KernelAnalysis) -> None:
+        _ALIVE.discard(self._jobs.pop(generation, None))
+        if generation == self._generation and self._analysed[0] is self.graph:
+            self._show_analysis(self.graph, result)  # else a newer one is on its way
+
+    def _begin_analysis(self, g) -> tuple:
+        """A new analysis of ``g`` begins: (its generation, the latency table, what is
+        wrong with the table the graph names, or None)."""
         self._analysis_pending = False
         self._analysis_stale = False
-        g = self.graph
+        self._generation += 1
         self._analysed = (g, dict(g.instructions) if g is not None else {})
         if g is None:
-            return g, None, {}, {}
-        bound, errors = None, {}
+            return self._generation, None, None
         table = self._table(g)
-        try:
-            if g.latency_table and table is None:
-                problem = self.document.tables_problem
-                raise ModelError(
-                    f"unknown latency table '{g.latency_table}': it is neither built in nor in "
-                    f"the device database; choose one of: "
-                    f"{', '.join(self.document.latency_tables())}, or none"
-                    + (f" (the device database's tables could not all be read: {problem})"
-                       if problem else ""))
-            bound = analyze(g, table)
-        except ModelError as exc:
-            errors[exc.item or ""] = str(exc)
-        latencies = dict(plain(bound.edge_latency)) if bound else self._resolve_latencies(g)
-        return g, bound, latencies, errors
+        problem = None
+        if g.latency_table and table is None:
+            tables_problem = self.document.tables_problem
+            problem = (f"unknown latency table '{g.latency_table}': it is neither built in nor "
+                       f"in the device database; choose one of: "
+                       f"{', '.join(self.document.latency_tables())}, or none"
+                       + (f" (the device database's tables could not all be read: "
+                          f"{tables_problem})" if tables_problem else ""))
+        return self._generation, table, problem
 
-    def _show_analysis(self, g, bound, latencies: dict, errors: dict) -> None:
-        """Show what :meth:`_analyse` found: labels, the bound, the critical path, errors."""
-        self.bound, self.errors = bound, errors
+    def _analyse(self) -> KernelAnalysis | None:
+        """The current kernel's analysis, done now (None: no kernel)."""
+        g = self.graph
+        _, table, problem = self._begin_analysis(g)
+        return None if g is None else analyse_kernel(g, table, problem)
+
+    def _show_analysis(self, g, analysis: KernelAnalysis | None) -> None:
+        """Show what :func:`analyse_kernel` found: labels, the bound, the critical path,
+        errors."""
         if g is None:
+            self.bound, self.errors = None, {}
             self.scene.set_errors({})
             self.bound_label.setText("No kernel: add one with <b>New</b> or <b>Import…</b>")
             self._fill_variables(set())
             self.show_message("")
             return
-        self.scene.set_latencies(latencies)
+        self.bound, self.errors = analysis.bound, dict(analysis.errors)
+        self.scene.set_latencies(analysis.latencies)
         variables = set(g.variables)
-        value_text = ""
         critical = ((), (), ())
         if self.bound is not None:
             variables |= set(self.bound.variables)
-            try:
-                value = float(self.bound.evaluate(dict(g.variables)))
-                path = self.bound.critical_path(dict(g.variables))
+            value_text = ""
+            if analysis.path is not None:
+                value, path = analysis.value, analysis.path
                 critical = (path.node_ids, path.edge_ids, path.loop_ids)
                 value_text = f" = <b>{value:,.6g}</b> cycles" if value >= 1e6 else f" = <b>{value:g}</b> cycles"
                 given = ", ".join(f"{k} = {fmt_number(v)}" for k, v in g.variables.items()
                                   if k in self.bound.variables)
                 if given:
                     value_text += f" <span style='color:#5f6368'>({given})</span>"
-                self.bound_label.setToolTip("Critical path: " + path.describe(g))
-            except ModelError as exc:
-                missing = sorted(set(self.bound.variables) - set(g.variables))
-                if missing:  # not an error of the graph: the number needs values
-                    value_text = (f" <span style='color:#5f6368'>(give {', '.join(missing)} a value "
-                                  f"for the number)</span>")
-                else:
-                    self.errors[""] = str(exc)
-            formula = self.bound.formula()
-            self.bound_label.setText(f"Latency bound: <b>{formula}</b>{value_text}")
+                self.bound_label.setToolTip("Critical path: " + analysis.path_text)
+            elif analysis.missing:
+                value_text = (f" <span style='color:#5f6368'>(give {', '.join(analysis.missing)} "
+                              f"a value for the number)</span>")
+            self.bound_label.setText(f"Latency bound: <b>{self.bound.formula()}</b>{value_text}")
         else:
             self.bound_label.setText("Latency bound: <span style='color:#a00000'>—</span> (see the message)")
             self.bound_label.setToolTip("")
@@ -117,17 +223,6 @@ class EditorAnalysis:
         elif not self.pushing:
             self.show_message("")
         self._refresh_selection_panel()
-
-    def _resolve_latencies(self, g) -> dict:
-        table = self._table(g)
-        order = g.order()
-        out = {}
-        for e in g.edges.values():
-            try:
-                out[e.id] = resolve_edge_latency(g, e, table, order)
-            except ModelError:
-                out[e.id] = None
-        return out
 
     def latency_bound_formula(self) -> str:
         return self.bound.formula() if self.bound else ""
