@@ -6,8 +6,10 @@ more in a worker thread). Wall time, the window shown offscreen at 1280×720; me
 
 Target: a move, its undo, an edge added, and showing an analysis's result, each < 100 ms on
 the GUI thread (an edit is interactive; the GUIDE's limit for work on the GUI thread). Also
-reported: when the edge's analysis is shown. The import is reported, not held to a target:
-it builds one graphics item per instruction and per edge on the GUI thread.
+reported: when the edge's analysis is shown; the import: until the first view (the
+instructions, the loops and the first turn of edges) and until every edge is drawn (a big
+graph's edges are drawn in turns of the event loop, with a progress bar), and the longest
+turn.
 
 Run: python benchmarks/bench_gui_kernel.py [--quick]   (--quick: 2·10^3 instructions only)
 """
@@ -52,6 +54,13 @@ def measure(app, path: Path) -> dict:
     editor.import_kernel(str(path))
     app.processEvents()  # shown: the view placed and painted
     out = {"import": time.perf_counter() - t0}
+    turns = [out["import"]]  # the GUI thread's longest stretch: the import, then each turn
+    while editor.scene.drawing():  # a big graph's edges, drawn a turn of the event loop at a time
+        t = time.perf_counter()
+        app.processEvents()
+        turns.append(time.perf_counter() - t)
+    out["drawn"] = time.perf_counter() - t0
+    out["turn"] = max(turns[1:], default=0.0)
     ids = list(editor.graph.instructions)
     stack = editor.document.undo_stack
 
@@ -112,7 +121,8 @@ def main(argv) -> int:
             r = measure(app, kernel_file(Path(tmp), n))
             worst = max(worst, r["move"], r["undo"], r["edge"], r["show"])
             print(f"kernel editor, {r['instructions']} instructions, {r['edges_n']} edges: import "
-                  f"and show {r['import']:.2f} s; move {r['move'] * 1e3:.0f} ms, undo "
+                  f"and first view {r['import']:.2f} s, all edges drawn {r['drawn']:.2f} s (the "
+                  f"longest turn of drawing {r['turn'] * 1e3:.0f} ms); move {r['move'] * 1e3:.0f} ms, undo "
                   f"{r['undo'] * 1e3:.0f} ms, edge added {r['edge'] * 1e3:.0f} ms, its analysis "
                   f"shown after {r['result'] * 1e3:.0f} ms, showing an analysis at most "
                   f"{r['show'] * 1e3:.0f} ms (target < {TARGET_S * 1e3:.0f} ms each on the GUI "

@@ -239,3 +239,64 @@ def test_a_failing_background_analysis_is_a_message(editor, background, monkeypa
     qtbot.waitUntil(lambda: not editor.analysis_busy(), timeout=10_000)
     assert "failed unexpectedly" in editor.message_strip.text() and "cheese" in editor.message_strip.text()
     assert editor.latency_bound_formula() == ""
+
+
+@pytest.fixture
+def in_turns(monkeypatch):
+    """Every graph counts as big: its edges are drawn a few at a time."""
+    from gpumodeler.ui.kernel_editor.scene import KernelScene
+    monkeypatch.setattr(KernelScene, "EDGES_PER_TURN", 5)
+
+
+def _drawn(editor):
+    """What the scene shows of each edge: label, critical mark, route end."""
+    out = {}
+    for eid, item in editor.scene.edge_items.items():
+        end = item.path.elementAt(item.path.elementCount() - 1)
+        out[eid] = (item.label.toPlainText(), item.critical, round(end.x, 6), round(end.y, 6))
+    return out
+
+
+def test_a_big_graph_is_drawn_in_turns(editor, qtbot, monkeypatch):
+    assert editor.import_kernel(str(SAXPY2))
+    whole = _drawn(editor)  # drawn at once: 62 edges
+    from gpumodeler.ui.kernel_editor.scene import KernelScene
+    monkeypatch.setattr(KernelScene, "EDGES_PER_TURN", 5)
+    progress = []
+    editor.scene.drawing_progress.connect(lambda done, total: progress.append((done, total)))
+    editor.show()
+    assert editor.import_kernel(str(SAXPY2))
+    assert editor.scene.drawing() and len(editor.scene.edge_items) == 5  # the first turn
+    assert not editor.drawing_row.isHidden() and "5 of 62" in editor.drawing_label.text()
+    qtbot.waitUntil(lambda: not editor.scene.drawing(), timeout=10_000)
+    assert progress[0] == (5, 62) and progress[-1] == (62, 62) and editor.drawing_row.isHidden()
+    drawn = _drawn(editor)
+    assert sorted(drawn.values()) == sorted(whole.values())  # the same edges, marked alike
+
+
+def test_edits_while_a_graph_is_drawn(editor, in_turns, qtbot):
+    assert editor.import_kernel(str(SAXPY2))
+    assert editor.scene.drawing()
+    ids = list(editor.graph.instructions)
+    editor.scene.edge_requested.emit(ids[0], ids[-1])  # added before its turn comes
+    new = next(reversed(editor.graph.edges))
+    assert new in editor.scene.edge_items
+    late = list(editor.graph.edges)[-5]  # not drawn yet: removed before its turn
+    editor.scene.select_ids([])
+    from gpumodeler.core.commands import RemoveEdge
+    assert editor.push(RemoveEdge(editor.kernel_id, late))
+    qtbot.waitUntil(lambda: not editor.scene.drawing(), timeout=10_000)
+    assert set(editor.scene.edge_items) == set(editor.graph.edges)
+    marked = {eid for eid, item in editor.scene.edge_items.items() if item.critical}
+    assert marked == set(editor.bound.critical_path(dict(editor.graph.variables)).edge_ids)
+
+
+def test_drawing_is_cancelled_with_the_kernel(editor, in_turns, qtbot):
+    kid = editor.import_kernel(str(SAXPY2))
+    assert editor.scene.drawing()
+    editor.drawing_cancel.click()
+    assert not editor.scene.drawing() and editor.drawing_row.isHidden()
+    assert kid not in editor.document.project.kernels and "Undo brings it back" in editor.message_strip.text()
+    editor.document.undo_stack.undo()  # back, and drawn again
+    qtbot.waitUntil(lambda: editor.graph is not None and not editor.scene.drawing(), timeout=10_000)
+    assert set(editor.scene.edge_items) == set(editor.graph.edges)

@@ -14,8 +14,10 @@ takes milliseconds) and the critical path is highlighted. The tool bar is built 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton,
+                               QSplitter, QVBoxLayout, QWidget)
 
+from gpumodeler.core.commands import RemoveKernel
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import Edge, KernelGraph
 from gpumodeler.core.kernel.latency_bound import resolve_edge_latency
@@ -82,6 +84,20 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
         self.message_strip.setWordWrap(True)
         self.message_strip.setTextInteractionFlags(Qt.TextSelectableByMouse)
         self.message_strip.setVisible(False)
+        # while a big kernel's edges are drawn in turns: how far, and a way out
+        self.drawing_row = QWidget()
+        dl = QHBoxLayout(self.drawing_row)
+        dl.setContentsMargins(8, 2, 8, 2)
+        self.drawing_label = QLabel()
+        self.drawing_bar = QProgressBar()
+        self.drawing_bar.setTextVisible(False)
+        self.drawing_cancel = QPushButton("Cancel")
+        self.drawing_cancel.setToolTip("Stop drawing and remove this kernel from the project "
+                                       "(Undo brings it back)")
+        dl.addWidget(self.drawing_label)
+        dl.addWidget(self.drawing_bar, 1)
+        dl.addWidget(self.drawing_cancel)
+        self.drawing_row.setVisible(False)
 
         centre = QWidget()
         cl = QVBoxLayout(centre)
@@ -90,6 +106,7 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
         cl.addWidget(self.view, 1)
         cl.addLayout(bound_row)
         cl.addWidget(self.message_strip)
+        cl.addWidget(self.drawing_row)
         self.splitter = QSplitter(Qt.Horizontal)
         self.splitter.addWidget(self.palette)
         self.splitter.addWidget(centre)
@@ -108,6 +125,8 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
         self.scene.nodes_moved.connect(self.move_instructions)
         self.scene.latency_edited.connect(self._on_latency_edited)
         self.scene.selectionChanged.connect(self._on_scene_selection)
+        self.scene.drawing_progress.connect(self._on_drawing_progress)
+        self.drawing_cancel.clicked.connect(self.cancel_drawing)
         self.properties.edit_requested.connect(self._on_property_edit)
 
     def detach_properties(self):
@@ -150,6 +169,7 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
     def _show_kernel(self) -> None:
         g = self.graph
         analysis = self._analyse()  # done now: each label is made once, with its value
+        self.drawing_row.setVisible(False)  # (the scene says when a big graph is drawn in turns)
         self.scene.set_graph(g, latencies=analysis.latencies if analysis else None)
         for w in (self.palette, self.view, self.table_combo, self.kind_combo, self.loop_iterations):
             w.setEnabled(g is not None)
@@ -252,6 +272,22 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
         self.message_strip.setText(text)
         self.message_strip.setStyleSheet(STRIP_ERROR if error else STRIP_INFO)
         self.message_strip.setVisible(bool(text))
+
+    def _on_drawing_progress(self, done: int, total: int) -> None:
+        self.drawing_row.setVisible(done < total)
+        self.drawing_label.setText(f"Drawing edges: {done:,} of {total:,}")
+        self.drawing_bar.setRange(0, total)
+        self.drawing_bar.setValue(done)
+
+    def cancel_drawing(self) -> None:
+        """Stop drawing the kernel shown and remove it from the project (one undoable
+        step: Undo brings it back, drawn again)."""
+        kid, g = self.kernel_id, self.graph
+        self.scene.stop_drawing()
+        self.drawing_row.setVisible(False)
+        if kid is not None and self.push(RemoveKernel(kid)):
+            self.show_message(f"Stopped drawing {g.name}: it is removed from the project; "
+                              f"Undo brings it back")
 
     # -- user input handlers ---------------------------------------------------------------
     def _set_mode(self, mode: str) -> None:

@@ -8,7 +8,7 @@ by the editor.
 """
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, Qt, Signal
+from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene
 
@@ -34,6 +34,11 @@ class KernelScene(SceneGeometry, QGraphicsScene):
     nodes_moved = Signal(dict, object)  # {id: (x, y)}, merge key of the drag
     instruction_dropped = Signal(str, QPointF)  # opcode, scene position
     latency_edited = Signal(str, str)  # edge id, text ('' = table value)
+    drawing_progress = Signal(int, int)  # edges drawn, edges in all (a big graph, drawn in turns)
+
+    #: edges drawn in one turn of the event loop: a graph with more is drawn in turns
+    #: (~50 ms each), so that the window stays responsive and shows how far it got
+    EDGES_PER_TURN = 600
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -55,6 +60,10 @@ class KernelScene(SceneGeometry, QGraphicsScene):
         self._order: dict | None = None  # program order of the instructions
         self._edge_index: tuple | None = None  # (edges at each instruction, parallel edges)
         self._loop_heights: tuple | None = None  # (the graph's LoopNesting, heights)
+        self._to_draw: tuple | None = None  # (edge ids, how many done) while drawing in turns
+        self._draw_timer = QTimer(self)
+        self._draw_timer.setInterval(0)
+        self._draw_timer.timeout.connect(self._draw_more)
 
     # -- building --------------------------------------------------------------------------
     def set_graph(self, graph: KernelGraph | None, latencies: dict | None = None) -> None:
@@ -63,6 +72,7 @@ class KernelScene(SceneGeometry, QGraphicsScene):
         if self._gesture is not None:
             self._gesture.cancel()
             self._gesture = None
+        self.stop_drawing()
         self.clear()
         self.node_items.clear()
         self.edge_items.clear()
@@ -80,13 +90,52 @@ class KernelScene(SceneGeometry, QGraphicsScene):
                 self._add_node(ins)
             # each edge labelled and routed before it enters the scene: the scene's index
             # takes it once, where it is (not once empty, then again for each change)
-            for e in graph.edges.values():
-                self._add_edge(e, route=True)
+            if len(graph.edges) <= self.EDGES_PER_TURN:
+                for e in graph.edges.values():
+                    self._add_edge(e, route=True)
+            else:
+                self._to_draw = (list(graph.edges), 0)
             for lp in graph.loops.values():
                 self._put_loop(lp)
         finally:
             self._building = False
         self._refresh_loops()
+        if self._to_draw is not None:
+            self._draw_more()  # the first turn now, the others as the event loop turns
+            if self._to_draw is not None:
+                self._draw_timer.start()
+
+    def drawing(self) -> bool:
+        """Edges of the graph are still to be drawn (a big graph, drawn in turns)."""
+        return self._to_draw is not None
+
+    def stop_drawing(self) -> None:
+        self._draw_timer.stop()
+        self._to_draw = None
+
+    def _draw_more(self) -> None:
+        """Draw the next :data:`EDGES_PER_TURN` edges of the graph (those an edit added
+        meanwhile are drawn already; those it removed are skipped), marked as the analysis
+        says."""
+        if self._to_draw is None or self.graph is None:
+            self.stop_drawing()
+            return
+        ids, done = self._to_draw
+        end = min(done + self.EDGES_PER_TURN, len(ids))
+        edges, critical = self.graph.edges, self._critical[1]
+        for eid in ids[done:end]:
+            e = edges.get(eid)
+            if e is None or eid in self.edge_items:
+                continue
+            item = self._add_edge(e, route=True)
+            if eid in critical:
+                item.set_critical(True)
+                self._critical_items.add(item)
+        if end == len(ids):
+            self.stop_drawing()
+        else:
+            self._to_draw = (ids, end)
+        self.drawing_progress.emit(end, len(ids))
 
     def _add_node(self, ins) -> InstructionItem:
         item = InstructionItem(ins.id)
