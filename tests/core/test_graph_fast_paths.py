@@ -261,48 +261,7 @@ def test_scalar_numeric_pass_is_the_array_pass(seed):
     assert type(scalar) is type(np.maximum(0.0, 1.0)) and scalar == arrays[0]
 
 
-# -- the critical path's back pointers -----------------------------------------------------
-def tracked_pass(region, loop_weight, sources):
-    """The numeric pass with its back map made as it goes (as it was): a predecessor is
-    taken when its arrival is ``>=`` the best so far."""
-    dist, back = {}, {}
-    for n in region.topo:
-        best = 0.0 if sources is None or n in sources else -np.inf
-        choice = None
-        for pred, w, step in region.preds.get(n, ()):
-            cand = dist[pred] + (loop_weight[w[1]] if isinstance(w, tuple) else w)
-            if cand >= best:
-                best, choice = cand, (pred, step)
-        dist[n], back[n] = best, choice
-    return dist, back
-
-
-@pytest.mark.parametrize("seed", range(30))
-def test_back_pointers_are_the_tracked_choices(seed):
-    """Asked for a node's choice after the pass, the back pointers give the one the tracking
-    pass took, ties included (integer latencies and loop weights make many), and following
-    them from a node gives the same steps."""
-    from gpumodeler.core.kernel.latency_bound import _walk
-    from gpumodeler.core.kernel.loop_regions import _longest_scalar
-
-    rng = random.Random(seed)
-    bound = analyze(from_dict(random_kernel(500 + seed, n=rng.randint(5, 80),
-                                            loops=rng.randint(0, 10))))
-    weight = {lid: float(rng.choice([0, 3, 12, 24])) for lid in bound.regions if lid is not None}
-    for region in bound.regions.values():
-        starts = [None] + [{start} for start, _, _, _ in region.carried]
-        for sources in starts:
-            dist, back = _longest_scalar(region, weight, sources, track=True)
-            want_dist, want_back = tracked_pass(region, weight, sources)
-            assert dist == want_dist
-            assert {n: back.get(n) for n in region.topo} == want_back
-            for n in region.topo:
-                assert back[n] == want_back[n]
-                assert _walk(back, n) == _walk(want_back, n)
-    with pytest.raises(KeyError):
-        _longest_scalar(bound.regions[None], weight, None, track=True)[1]["no such node"]
-
-
+# -- the latency bound's edge tables ------------------------------------------------------
 def test_lazy_edge_tables_are_the_dicts():
     """The latency bound's edge tables, made when first used, are the dicts they stand for."""
     from gpumodeler.core.kernel.collapse import LazyTable, plain

@@ -52,8 +52,8 @@ from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.latency_forms import _symbolic
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-from gpumodeler.core.kernel.loop_regions import (_BackPointers, _build_regions, _longest,
-                                                 _loop_structure, _place_edges)
+from gpumodeler.core.kernel.loop_regions import (_build_regions, _longest, _loop_structure,
+                                                 _place_edges)
 
 MAX_FORMS = 16
 #: dominance comparisons allowed per instruction before the symbolic pass gives up
@@ -256,16 +256,13 @@ class LatencyBound:
 # make a reference cycle holding every back map until the cyclic collector's next full pass.
 def _walk(back_map, node, stop_edge=None) -> list:
     """The steps back from ``node`` to where its path starts, in path order."""
-    if back_map.__class__ is _BackPointers:
-        steps = back_map.steps_to(node)
-    else:
-        steps = []
-        while node is not None:
-            entry = back_map.get(node)
-            if entry is None:
-                break
-            node, step = entry
-            steps.append(step)
+    steps = []
+    while node is not None:
+        entry = back_map.get(node)
+        if entry is None:
+            break
+        node, step = entry
+        steps.append(step)
     steps.reverse()
     if stop_edge is not None:
         steps.append(stop_edge)

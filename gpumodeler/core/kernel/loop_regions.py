@@ -66,13 +66,25 @@ def _longest(region: _Region, loop_weight: dict, sources=None, track=False, scal
 
 def _longest_scalar(region: _Region, loop_weight: dict, sources, track):
     """:func:`_longest` when every value is a number: ``max(best, cand)`` is ``cand`` only
-    when ``cand > best``, as written here. With ``track`` the back map is a
-    :class:`_BackPointers`, which finds a node's choice when asked (the critical path asks
-    only for the nodes on it)."""
+    when ``cand > best``, as written here."""
     dist: dict = {}
     neg = -math.inf
     preds_of = region.preds.get
     everywhere = sources is None  # every node may start a path
+    if track:
+        back: dict = {}
+        for n in region.topo:
+            best = 0.0 if everywhere or n in sources else neg
+            choice = None
+            preds = preds_of(n)
+            if preds is not None:
+                for pred, w, step in preds:
+                    cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
+                    if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
+                        best, choice = cand, (pred, step)
+            back[n] = choice
+            dist[n] = best
+        return dist, back
     for n in region.topo:
         best = 0.0 if everywhere or n in sources else neg
         preds = preds_of(n)
@@ -82,51 +94,7 @@ def _longest_scalar(region: _Region, loop_weight: dict, sources, track):
                 if cand > best:
                     best = cand
         dist[n] = best
-    return (dist, _BackPointers(region, loop_weight, dist)) if track else dist
-
-
-class _BackPointers:
-    """The back map of :func:`_longest` with ``track`` for numbers, a node's entry worked
-    out when asked: ``(pred, step)`` of the last predecessor whose arrival equals the node's
-    (the choice of the tracking pass, which takes a predecessor when ``cand >= best``, so
-    ties go to arriving paths and to later predecessors), or None when the path starts
-    there. The arrivals are those of the pass, so the comparison is exact."""
-
-    __slots__ = ("_preds", "_weight", "_dist")
-
-    def __init__(self, region: _Region, loop_weight: dict, dist: dict):
-        self._preds, self._weight, self._dist = region.preds, loop_weight, dist
-
-    def get(self, node, default=None):
-        dist = self._dist
-        if node not in dist:
-            return default
-        arrival, choice, weight = dist[node], None, self._weight
-        for pred, w, step in self._preds.get(node, ()):
-            if dist[pred] + (weight[w[1]] if w.__class__ is tuple else w) == arrival:
-                choice = (pred, step)
-        return choice
-
-    def __getitem__(self, node):
-        if node not in self._dist:
-            raise KeyError(node)
-        return self.get(node)
-
-    def steps_to(self, node) -> list:
-        """The steps back from ``node`` to where its path starts, last step first: what
-        following :meth:`get` from ``node`` gives, in one loop."""
-        dist, weight, preds_of = self._dist, self._weight, self._preds.get
-        steps = []
-        while node is not None and node in dist:
-            arrival, choice = dist[node], None
-            for pred, w, step in preds_of(node, ()):
-                if dist[pred] + (weight[w[1]] if w.__class__ is tuple else w) == arrival:
-                    choice = pred, step
-            if choice is None:
-                break
-            node, step = choice
-            steps.append(step)
-        return steps
+    return dist
 
 
 def _loop_structure(graph: KernelGraph):
