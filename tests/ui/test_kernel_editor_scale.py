@@ -300,3 +300,35 @@ def test_drawing_is_cancelled_with_the_kernel(editor, in_turns, qtbot):
     editor.document.undo_stack.undo()  # back, and drawn again
     qtbot.waitUntil(lambda: editor.graph is not None and not editor.scene.drawing(), timeout=10_000)
     assert set(editor.scene.edge_items) == set(editor.graph.edges)
+
+
+def _edges_end_at_their_nodes(editor):
+    """Every edge's route starts and ends at (the boxes of) its two instructions, and every
+    loop's region holds its instructions."""
+    scene = editor.scene
+    for eid, item in scene.edge_items.items():
+        e = editor.graph.edges[eid]
+        route = item.path
+        first, last = route.elementAt(0), route.elementAt(route.elementCount() - 1)
+        for point, node in ((first, e.src), (last, e.dst)):
+            box = scene.node_items[node].sceneBoundingRect().adjusted(-25, -25, 25, 25)
+            assert box.contains(QPointF(point.x, point.y)), (eid, node)
+    for lid, loop in scene.loop_items.items():
+        region = loop.sceneBoundingRect()
+        for nid in editor.graph.loops[lid].members:
+            assert region.contains(scene.node_items[nid].sceneBoundingRect()), (lid, nid)
+
+
+def test_edges_and_loops_follow_a_layout_of_every_instruction(editor, qtbot):
+    """An auto-layout moves every instruction in one command: edges and loop regions follow
+    once it is done (each loop fitted once, not once per member), and again after its undo."""
+    assert editor.import_kernel(str(SAXPY2))
+    editor.show()
+    editor.view.resize(300, 900)  # a tall view: a layout unlike the file's
+    before = {n: (i.x, i.y) for n, i in editor.graph.instructions.items()}
+    assert editor.auto_layout()
+    assert {n: (i.x, i.y) for n, i in editor.graph.instructions.items()} != before
+    _edges_end_at_their_nodes(editor)  # no event loop turn needed: the command is done
+    editor.document.undo_stack.undo()
+    assert {n: (i.x, i.y) for n, i in editor.graph.instructions.items()} == before
+    _edges_end_at_their_nodes(editor)

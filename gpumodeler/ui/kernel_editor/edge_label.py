@@ -12,6 +12,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsTextItem
 
+from .detail import zoomed_out
+
 #: Edge labels (latencies): point size and the backing that keeps them legible over lines.
 LABEL_PT = 10.0
 LABEL_BACKING = QColor(255, 255, 255, 215)
@@ -136,8 +138,8 @@ class EdgeLabel(QGraphicsItem):
         return self._rect
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        if self._editing:
-            return  # the editor shows the text
+        if self._editing or zoomed_out(option, painter):
+            return  # the editor shows the text; or too small to read
         # a light backing, so that a label stays legible where edges cross under it
         painter.setPen(Qt.NoPen)
         painter.setBrush(LABEL_BACKING)

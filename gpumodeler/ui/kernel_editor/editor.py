@@ -137,8 +137,13 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
         return self.properties
 
     def document_connections(self, document):
+        # a command or its undo done: the instructions it placed take their edges and loops
         return ((document.changed, self._on_changed), (document.refused, self._on_refused),
-                (document.selection_changed, self._on_document_selection))
+                (document.selection_changed, self._on_document_selection),
+                (document.undo_stack.indexChanged, self._command_finished))
+
+    def _command_finished(self, _index: int) -> None:
+        self.scene.flush_moves()
 
     def show_project(self) -> None:
         self.kernel_id = None
@@ -225,7 +230,8 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
             if graph_event == "properties_changed":
                 self._sync_kernel_properties()
             if graph_event == "instruction_changed" and self._placed_only(item):
-                self._refresh_selection_panel()  # its label may be shown there
+                if self.properties.kind == "instruction" and self.properties.item_id == item.id:
+                    self.properties.show_instruction(item)  # its label may be shown there
             else:
                 self._analysis_stale = True
                 self._schedule_analysis()

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QGraphicsItem
 
 from gpumodeler.core.kernel.layout import NODE_H, NODE_W
 
+from .detail import overview, zoomed_out
 from .edge_label import LABEL_PT, EdgeLabel  # noqa: F401  (LABEL_PT re-exported)
 
 #: How far an arc between two instructions of a column bows out: within the gutter between
@@ -108,8 +109,14 @@ class InstructionItem(Marks, QGraphicsItem):
                 "right": QPointF(r.right(), r.center().y())}[side]
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.Antialiasing)
         rect = QRectF(0, 0, NODE_W, NODE_H)
+        if zoomed_out(option, painter):  # a box in its unit's colour, marked as below
+            painter.setPen(QPen(ERROR if self.error else SELECTED if self.isSelected()
+                                else CRITICAL if self.critical else QColor("#9aa0a6"), 1.0))
+            painter.setBrush(UNIT_COLOURS.get(self.unit, QColor("#888")).lighter(160))
+            painter.drawRect(rect)
+            return
+        painter.setRenderHint(QPainter.Antialiasing)
         if self.error:
             pen = QPen(ERROR, 2.5)
         elif self.isSelected():
@@ -278,7 +285,9 @@ class EdgeItem(Marks, QGraphicsItem):
         return stroker.createStroke(self.path)
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.Antialiasing)
+        if not (self.critical or self.error or self.isSelected()) and overview(option, painter):
+            return  # an unmarked edge in an overview: a blur of sub-pixel lines
+        painter.setRenderHint(QPainter.Antialiasing, not zoomed_out(option, painter))
         colour, style = EDGE_STYLES.get(self.kind, (QColor("#888"), Qt.SolidLine))
         width = 1.3
         if self.critical:
@@ -332,7 +341,8 @@ class LoopItem(Marks, QGraphicsItem):
         return p
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
-        painter.setRenderHint(QPainter.Antialiasing)
+        detailed = not zoomed_out(option, painter)
+        painter.setRenderHint(QPainter.Antialiasing, detailed)
         fill = QColor(80, 140, 230, 28 + 10 * self.depth)
         border = QColor(80, 140, 230, 150)
         if self.critical:
@@ -343,6 +353,8 @@ class LoopItem(Marks, QGraphicsItem):
         painter.setPen(pen)
         painter.setBrush(fill)
         painter.drawRoundedRect(self.rect, 12, 12)
+        if not detailed:
+            return  # a title too small to read
         f = QFont(painter.font())
         f.setBold(True)
         painter.setFont(f)

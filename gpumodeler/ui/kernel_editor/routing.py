@@ -116,14 +116,37 @@ class SceneGeometry:
             self._loop_heights = (nesting, height)
         return self._loop_heights
 
-    def _refresh_loops(self, node_id: str | None = None) -> None:
+    def _moved_later(self, node_id: str) -> None:
+        """``node_id`` was placed by a command: its edges and loops follow when the command
+        is done (:meth:`flush_moves`; an auto-layout moves every instruction, and each loop
+        is then fitted once, not once per member)."""
+        self._pending_moves.add(node_id)
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
+    def flush_moves(self) -> None:
+        """Route the edges and fit the loops of the instructions placed since last time."""
+        self._flush_timer.stop()
+        nodes, self._pending_moves = self._pending_moves, set()
+        if not nodes or self.graph is None or self._building:
+            return
+        at = self._edges_index()[0]
+        self._route({eid for n in nodes for eid in at.get(n, ())})
+        nesting = self.graph.nesting()
+        self._refresh_loops(loop_ids={lid for n in nodes if n in self.graph.instructions
+                                      for lid in nesting.enclosing(n)})
+
+    def _refresh_loops(self, node_id: str | None = None, loop_ids=None) -> None:
         """Fit every loop's region around its instructions, or only the loops holding
-        ``node_id`` (a node moved)."""
+        ``node_id`` (a node moved), or the loops ``loop_ids``."""
         if self.graph is None or self._building:
             return
         loops = self.graph.loops
         nesting, height = self._heights()
-        chosen = loops if node_id is None else nesting.enclosing(node_id)
+        if loop_ids is not None:
+            chosen = [lid for lid in loop_ids if lid in loops]
+        else:
+            chosen = loops if node_id is None else nesting.enclosing(node_id)
         for lid in chosen:
             lp = loops[lid]
             item = self.loop_items.get(lid) or self._put_loop(lp)

@@ -64,6 +64,11 @@ class KernelScene(SceneGeometry, QGraphicsScene):
         self._draw_timer = QTimer(self)
         self._draw_timer.setInterval(0)
         self._draw_timer.timeout.connect(self._draw_more)
+        self._pending_moves: set = set()  # instructions placed, whose edges follow (flush_moves)
+        self._flush_timer = QTimer(self)
+        self._flush_timer.setSingleShot(True)
+        self._flush_timer.setInterval(0)
+        self._flush_timer.timeout.connect(self.flush_moves)
 
     # -- building --------------------------------------------------------------------------
     def set_graph(self, graph: KernelGraph | None, latencies: dict | None = None) -> None:
@@ -73,6 +78,7 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             self._gesture.cancel()
             self._gesture = None
         self.stop_drawing()
+        self._pending_moves = set()
         self.clear()
         self.node_items.clear()
         self.edge_items.clear()
@@ -212,7 +218,7 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             self._set_node_content(item, payload)
             if (item.pos().x(), item.pos().y()) != (payload.x, payload.y):
                 item.setPos(payload.x, payload.y)
-                self._node_moved(payload.id)
+                self._moved_later(payload.id)
         elif event == "instruction_removed":
             item = self.node_items.pop(payload.id, None)
             if item is not None:
