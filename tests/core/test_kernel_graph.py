@@ -150,6 +150,49 @@ def test_remove_instruction_drops_its_edges_and_loop_membership():
     assert index == 1 and [e.id for e in edges] == ["e1"] and g.loops["L"].members == {"n2"}
 
 
+def test_remove_instruction_of_nested_loops():
+    """An instruction of nested loops leaves each of them (the inner one first, else the outer
+    one would partly overlap it), and the command's undo puts it back in all of them."""
+    from gpumodeler.core.commands import RemoveInstruction
+    from gpumodeler.core.project import Project
+
+    g = chain(6)
+    for i in range(1, 6):
+        g.add_edge(Edge(f"c{i}", f"n{i - 1}", f"n{i}", "ilp"))
+    g.add_loop(Loop.make("outer", ["n0", "n1", "n2", "n3", "n4"], "a"))
+    g.add_loop(Loop.make("inner", ["n1", "n2", "n3"], 4))
+    g.add_loop(Loop.make("one", ["n2"], 2))
+    before = to_dict(g)
+    project = Project("p")
+    project.put_kernel("k", g)
+    cmd = RemoveInstruction("k", "n2")
+    cmd.do(project)
+    assert g.loops["outer"].members == {"n0", "n1", "n3", "n4"} and "one" not in g.loops
+    assert g.loops["inner"].members == {"n1", "n3"} and "n2" not in g.instructions
+    assert not [e for e in g.edges.values() if "n2" in (e.src, e.dst)]
+    cmd.undo(project)
+    restored = to_dict(g)
+    assert restored["instructions"] == before["instructions"]
+    assert sorted(map(str, restored["edges"])) == sorted(map(str, before["edges"]))
+    assert {lp["id"]: sorted(lp["members"]) for lp in restored["loops"]} == \
+        {lp["id"]: sorted(lp["members"]) for lp in before["loops"]}
+
+
+def test_a_refused_removal_changes_nothing():
+    """Removing the one instruction that tells two nested loops apart would leave them with
+    the same instructions: refused, and the graph is as it was (edges, loops, their order)."""
+    g = chain(4)
+    for i in range(1, 4):
+        g.add_edge(Edge(f"c{i}", f"n{i - 1}", f"n{i}", "ilp"))
+    g.add_loop(Loop.make("outer", ["n0", "n1", "n2"], "a"))
+    g.add_loop(Loop.make("inner", ["n1", "n2"], 4))
+    g.add_loop(Loop.make("innermost", ["n2"], 2))
+    before = to_dict(g)
+    with pytest.raises(GraphError, match="same instructions"):
+        g.remove_instruction("n0")
+    assert to_dict(g) == before
+
+
 def random_looped_graph(data, n):
     """A random program with ILP chain, forward dependencies and 0-3 loops (with back edges)."""
     g = chain(n)

@@ -332,3 +332,32 @@ def test_edges_and_loops_follow_a_layout_of_every_instruction(editor, qtbot):
     editor.document.undo_stack.undo()
     assert {n: (i.x, i.y) for n, i in editor.graph.instructions.items()} == before
     _edges_end_at_their_nodes(editor)
+
+
+def test_deleting_instructions_of_nested_loops(editor, tmp_path, qtbot):
+    """A selection inside two nested loops is deleted in one step (each instruction leaves the
+    inner loop first), the loops fit what is left, and undo brings everything back."""
+    names = [f"n{i}" for i in range(60)]
+    path = tmp_path / "nested.json"
+    path.write_text(json.dumps({  # a loop, and in it the same loop less its first instruction
+        "format": "gpumodeler-kernel", "version": 1, "latency_table": "maxwell-volkov",
+        "variables": {"a": 10, "b": 3},
+        "instructions": [{"id": n, "opcode": "FADD"} for n in names],
+        "edges": [{"from": a, "to": b, "kind": "ilp"} for a, b in zip(names, names[1:])]
+                 + [{"from": names[-1], "to": names[0], "kind": "branch", "latency": 12},
+                    {"from": names[-1], "to": names[1], "kind": "branch", "latency": 12}],
+        "loops": [{"id": "L0", "iterations": "b", "members": names},
+                  {"id": "L1", "iterations": "a", "members": names[1:]}]}))
+    assert editor.import_kernel(str(path))
+    before = {k: sorted(lp.members) for k, lp in editor.graph.loops.items()}
+    gone = list(editor.graph.instructions)[10:20]
+    editor.scene.select_ids(gone)
+    assert editor.scene.selected_ids()[0] == gone  # in program order
+    assert editor.delete_selection()
+    assert not set(gone) & set(editor.graph.instructions)
+    assert all(not set(gone) & lp.members for lp in editor.graph.loops.values())
+    _edges_end_at_their_nodes(editor)
+    editor.document.undo_stack.undo()
+    assert {k: sorted(lp.members) for k, lp in editor.graph.loops.items()} == before
+    assert set(gone) <= set(editor.graph.instructions)
+    _edges_end_at_their_nodes(editor)

@@ -139,14 +139,26 @@ class KernelGraph:
         ins = self._need(self.instructions, node_id, "instruction")
         index = list(self.instructions).index(node_id)
         removed_edges = self.edges_of(node_id)
-        for e in removed_edges:
-            self.remove_edge(e.id)
         loops_before = [lp for lp in self.loops.values() if node_id in lp.members]
+        # The loops first, innermost first: a loop left without the instruction still lies
+        # inside the loops around it, which have it until their turn. One may be refused (it
+        # would be left with another loop's instructions): then the loops done are put back
+        # and nothing else was touched.
+        shrunk: list = []
+        try:
+            for lp in sorted(loops_before, key=lambda lp: len(lp.members)):
+                if len(lp.members) > 1:
+                    self.update_loop(lp.id, members=lp.members - {node_id})
+                    shrunk.append(lp)
+        except GraphError:
+            for lp in reversed(shrunk):
+                self.update_loop(lp.id, members=lp.members)
+            raise
         for lp in loops_before:
             if len(lp.members) == 1:
                 self.remove_loop(lp.id)
-            else:
-                self.update_loop(lp.id, members=lp.members - {node_id})
+        for e in removed_edges:
+            self.remove_edge(e.id)
         del self.instructions[node_id]
         self._emit("instruction_removed", ins)
         return ins, index, removed_edges, loops_before

@@ -100,7 +100,10 @@ class _AnalysisJob(QRunnable):
         except Exception as exc:  # a bug must not take the application down: report it
             result = KernelAnalysis(None, {}, {"": f"the analysis failed unexpectedly "
                                                  f"({type(exc).__name__}: {exc})"})
-        self.signals.finished.emit(self.generation, result)
+        try:
+            self.signals.finished.emit(self.generation, result)
+        except RuntimeError:  # the application is closing: no one is left to show it to
+            pass
 
 
 class EditorAnalysis:

@@ -124,17 +124,31 @@ class SceneGeometry:
         if not self._flush_timer.isActive():
             self._flush_timer.start()
 
+    def _refit_loops_later(self) -> None:
+        """Instructions or loops were added or removed: every loop is fitted again when the
+        command is done (:meth:`flush_moves`; deleting a selection removes them one by one)."""
+        self._refit_all = True
+        if not self._flush_timer.isActive():
+            self._flush_timer.start()
+
     def flush_moves(self) -> None:
-        """Route the edges and fit the loops of the instructions placed since last time."""
+        """Route the edges and fit the loops of the instructions placed since last time, and
+        every loop when instructions or loops were added or removed."""
         self._flush_timer.stop()
         nodes, self._pending_moves = self._pending_moves, set()
-        if not nodes or self.graph is None or self._building:
+        refit_all, self._refit_all = self._refit_all, False
+        if self.graph is None or self._building:
+            return
+        if refit_all:
+            self._refresh_loops()
+        if not nodes:
             return
         at = self._edges_index()[0]
         self._route({eid for n in nodes for eid in at.get(n, ())})
-        nesting = self.graph.nesting()
-        self._refresh_loops(loop_ids={lid for n in nodes if n in self.graph.instructions
-                                      for lid in nesting.enclosing(n)})
+        if not refit_all:
+            nesting = self.graph.nesting()
+            self._refresh_loops(loop_ids={lid for n in nodes if n in self.graph.instructions
+                                          for lid in nesting.enclosing(n)})
 
     def _refresh_loops(self, node_id: str | None = None, loop_ids=None) -> None:
         """Fit every loop's region around its instructions, or only the loops holding

@@ -65,6 +65,7 @@ class KernelScene(SceneGeometry, QGraphicsScene):
         self._draw_timer.setInterval(0)
         self._draw_timer.timeout.connect(self._draw_more)
         self._pending_moves: set = set()  # instructions placed, whose edges follow (flush_moves)
+        self._refit_all = False  # every loop to be fitted again (flush_moves)
         self._flush_timer = QTimer(self)
         self._flush_timer.setSingleShot(True)
         self._flush_timer.setInterval(0)
@@ -78,7 +79,7 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             self._gesture.cancel()
             self._gesture = None
         self.stop_drawing()
-        self._pending_moves = set()
+        self._pending_moves, self._refit_all = set(), False
         self.clear()
         self.node_items.clear()
         self.edge_items.clear()
@@ -210,7 +211,7 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             self._order = None
         if event == "instruction_added":
             self._add_node(payload)
-            self._refresh_loops()
+            self._refit_loops_later()
         elif event == "instruction_changed":
             item = self.node_items.get(payload.id)
             if item is None:
@@ -223,7 +224,8 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             item = self.node_items.pop(payload.id, None)
             if item is not None:
                 self.removeItem(item)
-            self._refresh_loops()
+            self._pending_moves.discard(payload.id)
+            self._refit_loops_later()
         elif event in ("edge_added", "edge_changed"):
             item = self.edge_items.get(payload.id)
             old_pair = item.pair if item is not None else None
@@ -243,12 +245,12 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             self._route_pairs({frozenset((payload.src, payload.dst))})
         elif event in ("loop_added", "loop_changed"):
             self._put_loop(payload)
-            self._refresh_loops()
+            self._refit_loops_later()
         elif event == "loop_removed":
             item = self.loop_items.pop(payload.id, None)
             if item is not None:
                 self.removeItem(item)
-            self._refresh_loops()
+            self._refit_loops_later()
         elif event == "properties_changed":
             self.refresh_edge_labels()
 
@@ -325,11 +327,26 @@ class KernelScene(SceneGeometry, QGraphicsScene):
 
     # -- selection -------------------------------------------------------------------------
     def selected_ids(self) -> tuple[list, list, list]:
-        """(instruction ids, edge ids, loop ids) selected, in graph order."""
-        sel = set(self.selectedItems())
-        nodes = [n for n, it in self.node_items.items() if it in sel]
-        edges = [e for e, it in self.edge_items.items() if it in sel]
-        loops = [l for l, it in self.loop_items.items() if it in sel]
+        """(instruction ids, edge ids, loop ids) selected, in graph order. Found from the
+        selected items, not by a look at every item: it is asked each time the selection
+        changes, which a delete of many instructions does once per instruction."""
+        nodes, edges, loops = [], [], []
+        for it in self.selectedItems():
+            if isinstance(it, InstructionItem):
+                if self.node_items.get(it.node_id) is it:
+                    nodes.append(it.node_id)
+            elif isinstance(it, EdgeItem):
+                if self.edge_items.get(it.edge_id) is it:
+                    edges.append(it.edge_id)
+            elif isinstance(it, LoopItem) and self.loop_items.get(it.loop_id) is it:
+                loops.append(it.loop_id)
+        if self.graph is not None:
+            for ids, table in ((nodes, self.graph.instructions), (edges, self.graph.edges),
+                               (loops, self.graph.loops)):
+                if len(ids) > 1:
+                    position = {k: i for i, k in enumerate(table)} if table is not \
+                        self.graph.instructions else self._program_order()
+                    ids.sort(key=lambda k: position.get(k, -1))
         return nodes, edges, loops
 
     def select_ids(self, ids) -> None:
