@@ -5,8 +5,8 @@ of :class:`~gpumodeler.ui.kernel_editor.scene.KernelScene`).
 A kernel imported from SASS has 10^4 instructions and more, so what a change needs is found
 through indexes kept until the graph changes: the edges at each instruction and between each
 pair (parallel edges share lanes), the program order, and the loops' heights from the graph's
-nesting. A moved instruction re-routes its own edges and fits the loops holding it, nothing
-else.
+nesting. Moved instructions re-route their own edges and fit the loops holding them, nothing
+else (:meth:`SceneGeometry.flush_moves`).
 """
 from __future__ import annotations
 
@@ -65,14 +65,11 @@ class SceneGeometry:
         if edge_id in lanes.get(pair, ()):
             lanes[pair].remove(edge_id)
 
-    def _route_all(self, node_id: str | None = None) -> None:
-        """Route every edge, or only the edges at ``node_id`` (a node moved)."""
+    def _route_all(self) -> None:
+        """Route every edge."""
         if self.graph is None or self._building:
             return
-        if node_id is None:
-            self._route(self.graph.edges)
-        else:
-            self._route(self._edges_index()[0].get(node_id, ()))
+        self._route(self.graph.edges)
 
     def _route_pairs(self, pairs) -> None:
         """Route the edges between each pair of instructions (a frozenset; None: none)."""
@@ -132,8 +129,9 @@ class SceneGeometry:
             self._flush_timer.start()
 
     def flush_moves(self) -> None:
-        """Route the edges and fit the loops of the instructions placed since last time, and
-        every loop when instructions or loops were added or removed."""
+        """Route the edges and fit the loops of the instructions placed since last time (by
+        a command, or dragged), and every loop when instructions or loops were added or
+        removed."""
         self._flush_timer.stop()
         nodes, self._pending_moves = self._pending_moves, set()
         refit_all, self._refit_all = self._refit_all, False
@@ -150,17 +148,14 @@ class SceneGeometry:
             self._refresh_loops(loop_ids={lid for n in nodes if n in self.graph.instructions
                                           for lid in nesting.enclosing(n)})
 
-    def _refresh_loops(self, node_id: str | None = None, loop_ids=None) -> None:
-        """Fit every loop's region around its instructions, or only the loops holding
-        ``node_id`` (a node moved), or the loops ``loop_ids``."""
+    def _refresh_loops(self, loop_ids=None) -> None:
+        """Fit every loop's region around its instructions, or only the loops
+        ``loop_ids``."""
         if self.graph is None or self._building:
             return
         loops = self.graph.loops
         nesting, height = self._heights()
-        if loop_ids is not None:
-            chosen = [lid for lid in loop_ids if lid in loops]
-        else:
-            chosen = loops if node_id is None else nesting.enclosing(node_id)
+        chosen = loops if loop_ids is None else [lid for lid in loop_ids if lid in loops]
         for lid in chosen:
             lp = loops[lid]
             item = self.loop_items.get(lid) or self._put_loop(lp)

@@ -254,12 +254,6 @@ class KernelScene(SceneGeometry, QGraphicsScene):
         elif event == "properties_changed":
             self.refresh_edge_labels()
 
-    def _node_moved(self, node_id: str) -> None:
-        if self._building or self.graph is None:
-            return
-        self._route_all(node_id)
-        self._refresh_loops(node_id)
-
     # -- what the analysis says ------------------------------------------------------------
     def set_latencies(self, latencies: dict) -> None:
         """{edge id: cycles or None (unknown)} as resolved by the analysis. Only the labels
@@ -344,8 +338,10 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             for ids, table in ((nodes, self.graph.instructions), (edges, self.graph.edges),
                                (loops, self.graph.loops)):
                 if len(ids) > 1:
-                    position = {k: i for i, k in enumerate(table)} if table is not \
-                        self.graph.instructions else self._program_order()
+                    if table is self.graph.instructions:
+                        position = self._program_order()
+                    else:
+                        position = dict(zip(table, range(len(table))))
                     ids.sort(key=lambda k: position.get(k, -1))
         return nodes, edges, loops
 
@@ -380,8 +376,10 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             event.accept()
             return
         super().mouseMoveEvent(event)
-        for node_id in self._move.dragged():  # their edges and loops follow them
-            self._node_moved(node_id)
+        dragged = self._move.dragged()
+        if dragged:  # their edges and loops follow them as they go
+            self._pending_moves.update(dragged)
+            self.flush_moves()
 
     def mouseReleaseEvent(self, event):
         if self._gesture is not None:
