@@ -66,6 +66,7 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
     else:
         eids = srcs = dsts = []
         weights = np.zeros(0)
+        src_o = dst_o = np.zeros(0, np.int64)
     # every item of every region numbered, the regions laid end to end in ``items`` order
     flat = list(chain.from_iterable(items.values()))
     sizes = np.fromiter(map(len, items.values()), np.int64, len(items))
@@ -73,14 +74,12 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
     region_of = np.repeat(np.arange(len(items)), sizes)  # item number -> region number
     number = dict(zip(flat, range(len(flat))))
     rnum = dict(zip(rids, range(len(rids))))
-    m = len(edges)
     # each instruction's item number, by program order (``order`` numbers them 0, 1, ...)
     node_number = np.fromiter(map(number.__getitem__, graph.instructions), np.int64,
                               len(graph.instructions))
-    s_g = node_number[src_o] if m else np.zeros(0, np.int64)
-    d_g = node_number[dst_o] if m else np.zeros(0, np.int64)
+    s_g, d_g = node_number[src_o], node_number[dst_o]
     reg = region_of[s_g]  # an instruction is an item of its innermost loop's region
-    back = src_o >= dst_o if m else np.zeros(0, bool)
+    back = src_o >= dst_o
     crossing = np.flatnonzero(reg != region_of[d_g])
     for i in crossing.tolist():  # climb to the loop holding both ends
         src, dst = srcs[i], dsts[i]
@@ -229,7 +228,7 @@ def _weights(graph, table, order, edges, kind, explicit, taken, src_o, dst_o):
                 code[key] = k
             per_node = np.fromiter(map(code.__getitem__, producers), np.int64, len(producers))
             key = per_node[src_o[dep]] * 2 + (kind[dep] == _MEMORY)
-            uniq, first, inverse = np.unique(key, return_index=True, return_inverse=True)
+            _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
             values = [resolve_edge_latency(graph, edges[dep[f]], table, order)
                       for f in first.tolist()]
             w[dep] = np.asarray(values, float)[inverse]

@@ -113,7 +113,7 @@ class EditorAnalysis:
 
     #: kernels of this many instructions or more are analysed in a worker after an edit
     BACKGROUND_FROM = 5000
-    _generation = 0  # of the analysis last asked for (the editor sets its own)
+    _generation: int  # of the analysis last asked for (the editor sets it)
     _jobs: dict  # generation -> its job, running in the background (the editor's own)
 
     def _schedule_analysis(self) -> None:
