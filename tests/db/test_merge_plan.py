@@ -12,7 +12,7 @@ from gpumodeler.db.errors import UnresolvedConflicts
 from gpumodeler.db.merge import make_resolver, plan_merge
 from gpumodeler.db.store import read_raw
 from test_sharing_at_scale import (  # noqa: F401 (fixtures)
-    _merge_reference, _open, _rewritten_whole, catalog, dbs)
+    _merge_reference, _open, _rewritten_whole, _same_devices, catalog, dbs)
 
 CHOICES = [
     {"*": "mine"},
@@ -42,12 +42,8 @@ def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tm
     expected, written = _rewritten_whole(before, mine_all, theirs_all, expected_report,
                                          resolutions)
     after, stamps_after = _before(user_path)
-    assert set(after) == set(expected)
-    for key, device in expected.items():
-        got = after[key]
-        assert (got.kind, got.name, got.aliases, got.family, got.origin) == (
-            device.kind, device.name, device.aliases, device.family, device.origin), key
-        assert list(got.values.items()) == list(device.values.items()), key
+    _same_devices(after, expected)
+    for key, got in after.items():
         assert stamps_after[key].endswith(
             device_digest(got.kind, got.family, got.aliases, got.values)), key
     # The choices leave some devices that differ as they are: not even touched.

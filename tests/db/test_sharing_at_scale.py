@@ -174,6 +174,18 @@ def _merge_reference(dbs, user_path):
     return expected_report, mine_all, theirs_all, before
 
 
+def _same_devices(after: dict, expected: dict) -> None:
+    """The devices read back are the expected ones: same names, the same kind, name,
+    aliases, family and origin each, and the same records with the fields in the same order
+    (as a whole rewrite leaves them)."""
+    assert set(after) == set(expected)
+    for key, device in expected.items():
+        got = after[key]
+        assert (got.kind, got.name, got.aliases, got.family, got.origin) == (
+            device.kind, device.name, device.aliases, device.family, device.origin), key
+        assert list(got.values.items()) == list(device.values.items()), key
+
+
 def _rewritten_whole(before, mine_all, theirs_all, report, resolutions):
     """What rewriting every merged device whole leaves: (name_lower -> device, the names
     written)."""
@@ -207,13 +219,8 @@ def test_a_merge_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_pat
     digests = dict(db.execute("SELECT name_lower, content_hash FROM devices"))
     triggers = db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'trigger'").fetchone()
     db.close()
-    assert set(after) == set(expected)
-    for key, device in expected.items():
-        got = after[key]
-        assert (got.kind, got.name, got.aliases, got.family, got.origin) == (
-            device.kind, device.name, device.aliases, device.family, device.origin), key
-        # Same records, and the fields in the same order, as a whole rewrite leaves them.
-        assert list(got.values.items()) == list(device.values.items()), key
+    _same_devices(after, expected)
+    for key, got in after.items():
         assert digests[key] == device_digest(got.kind, got.family, got.aliases, got.values)
     assert triggers == (4,)
     # Merging again finds nothing left to take.
