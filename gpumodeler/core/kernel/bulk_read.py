@@ -6,41 +6,27 @@ instructions and 2·10^5 edges is almost always entirely valid, so it first trie
 readers: they take each field of all items as one column (``map`` over ``dict.get`` and
 ``itemgetter``, which loop in C) and check whole columns at once — the set of types in a
 column, the distinct values of a column, the ids' uniqueness as the size of their set, the
-edge ends as look-ups in the instruction table. When every check passes, the items made are
-exactly those the item-by-item reader makes (same values, same types, same order). When a
+edge ends as look-ups in the instruction table. When every check passes, the table holds
+exactly the items the item-by-item reader makes (same values, same types, same order), kept
+as the columns read (:class:`~gpumodeler.core.kernel.item_table.ItemTable`: the items are made
+when asked for), and instructions are numbered by kind on the way. When a
 check fails, a reader returns False having added nothing, and the item-by-item reader runs:
 it finds the first bad item and says what is wrong with it, as before. The checks therefore
 only need to be sufficient, never complete: a column they cannot vouch for is left to it.
 """
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import fields
 from itertools import chain, repeat
 from operator import eq, itemgetter
 
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS, Edge, Instruction
+from gpumodeler.core.kernel.item_table import ItemTable
 
 _ABSENT = object()  # a key the item does not have (not the same as a null value)
 _EDGE_KINDS = frozenset(EDGE_KINDS)
 #: an instruction's fields other than its own (id, label, position), in field order
 _SHARED_FIELDS = tuple(f.name for f in fields(Instruction) if f.name not in ("id", "label", "x", "y"))
-
-
-def _instances(cls, n: int, columns: dict) -> list:
-    """``n`` instances of the frozen, slotted dataclass ``cls``, each field set from its
-    column (a list, or ``repeat(value)`` when all share one value).
-
-    They are made column by column: ``object.__new__`` for all, then each slot's own
-    descriptor sets a whole column (a loop in C), instead of one generated ``__init__`` per
-    instance, which sets each field with a Python-level ``object.__setattr__`` call (a frozen
-    class's way). The result is the same objects; ``__init__`` does no more than set the
-    fields (no ``__post_init__``), and the values were checked before."""
-    assert set(columns) == set(cls.__slots__) and not hasattr(cls, "__post_init__"), cls
-    objs = list(map(object.__new__, repeat(cls, n)))
-    for name, column in columns.items():
-        deque(map(cls.__dict__[name].__set__, objs, column), 0)
-    return objs
 
 
 def _column(items, key, default):
@@ -92,16 +78,21 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
         opcodes = list(map(itemgetter("opcode"), items))
     except KeyError:
         return False
-    if set(map(type, ids)) != {str} or not all(ids) or len(set(ids)) != n \
-            or set(map(type, opcodes)) != {str}:
+    if set(map(type, ids)) != {str} or not all(ids) or set(map(type, opcodes)) != {str}:
+        return False
+    index = dict(zip(ids, range(n)))
+    if len(index) != n:
         return False
     # an instruction's own fields, each a column only when some instruction has it
-    labels = _column(items, "label", "") if "label" in keys else repeat("")
-    xs = _column(items, "x", 0.0) if "x" in keys else repeat(0.0)
-    ys = _column(items, "y", 0.0) if "y" in keys else repeat(0.0)
-    if (type(labels) is list and set(map(type, labels)) != {str}) \
-            or (type(xs) is list and not _finite_numbers(xs)) \
-            or (type(ys) is list and not _finite_numbers(ys)):
+    lists, consts = {"id": ids}, {}
+    for name, default in (("label", ""), ("x", 0.0), ("y", 0.0)):
+        if name in keys:
+            lists[name] = _column(items, name, default)
+        else:
+            consts[name] = default
+    if ("label" in lists and set(map(type, lists["label"])) != {str}) \
+            or ("x" in lists and not _finite_numbers(lists["x"])) \
+            or ("y" in lists and not _finite_numbers(lists["y"])):
         return False
     # what an instruction shares with others of its kind: every key but its own
     names = ["opcode"] + sorted(keys - own - {"opcode"})
@@ -116,25 +107,25 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
         distinct = dict.fromkeys(kinds)
     except TypeError:  # an unhashable value (a list, ...): invalid
         return False
-    protos = {}
-    for kind in distinct:
+    shared = []  # each kind's shared field values, kinds numbered in order of first item
+    for number, kind in enumerate(distinct):
         d = {k: v for k, v in zip(names, kind) if v is not _ABSENT}
         proto = prototype(d)
         if proto is None:
             return False
-        protos[kind] = proto
-    shared = {kind: before + between + after for kind, (before, between, after) in protos.items()}
-    columns = {"id": ids, "label": labels, "x": xs, "y": ys}
+        shared.append(proto[0] + proto[1] + proto[2])
+        distinct[kind] = number
+    codes = list(map(distinct.__getitem__, kinds))
     per_item = None
     for j, name in enumerate(_SHARED_FIELDS):
-        values = [p[j] for p in shared.values()]
+        values = [p[j] for p in shared]
         if all(v is values[0] for v in values):
-            columns[name] = repeat(values[0])
+            consts[name] = values[0]
         else:
             if per_item is None:
-                per_item = list(map(shared.__getitem__, kinds))
-            columns[name] = list(map(itemgetter(j), per_item))
-    graph.instructions.update(zip(ids, _instances(Instruction, n, columns)))
+                per_item = list(map(shared.__getitem__, codes))
+            lists[name] = list(map(itemgetter(j), per_item))
+    graph.instructions = ItemTable(Instruction, ids, lists, consts, index, codes)
     return True
 
 
@@ -161,22 +152,30 @@ def read_edges(items: list, graph, allowed: frozenset, canonical) -> bool:
     if None in srcs or None in dsts or any(map(eq, srcs, dsts)):
         return False
     # the optional fields, each a column only when some edge has it
-    latencies = _column(items, "latency", None) if "latency" in keys else repeat(None)
-    if type(latencies) is list:
+    lists, consts = {"src": srcs, "dst": dsts, "kind": kinds}, {}
+    latencies = _column(items, "latency", None) if "latency" in keys else None
+    if latencies is not None:
         if not set(map(type, latencies)) <= {type(None), int, float}:
             return False
         values = list(set(latencies) - {None})  # numbers now, so hashable
         if not _finite_numbers(values) or (values and min(values) < 0):
             return False
-    taken = _column(items, "taken", None) if "taken" in keys else repeat(None)
-    if type(taken) is list and not set(map(type, taken)) <= {type(None), bool}:
+    taken = _column(items, "taken", None) if "taken" in keys else None
+    if taken is not None and not set(map(type, taken)) <= {type(None), bool}:
         return False
     ids = _edge_ids(_column(items, "id", None) if "id" in keys else [None] * n, graph)
-    if ids is None or len(set(ids)) != n or not graph.instructions.keys().isdisjoint(ids):
+    if ids is None:
         return False
-    columns = {"id": ids, "src": srcs, "dst": dsts, "kind": kinds, "latency": latencies,
-               "taken": taken}
-    graph.edges.update(zip(ids, _instances(Edge, n, columns)))
+    index = dict(zip(ids, range(n)))
+    if len(index) != n or not graph.instructions.keys().isdisjoint(index):
+        return False
+    lists["id"] = ids
+    for name, column in (("latency", latencies), ("taken", taken)):
+        if column is None:
+            consts[name] = None
+        else:
+            lists[name] = column
+    graph.edges = ItemTable(Edge, ids, lists, consts, index)
     return True
 
 

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from itertools import chain
-from operator import attrgetter
 
 import numpy as np
 
 from gpumodeler.core.kernel.edge_latency import (_PRODUCER_LATENCY as producer_latency,
                                                  resolve_edge_latency)
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS
+from gpumodeler.core.kernel.item_table import columns, id_positions, item_at, kind_codes
 from gpumodeler.core.kernel.loop_regions import _finish_region, _region_items, climb
 
 _KIND_CODE = {k: i for i, k in enumerate(EDGE_KINDS)}
@@ -43,24 +43,25 @@ _DEPENDENCY, _MEMORY, _BRANCH = _KIND_CODE["dependency"], _KIND_CODE["memory"], 
 #: edge kinds whose latency (without an explicit one) is one value for the whole graph
 _CONSTANT_KINDS = tuple(_KIND_CODE[k] for k in ("ilp", "dual", "barrier", "replacement"))
 
-_COLUMNS = tuple(map(attrgetter, ("id", "src", "dst", "kind", "latency", "taken")))
+_COLUMNS = ("id", "src", "dst", "kind", "latency", "taken")
 
 
 def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: dict):
     """``(edge_latency, edge_ends, regions)`` as ``_place_edges`` and ``_build_regions``
     give them, or None when the general way must run (see the module docstring)."""
-    edges = list(graph.edges.values())
+    m = len(graph.edges)
     items = _region_items(graph, parent, innermost)
     rids = list(items)
-    if edges:
-        eids, srcs, dsts, kinds, explicit, taken = (list(map(get, edges)) for get in _COLUMNS)
+    if m:
+        eids, srcs, dsts, kinds, explicit, taken = columns(graph.edges, _COLUMNS)
         try:
-            kind = np.fromiter(map(_KIND_CODE.__getitem__, kinds), np.int8, len(edges))
-            src_o = np.fromiter(map(order.__getitem__, srcs), np.int64, len(edges))
-            dst_o = np.fromiter(map(order.__getitem__, dsts), np.int64, len(edges))
+            kind = np.fromiter(map(_KIND_CODE.__getitem__, kinds), np.int8, m)
+            src_o = np.fromiter(map(order.__getitem__, srcs), np.int64, m)
+            dst_o = np.fromiter(map(order.__getitem__, dsts), np.int64, m)
         except KeyError:  # an unknown kind, or an edge to no instruction of the graph
             return None
-        weights = _weights(graph, table, order, edges, kind, explicit, taken, src_o, dst_o)
+        weights = _weights(graph, table, order, item_at(graph.edges), kind, explicit, taken,
+                           src_o, dst_o)
         if weights is None:
             return None
     else:
@@ -111,7 +112,9 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
     for k, (rid, nodes) in enumerate(items.items()):
         regions[rid] = _finish_region(rid, nodes, final[k], tuple(carried.get(rid, ())),
                                       exits=set(exits_of[rid]))
-    return (LazyTable(eids, weights.tolist()), LazyTable(eids, zip(srcs, dsts)), regions)
+    index = id_positions(graph.edges)  # positions in ``eids`` (they are in table order)
+    return (LazyTable(eids, weights.tolist(), index), LazyTable(eids, zip(srcs, dsts), index),
+            regions)
 
 
 def plain(table) -> dict:
@@ -123,19 +126,31 @@ def plain(table) -> dict:
 class LazyTable(Mapping):
     """``dict(zip(keys, values))``, made when first used: the latency bound keeps every
     edge's latency and ends for the editor and the critical path, which a sweep of the
-    bound never asks for (building the two tables of 2·10^5 edges costs 0.08 s)."""
+    bound never asks for (building the two tables of 2·10^5 edges costs 0.08 s). With
+    ``index`` (each key's position in ``keys``), :meth:`many` looks keys up without making
+    the dict (the critical path's ends of 5·10^4 edges among 2·10^5)."""
 
-    __slots__ = ("_keys", "_values", "_table")
+    __slots__ = ("_keys", "_values", "_table", "_index")
 
-    def __init__(self, keys, values):
-        self._keys, self._values, self._table = keys, values, None
+    def __init__(self, keys, values, index: dict | None = None):
+        self._keys, self._values, self._table, self._index = keys, values, None, index
 
     def _made(self) -> dict:
         table = self._table
         if table is None:
             table = self._table = dict(zip(self._keys, self._values))
-            self._keys = self._values = None
+            self._keys = self._values = self._index = None
         return table
+
+    def many(self, keys) -> list:
+        """``[self[k] for k in keys]``."""
+        index = self._index
+        if self._table is None and index is not None:
+            values = self._values
+            if values.__class__ is not list:
+                values = self._values = list(values)
+            return list(map(values.__getitem__, map(index.__getitem__, keys)))
+        return list(map(self._made().__getitem__, keys))
 
     def __getitem__(self, key):
         return self._made()[key]
@@ -199,12 +214,13 @@ def _heaviest_preds(forward, s_g, d_g, w, reg, flat, eids, n_regions):
     return final, joined
 
 
-def _weights(graph, table, order, edges, kind, explicit, taken, src_o, dst_o):
+def _weights(graph, table, order, edge_at, kind, explicit, taken, src_o, dst_o):
     """Each edge's latency in cycles (a float array), as ``_place_edges`` resolves it: the
     explicit one, else the table's, looked up once per kind of edge (per kind of producing
     instruction for dependencies, per direction for branches); None when one cannot be
-    resolved or is not a finite number >= 0 (the general way then says which)."""
-    m = len(edges)
+    resolved or is not a finite number >= 0 (the general way then says which).
+    ``edge_at(i)`` is edge number ``i`` (:func:`~gpumodeler.core.kernel.item_table.item_at`)."""
+    m = len(kind)
     w = np.full(m, np.nan)
     given = np.zeros(m, bool)
     if explicit.count(None) != m:
@@ -218,18 +234,21 @@ def _weights(graph, table, order, edges, kind, explicit, taken, src_o, dst_o):
         for code in _CONSTANT_KINDS:
             idx = np.flatnonzero((kind == code) & ~given)
             if idx.size:
-                w[idx] = resolve_edge_latency(graph, edges[idx[0]], table, order)
+                w[idx] = resolve_edge_latency(graph, edge_at(int(idx[0])), table, order)
         dep = np.flatnonzero(((kind == _DEPENDENCY) | (kind == _MEMORY)) & ~given)
         if dep.size:
             # the kind of each producing instruction (what its dependency latency depends on)
-            producers = list(map(producer_latency, graph.instructions.values()))
+            # (worked out on the first instruction of each kind, see kind_codes)
+            kinds_of, firsts = kind_codes(graph.instructions, producer_latency)
+            instruction_at = item_at(graph.instructions)
+            producers = [producer_latency(instruction_at(p)) for p in firsts]
             code = dict.fromkeys(producers)
             for k, key in enumerate(code):
                 code[key] = k
-            per_node = np.fromiter(map(code.__getitem__, producers), np.int64, len(producers))
+            per_node = np.array(list(map(code.__getitem__, producers)), np.int64)[kinds_of]
             key = per_node[src_o[dep]] * 2 + (kind[dep] == _MEMORY)
             _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
-            values = [resolve_edge_latency(graph, edges[dep[f]], table, order)
+            values = [resolve_edge_latency(graph, edge_at(int(dep[f])), table, order)
                       for f in first.tolist()]
             w[dep] = np.asarray(values, float)[inverse]
         br = np.flatnonzero((kind == _BRANCH) & ~given)
@@ -240,7 +259,7 @@ def _weights(graph, table, order, edges, kind, explicit, taken, src_o, dst_o):
             for value in (True, False):
                 idx = br[is_taken == value]
                 if idx.size:
-                    w[idx] = resolve_edge_latency(graph, edges[idx[0]], table, order)
+                    w[idx] = resolve_edge_latency(graph, edge_at(int(idx[0])), table, order)
     except Exception:  # noqa: BLE001 - the general way raises it again, for the right edge
         return None
     if m and not (np.isfinite(w).all() and w.min() >= 0.0):

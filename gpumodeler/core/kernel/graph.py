@@ -43,6 +43,7 @@ from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.graph_items import (  # noqa: F401  (re-exported)
     ACCESS_PATTERNS, EDGE_KINDS, Edge, Instruction, Loop, is_finite_number)
+from gpumodeler.core.kernel.item_table import plain
 from gpumodeler.core.kernel.kernel_format import (  # noqa: F401  (re-exported)
     FORMAT_NAME, FORMAT_VERSION, _EDGE_KEYS, _INS_DEFAULTS, _INS_KEYS, _check_keys, _list_of,
     from_dict, to_dict)
@@ -112,8 +113,19 @@ class KernelGraph:
         for fn in list(self.listeners):
             fn(event, payload)
 
+    def _plain(self, name: str) -> dict:
+        """The table ``name`` ("instructions" or "edges") as a plain dict, before a change: a
+        table read from a file keeps its items as columns
+        (:class:`~gpumodeler.core.kernel.item_table.ItemTable`); an edited graph holds dicts."""
+        table = getattr(self, name)
+        if table.__class__ is not dict:
+            table = plain(table)
+            setattr(self, name, table)
+        return table
+
     def add_instruction(self, ins: Instruction, index: int | None = None) -> Instruction:
         ins.checked()
+        self._plain("instructions")
         if ins.id in self.instructions or ins.id in self.edges or ins.id in self.loops:
             raise GraphError(f"id {ins.id!r} is already used in this graph", item=ins.id)
         if index is None or index >= len(self.instructions):
@@ -128,7 +140,7 @@ class KernelGraph:
     def update_instruction(self, node_id: str, **changes) -> Instruction:
         old = self._need(self.instructions, node_id, "instruction")
         new = replace(old, **changes).checked()
-        self.instructions[node_id] = new
+        self._plain("instructions")[node_id] = new
         self._emit("instruction_changed", new)
         return new
 
@@ -136,7 +148,7 @@ class KernelGraph:
         """Remove an instruction with its edges and loop memberships.
 
         Returns ``(instruction, index, edges, loops_before)`` so a command can undo it."""
-        ins = self._need(self.instructions, node_id, "instruction")
+        ins = self._need(self._plain("instructions"), node_id, "instruction")
         index = list(self.instructions).index(node_id)
         removed_edges = self.edges_of(node_id)
         loops_before = [lp for lp in self.loops.values() if node_id in lp.members]
@@ -165,6 +177,7 @@ class KernelGraph:
 
     def add_edge(self, edge: Edge) -> Edge:
         edge.checked()
+        self._plain("edges")
         for end in (edge.src, edge.dst):
             if end not in self.instructions:
                 raise GraphError(f"edge {edge.id}: no instruction {end!r} in this graph", item=edge.id)
@@ -177,12 +190,12 @@ class KernelGraph:
     def update_edge(self, edge_id: str, **changes) -> Edge:
         old = self._need(self.edges, edge_id, "edge")
         new = replace(old, **changes).checked()
-        self.edges[edge_id] = new
+        self._plain("edges")[edge_id] = new
         self._emit("edge_changed", new)
         return new
 
     def remove_edge(self, edge_id: str) -> Edge:
-        edge = self._need(self.edges, edge_id, "edge")
+        edge = self._need(self._plain("edges"), edge_id, "edge")
         del self.edges[edge_id]
         self._emit("edge_removed", edge)
         return edge
@@ -287,7 +300,8 @@ class KernelGraph:
         """An independent copy without listeners (a snapshot for a worker thread)."""
         return KernelGraph(name=self.name, latency_table=self.latency_table,
                            description=self.description, variables=dict(self.variables),
-                           instructions=dict(self.instructions), edges=dict(self.edges),
+                           instructions=dict(plain(self.instructions)),
+                           edges=dict(plain(self.edges)),
                            loops=dict(self.loops))
 
     def __eq__(self, other):

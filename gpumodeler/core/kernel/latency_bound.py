@@ -45,11 +45,12 @@ from itertools import chain
 
 import numpy as np
 
-from gpumodeler.core.kernel.collapse import collapse, plain
+from gpumodeler.core.kernel.collapse import LazyTable, collapse
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.edge_latency import resolve_edge_latency  # noqa: F401  (re-exported)
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.item_table import values_of
 from gpumodeler.core.kernel.latency_forms import _symbolic
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
 from gpumodeler.core.kernel.loop_regions import (_build_regions, _longest, _loop_structure,
@@ -77,13 +78,15 @@ class CriticalPath:
 
     def describe(self, graph) -> str:
         """``a -> b -> [loop L × a: c -> d] -> e`` with instruction ids."""
-        def ends(eid):  # looked up per edge on the path, not for the whole graph
-            e = graph.edges[eid]
-            return e.src, e.dst
-
+        # the ends of the edges on the path only, looked up together (a graph read from a
+        # file makes no edge object for it)
+        on_path = [step for step in self.steps if not isinstance(step, tuple)]
+        on_path += chain.from_iterable(self.loop_paths.values())
+        ends = dict(zip(on_path, zip(values_of(graph.edges, "src", on_path),
+                                     values_of(graph.edges, "dst", on_path)))).__getitem__
         out: list[str] = []
 
-        def chain(edge_ids):
+        def nodes_of(edge_ids):
             nodes: list[str] = []
             for eid in edge_ids:
                 src, dst = ends(eid)
@@ -95,7 +98,7 @@ class CriticalPath:
         for step in self.steps:
             if isinstance(step, tuple):
                 lp = graph.loops[step[1]]
-                inner = " -> ".join(chain(self.loop_paths.get(step[1], ())))
+                inner = " -> ".join(nodes_of(self.loop_paths.get(step[1], ())))
                 out.append(f"[{lp.name or lp.id} × {lp.iterations.text}: {inner}]")
             else:
                 src, dst = ends(step)
@@ -223,7 +226,9 @@ class LatencyBound:
         steps = _expand(_walk(back, end), loop_tracks, loop_paths)
         edges = [s for s in steps if s.__class__ is not tuple]
         edges += [e for sub in loop_paths.values() for e in sub]
-        nodes = chain.from_iterable(map(plain(self.edge_ends).__getitem__, edges))
+        ends = self.edge_ends
+        nodes = chain.from_iterable(ends.many(edges) if isinstance(ends, LazyTable)
+                                    else map(ends.__getitem__, edges))
         crossed = [s[1] for s in steps if s.__class__ is tuple]
         return CriticalPath(tuple(steps), tuple(dict.fromkeys(edges)), tuple(dict.fromkeys(nodes)),
                             tuple(dict.fromkeys(crossed)), loop_paths)

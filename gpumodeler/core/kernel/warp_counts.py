@@ -38,7 +38,6 @@ instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from itertools import count as _counter
 import math
 from operator import attrgetter
 
@@ -47,6 +46,7 @@ import numpy as np
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.graph_items import Instruction
+from gpumodeler.core.kernel.item_table import columns, item_at, kind_codes
 from gpumodeler.core.kernel.mma import TENSOR_CLASSES, decode_mma
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
@@ -163,17 +163,13 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
     innermost = nesting.innermost.get
     cuda_units = {"cuda_core"} | ({"branch", "exit"} if control_on_cuda_cores else set())
 
-    # one signature per instruction, hashed once: ``setdefault`` gives each the position of
-    # the first instruction of its kind, which np.unique turns into codes 0, 1, ... in order
-    # of first appearance (the loops over instructions are map() calls, which loop in C)
+    # one number per kind of instruction (kind_codes: numbered by the reader for a graph read
+    # from a file, else one signature per instruction, hashed once), what a kind adds worked
+    # out on its first instruction
     instructions = graph.instructions
-    signatures = map(_kind_of, instructions.values())
-    firsts = np.fromiter(map({}.setdefault, signatures, _counter()), dtype=np.intp,
-                         count=len(instructions))
-    position, codes = np.unique(firsts, return_inverse=True)
-    codes = codes.astype(np.intp, copy=False).reshape(-1)
-    values = list(instructions.values())
-    per_kind = [instruction_counts(values[k], warp_size, cuda_units) for k in position.tolist()]
+    codes, firsts = kind_codes(instructions, _kind_of)
+    instruction_at = item_at(instructions)
+    per_kind = [instruction_counts(instruction_at(k), warp_size, cuda_units) for k in firsts]
     mono_of = np.fromiter(map(mono_index.__getitem__, map(innermost, instructions)),
                           dtype=np.intp, count=len(instructions))
     forms = {name: _sums(name, per_kind, codes, mono_of, monos) for name in COUNT_NAMES}
@@ -182,19 +178,20 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
         if amount:
             forms[name][mono] = forms[name].get(mono, 0.0) + amount
 
-    if "dual" in set(map(_edge_kind, graph.edges.values())):
+    kinds = columns(graph.edges, ("kind",))[0]
+    if "dual" in set(kinds):
         weight = {nid: chain[innermost(nid)] for nid in instructions}
-        for e in graph.edges.values():
-            if e.kind == "dual":
+        srcs, dsts = columns(graph.edges, ("src", "dst"))
+        for kind, src, dst in zip(kinds, srcs, dsts):
+            if kind == "dual":
                 # the pair issues once: charge it where both instructions execute together
-                mono = weight[e.dst] if len(weight[e.dst]) <= len(weight[e.src]) else weight[e.src]
+                mono = weight[dst] if len(weight[dst]) <= len(weight[src]) else weight[src]
                 add("dual_issues", mono, 1)
                 add("issued_instructions", mono, -1)
     return WarpCounts(forms={k: {m: c for m, c in v.items() if c} for k, v in forms.items()},
                       iterations={lid: lp.iterations for lid, lp in graph.loops.items()})
 
 
-_edge_kind = attrgetter("kind")
 #: the attributes that decide what an instruction counts (all but id, label and position)
 _kind_of = attrgetter(*(f.name for f in fields(Instruction) if f.name not in ("id", "label", "x", "y")))
 
