@@ -79,7 +79,7 @@ def _run(args) -> int:
         out["knee_occupancy_warps_per_sm"] = lat * tb.warps_per_cycle
     common.require_finite(out)
     if args.json:
-        common.print_json(out)
+        common.print_json(out, checked=True)
         return 0
     vals = ", ".join(f"{k}={v:g}" for k, v in values.items()) or "none"
     print(f"kernel        {graph.name} (latency table {out['latency_table']}; variables {vals})")

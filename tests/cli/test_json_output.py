@@ -1,0 +1,67 @@
+"""The CLI's indented JSON (cli/common.indented_json, issue #11) is the standard library's
+``json.dumps(obj, indent=2, ensure_ascii=False)`` text, byte for byte, written faster."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+from hypothesis import given, settings, strategies as st
+
+from gpumodeler.cli.common import _json_default, indented_json
+
+
+def stdlib(obj, indent=2):
+    return json.dumps(obj, indent=indent, default=_json_default, ensure_ascii=False)
+
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.text(max_size=6),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-5, 5).map(np.int64), st.floats(-1e3, 1e3).map(np.float64),
+    st.booleans().map(np.bool_))
+keys = st.one_of(st.text(max_size=4), st.integers(-3, 3), st.floats(-2, 2), st.booleans(),
+                 st.none())
+
+
+def containers(children):
+    return st.one_of(
+        st.lists(children, max_size=5),
+        st.lists(children, max_size=4).map(tuple),
+        st.dictionaries(st.text(max_size=4), children, max_size=5),
+        st.dictionaries(keys, children, max_size=3),
+        st.lists(st.integers(-9, 9), max_size=4).map(np.array),
+        st.lists(st.floats(-9, 9), max_size=4).map(lambda v: np.array(v, dtype=float)),
+        st.frozensets(st.integers(0, 9), max_size=3))
+
+
+documents = st.recursive(scalars, containers, max_leaves=30)
+
+
+@settings(max_examples=600, deadline=None)
+@given(documents, st.sampled_from([2, 4]))
+def test_the_same_text_as_the_standard_library(obj, indent):
+    assert indented_json(obj, _json_default, indent) == stdlib(obj, indent)
+
+
+def test_documents_the_cli_prints():
+    doc = {"kernel": "k", "variables": {"a": 10.0, "b": 3}, "latency_bound_cycles": 3.5e6,
+           "critical_path": {"text": "n0 -> n1", "edges": [f"e{i}" for i in range(50)],
+                             "instructions": ["n0", "n1"], "loops": {"L0": [], "L1": ["e3"]}},
+           "per_warp": {"instructions": 155000.0, "gmem_bytes": 2.2e6},
+           "rows": [{"x": 1, "y": [1, 2, {"z": None}]}, [], {}, "é ✓", np.float32(0.1)],
+           "array": np.arange(3), "nested": [[[]], [[1]], [{}]]}
+    assert indented_json(doc, _json_default) == stdlib(doc)
+    assert json.loads(indented_json(doc, _json_default))["critical_path"]["edges"][49] == "e49"
+
+
+def test_what_cannot_be_written_is_the_same_error():
+    for bad in ({"a": object()}, [1, {2, 3}, object()]):
+        try:
+            stdlib(bad)
+        except TypeError as want:
+            try:
+                indented_json(bad, _json_default)
+            except TypeError as got:
+                assert str(got) == str(want)
+            else:
+                raise AssertionError("no error")
