@@ -496,7 +496,8 @@ def indented_json(obj, default=None, indent: int = 2) -> str:
 
     try:
         return encode(obj, 0)
-    except _NotPlain:
+    except (_NotPlain, RecursionError):  # non-text keys; a cycle or deep nesting: the
+        # standard library's own answer (ValueError for a cycle; it nests deeper than this)
         return json.dumps(obj, indent=indent, default=default, ensure_ascii=False)
 
 

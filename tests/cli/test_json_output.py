@@ -65,3 +65,19 @@ def test_what_cannot_be_written_is_the_same_error():
                 assert str(got) == str(want)
             else:
                 raise AssertionError("no error")
+
+
+def test_a_cycle_and_deep_nesting_as_the_standard_library_takes_them():
+    cycle: list = [1]
+    cycle.append({"back": cycle})
+    for call in (lambda: stdlib(cycle), lambda: indented_json(cycle, _json_default)):
+        try:
+            call()
+        except ValueError as exc:
+            assert "Circular reference" in str(exc)
+        else:
+            raise AssertionError("no error")
+    deep: list = []
+    for _ in range(700):  # deeper than the C-assisted writer recurses, as json.dumps takes it
+        deep = [deep, 1]
+    assert indented_json(deep, _json_default) == stdlib(deep)

@@ -264,15 +264,15 @@ def test_scalar_numeric_pass_is_the_array_pass(seed):
 # -- the latency bound's edge tables ------------------------------------------------------
 def test_lazy_edge_tables_are_the_dicts():
     """The latency bound's edge tables, made when first used, are the dicts they stand for."""
-    from gpumodeler.core.kernel.collapse import LazyTable, plain
+    from gpumodeler.core.kernel.collapse import LazyTable, as_dict
 
     table = LazyTable(["e1", "e2", "e3"], iter([3.0, 0.0, 12.0]))
     want = {"e1": 3.0, "e2": 0.0, "e3": 12.0}
     assert table == want and want == table and table == LazyTable(list(want), want.values())
     assert table != {"e1": 3.0} and dict(table) == want and list(table) == list(want)
     assert len(table) == 3 and table["e3"] == 12.0 and table.get("x") is None
-    assert plain(table) == want and type(plain(table)) is dict and plain(want) is want
+    assert as_dict(table) == want and type(as_dict(table)) is dict and as_dict(want) is want
     with pytest.raises(KeyError):
         table["x"]
     bound = analyze(from_dict(random_kernel(3, n=40, loops=3)))
-    assert type(bound.edge_latency) is LazyTable and type(plain(bound.edge_ends)) is dict
+    assert type(bound.edge_latency) is LazyTable and type(as_dict(bound.edge_ends)) is dict

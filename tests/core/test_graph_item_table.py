@@ -133,3 +133,63 @@ def test_writing_to_a_table_directly_writes_its_dict():
     del table[first]
     assert first not in table and first not in graph.edges
     assert analyze(graph).formula()  # analysed from the dict now
+
+
+def test_the_rest_of_a_dicts_ways():
+    graph, other = _read(3), _read(3)
+    ins, want = graph.instructions, dict(other.instructions.items())
+    keys = ins.keys()
+    assert list(reversed(ins)) == list(reversed(want)) and not ins.is_made
+    assert (ins | {}) == want and ({} | ins) == want and type(ins | {}) is dict
+    first = next(iter(want))
+    assert ins.setdefault(first) == want[first] and ins.is_made
+    graph.add_instruction(replace_id(want[first], "fresh"))
+    assert "fresh" in keys and len(keys) == len(want) + 1  # the view follows, as a dict's
+    assert ins.popitem()[0] == "fresh"
+    edges = graph.edges
+    edges.clear()
+    assert len(edges) == 0
+
+
+def replace_id(ins, new_id):
+    from dataclasses import replace
+    return replace(ins, id=new_id, label="")
+
+
+def test_make_items_holds_plain_dicts_of_the_same_items():
+    graph, other = _read(4), _read(4)
+    one = graph.instructions[next(iter(graph.instructions))]
+    assert graph.make_items() is graph
+    assert type(graph.instructions) is dict and type(graph.edges) is dict
+    assert graph.instructions[one.id] is one and graph == other
+
+
+def test_threads_sharing_a_table_get_one_object_per_item(monkeypatch):
+    import threading
+    import time
+
+    from gpumodeler.core.kernel import item_table
+    slow = item_table.make_instances
+
+    def making_slowly(*args):  # the other threads get to run while the items are made
+        time.sleep(0.02)
+        return slow(*args)
+    monkeypatch.setattr(item_table, "make_instances", making_slowly)
+    table = _read(5).instructions
+    ids = list(table)
+    got, errors = [], []
+
+    def work(k):  # two make the whole dict, two look up one item each
+        try:
+            got.append(table.plain() if k % 2 else table[ids[k]])
+        except Exception as exc:  # noqa: BLE001 - any error fails the test below
+            errors.append(repr(exc))
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    made = table.plain()
+    assert not errors and len(got) == 4
+    for one in got:
+        assert one is made if type(one) is dict else one is made[one.id]

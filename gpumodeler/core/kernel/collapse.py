@@ -117,7 +117,7 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
             regions)
 
 
-def plain(table) -> dict:
+def as_dict(table) -> dict:
     """The dict behind a :class:`LazyTable` (made now if it was not), or ``table`` itself:
     look-ups in a loop then cost no Python call each."""
     return table._made() if table.__class__ is LazyTable else table

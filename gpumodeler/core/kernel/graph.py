@@ -116,12 +116,21 @@ class KernelGraph:
     def _plain(self, name: str) -> dict:
         """The table ``name`` ("instructions" or "edges") as a plain dict, before a change: a
         table read from a file keeps its items as columns
-        (:class:`~gpumodeler.core.kernel.item_table.ItemTable`); an edited graph holds dicts."""
+        (:class:`~gpumodeler.core.kernel.item_table.ItemTable`), and the graph holds the dict
+        of its items from the first change on."""
         table = getattr(self, name)
         if table.__class__ is not dict:
             table = plain(table)
             setattr(self, name, table)
         return table
+
+    def make_items(self) -> "KernelGraph":
+        """Make every instruction and edge object now (a graph read from a file makes them
+        when first asked for) and hold them as plain dicts; returns the graph. For a view
+        that shows every item: made column by column at once, not one by one as asked."""
+        self._plain("instructions")
+        self._plain("edges")
+        return self
 
     def add_instruction(self, ins: Instruction, index: int | None = None) -> Instruction:
         ins.checked()

@@ -13,7 +13,9 @@ the graph otherwise holds: same keys in the same order, equal items, the same er
 * Looking up one item (``table[key]``, ``get``) makes that item only, and keeps it.
 * Asking for every item (``values()``, ``items()``, a mutation, a comparison) makes them all at
   once, column by column, keeping the ones already made (an item is always the same object),
-  and from then on the table is that dict (:meth:`plain`); the columns are let go.
+  and from then on the table is that dict (:meth:`plain`); the columns but the ids are let go.
+  Making items is done under a lock, so even a table two threads share gives each id one
+  object.
 * The analysis reads columns through :func:`columns`, :func:`values_of`, :func:`item_at`
   and :func:`kind_codes`, which work on a plain ``dict`` of items too (by reading the items).
 
@@ -23,12 +25,18 @@ dict first and changes that.
 """
 from __future__ import annotations
 
+import threading
 from collections import deque
-from collections.abc import Mapping
-from itertools import repeat
+from collections.abc import KeysView, Mapping
+from itertools import count, repeat
 from operator import attrgetter
 
 import numpy as np
+
+# Making an item, or all of them, is done under this lock: a table is normally used by one
+# thread (workers get a copy of the graph), but a table shared anyway must still give each id
+# one object and one dict. Reading made items takes no lock.
+_MAKING = threading.Lock()
 
 
 def make_instances(cls, n: int, lists: dict, consts: dict) -> list:
@@ -85,10 +93,10 @@ class ItemTable(Mapping):
     def _columns(self):
         """(ids, lists, consts) while the items are not all made, else None. Taken in one
         read, so a thread making the items meanwhile cannot leave a caller half of them."""
-        state = self._lists, self._consts
-        if state[0] is None or self._dict is not None:
+        state = self._ids, self._lists, self._consts
+        if state[1] is None or self._dict is not None:
             return None
-        return self._ids, state[0], state[1]
+        return state
 
     def _make_one(self, position: int):
         cols = self._columns()
@@ -108,7 +116,12 @@ class ItemTable(Mapping):
             return list(d.values())[position]
         obj = self._some.get(position)
         if obj is None:
-            obj = self._some[position] = self._make_one(position)
+            with _MAKING:
+                if self._dict is not None:
+                    return list(self._dict.values())[position]
+                obj = self._some.get(position)
+                if obj is None:
+                    obj = self._some[position] = self._make_one(position)
         return obj
 
     def plain(self) -> dict:
@@ -116,15 +129,23 @@ class ItemTable(Mapping):
         d = self._dict
         if d is not None:
             return d
-        cols = self._columns()
-        ids, lists, consts = cols
-        objs = make_instances(self._cls, len(ids), lists, consts)
-        for position, obj in self._some.items():
-            objs[position] = obj
-        d = dict(zip(ids, objs))
-        self._dict = d
-        self._lists = self._consts = self._kinds = self._index = None
-        self._some = {}
+        with _MAKING:
+            cols = self._columns()
+            if cols is None:  # another thread made them meanwhile
+                return self._dict
+            ids, lists, consts = cols
+            some = self._some
+            if len(some) == len(ids):  # every item already made, one at a time
+                objs = list(map(some.__getitem__, range(len(ids))))
+            else:
+                objs = make_instances(self._cls, len(ids), lists, consts)
+                for position, obj in some.items():
+                    objs[position] = obj
+            d = dict(zip(ids, objs))
+            self._dict = d
+            # the columns go (the ids stay: a list of the keys, which the dict holds anyway)
+            self._lists = self._consts = self._kinds = self._index = None
+            self._some = {}
         return d
 
     # -- Mapping -------------------------------------------------------------------------------
@@ -162,7 +183,11 @@ class ItemTable(Mapping):
         d = self._dict
         if d is not None:
             return d.keys()
-        return self._index_of().keys()
+        return _Keys(self)  # a live view, as a dict's: it follows the table once made
+
+    def __reversed__(self):
+        d = self._dict
+        return reversed(d) if d is not None else reversed(self._ids)
 
     def values(self):
         return self.plain().values()
@@ -199,6 +224,64 @@ class ItemTable(Mapping):
     def pop(self, key, *default):
         return self.plain().pop(key, *default)
 
+    def setdefault(self, key, default=None):
+        return self.plain().setdefault(key, default)
+
+    def popitem(self):
+        return self.plain().popitem()
+
+    def clear(self):
+        self.plain().clear()
+
+    def __or__(self, other):
+        return self.plain() | other
+
+    def __ror__(self, other):
+        return other | self.plain()
+
+
+class _Keys(KeysView):
+    """The keys of an :class:`ItemTable`: a dict's own keys view of its index while the items
+    are not made, of its dict after (so a view kept across a change sees it); set operations
+    are those of the dict view, in C."""
+
+    __slots__ = ()
+
+    def _now(self):
+        table = self._mapping
+        d = table._dict
+        return d.keys() if d is not None else table._index_of().keys()
+
+    def __contains__(self, key):
+        return key in self._now()
+
+    def __iter__(self):
+        return iter(self._now())
+
+    def __reversed__(self):
+        return reversed(self._now())
+
+    def __len__(self):
+        return len(self._now())
+
+    def isdisjoint(self, other):
+        return self._now().isdisjoint(other)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({list(self)!r})"
+
+
+def _delegate(name):
+    def op(self, other):
+        return getattr(self._now(), name)(other._now() if isinstance(other, _Keys) else other)
+    op.__name__ = name
+    return op
+
+
+for _name in ("__and__", "__rand__", "__or__", "__ror__", "__sub__", "__rsub__", "__xor__",
+              "__rxor__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"):
+    setattr(_Keys, _name, _delegate(_name))
+
 
 def plain(table) -> dict:
     """The dict of ``table``'s items: ``table`` itself when it is a dict."""
@@ -210,7 +293,8 @@ def _values(table) -> list:
 
 
 def columns(table, names) -> list:
-    """A list per field name, each holding that field of every item in order."""
+    """A list per field name, each holding that field of every item in order. The lists may
+    be the table's own: read them, do not change them."""
     cols = table._columns() if table.__class__ is ItemTable else None
     if cols is None:
         items = _values(table)
@@ -261,10 +345,13 @@ def kind_codes(table, signature):
     for a caller that works out each number's result on its first item."""
     codes = table._kinds if table.__class__ is ItemTable and not table.is_made else None
     if codes is None:
+        # each item's signature hashed once: ``setdefault`` gives it the position of the
+        # first item of its kind, which np.unique turns into codes 0, 1, ... in that order
         items = _values(table)
-        numbering: dict = {}
-        first = numbering.setdefault
-        codes = list(map(first, map(signature, items), map(len, repeat(numbering, len(items)))))
+        first_of = np.fromiter(map({}.setdefault, map(signature, items), count()), np.intp,
+                               len(items))
+        firsts, codes = np.unique(first_of, return_inverse=True)
+        return codes.astype(np.intp, copy=False).reshape(-1), firsts.tolist()
     codes = np.asarray(codes, dtype=np.intp)
     if not codes.size:
         return codes, []

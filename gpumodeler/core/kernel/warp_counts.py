@@ -38,6 +38,7 @@ instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from itertools import compress
 import math
 from operator import attrgetter
 
@@ -46,7 +47,7 @@ import numpy as np
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.graph_items import Instruction
-from gpumodeler.core.kernel.item_table import columns, item_at, kind_codes
+from gpumodeler.core.kernel.item_table import columns, item_at, kind_codes, values_of
 from gpumodeler.core.kernel.mma import TENSOR_CLASSES, decode_mma
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
@@ -181,13 +182,13 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
     kinds = columns(graph.edges, ("kind",))[0]
     if "dual" in set(kinds):
         weight = {nid: chain[innermost(nid)] for nid in instructions}
-        srcs, dsts = columns(graph.edges, ("src", "dst"))
-        for kind, src, dst in zip(kinds, srcs, dsts):
-            if kind == "dual":
-                # the pair issues once: charge it where both instructions execute together
-                mono = weight[dst] if len(weight[dst]) <= len(weight[src]) else weight[src]
-                add("dual_issues", mono, 1)
-                add("issued_instructions", mono, -1)
+        duals = list(compress(graph.edges, map("dual".__eq__, kinds)))  # their ids
+        for src, dst in zip(values_of(graph.edges, "src", duals),
+                            values_of(graph.edges, "dst", duals)):
+            # the pair issues once: charge it where both instructions execute together
+            mono = weight[dst] if len(weight[dst]) <= len(weight[src]) else weight[src]
+            add("dual_issues", mono, 1)
+            add("issued_instructions", mono, -1)
     return WarpCounts(forms={k: {m: c for m, c in v.items() if c} for k, v in forms.items()},
                       iterations={lid: lp.iterations for lid, lp in graph.loops.items()})
 

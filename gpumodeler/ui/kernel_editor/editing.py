@@ -142,9 +142,10 @@ class GraphEditing:
             # the ~10^6 objects a big file parses into cannot be freed meanwhile, and with it
             # running each full pass also walks every graph already open, so each further
             # import got slower (issue #11: the fifth of five 10^5-instruction imports
-            # 1.8 s CPU, with it paused 1.35 s).
+            # 1.8 s CPU, with it paused 1.35 s). The editor shows every item: they are
+            # made here too, at once (a file's graph makes them when first asked for).
             with collector_paused():
-                graph = from_dict(json.loads(text))
+                graph = from_dict(json.loads(text)).make_items()
         except OSError as exc:
             self.show_message(f"Cannot read {name}: {exc.strerror or exc}", error=True)
             return None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel.collapse import plain
+from gpumodeler.core.kernel.collapse import as_dict
 from gpumodeler.core.kernel.latency_bound import CriticalPath, LatencyBound, analyze
 from gpumodeler.core.kernel.latency_bound import resolve_edge_latency
 
@@ -51,7 +51,7 @@ def analyse_kernel(g, table, table_problem: str | None = None) -> KernelAnalysis
         bound = analyze(g, table)
     except ModelError as exc:
         errors[exc.item or ""] = str(exc)
-    latencies = dict(plain(bound.edge_latency)) if bound else _table_latencies(g, table)
+    latencies = dict(as_dict(bound.edge_latency)) if bound else _table_latencies(g, table)
     if bound is None:
         return KernelAnalysis(bound, latencies, errors)
     try:
@@ -165,7 +165,7 @@ class EditorAnalysis:
         self._analysis_pending = False
         self._analysis_stale = False
         self._generation += 1
-        self._analysed = (g, dict(g.instructions) if g is not None else {})
+        self._analysed = (g, dict(g.make_items().instructions) if g is not None else {})
         if g is None:
             return self._generation, None, None
         table = self._table(g)
