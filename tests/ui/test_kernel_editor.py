@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 
-from gpumodeler.core.kernel.graph import from_dict, to_dict
+from gpumodeler.core.kernel.graph import KernelGraph, from_dict, to_dict
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.kernel_editor.editor import KernelEditor
 
@@ -285,9 +285,20 @@ def test_import_parses_with_the_collector_paused_and_restores_it(editor, monkeyp
             return json.loads(text)
 
     monkeypatch.setattr(editing, "json", RecordingJson)
+    # the editor shows every item: they are made with the collector paused too, at once
+    # (a file's graph keeps them as columns until asked for)
+    made = []
+    make_items = KernelGraph.make_items
+
+    def recording_make_items(graph):
+        made.append((type(graph.instructions).__name__, gc.isenabled()))
+        return make_items(graph)
+    monkeypatch.setattr(KernelGraph, "make_items", recording_make_items)
     assert gc.isenabled()
     assert editor.import_kernel(str(SAXPY2))
     assert seen == [False] and gc.isenabled()
+    assert made[0] == ("ItemTable", False)
+    assert type(editor.graph.instructions) is dict and type(editor.graph.edges) is dict
     monkeypatch.setattr(RecordingJson, "loads", staticmethod(lambda text: json.loads("{bad")))
     assert editor.import_kernel(str(SAXPY2)) is None and "not JSON" in editor.message_strip.text()
     assert gc.isenabled()
