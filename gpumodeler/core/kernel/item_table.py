@@ -98,17 +98,6 @@ class ItemTable(Mapping):
             return None
         return state
 
-    def _make_one(self, position: int):
-        cols = self._columns()
-        if cols is None:
-            return list(self.plain().values())[position]
-        _, lists, consts = cols
-        obj = object.__new__(self._cls)
-        slots = self._cls.__dict__
-        for name in self._cls.__slots__:
-            slots[name].__set__(obj, lists[name][position] if name in lists else consts[name])
-        return obj
-
     def _at(self, position: int):
         """The item at ``position``, made now if it was not."""
         d = self._dict
@@ -120,8 +109,11 @@ class ItemTable(Mapping):
                 if self._dict is not None:
                     return list(self._dict.values())[position]
                 obj = self._some.get(position)
-                if obj is None:
-                    obj = self._some[position] = self._make_one(position)
+                if obj is None:  # the columns are there: the dict was checked under the lock
+                    lists = self._lists
+                    obj = self._some[position] = make_instances(
+                        self._cls, 1, {k: (v[position],) for k, v in lists.items()},
+                        self._consts)[0]
         return obj
 
     def plain(self) -> dict:

@@ -165,7 +165,7 @@ class EditorAnalysis:
         self._analysis_pending = False
         self._analysis_stale = False
         self._generation += 1
-        self._analysed = (g, dict(g.make_items().instructions) if g is not None else {})
+        self._analysed = (g, dict(g.instructions) if g is not None else {})
         if g is None:
             return self._generation, None, None
         table = self._table(g)
