@@ -154,7 +154,11 @@ class LatencyBound:
         return total
 
     def _numeric(self, loop_values, track=False):
-        """Exact longest path for the given iteration counts (arrays broadcast)."""
+        """Exact longest path for the given iteration counts (arrays broadcast).
+
+        With ``track``, also where the path ends in the top region and each loop's
+        per-iteration path: ``(back, end)`` and ``{loop: (back, end, carried edge id)}``,
+        ``back`` being :func:`_longest`'s (by position in the region's ``topo``)."""
         scalar = all(np.ndim(v) == 0 for v in loop_values.values())
         weight, paths = {}, {}
         for lid in self.loop_order:
@@ -162,26 +166,28 @@ class LatencyBound:
             if region.carried:
                 per_iter, best_path = None, None
                 from_start: dict = {}  # carried edges back to one node share its pass
+                index = region.index
                 for start, end, w, eid in region.carried:
                     res = from_start.get(start)
                     if res is None:
-                        res = from_start[start] = _longest(region, weight, sources={start},
+                        res = from_start[start] = _longest(region, weight, source=index[start],
                                                            track=track, scalar=scalar)
                     dist, back = res if track else (res, None)
-                    cand = dist[end] + w
+                    cand = dist[index[end]] + w
                     if per_iter is None:
                         per_iter = cand
-                        best_path = (back, end, eid)
+                        best_path = (back, index[end], eid)
                     elif track:
                         if cand > per_iter:
-                            per_iter, best_path = cand, (back, end, eid)
+                            per_iter, best_path = cand, (back, index[end], eid)
                     else:
                         per_iter = np.maximum(per_iter, cand)
             else:
                 res = _longest(region, weight, track=track, scalar=scalar)
                 dist, back = res if track else (res, None)
-                end = max(dist, key=lambda n: float(np.max(dist[n]))) if track else None
-                per_iter = _max_of(0.0, dist.values(), scalar)
+                end = (max(range(len(dist)), key=lambda i: float(np.max(dist[i])))
+                       if track else None)
+                per_iter = _max_of(0.0, dist, scalar)
                 best_path = (back, end, None)
             per_iter = np.maximum(per_iter, 0.0)
             weight[lid] = loop_values[lid] * per_iter
@@ -191,15 +197,15 @@ class LatencyBound:
                 paths[lid] = best_path
         res = _longest(self.regions[None], weight, track=track, scalar=scalar)
         dist, back = res if track else (res, None)
-        total = _max_of(0.0, dist.values(), scalar)
+        total = _max_of(0.0, dist, scalar)
         if not track:
             return total
         if not dist:
             end = None
         elif scalar:  # the first node of the longest arrival, as below
-            end = max(dist, key=dist.__getitem__)
+            end = max(range(len(dist)), key=dist.__getitem__)
         else:
-            end = max(dist, key=lambda n: float(dist[n]))
+            end = max(range(len(dist)), key=lambda i: float(dist[i]))
         return total, (back, end), paths
 
     def evaluate(self, values: dict | None = None):
@@ -260,10 +266,11 @@ class LatencyBound:
 # The walks of critical_path, as functions of their own: nested in it, the recursive one would
 # make a reference cycle holding every back map until the cyclic collector's next full pass.
 def _walk(back_map, node, stop_edge=None) -> list:
-    """The steps back from ``node`` to where its path starts, in path order."""
+    """The steps back from ``node`` (a position) to where its path starts, in path order
+    (``back_map`` as :func:`~gpumodeler.core.kernel.loop_regions._longest` gives it)."""
     steps = []
     while node is not None:
-        entry = back_map.get(node)
+        entry = back_map[node]
         if entry is None:
             break
         node, step = entry
@@ -294,7 +301,7 @@ def _max_of(start, values, scalar: bool):
         for v in values:
             start = np.maximum(start, v)
         return start
-    values = np.fromiter(values, dtype=float)
+    values = np.array(values, dtype=float)
     return np.maximum(start, values.max()) if values.size else start
 
 

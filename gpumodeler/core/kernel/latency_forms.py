@@ -13,7 +13,7 @@ a budget of ``work_per_node`` per instruction, it gives up. :mod:`gpumodeler.cor
 """
 from __future__ import annotations
 
-from gpumodeler.core.kernel.loop_regions import _sinks
+from gpumodeler.core.kernel.loop_regions import _sink_positions, _sinks  # noqa: F401 (_sinks: tests)
 
 # A linear form is (constant, ((monomial, coefficient), ...)): a monomial is a sorted tuple of
 # iteration-expression texts (a product of iteration counts), monomials are sorted.
@@ -194,12 +194,14 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
     ``max_forms`` and ``work_per_node`` are latency_bound's MAX_FORMS and WORK_PER_NODE."""
     budget = [work_per_node * sum(len(r.topo) for r in regions.values()) + 10_000]
 
-    def longest(region, loop_weight, sources=None):
-        best: dict = {}
-        preds_of = region.preds.get
-        for n in region.topo:
-            starts = sources is None or n in sources
-            preds = preds_of(n)
+    def longest(region, loop_weight, source=None):
+        """Each position's forms (a list in ``topo`` order); with ``source`` (a position)
+        only that node may start a path."""
+        best: list = []
+        done = best.append
+        everywhere = source is None
+        for n, preds in enumerate(region.ipreds):
+            starts = everywhere or n == source
             if preds:  # the usual node: one form per predecessor, all with the same terms
                 terms = None
                 consts = [0.0] if starts else []
@@ -216,7 +218,7 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                 else:
                     if starts and terms is not _NO_TERMS:
                         if terms == _NO_TERMS:
-                            best[n] = _prune_simple(consts[1:], terms, True, max_forms, budget)
+                            done(_prune_simple(consts[1:], terms, True, max_forms, budget))
                             continue
                         # _prune_simple's last case, inline: _ZERO and the largest form
                         if len(consts) == 2:
@@ -231,21 +233,21 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                             kept.append((top, terms))
                         if len(kept) > max_forms:
                             raise _TooManyForms
-                        best[n] = kept
+                        done(kept)
                         continue
                     # _prune_simple's first case, inline: ``consts`` already starts with the
                     # path starting here
                     if len(consts) == 1:
-                        best[n] = [(consts[0], terms)]
+                        done([(consts[0], terms)])
                         continue
                     distinct = len(set(consts))
                     if distinct == 1:
-                        best[n] = [(consts[0], terms)]
+                        done([(consts[0], terms)])
                         continue
                     budget[0] -= distinct * distinct
                     if budget[0] < 0 or max_forms < 1:
                         raise _TooManyForms
-                    best[n] = [(max(consts), terms)]
+                    done([(max(consts), terms)])
                     continue
             cands = [_ZERO] if starts else []
             if preds:
@@ -258,18 +260,19 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                         cands.append((f[0] + w, f[1]))  # _add_const
                     else:
                         cands.extend(_add_const(f, w) for f in forms)
-            best[n] = _prune(cands, max_forms, budget)
+            done(_prune(cands, max_forms, budget))
         return best
 
-    def constant(region, sources=None):
+    def constant(region, source=None):
         """``longest`` of a region without loops in it, whose forms are all constants: a
         node's forms as its one constant (None: no form). The same pruning, in numbers:
         of distinct candidates only the largest is kept, charging the budget as _prune."""
-        dist: dict = {}
-        preds_of = region.preds.get
-        for n in region.topo:
-            cands = [0.0] if sources is None or n in sources else []
-            for pred, w, _ in preds_of(n, ()):
+        dist: list = []
+        done = dist.append
+        everywhere = source is None
+        for n, preds in enumerate(region.ipreds):
+            cands = [0.0] if everywhere or n == source else []
+            for pred, w, _ in preds:
                 d = dist[pred]
                 if d is not None:
                     cands.append(d + w)
@@ -279,9 +282,9 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                     budget[0] -= distinct * distinct
                     if budget[0] < 0 or max_forms < 1:
                         raise _TooManyForms
-                    dist[n] = max(cands)
+                    done(max(cands))
                     continue
-            dist[n] = cands[0] if cands else None
+            done(cands[0] if cands else None)
         return dist
 
     loop_weight, per_iteration = {}, {}
@@ -291,27 +294,30 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
             frontier = []
             if tuple not in set(map(type, region.topo)):  # no loop inside: constants only
                 if region.carried:
+                    index = region.index
                     for start, end, w, _ in region.carried:
-                        d = constant(region, {start}).get(end)
+                        d = constant(region, index[start])[index[end]]
                         if d is not None:
                             frontier.append((d + w, _NO_TERMS))
                 else:
                     dist = constant(region)
-                    frontier.extend((dist[n], _NO_TERMS) for n in _sinks(region)
+                    frontier.extend((dist[n], _NO_TERMS) for n in _sink_positions(region)
                                     if dist[n] is not None)
             elif region.carried:
+                index = region.index
                 for start, end, w, _ in region.carried:
-                    frontier.extend(_add_const(f, w) for f in longest(region, loop_weight, {start}).get(end, []))
+                    frontier.extend(_add_const(f, w)
+                                    for f in longest(region, loop_weight, index[start])[index[end]])
             else:
                 best = longest(region, loop_weight)
-                for n in _sinks(region):
+                for n in _sink_positions(region):
                     frontier.extend(best[n])
             frontier = _prune(frontier, max_forms) or [_ZERO]
             per_iteration[lid] = tuple(frontier)
             loop_weight[lid] = [_scale(f, iterations[lid].text) for f in frontier]
         top = []
         best = longest(regions[None], loop_weight)
-        for n in _sinks(regions[None]):
+        for n in _sink_positions(regions[None]):
             top.extend(best[n])
         return tuple(_prune(top, max_forms, budget)), per_iteration
     except _TooManyForms:

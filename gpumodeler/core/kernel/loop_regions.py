@@ -12,8 +12,8 @@ regions.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from itertools import chain, filterfalse
+from dataclasses import dataclass, field
+from itertools import chain, filterfalse, repeat
 import math
 from operator import itemgetter
 
@@ -29,28 +29,57 @@ _first = itemgetter(0)
 
 @dataclass(frozen=True)
 class _Region:
-    """One level of the collapsed graph: the body of a loop, or the top level (id None)."""
+    """One level of the collapsed graph: the body of a loop, or the top level (id None).
+
+    ``preds`` is keyed by node; the passes over a region read :attr:`ipreds`, the same
+    predecessors by position in ``topo`` (list indexing costs a third of a dict look-up by
+    node, which is most of a pass's time on 10^5 instructions)."""
 
     id: object
     topo: tuple  # DAG nodes in topological order: instruction ids, ("in", L), ("out", L)
     preds: dict  # node -> tuple of (pred, weight, step); weight is cycles or ("loop", L)
     carried: tuple  # ((start node, end node, weight, edge id), ...) for loops
+    #: ``preds`` by position (see :attr:`ipreds`) when the builder made it on the way
+    given_ipreds: list | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def ipreds(self) -> list:
+        """For each position in ``topo``, its predecessors as in ``preds``, each
+        ``(position of pred, weight, step)`` (``()`` for none)."""
+        made = self.__dict__.get("_ipreds")
+        if made is None:
+            made = self.given_ipreds
+            if made is None:
+                position = self.index.__getitem__
+                made = [tuple([(position(p), w, s) for p, w, s in ps]) if ps else ()
+                        for ps in map(self.preds.get, self.topo)]
+            self.__dict__["_ipreds"] = made
+        return made
+
+    @property
+    def index(self) -> dict:
+        """Each node's position in ``topo``."""
+        made = self.__dict__.get("_index")
+        if made is None:
+            made = self.__dict__["_index"] = dict(zip(self.topo, range(len(self.topo))))
+        return made
 
 
-def _longest(region: _Region, loop_weight: dict, sources=None, track=False, scalar=False):
+def _longest(region: _Region, loop_weight: dict, source=None, track=False, scalar=False):
     """Numeric longest path in a region; values may be numpy arrays (vectorised).
 
-    Returns {node: arrival} (and {node: (pred, step)} when ``track``); with ``sources`` only
-    those nodes may start a path (others start unreachable, -inf). ``scalar`` says every
+    Returns each position's arrival, a list in ``topo`` order (and each position's
+    ``(pred position, step)`` or None when ``track``); with ``source`` (a position) only
+    that node may start a path (others start unreachable, -inf). ``scalar`` says every
     loop weight is a number (not an array): the same arithmetic without numpy."""
     if scalar:
-        return _longest_scalar(region, loop_weight, sources, track)
-    dist, back = {}, {}
+        return _longest_scalar(region, loop_weight, source, track)
+    dist, back = [], []
     neg = -np.inf
-    for n in region.topo:
-        best = 0.0 if sources is None or n in sources else neg
+    for i, preds in enumerate(region.ipreds):
+        best = 0.0 if source is None or i == source else neg
         choice = None
-        for pred, w, step in region.preds.get(n, ()):
+        for pred, w, step in preds:
             d = dist[pred]
             cand = d + (loop_weight[w[1]] if isinstance(w, tuple) else w)
             if track:
@@ -58,42 +87,41 @@ def _longest(region: _Region, loop_weight: dict, sources=None, track=False, scal
                     best, choice = cand, (pred, step)
             else:
                 best = np.maximum(best, cand) if (np.ndim(cand) or np.ndim(best)) else max(best, cand)
-        dist[n] = best
+        dist.append(best)
         if track:
-            back[n] = choice
+            back.append(choice)
     return (dist, back) if track else dist
 
 
-def _longest_scalar(region: _Region, loop_weight: dict, sources, track):
+def _longest_scalar(region: _Region, loop_weight: dict, source, track):
     """:func:`_longest` when every value is a number: ``max(best, cand)`` is ``cand`` only
     when ``cand > best``, as written here."""
-    dist: dict = {}
-    neg = -math.inf
-    preds_of = region.preds.get
-    everywhere = sources is None  # every node may start a path
+    dist: list = []
+    arrive = dist.append
+    ipreds = region.ipreds
+    if source is None:
+        starts = repeat(0.0, len(ipreds))
+    else:  # only ``source`` starts a path
+        starts = [-math.inf] * len(ipreds)
+        starts[source] = 0.0
     if track:
-        back: dict = {}
-        for n in region.topo:
-            best = 0.0 if everywhere or n in sources else neg
+        back: list = []
+        step_back = back.append
+        for best, preds in zip(starts, ipreds):
             choice = None
-            preds = preds_of(n)
-            if preds is not None:
-                for pred, w, step in preds:
-                    cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
-                    if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
-                        best, choice = cand, (pred, step)
-            back[n] = choice
-            dist[n] = best
-        return dist, back
-    for n in region.topo:
-        best = 0.0 if everywhere or n in sources else neg
-        preds = preds_of(n)
-        if preds is not None:
-            for pred, w, _ in preds:
+            for pred, w, step in preds:
                 cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
-                if cand > best:
-                    best = cand
-        dist[n] = best
+                if cand >= best:  # ties prefer arriving paths (longer in edges) over starting here
+                    best, choice = cand, (pred, step)
+            step_back(choice)
+            arrive(best)
+        return dist, back
+    for best, preds in zip(starts, ipreds):
+        for pred, w, _ in preds:
+            cand = dist[pred] + (loop_weight[w[1]] if w.__class__ is tuple else w)
+            if cand > best:
+                best = cand
+        arrive(best)
     return dist
 
 
@@ -106,8 +134,13 @@ def _loop_structure(graph: KernelGraph):
 
 def _sinks(region: _Region):
     """Nodes nothing leaves: with non-negative latencies, the longest paths end there."""
-    has_succ = set(map(_first, chain.from_iterable(region.preds.values())))
-    return list(filterfalse(has_succ.__contains__, region.topo))
+    return list(map(region.topo.__getitem__, _sink_positions(region)))
+
+
+def _sink_positions(region: _Region) -> list:
+    """The positions in ``topo`` of :func:`_sinks`, in order."""
+    has_succ = set(map(_first, chain.from_iterable(region.ipreds)))
+    return list(filterfalse(has_succ.__contains__, range(len(region.topo))))
 
 
 def _build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: dict,
@@ -181,12 +214,20 @@ def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
 
 
 def _finish_region(region_id, nodes: list, preds: dict, carried: tuple,
-                   pairs: list | None = None, exits=None) -> _Region:
+                   pairs: list | None = None) -> _Region:
     """The region from its items, ``preds`` (item -> tuple of its (pred, cycles, edge id),
     heaviest per pred, in order of first edge) and, unless ``nodes`` is known to be a path
     through the region (its only topological order), ``pairs`` (pred, item) in order of
-    their first edge. ``exits``, when given, are the loop exits among ``nodes`` (a set)."""
+    their first edge."""
     topo = tuple(nodes) if pairs is None else _topological_order(nodes, pairs)
+    _add_loop_preds(preds, topo)
+    return _Region(region_id, topo, preds, carried)
+
+
+def _add_loop_preds(preds: dict, topo: tuple, exits=None) -> None:
+    """Join each loop's exit to its entry in ``preds`` (the loop itself: weight and step
+    ``("loop", L)``), after the exit's other predecessors, the exits in ``topo`` order.
+    ``exits``, when given, are the loop exits in ``topo`` (a set)."""
     if exits is None:
         exits = [n for n in topo if n.__class__ is tuple and n[0] == "out"]
     else:  # in topological order, looped in C
@@ -194,7 +235,6 @@ def _finish_region(region_id, nodes: list, preds: dict, carried: tuple,
     for n in exits:
         loop = ("loop", n[1])
         preds[n] = preds.get(n, ()) + ((("in", n[1]), loop, loop),)
-    return _Region(region_id, topo, preds, carried)
 
 
 def _topological_order(nodes: list, edges) -> tuple:
