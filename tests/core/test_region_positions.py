@@ -77,3 +77,34 @@ def test_table_by_item_copies_and_pickles_as_its_dict():
             table[missing]
         again = pickle.loads(pickle.dumps(region))
         assert again == region and again.ipreds == region.ipreds
+
+
+# -- the critical path's edge ends -----------------------------------------------------------
+def test_edge_ends_table_of_pairs_is_the_dict():
+    from gpumodeler.core.kernel.collapse import LazyTable
+
+    keys, srcs, dsts = ["e1", "e2", "e3"], ["a", "b", "c"], ["b", "c", "d"]
+    index = {k: i for i, k in enumerate(keys)}
+    want = {"e1": ("a", "b"), "e2": ("b", "c"), "e3": ("c", "d")}
+    table = LazyTable(keys, (srcs, dsts), index, pairs=True)
+    assert table.many(["e3", "e1", "e3"]) == [("c", "d"), ("a", "b"), ("c", "d")]
+    assert table._table is None  # many() made no dict
+    assert table == want and dict(table) == want and list(table) == keys
+    assert table.many(["e2"]) == [("b", "c")]  # and after the dict is made
+    assert LazyTable(keys, (srcs, dsts), pairs=True) == want
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_description_from_the_recorded_ends_is_the_graphs(seed):
+    """The critical path records its edges' ends; describing it from them says what
+    describing it from the graph says, and its edges and instructions are as before."""
+    g = from_dict(random_kernel(seed, n=120, loops=6, ids=seed % 2 == 0))
+    bound = analyze(g)
+    values = {name: 3.0 + seed for name in bound.variables}
+    path = bound.critical_path(values)
+    assert set(path.edge_ends) == set(path.edge_ids)
+    assert all(path.edge_ends[e] == (g.edges[e].src, g.edges[e].dst) for e in path.edge_ids)
+    without = type(path)(path.steps, path.edge_ids, path.node_ids, path.loop_ids, path.loop_paths)
+    assert without == path and without.describe(g) == path.describe(g)
+    nodes = dict.fromkeys(n for e in path.edge_ids for n in (g.edges[e].src, g.edges[e].dst))
+    assert path.node_ids == tuple(nodes)

@@ -120,7 +120,7 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
         regions[rid] = _Region(rid, topo, _PredsTable(tables, k, topo, set(exits_of[rid])),
                                tuple(carried.get(rid, ())), ipreds[bounds[k]:bounds[k + 1]])
     index = id_positions(graph.edges)  # positions in ``eids`` (they are in table order)
-    return (LazyTable(eids, weights.tolist(), index), LazyTable(eids, zip(srcs, dsts), index),
+    return (LazyTable(eids, weights.tolist(), index), LazyTable(eids, (srcs, dsts), index, pairs=True),
             regions)
 
 
@@ -135,17 +135,21 @@ class LazyTable(Mapping):
     edge's latency and ends for the editor and the critical path, which a sweep of the
     bound never asks for (building the two tables of 2·10^5 edges costs 0.08 s). With
     ``index`` (each key's position in ``keys``), :meth:`many` looks keys up without making
-    the dict (the critical path's ends of 5·10^4 edges among 2·10^5)."""
+    the dict (the critical path's ends of 5·10^4 edges among 2·10^5). With ``pairs``,
+    ``values`` is two sequences and each value the pair of their items (an edge's ends):
+    :meth:`many` then pairs only the values asked for."""
 
-    __slots__ = ("_keys", "_values", "_table", "_index")
+    __slots__ = ("_keys", "_values", "_table", "_index", "_pairs")
 
-    def __init__(self, keys, values, index: dict | None = None):
+    def __init__(self, keys, values, index: dict | None = None, pairs: bool = False):
         self._keys, self._values, self._table, self._index = keys, values, None, index
+        self._pairs = pairs
 
     def _made(self) -> dict:
         table = self._table
         if table is None:
-            table = self._table = dict(zip(self._keys, self._values))
+            values = zip(*self._values) if self._pairs else self._values
+            table = self._table = dict(zip(self._keys, values))
             self._keys = self._values = self._index = None
         return table
 
@@ -153,6 +157,10 @@ class LazyTable(Mapping):
         """``[self[k] for k in keys]``."""
         index = self._index
         if self._table is None and index is not None:
+            if self._pairs:
+                firsts, seconds = self._values
+                at = list(map(index.__getitem__, keys))
+                return list(zip(map(firsts.__getitem__, at), map(seconds.__getitem__, at)))
             values = self._values
             if values.__class__ is not list:
                 values = self._values = list(values)

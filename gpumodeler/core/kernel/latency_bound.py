@@ -40,7 +40,7 @@ one edge (:func:`resolve_edge_latency`, still importable from here) in
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import chain
 
 import numpy as np
@@ -68,22 +68,29 @@ class CriticalPath:
     ``steps`` is the path in order: edge ids, and ``("loop", loop_id)`` where the path
     crosses a loop, whose per-iteration path (edge ids) is ``loop_paths[loop_id]``.
     ``edge_ids`` and ``node_ids`` are everything on the path, loops included (for
-    highlighting); ``loop_ids`` the loops crossed."""
+    highlighting); ``loop_ids`` the loops crossed. ``edge_ends``, when the analysis gives
+    it, holds the (source, target) of each edge on the path, as in the graph analysed."""
 
     steps: tuple
     edge_ids: tuple
     node_ids: tuple
     loop_ids: tuple
     loop_paths: dict
+    edge_ends: dict | None = field(default=None, compare=False, repr=False)
 
     def describe(self, graph) -> str:
-        """``a -> b -> [loop L × a: c -> d] -> e`` with instruction ids."""
-        # the ends of the edges on the path only, looked up together (a graph read from a
-        # file makes no edge object for it)
-        on_path = [step for step in self.steps if not isinstance(step, tuple)]
-        on_path += chain.from_iterable(self.loop_paths.values())
-        ends = dict(zip(on_path, zip(values_of(graph.edges, "src", on_path),
-                                     values_of(graph.edges, "dst", on_path)))).__getitem__
+        """``a -> b -> [loop L × a: c -> d] -> e`` with instruction ids: the edges' ends as
+        in the graph analysed (:attr:`edge_ends`, else ``graph``'s), the loops' names and
+        iteration counts ``graph``'s."""
+        ends = self.edge_ends
+        if ends is None:
+            # the ends of the edges on the path only, looked up together (a graph read from
+            # a file makes no edge object for it)
+            on_path = [step for step in self.steps if not isinstance(step, tuple)]
+            on_path += chain.from_iterable(self.loop_paths.values())
+            ends = dict(zip(on_path, zip(values_of(graph.edges, "src", on_path),
+                                         values_of(graph.edges, "dst", on_path))))
+        ends = ends.__getitem__
         out: list[str] = []
 
         def nodes_of(edge_ids):
@@ -233,11 +240,13 @@ class LatencyBound:
         edges = [s for s in steps if s.__class__ is not tuple]
         edges += [e for sub in loop_paths.values() for e in sub]
         ends = self.edge_ends
-        nodes = chain.from_iterable(ends.many(edges) if isinstance(ends, LazyTable)
-                                    else map(ends.__getitem__, edges))
+        pairs = (ends.many(edges) if isinstance(ends, LazyTable)
+                 else list(map(ends.__getitem__, edges)))
+        on_path = dict(zip(edges, pairs))
         crossed = [s[1] for s in steps if s.__class__ is tuple]
-        return CriticalPath(tuple(steps), tuple(dict.fromkeys(edges)), tuple(dict.fromkeys(nodes)),
-                            tuple(dict.fromkeys(crossed)), loop_paths)
+        return CriticalPath(tuple(steps), tuple(on_path),
+                            tuple(dict.fromkeys(chain.from_iterable(pairs))),
+                            tuple(dict.fromkeys(crossed)), loop_paths, on_path)
 
     def formula(self, digits: int = 6) -> str:
         """The bound as text in the loop variables, e.g. ``942 + 24·a``."""

@@ -195,64 +195,94 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
     budget = [work_per_node * sum(len(r.topo) for r in regions.values()) + 10_000]
 
     def longest(region, loop_weight, source=None):
-        """Each position's forms (a list in ``topo`` order); with ``source`` (a position)
-        only that node may start a path."""
-        best: list = []
-        done = best.append
+        """Each position's forms, as a function of the position; with ``source`` (a
+        position) only that node may start a path.
+
+        Most nodes have one form: it is kept as two numbers' worth, its constant in
+        ``consts`` and its terms in ``terms_of`` (the same object as its predecessor's, so
+        that "same terms" is an identity test); a node with none or several has None there
+        and its list of forms in ``many``."""
+        consts_of: list = []
+        terms_of: list = []
+        many: dict = {}
+        one_const, one_terms = consts_of.append, terms_of.append
         everywhere = source is None
+
+        def forms_at(i):
+            terms = terms_of[i]
+            return many[i] if terms is None else [(consts_of[i], terms)]
+
+        def keep(i, forms):
+            if len(forms) == 1:
+                one_const(forms[0][0])
+                one_terms(forms[0][1])
+            else:
+                one_const(None)
+                one_terms(None)
+                many[i] = forms
+
         for n, preds in enumerate(region.ipreds):
             starts = everywhere or n == source
             if preds:  # the usual node: one form per predecessor, all with the same terms
                 terms = None
-                consts = [0.0] if starts else []
+                consts = []
                 for pred, w, _ in preds:
-                    forms = best[pred]
-                    if w.__class__ is tuple or len(forms) != 1:
+                    t = terms_of[pred]
+                    if t is None or w.__class__ is tuple:
                         break
-                    f = forms[0]
                     if terms is None:
-                        terms = f[1]
-                    elif f[1] is not terms:
+                        terms = t
+                    elif t is not terms:
                         break
-                    consts.append(f[0] + w)
+                    consts.append(consts_of[pred] + w)
                 else:
                     if starts and terms is not _NO_TERMS:
                         if terms == _NO_TERMS:
-                            done(_prune_simple(consts[1:], terms, True, max_forms, budget))
+                            keep(n, _prune_simple(consts, terms, True, max_forms, budget))
                             continue
                         # _prune_simple's last case, inline: _ZERO and the largest form
-                        if len(consts) == 2:
-                            distinct, top = 2, consts[1]
+                        if len(consts) == 1:
+                            distinct, top = 2, consts[0]
                         else:
-                            distinct, top = 1 + len(set(consts[1:])), max(consts[1:])
+                            distinct, top = 1 + len(set(consts)), max(consts)
                         budget[0] -= distinct * distinct
                         if budget[0] < 0:
                             raise _TooManyForms
+                        if top >= 0.0 and not (0.0 >= top and _covers({}, terms)):
+                            if max_forms < 1:
+                                raise _TooManyForms
+                            one_const(top)  # the one form kept: (top, terms)
+                            one_terms(terms)
+                            continue
                         kept = [] if top >= 0.0 else [_ZERO]
                         if not (0.0 >= top and _covers({}, terms)):
                             kept.append((top, terms))
                         if len(kept) > max_forms:
                             raise _TooManyForms
-                        done(kept)
+                        keep(n, kept)
                         continue
-                    # _prune_simple's first case, inline: ``consts`` already starts with the
-                    # path starting here
+                    # _prune_simple's first case, inline, with the path starting here
+                    if starts:
+                        consts.insert(0, 0.0)
                     if len(consts) == 1:
-                        done([(consts[0], terms)])
+                        one_const(consts[0])
+                        one_terms(terms)
                         continue
                     distinct = len(set(consts))
                     if distinct == 1:
-                        done([(consts[0], terms)])
+                        one_const(consts[0])
+                        one_terms(terms)
                         continue
                     budget[0] -= distinct * distinct
                     if budget[0] < 0 or max_forms < 1:
                         raise _TooManyForms
-                    done([(max(consts), terms)])
+                    one_const(max(consts))
+                    one_terms(terms)
                     continue
             cands = [_ZERO] if starts else []
             if preds:
                 for pred, w, _ in preds:
-                    forms = best[pred]
+                    forms = forms_at(pred)
                     if w.__class__ is tuple:
                         cands.extend(_add_forms(f, lw) for f in forms for lw in loop_weight[w[1]])
                     elif len(forms) == 1:
@@ -260,8 +290,8 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                         cands.append((f[0] + w, f[1]))  # _add_const
                     else:
                         cands.extend(_add_const(f, w) for f in forms)
-            done(_prune(cands, max_forms, budget))
-        return best
+            keep(n, _prune(cands, max_forms, budget))
+        return forms_at
 
     def constant(region, source=None):
         """``longest`` of a region without loops in it, whose forms are all constants: a
@@ -307,18 +337,18 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                 index = region.index
                 for start, end, w, _ in region.carried:
                     frontier.extend(_add_const(f, w)
-                                    for f in longest(region, loop_weight, index[start])[index[end]])
+                                    for f in longest(region, loop_weight, index[start])(index[end]))
             else:
-                best = longest(region, loop_weight)
+                forms_at = longest(region, loop_weight)
                 for n in _sink_positions(region):
-                    frontier.extend(best[n])
+                    frontier.extend(forms_at(n))
             frontier = _prune(frontier, max_forms) or [_ZERO]
             per_iteration[lid] = tuple(frontier)
             loop_weight[lid] = [_scale(f, iterations[lid].text) for f in frontier]
         top = []
-        best = longest(regions[None], loop_weight)
+        forms_at = longest(regions[None], loop_weight)
         for n in _sink_positions(regions[None]):
-            top.extend(best[n])
+            top.extend(forms_at(n))
         return tuple(_prune(top, max_forms, budget)), per_iteration
     except _TooManyForms:
         return None, {}
