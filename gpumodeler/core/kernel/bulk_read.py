@@ -129,10 +129,13 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
     return True
 
 
-def read_edges(items: list, graph, allowed: frozenset, canonical) -> bool:
+def read_edges(items: list, graph, allowed: frozenset, canonical, positions=None) -> bool:
     """Add every edge of ``items`` to the (empty) edge table of ``graph`` and return True; or
     add none and return False when a column is not plainly valid. ``canonical`` maps an
-    instruction id to the table's own id object (None for an unknown id)."""
+    instruction id to the table's own id object (None for an unknown id). ``positions``,
+    when the instructions are a table read by :func:`read_instructions`, is its index (id
+    to position): the ends are then looked up there, and the table of edges keeps their
+    positions (:func:`~gpumodeler.core.kernel.item_table.end_positions`)."""
     n = len(items)
     if not n:
         return True
@@ -145,12 +148,27 @@ def read_edges(items: list, graph, allowed: frozenset, canonical) -> bool:
         kinds = list(map(itemgetter("kind"), items))
     except KeyError:
         return False
-    if set(map(type, srcs)) != {str} or set(map(type, dsts)) != {str} \
-            or set(map(type, kinds)) != {str} or not set(kinds) <= _EDGE_KINDS:
+    try:
+        # kinds equal to the kinds' names are those names (text; nothing else read from a
+        # file equals text)
+        if not set(kinds) <= _EDGE_KINDS:
+            return False
+        if positions is not None:
+            # an end that is not an instruction's id (another type included) is not found
+            ends = list(map(positions.get, srcs)), list(map(positions.get, dsts))
+        elif set(map(type, srcs)) != {str} or set(map(type, dsts)) != {str}:
+            return False
+    except TypeError:  # an unhashable value
         return False
-    srcs, dsts = list(map(canonical, srcs)), list(map(canonical, dsts))
-    if None in srcs or None in dsts or any(map(eq, srcs, dsts)):
-        return False
+    if positions is not None:
+        if None in ends[0] or None in ends[1] or any(map(eq, *ends)):
+            return False
+        ids = graph.instructions._ids  # the ids' own objects, by position
+        srcs, dsts = list(map(ids.__getitem__, ends[0])), list(map(ids.__getitem__, ends[1]))
+    else:
+        srcs, dsts = list(map(canonical, srcs)), list(map(canonical, dsts))
+        if None in srcs or None in dsts or any(map(eq, srcs, dsts)):
+            return False
     # the optional fields, each a column only when some edge has it
     lists, consts = {"src": srcs, "dst": dsts, "kind": kinds}, {}
     latencies = _column(items, "latency", None) if "latency" in keys else None
@@ -175,7 +193,8 @@ def read_edges(items: list, graph, allowed: frozenset, canonical) -> bool:
             consts[name] = None
         else:
             lists[name] = column
-    graph.edges = ItemTable(Edge, ids, lists, consts, index)
+    graph.edges = ItemTable(Edge, ids, lists, consts, index,
+                            ends=None if positions is None else (graph.instructions, *ends))
     return True
 
 

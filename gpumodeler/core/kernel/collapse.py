@@ -35,7 +35,8 @@ import numpy as np
 from gpumodeler.core.kernel.edge_latency import (_PRODUCER_LATENCY as producer_latency,
                                                  resolve_edge_latency)
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS
-from gpumodeler.core.kernel.item_table import columns, id_positions, item_at, kind_codes
+from gpumodeler.core.kernel.item_table import (columns, end_positions, id_positions, item_at,
+                                               kind_codes)
 from gpumodeler.core.kernel.loop_regions import _Region, _add_loop_preds, _region_items, climb
 
 _KIND_CODE = {k: i for i, k in enumerate(EDGE_KINDS)}
@@ -54,10 +55,14 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
     rids = list(items)
     if m:
         eids, srcs, dsts, kinds, explicit, taken = columns(graph.edges, _COLUMNS)
+        ends = end_positions(graph.edges, graph.instructions)  # = ``order`` of the ends
         try:
             kind = np.fromiter(map(_KIND_CODE.__getitem__, kinds), np.int8, m)
-            src_o = np.fromiter(map(order.__getitem__, srcs), np.int64, m)
-            dst_o = np.fromiter(map(order.__getitem__, dsts), np.int64, m)
+            if ends is None:
+                src_o = np.fromiter(map(order.__getitem__, srcs), np.int64, m)
+                dst_o = np.fromiter(map(order.__getitem__, dsts), np.int64, m)
+            else:
+                src_o, dst_o = np.array(ends[0], np.int64), np.array(ends[1], np.int64)
         except KeyError:  # an unknown kind, or an edge to no instruction of the graph
             return None
         weights = _weights(graph, table, order, item_at(graph.edges), kind, explicit, taken,

@@ -66,12 +66,13 @@ class ItemTable(Mapping):
     that items of one number agree on every field but their own (an instruction's id, label
     and position; see :func:`kind_codes`)."""
 
-    __slots__ = ("_cls", "_ids", "_lists", "_consts", "_index", "_kinds", "_some", "_dict")
+    __slots__ = ("_cls", "_ids", "_lists", "_consts", "_index", "_kinds", "_ends", "_some",
+                 "_dict")
 
     def __init__(self, cls, ids: list, lists: dict, consts: dict, index: dict | None = None,
-                 kinds: list | None = None):
+                 kinds: list | None = None, ends: tuple | None = None):
         self._cls, self._ids, self._lists, self._consts = cls, ids, lists, consts
-        self._index, self._kinds = index, kinds
+        self._index, self._kinds, self._ends = index, kinds, ends
         self._some: dict = {}  # items made one at a time, by position
         self._dict = None      # every item, once made
 
@@ -136,7 +137,7 @@ class ItemTable(Mapping):
             d = dict(zip(ids, objs))
             self._dict = d
             # the columns go (the ids stay: a list of the keys, which the dict holds anyway)
-            self._lists = self._consts = self._kinds = self._index = None
+            self._lists = self._consts = self._kinds = self._index = self._ends = None
             self._some = {}
         return d
 
@@ -316,6 +317,18 @@ def id_positions(table) -> dict | None:
     caller makes its own dict)."""
     if table.__class__ is ItemTable and not table.is_made:
         return table._index
+    return None
+
+
+def end_positions(edges, instructions):
+    """``(sources, targets)``: the position in ``instructions`` of each edge's ends, lists in
+    the edges' order, when the edges were read from a file with them and neither table has
+    been made into its dict since (a change would have made it: the positions then still
+    hold); else None, and the caller looks the ends up."""
+    if edges.__class__ is ItemTable and edges._dict is None and edges._ends is not None:
+        table, sources, targets = edges._ends
+        if table is instructions and table._dict is None:
+            return sources, targets
     return None
 
 

@@ -20,6 +20,7 @@ from operator import itemgetter
 from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.bulk_read import read_edges, read_instructions
 from gpumodeler.core.kernel.collector import collector_paused
+from gpumodeler.core.kernel.item_table import id_positions
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS, Edge, Instruction, Loop, is_finite_number
 
 FORMAT_NAME = "gpumodeler-kernel"
@@ -113,12 +114,26 @@ def from_dict(data: dict) -> KernelGraph:
     # edge ends and loop members as the instructions' own id objects: equal strings, and
     # every later look-up of one finds it by identity, without comparing text (and the
     # graph holds no second copy of them)
-    canonical = dict(zip(graph.instructions, graph.instructions)).get
+    positions = id_positions(graph.instructions)  # a table read as columns: its index
+    if positions is None:
+        canonical = dict(zip(graph.instructions, graph.instructions)).get
+    else:
+        canonical = _canonical(list(graph.instructions), positions)
     edges = _list_of(data, "edges")
-    if not read_edges(edges, graph, _EDGE_KEYS, canonical):
+    if not read_edges(edges, graph, _EDGE_KEYS, canonical, positions):
         _read_edges(edges, graph, canonical)
     graph.add_loops(_loops_from(_list_of(data, "loops"), graph, canonical))
     return graph
+
+
+def _canonical(ids: list, positions: dict):
+    """``dict(zip(ids, ids)).get`` from the index the table of ``ids`` already has."""
+    at = positions.get
+
+    def canonical(key, default=None):
+        position = at(key)
+        return default if position is None else ids[position]
+    return canonical
 
 
 def _loops_from(items, graph: KernelGraph, canonical=None):
