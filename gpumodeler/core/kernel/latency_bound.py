@@ -50,7 +50,7 @@ from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.edge_latency import resolve_edge_latency  # noqa: F401  (re-exported)
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
-from gpumodeler.core.kernel.item_table import values_of
+from gpumodeler.core.kernel.item_table import id_positions, values_of
 from gpumodeler.core.kernel.latency_forms import _symbolic
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
 from gpumodeler.core.kernel.loop_regions import (_build_regions, _longest, _loop_structure,
@@ -334,7 +334,8 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         table = graph.latency_table
     if isinstance(table, str):
         table = get_table(table)
-    order = graph.order()
+    # program order: a table read from a file already holds it (its index), read only here
+    order = id_positions(graph.instructions) or graph.order()
     parent, depth, innermost = _loop_structure(graph)
     collapsed = collapse(graph, table, order, parent, depth, innermost)
     if collapsed is not None:
