@@ -114,26 +114,24 @@ def from_dict(data: dict) -> KernelGraph:
     # edge ends and loop members as the instructions' own id objects: equal strings, and
     # every later look-up of one finds it by identity, without comparing text (and the
     # graph holds no second copy of them)
-    positions = id_positions(graph.instructions)  # a table read as columns: its index
-    if positions is None:
-        canonical = dict(zip(graph.instructions, graph.instructions)).get
-    else:
-        canonical = _canonical(list(graph.instructions), positions)
+    # (edges read as columns look their ends up in the index of a table read so: the dict
+    # of the ids is made when something else needs it)
+    positions = id_positions(graph.instructions)
+    canonical = None if positions is not None else _canonical(graph)
     edges = _list_of(data, "edges")
     if not read_edges(edges, graph, _EDGE_KEYS, canonical, positions):
+        canonical = canonical or _canonical(graph)
         _read_edges(edges, graph, canonical)
-    graph.add_loops(_loops_from(_list_of(data, "loops"), graph, canonical))
+    loops = _list_of(data, "loops")
+    if loops and canonical is None:
+        canonical = _canonical(graph)
+    graph.add_loops(_loops_from(loops, graph, canonical))
     return graph
 
 
-def _canonical(ids: list, positions: dict):
-    """``dict(zip(ids, ids)).get`` from the index the table of ``ids`` already has."""
-    at = positions.get
-
-    def canonical(key, default=None):
-        position = at(key)
-        return default if position is None else ids[position]
-    return canonical
+def _canonical(graph: KernelGraph):
+    """A look-up (``dict.get``) from an instruction id to the table's own id object."""
+    return dict(zip(graph.instructions, graph.instructions)).get
 
 
 def _loops_from(items, graph: KernelGraph, canonical=None):
