@@ -108,3 +108,40 @@ def test_description_from_the_recorded_ends_is_the_graphs(seed):
     assert without == path and without.describe(g) == path.describe(g)
     nodes = dict.fromkeys(n for e in path.edge_ids for n in (g.edges[e].src, g.edges[e].dst))
     assert path.node_ids == tuple(nodes)
+
+
+def test_threads_sharing_a_region_get_one_table_by_item(monkeypatch):
+    """Two threads asking for a region's table by item at once: it is made once (the loops'
+    own predecessors added once), as the general way makes it."""
+    import threading
+    import time
+
+    import gpumodeler.core.kernel.collapse as collapse_module
+    from gpumodeler.core.kernel.loop_regions import _build_regions, _place_edges
+
+    g = from_dict(random_kernel(5, n=60, loops=6, ids=True, scattered=False))
+    regions = _one_pass(g)[2]
+    order = g.order()
+    parent, depth, innermost = _loop_structure(g)
+    _, _, forward, carried = _place_edges(g, get_table("maxwell-volkov"), order, parent, depth,
+                                          innermost)
+    want = _build_regions(g, parent, innermost, forward, carried)
+    slow_add = collapse_module._add_loop_preds
+
+    def add_slowly(*args):
+        time.sleep(0.05)  # the other thread asks meanwhile
+        return slow_add(*args)
+
+    monkeypatch.setattr(collapse_module, "_add_loop_preds", add_slowly)
+    with_loops = [r for r in regions.values() if any(isinstance(n, tuple) for n in r.topo)]
+    assert with_loops
+    for region in with_loops:
+        seen = []
+        threads = [threading.Thread(target=lambda: seen.append(dict(region.preds)))
+                   for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert seen[0] == seen[1] == dict(want[region.id].preds)
+        assert list(region.preds.items()) == list(want[region.id].preds.items())

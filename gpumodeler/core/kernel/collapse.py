@@ -27,6 +27,7 @@ general way runs, which raises for the first bad edge or finds the topological o
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from itertools import chain
 
@@ -135,95 +136,28 @@ def as_dict(table) -> dict:
     return table._made() if table.__class__ is LazyTable else table
 
 
-class LazyTable(Mapping):
-    """``dict(zip(keys, values))``, made when first used: the latency bound keeps every
-    edge's latency and ends for the editor and the critical path, which a sweep of the
-    bound never asks for (building the two tables of 2·10^5 edges costs 0.08 s). With
-    ``index`` (each key's position in ``keys``), :meth:`many` looks keys up without making
-    the dict (the critical path's ends of 5·10^4 edges among 2·10^5). With ``pairs``,
-    ``values`` is two sequences and each value the pair of their items (an edge's ends):
-    :meth:`many` then pairs only the values asked for."""
-
-    __slots__ = ("_keys", "_values", "_table", "_index", "_pairs")
-
-    def __init__(self, keys, values, index: dict | None = None, pairs: bool = False):
-        self._keys, self._values, self._table, self._index = keys, values, None, index
-        self._pairs = pairs
-
-    def _made(self) -> dict:
-        table = self._table
-        if table is None:
-            values = zip(*self._values) if self._pairs else self._values
-            table = self._table = dict(zip(self._keys, values))
-            self._keys = self._values = self._index = None
-        return table
-
-    def many(self, keys) -> list:
-        """``[self[k] for k in keys]``."""
-        index = self._index
-        if self._table is None and index is not None:
-            if self._pairs:
-                firsts, seconds = self._values
-                at = list(map(index.__getitem__, keys))
-                return list(zip(map(firsts.__getitem__, at), map(seconds.__getitem__, at)))
-            values = self._values
-            if values.__class__ is not list:
-                values = self._values = list(values)
-            return list(map(values.__getitem__, map(index.__getitem__, keys)))
-        return list(map(self._made().__getitem__, keys))
-
-    def __getitem__(self, key):
-        return self._made()[key]
-
-    def __iter__(self):
-        return iter(self._made())
-
-    def __len__(self):
-        return len(self._made())
-
-    def __eq__(self, other):
-        if isinstance(other, LazyTable):
-            other = other._made()
-        return self._made() == other if isinstance(other, Mapping) else NotImplemented
-
-    __hash__ = None
-
-    def __repr__(self):
-        return f"LazyTable({self._made()!r})"
+# Making a table, or reading the columns it is made from, is done under this lock: the
+# columns go once the table is made, and two threads sharing a latency bound (a sweep's
+# workers and the editor) must get one table, made once.
+_MAKING = threading.Lock()
 
 
-class _Once:
-    """``make()``, called the first time it is asked for."""
+class _MadeOnUse(Mapping):
+    """A dict made by :meth:`_make` the first time it is used, then that dict (read-only):
+    the same keys, values, order and equality."""
 
-    __slots__ = ("_make", "_value")
+    __slots__ = ("_table",)
 
-    def __init__(self, make):
-        self._make, self._value = make, None
-
-    def __call__(self):
-        if self._make is not None:
-            self._value, self._make = self._make(), None
-        return self._value
-
-
-class _PredsTable(Mapping):
-    """A region's ``preds`` (item -> tuple of ``(pred item, cycles, edge id)``) as
-    :func:`~gpumodeler.core.kernel.loop_regions._finish_region` makes it, made when first
-    used: the analysis reads the predecessors by position (``_Region.ipreds``), so the table
-    by item (0.07 s for 2·10^5 edges) is made only for whoever asks for it. Copies and
-    pickles as the dict."""
-
-    __slots__ = ("_tables", "_k", "_topo", "_exits", "_table")
-
-    def __init__(self, tables: _Once, k: int, topo: tuple, exits: set):
-        self._tables, self._k, self._topo, self._exits, self._table = tables, k, topo, exits, None
+    def _make(self) -> dict:  # pragma: no cover - each table says how it is made
+        raise NotImplementedError
 
     def _made(self) -> dict:
         table = self._table
         if table is None:
-            table = self._table = self._tables()[self._k]
-            _add_loop_preds(table, self._topo, self._exits)
-            self._tables = self._topo = self._exits = None
+            with _MAKING:
+                table = self._table
+                if table is None:
+                    table = self._table = self._make()
         return table
 
     def __getitem__(self, key):
@@ -239,11 +173,86 @@ class _PredsTable(Mapping):
         return len(self._made())
 
     def __eq__(self, other):
-        if isinstance(other, _PredsTable):
+        if isinstance(other, _MadeOnUse):
             other = other._made()
         return self._made() == other if isinstance(other, Mapping) else NotImplemented
 
     __hash__ = None
+
+
+class LazyTable(_MadeOnUse):
+    """``dict(zip(keys, values))``, made when first used: the latency bound keeps every
+    edge's latency and ends for the editor and the critical path, which a sweep of the
+    bound never asks for (building the two tables of 2·10^5 edges costs 0.08 s). With
+    ``index`` (each key's position in ``keys``), :meth:`many` looks keys up without making
+    the dict (the critical path's ends of 5·10^4 edges among 2·10^5). With ``pairs``,
+    ``values`` is two sequences and each value the pair of their items (an edge's ends):
+    :meth:`many` then pairs only the values asked for."""
+
+    __slots__ = ("_keys", "_values", "_index", "_pairs")
+
+    def __init__(self, keys, values, index: dict | None = None, pairs: bool = False):
+        self._keys, self._values, self._table, self._index = keys, values, None, index
+        self._pairs = pairs
+
+    def _make(self) -> dict:
+        values = zip(*self._values) if self._pairs else self._values
+        table = dict(zip(self._keys, values))
+        self._keys = self._values = self._index = None
+        return table
+
+    def many(self, keys) -> list:
+        """``[self[k] for k in keys]``."""
+        if self._table is None:
+            with _MAKING:
+                index = self._index
+                if self._table is None and index is not None:
+                    at = list(map(index.__getitem__, keys))
+                    if self._pairs:
+                        firsts, seconds = self._values
+                        return list(zip(map(firsts.__getitem__, at), map(seconds.__getitem__, at)))
+                    values = self._values
+                    if values.__class__ is not list:
+                        values = self._values = list(values)
+                    return list(map(values.__getitem__, at))
+        return list(map(self._made().__getitem__, keys))
+
+    def __repr__(self):
+        return f"LazyTable({self._made()!r})"
+
+
+class _Once:
+    """``make()``, called the first time it is asked for (by a table being made, under the
+    lock)."""
+
+    __slots__ = ("_make", "_value")
+
+    def __init__(self, make):
+        self._make, self._value = make, None
+
+    def __call__(self):
+        if self._make is not None:
+            self._value, self._make = self._make(), None
+        return self._value
+
+
+class _PredsTable(_MadeOnUse):
+    """A region's ``preds`` (item -> tuple of ``(pred item, cycles, edge id)``) as
+    :func:`~gpumodeler.core.kernel.loop_regions._finish_region` makes it, made when first
+    used: the analysis reads the predecessors by position (``_Region.ipreds``), so the table
+    by item (0.07 s for 2·10^5 edges) is made only for whoever asks for it. Copies and
+    pickles as the dict."""
+
+    __slots__ = ("_tables", "_k", "_topo", "_exits")
+
+    def __init__(self, tables: _Once, k: int, topo: tuple, exits: set):
+        self._tables, self._k, self._topo, self._exits, self._table = tables, k, topo, exits, None
+
+    def _make(self) -> dict:
+        table = self._tables()[self._k]
+        _add_loop_preds(table, self._topo, self._exits)
+        self._tables = self._topo = self._exits = None
+        return table
 
     def __reduce__(self):
         return (dict, (self._made(),))
