@@ -2,17 +2,57 @@
 benchmark run after others in one process inherits their heap (10^5-instruction graphs,
 10 000-device reports), which slows its allocations and skews its growth figures. A script
 that reports a missed target (exit status 1) does not stop the others, and the run ends with
-status 1."""
+status 1.
+
+Before the first script and after the last, a fixed workload is timed (:func:`machine_speed`):
+on a shared machine the same code measures ±30 % apart within minutes, and these two lines
+tell a slow spell of the machine from a slower program."""
 import subprocess
 import sys
+import time
 from pathlib import Path
 
-here = Path(__file__).resolve().parent
-missed = []
-for script in sorted(here.glob("bench_*.py")):
-    print(f"== {script.name}", flush=True)
-    if subprocess.run([sys.executable, str(script)]).returncode != 0:
-        missed.append(script.name)
-if missed:
-    print(f"== missed a target: {', '.join(missed)}")
-    sys.exit(1)
+
+def machine_speed(rounds: int = 5) -> tuple:
+    """Best-of-``rounds`` CPU milliseconds of two fixed workloads: pure Python (dict and list
+    work over 2·10^5 strings, as a graph read does) and numpy (sorting 10^6 numbers)."""
+    import numpy as np
+
+    keys = [f"n{i}" for i in range(200_000)]
+    data = np.random.default_rng(1).random(1_000_000)
+    python = numpy = float("inf")
+    for _ in range(rounds):
+        t0 = time.process_time()
+        index = dict(zip(keys, range(len(keys))))
+        sum(map(index.__getitem__, reversed(keys)))
+        python = min(python, time.process_time() - t0)
+        t0 = time.process_time()
+        np.sort(data)
+        numpy = min(numpy, time.process_time() - t0)
+    return python * 1e3, numpy * 1e3
+
+
+def report_speed(when: str) -> None:
+    python, numpy = machine_speed()
+    print(f"== machine speed {when}: fixed Python workload {python:.1f} ms CPU, fixed numpy "
+          f"workload {numpy:.1f} ms CPU (compare runs by these: the same code is slower on a "
+          f"busy machine)", flush=True)
+
+
+def main() -> int:
+    here = Path(__file__).resolve().parent
+    missed = []
+    report_speed("before")
+    for script in sorted(here.glob("bench_*.py")):
+        print(f"== {script.name}", flush=True)
+        if subprocess.run([sys.executable, str(script)]).returncode != 0:
+            missed.append(script.name)
+    report_speed("after")
+    if missed:
+        print(f"== missed a target: {', '.join(missed)}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
