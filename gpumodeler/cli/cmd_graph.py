@@ -33,8 +33,6 @@ def run(args) -> int:
 def _run(args) -> int:
     from gpumodeler.core.kernel.latency_bound import analyze
     from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
-    from gpumodeler.core.models.gajger import pipe_instructions, tensor_macs
-    from gpumodeler.core.models.throughput import throughput_bound
 
     graph = common.load_graph(args.kernel)
     values = dict(graph.variables, **dict(args.set))
@@ -62,7 +60,10 @@ def _run(args) -> int:
         "per_warp": {name: float(numbers[name]) for name in COUNT_NAMES},
         "per_warp_formula": {name: counts.formula(name) for name in COUNT_NAMES},
     }
-    if has_device:
+    if has_device:  # (the models are imported only for a device: ~10 ms)
+        from gpumodeler.core.models.gajger import pipe_instructions, tensor_macs
+        from gpumodeler.core.models.throughput import throughput_bound
+
         tb = _throughput_or_missing(out, gpu, lambda: throughput_bound(
             gpu, cuda_core_instructions=numbers["cuda_core_instructions"],
             issued_instructions=numbers["issued_instructions"], gmem_bytes=numbers["gmem_bytes"],
