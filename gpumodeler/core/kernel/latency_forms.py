@@ -221,41 +221,8 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                 one_terms(None)
                 many[i] = forms
 
-        quick = max_forms >= 1  # (else every node with a form gives up)
-        charged = 0  # comparisons not yet taken from the budget (see below)
         for n, preds in enumerate(region.ipreds):
             starts = everywhere or n == source
-            if starts and quick and 0 < len(preds) <= 2:
-                # The commonest node, inline: a path may start here, one or two predecessors
-                # with one form each, the same terms (not none) and a larger constant than
-                # the path starting here, which is then dominated: _prune_simple's last case.
-                # Its comparisons are counted in ``charged`` and taken from the budget before
-                # any other node's (giving up later in the pass gives up all the same).
-                pred, w, _ = preds[0]
-                terms = terms_of[pred]
-                if terms and w.__class__ is not tuple:
-                    top = consts_of[pred] + w
-                    if len(preds) == 1:
-                        distinct = 2
-                    else:
-                        pred, w, _ = preds[1]
-                        if terms_of[pred] is not terms or w.__class__ is tuple:
-                            top = None
-                        else:
-                            other = consts_of[pred] + w
-                            distinct = 2 if other == top else 3
-                            if other > top:
-                                top = other
-                    if top is not None and top > 0.0:
-                        charged += distinct * distinct
-                        one_const(top)
-                        one_terms(terms)
-                        continue
-            if charged:
-                budget[0] -= charged
-                charged = 0
-                if budget[0] < 0:
-                    raise _TooManyForms
             if preds:  # the usual node: one form per predecessor, all with the same terms
                 terms = None
                 consts = []
@@ -324,10 +291,6 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                     else:
                         cands.extend(_add_const(f, w) for f in forms)
             keep(n, _prune(cands, max_forms, budget))
-        if charged:
-            budget[0] -= charged
-            if budget[0] < 0:
-                raise _TooManyForms
         return forms_at
 
     def constant(region, source=None):
