@@ -129,13 +129,13 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
     return True
 
 
-def read_edges(items: list, graph, allowed: frozenset, canonical, positions=None) -> bool:
+def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
     """Add every edge of ``items`` to the (empty) edge table of ``graph`` and return True; or
-    add none and return False when a column is not plainly valid. ``canonical`` maps an
-    instruction id to the table's own id object (None for an unknown id). ``positions``,
-    when the instructions are a table read by :func:`read_instructions`, is its index (id
-    to position): the ends are then looked up there, and the table of edges keeps their
-    positions (:func:`~gpumodeler.core.kernel.item_table.end_positions`)."""
+    add none and return False when a column is not plainly valid. ``positions`` maps each
+    instruction id to its position in the instruction table: the ends are looked up there
+    and become the table's own id objects, and when the instructions are a table read by
+    :func:`read_instructions` the table of edges keeps the positions
+    (:func:`~gpumodeler.core.kernel.item_table.end_positions`)."""
     n = len(items)
     if not n:
         return True
@@ -150,25 +150,17 @@ def read_edges(items: list, graph, allowed: frozenset, canonical, positions=None
         return False
     try:
         # kinds equal to the kinds' names are those names (text; nothing else read from a
-        # file equals text)
+        # file equals text); an end that is not an instruction's id (another type included)
+        # is not found
         if not set(kinds) <= _EDGE_KINDS:
             return False
-        if positions is not None:
-            # an end that is not an instruction's id (another type included) is not found
-            ends = list(map(positions.get, srcs)), list(map(positions.get, dsts))
-        elif set(map(type, srcs)) != {str} or set(map(type, dsts)) != {str}:
-            return False
+        ends = list(map(positions.get, srcs)), list(map(positions.get, dsts))
     except TypeError:  # an unhashable value
         return False
-    if positions is not None:
-        if None in ends[0] or None in ends[1] or any(map(eq, *ends)):
-            return False
-        ids = graph.instructions._ids  # the ids' own objects, by position
-        srcs, dsts = list(map(ids.__getitem__, ends[0])), list(map(ids.__getitem__, ends[1]))
-    else:
-        srcs, dsts = list(map(canonical, srcs)), list(map(canonical, dsts))
-        if None in srcs or None in dsts or any(map(eq, srcs, dsts)):
-            return False
+    if None in ends[0] or None in ends[1] or any(map(eq, *ends)):
+        return False
+    ids = list(graph.instructions)  # the ids' own objects, by position
+    srcs, dsts = list(map(ids.__getitem__, ends[0])), list(map(ids.__getitem__, ends[1]))
     # the optional fields, each a column only when some edge has it
     lists, consts = {"src": srcs, "dst": dsts, "kind": kinds}, {}
     latencies = _column(items, "latency", None) if "latency" in keys else None
@@ -193,8 +185,9 @@ def read_edges(items: list, graph, allowed: frozenset, canonical, positions=None
             consts[name] = None
         else:
             lists[name] = column
+    kept = graph.instructions.__class__ is ItemTable  # (a dict may change under them)
     graph.edges = ItemTable(Edge, ids, lists, consts, index,
-                            ends=None if positions is None else (graph.instructions, *ends))
+                            ends=(graph.instructions, *ends) if kept else None)
     return True
 
 

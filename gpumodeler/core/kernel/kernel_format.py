@@ -114,13 +114,15 @@ def from_dict(data: dict) -> KernelGraph:
     # edge ends and loop members as the instructions' own id objects: equal strings, and
     # every later look-up of one finds it by identity, without comparing text (and the
     # graph holds no second copy of them)
-    # (edges read as columns look their ends up in the index of a table read so: the dict
-    # of the ids is made when something else needs it)
-    positions = id_positions(graph.instructions)
-    canonical = None if positions is not None else _canonical(graph)
+    # (edges read as columns look their ends up in the instructions' positions, which a
+    # table read as columns already has: the dict of the ids is made when something else
+    # needs it)
+    instructions = graph.instructions
+    positions = id_positions(instructions) or dict(zip(instructions, range(len(instructions))))
+    canonical = None
     edges = _list_of(data, "edges")
-    if not read_edges(edges, graph, _EDGE_KEYS, canonical, positions):
-        canonical = canonical or _canonical(graph)
+    if not read_edges(edges, graph, _EDGE_KEYS, positions):
+        canonical = _canonical(graph)
         _read_edges(edges, graph, canonical)
     loops = _list_of(data, "loops")
     if loops and canonical is None:
