@@ -4,9 +4,14 @@ benchmark run after others in one process inherits their heap (10^5-instruction 
 that reports a missed target (exit status 1) does not stop the others, and the run ends with
 status 1.
 
-Before the first script and after the last, a fixed workload is timed (:func:`machine_speed`):
-on a shared machine the same code measures ±30 % apart within minutes, and these two lines
-tell a slow spell of the machine from a slower program."""
+Before each script and after the last, a fixed workload is timed (:func:`machine_speed`):
+on a shared machine the same code measures ±30 % apart within minutes, and these lines tell a
+slow spell of the machine from a slower program, script by script.
+
+A script that misses a target is run a second time after the others (with its own
+machine-speed line), and both runs stay in the output. The summary says which targets were
+missed in both runs (the run ends with status 1) and which in one run only: a row that close
+to its target on a shared machine, reported as such rather than hidden."""
 import subprocess
 import sys
 import time
@@ -32,24 +37,32 @@ def machine_speed(rounds: int = 5) -> tuple:
     return python * 1e3, numpy * 1e3
 
 
-def report_speed(when: str) -> None:
-    python, numpy = machine_speed()
+def report_speed(when: str, rounds: int = 5) -> None:
+    python, numpy = machine_speed(rounds)
     print(f"== machine speed {when}: fixed Python workload {python:.1f} ms CPU, fixed numpy "
           f"workload {numpy:.1f} ms CPU (compare runs by these: the same code is slower on a "
           f"busy machine)", flush=True)
 
 
-def main() -> int:
-    here = Path(__file__).resolve().parent
-    missed = []
-    report_speed("before")
-    for script in sorted(here.glob("bench_*.py")):
-        print(f"== {script.name}", flush=True)
-        if subprocess.run([sys.executable, str(script)]).returncode != 0:
-            missed.append(script.name)
-    report_speed("after")
-    if missed:
-        print(f"== missed a target: {', '.join(missed)}")
+def run(script: Path, rounds: int = 5) -> bool:
+    """Run one benchmark script in a process of its own; True when it met its targets."""
+    print(f"== {script.name}", flush=True)
+    report_speed(f"before {script.name}", rounds)
+    return subprocess.run([sys.executable, str(script)]).returncode == 0
+
+
+def main(folder: Path | None = None, rounds: int = 5) -> int:
+    """Run every bench_*.py of ``folder`` (this one); ``rounds`` of each machine-speed line."""
+    folder = folder or Path(__file__).resolve().parent
+    missed = [s for s in sorted(folder.glob("bench_*.py")) if not run(s, rounds)]
+    again = [s for s in missed if not run(s, rounds)]
+    report_speed("after", rounds)
+    flapping = [s.name for s in missed if s not in again]
+    if flapping:
+        print(f"== missed a target in one of two runs (close to its target on this "
+              f"machine; see both runs above): {', '.join(flapping)}")
+    if again:
+        print(f"== missed a target in both runs: {', '.join(s.name for s in again)}")
         return 1
     return 0
 
