@@ -189,14 +189,20 @@ def main(argv) -> int:
     sizes = [1_000, 10_000] if "--quick" in argv else [1_000, 10_000, 100_000]
     # growth first, into this process's fresh heap (printed last)
     series = growth(sizes)
+    missed = []
     if "--quick" not in argv:
         t = issue_row()
+        verdicts = {}
+        for key, row, target in (("total", "in a fresh process", 0.5), ("cli", "CLI", 1.5)):
+            verdicts[key] = "ok" if t[key] < target else "MISSED"
+            if t[key] >= target:
+                missed.append(f"{row} {t[key]:.2f} s")
         print(f"graph 10^5 instructions, 500 loops: load {t['load']:.3f} s, analyse "
               f"{t['analyse']:.3f} s, count {t['count']:.3f} s, path {t['path']:.3f} s = "
-              f"{t['total']:.3f} s in a fresh process (target < 0.5 s: {t['total'] / 0.5:.2f}x of it; "
-              f"json.loads of the text alone {t['json']:.3f} s); "
+              f"{t['total']:.3f} s in a fresh process (target < 0.5 s: {t['total'] / 0.5:.2f}x of it, "
+              f"{verdicts['total']}; json.loads of the text alone {t['json']:.3f} s); "
               f"CLI `gpumodeler graph --json` {t['cli']:.2f} s (target < 1.5 s: "
-              f"{t['cli'] / 1.5:.2f}x of it)")
+              f"{t['cli'] / 1.5:.2f}x of it, {verdicts['cli']})")
         reads = repeated_reads()
         print("graph read 5 times in one process (collector paused, JSON freed): "
               + ", ".join(f"{r:.3f}" for r in reads) + " s CPU")
@@ -207,7 +213,9 @@ def main(argv) -> int:
         print(f"graph growth, {loops:4d} loops, {'with' if ids else 'without'} ids: {cells}; "
               f"exponent {k:.2f} (must be <= {MAX_EXPONENT})")
     print(f"graph growth: largest exponent {worst:.2f} -> {'ok' if worst <= MAX_EXPONENT else 'TOO STEEP'}")
-    return 0 if worst <= MAX_EXPONENT else 1
+    if missed:
+        print(f"graph 10^5: missed {', '.join(missed)}")
+    return 0 if worst <= MAX_EXPONENT and not missed else 1
 
 
 if __name__ == "__main__":
