@@ -5,6 +5,7 @@ analyse the graph again or restyle every edge; labels are set once each when a k
 shown, and again only when their value changes; the critical path and error marks change only
 on the items that gain or lose them. The labels are light items edited in place."""
 import json
+import sys
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
@@ -224,6 +225,26 @@ def test_a_big_kernel_is_analysed_in_the_background(editor, background, qtbot):
     editor.document.undo_stack.undo()  # analysed after the event, in the background too
     qtbot.waitUntil(lambda: editor.latency_bound_formula() == "33", timeout=10_000)
     assert len(shown) == 2 and not editor.analysis_busy()
+
+
+def test_a_background_job_puts_the_gui_thread_first_in_line_for_the_gil(editor, background,
+                                                                        qtbot):
+    """While a worker computes, the GUI thread gets the GIL back within 1 ms, not Python's
+    default 5 ms (ui/workers.in_background); a lower interval is never raised."""
+    from gpumodeler.ui import workers
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        small_graph(editor)  # analysed in a worker
+        qtbot.waitUntil(lambda: not editor.analysis_busy(), timeout=10_000)
+        assert sys.getswitchinterval() == pytest.approx(workers.GUI_SWITCH_INTERVAL_S)
+        sys.setswitchinterval(0.0002)
+        dep = next(e for e in editor.graph.edges.values() if e.kind == "dependency")
+        editor.scene.latency_edited.emit(dep.id, "20")
+        qtbot.waitUntil(lambda: not editor.analysis_busy(), timeout=10_000)
+        assert sys.getswitchinterval() == pytest.approx(0.0002)
+    finally:
+        sys.setswitchinterval(before)
 
 
 def test_a_failing_background_analysis_is_a_message(editor, background, monkeypatch, qtbot):

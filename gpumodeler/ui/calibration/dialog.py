@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, Signal
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
                                QWidget)
@@ -19,6 +19,7 @@ from gpumodeler.core.measurements.from_json import read_measurements
 from gpumodeler.core.transfers.fit import fit_transfer_model
 from gpumodeler.core.transfers.selection import select_copies
 
+from ..workers import in_background
 from .plot import CalibrationPlot
 
 
@@ -170,7 +171,7 @@ class CalibrationDialog(QDialog):
         job.signals.failed.connect(self._fit_failed)
         self._job = job
         self.fit_button.setEnabled(False)
-        QThreadPool.globalInstance().start(job)
+        in_background(job)
         return job
 
     def _fit_done(self, result) -> None:

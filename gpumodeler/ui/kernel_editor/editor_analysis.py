@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QRunnable, QTimer, Signal
 
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.collapse import as_dict
@@ -26,6 +26,7 @@ from gpumodeler.core.kernel.latency_bound import CriticalPath, LatencyBound, ana
 from gpumodeler.core.kernel.latency_bound import resolve_edge_latency
 
 from ..launch_panel.fields import fmt_number
+from ..workers import in_background
 
 
 @dataclass(frozen=True)
@@ -152,7 +153,7 @@ class EditorAnalysis:
         if "analysing" not in self.bound_label.text():
             self.bound_label.setText(self.bound_label.text() + " <span style='color:#5f6368'>"
                                      "(analysing the change…)</span>")
-        QThreadPool.globalInstance().start(job)
+        in_background(job)
 
     def _analysis_done(self, generation: int, result: KernelAnalysis) -> None:
         _ALIVE.discard(self._jobs.pop(generation, None))

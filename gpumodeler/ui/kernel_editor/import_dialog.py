@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, Qt, Signal
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem,
                                QProgressBar, QPushButton, QVBoxLayout)
@@ -27,6 +27,8 @@ from gpumodeler.core.commands import AddKernel
 from gpumodeler.core.errors import ModelError
 
 from gpumodeler.core.kernel.layout import DEFAULT_ASPECT, wrapped_layout
+
+from ..workers import in_background
 
 #: The architectures a ``.cu`` can be compiled for (this machine's nvcc: sm_75 and later).
 ARCHITECTURES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
@@ -220,7 +222,7 @@ class ImportKernelDialog(QDialog):
         job.signals.finished.connect(self._read_done)  # queued to the GUI thread
         job.signals.failed.connect(self._read_failed)
         self._update_state()
-        QThreadPool.globalInstance().start(job)
+        in_background(job)
 
     def _finished_job(self) -> bool:
         """True when the job reporting is the one this dialog waits for (not an earlier
