@@ -10,6 +10,7 @@ from gpumodeler.core.kernel import bulk_read
 from gpumodeler.core.kernel.graph import from_dict
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS
 
+from test_graph_fast_paths import one_by_one
 from test_graph_linear import random_kernel
 
 
@@ -58,3 +59,17 @@ def test_the_graph_read_is_the_same():
         assert list(graph.edges.items()) == list(again.edges.items())
         assert [e.id for e in graph.edges.values()] == \
             [e.get("id") or e_id for e, e_id in zip(data["edges"], graph.edges)]
+
+
+def test_a_kind_of_a_text_subclass_keeps_its_type():
+    """Only plain text is made the one text of its name: a subclass (a script's own data)
+    is left to the item-by-item reader, which keeps it as it is."""
+    class Kind(str):
+        pass
+
+    data = _parsed(3)
+    data["edges"][0]["kind"] = Kind(data["edges"][0]["kind"])
+    got, want = from_dict(data), one_by_one(data)
+    first = next(iter(data["edges"]))["id"]
+    assert type(got.edges[first].kind) is type(want.edges[first].kind)
+    assert list(got.edges.items()) == list(want.edges.items())

@@ -175,8 +175,8 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
         # kinds equal to the kinds' names are those names (text; nothing else read from a
         # file equals text); an end that is not an instruction's id (another type included)
         # is not found
-        if not set(kinds) <= _EDGE_KINDS:
-            return False
+        if not set(kinds) <= _EDGE_KINDS or set(map(type, kinds)) != {str}:
+            return False  # (text of a subclass: left to the item-by-item reader)
         ends = list(map(positions.get, srcs)), list(map(positions.get, dsts))
     except TypeError:  # an unhashable value
         return False
