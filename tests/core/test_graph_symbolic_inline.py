@@ -10,6 +10,7 @@ import pytest
 import gpumodeler.core.kernel.latency_forms as lf
 from gpumodeler.core.kernel.graph import from_dict
 from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.kernel.loop_regions import _sinks
 
 from test_graph_linear import random_kernel
 
@@ -41,14 +42,14 @@ def naive_symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                                     for f in longest(region, loop_weight, {start}).get(end, []))
             else:
                 best = longest(region, loop_weight)
-                for n in lf._sinks(region):
+                for n in _sinks(region):
                     frontier.extend(best[n])
             frontier = lf._prune(frontier, max_forms) or [lf._ZERO]
             per_iteration[lid] = tuple(frontier)
             loop_weight[lid] = [lf._scale(f, iterations[lid].text) for f in frontier]
         top = []
         best = longest(regions[None], loop_weight)
-        for n in lf._sinks(regions[None]):
+        for n in _sinks(regions[None]):
             top.extend(best[n])
         return tuple(lf._prune(top, max_forms, budget)), per_iteration, budget[0]
     except lf._TooManyForms:

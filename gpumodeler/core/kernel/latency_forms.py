@@ -13,7 +13,7 @@ a budget of ``work_per_node`` per instruction, it gives up. :mod:`gpumodeler.cor
 """
 from __future__ import annotations
 
-from gpumodeler.core.kernel.loop_regions import _sink_positions, _sinks  # noqa: F401 (_sinks: tests)
+from gpumodeler.core.kernel.loop_regions import _sink_positions
 
 # A linear form is (constant, ((monomial, coefficient), ...)): a monomial is a sorted tuple of
 # iteration-expression texts (a product of iteration counts), monomials are sorted.
@@ -248,14 +248,15 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                         budget[0] -= distinct * distinct
                         if budget[0] < 0:
                             raise _TooManyForms
-                        if top >= 0.0 and not (0.0 >= top and _covers({}, terms)):
+                        covered = 0.0 >= top and _covers({}, terms)  # by _ZERO
+                        if top >= 0.0 and not covered:  # the usual case: (top, terms) alone
                             if max_forms < 1:
                                 raise _TooManyForms
-                            one_const(top)  # the one form kept: (top, terms)
+                            one_const(top)
                             one_terms(terms)
                             continue
                         kept = [] if top >= 0.0 else [_ZERO]
-                        if not (0.0 >= top and _covers({}, terms)):
+                        if not covered:
                             kept.append((top, terms))
                         if len(kept) > max_forms:
                             raise _TooManyForms
