@@ -108,15 +108,14 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
     for name, default in (("label", ""), ("x", 0.0), ("y", 0.0)):
         if name in keys:
             lists[name] = _column(items, name, default)
-            if name == "label":  # text to keep (_fresh); checked to be text below
-                lists[name] = _fresh(lists[name]) if set(map(type, lists[name])) == {str} \
-                    else lists[name]
         else:
             consts[name] = default
     if ("label" in lists and set(map(type, lists["label"])) != {str}) \
             or ("x" in lists and not _finite_numbers(lists["x"])) \
             or ("y" in lists and not _finite_numbers(lists["y"])):
         return False
+    if "label" in lists:
+        lists["label"] = _fresh(lists["label"])
     # what an instruction shares with others of its kind: every key but its own
     names = ["opcode"] + sorted(keys - own - {"opcode"})
     columns = [opcodes] + [_column(items, k, _ABSENT) for k in names[1:]]
@@ -182,10 +181,12 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
         return False
     if None in ends[0] or None in ends[1] or any(map(eq, *ends)):
         return False
-    ids = list(graph.instructions)  # the ids' own objects, by position
-    srcs, dsts = list(map(ids.__getitem__, ends[0])), list(map(ids.__getitem__, ends[1]))
-    # the optional fields, each a column only when some edge has it
-    lists, consts = {"src": srcs, "dst": dsts, "kind": kinds}, {}
+    names = list(graph.instructions)  # the ids' own objects, by position
+    srcs, dsts = list(map(names.__getitem__, ends[0])), list(map(names.__getitem__, ends[1]))
+    # the optional fields, each a column only when some edge has it; each kind the one text
+    # object of its name, not the parser's copy per edge (see _fresh)
+    lists = {"src": srcs, "dst": dsts, "kind": list(map(_EDGE_KIND_TEXT.__getitem__, kinds))}
+    consts = {}
     latencies = _column(items, "latency", None) if "latency" in keys else None
     if latencies is not None:
         if not set(map(type, latencies)) <= {type(None), int, float}:
@@ -200,8 +201,6 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
     if ids is None:
         return False
     ids = _fresh(ids)
-    # each kind the one text object of its name, not the parser's copy per edge (_fresh)
-    lists["kind"] = list(map(_EDGE_KIND_TEXT.__getitem__, kinds))
     index = dict(zip(ids, range(n)))
     if len(index) != n or not graph.instructions.keys().isdisjoint(index):
         return False
