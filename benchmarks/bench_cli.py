@@ -1,4 +1,4 @@
-"""CLI speed (issue #11), each figure next to its comparator as a ratio.
+"""CLI speed (speed targets), each figure next to its comparator as a ratio.
 
 1. Cold start of ``gpumodeler --help`` and ``gpumodeler occupancy ...`` against
    ``python -c pass`` (target < 0.25 s).

@@ -1,4 +1,4 @@
-"""Core speed benchmarks (issue #11: a vectorised core near fused numpy, a thin scalar API).
+"""Core speed benchmarks (speed targets: a vectorised core near fused numpy, a thin scalar API).
 
 1. Occupancy + bounds + time of one million launches (block size × registers × shared memory
    × data size × loop variable) of the saxpy2 graph on a GTX 970, as the engine computes

@@ -17,7 +17,7 @@ Half of the changed values are added records (taken by themselves), half replace
 (conflicts, resolved as "both"). Then exports of 10% and of all devices. One line per
 measurement; the goal is well under a second for a database of 10 000 devices.
 
-Issue #11's rows (merge 10% edited / spread / into empty, diff, export all) each carry a
+The target rows (merge 10% edited / spread / into empty, diff, export all) each carry a
 verdict against their target of 1 s, judged on the best CPU time of this process (on a shared
 machine the wall time also counts other programs; it is printed too). The script ends with
 status 1 when one of them is missed, so that `make bench` reports it.
@@ -124,7 +124,7 @@ def timed_runs(label: str, fn, repeat: int, before=None, row: str | None = None)
     """Run ``fn`` ``repeat`` times (``before()`` untimed first) and print every wall time,
     the best and the median, and the best and median CPU time of this process (on a shared
     machine the wall time also counts the time other programs had the processor).
-    ``row``: the issue's row this is, judged against TARGET_S by its best CPU time."""
+    ``row``: the target row this is, judged against TARGET_S by its best CPU time."""
     times, cpu, result = [], [], None
     for _ in range(repeat):
         if before is not None:
@@ -154,8 +154,8 @@ def _verdict(row: str | None, best_cpu: float) -> str:
 def _merge_scenario(tmp: Path, label: str, theirs: Path, mine: Path | None, repeat: int,
                     with_diff: bool = True, row: str | None = None) -> None:
     """Import report, merge (into a fresh copy of ``mine``, or a new empty user database
-    when None) and diff of ``theirs``. ``row``: the issue's name of the scenario, when its
-    merge and diff are rows of the issue's table."""
+    when None) and diff of ``theirs``. ``row``: the target's name of the scenario, when its
+    merge and diff are rows of the targets' table."""
     print(label, flush=True)
 
     def fresh_mine():

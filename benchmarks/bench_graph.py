@@ -1,13 +1,13 @@
-"""Kernel-graph speed and growth (issue #11).
+"""Kernel-graph speed and growth (speed targets, docs/contributing.md).
 
-1. The issue's row: a graph of 10^5 instructions and 500 loops (the synthetic warp program
+1. The target row: a graph of 10^5 instructions and 500 loops (the synthetic warp program
    of bench_core: an ILP chain, random register dependencies, a 20-instruction loop in every
    200) loaded from its JSON text, analysed (symbolic latency bound), counted (per-warp
    counts) and its critical path found, in process and through ``gpumodeler graph``.
 2. Growth: 10^3, 10^4, 10^5 instructions, with and without edge and loop ids (both are
    optional in the format), with 10 and 1000 loops. The exponent of CPU time against size
    is fitted by least squares on log-log; every stage is linear, so it must be <= 1.1.
-3. Reading in a long-running process: the issue's graph read five times in one process with
+3. Reading in a long-running process: the target's graph read five times in one process with
    the cyclic collector on between reads and each read's JSON freed after it, as the GUI's
    import does (parse and read with the collector paused); CPU time of each read.
 
@@ -111,7 +111,7 @@ def fit_exponent(sizes, times) -> float:
 
 
 def issue_row() -> dict:
-    """The 10^5-instruction, 500-loop graph of the issue's table, in process and by the CLI.
+    """The 10^5-instruction, 500-loop graph of the targets' table, in process and by the CLI.
 
     Both run in a fresh process reading the file, as a script or the CLI would: this one has
     made the graph and its text, and a graph read into that heap is read slower (see
@@ -150,7 +150,7 @@ def stages_of_file(path: str) -> dict:
 
 
 def repeated_reads(times: int = 5) -> list:
-    """CPU seconds of each of ``times`` reads of the issue's graph in one process, the graphs
+    """CPU seconds of each of ``times`` reads of the target's graph in one process, the graphs
     kept, as :meth:`GraphEditing.import_kernel` reads (JSON text to graph, collector paused).
 
     Each later read parses into the memory the previous JSON was freed from. While the graphs

@@ -1,11 +1,11 @@
-"""The kernel editor with big kernels (issue #11): a kernel of 2·10^3 and 2·10^4 instructions
+"""The kernel editor with big kernels (speed targets): a kernel of 2·10^3 and 2·10^4 instructions
 (the synthetic warp program of bench_graph, laid out as an imported listing is) imported into
 the editor and shown (the window painted), then one instruction moved by a command, the move
 undone, and one edge added (which is analysed again: for a kernel of 5000 instructions or
 more in a worker thread). Wall time, the window shown offscreen at 1280×720; medians.
 
 Target: a move, its undo, an edge added, and showing an analysis's result, each < 100 ms on
-the GUI thread (an edit is interactive; the GUIDE's limit for work on the GUI thread). Also
+the GUI thread (an edit is interactive; the house limit for the GUI thread). Also
 reported: when the edge's analysis is shown; the import: until the first view (the
 instructions, the loops and the first turn of edges) and until every edge is drawn (a big
 graph's edges are drawn in turns of the event loop, with a progress bar), and the longest

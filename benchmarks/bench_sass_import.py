@@ -1,4 +1,4 @@
-"""SASS import speed (issue #8): import a generated 20 000-instruction sm_90 listing (a
+"""SASS import speed (modern GPUs): import a generated 20 000-instruction sm_90 listing (a
 loop unrolled the way ptxas unrolls one: loads, FP32 math, address arithmetic, with
 scoreboards and stall counts) into a kernel graph, in under a second.
 

@@ -1,4 +1,4 @@
-"""core, db and cli must not load Qt (GUIDE: layers)."""
+"""core, db and cli must not load Qt (docs/architecture.md: layers)."""
 import subprocess
 import sys
 

@@ -308,13 +308,13 @@ def timings() -> str:
 
 
 def synthetic_pageable_copies() -> str:
-    """SYNTHETIC pageable copies with issue #9's size-dependent bandwidth (4 KiB to 1 GiB,
+    """SYNTHETIC pageable copies with the size-dependent bandwidth of docs/calibration.md (4 KiB to 1 GiB,
     both directions, 8 µs startup, 2 % multiplicative noise with a fixed seed): the input of
     the README's `calibrate link --measurements` example. Not a measurement."""
     import random
     rnd = random.Random(2026)
     lines = ["# gpumodeler timings CSV (docs/measurements.md). SYNTHETIC copies, not a measurement: pageable",
-             "# copies generated with the size-dependent bandwidth of issue #9 (host->device 10.3 GB/s up to",
+             "# copies generated with the size-dependent bandwidth of docs/calibration.md (host->device 10.3 GB/s up to",
              "# 1 MiB, 6 GB/s from 4 MiB; device->host 6 GB/s at 1-2 MiB, 2.5 GB/s from 4 MiB), 8 us startup",
              "# and 2 % multiplicative noise (seed 2026), to show `calibrate link --measurements`.",
              "kind,name,direction,size,size_unit,grid,block,time,unit,gpu,memory_kind,registers,energy [J]"]

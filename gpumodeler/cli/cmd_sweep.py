@@ -293,7 +293,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
         wt[sub] = res.kernel.warp_throughput
         knee[sub] = res.kernel.knee_occupancy
         terms[sub] = np.broadcast_to(res.terms.applied_text(), (int(sub.sum()),))
-        # a time that is not finite is never a result (issue #10): the row says why
+        # a time that is not finite is never a result (docs/models.md): the row says why
         infinite = sub & ~(np.isfinite(kernel_time) & np.isfinite(total))
         if infinite.any():
             kernel_time[infinite] = total[infinite] = wt[infinite] = np.nan

@@ -1,4 +1,4 @@
-"""`occupancy --batch`: JSON Lines of launches answered a chunk at a time (issue #11).
+"""`occupancy --batch`: JSON Lines of launches answered a chunk at a time (speed targets).
 
 The answers are those of the scalar path (:func:`gpumodeler.cli.cmd_occupancy._line_output`,
 one ``json.loads`` and one :func:`~gpumodeler.core.occupancy.calculator.occupancy` call per

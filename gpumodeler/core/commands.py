@@ -1,4 +1,4 @@
-"""Undoable edits of a :class:`~gpumodeler.core.project.Project` (GUIDE: commands with undo).
+"""Undoable edits of a :class:`~gpumodeler.core.project.Project` (house style: commands with undo).
 
 Each command has ``do(project)``, ``undo(project)`` and a ``text`` for the Edit menu. A
 command validates in ``do`` and raises :class:`~gpumodeler.core.errors.ModelError` before

@@ -85,7 +85,7 @@ class GPUSpec:
     copy_engines: int | None = None
     board_power_w: float | None = None
     idle_power_w: float | None = None
-    # Values the models of core.models.registry read besides Gajger's (issue #10): the
+    # Values the models of core.models.registry read besides Gajger's (docs/models.md): the
     # sustained (measured) DRAM bandwidth Volkov §6.3 prefers to the pin value, the L2 size
     # and bandwidth of the L2 term, and a fixed per-kernel launch overhead (calibratable).
     memory_bandwidth_measured_bytes_per_s: float | None = None

@@ -1,7 +1,7 @@
 """The project document: a system of devices and links, kernel graphs, launches, sweeps,
 measurements, calibrations and a history of predictions.
 
-Entities carry a stable string id and, where they are drawn, their canvas position (GUIDE:
+Entities carry a stable string id and, where they are drawn, their canvas position (house style:
 "position is document state"). Every mutation goes through :mod:`gpumodeler.core.commands`
 (undoable); the project tells listeners ``(event, payload)`` after each change so views can
 mirror it. Devices refer to the device catalog by name; a project stores only the

@@ -13,7 +13,7 @@ UNITS = ("count", "Hz", "B", "B/s", "B/cycle", "1/cycle", "bit", "W", "s", "rati
          "cycle")
 #: Where a value from a source file comes from. The first four are implied by the source key
 #: prefix (docs/device-sources.md); the next four grade published latency figures
-#: (resources/devices/latency-published.json, after notes/latency-sources.md): a paper's own
+#: (resources/devices/latency-published.json, sources in docs/sources.md): a paper's own
 #: raw data or code repository (``published-measurement``), a simulator's calibration file
 #: for a named GPU (``simulator-calibration``: a model parameter, not a measured latency), a
 #: text quoting a named primary source the build could not read (``secondary``), and a

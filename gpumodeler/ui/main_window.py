@@ -1,6 +1,6 @@
 """MainWindow: the editors as tabs, their docks, menus, status bar.
 
-Layout and wiring only (GUIDE: the main window stays small). The docks that go with a tab
+Layout and wiring only (house style: the main window stays small). The docks that go with a tab
 (the inspector, the kernel's properties, the sweep plot) are managed by :mod:`.docks`; the
 actions, menus and tool bar are built by :mod:`.menus`. The editors change the project;
 the window opens and saves files through :mod:`gpumodeler.db.project_file`, routes the Edit

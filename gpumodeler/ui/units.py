@@ -1,7 +1,7 @@
 """Quantities as people read and type them: "1253 MHz", "15.8 GB/s", "96 KiB".
 
 Core and the database keep base units (Hz, B/s, B); the GUI converts only here, at the edge
-(GUIDE: units are explicit, convert only at the edges). :func:`parse_quantity` accepts what
+(house style: units are explicit, convert only at the edges). :func:`parse_quantity` accepts what
 :func:`format_quantity` prints, plus plain numbers in the base unit ("1.253e9"), in the
 grammar and unit tables of :mod:`gpumodeler.core.quantities` that the CLI's flags use.
 """

@@ -1,5 +1,5 @@
 """`gpumodeler calibrate link --measurements`, `calibrate kernel`, `calibrate list` and the
-calibrated link in `predict`: the issue #9 calibration from the command line."""
+calibrated link in `predict`: calibration of docs/calibration.md from the command line."""
 import hashlib
 import json
 from pathlib import Path

@@ -1,5 +1,5 @@
 """The CLI runs numpy's OpenBLAS with one thread unless the user chose otherwise: its worker
-threads spin for about 0.1 s of CPU after numpy is imported, in every command (issue #11)."""
+threads spin for about 0.1 s of CPU after numpy is imported, in every command (speed targets)."""
 from __future__ import annotations
 
 import os

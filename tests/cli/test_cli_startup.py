@@ -1,4 +1,4 @@
-"""CLI cold start (issue #11): a command line imports the module of the command it names and no
+"""CLI cold start (speed targets): a command line imports the module of the command it names and no
 other; ``--help`` imports none. The table of commands in ``cli/main.py`` must agree with what
 the modules register, and the parser built lazily must parse and print as the full one does."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Streaming tables and lazy imports in the CLI (issue #11): sweeps written in chunks give
+"""Streaming tables and lazy imports in the CLI (speed targets): sweeps written in chunks give
 the same bytes as the one-shot writer, JSON Lines, ``-o -``, and commands that need neither
 the graph analysis nor the database load neither networkx nor sqlite-utils."""
 from __future__ import annotations

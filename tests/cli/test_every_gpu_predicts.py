@@ -1,6 +1,6 @@
 """Every GPU in the device database: occupancy from --registers works, and `predict` of a
 kernel that uses every per-SM resource either works or names, for each missing value in
-turn, a flag that exists (issue #10, items 3 and 4)."""
+turn, a flag that exists (docs/models.md: a missing input names its flag)."""
 import csv
 import io
 import json
@@ -33,7 +33,7 @@ FILL = {"--sms": "10", "--sm-clock-mhz": "1000", "--cuda-cores": "64", "--schedu
         "--gmem-bytes-per-cycle": "16", "--sfu": "16", "--fp64-units": "2",
         "--smem-accesses-per-cycle": "1", "--issue-per-cycle": "1", "--cc": "8.0"}
 
-# The documents' old GPUs, whose values this issue filled: they need no flag at all
+# The documents' old GPUs, whose model values are filled: they need no flag at all
 # (except the 8800 GTX, which has no FP64 units and must say so).
 DOCUMENT_GPUS = ["GeForce GTX 280", "GeForce GTX 480", "GeForce GT 630", "GeForce GTX 660",
                  "GeForce GTX 680", "GeForce GTX TITAN", "Tesla K20", "Tesla K40",

@@ -1,4 +1,4 @@
-"""Fuzzing the command line in-process (issue #12): kernel JSON with structured mutations,
+"""Fuzzing the command line in-process (hardening: exit 2, one line): kernel JSON with structured mutations,
 random flag values for occupancy/predict/graph/sweep, and byte flips or truncations of a
 project and a device database.
 

@@ -1,4 +1,4 @@
-"""Issue #12, "The CLI and files": inputs that ended in exit 1 ("internal error"), a blocked
+"""Hardening of the CLI and files: inputs that ended in exit 1 ("internal error"), a blocked
 window, a multi-line or 3 KB message, or -wal/-shm files next to a file only read. Each now
 ends with exit status 2 and one line saying what is wrong and what is valid; the input
 files stay byte for byte as they were and nothing appears next to them."""

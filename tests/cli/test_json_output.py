@@ -1,4 +1,4 @@
-"""The CLI's indented JSON (cli/common.indented_json, issue #11) is the standard library's
+"""The CLI's indented JSON (cli/common.indented_json, speed targets) is the standard library's
 ``json.dumps(obj, indent=2, ensure_ascii=False)`` text, byte for byte, written faster."""
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Every GPU of compute capability 7.0 or later evaluates every committed fixture listing of
 its architecture (resources/kernels/sass/*.sm_XX.sass, imported by `kernel import`) with
-`predict` and no hand-set latency (issues #8 and #10).
+`predict` and no hand-set latency (kernel import for modern GPUs; docs/models.md).
 
 Where a device value the model needs is one no source gives, `predict` must stop with one
 exit-2 line naming a flag that exists; giving that flag must let it go on. Those gaps are
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SASS = ROOT / "resources" / "kernels" / "sass"
 DEVICES = ROOT / "resources" / "devices"
 
-#: The fixture kernels of issue #8 item 6 (file stems of resources/kernels/src/*.cu).
+#: The fixture kernels of the SASS import (file stems of resources/kernels/src/*.cu).
 KERNELS = ["saxpy2", "vecadd", "matmul_tiled", "reduce", "sfu_heavy", "fp64_axpy",
            "datadep_loop"]
 #: Compute capability -> (listing family, latency table given at import or None = the

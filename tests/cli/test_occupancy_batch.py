@@ -1,4 +1,4 @@
-"""``occupancy --batch`` read in chunks with one ``json.loads`` per chunk (issue #11): the
+"""``occupancy --batch`` read in chunks with one ``json.loads`` per chunk (speed targets): the
 answers are the per-line path's, byte for byte, for any mix of good and bad lines, including
 lines built to make the joined array parse differently from the lines one by one."""
 from __future__ import annotations

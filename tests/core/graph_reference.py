@@ -1,4 +1,4 @@
-"""The kernel-graph algorithms as they were before they were made linear (issue #11), kept
+"""The kernel-graph algorithms as they were before they were made linear (speed targets), kept
 as the reference the linear ones must agree with exactly: pairwise loop checks, per-node
 scans of every loop, a networkx DAG and topological sort per region.
 

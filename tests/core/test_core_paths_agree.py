@@ -1,4 +1,4 @@
-"""The scalar and vectorised prediction paths are one arithmetic (issue #11).
+"""The scalar and vectorised prediction paths are one arithmetic (speed targets).
 
 A launch predicted on its own (Python numbers) and the same launch inside a vectorised call
 (numpy arrays) give the same numbers to 1e-12 and the same reported names; the occupancy

@@ -1,5 +1,5 @@
 """Edges read from a file keep the positions of their ends among the instructions
-(item_table.end_positions, issue #11): the collapse reads them instead of looking every end up
+(item_table.end_positions, for speed): the collapse reads them instead of looking every end up
 in the program order. They must be those positions exactly, and be given up as soon as either
 table is no longer the one read."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The fast graph paths (issue #11) against the simple reference implementations on the
+"""The fast graph paths (speed targets) against the simple reference implementations on the
 benchmark's own synthetic kernels (benchmarks/bench_graph.py) at 10^3 and 10^4 instructions,
 with and without edge and loop ids, with 10 and 1000 loops: the graph read, the per-warp
 counts, the symbolic bound and its formula, the exact numeric bound and the critical path."""

@@ -1,4 +1,4 @@
-"""Reading a kernel file column by column (core/kernel/bulk_read.py, issue #11) makes exactly
+"""Reading a kernel file column by column (core/kernel/bulk_read.py, for speed) makes exactly
 the graph the item-by-item reader makes, and leaves every file it cannot vouch for to it."""
 from __future__ import annotations
 

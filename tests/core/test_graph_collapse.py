@@ -1,4 +1,4 @@
-"""The one-pass collapse of a kernel graph (core/kernel/collapse.py, issue #11) gives exactly the
+"""The one-pass collapse of a kernel graph (core/kernel/collapse.py, for speed) gives exactly the
 regions, latencies and edge ends of the general two passes (_place_edges, _build_regions), and
 declines (None) every graph the general way must handle: those it rejects and those whose
 regions are not chains."""

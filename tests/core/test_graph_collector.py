@@ -1,4 +1,4 @@
-"""The graph stages' pause of the cyclic collector (core/kernel/collector.py, issue #11), and
+"""The graph stages' pause of the cyclic collector (core/kernel/collector.py, for speed), and
 the stages leaving no reference cycles (whose objects would wait for a collector pass)."""
 from __future__ import annotations
 

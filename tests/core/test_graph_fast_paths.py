@@ -1,4 +1,4 @@
-"""The kernel-graph fast paths (issue #11) give exactly what the general code gives: pruning of
+"""The kernel-graph fast paths (speed targets) give exactly what the general code gives: pruning of
 linear forms, reading instructions and edges, the counts summed per kind of instruction, the
 regions' topological order and the scalar numeric pass."""
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A graph read from a file keeps its instructions and edges as columns
-(core/kernel/item_table.py, issue #11): it behaves as the dict of items, the analysis reads
+(core/kernel/item_table.py, for speed): it behaves as the dict of items, the analysis reads
 the columns without making the items, and a change makes them first."""
 from __future__ import annotations
 

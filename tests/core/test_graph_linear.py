@@ -1,4 +1,4 @@
-"""The linear-time graph algorithms (issue #11) agree exactly with the ones they replaced
+"""The linear-time graph algorithms (speed targets) agree exactly with the ones they replaced
 (tests/core/graph_reference.py) on random graphs: ids given to edges and loops without one,
 the first error for bad loops, per-warp counts, the symbolic bound, its formula, the exact
 numeric bound and the critical path."""

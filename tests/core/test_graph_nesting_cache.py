@@ -1,5 +1,5 @@
 """KernelGraph.nesting() is worked out once while the loops stay the same objects, and again
-whenever they change, however they change (issue #11)."""
+whenever they change, however they change (for speed)."""
 from __future__ import annotations
 
 from dataclasses import replace

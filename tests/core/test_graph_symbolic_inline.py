@@ -1,4 +1,4 @@
-"""The symbolic pass's inline pruning of the usual node (core/kernel/latency_forms.py, issue #11)
+"""The symbolic pass's inline pruning of the usual node (core/kernel/latency_forms.py, for speed)
 is the general pruning of every node's candidate forms: the same forms, and the same point at
 which the work budget or the form limit makes it give up."""
 from __future__ import annotations

@@ -112,7 +112,7 @@ def test_without_terms_predict_is_plain_eq_4_1():
 
 
 def test_36_blocks_on_15_sms_in_a_sweep_and_the_tail_step():
-    """The issue's case, as one array call: 36 blocks (one wave of 3 blocks per SM) and
+    """The README's case, as one array call: 36 blocks (one wave of 3 blocks per SM) and
     2 vs 2.1 waves with --tail (120 blocks a wave)."""
     kernel = KernelInputs(latency_bound=1000, issued_instructions=100)  # TB = 1/25 warps/cycle
     grids = np.array([36, 120, 240, 252])

@@ -106,7 +106,7 @@ def test_thread_level_counts_are_corrected_by_active_threads():
 @pytest.mark.parametrize("style", ["nvprof", "ncu"])
 @pytest.mark.parametrize("target", [TITANX, K40], ids=["same-arch", "cross-arch"])
 def test_profiled_on_one_gpu_predicted_on_another_reproduces_the_model(style, target):
-    """The issue's cross-GPU check: metrics consistent with the model on the GTX 970,
+    """The cross-GPU check (docs/measurements.md): metrics consistent with the model on the GTX 970,
     predicted on another GPU, give the model's own prediction there."""
     pk = profile_kernel(profile(GTX970, style=style), "stencil")
     counts, _ = model_counts(pk)

@@ -1,4 +1,4 @@
-"""bsp: Amarís' BSP-based model (thesis eq. 3.3–3.5), the worked examples of notes/amaris.md §1.8."""
+"""bsp: Amarís' BSP-based model (thesis eq. 3.3–3.5), Amarís 2018's worked examples."""
 import pytest
 
 from gpumodeler.core.device import GPUSpec

@@ -1,4 +1,4 @@
-"""volkov-contention: Volkov 2016 §6.3–6.5 with the thesis' own numbers (notes/volkov.md §6.4)."""
+"""volkov-contention: Volkov 2016 §6.3–6.5 with the thesis' own numbers (§6.4–6.5)."""
 import pytest
 
 from gpumodeler.core.device import GPUSpec
@@ -24,7 +24,7 @@ def simple_workload(alpha, n, gpu=KEPLER, a=300.0, alu_lat=9.0, params=FIT, **kw
 
 
 # §6.5 refined Kepler equation x = min(n/(300 + 32x/(0.1477−x) + 9α), 0.1338, 4/(α+1)),
-# solved (notes/volkov.md §6.4 table, "refined" column)
+# solved (Volkov 2016 §6.5, the refined Kepler equation's solutions)
 @pytest.mark.parametrize("alpha, n, x", [
     (0, 8, 0.0261), (0, 16, 0.0505), (0, 32, 0.0911), (0, 48, 0.1156), (0, 64, 0.1275),
     (32, 8, 0.0135), (32, 16, 0.0269), (32, 32, 0.0528), (32, 48, 0.0771), (32, 64, 0.0982),

@@ -42,7 +42,7 @@ def test_gajger_fig_4_2_gtx970(caching):
 
 
 def test_cli_issue_example():
-    """The CLI issue's example: cc 5.2, block 256, 16 registers, no shared memory."""
+    """The README's example: cc 5.2, block 256, 16 registers, no shared memory."""
     r = occupancy("5.2", 256, 16, 0)
     assert (r.active_blocks_per_sm, r.active_warps_per_sm, r.active_threads_per_sm) == (8, 64, 2048)
     assert r.occupancy == 1.0

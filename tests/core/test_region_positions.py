@@ -1,4 +1,4 @@
-"""The collapsed regions' predecessors by position (``_Region.ipreds``, issue #11): the passes
+"""The collapsed regions' predecessors by position (``_Region.ipreds``, for speed): the passes
 over a region read them instead of the table by item. The one-pass collapse makes them from its
 columns and makes the table by item only when asked; both must say exactly what the table by
 item says, in the same order (the order breaks ties on the critical path)."""

@@ -1,5 +1,5 @@
 """The regime transfer model (core/transfers/models.py, fit.py) on synthetic copies whose
-effective bandwidth changes with size as measured on real hosts (issue #9)."""
+effective bandwidth changes with size as measured on real hosts (docs/calibration.md)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -15,10 +15,10 @@ from gpumodeler.core.transfers.selection import select_copies
 
 MiB = 2**20
 NOISE = 0.02
-# Effective bandwidth knots (size, B/s), log-log interpolated, constant outside: the issue's
-# pageable host. HtoD 10.3 GB/s at 1 MiB, 6 GB/s from 4 MiB up; DtoH 6 GB/s at 1-2 MiB,
-# 2.5 GB/s from 4 to 32 MiB, then rising to 3 GB/s at 128 MiB (above 32 MiB the issue does
-# not say; a third regime exercises the selection). Pinned: rising to a plateau.
+# Effective bandwidth knots (size, B/s), log-log interpolated, constant outside: the
+# pageable host of calibration.md. HtoD 10.3 GB/s at 1 MiB, 6 GB/s from 4 MiB up; DtoH 6 GB/s at 1-2 MiB,
+# 2.5 GB/s from 4 to 32 MiB, then rising to 3 GB/s at 128 MiB (above 32 MiB that host was
+# not measured; a third regime exercises the selection). Pinned: rising to a plateau.
 PAGEABLE_HTOD = (4.0e-6, [(1 * MiB, 10.3e9), (4 * MiB, 6.0e9)])
 PAGEABLE_DTOH = (5.0e-6, [(2 * MiB, 6.0e9), (4 * MiB, 2.5e9), (32 * MiB, 2.5e9),
                           (128 * MiB, 3.0e9)])
@@ -51,7 +51,7 @@ def test_loo_error_within_one_and_a_half_times_the_noise(spec, seed, per_octave,
     assert fit.loo_median_ape <= 1.5 * NOISE * 100
     assert fit.model.startup_s >= 0
     assert fit.model.startup_s == pytest.approx(spec[0], rel=0.05)   # from the small copies
-    # one line by relative least squares is far off on the same copies (the issue: 19 %)
+    # one line by relative least squares is far off on the same copies (on that host: 19 %)
     assert fit_link(n, t).mape_percent > 3 * fit.loo_mape
 
 
@@ -68,7 +68,7 @@ def test_regimes_found_where_the_bandwidth_changes():
 
 
 def test_without_small_copies_the_startup_is_never_negative_and_says_why():
-    # the issue's real case: 1 MiB .. 1 GiB only; one line gives a negative startup there
+    # that host's real case: 1 MiB .. 1 GiB only; one line gives a negative startup there
     for spec in (PAGEABLE_HTOD, PAGEABLE_DTOH):
         n, t = copies(spec, 5, small=False)
         keep = n >= MiB

@@ -1,4 +1,4 @@
-"""Volkov 2016 oracles (notes/volkov.md §8): vector add on Kepler (§3.8) and the Maxwell
+"""Volkov 2016 oracles (worked examples): vector add on Kepler (§3.8) and the Maxwell
 throughput worksheet (Tables 3.2–3.4)."""
 import pytest
 

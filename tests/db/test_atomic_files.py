@@ -1,5 +1,5 @@
 """Temporary files of interrupted saves are removed by the next save of the same file; a
-save still running in another process keeps its own (issue #11)."""
+save still running in another process keeps its own (speed targets)."""
 from __future__ import annotations
 
 import os

@@ -1,5 +1,5 @@
 """Creating device databases quickly without giving up durability where it matters, and
-copying devices by SQL with their digests and cited sources (issue #11)."""
+copying devices by SQL with their digests and cited sources (speed targets)."""
 import sqlite3
 
 import pytest

@@ -34,7 +34,7 @@ GPU_FIELDS = {
     "memory_bandwidth_measured_bytes_per_s": "B/s", "gmem_bytes_per_cycle_per_sm": "B/cycle",
     "smem_accesses_per_cycle_per_sm": "1/cycle", "board_power_w": "W", "latency_table": "text",
     "release_year": "year",
-    # dense tensor-core multiply-adds per clock per SM of each data-type class (issue #8)
+    # dense tensor-core multiply-adds per clock per SM of each data-type class (tensor-core row)
     **{f"tensor_{c}_macs_per_cycle_per_sm": "1/cycle" for c in (
         "fp16", "fp16_fp32acc", "bf16", "tf32", "fp8", "fp8_fp32acc", "int8", "int4", "int1",
         "fp64")},
@@ -364,7 +364,7 @@ def test_generic_pcie_links_are_gajger_table_4_3(gen, lanes, gbs):
     assert _default(link, "lanes") == lanes
     for field in ("lambda_htod", "lambda_dtoh"):
         assert _values(link, field) == [None]
-    # startup times (issue 12): Gajger's measurement on this kind of link, or that
+    # startup times (none blanks transfers): Gajger's measurement on this kind of link, or that
     # measurement taken as a visible assumption (source assumed-..., note says so)
     for field, measured in (("startup_htod_s", (3.96868e-6, 7.3276e-6)),
                             ("startup_dtoh_s", (5.15692e-6, 11.67905e-6))):

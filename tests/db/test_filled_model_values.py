@@ -1,4 +1,4 @@
-"""Values the models need, filled for the documents' GPUs (issue #10 item 4, issue #8 item 4):
+"""Values the models need, filled for the documents' GPUs (docs/models.md):
 FP64 units per SM and shared-memory accesses per cycle, each with its source and where in
 it, and the occupancy limits of devices.db agreeing with the occupancy tables."""
 import pytest

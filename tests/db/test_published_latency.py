@@ -1,5 +1,5 @@
 """The published latency tables for Volta to Blackwell (resources/devices/latency-published.json)
-against the figures of notes/latency-sources.md, graded as that compilation grades them:
+against the published figures (sources and grades: docs/sources.md), graded so:
 P -> published-measurement, P-sim -> simulator-calibration, S -> secondary, U -> unattributed,
 vendor text -> vendor. A simulator or unattributed figure is never the value the model uses;
 a cell no source fills stays unknown, and the model then names the edge that needed it."""
@@ -22,7 +22,7 @@ P, SIM, S, U, V = "published-measurement", "simulator-calibration", "secondary",
     "unattributed", "vendor"
 
 # table -> field -> (default value, provenance, source key); None = unknown default.
-# Transcribed from notes/latency-sources.md §1-§6 (the excerpt lines are quoted in `where`).
+# Transcribed from each source (docs/sources.md, latency sources; excerpt lines in `where`).
 EXPECTED = {
     "volta-published": {
         "lat_fp32_add": (4, P, "arafa2019-outputs"), "lat_fp32_mul": (4, P, "arafa2019-outputs"),

@@ -1,5 +1,5 @@
 """Modern GPU values no NVIDIA document at hand states, filled from third-party figures
-(issue #8: every modern GPU evaluates an imported graph with no hand-set value).
+(modern GPUs: every modern GPU evaluates an imported graph with no hand-set value).
 
 Each one is graded ``secondary`` (docs/device-sources.md: a third-party figure, never a
 measurement or a vendor value), cites the page it was read in with its URL and the line

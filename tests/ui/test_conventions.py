@@ -1,4 +1,4 @@
-"""Issue 12, conventions of a desktop application: F1 opens the manual (the README's user
+"""Conventions of a desktop application: F1 opens the manual (the README's user
 part), a shortcut list, Close on Ctrl+W, File › Export, tooltips on every control, a
 labelled occupancy check box, undo texts in words, no stale status-bar hint."""
 from pathlib import Path

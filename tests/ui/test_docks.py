@@ -1,4 +1,4 @@
-"""Issue 12: the sweep plot and the kernel properties are docks of the main window (movable,
+"""Conventions: the sweep plot and the kernel properties are docks of the main window (movable,
 floatable, closable, re-openable from the View menu, the layout remembered, Reset Layout),
 each shown with its tab; every control stays reachable at 1280×720 and 1024×700."""
 from pathlib import Path

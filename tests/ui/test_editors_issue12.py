@@ -1,4 +1,4 @@
-"""Issue 12, the editors: parallel links drawn apart and each selectable, new devices in
+"""Desktop conventions, the editors: parallel links drawn apart and each selectable, new devices in
 free space inside the view, generic hosts with their PCIe generation, NVLink refused to a
 host without it, GPU families in architecture order, a launch on a GPU of another
 architecture than its kernel's latency table warns and offers the GPU's table."""

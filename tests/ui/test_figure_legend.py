@@ -1,4 +1,4 @@
-"""Issue 12: in an exported figure (one- and two-column presets) the legend covers no data.
+"""Figures: in an exported figure (one- and two-column presets) the legend covers no data.
 Geometry, not pixels: the legend's scene rectangle against every curve point (and the
 segments between them), mapped to the scene the way Qt maps them, and the knee labels."""
 import numpy as np

@@ -61,7 +61,7 @@ def test_override_is_checked_pushed_shown_and_undoable(inspector):
     doc = inspector.document
     _edit(inspector, "sms", "16")
     assert doc.project.devices["gpu1"].overrides == {"sms": 16}
-    assert doc.undo_stack.count() == 1 and doc.undo_stack.undoText() == "override SMs"  # in words (issue 12)
+    assert doc.undo_stack.count() == 1 and doc.undo_stack.undoText() == "override SMs"  # in words
     _, value, _, provenance = _row(inspector, "sms")
     assert value == "16" and provenance.startswith("overridden (catalog: 13")
     assert inspector.model.item(inspector.row_of("sms"), 1).font().bold()

@@ -268,7 +268,7 @@ def test_import_refuses_a_bad_file_and_reads_saxpy2(editor, tmp_path, qtbot):
 
 
 def test_import_parses_with_the_collector_paused_and_restores_it(editor, monkeypatch):
-    """Issue #11: a big file parses into ~10^6 objects that all stay alive until read; with
+    """For speed: a big file parses into ~10^6 objects that all stay alive until read; with
     the cyclic collector running its full passes also walked every graph already open, so
     each further import was slower. The parse runs paused; the collector is on again after,
     also when the file is refused."""

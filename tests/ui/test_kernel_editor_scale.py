@@ -1,4 +1,4 @@
-"""The kernel editor with big kernels (issue #11): each edit touches only what it changes.
+"""The kernel editor with big kernels (speed targets): each edit touches only what it changes.
 
 A kernel imported from SASS has 10^4 instructions and more. Moving an instruction must not
 analyse the graph again or restyle every edge; labels are set once each when a kernel is

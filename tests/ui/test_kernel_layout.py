@@ -1,4 +1,4 @@
-"""Issue 12: a kernel graph is laid out to use the view's width — program order in columns
+"""Conventions: a kernel graph is laid out to use the view's width — program order in columns
 that wrap to a landscape shape, basic blocks kept together, loops as regions that enclose
 their own instructions only, edge labels legible at 100 %. Checked on the bundled kernel
 fixtures and imported SASS listings: deterministic, no two instructions overlap."""

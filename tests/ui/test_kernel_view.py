@@ -1,4 +1,4 @@
-"""Issue 12, the kernel editor: the example opens on its loop (the part that sets the
+"""Desktop conventions, the kernel editor: the example opens on its loop (the part that sets the
 kernel's time), a loop's title is its name or iteration count (not the internal id), edge
 labels are readable."""
 from gpumodeler.ui.document import Document

@@ -1,4 +1,4 @@
-"""Issue 12, the launch panel: a transfer over a link with an unknown startup time blanks
+"""Desktop conventions, the launch panel: a transfer over a link with an unknown startup time blanks
 only the transfers (kernel still predicted) and offers the field to set; every input that
 cannot be right is refused at its field; one number parser; a broken launch clears the
 sweep on show so a stale curve cannot be exported."""

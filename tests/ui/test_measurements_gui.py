@@ -1,5 +1,5 @@
 """File › Import Measurements… (records, counts, link calibration, λ for a launch's kernel,
-measured points of a launch) and “Calibrated for this GPU” in the launch panel (issue #9)."""
+measured points of a launch) and “Calibrated for this GPU” in the launch panel (calibration)."""
 import hashlib
 import json
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Issue 12, plots for reports: figure export at print sizes (PNG pixels = inches × dpi,
+"""Plots for reports: figure export at print sizes (PNG pixels = inches × dpi,
 SVG with text as text), log y, kernel and total in different colours, the launch marker in
 the legend and inside the sweep's x range, a knee line per GPU, an x axis with its unit, an
 empty plot that says so."""

@@ -104,7 +104,7 @@ def test_sweep_over_a_runs_in_the_background_and_plots(panel, qtbot, catalog):
     assert len(xs) == 257 and ys[i128] == pytest.approx(curve.kernel_time_s[i128] * 1e3)
     assert plot.unit == ("ms", 1e-3)
     assert plot.plot.getAxis("left").labelText == "Predicted time (ms)"
-    assert plot.plot.getAxis("bottom").labelText == "a (loop iterations)"  # with its unit (issue 12)
+    assert plot.plot.getAxis("bottom").labelText == "a (loop iterations)"  # with its unit
     # editing the launch re-runs the sweep on show
     panel.form.widgets["lam"].setText("1")
     panel.form.widgets["lam"].editingFinished.emit()

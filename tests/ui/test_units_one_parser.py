@@ -1,4 +1,4 @@
-"""One parser for device fields with units (issue #12): the inspector's fields and the CLI's
+"""One parser for device fields with units (hardening): the inspector's fields and the CLI's
 flags accept and refuse the same texts, with the same values (core/quantities.py)."""
 import argparse
 

@@ -1,4 +1,4 @@
-"""Reading the instructions and edges of a kernel file column by column (issue #11).
+"""Reading the instructions and edges of a kernel file column by column (for speed).
 
 :func:`gpumodeler.core.kernel.kernel_format.from_dict` reads items one by one, checking each
 as :meth:`KernelGraph.add_instruction` / :meth:`KernelGraph.add_edge` would. A file of 10^5

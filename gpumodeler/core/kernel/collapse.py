@@ -1,4 +1,4 @@
-"""The collapsed regions of a kernel graph, computed a column at a time (issue #11).
+"""The collapsed regions of a kernel graph, computed a column at a time (for speed).
 
 :func:`gpumodeler.core.kernel.latency_bound.analyze` collapses every loop into an entry and an
 exit inside its parent (Volkov §3.7; Gajger §4.4.2 and eq. 5.1; the semantics are in

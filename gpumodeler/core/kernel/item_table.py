@@ -1,5 +1,5 @@
 """A graph's instructions or edges as read from a file: columns, items made when asked for
-(issue #11).
+(for speed).
 
 A kernel file of 10^5 instructions holds 3·10^5 items. The analysis (latency bound, counts,
 critical path) reads a few fields of every item as whole columns and looks at a few dozen

@@ -57,7 +57,7 @@ COUNT_NAMES = (
     "sfu_instructions", "fp64_instructions",
     "fp32_instructions", "int32_instructions", "fp16_instructions", "tensor_instructions",
 )
-#: Tensor-core data-type class -> the count of its multiply-adds per warp (issue #8).
+#: Tensor-core data-type class -> the count of its multiply-adds per warp (tensor-core row).
 TENSOR_MAC_COUNT_NAMES = {cls: f"tensor_macs_{cls}" for cls in TENSOR_CLASSES}
 COUNT_NAMES = COUNT_NAMES + tuple(TENSOR_MAC_COUNT_NAMES.values())
 #: Pipe -> the count of its instructions (the pipes the throughput worksheet splits).

@@ -1,4 +1,4 @@
-"""Kernel-time terms the real cases need, shared by the Volkov-based models (issue #10).
+"""Kernel-time terms the real cases need, shared by the Volkov-based models (docs/models.md).
 
 **Waves on the busiest SM** (Volkov 2016 §3.4–3.5 and §5.6–5.9). Volkov's model gives the
 time of a wave of ``k`` warps resident on one SM from Little's law over that wave: the

@@ -1,6 +1,6 @@
-"""Hong & Kim's MWP-CWP model (ISCA 2009), as restated in seed 002 and by Volkov §7.1.
+"""Hong & Kim's MWP-CWP model (ISCA 2009), as restated by Sánchez Gil 2017 and by Volkov §7.1.
 
-Equations (numbering of ``notes/mwp-cwp.md`` §1.3, H1–H21; Sánchez Gil 2017 §1.6 describes
+Equations (H1–H21 as numbered in ``docs/sources.md``; Sánchez Gil 2017 §1.6 describes
 MWP and CWP in words, Volkov 2016 §7.1 restates the model on the GTX 280):
 
     Mem_L           = Mem_LD + (τ − 1) · Δ          (H1, H2, H5: τ transactions per memory warp)
@@ -57,7 +57,7 @@ TRANSACTION_BYTES = 128.0
 #: measured on the Tesla K40 from 9984 (DRAM onset, §6.3.1) to 30720 threads.
 K40_DRAM_REGRESSION = (0.466, -1911.2, 9984, 30720)
 K40_NAMES = ("Tesla K40",)
-EQUATIONS = "Hong & Kim 2009 eq. (H1–H21 of notes/mwp-cwp.md); Volkov 2016 §7.1; Sánchez Gil 2017 Table 10, eq. 7.1"
+EQUATIONS = "Hong & Kim 2009 eq. (H1–H21 of docs/sources.md); Volkov 2016 §7.1; Sánchez Gil 2017 Table 10, eq. 7.1"
 
 
 def issue_cycles(inputs: ModelInputs) -> float:

@@ -1,4 +1,4 @@
-"""The models side by side: one registry, one input shape, one result shape (issue #10).
+"""The models side by side: one registry, one input shape, one result shape (docs/models.md).
 
 ``MODELS`` maps a model name to its module's ``evaluate(ModelInputs) -> ModelResult``:
 

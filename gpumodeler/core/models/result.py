@@ -5,7 +5,7 @@ takes :class:`ModelInputs` — the GPU, the per-warp kernel values of Gajger §4
 (:class:`~gpumodeler.core.models.gajger.KernelInputs`), the launch (grid, block, occupancy),
 the switchable kernel terms and the model's own extra inputs — and returns a
 :class:`ModelResult`: time, bound, binding resource, the model's intermediate quantities,
-the kernel terms it applied (with their effect) and notes/warnings a user should see.
+the kernel terms it applied (with their effect) and notes and warnings a user should see.
 
 Where a model needs an input the launch, the graph and the device do not give, it raises
 :class:`MissingModelInput` naming the parameter (``item``), which the CLI maps to the flag

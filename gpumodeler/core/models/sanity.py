@@ -1,4 +1,4 @@
-"""Physical sanity of a prediction (issue #10 item 6).
+"""Physical sanity of a prediction (docs/models.md).
 
 * A time that is not a finite positive number is an error
   (:class:`~gpumodeler.core.models.result.ImplausiblePrediction`), never a result: e.g.

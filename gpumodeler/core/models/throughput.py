@@ -159,7 +159,7 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
     return out
 
 
-# -- the tensor row (issue #8) --------------------------------------------------------------
+# -- the tensor row (tensor cores) ----------------------------------------------------------
 
 def tensor_cycles(gpu: GPUSpec, tensor_macs: dict | None):
     """Cycles per warp the tensor cores need: Σ_c MACs_c / dense MACs per clock per SM of c.

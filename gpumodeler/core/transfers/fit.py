@@ -26,7 +26,7 @@ Steps (each documented where it is done):
    better. Because breakpoints are re-chosen in every fold the reported error is that of
    the procedure, not of one lucky segmentation.
 
-Evidence for this form over a saturating curve: the issue's measurements have bandwidth
+Evidence for this form over a saturating curve: docs/calibration.md's pageable host has bandwidth
 *falling* with size in both directions (10.3 → 6 GB/s, 6 → 2.2–2.8 GB/s) while pinned copies
 rise towards a plateau; a saturating curve (``bw`` rising to an asymptote) cannot fall, a
 piecewise form does both. ``tests/core/test_transfer_fit.py`` shows the regimes fit

@@ -1,10 +1,10 @@
 """Kernel λ per (GPU, kernel) from measured launches, with leave-one-out over sizes and a
-plausibility check (Gajger eq. 4.1 and 4.4, seed 000 §4.2 and §5.3).
+plausibility check (Gajger eq. 4.1 and 4.4, Gajger 2017 §4.2 and §5.3).
 
 λ scales the predicted kernel time, ``t = t_est(λ = 1) / λ`` (eq. 4.1); from one launch
 λ = t_est / t_meas (eq. 4.4), from several the relative least-squares fit of
 :func:`~gpumodeler.core.transfers.calibration.fit_kernel_lambda`. Gajger found λ ≈ 0.7 on
-his two testbeds (Table 6.2); Amarís' λ tables (seed 003) stay within about 0.3–1.5 for
+his two testbeds (Table 6.2); Amarís' λ tables (Amarís 2018) stay within about 0.3–1.5 for
 kernels the model describes. Outside that band the model is usually missing something, and
 the fit says what it usually is rather than hiding it in λ.
 

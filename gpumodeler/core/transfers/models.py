@@ -1,6 +1,6 @@
 """A transfer-time model that holds on real copies: startup plus a size-dependent bandwidth.
 
-Gajger's eq. 4.8/5.5 (seed 000, §4.3 and §5.4.2) models a copy of ``n`` bytes as
+Gajger's eq. 4.8/5.5 (Gajger 2017, §4.3 and §5.4.2) models a copy of ``n`` bytes as
 
     T(n) = t_s + n / (bw × λ)
 
@@ -8,7 +8,7 @@ with one effective bandwidth per direction. Gajger measured pinned-free ``cudaMe
 testbed and found the line adequate from 1 KiB to 2 GB (Fig. 5.17–5.18). Real *pageable*
 copies on other hosts are not one line: one host measured host→device at 10.3 GB/s at 1 MiB
 and about 6 GB/s from 4 MiB up, device→host at 6 GB/s at 1–2 MiB and 2.2–2.8 GB/s from
-4 to 32 MiB (issue #9). The driver stages pageable copies through pinned buffers, and the
+4 to 32 MiB (docs/calibration.md). The driver stages pageable copies through pinned buffers, and the
 host's caches hold small buffers, so the effective bandwidth falls (or rises) in steps as
 the size crosses those capacities. Fitting one line through such steps makes the startup
 negative.

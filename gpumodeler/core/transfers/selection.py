@@ -1,6 +1,6 @@
 """Which measured copies a link calibration uses: one direction, one memory kind, one GPU.
 
-Pinned and pageable copies of the same size can differ by 2× on one host (issue #9), so a
+Pinned and pageable copies of the same size can differ by 2× on one host (calibration.md), so a
 calibration never mixes memory kinds: the records are filtered by ``memory_kind``; records
 whose memory kind the file does not say (``""``) are taken as the kind the user names.
 """

@@ -141,7 +141,7 @@ class GraphEditing:
             # Parsing and reading with the cyclic collector paused, as from_dict alone was:
             # the ~10^6 objects a big file parses into cannot be freed meanwhile, and with it
             # running each full pass also walks every graph already open, so each further
-            # import got slower (issue #11: the fifth of five 10^5-instruction imports
+            # import got slower (measured: the fifth of five 10^5-instruction imports
             # 1.8 s CPU, with it paused 1.35 s). The editor shows every item: they are
             # made here too, at once (a file's graph makes them when first asked for).
             with collector_paused():

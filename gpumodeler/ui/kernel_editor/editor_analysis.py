@@ -10,7 +10,7 @@ given to the scene, which touches only the labels and marks that change.
 The analysis itself (:func:`analyse_kernel`) is a function of a graph and a latency table,
 with no Qt in it. A kernel of :attr:`EditorAnalysis.BACKGROUND_FROM` instructions or more
 takes it past ~100 ms, so after an edit it runs on a snapshot of the graph in a worker thread
-(the GUIDE's rule for the GUI thread); its result is shown when it comes back, unless the
+(docs/contributing.md's rule for the GUI thread); its result is shown when it comes back, unless the
 graph changed meanwhile (a newer analysis is then on its way). A kernel is shown the first
 time with its analysis done at once, so that every label is made with its value.
 """

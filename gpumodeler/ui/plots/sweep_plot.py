@@ -410,7 +410,7 @@ class SweepPlot(QWidget):
 
     def export_svg(self, path: str) -> None:
         """SVG through pyqtgraph's exporter. That exporter (0.14) cannot parse the closed
-        paths newer Qt writes ("Z"; pyqtgraph issue #3495), so during the export its
+        paths newer Qt writes ("Z"; pyqtgraph bug, github issues/3495), so during the export its
         coordinate fixer gets the paths without the "Z" and closes them again afterwards.
         Should it still fail, the plot is rendered straight into a QSvgGenerator."""
         try:
@@ -469,7 +469,7 @@ class SweepPlot(QWidget):
 
 @contextmanager
 def _closed_paths_fix():
-    """Scoped workaround for pyqtgraph issue #3495 (see SweepPlot.export_svg)."""
+    """Scoped workaround for a pyqtgraph bug (github issues/3495; see SweepPlot.export_svg)."""
     module = importlib.import_module("pyqtgraph.exporters.SVGExporter")
     original = getattr(module, "correctCoordinates", None)
     if original is None:

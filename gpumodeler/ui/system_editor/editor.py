@@ -2,7 +2,7 @@
 
 The only part of the system editor that changes the project: it turns user intent (drops,
 gestures, menu choices) into core commands and pushes them on the document
-(GUIDE: only editors push commands). The model decides; a refusal comes back with a reason,
+(architecture: only editors push commands). The model decides; a refusal comes back with a reason,
 shown next to the item and (through ``Document.refused``) in the status bar.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Drawable items of the system canvas. They know nothing of the project: the scene sets
-their text, count, position and state (GUIDE: items are dumb and settable)."""
+their text, count, position and state (docs/architecture.md: items are dumb and settable)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt

@@ -1,7 +1,7 @@
 """SystemScene: mirrors the project's devices and connections as items.
 
 It keeps ``device id -> DeviceItem`` and ``connection id -> ConnectionItem`` maps and
-changes items only in answer to :attr:`Document.changed` events (GUIDE: scenes listen to
+changes items only in answer to :attr:`Document.changed` events (architecture: scenes listen to
 model events). Mouse gestures are handed to the active interaction object
 (:mod:`.interactions`), which asks the editor to push commands; the scene pushes none.
 """

@@ -1,4 +1,4 @@
-// Gajger 2017, Fig. 5.1 (seed 000): saxpy2, the thesis' worked example. The loop over `a`
+// Gajger 2017, Fig. 5.1: saxpy2, the thesis' worked example. The loop over `a`
 // (the arithmetic intensity) is kept rolled, as in the thesis, by `#pragma unroll 1`.
 __global__ void saxpy2(int n, int a, float *x, float *y)
 {

@@ -16,7 +16,7 @@ sources, are in docs/sass-import.md; in short:
   is a not-taken ``branch`` edge, after ``BAR`` a ``barrier`` edge (Volkov §3.7 rule 4).
 * **Branches**: a taken ``branch`` edge to the target (backwards: a loop's back edge).
   On sm_70+ branch and barrier edges take the branch's or barrier's stall count: no
-  source publishes branch or barrier latencies for Volta and later (notes/latency-sources),
+  source publishes branch or barrier latencies for Volta and later (docs/sources.md),
   and the stall count is the spacing the compiler scheduled, so the bound is a lower bound
   there (docs/sass-import.md). Before Volta (no control words) they come from the table.
 * **Register dependencies**: reaching definitions over the control-flow graph (a guarded

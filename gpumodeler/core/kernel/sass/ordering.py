@@ -8,8 +8,8 @@ read (Jia et al., arXiv:1804.06826 §2.1–2.2). A later instruction that overwr
 those registers waits on that scoreboard. The importer pairs each such wait with the
 instructions that may have set the scoreboard last (reaching definitions over scoreboards,
 as for write barriers) and draws a ``dependency`` edge producer → waiter. Its latency is the
-producer's **operand-read latency**, which no source measures (notes/latency-sources.md has
-no such row): the edge carries the producer's issue spacing (its stall count, at least 1), a
+producer's **operand-read latency**, which no source measures (no latency source of
+docs/sources.md has it): the edge carries the producer's issue spacing (its stall count, at least 1), a
 lower bound that keeps the order and that the user may raise on the edge.
 
 **Store → load order** (all architectures). A thread's own accesses to one location are
