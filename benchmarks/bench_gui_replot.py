@@ -1,4 +1,4 @@
-"""GUI replot benchmark (issue: the desktop application): a 1000-point sweep of the saxpy2
+"""GUI replot benchmark (the desktop application's target): a 1000-point sweep of the saxpy2
 launch on the GTX 970, computed (snapshot + vectorised run), pushed into the plot with
 setData and painted (processEvents on a shown widget, offscreen). Target: < 100 ms.
 

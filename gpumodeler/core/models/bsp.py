@@ -9,15 +9,15 @@ global and ``ld/st_0`` shared-memory accesses per thread, ``L1``/``L2`` the glob
 per thread served by each cache, ``R`` the clock (Hz), ``P`` all cores of the GPU (SMs ×
 cores per SM), λ the model's adjustment calibrated from one measurement
 (λ = T_k(λ=1) / T_m, T §3.2). Per-level costs are the documents' "typical values": g_GM =
-500, g_L2 = 250, g_SM = g_L1 = 5 cycles (T:L882, H:L151, H:L306). Every experiment of the
-thesis uses L1 = L2 = 0 (T:L965), which is the default here. Loads and stores cost the
-same; synchronisation is not counted (T:L864, T:L890).
+500, g_L2 = 250, g_SM = g_L1 = 5 cycles (T §3.2, H §IV and §VI). Every experiment of the
+thesis uses L1 = L2 = 0 (T §3.3), which is the default here. Loads and stores cost the
+same; synchronisation is not counted (T §3.2).
 
 Choices where our inputs differ from the documents' hand counts:
 
 * ``comp``: given (``bsp_comp_cycles``), else the kernel's arithmetic warp instructions per
   warp (CUDA-core + SFU + FP64) at 1 cycle each — the HiPC paper's parameterisation ("an FMA
-  needs a single rounding step or cycle", H:L195; the thesis' own scripts also use 1).
+  needs a single rounding step or cycle", H §V.A; the thesis' own scripts also use 1).
 * ``ld_1 + st_1`` = global/local memory warp instructions per warp (each thread makes one
   access per warp instruction); ``ld_0 + st_0`` = shared-memory warp instructions per warp.
 * λ is the model's own (``bsp_lambda``, default 1: uncalibrated, noted); Gajger's λ is not used.
