@@ -256,7 +256,10 @@ def _include_option(source: Path, folder: Path) -> list[str]:
     """``-I`` for the source's own folder, so ``#include "x.h"`` finds what it found next
     to the original: a link with a fixed name in ``folder``; where links cannot be made,
     the folder's path when no shell would read anything in it; else UnsafeInput."""
-    source_folder = os.path.dirname(os.path.join(os.getcwd(), os.fspath(source)))
+    # the folder as named, not resolved: gcc looks beside the path it was given
+    named = os.fspath(source)
+    source_folder = os.path.dirname(named if os.path.isabs(named)
+                                    else os.path.join(os.getcwd(), named))
     try:
         os.symlink(source_folder, folder / SOURCE_FOLDER_LINK, target_is_directory=True)
         return ["-I", SOURCE_FOLDER_LINK]
