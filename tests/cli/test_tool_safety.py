@@ -287,7 +287,7 @@ def test_a_hanging_nvcc_is_stopped_with_its_children_and_its_files(capsys, tmp_p
     fake_dir = tmp_path / "fake-bin"
     _script(fake_dir, "nvcc", HANGING_NVCC)
     monkeypatch.setenv("FAKE_DIR", str(fake_dir))
-    monkeypatch.setattr(toolchain, "TOOL_TIMEOUT_S", 1.5)
+    monkeypatch.setattr(toolchain, "TOOL_TIMEOUT_S", 3)
     monkeypatch.setattr(toolchain, "STOP_GRACE_S", 0.5)
     Path("slow.cu").write_text("// hangs\n")
     started = time.monotonic()
@@ -297,8 +297,8 @@ def test_a_hanging_nvcc_is_stopped_with_its_children_and_its_files(capsys, tmp_p
         leader = int((fake_dir / "leader").read_text())
         child = int((fake_dir / "child").read_text())
         assert code == 2 and out == "" and err.count("\n") == 1
-        assert "nvcc -arch=sm_80 slow.cu took longer than 1.5 s and was stopped" in err
-        assert took < 10
+        assert "nvcc -arch=sm_80 slow.cu took longer than 3 s and was stopped" in err
+        assert took < 20
         deadline = time.monotonic() + 5
         while (_group_members(leader) or _alive(child)) and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -326,7 +326,7 @@ def test_an_interrupted_import_stops_the_tool(tmp_path, fakes, private_tmp, monk
     def communicate(self, input=None, timeout=None):
         if timeout != 999:  # stop() reading what is left
             return real(self, input, timeout)
-        for _ in range(200):  # the tool runs until its child is there; then Ctrl+C
+        for _ in range(400):  # the tool runs until its child is there; then Ctrl+C
             if (fake_dir / "child").exists():
                 raise KeyboardInterrupt
             try:
