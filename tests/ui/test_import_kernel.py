@@ -157,3 +157,37 @@ def test_no_compiler_says_what_to_install(window, qtbot, monkeypatch):
     read(qtbot, dialog, SAXPY2_CU, "sm_90")
     assert "nvcc not found" in dialog.message() and "CUDA Toolkit" in dialog.message()
     assert window.document.project.kernels == {}
+
+
+def test_a_cu_whose_folder_cannot_reach_nvcc_safely_is_a_message(window, qtbot, tmp_path,
+                                                                   monkeypatch):
+    """Where no link to the source's folder can be made and its path holds characters nvcc's
+    shell would read, the import is refused with a message; nothing runs, nothing changes."""
+    from gpumodeler.core.kernel.sass import toolchain
+    ran = []
+
+    def no_link(*args, **kwargs):
+        raise OSError(1, "Operation not permitted")
+    monkeypatch.setattr(toolchain.os, "symlink", no_link)
+    monkeypatch.setattr(toolchain, "_spawn", lambda argv, *a, **kw: ran.append(argv))
+    monkeypatch.setattr(toolchain, "find_tool", lambda name, required=True: str(tmp_path / name))
+    folder = tmp_path / "k $(touch PWNED)"
+    folder.mkdir()
+    (folder / "k.cu").write_text(SAXPY2_CU.read_text())
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, folder / "k.cu", "sm_90")
+    assert "cannot compile k.cu" in dialog.message() and "move it to a folder" in dialog.message()
+    assert ran == [] and dialog.import_selected() is None
+    assert window.document.project.kernels == {} and dialog.isVisible()
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc is not installed")
+def test_a_cu_with_a_hostile_name_is_compiled_as_a_plain_file(window, qtbot, tmp_path):
+    hostile = tmp_path / '--options-file=o.cu $(touch PWNED) `touch PWNED` "q.cu'
+    hostile.write_text(SAXPY2_CU.read_text())
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, hostile, "sm_80")
+    assert dialog.message() == "", dialog.message()
+    kid = dialog.import_selected()
+    assert window.document.project.kernels[kid].name == "saxpy2"
+    assert not list(tmp_path.rglob("PWNED"))

@@ -2,7 +2,9 @@
 the CLI (``gpumodeler kernel import``) and the GUI (File › Import kernel…) share.
 
 * :func:`read_listing` reads a file: a ``.cu`` is compiled with ``nvcc -cubin -arch=ARCH``
-  and disassembled (:mod:`.toolchain`); a cubin/ELF is disassembled; anything else is read
+  and disassembled; a cubin/ELF is disassembled (:mod:`.toolchain` runs the tools on a
+  private copy under a fixed name, so no file name reaches a tool's command line or nvcc's
+  shell, and stops a tool that hangs with every process it started); anything else is read
   as a ``cuobjdump -sass`` or ``nvdisasm`` listing (:mod:`.listing`). Mangled names get
   their demangled form when a demangler (cu++filt, c++filt) is installed.
 * :func:`select_function` picks one function (``--function`` matches the mangled name, the
@@ -12,7 +14,6 @@ the CLI (``gpumodeler kernel import``) and the GUI (File › Import kernel…) s
 from __future__ import annotations
 
 import gc
-import re
 from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
@@ -21,7 +22,9 @@ from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import ListingError, SassFunction, SassListing, parse_listing
 from gpumodeler.core.kernel.sass import toolchain
 
-ARCH_PATTERN = re.compile(r"^sm_\d{2,3}[a-z]?$")
+#: An architecture (``sm_90``, ``sm_90a``): checked before it reaches nvcc's command line.
+ARCH_PATTERN = toolchain.ARCH_PATTERN
+check_arch = toolchain.check_arch
 #: Architecture family of each compute capability (NVIDIA CUDA C++ Programming Guide,
 #: "Compute Capabilities"), to find the latency table of a listing's architecture.
 FAMILIES = {70: "Volta", 72: "Volta", 75: "Turing", 80: "Ampere", 86: "Ampere", 87: "Ampere",
@@ -44,12 +47,6 @@ class FunctionChoiceError(ModelError):
     def __init__(self, message: str, choices: list[str]):
         super().__init__(message)
         self.choices = choices
-
-
-def check_arch(arch: str) -> str:
-    if not ARCH_PATTERN.match(arch or ""):
-        raise ModelError(f"architecture {arch!r} is not of the form sm_XX (e.g. sm_75, sm_90, sm_120)")
-    return arch
 
 
 def read_listing(path: str | Path, arch: str | None = None) -> SassListing:

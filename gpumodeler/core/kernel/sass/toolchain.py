@@ -6,19 +6,45 @@ Where a tool is looked for, in order: ``PATH``; ``$CUDA_HOME/bin`` / ``$CUDA_PAT
 ``site-packages/nvidia/`` (``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm`` put their
 binaries in ``nvidia/cu13/bin`` or, for older releases, ``nvidia/cuda_nvdisasm/bin``).
 A missing tool raises :class:`ToolMissing` saying what to install.
+
+How the tools are run, and why:
+
+* Never through a shell, always with an argument list; but nvcc itself runs its sub-steps
+  (gcc, cicc, ptxas) through ``sh -c`` with the file names pasted in, so a name such as
+  ``$(touch X).cu`` or one with a ``"`` would be run or break the quoting, and a name such as
+  ``--options-file=o.cu`` would be read as an option. So no text of the user's reaches a
+  tool's command line: the input is copied into a private folder (``tempfile.mkdtemp``,
+  mode 0700) under a fixed name (:data:`SOURCE_NAME`, :data:`CUBIN_NAME`) and the tool runs
+  in that folder on that name. ``#include "x.h"`` relative to the source keeps working
+  through a link with a fixed name (:data:`SOURCE_FOLDER_LINK`) to the source's folder,
+  given with ``-I``; where no link can be made, the folder's own path is given only when
+  it holds no character a shell reads, else the import is refused (:class:`UnsafeInput`).
+  The architecture must match :data:`ARCH_PATTERN` (ASCII, nothing after it) before it
+  reaches nvcc's argument list. nvcc's own messages name the copy; they are shown with the
+  user's file name.
+* The tool gets the private folder as its working folder and as ``TMPDIR``, so its
+  intermediate files (nvcc's ``tmpxft_*``) are made there and removed with it.
+* Each tool starts in a new session (its own process group). After :data:`TOOL_TIMEOUT_S`
+  seconds (or when the caller is interrupted) the whole group is stopped, SIGTERM then,
+  :data:`STOP_GRACE_S` seconds later, SIGKILL, so nvcc's children (gcc, cc1plus, cicc) stop
+  with it; then the private folder is removed and :class:`ToolStopped` says so.
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import site
 import subprocess
 import sys
 import sysconfig
 import tempfile
+import time
+from contextlib import contextmanager
 from pathlib import Path
 
-from gpumodeler.core.errors import ModelError
+from gpumodeler.core.errors import InvalidParameter, ModelError, shown
 
 #: What to install for each tool (shown when it is missing).
 INSTALL_HINT = {
@@ -29,10 +55,22 @@ INSTALL_HINT = {
     "nvdisasm": "pip install nvidia-cuda-nvdisasm (or pip install 'gpumodeler[sass]'), or "
                 "the CUDA Toolkit",
 }
-#: Seconds a tool may run before the import gives up on it.
+#: Seconds a tool may run before the import stops it (its whole process group).
 TOOL_TIMEOUT_S = 300
+#: Seconds the demangler may run (it only reads names; without it names stay mangled).
+DEMANGLE_TIMEOUT_S = 30
+#: Seconds a stopped tool's process group has between SIGTERM and SIGKILL.
+STOP_GRACE_S = 2
 #: Lines of a compiler's error message kept in the one-line error.
 ERROR_LINES = 3
+#: The fixed names the tools see in their private folder.
+SOURCE_NAME = "kernel.cu"
+CUBIN_NAME = "kernel.cubin"
+SOURCE_FOLDER_LINK = "gpumodeler-source-folder"
+#: An architecture nvcc may be given: sm_ and two or three ASCII digits, a letter suffix.
+ARCH_PATTERN = re.compile(r"sm_[0-9]{2,3}[a-z]?", re.ASCII)
+#: Characters a folder path may hold to reach nvcc's shell as itself (only without a link).
+PLAIN_PATH = re.compile(r"[A-Za-z0-9_./+,@%=:-]+", re.ASCII)
 
 
 class ToolMissing(ModelError):
@@ -41,6 +79,22 @@ class ToolMissing(ModelError):
 
 class ToolFailed(ModelError):
     """A CUDA tool ran and failed (e.g. nvcc could not compile the source)."""
+
+
+class ToolStopped(ToolFailed):
+    """A CUDA tool ran longer than :data:`TOOL_TIMEOUT_S` and was stopped."""
+
+
+class UnsafeInput(ModelError):
+    """A file cannot be given to a tool without its name reaching a shell."""
+
+
+def check_arch(arch: str) -> str:
+    """``arch`` when it is an architecture of the form sm_XX; else InvalidParameter."""
+    if not isinstance(arch, str) or not ARCH_PATTERN.fullmatch(arch):
+        raise InvalidParameter(f"architecture {shown(arch)} is not of the form sm_XX "
+                               f"(e.g. sm_75, sm_90, sm_120)")
+    return arch
 
 
 def _search_dirs() -> list[Path]:
@@ -68,11 +122,11 @@ def find_tool(name: str, required: bool = True) -> str | None:
     ``required``, else returns None."""
     found = shutil.which(name)
     if found:
-        return found
+        return os.path.abspath(found)  # tools run in their own folder: "." on PATH stays valid
     for d in _search_dirs():
         candidate = d / name
         if candidate.is_file() and os.access(candidate, os.X_OK):
-            return str(candidate)
+            return os.path.abspath(candidate)
     if not required:
         return None
     raise ToolMissing(f"{name} not found: {INSTALL_HINT.get(name, 'install the CUDA Toolkit')}")
@@ -101,44 +155,159 @@ def trim_message(text: str, lines: int = ERROR_LINES) -> str:
     return out or "no message"
 
 
-def _run(argv: list[str], what: str) -> str:
+@contextmanager
+def private_folder():
+    """A new folder only this user can read (``tempfile.mkdtemp``), removed afterwards."""
+    folder = tempfile.mkdtemp(prefix="gpumodeler-sass-")
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S,
-                              errors="replace")
-    except subprocess.TimeoutExpired:
-        raise ToolFailed(f"{what} took longer than {TOOL_TIMEOUT_S} s and was stopped") from None
+        yield Path(folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass  # the group is gone (a PermissionError: only zombies are left, on some systems)
+
+
+def _leader_exited(proc: subprocess.Popen) -> bool:
+    """Whether the group's leader has exited, without reaping it: while it is not reaped its
+    id cannot be reused, so signalling the group never reaches another process."""
+    if not hasattr(os, "waitid"):
+        return proc.poll() is not None
+    try:
+        return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Stop ``proc`` and every process of its group (it was started in a new session):
+    SIGTERM, up to :data:`STOP_GRACE_S` s for the leader to exit, then SIGKILL; reaped."""
+    if not hasattr(os, "killpg"):  # no process groups here: the tool alone
+        proc.kill()
+    else:
+        _signal_group(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_S
+        while not _leader_exited(proc) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        _signal_group(proc.pid, signal.SIGKILL)
+    try:
+        proc.communicate(timeout=STOP_GRACE_S)
+    except subprocess.TimeoutExpired:  # a process that left the group holds the pipes
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
+        proc.wait()
+
+
+def _spawn(argv: list[str], what: str, *, cwd: Path | None = None, input: str | None = None,
+           timeout: float) -> subprocess.CompletedProcess:
+    """Run ``argv`` (never through a shell) in a new session, in ``cwd`` (also its TMPDIR);
+    raises ToolStopped after ``timeout`` s and ToolFailed when it cannot start."""
+    env = None
+    if cwd is not None:
+        env = dict(os.environ, TMPDIR=str(cwd), TMP=str(cwd), TEMP=str(cwd))
+    try:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, text=True, errors="replace",
+                                stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
     except OSError as exc:
         raise ToolFailed(f"{what} could not be started: {exc.strerror}") from None
+    try:
+        out, err = proc.communicate(input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stop(proc)
+        raise ToolStopped(f"{what} took longer than {timeout:g} s and was stopped, with the "
+                          f"processes it started") from None
+    except BaseException:  # interrupted (Ctrl+C no longer reaches the tool's own session)
+        stop(proc)
+        raise
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _run(argv: list[str], what: str, cwd: Path, shown_as: dict[str, str] | None = None) -> str:
+    """The tool's stdout; ToolFailed with its trimmed message (the fixed names in it
+    replaced by the user's, ``shown_as``) when it fails."""
+    proc = _spawn(argv, what, cwd=cwd, timeout=TOOL_TIMEOUT_S)
     if proc.returncode != 0:
-        raise ToolFailed(f"{what} failed: {trim_message(proc.stderr or proc.stdout)}")
+        message = proc.stderr or proc.stdout
+        for fixed, name in (shown_as or {}).items():
+            message = re.sub(rf"(?<![\w./-]){re.escape(fixed)}(?![\w.])",
+                             lambda _m: name, message)
+        raise ToolFailed(f"{what} failed: {trim_message(message)}")
     return proc.stdout
 
 
-def compile_to_sass(source: str | Path, arch: str) -> str:
-    """Compile a ``.cu`` with ``nvcc -cubin -arch=ARCH`` in a temporary folder and return
-    the disassembly (cuobjdump -sass, else nvdisasm -hex). Raises ToolMissing/ToolFailed."""
-    nvcc = find_tool("nvcc")
+def _copy_input(path: Path, folder: Path, name: str) -> Path:
+    """``path`` copied to ``folder/name``; ModelError when it cannot be read."""
+    target = folder / name
+    try:
+        shutil.copyfile(path, target)
+    except OSError as exc:
+        raise ModelError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return target
+
+
+def _include_option(source: Path, folder: Path) -> list[str]:
+    """``-I`` for the source's own folder, so ``#include "x.h"`` finds what it found next
+    to the original: a link with a fixed name in ``folder``; where links cannot be made,
+    the folder's path when no shell would read anything in it; else UnsafeInput."""
+    # the folder as named, not resolved: gcc looks beside the path it was given
+    named = os.fspath(source)
+    source_folder = os.path.dirname(named if os.path.isabs(named)
+                                    else os.path.join(os.getcwd(), named))
+    try:
+        os.symlink(source_folder, folder / SOURCE_FOLDER_LINK, target_is_directory=True)
+        return ["-I", SOURCE_FOLDER_LINK]
+    except (OSError, NotImplementedError):
+        pass
+    if PLAIN_PATH.fullmatch(source_folder) and not source_folder.startswith("-"):
+        return ["-I", source_folder]
+    raise UnsafeInput(f"cannot compile {source.name}: the path of its folder holds characters "
+                      f"nvcc's shell would read ({shown(source_folder)}) and no link to it can "
+                      f"be made here; move it to a folder whose path has only letters, digits "
+                      f"and . _ - / +")
+
+
+def _disassemble(cubin_name: str, folder: Path) -> str:
     kind, disasm = find_disassembler()
-    with tempfile.TemporaryDirectory(prefix="gpumodeler-sass-") as tmp:
-        cubin = Path(tmp) / "kernel.cubin"
-        _run([nvcc, "-cubin", "-O3", f"-arch={arch}", "-o", str(cubin), str(source)],
-             f"nvcc -arch={arch} {Path(source).name}")
-        if kind == "cuobjdump":
-            return _run([disasm, "-sass", str(cubin)], "cuobjdump -sass")
-        return _run([disasm, "-c", "-hex", str(cubin)], "nvdisasm -hex")
+    if kind == "cuobjdump":
+        return _run([disasm, "-sass", cubin_name], "cuobjdump -sass", folder)
+    return _run([disasm, "-c", "-hex", cubin_name], "nvdisasm -hex", folder)
+
+
+def compile_to_sass(source: str | Path, arch: str) -> str:
+    """Compile a ``.cu`` with ``nvcc -cubin -arch=ARCH`` in a private folder and return the
+    disassembly (cuobjdump -sass, else nvdisasm -hex); see the module for how the tools are
+    run. Raises ToolMissing/ToolFailed/ToolStopped, UnsafeInput, InvalidParameter."""
+    check_arch(arch)
+    source = Path(source)
+    nvcc = find_tool("nvcc")
+    find_disassembler()  # missing: say so before compiling
+    with private_folder() as folder:
+        _copy_input(source, folder, SOURCE_NAME)
+        include = _include_option(source, folder)
+        _run([nvcc, "-cubin", "-O3", f"-arch={arch}", *include, "-o", CUBIN_NAME, SOURCE_NAME],
+             f"nvcc -arch={arch} {source.name}", folder, {SOURCE_NAME: source.name})
+        return _disassemble(CUBIN_NAME, folder)
 
 
 def demangle(names: list[str]) -> dict[str, str]:
     """Demangled form of each C++-mangled name (``_Z...``), by cu++filt or c++filt when one
-    is installed; names it cannot demangle (or no demangler) are left out."""
+    is installed; names it cannot demangle (or no demangler) are left out. The names go to
+    the demangler's standard input, never its command line."""
     mangled = [n for n in names if n.startswith("_Z")]
     tool = find_tool("cu++filt", required=False) or shutil.which("c++filt")
     if not mangled or not tool:
         return {}
     try:
-        proc = subprocess.run([tool], input="\n".join(mangled) + "\n", capture_output=True,
-                              text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = _spawn([tool], "demangler", input="\n".join(mangled) + "\n",
+                      timeout=DEMANGLE_TIMEOUT_S)
+    except ToolFailed:  # not started, or stopped
         return {}
     out = proc.stdout.splitlines()
     if proc.returncode != 0 or len(out) != len(mangled):
@@ -147,8 +316,9 @@ def demangle(names: list[str]) -> dict[str, str]:
 
 
 def disassemble_cubin(path: str | Path) -> str:
-    """The SASS listing of a cubin (or an executable with embedded cubins)."""
-    kind, disasm = find_disassembler()
-    if kind == "cuobjdump":
-        return _run([disasm, "-sass", str(path)], "cuobjdump -sass")
-    return _run([disasm, "-c", "-hex", str(path)], "nvdisasm -hex")
+    """The SASS listing of a cubin (or an executable with embedded cubins), copied into a
+    private folder under a fixed name first, so its name is never read as an option."""
+    find_disassembler()
+    with private_folder() as folder:
+        _copy_input(Path(path), folder, CUBIN_NAME)
+        return _disassemble(CUBIN_NAME, folder)
