@@ -59,6 +59,11 @@ def _gui(args: argparse.Namespace) -> int:
         raise CLIError("--screenshot needs a file name ending in .png, got an empty path")
     if args.screenshot and not args.screenshot.lower().endswith(".png"):
         raise CLIError(f"--screenshot needs a .png file name, got {args.screenshot!r}")
+    if args.screenshot:  # before the window is built (the PNG is written atomically later)
+        from gpumodeler.db.atomic_files import check_output
+
+        from .common import inputs_and_catalog
+        check_output(args.screenshot, inputs_and_catalog((args.project, "the project file")))
     from gpumodeler.ui.app import parse_size, run  # Qt only from here on
     try:
         size = parse_size(args.size)

@@ -200,6 +200,16 @@ def open_catalog():
     return Catalog()
 
 
+def inputs_and_catalog(*inputs):
+    """``inputs`` (``(path, what)`` pairs), then the device databases open_catalog reads:
+    the files an output must never be (db.atomic_files.check_not_input). A generator: the
+    database layer is imported only when an output file is checked, not for stdout."""
+    yield from inputs
+    from gpumodeler.db.catalog import default_shipped_db_path, default_user_db_path
+    yield default_user_db_path(), "your device database"
+    yield default_shipped_db_path(), "the device database"
+
+
 def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
     """GPUSpec from --device (database) overridden by explicit flags."""
     import numpy as np
@@ -509,10 +519,10 @@ def fmt_time(seconds: float) -> str:
     return f"{seconds * 1e6:.6g} µs"
 
 
-def write_table(table: dict, output: str | None, fmt: str = "csv") -> int:
+def write_table(table: dict, output: str | None, fmt: str = "csv", inputs=()) -> int:
     """Columns (name -> equal-length arrays) as CSV, JSON or JSON Lines rows, to ``output``
-    or stdout (:mod:`gpumodeler.cli.tables`). NaN is a point without a result (printed empty);
-    an infinity is never printed."""
+    (never one of ``inputs``) or stdout (:mod:`gpumodeler.cli.tables`). NaN is a point
+    without a result (printed empty); an infinity is never printed."""
     import numpy as np
 
     from .tables import write_table as write
@@ -520,5 +530,5 @@ def write_table(table: dict, output: str | None, fmt: str = "csv") -> int:
         column = np.asarray(column)
         if column.dtype.kind in "fc" and np.isinf(column).any():
             require_finite(column[np.isinf(column)], name)
-    write(table, output, fmt)
+    write(table, output, fmt, inputs)
     return 0
