@@ -109,23 +109,25 @@ def _install_desktop_entry(args: argparse.Namespace) -> int:
         _refresh_caches(share)
         print(f"removed the gpumodeler desktop entry from {share}")
         return 0
+    from gpumodeler.db.atomic_files import write_output
     sources = desktop_sources()
     command = gui_command()
     try:
         for name, folder in DESKTOP_FILES:
             target = share / folder / name
             target.parent.mkdir(parents=True, exist_ok=True)
+            data = sources[name].read_bytes()
             if name.endswith(".desktop"):
                 lines = []
-                for line in sources[name].read_text(encoding="utf-8").splitlines():
+                for line in data.decode("utf-8").splitlines():
                     if line.startswith("Exec="):
                         line = f"Exec={command} %f"
                     elif line.startswith("TryExec="):
                         line = f"TryExec={command.split()[0]}"
                     lines.append(line)
-                target.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            else:
-                shutil.copyfile(sources[name], target)
+                data = "\n".join(lines) + "\n"
+            # atomically, and never over its source (a --prefix of the installation's share)
+            write_output(target, data, inputs=[sources[name]])
             print(f"wrote {target}")
     except OSError as exc:
         raise CLIError(f"cannot write to {share}: {exc.strerror or exc}") from None

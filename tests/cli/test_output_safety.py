@@ -411,3 +411,21 @@ def test_check_output_says_what_output_file_would(tmp_path):
         atomic_files.check_output(" ")
     atomic_files.check_output(tmp_path / "new.txt", [tmp_path / "in.txt", None, "-"])
     assert sorted(os.listdir(tmp_path)) == ["in.txt"]
+
+
+def test_install_desktop_entry_never_writes_over_its_sources(folder, capsys, monkeypatch):
+    """A share folder whose entries link back to the files installed from."""
+    from gpumodeler.cli import cmd_gui
+    sources = {}
+    for name, _ in cmd_gui.DESKTOP_FILES:
+        sources[name] = folder / "sources" / name
+        sources[name].parent.mkdir(exist_ok=True)
+        sources[name].write_text(f"Exec=old {name}\n", encoding="utf-8")
+    monkeypatch.setattr(cmd_gui, "desktop_sources", lambda: sources)
+    name, where = cmd_gui.DESKTOP_FILES[0]
+    (folder / "share" / where).mkdir(parents=True)
+    os.symlink(sources[name], folder / "share" / where / name)
+    before = snapshot(folder / "sources")
+    err = one_line_exit_2(capsys, cli("install-desktop-entry", "--prefix", folder / "share"))
+    assert "refusing to write" in err and str(sources[name]) in err, err
+    assert snapshot(folder / "sources") == before
