@@ -113,8 +113,10 @@ class GanttChart(pg.PlotWidget):
         write_text_atomically(path, self.svg_text())
 
     def export_png(self, path: str, scale: float = 2.0) -> None:
-        from PySide6.QtCore import QByteArray
+        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
         from PySide6.QtSvg import QSvgRenderer
+
+        from gpumodeler.db.atomic_files import write_output
         renderer = QSvgRenderer(QByteArray(self.svg_text().encode("utf-8")))
         size = renderer.defaultSize() * scale
         image = QImage(size, QImage.Format.Format_ARGB32)
@@ -122,13 +124,19 @@ class GanttChart(pg.PlotWidget):
         painter = QPainter(image)
         renderer.render(painter)
         painter.end()
-        if not image.save(path):
-            raise ValueError(f"cannot write {path}")
+        data = QByteArray()
+        buffer = QBuffer(data)
+        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+        if not image.save(buffer, "PNG"):
+            raise ValueError(f"cannot encode the chart of {path} as PNG")
+        buffer.close()
+        write_output(path, bytes(data))
 
     def export_csv(self, path: str) -> None:
         if not self.result:
             raise ValueError("nothing to export: the application has no steps that run")
-        with open(path, "w", newline="", encoding="utf-8") as f:
+        from gpumodeler.db.atomic_files import output_file
+        with output_file(path, newline="") as f:
             w = csv.writer(f)
             w.writerow(["id", "name", "kind", "engine", "start_s", "end_s", "alone_s", "energy_j", "critical"])
             for s in self.result["steps"]:
