@@ -429,3 +429,18 @@ def test_install_desktop_entry_never_writes_over_its_sources(folder, capsys, mon
     err = one_line_exit_2(capsys, cli("install-desktop-entry", "--prefix", folder / "share"))
     assert "refusing to write" in err and str(sources[name]) in err, err
     assert snapshot(folder / "sources") == before
+
+
+def test_a_sweep_from_flags_to_a_new_file_does_not_load_the_database_layer(folder):
+    """No device database is read, and a new file cannot be one: nothing to check there."""
+    argv = ["sweep", *GTX970, "--latency-bound", "900", "--issued-instructions", "120",
+            "--block-size", "128,256", "--grid-size", "100", "--registers", "32", "-o", "new.csv"]
+    code = ("import sys\n"
+            "from gpumodeler.cli.main import main\n"
+            f"status = main({argv!r})\n"
+            "print(status, 'sqlite_utils' in sys.modules)\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True, timeout=120)
+    assert run.stdout.split() == ["0", "False"], run.stderr
+    assert os.listdir(folder) == ["new.csv"]
