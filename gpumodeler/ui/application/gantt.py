@@ -113,10 +113,10 @@ class GanttChart(pg.PlotWidget):
         write_text_atomically(path, self.svg_text())
 
     def export_png(self, path: str, scale: float = 2.0) -> None:
-        from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+        from PySide6.QtCore import QByteArray
         from PySide6.QtSvg import QSvgRenderer
 
-        from gpumodeler.db.atomic_files import write_output
+        from gpumodeler.ui.screenshot import save_png
         renderer = QSvgRenderer(QByteArray(self.svg_text().encode("utf-8")))
         size = renderer.defaultSize() * scale
         image = QImage(size, QImage.Format.Format_ARGB32)
@@ -124,13 +124,7 @@ class GanttChart(pg.PlotWidget):
         painter = QPainter(image)
         renderer.render(painter)
         painter.end()
-        data = QByteArray()
-        buffer = QBuffer(data)
-        buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-        if not image.save(buffer, "PNG"):
-            raise ValueError(f"cannot encode the chart of {path} as PNG")
-        buffer.close()
-        write_output(path, bytes(data))
+        save_png(image, path)
 
     def export_csv(self, path: str) -> None:
         if not self.result:
