@@ -22,6 +22,7 @@ writer uses it too).
 """
 from __future__ import annotations
 
+import errno
 import io
 import os
 import re
@@ -278,7 +279,8 @@ def output_file(path, *, inputs=(), mode: str = "w", encoding: str = "utf-8",
 def check_output(path, inputs=()) -> None:
     """What :func:`output_file` checks before it writes anything, for a command that
     checks its output before long work: OutputError when ``path`` is empty, one of
-    ``inputs``, a folder, in a folder that does not exist, or a name too long."""
+    ``inputs``, a folder, in a folder that does not exist, a name too long, or a file we
+    may not write (which a rename could replace all the same)."""
     _checked(path, inputs)
 
 
@@ -302,6 +304,8 @@ def _checked(path, inputs) -> tuple[Path, os.stat_result | None]:
         raise _cannot_write(shown, exc) from None
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise OutputError(f"cannot write {shown}: it is a folder; give a file name")
+    if info is not None and not os.access(target, os.W_OK):  # a rename would replace it
+        raise _cannot_write(shown, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
     return target, info
 
 

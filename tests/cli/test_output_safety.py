@@ -444,3 +444,24 @@ def test_a_sweep_from_flags_to_a_new_file_does_not_load_the_database_layer(folde
                          check=True, timeout=120)
     assert run.stdout.split() == ["0", "False"], run.stderr
     assert os.listdir(folder) == ["new.csv"]
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write any file")
+def test_a_read_only_file_is_not_replaced(folder, capsys):
+    """A rename would replace it (the folder is writable): its permission is asked first."""
+    Path("r.html").write_text("protected")
+    os.chmod("r.html", 0o444)
+    err = one_line_exit_2(capsys, cli("report", SAXPY2_PROJECT, "-o", "r.html"))
+    assert "cannot write r.html: Permission denied" in err
+    assert Path("r.html").read_text() == "protected" and os.listdir(folder) == ["r.html"]
+
+
+def test_a_file_we_may_not_write_is_not_replaced(folder, capsys, monkeypatch):
+    """The same for root, with the system's answer simulated."""
+    Path("r.html").write_text("protected")
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: False if m == os.W_OK and
+                        Path(p).name == "r.html" else access(p, m, **kw))
+    err = one_line_exit_2(capsys, cli("report", SAXPY2_PROJECT, "-o", "r.html"))
+    assert "cannot write r.html: Permission denied" in err
+    assert Path("r.html").read_text() == "protected" and os.listdir(folder) == ["r.html"]
