@@ -193,6 +193,8 @@ class _FdWriter(io.RawIOBase):
     def write(self, data) -> int:
         try:
             return os.write(self._fd, data)
+        except BrokenPipeError:  # a pipe's reader is gone (| head): as for standard output
+            raise
         except OSError as exc:
             raise _cannot_write(self._shown, exc) from None
 
@@ -285,8 +287,8 @@ def check_output(path, inputs=()) -> None:
 
 
 def _checked(path, inputs) -> tuple[Path, os.stat_result | None]:
-    """The file ``path`` names (symbolic links resolved) and its status (None when it does
-    not exist yet), once checked as check_output says."""
+    """The file ``path`` names (symbolic links resolved, but for a special file) and its
+    status (None when it does not exist yet), once checked as check_output says."""
     text = os.fspath(path)
     shown = _shown(text)
     if not text.strip():
@@ -294,7 +296,7 @@ def _checked(path, inputs) -> tuple[Path, os.stat_result | None]:
     check_not_input(text, inputs)
     target = Path(os.path.realpath(text))
     try:
-        info = os.stat(target)
+        info = os.stat(text)  # through links, /dev/stdout's to a pipe too
     except FileNotFoundError:
         info = None
         if not target.parent.is_dir():
@@ -304,8 +306,10 @@ def _checked(path, inputs) -> tuple[Path, os.stat_result | None]:
         raise _cannot_write(shown, exc) from None
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise OutputError(f"cannot write {shown}: it is a folder; give a file name")
-    if info is not None and not os.access(target, os.W_OK):  # a rename would replace it
+    if info is not None and not os.access(text, os.W_OK):  # a rename would replace it
         raise _cannot_write(shown, PermissionError(errno.EACCES, os.strerror(errno.EACCES)))
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        target = Path(text)  # a special file: opened as given, never replaced
     return target, info
 
 

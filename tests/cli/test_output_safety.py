@@ -465,3 +465,16 @@ def test_a_file_we_may_not_write_is_not_replaced(folder, capsys, monkeypatch):
     err = one_line_exit_2(capsys, cli("report", SAXPY2_PROJECT, "-o", "r.html"))
     assert "cannot write r.html: Permission denied" in err
     assert Path("r.html").read_text() == "protected" and os.listdir(folder) == ["r.html"]
+
+
+def test_dev_stdout_as_the_output_of_a_piped_command(folder):
+    """/dev/stdout links to the pipe the command writes to: written directly."""
+    argv = ["sweep", *GTX970, "--latency-bound", "900", "--issued-instructions", "120",
+            "--block-size", "128,256", "--grid-size", "100", "--registers", "32"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    runs = [subprocess.run([sys.executable, "-m", "gpumodeler", *argv, *out], env=env,
+                           capture_output=True, text=True, timeout=120)
+            for out in (["-o", "/dev/stdout"], [])]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout and runs[0].stdout.startswith("device,")
+    assert os.listdir(folder) == []
