@@ -197,7 +197,11 @@ def _show(args) -> int:
 
 
 def _export(args) -> int:
+    from gpumodeler.db.atomic_files import check_not_input
     with _catalog(args) as catalog:
+        # with --force, the export would replace the database it reads
+        check_not_input(args.output, [(catalog.user_path, "your device database"),
+                                      (catalog.shipped_path, "the device database")])
         try:
             path = catalog.export(args.names, args.output, overwrite=args.force)
         except OSError as exc:

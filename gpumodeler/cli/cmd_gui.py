@@ -59,6 +59,11 @@ def _gui(args: argparse.Namespace) -> int:
         raise CLIError("--screenshot needs a file name ending in .png, got an empty path")
     if args.screenshot and not args.screenshot.lower().endswith(".png"):
         raise CLIError(f"--screenshot needs a .png file name, got {args.screenshot!r}")
+    if args.screenshot:  # before the window is built (the PNG is written atomically later)
+        from gpumodeler.db.atomic_files import check_output
+
+        from .common import inputs_and_catalog
+        check_output(args.screenshot, inputs_and_catalog((args.project, "the project file")))
     from gpumodeler.ui.app import parse_size, run  # Qt only from here on
     try:
         size = parse_size(args.size)
@@ -104,23 +109,25 @@ def _install_desktop_entry(args: argparse.Namespace) -> int:
         _refresh_caches(share)
         print(f"removed the gpumodeler desktop entry from {share}")
         return 0
+    from gpumodeler.db.atomic_files import write_output
     sources = desktop_sources()
     command = gui_command()
     try:
         for name, folder in DESKTOP_FILES:
             target = share / folder / name
             target.parent.mkdir(parents=True, exist_ok=True)
+            data = sources[name].read_bytes()
             if name.endswith(".desktop"):
                 lines = []
-                for line in sources[name].read_text(encoding="utf-8").splitlines():
+                for line in data.decode("utf-8").splitlines():
                     if line.startswith("Exec="):
                         line = f"Exec={command} %f"
                     elif line.startswith("TryExec="):
                         line = f"TryExec={command.split()[0]}"
                     lines.append(line)
-                target.write_text("\n".join(lines) + "\n", encoding="utf-8")
-            else:
-                shutil.copyfile(sources[name], target)
+                data = "\n".join(lines) + "\n"
+            # atomically, and never over its source (a --prefix of the installation's share)
+            write_output(target, data, inputs=[sources[name]])
             print(f"wrote {target}")
     except OSError as exc:
         raise CLIError(f"cannot write to {share}: {exc.strerror or exc}") from None

@@ -76,7 +76,8 @@ def run_import(args) -> int:
             print(f"gpumodeler kernel import: note: {scheduled}", file=sys.stderr)
         return 0
     from gpumodeler.report.files import write_text_atomically
-    write_text_atomically(args.output, text)
+    write_text_atomically(args.output, text,
+                          inputs=common.inputs_and_catalog((args.file, "the imported file")))
     print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}"
           + (f"\nnote: {scheduled}" if scheduled else ""))
     return 0

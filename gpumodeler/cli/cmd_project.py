@@ -360,7 +360,8 @@ def _sweep(args) -> int:
             print(one_line(f"gpumodeler project sweep: {m} ({curve.label}): {k} point(s) left empty: "
                            f"{model_flags.error_text(exc)}"), file=sys.stderr)
     table = {k: np.concatenate(v) for k, v in columns.items()}
-    return common.write_table(table, args.output, args.format)
+    return common.write_table(table, args.output, args.format,
+                              inputs=common.inputs_and_catalog((args.file, "the project file")))
 
 
 def _print_result(s: dict) -> None:

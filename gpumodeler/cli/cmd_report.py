@@ -31,6 +31,7 @@ def _report(args) -> int:
     command = f"gpumodeler report {shlex.quote(args.file)} -o {shlex.quote(args.output)}"
     with common.open_catalog() as catalog:
         html = build_report(project, catalog, project_path=args.file, command=command)
-    write_text_atomically(args.output, html)
+    write_text_atomically(args.output, html,
+                          inputs=common.inputs_and_catalog((args.file, "the project file")))
     print(f"wrote {args.output}")
     return 0

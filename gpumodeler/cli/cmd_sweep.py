@@ -141,7 +141,8 @@ def run(args) -> int:
     from .sweep_models import ModelColumns
     models = ModelColumns(args, graph, lambda gpu: graph.latency_table or gpu.latency_table)
     models.check_size(total)
-    with TableWriter(args.output, args.format) as table:
+    inputs = common.inputs_and_catalog((args.graph, "the kernel file"), output=args.output)
+    with TableWriter(args.output, args.format, inputs=inputs) as table:
         for _, gpu in groups:
             for lo in range(0, n_points, CHUNK_POINTS):
                 hi = min(n_points, lo + CHUNK_POINTS)

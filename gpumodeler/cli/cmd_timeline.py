@@ -35,7 +35,8 @@ def _timeline(args) -> int:
         result = run_application(project, app_id, common.catalog_lookups(catalog))
     if args.svg:
         from gpumodeler.report.files import write_text_atomically
-        write_text_atomically(args.svg, timeline_svg(result))
+        write_text_atomically(args.svg, timeline_svg(result),
+                              inputs=common.inputs_and_catalog((args.file, "the project file")))
     if args.json:
         common.print_json(result)
         return 0

@@ -9,6 +9,7 @@ and one line on stderr, never a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import os
 import sys
@@ -83,7 +84,19 @@ def _input_error(exc: BaseException) -> str | None:
     if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
         return ("the input holds a number with more than 4300 digits; numbers must fit a "
                 "64-bit float (about 1.8e308)")
+    if isinstance(exc, OSError) and exc.errno in _FILE_ERRORS:
+        # a file or folder the system refused (full disk, no permission, name too long...)
+        name = exc.filename
+        name = "" if name is None else f"{os.fsdecode(name) if isinstance(name, bytes) else name}: "
+        return f"{name}{exc.strerror or exc}"
     return None
+
+
+#: OSError numbers of files the system refused to read or write: the user's to fix.
+_FILE_ERRORS = frozenset(getattr(errno, name) for name in (
+    "ENOSPC", "EDQUOT", "EFBIG", "ENAMETOOLONG", "EACCES", "EPERM", "EROFS", "EISDIR",
+    "ENOTDIR", "ENOENT", "EEXIST", "ELOOP", "EIO", "EMFILE", "ENFILE", "EBUSY", "ETXTBSY",
+    "EXDEV") if hasattr(errno, name))
 
 
 class _Parser(argparse.ArgumentParser):

@@ -21,9 +21,9 @@ Formats (the bytes are those the one-shot writer produced before, which the test
 
 An output file is written to a temporary file next to it and renamed over it when the table
 is complete, so an error part-way leaves any previous file as it was; the temporary files
-of runs that were killed are removed by the next write of the same file
-(:mod:`gpumodeler.db.atomic_files`). ``-`` (or no file)
-writes to standard output.
+of runs that were killed are removed by the next write of the same file, and an output
+that is one of the command's inputs is refused (``output_file`` of
+:mod:`gpumodeler.db.atomic_files`). ``-`` (or no file) writes to standard output.
 """
 from __future__ import annotations
 
@@ -31,7 +31,6 @@ import csv
 import io
 import json
 import math
-import os
 import sys
 
 import numpy as np
@@ -137,77 +136,42 @@ class TableWriter:
     """Write a table chunk by chunk; use as a context manager (the file is complete and in
     place when the block ends without an error)."""
 
-    def __init__(self, output: str | None, fmt: str = "csv", stdout=None):
+    def __init__(self, output: str | None, fmt: str = "csv", stdout=None, inputs=()):
         if fmt not in FORMATS:
             raise ValueError(f"table format must be one of {', '.join(FORMATS)}, got {fmt!r}")
         self.output = None if output in (None, "", "-") else output
         self.fmt = fmt
         self._stdout = stdout
+        self._inputs = inputs  # files the command reads: never the output
         self._fh = None
-        self._tmp = None
+        self._file = None  # the output file's context (db.atomic_files.output_file)
         self._names = None
         self._rows = 0
-        self._owns = False  # a file opened here (not standard output)
 
     # -- output --------------------------------------------------------------------------
     def __enter__(self) -> "TableWriter":
         if self.output is None:
             self._fh = self._stdout or sys.stdout
             return self
-        from pathlib import Path
-
-        from gpumodeler.db.atomic_files import create_temp, remove_stale_temps  # (a file only)
-
-        from .main import CLIError
-        target = os.path.realpath(self.output)
-        try:
-            if os.path.isdir(target):
-                raise IsADirectoryError(21, "Is a directory")
-            if os.path.exists(target) and not os.access(target, os.W_OK):
-                raise PermissionError(13, "Permission denied")
-            remove_stale_temps(Path(target))  # of earlier runs that were killed
-            try:
-                self._tmp, self._lock = create_temp(Path(target))
-            except PermissionError:
-                if not os.path.exists(target):
-                    raise
-                # a writable file in a folder we cannot create files in: write it in place
-                self._fh = open(target, "w", newline="", encoding="utf-8")
-                self._owns = True
-                return self
-        except OSError as exc:
-            raise CLIError(f"cannot write {self.output}: {exc.strerror}") from None
-        self._target = target
-        self._fh = open(self._tmp, "w", newline="", encoding="utf-8")
+        from gpumodeler.db.atomic_files import output_file  # (a file only)
+        file = output_file(self.output, inputs=self._inputs, newline="")
+        self._fh = file.__enter__()
+        self._file = file
         return self
 
-    def __exit__(self, exc_type, exc, tb) -> None:
-        if self._tmp is None:
-            try:
-                if exc_type is None:
-                    self._finish()
-            finally:
-                if self._owns:
-                    self._fh.close()
-            return
-        try:
+    def __exit__(self, exc_type, exc, tb):
+        if self._file is None:
             if exc_type is None:
                 self._finish()
-                self._fh.close()
-                if os.path.exists(self._target):  # keep the permissions the file had
-                    os.chmod(self._tmp, os.stat(self._target).st_mode & 0o7777)
-                os.replace(self._tmp, self._target)
-                self._tmp = None
-        finally:
-            if not self._fh.closed:
-                self._fh.close()
-            if self._tmp is not None:
-                try:
-                    os.unlink(self._tmp)
-                except OSError:
-                    pass
-            from gpumodeler.db.atomic_files import release
-            release(self._lock)
+            return None
+        if exc_type is None:
+            try:
+                self._finish()
+            except BaseException as error:
+                if not self._file.__exit__(type(error), error, error.__traceback__):
+                    raise
+                return None
+        return self._file.__exit__(exc_type, exc, tb)
 
     # -- rows ----------------------------------------------------------------------------
     def write(self, columns: dict) -> None:
@@ -284,7 +248,7 @@ class TableWriter:
             self._fh.write("\n]\n" if self._rows else "[]\n")
 
 
-def write_table(table: dict, output: str | None, fmt: str = "csv") -> None:
+def write_table(table: dict, output: str | None, fmt: str = "csv", inputs=()) -> None:
     """Columns (name -> equal-length arrays) in one call."""
-    with TableWriter(output, fmt) as writer:
+    with TableWriter(output, fmt, inputs=inputs) as writer:
         writer.write(table)

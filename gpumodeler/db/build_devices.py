@@ -287,7 +287,7 @@ def build(src_dir: str | Path, out_path: str | Path) -> int:
     files = load_sources(src_dir)
     out_path = Path(out_path)
     count = 0
-    with new_database_replacing(out_path, ".building") as db:
+    with new_database_replacing(out_path) as db:
         with db.atomic():
             sources = {}
             for f in files:

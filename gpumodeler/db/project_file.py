@@ -53,7 +53,7 @@ from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Meas
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
 
-from .atomic_files import create_temp, release, remove_stale_temps
+from .atomic_files import create_temp, fsync_folder, release, remove_stale_temps
 from .project_schema import (FORMAT, SCHEMA_VERSION, ProjectAccessError, ProjectFormatError,
                              check_header, connect_read_only, inspect_file, new_database,
                              upgraded_copy)
@@ -426,7 +426,7 @@ def save_project(project: Project, path: str | Path, *, force: bool = False) -> 
         if target.exists():  # keep the permissions the user gave the file
             os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
         os.replace(tmp, target)
-        _fsync_folder(target.parent)
+        fsync_folder(target.parent)
     except (sqlite3.Error, OSError, OverflowError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ProjectAccessError(f"{path}: cannot save the project ({reason}); {kept}") from None
@@ -478,20 +478,6 @@ def _fsync(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
         os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make the rename durable; best effort (Windows cannot open a folder for fsync)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
     finally:
         os.close(fd)
 

@@ -12,6 +12,7 @@ import sqlite_utils
 
 from gpumodeler import __version__
 
+from .atomic_files import output_file
 from .errors import DatabaseAccessError, DatabaseFormatError, damaged_content, is_bad_text, \
     is_damaged_schema
 from .fields import FORMAT
@@ -77,40 +78,21 @@ def attached_read_only(db: sqlite_utils.Database, path: Path, alias: str):
 
 
 @contextmanager
-def new_database_replacing(path: Path, suffix: str):
+def new_database_replacing(path: Path, *, inputs=()):
     """A new device database in a temporary file next to ``path``, which replaces ``path``
     in one step when the block succeeds; on any failure the temporary file is removed and
-    ``path`` is left as it was. The block fills the database; it is closed afterwards."""
-    tmp = path.with_name(path.name + suffix)
-    tmp.unlink(missing_ok=True)
-    # Nobody reads the temporary file before it replaces ``path``: its transactions need
-    # not reach the disk one by one (an fsync of the journal and of the file for each).
-    # It is synced once, whole, before the rename that publishes it.
-    db = create_database(tmp, durable=False)
-    try:
-        yield db
-        db.close()
-        _fsync(tmp)
-        os.replace(tmp, path)
-        _fsync(path.parent)
-    except BaseException:
-        db.close()
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def _fsync(path: Path) -> None:
-    """Flush ``path`` (a file, or a folder after a rename in it) to the disk."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:       # a folder cannot be opened on some systems (Windows)
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass              # nor synced on some file systems; the rename is still atomic
-    finally:
-        os.close(fd)
+    ``path`` is left as it was (:func:`atomic_files.output_file`, which also refuses a
+    ``path`` that is one of ``inputs`` and names the file in every error). The block fills
+    the database; it is closed afterwards."""
+    with output_file(path, inputs=inputs, mode="path") as tmp:
+        # Nobody reads the temporary file before it replaces ``path``: its transactions
+        # need not reach the disk one by one (an fsync of the journal and of the file for
+        # each). output_file syncs it once, whole, before the rename that publishes it.
+        db = _create(tmp, durable=False, shown=path)
+        try:
+            yield db
+        finally:
+            db.close()
 
 
 def create_database(path: str | Path, *, durable: bool = True) -> sqlite_utils.Database:
@@ -123,10 +105,15 @@ def create_database(path: str | Path, *, durable: bool = True) -> sqlite_utils.D
     path = Path(path)
     if path.exists():
         raise DatabaseFormatError(f"{path}: already exists; not overwriting it")
+    return _create(path, durable=durable, shown=path)
+
+
+def _create(path: Path, *, durable: bool, shown: Path) -> sqlite_utils.Database:
+    """create_database in ``path`` (new, or an empty file); errors name ``shown``."""
     try:
         db = _connect(path, read_only=False)
     except sqlite3.Error as exc:
-        raise DatabaseAccessError(f"{path}: cannot create it ({exc})") from None
+        raise DatabaseAccessError(f"{shown}: cannot create it ({exc})") from None
     try:
         if not durable:
             db.execute("PRAGMA synchronous = OFF")
@@ -136,7 +123,7 @@ def create_database(path: str | Path, *, durable: bool = True) -> sqlite_utils.D
     except sqlite3.Error as exc:
         db.close()
         path.unlink(missing_ok=True)
-        raise DatabaseAccessError(f"{path}: cannot create it ({exc})") from None
+        raise DatabaseAccessError(f"{shown}: cannot create it ({exc})") from None
     except BaseException:
         db.close()
         raise

@@ -62,7 +62,7 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
         raise DeviceEditError("nothing to export: name at least one device")
     layers = {"user": catalog._user, "shipped": catalog._shipped}
     files = {layer: backing_file(layers[layer]) for layer, keys in picked.items() if keys}
-    with new_database_replacing(path, ".exporting") as db, ExitStack() as stack:
+    with new_database_replacing(path) as db, ExitStack() as stack:
         for layer, file in files.items():
             if file is not None:
                 stack.enter_context(attached_read_only(db, file, layer))

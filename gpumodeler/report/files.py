@@ -1,43 +1,17 @@
-"""Writing text outputs (reports, SVG charts, imported kernel graphs) atomically: a locked
-temporary file in the same folder, fsynced, then renamed over the target
-(:mod:`gpumodeler.db.atomic_files`, which project saves and CLI tables use too), so an
+"""Writing text outputs (reports, SVG charts, imported kernel graphs) atomically, with
+:func:`gpumodeler.db.atomic_files.output_file` (which every output of the CLI uses): a
+locked temporary file in the same folder, fsynced, then renamed over the target, so an
 interrupted write never leaves half a file where a good one was, and the next write cleans
 up what an interrupted one left."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from gpumodeler.core.errors import InvalidParameter
-from gpumodeler.db.atomic_files import create_temp, release, remove_stale_temps
+from gpumodeler.db.atomic_files import write_output
 
 
-def write_text_atomically(path, text: str) -> Path:
-    """Write ``text`` (UTF-8) to ``path``; a clear error when the folder is missing or not writable."""
-    target = Path(path)
-    shown = str(path)[:120]
-    folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise InvalidParameter(f"cannot write {shown}: the folder {str(folder)[:120]} does not exist")
-    if target.is_dir():
-        raise InvalidParameter(f"cannot write {shown}: it is a folder")
-    remove_stale_temps(target)
-    try:
-        tmp, lock = create_temp(target)
-    except OSError as exc:
-        raise InvalidParameter(f"cannot write {shown}: {exc.strerror or exc}") from None
-    try:
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise InvalidParameter(f"cannot write {shown}: {exc.strerror or exc}") from None
-    finally:
-        release(lock)
-    return target
+def write_text_atomically(path, text: str, *, inputs=()) -> Path:
+    """Write ``text`` (UTF-8) to ``path``, which must not be one of ``inputs``; an
+    OutputError (an InvalidParameter) that names the file and the reason when it cannot be
+    written."""
+    return write_output(path, text, inputs=inputs)

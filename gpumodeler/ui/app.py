@@ -92,8 +92,17 @@ def run(project: str | None = None, screenshot: str | None = None,
     window = MainWindow(catalog, document, remember=not screenshot)
     if screenshot:
         from gpumodeler.ui.screenshot import save_composite
-        save_composite(window, screenshot, size)
-        window.close()
+        inputs = [(project, "the project file")]
+        if catalog is not None:
+            inputs += [(catalog.user_path, "your device database"),
+                       (catalog.shipped_path, "the device database")]
+        try:
+            save_composite(window, screenshot, size, inputs)
+        except ModelError as exc:  # the file cannot be written (db.atomic_files.OutputError)
+            print(f"gpumodeler gui: {' '.join(str(exc).split())}", file=sys.stderr)
+            return EXIT_USAGE
+        finally:
+            window.close()
         return 0
     window.show()
     _report_unexpected_errors(window)

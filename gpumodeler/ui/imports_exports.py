@@ -33,7 +33,12 @@ class ImportsExports:
         try:
             html = build_report(self.document.project, self.catalog, project_path=source,
                                 command=f"gpumodeler report {source} -o {path}")
-            write_text_atomically(path, html)
+            # never over the project or a device database (the file dialog only asks
+            # whether to replace the file)
+            write_text_atomically(path, html, inputs=[
+                (self.document.path, "the project file"),
+                (self.catalog.user_path, "your device database"),
+                (self.catalog.shipped_path, "the device database")])
         except (ModelError, OSError) as exc:
             self.show_error("Cannot export the report", str(exc))
             return False

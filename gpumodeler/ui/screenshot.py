@@ -102,14 +102,31 @@ def compose(shots: list[tuple[str, QImage]], columns: int = 2) -> QImage:
     return out
 
 
-def save_composite(window, path: str, size: tuple[int, int] = (1600, 1000)) -> QImage:
-    """Show ``window`` at ``size``, grab every tab and save the grid to ``path`` (PNG)."""
+def save_composite(window, path: str, size: tuple[int, int] = (1600, 1000),
+                   inputs=()) -> QImage:
+    """Show ``window`` at ``size``, grab every tab and save the grid to ``path`` (PNG,
+    :func:`save_png`)."""
     window.resize(*size)
     window.show()
     settle()
     window.build_all_tabs()
     wait_until_idle(window)  # the saved sweeps' curves, not an empty plot
     image = compose(grab_tabs(window))
-    if not image.save(str(path), "PNG"):
-        raise OSError(f"cannot write the screenshot to {path}")
+    save_png(image, path, inputs)
     return image
+
+
+def save_png(image: QImage, path: str, inputs=()) -> None:
+    """Write ``image`` as a PNG file, atomically and never over one of ``inputs``
+    (db.atomic_files.output_file: an OutputError names the file and the reason when it
+    cannot be written)."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    from gpumodeler.db.atomic_files import write_output
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise ValueError(f"cannot encode {path} as PNG")
+    buffer.close()
+    write_output(path, bytes(data), inputs=inputs)

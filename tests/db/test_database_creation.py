@@ -1,5 +1,6 @@
 """Creating device databases quickly without giving up durability where it matters, and
 copying devices by SQL with their digests and cited sources (speed targets)."""
+import os
 import sqlite3
 
 import pytest
@@ -48,9 +49,9 @@ def test_only_a_temporary_database_skips_waiting_for_the_disk(tmp_path):
 def test_a_replacing_database_is_complete_when_it_replaces_the_file(tmp_path):
     target = tmp_path / "out.db"
     target.write_bytes(b"old content")
-    with new_database_replacing(target, ".tmp") as db:
+    with new_database_replacing(target) as db:
         db.execute("INSERT INTO sources (key, citation) VALUES ('k', 'A paper')")
-    assert not (tmp_path / "out.db.tmp").exists()
+    assert sorted(os.listdir(tmp_path)) == ["out.db"]
     db = open_database(target, integrity="full")
     try:
         assert db.execute("SELECT citation FROM sources").fetchall() == [("A paper",)]
@@ -62,10 +63,10 @@ def test_a_failed_replacing_database_leaves_the_file_alone(tmp_path):
     target = tmp_path / "out.db"
     target.write_bytes(b"old content")
     with pytest.raises(RuntimeError):
-        with new_database_replacing(target, ".tmp"):
+        with new_database_replacing(target):
             raise RuntimeError("interrupted")
     assert target.read_bytes() == b"old content"
-    assert not (tmp_path / "out.db.tmp").exists()
+    assert sorted(os.listdir(tmp_path)) == ["out.db"]
 
 
 def _rec(value, source):

@@ -102,6 +102,22 @@ def test_exports(panel, tmp_path):
     assert not panel.export(str(tmp_path / "missing" / "t.svg"), "svg")
 
 
+def test_a_failed_export_keeps_the_previous_file(panel, tmp_path, monkeypatch):
+    import errno
+    import os
+    for kind in ("svg", "png", "csv"):
+        path = tmp_path / f"t.{kind}"
+        path.write_text("previous")
+        with monkeypatch.context() as m:
+            def full(fd):
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            m.setattr(os, "fsync", full)
+            assert not panel.export(str(path), kind)
+        assert "No space left on device" in panel.message.text()
+        assert path.read_text() == "previous"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.csv", "t.png", "t.svg"]
+
+
 def test_main_window_tab_report_and_busy_fractions(qtbot, catalog, tmp_path, monkeypatch):
     win = MainWindow(catalog, remember=False)
     qtbot.addWidget(win)
@@ -116,3 +132,20 @@ def test_main_window_tab_report_and_busy_fractions(qtbot, catalog, tmp_path, mon
     out = tmp_path / "r.html"
     assert win.export_report(str(out))
     assert "<svg" in out.read_text()
+
+
+def test_the_report_is_never_written_over_the_project(qtbot, catalog, tmp_path, monkeypatch):
+    import shutil
+    project = tmp_path / "p.gpm"
+    shutil.copyfile(Path(__file__).resolve().parents[2] / "resources/examples/saxpy2-gtx970.gpm",
+                    project)
+    kept = project.read_bytes()
+    win = MainWindow(catalog, remember=False)
+    qtbot.addWidget(win)
+    monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
+    errors = []
+    monkeypatch.setattr(win, "show_error", lambda title, text: errors.append(text))
+    assert win.open_path(str(project), ask=False)
+    assert not win.export_report(str(tmp_path / "." / "p.gpm"))
+    assert "refusing to write" in errors[0] and "the project file" in errors[0]
+    assert project.read_bytes() == kept

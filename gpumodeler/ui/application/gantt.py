@@ -115,6 +115,8 @@ class GanttChart(pg.PlotWidget):
     def export_png(self, path: str, scale: float = 2.0) -> None:
         from PySide6.QtCore import QByteArray
         from PySide6.QtSvg import QSvgRenderer
+
+        from gpumodeler.ui.screenshot import save_png
         renderer = QSvgRenderer(QByteArray(self.svg_text().encode("utf-8")))
         size = renderer.defaultSize() * scale
         image = QImage(size, QImage.Format.Format_ARGB32)
@@ -122,13 +124,13 @@ class GanttChart(pg.PlotWidget):
         painter = QPainter(image)
         renderer.render(painter)
         painter.end()
-        if not image.save(path):
-            raise ValueError(f"cannot write {path}")
+        save_png(image, path)
 
     def export_csv(self, path: str) -> None:
         if not self.result:
             raise ValueError("nothing to export: the application has no steps that run")
-        with open(path, "w", newline="", encoding="utf-8") as f:
+        from gpumodeler.db.atomic_files import output_file
+        with output_file(path, newline="") as f:
             w = csv.writer(f)
             w.writerow(["id", "name", "kind", "engine", "start_s", "end_s", "alone_s", "energy_j", "critical"])
             for s in self.result["steps"]:
