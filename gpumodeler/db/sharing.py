@@ -16,11 +16,13 @@ written.
 from __future__ import annotations
 
 from contextlib import ExitStack, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .calibration_sharing import (CalibrationChanges, compare_calibrations,
-                                  copy_calibrations, plan_calibrations, write_calibrations)
+                                  copy_calibrations, plan_calibrations,
+                                  read_checked_calibrations, write_calibrations)
 from .calibrations import read_calibrations
 from .comparison import Comparison, compare_stored, gc_paused
 from .errors import DeviceEditError, UnresolvedConflicts
@@ -119,8 +121,8 @@ def _with_calibrations(catalog: "Catalog", theirs_db, path, report) -> Calibrati
     for _, db in reversed(catalog._layers()):      # shipped first, the user's shadow it
         mine.update(read_calibrations(db))
     with reading(path):
-        theirs = read_calibrations(theirs_db)
-    return compare_calibrations(mine, theirs, report)
+        theirs, problems = read_checked_calibrations(theirs_db, path)
+    return compare_calibrations(mine, theirs, report, problems)
 
 
 def _chosen_defaults(cmp: Comparison, catalog: "Catalog") -> dict[tuple[str, str], str]:
@@ -200,8 +202,7 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
         if plan or cal_writes:
             _write_merge(catalog, plan, theirs_sources, _now(), compared, cal_writes)
     report = calibrations.report
-    return MergeReport(report.mine, report.theirs, report.devices, report.renamed_sources,
-                       applied=True)
+    return replace(report, applied=True)
 
 
 def _write_merge(catalog: "Catalog", plan: MergePlan, theirs_sources: dict[str, str],
@@ -291,10 +292,11 @@ def diff(a: str | Path, b: str | Path) -> MergeReport:
                 theirs_label=str(b), with_missing=True,
                 guard=lambda db: reading(a if db is mine_db else b)).report
             with reading(a):
-                mine_cal = read_calibrations(mine_db)
+                mine_cal, mine_problems = read_checked_calibrations(mine_db, a)
             with reading(b):
-                theirs_cal = read_calibrations(theirs_db)
-            return compare_calibrations(mine_cal, theirs_cal, report).report
+                theirs_cal, theirs_problems = read_checked_calibrations(theirs_db, b)
+            return compare_calibrations(mine_cal, theirs_cal, report,
+                                        mine_problems + theirs_problems).report
     finally:
         for db in dbs:
             db.close()
