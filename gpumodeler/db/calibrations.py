@@ -241,6 +241,11 @@ def save_calibration(catalog: "Catalog", cal: Calibration) -> Calibration:
     database, as any edit) as the current calibration of its (kind, subject, label); the
     earlier ones stay as non-current. One transaction. Returns it as stored."""
     check_calibration(cal)
+    with catalog.writing():
+        return _save(catalog, cal)
+
+
+def _save(catalog: "Catalog", cal: Calibration) -> Calibration:
     summary = catalog.resolve(cal.device)
     cal = replace(cal, device=summary.name, is_current=True)
     check_calibration(cal, summary.kind)

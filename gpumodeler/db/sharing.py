@@ -185,7 +185,7 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
     theirs_db = open_database(path, integrity=_THEIRS_CHECK)
     compared = file_stamp(catalog.user_path)      # the user file as it is being compared
     with gc_paused():
-        try:
+        try:    # (their file stays open until written: it may be a private copy)
             cmp, theirs_sources = _compare_catalog(catalog, theirs_db, path, for_merge=True)
             calibrations = _with_calibrations(catalog, theirs_db, path, cmp.report)
             resolve = make_resolver(calibrations.report, resolutions, policy)
@@ -197,10 +197,10 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
                 raise UnresolvedConflicts(conflict_message(everything), everything) from None
             if cal_open:
                 raise UnresolvedConflicts(conflict_message(cal_open), cal_open)
+            if plan or cal_writes:
+                _write_merge(catalog, plan, theirs_sources, _now(), compared, cal_writes)
         finally:
             theirs_db.close()
-        if plan or cal_writes:
-            _write_merge(catalog, plan, theirs_sources, _now(), compared, cal_writes)
     report = calibrations.report
     return replace(report, applied=True)
 

@@ -22,6 +22,9 @@ from .records import DeviceRecord, DeviceSummary
 
 
 def _file_of(db: sqlite_utils.Database) -> str | None:
+    original = getattr(db, "original", None)     # a file read from a private copy
+    if original is not None:
+        return str(original)
     for _, name, file in db.execute("PRAGMA database_list").fetchall():
         if name == "main":
             return file or None
