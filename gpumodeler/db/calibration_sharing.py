@@ -108,10 +108,11 @@ def read_checked_calibrations(db, path) -> tuple[dict[str, tuple[str, list[tuple
             continue
         current = [i for i, raw in members if raw[IS_CURRENT]]
         if len(current) != 1:
+            rows_text = ", ".join(map(str, current)) or "none"
             problems.append(
                 f"{where([i for i, _ in members], names[name_lower], ckey)}: "
-                f"{len(current)} current calibrations (rows {', '.join(map(str, current)) or 'none'});"
-                " exactly one must be current (is_current = 1); not imported")
+                f"{len(current)} current calibrations (rows {rows_text}); exactly one must "
+                "be current (is_current = 1); not imported")
             continue
         out.setdefault(name_lower, (names[name_lower], []))[1].extend(r for _, r in members)
     return out, problems

@@ -106,7 +106,8 @@ def check_calibration(cal: Calibration, device_kind: str | None = None) -> None:
         raise DeviceEditError(f"a link calibration's direction must be htod or dtoh, got "
                               f"{shown(cal.subject)}")
     if not isinstance(cal.measurements_sha256, str) or not _SHA256.match(cal.measurements_sha256):
-        raise DeviceEditError("measurements_sha256 must be 64 lowercase hex digits (sha256 of the file)")
+        raise DeviceEditError("measurements_sha256 must be 64 lowercase hex digits (sha256 of "
+                              "the file)")
     if not isinstance(cal.parameters, Mapping) or not cal.parameters:
         raise DeviceEditError("a calibration needs its parameters (a non-empty object)")
     _check_parameters(cal.kind, cal.parameters)
@@ -116,7 +117,8 @@ def check_calibration(cal: Calibration, device_kind: str | None = None) -> None:
                                   and math.isfinite(v) and v >= 0):
             raise DeviceEditError(f"{name} must be a percentage >= 0 (or empty), got {shown(v)}")
     if cal.note is not None and not isinstance(cal.note, str):
-        raise DeviceEditError(f"a calibration's note must be text (or empty), got {shown(cal.note)}")
+        raise DeviceEditError(f"a calibration's note must be text (or empty), got "
+                              f"{shown(cal.note)}")
     if cal.is_current not in (True, False):
         raise DeviceEditError(f"is_current must be 0 or 1, got {shown(cal.is_current)}")
 
@@ -250,8 +252,9 @@ def _save(catalog: "Catalog", cal: Calibration) -> Calibration:
     cal = replace(cal, device=summary.name, is_current=True)
     check_calibration(cal, summary.kind)
     new = raw_from_calibration(cal)          # every check before the first write
-    _, db = catalog._editable(summary.name)
-    with db.atomic():
+    # The user copy of a shipped device and the calibration: one transaction.
+    with catalog._user_for_write().atomic():
+        _, db = catalog._editable(summary.name)
         device_id = device_row(db, normalize_name(summary.name))["id"]
         have = read_calibrations(db, [normalize_name(summary.name)])
         rows = [r for r in have.get(normalize_name(summary.name), ("", []))[1]

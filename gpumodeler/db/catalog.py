@@ -452,26 +452,28 @@ class Catalog:
         if source is not None and citation and known.get(source, citation) != citation:
             raise DeviceEditError(f"source '{source}' is already cited as "
                                   f"'{known[source]}'; use another key")
-        device, db = self._editable(summary.name)
-        same = (provenance, source, where, source_text)
-        # Unknown placeholders and this origin's earlier record give way; the rest stay.
-        others = [r for r in device.values.get(field_name, [])
-                  if r[0] is not None and (r[4], r[2], r[3], r[7]) != same]
-        new = raw_from_record(record)
-        if make_default or not any(r[6] for r in others):
-            others = [r[:6] + (False,) + r[7:] for r in others]
-        else:
-            new = new[:6] + (False,) + new[7:]
-        values = dict(device.values)
-        values[field_name] = others + [new]
-        device = RawDevice(device.kind, device.name, device.aliases, device.family,
-                           device.origin, values, device.created, _now())
-        with db.atomic():
-            if source is not None and citation:
-                write_sources(db, {source: citation})
-            elif source is not None and source not in read_sources(db):
-                write_sources(db, {source: known[source]})
-            write_device(db, device)
+        # The user copy of a shipped device and the edit: one transaction.
+        with self._user_for_write().atomic():
+            device, db = self._editable(summary.name)
+            same = (provenance, source, where, source_text)
+            # Unknown placeholders and this origin's earlier record give way; the rest stay.
+            others = [r for r in device.values.get(field_name, [])
+                      if r[0] is not None and (r[4], r[2], r[3], r[7]) != same]
+            new = raw_from_record(record)
+            if make_default or not any(r[6] for r in others):
+                others = [r[:6] + (False,) + r[7:] for r in others]
+            else:
+                new = new[:6] + (False,) + new[7:]
+            values = dict(device.values)
+            values[field_name] = others + [new]
+            device = RawDevice(device.kind, device.name, device.aliases, device.family,
+                               device.origin, values, device.created, _now())
+            with db.atomic():
+                if source is not None and citation:
+                    write_sources(db, {source: citation})
+                elif source is not None and source not in read_sources(db):
+                    write_sources(db, {source: known[source]})
+                write_device(db, device)
         return self.get(device.name)
 
     @_writes
@@ -482,14 +484,16 @@ class Catalog:
         if not 0 <= index < len(records):
             raise DeviceEditError(f"{current.name}.{field_name} has {len(records)} record(s);"
                                   f" index {index} is out of range")
-        device, db = self._editable(current.name)
-        values = dict(device.values)
-        values[field_name] = [r[:6] + (i == index,) + r[7:]
-                              for i, r in enumerate(device.values[field_name])]
-        device = RawDevice(device.kind, device.name, device.aliases, device.family,
-                           device.origin, values, device.created, _now())
-        with db.atomic():
-            write_device(db, device)
+        # The user copy of a shipped device and the edit: one transaction.
+        with self._user_for_write().atomic():
+            device, db = self._editable(current.name)
+            values = dict(device.values)
+            values[field_name] = [r[:6] + (i == index,) + r[7:]
+                                  for i, r in enumerate(device.values[field_name])]
+            device = RawDevice(device.kind, device.name, device.aliases, device.family,
+                               device.origin, values, device.created, _now())
+            with db.atomic():
+                write_device(db, device)
         return self.get(device.name)
 
     @_writes

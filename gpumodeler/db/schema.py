@@ -106,7 +106,8 @@ def read_only_connection(path: Path) -> sqlite_utils.Database:
     path = Path(path)
     log = pending_log(path)
     if log is None:
-        return sqlite_utils.Database(sqlite3.connect(read_only_uri(path), uri=True),
+        return sqlite_utils.Database(sqlite3.connect(read_only_uri(path), uri=True,
+                                                     timeout=BUSY_TIMEOUT_S),
                                      execute_plugins=False)
     folder = tempfile.mkdtemp(prefix="gpumodeler-read-")
     try:

@@ -17,7 +17,8 @@ from .fields import SUMMARY_FIELDS
 from .mapping import (INSERT_VALUE_SQL, IS_DEFAULT, RECORD_SELECT, VALUE_COLUMNS,
                       aliases_from_json, aliases_to_json, normalize_name, record_from_rows,
                       summary_from_row, value_rows)
-from .errors import DatabaseFormatError, damaged_content, is_bad_text, is_damaged_schema
+from .errors import (DatabaseAccessError, DatabaseFormatError, damaged_content, is_bad_text,
+                     is_damaged_schema)
 from .records import DeviceRecord, DeviceSummary
 
 
@@ -33,7 +34,8 @@ def _file_of(db: sqlite_utils.Database) -> str | None:
 
 def _reading(read):
     """A read of ``db`` (its first argument) that reports damaged content (text that is not
-    UTF-8, aliases that are not a JSON list) as a DatabaseFormatError naming the file."""
+    UTF-8, aliases that are not a JSON list) as a DatabaseFormatError naming the file, and
+    any other SQLite error (locked too long, an I/O error) as a DatabaseAccessError."""
     @functools.wraps(read)
     def guarded(db, *args, **kwargs):
         try:
@@ -41,7 +43,8 @@ def _reading(read):
         except sqlite3.OperationalError as exc:
             if is_bad_text(exc) or is_damaged_schema(exc):
                 raise damaged_content(_file_of(db), exc) from None
-            raise
+            raise DatabaseAccessError(f"{_file_of(db) or 'the device database'}: cannot read "
+                                      f"it ({exc})") from None
         except DatabaseFormatError as exc:
             raise damaged_content(_file_of(db), exc) from None
     return guarded

@@ -212,6 +212,30 @@ def test_a_full_disk_during_a_merge_is_one_line_and_changes_nothing(env, tmp_pat
     assert file_hash(user) == before
 
 
+def test_a_full_disk_during_calibrate_save_is_one_line_and_changes_nothing(env, tmp_path,
+                                                                          capsys, monkeypatch):
+    user, _ = env
+    sizes = [4.0 * 2 ** (k / 2) for k in range(60)]     # residuals filling pages
+    copies = [{"kind": "transfer", "direction": "htod", "size_bytes": n,
+               "time_s": 4e-6 + n / 1.2e10 * (1 + 0.01 * (-1) ** i),
+               "memory_kind": "pinned", "source": "copies.json", "row": i + 2}
+              for i, n in enumerate(sizes)]
+    measurements = tmp_path / "copies.json"
+    measurements.write_text(json.dumps(copies))
+    argv = ["calibrate", "link", "--measurements", str(measurements), "--direction", "htod",
+            "--save", "--link", "PCIe 3.0 x16"]
+    before = file_hash(user)
+    with monkeypatch.context() as patch:
+        _full_disk(patch, user)
+        code, out, err = _run(capsys, *argv)
+    assert code == 2 and err.count("\n") == 1, err
+    assert str(user) in err and "disk is full" in err
+    assert file_hash(user) == before
+    code, _, err = _run(capsys, *argv)        # with room, the same command stores it
+    assert (code, err) == (0, "")
+    assert file_hash(user) != before
+
+
 @pytest.mark.parametrize("version", [None, "three", "", -1, 2.5e300])
 def test_an_unreadable_version_is_one_line(env, capsys, version):
     user, share = env
