@@ -195,11 +195,17 @@ def write_error(path, exc: BaseException) -> ModelError:
     return DatabaseAccessError(f"{path}: cannot write it ({reason}); nothing was changed")
 
 
-def _connect(path: Path, read_only: bool) -> sqlite_utils.Database:
+def _connect(path: Path, read_only: bool, private: bool = True) -> sqlite_utils.Database:
+    """``read_only``: see read_only_connection; ``private=False`` reads the file itself
+    even with a log beside it (the user's own file, just recovered: a log there now is a
+    live writer's, which SQLite's locks handle; a copy would be a stale snapshot)."""
     # Always by URI: a connection opened so also takes URIs in ATTACH (attached_read_only).
-    if read_only:
+    if read_only and private:
         db = read_only_connection(path)
         conn = db.conn
+    elif read_only:
+        conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_S)
+        db = sqlite_utils.Database(conn, execute_plugins=False)
     else:
         conn = sqlite3.connect(path.resolve().as_uri(), uri=True, timeout=BUSY_TIMEOUT_S)
         db = sqlite_utils.Database(conn, execute_plugins=False)
@@ -535,7 +541,7 @@ def open_database(path: str | Path, *, writable: bool = False,
     if writable or recover:
         recover_in_place(path)
     try:
-        ro = _connect(path, read_only=True)
+        ro = _connect(path, read_only=True, private=not (writable or recover))
     except (sqlite3.Error, UnicodeDecodeError) as exc:
         what = "the database is corrupted" if _is_corruption(exc) else "cannot open it"
         raise DatabaseFormatError(f"{path}: {what} ({exc})") from exc

@@ -187,8 +187,8 @@ def _full_disk(monkeypatch, user):
     """Every connection that writes ``user`` may not make it grow (a full disk)."""
     connect = schema._connect
 
-    def full(path, read_only):
-        db = connect(path, read_only)
+    def full(path, read_only, private=True):
+        db = connect(path, read_only, private)
         if not read_only and Path(path) == user:
             pages = db.execute("PRAGMA page_count").fetchone()[0]
             db.execute(f"PRAGMA max_page_count = {pages}")
