@@ -15,6 +15,7 @@ written.
 """
 from __future__ import annotations
 
+import sqlite3
 from contextlib import ExitStack, nullcontext
 from dataclasses import replace
 from pathlib import Path
@@ -33,7 +34,7 @@ from .merge import THEIRS, MergeReport, changes_default, conflict_message, \
 # the comparison and the writes.)
 from .merge_plan import MergePlan, plan_writes as _plan_merge
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
-    file_stamp, new_database_replacing, open_database, reading
+    file_stamp, new_database_replacing, open_database, reading, write_error
 from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
     read_sources, rewrite_fields, set_device_digests, set_device_heads, write_device, \
     write_sources
@@ -64,6 +65,14 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
         raise DeviceEditError("nothing to export: name at least one device")
     layers = {"user": catalog._user, "shipped": catalog._shipped}
     files = {layer: backing_file(layers[layer]) for layer, keys in picked.items() if keys}
+    try:
+        _write_export(catalog, path, picked, layers, files)
+    except sqlite3.Error as exc:     # a full disk...: the temporary file is gone
+        raise write_error(path, exc) from None
+    return path
+
+
+def _write_export(catalog, path: Path, picked, layers, files) -> None:
     with new_database_replacing(path, ".exporting") as db, ExitStack() as stack:
         for layer, file in files.items():
             if file is not None:
@@ -87,7 +96,6 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
                         sources.setdefault(key, have[key])
                 copy_calibrations(layers[layer], db, keys)   # they travel with their device
             write_sources(db, sources)
-    return path
 
 
 def _mine_entries(catalog: "Catalog") -> dict:

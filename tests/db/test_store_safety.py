@@ -236,6 +236,20 @@ def test_a_full_disk_during_calibrate_save_is_one_line_and_changes_nothing(env, 
     assert file_hash(user) != before
 
 
+def test_a_full_disk_during_an_export_is_one_line_and_leaves_no_file(env, tmp_path, capsys,
+                                                                     monkeypatch):
+    from gpumodeler.db import sharing
+
+    def full(*args, **kwargs):
+        raise sqlite3.OperationalError("database or disk is full")
+    monkeypatch.setattr(sharing, "copy_devices", full)
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    code, out, err = _run(capsys, "devices", "export", "gtx 970", "-o", str(out_dir / "x.db"))
+    assert code == 2 and err.count("\n") == 1 and "x.db: the disk is full" in err
+    assert list(out_dir.iterdir()) == []
+
+
 @pytest.mark.parametrize("version", [None, "three", "", -1, 2.5e300])
 def test_an_unreadable_version_is_one_line(env, capsys, version):
     user, share = env
@@ -310,4 +324,9 @@ def test_reading_a_wal_project_creates_no_file_beside_it(tmp_path, capsys):
     assert (code, err) == (0, "")
     assert "saved by gpumodeler 0.0.7" in out       # the change only the -wal holds
     assert _listing(wal.parent) == listing
+    for argv in (["timeline", str(wal)], ["report", str(wal), "--output",
+                                          str(tmp_path / "report.html")]):
+        code, out, err = _run(capsys, *argv)
+        assert (code, err) == (0, "")
+        assert _listing(wal.parent) == listing, argv
     assert not list(Path(tempfile.gettempdir()).glob(f"gpumodeler-read-*/{wal.name}"))
