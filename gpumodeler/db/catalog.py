@@ -28,7 +28,7 @@ import sqlite_utils
 
 from .errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
                      DeviceEditError, DeviceNotFound)
-from .fields import FIELDS, KINDS, PROVENANCES, USER_PROVENANCES, check_value_type
+from .fields import FIELDS, KINDS, USER_PROVENANCES, record_problem
 from .mapping import normalize_name, raw_from_record
 from .merge import MergeReport
 from .records import DeviceRecord, DeviceSummary, ValueRecord
@@ -396,12 +396,9 @@ class Catalog:
         if r.unit != unit:
             raise DeviceEditError(f"{device}.{field_name}: unit must be '{unit}', got "
                                   f"'{r.unit}'")
-        why = check_value_type(unit, r.value)
+        why = record_problem(r.unit, r.value, r.provenance)
         if why:
             raise DeviceEditError(f"{device}.{field_name}: {why}")
-        if r.provenance is not None and r.provenance not in PROVENANCES:
-            raise DeviceEditError(f"{device}.{field_name}: unknown provenance "
-                                  f"{r.provenance!r}; valid: {', '.join(PROVENANCES)}")
 
     def _editable(self, name: str) -> tuple[RawDevice, sqlite_utils.Database]:
         """The device as a RawDevice in the user database, copied there if shipped."""

@@ -36,8 +36,8 @@ from .merge_plan import MergePlan, plan_writes as _plan_merge
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
     file_stamp, new_database_replacing, open_database, reading, write_error
 from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
-    read_sources, rewrite_fields, set_device_digests, set_device_heads, write_device, \
-    write_sources
+    read_sources, refused_devices, rewrite_fields, set_device_digests, set_device_heads, \
+    write_device, write_sources
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -113,6 +113,9 @@ def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
     with reading(path):
         theirs_sources = read_sources(theirs_db)
         theirs_index = read_index(theirs_db)
+        refused, problems = refused_devices(theirs_db, path)
+    for key in refused:             # neither compared nor merged: reported
+        theirs_index.pop(key, None)
     renamed = plan_sources(catalog.sources(), theirs_sources)
     cmp = compare_stored(
         _mine_entries(catalog), theirs_db, theirs_index, renamed=renamed,
@@ -120,6 +123,8 @@ def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
         guard=lambda db: reading(path) if db is theirs_db else nullcontext(),
         for_merge=for_merge)
     cmp.report = with_conflicts(cmp.report, _chosen_defaults(cmp, catalog))
+    if problems:
+        cmp.report = replace(cmp.report, problems=tuple(problems))
     return cmp, {renamed.get(k, k): c for k, c in theirs_sources.items()}
 
 

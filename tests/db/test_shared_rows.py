@@ -1,12 +1,15 @@
-"""A colleague's export whose calibration rows are damaged, or hold what `calibrate --save`
-refuses: `devices import` and `devices merge` (whatever the policy) report each such row
-naming the file, table and row, exit 0, and store nothing of it."""
+"""A colleague's export whose calibration or value rows are damaged, or hold what
+`calibrate --save` or the device editors refuse: `devices import` and `devices merge`
+(whatever the policy) report each such row naming the file, table and row, exit 0, and
+store nothing of it."""
 import json
 import sqlite3
 
 import pytest
 
-from device_fixtures import file_hash
+import sqlite_utils
+
+from device_fixtures import file_hash, write_database
 from gpumodeler.cli.main import main
 from gpumodeler.db.calibrations import (Calibration, check_raw_calibration, read_calibrations,
                                         save_calibration)
@@ -150,3 +153,72 @@ def test_diff_reports_damaged_rows_of_either_file(shared, shipped_db, capsys):
 def test_calibrate_save_applies_the_same_rule(catalog, cal, message):
     with pytest.raises(DeviceEditError, match=message):
         save_calibration(catalog, cal)
+
+
+GTX_ROWS = ("(SELECT v.id FROM device_values v JOIN devices d ON d.id = v.device_id "
+            "WHERE d.name = 'GeForce GTX 970' AND v.field = '{}')")
+VALUE_DAMAGE = {
+    "text in a count": ("device_values", "value = 'thirteen'", "sms", "needs a number"),
+    "an unknown unit": ("device_values", "unit = 'parsecs'", "sms", "unit must be one of"),
+    "an unknown provenance": ("device_values", "provenance = 'rumour'", "sms",
+                              "unknown provenance 'rumour'"),
+    "default flag 5": ("device_values", "is_default = 5", "sms", "is_default must be 0 or 1"),
+    "an unknown kind": ("devices", "kind = 'spaceship'", None, "'spaceship' is not one of"),
+}
+
+
+@pytest.mark.parametrize("case", VALUE_DAMAGE)
+def test_a_device_with_a_damaged_value_is_reported_and_never_stored(shared, shipped_db,
+                                                                    tmp_path, capsys, case):
+    table, change, field_name, message = VALUE_DAMAGE[case]
+    where = (f"id = {GTX_ROWS.format(field_name)}" if field_name
+             else "name = 'GeForce GTX 970'")
+    _edit(shared, f"UPDATE {table} SET {change} WHERE {where}")
+    code, out, err = _run(capsys, "import", str(shared), "--json")
+    assert (code, err) == (0, "")
+    problem = json.loads(out)["problems"][0]     # (an unknown kind: its calibration too)
+    assert f"table {table}, row" in problem and message in problem and str(shared) in problem
+    code, out, err = _run(capsys, "merge", str(shared), "--take-theirs")
+    assert (code, err) == (0, "") and "refused:" in out
+    stored = _stored_rows(tmp_path / "user-home" / "user-devices.db")
+    assert sorted(stored) == ["pcie 3.0 x16"]          # the sound device came, with its own
+    with Catalog(shipped_db=shipped_db) as mine:
+        gtx = mine.get("gtx 970")
+        assert gtx.origin == "shipped" and gtx.value("sms") == 13
+
+
+def test_the_sql_screen_of_value_records_refuses_what_the_editors_rule_refuses(tmp_path):
+    """store.refused_devices lets SQLite pick the suspect records: over a matrix of units,
+    values, provenances and flags it must refuse exactly what record_problem refuses."""
+    from gpumodeler.db.fields import record_problem
+    from gpumodeler.db.store import RawDevice, refused_devices
+    units = ["count", "Hz", "text", "parsecs", None]
+    values = [None, 3, 2.5, -0.0, "x", "", b"\x01", float("inf"), float("-inf"), 10 ** 18]
+    provenances = [None, "document", "user", "rumour", 7]
+    flags = [0, 1, 2, "1", 1.0]
+    cases = [(u, v, p, f) for u in units for v in values for p in provenances for f in flags]
+    path = tmp_path / "matrix.db"
+    write_database(path, [RawDevice("gpu", f"D{i}", (), None, "user", {
+        "sms": [(1, "count", None, None, None, None, True, None)]}, "t", "t")
+        for i in range(len(cases))], {})
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    with conn:      # device_values rebuilt without its constraints, as another program could
+        conn.execute("CREATE TABLE dv2 AS SELECT * FROM device_values")
+        conn.execute("DROP TABLE device_values")
+        conn.execute("ALTER TABLE dv2 RENAME TO device_values")
+        for i, (u, v, p, f) in enumerate(cases):
+            conn.execute("UPDATE device_values SET unit = ?, value = ?, provenance = ?, "
+                         "is_default = ? WHERE device_id = (SELECT id FROM devices "
+                         "WHERE name = ?)", [u, v, p, f, f"D{i}"])
+        stored = conn.execute("SELECT d.name_lower, v.unit, v.value, v.provenance, "
+                              "v.is_default FROM device_values v JOIN devices d "
+                              "ON d.id = v.device_id").fetchall()
+    conn.close()
+    expected = {key for key, u, v, p, f in stored
+                if record_problem(u, v, p) or type(f) is not int or f not in (0, 1)}
+    db = sqlite3.connect(path)
+    refused, problems = refused_devices(sqlite_utils.Database(db), path)
+    db.close()
+    assert refused == expected and len(problems) == len(expected)
+    assert 0 < len(expected) < len(cases)
