@@ -187,7 +187,8 @@ def write_error(path, exc: BaseException) -> ModelError:
     if is_locked(exc):
         return DatabaseAccessError(
             f"{path}: locked by another program for more than {BUSY_TIMEOUT_S:g} s ({exc}); "
-            f"nothing was changed: wait for it to finish and run the command again")
+            f"nothing was changed: wait for it to finish (or close the program that holds it) "
+            f"and run the command again")
     if name.startswith("SQLITE_READONLY") or "readonly database" in str(exc):
         return DatabaseAccessError(f"{path}: cannot write it ({exc}); make the file and its "
                                    f"folder writable and run the command again")
@@ -402,6 +403,8 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
                    if MIGRATIONS_TABLE in tables else [])
         columns = {t: {c.name for c in db[t].columns} for t in _REQUIRED_COLUMNS if t in tables}
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if is_locked(exc):      # another program writing it, for too long: not damage
+            raise write_error(path, exc) from None
         raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
     except KeyError as exc:   # sqlite-utils reading a migrations table that lost a column
         raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database (its "
@@ -479,7 +482,9 @@ def reading(path: str | Path):
             raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
         if is_bad_text(exc) or is_damaged_schema(exc):
             raise damaged_content(path, exc) from None
-        raise
+        if is_locked(exc):
+            raise write_error(path, exc) from None
+        raise DatabaseAccessError(f"{path}: cannot read it ({exc})") from None
     except DatabaseFormatError as exc:
         raise damaged_content(path, exc) from None
 
@@ -543,6 +548,8 @@ def open_database(path: str | Path, *, writable: bool = False,
     try:
         ro = _connect(path, read_only=True, private=not (writable or recover))
     except (sqlite3.Error, UnicodeDecodeError) as exc:
+        if is_locked(exc):
+            raise write_error(path, exc) from None
         what = "the database is corrupted" if _is_corruption(exc) else "cannot open it"
         raise DatabaseFormatError(f"{path}: {what} ({exc})") from exc
     try:

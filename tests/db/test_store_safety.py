@@ -166,6 +166,24 @@ def test_a_writer_waiting_too_long_names_the_file_and_who_holds_it(env, monkeypa
     assert file_hash(user) == before and not locking.lock_path(user).exists()
 
 
+def test_a_database_another_program_keeps_locked_is_one_line(env, capsys, monkeypatch):
+    user, share = env
+    monkeypatch.setattr(schema, "BUSY_TIMEOUT_S", 0.2)
+    before = file_hash(user)
+    other = sqlite3.connect(user, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")        # as the sqlite3 shell or a viewer could
+    try:
+        for argv in (["list"], ["merge", str(share), "--take-theirs"]):
+            code, out, err = _run(capsys, "devices", *argv)
+            assert code == 2 and err.count("\n") == 1, err
+            assert str(user) in err and "locked by another program" in err
+            assert "corrupted" not in err
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert file_hash(user) == before
+
+
 def test_a_new_user_database_appears_whole_or_not_at_all(shipped_db, tmp_path, monkeypatch):
     user = tmp_path / "new" / "user-devices.db"
     seen = []
