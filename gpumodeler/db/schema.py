@@ -482,9 +482,7 @@ def reading(path: str | Path):
             raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
         if is_bad_text(exc) or is_damaged_schema(exc):
             raise damaged_content(path, exc) from None
-        if is_locked(exc):
-            raise write_error(path, exc) from None
-        raise DatabaseAccessError(f"{path}: cannot read it ({exc})") from None
+        raise       # (the block may write another file: a full disk there is not this one's)
     except DatabaseFormatError as exc:
         raise damaged_content(path, exc) from None
 
