@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from gpumodeler.core.errors import shown
 
-from .calibrations import (CAL_COLUMNS, IS_CURRENT, calibration_from_raw,
+from .calibrations import (CAL_COLUMNS, DEVICE_KIND, IS_CURRENT, calibration_from_raw,
                            check_raw_calibration, content, has_table, read_calibrations,
                            replace_calibrations)
 from .errors import DeviceEditError
@@ -236,7 +236,16 @@ def write_calibrations(db, writes, device_id_of) -> None:
     """Apply plan_calibrations' writes; ``device_id_of(name_lower)`` gives the user
     database's device id (copying a shipped device there first when needed)."""
     for name_lower, key, rows in writes:
-        replace_calibrations(db, device_id_of(name_lower), key, rows)
+        device_id = device_id_of(name_lower)
+        name, kind = db.execute("SELECT name, kind FROM devices WHERE id = ?",
+                                [device_id]).fetchone()
+        for raw in rows:        # their device's kind was checked; the merged one may differ
+            if DEVICE_KIND.get(raw[0]) != kind:
+                raise DeviceEditError(
+                    f"{name}: their {field_name(tuple(raw[:3]))} belongs to a "
+                    f"{DEVICE_KIND.get(raw[0])} and the device stays a {kind}; nothing was "
+                    f"merged: take their kind too (--take-theirs kind) to merge it")
+        replace_calibrations(db, device_id, key, rows)
 
 
 def copy_calibrations(src_db, dst_db, keys) -> None:

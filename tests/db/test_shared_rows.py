@@ -222,3 +222,24 @@ def test_the_sql_screen_of_value_records_refuses_what_the_editors_rule_refuses(t
     db.close()
     assert refused == expected and len(problems) == len(expected)
     assert 0 < len(expected) < len(cases)
+
+
+def test_their_calibration_never_lands_on_a_device_of_another_kind(shipped_db, tmp_path,
+                                                                   capsys):
+    """Theirs is a link with a link model, mine a GPU of that name: keeping my kind keeps
+    their calibration out (the merge stops, nothing written); taking theirs brings both."""
+    with Catalog(user_db=tmp_path / "friend.db", shipped_db=shipped_db) as friend:
+        friend.add_device("link", "Bench Box")
+        save_calibration(friend, _link_cal("Bench Box"))
+        friend.export(["bench box"], tmp_path / "share.db")
+    user = tmp_path / "user-home" / "user-devices.db"
+    with Catalog(user_db=user, shipped_db=shipped_db) as mine:
+        mine.add_device("gpu", "Bench Box", values={"sms": 2})
+    before = file_hash(user)
+    code, out, err = _run(capsys, "merge", str(tmp_path / "share.db"), "--keep-mine")
+    assert code == 2 and err.count("\n") == 1
+    assert "belongs to a link and the device stays a gpu" in err
+    assert file_hash(user) == before
+    code, out, err = _run(capsys, "merge", str(tmp_path / "share.db"), "--take-theirs")
+    assert (code, err) == (0, "")
+    assert _stored_rows(user)["bench box"][0] == "link"
