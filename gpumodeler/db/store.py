@@ -13,7 +13,8 @@ from typing import Iterable, Mapping, NamedTuple
 import sqlite_utils
 
 from .digests import PREFIX, device_digest
-from .fields import KINDS, PROVENANCES, SUMMARY_FIELDS, UNITS, record_problem
+from .fields import KINDS, PROVENANCES, SUMMARY_FIELDS, UNITS, check_value_type, \
+    record_problem
 from .mapping import (INSERT_VALUE_SQL, IS_DEFAULT, RECORD_SELECT, VALUE_COLUMNS,
                       aliases_from_json, aliases_to_json, normalize_name, record_from_rows,
                       summary_from_row, value_rows)
@@ -293,12 +294,14 @@ def refused_devices(db: sqlite_utils.Database, path) -> tuple[set[str], list[str
             f"WHERE {SUSPECT_RECORD} ORDER BY d.name_lower, v.row_order",
             [json.dumps(UNITS), json.dumps(PROVENANCES)]).fetchall():
         why = record_problem(unit, value, provenance)
+        column = ("unit" if unit not in UNITS else "value" if check_value_type(unit, value)
+                  else "provenance")
         if why is None and (type(flag) is not int or flag not in (0, 1)):
-            why = f"column is_default must be 0 or 1, got {flag!r}"
+            why, column = f"must be 0 or 1, got {flag!r}", "is_default"
         if why is not None:
             refused.add(key)
-            problems.append(f"{path}: table device_values, row {id_} ({name}.{field_name}): "
-                            f"{why}; device not imported")
+            problems.append(f"{path}: table device_values, row {id_} ({name}.{field_name}), "
+                            f"column {column}: {why}; device not imported")
     return refused, problems
 
 

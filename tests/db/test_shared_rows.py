@@ -158,11 +158,14 @@ def test_calibrate_save_applies_the_same_rule(catalog, cal, message):
 GTX_ROWS = ("(SELECT v.id FROM device_values v JOIN devices d ON d.id = v.device_id "
             "WHERE d.name = 'GeForce GTX 970' AND v.field = '{}')")
 VALUE_DAMAGE = {
-    "text in a count": ("device_values", "value = 'thirteen'", "sms", "needs a number"),
-    "an unknown unit": ("device_values", "unit = 'parsecs'", "sms", "unit must be one of"),
+    "text in a count": ("device_values", "value = 'thirteen'", "sms",
+                        "column value: a field in count needs a number"),
+    "an unknown unit": ("device_values", "unit = 'parsecs'", "sms",
+                        "column unit: unit must be one of"),
     "an unknown provenance": ("device_values", "provenance = 'rumour'", "sms",
-                              "unknown provenance 'rumour'"),
-    "default flag 5": ("device_values", "is_default = 5", "sms", "is_default must be 0 or 1"),
+                              "column provenance: unknown provenance 'rumour'"),
+    "default flag 5": ("device_values", "is_default = 5", "sms",
+                       "column is_default: must be 0 or 1"),
     "an unknown kind": ("devices", "kind = 'spaceship'", None, "'spaceship' is not one of"),
 }
 
