@@ -2,8 +2,12 @@
 
 Lookups are case-insensitive: an exact name, then an exact alias, then an unambiguous
 prefix of a name or alias. A user (or imported) device with the name of a shipped one
-shadows it. Edits go to the user database only, created on first write; editing a shipped
-device first copies it there. Every write is one transaction.
+shadows it. Edits go to the user database only, created on first write (whole, in one
+step: schema.publish_new_database); editing a shipped device first copies it there. Every
+write is one transaction, made holding the user database's writer lock (locking.py), so
+gpumodeler processes take turns; an SQLite error while writing (a full disk, a lock held too
+long) is one DatabaseAccessError naming the file. A hot journal a killed write left beside
+the user database is rolled back before it is read (schema.recover_in_place).
 
 Locations: the shipped database is ``GPUMODELER_DEVICES_DB``, else ``devices.db`` at the
 repository root in a source checkout or ``gpumodeler/data/devices.db`` in an installed
