@@ -165,6 +165,7 @@ def check_raw_calibration(raw: tuple, device: str, device_kind: str | None = Non
     d["residuals"] = tuple(d["residuals"])
     cal = Calibration(device=device, **d)
     check_calibration(cal, device_kind)
+    raw_from_calibration(cal)       # what saving writes: finite JSON values only (no NaN)
     return cal
 
 

@@ -74,6 +74,7 @@ DAMAGE = {
     "a negative error": ("loo_mape = -1.5", "loo_mape"),
     "a bad digest": ("measurements_sha256 = 'not-a-digest'", "sha256"),
     "current flag 7": ("is_current = 7", "is_current"),
+    "NaN in the residuals": ("residuals = '[{\"measured_s\": NaN}]'", "finite JSON"),
 }
 
 
