@@ -249,7 +249,7 @@ def _write_merge(catalog: "Catalog", plan: MergePlan, theirs_sources: dict[str, 
         cite_keys({r[2] for rewrite in plan.rewrites for r in rewrite[2]})
         with digest_triggers_suspended(db):   # every digest touched is set below
             if plan.copied:
-                with reading(plan.copy_from):
+                with reading(plan.copy_named or plan.copy_from):
                     cite_keys(copy_devices(db, "theirs", plan.copied, renamed=plan.renamed,
                                            imported_at=now))
             if plan.rewrites:
