@@ -9,7 +9,8 @@ gpumodeler never leaves it locked. The holder writes its process id and command 
 file; a process that waits longer than the timeout says who holds it. The holder removes
 the file before letting it go; a waiter that then gets the lock of a removed file (the
 name no longer leads to it) opens the name again, so two processes never hold locks on
-two files of one name, and no file stays beside the database.
+two files of one name, and no file stays beside the database (but the unlocked one of a
+killed holder, which the next writer takes and removes).
 
 On systems without ``flock`` (Windows) there is no such lock; SQLite's still applies.
 """
