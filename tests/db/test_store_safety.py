@@ -166,6 +166,13 @@ def test_a_writer_waiting_too_long_names_the_file_and_who_holds_it(env, monkeypa
     assert file_hash(user) == before and not locking.lock_path(user).exists()
 
 
+def test_the_lock_file_of_a_killed_writer_is_taken_and_removed(env, capsys):
+    user, share = env
+    locking.lock_path(user).write_text("999999 gpumodeler devices merge\n")   # nobody holds it
+    code, _, err = _run(capsys, "devices", "merge", str(share), "--take-theirs")
+    assert (code, err) == (0, "") and not locking.lock_path(user).exists()
+
+
 def test_a_database_another_program_keeps_locked_is_one_line(env, capsys, monkeypatch):
     user, share = env
     monkeypatch.setattr(schema, "BUSY_TIMEOUT_S", 0.2)
