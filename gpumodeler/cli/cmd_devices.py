@@ -234,6 +234,8 @@ def _print_report(report: MergeReport, verb: str) -> None:
                   f"{describe_records(c.theirs)}{why}")
     for old, new in report.renamed_sources.items():
         print(f"  source '{old}' is cited differently here; theirs becomes '{new}'")
+    for problem in report.problems:
+        print(f"  refused: {problem}")
 
 
 def _import(args) -> int:

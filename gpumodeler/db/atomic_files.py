@@ -348,10 +348,11 @@ def write_output(path, data: str | bytes, *, inputs=()) -> Path:
     return Path(path)
 
 
-def fsync_folder(folder: Path) -> None:
-    """Make a rename durable; best effort (Windows cannot open a folder)."""
+def fsync_path(path: Path) -> None:
+    """Flush a file, or a folder after a rename in it, to the disk; best effort (Windows
+    cannot open a folder, some file systems cannot sync)."""
     try:
-        fd = os.open(folder, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY)
     except OSError:
         return
     try:
@@ -360,3 +361,7 @@ def fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+#: A rename is made durable by syncing its folder.
+fsync_folder = fsync_path

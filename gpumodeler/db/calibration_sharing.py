@@ -13,8 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .calibrations import (IS_CURRENT, calibration_from_raw, content, read_calibrations,
+from gpumodeler.core.errors import shown
+
+from .calibrations import (CAL_COLUMNS, DEVICE_KIND, IS_CURRENT, calibration_from_raw,
+                           check_raw_calibration, content, has_table, read_calibrations,
                            replace_calibrations)
+from .errors import DeviceEditError
 from .mapping import normalize_name
 from .merge import BOTH, MINE, THEIRS, DeviceChange, FieldChange, MergeReport
 
@@ -57,6 +61,63 @@ def compare_rows(mine: list[tuple], theirs: list[tuple]) -> str | None:
     return "conflict"
 
 
+_SELECT_CHECKED = ", ".join(f"c.{c}" for c in CAL_COLUMNS)
+
+
+def read_checked_calibrations(db, path) -> tuple[dict[str, tuple[str, list[tuple]]],
+                                                  list[str]]:
+    """read_calibrations() of a shared file, keeping only what `calibrate --save` would
+    store, and the problems found, one line each naming the file, table, row, column and
+    what is valid. Every row goes through calibrations.check_raw_calibration (its device's
+    kind included); each (device, kind, subject, label) must have exactly one current row.
+    A key with any row refused is set aside whole: part of its history would say another
+    calibration is current than the file does."""
+    if db is None or not has_table(db):
+        return {}, []
+    rows = db.execute(f"SELECT c.id, d.name_lower, d.name, d.kind, {_SELECT_CHECKED} "
+                      "FROM calibrations c JOIN devices d ON d.id = c.device_id "
+                      "ORDER BY d.name_lower, c.id").fetchall()
+    groups: dict[tuple, list[tuple]] = {}
+    names: dict[str, str] = {}
+    problems: list[str] = []
+    refused: set[tuple] = set()
+
+    def where(row_ids, name, key) -> str:
+        rows_text = ", ".join(str(i) for i in row_ids)
+        what = " ".join(shown(k, 40) if not isinstance(k, str) else k for k in key)
+        return (f"{path}: table calibrations, row{'s' if len(row_ids) > 1 else ''} "
+                f"{rows_text} ({name}, calibration {what})")
+
+    for row in rows:
+        row_id, name_lower, name, device_kind, raw = row[0], row[1], row[2], row[3], row[4:]
+        key = (name_lower, tuple(raw[:3]))
+        names[name_lower] = name
+        groups.setdefault(key, []).append((row_id, tuple(raw)))
+        try:
+            check_raw_calibration(raw, name, device_kind)
+        except DeviceEditError as exc:
+            problems.append(f"{where([row_id], name, key[1])}: {exc}; not imported")
+            refused.add(key)
+    out: dict[str, tuple[str, list[tuple]]] = {}
+    for key, members in groups.items():
+        name_lower, ckey = key
+        if key in refused:
+            if len(members) > 1:
+                problems.append(f"{where([i for i, _ in members], names[name_lower], ckey)}: "
+                                "set aside with the row refused above")
+            continue
+        current = [i for i, raw in members if raw[IS_CURRENT]]
+        if len(current) != 1:
+            rows_text = ", ".join(map(str, current)) or "none"
+            problems.append(
+                f"{where([i for i, _ in members], names[name_lower], ckey)}: "
+                f"{len(current)} current calibrations (rows {rows_text}); exactly one must "
+                "be current (is_current = 1); not imported")
+            continue
+        out.setdefault(name_lower, (names[name_lower], []))[1].extend(r for _, r in members)
+    return out, problems
+
+
 @dataclass
 class CalibrationChanges:
     """What the comparison found: per (device key, calibration key) the two sides' rows
@@ -72,12 +133,25 @@ class CalibrationChanges:
 
 
 def _describe(name, rows):
-    return tuple(calibration_from_raw(name, r).describe() for r in rows)
+    return tuple(_describe_row(name, r) for r in rows)
 
 
-def compare_calibrations(mine: dict, theirs: dict, report: MergeReport) -> CalibrationChanges:
+def _describe_row(name, raw) -> str:
+    """One line for a calibration; a row stored before its checks (by an older merge)
+    that cannot be read is shown as such, not a crash."""
+    try:
+        return calibration_from_raw(name, raw).describe()
+    except (ValueError, TypeError, AttributeError, KeyError):
+        return f"a damaged calibration row ({shown(raw, 120)})"
+
+
+def compare_calibrations(mine: dict, theirs: dict, report: MergeReport,
+                         problems=()) -> CalibrationChanges:
     """``mine``/``theirs``: read_calibrations() results. Adds the calibration differences
-    of devices on both sides to ``report`` (a new MergeReport)."""
+    of devices on both sides to ``report`` (a new MergeReport), and ``problems`` (the rows
+    read_checked_calibrations refused) to its problems."""
+    if problems:
+        report = replace(report, problems=tuple(report.problems) + tuple(problems))
     out = CalibrationChanges(report)
     if not mine and not theirs:
         return out          # (no device lookup to build: 10 000 names cost 7 ms)
@@ -162,7 +236,16 @@ def write_calibrations(db, writes, device_id_of) -> None:
     """Apply plan_calibrations' writes; ``device_id_of(name_lower)`` gives the user
     database's device id (copying a shipped device there first when needed)."""
     for name_lower, key, rows in writes:
-        replace_calibrations(db, device_id_of(name_lower), key, rows)
+        device_id = device_id_of(name_lower)
+        name, kind = db.execute("SELECT name, kind FROM devices WHERE id = ?",
+                                [device_id]).fetchone()
+        for raw in rows:        # their device's kind was checked; the merged one may differ
+            if DEVICE_KIND.get(raw[0]) != kind:
+                raise DeviceEditError(
+                    f"{name}: their {field_name(tuple(raw[:3]))} belongs to a "
+                    f"{DEVICE_KIND.get(raw[0])} and the device stays a {kind}; nothing was "
+                    f"merged: take their kind too (--take-theirs kind) to merge it")
+        replace_calibrations(db, device_id, key, rows)
 
 
 def copy_calibrations(src_db, dst_db, keys) -> None:

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 
 import sqlite_utils
 
+from gpumodeler.core.errors import shown
+
 from .errors import DeviceEditError
 from .mapping import normalize_name
 from .store import device_row
@@ -86,24 +88,85 @@ class Calibration:
                 "note": self.note, "is_current": self.is_current}
 
 
-def check_calibration(cal: Calibration) -> None:
-    """DeviceEditError naming what is wrong with a calibration about to be stored."""
+def check_calibration(cal: Calibration, device_kind: str | None = None) -> None:
+    """DeviceEditError naming what is wrong with a calibration about to be stored: the rule
+    `calibrate --save` and every merge apply (check_raw_calibration). ``device_kind``: the
+    kind of the device it belongs to, when known (a λ belongs to a GPU, a link model to a
+    link)."""
     if cal.kind not in CALIBRATION_KINDS:
         raise DeviceEditError(f"calibration kind must be one of {', '.join(CALIBRATION_KINDS)}, "
-                              f"got {cal.kind!r}")
+                              f"got {shown(cal.kind)}")
     for name in ("subject", "label", "measurements_name", "created"):
-        if not str(getattr(cal, name) or "").strip():
-            raise DeviceEditError(f"a calibration needs a non-empty {name}")
+        if not isinstance(getattr(cal, name), str) or not getattr(cal, name).strip():
+            raise DeviceEditError(f"a calibration needs a non-empty {name} (text)")
+    if device_kind is not None and device_kind != DEVICE_KIND[cal.kind]:
+        raise DeviceEditError(f"'{cal.device}' is a {device_kind}; a {cal.kind} calibration "
+                              f"belongs to a {DEVICE_KIND[cal.kind]}")
     if cal.kind == "link" and cal.subject not in ("htod", "dtoh"):
-        raise DeviceEditError(f"a link calibration's direction must be htod or dtoh, got {cal.subject!r}")
-    if not _SHA256.match(cal.measurements_sha256 or ""):
-        raise DeviceEditError("measurements_sha256 must be 64 lowercase hex digits (sha256 of the file)")
+        raise DeviceEditError(f"a link calibration's direction must be htod or dtoh, got "
+                              f"{shown(cal.subject)}")
+    if not isinstance(cal.measurements_sha256, str) or not _SHA256.match(cal.measurements_sha256):
+        raise DeviceEditError("measurements_sha256 must be 64 lowercase hex digits (sha256 of "
+                              "the file)")
     if not isinstance(cal.parameters, Mapping) or not cal.parameters:
         raise DeviceEditError("a calibration needs its parameters (a non-empty object)")
+    _check_parameters(cal.kind, cal.parameters)
     for name in ("mape_percent", "loo_mape", "loo_median_ape"):
         v = getattr(cal, name)
-        if v is not None and not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
-            raise DeviceEditError(f"{name} must be a percentage >= 0, got {v!r}")
+        if v is not None and not (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                  and math.isfinite(v) and v >= 0):
+            raise DeviceEditError(f"{name} must be a percentage >= 0 (or empty), got {shown(v)}")
+    if cal.note is not None and not isinstance(cal.note, str):
+        raise DeviceEditError(f"a calibration's note must be text (or empty), got "
+                              f"{shown(cal.note)}")
+    if cal.is_current not in (True, False):
+        raise DeviceEditError(f"is_current must be 0 or 1, got {shown(cal.is_current)}")
+
+
+def _check_parameters(kind: str, parameters: Mapping) -> None:
+    """A link's parameters must be a transfer model predict can use, a kernel's a λ > 0."""
+    if kind == "link":
+        from gpumodeler.core.errors import InvalidParameter
+        from gpumodeler.core.transfers.models import TransferModel
+        try:
+            TransferModel.from_dict(parameters)
+        except InvalidParameter as exc:
+            raise DeviceEditError(f"a link calibration's parameters must be a transfer "
+                                  f"model: {exc}") from None
+        return
+    lam = parameters.get("lambda")
+    if not (isinstance(lam, (int, float)) and not isinstance(lam, bool) and math.isfinite(lam)
+            and lam > 0):
+        raise DeviceEditError(f"a kernel calibration's parameters need \"lambda\", a number "
+                              f"> 0, got {shown(lam)}")
+
+
+def check_raw_calibration(raw: tuple, device: str, device_kind: str | None = None
+                          ) -> Calibration:
+    """The Calibration a stored row (CAL_COLUMNS order) holds, checked by the same rule as
+    check_calibration; DeviceEditError naming the column for a row that breaks it (JSON
+    that does not parse, text where a number belongs, a list for an object...)."""
+    if len(raw) != len(CAL_COLUMNS):
+        raise DeviceEditError(f"a calibration row has {len(raw)} columns, not {len(CAL_COLUMNS)}")
+    d = dict(zip(CAL_COLUMNS, raw))
+    for name, what in (("parameters", dict), ("residuals", list)):
+        text = d[name]
+        try:
+            value = json.loads(text) if isinstance(text, str) else None
+        except (ValueError, RecursionError):
+            value = None
+        if not isinstance(value, what):
+            kind = "an object" if what is dict else "a list"
+            raise DeviceEditError(f"column {name} must be {kind} in JSON, got {shown(text, 60)}")
+        d[name] = value
+    if d["is_current"] not in (0, 1) or isinstance(d["is_current"], float):
+        raise DeviceEditError(f"column is_current must be 0 or 1, got {shown(d['is_current'])}")
+    d["is_current"] = bool(d["is_current"])
+    d["residuals"] = tuple(d["residuals"])
+    cal = Calibration(device=device, **d)
+    check_calibration(cal, device_kind)
+    raw_from_calibration(cal)       # what saving writes: finite JSON values only (no NaN)
+    return cal
 
 
 def _json(value) -> str:
@@ -181,15 +244,18 @@ def save_calibration(catalog: "Catalog", cal: Calibration) -> Calibration:
     database, as any edit) as the current calibration of its (kind, subject, label); the
     earlier ones stay as non-current. One transaction. Returns it as stored."""
     check_calibration(cal)
+    with catalog.writing():
+        return _save(catalog, cal)
+
+
+def _save(catalog: "Catalog", cal: Calibration) -> Calibration:
     summary = catalog.resolve(cal.device)
-    wanted = DEVICE_KIND[cal.kind]
-    if summary.kind != wanted:
-        raise DeviceEditError(f"'{summary.name}' is a {summary.kind}; a {cal.kind} calibration "
-                              f"belongs to a {wanted}")
     cal = replace(cal, device=summary.name, is_current=True)
+    check_calibration(cal, summary.kind)
     new = raw_from_calibration(cal)          # every check before the first write
-    _, db = catalog._editable(summary.name)
-    with db.atomic():
+    # The user copy of a shipped device and the calibration: one transaction.
+    with catalog._user_for_write().atomic():
+        _, db = catalog._editable(summary.name)
         device_id = device_row(db, normalize_name(summary.name))["id"]
         have = read_calibrations(db, [normalize_name(summary.name)])
         rows = [r for r in have.get(normalize_name(summary.name), ("", []))[1]

@@ -2,8 +2,12 @@
 
 Lookups are case-insensitive: an exact name, then an exact alias, then an unambiguous
 prefix of a name or alias. A user (or imported) device with the name of a shipped one
-shadows it. Edits go to the user database only, created on first write; editing a shipped
-device first copies it there. Every write is one transaction.
+shadows it. Edits go to the user database only, created on first write (whole, in one
+step: schema.publish_new_database); editing a shipped device first copies it there. Every
+write is one transaction, made holding the user database's writer lock (locking.py), so
+gpumodeler processes take turns; an SQLite error while writing (a full disk, a lock held too
+long) is one DatabaseAccessError naming the file. A hot journal a killed write left beside
+the user database is rolled back before it is read (schema.recover_in_place).
 
 Locations: the shipped database is ``GPUMODELER_DEVICES_DB``, else ``devices.db`` at the
 repository root in a source checkout or ``gpumodeler/data/devices.db`` in an installed
@@ -14,7 +18,10 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import functools
 import os
+import sqlite3
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,11 +32,12 @@ import sqlite_utils
 
 from .errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
                      DeviceEditError, DeviceNotFound)
-from .fields import FIELDS, KINDS, PROVENANCES, USER_PROVENANCES, check_value_type
+from .fields import FIELDS, KINDS, USER_PROVENANCES, record_problem
 from .mapping import normalize_name, raw_from_record
 from .merge import MergeReport
 from .records import DeviceRecord, DeviceSummary, ValueRecord
-from .schema import create_database, file_stamp, open_database
+from .locking import write_lock
+from .schema import file_stamp, open_database, publish_new_database, write_error
 from .store import (RawDevice, delete_device, read_device, read_raw, read_sources,
                     read_summaries, write_device, write_sources)
 
@@ -73,6 +81,15 @@ def _now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def _writes(method):
+    """A Catalog method that writes the user database: run inside Catalog.writing()."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self.writing():
+            return method(self, *args, **kwargs)
+    return locked
+
+
 class Catalog:
     """Devices from the shipped database and the user's, as one searchable catalog.
 
@@ -97,14 +114,19 @@ class Catalog:
         # needs no second integrity check (0.2 s for a 40 MB file).
         self._user_checked: tuple | None = None
         self._entries_cache: dict[str, tuple[DeviceSummary, str]] | None = None
+        self._writing_depth = 0
         if self.user_path.exists():
             try:
-                stamp = file_stamp(self.user_path)
-                self._user = open_database(self.user_path)
-                self._user_checked = stamp
+                self._open_user()
             except BaseException:
                 self.close()
                 raise
+
+    def _open_user(self) -> None:
+        """Open the user database read-only, a hot journal a killed write left rolled back
+        first (schema.recover_in_place)."""
+        self._user = open_database(self.user_path, recover=True)
+        self._user_checked = file_stamp(self.user_path)
 
     # --- lifecycle ------------------------------------------------------------------
 
@@ -127,21 +149,63 @@ class Catalog:
             if self._user is not None:
                 self._user.close()
                 self._user = None
-            if self.user_path.exists():
-                unchanged = (self._user_checked is not None
-                             and file_stamp(self.user_path) == self._user_checked)
-                self._user = open_database(self.user_path, writable=True,
-                                           integrity="structure" if unchanged else "full")
-            else:
+            if not self.user_path.exists():
                 try:
                     self.user_path.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise DatabaseAccessError(
                         f"{self.user_path}: cannot create its folder ({exc.strerror})") from None
-                self._user = create_database(self.user_path)
+                publish_new_database(self.user_path)
+            unchanged = (self._user_checked is not None
+                         and file_stamp(self.user_path) == self._user_checked)
+            self._user = open_database(self.user_path, writable=True,
+                                       integrity="structure" if unchanged else "full")
             self._user_writable = True
         self._entries_cache = None
         return self._user
+
+    @contextmanager
+    def writing(self):
+        """The block writes the user database: it holds the writer lock (locking.py), so
+        other gpumodeler processes wait for it, and reads the user database afresh when
+        another process wrote it since; an SQLite error (disk full, locked too long, read-only
+        file) becomes one DatabaseAccessError naming the file, the transaction rolled back.
+        Re-entrant."""
+        if self._writing_depth:
+            self._writing_depth += 1
+            try:
+                yield
+            finally:
+                self._writing_depth -= 1
+            return
+        with write_lock(self.user_path):
+            self._writing_depth = 1
+            try:
+                self._reload_if_changed()
+                yield
+            except sqlite3.Error as exc:
+                raise write_error(self.user_path, exc) from None
+            except OSError as exc:
+                raise write_error(self.user_path, exc) from None
+            finally:
+                self._writing_depth = 0
+
+    def _reload_if_changed(self) -> None:
+        """Another process wrote the user database since it was read: read it again (what
+        is compared and written must be what is there now)."""
+        if self._user_writable:
+            return
+        stamp = file_stamp(self.user_path)
+        if stamp is not None and stamp == self._user_checked:
+            return
+        if self._user is None and not self.user_path.exists():
+            return
+        if self._user is not None:
+            self._user.close()
+            self._user = None
+        self._entries_cache = None
+        if self.user_path.exists():
+            self._open_user()
 
     def _layers(self) -> list[tuple[str, sqlite_utils.Database]]:
         return [(name, db) for name, db in (("user", self._user), ("shipped", self._shipped))
@@ -281,6 +345,7 @@ class Catalog:
 
     # --- editing --------------------------------------------------------------------
 
+    @_writes
     def add_device(self, kind: str, name: str, *, aliases: Iterable[str] = (),
                    family: str | None = None,
                    values: Mapping[str, object] | None = None,
@@ -335,12 +400,9 @@ class Catalog:
         if r.unit != unit:
             raise DeviceEditError(f"{device}.{field_name}: unit must be '{unit}', got "
                                   f"'{r.unit}'")
-        why = check_value_type(unit, r.value)
+        why = record_problem(r.unit, r.value, r.provenance)
         if why:
             raise DeviceEditError(f"{device}.{field_name}: {why}")
-        if r.provenance is not None and r.provenance not in PROVENANCES:
-            raise DeviceEditError(f"{device}.{field_name}: unknown provenance "
-                                  f"{r.provenance!r}; valid: {', '.join(PROVENANCES)}")
 
     def _editable(self, name: str) -> tuple[RawDevice, sqlite_utils.Database]:
         """The device as a RawDevice in the user database, copied there if shipped."""
@@ -366,6 +428,7 @@ class Catalog:
                 write_device(db, device)
         return device, db
 
+    @_writes
     def set_value(self, name: str, field_name: str, value, unit: str | None = None, *,
                   provenance: str = "user", source: str | None = None,
                   citation: str | None = None, source_text: str | None = None,
@@ -390,28 +453,31 @@ class Catalog:
         if source is not None and citation and known.get(source, citation) != citation:
             raise DeviceEditError(f"source '{source}' is already cited as "
                                   f"'{known[source]}'; use another key")
-        device, db = self._editable(summary.name)
-        same = (provenance, source, where, source_text)
-        # Unknown placeholders and this origin's earlier record give way; the rest stay.
-        others = [r for r in device.values.get(field_name, [])
-                  if r[0] is not None and (r[4], r[2], r[3], r[7]) != same]
-        new = raw_from_record(record)
-        if make_default or not any(r[6] for r in others):
-            others = [r[:6] + (False,) + r[7:] for r in others]
-        else:
-            new = new[:6] + (False,) + new[7:]
-        values = dict(device.values)
-        values[field_name] = others + [new]
-        device = RawDevice(device.kind, device.name, device.aliases, device.family,
-                           device.origin, values, device.created, _now())
-        with db.atomic():
-            if source is not None and citation:
-                write_sources(db, {source: citation})
-            elif source is not None and source not in read_sources(db):
-                write_sources(db, {source: known[source]})
-            write_device(db, device)
+        # The user copy of a shipped device and the edit: one transaction.
+        with self._user_for_write().atomic():
+            device, db = self._editable(summary.name)
+            same = (provenance, source, where, source_text)
+            # Unknown placeholders and this origin's earlier record give way; the rest stay.
+            others = [r for r in device.values.get(field_name, [])
+                      if r[0] is not None and (r[4], r[2], r[3], r[7]) != same]
+            new = raw_from_record(record)
+            if make_default or not any(r[6] for r in others):
+                others = [r[:6] + (False,) + r[7:] for r in others]
+            else:
+                new = new[:6] + (False,) + new[7:]
+            values = dict(device.values)
+            values[field_name] = others + [new]
+            device = RawDevice(device.kind, device.name, device.aliases, device.family,
+                               device.origin, values, device.created, _now())
+            with db.atomic():
+                if source is not None and citation:
+                    write_sources(db, {source: citation})
+                elif source is not None and source not in read_sources(db):
+                    write_sources(db, {source: known[source]})
+                write_device(db, device)
         return self.get(device.name)
 
+    @_writes
     def set_default(self, name: str, field_name: str, index: int) -> DeviceRecord:
         """Make record ``index`` (0-based, in shown order) the default of ``field_name``."""
         current = self.get(name)
@@ -419,16 +485,19 @@ class Catalog:
         if not 0 <= index < len(records):
             raise DeviceEditError(f"{current.name}.{field_name} has {len(records)} record(s);"
                                   f" index {index} is out of range")
-        device, db = self._editable(current.name)
-        values = dict(device.values)
-        values[field_name] = [r[:6] + (i == index,) + r[7:]
-                              for i, r in enumerate(device.values[field_name])]
-        device = RawDevice(device.kind, device.name, device.aliases, device.family,
-                           device.origin, values, device.created, _now())
-        with db.atomic():
-            write_device(db, device)
+        # The user copy of a shipped device and the edit: one transaction.
+        with self._user_for_write().atomic():
+            device, db = self._editable(current.name)
+            values = dict(device.values)
+            values[field_name] = [r[:6] + (i == index,) + r[7:]
+                                  for i, r in enumerate(device.values[field_name])]
+            device = RawDevice(device.kind, device.name, device.aliases, device.family,
+                               device.origin, values, device.created, _now())
+            with db.atomic():
+                write_device(db, device)
         return self.get(device.name)
 
+    @_writes
     def delete_device(self, name: str) -> None:
         """Delete a user or imported device (a shipped one it shadowed shows again)."""
         summary, layer = self._resolve(name)
@@ -453,6 +522,7 @@ class Catalog:
         from .sharing import compare_with_file
         return compare_with_file(self, path)
 
+    @_writes
     def merge(self, path: str | Path, resolutions: Mapping | None = None, *,
               policy: str | None = None) -> MergeReport:
         """Merge the device database at ``path`` into the user database, in one

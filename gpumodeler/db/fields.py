@@ -152,3 +152,18 @@ def check_value_type(unit: str, value) -> str | None:
     if value != value or value in (float("inf"), float("-inf")):
         return f"a field in {unit} needs a finite number, got {value!r}"
     return None
+
+
+def record_problem(unit, value, provenance) -> str | None:
+    """Why a value record cannot be stored, whatever its field: a unit we do not know, a
+    value its unit cannot carry (check_value_type), an unknown provenance; None when it
+    can. The rule of the device editors (catalog.Catalog._check_record, which also checks
+    the unit is its field's) and of every record a shared file brings (store.refused_devices)."""
+    if unit not in UNITS:
+        return f"unit must be one of {', '.join(UNITS)}, got {unit!r}"
+    why = check_value_type(unit, value)
+    if why:
+        return why
+    if provenance is not None and provenance not in PROVENANCES:
+        return f"unknown provenance {provenance!r}; valid: {', '.join(PROVENANCES)}"
+    return None

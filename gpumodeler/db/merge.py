@@ -22,7 +22,7 @@ writing anything. Devices are never deleted by a merge; aliases are united.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping
 
 from .errors import UnresolvedConflicts
@@ -152,6 +152,9 @@ class MergeReport:
     devices: tuple[DeviceChange, ...]
     renamed_sources: Mapping[str, str] = field(default_factory=dict)
     applied: bool = False
+    #: Rows of theirs refused (damaged, or what `calibrate --save` would not store), one
+    #: line each naming the file, table, row and what is valid; never merged.
+    problems: tuple[str, ...] = ()
 
     def with_status(self, status: str) -> list[DeviceChange]:
         return [d for d in self.devices if d.status == status]
@@ -189,6 +192,7 @@ class MergeReport:
     def to_dict(self) -> dict:
         return {"mine": self.mine, "theirs": self.theirs, "applied": self.applied,
                 "counts": self.counts(), "renamed_sources": dict(self.renamed_sources),
+                "problems": list(self.problems),
                 "devices": [d.to_dict() for d in self.devices if d.status != "identical"],
                 "identical": [d.name for d in self.identical]}
 
@@ -410,8 +414,7 @@ def with_conflicts(report: MergeReport, made: Mapping[tuple[str, str], str]) -> 
         fields_ = tuple(as_default_conflict(c, made[(d.name, c.field)])
                         if (d.name, c.field) in made else c for c in d.fields)
         devices.append(DeviceChange(d.name, d.kind, "conflicting", fields_))
-    return MergeReport(report.mine, report.theirs, tuple(devices), report.renamed_sources,
-                       report.applied)
+    return replace(report, devices=tuple(devices))
 
 
 def conflict_message(conflicts, limit: int = 8) -> str:

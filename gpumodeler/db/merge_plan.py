@@ -45,7 +45,8 @@ class MergePlan:
         self.expected: dict[int, str] = {}     # user device id -> digest when compared
         self.absent: list[str] = []            # names that must still be free
         self.copied: list[str] = []            # new devices copied file to file, in SQL
-        self.copy_from: Path | None = None     # ... from this file (their database)
+        self.copy_from: Path | None = None     # ... from this file (their database,
+        self.copy_named: Path | None = None    # ... or its private copy: named so)
         self.renamed: Mapping[str, str] = {}   # ... with these source keys renamed
 
     def __bool__(self):
@@ -94,7 +95,7 @@ def plan_writes(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
     swapped, shipped_keys = set(kind_swaps), set(from_shipped)     # asked once per device
     # New devices are copied by SQL from their file when theirs_db reads it (not an upgraded
     # in-memory copy of an older file, whose schema the file does not have).
-    plan.copy_from = backing_file(theirs_db)
+    plan.copy_from, plan.copy_named = backing_file(theirs_db), path
     if plan.copy_from is not None:
         plan.copied, plan.renamed, read_new = new_keys, cmp.renamed, []
         plan.absent.extend(new_keys)

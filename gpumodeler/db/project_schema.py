@@ -300,12 +300,13 @@ def check_header(path: Path) -> None:
 
 
 def connect_read_only(path: Path) -> sqlite_utils.Database:
-    """The file opened with ``mode=ro``: SQLite itself refuses any write."""
+    """The file opened with ``mode=ro``: SQLite itself refuses any write, and no file is
+    created beside it (one with a WAL log or a journal beside it is read from a private
+    copy: schema.read_only_connection)."""
     try:
-        conn = sqlite3.connect(schema.read_only_uri(path), uri=True)
+        return schema.read_only_connection(path)
     except (sqlite3.Error, UnicodeDecodeError) as exc:
         raise ProjectFormatError(f"{path}: cannot open it ({exc})") from None
-    return sqlite_utils.Database(conn, execute_plugins=False)
 
 
 def inspect_file(db: sqlite_utils.Database, path: Path, *, integrity: bool = True) -> dict:

@@ -4,15 +4,19 @@ the numbered migrations of migrations.py (re-exported here), created at the curr
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import tempfile
+import weakref
 from contextlib import contextmanager
 from pathlib import Path
 
 import sqlite_utils
 
 from gpumodeler import __version__
+from gpumodeler.core.errors import ModelError
 
-from .atomic_files import output_file
+from .atomic_files import create_temp, fsync_path, output_file, release, remove_stale_temps
 from .errors import DatabaseAccessError, DatabaseFormatError, damaged_content, is_bad_text, \
     is_damaged_schema
 from .fields import FORMAT
@@ -29,11 +33,13 @@ CACHE_KIB = 64 * 1024
 
 
 def read_only_uri(path: Path) -> str:
-    """The URI that opens ``path`` read-only without leaving anything next to it.
+    """The URI that opens ``path`` read-only without leaving anything next to it, for a
+    file with no -wal or -journal beside it (read_only_connection copies the others).
 
     SQLite opens a WAL-mode file (header byte 18 = 2) with a -wal and a -shm file beside it,
-    even read-only, and leaves them there. When the file has no -wal file, everything is
-    in the file itself, so it is opened ``immutable``: no locks, no files created."""
+    even read-only, and leaves them there. When the file has no -wal file (or an empty
+    one), everything is in the file itself, so it is opened ``immutable``: no locks, no
+    files created."""
     uri = path.resolve().as_uri() + "?mode=ro"
     try:
         with open(path, "rb") as fh:
@@ -41,18 +47,172 @@ def read_only_uri(path: Path) -> str:
     except OSError:
         return uri
     wal_log = path.with_name(path.name + "-wal")
-    if len(header) == 20 and header[18] == 2 and not wal_log.exists():
+    try:
+        logged = wal_log.stat().st_size > 0
+    except OSError:
+        logged = False
+    if len(header) == 20 and header[18] == 2 and not logged:   # (an empty log adds nothing)
         uri += "&immutable=1"
     return uri
 
 
-def _connect(path: Path, read_only: bool) -> sqlite_utils.Database:
+#: How long a connection waits for another process's lock before "database is locked".
+BUSY_TIMEOUT_S = 20.0
+_LOGS = ("-wal", "-journal")
+
+
+def pending_log(path: Path) -> Path | None:
+    """The -wal or -journal file beside ``path`` that reading it would have to use: a
+    WAL log (SQLite would create a -shm to read it), or a rollback journal (hot when a
+    write was killed: only a connection that can write rolls it back). None when there
+    is none."""
+    for suffix in _LOGS:
+        log = path.with_name(path.name + suffix)
+        try:
+            with open(log, "rb") as fh:
+                head = fh.read(1)
+        except OSError:
+            continue
+        # (A journal whose header is still zero was never synced: the file was not
+        # changed yet, and SQLite reads past it; so does a read-only connection.)
+        if head and (suffix == "-wal" or head != b"\0"):
+            return log
+    return None
+
+
+class _PrivateCopy(sqlite_utils.Database):
+    """A read-only database on a copy of a file in a private temporary folder, removed
+    when closed (or collected)."""
+
+    def __init__(self, conn: sqlite3.Connection, folder: str, original: Path):
+        super().__init__(conn, execute_plugins=False)
+        self.original = original
+        self._remove = weakref.finalize(self, shutil.rmtree, folder, True)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._remove()
+
+
+def read_only_connection(path: Path) -> sqlite_utils.Database:
+    """``path`` opened read-only, never creating a file beside it (-shm, -wal, -journal)
+    whatever its journal mode. A file with a -wal or -journal beside it (pending_log) is
+    copied with it into a private temporary folder, where SQLite applies the log (or
+    rolls back the journal of a killed write) to the copy, which is read instead and
+    removed when the connection closes. Raises sqlite3.Error as sqlite3.connect does,
+    DatabaseAccessError when no copy can be made."""
+    path = Path(path)
+    log = pending_log(path)
+    if log is None:
+        return sqlite_utils.Database(sqlite3.connect(read_only_uri(path), uri=True,
+                                                     timeout=BUSY_TIMEOUT_S),
+                                     execute_plugins=False)
+    folder = tempfile.mkdtemp(prefix="gpumodeler-read-")
+    try:
+        copy = Path(folder) / path.name
+        # The file first, then its log: a page a writer changes in between had its old
+        # content written to the journal before, so the copy rolls back consistently.
+        shutil.copyfile(path, copy)
+        try:
+            shutil.copyfile(log, copy.with_name(copy.name + log.name[len(path.name):]))
+        except FileNotFoundError:     # the writer finished meanwhile: the file is whole
+            pass
+        fixer = sqlite3.connect(copy.as_uri() + "?mode=rw", uri=True)
+        try:
+            fixer.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            fixer.execute("PRAGMA journal_mode = DELETE").fetchone()
+        finally:
+            fixer.close()
+        conn = sqlite3.connect(read_only_uri(copy), uri=True)
+    except OSError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise DatabaseAccessError(f"{path}: cannot read it: its {log.name} must be applied to "
+                                  f"a private copy, which failed ({exc.strerror or exc}); free "
+                                  f"some space in the temporary folder") from None
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return _PrivateCopy(conn, folder, path)
+
+
+def recover_in_place(path: Path) -> None:
+    """Roll back the hot journal a killed write left beside ``path`` (or apply its WAL
+    log), as SQLite does for a connection that can write: before a read of the user's own
+    database, so that it is read as it is and later read-only opens need no copy.
+    DatabaseAccessError when the file cannot be opened for writing or stays locked."""
+    log = pending_log(path)
+    if log is None:
+        return
+    try:
+        conn = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True,
+                               timeout=BUSY_TIMEOUT_S)
+    except sqlite3.Error as exc:
+        raise _recovery_error(path, log, exc) from None
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise _recovery_error(path, log, exc) from None
+    finally:
+        conn.close()
+
+
+def _recovery_error(path: Path, log: Path, exc: sqlite3.Error) -> ModelError:
+    if _is_corruption(exc):
+        return DatabaseFormatError(f"{path}: the database is corrupted ({exc})")
+    if is_locked(exc):
+        return write_error(path, exc)
+    return DatabaseAccessError(
+        f"{path}: an interrupted write left {log.name} beside it, which only a process that "
+        f"can write the file rolls back, and it cannot be opened for writing ({exc}); make "
+        f"the file and its folder writable (or run gpumodeler as their owner) and run the "
+        f"command again")
+
+
+def is_locked(exc: BaseException) -> bool:
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    return name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "database is locked" in str(exc)
+
+
+def write_error(path, exc: BaseException) -> ModelError:
+    """The one-line error for an SQLite error met while writing ``path`` (the transaction
+    was rolled back: the file holds what it held before)."""
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    if isinstance(exc, sqlite3.Error) and _is_corruption(exc):
+        return DatabaseFormatError(f"{path}: the database is corrupted ({exc})")
+    if name.startswith("SQLITE_FULL") or "database or disk is full" in str(exc):
+        return DatabaseAccessError(f"{path}: the disk is full (SQLite: {exc}); nothing was "
+                                   f"changed: free some space and run the command again")
+    if is_locked(exc):
+        return DatabaseAccessError(
+            f"{path}: locked by another program for more than {BUSY_TIMEOUT_S:g} s ({exc}); "
+            f"nothing was changed: wait for it to finish (or close the program that holds it) "
+            f"and run the command again")
+    if name.startswith("SQLITE_READONLY") or "readonly database" in str(exc):
+        return DatabaseAccessError(f"{path}: cannot write it ({exc}); make the file and its "
+                                   f"folder writable and run the command again")
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+    return DatabaseAccessError(f"{path}: cannot write it ({reason}); nothing was changed")
+
+
+def _connect(path: Path, read_only: bool, private: bool = True) -> sqlite_utils.Database:
+    """``read_only``: see read_only_connection; ``private=False`` reads the file itself
+    even with a log beside it (the user's own file, just recovered: a log there now is a
+    live writer's, which SQLite's locks handle; a copy would be a stale snapshot)."""
     # Always by URI: a connection opened so also takes URIs in ATTACH (attached_read_only).
-    uri = read_only_uri(path) if read_only else path.resolve().as_uri()
-    conn = sqlite3.connect(uri, uri=True)
+    if read_only and private:
+        db = read_only_connection(path)
+        conn = db.conn
+    elif read_only:
+        conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_S)
+        db = sqlite_utils.Database(conn, execute_plugins=False)
+    else:
+        conn = sqlite3.connect(path.resolve().as_uri(), uri=True, timeout=BUSY_TIMEOUT_S)
+        db = sqlite_utils.Database(conn, execute_plugins=False)
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
-    return sqlite_utils.Database(conn, execute_plugins=False)
+    return db
 
 
 def backing_file(db: sqlite_utils.Database) -> Path | None:
@@ -95,15 +255,46 @@ def new_database_replacing(path: Path, *, inputs=()):
             db.close()
 
 
-def create_database(path: str | Path, *, durable: bool = True) -> sqlite_utils.Database:
-    """A new, empty device database at ``path`` (which must not exist), fully migrated.
+def publish_new_database(path: Path) -> None:
+    """Create the device database ``path`` in one step: made whole in a temporary file
+    beside it (locked, so an interrupted creation's leftover is removed by the next,
+    atomic_files.py), synced, then linked to ``path`` (a hard link never replaces a file),
+    so no process ever sees a half-created database. When another process created
+    ``path`` first, its file is kept. DatabaseAccessError when the folder cannot take it."""
+    remove_stale_temps(path)
+    try:
+        tmp, fd = create_temp(path)
+    except OSError as exc:
+        raise DatabaseAccessError(f"{path}: cannot create it ({exc.strerror or exc})") from None
+    try:
+        create_database(tmp, durable=False, empty_ok=True).close()
+        fsync_path(tmp)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass                        # made meanwhile by another process: theirs stays
+        except OSError:                 # no hard links here (some file systems)
+            if not path.exists():
+                os.replace(tmp, path)
+        fsync_path(path.parent)
+    except OSError as exc:
+        raise DatabaseAccessError(f"{path}: cannot create it ({exc.strerror or exc})") from None
+    finally:
+        tmp.unlink(missing_ok=True)
+        release(fd)
+
+
+def create_database(path: str | Path, *, durable: bool = True,
+                    empty_ok: bool = False) -> sqlite_utils.Database:
+    """A new, empty device database at ``path`` (which must not exist, or be an empty
+    file when ``empty_ok``), fully migrated.
 
     ``durable=False``: no transaction waits for the disk (``PRAGMA synchronous = OFF``:
     a dozen fsyncs for the migrations alone, two more per later transaction), for a
     temporary file its owner syncs once before using it (new_database_replacing). A
     crash can leave such a file damaged, so it must never be the user's database."""
     path = Path(path)
-    if path.exists():
+    if path.exists() and not (empty_ok and path.stat().st_size == 0):
         raise DatabaseFormatError(f"{path}: already exists; not overwriting it")
     return _create(path, durable=durable, shown=path)
 
@@ -198,6 +389,8 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
                    if MIGRATIONS_TABLE in tables else [])
         columns = {t: {c.name for c in db[t].columns} for t in _REQUIRED_COLUMNS if t in tables}
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
+        if is_locked(exc):      # another program writing it, for too long: not damage
+            raise write_error(path, exc) from None
         raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
     except KeyError as exc:   # sqlite-utils reading a migrations table that lost a column
         raise DatabaseFormatError(f"{path}: a damaged gpumodeler device database (its "
@@ -241,7 +434,7 @@ def check_version(meta: dict, applied: list[str], known_migrations, path: Path, 
     current = len(known_migrations)
     try:
         version = int(meta.get("version", ""))
-    except ValueError:
+    except (TypeError, ValueError, OverflowError):
         raise error(f"{path}: unreadable schema version {meta.get('version')!r} "
                     f"(expected a whole number 1..{current})") from None
     if version < 1:
@@ -275,7 +468,7 @@ def reading(path: str | Path):
             raise DatabaseFormatError(f"{path}: the database is corrupted ({exc})") from exc
         if is_bad_text(exc) or is_damaged_schema(exc):
             raise damaged_content(path, exc) from None
-        raise
+        raise       # (the block may write another file: a full disk there is not this one's)
     except DatabaseFormatError as exc:
         raise damaged_content(path, exc) from None
 
@@ -317,7 +510,7 @@ def check_header(path: Path, what_file: str = "a gpumodeler device database",
 
 
 def open_database(path: str | Path, *, writable: bool = False,
-                  integrity: str = "full") -> sqlite_utils.Database:
+                  integrity: str = "full", recover: bool = False) -> sqlite_utils.Database:
     """Open an existing device database, checked before anything can be written.
 
     Read-only opening (``mode=ro``) never changes the file: when its schema is older, the
@@ -326,12 +519,21 @@ def open_database(path: str | Path, *, writable: bool = False,
     ours, corrupted or from a newer version, leaving it untouched. ``integrity``: "full"
     (PRAGMA quick_check), "structure" or "auto" (see INTEGRITY_CHECKS); callers reading
     a file checked only for its structure wrap their reads in ``reading(path)``.
+
+    A read-only open never creates a file beside ``path``: a file with a WAL log or a
+    journal beside it is read from a private copy (read_only_connection). ``recover``
+    (always so when ``writable``): the user's own file, whose hot journal a killed write
+    left is first rolled back in place (recover_in_place).
     """
     path = Path(path)
     check_header(path)
+    if writable or recover:
+        recover_in_place(path)
     try:
-        ro = _connect(path, read_only=True)
+        ro = _connect(path, read_only=True, private=not (writable or recover))
     except (sqlite3.Error, UnicodeDecodeError) as exc:
+        if is_locked(exc):
+            raise write_error(path, exc) from None
         what = "the database is corrupted" if _is_corruption(exc) else "cannot open it"
         raise DatabaseFormatError(f"{path}: {what} ({exc})") from exc
     try:

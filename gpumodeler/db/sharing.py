@@ -15,12 +15,15 @@ written.
 """
 from __future__ import annotations
 
+import sqlite3
 from contextlib import ExitStack, nullcontext
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from .calibration_sharing import (CalibrationChanges, compare_calibrations,
-                                  copy_calibrations, plan_calibrations, write_calibrations)
+                                  copy_calibrations, plan_calibrations,
+                                  read_checked_calibrations, write_calibrations)
 from .calibrations import read_calibrations
 from .comparison import Comparison, compare_stored, gc_paused
 from .errors import DeviceEditError, UnresolvedConflicts
@@ -31,10 +34,10 @@ from .merge import THEIRS, MergeReport, changes_default, conflict_message, \
 # the comparison and the writes.)
 from .merge_plan import MergePlan, plan_writes as _plan_merge
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
-    file_stamp, new_database_replacing, open_database, reading
+    file_stamp, new_database_replacing, open_database, reading, write_error
 from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
-    read_sources, rewrite_fields, set_device_digests, set_device_heads, write_device, \
-    write_sources
+    read_sources, refused_devices, rewrite_fields, set_device_digests, set_device_heads, \
+    write_device, write_sources
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -62,6 +65,14 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
         raise DeviceEditError("nothing to export: name at least one device")
     layers = {"user": catalog._user, "shipped": catalog._shipped}
     files = {layer: backing_file(layers[layer]) for layer, keys in picked.items() if keys}
+    try:
+        _write_export(catalog, path, picked, layers, files)
+    except sqlite3.Error as exc:     # a full disk...: the temporary file is gone
+        raise write_error(path, exc) from None
+    return path
+
+
+def _write_export(catalog, path: Path, picked, layers, files) -> None:
     with new_database_replacing(path) as db, ExitStack() as stack:
         for layer, file in files.items():
             if file is not None:
@@ -85,7 +96,6 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
                         sources.setdefault(key, have[key])
                 copy_calibrations(layers[layer], db, keys)   # they travel with their device
             write_sources(db, sources)
-    return path
 
 
 def _mine_entries(catalog: "Catalog") -> dict:
@@ -103,6 +113,9 @@ def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
     with reading(path):
         theirs_sources = read_sources(theirs_db)
         theirs_index = read_index(theirs_db)
+        refused, problems = refused_devices(theirs_db, path)
+    for key in refused:             # neither compared nor merged: reported
+        theirs_index.pop(key, None)
     renamed = plan_sources(catalog.sources(), theirs_sources)
     cmp = compare_stored(
         _mine_entries(catalog), theirs_db, theirs_index, renamed=renamed,
@@ -110,6 +123,8 @@ def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
         guard=lambda db: reading(path) if db is theirs_db else nullcontext(),
         for_merge=for_merge)
     cmp.report = with_conflicts(cmp.report, _chosen_defaults(cmp, catalog))
+    if problems:
+        cmp.report = replace(cmp.report, problems=tuple(problems))
     return cmp, {renamed.get(k, k): c for k, c in theirs_sources.items()}
 
 
@@ -119,8 +134,8 @@ def _with_calibrations(catalog: "Catalog", theirs_db, path, report) -> Calibrati
     for _, db in reversed(catalog._layers()):      # shipped first, the user's shadow it
         mine.update(read_calibrations(db))
     with reading(path):
-        theirs = read_calibrations(theirs_db)
-    return compare_calibrations(mine, theirs, report)
+        theirs, problems = read_checked_calibrations(theirs_db, path)
+    return compare_calibrations(mine, theirs, report, problems)
 
 
 def _chosen_defaults(cmp: Comparison, catalog: "Catalog") -> dict[tuple[str, str], str]:
@@ -183,7 +198,7 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
     theirs_db = open_database(path, integrity=_THEIRS_CHECK)
     compared = file_stamp(catalog.user_path)      # the user file as it is being compared
     with gc_paused():
-        try:
+        try:    # (their file stays open until written: it may be a private copy)
             cmp, theirs_sources = _compare_catalog(catalog, theirs_db, path, for_merge=True)
             calibrations = _with_calibrations(catalog, theirs_db, path, cmp.report)
             resolve = make_resolver(calibrations.report, resolutions, policy)
@@ -195,13 +210,12 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
                 raise UnresolvedConflicts(conflict_message(everything), everything) from None
             if cal_open:
                 raise UnresolvedConflicts(conflict_message(cal_open), cal_open)
+            if plan or cal_writes:
+                _write_merge(catalog, plan, theirs_sources, _now(), compared, cal_writes)
         finally:
             theirs_db.close()
-        if plan or cal_writes:
-            _write_merge(catalog, plan, theirs_sources, _now(), compared, cal_writes)
     report = calibrations.report
-    return MergeReport(report.mine, report.theirs, report.devices, report.renamed_sources,
-                       applied=True)
+    return replace(report, applied=True)
 
 
 def _write_merge(catalog: "Catalog", plan: MergePlan, theirs_sources: dict[str, str],
@@ -235,7 +249,7 @@ def _write_merge(catalog: "Catalog", plan: MergePlan, theirs_sources: dict[str, 
         cite_keys({r[2] for rewrite in plan.rewrites for r in rewrite[2]})
         with digest_triggers_suspended(db):   # every digest touched is set below
             if plan.copied:
-                with reading(plan.copy_from):
+                with reading(plan.copy_named or plan.copy_from):
                     cite_keys(copy_devices(db, "theirs", plan.copied, renamed=plan.renamed,
                                            imported_at=now))
             if plan.rewrites:
@@ -291,10 +305,11 @@ def diff(a: str | Path, b: str | Path) -> MergeReport:
                 theirs_label=str(b), with_missing=True,
                 guard=lambda db: reading(a if db is mine_db else b)).report
             with reading(a):
-                mine_cal = read_calibrations(mine_db)
+                mine_cal, mine_problems = read_checked_calibrations(mine_db, a)
             with reading(b):
-                theirs_cal = read_calibrations(theirs_db)
-            return compare_calibrations(mine_cal, theirs_cal, report).report
+                theirs_cal, theirs_problems = read_checked_calibrations(theirs_db, b)
+            return compare_calibrations(mine_cal, theirs_cal, report,
+                                        mine_problems + theirs_problems).report
     finally:
         for db in dbs:
             db.close()

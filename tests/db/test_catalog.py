@@ -8,8 +8,8 @@ from device_fixtures import file_hash
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter, ModelError
 from gpumodeler.db.catalog import Catalog, default_shipped_db_path, default_user_db_path
-from gpumodeler.db.errors import (AmbiguousDevice, DatabaseFormatError, DeviceEditError,
-                                  DeviceNotFound)
+from gpumodeler.db.errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
+                                  DeviceEditError, DeviceNotFound)
 from gpumodeler.db.records import ValueRecord
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,7 +214,8 @@ def test_writes_are_one_transaction(catalog, tmp_path, monkeypatch):
         db.execute("DELETE FROM device_values")
         raise sqlite3.OperationalError("disk full")
     monkeypatch.setattr(module, "write_device", boom)
-    with pytest.raises(sqlite3.OperationalError):
+    # SQLite's error becomes one naming the file (the CLI's exit 2), the write undone
+    with pytest.raises(DatabaseAccessError, match=r"user\.db: cannot write it \(disk full\)"):
         catalog.set_value("tesla k", "sms", 14)
     assert file_hash(tmp_path / "user.db") == before
 

@@ -73,3 +73,26 @@ def test_export_dialog_writes_the_chosen_devices(qtbot, catalog, tmp_path):
     assert dialog.export()
     with Catalog(user_db=tmp_path / "out.db", use_shipped=False) as out:
         assert [d.name for d in out.list()] == ["GeForce GTX 970"]
+
+
+def test_refused_rows_of_the_file_are_shown(qtbot, catalog, devices_db, tmp_path):
+    import sqlite3
+
+    from gpumodeler.db.calibrations import Calibration, list_calibrations, save_calibration
+    with Catalog(user_db=tmp_path / "theirs-user.db", shipped_db=devices_db) as theirs:
+        save_calibration(theirs, Calibration("GTX 970", "kernel", "saxpy2", "default",
+                                             {"lambda": 0.7}, (), 2.0, 3.0, 2.5, "runs.json",
+                                             "ab" * 32, "2026-11-23T11:00:00Z"))
+        theirs.add_device("gpu", "Colleague Card", values={"sms": 7})
+        theirs.export(["gtx 970", "Colleague Card"], tmp_path / "theirs.db")
+    conn = sqlite3.connect(tmp_path / "theirs.db")
+    with conn:
+        conn.execute("UPDATE calibrations SET loo_mape = -3")
+    conn.close()
+    dialog = ImportDevicesDialog(catalog, str(tmp_path / "theirs.db"))
+    qtbot.addWidget(dialog)
+    assert not dialog.refused.isHidden()
+    assert "1 row(s)" in dialog.refused.text() and "loo_mape" in dialog.refused.text()
+    assert dialog.merge()
+    assert catalog.get("Colleague Card").value("sms") == 7
+    assert list_calibrations(catalog, "gtx 970") == []       # the refused row stayed out

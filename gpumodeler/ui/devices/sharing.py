@@ -130,6 +130,11 @@ class ImportDevicesDialog(QDialog):
                     self.tree.setItemWidget(row, 3, combo)
                     self.choices[(d.name, f.field)] = combo
             top.setExpanded(True)
+        problems = self.report.problems     # rows of the file that are never merged
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        self.refused = QLabel(f"{len(problems)} row(s) of the file are refused and will not be "
+                              f"merged: " + "; ".join(problems[:5]) + more, wordWrap=True)
+        self.refused.setVisible(bool(problems))
         self.message = QLabel(wordWrap=True)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
         self.merge_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
@@ -143,6 +148,7 @@ class ImportDevicesDialog(QDialog):
             b.clicked.connect(lambda _c=False, c=c: self.choose_all(c))
         layout = QVBoxLayout(self)
         layout.addWidget(summary)
+        layout.addWidget(self.refused)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.message)
         layout.addWidget(self.buttons)
@@ -205,8 +211,9 @@ def import_devices(window, path: str) -> bool:
         window.show_error("Cannot import devices", f"{path} cannot be imported.\n\n{exc}")
         return False
     if not dialog.report.new and not dialog.report.changed and not dialog.report.conflicting:
+        refused = (f"\n\n{dialog.refused.text()}" if dialog.report.problems else "")
         QMessageBox.information(window, "Import devices", "Nothing to import: every device in the file "
-                                "is already here with the same values.")
+                                "is already here with the same values." + refused)
         return False
     if dialog.exec() == QDialog.DialogCode.Accepted:
         window.document.refresh_latency_tables()
