@@ -133,6 +133,8 @@ def run(args) -> int:
     for name, v in (("--shared-mem", args.shared_mem), ("--static-shared-mem", args.static_shared_mem)):
         if not float(v).is_integer():
             raise CLIError(f"{name} must be a whole number of bytes, got {v}")
+    from gpumodeler.core.launch_limits import check_launch
+    check_launch(block_size=args.block_size, compute_capability=cc)
     r = _one(cc, args.block_size, args.registers, int(args.shared_mem), int(args.static_shared_mem),
              args.opt_in, args.carveout)
     if args.json:

@@ -14,9 +14,10 @@ from dataclasses import dataclass, field, replace
 import math
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
-from gpumodeler.core.errors import InvalidParameter, ModelError
+from gpumodeler.core.errors import InvalidParameter, LaunchError, ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.launch_limits import check_launch
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.models.gajger import ApplicationPrediction, kernel_inputs_from_graph, predict
 
@@ -110,11 +111,12 @@ class LaunchConfig:
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InvalidParameter(f"{name} must be a whole number >= 1, got {v!r}", item=name)
         positive_int("block_size", self.block_size)
-        if self.block_size > 1024:
-            raise InvalidParameter(f"block size {self.block_size} exceeds the 1024-thread limit by "
-                                   f"{self.block_size - 1024}", item="block_size")
         positive_int("grid_size", self.grid_size, True)
         positive_int("data_size", self.data_size, True)
+        try:  # CUDA's limits of any GPU (evaluate_launch checks its GPU's)
+            check_launch(self.grid_size, self.block_size)
+        except LaunchError as exc:
+            raise InvalidParameter(str(exc), item=exc.item) from None
         if isinstance(self.registers, bool) or not isinstance(self.registers, int) or not 0 <= self.registers <= 255:
             raise InvalidParameter(f"registers per thread must be 0..255, got {self.registers!r}", item="registers")
         if isinstance(self.shared_mem, bool) or not isinstance(self.shared_mem, int) or self.shared_mem < 0:
@@ -410,6 +412,7 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         grid = launch.grid_size
     else:
         raise InvalidParameter("give a grid size or a data size", item="grid_size")
+    check_launch(grid, launch.block_size, gpu.compute_capability)
     # a graph without its own table takes the GPU's (every Volta-or-later GPU links one)
     bound = analyze(graph, resolve_table(graph.latency_table or gpu.latency_table, table_lookup))
     inputs = kernel_inputs_from_graph(graph, variables, bound=bound, warp_size=gpu.warp_size)
