@@ -24,8 +24,7 @@ if TYPE_CHECKING:  # the model and the project file are loaded by the action tha
 
 
 def read_project_file(path):
-    from gpumodeler.db.project_file import read_project_file as read
-    return read(path)
+    return common.read_project(path)
 
 
 def register(subparsers) -> None:

@@ -199,6 +199,20 @@ def catalog_lookups(catalog) -> dict:
             "calibration_lookup": lambda n, label: calibrated_link_spec(catalog, n, label)}
 
 
+def read_project(path):
+    """(project, file info) of the project file ``path``, its values' types checked
+    (core.project.check_project): a bad override or launch value is refused at load,
+    naming the file, the element, the key, the type found and the type expected."""
+    from gpumodeler.core.project import check_project
+    from gpumodeler.db.project_file import read_project_file
+    project, info = read_project_file(path)
+    try:
+        check_project(project)
+    except ModelError as exc:
+        raise CLIError(f"{path}: {exc}") from None
+    return project, info
+
+
 def open_catalog():
     from gpumodeler.db.catalog import Catalog
     return Catalog()

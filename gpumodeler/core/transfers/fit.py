@@ -40,6 +40,7 @@ import numpy as np
 
 from gpumodeler.core.errors import InvalidParameter
 
+from .calibration import check_copy_times
 from .models import Regime, TransferModel
 
 STARTUP_WINDOW_BYTES = 64 * 1024
@@ -88,6 +89,7 @@ def _check_inputs(sizes_bytes, times_s):
         raise InvalidParameter("transfer sizes must be numbers of bytes >= 0")
     if np.any(~np.isfinite(t)) or np.any(t <= 0):
         raise InvalidParameter("transfer times must be numbers of seconds > 0")
+    check_copy_times(t)
     return n, t
 
 
