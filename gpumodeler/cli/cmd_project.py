@@ -147,8 +147,9 @@ def _show(args) -> int:
     project, info = read_project_file(args.file)
     _check_launches(project, info.path)
     s = summary(project, info)
+    common.require_finite(s)
     if args.json:
-        common.print_json(s)
+        common.print_json(s, checked=True)
         return 0
     print(f"project  {project.name}")
     print(f"file     {info.path} (schema version {info.schema_version}, saved by gpumodeler "

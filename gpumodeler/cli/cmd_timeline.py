@@ -32,11 +32,12 @@ def _timeline(args) -> int:
     app_id = pick_application(project, args.application)
     with common.open_catalog() as catalog:
         result = run_application(project, app_id, common.catalog_lookups(catalog))
+    common.require_finite(result)   # one rule for the text, the JSON and the chart
     if args.svg:
         from gpumodeler.report.files import write_text_atomically
         write_text_atomically(args.svg, timeline_svg(result))
     if args.json:
-        common.print_json(result)
+        common.print_json(result, checked=True)
         return 0
     _print(result, common.fmt_time)
     return 0

@@ -113,8 +113,9 @@ def run_profiled(args) -> int:
     })
     if occ_result is not None:
         s["occupancy_limited_by"] = list(occ_result.limited_by)
+    common.require_finite(s)
     if args.json:
-        common.print_json(s)
+        common.print_json(s, checked=True)
         return 0
     prof = s["profile"]
     print(f"profile  {pk.name} on {profiled_gpu.name}: {pk.warps_launched} warps, measured "
