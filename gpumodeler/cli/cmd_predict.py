@@ -134,7 +134,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _apply_terms(summary: dict, gajger) -> None:
+def _apply_terms(summary: dict, gajger, clock_hz: float) -> None:
     """The kernel terms of the gajger model in the default output: its kernel time (eq. 4.1
     where no term applies, so the numbers are unchanged), the terms and any warning."""
     extra = gajger.time_s - summary["kernel_time_s"]
@@ -150,7 +150,8 @@ def _apply_terms(summary: dict, gajger) -> None:
         summary["occupancy_limited_by_grid"] = limited
         if limited is not None:
             summary["latency_throughput"] = limited / gajger.quantities["latency_bound_cycles"]
-    summary["eq_4_1_cycles"] = gajger.quantities["eq_4_1_cycles"]
+    # as project predict gives them: kernel_time_s = kernel_time_cycles / clock + overhead
+    summary["eq_4_1_time_s"] = gajger.quantities["eq_4_1_cycles"] / clock_hz
     summary["launch_overhead_s"] = next(
         (t.delta_s for t in gajger.terms if t.name == "launch overhead" and t.applied), 0.0)
     summary["terms"] = [t.describe() for t in gajger.terms]
@@ -187,7 +188,7 @@ def run(args) -> int:
         return model_flags.run_models(args, gpu, inputs, grid, occ,
                                       list(zip(result.transfer_times_s, result.transfers)))
     summary = result.summary()
-    _apply_terms(summary, gajger)
+    _apply_terms(summary, gajger, gpu.require("sm_clock_hz"))
     summary["device"] = gpu.name
     summary["occupancy_warps_per_sm"] = occ
     summary["latency_bound_cycles"] = float(inputs.latency_bound)

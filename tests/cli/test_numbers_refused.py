@@ -173,7 +173,7 @@ def test_predict_json_gives_one_kernel_time_in_seconds_and_cycles(capsys, extra)
                                                + s["launch_overhead_s"], rel=1e-12)
     assert s["launch_overhead_s"] == pytest.approx(
         5e-6 if extra[:1] == ("--launch-overhead",) else 0.0, rel=1e-12, abs=0)
-    assert s["kernel_time_cycles"] != pytest.approx(s["eq_4_1_cycles"], rel=1e-6)
+    assert s["kernel_time_cycles"] / clock != pytest.approx(s["eq_4_1_time_s"], rel=1e-6)
     assert s["total_time_s"] == pytest.approx(s["kernel_time_s"], rel=1e-12)  # no transfers
     # the text prints the same kernel time
     code, text, err = cli(capsys, *argv)
@@ -187,6 +187,15 @@ def test_predict_json_gives_one_kernel_time_in_seconds_and_cycles(capsys, extra)
     assert code == 0, err
     (row,) = csv.DictReader(io.StringIO(table))
     assert float(row["kernel_time_s"]) == pytest.approx(s["kernel_time_s"], rel=1e-12)
+
+
+def test_project_predict_json_gives_the_same_relation(capsys):
+    code, out, err = cli(capsys, "project", "predict", EXAMPLE, "--json", "--launch-overhead", "5us")
+    assert code == 0, err
+    (s,) = json.loads(out)["launches"]
+    assert s["launch_overhead_s"] == pytest.approx(5e-6, rel=1e-12, abs=0)
+    assert s["kernel_time_s"] == pytest.approx(s["kernel_time_cycles"] / 1253e6
+                                               + s["launch_overhead_s"], rel=1e-12)
 
 
 def test_an_edge_latency_that_overflows_the_bound_is_refused(capsys, tmp_path):
