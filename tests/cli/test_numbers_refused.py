@@ -130,6 +130,17 @@ def test_sweep_rows_beyond_the_limit_say_why_and_give_no_time(capsys):
     assert not NON_FINITE.search(out)
 
 
+def test_a_project_sweep_row_beyond_the_limit_says_why(capsys):
+    code, out, err = cli(capsys, "project", "sweep", EXAMPLE, "--variable", "data_size",
+                         "--values", "1e6,1e15")
+    assert code == 0, err
+    small, huge = csv.DictReader(io.StringIO(out))
+    assert float(small["kernel_time_s"]) > 0 and small["error"] == ""
+    assert huge["kernel_time_s"] == "" and huge["total_time_s"] == ""
+    assert huge["error"].startswith("grid size x = 3906250000000 blocks exceeds CUDA's limit of "
+                                    "2147483647 (2^31 - 1) for compute capability 5.2")
+
+
 # -- a message names a flag that exists ---------------------------------------------------
 
 def test_a_missing_device_value_is_asked_for_by_a_flag_that_exists(capsys):
