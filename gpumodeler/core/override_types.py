@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import fields
 import math
+import numbers
+import sys
 
 from gpumodeler.core.errors import InvalidParameter, shown
 
@@ -26,21 +28,27 @@ _NAMES = {"whole": "a whole number", "number": "a number", "text": "a text"}
 
 def type_name(value) -> str:
     """The JSON type of ``value`` for a message: text, a whole number, a number, …"""
-    if isinstance(value, bool):
+    if isinstance(value, (bool, np_bool())):
         return "true/false"
     if value is None:
         return "null"
     if isinstance(value, str):
         return "text"
-    if isinstance(value, int):
+    if isinstance(value, numbers.Integral):
         return "a whole number"
-    if isinstance(value, float):
+    if isinstance(value, numbers.Real):
         return "a number" if math.isfinite(value) else "a number that is not finite"
     if isinstance(value, (list, tuple)):
         return "a list"
     if isinstance(value, dict):
         return "an object"
     return type(value).__name__
+
+
+def np_bool():
+    """numpy's bool type when numpy is loaded (a flag is no number), else bool."""
+    np = sys.modules.get("numpy")
+    return np.bool_ if np is not None else bool
 
 
 def _kind(annotation: str) -> str | None:
@@ -77,9 +85,10 @@ def check_value(value, kind: str, where: str, key: str, *, item=None,
     if kind == "text":
         ok = isinstance(value, str)
     else:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        if ok and kind == "whole" and isinstance(value, float):
-            ok = math.isfinite(value) and value.is_integer()
+        # numpy's numbers too (they register as numbers.Real / Integral)
+        ok = isinstance(value, numbers.Real) and not isinstance(value, (bool, np_bool()))
+        if ok and kind == "whole" and not isinstance(value, numbers.Integral):
+            ok = math.isfinite(value) and float(value).is_integer()
     if not ok:
         raise InvalidParameter(f"{where}: {key} is {type_name(value)} ({shown(value, 40)}); "
                                f"expected {expected}", item=item)

@@ -246,3 +246,14 @@ def test_check_project_refuses_at_load_and_evaluation_names_a_missing_launch(exa
         resolve_link(project, conn.id, lambda name: None)
     with pytest.raises(InvalidParameter, match="the project has no launch 'gone'"):
         evaluate_launch(project, "gone", None, None)
+
+
+def test_numpy_numbers_are_numbers_and_flags_are_not():
+    from gpumodeler.core.override_types import check_overrides
+    check_overrides({"sms": np.int64(13), "sm_clock_hz": np.float32(1e9), "copy_engines": 2.0},
+                    "gpu", "d")
+    for bad, expect in (({"sms": np.bool_(True)}, "override sms is true/false"),
+                        ({"sms": np.float64(1.5)}, "override sms is a number"),
+                        ({"sm_clock_hz": np.float64("nan")}, "is a number that is not finite")):
+        with pytest.raises(InvalidParameter, match=expect):
+            check_overrides(bad, "gpu", "d")
