@@ -100,7 +100,7 @@ def require_physical(value, what: str, unit: str = "", *, positive: bool = False
     if math.isfinite(number) and (number > 0 or (number == 0 and not positive)):
         return number
     if not math.isfinite(number):
-        reads = "beyond any finite number" if number == number else "not a number"
+        reads = "beyond any finite number" if number == number else "undefined (not a number)"
     else:
         reads = f"{number!r}" + (f" {unit}" if unit else "")
     raise UnphysicalResult(f"{what} would be {reads}, which is not a finite "

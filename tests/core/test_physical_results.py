@@ -64,6 +64,15 @@ def test_require_finite_finds_the_first_non_finite_number_anywhere():
         physical.require_finite({"t": NAN}, "x")
 
 
+def test_lambda_fits_of_tiny_and_far_apart_times():
+    from gpumodeler.core.transfers.calibration import fit_kernel_lambda
+    for weighting in ("relative", "absolute"):
+        fit = fit_kernel_lambda([1e-300, 2e-300], [2e-300, 4e-300], weighting)
+        assert fit.lam == pytest.approx(0.5, rel=1e-12)
+        with pytest.raises(UnphysicalResult, match="λ would be (undefined|beyond any finite)"):
+            fit_kernel_lambda([1e300, 2e300], [2e-300, 4e-300], weighting)
+
+
 def test_the_models_check_is_the_same_rule():
     assert issubclass(ImplausiblePrediction, UnphysicalResult)
     assert check_finite("gajger", 2.0) == 2.0

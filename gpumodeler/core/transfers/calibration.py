@@ -79,12 +79,11 @@ class LinkFit:
     notes: tuple = ()
 
 
-def _weights(measured, weighting):
-    if weighting == "relative":
-        return 1.0 / measured**2
-    if weighting == "absolute":
-        return np.ones_like(measured)
-    raise InvalidParameter(f"weighting must be 'relative' or 'absolute', got {weighting!r}")
+def _check_weighting(weighting) -> None:
+    """The weighting's name: relative (w = 1/m², written as residuals divided by m, so that
+    times of 1e-300 s do not overflow a square) or absolute."""
+    if weighting not in ("relative", "absolute"):
+        raise InvalidParameter(f"weighting must be 'relative' or 'absolute', got {weighting!r}")
 
 
 def fit_kernel_lambda(estimated_at_lambda_1_s, measured_s, weighting: str = "relative") -> LambdaFit:
@@ -93,9 +92,20 @@ def fit_kernel_lambda(estimated_at_lambda_1_s, measured_s, weighting: str = "rel
     meas = _positive_array("measured times", measured_s)
     if est.shape != meas.shape:
         raise InvalidParameter(f"give as many estimates as measurements ({est.size} vs {meas.size})")
-    w = _weights(meas, weighting)
-    mu = float(np.sum(w * est * meas) / np.sum(w * est * est))
-    lam = 1.0 / mu
+    _check_weighting(weighting)
+    # relative: with r = e/m, μ = Σr / Σr²; absolute: in units of the longest time. Times
+    # too far apart give no finite λ, which is refused below.
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if weighting == "relative":
+            r = est / meas
+            mu = float(np.sum(r) / np.sum(r * r))
+        else:
+            unit = float(max(est.max(), meas.max()))
+            e, m = est / unit, meas / unit
+            mu = float(np.sum(e * m) / np.sum(e * e))
+    lam = require_physical(1.0 / mu if mu else float("inf"), "λ", positive=True,
+                           cause="the estimated and measured times are too far apart for a "
+                                 "number; check their units")
     pred = est / lam
     res = pred - meas
     rel = res / meas
@@ -120,8 +130,7 @@ def fit_link(sizes_bytes, measured_s, nominal_bandwidth_bytes_per_s: float | Non
     t_unit = float(t.max())
     n_unit = float(n.max()) or 1.0
     tu, nu = t / t_unit, n / n_unit
-    if weighting not in ("relative", "absolute"):
-        _weights(t, weighting)
+    _check_weighting(weighting)
     sw = 1.0 / tu if weighting == "relative" else np.ones_like(tu)
     a = np.column_stack([np.ones_like(nu), nu]) * sw[:, None]
     (ts, k), *_ = np.linalg.lstsq(a, tu * sw, rcond=None)
