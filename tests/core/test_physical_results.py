@@ -122,6 +122,8 @@ def test_link_fits_of_tiny_times_equal_times_and_huge_sizes():
         fit_link([1, 2], [1e-3, 1e-3])
     with pytest.raises(InvalidParameter, match="below 1 ns"):
         fit_transfer_model([4, 1024, 1e6, 1e7], [1e-300, 2e-300, 3e-300, 4e-300])
+    with pytest.raises(InvalidParameter, match="regime bandwidth must be > 0 B/s, got inf"):
+        fit_transfer_model([4, 1024, 4096, 1e308], [5e-6, 5e-6, 5e-6, 5.00001e-6])
 
 
 def test_a_measurement_beyond_a_float_is_refused_naming_the_row():
