@@ -119,8 +119,8 @@ class LaunchConfig:
         number belongs, a number that is not finite); the ranges are :meth:`checked`'s."""
         where = f"launch {self.name or self.id}"
         check_value(self.occupancy_override, "number", where, "occupancy_override",
-                    item="occupancy_override", positive=True)
-        check_value(self.lam, "number", where, "λ (lam)", item="lam", positive=True,
+                    item="occupancy_override", signed=True)
+        check_value(self.lam, "number", where, "λ (lam)", item="lam", signed=True,
                     nullable=False)
         for name, kind in (("block_size", "whole"), ("grid_size", "whole"),
                            ("data_size", "whole"), ("registers", "whole"),
