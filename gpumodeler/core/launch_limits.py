@@ -25,8 +25,8 @@ sizes (a sweep's values) are checked by their largest value.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 import math
+from dataclasses import dataclass
 
 from gpumodeler.core.errors import LaunchError, ModelError
 
@@ -157,6 +157,16 @@ def data_size_limit(block_threads, compute_capability=None) -> int:
     return limits(compute_capability).grid[0] * max(int(block_threads), 1)
 
 
-__all__ = ["LaunchLimits", "MAX_BLOCK_XY", "MAX_BLOCK_Z", "MAX_GRID_X", "MAX_GRID_YZ",
-           "MAX_THREADS_PER_BLOCK", "check_launch", "data_size_limit", "launch_problem",
-           "launch_problems", "limits"]
+__all__ = [
+    "MAX_BLOCK_XY",
+    "MAX_BLOCK_Z",
+    "MAX_GRID_X",
+    "MAX_GRID_YZ",
+    "MAX_THREADS_PER_BLOCK",
+    "LaunchLimits",
+    "check_launch",
+    "data_size_limit",
+    "launch_problem",
+    "launch_problems",
+    "limits",
+]

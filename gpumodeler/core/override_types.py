@@ -15,10 +15,10 @@ bandwidths, times) is finite and >= 0; a link's λ is > 0.
 """
 from __future__ import annotations
 
-from dataclasses import fields
 import math
 import numbers
 import sys
+from dataclasses import fields
 
 from gpumodeler.core.errors import InvalidParameter, shown
 

@@ -10,15 +10,32 @@ import pytest
 
 from gpumodeler.core import physical
 from gpumodeler.core.application.energy import DevicePower, energy
-from gpumodeler.core.errors import (FormatError, GraphError, InvalidParameter, LaunchError,
-                                    UnphysicalResult)
-from gpumodeler.core.launch_limits import (MAX_GRID_X, check_launch, data_size_limit,
-                                           launch_problem, launch_problems, limits)
+from gpumodeler.core.errors import (
+    FormatError,
+    GraphError,
+    InvalidParameter,
+    LaunchError,
+    UnphysicalResult,
+)
+from gpumodeler.core.launch_limits import (
+    MAX_GRID_X,
+    check_launch,
+    data_size_limit,
+    launch_problem,
+    launch_problems,
+    limits,
+)
 from gpumodeler.core.measurements.importer import import_text
 from gpumodeler.core.models.result import ImplausiblePrediction
 from gpumodeler.core.models.sanity import check_finite
-from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, check_project,
-                                     evaluate_launch, resolve_link)
+from gpumodeler.core.project import (
+    Connection,
+    LaunchConfig,
+    PlacedDevice,
+    check_project,
+    evaluate_launch,
+    resolve_link,
+)
 from gpumodeler.core.transfers.calibration import fit_link
 from gpumodeler.core.transfers.fit import fit_transfer_model
 

@@ -6,8 +6,12 @@ import pytest
 
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.launch_limits import launch_problem
-from gpumodeler.ui.launch_panel.checks import (MAX_GRID_BLOCKS, data_size_limit,
-                                               launch_limit_problem, occupancy_problem)
+from gpumodeler.ui.launch_panel.checks import (
+    MAX_GRID_BLOCKS,
+    data_size_limit,
+    launch_limit_problem,
+    occupancy_problem,
+)
 
 GRIDS = (1, 65535, 65536, 2**31 - 1, 2**31, 3_000_000_000)
 BLOCKS = (1, 64, 512, 513, 1024, 1025, 2048)
@@ -18,7 +22,7 @@ CCS = ("1.3", "2.0", "3.5", "5.2", "8.6", "9.0")
 def test_the_panel_and_core_agree_on_grid_and_block(example_project, cc):
     project = example_project()
     launch = next(iter(project.launches.values()))
-    gpu_spec = lambda name: GPUSpec(name=name, compute_capability=cc)  # noqa: E731
+    gpu_spec = lambda name: GPUSpec(name=name, compute_capability=cc)
     for grid in GRIDS:
         for block in BLOCKS:
             core = launch_problem(grid, block, cc)
@@ -35,7 +39,7 @@ def test_the_panel_and_core_agree_on_grid_and_block(example_project, cc):
 def test_the_panel_and_core_agree_on_data_sizes(example_project, cc):
     project = example_project()
     launch = next(iter(project.launches.values()))
-    gpu_spec = lambda name: GPUSpec(name=name, compute_capability=cc)  # noqa: E731
+    gpu_spec = lambda name: GPUSpec(name=name, compute_capability=cc)
     for block in (32, 256):
         most = data_size_limit(block, cc)
         for n in (1, most, most + 1):
