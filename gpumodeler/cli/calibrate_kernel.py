@@ -74,8 +74,6 @@ _PER_WARP = ("graph", "latency_bound", "issued_instructions", "cuda_core_instruc
 
 def _project_estimator(args, notes: list):
     """(GPU name, estimate(record) -> λ = 1 time) from --project/--launch."""
-    from gpumodeler.db.project_file import load_project
-
     from .cmd_project import pick_launches
     if args.launch is None:
         raise CLIError("--project needs --launch NAME (the launch to calibrate)")
@@ -85,7 +83,7 @@ def _project_estimator(args, notes: list):
     if given or args.set:
         raise CLIError(f"with --project the launch gives the GPU and the kernel; drop "
                        f"{', '.join(given + (['--set'] if args.set else []))}")
-    project = load_project(args.project)
+    project, _ = common.read_project(args.project)
     [launch_id] = pick_launches(project, args.launch)
     base = project.launches[launch_id]
     gpu_name = project.devices[base.gpu].device_name if base.gpu in project.devices else None

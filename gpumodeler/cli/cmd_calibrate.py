@@ -102,7 +102,7 @@ def _report(fit, extra: dict, args) -> int:
                relative_residuals=fit.relative_residuals, mape_percent=fit.mape_percent)
     common.require_finite(out)
     if args.json:
-        common.print_json(out)
+        common.print_json(out, checked=True)
         return 0
     for k, v in extra.items():
         print(f"{k:32} {v if not isinstance(v, float) else f'{v:.6g}'}")
@@ -133,10 +133,11 @@ def run_kernel(args) -> int:
     else:
         check_save_flags(args, "project", "--project")
     out, _, _ = kernel_result(args)
+    common.require_finite(out)   # one rule for text and JSON, and nothing saved that fails it
     if args.save:
         out["saved"] = save_kernel(args, out)
     if args.json:
-        common.print_json(out)
+        common.print_json(out, checked=True)
     else:
         print_kernel(out)
         if args.save:
@@ -150,10 +151,11 @@ def run_link(args) -> int:
         from .calibrate_store import check_save_flags, save_link
         check_save_flags(args, "link", "--link")
         out, fit, _ = link_result(args)
+        common.require_finite(out)   # one rule for text and JSON; nothing saved that fails it
         if args.save:
             out["saved"] = save_link(args, out, fit)
         if args.json:
-            common.print_json(out)
+            common.print_json(out, checked=True)
         else:
             print_link(out)
             if args.save:

@@ -133,10 +133,13 @@ def run(args) -> int:
     for name, v in (("--shared-mem", args.shared_mem), ("--static-shared-mem", args.static_shared_mem)):
         if not float(v).is_integer():
             raise CLIError(f"{name} must be a whole number of bytes, got {v}")
+    from gpumodeler.core.launch_limits import check_launch
+    check_launch(block_size=args.block_size, compute_capability=cc)
     r = _one(cc, args.block_size, args.registers, int(args.shared_mem), int(args.static_shared_mem),
              args.opt_in, args.carveout)
+    common.require_finite(r)
     if args.json:
-        common.print_json(r)
+        common.print_json(r, checked=True)
         return 0
     print(f"compute capability {r['compute_capability']}, block {r['block_size']} threads, "
           f"{r['registers_per_thread']} registers/thread, "

@@ -134,16 +134,26 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _apply_terms(summary: dict, gajger) -> None:
+def _apply_terms(summary: dict, gajger, clock_hz: float) -> None:
     """The kernel terms of the gajger model in the default output: its kernel time (eq. 4.1
     where no term applies, so the numbers are unchanged), the terms and any warning."""
     extra = gajger.time_s - summary["kernel_time_s"]
     if any(t.applied for t in gajger.terms):
+        # one kernel time: the seconds and the cycles both with the terms (the cycles, as
+        # everywhere, before the launch overhead: time = cycles / clock + overhead)
         summary["kernel_time_s"] = gajger.time_s
+        summary["kernel_time_cycles"] = gajger.time_cycles
         summary["total_time_s"] = summary["total_time_s"] + extra
         summary["mode"], summary["limiting_resource"] = gajger.bound, gajger.binding_resource
         summary["warp_throughput"] = gajger.quantities["warp_throughput"]
-        summary["occupancy_limited_by_grid"] = gajger.quantities.get("occupancy_limited_by_grid")
+        limited = gajger.quantities.get("occupancy_limited_by_grid")
+        summary["occupancy_limited_by_grid"] = limited
+        if limited is not None:
+            summary["latency_throughput"] = limited / gajger.quantities["latency_bound_cycles"]
+    # as project predict gives them: kernel_time_s = kernel_time_cycles / clock + overhead
+    summary["eq_4_1_time_s"] = gajger.quantities["eq_4_1_cycles"] / clock_hz
+    summary["launch_overhead_s"] = next(
+        (t.delta_s for t in gajger.terms if t.name == "launch overhead" and t.applied), 0.0)
     summary["terms"] = [t.describe() for t in gajger.terms]
     summary["warnings"] = list(gajger.warnings)
     for w in gajger.warnings:
@@ -153,6 +163,7 @@ def _apply_terms(summary: dict, gajger) -> None:
 def run(args) -> int:
     import numpy as np
 
+    from gpumodeler.core.launch_limits import check_launch
     from gpumodeler.core.models.gajger import predict
     from gpumodeler.core.models.registry import evaluate
     from gpumodeler.core.models.sanity import check_occupancy
@@ -164,6 +175,7 @@ def run(args) -> int:
     link = common.resolve_link(args)
     inputs = kernel_inputs(args, gpu=gpu)
     grid = grid_of(args, args.block_size)
+    check_launch(grid, args.block_size, gpu.compute_capability)
     occ, occ_result = occupancy_of(args, gpu, args.block_size)
     check_occupancy(gpu, occ)
     if args.model is None:  # the default model: checked (and its kernel terms) first
@@ -176,7 +188,7 @@ def run(args) -> int:
         return model_flags.run_models(args, gpu, inputs, grid, occ,
                                       list(zip(result.transfer_times_s, result.transfers)))
     summary = result.summary()
-    _apply_terms(summary, gajger)
+    _apply_terms(summary, gajger, gpu.require("sm_clock_hz"))
     summary["device"] = gpu.name
     summary["occupancy_warps_per_sm"] = occ
     summary["latency_bound_cycles"] = float(inputs.latency_bound)

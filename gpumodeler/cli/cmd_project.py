@@ -24,8 +24,7 @@ if TYPE_CHECKING:  # the model and the project file are loaded by the action tha
 
 
 def read_project_file(path):
-    from gpumodeler.db.project_file import read_project_file as read
-    return read(path)
+    return common.read_project(path)
 
 
 def register(subparsers) -> None:
@@ -148,8 +147,9 @@ def _show(args) -> int:
     project, info = read_project_file(args.file)
     _check_launches(project, info.path)
     s = summary(project, info)
+    common.require_finite(s)
     if args.json:
-        common.print_json(s)
+        common.print_json(s, checked=True)
         return 0
     print(f"project  {project.name}")
     print(f"file     {info.path} (schema version {info.schema_version}, saved by gpumodeler "

@@ -18,7 +18,6 @@ def register(subparsers) -> None:
 def _report(args) -> int:
     import shlex
 
-    from gpumodeler.db.project_file import read_project_file
     from gpumodeler.report.files import write_text_atomically
     from gpumodeler.report.html import build_report
 
@@ -27,7 +26,7 @@ def _report(args) -> int:
 
     if not args.output.strip():
         raise CLIError("--output needs a file name")
-    project, _info = read_project_file(args.file)
+    project, _info = common.read_project(args.file)
     command = f"gpumodeler report {shlex.quote(args.file)} -o {shlex.quote(args.output)}"
     with common.open_catalog() as catalog:
         html = build_report(project, catalog, project_path=args.file, command=command)

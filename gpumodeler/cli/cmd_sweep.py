@@ -225,6 +225,14 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
         gsize = grid["grid_size"].astype(np.int64)
     else:
         raise CLIError("give --grid-size or --data-size (lists allowed)")
+    # CUDA's launch limits (core.launch_limits): a row beyond them says why, like a block
+    # the GPU cannot hold
+    from gpumodeler.core.launch_limits import launch_problems
+    beyond = launch_problems(gsize, block, spec.compute_capability)
+    beyond_any = beyond != ""
+    if beyond_any.any():
+        valid &= ~beyond_any
+        reasons = np.where(beyond_any & (reasons == ""), beyond, reasons).astype(object)
     kin = {}
     if kernel is not None:
         kin = dict(latency_bound=lat, issued_instructions=c["issued_instructions"],

@@ -21,7 +21,6 @@ def register(subparsers) -> None:
 
 
 def _timeline(args) -> int:
-    from gpumodeler.db.project_file import read_project_file
     from gpumodeler.report.application import pick_application, run_application, timeline_svg
 
     from . import common
@@ -29,16 +28,17 @@ def _timeline(args) -> int:
 
     if args.svg is not None and not args.svg.strip():
         raise CLIError("--svg needs a file name")
-    project, _info = read_project_file(args.file)
+    project, _info = common.read_project(args.file)
     app_id = pick_application(project, args.application)
     with common.open_catalog() as catalog:
         result = run_application(project, app_id, common.catalog_lookups(catalog))
+    common.require_finite(result)   # one rule for the text, the JSON and the chart
     if args.svg:
         from gpumodeler.report.files import write_text_atomically
         write_text_atomically(args.svg, timeline_svg(result),
                               inputs=common.inputs_and_catalog((args.file, "the project file")))
     if args.json:
-        common.print_json(result)
+        common.print_json(result, checked=True)
         return 0
     _print(result, common.fmt_time)
     return 0

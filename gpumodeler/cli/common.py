@@ -17,6 +17,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
+from gpumodeler.core import physical
 from gpumodeler.core.errors import ModelError, QuantityError, shown
 from gpumodeler.core.quantities import NUMBER_FORMS, parse_number, parse_quantity
 
@@ -140,6 +141,9 @@ def add_device_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
     g.add_argument("--fp16-results-per-cycle", type=float_arg, metavar="N",
                    help="FP16 add/mul/FMA results per clock per SM, two per packed HFMA2 "
                         "(kernels with FP16 instructions; docs/pipes.md)")
+    g.add_argument("--int32-units", type=int_arg, metavar="N",
+                   help="INT32 lanes per SM (kernels with integer instructions, compute "
+                        "capability 7.0 and later; docs/pipes.md)")
     g.add_argument("--int32-fp32-shared-lanes", type=int_arg, metavar="N",
                    help="INT32 lanes per SM that are FP32 lanes too (0 on Volta, Turing, "
                         "GA100, Hopper; 64 on GA10x and Ada; docs/pipes.md)")
@@ -196,6 +200,20 @@ def catalog_lookups(catalog) -> dict:
             "calibration_lookup": lambda n, label: calibrated_link_spec(catalog, n, label)}
 
 
+def read_project(path):
+    """(project, file info) of the project file ``path``, its values' types checked
+    (core.project.check_project): a bad override or launch value is refused at load,
+    naming the file, the element, the key, the type found and the type expected."""
+    from gpumodeler.core.project import check_project
+    from gpumodeler.db.project_file import read_project_file
+    project, info = read_project_file(path)
+    try:
+        check_project(project)
+    except ModelError as exc:
+        raise CLIError(f"{path}: {exc}") from None
+    return project, info
+
+
 def open_catalog():
     from gpumodeler.db.catalog import Catalog
     return Catalog()
@@ -230,6 +248,7 @@ def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
         "warp_size": args.warp_size, "gmem_bytes_per_cycle_per_sm": args.gmem_bytes_per_cycle,
         "sfu_per_sm": args.sfu, "fp64_units_per_sm": args.fp64_units,
         "fp16_results_per_cycle_per_sm": getattr(args, "fp16_results_per_cycle", None),
+        "int32_units_per_sm": getattr(args, "int32_units", None),
         "int32_fp32_shared_lanes_per_sm": getattr(args, "int32_fp32_shared_lanes", None),
         "smem_accesses_per_cycle_per_sm": args.smem_accesses_per_cycle,
         "issue_per_scheduler_per_cycle": args.issue_per_cycle,
@@ -374,65 +393,9 @@ def list_of(convert):
     return parse
 
 
-#: values that are never a number that is not finite
-_NOTHING_TO_CHECK = frozenset({str, int, bool, type(None)})
-
-
-def _non_finite(obj, name: str):
-    """(path, value) of the first non-finite number in ``obj`` (dicts, lists, arrays), or
-    None. Loads no numpy: an array means numpy is loaded already."""
-    np = sys.modules.get("numpy")
-    if isinstance(obj, dict):
-        for key, value in obj.items():
-            found = _non_finite(value, f"{name}.{key}" if name else str(key))
-            if found:
-                return found
-    elif isinstance(obj, (list, tuple)):
-        if set(map(type, obj)) <= _NOTHING_TO_CHECK:  # ids on a long path, counts
-            return None
-        for i, value in enumerate(obj):
-            if value.__class__ is str:
-                continue
-            found = _non_finite(value, f"{name}[{i}]")
-            if found:
-                return found
-    elif np is not None and isinstance(obj, np.ndarray):
-        if obj.dtype.kind in "fc":
-            bad = ~np.isfinite(obj)
-            if bad.any():
-                return name, obj[bad].flat[0]
-        elif obj.dtype == object:
-            for i, value in enumerate(obj.flat):
-                found = _non_finite(value, f"{name}[{i}]")
-                if found:
-                    return found
-    elif isinstance(obj, complex):
-        if not (math.isfinite(obj.real) and math.isfinite(obj.imag)):
-            return name, obj
-    elif isinstance(obj, float) or (np is not None and isinstance(obj, (np.floating, np.complexfloating))):
-        if not np_isfinite(obj):
-            return name, obj
-    return None
-
-
-def np_isfinite(value) -> bool:
-    try:
-        return math.isfinite(value)
-    except TypeError:  # a numpy complex
-        return math.isfinite(value.real) and math.isfinite(value.imag)
-
-
-def require_finite(obj, what: str = "") -> None:
-    """Refuse to print a result holding inf or NaN (CLIError naming the quantity): such a
-    number comes from an input outside what the model can compute (a λ of 1e-320), and
-    printed it would read as a result."""
-    found = _non_finite(obj, what)
-    if found:
-        name, value = found
-        how = "undefined" if value != value else "it overflowed"
-        raise CLIError(f"the result {name or 'value'} is not a finite number ({how}): an input "
-                       f"is outside the range the model computes (e.g. a λ, clock, size or loop "
-                       f"variable too small or too large); check the inputs")
+#: the one rule for results that are not finite numbers (core): inf or NaN anywhere in a
+#: result is refused naming the quantity, in text and JSON output alike
+require_finite = physical.require_finite
 
 
 def print_json(obj, checked: bool = False) -> None:

@@ -32,6 +32,7 @@ FLAG_FOR_FIELD = {
     "gmem_bytes_per_cycle_per_sm": "--gmem-bytes-per-cycle", "sfu_per_sm": "--sfu",
     "fp64_units_per_sm": "--fp64-units",
     "fp16_results_per_cycle_per_sm": "--fp16-results-per-cycle",
+    "int32_units_per_sm": "--int32-units",
     "int32_fp32_shared_lanes_per_sm": "--int32-fp32-shared-lanes",
     "smem_accesses_per_cycle_per_sm": "--smem-accesses-per-cycle",
     "issue_per_scheduler_per_cycle": "--issue-per-cycle", "compute_capability": "--cc",

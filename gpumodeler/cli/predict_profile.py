@@ -81,7 +81,10 @@ def run_profiled(args) -> int:
         args.registers = pk.registers_per_thread
         if args.shared_mem is None:
             args.shared_mem = pk.shared_mem_bytes
+    from gpumodeler.core.launch_limits import check_launch
+
     from .cmd_predict import occupancy_of
+    check_launch(grid, block, target.compute_capability)
     occ, occ_result = occupancy_of(args, target, block)
     result = predict(target, inputs, grid_size=grid, block_size=block, occupancy=occ,
                      lam=1.0 if args.lam is None else args.lam, link=common.resolve_link(args),
@@ -110,8 +113,9 @@ def run_profiled(args) -> int:
     })
     if occ_result is not None:
         s["occupancy_limited_by"] = list(occ_result.limited_by)
+    common.require_finite(s)
     if args.json:
-        common.print_json(s)
+        common.print_json(s, checked=True)
         return 0
     prof = s["profile"]
     print(f"profile  {pk.name} on {profiled_gpu.name}: {pk.warps_launched} warps, measured "

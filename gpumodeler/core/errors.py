@@ -41,6 +41,12 @@ class FormatError(ModelError):
     """A file in a gpumodeler format that cannot be read (wrong version, missing keys...)."""
 
 
+class UnphysicalResult(ModelError):
+    """A result that is not a finite number or that no hardware can give (a negative
+    energy, an infinite bandwidth): never printed as a result; the message names the
+    quantity and the input that led to it (:mod:`gpumodeler.core.physical`)."""
+
+
 class QuantityError(ModelError):
     """Text that is not a valid number or quantity (core/quantities.py); the message says
     what would be valid."""

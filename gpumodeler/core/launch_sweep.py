@@ -26,6 +26,7 @@ import numpy as np
 
 from gpumodeler.core.errors import InvalidParameter, ModelError
 from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.launch_limits import launch_problems
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.kernel.latency_bound import analyze
 from gpumodeler.core.models.gajger import kernel_inputs_from_graph, predict
@@ -239,6 +240,11 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray, cancelled=None) -> dict:
         grid = grid_for(np.broadcast_to(np.asarray(data_size), (n,)).astype(np.int64), block)
     else:
         grid = np.full(n, L.grid_size, dtype=np.int64)
+    beyond = launch_problems(grid, block, gpu.compute_capability)  # CUDA's launch limits
+    beyond_any = beyond != ""
+    if beyond_any.any():
+        reasons = np.where(valid & beyond_any, beyond, reasons).astype(object)
+        valid &= ~beyond_any
     out = {"kernel": np.full(n, np.nan), "total": np.full(n, np.nan),
            "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object), "reasons": reasons,
            "terms": np.full(n, "", dtype=object)}

@@ -14,9 +14,11 @@ from dataclasses import dataclass, field, replace
 import math
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
-from gpumodeler.core.errors import InvalidParameter, ModelError
+from gpumodeler.core.errors import InvalidParameter, LaunchError, ModelError, shown
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.launch_limits import check_launch
+from gpumodeler.core.override_types import check_overrides, check_value, type_name
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.models.gajger import ApplicationPrediction, kernel_inputs_from_graph, predict
 
@@ -46,6 +48,8 @@ class PlacedDevice:
             raise InvalidParameter(f"{self.label or self.device_name}: count must be a whole number 1..1024, got {self.count!r}", item=self.id)
         if not self.device_name:
             raise InvalidParameter("a placed device needs a device name from the catalog", item=self.id)
+        check_overrides(self.overrides, "gpu" if self.kind == "gpu" else "host",
+                        f"device {self.label or self.id}", item=self.id)
         return self
 
 
@@ -60,6 +64,13 @@ class Connection:
     link_type: str = "pcie"
     overrides: dict = field(default_factory=dict)
     label: str = ""
+
+    def checked(self) -> "Connection":
+        """Refuses overrides of a field no link has or of the wrong type (the link's
+        ``transfer_calibration`` label is text)."""
+        check_overrides(self.overrides, "link", f"link {self.label or self.link_name or self.id}",
+                        item=self.id, extra=(TRANSFER_CALIBRATION,))
+        return self
 
 
 @dataclass(frozen=True)
@@ -103,18 +114,44 @@ class LaunchConfig:
     # from the graph, e.g. {"issued_instructions": "26 + 4*a"} (Gajger Fig. 5.23)
     kernel_overrides: dict = field(default_factory=dict)
 
+    def checked_types(self) -> "LaunchConfig":
+        """Refuses values of the wrong type, which a project file can hold (text where a
+        number belongs, a number that is not finite); the ranges are :meth:`checked`'s."""
+        where = f"launch {self.name or self.id}"
+        check_value(self.occupancy_override, "number", where, "occupancy_override",
+                    item="occupancy_override", signed=True)
+        check_value(self.lam, "number", where, "λ (lam)", item="lam", signed=True,
+                    nullable=False)
+        for name, kind in (("block_size", "whole"), ("grid_size", "whole"),
+                           ("data_size", "whole"), ("registers", "whole"),
+                           ("shared_mem", "whole")):
+            check_value(getattr(self, name), kind, where, name, item=name, signed=True,
+                        nullable=name in ("grid_size", "data_size"))  # ranges: checked()
+        for what, mapping, kind in (("variables", self.variables, "number"),
+                                    ("kernel_overrides", self.kernel_overrides, "text")):
+            if not isinstance(mapping, dict):
+                raise InvalidParameter(f"{where}: {what} is {type_name(mapping)}; expected an "
+                                       f"object of name: value", item=what)
+            for key, value in mapping.items():
+                check_value(value, kind, where, f"{what} {key}", item=what, nullable=False,
+                            signed=True)
+        return self
+
     def checked(self) -> "LaunchConfig":
+        self.checked_types()
+
         def positive_int(name, v, allow_none=False):
             if v is None and allow_none:
                 return
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InvalidParameter(f"{name} must be a whole number >= 1, got {v!r}", item=name)
         positive_int("block_size", self.block_size)
-        if self.block_size > 1024:
-            raise InvalidParameter(f"block size {self.block_size} exceeds the 1024-thread limit by "
-                                   f"{self.block_size - 1024}", item="block_size")
         positive_int("grid_size", self.grid_size, True)
         positive_int("data_size", self.data_size, True)
+        try:  # CUDA's limits of any GPU (evaluate_launch checks its GPU's)
+            check_launch(self.grid_size, self.block_size)
+        except LaunchError as exc:
+            raise InvalidParameter(str(exc), item=exc.item) from None
         if isinstance(self.registers, bool) or not isinstance(self.registers, int) or not 0 <= self.registers <= 255:
             raise InvalidParameter(f"registers per thread must be 0..255, got {self.registers!r}", item="registers")
         if isinstance(self.shared_mem, bool) or not isinstance(self.shared_mem, int) or self.shared_mem < 0:
@@ -323,6 +360,7 @@ def resolve_gpu(project: Project, device_id: str, gpu_lookup) -> GPUSpec:
     placed = project.devices.get(device_id)
     if placed is None or placed.kind != "gpu":
         raise InvalidParameter("choose a GPU for the launch (none is selected)", item="gpu")
+    check_overrides(placed.overrides, "gpu", f"device {placed.label or placed.id}", item=placed.id)
     spec = gpu_lookup(placed.device_name)
     return spec.with_overrides(**placed.overrides) if placed.overrides else spec
 
@@ -351,7 +389,7 @@ def resolve_link(project: Project, connection_id: str, link_lookup,
     ``calibration_lookup(link_name, label) -> LinkSpec`` gives the link carrying that
     calibration's fitted transfer models (the db layer's ``calibrated_link_spec``); it raises
     InvalidParameter when the link has no calibration of that label."""
-    conn = project.connections[connection_id]
+    conn = project.connections[connection_id].checked()
     overrides = dict(conn.overrides)
     label = transfer_calibration(conn)
     overrides.pop(TRANSFER_CALIBRATION, None)
@@ -389,6 +427,9 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
     from gpumodeler.core.models.result import KernelTerms
     from gpumodeler.core.occupancy.calculator import occupancy as occupancy_of
 
+    if launch_id not in project.launches:
+        raise InvalidParameter(f"the project has no launch {shown(launch_id)} (launches: "
+                               f"{', '.join(sorted(project.launches)) or 'none'})", item="launch")
     launch = project.launches[launch_id].checked()
     gpu = resolve_gpu(project, launch.gpu, gpu_lookup)
     if launch.kernel not in project.kernels:
@@ -410,6 +451,7 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         grid = launch.grid_size
     else:
         raise InvalidParameter("give a grid size or a data size", item="grid_size")
+    check_launch(grid, launch.block_size, gpu.compute_capability)
     # a graph without its own table takes the GPU's (every Volta-or-later GPU links one)
     bound = analyze(graph, resolve_table(graph.latency_table or gpu.latency_table, table_lookup))
     inputs = kernel_inputs_from_graph(graph, variables, bound=bound, warp_size=gpu.warp_size)
@@ -437,8 +479,23 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
                         grid, prediction)
 
 
+def check_project(project: Project) -> Project:
+    """Refuse a project whose values have the wrong types (:mod:`gpumodeler.core.override_types`):
+    every device's and link's overrides, every launch's occupancy override, λ, sizes,
+    variables and kernel overrides. A reader calls it once the file is read, so a bad value
+    is named at load, not at use. (Ranges, and what refers to what, are checked where a
+    launch is evaluated: a saved sweep of a launch the project lacks is refused by itself.)"""
+    for d in project.devices.values():
+        d.checked()
+    for c in project.connections.values():
+        c.checked()
+    for la in project.launches.values():
+        la.checked_types()
+    return project
+
+
 __all__ = [
-    "PlacedDevice", "Connection", "Transfer", "LaunchConfig", "SweepDef", "Measurement",
+    "check_project", "PlacedDevice", "Connection", "Transfer", "LaunchConfig", "SweepDef", "Measurement",
     "Calibration", "PredictionRecord", "Project", "connection_refusal", "evaluate_launch",
     "resolve_gpu", "resolve_link", "LaunchResult", "ModelError", "TRANSFER_CALIBRATION",
     "transfer_calibration",

@@ -18,6 +18,7 @@ import math
 from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
+from gpumodeler.core.physical import describe, is_finite
 
 CSS = """
 body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -38,8 +39,8 @@ def _num(v) -> str:
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
-        if not math.isfinite(v):
-            return "∞" if v > 0 else ("−∞" if v < 0 else "not a number")
+        if not is_finite(v):  # never a result (core.physical): flagged as an error
+            return f"<span class='err'>refused: not a finite number ({describe(v)})</span>"
         return f"{v:.6g}"
     return escape(str(v))
 

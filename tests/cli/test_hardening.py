@@ -327,10 +327,11 @@ def test_a_non_finite_result_is_refused_naming_it(env, capsys):
                 "--block-size", "256", "--occupancy", "8", "--latency-bound", "4014",
                 "--issued-instructions", "538", "--lambda", "1e-320", *extra,
                 expect="the kernel time would be beyond any finite number, which is not a finite positive time")
-    # the CLI's own guard names the quantity when a result overflows past the model's check
+    # the CLI's own guard (core's one rule) names the quantity when a result overflows past
+    # the model's check
     from gpumodeler.cli import common
-    from gpumodeler.cli.main import CLIError
-    with pytest.raises(CLIError, match="kernel_time_s is not a finite number"):
+    from gpumodeler.core.errors import UnphysicalResult
+    with pytest.raises(UnphysicalResult, match="kernel_time_s is not a finite number"):
         common.require_finite({"kernel_time_s": float("inf")})
 
 

@@ -22,6 +22,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+from gpumodeler.core.physical import require_physical
+
+POWER_NAMES = {"board_power_w": "board power", "idle_power_w": "idle power"}
+
 
 @dataclass(frozen=True)
 class DevicePower:
@@ -54,6 +58,11 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
     device_j = {}
     for dev in all_devices:
         p = powers.get(dev, DevicePower())
+        for name, value in (("board_power_w", p.busy_w), ("idle_power_w", p.idle_w)):
+            if value is not None:  # a negative power would give a negative energy
+                require_physical(value, f"the {POWER_NAMES[name]} of {dev}", "W", kind="power",
+                                 cause=f"give {name} in W, a finite number >= 0 (in the device "
+                                       f"database or as a project override)", item=name)
         kernels = [acts[k] for k, d in kernel_device.items() if d == dev]
         # elementary intervals between all start/end points of this device's kernels
         points = sorted({Fraction(k.start_s) for k in kernels} | {Fraction(k.end_s) for k in kernels})
@@ -77,6 +86,9 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
             device_j[dev] = None
         else:
             device_j[dev] = float(Fraction(p.busy_w or 0) * busy + Fraction(p.idle_w or 0) * idle)
+    if host_power_w is not None:
+        require_physical(host_power_w, "the host's power", "W", kind="power",
+                         cause="give host_power_w in W, a finite number >= 0", item="host_power_w")
     host_j = None if host_power_w is None else float(Fraction(host_power_w) * makespan)
     if any(v is None for v in device_j.values()):
         total = None

@@ -20,7 +20,7 @@ from dataclasses import fields
 from itertools import chain, repeat
 from operator import eq, itemgetter
 
-from gpumodeler.core.kernel.graph_items import EDGE_KINDS, Edge, Instruction
+from gpumodeler.core.kernel.graph_items import EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge, Instruction
 from gpumodeler.core.kernel.item_table import ItemTable
 
 _ABSENT = object()  # a key the item does not have (not the same as a null value)
@@ -192,7 +192,8 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
         if not set(map(type, latencies)) <= {type(None), int, float}:
             return False
         values = list(set(latencies) - {None})  # numbers now, so hashable
-        if not _finite_numbers(values) or (values and min(values) < 0):
+        if not _finite_numbers(values) or (values and (
+                min(values) < 0 or max(values) > MAX_EDGE_LATENCY_CYCLES)):
             return False
     taken = _column(items, "taken", None) if "taken" in keys else None
     if taken is not None and not set(map(type, taken)) <= {type(None), bool}:

@@ -14,6 +14,10 @@ from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS, INSTRUCTION_CLA
 from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
 
 EDGE_KINDS = ("ilp", "dual", "dependency", "memory", "branch", "barrier", "replacement")
+#: The longest latency an edge may carry, in cycles: 10^9 cycles is about a second of an SM's
+#: clock, a million times the slowest memory access; a longer one is a typo, and one near
+#: 1e308 would make the latency bound (a sum of latencies) infinite.
+MAX_EDGE_LATENCY_CYCLES = 1e9
 ACCESS_PATTERNS = ("strided", "random", "broadcast")
 _TEXT = {str}
 
@@ -138,6 +142,10 @@ class Edge:
             if self.latency < 0:
                 raise GraphError(f"edge {self.id}: latency must be >= 0 cycles, got {self.latency}",
                                  item=self.id)
+            if self.latency > MAX_EDGE_LATENCY_CYCLES:
+                raise GraphError(f"edge {self.id}: a latency of {self.latency:g} cycles is beyond "
+                                 f"any instruction's; give at most {MAX_EDGE_LATENCY_CYCLES:.0e} "
+                                 f"cycles", item=self.id)
         if self.taken is not None and not isinstance(self.taken, bool):
             raise GraphError(f"edge {self.id}: taken must be true, false or absent, got "
                              f"{shown(self.taken)}", item=self.id)

@@ -21,7 +21,8 @@ from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.bulk_read import read_edges, read_instructions
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.item_table import id_positions
-from gpumodeler.core.kernel.graph_items import EDGE_KINDS, Edge, Instruction, Loop, is_finite_number
+from gpumodeler.core.kernel.graph_items import (EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge,
+                                               Instruction, Loop, is_finite_number)
 
 FORMAT_NAME = "gpumodeler-kernel"
 FORMAT_VERSION = 1
@@ -250,7 +251,8 @@ def _read_edges(items: list, graph: KernelGraph, canonical) -> None:
         latency, taken = d.get("latency"), d.get("taken")
         s, t = canonical(src), canonical(dst)
         if (s is not None and t is not None and kind.__class__ is str and kind in kinds
-                and (latency is None or (_finite(latency) and latency >= 0))
+                and (latency is None or (_finite(latency)
+                                         and 0 <= latency <= MAX_EDGE_LATENCY_CYCLES))
                 and (taken is None or taken is True or taken is False)
                 and s != t and eid not in table and eid not in nodes and eid not in graph.loops):
             table[eid] = Edge(eid, s, t, kind, latency, taken)

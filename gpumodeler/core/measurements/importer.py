@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from gpumodeler.core.errors import FormatError
+from gpumodeler.core.physical import describe, first_non_finite, is_finite
 from gpumodeler.core.measurements.records import Measurement
 
 FORMATS = ("nvprof", "ncu", "timings")
@@ -140,6 +141,13 @@ def import_text(text: str, source: str = "file", fmt: str | None = None) -> Impo
     else:
         raise FormatError(f"unknown measurement format {fmt!r}; valid: {', '.join(FORMATS)}")
     result = parse(text, source)
+    for record in result.records:  # a size or a time beyond a float is no measurement
+        found = first_non_finite(record.to_json())
+        if found:
+            name, value = found
+            raise FormatError(f"{where(source, record.row)}: {name} is not a finite number "
+                              f"({describe(value)}: the value times its unit is beyond about "
+                              f"1.8e308); give the measured value in a unit that keeps it finite")
     if not result.records:
         raise FormatError(
             f"{source}: no rows of a known kind (read as {fmt}: {result.noise_lines} noise "
@@ -149,9 +157,13 @@ def import_text(text: str, source: str = "file", fmt: str | None = None) -> Impo
 
 
 def positive(value: float, source: str, row: int, column: str, what: str, shown: str) -> float:
-    """``value`` if it is > 0, else a FormatError naming the row and column."""
+    """``value`` if it is a finite number > 0, else a FormatError naming the row and column."""
     if not value > 0:
         raise FormatError(f"{where(source, row, column)}: {what} must be > 0, got {shown}")
+    if not is_finite(value):
+        raise FormatError(f"{where(source, row, column)}: {what} of {shown} (in the file's "
+                          f"unit) is beyond about 1.8e308 in SI units, not a finite number; "
+                          f"give a finite value")
     return value
 
 

@@ -92,13 +92,15 @@ class ApplicationPrediction:
         }
 
     def _terms_summary(self) -> dict:
-        """``terms`` (each term as ``predict`` prints it) and ``eq_4_1_time_s`` for a
-        scalar prediction made with the kernel terms."""
+        """``terms`` (each term as ``predict`` prints it), ``eq_4_1_time_s`` and
+        ``launch_overhead_s`` for a scalar prediction made with the kernel terms (so that
+        kernel_time_s = kernel_time_cycles / clock + launch_overhead_s)."""
         t = self.terms
         if t is None or np.ndim(t.cycles):
             return {}
         out = {"terms": [e.describe() for e in t.effects()],
-               "eq_4_1_time_s": float(t.eq41_cycles / t.clock_hz)}
+               "eq_4_1_time_s": float(t.eq41_cycles / t.clock_hz),
+               "launch_overhead_s": 0.0 if t.overhead_note else float(t.overhead_s)}
         if t.underfill_applied:
             out["occupancy_limited_by_grid"] = float(t.occupancy)
         return out

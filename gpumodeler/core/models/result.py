@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 import math
 
 from gpumodeler.core.device import GPUSpec
-from gpumodeler.core.errors import InvalidParameter, ModelError
+from gpumodeler.core.errors import InvalidParameter, UnphysicalResult
 
 
 class MissingModelInput(InvalidParameter):
     """A model needs a value nobody gave (``item`` names the parameter)."""
 
 
-class ImplausiblePrediction(ModelError):
+class ImplausiblePrediction(UnphysicalResult):
     """A prediction that is not a finite positive time (never printed as a result)."""
 
 

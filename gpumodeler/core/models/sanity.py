@@ -14,26 +14,21 @@
 """
 from __future__ import annotations
 
-import math
-
 from gpumodeler.core.device import GPUSpec
-from gpumodeler.core.errors import LaunchError, ModelError
+from gpumodeler.core.errors import LaunchError, ModelError, UnphysicalResult
+from gpumodeler.core.physical import require_physical
 from gpumodeler.core.models.result import ImplausiblePrediction, ModelInputs
 
 
 def check_finite(model: str, time_s, what: str = "kernel time") -> float:
-    """``time_s`` as a float, or ImplausiblePrediction saying why it cannot be a result."""
+    """``time_s`` as a float, or ImplausiblePrediction saying why it cannot be a result
+    (the rule of :func:`gpumodeler.core.physical.require_physical`)."""
     try:
-        value = float(time_s)
-    except (TypeError, ValueError):
-        raise ImplausiblePrediction(f"{model}: the {what} is not a number ({time_s!r})") from None
-    if not math.isfinite(value) or value <= 0:
-        raise ImplausiblePrediction(
-            f"{model}: the {what} would be "
-            f"{'beyond any finite number' if value != value or abs(value) == float('inf') else f'{value!r} s'}"
-            f", which is not a finite positive time; "
-            f"check λ and the per-warp inputs (e.g. λ must be large enough that time = work / λ stays finite)")
-    return value
+        return require_physical(time_s, f"{model}: the {what}", "s", positive=True, kind="time",
+                                cause="check λ and the per-warp inputs (e.g. λ must be large "
+                                      "enough that time = work / λ stays finite)")
+    except UnphysicalResult as exc:
+        raise ImplausiblePrediction(str(exc)) from None
 
 
 def check_occupancy(gpu: GPUSpec, occupancy) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.physical import require_physical
 
 
 def _positive_array(name, values):
@@ -31,6 +32,28 @@ def _positive_array(name, values):
     if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
         raise InvalidParameter(f"{name} must all be numbers > 0, got {values}")
     return arr
+
+
+#: No copy between host and device is measured below this: its startup alone takes
+#: microseconds (Gajger Table 5.1: 4-10 µs), and timers resolve about half a microsecond. A
+#: shorter time is a unit slip, and it would give a bandwidth no link has.
+MIN_COPY_TIME_S = 1e-9
+
+
+def check_copy_times(t) -> None:
+    """InvalidParameter when a measured copy time is below :data:`MIN_COPY_TIME_S`."""
+    short = t < MIN_COPY_TIME_S
+    if np.any(short):
+        raise InvalidParameter(
+            f"a measured copy time of {float(t[short][0]):.3g} s is below 1 ns; a copy takes at "
+            f"least its startup time (microseconds): check the times' unit (e.g. 3.97us)")
+
+
+def common_sizes(n, t) -> str:
+    """``1 B: 1 ms, 2 B: 1 ms`` for a message (at most four pairs, smallest sizes first)."""
+    order = np.argsort(n, kind="stable")[:4]
+    more = ", …" if n.size > 4 else ""
+    return ", ".join(f"{n[i]:g} B: {t[i]:.6g} s" for i in order) + more
 
 
 @dataclass(frozen=True)
@@ -56,12 +79,11 @@ class LinkFit:
     notes: tuple = ()
 
 
-def _weights(measured, weighting):
-    if weighting == "relative":
-        return 1.0 / measured**2
-    if weighting == "absolute":
-        return np.ones_like(measured)
-    raise InvalidParameter(f"weighting must be 'relative' or 'absolute', got {weighting!r}")
+def _check_weighting(weighting) -> None:
+    """The weighting's name: relative (w = 1/m², written as residuals divided by m, so that
+    times of 1e-300 s do not overflow a square) or absolute."""
+    if weighting not in ("relative", "absolute"):
+        raise InvalidParameter(f"weighting must be 'relative' or 'absolute', got {weighting!r}")
 
 
 def fit_kernel_lambda(estimated_at_lambda_1_s, measured_s, weighting: str = "relative") -> LambdaFit:
@@ -70,9 +92,20 @@ def fit_kernel_lambda(estimated_at_lambda_1_s, measured_s, weighting: str = "rel
     meas = _positive_array("measured times", measured_s)
     if est.shape != meas.shape:
         raise InvalidParameter(f"give as many estimates as measurements ({est.size} vs {meas.size})")
-    w = _weights(meas, weighting)
-    mu = float(np.sum(w * est * meas) / np.sum(w * est * est))
-    lam = 1.0 / mu
+    _check_weighting(weighting)
+    # relative: with r = e/m, μ = Σr / Σr²; absolute: in units of the longest time. Times
+    # too far apart give no finite λ, which is refused below.
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        if weighting == "relative":
+            r = est / meas
+            mu = float(np.sum(r) / np.sum(r * r))
+        else:
+            unit = float(max(est.max(), meas.max()))
+            e, m = est / unit, meas / unit
+            mu = float(np.sum(e * m) / np.sum(e * e))
+    lam = require_physical(1.0 / mu if mu else float("inf"), "λ", positive=True,
+                           cause="the estimated and measured times are too far apart for a "
+                                 "number; check their units")
     pred = est / lam
     res = pred - meas
     rel = res / meas
@@ -91,18 +124,33 @@ def fit_link(sizes_bytes, measured_s, nominal_bandwidth_bytes_per_s: float | Non
     if np.unique(n).size < 2:
         raise InvalidParameter("give measurements at two or more different sizes to separate "
                                "startup time from bandwidth")
-    w = _weights(t, weighting)
-    sw = np.sqrt(w)
-    a = np.column_stack([np.ones_like(n), n]) * sw[:, None]
-    (ts, k), *_ = np.linalg.lstsq(a, t * sw, rcond=None)
+    check_copy_times(t)
+    # fitted in units of the largest time and the largest size, so that times of 1e-300 s
+    # or sizes of 1e300 B neither overflow the weights nor defeat the least squares
+    t_unit = float(t.max())
+    n_unit = float(n.max()) or 1.0
+    tu, nu = t / t_unit, n / n_unit
+    _check_weighting(weighting)
+    sw = 1.0 / tu if weighting == "relative" else np.ones_like(tu)
+    a = np.column_stack([np.ones_like(nu), nu]) * sw[:, None]
+    (ts, k), *_ = np.linalg.lstsq(a, tu * sw, rcond=None)
     notes = []
     if ts < 0:
-        notes.append(f"the unconstrained fit gave a negative startup time ({ts:.3g} s); refitted with startup 0")
+        notes.append(f"the unconstrained fit gave a negative startup time ({ts * t_unit:.3g} s); "
+                     f"refitted with startup 0")
         ts = 0.0
-        k = float(np.sum(w * n * t) / np.sum(w * n * n))
-    if not k > 0:
-        raise InvalidParameter("the measurements do not grow with size; cannot fit a bandwidth")
-    bw = 1.0 / k
+        w = sw * sw
+        k = float(np.sum(w * nu * tu) / np.sum(w * nu * nu))
+    # the payload time across the sizes, in units of the largest time: below rounding
+    # (1e-9), the times do not grow with size and the bandwidth would be infinite
+    if not k * (nu.max() - nu.min()) > 1e-9:
+        raise InvalidParameter(
+            f"the measured times do not grow with size ({common_sizes(n, t)}): the bandwidth "
+            f"would be infinite; measure copies large enough that the payload shows in the "
+            f"time (MiB and more) and give their sizes and times")
+    ts, k = ts * t_unit, k * t_unit / n_unit
+    bw = require_physical(1.0 / k, "the effective bandwidth", "B/s", positive=True,
+                          kind="bandwidth", cause="check the sizes and times")
     pred = ts + n * k
     res = pred - t
     rel = res / t

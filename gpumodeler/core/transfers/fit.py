@@ -40,6 +40,7 @@ import numpy as np
 
 from gpumodeler.core.errors import InvalidParameter
 
+from .calibration import check_copy_times
 from .models import Regime, TransferModel
 
 STARTUP_WINDOW_BYTES = 64 * 1024
@@ -88,6 +89,7 @@ def _check_inputs(sizes_bytes, times_s):
         raise InvalidParameter("transfer sizes must be numbers of bytes >= 0")
     if np.any(~np.isfinite(t)) or np.any(t <= 0):
         raise InvalidParameter("transfer times must be numbers of seconds > 0")
+    check_copy_times(t)
     return n, t
 
 
@@ -216,7 +218,15 @@ def fit_transfer_model(sizes_bytes, times_s, *, max_regimes: int = MAX_REGIMES,
 
     ``regimes`` forces the number of regimes; otherwise 1..``max_regimes`` are compared by
     leave-one-out over sizes (module docstring). Copies of 0 bytes are left out (note).
-    Needs copies of at least three different sizes > 0."""
+    Needs copies of at least three different sizes > 0. A bandwidth that comes out not
+    finite (sizes near 1e308 B) is refused."""
+    # overflow to inf is refused by the regimes' own check (Regime), not a warning
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _fit_transfer_model(sizes_bytes, times_s, max_regimes, regimes,
+                                   startup_window_bytes)
+
+
+def _fit_transfer_model(sizes_bytes, times_s, max_regimes, regimes, startup_window_bytes):
     n, t = _check_inputs(sizes_bytes, times_s)
     notes = []
     zero = n == 0

@@ -7,6 +7,8 @@ from __future__ import annotations
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.latency_bound import analyze
+from gpumodeler.core.launch_limits import MAX_GRID_X, launch_problem, limits
+from gpumodeler.core.launch_limits import data_size_limit as core_data_size_limit
 
 
 def variable_names(project, launch) -> list[str]:
@@ -24,17 +26,19 @@ def variable_names(project, launch) -> list[str]:
     return sorted(names)
 
 
-# CUDA's grid x dimension holds at most 2^31 - 1 blocks (compute capability 3.0 and later)
-MAX_GRID_BLOCKS = 2**31 - 1
+# CUDA's grid x dimension holds at most 2^31 - 1 blocks (compute capability 3.0 and later;
+# every limit of a launch: core.launch_limits, which the CLI checks too)
+MAX_GRID_BLOCKS = MAX_GRID_X
 # a transfer larger than this (1 PB) is no host's memory: surely a typo
 MAX_TRANSFER_BYTES = 1e15
 # a loop runs at most this many iterations per thread in any model we draw
 MAX_LOOP_ITERATIONS = 1e12
 
 
-def data_size_limit(block_size: int) -> int:
-    """The largest data size N a launch of ``block_size`` threads per block can cover."""
-    return MAX_GRID_BLOCKS * max(int(block_size), 1)
+def data_size_limit(block_size: int, compute_capability=None) -> int:
+    """The largest data size N a launch of ``block_size`` threads per block can cover (on a
+    GPU of ``compute_capability``; None: 3.0 and later)."""
+    return core_data_size_limit(block_size, compute_capability)
 
 
 def loop_variable_problem(name: str, value: float) -> str:
@@ -81,25 +85,28 @@ def transfer_size_problem(project, launch, text: str) -> str:
 
 
 def occupancy_problem(project, gpu_spec, candidate) -> str:
-    """Why the GPU of launch ``candidate`` cannot run one of its blocks (the occupancy
-    calculator's reason, an occupancy override above the GPU's warps per SM, a data size
-    beyond the grid limit), or ''. Other problems are left to the command, which refuses
-    them with the model's message. ``gpu_spec``: catalog name -> GPUSpec."""
+    """Why the GPU of launch ``candidate`` cannot run it (CUDA's launch limits of the GPU's
+    compute capability, the occupancy calculator's reason, an occupancy override above the
+    GPU's warps per SM, a data size beyond the grid limit), or ''. Other problems are left
+    to the command, which refuses them with the model's message. ``gpu_spec``: catalog
+    name -> GPUSpec."""
+    cc = None
+    if candidate.gpu in project.devices:
+        try:
+            gpu = gpu_spec(project.devices[candidate.gpu].device_name)
+        except (ModelError, LookupError):
+            gpu = None
+        cc = gpu.compute_capability if gpu is not None else None
+    else:
+        gpu = None
+    problem = launch_limit_problem(candidate, cc)
+    if problem:
+        return problem
     try:
         candidate.checked()
     except ModelError:
         return ""
-    if candidate.data_size is not None and candidate.data_size > data_size_limit(candidate.block_size):
-        return (f"data size N = {candidate.data_size:.4g} needs more than 2^31 - 1 blocks of "
-                f"{candidate.block_size} threads (CUDA's grid limit); at most "
-                f"{data_size_limit(candidate.block_size):.4g}")
-    if candidate.gpu not in project.devices:
-        return ""
-    try:
-        gpu = gpu_spec(project.devices[candidate.gpu].device_name)
-    except (ModelError, LookupError):
-        return ""
-    if not gpu.compute_capability:
+    if gpu is None or not gpu.compute_capability:
         return ""
     if candidate.occupancy_override is not None:
         from gpumodeler.core.occupancy.compute_capability import architecture
@@ -118,6 +125,28 @@ def occupancy_problem(project, gpu_spec, candidate) -> str:
     except ModelError as exc:
         return str(exc)
     return ""
+
+
+def launch_limit_problem(candidate, compute_capability=None) -> str:
+    """Why CUDA cannot launch ``candidate``'s grid and block on a GPU of
+    ``compute_capability`` (core.launch_limits: the same verdict as the CLI's), or ''.
+    Values that are not whole numbers >= 1 are left to the field's own check."""
+    block, grid, data = candidate.block_size, candidate.grid_size, candidate.data_size
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1
+               for v in (block, grid, data) if v is not None):
+        return ""
+    problem = launch_problem(block_size=block, compute_capability=compute_capability)
+    if problem:
+        return problem
+    if data is not None:
+        most = data_size_limit(block, compute_capability)
+        if data > most:
+            grid_x = limits(compute_capability).grid[0]
+            return (f"data size N = {data:.4g} needs more than "
+                    f"{'2^31 - 1' if grid_x == MAX_GRID_X else grid_x} blocks of {block} threads "
+                    f"(CUDA's grid limit); at most {most:.4g}")
+        grid = -(-data // block)
+    return launch_problem(grid, block, compute_capability)
 
 
 def missing_link_value(project, launch, link_spec, calibration_lookup=None):
