@@ -5,6 +5,11 @@ to :meth:`Document.push`; scenes listen to :attr:`Document.changed` and mirror t
 A refused command (invalid input) never changes the project: ``push`` returns False and
 emits :attr:`Document.refused` with the message (and the item it concerns), which the main
 window shows in the status bar and the editors next to the field or item.
+
+The device database is not part of the project, but every view shows values from it: what
+changes it in the GUI (a device merge, a stored calibration) calls
+:meth:`Document.catalog_changed`, which emits :attr:`Document.changed` with the event
+:data:`CATALOG_CHANGED`; views drop what they cached of the catalog and show it again.
 """
 from __future__ import annotations
 
@@ -17,6 +22,10 @@ from gpumodeler.core.commands import Command
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.latency_tables import TABLES, LatencyTable
 from gpumodeler.core.project import Project
+
+#: Document.changed event after the device database changed; payload: the names of the
+#: devices and links that changed (empty: any of them may have)
+CATALOG_CHANGED = "catalog_changed"
 
 _merge_ids = itertools.count(1000)
 _MERGE_IDS: dict = {}
@@ -99,6 +108,13 @@ class Document(QObject):
             return False
         self.undo_stack.push(CommandAdapter(self, command))
         return True
+
+    def catalog_changed(self, names=()) -> None:
+        """The device database changed (``names``: the devices and links that did, empty:
+        any): its latency tables are read again and every view is told
+        (:data:`CATALOG_CHANGED`). Not a project edit: nothing goes on the undo stack."""
+        self.refresh_latency_tables()
+        self.changed.emit(CATALOG_CHANGED, tuple(names))
 
     def select(self, kind: str, item_id: str) -> None:
         self.selected = (kind, item_id)

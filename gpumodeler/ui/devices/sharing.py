@@ -209,7 +209,9 @@ def import_devices(window, path: str) -> bool:
                                 "is already here with the same values.")
         return False
     if dialog.exec() == QDialog.DialogCode.Accepted:
-        window.document.refresh_latency_tables()
+        # every view shows the merged values (canvas cards, inspector, predictions)
+        window.document.catalog_changed(d.name for d in dialog.report.devices
+                                        if d.status != "identical")
         window.show_hint(f"Merged devices from {path}")
         return True
     return False

@@ -132,6 +132,9 @@ class PropertyInspector(DocumentBinding, QWidget):
     def _on_changed(self, event: str, payload) -> None:
         if not self.target[0]:
             return
+        if event == "catalog_changed":
+            self._fill()   # the shown record is read again
+            return
         if event.endswith("_removed") and getattr(payload, "id", None) == self.target[1]:
             self.show_item("", "")
         elif event.endswith("_changed") or event.endswith("_added"):

@@ -251,7 +251,7 @@ class MeasurementsDialog(QDialog):
     def calibrate_link(self):
         """The link calibration dialog on this file (non-modal); returns it."""
         from gpumodeler.ui.calibration.dialog import open_calibration_dialog
-        self.link_dialog = open_calibration_dialog(self, self.catalog)
+        self.link_dialog = open_calibration_dialog(self, self.catalog, self.document)
         self.link_dialog.load_file(self.path)
         return self.link_dialog
 
@@ -281,6 +281,7 @@ class MeasurementsDialog(QDialog):
             self.message.setText(f"cannot read {self.path}: {exc.strerror}")
             return None
         self.report, self.saved = report, saved
+        doc.catalog_changed((saved.device,))
         loo = (f"leave-one-out error: mean {report['loo_mape']:.3g} %, median "
                f"{report['loo_median_ape']:.3g} %" if report["loo_mape"] is not None
                else "no leave-one-out (one launch size)")
