@@ -96,6 +96,11 @@ class CalibrationDialog(QDialog):
         self.link_box = QComboBox()
         if catalog is not None:
             self.link_box.addItems([s.name for s in catalog.list("link")])
+        if document is not None:   # the project's own link first, not the list's first
+            used = [c.link_name for c in document.project.connections.values()
+                    if self.link_box.findText(c.link_name) >= 0]
+            if used:
+                self.link_box.setCurrentText(used[0])
         self.fit_button = QPushButton("Fit")
         self.fit_button.clicked.connect(self.start_fit)
         form = QFormLayout()
