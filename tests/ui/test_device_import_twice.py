@@ -7,26 +7,14 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from gpumodeler.db.catalog import Catalog
-from gpumodeler.ui.devices import sharing
 from gpumodeler.ui.devices.sharing import ImportDevicesDialog, import_devices, to_import
-from gpumodeler.ui.main_window import MainWindow
 
-pytestmark = pytest.mark.usefixtures("private_settings")
 GPU = "GeForce GTX 970"
 
 
 @pytest.fixture
-def window(qtbot, catalog, monkeypatch):
-    win = MainWindow(catalog)
-    qtbot.addWidget(win)
-    monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
-    told = []
-    monkeypatch.setattr(win, "show_error", lambda title, text: told.append(text))
-    monkeypatch.setattr(sharing.QMessageBox, "information",
-                        lambda parent, title, text: told.append(text))
-    win.told = told
-    yield win
-    QApplication.clipboard().clear()
+def window(example_window):
+    return example_window
 
 
 @pytest.fixture

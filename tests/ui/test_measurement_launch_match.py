@@ -2,31 +2,17 @@
 and kernel. A file of another GPU or kernel (a Tesla K40c vectorAdd profile against the GTX
 970 saxpy2 launch) is used only when the user says so in a question naming both sides;
 names written the profilers' ways (device index, vendor word, parameter list) match."""
-from pathlib import Path
-
 import pytest
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
 
 from gpumodeler.db.calibrations import list_calibrations
-from gpumodeler.ui.main_window import MainWindow
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "resources/examples/saxpy2-gtx970.gpm"
 LAUNCH_GPU = "GeForce GTX 970"
-
-pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture
-def window(qtbot, catalog, monkeypatch):
-    win = MainWindow(catalog)
-    qtbot.addWidget(win)
-    monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
-    monkeypatch.setattr(win, "show_error", lambda title, text: None)
-    assert win.open_path(str(EXAMPLE), ask=False)
-    yield win
-    QApplication.clipboard().clear()
+def window(example_window):
+    return example_window
 
 
 def _profile(path, kernel: str, gpu: str, times=(1.1e-3, 2.3e-3, 4.4e-3)):

@@ -4,8 +4,8 @@ and share, the inspector's count, and the launch panel's fields; messages name t
 never a command-line flag."""
 import pytest
 
-from gpumodeler.core.commands import AddConnection, AddItem
-from gpumodeler.core.project import Connection, PlacedDevice, Project
+from gpumodeler.core.commands import AddItem
+from gpumodeler.core.project import PlacedDevice, Project
 from gpumodeler.ui.application.panel import ApplicationPanel
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.inspector.inspector import PropertyInspector

@@ -13,27 +13,16 @@ from gpumodeler.core.project import evaluate_launch
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.report.application import run_application
 from gpumodeler.ui.devices.sharing import ImportDevicesDialog, import_devices
-from gpumodeler.ui.main_window import MainWindow
 from gpumodeler.ui.units import format_quantity
 
-ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "resources/examples/saxpy2-gtx970.gpm"
 GPU = "GeForce GTX 970"
-
-pytestmark = pytest.mark.usefixtures("private_settings")
 
 
 @pytest.fixture
-def window(qtbot, catalog, monkeypatch):
-    win = MainWindow(catalog)
-    qtbot.addWidget(win)
-    monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
-    monkeypatch.setattr(win, "show_error", lambda title, text: None)
-    assert win.open_path(str(EXAMPLE), ask=False)
-    win.show()
-    win.launch_panel.refresh()
-    yield win
-    QApplication.clipboard().clear()
+def window(example_window):
+    example_window.show()
+    example_window.launch_panel.refresh()
+    return example_window
 
 
 def _select_gpu(window):
