@@ -225,8 +225,10 @@ class MeasurementsDialog(QDialog):
         if found is None or found.matches:
             return True
         launch = self.launch_box.currentText()
+        differ = " and ".join(w for w, same in (("GPU", found.gpu_matches),
+                                                 ("kernel", found.kernel_matches)) if not same)
         box = QMessageBox(QMessageBox.Icon.Warning, "Measurements of another launch?",
-                          f"The measured launches are not of launch {launch}: {found.describe()}.",
+                          f"The measured launches are not of launch {launch}: another {differ}.",
                           QMessageBox.StandardButton.NoButton, self)
         box.setInformativeText(
             f"In the file: kernel {_named(found.file_kernel)} on GPU {_named(found.file_gpu)}.\n"
