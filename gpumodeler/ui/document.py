@@ -5,6 +5,11 @@ to :meth:`Document.push`; scenes listen to :attr:`Document.changed` and mirror t
 A refused command (invalid input) never changes the project: ``push`` returns False and
 emits :attr:`Document.refused` with the message (and the item it concerns), which the main
 window shows in the status bar and the editors next to the field or item.
+
+The device database is not part of the project, but every view shows values from it: what
+changes it in the GUI (a device merge, a stored calibration) calls
+:meth:`Document.catalog_changed`, which emits :attr:`Document.changed` with the event
+:data:`CATALOG_CHANGED`; views drop what they cached of the catalog and show it again.
 """
 from __future__ import annotations
 
@@ -17,6 +22,10 @@ from gpumodeler.core.commands import Command
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.latency_tables import TABLES, LatencyTable
 from gpumodeler.core.project import Project
+
+#: Document.changed event after the device database changed; payload: the names of the
+#: devices and links that changed (empty: any of them may have)
+CATALOG_CHANGED = "catalog_changed"
 
 _merge_ids = itertools.count(1000)
 _MERGE_IDS: dict = {}
@@ -100,6 +109,13 @@ class Document(QObject):
         self.undo_stack.push(CommandAdapter(self, command))
         return True
 
+    def catalog_changed(self, names=()) -> None:
+        """The device database changed (``names``: the devices and links that did, empty:
+        any): its latency tables are read again and every view is told
+        (:data:`CATALOG_CHANGED`). Not a project edit: nothing goes on the undo stack."""
+        self.refresh_latency_tables()
+        self.changed.emit(CATALOG_CHANGED, tuple(names))
+
     def select(self, kind: str, item_id: str) -> None:
         self.selected = (kind, item_id)
         self.selection_changed.emit(kind, item_id)
@@ -175,3 +191,57 @@ class Document(QObject):
             return []
         from gpumodeler.db.calibrations import list_calibrations
         return [c for c in list_calibrations(self.catalog, name, "link") if c.is_current]
+
+    def base_links(self, name: str) -> list[str]:
+        """The catalog links link ``name`` derives from by its name
+        (:func:`gpumodeler.core.transfers.lineage.base_link_names`) that the database lists,
+        under that very name or alias, as links of the same type; nearest first."""
+        from gpumodeler.core.transfers.lineage import base_link_names
+        from gpumodeler.db.mapping import normalize_name
+        if self.catalog is None:
+            return []
+        try:
+            link_type = self.catalog.get(name).value("link_type")
+        except (ModelError, LookupError):
+            return []
+        out = []
+        for base in base_link_names(name):
+            try:
+                summary = self.catalog.resolve(base)
+                same_type = self.catalog.get(summary.name).value("link_type") == link_type
+            except (ModelError, LookupError):
+                continue
+            names = {normalize_name(n) for n in (summary.name, *summary.aliases)}
+            if summary.kind == "link" and same_type and normalize_name(base) in names:
+                out.append(summary.name)
+        return out
+
+    def offered_link_calibrations(self, name: str) -> list[tuple[str, object]]:
+        """(link stored under, calibration) of every current calibration a connection over
+        link ``name`` can use: the link's own, then those of the links it derives from
+        (:meth:`base_links`) for labels the link has none of."""
+        own = [(name, c) for c in self.link_calibrations(name)]
+        seen = {c.label for _, c in own}
+        for base in self.base_links(name):
+            found = [(base, c) for c in self.link_calibrations(base) if c.label not in seen]
+            own += found
+            seen |= {c.label for _, c in found}
+        return own
+
+    def adopt_link_calibration(self, name: str, source: str, label: str) -> list:
+        """Store the current calibrations labelled ``label`` of link ``source`` (a link
+        ``name`` derives from) as link ``name``'s own, their provenance kept and the origin
+        noted, so the project's predictions (here and on the command line) find them under
+        the link's name; returns the stored calibrations (views are told)."""
+        from dataclasses import replace
+
+        from gpumodeler.db.calibrations import save_calibration
+        stored = []
+        for cal in self.link_calibrations(source):
+            if cal.label != label:
+                continue
+            note = f"calibrated on {source}" + (f"; {cal.note}" if cal.note else "")
+            stored.append(save_calibration(self.catalog, replace(cal, device=name, note=note)))
+        if stored:
+            self.catalog_changed((name,))
+        return stored

@@ -123,7 +123,8 @@ def create_menus(window) -> None:
     devices_menu = bar.addMenu("&Devices")
     devices_menu.addActions([window.export_devices_action, window.import_devices_action])
     devices_menu.addAction("Calibrate &Link from Measurements…",
-                           lambda: open_calibration_dialog(window, window.catalog))
+                           lambda: open_calibration_dialog(window, window.catalog,
+                                                           window.document))
     view_menu = bar.addMenu("&View")
     view_menu.addAction(window.fit_action)
     view_menu.addSeparator()

@@ -8,13 +8,16 @@ grammar and unit tables of :mod:`gpumodeler.core.quantities` that the CLI's flag
 from __future__ import annotations
 
 import math
+import re
+from fractions import Fraction
 
 # One number grammar for the GUI and the CLI (16M, 16Mi, 2^20, 1,000,000): core/quantities.py.
 from gpumodeler.core.errors import shown
 from gpumodeler.core.quantities import QuantityError, parse_number, units_of
 from gpumodeler.core.quantities import parse_quantity as core_parse_quantity
 
-__all__ = ["QuantityError", "format_quantity", "parse_number", "parse_quantity"]
+__all__ = ["QuantityError", "format_quantity", "number_text", "parse_exact_number",
+           "parse_number", "parse_quantity"]
 
 # SI prefixes for rates and clocks; bytes use binary prefixes when the value is a whole
 # number of KiB/MiB/GiB (memory sizes), SI otherwise (bandwidths).
@@ -119,3 +122,58 @@ def _unit_hint(unit: str) -> str:
                 "W": " in W", "B/cycle": " of bytes per cycle", "1/cycle": " per cycle",
                 "year": " (a year)"}
     return examples.get(unit, f" in {unit}")
+
+
+# -- numbers typed and shown with every digit -------------------------------------------------
+_DECIMAL_PREFIXES = {"k": 10**3, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15}
+_BINARY_PREFIXES = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+_PLAIN_NUMBER = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_EXACT_PREFIXED = re.compile(rf"([-+]?{_PLAIN_NUMBER})(Ki|Mi|Gi|Ti|[kKMGTP])?")
+_EXACT_POWER = re.compile(rf"([-+]?)({_PLAIN_NUMBER})(?:\^|\*\*)(\+?\d+)")
+_GROUPING = str.maketrans("", "", "_ \t\u00a0\u2009\u202f,")
+
+
+def parse_exact_number(text) -> int | float:
+    """What :func:`parse_number` reads (the one grammar: ``16777216``, ``1e6``,
+    ``1,000,000``, ``16M``, ``16Mi``, ``2^20``), keeping every digit: a whole number is an
+    exact ``int`` at any size (``12345678901234567891``, ``1e23``, ``2^64``), any other
+    the float. Raises :class:`QuantityError` as ``parse_number`` does."""
+    value = parse_number(text)       # the grammar, its checks and its messages
+    exact = _exact_value(str(text).translate(_GROUPING))
+    if exact is not None and exact.denominator == 1:
+        return int(exact)
+    if float(value).is_integer() and abs(value) < 2**53:
+        return int(value)
+    return value
+
+
+def _exact_value(t: str) -> Fraction | None:
+    """The rational ``t`` denotes (commas and blanks already gone), or None for a form
+    read only as a float (a negative or fractional power)."""
+    try:
+        m = _EXACT_PREFIXED.fullmatch(t)
+        if m:
+            scale = _DECIMAL_PREFIXES.get(m.group(2)) or _BINARY_PREFIXES.get(m.group(2)) or 1
+            return Fraction(m.group(1)) * scale
+        m = _EXACT_POWER.fullmatch(t)
+        if m:
+            power = Fraction(m.group(2)) ** int(m.group(3))
+            return -power if m.group(1) == "-" else power
+    except (ValueError, ZeroDivisionError, OverflowError):
+        return None
+    return None
+
+
+def number_text(value) -> str:
+    """A number as text that reads back as the same value, every digit kept:
+    ``16777216`` (never ``1.67772e+07``), ``0.7037871234``, ``1e+300``."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    value = float(value)
+    if value.is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(value)

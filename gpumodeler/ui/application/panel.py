@@ -19,8 +19,12 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.ui.application.layout import build_panel
 from gpumodeler.ui.application.split_dialog import SplitDialog
 from gpumodeler.ui.binding import DocumentBinding, current_or_first
+from gpumodeler.ui.application.fields import (field_message, parse_variables, size_text,
+                                               variables_text)
+from gpumodeler.ui.units import QuantityError, number_text, parse_exact_number, parse_quantity
 
 LIVE_DELAY_MS = 30
+
 
 
 def _lookups(document) -> dict:
@@ -65,7 +69,7 @@ class ApplicationPanel(DocumentBinding, QWidget):
 
     def _refused(self, message, item) -> None:
         if self.pushing:
-            self.message.setText(message)
+            self.message.setText(field_message(message))
             self._fill()  # put back what the model refused (a drag, a field)
 
     def command_done(self) -> None:
@@ -92,8 +96,9 @@ class ApplicationPanel(DocumentBinding, QWidget):
             if app is None:
                 return
             self.policy_combo.setCurrentText(app.policy)
-            self.host_power.setText("" if app.host_power_w is None else f"{app.host_power_w:g}")
-            self.variables_edit.setText(", ".join(f"{k}={v:g}" for k, v in app.variables.items()))
+            self.host_power.setText("" if app.host_power_w is None
+                                    else f"{number_text(app.host_power_w)} W")
+            self.variables_edit.setText(variables_text(app.variables))
             for s in app.steps:
                 item = QListWidgetItem(self._step_text(s))
                 item.setData(Qt.ItemDataRole.UserRole, s.id)
@@ -140,7 +145,7 @@ class ApplicationPanel(DocumentBinding, QWidget):
                          step.launch)
         gpus = [("(the launch's)", None)] + [(f"{d.label or d.device_name} ({d.id})", d.id) for d in self.project.gpus()]
         self._fill_combo(self.gpu_combo, gpus, step.gpu)
-        self.fraction_edit.setText(f"{step.fraction:g}")
+        self.fraction_edit.setText(number_text(step.fraction))
         self.concurrent_check.blockSignals(True)
         self.concurrent_check.setChecked(step.concurrent)
         self.concurrent_check.blockSignals(False)
@@ -216,26 +221,27 @@ class ApplicationPanel(DocumentBinding, QWidget):
             self._set_app(text="clear host power", host_power_w=None)
             return
         try:
-            value = float(text.removesuffix("W").strip())
-        except ValueError:
-            self.message.setText(f"host power must be a number of W, got {text!r}")
+            value = parse_quantity(text, "W")
+        except QuantityError as exc:
+            self.message.setText(f"Host power: {exc}")
             return
         self._set_app(text="set host power", host_power_w=value)
 
     def _variables_edited(self) -> None:
-        from gpumodeler.core.kernel.expressions import parse
-        values = {}
-        for part in filter(None, (p.strip() for p in self.variables_edit.text().split(","))):
-            name, eq, expr = part.partition("=")
-            if not eq or not name.strip().isidentifier():
-                self.message.setText(f"variables are name=value pairs separated by commas, got {part!r}")
-                return
-            try:
-                values[name.strip()] = float(parse(expr.strip()).evaluate({}))
-            except (ModelError, ValueError, TypeError) as exc:
-                self.message.setText(f"variable {name.strip()}: {exc}")
-                return
+        try:
+            values = parse_variables(self.variables_edit.text())
+        except ValueError as exc:
+            self.message.setText(str(exc))
+            return
+        if self.application is not None and values == self.application.variables:
+            self.variables_edit.setText(variables_text(values))   # 16Mi shown as its digits
+            return
         self._set_app(text="set application variables", variables=values)
+
+    def _size_edited(self) -> None:
+        size = size_text(self.size_edit.text())
+        self.size_edit.setText(size)
+        self._set_step(size=size)
 
     def _steps_changed(self, steps, text) -> bool:
         return self._set_app(text=text, steps=tuple(steps))
@@ -252,9 +258,9 @@ class ApplicationPanel(DocumentBinding, QWidget):
 
     def _fraction_edited(self) -> None:
         try:
-            value = float(self.fraction_edit.text())
-        except ValueError:
-            self.message.setText(f"the share must be a number in (0, 1], got {self.fraction_edit.text()!r}")
+            value = float(parse_exact_number(self.fraction_edit.text()))
+        except QuantityError as exc:
+            self.message.setText(f"Share must be a number in (0, 1]: {exc}")
             return
         self._set_step(fraction=value)
 
@@ -325,7 +331,7 @@ class ApplicationPanel(DocumentBinding, QWidget):
                                       scatter_size=scatter, gather_size=gather, prefix=f"{prefix}{k}",
                                       variables=dict(app.variables) or None, **_lookups(self.document))
         except ModelError as exc:
-            self.message.setText(str(exc))
+            self.message.setText(field_message(exc))
             return False
         return self._steps_changed(list(app.steps) + list(new), f"split launch over {len(gpus)} GPUs")
 
@@ -357,7 +363,7 @@ class ApplicationPanel(DocumentBinding, QWidget):
             try:
                 self.result = run_application(self.project, app.id, _lookups(self.document))
             except ModelError as exc:
-                self.error = str(exc)
+                self.error = field_message(exc)
         self.chart.show_result(self.result)
         if self.result:
             r = self.result

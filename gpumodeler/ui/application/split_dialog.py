@@ -5,6 +5,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QLineEdit,
                                QListWidget, QListWidgetItem)
 
+from gpumodeler.ui.application.fields import size_text
+
 
 class SplitDialog(QDialog):
     """Choose a launch, GPUs, the host, the split and the scatter/gather sizes."""
@@ -43,4 +45,4 @@ class SplitDialog(QDialog):
         gpus = [self.gpus.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.gpus.count())
                 if self.gpus.item(i).checkState() == Qt.CheckState.Checked]
         return {"launch_id": self.launch.currentData(), "gpus": gpus, "host": self.host.currentData(),
-                "split": self.split.currentText(), "scatter": self.scatter.text(), "gather": self.gather.text()}
+                "split": self.split.currentText(), "scatter": size_text(self.scatter.text()), "gather": size_text(self.gather.text())}

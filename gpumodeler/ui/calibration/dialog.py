@@ -70,10 +70,12 @@ class CalibrationDialog(QDialog):
 
     fitted = Signal(object)
 
-    def __init__(self, catalog, parent: QWidget | None = None):
+    def __init__(self, catalog, parent: QWidget | None = None, document=None):
         super().__init__(parent)
         self.setWindowTitle("Calibrate a link from measured copies")
         self.catalog = catalog
+        #: the open project's Document, told when a calibration is stored (may be None)
+        self.document = document
         self.path: Path | None = None
         self.records: tuple = ()
         self.selection = None
@@ -94,6 +96,11 @@ class CalibrationDialog(QDialog):
         self.link_box = QComboBox()
         if catalog is not None:
             self.link_box.addItems([s.name for s in catalog.list("link")])
+        if document is not None:   # the project's own link first, not the list's first
+            used = [c.link_name for c in document.project.connections.values()
+                    if self.link_box.findText(c.link_name) >= 0]
+            if used:
+                self.link_box.setCurrentText(used[0])
         self.fit_button = QPushButton("Fit")
         self.fit_button.clicked.connect(self.start_fit)
         form = QFormLayout()
@@ -226,16 +233,19 @@ class CalibrationDialog(QDialog):
         except ModelError as exc:
             self.message.setText(str(exc))
             return None
+        if self.document is not None:
+            self.document.catalog_changed((self.saved.device,))
         self.message.setText("")
         self.summary.setText(self.summary.text() + f"<br><b>Saved</b> as the {label} "
                              f"{self.saved.subject} calibration of {self.saved.device}.")
         return self.saved
 
 
-def open_calibration_dialog(parent: QWidget, catalog) -> CalibrationDialog:
-    """Show a non-modal calibration dialog over ``parent`` (deleted when closed)."""
+def open_calibration_dialog(parent: QWidget, catalog, document=None) -> CalibrationDialog:
+    """Show a non-modal calibration dialog over ``parent`` (deleted when closed);
+    ``document``: the open project, told when a calibration is stored."""
     from PySide6.QtCore import Qt
-    dialog = CalibrationDialog(catalog, parent)
+    dialog = CalibrationDialog(catalog, parent, document)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
     return dialog

@@ -35,6 +35,16 @@ def describe(side) -> str:
     return "; ".join(parts) or "(none)"
 
 
+def to_import(report) -> list:
+    """The devices of an import report that a merge would change: new ones, and those with
+    a field (or calibration) to take or to choose. A device whose every difference is one
+    mine already has in full (status "mine", e.g. after keeping both sides in an earlier
+    import of the same file) has nothing to import and nothing to ask."""
+    return [d for d in report.devices if d.status == "new"
+            or (d.status in ("changed", "conflicting")
+                and any(f.status != MINE for f in d.fields))]
+
+
 class ExportDevicesDialog(QDialog):
     """Choose devices (filter by name) and a file; export them with the sources they cite."""
 
@@ -210,13 +220,15 @@ def import_devices(window, path: str) -> bool:
     except (ModelError, OSError) as exc:
         window.show_error("Cannot import devices", f"{path} cannot be imported.\n\n{exc}")
         return False
-    if not dialog.report.new and not dialog.report.changed and not dialog.report.conflicting:
+    if not to_import(dialog.report):
         refused = (f"\n\n{dialog.refused.text()}" if dialog.report.problems else "")
         QMessageBox.information(window, "Import devices", "Nothing to import: every device in the file "
                                 "is already here with the same values." + refused)
         return False
     if dialog.exec() == QDialog.DialogCode.Accepted:
-        window.document.refresh_latency_tables()
+        # every view shows the merged values (canvas cards, inspector, predictions)
+        window.document.catalog_changed(d.name for d in dialog.report.devices
+                                        if d.status != "identical")
         window.show_hint(f"Merged devices from {path}")
         return True
     return False

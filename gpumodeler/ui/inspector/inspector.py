@@ -21,6 +21,7 @@ from gpumodeler.ui.device_fields import (OverrideError, field_label, field_names
                                          format_value, override_key, parse_override,
                                          provenance_text, read_only_reason, record_tooltip,
                                          unit_of)
+from gpumodeler.ui.units import QuantityError, parse_exact_number
 
 FIELD_ROLE = Qt.ItemDataRole.UserRole + 1    # field name (on every cell of a field row)
 ROW_ROLE = Qt.ItemDataRole.UserRole + 2      # "field" | "count" | "label" | "info" | "alternative"
@@ -131,6 +132,9 @@ class PropertyInspector(DocumentBinding, QWidget):
 
     def _on_changed(self, event: str, payload) -> None:
         if not self.target[0]:
+            return
+        if event == "catalog_changed":
+            self._fill()   # the shown record is read again
             return
         if event.endswith("_removed") and getattr(payload, "id", None) == self.target[1]:
             self.show_item("", "")
@@ -338,9 +342,11 @@ class PropertyInspector(DocumentBinding, QWidget):
         collection = self._collection()
         if row_kind == "count":
             try:
-                count = int(text.strip())
-            except ValueError:
-                return self._refuse(field, f"count must be a whole number 1..1024, got {text!r}")
+                count = parse_exact_number(text)
+            except QuantityError as exc:
+                return self._refuse(field, f"count must be a whole number 1..1024: {exc}")
+            if not isinstance(count, int):
+                return self._refuse(field, f"count must be a whole number 1..1024, got {text.strip()!r}")
             if count == entity.count:
                 self._refresh()
                 return True

@@ -235,6 +235,12 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
             else:
                 self._analysis_stale = True
                 self._schedule_analysis()
+        elif event == "catalog_changed":
+            # the database's latency tables may have changed: list them and analyse again
+            self._fill_table_choices()
+            self._sync_kernel_properties()
+            self._analysis_stale = True
+            self._schedule_analysis()
         elif event in ("kernels_added", "kernels_removed", "kernels_changed"):
             if event == "kernels_added" and (self.pushing or self.kernel_id is None):
                 self.kernel_id = payload[0]

@@ -90,7 +90,10 @@ class CalibratedLinkBox(QComboBox):
     connection: every launch over that link uses it.
 
     The stored labels are read when the list opens; :meth:`sync` (the panel's refresh)
-    only shows the connection's current choice."""
+    only shows the connection's current choice. A link named after a generic one (``PCIe
+    3.0 x16 (Gajger GTX 970 testbed)`` after ``PCIe 3.0 x16``) is also offered the generic
+    link's calibrations (marked “from …”); choosing one stores it as the link's own
+    (Document.adopt_link_calibration), so the project finds it under its link's name."""
 
     def __init__(self, panel):
         super().__init__(panel)
@@ -108,18 +111,25 @@ class CalibratedLinkBox(QComboBox):
         return transfer_connection(panel.project, panel.launch)
 
     def labels(self) -> dict:
-        """label -> the current calibrations of that label on the transfer link."""
+        """label -> the current calibrations of that label the transfer link can use (its
+        own, or those of a link it derives from: see :meth:`source`)."""
         conn = self.connection()
+        self._sources: dict = {}
         if conn is None:
             return {}
         try:
-            cals = self.panel.document.link_calibrations(conn.link_name)
+            cals = self.panel.document.offered_link_calibrations(conn.link_name)
         except (ModelError, LookupError):   # a link not in the catalog has none
             return {}
         out: dict = {}
-        for c in cals:
+        for link, c in cals:
             out.setdefault(c.label, []).append(c)
+            self._sources[c.label] = link
         return out
+
+    def source(self, label) -> str | None:
+        """The link the calibrations labelled ``label`` are stored under (as last listed)."""
+        return getattr(self, "_sources", {}).get(label)
 
     def sync(self) -> None:
         """Show the connection's current choice (no database read)."""
@@ -145,7 +155,9 @@ class CalibratedLinkBox(QComboBox):
             dirs = ", ".join(sorted(c.subject for c in cals))
             loos = [c.loo_mape for c in cals if c.loo_mape is not None]
             loo = f" · LOO {max(loos):.3g} %" if loos else ""
-            self.addItem(f"{label} · {dirs}{loo}", label)
+            source = self.source(label)
+            origin = f" · from {source}" if conn is not None and source != conn.link_name else ""
+            self.addItem(f"{label} · {dirs}{loo}{origin}", label)
             self.setItemData(self.count() - 1, "\n".join(c.describe() for c in cals),
                              Qt.ItemDataRole.ToolTipRole)
         if current is not None and current not in found:
@@ -170,6 +182,15 @@ class CalibratedLinkBox(QComboBox):
         if conn is None or conn.overrides.get(TRANSFER_CALIBRATION) == label:
             self.sync()
             return False
+        source = self.source(label)
+        if label is not None and source is not None and source != conn.link_name:
+            try:   # the generic link's calibration becomes this link's own
+                self.panel.document.adopt_link_calibration(conn.link_name, source, label)
+            except (ModelError, LookupError) as exc:
+                self.panel.refuse("transfer_calibration", f"cannot use the calibration of "
+                                                          f"{source}: {exc}")
+                self.sync()
+                return False
         done = self.panel.document.push(SetOverride("connections", conn.id, TRANSFER_CALIBRATION,
                                                     label))
         self.sync()

@@ -9,7 +9,7 @@ import math
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QFormLayout, QLabel, QLineEdit, QWidget)
 
-from ..units import QuantityError, parse_number
+from ..units import QuantityError, number_text, parse_number
 
 ERROR_STYLE = ("border: 1.5px solid #d00000; border-radius: 3px; background: #fff3f3;"
                " padding: 1px 2px;")
@@ -67,11 +67,10 @@ def parse_float(text: str, what: str, minimum: float | None = None, maximum: flo
 
 
 def fmt_number(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
-        return str(int(value))
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    """A field's value as text that reads back as the same value (every digit kept, so
+    committing a field again never rounds it)."""
+    return number_text(value) if isinstance(value, (int, float)) else ("" if value is None
+                                                                       else str(value))
 
 
 def mark_error(widget: QWidget, message: str) -> None:

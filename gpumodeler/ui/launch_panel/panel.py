@@ -546,5 +546,6 @@ class LaunchPanel(DocumentBinding, QWidget):
             if self.pushing:
                 return  # _push refreshes once the command is done
             self._schedule_refresh()
-        elif event.startswith(("devices_", "connections_", "kernels_", "kernel_edited")):
+        elif event.startswith(("devices_", "connections_", "kernels_", "kernel_edited",
+                               "catalog_changed")):
             self._schedule_refresh()

@@ -5,7 +5,10 @@ link calibration dialog), fit λ of a launch's kernel and store it, add the kern
 as measured points of a launch (one undoable command) so they overlay its sweep.
 
 A file that cannot be read is refused with a message before any dialog opens; nothing in
-the project or the calibration store changes unless a button says so.
+the project or the calibration store changes unless a button says so. The kernel's launches
+are matched to the launch's GPU and kernel by the names the file records (normalised,
+core/measurements/matching.py): when either differs (or the file gives none) the λ and the
+points are used only after the user chooses so in a question naming both sides.
 """
 from __future__ import annotations
 
@@ -13,8 +16,9 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout, QGroupBox,
-                               QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPushButton,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMessageBox,
+                               QPushButton, QTableWidget, QTableWidgetItem, QVBoxLayout,
+                               QWidget)
 
 from gpumodeler.core.commands import AddItem, Macro
 from gpumodeler.core.errors import FormatError, ModelError
@@ -141,6 +145,11 @@ class MeasurementsDialog(QDialog):
         form.addRow("Kernel", self.kernel_box)
         form.addRow("Launch", self.launch_box)
         form.addRow("λ label", self.label_edit)
+        self.match_label = QLabel(wordWrap=True)
+        self.match_label.setStyleSheet("color: #8a5a00")
+        form.addRow(self.match_label)
+        self.kernel_box.currentIndexChanged.connect(self._show_match)
+        self.launch_box.currentIndexChanged.connect(self._show_match)
         row = QHBoxLayout()
         row.addWidget(self.lambda_button)
         row.addWidget(self.points_button)
@@ -164,6 +173,8 @@ class MeasurementsDialog(QDialog):
         layout.addWidget(self.message)
         layout.addWidget(buttons)
         self.resize(980, 620)
+        self.mismatch_box: QMessageBox | None = None
+        self._show_match()
 
     def _counts_text(self) -> str:
         r = self.result
@@ -184,11 +195,65 @@ class MeasurementsDialog(QDialog):
     def _chosen(self):
         return self.kernel_box.currentData(), self.launch_box.currentData()
 
+    # -- does the file's kernel belong to the launch? -------------------------------------
+    def match(self):
+        """The chosen kernel's names against the chosen launch's (None without a choice)."""
+        (name, gpu), launch_id = self._chosen() if self.kernel_box.count() else ((None, None), None)
+        if name is None or launch_id is None:
+            return None
+        project = self.document.project
+        launch = project.launches[launch_id]
+        device = project.devices.get(launch.gpu) if launch.gpu else None
+        aliases = ()
+        if device is not None and self.catalog is not None:
+            try:
+                aliases = self.catalog.resolve(device.device_name).aliases
+            except (ModelError, LookupError):   # a GPU not in the database: its name only
+                aliases = ()
+        return use.launch_match(project, launch_id, name, gpu, aliases)
+
+    def _show_match(self, *_args) -> None:
+        found = self.match()
+        self.match_label.setText("" if found is None or found.matches else
+                                 f"Not the same launch: {found.describe()}.")
+
+    def confirm_match(self, action: str) -> bool:
+        """True when the chosen kernel's launches fit the chosen launch, or the user chose
+        to use them anyway in a question naming the file's GPU and kernel and the launch's;
+        False (and a message) otherwise."""
+        found = self.match()
+        if found is None or found.matches:
+            return True
+        launch = self.launch_box.currentText()
+        differ = " and ".join(w for w, same in (("GPU", found.gpu_matches),
+                                                 ("kernel", found.kernel_matches)) if not same)
+        box = QMessageBox(QMessageBox.Icon.Warning, "Measurements of another launch?",
+                          f"The measured launches are not of launch {launch}: another {differ}.",
+                          QMessageBox.StandardButton.NoButton, self)
+        box.setInformativeText(
+            f"In the file: kernel {_named(found.file_kernel)} on GPU {_named(found.file_gpu)}.\n"
+            f"Launch {launch}: kernel {_named(found.launch_kernel)} on GPU "
+            f"{_named(found.launch_gpu)}.\n\n{action} for {_named(found.launch_gpu)} anyway?")
+        use_button = box.addButton(f"{action} anyway", QMessageBox.ButtonRole.AcceptRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(cancel)
+        self.mismatch_box = box
+        try:
+            box.exec()
+            chosen = box.clickedButton() is use_button
+        finally:
+            self.mismatch_box = None
+            box.deleteLater()
+        if not chosen:
+            self.message.setText(f"Nothing done: {found.describe()}. Choose the launch these "
+                                 "measurements are of.")
+        return chosen
+
     # -- uses ---------------------------------------------------------------------------
     def calibrate_link(self):
         """The link calibration dialog on this file (non-modal); returns it."""
         from gpumodeler.ui.calibration.dialog import open_calibration_dialog
-        self.link_dialog = open_calibration_dialog(self, self.catalog)
+        self.link_dialog = open_calibration_dialog(self, self.catalog, self.document)
         self.link_dialog.load_file(self.path)
         return self.link_dialog
 
@@ -199,6 +264,8 @@ class MeasurementsDialog(QDialog):
         label = self.label_edit.text().strip()
         if not label:
             self.message.setText("Give the λ a label (default, or the application it is for).")
+            return None
+        if not self.confirm_match("Fit λ and save it"):
             return None
         doc = self.document
         try:
@@ -216,6 +283,7 @@ class MeasurementsDialog(QDialog):
             self.message.setText(f"cannot read {self.path}: {exc.strerror}")
             return None
         self.report, self.saved = report, saved
+        doc.catalog_changed((saved.device,))
         loo = (f"leave-one-out error: mean {report['loo_mape']:.3g} %, median "
                f"{report['loo_median_ape']:.3g} %" if report["loo_mape"] is not None
                else "no leave-one-out (one launch size)")
@@ -234,6 +302,8 @@ class MeasurementsDialog(QDialog):
         undo step); the count added (0 and a message when refused)."""
         (name, gpu), launch_id = self._chosen()
         project = self.document.project
+        if not self.confirm_match("Add them as measured points"):
+            return 0
         try:
             points = use.measured_points(use.timed_launches(self.records, name, gpu), launch_id,
                                          project.measurements)
@@ -250,6 +320,10 @@ class MeasurementsDialog(QDialog):
                              f"{project.launches[launch_id].name}: sweep data size N or block "
                              "size in the Launch tab to see them over the prediction.")
         return n
+
+
+def _named(name: str) -> str:
+    return f"'{name}'" if str(name or "").strip() else "(not given)"
 
 
 def open_measurements(window, path) -> MeasurementsDialog | None:

@@ -42,6 +42,19 @@ def launch_gpu_name(project, launch_id: str) -> str:
     return device.device_name
 
 
+def launch_match(project, launch_id: str, name: str, gpu: str, gpu_aliases=()):
+    """How the file's launches of kernel ``name`` on ``gpu`` fit the project launch: a
+    :class:`~gpumodeler.core.measurements.matching.LaunchMatch` (the launch's GPU by its
+    database name and ``gpu_aliases``, its kernel by the kernel's name)."""
+    from gpumodeler.core.measurements.matching import match_launch
+    launch = project.launches[launch_id]
+    device = project.devices.get(launch.gpu) if launch.gpu else None
+    graph = project.kernels.get(launch.kernel) if launch.kernel else None
+    kernel = (getattr(graph, "name", None) or launch.kernel or "") if launch.kernel else ""
+    return match_launch(gpu, name, device.device_name if device is not None else "", kernel,
+                        gpu_aliases)
+
+
 def fit_lambda(project, launch_id: str, launches, kernel: str, *, gpu_lookup, link_lookup,
                table_lookup=None) -> dict:
     """The ``calibrate kernel`` report of ``launches`` predicted with the project's launch."""

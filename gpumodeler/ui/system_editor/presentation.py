@@ -40,6 +40,10 @@ class Presenter:
             self._records[name] = self.catalog.get(name)
         return self._records[name]
 
+    def forget(self) -> None:
+        """Drop the cached records (the device database changed)."""
+        self._records.clear()
+
     def value(self, record, overrides: dict, field: str):
         key = override_key(record.kind, field)
         return overrides[key] if key in overrides else record.value(field)

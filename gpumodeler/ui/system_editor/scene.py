@@ -41,6 +41,9 @@ class SystemScene(QGraphicsScene):
 
     # ---- model events -> items
     def _on_changed(self, event: str, payload) -> None:
+        if event == "catalog_changed":
+            self._catalog_changed()
+            return
         handler = {
             "devices_added": self._add_device, "devices_changed": self._update_device,
             "devices_removed": self._remove_device,
@@ -50,6 +53,17 @@ class SystemScene(QGraphicsScene):
         }.get(event)
         if handler is not None:
             handler(payload)
+
+    def _catalog_changed(self) -> None:
+        """Show every device and link with the database's current values."""
+        self.presenter.forget()
+        project = self.document.project
+        for device_id in list(self.device_items):
+            if device_id in project.devices:
+                self._update_device(project.devices[device_id])
+        for connection_id in list(self.connection_items):
+            if connection_id in project.connections:
+                self._update_connection(project.connections[connection_id])
 
     def _add_device(self, device) -> None:
         item = DeviceItem(device.id)
