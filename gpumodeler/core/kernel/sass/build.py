@@ -43,7 +43,7 @@ from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
 from gpumodeler.core.kernel.sass import cfg, ordering
-from gpumodeler.core.kernel.sass.control import decode_control
+from gpumodeler.core.kernel.sass.control import instruction_control
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, is_128bit
 from gpumodeler.core.kernel.sass.operands import reg_access
 
@@ -113,9 +113,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         succ = [[j for j in s if j < n] for s in succ[:n]]
     step = ins_list[1].address - ins_list[0].address if n > 1 else None
     wide = is_128bit(func.arch, step)
-    controls = [decode_control(i.control_word) if wide and i.control_word is not None else None
-                for i in ins_list]
+    controls = [instruction_control(i) for i in ins_list]
     has_control = all(c is not None for c in controls)
+    # issued together with the instruction before it: nvdisasm's braces, or (sm_5x/6x
+    # control words) a stall count of 0 on the instruction before
+    dual = [i > 0 and (ins.dual_issued or (not wide and controls[i - 1] is not None
+                                            and controls[i - 1].stall == 0))
+            for i, ins in enumerate(ins_list)]
     report = ImportReport(function=func.display_name, arch=func.arch, instructions=n,
                           dropped_padding=pad, has_control=has_control)
 
@@ -182,18 +186,25 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         c = controls[i]
         return None if c is None else float(max(c.stall, 1))
 
+    def control_latency(i):
+        """A branch's or barrier's latency: sm_70+ its stall count (no published value);
+        before Volta the latency table's (published for Maxwell and Pascal)."""
+        return spacing(i) if wide else None
+
     for i, ins in enumerate(ins_list):
         s = succ[i]
         if i + 1 in s:
             if ins.mnemonic in BRANCHES and cfg.is_conditional(ins):
-                add(i, i + 1, "branch", latency=spacing(i), taken=False)
+                add(i, i + 1, "branch", latency=control_latency(i), taken=False)
             elif ins.mnemonic == "BAR":
-                add(i, i + 1, "barrier", latency=spacing(i))
+                add(i, i + 1, "barrier", latency=control_latency(i))
+            elif dual[i + 1]:
+                add(i, i + 1, "dual")
             else:
                 add(i, i + 1, "ilp", latency=spacing(i))
         for j in s:
             if j != i + 1 and ins.mnemonic in BRANCHES:
-                add(i, j, "branch", latency=spacing(i), taken=True)
+                add(i, j, "branch", latency=control_latency(i), taken=True)
             elif j != i + 1:  # a call into a subroutine
                 add(i, j, "ilp", latency=spacing(i))
 

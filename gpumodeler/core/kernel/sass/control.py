@@ -91,3 +91,26 @@ def encode_control(stall: int = 1, yield_bit: int = 1, write_barrier: int | None
     rd = NO_BARRIER if read_barrier is None else read_barrier
     return ((stall & 0xF) << 41 | (yield_bit & 1) << 45 | (wr & 7) << 46 | (rd & 7) << 49
             | (wait_mask & 0x3F) << 52 | (reuse & 0xF) << 58)
+
+
+#: sm_5x/sm_6x: bits of one instruction's control field in its bundle's control word.
+FIELD_BITS = 21
+
+
+def bundle_field(bundle_control: int, slot: int) -> int:
+    """The 21-bit control field of the ``slot``-th (0-2) instruction of a Maxwell/Pascal
+    bundle: bits 21·slot to 21·slot + 20 of the bundle's control word (Gray, maxas wiki,
+    "Control Codes")."""
+    return (int(bundle_control) >> (FIELD_BITS * slot)) & ((1 << FIELD_BITS) - 1)
+
+
+def instruction_control(ins) -> Control | None:
+    """The control fields of one listed instruction: sm_70+ from its second encoding word,
+    sm_5x/6x from its bundle's control word (the same 21-bit layout, Gray, maxas wiki,
+    "Control Codes"; Jia et al. 2018 §2.1 find Volta's fields in that order); None when the
+    listing does not give them."""
+    if len(ins.words) >= 2:
+        return decode_control(ins.words[1])
+    if ins.bundle_control is not None and 0 <= ins.bundle_slot <= 2:
+        return decode_control(bundle_field(ins.bundle_control, ins.bundle_slot) << 41)
+    return None
