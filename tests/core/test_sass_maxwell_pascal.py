@@ -178,3 +178,67 @@ def test_saxpy2_sm52_graph_checked_by_hand():
     assert {(e.src, e.dst) for e in g3.edges.values() if e.kind == "dual"} == \
         {("i00c8", "i00d0"), ("i00d8", "i00e8")}
     assert all(e.latency is None for e in g3.edges.values() if e.kind == "ilp")
+
+
+@pytest.mark.parametrize("opcode, unit, cls", [
+    ("ICMP.NE", "cuda_core", "int_add"), ("VMNMX.U32.U32.U32.MX", "cuda_core", "int_add"),
+    ("VSETP.GE.AND", "cuda_core", "setp"), ("FCMP.GT", "cuda_core", "fp32_add"),
+    ("DEPBAR.LE", "barrier", None), ("TEXDEPBAR", "barrier", None)])
+def test_maxwell_pascal_opcodes_are_known(opcode, unit, cls):
+    from gpumodeler.core.kernel.opcodes import classify
+    info = classify(opcode)
+    assert info is not None and (info.unit, info.latency_class) == (unit, cls)
+
+
+def test_depbar_is_a_scoreboard_wait_not_a_barrier_for_the_models():
+    """matmul_tiled on sm_52: one DEPBAR.LE SB5 (a wait on the warp's own loads), and two
+    BAR.SYNC in the loop each after a MEMBAR.CTA (a fence); H&K's #Synch_insts counts the
+    two barriers only."""
+    from gpumodeler.core.kernel.opcodes import is_block_barrier, is_scoreboard_wait
+    from gpumodeler.core.models.graph_inputs import graph_counts
+    g, _ = import_kernel_with_report(SASS / "matmul_tiled.sm_52.sass")
+    ops = sorted(i.opcode for i in g.instructions.values() if i.unit == "barrier")
+    assert ops == ["BAR.SYNC", "BAR.SYNC", "DEPBAR.LE", "MEMBAR.CTA", "MEMBAR.CTA"]
+    assert [is_scoreboard_wait(o) for o in ops] == [False, False, True, False, False]
+    assert [is_block_barrier("barrier", o) for o in ops] == [True, True, False, False, False]
+    assert graph_counts(g, {"loop1": 5})["synch_instructions"] == 2 * 5
+    # it is no barrier edge either: BAR.SYNC gives one, DEPBAR an issue-order edge
+    barrier_sources = {g.instructions[e.src].opcode for e in g.edges.values() if e.kind == "barrier"}
+    assert barrier_sources == {"BAR.SYNC"}
+
+
+UNKNOWN = """\tcode for sm_52
+\t\tFunction : k
+        /*0008*/                   MOV R1, c[0x0][0x20] ;
+        /*0010*/                   FROBNICATE R2, R1 ;
+        /*0018*/                   FADD R3, R2, R1 ;
+        /*0028*/                   EXIT ;
+\t\t..........
+"""
+
+
+def test_an_unknown_opcode_without_control_words_has_no_silent_placeholder():
+    """Without control words there is no stall count to stand in: the edge keeps no
+    latency (the analysis names it) and the summary warns and lists it."""
+    from gpumodeler.core.errors import GraphError
+    from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.kernel.latency_tables import get_table
+    (f,) = parse_listing(UNKNOWN).functions
+    g, r = build_graph(f)
+    (edge,) = [e for e in g.edges.values() if e.src == "i0010" and e.kind == "dependency"]
+    assert edge.latency is None
+    assert r.placeholder_edges == [(edge.id, "FROBNICATE", None)]
+    assert "warning: unknown opcodes kept and flagged: FROBNICATE" in r.summary()
+    assert f"{edge.id} FROBNICATE no latency" in r.summary()
+    with pytest.raises(GraphError, match=rf"{edge.id}.*FROBNICATE.*no latency class"):
+        analyze(g, get_table("maxwell-gajger"))
+
+
+def test_an_unknown_opcode_with_control_words_carries_its_stall_count_listed():
+    text = (SASS / "saxpy2.sm_52.sass").read_text().replace("FADD R0, R5, R0", "FROB R0, R5, R0")
+    (f,) = parse_listing(text).functions
+    g, r = build_graph(f)
+    assert r.unknown_opcodes == ["FROB"]
+    listed = {eid: lat for eid, m, lat in r.placeholder_edges if m == "FROB"}
+    assert listed and all(lat == g.edges[eid].latency and lat >= 1 for eid, lat in listed.items())
+    assert all(f"{eid} FROB {lat:g}" in r.summary() for eid, lat in listed.items())

@@ -73,13 +73,24 @@ class ImportReport:
     class_counts: dict = field(default_factory=dict)
     # tensor instructions whose shape the SASS does not show (tcgen05: in a descriptor)
     tensor_shape_unknown: list = field(default_factory=list)
+    # result edges of unknown opcodes: (edge id, mnemonic, placeholder latency or None)
+    placeholder_edges: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
         parts = [f"{self.function} ({self.arch or 'arch unknown'}): {self.instructions} instructions",
                  f"loops: {loops}"]
         if self.unknown_opcodes:
-            parts.append(f"unknown opcodes kept and flagged: {', '.join(sorted(set(self.unknown_opcodes)))}")
+            parts.append(f"warning: unknown opcodes kept and flagged: "
+                         f"{', '.join(sorted(set(self.unknown_opcodes)))}")
+            if self.placeholder_edges:
+                shown = ", ".join(f"{eid} {m} {'no latency' if lat is None else f'{lat:g}'}"
+                                  for eid, m, lat in self.placeholder_edges[:8])
+                more = len(self.placeholder_edges) - 8
+                parts.append(f"their result edges carry the listing's stall count as a "
+                             f"placeholder latency (none without control words: set one) - "
+                             f"check and set the real latency: {shown}"
+                             f"{f' and {more} more' if more > 0 else ''}")
         if self.tensor_shape_unknown:
             parts.append(f"tensor instructions whose shape SASS does not show (left out of the "
                          f"tensor-core bound): {', '.join(sorted(set(self.tensor_shape_unknown)))}")
@@ -187,8 +198,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         return None if c is None else float(max(c.stall, 1))
 
     def control_latency(i):
-        """A branch's or barrier's latency: sm_70+ its stall count (no published value);
-        before Volta the latency table's (published for Maxwell and Pascal)."""
+        """A branch's latency: sm_70+ its stall count (no published value); before Volta
+        the latency table's (Gajger's Maxwell values)."""
         return spacing(i) if wide else None
 
     for i, ins in enumerate(ins_list):
@@ -196,8 +207,9 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         if i + 1 in s:
             if ins.mnemonic in BRANCHES and cfg.is_conditional(ins):
                 add(i, i + 1, "branch", latency=control_latency(i), taken=False)
-            elif ins.mnemonic == "BAR":
-                add(i, i + 1, "barrier", latency=control_latency(i))
+            elif ins.mnemonic == "BAR":  # no source publishes a barrier latency from
+                # Maxwell on: the barrier's stall count, where the listing gives it
+                add(i, i + 1, "barrier", latency=spacing(i))
             elif dual[i + 1]:
                 add(i, i + 1, "dual")
             else:
@@ -233,8 +245,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             report.skipped_edges += 1
             return
         pairs.add((d, u))
-        # an unknown producer has no latency class: its stall count stands in
-        add(d, u, kind, latency=(spacing(d) or 1.0) if infos[d] is None else None)
+        # an unknown producer has no latency class: its stall count stands in, where the
+        # listing gives one (a visible placeholder, listed); else no latency, and the
+        # analysis names the edge that needs one
+        placeholder = infos[d] is None
+        add(d, u, kind, latency=spacing(d) if placeholder else None)
+        if placeholder:
+            report.placeholder_edges.append((edges[-1].id, ins_list[d].mnemonic, spacing(d)))
 
     for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
         dep(d, u)

@@ -67,7 +67,7 @@ _HEX_TARGET = re.compile(r"^(0x[0-9a-fA-F]+)$")
 #: Opcodes whose last operand is a code address. BSSY/BMOV hold a reconvergence address but
 #: do not transfer control; CALL/CAL go to a subroutine and come back.
 BRANCHES = {"BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU"}
-CALLS = {"CALL", "CAL"}
+CALLS = {"CALL", "CAL", "JCAL"}
 TERMINATORS = {"EXIT", "RET", "BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU", "KILL", "BPT"}
 #: sm_5x/sm_6x: a bundle is one control word and three 64-bit instructions (Gray, maxas).
 BUNDLE_BYTES = 32
