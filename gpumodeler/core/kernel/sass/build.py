@@ -9,20 +9,26 @@ sources, are in docs/sass-import.md; in short:
 * **Nodes**: every reachable instruction, classified by :func:`~..opcodes.classify`.
   Unknown opcodes are kept as CUDA-core instructions without a latency class and listed in
   ``ImportReport.unknown_opcodes`` (their result edges carry a placeholder latency, the
-  listing's stall count, to be corrected by the user).
-* **Issue order**: an ``ilp`` edge to the next instruction; on sm_70+ its latency is the
-  instruction's stall count (at least 1: from Volta on a warp issues one instruction per
-  cycle, no dual issue), else the table's ILP latency. After a conditional branch the edge
-  is a not-taken ``branch`` edge, after ``BAR`` a ``barrier`` edge (Volkov §3.7 rule 4).
-* **Branches**: a taken ``branch`` edge to the target (backwards: a loop's back edge).
-  On sm_70+ branch and barrier edges take the branch's or barrier's stall count: no
-  source publishes branch or barrier latencies for Volta and later (notes/latency-sources),
-  and the stall count is the spacing the compiler scheduled, so the bound is a lower bound
-  there (docs/sass-import.md). Before Volta (no control words) they come from the table.
+  listing's stall count, listed in ``ImportReport.placeholder_edges`` for the user to
+  correct; without control words no latency, and the analysis names the edge).
+* **Issue order**: an ``ilp`` edge to the next instruction; its latency is the
+  instruction's stall count (at least 1) where the listing has control words (sm_70+: the
+  second encoding word; sm_5x/6x: the bundle's control word, :mod:`.control`), else the
+  table's ILP latency. On sm_5x/6x the second of two dual-issued instructions (a stall of 0
+  before it, or nvdisasm's ``{ A ; B }``) is reached by a ``dual`` edge (0 cycles, as in
+  Gajger's saxpy2 graph). After a conditional branch the edge is a not-taken ``branch``
+  edge, after ``BAR`` a ``barrier`` edge (Volkov §3.7 rule 4).
+* **Branches and barriers**: a taken ``branch`` edge to the target (backwards: a loop's
+  back edge). On sm_70+ branch and barrier edges take the branch's or barrier's stall
+  count: no source publishes branch or barrier latencies for Volta and later, and the stall
+  count is the spacing the compiler scheduled, so the bound is a lower bound there
+  (docs/sass-import.md). On sm_5x/6x branch edges take the table's latencies (Gajger's
+  Maxwell values), barrier edges the stall count (no Maxwell or Pascal barrier latency is
+  published); without control words both come from the table.
 * **Register dependencies**: reaching definitions over the control-flow graph (a guarded
   write does not hide the earlier one), one edge per producer/consumer pair, ``memory`` from
   a load, else ``dependency`` (the producer's latency from the table).
-* **Scoreboards** (sm_70+): a wait on scoreboard *n* depends on the instructions that may
+* **Scoreboards** (sm_5x and later, with control words): a wait on scoreboard *n* depends on the instructions that may
   have set *n* last as their write barrier (reaching definitions over the scoreboards); added
   when the registers did not already give that edge. A wait on a *read* barrier (the
   source registers of a load or store may be overwritten) is a write-after-read
@@ -95,8 +101,8 @@ class ImportReport:
             parts.append(f"tensor instructions whose shape SASS does not show (left out of the "
                          f"tensor-core bound): {', '.join(sorted(set(self.tensor_shape_unknown)))}")
         if not self.has_control:
-            parts.append("no control words (pre-Volta listing or nvdisasm without -hex): "
-                         "issue spacing from the latency table")
+            parts.append("no control words (nvdisasm without -hex): issue spacing from the "
+                         "latency table")
         return "; ".join(parts)
 
 

@@ -39,7 +39,7 @@ def table_for_architecture(arch: str | None, tables: Mapping) -> tuple[str | Non
 
 
 def fill_latencies_from_schedule(graph: KernelGraph, table) -> str:
-    """Latencies the graph's ``table`` lacks, from the listing's stall counts (sm_70+),
+    """Latencies the graph's ``table`` lacks, from the listing's stall counts (sm_5x+),
     noted in the graph's description; returns the note, '' when nothing was filled (no
     table, no control words, or the table has every value)."""
     if table is None or graph.latency_table is None:
