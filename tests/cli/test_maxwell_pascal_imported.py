@@ -20,8 +20,9 @@ KERNELS = [("saxpy2", None), ("vecadd", None), ("matmul_tiled", None), ("reduce"
            ("sfu_heavy", None), ("fp64_axpy", None), ("datadep_loop", None),
            ("nested_loops", None), ("vector_ops", "vecadd4"), ("vector_ops", "scale")]
 GPUS = {"GeForce GTX 970": "sm_52", "GeForce GTX 980": "sm_52",
-        "GeForce GTX TITAN X (Maxwell)": "sm_52", "Tesla P100 SXM2": "sm_60"}
-TABLES = {"sm_52": "maxwell-published", "sm_60": "pascal-published"}
+        "GeForce GTX TITAN X (Maxwell)": "sm_52", "Tesla P100 SXM2": "sm_60",
+        "GeForce GTX 1080 Ti": "sm_61"}
+TABLES = {"sm_52": "maxwell-published", "sm_60": "pascal-published", "sm_61": "pascal-published"}
 
 
 def run(capsys, *argv):
@@ -119,3 +120,15 @@ def test_nvdisasm_listings_with_braces_import(name, capsys, tmp_path):
     graph = json.loads(out.read_text())
     assert any(e["kind"] == "dual" for e in graph["edges"])
     assert graph["latency_table"] == TABLES[name.split(".")[1]]
+
+
+def test_an_unknown_opcode_is_a_warning_on_stderr_with_its_edges(capsys, tmp_path):
+    text = (SASS / "saxpy2.sm_52.sass").read_text().replace("FADD R0, R5, R0", "FROB R0, R5, R0")
+    path = tmp_path / "u.sass"
+    path.write_text(text)
+    code, out, err = run(capsys, "kernel", "import", path)
+    assert code == 0 and json.loads(out)["instructions"]
+    (line,) = err.splitlines()
+    assert line.startswith("gpumodeler kernel import: warning: unknown opcodes kept and "
+                           "flagged: FROB; their result edges carry the listing's stall count")
+    assert re.search(r"e\d+ FROB \d+", line)
