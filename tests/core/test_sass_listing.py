@@ -197,7 +197,8 @@ def test_repeated_or_reordered_lines():
 
 
 @pytest.mark.parametrize("name", ["saxpy2.sm_90.sass", "reduce.sm_86.nvdisasm.sass",
-                                  "wmma_gemm.sm_80.sass"])
+                                  "wmma_gemm.sm_80.sass", "matmul_tiled.sm_52.sass",
+                                  "saxpy2.sm_52.nvdisasm.sass", "reduce.sm_60.nvdisasm-nohex.sass"])
 def test_any_truncation_is_a_listing_error_or_a_valid_graph(name):
     """Cut anywhere: either a clear ListingError or a graph that reads back (never a crash)."""
     from gpumodeler.core.errors import ModelError

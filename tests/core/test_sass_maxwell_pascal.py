@@ -242,3 +242,13 @@ def test_an_unknown_opcode_with_control_words_carries_its_stall_count_listed():
     listed = {eid: lat for eid, m, lat in r.placeholder_edges if m == "FROB"}
     assert listed and all(lat == g.edges[eid].latency and lat >= 1 for eid, lat in listed.items())
     assert all(f"{eid} FROB {lat:g}" in r.summary() for eid, lat in listed.items())
+
+
+def test_a_call_outside_the_function_falls_through():
+    """A call whose target is not in the function (another function, an unresolved
+    relocation) keeps no target, as before; only branches must land on an instruction."""
+    text = BROKEN.format(target="0x8").replace("@P0 BRA 0x8", "CAL 0x2000")
+    (f,) = parse_listing(text).functions
+    assert f.instructions[2].mnemonic == "CAL" and f.instructions[2].target is None
+    text = BROKEN.format(target="0x8").replace("@P0 BRA 0x8", "CAL 0x20")
+    assert parse_listing(text).functions[0].instructions[2].target == 0x28  # into a bundle

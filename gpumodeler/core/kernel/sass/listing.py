@@ -18,8 +18,9 @@ Volta GPU Architecture via Microbenchmarking*, §2.1 (128-bit encoding).
 **Branch targets.** cuobjdump prints a Maxwell/Pascal branch to the first instruction of a
 bundle with the bundle's address, i.e. its control word's (``@P2 BRA 0x180`` where the
 target instruction is at ``0x188``): such a target resolves to the first instruction after
-the control word. A branch or call whose target is no instruction of its function (and no
-control word right before one) is an error naming it, never a dropped edge.
+the control word. A branch whose target is no instruction of its function (and no control
+word right before one) is an error naming it, never a dropped edge (a call to code outside
+the function keeps no target: it falls through, as calls do).
 
 **Dual issue.** nvdisasm marks the two instructions a Maxwell/Pascal warp scheduler issues
 together with braces: ``{ IADD.X R5, R5, c[0x0][0x14c] ;`` then ``@!P0 BRA `(.L_x_0) }``
@@ -67,7 +68,7 @@ _HEX_TARGET = re.compile(r"^(0x[0-9a-fA-F]+)$")
 #: Opcodes whose last operand is a code address. BSSY/BMOV hold a reconvergence address but
 #: do not transfer control; CALL/CAL go to a subroutine and come back.
 BRANCHES = {"BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU"}
-CALLS = {"CALL", "CAL", "JCAL"}
+CALLS = {"CALL", "CAL"}
 TERMINATORS = {"EXIT", "RET", "BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU", "KILL", "BPT"}
 #: sm_5x/sm_6x: a bundle is one control word and three 64-bit instructions (Gray, maxas).
 BUNDLE_BYTES = 32
@@ -361,15 +362,18 @@ def _replace(ins: SassInstruction, **changes) -> SassInstruction:
     return replace(ins, **changes)
 
 
-def _instruction_at(ins: SassInstruction, addresses: set, wide: bool, name: str) -> int:
+def _instruction_at(ins: SassInstruction, addresses: set, wide: bool, name: str) -> int | None:
     """The instruction a branch or call whose printed target is no instruction goes to: on
-    sm_5x/6x, a bundle's address (its control word) means the bundle's first instruction;
-    anything else is an error naming the branch and its target."""
+    sm_5x/6x, a bundle's address (its control word) means the bundle's first instruction.
+    Any other branch target is an error naming the branch and its target; a call to code
+    outside the function (another function, a relocation) keeps no target and falls through
+    (docs/sass-import.md: calls go to their subroutine and come back)."""
     t = ins.target
     if not wide and t % BUNDLE_BYTES == 0 and t + 8 in addresses:
         return t + 8
-    what = "call" if ins.mnemonic in CALLS else "branch"
-    raise ListingError(f"{name}: {what} {ins.text!r} at 0x{ins.address:04x} goes to 0x{t:04x}, "
+    if ins.mnemonic in CALLS:
+        return None
+    raise ListingError(f"{name}: branch {ins.text!r} at 0x{ins.address:04x} goes to 0x{t:04x}, "
                        f"which is not the address of an instruction of {name} (nor the control "
                        f"word of a bundle before one); the listing is damaged or not one "
                        f"function's whole code")
