@@ -252,3 +252,31 @@ def test_a_call_outside_the_function_falls_through():
     assert f.instructions[2].mnemonic == "CAL" and f.instructions[2].target is None
     text = BROKEN.format(target="0x8").replace("@P0 BRA 0x8", "CAL 0x20")
     assert parse_listing(text).functions[0].instructions[2].target == 0x28  # into a bundle
+
+
+KEPLER = """\tcode for sm_35
+\t\tFunction : k
+                                                                  /* 0x08a0b0a0a0a0bc80 */
+        /*0008*/                   MOV R1, c[0x0][0x44] ;         /* 0x64c03c00089c0006 */
+        /*0010*/                   S2R R0, SR_CTAID.X ;           /* 0x86400000129c0002 */
+        /*0018*/                   S2R R3, SR_TID.X ;             /* 0x86400000109c000e */
+        /*0020*/                   IMAD R0, R0, c[0x0][0x28], R3 ;  /* 0x51080c00051c0002 */
+        /*0028*/                   ISETP.GE.AND P0, PT, R0, c[0x0][0x158], PT ; /* 0x5b681c002b1c001e */
+        /*0030*/                   NOP ;                          /* 0x85800000001c3c02 */
+        /*0038*/                   EXIT ;                         /* 0x18000000001c003c */
+\t\t..........
+"""
+
+
+def test_kepler_bundles_are_not_read_as_maxwell_control_words():
+    """Kepler's control word leads seven instructions in another format: not decoded."""
+    (f,) = parse_listing(KEPLER).functions
+    assert [i.bundle_control for i in f.instructions] == [None] * 7
+    g, r = build_graph(f)
+    assert not r.has_control
+    assert all(e.latency is None for e in g.edges.values() if e.kind == "ilp")
+    # without an architecture line the same: an instruction at 0x20 is no Maxwell bundle
+    (f,) = parse_listing(KEPLER.replace("\tcode for sm_35\n", "")).functions
+    assert f.arch is None and all(i.bundle_control is None for i in f.instructions)
+    (f,) = parse_listing((SASS / "saxpy2.sm_52.sass").read_text().replace("code for sm_52", "")).functions
+    assert f.arch is None and all(i.bundle_control is not None for i in f.instructions)

@@ -11,7 +11,8 @@ are 64 bits, grouped in bundles of 32 bytes: one control word, printed alone on 
 before its three instructions, then the three (Gray, *maxas* wiki, "Control Codes"); the
 control word has the bundle's first address (0x..00, 0x..20, ...), so the instructions of
 a bundle are at +8, +16, +24. Each instruction keeps its bundle's control word
-(``SassInstruction.bundle_control``). References: NVIDIA, *CUDA Binary Utilities*
+(``SassInstruction.bundle_control``; Kepler's bundles of seven have another format and are
+not decoded). References: NVIDIA, *CUDA Binary Utilities*
 (cuobjdump, nvdisasm, §Instruction Set Reference); Jia et al. 2018, *Dissecting the NVIDIA
 Volta GPU Architecture via Microbenchmarking*, §2.1 (128-bit encoding).
 
@@ -318,6 +319,7 @@ def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
     if len(instr) >= 2:
         step = instr[1][1] - instr[0][1]
     wide = is_128bit(func.arch, step)
+    bundles = not wide and has_bundles_of_three(func.arch, [e[1] for e in instr])
     instructions = []
     previous = -1
     for addr, body, words, lineno, control in _assign_words(raw, wide):
@@ -331,7 +333,7 @@ def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
                                f"only the first of its two encoding words; the listing looks "
                                f"truncated")
         ins = _parse_instruction(addr, body, words, lineno)
-        if not wide and control is not None:
+        if bundles and control is not None:
             ins = _replace(ins, bundle_control=control)
         instructions.append(ins)
     last_addr = instructions[-1].address
@@ -377,6 +379,16 @@ def _instruction_at(ins: SassInstruction, addresses: set, wide: bool, name: str)
                        f"which is not the address of an instruction of {name} (nor the control "
                        f"word of a bundle before one); the listing is damaged or not one "
                        f"function's whole code")
+
+
+def has_bundles_of_three(arch: str | None, addresses) -> bool:
+    """Whether a 64-bit listing has Maxwell/Pascal bundles (a control word and three
+    instructions per 32 bytes): sm_50 to sm_6x, or, with no architecture given, no
+    instruction at a multiple of 32 bytes (Kepler's bundles of seven put one there)."""
+    number = arch_number(arch)
+    if number is not None:
+        return 50 <= number < 70
+    return all(a % BUNDLE_BYTES for a in addresses)
 
 
 def is_128bit(arch: str | None, step: int | None) -> bool:
