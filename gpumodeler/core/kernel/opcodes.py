@@ -125,7 +125,8 @@ _TABLE: dict[str, OpcodeInfo] = {
     # memory
     **_ops("LDG LD LDGSTS UTMALDG UBLKCP", OpcodeInfo("ldst", space="global", is_load=True)),
     # texture and surface reads (Maxwell/Pascal table): global memory through the texture path
-    **_ops("TEX TEXS TLD TLDS TLD4 TLD4S TXQ TXD SULD", OpcodeInfo("ldst", space="global", is_load=True)),
+    **_ops("TEX TEXS TLD TLDS TLD4 TLD4S TXQ TXD SULD",
+           OpcodeInfo("ldst", space="global", is_load=True)),
     **_ops("STG ST RED ATOM ATOMG REDG UTMASTG UBLKRED UTMAREDG SUST SURED SUATOM",
            OpcodeInfo("ldst", space="global")),
     **_ops("LDS LDSM", OpcodeInfo("ldst", space="shared", is_load=True)),

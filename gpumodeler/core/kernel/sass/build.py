@@ -28,9 +28,10 @@ sources, are in docs/sass-import.md; in short:
 * **Register dependencies**: reaching definitions over the control-flow graph (a guarded
   write does not hide the earlier one), one edge per producer/consumer pair, ``memory`` from
   a load, else ``dependency`` (the producer's latency from the table).
-* **Scoreboards** (sm_5x and later, with control words): a wait on scoreboard *n* depends on the instructions that may
-  have set *n* last as their write barrier (reaching definitions over the scoreboards); added
-  when the registers did not already give that edge. A wait on a *read* barrier (the
+* **Scoreboards** (sm_5x and later, with control words): a wait on scoreboard *n* depends
+  on the instructions that may have set *n* last as their write barrier (reaching
+  definitions over the scoreboards); added when the registers did not already give that
+  edge. A wait on a *read* barrier (the
   source registers of a load or store may be overwritten) is a write-after-read
   ``dependency`` edge with the producer's issue spacing (:mod:`.ordering`).
 * **Memory order**: a load after a store that may touch the same state space keeps its
