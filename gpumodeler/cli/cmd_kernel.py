@@ -72,6 +72,8 @@ def run_import(args) -> int:
     text = json.dumps(to_dict(graph), indent=1) + "\n"
     if not args.output:
         sys.stdout.write(text)
+        if report.unknown_opcodes:  # the summary is not printed: the warning still is
+            print(f"gpumodeler kernel import: {_unknown_warning(report)}", file=sys.stderr)
         if scheduled:
             print(f"gpumodeler kernel import: note: {scheduled}", file=sys.stderr)
         return 0
@@ -81,6 +83,13 @@ def run_import(args) -> int:
     print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}"
           + (f"\nnote: {scheduled}" if scheduled else ""))
     return 0
+
+
+def _unknown_warning(report) -> str:
+    """The summary's warning about unknown opcodes and their placeholder edges."""
+    parts = [p for p in report.summary().split("; ")
+             if p.startswith("warning: unknown opcodes") or p.startswith("their result edges")]
+    return "; ".join(parts)
 
 
 def _lay_out(graph) -> None:

@@ -259,8 +259,11 @@ def test_benchmark_listing_imports_with_the_count_it_claims(tmp_path):
 
 def test_architecture_families():
     from gpumodeler.core.kernel.sass.importer import architecture_family
-    assert [architecture_family(a) for a in ("sm_75", "sm_86", "sm_89", "sm_90a", "sm_100", "sm_120", "sm_52", None)] == \
-        ["Turing", "Ampere", "Ada", "Hopper", "Blackwell", "Blackwell", None, None]
+    assert [architecture_family(a) for a in ("sm_75", "sm_86", "sm_89", "sm_90a", "sm_100", "sm_120",
+                                             "sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62",
+                                             "sm_35", None)] == \
+        ["Turing", "Ampere", "Ada", "Hopper", "Blackwell", "Blackwell", "Maxwell", "Maxwell",
+         "Maxwell", "Pascal", "Pascal", "Pascal", None, None]
 
 
 def test_basic_blocks_of_saxpy2_sm90():

@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.core.kernel.opcodes import classify
-from gpumodeler.core.kernel.sass.control import Control, decode_control, encode_control
+from gpumodeler.core.kernel.sass.control import (Control, decode_control, encode_control,
+                                                 instruction_control)
 from gpumodeler.core.kernel.sass.listing import parse_listing
 from gpumodeler.core.kernel.sass.operands import n_destinations, reg_access
 
@@ -87,7 +88,7 @@ def test_reuse_flags_match_the_reuse_annotations(path):
             # F2FP.*.UNPACK_B (FP8 -> FP16, sm_89+) reads its one source from the B slot
             first = 1 if "UNPACK_B" in ins.modifiers else 0
             bits = sum(1 << k for k, o in enumerate(ins.operands[nd:], first) if ".reuse" in o)
-            assert decode_control(ins.control_word).reuse == bits, ins.text
+            assert instruction_control(ins).reuse == bits, ins.text
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
@@ -100,7 +101,7 @@ def test_consumers_wait_on_the_producers_write_barrier(path):
     for f in parse_listing(path.read_text()).functions:
         ins = f.instructions
         for d, producer in enumerate(ins):
-            wb = decode_control(producer.control_word).write_barrier
+            wb = instruction_control(producer).write_barrier
             info = classify(producer.opcode)
             pending = set(reg_access(producer, info.unit if info else None)[0])
             if wb is None or not pending:
@@ -114,7 +115,7 @@ def test_consumers_wait_on_the_producers_write_barrier(path):
                 if pending & set(reads):
                     if not (producer.mnemonic == consumer.mnemonic == "HMMA"):
                         checked += 1
-                        assert any(wb in decode_control(ins[k].control_word).waits
+                        assert any(wb in instruction_control(ins[k]).waits
                                    for k in range(d + 1, u + 1)), (producer.text, consumer.text)
                     break
                 pending -= set(writes)

@@ -27,7 +27,25 @@ def test_no_table_says_why():
     assert key is None and "no Ada latency table" in note
     key, note = table_for_architecture(None, TABLES)
     assert key is None and "architecture unknown" in note
-    assert table_for_architecture("sm_52", TABLES)[0] is None  # before Volta: no family here
+    assert table_for_architecture("sm_35", TABLES)[0] is None  # Kepler: no family here
+
+
+def test_maxwell_and_pascal_take_the_compiled_table_of_their_family():
+    """sm_50-53 are Maxwell, sm_60-62 Pascal; of several tables of a family the
+    '<family>-published' compilation is chosen (the documents' own tables each lack rows)."""
+    tables = {**TABLES, "maxwell-published": table("maxwell-published", "Maxwell"),
+              "pascal-published": table("pascal-published", "Pascal")}
+    key, note = table_for_architecture("sm_52", tables)
+    assert key == "maxwell-published"
+    assert note == ("latency table maxwell-published (Maxwell) (also: maxwell-gajger, "
+                    "maxwell-volkov; choose with --latency-table)")
+    assert table_for_architecture("sm_50", tables)[0] == "maxwell-published"
+    assert table_for_architecture("sm_61", tables) == ("pascal-published",
+                                                       "latency table pascal-published (Pascal)")
+    # without the compilation, the documents' tables in key order
+    assert table_for_architecture("sm_53", TABLES)[0] == "maxwell-gajger"
+    key, note = table_for_architecture("sm_60", TABLES)
+    assert key is None and "no Pascal latency table" in note
 
 
 def test_the_fill_is_noted_in_the_description_and_makes_the_graph_evaluate():

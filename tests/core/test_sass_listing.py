@@ -166,16 +166,27 @@ MAXWELL = """
 """
 
 
-def test_maxwell_listing_parses_without_control_decoding():
-    """Before Volta one control word precedes three instructions; it is skipped."""
+def test_maxwell_listing_keeps_each_bundles_control_word():
+    """Before Volta one control word precedes three instructions: each of them keeps it,
+    and its place in the bundle selects its 21-bit field (decoded like sm_70+'s)."""
     from gpumodeler.core.kernel.sass.build import build_graph
+    from gpumodeler.core.kernel.sass.control import instruction_control
     (f,) = parse_listing(MAXWELL).functions
     assert f.arch == "sm_52"
     assert [i.address for i in f.instructions] == [0x8, 0x10, 0x18, 0x28, 0x30, 0x38]
+    assert [i.bundle_control for i in f.instructions] == [0x001fc400fe2007f6] * 3 + [0x001fd840fec20ff1] * 3
+    assert [i.bundle_slot for i in f.instructions] == [0, 1, 2, 0, 1, 2]
+    assert [len(i.words) for i in f.instructions] == [1] * 6  # a control word is no instruction's
+    # 0x7f6 (bits 0-20 of the first word): stall 6, yield, no barriers; 0xff1 >> 0 of the
+    # second word's field 0: stall 1, wait on scoreboard 0
+    assert instruction_control(f.instructions[0]).text() == "B------:R-:W-:Y:S06"
+    assert instruction_control(f.instructions[3]).text() == "B0-----:R-:W-:Y:S01"
     g, r = build_graph(f)
-    assert not r.has_control and r.instructions == 5  # the trap BRA is padding
+    assert r.has_control and r.instructions == 5  # the trap BRA is padding
     assert g.instructions["i0028"].latency_class == "int_add"  # XMAD
     assert ("i0010", "i0028") in {(e.src, e.dst) for e in g.edges.values() if e.kind == "dependency"}
+    ilp = {(e.src, e.dst): e.latency for e in g.edges.values() if e.kind == "ilp"}
+    assert ilp[("i0008", "i0010")] == 6 and ilp[("i0010", "i0018")] == 1
 
 
 def test_repeated_or_reordered_lines():
@@ -186,7 +197,8 @@ def test_repeated_or_reordered_lines():
 
 
 @pytest.mark.parametrize("name", ["saxpy2.sm_90.sass", "reduce.sm_86.nvdisasm.sass",
-                                  "wmma_gemm.sm_80.sass"])
+                                  "wmma_gemm.sm_80.sass", "matmul_tiled.sm_52.sass",
+                                  "saxpy2.sm_52.nvdisasm.sass", "reduce.sm_60.nvdisasm-nohex.sass"])
 def test_any_truncation_is_a_listing_error_or_a_valid_graph(name):
     """Cut anywhere: either a clear ListingError or a graph that reads back (never a crash)."""
     from gpumodeler.core.errors import ModelError

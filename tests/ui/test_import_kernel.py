@@ -100,6 +100,22 @@ def test_several_functions_ask_for_a_choice(window, qtbot):
     assert window.document.project.kernels[kid].name == "vecadd4"
 
 
+def test_import_a_maxwell_nvdisasm_listing(window, qtbot):
+    """An nvdisasm listing of a Maxwell cubin (dual-issue braces) imports with its loop and
+    the Maxwell table of the device database, as `kernel import` does."""
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, SASS / "saxpy2.sm_52.nvdisasm.sass")
+    assert dialog.message() == ""
+    kid = dialog.import_selected()
+    graph = window.document.project.kernels[kid]
+    assert graph.latency_table == "maxwell-published"
+    assert set(graph.variables) == {"loop1"} and len(graph.loops) == 1
+    assert any(e.kind == "dual" for e in graph.edges.values())
+    assert window.statusBar().currentMessage().startswith(
+        "Imported saxpy2 from saxpy2.sm_52.nvdisasm.sass: 32 instructions, 1 loop; latency "
+        "table maxwell-published")
+
+
 def test_binary_garbage_is_a_message_and_changes_nothing(window, qtbot, tmp_path):
     bad = tmp_path / "garbage.sass"
     bad.write_bytes(bytes(range(256)) * 8)

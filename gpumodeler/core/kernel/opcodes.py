@@ -37,7 +37,15 @@ Choices for opcodes the documents' tables do not list (documented, tested):
   data lands in shared memory); ``LDSM`` (shared matrix load) is a shared load.
 * Synchronisation that waits for other warps or for memory (``BAR``, ``MEMBAR``, ``DEPBAR``,
   ``ARRIVES``, ``SYNCS``, ``WARPSYNC``, ``ERRBAR``, ``CCTL``, and Hopper's ``WARPGROUP``
-  (``WARPGROUP.ARRIVE``/``.DEPBAR``, the fence and wait of PTX ``wgmma``) is unit ``barrier``.
+  (``WARPGROUP.ARRIVE``/``.DEPBAR``, the fence and wait of PTX ``wgmma``) is unit ``barrier``;
+  of these ``DEPBAR``, ``TEXDEPBAR`` and ``LDGDEPBAR`` are a warp's wait on its own
+  scoreboards, not a barrier between warps (:data:`SCOREBOARD_WAITS`).
+* Maxwell/Pascal-only opcodes (the CUDA Binary Utilities Maxwell and Pascal instruction
+  table): ``ICMP`` (integer compare and select) and the SIMD video instructions (``VMNMX``,
+  ``VADD``, ``VABSDIFF``, ``VMAD``, ``VSET``, ``VSHL``, ``VSHR``) take ``int_add``,
+  ``VSETP``/``CSETP`` ``setp``, ``CSET``/``PSET`` ``logic``, ``FCMP`` ``fp32_add``,
+  ``B2R``/``R2B`` ``mov``; texture and surface reads (``TEX TLD TLD4 TXQ SULD``...) are global
+  loads, surface writes and atomics global stores; ``JCAL PRET PCNT CONT PEXIT`` control flow.
 * Anything else is unknown: :func:`classify` returns None and the importer keeps the
   instruction, flags it, and gives it unit ``cuda_core`` with no latency class.
 """
@@ -79,13 +87,18 @@ _TABLE: dict[str, OpcodeInfo] = {
     **_ops("FADD FADD32I", OpcodeInfo("cuda_core", "fp32_add")),
     **_ops("FFMA FFMA32I FFMA2", OpcodeInfo("cuda_core", "fp32_mad")),
     **_ops("FMUL FMUL32I FMUL2", OpcodeInfo("cuda_core", "fp32_mul")),
-    **_ops("FMNMX FSET FSEL FCHK FSWZADD FADD2 FMNMX3", OpcodeInfo("cuda_core", "fp32_add")),
+    **_ops("FMNMX FSET FSEL FCHK FSWZADD FADD2 FMNMX3 FCMP", OpcodeInfo("cuda_core", "fp32_add")),
     **_ops("FSETP", OpcodeInfo("cuda_core", "setp")),
     # INT32 (pipe int32)
     **_ops("ISETP PSETP UISETP", _int("setp")),
     **_ops("IADD IADD3 IADD32I IADD3X ISCADD ISCADD32I LEA XMAD IMNMX ISUB POPC FLO BFE BFI "
            "IABS ISET SEL PRMT BREV BMSK IDP IDP4A IADD2 VIADD VIMNMX VIMNMX3 VIADDMNMX "
            "UIADD3 ULEA USEL UPRMT UFLO UPOPC UBREV UBMSK UIMNMX UVIADD UIABS", _int("int_add")),
+    # Maxwell/Pascal integer compare-and-select and the SIMD video instructions
+    **_ops("ICMP VMNMX VADD VABSDIFF VABSDIFF4 VMAD VSET VSHL VSHR", _int("int_add")),
+    **_ops("VSETP CSETP", _int("setp")),
+    **_ops("CSET PSET", _int("logic")),
+    **_ops("B2R R2B", _int("mov")),
     **_ops("IMAD IMAD32I IMADSP UIMAD", _int("int_mad")),
     **_ops("IMUL IMUL32I", _int("int_mul")),
     **_ops("LOP LOP3 LOP32I PLOP3 ULOP ULOP3 ULOP32I UPLOP3 R2P P2R R2UR UR2UP UP2UR "
@@ -111,7 +124,10 @@ _TABLE: dict[str, OpcodeInfo] = {
            "UTCMMA", OpcodeInfo("tensor", "tensor", pipe="tensor")),
     # memory
     **_ops("LDG LD LDGSTS UTMALDG UBLKCP", OpcodeInfo("ldst", space="global", is_load=True)),
-    **_ops("STG ST RED ATOM ATOMG REDG UTMASTG UBLKRED UTMAREDG",
+    # texture and surface reads (Maxwell/Pascal table): global memory through the texture path
+    **_ops("TEX TEXS TLD TLDS TLD4 TLD4S TXQ TXD SULD",
+           OpcodeInfo("ldst", space="global", is_load=True)),
+    **_ops("STG ST RED ATOM ATOMG REDG UTMASTG UBLKRED UTMAREDG SUST SURED SUATOM",
            OpcodeInfo("ldst", space="global")),
     **_ops("LDS LDSM", OpcodeInfo("ldst", space="shared", is_load=True)),
     **_ops("STS ATOMS", OpcodeInfo("ldst", space="shared")),
@@ -120,13 +136,37 @@ _TABLE: dict[str, OpcodeInfo] = {
     **_ops("LDC ULDC LDCU", OpcodeInfo("ldst", space="constant", is_load=True)),
     # control
     **_ops("BRA BRX BRXU JMP JMX JMXU CAL CALL RET SSY SYNC BSSY BSYNC PBK BRK BREAK KILL "
-           "BPT YIELD BMOV", OpcodeInfo("branch")),
-    **_ops("BAR MEMBAR DEPBAR ARRIVES SYNCS WARPSYNC ERRBAR CCTL LDGDEPBAR FENCE UTCBAR WARPGROUP "
-           "NANOSLEEP ACQBULK",
+           "BPT YIELD BMOV JCAL PRET PCNT CONT PEXIT", OpcodeInfo("branch")),
+    **_ops("BAR MEMBAR DEPBAR ARRIVES SYNCS WARPSYNC ERRBAR CCTL CCTLL CCTLT LDGDEPBAR FENCE "
+           "UTCBAR WARPGROUP NANOSLEEP ACQBULK TEXDEPBAR",
            OpcodeInfo("barrier")),
     **_ops("EXIT", OpcodeInfo("exit")),
     **_ops("START END", OpcodeInfo("virtual")),
 }
+
+
+#: Waits of one warp on its own scoreboards (outstanding loads), not synchronisation with
+#: other warps: ``DEPBAR`` (Maxwell to Hopper: "dependency barrier", waits until at most N
+#: of a scoreboard's operations are pending; CUDA Binary Utilities opcode tables),
+#: ``TEXDEPBAR`` (texture) and ``LDGDEPBAR`` (Ampere's asynchronous copies). They keep unit
+#: ``barrier`` (an issue slot of the control pipe) but are no block barrier: the models'
+#: synchronisation counts (H&K #Synch_insts) leave them out (:func:`is_block_barrier`).
+SCOREBOARD_WAITS = frozenset({"DEPBAR", "TEXDEPBAR", "LDGDEPBAR"})
+#: Memory fences: order one warp's own accesses (PTX ``membar``/``fence``), no rendezvous
+#: with other warps. ptxas puts a ``MEMBAR.CTA`` before each ``BAR.SYNC`` of PTX 6+
+#: ``barrier.sync`` on sm_5x/sm_6x; counting it would count each ``__syncthreads`` twice.
+FENCES = frozenset({"MEMBAR", "FENCE"})
+
+
+def is_scoreboard_wait(opcode: str) -> bool:
+    """True for ``DEPBAR``-like waits of a warp on its own scoreboards (not a barrier)."""
+    return base_mnemonic(opcode) in SCOREBOARD_WAITS
+
+
+def is_block_barrier(unit: str, opcode: str) -> bool:
+    """True for a barrier instruction that synchronises warps (``BAR``, ``SYNCS``, ...): unit
+    ``barrier`` other than a scoreboard wait or a memory fence."""
+    return unit == "barrier" and base_mnemonic(opcode) not in SCOREBOARD_WAITS | FENCES
 
 
 def base_mnemonic(opcode: str) -> str:

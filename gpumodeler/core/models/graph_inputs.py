@@ -6,7 +6,9 @@ models of one project launch side by side (the launch panel's comparison).
 * ``memory_instructions``: global/local memory warp instructions per warp (H&K #Mem_insts,
   Amarís ld_1 + st_1);
 * ``shared_instructions``: shared-memory warp instructions per warp (Amarís ld_0 + st_0);
-* ``synch_instructions``: barriers per warp (H&K #Synch_insts), loop-weighted;
+* ``synch_instructions``: barriers per warp (H&K #Synch_insts), loop-weighted; a warp's
+  wait on its own scoreboards (``DEPBAR``) and a memory fence (``MEMBAR``) synchronise with
+  no other warp and are not counted (``opcodes.is_block_barrier``);
 * ``critical_dram_accesses``: DRAM accesses on the latency bound's critical path, the slope
   dL/d(DRAM latency) of the bound (Volkov §6.5 adds the contention delay once per access
   on the path). The bound is piecewise linear in the latency, so one cycle more gives the
@@ -17,6 +19,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.opcodes import is_block_barrier
 
 
 class GraphCounter:
@@ -29,8 +32,11 @@ class GraphCounter:
         from gpumodeler.core.kernel.warp_counts import count
         self.graph = graph
         self.counts = count(graph, warp_size)
+        # a warp's wait on its own scoreboards (DEPBAR) or memory fence (MEMBAR)
+        # synchronises with no other warp
         self.barriers = [[lp.iterations for lp in graph.loops.values() if nid in lp.members]
-                         for nid, ins in graph.instructions.items() if ins.unit == "barrier"]
+                         for nid, ins in graph.instructions.items()
+                         if is_block_barrier(ins.unit, ins.opcode)]
         if table is None:
             table = graph.latency_table
         if isinstance(table, str):

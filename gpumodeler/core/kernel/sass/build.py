@@ -9,22 +9,29 @@ sources, are in docs/sass-import.md; in short:
 * **Nodes**: every reachable instruction, classified by :func:`~..opcodes.classify`.
   Unknown opcodes are kept as CUDA-core instructions without a latency class and listed in
   ``ImportReport.unknown_opcodes`` (their result edges carry a placeholder latency, the
-  listing's stall count, to be corrected by the user).
-* **Issue order**: an ``ilp`` edge to the next instruction; on sm_70+ its latency is the
-  instruction's stall count (at least 1: from Volta on a warp issues one instruction per
-  cycle, no dual issue), else the table's ILP latency. After a conditional branch the edge
-  is a not-taken ``branch`` edge, after ``BAR`` a ``barrier`` edge (Volkov §3.7 rule 4).
-* **Branches**: a taken ``branch`` edge to the target (backwards: a loop's back edge).
-  On sm_70+ branch and barrier edges take the branch's or barrier's stall count: no
-  source publishes branch or barrier latencies for Volta and later (docs/sources.md),
-  and the stall count is the spacing the compiler scheduled, so the bound is a lower bound
-  there (docs/sass-import.md). Before Volta (no control words) they come from the table.
+  listing's stall count, listed in ``ImportReport.placeholder_edges`` for the user to
+  correct; without control words no latency, and the analysis names the edge).
+* **Issue order**: an ``ilp`` edge to the next instruction; its latency is the
+  instruction's stall count (at least 1) where the listing has control words (sm_70+: the
+  second encoding word; sm_5x/6x: the bundle's control word, :mod:`.control`), else the
+  table's ILP latency. On sm_5x/6x the second of two dual-issued instructions (a stall of 0
+  before it, or nvdisasm's ``{ A ; B }``) is reached by a ``dual`` edge (0 cycles, as in
+  Gajger's saxpy2 graph). After a conditional branch the edge is a not-taken ``branch``
+  edge, after ``BAR`` a ``barrier`` edge (Volkov §3.7 rule 4).
+* **Branches and barriers**: a taken ``branch`` edge to the target (backwards: a loop's
+  back edge). On sm_70+ branch and barrier edges take the branch's or barrier's stall
+  count: no source publishes branch or barrier latencies for Volta and later, and the stall
+  count is the spacing the compiler scheduled, so the bound is a lower bound there
+  (docs/sass-import.md). On sm_5x/6x branch edges take the table's latencies (Gajger's
+  Maxwell values), barrier edges the stall count (no Maxwell or Pascal barrier latency is
+  published); without control words both come from the table.
 * **Register dependencies**: reaching definitions over the control-flow graph (a guarded
   write does not hide the earlier one), one edge per producer/consumer pair, ``memory`` from
   a load, else ``dependency`` (the producer's latency from the table).
-* **Scoreboards** (sm_70+): a wait on scoreboard *n* depends on the instructions that may
-  have set *n* last as their write barrier (reaching definitions over the scoreboards); added
-  when the registers did not already give that edge. A wait on a *read* barrier (the
+* **Scoreboards** (sm_5x and later, with control words): a wait on scoreboard *n* depends
+  on the instructions that may have set *n* last as their write barrier (reaching
+  definitions over the scoreboards); added when the registers did not already give that
+  edge. A wait on a *read* barrier (the
   source registers of a load or store may be overwritten) is a write-after-read
   ``dependency`` edge with the producer's issue spacing (:mod:`.ordering`).
 * **Memory order**: a load after a store that may touch the same state space keeps its
@@ -43,7 +50,7 @@ from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
 from gpumodeler.core.kernel.sass import cfg, ordering
-from gpumodeler.core.kernel.sass.control import decode_control
+from gpumodeler.core.kernel.sass.control import instruction_control
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, is_128bit
 from gpumodeler.core.kernel.sass.operands import reg_access
 
@@ -73,19 +80,30 @@ class ImportReport:
     class_counts: dict = field(default_factory=dict)
     # tensor instructions whose shape the SASS does not show (tcgen05: in a descriptor)
     tensor_shape_unknown: list = field(default_factory=list)
+    # result edges of unknown opcodes: (edge id, mnemonic, placeholder latency or None)
+    placeholder_edges: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
         parts = [f"{self.function} ({self.arch or 'arch unknown'}): {self.instructions} instructions",
                  f"loops: {loops}"]
         if self.unknown_opcodes:
-            parts.append(f"unknown opcodes kept and flagged: {', '.join(sorted(set(self.unknown_opcodes)))}")
+            parts.append(f"warning: unknown opcodes kept and flagged: "
+                         f"{', '.join(sorted(set(self.unknown_opcodes)))}")
+            if self.placeholder_edges:
+                shown = ", ".join(f"{eid} {m} {'no latency' if lat is None else f'{lat:g}'}"
+                                  for eid, m, lat in self.placeholder_edges[:8])
+                more = len(self.placeholder_edges) - 8
+                parts.append(f"their result edges carry the listing's stall count as a "
+                             f"placeholder latency (none without control words: set one) - "
+                             f"check and set the real latency: {shown}"
+                             f"{f' and {more} more' if more > 0 else ''}")
         if self.tensor_shape_unknown:
             parts.append(f"tensor instructions whose shape SASS does not show (left out of the "
                          f"tensor-core bound): {', '.join(sorted(set(self.tensor_shape_unknown)))}")
         if not self.has_control:
-            parts.append("no control words (pre-Volta listing or nvdisasm without -hex): "
-                         "issue spacing from the latency table")
+            parts.append("no control words (nvdisasm without -hex): issue spacing from the "
+                         "latency table")
         return "; ".join(parts)
 
 
@@ -113,9 +131,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         succ = [[j for j in s if j < n] for s in succ[:n]]
     step = ins_list[1].address - ins_list[0].address if n > 1 else None
     wide = is_128bit(func.arch, step)
-    controls = [decode_control(i.control_word) if wide and i.control_word is not None else None
-                for i in ins_list]
+    controls = [instruction_control(i) for i in ins_list]
     has_control = all(c is not None for c in controls)
+    # issued together with the instruction before it: nvdisasm's braces, or (sm_5x/6x
+    # control words) a stall count of 0 on the instruction before
+    dual = [i > 0 and (ins.dual_issued or (not wide and controls[i - 1] is not None
+                                            and controls[i - 1].stall == 0))
+            for i, ins in enumerate(ins_list)]
     report = ImportReport(function=func.display_name, arch=func.arch, instructions=n,
                           dropped_padding=pad, has_control=has_control)
 
@@ -182,18 +204,26 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         c = controls[i]
         return None if c is None else float(max(c.stall, 1))
 
+    def control_latency(i):
+        """A branch's latency: sm_70+ its stall count (no published value); before Volta
+        the latency table's (Gajger's Maxwell values)."""
+        return spacing(i) if wide else None
+
     for i, ins in enumerate(ins_list):
         s = succ[i]
         if i + 1 in s:
             if ins.mnemonic in BRANCHES and cfg.is_conditional(ins):
-                add(i, i + 1, "branch", latency=spacing(i), taken=False)
-            elif ins.mnemonic == "BAR":
+                add(i, i + 1, "branch", latency=control_latency(i), taken=False)
+            elif ins.mnemonic == "BAR":  # no source publishes a barrier latency from
+                # Maxwell on: the barrier's stall count, where the listing gives it
                 add(i, i + 1, "barrier", latency=spacing(i))
+            elif dual[i + 1]:
+                add(i, i + 1, "dual")
             else:
                 add(i, i + 1, "ilp", latency=spacing(i))
         for j in s:
             if j != i + 1 and ins.mnemonic in BRANCHES:
-                add(i, j, "branch", latency=spacing(i), taken=True)
+                add(i, j, "branch", latency=control_latency(i), taken=True)
             elif j != i + 1:  # a call into a subroutine
                 add(i, j, "ilp", latency=spacing(i))
 
@@ -222,8 +252,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             report.skipped_edges += 1
             return
         pairs.add((d, u))
-        # an unknown producer has no latency class: its stall count stands in
-        add(d, u, kind, latency=(spacing(d) or 1.0) if infos[d] is None else None)
+        # an unknown producer has no latency class: its stall count stands in, where the
+        # listing gives one (a visible placeholder, listed); else no latency, and the
+        # analysis names the edge that needs one
+        placeholder = infos[d] is None
+        add(d, u, kind, latency=spacing(d) if placeholder else None)
+        if placeholder:
+            report.placeholder_edges.append((edges[-1].id, ins_list[d].mnemonic, spacing(d)))
 
     for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
         dep(d, u)

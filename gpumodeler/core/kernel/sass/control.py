@@ -1,4 +1,6 @@
-"""Decode the scheduling control information of sm_70+ (Volta to Blackwell) instructions.
+"""Decode the scheduling control information of SASS instructions: sm_70+ (Volta to
+Blackwell) from each instruction's second word, sm_5x/sm_6x (Maxwell, Pascal) from the
+control word of its bundle (:func:`instruction_control`, at the end).
 
 From Volta on, every instruction is a 128-bit word that carries its own control
 information, set by the assembler (ptxas) rather than by hardware. Jia, Maggioni, Staiger
@@ -30,6 +32,16 @@ after the instruction; bit ``b`` of the 128-bit word is bit ``b - 64`` of that s
 so the fields lie at bits 41–62 of it:
 stall 41–44, yield 45, write barrier 46–48, read barrier 49–51, wait mask 52–57, reuse
 58–61.
+
+**Maxwell and Pascal.** Gray's *maxas* wiki ("Control Codes") describes the 64-bit control
+word that precedes each bundle of three 64-bit instructions: three 21-bit fields, the first
+instruction's in bits 0–20, the second's in 21–41, the third's in 42–62, each with the
+same fields in the same order as above (stall in its lowest four bits, then yield, write
+barrier, read barrier, wait mask, reuse). The fixtures (sm_52, sm_60, sm_61, CUDA 12.4
+ptxas) decode consistently with it: the reuse bits equal the ``.reuse`` annotations and
+every variable-latency producer's consumer waits on its write barrier (the fixture-wide
+tests of ``tests/core/test_sass_control.py``), and a stall count of 0 precedes exactly the
+instructions nvdisasm braces as dual-issued.
 
 The yield field is reported as its raw bit; the papers name the field but do not settle
 which value means "yield", so the importer does not use it.
@@ -91,3 +103,26 @@ def encode_control(stall: int = 1, yield_bit: int = 1, write_barrier: int | None
     rd = NO_BARRIER if read_barrier is None else read_barrier
     return ((stall & 0xF) << 41 | (yield_bit & 1) << 45 | (wr & 7) << 46 | (rd & 7) << 49
             | (wait_mask & 0x3F) << 52 | (reuse & 0xF) << 58)
+
+
+#: sm_5x/sm_6x: bits of one instruction's control field in its bundle's control word.
+FIELD_BITS = 21
+
+
+def bundle_field(bundle_control: int, slot: int) -> int:
+    """The 21-bit control field of the ``slot``-th (0-2) instruction of a Maxwell/Pascal
+    bundle: bits 21·slot to 21·slot + 20 of the bundle's control word (Gray, maxas wiki,
+    "Control Codes")."""
+    return (int(bundle_control) >> (FIELD_BITS * slot)) & ((1 << FIELD_BITS) - 1)
+
+
+def instruction_control(ins) -> Control | None:
+    """The control fields of one listed instruction: sm_70+ from its second encoding word,
+    sm_5x/6x from its bundle's control word (the same 21-bit layout, Gray, maxas wiki,
+    "Control Codes"; Jia et al. 2018 §2.1 find Volta's fields in that order); None when the
+    listing does not give them."""
+    if len(ins.words) >= 2:
+        return decode_control(ins.words[1])
+    if ins.bundle_control is not None and 0 <= ins.bundle_slot <= 2:
+        return decode_control(bundle_field(ins.bundle_control, ins.bundle_slot) << 41)
+    return None

@@ -27,7 +27,8 @@ ARCH_PATTERN = toolchain.ARCH_PATTERN
 check_arch = toolchain.check_arch
 #: Architecture family of each compute capability (NVIDIA CUDA C++ Programming Guide,
 #: "Compute Capabilities"), to find the latency table of a listing's architecture.
-FAMILIES = {70: "Volta", 72: "Volta", 75: "Turing", 80: "Ampere", 86: "Ampere", 87: "Ampere",
+FAMILIES = {50: "Maxwell", 52: "Maxwell", 53: "Maxwell", 60: "Pascal", 61: "Pascal",
+            62: "Pascal", 70: "Volta", 72: "Volta", 75: "Turing", 80: "Ampere", 86: "Ampere", 87: "Ampere",
             88: "Ampere", 89: "Ada", 90: "Hopper", 100: "Blackwell", 101: "Blackwell",
             103: "Blackwell", 110: "Blackwell", 120: "Blackwell", 121: "Blackwell"}
 

@@ -6,11 +6,28 @@ Both tools print one instruction per line as ``/*ADDR*/  [@P0] OPCODE operands ;
 optionally followed by its encoding as ``/* 0x<16 hex digits> */``. From Volta (sm_70) on an
 instruction is 128 bits: cuobjdump (and ``nvdisasm -hex``) print the first 64-bit word on the
 instruction line and the second, which holds the scheduling control information
-(:mod:`.control`), alone on the next line. Maxwell and Pascal listings instead carry one
-control word per three instructions, on a line of its own before them; it is skipped (the
-control decoding here is for sm_70 and later). References: NVIDIA, *CUDA Binary
-Utilities* (cuobjdump, nvdisasm, §Instruction Set Reference); Jia et al. 2018, *Dissecting
-the NVIDIA Volta GPU Architecture via Microbenchmarking*, §2.1 (128-bit encoding).
+(:mod:`.control`), alone on the next line. Maxwell and Pascal (sm_5x, sm_6x) instructions
+are 64 bits, grouped in bundles of 32 bytes: one control word, printed alone on the line
+before its three instructions, then the three (Gray, *maxas* wiki, "Control Codes"); the
+control word has the bundle's first address (0x..00, 0x..20, ...), so the instructions of
+a bundle are at +8, +16, +24. Each instruction keeps its bundle's control word
+(``SassInstruction.bundle_control``; Kepler's bundles of seven have another format and are
+not decoded). References: NVIDIA, *CUDA Binary Utilities*
+(cuobjdump, nvdisasm, §Instruction Set Reference); Jia et al. 2018, *Dissecting the NVIDIA
+Volta GPU Architecture via Microbenchmarking*, §2.1 (128-bit encoding).
+
+**Branch targets.** cuobjdump prints a Maxwell/Pascal branch to the first instruction of a
+bundle with the bundle's address, i.e. its control word's (``@P2 BRA 0x180`` where the
+target instruction is at ``0x188``): such a target resolves to the first instruction after
+the control word. A branch whose target is no instruction of its function (and no control
+word right before one) is an error naming it, never a dropped edge (a call to code outside
+the function keeps no target: it falls through, as calls do).
+
+**Dual issue.** nvdisasm marks the two instructions a Maxwell/Pascal warp scheduler issues
+together with braces: ``{ IADD.X R5, R5, c[0x0][0x14c] ;`` then ``@!P0 BRA `(.L_x_0) }``
+(the second without ``;``; with ``-hex`` its encoding word comes on the next line, after
+which control words may follow). The braces are parsed; the second instruction of a pair
+has ``dual_issued`` set.
 
 Function boundaries: cuobjdump opens one with ``Function : NAME``; nvdisasm with a
 ``.text.NAME`` section (``.section .text.NAME`` / ``.text.NAME:``). nvdisasm gives branch
@@ -42,6 +59,9 @@ _ONLY_HEX = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]{16})\s*\*/\s*$")
 _FUNC_CUOBJ = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$")
 _FUNC_NVDIS = re.compile(r"^\s*(?:\.section\s+)?\.text\.([^\s,:]+)\s*[,:]")
 _ARCH = re.compile(r"(?:code for|\.target)\s+(sm_\d+[a-z]?)\b")
+#: nvdisasm of CUDA 12 and older prints no ``.target`` line, only the ELF header flags
+#: (``.headerflags @"... EF_CUDA_SM52 ..."``).
+_HEADER_ARCH = re.compile(r"\.headerflags\b.*?\bEF_CUDA_SM(\d+)\b")
 _LABEL = re.compile(r"^\s*(\.L_[A-Za-z0-9_]+|\$[^\s:]+):\s*$")
 _GUARD = re.compile(r"^(@!?U?P[T0-9])\s+")
 _LABEL_REF = re.compile(r"`\(([^)]+)\)")
@@ -51,6 +71,8 @@ _HEX_TARGET = re.compile(r"^(0x[0-9a-fA-F]+)$")
 BRANCHES = {"BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU"}
 CALLS = {"CALL", "CAL"}
 TERMINATORS = {"EXIT", "RET", "BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU", "KILL", "BPT"}
+#: sm_5x/sm_6x: a bundle is one control word and three 64-bit instructions (Gray, maxas).
+BUNDLE_BYTES = 32
 
 
 @dataclass(frozen=True)
@@ -66,11 +88,20 @@ class SassInstruction:
     target: int | None = None  # branch/call target address
     mnemonic: str = ""  # opcode without modifiers: "LDG"
     modifiers: tuple = ()  # ("E", "128")
+    #: sm_5x/sm_6x: the control word of the instruction's 32-byte bundle (None: not given)
+    bundle_control: int | None = None
+    #: issued together with the previous instruction (nvdisasm's ``{ A ; B }``: set on B)
+    dual_issued: bool = False
 
     @property
     def control_word(self) -> int | None:
         """The second 64-bit word of a 128-bit instruction (sm_70+), if the listing has it."""
         return self.words[1] if len(self.words) >= 2 else None
+
+    @property
+    def bundle_slot(self) -> int:
+        """sm_5x/sm_6x: the instruction's place (0, 1, 2) in its bundle, from its address."""
+        return (self.address % BUNDLE_BYTES) // 8 - 1
 
 
 @dataclass
@@ -122,7 +153,15 @@ def _valid_opcode(opcode: str) -> bool:
 
 
 def _parse_instruction(addr: int, body: str, words: list, lineno: int):
-    text = (_HEXWORD.sub("", body) if words else body).strip()
+    text = _HEXWORD.sub("", body).strip() if "/*" in body else body.strip()
+    dual = False
+    if text.startswith("{"):  # nvdisasm: the first of a dual-issued pair
+        text = text[1:].lstrip()
+    if text.endswith("}"):  # ... and the second, without its ';'
+        text = text[:-1].rstrip()
+        dual = True
+        if not text.endswith(";"):
+            text += " ;"
     if not text.endswith(";"):
         raise ListingError(f"line {lineno}: instruction at 0x{addr:04x} is cut off before its ';' "
                            f"({text[:40]!r}); the listing looks truncated")
@@ -154,7 +193,7 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
                 target = int(hm.group(1), 16)
     return SassInstruction(address=addr, guard=guard, opcode=opcode, operands=operands,
                            text=text, words=tuple(words), target=target, mnemonic=mnem,
-                           modifiers=tuple(opcode.split(".")[1:]))
+                           modifiers=tuple(opcode.split(".")[1:]), dual_issued=dual)
 
 
 def parse_listing(text: str, source: str = "listing") -> SassListing:
@@ -170,8 +209,9 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
     current: SassFunction | None = None
     pending_labels: list[str] = []
     labels: dict = {}
-    raw: list = []  # (function, addr, body, words, lineno)
-    last_entry = None  # [function, addr, body, words, lineno] awaiting its second word
+    raw: list = []  # [function, addr, body, words, lineno], or (None, word, lineno) for a
+    # word alone on its line (a 128-bit instruction's second word, a Maxwell/Pascal control
+    # word, or the word of an nvdisasm pair's second instruction): assigned in _finish
 
     def close_function():
         nonlocal current, labels
@@ -184,9 +224,9 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
         if line.lstrip().startswith("/*"):
             hm = _ONLY_HEX.match(line)
             if hm:
-                if last_entry is not None and len(last_entry[3]) == 1:
-                    last_entry[3].append(int(hm.group(1), 16))
-                continue  # a Maxwell/Pascal control word before its instructions
+                if current is not None:
+                    raw.append((None, int(hm.group(1), 16), lineno))
+                continue
             m = _ADDR.match(line)
             if m and current is not None:
                 body = m.group(2)
@@ -200,11 +240,15 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
                     for lab in pending_labels:
                         labels[lab] = addr
                     pending_labels = []
-                last_entry = entry
             continue
         am = _ARCH.search(line)
         if am and "/*" not in line:
             arch = am.group(1)
+            continue
+        hm = _HEADER_ARCH.search(line) if current is None else None
+        if hm:  # nvdisasm's file header (cuobjdump prints it inside a function: not used)
+            if arch_number(arch) != int(hm.group(1)):
+                arch = f"sm_{hm.group(1)}"
             continue
         fm = _FUNC_CUOBJ.match(line)
         if fm:
@@ -212,7 +256,6 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
             tool = tool or "cuobjdump"
             current = SassFunction(fm.group(1), arch)
             functions.append(current)
-            last_entry = None
             continue
         fm = _FUNC_NVDIS.match(line)
         if fm and "/*" not in line:
@@ -222,7 +265,6 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
                 tool = tool or "nvdisasm"
                 current = SassFunction(name, arch)
                 functions.append(current)
-            last_entry = None
             continue
         lm = _LABEL.match(line)
         if lm:
@@ -230,7 +272,6 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
             continue
         if line.strip().startswith(".........."):
             close_function()
-            last_entry = None
     close_function()
     if not functions:
         hint = ""
@@ -245,16 +286,43 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
     return SassListing(functions=functions, tool=tool or "cuobjdump")
 
 
+def _assign_words(raw: list, wide: bool) -> list:
+    """Instruction entries ``(addr, body, words, lineno, bundle_control)``, the words printed
+    alone on their lines given to their owners: to a 128-bit instruction still lacking its
+    second word (sm_70+); to an nvdisasm pair's second instruction, whose word follows it,
+    in a listing that prints words; else (sm_5x/6x) a bundle's control word, kept for the
+    instructions after it."""
+    entries = []
+    prints_words = any(e[0] is not None and e[3] for e in raw)
+    control = None
+    for e in raw:
+        if e[0] is not None:
+            entries.append([e[1], e[2], e[3], e[4], control])
+            continue
+        word = e[1]
+        last = entries[-1] if entries else None
+        if wide:
+            if last is not None and len(last[2]) == 1:
+                last[2].append(word)
+        elif last is not None and not last[2] and prints_words:
+            last[2].append(word)
+        else:
+            control = word
+    return entries
+
+
 def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
-    if not raw:
+    instr = [e for e in raw if e[0] is not None]
+    if not instr:
         raise ListingError(f"function {func.name} in {source} has no instructions")
     step = None
-    if len(raw) >= 2:
-        step = raw[1][1] - raw[0][1]
+    if len(instr) >= 2:
+        step = instr[1][1] - instr[0][1]
     wide = is_128bit(func.arch, step)
+    bundles = not wide and has_bundles_of_three(func.arch, [e[1] for e in instr])
     instructions = []
     previous = -1
-    for _, addr, body, words, lineno in raw:
+    for addr, body, words, lineno, control in _assign_words(raw, wide):
         if addr <= previous:
             raise ListingError(f"line {lineno}: instruction address 0x{addr:04x} of {func.name} "
                                f"does not follow 0x{previous:04x}; the listing is damaged "
@@ -265,19 +333,24 @@ def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
                                f"only the first of its two encoding words; the listing looks "
                                f"truncated")
         ins = _parse_instruction(addr, body, words, lineno)
+        if bundles and control is not None:
+            ins = _replace(ins, bundle_control=control)
         instructions.append(ins)
     last_addr = instructions[-1].address
+    addresses = {ins.address for ins in instructions}
     resolved = []
     for ins in instructions:
         if isinstance(ins.target, str):
             if ins.target not in labels:
                 raise ListingError(f"{func.name}: branch at 0x{ins.address:04x} goes to label "
                                    f"{ins.target} that the listing does not define; truncated?")
-            ins = _replace_target(ins, labels[ins.target])
+            ins = _replace(ins, target=labels[ins.target])
         if ins.target is not None and ins.mnemonic in BRANCHES and ins.target > last_addr:
             raise ListingError(f"{func.name}: branch at 0x{ins.address:04x} goes to 0x{ins.target:04x}, "
                                f"past the last instruction (0x{last_addr:04x}); the listing "
                                f"looks truncated")
+        if ins.target is not None and ins.target not in addresses:
+            ins = _replace(ins, target=_instruction_at(ins, addresses, wide, func.name))
         resolved.append(ins)
     body = [i for i in resolved if i.mnemonic != "NOP"] or resolved
     if not (body[-1].mnemonic in TERMINATORS and body[-1].guard is None):
@@ -286,9 +359,36 @@ def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
     func.instructions = resolved
 
 
-def _replace_target(ins: SassInstruction, target: int) -> SassInstruction:
+def _replace(ins: SassInstruction, **changes) -> SassInstruction:
     from dataclasses import replace
-    return replace(ins, target=target)
+    return replace(ins, **changes)
+
+
+def _instruction_at(ins: SassInstruction, addresses: set, wide: bool, name: str) -> int | None:
+    """The instruction a branch or call whose printed target is no instruction goes to: on
+    sm_5x/6x, a bundle's address (its control word) means the bundle's first instruction.
+    Any other branch target is an error naming the branch and its target; a call to code
+    outside the function (another function, a relocation) keeps no target and falls through
+    (docs/sass-import.md: calls go to their subroutine and come back)."""
+    t = ins.target
+    if not wide and t % BUNDLE_BYTES == 0 and t + 8 in addresses:
+        return t + 8
+    if ins.mnemonic in CALLS:
+        return None
+    raise ListingError(f"{name}: branch {ins.text!r} at 0x{ins.address:04x} goes to 0x{t:04x}, "
+                       f"which is not the address of an instruction of {name} (nor the control "
+                       f"word of a bundle before one); the listing is damaged or not one "
+                       f"function's whole code")
+
+
+def has_bundles_of_three(arch: str | None, addresses) -> bool:
+    """Whether a 64-bit listing has Maxwell/Pascal bundles (a control word and three
+    instructions per 32 bytes): sm_50 to sm_6x, or, with no architecture given, no
+    instruction at a multiple of 32 bytes (Kepler's bundles of seven put one there)."""
+    number = arch_number(arch)
+    if number is not None:
+        return 50 <= number < 70
+    return all(a % BUNDLE_BYTES for a in addresses)
 
 
 def is_128bit(arch: str | None, step: int | None) -> bool:

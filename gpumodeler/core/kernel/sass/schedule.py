@@ -1,9 +1,11 @@
 """Latencies from the compiler's schedule for edges the latency table cannot give
-(sm_70 and later; docs/sass-import.md, "Latencies from the schedule").
+(sm_5x and later; docs/sass-import.md, "Latencies from the schedule").
 
 From Volta on, each instruction's control word carries a stall count: the cycles the
 compiler makes the warp wait before issuing its next instruction (Jia et al.,
-arXiv:1804.06826 §2.1). The importer turns them into the latencies of the issue-order edges
+arXiv:1804.06826 §2.1); on Maxwell and Pascal the bundle's control word carries the same
+field for each of its three instructions (Gray, maxas wiki, "Control Codes"), a stall of 0
+meaning the next instruction is dual-issued (a ``dual`` edge, 0 cycles here). The importer turns them into the latencies of the issue-order edges
 (``ilp``, and the fall-through ``branch``/``barrier`` edges). For a fixed-latency producer
 the compiler places its consumer only after the producer's pipeline latency has passed, so
 the sum of the stall counts from producer to consumer is at least that latency — the value
@@ -14,7 +16,8 @@ Where the published table has no value for what an edge needs (no source measure
 ``S2R`` on Hopper, FP32 on Ada, DRAM on Blackwell), :func:`fill_from_schedule` gives that
 edge the stall-count sum as an explicit latency — a **lower bound** — and returns what it
 filled, so the import says which edges, for which table row. Values a source gives are never
-replaced. A graph without control words (before Volta) is left unchanged.
+replaced. A graph without control words (an nvdisasm listing without ``-hex``) is left
+unchanged.
 """
 from __future__ import annotations
 
@@ -42,6 +45,8 @@ def _issue_offsets(graph) -> dict | None:
     for e in graph.edges.values():
         if e.kind in ISSUE_ORDER_KINDS and e.latency is not None:
             spacing[(e.src, e.dst)] = float(e.latency)
+        elif e.kind == "dual":  # sm_5x/6x: issued in the same cycle as the one before
+            spacing[(e.src, e.dst)] = 0.0
     if not spacing:
         return None
     offsets, t = {}, 0.0
