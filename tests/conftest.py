@@ -27,6 +27,17 @@ SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"
 EXAMPLE_LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` (benchmarks, inputs of benchmark size) are skipped unless the
+    run selects them: ``-m slow`` (make test-slow) or any -m expression naming them."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow (make test-slow)")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def devices_db(tmp_path_factory) -> Path:
     """The device database built from resources/devices, once a session (whatever
