@@ -50,12 +50,13 @@ def devices_db(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def gpumodeler_env(devices_db, tmp_path, monkeypatch) -> Path:
-    """The application reads the built device database, and a user database and GUI
-    settings of this test's own (never the user's real ones). Returns the user database."""
+    """The application reads the built device database, and a user database, GUI
+    settings and log folder of this test's own (never the user's real ones). Returns the user database."""
     user_db = tmp_path / "user-home" / "user-devices.db"
     monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
     monkeypatch.setenv("GPUMODELER_USER_DB", str(user_db))
     monkeypatch.setenv("GPUMODELER_SETTINGS_DIR", str(tmp_path / "settings"))
+    monkeypatch.setenv("GPUMODELER_LOG_DIR", str(tmp_path / "logs"))
     return user_db
 
 
