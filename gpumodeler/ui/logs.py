@@ -3,8 +3,8 @@
 The GUI writes ``gpumodeler.log`` in the ``logs`` folder of the user's data folder (the one
 that holds the user device database, :func:`gpumodeler.db.catalog.default_user_db_path`),
 rotated at 1 MB with 3 old files kept. It records the start of each session (versions,
-platform), every error message shown to the user (with the project and tab) and every
-uncaught exception with its traceback. ``GPUMODELER_LOG_DIR`` points it at another folder
+platform), every error message shown to the user (with the project and tab), the edits the
+window refused with their reason, and every uncaught exception with its traceback. ``GPUMODELER_LOG_DIR`` points it at another folder
 (tests, benchmarks). Help › Open Log Folder shows the folder.
 
 A log that cannot be written (a read-only home) never stops the application: it then runs
@@ -96,6 +96,12 @@ def error_shown(title: str, text: str, context: str = "") -> None:
     tab)."""
     where = f" [{context}]" if context else ""
     log.error("shown to the user%s: %s: %s", where, title, " ".join(str(text).split()))
+
+
+def refusal_shown(message: str, item: str = "") -> None:
+    """Record an edit the window refused, with the reason it showed (the status bar's
+    warning), at WARNING: what the user tried before a bug is part of its report."""
+    log.warning("refused%s: %s", f" ({item})" if item else "", " ".join(str(message).split()))
 
 
 def uncaught(kind, value, tb) -> None:

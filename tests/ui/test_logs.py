@@ -90,6 +90,13 @@ def test_an_error_shown_by_the_window_is_logged_with_the_project_and_tab(log_dir
     assert "x.gpm could not be opened. not JSON" in line
 
 
+def test_a_refused_edit_is_logged_with_its_reason(log_dir, window):
+    logs.install()
+    window.show_refusal("a GPU cannot be linked to itself", "link1")
+    assert "WARNING" in _text(log_dir)
+    assert "refused (link1): a GPU cannot be linked to itself" in _text(log_dir)
+
+
 def test_an_uncaught_exception_is_logged_with_its_traceback(log_dir, window, monkeypatch, capsys):
     logs.install()
     shown = []
