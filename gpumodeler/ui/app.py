@@ -72,6 +72,9 @@ def run(project: str | None = None, screenshot: str | None = None,
     app = create_application(argv)
     if screenshot:
         _quiet_offscreen_noise()
+    else:  # a session, not a screenshot: its log file (ui/logs.py)
+        from gpumodeler.ui import logs
+        logs.install()
     from gpumodeler.core.errors import ModelError
     from gpumodeler.db.project_file import load_project
     from gpumodeler.ui.document import Document
@@ -95,8 +98,6 @@ def run(project: str | None = None, screenshot: str | None = None,
         save_composite(window, screenshot, size)
         window.close()
         return 0
-    from gpumodeler.ui import logs
-    logs.install()
     window.show()
     _report_unexpected_errors(window)
     if project and document is not None:

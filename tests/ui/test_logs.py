@@ -141,3 +141,18 @@ def test_help_menu_opens_the_log_folder(log_dir, window, monkeypatch):
     window.log_folder_action.trigger()
     assert opened == [str(log_dir)]
     assert log_dir.is_dir()  # made, so the file manager has something to open
+
+
+def test_a_session_writes_the_log_and_a_screenshot_does_not(log_dir, monkeypatch, tmp_path, qtbot):
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)  # the session sets its own
+    monkeypatch.setattr(QApplication, "exec", lambda self: 0)  # no event loop: return at once
+    before = set(QApplication.topLevelWidgets())
+    try:
+        assert ui_app.run(screenshot=str(tmp_path / "shot.png"), size=(800, 600)) == 0
+        assert not log_dir.exists()
+        assert ui_app.run() == 0
+        assert "started" in _text(log_dir)
+    finally:
+        for widget in set(QApplication.topLevelWidgets()) - before:
+            widget.close()
+        QApplication.clipboard().clear()
