@@ -27,6 +27,14 @@ SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"
 EXAMPLE_LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 
+def pytest_configure(config):
+    """In a run over several processes (make test JOBS=2), a line per test file as it ends
+    (file_progress.py)."""
+    import file_progress
+    if file_progress.wanted(config):
+        config.pluginmanager.register(file_progress.FileProgress(config), "file-progress")
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``slow`` (benchmarks, inputs of benchmark size) are skipped unless the
     run selects them: ``-m slow`` (make test-slow) or any -m expression naming them."""
