@@ -27,6 +27,25 @@ SAXPY2 = ROOT / "resources" / "kernels" / "saxpy2-maxwell.json"
 EXAMPLE_LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 
+def pytest_configure(config):
+    """In a run over several processes (make test JOBS=2), a line per test file as it ends
+    (file_progress.py)."""
+    import file_progress
+    if file_progress.wanted(config):
+        config.pluginmanager.register(file_progress.FileProgress(config), "file-progress")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``slow`` (benchmarks, inputs of benchmark size) are skipped unless the
+    run selects them: ``-m slow`` (make test-slow) or any -m expression naming them."""
+    if "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow (make test-slow)")
+    for item in items:
+        if item.get_closest_marker("slow") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(scope="session")
 def devices_db(tmp_path_factory) -> Path:
     """The device database built from resources/devices, once a session (whatever
@@ -39,12 +58,13 @@ def devices_db(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def gpumodeler_env(devices_db, tmp_path, monkeypatch) -> Path:
-    """The application reads the built device database, and a user database and GUI
-    settings of this test's own (never the user's real ones). Returns the user database."""
+    """The application reads the built device database, and a user database, GUI
+    settings and log folder of this test's own (never the user's real ones). Returns the user database."""
     user_db = tmp_path / "user-home" / "user-devices.db"
     monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
     monkeypatch.setenv("GPUMODELER_USER_DB", str(user_db))
     monkeypatch.setenv("GPUMODELER_SETTINGS_DIR", str(tmp_path / "settings"))
+    monkeypatch.setenv("GPUMODELER_LOG_DIR", str(tmp_path / "logs"))
     return user_db
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 from pathlib import Path
 
 from gpumodeler.core.measurements.units import ncu_unit

@@ -158,6 +158,9 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
                      description="Model how fast a CUDA application runs on a GPU.")
     from gpumodeler import __version__
     parser.add_argument("--version", action="version", version=f"gpumodeler {__version__}")
+    parser.add_argument("--verbose", action="store_true",
+                        help="log to stderr at DEBUG; an unexpected error shows its traceback "
+                             "(before the command: gpumodeler --verbose predict ...)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     if command is None or (command and command not in COMMANDS):
@@ -179,6 +182,15 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+    if "--verbose" in argv:
+        from gpumodeler.cli import verbose
+        if verbose.requested(argv):
+            with verbose.logging_to_stderr(argv):
+                return _main(argv)
+    return _main(argv)
+
+
+def _main(argv: list[str]) -> int:
     args = build_parser(command_in(argv)).parse_args(argv)
     if getattr(args, "func", None) is None:  # a command only listed: parse with them all
         args = build_parser().parse_args(argv)
@@ -192,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
             return int(args.func(args) or 0)
     except (ModelError, CLIError) as exc:
+        _traceback(args, expected=True)
         hint = flag_for_field(getattr(exc, "item", None))
         hint = f" (flag {hint})" if hint and hint not in str(exc) else ""
         print(one_line(f"gpumodeler {args.command}: {exc}{hint}"), file=sys.stderr)
@@ -205,13 +218,22 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("GPUMODELER_DEBUG"):
             raise
         message = _input_error(exc)
+        _traceback(args, expected=message is not None)
         if message is not None:
             print(one_line(f"gpumodeler {args.command}: {message}"), file=sys.stderr)
             return EXIT_USAGE
         detail = one_line(f"{type(exc).__name__}: {exc}", 200)
         print(f"gpumodeler {args.command}: internal error ({detail}); rerun with "
-              f"GPUMODELER_DEBUG=1 for details and please report it", file=sys.stderr)
+              f"gpumodeler --verbose {args.command} ... for details and please report it",
+              file=sys.stderr)
         return 1
+
+
+def _traceback(args, expected: bool) -> None:
+    """With --verbose, the exception being handled with its traceback on stderr."""
+    if getattr(args, "verbose", False):
+        from gpumodeler.cli.verbose import traceback_of
+        traceback_of(args.command, expected)
 
 
 if __name__ == "__main__":

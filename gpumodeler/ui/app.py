@@ -72,6 +72,9 @@ def run(project: str | None = None, screenshot: str | None = None,
     app = create_application(argv)
     if screenshot:
         _quiet_offscreen_noise()
+    else:  # a session, not a screenshot: its log file (ui/logs.py)
+        from gpumodeler.ui import logs
+        logs.install()
     from gpumodeler.core.errors import ModelError
     from gpumodeler.db.project_file import load_project
     from gpumodeler.ui.document import Document
@@ -132,19 +135,22 @@ def _quiet_offscreen_noise() -> None:
 
 
 def _report_unexpected_errors(window) -> None:
-    """A bug in a slot becomes a message box (details on stderr), not a silent traceback;
-    the session goes on and the work stays (undo still works)."""
+    """A bug in a slot becomes a message box (details on stderr and in the log file), not a
+    silent traceback; the session goes on and the work stays (undo still works)."""
     import traceback
+
+    from gpumodeler.ui.logs import log_path, uncaught
 
     def hook(kind, value, tb):
         traceback.print_exception(kind, value, tb)
+        uncaught(kind, value, tb)
         if issubclass(kind, KeyboardInterrupt):
             window.close()
             return
         window.show_error("Internal error",
                           f"gpumodeler hit a bug ({kind.__name__}: {value}). Your project is "
-                          f"unchanged by it; save your work and please report the details "
-                          f"printed on the terminal.")
+                          f"unchanged by it; save your work and please report it with the log "
+                          f"file {log_path()} (Help › Open Log Folder).")
     sys.excepthook = hook
 
 

@@ -16,6 +16,19 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout)
 
+def open_log_folder() -> Path:
+    """Help › Open Log Folder: the folder of the log file (:mod:`.logs`) in the desktop's
+    file manager (made first if the log was never written). Returns the folder."""
+    from PySide6.QtCore import QUrl
+    from PySide6.QtGui import QDesktopServices
+
+    from gpumodeler.ui.logs import log_folder
+    folder = log_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+    return folder
+
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 USER_START = "## The desktop application"
 USER_END = "## Layout"

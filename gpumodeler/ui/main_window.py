@@ -30,6 +30,7 @@ from gpumodeler.ui.docks import TabDocks
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.icons import icon
 from gpumodeler.ui.imports_exports import ImportsExports
+from gpumodeler.ui.logs import error_shown, refusal_shown
 from gpumodeler.ui.inspector import PropertyInspector
 from gpumodeler.ui.menus import TAB_NAMES, create_actions, create_menus
 from gpumodeler.ui.system_editor import SystemEditor
@@ -335,6 +336,8 @@ class MainWindow(ImportsExports, DocumentBinding, QMainWindow):
         return os.path.dirname(recent[0]) if recent else os.getcwd()
 
     def show_error(self, title: str, text: str) -> None:
+        error_shown(title, text, f"project {self.project_name()}, "
+                                 f"{self.tabs.tabText(self.tabs.currentIndex())} tab")
         QMessageBox.critical(self, title, text)
 
     def show_manual(self):
@@ -363,6 +366,7 @@ class MainWindow(ImportsExports, DocumentBinding, QMainWindow):
 
     # ---- status bar
     def show_refusal(self, message: str, item: str = "") -> None:
+        refusal_shown(message, item)
         self.refusal_label.setText(f"⚠ {message}")
         self._refusal_timer.start()
 

@@ -31,6 +31,11 @@ def _action(window, text, slot, shortcut=None, tip="", standard_icon=None) -> QA
     return action
 
 
+def _open_log_folder() -> None:
+    from gpumodeler.ui.help import open_log_folder  # loaded when asked for, as the manual is
+    open_log_folder()
+
+
 def create_actions(window) -> None:
     """The window's actions, as attributes of the window (``window.new_action``, ...)."""
     sp = QStyle.StandardPixmap
@@ -92,6 +97,8 @@ def create_actions(window) -> None:
     window.manual_action.setShortcuts([QKeySequence("F1")])
     window.shortcuts_action = _action(window, "&Keyboard Shortcuts", window.show_shortcuts, "Ctrl+/",
                                       "Every keyboard shortcut of the window")
+    window.log_folder_action = _action(window, "Open &Log Folder", _open_log_folder, None,
+                                       "The folder of the log file to send with a bug report")
 
 
 def create_menus(window) -> None:
@@ -134,7 +141,7 @@ def create_menus(window) -> None:
     window.reset_layout_action = view_menu.addAction("&Reset Layout", window.docks.reset)
     window.reset_layout_action.setStatusTip("Put every dock back where it started, shown with its tab")
     help_menu = bar.addMenu("&Help")
-    help_menu.addActions([window.manual_action, window.shortcuts_action])
+    help_menu.addActions([window.manual_action, window.shortcuts_action, window.log_folder_action])
     help_menu.addSeparator()
     help_menu.addAction(window.about_action)
     toolbar = window.addToolBar("Main")

@@ -9,6 +9,7 @@ import threading
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
 
 from gpumodeler.core.errors import ModelError
+from gpumodeler.ui.logs import bug
 
 from gpumodeler.core.launch_sweep import SweepCancelled, run_sweep
 
@@ -54,6 +55,7 @@ class SweepJob(QRunnable):
         except ModelError as exc:
             self.signals.failed.emit(str(exc))
         except Exception as exc:  # a bug must not take the application down: report it
+            bug("the sweep")
             self.signals.failed.emit(f"the sweep failed unexpectedly ({type(exc).__name__}: {exc})")
         else:
             if self._cancel.is_set():

@@ -25,8 +25,11 @@ bench = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bench)
 
 VALUES = {"a": 10.0, "b": 3.0}
+# the 10^4-instruction kernels take a minute of CPU (the references are slow): benchmark
+# sizes, run with -m slow; the 10^3 ones check the same paths in the default run
 CASES = [(1_000, 10, True), (1_000, 10, False), (1_000, 1000, True), (1_000, 1000, False),
-         (10_000, 10, True), (10_000, 10, False)]
+         pytest.param(10_000, 10, True, marks=pytest.mark.slow),
+         pytest.param(10_000, 10, False, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("n, loops, ids", CASES)

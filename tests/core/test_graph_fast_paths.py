@@ -11,7 +11,7 @@ import pytest
 
 from gpumodeler.core.errors import GraphError, ModelError
 import gpumodeler.core.kernel.latency_forms as lf
-from gpumodeler.core.kernel.graph import KernelGraph, from_dict, to_dict
+from gpumodeler.core.kernel.graph import KernelGraph, from_dict
 from gpumodeler.core.kernel.graph_items import Edge, Instruction
 from gpumodeler.core.kernel.latency_bound import analyze
 from gpumodeler.core.kernel.loop_regions import _region, _topological_order

@@ -104,6 +104,7 @@ def test_negative_values_are_refused():
         occupancy_array("8.6", 256, 32, np.array([0, -1, -2]))
 
 
+@pytest.mark.slow
 def test_million_points_is_fast():
     """The performance goal is well under a second; the bound here only catches a
     pathological slowdown on a loaded CI machine."""

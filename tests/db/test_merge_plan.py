@@ -30,7 +30,7 @@ def _before(user_path):
 
 
 @pytest.mark.parametrize("resolutions", CHOICES, ids=["mine", "theirs", "both"])
-def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_path,
+def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_path,  # noqa: F811 (fixtures)
                                                                 resolutions):
     user_path = tmp_path / "mine.db"
     expected_report, mine_all, theirs_all, _ = _merge_reference(dbs, user_path)
@@ -54,7 +54,7 @@ def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tm
     assert all(stamps_after[k] == stamps[k] for k in untouched)
 
 
-def test_an_open_conflict_writes_nothing_and_lists_them_all_in_order(catalog, dbs,
+def test_an_open_conflict_writes_nothing_and_lists_them_all_in_order(catalog, dbs,  # noqa: F811
                                                                      tmp_path):
     user_path = tmp_path / "mine.db"
     expected_report, mine_all, theirs_all, _ = _merge_reference(dbs, user_path)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import fields
 from operator import itemgetter
+from typing import TYPE_CHECKING
 
 from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.bulk_read import read_edges, read_instructions
@@ -23,6 +24,9 @@ from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.item_table import id_positions
 from gpumodeler.core.kernel.graph_items import (EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge,
                                                Instruction, Loop, is_finite_number)
+
+if TYPE_CHECKING:  # graph imports this module
+    from gpumodeler.core.kernel.graph import KernelGraph
 
 FORMAT_NAME = "gpumodeler-kernel"
 FORMAT_VERSION = 1

@@ -9,6 +9,7 @@ Every numeric input broadcasts, so a sweep is one call (:func:`cartesian`).
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from gpumodeler.core.models.throughput import ThroughputBound, _require, through
 from gpumodeler.core.transfers.link import link_transfer_time_s
 from gpumodeler.core.kernel.warp_counts import PIPE_COUNT_NAMES, TENSOR_MAC_COUNT_NAMES, \
     WarpCounts, count
+
+if TYPE_CHECKING:  # the registry's result type, loaded by evaluate
+    from gpumodeler.core.models.result import ModelResult
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ All of them can still be imported from here.
 from __future__ import annotations
 
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
@@ -90,6 +91,9 @@ from gpumodeler.core.occupancy.checks import (
 from gpumodeler.core.occupancy.messages import (
     _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
     _msg_shared_per_block, _msg_static_shared)
+
+if TYPE_CHECKING:  # loaded when asked for (__getattr__ below)
+    from gpumodeler.core.occupancy.arrays import OccupancyArrays, occupancy_array
 
 __all__ = ["LIMIT_NAMES", "UNLIMITED", "OccupancyArrays", "OccupancyResult", "occupancy",
            "occupancy_array"]

@@ -18,6 +18,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.measurements.from_json import read_measurements
 from gpumodeler.core.transfers.fit import fit_transfer_model
 from gpumodeler.core.transfers.selection import select_copies
+from gpumodeler.ui.logs import bug
 
 from ..workers import in_background
 from .plot import CalibrationPlot
@@ -53,6 +54,7 @@ class FitJob(QRunnable):
             self.signals.failed.emit(str(exc))
             return
         except Exception as exc:  # a bug: say so in the dialog, never crash the app
+            bug("the link calibration")
             self.signals.failed.emit(f"internal error ({type(exc).__name__}: {exc})")
             return
         self.signals.finished.emit((sel, fit))

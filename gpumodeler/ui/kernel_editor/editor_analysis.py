@@ -24,6 +24,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.collapse import as_dict
 from gpumodeler.core.kernel.latency_bound import CriticalPath, LatencyBound, analyze
 from gpumodeler.core.kernel.latency_bound import resolve_edge_latency
+from gpumodeler.ui.logs import bug
 
 from ..launch_panel.fields import fmt_number
 from ..workers import in_background
@@ -99,6 +100,7 @@ class _AnalysisJob(QRunnable):
         try:
             result = analyse_kernel(*self.args)
         except Exception as exc:  # a bug must not take the application down: report it
+            bug("the kernel analysis")
             result = KernelAnalysis(None, {}, {"": f"the analysis failed unexpectedly "
                                                  f"({type(exc).__name__}: {exc})"})
         try:

@@ -28,6 +28,7 @@ from gpumodeler.core.errors import ModelError
 
 from gpumodeler.core.kernel.layout import DEFAULT_ASPECT, wrapped_layout
 
+from ..logs import bug, error_shown
 from ..workers import in_background
 
 #: The architectures a ``.cu`` can be compiled for (this machine's nvcc: sm_75 and later).
@@ -62,6 +63,7 @@ class ReadListingJob(QRunnable):
         except ModelError as exc:
             self.signals.failed.emit(str(exc))
         except Exception as exc:  # a bug must not take the application down: report it
+            bug("the SASS import")
             self.signals.failed.emit(f"the import failed unexpectedly ({type(exc).__name__}: {exc})")
         else:
             self.signals.finished.emit(listing)
@@ -170,6 +172,7 @@ class ImportKernelDialog(QDialog):
         self.import_button.setEnabled(not busy and self._selected() is not None)
 
     def _show_error(self, text: str) -> None:
+        error_shown("Import kernel", text)
         self.message_label.setStyleSheet(ERROR_STYLE)
         self.message_label.setText(text)
 

@@ -20,6 +20,7 @@ from gpumodeler.core.commands import AddItem, Macro
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.launch_sweep import make_snapshot, variable_label
 from gpumodeler.core.project import SweepDef
+from gpumodeler.ui.logs import bug
 
 from .. import workers
 from ..plots.figure import figure_size
@@ -126,6 +127,7 @@ class SweepPanel(QWidget):
             try:
                 names = [s.name for s in self.document.catalog.list("gpu")]
             except Exception as exc:  # a broken catalog must not break the panel
+                bug("listing the catalog's GPUs")
                 names = []
                 self.message.setText(f"device catalog: {exc}")
             for name in names:
