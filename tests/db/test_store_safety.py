@@ -271,7 +271,7 @@ def test_a_full_disk_during_an_export_is_one_line_and_leaves_no_file(env, tmp_pa
     out_dir = tmp_path / "out"
     out_dir.mkdir()
     code, out, err = _run(capsys, "devices", "export", "gtx 970", "-o", str(out_dir / "x.db"))
-    assert code == 2 and err.count("\n") == 1 and "x.db: the disk is full" in err
+    assert code == 2 and err.count("\n") == 1 and "x.db" in err and "disk is full" in err
     assert list(out_dir.iterdir()) == []
 
 

@@ -36,6 +36,9 @@ STRIP_ERROR = "background: #fde8e8; color: #a00000; padding: 4px 8px; border-top
 STRIP_INFO = "background: #eef3fb; color: #34495e; padding: 4px 8px; border-top: 1px solid #d5deea;"
 
 
+#: What the kernel editor selects in the document (other editors select devices, links).
+_KERNEL_KINDS = ("instruction", "edge", "loop")
+
 class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
     """The kernel graph editor for the kernels of ``document.project``."""
 
@@ -315,6 +318,8 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
             return
         self._refresh_selection_panel()
         kind, item_id = self._selected_single()
+        if not kind and self.document.selected[0] not in _KERNEL_KINDS:
+            return  # nothing of ours was selected: another editor's selection stands
         self._selecting = True
         try:
             self.document.select(kind, item_id)
@@ -322,6 +327,8 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
             self._selecting = False
 
     def _selected_single(self) -> tuple[str, str]:
+        """The one instruction, edge or loop selected (a kind of _KERNEL_KINDS), else
+        ("", "")."""
         try:
             nodes, edges, loops = self.scene.selected_ids()
         except RuntimeError:  # the scene is being torn down
