@@ -207,3 +207,35 @@ def test_a_cu_with_a_hostile_name_is_compiled_as_a_plain_file(window, qtbot, tmp
     kid = dialog.import_selected()
     assert window.document.project.kernels[kid].name == "saxpy2"
     assert not list(tmp_path.rglob("PWNED"))
+
+
+def test_a_cu_waits_for_the_architecture_and_defaults_to_the_projects_gpu(example_window, window,
+                                                                          tmp_path, monkeypatch):
+    """Entering a .cu's name compiles nothing (the architecture is chosen first, then
+    Compile); the chooser starts at the project's GPU (the example's GTX 970: sm_52) and offers
+    the Maxwell and Pascal architectures."""
+    from gpumodeler.ui.kernel_editor import import_dialog
+    started = []
+    monkeypatch.setattr(import_dialog, "in_background", lambda job: started.append(job))
+    assert window.import_kernel_dialog().arch_combo.currentData() == "sm_90"   # no GPU
+    dialog = example_window.import_kernel_dialog()
+    assert dialog.arch_combo.currentData() == "sm_52"
+    offered = [dialog.arch_combo.itemData(i) for i in range(dialog.arch_combo.count())]
+    assert {"sm_50", "sm_52", "sm_60", "sm_61", "sm_90"} <= set(offered)
+    source = tmp_path / "k.cu"
+    source.write_text(SAXPY2_CU.read_text())
+    dialog.path_edit.setText(str(source))
+    dialog.path_edit.editingFinished.emit()
+    assert started == [] and "Compile" in dialog.message()
+    dialog.arch_combo.setCurrentIndex(dialog.arch_combo.findData("sm_80"))
+    dialog.read_button.click()
+    assert [(job.path, job.arch) for job in started] == [(str(source), "sm_80")]
+
+
+def test_the_architecture_follows_the_compute_capability():
+    from gpumodeler.ui.kernel_editor.import_dialog import arch_of_compute_capability
+    assert arch_of_compute_capability("8.9") == "sm_89"
+    assert arch_of_compute_capability(5.2) == "sm_52"
+    assert arch_of_compute_capability("6.1") == "sm_61"
+    assert arch_of_compute_capability("8.8") == "sm_87"      # the highest below, same major
+    assert arch_of_compute_capability("3.5") is None and arch_of_compute_capability("x") is None

@@ -31,9 +31,48 @@ from gpumodeler.core.kernel.layout import DEFAULT_ASPECT, wrapped_layout
 from ..logs import bug, error_shown
 from ..workers import in_background
 
-#: The architectures a ``.cu`` can be compiled for (this machine's nvcc: sm_75 and later).
-ARCHITECTURES = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
+#: The architectures a ``.cu`` can be compiled for: Maxwell and Pascal (sm_5x/6x) and Volta
+#: (sm_70/72) need a CUDA 12 or older nvcc, CUDA 13 compiles for sm_75 and later (nvcc's own
+#: message says so when the installed one cannot).
+ARCHITECTURES = ("sm_50", "sm_52", "sm_53", "sm_60", "sm_61", "sm_62", "sm_70", "sm_72",
+                 "sm_75", "sm_80", "sm_86", "sm_87", "sm_89", "sm_90", "sm_100", "sm_120")
+#: The architecture offered when the project has no GPU of an offered architecture.
 DEFAULT_ARCH = "sm_90"
+#: The first architecture CUDA 13's nvcc compiles for (the tool tips say which need older).
+FIRST_CUDA13_ARCH = "sm_75"
+
+
+def arch_of_compute_capability(cc) -> str | None:
+    """``"sm_89"`` for compute capability ``"8.9"`` (or 8.9), when it is offered; else the
+    highest offered architecture of the same major version below it (code for it runs on the
+    GPU); None when there is none."""
+    try:
+        major, minor = (int(part) for part in str(cc).split(".")[:2])
+    except (TypeError, ValueError):
+        return None
+    wanted = major * 10 + minor
+    same_major = [a for a in ARCHITECTURES
+                  if int(a[3:]) // 10 == major and int(a[3:]) <= wanted]
+    return same_major[-1] if same_major else None
+
+
+def project_architecture(document) -> str | None:
+    """The architecture of the first GPU placed in ``document``'s project (its compute
+    capability, a project override first), or None when no GPU's is known and offered."""
+    project = getattr(document, "project", None)
+    for placed in (project.devices.values() if project is not None else ()):
+        if placed.kind != "gpu":
+            continue
+        cc = placed.overrides.get("compute_capability")
+        if cc is None:
+            try:
+                cc = document.gpu_spec(placed.device_name).compute_capability
+            except (ModelError, KeyError):
+                continue
+        arch = arch_of_compute_capability(cc)
+        if arch:
+            return arch
+    return None
 FILE_FILTER = ("Kernels (*.sass *.txt *.cubin *.cu);;SASS listings (*.sass *.txt);;"
                "cubins (*.cubin);;CUDA sources (*.cu);;All files (*)")
 ERROR_STYLE = "color: #a00000;"
@@ -103,8 +142,14 @@ class ImportKernelDialog(QDialog):
         self.arch_combo = QComboBox()
         for arch in ARCHITECTURES:
             self.arch_combo.addItem(arch, arch)
-        self.arch_combo.setCurrentIndex(ARCHITECTURES.index(DEFAULT_ARCH))
-        self.arch_combo.setToolTip("Architecture nvcc compiles the .cu for (-arch=sm_XX)")
+            if ARCHITECTURES.index(arch) < ARCHITECTURES.index(FIRST_CUDA13_ARCH):
+                self.arch_combo.setItemData(self.arch_combo.count() - 1,
+                                            "needs the nvcc of CUDA 12 or older",
+                                            Qt.ItemDataRole.ToolTipRole)
+        default = project_architecture(self.document) or DEFAULT_ARCH
+        self.arch_combo.setCurrentIndex(ARCHITECTURES.index(default))
+        self.arch_combo.setToolTip("Architecture nvcc compiles the .cu for (-arch=sm_XX); "
+                                   "the project's GPU's by default")
         self.arch_combo.activated.connect(lambda _i: self._arch_changed())
         self.read_button = QPushButton("Compile")
         self.read_button.setToolTip("Compile the .cu with nvcc and disassemble it")
@@ -184,11 +229,20 @@ class ImportKernelDialog(QDialog):
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Import kernel", self.path() or "", FILE_FILTER)
         if path:
-            self.load(path)
+            self.path_edit.setText(path)
+            self._path_edited()
 
     def _path_edited(self) -> None:
-        if self.path() and (self.listing is None or self.path() != self._loaded_path):
-            self.load(self.path())
+        """A listing or cubin is read as soon as its name is entered; a ``.cu`` waits for the
+        architecture and the Compile button (compiling takes seconds and is for one
+        architecture)."""
+        if not self.path() or (self.listing is not None and self.path() == self._loaded_path):
+            return
+        if self.is_source():
+            self._update_state()
+            self._show_info("Choose the architecture to compile for, then press Compile.")
+            return
+        self.load(self.path())
 
     def _arch_changed(self) -> None:
         if self.is_source() and self.listing is not None:
