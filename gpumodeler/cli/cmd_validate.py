@@ -40,7 +40,43 @@ def _read(path: str) -> str:
                        f"(docs/validation.md)") from None
 
 
-def evaluate_run(run, csv_path: str, catalog, names) -> dict:
+#: What the ``kernel`` column takes: a kernel graph, or code the SASS importer reads.
+IMPORTED = (".sass", ".txt", ".cubin", ".cu")
+
+
+def load_kernel(run, csv_path: str, cache: dict):
+    """The kernel graph of a row: a ``.json`` graph, or a listing, cubin or ``.cu`` imported
+    as ``gpumodeler kernel import`` does (its architecture's latency table, latencies the
+    table lacks from the compiler's schedule; docs/sass-import.md). Each file is read once."""
+    where = f"{csv_path}:{run.line}: column kernel"
+    path = os.path.join(os.path.dirname(csv_path), run.kernel)
+    suffix = os.path.splitext(run.kernel)[1].lower()
+    if suffix != ".json" and suffix not in IMPORTED:
+        raise CLIError(f"{where}: {run.kernel!r}; valid: a kernel graph (.json, "
+                       f"docs/kernel-format.md) or a SASS listing, cubin or .cu "
+                       f"({', '.join(IMPORTED)}), relative to the CSV")
+    if not os.path.isfile(path):
+        raise CLIError(f"{where}: no file {path}")
+    key = (path, run.function, run.arch)
+    if key not in cache:
+        if suffix == ".json":
+            cache[key] = common.load_graph(path)
+        else:
+            from gpumodeler.core.errors import ModelError
+            from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+            from .cmd_kernel import _fill_from_schedule, table_for_architecture
+            try:
+                graph, report = import_kernel_with_report(path, run.function, run.arch)
+            except ModelError as exc:
+                raise CLIError(f"{where}: {exc}") from None
+            if graph.latency_table is None:
+                graph.latency_table = table_for_architecture(report.arch)[0]
+            _fill_from_schedule(graph)
+            cache[key] = graph
+    return cache[key]
+
+
+def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
     """One row: the measured time and {model: time or the reason it could not run}."""
     from gpumodeler.core.errors import ModelError
     from gpumodeler.core.models.gajger import kernel_inputs_from_graph
@@ -57,13 +93,12 @@ def evaluate_run(run, csv_path: str, catalog, names) -> dict:
         raise CLIError(f"{where}: column device: {exc}") from None
     if run.sm_clock_mhz is not None:
         gpu = gpu.with_overrides(sm_clock_hz=run.sm_clock_mhz * 1e6)
-    kernel_path = os.path.join(os.path.dirname(csv_path), run.kernel)
-    if not run.kernel.endswith(".json"):
-        raise CLIError(f"{where}: column kernel: {run.kernel!r}; valid: a kernel graph "
-                       f"(.json, docs/kernel-format.md) relative to the CSV")
-    if not os.path.isfile(kernel_path):
-        raise CLIError(f"{where}: column kernel: no file {kernel_path}")
-    graph = common.load_graph(kernel_path)
+    graph = load_kernel(run, csv_path, {} if cache is None else cache)
+    unknown = sorted(set(run.values) - set(graph.variables))
+    if unknown:
+        valid = ", ".join(graph.variables) or "none (the kernel has no loops)"
+        raise CLIError(f"{where}: column set: the kernel has no variable {unknown[0]!r}; "
+                       f"its variables: {valid}")
     table = common.latency_table_for(graph.latency_table or gpu.latency_table)
     values = dict(graph.variables, **run.values)
     try:
@@ -116,7 +151,8 @@ def validate(path: str, names=None) -> dict:
     except ModelError as exc:
         raise CLIError(str(exc)) from None
     with common.open_catalog() as catalog:
-        rows = [evaluate_run(r, path, catalog, names) for r in runs]
+        cache: dict = {}
+        rows = [evaluate_run(r, path, catalog, names, cache) for r in runs]
     summary = summarise(rows, "family") + summarise(rows, "gpu")
     for row in rows:
         del row["errors"]

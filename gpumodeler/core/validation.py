@@ -1,7 +1,7 @@
 """Validation sets: measured runs of real kernels, read from CSV, and the models' errors on them.
 
 A validation set (format: docs/validation.md) lists measured runs: the kernel (a kernel
-graph), the GPU, the launch, the loop variables, the measured time or throughput and the
+graph, a SASS listing, a cubin or a ``.cu``), the GPU, the launch, the loop variables, the measured time or throughput and the
 document it comes from. This module reads the CSV text into :class:`Run` records (a bad
 cell raises :class:`~gpumodeler.core.errors.FormatError` naming the file, line and
 column and what is valid), turns a measured throughput into a time from the kernel's own
@@ -24,7 +24,7 @@ from gpumodeler.core.errors import FormatError
 #: Columns every row needs, and the optional ones.
 REQUIRED = ("kernel", "device", "block", "measured", "unit", "family", "source")
 OPTIONAL = ("grid", "data_size", "registers", "shared_bytes", "occupancy", "sm_clock_mhz", "set",
-            "note")
+            "function", "arch", "note")
 #: Time units and their factor to seconds.
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 #: Throughput units: what of the kernel's own work they count (docs/validation.md).
@@ -51,6 +51,8 @@ class Run:
     occupancy: float | None = None
     sm_clock_mhz: float | None = None
     values: dict = field(default_factory=dict)
+    function: str | None = None
+    arch: str | None = None
     note: str = ""
 
 
@@ -149,6 +151,7 @@ def _run(row: dict, name: str, line: int) -> Run:
         occupancy=opt("occupancy", what="warps per SM > 0"),
         sm_clock_mhz=opt("sm_clock_mhz", what="MHz > 0"),
         values=parse_set(row.get("set", ""), at("set")),
+        function=row.get("function") or None, arch=row.get("arch") or None,
         note=row.get("note", ""))
 
 

@@ -232,3 +232,39 @@ def test_a_launch_the_gpu_cannot_hold_is_a_row_every_model_declines(gpumodeler_e
     rows = json.loads(out)["rows"]
     assert all("ape_percent" in m for m in rows[0]["models"].values())
     assert all("error" in m for m in rows[1]["models"].values())
+
+
+def test_a_sass_listing_is_imported_and_predicted_as_predict_does(gpumodeler_env, capsys, tmp_path):
+    """A row naming a listing: the gajger time equals `predict` on the graph `kernel import`
+    writes from the same listing."""
+    listing = ROOT / "resources" / "kernels" / "sass" / "vecadd.sm_52.sass"
+    (tmp_path / listing.name).write_text(listing.read_text(encoding="utf-8"), encoding="utf-8")
+    f = tmp_path / "v.csv"
+    f.write_text("kernel,device,data_size,block,registers,measured,unit,family,source\n"
+                 f"{listing.name},GeForce GTX 980,16777216,256,16,1,ms,streaming,test\n",
+                 encoding="utf-8")
+    code, out, err = cli(capsys, "validate", f, "--json")
+    assert code == 0, err
+    (row,) = json.loads(out)["rows"]
+    graph = tmp_path / "g.json"
+    assert cli(capsys, "kernel", "import", tmp_path / listing.name, "-o", graph)[0] == 0
+    code, out, err = cli(capsys, "predict", "--device", "GeForce GTX 980", "--graph", graph,
+                         "--data-size", "16777216", "--block-size", "256", "--registers", "16",
+                         "--json")
+    assert code == 0, err
+    assert row["models"]["gajger"]["time_s"] == pytest.approx(json.loads(out)["kernel_time_s"])
+    assert row["measured_s"] == pytest.approx(1e-3)
+
+
+def test_kernel_kind_and_variables_are_checked(gpumodeler_env, capsys, tmp_path):
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    src = ROOT / "resources" / "validation" / "kernels" / "volkov-add.json"
+    (kernels / "volkov-add.json").write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    f = tmp_path / "v.csv"
+    f.write_text(f"{HEADER}\n{ROW.replace('volkov-add.json', 'volkov-add.png')}\n", encoding="utf-8")
+    _refused(capsys, "validate", f, expect="column kernel: 'kernels/volkov-add.png'; valid: a kernel graph")
+    f.write_text(f"{HEADER},set\n{ROW},loop1=3\n", encoding="utf-8")
+    _refused(capsys, "validate", f, expect="column set: the kernel has no variable 'loop1'; its variables: adds")
+    f.write_text(f"{HEADER},set\n{ROW},adds=64\n", encoding="utf-8")
+    assert cli(capsys, "validate", f)[0] == 0
