@@ -144,7 +144,8 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
 def validate(path: str, names=None) -> dict:
     """{'rows': [...], 'summary': [...]} of the validation set at ``path``."""
     from gpumodeler.core.errors import ModelError
-    from gpumodeler.core.validation import parse_csv, summarise
+    from gpumodeler.core.models.registry import DEFAULT_MODEL
+    from gpumodeler.core.validation import compare, parse_csv, summarise
     names = list(names or model_flags.MODELS)
     try:
         runs = parse_csv(_read(path), path)
@@ -154,9 +155,12 @@ def validate(path: str, names=None) -> dict:
         cache: dict = {}
         rows = [evaluate_run(r, path, catalog, names, cache) for r in runs]
     summary = summarise(rows, "family") + summarise(rows, "gpu")
+    versus = (compare(rows, DEFAULT_MODEL, BASELINE)
+              if DEFAULT_MODEL in names and BASELINE in names else [])
     for row in rows:
         del row["errors"]
-    return {"models": names, "baseline": BASELINE, "rows": rows, "summary": summary}
+    return {"models": names, "baseline": BASELINE, "default_model": DEFAULT_MODEL, "rows": rows,
+            "summary": summary, "default_vs_baseline": versus}
 
 
 def _pct(v) -> str:
@@ -207,4 +211,13 @@ def run(args) -> int:
                 cells.append(f"{mark}{_pct(s['median_ape_percent'])} ({_pct(s['mape_percent'])}, "
                              f"{s['n']})".rjust(18))
             print(f"{str(key)[:24]:<24} " + "  ".join(cells))
+    if out["default_vs_baseline"]:
+        print()
+        print(f"the default model ({out['default_model']}) against the {BASELINE} per family, "
+              f"median APE on the rows both ran")
+        for v in out["default_vs_baseline"]:
+            verdict = ("below" if v["below"] else "equal" if v["median_ape_percent"] ==
+                       v["baseline_median_ape_percent"] else "ABOVE")
+            print(f"  {v['family']:<22} {_pct(v['median_ape_percent']):>7} vs "
+                  f"{_pct(v['baseline_median_ape_percent']):>7} (n = {v['n']}): {verdict}")
     return 0

@@ -201,3 +201,23 @@ def summarise(records: list, by: str) -> list:
     return [{by: key, other: None, "model": model, "median_ape_percent": statistics.median(v),
              "mape_percent": statistics.fmean(v), "n": len(v)}
             for (key, model), v in groups.items()]
+
+
+def compare(records: list, model: str, baseline: str) -> list:
+    """Per kernel family, ``model``'s median APE against ``baseline``'s on the same rows
+    (those where both could run): {family, model, baseline, median_ape_percent,
+    baseline_median_ape_percent, n, below}, ``below`` True when the model's median is
+    strictly lower."""
+    pairs: dict = {}
+    for r in records:
+        a, b = r["errors"].get(model), r["errors"].get(baseline)
+        if a is not None and b is not None:
+            pairs.setdefault(r["family"], []).append((a, b))
+    out = []
+    for family, v in pairs.items():
+        m = statistics.median(a for a, _ in v)
+        base = statistics.median(b for _, b in v)
+        out.append({"family": family, "model": model, "baseline": baseline,
+                    "median_ape_percent": m, "baseline_median_ape_percent": base,
+                    "n": len(v), "below": m < base})
+    return out

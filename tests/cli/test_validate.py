@@ -10,7 +10,7 @@ import pytest
 
 from gpumodeler.cli.main import main
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.validation import (REQUIRED, ape_percent, measured_time_s, parse_csv,
+from gpumodeler.core.validation import (REQUIRED, ape_percent, compare, measured_time_s, parse_csv,
                                         parse_set, summarise)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -268,3 +268,25 @@ def test_kernel_kind_and_variables_are_checked(gpumodeler_env, capsys, tmp_path)
     _refused(capsys, "validate", f, expect="column set: the kernel has no variable 'loop1'; its variables: adds")
     f.write_text(f"{HEADER},set\n{ROW},adds=64\n", encoding="utf-8")
     assert cli(capsys, "validate", f)[0] == 0
+
+
+def test_json_keys_and_the_default_model_against_the_baseline(set_json):
+    assert {"rows", "summary", "default_vs_baseline", "models", "baseline"} <= set(set_json)
+    for s in set_json["summary"]:
+        assert set(s) == {"family", "gpu", "model", "median_ape_percent", "mape_percent", "n"}
+    versus = {v["family"]: v for v in set_json["default_vs_baseline"]}
+    assert set(versus) == set(ROWS_PER_FAMILY)
+    for family, v in versus.items():   # every row runs both models: the medians are the summary's
+        assert v["median_ape_percent"] == _medians(set_json, "gajger")[family]
+        assert v["baseline_median_ape_percent"] == _medians(set_json, "roofline")[family]
+        assert v["below"] == (v["median_ape_percent"] < v["baseline_median_ape_percent"])
+
+
+def test_compare_uses_only_the_rows_both_models_ran():
+    rows = [{"family": "f", "gpu": "A", "errors": {"m": 10.0, "r": 30.0}},
+            {"family": "f", "gpu": "A", "errors": {"m": 90.0, "r": None}},
+            {"family": "f", "gpu": "A", "errors": {"m": 20.0, "r": 5.0}},
+            {"family": "g", "gpu": "A", "errors": {"m": 5.0, "r": 5.0}}]
+    v = {c["family"]: c for c in compare(rows, "m", "r")}
+    assert (v["f"]["n"], v["f"]["median_ape_percent"], v["f"]["baseline_median_ape_percent"]) == (2, 15.0, 17.5)
+    assert v["f"]["below"] and not v["g"]["below"]
