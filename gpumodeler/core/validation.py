@@ -28,7 +28,7 @@ OPTIONAL = ("grid", "data_size", "registers", "shared_bytes", "occupancy", "sm_c
 #: Time units and their factor to seconds.
 TIME_UNITS = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6, "ns": 1e-9}
 #: Throughput units: what of the kernel's own work they count (docs/validation.md).
-THROUGHPUT_UNITS = ("GB/s", "ops/cycle/scheduler")
+THROUGHPUT_UNITS = ("GB/s", "ops/cycle/scheduler", "IPC/SM", "CPI")
 UNITS = tuple(TIME_UNITS) + THROUGHPUT_UNITS
 
 
@@ -165,7 +165,9 @@ def measured_time_s(run: Run, *, warps: float, gmem_bytes_per_warp: float,
     (bytes per warp × warps, Volkov 2016 §6.3 counts the bytes the loads move);
     ``ops/cycle/scheduler`` counts thread operations of the kernel's instructions, a
     replayed one (bank conflict, divergent access) counted once (Volkov 2016 Table 6.1:
-    1 instruction = 32 ops), over all schedulers of all SMs at the SM clock."""
+    1 instruction = 32 ops), over all schedulers of all SMs at the SM clock; ``IPC/SM``
+    counts the same instructions per cycle per SM, and ``CPI`` is its inverse, cycles per
+    instruction per SM (Volkov 2016 §2.11 and §7.1 use both)."""
     if run.unit in TIME_UNITS:
         return run.measured * TIME_UNITS[run.unit]
     if run.unit == "GB/s":
@@ -174,8 +176,12 @@ def measured_time_s(run: Run, *, warps: float, gmem_bytes_per_warp: float,
             raise FormatError(f"line {run.line}: a throughput in GB/s needs a kernel that moves "
                               f"global-memory bytes; this one moves none")
         return total / (run.measured * 1e9)
-    ops = instructions_per_warp * warp_size * warps
-    return ops / (run.measured * schedulers * sms * clock_hz)
+    instructions = instructions_per_warp * warps
+    if run.unit == "CPI":
+        return instructions * run.measured / (sms * clock_hz)
+    if run.unit == "IPC/SM":
+        return instructions / (run.measured * sms * clock_hz)
+    return instructions * warp_size / (run.measured * schedulers * sms * clock_hz)
 
 
 def ape_percent(predicted_s: float, measured_s: float) -> float:
