@@ -87,14 +87,23 @@ def parse_set(text: str, where: str) -> dict:
 
 def parse_csv(text: str, name: str = "<csv>") -> list:
     """The runs of a validation CSV (header row first; ``#`` lines are comments)."""
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise FormatError(f"{name}:{line}: a NUL byte; valid: a CSV text file")
     lines = [(i, ln) for i, ln in enumerate(text.splitlines(), 1)
              if ln.strip() and not ln.lstrip().startswith("#")]
     if not lines:
         raise FormatError(f"{name}: no header row; valid: a CSV with the columns "
                           f"{', '.join(REQUIRED)} (docs/validation.md)")
     numbers = [i for i, _ in lines]
-    reader = csv.reader(io.StringIO("\n".join(ln for _, ln in lines)))
-    header = [h.strip() for h in next(reader)]
+    reader = csv.reader(io.StringIO("\n".join(ln for _, ln in lines)), strict=True)
+    try:
+        records = [(numbers[min(reader.line_num, len(numbers)) - 1], cells) for cells in reader]
+    except csv.Error as exc:
+        line = numbers[min(reader.line_num, len(numbers)) - 1]
+        raise FormatError(f"{name}:{line}: not CSV ({exc}); valid: comma-separated cells, "
+                          f"a cell with commas in double quotes") from None
+    header = [h.strip() for h in records[0][1]]
     known = set(REQUIRED) | set(OPTIONAL)
     unknown = [h for h in header if h not in known]
     if unknown:
@@ -107,7 +116,7 @@ def parse_csv(text: str, name: str = "<csv>") -> list:
     if len(set(header)) != len(header):
         raise FormatError(f"{name}:{numbers[0]}: a column is named twice")
     runs = []
-    for line, cells in zip(numbers[1:], reader):
+    for line, cells in records[1:]:
         if len(cells) != len(header):
             raise FormatError(f"{name}:{line}: {len(cells)} cells, the header has {len(header)}")
         runs.append(_run(dict(zip(header, (c.strip() for c in cells))), name, line))

@@ -138,6 +138,9 @@ def test_parse_a_row():
     (f"{HEADER},grid\n{ROW},10\n", "give one of grid (blocks) or data_size (threads), not both"),
     (f"{HEADER},registers\n{ROW},32\n", "give occupancy (warps per SM) or registers"),
     (f"{HEADER},set\n{ROW},a:1\n", "column set: 'a:1' is not NAME=VALUE"),
+    (f"{HEADER}\n{ROW}\n\x00{ROW}\n", "v.csv:3: a NUL byte"),
+    (f'{HEADER}\n# note\n{ROW[:-6]}"Volkov\n', "v.csv:3: not CSV (unexpected end of data)"),
+    (f'{HEADER}\n{ROW[:-6]}"Vol\nkov"\n{ROW},x\n', "v.csv:4: 10 cells, the header has 9"),
 ])
 def test_parse_errors_name_file_line_column_and_what_is_valid(text, expect):
     with pytest.raises(FormatError) as exc:
