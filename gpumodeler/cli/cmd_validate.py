@@ -79,6 +79,7 @@ def load_kernel(run, csv_path: str, cache: dict):
 def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
     """One row: the measured time and {model: time or the reason it could not run}."""
     from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.launch_limits import check_launch
     from gpumodeler.core.models.gajger import kernel_inputs_from_graph
     from gpumodeler.core.models.graph_inputs import graph_counts
     from gpumodeler.core.models.kernel_time import grid_for, warps_launched
@@ -105,6 +106,7 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
         kernel = kernel_inputs_from_graph(graph, values, table=table)
         counts = graph_counts(graph, values, table)
         grid = run.grid if run.grid is not None else grid_for(run.data_size, run.block)
+        check_launch(grid, run.block, gpu.compute_capability)
         if run.occupancy is not None:
             occ = run.occupancy
         else:
@@ -122,10 +124,10 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
         raise CLIError(f"{where}: {exc}") from None
     inputs = ModelInputs(gpu=gpu, kernel=kernel, grid_size=grid, block_size=run.block,
                          occupancy=float(occ), lam=1.0, counts=counts)
-    try:
+    try:   # a launch the GPU cannot hold is a bad row, not a model's limit
         results = evaluate_all(inputs, names)
-    except ModelError as exc:  # the launch itself: no model can run it
-        results = {n: exc for n in names}
+    except ModelError as exc:
+        raise CLIError(f"{where}: {exc}") from None
     models, errors = {}, {}
     for name, r in results.items():
         if isinstance(r, ModelResult):

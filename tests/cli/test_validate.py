@@ -227,18 +227,20 @@ def test_refusals_are_one_line_naming_file_and_line(gpumodeler_env, capsys, tmp_
     _refused(capsys, "validate", bad, expect="not a UTF-8 text file")
 
 
-def test_a_launch_the_gpu_cannot_hold_is_a_row_every_model_declines(gpumodeler_env, capsys, tmp_path):
+def test_a_launch_the_gpu_cannot_hold_is_refused_naming_the_row(gpumodeler_env, capsys, tmp_path):
     kernels = tmp_path / "kernels"
     kernels.mkdir()
     src = ROOT / "resources" / "validation" / "kernels" / "volkov-add.json"
     (kernels / "volkov-add.json").write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
     f = tmp_path / "v.csv"
     f.write_text(f"{HEADER}\n{ROW}\n{ROW.replace(',24,', ',99,')}\n", encoding="utf-8")
-    code, out, err = cli(capsys, "validate", f, "--json")
-    assert code == 0, err
-    rows = json.loads(out)["rows"]
-    assert all("ape_percent" in m for m in rows[0]["models"].values())
-    assert all("error" in m for m in rows[1]["models"].values())
+    _refused(capsys, "validate", f, expect=f"{f}:3: ")
+    f.write_text(f"{HEADER}\n{ROW.replace(',128,', ',4096,')}\n", encoding="utf-8")
+    _refused(capsys, "validate", f, expect=f"{f}:2: block size 4096 exceeds")
+    f.write_text(f"{HEADER}\n{ROW.replace('16777216', '1e30')}\n", encoding="utf-8")
+    _refused(capsys, "validate", f, expect=f"{f}:2: ")
+    f.write_text(f"{HEADER}\n{ROW}\n", encoding="utf-8")
+    assert cli(capsys, "validate", f)[0] == 0
 
 
 def test_a_sass_listing_is_imported_and_predicted_as_predict_does(gpumodeler_env, capsys, tmp_path):
