@@ -206,6 +206,16 @@ def test_summary_groups_by_family_and_gpu_and_skips_models_that_could_not_run():
 # --- the command's refusals ------------------------------------------------------------------
 
 
+@pytest.fixture
+def csv_file(tmp_path):
+    """Where a test writes its CSV, with the set's volkov-add.json beside it, as ROW names it."""
+    kernels = tmp_path / "kernels"
+    kernels.mkdir()
+    src = ROOT / "resources" / "validation" / "kernels" / "volkov-add.json"
+    (kernels / "volkov-add.json").write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
+    return tmp_path / "v.csv"
+
+
 def _refused(capsys, *argv, expect):
     code, out, err = cli(capsys, *argv)
     assert code == 2, (code, out, err)
@@ -227,12 +237,8 @@ def test_refusals_are_one_line_naming_file_and_line(gpumodeler_env, capsys, tmp_
     _refused(capsys, "validate", bad, expect="not a UTF-8 text file")
 
 
-def test_a_launch_the_gpu_cannot_hold_is_refused_naming_the_row(gpumodeler_env, capsys, tmp_path):
-    kernels = tmp_path / "kernels"
-    kernels.mkdir()
-    src = ROOT / "resources" / "validation" / "kernels" / "volkov-add.json"
-    (kernels / "volkov-add.json").write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
-    f = tmp_path / "v.csv"
+def test_a_launch_the_gpu_cannot_hold_is_refused_naming_the_row(gpumodeler_env, capsys, csv_file):
+    f = csv_file
     f.write_text(f"{HEADER}\n{ROW}\n{ROW.replace(',24,', ',99,')}\n", encoding="utf-8")
     _refused(capsys, "validate", f, expect=f"{f}:3: ")
     f.write_text(f"{HEADER}\n{ROW.replace(',128,', ',4096,')}\n", encoding="utf-8")
@@ -265,12 +271,8 @@ def test_a_sass_listing_is_imported_and_predicted_as_predict_does(gpumodeler_env
     assert row["measured_s"] == pytest.approx(1e-3)
 
 
-def test_kernel_kind_and_variables_are_checked(gpumodeler_env, capsys, tmp_path):
-    kernels = tmp_path / "kernels"
-    kernels.mkdir()
-    src = ROOT / "resources" / "validation" / "kernels" / "volkov-add.json"
-    (kernels / "volkov-add.json").write_text(src.read_text(encoding="utf-8"), encoding="utf-8")
-    f = tmp_path / "v.csv"
+def test_kernel_kind_and_variables_are_checked(gpumodeler_env, capsys, csv_file):
+    f = csv_file
     f.write_text(f"{HEADER}\n{ROW.replace('volkov-add.json', 'volkov-add.png')}\n", encoding="utf-8")
     _refused(capsys, "validate", f, expect="column kernel: 'kernels/volkov-add.png'; valid: a kernel graph")
     f.write_text(f"{HEADER},set\n{ROW},loop1=3\n", encoding="utf-8")
