@@ -10,7 +10,7 @@ JOBS ?= 1
 PYTEST = QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --tb=short --durations=15 \
 	$(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 
-.PHONY: run test test-slow lint typecheck bench clean devices-db
+.PHONY: run test test-slow lint typecheck bench clean devices-db validate
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,10 @@ lint: $(STAMP)
 # not part of make test: mypy still reports about 200 errors in core and db
 typecheck: $(STAMP)
 	$(BIN)/mypy
+
+# every model and a roofline against the measured runs of resources/validation (docs/validation.md)
+validate: $(STAMP)
+	$(BIN)/gpumodeler validate resources/validation/volkov2016.csv
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: and the build files; in resources/ the text the device database and fixtures are built from.
 CHECKED = ("gpumodeler", "tests", "docs", "benchmarks", "tools", "packaging", "README.md",
            "Makefile", "pyproject.toml", "resources/devices", "resources/kernels/src",
-           "resources/measurements")
+           "resources/measurements", "resources/validation")
 TEXT_SUFFIXES = {".py", ".md", ".json", ".csv", ".cu", ".toml", ".txt", ".cfg", ".sh", ".xml",
                  ".desktop", ""}
 

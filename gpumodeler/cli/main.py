@@ -123,6 +123,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("cmd_report", "write a self-contained HTML report of a project"),
     "sweep": ("cmd_sweep", "predictions over a grid of values (CSV or JSON)"),
     "timeline": ("cmd_timeline", "simulate a project's application: steps, makespan, energy"),
+    "validate": ("cmd_validate", "every model against measured runs of real kernels"),
 }
 
 
