@@ -5,7 +5,7 @@ The snapshot is taken on the GUI thread (:func:`make_snapshot`): the launch, a c
 kernel graph with the graph analysed once, resolved GPU and link specs (the catalog is a
 database connection that stays on the GUI thread) and the transfers as parsed expressions.
 :func:`run_sweep` then evaluates the same model as
-:func:`gpumodeler.core.project.evaluate_launch`, with the swept variable as a numpy array:
+:func:`gpumodeler.core.pipeline.evaluate_launch`, with the swept variable as a numpy array:
 one :func:`gpumodeler.core.models.gajger.predict` call per GPU and chunk, occupancy from
 :func:`gpumodeler.core.occupancy.calculator.occupancy_array` when the block size is swept. Launches
 that cannot run (occupancy 0) are NaN with the reason kept. The kernel terms apply as in
@@ -30,7 +30,8 @@ from gpumodeler.core.launch_limits import launch_problems
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.kernel.latency_bound import analyze
 from gpumodeler.core.models.gajger import kernel_inputs_from_graph, predict
-from gpumodeler.core.project import LaunchConfig, evaluate_launch, resolve_gpu, resolve_table
+from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_table
+from gpumodeler.core.project import LaunchConfig
 from gpumodeler.core.kernel.warp_counts import count
 
 LAUNCH_VARIABLES = ("block_size", "occupancy", "data_size", "gpu")
