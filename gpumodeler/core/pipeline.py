@@ -36,7 +36,7 @@ class GraphAnalyses:
         self.table_lookup = table_lookup
         self._bounds: dict = {}
         self._counts: dict = {}
-        self.analysed = 0   # how many graph analyses ran (the tests count them)
+        self.analysed = 0   # how many graph analyses were made (the tests count them)
 
     def bound(self, graph, key: str | None):
         """``analyze(graph, table)`` for the table ``key`` names (:func:`resolve_table`)."""
@@ -44,8 +44,8 @@ class GraphAnalyses:
         k = (id(graph), key)
         hit = self._bounds.get(k)
         if hit is None or hit[0] is not graph:
-            self.analysed += 1
             hit = self._bounds[k] = (graph, analyze(graph, resolve_table(key, self.table_lookup)))
+            self.analysed += 1
         return hit[1]
 
     def counts(self, graph, warp_size: int = 32):

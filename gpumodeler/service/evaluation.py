@@ -46,6 +46,7 @@ class ProjectEvaluation:
         lookups and terms this evaluation's; ``options`` its other keywords)."""
         from gpumodeler.core.launch_sweep import make_snapshot
         options.setdefault("terms", self.terms)
+        options.setdefault("analyses", self.analyses)
         return make_snapshot(self.project, launch_id, self.lookups["gpu_lookup"],
                              self.lookups["link_lookup"], variable, values, devices,
                              table_lookup=self.lookups.get("table_lookup"),
