@@ -23,38 +23,36 @@ def report_data(project, catalog, lookups: dict | None = None) -> dict:
     from gpumodeler.service.lookups import catalog_lookups
 
     evaluation = ProjectEvaluation(project, catalog_lookups(catalog) if lookups is None else lookups)
-    kernels = []
-    for kid, graph in project.kernels.items():
-        entry = {"id": kid, "graph": graph, "formula": None, "counts": None, "error": None}
+
+    def kernel(kid, entry):   # the bound stays shown when the counts fail
+        entry["formula"] = evaluation.kernel_bound(kid).formula()
+        entry["counts"] = evaluation.kernel_counts(kid)
+
+    def launch(lid, entry):
+        entry["prediction"] = predict_launch(project, lid, catalog, evaluation=evaluation)
+
+    def sweep(sid, entry):
+        entry["snapshot"], entry["result"] = evaluation.saved_sweep(sid)
+
+    def application(aid, entry):
+        entry["result"] = evaluation.application(aid)
+
+    return {"kernels": _entries(project.kernels, "graph", ("formula", "counts"), kernel),
+            "launches": _entries(project.launches, "launch", ("prediction",), launch),
+            "sweeps": _entries(project.sweeps, "sweep", ("snapshot", "result"), sweep),
+            "applications": _entries(project.applications, "application", ("result",),
+                                     application)}
+
+
+def _entries(items: dict, name: str, results: tuple, compute) -> list:
+    """One entry per item, in order: ``{"id", name: item, *results, "error"}``, the results
+    filled by ``compute(item_id, entry)`` until a ModelError stops it (its message kept)."""
+    entries = []
+    for item_id, item in items.items():
+        entry = {"id": item_id, name: item, **dict.fromkeys(results), "error": None}
         try:
-            entry["formula"] = evaluation.kernel_bound(kid).formula()
-            entry["counts"] = evaluation.kernel_counts(kid)
+            compute(item_id, entry)
         except ModelError as exc:
             entry["error"] = str(exc)
-        kernels.append(entry)
-    launches = []
-    for lid, launch in project.launches.items():
-        entry = {"id": lid, "launch": launch, "prediction": None, "error": None}
-        try:
-            entry["prediction"] = predict_launch(project, lid, catalog, evaluation=evaluation)
-        except ModelError as exc:
-            entry["error"] = str(exc)
-        launches.append(entry)
-    sweeps = []
-    for sid, sw in project.sweeps.items():
-        entry = {"id": sid, "sweep": sw, "snapshot": None, "result": None, "error": None}
-        try:
-            entry["snapshot"], entry["result"] = evaluation.saved_sweep(sid)
-        except ModelError as exc:
-            entry["error"] = str(exc)
-        sweeps.append(entry)
-    applications = []
-    for aid, app in project.applications.items():
-        entry = {"id": aid, "application": app, "result": None, "error": None}
-        try:
-            entry["result"] = evaluation.application(aid)
-        except ModelError as exc:
-            entry["error"] = str(exc)
-        applications.append(entry)
-    return {"kernels": kernels, "launches": launches, "sweeps": sweeps,
-            "applications": applications}
+        entries.append(entry)
+    return entries
