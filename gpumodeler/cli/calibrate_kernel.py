@@ -6,7 +6,7 @@ occupancy (from its registers and shared memory, or --occupancy), with per-warp 
 with leave-one-out over launch sizes (core/transfers/lambda_fit.py).
 
 With --project FILE --launch NAME the GPU, kernel graph, variables and expert-mode inputs
-come from that launch of a project, evaluated like the launch panel (core/project.py,
+come from that launch of a project, evaluated like the launch panel (core/pipeline.py,
 evaluate_launch) with each measured launch's grid, block, registers and shared memory; the
 data size N of a measured launch is its thread count (grid × block).
 """

@@ -2,7 +2,7 @@
 
 ``show`` summarises the system (devices and links), the kernels with their symbolic latency
 bound, the launches and saved sweeps. ``predict`` evaluates launches exactly as the launch
-panel does (:func:`gpumodeler.core.project.evaluate_launch`), resolving device and link names
+panel and the report do (:mod:`gpumodeler.service`), resolving device and link names
 in the device catalog, with ``predict``'s kernel terms (under-filled GPU on, ``--tail``,
 ``--no-underfill``, ``--launch-overhead``); ``sweep --model`` overlays the registered models
 (a column ``time_s_<model>`` each). Both take ``--json``. A file that is not a project, is corrupted or
@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gpumodeler.core.errors import ModelError
+from gpumodeler.service.launches import calibration_text, transfer_calibration_of  # noqa: F401  (re-exported)
 
 from . import common, model_flags
 from .main import EXIT_USAGE, CLIError, one_line
@@ -70,13 +71,10 @@ def register(subparsers) -> None:
 
 def _lookups(args, catalog) -> dict:
     """The catalog's resolvers, the GPU carrying ``--launch-overhead`` when given."""
-    lookups = common.catalog_lookups(catalog)
-    values = {"launch_overhead_s": getattr(args, "launch_overhead", None),
-              "l2_bandwidth_bytes_per_s": getattr(args, "l2_bandwidth", None)}
-    if any(v is not None for v in values.values()):
-        gpu_lookup = lookups["gpu_lookup"]
-        lookups["gpu_lookup"] = lambda n: gpu_lookup(n).with_overrides(**values)
-    return lookups
+    from gpumodeler.service.lookups import with_gpu_values
+    return with_gpu_values(common.catalog_lookups(catalog),
+                           launch_overhead_s=getattr(args, "launch_overhead", None),
+                           l2_bandwidth_bytes_per_s=getattr(args, "l2_bandwidth", None))
 
 
 def _terms(args):
@@ -224,66 +222,29 @@ def pick_launches(project: Project, wanted: str | None) -> list[str]:
     raise CLIError(f"no launch {wanted!r} in the project; launches: {known}")
 
 
-def predict_launch(project: Project, launch_id: str, catalog, args=None) -> dict:
+def predict_launch(project: Project, launch_id: str, catalog, args=None, evaluation=None) -> dict:
     """One launch evaluated like the launch panel, as the JSON-ready dict ``predict`` prints
-    (``args``: the kernel-term flags; default ``predict``'s defaults)."""
-    from gpumodeler.core.project import evaluate_launch
-    lookups = _lookups(args, catalog) if args is not None else common.catalog_lookups(catalog)
-    result = evaluate_launch(project, launch_id, **lookups,
-                             terms=_terms(args) if args is not None else None)
-    launch = project.launches[launch_id]
-    out = {"launch": launch_id, "name": launch.name, "kernel": launch.kernel,
-           "device": result.gpu.name, "link": result.link.name if result.link else None}
-    out.update(result.prediction.summary())
-    out.update({
-        "grid_size": result.grid_size,
-        "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
-        "latency_bound_cycles": result.latency_bound_cycles,
-        "latency_bound_formula": result.latency_bound_formula,
-    })
-    if result.occupancy_detail is not None:
-        out["occupancy_limited_by"] = list(result.occupancy_detail.limited_by)
-    out["transfer_calibration"] = (transfer_calibration_of(project, launch_id, catalog)
-                                   if out.get("transfers") else None)
-    return out
-
-
-def transfer_calibration_of(project: Project, launch_id: str, catalog) -> dict | None:
-    """The stored link calibration the launch's transfers use (the connection's
-    ``transfer_calibration``): ``{"label", "link", "directions": {htod|dtoh: {"loo_mape",
-    "loo_median_ape"}}}``, or None for the nominal link."""
-    from gpumodeler.core.project import transfer_calibration
-    from gpumodeler.db.calibrations import list_calibrations
-    launch = project.launches[launch_id]
-    conn_id = next((t.connection for t in launch.transfers if t.connection), None)
-    conn = project.connections.get(conn_id) if conn_id else project.host_link_for(launch.gpu)
-    label = transfer_calibration(conn) if conn is not None else None
-    if label is None:
-        return None
-    cals = [c for c in list_calibrations(catalog, conn.link_name, "link")
-            if c.is_current and c.label == label]
-    return {"label": label, "link": conn.link_name,
-            "directions": {c.subject: {"loo_mape": c.loo_mape, "loo_median_ape": c.loo_median_ape}
-                           for c in sorted(cals, key=lambda c: c.subject)}}
-
-
-def calibration_text(cal: dict) -> str:
-    """“calibrated model 'LABEL' (LOO error htod 1.2 %, dtoh 2.3 %)”."""
-    errs = [f"{d} {v['loo_mape']:.3g} %" for d, v in cal["directions"].items()
-            if v["loo_mape"] is not None]
-    return (f"calibrated model {cal['label']!r}"
-            + (f" (LOO error {', '.join(errs)})" if errs else " (LOO error not recorded)"))
+    (``args``: the kernel-term flags; default ``predict``'s defaults):
+    :func:`gpumodeler.service.launches.predict_launch` with the flags' lookups and terms."""
+    from gpumodeler.service.launches import predict_launch as predict
+    if evaluation is not None:
+        return predict(project, launch_id, catalog, evaluation=evaluation)
+    if args is None:
+        return predict(project, launch_id, catalog)
+    return predict(project, launch_id, catalog, lookups=_lookups(args, catalog), terms=_terms(args))
 
 
 def _predict(args) -> int:
     project, info = read_project_file(args.file)
     ids = pick_launches(project, args.launch)
+    from gpumodeler.service.evaluation import ProjectEvaluation
     catalog = common.open_catalog()
     results, failed = [], 0
     try:
+        evaluation = ProjectEvaluation(project, _lookups(args, catalog), terms=_terms(args))
         for launch_id in ids:
             try:
-                results.append(predict_launch(project, launch_id, catalog, args))
+                results.append(predict_launch(project, launch_id, catalog, evaluation=evaluation))
             except ModelError as exc:
                 if args.launch is not None:
                     raise
@@ -306,7 +267,6 @@ def _predict(args) -> int:
 
 
 def _sweep(args) -> int:
-    from gpumodeler.core.launch_sweep import make_snapshot, run_sweep
     import numpy as np
 
     project, _ = read_project_file(args.file)
@@ -329,16 +289,13 @@ def _sweep(args) -> int:
     devices = tuple(args.device) or (tuple(saved.devices) if saved else ())
     if variable is None or (values is None and variable != "gpu"):
         raise CLIError("give --variable and --values (or --saved SWEEP)")
+    from gpumodeler.service.evaluation import ProjectEvaluation
     catalog = common.open_catalog()
     try:
-        lookups = _lookups(args, catalog)
-        snap = make_snapshot(project, launch_id, lookups["gpu_lookup"], lookups["link_lookup"], variable,
-                             values if values is not None else (), devices,
-                             table_lookup=lookups["table_lookup"],
-                             calibration_lookup=lookups["calibration_lookup"],
-                             terms=_terms(args), models=args.model,
-                             model_parameters=model_flags.parameters_of(args))
-        result = run_sweep(snap)
+        evaluation = ProjectEvaluation(project, _lookups(args, catalog), terms=_terms(args))
+        snap, result = evaluation.sweep(launch_id, variable, values if values is not None else (),
+                                        devices, models=args.model,
+                                        model_parameters=model_flags.parameters_of(args))
     finally:
         catalog.close()
     columns: dict = {}

@@ -21,7 +21,8 @@ def register(subparsers) -> None:
 
 
 def _timeline(args) -> int:
-    from gpumodeler.report.application import pick_application, run_application, timeline_svg
+    from gpumodeler.report.application import timeline_svg
+    from gpumodeler.service.application import pick_application, run_application
 
     from . import common
     from .main import CLIError

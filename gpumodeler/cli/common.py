@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from gpumodeler.core import physical
 from gpumodeler.core.errors import ModelError, QuantityError, shown
 from gpumodeler.core.quantities import NUMBER_FORMS, parse_number, parse_quantity
+from gpumodeler.service.lookups import catalog_lookups  # noqa: F401  (the commands' name for it)
 
 from .main import CLIError
 
@@ -187,17 +188,6 @@ def latency_table_for(key: str | None):
         return key
     with open_catalog() as catalog:
         return catalog.latency_table(key)
-
-
-def catalog_lookups(catalog) -> dict:
-    """gpu_lookup, link_lookup, table_lookup and calibration_lookup (a project connection's
-    ``transfer_calibration``: the stored link calibration of that label) over an open catalog
-    (core's resolvers)."""
-    from gpumodeler.db.calibrations import calibrated_link_spec
-    return {"gpu_lookup": lambda n: catalog.get(n).to_gpu_spec(),
-            "link_lookup": lambda n: catalog.get(n).to_link_spec(),
-            "table_lookup": catalog.latency_table,
-            "calibration_lookup": lambda n, label: calibrated_link_spec(catalog, n, label)}
 
 
 def read_project(path):

@@ -5,7 +5,7 @@ The snapshot is taken on the GUI thread (:func:`make_snapshot`): the launch, a c
 kernel graph with the graph analysed once, resolved GPU and link specs (the catalog is a
 database connection that stays on the GUI thread) and the transfers as parsed expressions.
 :func:`run_sweep` then evaluates the same model as
-:func:`gpumodeler.core.project.evaluate_launch`, with the swept variable as a numpy array:
+:func:`gpumodeler.core.pipeline.evaluate_launch`, with the swept variable as a numpy array:
 one :func:`gpumodeler.core.models.gajger.predict` call per GPU and chunk, occupancy from
 :func:`gpumodeler.core.occupancy.calculator.occupancy_array` when the block size is swept. Launches
 that cannot run (occupancy 0) are NaN with the reason kept. The kernel terms apply as in
@@ -30,7 +30,8 @@ from gpumodeler.core.launch_limits import launch_problems
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.kernel.latency_bound import analyze
 from gpumodeler.core.models.gajger import kernel_inputs_from_graph, predict
-from gpumodeler.core.project import LaunchConfig, evaluate_launch, resolve_gpu, resolve_table
+from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_table
+from gpumodeler.core.project import LaunchConfig
 from gpumodeler.core.kernel.warp_counts import count
 
 LAUNCH_VARIABLES = ("block_size", "occupancy", "data_size", "gpu")
@@ -132,7 +133,8 @@ def base_value(launch: LaunchConfig, variables: dict, variable: str, occupancy: 
 def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: str, values,
                   devices=(), measured_x=(), table_lookup=None,
                   include_transfers: bool = True, calibration_lookup=None,
-                  terms=None, models=(), model_parameters=None) -> SweepSnapshot:
+                  terms=None, models=(), model_parameters=None,
+                  analyses=None) -> SweepSnapshot:
     """Validate the launch (evaluate it once) and freeze what the sweep needs.
 
     ``devices``: catalog GPU names to compare (empty: the launch's GPU). Raises ModelError
@@ -141,14 +143,18 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
     switches (KernelTerms; default ``predict``'s), as :func:`evaluate_launch` takes them.
     ``models``: registered model names to overlay (:mod:`gpumodeler.core.models.overlay`),
     ``model_parameters`` their own inputs (ModelInputs.parameters; ``working_set_bytes``
-    also drives the L2 term of the sweep's own prediction)."""
+    also drives the L2 term of the sweep's own prediction). ``analyses``
+    (:class:`~gpumodeler.core.pipeline.GraphAnalyses`) serves the validating evaluation; the
+    snapshot's own copy of the graph is analysed here, so a worker thread reads nothing the
+    document shares."""
     from gpumodeler.core.models.overlay import model_list
     models = model_list(models) if models else ()
     from gpumodeler.core.models.result import KernelTerms
     terms = KernelTerms() if terms is None else terms
     base = evaluate_launch(project, launch_id, gpu_lookup, link_lookup,  # raises if it cannot run
                            table_lookup=table_lookup, include_transfers=include_transfers,
-                           calibration_lookup=calibration_lookup, terms=terms)
+                           calibration_lookup=calibration_lookup, terms=terms,
+                           analyses=analyses)
     launch = project.launches[launch_id]
     graph = project.kernels[launch.kernel].copy()
     variables = dict(graph.variables, **launch.variables)

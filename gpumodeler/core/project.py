@@ -5,22 +5,23 @@ Entities carry a stable string id and, where they are drawn, their canvas positi
 "position is document state"). Every mutation goes through :mod:`gpumodeler.core.commands`
 (undoable); the project tells listeners ``(event, payload)`` after each change so views can
 mirror it. Devices refer to the device catalog by name; a project stores only the
-per-project overrides, so the catalog (gpumodeler.db) resolves the rest. Core never touches
-the database: :func:`evaluate_launch` takes resolver callables instead.
+per-project overrides, so the catalog (gpumodeler.db) resolves the rest.
+
+This module is the document model only. Predicting a launch (``evaluate_launch``,
+``LaunchResult``, ``resolve_gpu``, ``resolve_link``, ``resolve_table``,
+``transfer_calibration``) is :mod:`gpumodeler.core.pipeline`; those names are still found
+here (loaded on first use) for the modules that import them from this one.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 import math
 
-from gpumodeler.core.device import GPUSpec, LinkSpec
-from gpumodeler.core.errors import InvalidParameter, LaunchError, ModelError, shown
+from gpumodeler.core.errors import InvalidParameter, LaunchError, ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.launch_limits import check_launch
 from gpumodeler.core.override_types import check_overrides, check_value, type_name
-from gpumodeler.core.models.kernel_time import grid_for
-from gpumodeler.core.models.gajger import ApplicationPrediction, kernel_inputs_from_graph, predict
 
 DEVICE_KINDS = ("gpu", "host")
 KERNEL_INPUT_NAMES = ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes",
@@ -331,152 +332,9 @@ def connection_refusal(project: Project, a: str, b: str, link_type: str) -> str 
     return None
 
 
-@dataclass(frozen=True)
-class LaunchResult:
-    """What the launch panel shows for one launch."""
-
-    gpu: GPUSpec
-    link: LinkSpec | None
-    occupancy_warps_per_sm: float
-    occupancy_detail: object  # OccupancyResult or None when overridden
-    latency_bound_cycles: float
-    latency_bound_formula: str
-    grid_size: int
-    prediction: ApplicationPrediction
-
-
-def resolve_table(key: str | None, table_lookup=None):
-    """What analyze() takes for ``key``: the key of a built-in table (or None), else the
-    table ``table_lookup(key)`` finds; without a lookup an unknown key stays a key (and
-    analyze reports it)."""
-    from gpumodeler.core.kernel.latency_tables import TABLES
-    if key is None or key in TABLES or table_lookup is None:
-        return key
-    return table_lookup(key)
-
-
-def resolve_gpu(project: Project, device_id: str, gpu_lookup) -> GPUSpec:
-    """Catalog spec of a placed GPU with the project's overrides applied."""
-    placed = project.devices.get(device_id)
-    if placed is None or placed.kind != "gpu":
-        raise InvalidParameter("choose a GPU for the launch (none is selected)", item="gpu")
-    check_overrides(placed.overrides, "gpu", f"device {placed.label or placed.id}", item=placed.id)
-    spec = gpu_lookup(placed.device_name)
-    return spec.with_overrides(**placed.overrides) if placed.overrides else spec
-
-
 #: Key of ``Connection.overrides`` naming the stored link calibration (its user's label, e.g.
 #: "pinned" or an application) whose fitted transfer models this project uses on the link.
 TRANSFER_CALIBRATION = "transfer_calibration"
-
-
-def transfer_calibration(connection: Connection) -> str | None:
-    """The calibration label a connection uses (None: the nominal link, eq. 5.5)."""
-    label = connection.overrides.get(TRANSFER_CALIBRATION)
-    if label is None:
-        return None
-    if not isinstance(label, str) or not label.strip():
-        raise InvalidParameter(f"link {connection.link_name!r}: {TRANSFER_CALIBRATION} must be the "
-                               f"label of a stored link calibration (a non-empty text), got {label!r}",
-                               item=connection.id)
-    return label
-
-
-def resolve_link(project: Project, connection_id: str, link_lookup,
-                 calibration_lookup=None) -> LinkSpec:
-    """Catalog spec of a connection's link with the project's overrides applied. When the
-    connection names a calibration (overrides[``transfer_calibration``]),
-    ``calibration_lookup(link_name, label) -> LinkSpec`` gives the link carrying that
-    calibration's fitted transfer models (the db layer's ``calibrated_link_spec``); it raises
-    InvalidParameter when the link has no calibration of that label."""
-    conn = project.connections[connection_id].checked()
-    overrides = dict(conn.overrides)
-    label = transfer_calibration(conn)
-    overrides.pop(TRANSFER_CALIBRATION, None)
-    if label is None:
-        spec = link_lookup(conn.link_name)
-    elif calibration_lookup is None:
-        raise InvalidParameter(f"link {conn.link_name!r} uses the transfer calibration {label!r}, but "
-                               "no calibration store is available here to look it up (labels: unknown); "
-                               "clear the link's calibration to use the nominal link", item=conn.id)
-    else:
-        spec = calibration_lookup(conn.link_name, label)
-    return replace(spec, **overrides) if overrides else spec
-
-
-def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
-                    values: dict | None = None, table_lookup=None,
-                    include_transfers: bool = True, calibration_lookup=None,
-                    terms=None) -> LaunchResult:
-    """Predict a launch of the project: occupancy, latency bound, kernel and transfer times.
-
-    ``include_transfers=False`` predicts the kernel alone (no link is resolved): what can
-    still be shown when a transfer cannot be predicted (e.g. a link without startup time).
-
-    ``gpu_lookup(name) -> GPUSpec`` and ``link_lookup(name) -> LinkSpec`` resolve catalog
-    names (the db layer provides them); ``table_lookup(key) -> LatencyTable`` resolves a
-    latency table that is not built in (a user's or the device database's). ``values``
-    override launch variables. ``calibration_lookup(link_name, label) -> LinkSpec`` resolves
-    a connection's ``transfer_calibration`` (see :func:`resolve_link`).
-
-    ``terms`` switches the kernel terms (:class:`~gpumodeler.core.models.result.KernelTerms`;
-    default: ``predict``'s — under-filled GPU on, tail off, launch overhead when the GPU's
-    is known). A launch has no working set, so the L2 term stays off here; the result's
-    ``prediction.terms`` lists what applied."""
-    from gpumodeler.core.kernel.latency_bound import analyze
-    from gpumodeler.core.models.result import KernelTerms
-    from gpumodeler.core.occupancy.calculator import occupancy as occupancy_of
-
-    if launch_id not in project.launches:
-        raise InvalidParameter(f"the project has no launch {shown(launch_id)} (launches: "
-                               f"{', '.join(sorted(project.launches)) or 'none'})", item="launch")
-    launch = project.launches[launch_id].checked()
-    gpu = resolve_gpu(project, launch.gpu, gpu_lookup)
-    if launch.kernel not in project.kernels:
-        raise InvalidParameter("choose a kernel for the launch (none is selected)", item="kernel")
-    graph = project.kernels[launch.kernel]
-    variables = dict(graph.variables, **launch.variables, **(values or {}))
-    if launch.occupancy_override is not None:
-        warps, detail = launch.occupancy_override, None
-    else:
-        if not gpu.compute_capability:
-            raise InvalidParameter(f"{gpu.name}: the compute capability is unknown, so occupancy cannot be "
-                                   f"computed; set it or give an occupancy override", item="occupancy_override")
-        detail = occupancy_of(gpu.compute_capability, launch.block_size, launch.registers, launch.shared_mem)
-        warps = detail.active_warps_per_sm
-    if launch.data_size is not None:
-        grid = int(grid_for(launch.data_size, launch.block_size))
-        variables.setdefault("N", launch.data_size)
-    elif launch.grid_size is not None:
-        grid = launch.grid_size
-    else:
-        raise InvalidParameter("give a grid size or a data size", item="grid_size")
-    check_launch(grid, launch.block_size, gpu.compute_capability)
-    # a graph without its own table takes the GPU's (every Volta-or-later GPU links one)
-    bound = analyze(graph, resolve_table(graph.latency_table or gpu.latency_table, table_lookup))
-    inputs = kernel_inputs_from_graph(graph, variables, bound=bound, warp_size=gpu.warp_size)
-    if launch.kernel_overrides:
-        inputs = inputs.overridden(**{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
-    transfers, link = [], None
-    launch_transfers = launch.transfers if include_transfers else ()
-    host_link = project.host_link_for(launch.gpu) if launch_transfers else None
-    for t in launch_transfers:
-        conn_id = t.connection or (host_link.id if host_link else None)
-        if conn_id is None or conn_id not in project.connections:
-            raise InvalidParameter("transfers need a link between the GPU and a host; draw one in "
-                                   "the system editor", item="transfers")
-        this_link = resolve_link(project, conn_id, link_lookup, calibration_lookup)
-        if link is not None and this_link != link:
-            raise InvalidParameter("all transfers of a launch must use one link", item="transfers")
-        link = this_link
-        size = parse(t.size).evaluate(variables)
-        transfers.append((t.direction, float(size)))
-    prediction = predict(gpu, inputs, grid_size=grid, block_size=launch.block_size, occupancy=warps,
-                         lam=launch.lam, link=link, transfers=transfers,
-                         terms=KernelTerms() if terms is None else terms)
-    formula = launch.kernel_overrides.get("latency_bound") or bound.formula()
-    return LaunchResult(gpu, link, float(warps), detail, float(inputs.latency_bound), formula,
-                        grid, prediction)
 
 
 def check_project(project: Project) -> Project:
@@ -494,9 +352,21 @@ def check_project(project: Project) -> Project:
     return project
 
 
+#: The prediction pipeline's names, moved to :mod:`gpumodeler.core.pipeline` (which imports
+#: this module, so they are looked up there when first asked for, not at import).
+PIPELINE_NAMES = ("LaunchResult", "evaluate_launch", "resolve_gpu", "resolve_link", "resolve_table",
+                  "transfer_calibration")
+
+
+def __getattr__(name: str):
+    if name in PIPELINE_NAMES:
+        from gpumodeler.core import pipeline
+        return getattr(pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "check_project", "PlacedDevice", "Connection", "Transfer", "LaunchConfig", "SweepDef", "Measurement",
-    "Calibration", "PredictionRecord", "Project", "connection_refusal", "evaluate_launch",
-    "resolve_gpu", "resolve_link", "LaunchResult", "ModelError", "TRANSFER_CALIBRATION",
-    "transfer_calibration",
+    "Calibration", "PredictionRecord", "Project", "connection_refusal", "ModelError",
+    "TRANSFER_CALIBRATION",
 ]

@@ -153,27 +153,23 @@ def _values_section(project, catalog) -> str:
     return "\n".join(parts)
 
 
-def _kernels_section(project, lookups) -> str:
-    from gpumodeler.core.kernel.latency_bound import analyze
-    from gpumodeler.core.kernel.warp_counts import count
-    from gpumodeler.core.project import resolve_table
-
+def _kernels_section(kernels: list) -> str:
     parts = []
-    for kid, g in project.kernels.items():
-        parts.append(f"<h3>{escape(kid)}: {escape(g.name)}</h3>")
+    for entry in kernels:
+        g = entry["graph"]
+        parts.append(f"<h3>{escape(entry['id'])}: {escape(g.name)}</h3>")
         parts.append(f"<p>{len(g.instructions)} instructions, {len(g.edges)} edges, {len(g.loops)} loop(s); "
                      f"latency table <code>{escape(str(g.latency_table))}</code>; variables "
                      f"{escape(', '.join(f'{k} = {v:g}' for k, v in g.variables.items()) or 'none')}</p>")
-        try:
-            bound = analyze(g, resolve_table(g.latency_table, lookups.get("table_lookup")))
+        if entry["formula"] is not None:
             parts.append(f"<p>Latency bound (critical path of the execution graph, Volkov §3.7–3.8, "
-                         f"Gajger §4.4.2): <span class='eq'>{escape(bound.formula())}</span> cycles</p>")
-            counts = count(g).evaluate(dict(g.variables))
-            rows = [(escape(k), _num(float(v))) for k, v in counts.items()]
+                         f"Gajger §4.4.2): <span class='eq'>{escape(entry['formula'])}</span> cycles</p>")
+        if entry["counts"] is not None:
+            rows = [(escape(name), _num(float(v))) for name, v in entry["counts"].items()]
             parts.append("<p>Per-warp counts at the kernel's variables (Gajger §4.4.3, Volkov §3.6):</p>"
                          + _table(("count", "per warp"), rows, (1,)))
-        except ModelError as exc:
-            parts.append(f"<p class='err'>cannot analyse: {escape(str(exc))}</p>")
+        if entry["error"] is not None:
+            parts.append(f"<p class='err'>cannot analyse: {escape(entry['error'])}</p>")
         if g.loops:
             parts.append(_table(("loop", "name", "iterations", "instructions"), [
                 (escape(lp.id), escape(lp.name), f"<code>{escape(lp.iterations.text)}</code>", str(len(lp.members)))
@@ -192,16 +188,15 @@ EQUATIONS = (  # (key of the prediction, equation, source); the key is the quant
 )
 
 
-def _launches_section(project, catalog) -> str:
-    from gpumodeler.cli.cmd_project import predict_launch
+def _launches_section(launches: list) -> str:
+    from gpumodeler.service.launches import calibration_text
 
     parts = []
-    for lid, la in project.launches.items():
+    for entry in launches:
+        lid, la, r = entry["id"], entry["launch"], entry["prediction"]
         parts.append(f"<h3>{escape(lid)}: {escape(la.name)}</h3>")
-        try:
-            r = predict_launch(project, lid, catalog)
-        except ModelError as exc:
-            parts.append(f"<p class='err'>cannot predict: {escape(str(exc))}</p>")
+        if entry["error"] is not None:
+            parts.append(f"<p class='err'>cannot predict: {escape(entry['error'])}</p>")
             continue
         parts.append(f"<p>kernel <code>{escape(str(la.kernel))}</code> on {escape(r['device'])}; grid "
                      f"{r['grid_size']} blocks of {la.block_size}; occupancy {_num(r['occupancy_warps_per_sm'])} "
@@ -217,7 +212,6 @@ def _launches_section(project, catalog) -> str:
                          f"{escape(str(r.get('binding_resource')))}):</p>"
                          + _table(("resource", "cycles per warp"), [(escape(k), _num(v)) for k, v in cyc.items()], (1,)))
         if r["transfers"]:
-            from gpumodeler.cli.cmd_project import calibration_text
             how = ("<span class='eq'>T = t_s + n / (bw × λ)</span> (Gajger eq. 5.5)"
                    if not r.get("transfer_calibration") else
                    "transfers: " + escape(calibration_text(r["transfer_calibration"])))
@@ -230,23 +224,18 @@ def _launches_section(project, catalog) -> str:
     return "\n".join(parts) or "<p>(no launches)</p>"
 
 
-def _sweeps_section(project, lookups) -> str:
+def _sweeps_section(sweeps: list) -> str:
     import numpy as np
 
-    from gpumodeler.core.launch_sweep import make_snapshot, run_sweep, variable_label
+    from gpumodeler.core.launch_sweep import variable_label
     from gpumodeler.report.svg import line_chart
 
     parts = []
-    for sw in project.sweeps.values():
+    for entry in sweeps:
+        sw, res = entry["sweep"], entry["result"]
         title = f"{sw.id}: {sw.name or sw.variable}"
-        try:
-            snap = make_snapshot(project, sw.launch, lookups["gpu_lookup"], lookups["link_lookup"], sw.variable,
-                                 np.asarray(sw.values) if sw.variable != "gpu" else (), tuple(sw.devices),
-                                 table_lookup=lookups.get("table_lookup"),
-                                 calibration_lookup=lookups.get("calibration_lookup"))
-            res = run_sweep(snap)
-        except ModelError as exc:
-            parts.append(f"<h3>{escape(title)}</h3><p class='err'>{escape(str(exc))}</p>")
+        if entry["error"] is not None:
+            parts.append(f"<h3>{escape(title)}</h3><p class='err'>{escape(entry['error'])}</p>")
             continue
         x = [float(v) for v in np.asarray(res.x, dtype=float)]
         series = []
@@ -264,16 +253,15 @@ def _sweeps_section(project, lookups) -> str:
     return "\n".join(parts) or "<p>(no saved sweeps)</p>"
 
 
-def _applications_section(project, lookups) -> str:
-    from gpumodeler.report.application import run_application, timeline_svg
+def _applications_section(applications: list) -> str:
+    from gpumodeler.report.application import timeline_svg
 
     parts = []
-    for aid, app in project.applications.items():
+    for entry in applications:
+        aid, app, r = entry["id"], entry["application"], entry["result"]
         parts.append(f"<h3>{escape(aid)}: {escape(app.name)}</h3>")
-        try:
-            r = run_application(project, aid, lookups)
-        except ModelError as exc:
-            parts.append(f"<p class='err'>cannot simulate: {escape(str(exc))}</p>")
+        if entry["error"] is not None:
+            parts.append(f"<p class='err'>cannot simulate: {escape(entry['error'])}</p>")
             continue
         parts.append(timeline_svg(r))
         parts.append(_table(("step", "kind", "engine", "start (s)", "end (s)", "alone (s)", "energy (J)"), [
@@ -293,18 +281,19 @@ def _applications_section(project, lookups) -> str:
 
 
 def build_report(project, catalog, *, project_path: str, command: str) -> str:
-    """The report's HTML text."""
+    """The report's HTML text: the numbers come from :func:`gpumodeler.service.report_data`
+    (the same evaluation as ``gpumodeler project predict``, ``timeline`` and the GUI)."""
     from gpumodeler import __version__
-    from gpumodeler.cli.common import catalog_lookups
+    from gpumodeler.service.report import report_data
 
-    lookups = catalog_lookups(catalog)
+    data = report_data(project, catalog)
     sections = [
         ("System", system_svg(project)),
         ("Devices and links: every value with its unit and provenance", _values_section(project, catalog)),
-        ("Kernels", _kernels_section(project, lookups)),
-        ("Launches", _launches_section(project, catalog)),
-        ("Saved sweeps", _sweeps_section(project, lookups)),
-        ("Applications", _applications_section(project, lookups)),
+        ("Kernels", _kernels_section(data["kernels"])),
+        ("Launches", _launches_section(data["launches"])),
+        ("Saved sweeps", _sweeps_section(data["sweeps"])),
+        ("Applications", _applications_section(data["applications"])),
     ]
     body = [f"<h1>{escape(project.name)}</h1>"]
     if project.description:

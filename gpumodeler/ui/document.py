@@ -131,6 +131,13 @@ class Document(QObject):
         self.path_changed.emit(path or "")
 
     # -- catalog lookups used by evaluate_launch (names -> core specs) --------------------
+    def lookups(self) -> dict:
+        """The resolvers the service layer (:mod:`gpumodeler.service`) and core's pipeline
+        take: gpu_lookup, link_lookup, table_lookup, calibration_lookup over this catalog."""
+        return {"gpu_lookup": self.gpu_spec, "link_lookup": self.link_spec,
+                "table_lookup": self.latency_table,
+                "calibration_lookup": self.calibrated_link_spec}
+
     def gpu_spec(self, name: str):
         if self.catalog is None:
             raise ModelError("no device database is open")

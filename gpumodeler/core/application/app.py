@@ -200,13 +200,14 @@ def _slot(project, conn, frm, to) -> str:
 
 
 def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=None,
-          calibration_lookup=None) -> BuiltApplication:
+          calibration_lookup=None, analyses=None) -> BuiltApplication:
     """Timeline activities of ``app``. ``gpu_lookup``/``link_lookup``/``table_lookup``/
-    ``calibration_lookup`` as for :func:`gpumodeler.core.project.evaluate_launch`; a hop over
+    ``calibration_lookup`` and ``analyses`` as for
+    :func:`gpumodeler.core.pipeline.evaluate_launch`; a hop over
     a link with a calibrated transfer model of its direction takes that model's startup and
     its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
     ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
-    from gpumodeler.core.project import evaluate_launch, resolve_gpu, resolve_link
+    from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_link
 
     app.checked(project)
     notes = []
@@ -259,7 +260,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             try:
                 result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
                                          values=dict(app.variables) or None, table_lookup=table_lookup,
-                                         calibration_lookup=calibration_lookup)
+                                         calibration_lookup=calibration_lookup, analyses=analyses)
             except InvalidParameter as exc:
                 raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
             t = float(result.prediction.kernel.time_s)
@@ -356,7 +357,7 @@ def data_parallel_steps(project, launch_id: str, gpus, *, host: str, split: str 
     whole launch (share_i = (1/t_i) / Σ 1/t_j, t from the kernel model), so GPUs of unequal
     speed finish together. Sizes are expressions of the application's variables; each GPU's
     copy moves ``(size) * share``."""
-    from gpumodeler.core.project import evaluate_launch
+    from gpumodeler.core.pipeline import evaluate_launch
 
     gpus = list(gpus)
     if not gpus:

@@ -1,5 +1,5 @@
 """λ of a project launch's kernel from measured launches: each measured launch is predicted
-at λ = 1 by :func:`gpumodeler.core.project.evaluate_launch` with its own grid, block,
+at λ = 1 by :func:`gpumodeler.core.pipeline.evaluate_launch` with its own grid, block,
 registers and shared memory (the data size N of a measured launch is its thread count,
 grid × block), then λ is fitted by eq. 4.4 (least squares) with leave-one-out over launch
 sizes (:mod:`gpumodeler.core.transfers.lambda_fit`).
@@ -21,7 +21,7 @@ def launch_estimator(project, launch_id: str, *, gpu_lookup, link_lookup, table_
                      occupancy: float | None = None, calibration_lookup=None):
     """(estimate(record) -> kernel time at λ = 1 in s, list of records' places that had no
     registers per thread and took the launch's). ``project`` is restored after each call."""
-    from gpumodeler.core.project import evaluate_launch
+    from gpumodeler.core.pipeline import evaluate_launch
     base = project.launches[launch_id]
     missing_registers: list[str] = []
 

@@ -81,13 +81,13 @@ def graph_counts(graph: KernelGraph, values: dict | None = None, table=None, war
 def compare_launch(project, launch_id: str, result, *, table_lookup=None, terms=None,
                    parameters=None) -> dict:
     """{model: ModelResult or ModelError} for a project launch already evaluated by
-    :func:`~gpumodeler.core.project.evaluate_launch` (``result``): the same GPU, occupancy,
+    :func:`~gpumodeler.core.pipeline.evaluate_launch` (``result``): the same GPU, occupancy,
     grid and kernel values, every registered model."""
     from gpumodeler.core.kernel.expressions import parse
     from gpumodeler.core.models.gajger import kernel_inputs_from_graph
     from gpumodeler.core.models.registry import evaluate_all
     from gpumodeler.core.models.result import KernelTerms, ModelInputs
-    from gpumodeler.core.project import resolve_table
+    from gpumodeler.core.pipeline import resolve_table
     launch = project.launches[launch_id]
     graph = project.kernels[launch.kernel]
     variables = dict(graph.variables, **launch.variables)

@@ -1,6 +1,6 @@
 """The application's Gantt chart: one row per engine and link, a bar per step, the critical
 path outlined, a tooltip with each step's prediction on hover. It renders a timeline result
-(:func:`gpumodeler.report.application.run_application`); it computes nothing. Export: SVG
+(:func:`gpumodeler.service.application.run_application`); it computes nothing. Export: SVG
 (vector text, the same chart as the report), PNG (that SVG rendered at a chosen scale) and
 CSV of the steps."""
 from __future__ import annotations

@@ -28,9 +28,7 @@ LIVE_DELAY_MS = 30
 
 
 def _lookups(document) -> dict:
-    return {"gpu_lookup": document.gpu_spec, "link_lookup": document.link_spec,
-            "table_lookup": document.latency_table,
-            "calibration_lookup": document.calibrated_link_spec}
+    return document.lookups()
 
 
 class ApplicationPanel(DocumentBinding, QWidget):
@@ -356,7 +354,7 @@ class ApplicationPanel(DocumentBinding, QWidget):
             self._timer.start()
 
     def simulate(self) -> None:
-        from gpumodeler.report.application import run_application
+        from gpumodeler.service.application import run_application
         self.result, self.error = None, ""
         app = self.application
         if app is not None and app.steps:

@@ -154,7 +154,7 @@ def missing_link_value(project, launch, link_spec, calibration_lookup=None):
     needs and the catalog does not know (bandwidth, or the startup time of the transfer's
     direction, unless a calibrated transfer model covers it), or None. ``link_spec``: catalog
     name -> LinkSpec; ``calibration_lookup`` as for evaluate_launch."""
-    from gpumodeler.core.project import resolve_link
+    from gpumodeler.core.pipeline import resolve_link
     host = project.host_link_for(launch.gpu) if launch.transfers else None
     for t in launch.transfers:
         conn_id = t.connection or (host.id if host else None)

@@ -7,8 +7,9 @@ explicit override), λ, loop variables and the transfers. Each finished field ed
 with the reason under the form, and the model is unchanged (what is checked before a push:
 :mod:`.checks`; the transfer rows: :mod:`.transfers`).
 
-Results (right, :mod:`.results`) come from :func:`gpumodeler.core.project.evaluate_launch`,
-the same call the CLI's numbers come from; the registered models side by side below them
+Results (right, :mod:`.results`) come from the service layer
+(:class:`gpumodeler.service.evaluation.ProjectEvaluation`), the same call the CLI's and the
+report's numbers come from; the registered models side by side below them
 (:mod:`.models_view`, from :func:`gpumodeler.core.models.graph_inputs.compare_launch`).
 Sweeps and their plot are below (:mod:`.sweep`; in the main window, its Sweep Plot dock).
 """
@@ -23,7 +24,8 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 from gpumodeler.core.commands import AddItem, UpdateItem
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.models.graph_inputs import compare_launch
-from gpumodeler.core.project import LaunchConfig, Transfer, evaluate_launch
+from gpumodeler.core.project import LaunchConfig, Transfer
+from gpumodeler.service.evaluation import ProjectEvaluation
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
 from .calibrated import CalibratedLambdaBox, CalibratedLinkBox
@@ -261,18 +263,16 @@ class LaunchPanel(DocumentBinding, QWidget):
             QTimer.singleShot(0, self, lambda: self._pending and self.refresh())
 
     def evaluate(self) -> None:
-        """Predict the launch (evaluate_launch) and show the numbers or the reason why not.
+        """Predict the launch (the service's evaluation) and show the numbers or the reason why not.
         When only its transfers cannot be predicted, the kernel is still shown and the
         transfers say why (and which field to set)."""
         self.transfer_error, self.missing_link_value = "", None
+        evaluation = ProjectEvaluation(self.project, self.document.lookups())
         try:
-            self.result = evaluate_launch(self.project, self.launch_id, self.document.gpu_spec,
-                                          self.document.link_spec,
-                                          table_lookup=self.document.latency_table,
-                                          calibration_lookup=self.document.calibrated_link_spec)
+            self.result = evaluation.launch(self.launch_id)
             self.error = ""
         except ModelError as exc:
-            kernel_only = self._kernel_only()
+            kernel_only = self._kernel_only(evaluation)
             if kernel_only is not None:
                 self.result, self.error, self.transfer_error = kernel_only, "", str(exc)
                 self.missing_link_value = missing_link_value(self.project, self.launch,
@@ -319,15 +319,14 @@ class LaunchPanel(DocumentBinding, QWidget):
         command.text = "use the GPU's latency table"
         return self.push(command)
 
-    def _kernel_only(self):
+    def _kernel_only(self, evaluation=None):
         """The launch's kernel predicted without its transfers, or None if that fails too."""
         launch = self.launch
         if launch is None or not launch.transfers:
             return None
+        evaluation = evaluation or ProjectEvaluation(self.project, self.document.lookups())
         try:
-            return evaluate_launch(self.project, self.launch_id, self.document.gpu_spec,
-                                   self.document.link_spec, table_lookup=self.document.latency_table,
-                                   include_transfers=False)
+            return evaluation.launch(self.launch_id, include_transfers=False)
         except (ModelError, KeyError, LookupError):
             return None
 

@@ -1,6 +1,6 @@
 """The launch panel's results: the prediction of one launch, row by row, or why there is none.
 
-It shows a :class:`~gpumodeler.core.project.LaunchResult` (from ``evaluate_launch``, the
+It shows a :class:`~gpumodeler.core.pipeline.LaunchResult` (from ``evaluate_launch``, the
 call the CLI's numbers come from) and computes nothing.
 """
 from __future__ import annotations

@@ -18,8 +18,9 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QVBoxLayout, QWi
 
 from gpumodeler.core.commands import AddItem, Macro
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.launch_sweep import make_snapshot, variable_label
+from gpumodeler.core.launch_sweep import variable_label
 from gpumodeler.core.project import SweepDef
+from gpumodeler.service.evaluation import ProjectEvaluation
 from gpumodeler.ui.logs import bug
 
 from .. import workers
@@ -238,12 +239,10 @@ class SweepPanel(QWidget):
         # transfers the panel cannot predict (a link value unknown): sweep the kernel alone
         kernel_only = bool(self.panel.transfer_error)
         try:
-            snap = make_snapshot(self.project, self.launch_id, self.document.gpu_spec, self.document.link_spec,
-                                 self.variable, values, devices=devices, measured_x=mx,
-                                 table_lookup=self.document.latency_table,
-                                 include_transfers=not kernel_only,
-                                 calibration_lookup=self.document.calibrated_link_spec,
-                                 models=self.model_list.checked())
+            evaluation = ProjectEvaluation(self.project, self.document.lookups())
+            snap = evaluation.snapshot(self.launch_id, self.variable, values, devices,
+                                       measured_x=mx, include_transfers=not kernel_only,
+                                       models=self.model_list.checked())
         except (ModelError, LookupError) as exc:
             self._stale(f"cannot sweep: {exc}")
             return False

@@ -1,0 +1,58 @@
+"""What the HTML report of a project shows, computed (:mod:`gpumodeler.report.html` only
+formats it): each kernel's latency bound and per-warp counts, each launch's prediction, each
+saved sweep and each application's timeline, or for each the reason it cannot be computed.
+One :class:`~.evaluation.ProjectEvaluation` analyses each kernel graph once for the whole
+report."""
+from __future__ import annotations
+
+from gpumodeler.core.errors import ModelError
+
+
+def report_data(project, catalog, lookups: dict | None = None) -> dict:
+    """``{"kernels", "launches", "sweeps", "applications"}``, each a list in the document's
+    order of dicts with the item's ``id``, the item, its results and ``error`` (the message
+    of the ModelError that stopped it, else None):
+
+    - kernels: ``graph``, ``formula`` (latency bound, cycles), ``counts`` (per warp);
+    - launches: ``launch``, ``prediction`` (:func:`.launches.predict_launch`'s dict);
+    - sweeps: ``sweep``, ``snapshot``, ``result`` (SweepResult);
+    - applications: ``application``, ``result`` (:func:`.application.run_application`'s dict).
+    """
+    from gpumodeler.service.evaluation import ProjectEvaluation
+    from gpumodeler.service.launches import predict_launch
+    from gpumodeler.service.lookups import catalog_lookups
+
+    evaluation = ProjectEvaluation(project, catalog_lookups(catalog) if lookups is None else lookups)
+
+    def kernel(kid, entry):   # the bound stays shown when the counts fail
+        entry["formula"] = evaluation.kernel_bound(kid).formula()
+        entry["counts"] = evaluation.kernel_counts(kid)
+
+    def launch(lid, entry):
+        entry["prediction"] = predict_launch(project, lid, catalog, evaluation=evaluation)
+
+    def sweep(sid, entry):
+        entry["snapshot"], entry["result"] = evaluation.saved_sweep(sid)
+
+    def application(aid, entry):
+        entry["result"] = evaluation.application(aid)
+
+    return {"kernels": _entries(project.kernels, "graph", ("formula", "counts"), kernel),
+            "launches": _entries(project.launches, "launch", ("prediction",), launch),
+            "sweeps": _entries(project.sweeps, "sweep", ("snapshot", "result"), sweep),
+            "applications": _entries(project.applications, "application", ("result",),
+                                     application)}
+
+
+def _entries(items: dict, name: str, results: tuple, compute) -> list:
+    """One entry per item, in order: ``{"id", name: item, *results, "error"}``, the results
+    filled by ``compute(item_id, entry)`` until a ModelError stops it (its message kept)."""
+    entries = []
+    for item_id, item in items.items():
+        entry = {"id": item_id, name: item, **dict.fromkeys(results), "error": None}
+        try:
+            compute(item_id, entry)
+        except ModelError as exc:
+            entry["error"] = str(exc)
+        entries.append(entry)
+    return entries
