@@ -28,8 +28,47 @@ import numpy as np
 
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
-from gpumodeler.core.models.kernel_terms import eq41_cycles, wave_cycles
 from gpumodeler.core.models.result import KernelTerms, TermEffect
+
+
+def wave_cycles(latency_bound, throughput_bound_wpc, warps):
+    """Cycles for ``warps`` resident together on one SM: max(L, warps / TB) (Volkov 2016
+    §3.5, Little's law over one wave)."""
+    return np.maximum(latency_bound, warps / throughput_bound_wpc)
+
+
+def eq41_cycles(latency_bound, tb, occupancy, warps_total, sms, lam=1.0):
+    """Gajger 2017 eq. 4.1: warps / (min(n / L, TB) · SMs · λ), in the order predict_kernel
+    evaluates it (so the numbers agree to the last bit)."""
+    with np.errstate(over="ignore", divide="ignore"):  # an infinite time is refused later
+        return warps_total / (np.minimum(occupancy / latency_bound, tb) * sms * lam)
+
+
+def term_effect(name, before, after, clock, note) -> TermEffect:
+    """An applied term's TermEffect: added time (after − before) / clock and the fraction
+    after / before − 1 (0 where before is not positive). ``clock`` is 1 for times in s."""
+    delta = (after - before) / clock
+    frac = after / before - 1.0 if before > 0 else 0.0
+    return TermEffect(name, True, delta, frac, note)
+
+
+def overhead_decision(gpu: GPUSpec, terms: KernelTerms) -> tuple:
+    """(seconds per launch, why it is off: '' when on) of the launch-overhead term: on when
+    switched on and the GPU's ``launch_overhead_s`` is known (no source gives one)."""
+    if not terms.launch_overhead:
+        return 0.0, "switched off"
+    if gpu.launch_overhead_s is None:
+        return 0.0, "unknown for this GPU (--launch-overhead SECONDS)"
+    return float(gpu.launch_overhead_s), ""
+
+
+def overhead_effect(seconds: float, off_note: str, kernel_s: float) -> TermEffect:
+    """The launch-overhead TermEffect of :func:`overhead_decision`'s answer for a kernel of
+    ``kernel_s`` seconds."""
+    if off_note:
+        return TermEffect("launch overhead", False, note=off_note)
+    return TermEffect("launch overhead", True, seconds, seconds / kernel_s if kernel_s > 0 else 0.0,
+                      f"{seconds:g} s per launch")
 
 
 def _size(dims):
@@ -43,8 +82,8 @@ def _size(dims):
 
 
 def l2_decision(gpu: GPUSpec, terms: KernelTerms, working_set_bytes) -> tuple:
-    """(L2 bandwidth in B/s or None, the TermEffect without its effect): the same decision
-    and notes as :func:`kernel_terms.l2_bandwidth`, for one working set."""
+    """(L2 bandwidth in B/s or None, the TermEffect without its effect) for one working set:
+    the L2 serves global memory when the working set fits in it and its bandwidth is known."""
     if not terms.l2:
         return None, TermEffect("working set in L2", False, note="switched off")
     if working_set_bytes is None:
@@ -66,8 +105,7 @@ def l2_decision(gpu: GPUSpec, terms: KernelTerms, working_set_bytes) -> tuple:
 
 
 def with_l2_memory(gpu: GPUSpec, bandwidth_bytes_per_s: float) -> GPUSpec:
-    """``gpu`` with global memory served at ``bandwidth_bytes_per_s`` (as
-    :func:`kernel_terms.throughput_of` does for one launch)."""
+    """``gpu`` with global memory served at ``bandwidth_bytes_per_s`` (spread over its SMs)."""
     per_cycle = bandwidth_bytes_per_s / (gpu.require("sms") * gpu.require("sm_clock_hz"))
     return gpu.with_overrides(gmem_bytes_per_cycle_per_sm=per_cycle)
 
@@ -107,38 +145,33 @@ class VecTerms:
     def effects(self, index=()) -> list:
         """The TermEffect list of launch ``index`` (a tuple index into the arrays), in the
         registry's order: L2, the wave terms, the launch overhead."""
+        effects = [self._l2_effect_at(index)] + self.wave_effects(index)
+        kernel_s = self._at(self.cycles, index) / self._at(self.clock_hz, index)
+        return effects + [overhead_effect(self.overhead_s, self.overhead_note, kernel_s)]
+
+    def wave_effects(self, index=()) -> list:
+        """The under-filled GPU and tail-effect TermEffects of launch ``index``."""
         at = lambda a: self._at(a, index)
-        effects = [self._l2_effect_at(index)]
         cap, blocks, sms, wpb, per_sm = at(self.capacity), at(self.blocks), at(self.sms), \
             at(self.warps_per_block), at(self.per_sm)
         base, cycles, clock = at(self.eq41_cycles), at(self.cycles), at(self.clock_hz)
         if cap < 1:
             note = "occupancy below one block per SM; wave terms need whole blocks"
-            effects += [TermEffect("under-filled GPU", False, note=note),
-                        TermEffect("tail effect", False, note=note)]
-        elif at(self.underfilled):
-            effects.append(TermEffect("tail effect", False, note="the grid is less than one wave"))
+            return [TermEffect("under-filled GPU", False, note=note),
+                    TermEffect("tail effect", False, note=note)]
+        if at(self.underfilled):
+            effects = [TermEffect("tail effect", False, note="the grid is less than one wave")]
             if self.switches.underfill:
-                effects.append(_effect("under-filled GPU", base, cycles, clock,
-                                       f"{blocks} blocks on {sms} SMs: one wave of {per_sm} block(s) "
-                                       f"({per_sm * wpb} warps) per SM"))
+                effects.append(term_effect("under-filled GPU", base, cycles, clock,
+                                           _underfill_note(blocks, sms, per_sm, wpb)))
             else:
                 effects.append(TermEffect("under-filled GPU", False, note="switched off"))
+            return effects
+        effects = [TermEffect("under-filled GPU", False, note="the grid fills at least one wave")]
+        if not self.switches.tail:
+            effects.append(TermEffect("tail effect", False, note="off by default; --tail"))
         else:
-            effects.append(TermEffect("under-filled GPU", False, note="the grid fills at least one wave"))
-            if not self.switches.tail:
-                effects.append(TermEffect("tail effect", False, note="off by default; --tail"))
-            else:
-                full, rest = divmod(per_sm, cap)
-                effects.append(_effect("tail effect", base, cycles, clock,
-                                       f"{full} full wave(s) of {cap} blocks + {rest} block(s) per SM"))
-        if self.overhead_note:
-            effects.append(TermEffect("launch overhead", False, note=self.overhead_note))
-        else:
-            kernel_s = cycles / clock
-            effects.append(TermEffect("launch overhead", True, self.overhead_s,
-                                      self.overhead_s / kernel_s if kernel_s > 0 else 0.0,
-                                      f"{self.overhead_s:g} s per launch"))
+            effects.append(term_effect("tail effect", base, cycles, clock, _tail_note(per_sm, cap)))
         return effects
 
     def _l2_effect_at(self, index) -> TermEffect:
@@ -146,7 +179,7 @@ class VecTerms:
         if not e.applied:
             return e
         before, after = self._at(self.l2_before_s, index), self._at(self.l2_after_s, index)
-        return TermEffect(e.name, True, after - before, after / before - 1.0 if before > 0 else 0.0, e.note)
+        return term_effect(e.name, before, after, 1.0, e.note)
 
     def applied_text(self) -> np.ndarray:
         """Per launch, the applied terms as ``predict`` prints them ("under-filled GPU: +108 %
@@ -170,11 +203,9 @@ class VecTerms:
                 flat(self.warps_per_block)[idx].tolist()
             per_sm, cap = flat(self.per_sm)[idx].tolist(), flat(self.capacity)[idx].tolist()
             if name == "under-filled GPU":
-                notes = [f"{b} blocks on {m} SMs: one wave of {p} block(s) ({p * w} warps) per SM"
-                         for b, m, p, w in zip(blocks, sms, per_sm, wpb)]
+                notes = [_underfill_note(b, m, p, w) for b, m, p, w in zip(blocks, sms, per_sm, wpb)]
             else:
-                notes = [f"{p // c} full wave(s) of {c} blocks + {p % c} block(s) per SM"
-                         for p, c in zip(per_sm, cap)]
+                notes = [_tail_note(p, c) for p, c in zip(per_sm, cap)]
             terms.append((idx, _texts(name, _fractions(cycles[idx], base[idx]), notes)))
         if not self.overhead_note:
             kernel_s = cycles / clock
@@ -202,10 +233,13 @@ def _texts(name: str, fractions: list, notes: list) -> list:
             for f, note in zip(fractions, notes)]
 
 
-def _effect(name, before_cycles, after_cycles, clock, note):
-    delta = (after_cycles - before_cycles) / clock
-    frac = after_cycles / before_cycles - 1.0 if before_cycles > 0 else 0.0
-    return TermEffect(name, True, delta, frac, note)
+def _underfill_note(blocks, sms, per_sm, wpb) -> str:
+    return f"{blocks} blocks on {sms} SMs: one wave of {per_sm} block(s) ({per_sm * wpb} warps) per SM"
+
+
+def _tail_note(per_sm, cap) -> str:
+    full, rest = divmod(per_sm, cap)
+    return f"{full} full wave(s) of {cap} blocks + {rest} block(s) per SM"
 
 
 def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size, occupancy,
@@ -241,13 +275,7 @@ def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size,
         tail_cycles = tail_cycles / lam
         cycles = np.where(under, under_cycles, np.where(tail, tail_cycles, base))
         kernel_s = cycles / clock
-    overhead, note = 0.0, ""
-    if not terms.launch_overhead:
-        note = "switched off"
-    elif gpu.launch_overhead_s is None:
-        note = "unknown for this GPU (--launch-overhead SECONDS)"
-    else:
-        overhead = float(gpu.launch_overhead_s)
+    overhead, note = overhead_decision(gpu, terms)
     time_s = kernel_s + overhead if not note else kernel_s
     eff_occ = np.where(under, per_sm * wpb, occ).astype(float)
     return VecTerms(
@@ -259,4 +287,5 @@ def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size,
         l2_before_s=l2_before_s, l2_after_s=l2_after_s)
 
 
-__all__ = ["VecTerms", "apply_wave_terms", "l2_decision", "with_l2_memory"]
+__all__ = ["VecTerms", "apply_wave_terms", "eq41_cycles", "l2_decision", "overhead_decision",
+           "overhead_effect", "term_effect", "wave_cycles", "with_l2_memory"]
