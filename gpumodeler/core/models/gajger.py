@@ -18,7 +18,7 @@ from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.models.kernel_time import KernelPrediction, predict_kernel, warps_launched
 from gpumodeler.core.kernel.latency_bound import LatencyBound, analyze
-from gpumodeler.core.models.throughput import ThroughputBound, _require, throughput_bound
+from gpumodeler.core.models.throughput import ThroughputBound, require_positive, throughput_bound
 from gpumodeler.core.transfers.link import link_transfer_time_s
 from gpumodeler.core.kernel.warp_counts import PIPE_COUNT_NAMES, TENSOR_MAC_COUNT_NAMES, \
     WarpCounts, count
@@ -161,7 +161,7 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
         sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
         smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
         dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs)
-    warps = warps_launched(grid_size, block_size, _require(gpu, "warp_size"))
+    warps = warps_launched(grid_size, block_size, require_positive(gpu, "warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)
     vec = None

@@ -24,7 +24,7 @@ from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.lazy_fields import LazyFields, build
 from gpumodeler.core.models.throughput import (
-    _FLOAT_SCALARS, ThroughputBound, _all_within, _require)
+    FLOAT_SCALARS, ThroughputBound, all_within, require_positive)
 
 
 _INT64_MAX = 2**63 - 1
@@ -56,19 +56,19 @@ def _positive_int(name, value):
             if not arr.size or arr.min() >= 1:
                 return arr.astype(np.int64, copy=False) if arr.ndim else int(arr)
         elif arr.dtype.kind == "f":
-            if _all_within(arr, 1.0, True) and not np.any(np.floor(arr) != arr):
+            if all_within(arr, 1.0, True) and not np.any(np.floor(arr) != arr):
                 return arr.astype(np.int64) if arr.ndim else int(arr)
     raise InvalidParameter(f"{name} must be a whole number >= 1, got {value}")
 
 
 def _positive(name, value):
-    if isinstance(value, _FLOAT_SCALARS):
+    if isinstance(value, FLOAT_SCALARS):
         v = float(value)
         if 0.0 < v < math.inf:
             return v
         raise InvalidParameter(f"{name} must be a number > 0, got {value}")
     arr = np.asarray(value, dtype=float)
-    if not _all_within(arr, 0.0, False):
+    if not all_within(arr, 0.0, False):
         raise InvalidParameter(f"{name} must be a number > 0, got {value}")
     return arr if arr.ndim else float(arr)
 
@@ -119,11 +119,11 @@ def predict_kernel(gpu: GPUSpec, *, warps: object, occupancy, latency_bound,
         tb = throughput.warps_per_cycle
     else:
         tb = _positive("throughput bound (warps/cycle/SM)", throughput)
-    sms = _require(gpu, "sms")
-    clock = _require(gpu, "sm_clock_hz")
+    sms = require_positive(gpu, "sms")
+    clock = require_positive(gpu, "sm_clock_hz")
     if (type(occ) is float and type(lat) is float and type(tb) is float
             and type(warps_v) is float and type(lam_v) is float
-            and type(sms) in _FLOAT_SCALARS and type(clock) in _FLOAT_SCALARS):
+            and type(sms) in FLOAT_SCALARS and type(clock) in FLOAT_SCALARS):
         # One launch: the same IEEE operations on Python floats, every field computed now.
         by_latency = occ / lat
         latency_mode = by_latency < tb

@@ -16,10 +16,10 @@ import numpy as np
 
 from gpumodeler.core.occupancy import messages as m
 from gpumodeler.core.occupancy.array_rules import (
-    _BLOCK_SIZE, _NO_BLOCK_FITS, _OK, _REGISTERS_PER_BLOCK, _REGISTERS_PER_THREAD,
-    _SHARED_PER_BLOCK, _STATIC_SHARED)
+    CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK, CHECK_REGISTERS_PER_THREAD,
+    CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED)
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, _registers_per_block_tesla, _registers_per_warp, _warps_in_pairs)
+    LIMIT_NAMES, registers_per_block_tesla, registers_per_warp, warps_in_pairs)
 from gpumodeler.core.occupancy.compute_capability import ArchitectureLimits, architecture
 
 
@@ -124,14 +124,14 @@ def _registers_per_block(arch: ArchitectureLimits, b: np.ndarray, r: np.ndarray)
     limit = arch.max_registers_per_block
     cc = arch.compute_capability
     if arch.register_allocation == "block":
-        paired = _warps_in_pairs(arch, warps)
-        need = _registers_per_block_tesla(arch, warps, r)
+        paired = warps_in_pairs(arch, warps)
+        need = registers_per_block_tesla(arch, warps, r)
         g = arch.warp_allocation_granularity
         rounded = _notes(warps, lambda w: "" if -(-w // g) * g == w
                          else m.TESLA_ROUNDED_TEXT % (w, g))
         return _fill(m.REGISTERS_PER_BLOCK_TESLA_TEXT, paired, rounded, arch.warp_size, r,
                      arch.register_allocation_unit, need, limit, cc, need - limit)
-    per_warp = _registers_per_warp(arch, r)
+    per_warp = registers_per_warp(arch, r)
     group = arch.register_check_warp_group
     counted = -(-warps // group) * group
     need = per_warp * counted
@@ -165,17 +165,17 @@ def launch_error_parts(arch: ArchitectureLimits, code: int, block_size: np.ndarr
     each message inside its own line with one ``%`` (``occupancy --batch``).
     ``zero_limits`` (limit name -> bool column: that limit allows 0 blocks) is needed for
     the last check only."""
-    if code == _BLOCK_SIZE:
+    if code == CHECK_BLOCK_SIZE:
         return _block_size(arch, block_size)
-    if code == _REGISTERS_PER_THREAD:
+    if code == CHECK_REGISTERS_PER_THREAD:
         return _registers_per_thread(arch, registers)
-    if code == _STATIC_SHARED:
+    if code == CHECK_STATIC_SHARED:
         return _static_shared(arch, static)
-    if code == _SHARED_PER_BLOCK:
+    if code == CHECK_SHARED_PER_BLOCK:
         return _shared_per_block(arch, static, dynamic, opt_in)
-    if code == _REGISTERS_PER_BLOCK:
+    if code == CHECK_REGISTERS_PER_BLOCK:
         return _registers_per_block(arch, block_size, registers)
-    if code == _NO_BLOCK_FITS:
+    if code == CHECK_NO_BLOCK_FITS:
         return _no_block_fits(zero_limits)
     raise ValueError(f"no launch check has code {code}")
 
@@ -199,7 +199,7 @@ def reason_parts(arrays, index: np.ndarray) -> list:
         return np.broadcast_to(a, arrays.shape).ravel()[index]
 
     failure = at(arrays.failure)
-    if (failure == _OK).any():
+    if (failure == CHECK_OK).any():
         raise ValueError("every launch asked for must be one that cannot run")
     b, r, s, d = (at(c) for c in (arrays.block_size, arrays.registers_per_thread,
                                   arrays.static_shared_mem_bytes, arrays.shared_mem_bytes))
@@ -207,7 +207,7 @@ def reason_parts(arrays, index: np.ndarray) -> list:
     for code in np.flatnonzero(np.bincount(failure)).tolist():
         chosen = np.flatnonzero(failure == code)
         zero = None
-        if code == _NO_BLOCK_FITS:
+        if code == CHECK_NO_BLOCK_FITS:
             zero = {k: at(v)[chosen] == 0 for k, v in arrays.block_limits.items()}
         parts += [(chosen if rows is None else chosen[rows], template, columns)
                   for rows, template, columns in launch_error_parts(

@@ -86,11 +86,11 @@ from typing import TYPE_CHECKING
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _is_bool, _preference_bytes,
-    _registers_per_block_tesla, _registers_per_warp, _require_int)
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, check_caching, is_bool, preference_bytes,
+    registers_per_block_tesla, registers_per_warp, require_int)
 from gpumodeler.core.occupancy.messages import (
-    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared)
+    msg_block_size, msg_no_block_fits, msg_registers_per_block, msg_registers_per_thread,
+    msg_shared_per_block, msg_static_shared)
 
 if TYPE_CHECKING:  # loaded when asked for (__getattr__ below)
     from gpumodeler.core.occupancy.arrays import OccupancyArrays, occupancy_array
@@ -120,33 +120,33 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
     for malformed input, UnsupportedArchitecture for an unknown ``cc``.
     """
     arch = architecture(cc)
-    block_size = _require_int("block_size", block_size)
-    registers = _require_int("registers_per_thread", registers_per_thread)
-    dynamic = _require_int("shared_mem_bytes", shared_mem_bytes)
-    static = _require_int("static_shared_mem_bytes", static_shared_mem_bytes)
-    if not _is_bool(opt_in):
+    block_size = require_int("block_size", block_size)
+    registers = require_int("registers_per_thread", registers_per_thread)
+    dynamic = require_int("shared_mem_bytes", shared_mem_bytes)
+    static = require_int("static_shared_mem_bytes", static_shared_mem_bytes)
+    if not is_bool(opt_in):
         raise InvalidParameter(f"opt_in must be True or False, got {opt_in!r}", item="opt_in")
-    preference = _preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
-    caching = _check_caching(arch, partitioned_global_caching)
+    preference = preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
+    caching = check_caching(arch, partitioned_global_caching)
 
     per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
                        else arch.shared_mem_per_block_bytes)
     if not 1 <= block_size <= arch.max_threads_per_block:
-        raise LaunchError(_msg_block_size(arch, block_size), item="block_size")
+        raise LaunchError(msg_block_size(arch, block_size), item="block_size")
     if registers > arch.max_registers_per_thread:
-        raise LaunchError(_msg_registers_per_thread(arch, registers), item="registers_per_thread")
+        raise LaunchError(msg_registers_per_thread(arch, registers), item="registers_per_thread")
     if static > arch.shared_mem_per_block_bytes:
-        raise LaunchError(_msg_static_shared(arch, static), item="static_shared_mem_bytes")
+        raise LaunchError(msg_static_shared(arch, static), item="static_shared_mem_bytes")
     if static + dynamic > per_block_limit:
-        raise LaunchError(_msg_shared_per_block(arch, static, dynamic, bool(opt_in)),
+        raise LaunchError(msg_shared_per_block(arch, static, dynamic, bool(opt_in)),
                           item="shared_mem_bytes")
 
     warps = -(-block_size // arch.warp_size)
     if arch.register_allocation == "block":
         # Rule 2 on 1.x: registers per block, the whole register file shared out by blocks.
-        allocated_registers = _registers_per_block_tesla(arch, warps, registers)
+        allocated_registers = registers_per_block_tesla(arch, warps, registers)
         if allocated_registers > arch.max_registers_per_block:
-            raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
+            raise LaunchError(msg_registers_per_block(arch, block_size, registers),
                               item="registers_per_thread")
         by_registers = (arch.registers_per_sm // allocated_registers if allocated_registers
                         else UNLIMITED)
@@ -171,7 +171,7 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
               "blocks": arch.max_blocks_per_sm}
     active = min(limits.values())
     if active == 0:
-        raise LaunchError(_msg_no_block_fits(limits))
+        raise LaunchError(msg_no_block_fits(limits))
     min_config = next(c for c in arch.shared_mem_configs_bytes
                       if c >= allocated and (allocated == 0 or c // allocated >= active))
     return OccupancyResult(
@@ -201,11 +201,11 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
 def _warp_registers(arch, block_size: int, warps: int, registers: int, caching: bool):
     """Rules 1-2 where registers are allocated per warp (2.0 on): (B_registers, B_warps,
     caching used, registers allocated per block); LaunchError over the per-block limit."""
-    per_warp = _registers_per_warp(arch, registers)
+    per_warp = registers_per_warp(arch, registers)
     group = arch.register_check_warp_group
     counted = -(-warps // group) * group
     if per_warp * counted > arch.max_registers_per_block:
-        raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
+        raise LaunchError(msg_registers_per_block(arch, block_size, registers),
                           item="registers_per_thread")
 
     # Rule 2, registers (may turn partitioned caching off), then rule 1, warps.

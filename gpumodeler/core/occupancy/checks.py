@@ -53,7 +53,7 @@ class OccupancyResult:
     partitioned_global_caching: bool
 
 
-def _is_bool(value) -> bool:
+def is_bool(value) -> bool:
     """True or False, numpy's included (a numpy value exists only once numpy is loaded, so
     the scalar calculator does not load it: the CLI's ``occupancy`` starts faster)."""
     if isinstance(value, bool):
@@ -69,8 +69,8 @@ def _is_int(value) -> bool:
     return np_ is not None and isinstance(value, np_.integer)
 
 
-def _require_int(name: str, value) -> int:
-    if _is_bool(value) or not _is_int(value):
+def require_int(name: str, value) -> int:
+    if is_bool(value) or not _is_int(value):
         raise InvalidParameter(
             f"{name} must be an integer, got {value!r} ({type(value).__name__})", item=name)
     if value < 0:
@@ -78,13 +78,13 @@ def _require_int(name: str, value) -> int:
     return int(value)
 
 
-def _preference_bytes(arch: ArchitectureLimits, carveout_percent, shared_mem_config_bytes) -> int:
+def preference_bytes(arch: ArchitectureLimits, carveout_percent, shared_mem_config_bytes) -> int:
     """The shared-memory configuration the user prefers (before the driver's override)."""
     if carveout_percent is not None and shared_mem_config_bytes is not None:
         raise InvalidParameter("give carveout_percent or shared_mem_config_bytes, not both")
     configs = arch.shared_mem_configs_bytes
     if shared_mem_config_bytes is not None:
-        size = _require_int("shared_mem_config_bytes", shared_mem_config_bytes)
+        size = require_int("shared_mem_config_bytes", shared_mem_config_bytes)
         if size not in configs:
             raise InvalidParameter(
                 f"cc {arch.compute_capability} has no {size}-byte shared-memory configuration; "
@@ -92,7 +92,7 @@ def _preference_bytes(arch: ArchitectureLimits, carveout_percent, shared_mem_con
                 item="shared_mem_config_bytes")
         return size
     if carveout_percent is not None:
-        pct = _require_int("carveout_percent", carveout_percent)
+        pct = require_int("carveout_percent", carveout_percent)
         if not arch.has_carveout:
             raise InvalidParameter(
                 f"carveout_percent applies to cc 7.0 and later; on cc {arch.compute_capability} "
@@ -105,8 +105,8 @@ def _preference_bytes(arch: ArchitectureLimits, carveout_percent, shared_mem_con
     return arch.shared_mem_per_sm_bytes
 
 
-def _check_caching(arch: ArchitectureLimits, partitioned_global_caching) -> bool:
-    if not _is_bool(partitioned_global_caching):
+def check_caching(arch: ArchitectureLimits, partitioned_global_caching) -> bool:
+    if not is_bool(partitioned_global_caching):
         raise InvalidParameter("partitioned_global_caching must be True or False")
     if partitioned_global_caching and not arch.supports_partitioned_global_caching:
         raise InvalidParameter(
@@ -115,7 +115,7 @@ def _check_caching(arch: ArchitectureLimits, partitioned_global_caching) -> bool
     return bool(partitioned_global_caching)
 
 
-def _per_warp_unit(arch: ArchitectureLimits, registers: int) -> int:
+def per_warp_unit(arch: ArchitectureLimits, registers: int) -> int:
     """The register allocation unit for ``registers`` per thread (Fermi doubles it for some
     counts; see :mod:`gpumodeler.core.occupancy.compute_capability`)."""
     if registers in arch.double_unit_register_counts:
@@ -123,7 +123,7 @@ def _per_warp_unit(arch: ArchitectureLimits, registers: int) -> int:
     return arch.register_allocation_unit
 
 
-def _registers_per_warp(arch: ArchitectureLimits, registers):
+def registers_per_warp(arch: ArchitectureLimits, registers):
     """Registers allocated to one warp (2.0 on); ``registers`` an int or an integer array."""
     np = sys.modules.get("numpy")  # an array means numpy is loaded; a scalar call never loads it
     if np is not None and isinstance(registers, np.ndarray):
@@ -132,17 +132,17 @@ def _registers_per_warp(arch: ArchitectureLimits, registers):
             doubled = np.isin(registers, sorted(arch.double_unit_register_counts))
             unit = np.where(doubled, 2 * unit, unit)
     else:
-        unit = _per_warp_unit(arch, registers)
+        unit = per_warp_unit(arch, registers)
     return -(-registers * arch.warp_size // unit) * unit
 
 
-def _warps_in_pairs(arch: ArchitectureLimits, warps):
+def warps_in_pairs(arch: ArchitectureLimits, warps):
     """1.x: a block's warps rounded up to the warp allocation granularity (2)."""
     g = arch.warp_allocation_granularity
     return -(-warps // g) * g
 
 
-def _registers_per_block_tesla(arch: ArchitectureLimits, warps, registers):
+def registers_per_block_tesla(arch: ArchitectureLimits, warps, registers):
     """Registers allocated to one block on 1.x: ceil(ceil(W_b, 2) * 32 * R, G_T)."""
     unit = arch.register_allocation_unit
-    return -(-(_warps_in_pairs(arch, warps) * arch.warp_size * registers) // unit) * unit
+    return -(-(warps_in_pairs(arch, warps) * arch.warp_size * registers) // unit) * unit

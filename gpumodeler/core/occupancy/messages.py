@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Mapping
 
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, _per_warp_unit, _registers_per_block_tesla, _registers_per_warp,
-    _warps_in_pairs)
+    LIMIT_NAMES, per_warp_unit, registers_per_block_tesla, registers_per_warp,
+    warps_in_pairs)
 from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
 
 # block size, thread limit, excess
@@ -60,14 +60,14 @@ def _tesla_note(arch: ArchitectureLimits) -> str:
             f"in every block on cc 1.x)")
 
 
-def _msg_block_size(arch: ArchitectureLimits, block_size: int) -> str:
+def msg_block_size(arch: ArchitectureLimits, block_size: int) -> str:
     if block_size < 1:
         return BLOCK_SIZE_BELOW_TEXT % block_size
     limit = arch.max_threads_per_block
     return BLOCK_SIZE_OVER_TEXT % (block_size, limit, block_size - limit)
 
 
-def _msg_registers_per_thread(arch: ArchitectureLimits, registers: int) -> str:
+def msg_registers_per_thread(arch: ArchitectureLimits, registers: int) -> str:
     limit = arch.max_registers_per_thread
     return REGISTERS_PER_THREAD_TEXT % (registers, limit, registers - limit)
 
@@ -79,12 +79,12 @@ def _static_shared_ending(arch: ArchitectureLimits) -> str:
     return "; larger allocations must be dynamic (opt-in)"
 
 
-def _msg_static_shared(arch: ArchitectureLimits, static: int) -> str:
+def msg_static_shared(arch: ArchitectureLimits, static: int) -> str:
     limit = arch.shared_mem_per_block_bytes
     return STATIC_SHARED_TEXT % (static, _kb(limit), static - limit, _static_shared_ending(arch))
 
 
-def _msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
+def msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
                           opt_in: bool) -> str:
     total = static + dynamic
     used = SHARED_USED_TEXT % (total, static, dynamic)
@@ -101,24 +101,24 @@ def _msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
     return msg + SHARED_OVER_OPTIN_TEXT % (_kb(optin), cc, total - optin)
 
 
-def _msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
+def msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
     warps = -(-block_size // arch.warp_size)
     limit = arch.max_registers_per_block
     cc = arch.compute_capability
     if arch.register_allocation == "block":
-        paired = _warps_in_pairs(arch, warps)
-        need = _registers_per_block_tesla(arch, warps, registers)
+        paired = warps_in_pairs(arch, warps)
+        need = registers_per_block_tesla(arch, warps, registers)
         rounded = "" if paired == warps else (
             TESLA_ROUNDED_TEXT % (warps, arch.warp_allocation_granularity))
         return REGISTERS_PER_BLOCK_TESLA_TEXT % (
             paired, rounded, arch.warp_size, registers, arch.register_allocation_unit, need,
             limit, cc, need - limit)
-    per_warp = _registers_per_warp(arch, registers)
+    per_warp = registers_per_warp(arch, registers)
     group = arch.register_check_warp_group
     counted = -(-warps // group) * group
     need = per_warp * counted
     grouped = "" if counted == warps else GROUPED_TEXT % (group, warps, counted)
-    unit = _per_warp_unit(arch, registers)
+    unit = per_warp_unit(arch, registers)
     return REGISTERS_PER_BLOCK_TEXT % (counted, grouped, per_warp, registers, unit, need, limit,
                                        cc, need - limit)
 
@@ -127,5 +127,5 @@ def _zero_limit_names(zero: Mapping[str, bool]) -> str:
     return ", ".join(name for name in LIMIT_NAMES if zero[name])
 
 
-def _msg_no_block_fits(limits: Mapping[str, int]) -> str:
+def msg_no_block_fits(limits: Mapping[str, int]) -> str:
     return NO_BLOCK_FITS_TEXT % _zero_limit_names({k: v == 0 for k, v in limits.items()})
