@@ -6,7 +6,7 @@ import pytest
 
 from gpumodeler.core.errors import LaunchError
 from gpumodeler.core.occupancy.array_messages import launch_error_messages, reason_parts
-from gpumodeler.core.occupancy.array_rules import CHECK_NO_BLOCK_FITS, CHECK_OK
+from gpumodeler.core.occupancy.checks import CHECK_NO_BLOCK_FITS, CHECK_OK
 from gpumodeler.core.occupancy.calculator import occupancy, occupancy_array
 from gpumodeler.core.occupancy.compute_capability import (
     ARCHITECTURES, SUPPORTED_COMPUTE_CAPABILITIES)

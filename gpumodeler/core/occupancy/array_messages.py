@@ -15,11 +15,10 @@ import re
 import numpy as np
 
 from gpumodeler.core.occupancy import messages as m
-from gpumodeler.core.occupancy.array_rules import (
-    CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK, CHECK_REGISTERS_PER_THREAD,
-    CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED)
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, registers_per_block_tesla, registers_per_warp, warps_in_pairs)
+    CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK,
+    CHECK_REGISTERS_PER_THREAD, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, LIMIT_NAMES,
+    register_check_warps, registers_per_block_tesla, registers_per_warp, warps_in_pairs)
 from gpumodeler.core.occupancy.compute_capability import ArchitectureLimits, architecture
 
 
@@ -94,7 +93,7 @@ def _registers_per_thread(arch: ArchitectureLimits, r: np.ndarray) -> list:
 
 def _static_shared(arch: ArchitectureLimits, s: np.ndarray) -> list:
     limit = arch.shared_mem_per_block_bytes
-    return _fill(m.STATIC_SHARED_TEXT, s, m._kb(limit), s - limit, m._static_shared_ending(arch))
+    return _fill(m.STATIC_SHARED_TEXT, s, m.kb_text(limit), s - limit, m.static_shared_ending(arch))
 
 
 def _shared_per_block(arch: ArchitectureLimits, s: np.ndarray, d: np.ndarray,
@@ -105,18 +104,18 @@ def _shared_per_block(arch: ArchitectureLimits, s: np.ndarray, d: np.ndarray,
     default = arch.shared_mem_per_block_bytes
     used = (total, s, d)
     if opt_in and optin > default:
-        return _fill(m.SHARED_USED_TEXT + m.SHARED_OPTIN_TEXT, *used, m._kb(optin), cc,
+        return _fill(m.SHARED_USED_TEXT + m.SHARED_OPTIN_TEXT, *used, m.kb_text(optin), cc,
                      total - optin)
     head = m.SHARED_USED_TEXT + m.SHARED_DEFAULT_TEXT
     if optin <= default:
-        return _fill(head + m.SHARED_NO_OPTIN_TEXT, *used, m._kb(default), total - default,
-                     m._tesla_note(arch), cc)
+        return _fill(head + m.SHARED_NO_OPTIN_TEXT, *used, m.kb_text(default), total - default,
+                     m.tesla_note(arch), cc)
     return _by_mask(
         total <= optin,
         lambda k: _fill(head + m.SHARED_WITHIN_OPTIN_TEXT, total[k], s[k], d[k],
-                        m._kb(default), total[k] - default, cc, m._kb(optin)),
+                        m.kb_text(default), total[k] - default, cc, m.kb_text(optin)),
         lambda k: _fill(head + m.SHARED_OVER_OPTIN_TEXT, total[k], s[k], d[k],
-                        m._kb(default), total[k] - default, m._kb(optin), cc, total[k] - optin))
+                        m.kb_text(default), total[k] - default, m.kb_text(optin), cc, total[k] - optin))
 
 
 def _registers_per_block(arch: ArchitectureLimits, b: np.ndarray, r: np.ndarray) -> list:
@@ -133,10 +132,10 @@ def _registers_per_block(arch: ArchitectureLimits, b: np.ndarray, r: np.ndarray)
                      arch.register_allocation_unit, need, limit, cc, need - limit)
     per_warp = registers_per_warp(arch, r)
     group = arch.register_check_warp_group
-    counted = -(-warps // group) * group
+    counted = register_check_warps(arch, warps)
     need = per_warp * counted
-    grouped = _notes(warps, lambda w: "" if -(-w // group) * group == w
-                     else m.GROUPED_TEXT % (group, w, -(-w // group) * group))
+    grouped = _notes(warps, lambda w: "" if register_check_warps(arch, w) == w
+                     else m.GROUPED_TEXT % (group, w, register_check_warps(arch, w)))
     unit = arch.register_allocation_unit
     if arch.double_unit_register_counts:
         unit = np.where(np.isin(r, sorted(arch.double_unit_register_counts)), 2 * unit, unit)
@@ -149,7 +148,7 @@ def _no_block_fits(zero: dict) -> list:
     for k, name in enumerate(LIMIT_NAMES):
         code |= np.asarray(zero[name], dtype=np.int64) << k
     values = code.tolist()
-    table = {c: m.NO_BLOCK_FITS_TEXT % m._zero_limit_names(
+    table = {c: m.NO_BLOCK_FITS_TEXT % m.zero_limit_names(
         {name: bool(c >> k & 1) for k, name in enumerate(LIMIT_NAMES)}) for c in set(values)}
     return [(None, "%s", [list(map(table.__getitem__, values))])]
 

@@ -15,11 +15,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-from gpumodeler.core.occupancy.checks import UNLIMITED, registers_per_block_tesla
-
-# Why a launch in a sweep cannot run: the scalar function's checks, in its order.
-CHECK_OK, CHECK_BLOCK_SIZE, CHECK_REGISTERS_PER_THREAD, CHECK_STATIC_SHARED, CHECK_SHARED_PER_BLOCK, \
-    CHECK_REGISTERS_PER_BLOCK, CHECK_NO_BLOCK_FITS = range(7)
+from gpumodeler.core.occupancy.checks import (
+    CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK, UNLIMITED, input_checks,
+    register_check_warps, registers_per_block_tesla)
 
 
 def full_shape(a, shape) -> np.ndarray:
@@ -182,36 +180,31 @@ def _min_configs(configs, config, allocated, active, shape):
 
 
 def could_fail(arch, register_check, per_block_limit, hi_s, hi_d, hi_r, lo_b, hi_b) -> bool:
-    """Whether any launch check can fail, from the inputs' extremes (no pass over the data)."""
+    """Whether any launch check can fail, from the inputs' extremes (no pass over the data):
+    every check is monotone in its inputs (:func:`checks.input_checks`)."""
     if isinstance(register_check, tuple):
         # Registers per warp × warps rounded up to the check's group: both factors >= 0 and
         # the rounding monotone, so the largest product is that of the largest factors.
         _, _, hi_pw, hi_w = register_check
-        group = arch.register_check_warp_group
-        over_registers = hi_pw * (-(-hi_w // group) * group) > arch.max_registers_per_block
+        over_registers = hi_pw * register_check_warps(arch, hi_w) > arch.max_registers_per_block
     else:
         over_registers = _max(register_check) > arch.max_registers_per_block
-    return (over_registers or hi_s + hi_d > per_block_limit
-            or hi_s > arch.shared_mem_per_block_bytes
-            or hi_r > arch.max_registers_per_thread
-            or lo_b < 1 or hi_b > arch.max_threads_per_block)
+    return over_registers or any(
+        failed for b in (lo_b, hi_b)
+        for _, failed in input_checks(arch, b, hi_r, hi_s, hi_d, per_block_limit))
 
 
 def failure_codes(arch, shape, bs, regs, dyn, st, register_check, per_block_limit, active):
     """Which check fails per point, in the scalar function's order (0 where none does)."""
     if isinstance(register_check, tuple):
         per_warp, warps, _, _ = register_check
-        group = arch.register_check_warp_group
-        register_check = per_warp.astype(np.int64) * ((warps + group - 1) // group * group)
+        register_check = per_warp.astype(np.int64) * register_check_warps(arch, warps)
     # The launch checks, last first, so that the first failing check wins.
     failure = np.zeros(shape, dtype=np.int8)
     failure[np.broadcast_to(register_check > arch.max_registers_per_block, shape)] = \
         CHECK_REGISTERS_PER_BLOCK
-    failure[np.broadcast_to(st.astype(np.int64) + dyn > per_block_limit, shape)] = \
-        CHECK_SHARED_PER_BLOCK
-    failure[np.broadcast_to(st > arch.shared_mem_per_block_bytes, shape)] = CHECK_STATIC_SHARED
-    failure[np.broadcast_to(regs > arch.max_registers_per_thread, shape)] = CHECK_REGISTERS_PER_THREAD
-    failure[np.broadcast_to((bs < 1) | (bs > arch.max_threads_per_block), shape)] = CHECK_BLOCK_SIZE
+    for code, failed in reversed(input_checks(arch, bs, regs, st, dyn, per_block_limit)):
+        failure[np.broadcast_to(failed, shape)] = code
     failure[np.broadcast_to(active == 0, shape) & (failure == CHECK_OK)] = CHECK_NO_BLOCK_FITS
     return failure
 

@@ -22,14 +22,13 @@ from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.lazy_fields import LazyFields, build
 from gpumodeler.core.occupancy.array_rules import (
-    CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK, CHECK_REGISTERS_PER_THREAD,
-    REPORTED_FIELDS, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, RuleIntermediates, could_fail, failure_codes, full_shape, min_or_one,
+    REPORTED_FIELDS, RuleIntermediates, could_fail, failure_codes, full_shape, min_or_one,
     reported_value, rule_intermediates)
 from gpumodeler.core.occupancy.checks import (
+    CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK,
+    CHECK_REGISTERS_PER_THREAD, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED,
     LIMIT_NAMES, UNLIMITED, OccupancyResult, check_caching, preference_bytes)  # noqa: F401
-from gpumodeler.core.occupancy.messages import (
-    msg_block_size, msg_no_block_fits, msg_registers_per_block, msg_registers_per_thread,
-    msg_shared_per_block, msg_static_shared)
+from gpumodeler.core.occupancy.messages import launch_error_message
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,17 +74,9 @@ class OccupancyArrays(LazyFields):
         arch = architecture(self.compute_capability)
         b, r = int(self.block_size[index]), int(self.registers_per_thread[index])
         d, s = int(self.shared_mem_bytes[index]), int(self.static_shared_mem_bytes[index])
-        if code == CHECK_BLOCK_SIZE:
-            return msg_block_size(arch, b)
-        if code == CHECK_REGISTERS_PER_THREAD:
-            return msg_registers_per_thread(arch, r)
-        if code == CHECK_STATIC_SHARED:
-            return msg_static_shared(arch, s)
-        if code == CHECK_SHARED_PER_BLOCK:
-            return msg_shared_per_block(arch, s, d, self.opt_in)
-        if code == CHECK_REGISTERS_PER_BLOCK:
-            return msg_registers_per_block(arch, b, r)
-        return msg_no_block_fits({k: int(v[index]) for k, v in self.block_limits.items()})
+        limits = ({k: int(v[index]) for k, v in self.block_limits.items()}
+                  if code == CHECK_NO_BLOCK_FITS else None)
+        return launch_error_message(arch, code, b, r, s, d, self.opt_in, limits)
 
     def reason_at(self, index) -> str:
         """The LaunchError message at ``index`` ('' if that launch can run)."""

@@ -86,11 +86,10 @@ from typing import TYPE_CHECKING
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, check_caching, is_bool, preference_bytes,
+    CHECK_ITEMS, CHECK_REGISTERS_PER_BLOCK, LIMIT_NAMES, UNLIMITED, OccupancyResult,
+    check_caching, input_checks, is_bool, preference_bytes, register_check_warps,
     registers_per_block_tesla, registers_per_warp, require_int)
-from gpumodeler.core.occupancy.messages import (
-    msg_block_size, msg_no_block_fits, msg_registers_per_block, msg_registers_per_thread,
-    msg_shared_per_block, msg_static_shared)
+from gpumodeler.core.occupancy.messages import launch_error_message, msg_no_block_fits
 
 if TYPE_CHECKING:  # loaded when asked for (__getattr__ below)
     from gpumodeler.core.occupancy.arrays import OccupancyArrays, occupancy_array
@@ -131,23 +130,18 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
 
     per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
                        else arch.shared_mem_per_block_bytes)
-    if not 1 <= block_size <= arch.max_threads_per_block:
-        raise LaunchError(msg_block_size(arch, block_size), item="block_size")
-    if registers > arch.max_registers_per_thread:
-        raise LaunchError(msg_registers_per_thread(arch, registers), item="registers_per_thread")
-    if static > arch.shared_mem_per_block_bytes:
-        raise LaunchError(msg_static_shared(arch, static), item="static_shared_mem_bytes")
-    if static + dynamic > per_block_limit:
-        raise LaunchError(msg_shared_per_block(arch, static, dynamic, bool(opt_in)),
-                          item="shared_mem_bytes")
+    for code, failed in input_checks(arch, block_size, registers, static, dynamic,
+                                     per_block_limit):
+        if failed:
+            raise LaunchError(launch_error_message(arch, code, block_size, registers, static,
+                                                   dynamic, opt_in), item=CHECK_ITEMS[code])
 
     warps = -(-block_size // arch.warp_size)
     if arch.register_allocation == "block":
         # Rule 2 on 1.x: registers per block, the whole register file shared out by blocks.
         allocated_registers = registers_per_block_tesla(arch, warps, registers)
         if allocated_registers > arch.max_registers_per_block:
-            raise LaunchError(msg_registers_per_block(arch, block_size, registers),
-                              item="registers_per_thread")
+            raise _registers_per_block_error(arch, block_size, registers)
         by_registers = (arch.registers_per_sm // allocated_registers if allocated_registers
                         else UNLIMITED)
         by_warps = arch.max_warps_per_sm // warps
@@ -202,11 +196,8 @@ def _warp_registers(arch, block_size: int, warps: int, registers: int, caching: 
     """Rules 1-2 where registers are allocated per warp (2.0 on): (B_registers, B_warps,
     caching used, registers allocated per block); LaunchError over the per-block limit."""
     per_warp = registers_per_warp(arch, registers)
-    group = arch.register_check_warp_group
-    counted = -(-warps // group) * group
-    if per_warp * counted > arch.max_registers_per_block:
-        raise LaunchError(msg_registers_per_block(arch, block_size, registers),
-                          item="registers_per_thread")
+    if per_warp * register_check_warps(arch, warps) > arch.max_registers_per_block:
+        raise _registers_per_block_error(arch, block_size, registers)
 
     # Rule 2, registers (may turn partitioned caching off), then rule 1, warps.
     g = arch.warp_allocation_granularity
@@ -225,3 +216,9 @@ def _warp_registers(arch, block_size: int, warps: int, registers: int, caching: 
     else:
         by_warps = arch.max_warps_per_sm // warps
     return by_registers, by_warps, caching, per_warp * warps
+
+
+def _registers_per_block_error(arch, block_size: int, registers: int) -> LaunchError:
+    return LaunchError(launch_error_message(arch, CHECK_REGISTERS_PER_BLOCK, block_size, registers,
+                                            0, 0, False),
+                       item=CHECK_ITEMS[CHECK_REGISTERS_PER_BLOCK])

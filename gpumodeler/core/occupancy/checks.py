@@ -25,6 +25,40 @@ UNLIMITED = 2**31 - 1
 
 LIMIT_NAMES = ("warps", "registers", "shared_memory", "blocks")
 
+# Why a launch cannot run: the launch checks in the order they are applied (module
+# docstring of :mod:`gpumodeler.core.occupancy.calculator`), CHECK_OK where all pass.
+CHECK_OK, CHECK_BLOCK_SIZE, CHECK_REGISTERS_PER_THREAD, CHECK_STATIC_SHARED, \
+    CHECK_SHARED_PER_BLOCK, CHECK_REGISTERS_PER_BLOCK, CHECK_NO_BLOCK_FITS = range(7)
+
+#: The argument a failed check's LaunchError names (``item``).
+CHECK_ITEMS = {CHECK_BLOCK_SIZE: "block_size", CHECK_REGISTERS_PER_THREAD: "registers_per_thread",
+               CHECK_STATIC_SHARED: "static_shared_mem_bytes",
+               CHECK_SHARED_PER_BLOCK: "shared_mem_bytes",
+               CHECK_REGISTERS_PER_BLOCK: "registers_per_thread", CHECK_NO_BLOCK_FITS: None}
+
+
+def input_checks(arch: ArchitectureLimits, block_size, registers, static, dynamic,
+                 per_block_limit: int) -> tuple:
+    """The launch checks on the inputs alone, in order, as ``(code, failed)`` pairs: block
+    size within 1..max threads per block, registers per thread within the limit, static
+    shared memory within the static limit, static + dynamic within the per-block limit
+    (``per_block_limit``: the default or the opt-in one). The one definition of these
+    checks: ``failed`` is a bool for one launch (Python ints) or a bool array for many
+    (numpy arrays), by the operators both have. Each check is monotone in its inputs
+    (falling in the block size below 1, rising in every other), so the inputs' extremes
+    decide whether any launch of an array fails it."""
+    return ((CHECK_BLOCK_SIZE, (block_size < 1) | (block_size > arch.max_threads_per_block)),
+            (CHECK_REGISTERS_PER_THREAD, registers > arch.max_registers_per_thread),
+            (CHECK_STATIC_SHARED, static > arch.shared_mem_per_block_bytes),
+            (CHECK_SHARED_PER_BLOCK, static + dynamic > per_block_limit))
+
+
+def register_check_warps(arch: ArchitectureLimits, warps):
+    """Warps the per-block register check counts (2.0 on): the block's warps rounded up to
+    the check's group (``register_check_warp_group``); an int or an integer array."""
+    group = arch.register_check_warp_group
+    return -(-warps // group) * group
+
 
 @dataclass(frozen=True)
 class OccupancyResult:

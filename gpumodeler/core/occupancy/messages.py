@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Mapping
 
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, per_warp_unit, registers_per_block_tesla, registers_per_warp,
-    warps_in_pairs)
+    CHECK_BLOCK_SIZE, CHECK_REGISTERS_PER_BLOCK, CHECK_REGISTERS_PER_THREAD,
+    CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, LIMIT_NAMES, per_warp_unit,
+    register_check_warps, registers_per_block_tesla, registers_per_warp, warps_in_pairs)
 from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
 
 # block size, thread limit, excess
@@ -22,18 +23,18 @@ BLOCK_SIZE_BELOW_TEXT = "block size %d is below the minimum of 1 thread"
 BLOCK_SIZE_OVER_TEXT = "block size %d exceeds the %d-thread limit by %d"
 # registers, limit, excess
 REGISTERS_PER_THREAD_TEXT = "%d registers per thread exceed the %d-register limit by %d"
-# static bytes, the limit (_kb), excess, the architecture's ending (_static_shared_ending)
+# static bytes, the limit (kb_text), excess, the architecture's ending (static_shared_ending)
 STATIC_SHARED_TEXT = ("static shared memory %d B exceeds the %s limit for static "
                       "allocations by %d B%s")
 # total, static, dynamic: the head of every shared-memory-per-block message
 SHARED_USED_TEXT = "shared memory per block %d B (static %d B + dynamic %d B)"
-# opt-in limit (_kb), cc, excess over it
+# opt-in limit (kb_text), cc, excess over it
 SHARED_OPTIN_TEXT = " exceeds the %s opt-in per-block limit of cc %s by %d B"
-# default limit (_kb), excess over it, then one ending
+# default limit (kb_text), excess over it, then one ending
 SHARED_DEFAULT_TEXT = " exceeds the default %s per-block limit by %d B"
 SHARED_NO_OPTIN_TEXT = "%s; cc %s has no opt-in above it"           # Tesla note, cc
-SHARED_WITHIN_OPTIN_TEXT = "; cc %s allows up to %s with the opt-in (opt_in=True)"  # cc, _kb
-# opt-in maximum (_kb), cc, excess over it
+SHARED_WITHIN_OPTIN_TEXT = "; cc %s allows up to %s with the opt-in (opt_in=True)"  # cc, kb_text
+# opt-in maximum (kb_text), cc, excess over it
 SHARED_OVER_OPTIN_TEXT = "; it is also over the %s opt-in maximum of cc %s by %d B"
 # 1.x: paired warps, rounding note, warp size, registers, unit, need, limit, cc, excess
 REGISTERS_PER_BLOCK_TESLA_TEXT = (
@@ -48,11 +49,11 @@ GROUPED_TEXT = " (counted in groups of %d warps, %d -> %d)"          # group, wa
 NO_BLOCK_FITS_TEXT = "no block fits on an SM: the %s limit allows 0 blocks"  # names
 
 
-def _kb(n: int) -> str:
+def kb_text(n: int) -> str:
     return f"{n // KIB} KB ({n} B)" if n % KIB == 0 else f"{n} B"
 
 
-def _tesla_note(arch: ArchitectureLimits) -> str:
+def tesla_note(arch: ArchitectureLimits) -> str:
     """Why the 1.x per-block limit is not a round 16 KB."""
     if arch.register_allocation != "block":
         return ""
@@ -72,16 +73,16 @@ def msg_registers_per_thread(arch: ArchitectureLimits, registers: int) -> str:
     return REGISTERS_PER_THREAD_TEXT % (registers, limit, registers - limit)
 
 
-def _static_shared_ending(arch: ArchitectureLimits) -> str:
+def static_shared_ending(arch: ArchitectureLimits) -> str:
     """The end of the static-shared-memory message: whether a larger block can exist."""
     if arch.shared_mem_per_block_optin_bytes <= arch.shared_mem_per_block_bytes:
-        return f"{_tesla_note(arch)}; cc {arch.compute_capability} allows no larger block"
+        return f"{tesla_note(arch)}; cc {arch.compute_capability} allows no larger block"
     return "; larger allocations must be dynamic (opt-in)"
 
 
 def msg_static_shared(arch: ArchitectureLimits, static: int) -> str:
     limit = arch.shared_mem_per_block_bytes
-    return STATIC_SHARED_TEXT % (static, _kb(limit), static - limit, _static_shared_ending(arch))
+    return STATIC_SHARED_TEXT % (static, kb_text(limit), static - limit, static_shared_ending(arch))
 
 
 def msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
@@ -92,13 +93,13 @@ def msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
     optin = arch.shared_mem_per_block_optin_bytes
     default = arch.shared_mem_per_block_bytes
     if opt_in and optin > default:
-        return used + SHARED_OPTIN_TEXT % (_kb(optin), cc, total - optin)
-    msg = used + SHARED_DEFAULT_TEXT % (_kb(default), total - default)
+        return used + SHARED_OPTIN_TEXT % (kb_text(optin), cc, total - optin)
+    msg = used + SHARED_DEFAULT_TEXT % (kb_text(default), total - default)
     if optin <= default:
-        return msg + SHARED_NO_OPTIN_TEXT % (_tesla_note(arch), cc)
+        return msg + SHARED_NO_OPTIN_TEXT % (tesla_note(arch), cc)
     if total <= optin:
-        return msg + SHARED_WITHIN_OPTIN_TEXT % (cc, _kb(optin))
-    return msg + SHARED_OVER_OPTIN_TEXT % (_kb(optin), cc, total - optin)
+        return msg + SHARED_WITHIN_OPTIN_TEXT % (cc, kb_text(optin))
+    return msg + SHARED_OVER_OPTIN_TEXT % (kb_text(optin), cc, total - optin)
 
 
 def msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
@@ -114,18 +115,36 @@ def msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers
             paired, rounded, arch.warp_size, registers, arch.register_allocation_unit, need,
             limit, cc, need - limit)
     per_warp = registers_per_warp(arch, registers)
-    group = arch.register_check_warp_group
-    counted = -(-warps // group) * group
+    counted = register_check_warps(arch, warps)
     need = per_warp * counted
-    grouped = "" if counted == warps else GROUPED_TEXT % (group, warps, counted)
+    grouped = "" if counted == warps else GROUPED_TEXT % (
+        arch.register_check_warp_group, warps, counted)
     unit = per_warp_unit(arch, registers)
     return REGISTERS_PER_BLOCK_TEXT % (counted, grouped, per_warp, registers, unit, need, limit,
                                        cc, need - limit)
 
 
-def _zero_limit_names(zero: Mapping[str, bool]) -> str:
+def zero_limit_names(zero: Mapping[str, bool]) -> str:
     return ", ".join(name for name in LIMIT_NAMES if zero[name])
 
 
 def msg_no_block_fits(limits: Mapping[str, int]) -> str:
-    return NO_BLOCK_FITS_TEXT % _zero_limit_names({k: v == 0 for k, v in limits.items()})
+    return NO_BLOCK_FITS_TEXT % zero_limit_names({k: v == 0 for k, v in limits.items()})
+
+
+def launch_error_message(arch: ArchitectureLimits, code: int, block_size: int, registers: int,
+                         static: int, dynamic: int, opt_in: bool,
+                         limits: Mapping[str, int] | None = None) -> str:
+    """The LaunchError message of the check ``code`` (:mod:`checks`' CHECK_* codes) for one
+    launch; ``limits`` (the blocks each limit allows) only for the last check."""
+    if code == CHECK_BLOCK_SIZE:
+        return msg_block_size(arch, block_size)
+    if code == CHECK_REGISTERS_PER_THREAD:
+        return msg_registers_per_thread(arch, registers)
+    if code == CHECK_STATIC_SHARED:
+        return msg_static_shared(arch, static)
+    if code == CHECK_SHARED_PER_BLOCK:
+        return msg_shared_per_block(arch, static, dynamic, bool(opt_in))
+    if code == CHECK_REGISTERS_PER_BLOCK:
+        return msg_registers_per_block(arch, block_size, registers)
+    return msg_no_block_fits(limits)
