@@ -164,19 +164,19 @@ def launch_error_parts(arch: ArchitectureLimits, code: int, block_size: np.ndarr
     each message inside its own line with one ``%`` (``occupancy --batch``).
     ``zero_limits`` (limit name -> bool column: that limit allows 0 blocks) is needed for
     the last check only."""
-    if code == CHECK_BLOCK_SIZE:
-        return _block_size(arch, block_size)
-    if code == CHECK_REGISTERS_PER_THREAD:
-        return _registers_per_thread(arch, registers)
-    if code == CHECK_STATIC_SHARED:
-        return _static_shared(arch, static)
-    if code == CHECK_SHARED_PER_BLOCK:
-        return _shared_per_block(arch, static, dynamic, opt_in)
-    if code == CHECK_REGISTERS_PER_BLOCK:
-        return _registers_per_block(arch, block_size, registers)
     if code == CHECK_NO_BLOCK_FITS:
         return _no_block_fits(zero_limits)
-    raise ValueError(f"no launch check has code {code}")
+    if code not in _PARTS:
+        raise ValueError(f"no launch check has code {code}")
+    columns = {"block_size": block_size, "registers": registers, "static": static,
+               "dynamic": dynamic, "opt_in": opt_in}
+    return _PARTS[code](arch, *(columns[name] for name in m.MESSAGE_INPUTS[code]))
+
+
+# check code -> the parts of a column of launches (the scalar messages, a column at a time)
+_PARTS = {CHECK_BLOCK_SIZE: _block_size, CHECK_REGISTERS_PER_THREAD: _registers_per_thread,
+          CHECK_STATIC_SHARED: _static_shared, CHECK_SHARED_PER_BLOCK: _shared_per_block,
+          CHECK_REGISTERS_PER_BLOCK: _registers_per_block}
 
 
 def launch_error_messages(arch: ArchitectureLimits, code: int, block_size: np.ndarray,

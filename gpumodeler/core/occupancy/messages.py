@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from gpumodeler.core.occupancy.checks import (
-    CHECK_BLOCK_SIZE, CHECK_REGISTERS_PER_BLOCK, CHECK_REGISTERS_PER_THREAD,
+    CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_REGISTERS_PER_BLOCK, CHECK_REGISTERS_PER_THREAD,
     CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, LIMIT_NAMES, per_warp_unit,
     register_check_warps, registers_per_block_tesla, registers_per_warp, warps_in_pairs)
 from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
@@ -137,14 +137,19 @@ def launch_error_message(arch: ArchitectureLimits, code: int, block_size: int, r
                          limits: Mapping[str, int] | None = None) -> str:
     """The LaunchError message of the check ``code`` (:mod:`checks`' CHECK_* codes) for one
     launch; ``limits`` (the blocks each limit allows) only for the last check."""
-    if code == CHECK_BLOCK_SIZE:
-        return msg_block_size(arch, block_size)
-    if code == CHECK_REGISTERS_PER_THREAD:
-        return msg_registers_per_thread(arch, registers)
-    if code == CHECK_STATIC_SHARED:
-        return msg_static_shared(arch, static)
-    if code == CHECK_SHARED_PER_BLOCK:
-        return msg_shared_per_block(arch, static, dynamic, bool(opt_in))
-    if code == CHECK_REGISTERS_PER_BLOCK:
-        return msg_registers_per_block(arch, block_size, registers)
-    return msg_no_block_fits(limits)
+    if code == CHECK_NO_BLOCK_FITS:
+        return msg_no_block_fits(limits)
+    launch = {"block_size": block_size, "registers": registers, "static": static,
+              "dynamic": dynamic, "opt_in": bool(opt_in)}
+    return _MESSAGES[code](arch, *(launch[name] for name in MESSAGE_INPUTS[code]))
+
+
+#: What each check's message reads of the launch, after the architecture (the array path,
+#: :mod:`gpumodeler.core.occupancy.array_messages`, passes its columns in the same order).
+MESSAGE_INPUTS = {
+    CHECK_BLOCK_SIZE: ("block_size",), CHECK_REGISTERS_PER_THREAD: ("registers",),
+    CHECK_STATIC_SHARED: ("static",), CHECK_SHARED_PER_BLOCK: ("static", "dynamic", "opt_in"),
+    CHECK_REGISTERS_PER_BLOCK: ("block_size", "registers")}
+_MESSAGES = {CHECK_BLOCK_SIZE: msg_block_size, CHECK_REGISTERS_PER_THREAD: msg_registers_per_thread,
+             CHECK_STATIC_SHARED: msg_static_shared, CHECK_SHARED_PER_BLOCK: msg_shared_per_block,
+             CHECK_REGISTERS_PER_BLOCK: msg_registers_per_block}
