@@ -24,7 +24,7 @@ from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.lazy_fields import LazyFields, build
 from gpumodeler.core.models.throughput import (
-    FLOAT_SCALARS, ThroughputBound, all_within, require_positive)
+    FLOAT_SCALARS, ThroughputBound, all_within, checked_number, require_positive)
 
 
 _INT64_MAX = 2**63 - 1
@@ -62,15 +62,7 @@ def _positive_int(name, value):
 
 
 def _positive(name, value):
-    if isinstance(value, FLOAT_SCALARS):
-        v = float(value)
-        if 0.0 < v < math.inf:
-            return v
-        raise InvalidParameter(f"{name} must be a number > 0, got {value}")
-    arr = np.asarray(value, dtype=float)
-    if not all_within(arr, 0.0, False):
-        raise InvalidParameter(f"{name} must be a number > 0, got {value}")
-    return arr if arr.ndim else float(arr)
+    return checked_number(name, value, zero_ok=False)
 
 
 def warps_launched(grid_size, block_size, warp_size: int = 32):

@@ -81,17 +81,24 @@ class ThroughputBound(LazyFields):
 FLOAT_SCALARS = (float, int)
 
 
-def _nonneg(name, value):
-    # Python numbers stay Python floats (no numpy on the scalar path); bool is an int, as before
+def checked_number(name, value, *, zero_ok: bool):
+    """``value`` finite and >= 0 (``zero_ok``) or > 0, as a Python float for a Python number
+    (no numpy on the scalar path; bool is an int, as before) or a float array; else
+    InvalidParameter naming ``name``. The one input check of the worksheet and eq. 4.1."""
     if isinstance(value, FLOAT_SCALARS):
         v = float(value)
-        if 0.0 <= v < math.inf:
+        if (0.0 <= v if zero_ok else 0.0 < v) and v < math.inf:
             return v
-        raise InvalidParameter(f"{name} must be a finite number >= 0, got {value}")
-    arr = np.asarray(value, dtype=float)
-    if not all_within(arr, 0.0, True):
-        raise InvalidParameter(f"{name} must be a finite number >= 0, got {value}")
-    return arr if arr.ndim else float(arr)
+    else:
+        arr = np.asarray(value, dtype=float)
+        if all_within(arr, 0.0, zero_ok):
+            return arr if arr.ndim else float(arr)
+    raise InvalidParameter(f"{name} must be a {'finite number >= 0' if zero_ok else 'number > 0'}, "
+                           f"got {value}")
+
+
+def _nonneg(name, value):
+    return checked_number(name, value, zero_ok=True)
 
 
 def all_within(arr, low: float, inclusive: bool) -> bool:
