@@ -18,7 +18,8 @@ from gpumodeler.core.occupancy import messages as m
 from gpumodeler.core.occupancy.checks import (
     CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK,
     CHECK_REGISTERS_PER_THREAD, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, LIMIT_NAMES,
-    register_check_warps, registers_per_block_tesla, registers_per_warp, warps_in_pairs)
+    register_check_warps, registers_per_block_tesla, registers_per_warp, warps_in_pairs,
+    warps_per_block)
 from gpumodeler.core.occupancy.compute_capability import ArchitectureLimits, architecture
 
 
@@ -119,14 +120,14 @@ def _shared_per_block(arch: ArchitectureLimits, s: np.ndarray, d: np.ndarray,
 
 
 def _registers_per_block(arch: ArchitectureLimits, b: np.ndarray, r: np.ndarray) -> list:
-    warps = -(-b // arch.warp_size)
+    warps = warps_per_block(arch, b)
     limit = arch.max_registers_per_block
     cc = arch.compute_capability
     if arch.register_allocation == "block":
         paired = warps_in_pairs(arch, warps)
         need = registers_per_block_tesla(arch, warps, r)
         g = arch.warp_allocation_granularity
-        rounded = _notes(warps, lambda w: "" if -(-w // g) * g == w
+        rounded = _notes(warps, lambda w: "" if warps_in_pairs(arch, w) == w
                          else m.TESLA_ROUNDED_TEXT % (w, g))
         return _fill(m.REGISTERS_PER_BLOCK_TESLA_TEXT, paired, rounded, arch.warp_size, r,
                      arch.register_allocation_unit, need, limit, cc, need - limit)

@@ -16,8 +16,9 @@ from types import MappingProxyType
 import numpy as np
 
 from gpumodeler.core.occupancy.checks import (
-    CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK, UNLIMITED, input_checks,
-    register_check_warps, registers_per_block_tesla)
+    CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK, UNLIMITED, allocated_shared_bytes,
+    input_checks, register_check_warps, registers_per_block_tesla, registers_per_warp,
+    warps_per_block)
 
 
 def full_shape(a, shape) -> np.ndarray:
@@ -37,12 +38,8 @@ def min_or_one(a) -> int:
 def rule_intermediates(arch, bs, regs, dyn, st, extremes, preference, caching) -> dict:
     """Rules 1-5 per launch (before the launch checks): the intermediates by name."""
     lo_b, hi_b, lo_r, hi_r, lo_d, hi_d, lo_s, hi_s = extremes
-    ws = arch.warp_size
-    if ws & (ws - 1) == 0:  # a power of two: the same ceil(T / 32) by a shift
-        warps = (bs + (ws - 1)) >> (ws.bit_length() - 1)
-    else:
-        warps = (bs + ws - 1) // ws
-    lo_w, hi_w = -(-lo_b // ws), -(-hi_b // ws)  # ceil is monotone: the warps' extremes
+    warps = warps_per_block(arch, bs)
+    lo_w, hi_w = warps_per_block(arch, lo_b), warps_per_block(arch, hi_b)  # monotone: extremes
     w = warps if lo_w >= 1 else np.maximum(warps, 1)
     if arch.register_allocation == "block":
         # 1.x: registers per block (see the scalar function).
@@ -53,23 +50,20 @@ def rule_intermediates(arch, bs, regs, dyn, st, extremes, preference, caching) -
         by_warps = arch.max_warps_per_sm // w
         cached = np.zeros((), dtype=bool)
     else:
-        per_warp = _registers_per_warp_array(arch, regs)
+        per_warp = registers_per_warp(arch, regs)
         if arch.double_unit_register_counts:
             lo_pw, hi_pw = min_or_one(per_warp), _max(per_warp)
         else:  # monotone in the registers
-            lo_pw, hi_pw = (_registers_per_warp_array(arch, np.int64(r)) for r in (lo_r, hi_r))
+            lo_pw, hi_pw = (registers_per_warp(arch, r) for r in (lo_r, hi_r))
         register_check = (per_warp, warps, int(hi_pw), int(hi_w))
         allocated_registers = (np.multiply, per_warp, warps)
         by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching, lo_pw == 0)
 
     # Rule 3 in the configuration the driver will use.
-    unit_s = arch.shared_mem_allocation_unit_bytes
-    extra = arch.reserved_shared_mem_per_block_bytes + unit_s - 1
-    # the smaller operand takes the constant (integers: the order of the sum is immaterial)
-    total = st + extra + dyn if st.size <= dyn.size else dyn + extra + st
-    allocated = _round_down(total, unit_s)
+    # the smaller operand first (integers: the order of the sum is immaterial)
+    allocated = allocated_shared_bytes(arch, st + dyn if st.size <= dyn.size else dyn + st)
     # bounds of the allocation (rounding is monotone; the sum's extremes bound it)
-    lo_a, hi_a = _round_down(lo_s + lo_d + extra, unit_s), _round_down(hi_s + hi_d + extra, unit_s)
+    lo_a, hi_a = allocated_shared_bytes(arch, lo_s + lo_d), allocated_shared_bytes(arch, hi_s + hi_d)
     configs = np.asarray(arch.shared_mem_configs_bytes, dtype=np.int64)
     if preference >= hi_a:  # the preferred configuration holds every block
         config = np.int64(preference)
@@ -164,11 +158,6 @@ def _computed(recipe, shape):
     return full_shape(recipe, shape)
 
 
-def _round_down(total, unit: int):
-    """(total // unit) * unit for totals >= 0; a mask when ``unit`` is a power of two."""
-    return total & -unit if unit & (unit - 1) == 0 else total // unit * unit
-
-
 def _min_configs(configs, config, allocated, active, shape):
     """The smallest configuration giving the same active blocks (scalar function's rule)."""
     no_shared = allocated == 0
@@ -207,16 +196,6 @@ def failure_codes(arch, shape, bs, regs, dyn, st, register_check, per_block_limi
         failure[np.broadcast_to(failed, shape)] = code
     failure[np.broadcast_to(active == 0, shape) & (failure == CHECK_OK)] = CHECK_NO_BLOCK_FITS
     return failure
-
-
-def _registers_per_warp_array(arch, regs: np.ndarray):
-    """checks.registers_per_warp for an array, the unit a scalar unless Fermi doubles it."""
-    unit = arch.register_allocation_unit
-    if arch.double_unit_register_counts:
-        doubled = np.isin(regs, sorted(arch.double_unit_register_counts))
-        unit = np.where(doubled, 2 * unit, unit)
-        return -(-regs * arch.warp_size // unit) * unit
-    return _round_down(regs * arch.warp_size + (unit - 1), unit)
 
 
 def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool, some_without: bool):

@@ -27,7 +27,8 @@ from gpumodeler.core.occupancy.array_rules import (
 from gpumodeler.core.occupancy.checks import (
     CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK,
     CHECK_REGISTERS_PER_THREAD, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED,
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, check_caching, preference_bytes)  # noqa: F401
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, check_caching, preference_bytes,  # noqa: F401
+    warps_per_block)
 from gpumodeler.core.occupancy.messages import launch_error_message
 
 
@@ -102,7 +103,7 @@ class OccupancyArrays(LazyFields):
                 for k, v in self.block_limits.items()} if (failure == CHECK_NO_BLOCK_FITS).any() else {}
         # what each check's message depends on (registers per block: the warps, not the threads)
         keys = {CHECK_BLOCK_SIZE: (b,), CHECK_REGISTERS_PER_THREAD: (r,), CHECK_STATIC_SHARED: (s,),
-                CHECK_SHARED_PER_BLOCK: (s, d), CHECK_REGISTERS_PER_BLOCK: (-(-b // arch.warp_size), r),
+                CHECK_SHARED_PER_BLOCK: (s, d), CHECK_REGISTERS_PER_BLOCK: (warps_per_block(arch, b), r),
                 CHECK_NO_BLOCK_FITS: tuple(zero.values())}
         for code in np.flatnonzero(np.bincount(failure)).tolist():
             if code == CHECK_OK:

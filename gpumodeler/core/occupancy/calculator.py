@@ -87,8 +87,9 @@ from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.checks import (
     CHECK_ITEMS, CHECK_REGISTERS_PER_BLOCK, LIMIT_NAMES, UNLIMITED, OccupancyResult,
-    check_caching, input_checks, is_bool, preference_bytes, register_check_warps,
-    registers_per_block_tesla, registers_per_warp, require_int)
+    allocated_shared_bytes, check_caching, input_checks, is_bool, preference_bytes,
+    register_check_warps, registers_per_block_tesla, registers_per_warp, require_int,
+    warps_per_block)
 from gpumodeler.core.occupancy.messages import launch_error_message, msg_no_block_fits
 
 if TYPE_CHECKING:  # loaded when asked for (__getattr__ below)
@@ -136,7 +137,7 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
             raise LaunchError(launch_error_message(arch, code, block_size, registers, static,
                                                    dynamic, opt_in), item=CHECK_ITEMS[code])
 
-    warps = -(-block_size // arch.warp_size)
+    warps = warps_per_block(arch, block_size)
     if arch.register_allocation == "block":
         # Rule 2 on 1.x: registers per block, the whole register file shared out by blocks.
         allocated_registers = registers_per_block_tesla(arch, warps, registers)
@@ -151,8 +152,7 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
 
     # Rule 3, shared memory, in the configuration the driver will use.
     reserved = arch.reserved_shared_mem_per_block_bytes
-    unit = arch.shared_mem_allocation_unit_bytes
-    allocated = -(-(static + dynamic + reserved) // unit) * unit
+    allocated = allocated_shared_bytes(arch, static + dynamic)
     if preference >= allocated:
         config = preference
     elif arch.has_carveout:

@@ -53,11 +53,40 @@ def input_checks(arch: ArchitectureLimits, block_size, registers, static, dynami
             (CHECK_SHARED_PER_BLOCK, static + dynamic > per_block_limit))
 
 
+def ceil_div(total, unit: int):
+    """ceil(total / unit) for totals >= 0: an int or an integer array (a shift when ``unit``
+    is a power of two, the same value faster over a sweep)."""
+    if unit & (unit - 1) == 0:
+        return (total + (unit - 1)) >> (unit.bit_length() - 1)
+    return -(-total // unit)
+
+
+def round_up(total, unit):
+    """ceil(total / unit) · unit for totals >= 0 (the allocation granularities of the
+    occupancy calculator spreadsheet): ints or integer arrays; ``unit`` an int or, where
+    Fermi doubles the register unit for some counts, an array (a mask for a power of two)."""
+    if type(unit) is int and unit & (unit - 1) == 0:
+        return (total + (unit - 1)) & -unit
+    return -(-total // unit) * unit
+
+
+def warps_per_block(arch: ArchitectureLimits, block_size):
+    """Rule 1's W_b: ceil(block size / warp size)."""
+    return ceil_div(block_size, arch.warp_size)
+
+
+def allocated_shared_bytes(arch: ArchitectureLimits, requested):
+    """Rule 3's shared memory allocated to a block: the ``requested`` bytes (static +
+    dynamic) plus the bytes the hardware reserves per block, rounded up to the allocation
+    unit."""
+    return round_up(requested + arch.reserved_shared_mem_per_block_bytes,
+                    arch.shared_mem_allocation_unit_bytes)
+
+
 def register_check_warps(arch: ArchitectureLimits, warps):
     """Warps the per-block register check counts (2.0 on): the block's warps rounded up to
     the check's group (``register_check_warp_group``); an int or an integer array."""
-    group = arch.register_check_warp_group
-    return -(-warps // group) * group
+    return round_up(warps, arch.register_check_warp_group)
 
 
 @dataclass(frozen=True)
@@ -161,22 +190,21 @@ def registers_per_warp(arch: ArchitectureLimits, registers):
     """Registers allocated to one warp (2.0 on); ``registers`` an int or an integer array."""
     np = sys.modules.get("numpy")  # an array means numpy is loaded; a scalar call never loads it
     if np is not None and isinstance(registers, np.ndarray):
-        unit = np.full(registers.shape, arch.register_allocation_unit, dtype=np.int64)
+        unit = arch.register_allocation_unit
         if arch.double_unit_register_counts:
             doubled = np.isin(registers, sorted(arch.double_unit_register_counts))
             unit = np.where(doubled, 2 * unit, unit)
     else:
-        unit = per_warp_unit(arch, registers)
-    return -(-registers * arch.warp_size // unit) * unit
+        unit = int(per_warp_unit(arch, registers))
+    return round_up(registers * arch.warp_size, unit)
 
 
 def warps_in_pairs(arch: ArchitectureLimits, warps):
     """1.x: a block's warps rounded up to the warp allocation granularity (2)."""
-    g = arch.warp_allocation_granularity
-    return -(-warps // g) * g
+    return round_up(warps, arch.warp_allocation_granularity)
 
 
 def registers_per_block_tesla(arch: ArchitectureLimits, warps, registers):
     """Registers allocated to one block on 1.x: ceil(ceil(W_b, 2) * 32 * R, G_T)."""
-    unit = arch.register_allocation_unit
-    return -(-(warps_in_pairs(arch, warps) * arch.warp_size * registers) // unit) * unit
+    return round_up(warps_in_pairs(arch, warps) * arch.warp_size * registers,
+                    arch.register_allocation_unit)

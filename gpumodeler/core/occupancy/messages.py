@@ -15,7 +15,8 @@ from typing import Mapping
 from gpumodeler.core.occupancy.checks import (
     CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_REGISTERS_PER_BLOCK, CHECK_REGISTERS_PER_THREAD,
     CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, LIMIT_NAMES, per_warp_unit,
-    register_check_warps, registers_per_block_tesla, registers_per_warp, warps_in_pairs)
+    register_check_warps, registers_per_block_tesla, registers_per_warp, warps_in_pairs,
+    warps_per_block)
 from gpumodeler.core.occupancy.compute_capability import KIB, ArchitectureLimits
 
 # block size, thread limit, excess
@@ -103,7 +104,7 @@ def msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
 
 
 def msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
-    warps = -(-block_size // arch.warp_size)
+    warps = warps_per_block(arch, block_size)
     limit = arch.max_registers_per_block
     cc = arch.compute_capability
     if arch.register_allocation == "block":
