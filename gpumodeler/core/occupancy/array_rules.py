@@ -16,7 +16,8 @@ from types import MappingProxyType
 import numpy as np
 
 from gpumodeler.core.occupancy.checks import (
-    CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK, UNLIMITED, allocated_shared_bytes,
+    CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK, allocated_shared_bytes, blocks_fitting,
+    shared_config, warp_register_limits,
     input_checks, register_check_warps, registers_per_block_tesla, registers_per_warp,
     warps_per_block)
 
@@ -45,8 +46,7 @@ def rule_intermediates(arch, bs, regs, dyn, st, extremes, preference, caching) -
         # 1.x: registers per block (see the scalar function).
         allocated_registers = registers_per_block_tesla(arch, warps, regs)
         register_check = allocated_registers
-        by_registers = np.where(allocated_registers == 0, UNLIMITED,
-                                arch.registers_per_sm // np.maximum(allocated_registers, 1))
+        by_registers = blocks_fitting(arch.registers_per_sm, allocated_registers)
         by_warps = arch.max_warps_per_sm // w
         cached = np.zeros((), dtype=bool)
     else:
@@ -57,7 +57,8 @@ def rule_intermediates(arch, bs, regs, dyn, st, extremes, preference, caching) -
             lo_pw, hi_pw = (registers_per_warp(arch, r) for r in (lo_r, hi_r))
         register_check = (per_warp, warps, int(hi_pw), int(hi_w))
         allocated_registers = (np.multiply, per_warp, warps)
-        by_registers, by_warps, cached = _warp_registers(arch, per_warp, w, caching, lo_pw == 0)
+        by_registers, by_warps, cached = warp_register_limits(arch, per_warp, w, caching,
+                                                              lo_pw == 0)
 
     # Rule 3 in the configuration the driver will use.
     # the smaller operand first (integers: the order of the sum is immaterial)
@@ -68,15 +69,8 @@ def rule_intermediates(arch, bs, regs, dyn, st, extremes, preference, caching) -
     if preference >= hi_a:  # the preferred configuration holds every block
         config = np.int64(preference)
     else:
-        if arch.has_carveout:
-            smallest = configs[np.minimum(np.searchsorted(configs, allocated), len(configs) - 1)]
-        else:
-            smallest = np.int64(arch.shared_mem_per_sm_bytes)
-        config = np.where(preference >= allocated, preference, smallest)
-    if lo_a > 0:
-        by_shared = config // allocated
-    else:
-        by_shared = np.where(allocated == 0, UNLIMITED, config // np.maximum(allocated, 1))
+        config = shared_config(arch, preference, allocated)
+    by_shared = blocks_fitting(config, allocated, none_free=lo_a > 0)
     by_blocks = arch.max_blocks_per_sm
     active = np.minimum(np.minimum(by_warps, by_registers), np.minimum(by_shared, by_blocks))
     return {"warps": warps, "register_check": register_check,
@@ -196,26 +190,3 @@ def failure_codes(arch, shape, bs, regs, dyn, st, register_check, per_block_limi
         failure[np.broadcast_to(failed, shape)] = code
     failure[np.broadcast_to(active == 0, shape) & (failure == CHECK_OK)] = CHECK_NO_BLOCK_FITS
     return failure
-
-
-def _warp_registers(arch, per_warp: np.ndarray, w: np.ndarray, caching: bool, some_without: bool):
-    """Rules 1-2 where registers are allocated per warp (2.0 on): B_registers, B_warps and
-    whether partitioned caching stays on, per point (``some_without``: a launch may use no
-    registers, whose register limit is UNLIMITED)."""
-    g = arch.warp_allocation_granularity
-    warps_per_subpartition = arch.registers_per_sm // g // (
-        np.maximum(per_warp, 1) if some_without else per_warp)
-    no_registers = per_warp == 0 if some_without or caching else None
-    if caching:
-        halved = 2 * (warps_per_subpartition * (g // 2) // w)
-        cached = (halved > 0) | no_registers
-        by_registers = np.where(cached, halved, warps_per_subpartition * g // w)
-        by_warps = np.where(cached, 2 * (arch.max_warps_per_sm // 2 // w),
-                            arch.max_warps_per_sm // w)
-    else:
-        cached = np.zeros((), dtype=bool)
-        by_registers = warps_per_subpartition * g // w
-        by_warps = arch.max_warps_per_sm // w
-    if some_without:
-        by_registers = np.where(no_registers, UNLIMITED, by_registers)
-    return by_registers, by_warps, cached

@@ -87,7 +87,7 @@ from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.checks import (
     CHECK_ITEMS, CHECK_REGISTERS_PER_BLOCK, LIMIT_NAMES, UNLIMITED, OccupancyResult,
-    allocated_shared_bytes, check_caching, input_checks, is_bool, preference_bytes,
+    allocated_shared_bytes, blocks_fitting, check_caching, shared_config, warp_register_limits, input_checks, is_bool, preference_bytes,
     register_check_warps, registers_per_block_tesla, registers_per_warp, require_int,
     warps_per_block)
 from gpumodeler.core.occupancy.messages import launch_error_message, msg_no_block_fits
@@ -143,8 +143,7 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
         allocated_registers = registers_per_block_tesla(arch, warps, registers)
         if allocated_registers > arch.max_registers_per_block:
             raise _registers_per_block_error(arch, block_size, registers)
-        by_registers = (arch.registers_per_sm // allocated_registers if allocated_registers
-                        else UNLIMITED)
+        by_registers = blocks_fitting(arch.registers_per_sm, allocated_registers)
         by_warps = arch.max_warps_per_sm // warps
     else:
         by_registers, by_warps, caching, allocated_registers = _warp_registers(
@@ -153,13 +152,8 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
     # Rule 3, shared memory, in the configuration the driver will use.
     reserved = arch.reserved_shared_mem_per_block_bytes
     allocated = allocated_shared_bytes(arch, static + dynamic)
-    if preference >= allocated:
-        config = preference
-    elif arch.has_carveout:
-        config = arch.config_at_least(allocated)
-    else:
-        config = arch.shared_mem_per_sm_bytes
-    by_shared = config // allocated if allocated else UNLIMITED
+    config = shared_config(arch, preference, allocated)
+    by_shared = blocks_fitting(config, allocated)
 
     limits = {"warps": by_warps, "registers": by_registers, "shared_memory": by_shared,
               "blocks": arch.max_blocks_per_sm}
@@ -200,21 +194,8 @@ def _warp_registers(arch, block_size: int, warps: int, registers: int, caching: 
         raise _registers_per_block_error(arch, block_size, registers)
 
     # Rule 2, registers (may turn partitioned caching off), then rule 1, warps.
-    g = arch.warp_allocation_granularity
-    if per_warp == 0:
-        by_registers = UNLIMITED
-    else:
-        warps_per_subpartition = arch.registers_per_sm // g // per_warp
-        by_registers = 0
-        if caching:
-            by_registers = 2 * (warps_per_subpartition * (g // 2) // warps)
-            caching = by_registers > 0
-        if not caching:
-            by_registers = warps_per_subpartition * g // warps
-    if caching:
-        by_warps = 2 * (arch.max_warps_per_sm // 2 // warps)
-    else:
-        by_warps = arch.max_warps_per_sm // warps
+    by_registers, by_warps, caching = warp_register_limits(arch, per_warp, warps, caching,
+                                                           per_warp == 0)
     return by_registers, by_warps, caching, per_warp * warps
 
 

@@ -204,6 +204,61 @@ def warps_in_pairs(arch: ArchitectureLimits, warps):
     return round_up(warps, arch.warp_allocation_granularity)
 
 
+def select(condition, if_true, if_false):
+    """``if_true`` where ``condition`` holds, else ``if_false``: a conditional expression for
+    one launch (a Python bool), ``numpy.where`` for arrays, so that each rule below is
+    written once for both calculators."""
+    if type(condition) is bool:
+        return if_true if condition else if_false
+    return sys.modules["numpy"].where(condition, if_true, if_false)
+
+
+def blocks_fitting(capacity, per_block, *, none_free: bool = False):
+    """capacity // per_block: the blocks that fit in ``capacity`` when each takes
+    ``per_block`` (registers, shared memory); UNLIMITED where a block takes none (0), as the
+    runtime reports. ``none_free``: the caller knows no block takes 0 (a sweep's minimum)."""
+    if none_free:
+        return capacity // per_block
+    none = per_block == 0
+    return select(none, UNLIMITED, capacity // select(none, 1, per_block))
+
+
+def warp_register_limits(arch: ArchitectureLimits, per_warp, warps, caching: bool,
+                         some_without: bool):
+    """Rules 1-2 where registers are allocated per warp (2.0 on): (B_registers, B_warps,
+    partitioned caching kept). ``per_warp`` registers per warp and ``warps`` per block (ints
+    or arrays); ``caching`` asked for partitioned global caching, which halves the warp slots
+    and the register file per block pair and is turned off where no block pair fits;
+    ``some_without``: a launch may use no registers (B_registers UNLIMITED there)."""
+    g = arch.warp_allocation_granularity
+    no_registers = per_warp == 0 if caching or some_without else None
+    warps_per_subpartition = arch.registers_per_sm // g // (
+        select(no_registers, 1, per_warp) if some_without else per_warp)
+    by_registers = warps_per_subpartition * g // warps
+    by_warps = arch.max_warps_per_sm // warps
+    if caching:
+        halved = 2 * (warps_per_subpartition * (g // 2) // warps)
+        caching = (halved > 0) | no_registers
+        by_registers = select(caching, halved, by_registers)
+        by_warps = select(caching, 2 * (arch.max_warps_per_sm // 2 // warps), by_warps)
+    if some_without:
+        by_registers = select(no_registers, UNLIMITED, by_registers)
+    return by_registers, by_warps, caching
+
+
+def shared_config(arch: ArchitectureLimits, preference: int, allocated):
+    """Rule 3's shared-memory configuration: the preferred one where it holds the block's
+    ``allocated`` bytes, else the smallest that does (cc 7.0 on, the carveout) or the whole
+    SM's (earlier GPUs); the largest where none does (that launch fails its checks)."""
+    if not arch.has_carveout:
+        return select(preference >= allocated, preference, arch.shared_mem_per_sm_bytes)
+    configs = arch.shared_mem_configs_bytes
+    smallest = configs[-1]
+    for config in reversed(configs[:-1]):
+        smallest = select(config >= allocated, config, smallest)
+    return select(preference >= allocated, preference, smallest)
+
+
 def registers_per_block_tesla(arch: ArchitectureLimits, warps, registers):
     """Registers allocated to one block on 1.x: ceil(ceil(W_b, 2) * 32 * R, G_T)."""
     return round_up(warps_in_pairs(arch, warps) * arch.warp_size * registers,
