@@ -28,6 +28,7 @@ import numpy as np
 
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.models.kernel_time import eq41
 from gpumodeler.core.models.result import KernelTerms, TermEffect
 
 
@@ -38,10 +39,12 @@ def wave_cycles(latency_bound, throughput_bound_wpc, warps):
 
 
 def eq41_cycles(latency_bound, tb, occupancy, warps_total, sms, lam=1.0):
-    """Gajger 2017 eq. 4.1: warps / (min(n / L, TB) · SMs · λ), in the order predict_kernel
-    evaluates it (so the numbers agree to the last bit)."""
-    with np.errstate(over="ignore", divide="ignore"):  # an infinite time is refused later
-        return warps_total / (np.minimum(occupancy / latency_bound, tb) * sms * lam)
+    """Gajger 2017 eq. 4.1: warps / (min(n / L, TB) · SMs · λ), by
+    :func:`~gpumodeler.core.models.kernel_time.eq41` (so the numbers are predict_kernel's
+    to the last bit), over numpy values: an infinite time is refused later."""
+    with np.errstate(over="ignore", divide="ignore"):
+        return eq41(warps_total, np.asarray(occupancy, dtype=float), latency_bound, tb, sms,
+                    lam)[0]
 
 
 def term_effect(name, before, after, clock, note) -> TermEffect:

@@ -100,6 +100,19 @@ class KernelPrediction(LazyFields):
     lam: object
 
 
+def eq41(warps, occupancy, latency_bound, tb, sms, lam):
+    """Gajger eq. 4.1 with eq. 4.3: (cycles, occupancy / latency bound, warp throughput),
+    cycles = warps / (min(n / L, TB) · SMs · λ). The one definition of the equation: one
+    launch (Python floats, no numpy) and arrays run the same IEEE operations in the same
+    order, so their numbers agree to the last bit."""
+    by_latency = occupancy / latency_bound
+    if type(by_latency) is float and type(tb) is float:
+        wt = by_latency if by_latency < tb else tb  # as np.minimum: equal values are equal
+    else:
+        wt = np.minimum(by_latency, tb)
+    return warps / (wt * sms * lam), by_latency, wt
+
+
 def predict_kernel(gpu: GPUSpec, *, warps: object, occupancy, latency_bound,
                    throughput: ThroughputBound | object, lam=1.0) -> KernelPrediction:
     """Kernel time (eq. 4.1, 4.3). ``throughput`` is a ThroughputBound or warps/cycle/SM."""
@@ -117,19 +130,15 @@ def predict_kernel(gpu: GPUSpec, *, warps: object, occupancy, latency_bound,
             and type(warps_v) is float and type(lam_v) is float
             and type(sms) in FLOAT_SCALARS and type(clock) in FLOAT_SCALARS):
         # One launch: the same IEEE operations on Python floats, every field computed now.
-        by_latency = occ / lat
+        cycles, by_latency, wt = eq41(warps_v, occ, lat, tb, sms, lam_v)
         latency_mode = by_latency < tb
-        wt = by_latency if latency_mode else tb  # np.minimum: equal values are equal
-        cycles = warps_v / (wt * sms * lam_v)
         binding = "latency" if latency_mode else _binding_of(throughput)
         return KernelPrediction(
             warps_launched=warps_v, warp_throughput=wt, latency_throughput=by_latency,
             throughput_bound=tb, mode="latency" if latency_mode else "throughput",
             limiting_resource=binding, knee_occupancy=lat * tb, time_cycles=cycles,
             time_s=cycles / clock, lam=lam_v)
-    by_latency = occ / lat
-    wt = np.minimum(by_latency, tb)
-    cycles = warps_v / (wt * sms * lam_v)
+    cycles, by_latency, wt = eq41(warps_v, occ, lat, tb, sms, lam_v)
     if np.ndim(wt) == 0 and np.ndim(cycles) == 0:
         conv = (lambda a: a.item() if hasattr(a, "item") else a)
         latency_mode = by_latency < tb
