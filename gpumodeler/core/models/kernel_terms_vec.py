@@ -1,18 +1,18 @@
-"""The kernel-time terms of :mod:`kernel_terms`, vectorised for sweeps and project launches.
+"""The kernel-time terms of :mod:`kernel_terms`, each rule written once, over numpy arrays.
 
 :mod:`gpumodeler.core.models.kernel_terms` documents the terms and their sources (Volkov
 2016 §3.4–3.5 and §5.6–5.9): the under-filled GPU (on by default), the tail of the last wave
 (off; ``--tail``), the launch overhead (on when the GPU's value is known) and the working set
-in L2 (when a working set is given). That module computes them for one launch, for the
-registry's ``gajger`` model; this one computes the same numbers with numpy over arrays of
-launches, so :func:`gpumodeler.core.models.gajger.predict` — the engine of ``sweep``,
+in L2 (when a working set is given). This module holds the rules (the wave equation, the L2
+and launch-overhead decisions, the TermEffects and their notes); that one is the one-launch
+API of the registry's models, computed through them with 0-d inputs, and
+:func:`gpumodeler.core.models.gajger.predict` — the engine of ``sweep``,
 ``project predict``/``sweep``, the launch panel's Prediction box and its sweeps — applies
 them too. It post-processes eq. 4.1 (:func:`~gpumodeler.core.models.kernel_time.predict_kernel`)
 and never changes it: where no term applies, the numbers are eq. 4.1's to the last bit.
 
-Every operation is the one the scalar path performs, in the same order, so for any launch
-the time equals the registry's ``gajger`` result to rounding (the suite checks 1e-12 with
-random launches). Per launch point, :meth:`VecTerms.effects` rebuilds the same
+One launch and a sweep so run the same operations, and for any launch the time equals the
+registry's ``gajger`` result (the suite checks 1e-12 with random launches). Per launch point, :meth:`VecTerms.effects` rebuilds the same
 :class:`~gpumodeler.core.models.result.TermEffect` list the registry reports (names, notes,
 added time and fraction), and :meth:`VecTerms.applied_text` the applied ones as text.
 

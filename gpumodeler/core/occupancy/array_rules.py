@@ -1,5 +1,6 @@
-"""The rules of :func:`gpumodeler.core.occupancy.calculator.occupancy`, per launch over arrays:
-the arithmetic behind :func:`gpumodeler.core.occupancy.arrays.occupancy_array`.
+"""The rules of :func:`gpumodeler.core.occupancy.calculator.occupancy` applied over arrays: how
+:func:`gpumodeler.core.occupancy.arrays.occupancy_array` calls the rules of
+:mod:`gpumodeler.core.occupancy.checks` (written once for both paths) on a sweep.
 
 Sources and symbols are those of :mod:`gpumodeler.core.occupancy.calculator` (the CUDA C++
 Programming Guide, NVIDIA's CUDA Occupancy Calculator spreadsheet and the runtime's occupancy

@@ -71,8 +71,9 @@ virtual resources) never lower occupancy; we leave them out. Everything else agr
 case (``tests/core/test_occupancy_oracle.py``).
 
 Layout. This module holds the scalar :func:`occupancy`. The result type
-(:class:`OccupancyResult`) and the input checks it shares with the vectorised path are in
-:mod:`gpumodeler.core.occupancy.checks`, the LaunchError messages in
+(:class:`OccupancyResult`), the input checks and the rules themselves (the launch checks,
+rules 1-3, written once over Python ints or numpy arrays, so that the vectorised path calls
+the very same functions) are in :mod:`gpumodeler.core.occupancy.checks`, the LaunchError messages in
 :mod:`gpumodeler.core.occupancy.messages` (one launch) and
 :mod:`gpumodeler.core.occupancy.array_messages` (a column at a time); the vectorised path
 (:func:`occupancy_array`, :class:`OccupancyArrays`) is in :mod:`gpumodeler.core.occupancy.arrays`.

@@ -1,6 +1,9 @@
 """What the scalar and vectorised occupancy calculations share: the result type, the checks of
-their inputs and the register arithmetic of the launch checks (their messages are in
-:mod:`gpumodeler.core.occupancy.messages`).
+their inputs, the launch checks and the rules themselves (warps, registers, shared memory,
+the configuration and the blocks each limit allows), each written once with the operations
+Python ints and numpy arrays both have (:func:`select` is a conditional for one launch,
+``numpy.where`` for many), so the scalar calculator never loads numpy and the vectorised one
+calls the same functions (their messages are in :mod:`gpumodeler.core.occupancy.messages`).
 
 Sources. The limits and their checks are those of the CUDA C++ Programming Guide
 (compute-capabilities appendix: "Technical Specifications per Compute Capability", the
