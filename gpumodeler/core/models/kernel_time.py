@@ -24,7 +24,7 @@ from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.lazy_fields import LazyFields, build
 from gpumodeler.core.models.throughput import (
-    FLOAT_SCALARS, ThroughputBound, all_within, checked_number, require_positive)
+    FLOAT_SCALARS, ThroughputBound, all_within, positive_number, require_positive)
 
 
 _INT64_MAX = 2**63 - 1
@@ -61,8 +61,7 @@ def _positive_int(name, value):
     raise InvalidParameter(f"{name} must be a whole number >= 1, got {value}")
 
 
-def _positive(name, value):
-    return checked_number(name, value, zero_ok=False)
+_positive = positive_number
 
 
 def warps_launched(grid_size, block_size, warp_size: int = 32):

@@ -81,24 +81,31 @@ class ThroughputBound(LazyFields):
 FLOAT_SCALARS = (float, int)
 
 
-def checked_number(name, value, *, zero_ok: bool):
-    """``value`` finite and >= 0 (``zero_ok``) or > 0, as a Python float for a Python number
-    (no numpy on the scalar path; bool is an int, as before) or a float array; else
-    InvalidParameter naming ``name``. The one input check of the worksheet and eq. 4.1."""
-    if isinstance(value, FLOAT_SCALARS):
-        v = float(value)
-        if (0.0 <= v if zero_ok else 0.0 < v) and v < math.inf:
-            return v
-    else:
-        arr = np.asarray(value, dtype=float)
-        if all_within(arr, 0.0, zero_ok):
-            return arr if arr.ndim else float(arr)
-    raise InvalidParameter(f"{name} must be a {'finite number >= 0' if zero_ok else 'number > 0'}, "
-                           f"got {value}")
+def _number_check(zero_ok: bool):
+    """The input check of the worksheet (``zero_ok``: finite and >= 0) and of eq. 4.1 (> 0),
+    one definition: ``check(name, value)`` returns a Python float for a Python number (no
+    numpy on the scalar path; bool is an int, as before) or a float array, else raises
+    InvalidParameter naming ``name``."""
+    what = "finite number >= 0" if zero_ok else "number > 0"
+
+    def check(name, value):
+        if isinstance(value, FLOAT_SCALARS):
+            v = float(value)
+            if (0.0 <= v if zero_ok else 0.0 < v) and v < math.inf:
+                return v
+        else:
+            arr = np.asarray(value, dtype=float)
+            if all_within(arr, 0.0, zero_ok):
+                return arr if arr.ndim else float(arr)
+        raise InvalidParameter(f"{name} must be a {what}, got {value}")
+    return check
 
 
-def _nonneg(name, value):
-    return checked_number(name, value, zero_ok=True)
+#: ``check(name, value)``: finite and >= 0 (the worksheet's counts).
+nonnegative_number = _number_check(True)
+#: ``check(name, value)``: finite and > 0 (eq. 4.1's inputs).
+positive_number = _number_check(False)
+_nonneg = nonnegative_number
 
 
 def all_within(arr, low: float, inclusive: bool) -> bool:

@@ -62,10 +62,9 @@ def rule_intermediates(arch, bs, regs, dyn, st, extremes, preference, caching) -
                                                               lo_pw == 0)
 
     # Rule 3 in the configuration the driver will use.
-    # the smaller operand first (integers: the order of the sum is immaterial)
-    allocated = allocated_shared_bytes(arch, st + dyn if st.size <= dyn.size else dyn + st)
+    allocated = allocated_shared_bytes(arch, st, dyn)
     # bounds of the allocation (rounding is monotone; the sum's extremes bound it)
-    lo_a, hi_a = allocated_shared_bytes(arch, lo_s + lo_d), allocated_shared_bytes(arch, hi_s + hi_d)
+    lo_a, hi_a = allocated_shared_bytes(arch, lo_s, lo_d), allocated_shared_bytes(arch, hi_s, hi_d)
     configs = np.asarray(arch.shared_mem_configs_bytes, dtype=np.int64)
     if preference >= hi_a:  # the preferred configuration holds every block
         config = np.int64(preference)

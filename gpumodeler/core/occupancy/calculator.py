@@ -152,7 +152,7 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
 
     # Rule 3, shared memory, in the configuration the driver will use.
     reserved = arch.reserved_shared_mem_per_block_bytes
-    allocated = allocated_shared_bytes(arch, static + dynamic)
+    allocated = allocated_shared_bytes(arch, static, dynamic)
     config = shared_config(arch, preference, allocated)
     by_shared = blocks_fitting(config, allocated)
 

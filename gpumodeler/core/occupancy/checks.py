@@ -67,10 +67,15 @@ def ceil_div(total, unit: int):
 def round_up(total, unit):
     """ceil(total / unit) · unit for totals >= 0 (the allocation granularities of the
     occupancy calculator spreadsheet): ints or integer arrays; ``unit`` an int or, where
-    Fermi doubles the register unit for some counts, an array (a mask for a power of two)."""
-    if type(unit) is int and unit & (unit - 1) == 0:
-        return (total + (unit - 1)) & -unit
+    Fermi doubles the register unit for some counts, an array."""
+    if type(unit) is int:
+        return round_down(total + (unit - 1), unit)
     return -(-total // unit) * unit
+
+
+def round_down(total, unit: int):
+    """floor(total / unit) · unit for totals >= 0 (a mask when ``unit`` is a power of two)."""
+    return total & -unit if unit & (unit - 1) == 0 else total // unit * unit
 
 
 def warps_per_block(arch: ArchitectureLimits, block_size):
@@ -78,12 +83,16 @@ def warps_per_block(arch: ArchitectureLimits, block_size):
     return ceil_div(block_size, arch.warp_size)
 
 
-def allocated_shared_bytes(arch: ArchitectureLimits, requested):
-    """Rule 3's shared memory allocated to a block: the ``requested`` bytes (static +
-    dynamic) plus the bytes the hardware reserves per block, rounded up to the allocation
-    unit."""
-    return round_up(requested + arch.reserved_shared_mem_per_block_bytes,
-                    arch.shared_mem_allocation_unit_bytes)
+def allocated_shared_bytes(arch: ArchitectureLimits, static, dynamic):
+    """Rule 3's shared memory allocated to a block: static + dynamic bytes plus the bytes the
+    hardware reserves per block, rounded up to the allocation unit. Over arrays the constant
+    joins the smaller operand first (integers: the order of the sum is immaterial), so a
+    sweep pays two passes, the sum and the rounding."""
+    unit = arch.shared_mem_allocation_unit_bytes
+    offset = arch.reserved_shared_mem_per_block_bytes + unit - 1
+    if getattr(static, "size", 1) <= getattr(dynamic, "size", 1):
+        return round_down(static + offset + dynamic, unit)
+    return round_down(dynamic + offset + static, unit)
 
 
 def register_check_warps(arch: ArchitectureLimits, warps):
