@@ -21,7 +21,12 @@ Blocks are whole (a block retires when its last warp does, §5.6), so an SM hold
   full SM's throughput in eq. 4.1, but in fact 3 blocks share an SM for one latency bound.
   On by default because Volkov's occupancy is the *mean* occupancy (§3.4), which the grid
   bounds; it only applies where eq. 4.1's assumption (full SMs) is false, so every
-  prediction with a grid of at least one wave keeps its eq. 4.1 number.
+  prediction with a grid of at least one wave keeps its eq. 4.1 number. The wave's
+  throughput bound is that of the *active* SMs: global memory is shared by min(SMs, blocks)
+  SMs, not by all of them (:func:`kernel_terms_vec.memory_bandwidth_per_active_sm`, as Hong
+  & Kim 2009's MWP_peak_BW divides by #Active_SMs), so a memory-bound launch of 4 blocks on
+  100 SMs gets 25 times a full launch's bandwidth per SM (no per-SM cap: the device database
+  has no such figure).
 * **Tail of the last wave** (off by default): with ``m >= cap`` the busiest SM runs
   ``floor(m / cap)`` full waves and one partial wave of ``r = m mod cap`` blocks:
   ``T = floor(m / cap) · wave(cap · wpb) + [r > 0] · wave(r · wpb)``. Volkov observes these
@@ -51,7 +56,7 @@ import math
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.models.kernel_terms_vec import (
-    apply_wave_terms, eq41_cycles, l2_decision, overhead_decision, overhead_effect, term_effect,
+    active_sms, apply_wave_terms, eq41_cycles, memory_bandwidth_per_active_sm, l2_decision, overhead_decision, overhead_effect, term_effect,
     wave_cycles, with_l2_memory)
 from gpumodeler.core.models.result import KernelTerms, ModelInputs, TermEffect
 from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
@@ -81,23 +86,30 @@ def throughput_of(gpu: GPUSpec, kernel, *, memory_bytes_per_s: float | None = No
     return throughput_bound(gpu, **counts)
 
 
-def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 1.0):
+def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 1.0,
+          worksheet: ThroughputBound | None = None):
     """Kernel cycles with the under-filled and tail terms; returns (cycles, base, [TermEffect], info).
 
     ``base`` is eq. 4.1 (divided by ``lam``); the terms replace it where they apply. One
-    launch of :func:`kernel_terms_vec.apply_wave_terms` (the rules are written there once)."""
+    launch of :func:`kernel_terms_vec.apply_wave_terms` (the rules are written there once);
+    given the ``worksheet`` behind ``tb``, an under-filled launch runs at the bound of the
+    active SMs (global memory shared by them only), reported in ``info``."""
     gpu = inputs.gpu
     sms = gpu.require("sms")
     wpb = warps_per_block(inputs.block_size, gpu.require("warp_size"))
     blocks = blocks_of(inputs.grid_size)
     vec = apply_wave_terms(gpu, terms=inputs.terms, grid_size=blocks, block_size=inputs.block_size,
                            occupancy=float(inputs.occupancy), latency_bound=latency_bound,
-                           throughput_wpc=tb, lam=lam)
+                           throughput_wpc=tb, lam=lam, worksheet=worksheet)
     cap, per_sm = int(vec.capacity), int(vec.per_sm)
     info = {"blocks": blocks, "warps_per_block": wpb, "blocks_per_sm_capacity": cap,
             "blocks_on_busiest_sm": per_sm, "waves": blocks / (sms * cap) if cap else None}
     if vec.underfill_applied:
         info["occupancy_limited_by_grid"] = per_sm * wpb
+        if vec.active_bound is not None:
+            info["active_sms"] = int(active_sms(sms, blocks))
+            info["throughput_bound_on_active_sms"] = float(vec.active_bound.warps_per_cycle)
+            info["binding_on_active_sms"] = str(vec.active_bound.binding)
     if vec.tail_applied:
         info["last_wave_blocks"] = per_sm % cap
     return float(vec.cycles), float(vec.eq41_cycles), vec.wave_effects(), info
@@ -122,5 +134,6 @@ def with_l2_effect(effect: TermEffect, before_s: float, after_s: float) -> TermE
     return term_effect(effect.name, before_s, after_s, 1.0, effect.note)
 
 
-__all__ = ["KernelTerms", "blocks_of", "eq41_cycles", "l2_bandwidth", "launch_overhead",
-           "throughput_of", "warps_per_block", "wave_cycles", "waves", "with_l2_effect"]
+__all__ = ["KernelTerms", "active_sms", "blocks_of", "eq41_cycles", "l2_bandwidth",
+           "launch_overhead", "memory_bandwidth_per_active_sm", "throughput_of",
+           "warps_per_block", "wave_cycles", "waves", "with_l2_effect"]

@@ -30,6 +30,7 @@ from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.models.kernel_time import eq41
 from gpumodeler.core.models.result import KernelTerms, TermEffect
+from gpumodeler.core.models.throughput import ThroughputBound, bound_of
 
 
 def wave_cycles(latency_bound, throughput_bound_wpc, warps):
@@ -45,6 +46,35 @@ def eq41_cycles(latency_bound, tb, occupancy, warps_total, sms, lam=1.0):
     with np.errstate(over="ignore", divide="ignore"):
         return eq41(warps_total, np.asarray(occupancy, dtype=float), latency_bound, tb, sms,
                     lam)[0]
+
+
+def active_sms(sms, blocks):
+    """SMs a grid of ``blocks`` runs on: min(SMs, blocks) (blocks spread evenly over the SMs,
+    Volkov 2016 §5.6; Hong & Kim 2009's #Active_SMs)."""
+    return np.minimum(sms, blocks)
+
+
+def memory_bandwidth_per_active_sm(total_bytes_per_s, sms, blocks):
+    """The global-memory bandwidth each SM of a launch gets: the total over the *active* SMs
+    (Hong & Kim 2009, MWP_peak_BW = Mem_Bandwidth / (BW_per_warp · #Active_SMs)). A grid of
+    4 blocks on 100 SMs so gets 25 times a full launch's share. One rule for every model that
+    applies the under-filled GPU (gajger, volkov-contention, mwp-cwp).
+
+    Choice: no cap at what one SM can pull. The device database has no per-SM figure, and
+    Hong & Kim's MWP_peak_BW has none; a launch on very few SMs is then bounded by its
+    latency (the wave's max(L, k / TB)) rather than by a per-SM port limit."""
+    return total_bytes_per_s / active_sms(sms, blocks)
+
+
+def worksheet_on_active_sms(worksheet: ThroughputBound, sms, blocks) -> ThroughputBound:
+    """``worksheet`` (per-resource cycles per warp of a full launch) with global memory at
+    :func:`memory_bandwidth_per_active_sm`: the memory row scales by a full launch's per-SM
+    bandwidth over an active SM's; the other resources are the SM's own."""
+    scale = memory_bandwidth_per_active_sm(1.0, sms, sms) / memory_bandwidth_per_active_sm(
+        1.0, sms, blocks)
+    cycles = dict(worksheet.cycles_per_warp)
+    cycles["memory"] = cycles["memory"] * scale
+    return bound_of(cycles, worksheet.pipes)
 
 
 def term_effect(name, before, after, clock, note) -> TermEffect:
@@ -141,6 +171,9 @@ class VecTerms:
     l2_effect: TermEffect  # the decision (one per call)
     l2_before_s: np.ndarray | None  # eq. 4.1 at DRAM bandwidth, when the L2 term applies
     l2_after_s: np.ndarray | None
+    # the worksheet on the active SMs (worksheet_on_active_sms) where the under-filled term
+    # used it; None when no worksheet was given or no launch is under-filled
+    active_bound: ThroughputBound | None = None
 
     def _at(self, array, index):
         return np.broadcast_to(array, self.cycles.shape)[index].item()
@@ -247,12 +280,16 @@ def _tail_note(per_sm, cap) -> str:
 
 def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size, occupancy,
                      latency_bound, throughput_wpc, lam=1.0, l2_effect: TermEffect | None = None,
-                     l2_before_s=None, l2_after_s=None) -> VecTerms:
+                     l2_before_s=None, l2_after_s=None,
+                     worksheet: ThroughputBound | None = None) -> VecTerms:
     """The wave terms and the launch overhead over arrays of launches (all inputs broadcast).
 
     ``throughput_wpc`` is the throughput bound in warps per cycle per SM (with the L2
     bandwidth already in it when that term applies); the inputs are assumed validated by
-    :func:`~gpumodeler.core.models.kernel_time.predict_kernel` (positive, finite)."""
+    :func:`~gpumodeler.core.models.kernel_time.predict_kernel` (positive, finite).
+    ``worksheet`` (the ThroughputBound behind ``throughput_wpc``): an under-filled launch's
+    wave runs at :func:`worksheet_on_active_sms`'s bound, global memory shared by the
+    active SMs only; without it, at ``throughput_wpc``."""
     sms = np.asarray(gpu.require("sms"))
     clock = np.asarray(gpu.require("sm_clock_hz"), dtype=float)
     warp = int(gpu.require("warp_size"))
@@ -270,7 +307,12 @@ def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size,
         underfilled = has_cap & (blocks < sms * cap)
         under = underfilled & terms.underfill
         tail = has_cap & ~underfilled & terms.tail
-        under_cycles = wave_cycles(L, tb, per_sm * wpb) / lam
+        active_bound = None
+        tb_under = tb
+        if worksheet is not None and np.any(under):
+            active_bound = worksheet_on_active_sms(worksheet, sms, blocks)
+            tb_under = np.asarray(active_bound.warps_per_cycle, dtype=float)
+        under_cycles = wave_cycles(L, tb_under, per_sm * wpb) / lam
         safe_cap = np.where(has_cap, cap, 1)
         full, rest = np.divmod(per_sm, safe_cap)
         tail_cycles = full * wave_cycles(L, tb, safe_cap * wpb)
@@ -287,8 +329,9 @@ def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size,
         underfilled=underfilled, underfill_applied=under, tail_applied=tail,
         overhead_s=overhead, overhead_note=note,
         l2_effect=l2_effect or TermEffect("working set in L2", False, note="switched off"),
-        l2_before_s=l2_before_s, l2_after_s=l2_after_s)
+        l2_before_s=l2_before_s, l2_after_s=l2_after_s, active_bound=active_bound)
 
 
-__all__ = ["VecTerms", "apply_wave_terms", "eq41_cycles", "l2_decision", "overhead_decision",
+__all__ = ["VecTerms", "active_sms", "apply_wave_terms", "memory_bandwidth_per_active_sm",
+           "worksheet_on_active_sms", "eq41_cycles", "l2_decision", "overhead_decision",
            "overhead_effect", "term_effect", "wave_cycles", "with_l2_memory"]

@@ -250,10 +250,10 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
     else:
         cycles.update({p: 0.0 for p in ("fp32", "int32", "fp32_int32", "fp16")})
     cycles["tensor"] = tensor_cycles(gpu, tensor_macs)
-    return _bound(cycles, split)
+    return bound_of(cycles, split)
 
 
-def _bound(cycles: dict, split: bool) -> ThroughputBound:
+def bound_of(cycles: dict, split: bool) -> ThroughputBound:
     """max over the worksheet's resources (the first in RESOURCES order binds on a tie)."""
     worst, binding = 0.0, None
     for r in RESOURCES:  # one launch: Python floats, the first largest binds (as argmax)
