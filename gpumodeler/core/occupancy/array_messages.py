@@ -17,9 +17,7 @@ import numpy as np
 from gpumodeler.core.occupancy import messages as m
 from gpumodeler.core.occupancy.checks import (
     CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK,
-    CHECK_REGISTERS_PER_THREAD, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, LIMIT_NAMES,
-    register_check_warps, registers_per_block_tesla, registers_per_warp, warps_in_pairs,
-    warps_per_block)
+    CHECK_REGISTERS_PER_THREAD, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, LIMIT_NAMES)
 from gpumodeler.core.occupancy.compute_capability import ArchitectureLimits, architecture
 
 
@@ -120,28 +118,10 @@ def _shared_per_block(arch: ArchitectureLimits, s: np.ndarray, d: np.ndarray,
 
 
 def _registers_per_block(arch: ArchitectureLimits, b: np.ndarray, r: np.ndarray) -> list:
-    warps = warps_per_block(arch, b)
+    template, warps, counted, factor, unit, need = m.registers_per_block_numbers(arch, b, r)
     limit = arch.max_registers_per_block
-    cc = arch.compute_capability
-    if arch.register_allocation == "block":
-        paired = warps_in_pairs(arch, warps)
-        need = registers_per_block_tesla(arch, warps, r)
-        g = arch.warp_allocation_granularity
-        rounded = _notes(warps, lambda w: "" if warps_in_pairs(arch, w) == w
-                         else m.TESLA_ROUNDED_TEXT % (w, g))
-        return _fill(m.REGISTERS_PER_BLOCK_TESLA_TEXT, paired, rounded, arch.warp_size, r,
-                     arch.register_allocation_unit, need, limit, cc, need - limit)
-    per_warp = registers_per_warp(arch, r)
-    group = arch.register_check_warp_group
-    counted = register_check_warps(arch, warps)
-    need = per_warp * counted
-    grouped = _notes(warps, lambda w: "" if register_check_warps(arch, w) == w
-                     else m.GROUPED_TEXT % (group, w, register_check_warps(arch, w)))
-    unit = arch.register_allocation_unit
-    if arch.double_unit_register_counts:
-        unit = np.where(np.isin(r, sorted(arch.double_unit_register_counts)), 2 * unit, unit)
-    return _fill(m.REGISTERS_PER_BLOCK_TEXT, counted, grouped, per_warp, r, unit, need, limit,
-                 cc, need - limit)
+    return _fill(template, counted, _notes(warps, lambda w: m.rounding_note(arch, w)), factor, r,
+                 unit, need, limit, arch.compute_capability, need - limit)
 
 
 def _no_block_fits(zero: dict) -> list:

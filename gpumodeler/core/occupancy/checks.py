@@ -190,25 +190,22 @@ def check_caching(arch: ArchitectureLimits, partitioned_global_caching) -> bool:
     return bool(partitioned_global_caching)
 
 
-def per_warp_unit(arch: ArchitectureLimits, registers: int) -> int:
-    """The register allocation unit for ``registers`` per thread (Fermi doubles it for some
-    counts; see :mod:`gpumodeler.core.occupancy.compute_capability`)."""
-    if registers in arch.double_unit_register_counts:
-        return 2 * arch.register_allocation_unit
-    return arch.register_allocation_unit
+def per_warp_unit(arch: ArchitectureLimits, registers):
+    """The register allocation unit for ``registers`` per thread, an int or an integer array
+    (Fermi doubles it for some counts; see :mod:`gpumodeler.core.occupancy.compute_capability`)."""
+    unit = arch.register_allocation_unit
+    doubled_counts = arch.double_unit_register_counts
+    np = sys.modules.get("numpy")  # an array means numpy is loaded; a scalar call never loads it
+    if np is not None and isinstance(registers, np.ndarray):
+        if not doubled_counts:
+            return unit
+        return np.where(np.isin(registers, sorted(doubled_counts)), 2 * unit, unit)
+    return 2 * unit if registers in doubled_counts else unit
 
 
 def registers_per_warp(arch: ArchitectureLimits, registers):
     """Registers allocated to one warp (2.0 on); ``registers`` an int or an integer array."""
-    np = sys.modules.get("numpy")  # an array means numpy is loaded; a scalar call never loads it
-    if np is not None and isinstance(registers, np.ndarray):
-        unit = arch.register_allocation_unit
-        if arch.double_unit_register_counts:
-            doubled = np.isin(registers, sorted(arch.double_unit_register_counts))
-            unit = np.where(doubled, 2 * unit, unit)
-    else:
-        unit = int(per_warp_unit(arch, registers))
-    return round_up(registers * arch.warp_size, unit)
+    return round_up(registers * arch.warp_size, per_warp_unit(arch, registers))
 
 
 def warps_in_pairs(arch: ArchitectureLimits, warps):

@@ -103,26 +103,40 @@ def msg_shared_per_block(arch: ArchitectureLimits, static: int, dynamic: int,
     return msg + SHARED_OVER_OPTIN_TEXT % (kb_text(optin), cc, total - optin)
 
 
-def msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
+def registers_per_block_numbers(arch: ArchitectureLimits, block_size, registers) -> tuple:
+    """The numbers of the registers-per-block message, for one launch (ints) or a column
+    (arrays): (its template, warps per block, warps counted, the factor between them and the
+    registers per thread (threads per warp on 1.x, registers per warp from 2.0), the
+    allocation unit, registers needed); both templates take the same numbers in this order. On 1.x
+    the warps are counted in pairs, from 2.0 in the check's groups (:mod:`checks`)."""
     warps = warps_per_block(arch, block_size)
-    limit = arch.max_registers_per_block
-    cc = arch.compute_capability
     if arch.register_allocation == "block":
-        paired = warps_in_pairs(arch, warps)
-        need = registers_per_block_tesla(arch, warps, registers)
-        rounded = "" if paired == warps else (
-            TESLA_ROUNDED_TEXT % (warps, arch.warp_allocation_granularity))
-        return REGISTERS_PER_BLOCK_TESLA_TEXT % (
-            paired, rounded, arch.warp_size, registers, arch.register_allocation_unit, need,
-            limit, cc, need - limit)
+        return (REGISTERS_PER_BLOCK_TESLA_TEXT, warps, warps_in_pairs(arch, warps), arch.warp_size,
+                arch.register_allocation_unit, registers_per_block_tesla(arch, warps, registers))
     per_warp = registers_per_warp(arch, registers)
     counted = register_check_warps(arch, warps)
-    need = per_warp * counted
-    grouped = "" if counted == warps else GROUPED_TEXT % (
+    return (REGISTERS_PER_BLOCK_TEXT, warps, counted, per_warp, per_warp_unit(arch, registers),
+            per_warp * counted)
+
+
+def rounding_note(arch: ArchitectureLimits, warps: int) -> str:
+    """The note on how the registers-per-block check counted a block's ``warps``: in pairs
+    on 1.x, in the check's groups from 2.0 ('' where it counted them as they are)."""
+    if arch.register_allocation == "block":
+        paired = warps_in_pairs(arch, warps)
+        return "" if paired == warps else TESLA_ROUNDED_TEXT % (
+            warps, arch.warp_allocation_granularity)
+    counted = register_check_warps(arch, warps)
+    return "" if counted == warps else GROUPED_TEXT % (
         arch.register_check_warp_group, warps, counted)
-    unit = per_warp_unit(arch, registers)
-    return REGISTERS_PER_BLOCK_TEXT % (counted, grouped, per_warp, registers, unit, need, limit,
-                                       cc, need - limit)
+
+
+def msg_registers_per_block(arch: ArchitectureLimits, block_size: int, registers: int) -> str:
+    template, warps, counted, factor, unit, need = registers_per_block_numbers(
+        arch, block_size, registers)
+    limit = arch.max_registers_per_block
+    return template % (counted, rounding_note(arch, warps), factor, registers, unit, need, limit,
+                       arch.compute_capability, need - limit)
 
 
 def zero_limit_names(zero: Mapping[str, bool]) -> str:
