@@ -6,11 +6,11 @@ import pytest
 
 from gpumodeler.core.errors import LaunchError
 from gpumodeler.core.occupancy.array_messages import launch_error_messages, reason_parts
-from gpumodeler.core.occupancy.array_rules import _NO_BLOCK_FITS, _OK
+from gpumodeler.core.occupancy.checks import CHECK_NO_BLOCK_FITS, CHECK_OK
 from gpumodeler.core.occupancy.calculator import occupancy, occupancy_array
 from gpumodeler.core.occupancy.compute_capability import (
     ARCHITECTURES, SUPPORTED_COMPUTE_CAPABILITIES)
-from gpumodeler.core.occupancy.messages import _msg_no_block_fits
+from gpumodeler.core.occupancy.messages import msg_no_block_fits
 
 
 def _launches(cc: str, n: int, seed: int):
@@ -56,7 +56,7 @@ def test_called_directly_on_columns(cc):
     arch = ARCHITECTURES[cc]
     block, regs, static, dynamic = _launches(cc, 400, seed=3)
     arrays = occupancy_array(cc, block, regs, dynamic, static_shared_mem_bytes=static)
-    for code in set(arrays.failure.tolist()) - {_OK}:
+    for code in set(arrays.failure.tolist()) - {CHECK_OK}:
         rows = np.flatnonzero(arrays.failure == code)
         zero = {k: v[rows] == 0 for k, v in arrays.block_limits.items()}
         texts = launch_error_messages(arch, code, block[rows], regs[rows], static[rows],
@@ -69,8 +69,8 @@ def test_no_block_fits_names_every_zero_limit():
     names = ("warps", "registers", "shared_memory", "blocks")
     zero = {k: np.array([(c >> j) & 1 == 1 for c in range(1, 16)]) for j, k in enumerate(names)}
     empty = np.zeros(15, dtype=np.int64)
-    texts = launch_error_messages(arch, _NO_BLOCK_FITS, empty, empty, empty, empty, False, zero)
-    assert texts == [_msg_no_block_fits({k: 0 if zero[k][i] else 1 for k in names})
+    texts = launch_error_messages(arch, CHECK_NO_BLOCK_FITS, empty, empty, empty, empty, False, zero)
+    assert texts == [msg_no_block_fits({k: 0 if zero[k][i] else 1 for k in names})
                      for i in range(15)]
     assert texts[-1].endswith("the warps, registers, shared_memory, blocks limit allows 0 blocks")
 

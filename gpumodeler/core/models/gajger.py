@@ -18,7 +18,7 @@ from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.models.kernel_time import KernelPrediction, predict_kernel, warps_launched
 from gpumodeler.core.kernel.latency_bound import LatencyBound, analyze
-from gpumodeler.core.models.throughput import ThroughputBound, _require, throughput_bound
+from gpumodeler.core.models.throughput import ThroughputBound, require_positive, throughput_bound
 from gpumodeler.core.transfers.link import link_transfer_time_s
 from gpumodeler.core.kernel.warp_counts import PIPE_COUNT_NAMES, TENSOR_MAC_COUNT_NAMES, \
     WarpCounts, count
@@ -161,7 +161,7 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
         sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
         smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
         dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs)
-    warps = warps_launched(grid_size, block_size, _require(gpu, "warp_size"))
+    warps = warps_launched(grid_size, block_size, require_positive(gpu, "warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)
     vec = None
@@ -205,7 +205,7 @@ def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam
     vec = kv.apply_wave_terms(gpu, terms=terms, grid_size=grid_size, block_size=block_size,
                               occupancy=occupancy, latency_bound=inputs.latency_bound,
                               throughput_wpc=tb.warps_per_cycle, lam=lam, l2_effect=l2_effect,
-                              l2_before_s=before, l2_after_s=after)
+                              l2_before_s=before, l2_after_s=after, worksheet=tb)
     scalar = np.ndim(vec.cycles) == 0 and np.ndim(k.time_cycles) == 0
     conv = (lambda a: np.asarray(a).item()) if scalar else np.asarray
     changed = {}
@@ -214,11 +214,15 @@ def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam
     if np.any(vec.underfill_applied):  # the warps run at the grid's occupancy
         L = np.asarray(inputs.latency_bound, dtype=float)
         by_latency = vec.occupancy / L
-        latency_mode = by_latency < tb.warps_per_cycle
-        changed.update(warp_throughput=conv(np.minimum(by_latency, tb.warps_per_cycle)),
+        wpc, binding = tb.warps_per_cycle, tb.binding
+        if vec.active_bound is not None:  # on the active SMs' bound (kernel_terms_vec)
+            wpc = np.where(vec.underfill_applied, vec.active_bound.warps_per_cycle, wpc)
+            binding = np.where(vec.underfill_applied, vec.active_bound.binding, binding)
+        latency_mode = by_latency < wpc
+        changed.update(warp_throughput=conv(np.minimum(by_latency, wpc)),
                        latency_throughput=conv(by_latency),
                        mode=conv(np.where(latency_mode, "latency", "throughput")),
-                       limiting_resource=conv(np.where(latency_mode, "latency", tb.binding)))
+                       limiting_resource=conv(np.where(latency_mode, "latency", binding)))
     # where no term applies, eq. 4.1's prediction is returned as it is
     return (replace(k, **changed) if changed else k), tb, vec
 
@@ -268,19 +272,22 @@ def evaluate(inputs) -> "ModelResult":
         clock = gpu.require("sm_clock_hz")
         l2_effect = kt.with_l2_effect(l2_effect, before / lam / clock, after / lam / clock)
     terms.append(l2_effect)
-    cycles, base, wave_terms, info = kt.waves(inputs, L, tb.warps_per_cycle, lam=lam)
+    cycles, base, wave_terms, info = kt.waves(inputs, L, tb.warps_per_cycle, lam=lam, worksheet=tb)
     terms += wave_terms
     occ = float(info.get("occupancy_limited_by_grid", inputs.occupancy))
-    latency_mode = occ / L < tb.warps_per_cycle
+    # an under-filled launch runs at the bound of its active SMs (kernel_terms_vec)
+    tb_wpc = info.get("throughput_bound_on_active_sms", tb.warps_per_cycle)
+    binding = info.get("binding_on_active_sms", tb.binding)
+    latency_mode = occ / L < tb_wpc
     quantities = {
         "latency_bound_cycles": L, "throughput_bound_warps_per_cycle": tb.warps_per_cycle,
         "cycles_per_warp": dict(tb.cycles_per_warp), "occupancy_warps_per_sm": occ,
-        "warp_throughput": min(occ / L, tb.warps_per_cycle), "knee_occupancy": L * tb.warps_per_cycle,
+        "warp_throughput": min(occ / L, tb_wpc), "knee_occupancy": L * tb.warps_per_cycle,
         "lambda": lam, "eq_4_1_cycles": base, **info,
     }
     return finish("gajger", inputs, kernel_cycles=cycles,
                   bound="latency" if latency_mode else "throughput",
-                  binding="latency" if latency_mode else str(tb.binding),
+                  binding="latency" if latency_mode else str(binding),
                   quantities=quantities, terms=terms, notes=[],
                   equations="Gajger 2017 eq. 4.1–4.7 (Volkov 2016 §3.4–3.6)",
                   l2_bandwidth_bytes_per_s=l2_bw)

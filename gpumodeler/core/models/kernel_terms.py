@@ -21,7 +21,12 @@ Blocks are whole (a block retires when its last warp does, §5.6), so an SM hold
   full SM's throughput in eq. 4.1, but in fact 3 blocks share an SM for one latency bound.
   On by default because Volkov's occupancy is the *mean* occupancy (§3.4), which the grid
   bounds; it only applies where eq. 4.1's assumption (full SMs) is false, so every
-  prediction with a grid of at least one wave keeps its eq. 4.1 number.
+  prediction with a grid of at least one wave keeps its eq. 4.1 number. The wave's
+  throughput bound is that of the *active* SMs: global memory is shared by min(SMs, blocks)
+  SMs, not by all of them (:func:`kernel_terms_vec.memory_bandwidth_per_active_sm`, as Hong
+  & Kim 2009's MWP_peak_BW divides by #Active_SMs), so a memory-bound launch of 4 blocks on
+  100 SMs gets 25 times a full launch's bandwidth per SM (no per-SM cap: the device database
+  has no such figure).
 * **Tail of the last wave** (off by default): with ``m >= cap`` the busiest SM runs
   ``floor(m / cap)`` full waves and one partial wave of ``r = m mod cap`` blocks:
   ``T = floor(m / cap) · wave(cap · wpb) + [r > 0] · wave(r · wpb)``. Volkov observes these
@@ -36,21 +41,23 @@ Blocks are whole (a block retires when its last warp does, §5.6), so an SM hold
   instead of DRAM's. The working set is not in the kernel graph, so the term applies only
   when the user gives it (and the L2 bandwidth, which no document lists).
 
-Where the terms apply: everywhere a kernel time is predicted. This module computes them for
-one launch (the registry's models: ``predict --model``, the default ``predict`` and the
-launch panel's models table); :mod:`kernel_terms_vec` computes the same numbers over arrays
-for :func:`gpumodeler.core.models.gajger.predict` given ``terms`` (sweeps, project launches,
-the launch panel's Prediction box). Without ``terms`` that engine stays plain eq. 4.1.
+Where the terms apply: everywhere a kernel time is predicted. Each rule is written once, over
+numpy arrays, in :mod:`kernel_terms_vec` (which :func:`gpumodeler.core.models.gajger.predict`
+given ``terms`` uses for sweeps, project launches and the launch panel's Prediction box);
+this module is the one-launch API of the registry's models (``predict --model``, the default
+``predict`` and the launch panel's models table), computed through those same functions with
+0-d inputs. Without ``terms`` that engine stays plain eq. 4.1.
 """
 from __future__ import annotations
 
 from dataclasses import fields
 import math
 
-import numpy as np
-
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.device import GPUSpec
+from gpumodeler.core.models.kernel_terms_vec import (
+    active_sms, apply_wave_terms, eq41_cycles, memory_bandwidth_per_active_sm, l2_decision, overhead_decision, overhead_effect, term_effect,
+    wave_cycles, with_l2_memory)
 from gpumodeler.core.models.result import KernelTerms, ModelInputs, TermEffect
 from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
 
@@ -74,118 +81,59 @@ def throughput_of(gpu: GPUSpec, kernel, *, memory_bytes_per_s: float | None = No
     """The per-resource worksheet (:func:`throughput_bound`) for ``kernel``'s per-warp counts,
     with global memory served at ``memory_bytes_per_s`` when given (sustained DRAM, L2)."""
     if memory_bytes_per_s is not None:
-        per_cycle = memory_bytes_per_s / (gpu.require("sms") * gpu.require("sm_clock_hz"))
-        gpu = gpu.with_overrides(gmem_bytes_per_cycle_per_sm=per_cycle)
+        gpu = with_l2_memory(gpu, memory_bytes_per_s)
     counts = {f.name: getattr(kernel, f.name) for f in fields(kernel) if f.name != "latency_bound"}
     return throughput_bound(gpu, **counts)
 
 
-def wave_cycles(latency_bound, throughput_bound_wpc, warps):
-    """Cycles for ``warps`` resident together on one SM: max(L, warps / TB) (Volkov §3.5)."""
-    return np.maximum(latency_bound, warps / throughput_bound_wpc)
-
-
-def eq41_cycles(latency_bound, tb, occupancy, warps_total, sms, lam=1.0):
-    """Gajger eq. 4.1: warps / (min(n / L, TB) · SMs · λ), in the order predict_kernel
-    evaluates it (so the numbers agree to the last bit)."""
-    with np.errstate(over="ignore", divide="ignore"):  # an infinite time is refused later
-        return warps_total / (np.minimum(occupancy / latency_bound, tb) * sms * lam)
-
-
-def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 1.0):
+def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 1.0,
+          worksheet: ThroughputBound | None = None):
     """Kernel cycles with the under-filled and tail terms; returns (cycles, base, [TermEffect], info).
 
-    ``base`` is eq. 4.1 (divided by ``lam``); the terms replace it where they apply."""
-    gpu, terms = inputs.gpu, inputs.terms
+    ``base`` is eq. 4.1 (divided by ``lam``); the terms replace it where they apply. One
+    launch of :func:`kernel_terms_vec.apply_wave_terms` (the rules are written there once);
+    given the ``worksheet`` behind ``tb``, an under-filled launch runs at the bound of the
+    active SMs (global memory shared by them only), reported in ``info``."""
+    gpu = inputs.gpu
     sms = gpu.require("sms")
     wpb = warps_per_block(inputs.block_size, gpu.require("warp_size"))
     blocks = blocks_of(inputs.grid_size)
-    occ = float(inputs.occupancy)
-    base = float(eq41_cycles(latency_bound, tb, occ, blocks * wpb, sms, lam))
-    cap = math.floor(occ / wpb + 1e-9)
-    per_sm = -(-blocks // sms)
+    vec = apply_wave_terms(gpu, terms=inputs.terms, grid_size=blocks, block_size=inputs.block_size,
+                           occupancy=float(inputs.occupancy), latency_bound=latency_bound,
+                           throughput_wpc=tb, lam=lam, worksheet=worksheet)
+    cap, per_sm = int(vec.capacity), int(vec.per_sm)
     info = {"blocks": blocks, "warps_per_block": wpb, "blocks_per_sm_capacity": cap,
             "blocks_on_busiest_sm": per_sm, "waves": blocks / (sms * cap) if cap else None}
-    effects = []
-    clock = gpu.require("sm_clock_hz")
-    if cap < 1:
-        note = "occupancy below one block per SM; wave terms need whole blocks"
-        effects += [TermEffect("under-filled GPU", False, note=note),
-                    TermEffect("tail effect", False, note=note)]
-        return base, base, effects, info
-    underfilled = blocks < sms * cap
-    if underfilled:
-        effects.append(TermEffect("tail effect", False, note="the grid is less than one wave"))
-        if terms.underfill:
-            cycles = float(wave_cycles(latency_bound, tb, per_sm * wpb)) / lam
-            info["occupancy_limited_by_grid"] = per_sm * wpb
-            effects.append(_effect("under-filled GPU", base, cycles, clock,
-                                   f"{blocks} blocks on {sms} SMs: one wave of {per_sm} block(s) "
-                                   f"({per_sm * wpb} warps) per SM"))
-            return cycles, base, effects, info
-        effects.append(TermEffect("under-filled GPU", False, note="switched off"))
-        return base, base, effects, info
-    effects.append(TermEffect("under-filled GPU", False, note="the grid fills at least one wave"))
-    if not terms.tail:
-        effects.append(TermEffect("tail effect", False, note="off by default; --tail"))
-        return base, base, effects, info
-    full, rest = divmod(per_sm, cap)
-    cycles = full * float(wave_cycles(latency_bound, tb, cap * wpb))
-    if rest:
-        cycles += float(wave_cycles(latency_bound, tb, rest * wpb))
-    cycles /= lam
-    info["last_wave_blocks"] = rest
-    effects.append(_effect("tail effect", base, cycles, clock,
-                           f"{full} full wave(s) of {cap} blocks + {rest} block(s) per SM"))
-    return cycles, base, effects, info
-
-
-def _effect(name, before_cycles, after_cycles, clock, note):
-    delta = (after_cycles - before_cycles) / clock
-    frac = after_cycles / before_cycles - 1.0 if before_cycles > 0 else 0.0
-    return TermEffect(name, True, delta, frac, note)
+    if vec.underfill_applied:
+        info["occupancy_limited_by_grid"] = per_sm * wpb
+        if vec.active_bound is not None:
+            info["active_sms"] = int(active_sms(sms, blocks))
+            info["throughput_bound_on_active_sms"] = float(vec.active_bound.warps_per_cycle)
+            info["binding_on_active_sms"] = str(vec.active_bound.binding)
+    if vec.tail_applied:
+        info["last_wave_blocks"] = per_sm % cap
+    return float(vec.cycles), float(vec.eq41_cycles), vec.wave_effects(), info
 
 
 def l2_bandwidth(inputs: ModelInputs):
-    """(bandwidth B/s or None, TermEffect): the L2 term's decision for this launch."""
-    gpu = inputs.gpu
-    ws = inputs.param("working_set_bytes")
-    if not inputs.terms.l2:
-        return None, TermEffect("working set in L2", False, note="switched off")
-    if ws is None:
-        return None, TermEffect("working set in L2", False, note="no working set given (--working-set)")
-    if gpu.l2_bytes is None:
-        return None, TermEffect("working set in L2", False, note="the GPU's L2 size is unknown")
-    if ws > gpu.l2_bytes:
-        return None, TermEffect("working set in L2", False,
-                                note=f"working set {ws:g} B exceeds the L2 ({gpu.l2_bytes:g} B)")
-    if gpu.l2_bandwidth_bytes_per_s is None:
-        return None, TermEffect("working set in L2", False,
-                                note="fits in L2 but the L2 bandwidth is unknown (--l2-bandwidth)")
-    return float(gpu.l2_bandwidth_bytes_per_s), TermEffect("working set in L2", True, note=(
-        f"{ws:g} B fit in the {gpu.l2_bytes:g} B L2: memory at {gpu.l2_bandwidth_bytes_per_s:g} B/s"))
+    """(bandwidth B/s or None, TermEffect): the L2 term's decision for this launch
+    (:func:`kernel_terms_vec.l2_decision`)."""
+    return l2_decision(inputs.gpu, inputs.terms, inputs.param("working_set_bytes"))
 
 
 def launch_overhead(inputs: ModelInputs, time_s: float):
     """(added seconds, TermEffect) of the fixed launch overhead."""
-    value = inputs.gpu.launch_overhead_s
-    if not inputs.terms.launch_overhead:
-        return 0.0, TermEffect("launch overhead", False, note="switched off")
-    if value is None:
-        return 0.0, TermEffect("launch overhead", False,
-                               note="unknown for this GPU (--launch-overhead SECONDS)")
-    value = float(value)
-    return value, TermEffect("launch overhead", True, value, value / time_s if time_s > 0 else 0.0,
-                             f"{value:g} s per launch")
+    value, off_note = overhead_decision(inputs.gpu, inputs.terms)
+    return value, overhead_effect(value, off_note, time_s)
 
 
 def with_l2_effect(effect: TermEffect, before_s: float, after_s: float) -> TermEffect:
     """The L2 term with its measured effect filled in."""
     if not effect.applied:
         return effect
-    return TermEffect(effect.name, True, after_s - before_s,
-                      after_s / before_s - 1.0 if before_s > 0 else 0.0, effect.note)
+    return term_effect(effect.name, before_s, after_s, 1.0, effect.note)
 
 
-__all__ = ["KernelTerms", "blocks_of", "eq41_cycles", "l2_bandwidth", "launch_overhead",
-           "throughput_of", "warps_per_block", "wave_cycles", "waves", "with_l2_effect"]
+__all__ = ["KernelTerms", "active_sms", "blocks_of", "eq41_cycles", "l2_bandwidth",
+           "launch_overhead", "memory_bandwidth_per_active_sm", "throughput_of",
+           "warps_per_block", "wave_cycles", "waves", "with_l2_effect"]

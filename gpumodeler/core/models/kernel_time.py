@@ -24,7 +24,7 @@ from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.lazy_fields import LazyFields, build
 from gpumodeler.core.models.throughput import (
-    _FLOAT_SCALARS, ThroughputBound, _all_within, _require)
+    FLOAT_SCALARS, ThroughputBound, all_within, positive_number, require_positive)
 
 
 _INT64_MAX = 2**63 - 1
@@ -56,21 +56,12 @@ def _positive_int(name, value):
             if not arr.size or arr.min() >= 1:
                 return arr.astype(np.int64, copy=False) if arr.ndim else int(arr)
         elif arr.dtype.kind == "f":
-            if _all_within(arr, 1.0, True) and not np.any(np.floor(arr) != arr):
+            if all_within(arr, 1.0, True) and not np.any(np.floor(arr) != arr):
                 return arr.astype(np.int64) if arr.ndim else int(arr)
     raise InvalidParameter(f"{name} must be a whole number >= 1, got {value}")
 
 
-def _positive(name, value):
-    if isinstance(value, _FLOAT_SCALARS):
-        v = float(value)
-        if 0.0 < v < math.inf:
-            return v
-        raise InvalidParameter(f"{name} must be a number > 0, got {value}")
-    arr = np.asarray(value, dtype=float)
-    if not _all_within(arr, 0.0, False):
-        raise InvalidParameter(f"{name} must be a number > 0, got {value}")
-    return arr if arr.ndim else float(arr)
+_positive = positive_number
 
 
 def warps_launched(grid_size, block_size, warp_size: int = 32):
@@ -108,6 +99,19 @@ class KernelPrediction(LazyFields):
     lam: object
 
 
+def eq41(warps, occupancy, latency_bound, tb, sms, lam):
+    """Gajger eq. 4.1 with eq. 4.3: (cycles, occupancy / latency bound, warp throughput),
+    cycles = warps / (min(n / L, TB) · SMs · λ). The one definition of the equation: one
+    launch (Python floats, no numpy) and arrays run the same IEEE operations in the same
+    order, so their numbers agree to the last bit."""
+    by_latency = occupancy / latency_bound
+    if type(by_latency) is float and type(tb) is float:
+        wt = by_latency if by_latency < tb else tb  # as np.minimum: equal values are equal
+    else:
+        wt = np.minimum(by_latency, tb)
+    return warps / (wt * sms * lam), by_latency, wt
+
+
 def predict_kernel(gpu: GPUSpec, *, warps: object, occupancy, latency_bound,
                    throughput: ThroughputBound | object, lam=1.0) -> KernelPrediction:
     """Kernel time (eq. 4.1, 4.3). ``throughput`` is a ThroughputBound or warps/cycle/SM."""
@@ -119,25 +123,21 @@ def predict_kernel(gpu: GPUSpec, *, warps: object, occupancy, latency_bound,
         tb = throughput.warps_per_cycle
     else:
         tb = _positive("throughput bound (warps/cycle/SM)", throughput)
-    sms = _require(gpu, "sms")
-    clock = _require(gpu, "sm_clock_hz")
+    sms = require_positive(gpu, "sms")
+    clock = require_positive(gpu, "sm_clock_hz")
     if (type(occ) is float and type(lat) is float and type(tb) is float
             and type(warps_v) is float and type(lam_v) is float
-            and type(sms) in _FLOAT_SCALARS and type(clock) in _FLOAT_SCALARS):
+            and type(sms) in FLOAT_SCALARS and type(clock) in FLOAT_SCALARS):
         # One launch: the same IEEE operations on Python floats, every field computed now.
-        by_latency = occ / lat
+        cycles, by_latency, wt = eq41(warps_v, occ, lat, tb, sms, lam_v)
         latency_mode = by_latency < tb
-        wt = by_latency if latency_mode else tb  # np.minimum: equal values are equal
-        cycles = warps_v / (wt * sms * lam_v)
         binding = "latency" if latency_mode else _binding_of(throughput)
         return KernelPrediction(
             warps_launched=warps_v, warp_throughput=wt, latency_throughput=by_latency,
             throughput_bound=tb, mode="latency" if latency_mode else "throughput",
             limiting_resource=binding, knee_occupancy=lat * tb, time_cycles=cycles,
             time_s=cycles / clock, lam=lam_v)
-    by_latency = occ / lat
-    wt = np.minimum(by_latency, tb)
-    cycles = warps_v / (wt * sms * lam_v)
+    cycles, by_latency, wt = eq41(warps_v, occ, lat, tb, sms, lam_v)
     if np.ndim(wt) == 0 and np.ndim(cycles) == 0:
         conv = (lambda a: a.item() if hasattr(a, "item") else a)
         latency_mode = by_latency < tb

@@ -100,7 +100,7 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     sms, clock = gpu.require("sms"), gpu.require("sm_clock_hz")
     wpb = kt.warps_per_block(inputs.block_size, gpu.require("warp_size"))
     blocks = kt.blocks_of(inputs.grid_size)
-    active_sms = min(sms, blocks)
+    active_sms = int(kt.active_sms(sms, blocks))
     cap = max(1, math.floor(float(inputs.occupancy) / wpb + 1e-9))
     active_blocks = min(cap, -(-blocks // active_sms))
     N = float(active_blocks * wpb)
@@ -156,7 +156,7 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
             bandwidth = gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * sms * clock
             notes.append(f"Mem_Bandwidth = theoretical {bandwidth / 1e9:.4g} GB/s (no measured value)")
         bw_per_warp = clock * load_bytes / mem_l
-        mwp_peak = bandwidth / (bw_per_warp * active_sms)
+        mwp_peak = kt.memory_bandwidth_per_active_sm(bandwidth, sms, blocks) / bw_per_warp
         mwp_no_bw = mem_l / departure if departure else math.inf
         if departure is None:
             notes.append("departure delay unknown: MWP_Without_BW left out (as Volkov §7.1)")

@@ -78,23 +78,37 @@ class ThroughputBound(LazyFields):
     pipes: bool = False  # True when the CUDA cores were split into Volta+ pipes
 
 
-_FLOAT_SCALARS = (float, int)
+FLOAT_SCALARS = (float, int)
 
 
-def _nonneg(name, value):
-    # Python numbers stay Python floats (no numpy on the scalar path); bool is an int, as before
-    if isinstance(value, _FLOAT_SCALARS):
-        v = float(value)
-        if 0.0 <= v < math.inf:
-            return v
-        raise InvalidParameter(f"{name} must be a finite number >= 0, got {value}")
-    arr = np.asarray(value, dtype=float)
-    if not _all_within(arr, 0.0, True):
-        raise InvalidParameter(f"{name} must be a finite number >= 0, got {value}")
-    return arr if arr.ndim else float(arr)
+def _number_check(zero_ok: bool):
+    """The input check of the worksheet (``zero_ok``: finite and >= 0) and of eq. 4.1 (> 0),
+    one definition: ``check(name, value)`` returns a Python float for a Python number (no
+    numpy on the scalar path; bool is an int, as before) or a float array, else raises
+    InvalidParameter naming ``name``."""
+    what = "finite number >= 0" if zero_ok else "number > 0"
+
+    def check(name, value):
+        if isinstance(value, FLOAT_SCALARS):
+            v = float(value)
+            if (0.0 <= v if zero_ok else 0.0 < v) and v < math.inf:
+                return v
+        else:
+            arr = np.asarray(value, dtype=float)
+            if all_within(arr, 0.0, zero_ok):
+                return arr if arr.ndim else float(arr)
+        raise InvalidParameter(f"{name} must be a {what}, got {value}")
+    return check
 
 
-def _all_within(arr, low: float, inclusive: bool) -> bool:
+#: ``check(name, value)``: finite and >= 0 (the worksheet's counts).
+nonnegative_number = _number_check(True)
+#: ``check(name, value)``: finite and > 0 (eq. 4.1's inputs).
+positive_number = _number_check(False)
+_nonneg = nonnegative_number
+
+
+def all_within(arr, low: float, inclusive: bool) -> bool:
     """Every value finite and >= low (> low unless ``inclusive``): two reductions, no
     temporaries; a NaN makes the minimum NaN, which fails the comparison."""
     if arr.size == 0:
@@ -103,10 +117,10 @@ def _all_within(arr, low: float, inclusive: bool) -> bool:
     return bool((lo >= low if inclusive else lo > low) and hi < np.inf)
 
 
-def _require(gpu: GPUSpec, name: str):
+def require_positive(gpu: GPUSpec, name: str):
     """``gpu.require(name)`` without numpy for a plain positive number (same value)."""
     value = getattr(gpu, name)
-    if type(value) in _FLOAT_SCALARS and 0 < value < math.inf:
+    if type(value) in FLOAT_SCALARS and 0 < value < math.inf:
         return value
     return gpu.require(name)
 
@@ -114,7 +128,7 @@ def _require(gpu: GPUSpec, name: str):
 def _gmem_bytes_per_cycle(gpu: GPUSpec):
     """``gpu.gmem_bandwidth_bytes_per_cycle_per_sm()``, without numpy when given directly."""
     value = gpu.gmem_bytes_per_cycle_per_sm
-    if type(value) in _FLOAT_SCALARS and 0 < value < math.inf:
+    if type(value) in FLOAT_SCALARS and 0 < value < math.inf:
         return value
     return gpu.gmem_bandwidth_bytes_per_cycle_per_sm()
 
@@ -136,9 +150,9 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
     out = {"fp32": _zero(fp32), "int32": _zero(int32), "fp32_int32": _zero(fp32 + int32),
            "fp16": _zero(fp16)}
     if _used(fp32):
-        out["fp32"] = warp * fp32 / _require(gpu, "cuda_cores_per_sm")
+        out["fp32"] = warp * fp32 / require_positive(gpu, "cuda_cores_per_sm")
     if _used(int32):
-        int_lanes = _require(gpu, "int32_units_per_sm")
+        int_lanes = require_positive(gpu, "int32_units_per_sm")
         out["int32"] = warp * int32 / int_lanes
         shared = gpu.int32_fp32_shared_lanes_per_sm
         if shared is None:
@@ -152,10 +166,10 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
                 f"{int_lanes} (the INT32 lanes), got {shared}",
                 item="int32_fp32_shared_lanes_per_sm")
         if shared > 0:
-            lanes = _require(gpu, "cuda_cores_per_sm") + int_lanes - shared
+            lanes = require_positive(gpu, "cuda_cores_per_sm") + int_lanes - shared
             out["fp32_int32"] = warp * (fp32 + int32) / lanes
     if _used(fp16):
-        out["fp16"] = warp * fp16 / (_require(gpu, "fp16_results_per_cycle_per_sm") / 2.0)
+        out["fp16"] = warp * fp16 / (require_positive(gpu, "fp16_results_per_cycle_per_sm") / 2.0)
     return out
 
 
@@ -210,36 +224,36 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
         pipes = {p: _nonneg(f"{p} instructions", pipe_instructions.get(p, 0.0))
                  for p in PIPE_COUNTS}
 
-    warp = _require(gpu, "warp_size")
+    warp = require_positive(gpu, "warp_size")
     cycles = {}
     if split:
         cycles["cuda_cores"] = _zero(counts["cuda_cores"])
     else:
-        cycles["cuda_cores"] = (warp * counts["cuda_cores"] / _require(gpu, "cuda_cores_per_sm")
+        cycles["cuda_cores"] = (warp * counts["cuda_cores"] / require_positive(gpu, "cuda_cores_per_sm")
                                 if _used(counts["cuda_cores"]) else _zero(counts["cuda_cores"]))
     issued = counts["issue"]
     if _used(dual) and not gpu.dual_issue():
         issued = issued + dual
-    cycles["issue"] = (issued / (_require(gpu, "schedulers_per_sm")
-                                 * _require(gpu, "issue_per_scheduler_per_cycle"))
+    cycles["issue"] = (issued / (require_positive(gpu, "schedulers_per_sm")
+                                 * require_positive(gpu, "issue_per_scheduler_per_cycle"))
                        if _used(issued) else _zero(issued))
     cycles["memory"] = (counts["memory"] / _gmem_bytes_per_cycle(gpu)
                         if _used(counts["memory"]) else _zero(counts["memory"]))
-    cycles["sfu"] = (warp * counts["sfu"] / _require(gpu, "sfu_per_sm")
+    cycles["sfu"] = (warp * counts["sfu"] / require_positive(gpu, "sfu_per_sm")
                      if _used(counts["sfu"]) else _zero(counts["sfu"]))
-    cycles["fp64"] = (warp * counts["fp64"] / _require(gpu, "fp64_units_per_sm")
+    cycles["fp64"] = (warp * counts["fp64"] / require_positive(gpu, "fp64_units_per_sm")
                       if _used(counts["fp64"]) else _zero(counts["fp64"]))
-    cycles["shared_memory"] = (counts["shared_memory"] / _require(gpu, "smem_accesses_per_cycle_per_sm")
+    cycles["shared_memory"] = (counts["shared_memory"] / require_positive(gpu, "smem_accesses_per_cycle_per_sm")
                                if _used(counts["shared_memory"]) else _zero(counts["shared_memory"]))
     if split:
         cycles.update(_pipe_cycles(gpu, warp, pipes))
     else:
         cycles.update({p: 0.0 for p in ("fp32", "int32", "fp32_int32", "fp16")})
     cycles["tensor"] = tensor_cycles(gpu, tensor_macs)
-    return _bound(cycles, split)
+    return bound_of(cycles, split)
 
 
-def _bound(cycles: dict, split: bool) -> ThroughputBound:
+def bound_of(cycles: dict, split: bool) -> ThroughputBound:
     """max over the worksheet's resources (the first in RESOURCES order binds on a tie)."""
     worst, binding = 0.0, None
     for r in RESOURCES:  # one launch: Python floats, the first largest binds (as argmax)

@@ -153,11 +153,11 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     cap = math.floor(float(inputs.occupancy) / wpb + 1e-9)
     n, active = float(inputs.occupancy), sms
     if inputs.terms.underfill and cap >= 1 and blocks < sms * cap:
-        n, active = float(-(-blocks // sms) * wpb), min(sms, blocks)
+        n, active = float(-(-blocks // sms) * wpb), int(kt.active_sms(sms, blocks))
     per_w = gmem * active * clock
     w = solve_warp_throughput(n, L0, k, fit, tb.warps_per_cycle, per_w)
     L = loaded_latency(L0, k, fit, w * per_w) if k else L0
-    cycles, base, wave_terms, info = kt.waves(inputs, L, tb.warps_per_cycle)
+    cycles, base, wave_terms, info = kt.waves(inputs, L, tb.warps_per_cycle, worksheet=tb)
     basic = min(n / L0, tb.warps_per_cycle)
     terms += wave_terms
     latency_mode = w < tb.warps_per_cycle * (1 - 1e-12)

@@ -15,11 +15,9 @@ import re
 import numpy as np
 
 from gpumodeler.core.occupancy import messages as m
-from gpumodeler.core.occupancy.array_rules import (
-    _BLOCK_SIZE, _NO_BLOCK_FITS, _OK, _REGISTERS_PER_BLOCK, _REGISTERS_PER_THREAD,
-    _SHARED_PER_BLOCK, _STATIC_SHARED)
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, _registers_per_block_tesla, _registers_per_warp, _warps_in_pairs)
+    CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK,
+    CHECK_REGISTERS_PER_THREAD, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED, LIMIT_NAMES)
 from gpumodeler.core.occupancy.compute_capability import ArchitectureLimits, architecture
 
 
@@ -94,7 +92,7 @@ def _registers_per_thread(arch: ArchitectureLimits, r: np.ndarray) -> list:
 
 def _static_shared(arch: ArchitectureLimits, s: np.ndarray) -> list:
     limit = arch.shared_mem_per_block_bytes
-    return _fill(m.STATIC_SHARED_TEXT, s, m._kb(limit), s - limit, m._static_shared_ending(arch))
+    return _fill(m.STATIC_SHARED_TEXT, s, m.kb_text(limit), s - limit, m.static_shared_ending(arch))
 
 
 def _shared_per_block(arch: ArchitectureLimits, s: np.ndarray, d: np.ndarray,
@@ -105,43 +103,25 @@ def _shared_per_block(arch: ArchitectureLimits, s: np.ndarray, d: np.ndarray,
     default = arch.shared_mem_per_block_bytes
     used = (total, s, d)
     if opt_in and optin > default:
-        return _fill(m.SHARED_USED_TEXT + m.SHARED_OPTIN_TEXT, *used, m._kb(optin), cc,
+        return _fill(m.SHARED_USED_TEXT + m.SHARED_OPTIN_TEXT, *used, m.kb_text(optin), cc,
                      total - optin)
     head = m.SHARED_USED_TEXT + m.SHARED_DEFAULT_TEXT
     if optin <= default:
-        return _fill(head + m.SHARED_NO_OPTIN_TEXT, *used, m._kb(default), total - default,
-                     m._tesla_note(arch), cc)
+        return _fill(head + m.SHARED_NO_OPTIN_TEXT, *used, m.kb_text(default), total - default,
+                     m.tesla_note(arch), cc)
     return _by_mask(
         total <= optin,
         lambda k: _fill(head + m.SHARED_WITHIN_OPTIN_TEXT, total[k], s[k], d[k],
-                        m._kb(default), total[k] - default, cc, m._kb(optin)),
+                        m.kb_text(default), total[k] - default, cc, m.kb_text(optin)),
         lambda k: _fill(head + m.SHARED_OVER_OPTIN_TEXT, total[k], s[k], d[k],
-                        m._kb(default), total[k] - default, m._kb(optin), cc, total[k] - optin))
+                        m.kb_text(default), total[k] - default, m.kb_text(optin), cc, total[k] - optin))
 
 
 def _registers_per_block(arch: ArchitectureLimits, b: np.ndarray, r: np.ndarray) -> list:
-    warps = -(-b // arch.warp_size)
+    template, warps, counted, factor, unit, need = m.registers_per_block_numbers(arch, b, r)
     limit = arch.max_registers_per_block
-    cc = arch.compute_capability
-    if arch.register_allocation == "block":
-        paired = _warps_in_pairs(arch, warps)
-        need = _registers_per_block_tesla(arch, warps, r)
-        g = arch.warp_allocation_granularity
-        rounded = _notes(warps, lambda w: "" if -(-w // g) * g == w
-                         else m.TESLA_ROUNDED_TEXT % (w, g))
-        return _fill(m.REGISTERS_PER_BLOCK_TESLA_TEXT, paired, rounded, arch.warp_size, r,
-                     arch.register_allocation_unit, need, limit, cc, need - limit)
-    per_warp = _registers_per_warp(arch, r)
-    group = arch.register_check_warp_group
-    counted = -(-warps // group) * group
-    need = per_warp * counted
-    grouped = _notes(warps, lambda w: "" if -(-w // group) * group == w
-                     else m.GROUPED_TEXT % (group, w, -(-w // group) * group))
-    unit = arch.register_allocation_unit
-    if arch.double_unit_register_counts:
-        unit = np.where(np.isin(r, sorted(arch.double_unit_register_counts)), 2 * unit, unit)
-    return _fill(m.REGISTERS_PER_BLOCK_TEXT, counted, grouped, per_warp, r, unit, need, limit,
-                 cc, need - limit)
+    return _fill(template, counted, _notes(warps, lambda w: m.rounding_note(arch, w)), factor, r,
+                 unit, need, limit, arch.compute_capability, need - limit)
 
 
 def _no_block_fits(zero: dict) -> list:
@@ -149,7 +129,7 @@ def _no_block_fits(zero: dict) -> list:
     for k, name in enumerate(LIMIT_NAMES):
         code |= np.asarray(zero[name], dtype=np.int64) << k
     values = code.tolist()
-    table = {c: m.NO_BLOCK_FITS_TEXT % m._zero_limit_names(
+    table = {c: m.NO_BLOCK_FITS_TEXT % m.zero_limit_names(
         {name: bool(c >> k & 1) for k, name in enumerate(LIMIT_NAMES)}) for c in set(values)}
     return [(None, "%s", [list(map(table.__getitem__, values))])]
 
@@ -165,19 +145,19 @@ def launch_error_parts(arch: ArchitectureLimits, code: int, block_size: np.ndarr
     each message inside its own line with one ``%`` (``occupancy --batch``).
     ``zero_limits`` (limit name -> bool column: that limit allows 0 blocks) is needed for
     the last check only."""
-    if code == _BLOCK_SIZE:
-        return _block_size(arch, block_size)
-    if code == _REGISTERS_PER_THREAD:
-        return _registers_per_thread(arch, registers)
-    if code == _STATIC_SHARED:
-        return _static_shared(arch, static)
-    if code == _SHARED_PER_BLOCK:
-        return _shared_per_block(arch, static, dynamic, opt_in)
-    if code == _REGISTERS_PER_BLOCK:
-        return _registers_per_block(arch, block_size, registers)
-    if code == _NO_BLOCK_FITS:
+    if code == CHECK_NO_BLOCK_FITS:
         return _no_block_fits(zero_limits)
-    raise ValueError(f"no launch check has code {code}")
+    if code not in _PARTS:
+        raise ValueError(f"no launch check has code {code}")
+    columns = {"block_size": block_size, "registers": registers, "static": static,
+               "dynamic": dynamic, "opt_in": opt_in}
+    return _PARTS[code](arch, *(columns[name] for name in m.MESSAGE_INPUTS[code]))
+
+
+# check code -> the parts of a column of launches (the scalar messages, a column at a time)
+_PARTS = {CHECK_BLOCK_SIZE: _block_size, CHECK_REGISTERS_PER_THREAD: _registers_per_thread,
+          CHECK_STATIC_SHARED: _static_shared, CHECK_SHARED_PER_BLOCK: _shared_per_block,
+          CHECK_REGISTERS_PER_BLOCK: _registers_per_block}
 
 
 def launch_error_messages(arch: ArchitectureLimits, code: int, block_size: np.ndarray,
@@ -199,7 +179,7 @@ def reason_parts(arrays, index: np.ndarray) -> list:
         return np.broadcast_to(a, arrays.shape).ravel()[index]
 
     failure = at(arrays.failure)
-    if (failure == _OK).any():
+    if (failure == CHECK_OK).any():
         raise ValueError("every launch asked for must be one that cannot run")
     b, r, s, d = (at(c) for c in (arrays.block_size, arrays.registers_per_thread,
                                   arrays.static_shared_mem_bytes, arrays.shared_mem_bytes))
@@ -207,7 +187,7 @@ def reason_parts(arrays, index: np.ndarray) -> list:
     for code in np.flatnonzero(np.bincount(failure)).tolist():
         chosen = np.flatnonzero(failure == code)
         zero = None
-        if code == _NO_BLOCK_FITS:
+        if code == CHECK_NO_BLOCK_FITS:
             zero = {k: at(v)[chosen] == 0 for k, v in arrays.block_limits.items()}
         parts += [(chosen if rows is None else chosen[rows], template, columns)
                   for rows, template, columns in launch_error_parts(

@@ -22,14 +22,14 @@ from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.lazy_fields import LazyFields, build
 from gpumodeler.core.occupancy.array_rules import (
-    _BLOCK_SIZE, _NO_BLOCK_FITS, _OK, _REGISTERS_PER_BLOCK, _REGISTERS_PER_THREAD,
-    _REPORTED, _SHARED_PER_BLOCK, _STATIC_SHARED, _Rules, _could_fail, _failures, _full, _min,
-    _reported, _rules)
+    REPORTED_FIELDS, RuleIntermediates, could_fail, failure_codes, full_shape, min_or_one,
+    reported_value, rule_intermediates)
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _preference_bytes)  # noqa: F401
-from gpumodeler.core.occupancy.messages import (
-    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared)
+    CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_OK, CHECK_REGISTERS_PER_BLOCK,
+    CHECK_REGISTERS_PER_THREAD, CHECK_SHARED_PER_BLOCK, CHECK_STATIC_SHARED,
+    LIMIT_NAMES, UNLIMITED, OccupancyResult, check_caching, preference_bytes,  # noqa: F401
+    warps_per_block)
+from gpumodeler.core.occupancy.messages import launch_error_message
 
 
 @dataclass(frozen=True, eq=False)
@@ -65,7 +65,7 @@ class OccupancyArrays(LazyFields):
     min_shared_mem_config_bytes: np.ndarray
     partitioned_global_caching: np.ndarray
     opt_in: bool
-    failure: np.ndarray = field(repr=False)   # _OK or which check failed, per point
+    failure: np.ndarray = field(repr=False)   # CHECK_OK or which check failed, per point
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -75,22 +75,14 @@ class OccupancyArrays(LazyFields):
         arch = architecture(self.compute_capability)
         b, r = int(self.block_size[index]), int(self.registers_per_thread[index])
         d, s = int(self.shared_mem_bytes[index]), int(self.static_shared_mem_bytes[index])
-        if code == _BLOCK_SIZE:
-            return _msg_block_size(arch, b)
-        if code == _REGISTERS_PER_THREAD:
-            return _msg_registers_per_thread(arch, r)
-        if code == _STATIC_SHARED:
-            return _msg_static_shared(arch, s)
-        if code == _SHARED_PER_BLOCK:
-            return _msg_shared_per_block(arch, s, d, self.opt_in)
-        if code == _REGISTERS_PER_BLOCK:
-            return _msg_registers_per_block(arch, b, r)
-        return _msg_no_block_fits({k: int(v[index]) for k, v in self.block_limits.items()})
+        limits = ({k: int(v[index]) for k, v in self.block_limits.items()}
+                  if code == CHECK_NO_BLOCK_FITS else None)
+        return launch_error_message(arch, code, b, r, s, d, self.opt_in, limits)
 
     def reason_at(self, index) -> str:
         """The LaunchError message at ``index`` ('' if that launch can run)."""
         code = int(self.failure[index])
-        return "" if code == _OK else self._message(code, index)
+        return "" if code == CHECK_OK else self._message(code, index)
 
     @cached_property
     def reasons(self) -> np.ndarray:
@@ -108,13 +100,13 @@ class OccupancyArrays(LazyFields):
             self.block_size, self.registers_per_thread, self.static_shared_mem_bytes,
             self.shared_mem_bytes))
         zero = {k: np.broadcast_to(v, self.shape).ravel() == 0
-                for k, v in self.block_limits.items()} if (failure == _NO_BLOCK_FITS).any() else {}
+                for k, v in self.block_limits.items()} if (failure == CHECK_NO_BLOCK_FITS).any() else {}
         # what each check's message depends on (registers per block: the warps, not the threads)
-        keys = {_BLOCK_SIZE: (b,), _REGISTERS_PER_THREAD: (r,), _STATIC_SHARED: (s,),
-                _SHARED_PER_BLOCK: (s, d), _REGISTERS_PER_BLOCK: (-(-b // arch.warp_size), r),
-                _NO_BLOCK_FITS: tuple(zero.values())}
+        keys = {CHECK_BLOCK_SIZE: (b,), CHECK_REGISTERS_PER_THREAD: (r,), CHECK_STATIC_SHARED: (s,),
+                CHECK_SHARED_PER_BLOCK: (s, d), CHECK_REGISTERS_PER_BLOCK: (warps_per_block(arch, b), r),
+                CHECK_NO_BLOCK_FITS: tuple(zero.values())}
         for code in np.flatnonzero(np.bincount(failure)).tolist():
-            if code == _OK:
+            if code == CHECK_OK:
                 continue
             index = np.flatnonzero(failure == code)
             key = np.stack([c[index] for c in keys[code]], axis=1).astype(np.int64)
@@ -228,29 +220,29 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         _int_array("static_shared_mem_bytes", static_shared_mem_bytes))
     if not isinstance(opt_in, (bool, np.bool_)):
         raise InvalidParameter(f"opt_in must be True or False, got {opt_in!r}", item="opt_in")
-    preference = _preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
-    caching = _check_caching(arch, partitioned_global_caching)
+    preference = preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
+    caching = check_caching(arch, partitioned_global_caching)
     shape = np.broadcast_shapes(bs.shape, regs.shape, dyn.shape, st.shape)
 
     per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
                        else arch.shared_mem_per_block_bytes)
     extremes = (lo_b, hi_b, lo_r, hi_r, lo_d, hi_d, lo_s, hi_s)
     args = (arch, bs, regs, dyn, st, extremes, preference, caching)
-    r = _rules(*args)
+    r = rule_intermediates(*args)
     active, warps = r["active"], r["warps"]
     failure = None
-    if (_could_fail(arch, r["register_check"], per_block_limit, hi_s, hi_d, hi_r, lo_b, hi_b)
-            or _min(active) == 0):
-        failure = _failures(arch, shape, bs, regs, dyn, st, r["register_check"],
+    if (could_fail(arch, r["register_check"], per_block_limit, hi_s, hi_d, hi_r, lo_b, hi_b)
+            or min_or_one(active) == 0):
+        failure = failure_codes(arch, shape, bs, regs, dyn, st, r["register_check"],
                             per_block_limit, active)
     if failure is None:  # every launch runs (the common sweep): no codes to keep
         valid = np.ones(shape, dtype=bool)
     else:
-        valid = _full(failure == _OK, shape)
+        valid = full_shape(failure == CHECK_OK, shape)
         active = np.where(valid, active, 0)
-    active_warps = _full(active * warps, shape)
-    del r, active, warps  # the reported fields recompute them (see _Rules)
-    rules = _Rules(args, shape, valid, failure)
+    active_warps = full_shape(active * warps, shape)
+    del r, active, warps  # the reported fields recompute them (see RuleIntermediates)
+    rules = RuleIntermediates(args, shape, valid, failure)
     return build(OccupancyArrays, {
         "compute_capability": arch.compute_capability,
         "valid": valid,
@@ -259,6 +251,6 @@ def occupancy_array(cc, block_size, registers_per_thread, shared_mem_bytes=0, *,
         "reserved_shared_mem_per_block_bytes": arch.reserved_shared_mem_per_block_bytes,
         "shared_mem_per_block_limit_bytes": per_block_limit,
         "opt_in": bool(opt_in),
-    }, {name: (_reported, rules, name) for name in _REPORTED})
+    }, {name: (reported_value, rules, name) for name in REPORTED_FIELDS})
 
 

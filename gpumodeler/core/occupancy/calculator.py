@@ -71,8 +71,9 @@ virtual resources) never lower occupancy; we leave them out. Everything else agr
 case (``tests/core/test_occupancy_oracle.py``).
 
 Layout. This module holds the scalar :func:`occupancy`. The result type
-(:class:`OccupancyResult`) and the input checks it shares with the vectorised path are in
-:mod:`gpumodeler.core.occupancy.checks`, the LaunchError messages in
+(:class:`OccupancyResult`), the input checks and the rules themselves (the launch checks,
+rules 1-3, written once over Python ints or numpy arrays, so that the vectorised path calls
+the very same functions) are in :mod:`gpumodeler.core.occupancy.checks`, the LaunchError messages in
 :mod:`gpumodeler.core.occupancy.messages` (one launch) and
 :mod:`gpumodeler.core.occupancy.array_messages` (a column at a time); the vectorised path
 (:func:`occupancy_array`, :class:`OccupancyArrays`) is in :mod:`gpumodeler.core.occupancy.arrays`.
@@ -86,11 +87,11 @@ from typing import TYPE_CHECKING
 from gpumodeler.core.occupancy.compute_capability import architecture
 from gpumodeler.core.errors import InvalidParameter, LaunchError
 from gpumodeler.core.occupancy.checks import (
-    LIMIT_NAMES, UNLIMITED, OccupancyResult, _check_caching, _is_bool, _preference_bytes,
-    _registers_per_block_tesla, _registers_per_warp, _require_int)
-from gpumodeler.core.occupancy.messages import (
-    _msg_block_size, _msg_no_block_fits, _msg_registers_per_block, _msg_registers_per_thread,
-    _msg_shared_per_block, _msg_static_shared)
+    CHECK_ITEMS, CHECK_REGISTERS_PER_BLOCK, LIMIT_NAMES, UNLIMITED, OccupancyResult,
+    allocated_shared_bytes, blocks_fitting, check_caching, shared_config, warp_register_limits, input_checks, is_bool, preference_bytes,
+    register_check_warps, registers_per_block_tesla, registers_per_warp, require_int,
+    warps_per_block)
+from gpumodeler.core.occupancy.messages import launch_error_message, msg_no_block_fits
 
 if TYPE_CHECKING:  # loaded when asked for (__getattr__ below)
     from gpumodeler.core.occupancy.arrays import OccupancyArrays, occupancy_array
@@ -120,36 +121,30 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
     for malformed input, UnsupportedArchitecture for an unknown ``cc``.
     """
     arch = architecture(cc)
-    block_size = _require_int("block_size", block_size)
-    registers = _require_int("registers_per_thread", registers_per_thread)
-    dynamic = _require_int("shared_mem_bytes", shared_mem_bytes)
-    static = _require_int("static_shared_mem_bytes", static_shared_mem_bytes)
-    if not _is_bool(opt_in):
+    block_size = require_int("block_size", block_size)
+    registers = require_int("registers_per_thread", registers_per_thread)
+    dynamic = require_int("shared_mem_bytes", shared_mem_bytes)
+    static = require_int("static_shared_mem_bytes", static_shared_mem_bytes)
+    if not is_bool(opt_in):
         raise InvalidParameter(f"opt_in must be True or False, got {opt_in!r}", item="opt_in")
-    preference = _preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
-    caching = _check_caching(arch, partitioned_global_caching)
+    preference = preference_bytes(arch, carveout_percent, shared_mem_config_bytes)
+    caching = check_caching(arch, partitioned_global_caching)
 
     per_block_limit = (arch.shared_mem_per_block_optin_bytes if opt_in
                        else arch.shared_mem_per_block_bytes)
-    if not 1 <= block_size <= arch.max_threads_per_block:
-        raise LaunchError(_msg_block_size(arch, block_size), item="block_size")
-    if registers > arch.max_registers_per_thread:
-        raise LaunchError(_msg_registers_per_thread(arch, registers), item="registers_per_thread")
-    if static > arch.shared_mem_per_block_bytes:
-        raise LaunchError(_msg_static_shared(arch, static), item="static_shared_mem_bytes")
-    if static + dynamic > per_block_limit:
-        raise LaunchError(_msg_shared_per_block(arch, static, dynamic, bool(opt_in)),
-                          item="shared_mem_bytes")
+    for code, failed in input_checks(arch, block_size, registers, static, dynamic,
+                                     per_block_limit):
+        if failed:
+            raise LaunchError(launch_error_message(arch, code, block_size, registers, static,
+                                                   dynamic, opt_in), item=CHECK_ITEMS[code])
 
-    warps = -(-block_size // arch.warp_size)
+    warps = warps_per_block(arch, block_size)
     if arch.register_allocation == "block":
         # Rule 2 on 1.x: registers per block, the whole register file shared out by blocks.
-        allocated_registers = _registers_per_block_tesla(arch, warps, registers)
+        allocated_registers = registers_per_block_tesla(arch, warps, registers)
         if allocated_registers > arch.max_registers_per_block:
-            raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
-                              item="registers_per_thread")
-        by_registers = (arch.registers_per_sm // allocated_registers if allocated_registers
-                        else UNLIMITED)
+            raise _registers_per_block_error(arch, block_size, registers)
+        by_registers = blocks_fitting(arch.registers_per_sm, allocated_registers)
         by_warps = arch.max_warps_per_sm // warps
     else:
         by_registers, by_warps, caching, allocated_registers = _warp_registers(
@@ -157,21 +152,15 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
 
     # Rule 3, shared memory, in the configuration the driver will use.
     reserved = arch.reserved_shared_mem_per_block_bytes
-    unit = arch.shared_mem_allocation_unit_bytes
-    allocated = -(-(static + dynamic + reserved) // unit) * unit
-    if preference >= allocated:
-        config = preference
-    elif arch.has_carveout:
-        config = arch.config_at_least(allocated)
-    else:
-        config = arch.shared_mem_per_sm_bytes
-    by_shared = config // allocated if allocated else UNLIMITED
+    allocated = allocated_shared_bytes(arch, static, dynamic)
+    config = shared_config(arch, preference, allocated)
+    by_shared = blocks_fitting(config, allocated)
 
     limits = {"warps": by_warps, "registers": by_registers, "shared_memory": by_shared,
               "blocks": arch.max_blocks_per_sm}
     active = min(limits.values())
     if active == 0:
-        raise LaunchError(_msg_no_block_fits(limits))
+        raise LaunchError(msg_no_block_fits(limits))
     min_config = next(c for c in arch.shared_mem_configs_bytes
                       if c >= allocated and (allocated == 0 or c // allocated >= active))
     return OccupancyResult(
@@ -201,27 +190,17 @@ def occupancy(cc, block_size: int, registers_per_thread: int, shared_mem_bytes: 
 def _warp_registers(arch, block_size: int, warps: int, registers: int, caching: bool):
     """Rules 1-2 where registers are allocated per warp (2.0 on): (B_registers, B_warps,
     caching used, registers allocated per block); LaunchError over the per-block limit."""
-    per_warp = _registers_per_warp(arch, registers)
-    group = arch.register_check_warp_group
-    counted = -(-warps // group) * group
-    if per_warp * counted > arch.max_registers_per_block:
-        raise LaunchError(_msg_registers_per_block(arch, block_size, registers),
-                          item="registers_per_thread")
+    per_warp = registers_per_warp(arch, registers)
+    if per_warp * register_check_warps(arch, warps) > arch.max_registers_per_block:
+        raise _registers_per_block_error(arch, block_size, registers)
 
     # Rule 2, registers (may turn partitioned caching off), then rule 1, warps.
-    g = arch.warp_allocation_granularity
-    if per_warp == 0:
-        by_registers = UNLIMITED
-    else:
-        warps_per_subpartition = arch.registers_per_sm // g // per_warp
-        by_registers = 0
-        if caching:
-            by_registers = 2 * (warps_per_subpartition * (g // 2) // warps)
-            caching = by_registers > 0
-        if not caching:
-            by_registers = warps_per_subpartition * g // warps
-    if caching:
-        by_warps = 2 * (arch.max_warps_per_sm // 2 // warps)
-    else:
-        by_warps = arch.max_warps_per_sm // warps
+    by_registers, by_warps, caching = warp_register_limits(arch, per_warp, warps, caching,
+                                                           per_warp == 0)
     return by_registers, by_warps, caching, per_warp * warps
+
+
+def _registers_per_block_error(arch, block_size: int, registers: int) -> LaunchError:
+    return LaunchError(launch_error_message(arch, CHECK_REGISTERS_PER_BLOCK, block_size, registers,
+                                            0, 0, False),
+                       item=CHECK_ITEMS[CHECK_REGISTERS_PER_BLOCK])
