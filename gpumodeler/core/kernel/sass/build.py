@@ -49,10 +49,10 @@ from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
-from gpumodeler.core.kernel.sass import cfg, ordering
+from gpumodeler.core.kernel.sass import addresses, cfg, ordering
 from gpumodeler.core.kernel.sass.control import instruction_control
-from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, is_128bit
-from gpumodeler.core.kernel.sass.operands import reg_access
+from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
+from gpumodeler.core.kernel.sass.operands import n_destinations, reg_access
 
 #: Default iteration count of an imported loop (set the real one with --set loopN=...).
 DEFAULT_ITERATIONS = 1
@@ -162,6 +162,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     block_no = [0] * n
     for b, (a, z) in enumerate(blocks):
         block_no[a:z + 1] = [b] * (z - a + 1)
+    addressed = addresses.analyse(ins_list, infos, arch_number(func.arch),
+                                  lambda ins, unit: n_destinations(ins.mnemonic, unit, ins.operands))
     counts = Counter()
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
         label = f"{ins.text}  /*{ins.address:04x}*/"
@@ -175,6 +177,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                 kw["width_bytes"] = width
             if not info.is_load and access[i][0] and ins.mnemonic in ("ATOM", "ATOMG", "ATOMS"):
                 kw["is_load"] = True  # an atomic that returns the old value
+            if i in addressed:  # lane stride, broadcast, bank conflicts (addresses.py)
+                kw.update(addresses.instruction_attributes(addressed[i], width or 4))
         if info is not None:
             kw.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
                       is_load=kw.get("is_load", info.is_load))
