@@ -137,3 +137,19 @@ def test_every_memory_instruction_of_every_fixture_gets_an_address():
             for ins in g.instructions.values():
                 if ins.unit == "ldst" and ins.space in ("global", "shared", "local"):
                     assert ins.address, (path.name, ins.id, ins.opcode)
+
+
+def test_reuse_charges_the_union_of_the_neighbours_sectors_once():
+    base = Poly.symbol("c[0x0][0x160]") + Poly.symbol("tid.x").scaled(4)
+    addrs = {k: analyse_address(base + Poly.const(off), "global")
+             for k, off in ((0, 4), (1, 0), (2, 8), (3, 4096))}
+    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                set(addrs))
+    # the first read (offset 4) is charged 128 bytes; the union of the first three is 5
+    # sectors (160 bytes): the second adds 32, the third nothing; 4096 bytes on: new sectors
+    assert hits == {1: (0.75, 0), 2: (1.0, 0)}
+    # in different loops, or stores: no reuse
+    assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), {0: (), 1: (0,), 2: (1,), 3: ()},
+                                set(addrs)) == {}
+    assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                {0}) == {}

@@ -449,3 +449,50 @@ def instruction_attributes(addr: Address, width_bytes: int) -> dict:
     if addr.space == "shared":
         kw["bank_conflict_degree"] = warp_access(stride, width_bytes, addr.offset).bank_conflict_degree
     return kw
+
+
+# -- reuse between neighbouring loads ---------------------------------------------------------
+
+def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
+    """``{index: (hit ratio, index of the first load of its group)}`` for global loads whose
+    footprints overlap another's of the same array (stencil neighbours).
+
+    Loads group when their addresses differ only in the numeric offset (same pointer, same
+    thread-index terms, same lane stride and width) and they run in the same loops
+    (``scopes``: a key per instruction). Per warp the group moves the 32-byte sectors of
+    the union of its footprints once; the first load in program order is charged its own
+    sectors, each later one only the sectors it adds to the union (its ``hit_ratio`` is
+    the rest, served by L2, which keeps a line for later requests: NVIDIA CUDA C++ Best
+    Practices Guide, "L2 Cache"). This is the reuse of the "unique bytes" of a stencil's
+    neighbour reads (Williams, Waterman & Patterson, "Roofline", CACM 2009, count a stencil's
+    compulsory traffic the same way), on the assumption that a wave's footprint fits the L2
+    between the first and the last neighbour read (docs/sass-import.md)."""
+    groups: dict = {}
+    for i in sorted(addressed):
+        a = addressed[i]
+        if i not in loads or a.space != "global" or not a.affine or a.param_stride \
+                or not a.lane_stride:
+            continue
+        rest = Poly({m: c for m, c in a.poly.terms.items() if m})
+        key = (tuple(sorted(rest.terms.items())), a.lane_stride, widths[i], scopes[i])
+        groups.setdefault(key, []).append(i)
+    out: dict = {}
+    for (_, stride, width, _), members in groups.items():
+        if len(members) < 2:
+            continue
+        base = min(addressed[i].offset for i in members)
+        own = float(WARP * max(min(abs(stride), SECTOR_BYTES), width))  # warp_counts' charge
+        covered: set = set()
+        charged = 0.0
+        for n, i in enumerate(members):
+            start = addressed[i].offset - base
+            covered |= {s for lane in range(WARP)
+                        for s in range((start + lane * stride) // SECTOR_BYTES,
+                                       (start + lane * stride + width - 1) // SECTOR_BYTES + 1)}
+            # the group has moved the union's sectors so far; the first load is charged
+            # its own (aligned) bytes, each later one what the union grew by beyond that
+            added = own if n == 0 else max(0.0, len(covered) * SECTOR_BYTES - charged)
+            charged += added
+            if n and added < own:
+                out[i] = (max(0.0, min(1.0, 1.0 - added / own)), members[0])
+    return out

@@ -164,6 +164,10 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         block_no[a:z + 1] = [b] * (z - a + 1)
     addressed = addresses.analyse(ins_list, infos, arch_number(func.arch),
                                   lambda ins, unit: n_destinations(ins.mnemonic, unit, ins.operands))
+    reused = addresses.reuse_hits(
+        addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
+        {i: tuple(member_of[i]) for i in addressed},
+        {i for i in addressed if infos[i].is_load})
     counts = Counter()
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
         label = f"{ins.text}  /*{ins.address:04x}*/"
@@ -179,6 +183,9 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                 kw["is_load"] = True  # an atomic that returns the old value
             if i in addressed:  # lane stride, broadcast, bank conflicts (addresses.py)
                 kw.update(addresses.instruction_attributes(addressed[i], width or 4))
+            if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
+                kw["hit_ratio"], first = reused[i]
+                kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"
         if info is not None:
             kw.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
                       is_load=kw.get("is_load", info.is_load))
