@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import math
 import re
 import struct
+from functools import lru_cache
 
 #: Lane-varying symbols: the thread index (and the lane id) and data loaded from memory.
 THREAD_SYMBOLS = ("tid.x", "tid.y", "tid.z", "laneid")
@@ -60,6 +61,10 @@ _REG = re.compile(r"^(U?R)(\d+|Z)$")
 _REG_MODS = re.compile(r"\.(reuse|64|128|U32|H0|H1|B\d|X\d+|CC)", re.I)
 #: uniform-datapath forms (``UIMAD``, ``ULEA``...) follow the rules of their vector forms
 _UNIFORM_FORMS = {"MOV", "IMAD", "IMUL", "IADD3", "LEA", "SHF", "ISCADD"}
+#: the mnemonics whose result :func:`_evaluate` follows (the rest make an opaque value)
+_FOLLOWED = frozenset({"MOV", "UMOV", "IMAD", "UIMAD", "IMUL", "UIMUL", "IADD3", "UIADD3", "IADD",
+                       "IADD32I", "LEA", "ULEA", "ISCADD", "ISCADD32I", "UISCADD", "SHF", "USHF",
+                       "SHL", "XMAD", "HFMA2", "S2R", "S2UR", "CS2R", "LDC", "ULDC", "LDCU"})
 WARP = 32
 SECTOR_BYTES = 32
 LINE_BYTES = 128
@@ -77,21 +82,34 @@ class Poly:
         self.terms = {m: c for m, c in (terms or {}).items() if c}
 
     @classmethod
+    def _raw(cls, terms: dict) -> "Poly":
+        """A polynomial of terms known to have no zero coefficient (no check: fast)."""
+        p = cls.__new__(cls)
+        p.terms = terms
+        return p
+
+    @classmethod
     def const(cls, value: int) -> "Poly":
-        return cls({(): int(value)})
+        return cls._raw({(): int(value)} if value else {})
 
     @classmethod
     def symbol(cls, name: str) -> "Poly":
-        return cls({(name,): 1})
+        return cls._raw({(name,): 1})
 
     def __add__(self, other: "Poly") -> "Poly":
+        if not other.terms:
+            return self
+        if not self.terms:
+            return other
         out = dict(self.terms)
         for m, c in other.terms.items():
             out[m] = out.get(m, 0) + c
         return Poly(out)
 
     def scaled(self, k: int) -> "Poly":
-        return Poly({m: c * k for m, c in self.terms.items()})
+        if k == 1:
+            return self
+        return Poly._raw({m: c * k for m, c in self.terms.items()}) if k else Poly._raw({})
 
     def __mul__(self, other: "Poly") -> "Poly | None":
         out: dict = {}
@@ -200,41 +218,45 @@ class _Values:
 
     def __init__(self, arch_number: int | None):
         self.env: dict = {}
-        self.uniform_opaque: set = set()
+        self.varying: dict = {}  # register -> its value varies across the lanes
         self.dims = _DIMS_MAXWELL if arch_number is not None and arch_number < 70 else _DIMS_VOLTA
 
-    def constant_bank(self, bank: str, offset: str) -> Poly:
-        b, off = int(bank, 16), int(offset, 16)
+    def constant_bank(self, b: int, off: int) -> Poly:
         if b == 0 and off in self.dims:
             return Poly.symbol(self.dims[off])
         return Poly.symbol(f"c[{b:#x}][{off:#x}]")
 
     def operand(self, text: str, at: int) -> Poly | None:
         """The value of a source operand; None for one not understood."""
-        t = text.strip()
-        neg = t.startswith("-")
-        t = t.lstrip("-")
-        if t.startswith(("|", "~", "!")):
-            return None
-        m = _CONST_REF.match(t.replace(" ", "")) if t.startswith("c[") else None
-        if m:
-            v = self.constant_bank(m.group(1), m.group(2))
+        kind, payload, neg = _parse_operand(text)
+        if kind == "reg":
+            v = self.env.get(payload)
+            if v is None:  # never written: an argument register or undefined
+                v = Poly.symbol(f"{payload}@entry")
+            elif v.__class__ is tuple:  # an opaque value, made when first read
+                v = self.env[payload] = Poly.symbol(f"{'data' if v[1] else 'v'}@{v[0]:04x}")
+        elif kind == "const":
+            v = Poly.const(payload)
+        elif kind == "zero":
+            return Poly()
+        elif kind == "cbank":
+            v = self.constant_bank(*payload)
         else:
-            base = _REG_MODS.sub("", t)
-            if base in ("RZ", "URZ"):
-                v = Poly()
-            elif _REG.match(base):
-                v = self.env.get(base)
-                if v is None:  # never written: an argument register or undefined
-                    v = Poly.symbol(f"{base}@entry")
-                if re.search(r"\.H1", t, re.I):
-                    return None
-            else:
-                try:
-                    v = Poly.const(int(t, 16) if t.lower().startswith("0x") else int(t))
-                except ValueError:
-                    return None
+            return None
         return v.scaled(-1) if neg else v
+
+    def set(self, reg: str, value: Poly) -> None:
+        self.env[reg] = value
+        self.varying[reg] = any(_is_lane_varying(s) for m in value.terms for s in m)
+
+    def any_varying(self, operands) -> bool:
+        """Whether any register among ``operands`` holds a lane-varying value (cheap: the
+        flag kept with each value)."""
+        for o in operands:
+            reg = _parse_operand(o)[1]
+            if isinstance(reg, str) and self.varying.get(reg, False):
+                return True
+        return False
 
     def opaque(self, at: int, inputs, lane_varying: bool | None = None) -> Poly:
         """A fresh value of the instruction at ``at``: lane-varying when any input is (or
@@ -243,6 +265,36 @@ class _Values:
             lane_varying = any(p is None or any(_is_lane_varying(s) for s in p.symbols())
                                for p in inputs)
         return Poly.symbol(f"{'data' if lane_varying else 'v'}@{at:04x}")
+
+
+@lru_cache(maxsize=65536)
+def _parse_operand(text: str) -> tuple:
+    """``(kind, payload, negated)``: ``("reg", "R2", False)``, ``("const", 4, False)``,
+    ``("cbank", (0, 0x160), False)``, ``("zero", None, False)``; ``("other", register or
+    None, ...)`` for what is not followed (``|R2|``, ``~R2``, ``R2.H1``, a predicate, a
+    float)."""
+    t = text.strip()
+    neg = t.startswith("-")
+    t = t.lstrip("-")
+    if t.startswith(("|", "~", "!")):
+        base = _REG_MODS.sub("", t.strip("|~!"))
+        return "other", base if _REG.match(base) else None, neg
+    if t.startswith("c["):
+        m = _CONST_REF.match(t.replace(" ", "").replace("[RZ]", "[0x0]").replace("[URZ]", "[0x0]"))
+        if m:
+            return "cbank", (int(m.group(1), 16), int(m.group(2), 16)), neg
+        return "other", None, neg
+    base = _REG_MODS.sub("", t)
+    if base in ("RZ", "URZ"):
+        return "zero", None, neg
+    if _REG.match(base):
+        if re.search(r"\.H1", t, re.I):
+            return "other", base, neg
+        return "reg", base, neg
+    try:
+        return "const", int(t, 16) if t.lower().startswith("0x") else int(t), neg
+    except ValueError:
+        return "other", None, neg
 
 
 def _sum(values):
@@ -265,13 +317,18 @@ def _mul(a, b):
     return None if a is None or b is None else a * b
 
 
-def _dest_regs(ins, nd) -> list[str]:
+def _dest_regs(ins, nd) -> tuple:
+    return _dest_regs_of(ins.operands, nd)
+
+
+@lru_cache(maxsize=65536)
+def _dest_regs_of(operands, nd) -> tuple:
     regs = []
-    for op in ins.operands[:nd]:
+    for op in operands[:nd]:
         base = _REG_MODS.sub("", op.strip())
         if _REG.match(base) and base not in ("RZ", "URZ"):
             regs.append(base)
-    return regs
+    return tuple(regs)
 
 
 def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
@@ -292,7 +349,7 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
         ref = ins.operands[nd].replace(" ", "").replace("[RZ]", "[0x0]").replace("[URZ]", "[0x0]")
         m = _CONST_REF.match(ref)
         if m:
-            return vals.constant_bank(m.group(1), m.group(2))
+            return vals.constant_bank(int(m.group(1), 16), int(m.group(2), 16))
     if unit == "ldst":  # data from memory
         return vals.opaque(ins.address, (), lane_varying=space != "constant"
                            and not ins.mnemonic.startswith("U"))
@@ -408,16 +465,25 @@ def analyse(ins_list, infos, arch_number: int | None, n_destinations) -> dict:
         regs = _dest_regs(ins, nd)
         if not regs:
             continue
-        try:
-            value = _evaluate(ins, vals, nd, unit, space)
-        except (ValueError, IndexError):
-            value = None
-        if value is None:
-            srcs = [vals.operand(o, ins.address) for o in ins.operands[nd:]]
-            value = vals.opaque(ins.address, srcs)
-        vals.env[regs[0]] = value
-        for r in regs[1:]:  # the high word of a pair, a second destination: opaque
-            vals.env[r] = vals.opaque(ins.address, [value])
+        value = None
+        if unit == "ldst" or ins.mnemonic in _FOLLOWED:
+            try:
+                value = _evaluate(ins, vals, nd, unit, space)
+            except (ValueError, IndexError):
+                value = None
+        if value is None:  # not followed: a fresh value, lane-varying if an input is
+            # (kept as (address, varying) until an instruction that is followed reads it)
+            varying = vals.any_varying(ins.operands[nd:])
+            for r in regs:
+                vals.env[r] = (ins.address, varying)
+                vals.varying[r] = varying
+            continue
+        vals.set(regs[0], value)
+        if len(regs) > 1:  # the high word of a pair, a second destination: opaque
+            high = (ins.address, vals.varying[regs[0]])
+            for r in regs[1:]:
+                vals.env[r] = high
+                vals.varying[r] = high[1]
     return out
 
 
@@ -486,9 +552,7 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
         charged = 0.0
         for n, i in enumerate(members):
             start = addressed[i].offset - base
-            covered |= {s for lane in range(WARP)
-                        for s in range((start + lane * stride) // SECTOR_BYTES,
-                                       (start + lane * stride + width - 1) // SECTOR_BYTES + 1)}
+            covered |= _sectors(start, stride, width)
             # the group has moved the union's sectors so far; the first load is charged
             # its own (aligned) bytes, each later one what the union grew by beyond that
             added = own if n == 0 else max(0.0, len(covered) * SECTOR_BYTES - charged)
@@ -496,3 +560,13 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
             if n and added < own:
                 out[i] = (max(0.0, min(1.0, 1.0 - added / own)), members[0])
     return out
+
+
+def _sectors(start: int, stride: int, width: int) -> set:
+    """The 32-byte sectors a warp touches, lane l at ``start + l·stride``."""
+    if 0 < stride <= SECTOR_BYTES:  # contiguous: one range
+        return set(range(start // SECTOR_BYTES,
+                         (start + (WARP - 1) * stride + width - 1) // SECTOR_BYTES + 1))
+    return {s for lane in range(WARP)
+            for s in range((start + lane * stride) // SECTOR_BYTES,
+                           (start + lane * stride + width - 1) // SECTOR_BYTES + 1)}
