@@ -153,3 +153,11 @@ def test_reuse_charges_the_union_of_the_neighbours_sectors_once():
                                 set(addrs)) == {}
     assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                 {0}) == {}
+
+
+def test_a_bit_field_of_the_lane_is_flagged_as_not_followed_not_as_data():
+    """WMMA fragments are addressed by ``lane & 3`` and ``lane >> 2`` (LOP3, SHF.R)."""
+    g, _ = import_kernel_with_report(SASS / "wmma_gemm.sm_90.sass")
+    flagged = [i for i in g.instructions.values() if "not affine" in i.address]
+    assert flagged and all("not followed" in i.address and "indirect" not in i.address
+                           for i in flagged)

@@ -146,7 +146,7 @@ class Poly:
 
 
 def _is_lane_varying(symbol: str) -> bool:
-    return symbol in THREAD_SYMBOLS or symbol.startswith("data@")
+    return symbol in THREAD_SYMBOLS or symbol.startswith(("data@", "f@"))
 
 
 @dataclass(frozen=True)
@@ -234,7 +234,7 @@ class _Values:
             if v is None:  # never written: an argument register or undefined
                 v = Poly.symbol(f"{payload}@entry")
             elif v.__class__ is tuple:  # an opaque value, made when first read
-                v = self.env[payload] = Poly.symbol(f"{'data' if v[1] else 'v'}@{v[0]:04x}")
+                v = self.env[payload] = Poly.symbol(f"{'f' if v[1] else 'v'}@{v[0]:04x}")
         elif kind == "const":
             v = Poly.const(payload)
         elif kind == "zero":
@@ -258,13 +258,16 @@ class _Values:
                 return True
         return False
 
-    def opaque(self, at: int, inputs, lane_varying: bool | None = None) -> Poly:
-        """A fresh value of the instruction at ``at``: lane-varying when any input is (or
-        ``lane_varying`` says so), else uniform."""
+    def opaque(self, at: int, inputs, lane_varying: bool | None = None,
+               loaded: bool = False) -> Poly:
+        """A fresh value of the instruction at ``at``: ``data@…`` loaded from memory,
+        ``f@…`` another lane-varying value (when any input is, or ``lane_varying`` says so),
+        else ``v@…``, uniform across the warp."""
         if lane_varying is None:
             lane_varying = any(p is None or any(_is_lane_varying(s) for s in p.symbols())
                                for p in inputs)
-        return Poly.symbol(f"{'data' if lane_varying else 'v'}@{at:04x}")
+        kind = ("data" if loaded else "f") if lane_varying else "v"
+        return Poly.symbol(f"{kind}@{at:04x}")
 
 
 @lru_cache(maxsize=65536)
@@ -352,7 +355,7 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
             return vals.constant_bank(int(m.group(1), 16), int(m.group(2), 16))
     if unit == "ldst":  # data from memory
         return vals.opaque(ins.address, (), lane_varying=space != "constant"
-                           and not ins.mnemonic.startswith("U"))
+                           and not ins.mnemonic.startswith("U"), loaded=True)
     if mnem == "HFMA2" and len(ins.operands) - nd == 4 and \
             {o.strip().lstrip("-") for o in ins.operands[nd:nd + 2]} == {"RZ"}:
         return _half_pair(ins.operands[nd + 2], ins.operands[nd + 3])
@@ -432,9 +435,13 @@ def analyse_address(poly: Poly | None, space: str, reason: str = "") -> Address:
         varying = [s for s in m if _is_lane_varying(s)]
         if not varying:
             continue
-        if len(varying) > 1 or varying[0].startswith("data@"):
-            why = "data-dependent (indirect)" if any(s.startswith("data@") for s in varying) \
-                else "a product of thread indices"
+        if len(varying) > 1 or varying[0].startswith(("data@", "f@")):
+            if any(s.startswith("data@") for s in varying):
+                why = "data-dependent (indirect)"
+            elif any(s.startswith("f@") for s in varying):
+                why = "a function of the thread index not followed (bit operations, shifts right)"
+            else:
+                why = "a product of thread indices"
             return Address(space, poly, False, None, False, 0, why)
         if varying[0] in ("tid.x", "laneid"):
             rest = tuple(s for s in m if s != varying[0])
