@@ -219,8 +219,10 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
                       iterations={lid: lp.iterations for lid, lp in graph.loops.items()})
 
 
-#: the attributes that decide what an instruction counts (all but id, label and position)
-_kind_of = attrgetter(*(f.name for f in fields(Instruction) if f.name not in ("id", "label", "x", "y")))
+#: the attributes that decide what an instruction counts (all but id, label, position and
+#: the address text)
+_kind_of = attrgetter(*(f.name for f in fields(Instruction)
+                        if f.name not in ("id", "label", "x", "y", "address")))
 
 
 def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
