@@ -453,14 +453,25 @@ def analyse_address(poly: Poly | None, space: str, reason: str = "") -> Address:
     return Address(space, poly, True, None, True, offset)
 
 
-def analyse(ins_list, infos, arch_number: int | None, n_destinations) -> dict:
+def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=None) -> dict:
     """``{index: Address}`` for every memory instruction of ``ins_list`` (``infos`` the
     opcode classifications, ``n_destinations(ins, unit)`` the count of destination
-    operands)."""
+    operands; ``access``, when given, each instruction's ``(written, read)`` registers
+    (operands.reg_access), which spares parsing the instructions it does not follow)."""
     vals = _Values(arch_number)
     out: dict = {}
+    varying_of = vals.varying.get
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
         unit = info.unit if info is not None else None
+        if unit != "ldst" and access is not None and ins.mnemonic not in _FOLLOWED:
+            written, read = access[i]
+            if written:  # a fresh value, lane-varying if an input is (made when read)
+                varying = any(varying_of(r, False) for r in read)
+                for r in written:
+                    if r[0] == "R" or r[:2] == "UR":
+                        vals.env[r] = (ins.address, varying)
+                        vals.varying[r] = varying
+            continue
         space = info.space if info is not None else None
         if unit == "ldst" and space in ("global", "local", "shared", "constant", "generic"):
             op = _address_operand(ins)

@@ -163,7 +163,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     for b, (a, z) in enumerate(blocks):
         block_no[a:z + 1] = [b] * (z - a + 1)
     addressed = addresses.analyse(ins_list, infos, arch_number(func.arch),
-                                  lambda ins, unit: n_destinations(ins.mnemonic, unit, ins.operands))
+                                  lambda ins, unit: n_destinations(ins.mnemonic, unit, ins.operands),
+                                  access)
     reused = addresses.reuse_hits(
         addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
         {i: tuple(member_of[i]) for i in addressed},
