@@ -95,19 +95,20 @@ def test_constant_loads_are_not_global_memory_traffic(arch):
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-def test_a_three_point_stencil_moves_about_the_dram_bytes_of_a_copy(arch):
-    stencil = import_kernel(SASS / f"access_patterns.{arch}.sass", "stencil3")
+@pytest.mark.parametrize("points", [3, 5])
+def test_a_stencil_moves_about_the_dram_bytes_of_a_copy(arch, points):
+    stencil = import_kernel(SASS / f"access_patterns.{arch}.sass", f"stencil{points}")
     copy = import_kernel(SASS / f"access_patterns.{arch}.sass", "copy_rows")
     from gpumodeler.core.kernel.warp_counts import count
     s_bytes = count(stencil).evaluate()["gmem_bytes"]
     c_bytes = count(copy).evaluate()["gmem_bytes"]
     loads = [i for i in stencil.instructions.values() if i.space == "global" and i.is_load]
-    assert len(loads) == 3
-    assert sum(i.hit_ratio > 0 for i in loads) == 2  # the neighbours, not the first read
+    assert len(loads) == points
+    assert sum(i.hit_ratio > 0 for i in loads) == points - 1  # the neighbours, not the first
     assert all("served by L2" in i.address for i in loads if i.hit_ratio > 0)
     assert c_bytes <= s_bytes <= 1.15 * c_bytes
-    # without the reuse the three reads would move three times a copy's load bytes
-    assert s_bytes < (3 + 1) / 2 * c_bytes
+    # without the reuse the reads would move `points` times a copy's load bytes
+    assert s_bytes < (points + 1) / 2 * c_bytes
 
 
 def test_loads_of_different_arrays_or_rows_do_not_share_their_bytes():

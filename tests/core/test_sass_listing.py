@@ -48,7 +48,7 @@ def test_architecture_specific_fixtures_parse_with_their_architecture():
     for kernel, arch in SPECIFIC.items():
         lst = listing(f"{kernel}.{arch}.sass")
         assert lst.archs() == [arch]
-        assert len(lst.functions) == (8 if kernel == "access_patterns" else 1)
+        assert len(lst.functions) == (9 if kernel == "access_patterns" else 1)
         for f in lst.functions:
             assert all(len(i.words) == 2 for i in f.instructions)
 

@@ -50,6 +50,14 @@ __global__ void stencil3(const float *in, float *out, int n)
         out[i] = in[i - 1] + in[i] + in[i + 1];
 }
 
+__global__ void stencil5(const float *in, float *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x + 2;
+    if (i < n - 2)
+        out[i] = 0.1f * in[i - 2] + 0.2f * in[i - 1] + 0.4f * in[i] + 0.2f * in[i + 1]
+                 + 0.1f * in[i + 2];
+}
+
 __global__ void gather(const float *in, const int *idx, float *out, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
