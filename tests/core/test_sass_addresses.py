@@ -161,3 +161,12 @@ def test_a_bit_field_of_the_lane_is_flagged_as_not_followed_not_as_data():
     flagged = [i for i in g.instructions.values() if "not affine" in i.address]
     assert flagged and all("not followed" in i.address and "indirect" not in i.address
                            for i in flagged)
+
+
+def test_the_import_report_names_the_addresses_it_could_not_follow():
+    g, report = import_kernel_with_report(SASS / "access_patterns.sm_80.sass", "gather")
+    (nid, opcode), = report.not_affine
+    assert opcode.startswith("LDG") and "not affine" in g.instructions[nid].address
+    assert f"{nid} {opcode}" in report.summary() and "set stride or pattern" in report.summary()
+    _, clean = import_kernel_with_report(SASS / "access_patterns.sm_80.sass", "copy_rows")
+    assert clean.not_affine == [] and "not affine" not in clean.summary()

@@ -82,6 +82,8 @@ class ImportReport:
     tensor_shape_unknown: list = field(default_factory=list)
     # result edges of unknown opcodes: (edge id, mnemonic, placeholder latency or None)
     placeholder_edges: list = field(default_factory=list)
+    # memory instructions whose address is not affine in the thread index: (id, opcode)
+    not_affine: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -101,6 +103,11 @@ class ImportReport:
         if self.tensor_shape_unknown:
             parts.append(f"tensor instructions whose shape SASS does not show (left out of the "
                          f"tensor-core bound): {', '.join(sorted(set(self.tensor_shape_unknown)))}")
+        if self.not_affine:
+            shown = ", ".join(f"{i} {op}" for i, op in self.not_affine[:6])
+            more = len(self.not_affine) - 6
+            parts.append(f"addresses not affine in the thread index, taken as coalesced (set "
+                         f"stride or pattern): {shown}{f' and {more} more' if more > 0 else ''}")
         if not self.has_control:
             parts.append("no control words (nvdisasm without -hex): issue spacing from the "
                          "latency table")
@@ -184,6 +191,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                 kw["is_load"] = True  # an atomic that returns the old value
             if i in addressed:  # lane stride, broadcast, bank conflicts (addresses.py)
                 kw.update(addresses.instruction_attributes(addressed[i], width or 4))
+                if not addressed[i].affine and info.space != "constant":
+                    report.not_affine.append((ids[i], ins.opcode))
             if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
                 kw["hit_ratio"], first = reused[i]
                 kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"
