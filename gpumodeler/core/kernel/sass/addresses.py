@@ -478,7 +478,11 @@ def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=Non
             if op is None and space == "constant":
                 op = next((o for o in ins.operands if o.strip().startswith("c[")), None)
             if op is not None:
-                out[i] = analyse_address(_address_value(op, vals, ins.address, space), space)
+                try:
+                    poly = _address_value(op, vals, ins.address, space)
+                except (ValueError, IndexError, OverflowError):  # an operand form not known
+                    poly = None
+                out[i] = analyse_address(poly, space)
         nd = n_destinations(ins, unit)
         regs = _dest_regs(ins, nd)
         if not regs:
