@@ -59,6 +59,7 @@ def _run(args) -> int:
                           "loops": {lid: list(p) for lid, p in path.loop_paths.items()}},
         "per_warp": {name: float(numbers[name]) for name in COUNT_NAMES},
         "per_warp_formula": {name: counts.formula(name) for name in COUNT_NAMES},
+        "memory_accesses": _memory_accesses(graph, args.warp_size or 32),
     }
     if has_device:  # (the models are imported only for a device: ~10 ms)
         from gpumodeler.core.models.gajger import pipe_instructions, tensor_macs
@@ -120,3 +121,15 @@ def _throughput_or_missing(out: dict, gpu, worksheet):
         out["throughput_unavailable"] = str(exc)
         out["throughput_needs"] = flag
         return None
+
+
+def _memory_accesses(graph, warp_size: int) -> list:
+    """Each load/store's cost per warp-wide request (warp_counts.access_cost) and address."""
+    from gpumodeler.core.kernel.warp_counts import access_cost
+    out = []
+    for ins in graph.instructions.values():
+        cost = access_cost(ins, warp_size)
+        if cost is not None:
+            out.append({"id": ins.id, "opcode": ins.opcode, "space": ins.space,
+                        "address": ins.address, **cost})
+    return out

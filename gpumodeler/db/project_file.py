@@ -66,7 +66,7 @@ CONNECTION_COLUMNS = ("id", "link_name", "a", "b", "link_type", "overrides", "la
 KERNEL_COLUMNS = ("id", "name", "latency_table", "description", "variables")
 INSTRUCTION_COLUMNS = ("id", "opcode", "unit", "latency_class", "space", "is_load", "label",
                        "memory_level", "width_bytes", "stride", "pattern", "hit_ratio",
-                       "segment_bytes", "bank_conflict_degree", "x", "y")
+                       "segment_bytes", "bank_conflict_degree", "x", "y", "address")
 EDGE_COLUMNS = ("id", "src", "dst", "kind", "latency", "taken")
 LOOP_COLUMNS = ("id", "name", "iterations")
 LAUNCH_COLUMNS = ("id", "name", "gpu", "kernel", "block_size", "grid_size", "data_size",

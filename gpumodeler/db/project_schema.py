@@ -32,6 +32,9 @@ version 1
 
 version 2 (``m002_descriptions``): ``project.description`` and ``sweeps.name``.
 
+version 4 (``m004_instruction_address``): ``kernel_instructions.address``, the address of a
+memory instruction as the SASS import followed it (text, empty when unknown).
+
 version 3 (``m003_applications``): ``applications(position, id, name, variables, policy,
 host_power_w)`` and ``application_steps(application_id, position, id, kind, name, stream,
 after_steps, launch, gpu, fraction, concurrent, src, dst, size)``; ``after_steps`` is a JSON
@@ -288,8 +291,16 @@ def m003_applications(db: sqlite_utils.Database) -> None:
     _set_version(db, 3)
 
 
+@migrations(name="m004_instruction_address")
+def m004_instruction_address(db: sqlite_utils.Database) -> None:
+    # The address of a memory instruction as the SASS import followed it (text).
+    db.execute("ALTER TABLE kernel_instructions ADD COLUMN address TEXT NOT NULL DEFAULT ''")
+    _set_version(db, 4)
+
+
 # Append new migrations above this line and bump both; never edit one that shipped.
-KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications")
+KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications",
+                    "m004_instruction_address")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

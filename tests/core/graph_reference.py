@@ -138,6 +138,7 @@ def old_count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bo
             if ins.space in ("global", "local"):
                 nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
                                                ins.segment_bytes, warp_size)
+                add("gmem_accesses", mono, 1)
                 add("gmem_bytes", mono, nbytes * (1.0 - ins.hit_ratio))
                 extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
             elif ins.space == "shared":

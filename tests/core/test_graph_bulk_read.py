@@ -53,6 +53,8 @@ def _decorated(seed: int, ids) -> dict:
             d["x"], d["y"] = rng.choice([0, 3, -2.5, 1e300]), rng.choice([0.0, 7, 2.25])
         if d["opcode"] == "LDG" and rng.random() < 0.5:
             d["hit_ratio"] = rng.choice([0, 0.5, 1])
+        if d["opcode"] == "LDG" and rng.random() < 0.5:
+            d["address"] = rng.choice(["", "c[0x0][0x160] + 4·tid.x", f"{rng.random()}"])
     for e in data["edges"]:
         if rng.random() < 0.2:
             e["latency"] = rng.choice([0, 4, 2.5])
@@ -136,3 +138,17 @@ def test_bulk_readers_refuse_what_they_cannot_vouch_for():
                  {"id": "e2", "from": "a", "to": "b", "kind": "dependency", **bad}]
         assert not bulk_read.read_edges(edges, g, kernel_format._EDGE_KEYS, positions), bad
         assert not g.edges
+
+
+def test_an_address_is_text_and_files_without_one_still_load():
+    base = {"format": "gpumodeler-kernel", "version": 1, "name": "k", "edges": [],
+            "instructions": [{"id": "a", "opcode": "LDG"}, {"id": "b", "opcode": "LDG",
+                                                            "address": "4·tid.x"}]}
+    g = from_dict(base)
+    assert [i.address for i in g.instructions.values()] == ["", "4·tid.x"]
+    assert kernel_format.to_dict(g)["instructions"][0].keys() >= {"id", "opcode"}
+    assert "address" not in kernel_format.to_dict(g)["instructions"][0]
+    assert from_dict(kernel_format.to_dict(g)) == g
+    bad = dict(base, instructions=[{"id": "a", "opcode": "LDG", "address": 4}])
+    with pytest.raises(ModelError, match="address must be text"):
+        from_dict(bad)

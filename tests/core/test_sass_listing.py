@@ -43,12 +43,14 @@ def test_every_fixture_parses_with_its_architecture(kernel, arch):
 
 
 def test_architecture_specific_fixtures_parse_with_their_architecture():
-    assert SPECIFIC == {"wgmma_shapes": "sm_90a", "tcgen05_mma": "sm_100a"}
+    assert SPECIFIC == {"wgmma_shapes": "sm_90a", "tcgen05_mma": "sm_100a",
+                        "access_patterns": "sm_75"}
     for kernel, arch in SPECIFIC.items():
         lst = listing(f"{kernel}.{arch}.sass")
         assert lst.archs() == [arch]
-        (f,) = lst.functions
-        assert all(len(i.words) == 2 for i in f.instructions)
+        assert len(lst.functions) == (9 if kernel == "access_patterns" else 1)
+        for f in lst.functions:
+            assert all(len(i.words) == 2 for i in f.instructions)
 
 
 def test_saxpy2_sm90_instructions_operands_and_targets():

@@ -12,9 +12,11 @@ from gpumodeler.core.kernel.sass.listing import ListingError, parse_listing
 
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 LEGACY = ("sm_52", "sm_60", "sm_61")
-#: every source built for Maxwell and Pascal (the tensor-core ones need sm_70+)
+#: every source built for Maxwell and Pascal (the tensor-core ones need sm_70+; a source
+#: naming its own architectures in a "// fixture archs:" line is built for those only)
 KERNELS = sorted(p.stem for p in (SASS.parent / "src").glob("*.cu")
-                 if not any(t in p.stem for t in ("mma", "tcgen05")))
+                 if not any(t in p.stem for t in ("mma", "tcgen05"))
+                 and "// fixture archs:" not in p.read_text())
 #: nvdisasm listings kept besides cuobjdump's (tools/make_sass_fixtures_legacy.py NVDISASM)
 NVDISASM = [("saxpy2", "sm_52"), ("matmul_tiled", "sm_52"), ("reduce", "sm_60")]
 

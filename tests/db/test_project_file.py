@@ -143,7 +143,7 @@ def test_every_table_round_trips(tmp_path):
     path = save_project(project, tmp_path / "p.gpm")
     loaded, info = read_project_file(path)
     assert loaded == project
-    assert (info.format, info.schema_version, info.upgraded) == ("gpumodeler-project", 3, False)
+    assert (info.format, info.schema_version, info.upgraded) == ("gpumodeler-project", project_schema.SCHEMA_VERSION, False)
     # what == does not see: order, value types, ids
     for name in ("devices", "connections", "launches", "sweeps", "measurements",
                  "calibrations", "history"):
@@ -388,7 +388,7 @@ def test_a_file_of_the_first_schema_opens_upgraded_and_untouched(tmp_path):
     project.description = "now described"
     save_project(project, path)  # an older project of ours may be replaced
     again, info = read_project_file(path)
-    assert again == project and (info.schema_version, info.upgraded) == (3, False)
+    assert again == project and (info.schema_version, info.upgraded) == (project_schema.SCHEMA_VERSION, False)
 
 
 def test_a_file_of_version_2_opens_with_no_applications_and_saves_them(tmp_path):
@@ -407,12 +407,13 @@ def test_a_file_of_version_2_opens_with_no_applications_and_saves_them(tmp_path)
     project.put("applications", Application("a", steps=(Step("c", "copy", src="h", dst="gpu1", size="8"),)))
     save_project(project, path)
     again, info = read_project_file(path)
-    assert again == project and info.schema_version == 3
+    assert again == project and info.schema_version == project_schema.SCHEMA_VERSION
 
 
 def test_migrations_are_numbered_and_recorded():
-    assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications")
-    assert project_schema.SCHEMA_VERSION == 3
+    assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications",
+                                               "m004_instruction_address")
+    assert project_schema.SCHEMA_VERSION == 4
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 
@@ -534,8 +535,9 @@ BAD_FILES = {
                               "WHERE key = 'format'"), "it is a device database"),
     "other format": (_edit("UPDATE meta SET value = 'photos' WHERE key = 'format'"),
                      "format 'photos', expected 'gpumodeler-project'"),
-    "future version": (_edit("UPDATE meta SET value = '4' WHERE key = 'version'"),
-                       "newer gpumodeler (project schema version 4"),
+    "future version": (_edit(f"UPDATE meta SET value = '{project_schema.SCHEMA_VERSION + 1}' "
+                             f"WHERE key = 'version'"),
+                       f"newer gpumodeler (project schema version {project_schema.SCHEMA_VERSION + 1}"),
     "future migration": (_edit("INSERT INTO _sqlite_migrations (migration_set, name, "
                                "applied_at) VALUES ('gpumodeler-project', 'm004_x', 'x')"),
                          "newer gpumodeler"),

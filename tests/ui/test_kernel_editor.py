@@ -246,6 +246,24 @@ def test_properties_panel_edits_an_instruction(editor):
     assert ed.graph.instructions[ids[0]].hit_ratio == 0.5
 
 
+def test_properties_panel_shows_the_cost_of_a_warps_request(editor):
+    ed = editor
+    ids = small_graph(ed)
+    ed.scene.select_ids([ids[0]])
+    assert ed.properties.access_summary.text() == ""
+
+    def summary_after(form, field, text):
+        w = ed.properties.forms[form].widgets[field]
+        w.setText(text)
+        w.editingFinished.emit()
+        ed.scene.select_ids([ids[1]])
+        ed.scene.select_ids([ids[0]])
+        return ed.properties.access_summary.text()
+
+    assert "4 × 32 B per request, 128 B per warp" in summary_after("instruction", "opcode", "LDG")
+    assert "32 × 32 B per request, 1024 B per warp" in summary_after("memory", "stride", "32")
+
+
 def test_import_refuses_a_bad_file_and_reads_saxpy2(editor, tmp_path, qtbot):
     ed = editor
     bad = tmp_path / "bad.json"

@@ -26,8 +26,9 @@ from gpumodeler.core.kernel.item_table import ItemTable
 _ABSENT = object()  # a key the item does not have (not the same as a null value)
 _EDGE_KINDS = frozenset(EDGE_KINDS)
 _EDGE_KIND_TEXT = {k: k for k in EDGE_KINDS}
-#: an instruction's fields other than its own (id, label, position), in field order
-_SHARED_FIELDS = tuple(f.name for f in fields(Instruction) if f.name not in ("id", "label", "x", "y"))
+#: an instruction's fields other than its own (id, label, position, address), in field order
+_SHARED_FIELDS = tuple(f.name for f in fields(Instruction)
+                       if f.name not in ("id", "label", "x", "y", "address"))
 
 
 def _column(items, key, default):
@@ -105,11 +106,15 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
         return False
     # an instruction's own fields, each a column only when some instruction has it
     lists, consts = {"id": ids}, {}
-    for name, default in (("label", ""), ("x", 0.0), ("y", 0.0)):
+    for name, default in (("label", ""), ("x", 0.0), ("y", 0.0), ("address", "")):
         if name in keys:
             lists[name] = _column(items, name, default)
         else:
             consts[name] = default
+    if ("address" in lists and set(map(type, lists["address"])) != {str}):
+        return False
+    if "address" in lists:
+        lists["address"] = _fresh(lists["address"])
     if ("label" in lists and set(map(type, lists["label"])) != {str}) \
             or ("x" in lists and not _finite_numbers(lists["x"])) \
             or ("y" in lists and not _finite_numbers(lists["y"])):

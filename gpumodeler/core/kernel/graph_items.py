@@ -43,7 +43,8 @@ class Instruction:
     ``width_bytes`` per thread, ``stride`` in elements between consecutive threads,
     ``pattern`` (strided, random, broadcast), ``hit_ratio`` of cache hits (these bytes do not
     reach DRAM), ``segment_bytes`` the DRAM transaction size, and for shared memory
-    ``bank_conflict_degree`` (1 = no conflict).
+    ``bank_conflict_degree`` (1 = no conflict); ``address`` the address as the SASS import
+    followed it (text, :mod:`gpumodeler.core.kernel.sass.addresses`; empty when unknown).
     """
 
     id: str
@@ -62,6 +63,9 @@ class Instruction:
     bank_conflict_degree: int = 1
     x: float = 0.0
     y: float = 0.0
+    # last, so that readers building an Instruction from positional columns written before
+    # it existed (project files) still line up
+    address: str = ""
 
     @classmethod
     def make(cls, id: str, opcode: str, **kw) -> "Instruction":
@@ -88,7 +92,7 @@ class Instruction:
             value = getattr(self, name)
             if not is_finite_number(value):
                 bad(f"{name} must be a finite number, got {shown(value)}")
-        for name in ("label", "opcode"):
+        for name in ("label", "opcode", "address"):
             if not isinstance(getattr(self, name), str):
                 bad(f"{name} must be text, got {shown(getattr(self, name))}")
         if not isinstance(self.is_load, bool):

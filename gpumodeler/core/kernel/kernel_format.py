@@ -169,7 +169,9 @@ def _loops_from(items, graph: KernelGraph, canonical=None):
 
 
 # -- instructions and edges, validated once per distinct kind --------------------------------
-_OWN = frozenset({"id", "label", "x", "y"})  # what each instruction has of its own
+#: what each instruction has of its own (its address text, like its label, is seldom
+#: shared: it is no part of what kinds of instruction are told apart by)
+_OWN = frozenset({"id", "label", "x", "y", "address"})
 
 
 def _finite(value) -> bool:
@@ -181,15 +183,16 @@ def _finite(value) -> bool:
 
 
 _FIELDS = [f.name for f in fields(Instruction)]
-_LABEL, _X = _FIELDS.index("label"), _FIELDS.index("x")
+_LABEL, _X, _ADDRESS = _FIELDS.index("label"), _FIELDS.index("x"), _FIELDS.index("address")
 assert _FIELDS[0] == "id" and 0 < _LABEL < _X and _FIELDS[_X + 1] == "y", _FIELDS
+assert _ADDRESS == len(_FIELDS) - 1, _FIELDS
 
 
 def _prototype(d: dict):
     """The attribute values an instruction of this kind has besides its own (id, label,
     position), in field order as three runs: between id and label, between label and x,
-    after y; or None when they are not valid (the instruction then goes through
-    Instruction.make, which says why with its id)."""
+    after y (up to the address, the last field); or None when they are not valid (the
+    instruction then goes through Instruction.make, which says why with its id)."""
     kw = {k: v for k, v in d.items() if k not in _OWN and k != "opcode"}
     if "stride" in kw and is_finite_number(kw["stride"]):
         kw["stride"] = float(kw["stride"])
@@ -198,7 +201,7 @@ def _prototype(d: dict):
     except GraphError:
         return None
     values = [getattr(p, name) for name in _FIELDS]
-    return tuple(values[1:_LABEL]), tuple(values[_LABEL + 1:_X]), tuple(values[_X + 2:])
+    return tuple(values[1:_LABEL]), tuple(values[_LABEL + 1:_X]), tuple(values[_X + 2:_ADDRESS])
 
 
 def _read_instructions(items: list, graph: KernelGraph) -> None:
@@ -230,8 +233,11 @@ def _read_instructions(items: list, graph: KernelGraph) -> None:
             label = d.get("label", "")
             x = d.get("x", 0.0)
             y = d.get("y", 0.0)
-            if nid and label.__class__ is str and _finite(x) and _finite(y) and nid not in table:
-                table[nid] = Instruction(nid, *proto[0], label, *proto[1], x, y, *proto[2])
+            address = d.get("address", "")
+            if nid and label.__class__ is str and _finite(x) and _finite(y) \
+                    and address.__class__ is str and nid not in table:
+                table[nid] = Instruction(nid, *proto[0], label, *proto[1], x, y, *proto[2],
+                                         address)
                 continue
         kw = {k: v for k, v in d.items() if k not in ("id", "opcode")}
         if "stride" in kw and is_finite_number(kw["stride"]):  # else checked() says why

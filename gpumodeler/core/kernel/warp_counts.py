@@ -16,6 +16,9 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
   (128 B coalesced for 4-byte words; 256 B at stride 2, Gajger §4.4.3 and Volkov Table
   3.4), ``warp_size × segment`` for a random pattern and one segment for a broadcast,
   times (1 − hit ratio). Loads and stores are not distinguished (Gajger §4.4.3).
+* ``gmem_accesses``: global and local warp accesses (``memory_instructions`` also counts
+  shared and constant-bank ones; a constant load is served by the constant cache and
+  never reaches global memory, NVIDIA CUDA C++ Programming Guide, "Constant Memory").
 * ``smem_bank_cycles``: shared-memory accesses weighted by conflict degree (Volkov §3.6).
 * ``sfu_instructions``, ``fp64_instructions``, ``memory_instructions``, ``dual_issues``,
   ``reissues``, ``instructions``.
@@ -53,7 +56,7 @@ from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
 COUNT_NAMES = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
-    "memory_instructions", "gmem_bytes", "smem_accesses", "smem_bank_cycles",
+    "memory_instructions", "gmem_accesses", "gmem_bytes", "smem_accesses", "smem_bank_cycles",
     "sfu_instructions", "fp64_instructions",
     "fp32_instructions", "int32_instructions", "fp16_instructions", "tensor_instructions",
 )
@@ -90,6 +93,29 @@ def lines_touched(width_bytes: int, stride: float, pattern: str, warp_size: int 
     if pattern == "random":
         return warp_size
     return int(min(warp_size, math.ceil(warp_size * stride * width_bytes / 128.0)))
+
+
+def access_cost(ins, warp_size: int = 32) -> dict | None:
+    """What one warp-wide request of a load/store costs (None for other instructions):
+    ``sectors_per_request`` (DRAM transactions of ``segment_bytes``: 32-byte sectors by
+    default; NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"),
+    ``lines_per_request`` (128-byte lines), ``bytes_per_warp`` (the bytes it moves from
+    DRAM, after cache hits, as ``gmem_bytes`` counts them) and ``bank_conflict_degree``
+    (shared memory). Shared and constant-bank accesses move no DRAM bytes."""
+    if ins.unit != "ldst":
+        return None
+    out = {"sectors_per_request": 0.0, "lines_per_request": 0, "bytes_per_warp": 0.0,
+           "bank_conflict_degree": None}
+    if ins.space in ("global", "local"):
+        nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
+                                       ins.segment_bytes, warp_size)
+        out.update(sectors_per_request=nbytes / ins.segment_bytes,
+                   lines_per_request=lines_touched(ins.width_bytes, ins.stride, ins.pattern,
+                                                   warp_size),
+                   bytes_per_warp=nbytes * (1.0 - ins.hit_ratio))
+    elif ins.space == "shared":
+        out["bank_conflict_degree"] = ins.bank_conflict_degree
+    return out
 
 
 @dataclass(frozen=True)
@@ -193,8 +219,10 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
                       iterations={lid: lp.iterations for lid, lp in graph.loops.items()})
 
 
-#: the attributes that decide what an instruction counts (all but id, label and position)
-_kind_of = attrgetter(*(f.name for f in fields(Instruction) if f.name not in ("id", "label", "x", "y")))
+#: the attributes that decide what an instruction counts (all but id, label, position and
+#: the address text)
+_kind_of = attrgetter(*(f.name for f in fields(Instruction)
+                        if f.name not in ("id", "label", "x", "y", "address")))
 
 
 def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
@@ -228,6 +256,7 @@ def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
         if ins.space in ("global", "local"):
             nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
                                            ins.segment_bytes, warp_size)
+            add("gmem_accesses", 1)
             add("gmem_bytes", nbytes * (1.0 - ins.hit_ratio))
             extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
         elif ins.space == "shared":

@@ -4,7 +4,8 @@ models of one project launch side by side (the launch panel's comparison).
 * ``instructions``: warp instructions per warp, dual-issued pairs counted twice and reissues
   not at all (H&K #Total_insts: each instruction holds the cores Issue_cycles);
 * ``memory_instructions``: global/local memory warp instructions per warp (H&K #Mem_insts,
-  Amarís ld_1 + st_1);
+  Amarís ld_1 + st_1); constant-bank loads (kernel parameters, ``__constant__`` data) are
+  served by the constant cache and are not counted;
 * ``shared_instructions``: shared-memory warp instructions per warp (Amarís ld_0 + st_0);
 * ``synch_instructions``: barriers per warp (H&K #Synch_insts), loop-weighted; a warp's
   wait on its own scoreboards (``DEPBAR``) and a memory fence (``MEMBAR``) synchronise with
@@ -54,7 +55,7 @@ class GraphCounter:
         vals = dict(self.graph.variables, **(values or {}))
         c = self.counts.evaluate(vals)
         out = {"instructions": float(c["instructions"]),
-               "memory_instructions": float(c["memory_instructions"] - c["smem_accesses"]),
+               "memory_instructions": float(c["gmem_accesses"]),
                "shared_instructions": float(c["smem_accesses"])}
         synch = 0.0
         for loops in self.barriers:

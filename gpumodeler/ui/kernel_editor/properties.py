@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFormLayout, QGroupBox, QLabel, QStackedWidget, QVBoxLayout,
                                QWidget)
 
@@ -124,6 +124,11 @@ class PropertiesPanel(QWidget):
         m.line("bank_conflict_degree", "Bank conflicts",
                lambda t: parse_int(t, "bank conflict degree", 1, 32),
                help_text="n-way shared-memory bank conflict (1 = none)")
+        # what the SASS import followed, and what one warp's request costs (read-only)
+        self.access_summary = QLabel()
+        self.access_summary.setWordWrap(True)
+        self.access_summary.setTextInteractionFlags(Qt.TextSelectableByMouse)
+        mem.addRow("Address", self.access_summary)
 
     def _build_edge(self):
         page, lay, f = self._page("edge")
@@ -180,6 +185,7 @@ class PropertiesPanel(QWidget):
             "hit_ratio": ins.hit_ratio, "segment_bytes": ins.segment_bytes,
             "bank_conflict_degree": ins.bank_conflict_degree})
         self.memory_box.setEnabled(ins.unit == "ldst")
+        self.access_summary.setText(_access_summary(ins))
 
     def show_edge(self, edge, table_latency) -> None:
         self._show("edge", edge.id, f"Edge {edge.id}")
@@ -216,3 +222,18 @@ class PropertiesPanel(QWidget):
                 changes.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
                                is_load=info.is_load)
         self.edit_requested.emit(kind, self.item_id, changes)
+
+
+def _access_summary(ins) -> str:
+    """The address the import followed and the cost of one warp's request, as text."""
+    from gpumodeler.core.kernel.warp_counts import access_cost
+    cost = access_cost(ins)
+    if cost is None:
+        return ""
+    parts = [ins.address or "(not known)"]
+    if ins.space in ("global", "local"):
+        parts.append(f"{cost['sectors_per_request']:g} × {ins.segment_bytes} B per request, "
+                     f"{cost['bytes_per_warp']:g} B per warp from DRAM")
+    elif ins.space == "shared":
+        parts.append(f"{cost['bank_conflict_degree']}-way bank conflict")
+    return "\n".join(parts)

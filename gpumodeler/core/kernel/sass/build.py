@@ -49,10 +49,10 @@ from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
-from gpumodeler.core.kernel.sass import cfg, ordering
+from gpumodeler.core.kernel.sass import addresses, cfg, ordering
 from gpumodeler.core.kernel.sass.control import instruction_control
-from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, is_128bit
-from gpumodeler.core.kernel.sass.operands import reg_access
+from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
+from gpumodeler.core.kernel.sass.operands import n_destinations, reg_access
 
 #: Default iteration count of an imported loop (set the real one with --set loopN=...).
 DEFAULT_ITERATIONS = 1
@@ -82,6 +82,8 @@ class ImportReport:
     tensor_shape_unknown: list = field(default_factory=list)
     # result edges of unknown opcodes: (edge id, mnemonic, placeholder latency or None)
     placeholder_edges: list = field(default_factory=list)
+    # memory instructions whose address is not affine in the thread index: (id, opcode)
+    not_affine: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -101,6 +103,11 @@ class ImportReport:
         if self.tensor_shape_unknown:
             parts.append(f"tensor instructions whose shape SASS does not show (left out of the "
                          f"tensor-core bound): {', '.join(sorted(set(self.tensor_shape_unknown)))}")
+        if self.not_affine:
+            shown = ", ".join(f"{i} {op}" for i, op in self.not_affine[:6])
+            more = len(self.not_affine) - 6
+            parts.append(f"addresses not affine in the thread index, taken as coalesced (set "
+                         f"stride or pattern): {shown}{f' and {more} more' if more > 0 else ''}")
         if not self.has_control:
             parts.append("no control words (nvdisasm without -hex): issue spacing from the "
                          "latency table")
@@ -162,6 +169,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     block_no = [0] * n
     for b, (a, z) in enumerate(blocks):
         block_no[a:z + 1] = [b] * (z - a + 1)
+    addressed = addresses.analyse(ins_list, infos, arch_number(func.arch),
+                                  lambda ins, unit: n_destinations(ins.mnemonic, unit, ins.operands),
+                                  access)
+    reused = addresses.reuse_hits(
+        addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
+        {i: tuple(member_of[i]) for i in addressed},
+        {i for i in addressed if infos[i].is_load})
     counts = Counter()
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
         label = f"{ins.text}  /*{ins.address:04x}*/"
@@ -175,6 +189,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                 kw["width_bytes"] = width
             if not info.is_load and access[i][0] and ins.mnemonic in ("ATOM", "ATOMG", "ATOMS"):
                 kw["is_load"] = True  # an atomic that returns the old value
+            if i in addressed:  # lane stride, broadcast, bank conflicts (addresses.py)
+                kw.update(addresses.instruction_attributes(addressed[i], width or 4))
+                if not addressed[i].affine and info.space != "constant":
+                    report.not_affine.append((ids[i], ins.opcode))
+            if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
+                kw["hit_ratio"], first = reused[i]
+                kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"
         if info is not None:
             kw.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
                       is_load=kw.get("is_load", info.is_load))

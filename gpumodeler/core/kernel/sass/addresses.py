@@ -1,0 +1,594 @@
+"""Address analysis of a SASS listing: the address of every memory instruction as a
+polynomial in the thread index, the block index, the block and grid dimensions, the kernel's
+parameters and the loop variables, and what it means for one warp's access (lane stride,
+broadcast, 32-byte sectors, shared-memory bank conflicts).
+
+The rules, and what they cannot see, are in docs/sass-import.md. In short:
+
+* **Values** are followed forwards through the listing in program order (the first
+  iteration of a loop: a loop-carried update comes after its uses). A register's value is
+  a polynomial with integer coefficients over *symbols*: ``tid.x/y/z`` (``S2R SR_TID.*``),
+  ``laneid``, ``ctaid.*``, ``ntid.*``/``nctaid.*`` (the constant bank's block and grid
+  dimensions), ``c[0x0][0x160]`` (a kernel parameter) and opaque values named after the
+  instruction that made them. An opaque value is *uniform* (the same in every lane of a
+  warp: made from uniform inputs, a uniform register, a constant-bank load) or
+  *lane-varying* (a load from memory, a shuffle, a non-linear function of the thread index).
+* **Arithmetic** followed: ``MOV``/``UMOV``, ``IMAD`` (any form but ``.HI``/``.X``:
+  ``IMAD.WIDE``, ``IMAD.SHL``, ``IMAD.MOV``, ``IMAD.IADD``), ``IADD3``, ``IADD``/
+  ``IADD32I`` (Maxwell), ``LEA`` (``(a << s) + b``), ``ISCADD``, ``SHF.L``/``SHL`` by a
+  constant, ``XMAD`` (Maxwell's 16-bit multiply: the three-instruction 32-bit product is
+  taken as the full product, ``XMAD.MRG`` as a partial and ``XMAD.PSL`` as passing its
+  addend on), their uniform forms (``UIMAD``, ``UIADD3``, ``ULEA``, ``USHF``),
+  ``S2R``/``S2UR``/``CS2R``, ``LDC``/``ULDC``/``LDCU`` of a fixed constant-bank address.
+  A 64-bit pair is followed by its low register (the high word's ``.X`` arithmetic is the
+  carry of the same sum). Everything else makes an opaque value.
+* **Affine** means: every term with a lane-varying symbol is ``coefficient · tid.*`` (or
+  ``laneid``) with a warp-uniform coefficient. The lane stride is the coefficient of
+  ``tid.x`` in bytes: the lanes of a warp are 32 consecutive ``tid.x`` (a block whose x
+  dimension is a multiple of 32, NVIDIA CUDA C++ Programming Guide, "Thread Hierarchy").
+  A coefficient holding a kernel parameter (a row length ``n``) is taken as at least one
+  sector per lane; a non-affine address keeps the coalesced default (stride 1), says so on
+  the node, and the user sets the stride or pattern.
+
+The cost of one warp-wide request (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access
+to Global Memory": a warp's accesses are served in 32-byte sectors; "Shared Memory": 32
+banks of 4 bytes, distinct words in one bank serialise, one word read by several lanes is
+broadcast) is worked out by :func:`warp_access` by enumerating the 32 lanes' addresses.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+import math
+import re
+import struct
+from functools import lru_cache
+
+#: Lane-varying symbols: the thread index (and the lane id) and data loaded from memory.
+THREAD_SYMBOLS = ("tid.x", "tid.y", "tid.z", "laneid")
+_SPECIAL = {"SR_TID.X": "tid.x", "SR_TID.Y": "tid.y", "SR_TID.Z": "tid.z",
+            "SR_CTAID.X": "ctaid.x", "SR_CTAID.Y": "ctaid.y", "SR_CTAID.Z": "ctaid.z",
+            "SR_LANEID": "laneid", "SRZ": None}
+#: Block and grid dimensions in constant bank 0 (the driver's launch parameters): at 0x0
+#: from Volta on, at 0x8 on Maxwell and Pascal (read off the listings: ``IMAD R0, R0,
+#: c[0x0][0x0], R3`` computes ``blockIdx.x * blockDim.x + threadIdx.x``).
+_DIMS_VOLTA = {0x0: "ntid.x", 0x4: "ntid.y", 0x8: "ntid.z", 0xc: "nctaid.x",
+               0x10: "nctaid.y", 0x14: "nctaid.z"}
+_DIMS_MAXWELL = {0x8: "ntid.x", 0xc: "ntid.y", 0x10: "ntid.z", 0x14: "nctaid.x",
+                 0x18: "nctaid.y", 0x1c: "nctaid.z"}
+_MAX_DEGREE = 4  # a monomial of more factors becomes an opaque value
+_CONST_REF = re.compile(r"^c\[(0x[0-9a-f]+)\]\s*\[(0x[0-9a-f]+)\]$", re.I)
+_REG = re.compile(r"^(U?R)(\d+|Z)$")
+_REG_MODS = re.compile(r"\.(reuse|64|128|U32|H0|H1|B\d|X\d+|CC)", re.I)
+#: uniform-datapath forms (``UIMAD``, ``ULEA``...) follow the rules of their vector forms
+_UNIFORM_FORMS = {"MOV", "IMAD", "IMUL", "IADD3", "LEA", "SHF", "ISCADD"}
+#: the mnemonics whose result :func:`_evaluate` follows (the rest make an opaque value)
+_FOLLOWED = frozenset({"MOV", "UMOV", "IMAD", "UIMAD", "IMUL", "UIMUL", "IADD3", "UIADD3", "IADD",
+                       "IADD32I", "LEA", "ULEA", "ISCADD", "ISCADD32I", "UISCADD", "SHF", "USHF",
+                       "SHL", "XMAD", "HFMA2", "S2R", "S2UR", "CS2R", "LDC", "ULDC", "LDCU"})
+WARP = 32
+SECTOR_BYTES = 32
+LINE_BYTES = 128
+BANKS = 32
+BANK_BYTES = 4
+
+
+class Poly:
+    """A polynomial with integer coefficients: ``{monomial: coefficient}``, a monomial a
+    sorted tuple of symbol names (``()`` the constant)."""
+
+    __slots__ = ("terms",)
+
+    def __init__(self, terms=None):
+        self.terms = {m: c for m, c in (terms or {}).items() if c}
+
+    @classmethod
+    def _raw(cls, terms: dict) -> "Poly":
+        """A polynomial of terms known to have no zero coefficient (no check: fast)."""
+        p = cls.__new__(cls)
+        p.terms = terms
+        return p
+
+    @classmethod
+    def const(cls, value: int) -> "Poly":
+        return cls._raw({(): int(value)} if value else {})
+
+    @classmethod
+    def symbol(cls, name: str) -> "Poly":
+        return cls._raw({(name,): 1})
+
+    def __add__(self, other: "Poly") -> "Poly":
+        if not other.terms:
+            return self
+        if not self.terms:
+            return other
+        out = dict(self.terms)
+        for m, c in other.terms.items():
+            out[m] = out.get(m, 0) + c
+        return Poly(out)
+
+    def scaled(self, k: int) -> "Poly":
+        if k == 1:
+            return self
+        return Poly._raw({m: c * k for m, c in self.terms.items()}) if k else Poly._raw({})
+
+    def __mul__(self, other: "Poly") -> "Poly | None":
+        out: dict = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in other.terms.items():
+                m = tuple(sorted(m1 + m2))
+                if len(m) > _MAX_DEGREE:
+                    return None
+                out[m] = out.get(m, 0) + c1 * c2
+        return Poly(out)
+
+    def constant(self) -> int | None:
+        """The value when the polynomial is a number, else None."""
+        if not self.terms:
+            return 0
+        if set(self.terms) == {()}:
+            return self.terms[()]
+        return None
+
+    def symbols(self) -> set:
+        return {s for m in self.terms for s in m}
+
+    def text(self) -> str:
+        if not self.terms:
+            return "0"
+        parts = []
+        for m, c in sorted(self.terms.items(), key=lambda mc: (len(mc[0]), mc[0])):
+            if not m:
+                parts.append(f"{c:#x}" if abs(c) >= 256 else str(c))
+                continue
+            name = "·".join(m)
+            parts.append(name if c == 1 else f"-{name}" if c == -1 else f"{c}·{name}")
+        return " + ".join(parts).replace("+ -", "- ")
+
+
+def _is_lane_varying(symbol: str) -> bool:
+    return symbol in THREAD_SYMBOLS or symbol.startswith(("data@", "f@"))
+
+
+@dataclass(frozen=True)
+class Address:
+    """The address of one memory instruction."""
+
+    space: str
+    poly: Poly | None  # None: the analysis could not follow it
+    affine: bool
+    #: bytes between the addresses of consecutive lanes (tid.x); None when not affine or
+    #: when it holds a kernel parameter (see ``param_stride``)
+    lane_stride: int | None
+    #: the tid.x coefficient holds a kernel parameter (a row length): taken as large
+    param_stride: bool
+    offset: int  # the numeric constant part (alignment within a sector)
+    reason: str = ""  # why not affine
+
+    def text(self) -> str:
+        if self.poly is None:
+            return f"not followed: {self.reason}"
+        body = self.poly.text()
+        return body if self.affine else f"not affine ({self.reason}): {body}"
+
+
+@dataclass(frozen=True)
+class WarpAccess:
+    """What one warp-wide request moves (32 lanes, consecutive tid.x)."""
+
+    sectors: int  # 32-byte sectors per request
+    lines: int  # 128-byte lines per request
+    bytes: int  # sectors × 32
+    bank_conflict_degree: int  # shared memory: wavefronts per request over the minimum
+    broadcast: bool
+
+
+def warp_access(stride_bytes: int, width_bytes: int, offset: int = 0,
+                warp_size: int = WARP) -> WarpAccess:
+    """Sectors, lines and bank-conflict degree of a warp whose lane ``l`` accesses
+    ``width_bytes`` at ``offset + l·stride_bytes`` (base assumed 128-byte aligned, as
+    ``cudaMalloc`` returns; the numeric offset is kept). Bank conflicts: the most distinct
+    4-byte words any one bank holds, over the words an unconflicted access of this width
+    needs per bank (a 16-byte access takes at least 4 wavefronts; NVIDIA CUDA C++ Best
+    Practices Guide, "Shared Memory")."""
+    stride_bytes = abs(int(stride_bytes))
+    width = max(1, int(width_bytes))
+    sectors, lines, words = set(), set(), set()
+    for lane in range(warp_size):
+        start = offset + lane * stride_bytes
+        end = start + width - 1
+        for s in range(start // SECTOR_BYTES, end // SECTOR_BYTES + 1):
+            sectors.add(s)
+        for s in range(start // LINE_BYTES, end // LINE_BYTES + 1):
+            lines.add(s)
+        for w in range(start // BANK_BYTES, end // BANK_BYTES + 1):
+            words.add(w)
+    per_bank: dict = {}
+    for w in words:
+        per_bank[w % BANKS] = per_bank.get(w % BANKS, 0) + 1
+    minimum = max(1, math.ceil(len(words) / BANKS))
+    degree = max(1, min(BANKS, math.ceil(max(per_bank.values()) / minimum)))
+    return WarpAccess(sectors=len(sectors), lines=len(lines), bytes=len(sectors) * SECTOR_BYTES,
+                      bank_conflict_degree=degree, broadcast=stride_bytes == 0)
+
+
+# -- following the registers -------------------------------------------------------------
+
+class _Values:
+    """Register values in program order."""
+
+    def __init__(self, arch_number: int | None):
+        self.env: dict = {}
+        self.varying: dict = {}  # register -> its value varies across the lanes
+        self.dims = _DIMS_MAXWELL if arch_number is not None and arch_number < 70 else _DIMS_VOLTA
+
+    def constant_bank(self, b: int, off: int) -> Poly:
+        if b == 0 and off in self.dims:
+            return Poly.symbol(self.dims[off])
+        return Poly.symbol(f"c[{b:#x}][{off:#x}]")
+
+    def operand(self, text: str, at: int) -> Poly | None:
+        """The value of a source operand; None for one not understood."""
+        kind, payload, neg = _parse_operand(text)
+        if kind == "reg":
+            v = self.env.get(payload)
+            if v is None:  # never written: an argument register or undefined
+                v = Poly.symbol(f"{payload}@entry")
+            elif v.__class__ is tuple:  # an opaque value, made when first read
+                v = self.env[payload] = Poly.symbol(f"{'f' if v[1] else 'v'}@{v[0]:04x}")
+        elif kind == "const":
+            v = Poly.const(payload)
+        elif kind == "zero":
+            return Poly()
+        elif kind == "cbank":
+            v = self.constant_bank(*payload)
+        else:
+            return None
+        return v.scaled(-1) if neg else v
+
+    def set(self, reg: str, value: Poly) -> None:
+        self.env[reg] = value
+        self.varying[reg] = any(_is_lane_varying(s) for m in value.terms for s in m)
+
+    def any_varying(self, operands) -> bool:
+        """Whether any register among ``operands`` holds a lane-varying value (cheap: the
+        flag kept with each value)."""
+        for o in operands:
+            reg = _parse_operand(o)[1]
+            if isinstance(reg, str) and self.varying.get(reg, False):
+                return True
+        return False
+
+    def opaque(self, at: int, inputs, lane_varying: bool | None = None,
+               loaded: bool = False) -> Poly:
+        """A fresh value of the instruction at ``at``: ``data@…`` loaded from memory,
+        ``f@…`` another lane-varying value (when any input is, or ``lane_varying`` says so),
+        else ``v@…``, uniform across the warp."""
+        if lane_varying is None:
+            lane_varying = any(p is None or any(_is_lane_varying(s) for s in p.symbols())
+                               for p in inputs)
+        kind = ("data" if loaded else "f") if lane_varying else "v"
+        return Poly.symbol(f"{kind}@{at:04x}")
+
+
+@lru_cache(maxsize=65536)
+def _parse_operand(text: str) -> tuple:
+    """``(kind, payload, negated)``: ``("reg", "R2", False)``, ``("const", 4, False)``,
+    ``("cbank", (0, 0x160), False)``, ``("zero", None, False)``; ``("other", register or
+    None, ...)`` for what is not followed (``|R2|``, ``~R2``, ``R2.H1``, a predicate, a
+    float)."""
+    t = text.strip()
+    neg = t.startswith("-")
+    t = t.lstrip("-")
+    if t.startswith(("|", "~", "!")):
+        base = _REG_MODS.sub("", t.strip("|~!"))
+        return "other", base if _REG.match(base) else None, neg
+    if t.startswith("c["):
+        m = _CONST_REF.match(t.replace(" ", "").replace("[RZ]", "[0x0]").replace("[URZ]", "[0x0]"))
+        if m:
+            return "cbank", (int(m.group(1), 16), int(m.group(2), 16)), neg
+        return "other", None, neg
+    base = _REG_MODS.sub("", t)
+    if base in ("RZ", "URZ"):
+        return "zero", None, neg
+    if _REG.match(base):
+        if re.search(r"\.H1", t, re.I):
+            return "other", base, neg
+        return "reg", base, neg
+    try:
+        return "const", int(t, 16) if t.lower().startswith("0x") else int(t), neg
+    except ValueError:
+        return "other", None, neg
+
+
+def _sum(values):
+    out = Poly()
+    for v in values:
+        if v is None:
+            return None
+        out = out + v
+    return out
+
+
+def _shift(v: Poly | None, s: Poly | None) -> Poly | None:
+    k = None if s is None else s.constant()
+    if v is None or k is None or not 0 <= k < 64:
+        return None
+    return v.scaled(1 << k)
+
+
+def _mul(a, b):
+    return None if a is None or b is None else a * b
+
+
+def _dest_regs(ins, nd) -> tuple:
+    return _dest_regs_of(ins.operands, nd)
+
+
+@lru_cache(maxsize=65536)
+def _dest_regs_of(operands, nd) -> tuple:
+    regs = []
+    for op in operands[:nd]:
+        base = _REG_MODS.sub("", op.strip())
+        if _REG.match(base) and base not in ("RZ", "URZ"):
+            regs.append(base)
+    return tuple(regs)
+
+
+def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
+    """The value written to the first destination register (None: opaque)."""
+    mnem, mods = ins.mnemonic, ins.modifiers
+    if mnem.startswith("U") and mnem[1:] in _UNIFORM_FORMS:
+        mnem = mnem[1:]
+    src = [vals.operand(o, ins.address) for o in ins.operands[nd:]]
+    if ins.mnemonic in ("S2R", "S2UR", "CS2R"):
+        name = ins.operands[nd].strip() if len(ins.operands) > nd else ""
+        sym = _SPECIAL.get(name.upper(), "?")
+        if sym is None:
+            return Poly()
+        if sym == "?":
+            return vals.opaque(ins.address, (), lane_varying=False)
+        return Poly.symbol(sym)
+    if ins.mnemonic in ("LDC", "ULDC", "LDCU") and len(ins.operands) > nd:
+        ref = ins.operands[nd].replace(" ", "").replace("[RZ]", "[0x0]").replace("[URZ]", "[0x0]")
+        m = _CONST_REF.match(ref)
+        if m:
+            return vals.constant_bank(int(m.group(1), 16), int(m.group(2), 16))
+    if unit == "ldst":  # data from memory
+        return vals.opaque(ins.address, (), lane_varying=space != "constant"
+                           and not ins.mnemonic.startswith("U"), loaded=True)
+    if mnem == "HFMA2" and len(ins.operands) - nd == 4 and \
+            {o.strip().lstrip("-") for o in ins.operands[nd:nd + 2]} == {"RZ"}:
+        return _half_pair(ins.operands[nd + 2], ins.operands[nd + 3])
+    if "X" in mods or "HI" in mods:
+        return None
+    if mnem == "MOV" and src:
+        return src[0]
+    if mnem == "IMAD" and len(src) >= 3:
+        return _sum([_mul(src[0], src[1]), src[2]])
+    if mnem == "IMUL" and len(src) >= 2:
+        return _mul(src[0], src[1])
+    if mnem in ("IADD3", "IADD", "IADD32I"):
+        return _sum([s for s, o in zip(src, ins.operands[nd:]) if not o.strip().lstrip("!").startswith(("P", "UP"))])
+    if mnem == "LEA" and len(src) >= 3:
+        return _sum([_shift(src[0], src[2]), src[1]])
+    if mnem in ("ISCADD", "ISCADD32I") and len(src) >= 3:
+        return _sum([_shift(src[0], src[2]), src[1]])
+    if mnem == "SHF" and "L" in mods and len(src) >= 2:
+        return _shift(src[0], src[1])
+    if mnem == "SHL" and len(src) >= 2:
+        return _shift(src[0], src[1])
+    if mnem == "XMAD" and len(src) >= 3:
+        if "PSL" in mods:  # the high-halves correction of a 32-bit product: its addend
+            return src[2]
+        if "MRG" in mods:
+            return None
+        return _sum([_mul(src[0], src[1]), src[2]])
+    return None
+
+
+def _half_pair(high: str, low: str) -> Poly | None:
+    """``HFMA2.MMA R5, -RZ, RZ, 0, 2.38e-07``: 0·0 plus a pair of half-precision numbers, the
+    way Ampere's compiler writes an integer constant (here 4) into a register: the bits."""
+    try:
+        hi, lo = (struct.unpack("<H", struct.pack("<e", float(t)))[0] for t in (high, low))
+    except (ValueError, OverflowError, struct.error):
+        return None
+    return Poly.const((hi << 16) | lo)
+
+
+def _address_operand(ins) -> str | None:
+    for op in ins.operands:
+        if "[" in op and not op.strip().startswith("c["):
+            return op
+    return None
+
+
+def _address_value(op: str, vals: _Values, at: int, space: str | None) -> Poly | None:
+    if space == "constant" or op.strip().startswith("c["):
+        m = re.search(r"c\[(0x[0-9a-f]+)\]\s*\[([^\]]*)\]", op, re.I)
+        inner = m.group(2) if m else ""
+    else:
+        inner = op[op.rfind("[") + 1:op.rfind("]")]
+    total = Poly()
+    for term in inner.replace("-", "+-").split("+"):
+        term = term.strip()
+        if not term:
+            continue
+        scale = 1
+        mx = re.search(r"\.X(\d+)", term)
+        if mx:
+            scale = int(mx.group(1))
+            term = term.replace(mx.group(0), "")
+        v = vals.operand(term, at)
+        if v is None:
+            return None
+        total = total + v.scaled(scale)
+    return total
+
+
+def analyse_address(poly: Poly | None, space: str, reason: str = "") -> Address:
+    """Classify an address polynomial (see the module rules)."""
+    if poly is None:
+        return Address(space, None, False, None, False, 0, reason or "arithmetic not followed")
+    coef = Poly()
+    for m, c in poly.terms.items():
+        varying = [s for s in m if _is_lane_varying(s)]
+        if not varying:
+            continue
+        if len(varying) > 1 or varying[0].startswith(("data@", "f@")):
+            if any(s.startswith("data@") for s in varying):
+                why = "data-dependent (indirect)"
+            elif any(s.startswith("f@") for s in varying):
+                why = "a function of the thread index not followed (bit operations, shifts right)"
+            else:
+                why = "a product of thread indices"
+            return Address(space, poly, False, None, False, 0, why)
+        if varying[0] in ("tid.x", "laneid"):
+            rest = tuple(s for s in m if s != varying[0])
+            coef = coef + Poly({rest: c})
+    offset = poly.terms.get((), 0)
+    k = coef.constant()
+    if k is not None:
+        return Address(space, poly, True, k, False, offset)
+    return Address(space, poly, True, None, True, offset)
+
+
+def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=None) -> dict:
+    """``{index: Address}`` for every memory instruction of ``ins_list`` (``infos`` the
+    opcode classifications, ``n_destinations(ins, unit)`` the count of destination
+    operands; ``access``, when given, each instruction's ``(written, read)`` registers
+    (operands.reg_access), which spares parsing the instructions it does not follow)."""
+    vals = _Values(arch_number)
+    out: dict = {}
+    varying_of = vals.varying.get
+    for i, (ins, info) in enumerate(zip(ins_list, infos)):
+        unit = info.unit if info is not None else None
+        if unit != "ldst" and access is not None and ins.mnemonic not in _FOLLOWED:
+            written, read = access[i]
+            if written:  # a fresh value, lane-varying if an input is (made when read)
+                varying = any(varying_of(r, False) for r in read)
+                for r in written:
+                    if r[0] == "R" or r[:2] == "UR":
+                        vals.env[r] = (ins.address, varying)
+                        vals.varying[r] = varying
+            continue
+        space = info.space if info is not None else None
+        if unit == "ldst" and space in ("global", "local", "shared", "constant", "generic"):
+            op = _address_operand(ins)
+            if op is None and space == "constant":
+                op = next((o for o in ins.operands if o.strip().startswith("c[")), None)
+            if op is not None:
+                try:
+                    poly = _address_value(op, vals, ins.address, space)
+                except (ValueError, IndexError, OverflowError):  # an operand form not known
+                    poly = None
+                out[i] = analyse_address(poly, space)
+        nd = n_destinations(ins, unit)
+        regs = _dest_regs(ins, nd)
+        if not regs:
+            continue
+        value = None
+        if unit == "ldst" or ins.mnemonic in _FOLLOWED:
+            try:
+                value = _evaluate(ins, vals, nd, unit, space)
+            except (ValueError, IndexError):
+                value = None
+        if value is None:  # not followed: a fresh value, lane-varying if an input is
+            # (kept as (address, varying) until an instruction that is followed reads it)
+            varying = vals.any_varying(ins.operands[nd:])
+            for r in regs:
+                vals.env[r] = (ins.address, varying)
+                vals.varying[r] = varying
+            continue
+        vals.set(regs[0], value)
+        if len(regs) > 1:  # the high word of a pair, a second destination: opaque
+            high = (ins.address, vals.varying[regs[0]])
+            for r in regs[1:]:
+                vals.env[r] = high
+                vals.varying[r] = high[1]
+    return out
+
+
+# -- what it means for the graph's instruction ----------------------------------------------
+
+#: the stride taken for a tid.x coefficient holding a kernel parameter (a row length): one
+#: sector per lane at any width (32 elements of 4 bytes = 128 bytes apart)
+PARAM_STRIDE_BYTES = LINE_BYTES
+
+
+def instruction_attributes(addr: Address, width_bytes: int) -> dict:
+    """The kernel-graph attributes of a memory instruction from its address: ``address``
+    (text), ``stride`` (elements), ``pattern`` and, for shared memory,
+    ``bank_conflict_degree``."""
+    kw = {"address": addr.text()}
+    if not addr.affine:
+        kw["address"] += "; assumed coalesced (set stride or pattern)"
+        return kw
+    if addr.space == "constant":
+        kw["pattern"] = "broadcast" if addr.lane_stride == 0 else "strided"
+        return kw
+    stride = PARAM_STRIDE_BYTES if addr.param_stride else addr.lane_stride
+    if addr.param_stride:
+        kw["address"] += f"; lane stride holds a parameter, taken as {PARAM_STRIDE_BYTES} bytes"
+    if stride == 0:
+        kw["pattern"] = "broadcast"
+        return kw
+    kw["stride"] = max(1.0, abs(stride) / width_bytes)
+    if addr.space == "shared":
+        kw["bank_conflict_degree"] = warp_access(stride, width_bytes, addr.offset).bank_conflict_degree
+    return kw
+
+
+# -- reuse between neighbouring loads ---------------------------------------------------------
+
+def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
+    """``{index: (hit ratio, index of the first load of its group)}`` for global loads whose
+    footprints overlap another's of the same array (stencil neighbours).
+
+    Loads group when their addresses differ only in the numeric offset (same pointer, same
+    thread-index terms, same lane stride and width) and they run in the same loops
+    (``scopes``: a key per instruction). Per warp the group moves the 32-byte sectors of
+    the union of its footprints once; the first load in program order is charged its own
+    sectors, each later one only the sectors it adds to the union (its ``hit_ratio`` is
+    the rest, served by L2, which keeps a line for later requests: NVIDIA CUDA C++ Best
+    Practices Guide, "L2 Cache"). This is the reuse of the "unique bytes" of a stencil's
+    neighbour reads (Williams, Waterman & Patterson, "Roofline", CACM 2009, count a stencil's
+    compulsory traffic the same way), on the assumption that a wave's footprint fits the L2
+    between the first and the last neighbour read (docs/sass-import.md)."""
+    groups: dict = {}
+    for i in sorted(addressed):
+        a = addressed[i]
+        if i not in loads or a.space != "global" or not a.affine or a.param_stride \
+                or not a.lane_stride:
+            continue
+        rest = Poly({m: c for m, c in a.poly.terms.items() if m})
+        key = (tuple(sorted(rest.terms.items())), a.lane_stride, widths[i], scopes[i])
+        groups.setdefault(key, []).append(i)
+    out: dict = {}
+    for (_, stride, width, _), members in groups.items():
+        if len(members) < 2:
+            continue
+        base = min(addressed[i].offset for i in members)
+        own = float(WARP * max(min(abs(stride), SECTOR_BYTES), width))  # warp_counts' charge
+        covered: set = set()
+        charged = 0.0
+        for n, i in enumerate(members):
+            start = addressed[i].offset - base
+            covered |= _sectors(start, stride, width)
+            # the group has moved the union's sectors so far; the first load is charged
+            # its own (aligned) bytes, each later one what the union grew by beyond that
+            added = own if n == 0 else max(0.0, len(covered) * SECTOR_BYTES - charged)
+            charged += added
+            if n and added < own:
+                out[i] = (max(0.0, min(1.0, 1.0 - added / own)), members[0])
+    return out
+
+
+def _sectors(start: int, stride: int, width: int) -> set:
+    """The 32-byte sectors a warp touches, lane l at ``start + l·stride``."""
+    if 0 < stride <= SECTOR_BYTES:  # contiguous: one range
+        return set(range(start // SECTOR_BYTES,
+                         (start + (WARP - 1) * stride + width - 1) // SECTOR_BYTES + 1))
+    return {s for lane in range(WARP)
+            for s in range((start + lane * stride) // SECTOR_BYTES,
+                           (start + lane * stride + width - 1) // SECTOR_BYTES + 1)}

@@ -1,0 +1,172 @@
+"""Address analysis of the SASS import (core/kernel/sass/addresses.py): the address of every
+memory instruction in terms of the thread index, and what one warp's request costs.
+
+The listings are nvcc's for resources/kernels/src/access_patterns.cu (sm_75, sm_80, sm_90)
+and the Maxwell/Pascal fixtures of the other sources."""
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.core.kernel.sass import addresses
+from gpumodeler.core.kernel.sass.addresses import Poly, analyse_address, warp_access
+from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+
+SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
+ARCHS = ("sm_75", "sm_80", "sm_90")
+
+
+def memory_nodes(listing, function):
+    g, _ = import_kernel_with_report(SASS / listing, function)
+    return [ins for ins in g.instructions.values()
+            if ins.unit == "ldst" and ins.space in ("global", "shared")]
+
+
+# -- the polynomial and the warp's cost -----------------------------------------------------
+def test_polynomial_arithmetic_and_text():
+    tid, n = Poly.symbol("tid.x"), Poly.symbol("c[0x0][0x170]")
+    p = (tid * n).scaled(4) + Poly.const(8)
+    assert p.text() == "8 + 4·c[0x0][0x170]·tid.x"
+    assert (p + p.scaled(-1)).terms == {}
+    assert Poly.const(3).constant() == 3 and p.constant() is None
+
+
+@pytest.mark.parametrize("stride,width,sectors,lines", [
+    (4, 4, 4, 1), (8, 4, 8, 2), (16, 4, 16, 4), (128, 4, 32, 32), (4096, 4, 32, 32),
+    (8, 8, 8, 2), (16, 16, 16, 4), (0, 4, 1, 1), (12, 4, 12, 3)])
+def test_sectors_per_request_follow_the_lane_stride(stride, width, sectors, lines):
+    a = warp_access(stride, width)
+    assert (a.sectors, a.lines, a.bytes) == (sectors, lines, 32 * sectors)
+    assert a.broadcast == (stride == 0)
+
+
+def test_a_misaligned_warp_touches_one_sector_more():
+    assert warp_access(4, 4, offset=4).sectors == warp_access(4, 4).sectors + 1
+
+
+@pytest.mark.parametrize("words,degree", [(1, 1), (2, 2), (4, 4), (8, 8), (16, 16), (32, 32),
+                                          (33, 1), (3, 1), (0, 1), (64, 32)])
+def test_bank_conflict_degree_of_a_word_stride(words, degree):
+    assert warp_access(4 * words, 4).bank_conflict_degree == degree
+
+
+def test_wide_shared_accesses_count_conflicts_beyond_their_own_wavefronts():
+    assert warp_access(16, 16).bank_conflict_degree == 1  # float4, consecutive: 4 wavefronts
+    assert warp_access(32, 16).bank_conflict_degree == 2
+    assert warp_access(8, 8).bank_conflict_degree == 1
+
+
+def test_an_address_with_loaded_data_is_not_affine():
+    poly = Poly.symbol("c[0x0][0x160]") + Poly.symbol("data@0090").scaled(4)
+    a = analyse_address(poly, "global")
+    assert not a.affine and "data-dependent" in a.reason
+    attrs = addresses.instruction_attributes(a, 4)
+    assert "not affine" in attrs["address"] and "stride" not in attrs
+
+
+def test_a_parameter_in_the_lane_stride_is_taken_as_one_sector_per_lane():
+    poly = (Poly.symbol("tid.x") * Poly.symbol("c[0x0][0x170]")).scaled(4)
+    a = analyse_address(poly, "global")
+    assert a.affine and a.param_stride and a.lane_stride is None
+    attrs = addresses.instruction_attributes(a, 4)
+    assert warp_access(attrs["stride"] * 4, 4).sectors == 32
+
+
+# -- the listings -------------------------------------------------------------------------
+@pytest.mark.parametrize("arch", ARCHS)
+def test_row_and_column_copies_have_their_lane_strides(arch):
+    rows = memory_nodes(f"access_patterns.{arch}.sass", "copy_rows")
+    cols = memory_nodes(f"access_patterns.{arch}.sass", "copy_cols")
+    assert [i.stride for i in rows] == [1.0, 1.0]
+    assert all("4·tid.x" in i.address for i in rows)
+    assert all(i.stride * i.width_bytes >= 32 for i in cols)
+    assert all("c[0x0]" in i.address and "tid.x" in i.address for i in cols)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_shared_transpose_conflicts_32_way_and_1_way_with_padding(arch):
+    plain = [i for i in memory_nodes(f"access_patterns.{arch}.sass", "transpose_shared")
+             if i.space == "shared"]
+    padded = [i for i in memory_nodes(f"access_patterns.{arch}.sass", "transpose_padded")
+              if i.space == "shared"]
+    assert sorted(i.bank_conflict_degree for i in plain) == [1, 32]
+    assert [i.bank_conflict_degree for i in padded] == [1, 1]
+    assert any("128·tid.x" in i.address for i in plain)
+    assert any("132·tid.x" in i.address for i in padded)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_gather_through_an_index_is_flagged_not_affine(arch):
+    nodes = memory_nodes(f"access_patterns.{arch}.sass", "gather")
+    flagged = [i for i in nodes if "not affine" in i.address]
+    assert len(flagged) == 1 and flagged[0].is_load and flagged[0].stride == 1.0
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_stencil_neighbours_differ_by_their_offset(arch):
+    loads = [i for i in memory_nodes(f"access_patterns.{arch}.sass", "stencil3") if i.is_load]
+    offsets = sorted(int(i.address.split(" + ")[0]) if i.address[0].isdigit() else 0
+                     for i in loads)
+    assert offsets == [0, 4, 8] and all(i.stride == 1.0 for i in loads)
+
+
+@pytest.mark.parametrize("listing", ["vecadd.sm_52.sass", "vecadd.sm_61.sass",
+                                     "vecadd.sm_80.sass", "vecadd.sm_90.sass"])
+def test_maxwell_xmad_and_later_imad_give_the_same_address(listing):
+    g, _ = import_kernel_with_report(SASS / listing)
+    nodes = [i for i in g.instructions.values() if i.space == "global"]
+    assert len(nodes) == 3
+    for ins in nodes:
+        assert ins.address.endswith("4·tid.x + 4·ctaid.x·ntid.x"), ins.address
+
+
+def test_tiled_matmul_on_maxwell_reads_rows_of_shared_memory():
+    g, _ = import_kernel_with_report(SASS / "matmul_tiled.sm_52.sass")
+    shared = [i for i in g.instructions.values() if i.space == "shared"]
+    assert shared and all(i.bank_conflict_degree == 1 for i in shared)
+    assert any("64·tid.y" in i.address for i in shared)
+
+
+def test_every_memory_instruction_of_every_fixture_gets_an_address():
+    for path in sorted(SASS.glob("*.sm_*.sass")):
+        if "nvdisasm" in path.name or "tcgen05" in path.name:
+            continue
+        from gpumodeler.core.kernel.sass.importer import read_listing, import_from_listing
+        listing = read_listing(path)
+        for f in listing.functions:
+            g, _ = import_from_listing(listing, f.name)
+            for ins in g.instructions.values():
+                if ins.unit == "ldst" and ins.space in ("global", "shared", "local"):
+                    assert ins.address, (path.name, ins.id, ins.opcode)
+
+
+def test_reuse_charges_the_union_of_the_neighbours_sectors_once():
+    base = Poly.symbol("c[0x0][0x160]") + Poly.symbol("tid.x").scaled(4)
+    addrs = {k: analyse_address(base + Poly.const(off), "global")
+             for k, off in ((0, 4), (1, 0), (2, 8), (3, 4096))}
+    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                set(addrs))
+    # the first read (offset 4) is charged 128 bytes; the union of the first three is 5
+    # sectors (160 bytes): the second adds 32, the third nothing; 4096 bytes on: new sectors
+    assert hits == {1: (0.75, 0), 2: (1.0, 0)}
+    # in different loops, or stores: no reuse
+    assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), {0: (), 1: (0,), 2: (1,), 3: ()},
+                                set(addrs)) == {}
+    assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                {0}) == {}
+
+
+def test_a_bit_field_of_the_lane_is_flagged_as_not_followed_not_as_data():
+    """WMMA fragments are addressed by ``lane & 3`` and ``lane >> 2`` (LOP3, SHF.R)."""
+    g, _ = import_kernel_with_report(SASS / "wmma_gemm.sm_90.sass")
+    flagged = [i for i in g.instructions.values() if "not affine" in i.address]
+    assert flagged and all("not followed" in i.address and "indirect" not in i.address
+                           for i in flagged)
+
+
+def test_the_import_report_names_the_addresses_it_could_not_follow():
+    g, report = import_kernel_with_report(SASS / "access_patterns.sm_80.sass", "gather")
+    (nid, opcode), = report.not_affine
+    assert opcode.startswith("LDG") and "not affine" in g.instructions[nid].address
+    assert f"{nid} {opcode}" in report.summary() and "set stride or pattern" in report.summary()
+    _, clean = import_kernel_with_report(SASS / "access_patterns.sm_80.sass", "copy_rows")
+    assert clean.not_affine == [] and "not affine" not in clean.summary()
