@@ -160,3 +160,25 @@ def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, 
 A100 = dict(isDiscrete=1, l2CacheSize=41943040, totalMemory=42505273344,
             memoryBandwidth=1555200000000, clockRate=1410000000, smCount=108,
             computeMajor=8, computeMinor=0, asyncEngines=3, chipName="GA100")
+
+
+def sqlite_file(path: Path, *statements) -> Path:
+    """A SQLite file at ``path`` made by ``statements`` (not an nsys export, or half one)."""
+    conn = sqlite3.connect(path)
+    try:
+        for sql in statements:
+            conn.execute(sql)
+        conn.commit()
+    finally:
+        conn.close()
+    return path
+
+
+def pending_log(path: Path, insert: str) -> sqlite3.Connection:
+    """A connection that committed ``insert`` into the WAL-mode export at ``path`` and
+    keeps it in the ``-wal`` log beside it (no checkpoint) until it is closed."""
+    writer = sqlite3.connect(path)
+    writer.execute("PRAGMA wal_autocheckpoint = 0")
+    writer.execute(insert)
+    writer.commit()
+    return writer

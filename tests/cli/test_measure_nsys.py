@@ -2,10 +2,10 @@
 here in each documented layout: listing with streams and the GPU's facts, the --json keys,
 detection by content, and refused files as one exit-2 line."""
 import json
-import sqlite3
 
 import pytest
-from nsys_exports import A100, DEVICE, LONG, PAGEABLE, PINNED, SAXPY, copy, kernel, write_export
+from nsys_exports import (A100, DEVICE, LONG, PAGEABLE, PINNED, SAXPY, copy, kernel, pending_log,
+                          sqlite_file, write_export)
 
 from gpumodeler.cli.main import main
 
@@ -93,11 +93,8 @@ def test_detected_by_content_whatever_the_suffix(capsys, tmp_path):
 def test_wal_export_leaves_the_folder_unchanged(capsys, tmp_path):
     path = write_export(tmp_path / "r.sqlite", "modern", journal="WAL",
                         kernels=[kernel(0, 10, SAXPY)])
-    writer = sqlite3.connect(path)
-    writer.execute("PRAGMA wal_autocheckpoint = 0")
-    writer.execute('INSERT INTO "CUPTI_ACTIVITY_KIND_MEMSET" (start, end, bytes) '
-                   'VALUES (1, 2, 3)')
-    writer.commit()
+    writer = pending_log(path, 'INSERT INTO "CUPTI_ACTIVITY_KIND_MEMSET" (start, end, bytes) '
+                               'VALUES (1, 2, 3)')
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert "r.sqlite-wal" in before
     try:
@@ -117,10 +114,7 @@ def test_wal_export_leaves_the_folder_unchanged(capsys, tmp_path):
 def test_damaged_or_foreign_sqlite_is_exit_2_with_one_line(capsys, tmp_path, content, words):
     path = tmp_path / "r.sqlite"
     if content is None:
-        conn = sqlite3.connect(path)
-        conn.execute("CREATE TABLE devices (name TEXT)")
-        conn.commit()
-        conn.close()
+        sqlite_file(path, "CREATE TABLE devices (name TEXT)")
     else:
         path.write_bytes(content)
     before = sorted(p.name for p in tmp_path.iterdir())

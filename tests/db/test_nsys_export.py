@@ -1,10 +1,10 @@
 """Nsight Systems SQLite exports read as measurement records: each documented layout
 (written here with sqlite3), read-only opening, streaming, and refused files."""
-import sqlite3
 import tracemalloc
 
 import pytest
-from nsys_exports import A100, DEVICE, LONG, PAGEABLE, PINNED, SAXPY, copy, kernel, write_export
+from nsys_exports import (A100, DEVICE, LONG, PAGEABLE, PINNED, SAXPY, copy, kernel, pending_log,
+                          sqlite_file, write_export)
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.db import nsys_export
@@ -141,11 +141,9 @@ def test_wal_export_with_log_beside_it_leaves_the_folder_unchanged(tmp_path):
     folder.mkdir()
     path = write_export(folder / "r.sqlite", "modern", journal="WAL",
                         kernels=[kernel(0, 10, SAXPY)])
-    writer = sqlite3.connect(path)          # leaves a -wal (and -shm) with a pending row
-    writer.execute("PRAGMA wal_autocheckpoint = 0")
-    writer.execute('INSERT INTO "CUPTI_ACTIVITY_KIND_MEMCPY" (start, end, deviceId, '
-                   'streamId, bytes, copyKind, srcKind, dstKind) VALUES (20, 30, 0, 7, 64, 1, 0, 2)')
-    writer.commit()
+    writer = pending_log(path, 'INSERT INTO "CUPTI_ACTIVITY_KIND_MEMCPY" (start, end, '
+                                'deviceId, streamId, bytes, copyKind, srcKind, dstKind) '
+                                'VALUES (20, 30, 0, 7, 64, 1, 0, 2)')
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     assert "r.sqlite-wal" in before
     try:
@@ -198,20 +196,13 @@ def test_damaged_files_are_refused_in_one_line(tmp_path, content, words):
 
 
 def test_sqlite_file_without_nsys_tables_is_refused(tmp_path):
-    path = tmp_path / "other.sqlite"
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE TABLE notes (x)")
-    conn.commit()
-    conn.close()
+    path = sqlite_file(tmp_path / "other.sqlite", "CREATE TABLE notes (x)")
     with pytest.raises(FormatError, match="without Nsight Systems tables"):
         read_export(path)
 
 
 def test_kernel_table_without_a_needed_column_names_it(tmp_path):
-    path = tmp_path / "r.sqlite"
-    conn = sqlite3.connect(path)
-    conn.execute('CREATE TABLE "CUPTI_ACTIVITY_KIND_KERNEL" (start, end, deviceId)')
-    conn.commit()
-    conn.close()
+    path = sqlite_file(tmp_path / "r.sqlite",
+                       'CREATE TABLE "CUPTI_ACTIVITY_KIND_KERNEL" (start, end, deviceId)')
     with pytest.raises(FormatError, match="no column streamId"):
         read_export(path)
