@@ -80,21 +80,10 @@ def _counts_line(result: ImportResult) -> str:
 
 def _gpu_lines(result: ImportResult) -> list[str]:
     """One line per GPU the file describes (Nsight Systems exports)."""
-    out = []
-    for g in result.devices:
-        facts = [f"{g['sm_count']} SMs" if g["sm_count"] else "SMs not given",
-                 f"clock {g['clock_hz'] / 1e6:.0f} MHz" if g["clock_hz"] else "clock not given",
-                 f"memory {g['memory_bandwidth_bps'] / 1e9:.1f} GB/s"
-                 if g["memory_bandwidth_bps"] else "bandwidth not given",
-                 f"L2 {_fmt_size(g['l2_bytes'])}" if g["l2_bytes"] else "L2 not given",
-                 f"{g['async_engines']} copy engines" if g["async_engines"] is not None
-                 else "copy engines not given"]
-        if g["compute_capability"]:
-            facts.append(f"CC {g['compute_capability']}")
-        tags = [t for t, on in (("MIG slice", g["mig"]), ("integrated", g["integrated"])) if on]
-        out.append(f"GPU {g['id']}: {g['name']}{' [' + ', '.join(tags) + ']' if tags else ''}: "
-                   f"{', '.join(facts)}")
-    return out
+    if not result.devices:
+        return []
+    from gpumodeler.db.nsys_export import describe_gpu
+    return [describe_gpu(g) for g in result.devices]
 
 
 def _fmt_size(n) -> str:

@@ -93,6 +93,29 @@ class NsysGpu:
                 "mig": self.mig, "integrated": self.integrated}
 
 
+def _size(n: int) -> str:
+    for unit, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= f:
+            return f"{n / f:.4g} {unit}"
+    return f"{n} B"
+
+
+def describe_gpu(g: dict) -> str:
+    """One line of a GPU's facts (``NsysGpu.to_json()``), saying which are not given."""
+    facts = [f"{g['sm_count']} SMs" if g["sm_count"] else "SMs not given",
+             f"clock {g['clock_hz'] / 1e6:.0f} MHz" if g["clock_hz"] else "clock not given",
+             f"memory {g['memory_bandwidth_bps'] / 1e9:.1f} GB/s"
+             if g["memory_bandwidth_bps"] else "bandwidth not given",
+             f"L2 {_size(g['l2_bytes'])}" if g["l2_bytes"] else "L2 not given",
+             f"{g['async_engines']} copy engines" if g["async_engines"] is not None
+             else "copy engines not given"]
+    if g["compute_capability"]:
+        facts.append(f"CC {g['compute_capability']}")
+    tags = [t for t, on in (("MIG slice", g["mig"]), ("integrated", g["integrated"])) if on]
+    return (f"GPU {g['id']}: {g['name']}{' [' + ', '.join(tags) + ']' if tags else ''}: "
+            f"{', '.join(facts)}")
+
+
 def is_sqlite(path) -> bool:
     """Whether ``path`` starts with the SQLite header (whatever its suffix)."""
     try:
@@ -422,4 +445,4 @@ def read_export(path) -> ImportResult:
     return result
 
 
-__all__ = ["NsysGpu", "is_sqlite", "iter_records", "read_export", "read_gpus"]
+__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus"]
