@@ -142,3 +142,25 @@ def test_calibrate_link_fits_explicit_copies_not_migrations(capsys, tmp_path, gp
     assert r["copies"] == len(sizes) and r["memory_kind"] == "pageable"
     assert r["parameters"]["regimes"][-1]["bandwidth_bytes_per_s"] == pytest.approx(6e9,
                                                                                     rel=0.02)
+
+
+def test_calibrate_kernel_reads_the_launches_of_an_export(capsys, tmp_path, gpumodeler_env):
+    """The saxpy2 launches of the JSON calibration test, as an nsys export: same λ."""
+    from test_calibrate_cli import GPU, KERNEL, launches
+    records = json.loads(launches(tmp_path / "runs.json", 0.7).read_text())
+    kernels, t = [], 1_000
+    for r in records:
+        duration = round(r["time_s"] * 1e9)
+        kernels.append(kernel(t, t + duration, r["name"], grid=tuple(r["grid"]),
+                              block=tuple(r["block"]), regs=r["registers_per_thread"]))
+        t += 2 * duration
+    path = write_export(tmp_path / "runs.sqlite", "modern", kernels=kernels,
+                        gpus=[(0, GPU, dict(smCount=13, clockRate=1_050_000_000))])
+    code, out, err = run(capsys, "calibrate", "kernel", "--measurements", path, *KERNEL,
+                         "--json")
+    assert code == 0, err
+    fitted = json.loads(out)
+    code, out, _ = run(capsys, "calibrate", "kernel", "--measurements",
+                       tmp_path / "runs.json", *KERNEL, "--json")
+    assert fitted["launches"] == len(records) == 11
+    assert fitted["lambda"] == pytest.approx(json.loads(out)["lambda"], rel=1e-3)
