@@ -206,3 +206,13 @@ def test_kernel_table_without_a_needed_column_names_it(tmp_path):
                        'CREATE TABLE "CUPTI_ACTIVITY_KIND_KERNEL" (start, end, deviceId)')
     with pytest.raises(FormatError, match="no column streamId"):
         read_export(path)
+
+
+def test_cuda_gpu_table_keyed_by_device_id(tmp_path):
+    """Some 2020-2021 exports key TARGET_INFO_CUDA_GPU by deviceId instead of id."""
+    path = write_export(tmp_path / "r.sqlite", "old", kernels=[kernel(0, 10, SAXPY, device=1)],
+                        gpus=[(1, "Tesla T4", dict(V100_CUDA, numMultiprocessors=40))])
+    sqlite_file(path, 'ALTER TABLE "TARGET_INFO_CUDA_GPU" RENAME COLUMN id TO deviceId')
+    result = read_export(path)
+    assert [(g["id"], g["sm_count"]) for g in result.devices] == [(1, 40)]
+    assert result.records[0].gpu == "Tesla T4 (1)"
