@@ -21,7 +21,11 @@ def file_digest(path) -> str:
 
 def load_records(path):
     from gpumodeler.core.measurements.from_json import read_measurements
+    from .cmd_measure import is_nsys_candidate
     try:
+        if is_nsys_candidate(path):     # an Nsight Systems SQLite export
+            from gpumodeler.db.nsys_export import read_export
+            return read_export(path).records
         return read_measurements(path)
     except ModelError as exc:
         raise CLIError(str(exc)) from None

@@ -1,4 +1,5 @@
-"""`gpumodeler measure import`: read nvprof, Nsight Compute or timings CSV measurements."""
+"""`gpumodeler measure import`: read nvprof, Nsight Compute or timings CSV measurements, or
+an Nsight Systems SQLite export (told by its SQLite header and tables, whatever its suffix)."""
 from __future__ import annotations
 
 import sys
@@ -22,13 +23,16 @@ def register(sub) -> None:
                        description="Read measurement files into normalised records "
                                    "(docs/measurements.md).")
     s = p.add_subparsers(dest="what", metavar="WHAT", required=True)
-    imp = s.add_parser("import", help="read nvprof, Nsight Compute or timings CSV",
+    imp = s.add_parser("import", help="read nvprof, Nsight Compute or timings CSV, or an "
+                                      "Nsight Systems SQLite export",
                        description="Print the kernel launches and copies of a measurement file "
                                    "in SI units, with the noise lines skipped and the rows whose "
                                    "size, duration and throughput disagree.")
-    imp.add_argument("file", metavar="FILE", help="the CSV file ('-' for standard input)")
+    imp.add_argument("file", metavar="FILE", help="the CSV file ('-' for standard input) or "
+                                                  "an nsys SQLite export")
     imp.add_argument("--format", choices=FORMATS, default=None,
-                     help="file format (detected from the header lines when not given)")
+                     help="CSV file format (detected from the header lines when not given; "
+                          "an nsys SQLite export is detected from its content)")
     imp.add_argument("--json", action="store_true",
                      help="print a JSON list of records (counts go to standard error)")
     imp.set_defaults(func=run_import)
@@ -38,6 +42,12 @@ def read_file(path: str, fmt: str | None = None) -> ImportResult:
     """Import one measurement file; CLIError when it cannot be read."""
     from gpumodeler.core.measurements.importer import import_text
     name = "standard input" if path == "-" else Path(path).name
+    if path != "-" and is_nsys_candidate(path):
+        if fmt is not None:
+            raise CLIError(f"{path} is a SQLite file (an Nsight Systems export), not "
+                           f"{fmt} CSV; leave out --format")
+        from gpumodeler.db.nsys_export import read_export
+        return read_export(path)
     try:
         if path == "-":
             text = sys.stdin.read()
@@ -52,12 +62,28 @@ def read_file(path: str, fmt: str | None = None) -> ImportResult:
     return import_text(text, name, fmt)
 
 
+def is_nsys_candidate(path: str) -> bool:
+    """Whether ``path`` starts with the SQLite header (then read as an nsys export)."""
+    from gpumodeler.db.nsys_export import is_sqlite
+    return is_sqlite(path)
+
+
 def _counts_line(result: ImportResult) -> str:
     counts = result.counts()
     per_kind = ", ".join(f"{n} {k}{'s' if n != 1 else ''}" for k, n in sorted(counts.items()))
+    cut = f"; {result.cut_names} name(s) cut with \"...\" by the profiler" \
+        if result.cut_names else ""
     return (f"{result.source} ({result.format}): {per_kind}; {result.noise_lines} noise line(s) "
             f"skipped; {result.other_rows} row(s) of other kinds skipped; "
-            f"{len(result.disagreements)} unit disagreement(s)")
+            f"{len(result.disagreements)} unit disagreement(s){cut}")
+
+
+def _gpu_lines(result: ImportResult) -> list[str]:
+    """One line per GPU the file describes (Nsight Systems exports)."""
+    if not result.devices:
+        return []
+    from gpumodeler.db.nsys_export import describe_gpu
+    return [describe_gpu(g) for g in result.devices]
 
 
 def _fmt_size(n) -> str:
@@ -74,10 +100,14 @@ def run_import(args) -> int:
     if args.json:
         common.print_json([r.to_json() for r in result.records])
         print(_counts_line(result), file=sys.stderr)
+        for line in _gpu_lines(result):
+            print(line, file=sys.stderr)
         for d in result.disagreements:
             print(f"row {d.row}, column {d.column}: {d.message}", file=sys.stderr)
         return 0
-    rows = [("row", "kind", "dir", "name", "gpu", "launch / size", "time", "memory", "metrics")]
+    streams = any(r.stream is not None for r in result.records)
+    rows = [("row", "kind", "dir", "name", "gpu", "launch / size", "time", "memory", "metrics")
+            + (("stream", "start") if streams else ())]
     for r in result.records:
         if r.kind == "kernel":
             launch = (f"{'x'.join(map(str, r.grid))} x {'x'.join(map(str, r.block))}"
@@ -87,11 +117,15 @@ def run_import(args) -> int:
         name = r.name if len(r.name) <= 40 else r.name[:37] + "..."
         rows.append((str(r.row), r.kind, r.direction, name, r.gpu,
                      launch, "" if r.time_s is None else common.fmt_time(r.time_s),
-                     r.memory_kind, str(len(r.metrics)) if r.metrics else ""))
+                     r.memory_kind, str(len(r.metrics)) if r.metrics else "")
+                    + ((("" if r.stream is None else str(r.stream)),
+                        "" if r.start_s is None else f"{r.start_s:.9f} s") if streams else ()))
     widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     print(_counts_line(result))
+    for line in _gpu_lines(result):
+        print(line)
     for d in result.disagreements:
         print(f"  row {d.row}, column {d.column}: {d.message}")
     return 0

@@ -60,13 +60,14 @@ class ImportsExports:
             import_devices(self, path)
 
     def import_measurements_dialog(self, path: str | None = None):
-        """File › Import Measurements…: a profiler/timings CSV or JSON records, shown in a
-        dialog that calibrates from them or adds them to a launch; None for a bad file."""
+        """File › Import Measurements…: a profiler/timings CSV, JSON records or an Nsight
+        Systems SQLite export, shown in a dialog that calibrates from them or adds them to a
+        launch; None for a bad file."""
         from gpumodeler.ui.measurements.dialog import open_measurements
         if path is None:
             path, _ = QFileDialog.getOpenFileName(
                 self, "Import measurements", self._dialog_folder(),
-                "Measurements (*.csv *.json *.txt);;All files (*)")
+                "Measurements (*.csv *.json *.txt *.sqlite);;All files (*)")
             if not path:
                 return None
         return open_measurements(self, path)

@@ -84,3 +84,20 @@ def test_main_window_has_the_calibration_action(qtbot, catalog):
     [dialog] = window.findChildren(CalibrationDialog)
     assert dialog.isVisible() and dialog.link_box.count() > 0
     dialog.close()
+
+
+def test_an_nsys_export_gives_its_copies_not_its_migrations(qtbot, tmp_path, catalog):
+    from nsys_exports import PINNED, copy, write_export
+
+    from gpumodeler.ui.calibration.dialog import CalibrationDialog
+    copies = [copy(i * 10**6, i * 10**6 + 5_000 + 2 ** (10 + i) // 6, 2 ** (10 + i), 2,
+                   dst=PINNED) for i in range(12)]
+    copies += [copy(10**8 + i, 10**8 + i + 1, 4096, 11) for i in range(5)]
+    dialog = CalibrationDialog(catalog)
+    qtbot.addWidget(dialog)
+    assert dialog.load_file(write_export(tmp_path / "report.sqlite", "modern", copies=copies))
+    assert len(dialog.records) == 17
+    assert dialog.direction_box.currentText() == "dtoh"
+    # (managed migrations counted as copies would leave two memory kinds and no label)
+    assert dialog.label_edit.text() == "pinned"
+    assert dialog.label_edit.text() == "pinned"

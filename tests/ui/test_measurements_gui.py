@@ -166,3 +166,27 @@ def test_calibrated_for_this_gpu_sets_lambda(window, tmp_path, catalog, qtbot):
     assert panel.launch.lam == pytest.approx(LAMBDA, rel=1e-9) and box.currentIndex() == 0
     window.document.undo_stack.undo()
     assert panel.launch.lam == before
+
+
+def test_an_nsys_export_is_listed_with_its_gpu(window, tmp_path):
+    """File › Import Measurements… of an Nsight Systems SQLite export (told by content)."""
+    from nsys_exports import A100, PINNED, SAXPY, copy, kernel, write_export
+    path = write_export(tmp_path / "report.sqlite", "modern",
+                        kernels=[kernel(100, 2100, SAXPY)],
+                        copies=[copy(0, 80, 1 << 20, 1, src=PINNED), copy(3000, 3100, 4096, 11)],
+                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+    dialog = window.import_measurements_dialog(str(path))
+    assert dialog is not None and not window.errors
+    assert dialog.table.rowCount() == 3
+    assert [dialog.table.item(i, 0).text() for i in range(3)] == ["transfer", "kernel",
+                                                                 "migration"]
+    text = dialog.counts.text()
+    assert "read as nsys" in text and "GPU 0: NVIDIA A100-SXM4-40GB: 108 SMs" in text
+
+
+def test_a_damaged_sqlite_file_is_a_message(window, tmp_path):
+    path = tmp_path / "report.sqlite"
+    path.write_bytes(b"SQLite format 3\x00" + b"\x01" * 300)
+    assert window.import_measurements_dialog(str(path)) is None
+    [(_, text)] = window.errors
+    assert "not a readable SQLite file" in text

@@ -69,7 +69,10 @@ def measurement_from_json(item, where: str) -> Measurement:
         size_bytes=_number(item, "size_bytes", where),
         memory_kind=str(item.get("memory_kind") or ""), metrics=metrics,
         source=str(item.get("source") or ""),
-        row=row if isinstance(row, int) and not isinstance(row, bool) else None)
+        row=row if isinstance(row, int) and not isinstance(row, bool) else None,
+        stream=_number(item, "stream", where, integer=True),
+        device=_number(item, "device", where, integer=True),
+        start_s=_number(item, "start_s", where), end_s=_number(item, "end_s", where))
 
 
 def measurements_from_json(data, source: str) -> list[Measurement]:

@@ -38,6 +38,8 @@ class ImportResult:
     noise_lines: int = 0
     other_rows: int = 0  # rows of kinds gpumodeler does not model (memset, summaries...)
     disagreements: list = field(default_factory=list)
+    devices: list = field(default_factory=list)  # GPUs the file describes (JSON objects)
+    cut_names: int = 0  # kernel names the profiler cut short with "..."
 
     def counts(self) -> dict:
         """Records per kind, e.g. {"kernel": 3, "transfer": 8}."""
@@ -47,7 +49,8 @@ class ImportResult:
         return {"format": self.format, "source": self.source, "records": self.counts(),
                 "noise_lines_skipped": self.noise_lines, "other_rows_skipped": self.other_rows,
                 "unit_disagreements": [{"row": d.row, "column": d.column, "message": d.message}
-                                       for d in self.disagreements]}
+                                       for d in self.disagreements],
+                **({"devices": self.devices} if self.devices else {})}
 
 
 def where(source: str, row: int, column: str | None = None) -> str:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-KINDS = ("kernel", "transfer")
+#: ``migration``: a unified-memory page migration (Nsight Systems copy kinds 11 and 12),
+#: kept apart from explicit copies: it is no cudaMemcpy, and link calibration must not fit it.
+KINDS = ("kernel", "transfer", "migration")
 DIRECTIONS = ("htod", "dtoh", "dtod", "ptop")
 
 
@@ -28,6 +30,9 @@ class Measurement:
     as the file gives them after normalisation (``"1"`` dimensionless, ``"B"``, ``"B/s"``,
     ``"s"``, ``"%"``...). ``source``: file name; ``row``: 1-based line number in that file.
     ``compute_capability``: as the file gives it (Nsight Compute's CC column), else ``""``.
+    ``stream``, ``device``: the CUDA stream and device ids where the file gives them (Nsight
+    Systems exports), else None. ``start_s``/``end_s``: the timestamps in seconds on the
+    file's own clock (Nsight Systems), else None.
     """
 
     kind: str
@@ -45,6 +50,10 @@ class Measurement:
     source: str = ""
     row: int | None = None
     compute_capability: str = ""
+    stream: int | None = None
+    device: int | None = None
+    start_s: float | None = None
+    end_s: float | None = None
 
     def to_json(self) -> dict:
         """A plain JSON object (tuples as lists, metrics as {name: {"value", "unit"}})."""
@@ -60,4 +69,8 @@ class Measurement:
             "metrics": {k: {"value": v, "unit": u} for k, (v, u) in self.metrics.items()},
             "source": self.source, "row": self.row,
             "compute_capability": self.compute_capability or None,
+            # (registers: the short name of registers_per_thread, same value)
+            "registers": self.registers_per_thread,
+            "stream": self.stream, "device": self.device,
+            "start_s": self.start_s, "end_s": self.end_s,
         }

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog
 
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.measurements.from_json import read_measurements
+from gpumodeler.db.nsys_export import is_sqlite, read_export
 from gpumodeler.core.transfers.fit import fit_transfer_model
 from gpumodeler.core.transfers.selection import select_copies
 from gpumodeler.ui.logs import bug
@@ -133,7 +134,7 @@ class CalibrationDialog(QDialog):
 
     def _browse(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Measured copies", "",
-                                              "Measurements (*.json *.csv);;All files (*)")
+                                              "Measurements (*.json *.csv *.sqlite);;All files (*)")
         if path:
             self.load_file(path)
 
@@ -141,7 +142,10 @@ class CalibrationDialog(QDialog):
         """Read the records of ``path``; False (and a message) when it cannot be read."""
         self._clear_fit()
         try:
-            records = tuple(read_measurements(path))
+            if is_sqlite(path):     # an Nsight Systems export
+                records = tuple(read_export(path).records)
+            else:
+                records = tuple(read_measurements(path))
         except ModelError as exc:
             self.message.setText(str(exc))
             return False

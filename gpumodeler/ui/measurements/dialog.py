@@ -31,9 +31,13 @@ COLUMNS = ("kind", "direction", "name", "gpu", "size / <<<grid, block>>>", "time
 
 def read_file(path) -> ImportResult:
     """The file's records and the importer's counts; FormatError with a one-line reason.
-    JSON records (``measure import --json``) are read as they are (no counts)."""
+    JSON records (``measure import --json``) are read as they are (no counts); a file
+    with the SQLite header is read as an Nsight Systems export."""
     from gpumodeler.core.measurements.from_json import read_measurements
+    from gpumodeler.db.nsys_export import is_sqlite, read_export
     path = Path(path)
+    if is_sqlite(path):
+        return read_export(path)
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -182,6 +186,11 @@ class MeasurementsDialog(QDialog):
         text = (f"<b>{self.path.name}</b> read as {r.format}: {kinds} · {r.noise_lines} noise "
                 f"line(s) skipped · {r.other_rows} row(s) of other kinds skipped · "
                 f"{len(r.disagreements)} unit disagreement(s)")
+        if r.devices:       # the GPUs an Nsight Systems export describes
+            from html import escape
+
+            from gpumodeler.db.nsys_export import describe_gpu
+            text += "".join(f"<br>{escape(describe_gpu(g))}" for g in r.devices)
         for d in r.disagreements[:5]:
             text += f"<br><i>row {d.row}, {d.column}: {d.message}</i>"
         if len(r.disagreements) > 5:

@@ -1,0 +1,448 @@
+"""Nsight Systems SQLite exports (``nsys export --type sqlite``) read as measurement records.
+
+The file is opened read-only through :func:`gpumodeler.db.schema.read_only_connection`
+(nothing is created beside it; a file with a ``-wal`` log beside it is read from a private
+copy). Rows are streamed with ``fetchmany``, and kernel names are looked up in ``StringIds``
+one id at a time with a bounded cache, so memory stays flat in the size of the file.
+
+Exports differ across nsys versions (docs/measurements.md, "Nsight Systems"); columns are
+selected by name, never by position, so columns that come and go (cluster, graph, green
+context) do not matter. What is read:
+
+* ``CUPTI_ACTIVITY_KIND_KERNEL``: one ``kernel`` record per row.
+* ``CUPTI_ACTIVITY_KIND_MEMCPY``: copy kinds HtoD, DtoH, DtoD, PtoP are ``transfer``
+  records; unified-memory migrations (kinds 11 and 12) are ``migration`` records; other
+  kinds (arrays, host to host) are counted as rows of other kinds.
+* ``CUPTI_ACTIVITY_KIND_MEMSET``: counted as rows of other kinds (gpumodeler models no memset).
+* ``TARGET_INFO_GPU`` (2021.2 on) or ``TARGET_INFO_CUDA_GPU`` (2020.x to 2021.1): one
+  :class:`NsysGpu` per row; every row is its own device (a MIG slice or a Jetson GPU too).
+"""
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from heapq import merge
+from pathlib import Path
+
+from gpumodeler.core.errors import FormatError
+from gpumodeler.core.measurements.importer import ImportResult
+from gpumodeler.core.measurements.records import Measurement
+
+from .schema import SQLITE_MAGIC, read_only_connection
+
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
+MEMSET_TABLE = "CUPTI_ACTIVITY_KIND_MEMSET"
+GPU_TABLES = ("TARGET_INFO_GPU", "TARGET_INFO_CUDA_GPU")
+#: Any of these makes a SQLite file an Nsight Systems export.
+NSYS_TABLES = (KERNEL_TABLE, MEMCPY_TABLE, MEMSET_TABLE) + GPU_TABLES
+
+#: Rows fetched at a time.
+BATCH = 4096
+#: StringIds values kept in memory at most (names repeat: a trace has few distinct kernels).
+NAME_CACHE = 4096
+
+#: nsys's own numbering of copy kinds (ENUM_CUDA_MEMCPY_OPER; CUPTI's
+#: CUpti_ActivityMemcpyKind plus 11/12 for unified memory), used when the export ships no
+#: enum table: id -> (kind, direction).
+MEMCPY_OPER = {1: ("transfer", "htod"), 2: ("transfer", "dtoh"), 8: ("transfer", "dtod"),
+               10: ("transfer", "ptop"), 11: ("migration", "htod"),
+               12: ("migration", "dtoh")}
+#: nsys's own numbering of memory kinds (ENUM_CUDA_MEM_KIND; not CUPTI's, which starts at
+#: 1 = pageable), used when the export ships no enum table.
+MEM_KIND = {0: "pageable", 1: "pinned", 2: "device", 3: "device", 4: "managed", 5: "device",
+            6: "managed", 7: ""}
+#: copy labels as nvprof writes them
+_LABELS = {"htod": "HtoD", "dtoh": "DtoH", "dtod": "DtoD", "ptop": "PtoP"}
+
+
+@dataclass(frozen=True)
+class NsysGpu:
+    """A GPU as the export describes it, in SI units (None where the export does not say).
+
+    ``clock_hz``: the SM clock. ``memory_bandwidth_bps``: bytes per second (None when the
+    export gives 0). ``async_engines``: copy engines. ``mig``: a MIG slice (its own device,
+    with its own SM count). ``integrated``: a GPU sharing the host's memory (Jetson)."""
+
+    id: int
+    name: str
+    table: str
+    sm_count: int | None = None
+    clock_hz: float | None = None
+    memory_bandwidth_bps: float | None = None
+    l2_bytes: int | None = None
+    async_engines: int | None = None
+    total_memory_bytes: int | None = None
+    compute_capability: str = ""
+    mig: bool = False
+    integrated: bool = False
+
+    @property
+    def label(self) -> str:
+        """The name records carry, ``NVIDIA A100 (0)`` like nvprof's Device column."""
+        return f"{self.name} ({self.id})"
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "name": self.name, "table": self.table,
+                "sm_count": self.sm_count, "clock_hz": self.clock_hz,
+                "memory_bandwidth_bps": self.memory_bandwidth_bps, "l2_bytes": self.l2_bytes,
+                "async_engines": self.async_engines,
+                "total_memory_bytes": self.total_memory_bytes,
+                "compute_capability": self.compute_capability or None,
+                "mig": self.mig, "integrated": self.integrated}
+
+
+def _size(n: int) -> str:
+    for unit, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+        if n >= f:
+            return f"{n / f:.4g} {unit}"
+    return f"{n} B"
+
+
+def describe_gpu(g: dict) -> str:
+    """One line of a GPU's facts (``NsysGpu.to_json()``), saying which are not given."""
+    facts = [f"{g['sm_count']} SMs" if g["sm_count"] else "SMs not given",
+             f"clock {g['clock_hz'] / 1e6:.0f} MHz" if g["clock_hz"] else "clock not given",
+             f"memory {g['memory_bandwidth_bps'] / 1e9:.1f} GB/s"
+             if g["memory_bandwidth_bps"] else "bandwidth not given",
+             f"L2 {_size(g['l2_bytes'])}" if g["l2_bytes"] else "L2 not given",
+             f"{g['async_engines']} copy engines" if g["async_engines"] is not None
+             else "copy engines not given"]
+    if g["compute_capability"]:
+        facts.append(f"CC {g['compute_capability']}")
+    tags = [t for t, on in (("MIG slice", g["mig"]), ("integrated", g["integrated"])) if on]
+    return (f"GPU {g['id']}: {g['name']}{' [' + ', '.join(tags) + ']' if tags else ''}: "
+            f"{', '.join(facts)}")
+
+
+def is_sqlite(path) -> bool:
+    """Whether ``path`` starts with the SQLite header (whatever its suffix)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
+    except OSError:
+        return False
+
+
+def _columns(conn, table: str) -> set[str]:
+    return {row[1] for row in conn.execute(f'PRAGMA table_info("{table}")')}
+
+
+def _tables(conn) -> set[str]:
+    return {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def _words(text) -> str:
+    return re.sub(r"[^a-z0-9]", "", str(text or "").lower())
+
+
+def _oper_from_label(text: str):
+    w = _words(text)
+    unified = "unified" in w or w.startswith("um") or "managed" in w
+    for keys, direction in ((("htod", "hosttodevice"), "htod"), (("dtoh", "devicetohost"), "dtoh"),
+                            (("dtod", "devicetodevice"), "dtod"), (("ptop", "peertopeer"), "ptop")):
+        if any(k in w for k in keys):
+            if unified:
+                return ("migration", direction) if direction in ("htod", "dtoh") else None
+            return "transfer", direction
+    return None
+
+
+def _mem_kind_from_label(text: str):
+    w = _words(text)
+    for key, kind in (("pageable", "pageable"), ("pinned", "pinned"), ("managed", "managed"),
+                      ("device", "device"), ("array", "device"), ("unknown", "")):
+        if key in w:
+            return kind
+    return None
+
+
+def _enum(conn, tables, table, classify, default) -> dict:
+    """id -> meaning from the export's own enum table when it has one (its numbering
+    wins: nsys has renumbered enums before), else nsys's numbering (``default``)."""
+    if table not in tables:
+        return dict(default)
+    cols = _columns(conn, table)
+    if "id" not in cols:
+        return dict(default)
+    text_cols = [c for c in ("name", "label") if c in cols]
+    out = {}
+    for row in conn.execute(f'SELECT id, {", ".join(text_cols) or "NULL"} FROM "{table}"'):
+        found = None
+        for text in row[1:]:
+            found = classify(text)
+            if found is not None:
+                break
+        if found is not None:
+            out[row[0]] = found
+    return out
+
+
+def _number(value):
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _positive(value):
+    v = _number(value)
+    return v if v is not None and v > 0 else None
+
+
+def read_gpus(conn, tables) -> dict[int, NsysGpu]:
+    """The export's GPUs by device id, from TARGET_INFO_GPU (clock in Hz, bandwidth in
+    B/s) or the older TARGET_INFO_CUDA_GPU (CUPTI's device record: clock in kHz, bandwidth
+    in kB/s, 0 when unknown)."""
+    gpus: dict[int, NsysGpu] = {}
+    for table in GPU_TABLES:
+        if table not in tables:
+            continue
+        cur = conn.execute(f'SELECT * FROM "{table}"')
+        names = [d[0] for d in cur.description]
+        for values in cur.fetchall():       # (one row per GPU: small)
+            row = dict(zip(names, values))
+            key = row.get("id", row.get("deviceId"))
+            if not isinstance(key, int) or key in gpus:
+                continue
+            name = str(row.get("name") or f"GPU {key}")
+            if table == "TARGET_INFO_GPU":
+                clock = _positive(row.get("clockRate"))
+                bandwidth = _positive(row.get("memoryBandwidth"))
+                sms = _positive(row.get("smCount"))
+                l2 = _positive(row.get("l2CacheSize"))
+                engines = _number(row.get("asyncEngines"))
+                memory = _positive(row.get("totalMemory"))
+                major, minor = row.get("computeMajor"), row.get("computeMinor")
+            else:
+                clock = _positive(row.get("coreClockRate", row.get("clockRate")))
+                clock = clock * 1e3 if clock is not None else None
+                bandwidth = _positive(row.get("globalMemoryBandwidth"))
+                bandwidth = bandwidth * 1e3 if bandwidth is not None else None
+                sms = _positive(row.get("numMultiprocessors"))
+                l2 = _positive(row.get("l2CacheSize"))
+                engines = _number(row.get("numMemcpyEngines"))
+                memory = _positive(row.get("globalMemorySize"))
+                major = row.get("computeCapabilityMajor")
+                minor = row.get("computeCapabilityMinor")
+            cc = f"{major}.{minor}" if isinstance(major, int) and isinstance(minor, int) \
+                and major > 0 else ""
+            # (nsys names a MIG slice "<GPU> MIG <profile>": its own device, its own SMs)
+            mig = bool(re.search(r"\bMIG\b", name)) or bool(row.get("migId"))
+            integrated = row.get("isDiscrete") == 0 or row.get("isIntegrated") == 1 \
+                or "tegra" in name.lower() or "orin" in name.lower() or "xavier" in name.lower()
+            gpus[key] = NsysGpu(
+                id=key, name=name, table=table, sm_count=int(sms) if sms else None,
+                clock_hz=float(clock) if clock else None,
+                memory_bandwidth_bps=float(bandwidth) if bandwidth else None,
+                l2_bytes=int(l2) if l2 else None,
+                async_engines=int(engines) if engines is not None else None,
+                total_memory_bytes=int(memory) if memory else None,
+                compute_capability=cc, mig=mig, integrated=integrated)
+    return gpus
+
+
+class _Names:
+    """Kernel names: a StringIds id looked up (bounded cache), or text kept as it is."""
+
+    def __init__(self, conn, tables):
+        self.conn = conn
+        self.has_ids = "StringIds" in tables
+        self.cache: dict[int, str] = {}
+
+    def __call__(self, value) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, str):
+            return value
+        if not isinstance(value, int) or not self.has_ids:
+            return ""
+        name = self.cache.get(value)
+        if name is None:
+            row = self.conn.execute("SELECT value FROM StringIds WHERE id = ?",
+                                    (value,)).fetchone()
+            name = str(row[0]) if row and row[0] is not None else ""
+            if len(self.cache) >= NAME_CACHE:
+                self.cache.clear()
+            self.cache[value] = name
+        return name
+
+
+def _rows(conn, table: str, columns: list[str]):
+    """(rowid, dict) of ``table`` in start order, fetched BATCH rows at a time."""
+    cur = conn.execute(f'SELECT rowid, {", ".join(f"{c!s}" for c in columns)} '
+                       f'FROM "{table}" ORDER BY start, rowid')
+    while True:
+        batch = cur.fetchmany(BATCH)
+        if not batch:
+            return
+        for values in batch:
+            yield values[0], dict(zip(columns, values[1:]))
+
+
+def _require(conn, source, table, needed) -> set[str]:
+    cols = _columns(conn, table)
+    missing = [c for c in needed if c not in cols]
+    if missing:
+        raise FormatError(f"{source}: table {table} has no column {', '.join(missing)}; an "
+                          f"Nsight Systems export from 2020.1 on has it (see "
+                          f"docs/measurements.md)")
+    return cols
+
+
+def _times(source, table, rowid, row):
+    start, end = row["start"], row["end"]
+    if not isinstance(start, int) or not isinstance(end, int) or end < start:
+        raise FormatError(f"{source}#{table} row {rowid}: start {start!r} and end {end!r} "
+                          f"must be whole nanoseconds with end >= start")
+    return start / 1e9, end / 1e9, (end - start) / 1e9
+
+
+class _Reader:
+    def __init__(self, conn, source: str):
+        self.conn = conn
+        self.source = source
+        self.tables = _tables(conn)
+        self.gpus = read_gpus(conn, self.tables)
+        self.names = _Names(conn, self.tables)
+        self.other_rows = 0
+        self.cut_names = 0
+
+    def gpu_label(self, device) -> str:
+        gpu = self.gpus.get(device)
+        if gpu is not None:
+            return gpu.label
+        return f"GPU ({device})" if isinstance(device, int) else ""
+
+    def kernels(self):
+        table = KERNEL_TABLE
+        if table not in self.tables:
+            return
+        needed = ["start", "end", "deviceId", "streamId", "gridX", "gridY", "gridZ",
+                  "blockX", "blockY", "blockZ", "registersPerThread", "staticSharedMemory",
+                  "dynamicSharedMemory"]
+        cols = _require(self.conn, self.source, table, needed)
+        name_cols = [c for c in ("demangledName", "shortName", "mangledName") if c in cols]
+        if not name_cols:
+            raise FormatError(f"{self.source}: table {table} has no demangledName, shortName "
+                              f"or mangledName column; expected one of them")
+        where = f"{self.source}#{table}"
+        for rowid, row in _rows(self.conn, table, needed + name_cols):
+            start_s, end_s, time_s = _times(self.source, table, rowid, row)
+            name = ""
+            for c in name_cols:
+                name = self.names(row[c])
+                if name:
+                    break
+            if name.endswith("..."):
+                self.cut_names += 1
+            grid = tuple(row[c] for c in ("gridX", "gridY", "gridZ"))
+            block = tuple(row[c] for c in ("blockX", "blockY", "blockZ"))
+            for label, dims in (("grid", grid), ("block", block)):
+                if not all(isinstance(v, int) and v > 0 for v in dims):
+                    raise FormatError(f"{where} row {rowid}: {label} {dims!r} must be whole "
+                                      f"numbers > 0")
+            shared = sum(v for v in (row["staticSharedMemory"], row["dynamicSharedMemory"])
+                         if isinstance(v, int))
+            regs = row["registersPerThread"]
+            yield start_s, rowid, Measurement(
+                kind="kernel", time_s=time_s, name=name,
+                gpu=self.gpu_label(row["deviceId"]), grid=grid, block=block,
+                registers_per_thread=regs if isinstance(regs, int) else None,
+                shared_mem_bytes=shared, source=where, row=rowid,
+                stream=row["streamId"], device=row["deviceId"],
+                start_s=start_s, end_s=end_s)
+
+    def copies(self):
+        table = MEMCPY_TABLE
+        if table not in self.tables:
+            return
+        needed = ["start", "end", "deviceId", "streamId", "bytes", "copyKind"]
+        cols = _require(self.conn, self.source, table, needed)
+        kinds = [c for c in ("srcKind", "dstKind") if c in cols]
+        opers = _enum(self.conn, self.tables, "ENUM_CUDA_MEMCPY_OPER", _oper_from_label,
+                      MEMCPY_OPER)
+        mem = _enum(self.conn, self.tables, "ENUM_CUDA_MEM_KIND", _mem_kind_from_label,
+                    MEM_KIND)
+        where = f"{self.source}#{table}"
+        for rowid, row in _rows(self.conn, table, needed + kinds):
+            oper = opers.get(row["copyKind"])
+            if oper is None:
+                self.other_rows += 1
+                continue
+            kind, direction = oper
+            start_s, end_s, time_s = _times(self.source, table, rowid, row)
+            size = row["bytes"]
+            if not isinstance(size, int) or size < 0:
+                raise FormatError(f"{where} row {rowid}: bytes {size!r} must be a whole "
+                                  f"number >= 0")
+            if kind == "migration":
+                memory = "managed"
+            elif direction == "htod":
+                memory = mem.get(row.get("srcKind"), "")
+            elif direction == "dtoh":
+                memory = mem.get(row.get("dstKind"), "")
+            else:
+                memory = "device"
+            yield start_s, rowid, Measurement(
+                kind=kind, time_s=time_s, name=f"[CUDA memcpy {_LABELS[direction]}]"
+                if kind == "transfer" else f"[Unified Memory {_LABELS[direction]}]",
+                direction=direction, gpu=self.gpu_label(row["deviceId"]),
+                size_bytes=float(size), memory_kind=memory, source=where, row=rowid,
+                stream=row["streamId"], device=row["deviceId"],
+                start_s=start_s, end_s=end_s)
+
+    def count_memsets(self) -> None:
+        if MEMSET_TABLE in self.tables:
+            self.other_rows += self.conn.execute(
+                f'SELECT count(*) FROM "{MEMSET_TABLE}"').fetchone()[0]
+
+
+def iter_records(conn, source: str, reader: _Reader | None = None):
+    """Kernel, copy and migration records of an open export in start order (streamed)."""
+    reader = reader or _Reader(conn, source)
+    for _start, _rowid, record in merge(reader.kernels(), reader.copies(),
+                                        key=lambda item: (item[0], item[1])):
+        yield record
+
+
+def _open(path: Path):
+    try:
+        db = read_only_connection(path)
+        tables = _tables(db.conn)
+    except sqlite3.DatabaseError as exc:
+        raise FormatError(f"{path.name}: not a readable SQLite file ({exc}); expected an "
+                          f"Nsight Systems export (nsys export --type sqlite)") from None
+    if not tables & set(NSYS_TABLES):
+        db.close()
+        raise FormatError(f"{path.name}: a SQLite file without Nsight Systems tables; expected "
+                          f"an nsys export with {KERNEL_TABLE}, {MEMCPY_TABLE} or "
+                          f"TARGET_INFO_GPU (nsys export --type sqlite)")
+    return db
+
+
+def read_export(path) -> ImportResult:
+    """All records of the export at ``path`` (format ``nsys``) with its GPUs in
+    ``devices``. FormatError with one line for a damaged or non-nsys file."""
+    path = Path(path)
+    if not is_sqlite(path):
+        raise FormatError(f"{path.name}: not a SQLite file (no SQLite header); expected an "
+                          f"Nsight Systems export (nsys export --type sqlite)")
+    db = _open(path)
+    try:
+        reader = _Reader(db.conn, path.name)
+        records = list(iter_records(db.conn, path.name, reader))
+        reader.count_memsets()
+    except sqlite3.DatabaseError as exc:
+        raise FormatError(f"{path.name}: damaged SQLite file ({exc}); export it again with "
+                          f"nsys export --type sqlite") from None
+    finally:
+        db.close()
+    result = ImportResult("nsys", path.name, records=records, other_rows=reader.other_rows,
+                          devices=[g.to_json() for g in reader.gpus.values()],
+                          cut_names=reader.cut_names)
+    if not records and not result.devices:
+        raise FormatError(f"{path.name}: an Nsight Systems export with no kernels, copies or "
+                          f"GPUs; profile with --trace=cuda")
+    return result
+
+
+__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus"]
