@@ -18,9 +18,9 @@ from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
 from gpumodeler.core.kernel.graph import FORMAT_NAME, FORMAT_VERSION, Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.kernel_format import INSTRUCTION_KEYS, check_keys
 from gpumodeler.core.kernel.latency_bound import MAX_FORMS, WORK_PER_NODE, LatencyBound
-from gpumodeler.core.kernel.latency_forms import _symbolic
+from gpumodeler.core.kernel.latency_forms import symbolic_forms
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-from gpumodeler.core.kernel.loop_regions import _Region
+from gpumodeler.core.kernel.loop_regions import Region
 from gpumodeler.core.kernel.warp_counts import WarpCounts, COUNT_NAMES, access_bytes_per_warp, \
     lines_touched
 
@@ -239,12 +239,12 @@ def old_analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> 
         for n in topo:
             if isinstance(n, tuple) and n[0] == "out":
                 preds.setdefault(n, []).append((("in", n[1]), ("loop", n[1]), ("loop", n[1])))
-        regions[region_id] = _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()},
+        regions[region_id] = Region(region_id, topo, {k: tuple(v) for k, v in preds.items()},
                                      tuple(carried.get(region_id, ())))
 
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
-    forms, per_iteration = _symbolic(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)
+    forms, per_iteration = symbolic_forms(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)
     return LatencyBound(
         forms=forms, iterations=iterations,
         loop_names={lid: lp.name for lid, lp in graph.loops.items()},
