@@ -69,3 +69,17 @@ def test_the_gui_fields_and_tables_show_as_before():
         assert format_quantity(v, "s") == quantity_before(v), v
         assert fmt_time(v) == table_before(v), v
     assert fmt_time(0.0) == "0 s" and format_quantity(0.0, "s") == "0 ns"
+
+
+def test_the_measurement_dialog_shows_times_as_before():
+    pytest.importorskip("PySide6")
+    from gpumodeler.ui.measurements.dialog import _time
+
+    def before(t):
+        for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+            if t >= scale:
+                return f"{t / scale:.4g} {unit}"
+        return f"{t / 1e-9:.4g} ns"
+    for v in _values():
+        assert _time(v) == before(v), v
+    assert _time(None) == "(metrics only)"
