@@ -21,7 +21,7 @@ from typing import Iterable, Mapping
 
 import sqlite_utils
 
-from gpumodeler.core.errors import shown
+from gpumodeler.core.errors import InvalidParameter, shown
 
 from .errors import DeviceEditError
 from .mapping import normalize_name
@@ -123,7 +123,6 @@ def check_calibration(cal: Calibration, device_kind: str | None = None) -> None:
 def _check_parameters(kind: str, parameters: Mapping) -> None:
     """A link's parameters must be a transfer model predict can use, a kernel's a λ > 0."""
     if kind == "link":
-        from gpumodeler.core.errors import InvalidParameter
         from gpumodeler.core.transfers.models import TransferModel
         try:
             TransferModel.from_dict(parameters)

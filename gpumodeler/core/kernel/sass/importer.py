@@ -20,7 +20,8 @@ from gpumodeler.core.architectures import architecture_family as core_family
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
-from gpumodeler.core.kernel.sass.listing import ListingError, SassFunction, SassListing, parse_listing
+from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
+                                                 parse_listing)
 from gpumodeler.core.kernel.sass import toolchain
 
 #: An architecture (``sm_90``, ``sm_90a``): checked before it reaches nvcc's command line.
@@ -36,7 +37,6 @@ FAMILIES = {n: core_family(f"{n // 10}.{n % 10}")
 
 def architecture_family(arch: str | None) -> str | None:
     """``'sm_90a'`` -> ``'Hopper'``; None when unknown."""
-    from gpumodeler.core.kernel.sass.listing import arch_number
     return FAMILIES.get(arch_number(arch) or -1)
 #: Bytes read at most from a listing file (a listing of 20 000 instructions is ~2 MB).
 MAX_LISTING_BYTES = 200 * 1024 * 1024
