@@ -2,7 +2,6 @@
 (db/calibrations.py) from the command line."""
 from __future__ import annotations
 
-from datetime import datetime, timezone
 from pathlib import Path
 
 from . import common
@@ -17,10 +16,6 @@ def add_save_flags(p, device_flag: str) -> None:
     g.add_argument("--label", metavar="L",
                    help="what the calibration is for: a memory kind (pageable, pinned) or an "
                         "application (default: the memory kind, or 'default')")
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def check_save_flags(args, device_attr: str, device_flag: str) -> None:
@@ -44,7 +39,8 @@ def _store(cal) -> dict:
 
 
 def save_link(args, out: dict, fit) -> dict:
-    from gpumodeler.db.calibrations import Calibration
+    from gpumodeler.db.calibrations import Calibration  # lazy: the database only to save
+    from gpumodeler.db.schema import utc_timestamp
     label = (args.label or out["memory_kind"] or "default").strip()
     residuals = [{k: r[k] for k in ("size_bytes", "measured_s", "predicted_s",
                                     "relative_residual", "loo_relative_error")}
@@ -52,18 +48,19 @@ def save_link(args, out: dict, fit) -> dict:
     cal = Calibration(args.link, "link", out["direction"], label, out["parameters"],
                       tuple(residuals), out["mape_percent"], out["loo_mape"],
                       out["loo_median_ape"], Path(args.measurements).name,
-                      file_digest(args.measurements), _now(),
+                      file_digest(args.measurements), utc_timestamp(),
                       note="; ".join(out["notes"]) or None)
     return _store(cal)
 
 
 def save_kernel(args, out: dict) -> dict:
-    from gpumodeler.db.calibrations import Calibration
+    from gpumodeler.db.calibrations import Calibration  # lazy: the database only to save
+    from gpumodeler.db.schema import utc_timestamp
     # the GPU's catalog name: --device resolved, or the project launch's GPU
     cal = Calibration(out["gpu"], "kernel", args.kernel, (args.label or "default").strip(),
                       out["parameters"], tuple(out["residuals"]), out["mape_percent"],
                       out["loo_mape"], out["loo_median_ape"], Path(args.measurements).name,
-                      file_digest(args.measurements), _now(), note=out["warning"])
+                      file_digest(args.measurements), utc_timestamp(), note=out["warning"])
     return _store(cal)
 
 

@@ -1,17 +1,11 @@
 """`gpumodeler occupancy`: NVIDIA's occupancy rules, one launch or a JSON Lines batch."""
 from __future__ import annotations
 
-import json
 import sys
-from dataclasses import fields
-
-from gpumodeler.core.errors import ModelError
 
 from . import common
 from .main import CLIError
-
-BATCH_KEYS = {"cc", "block_size", "registers", "shared_mem", "static_shared_mem", "opt_in",
-              "carveout_percent", "shared_mem_config"}
+from .occupancy_line import BATCH_KEYS, one_launch  # noqa: F401  (BATCH_KEYS re-exported)
 
 
 def register(sub) -> None:
@@ -36,72 +30,14 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _as_dict(r) -> dict:
-    d = {f.name: getattr(r, f.name) for f in fields(r)}
-    d["limited_by"] = list(r.limited_by)
-    d["block_limits"] = dict(r.block_limits)
-    return d
-
-
-def _one(cc, block, regs, smem, static=0, opt_in=False, carveout=None, config=None) -> dict:
-    from gpumodeler.core.occupancy.calculator import occupancy
-    return _as_dict(occupancy(cc, block, regs, smem, static_shared_mem_bytes=static, opt_in=opt_in,
-                              carveout_percent=carveout, shared_mem_config_bytes=config))
-
-
 #: batch lines evaluated together
 BATCH_CHUNK = 65536
-#: sizes the vectorised calculator takes in a batch; a launch with a larger one (which cannot
-#: run: it fails a limit check) is answered by the scalar calculator, whose Python integers
-#: do not overflow where int64 products of a size of 2^58 and more would
-_INT_LIMIT = 1 << 40
-
-
-def _line_output(lineno: int, obj_or_error) -> str:
-    """One batch line's answer by the scalar calculator (the reference: every message)."""
-    try:
-        obj = _checked_line(obj_or_error)
-        out = _one(str(obj["cc"]), obj["block_size"], obj["registers"], obj.get("shared_mem", 0),
-                   obj.get("static_shared_mem", 0), obj.get("opt_in", False),
-                   obj.get("carveout_percent"), obj.get("shared_mem_config"))
-    except (ValueError, ModelError) as exc:  # json errors are ValueErrors too
-        out = {"line": lineno, "error": str(exc)}
-    return json.dumps(out)
-
-
-def _parsed(line: str):
-    """The line's object, or the ValueError that reading it gives."""
-    try:
-        return json.loads(line)
-    except json.JSONDecodeError as exc:
-        return ValueError(f"not valid JSON ({exc.msg} at column {exc.colno})")
-    except RecursionError:
-        return ValueError("JSON nested too deeply; a line is one flat object")
-    except ValueError as exc:  # Python's int-string limit: this line alone is wrong
-        if "integer string conversion" not in str(exc):
-            raise
-        return ValueError("a number has more than 4300 digits, more than Python reads; "
-                          "sizes are whole numbers of at most 4300 digits")
-
-
-def _checked_line(obj):
-    if isinstance(obj, ValueError):
-        raise obj
-    if not isinstance(obj, dict):
-        raise ValueError("a line must be a JSON object")
-    unknown = sorted(set(obj) - BATCH_KEYS)
-    if unknown:
-        raise ValueError(f"unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(BATCH_KEYS))}")
-    missing = [k for k in ("cc", "block_size", "registers") if k not in obj]
-    if missing:
-        raise ValueError(f"missing {', '.join(missing)}")
-    return obj
 
 
 def _batch(path: str) -> int:
     """JSON Lines in, one answer line per non-blank line out, in order, evaluated in chunks
     of :data:`BATCH_CHUNK` lines (:mod:`gpumodeler.cli.occupancy_batch`)."""
-    from .occupancy_batch import answer_stream
+    from .occupancy_batch import answer_stream  # lazy: numpy only for a batch
 
     try:
         stream = sys.stdin if path == "-" else open(path, encoding="utf-8")
@@ -135,7 +71,7 @@ def run(args) -> int:
             raise CLIError(f"{name} must be a whole number of bytes, got {v}")
     from gpumodeler.core.launch_limits import check_launch
     check_launch(block_size=args.block_size, compute_capability=cc)
-    r = _one(cc, args.block_size, args.registers, int(args.shared_mem), int(args.static_shared_mem),
+    r = one_launch(cc, args.block_size, args.registers, int(args.shared_mem), int(args.static_shared_mem),
              args.opt_in, args.carveout)
     common.require_finite(r)
     if args.json:

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import argparse
-import math
 import re
 
 import sys
 from typing import TYPE_CHECKING
 
 from . import common, model_flags
+from .launch_args import grid_of, occupancy_of
 from .main import CLIError
 from .predict_profile import add_profile_flags, run_profiled
 
@@ -23,11 +23,6 @@ def dims_arg(text: str):
         raise argparse.ArgumentTypeError(f"a size has 1 to 3 dimensions like 256 or 16x16, got {text!r}")
     dims = tuple(common.int_arg(p) for p in parts)
     return dims[0] if len(dims) == 1 else dims
-
-
-def block_threads(block_size) -> int:
-    """Threads in a block given as 256 or (16, 16)."""
-    return int(math.prod(block_size)) if isinstance(block_size, tuple) else block_size
 
 
 def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None:
@@ -92,33 +87,6 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     if missing:
         raise CLIError(f"give {' and '.join(missing)} (or --graph KERNEL.json)")
     return KernelInputs(**base)
-
-
-def occupancy_of(args, gpu, block_size):
-    """Warps per SM: --occupancy, or the calculator from --registers/--shared-mem."""
-    if args.occupancy is not None:
-        return args.occupancy, None
-    if args.registers is None:
-        raise CLIError("give --occupancy WARPS, or --registers N (and --shared-mem) with a "
-                       "device whose compute capability is known")
-    if not gpu.compute_capability:
-        raise CLIError("computing occupancy needs the compute capability: give --cc or --device")
-    from gpumodeler.core.occupancy.calculator import occupancy
-    threads = block_threads(block_size)
-    occ = occupancy(gpu.compute_capability, threads, args.registers, int(args.shared_mem or 0))
-    return occ.active_warps_per_sm, occ
-
-
-def grid_of(args, block_size):
-    if args.grid_size is not None and args.data_size is not None:
-        raise CLIError("give --grid-size or --data-size, not both")
-    if args.grid_size is not None:
-        return args.grid_size
-    if args.data_size is None:
-        raise CLIError("give --grid-size BLOCKS or --data-size N")
-    from gpumodeler.core.models.kernel_time import grid_for
-    threads = block_threads(block_size)
-    return grid_for(args.data_size, threads)
 
 
 def register(sub) -> None:

@@ -21,6 +21,7 @@ from gpumodeler.core import physical
 from gpumodeler.core.errors import ModelError, QuantityError, shown
 from gpumodeler.core.quantities import NUMBER_FORMS, parse_number, parse_quantity
 from gpumodeler.service.lookups import catalog_lookups  # noqa: F401  (the commands' name for it)
+from gpumodeler.core.units_format import format_time
 
 from .main import CLIError
 
@@ -471,11 +472,9 @@ def indented_json(obj, default=None, indent: int = 2) -> str:
 
 
 def fmt_time(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.6g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.6g} ms"
-    return f"{seconds * 1e6:.6g} µs"
+    """A time as the CLI prints it: 6 significant digits in s, ms or µs (never ns), by
+    :func:`gpumodeler.core.units_format.format_time`."""
+    return format_time(seconds, 6, smallest="µs")
 
 
 def write_table(table: dict, output: str | None, fmt: str = "csv", inputs=()) -> int:

@@ -1,6 +1,6 @@
 """`occupancy --batch`: JSON Lines of launches answered a chunk at a time (speed targets).
 
-The answers are those of the scalar path (:func:`gpumodeler.cli.cmd_occupancy._line_output`,
+The answers are those of the scalar path (:func:`gpumodeler.cli.occupancy_line.line_output`,
 one ``json.loads`` and one :func:`~gpumodeler.core.occupancy.calculator.occupancy` call per
 line), byte for byte; only the work is grouped:
 
@@ -42,7 +42,7 @@ import numpy as np
 
 from gpumodeler.core.errors import ModelError
 
-from .cmd_occupancy import _INT_LIMIT, BATCH_KEYS, _line_output, _one, _parsed
+from .occupancy_line import BATCH_KEYS, INT_LIMIT, line_output, one_launch, parsed_line
 from .occupancy_lines import answer_lines, error_lines
 from .occupancy_scan import scan
 
@@ -171,7 +171,7 @@ def _answer_chunk(lines: list[str], first: int, ended: bool = True) -> _Answers:
         for i in [i for i, t in enumerate(texts) if t is None]:
             line = lines[i]
             if line.strip():  # blank lines get no answer
-                out[i] = _line_output(first + i, _parsed(line + "\n" if ended or i < n - 1
+                out[i] = line_output(first + i, parsed_line(line + "\n" if ended or i < n - 1
                                                          else line))
     return out
 
@@ -194,9 +194,9 @@ def _by_scan(scanned, lines: list[str], first: int, out: _Answers) -> None:
     zero = np.zeros(n, dtype=np.int64)
     sizes = np.stack([scanned.numbers.get(name, zero) for name in _SIZES], axis=1)
     objs = _Parsed(lines)
-    huge = np.flatnonzero(sizes.max(axis=1) >= _INT_LIMIT)
+    huge = np.flatnonzero(sizes.max(axis=1) >= INT_LIMIT)
     for i in huge.tolist():  # the scalar path, as for the JSON reader's columns
-        out[i] = _line_output(first + i, objs[i])
+        out[i] = line_output(first + i, objs[i])
     constants = scanned.constants
     options = (constants.get("opt_in", False), constants.get("carveout_percent"),
                constants.get("shared_mem_config"))
@@ -300,7 +300,7 @@ def _keyed(keys: tuple, pos: np.ndarray, objs: list, first: int, out: _Answers,
         _columns(keys, pos, objs, first, out, column)
     else:  # unknown or missing keys: the scalar path's message
         for i, obj in zip(pos.tolist(), objs):
-            out[i] = _line_output(first + i, obj)
+            out[i] = line_output(first + i, obj)
 
 
 def _int_column(values: list) -> tuple[np.ndarray, np.ndarray | None]:
@@ -310,9 +310,9 @@ def _int_column(values: list) -> tuple[np.ndarray, np.ndarray | None]:
             a = np.array(values, dtype=np.int64)
         except OverflowError:
             a = None
-        if a is not None and a.min() >= 0 and a.max() < _INT_LIMIT:
+        if a is not None and a.min() >= 0 and a.max() < INT_LIMIT:
             return a, None
-    good = np.array([type(v) is int and 0 <= v < _INT_LIMIT for v in values], dtype=bool)
+    good = np.array([type(v) is int and 0 <= v < INT_LIMIT for v in values], dtype=bool)
     return np.array([v if g else 0 for v, g in zip(values, good.tolist())], dtype=np.int64), good
 
 
@@ -358,7 +358,7 @@ def _columns(keys: tuple, pos: np.ndarray, objs: list, first: int, out: _Answers
                               present[0] if len(present) == 1 else zip(*present), range(n))),
                      dtype=np.int64)
     for k in np.flatnonzero(~good).tolist():
-        out[pos[k]] = _line_output(first + int(pos[k]), objs[k])
+        out[pos[k]] = line_output(first + int(pos[k]), objs[k])
     chosen = np.flatnonzero(good)
     if not chosen.size:
         return
@@ -388,7 +388,7 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
                                  carveout_percent=carveout, shared_mem_config_bytes=config)
     except (ValueError, ModelError):
         for i, m in zip(pos.tolist(), members.tolist()):
-            out[i] = _line_output(first + i, objs[m])
+            out[i] = line_output(first + i, objs[m])
         return
     valid = arrays.valid
     bad = np.flatnonzero(~valid)
@@ -398,12 +398,12 @@ def _group(option: tuple, sizes: np.ndarray, pos: np.ndarray, objs: list, member
     if not ok.size:
         return
     b, r, d, s = (int(v) for v in sizes[ok[0]])
-    reference = json.dumps(_one(cc, b, r, d, s, opt_in, carveout, config))
+    reference = json.dumps(one_launch(cc, b, r, d, s, opt_in, carveout, config))
     lines = answer_lines(json.loads(reference), arrays, ok, LIMIT_NAMES)
     if lines.texts(0, 1)[0] == reference:
         out.defer(pos[ok], lines)
     else:  # pragma: no cover - a guard, never seen
-        out[pos[ok]] = _objects_array([_line_output(first + i, objs[m]) for i, m in
+        out[pos[ok]] = _objects_array([line_output(first + i, objs[m]) for i, m in
                                        zip(pos[ok].tolist(), members[ok].tolist())])
 
 

@@ -37,7 +37,7 @@ from itertools import chain
 
 import numpy as np
 
-from .cmd_occupancy import BATCH_KEYS
+from .occupancy_line import BATCH_KEYS
 
 _CC = re.compile(r"[1-9]?[0-9]\.[0-9]")
 _DIGITS = re.compile(r"[0-9]+")

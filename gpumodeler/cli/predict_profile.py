@@ -4,6 +4,7 @@ from __future__ import annotations
 
 
 from . import common
+from .launch_args import grid_of, occupancy_of
 from .main import CLIError
 
 OVERRIDES = ("issued_instructions", "cuda_core_instructions", "gmem_bytes", "sfu_instructions",
@@ -75,7 +76,6 @@ def run_profiled(args) -> int:
     if args.grid_size is None and args.data_size is None:
         grid = pk.grid[0] if len(pk.grid) == 1 else pk.grid
     else:
-        from .cmd_predict import grid_of
         grid = grid_of(args, block)
     if args.registers is None and args.occupancy is None:
         args.registers = pk.registers_per_thread
@@ -83,7 +83,6 @@ def run_profiled(args) -> int:
             args.shared_mem = pk.shared_mem_bytes
     from gpumodeler.core.launch_limits import check_launch
 
-    from .cmd_predict import occupancy_of
     check_launch(grid, block, target.compute_capability)
     occ, occ_result = occupancy_of(args, target, block)
     result = predict(target, inputs, grid_size=grid, block_size=block, occupancy=occ,

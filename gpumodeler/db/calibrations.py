@@ -17,18 +17,15 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import Iterable, Mapping
 
 import sqlite_utils
 
-from gpumodeler.core.errors import shown
+from gpumodeler.core.errors import InvalidParameter, shown
 
 from .errors import DeviceEditError
 from .mapping import normalize_name
 from .store import device_row
-
-if TYPE_CHECKING:
-    from .catalog import Catalog
 
 CALIBRATION_KINDS = ("link", "kernel")
 #: The device kind each calibration kind belongs to.
@@ -126,7 +123,6 @@ def check_calibration(cal: Calibration, device_kind: str | None = None) -> None:
 def _check_parameters(kind: str, parameters: Mapping) -> None:
     """A link's parameters must be a transfer model predict can use, a kernel's a λ > 0."""
     if kind == "link":
-        from gpumodeler.core.errors import InvalidParameter
         from gpumodeler.core.transfers.models import TransferModel
         try:
             TransferModel.from_dict(parameters)
@@ -239,7 +235,7 @@ def replace_calibrations(db: sqlite_utils.Database, device_id: int, key: tuple |
 
 # --- through the catalog --------------------------------------------------------------
 
-def save_calibration(catalog: "Catalog", cal: Calibration) -> Calibration:
+def save_calibration(catalog, cal: Calibration) -> Calibration:
     """Store ``cal`` for its device (a shipped device is first copied to the user
     database, as any edit) as the current calibration of its (kind, subject, label); the
     earlier ones stay as non-current. One transaction. Returns it as stored."""
@@ -248,14 +244,14 @@ def save_calibration(catalog: "Catalog", cal: Calibration) -> Calibration:
         return _save(catalog, cal)
 
 
-def _save(catalog: "Catalog", cal: Calibration) -> Calibration:
+def _save(catalog, cal: Calibration) -> Calibration:
     summary = catalog.resolve(cal.device)
     cal = replace(cal, device=summary.name, is_current=True)
     check_calibration(cal, summary.kind)
     new = raw_from_calibration(cal)          # every check before the first write
     # The user copy of a shipped device and the calibration: one transaction.
-    with catalog._user_for_write().atomic():
-        _, db = catalog._editable(summary.name)
+    with catalog.user_for_write().atomic():
+        _, db = catalog.editable(summary.name)
         device_id = device_row(db, normalize_name(summary.name))["id"]
         have = read_calibrations(db, [normalize_name(summary.name)])
         rows = [r for r in have.get(normalize_name(summary.name), ("", []))[1]
@@ -266,7 +262,7 @@ def _save(catalog: "Catalog", cal: Calibration) -> Calibration:
     return cal
 
 
-def list_calibrations(catalog: "Catalog", device: str | None = None,
+def list_calibrations(catalog, device: str | None = None,
                       kind: str | None = None) -> list[Calibration]:
     """Stored calibrations (of one device, one kind), user database over shipped."""
     if kind is not None and kind not in CALIBRATION_KINDS:
@@ -276,13 +272,13 @@ def list_calibrations(catalog: "Catalog", device: str | None = None,
     if device is not None:
         names = [normalize_name(catalog.resolve(device).name)]
     found: dict[str, tuple[str, list[tuple]]] = {}
-    for _, db in reversed(catalog._layers()):       # shipped first, the user's shadow it
+    for _, db in reversed(catalog.layers()):       # shipped first, the user's shadow it
         found.update(read_calibrations(db, names))
     return [calibration_from_raw(name, r) for _, (name, rows) in sorted(found.items())
             for r in rows if kind is None or r[0] == kind]
 
 
-def current_calibration(catalog: "Catalog", device: str, kind: str, subject: str,
+def current_calibration(catalog, device: str, kind: str, subject: str,
                         label: str) -> Calibration | None:
     """The current calibration of (device, kind, subject, label), or None."""
     for cal in list_calibrations(catalog, device, kind):
@@ -291,7 +287,7 @@ def current_calibration(catalog: "Catalog", device: str, kind: str, subject: str
     return None
 
 
-def calibrated_link_spec(catalog: "Catalog", link: str, label: str, base=None,
+def calibrated_link_spec(catalog, link: str, label: str, base=None,
                          directions=("htod", "dtoh")):
     """The core LinkSpec of ``link`` (or ``base``, e.g. with overrides applied) carrying
     the current calibrations labelled ``label`` of the given directions as transfer models:

@@ -23,7 +23,6 @@ import os
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -33,11 +32,11 @@ import sqlite_utils
 from .errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
                      DeviceEditError, DeviceNotFound)
 from .fields import FIELDS, KINDS, USER_PROVENANCES, record_problem
-from .mapping import normalize_name, raw_from_record
+from .mapping import normalize_name, raw_from_record, record_to_latency_table
 from .merge import MergeReport
 from .records import DeviceRecord, DeviceSummary, ValueRecord
 from .locking import write_lock
-from .schema import file_stamp, open_database, publish_new_database, write_error
+from .schema import file_stamp, open_database, publish_new_database, utc_timestamp, write_error
 from .store import (RawDevice, delete_device, read_device, read_raw, read_sources,
                     read_summaries, write_device, write_sources)
 
@@ -75,10 +74,6 @@ def default_user_db_path() -> Path:
     if env:
         return Path(env)
     return platformdirs.user_data_path("gpumodeler", appauthor=False) / "user-devices.db"
-
-
-def _now() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _writes(method):
@@ -128,6 +123,17 @@ class Catalog:
         self._user = open_database(self.user_path, recover=True)
         self._user_checked = file_stamp(self.user_path)
 
+    @property
+    def shipped_db(self) -> sqlite_utils.Database | None:
+        """The shipped database, read-only; None when not used."""
+        return self._shipped
+
+    @property
+    def user_db(self) -> sqlite_utils.Database | None:
+        """The user database as open now (None before it exists); write through
+        :meth:`user_for_write`."""
+        return self._user
+
     # --- lifecycle ------------------------------------------------------------------
 
     def close(self) -> None:
@@ -144,7 +150,9 @@ class Catalog:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def _user_for_write(self) -> sqlite_utils.Database:
+    def user_for_write(self) -> sqlite_utils.Database:
+        """The user database opened for writing (created when missing); the caller writes
+        inside :meth:`writing`."""
         if not self._user_writable:
             if self._user is not None:
                 self._user.close()
@@ -207,7 +215,8 @@ class Catalog:
         if self.user_path.exists():
             self._open_user()
 
-    def _layers(self) -> list[tuple[str, sqlite_utils.Database]]:
+    def layers(self) -> list[tuple[str, sqlite_utils.Database]]:
+        """The open databases as ``(layer, database)``: the user's first, then the shipped one."""
         return [(name, db) for name, db in (("user", self._user), ("shipped", self._shipped))
                 if db is not None]
 
@@ -248,9 +257,10 @@ class Catalog:
 
     def resolve(self, name: str) -> DeviceSummary:
         """The device ``name`` designates (exact name, exact alias, unambiguous prefix)."""
-        return self._resolve(name)[0]
+        return self.resolve_with_layer(name)[0]
 
-    def _resolve(self, name: str) -> tuple[DeviceSummary, str]:
+    def resolve_with_layer(self, name: str) -> tuple[DeviceSummary, str]:
+        """:meth:`resolve`, with the layer (``"user"`` or ``"shipped"``) the device is read from."""
         query = normalize_name(name)
         entries = self._entries()
         if not query:
@@ -295,7 +305,7 @@ class Catalog:
     def get(self, name: str) -> DeviceRecord:
         """The full record of the device ``name`` designates; raises DeviceNotFound or
         AmbiguousDevice (listing candidates)."""
-        summary, layer = self._resolve(name)
+        summary, layer = self.resolve_with_layer(name)
         db = self._user if layer == "user" else self._shipped
         device = read_device(db, normalize_name(summary.name), summary.shadows_shipped)
         if device is None:   # its name and its lookup key (name_lower) disagree
@@ -313,7 +323,6 @@ class Catalog:
         aliases) as core's LatencyTable; unknown values stay unknown. Raises
         DeviceNotFound listing the keys there are. No prefix matching: a table is named
         exactly, as a kernel graph names it."""
-        from .mapping import record_to_latency_table
         query = normalize_name(key)
         entries = self._entries()
         found = entries.get(query)
@@ -339,7 +348,8 @@ class Catalog:
             out.update(read_sources(self._user))
         return out
 
-    def _raw(self, key: str, layer: str) -> RawDevice:
+    def raw_device(self, key: str, layer: str) -> RawDevice:
+        """The stored rows of the device with lookup key ``key`` in ``layer``."""
         db = self._user if layer == "user" else self._shipped
         return read_raw(db, [key])[key]
 
@@ -381,10 +391,10 @@ class Catalog:
                 raise DeviceEditError(f"{name}.{field_name}: exactly one record must be "
                                       f"the default")
             raw_values[field_name] = raws
-        now = _now()
+        now = utc_timestamp()
         device = RawDevice(kind, " ".join(str(name).split()), tuple(aliases), family, "user",
                            raw_values, now, now)
-        db = self._user_for_write()
+        db = self.user_for_write()
         with db.atomic():
             write_device(db, device)
         return self.get(device.name)
@@ -404,12 +414,12 @@ class Catalog:
         if why:
             raise DeviceEditError(f"{device}.{field_name}: {why}")
 
-    def _editable(self, name: str) -> tuple[RawDevice, sqlite_utils.Database]:
+    def editable(self, name: str) -> tuple[RawDevice, sqlite_utils.Database]:
         """The device as a RawDevice in the user database, copied there if shipped."""
-        summary, layer = self._resolve(name)
+        summary, layer = self.resolve_with_layer(name)
         key = normalize_name(summary.name)
-        device = self._raw(key, layer)
-        db = self._user_for_write()
+        device = self.raw_device(key, layer)
+        db = self.user_for_write()
         if layer == "shipped":
             used = {r[2] for rs in device.values.values() for r in rs if r[2]}
             shipped_sources = read_sources(self._shipped)
@@ -419,7 +429,7 @@ class Catalog:
                 raise DeviceEditError(
                     f"source key(s) {', '.join(sorted(clash))} of shipped '{summary.name}' "
                     f"are cited differently in your database; rename them there first")
-            now = _now()
+            now = utc_timestamp()
             device = RawDevice(device.kind, device.name, device.aliases, device.family,
                                "user", device.values, now, now)
             with db.atomic():
@@ -454,8 +464,8 @@ class Catalog:
             raise DeviceEditError(f"source '{source}' is already cited as "
                                   f"'{known[source]}'; use another key")
         # The user copy of a shipped device and the edit: one transaction.
-        with self._user_for_write().atomic():
-            device, db = self._editable(summary.name)
+        with self.user_for_write().atomic():
+            device, db = self.editable(summary.name)
             same = (provenance, source, where, source_text)
             # Unknown placeholders and this origin's earlier record give way; the rest stay.
             others = [r for r in device.values.get(field_name, [])
@@ -468,7 +478,7 @@ class Catalog:
             values = dict(device.values)
             values[field_name] = others + [new]
             device = RawDevice(device.kind, device.name, device.aliases, device.family,
-                               device.origin, values, device.created, _now())
+                               device.origin, values, device.created, utc_timestamp())
             with db.atomic():
                 if source is not None and citation:
                     write_sources(db, {source: citation})
@@ -486,13 +496,13 @@ class Catalog:
             raise DeviceEditError(f"{current.name}.{field_name} has {len(records)} record(s);"
                                   f" index {index} is out of range")
         # The user copy of a shipped device and the edit: one transaction.
-        with self._user_for_write().atomic():
-            device, db = self._editable(current.name)
+        with self.user_for_write().atomic():
+            device, db = self.editable(current.name)
             values = dict(device.values)
             values[field_name] = [r[:6] + (i == index,) + r[7:]
                                   for i, r in enumerate(device.values[field_name])]
             device = RawDevice(device.kind, device.name, device.aliases, device.family,
-                               device.origin, values, device.created, _now())
+                               device.origin, values, device.created, utc_timestamp())
             with db.atomic():
                 write_device(db, device)
         return self.get(device.name)
@@ -500,11 +510,11 @@ class Catalog:
     @_writes
     def delete_device(self, name: str) -> None:
         """Delete a user or imported device (a shipped one it shadowed shows again)."""
-        summary, layer = self._resolve(name)
+        summary, layer = self.resolve_with_layer(name)
         if layer != "user":
             raise DeviceEditError(f"'{summary.name}' is a shipped device; shipped devices "
                                   f"are read-only")
-        db = self._user_for_write()
+        db = self.user_for_write()
         with db.atomic():
             delete_device(db, normalize_name(summary.name))
 
@@ -514,12 +524,12 @@ class Catalog:
                overwrite: bool = False) -> Path:
         """Write the named devices and the sources they cite to a standalone device
         database at ``path`` (same schema). An existing file is kept unless ``overwrite``."""
-        from .sharing import export_devices
+        from .sharing import export_devices  # lazy: sharing loads 50 ms of modules a look-up never needs
         return export_devices(self, names, path, overwrite=overwrite)
 
     def import_file(self, path: str | Path) -> MergeReport:
         """What merging the device database at ``path`` would do; writes nothing."""
-        from .sharing import compare_with_file
+        from .sharing import compare_with_file  # lazy: sharing loads 50 ms of modules a look-up never needs
         return compare_with_file(self, path)
 
     @_writes
@@ -529,13 +539,13 @@ class Catalog:
         transaction. Conflicts need a choice (mine, theirs or both) from ``resolutions``
         (``{device: {field: choice}}``, "*" as wildcard) or ``policy``; an open conflict
         raises UnresolvedConflicts listing them all, and nothing is written."""
-        from .sharing import merge_file
+        from .sharing import merge_file  # lazy: sharing loads 50 ms of modules a look-up never needs
         return merge_file(self, path, resolutions, policy=policy)
 
 
 def diff(a: str | Path, b: str | Path) -> MergeReport:
     """Compare two device database files (``a`` mine, ``b`` theirs); see sharing.diff."""
-    from .sharing import diff as diff_files
+    from .sharing import diff as diff_files  # lazy: sharing loads 50 ms of modules a look-up never needs
     return diff_files(a, b)
 
 

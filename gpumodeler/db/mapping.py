@@ -8,14 +8,17 @@ without building objects (merge of large databases).
 from __future__ import annotations
 
 import json
-from dataclasses import fields as dc_fields
 from functools import lru_cache
 
-from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.latency_tables import INSTRUCTION_CLASSES, MEMORY_LEVELS, LatencyTable
 
 from .errors import aliases_error
+from .device_specs import (  # noqa: F401  (re-exported)
+    GPU_FIELD_RENAMES,
+    record_to_gpu_spec,
+    record_to_link_spec,
+)
 from .records import DeviceRecord, DeviceSummary, ValueRecord
 
 # device_values columns in ValueRecord order.
@@ -119,65 +122,6 @@ def summary_from_row(row, shadows_shipped: bool = False) -> DeviceSummary:
     kind, name, aliases, origin, family, vendor, architecture, cc = row
     return DeviceSummary(kind, name, aliases_from_json(aliases), origin, family, vendor,
                          architecture, cc, shadows_shipped)
-
-
-# Database field -> GPUSpec field, where the names differ (the GUI's overrides use it too).
-GPU_FIELD_RENAMES = {"fp32_cores_per_sm": "cuda_cores_per_sm",
-                     "memory_bandwidth_theoretical_bytes_per_s": "memory_bandwidth_bytes_per_s"}
-_GPU_RENAMES = GPU_FIELD_RENAMES
-# Link database field -> LinkSpec field.
-_LINK_RENAMES = {"link_type": "kind"}
-
-
-def _convert(spec_cls, spec_field: str, value, device: DeviceRecord):
-    annotation = {f.name: f.type for f in dc_fields(spec_cls)}[spec_field]
-    if value is None:
-        return None
-    try:
-        if annotation.startswith("int"):
-            if float(value) != int(value):
-                raise ValueError
-            return int(value)
-        if annotation.startswith("float"):
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError):
-        raise InvalidParameter(
-            f"device '{device.name}': {spec_field} = {value!r} is not a valid "
-            f"{annotation.split(' ')[0]}") from None
-
-
-def _spec_kwargs(device: DeviceRecord, spec_cls, renames: dict[str, str]) -> dict:
-    """Keyword arguments for ``spec_cls`` from the default values of ``device``.
-
-    A field the database knows nothing about is passed as None, except where core gives the
-    field a non-None default (warp_size, issue rate, λ, link kind): there the field is left
-    out so core's documented default applies rather than a None core does not expect.
-    """
-    spec_fields = {f.name: f for f in dc_fields(spec_cls)}
-    inverse = {v: k for k, v in renames.items()}
-    kwargs = {"name": device.name}
-    for spec_field, f in spec_fields.items():
-        if spec_field == "name":
-            continue
-        db_field = inverse.get(spec_field, spec_field)
-        value = device.value(db_field)
-        if value is None and f.default is not None:
-            continue
-        kwargs[spec_field] = _convert(spec_cls, spec_field, value, device)
-    return kwargs
-
-
-def record_to_gpu_spec(device: DeviceRecord) -> GPUSpec:
-    if device.kind != "gpu":
-        raise InvalidParameter(f"device '{device.name}' is a {device.kind}, not a GPU")
-    return GPUSpec(**_spec_kwargs(device, GPUSpec, _GPU_RENAMES))
-
-
-def record_to_link_spec(device: DeviceRecord) -> LinkSpec:
-    if device.kind != "link":
-        raise InvalidParameter(f"device '{device.name}' is a {device.kind}, not a link")
-    return LinkSpec(**_spec_kwargs(device, LinkSpec, _LINK_RENAMES))
 
 
 # --- latency tables (device kind "latency_table") -----------------------------------------

@@ -11,7 +11,7 @@ Both ways follow the rules of merge.py and write the same rows and digests
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping
 
 from .comparison import Comparison, raw_device
 from .digests import entry_in, field_entry, head_part, parts, patched
@@ -21,9 +21,6 @@ from .merge import ALIASES, FAMILY, KIND, THEIRS, merged_aliases, merged_records
     conflict_message, merged_device, remap_sources, resolved_choices, taken_fields
 from .schema import backing_file, reading
 from .store import RawDevice, read_records
-
-if TYPE_CHECKING:
-    from .catalog import Catalog
 
 
 def _whole(db, entries, renamed=None) -> dict[int, RawDevice]:
@@ -53,12 +50,12 @@ class MergePlan:
         return bool(self.whole or self.digests or self.copied)
 
 
-def plan_writes(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -> MergePlan:
+def plan_writes(cmp: Comparison, resolve, theirs_db, catalog, path) -> MergePlan:
     """Decide every write; raises UnresolvedConflicts listing every open conflict first."""
     plan = MergePlan()
     merged, open_ = {}, []
     new_keys, kind_swaps, from_shipped = [], [], []
-    mine, theirs, mine_entries, user = cmp.mine, cmp.theirs, cmp.mine_entries, catalog._user
+    mine, theirs, mine_entries, user = cmp.mine, cmp.theirs, cmp.mine_entries, catalog.user_db
     whole, renamed, theirs_entries = cmp.whole, cmp.renamed, cmp.theirs_entries
     for change in cmp.report.devices:
         status = change.status
@@ -104,9 +101,9 @@ def plan_writes(cmp: Comparison, resolve, theirs_db, catalog: "Catalog", path) -
     with reading(path):
         theirs_whole = _whole(theirs_db, [cmp.theirs_entries[k] for k in read_new + kind_swaps],
                               cmp.renamed)
-    shipped_whole = (_whole(catalog._shipped, [cmp.mine_entries[k][1] for k in from_shipped
+    shipped_whole = (_whole(catalog.shipped_db, [cmp.mine_entries[k][1] for k in from_shipped
                                                if k not in swapped])
-                     if from_shipped and catalog._shipped is not None else {})
+                     if from_shipped and catalog.shipped_db is not None else {})
 
     for key in read_new:
         t = cmp.theirs_entries[key]

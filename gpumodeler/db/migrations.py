@@ -308,7 +308,8 @@ KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kin
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 
-def _set_meta_version(db: sqlite_utils.Database) -> None:
+def set_meta_version(db: sqlite_utils.Database) -> None:
+    """Write the current schema version into the meta table (after a create or a migration)."""
     db.execute("UPDATE meta SET value = ? WHERE key = 'version'", [str(SCHEMA_VERSION)])
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('app_version', ?)",
                [__version__])

@@ -84,12 +84,12 @@ class DeviceRecord:
 
     def to_gpu_spec(self):
         """The core GPUSpec of this device (unknown values stay None)."""
-        from .mapping import record_to_gpu_spec
+        from .device_specs import record_to_gpu_spec  # lazy: core.device loads numpy
         return record_to_gpu_spec(self)
 
     def to_link_spec(self):
         """The core LinkSpec of this device (unknown values stay None)."""
-        from .mapping import record_to_link_spec
+        from .device_specs import record_to_link_spec  # lazy: core.device loads numpy
         return record_to_link_spec(self)
 
 

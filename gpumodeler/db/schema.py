@@ -9,6 +9,7 @@ import sqlite3
 import tempfile
 import weakref
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 
 import sqlite_utils
@@ -22,7 +23,7 @@ from .errors import DatabaseAccessError, DatabaseFormatError, damaged_content, i
 from .fields import FORMAT
 # The schema and its migrations, re-exported: callers and tests import them from here.
 from .migrations import (DIGEST_TRIGGERS, KNOWN_MIGRATIONS, MIGRATION_SET,  # noqa: F401
-                         MIGRATIONS_TABLE, SCHEMA_VERSION, _set_meta_version,
+                         MIGRATIONS_TABLE, SCHEMA_VERSION, set_meta_version,
                          digest_triggers_suspended, migrations)
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -310,7 +311,7 @@ def _create(path: Path, *, durable: bool, shown: Path) -> sqlite_utils.Database:
             db.execute("PRAGMA synchronous = OFF")
         migrations.apply(db)
         with db.atomic():
-            _set_meta_version(db)
+            set_meta_version(db)
     except sqlite3.Error as exc:
         db.close()
         path.unlink(missing_ok=True)
@@ -326,7 +327,7 @@ def memory_database() -> sqlite_utils.Database:
     db = sqlite_utils.Database(sqlite3.connect(":memory:"), execute_plugins=False)
     migrations.apply(db)
     with db.atomic():
-        _set_meta_version(db)
+        set_meta_version(db)
     return db
 
 
@@ -558,7 +559,7 @@ def open_database(path: str | Path, *, writable: bool = False,
         try:
             migrations.apply(db)
             with db.atomic():
-                _set_meta_version(db)
+                set_meta_version(db)
         except sqlite3.Error as exc:
             db.close()
             raise DatabaseFormatError(f"{path}: cannot upgrade its schema ({exc})") from exc
@@ -566,3 +567,8 @@ def open_database(path: str | Path, *, writable: bool = False,
             db.close()
             raise
     return db
+
+
+def utc_timestamp() -> str:
+    """Now, in UTC, as the databases store times: ``2024-05-01T12:00:00Z``."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -34,7 +34,7 @@ from .merge import THEIRS, MergeReport, changes_default, conflict_message, \
 # the comparison and the writes.)
 from .merge_plan import MergePlan, plan_writes as _plan_merge
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
-    file_stamp, new_database_replacing, open_database, reading, write_error
+    file_stamp, new_database_replacing, open_database, reading, utc_timestamp, write_error
 from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
     read_sources, refused_devices, rewrite_fields, set_device_digests, set_device_heads, \
     write_device, write_sources
@@ -42,13 +42,12 @@ from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, 
 if TYPE_CHECKING:
     import sqlite_utils
 
-    from .catalog import Catalog
 
 # Files being imported or compared: quick_check when small, structure only when large.
 _THEIRS_CHECK = "auto"
 
 
-def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *,
+def export_devices(catalog, names: Iterable[str], path: str | Path, *,
                    overwrite: bool = False) -> Path:
     """Write the named devices of ``catalog`` and the sources they cite to a new device
     database at ``path``; written to a temporary name first, so a failure leaves no file.
@@ -59,11 +58,11 @@ def export_devices(catalog: "Catalog", names: Iterable[str], path: str | Path, *
         raise DeviceEditError(f"{path} already exists; not overwriting it")
     picked: dict[str, list[str]] = {"user": [], "shipped": []}
     for name in names:
-        summary, layer = catalog._resolve(name)
+        summary, layer = catalog.resolve_with_layer(name)
         picked[layer].append(normalize_name(summary.name))
     if not any(picked.values()):
         raise DeviceEditError("nothing to export: name at least one device")
-    layers = {"user": catalog._user, "shipped": catalog._shipped}
+    layers = {"user": catalog.user_db, "shipped": catalog.shipped_db}
     files = {layer: backing_file(layers[layer]) for layer, keys in picked.items() if keys}
     try:
         _write_export(catalog, path, picked, layers, files)
@@ -87,7 +86,7 @@ def _write_export(catalog, path: Path, picked, layers, files) -> None:
                 else:
                     cited = set()
                     for key in keys:
-                        device = catalog._raw(key, layer)
+                        device = catalog.raw_device(key, layer)
                         write_device(db, device)
                         cited.update(r[2] for rs in device.values.values() for r in rs if r[2])
                 have = read_sources(layers[layer])
@@ -98,16 +97,16 @@ def _write_export(catalog, path: Path, picked, layers, files) -> None:
             write_sources(db, sources)
 
 
-def _mine_entries(catalog: "Catalog") -> dict:
+def _mine_entries(catalog) -> dict:
     """name_lower -> (database, devices row) over the catalog, user over shipped."""
     mine = {}
-    for db in (catalog._shipped, catalog._user):
+    for db in (catalog.shipped_db, catalog.user_db):
         if db is not None:
             mine.update((k, (db, e)) for k, e in read_index(db).items())
     return mine
 
 
-def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
+def _compare_catalog(catalog, theirs_db: "sqlite_utils.Database",
                      path, for_merge: bool = False) -> tuple[Comparison, dict[str, str]]:
     """The comparison, and their sources under the keys they get here."""
     with reading(path):
@@ -128,17 +127,17 @@ def _compare_catalog(catalog: "Catalog", theirs_db: "sqlite_utils.Database",
     return cmp, {renamed.get(k, k): c for k, c in theirs_sources.items()}
 
 
-def _with_calibrations(catalog: "Catalog", theirs_db, path, report) -> CalibrationChanges:
+def _with_calibrations(catalog, theirs_db, path, report) -> CalibrationChanges:
     """The report with the calibration differences of the devices compared."""
     mine: dict = {}
-    for _, db in reversed(catalog._layers()):      # shipped first, the user's shadow it
+    for _, db in reversed(catalog.layers()):      # shipped first, the user's shadow it
         mine.update(read_calibrations(db))
     with reading(path):
         theirs, problems = read_checked_calibrations(theirs_db, path)
     return compare_calibrations(mine, theirs, report, problems)
 
 
-def _chosen_defaults(cmp: Comparison, catalog: "Catalog") -> dict[tuple[str, str], str]:
+def _chosen_defaults(cmp: Comparison, catalog) -> dict[tuple[str, str], str]:
     """(device, field) -> reason, for the fields taking theirs would change a default the
     user chose: mine is a user copy of a shipped device whose default for that field is
     no longer the shipped one (the user picked another record), and theirs has another.
@@ -146,25 +145,25 @@ def _chosen_defaults(cmp: Comparison, catalog: "Catalog") -> dict[tuple[str, str
     The shipped device is the common ancestor the records alone lack. A device with no
     shipped counterpart has none, so there a default moved by theirs is taken as their
     edit (as merge.py's rules say)."""
-    if catalog._shipped is None:
+    if catalog.shipped_db is None:
         return {}
     candidates = {}
     for change in cmp.report.devices:
         key = normalize_name(change.name)
         entry = cmp.mine_entries.get(key)
-        if entry is None or entry[0] is not catalog._user:
+        if entry is None or entry[0] is not catalog.user_db:
             continue
         fields = [c for c in change.fields if c.status == THEIRS and changes_default(c)]
         if fields:
             candidates[key] = (change.name, fields)
-    if not candidates or catalog._shipped is None:
+    if not candidates or catalog.shipped_db is None:
         return {}
-    shipped_index = read_index(catalog._shipped)
+    shipped_index = read_index(catalog.shipped_db)
     wanted = {shipped_index[k].id: [c.field for c in fields]
               for k, (_, fields) in candidates.items() if k in shipped_index}
     if not wanted:
         return {}
-    stored = read_records(catalog._shipped, wanted)
+    stored = read_records(catalog.shipped_db, wanted)
     made = {}
     for key, (name, fields) in candidates.items():
         if key not in shipped_index:
@@ -179,7 +178,7 @@ def _chosen_defaults(cmp: Comparison, catalog: "Catalog") -> dict[tuple[str, str
     return made
 
 
-def compare_with_file(catalog: "Catalog", path: str | Path) -> MergeReport:
+def compare_with_file(catalog, path: str | Path) -> MergeReport:
     """Compare the device database at ``path`` with the catalog (user over shipped)."""
     theirs_db = open_database(path, integrity=_THEIRS_CHECK)
     try:
@@ -190,11 +189,10 @@ def compare_with_file(catalog: "Catalog", path: str | Path) -> MergeReport:
         theirs_db.close()
 
 
-def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None = None, *,
+def merge_file(catalog, path: str | Path, resolutions: Mapping | None = None, *,
                policy: str | None = None) -> MergeReport:
     """Merge the file at ``path`` into the catalog's user database in one transaction;
     see Catalog.merge."""
-    from .catalog import _now
     theirs_db = open_database(path, integrity=_THEIRS_CHECK)
     compared = file_stamp(catalog.user_path)      # the user file as it is being compared
     with gc_paused():
@@ -211,17 +209,17 @@ def merge_file(catalog: "Catalog", path: str | Path, resolutions: Mapping | None
             if cal_open:
                 raise UnresolvedConflicts(conflict_message(cal_open), cal_open)
             if plan or cal_writes:
-                _write_merge(catalog, plan, theirs_sources, _now(), compared, cal_writes)
+                _write_merge(catalog, plan, theirs_sources, utc_timestamp(), compared, cal_writes)
         finally:
             theirs_db.close()
     report = calibrations.report
     return replace(report, applied=True)
 
 
-def _write_merge(catalog: "Catalog", plan: MergePlan, theirs_sources: dict[str, str],
+def _write_merge(catalog, plan: MergePlan, theirs_sources: dict[str, str],
                  now: str, compared: tuple | None, cal_writes=()) -> None:
-    shipped_sources = read_sources(catalog._shipped) if catalog._shipped is not None else {}
-    db = catalog._user_for_write()
+    shipped_sources = read_sources(catalog.shipped_db) if catalog.shipped_db is not None else {}
+    db = catalog.user_for_write()
     attach = (attached_read_only(db, plan.copy_from, "theirs") if plan.copied
               else nullcontext())
     with attach, db.atomic():
@@ -262,7 +260,7 @@ def _write_merge(catalog: "Catalog", plan: MergePlan, theirs_sources: dict[str, 
             if row is not None:
                 return row[0]
             # A shipped device whose calibrations alone changed: copied here, as any edit.
-            device = read_raw(catalog._shipped, [key])[key]
+            device = read_raw(catalog.shipped_db, [key])[key]
             for records in device.values.values():
                 cite(records)
             return write_device(db, RawDevice(device.kind, device.name, device.aliases,

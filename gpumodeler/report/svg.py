@@ -8,19 +8,14 @@ from __future__ import annotations
 from html import escape
 import math
 
+from gpumodeler.core.units_format import time_unit
+
 PALETTE = ("#4472c4", "#ed7d31", "#70ad47", "#7f6000", "#5b9bd5", "#a5a5a5", "#9e480e", "#264478")
 CRITICAL = "#c00000"
 
 
 def _n(x: float) -> str:
     return f"{x:.2f}".rstrip("0").rstrip(".")
-
-
-def _time_unit(span_s: float) -> tuple[str, float]:
-    for name, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if span_s >= scale:
-            return name, scale
-    return "ns", 1e-9
 
 
 def nice_ticks(lo: float, hi: float, n: int = 6) -> list[float]:
@@ -48,7 +43,7 @@ def gantt(rows: list[str], bars: list[dict], *, title: str = "", width: int = 90
     left, right, top, row_h, bottom = 170, 20, 34 if title else 14, 26, 40
     height = top + row_h * max(1, len(rows)) + bottom
     end = max((b["end_s"] for b in bars), default=0.0)
-    unit, scale = _time_unit(end if end > 0 else 1.0)
+    unit, scale = time_unit(end if end > 0 else 1.0)
     span = end if end > 0 else 1.0
     plot_w = width - left - right
 

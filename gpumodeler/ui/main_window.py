@@ -277,7 +277,8 @@ class MainWindow(ImportsExports, DocumentBinding, QMainWindow):
             return self.save()
         return answer == "discard"
 
-    def _fill_recent_menu(self) -> None:
+    def fill_recent_menu(self) -> None:
+        """Fill the File > Open Recent menu from the settings."""
         self.recent_menu.clear()
         files = settings.recent_files()
         for path in files:
@@ -290,7 +291,8 @@ class MainWindow(ImportsExports, DocumentBinding, QMainWindow):
         self.recent_menu.addSeparator()
         self.recent_menu.addAction("Clear list", settings.clear_recent_files)
 
-    def _fill_examples_menu(self) -> None:
+    def fill_examples_menu(self) -> None:
+        """Fill the File > Examples menu with the bundled example projects."""
         self.examples_menu.clear()
         for path in example_projects():
             action = self.examples_menu.addAction(path.stem, lambda p=str(path): self.open_path(p))
@@ -383,7 +385,8 @@ class MainWindow(ImportsExports, DocumentBinding, QMainWindow):
     def current_editor(self):
         return self.editor(self.tabs.currentIndex())
 
-    def _route(self, command: str) -> None:
+    def route(self, command: str) -> None:
+        """Send an Edit-menu ``command`` (cut, copy, paste, delete, …) to the widget it applies to."""
         focus = QApplication.focusWidget()
         if command == "delete" and focus is not None and self.inspector.isAncestorOf(focus):
             self.inspector.revert_current()  # Delete on an overridden value reverts it

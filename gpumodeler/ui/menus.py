@@ -59,16 +59,16 @@ def create_actions(window) -> None:
     window.redo_action.setIconText("Redo")
     window.addActions([window.undo_action, window.redo_action])
     window.edit_actions = {
-        "cut": _action(window, "Cu&t", lambda: window._route("cut"), QKeySequence.StandardKey.Cut),
-        "copy": _action(window, "&Copy", lambda: window._route("copy"),
+        "cut": _action(window, "Cu&t", lambda: window.route("cut"), QKeySequence.StandardKey.Cut),
+        "copy": _action(window, "&Copy", lambda: window.route("copy"),
                         QKeySequence.StandardKey.Copy),
-        "paste": _action(window, "&Paste", lambda: window._route("paste"),
+        "paste": _action(window, "&Paste", lambda: window.route("paste"),
                          QKeySequence.StandardKey.Paste),
-        "delete": _action(window, "&Delete", lambda: window._route("delete"),
+        "delete": _action(window, "&Delete", lambda: window.route("delete"),
                           QKeySequence.StandardKey.Delete, "Delete the selection"),
-        "select_all": _action(window, "Select &All", lambda: window._route("select_all"),
+        "select_all": _action(window, "Select &All", lambda: window.route("select_all"),
                               QKeySequence.StandardKey.SelectAll),
-        "fit": _action(window, "&Fit", lambda: window._route("fit"), "F",
+        "fit": _action(window, "&Fit", lambda: window.route("fit"), "F",
                        "Show the whole system or graph (F)"),
     }
     window.edit_actions["fit"].setIcon(icon("fit"))
@@ -107,9 +107,9 @@ def create_menus(window) -> None:
     file_menu = bar.addMenu("&File")
     file_menu.addActions([window.new_action, window.open_action])
     window.recent_menu = file_menu.addMenu("Open &Recent")
-    window.recent_menu.aboutToShow.connect(window._fill_recent_menu)
+    window.recent_menu.aboutToShow.connect(window.fill_recent_menu)
     window.examples_menu = file_menu.addMenu("Open E&xample")
-    window.examples_menu.aboutToShow.connect(window._fill_examples_menu)
+    window.examples_menu.aboutToShow.connect(window.fill_examples_menu)
     file_menu.addSeparator()
     file_menu.addActions([window.save_action, window.save_as_action])
     file_menu.addSeparator()

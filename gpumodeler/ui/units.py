@@ -15,6 +15,7 @@ from fractions import Fraction
 from gpumodeler.core.errors import shown
 from gpumodeler.core.quantities import QuantityError, parse_number, units_of
 from gpumodeler.core.quantities import parse_quantity as core_parse_quantity
+from gpumodeler.core.units_format import time_unit
 
 __all__ = ["QuantityError", "format_quantity", "number_text", "parse_exact_number",
            "parse_number", "parse_quantity"]
@@ -51,9 +52,8 @@ def format_quantity(value, unit: str, digits: int = 4) -> str:
     if isinstance(value, bool):
         return str(value)
     if unit == "s":
-        for name, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-            if abs(value) >= scale or name == "ns":
-                return f"{_trim(value / scale, digits)} {name}"
+        name, scale = time_unit(value)
+        return f"{_trim(value / scale, digits)} {name}"
     if unit in _SCALED_UNITS and value:
         if unit == "B" and float(value).is_integer():
             for name, scale in _BINARY:

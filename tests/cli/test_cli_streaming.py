@@ -200,10 +200,11 @@ def _batch_lines(seed: int, n: int) -> list[str]:
 @pytest.mark.parametrize("seed", range(4))
 def test_occupancy_batch_answers_as_the_scalar_calculator(capsys, monkeypatch, tmp_path, seed):
     import gpumodeler.cli.cmd_occupancy as cmd_occupancy
+    import gpumodeler.cli.occupancy_line as occupancy_line
     lines = _batch_lines(seed, 400)
     path = tmp_path / "batch.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    expected = "".join(cmd_occupancy._line_output(i, cmd_occupancy._parsed(line + "\n")) + "\n"
+    expected = "".join(occupancy_line.line_output(i, occupancy_line.parsed_line(line + "\n")) + "\n"
                        for i, line in enumerate(lines, 1) if line.strip())
     monkeypatch.setattr(cmd_occupancy, "BATCH_CHUNK", 37)
     assert main(["occupancy", "--batch", str(path)]) == 0

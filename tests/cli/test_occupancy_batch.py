@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-import gpumodeler.cli.cmd_occupancy as cmd_occupancy
+import gpumodeler.cli.occupancy_line as occupancy_line
 import gpumodeler.cli.occupancy_batch as occupancy_batch
 from gpumodeler.cli.main import main
 
@@ -87,7 +87,7 @@ def _per_line(text: str) -> str:
     out = []
     for lineno, line in enumerate(io.StringIO(text, newline=None), 1):
         if line.strip():
-            out.append(cmd_occupancy._line_output(lineno, cmd_occupancy._parsed(line)) + "\n")
+            out.append(occupancy_line.line_output(lineno, occupancy_line.parsed_line(line)) + "\n")
     return "".join(out)
 
 
@@ -137,8 +137,8 @@ def test_the_one_array_parse_is_used(tmp_path, monkeypatch):
     """Good lines are not answered one by one (the fast path is taken), and a chunk with a
     bad line keeps the fast path for the rest of its lines."""
     calls = []
-    real = occupancy_batch._line_output
-    monkeypatch.setattr(occupancy_batch, "_line_output",
+    real = occupancy_batch.line_output
+    monkeypatch.setattr(occupancy_batch, "line_output",
                         lambda n, obj: calls.append(n) or real(n, obj))
     rng = random.Random(9)
     lines = [json.dumps({"cc": rng.choice(["5.2", "8.0"]), "block_size": 32 * rng.randint(1, 32),
@@ -168,15 +168,15 @@ def test_long_lines_across_reads(tmp_path, monkeypatch):
 def test_lines_with_blanks_around_still_take_the_fast_path(tmp_path, monkeypatch):
     """CR LF lines of standard input, indented lines: answered together, as line by line."""
     calls = []
-    real = occupancy_batch._line_output
-    monkeypatch.setattr(occupancy_batch, "_line_output",
+    real = occupancy_batch.line_output
+    monkeypatch.setattr(occupancy_batch, "line_output",
                         lambda n, obj: calls.append(n) or real(n, obj))
     lines = [json.dumps({**GOOD, "block_size": 32 * k}) + "\r" for k in range(1, 40)]
     lines[3] = "  \t" + lines[3]
     text = "\n".join(lines) + "\n"
     out = io.StringIO()
     occupancy_batch.answer_stream(io.StringIO(text, newline="\n"), 4096, out.write)
-    expected = "".join(cmd_occupancy._line_output(i, cmd_occupancy._parsed(line + "\n")) + "\n"
+    expected = "".join(occupancy_line.line_output(i, occupancy_line.parsed_line(line + "\n")) + "\n"
                        for i, line in enumerate(lines, 1))
     assert out.getvalue() == expected
     assert calls == [] and expected.count('"error"') == 7  # block sizes above 1024
@@ -186,8 +186,8 @@ def test_bad_lines_cost_a_few_short_parses(tmp_path, monkeypatch):
     """Scattered bad lines: only they are answered one by one, and the number of array
     parses grows with the number of bad lines, not with the chunk's length."""
     answered, parses = [], []
-    real_line, real_parse = occupancy_batch._line_output, occupancy_batch._parse
-    monkeypatch.setattr(occupancy_batch, "_line_output",
+    real_line, real_parse = occupancy_batch.line_output, occupancy_batch._parse
+    monkeypatch.setattr(occupancy_batch, "line_output",
                         lambda n, obj: answered.append(n) or real_line(n, obj))
     monkeypatch.setattr(occupancy_batch, "_parse",
                         lambda *a: parses.append(len(a[1])) or real_parse(*a))

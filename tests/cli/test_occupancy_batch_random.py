@@ -12,7 +12,7 @@ import random
 
 import pytest
 
-import gpumodeler.cli.cmd_occupancy as cmd_occupancy
+import gpumodeler.cli.occupancy_line as occupancy_line
 import gpumodeler.cli.occupancy_batch as occupancy_batch
 import gpumodeler.cli.occupancy_lines as occupancy_lines
 from gpumodeler.cli.main import main
@@ -114,8 +114,8 @@ def test_plain_launches_take_the_bulk_path(monkeypatch):
     the lines, are never answered one by one (only odd lines are, and groups the
     calculator refuses as a whole, such as a carveout before cc 7.0)."""
     calls = []
-    real = occupancy_batch._line_output
-    monkeypatch.setattr(occupancy_batch, "_line_output",
+    real = occupancy_batch.line_output
+    monkeypatch.setattr(occupancy_batch, "line_output",
                         lambda n, obj: calls.append(n) or real(n, obj))
     text = _text(4, 3000)
     assert _bulk(text, 65536) == _per_line(text)
@@ -148,7 +148,7 @@ def test_through_the_command_line(monkeypatch, capsys):
     expected = []
     for lineno, line in enumerate(io.StringIO(text, newline="\n"), 1):  # CR stays in a line
         if line.strip():
-            expected.append(cmd_occupancy._line_output(lineno, cmd_occupancy._parsed(line)))
+            expected.append(occupancy_line.line_output(lineno, occupancy_line.parsed_line(line)))
     assert capsys.readouterr().out.splitlines() == expected
 
 

@@ -10,7 +10,7 @@ import random
 
 import pytest
 
-import gpumodeler.cli.cmd_occupancy as cmd_occupancy
+import gpumodeler.cli.occupancy_line as occupancy_line
 import gpumodeler.cli.occupancy_batch as occupancy_batch
 from gpumodeler.cli.occupancy_scan import scan
 from gpumodeler.core.occupancy.compute_capability import SUPPORTED_COMPUTE_CAPABILITIES
@@ -55,7 +55,7 @@ def _lines(rng: random.Random, shape, n: int, compact: bool = False) -> list[str
 
 
 def _per_line(lines: list[str], first: int = 1) -> list[str]:
-    return [cmd_occupancy._line_output(first + i, cmd_occupancy._parsed(line + "\n"))
+    return [occupancy_line.line_output(first + i, occupancy_line.parsed_line(line + "\n"))
             for i, line in enumerate(lines)]
 
 
@@ -122,7 +122,7 @@ def test_a_line_of_another_shape_sends_the_chunk_to_the_json_reader(odd):
         lines = [GOOD.replace("256", str(32 * (k + 1))) for k in range(8)]
         lines[where] = odd
         assert scan(lines) is None
-        expected = "".join(cmd_occupancy._line_output(i, cmd_occupancy._parsed(line + "\n"))
+        expected = "".join(occupancy_line.line_output(i, occupancy_line.parsed_line(line + "\n"))
                            + "\n" for i, line in enumerate(lines, 1) if line.strip())
         out = io.StringIO()
         occupancy_batch.answer_stream(io.StringIO("\n".join(lines) + "\n", newline="\n"),

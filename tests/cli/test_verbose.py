@@ -29,7 +29,7 @@ def a_bug(monkeypatch):
     """The occupancy command hits a bug (an exception no input explains)."""
     def broken(*args, **kwargs):
         raise ZeroDivisionError("a bug deep inside")
-    monkeypatch.setattr(cmd_occupancy, "_one", broken)
+    monkeypatch.setattr(cmd_occupancy, "one_launch", broken)
 
 
 def test_a_command_runs_the_same_with_the_log_on_stderr(capsys):

@@ -15,12 +15,12 @@ import networkx as nx
 
 from gpumodeler.core.errors import FormatError, GraphError
 from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
-from gpumodeler.core.kernel.graph import (_INS_KEYS, Edge, Instruction, KernelGraph, Loop,
-                                          _check_keys, FORMAT_NAME, FORMAT_VERSION)
+from gpumodeler.core.kernel.graph import FORMAT_NAME, FORMAT_VERSION, Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.kernel.kernel_format import INSTRUCTION_KEYS, check_keys
 from gpumodeler.core.kernel.latency_bound import MAX_FORMS, WORK_PER_NODE, LatencyBound
-from gpumodeler.core.kernel.latency_forms import _symbolic
+from gpumodeler.core.kernel.latency_forms import symbolic_forms
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-from gpumodeler.core.kernel.loop_regions import _Region
+from gpumodeler.core.kernel.loop_regions import Region
 from gpumodeler.core.kernel.warp_counts import WarpCounts, COUNT_NAMES, access_bytes_per_warp, \
     lines_touched
 
@@ -60,7 +60,7 @@ def old_add_loop(graph: KernelGraph, loop: Loop) -> Loop:
 
 def old_from_dict(data: dict) -> KernelGraph:
     """from_dict as it was (edges and loops one at a time, ids from old_new_id)."""
-    _check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
+    check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
                        "instructions", "edges", "loops"}, "kernel file")
     if data.get("format") != FORMAT_NAME or data.get("version") != FORMAT_VERSION:
         raise FormatError("reference reads version 1 only")
@@ -68,7 +68,7 @@ def old_from_dict(data: dict) -> KernelGraph:
                         description=str(data.get("description", "")),
                         variables=dict(data.get("variables", {})))
     for i, d in enumerate(data.get("instructions", [])):
-        _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
+        check_keys(d, INSTRUCTION_KEYS, f"instruction #{i + 1}")
         kw = {k: v for k, v in d.items() if k not in ("id", "opcode")}
         graph.add_instruction(Instruction.make(str(d["id"]), str(d["opcode"]), **kw))
     for i, d in enumerate(data.get("edges", [])):
@@ -76,7 +76,7 @@ def old_from_dict(data: dict) -> KernelGraph:
                             dst=str(d["to"]), kind=d["kind"], latency=d.get("latency"),
                             taken=d.get("taken")))
     for i, d in enumerate(data.get("loops", [])):
-        _check_keys(d, {"id", "name", "iterations", "members"}, f"loop #{i + 1}")
+        check_keys(d, {"id", "name", "iterations", "members"}, f"loop #{i + 1}")
         if "iterations" not in d or "members" not in d:
             raise FormatError(f"loop #{i + 1} needs 'iterations' and 'members'")
         old_add_loop(graph, Loop.make(str(d.get("id") or old_new_id(graph, "loop")), d["members"],
@@ -240,12 +240,12 @@ def old_analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> 
         for n in topo:
             if isinstance(n, tuple) and n[0] == "out":
                 preds.setdefault(n, []).append((("in", n[1]), ("loop", n[1]), ("loop", n[1])))
-        regions[region_id] = _Region(region_id, topo, {k: tuple(v) for k, v in preds.items()},
+        regions[region_id] = Region(region_id, topo, {k: tuple(v) for k, v in preds.items()},
                                      tuple(carried.get(region_id, ())))
 
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
-    forms, per_iteration = _symbolic(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)
+    forms, per_iteration = symbolic_forms(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)
     return LatencyBound(
         forms=forms, iterations=iterations,
         loop_names={lid: lp.name for lid, lp in graph.loops.items()},

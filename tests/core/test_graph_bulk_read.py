@@ -125,18 +125,18 @@ def test_one_odd_value_in_a_large_file_gives_the_first_error(seed):
 def test_bulk_readers_refuse_what_they_cannot_vouch_for():
     g = KernelGraph()
     ins = [{"id": "a", "opcode": "FADD"}, {"id": "b", "opcode": "FADD", "x": float("nan")}]
-    assert not bulk_read.read_instructions(ins, g, kernel_format._INS_KEYS, kernel_format._OWN,
+    assert not bulk_read.read_instructions(ins, g, kernel_format.INSTRUCTION_KEYS, kernel_format._OWN,
                                            kernel_format._prototype)
     assert not g.instructions
     ins[1]["x"] = 2
-    assert bulk_read.read_instructions(ins, g, kernel_format._INS_KEYS, kernel_format._OWN,
+    assert bulk_read.read_instructions(ins, g, kernel_format.INSTRUCTION_KEYS, kernel_format._OWN,
                                        kernel_format._prototype)
     positions = {n: i for i, n in enumerate(g.instructions)}
     for bad in ({"latency": -1}, {"latency": [1]}, {"taken": 1}, {"to": "ghost"}, {"to": "a"},
                 {"id": "a"}, {"kind": "bogus"}, {"extra": 1}):
         edges = [{"id": "e1", "from": "a", "to": "b", "kind": "ilp"},
                  {"id": "e2", "from": "a", "to": "b", "kind": "dependency", **bad}]
-        assert not bulk_read.read_edges(edges, g, kernel_format._EDGE_KEYS, positions), bad
+        assert not bulk_read.read_edges(edges, g, kernel_format.EDGE_KEYS, positions), bad
         assert not g.edges
 
 

@@ -1,5 +1,5 @@
 """The one-pass collapse of a kernel graph (core/kernel/collapse.py, for speed) gives exactly the
-regions, latencies and edge ends of the general two passes (_place_edges, _build_regions), and
+regions, latencies and edge ends of the general two passes (place_edges, build_regions), and
 declines (None) every graph the general way must handle: those it rejects and those whose
 regions are not chains."""
 from __future__ import annotations
@@ -12,24 +12,24 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.collapse import collapse
 from gpumodeler.core.kernel.graph import from_dict
 from gpumodeler.core.kernel.latency_tables import get_table
-from gpumodeler.core.kernel.loop_regions import _build_regions, _loop_structure, _place_edges
+from gpumodeler.core.kernel.loop_regions import build_regions, loop_structure, place_edges
 
 from test_graph_linear import random_kernel
 
 
 def _general(g, table):
     order = g.order()
-    parent, depth, innermost = _loop_structure(g)
+    parent, depth, innermost = loop_structure(g)
     try:
-        lat, ends, forward, carried = _place_edges(g, table, order, parent, depth, innermost)
-        return lat, ends, _build_regions(g, parent, innermost, forward, carried)
+        lat, ends, forward, carried = place_edges(g, table, order, parent, depth, innermost)
+        return lat, ends, build_regions(g, parent, innermost, forward, carried)
     except ModelError as exc:
         return exc
 
 
 def _one_pass(g, table):
     order = g.order()
-    parent, depth, innermost = _loop_structure(g)
+    parent, depth, innermost = loop_structure(g)
     return collapse(g, table, order, parent, depth, innermost)
 
 

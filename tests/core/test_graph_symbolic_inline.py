@@ -16,7 +16,7 @@ from test_graph_linear import random_kernel
 
 
 def naive_symbolic(regions, loop_order, iterations, max_forms, work_per_node):
-    """_symbolic with every node's candidates pruned by the general lf._prune."""
+    """symbolic_forms with every node's candidates pruned by the general lf._prune."""
     budget = [work_per_node * sum(len(r.topo) for r in regions.values()) + 10_000]
 
     def longest(region, loop_weight, sources=None):
@@ -63,7 +63,7 @@ def test_inline_pruning_is_the_general_pruning(seed):
                                 latencies=seed % 2 == 0))
     bound = analyze(g)
     for max_forms, work in [(16, 40), (1, 40), (16, 0), (2, 1), (0, 40), (4, 3)]:
-        got = lf._symbolic(bound.regions, bound.loop_order, bound.iterations, max_forms, work)
+        got = lf.symbolic_forms(bound.regions, bound.loop_order, bound.iterations, max_forms, work)
         want = naive_symbolic(bound.regions, bound.loop_order, bound.iterations, max_forms, work)
         assert got == want[:2], (max_forms, work)
 
@@ -93,7 +93,7 @@ def test_a_tight_budget_gives_up_at_the_same_point(kernel, works):
     bound = analyze(g)
     outcomes = []
     for work in works:
-        got = lf._symbolic(bound.regions, bound.loop_order, bound.iterations, 16, work)
+        got = lf.symbolic_forms(bound.regions, bound.loop_order, bound.iterations, 16, work)
         want = naive_symbolic(bound.regions, bound.loop_order, bound.iterations, 16, work)
         assert got == want[:2], work
         outcomes.append(got[0] is None)

@@ -1,4 +1,4 @@
-"""The collapsed regions' predecessors by position (``_Region.ipreds``, for speed): the passes
+"""The collapsed regions' predecessors by position (``Region.ipreds``, for speed): the passes
 over a region read them instead of the table by item. The one-pass collapse makes them from its
 columns and makes the table by item only when asked; both must say exactly what the table by
 item says, in the same order (the order breaks ties on the critical path)."""
@@ -14,12 +14,12 @@ from gpumodeler.core.kernel.collapse import _PredsTable, collapse
 from gpumodeler.core.kernel.graph import from_dict
 from gpumodeler.core.kernel.latency_bound import analyze
 from gpumodeler.core.kernel.latency_tables import get_table
-from gpumodeler.core.kernel.loop_regions import _Region, _loop_structure, _sinks
+from gpumodeler.core.kernel.loop_regions import Region, loop_structure, _sinks
 
 from test_graph_linear import random_kernel
 
 
-def _positions_from(region: _Region) -> list:
+def _positions_from(region: Region) -> list:
     """``ipreds`` worked out from the table by item, the slow and obvious way."""
     where = {n: i for i, n in enumerate(region.topo)}
     return [tuple((where[p], w, s) for p, w, s in region.preds.get(n, ())) for n in region.topo]
@@ -27,7 +27,7 @@ def _positions_from(region: _Region) -> list:
 
 def _one_pass(g):
     order = g.order()
-    parent, depth, innermost = _loop_structure(g)
+    parent, depth, innermost = loop_structure(g)
     return collapse(g, get_table("maxwell-volkov"), order, parent, depth, innermost)
 
 
@@ -43,7 +43,7 @@ def test_positions_say_what_the_table_by_item_says(seed):
         assert isinstance(region.preds, _PredsTable)
         assert made_here == _positions_from(region)
         # and a region given only the table by item works the same positions out itself
-        plain = _Region(region.id, region.topo, dict(region.preds), region.carried)
+        plain = Region(region.id, region.topo, dict(region.preds), region.carried)
         assert plain.ipreds == made_here
         assert plain == region
 
@@ -117,22 +117,22 @@ def test_threads_sharing_a_region_get_one_table_by_item(monkeypatch):
     import time
 
     import gpumodeler.core.kernel.collapse as collapse_module
-    from gpumodeler.core.kernel.loop_regions import _build_regions, _place_edges
+    from gpumodeler.core.kernel.loop_regions import build_regions, place_edges
 
     g = from_dict(random_kernel(5, n=60, loops=6, ids=True, scattered=False))
     regions = _one_pass(g)[2]
     order = g.order()
-    parent, depth, innermost = _loop_structure(g)
-    _, _, forward, carried = _place_edges(g, get_table("maxwell-volkov"), order, parent, depth,
+    parent, depth, innermost = loop_structure(g)
+    _, _, forward, carried = place_edges(g, get_table("maxwell-volkov"), order, parent, depth,
                                           innermost)
-    want = _build_regions(g, parent, innermost, forward, carried)
-    slow_add = collapse_module._add_loop_preds
+    want = build_regions(g, parent, innermost, forward, carried)
+    slow_add = collapse_module.add_loop_preds
 
     def add_slowly(*args):
         time.sleep(0.05)  # the other thread asks meanwhile
         return slow_add(*args)
 
-    monkeypatch.setattr(collapse_module, "_add_loop_preds", add_slowly)
+    monkeypatch.setattr(collapse_module, "add_loop_preds", add_slowly)
     with_loops = [r for r in regions.values() if any(isinstance(n, tuple) for n in r.topo)]
     assert with_loops
     for region in with_loops:

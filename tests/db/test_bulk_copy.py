@@ -61,7 +61,7 @@ def test_a_merge_copies_new_devices_as_they_are_with_their_digests(theirs, tmp_p
     with Catalog(user_db=tmp_path / "mine.db", use_shipped=False) as catalog:
         report = catalog.merge(theirs)
         assert sorted(d.name for d in report.new) == ["Alpha GPU", "Beta GPU", "Gamma link"]
-        attached = [r[1] for r in catalog._user.execute("PRAGMA database_list")]
+        attached = [r[1] for r in catalog.user_db.execute("PRAGMA database_list")]
     assert "theirs" not in attached                   # detached again
     assert file_hash(theirs) == before                # their file is only read
     got, digests, sources = _read(tmp_path / "mine.db")
@@ -126,10 +126,10 @@ def test_export_copies_from_both_layers_with_the_sources_each_cites(theirs, tmp_
     with Catalog(user_db=tmp_path / "mine.db", shipped_db=shipped_db) as catalog:
         catalog.merge(theirs)
         out = catalog.export(["alpha", "gtx 970", "Gamma link"], tmp_path / "out.db")
-        expected = {"alpha gpu": catalog._raw("alpha gpu", "user"),
-                    "gamma link": catalog._raw("gamma link", "user"),
-                    "geforce gtx 970": catalog._raw("geforce gtx 970", "shipped")}
-        shipped_sources = read_sources(catalog._shipped)
+        expected = {"alpha gpu": catalog.raw_device("alpha gpu", "user"),
+                    "gamma link": catalog.raw_device("gamma link", "user"),
+                    "geforce gtx 970": catalog.raw_device("geforce gtx 970", "shipped")}
+        shipped_sources = read_sources(catalog.shipped_db)
     got, digests, sources = _read(out)
     assert set(got) == set(expected)
     for key, device in got.items():
@@ -152,7 +152,7 @@ def test_export_from_a_user_database_held_in_memory(theirs, tmp_path):
     conn.commit()
     conn.close()
     with Catalog(user_db=old, use_shipped=False) as catalog:
-        assert backing_file(catalog._user) is None
+        assert backing_file(catalog.user_db) is None
         catalog.export(["alpha", "beta"], tmp_path / "from-memory.db")
     with Catalog(user_db=theirs, use_shipped=False) as catalog:
         catalog.export(["alpha", "beta"], tmp_path / "from-file.db")
@@ -210,7 +210,7 @@ def test_damage_met_while_copying_is_a_format_error_and_writes_nothing(tmp_path,
         with pytest.raises(DatabaseFormatError, match="corrupted") as info:
             catalog.merge(path)
         assert str(path) in str(info.value)
-        assert "theirs" not in [r[1] for r in catalog._user.execute("PRAGMA database_list")]
+        assert "theirs" not in [r[1] for r in catalog.user_db.execute("PRAGMA database_list")]
     assert file_hash(user) == before
 
 

@@ -55,7 +55,7 @@ def test_reordering_that_breaks_a_dependency_is_refused_and_put_back(panel):
     panel.step_id = "copy_back"
     panel._fill()
     # make copy_back wait for copy_x explicitly, then try to move it before copy_x
-    assert panel._set_step(after=("copy_x",))
+    assert panel.set_step(after=("copy_x",))
     before = doc.project.applications["app1"].steps
     assert not panel.move_step("copy_back", 0)
     assert doc.project.applications["app1"].steps == before

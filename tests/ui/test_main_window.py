@@ -172,7 +172,7 @@ def test_recent_files_and_window_layout_are_remembered(window, qtbot, catalog, t
     path = tmp_path / "a.gpm"
     shutil.copyfile(EXAMPLE, path)
     window.open_path(str(path))
-    window._fill_recent_menu()
+    window.fill_recent_menu()
     assert window.recent_menu.actions()[0].text() == "a.gpm"
     window.inspector_dock.toggleViewAction().trigger()  # the user hides the inspector
     assert window.inspector_dock.isHidden()

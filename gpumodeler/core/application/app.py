@@ -34,8 +34,8 @@ from dataclasses import dataclass, field, replace
 import copy as _copy
 import math
 
-from gpumodeler.core.application.energy import DevicePower
-from gpumodeler.core.application.timeline import POLICIES, Activity
+from gpumodeler.core.application.energy import DevicePower, energy
+from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.expressions import parse
 
@@ -332,9 +332,6 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
 
 def run(project, app: Application, **lookups):
     """Build and simulate ``app``: (BuiltApplication, Timeline, ApplicationEnergy)."""
-    from gpumodeler.core.application.energy import energy
-    from gpumodeler.core.application.timeline import simulate
-
     built = build(project, app, **lookups)
     timeline = simulate(built.activities, built.capacities, policy=app.policy)
     # every GPU of the system draws power for the whole makespan, used or not

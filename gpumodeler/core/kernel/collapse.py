@@ -3,13 +3,13 @@
 :func:`gpumodeler.core.kernel.latency_bound.analyze` collapses every loop into an entry and an
 exit inside its parent (Volkov §3.7; Gajger §4.4.2 and eq. 5.1; the semantics are in
 :mod:`gpumodeler.core.kernel.latency_bound`). The general way is two passes over the edges:
-:func:`~gpumodeler.core.kernel.loop_regions._place_edges` resolves each edge's latency and
+:func:`~gpumodeler.core.kernel.loop_regions.place_edges` resolves each edge's latency and
 places it in a region, then :func:`~gpumodeler.core.kernel.loop_regions._region` keeps the
 heaviest edge between two items. :func:`collapse` gives the same result with numpy over
 whole columns:
 
 * every item of every region (instructions, loop entries and exits, see
-  :func:`~gpumodeler.core.kernel.loop_regions._region_items`) gets one global number, the
+  :func:`~gpumodeler.core.kernel.loop_regions.region_items`) gets one global number, the
   regions' items laid end to end, so an edge is two numbers and the region holding them;
 * latencies are resolved once per kind of edge (a dependency's once per kind of producing
   instruction) and spread to the edges by index;
@@ -33,12 +33,12 @@ from itertools import chain
 
 import numpy as np
 
-from gpumodeler.core.kernel.edge_latency import (_PRODUCER_LATENCY as producer_latency,
+from gpumodeler.core.kernel.edge_latency import (PRODUCER_LATENCY as producer_latency,
                                                  resolve_edge_latency)
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS
 from gpumodeler.core.kernel.item_table import (columns, end_positions, id_positions, item_at,
                                                kind_codes)
-from gpumodeler.core.kernel.loop_regions import _Region, _add_loop_preds, _region_items, climb
+from gpumodeler.core.kernel.loop_regions import Region, add_loop_preds, region_items, climb
 
 _KIND_CODE = {k: i for i, k in enumerate(EDGE_KINDS)}
 _DEPENDENCY, _MEMORY, _BRANCH = _KIND_CODE["dependency"], _KIND_CODE["memory"], _KIND_CODE["branch"]
@@ -49,10 +49,10 @@ _COLUMNS = ("id", "src", "dst", "kind", "latency", "taken")
 
 
 def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: dict):
-    """``(edge_latency, edge_ends, regions)`` as ``_place_edges`` and ``_build_regions``
+    """``(edge_latency, edge_ends, regions)`` as ``place_edges`` and ``build_regions``
     give them, or None when the general way must run (see the module docstring)."""
     m = len(graph.edges)
-    items = _region_items(graph, parent, innermost)
+    items = region_items(graph, parent, innermost)
     rids = list(items)
     if m:
         eids, srcs, dsts, kinds, explicit, taken = columns(graph.edges, _COLUMNS)
@@ -123,7 +123,7 @@ def collapse(graph, table, order: dict, parent: dict, depth: dict, innermost: di
     bounds = starts.tolist()
     for k, (rid, nodes) in enumerate(items.items()):
         topo = tuple(nodes)  # a chain: its items' order is its only topological order
-        regions[rid] = _Region(rid, topo, _PredsTable(tables, k, topo, set(exits_of[rid])),
+        regions[rid] = Region(rid, topo, _PredsTable(tables, k, topo, set(exits_of[rid])),
                                tuple(carried.get(rid, ())), ipreds[bounds[k]:bounds[k + 1]])
     index = id_positions(graph.edges)  # positions in ``eids`` (they are in table order)
     return (LazyTable(eids, weights.tolist(), index), LazyTable(eids, (srcs, dsts), index, pairs=True),
@@ -239,7 +239,7 @@ class _Once:
 class _PredsTable(_MadeOnUse):
     """A region's ``preds`` (item -> tuple of ``(pred item, cycles, edge id)``) as
     :func:`~gpumodeler.core.kernel.loop_regions._finish_region` makes it, made when first
-    used: the analysis reads the predecessors by position (``_Region.ipreds``), so the table
+    used: the analysis reads the predecessors by position (``Region.ipreds``), so the table
     by item (0.07 s for 2·10^5 edges) is made only for whoever asks for it. Copies and
     pickles as the dict."""
 
@@ -250,7 +250,7 @@ class _PredsTable(_MadeOnUse):
 
     def _make(self) -> dict:
         table = self._tables()[self._k]
-        _add_loop_preds(table, self._topo, self._exits)
+        add_loop_preds(table, self._topo, self._exits)
         self._tables = self._topo = self._exits = None
         return table
 
@@ -265,7 +265,7 @@ def _heaviest_preds(forward, s_g, d_g, w, reg, flat, eids, starts):
     """From the forward edges (edge numbers ``forward``, in edge order, with their item
     numbers, weights and regions; ``starts``: each region's first item number, and one past
     the last): every item's predecessors by position in its region (``(pred position,
-    cycles, edge id)``, a list over all items, see ``_Region.ipreds``), a function making
+    cycles, edge id)``, a list over all items, see ``Region.ipreds``), a function making
     each region's predecessor table by item (a list of dicts, item -> tuple of ``(pred
     item, cycles, edge id)``), and which items are joined to the item numbered just before
     them.
@@ -317,7 +317,7 @@ def _heaviest_preds(forward, s_g, d_g, w, reg, flat, eids, starts):
 
 
 def _weights(graph, table, order, edge_at, kind, explicit, taken, src_o, dst_o):
-    """Each edge's latency in cycles (a float array), as ``_place_edges`` resolves it: the
+    """Each edge's latency in cycles (a float array), as ``place_edges`` resolves it: the
     explicit one, else the table's, looked up once per kind of edge (per kind of producing
     instruction for dependencies, per direction for branches); None when one cannot be
     resolved or is not a finite number >= 0 (the general way then says which).

@@ -69,7 +69,7 @@ def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, o
 
 
 #: the attributes of a producing instruction its dependency edges' latency depends on
-_PRODUCER_LATENCY = attrgetter("unit", "is_load", "latency_class", "space", "memory_level",
+PRODUCER_LATENCY = attrgetter("unit", "is_load", "latency_class", "space", "memory_level",
                                "bank_conflict_degree", "pattern")
 
 
@@ -80,7 +80,7 @@ def latency_key(edge, producer, order):
     if kind == "dependency" or kind == "memory":
         if producer is None:
             return None  # resolve_edge_latency says what is wrong
-        return kind, _PRODUCER_LATENCY(producer)
+        return kind, PRODUCER_LATENCY(producer)
     if kind == "branch":
         taken = edge.taken
         return (kind, order[edge.src] >= order[edge.dst] if taken is None else taken)

@@ -45,9 +45,8 @@ from gpumodeler.core.kernel.graph_items import (  # noqa: F401  (re-exported)
     ACCESS_PATTERNS, EDGE_KINDS, Edge, Instruction, Loop, is_finite_number)
 from gpumodeler.core.kernel.item_table import plain
 from gpumodeler.core.kernel.kernel_format import (  # noqa: F401  (re-exported)
-    FORMAT_NAME, FORMAT_VERSION, _EDGE_KEYS, _INS_DEFAULTS, _INS_KEYS, _check_keys, _list_of,
-    from_dict, to_dict)
-from gpumodeler.core.kernel.loop_nesting import LoopNesting, _nest, first_conflict, loop_nesting
+    FORMAT_NAME, FORMAT_VERSION, read_graph, to_dict)
+from gpumodeler.core.kernel.loop_nesting import LoopNesting, first_conflict, loop_nesting, nesting_or_none
 
 
 @dataclass
@@ -260,7 +259,7 @@ class KernelGraph:
         return added
 
     def _raise_first_nesting_conflict(self, existing, added):
-        nesting = _nest(existing + added)
+        nesting = nesting_or_none(existing + added)
         if nesting is not None:  # they nest: keep it for nesting()
             self._nesting = (tuple(existing + added), nesting)
             return
@@ -317,3 +316,9 @@ class KernelGraph:
         if not isinstance(other, KernelGraph):
             return NotImplemented
         return to_dict(self) == to_dict(other)
+
+
+def from_dict(data: dict) -> KernelGraph:
+    """Read a graph from a dict (parsed JSON, format ``gpumodeler-kernel``); raises
+    FormatError/GraphError naming the item (:func:`gpumodeler.core.kernel.kernel_format.read_graph`)."""
+    return read_graph(data, KernelGraph)

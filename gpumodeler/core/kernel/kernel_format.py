@@ -1,6 +1,6 @@
 """The kernel file format ``gpumodeler-kernel`` version 1 (``docs/kernel-format.md``):
 :func:`to_dict` writes a :class:`~gpumodeler.core.kernel.graph.KernelGraph` as a JSON-ready dict,
-:func:`from_dict` reads one back, validating every item.
+:func:`read_graph` reads one back (as :func:`gpumodeler.core.kernel.graph.from_dict`), validating every item.
 
 Reading is linear in the file. It first tries the column-wise readers of
 :mod:`gpumodeler.core.kernel.bulk_read`, which take a valid file in bulk; otherwise (and to say
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from dataclasses import fields
 from operator import itemgetter
-from typing import TYPE_CHECKING
 
 from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.bulk_read import read_edges, read_instructions
@@ -25,18 +24,18 @@ from gpumodeler.core.kernel.item_table import id_positions
 from gpumodeler.core.kernel.graph_items import (EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge,
                                                Instruction, Loop, is_finite_number)
 
-if TYPE_CHECKING:  # graph imports this module
-    from gpumodeler.core.kernel.graph import KernelGraph
-
 FORMAT_NAME = "gpumodeler-kernel"
 FORMAT_VERSION = 1
 
-_INS_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name not in ("id", "opcode")}
-_INS_KEYS = frozenset({"id", "opcode"} | set(_INS_DEFAULTS))
-_EDGE_KEYS = frozenset({"id", "from", "to", "kind", "latency", "taken"})
+#: an instruction's optional keys and their defaults (omitted from a file when default)
+INSTRUCTION_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name not in ("id", "opcode")}
+#: the keys an instruction object may hold
+INSTRUCTION_KEYS = frozenset({"id", "opcode"} | set(INSTRUCTION_DEFAULTS))
+#: the keys an edge object may hold
+EDGE_KEYS = frozenset({"id", "from", "to", "kind", "latency", "taken"})
 
 
-def to_dict(graph: KernelGraph) -> dict:
+def to_dict(graph) -> dict:
     """The graph as a JSON-ready dict (format ``gpumodeler-kernel`` v1), defaults omitted
     except the classifier-derived unit fields, which are always written so a file stays
     readable by a version whose opcode table differs."""
@@ -50,7 +49,7 @@ def to_dict(graph: KernelGraph) -> dict:
     ins_out = []
     for ins in graph.instructions.values():
         d = {"id": ins.id, "opcode": ins.opcode, "unit": ins.unit}
-        for key, default in _INS_DEFAULTS.items():
+        for key, default in INSTRUCTION_DEFAULTS.items():
             if key == "unit":
                 continue
             value = getattr(ins, key)
@@ -73,7 +72,8 @@ def to_dict(graph: KernelGraph) -> dict:
     return out
 
 
-def _check_keys(obj, allowed, what):
+def check_keys(obj, allowed, what):
+    """Raise FormatError unless ``obj`` is a JSON object whose keys are all in ``allowed``."""
     if not isinstance(obj, dict):
         raise FormatError(f"{what} must be a JSON object, got {type(obj).__name__}")
     unknown = sorted(set(obj) - set(allowed))
@@ -81,7 +81,7 @@ def _check_keys(obj, allowed, what):
         raise FormatError(f"{what}: unknown key(s) {', '.join(unknown)}; valid: {', '.join(sorted(allowed))}")
 
 
-def _list_of(data: dict, key: str) -> list:
+def list_of(data: dict, key: str) -> list:
     """``data[key]``, a JSON list (an absent key is an empty one)."""
     value = data.get(key, [])
     if not isinstance(value, list):
@@ -90,9 +90,12 @@ def _list_of(data: dict, key: str) -> list:
 
 
 @collector_paused()
-def from_dict(data: dict) -> KernelGraph:
-    """Read a graph from a dict (parsed JSON); raises FormatError/GraphError with the item."""
-    _check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
+def read_graph(data: dict, new_graph):
+    """Read a graph from a dict (parsed JSON) into ``new_graph(name=, latency_table=,
+    description=, variables=)`` (the :class:`~gpumodeler.core.kernel.graph.KernelGraph` class:
+    :func:`gpumodeler.core.kernel.graph.from_dict` passes it, so this module needs no import
+    of the graph module); raises FormatError/GraphError with the item."""
+    check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
                        "instructions", "edges", "loops"}, "kernel file")
     if data.get("format") != FORMAT_NAME:
         raise FormatError(f"not a gpumodeler kernel file (format is {data.get('format')!r}, "
@@ -109,12 +112,10 @@ def from_dict(data: dict) -> KernelGraph:
         raise FormatError("variables must map names to finite numbers, e.g. {\"a\": 128}")
     if data.get("latency_table") is not None and not isinstance(data["latency_table"], str):
         raise FormatError(f"latency_table must be a table name, got {shown(data['latency_table'])}")
-    from gpumodeler.core.kernel.graph import KernelGraph
-
-    graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
+    graph = new_graph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
                         description=str(data.get("description", "")), variables=dict(variables))
-    instructions = _list_of(data, "instructions")
-    if not read_instructions(instructions, graph, _INS_KEYS, _OWN, _prototype):
+    instructions = list_of(data, "instructions")
+    if not read_instructions(instructions, graph, INSTRUCTION_KEYS, _OWN, _prototype):
         _read_instructions(instructions, graph)
     # edge ends and loop members as the instructions' own id objects: equal strings, and
     # every later look-up of one finds it by identity, without comparing text (and the
@@ -125,28 +126,28 @@ def from_dict(data: dict) -> KernelGraph:
     instructions = graph.instructions
     positions = id_positions(instructions) or dict(zip(instructions, range(len(instructions))))
     canonical = None
-    edges = _list_of(data, "edges")
-    if not read_edges(edges, graph, _EDGE_KEYS, positions):
+    edges = list_of(data, "edges")
+    if not read_edges(edges, graph, EDGE_KEYS, positions):
         canonical = _canonical(graph)
         _read_edges(edges, graph, canonical)
-    loops = _list_of(data, "loops")
+    loops = list_of(data, "loops")
     if loops and canonical is None:
         canonical = _canonical(graph)
     graph.add_loops(_loops_from(loops, graph, canonical))
     return graph
 
 
-def _canonical(graph: KernelGraph):
+def _canonical(graph):
     """A look-up (``dict.get``) from an instruction id to the table's own id object."""
     return dict(zip(graph.instructions, graph.instructions)).get
 
 
-def _loops_from(items, graph: KernelGraph, canonical=None):
+def _loops_from(items, graph, canonical=None):
     """Loops of a kernel file in order (a generator: a new id counts the loops added). An
     iteration count is parsed once per distinct text (expressions are immutable values)."""
     parsed: dict = {}
     for i, d in enumerate(items):
-        _check_keys(d, {"id", "name", "iterations", "members"}, f"loop #{i + 1}")
+        check_keys(d, {"id", "name", "iterations", "members"}, f"loop #{i + 1}")
         if "iterations" not in d or "members" not in d:
             raise FormatError(f"loop #{i + 1} needs 'iterations' and 'members'")
         text = d["iterations"]
@@ -204,7 +205,7 @@ def _prototype(d: dict):
     return tuple(values[1:_LABEL]), tuple(values[_LABEL + 1:_X]), tuple(values[_X + 2:_ADDRESS])
 
 
-def _read_instructions(items: list, graph: KernelGraph) -> None:
+def _read_instructions(items: list, graph) -> None:
     """Add the file's instructions to a new graph, as add_instruction(Instruction.make(...))
     for each would (same values, same first error), validating each distinct combination of
     attributes once."""
@@ -212,8 +213,8 @@ def _read_instructions(items: list, graph: KernelGraph) -> None:
     kinds: dict = {}
     shared_of: dict = {}  # key order of an instruction object -> getter of its shared values
     for i, d in enumerate(items):
-        if type(d) is not dict or not d.keys() <= _INS_KEYS:  # the label only when needed
-            _check_keys(d, _INS_KEYS, f"instruction #{i + 1}")
+        if type(d) is not dict or not d.keys() <= INSTRUCTION_KEYS:  # the label only when needed
+            check_keys(d, INSTRUCTION_KEYS, f"instruction #{i + 1}")
         if "id" not in d or "opcode" not in d:
             raise FormatError(f"instruction #{i + 1} needs 'id' and 'opcode'")
         names = tuple(d)
@@ -245,14 +246,14 @@ def _read_instructions(items: list, graph: KernelGraph) -> None:
         graph.add_instruction(Instruction.make(str(d["id"]), str(d["opcode"]), **kw))
 
 
-def _read_edges(items: list, graph: KernelGraph, canonical) -> None:
+def _read_edges(items: list, graph, canonical) -> None:
     """Add the file's edges, as add_edge for each would (same ids, same first error), with
     the checks of Edge.checked and add_edge done inline for the usual values."""
     nodes, table = graph.instructions, graph.edges
     kinds = frozenset(EDGE_KINDS)
     for i, d in enumerate(items):
-        if type(d) is not dict or not d.keys() <= _EDGE_KEYS:
-            _check_keys(d, _EDGE_KEYS, f"edge #{i + 1}")
+        if type(d) is not dict or not d.keys() <= EDGE_KEYS:
+            check_keys(d, EDGE_KEYS, f"edge #{i + 1}")
         if "from" not in d or "to" not in d or "kind" not in d:
             missing = [k for k in ("from", "to", "kind") if k not in d]
             raise FormatError(f"edge #{i + 1} needs {', '.join(missing)}")

@@ -51,10 +51,10 @@ from gpumodeler.core.kernel.edge_latency import resolve_edge_latency  # noqa: F4
 from gpumodeler.core.errors import ExpressionError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.item_table import id_positions, values_of
-from gpumodeler.core.kernel.latency_forms import _symbolic
+from gpumodeler.core.kernel.latency_forms import symbolic_forms
 from gpumodeler.core.kernel.latency_tables import LatencyTable, get_table
-from gpumodeler.core.kernel.loop_regions import (_build_regions, _longest, _loop_structure,
-                                                 _place_edges)
+from gpumodeler.core.kernel.loop_regions import (build_regions, longest_path, loop_structure,
+                                                 place_edges)
 
 MAX_FORMS = 16
 #: dominance comparisons allowed per instruction before the symbolic pass gives up
@@ -126,7 +126,7 @@ class LatencyBound:
     per_iteration: dict  # loop id -> tuple of forms (P), when symbolic
     edge_latency: dict  # edge id -> resolved latency in cycles
     edge_ends: dict  # edge id -> (src, dst)
-    regions: dict  # loop id (None = top) -> _Region
+    regions: dict  # loop id (None = top) -> Region
     loop_order: tuple  # loop ids, innermost first
 
     @property
@@ -165,7 +165,7 @@ class LatencyBound:
 
         With ``track``, also where the path ends in the top region and each loop's
         per-iteration path: ``(back, end)`` and ``{loop: (back, end, carried edge id)}``,
-        ``back`` being :func:`_longest`'s (by position in the region's ``topo``)."""
+        ``back`` being :func:`longest_path`'s (by position in the region's ``topo``)."""
         scalar = all(np.ndim(v) == 0 for v in loop_values.values())
         weight, paths = {}, {}
         for lid in self.loop_order:
@@ -177,7 +177,7 @@ class LatencyBound:
                 for start, end, w, eid in region.carried:
                     res = from_start.get(start)
                     if res is None:
-                        res = from_start[start] = _longest(region, weight, source=index[start],
+                        res = from_start[start] = longest_path(region, weight, source=index[start],
                                                            track=track, scalar=scalar)
                     dist, back = res if track else (res, None)
                     cand = dist[index[end]] + w
@@ -190,7 +190,7 @@ class LatencyBound:
                     else:
                         per_iter = np.maximum(per_iter, cand)
             else:
-                res = _longest(region, weight, track=track, scalar=scalar)
+                res = longest_path(region, weight, track=track, scalar=scalar)
                 dist, back = res if track else (res, None)
                 end = (max(range(len(dist)), key=lambda i: float(np.max(dist[i])))
                        if track else None)
@@ -202,7 +202,7 @@ class LatencyBound:
                 weight[lid] = float(weight[lid])
             if track:
                 paths[lid] = best_path
-        res = _longest(self.regions[None], weight, track=track, scalar=scalar)
+        res = longest_path(self.regions[None], weight, track=track, scalar=scalar)
         dist, back = res if track else (res, None)
         total = _max_of(0.0, dist, scalar)
         if not track:
@@ -276,7 +276,7 @@ class LatencyBound:
 # make a reference cycle holding every back map until the cyclic collector's next full pass.
 def _walk(back_map, node, stop_edge=None) -> list:
     """The steps back from ``node`` (a position) to where its path starts, in path order
-    (``back_map`` as :func:`~gpumodeler.core.kernel.loop_regions._longest` gives it)."""
+    (``back_map`` as :func:`~gpumodeler.core.kernel.loop_regions.longest_path` gives it)."""
     steps = []
     while node is not None:
         entry = back_map[node]
@@ -336,17 +336,17 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         table = get_table(table)
     # program order: a table read from a file already holds it (its index), read only here
     order = id_positions(graph.instructions) or graph.order()
-    parent, depth, innermost = _loop_structure(graph)
+    parent, depth, innermost = loop_structure(graph)
     collapsed = collapse(graph, table, order, parent, depth, innermost)
     if collapsed is not None:
         edge_latency, edge_ends, regions = collapsed
     else:  # the general way, which raises for the first edge the analysis cannot take
-        edge_latency, edge_ends, forward, carried = _place_edges(graph, table, order, parent,
+        edge_latency, edge_ends, forward, carried = place_edges(graph, table, order, parent,
                                                                  depth, innermost)
-        regions = _build_regions(graph, parent, innermost, forward, carried)
+        regions = build_regions(graph, parent, innermost, forward, carried)
     loop_order = tuple(sorted(graph.loops, key=lambda l: -depth[l]))
     iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
-    forms, per_iteration = _symbolic(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)
+    forms, per_iteration = symbolic_forms(regions, loop_order, iterations, MAX_FORMS, WORK_PER_NODE)
     return LatencyBound(
         forms=forms, iterations=iterations,
         loop_names={lid: lp.name for lid, lp in graph.loops.items()},

@@ -5,7 +5,7 @@ Loops follow Gajger eq. 5.1 (latency bound = 942 + 24a for saxpy2): a loop contr
 ``iterations × per-iteration critical path``. Because iteration counts are expressions, the
 bound is a set of linear forms ``c0 + Σ c_k · Π iterations`` (one per path that can be
 critical for some values of the variables; dominated forms are pruned, iteration counts being
->= 0; loops with the same iteration expression share a term). :func:`_symbolic` computes them
+>= 0; loops with the same iteration expression share a term). :func:`symbolic_forms` computes them
 over the collapsed regions of :mod:`gpumodeler.core.kernel.loop_regions`; when more than
 ``max_forms`` candidate forms arise at some instruction, or the dominance comparisons run past
 a budget of ``work_per_node`` per instruction, it gives up. :mod:`gpumodeler.core.kernel.latency_bound` sets both
@@ -13,7 +13,7 @@ a budget of ``work_per_node`` per instruction, it gives up. :mod:`gpumodeler.cor
 """
 from __future__ import annotations
 
-from gpumodeler.core.kernel.loop_regions import _sink_positions
+from gpumodeler.core.kernel.loop_regions import sink_positions
 
 # A linear form is (constant, ((monomial, coefficient), ...)): a monomial is a sorted tuple of
 # iteration-expression texts (a product of iteration counts), monomials are sorted.
@@ -188,7 +188,7 @@ def _constant(form):
     return form[0]
 
 
-def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
+def symbolic_forms(regions, loop_order, iterations, max_forms, work_per_node):
     """Pareto sets of linear forms (see module docstring); (None, {}) when they grow too big.
 
     ``max_forms`` and ``work_per_node`` are latency_bound's MAX_FORMS and WORK_PER_NODE."""
@@ -332,7 +332,7 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                             frontier.append((d + w, _NO_TERMS))
                 else:
                     dist = constant(region)
-                    frontier.extend((dist[n], _NO_TERMS) for n in _sink_positions(region)
+                    frontier.extend((dist[n], _NO_TERMS) for n in sink_positions(region)
                                     if dist[n] is not None)
             elif region.carried:
                 index = region.index
@@ -341,14 +341,14 @@ def _symbolic(regions, loop_order, iterations, max_forms, work_per_node):
                                     for f in longest(region, loop_weight, index[start])(index[end]))
             else:
                 forms_at = longest(region, loop_weight)
-                for n in _sink_positions(region):
+                for n in sink_positions(region):
                     frontier.extend(forms_at(n))
             frontier = _prune(frontier, max_forms) or [_ZERO]
             per_iteration[lid] = tuple(frontier)
             loop_weight[lid] = [_scale(f, iterations[lid].text) for f in frontier]
         top = []
         forms_at = longest(regions[None], loop_weight)
-        for n in _sink_positions(regions[None]):
+        for n in sink_positions(regions[None]):
             top.extend(forms_at(n))
         return tuple(_prune(top, max_forms, budget)), per_iteration
     except _TooManyForms:

@@ -39,7 +39,7 @@ class LoopNesting:
         return tuple(out)
 
 
-def _nest(loops) -> LoopNesting | None:
+def nesting_or_none(loops) -> LoopNesting | None:
     """The nesting of ``loops`` (Loop objects with distinct ids), or None when two of them
     partly overlap or have the same instructions."""
     size = {lp.id: len(lp.members) for lp in loops}
@@ -80,7 +80,7 @@ def loop_nesting(loops) -> LoopNesting:
     the graph's own mutations never allow."""
     from gpumodeler.core.errors import GraphError
     loops = list(loops.values()) if isinstance(loops, dict) else list(loops)
-    nesting = _nest(loops)
+    nesting = nesting_or_none(loops)
     if nesting is None:
         k = first_conflict(loops)
         raise GraphError(f"loop {loops[k].id} partly overlaps another loop or has the same "
@@ -96,12 +96,12 @@ def first_conflict(loops, start: int = 0) -> int | None:
     bisection over prefixes: O((memberships + loops·log loops)·log loops), and only called
     once something is already known to be wrong."""
     loops = list(loops)
-    if _nest(loops) is not None:
+    if nesting_or_none(loops) is not None:
         return None
     lo, hi = max(start, 0), len(loops)  # prefix of length lo nests, of length hi does not
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if _nest(loops[:mid]) is not None:
+        if nesting_or_none(loops[:mid]) is not None:
             lo = mid
         else:
             hi = mid

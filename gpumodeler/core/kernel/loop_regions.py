@@ -3,10 +3,10 @@
 
 The latency bound of a warp is the longest path through its execution graph; the semantics
 are in :mod:`gpumodeler.core.kernel.latency_bound`. There each loop is collapsed into an *entry* and
-an *exit* inside its parent, so that the graph becomes one DAG per level: a :class:`_Region`,
+an *exit* inside its parent, so that the graph becomes one DAG per level: a :class:`Region`,
 the body of a loop or the top level. This module holds that structure: the loop nesting
-(:func:`_loop_structure`), the regions, and the numeric longest path through a region
-(:func:`_longest`, vectorised over numpy arrays of iteration counts), which the exact numeric
+(:func:`loop_structure`), the regions, and the numeric longest path through a region
+(:func:`longest_path`, vectorised over numpy arrays of iteration counts), which the exact numeric
 pass and the critical path use. :func:`gpumodeler.core.kernel.latency_bound.analyze` builds the
 regions.
 """
@@ -28,7 +28,7 @@ _first = itemgetter(0)
 
 
 @dataclass(frozen=True)
-class _Region:
+class Region:
     """One level of the collapsed graph: the body of a loop, or the top level (id None).
 
     ``preds`` is keyed by node; the passes over a region read :attr:`ipreds`, the same
@@ -65,7 +65,7 @@ class _Region:
         return made
 
 
-def _longest(region: _Region, loop_weight: dict, source=None, track=False, scalar=False):
+def longest_path(region: Region, loop_weight: dict, source=None, track=False, scalar=False):
     """Numeric longest path in a region; values may be numpy arrays (vectorised).
 
     Returns each position's arrival, a list in ``topo`` order (and each position's
@@ -93,8 +93,8 @@ def _longest(region: _Region, loop_weight: dict, source=None, track=False, scala
     return (dist, back) if track else dist
 
 
-def _longest_scalar(region: _Region, loop_weight: dict, source, track):
-    """:func:`_longest` when every value is a number: ``max(best, cand)`` is ``cand`` only
+def _longest_scalar(region: Region, loop_weight: dict, source, track):
+    """:func:`longest_path` when every value is a number: ``max(best, cand)`` is ``cand`` only
     when ``cand > best``, as written here."""
     dist: list = []
     arrive = dist.append
@@ -125,40 +125,40 @@ def _longest_scalar(region: _Region, loop_weight: dict, source, track):
     return dist
 
 
-def _loop_structure(graph: KernelGraph):
+def loop_structure(graph: KernelGraph):
     """parent loop of each loop, innermost loop of each node, depth of each loop
     (:func:`gpumodeler.core.kernel.loop_nesting.loop_nesting`, linear in the memberships)."""
     nesting = graph.nesting()
     return nesting.parent, nesting.depth, nesting.innermost
 
 
-def _sinks(region: _Region):
+def _sinks(region: Region):
     """Nodes nothing leaves: with non-negative latencies, the longest paths end there."""
-    return list(map(region.topo.__getitem__, _sink_positions(region)))
+    return list(map(region.topo.__getitem__, sink_positions(region)))
 
 
-def _sink_positions(region: _Region) -> list:
+def sink_positions(region: Region) -> list:
     """The positions in ``topo`` of :func:`_sinks`, in order."""
     has_succ = set(map(_first, chain.from_iterable(region.ipreds)))
     return list(filterfalse(has_succ.__contains__, range(len(region.topo))))
 
 
-def _build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: dict,
+def build_regions(graph: KernelGraph, parent: dict, innermost: dict, forward: dict,
                    carried: dict) -> dict:
-    """The collapsed regions: {loop id (None = top): _Region}.
+    """The collapsed regions: {loop id (None = top): Region}.
 
     ``forward``/``carried`` map a region to its edges ``(src item, dst item, cycles, edge
     id)``, items being instruction ids and ``("in"|"out", loop)`` for the loops nested
-    directly in the region (:func:`_region_items`). Between two items only the heaviest
+    directly in the region (:func:`region_items`). Between two items only the heaviest
     edge counts."""
     regions = {}
-    for region_id, nodes in _region_items(graph, parent, innermost).items():
+    for region_id, nodes in region_items(graph, parent, innermost).items():
         regions[region_id] = _region(region_id, nodes, forward.get(region_id, ()),
                                      tuple(carried.get(region_id, ())))
     return regions
 
 
-def _region_items(graph: KernelGraph, parent: dict, innermost: dict) -> dict:
+def region_items(graph: KernelGraph, parent: dict, innermost: dict) -> dict:
     """Each region's items, in program order of their first instruction, in one pass over
     the instructions (each loop is placed when its first instruction is met)."""
     items: dict = {None: []}
@@ -175,7 +175,7 @@ def _region_items(graph: KernelGraph, parent: dict, innermost: dict) -> dict:
     return items
 
 
-def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
+def _region(region_id, nodes: list, edges, carried: tuple) -> Region:
     """One region from its items (program order of their first instruction) and forward
     edges. Between two items only the heaviest edge counts (the first of equal ones); a
     node's predecessors are listed in the order of their first edge, and the nodes with
@@ -214,17 +214,17 @@ def _region(region_id, nodes: list, edges, carried: tuple) -> _Region:
 
 
 def _finish_region(region_id, nodes: list, preds: dict, carried: tuple,
-                   pairs: list | None = None) -> _Region:
+                   pairs: list | None = None) -> Region:
     """The region from its items, ``preds`` (item -> tuple of its (pred, cycles, edge id),
     heaviest per pred, in order of first edge) and, unless ``nodes`` is known to be a path
     through the region (its only topological order), ``pairs`` (pred, item) in order of
     their first edge."""
     topo = tuple(nodes) if pairs is None else _topological_order(nodes, pairs)
-    _add_loop_preds(preds, topo)
-    return _Region(region_id, topo, preds, carried)
+    add_loop_preds(preds, topo)
+    return Region(region_id, topo, preds, carried)
 
 
-def _add_loop_preds(preds: dict, topo: tuple, exits=None) -> None:
+def add_loop_preds(preds: dict, topo: tuple, exits=None) -> None:
     """Join each loop's exit to its entry in ``preds`` (the loop itself: weight and step
     ``("loop", L)``), after the exit's other predecessors, the exits in ``topo`` order.
     ``exits``, when given, are the loop exits in ``topo`` (a set)."""
@@ -306,7 +306,7 @@ def climb(src, dst, a, b, parent: dict, depth: dict) -> tuple:
     return s_item, d_item, a
 
 
-def _place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
+def place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
     """Every edge's latency (``{edge id: cycles}``), its ends, and its place in the collapsed
     regions: ``forward``/``carried`` map a region (loop id, None = top) to its edges
     ``(src item, dst item, cycles, edge id)`` (carried ones from the edge's target to its

@@ -10,80 +10,14 @@ rows whose size, duration and throughput disagree. Bad input raises
 """
 from __future__ import annotations
 
-import csv
-from collections import Counter
-from dataclasses import dataclass, field
-
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.physical import describe, first_non_finite, is_finite
+from gpumodeler.core.measurements import ncu, nvprof, timings
+from gpumodeler.core.measurements.parsing import (  # noqa: F401  (re-exported)
+    Disagreement, ImportResult, csv_fields, positive, split_lines, table_rows, where)
 from gpumodeler.core.measurements.records import Measurement
+from gpumodeler.core.physical import describe, first_non_finite
 
 FORMATS = ("nvprof", "ncu", "timings")
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    """A row whose own numbers contradict each other (size vs duration × throughput)."""
-
-    row: int
-    column: str
-    message: str
-
-
-@dataclass
-class ImportResult:
-    format: str
-    source: str
-    records: list = field(default_factory=list)
-    noise_lines: int = 0
-    other_rows: int = 0  # rows of kinds gpumodeler does not model (memset, summaries...)
-    disagreements: list = field(default_factory=list)
-    devices: list = field(default_factory=list)  # GPUs the file describes (JSON objects)
-    cut_names: int = 0  # kernel names the profiler cut short with "..."
-
-    def counts(self) -> dict:
-        """Records per kind, e.g. {"kernel": 3, "transfer": 8}."""
-        return dict(Counter(r.kind for r in self.records))
-
-    def summary(self) -> dict:
-        return {"format": self.format, "source": self.source, "records": self.counts(),
-                "noise_lines_skipped": self.noise_lines, "other_rows_skipped": self.other_rows,
-                "unit_disagreements": [{"row": d.row, "column": d.column, "message": d.message}
-                                       for d in self.disagreements],
-                **({"devices": self.devices} if self.devices else {})}
-
-
-def where(source: str, row: int, column: str | None = None) -> str:
-    """``file.csv row 12, column Duration`` for messages."""
-    return f"{source} row {row}" + (f", column {column}" if column else "")
-
-
-def csv_fields(line: str, source: str, row: int) -> list[str]:
-    """The fields of one CSV line (quoted commas allowed)."""
-    try:
-        rows = list(csv.reader([line], strict=True))
-    except csv.Error as exc:
-        raise FormatError(f"{where(source, row)}: not a valid CSV line ({exc})") from None
-    return [f.strip() for f in rows[0]] if rows else []
-
-
-def table_rows(lines, start: int, end: int, source: str):
-    """(line index, stripped fields) of ``lines[start:end]`` read as one CSV table (one
-    reader for the block: much faster than a reader per line on long traces)."""
-    reader = csv.reader(lines[start:end], strict=True)
-    k = start
-    try:
-        for fields in reader:
-            yield k, [f.strip() for f in fields]
-            k += 1
-    except csv.Error as exc:
-        raise FormatError(f"{where(source, k + 1)}: not a valid CSV line ({exc})") from None
-
-
-def split_lines(text: str) -> list[str]:
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text.splitlines()
 
 
 def _looks_nvprof(lines) -> bool:
@@ -115,8 +49,7 @@ def detect_format(text: str, source: str = "file") -> str:
         return "ncu"
     if _looks_nvprof(head):
         return "nvprof"
-    from gpumodeler.core.measurements.timings import looks_like_timings
-    if looks_like_timings(head):
+    if timings.looks_like_timings(head):
         return "timings"
     first = next((i for i, l in enumerate(lines) if l.strip()), None)
     if first is None:
@@ -135,15 +68,10 @@ def import_text(text: str, source: str = "file", fmt: str | None = None) -> Impo
     """Parse ``text`` (the file's content; ``source`` names it in messages)."""
     if fmt is None:
         fmt = detect_format(text, source)
-    if fmt == "nvprof":
-        from gpumodeler.core.measurements.nvprof import parse
-    elif fmt == "ncu":
-        from gpumodeler.core.measurements.ncu import parse
-    elif fmt == "timings":
-        from gpumodeler.core.measurements.timings import parse
-    else:
+    parsers = {"nvprof": nvprof.parse, "ncu": ncu.parse, "timings": timings.parse}
+    if fmt not in parsers:
         raise FormatError(f"unknown measurement format {fmt!r}; valid: {', '.join(FORMATS)}")
-    result = parse(text, source)
+    result = parsers[fmt](text, source)
     for record in result.records:  # a size or a time beyond a float is no measurement
         found = first_non_finite(record.to_json())
         if found:
@@ -157,17 +85,6 @@ def import_text(text: str, source: str = "file", fmt: str | None = None) -> Impo
             f"line(s), {result.other_rows} row(s) of other kinds); expected kernel launches or "
             f"[CUDA memcpy HtoD/DtoH/DtoD/PtoP] copies, or kernel metrics")
     return result
-
-
-def positive(value: float, source: str, row: int, column: str, what: str, shown: str) -> float:
-    """``value`` if it is a finite number > 0, else a FormatError naming the row and column."""
-    if not value > 0:
-        raise FormatError(f"{where(source, row, column)}: {what} must be > 0, got {shown}")
-    if not is_finite(value):
-        raise FormatError(f"{where(source, row, column)}: {what} of {shown} (in the file's "
-                          f"unit) is beyond about 1.8e308 in SI units, not a finite number; "
-                          f"give a finite value")
-    return value
 
 
 __all__ = ["Disagreement", "FORMATS", "ImportResult", "Measurement", "detect_format",

@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.measurements.importer import (
+from gpumodeler.core.measurements.parsing import (
     Disagreement, ImportResult, csv_fields, positive, split_lines, table_rows, where)
 from gpumodeler.core.measurements.records import Measurement
 from gpumodeler.core.measurements.units import (

@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.measurements.importer import (
+from gpumodeler.core.measurements.parsing import (
     ImportResult, csv_fields, positive, split_lines, where)
 from gpumodeler.core.measurements.records import DIRECTIONS, KINDS, Measurement
 from gpumodeler.core.measurements.units import TIMINGS_SIZE, TIMINGS_TIME, split_number, valid

@@ -17,7 +17,7 @@ from __future__ import annotations
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import LaunchError, ModelError, UnphysicalResult
 from gpumodeler.core.physical import require_physical
-from gpumodeler.core.models.result import ImplausiblePrediction, ModelInputs
+from gpumodeler.core.models.result import ImplausiblePrediction, ModelInputs, ModelResult
 
 
 def check_finite(model: str, time_s, what: str = "kernel time") -> float:
@@ -99,7 +99,6 @@ def finish(model: str, inputs: ModelInputs, *, kernel_cycles: float, bound: str,
     """The ModelResult of ``kernel_cycles`` (SM cycles, before the launch overhead): the
     overhead term added, the time checked finite and against the peak-rate floor."""
     from gpumodeler.core.models.kernel_terms import launch_overhead
-    from gpumodeler.core.models.result import ModelResult
     clock = inputs.gpu.require("sm_clock_hz")
     kernel_s = check_finite(model, kernel_cycles / clock)
     overhead, effect = launch_overhead(inputs, kernel_s)

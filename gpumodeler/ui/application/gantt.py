@@ -12,7 +12,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QImage, QPainter
 from PySide6.QtWidgets import QToolTip
 
-from gpumodeler.report.svg import PALETTE, CRITICAL, _time_unit
+from gpumodeler.core.units_format import time_unit
+from gpumodeler.report.svg import PALETTE, CRITICAL
 
 
 class GanttChart(pg.PlotWidget):
@@ -38,7 +39,7 @@ class GanttChart(pg.PlotWidget):
             self.getAxis("left").setTicks([[]])
             self.setTitle("")
             return
-        unit, scale = _time_unit(result["makespan_s"] if result["makespan_s"] > 0 else 1.0)
+        unit, scale = time_unit(result["makespan_s"] if result["makespan_s"] > 0 else 1.0)
         self.setLabel("bottom", f"time ({unit})")
         colors: dict = {}
         for s in result["steps"]:

@@ -205,7 +205,8 @@ class ApplicationPanel(DocumentBinding, QWidget):
             return False
         return self.push(RemoveItem("applications", self.app_id, text=f"delete application {self.application.name}"))
 
-    def _set_app(self, text="edit application", **changes) -> bool:
+    def set_app(self, text="edit application", **changes) -> bool:
+        """Change the shown application's fields ``changes`` as one undoable command; False when nothing changed."""
         if self._filling or self.app_id is None:
             return False
         app = self.application
@@ -213,19 +214,21 @@ class ApplicationPanel(DocumentBinding, QWidget):
             return True
         return self.push(UpdateItem("applications", self.app_id, text=text, **changes))
 
-    def _host_power_edited(self) -> None:
+    def host_power_edited(self) -> None:
+        """The host power field was edited: store it on the application (undoable)."""
         text = self.host_power.text().strip()
         if not text:
-            self._set_app(text="clear host power", host_power_w=None)
+            self.set_app(text="clear host power", host_power_w=None)
             return
         try:
             value = parse_quantity(text, "W")
         except QuantityError as exc:
             self.message.setText(f"Host power: {exc}")
             return
-        self._set_app(text="set host power", host_power_w=value)
+        self.set_app(text="set host power", host_power_w=value)
 
-    def _variables_edited(self) -> None:
+    def variables_edited(self) -> None:
+        """The step's variables field was edited: store them (undoable)."""
         try:
             values = parse_variables(self.variables_edit.text())
         except ValueError as exc:
@@ -234,17 +237,19 @@ class ApplicationPanel(DocumentBinding, QWidget):
         if self.application is not None and values == self.application.variables:
             self.variables_edit.setText(variables_text(values))   # 16Mi shown as its digits
             return
-        self._set_app(text="set application variables", variables=values)
+        self.set_app(text="set application variables", variables=values)
 
-    def _size_edited(self) -> None:
+    def size_edited(self) -> None:
+        """The step's size field was edited: store it (undoable)."""
         size = size_text(self.size_edit.text())
         self.size_edit.setText(size)
-        self._set_step(size=size)
+        self.set_step(size=size)
 
     def _steps_changed(self, steps, text) -> bool:
-        return self._set_app(text=text, steps=tuple(steps))
+        return self.set_app(text=text, steps=tuple(steps))
 
-    def _set_step(self, **changes) -> bool:
+    def set_step(self, **changes) -> bool:
+        """Change the current step's fields ``changes`` as one undoable command; False when nothing changed."""
         step = self.current_step()
         if self._filling or step is None:
             return False
@@ -254,18 +259,20 @@ class ApplicationPanel(DocumentBinding, QWidget):
         steps = [replace(s, **changes) if s.id == step.id else s for s in self.application.steps]
         return self._steps_changed(steps, f"set {name} of step {step.label}")
 
-    def _fraction_edited(self) -> None:
+    def fraction_edited(self) -> None:
+        """The step's fraction field was edited: store it (undoable)."""
         try:
             value = float(parse_exact_number(self.fraction_edit.text()))
         except QuantityError as exc:
             self.message.setText(f"Share must be a number in (0, 1]: {exc}")
             return
-        self._set_step(fraction=value)
+        self.set_step(fraction=value)
 
-    def _after_changed(self, _item) -> None:
+    def after_changed(self, _item) -> None:
+        """The step list's "after" checkboxes changed: the step waits for the ones ticked."""
         chosen = tuple(self.after_list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.after_list.count())
                        if self.after_list.item(i).checkState() == Qt.CheckState.Checked)
-        self._set_step(after=chosen)
+        self.set_step(after=chosen)
 
     def add_step(self, kind: str) -> bool:
         app = self.application
@@ -308,7 +315,8 @@ class ApplicationPanel(DocumentBinding, QWidget):
         steps.insert(row, moving)
         return self._steps_changed(steps, f"move step {moving.label}")
 
-    def _rows_moved(self, *_args) -> None:
+    def rows_moved(self, *_args) -> None:
+        """The step list was reordered by dragging: store the new order (undoable)."""
         if self._filling:
             return
         order = [self.steps.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.steps.count())]
@@ -400,13 +408,15 @@ class ApplicationPanel(DocumentBinding, QWidget):
             return False
         return True
 
-    def _export_dialog(self, kind: str) -> None:
+    def export_dialog(self, kind: str) -> None:
+        """Ask for a file and export the timeline as ``kind`` (png, svg or csv)."""
         path, _ = QFileDialog.getSaveFileName(self, f"Export timeline as {kind.upper()}", f"timeline.{kind}",
                                               f"{kind.upper()} (*.{kind})")
         if path:
             self.export(path, kind)
 
-    def _app_chosen(self, index: int) -> None:
+    def app_chosen(self, index: int) -> None:
+        """The application combo box chose another application: show it."""
         if self._filling or index < 0:
             return
         self.app_id = self.app_combo.itemData(index)
@@ -414,7 +424,8 @@ class ApplicationPanel(DocumentBinding, QWidget):
         self._fill()
         self.schedule()
 
-    def _step_chosen(self, current, _previous) -> None:
+    def step_chosen(self, current, _previous) -> None:
+        """Another step was selected in the list: fill the step form."""
         if self._filling or current is None:
             return
         self.step_id = current.data(Qt.ItemDataRole.UserRole)

@@ -4,6 +4,7 @@ the GPU can run the block at all. Plain functions of the project (no Qt).
 """
 from __future__ import annotations
 
+from gpumodeler.core.architectures import architecture_name
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.latency_bound import analyze
@@ -173,24 +174,6 @@ def missing_link_value(project, launch, link_spec, calibration_lookup=None):
     return None
 
 
-# compute capability -> the architecture names the latency tables use
-_ARCHITECTURES = {1: "Tesla", 2: "Fermi", 3: "Kepler", 5: "Maxwell", 6: "Pascal", 9: "Hopper",
-                  10: "Blackwell", 12: "Blackwell"}
-
-
-def architecture_of(compute_capability: str | None) -> str:
-    """"5.2" -> "Maxwell"; "" when unknown."""
-    try:
-        major, minor = (int(x) for x in str(compute_capability).split(".")[:2])
-    except (TypeError, ValueError):
-        return ""
-    if major == 7:
-        return "Turing" if minor >= 5 else "Volta"
-    if major == 8:
-        return "Ada Lovelace" if minor >= 9 else "Ampere"
-    return _ARCHITECTURES.get(major, "")
-
-
 def table_mismatch(graph, gpu, tables: dict):
     """(message, key of a table of the GPU's architecture or None) when ``graph``'s latency
     table is another architecture's than ``gpu``'s; None when they agree or either is
@@ -198,7 +181,7 @@ def table_mismatch(graph, gpu, tables: dict):
     if graph is None or gpu is None or not graph.latency_table:
         return None
     table = tables.get(graph.latency_table)
-    arch = architecture_of(gpu.compute_capability)
+    arch = architecture_name(gpu.compute_capability)
     if table is None or not arch or not table.architecture:
         return None
     if table.architecture.split()[0] == arch.split()[0]:

@@ -21,7 +21,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget)
 
-from gpumodeler.core.commands import AddItem, UpdateItem
+from gpumodeler.core.commands import AddItem, SetKernelProperties, UpdateItem
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.models.graph_inputs import compare_launch
 from gpumodeler.core.project import LaunchConfig, Transfer
@@ -309,7 +309,6 @@ class LaunchPanel(DocumentBinding, QWidget):
 
     def use_gpu_table(self, key: str | None = None) -> bool:
         """Give the kernel the latency table of its GPU's architecture (one undo step)."""
-        from gpumodeler.core.commands import SetKernelProperties
         launch = self.launch
         key = key or self.table_check.key
         if launch is None or not key:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 from gpumodeler.core.commands import AddItem, Macro
 from gpumodeler.core.errors import FormatError, ModelError
 from gpumodeler.core.measurements.importer import ImportResult, import_text
+from gpumodeler.core.units_format import format_time
 
 from . import use
 
@@ -54,12 +55,10 @@ def read_file(path) -> ImportResult:
 
 
 def _time(t) -> str:
+    """A measured time in the table (imported times are > 0)."""
     if t is None:
         return "(metrics only)"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if t >= scale:
-            return f"{t / scale:.4g} {unit}"
-    return f"{t / 1e-9:.4g} ns"
+    return format_time(t)
 
 
 def _size_or_grid(r) -> str:

@@ -15,9 +15,12 @@ MODEL_PEN = dict(width=2, style=Qt.DotLine)
 GPU_DASHES = (Qt.DotLine, Qt.DashDotDotLine, Qt.DashDotLine)
 
 
-def _short(gpu: str) -> str:
-    from .sweep_plot import short_name
-    return short_name(gpu)
+def short_name(gpu: str) -> str:
+    """A GPU's name without the brand ("GTX 970"), for legends that must fit a column."""
+    for brand in ("GeForce ", "NVIDIA ", "Tesla ", "Quadro "):
+        if gpu.startswith(brand) and len(gpu) > len(brand):
+            return gpu[len(brand):]
+    return gpu
 
 
 class ModelCurves:
@@ -63,6 +66,6 @@ class ModelCurves:
             item.setData(result.x, y, connect="finite")
             item.show()
             if relabel:
-                name = f"{_short(result.curves[i].label)}: " if several else ""
+                name = f"{short_name(result.curves[i].label)}: " if several else ""
                 self.legend.addItem(item, f"{name}{m}")
         self._legend_key = legend_key

@@ -22,7 +22,7 @@ from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
 
-from .model_curves import MODEL_COLOURS, ModelCurves  # noqa: F401  (MODEL_COLOURS re-exported)
+from .model_curves import MODEL_COLOURS, ModelCurves, short_name  # noqa: F401  (re-exported)
 from .units import time_unit
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
@@ -32,14 +32,6 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8
 PAIRS = (("#1f77b4", "#ff7f0e"), ("#2ca02c", "#d62728"), ("#9467bd", "#8c564b"),
          ("#17becf", "#e377c2"), ("#7f7f7f", "#bcbd22"))
 BASE_PEN = dict(color="#666", width=1.2, style=Qt.DashDotLine)
-
-
-def short_name(gpu: str) -> str:
-    """A GPU's name without the brand ("GTX 970"), for legends that must fit a column."""
-    for brand in ("GeForce ", "NVIDIA ", "Tesla ", "Quadro "):
-        if gpu.startswith(brand) and len(gpu) > len(brand):
-            return gpu[len(brand):]
-    return gpu
 
 
 def axis_title(variable: str, label: str) -> str:

@@ -5,7 +5,8 @@ import math
 
 import numpy as np
 
-TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+from gpumodeler.core.units_format import TIME_UNITS, format_time  # noqa: F401  (re-exported)
+from gpumodeler.core.units_format import time_unit as _unit_of
 
 
 def time_unit(seconds) -> tuple[str, float]:
@@ -13,18 +14,15 @@ def time_unit(seconds) -> tuple[str, float]:
     1 to 3 digits before the point: ('ms', 1e-3) for 0.146."""
     arr = np.abs(np.asarray(seconds, dtype=float))
     arr = arr[np.isfinite(arr) & (arr > 0)]
-    top = float(arr.max()) if arr.size else 1.0
-    for name, scale in TIME_UNITS:
-        if top >= scale:
-            return name, scale
-    return TIME_UNITS[-1]
+    return _unit_of(float(arr.max()) if arr.size else 1.0)
 
 
 def fmt_time(seconds, digits: int = 4) -> str:
+    """A time for a results table: :func:`gpumodeler.core.units_format.format_time`, and "—"
+    for none or a non-finite one."""
     if seconds is None or not math.isfinite(seconds):
         return "—"
-    name, scale = time_unit(seconds)
-    return f"{seconds / scale:.{digits}g} {name}"
+    return format_time(seconds, digits, unit=time_unit(seconds))  # zero shows as "0 s"
 
 
 def fmt_bytes(n: float) -> str:

@@ -16,26 +16,27 @@ from __future__ import annotations
 import gc
 from pathlib import Path
 
+from gpumodeler.core.architectures import architecture_family as core_family
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
-from gpumodeler.core.kernel.sass.listing import ListingError, SassFunction, SassListing, parse_listing
+from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
+                                                 parse_listing)
 from gpumodeler.core.kernel.sass import toolchain
 
 #: An architecture (``sm_90``, ``sm_90a``): checked before it reaches nvcc's command line.
 ARCH_PATTERN = toolchain.ARCH_PATTERN
 check_arch = toolchain.check_arch
-#: Architecture family of each compute capability (NVIDIA CUDA C++ Programming Guide,
-#: "Compute Capabilities"), to find the latency table of a listing's architecture.
-FAMILIES = {50: "Maxwell", 52: "Maxwell", 53: "Maxwell", 60: "Pascal", 61: "Pascal",
-            62: "Pascal", 70: "Volta", 72: "Volta", 75: "Turing", 80: "Ampere", 86: "Ampere", 87: "Ampere",
-            88: "Ampere", 89: "Ada", 90: "Hopper", 100: "Blackwell", 101: "Blackwell",
-            103: "Blackwell", 110: "Blackwell", 120: "Blackwell", 121: "Blackwell"}
+#: Architecture family of each compute capability a listing may have (``sm_89`` -> "Ada"), by
+#: :func:`gpumodeler.core.architectures.architecture_family`, to find the latency table of a
+#: listing's architecture (Maxwell on: older listings are not read).
+FAMILIES = {n: core_family(f"{n // 10}.{n % 10}")
+            for n in (50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 88, 89, 90, 100, 101, 103,
+                      110, 120, 121)}
 
 
 def architecture_family(arch: str | None) -> str | None:
     """``'sm_90a'`` -> ``'Hopper'``; None when unknown."""
-    from gpumodeler.core.kernel.sass.listing import arch_number
     return FAMILIES.get(arch_number(arch) or -1)
 #: Bytes read at most from a listing file (a listing of 20 000 instructions is ~2 MB).
 MAX_LISTING_BYTES = 200 * 1024 * 1024
