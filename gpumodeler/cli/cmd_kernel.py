@@ -67,7 +67,7 @@ def run_import(args) -> int:
             raise CLIError(f"--set {name}: the imported graph has no variable {name!r}; "
                            f"its variables: {valid}")
         graph.variables[name] = value
-    scheduled = "" if args.table_only else _fill_from_schedule(graph)
+    scheduled = "" if args.table_only else fill_from_schedule(graph)
     _lay_out(graph)
     text = json.dumps(to_dict(graph), indent=1) + "\n"
     if not args.output:
@@ -100,7 +100,7 @@ def _lay_out(graph) -> None:
         graph.update_instruction(nid, x=x, y=y)
 
 
-def _fill_from_schedule(graph) -> str:
+def fill_from_schedule(graph) -> str:
     """Latencies the graph's table lacks, from the listing's stall counts (sm_70+), noted in
     the graph's description; '' when nothing was filled (docs/sass-import.md)."""
     from gpumodeler.core.kernel.sass.latencies import fill_latencies_from_schedule

@@ -64,14 +64,14 @@ def load_kernel(run, csv_path: str, cache: dict):
         else:
             from gpumodeler.core.errors import ModelError
             from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
-            from .cmd_kernel import _fill_from_schedule, table_for_architecture
+            from .cmd_kernel import fill_from_schedule, table_for_architecture
             try:
                 graph, report = import_kernel_with_report(path, run.function, run.arch)
             except ModelError as exc:
                 raise CLIError(f"{where}: {exc}") from None
             if graph.latency_table is None:
                 graph.latency_table = table_for_architecture(report.arch)[0]
-            _fill_from_schedule(graph)
+            fill_from_schedule(graph)
             cache[key] = graph
     return cache[key]
 

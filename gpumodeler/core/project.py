@@ -9,8 +9,8 @@ per-project overrides, so the catalog (gpumodeler.db) resolves the rest.
 
 This module is the document model only. Predicting a launch (``evaluate_launch``,
 ``LaunchResult``, ``resolve_gpu``, ``resolve_link``, ``resolve_table``,
-``transfer_calibration``) is :mod:`gpumodeler.core.pipeline`; those names are still found
-here (loaded on first use) for the modules that import them from this one.
+``transfer_calibration``) is :mod:`gpumodeler.core.pipeline`, which imports this module
+(never the other way: no cycle).
 """
 from __future__ import annotations
 
@@ -350,19 +350,6 @@ def check_project(project: Project) -> Project:
     for la in project.launches.values():
         la.checked_types()
     return project
-
-
-#: The prediction pipeline's names, moved to :mod:`gpumodeler.core.pipeline` (which imports
-#: this module, so they are looked up there when first asked for, not at import).
-PIPELINE_NAMES = ("LaunchResult", "evaluate_launch", "resolve_gpu", "resolve_link", "resolve_table",
-                  "transfer_calibration")
-
-
-def __getattr__(name: str):
-    if name in PIPELINE_NAMES:
-        from gpumodeler.core import pipeline
-        return getattr(pipeline, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -82,7 +82,7 @@ def test_direct_nvlink_peer_copy_and_streams():
 
 
 def test_kernel_step_time_is_the_launch_kernel_time_and_fraction_scales_the_grid():
-    from gpumodeler.core.project import evaluate_launch
+    from gpumodeler.core.pipeline import evaluate_launch
     p = system()
     full = float(evaluate_launch(p, "l", **LOOKUPS).prediction.kernel.time_s)
     app = Application("a", steps=(Step("k", "kernel", launch="l"),

@@ -28,14 +28,8 @@ from gpumodeler.core.launch_limits import (
 from gpumodeler.core.measurements.importer import import_text
 from gpumodeler.core.models.result import ImplausiblePrediction
 from gpumodeler.core.models.sanity import check_finite
-from gpumodeler.core.project import (
-    Connection,
-    LaunchConfig,
-    PlacedDevice,
-    check_project,
-    evaluate_launch,
-    resolve_link,
-)
+from gpumodeler.core.pipeline import evaluate_launch, resolve_link
+from gpumodeler.core.project import Connection, LaunchConfig, PlacedDevice, check_project
 from gpumodeler.core.transfers.calibration import fit_link
 from gpumodeler.core.transfers.fit import fit_transfer_model
 

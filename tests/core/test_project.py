@@ -10,8 +10,8 @@ from gpumodeler.core.commands import (AddConnection, AddEdge, AddInstruction, Ad
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import GraphError, InvalidParameter
 from gpumodeler.core.kernel.graph import Edge, Instruction, Loop, from_dict
-from gpumodeler.core.project import (Connection, LaunchConfig, PlacedDevice, Project, Transfer,
-                                     evaluate_launch)
+from gpumodeler.core.pipeline import evaluate_launch
+from gpumodeler.core.project import Connection, LaunchConfig, PlacedDevice, Project, Transfer
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = {"GeForce GTX 970": GPUSpec("GeForce GTX 970", compute_capability="5.2", sms=13,

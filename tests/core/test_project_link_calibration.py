@@ -9,7 +9,8 @@ from gpumodeler.core.application.app import Application, Step, build
 from gpumodeler.core.commands import SetOverride, UndoStack
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.launch_sweep import make_snapshot
-from gpumodeler.core.project import TRANSFER_CALIBRATION, evaluate_launch
+from gpumodeler.core.pipeline import evaluate_launch
+from gpumodeler.core.project import TRANSFER_CALIBRATION
 from gpumodeler.core.transfers.models import TransferModel
 
 HTOD = TransferModel.from_dict({"model": "regimes", "startup_s": 7e-6, "regimes": [

@@ -287,7 +287,7 @@ def test_a_gpu_comparison_takes_each_gpus_table(catalog, example_project):
     from its architecture's table; a GPU whose table lacks a latency gets the reason."""
     import math
     from gpumodeler.core.launch_sweep import make_snapshot, run_sweep
-    from gpumodeler.core.project import evaluate_launch
+    from gpumodeler.core.pipeline import evaluate_launch
 
     project = example_project()
     lid = next(iter(project.launches))

@@ -6,7 +6,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from gpumodeler.core.commands import AddConnection, AddItem
-from gpumodeler.core.project import Connection, PlacedDevice, Project, resolve_gpu, resolve_link
+from gpumodeler.core.pipeline import resolve_gpu, resolve_link
+from gpumodeler.core.project import Connection, PlacedDevice, Project
 from gpumodeler.db.fields import FIELDS
 from gpumodeler.ui.device_fields import (field_label, override_key, parse_override,
                                          provenance_text, read_only_reason, OverrideError)

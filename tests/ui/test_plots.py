@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from gpumodeler.core.project import evaluate_launch
+from gpumodeler.core.pipeline import evaluate_launch
 from gpumodeler.ui.document import Document
 from gpumodeler.ui.launch_panel.panel import LaunchPanel
 from gpumodeler.core.launch_sweep import SweepCancelled, make_snapshot, run_sweep

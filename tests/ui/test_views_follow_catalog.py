@@ -9,7 +9,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
 from gpumodeler.core.commands import SetOverride
-from gpumodeler.core.project import evaluate_launch
+from gpumodeler.core.pipeline import evaluate_launch
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.report.application import run_application
 from gpumodeler.ui.devices.sharing import ImportDevicesDialog, import_devices
