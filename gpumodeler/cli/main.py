@@ -104,6 +104,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse prints usage too; keep it short)
         self.exit(EXIT_USAGE, one_line(f"{self.prog}: error: {message}") + "\n")
 
+    def _get_values(self, action, arg_strings):
+        # Python 3.11's argparse drops a "--" given as an option's value (`--user-db=--`)
+        # and hands the command an empty list for a single value: keep it as the value
+        # ("--"), which the command then refuses like any other bad value.
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            value = self._get_value(action, "--")
+            self._check_value(action, value)
+            return value
+        return super()._get_values(action, arg_strings)
+
 
 #: Every command: the module ``gpumodeler.cli.<module>`` that registers it and its one-line
 #: help, in the order ``--help`` lists them (by module name). Parsing a command line imports
