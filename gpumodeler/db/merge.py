@@ -295,13 +295,16 @@ def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:
 
 
 def plan_sources(mine: Mapping[str, str], theirs: Mapping[str, str]) -> dict[str, str]:
-    """Their source keys whose citation differs from mine, mapped to a fresh key."""
+    """Their source keys whose citation differs from mine, mapped to a fresh key, or to
+    the key ``KEY~N`` mine already holds their citation under (the same file merged
+    before): a fresh key each time made every record citing it differ again, and merging
+    the same file twice conflicted, or with "both" doubled the records."""
     renamed = {}
     taken = set(mine) | set(theirs)
     for key in sorted(theirs):
         if key in mine and mine[key] != theirs[key]:
             n = 2
-            while f"{key}~{n}" in taken:
+            while f"{key}~{n}" in taken and mine.get(f"{key}~{n}") != theirs[key]:
                 n += 1
             renamed[key] = f"{key}~{n}"
             taken.add(renamed[key])

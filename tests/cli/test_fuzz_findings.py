@@ -23,3 +23,32 @@ def test_a_double_dash_value_ends_in_0_or_2(argv, capsys):
     err = capsys.readouterr().err
     assert code in (0, 2), err
     assert "internal error" not in err
+
+
+def test_merging_the_same_file_twice_changes_nothing_the_second_time(tmp_path, monkeypatch,
+                                                                    capsys):
+    """Their source cited differently from mine was renamed to a fresh key at every merge,
+    so a file merged before came back as conflicts on every record citing it, and merging
+    it again with --keep-both added the same records a second time."""
+    import json
+
+    from gpumodeler.db.build_devices import build
+    from test_hardening import DEVICES
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "maxwell.json").write_text(json.dumps(DEVICES), encoding="utf-8")
+    build(tmp_path / "src", tmp_path / "theirs.db")
+    other = json.loads(json.dumps(DEVICES))
+    other["sources"]["gajger2017"] = "another citation of the thesis"
+    (tmp_path / "src2").mkdir()
+    (tmp_path / "src2" / "maxwell.json").write_text(json.dumps(other), encoding="utf-8")
+    build(tmp_path / "src2", tmp_path / "shipped.db")
+    monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(tmp_path / "shipped.db"))
+    monkeypatch.setenv("GPUMODELER_USER_DB", str(tmp_path / "user" / "user.db"))
+    theirs = str(tmp_path / "theirs.db")
+    assert main(["devices", "merge", theirs, "--keep-both"]) == 0
+    capsys.readouterr()
+    assert main(["devices", "import", theirs, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["counts"]["conflicting"] == 0, report
+    # theirs are all held here already: nothing to take (each field "keep mine")
+    assert {f["status"] for d in report["devices"] for f in d["fields"]} <= {"mine"}, report
