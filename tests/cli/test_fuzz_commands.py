@@ -236,6 +236,16 @@ def litter(*folders: Path) -> list[str]:
     return [str(p) for f in folders if f.exists() for p in f.rglob("*") if LITTER.search(p.name)]
 
 
+def _output_names(argv) -> list[str]:
+    """The values of output flags in ``argv``, longest first."""
+    argv = [str(a) for a in argv]
+    names = [b for a, b in zip(argv, argv[1:]) if a in OUTPUT_FLAGS]
+    names += [a.split("=", 1)[1] for a in argv if a.split("=", 1)[0] in OUTPUT_FLAGS
+              and "=" in a]
+    names += [a[2:] for a in argv if a.startswith("-o") and len(a) > 2]
+    return sorted((n for n in names if n.strip()), key=len, reverse=True)
+
+
 def run(argv, inputs: Path, watched: list[Path]) -> tuple[int, str, str]:
     before = snapshot(inputs)
     out, err = io.StringIO(), io.StringIO()
@@ -255,6 +265,8 @@ def run(argv, inputs: Path, watched: list[Path]) -> tuple[int, str, str]:
     words = {str(a) for a in argv} | {str(a).split("=", 1)[-1] for a in argv}
     for word in sorted((w for w in words if w.strip()), key=len, reverse=True):
         err_text = err_text.replace(word.replace(base, "<dir>"), "<arg>")
+    for name in _output_names(argv):  # "wrote NAME"
+        out_text = out_text.replace(name.replace(base, "<dir>"), "<output>")
     assert not NON_FINITE.search(QUOTED.sub("", out_text)), (argv, out[:2000])
     assert not NON_FINITE.search(QUOTED.sub("", err_text)), (argv, err)
     assert snapshot(inputs) == before, argv
