@@ -228,7 +228,8 @@ def _print_report(report: MergeReport, verb: str) -> None:
             continue
         print(f"  {device.status:<11} {device.name} ({device.kind})")
         for c in device.fields:
-            label = {"mine": "keep mine", "theirs": verb, "conflict": "CONFLICT"}[c.status]
+            label = {"mine": "keep mine", "theirs": verb, "conflict": "CONFLICT",
+                     "declined": "keep mine (declined before)"}[c.status]
             why = f" ({c.reason})" if getattr(c, "reason", "") else ""
             print(f"      {c.field}: {label}: mine {describe_records(c.mine)}; theirs "
                   f"{describe_records(c.theirs)}{why}")

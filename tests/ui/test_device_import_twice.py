@@ -60,3 +60,19 @@ def test_an_export_with_something_new_is_still_offered(window, catalog, export):
     assert [d.name for d in to_import(report)] == [GPU]
     opened: list = []
     assert _import(window, export, "both", opened) and len(opened) == 1
+
+
+def test_a_conflict_answered_keep_mine_is_not_asked_again(window, catalog, export):
+    """“Keep mine” is remembered with the version of theirs it declined: the same export
+    again opens no dialog and says the difference stays as mine."""
+    opened: list = []
+    assert _import(window, export, "mine", opened)
+    assert opened == [[(GPU, "sms")]]
+    after_first = catalog.get(GPU)
+    assert after_first.value("sms") == 12 and after_first.value("l2_bytes") == 3 * 2 ** 20
+    assert not _import(window, export, "mine", opened)
+    assert len(opened) == 1                                  # no dialog the second time
+    assert "declined before" in window.told[-1]
+    assert catalog.get(GPU) == after_first
+    report = catalog.import_file(export)
+    assert report.conflicts == [] and to_import(report) == []
