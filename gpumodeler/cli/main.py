@@ -192,12 +192,26 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+        _names_pass_through()
     if "--verbose" in argv:
         from gpumodeler.cli import verbose
         if verbose.requested(argv):
             with verbose.logging_to_stderr(argv):
                 return _main(argv)
     return _main(argv)
+
+
+def _names_pass_through() -> None:
+    """A file name that is not UTF-8 reaches Python as lone surrogates (PEP 383), and
+    printing it ("wrote NAME") to a standard output whose errors are strict (the usual
+    ``en_US.UTF-8`` locale; C.UTF-8 is lenient) raised UnicodeEncodeError: standard output
+    writes such a name back as the bytes it was, as ``ls`` does."""
+    stream = sys.stdout
+    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        try:
+            stream.reconfigure(errors="surrogateescape")
+        except (ValueError, OSError, AttributeError):  # not a text file of ours to change
+            pass
 
 
 def _main(argv: list[str]) -> int:

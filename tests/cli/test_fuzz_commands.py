@@ -111,6 +111,7 @@ HOSTILE = [
     "\u202e", "\u00e9t\u00e9", "-x", "--", "--json", "-", "../", "..", "/", "/dev/null",
     "x" * 3000, "a=", "=1", "a=nan", "N=1e309", "$(touch PWNED)", "; touch PWNED", "*",
     "../../../../etc/passwd", "~", "-o", "\t",
+    "\udcff\udcfe",  # bytes that are not UTF-8, as Python gets them from a file name
 ]
 
 
@@ -153,7 +154,9 @@ def value_for(draw, action, layout, outputs: Path, inputs_used, command=""):
         return draw(st.sampled_from([
             str(outputs / "result.out"), str(outputs / "result.html"), str(outputs / "r.svg"),
             str(outputs / "r.png"), str(outputs / "r.db"), str(outputs / "r.json"),
-            str(outputs), "-", str(outputs / ("n" * 300)), str(outputs / "no-folder" / "x")]))
+            str(outputs), "-", str(outputs / ("n" * 300)), str(outputs / "no-folder" / "x"),
+            str(outputs / "r\udcff.html"), str(outputs / "r\udcff.svg"),
+            str(outputs / "r\udcff.csv")]))
     return draw(st.sampled_from(HOSTILE))
 
 

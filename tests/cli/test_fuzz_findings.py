@@ -52,3 +52,23 @@ def test_merging_the_same_file_twice_changes_nothing_the_second_time(tmp_path, m
     assert report["counts"]["conflicting"] == 0, report
     # theirs are all held here already: nothing to take (each field "keep mine")
     assert {f["status"] for d in report["devices"] for f in d["fields"]} <= {"mine"}, report
+
+
+def test_a_report_named_with_bytes_that_are_not_utf8_is_written(tmp_path, gpumodeler_env):
+    """A file name that is not UTF-8 reaches Python as lone surrogates: the report quotes
+    its command line, and encoding it failed (internal error, exit 1); so did printing
+    "wrote NAME" to a standard output with strict errors (a UTF-8 locale)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    example = root / "resources" / "examples" / "saxpy2-gtx970.gpm"
+    out = os.fsencode(tmp_path) + b"/r\xff.html"
+    done = subprocess.run(
+        [sys.executable, "-m", "gpumodeler", "report", str(example), "--output", out],
+        env={**os.environ, "PYTHONPATH": str(root), "PYTHONIOENCODING": "utf-8"},
+        capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == b"wrote " + out + b"\n"
+    assert "r?.html" in Path(os.fsdecode(out)).read_text(encoding="utf-8")
