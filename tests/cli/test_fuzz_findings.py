@@ -72,3 +72,28 @@ def test_a_report_named_with_bytes_that_are_not_utf8_is_written(tmp_path, gpumod
     assert done.returncode == 0, done.stderr
     assert done.stdout == b"wrote " + out + b"\n"
     assert "r?.html" in Path(os.fsdecode(out)).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("table, column", [("calibrations", "measurements_sha256"),
+                                           ("declined_conflicts", "theirs_digest")])
+def test_a_user_database_whose_later_table_lost_a_column_is_refused(gpumodeler_env, capsys,
+                                                                    table, column):
+    """A damaged schema text (a byte of a column name flipped) passes SQLite's checks;
+    reading calibrations then failed with "no such column" as an internal error."""
+    import sqlite3
+
+    from gpumodeler.db.catalog import Catalog
+    with Catalog(user_db=gpumodeler_env) as catalog:
+        catalog.set_value("GeForce GTX 970", "sms", 12, source_text="mine")
+    conn = sqlite3.connect(gpumodeler_env)
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE name = ?",
+                  [column, column[:-1] + "x", table])
+    conn.commit()
+    conn.close()
+    before = gpumodeler_env.read_bytes()
+    for argv in (["calibrate", "list"], ["devices", "list"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "damaged" in err and column in err, err
+    assert gpumodeler_env.read_bytes() == before
