@@ -76,3 +76,22 @@ def test_a_conflict_answered_keep_mine_is_not_asked_again(window, catalog, expor
     assert catalog.get(GPU) == after_first
     report = catalog.import_file(export)
     assert report.conflicts == [] and to_import(report) == []
+
+
+def test_a_declined_field_shows_as_kept_beside_something_new(window, catalog, export,
+                                                            devices_db, tmp_path):
+    """A later export with the declined version and a new field: the dialog asks about
+    nothing, shows the declined field as kept, and the merge takes the new field."""
+    assert _import(window, export, "mine", [])
+    with Catalog(user_db=tmp_path / "later-user.db", shipped_db=devices_db) as theirs:
+        theirs.set_value(GPU, "sms", 14, source_text="their notes")
+        theirs.set_value(GPU, "l2_bytes", 3 * 2 ** 20, source_text="their bench")
+        theirs.set_value(GPU, "board_power_w", 150, source_text="their meter")
+        theirs.export([GPU], tmp_path / "later.db")
+    dialog = ImportDevicesDialog(catalog, str(tmp_path / "later.db"), window)
+    assert dialog.choices == {}
+    rows = {dialog.tree.topLevelItem(0).child(i).text(0): dialog.tree.topLevelItem(0).child(i)
+            for i in range(dialog.tree.topLevelItem(0).childCount())}
+    assert "declined before" in rows["sms"].text(3)
+    assert dialog.merge()
+    assert catalog.get(GPU).value("sms") == 12
