@@ -256,8 +256,9 @@ def _resolutions(args) -> tuple[dict, str | None]:
     resolutions: dict = {}
     if args.resolutions:
         try:
-            with open(args.resolutions, encoding="utf-8") as fh:
-                resolutions = json.load(fh)
+            from .common import read_input
+            resolutions = json.loads(read_input(args.resolutions, "a JSON file of resolutions")
+                                     .decode("utf-8"))
         except OSError as exc:
             raise CLIError(f"cannot read {args.resolutions}: {exc.strerror}") from None
         except ValueError as exc:

@@ -1,4 +1,6 @@
 """Regressions of what fuzzing every command found (tests/cli/test_fuzz_commands.py)."""
+import os
+
 import pytest
 
 from gpumodeler.cli.main import build_parser, main
@@ -97,3 +99,33 @@ def test_a_user_database_whose_later_table_lost_a_column_is_refused(gpumodeler_e
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and "damaged" in err and column in err, err
     assert gpumodeler_env.read_bytes() == before
+
+
+ENDLESS = [["measure", "import", "/dev/zero"], ["calibrate", "link", "--csv", "/dev/zero"],
+           ["calibrate", "lambda", "--csv", "/dev/zero"], ["graph", "/dev/zero"],
+           ["occupancy", "--batch", "/dev/zero"],
+           ["calibrate", "link", "--measurements", "/dev/zero", "--gpu", "GTX 970"],
+           ["calibrate", "kernel", "--measurements", "/dev/zero", "--kernel", "k",
+            "--device", "GTX 970"],
+           ["predict", "--profile", "/dev/zero", "--kernel", "k", "--device", "GTX 970"],
+           ["devices", "merge", "--resolutions", "/dev/zero", "theirs.db"]]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+@pytest.mark.usefixtures("gpumodeler_env")
+@pytest.mark.parametrize("argv", ENDLESS, ids=lambda a: " ".join(a[:2]))
+def test_an_endless_input_is_refused_not_read_until_memory_is_full(argv, capsys, monkeypatch,
+                                                                   devices_db):
+    """/dev/zero (or any file far larger than an input can be) was read whole, or line by
+    line with no end of line: the command never ended. Now at most a bound is read (set
+    small here so the test is quick) and the command says the file is no such input."""
+    from gpumodeler.cli import common, occupancy_batch
+    from gpumodeler.core.measurements import from_json
+    monkeypatch.setattr(common, "MAX_INPUT_BYTES", 2**20)
+    monkeypatch.setattr(from_json, "MAX_FILE_BYTES", 2**20)
+    monkeypatch.setattr(occupancy_batch, "MAX_LINE_CHARS", 2**16)
+    argv = [str(devices_db) if a == "theirs.db" else a for a in argv]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "/dev/zero" in err or "line 1" in err, err
+    assert "MiB" in err or "Mi characters" in err, err
