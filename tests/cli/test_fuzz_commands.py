@@ -19,7 +19,6 @@ import`` of a ``.cu`` runs a fake nvcc and cuobjdump put first on PATH.
 import argparse
 import contextlib
 import functools
-import io
 import os
 import re
 import shutil
@@ -31,9 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import gpumodeler.cli.main as cli_main
-from gpumodeler.cli.main import build_parser, main
+from gpumodeler.cli.main import build_parser
 
-from test_fuzz import NON_FINITE, QUOTED, damaged, damages, small_device_db  # noqa: F401
+from test_fuzz import NON_FINITE, QUOTED, damaged, damages, invoke, small_device_db  # noqa: F401
 from test_tool_safety import FAKE_CUOBJDUMP, FAKE_NVCC, _script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -251,17 +250,7 @@ def _output_names(argv) -> list[str]:
 
 def run(argv, inputs: Path, watched: list[Path]) -> tuple[int, str, str]:
     before = snapshot(inputs)
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:  # argparse's usage errors
-            code = exc.code
-    out, err = out.getvalue(), err.getvalue()
-    assert code in (0, 2), (argv, code, err)
-    if code == 2:
-        assert err.count("\n") == 1 and err.endswith("\n"), (argv, err)
-    assert "Traceback" not in err, (argv, err)
+    code, out, err = invoke(argv)
     base = str(inputs.parent)
     out_text, err_text = out.replace(base, "<dir>"), err.replace(base, "<dir>")
     # a message may echo what the user typed ("nan: no such file"): that is not a result
