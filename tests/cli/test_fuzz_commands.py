@@ -191,7 +191,10 @@ def command_line(draw, path, layout, outputs):
         for _ in range(repeats):
             words = [draw(value_for(action, layout, outputs, inputs_used, path[0]))
                      for _ in range(count)]
-            inputs_used += [w for w in words if w.startswith(str(layout_dir(outputs)))]
+            if FILES.get((path[0], action.dest)) or FILES.get(flag or action.dest):
+                # a file the command reads (not a name, such as a --latency-table key,
+                # that happens to be an input's path): an output must not replace it
+                inputs_used += [w for w in words if w.startswith(str(layout_dir(outputs)))]
             if flag is None:
                 if any(w.startswith("-") for w in words):
                     argv.append("--")  # a positional that looks like a flag, as a user writes it
@@ -268,7 +271,7 @@ def run(argv, inputs: Path, watched: list[Path]) -> tuple[int, str, str]:
 
 # -- the test --------------------------------------------------------------------------------
 
-FUZZ = settings(deadline=None, max_examples=50, suppress_health_check=[
+FUZZ = settings(deadline=None, max_examples=int(os.environ.get("FUZZ_EXAMPLES", 50)), suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large,
     HealthCheck.filter_too_much])
 

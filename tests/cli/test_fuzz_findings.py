@@ -129,3 +129,19 @@ def test_an_endless_input_is_refused_not_read_until_memory_is_full(argv, capsys,
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "/dev/zero" in err or "line 1" in err, err
     assert "MiB" in err or "Mi characters" in err, err
+
+
+@pytest.mark.usefixtures("gpumodeler_env")
+def test_kernel_import_refuses_a_latency_table_no_database_has(tmp_path, capsys):
+    """--latency-table took any key: a typo made a graph every later command refused."""
+    from pathlib import Path
+    listing = (Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
+               / "vecadd.sm_80.sass")
+    out = tmp_path / "k.json"
+    assert main(["kernel", "import", str(listing), "--latency-table", "amper-published",
+                 "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "'amper-published'" in err and "ampere-published" in err
+    assert not out.exists()
+    assert main(["kernel", "import", str(listing), "--latency-table", "ampere-published",
+                 "-o", str(out)]) == 0
