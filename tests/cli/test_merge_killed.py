@@ -1,5 +1,6 @@
-"""`gpumodeler devices merge` killed (SIGKILL) at random moments: the user database is
-never damaged nor half-merged, and the next `devices list` and merge succeed.
+"""`gpumodeler devices merge` and `calibrate --save` killed (SIGKILL) at random moments:
+the user database is never damaged nor half-written, and the next `devices list` and
+merge (or save) succeed.
 
 No CLI command saves a project (only the GUI does; tests/db covers project saves killed
 mid-write), so the merge is the one CLI write to kill here.
@@ -105,6 +106,46 @@ def test_a_merge_killed_at_any_moment_leaves_the_user_database_whole(
         left = [p.name for p in user.parent.iterdir() if p != user]
         assert left == [], left
     assert False in seen    # some kills came before the commit (a test that can fail)
+
+
+def test_a_calibration_save_killed_at_any_moment_stores_it_whole_or_not_at_all(
+        gpumodeler_env, tmp_path, capsys):
+    """`calibrate link --save` writes the user database too: killed anywhere, the fit is
+    stored whole or not at all, and listing and saving again succeed."""
+    user = gpumodeler_env
+    argv = ["calibrate", "link", "--measurements",
+            str(ROOT / "resources" / "measurements" / "synthetic-pageable-copies.csv"),
+            "--direction", "htod", "--save", "--link", "PCIe 3.0 x16 (Gajger GTX 970 testbed)"]
+    assert _cli(*argv) == 0
+    capsys.readouterr()
+    conn = sqlite3.connect(user)
+    saved = conn.execute("SELECT count(*) FROM calibrations").fetchone()[0]
+    with conn:
+        conn.execute("DELETE FROM calibrations")     # the user database before the save
+    conn.close()
+    pristine = user.read_bytes()
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "gpumodeler", *argv]
+    rng = random.Random(8)
+    for _ in range(8):
+        for side in user.parent.iterdir():
+            side.unlink()
+        user.write_bytes(pristine)
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0, 0.8))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=60)
+        assert _cli("calibrate", "list", "--json") == 0
+        conn = sqlite3.connect(f"file:{user}?mode=ro", uri=True)
+        try:
+            assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+            assert conn.execute("SELECT count(*) FROM calibrations").fetchone()[0] in (0, saved)
+        finally:
+            conn.close()
+        assert _cli(*argv) == 0
+        capsys.readouterr()
+        assert [p.name for p in user.parent.iterdir() if p != user] == []
 
 
 def _mine(folder: Path) -> Path:
