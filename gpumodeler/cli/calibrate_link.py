@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
 
@@ -14,7 +13,7 @@ from .main import CLIError
 def file_digest(path) -> str:
     """sha256 of the measurement file's bytes (provenance of a stored calibration)."""
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return hashlib.sha256(common.read_input(path, "a measurement file")).hexdigest()
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror}") from None
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import csv
+import io
 
 from . import common
 from .main import CLIError
@@ -67,7 +68,9 @@ def register(sub) -> None:
 
 def _read_csv(path, columns):
     try:
-        with open(path, newline="", encoding="utf-8") as fh:
+        from .common import read_input
+        with io.StringIO(read_input(path, "a CSV of measurements").decode("utf-8"),
+                         newline="") as fh:
             reader = csv.DictReader(fh)
             missing = [c for c in columns if c not in (reader.fieldnames or [])]
             if missing:

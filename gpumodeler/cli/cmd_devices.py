@@ -228,7 +228,8 @@ def _print_report(report: MergeReport, verb: str) -> None:
             continue
         print(f"  {device.status:<11} {device.name} ({device.kind})")
         for c in device.fields:
-            label = {"mine": "keep mine", "theirs": verb, "conflict": "CONFLICT"}[c.status]
+            label = {"mine": "keep mine", "theirs": verb, "conflict": "CONFLICT",
+                     "declined": "keep mine (declined before)"}[c.status]
             why = f" ({c.reason})" if getattr(c, "reason", "") else ""
             print(f"      {c.field}: {label}: mine {describe_records(c.mine)}; theirs "
                   f"{describe_records(c.theirs)}{why}")
@@ -255,8 +256,9 @@ def _resolutions(args) -> tuple[dict, str | None]:
     resolutions: dict = {}
     if args.resolutions:
         try:
-            with open(args.resolutions, encoding="utf-8") as fh:
-                resolutions = json.load(fh)
+            from .common import read_input
+            resolutions = json.loads(read_input(args.resolutions, "a JSON file of resolutions")
+                                     .decode("utf-8"))
         except OSError as exc:
             raise CLIError(f"cannot read {args.resolutions}: {exc.strerror}") from None
         except ValueError as exc:

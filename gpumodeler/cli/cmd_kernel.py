@@ -11,7 +11,7 @@ import json
 import sqlite3
 import sys
 
-from gpumodeler.core.errors import ModelError
+from gpumodeler.core.errors import ModelError, shown
 
 from . import common
 from .main import CLIError
@@ -55,6 +55,8 @@ def register(sub) -> None:
 def run_import(args) -> int:
     from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
     from gpumodeler.core.kernel.graph import to_dict
+    if args.latency_table is not None:
+        _check_table_key(args.latency_table)
     graph, report = import_kernel_with_report(args.file, args.function, args.arch,
                                               latency_table=args.latency_table,
                                               end_node=args.end_node)
@@ -83,6 +85,23 @@ def run_import(args) -> int:
     print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}"
           + (f"\nnote: {scheduled}" if scheduled else ""))
     return 0
+
+
+def _check_table_key(key: str) -> None:
+    """CLIError when no latency table has the key ``key`` (a typo made a graph that every
+    later command refused); a key the device database cannot be asked about is kept, and
+    checked when the graph is used."""
+    from gpumodeler.core.kernel.latency_tables import TABLES
+    if key in TABLES:
+        return
+    try:
+        with common.open_catalog() as catalog:
+            keys = set(catalog.latency_table_keys())
+    except (ModelError, OSError, sqlite3.Error):
+        return
+    if key not in keys:
+        raise CLIError(f"--latency-table {shown(key)}: no latency table has that key; tables: "
+                       f"{', '.join(sorted(keys | set(TABLES)))}")
 
 
 def _unknown_warning(report) -> str:

@@ -52,7 +52,7 @@ def read_file(path: str, fmt: str | None = None) -> ImportResult:
         if path == "-":
             text = sys.stdin.read()
         else:
-            text = Path(path).read_bytes().decode("utf-8-sig")
+            text = common.read_input(path, "a measurement file").decode("utf-8-sig")
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError:

@@ -78,6 +78,24 @@ def float_arg(text: str) -> float:
 #: them in int64 arrays (1e308 would not fit).
 MAX_WHOLE = 2**53
 
+#: The most bytes of an input file read whole (a kernel graph, measurements, resolutions):
+#: more is no such file (a device such as /dev/zero, a disk image given by mistake), and
+#: reading it would fill the memory or never end.
+MAX_INPUT_BYTES = 512 * 2**20
+
+
+def read_input(path: str, what: str) -> bytes:
+    """The bytes of input file ``path`` (``what`` it should be, for messages); CLIError
+    when it cannot be read or holds more than :data:`MAX_INPUT_BYTES`."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_INPUT_BYTES + 1)
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise CLIError(f"{path} holds more than {MAX_INPUT_BYTES >> 20} MiB: not {what}")
+    return data
+
 
 def int_arg(text: str) -> int:
     try:
@@ -340,8 +358,12 @@ def load_graph(path: str) -> KernelGraph:
         if path == "-":
             text = sys.stdin.read()
         else:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_INPUT_BYTES + 1)
+            if len(data) > MAX_INPUT_BYTES:
+                raise CLIError(f"{path} holds more than {MAX_INPUT_BYTES >> 20} MiB: not a "
+                               f"gpumodeler-kernel file")
+            text = data.decode("utf-8")
     except OSError as exc:
         raise CLIError(f"cannot read kernel file {path}: {exc.strerror}") from None
     except UnicodeDecodeError:

@@ -104,6 +104,16 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit 2 (argparse prints usage too; keep it short)
         self.exit(EXIT_USAGE, one_line(f"{self.prog}: error: {message}") + "\n")
 
+    def _get_values(self, action, arg_strings):
+        # Python 3.11's argparse drops a "--" given as an option's value (`--user-db=--`)
+        # and hands the command an empty list for a single value: keep it as the value
+        # ("--"), which the command then refuses like any other bad value.
+        if action.option_strings and action.nargs is None and arg_strings == ["--"]:
+            value = self._get_value(action, "--")
+            self._check_value(action, value)
+            return value
+        return super()._get_values(action, arg_strings)
+
 
 #: Every command: the module ``gpumodeler.cli.<module>`` that registers it and its one-line
 #: help, in the order ``--help`` lists them (by module name). Parsing a command line imports
@@ -183,12 +193,26 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+        _names_pass_through()
     if "--verbose" in argv:
         from gpumodeler.cli import verbose
         if verbose.requested(argv):
             with verbose.logging_to_stderr(argv):
                 return _main(argv)
     return _main(argv)
+
+
+def _names_pass_through() -> None:
+    """A file name that is not UTF-8 reaches Python as lone surrogates (PEP 383), and
+    printing it ("wrote NAME") to a standard output whose errors are strict (the usual
+    ``en_US.UTF-8`` locale; C.UTF-8 is lenient) raised UnicodeEncodeError: standard output
+    writes such a name back as the bytes it was, as ``ls`` does."""
+    stream = sys.stdout
+    if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        try:
+            stream.reconfigure(errors="surrogateescape")
+        except (ValueError, OSError, AttributeError):  # not a text file of ours to change
+            pass
 
 
 def _main(argv: list[str]) -> int:

@@ -48,6 +48,9 @@ from .occupancy_scan import scan
 
 #: characters read at a time
 READ_CHARS = 1 << 20
+#: The longest line read: a launch is a line of some 60 characters; a "line" of megabytes
+#: is no JSON Lines file (/dev/zero has no newline at all), and would fill the memory.
+MAX_LINE_CHARS = 1 << 20
 #: a piece of a chunk this small that does not parse as an array goes line by line
 _SMALLEST = 8
 _SIZES = ("block_size", "registers", "shared_mem", "static_shared_mem")
@@ -67,6 +70,10 @@ def answer_stream(stream, chunk_lines: int, write) -> None:
             break
         if "\n" not in block:
             tail.append(block)
+            if sum(map(len, tail)) > MAX_LINE_CHARS:
+                raise ModelError(f"line {first + len(lines)} is longer than "
+                                 f"{MAX_LINE_CHARS >> 20} Mi characters: not JSON Lines "
+                                 f"(one launch per line)")
             continue
         parts = block.split("\n")
         if tail:

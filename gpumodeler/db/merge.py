@@ -31,6 +31,9 @@ from .records import ValueRecord
 from .store import RawDevice
 
 MINE, THEIRS, BOTH = "mine", "theirs", "both"
+#: A conflict the user answered "keep mine" in an earlier merge, theirs being the same
+#: version then: reported, not asked again, and merged as mine.
+DECLINED = "declined"
 CHOICES = (MINE, THEIRS, BOTH)
 # Device attributes compared like fields; they hold one value, so "both" is not possible.
 KIND, FAMILY, ALIASES = "kind", "family", "aliases"
@@ -184,7 +187,8 @@ class MergeReport:
         return [c for d in self.devices for c in d.conflicts]
 
     def counts(self) -> dict[str, int]:
-        out = {s: 0 for s in ("new", "changed", "conflicting", "identical", "missing")}
+        out = {s: 0 for s in ("new", "changed", "conflicting", "identical", "missing",
+                              DECLINED)}
         for d in self.devices:
             out[d.status] += 1
         return out
@@ -295,13 +299,16 @@ def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:
 
 
 def plan_sources(mine: Mapping[str, str], theirs: Mapping[str, str]) -> dict[str, str]:
-    """Their source keys whose citation differs from mine, mapped to a fresh key."""
+    """Their source keys whose citation differs from mine, mapped to a fresh key, or to
+    the key ``KEY~N`` mine already holds their citation under (the same file merged
+    before): a fresh key each time made every record citing it differ again, and merging
+    the same file twice conflicted, or with "both" doubled the records."""
     renamed = {}
     taken = set(mine) | set(theirs)
     for key in sorted(theirs):
         if key in mine and mine[key] != theirs[key]:
             n = 2
-            while f"{key}~{n}" in taken:
+            while f"{key}~{n}" in taken and mine.get(f"{key}~{n}") != theirs[key]:
                 n += 1
             renamed[key] = f"{key}~{n}"
             taken.add(renamed[key])
@@ -414,6 +421,41 @@ def with_conflicts(report: MergeReport, made: Mapping[tuple[str, str], str]) -> 
         fields_ = tuple(as_default_conflict(c, made[(d.name, c.field)])
                         if (d.name, c.field) in made else c for c in d.fields)
         devices.append(DeviceChange(d.name, d.kind, "conflicting", fields_))
+    return replace(report, devices=tuple(devices))
+
+
+def declined_digest(change: FieldChange) -> str:
+    """The digest of their side of a conflict, as "keep mine" declines it: the field and
+    their records (or value, for kind, family and aliases), default flags included."""
+    import hashlib
+    theirs = change.theirs._raws if isinstance(change.theirs, Records) else tuple(change.theirs)
+    return hashlib.sha256(repr((change.field, tuple(theirs))).encode("utf-8")).hexdigest()
+
+
+def declined_key(change: FieldChange) -> tuple[str, str, str]:
+    """(device name_lower, field, digest of theirs) of a conflict, as declined_conflicts
+    keeps it."""
+    return normalize_name(change.device), change.field, declined_digest(change)
+
+
+def with_declined(report: MergeReport, declined) -> MergeReport:
+    """``report`` with each conflict the user declined before (its :func:`declined_key` in
+    ``declined``) marked DECLINED instead: no longer a conflict, merged as mine. A device
+    left with nothing but declined fields is DECLINED; one with other differences is
+    conflicting or changed as those make it."""
+    if not declined:
+        return report
+    devices = []
+    for d in report.devices:
+        if not any(declined_key(c) in declined for c in d.conflicts):
+            devices.append(d)
+            continue
+        fields_ = tuple(replace(c, status=DECLINED)
+                        if c.status == "conflict" and declined_key(c) in declined else c
+                        for c in d.fields)
+        status = ("conflicting" if any(f.status == "conflict" for f in fields_) else
+                  "changed" if any(f.status != DECLINED for f in fields_) else DECLINED)
+        devices.append(DeviceChange(d.name, d.kind, status, fields_))
     return replace(report, devices=tuple(devices))
 
 

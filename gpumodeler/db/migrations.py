@@ -27,6 +27,10 @@ figures (``published-measurement``, ``simulator-calibration``, ``secondary``,
 ``unattributed``; fields.SOURCE_PROVENANCES), rebuilding device_values the same way.
 Version 5 adds ``calibrations``: fitted link models and kernel λ, each belonging to a device
 (``device_id``, deleted with it) with its provenance; see calibrations.py.
+Version 6 adds ``declined_conflicts(device, field, theirs_digest, declined)``: the conflicts
+the user answered "keep mine", by device (``name_lower``), field and the digest of the
+version of theirs declined (merge.declined_digest), written in the merge's transaction, so
+an import of the same content again reports them as already declined instead of asking.
 """
 from __future__ import annotations
 
@@ -302,9 +306,28 @@ def m005_calibrations(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
+_V6_DECLINED = [
+    """CREATE TABLE declined_conflicts (
+        device TEXT NOT NULL,
+        field TEXT NOT NULL,
+        theirs_digest TEXT NOT NULL,
+        declined TEXT NOT NULL,
+        PRIMARY KEY (device, field, theirs_digest)
+    )""",
+]
+
+
+@migrations(name="m006_declined_conflicts")
+def m006_declined_conflicts(db: sqlite_utils.Database) -> None:
+    """The conflicts answered "keep mine", so the same content is not asked about again."""
+    for statement in _V6_DECLINED:
+        db.execute(statement)
+
+
 # The version a file has once every migration above ran; bump with each new migration.
 KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind",
-                    "m004_published_provenances", "m005_calibrations")
+                    "m004_published_provenances", "m005_calibrations",
+                    "m006_declined_conflicts")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

@@ -349,6 +349,20 @@ _REQUIRED_COLUMNS = {
 }
 
 
+# Tables later migrations add, with the migration that adds them and the columns readers
+# rely on: a file that ran the migration must have them (a damaged schema text renames a
+# column and the file still passes quick_check; reading it then failed with "no such
+# column" as an internal error).
+_LATER_COLUMNS = {
+    "calibrations": ("m005_calibrations", {
+        "id", "device_id", "kind", "subject", "label", "parameters", "residuals",
+        "mape_percent", "loo_mape", "loo_median_ape", "measurements_name",
+        "measurements_sha256", "created", "note", "is_current"}),
+    "declined_conflicts": ("m006_declined_conflicts", {
+        "device", "field", "theirs_digest", "declined"}),
+}
+
+
 def _check_size(path: Path) -> None:
     """Refuse a file shorter than its header says (truncated), without reading pages."""
     with open(path, "rb") as fh:
@@ -388,7 +402,8 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
         applied = ([m.name for m in migrations.applied(db)]
                    if MIGRATIONS_TABLE in tables else [])
-        columns = {t: {c.name for c in db[t].columns} for t in _REQUIRED_COLUMNS if t in tables}
+        columns = {t: {c.name for c in db[t].columns}
+                   for t in (*_REQUIRED_COLUMNS, *_LATER_COLUMNS) if t in tables}
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         if is_locked(exc):      # another program writing it, for too long: not damage
             raise write_error(path, exc) from None
@@ -401,7 +416,10 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
             f"{path}: not a gpumodeler device database (format {meta.get('format')!r}, "
             f"expected {FORMAT!r})")
     version = check_version(meta, applied, KNOWN_MIGRATIONS, path)
-    for table, needed in _REQUIRED_COLUMNS.items():
+    required = dict(_REQUIRED_COLUMNS)
+    required.update((t, needed) for t, (migration, needed) in _LATER_COLUMNS.items()
+                    if migration in applied)
+    for table, needed in required.items():
         lacking = sorted(needed - columns.get(table, set()))
         if lacking:
             what = (f"no {table} table" if table not in columns

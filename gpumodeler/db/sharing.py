@@ -28,8 +28,8 @@ from .calibrations import read_calibrations
 from .comparison import Comparison, compare_stored, gc_paused
 from .errors import DeviceEditError, UnresolvedConflicts
 from .mapping import normalize_name
-from .merge import THEIRS, MergeReport, changes_default, conflict_message, \
-    default_content, make_resolver, plan_sources, with_conflicts
+from .merge import MINE, THEIRS, MergeReport, changes_default, conflict_message, \
+    declined_key, default_content, make_resolver, plan_sources, with_conflicts, with_declined
 # (Under the name this module always called it: tests replace _plan_merge to act between
 # the comparison and the writes.)
 from .merge_plan import MergePlan, plan_writes as _plan_merge
@@ -121,10 +121,20 @@ def _compare_catalog(catalog, theirs_db: "sqlite_utils.Database",
         mine_label=str(catalog.user_path), theirs_label=str(path),
         guard=lambda db: reading(path) if db is theirs_db else nullcontext(),
         for_merge=for_merge)
-    cmp.report = with_conflicts(cmp.report, _chosen_defaults(cmp, catalog))
+    cmp.report = with_declined(with_conflicts(cmp.report, _chosen_defaults(cmp, catalog)),
+                               _declined(catalog.user_db))
     if problems:
         cmp.report = replace(cmp.report, problems=tuple(problems))
     return cmp, {renamed.get(k, k): c for k, c in theirs_sources.items()}
+
+
+def _declined(db) -> set[tuple[str, str, str]]:
+    """The conflicts the user answered "keep mine" (merge.declined_key), from the user
+    database (none in a file older than the table)."""
+    if db is None or "declined_conflicts" not in db.table_names():
+        return set()
+    return set(db.execute(
+        "SELECT device, field, theirs_digest FROM declined_conflicts").fetchall())
 
 
 def _with_calibrations(catalog, theirs_db, path, report) -> CalibrationChanges:
@@ -208,8 +218,12 @@ def merge_file(catalog, path: str | Path, resolutions: Mapping | None = None, *,
                 raise UnresolvedConflicts(conflict_message(everything), everything) from None
             if cal_open:
                 raise UnresolvedConflicts(conflict_message(cal_open), cal_open)
-            if plan or cal_writes:
-                _write_merge(catalog, plan, theirs_sources, utc_timestamp(), compared, cal_writes)
+            # the conflicts answered "keep mine": not asked again for the same content
+            declined = sorted({declined_key(c) for c in cmp.report.conflicts
+                               if resolve(c.device, c.field) == MINE})
+            if plan or cal_writes or declined:
+                _write_merge(catalog, plan, theirs_sources, utc_timestamp(), compared, cal_writes,
+                             declined)
         finally:
             theirs_db.close()
     report = calibrations.report
@@ -217,7 +231,7 @@ def merge_file(catalog, path: str | Path, resolutions: Mapping | None = None, *,
 
 
 def _write_merge(catalog, plan: MergePlan, theirs_sources: dict[str, str],
-                 now: str, compared: tuple | None, cal_writes=()) -> None:
+                 now: str, compared: tuple | None, cal_writes=(), declined=()) -> None:
     shipped_sources = read_sources(catalog.shipped_db) if catalog.shipped_db is not None else {}
     db = catalog.user_for_write()
     attach = (attached_read_only(db, plan.copy_from, "theirs") if plan.copied
@@ -268,6 +282,9 @@ def _write_merge(catalog, plan: MergePlan, theirs_sources: dict[str, str],
                                               now, now))
         write_calibrations(db, cal_writes, device_id_of)
         write_sources(db, {k: c for k, c in needed.items() if c is not None})
+        db.conn.executemany("INSERT OR IGNORE INTO declined_conflicts (device, field, "
+                            "theirs_digest, declined) VALUES (?, ?, ?, ?)",
+                            [(*key, now) for key in declined])
 
 
 def _refuse_if_changed(db, plan: MergePlan) -> None:

@@ -13,5 +13,9 @@ from gpumodeler.db.atomic_files import write_output
 def write_text_atomically(path, text: str, *, inputs=()) -> Path:
     """Write ``text`` (UTF-8) to ``path``, which must not be one of ``inputs``; an
     OutputError (an InvalidParameter) that names the file and the reason when it cannot be
-    written."""
-    return write_output(path, text, inputs=inputs)
+    written.
+
+    A file name that is not UTF-8 reaches Python as lone surrogates (``\udcff`` for byte
+    0xff), which UTF-8 cannot encode: a report naming such a project or output shows "?"
+    for them instead of failing."""
+    return write_output(path, text.encode("utf-8", "replace").decode("utf-8"), inputs=inputs)

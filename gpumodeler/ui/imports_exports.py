@@ -104,8 +104,14 @@ class ImportsExports:
 
     def export_figure(self, path: str) -> bool:
         """File › Export › Sweep figure: the Launch tab's plot (PNG/SVG at the chosen figure
-        size, or CSV); False with the reason shown there when there is no current sweep."""
-        return self.launch_panel.sweep.export(path)
+        size, or CSV); False with the reason shown there when there is no current sweep,
+        and in the window's refusal line too when the file cannot be written."""
+        sweep = self.launch_panel.sweep
+        if sweep.export(path):
+            return True
+        if sweep.message.text():
+            self.show_refusal(sweep.message.text())
+        return False
 
     def export_figure_dialog(self) -> None:
         sweep = self.launch_panel.sweep

@@ -187,7 +187,7 @@ def test_export_refuses_to_overwrite_and_diff(env, capsys):
     code, out, _ = run(capsys, "diff", str(env / "devices.db"), str(out_file), "--json")
     data = json.loads(out)
     assert data["counts"] == {"new": 0, "changed": 0, "conflicting": 0, "identical": 1,
-                              "missing": 2}
+                              "missing": 2, "declined": 0}
     code, _, err = run(capsys, "export", "geforce gtx 980", "-o", str(env / "no" / "dir.db"))
     assert code == 2 and err.count("\n") == 1
 

@@ -52,9 +52,9 @@ def snapshot(folder: Path) -> dict:
     return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
 
 
-def run_cli(argv, folder: Path) -> tuple[int, str, str]:
-    """The CLI in-process on files in ``folder``, checked against the rules above."""
-    before = snapshot(folder)
+def invoke(argv) -> tuple[int, str, str]:
+    """The CLI in-process: (exit status, stdout, stderr), checked for an exit status of 0
+    or 2, one line on stderr with 2, and no traceback."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
@@ -65,7 +65,14 @@ def run_cli(argv, folder: Path) -> tuple[int, str, str]:
     assert code in (0, 2), (argv, code, err)
     if code == 2:
         assert err.count("\n") == 1 and err.endswith("\n"), (argv, err)
-        assert "Traceback" not in err
+    assert "Traceback" not in err, (argv, err)
+    return code, out, err
+
+
+def run_cli(argv, folder: Path) -> tuple[int, str, str]:
+    """The CLI in-process on files in ``folder``, checked against the rules above."""
+    before = snapshot(folder)
+    code, out, err = invoke(argv)
     # The temporary folder's random name may hold "nan" (/tmp/tmpd68e0nan): paths are not numbers.
     out_text, err_text = out.replace(str(folder), "<dir>"), err.replace(str(folder), "<dir>")
     assert not NON_FINITE.search(out_text), (argv, NON_FINITE.search(out_text), out[:2000])

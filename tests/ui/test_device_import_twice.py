@@ -60,3 +60,38 @@ def test_an_export_with_something_new_is_still_offered(window, catalog, export):
     assert [d.name for d in to_import(report)] == [GPU]
     opened: list = []
     assert _import(window, export, "both", opened) and len(opened) == 1
+
+
+def test_a_conflict_answered_keep_mine_is_not_asked_again(window, catalog, export):
+    """“Keep mine” is remembered with the version of theirs it declined: the same export
+    again opens no dialog and says the difference stays as mine."""
+    opened: list = []
+    assert _import(window, export, "mine", opened)
+    assert opened == [[(GPU, "sms")]]
+    after_first = catalog.get(GPU)
+    assert after_first.value("sms") == 12 and after_first.value("l2_bytes") == 3 * 2 ** 20
+    assert not _import(window, export, "mine", opened)
+    assert len(opened) == 1                                  # no dialog the second time
+    assert "declined before" in window.told[-1]
+    assert catalog.get(GPU) == after_first
+    report = catalog.import_file(export)
+    assert report.conflicts == [] and to_import(report) == []
+
+
+def test_a_declined_field_shows_as_kept_beside_something_new(window, catalog, export,
+                                                            devices_db, tmp_path):
+    """A later export with the declined version and a new field: the dialog asks about
+    nothing, shows the declined field as kept, and the merge takes the new field."""
+    assert _import(window, export, "mine", [])
+    with Catalog(user_db=tmp_path / "later-user.db", shipped_db=devices_db) as theirs:
+        theirs.set_value(GPU, "sms", 14, source_text="their notes")
+        theirs.set_value(GPU, "l2_bytes", 3 * 2 ** 20, source_text="their bench")
+        theirs.set_value(GPU, "board_power_w", 150, source_text="their meter")
+        theirs.export([GPU], tmp_path / "later.db")
+    dialog = ImportDevicesDialog(catalog, str(tmp_path / "later.db"), window)
+    assert dialog.choices == {}
+    rows = {dialog.tree.topLevelItem(0).child(i).text(0): dialog.tree.topLevelItem(0).child(i)
+            for i in range(dialog.tree.topLevelItem(0).childCount())}
+    assert "declined before" in rows["sms"].text(3)
+    assert dialog.merge()
+    assert catalog.get(GPU).value("sms") == 12

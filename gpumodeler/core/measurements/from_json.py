@@ -14,6 +14,10 @@ from gpumodeler.core.errors import FormatError
 
 from .records import DIRECTIONS, KINDS, Measurement
 
+#: The most bytes read from a measurement file: more is no measurement file (a device such
+#: as /dev/zero would otherwise be read until the memory is full).
+MAX_FILE_BYTES = 512 * 2**20
+
 
 def _number(item, key, where, *, integer=False, required=False):
     v = item.get(key)
@@ -95,13 +99,17 @@ def read_measurements(path: str | Path) -> list[Measurement]:
     with a one-line reason otherwise."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        with open(path, "rb") as fh:  # at most the largest input a command reads whole
+            raw = fh.read(MAX_FILE_BYTES + 1)
     except FileNotFoundError:
         raise FormatError(f"{path}: no such file") from None
     except IsADirectoryError:
         raise FormatError(f"{path}: is a folder, not a measurement file") from None
     except OSError as exc:
         raise FormatError(f"{path}: cannot read it ({exc.strerror})") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise FormatError(f"{path}: more than {MAX_FILE_BYTES >> 20} MiB: not a measurement "
+                          f"file (a device such as /dev/zero, or a file given by mistake)")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QHBoxLayout
                                QTreeWidgetItem, QVBoxLayout)
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.db.merge import BOTH, MINE, THEIRS
+from gpumodeler.db.merge import BOTH, DECLINED, MINE, THEIRS
 from gpumodeler.db.records import ValueRecord
 
 CHOICE_TEXT = {MINE: "keep mine", THEIRS: "take theirs", BOTH: "keep both"}
@@ -42,7 +42,7 @@ def to_import(report) -> list:
     import of the same file) has nothing to import and nothing to ask."""
     return [d for d in report.devices if d.status == "new"
             or (d.status in ("changed", "conflicting")
-                and any(f.status != MINE for f in d.fields))]
+                and any(f.status not in (MINE, DECLINED) for f in d.fields))]
 
 
 class ExportDevicesDialog(QDialog):
@@ -110,8 +110,10 @@ class ImportDevicesDialog(QDialog):
         self.choices: dict[tuple[str, str], QComboBox] = {}
         counts = self.report.counts()
         summary = QLabel(f"{counts['new']} new, {counts['changed']} changed (no conflict), "
-                         f"{counts['conflicting']} with conflicts, {counts['identical']} identical. "
-                         f"Choose for every conflict; nothing changes until you merge.", wordWrap=True)
+                         f"{counts['conflicting']} with conflicts, {counts['identical']} identical"
+                         + (f", {counts[DECLINED]} as you declined before (kept mine)"
+                            if counts[DECLINED] else "") + ". "
+                         "Choose for every conflict; nothing changes until you merge.", wordWrap=True)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["device / field", "mine", "theirs", "choice"])
         self.tree.setColumnWidth(0, 220)
@@ -125,7 +127,9 @@ class ImportDevicesDialog(QDialog):
             for f in d.fields:
                 row = QTreeWidgetItem([f.field, describe(f.mine), describe(f.theirs),
                                        "" if f.status == "conflict" else
-                                       ("kept (mine has it all)" if f.status == "mine" else "taken (theirs adds)")])
+                                       ("kept (mine has it all)" if f.status == "mine" else
+                                        "kept mine (declined before)" if f.status == DECLINED else
+                                        "taken (theirs adds)")])
                 row.setToolTip(1, describe(f.mine))
                 row.setToolTip(2, describe(f.theirs))
                 top.addChild(row)
@@ -222,8 +226,11 @@ def import_devices(window, path: str) -> bool:
         return False
     if not to_import(dialog.report):
         refused = (f"\n\n{dialog.refused.text()}" if dialog.report.problems else "")
+        declined = sum(f.status == DECLINED for d in dialog.report.devices for f in d.fields)
+        declined = (f" {declined} difference(s) you declined before (keep mine) stay as yours."
+                    if declined else "")
         QMessageBox.information(window, "Import devices", "Nothing to import: every device in the file "
-                                "is already here with the same values." + refused)
+                                "is already here with the same values." + declined + refused)
         return False
     if dialog.exec() == QDialog.DialogCode.Accepted:
         # every view shows the merged values (canvas cards, inspector, predictions)

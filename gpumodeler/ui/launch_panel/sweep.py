@@ -466,17 +466,31 @@ class SweepPanel(QWidget):
             return False
         try:
             if kind in ("png", "svg"):
-                self.plot.export_figure(path, figure_size(self.figure_combo.currentData(), self.dpi_spin.value()))
+                self.plot.export_figure(path, figure_size(self.figure_combo.currentData(), self.dpi_spin.value()),
+                                        inputs=self._inputs())
             elif kind == "csv":
-                self.plot.export_csv(path, self.variable)
+                self.plot.export_csv(path, self.variable, inputs=self._inputs())
             else:
                 self._fail(f"cannot export to {kind!r}: choose PNG, SVG or CSV")
                 return False
         except OSError as exc:
             self._fail(f"cannot write {Path(path).name}: {exc.strerror or exc}")
             return False
+        except ModelError as exc:  # atomic_files.OutputError: names the file and the reason
+            self._fail(str(exc))
+            return False
         self.status.setText(f"Exported {Path(path).name}.")
         return True
+
+    def _inputs(self) -> list:
+        """The files an export must never replace: the open project, the device databases."""
+        document = self.panel.document
+        catalog = getattr(document, "catalog", None)
+        inputs = [(getattr(document, "path", None), "the project file")]
+        if catalog is not None:
+            inputs += [(catalog.user_path, "your device database"),
+                       (catalog.shipped_path, "the device database")]
+        return [(p, what) for p, what in inputs if p]
 
     def _on_export(self, kind: str) -> None:
         filters = {"png": "PNG image (*.png)", "svg": "SVG image (*.svg)", "csv": "CSV data (*.csv)"}

@@ -112,13 +112,21 @@ def laid_out(plot_item, size: FigureSize, logical_dpi: float):
         plot_item.layout.activate()
 
 
-def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logical_dpi: float = 96.0) -> QSize:
+def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logical_dpi: float = 96.0,
+                  inputs=()) -> QSize:
     """Write ``plot_item`` to ``path`` (.png raster at ``size.dpi``; .svg vector with text as
-    text) at the printed size; returns the pixel size written (SVG: in points)."""
+    text) at the printed size; returns the pixel size written (SVG: in points).
+
+    Written in one step (db.atomic_files.output_file): a temporary file renamed over
+    ``path`` when complete, never one of ``inputs`` (the open project, the device
+    databases); a failure is an OutputError (or OSError) naming the file and the reason,
+    and leaves ``path`` as it was."""
+    from gpumodeler.db.atomic_files import output_file
     kind = Path(path).suffix.lower()
     if kind not in (".png", ".svg"):
         raise ValueError(f"a figure is .png or .svg, got {Path(path).name!r}")
-    with laid_out(plot_item, size, logical_dpi) as source:
+    with output_file(path, inputs=inputs, mode="path") as tmp, \
+            laid_out(plot_item, size, logical_dpi) as source:
         scene = plot_item.scene()
         if kind == ".png":
             pixels = QSize(round(size.width_in * size.dpi), round(size.height_in * size.dpi))
@@ -136,11 +144,11 @@ def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logic
             dots_per_m = round(size.dpi / 0.0254)
             image.setDotsPerMeterX(dots_per_m)
             image.setDotsPerMeterY(dots_per_m)
-            if not image.save(path):
+            if not image.save(str(tmp), "PNG"):   # (the temporary name has no .png)
                 raise OSError(f"could not write {path}")
             return pixels
         generator = QSvgGenerator()
-        generator.setFileName(path)
+        generator.setFileName(str(tmp))
         points = QSizeF(size.width_in * 72, size.height_in * 72)
         generator.setSize(QSize(round(source.width()), round(source.height())))
         generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
@@ -152,6 +160,6 @@ def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logic
             scene.render(painter, QRectF(0, 0, source.width(), source.height()), source)
         finally:
             painter.end()
-    if not Path(path).exists():
-        raise OSError(f"could not write {path}")
+        if Path(tmp).stat().st_size == 0:
+            raise OSError(f"could not write {path}")
     return QSize(round(points.width()), round(points.height()))

@@ -386,30 +386,37 @@ class SweepPlot(QWidget):
                 f"error {error * 100:+.1f} %")
 
     # -- export ----------------------------------------------------------------------------
-    def export_figure(self, path: str, size) -> None:
+    # Every export writes in one step (db.atomic_files.output_file: a temporary file renamed
+    # over ``path``), never over one of ``inputs`` (the open project, the device databases);
+    # a failure is an OutputError or OSError naming the file, and leaves ``path`` as it was.
+    def export_figure(self, path: str, size, inputs=()) -> None:
         """PNG or SVG at a printed size (:mod:`.figure`): fonts in points for that size."""
         from .figure import export_figure
         if self.result is None:
             raise ValueError("nothing to export: run a sweep first")
-        export_figure(self.plot, path, size, self.title, self.widget.logicalDpiX() or 96)
+        export_figure(self.plot, path, size, self.title, self.widget.logicalDpiX() or 96,
+                      inputs=inputs)
 
-    def export_png(self, path: str) -> None:
+    def export_png(self, path: str, inputs=()) -> None:
         """PNG at the plot's size on screen (pyqtgraph scales the legend badly when the
         width is changed)."""
-        pg.exporters.ImageExporter(self.plot).export(path)
-        if not Path(path).exists():
-            raise OSError(f"could not write {path}")
+        from gpumodeler.ui.screenshot import save_png
+        save_png(pg.exporters.ImageExporter(self.plot).export(toBytes=True), path, inputs)
 
-    def export_svg(self, path: str) -> None:
+    def export_svg(self, path: str, inputs=()) -> None:
         """SVG through pyqtgraph's exporter. That exporter (0.14) cannot parse the closed
         paths newer Qt writes ("Z"; pyqtgraph bug, github issues/3495), so during the export its
         coordinate fixer gets the paths without the "Z" and closes them again afterwards.
         Should it still fail, the plot is rendered straight into a QSvgGenerator."""
-        try:
-            with _closed_paths_fix():
-                pg.exporters.SVGExporter(self.plot).export(path)
-        except ValueError:
-            self._render_svg(path)
+        from gpumodeler.db.atomic_files import output_file
+        with output_file(path, inputs=inputs, mode="path") as tmp:
+            try:
+                with _closed_paths_fix():
+                    pg.exporters.SVGExporter(self.plot).export(str(tmp))
+            except ValueError:
+                self._render_svg(str(tmp))
+            if Path(tmp).stat().st_size == 0:
+                raise OSError(f"could not write {path}")
 
     def _render_svg(self, path: str) -> None:
         rect = self.plot.sceneBoundingRect()
@@ -426,15 +433,14 @@ class SweepPlot(QWidget):
             self.plot.scene().render(painter, QRectF(0, 0, size.width(), size.height()), rect)
         finally:
             painter.end()
-        if not Path(path).exists():
-            raise OSError(f"could not write {path}")
 
-    def export_csv(self, path: str, x_name: str) -> None:
+    def export_csv(self, path: str, x_name: str, inputs=()) -> None:
         """Predicted points (and measured ones with their error), one row each, times in s."""
+        from gpumodeler.db.atomic_files import output_file
         r = self.result
         if r is None:
             raise ValueError("nothing to export: run a sweep first")
-        with open(path, "w", newline="", encoding="utf-8") as fh:
+        with output_file(path, inputs=inputs, newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             # the overlaid models' kernel times, a column each (time_s_<model>), when shown
             models = [m for m in self.models if any(m in getattr(c, "model_times", {}) for c in r.curves)]
