@@ -49,10 +49,7 @@ def read_file(path: str, fmt: str | None = None) -> ImportResult:
         from gpumodeler.db.nsys_export import read_export
         return read_export(path)
     try:
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            text = common.read_input(path, "a measurement file").decode("utf-8-sig")
+        text = common.read_input(path, "a measurement file").decode("utf-8-sig")
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror}") from None
     except UnicodeDecodeError:

@@ -85,11 +85,17 @@ MAX_INPUT_BYTES = 512 * 2**20
 
 
 def read_input(path: str, what: str) -> bytes:
-    """The bytes of input file ``path`` (``what`` it should be, for messages); CLIError
-    when it cannot be read or holds more than :data:`MAX_INPUT_BYTES`."""
+    """The bytes of input file ``path`` (``-``: standard input; ``what`` it should be, for
+    messages); CLIError when it cannot be read or holds more than :data:`MAX_INPUT_BYTES`
+    (an endless input such as ``< /dev/zero`` ends there)."""
     try:
-        with open(path, "rb") as fh:
-            data = fh.read(MAX_INPUT_BYTES + 1)
+        if path == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            data = (stream.read(MAX_INPUT_BYTES + 1) if stream is not None
+                    else sys.stdin.read(MAX_INPUT_BYTES + 1).encode("utf-8"))
+        else:
+            with open(path, "rb") as fh:
+                data = fh.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
         raise CLIError(f"cannot read {path}: {exc.strerror}") from None
     if len(data) > MAX_INPUT_BYTES:
@@ -355,17 +361,7 @@ def parse_json_text(text: str, path: str, what: str):
 def load_graph(path: str) -> KernelGraph:
     from gpumodeler.core.kernel.graph import from_dict
     try:
-        if path == "-":
-            text = sys.stdin.read()
-        else:
-            with open(path, "rb") as fh:
-                data = fh.read(MAX_INPUT_BYTES + 1)
-            if len(data) > MAX_INPUT_BYTES:
-                raise CLIError(f"{path} holds more than {MAX_INPUT_BYTES >> 20} MiB: not a "
-                               f"gpumodeler-kernel file")
-            text = data.decode("utf-8")
-    except OSError as exc:
-        raise CLIError(f"cannot read kernel file {path}: {exc.strerror}") from None
+        text = read_input(path, "a gpumodeler-kernel file").decode("utf-8")
     except UnicodeDecodeError:
         raise CLIError(f"{path} is not a text file (expected gpumodeler-kernel JSON)") from None
     data = parse_json_text(text, path, "a gpumodeler-kernel file")
