@@ -125,14 +125,15 @@ def gpu_with_term_values(args, gpu):
                               l2_bandwidth_bytes_per_s=args.l2_bandwidth)
 
 
-def graph_counts(args, values=None) -> dict:
-    """Per-warp counts the models read beyond KernelInputs, from --graph."""
+def graph_counts(args, values=None, gpu=None) -> dict:
+    """Per-warp counts the models read beyond KernelInputs, from --graph (its latencies from
+    --table, else ``gpu``'s table, else the graph's own)."""
     if not args.graph:
         return {}
     from gpumodeler.core.models.graph_inputs import graph_counts as counts_of
     graph = common.load_graph(args.graph)
-    return counts_of(graph, dict(dict(args.set), **(values or {})),
-                     common.latency_table_for(graph.latency_table))
+    key, _ = common.choose_table(getattr(args, "table", None), gpu, graph)
+    return counts_of(graph, dict(dict(args.set), **(values or {})), common.latency_table_for(key))
 
 
 def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True) -> ModelInputs:
@@ -142,7 +143,7 @@ def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True
     return ModelInputs(gpu=gpu_with_term_values(args, gpu), kernel=kernel, grid_size=grid,
                        block_size=args.block_size, occupancy=float(occupancy),
                        lam=1.0 if args.lam is None else args.lam,
-                       counts=graph_counts(args) if with_counts else {},
+                       counts=graph_counts(args, gpu=gpu) if with_counts else {},
                        parameters=parameters_of(args), terms=terms_of(args))
 
 
@@ -177,13 +178,15 @@ def entry(name: str, outcome, transfer_s: float) -> dict:
         getattr(outcome, "item", None) or "")}
 
 
-def run_models(args, gpu, kernel, grid, occupancy, transfers) -> int:
-    """`predict --model NAME|all`: one entry per model and the spread."""
+def run_models(args, gpu, kernel, grid, occupancy, transfers, table=None) -> int:
+    """`predict --model NAME|all`: one entry per model and the spread; ``table``: the
+    latency table the graph was evaluated with (``latency_table``, ``latency_table_origin``)."""
     from gpumodeler.core.errors import ModelError
     from gpumodeler.core.models.result import ModelResult
     from gpumodeler.core.models.registry import evaluate_all
     from gpumodeler.core.models.registry import spread
     inputs = model_inputs(args, gpu, kernel, grid, occupancy)
+    table = table or {"latency_table": None, "latency_table_origin": None}
     names = list(MODELS) if args.model == "all" else [args.model]
     try:
         results = evaluate_all(inputs, names)
@@ -193,7 +196,7 @@ def run_models(args, gpu, kernel, grid, occupancy, transfers) -> int:
         raise CLIError(error_text(results[names[0]]))
     transfer_s = float(sum(t for t, _ in transfers))
     sp = spread(results)
-    out = {"device": gpu.name, "occupancy_warps_per_sm": float(occupancy),
+    out = {"device": gpu.name, "occupancy_warps_per_sm": float(occupancy), **table,
            "transfer_times_s": [t for t, _ in transfers],
            "transfers": [{"direction": d, "bytes": n} for _, (d, n) in transfers],
            "models": [entry(n, results[n], transfer_s) for n in names],
@@ -206,6 +209,8 @@ def run_models(args, gpu, kernel, grid, occupancy, transfers) -> int:
         return 0
     print(f"device   {gpu.name}: {gpu.require('sms')} SMs at {gpu.require('sm_clock_hz') / 1e6:g} MHz; "
           f"occupancy {float(occupancy):g} warps/SM")
+    if table["latency_table"] is not None:
+        print(f"latency table {table['latency_table']} ({table['latency_table_origin']})")
     width = max(len(n) for n in names)
     for n in names:
         r = results[n]

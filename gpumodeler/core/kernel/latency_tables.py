@@ -140,8 +140,12 @@ TABLES: dict[str, LatencyTable] = {t.key: t for t in (
             {"dram": 440, "shared": 38}),
     _gajger("fermi-gajger", "Fermi GF106 (Gajger)", "Fermi", 1, None, 32, 28, None,
             {"dram": 685, "l2": 310, "l1": 45, "shared": 50}),
-    _gajger("kepler-gajger", "Kepler GK104 (Gajger)", "Kepler", 2, 3, None, None, 201,
-            {"dram": 300, "l2": 175, "l1": 30, "shared": 33}),
+    _gajger("kepler-gajger", "Kepler GK104 (Gajger)", "Kepler", 2, 3, 18, 15, 201,
+            {"dram": 300, "l2": 175, "l1": 30, "shared": 33},
+            notes=("ASSUMPTION: branch 18/15 by Gajger's own rule (§4.4.2: a taken branch takes "
+                   "twice the CUDA-core latency, 2 x 9; not taken 28/32 of taken, rounded down, "
+                   "as Volkov measured on Fermi, §3.7 — the rule that gives his Maxwell 12/10); "
+                   "Table 4.1 has N/A",)),
     _gajger("maxwell-gajger", "Maxwell GM107 (Gajger)", "Maxwell", 3, 3, 12, 10, 150,
             {"dram": 350, "l2": 194, "shared": 28},
             notes=("branch 12/10 derived by Gajger as twice the CUDA-core latency (§4.4.2)",
@@ -166,3 +170,31 @@ def get_table(key: str) -> LatencyTable:
         return TABLES[key]
     except KeyError:
         raise GraphError(f"unknown latency table {key!r}; valid: {', '.join(TABLES)}") from None
+
+
+def choose_table(pinned: str | None, gpu_table: str | None, graph_table: str | None,
+                 architecture_of=None) -> tuple[str | None, str]:
+    """The latency table a kernel graph is evaluated with on a GPU, and where the choice came
+    from: the table the user pinned; else the target GPU's own (its latencies are the ones
+    the prediction is about: a graph drawn for Maxwell, evaluated on a Kepler K40, takes
+    Kepler's latencies, Gajger Table 4.1); else, on a GPU that names none, the graph's own.
+
+    One exception, a choice: when ``architecture_of`` (key -> architecture name) says the
+    graph's table is of the GPU's table's architecture, the graph's is kept: both describe
+    the same hardware, and the graph's was chosen for its instruction set (an sm_52 listing
+    names ``maxwell-published``, whose SFU and conversion latencies the GTX 970's
+    ``maxwell-gajger`` lacks).
+
+    Returns ``(key, origin)``, origin ``"pinned"``, ``"gpu"``, ``"graph-same-architecture"``,
+    ``"graph"`` or ``"none"``."""
+    if pinned:
+        return pinned, "pinned"
+    if gpu_table and graph_table and graph_table != gpu_table and architecture_of is not None:
+        arch = architecture_of(gpu_table)
+        if arch and architecture_of(graph_table) == arch:
+            return graph_table, "graph-same-architecture"
+    if gpu_table:
+        return gpu_table, "gpu"
+    if graph_table:
+        return graph_table, "graph"
+    return None, "none"
