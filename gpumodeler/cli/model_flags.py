@@ -30,7 +30,8 @@ FLAG_FOR_PARAMETER = {
     **{f"tensor_{c}_macs_per_cycle_per_sm": f"--tensor-rate {c}=N" for c in TENSOR_CLASSES},
     "critical_dram_accesses": "--critical-dram-accesses",
     "contention_b_cycles": "--contention-b", "contention_c_bytes_per_s": "--contention-c",
-    "dram_latency_cycles": "--dram-latency", "departure_delay_cycles": "--departure-delay",
+    "dram_latency_cycles": "--dram-latency", "dram_latency_model": "--dram-latency-model",
+    "departure_delay_cycles": "--departure-delay",
     "issue_cycles": "--issue-cycles", "memory_instructions": "--memory-instructions",
     "shared_instructions": "--shared-instructions", "synch_instructions": "--synch-instructions",
     "bsp_comp_cycles": "--bsp-comp", "bsp_lambda": "--bsp-lambda", "bsp_l1_hits": "--bsp-l1-hits",
@@ -99,6 +100,9 @@ def add_model_flags(p: argparse.ArgumentParser, *, overlay: bool = False) -> Non
                    help="Volkov §6.4 fit b (volkov-contention; Table 6.5 GPUs have it)")
     g.add_argument("--contention-c", type=common.bandwidth_arg, metavar="B/S", help="Volkov §6.4 fit c")
     g.add_argument("--dram-latency", type=_nonneg, metavar="CYCLES", help="Mem_LD (mwp-cwp)")
+    g.add_argument("--dram-latency-model", choices=("sanchez-gil-7.1",), default=None,
+                   help="Mem_LD from Sánchez Gil's K40 regression (eq. 7.1: every thread loads "
+                        "one address, so it measures contention) instead of the latency table")
     g.add_argument("--departure-delay", type=_nonneg, metavar="CYCLES", help="Δ (mwp-cwp)")
     g.add_argument("--issue-cycles", type=_nonneg, metavar="CYCLES", help="Issue_cycles (mwp-cwp)")
     g.add_argument("--memory-instructions", type=_nonneg, metavar="N",
@@ -153,6 +157,7 @@ def parameters_of(args) -> dict:
         "critical_dram_accesses": args.critical_dram_accesses,
         "contention_b_cycles": args.contention_b, "contention_c_bytes_per_s": args.contention_c,
         "dram_latency_cycles": args.dram_latency, "departure_delay_cycles": args.departure_delay,
+        "dram_latency_model": getattr(args, "dram_latency_model", None),
         "issue_cycles": args.issue_cycles, "memory_instructions": args.memory_instructions,
         "shared_instructions": args.shared_instructions, "synch_instructions": args.synch_instructions,
         "bsp_comp_cycles": args.bsp_comp, "bsp_lambda": args.bsp_lambda,

@@ -29,10 +29,15 @@ Inputs and the choices made where the documents leave them open:
   tail term on it is rounded up to whole waves ("some codes take ceil"). A grid smaller
   than one wave is one wave (#Rep = 1) with the under-filled term on (the default): H16's
   fraction would otherwise make 16 blocks on 15 SMs faster than 1 block.
-* ``Mem_LD``: an explicit ``dram_latency_cycles``; else, on the Tesla K40, Sánchez Gil's
-  load-dependent regression ``Y = 0.466·X − 1911.2`` cycles (eq. 7.1, X = threads; used
-  with X = resident threads, only inside the measured range 9984–30720 threads, §6.3 and
-  Fig. 41); else the DRAM latency of the GPU's latency table (noted).
+* ``Mem_LD``: an explicit ``dram_latency_cycles``; else the DRAM latency of the GPU's
+  latency table (Hong & Kim's Mem_LD is a machine constant, one figure per GPU, the latency
+  of a DRAM access, their §3 and Table 6). Sánchez Gil's K40 regression ``Y = 0.466·X −
+  1911.2`` cycles (eq. 7.1, X = threads, 9984–30720 threads, §6.3 and Fig. 41) is *not* the
+  default: his benchmark (§5.4.2) has every thread of every block load the same 4-byte
+  global variable, so it measures contention on one address, which grows with the thread
+  count; an ordinary access pattern does not see it. It stays
+  available by name (``dram_latency_model = "sanchez-gil-7.1"``, with X = resident
+  threads, only on the Tesla K40 and inside the measured range).
 * ``Mem_Bandwidth``: the measured (sustained) bandwidth where the database has it
   (Sánchez Gil: 183.5 GB/s on the K40, §5.2), else the theoretical one (noted).
 * ``Δ`` (departure delay) was not extracted by Sánchez Gil. Without it MWP_Without_BW is
@@ -49,12 +54,14 @@ from __future__ import annotations
 import math
 
 from gpumodeler.core.models import kernel_terms as kt
-from gpumodeler.core.models.result import MissingModelInput, ModelInputs, ModelResult, TermEffect
+from gpumodeler.core.models.result import (InvalidParameter, MissingModelInput, ModelInputs,
+                                           ModelResult, TermEffect)
 from gpumodeler.core.models.sanity import finish
 
 TRANSACTION_BYTES = 128.0
 #: Sánchez Gil 2017 eq. (7.1): DRAM latency = 0.466 · threads − 1911.2 cycles (R² = 0.88),
-#: measured on the Tesla K40 from 9984 (DRAM onset, §6.3.1) to 30720 threads.
+#: measured on the Tesla K40 from 9984 (DRAM onset, §6.3.1) to 30720 threads, every thread
+#: loading the same word (§5.4): contention on one address, used only when named.
 K40_DRAM_REGRESSION = (0.466, -1911.2, 9984, 30720)
 K40_NAMES = ("Tesla K40",)
 EQUATIONS = "Hong & Kim 2009 eq. (H1–H21 of docs/sources.md); Volkov 2016 §7.1; Sánchez Gil 2017 Table 10, eq. 7.1"
@@ -73,23 +80,37 @@ def issue_cycles(inputs: ModelInputs) -> float:
     return max(cores, issue)
 
 
+#: The published DRAM-latency models a user may name instead of the table's constant.
+DRAM_LATENCY_MODELS = ("sanchez-gil-7.1",)
+
+
 def dram_latency(inputs: ModelInputs, resident_threads: float):
-    """(Mem_LD cycles, source note)."""
+    """(Mem_LD cycles, source note): given, else the named model, else the GPU's table."""
     given = inputs.param("dram_latency_cycles")
     if given is not None:
         return given, "given"
     gpu = inputs.gpu
-    slope, icpt, lo, hi = K40_DRAM_REGRESSION
-    if gpu.name in K40_NAMES and lo <= resident_threads <= hi:
+    model = inputs.parameters.get("dram_latency_model")
+    if model is not None:
+        if model not in DRAM_LATENCY_MODELS:
+            raise InvalidParameter(f"unknown DRAM-latency model {model!r}; valid: "
+                                   f"{', '.join(DRAM_LATENCY_MODELS)}", item="dram_latency_model")
+        slope, icpt, lo, hi = K40_DRAM_REGRESSION
+        if gpu.name not in K40_NAMES:
+            raise InvalidParameter(f"Sánchez Gil's eq. 7.1 was measured on the Tesla K40 only, "
+                                   f"not on '{gpu.name}'", item="dram_latency_model")
+        if not lo <= resident_threads <= hi:
+            raise InvalidParameter(f"Sánchez Gil's eq. 7.1 holds for {lo}–{hi} threads; this "
+                                   f"launch has {resident_threads:g} resident threads",
+                                   item="dram_latency_model")
         return slope * resident_threads + icpt, (
-            f"Sánchez Gil eq. 7.1 at {resident_threads:g} resident threads (load-dependent)")
+            f"Sánchez Gil eq. 7.1 at {resident_threads:g} resident threads: one address under "
+            f"contention, not an ordinary access")
     if gpu.latency_table:
         from gpumodeler.core.kernel.latency_tables import TABLES
         table = TABLES.get(gpu.latency_table)
         if table is not None and table.memory_cycles.get("dram") is not None:
-            why = (f"outside Sánchez Gil's measured range ({lo}–{hi} threads); "
-                   if gpu.name in K40_NAMES else "")
-            return float(table.memory_cycles["dram"]), f"{why}DRAM latency of table {table.key}"
+            return float(table.memory_cycles["dram"]), f"DRAM latency of table {table.key}"
     raise MissingModelInput(f"mwp-cwp needs the DRAM latency Mem_LD of '{gpu.name}'",
                             item="dram_latency_cycles")
 

@@ -36,6 +36,8 @@ PARAMETERS = {
     "contention_b_cycles": "Volkov eq. (§6.4) b: initial slope of the memory-latency rise, cycles",
     "contention_c_bytes_per_s": "Volkov eq. (§6.4) c: the throughput where latency diverges, B/s",
     "dram_latency_cycles": "unloaded DRAM latency Mem_LD, cycles",
+    "dram_latency_model": "a published DRAM-latency model instead of the table's constant "
+                          "(mwp-cwp: 'sanchez-gil-7.1', the K40's one-address contention)",
     "departure_delay_cycles": "H&K departure delay between memory transactions, cycles",
     "issue_cycles": "H&K Issue_cycles: cycles to issue one warp instruction on an SM",
     "instructions": "warp instructions per warp (dual-issued pairs count twice)",
