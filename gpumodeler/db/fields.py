@@ -52,6 +52,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "tensor_int4_macs_per_cycle_per_sm": "1/cycle",
         "tensor_int1_macs_per_cycle_per_sm": "1/cycle",
         "tensor_fp64_macs_per_cycle_per_sm": "1/cycle",
+        "tensor_clock_hz": "Hz",
         "schedulers_per_sm": "count",
         "dispatch_per_scheduler": "count",
         "issue_per_scheduler_per_cycle": "1/cycle",

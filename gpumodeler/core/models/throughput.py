@@ -161,8 +161,18 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
 
 # -- the tensor row (tensor cores) ----------------------------------------------------------
 
+def tensor_clock_ratio(gpu: GPUSpec, tensor_class: str):
+    """SM clocks per tensor clock for ``tensor_class``: SM clock / ``tensor_clock_hz`` (1 when
+    the GPU has no tensor clock of its own, and for FP64, whose peak implies the SM clock)."""
+    if gpu.tensor_clock_hz is None or tensor_class == "fp64":
+        return 1.0
+    return gpu.require("sm_clock_hz") / gpu.require("tensor_clock_hz")
+
+
 def tensor_cycles(gpu: GPUSpec, tensor_macs: dict | None):
-    """Cycles per warp the tensor cores need: Σ_c MACs_c / dense MACs per clock per SM of c.
+    """Cycles per warp the tensor cores need: Σ_c MACs_c / dense MACs per clock per SM of c,
+    in SM cycles: × SM clock / tensor clock where the GPU's tensor peaks imply a clock below
+    the SM clock (``tensor_clock_hz``; NVIDIA's H100 tensor peaks are quoted at 1830 MHz).
 
     A class with no work needs no rate; one with work and an unknown rate is an error
     naming the device field (the CLI's ``--tensor-rate CLASS=N`` sets it)."""
@@ -174,7 +184,7 @@ def tensor_cycles(gpu: GPUSpec, tensor_macs: dict | None):
                                    f"{', '.join(TENSOR_CLASSES)}")
         macs = _nonneg(f"{cls} tensor multiply-adds", macs)
         if _used(macs):
-            total = total + macs / gpu.tensor_macs_per_cycle_per_sm(cls)
+            total = total + macs / gpu.tensor_macs_per_cycle_per_sm(cls) * tensor_clock_ratio(gpu, cls)
         else:
             total = total + _zero(macs)
     return total
