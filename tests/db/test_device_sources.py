@@ -50,7 +50,8 @@ HOST_FIELDS = {
 }
 INSTRUCTION_CLASSES = ("int_add", "int_mad", "int_mul", "int_div", "int_rem", "logic", "shift",
                        "fp32_add", "fp32_mad", "fp32_mul", "fp32_div", "mov", "setp", "sfu",
-                       "fp64", "fp16", "tensor", "conversion", "shuffle")
+                       "fp64", "fp16", "tensor", "conversion", "shuffle",
+                       *(f"tensor_n{n}" for n in (8, 16, 32, 64, 128, 256)))
 MEMORY_LEVELS = ("dram", "dram_random", "l2", "l1", "shared", "shared_2way", "constant")
 LATENCY_TABLE_FIELDS = {
     "architecture": "text",

@@ -72,7 +72,10 @@ EXPECTED = {
     },
     "hopper-published": {
         "lat_fp32_add": (4, S, "blackwell-survey-quotes"), "lat_fp32_mad": (4, S, "blackwell-survey-quotes"),
-        "lat_int_add": (4, S, "blackwell-survey-quotes"), "lat_tensor": (128, S, "blackwell-survey-quotes"),
+        "lat_int_add": (4, S, "blackwell-survey-quotes"), "lat_tensor": None,
+        # wgmma m64nNk16 by N (Luo et al. Table 9): the 128 is N = 256's, not every MMA's
+        **{f"lat_tensor_n{n}": (c, S, "blackwell-survey-quotes")
+           for n, c in ((8, 18), (16, 20), (32, 24), (64, 32), (128, 64), (256, 128))},
         "lat_fp64": None, "lat_sfu": None, "lat_int_mad": None, "ilp_cycles": None,
         "mem_shared": (29.0, S, "blackwell-survey-quotes"),
         "mem_l1": (32.0, P, "hpmll-random-latency"), "mem_l2": (264.5, P, "hpmll-random-latency"),
@@ -101,6 +104,7 @@ ALTERNATIVES = [
     ("blackwell-published", "mem_dram", 832.6, U), ("blackwell-published", "mem_l2", 305.1, U),
     ("blackwell-published", "mem_shared", 29.0, U), ("blackwell-published", "mem_l1", 39.6, U),
     ("blackwell-published", "lat_fp32_mad", 4.44, U), ("blackwell-published", "lat_tensor", 11.0, S),
+    ("hopper-published", "lat_tensor", 128, S),
 ]
 # The GPU each table's default measurements were taken on, as its alias says.
 MEASURED_ON = {"volta-published": ["TITAN V"], "turing-published": ["TITAN RTX", "RTX 2070"],

@@ -36,7 +36,12 @@ INSTRUCTION_CLASSES = (
     "int_add", "int_mad", "int_mul", "int_div", "int_rem", "logic", "shift",
     "fp32_add", "fp32_mad", "fp32_mul", "fp32_div", "mov", "setp", "sfu", "fp64",
     "fp16", "tensor", "conversion", "shuffle",
+    *(f"tensor_n{n}" for n in (8, 16, 32, 64, 128, 256)),
 )
+#: Warpgroup MMA (wgmma, SASS ``*GMMA.64xNxK``) latency by the shape's N: rows
+#: ``tensor_n<N>``. Their latency grows with N (Luo et al. 2025, Table 9, H800: 18 cycles at
+#: N = 8 to 128 at N = 256), so one figure cannot serve every shape.
+TENSOR_N_ROWS = (8, 16, 32, 64, 128, 256)
 #: Memory levels (Gajger Table 4.2 rows; Volkov's stream/random/smem/smem2).
 MEMORY_LEVELS = ("dram", "dram_random", "l2", "l1", "shared", "shared_2way", "constant")
 
@@ -62,7 +67,8 @@ class LatencyTable:
     def instruction(self, latency_class: str) -> float:
         """Latency of an instruction class; raises GraphError when the table has none."""
         value = self.instruction_cycles.get(latency_class)
-        if value is None and latency_class not in ("sfu", "fp64"):
+        if value is None and latency_class not in ("sfu", "fp64") \
+                and not latency_class.startswith("tensor_n"):
             value = self.cuda_core_default_cycles
         if value is None:
             known = ", ".join(k for k, v in self.instruction_cycles.items() if v is not None)
@@ -70,6 +76,22 @@ class LatencyTable:
                 f"latency table '{self.key}' has no latency for instruction class "
                 f"'{latency_class}' (it has: {known}); give the edge an explicit latency")
         return value
+
+    def wgmma(self, n: int) -> float | None:
+        """Latency of a warpgroup MMA of shape N (``tensor_n<N>`` rows), None when the table
+        has no such rows. Between two rows the latency is interpolated linearly in N (the
+        rows from N = 64 up are N / 2 exactly); below the first or above the last, the
+        nearest row. A choice: the source measured powers of two only."""
+        rows = sorted((m, self.instruction_cycles[f"tensor_n{m}"]) for m in TENSOR_N_ROWS
+                      if self.instruction_cycles.get(f"tensor_n{m}") is not None)
+        if not rows:
+            return None
+        if n <= rows[0][0]:
+            return float(rows[0][1])
+        for (n0, c0), (n1, c1) in zip(rows, rows[1:]):
+            if n <= n1:
+                return float(c0 + (c1 - c0) * (n - n0) / (n1 - n0))
+        return float(rows[-1][1])
 
     def memory(self, level: str) -> float:
         value = self.memory_cycles.get(level)
