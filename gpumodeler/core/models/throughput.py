@@ -163,9 +163,13 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
         out["fp16"] = own
         if fp16_shares_fp32_lanes(gpu):
             # FP16x2 runs on the FP32 lanes (both FMA pipes): the lanes' time is the sum
-            out["fp16"] = own + out["fp32"]
+            shared = np.where(np.asarray(fp16) > 0, out["fp32"], 0.0)  # per point, as one launch
+            out["fp16"] = own + (float(shared) if shared.ndim == 0 else shared)
             if _used(int32) and (gpu.int32_fp32_shared_lanes_per_sm or 0) > 0:
-                out["fp32_int32"] = out["fp32_int32"] + own
+                # where INT32 work shares the lanes too (element by element: a sweep's
+                # points without INT32 have no fp32_int32 row, as a single launch has not)
+                extra = np.where(np.asarray(int32) > 0, own, 0.0)
+                out["fp32_int32"] = out["fp32_int32"] + (float(extra) if extra.ndim == 0 else extra)
     return out
 
 
