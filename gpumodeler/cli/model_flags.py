@@ -31,6 +31,9 @@ FLAG_FOR_PARAMETER = {
     "critical_dram_accesses": "--critical-dram-accesses",
     "contention_b_cycles": "--contention-b", "contention_c_bytes_per_s": "--contention-c",
     "dram_latency_cycles": "--dram-latency", "dram_latency_model": "--dram-latency-model",
+    "departure_delay_coal_cycles": "--departure-delay-coal",
+    "departure_delay_uncoal_cycles": "--departure-delay-uncoal",
+    "uncoalesced_share": "--uncoalesced-share",
     "departure_delay_cycles": "--departure-delay",
     "issue_cycles": "--issue-cycles", "memory_instructions": "--memory-instructions",
     "shared_instructions": "--shared-instructions", "synch_instructions": "--synch-instructions",
@@ -103,7 +106,15 @@ def add_model_flags(p: argparse.ArgumentParser, *, overlay: bool = False) -> Non
     g.add_argument("--dram-latency-model", choices=("sanchez-gil-7.1",), default=None,
                    help="Mem_LD from Sánchez Gil's K40 regression (eq. 7.1: every thread loads "
                         "one address, so it measures contention) instead of the latency table")
-    g.add_argument("--departure-delay", type=_nonneg, metavar="CYCLES", help="Δ (mwp-cwp)")
+    g.add_argument("--departure-delay", type=_nonneg, metavar="CYCLES",
+                   help="Δ of both access kinds (mwp-cwp)")
+    g.add_argument("--departure-delay-coal", type=_nonneg, metavar="CYCLES",
+                   help="Δ between a coalesced access's transactions (mwp-cwp; GTX 280: 4)")
+    g.add_argument("--departure-delay-uncoal", type=_nonneg, metavar="CYCLES",
+                   help="Δ between an uncoalesced access's transactions (mwp-cwp; GTX 280: 40)")
+    g.add_argument("--uncoalesced-share", type=_nonneg, metavar="W",
+                   help="share of memory instructions that are uncoalesced, 0 to 1 (mwp-cwp; "
+                        "default 0)")
     g.add_argument("--issue-cycles", type=_nonneg, metavar="CYCLES", help="Issue_cycles (mwp-cwp)")
     g.add_argument("--memory-instructions", type=_nonneg, metavar="N",
                    help="global/local memory instructions per warp (mwp-cwp, bsp; from --graph)")
@@ -158,6 +169,9 @@ def parameters_of(args) -> dict:
         "contention_b_cycles": args.contention_b, "contention_c_bytes_per_s": args.contention_c,
         "dram_latency_cycles": args.dram_latency, "departure_delay_cycles": args.departure_delay,
         "dram_latency_model": getattr(args, "dram_latency_model", None),
+        "departure_delay_coal_cycles": getattr(args, "departure_delay_coal", None),
+        "departure_delay_uncoal_cycles": getattr(args, "departure_delay_uncoal", None),
+        "uncoalesced_share": getattr(args, "uncoalesced_share", None),
         "issue_cycles": args.issue_cycles, "memory_instructions": args.memory_instructions,
         "shared_instructions": args.shared_instructions, "synch_instructions": args.synch_instructions,
         "bsp_comp_cycles": args.bsp_comp, "bsp_lambda": args.bsp_lambda,

@@ -85,14 +85,38 @@ def test_synchronisation_cost_h18():
     assert exc.value.item == "departure_delay_cycles"
 
 
-def test_uncoalesced_accesses_use_the_departure_delay():
-    """H1/H6: 2 transactions per memory warp: Mem_L = 434 + Δ, Departure_delay = 2Δ."""
+def test_wide_accesses_use_the_departure_delay():
+    """H2/H6: 2 transactions per memory warp: Mem_L = 434 + Δ, Departure_delay = 2Δ."""
     r = workload(32, 8, gmem_per_load=256, params={"departure_delay_cycles": 40})
     assert r.quantities["Mem_L"] == 474 and r.quantities["departure_delay"] == 80
     assert r.quantities["MWP_Without_BW"] == pytest.approx(474 / 80)
     with pytest.raises(MissingModelInput) as exc:
         workload(32, 8, gmem_per_load=256)
-    assert exc.value.item == "departure_delay_cycles"
+    assert exc.value.item == "departure_delay_coal_cycles"
+
+
+# Hong & Kim 2009, GTX 280: Departure_del_coal 4, Departure_del_uncoal 40 cycles
+HK_GTX280 = {"departure_delay_coal_cycles": 4, "departure_delay_uncoal_cycles": 40}
+
+
+def test_each_access_kind_takes_its_own_departure_delay():
+    """H1–H6 with both delays: coalesced accesses (the default, share 0) depart 4 cycles
+    apart, uncoalesced ones 40 cycles apart over 32 transactions (one per thread)."""
+    coal = workload(32, 8, params=HK_GTX280)
+    assert coal.quantities["Mem_L"] == 434 and coal.quantities["departure_delay"] == 4
+    assert coal.quantities["MWP_Without_BW"] == pytest.approx(434 / 4)
+    unc = workload(32, 8, params={**HK_GTX280, "uncoalesced_share": 1.0})
+    assert unc.quantities["Mem_L"] == 434 + 31 * 40                      # H1
+    assert unc.quantities["departure_delay"] == 40 * 32                  # H6
+    half = workload(32, 8, params={**HK_GTX280, "uncoalesced_share": 0.5})
+    assert half.quantities["Mem_L"] == pytest.approx(0.5 * (434 + 31 * 40) + 0.5 * 434)   # H5
+    assert half.quantities["departure_delay"] == pytest.approx(0.5 * 40 * 32 + 0.5 * 4)
+    assert unc.time_s > half.time_s > coal.time_s
+    with pytest.raises(MissingModelInput) as exc:
+        workload(32, 8, params={"departure_delay_coal_cycles": 4, "uncoalesced_share": 0.5})
+    assert exc.value.item == "departure_delay_uncoal_cycles"
+    with pytest.raises(InvalidParameter):
+        workload(32, 8, params={**HK_GTX280, "uncoalesced_share": 1.5})
 
 
 def test_rep_and_tail():
