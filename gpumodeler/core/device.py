@@ -97,6 +97,11 @@ class GPUSpec:
     l2_bytes: float | None = None
     l2_bandwidth_bytes_per_s: float | None = None
     launch_overhead_s: float | None = None
+    # Volkov §6.4's memory-contention fit, latency = a + b·λ/(c − λ), calibrated from the
+    # user's measurements (calibrate contention); Table 6.5's five GPUs need none.
+    contention_a_cycles: float | None = None
+    contention_b_cycles: float | None = None
+    contention_c_bytes_per_s: float | None = None
 
     def require(self, name: str):
         """Return field ``name``, raising a clear error when it is unknown or not positive."""
