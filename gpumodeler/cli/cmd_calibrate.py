@@ -58,6 +58,9 @@ def register(sub) -> None:
     kc.add_argument("--json", action="store_true")
     kc.set_defaults(func=run_kernel)
 
+    from . import calibrate_contention
+    calibrate_contention.add_parser(s)
+
     ls = s.add_parser("list", help="calibrations stored in your device database")
     ls.add_argument("--device", metavar="NAME", help="only this GPU's or link's")
     ls.add_argument("--kind", choices=("link", "kernel"))

@@ -11,8 +11,8 @@ def register(sub) -> None:
     p.add_argument("kernel", metavar="KERNEL.json", help="gpumodeler-kernel file ('-' for stdin)")
     p.add_argument("--set", type=common.set_arg, action="append", default=[], metavar="NAME=VALUE",
                    help="loop variable value, e.g. --set a=128 (defaults from the file)")
-    p.add_argument("--table", help="latency table key (default: the graph's own, else the "
-                                   "--device's); a key that is not built in is looked up in "
+    p.add_argument("--table", "--latency-table", dest="table",
+                   help="latency table key (default: the --device's, else the graph's own); a key that is not built in is looked up in "
                                    "the device database")
     p.add_argument("--no-control-on-cuda-cores", action="store_true",
                    help="do not count branch/exit instructions as CUDA-core instructions")
@@ -39,7 +39,7 @@ def _run(args) -> int:
     has_device = args.device or any(getattr(args, f) is not None for f in (
         "sms", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"))
     gpu = common.resolve_gpu(args) if has_device else None
-    table_key = args.table or graph.latency_table or (gpu.latency_table if gpu else None)
+    table_key, origin = common.choose_table(args.table, gpu, graph)
     bound = analyze(graph, common.latency_table_for(table_key))
     counts = count(graph, args.warp_size or 32, not args.no_control_on_cuda_cores)
     numbers = counts.evaluate(values)
@@ -51,6 +51,7 @@ def _run(args) -> int:
     out = {
         "kernel": graph.name,
         "latency_table": table_key,
+        "latency_table_origin": common.TABLE_ORIGIN_TEXT[origin],
         "variables": values,
         "latency_bound_cycles": lat,
         "latency_bound_formula": bound.formula(),
@@ -84,7 +85,7 @@ def _run(args) -> int:
         common.print_json(out, checked=True)
         return 0
     vals = ", ".join(f"{k}={v:g}" for k, v in values.items()) or "none"
-    print(f"kernel        {graph.name} (latency table {out['latency_table']}; variables {vals})")
+    print(f"kernel        {graph.name} (latency table {out['latency_table']}, {out['latency_table_origin']}; variables {vals})")
     print(f"latency bound {out['latency_bound_formula']} = {lat:g} cycles")
     print(f"critical path {path.describe(graph)}")
     print("per warp:")

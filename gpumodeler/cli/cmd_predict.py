@@ -31,6 +31,8 @@ def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
     g.add_argument("--graph", metavar="KERNEL.json", help="derive the per-warp values from a kernel graph")
     g.add_argument("--set", type=common.set_arg, action="append", default=[], metavar="NAME=VALUE",
                    help="a variable of the graph's loops, e.g. --set a=128 (repeatable)")
+    g.add_argument("--table", "--latency-table", dest="table", metavar="KEY",
+                   help="latency table of --graph (default: the GPU's own, else the graph's)")
     g.add_argument("--latency-bound", type=t(common.float_arg), metavar="CYCLES")
     g.add_argument("--cuda-core-instructions", type=t(common.float_arg), metavar="N")
     g.add_argument("--issued-instructions", type=t(common.float_arg), metavar="N")
@@ -56,9 +58,16 @@ def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
                     help="kernel scaling parameter λ (eq. 4.1; default 1)")
 
 
+def table_of(args, graph, gpu=None) -> tuple[str | None, str]:
+    """(latency table key, origin) of --graph on ``gpu``: --table, else the GPU's own, else
+    the graph's (core.kernel.latency_tables.choose_table)."""
+    return common.choose_table(getattr(args, "table", None), gpu, graph)
+
+
 def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
-    """KernelInputs from --graph (with --set) overridden by explicit flags. A graph without
-    a latency table of its own takes ``gpu``'s."""
+    """KernelInputs from --graph (with --set) overridden by explicit flags. The graph is
+    evaluated with --table, else ``gpu``'s latency table, else the graph's own."""
+    from gpumodeler.core.errors import GraphError
     from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph
     base = {}
     if args.graph:
@@ -66,8 +75,14 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
         vals = dict(args.set)
         if values:
             vals.update(values)
-        key = graph.latency_table or (gpu.latency_table if gpu is not None else None)
-        derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
+        key, origin = table_of(args, graph, gpu)
+        try:
+            derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
+        except GraphError as exc:
+            if origin != "gpu" or not graph.latency_table:
+                raise
+            raise CLIError(f"{exc}, or evaluate the graph with its own table "
+                           f"(--table {graph.latency_table})") from None
         base = dict(derived.__dict__)
         common.require_finite(base)   # loop counts of huge variables overflow
     flags = {
@@ -87,6 +102,15 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     if missing:
         raise CLIError(f"give {' and '.join(missing)} (or --graph KERNEL.json)")
     return KernelInputs(**base)
+
+
+def table_used(args, gpu) -> dict:
+    """``{"latency_table": key, "latency_table_origin": text}`` of the table --graph was
+    evaluated with (both None without --graph): said in every prediction, text and JSON."""
+    if not args.graph:
+        return {"latency_table": None, "latency_table_origin": None}
+    key, origin = table_of(args, common.load_graph(args.graph), gpu)
+    return {"latency_table": key, "latency_table_origin": common.TABLE_ORIGIN_TEXT[origin]}
 
 
 def register(sub) -> None:
@@ -152,14 +176,17 @@ def run(args) -> int:
         result = predict(gpu, inputs, grid_size=grid, block_size=args.block_size, occupancy=occ,
                          lam=1.0 if args.lam is None else args.lam, link=link,
                          transfers=common.transfer_list(args))
+    table = table_used(args, gpu)
     if args.model is not None:
         return model_flags.run_models(args, gpu, inputs, grid, occ,
-                                      list(zip(result.transfer_times_s, result.transfers)))
+                                      list(zip(result.transfer_times_s, result.transfers)),
+                                      table=table)
     summary = result.summary()
     _apply_terms(summary, gajger, gpu.require("sm_clock_hz"))
     summary["device"] = gpu.name
     summary["occupancy_warps_per_sm"] = occ
     summary["latency_bound_cycles"] = float(inputs.latency_bound)
+    summary.update(table)
     if occ_result is not None:
         summary["occupancy_limited_by"] = list(occ_result.limited_by)
     common.require_finite(summary)
@@ -180,6 +207,8 @@ def run(args) -> int:
               f"{common.fmt_time(gajger.quantities['eq_4_1_cycles'] / gpu.require('sm_clock_hz'))})")
     cpw = ", ".join(f"{r} {v:.4g}" for r, v in s["cycles_per_warp"].items() if v)
     print(f"         cycles per warp: {cpw}")
+    if table["latency_table"] is not None:
+        print(f"         latency table {table['latency_table']} ({table['latency_table_origin']})")
     print(f"         the mode changes at occupancy {s['knee_occupancy']:.4g} warps/SM")
     for t, tr in zip(s["transfer_times_s"], s["transfers"]):
         arrow = "host->device" if tr["direction"] == "htod" else "device->host"

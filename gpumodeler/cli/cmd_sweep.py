@@ -127,10 +127,13 @@ def run(args) -> int:
     # the graph's latency bound and counts: once for its own table, else per device's table
     kernels: dict = {}
 
+    def table_key(gpu):  # --table, else the GPU's own, else the graph's
+        return common.choose_table(args.table, gpu, graph)[0]
+
     def kernel_for(gpu):
         if graph is None:
             return None
-        key = graph.latency_table or gpu.latency_table
+        key = table_key(gpu)
         if key not in kernels:
             kernels[key] = _kernel_per_variables(graph, axes, key)
         return kernels[key]
@@ -139,7 +142,7 @@ def run(args) -> int:
         kernel_for(gpu)
     n_points = math.prod(len(v) for v in axes.values())
     from .sweep_models import ModelColumns
-    models = ModelColumns(args, graph, lambda gpu: graph.latency_table or gpu.latency_table)
+    models = ModelColumns(args, graph, table_key)
     models.check_size(total)
     inputs = common.inputs_and_catalog((args.graph, "the kernel file"), output=args.output)
     with TableWriter(args.output, args.format, inputs=inputs) as table:
@@ -155,8 +158,8 @@ def run(args) -> int:
 
 
 def _kernel_per_variables(graph, axes, table_key):
-    """The graph's latency bound (with latency table ``table_key``: the graph's own, else the
-    device's) and counts over the product of the swept loop variables only (not over every
+    """The graph's latency bound (with latency table ``table_key``: --table, else the
+    device's, else the graph's own) and counts over the product of the swept loop variables only (not over every
     launch point): ``(names, shape, latency, counts)``, each value a number or an array over
     that product, looked up per point."""
     from gpumodeler.core.kernel.latency_bound import analyze

@@ -60,6 +60,7 @@ def _print(r: dict, fmt_time) -> None:
     if r["energy_j"] is None:
         print("energy       unknown: " + "; ".join(r["energy_unknown"]))
     else:
-        print(f"energy       {r['energy_j']:.6g} J, energy-delay product {r['energy_delay_js']:.6g} J·s")
+        print(f"energy       {r['energy_j']:.6g} J, energy-delay product {r['energy_delay_js']:.6g} J·s "
+              f"({r['energy_bound']})")
     for note in r["notes"]:
         print(f"note         {note}")

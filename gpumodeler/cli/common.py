@@ -215,6 +215,30 @@ def latency_table_for(key: str | None):
         return catalog.latency_table(key)
 
 
+def table_architecture(key: str) -> str | None:
+    """The architecture a latency table ``key`` describes (None when unknown)."""
+    from gpumodeler.core.kernel.latency_tables import TABLES
+    try:
+        table = TABLES.get(key) or latency_table_for(key)
+    except Exception:  # an unknown key: refused where the table is used, not here
+        return None
+    return getattr(table, "architecture", None) or None
+
+
+def choose_table(pinned, gpu, graph) -> tuple[str | None, str]:
+    """(key, origin) of the latency table ``graph`` is evaluated with on ``gpu`` (None: no
+    GPU): core.kernel.latency_tables.choose_table with the tables' architectures."""
+    from gpumodeler.core.kernel.latency_tables import choose_table as choose
+    return choose(pinned, getattr(gpu, "latency_table", None), graph.latency_table,
+                  table_architecture)
+
+
+#: how each prediction names the origin of its latency table
+TABLE_ORIGIN_TEXT = {"pinned": "--table", "gpu": "the GPU's",
+                     "graph-same-architecture": "the graph's own, of the GPU's architecture",
+                     "graph": "the graph's own", "none": "none"}
+
+
 def read_project(path):
     """(project, file info) of the project file ``path``, its values' types checked
     (core.project.check_project): a bad override or launch value is refused at load,

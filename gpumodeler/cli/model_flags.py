@@ -30,7 +30,11 @@ FLAG_FOR_PARAMETER = {
     **{f"tensor_{c}_macs_per_cycle_per_sm": f"--tensor-rate {c}=N" for c in TENSOR_CLASSES},
     "critical_dram_accesses": "--critical-dram-accesses",
     "contention_b_cycles": "--contention-b", "contention_c_bytes_per_s": "--contention-c",
-    "dram_latency_cycles": "--dram-latency", "departure_delay_cycles": "--departure-delay",
+    "dram_latency_cycles": "--dram-latency", "dram_latency_model": "--dram-latency-model",
+    "departure_delay_coal_cycles": "--departure-delay-coal",
+    "departure_delay_uncoal_cycles": "--departure-delay-uncoal",
+    "uncoalesced_share": "--uncoalesced-share",
+    "departure_delay_cycles": "--departure-delay",
     "issue_cycles": "--issue-cycles", "memory_instructions": "--memory-instructions",
     "shared_instructions": "--shared-instructions", "synch_instructions": "--synch-instructions",
     "bsp_comp_cycles": "--bsp-comp", "bsp_lambda": "--bsp-lambda", "bsp_l1_hits": "--bsp-l1-hits",
@@ -99,7 +103,18 @@ def add_model_flags(p: argparse.ArgumentParser, *, overlay: bool = False) -> Non
                    help="Volkov §6.4 fit b (volkov-contention; Table 6.5 GPUs have it)")
     g.add_argument("--contention-c", type=common.bandwidth_arg, metavar="B/S", help="Volkov §6.4 fit c")
     g.add_argument("--dram-latency", type=_nonneg, metavar="CYCLES", help="Mem_LD (mwp-cwp)")
-    g.add_argument("--departure-delay", type=_nonneg, metavar="CYCLES", help="Δ (mwp-cwp)")
+    g.add_argument("--dram-latency-model", choices=("sanchez-gil-7.1",), default=None,
+                   help="Mem_LD from Sánchez Gil's K40 regression (eq. 7.1: every thread loads "
+                        "one address, so it measures contention) instead of the latency table")
+    g.add_argument("--departure-delay", type=_nonneg, metavar="CYCLES",
+                   help="Δ of both access kinds (mwp-cwp)")
+    g.add_argument("--departure-delay-coal", type=_nonneg, metavar="CYCLES",
+                   help="Δ between a coalesced access's transactions (mwp-cwp; GTX 280: 4)")
+    g.add_argument("--departure-delay-uncoal", type=_nonneg, metavar="CYCLES",
+                   help="Δ between an uncoalesced access's transactions (mwp-cwp; GTX 280: 40)")
+    g.add_argument("--uncoalesced-share", type=_nonneg, metavar="W",
+                   help="share of memory instructions that are uncoalesced, 0 to 1 (mwp-cwp; "
+                        "default 0)")
     g.add_argument("--issue-cycles", type=_nonneg, metavar="CYCLES", help="Issue_cycles (mwp-cwp)")
     g.add_argument("--memory-instructions", type=_nonneg, metavar="N",
                    help="global/local memory instructions per warp (mwp-cwp, bsp; from --graph)")
@@ -125,14 +140,15 @@ def gpu_with_term_values(args, gpu):
                               l2_bandwidth_bytes_per_s=args.l2_bandwidth)
 
 
-def graph_counts(args, values=None) -> dict:
-    """Per-warp counts the models read beyond KernelInputs, from --graph."""
+def graph_counts(args, values=None, gpu=None) -> dict:
+    """Per-warp counts the models read beyond KernelInputs, from --graph (its latencies from
+    --table, else ``gpu``'s table, else the graph's own)."""
     if not args.graph:
         return {}
     from gpumodeler.core.models.graph_inputs import graph_counts as counts_of
     graph = common.load_graph(args.graph)
-    return counts_of(graph, dict(dict(args.set), **(values or {})),
-                     common.latency_table_for(graph.latency_table))
+    key, _ = common.choose_table(getattr(args, "table", None), gpu, graph)
+    return counts_of(graph, dict(dict(args.set), **(values or {})), common.latency_table_for(key))
 
 
 def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True) -> ModelInputs:
@@ -142,7 +158,7 @@ def model_inputs(args, gpu, kernel, grid, occupancy, *, with_counts: bool = True
     return ModelInputs(gpu=gpu_with_term_values(args, gpu), kernel=kernel, grid_size=grid,
                        block_size=args.block_size, occupancy=float(occupancy),
                        lam=1.0 if args.lam is None else args.lam,
-                       counts=graph_counts(args) if with_counts else {},
+                       counts=graph_counts(args, gpu=gpu) if with_counts else {},
                        parameters=parameters_of(args), terms=terms_of(args))
 
 
@@ -152,6 +168,10 @@ def parameters_of(args) -> dict:
         "critical_dram_accesses": args.critical_dram_accesses,
         "contention_b_cycles": args.contention_b, "contention_c_bytes_per_s": args.contention_c,
         "dram_latency_cycles": args.dram_latency, "departure_delay_cycles": args.departure_delay,
+        "dram_latency_model": getattr(args, "dram_latency_model", None),
+        "departure_delay_coal_cycles": getattr(args, "departure_delay_coal", None),
+        "departure_delay_uncoal_cycles": getattr(args, "departure_delay_uncoal", None),
+        "uncoalesced_share": getattr(args, "uncoalesced_share", None),
         "issue_cycles": args.issue_cycles, "memory_instructions": args.memory_instructions,
         "shared_instructions": args.shared_instructions, "synch_instructions": args.synch_instructions,
         "bsp_comp_cycles": args.bsp_comp, "bsp_lambda": args.bsp_lambda,
@@ -177,13 +197,15 @@ def entry(name: str, outcome, transfer_s: float) -> dict:
         getattr(outcome, "item", None) or "")}
 
 
-def run_models(args, gpu, kernel, grid, occupancy, transfers) -> int:
-    """`predict --model NAME|all`: one entry per model and the spread."""
+def run_models(args, gpu, kernel, grid, occupancy, transfers, table=None) -> int:
+    """`predict --model NAME|all`: one entry per model and the spread; ``table``: the
+    latency table the graph was evaluated with (``latency_table``, ``latency_table_origin``)."""
     from gpumodeler.core.errors import ModelError
     from gpumodeler.core.models.result import ModelResult
     from gpumodeler.core.models.registry import evaluate_all
     from gpumodeler.core.models.registry import spread
     inputs = model_inputs(args, gpu, kernel, grid, occupancy)
+    table = table or {"latency_table": None, "latency_table_origin": None}
     names = list(MODELS) if args.model == "all" else [args.model]
     try:
         results = evaluate_all(inputs, names)
@@ -193,7 +215,7 @@ def run_models(args, gpu, kernel, grid, occupancy, transfers) -> int:
         raise CLIError(error_text(results[names[0]]))
     transfer_s = float(sum(t for t, _ in transfers))
     sp = spread(results)
-    out = {"device": gpu.name, "occupancy_warps_per_sm": float(occupancy),
+    out = {"device": gpu.name, "occupancy_warps_per_sm": float(occupancy), **table,
            "transfer_times_s": [t for t, _ in transfers],
            "transfers": [{"direction": d, "bytes": n} for _, (d, n) in transfers],
            "models": [entry(n, results[n], transfer_s) for n in names],
@@ -206,6 +228,8 @@ def run_models(args, gpu, kernel, grid, occupancy, transfers) -> int:
         return 0
     print(f"device   {gpu.name}: {gpu.require('sms')} SMs at {gpu.require('sm_clock_hz') / 1e6:g} MHz; "
           f"occupancy {float(occupancy):g} warps/SM")
+    if table["latency_table"] is not None:
+        print(f"latency table {table['latency_table']} ({table['latency_table_origin']})")
     width = max(len(n) for n in names)
     for n in names:
         r = results[n]

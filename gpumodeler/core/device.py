@@ -70,6 +70,11 @@ class GPUSpec:
     tensor_int4_macs_per_cycle_per_sm: float | None = None
     tensor_int1_macs_per_cycle_per_sm: float | None = None
     tensor_fp64_macs_per_cycle_per_sm: float | None = None
+    # The clock the dense tensor rates above run at, where NVIDIA's tensor peaks imply one
+    # below the SM clock (H100 SXM5: 989.4 TFLOPS / (2 × 132 SMs × 2048) = 1830 MHz against a
+    # 1980 MHz SM clock, whitepaper Table 3). FP64 tensor work (DMMA) is not scaled: its peak
+    # implies the SM clock. None: the SM clock.
+    tensor_clock_hz: float | None = None
     # Instructions a scheduler can dispatch per issue (2 = dual issue: Kepler–Pascal;
     # 1 on Volta and later). Unknown: the graph's dual edges are trusted.
     dispatch_per_scheduler: int | None = None
@@ -92,6 +97,11 @@ class GPUSpec:
     l2_bytes: float | None = None
     l2_bandwidth_bytes_per_s: float | None = None
     launch_overhead_s: float | None = None
+    # Volkov §6.4's memory-contention fit, latency = a + b·λ/(c − λ), calibrated from the
+    # user's measurements (calibrate contention); Table 6.5's five GPUs need none.
+    contention_a_cycles: float | None = None
+    contention_b_cycles: float | None = None
+    contention_c_bytes_per_s: float | None = None
 
     def require(self, name: str):
         """Return field ``name``, raising a clear error when it is unknown or not positive."""

@@ -4,6 +4,7 @@ service layer's (:mod:`gpumodeler.service.application`; ``pick_application`` and
 from __future__ import annotations
 
 from gpumodeler.service.application import pick_application, run_application
+from gpumodeler.service.application import ENERGY_BOUND  # noqa: F401  (re-exported)
 
 
 def timeline_svg(result: dict, width: int = 900) -> str:

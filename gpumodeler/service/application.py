@@ -4,6 +4,11 @@ from __future__ import annotations
 
 from gpumodeler.core.errors import InvalidParameter
 
+#: What the energy is: a GPU's busy power is its board power (TDP), the most the board may
+#: draw, not what a kernel draws, so the energy is an upper bound of the kernels' share
+#: (copies are in the idle power: docs/timeline.md).
+ENERGY_BOUND = "upper bound: busy power is the board's TDP"
+
 
 def pick_application(project, wanted: str | None) -> str:
     """The id of the application ``wanted`` (id or name, case-insensitive), or the only one."""
@@ -53,4 +58,5 @@ def run_application(project, app_id: str, lookups: dict, analyses=None) -> dict:
         "busy_fraction": dict(timeline.busy_fraction), "busy_s": dict(timeline.busy_s),
         "energy_j": energy.energy_j, "energy_delay_js": energy.energy_delay_js,
         "device_energy_j": energy.device_j, "host_energy_j": energy.host_j,
-        "energy_unknown": list(energy.unknown), "notes": list(built.notes)}
+        "energy_unknown": list(energy.unknown), "energy_bound": ENERGY_BOUND,
+        "notes": list(built.notes)}

@@ -37,10 +37,17 @@ def test_model_all_lists_five_models_and_the_spread(capsys):
     # the default model keeps today's number
     code, out, _ = run(capsys, *K40_SAXPY2, "--json")
     assert json.loads(out)["kernel_time_s"] == times["gajger"]
-    # Sánchez Gil's measured 183.5 GB/s and load-dependent DRAM latency in mwp-cwp
-    mwp = r["models"][2]["quantities"]
-    assert mwp["mem_bandwidth_bytes_per_s"] == 183.5e9
-    assert mwp["Mem_LD"] == pytest.approx(0.466 * 30720 - 1911.2)
+    # Sánchez Gil's measured 183.5 GB/s in mwp-cwp; Mem_LD the K40's constant DRAM latency
+    # (Gajger Table 4.2, Kepler), as Hong & Kim's Mem_LD is: the launch is compute-bound
+    mwp = r["models"][2]
+    assert mwp["quantities"]["mem_bandwidth_bytes_per_s"] == 183.5e9
+    assert mwp["quantities"]["Mem_LD"] == 300 and mwp["bound"] == "compute"
+    # Sánchez Gil's eq. 7.1 (one address under contention) by name: latency-bound
+    code, out, _ = run(capsys, *K40_SAXPY2, "--model", "mwp-cwp", "--json",
+                       "--dram-latency-model", "sanchez-gil-7.1")
+    named = json.loads(out)["models"][0]
+    assert named["quantities"]["Mem_LD"] == pytest.approx(0.466 * 30720 - 1911.2)
+    assert named["bound"] == "latency" and named["kernel_time_s"] > 4 * mwp["kernel_time_s"]
 
 
 def test_contention_flags_complete_the_five(capsys):

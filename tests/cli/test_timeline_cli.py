@@ -39,6 +39,8 @@ def test_the_saxpy2_program_takes_the_launch_total(capsys, tmp_path):
     assert doc["critical_path"] == ["copy_x", "copy_y", "saxpy2", "copy_back"]
     assert set(doc["busy_fraction"]) >= {"gpu1/compute", "gpu1/copy"}
     assert doc["energy_j"] is None and doc["energy_unknown"]  # the GTX 970 has no idle power
+    # busy power is the board's TDP: whatever energy is printed is an upper bound, said so
+    assert "upper bound" in doc["energy_bound"] and "TDP" in doc["energy_bound"]
     root = ET.parse(svg).getroot()
     assert root.tag.endswith("svg")
     assert "saxpy2" in svg.read_text()

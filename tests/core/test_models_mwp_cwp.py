@@ -4,6 +4,7 @@ import pytest
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.models.gajger import KernelInputs
 from gpumodeler.core.models.registry import evaluate
+from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.models.result import KernelTerms, MissingModelInput, ModelInputs
 
 # Volkov §7.1: GT200, 434-cycle memory latency, 141.7 GB/s, 1.296 GHz, 30 SMs, 4 CPI/SM
@@ -84,14 +85,38 @@ def test_synchronisation_cost_h18():
     assert exc.value.item == "departure_delay_cycles"
 
 
-def test_uncoalesced_accesses_use_the_departure_delay():
-    """H1/H6: 2 transactions per memory warp: Mem_L = 434 + Δ, Departure_delay = 2Δ."""
+def test_wide_accesses_use_the_departure_delay():
+    """H2/H6: 2 transactions per memory warp: Mem_L = 434 + Δ, Departure_delay = 2Δ."""
     r = workload(32, 8, gmem_per_load=256, params={"departure_delay_cycles": 40})
     assert r.quantities["Mem_L"] == 474 and r.quantities["departure_delay"] == 80
     assert r.quantities["MWP_Without_BW"] == pytest.approx(474 / 80)
     with pytest.raises(MissingModelInput) as exc:
         workload(32, 8, gmem_per_load=256)
-    assert exc.value.item == "departure_delay_cycles"
+    assert exc.value.item == "departure_delay_coal_cycles"
+
+
+# Hong & Kim 2009, GTX 280: Departure_del_coal 4, Departure_del_uncoal 40 cycles
+HK_GTX280 = {"departure_delay_coal_cycles": 4, "departure_delay_uncoal_cycles": 40}
+
+
+def test_each_access_kind_takes_its_own_departure_delay():
+    """H1–H6 with both delays: coalesced accesses (the default, share 0) depart 4 cycles
+    apart, uncoalesced ones 40 cycles apart over 32 transactions (one per thread)."""
+    coal = workload(32, 8, params=HK_GTX280)
+    assert coal.quantities["Mem_L"] == 434 and coal.quantities["departure_delay"] == 4
+    assert coal.quantities["MWP_Without_BW"] == pytest.approx(434 / 4)
+    unc = workload(32, 8, params={**HK_GTX280, "uncoalesced_share": 1.0})
+    assert unc.quantities["Mem_L"] == 434 + 31 * 40                      # H1
+    assert unc.quantities["departure_delay"] == 40 * 32                  # H6
+    half = workload(32, 8, params={**HK_GTX280, "uncoalesced_share": 0.5})
+    assert half.quantities["Mem_L"] == pytest.approx(0.5 * (434 + 31 * 40) + 0.5 * 434)   # H5
+    assert half.quantities["departure_delay"] == pytest.approx(0.5 * 40 * 32 + 0.5 * 4)
+    assert unc.time_s > half.time_s > coal.time_s
+    with pytest.raises(MissingModelInput) as exc:
+        workload(32, 8, params={"departure_delay_coal_cycles": 4, "uncoalesced_share": 0.5})
+    assert exc.value.item == "departure_delay_uncoal_cycles"
+    with pytest.raises(InvalidParameter):
+        workload(32, 8, params={**HK_GTX280, "uncoalesced_share": 1.5})
 
 
 def test_rep_and_tail():
@@ -112,25 +137,50 @@ K40 = GPUSpec("Tesla K40", compute_capability="3.5", sms=15, sm_clock_hz=745e6, 
               memory_bandwidth_measured_bytes_per_s=183.5e9, latency_table="kepler-gajger")
 
 
+K40_PARAMS = {"dram_latency_model": "sanchez-gil-7.1"}
+
+
 @pytest.mark.parametrize("grid, occupancy, mem_ld", [
     (15 * 64 * 100, 64, 0.466 * 30720 - 1911.2),  # 12404.32 cycles at 30720 resident threads
     (625, 64, 0.466 * 20000 - 1911.2),            # 7408.8 at 20000 threads
 ])
-def test_k40_dram_latency_from_sanchez_gil_regression(grid, occupancy, mem_ld):
+def test_k40_dram_latency_from_sanchez_gil_regression_by_name(grid, occupancy, mem_ld):
+    """Sánchez Gil eq. 7.1, named: his benchmark (§5.4.2) loads one address from every thread."""
     kernel = KernelInputs(latency_bound=1.0, issued_instructions=20, gmem_bytes=128)
     r = evaluate("mwp-cwp", ModelInputs(K40, kernel, grid_size=grid, block_size=32, occupancy=occupancy,
-                                        counts={"memory_instructions": 1}))
+                                        counts={"memory_instructions": 1}, parameters=K40_PARAMS))
     assert r.quantities["Mem_LD"] == pytest.approx(mem_ld)
+    assert any("contention" in n for n in r.notes)
     assert r.quantities["mem_bandwidth_bytes_per_s"] == 183.5e9  # Sánchez Gil §5.2
     assert r.quantities["issue_cycles"] == 0.25  # 4 schedulers issue 1 each: > 32/192
 
 
-def test_k40_outside_the_measured_range_uses_the_latency_table():
+@pytest.mark.parametrize("grid, block, occupancy", [(15 * 64 * 100, 32, 64), (625, 32, 64),
+                                                    (15 * 100, 512, 16)])
+def test_k40_default_dram_latency_is_the_tables_constant(grid, block, occupancy):
+    """Hong & Kim's Mem_LD is a constant: the K40's table (Gajger Table 4.2, Kepler 300
+    cycles) at every thread count, not the one-address contention of eq. 7.1."""
     kernel = KernelInputs(latency_bound=1.0, issued_instructions=20, gmem_bytes=128)
-    r = evaluate("mwp-cwp", ModelInputs(K40, kernel, grid_size=15 * 100, block_size=512, occupancy=16,
+    r = evaluate("mwp-cwp", ModelInputs(K40, kernel, grid_size=grid, block_size=block, occupancy=occupancy,
                                         counts={"memory_instructions": 1}))
-    assert r.quantities["Mem_LD"] == 300  # kepler-gajger dram; 7680 threads < 9984
-    assert any("outside Sánchez Gil's measured range" in n for n in r.notes)
+    assert r.quantities["Mem_LD"] == 300
+    assert any("kepler-gajger" in n for n in r.notes)
+
+
+def test_the_regression_is_refused_where_it_was_not_measured():
+    kernel = KernelInputs(latency_bound=1.0, issued_instructions=20, gmem_bytes=128)
+    outside = ModelInputs(K40, kernel, grid_size=15 * 100, block_size=512, occupancy=16,
+                          counts={"memory_instructions": 1}, parameters=K40_PARAMS)
+    with pytest.raises(InvalidParameter, match="9984"):   # 7680 threads < 9984
+        evaluate("mwp-cwp", outside)
+    other = ModelInputs(GT200, kernel, grid_size=100, block_size=32, occupancy=8,
+                        counts={"memory_instructions": 1}, parameters=K40_PARAMS)
+    with pytest.raises(InvalidParameter, match="K40"):
+        evaluate("mwp-cwp", other)
+    with pytest.raises(InvalidParameter, match="valid"):
+        evaluate("mwp-cwp", ModelInputs(K40, kernel, grid_size=625, block_size=32, occupancy=64,
+                                        counts={"memory_instructions": 1},
+                                        parameters={"dram_latency_model": "nope"}))
 
 
 def test_missing_inputs_name_the_parameter():

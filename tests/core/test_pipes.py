@@ -167,3 +167,34 @@ def test_graph_to_prediction_uses_the_pipes():
 
 def test_kernel_inputs_default_to_no_mix():
     assert KernelInputs(latency_bound=1, issued_instructions=1).pipe_instructions is None
+
+
+def test_fp16_shares_the_fp32_lanes_on_ga10x_not_on_turing():
+    """NVIDIA (Developer Forums, "Separate CUDA core pipeline for FP16 and FP32?"): on GA10x
+    FP16x2 is dual-issued to both FMA pipes, the FP32 lanes; on Volta, Turing and GA100 the
+    FP16 pipe is separate. A 50/50 FP16/FP32 mix on GA10x takes the lanes' summed time,
+    twice what separate pipes would bound it at."""
+    mix = {"fp32": 16, "fp16": 16}
+    ga = bound(GA10X, mix)
+    fp32_alone = 32 * 16 / 128
+    fp16_alone = 32 * 16 / (128 / 2)
+    assert ga.cycles_per_warp["fp16"] == pytest.approx(fp16_alone + fp32_alone)
+    assert ga.binding == "fp16"
+    separate = bound(GPUSpec(**{**GA10X.__dict__, "compute_capability": "8.0"}), mix)
+    assert separate.cycles_per_warp["fp16"] == fp16_alone
+    assert ga.cycles_per_warp["fp16"] / separate.cycles_per_warp["fp16"] == pytest.approx(1.5)
+    # an even split of the lanes' time (8 cycles each): shared binds at 16, separate at 8
+    even = {"fp32": 32, "fp16": 16}
+    sep = bound(GPUSpec(**{**GA10X.__dict__, "compute_capability": "8.0"}), even)
+    lanes = lambda b: max(b.cycles_per_warp[r] for r in ("fp32", "fp16", "fp32_int32"))
+    assert lanes(sep) == 8 and lanes(bound(GA10X, even)) == 16
+    t = bound(TURING, mix)
+    assert t.cycles_per_warp["fp16"] == 32 * 16 / 64   # Turing: its own pipe
+
+
+def test_hfma2_mma_is_a_move_not_fp16_work():
+    """ptxas's ``HFMA2.MMA Rd, -RZ, RZ, c, c`` writes a constant: a move on the MMA pipe."""
+    info = classify("HFMA2.MMA")
+    assert info.latency_class == "mov" and info.pipe == "tensor"
+    assert classify("@P0 HFMA2.MMA").latency_class == "mov"
+    assert classify("HFMA2").latency_class == "fp16" and classify("HFMA2.FTZ").pipe == "fp16"

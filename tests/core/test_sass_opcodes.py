@@ -13,7 +13,7 @@ from gpumodeler.core.kernel.latency_tables import INSTRUCTION_CLASSES
     ("ISETP.GE.AND", "cuda_core", "setp", "int32"), ("VIADD", "cuda_core", "int_add", "int32"),
     ("UIADD3", "cuda_core", "int_add", "int32"), ("UMOV", "cuda_core", "mov", "int32"),
     ("S2UR", "cuda_core", "mov", "int32"), ("CS2R", "cuda_core", "mov", "int32"),
-    ("HADD2", "cuda_core", "fp16", "fp16"), ("HFMA2.MMA", "cuda_core", "fp16", "fp16"),
+    ("HADD2", "cuda_core", "fp16", "fp16"), ("HFMA2.MMA", "cuda_core", "mov", "tensor"),
     ("HMUL2", "cuda_core", "fp16", "fp16"),
     ("HMMA.16816.F32", "tensor", "tensor", "tensor"), ("IMMA.8816.S32.S8", "tensor", "tensor", "tensor"),
     ("HGMMA.64x128x16.F32", "tensor", "tensor", "tensor"), ("DMMA.884", "tensor", "tensor", "tensor"),

@@ -172,3 +172,20 @@ def test_many_sizes_are_grouped_for_the_breakpoints_and_still_fit():
     assert fit.loo_mape <= 1.5 * NOISE * 100
     assert fit.model.bandwidth_bytes_per_s(1e6) == pytest.approx(6e9, rel=0.03)
     assert fit.model.bandwidth_bytes_per_s(1e8) == pytest.approx(2.5e9, rel=0.03)
+
+
+def test_a_larger_copy_never_takes_less_time():
+    """Across a gap where the bandwidth rises faster than the size (0.5 GB/s up to 4 kB, 4 GB/s
+    from 8 kB) eq. 4.8's piecewise time falls, 13.2 -> 7.0 µs; the model holds the running
+    maximum instead (docs/calibration.md), and is unchanged where the time grows."""
+    m = TransferModel(5e-6, (Regime(256.0, 4096.0, 0.5e9), Regime(8192.0, 1e9, 4e9)))
+    piecewise = lambda n: m.startup_s + n / m.bandwidth_bytes_per_s(n)
+    assert piecewise(8192.0) < piecewise(4096.0)            # the dip the running maximum removes
+    n = np.geomspace(1.0, 2e9, 2000)
+    t = m.time_s(n)
+    assert np.all(np.diff(t) >= 0)
+    assert m.time_s(8192.0) == pytest.approx(piecewise(4096.0))
+    assert m.time_s(4096.0) == pytest.approx(piecewise(4096.0))
+    assert m.time_s(1e9) == pytest.approx(piecewise(1e9))   # past the gap the line takes over
+    assert m.time_s(100.0) == pytest.approx(piecewise(100.0))
+    assert m.time_s(0.0) == m.startup_s

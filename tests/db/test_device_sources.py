@@ -20,6 +20,7 @@ UNITS = {"count", "Hz", "B", "B/s", "B/cycle", "1/cycle", "bit", "W", "s", "rati
 GPU_FIELDS = {
     "vendor": "text", "architecture": "text", "compute_capability": "text",
     "sms": "count", "sm_clock_hz": "Hz", "base_clock_hz": "Hz", "boost_clock_hz": "Hz",
+    "tensor_clock_hz": "Hz", "copy_engines": "count", "idle_power_w": "W",
     "fp32_cores_per_sm": "count", "int32_units_per_sm": "count", "fp64_units_per_sm": "count",
     "int32_fp32_shared_lanes_per_sm": "count", "fp16_results_per_cycle_per_sm": "1/cycle",
     "sfu_per_sm": "count", "ldst_units_per_sm": "count", "tensor_cores_per_sm": "count",
@@ -49,7 +50,8 @@ HOST_FIELDS = {
 }
 INSTRUCTION_CLASSES = ("int_add", "int_mad", "int_mul", "int_div", "int_rem", "logic", "shift",
                        "fp32_add", "fp32_mad", "fp32_mul", "fp32_div", "mov", "setp", "sfu",
-                       "fp64", "fp16", "tensor", "conversion", "shuffle")
+                       "fp64", "fp16", "tensor", "conversion", "shuffle",
+                       *(f"tensor_n{n}" for n in (8, 16, 32, 64, 128, 256)))
 MEMORY_LEVELS = ("dram", "dram_random", "l2", "l1", "shared", "shared_2way", "constant")
 LATENCY_TABLE_FIELDS = {
     "architecture": "text",
@@ -75,7 +77,7 @@ CAN_BE_ABSENT = {"fp64_units_per_sm"}
 
 RANGES = {
     "sms": (1, 1000), "sm_clock_hz": (1e8, 5e9), "base_clock_hz": (1e8, 5e9),
-    "boost_clock_hz": (1e8, 5e9), "fp32_cores_per_sm": (8, 256), "int32_units_per_sm": (8, 256),
+    "boost_clock_hz": (1e8, 5e9), "tensor_clock_hz": (1e8, 5e9), "copy_engines": (1, 8), "idle_power_w": (1, 2000), "fp32_cores_per_sm": (8, 256), "int32_units_per_sm": (8, 256),
     "fp64_units_per_sm": (0, 128), "int32_fp32_shared_lanes_per_sm": (0, 256),
     "fp16_results_per_cycle_per_sm": (2, 1024), "sfu_per_sm": (1, 64), "ldst_units_per_sm": (1, 64),
     "tensor_cores_per_sm": (1, 16),

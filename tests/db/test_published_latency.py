@@ -31,7 +31,8 @@ EXPECTED = {
         "lat_int_div": (71, P, "arafa2019-outputs"), "lat_int_rem": (72, P, "arafa2019-outputs"),
         "lat_logic": (4, P, "arafa2019-outputs"), "lat_setp": (4, P, "arafa2019-outputs"),
         "lat_mov": (4, P, "arafa2019-outputs"), "lat_conversion": (4, P, "arafa2019-outputs"),
-        "lat_sfu": (8, P, "arafa2019-outputs"), "lat_fp64": (8, P, "arafa2019-outputs"),
+        # SFU: rsqrt.approx.f32 (single precision), not the FP64 MUFU.RSQ64H's 8
+        "lat_sfu": (18, P, "arafa2019-outputs"), "lat_fp64": (8, P, "arafa2019-outputs"),
         "lat_fp16": (6, P, "arafa2019-outputs"),
         "lat_int_mad": None, "lat_tensor": None, "lat_shuffle": None, "lat_shift": None,
         "mem_shared": (27.010254, P, "accelsim-ubench-titanv"),
@@ -46,7 +47,7 @@ EXPECTED = {
         "lat_fp32_mad": (4, P, "arafa2019-outputs"), "lat_fp32_div": (335, P, "arafa2019-outputs"),
         "lat_int_add": (4, P, "arafa2019-outputs"), "lat_int_mul": (4, P, "arafa2019-outputs"),
         "lat_int_div": (79, P, "arafa2019-outputs"), "lat_int_rem": (79, P, "arafa2019-outputs"),
-        "lat_sfu": (12, P, "arafa2019-outputs"), "lat_fp64": (45, P, "arafa2019-outputs"),
+        "lat_sfu": (25, P, "arafa2019-outputs"), "lat_fp64": (45, P, "arafa2019-outputs"),
         "lat_fp16": (6, P, "arafa2019-outputs"), "lat_conversion": (4, P, "arafa2019-outputs"),
         "lat_int_mad": None, "lat_tensor": None,
         "mem_shared": (23, P, "sjfeng-microbenchmark"), "mem_l1": (32, P, "sjfeng-microbenchmark"),
@@ -72,16 +73,33 @@ EXPECTED = {
     },
     "hopper-published": {
         "lat_fp32_add": (4, S, "blackwell-survey-quotes"), "lat_fp32_mad": (4, S, "blackwell-survey-quotes"),
-        "lat_int_add": (4, S, "blackwell-survey-quotes"), "lat_tensor": (128, S, "blackwell-survey-quotes"),
+        "lat_int_add": (4, S, "blackwell-survey-quotes"), "lat_tensor": None,
+        # wgmma m64nNk16 by N (Luo et al. Table 9): the 128 is N = 256's, not every MMA's
+        **{f"lat_tensor_n{n}": (c, S, "blackwell-survey-quotes")
+           for n, c in ((8, 18), (16, 20), (32, 24), (64, 32), (128, 64), (256, 128))},
         "lat_fp64": None, "lat_sfu": None, "lat_int_mad": None, "ilp_cycles": None,
         "mem_shared": (29.0, S, "blackwell-survey-quotes"),
         "mem_l1": (32.0, P, "hpmll-random-latency"), "mem_l2": (264.5, P, "hpmll-random-latency"),
         "mem_dram": (656.8, P, "hpmll-random-latency"),
     },
+    # B200 (GB100): its own L1; the FP32/INT32 figure was measured on GB203 and H100 and is
+    # a labelled assumption here
     "blackwell-published": {
-        "lat_fp32_mad": (4, S, "blackwell-survey-quotes"), "lat_int_add": (4, S, "blackwell-survey-quotes"),
+        "lat_fp32_mad": (4, S, "assumed-gb203-on-b200"), "lat_int_add": (4, S, "assumed-gb203-on-b200"),
         "mem_l1": (39, S, "blackwell-survey-quotes"),
         "lat_tensor": None, "mem_shared": None, "mem_l2": None, "mem_dram": None,
+    },
+    # RTX 50xx (GB20x): the GB203 figures only, not the B200's
+    "blackwell-gb20x-published": {
+        "lat_fp32_mad": (4, S, "blackwell-survey-quotes"), "lat_int_add": (4, S, "blackwell-survey-quotes"),
+        "mem_l1": None, "lat_tensor": None, "mem_shared": None, "mem_l2": None, "mem_dram": None,
+    },
+    # GA10x: the A100's figures as labelled assumptions, but not its tensor (GA102's rate is a
+    # quarter of the A100's) or FP64 (2 units per SM) latencies
+    "ampere-ga10x-published": {
+        "lat_fp32_mad": (4, S, "assumed-ga100-on-ga10x"), "lat_int_add": (4, S, "assumed-ga100-on-ga10x"),
+        "mem_dram": (566.3, P, "assumed-ga100-on-ga10x"), "lat_tensor": None, "lat_fp64": None,
+        "lat_sfu": None,
     },
 }
 # Figures recorded as alternatives (table, field, value, provenance): the simulator and
@@ -101,14 +119,17 @@ ALTERNATIVES = [
     ("blackwell-published", "mem_dram", 832.6, U), ("blackwell-published", "mem_l2", 305.1, U),
     ("blackwell-published", "mem_shared", 29.0, U), ("blackwell-published", "mem_l1", 39.6, U),
     ("blackwell-published", "lat_fp32_mad", 4.44, U), ("blackwell-published", "lat_tensor", 11.0, S),
+    ("hopper-published", "lat_tensor", 128, S),
 ]
 # The GPU each table's default measurements were taken on, as its alias says.
 MEASURED_ON = {"volta-published": ["TITAN V"], "turing-published": ["TITAN RTX", "RTX 2070"],
                "ampere-published": ["A100"], "ada-published": ["RTX 4090"],
-               "hopper-published": ["H800 PCIe"], "blackwell-published": ["B200", "RTX 5080"]}
+               "hopper-published": ["H800 PCIe"], "blackwell-published": ["B200"],
+               "blackwell-gb20x-published": ["RTX 5080"], "ampere-ga10x-published": ["A100", "RTX 3070"]}
 MEASURED_GPUS = {"NVIDIA TITAN V": "volta-published", "NVIDIA TITAN RTX": "turing-published",
                  "GeForce RTX 2060": "turing-published", "GeForce RTX 2070": "turing-published",
-                 "GeForce RTX 3070": "ampere-published", "H800 PCIe 80 GB": "hopper-published"}
+                 "GeForce RTX 3070": "ampere-ga10x-published", "H800 PCIe 80 GB": "hopper-published"}
+CHIP_TABLES = {"8.6": "ampere-ga10x-published", "12.0": "blackwell-gb20x-published"}
 MODERN = {"Volta": "volta-published", "Turing": "turing-published", "Ampere": "ampere-published",
           "Ada Lovelace": "ada-published", "Hopper": "hopper-published",
           "Blackwell": "blackwell-published"}
@@ -175,7 +196,8 @@ def test_the_measured_gpus_are_in_the_database_and_carry_their_table(catalog):
         device = catalog.get(name)
         assert device.kind == "gpu"
         assert device.value("latency_table") == key
-        assert device.value("architecture") == catalog.latency_table(key).architecture
+        # the family, and for a chip with a table of its own the chip too ("Ampere GA10x")
+        assert catalog.latency_table(key).architecture.startswith(device.value("architecture"))
 
 
 def _modern_gpus(catalog):
@@ -194,7 +216,9 @@ def test_every_modern_gpu_links_to_its_architecture_table(catalog):
     assert len(gpus) == 27 and {g.name for g in gpus} >= set(MEASURED_GPUS)
     for device in gpus:
         key = device.value("latency_table")
-        assert key == MODERN[device.value("architecture")], device.name
+        # a chip whose measured latencies differ from its family's first chip has its own
+        chip = CHIP_TABLES.get(device.value("compute_capability"))
+        assert key == (chip or MODERN[device.value("architecture")]), device.name
         record = device.default_record("latency_table")
         assert record.source and record.where and record.note
 
@@ -228,7 +252,7 @@ def test_a_graph_evaluates_on_every_modern_gpu_or_names_the_edge_no_source_cover
             assert err.value.item == "d1"
             assert "edge d1" in message and "FFMA (f0)" in message and "'fp32_mad'" in message
             assert "ada-published" in message and "explicit latency" in message
-        elif key == "blackwell-published":
+        elif key in ("blackwell-published", "blackwell-gb20x-published"):
             with pytest.raises(GraphError) as err:
                 analyze(graph, table)
             assert err.value.item == "mem"
@@ -239,7 +263,7 @@ def test_a_graph_evaluates_on_every_modern_gpu_or_names_the_edge_no_source_cover
             assert bound == pytest.approx(table.memory("dram") + 2 * table.instruction("fp32_mad"))
             evaluated.add(key)
     assert evaluated == {"volta-published", "turing-published", "ampere-published",
-                         "hopper-published"}
+                         "ampere-ga10x-published", "hopper-published"}
 
 
 def test_titan_v_bound_is_the_titan_v_measurements(catalog):
@@ -351,3 +375,15 @@ def test_a_version_3_database_migrates_to_allow_the_grades(tmp_path):
     assert int(version) == SCHEMA_VERSION == len(KNOWN_MIGRATIONS)
     assert {"device_values_by_field", "device_values_insert_clears_hash",
             "device_values_update_clears_hash", "device_values_delete_clears_hash"} <= items
+
+
+def test_an_imported_listing_names_its_chips_table(catalog):
+    """sm_86 (GA10x) and sm_120 (GB20x) listings name their chips' tables, not GA100's or
+    B200's; sm_80 and sm_100 keep the family's first chip's."""
+    from gpumodeler.core.kernel.sass.latencies import table_for_architecture
+    tables = {k: catalog.latency_table(k) for k in catalog.latency_table_keys()}
+    assert table_for_architecture("sm_86", tables)[0] == "ampere-ga10x-published"
+    assert table_for_architecture("sm_80", tables)[0] == "ampere-published"
+    assert table_for_architecture("sm_120a", tables)[0] == "blackwell-gb20x-published"
+    assert table_for_architecture("sm_100a", tables)[0] == "blackwell-published"
+    assert table_for_architecture("sm_90a", tables)[0] == "hopper-published"

@@ -58,6 +58,11 @@ def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, o
         if producer.latency_class is None:
             raise GraphError(f"edge {edge.id}: {producer.opcode} ({edge.src}) has no latency class "
                              f"(unit {producer.unit}); give the edge an explicit latency", item=edge.id)
+        n = wgmma_n(producer)
+        if n is not None:
+            value = table.wgmma(n)
+            if value is not None:
+                return value
         return float(table.instruction(producer.latency_class))
     except GraphError as exc:
         if exc.item is None:
@@ -73,6 +78,15 @@ PRODUCER_LATENCY = attrgetter("unit", "is_load", "latency_class", "space", "memo
                                "bank_conflict_degree", "pattern")
 
 
+def wgmma_n(producer) -> int | None:
+    """The N of a warpgroup MMA (wgmma) producer whose latency depends on it, else None."""
+    if producer.latency_class != "tensor":
+        return None
+    from gpumodeler.core.kernel.mma import decode_mma
+    work = decode_mma(producer.opcode)
+    return work.n if work is not None and work.warpgroup and work.n else None
+
+
 def latency_key(edge, producer, order):
     """What an edge's table latency depends on (:func:`resolve_edge_latency`), so edges alike
     share one look-up; None when it is not known to depend on these only."""
@@ -80,7 +94,7 @@ def latency_key(edge, producer, order):
     if kind == "dependency" or kind == "memory":
         if producer is None:
             return None  # resolve_edge_latency says what is wrong
-        return kind, PRODUCER_LATENCY(producer)
+        return kind, PRODUCER_LATENCY(producer), wgmma_n(producer)
     if kind == "branch":
         taken = edge.taken
         return (kind, order[edge.src] >= order[edge.dst] if taken is None else taken)

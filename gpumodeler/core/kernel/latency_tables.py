@@ -36,7 +36,12 @@ INSTRUCTION_CLASSES = (
     "int_add", "int_mad", "int_mul", "int_div", "int_rem", "logic", "shift",
     "fp32_add", "fp32_mad", "fp32_mul", "fp32_div", "mov", "setp", "sfu", "fp64",
     "fp16", "tensor", "conversion", "shuffle",
+    *(f"tensor_n{n}" for n in (8, 16, 32, 64, 128, 256)),
 )
+#: Warpgroup MMA (wgmma, SASS ``*GMMA.64xNxK``) latency by the shape's N: rows
+#: ``tensor_n<N>``. Their latency grows with N (Luo et al. 2025, Table 9, H800: 18 cycles at
+#: N = 8 to 128 at N = 256), so one figure cannot serve every shape.
+TENSOR_N_ROWS = (8, 16, 32, 64, 128, 256)
 #: Memory levels (Gajger Table 4.2 rows; Volkov's stream/random/smem/smem2).
 MEMORY_LEVELS = ("dram", "dram_random", "l2", "l1", "shared", "shared_2way", "constant")
 
@@ -62,7 +67,8 @@ class LatencyTable:
     def instruction(self, latency_class: str) -> float:
         """Latency of an instruction class; raises GraphError when the table has none."""
         value = self.instruction_cycles.get(latency_class)
-        if value is None and latency_class not in ("sfu", "fp64"):
+        if value is None and latency_class not in ("sfu", "fp64") \
+                and not latency_class.startswith("tensor_n"):
             value = self.cuda_core_default_cycles
         if value is None:
             known = ", ".join(k for k, v in self.instruction_cycles.items() if v is not None)
@@ -70,6 +76,22 @@ class LatencyTable:
                 f"latency table '{self.key}' has no latency for instruction class "
                 f"'{latency_class}' (it has: {known}); give the edge an explicit latency")
         return value
+
+    def wgmma(self, n: int) -> float | None:
+        """Latency of a warpgroup MMA of shape N (``tensor_n<N>`` rows), None when the table
+        has no such rows. Between two rows the latency is interpolated linearly in N (the
+        rows from N = 64 up are N / 2 exactly); below the first or above the last, the
+        nearest row. A choice: the source measured powers of two only."""
+        rows = sorted((m, self.instruction_cycles[f"tensor_n{m}"]) for m in TENSOR_N_ROWS
+                      if self.instruction_cycles.get(f"tensor_n{m}") is not None)
+        if not rows:
+            return None
+        if n <= rows[0][0]:
+            return float(rows[0][1])
+        for (n0, c0), (n1, c1) in zip(rows, rows[1:]):
+            if n <= n1:
+                return float(c0 + (c1 - c0) * (n - n0) / (n1 - n0))
+        return float(rows[-1][1])
 
     def memory(self, level: str) -> float:
         value = self.memory_cycles.get(level)
@@ -140,8 +162,12 @@ TABLES: dict[str, LatencyTable] = {t.key: t for t in (
             {"dram": 440, "shared": 38}),
     _gajger("fermi-gajger", "Fermi GF106 (Gajger)", "Fermi", 1, None, 32, 28, None,
             {"dram": 685, "l2": 310, "l1": 45, "shared": 50}),
-    _gajger("kepler-gajger", "Kepler GK104 (Gajger)", "Kepler", 2, 3, None, None, 201,
-            {"dram": 300, "l2": 175, "l1": 30, "shared": 33}),
+    _gajger("kepler-gajger", "Kepler GK104 (Gajger)", "Kepler", 2, 3, 18, 15, 201,
+            {"dram": 300, "l2": 175, "l1": 30, "shared": 33},
+            notes=("ASSUMPTION: branch 18/15 by Gajger's own rule (§4.4.2: a taken branch takes "
+                   "twice the CUDA-core latency, 2 x 9; not taken 28/32 of taken, rounded down, "
+                   "as Volkov measured on Fermi, §3.7 — the rule that gives his Maxwell 12/10); "
+                   "Table 4.1 has N/A",)),
     _gajger("maxwell-gajger", "Maxwell GM107 (Gajger)", "Maxwell", 3, 3, 12, 10, 150,
             {"dram": 350, "l2": 194, "shared": 28},
             notes=("branch 12/10 derived by Gajger as twice the CUDA-core latency (§4.4.2)",
@@ -166,3 +192,31 @@ def get_table(key: str) -> LatencyTable:
         return TABLES[key]
     except KeyError:
         raise GraphError(f"unknown latency table {key!r}; valid: {', '.join(TABLES)}") from None
+
+
+def choose_table(pinned: str | None, gpu_table: str | None, graph_table: str | None,
+                 architecture_of=None) -> tuple[str | None, str]:
+    """The latency table a kernel graph is evaluated with on a GPU, and where the choice came
+    from: the table the user pinned; else the target GPU's own (its latencies are the ones
+    the prediction is about: a graph drawn for Maxwell, evaluated on a Kepler K40, takes
+    Kepler's latencies, Gajger Table 4.1); else, on a GPU that names none, the graph's own.
+
+    One exception, a choice: when ``architecture_of`` (key -> architecture name) says the
+    graph's table is of the GPU's table's architecture, the graph's is kept: both describe
+    the same hardware, and the graph's was chosen for its instruction set (an sm_52 listing
+    names ``maxwell-published``, whose SFU and conversion latencies the GTX 970's
+    ``maxwell-gajger`` lacks).
+
+    Returns ``(key, origin)``, origin ``"pinned"``, ``"gpu"``, ``"graph-same-architecture"``,
+    ``"graph"`` or ``"none"``."""
+    if pinned:
+        return pinned, "pinned"
+    if gpu_table and graph_table and graph_table != gpu_table and architecture_of is not None:
+        arch = architecture_of(gpu_table)
+        if arch and architecture_of(graph_table) == arch:
+            return graph_table, "graph-same-architecture"
+    if gpu_table:
+        return gpu_table, "gpu"
+    if graph_table:
+        return graph_table, "graph"
+    return None, "none"

@@ -175,10 +175,21 @@ def base_mnemonic(opcode: str) -> str:
     return text.split()[0].split(".")[0] if text else ""
 
 
+#: ``HFMA2.MMA`` is ptxas's register-move idiom (``HFMA2.MMA R2, -RZ, RZ, c, c`` writes a
+#: constant): a move it issues to the MMA pipe to spare the ALU, not FP16 arithmetic. It is
+#: counted as a move (latency class ``mov``) whose issue slot counts and which occupies no
+#: FP16 or FP32 lanes (pipe ``tensor``: that pipe's row counts multiply-adds, and a move has
+#: none).
+MMA_PIPE_MOVE = OpcodeInfo("cuda_core", "mov", pipe="tensor")
+
+
 @lru_cache(maxsize=4096)  # a kernel repeats few mnemonics many times
 def classify(opcode: str) -> OpcodeInfo | None:
     """Unit and latency class of a SASS mnemonic (``'IADD.X'`` -> int_add), or None if unknown."""
-    return _TABLE.get(base_mnemonic(opcode))
+    base = base_mnemonic(opcode)
+    if base == "HFMA2" and ".MMA" in _PREDICATE.sub("", opcode.strip().upper()).split()[0]:
+        return MMA_PIPE_MOVE
+    return _TABLE.get(base)
 
 
 def pipe_of(info: OpcodeInfo) -> str:

@@ -3,8 +3,10 @@
 Equations (H1–H21 as numbered in ``docs/sources.md``; Sánchez Gil 2017 §1.6 describes
 MWP and CWP in words, Volkov 2016 §7.1 restates the model on the GTX 280):
 
-    Mem_L           = Mem_LD + (τ − 1) · Δ          (H1, H2, H5: τ transactions per memory warp)
-    Departure_delay = Δ · τ                          (H6)
+    Mem_L_Coal      = Mem_LD + (τ − 1) · Δ_coal           (H2; τ = 1 for a 128-byte warp access)
+    Mem_L_Uncoal    = Mem_LD + (τ_u − 1) · Δ_uncoal       (H1; τ_u transactions per memory warp)
+    Mem_L           = Mem_L_Uncoal · w_u + Mem_L_Coal · (1 − w_u)                  (H3–H5)
+    Departure_delay = Δ_uncoal · τ_u · w_u + Δ_coal · τ · (1 − w_u)               (H6)
     MWP_Without_BW  = Mem_L / Departure_delay        (H7, H8)
     BW_per_warp     = Freq · Load_bytes_per_warp / Mem_L                      (H9)
     MWP_peak_BW     = Mem_Bandwidth / (BW_per_warp · #Active_SMs)            (H10)
@@ -29,15 +31,28 @@ Inputs and the choices made where the documents leave them open:
   tail term on it is rounded up to whole waves ("some codes take ceil"). A grid smaller
   than one wave is one wave (#Rep = 1) with the under-filled term on (the default): H16's
   fraction would otherwise make 16 blocks on 15 SMs faster than 1 block.
-* ``Mem_LD``: an explicit ``dram_latency_cycles``; else, on the Tesla K40, Sánchez Gil's
-  load-dependent regression ``Y = 0.466·X − 1911.2`` cycles (eq. 7.1, X = threads; used
-  with X = resident threads, only inside the measured range 9984–30720 threads, §6.3 and
-  Fig. 41); else the DRAM latency of the GPU's latency table (noted).
+* ``Mem_LD``: an explicit ``dram_latency_cycles``; else the DRAM latency of the GPU's
+  latency table (Hong & Kim's Mem_LD is a machine constant, one figure per GPU, the latency
+  of a DRAM access, their §3 and Table 6). Sánchez Gil's K40 regression ``Y = 0.466·X −
+  1911.2`` cycles (eq. 7.1, X = threads, 9984–30720 threads, §6.3 and Fig. 41) is *not* the
+  default: his benchmark (§5.4.2) has every thread of every block load the same 4-byte
+  global variable, so it measures contention on one address, which grows with the thread
+  count; an ordinary access pattern does not see it. It stays
+  available by name (``dram_latency_model = "sanchez-gil-7.1"``, with X = resident
+  threads, only on the Tesla K40 and inside the measured range).
 * ``Mem_Bandwidth``: the measured (sustained) bandwidth where the database has it
   (Sánchez Gil: 183.5 GB/s on the K40, §5.2), else the theoretical one (noted).
-* ``Δ`` (departure delay) was not extracted by Sánchez Gil. Without it MWP_Without_BW is
-  left out, as Volkov's §7.1 restatement does (MWP = min(n, MWP_peak_BW)); uncoalesced
-  accesses (τ > 1) or barriers need it and ask for it.
+* Two departure delays, as Hong & Kim have (4 and 40 cycles on the GTX 280):
+  ``departure_delay_coal_cycles`` between the transactions of a coalesced access and
+  ``departure_delay_uncoal_cycles`` of an uncoalesced one (``departure_delay_cycles`` sets
+  both where they are not given). ``w_u`` (``uncoalesced_share``, 0 to 1, default 0) is the
+  share of the memory instructions that are uncoalesced, H3's weight: the graph does not
+  analyse addresses, so it is an input. An uncoalesced access is taken at τ_u = warp size
+  transactions (one per thread, H&K's bound "up to 32"), a coalesced one at τ = its bytes
+  per memory instruction / 128 B (at least 1). Sánchez Gil extracted neither delay: without
+  them MWP_Without_BW is left out, as Volkov's §7.1 restatement does (MWP = min(n,
+  MWP_peak_BW)); a coalesced access of τ > 1, an uncoalesced share or barriers need the
+  delay concerned and ask for it.
 * ``Issue_cycles`` (4 on G80/GT200 = 32 threads / 8 cores): the SM's cycles per warp
   instruction, max(warp size / CUDA cores per SM, 1 / (schedulers · issue rate)), unless given.
 * ``#Mem_insts`` = global/local memory warp instructions per warp; ``#Total_insts`` = warp
@@ -49,12 +64,14 @@ from __future__ import annotations
 import math
 
 from gpumodeler.core.models import kernel_terms as kt
-from gpumodeler.core.models.result import MissingModelInput, ModelInputs, ModelResult, TermEffect
+from gpumodeler.core.models.result import (InvalidParameter, MissingModelInput, ModelInputs,
+                                           ModelResult, TermEffect)
 from gpumodeler.core.models.sanity import finish
 
 TRANSACTION_BYTES = 128.0
 #: Sánchez Gil 2017 eq. (7.1): DRAM latency = 0.466 · threads − 1911.2 cycles (R² = 0.88),
-#: measured on the Tesla K40 from 9984 (DRAM onset, §6.3.1) to 30720 threads.
+#: measured on the Tesla K40 from 9984 (DRAM onset, §6.3.1) to 30720 threads, every thread
+#: loading the same word (§5.4): contention on one address, used only when named.
 K40_DRAM_REGRESSION = (0.466, -1911.2, 9984, 30720)
 K40_NAMES = ("Tesla K40",)
 EQUATIONS = "Hong & Kim 2009 eq. (H1–H21 of docs/sources.md); Volkov 2016 §7.1; Sánchez Gil 2017 Table 10, eq. 7.1"
@@ -73,23 +90,37 @@ def issue_cycles(inputs: ModelInputs) -> float:
     return max(cores, issue)
 
 
+#: The published DRAM-latency models a user may name instead of the table's constant.
+DRAM_LATENCY_MODELS = ("sanchez-gil-7.1",)
+
+
 def dram_latency(inputs: ModelInputs, resident_threads: float):
-    """(Mem_LD cycles, source note)."""
+    """(Mem_LD cycles, source note): given, else the named model, else the GPU's table."""
     given = inputs.param("dram_latency_cycles")
     if given is not None:
         return given, "given"
     gpu = inputs.gpu
-    slope, icpt, lo, hi = K40_DRAM_REGRESSION
-    if gpu.name in K40_NAMES and lo <= resident_threads <= hi:
+    model = inputs.parameters.get("dram_latency_model")
+    if model is not None:
+        if model not in DRAM_LATENCY_MODELS:
+            raise InvalidParameter(f"unknown DRAM-latency model {model!r}; valid: "
+                                   f"{', '.join(DRAM_LATENCY_MODELS)}", item="dram_latency_model")
+        slope, icpt, lo, hi = K40_DRAM_REGRESSION
+        if gpu.name not in K40_NAMES:
+            raise InvalidParameter(f"Sánchez Gil's eq. 7.1 was measured on the Tesla K40 only, "
+                                   f"not on '{gpu.name}'", item="dram_latency_model")
+        if not lo <= resident_threads <= hi:
+            raise InvalidParameter(f"Sánchez Gil's eq. 7.1 holds for {lo}–{hi} threads; this "
+                                   f"launch has {resident_threads:g} resident threads",
+                                   item="dram_latency_model")
         return slope * resident_threads + icpt, (
-            f"Sánchez Gil eq. 7.1 at {resident_threads:g} resident threads (load-dependent)")
+            f"Sánchez Gil eq. 7.1 at {resident_threads:g} resident threads: one address under "
+            f"contention, not an ordinary access")
     if gpu.latency_table:
         from gpumodeler.core.kernel.latency_tables import TABLES
         table = TABLES.get(gpu.latency_table)
         if table is not None and table.memory_cycles.get("dram") is not None:
-            why = (f"outside Sánchez Gil's measured range ({lo}–{hi} threads); "
-                   if gpu.name in K40_NAMES else "")
-            return float(table.memory_cycles["dram"]), f"{why}DRAM latency of table {table.key}"
+            return float(table.memory_cycles["dram"]), f"DRAM latency of table {table.key}"
     raise MissingModelInput(f"mwp-cwp needs the DRAM latency Mem_LD of '{gpu.name}'",
                             item="dram_latency_cycles")
 
@@ -126,7 +157,13 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     comp_cycles = issue * total_insts
     if comp_cycles <= 0:
         raise MissingModelInput("mwp-cwp needs instructions per warp > 0", item="issued_instructions")
-    delta = inputs.param("departure_delay_cycles")
+    legacy = inputs.param("departure_delay_cycles")
+    delta_c = inputs.param("departure_delay_coal_cycles", legacy)
+    delta_u = inputs.param("departure_delay_uncoal_cycles", legacy)
+    w_u = inputs.param("uncoalesced_share", 0.0)
+    if w_u > 1:
+        raise InvalidParameter(f"uncoalesced_share is a share of the memory instructions, 0 to 1; "
+                               f"got {w_u}", item="uncoalesced_share")
     q = {"N_active_warps_per_sm": N, "active_sms": active_sms, "active_blocks_per_sm": active_blocks,
          "rep": rep, "issue_cycles": issue, "comp_cycles": comp_cycles,
          "total_instructions": total_insts, "memory_instructions": mem_insts,
@@ -135,7 +172,7 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
         exec_cycles = comp_cycles * N * rep
         q.update(MWP=None, CWP=None, case="compute-bound (no memory instructions)")
         bound, binding = "compute", "issue"
-        departure = delta or 0.0
+        departure = delta_c or 0.0
         mwp = 1.0
     else:
         resident = min(blocks * wpb, active_sms * N) * gpu.require("warp_size")
@@ -143,12 +180,26 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
         notes.append(f"Mem_LD = {mem_ld:.6g} cycles ({source})")
         load_bytes = gmem / mem_insts
         tau = max(1.0, load_bytes / TRANSACTION_BYTES)
-        if tau > 1 + 1e-12 and delta is None:
+        tau_u = float(gpu.require("warp_size"))
+        w_c = 1.0 - w_u
+        if w_c > 0 and tau > 1 + 1e-12 and delta_c is None:
             raise MissingModelInput(
-                f"mwp-cwp: uncoalesced accesses ({tau:g} transactions per memory instruction) need "
-                f"the departure delay Δ (Sánchez Gil did not extract it)", item="departure_delay_cycles")
-        mem_l = mem_ld + (tau - 1.0) * (delta or 0.0)
-        departure = None if delta is None else delta * tau
+                f"mwp-cwp: accesses of {tau:g} transactions per memory instruction need the "
+                f"coalesced departure delay Δ_coal (Sánchez Gil did not extract it)",
+                item="departure_delay_coal_cycles")
+        if w_u > 0 and delta_u is None:
+            raise MissingModelInput(
+                f"mwp-cwp: an uncoalesced share of {w_u:g} needs the uncoalesced departure delay "
+                f"Δ_uncoal (Hong & Kim: 40 cycles on the GTX 280; Sánchez Gil did not extract it)",
+                item="departure_delay_uncoal_cycles")
+        mem_l_coal = mem_ld + (tau - 1.0) * (delta_c or 0.0)                       # H2
+        mem_l_uncoal = mem_ld + (tau_u - 1.0) * (delta_u or 0.0)                   # H1
+        mem_l = mem_l_uncoal * w_u + mem_l_coal * w_c                              # H3-H5
+        known = (w_c == 0 or delta_c is not None) and (w_u == 0 or delta_u is not None)
+        departure = ((delta_u or 0.0) * tau_u * w_u + (delta_c or 0.0) * tau * w_c   # H6
+                     if known else None)
+        q.update(Mem_L_Coal=mem_l_coal, Mem_L_Uncoal=mem_l_uncoal, uncoalesced_share=w_u,
+                 departure_delay_coal=delta_c, departure_delay_uncoal=delta_u)
         if gpu.memory_bandwidth_measured_bytes_per_s is not None:
             bandwidth = float(gpu.memory_bandwidth_measured_bytes_per_s)
             notes.append(f"Mem_Bandwidth = measured {bandwidth / 1e9:.4g} GB/s")

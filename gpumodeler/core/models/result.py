@@ -36,7 +36,15 @@ PARAMETERS = {
     "contention_b_cycles": "Volkov eq. (§6.4) b: initial slope of the memory-latency rise, cycles",
     "contention_c_bytes_per_s": "Volkov eq. (§6.4) c: the throughput where latency diverges, B/s",
     "dram_latency_cycles": "unloaded DRAM latency Mem_LD, cycles",
-    "departure_delay_cycles": "H&K departure delay between memory transactions, cycles",
+    "dram_latency_model": "a published DRAM-latency model instead of the table's constant "
+                          "(mwp-cwp: 'sanchez-gil-7.1', the K40's one-address contention)",
+    "departure_delay_cycles": "H&K departure delay between memory transactions, cycles (both kinds)",
+    "departure_delay_coal_cycles": "H&K Departure_del_coal: between the transactions of a "
+                                   "coalesced access, cycles (GTX 280: 4)",
+    "departure_delay_uncoal_cycles": "H&K Departure_del_uncoal: between the transactions of an "
+                                     "uncoalesced access, cycles (GTX 280: 40)",
+    "uncoalesced_share": "share of the memory instructions that are uncoalesced, 0 to 1 "
+                         "(H&K Weight_uncoal; default 0)",
     "issue_cycles": "H&K Issue_cycles: cycles to issue one warp instruction on an SM",
     "instructions": "warp instructions per warp (dual-issued pairs count twice)",
     "memory_instructions": "global/local memory warp instructions per warp",

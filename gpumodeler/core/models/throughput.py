@@ -34,7 +34,11 @@ CUDA cores split into pipes (docs/pipes.md has the rules and their sources):
   lanes, ``int32_fp32_shared_lanes_per_sm``); with separate lanes (Volta, Turing, GA100,
   Hopper) the two pipes are independent and this resource does not exist (0)
 * ``fp16``  = W × INS_FP16 / (FP16 results per cycle per SM / 2): every FP16 instruction is
-  counted as a packed HADD2/HMUL2/HFMA2, two results per thread (SASS has no other form)
+  counted as a packed HADD2/HMUL2/HFMA2, two results per thread (SASS has no other form).
+  Where FP16x2 runs on the FP32 lanes (GA10x and GH100 by NVIDIA's statement, later
+  architectures by assumption: :func:`fp16_shares_fp32_lanes`) the two share those lanes'
+  time: ``fp16`` += ``fp32`` and ``fp32_int32`` += the FP16 time; on Volta, Turing and GA100
+  FP16 is a pipe of its own
 * ``tensor`` = Σ_c MACs_c / (dense tensor MACs per clock per SM of class c): the tensor-core
   multiply-adds per warp of each data-type class c (``tensor_macs``, decoded from the MMA
   shapes by core.kernel.mma) over the GPU's rate for that class (NVIDIA architecture
@@ -169,14 +173,50 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
             lanes = require_positive(gpu, "cuda_cores_per_sm") + int_lanes - shared
             out["fp32_int32"] = warp * (fp32 + int32) / lanes
     if _used(fp16):
-        out["fp16"] = warp * fp16 / (require_positive(gpu, "fp16_results_per_cycle_per_sm") / 2.0)
+        own = warp * fp16 / (require_positive(gpu, "fp16_results_per_cycle_per_sm") / 2.0)
+        out["fp16"] = own
+        if fp16_shares_fp32_lanes(gpu):
+            # FP16x2 runs on the FP32 lanes (both FMA pipes): the lanes' time is the sum
+            shared = np.where(np.asarray(fp16) > 0, out["fp32"], 0.0)  # per point, as one launch
+            out["fp16"] = own + (float(shared) if shared.ndim == 0 else shared)
+            if _used(int32) and (gpu.int32_fp32_shared_lanes_per_sm or 0) > 0:
+                # where INT32 work shares the lanes too (element by element: a sweep's
+                # points without INT32 have no fp32_int32 row, as a single launch has not)
+                extra = np.where(np.asarray(int32) > 0, own, 0.0)
+                out["fp32_int32"] = out["fp32_int32"] + (float(extra) if extra.ndim == 0 else extra)
     return out
+
+
+#: Compute capabilities whose FP16x2 instructions run on the FP32 lanes: NVIDIA states it for
+#: GA10x (8.6: "FP16x2 operations are dual-issued to both FMAheavy and FMAlite pipe") and
+#: GH100 (9.0: "same as GA10x for FMA pipes and FP16x2"), and a separate FP16 pipe for Volta,
+#: Turing and GA100 (NVIDIA Developer Forums, "Separate CUDA core pipeline for FP16 and FP32?",
+#: 2024, NVIDIA's answer). ASSUMPTION for 8.7, 8.9, 10.x and 12.x, which the answer does not
+#: name: the GA10x/GH100 arrangement they inherit (their SMs keep the FMAheavy/FMAlite split).
+FP16_ON_FP32_LANES_STATED = ("8.6", "9.0")
+FP16_ON_FP32_LANES_ASSUMED = ("8.7", "8.9", "10.0", "10.1", "10.3", "11.0", "12.0", "12.1")
+
+
+def fp16_shares_fp32_lanes(gpu: GPUSpec) -> bool:
+    """True when the GPU's FP16x2 instructions occupy its FP32 lanes (see the constants)."""
+    cc = str(gpu.compute_capability or "")
+    return cc in FP16_ON_FP32_LANES_STATED or cc in FP16_ON_FP32_LANES_ASSUMED
 
 
 # -- the tensor row (tensor cores) ----------------------------------------------------------
 
+def tensor_clock_ratio(gpu: GPUSpec, tensor_class: str):
+    """SM clocks per tensor clock for ``tensor_class``: SM clock / ``tensor_clock_hz`` (1 when
+    the GPU has no tensor clock of its own, and for FP64, whose peak implies the SM clock)."""
+    if gpu.tensor_clock_hz is None or tensor_class == "fp64":
+        return 1.0
+    return gpu.require("sm_clock_hz") / gpu.require("tensor_clock_hz")
+
+
 def tensor_cycles(gpu: GPUSpec, tensor_macs: dict | None):
-    """Cycles per warp the tensor cores need: Σ_c MACs_c / dense MACs per clock per SM of c.
+    """Cycles per warp the tensor cores need: Σ_c MACs_c / dense MACs per clock per SM of c,
+    in SM cycles: × SM clock / tensor clock where the GPU's tensor peaks imply a clock below
+    the SM clock (``tensor_clock_hz``; NVIDIA's H100 tensor peaks are quoted at 1830 MHz).
 
     A class with no work needs no rate; one with work and an unknown rate is an error
     naming the device field (the CLI's ``--tensor-rate CLASS=N`` sets it)."""
@@ -188,7 +228,7 @@ def tensor_cycles(gpu: GPUSpec, tensor_macs: dict | None):
                                    f"{', '.join(TENSOR_CLASSES)}")
         macs = _nonneg(f"{cls} tensor multiply-adds", macs)
         if _used(macs):
-            total = total + macs / gpu.tensor_macs_per_cycle_per_sm(cls)
+            total = total + macs / gpu.tensor_macs_per_cycle_per_sm(cls) * tensor_clock_ratio(gpu, cls)
         else:
             total = total + _zero(macs)
     return total

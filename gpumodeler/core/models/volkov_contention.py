@@ -31,12 +31,18 @@ total warps / (w* · SMs) when the grid fills the GPU (Volkov §3.4). Volkov's m
 λ-calibration factor; Gajger's λ is not applied.
 
 Fits (Table 6.5; G80 also the two-term fit of §6.4) are known for Volkov's five GPUs;
-for any other GPU ``contention_b_cycles`` and ``contention_c_bytes_per_s`` must be given.
+for any other GPU ``contention_b_cycles`` and ``contention_c_bytes_per_s`` must be given, or
+fitted to the user's throughput-versus-occupancy measurements (:func:`fit_contention`,
+``gpumodeler calibrate contention``) and stored as the GPU's calibrated values. The fit's
+intercept ``a`` is reported and stored but, as for Table 6.5, the graph's DRAM latency
+stands in for it in L₀ (Table 6.2 and 6.5 differ by at most 2.3 %, Fermi).
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.models import kernel_terms as kt
 from gpumodeler.core.models.result import MissingModelInput, ModelInputs, ModelResult
 from gpumodeler.core.models.sanity import finish
@@ -65,13 +71,86 @@ def contention_fit(inputs: ModelInputs):
             raise MissingModelInput("the contention fit needs both b (cycles) and c (> 0 B/s)",
                                     item="contention_b_cycles" if b is None else "contention_c_bytes_per_s")
         return ((b, c),), "given"
+    gpu = inputs.gpu
+    if gpu.contention_b_cycles is not None and gpu.contention_c_bytes_per_s is not None:
+        return ((float(gpu.contention_b_cycles), float(gpu.contention_c_bytes_per_s)),), \
+            "calibrated (calibrate contention)"
     fit = CONTENTION_FITS.get(inputs.gpu.name)
     if fit is None:
         raise MissingModelInput(
             f"volkov-contention: no memory-contention fit is known for '{inputs.gpu.name}' "
             f"(Volkov Table 6.5 has 8800 GTX, GTX 280, GTX 480, GTX 680, GTX 980); give its "
-            f"b (cycles) and c (B/s)", item="contention_b_cycles")
+            f"b (cycles) and c (B/s), or fit them to your measurements (calibrate contention)",
+            item="contention_b_cycles")
     return fit[1], "Volkov Table 6.5"
+
+
+@dataclass(frozen=True)
+class ContentionFit:
+    """Volkov's §6.4 fit, memory latency = a + b·λ/(c − λ), to measurements."""
+
+    a_cycles: float
+    b_cycles: float
+    c_bytes_per_s: float
+    latencies_cycles: tuple      # from the measurements (Little's law)
+    predicted_cycles: tuple      # a + b·λ/(c − λ) at each measured throughput
+    mape_percent: float
+
+
+def latency_from_throughput(occupancy, throughput_bytes_per_s, bytes_per_warp: float,
+                            sms: float, clock_hz: float):
+    """Mean memory latency in cycles from a measured throughput (Little's law, Volkov §6.4:
+    the warps in flight per SM, each with ``bytes_per_warp`` outstanding, over the
+    throughput): n · bytes · SMs · clock / λ."""
+    return [float(n) * bytes_per_warp * sms * clock_hz / float(t)
+            for n, t in zip(occupancy, throughput_bytes_per_s)]
+
+
+def fit_contention(occupancy, throughput_bytes_per_s, *, bytes_per_warp: float = 128.0,
+                   sms: float, clock_hz: float) -> ContentionFit:
+    """Volkov's a, b, c (§6.4) from throughput-versus-occupancy measurements of a
+    memory-bound kernel: the latencies by Little's law, then least squares of
+    a + b·λ/(c − λ) — linear in a and b for a given c, c searched above the largest
+    measured throughput (the pole lies beyond every measurement, as Table 6.5's c do).
+    Needs 3 or more measurements at different throughputs; b >= 0."""
+    import numpy as np
+    n = np.asarray(occupancy, dtype=float)
+    lam = np.asarray(throughput_bytes_per_s, dtype=float)
+    if n.shape != lam.shape or n.ndim != 1:
+        raise InvalidParameter("give one throughput per occupancy")
+    if not (np.all(np.isfinite(n)) and np.all(n > 0) and np.all(np.isfinite(lam)) and np.all(lam > 0)):
+        raise InvalidParameter("occupancies and throughputs must be finite numbers > 0")
+    if len(np.unique(lam)) < 3:
+        raise InvalidParameter(f"the fit has three parameters: give 3 or more measurements at "
+                               f"different throughputs (got {len(np.unique(lam))})")
+    L = np.asarray(latency_from_throughput(n, lam, bytes_per_warp, sms, clock_hz))
+    top = float(lam.max())
+
+    def solve(c):
+        x = lam / (c - lam)
+        A = np.column_stack([np.ones_like(x), x])
+        (a, b), *_ = np.linalg.lstsq(A, L, rcond=None)
+        if b < 0:                      # latency does not rise: b = 0, a the mean
+            a, b = float(L.mean()), 0.0
+        r = a + b * x - L
+        return float(r @ r), float(a), float(b)
+
+    grid = top * (1.0 + np.geomspace(1e-4, 10.0, 400))
+    sse = [solve(c)[0] for c in grid]
+    i = int(np.argmin(sse))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    for _ in range(100):               # golden-section refinement between the neighbours
+        m1, m2 = lo + (hi - lo) * 0.382, lo + (hi - lo) * 0.618
+        if solve(m1)[0] <= solve(m2)[0]:
+            hi = m2
+        else:
+            lo = m1
+    c = 0.5 * (lo + hi)
+    _, a, b = solve(c)
+    pred = a + b * lam / (c - lam)
+    mape = float(np.mean(np.abs(pred - L) / L) * 100)
+    return ContentionFit(a, b, float(c), tuple(float(v) for v in L),
+                         tuple(float(v) for v in pred), mape)
 
 
 def loaded_latency(L0: float, k: float, fit, throughput_bytes_per_s: float) -> float:

@@ -374,7 +374,8 @@ class ApplicationPanel(DocumentBinding, QWidget):
         if self.result:
             r = self.result
             energy = ("energy unknown: " + "; ".join(r["energy_unknown"]) if r["energy_j"] is None
-                      else f"energy {r['energy_j']:.4g} J (energy-delay {r['energy_delay_js']:.4g} J·s)")
+                      else f"energy {r['energy_j']:.4g} J (energy-delay {r['energy_delay_js']:.4g} J·s; "
+                           f"{r['energy_bound']})")
             self.summary.setStyleSheet("")
             self.summary.setText(f"makespan {r['makespan_s']:.6g} s · critical path "
                                  f"{' → '.join(r['critical_path'])} · {energy}"

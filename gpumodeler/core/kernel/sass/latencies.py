@@ -18,6 +18,26 @@ from gpumodeler.core.kernel.sass.importer import architecture_family
 from gpumodeler.core.kernel.sass.schedule import fill_from_schedule, summary
 
 
+#: Compute capabilities whose chips differ from their family's first (datacenter) chip in
+#: the latencies that were measured, and the marker their tables' keys carry: GA10x
+#: (sm_86/87) is not GA100 (sm_80), GB20x (sm_120/121) is not GB100 (sm_100).
+CHIP_MARKERS = {"sm_86": "ga10x", "sm_87": "ga10x", "sm_120": "gb20x", "sm_121": "gb20x"}
+
+
+def chip_of(arch: str | None) -> str | None:
+    """The chip marker of ``arch`` (``'sm_86'`` -> ``'ga10x'``), None for a family's first chip."""
+    return CHIP_MARKERS.get(str(arch or "").lower().rstrip("af"))
+
+
+def _chip_rank(key: str, chip: str | None) -> int:
+    """0 for a table of the listing's chip, 1 otherwise: a chip's own table first, and for a
+    family's first chip the tables without another chip's marker."""
+    markers = set(CHIP_MARKERS.values())
+    if chip is not None:
+        return 0 if chip in key else 1
+    return 1 if any(m in key for m in markers) else 0
+
+
 def table_for_architecture(arch: str | None, tables: Mapping) -> tuple[str | None, str]:
     """The key of the table in ``tables`` ({key: LatencyTable}) whose architecture field
     names ``arch``'s family (e.g. 'Hopper' for sm_90), and a note saying which was chosen,
@@ -28,9 +48,10 @@ def table_for_architecture(arch: str | None, tables: Mapping) -> tuple[str | Non
     # the compiled table of every published figure (``<family>-published``) first: for
     # Maxwell the documents' own tables (maxwell-gajger, maxwell-volkov) each lack rows an
     # imported listing needs (conversions, barriers, ...), which it fills
+    chip = chip_of(arch)
     keys = sorted((k for k, t in tables.items()
                    if family.lower() in str(getattr(t, "architecture", "")).lower()),
-                  key=lambda k: (not k.endswith("-published"), k))
+                  key=lambda k: (_chip_rank(k, chip), not k.endswith("-published"), k))
     if not keys:
         return None, (f"no {family} latency table in the device database: name one with "
                       f"--latency-table, or give graph/sweep --table")
