@@ -84,10 +84,11 @@ MAX_WHOLE = 2**53
 MAX_INPUT_BYTES = 512 * 2**20
 
 
-def read_input(path: str, what: str) -> bytes:
+def read_input(path: str, what: str, kind: str = "") -> bytes:
     """The bytes of input file ``path`` (``-``: standard input; ``what`` it should be, for
     messages); CLIError when it cannot be read or holds more than :data:`MAX_INPUT_BYTES`
-    (an endless input such as ``< /dev/zero`` ends there)."""
+    (an endless input such as ``< /dev/zero`` ends there). ``kind`` names the file in the
+    message of a file that cannot be read (``cannot read kernel file PATH``)."""
     try:
         if path == "-":
             stream = getattr(sys.stdin, "buffer", None)
@@ -97,7 +98,7 @@ def read_input(path: str, what: str) -> bytes:
             with open(path, "rb") as fh:
                 data = fh.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+        raise CLIError(f"cannot read {kind + ' ' if kind else ''}{path}: {exc.strerror}") from None
     if len(data) > MAX_INPUT_BYTES:
         raise CLIError(f"{path} holds more than {MAX_INPUT_BYTES >> 20} MiB: not {what}")
     return data
@@ -385,7 +386,7 @@ def parse_json_text(text: str, path: str, what: str):
 def load_graph(path: str) -> KernelGraph:
     from gpumodeler.core.kernel.graph import from_dict
     try:
-        text = read_input(path, "a gpumodeler-kernel file").decode("utf-8")
+        text = read_input(path, "a gpumodeler-kernel file", "kernel file").decode("utf-8")
     except UnicodeDecodeError:
         raise CLIError(f"{path} is not a text file (expected gpumodeler-kernel JSON)") from None
     data = parse_json_text(text, path, "a gpumodeler-kernel file")
