@@ -57,6 +57,21 @@ def _num(v) -> str:
     return escape(str(v))
 
 
+#: units a device or link value is shown in with an SI prefix (every digit kept)
+SI_UNITS = ("Hz", "B/s", "W")
+
+
+def _quantity(v, unit: str) -> str:
+    """A device or link value in engineering units when its unit takes a prefix (clocks,
+    bandwidths, powers: "1.98 GHz"; times: "4.5 µs"), all its digits kept; else as is."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and is_finite(v) and v:
+        if unit in SI_UNITS:
+            return escape(format_si(float(v), unit, 12))
+        if unit == "s":
+            return escape(format_time(float(v), 12))
+    return _num(v)
+
+
 def _table(headers, rows, num_cols=()) -> str:
     out = ["<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr></thead>"]
     for r in rows:
@@ -176,14 +191,14 @@ def _values_section(project, catalog, what: str) -> str:
             value = r.value if r is not None else None
             if f in overrides:
                 rows.append((f"<span class='override'>{escape(f)}</span>",
-                             f"<span class='override'>{_num(overrides[f])}</span>",
+                             f"<span class='override'>{_quantity(overrides[f], r.unit if r else '')}</span>",
                              escape(r.unit if r else ""), "<span class='override'>project override</span>",
-                             f"catalog value {_num(value)}" + (f" ({cited})" if cited else "")))
+                             f"catalog value {_quantity(value, r.unit if r else '')}" + (f" ({cited})" if cited else "")))
             elif value is None:
                 rows.append((escape(f), "<span class='unknown'>unknown</span>", escape(r.unit if r else ""),
                              escape(r.provenance or "") if r else "", cited))
             else:
-                rows.append((escape(f), _num(value), escape(r.unit), escape(r.provenance or ""), cited))
+                rows.append((escape(f), _quantity(value, r.unit), escape(r.unit), escape(r.provenance or ""), cited))
         parts.append(f"<h4>{title}</h4>" + _table(("field", "value", "unit", "provenance", "source"), rows, (1,)))
     return "\n".join(parts) or f"<p>(no {what}s)</p>"
 

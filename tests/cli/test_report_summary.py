@@ -117,6 +117,11 @@ def test_the_four_identical_h100s_share_one_device_table(tmp_path, capsys):
     assert len(merged) == 1 and "×4" in merged[0]
     assert all(d.id in merged[0] for d in gpus)
     assert devices.count("<table>") == 2
+    # clocks in engineering units, every digit kept: no raw count of hertz anywhere
+    with Catalog() as catalog:
+        clock = catalog.get(gpus[0].device_name).default_record("boost_clock_hz").value
+    assert clock > 1e9
+    assert format_si(float(clock), "Hz", 12) in devices and str(int(clock)) not in html
     # the four PCIe and the four NVLink connections: one table each
     links = _part(html, "links", "kernels")
     assert links.count("<table>") == 2 and links.count("×4") == 2
