@@ -396,6 +396,27 @@ def _applications_section(applications: list) -> str:
     return "\n".join(parts) or "<p>(no applications)</p>"
 
 
+def _calibrations_section(entries: list) -> str:
+    """Each stored calibration of a placed device or link: its model, fit errors and the
+    measurements it was fitted to."""
+    rows = []
+    for entry in entries:
+        if entry["error"] is not None:
+            rows.append((escape(entry["name"]), "", "", "", f"<span class='err'>{escape(entry['error'])}</span>",
+                         "", "", ""))
+        for c in entry["calibrations"]:
+            params = ", ".join(f"{escape(str(k))} = {_num(v)}" for k, v in c.parameters.items()
+                               if isinstance(v, (int, float, str)))
+            rows.append((escape(entry["name"]), escape(c.kind), escape(c.subject), escape(c.label), params,
+                         "—" if c.mape_percent is None else f"{c.mape_percent:.3g} %",
+                         "—" if c.loo_mape is None else f"{c.loo_mape:.3g} %",
+                         escape(c.measurements_name) + (f" ({escape(c.created)})" if c.created else "")))
+    if not rows:
+        return "<p>(no stored calibration for the devices and links of this project)</p>"
+    return _table(("device or link", "kind", "subject", "label", "model", "error (MAPE)",
+                   "leave-one-out error", "measurements"), rows, (5, 6))
+
+
 #: the report's parts, in order: (anchor, title, level); level 2 parts group the level 3 ones
 OUTLINE = (
     ("summary", "Summary", 2),
@@ -409,6 +430,7 @@ OUTLINE = (
     ("kernels", "Kernels", 3),
     ("launches", "Launches: equations and intermediate values", 3),
     ("applications", "Applications: steps and engines", 3),
+    ("calibrations", "Calibrations", 3),
 )
 
 
@@ -445,6 +467,7 @@ def build_report(project, catalog, *, project_path: str, command: str) -> str:
         "kernels": _kernels_section(data["kernels"]),
         "launches": _launches_section(data["launches"]),
         "applications": _applications_section(data["applications"]),
+        "calibrations": _calibrations_section(data["calibrations"]),
     }
     body = [f"<h1>{escape(project.name)}</h1>"]
     if project.description:

@@ -19,7 +19,8 @@ def report_data(project, catalog, lookups: dict | None = None) -> dict:
       :meth:`~gpumodeler.core.models.registry.Spread.summary`, None when no model gives a
       time) and ``spread_error`` (why the models could not be compared, else None);
     - sweeps: ``sweep``, ``snapshot``, ``result`` (SweepResult);
-    - applications: ``application``, ``result`` (:func:`.application.run_application`'s dict).
+    - applications: ``application``, ``result`` (:func:`.application.run_application`'s dict);
+    - calibrations: :func:`project_calibrations`.
     """
     from gpumodeler.service.evaluation import ProjectEvaluation
     from gpumodeler.service.launches import predict_launch
@@ -49,7 +50,27 @@ def report_data(project, catalog, lookups: dict | None = None) -> dict:
                                  ("prediction", "spread", "spread_error"), launch),
             "sweeps": _entries(project.sweeps, "sweep", ("snapshot", "result"), sweep),
             "applications": _entries(project.applications, "application", ("result",),
-                                     application)}
+                                     application),
+            "calibrations": project_calibrations(project, catalog)}
+
+
+def project_calibrations(project, catalog) -> list:
+    """The current stored calibrations (link models, kernel λ) of each device and link the
+    project places, in the order of their first placement: ``{"name", "calibrations"
+    (Calibration list), "error"}`` (the error when the name is not in the catalog)."""
+    from gpumodeler.db.calibrations import list_calibrations
+
+    names = [d.device_name for d in project.devices.values()]
+    names += [c.link_name for c in project.connections.values()]
+    out = []
+    for name in dict.fromkeys(names):
+        entry = {"name": name, "calibrations": [], "error": None}
+        try:
+            entry["calibrations"] = [c for c in list_calibrations(catalog, name) if c.is_current]
+        except ModelError as exc:
+            entry["error"] = str(exc)
+        out.append(entry)
+    return out
 
 
 def models_spread(project, launch_id: str, evaluation) -> dict | None:

@@ -198,3 +198,26 @@ def test_the_spread_reuses_the_analyses_and_agrees_with_a_fresh_comparison(examp
             fresh = spread(compare_launch(project, entry["id"], result,
                                           table_lookup=lookups.get("table_lookup")))
             assert entry["spread"] == fresh.summary()
+
+
+def test_a_stored_calibration_is_listed_in_the_details(tmp_path, capsys):
+    import hashlib
+
+    from gpumodeler.db.calibrations import Calibration, save_calibration
+    example = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
+    link = next(iter(load_project(example).connections.values())).link_name
+    cal = Calibration(link, "link", "htod", "pinned-copies", {
+        "model": "regimes", "startup_s": 6e-6,
+        "regimes": [{"first_size_bytes": 4.0, "last_size_bytes": 2.0 ** 31,
+                     "bandwidth_bytes_per_s": 1.2e10}]},
+        (), 1.25, 1.75, 1.0, "copies.json", hashlib.sha256(b"copies").hexdigest(),
+        "2026-11-23T10:00:00Z")
+    before = _report(example, tmp_path, capsys)
+    before = before[before.index("id='calibrations'"):]
+    with Catalog() as catalog:
+        save_calibration(catalog, cal)
+    html = _report(example, tmp_path, capsys)
+    details = html[html.index("id='calibrations'"):html.index("<footer>")]
+    assert "pinned-copies" not in before and "pinned-copies" in details
+    assert link in details and "1.25 %" in details and "1.75 %" in details and "copies.json" in details
+    assert html.index("id='summary'") < html.index("id='calibrations'")
