@@ -36,6 +36,7 @@ class GraphAnalyses:
         self.table_lookup = table_lookup
         self._bounds: dict = {}
         self._counts: dict = {}
+        self._derived: dict = {}
         self.analysed = 0   # how many graph analyses were made (the tests count them)
 
     def bound(self, graph, key: str | None):
@@ -55,6 +56,16 @@ class GraphAnalyses:
         hit = self._counts.get(k)
         if hit is None or hit[0] is not graph:
             hit = self._counts[k] = (graph, count(graph, warp_size))
+        return hit[1]
+
+    def cached(self, what: str, graph, key, make):
+        """``make()``, made once per ``what`` (a name), graph and hashable ``key``: for what
+        another module derives from a graph (the other models' counts,
+        :func:`gpumodeler.core.models.graph_inputs.compare_launch`)."""
+        k = (what, id(graph), key)
+        hit = self._derived.get(k)
+        if hit is None or hit[0] is not graph:
+            hit = self._derived[k] = (graph, make())
         return hit[1]
 
 

@@ -1,14 +1,19 @@
 """The reproducible HTML report of a project (``gpumodeler report``, File › Export report…).
 
-One self-contained file — no external resource, no script: inline CSS and inline SVG — with
-the system drawing, every value of every device and link the project uses with its unit and
-provenance (project overrides marked), each kernel's latency bound and per-warp counts, each
+One self-contained file — no external resource, no script: inline CSS and inline SVG — that
+leads with the answer: a table of contents, then a summary (each launch's kernel and total
+time, bound, binding resource and the spread of the registered models; each application's
+makespan, energy and critical path) in engineering units, then the figures (the system, every
+saved sweep, each application's timeline), then the details: the system drawing, every value of every device and link the project uses with its unit and
+provenance (project overrides marked; identical placed devices or links shown once, with
+their count and ids), each kernel's latency bound and per-warp counts, each
 launch's prediction with the equations it evaluates and their intermediate values, every saved
 sweep as a plot, each application's timeline, and a footer with the gpumodeler version, the
 SHA-256 of the device databases and the command that regenerates the report.
 
 Reproducible: the same project and databases give the same bytes (no date is written; every
 number is formatted with a fixed precision; every collection keeps the document's order).
+Printable from a browser: tables are not split across pages and their header rows repeat.
 """
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.physical import describe, is_finite
+from gpumodeler.core.si_format import format_si
+from gpumodeler.core.units_format import format_time
 
 CSS = """
 body{font-family:sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -30,6 +37,11 @@ th{background:#f2f2f2}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .eq{font-family:monospace;background:#f7f7f7;padding:.1em .3em}
 footer{margin-top:3em;border-top:1px solid #ccc;padding-top:.5em;font-size:.85em;color:#555}
 code{background:#f4f4f4;padding:0 .2em}
+table{max-width:100%}td{overflow-wrap:anywhere}svg{max-width:100%;height:auto}
+nav ol{margin:.3em 0}nav li{margin:.1em 0}
+@media print{body{max-width:none;margin:0;padding:0}a{color:inherit;text-decoration:none}
+table{break-inside:avoid}thead{display:table-header-group}tr{break-inside:avoid}
+h2,h3,h4{break-after:avoid}svg{break-inside:avoid}}
 """
 
 
@@ -45,8 +57,23 @@ def _num(v) -> str:
     return escape(str(v))
 
 
+#: units a device or link value is shown in with an SI prefix (every digit kept)
+SI_UNITS = ("Hz", "B/s", "W")
+
+
+def _quantity(v, unit: str) -> str:
+    """A device or link value in engineering units when its unit takes a prefix (clocks,
+    bandwidths, powers: "1.98 GHz"; times: "4.5 µs"), all its digits kept; else as is."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and is_finite(v) and v:
+        if unit in SI_UNITS:
+            return escape(format_si(float(v), unit, 12))
+        if unit == "s":
+            return escape(format_time(float(v), 12))
+    return _num(v)
+
+
 def _table(headers, rows, num_cols=()) -> str:
-    out = ["<table><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr>"]
+    out = ["<table><thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in headers) + "</tr></thead>"]
     for r in rows:
         cells = []
         for i, c in enumerate(r):
@@ -115,17 +142,40 @@ def system_svg(project, width: int = 760) -> str:
     return "\n".join(out)
 
 
-def _values_section(project, catalog) -> str:
+def _placed_title(name: str, placed: list) -> str:
+    """``NAME`` with its id (and label), or ``NAME ×4`` and the ids of the identical ones."""
+    ids = ", ".join(escape(pid) + (f" ({escape(label)})" if label else "") for pid, label in placed)
+    if len(placed) == 1:
+        return f"{ids}: {escape(name)}"
+    return f"{escape(name)} ×{len(placed)}: {ids}"
+
+
+def identical_groups(items) -> list:
+    """``(name, overrides, [(id, label), ...])`` for each distinct catalog entry and set of
+    overrides among ``items`` (``(id, name, overrides, label)``), in the order of the first
+    of each: placed devices or links whose value tables would be identical share one."""
+    groups: dict = {}
+    for pid, name, overrides, label in items:
+        key = (name, tuple(sorted((k, repr(v)) for k, v in overrides.items())))
+        groups.setdefault(key, (name, overrides, []))[2].append((pid, label))
+    return list(groups.values())
+
+
+def _values_section(project, catalog, what: str) -> str:
+    """The value tables of the project's devices (``what`` "device") or links ("link"),
+    one per group of identical ones."""
     parts = []
     sources = catalog.sources()
-    used = [("device", d.id, d.device_name, d.overrides, d.label) for d in project.devices.values()]
-    used += [("link", c.id, c.link_name, c.overrides, c.label) for c in project.connections.values()]
-    for what, pid, name, overrides, label in used:
-        title = f"{escape(pid)}: {escape(name)}" + (f" ({escape(label)})" if label else "")
+    if what == "device":
+        items = [(d.id, d.device_name, d.overrides, d.label) for d in project.devices.values()]
+    else:
+        items = [(c.id, c.link_name, c.overrides, c.label) for c in project.connections.values()]
+    for name, overrides, placed in identical_groups(items):
+        title = _placed_title(name, placed)
         try:
             record = catalog.get(name)
         except ModelError as exc:
-            parts.append(f"<h3>{title}</h3><p class='err'>{escape(str(exc))}</p>")
+            parts.append(f"<h4>{title}</h4><p class='err'>{escape(str(exc))}</p>")
             continue
         rows = []
         fields = list(record.values)
@@ -141,23 +191,23 @@ def _values_section(project, catalog) -> str:
             value = r.value if r is not None else None
             if f in overrides:
                 rows.append((f"<span class='override'>{escape(f)}</span>",
-                             f"<span class='override'>{_num(overrides[f])}</span>",
+                             f"<span class='override'>{_quantity(overrides[f], r.unit if r else '')}</span>",
                              escape(r.unit if r else ""), "<span class='override'>project override</span>",
-                             f"catalog value {_num(value)}" + (f" ({cited})" if cited else "")))
+                             f"catalog value {_quantity(value, r.unit if r else '')}" + (f" ({cited})" if cited else "")))
             elif value is None:
                 rows.append((escape(f), "<span class='unknown'>unknown</span>", escape(r.unit if r else ""),
                              escape(r.provenance or "") if r else "", cited))
             else:
-                rows.append((escape(f), _num(value), escape(r.unit), escape(r.provenance or ""), cited))
-        parts.append(f"<h3>{title}</h3>" + _table(("field", "value", "unit", "provenance", "source"), rows, (1,)))
-    return "\n".join(parts)
+                rows.append((escape(f), _quantity(value, r.unit), escape(r.unit), escape(r.provenance or ""), cited))
+        parts.append(f"<h4>{title}</h4>" + _table(("field", "value", "unit", "provenance", "source"), rows, (1,)))
+    return "\n".join(parts) or f"<p>(no {what}s)</p>"
 
 
 def _kernels_section(kernels: list) -> str:
     parts = []
     for entry in kernels:
         g = entry["graph"]
-        parts.append(f"<h3>{escape(entry['id'])}: {escape(g.name)}</h3>")
+        parts.append(f"<h4>{escape(entry['id'])}: {escape(g.name)}</h4>")
         parts.append(f"<p>{len(g.instructions)} instructions, {len(g.edges)} edges, {len(g.loops)} loop(s); "
                      f"latency table <code>{escape(str(g.latency_table))}</code>; variables "
                      f"{escape(', '.join(f'{k} = {v:g}' for k, v in g.variables.items()) or 'none')}</p>")
@@ -194,7 +244,7 @@ def _launches_section(launches: list) -> str:
     parts = []
     for entry in launches:
         lid, la, r = entry["id"], entry["launch"], entry["prediction"]
-        parts.append(f"<h3>{escape(lid)}: {escape(la.name)}</h3>")
+        parts.append(f"<h4 id='launch-{_anchor(lid)}'>{escape(lid)}: {escape(la.name)}</h4>")
         if entry["error"] is not None:
             parts.append(f"<p class='err'>cannot predict: {escape(entry['error'])}</p>")
             continue
@@ -220,7 +270,7 @@ def _launches_section(launches: list) -> str:
                              ("direction", "bytes", "time (s)"),
                              [(escape(t["direction"]), _num(t["bytes"]), _num(s))
                               for t, s in zip(r["transfers"], r["transfer_times_s"])], (1, 2)))
-        parts.append(f"<p><b>kernel {_num(r['kernel_time_s'])} s, total {_num(r['total_time_s'])} s</b></p>")
+        parts.append(f"<p><b>kernel {_time(r['kernel_time_s'])}, total {_time(r['total_time_s'])}</b></p>")
     return "\n".join(parts) or "<p>(no launches)</p>"
 
 
@@ -235,7 +285,7 @@ def _sweeps_section(sweeps: list) -> str:
         sw, res = entry["sweep"], entry["result"]
         title = f"{sw.id}: {sw.name or sw.variable}"
         if entry["error"] is not None:
-            parts.append(f"<h3>{escape(title)}</h3><p class='err'>{escape(entry['error'])}</p>")
+            parts.append(f"<h4>{escape(title)}</h4><p class='err'>{escape(entry['error'])}</p>")
             continue
         x = [float(v) for v in np.asarray(res.x, dtype=float)]
         series = []
@@ -247,37 +297,155 @@ def _sweeps_section(sweeps: list) -> str:
         log_x = bool(pos) and len(pos) == len(x) and max(pos) / min(pos) > 100
         ys = [v for s in series for v in s["y"] if math.isfinite(v) and v > 0]
         log_y = bool(ys) and max(ys) / min(ys) > 100
-        parts.append(f"<h3>{escape(title)}</h3>")
+        parts.append(f"<h4>{escape(title)}</h4>")
         parts.append(line_chart(series, x_label=variable_label(sw.variable), y_label="time (s)",
                                 log_x=log_x, log_y=log_y))
     return "\n".join(parts) or "<p>(no saved sweeps)</p>"
 
 
-def _applications_section(applications: list) -> str:
+def _time(seconds) -> str:
+    """A time in engineering units (core's one time formatter); a non-finite one flagged."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        return _num(seconds)
+    if not is_finite(seconds):
+        return _num(float(seconds))
+    return escape(format_time(float(seconds)))
+
+
+def _energy_text(r: dict) -> str:
+    if r["energy_j"] is None:
+        return "not known (" + escape("; ".join(r["energy_unknown"]) or "no energy model") + ")"
+    return (f"{escape(format_si(r['energy_j'], 'J'))}, energy-delay product "
+            f"{escape(format_si(r['energy_delay_js'], 'J·s'))}")
+
+
+def _summary_section(data: dict) -> str:
+    """The answer first: one row per launch and one per application."""
+    rows = []
+    for entry in data["launches"]:
+        la, r = entry["launch"], entry["prediction"]
+        name = f"<a href='#launch-{_anchor(entry['id'])}'>{escape(entry['id'])}</a>: {escape(la.name)}"
+        if entry["error"] is not None:
+            rows.append((name, "", escape(str(la.kernel)),
+                         f"<span class='err'>cannot predict: {escape(entry['error'])}</span>", "", "", "", ""))
+            continue
+        sp = entry["spread"]
+        if sp is not None:
+            spread = (f"{_time(sp['min_s'])} ({escape(sp['fastest'])}) – {_time(sp['max_s'])} "
+                      f"({escape(sp['slowest'])}), {sp['models']} models")
+        else:
+            spread = f"<span class='unknown'>{escape(entry['spread_error'] or 'no model gives a time')}</span>"
+        rows.append((name, escape(r["device"]), escape(str(la.kernel)), _time(r["kernel_time_s"]),
+                     _time(r["total_time_s"]), escape(str(r["mode"])) + "-bound",
+                     escape(str(r.get("binding_resource") or r["limiting_resource"])), spread))
+    parts = [_table(("launch", "GPU", "kernel", "kernel time", "total", "bound", "binding resource",
+                     "models' spread (min – max)"), rows, (3, 4))
+             if rows else "<p>(no launches)</p>"]
+    rows = []
+    for entry in data["applications"]:
+        r = entry["result"]
+        name = f"<a href='#app-{_anchor(entry['id'])}'>{escape(entry['id'])}</a>: {escape(entry['application'].name)}"
+        if entry["error"] is not None:
+            rows.append((name, f"<span class='err'>cannot simulate: {escape(entry['error'])}</span>", "", ""))
+            continue
+        rows.append((name, f"<b>{_time(r['makespan_s'])}</b>", _energy_text(r),
+                     escape(" → ".join(r["critical_path"]))))
+    if rows:
+        parts.append(_table(("application", "makespan", "energy", "critical path"), rows, (1,)))
+    return "\n".join(parts)
+
+
+def _anchor(item_id: str) -> str:
+    """An id attribute's text for a project item id (letters, digits, '-', '_' kept)."""
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in str(item_id))
+
+
+def _timelines_section(applications: list) -> str:
+    """Each application's Gantt chart (its numbers are in the details)."""
     from gpumodeler.report.application import timeline_svg
 
     parts = []
     for entry in applications:
-        aid, app, r = entry["id"], entry["application"], entry["result"]
-        parts.append(f"<h3>{escape(aid)}: {escape(app.name)}</h3>")
+        parts.append(f"<h4>{escape(entry['id'])}: {escape(entry['application'].name)}</h4>")
         if entry["error"] is not None:
             parts.append(f"<p class='err'>cannot simulate: {escape(entry['error'])}</p>")
             continue
-        parts.append(timeline_svg(r))
-        parts.append(_table(("step", "kind", "engine", "start (s)", "end (s)", "alone (s)", "energy (J)"), [
+        parts.append(timeline_svg(entry["result"]))
+    return "\n".join(parts) or "<p>(no applications)</p>"
+
+
+def _applications_section(applications: list) -> str:
+    parts = []
+    for entry in applications:
+        aid, app, r = entry["id"], entry["application"], entry["result"]
+        parts.append(f"<h4 id='app-{_anchor(aid)}'>{escape(aid)}: {escape(app.name)}</h4>")
+        if entry["error"] is not None:
+            parts.append(f"<p class='err'>cannot simulate: {escape(entry['error'])}</p>")
+            continue
+        parts.append(_table(("step", "kind", "engine", "start", "end", "alone", "energy (J)"), [
             (("<b>" if s["critical"] else "") + escape(s["name"]) + ("</b>" if s["critical"] else ""),
-             escape(s["kind"]), escape(s["engine"] or "—"), _num(s["start_s"]), _num(s["end_s"]),
-             _num(s["alone_s"]), "unknown" if s["energy_j"] is None else _num(s["energy_j"]))
+             escape(s["kind"]), escape(s["engine"] or "—"), _time(s["start_s"]), _time(s["end_s"]),
+             _time(s["alone_s"]), "unknown" if s["energy_j"] is None else _num(s["energy_j"]))
             for s in r["steps"]], (3, 4, 5, 6)))
-        energy = ("unknown (" + escape("; ".join(r["energy_unknown"])) + ")" if r["energy_j"] is None
-                  else f"{_num(r['energy_j'])} J, energy-delay product {_num(r['energy_delay_js'])} J·s")
-        parts.append(f"<p>makespan <b>{_num(r['makespan_s'])} s</b>; critical path "
-                     f"{escape(' → '.join(r['critical_path']))}; energy {energy}</p>")
+        parts.append(f"<p>makespan <b>{_time(r['makespan_s'])}</b>; critical path "
+                     f"{escape(' → '.join(r['critical_path']))}; energy {_energy_text(r)}</p>")
         parts.append(_table(("engine or link", "busy fraction"),
                             [(escape(k), f"{v:.1%}") for k, v in r["busy_fraction"].items()], (1,)))
         for note in r["notes"]:
             parts.append(f"<p class='unknown'>note: {escape(note)}</p>")
     return "\n".join(parts) or "<p>(no applications)</p>"
+
+
+def _calibrations_section(entries: list) -> str:
+    """Each stored calibration of a placed device or link: its model, fit errors and the
+    measurements it was fitted to."""
+    rows = []
+    for entry in entries:
+        if entry["error"] is not None:
+            rows.append((escape(entry["name"]), "", "", "", f"<span class='err'>{escape(entry['error'])}</span>",
+                         "", "", ""))
+        for c in entry["calibrations"]:
+            params = ", ".join(f"{escape(str(k))} = {_num(v)}" for k, v in c.parameters.items()
+                               if isinstance(v, (int, float, str)))
+            rows.append((escape(entry["name"]), escape(c.kind), escape(c.subject), escape(c.label), params,
+                         "—" if c.mape_percent is None else f"{c.mape_percent:.3g} %",
+                         "—" if c.loo_mape is None else f"{c.loo_mape:.3g} %",
+                         escape(c.measurements_name) + (f" ({escape(c.created)})" if c.created else "")))
+    if not rows:
+        return "<p>(no stored calibration for the devices and links of this project)</p>"
+    return _table(("device or link", "kind", "subject", "label", "model", "error (MAPE)",
+                   "leave-one-out error", "measurements"), rows, (5, 6))
+
+
+#: the report's parts, in order: (anchor, title, level); level 2 parts group the level 3 ones
+OUTLINE = (
+    ("summary", "Summary", 2),
+    ("figures", "Figures", 2),
+    ("system", "System", 3),
+    ("sweeps", "Saved sweeps", 3),
+    ("timelines", "Application timelines", 3),
+    ("details", "Details", 2),
+    ("devices", "Devices: every value with its unit and provenance", 3),
+    ("links", "Links: every value with its unit and provenance", 3),
+    ("kernels", "Kernels", 3),
+    ("launches", "Launches: equations and intermediate values", 3),
+    ("applications", "Applications: steps and engines", 3),
+    ("calibrations", "Calibrations", 3),
+)
+
+
+def _toc() -> str:
+    out, open_sub = ["<nav id='contents'><h2>Contents</h2><ol>"], False
+    for anchor, title, level in OUTLINE:
+        if level == 2:
+            if open_sub:
+                out.append("</ol></li>")
+            out.append(f"<li><a href='#{anchor}'>{escape(title)}</a><ol>")
+            open_sub = True
+        else:
+            out.append(f"<li><a href='#{anchor}'>{escape(title)}</a></li>")
+    out.append("</ol></li></ol></nav>")
+    return "".join(out).replace("<ol></ol>", "")  # a part without sub-parts
 
 
 def build_report(project, catalog, *, project_path: str, command: str) -> str:
@@ -287,21 +455,29 @@ def build_report(project, catalog, *, project_path: str, command: str) -> str:
     from gpumodeler.service.report import report_data
 
     data = report_data(project, catalog)
-    sections = [
-        ("System", system_svg(project)),
-        ("Devices and links: every value with its unit and provenance", _values_section(project, catalog)),
-        ("Kernels", _kernels_section(data["kernels"])),
-        ("Launches", _launches_section(data["launches"])),
-        ("Saved sweeps", _sweeps_section(data["sweeps"])),
-        ("Applications", _applications_section(data["applications"])),
-    ]
+    content = {
+        "summary": _summary_section(data),
+        "figures": "",
+        "system": system_svg(project),
+        "sweeps": _sweeps_section(data["sweeps"]),
+        "timelines": _timelines_section(data["applications"]),
+        "details": "",
+        "devices": _values_section(project, catalog, "device"),
+        "links": _values_section(project, catalog, "link"),
+        "kernels": _kernels_section(data["kernels"]),
+        "launches": _launches_section(data["launches"]),
+        "applications": _applications_section(data["applications"]),
+        "calibrations": _calibrations_section(data["calibrations"]),
+    }
     body = [f"<h1>{escape(project.name)}</h1>"]
     if project.description:
         body.append(f"<p>{escape(project.description)}</p>")
     body.append("<p>Model: Gajger's adaptation of Volkov's latency-hiding model (Gajger 2017 eq. 4.1–4.8, "
                 "5.5; Volkov 2016 §3). Overridden values are <span class='override'>marked</span>.</p>")
-    for title, html in sections:
-        body.append(f"<h2>{escape(title)}</h2>\n{html}")
+    body.append(_toc())
+    for anchor, title, level in OUTLINE:
+        tag = "h2" if level == 2 else "h3"
+        body.append(f"<{tag} id='{anchor}'>{escape(title)}</{tag.split()[0]}>\n{content[anchor]}")
     user = catalog.user_path if catalog.user_path and Path(catalog.user_path).exists() else None
     body.append(
         "<footer>"

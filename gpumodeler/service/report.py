@@ -14,9 +14,13 @@ def report_data(project, catalog, lookups: dict | None = None) -> dict:
     of the ModelError that stopped it, else None):
 
     - kernels: ``graph``, ``formula`` (latency bound, cycles), ``counts`` (per warp);
-    - launches: ``launch``, ``prediction`` (:func:`.launches.predict_launch`'s dict);
+    - launches: ``launch``, ``prediction`` (:func:`.launches.predict_launch`'s dict),
+      ``spread`` (the min and max time over every registered model of the same launch,
+      :meth:`~gpumodeler.core.models.registry.Spread.summary`, None when no model gives a
+      time) and ``spread_error`` (why the models could not be compared, else None);
     - sweeps: ``sweep``, ``snapshot``, ``result`` (SweepResult);
-    - applications: ``application``, ``result`` (:func:`.application.run_application`'s dict).
+    - applications: ``application``, ``result`` (:func:`.application.run_application`'s dict);
+    - calibrations: :func:`project_calibrations`.
     """
     from gpumodeler.service.evaluation import ProjectEvaluation
     from gpumodeler.service.launches import predict_launch
@@ -30,6 +34,10 @@ def report_data(project, catalog, lookups: dict | None = None) -> dict:
 
     def launch(lid, entry):
         entry["prediction"] = predict_launch(project, lid, catalog, evaluation=evaluation)
+        try:  # the comparison failing keeps the prediction shown
+            entry["spread"] = models_spread(project, lid, evaluation)
+        except ModelError as exc:
+            entry["spread_error"] = str(exc)
 
     def sweep(sid, entry):
         entry["snapshot"], entry["result"] = evaluation.saved_sweep(sid)
@@ -38,10 +46,45 @@ def report_data(project, catalog, lookups: dict | None = None) -> dict:
         entry["result"] = evaluation.application(aid)
 
     return {"kernels": _entries(project.kernels, "graph", ("formula", "counts"), kernel),
-            "launches": _entries(project.launches, "launch", ("prediction",), launch),
+            "launches": _entries(project.launches, "launch",
+                                 ("prediction", "spread", "spread_error"), launch),
             "sweeps": _entries(project.sweeps, "sweep", ("snapshot", "result"), sweep),
             "applications": _entries(project.applications, "application", ("result",),
-                                     application)}
+                                     application),
+            "calibrations": project_calibrations(project, catalog)}
+
+
+def project_calibrations(project, catalog) -> list:
+    """The current stored calibrations (link models, kernel λ) of each device and link the
+    project places, in the order of their first placement: ``{"name", "calibrations"
+    (Calibration list), "error"}`` (the error when the name is not in the catalog)."""
+    from gpumodeler.db.calibrations import list_calibrations
+
+    names = [d.device_name for d in project.devices.values()]
+    names += [c.link_name for c in project.connections.values()]
+    out = []
+    for name in dict.fromkeys(names):
+        entry = {"name": name, "calibrations": [], "error": None}
+        try:
+            entry["calibrations"] = [c for c in list_calibrations(catalog, name) if c.is_current]
+        except ModelError as exc:
+            entry["error"] = str(exc)
+        out.append(entry)
+    return out
+
+
+def models_spread(project, launch_id: str, evaluation) -> dict | None:
+    """The spread of every registered model's time for the launch (same GPU, occupancy,
+    grid and kernel values as its prediction): ``{"min_s", "max_s", "max_over_min",
+    "fastest", "slowest", "models"}``, None when no model gives a time."""
+    from gpumodeler.core.models.graph_inputs import compare_launch
+    from gpumodeler.core.models.registry import spread
+
+    result = evaluation.launch(launch_id)
+    sp = spread(compare_launch(project, launch_id, result,
+                               table_lookup=evaluation.lookups.get("table_lookup"),
+                               terms=evaluation.terms, analyses=evaluation.analyses))
+    return sp.summary() if sp is not None else None
 
 
 def _entries(items: dict, name: str, results: tuple, compute) -> list:

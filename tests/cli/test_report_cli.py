@@ -27,7 +27,16 @@ class Collect(HTMLParser):
         self.text.append(data)
 
 
-def _value_text(v):
+def _value_text(v, unit=""):
+    """A value as the report writes it: clocks, bandwidths and powers with an SI prefix,
+    times in s/ms/µs/ns, every digit kept; other numbers as they are."""
+    from gpumodeler.core.si_format import format_si
+    from gpumodeler.core.units_format import format_time
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and v:
+        if unit in ("Hz", "B/s", "W"):
+            return format_si(float(v), unit, 12)
+        if unit == "s":
+            return format_time(float(v), 12)
     return str(v) if isinstance(v, (int, str)) else f"{v:.6g}"
 
 
@@ -40,8 +49,8 @@ def test_report_is_self_contained_complete_and_reproducible(example, capsys, tmp
     p.feed(html)
     text = " ".join(p.text)
     assert "svg" in p.tags and "script" not in p.tags
-    # no external resources: no src, no links to other files
-    assert not [a for a in p.attrs if a[0] in ("src", "href")]
+    # no external resources: no src, no links to other files (only anchors inside the page)
+    assert not [a for a in p.attrs if a[0] == "src" or (a[0] == "href" and not a[1].startswith("#"))]
     project = load_project(example)
     with Catalog() as catalog:
         for d in list(project.devices.values()) + list(project.connections.values()):
@@ -50,9 +59,10 @@ def test_report_is_self_contained_complete_and_reproducible(example, capsys, tmp
             for field in record.values:
                 r = record.default_record(field)
                 if r is not None and r.value is not None and field not in d.overrides:
-                    assert _value_text(r.value) in text, (name, field)
+                    assert _value_text(r.value, r.unit) in text, (name, field)
             for field, value in d.overrides.items():
-                assert "project override" in text and _value_text(value) in text
+                r = record.default_record(field)
+                assert "project override" in text and _value_text(value, r.unit if r else "") in text
     assert f"devices.db SHA-256 {__import__('hashlib').sha256(devices_db.read_bytes()).hexdigest()}" in text
     assert "user database SHA-256" in text and "gpumodeler report" in text
     for sw in project.sweeps.values():

@@ -80,10 +80,12 @@ def graph_counts(graph: KernelGraph, values: dict | None = None, table=None, war
 
 
 def compare_launch(project, launch_id: str, result, *, table_lookup=None, terms=None,
-                   parameters=None) -> dict:
+                   parameters=None, analyses=None) -> dict:
     """{model: ModelResult or ModelError} for a project launch already evaluated by
     :func:`~gpumodeler.core.pipeline.evaluate_launch` (``result``): the same GPU, occupancy,
-    grid and kernel values, every registered model."""
+    grid and kernel values, every registered model. ``analyses``: a
+    :class:`~gpumodeler.core.pipeline.GraphAnalyses` (over the same ``table_lookup``) whose
+    analyses of the graph to reuse, so that comparing many launches analyses it once."""
     from gpumodeler.core.kernel.expressions import parse
     from gpumodeler.core.models.gajger import kernel_inputs_from_graph
     from gpumodeler.core.models.registry import evaluate_all
@@ -95,10 +97,21 @@ def compare_launch(project, launch_id: str, result, *, table_lookup=None, terms=
     if launch.data_size is not None:
         variables.setdefault("N", launch.data_size)
     table = resolve_table(graph.latency_table, table_lookup)
-    inputs = kernel_inputs_from_graph(graph, variables, table=table, warp_size=result.gpu.warp_size)
+    warp = result.gpu.warp_size
+    if analyses is not None:
+        inputs = kernel_inputs_from_graph(graph, variables, table=table, warp_size=warp,
+                                          bound=analyses.bound(graph, graph.latency_table),
+                                          counts=analyses.counts(graph, warp))
+    else:
+        inputs = kernel_inputs_from_graph(graph, variables, table=table, warp_size=warp)
     if launch.kernel_overrides:
         inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
-    counts = graph_counts(graph, variables, table, result.gpu.warp_size)
+    if analyses is not None:
+        counter = analyses.cached("graph counter", graph, (graph.latency_table, warp),
+                                  lambda: GraphCounter(graph, table, warp))
+        counts = counter.at(variables)
+    else:
+        counts = graph_counts(graph, variables, table, warp)
     return evaluate_all(ModelInputs(gpu=result.gpu, kernel=inputs, grid_size=result.grid_size,
                                     block_size=launch.block_size, occupancy=result.occupancy_warps_per_sm,
                                     lam=launch.lam, counts=counts, parameters=dict(parameters or {}),
