@@ -220,6 +220,31 @@ def test_unknown_opcode_kept_flagged_and_guarded_writes():
     assert "FROBNICATE" in g.description
 
 
+def _listing(lines):
+    """A cuobjdump-style sm_90 listing of ``lines`` (one instruction each, stall 1)."""
+    out = ["\tcode for sm_90", "\t\tFunction : k"]
+    for k, text in enumerate(lines):
+        out.append(f"        /*{k * 16:04x}*/                   {text} ;   /* 0x0000000000007802 */")
+        out.append("                                                     /* 0x000fe20000000f00 */")
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("k", [3, 6])
+def test_guarded_writes_that_read_their_register_form_a_chain(k):
+    """``@P0 IMAD R5, R5, ...`` waits for every earlier R5 whether or not it runs: a later
+    reader depends on them through it, so each reaches only the next (k edges, not k²/2);
+    a guarded write that does not read its register still leaves the earlier one reaching."""
+    lines = ["MOV R5, 0x1", "MOV R6, 0x2", "ISETP.GT.AND P0, PT, R6, 0x1, PT"]
+    lines += ["@P0 IMAD R5, R5, 0x21, R6"] * k + ["IADD3 R7, R5, R6, RZ", "EXIT"]
+    (func,) = parse_listing(_listing(lines)).functions
+    g, _ = build_graph(func)
+    ids = list(g.instructions)
+    r5 = {(e.src, e.dst) for e in g.edges.values() if e.kind == "dependency"
+          and g.instructions[e.src].opcode.startswith(("MOV", "IMAD")) and e.src != ids[1]}
+    chain = [ids[0]] + ids[3:3 + k] + [ids[3 + k]]
+    assert r5 == set(zip(chain, chain[1:]))
+
+
 def test_end_node_option():
     g, _ = imported("vecadd.sm_90.sass", end_node=True)
     assert g.instructions["end"].unit == "virtual"
