@@ -68,6 +68,7 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     base = {}
     if args.graph:
         graph = common.load_graph(args.graph)
+        common.launch_defaults_from_graph(args, graph)
         vals = dict(args.set)
         if values:
             vals.update(values)

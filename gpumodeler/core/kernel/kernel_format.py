@@ -34,6 +34,8 @@ FORMAT_VERSION = 1
 _INS_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name not in ("id", "opcode")}
 _INS_KEYS = frozenset({"id", "opcode"} | set(_INS_DEFAULTS))
 _EDGE_KEYS = frozenset({"id", "from", "to", "kind", "latency", "taken"})
+#: What the compiler allocated per thread and per block (optional, from an imported listing).
+RESOURCE_KEYS = ("registers_per_thread", "static_shared_bytes")
 
 
 def to_dict(graph: KernelGraph) -> dict:
@@ -47,6 +49,9 @@ def to_dict(graph: KernelGraph) -> dict:
         out["latency_table"] = graph.latency_table
     if graph.variables:
         out["variables"] = dict(graph.variables)
+    for key in RESOURCE_KEYS:
+        if getattr(graph, key) is not None:
+            out[key] = getattr(graph, key)
     ins_out = []
     for ins in graph.instructions.values():
         d = {"id": ins.id, "opcode": ins.opcode, "unit": ins.unit}
@@ -73,6 +78,21 @@ def to_dict(graph: KernelGraph) -> dict:
     return out
 
 
+def _resources(data: dict) -> dict:
+    """The optional ``registers_per_thread`` (1-255) and ``static_shared_bytes`` (>= 0,
+    whole bytes) of a kernel file; absent (older files) = unknown."""
+    out = {}
+    for key, low, high in (("registers_per_thread", 1, 255), ("static_shared_bytes", 0, 1 << 30)):
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise FormatError(f"{key} must be a whole number from {low} to {high}, "
+                              f"got {shown(value)}")
+        out[key] = value
+    return out
+
+
 def _check_keys(obj, allowed, what):
     if not isinstance(obj, dict):
         raise FormatError(f"{what} must be a JSON object, got {type(obj).__name__}")
@@ -93,7 +113,7 @@ def _list_of(data: dict, key: str) -> list:
 def from_dict(data: dict) -> KernelGraph:
     """Read a graph from a dict (parsed JSON); raises FormatError/GraphError with the item."""
     _check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
-                       "instructions", "edges", "loops"}, "kernel file")
+                       "instructions", "edges", "loops", *RESOURCE_KEYS}, "kernel file")
     if data.get("format") != FORMAT_NAME:
         raise FormatError(f"not a gpumodeler kernel file (format is {data.get('format')!r}, "
                           f"expected {FORMAT_NAME!r})")
@@ -112,7 +132,8 @@ def from_dict(data: dict) -> KernelGraph:
     from gpumodeler.core.kernel.graph import KernelGraph
 
     graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
-                        description=str(data.get("description", "")), variables=dict(variables))
+                        description=str(data.get("description", "")), variables=dict(variables),
+                        **_resources(data))
     instructions = _list_of(data, "instructions")
     if not read_instructions(instructions, graph, _INS_KEYS, _OWN, _prototype):
         _read_instructions(instructions, graph)
