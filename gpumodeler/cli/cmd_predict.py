@@ -72,6 +72,9 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
         vals = dict(args.set)
         if values:
             vals.update(values)
+        block = getattr(args, "block_size", None)
+        if "warps_per_block" in graph.variables and "warps_per_block" not in vals and block:
+            vals["warps_per_block"] = math.ceil(block_threads(block) / 32)  # guards.py
         key = graph.latency_table or (gpu.latency_table if gpu is not None else None)
         derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
         base = dict(derived.__dict__)

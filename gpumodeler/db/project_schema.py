@@ -288,8 +288,16 @@ def m003_applications(db: sqlite_utils.Database) -> None:
     _set_version(db, 3)
 
 
+@migrations(name="m004_kernel_extras")
+def m004_kernel_extras(db: sqlite_utils.Database) -> None:
+    # What an imported kernel's listing said: registers, static shared memory and guards
+    # (the kernel format's registers_per_thread, static_shared_bytes, guards), as JSON.
+    db.execute("ALTER TABLE kernels ADD COLUMN extras TEXT NOT NULL DEFAULT '{}'")
+    _set_version(db, 4)
+
+
 # Append new migrations above this line and bump both; never edit one that shipped.
-KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications")
+KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications", "m004_kernel_extras")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

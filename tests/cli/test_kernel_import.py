@@ -50,7 +50,7 @@ def test_listing_to_file_then_graph(capsys, tmp_path, user_table):
     code, text, err = run(capsys, "graph", out, "--set", "loop1=128", "--json")
     assert code == 0, err
     r = json.loads(text)
-    assert r["variables"] == {"loop1": 128}
+    assert r["variables"] == {"loop1": 128, "guard1": 1}  # guard1: the branch around the loop
     assert r["latency_bound_cycles"] > 128 * 20  # the loop recurrence counts 128 times
 
 
@@ -63,7 +63,7 @@ def test_stdout_when_no_output_file(capsys):
     assert code == 0 and (err == "" or (err.startswith("gpumodeler kernel import: note: ")
                                         and len(err.splitlines()) == 1))
     graph = from_dict(json.loads(text))
-    assert graph.variables == {"loop1": 64}
+    assert graph.variables["loop1"] == 64
     code, text, err = run(capsys, "kernel", "import", SASS / "fp64_axpy.sm_80.sass", "--table-only")
     assert code == 0 and err == ""
 
@@ -347,3 +347,30 @@ def test_cu_import_then_predict_without_registers(capsys, tmp_path, catalog):
     code, r, err = _predict_warps(capsys, out)
     assert code == 0, err
     assert r["occupancy_warps_per_sm"] == occupancy("9.0", 256, regs, shared).active_warps_per_sm
+
+
+#: A load predicated on a kernel parameter (P0 = param != 0), then a store (sm_90).
+PARAM_GUARDED = ["LDC R4, c[0x0][0x21c]", "LDC.64 R2, c[0x0][0x210]",
+                 "ISETP.NE.AND P0, PT, R4, RZ, PT", "@P0 LDG.E R5, desc[UR4][R2.64]",
+                 "STG.E desc[UR4][R2.64+0x80], R5", "EXIT"]
+
+
+@pytest.mark.parametrize("value,gmem", [("1", 256), ("0", 128), ("0.5", 192)])
+def test_guard_variable_set_at_import_and_in_graph(capsys, tmp_path, value, gmem):
+    """The parameter-guarded load is counted times guard1: --set guard1=... at import or
+    in `graph` changes its bytes."""
+    listing = tmp_path / "g.sass"
+    lines = ["\tcode for sm_90", "\t\tFunction : k"]
+    for k, text in enumerate(PARAM_GUARDED):
+        lines += [f"        /*{k * 16:04x}*/                   {text} ;   /* 0x0000000000007802 */",
+                  "                                                     /* 0x000fe20000000f00 */"]
+    listing.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "g.json"
+    code, _, err = run(capsys, "kernel", "import", listing, "-o", out, "--set", f"guard1={value}")
+    assert code == 0, err
+    assert json.loads(out.read_text())["variables"]["guard1"] == float(value)
+    code, text, err = run(capsys, "graph", out, "--json")
+    assert code == 0, err
+    assert json.loads(text)["per_warp"]["gmem_bytes"] == gmem
+    code, text, err = run(capsys, "graph", out, "--json", "--set", "guard1=1")
+    assert code == 0 and json.loads(text)["per_warp"]["gmem_bytes"] == 256

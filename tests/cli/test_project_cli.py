@@ -83,14 +83,14 @@ def test_show_summarises_the_project(capsys):
     assert "gpu1: gpu GeForce GTX 970" in out and "host1: host Gajger GTX 970 testbed host" in out
     assert f"link1: {LINK} (pcie) host1 <-> gpu1" in out
     assert "latency bound 942 + 24·a cycles" in out and "Fig. 5.24" in out
-    assert "schema version 3" in out
+    assert "schema version 4" in out
 
 
 def test_show_json(capsys):
     code, out, err = run(capsys, "project", "show", EXAMPLE, "--json")
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["format"] == "gpumodeler-project" and doc["schema_version"] == 3
+    assert doc["format"] == "gpumodeler-project" and doc["schema_version"] == 4
     assert [d["device_name"] for d in doc["devices"]] == ["Gajger GTX 970 testbed host",
                                                           "GeForce GTX 970"]
     assert doc["links"][0]["link_name"] == LINK

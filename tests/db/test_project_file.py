@@ -143,7 +143,7 @@ def test_every_table_round_trips(tmp_path):
     path = save_project(project, tmp_path / "p.gpm")
     loaded, info = read_project_file(path)
     assert loaded == project
-    assert (info.format, info.schema_version, info.upgraded) == ("gpumodeler-project", 3, False)
+    assert (info.format, info.schema_version, info.upgraded) == ("gpumodeler-project", 4, False)
     # what == does not see: order, value types, ids
     for name in ("devices", "connections", "launches", "sweeps", "measurements",
                  "calibrations", "history"):
@@ -210,7 +210,7 @@ def test_every_field_of_the_document_has_a_column(cls, columns):
 
 def test_every_field_of_the_graph_and_project_is_stored():
     stored = {"name", "latency_table", "description", "variables", "instructions", "edges",
-              "loops"}
+              "loops", "registers_per_thread", "static_shared_bytes", "guards"}
     assert {f.name for f in dataclasses.fields(KernelGraph)} - {"listeners"} == stored
     attrs = set(vars(Project()))
     assert attrs - {"listeners", "_kernel_relays"} == {
@@ -388,7 +388,7 @@ def test_a_file_of_the_first_schema_opens_upgraded_and_untouched(tmp_path):
     project.description = "now described"
     save_project(project, path)  # an older project of ours may be replaced
     again, info = read_project_file(path)
-    assert again == project and (info.schema_version, info.upgraded) == (3, False)
+    assert again == project and (info.schema_version, info.upgraded) == (4, False)
 
 
 def test_a_file_of_version_2_opens_with_no_applications_and_saves_them(tmp_path):
@@ -407,12 +407,13 @@ def test_a_file_of_version_2_opens_with_no_applications_and_saves_them(tmp_path)
     project.put("applications", Application("a", steps=(Step("c", "copy", src="h", dst="gpu1", size="8"),)))
     save_project(project, path)
     again, info = read_project_file(path)
-    assert again == project and info.schema_version == 3
+    assert again == project and info.schema_version == project_schema.SCHEMA_VERSION
 
 
 def test_migrations_are_numbered_and_recorded():
-    assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications")
-    assert project_schema.SCHEMA_VERSION == 3
+    assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications",
+                                               "m004_kernel_extras")
+    assert project_schema.SCHEMA_VERSION == 4
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 
@@ -534,10 +535,10 @@ BAD_FILES = {
                               "WHERE key = 'format'"), "it is a device database"),
     "other format": (_edit("UPDATE meta SET value = 'photos' WHERE key = 'format'"),
                      "format 'photos', expected 'gpumodeler-project'"),
-    "future version": (_edit("UPDATE meta SET value = '4' WHERE key = 'version'"),
-                       "newer gpumodeler (project schema version 4"),
+    "future version": (_edit("UPDATE meta SET value = '5' WHERE key = 'version'"),
+                       "newer gpumodeler (project schema version 5"),
     "future migration": (_edit("INSERT INTO _sqlite_migrations (migration_set, name, "
-                               "applied_at) VALUES ('gpumodeler-project', 'm004_x', 'x')"),
+                               "applied_at) VALUES ('gpumodeler-project', 'm005_x', 'x')"),
                          "newer gpumodeler"),
     "bad version": (_edit("UPDATE meta SET value = 'two' WHERE key = 'version'"),
                     "unreadable schema version 'two'"),

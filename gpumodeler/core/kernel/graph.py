@@ -67,6 +67,8 @@ class KernelGraph:
     # inputs when a launch gives none; None = unknown
     registers_per_thread: int | None = None
     static_shared_bytes: int | None = None
+    # instructions that run only a fraction of the time (core.kernel.sass.guards): id -> Guard
+    guards: dict = field(default_factory=dict)
     listeners: list = field(default_factory=list, repr=False, compare=False)
     # (the loops as objects, their LoopNesting) when last worked out (:meth:`nesting`): a
     # cache, not document state, so not a dataclass field (an instance sets its own)
@@ -318,7 +320,8 @@ class KernelGraph:
                            edges=dict(plain(self.edges)),
                            loops=dict(self.loops),
                            registers_per_thread=self.registers_per_thread,
-                           static_shared_bytes=self.static_shared_bytes)
+                           static_shared_bytes=self.static_shared_bytes,
+                           guards=dict(self.guards))
 
     def __eq__(self, other):
         if not isinstance(other, KernelGraph):

@@ -49,9 +49,8 @@ def to_dict(graph: KernelGraph) -> dict:
         out["latency_table"] = graph.latency_table
     if graph.variables:
         out["variables"] = dict(graph.variables)
-    for key in RESOURCE_KEYS:
-        if getattr(graph, key) is not None:
-            out[key] = getattr(graph, key)
+    extras = graph_extras(graph)
+    out.update((k, extras[k]) for k in RESOURCE_KEYS if k in extras)
     ins_out = []
     for ins in graph.instructions.values():
         d = {"id": ins.id, "opcode": ins.opcode, "unit": ins.unit}
@@ -72,6 +71,8 @@ def to_dict(graph: KernelGraph) -> dict:
             d["taken"] = e.taken
         out["edges"].append(d)
     order = graph.order()
+    if "guards" in extras:
+        out["guards"] = extras["guards"]
     out["loops"] = [{"id": lp.id, "name": lp.name, "iterations": lp.iterations.text,
                      "members": sorted(lp.members, key=order.__getitem__)}
                     for lp in graph.loops.values()]
@@ -113,7 +114,7 @@ def _list_of(data: dict, key: str) -> list:
 def from_dict(data: dict) -> KernelGraph:
     """Read a graph from a dict (parsed JSON); raises FormatError/GraphError with the item."""
     _check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
-                       "instructions", "edges", "loops", *RESOURCE_KEYS}, "kernel file")
+                       "instructions", "edges", "loops", "guards", *RESOURCE_KEYS}, "kernel file")
     if data.get("format") != FORMAT_NAME:
         raise FormatError(f"not a gpumodeler kernel file (format is {data.get('format')!r}, "
                           f"expected {FORMAT_NAME!r})")
@@ -154,7 +155,49 @@ def from_dict(data: dict) -> KernelGraph:
     if loops and canonical is None:
         canonical = _canonical(graph)
     graph.add_loops(_loops_from(loops, graph, canonical))
+    _read_guards(_list_of(data, "guards"), graph)
     return graph
+
+
+def graph_extras(graph: KernelGraph) -> dict:
+    """The graph's optional items (registers, static shared memory, guards) as the kernel
+    format writes them: what a project file keeps beside its own kernel tables."""
+    full = {"registers_per_thread": graph.registers_per_thread,
+            "static_shared_bytes": graph.static_shared_bytes}
+    out = {k: v for k, v in full.items() if v is not None}
+    if graph.guards:
+        order = graph.order()
+        out["guards"] = [{"id": g.id, "name": g.name, "kind": g.kind, "fraction": g.fraction.text,
+                          "members": sorted(g.members, key=order.__getitem__)}
+                         for g in graph.guards.values()]
+    return out
+
+
+def read_graph_extras(graph: KernelGraph, data) -> None:
+    """Set what :func:`graph_extras` wrote on ``graph`` (checked as a kernel file's)."""
+    if not isinstance(data, dict):
+        raise FormatError(f"kernel extras must be an object, got {shown(data)}")
+    _check_keys(data, {"guards", *RESOURCE_KEYS}, "kernel extras")
+    for key, value in _resources(data).items():
+        setattr(graph, key, value)
+    _read_guards(_list_of(data, "guards"), graph)
+
+
+def _read_guards(items: list, graph: KernelGraph) -> None:
+    """The optional ``guards`` (absent in older files): id, name, kind, fraction, members."""
+    from gpumodeler.core.kernel.graph_items import Guard
+    for item in items:
+        _check_keys(item, {"id", "name", "kind", "fraction", "members"}, "guard")
+        gid = item.get("id")
+        if not isinstance(gid, str) or not gid or gid in graph.guards:
+            raise FormatError(f"guard id must be a new non-empty text, got {shown(gid)}")
+        members = item.get("members")
+        guard = Guard.make(gid, members, str(item.get("fraction", "1")),
+                           item.get("kind", "region"), item.get("name", ""))
+        unknown = sorted(m for m in guard.members if m not in graph.instructions)
+        if unknown:
+            raise GraphError(f"guard {gid}: no instruction {unknown[0]!r} in this graph", item=gid)
+        graph.guards[gid] = guard
 
 
 def _canonical(graph: KernelGraph):

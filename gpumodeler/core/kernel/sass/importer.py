@@ -21,6 +21,7 @@ from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import ListingError, SassFunction, SassListing, parse_listing
 from gpumodeler.core.kernel.sass import toolchain
+from gpumodeler.core.kernel.sass.guards import add_guards
 
 #: An architecture (``sm_90``, ``sm_90a``): checked before it reaches nvcc's command line.
 ARCH_PATTERN = toolchain.ARCH_PATTERN
@@ -186,6 +187,7 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     # what the listing says the compiler allocated: the occupancy's inputs by default
     graph.registers_per_thread = func.registers if func.registers else None
     graph.static_shared_bytes = kernel_shared_bytes(func.shared_bytes, func.arch)
+    add_guards(graph, func)  # how often guarded code runs (guards.py)
     return graph, report
 
 
