@@ -12,6 +12,8 @@ from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
 from gpumodeler.core.kernel.sass.listing import parse_listing
 from gpumodeler.core.kernel.warp_counts import count
 
+from sass_listings import listing_of
+
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 #: A complete table for evaluating imported graphs in tests (not a published one).
@@ -222,15 +224,6 @@ def test_unknown_opcode_kept_flagged_and_guarded_writes():
     assert "FROBNICATE" in g.description
 
 
-def _listing(lines):
-    """A cuobjdump-style sm_90 listing of ``lines`` (one instruction each, stall 1)."""
-    out = ["\tcode for sm_90", "\t\tFunction : k"]
-    for k, text in enumerate(lines):
-        out.append(f"        /*{k * 16:04x}*/                   {text} ;   /* 0x0000000000007802 */")
-        out.append("                                                     /* 0x000fe20000000f00 */")
-    return "\n".join(out) + "\n"
-
-
 @pytest.mark.parametrize("k", [3, 6])
 def test_guarded_writes_that_read_their_register_form_a_chain(k):
     """``@P0 IMAD R5, R5, ...`` waits for every earlier R5 whether or not it runs: a later
@@ -238,7 +231,7 @@ def test_guarded_writes_that_read_their_register_form_a_chain(k):
     a guarded write that does not read its register still leaves the earlier one reaching."""
     lines = ["MOV R5, 0x1", "MOV R6, 0x2", "ISETP.GT.AND P0, PT, R6, 0x1, PT"]
     lines += ["@P0 IMAD R5, R5, 0x21, R6"] * k + ["IADD3 R7, R5, R6, RZ", "EXIT"]
-    (func,) = parse_listing(_listing(lines)).functions
+    (func,) = parse_listing(listing_of(lines)).functions
     g, _ = build_graph(func)
     ids = list(g.instructions)
     r5 = {(e.src, e.dst) for e in g.edges.values() if e.kind == "dependency"

@@ -10,20 +10,13 @@ from gpumodeler.core.kernel.sass.importer import import_from_listing, import_ker
 from gpumodeler.core.kernel.sass.listing import parse_listing
 from gpumodeler.core.kernel.warp_counts import count
 
+from sass_listings import listing_of
+
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 
 
-def _listing(lines):
-    """A cuobjdump-style sm_90 listing of ``lines`` (one instruction each, stall 1)."""
-    out = ["\tcode for sm_90", "\t\tFunction : k"]
-    for k, text in enumerate(lines):
-        out.append(f"        /*{k * 16:04x}*/                   {text} ;   /* 0x0000000000007802 */")
-        out.append("                                                     /* 0x000fe20000000f00 */")
-    return "\n".join(out) + "\n"
-
-
 def _graph(lines):
-    return import_from_listing(parse_listing(_listing(lines)))[0]
+    return import_from_listing(parse_listing(listing_of(lines)))[0]
 
 
 def _store_under(test):
