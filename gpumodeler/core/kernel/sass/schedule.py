@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gpumodeler.core.errors import GraphError
-from gpumodeler.core.kernel.edge_latency import resolve_edge_latency
+from gpumodeler.core.kernel.edge_latency import latency_key, resolve_edge_latency
 
 ISSUE_ORDER_KINDS = ("ilp", "branch", "barrier")
 
@@ -76,14 +76,23 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
             lat = x.latency
             if x.src not in issue_after or lat < issue_after[x.src]:
                 issue_after[x.src] = lat
+    # what the table says for each kind of edge (latency_key: edges alike share one look-up)
+    looked_up: dict = {}
     for eid, e in list(graph.edges.items()):
         if e.latency is not None or e.kind not in ("dependency", "memory"):
             continue
-        try:
-            resolve_edge_latency(graph, e, table, order)
+        key = latency_key(e, graph.instructions.get(e.src), order)
+        needed = looked_up.get(key) if key is not None else None
+        if needed is None:
+            try:
+                resolve_edge_latency(graph, e, table, order)
+                needed = ""
+            except GraphError as exc:
+                needed = str(exc).split(": ", 1)[-1]
+            if key is not None:
+                looked_up[key] = needed
+        if not needed:
             continue
-        except GraphError as exc:
-            needed = str(exc).split(": ", 1)[-1]
         if order[e.dst] > order[e.src]:
             cycles = offsets[e.dst] - offsets[e.src]
         else:
