@@ -83,7 +83,7 @@ def run_import(args) -> int:
     write_text_atomically(args.output, text,
                           inputs=common.inputs_and_catalog((args.file, "the imported file")))
     print(f"{args.output}: {report.summary()}; {note or 'latency table ' + str(graph.latency_table)}"
-          + (f"\nnote: {scheduled}" if scheduled else ""))
+          f"; {_resources(graph)}" + (f"\nnote: {scheduled}" if scheduled else ""))
     return 0
 
 
@@ -102,6 +102,16 @@ def _check_table_key(key: str) -> None:
     if key not in keys:
         raise CLIError(f"--latency-table {shown(key)}: no latency table has that key; tables: "
                        f"{', '.join(sorted(keys | set(TABLES)))}")
+
+
+def _resources(graph) -> str:
+    """What the listing said the compiler allocated, or that it said nothing."""
+    if not graph.registers_per_thread:
+        return ("registers per thread not in the listing (give predict --registers, or "
+                "import the cubin or .cu, or a cuobjdump -sass -res-usage listing)")
+    shared = graph.static_shared_bytes
+    return (f"{graph.registers_per_thread} registers per thread"
+            + (f", {shared} B static shared memory per block" if shared is not None else ""))
 
 
 def _unknown_warning(report) -> str:

@@ -2,13 +2,14 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 
 import sys
 from typing import TYPE_CHECKING
 
 from . import common, model_flags
-from .launch_args import grid_of, occupancy_of
+from .launch_args import block_threads, grid_of, occupancy_of
 from .main import CLIError
 from .predict_profile import add_profile_flags, run_profiled
 
@@ -72,9 +73,13 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     base = {}
     if args.graph:
         graph = common.load_graph(args.graph)
+        common.launch_defaults_from_graph(args, graph)
         vals = dict(args.set)
         if values:
             vals.update(values)
+        block = getattr(args, "block_size", None)
+        if "warps_per_block" in graph.variables and "warps_per_block" not in vals and block:
+            vals["warps_per_block"] = math.ceil(block_threads(block) / 32)  # guards.py
         key, origin = table_of(args, graph, gpu)
         try:
             derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))

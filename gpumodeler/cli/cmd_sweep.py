@@ -103,6 +103,9 @@ def run(args) -> int:
 
     from .tables import TableWriter
 
+    graph = common.load_graph(args.graph) if args.graph else None
+    if graph is not None:
+        common.launch_defaults_from_graph(args, graph, as_list=True)
     lists = {col: np.atleast_1d(getattr(args, dest)) for col, dest in LIST_FLAGS.items()
              if getattr(args, dest, None) is not None}
     variables = {}
@@ -121,7 +124,6 @@ def run(args) -> int:
     if total > MAX_POINTS:
         raise CLIError(f"the sweep has {total} points; at most {MAX_POINTS}")
     axes = {**lists, **{f"var:{k}": np.atleast_1d(np.asarray(v)) for k, v in variables.items()}}
-    graph = common.load_graph(args.graph) if args.graph else None
     transfers = _transfer_exprs(args.htod), _transfer_exprs(args.dtoh)
     groups = list(_device_groups(args))  # every device resolved before a row is written
     # the graph's latency bound and counts: once for its own table, else per device's table

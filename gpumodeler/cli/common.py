@@ -383,6 +383,21 @@ def parse_json_text(text: str, path: str, what: str):
         raise CLIError(f"{path}: {exc}") from None
 
 
+def launch_defaults_from_graph(args, graph, as_list: bool = False) -> None:
+    """``--registers`` and ``--shared-mem`` from what the graph's listing says the compiler
+    allocated (``registers_per_thread``, ``static_shared_bytes``: docs/kernel-format.md),
+    when the command line gives neither ``--occupancy`` nor ``--registers``; the flags win.
+    ``as_list``: the values as one-element lists (sweep's list flags)."""
+    if getattr(args, "occupancy", None) is not None or getattr(args, "registers", None) is not None:
+        return
+    if not graph.registers_per_thread:
+        return
+    wrap = (lambda v: [v]) if as_list else (lambda v: v)
+    args.registers = wrap(graph.registers_per_thread)
+    if getattr(args, "shared_mem", None) is None and graph.static_shared_bytes:
+        args.shared_mem = wrap(graph.static_shared_bytes)
+
+
 def load_graph(path: str) -> KernelGraph:
     from gpumodeler.core.kernel.graph import from_dict
     try:

@@ -308,6 +308,18 @@ class Project:
         return all(getattr(self, f) == getattr(other, f) for f in fields_)
 
 
+def launch_resources(graph) -> dict:
+    """A new launch's ``registers`` and ``shared_mem`` from what the kernel's listing says
+    the compiler allocated (``registers_per_thread``, ``static_shared_bytes``, set by the
+    SASS import); {} when the graph does not say (the launch's defaults stand)."""
+    if graph is None or not graph.registers_per_thread:
+        return {}
+    out = {"registers": int(graph.registers_per_thread)}
+    if graph.static_shared_bytes is not None:
+        out["shared_mem"] = int(graph.static_shared_bytes)
+    return out
+
+
 def connection_refusal(project: Project, a: str, b: str, link_type: str) -> str | None:
     """Why a link of ``link_type`` cannot join devices ``a`` and ``b``, or None if it can.
 

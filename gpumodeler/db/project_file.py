@@ -47,6 +47,7 @@ import sqlite_utils
 from gpumodeler import __version__
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.application.app import Application, Step
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
@@ -63,7 +64,7 @@ SUFFIX = ".gpm"
 # Columns written and read for each entity, in dataclass field order after the keys.
 DEVICE_COLUMNS = ("id", "kind", "device_name", "count", "overrides", "label", "x", "y")
 CONNECTION_COLUMNS = ("id", "link_name", "a", "b", "link_type", "overrides", "label")
-KERNEL_COLUMNS = ("id", "name", "latency_table", "description", "variables")
+KERNEL_COLUMNS = ("id", "name", "latency_table", "description", "variables", "extras")
 INSTRUCTION_COLUMNS = ("id", "opcode", "unit", "latency_class", "space", "is_load", "label",
                        "memory_level", "width_bytes", "stride", "pattern", "hit_ratio",
                        "segment_bytes", "bank_conflict_degree", "x", "y", "address")
@@ -193,7 +194,8 @@ def _write(db: sqlite_utils.Database, project: Project) -> None:
 def _write_kernels(db: sqlite_utils.Database, kernels: dict) -> None:
     _insert_rows(db, "kernels", ("position",) + KERNEL_COLUMNS, [
         (i, kid, g.name, g.latency_table, g.description,
-         _to_json(g.variables, f"kernel {kid} variables"))
+         _to_json(g.variables, f"kernel {kid} variables"),
+         _to_json(graph_extras(g), f"kernel {kid} extras"))
         for i, (kid, g) in enumerate(kernels.items())])
     # Instructions and edges passed their checks, so their numbers are Python (or numpy
     # float64, a float) values SQLite binds as they are: no per-value conversion.
@@ -343,7 +345,8 @@ def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:
                                             "kernel_id, position"):
         loops[kid].append((id_, name, iterations))
     kernels = {}
-    for kid, name, latency_table, description, variables in _rows(db, "kernels", KERNEL_COLUMNS):
+    for kid, name, latency_table, description, variables, extras in _rows(db, "kernels",
+                                                                           KERNEL_COLUMNS):
         graph = KernelGraph(name=name, latency_table=latency_table, description=description,
                             variables=_from_json(variables, f"kernel {kid} variables"))
         try:
@@ -354,6 +357,7 @@ def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:
             graph.add_loops(Loop(id_, frozenset(members.pop((kid, id_), ())),
                                  parse(iterations), loop_name)
                             for id_, loop_name, iterations in loops.pop(kid, ()))
+            read_graph_extras(graph, _from_json(extras or "{}", f"kernel {kid} extras"))
         except ModelError as exc:
             raise ProjectFormatError(f"kernel {kid}: {exc}") from None
         kernels[kid] = graph

@@ -298,9 +298,17 @@ def m004_instruction_address(db: sqlite_utils.Database) -> None:
     _set_version(db, 4)
 
 
+@migrations(name="m005_kernel_extras")
+def m005_kernel_extras(db: sqlite_utils.Database) -> None:
+    # What an imported kernel's listing said: registers, static shared memory and guards
+    # (the kernel format's registers_per_thread, static_shared_bytes, guards), as JSON.
+    db.execute("ALTER TABLE kernels ADD COLUMN extras TEXT NOT NULL DEFAULT '{}'")
+    _set_version(db, 5)
+
+
 # Append new migrations above this line and bump both; never edit one that shipped.
 KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications",
-                    "m004_instruction_address")
+                    "m004_instruction_address", "m005_kernel_extras")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

@@ -50,7 +50,7 @@ def test_listing_to_file_then_graph(capsys, tmp_path, user_table):
     code, text, err = run(capsys, "graph", out, "--set", "loop1=128", "--json")
     assert code == 0, err
     r = json.loads(text)
-    assert r["variables"] == {"loop1": 128}
+    assert r["variables"] == {"loop1": 128, "guard1": 1}  # guard1: the branch around the loop
     assert r["latency_bound_cycles"] > 128 * 20  # the loop recurrence counts 128 times
 
 
@@ -63,7 +63,7 @@ def test_stdout_when_no_output_file(capsys):
     assert code == 0 and (err == "" or (err.startswith("gpumodeler kernel import: note: ")
                                         and len(err.splitlines()) == 1))
     graph = from_dict(json.loads(text))
-    assert graph.variables == {"loop1": 64}
+    assert graph.variables["loop1"] == 64
     code, text, err = run(capsys, "kernel", "import", SASS / "fp64_axpy.sm_80.sass", "--table-only")
     assert code == 0 and err == ""
 
@@ -261,3 +261,116 @@ def test_written_graph_is_laid_out_in_columns_not_one_tall_column(tmp_path):
     boxes = sorted(positions.values())
     for (x0, y0), (x1, y1) in zip(boxes, boxes[1:]):  # no two boxes overlap in a column
         assert x0 != x1 or y1 - y0 >= NODE_H, ((x0, y0), (x1, y1))
+
+
+#: What ``cuobjdump -sass -res-usage`` prints before a cubin's code (matmul_tiled, sm_90).
+RES_USAGE = """
+Resource usage:
+ Common:
+  GLOBAL:0
+ Function _Z12matmul_tiledPKfS0_Pfi:
+  REG:{regs} STACK:0 SHARED:{shared} LOCAL:0 CONSTANT[0]:556 TEXTURE:0 SURFACE:0 SAMPLER:0
+"""
+
+
+def _predict_warps(capsys, graph_path, *flags):
+    code, text, err = run(capsys, "predict", "--device", "H100 SXM5", "--graph", graph_path,
+                          "--data-size", "1e8", "--block-size", "256", "--json", *flags)
+    return code, (json.loads(text) if code == 0 else None), err
+
+
+@pytest.mark.parametrize("regs,shared", [(32, 3072), (128, 3072), (64, 41984)])
+def test_listing_registers_and_shared_memory_give_predicts_occupancy(capsys, tmp_path, catalog,
+                                                                    regs, shared):
+    """A -res-usage listing's REG and SHARED are stored in the graph and are the occupancy's
+    inputs when predict gives none; --registers and --occupancy still win."""
+    from gpumodeler.core.occupancy.calculator import occupancy
+    listing = tmp_path / "m.sass"
+    listing.write_text(RES_USAGE.format(regs=regs, shared=shared)
+                       + (SASS / "matmul_tiled.sm_90.sass").read_text())
+    out = tmp_path / "m.json"
+    code, text, err = run(capsys, "kernel", "import", listing, "-o", out)
+    assert code == 0, err
+    # sm_90's SHARED includes the block's 1 KB system reservation, which the occupancy
+    # calculator adds itself: the graph keeps the kernel's own
+    shared -= 1024
+    assert f"{regs} registers per thread, {shared} B static shared" in text
+    data = json.loads(out.read_text())
+    assert data["registers_per_thread"] == regs and data["static_shared_bytes"] == shared
+    code, r, err = _predict_warps(capsys, out)
+    assert code == 0, err
+    assert r["occupancy_warps_per_sm"] == occupancy("9.0", 256, regs, shared).active_warps_per_sm
+    code, r, err = _predict_warps(capsys, out, "--registers", "255")
+    assert code == 0 and r["occupancy_warps_per_sm"] == occupancy("9.0", 256, 255, 0).active_warps_per_sm
+    code, r, err = _predict_warps(capsys, out, "--occupancy", "16")
+    assert code == 0 and r["occupancy_warps_per_sm"] == 16
+
+
+def test_listing_without_registers_still_asks_for_them(capsys, tmp_path, catalog):
+    out = tmp_path / "m.json"
+    code, text, err = run(capsys, "kernel", "import", SASS / "matmul_tiled.sm_90.sass", "-o", out)
+    assert code == 0 and "registers per thread not in the listing" in text
+    assert "registers_per_thread" not in json.loads(out.read_text())
+    code, _, err = _predict_warps(capsys, out)
+    assert code == 2 and "--registers" in err
+
+
+def test_nvdisasm_section_registers(capsys):
+    code, text, err = run(capsys, "kernel", "import", SASS / "matmul_tiled.sm_52.nvdisasm.sass")
+    assert code == 0, err
+    assert json.loads(text)["registers_per_thread"] == 28
+
+
+def test_sweep_takes_the_graphs_registers(capsys, tmp_path, catalog):
+    listing = tmp_path / "m.sass"
+    listing.write_text(RES_USAGE.format(regs=128, shared=3072)
+                       + (SASS / "matmul_tiled.sm_90.sass").read_text())
+    out = tmp_path / "m.json"
+    assert run(capsys, "kernel", "import", listing, "-o", out)[0] == 0
+    code, text, err = run(capsys, "sweep", "--device", "H100 SXM5", "--graph", out,
+                          "--data-size", "1e8", "--block-size", "128,256", "--format", "csv")
+    assert code == 0, err
+    assert len(text.strip().splitlines()) == 3
+
+
+@needs_cuda
+def test_cu_import_then_predict_without_registers(capsys, tmp_path, catalog):
+    """A .cu import asks cuobjdump for the registers: predict --graph needs no --registers."""
+    from gpumodeler.core.occupancy.calculator import occupancy
+    out = tmp_path / "m.json"
+    code, text, err = run(capsys, "kernel", "import", SRC / "matmul_tiled.cu", "--arch", "sm_90",
+                          "-o", out)
+    assert code == 0, err
+    data = json.loads(out.read_text())
+    regs, shared = data["registers_per_thread"], data["static_shared_bytes"]
+    assert regs >= 8 and shared == 2 * 16 * 16 * 4  # two 16x16 float tiles (reported + 1 KB)
+    code, r, err = _predict_warps(capsys, out)
+    assert code == 0, err
+    assert r["occupancy_warps_per_sm"] == occupancy("9.0", 256, regs, shared).active_warps_per_sm
+
+
+#: A load predicated on a kernel parameter (P0 = param != 0), then a store (sm_90).
+PARAM_GUARDED = ["LDC R4, c[0x0][0x21c]", "LDC.64 R2, c[0x0][0x210]",
+                 "ISETP.NE.AND P0, PT, R4, RZ, PT", "@P0 LDG.E R5, desc[UR4][R2.64]",
+                 "STG.E desc[UR4][R2.64+0x80], R5", "EXIT"]
+
+
+@pytest.mark.parametrize("value,gmem", [("1", 256), ("0", 128), ("0.5", 192)])
+def test_guard_variable_set_at_import_and_in_graph(capsys, tmp_path, value, gmem):
+    """The parameter-guarded load is counted times guard1: --set guard1=... at import or
+    in `graph` changes its bytes."""
+    listing = tmp_path / "g.sass"
+    lines = ["\tcode for sm_90", "\t\tFunction : k"]
+    for k, text in enumerate(PARAM_GUARDED):
+        lines += [f"        /*{k * 16:04x}*/                   {text} ;   /* 0x0000000000007802 */",
+                  "                                                     /* 0x000fe20000000f00 */"]
+    listing.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "g.json"
+    code, _, err = run(capsys, "kernel", "import", listing, "-o", out, "--set", f"guard1={value}")
+    assert code == 0, err
+    assert json.loads(out.read_text())["variables"]["guard1"] == float(value)
+    code, text, err = run(capsys, "graph", out, "--json")
+    assert code == 0, err
+    assert json.loads(text)["per_warp"]["gmem_bytes"] == gmem
+    code, text, err = run(capsys, "graph", out, "--json", "--set", "guard1=1")
+    assert code == 0 and json.loads(text)["per_warp"]["gmem_bytes"] == 256

@@ -12,6 +12,8 @@ from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
 from gpumodeler.core.kernel.sass.listing import parse_listing
 from gpumodeler.core.kernel.warp_counts import count
 
+from sass_listings import listing_of
+
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 ARCHS = ("sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120")
 #: A complete table for evaluating imported graphs in tests (not a published one).
@@ -47,7 +49,8 @@ def test_saxpy2_sm90_loop_and_variable():
     assert list(g.loops) == ["loop1"]
     assert g.loops["loop1"].members == {"i0120", "i0130", "i0140", "i0150"}
     assert g.loops["loop1"].iterations.text == "loop1"
-    assert g.variables == {"loop1": DEFAULT_ITERATIONS}
+    # guard1: the n > 0 branch around the loop (core.kernel.sass.guards)
+    assert g.variables == {"loop1": DEFAULT_ITERATIONS, "guard1": 1}
 
 
 def test_saxpy2_sm90_edges_checked_by_hand():
@@ -134,7 +137,7 @@ def test_unrolled_loop_and_remainder_share_one_variable(arch):
     k = int(main.split("/")[1].rstrip(")"))
     assert k >= 2 and main == f"floor(loop1 / {k})"
     assert f"loop1 - {k} * floor(loop1 / {k})" in its
-    assert g.variables == {"loop1": DEFAULT_ITERATIONS}
+    assert {k: v for k, v in g.variables.items() if k.startswith("loop")} == {"loop1": DEFAULT_ITERATIONS}
     # the unrolled body does k times the tensor work of the remainder
     hmma = {lp.id: sum(g.instructions[n].unit == "tensor" for n in lp.members)
             for lp in g.loops.values()}
@@ -167,7 +170,8 @@ def test_sfu_heavy_classes(arch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_data_dependent_loop(arch):
     g, r = imported(f"datadep_loop.{arch}.sass")
-    assert len(g.loops) == 1 and g.variables == {"loop1": DEFAULT_ITERATIONS}
+    loops = {k: v for k, v in g.variables.items() if k.startswith("loop")}
+    assert len(g.loops) == 1 and loops == {"loop1": DEFAULT_ITERATIONS}
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in SASS.glob("*.sass")))
@@ -219,6 +223,22 @@ def test_unknown_opcode_kept_flagged_and_guarded_writes():
     assert ("i0000", "i0020") in dep and ("i0010", "i0020") in dep
     assert ("i0010", "i0010") not in dep
     assert "FROBNICATE" in g.description
+
+
+@pytest.mark.parametrize("k", [3, 6])
+def test_guarded_writes_that_read_their_register_form_a_chain(k):
+    """``@P0 IMAD R5, R5, ...`` waits for every earlier R5 whether or not it runs: a later
+    reader depends on them through it, so each reaches only the next (k edges, not k²/2);
+    a guarded write that does not read its register still leaves the earlier one reaching."""
+    lines = ["MOV R5, 0x1", "MOV R6, 0x2", "ISETP.GT.AND P0, PT, R6, 0x1, PT"]
+    lines += ["@P0 IMAD R5, R5, 0x21, R6"] * k + ["IADD3 R7, R5, R6, RZ", "EXIT"]
+    (func,) = parse_listing(listing_of(lines)).functions
+    g, _ = build_graph(func)
+    ids = list(g.instructions)
+    r5 = {(e.src, e.dst) for e in g.edges.values() if e.kind == "dependency"
+          and g.instructions[e.src].opcode.startswith(("MOV", "IMAD")) and e.src != ids[1]}
+    chain = [ids[0]] + ids[3:3 + k] + [ids[3 + k]]
+    assert r5 == set(zip(chain, chain[1:]))
 
 
 def test_end_node_option():

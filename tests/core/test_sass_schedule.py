@@ -49,3 +49,40 @@ def test_a_graph_without_control_words_is_left_alone():
         if e.kind in ("ilp", "branch", "barrier"):
             graph.edges[eid] = replace(e, latency=None)
     assert fill_from_schedule(graph, SPARSE) == []
+
+
+class _CountingEdges(dict):
+    """A graph's edge dict that counts full scans (``values()``/``items()``)."""
+    scans = 0
+
+    def values(self):
+        type(self).scans += 1
+        return super().values()
+
+    def items(self):
+        type(self).scans += 1
+        return super().items()
+
+
+def test_loop_carried_edges_take_the_producers_smallest_spacing_in_one_scan():
+    """Each loop-carried edge the table lacks takes the smallest issue spacing after its
+    producer; the spacings are indexed once, not looked up by scanning every edge for each
+    loop-carried edge (quadratic on a large unrolled listing)."""
+    graph = import_kernel(SASS / "sfu_heavy.sm_90.sass")
+    graph.latency_table = None
+    order = {iid: k for k, iid in enumerate(graph.instructions)}
+    expected_spacing = {}
+    for x in graph.edges.values():
+        if x.kind in ("ilp", "branch", "barrier") and x.latency is not None:
+            expected_spacing[x.src] = min(expected_spacing.get(x.src, float("inf")), x.latency)
+    _CountingEdges.scans = 0
+    graph.edges = _CountingEdges(graph.edges)
+    fp32_only = LatencyTable("fp32", "fp32", "Hopper", "test", instruction_cycles={"fp32_mad": 4.0},
+                             memory_cycles={"dram": 500.0})
+    filled = fill_from_schedule(graph, fp32_only)
+    back = [f for f in filled if order[graph.edges[f.edge].dst] <= order[graph.edges[f.edge].src]]
+    assert len(back) >= 3  # the loop's carried dependencies (its counter and values)
+    for f in back:
+        assert f.latency_cycles == max(1.0, expected_spacing.get(graph.edges[f.edge].src, 1.0))
+    # a fixed number of scans, however many loop-carried edges were filled
+    assert _CountingEdges.scans <= 4 < len(back) + 3

@@ -210,7 +210,7 @@ def test_every_field_of_the_document_has_a_column(cls, columns):
 
 def test_every_field_of_the_graph_and_project_is_stored():
     stored = {"name", "latency_table", "description", "variables", "instructions", "edges",
-              "loops"}
+              "loops", "registers_per_thread", "static_shared_bytes", "guards"}
     assert {f.name for f in dataclasses.fields(KernelGraph)} - {"listeners"} == stored
     attrs = set(vars(Project()))
     assert attrs - {"listeners", "_kernel_relays"} == {
@@ -412,8 +412,8 @@ def test_a_file_of_version_2_opens_with_no_applications_and_saves_them(tmp_path)
 
 def test_migrations_are_numbered_and_recorded():
     assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications",
-                                               "m004_instruction_address")
-    assert project_schema.SCHEMA_VERSION == 4
+                                               "m004_instruction_address", "m005_kernel_extras")
+    assert project_schema.SCHEMA_VERSION == 5
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 
@@ -539,7 +539,7 @@ BAD_FILES = {
                              f"WHERE key = 'version'"),
                        f"newer gpumodeler (project schema version {project_schema.SCHEMA_VERSION + 1}"),
     "future migration": (_edit("INSERT INTO _sqlite_migrations (migration_set, name, "
-                               "applied_at) VALUES ('gpumodeler-project', 'm004_x', 'x')"),
+                               "applied_at) VALUES ('gpumodeler-project', 'm005_x', 'x')"),
                          "newer gpumodeler"),
     "bad version": (_edit("UPDATE meta SET value = 'two' WHERE key = 'version'"),
                     "unreadable schema version 'two'"),

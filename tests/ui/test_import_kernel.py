@@ -52,7 +52,7 @@ def test_import_a_listing_as_one_undoable_step(window, qtbot):
     assert graph.name == "saxpy2" and len(graph.instructions) > 10
     assert graph.latency_table is not None  # the device database's Hopper table
     assert "hopper" in window.document.table_for(graph.latency_table).architecture.lower()
-    assert set(graph.variables) == {"loop1"}
+    assert set(graph.variables) == {"loop1", "guard1"}  # guard1: the n > 0 branch around the loop
     assert stack.count() == before + 1
     assert stack.undoText() == "import kernel saxpy2 from saxpy2.sm_90.sass"
     # shown in the Kernel tab, the view on the graph, the import's note in the status bar
@@ -109,7 +109,7 @@ def test_import_a_maxwell_nvdisasm_listing(window, qtbot):
     kid = dialog.import_selected()
     graph = window.document.project.kernels[kid]
     assert graph.latency_table == "maxwell-published"
-    assert set(graph.variables) == {"loop1"} and len(graph.loops) == 1
+    assert set(graph.variables) == {"loop1", "guard1"} and len(graph.loops) == 1
     assert any(e.kind == "dual" for e in graph.edges.values())
     assert window.statusBar().currentMessage().startswith(
         "Imported saxpy2 from saxpy2.sm_52.nvdisasm.sass: 32 instructions, 1 loop; latency "

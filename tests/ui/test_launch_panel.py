@@ -149,6 +149,23 @@ def test_new_launch_and_project_replaced(panel):
     assert "New launch" in panel.result_message.text()
 
 
+@pytest.mark.parametrize("regs,shared", [(40, 2048), (96, None)])
+def test_new_launch_takes_the_imported_kernels_registers(panel, regs, shared):
+    """A kernel whose listing gave its registers (and shared memory) gives them to a new
+    launch; a kernel without them leaves the launch's defaults."""
+    doc = panel.document
+    kernel = next(iter(doc.project.kernels))
+    graph = doc.project.kernels[kernel]
+    graph.registers_per_thread, graph.static_shared_bytes = regs, shared
+    assert panel.new_launch()
+    launch = doc.project.launches[panel.launch_id]
+    assert launch.kernel == kernel and launch.registers == regs
+    assert launch.shared_mem == (shared if shared is not None else 0)
+    graph.registers_per_thread = graph.static_shared_bytes = None
+    assert panel.new_launch()
+    assert doc.project.launches[panel.launch_id].registers == 32
+
+
 def test_models_side_by_side_with_equation_tooltips(panel, qtbot, tmp_path):
     """The example launch in every registered model: gajger is the Prediction box's number;
     the GTX 970 has no Volkov contention fit, which that row says; tooltips cite equations."""

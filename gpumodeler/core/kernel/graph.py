@@ -61,6 +61,13 @@ class KernelGraph:
     instructions: dict = field(default_factory=dict)
     edges: dict = field(default_factory=dict)
     loops: dict = field(default_factory=dict)
+    # what the compiler allocated, where the graph came from a listing that says so
+    # (cuobjdump -res-usage's REG and SHARED, nvdisasm's SHI_REGISTERS): the occupancy's
+    # inputs when a launch gives none; None = unknown
+    registers_per_thread: int | None = None
+    static_shared_bytes: int | None = None
+    # instructions that run only a fraction of the time (core.kernel.sass.guards): id -> Guard
+    guards: dict = field(default_factory=dict)
     listeners: list = field(default_factory=list, repr=False, compare=False)
     # (the loops as objects, their LoopNesting) when last worked out (:meth:`nesting`): a
     # cache, not document state, so not a dataclass field (an instance sets its own)
@@ -310,7 +317,10 @@ class KernelGraph:
                            description=self.description, variables=dict(self.variables),
                            instructions=dict(plain(self.instructions)),
                            edges=dict(plain(self.edges)),
-                           loops=dict(self.loops))
+                           loops=dict(self.loops),
+                           registers_per_thread=self.registers_per_thread,
+                           static_shared_bytes=self.static_shared_bytes,
+                           guards=dict(self.guards))
 
     def __eq__(self, other):
         if not isinstance(other, KernelGraph):

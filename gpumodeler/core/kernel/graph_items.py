@@ -176,3 +176,33 @@ class Loop:
             raise GraphError(f"loop {id}: members must be a list of instruction ids, got "
                              f"{shown(members)}", item=id)
         return cls(id=id, members=frozenset(members), iterations=parse(iterations), name=name)
+
+
+#: How a guard holds its instructions back: ``region`` (a conditional branch or EXIT skips
+#: them: they are neither issued nor executed) or ``predicate`` (``@P0 X``: the warp issues X
+#: either way, its threads move data only where P0 holds).
+GUARD_KINDS = ("region", "predicate")
+
+
+@dataclass(frozen=True)
+class Guard:
+    """Instructions that run only a fraction of the time (``fraction``: 0..1, an expression
+    of the graph's variables, e.g. ``guard1`` or ``1/warps_per_block``); see
+    :mod:`gpumodeler.core.kernel.sass.guards`."""
+    id: str
+    members: frozenset
+    fraction: Expression
+    kind: str = "region"
+    name: str = ""
+
+    @classmethod
+    def make(cls, id: str, members, fraction, kind: str = "region", name: str = "") -> "Guard":
+        if not members or not isinstance(members, (list, tuple, set, frozenset)) or not all(
+                isinstance(m, str) for m in members):
+            raise GraphError(f"guard {id}: members must be a non-empty list of instruction ids, "
+                             f"got {shown(members)}", item=id)
+        if kind not in GUARD_KINDS:
+            raise GraphError(f"guard {id}: kind must be one of {', '.join(GUARD_KINDS)}, got "
+                             f"{shown(kind)}", item=id)
+        return cls(id=id, members=frozenset(members), fraction=parse(fraction), kind=kind,
+                   name=str(name))

@@ -21,7 +21,7 @@ from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.bulk_read import read_edges, read_instructions
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.item_table import id_positions
-from gpumodeler.core.kernel.graph_items import (EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge,
+from gpumodeler.core.kernel.graph_items import (EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge, Guard,
                                                Instruction, Loop, is_finite_number)
 
 FORMAT_NAME = "gpumodeler-kernel"
@@ -33,6 +33,8 @@ INSTRUCTION_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name
 INSTRUCTION_KEYS = frozenset({"id", "opcode"} | set(INSTRUCTION_DEFAULTS))
 #: the keys an edge object may hold
 EDGE_KEYS = frozenset({"id", "from", "to", "kind", "latency", "taken"})
+#: What the compiler allocated per thread and per block (optional, from an imported listing).
+RESOURCE_KEYS = ("registers_per_thread", "static_shared_bytes")
 
 
 def to_dict(graph) -> dict:
@@ -46,6 +48,8 @@ def to_dict(graph) -> dict:
         out["latency_table"] = graph.latency_table
     if graph.variables:
         out["variables"] = dict(graph.variables)
+    extras = graph_extras(graph)
+    out.update((k, extras[k]) for k in RESOURCE_KEYS if k in extras)
     ins_out = []
     for ins in graph.instructions.values():
         d = {"id": ins.id, "opcode": ins.opcode, "unit": ins.unit}
@@ -69,6 +73,23 @@ def to_dict(graph) -> dict:
     out["loops"] = [{"id": lp.id, "name": lp.name, "iterations": lp.iterations.text,
                      "members": sorted(lp.members, key=order.__getitem__)}
                     for lp in graph.loops.values()]
+    if "guards" in extras:
+        out["guards"] = extras["guards"]
+    return out
+
+
+def _resources(data: dict) -> dict:
+    """The optional ``registers_per_thread`` (1-255) and ``static_shared_bytes`` (>= 0,
+    whole bytes) of a kernel file; absent (older files) = unknown."""
+    out = {}
+    for key, low, high in (("registers_per_thread", 1, 255), ("static_shared_bytes", 0, 1 << 30)):
+        value = data.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise FormatError(f"{key} must be a whole number from {low} to {high}, "
+                              f"got {shown(value)}")
+        out[key] = value
     return out
 
 
@@ -96,7 +117,7 @@ def read_graph(data: dict, new_graph):
     :func:`gpumodeler.core.kernel.graph.from_dict` passes it, so this module needs no import
     of the graph module); raises FormatError/GraphError with the item."""
     check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
-                       "instructions", "edges", "loops"}, "kernel file")
+                       "instructions", "edges", "loops", "guards", *RESOURCE_KEYS}, "kernel file")
     if data.get("format") != FORMAT_NAME:
         raise FormatError(f"not a gpumodeler kernel file (format is {data.get('format')!r}, "
                           f"expected {FORMAT_NAME!r})")
@@ -113,7 +134,8 @@ def read_graph(data: dict, new_graph):
     if data.get("latency_table") is not None and not isinstance(data["latency_table"], str):
         raise FormatError(f"latency_table must be a table name, got {shown(data['latency_table'])}")
     graph = new_graph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
-                        description=str(data.get("description", "")), variables=dict(variables))
+                        description=str(data.get("description", "")), variables=dict(variables),
+                        **_resources(data))
     instructions = list_of(data, "instructions")
     if not read_instructions(instructions, graph, INSTRUCTION_KEYS, _OWN, _prototype):
         _read_instructions(instructions, graph)
@@ -134,7 +156,48 @@ def read_graph(data: dict, new_graph):
     if loops and canonical is None:
         canonical = _canonical(graph)
     graph.add_loops(_loops_from(loops, graph, canonical))
+    _read_guards(list_of(data, "guards"), graph)
     return graph
+
+
+def graph_extras(graph) -> dict:
+    """The graph's optional items (registers, static shared memory, guards) as the kernel
+    format writes them: what a project file keeps beside its own kernel tables."""
+    full = {"registers_per_thread": graph.registers_per_thread,
+            "static_shared_bytes": graph.static_shared_bytes}
+    out = {k: v for k, v in full.items() if v is not None}
+    if graph.guards:
+        order = graph.order()
+        out["guards"] = [{"id": g.id, "name": g.name, "kind": g.kind, "fraction": g.fraction.text,
+                          "members": sorted(g.members, key=order.__getitem__)}
+                         for g in graph.guards.values()]
+    return out
+
+
+def read_graph_extras(graph, data) -> None:
+    """Set what :func:`graph_extras` wrote on ``graph`` (checked as a kernel file's)."""
+    if not isinstance(data, dict):
+        raise FormatError(f"kernel extras must be an object, got {shown(data)}")
+    check_keys(data, {"guards", *RESOURCE_KEYS}, "kernel extras")
+    for key, value in _resources(data).items():
+        setattr(graph, key, value)
+    _read_guards(list_of(data, "guards"), graph)
+
+
+def _read_guards(items: list, graph) -> None:
+    """The optional ``guards`` (absent in older files): id, name, kind, fraction, members."""
+    for item in items:
+        check_keys(item, {"id", "name", "kind", "fraction", "members"}, "guard")
+        gid = item.get("id")
+        if not isinstance(gid, str) or not gid or gid in graph.guards:
+            raise FormatError(f"guard id must be a new non-empty text, got {shown(gid)}")
+        members = item.get("members")
+        guard = Guard.make(gid, members, str(item.get("fraction", "1")),
+                           item.get("kind", "region"), item.get("name", ""))
+        unknown = sorted(m for m in guard.members if m not in graph.instructions)
+        if unknown:
+            raise GraphError(f"guard {gid}: no instruction {unknown[0]!r} in this graph", item=gid)
+        graph.guards[gid] = guard
 
 
 def _canonical(graph):

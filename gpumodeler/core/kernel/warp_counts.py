@@ -37,6 +37,9 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
 
 Each count is a linear form in the products of enclosing loops' iteration counts: an
 instruction inside loop ``a`` counts ``a`` times (Gajger: INS_CUDA = 23 + 4a).
+A guard (:mod:`gpumodeler.core.kernel.sass.guards`) is one more factor, its fraction: an
+instruction under guard ``g`` inside loop ``a`` counts ``a·g`` times (a ``predicate``
+guard only in the data counts, :data:`DATA_COUNTS`).
 """
 from __future__ import annotations
 
@@ -197,9 +200,15 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
     codes, firsts = kind_codes(instructions, _kind_of)
     instruction_at = item_at(instructions)
     per_kind = [instruction_counts(instruction_at(k), warp_size, cuda_units) for k in firsts]
-    mono_of = np.fromiter(map(mono_index.__getitem__, map(innermost, instructions)),
-                          dtype=np.intp, count=len(instructions))
-    forms = {name: _sums(name, per_kind, codes, mono_of, monos) for name in COUNT_NAMES}
+    region_of: dict = {}
+    if graph.guards:
+        monos, mono_of, mono_data, region_of = _guarded_monomials(graph, chain, innermost)
+    else:
+        mono_of = np.fromiter(map(mono_index.__getitem__, map(innermost, instructions)),
+                              dtype=np.intp, count=len(instructions))
+        mono_data = mono_of
+    forms = {name: _sums(name, per_kind, codes, mono_data if name in DATA_COUNTS else mono_of,
+                         monos) for name in COUNT_NAMES}
 
     def add(name, mono, amount):
         if amount:
@@ -207,7 +216,7 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
 
     kinds = columns(graph.edges, ("kind",))[0]
     if "dual" in set(kinds):
-        weight = {nid: chain[innermost(nid)] for nid in instructions}
+        weight = {nid: chain[innermost(nid)] + region_of.get(nid, ()) for nid in instructions}
         duals = list(compress(graph.edges, map("dual".__eq__, kinds)))  # their ids
         for src, dst in zip(values_of(graph.edges, "src", duals),
                             values_of(graph.edges, "dst", duals)):
@@ -215,8 +224,47 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
             mono = weight[dst] if len(weight[dst]) <= len(weight[src]) else weight[src]
             add("dual_issues", mono, 1)
             add("issued_instructions", mono, -1)
+    iterations = {lid: lp.iterations for lid, lp in graph.loops.items()}
+    iterations.update((gid, g.fraction) for gid, g in graph.guards.items())
     return WarpCounts(forms={k: {m: c for m, c in v.items() if c} for k, v in forms.items()},
-                      iterations={lid: lp.iterations for lid, lp in graph.loops.items()})
+                      iterations=iterations)
+
+
+#: The counts of data moved: a predicated-off thread moves none, though its warp still
+#: issues the instruction (a ``predicate`` guard scales these only).
+DATA_COUNTS = frozenset({"gmem_bytes", "smem_accesses", "smem_bank_cycles"})
+
+
+def _guarded_monomials(graph, chain, innermost):
+    """Monomials with guards (:class:`~gpumodeler.core.kernel.graph_items.Guard`): an
+    instruction's loops, outermost first, then the guards it is under, each a factor (its
+    fraction) as a loop's iteration count is. ``region`` guards scale every count,
+    ``predicate`` guards only :data:`DATA_COUNTS`. Returns (monomials, each instruction's
+    index for all counts, its index for the data counts, instruction -> region guards)."""
+    region_of: dict = {}
+    pred_of: dict = {}
+    for g in graph.guards.values():
+        target = region_of if g.kind == "region" else pred_of
+        for m in g.members:
+            target[m] = target.get(m, ()) + (g.id,)
+    monos: list = []
+    index: dict = {}
+
+    def at(key):
+        k = index.get(key)
+        if k is None:
+            k = index[key] = len(monos)
+            monos.append(chain[key[0]] + key[1])
+        return k
+
+    n = len(graph.instructions)
+    mono_of = np.empty(n, dtype=np.intp)
+    mono_data = np.empty(n, dtype=np.intp)
+    for i, nid in enumerate(graph.instructions):
+        loop, region = innermost(nid), region_of.get(nid, ())
+        mono_of[i] = at((loop, region))
+        mono_data[i] = at((loop, region + pred_of.get(nid, ()))) if nid in pred_of else mono_of[i]
+    return monos, mono_of, mono_data, region_of
 
 
 #: the attributes that decide what an instruction counts (all but id, label, position and

@@ -272,7 +272,10 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                 label = QLabel(f"{name} =")
                 field = QLineEdit()
                 field.setMaximumWidth(80)
-                field.setToolTip(f"default value of {name} for this kernel (launches may override it)")
+                guarded = [x.name for x in (g.guards.values() if g else ()) if x.fraction.text == name]
+                field.setToolTip(f"default value of {name} for this kernel (launches may override it)"
+                                 + (f"; the fraction of the time {len(guarded)} guarded piece(s) of "
+                                    f"code run (0..1, 1 = always)" if guarded else ""))
                 field.editingFinished.connect(lambda n=name: self._on_variable_edited(n))
                 self.variables_box.addWidget(label)
                 self.variables_box.addWidget(field)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 from gpumodeler.core.commands import AddItem, SetKernelProperties, UpdateItem
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.models.graph_inputs import compare_launch
-from gpumodeler.core.project import LaunchConfig, Transfer
+from gpumodeler.core.project import LaunchConfig, Transfer, launch_resources
 from gpumodeler.service.evaluation import ProjectEvaluation
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_choices
@@ -514,9 +514,11 @@ class LaunchPanel(DocumentBinding, QWidget):
         lid = self.project.new_id("l")
         gpus = self.project.gpus()
         kernel = next(iter(self.project.kernels), None)
+        # an imported kernel's registers and shared memory (from its listing), if it has them
+        resources = launch_resources(self.project.kernels.get(kernel) if kernel else None)
         launch = LaunchConfig(lid, name=f"launch {len(self.project.launches) + 1}",
                               gpu=gpus[0].id if gpus else None, kernel=kernel, block_size=256,
-                              data_size=1_000_000)
+                              data_size=1_000_000, **resources)
         ok = self.push(AddItem("launches", launch, text="add launch"))
         if ok:
             self.set_launch(lid)

@@ -41,6 +41,7 @@ sources, are in docs/sass-import.md; in short:
 """
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -359,8 +360,13 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
         for s in ss:
             bpred[s].append(b)
 
-    # a guarded write may not happen: it adds to the reaching definitions, replaces none
-    guarded_at = [ins.guard is not None and ins.guard != "@PT" for ins in ins_list]
+    # a guarded write may not happen: it adds to the reaching definitions, replaces none;
+    # except one that also reads the register it writes (``@P0 IMAD R5, R5, ...``): it
+    # waits for the earlier definitions whether or not it runs, so a later reader depends
+    # on them through it, by a path no shorter than a direct edge (their latency plus its
+    # own); it replaces them, and a chain of k such writes gives k edges, not k²/2
+    guarded_at = [ins.guard is not None and ins.guard != "@PT" and not set(a[0]) & set(a[1])
+                  for ins, a in zip(ins_list, access)]
 
     def transfer(b, state, out_pairs):
         a, z = blocks[b]
@@ -396,12 +402,16 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
             out[reg] = defs if reg in kills else out.get(reg, frozenset()) | defs
         return out
 
+    # the worklist in program order (a heap of block numbers): blocks are numbered by
+    # address, so a change flows forward through a whole loop body in one pass and goes
+    # round a loop once per level of nesting; in arrival order it went round a loop once
+    # per block changed, which made the analysis grow faster than the listing
     ins_state = [dict() for _ in blocks]
     out_state = [None] * len(blocks)
     work = list(range(len(blocks)))
     in_work = set(work)
     while work:
-        b = work.pop(0)
+        b = heapq.heappop(work)
         in_work.discard(b)
         merged: dict = {}
         for p in bpred[b]:
@@ -416,7 +426,7 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
             out_state[b] = new
             for s in bsucc[b]:
                 if s not in in_work:
-                    work.append(s)
+                    heapq.heappush(work, s)
                     in_work.add(s)
     pairs = []
     for b in range(len(blocks)):

@@ -23,6 +23,7 @@ from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
                                                  parse_listing)
 from gpumodeler.core.kernel.sass import toolchain
+from gpumodeler.core.kernel.sass.guards import add_guards
 
 #: An architecture (``sm_90``, ``sm_90a``): checked before it reaches nvcc's command line.
 ARCH_PATTERN = toolchain.ARCH_PATTERN
@@ -183,7 +184,33 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     the GUI reads, and compiles, once, then lets the user choose the function)."""
     func = select_function(listing, function, arch)
     name = _short(func.demangled) if func.demangled else func.name
-    return build_graph(func, name=name, latency_table=latency_table, end_node=end_node)
+    graph, report = build_graph(func, name=name, latency_table=latency_table, end_node=end_node)
+    # what the listing says the compiler allocated: the occupancy's inputs by default
+    graph.registers_per_thread = func.registers if func.registers else None
+    graph.static_shared_bytes = kernel_shared_bytes(func.shared_bytes, func.arch)
+    add_guards(graph, func)  # how often guarded code runs (guards.py)
+    return graph, report
+
+
+#: Shared memory per block the system reserves from compute capability 8.0 on (CUDA C++
+#: Programming Guide, "Compute Capabilities", "Maximum amount of shared memory per thread
+#: block"); the occupancy calculator adds it to each block itself.
+RESERVED_SHARED_BYTES = 1024
+
+
+def kernel_shared_bytes(reported: int | None, arch: str | None) -> int | None:
+    """The kernel's own static shared memory from the SHARED that cuobjdump -res-usage
+    reports. From sm_90 on the report includes the block's 1 KB system reservation
+    (the same source reports SHARED:2048 for sm_80 and sm_89 and SHARED:3072 for sm_90,
+    sm_100 and sm_120 with nvcc 13.0; a kernel without shared memory reports 0); the
+    occupancy calculator adds that reservation itself, so it is taken off here (the
+    choice: counted once, by the calculator)."""
+    from gpumodeler.core.kernel.sass.listing import arch_number
+    if reported is None:
+        return None
+    if (arch_number(arch) or 0) >= 90 and reported >= RESERVED_SHARED_BYTES:
+        return reported - RESERVED_SHARED_BYTES
+    return reported
 
 
 def import_kernel(path: str | Path, function: str | None = None, arch: str | None = None,

@@ -58,6 +58,10 @@ _HEXWORD = re.compile(r"/\*\s*(0x[0-9a-fA-F]{16})\s*\*/")
 _ONLY_HEX = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]{16})\s*\*/\s*$")
 _FUNC_CUOBJ = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$")
 _FUNC_NVDIS = re.compile(r"^\s*(?:\.section\s+)?\.text\.([^\s,:]+)\s*[,:]")
+#: cuobjdump -res-usage: " Function NAME:" then "  REG:32 STACK:0 SHARED:3072 LOCAL:0 ..."
+_RES_FUNC = re.compile(r"^\s*Function\s+([^\s:]+):\s*$")
+_RES_LINE = re.compile(r"^\s*REG:(\d+)\b(?:.*\bSHARED:(\d+)\b)?")
+_SHI_REGISTERS = re.compile(r"\.sectioninfo\s.*\bSHI_REGISTERS=(\d+)")
 _ARCH = re.compile(r"(?:code for|\.target)\s+(sm_\d+[a-z]?)\b")
 #: nvdisasm of CUDA 12 and older prints no ``.target`` line, only the ELF header flags
 #: (``.headerflags @"... EF_CUDA_SM52 ..."``).
@@ -110,6 +114,10 @@ class SassFunction:
     arch: str | None
     instructions: list = field(default_factory=list)
     demangled: str | None = None
+    # what the listing says the compiler allocated (None: it does not say): cuobjdump
+    # -res-usage's "REG:n ... SHARED:n", nvdisasm's .sectioninfo "SHI_REGISTERS=n"
+    registers: int | None = None
+    shared_bytes: int | None = None
 
     @property
     def display_name(self) -> str:
@@ -206,6 +214,8 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
     functions: list[SassFunction] = []
     arch = None
     tool = None
+    resources: list = []  # (functions seen before it, name, registers, shared bytes)
+    res_name = None  # the function a -res-usage "REG:" line that follows belongs to
     current: SassFunction | None = None
     pending_labels: list[str] = []
     labels: dict = {}
@@ -250,6 +260,20 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
             if arch_number(arch) != int(hm.group(1)):
                 arch = f"sm_{hm.group(1)}"
             continue
+        rm = _RES_FUNC.match(line)
+        if rm:
+            res_name = rm.group(1)
+            continue
+        rm = _RES_LINE.match(line) if res_name else None
+        if rm:
+            shared = int(rm.group(2)) if rm.group(2) is not None else None
+            resources.append((len(functions), res_name, int(rm.group(1)), shared))
+            res_name = None
+            continue
+        rm = _SHI_REGISTERS.search(line) if current is not None else None
+        if rm:
+            current.registers = int(rm.group(1))
+            continue
         fm = _FUNC_CUOBJ.match(line)
         if fm:
             close_function()
@@ -283,7 +307,24 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
         raise ListingError(f"{source} is not a cuobjdump -sass or nvdisasm listing: no "
                            f"'Function : NAME' or '.text.NAME' section with SASS "
                            f"instructions like '/*0000*/ MOV R1, c[0x0][0x28] ;' found{hint}")
+    _attach_resources(functions, resources)
     return SassListing(functions=functions, tool=tool or "cuobjdump")
+
+
+def _attach_resources(functions: list, resources: list) -> None:
+    """Each function's registers and shared memory from the -res-usage lines naming it:
+    the last block printed before the function (cuobjdump -sass -res-usage prints each
+    cubin's block before its code), else the first after it (a -res-usage output appended
+    to the listing)."""
+    for k, func in enumerate(functions):
+        named = [r for r in resources if r[1] == func.name]
+        if not named:
+            continue
+        before = [r for r in named if r[0] <= k]
+        _, _, regs, shared = before[-1] if before else named[0]
+        func.registers = regs
+        if shared is not None:
+            func.shared_bytes = shared
 
 
 def _assign_words(raw: list, wide: bool) -> list:

@@ -275,8 +275,8 @@ def _include_option(source: Path, folder: Path) -> list[str]:
 
 def _disassemble(cubin_name: str, folder: Path) -> str:
     kind, disasm = find_disassembler()
-    if kind == "cuobjdump":
-        return _run([disasm, "-sass", cubin_name], "cuobjdump -sass", folder)
+    if kind == "cuobjdump":  # -res-usage: each function's registers and shared memory too
+        return _run([disasm, "-sass", "-res-usage", cubin_name], "cuobjdump -sass", folder)
     return _run([disasm, "-c", "-hex", cubin_name], "nvdisasm -hex", folder)
 
 

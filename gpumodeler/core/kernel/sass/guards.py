@@ -1,0 +1,176 @@
+"""How often guarded code runs: the guards of an imported SASS function (docs/sass-import.md,
+"Guards").
+
+Code under a guard does not run for every warp: a predicated instruction (``@P0 LDG``), the
+instructions a forward conditional branch skips (``@P0 BRA`` over them) and everything after a
+conditional ``@P0 EXIT``. Each gets a :class:`~gpumodeler.core.kernel.graph_items.Guard`
+whose fraction multiplies its counts per warp (:mod:`gpumodeler.core.kernel.warp_counts`, as
+a loop's iteration count does: Gajger §4.4.3 counts each instruction as often as it runs).
+The fraction is derived where the predicate is worked out from the thread or block index
+alone, else it is a variable:
+
+* **the thread index against zero** (``tid.x == 0``, an ``ISETP.EQ``/``.NE`` of a register
+  taken from ``SR_TID`` against ``RZ`` or ``0x0``): the side where the index is zero runs in
+  one warp of the block, ``1/warps_per_block`` (the variable ``warps_per_block``, default
+  :data:`DEFAULT_WARPS_PER_BLOCK`; ``predict`` sets it from ``--block-size`` when it is not
+  ``--set``); the other side runs in every warp (no guard).
+* **a bounds check**: the thread or block index against anything else (``i < n``): every
+  thread of a full block runs it, fraction 1 (no guard). The last, partial block is not
+  modelled (the choice: blocks are full).
+* **anything else** (a kernel parameter, loaded data, the thread index against another
+  constant): a variable ``guard1``, ``guard2``, … with default :data:`DEFAULT_FRACTION` = 1
+  (the choice: guarded code counts as always run, the counts of an import without guards,
+  an upper bound), set with ``--set guard1=0.25`` like a loop count. Guards whose predicates
+  are computed alike (the same comparison of values of the same origins: e.g. every unrolled
+  copy of ``if (x[k] > t)``) share one variable.
+
+A forward branch that leaves the loop it is in (a trip-count check of an unrolled loop, a
+``break``) gets no guard: the loop's iteration count says how often the body runs.
+
+A predicated instruction is still issued by its warp (a ``predicate`` guard scales the data
+it moves only); the code a branch or an EXIT skips is not issued (a ``region`` guard scales
+every count). Where a predicate comes from is followed back through the nearest earlier
+write of each register in program order (not the control-flow graph: a simplification, at
+most :data:`MAX_DEPTH` steps).
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+
+from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.graph_items import Guard
+from gpumodeler.core.kernel.opcodes import classify
+from gpumodeler.core.kernel.sass import cfg
+from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction
+from gpumodeler.core.kernel.sass.operands import reg_access
+
+#: Default of a guard variable: guarded code counts as always run.
+DEFAULT_FRACTION = 1
+#: Default warps per block of ``warps_per_block`` (256 threads).
+DEFAULT_WARPS_PER_BLOCK = 8
+#: Steps back through register writes when finding where a predicate comes from.
+MAX_DEPTH = 12
+ONCE_PER_BLOCK = "1/warps_per_block"
+
+
+def _origins(k, ins_list, defs_of, units, memo, depth=0) -> frozenset:
+    """Where instruction ``k``'s result comes from: ``tid``, ``ctaid``, ``param`` (constant
+    bank 0: parameters and launch sizes), ``data`` (a load), ``other``."""
+    if k in memo:
+        return memo[k]
+    ins = ins_list[k]
+    out = set()
+    text = " ".join(ins.operands)
+    if ins.mnemonic in ("S2R", "CS2R", "S2UR"):
+        out.add("ctaid" if "CTAID" in text else "tid" if "SR_TID" in text else "other")
+    elif units[k] == "ldst" and ins.mnemonic not in ("LDC", "ULDC"):
+        out.add("data")
+    else:
+        if "c[0x0]" in text.replace(" ", ""):
+            out.add("param")
+        if depth < MAX_DEPTH:
+            for d in defs_of[k]:
+                out |= _origins(d, ins_list, defs_of, units, memo, depth + 1)
+    memo[k] = frozenset(out)
+    return memo[k]
+
+
+def _zero_test(ins) -> str | None:
+    """'eq' or 'ne' when ``ins`` is an integer compare of a register against zero."""
+    if ins.mnemonic != "ISETP":
+        return None
+    ops = [o.strip() for o in ins.operands]
+    if len(ops) < 4 or not any(o in ("RZ", "0x0", "0") for o in ops[2:4]):
+        return None
+    if ops[4:] and ops[-1] not in ("PT", "!PT"):
+        return None  # combined with another predicate
+    mods = set(ins.modifiers)
+    return "eq" if "EQ" in mods else "ne" if "NE" in mods else None
+
+
+def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
+    """``(kind, members, fraction or None, signature)`` of each guard of ``func``;
+    ``ids``: address -> graph instruction id (instructions not in the graph are left out).
+    ``fraction`` None: a variable, shared by guards of equal ``signature``."""
+    ins_list = list(func.instructions)
+    infos = [classify(i.opcode) for i in ins_list]
+    units = [i.unit if i is not None else None for i in infos]
+    last: dict = {}
+    defs_of = []
+    setter_of = []  # the last write of each instruction's guard predicate before it
+    for k, ins in enumerate(ins_list):
+        written, read = reg_access(ins, units[k])
+        defs_of.append([last[r] for r in read if r in last])
+        setter_of.append(last.get((ins.guard or "").lstrip("@!")))
+        for r in written:
+            last[r] = k
+    memo: dict = {}
+    guards = []
+    n = len(ins_list)
+    addresses = [i.address for i in ins_list]
+    # the last instruction of the innermost loop around each instruction (None: in no loop)
+    latch_of: list = [None] * n
+    for r in cfg.find_loops(ins_list, {a: j for j, a in enumerate(addresses)}):
+        for j in range(r.header, r.latch + 1):  # outermost first: inner loops overwrite
+            latch_of[j] = r.latch
+    for k, ins in enumerate(ins_list):
+        if ins.guard is None or ins.guard in ("@PT", "@!PT"):
+            continue
+        negated = ins.guard.startswith("@!")
+        setter = setter_of[k]
+        origins = (_origins(setter, ins_list, defs_of, units, memo) if setter is not None
+                   else frozenset({"other"}))
+        if ins.mnemonic == "EXIT":
+            members, kind, runs_when_true = range(k + 1, n), "region", False
+        elif ins.mnemonic in BRANCHES:
+            if ins.target is None or ins.target <= ins.address:
+                continue  # a loop's back edge: the loop count covers it
+            if latch_of[k] is not None and ins.target > addresses[latch_of[k]]:
+                continue  # leaves its loop (a trip-count check, a break): the loop count covers it
+            members = range(k + 1, bisect_left(addresses, ins.target, k + 1))
+            kind, runs_when_true = "region", False
+        else:
+            members, kind, runs_when_true = [k], "predicate", True
+        # the guarded code runs where the guard predicate (P0, or !P0) has this value
+        runs_when_pred = runs_when_true != negated
+        fraction = None
+        signature = None
+        if origins <= {"tid"} and origins and setter is not None and _zero_test(ins_list[setter]):
+            test = _zero_test(ins_list[setter])
+            zero_side = runs_when_pred == (test == "eq")
+            fraction = ONCE_PER_BLOCK if zero_side else "1"
+        elif origins & {"tid", "ctaid"} and "data" not in origins and "other" not in origins:
+            fraction = "1"  # a bounds check: every thread of a full block
+        else:
+            s_ins = ins_list[setter] if setter is not None else None
+            signature = (s_ins.opcode if s_ins else "?", tuple(sorted(origins)),
+                         runs_when_pred, kind)
+        if fraction == "1":
+            continue
+        member_ids = [ids[ins_list[j].address] for j in members if ins_list[j].address in ids]
+        if member_ids:
+            guards.append((kind, member_ids, fraction, signature))
+    return guards
+
+
+def add_guards(graph: KernelGraph, func: SassFunction) -> list[str]:
+    """Add the guards of ``func`` to its imported ``graph`` (ids ``guard1``…, variables
+    ``guard1``… with :data:`DEFAULT_FRACTION`, ``warps_per_block`` where needed); returns the
+    guard variables' names."""
+    ids = {int(nid[1:], 16): nid for nid in graph.instructions if nid.startswith("i")}
+    variables: dict = {}
+    for k, (kind, members, fraction, signature) in enumerate(find_guards(func, ids), 1):
+        if fraction is None:
+            if signature not in variables:
+                variables[signature] = f"guard{len(variables) + 1}"
+            fraction = variables[signature]
+            graph.variables.setdefault(fraction, DEFAULT_FRACTION)
+            name = f"runs a fraction {fraction} of the time"
+        else:
+            graph.variables.setdefault("warps_per_block", DEFAULT_WARPS_PER_BLOCK)
+            name = "runs in one warp of each block"
+        gid = f"g{k}"
+        while gid in graph.loops or gid in graph.instructions:
+            gid += "_"
+        graph.guards[gid] = Guard.make(gid, members, fraction, kind, name)
+    return list(variables.values())

@@ -1,0 +1,91 @@
+"""How often guarded code runs (core.kernel.sass.guards): derived fractions for guards on the
+thread index, variables guard1, guard2, ... for the others, applied to the per-warp counts."""
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.core.kernel.graph import from_dict, to_dict
+from gpumodeler.core.kernel.sass.guards import DEFAULT_FRACTION, DEFAULT_WARPS_PER_BLOCK
+from gpumodeler.core.kernel.sass.importer import import_from_listing, import_kernel_with_report
+from gpumodeler.core.kernel.sass.listing import parse_listing
+from gpumodeler.core.kernel.warp_counts import count
+
+from sass_listings import listing_of
+
+SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
+
+
+def _graph(lines):
+    return import_from_listing(parse_listing(listing_of(lines)))[0]
+
+
+def _store_under(test):
+    """A kernel that stores a value, ``test`` deciding (P0) whether the store runs."""
+    return _graph(["S2R R0, SR_TID.X", "LDC.64 R2, c[0x0][0x210]", "LDC R5, c[0x0][0x218]",
+                   test, "@P0 EXIT", "STG.E desc[UR4][R2.64], R5", "EXIT"])
+
+
+@pytest.mark.parametrize("warps", [1, 4, 32])
+def test_a_store_under_thread_index_zero_counts_once_per_block(warps):
+    """if (threadIdx.x == 0) out[0] = v: the store runs in one warp of the block."""
+    g = _store_under("ISETP.NE.AND P0, PT, R0, RZ, PT")
+    (guard,) = g.guards.values()
+    assert guard.kind == "region" and guard.fraction.text.replace(" ", "") == "1/warps_per_block"
+    assert g.variables["warps_per_block"] == DEFAULT_WARPS_PER_BLOCK
+    c = count(g).evaluate(dict(g.variables, warps_per_block=warps))
+    assert c["gmem_bytes"] == pytest.approx(128 / warps)  # one 4-byte store of 32 threads
+    assert c["instructions"] == pytest.approx(5 + 2 / warps)  # the STG and the last EXIT
+
+
+def test_the_other_side_of_the_thread_index_test_runs_in_every_warp():
+    g = _store_under("ISETP.EQ.AND P0, PT, R0, RZ, PT")  # exits where tid == 0
+    assert g.guards == {}
+    assert count(g).evaluate(g.variables)["gmem_bytes"] == 128
+
+
+def test_a_bounds_check_runs_for_every_thread_of_a_full_block():
+    g = _graph(["S2R R0, SR_TID.X", "S2R R3, SR_CTAID.X", "IMAD R0, R3, c[0x0][0x0], R0",
+                "ISETP.GE.AND P0, PT, R0, c[0x0][0x218], PT", "@P0 EXIT",
+                "LDC.64 R2, c[0x0][0x210]", "STG.E desc[UR4][R2.64], R0", "EXIT"])
+    assert g.guards == {} and "guard1" not in g.variables
+
+
+def test_a_load_predicated_on_a_parameter_is_counted_with_guard1():
+    """@P0 LDG with P0 from a kernel parameter: counted times guard1 (default 1); with
+    guard1 = 0 its bytes drop out (the warp still issues it: a predicate guard)."""
+    g = _graph(["LDC R4, c[0x0][0x21c]", "LDC.64 R2, c[0x0][0x210]",
+                "ISETP.NE.AND P0, PT, R4, RZ, PT", "@P0 LDG.E R5, desc[UR4][R2.64]",
+                "STG.E desc[UR4][R2.64+0x80], R5", "EXIT"])
+    (guard,) = g.guards.values()
+    assert guard.kind == "predicate" and guard.fraction.text == "guard1"
+    assert g.variables["guard1"] == DEFAULT_FRACTION == 1
+    counts = count(g)
+    assert "guard1" in counts.formula("gmem_bytes")
+    full = counts.evaluate(g.variables)
+    off = counts.evaluate(dict(g.variables, guard1=0))
+    assert full["gmem_bytes"] == 256 and off["gmem_bytes"] == 128
+    assert off["instructions"] == full["instructions"] == 6
+
+
+def test_code_after_an_exit_on_a_parameter_and_a_skipping_branch():
+    g = _graph(["LDC R4, c[0x0][0x21c]", "ISETP.NE.AND P0, PT, R4, RZ, PT", "@P0 BRA 0x40",
+                "FADD R6, R4, R4", "@P0 EXIT", "FADD R7, R4, R4", "EXIT"])
+    kinds = sorted((x.kind, x.fraction.text, len(x.members)) for x in g.guards.values())
+    # the FADD the branch skips runs when !P0, the code after @P0 EXIT too: alike, one variable
+    assert kinds == [("region", "guard1", 1), ("region", "guard1", 2)]
+    c = count(g)
+    assert c.evaluate(dict(g.variables, guard1=0))["instructions"] == 4  # LDC ISETP BRA EXIT
+    assert c.evaluate(dict(g.variables, guard1=0.5))["instructions"] == pytest.approx(5.5)
+
+
+def test_reduce_atomic_counts_once_per_block_and_round_trips():
+    g, _ = import_kernel_with_report(SASS / "reduce.sm_90.sass")
+    once = [x for x in g.guards.values() if "warps_per_block" in x.fraction.text]
+    assert len(once) == 1
+    red = [m for m in once[0].members if g.instructions[m].opcode.startswith("RED")]
+    assert red
+    back = from_dict(to_dict(g))
+    assert back == g and back.guards == g.guards
+    c8 = count(g).evaluate(dict(g.variables, warps_per_block=8))["gmem_bytes"]
+    c1 = count(g).evaluate(dict(g.variables, warps_per_block=1))["gmem_bytes"]
+    assert c1 > c8
