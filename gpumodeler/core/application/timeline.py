@@ -197,6 +197,20 @@ def fair_rates(flows: dict, capacities: dict) -> dict:
     return rates
 
 
+def _fair_rates_fast(flows: dict, capacities: dict) -> dict:
+    """:func:`fair_rates`, answered without the filling when every flow has a cap and the
+    caps fit on every link: the max-min fair allocation is then every flow at its cap."""
+    load: dict = {}
+    for links, cap in flows.values():
+        if cap is None:
+            return fair_rates(flows, capacities)
+        for link in links:
+            load[link] = load.get(link, 0) + cap
+    if all(total <= capacities[link] for link, total in load.items()):
+        return {f: cap for f, (_links, cap) in flows.items()}
+    return fair_rates(flows, capacities)
+
+
 POLICIES = ("in-order", "greedy")
 
 
@@ -351,6 +365,8 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         if not missing[i]:
             became_ready(i)
     rates: dict = {}
+    rates_since = zero
+    data_end: dict = {}  # activity index -> when its data phase ends at the current rates
     while done_count < n:
         # start everything that can start now, in program order, pass after pass
         while pending or later:
@@ -367,24 +383,28 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             pos = -1
         if done_count == n:
             break
-        if rates_stale:
+        if rates_stale:  # bytes left are brought up to date only when the rates change
+            for i, r in rates.items():
+                if i in data:
+                    left[i] -= r * (t - rates_since)
             flows = {i: (links[i], rate_cap[i]) for i in sorted(data)}
-            rates = fair_rates(flows, caps) if flows else {}
+            rates = _fair_rates_fast(flows, caps) if flows else {}
+            rates_since = t
+            data_end = {i: t + left[i] / r for i, r in rates.items()}
             rates_stale = False
         candidates = [fixed_ends[0][0]] if fixed_ends else []
-        candidates += [t + left[i] / r for i, r in rates.items()]
+        if data_end:
+            candidates.append(min(data_end.values()))
         if not candidates:  # cannot happen after _check (no cycles), but never spin
             stuck = [activities[i].id for i in range(n) if phase[i] == "waiting"]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
-        t_next = min(candidates)
-        dt = t_next - t
-        for i, r in rates.items():
-            left[i] -= r * dt
-        t = t_next
+        t = min(candidates)
         ending = []
         while fixed_ends and fixed_ends[0][0] == t:
             ending.append(heapq.heappop(fixed_ends)[1])
-        ending += [i for i in rates if left[i] <= 0]
+        ending += [i for i, e in data_end.items() if e == t]
+        for i in ending:
+            data_end.pop(i, None)
         for i in sorted(ending):
             if phase[i] == "fixed":
                 begin_data_or_finish(i)
