@@ -26,6 +26,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_graph import fit_exponent  # noqa: E402
 
 from gpumodeler.core.application.timeline import Activity, simulate  # noqa: E402
 
@@ -78,14 +81,6 @@ def timed(n: int, policy: str, rounds: int) -> float:
         simulate(acts, caps, policy=policy)
         best = min(best, time.process_time() - t0)
     return best
-
-
-def fit_exponent(sizes, times) -> float:
-    """Least-squares slope of log(time) against log(size)."""
-    xs = [math.log(s) for s in sizes]
-    ys = [math.log(max(t, 1e-9)) for t in times]
-    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
 
 
 def main(argv) -> int:

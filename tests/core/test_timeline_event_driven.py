@@ -8,7 +8,7 @@ import random
 import pytest
 
 from gpumodeler.core.application.timeline import (
-    POLICIES, Activity, ScheduledActivity, Timeline, _check, _exact, fair_rates, simulate)
+    POLICIES, Activity, Timeline, _check, _exact, _timeline, fair_rates, simulate)
 from gpumodeler.core.errors import InvalidParameter
 
 
@@ -176,23 +176,7 @@ def reference_simulate(activities, capacities=None, policy="in-order"):
                 finish(i)
 
     makespan = max(end, default=Fraction(0))
-    path = []
-    if n:
-        last = max(range(n), key=lambda i: (end[i], -i))
-        seen = set()
-        cur = activities[last].id
-        while cur is not None and cur not in seen:
-            seen.add(cur)
-            path.append(cur)
-            cur = cause[index[cur]]
-        path.reverse()
-    scheduled = tuple(
-        ScheduledActivity(a.id, a.name or a.id, tuple(a.engines), tuple(a.links), float(start[i]),
-                          float(end[i]), float(ready[i]), cause[i])
-        for i, a in enumerate(activities))
-    busy_s = {k: float(v) for k, v in sorted(busy.items())}
-    fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
-    return Timeline(scheduled, float(makespan), tuple(path), busy_s, fraction)
+    return _timeline(activities, index, start, end, ready, cause, busy, makespan)
 
 
 def _account_busy(busy, activities, phase, rates, t0, t1):

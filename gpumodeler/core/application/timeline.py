@@ -419,6 +419,12 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
                 busy.setdefault(k, zero)
     else:
         busy = {}
+    return _timeline(activities, index, start, end, ready, cause, busy, makespan)
+
+
+def _timeline(activities, index, start, end, ready, cause, busy, makespan) -> Timeline:
+    """The result of a simulation: floats, the critical path traced back through ``cause``."""
+    n = len(activities)
     path = []
     if n:
         last = max(range(n), key=lambda i: (end[i], -i))
