@@ -64,17 +64,32 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
                                  cause=f"give {name} in W, a finite number >= 0 (in the device "
                                        f"database or as a project override)", item=name)
         kernels = [acts[k] for k, d in kernel_device.items() if d == dev]
-        # elementary intervals between all start/end points of this device's kernels
-        points = sorted({Fraction(k.start_s) for k in kernels} | {Fraction(k.end_s) for k in kernels})
+        # elementary intervals between all start/end points of this device's kernels, swept
+        # in order: a kernel runs over (lo, hi) when it started at or before lo and ends after lo
+        # (a kernel of zero duration runs over no interval, but its instant still splits one)
+        starts, ends, points = {}, {}, set()
+        for j, k in enumerate(kernels):
+            s, e = Fraction(k.start_s), Fraction(k.end_s)
+            points.update((s, e))
+            if e > s:
+                starts.setdefault(s, []).append(j)
+                ends.setdefault(e, []).append(j)
+        points = sorted(points)
         busy = Fraction(0)
+        busy_w = None if p.busy_w is None else Fraction(p.busy_w)
+        running: dict = {}  # kernel position -> kernel, while it runs
         for lo, hi in zip(points, points[1:]):
-            running = [k for k in kernels if Fraction(k.start_s) <= lo and Fraction(k.end_s) >= hi]
+            for j in ends.get(lo, ()):
+                del running[j]
+            for j in starts.get(lo, ()):
+                running[j] = kernels[j]
             if not running:
                 continue
             busy += hi - lo
-            if p.busy_w is not None:
-                for k in running:
-                    step_j[k.id] += float(Fraction(p.busy_w) * (hi - lo) / len(running))
+            if busy_w is not None:
+                share = float(busy_w * (hi - lo) / len(running))
+                for k in running.values():
+                    step_j[k.id] += share
         if kernels and p.busy_w is None:
             unknown.append(f"{dev}: busy (board) power is unknown")
             for k in kernels:

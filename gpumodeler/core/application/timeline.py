@@ -53,6 +53,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+import heapq
 import math
 
 from gpumodeler.core.errors import InvalidParameter
@@ -196,113 +197,234 @@ def fair_rates(flows: dict, capacities: dict) -> dict:
     return rates
 
 
+def _fair_rates_fast(flows: dict, capacities: dict) -> dict:
+    """:func:`fair_rates`, answered without the filling when every flow has a cap and the
+    caps fit on every link: the max-min fair allocation is then every flow at its cap."""
+    load: dict = {}
+    for links, cap in flows.values():
+        if cap is None:
+            return fair_rates(flows, capacities)
+        for link in links:
+            load[link] = load.get(link, 0) + cap
+    if all(total <= capacities[link] for link, total in load.items()):
+        return {f: cap for f, (_links, cap) in flows.items()}
+    return fair_rates(flows, capacities)
+
+
 POLICIES = ("in-order", "greedy")
 
 
 def simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
     """Simulate ``activities`` (program order) with link ``capacities`` (bytes/s per
-    bandwidth resource id) under an engine queueing ``policy`` (see the module docstring)."""
+    bandwidth resource id) under an engine queueing ``policy`` (see the module docstring).
+
+    Event-driven in O(n log n) for n activities (plus the max-min sharing among the copies
+    in their data phase at once): a heap of phase ends, per-engine queues, and a set of the
+    activities whose start conditions changed, visited in program order in passes exactly as
+    a full rescan would visit them; busy time is summed per resource when it is taken and
+    released, not per event."""
     if policy not in POLICIES:
         raise InvalidParameter(f"engine policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     activities = list(activities)
     capacities = capacities or {}
     index, caps = _check(activities, capacities)
     n = len(activities)
+    in_order = policy == "in-order"
     fixed = [_exact(a.fixed_s, f"{a.name or a.id}: duration") for a in activities]
     volume = [_exact(a.bytes, f"{a.name or a.id}: bytes") for a in activities]
     rate_cap = [_exact(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
                 for a in activities]
     deps = [[index[d] for d in a.after] for a in activities]
+    engines = [tuple(a.engines) for a in activities]
+    links = [tuple(a.links) for a in activities]
+    dependents: list = [[] for _ in range(n)]
+    for i, ds in enumerate(deps):
+        for d in ds:
+            dependents[d].append(i)
+    missing = [len(ds) for ds in deps]  # dependencies not yet ended (with repetitions)
     queue: dict = {}  # engine -> activity indices using it, program order
-    for i, a in enumerate(activities):
-        for e in a.engines:
+    for i in range(n):
+        for e in engines[i]:
             queue.setdefault(e, []).append(i)
     head = {e: 0 for e in queue}  # engine -> position of the first activity not yet started
+    waiting_on: dict = {e: set() for e in queue}  # engine -> ready activities not yet started
 
-    t = Fraction(0)
+    zero = Fraction(0)
+    t = zero
     phase = ["waiting"] * n  # waiting -> fixed -> data -> done
     start = [None] * n
     end = [None] * n
     ready = [None] * n
     cause: list = [None] * n
-    fixed_end = [None] * n
     left = list(volume)
     engine_holder: dict = {}
     engine_released: dict = {}  # engine -> (time, activity index) of the last release
     busy: dict = {}
+    link_users: dict = {}  # link -> data phases crossing it now
+    link_since: dict = {}  # link -> when its current busy period began
+    fixed_ends: list = []  # heap of (end of the fixed phase, activity index)
+    data: dict = {}  # activity index -> rate (None until the rates are recomputed)
+    rates_stale = False
     done_count = 0
+    # activities whose start conditions changed: visited in program order, in passes
+    pending: list = []  # this pass (heap)
+    later: set = set()  # the next pass
+    pos = -1  # program-order position of the pass under way
+
+    def mark(i):
+        if i > pos:
+            heapq.heappush(pending, i)
+        else:
+            later.add(i)
+
+    def became_ready(i):
+        ready[i] = max((end[d] for d in deps[i]), default=zero)
+        for e in engines[i]:
+            waiting_on[e].add(i)
+        mark(i)
+
+    def engine_changed(e):
+        if in_order:
+            h = head[e]
+            q = queue[e]
+            if h < len(q) and ready[q[h]] is not None and phase[q[h]] == "waiting":
+                mark(q[h])
+        else:
+            for j in waiting_on[e]:
+                mark(j)
 
     def finish(i):
-        nonlocal done_count
+        nonlocal done_count, rates_stale
+        if phase[i] == "data":
+            del data[i]
+            rates_stale = True
+            for link in links[i]:
+                link_users[link] -= 1
+                if not link_users[link]:
+                    busy[link] = busy.get(link, zero) + (t - link_since[link])
         phase[i] = "done"
         end[i] = t
         done_count += 1
-        for e in activities[i].engines:
+        for e in engines[i]:
             engine_holder.pop(e, None)
             engine_released[e] = (t, i)
+            busy[e] = busy.get(e, zero) + (t - start[i])
+        for e in engines[i]:
+            engine_changed(e)
+        for j in dependents[i]:
+            missing[j] -= 1
+            if not missing[j]:
+                became_ready(j)
 
     def begin_data_or_finish(i):
+        nonlocal rates_stale
         if left[i] > 0:
             phase[i] = "data"
+            data[i] = None
+            rates_stale = True
+            for link in links[i]:
+                if not link_users.get(link):
+                    link_users[link] = 0
+                    link_since[link] = t
+                link_users[link] += 1
         else:
             finish(i)
 
+    def try_start(i):
+        a = engines[i]
+        if phase[i] != "waiting" or missing[i]:
+            return
+        if any(e in engine_holder for e in a):
+            return
+        if in_order and any(queue[e][head[e]] != i for e in a):
+            return
+        for e in a:
+            head[e] += 1
+            waiting_on[e].discard(i)
+        start[i] = t
+        last_dep = max(deps[i], key=lambda d: (end[d], d), default=None)
+        if last_dep is not None and end[last_dep] == t:
+            cause[i] = activities[last_dep].id
+        else:
+            released = [engine_released[e] for e in a
+                        if e in engine_released and engine_released[e][0] == t and t > ready[i]]
+            cause[i] = activities[max(released)[1]].id if released else (
+                activities[last_dep].id if last_dep is not None else None)
+        for e in a:
+            engine_holder[e] = i
+        if fixed[i] > 0:
+            phase[i] = "fixed"
+            heapq.heappush(fixed_ends, (t + fixed[i], i))
+        else:
+            begin_data_or_finish(i)
+        if in_order:
+            for e in a:
+                engine_changed(e)
+
+    for i in range(n):
+        if not missing[i]:
+            became_ready(i)
+    rates: dict = {}
+    rates_since = zero
+    data_end: dict = {}  # activity index -> when its data phase ends at the current rates
     while done_count < n:
-        # start everything that can start now, in program order, until nothing changes
-        changed = True
-        while changed:
-            changed = False
-            for i, a in enumerate(activities):
-                if phase[i] != "waiting" or any(phase[d] != "done" for d in deps[i]):
+        # start everything that can start now, in program order, pass after pass
+        while pending or later:
+            if not pending:
+                pending = sorted(later)
+                later = set()
+                pos = -1
+            while pending:
+                i = heapq.heappop(pending)
+                if i == pos:
                     continue
-                if ready[i] is None:
-                    ready[i] = max((end[d] for d in deps[i]), default=Fraction(0))
-                if any(e in engine_holder for e in a.engines):
-                    continue
-                if policy == "in-order" and any(queue[e][head[e]] != i for e in a.engines):
-                    continue
-                for e in a.engines:
-                    head[e] += 1
-                start[i] = t
-                last_dep = max(deps[i], key=lambda d: (end[d], d), default=None)
-                if last_dep is not None and end[last_dep] == t:
-                    cause[i] = activities[last_dep].id
-                else:
-                    released = [engine_released[e] for e in a.engines
-                                if e in engine_released and engine_released[e][0] == t and t > ready[i]]
-                    cause[i] = activities[max(released)[1]].id if released else (
-                        activities[last_dep].id if last_dep is not None else None)
-                for e in a.engines:
-                    engine_holder[e] = i
-                if fixed[i] > 0:
-                    phase[i] = "fixed"
-                    fixed_end[i] = t + fixed[i]
-                else:
-                    begin_data_or_finish(i)
-                changed = True
+                pos = i
+                try_start(i)
+            pos = -1
         if done_count == n:
             break
-        flows = {i: (activities[i].links, rate_cap[i]) for i in range(n) if phase[i] == "data"}
-        rates = fair_rates(flows, caps) if flows else {}
-        candidates = [fixed_end[i] for i in range(n) if phase[i] == "fixed"]
-        candidates += [t + left[i] / r for i, r in rates.items()]
+        if rates_stale:  # bytes left are brought up to date only when the rates change
+            for i, r in rates.items():
+                if i in data:
+                    left[i] -= r * (t - rates_since)
+            flows = {i: (links[i], rate_cap[i]) for i in sorted(data)}
+            rates = _fair_rates_fast(flows, caps) if flows else {}
+            rates_since = t
+            data_end = {i: t + left[i] / r for i, r in rates.items()}
+            rates_stale = False
+        candidates = [fixed_ends[0][0]] if fixed_ends else []
+        if data_end:
+            candidates.append(min(data_end.values()))
         if not candidates:  # cannot happen after _check (no cycles), but never spin
             stuck = [activities[i].id for i in range(n) if phase[i] == "waiting"]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
-        t_next = min(candidates)
-        dt = t_next - t
-        for i, r in rates.items():
-            left[i] -= r * dt
-        _account_busy(busy, activities, phase, rates, t, t_next)
-        t = t_next
-        for i in range(n):
-            if phase[i] == "fixed" and fixed_end[i] == t:
+        t = min(candidates)
+        ending = []
+        while fixed_ends and fixed_ends[0][0] == t:
+            ending.append(heapq.heappop(fixed_ends)[1])
+        ending += [i for i, e in data_end.items() if e == t]
+        for i in ending:
+            data_end.pop(i, None)
+        for i in sorted(ending):
+            if phase[i] == "fixed":
                 begin_data_or_finish(i)
-            elif phase[i] == "data" and i in rates and left[i] <= 0:
-                left[i] = Fraction(0)
+            else:
+                left[i] = zero
                 finish(i)
 
-    makespan = max(end, default=Fraction(0))
+    makespan = max(end, default=zero)
+    if makespan > 0:  # engines and links that exist but idle still appear
+        for i in range(n):
+            for k in engines[i] + links[i]:
+                busy.setdefault(k, zero)
+    else:
+        busy = {}
+    return _timeline(activities, index, start, end, ready, cause, busy, makespan)
+
+
+def _timeline(activities, index, start, end, ready, cause, busy, makespan) -> Timeline:
+    """The result of a simulation: floats, the critical path traced back through ``cause``."""
+    n = len(activities)
     path = []
     if n:
         last = max(range(n), key=lambda i: (end[i], -i))
@@ -320,21 +442,3 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     busy_s = {k: float(v) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
     return Timeline(scheduled, float(makespan), tuple(path), busy_s, fraction)
-
-
-def _account_busy(busy, activities, phase, rates, t0, t1):
-    """Engines are busy while held; a link while at least one data phase crosses it."""
-    dt = t1 - t0
-    if dt <= 0:
-        return
-    engines, links = set(), set()
-    for i, a in enumerate(activities):
-        if phase[i] in ("fixed", "data"):
-            engines.update(a.engines)
-        if phase[i] == "data" and i in rates:
-            links.update(a.links)
-    for k in engines | links:
-        busy[k] = busy.get(k, Fraction(0)) + dt
-    for i, a in enumerate(activities):  # engines and links that exist but idle still appear
-        for k in tuple(a.engines) + tuple(a.links):
-            busy.setdefault(k, Fraction(0))
