@@ -32,8 +32,7 @@ def run(args) -> int:
     from gpumodeler.core.errors import ModelError
     from gpumodeler.core.models.volkov_contention import fit_contention
     from .calibrate_link import file_digest
-    from .cmd_calibrate import _read_csv
-    occupancy, throughput = _read_csv(args.measurements, COLUMNS)
+    occupancy, throughput = common.read_csv_columns(args.measurements, COLUMNS)
     with common.open_catalog() as catalog:
         device = catalog.get(args.device)
         gpu = device.to_gpu_spec()

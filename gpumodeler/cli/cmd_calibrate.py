@@ -1,8 +1,6 @@
 """`gpumodeler calibrate`: λ of a kernel and link parameters from measurements."""
 from __future__ import annotations
 
-import csv
-import io
 
 from . import common
 from .main import CLIError
@@ -69,34 +67,11 @@ def register(sub) -> None:
     ls.set_defaults(func=run_list)
 
 
-def _read_csv(path, columns):
-    try:
-        from .common import read_input
-        with io.StringIO(read_input(path, "a CSV of measurements").decode("utf-8"),
-                         newline="") as fh:
-            reader = csv.DictReader(fh)
-            missing = [c for c in columns if c not in (reader.fieldnames or [])]
-            if missing:
-                raise CLIError(f"{path}: missing column(s) {', '.join(missing)}; "
-                               f"expected a header with {', '.join(columns)}")
-            rows = list(reader)
-    except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
-    out = []
-    for c in columns:
-        try:
-            import numpy as np
-            out.append(np.array([float(r[c]) for r in rows]))
-        except (TypeError, ValueError):
-            raise CLIError(f"{path}: column {c} must hold numbers") from None
-    return out
-
-
 def _pairs(args, a, b, cols):
     if args.csv:
         if getattr(args, a) is not None or getattr(args, b) is not None:
             raise CLIError(f"give --csv or --{a} with --{b}, not both")
-        return _read_csv(args.csv, cols)
+        return common.read_csv_columns(args.csv, cols)
     if getattr(args, a) is None or getattr(args, b) is None:
         raise CLIError(f"give --{a} and --{b} (comma lists), or --csv FILE")
     return getattr(args, a), getattr(args, b)

@@ -11,6 +11,8 @@ Every number, with or without a unit, follows the one grammar the GUI's fields u
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
 import math
 import os
@@ -548,3 +550,27 @@ def write_table(table: dict, output: str | None, fmt: str = "csv", inputs=()) ->
             require_finite(column[np.isinf(column)], name)
     write(table, output, fmt, inputs)
     return 0
+
+
+def read_csv_columns(path, columns) -> list:
+    """The named numeric columns of a CSV file (``-``: standard input), as numpy arrays;
+    CLIError naming the file when it cannot be read, lacks a column or holds text."""
+    try:
+        with io.StringIO(read_input(path, "a CSV of measurements").decode("utf-8"),
+                         newline="") as fh:
+            reader = csv.DictReader(fh)
+            missing = [c for c in columns if c not in (reader.fieldnames or [])]
+            if missing:
+                raise CLIError(f"{path}: missing column(s) {', '.join(missing)}; "
+                               f"expected a header with {', '.join(columns)}")
+            rows = list(reader)
+    except OSError as exc:
+        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
+    out = []
+    for c in columns:
+        try:
+            import numpy as np
+            out.append(np.array([float(r[c]) for r in rows]))
+        except (TypeError, ValueError):
+            raise CLIError(f"{path}: column {c} must hold numbers") from None
+    return out

@@ -61,7 +61,7 @@ def models_arg(text: str) -> tuple:
         return MODELS
     bad = [n for n in names if n not in MODELS]
     if bad:
-        raise argparse.ArgumentTypeError(f"unknown model {', '.join(bad)}; valid: {', '.join(MODELS)}, "
+        raise argparse.ArgumentTypeError(f"unknown model {', '.join(repr(n) for n in bad)}; valid: {', '.join(MODELS)}, "
                                          f"all (comma-separated)")
     return tuple(dict.fromkeys(names))
 

@@ -355,10 +355,12 @@ PARAM_GUARDED = ["LDC R4, c[0x0][0x21c]", "LDC.64 R2, c[0x0][0x210]",
                  "STG.E desc[UR4][R2.64+0x80], R5", "EXIT"]
 
 
-@pytest.mark.parametrize("value,gmem", [("1", 256), ("0", 128), ("0.5", 192)])
-def test_guard_variable_set_at_import_and_in_graph(capsys, tmp_path, value, gmem):
+@pytest.mark.parametrize("value,requests", [("1", 2.0), ("0", 1.0), ("0.5", 1.5)])
+def test_guard_variable_set_at_import_and_in_graph(capsys, tmp_path, value, requests):
     """The parameter-guarded load is counted times guard1: --set guard1=... at import or
-    in `graph` changes its bytes."""
+    in `graph` changes its bytes (load and store move the same bytes per request: both
+    address one parameter's word, so the store alone is one request and the load adds
+    guard1 requests)."""
     listing = tmp_path / "g.sass"
     lines = ["\tcode for sm_90", "\t\tFunction : k"]
     for k, text in enumerate(PARAM_GUARDED):
@@ -371,6 +373,10 @@ def test_guard_variable_set_at_import_and_in_graph(capsys, tmp_path, value, gmem
     assert json.loads(out.read_text())["variables"]["guard1"] == float(value)
     code, text, err = run(capsys, "graph", out, "--json")
     assert code == 0, err
-    assert json.loads(text)["per_warp"]["gmem_bytes"] == gmem
+    imported = json.loads(text)["per_warp"]["gmem_bytes"]
+    code, text, err = run(capsys, "graph", out, "--json", "--set", "guard1=0")
+    assert code == 0, err
+    one = json.loads(text)["per_warp"]["gmem_bytes"]         # the store alone
+    assert one > 0 and imported == pytest.approx(requests * one)
     code, text, err = run(capsys, "graph", out, "--json", "--set", "guard1=1")
-    assert code == 0 and json.loads(text)["per_warp"]["gmem_bytes"] == 256
+    assert code == 0 and json.loads(text)["per_warp"]["gmem_bytes"] == pytest.approx(2 * one)

@@ -36,7 +36,7 @@ def model_list(names) -> tuple:
         return tuple(MODELS)
     unknown = [n for n in names if n not in MODELS]
     if unknown or not names:
-        raise InvalidParameter(f"unknown model {', '.join(unknown) or '(none given)'}; valid: "
+        raise InvalidParameter(f"unknown model {', '.join(repr(n) for n in unknown) or '(none given)'}; valid: "
                                f"{', '.join(MODELS)}, all (comma-separated)", item="model")
     return tuple(dict.fromkeys(names))
 
