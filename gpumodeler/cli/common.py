@@ -11,8 +11,6 @@ Every number, with or without a unit, follows the one grammar the GUI's fields u
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import math
 import os
@@ -555,6 +553,8 @@ def write_table(table: dict, output: str | None, fmt: str = "csv", inputs=()) ->
 def read_csv_columns(path, columns) -> list:
     """The named numeric columns of a CSV file (``-``: standard input), as numpy arrays;
     CLIError naming the file when it cannot be read, lacks a column or holds text."""
+    import csv  # here, not at the top: most commands never read a CSV (start-up time)
+    import io
     try:
         with io.StringIO(read_input(path, "a CSV of measurements").decode("utf-8"),
                          newline="") as fh:

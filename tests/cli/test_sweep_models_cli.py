@@ -73,7 +73,7 @@ def test_sweep_model_errors_are_one_line(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["sweep", *K40, "--grid-size", "10", "--model", "nonsense"])
     err = capsys.readouterr().err
-    assert exit_.value.code == 2 and "unknown model nonsense" in err and len(err.strip().splitlines()) == 1
+    assert exit_.value.code == 2 and "unknown model 'nonsense'" in err and len(err.strip().splitlines()) == 1
 
 
 def test_sweep_without_models_has_the_terms_column_and_eq_4_1_from_one_wave(capsys):
