@@ -26,6 +26,20 @@ ROOT = Path(__file__).resolve().parent.parent / "resources" / "kernels"
 _ARCHS_LINE = re.compile(r"^//\s*fixture archs:\s*((?:sm_\w+\s*)+)", re.MULTILINE)
 
 
+def write_listings(cubin: Path, stem: Path, cuobjdump: str, nvdisasm: str | None) -> None:
+    """``STEM.sass`` (cuobjdump -sass) of ``cubin`` and, with ``nvdisasm``, ``STEM.nvdisasm.sass``
+    (-c -hex) and ``STEM.nvdisasm-nohex.sass`` (-c); prints each file written."""
+    text = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True,
+                          capture_output=True, text=True).stdout
+    Path(f"{stem}.sass").write_text(text)
+    print(f"{stem}.sass")
+    if nvdisasm:
+        for flags, suffix in ((["-c", "-hex"], "nvdisasm"), (["-c"], "nvdisasm-nohex")):
+            text = subprocess.run([nvdisasm, *flags, str(cubin)], check=True,
+                                  capture_output=True, text=True).stdout
+            Path(f"{stem}.{suffix}.sass").write_text(text)
+
+
 def archs_of(source: Path) -> tuple:
     """The architectures a source is built for: its ``// fixture archs:`` line, else ARCHS."""
     m = _ARCHS_LINE.search(source.read_text())
@@ -46,15 +60,8 @@ def main(names):
                 cubin = Path(tmp) / f"{src.stem}.{arch}.cubin"
                 subprocess.run([nvcc, "-cubin", "-O3", f"-arch={arch}", "-o", str(cubin), str(src)],
                                check=True)
-                text = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True,
-                                      capture_output=True, text=True).stdout
-                (out_dir / f"{src.stem}.{arch}.sass").write_text(text)
-                print(out_dir / f"{src.stem}.{arch}.sass")
-                if (src.stem, arch) in NVDISASM:
-                    for flags, suffix in ((["-c", "-hex"], "nvdisasm"), (["-c"], "nvdisasm-nohex")):
-                        text = subprocess.run([nvdisasm, *flags, str(cubin)], check=True,
-                                              capture_output=True, text=True).stdout
-                        (out_dir / f"{src.stem}.{arch}.{suffix}.sass").write_text(text)
+                write_listings(cubin, out_dir / f"{src.stem}.{arch}", cuobjdump,
+                               nvdisasm if (src.stem, arch) in NVDISASM else None)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,7 @@ import tempfile
 from pathlib import Path
 
 from gpumodeler.core.kernel.sass.toolchain import find_tool
+from make_sass_fixtures import write_listings  # this folder (run as a script)
 
 ARCHS = ("sm_52", "sm_60", "sm_61")
 #: Sources that need tensor cores (sm_70+): not built for Maxwell/Pascal.
@@ -70,15 +71,8 @@ def main(argv=None):
                 cubin = Path(tmp) / f"{src.stem}.{arch}.cubin"
                 subprocess.run([ptxas, "-O3", f"-arch={arch}", "-o", str(cubin), str(legacy)],
                                check=True)
-                text = subprocess.run([cuobjdump, "-sass", str(cubin)], check=True,
-                                      capture_output=True, text=True).stdout
-                (out_dir / f"{src.stem}.{arch}.sass").write_text(text)
-                print(out_dir / f"{src.stem}.{arch}.sass")
-                if (src.stem, arch) in NVDISASM:
-                    for flags, suffix in ((["-c", "-hex"], "nvdisasm"), (["-c"], "nvdisasm-nohex")):
-                        text = subprocess.run([nvdisasm, *flags, str(cubin)], check=True,
-                                              capture_output=True, text=True).stdout
-                        (out_dir / f"{src.stem}.{arch}.{suffix}.sass").write_text(text)
+                write_listings(cubin, out_dir / f"{src.stem}.{arch}", cuobjdump,
+                               nvdisasm if (src.stem, arch) in NVDISASM else None)
 
 
 if __name__ == "__main__":

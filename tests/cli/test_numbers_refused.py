@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gpumodeler.cli.main import main
 from gpumodeler.core.project import SweepDef
 from gpumodeler.db.project_file import load_project, save_project
+from in_process import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SAXPY2 = str(ROOT / "resources" / "kernels" / "saxpy2-maxwell.json")
@@ -26,13 +26,6 @@ NON_FINITE = re.compile(r"\binf\b|\bnan\b|infinity|∞|not a number", re.IGNOREC
 pytestmark = pytest.mark.usefixtures("gpumodeler_env")
 
 
-def cli(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def refused(capsys, *argv, expect: str):

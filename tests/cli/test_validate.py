@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from gpumodeler.cli.main import main
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.validation import (REQUIRED, ape_percent, compare, measured_time_s, parse_csv,
                                         parse_set, summarise)
+from in_process import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "resources" / "validation" / "volkov2016.csv"
@@ -34,13 +34,6 @@ ROWS_PER_FAMILY = {"streaming": 16, "arithmetic": 6, "special-function": 5,
                    "shared-memory": 10, "random-access": 3}
 
 
-def cli(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as exc:
-        code = exc.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
