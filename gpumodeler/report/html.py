@@ -24,7 +24,7 @@ from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.physical import describe, is_finite
-from gpumodeler.core.si_format import format_si
+from gpumodeler.core.units_format import format_si
 from gpumodeler.core.units_format import format_time
 
 CSS = """

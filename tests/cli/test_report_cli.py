@@ -30,7 +30,7 @@ class Collect(HTMLParser):
 def _value_text(v, unit=""):
     """A value as the report writes it: clocks, bandwidths and powers with an SI prefix,
     times in s/ms/µs/ns, every digit kept; other numbers as they are."""
-    from gpumodeler.core.si_format import format_si
+    from gpumodeler.core.units_format import format_si
     from gpumodeler.core.units_format import format_time
     if isinstance(v, (int, float)) and not isinstance(v, bool) and v:
         if unit in ("Hz", "B/s", "W"):

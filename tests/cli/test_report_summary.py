@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.cli.main import main
-from gpumodeler.core.si_format import format_si
+from gpumodeler.core.units_format import format_si
 from gpumodeler.core.units_format import format_time
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.db.project_file import load_project
