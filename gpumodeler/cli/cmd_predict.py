@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import re
 
 import sys
@@ -69,6 +68,7 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     """KernelInputs from --graph (with --set) overridden by explicit flags. The graph is
     evaluated with --table, else ``gpu``'s latency table, else the graph's own."""
     from gpumodeler.core.errors import GraphError
+    from gpumodeler.core.kernel.graph_items import launch_guard_values
     from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph
     base = {}
     if args.graph:
@@ -78,8 +78,9 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
         if values:
             vals.update(values)
         block = getattr(args, "block_size", None)
-        if "warps_per_block" in graph.variables and "warps_per_block" not in vals and block:
-            vals["warps_per_block"] = math.ceil(block_threads(block) / 32)  # guards.py
+        if block:
+            vals.update(launch_guard_values(graph.variables, vals, block_threads(block),
+                                            gpu.warp_size if gpu is not None else 32))
         key, origin = table_of(args, graph, gpu)
         try:
             derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter, shown
 from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.kernel.graph_items import launch_guard_values
 from gpumodeler.core.launch_limits import check_launch
 from gpumodeler.core.models.gajger import ApplicationPrediction, kernel_inputs_from_graph, predict
 from gpumodeler.core.models.kernel_time import grid_for
@@ -186,10 +187,8 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         grid = launch.grid_size
     else:
         raise InvalidParameter("give a grid size or a data size", item="grid_size")
-    if "warps_per_block" in graph.variables and "warps_per_block" not in {**launch.variables,
-                                                                          **(values or {})}:
-        # the launch's block, where a guard runs once per block (core.kernel.sass.guards)
-        variables["warps_per_block"] = -(-launch.block_size // gpu.warp_size)
+    variables.update(launch_guard_values(graph.variables, {**launch.variables, **(values or {})},
+                                         launch.block_size, gpu.warp_size))
     check_launch(grid, launch.block_size, gpu.compute_capability)
     # a graph without its own table takes the GPU's (every Volta-or-later GPU links one)
     if analyses is None or analyses.table_lookup != table_lookup:

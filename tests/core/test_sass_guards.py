@@ -99,3 +99,14 @@ def test_reduce_atomic_counts_once_per_block_and_round_trips():
     c8 = count(g).evaluate(dict(g.variables, warps_per_block=8))["gmem_bytes"]
     c1 = count(g).evaluate(dict(g.variables, warps_per_block=1))["gmem_bytes"]
     assert c1 > c8
+
+
+def test_a_launchs_block_sets_warps_per_block_unless_given():
+    """One rule for predict and project launches: ceil(threads / warp size), only where the
+    graph has the variable and the user did not set it."""
+    from gpumodeler.core.kernel.graph_items import launch_guard_values
+    g = _store_under("ISETP.NE.AND P0, PT, R0, RZ, PT")
+    assert launch_guard_values(g.variables, {}, 256, 32) == {"warps_per_block": 8}
+    assert launch_guard_values(g.variables, {}, 100, 32) == {"warps_per_block": 4}
+    assert launch_guard_values(g.variables, {"warps_per_block": 2}, 256, 32) == {}
+    assert launch_guard_values({"a": 1}, {}, 256, 32) == {}

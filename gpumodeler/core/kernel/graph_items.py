@@ -184,6 +184,20 @@ class Loop:
 GUARD_KINDS = ("region", "predicate")
 
 
+#: The variable of a guard that runs once per block (``tid.x == 0``): its fraction is
+#: 1/warps_per_block (core.kernel.sass.guards), set from each launch's block.
+WARPS_PER_BLOCK = "warps_per_block"
+
+
+def launch_guard_values(graph_variables, given, block_threads: int, warp_size: int) -> dict:
+    """``{"warps_per_block": ceil(block_threads / warp_size)}`` when the graph has that
+    variable and ``given`` (the user's values) does not set it, else {}: the one rule by
+    which a launch's block size reaches its kernel's once-per-block guards."""
+    if WARPS_PER_BLOCK not in graph_variables or WARPS_PER_BLOCK in given:
+        return {}
+    return {WARPS_PER_BLOCK: -(-int(block_threads) // int(warp_size))}
+
+
 @dataclass(frozen=True)
 class Guard:
     """Instructions that run only a fraction of the time (``fraction``: 0..1, an expression
