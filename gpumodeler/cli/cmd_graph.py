@@ -60,8 +60,9 @@ def _run(args) -> int:
                           "loops": {lid: list(p) for lid, p in path.loop_paths.items()}},
         "per_warp": {name: float(numbers[name]) for name in COUNT_NAMES},
         "per_warp_formula": {name: counts.formula(name) for name in COUNT_NAMES},
-        "memory_accesses": _memory_accesses(graph, args.warp_size or 32),
     }
+    if args.json:  # (the text output does not show them: ~0.2 s on 10^5 instructions)
+        out["memory_accesses"] = _memory_accesses(graph, args.warp_size or 32)
     if has_device:  # (the models are imported only for a device: ~10 ms)
         from gpumodeler.core.models.gajger import pipe_instructions, tensor_macs
         from gpumodeler.core.models.throughput import throughput_bound

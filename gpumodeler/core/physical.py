@@ -48,6 +48,8 @@ def first_non_finite(obj, name: str = ""):
     np = sys.modules.get("numpy")
     if isinstance(obj, dict):
         for key, value in obj.items():
+            if value.__class__ in _NOTHING_TO_CHECK:  # text, counts: no call per value
+                continue
             found = first_non_finite(value, f"{name}.{key}" if name else str(key))
             if found:
                 return found
@@ -55,7 +57,7 @@ def first_non_finite(obj, name: str = ""):
         if set(map(type, obj)) <= _NOTHING_TO_CHECK:  # ids on a long path, counts
             return None
         for i, value in enumerate(obj):
-            if value.__class__ is str:
+            if value.__class__ in _NOTHING_TO_CHECK:
                 continue
             found = first_non_finite(value, f"{name}[{i}]")
             if found:
