@@ -285,9 +285,43 @@ def evaluate(inputs) -> "ModelResult":
         "warp_throughput": min(occ / L, tb_wpc), "knee_occupancy": L * tb.warps_per_cycle,
         "lambda": lam, "eq_4_1_cycles": base, **info,
     }
+    notes = memory_quantities(gpu, kernel, tb, occ, L, quantities, l2=l2_bw is not None)
     return finish("gajger", inputs, kernel_cycles=cycles,
                   bound="latency" if latency_mode else "throughput",
                   binding="latency" if latency_mode else str(binding),
-                  quantities=quantities, terms=terms, notes=[],
+                  quantities=quantities, terms=terms, notes=notes,
                   equations="Gajger 2017 eq. 4.1–4.7 (Volkov 2016 §3.4–3.6)",
                   l2_bandwidth_bytes_per_s=l2_bw)
+
+
+def memory_quantities(gpu: GPUSpec, kernel, tb: ThroughputBound, occupancy: float,
+                      latency_bound: float, quantities: dict, *, l2: bool) -> list:
+    """Add the DRAM bandwidth the memory row used (sustained, with the pin bandwidth as
+    its ceiling: :func:`throughput.dram_bandwidth_choice`) and the launch's memory
+    parallelism (Little's law, :mod:`memory_parallelism`) to ``quantities``; return the
+    notes saying which bandwidth was used. Nothing when the kernel moves no global bytes."""
+    from gpumodeler.core.models.memory_parallelism import memory_parallelism
+    from gpumodeler.core.models.throughput import (
+        DRAM_PIN_CEILING, DRAM_SUSTAINED, dram_bandwidth_choice)
+    nbytes = float(kernel.gmem_bytes)
+    mem_cycles = float(tb.cycles_per_warp["memory"])
+    if not (nbytes > 0 and mem_cycles > 0):
+        return []
+    sms, clock = gpu.require("sms"), gpu.require("sm_clock_hz")
+    per_cycle = nbytes / mem_cycles  # the bandwidth the memory row used (DRAM or L2)
+    mp = memory_parallelism(occupancy=occupancy, bytes_per_warp=nbytes,
+                            latency_bound_cycles=latency_bound,
+                            bandwidth_bytes_per_cycle_per_sm=per_cycle)
+    quantities["memory_parallelism"] = mp.as_dict(sms, clock)
+    if l2:
+        return []
+    _, kind = dram_bandwidth_choice(gpu)
+    quantities["memory_bandwidth_bytes_per_s"] = per_cycle * sms * clock
+    quantities["memory_bandwidth_kind"] = kind
+    if kind in (DRAM_SUSTAINED, DRAM_PIN_CEILING):
+        pin = gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * sms * clock
+        quantities["memory_bandwidth_peak_bytes_per_s"] = pin
+        return [f"global memory at the sustained {per_cycle * sms * clock / 1e9:.4g} GB/s "
+                f"(peak {pin / 1e9:.4g} GB/s, the ceiling; Volkov 2016 §6.3)"]
+    return [f"global memory at the {kind} bandwidth {per_cycle * sms * clock / 1e9:.4g} GB/s "
+            f"(no sustained figure for this GPU)"] if kind != "given per cycle" else []

@@ -18,7 +18,9 @@ Here, per warp and per SM, in cycles (W = warp size):
 * ``issue``       = INS_issued / (schedulers × issues per scheduler per cycle); on a GPU
   without dual issue (one dispatch per scheduler: Volta and later) a dual-issued pair of the
   graph costs two issue slots
-* ``memory``      = GMem_bytes / GMem bytes per cycle per SM
+* ``memory``      = GMem_bytes / GMem bytes per cycle per SM, at the GPU's *sustained*
+  DRAM bandwidth where it is known (Volkov 2016 §6.3, Table 6.4), the pin bandwidth of eq.
+  4.7 as its ceiling and where it is not (:func:`dram_bandwidth_choice`)
 * ``sfu``         = W × INS_SFU / SFUs per SM
 * ``fp64``        = W × INS_FP64 / FP64 units per SM
 * ``shared_memory`` = Σ (conflict degree) / warp-wide shared accesses per cycle per SM
@@ -129,12 +131,54 @@ def require_positive(gpu: GPUSpec, name: str):
     return gpu.require(name)
 
 
+#: How the worksheet's memory row got its bandwidth (:func:`dram_bandwidth_choice`).
+DRAM_GIVEN, DRAM_SUSTAINED, DRAM_PIN_CEILING, DRAM_PIN = (
+    "given per cycle", "sustained", "pin (ceiling)", "pin")
+
+
+def dram_bandwidth_choice(gpu: GPUSpec):
+    """(global-memory bytes per SM cycle per SM, how it was chosen) for the memory row.
+
+    Volkov 2016 §3.2 and §6.3 (Table 6.4): the streaming peak a kernel attains is the
+    *sustained* bandwidth, 80–97 % of the pin bandwidth, and the model should use it;
+    Gajger eq. 4.7 computes the pin bandwidth per SM cycle per SM,
+    ``GMem_clock × bus width/8 × data rate / (SMs × SM_clock)``. The choice, in order:
+
+    1. ``gmem_bytes_per_cycle_per_sm`` when given (a flag, a sweep, a document's own
+       per-cycle figure such as Gajger's Table 6.1, the L2 term) — ``DRAM_GIVEN``;
+    2. the sustained ``memory_bandwidth_measured_bytes_per_s / (SMs × SM_clock)``, with the
+       pin bandwidth (eq. 4.7) as its ceiling: a sustained figure above the pin is taken at
+       the pin (``DRAM_PIN_CEILING``), else ``DRAM_SUSTAINED``;
+    3. the pin bandwidth of eq. 4.7 (``DRAM_PIN``).
+    """
+    value = gpu.gmem_bytes_per_cycle_per_sm
+    if value is not None:
+        if type(value) in FLOAT_SCALARS and 0 < value < math.inf:
+            return value, DRAM_GIVEN
+        return gpu.gmem_bandwidth_bytes_per_cycle_per_sm(), DRAM_GIVEN
+    sustained = gpu.memory_bandwidth_measured_bytes_per_s
+    if sustained is None:
+        return gpu.gmem_bandwidth_bytes_per_cycle_per_sm(), DRAM_PIN
+    per_cycle = require_positive(gpu, "memory_bandwidth_measured_bytes_per_s") / (
+        require_positive(gpu, "sms") * require_positive(gpu, "sm_clock_hz"))
+    try:
+        pin = gpu.gmem_bandwidth_bytes_per_cycle_per_sm()
+    except InvalidParameter:  # no pin figure: the sustained one has no ceiling to meet
+        return per_cycle, DRAM_SUSTAINED
+    if np.ndim(per_cycle) or np.ndim(pin):
+        return np.minimum(per_cycle, pin), DRAM_SUSTAINED
+    if per_cycle > pin:
+        return pin, DRAM_PIN_CEILING
+    return per_cycle, DRAM_SUSTAINED
+
+
 def _gmem_bytes_per_cycle(gpu: GPUSpec):
-    """``gpu.gmem_bandwidth_bytes_per_cycle_per_sm()``, without numpy when given directly."""
+    """The memory row's bytes per SM cycle per SM (:func:`dram_bandwidth_choice`), without
+    numpy when given directly."""
     value = gpu.gmem_bytes_per_cycle_per_sm
     if type(value) in FLOAT_SCALARS and 0 < value < math.inf:
         return value
-    return gpu.gmem_bandwidth_bytes_per_cycle_per_sm()
+    return dram_bandwidth_choice(gpu)[0]
 
 
 def _used(value) -> bool:
