@@ -23,7 +23,8 @@ ROW = "kernels/volkov-add.json,GeForce GTX 980,16777216,128,24,32,ops/cycle/sche
 #: lowers one lowers its ceiling here. The roofline's medians the same day: streaming 10.0,
 #: arithmetic 0.0, special-function 0.0, shared-memory 0.0, random-access 77.1. Streaming
 #: went from 18.8 to 10.0 when the memory row took the sustained bandwidth (Volkov Table
-#: 6.4) instead of the pin bandwidth; its mean APE is then 11.24 (roofline 11.29).
+#: 6.4) instead of the pin bandwidth, and stayed there with the two saxpy rows of
+#: GPUInspector.jl (V100, A100) added (18 streaming rows).
 GAJGER_MEDIAN_CEILING = {
     "streaming": 10.1,
     "arithmetic": 0.1,
@@ -32,7 +33,7 @@ GAJGER_MEDIAN_CEILING = {
     "random-access": 36.0,
 }
 #: Rows per family: dropping measured rows must not be how a median improves.
-ROWS_PER_FAMILY = {"streaming": 16, "arithmetic": 6, "special-function": 5,
+ROWS_PER_FAMILY = {"streaming": 18, "arithmetic": 6, "special-function": 5,
                    "shared-memory": 10, "random-access": 3}
 
 
@@ -76,7 +77,7 @@ def test_the_set_keeps_its_rows_and_every_row_cites_its_source(set_json):
     counts = {}
     for row in set_json["rows"]:
         counts[row["family"]] = counts.get(row["family"], 0) + 1
-        assert row["source"].startswith("Volkov 2016 §"), row
+        assert row["source"].startswith(("Volkov 2016 §", "pc2/GPUInspector.jl docs/src/devices/")), row
         assert row["measured_s"] > 0
     assert counts == ROWS_PER_FAMILY
 
