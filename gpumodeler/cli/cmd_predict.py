@@ -154,6 +154,10 @@ def _apply_terms(summary: dict, gajger, clock_hz: float) -> None:
         (t.delta_s for t in gajger.terms if t.name == "launch overhead" and t.applied), 0.0)
     summary["terms"] = [t.describe() for t in gajger.terms]
     summary["warnings"] = list(gajger.warnings)
+    for key in ("memory_bandwidth_bytes_per_s", "memory_bandwidth_kind",
+                "memory_bandwidth_peak_bytes_per_s", "memory_parallelism"):
+        if key in gajger.quantities:  # the DRAM bandwidth used, its ceiling, Little's law
+            summary[key] = gajger.quantities[key]
     for w in gajger.warnings:
         print(f"warning: {w}", file=sys.stderr)
 
@@ -213,6 +217,11 @@ def run(args) -> int:
               f"{common.fmt_time(gajger.quantities['eq_4_1_cycles'] / gpu.require('sm_clock_hz'))})")
     cpw = ", ".join(f"{r} {v:.4g}" for r, v in s["cycles_per_warp"].items() if v)
     print(f"         cycles per warp: {cpw}")
+    if s.get("memory_bandwidth_bytes_per_s"):
+        peak = s.get("memory_bandwidth_peak_bytes_per_s")
+        print(f"         global memory at {s['memory_bandwidth_bytes_per_s'] / 1e9:.4g} GB/s "
+              f"({s['memory_bandwidth_kind']}" + (f"; peak {peak / 1e9:.4g} GB/s, the ceiling)"
+                                                  if peak else ")"))
     if table["latency_table"] is not None:
         print(f"         latency table {table['latency_table']} ({table['latency_table_origin']})")
     print(f"         the mode changes at occupancy {s['knee_occupancy']:.4g} warps/SM")
