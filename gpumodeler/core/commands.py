@@ -118,7 +118,8 @@ class MoveDevices(Command):
     text = "move"
 
     def __init__(self, positions: dict, merge_key=None):
-        self.positions, self.merge_key, self.old = dict(positions), merge_key, {}
+        self.positions, self.merge_key = dict(positions), merge_key
+        self.old: dict = {}
 
     def do(self, project):
         for did, (x, y) in self.positions.items():
@@ -168,7 +169,9 @@ class RemoveDevice(Command):
     def __init__(self, device_id: str):
         self.device_id = device_id
         self.text = "delete device"
-        self.device, self.links, self.launches = None, [], []
+        self.device = None
+        self.links: list = []
+        self.launches: list = []
 
     def do(self, project):
         self.links = project.connections_of(self.device_id)
@@ -223,7 +226,8 @@ class RemoveKernel(Command):
     text = "delete kernel"
 
     def __init__(self, kernel_id: str):
-        self.kernel_id, self.graph, self.launches = kernel_id, None, []
+        self.kernel_id, self.graph = kernel_id, None
+        self.launches: list = []
 
     def do(self, project):
         self.launches = [l for l in project.launches.values() if l.kernel == self.kernel_id]
@@ -250,7 +254,8 @@ class SetKernelProperties(Command):
         bad = set(changes) - allowed
         if bad:
             raise InvalidParameter(f"kernel property {', '.join(sorted(bad))} cannot be set; valid: {', '.join(sorted(allowed))}")
-        self.kernel_id, self.changes, self.old = kernel_id, changes, {}
+        self.kernel_id, self.changes = kernel_id, changes
+        self.old: dict = {}
         self.known_tables = known_tables
 
     def do(self, project):
@@ -338,7 +343,8 @@ class MoveInstructions(Command):
     text = "move instructions"
 
     def __init__(self, kernel_id: str, positions: dict, merge_key=None):
-        self.kernel_id, self.positions, self.merge_key, self.old = kernel_id, dict(positions), merge_key, {}
+        self.kernel_id, self.positions, self.merge_key = kernel_id, dict(positions), merge_key
+        self.old: dict = {}
 
     def do(self, project):
         g = project.kernels[self.kernel_id]

@@ -21,10 +21,17 @@ is one curve.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
+from gpumodeler.core.device import LinkSpec
 from gpumodeler.core.errors import InvalidParameter, ModelError
+from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.latency_bound import LatencyBound
+from gpumodeler.core.kernel.latency_tables import LatencyTable
+from gpumodeler.core.kernel.warp_counts import WarpCounts
+from gpumodeler.core.models.result import KernelTerms
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.launch_limits import launch_problems
 from gpumodeler.core.models.kernel_time import grid_for
@@ -46,26 +53,26 @@ class SweepCancelled(Exception):
 @dataclass(frozen=True)
 class SweepSnapshot:
     launch: LaunchConfig
-    graph: object  # a KernelGraph copy
-    bound: object
-    counts: object
+    graph: KernelGraph  # a copy
+    bound: LatencyBound
+    counts: WarpCounts
     variables: dict  # graph defaults, launch values, N
     variable: str
     values: np.ndarray  # swept values (GPU sweeps: indices)
     gpus: tuple  # ((label, GPUSpec), ...): curves, or points of a GPU sweep
-    link: object  # LinkSpec or None
+    link: LinkSpec | None
     transfers: tuple  # ((direction, Expression), ...)
     measured_x: np.ndarray = field(default_factory=lambda: np.zeros(0))
     # A graph without its own latency table takes each GPU's: the bound (or the ModelError
     # saying why there is none) per entry of ``gpus``; empty = ``bound`` for every GPU.
     bounds: tuple = ()
     # the kernel terms' switches (KernelTerms; None = predict's defaults)
-    terms: object = None
+    terms: KernelTerms | None = None
     # registered models overlaid on the sweep (core.models.overlay), and the latency table
     # their graph counts read: ``table`` for the GPU being evaluated, ``tables`` per GPU
     models: tuple = ()
     model_parameters: dict = field(default_factory=dict)  # ModelInputs.parameters
-    table: object = None
+    table: LatencyTable | None = None
     tables: tuple = ()
 
 
@@ -198,7 +205,8 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
         raise InvalidParameter(f"{variable} counts loop iterations; values must be >= 0", item="values")
     transfers = tuple((t.direction, parse(t.size)) for t in launch.transfers) if include_transfers else ()
     link = base.link
-    bounds, tables = [], []
+    bounds: list[LatencyBound | ModelError] = []
+    tables: list[LatencyTable | None] = []
     if graph.latency_table is None:
         for _, gpu in gpus:
             try:
@@ -251,7 +259,7 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray, cancelled=None) -> dict:
     if beyond_any.any():
         reasons = np.where(valid & beyond_any, beyond, reasons).astype(object)
         valid &= ~beyond_any
-    out = {"kernel": np.full(n, np.nan), "total": np.full(n, np.nan),
+    out: dict[str, Any] = {"kernel": np.full(n, np.nan), "total": np.full(n, np.nan),
            "mode": np.full(n, "", dtype=object), "limit": np.full(n, "", dtype=object), "reasons": reasons,
            "terms": np.full(n, "", dtype=object)}
     if not valid.any():
@@ -276,10 +284,11 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray, cancelled=None) -> dict:
         from gpumodeler.core.models.overlay import overlay_launch_points
         overlay = overlay_launch_points(snap, gpu, inputs, sub, grid[valid], block[valid], warps[valid],
                                         pred.kernel.time_s, cancelled=cancelled)
-        out["models"] = {}
+        model_times: dict[str, np.ndarray] = {}
         for m, t in overlay.times.items():
-            out["models"][m] = np.full(n, np.nan)
-            out["models"][m][valid] = t
+            model_times[m] = np.full(n, np.nan)
+            model_times[m][valid] = t
+        out["models"] = model_times
         out["model_errors"] = overlay.errors
     return out
 

@@ -51,7 +51,7 @@ def np_bool():
     return np.bool_ if np is not None else bool
 
 
-def _kind(annotation: str) -> str | None:
+def _kind(annotation: object) -> str | None:
     """'whole', 'number' or 'text' from a dataclass field's annotation (text, as the
     modules use postponed annotations); None for a field that is no override."""
     first = str(annotation).split("|")[0].strip()

@@ -94,9 +94,9 @@ def resolve_table(key: str | None, table_lookup=None):
     return table_lookup(key)
 
 
-def resolve_gpu(project: Project, device_id: str, gpu_lookup) -> GPUSpec:
+def resolve_gpu(project: Project, device_id: str | None, gpu_lookup) -> GPUSpec:
     """Catalog spec of a placed GPU with the project's overrides applied."""
-    placed = project.devices.get(device_id)
+    placed = project.devices.get(device_id) if device_id is not None else None
     if placed is None or placed.kind != "gpu":
         raise InvalidParameter("choose a GPU for the launch (none is selected)", item="gpu")
     check_overrides(placed.overrides, "gpu", f"device {placed.label or placed.id}", item=placed.id)
@@ -200,7 +200,8 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         inputs = inputs.overridden(**{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
     transfers, link = [], None
     launch_transfers = launch.transfers if include_transfers else ()
-    host_link = project.host_link_for(launch.gpu) if launch_transfers else None
+    host_link = (project.host_link_for(launch.gpu) if launch_transfers and launch.gpu is not None
+                 else None)
     for t in launch_transfers:
         conn_id = t.connection or (host_link.id if host_link else None)
         if conn_id is None or conn_id not in project.connections:

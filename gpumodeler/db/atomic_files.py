@@ -36,7 +36,7 @@ from gpumodeler.core.errors import InvalidParameter
 try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 _SIDE_FILES = ("-journal", "-wal", "-shm")
 
@@ -94,7 +94,7 @@ def remove_stale_temps(target: Path) -> list[Path]:
     """Remove the temporary files interrupted saves of ``target`` left next to it (see the
     module docstring); returns those removed. Never raises: what cannot be removed stays."""
     pattern = _pattern(target)
-    removed = []
+    removed: list[Path] = []
     try:
         entries = [e for e in os.scandir(target.parent) if pattern.fullmatch(e.name)]
     except OSError:

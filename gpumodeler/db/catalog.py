@@ -170,6 +170,7 @@ class Catalog:
                                        integrity="structure" if unchanged else "full")
             self._user_writable = True
         self._entries_cache = None
+        assert self._user is not None  # opened above
         return self._user
 
     @contextmanager
@@ -293,7 +294,7 @@ class Catalog:
 
     def _closest(self, query: str, n: int = 5) -> builtins.list[str]:
         entries = self._entries()
-        keys = {}
+        keys: dict = {}
         for key, (summary, _) in entries.items():
             for label in (summary.name, *summary.aliases):
                 keys.setdefault(normalize_name(label), summary.name)
@@ -382,7 +383,7 @@ class Catalog:
             raws = []
             for r in records:
                 if not isinstance(r, ValueRecord):
-                    r = ValueRecord(r, unit, provenance="user")
+                    r = ValueRecord(r, unit, provenance="user")  # type: ignore[arg-type]  # checked next
                 self._check_record(kind, name, field_name, r)
                 raws.append(raw_from_record(r))
             if len(raws) == 1:

@@ -122,7 +122,7 @@ def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]]
                          if wanted_theirs else {})
 
     mine_devices, theirs_devices, mine_stored = {}, {}, {}
-    empty = {}
+    empty: dict = {}
     for key in plan:
         db, m = mine[key]
         t = theirs[key]

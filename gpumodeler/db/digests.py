@@ -85,10 +85,10 @@ def differing_fields(mine: list[str], theirs: list[str]) -> set[str]:
         odd = [(a, b) for a, b in zip(mine[1:], theirs[1:]) if a != b]
         if all(a[:cut] == b[:cut] for a, b in odd):
             return {field_name(a[:cut]) for a, _ in odd}
-    odd = set(mine).symmetric_difference(theirs)
-    odd.discard(mine[0])
-    odd.discard(theirs[0])
-    return {field_name(e[:cut]) for e in odd}
+    differing = set(mine).symmetric_difference(theirs)
+    differing.discard(mine[0])
+    differing.discard(theirs[0])
+    return {field_name(e[:cut]) for e in differing}
 
 
 def entry_in(digest: str, name: str) -> str | None:
@@ -112,7 +112,8 @@ def patched(digest: str, head: str | None, entries: Mapping[str, str]) -> str:
             spans.append((at + 1, entry))
     if spans:
         spans.sort()
-        pieces, last = [], 0
+        pieces: list[str] = []
+        last = 0
         for start, entry in spans:
             pieces += (digest[last:start], entry)
             last = start + len(entry)

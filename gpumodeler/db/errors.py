@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from typing import Sequence
 
 from gpumodeler.core.errors import FormatError, InvalidParameter, ModelError, shown
 
@@ -33,7 +34,7 @@ class SourceFormatError(FormatError):
 class DeviceNotFound(ModelError):
     """No device of that name or alias; the message lists the closest names."""
 
-    def __init__(self, message: str, candidates: list[str] = ()):
+    def __init__(self, message: str, candidates: Sequence[str] = ()):
         self.candidates = list(candidates)
         super().__init__(message)
 
@@ -41,7 +42,7 @@ class DeviceNotFound(ModelError):
 class AmbiguousDevice(ModelError):
     """A name prefix or alias matching several devices; the message lists them."""
 
-    def __init__(self, message: str, candidates: list[str] = ()):
+    def __init__(self, message: str, candidates: Sequence[str] = ()):
         self.candidates = list(candidates)
         super().__init__(message)
 
@@ -53,7 +54,7 @@ class DeviceEditError(InvalidParameter):
 class UnresolvedConflicts(ModelError):
     """A merge with conflicts nobody chose a resolution for; nothing was written."""
 
-    def __init__(self, message: str, conflicts: list = ()):
+    def __init__(self, message: str, conflicts: Sequence = ()):
         self.conflicts = list(conflicts)
         super().__init__(message)
 
@@ -82,8 +83,8 @@ def damaged_content(path, exc: BaseException) -> DatabaseFormatError:
                                    else f"{where}{text}")
     if is_damaged_schema(exc):
         return DatabaseFormatError(f"{where}a damaged gpumodeler device database ({exc})")
-    column = re.search(r"column '([^']*)'", str(exc))
-    column = f" in column {column.group(1)}" if column else ""
+    found = re.search(r"column '([^']*)'", str(exc))
+    column = f" in column {found.group(1)}" if found else ""
     return DatabaseFormatError(f"{where}the database holds text that is not valid UTF-8"
                                f"{column}; it is damaged or was not written by gpumodeler")
 

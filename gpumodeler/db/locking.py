@@ -27,7 +27,7 @@ from .errors import DatabaseAccessError
 try:  # POSIX
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]
 
 #: Seconds a writer waits for another to finish before giving up.
 LOCK_TIMEOUT_S = 30.0

@@ -78,6 +78,11 @@ class Records(Sequence):
     def __len__(self) -> int:
         return len(self._raws)
 
+    @property
+    def raws(self) -> tuple:
+        """The raw records, as read (no ValueRecord made)."""
+        return self._raws
+
     def __iter__(self):
         return iter(self._all())
 
@@ -108,8 +113,8 @@ class FieldChange:
     device: str
     field: str
     status: str
-    mine: tuple
-    theirs: tuple
+    mine: Sequence
+    theirs: Sequence
     reason: str = ""
 
     def to_dict(self) -> dict:
@@ -278,7 +283,8 @@ def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:
         status = (THEIRS if mine.family is None else MINE if theirs.family is None
                   else "conflict")
         changes.append(FieldChange(name, FAMILY, status, (mine.family,), (theirs.family,)))
-    mine_aliases = their_aliases = None
+    mine_aliases: set[str] = set()
+    their_aliases: set[str] = set()
     if mine.aliases != theirs.aliases:
         mine_aliases = {normalize_name(a) for a in mine.aliases}
         their_aliases = {normalize_name(a) for a in theirs.aliases}
@@ -289,9 +295,9 @@ def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:
         for field_name in list(mine.values) + [f for f in theirs.values
                                                if f not in mine.values]:
             m, t = mine.values.get(field_name, []), theirs.values.get(field_name, [])
-            status = compare_field(m, t)
-            if status is not None:
-                changes.append(FieldChange(name, field_name, status, _records(m), _records(t)))
+            field_status = compare_field(m, t)
+            if field_status is not None:
+                changes.append(FieldChange(name, field_name, field_status, _records(m), _records(t)))
     if not changes:
         return DeviceChange(name, mine.kind, "identical")
     status = "conflicting" if any(c.status == "conflict" for c in changes) else "changed"
@@ -382,9 +388,9 @@ def make_resolver(report: MergeReport, resolutions: Mapping | None = None,
             f"resolution(s) for {', '.join(stray)} match no conflict (conflicts: {listed})")
 
     if not table:
-        def resolve(device: str, field_name: str) -> str | None:
+        def resolve_all(device: str, field_name: str) -> str | None:
             return policy
-        return resolve
+        return resolve_all
 
     def resolve(device: str, field_name: str) -> str | None:
         d = normalize_name(device)

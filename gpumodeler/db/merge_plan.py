@@ -123,7 +123,8 @@ def plan_writes(cmp: Comparison, resolve, theirs_db, catalog, path) -> MergePlan
             device = merged_device(mine[key], theirs_whole[their_entry.id], change, resolve)
         elif shipped:
             device = merged_device(shipped_whole[entry.id], theirs[key], change, resolve)
-        plan.whole.append((key, device, False, shipped, None))
+        if device is not None:  # None: mine stays as it is
+            plan.whole.append((key, device, False, shipped, None))
     return plan
 
 

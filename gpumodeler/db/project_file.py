@@ -333,7 +333,8 @@ def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:
     for r in _rows(db, "kernel_instructions", ("kernel_id",) + INSTRUCTION_COLUMNS,
                    "kernel_id, position"):
         # the columns are Instruction's fields in order; is_load is stored as 0/1
-        instructions[r[0]].append(Instruction(*r[1:load_at], bool(r[load_at]), *r[load_at + 1:]))
+        instructions[r[0]].append(Instruction(  # type: ignore[call-arg]  # every field, in order
+            *r[1:load_at], bool(r[load_at]), *r[load_at + 1:]))
     for kid, id_, src, dst, kind, latency, taken in _rows(
             db, "kernel_edges", ("kernel_id",) + EDGE_COLUMNS, "kernel_id, position"):
         edges[kid].append(Edge(id_, src, dst, kind, latency, None if taken is None else bool(taken)))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Mapping
+from typing import Mapping, Sequence
 
 Value = int | float | str | None
 
@@ -59,7 +59,7 @@ class DeviceRecord:
     name: str
     aliases: tuple[str, ...]
     origin: str
-    values: Mapping[str, tuple[ValueRecord, ...]]
+    values: Mapping[str, Sequence[ValueRecord]]  # tuples once made (__post_init__)
     family: str | None = None
     sources: Mapping[str, str] = field(default_factory=dict)
     shadows_shipped: bool = False

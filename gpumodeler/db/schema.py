@@ -468,7 +468,7 @@ def check_version(meta: dict, applied: list[str], known_migrations, path: Path, 
     return version
 
 
-def _is_corruption(exc: sqlite3.Error) -> bool:
+def _is_corruption(exc: sqlite3.Error | UnicodeDecodeError) -> bool:
     if isinstance(exc, UnicodeDecodeError):  # SQLite's message quoting a damaged schema
         return True
     name = getattr(exc, "sqlite_errorname", "") or ""

@@ -28,7 +28,7 @@ from .calibrations import read_calibrations
 from .comparison import Comparison, compare_stored, gc_paused
 from .errors import DeviceEditError, UnresolvedConflicts
 from .mapping import normalize_name
-from .merge import MINE, THEIRS, MergeReport, changes_default, conflict_message, \
+from .merge import MINE, THEIRS, MergeReport, Records, changes_default, conflict_message, \
     declined_key, default_content, make_resolver, plan_sources, with_conflicts, with_declined
 # (Under the name this module always called it: tests replace _plan_merge to act between
 # the comparison and the writes.)
@@ -99,7 +99,7 @@ def _write_export(catalog, path: Path, picked, layers, files) -> None:
 
 def _mine_entries(catalog) -> dict:
     """name_lower -> (database, devices row) over the catalog, user over shipped."""
-    mine = {}
+    mine: dict = {}
     for db in (catalog.shipped_db, catalog.user_db):
         if db is not None:
             mine.update((k, (db, e)) for k, e in read_index(db).items())
@@ -181,7 +181,8 @@ def _chosen_defaults(cmp: Comparison, catalog) -> dict[tuple[str, str], str]:
         shipped = stored[shipped_index[key].id].values
         for c in fields:
             known = [r for r in shipped.get(c.field, []) if r[0] is not None]
-            mine = [r for r in c.mine._raws if r[0] is not None]
+            mine = [r for r in (c.mine.raws if isinstance(c.mine, Records) else c.mine)
+                    if r[0] is not None]
             if known and default_content(known) != default_content(mine):
                 made[(name, c.field)] = ("your default differs from the shipped one (you "
                                          "chose it) and theirs would replace it")
@@ -234,7 +235,8 @@ def _write_merge(catalog, plan: MergePlan, theirs_sources: dict[str, str],
                  now: str, compared: tuple | None, cal_writes=(), declined=()) -> None:
     shipped_sources = read_sources(catalog.shipped_db) if catalog.shipped_db is not None else {}
     db = catalog.user_for_write()
-    attach = (attached_read_only(db, plan.copy_from, "theirs") if plan.copied
+    copy_from = plan.copy_from
+    attach = (attached_read_only(db, copy_from, "theirs") if plan.copied and copy_from is not None
               else nullcontext())
     with attach, db.atomic():
         have = read_sources(db)     # holds a read lock: the file cannot change from here on
@@ -261,7 +263,7 @@ def _write_merge(catalog, plan: MergePlan, theirs_sources: dict[str, str],
         cite_keys({r[2] for rewrite in plan.rewrites for r in rewrite[2]})
         with digest_triggers_suspended(db):   # every digest touched is set below
             if plan.copied:
-                with reading(plan.copy_named or plan.copy_from):
+                with reading(plan.copy_named or copy_from):  # type: ignore[arg-type]  # set with copied
                     cite_keys(copy_devices(db, "theirs", plan.copied, renamed=plan.renamed,
                                            imported_at=now))
             if plan.rewrites:

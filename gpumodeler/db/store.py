@@ -172,7 +172,7 @@ def read_records(db: sqlite_utils.Database, wanted: Mapping[int, Iterable[str] |
     where = "v.row_order, v.id, " if positions else ""
     select = f"SELECT v.device_id, v.field, {where}{_RECORD_COLUMNS} FROM json_each(?) j"
     if swept:
-        keep = {i: set(wanted[i]) if wanted[i] is not None else None for i in swept}
+        keep = {i: None if (names := wanted[i]) is None else set(names) for i in swept}
         # IN (not a join): the (device_id, row_order) index then gives the rows in order.
         rows = db.execute(f"SELECT v.device_id, v.field, {where}{_RECORD_COLUMNS} "
                           f"FROM device_values v WHERE v.device_id IN "
@@ -337,6 +337,7 @@ def write_device(db: sqlite_utils.Database, device: RawDevice, *, device_id: int
             [device_id, device.kind, device.name, name_lower, aliases_to_json(device.aliases),
              device.family, device.origin, device.created, device.modified])
         device_id = cur.lastrowid
+        assert device_id is not None  # an INSERT sets it
     db.conn.executemany(INSERT_VALUE_SQL, value_rows(device_id, device.values))
     if digest is None:
         digest = device_digest(device.kind, device.family, device.aliases, device.values)
@@ -454,7 +455,10 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
     ends = {device_id: end for device_id, end in db.execute(
         "SELECT j.value, (SELECT max(row_order) FROM device_values WHERE device_id = j.value) "
         "FROM json_each(?) j", [json.dumps(ids)]).fetchall() if end is not None}
-    deletes, to_default, from_default, rows = [], [], [], []
+    deletes: list = []
+    to_default: list = []
+    from_default: list = []
+    rows: list = []
     append = rows.append
     flag = IS_DEFAULT
     same = _same_content

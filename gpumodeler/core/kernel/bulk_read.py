@@ -131,7 +131,7 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
         columns += [list(map(type, c)) for c in columns]
     kinds = list(zip(*columns))
     try:
-        distinct = dict.fromkeys(kinds)
+        distinct: dict[tuple, int] = dict.fromkeys(kinds, 0)  # each kind numbered below
     except TypeError:  # an unhashable value (a list, ...): invalid
         return False
     shared = []  # each kind's shared field values, kinds numbered in order of first item
@@ -142,7 +142,7 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
             return False
         shared.append(proto[0] + proto[1] + proto[2])
         distinct[kind] = number
-    codes = list(map(distinct.__getitem__, kinds))
+    codes: list[int] = list(map(distinct.__getitem__, kinds))
     per_item = None
     for j, name in enumerate(_SHARED_FIELDS):
         values = [p[j] for p in shared]
@@ -150,7 +150,7 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
             consts[name] = values[0]
         else:
             if per_item is None:
-                per_item = list(map(shared.__getitem__, codes))
+                per_item = [shared[c] for c in codes]
             lists[name] = list(map(itemgetter(j), per_item))
     graph.instructions = ItemTable(Instruction, ids, lists, consts, index, codes)
     return True
@@ -187,11 +187,11 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
     if None in ends[0] or None in ends[1] or any(map(eq, *ends)):
         return False
     names = list(graph.instructions)  # the ids' own objects, by position
-    srcs, dsts = list(map(names.__getitem__, ends[0])), list(map(names.__getitem__, ends[1]))
+    srcs, dsts = [names[p] for p in ends[0]], [names[p] for p in ends[1]]  # type: ignore[index]  # no None: checked above
     # the optional fields, each a column only when some edge has it; each kind the one text
     # object of its name, not the parser's copy per edge (see _fresh)
     lists = {"src": srcs, "dst": dsts, "kind": list(map(_EDGE_KIND_TEXT.__getitem__, kinds))}
-    consts = {}
+    consts: dict = {}
     latencies = _column(items, "latency", None) if "latency" in keys else None
     if latencies is not None:
         if not set(map(type, latencies)) <= {type(None), int, float}:

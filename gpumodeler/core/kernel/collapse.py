@@ -147,6 +147,7 @@ class _MadeOnUse(Mapping):
     the same keys, values, order and equality."""
 
     __slots__ = ("_table",)
+    _table: dict | None
 
     def _make(self) -> dict:  # pragma: no cover - each table says how it is made
         raise NotImplementedError
@@ -177,7 +178,7 @@ class _MadeOnUse(Mapping):
             other = other._made()
         return self._made() == other if isinstance(other, Mapping) else NotImplemented
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # a read-only mapping compared by value, like dict
 
 
 class LazyTable(_MadeOnUse):
@@ -246,9 +247,13 @@ class _PredsTable(_MadeOnUse):
     __slots__ = ("_tables", "_k", "_topo", "_exits")
 
     def __init__(self, tables: _Once, k: int, topo: tuple, exits: set):
-        self._tables, self._k, self._topo, self._exits, self._table = tables, k, topo, exits, None
+        self._tables: _Once | None = tables
+        self._topo: tuple | None = topo
+        self._exits: set | None = exits
+        self._k, self._table = k, None
 
     def _make(self) -> dict:
+        assert self._tables is not None and self._topo is not None and self._exits is not None
         table = self._tables()[self._k]
         add_loop_preds(table, self._topo, self._exits)
         self._tables = self._topo = self._exits = None

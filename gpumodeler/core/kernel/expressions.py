@@ -79,6 +79,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
                 f"unexpected character {bad!r} at position {where + 1} in {shown(text)}; "
                 f"valid: numbers, variable names, + - * / ( ), min, max, ceil, floor")
         kind = m.lastgroup
+        assert kind is not None  # every alternative of the pattern is a named group
         value = m.group(kind)
         tokens.append((kind, _OP_NORMAL.get(value, value), m.start(kind)))
         pos = m.end()

@@ -74,7 +74,7 @@ class ItemTable(Mapping):
         self._cls, self._ids, self._lists, self._consts = cls, ids, lists, consts
         self._index, self._kinds, self._ends = index, kinds, ends
         self._some: dict = {}  # items made one at a time, by position
-        self._dict = None      # every item, once made
+        self._dict: dict | None = None      # every item, once made
 
     # -- the columns ---------------------------------------------------------------------------
     @property
@@ -125,6 +125,7 @@ class ItemTable(Mapping):
         with _MAKING:
             cols = self._columns()
             if cols is None:  # another thread made them meanwhile
+                assert self._dict is not None
                 return self._dict
             ids, lists, consts = cols
             some = self._some
@@ -137,7 +138,8 @@ class ItemTable(Mapping):
             d = dict(zip(ids, objs))
             self._dict = d
             # the columns go (the ids stay: a list of the keys, which the dict holds anyway)
-            self._lists = self._consts = self._kinds = self._index = self._ends = None
+            self._lists = self._consts = None  # type: ignore[assignment]  # columns dropped
+            self._kinds = self._index = self._ends = None
             self._some = {}
         return d
 
@@ -196,7 +198,7 @@ class ItemTable(Mapping):
             other = other.plain()
         return self.plain() == other if isinstance(other, Mapping) else NotImplemented
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # a mutable mapping: unhashable, like dict
 
     def __repr__(self) -> str:
         return repr(self.plain())

@@ -300,8 +300,8 @@ def _read_instructions(items: list, graph) -> None:
             address = d.get("address", "")
             if nid and label.__class__ is str and _finite(x) and _finite(y) \
                     and address.__class__ is str and nid not in table:
-                table[nid] = Instruction(nid, *proto[0], label, *proto[1], x, y, *proto[2],
-                                         address)
+                table[nid] = Instruction(  # type: ignore[call-arg]  # every field, in order
+                    nid, *proto[0], label, *proto[1], x, y, *proto[2], address)
                 continue
         kw = {k: v for k, v in d.items() if k not in ("id", "opcode")}
         if "stride" in kw and is_finite_number(kw["stride"]):  # else checked() says why

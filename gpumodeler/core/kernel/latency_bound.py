@@ -90,13 +90,13 @@ class CriticalPath:
             on_path += chain.from_iterable(self.loop_paths.values())
             ends = dict(zip(on_path, zip(values_of(graph.edges, "src", on_path),
                                          values_of(graph.edges, "dst", on_path))))
-        ends = ends.__getitem__
+        end_of = ends.__getitem__
         out: list[str] = []
 
         def nodes_of(edge_ids):
             nodes: list[str] = []
             for eid in edge_ids:
-                src, dst = ends(eid)
+                src, dst = end_of(eid)
                 if not nodes or nodes[-1] != src:
                     nodes.append(src)
                 nodes.append(dst)
@@ -108,7 +108,7 @@ class CriticalPath:
                 inner = " -> ".join(nodes_of(self.loop_paths.get(step[1], ())))
                 out.append(f"[{lp.name or lp.id} × {lp.iterations.text}: {inner}]")
             else:
-                src, dst = ends(step)
+                src, dst = end_of(step)
                 if not out or out[-1] != src:
                     out.append(src)
                 out.append(dst)

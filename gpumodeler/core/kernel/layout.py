@@ -125,7 +125,7 @@ class _Packer:
         self.column, self.y = 0, 0.0
         self.used = False  # the current column holds an instruction
         self.slots: dict[str, tuple[int, float, int]] = {}  # id -> (column, y, depth)
-        self._size: dict[str, float] = {}
+        self._size: dict[int, float] = {}
 
     def enter(self, lid: str) -> float:
         return 8.0 + 12.0 * self.heights[lid]

@@ -44,7 +44,8 @@ def nesting_or_none(loops) -> LoopNesting | None:
     partly overlap or have the same instructions."""
     size = {lp.id: len(lp.members) for lp in loops}
     label: dict = {}
-    parent, depth = {}, {}
+    parent: dict = {}
+    depth: dict = {}
     empty = []
     for lp in sorted(loops, key=lambda lp: (-size[lp.id], lp.id)):
         if not lp.members:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import chain, filterfalse, repeat
+from typing import Iterable, Mapping
 import math
 from operator import itemgetter
 
@@ -37,7 +38,7 @@ class Region:
 
     id: object
     topo: tuple  # DAG nodes in topological order: instruction ids, ("in", L), ("out", L)
-    preds: dict  # node -> tuple of (pred, weight, step); weight is cycles or ("loop", L)
+    preds: Mapping  # node -> tuple of (pred, weight, step); weight is cycles or ("loop", L)
     carried: tuple  # ((start node, end node, weight, edge id), ...) for loops
     #: ``preds`` by position (see :attr:`ipreds`) when the builder made it on the way
     given_ipreds: list | None = field(default=None, compare=False, repr=False)
@@ -74,7 +75,8 @@ def longest_path(region: Region, loop_weight: dict, source=None, track=False, sc
     loop weight is a number (not an array): the same arithmetic without numpy."""
     if scalar:
         return _longest_scalar(region, loop_weight, source, track)
-    dist, back = [], []
+    dist: list = []
+    back: list = []
     neg = -np.inf
     for i, preds in enumerate(region.ipreds):
         best = 0.0 if source is None or i == source else neg
@@ -99,11 +101,13 @@ def _longest_scalar(region: Region, loop_weight: dict, source, track):
     dist: list = []
     arrive = dist.append
     ipreds = region.ipreds
+    starts: Iterable[float]
     if source is None:
         starts = repeat(0.0, len(ipreds))
     else:  # only ``source`` starts a path
-        starts = [-math.inf] * len(ipreds)
-        starts[source] = 0.0
+        from_source = [-math.inf] * len(ipreds)
+        from_source[source] = 0.0
+        starts = from_source
     if track:
         back: list = []
         step_back = back.append
@@ -244,7 +248,7 @@ def _topological_order(nodes: list, edges) -> tuple:
     Generations are visited in the order the nodes and edges are given, which is the order
     ``networkx.topological_sort`` gives for a DiGraph built from them in that order (this
     module used it before). Raises GraphError naming a cycle when there is one."""
-    succ = {n: [] for n in nodes}
+    succ: dict = {n: [] for n in nodes}
     indegree = dict.fromkeys(nodes, 0)
     for n in nodes:
         if n.__class__ is tuple and n[0] == "in":
@@ -334,8 +338,10 @@ def place_edges(graph: KernelGraph, table, order, parent, depth, innermost):
             w = 0.0
         else:
             key = latency_key(e, instructions.get(src), order)
-            w = memo.get(key)
-            if w is None:
+            memoised = memo.get(key)
+            if memoised is not None:
+                w = memoised
+            else:
                 w = resolve_edge_latency(graph, e, table, order)
                 if key is not None:
                     memo[key] = w

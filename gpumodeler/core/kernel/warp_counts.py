@@ -57,7 +57,7 @@ from gpumodeler.core.kernel.item_table import columns, item_at, kind_codes, valu
 from gpumodeler.core.kernel.mma import TENSOR_CLASSES, decode_mma
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
-COUNT_NAMES = (
+COUNT_NAMES: tuple[str, ...] = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
     "memory_instructions", "gmem_accesses", "gmem_bytes", "smem_accesses", "smem_bank_cycles",
     "sfu_instructions", "fp64_instructions",
@@ -185,7 +185,7 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
     # an instruction's monomial: the loops containing it, outermost first; one tuple per
     # innermost loop, built from its parent's (linear in instructions + loops)
     nesting = graph.nesting()
-    chain = {None: ()}
+    chain: dict[str | None, tuple[str, ...]] = {None: ()}
     for lid in sorted(nesting.depth, key=nesting.depth.__getitem__):
         chain[lid] = chain[nesting.parent[lid]] + (lid,)
     monos = list(chain.values())

@@ -202,9 +202,9 @@ def _record(cells, metrics, attrs, source, row, rows) -> Measurement:
     smem = None
     for names in (("launch__shared_mem_per_block_static", "Static Shared Memory Per Block"),
                   ("launch__shared_mem_per_block_dynamic", "Dynamic Shared Memory Per Block")):
-        n = next((n for n in names if n in metrics), None)
-        if n is not None:
-            smem = (smem or 0) + metrics[n][0]
+        metric = next((n for n in names if n in metrics), None)
+        if metric is not None:
+            smem = (smem or 0) + metrics[metric][0]
     device = cells.get("Device", "")
     gpu = attrs.get("device__attribute_display_name") or (
         device if device and not device.isdigit() else (f"device {device}" if device else ""))

@@ -157,7 +157,7 @@ def _trace_block(lines, i, header, result) -> int:
         if col not in header:  # header_kind guarantees these; kept for clarity
             raise FormatError(f"{where(source, i + 1)}: the GPU-trace header has no {col} column")
     units = _unit_row(lines, i, header, source)
-    col = {h: k for k, h in enumerate(header)}
+    column = {h: k for k, h in enumerate(header)}
     unit = {h: units[k] for k, h in enumerate(header)}
     start = end = i + 2
     while end < len(lines) and not _ends_block(lines[end]):
@@ -169,7 +169,7 @@ def _trace_block(lines, i, header, result) -> int:
             raise FormatError(
                 f"{where(source, j + 1)}: {len(fields)} fields for the {len(header)} columns of "
                 f"the header at row {i + 1} (is the file truncated or were columns edited?)")
-        rec = _trace_row(dict(zip(header, fields)), unit, col, source, j + 1, result)
+        rec = _trace_row(dict(zip(header, fields)), unit, column, source, j + 1, result)
         if rec is None:
             result.other_rows += 1
         else:

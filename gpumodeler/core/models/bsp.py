@@ -75,7 +75,7 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
                                   inputs.param("bsp_l2_hits", 0.0))
     seconds = threads * costs["total"] / (clock * cores * lam)
     parts = {"comp": costs["comp"], "global memory": costs["comm_GM"], "shared memory": costs["comm_SM"]}
-    binding = max(parts, key=parts.get)
+    binding = max(parts, key=lambda p: parts[p])
     q = {"threads": threads, "cores": cores, "lambda": lam, "comp_cycles": costs["comp"],
          "comm_GM_cycles": costs["comm_GM"], "comm_SM_cycles": costs["comm_SM"],
          "cycles_per_thread": costs["total"], "global_accesses_per_thread": global_acc,

@@ -13,9 +13,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gpumodeler.core.array_types import Real
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.models.kernel_inputs import KernelInputs
+from gpumodeler.core.models.kernel_terms_vec import VecTerms
 from gpumodeler.core.models.kernel_time import KernelPrediction, predict_kernel, warps_launched
 from gpumodeler.core.kernel.latency_bound import LatencyBound, analyze
 from gpumodeler.core.models.throughput import ThroughputBound, require_positive, throughput_bound
@@ -28,47 +31,15 @@ if TYPE_CHECKING:  # the registry's result type, loaded by evaluate
 
 
 @dataclass(frozen=True)
-class KernelInputs:
-    """Per-warp kernel parameters (Gajger §4.6: the application model's warp parameters)."""
-
-    latency_bound: object
-    issued_instructions: object
-    cuda_core_instructions: object = 0.0
-    gmem_bytes: object = 0.0
-    sfu_instructions: object = 0.0
-    fp64_instructions: object = 0.0
-    smem_bank_cycles: object = 0.0
-    # Per-pipe instructions per warp ({pipe: count}, throughput.PIPE_COUNTS) for GPUs that
-    # issue FP32/INT32/FP16/tensor separately (Volta+); None = only the CUDA-core total.
-    pipe_instructions: object = None
-    # Dual-issued pairs already taken off issued_instructions (paid back without dual issue).
-    dual_issues: object = 0.0
-    # Tensor-core multiply-adds per warp per data-type class ({class: MACs},
-    # core.kernel.mma.TENSOR_CLASSES); None = no tensor work known.
-    tensor_macs: object = None
-
-    def overridden(self, **values) -> "KernelInputs":
-        """A copy with some inputs replaced (a launch's kernel overrides). An overridden
-        CUDA-core count replaces the per-pipe mix it was split from, and an overridden
-        issue count is taken as the issue count (no dual issues to pay back)."""
-        extra = {}
-        if "cuda_core_instructions" in values:
-            extra["pipe_instructions"] = None
-        if "issued_instructions" in values:
-            extra["dual_issues"] = 0.0
-        return replace(self, **extra, **values)
-
-
-@dataclass(frozen=True)
 class ApplicationPrediction:
     kernel: KernelPrediction
     throughput: ThroughputBound
     transfer_times_s: tuple
     transfers: tuple  # ((direction, bytes), ...)
-    total_time_s: object
+    total_time_s: Real
     # the kernel terms (kernel_terms_vec.VecTerms) when predict() was given switches; the
     # kernel's numbers above already include them
-    terms: object = None
+    terms: VecTerms | None = None
 
     def summary(self) -> dict:
         """Scalar results as a JSON-ready dict (the CLI's --json output)."""
@@ -171,7 +142,7 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
     transfers = tuple((d, n) for d, n in transfers)
     if transfers and link is None:
         raise InvalidParameter("transfers need a link (bandwidth, startup times and λ per direction)")
-    times = tuple(link_transfer_time_s(link, d, n) for d, n in transfers)
+    times = tuple(link_transfer_time_s(link, d, n) for d, n in transfers) if link is not None else ()
     total = k.time_s
     for t in times:
         total = total + t

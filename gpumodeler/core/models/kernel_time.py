@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from gpumodeler.core.array_types import Label, Real
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.lazy_fields import LazyFields, build
@@ -87,16 +88,16 @@ class KernelPrediction(LazyFields):
     ``limiting_resource`` and ``knee_occupancy`` (only ever reported) are computed on first
     read."""
 
-    warps_launched: object
-    warp_throughput: object  # warps / cycle / SM
-    latency_throughput: object  # occupancy / latency bound
-    throughput_bound: object  # warps / cycle / SM
-    mode: object  # 'latency' | 'throughput' (or array)
-    limiting_resource: object  # 'latency' or the binding throughput resource
-    knee_occupancy: object  # warps / SM where the mode changes
-    time_cycles: object
-    time_s: object
-    lam: object
+    warps_launched: Real
+    warp_throughput: Real  # warps / cycle / SM
+    latency_throughput: Real  # occupancy / latency bound
+    throughput_bound: Real  # warps / cycle / SM
+    mode: Label  # 'latency' | 'throughput' (or array)
+    limiting_resource: Label  # 'latency' or the binding throughput resource
+    knee_occupancy: Real  # warps / SM where the mode changes
+    time_cycles: Real
+    time_s: Real
+    lam: Real
 
 
 def eq41(warps, occupancy, latency_bound, tb, sms, lam):
@@ -112,7 +113,7 @@ def eq41(warps, occupancy, latency_bound, tb, sms, lam):
     return warps / (wt * sms * lam), by_latency, wt
 
 
-def predict_kernel(gpu: GPUSpec, *, warps: object, occupancy, latency_bound,
+def predict_kernel(gpu: GPUSpec, *, warps: Real, occupancy, latency_bound,
                    throughput: ThroughputBound | object, lam=1.0) -> KernelPrediction:
     """Kernel time (eq. 4.1, 4.3). ``throughput`` is a ThroughputBound or warps/cycle/SM."""
     occ = _positive("occupancy (warps per SM)", occupancy)

@@ -79,7 +79,7 @@ def evaluate_all(inputs: ModelInputs, names=None) -> dict:
     The launch itself (occupancy) is checked once and its error raised, since no model can
     run a launch the GPU cannot hold."""
     check_occupancy(inputs.gpu, inputs.occupancy)
-    out = {}
+    out: dict[str, ModelResult | ModelError] = {}
     for name in names or MODELS:
         try:
             out[name] = evaluate(name, inputs)
@@ -93,7 +93,7 @@ def spread(results: dict) -> Spread | None:
     times = {n: r.time_s for n, r in results.items() if isinstance(r, ModelResult)}
     if not times:
         return None
-    fastest = min(times, key=times.get)
-    slowest = max(times, key=times.get)
+    fastest = min(times, key=lambda n: times[n])
+    slowest = max(times, key=lambda n: times[n])
     return Spread(times[fastest], times[slowest], times[slowest] / times[fastest],
                   fastest, slowest, len(times))

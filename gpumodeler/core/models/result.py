@@ -16,8 +16,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import math
 
+from gpumodeler.core.array_types import Real
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter, UnphysicalResult
+from gpumodeler.core.models.kernel_inputs import KernelInputs
 
 
 class MissingModelInput(InvalidParameter):
@@ -83,9 +85,9 @@ class ModelInputs:
     ``parameters`` the models' own inputs (:data:`PARAMETERS`)."""
 
     gpu: GPUSpec
-    kernel: object  # gajger.KernelInputs
-    grid_size: object
-    block_size: object
+    kernel: KernelInputs
+    grid_size: Real
+    block_size: Real
     occupancy: float
     lam: float = 1.0
     counts: dict = field(default_factory=dict)

@@ -52,7 +52,7 @@ def check_occupancy(gpu: GPUSpec, occupancy) -> None:
 #: the floor of the same ModelInputs (the registry's evaluate_all, a sweep's model overlay),
 #: so it is computed once per launch instead of once per model. Keyed by identity, holding
 #: the inputs (a frozen value) so the key cannot be reused; one tuple, read and written whole.
-_LAST_FLOOR = (None, None, None)
+_LAST_FLOOR: tuple[ModelInputs | None, float | None, float | None] = (None, None, None)
 
 
 def peak_rate_floor_s(inputs: ModelInputs, *, l2_bandwidth_bytes_per_s: float | None = None):

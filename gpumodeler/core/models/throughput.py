@@ -57,6 +57,7 @@ import math
 
 import numpy as np
 
+from gpumodeler.core.array_types import Label, Real
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.lazy_fields import LazyFields, build
@@ -78,9 +79,9 @@ class ThroughputBound(LazyFields):
     reported) is computed on first read."""
 
     cycles_per_warp: dict  # resource -> cycles (array or float)
-    binding: object  # resource name (str) or array of names
-    cycles_per_warp_bound: object  # max over resources
-    warps_per_cycle: object  # 1 / cycles_per_warp_bound
+    binding: Label  # resource name (str) or array of names
+    cycles_per_warp_bound: Real  # max over resources
+    warps_per_cycle: Real  # 1 / cycles_per_warp_bound
     pipes: bool = False  # True when the CUDA cores were split into Volta+ pipes
 
 
@@ -176,7 +177,7 @@ def _gmem_bytes_per_cycle(gpu: GPUSpec):
     """The memory row's bytes per SM cycle per SM (:func:`dram_bandwidth_choice`), without
     numpy when given directly."""
     value = gpu.gmem_bytes_per_cycle_per_sm
-    if type(value) in FLOAT_SCALARS and 0 < value < math.inf:
+    if value is not None and type(value) in FLOAT_SCALARS and 0 < value < math.inf:
         return value
     return dram_bandwidth_choice(gpu)[0]
 
@@ -221,8 +222,8 @@ def _pipe_cycles(gpu: GPUSpec, warp, pipes: dict) -> dict:
         out["fp16"] = own
         if fp16_shares_fp32_lanes(gpu):
             # FP16x2 runs on the FP32 lanes (both FMA pipes): the lanes' time is the sum
-            shared = np.where(np.asarray(fp16) > 0, out["fp32"], 0.0)  # per point, as one launch
-            out["fp16"] = own + (float(shared) if shared.ndim == 0 else shared)
+            shared_time = np.where(np.asarray(fp16) > 0, out["fp32"], 0.0)  # per point, as one launch
+            out["fp16"] = own + (float(shared_time) if shared_time.ndim == 0 else shared_time)
             if _used(int32) and (gpu.int32_fp32_shared_lanes_per_sm or 0) > 0:
                 # where INT32 work shares the lanes too (element by element: a sweep's
                 # points without INT32 have no fp32_int32 row, as a single launch has not)
@@ -300,7 +301,7 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
     dual = _nonneg("dual issues", dual_issues)
     split = pipe_instructions is not None and gpu.issues_separate_pipes()
     pipes = {}
-    if split:
+    if pipe_instructions is not None and split:
         unknown = sorted(set(pipe_instructions) - set(PIPE_COUNTS))
         if unknown:
             raise InvalidParameter(f"unknown pipe(s) {', '.join(unknown)}; valid: "
@@ -339,7 +340,8 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
 
 def bound_of(cycles: dict, split: bool) -> ThroughputBound:
     """max over the worksheet's resources (the first in RESOURCES order binds on a tie)."""
-    worst, binding = 0.0, None
+    worst: Real = 0.0
+    binding = None
     for r in RESOURCES:  # one launch: Python floats, the first largest binds (as argmax)
         c = cycles[r]
         if type(c) is not float:

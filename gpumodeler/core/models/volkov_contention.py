@@ -217,7 +217,8 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     terms.append(l2_effect)
     tb = kt.throughput_of(gpu, kernel, memory_bytes_per_s=memory_bw)
     k = 0.0
-    fit, fit_source = (), "none (the kernel moves no DRAM bytes)"
+    fit: tuple[tuple[float, float], ...] = ()
+    fit_source = "none (the kernel moves no DRAM bytes)"
     if gmem > 0 and l2_bw is None:
         k = inputs.count("critical_dram_accesses")
         if k is None:

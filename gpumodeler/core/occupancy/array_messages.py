@@ -11,6 +11,7 @@ compares every message with the scalar one.
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import numpy as np
 
@@ -146,6 +147,8 @@ def launch_error_parts(arch: ArchitectureLimits, code: int, block_size: np.ndarr
     ``zero_limits`` (limit name -> bool column: that limit allows 0 blocks) is needed for
     the last check only."""
     if code == CHECK_NO_BLOCK_FITS:
+        if zero_limits is None:
+            raise ValueError("the no-block-fits messages need zero_limits")
         return _no_block_fits(zero_limits)
     if code not in _PARTS:
         raise ValueError(f"no launch check has code {code}")
@@ -155,7 +158,7 @@ def launch_error_parts(arch: ArchitectureLimits, code: int, block_size: np.ndarr
 
 
 # check code -> the parts of a column of launches (the scalar messages, a column at a time)
-_PARTS = {CHECK_BLOCK_SIZE: _block_size, CHECK_REGISTERS_PER_THREAD: _registers_per_thread,
+_PARTS: dict[int, Callable[..., list]] = {CHECK_BLOCK_SIZE: _block_size, CHECK_REGISTERS_PER_THREAD: _registers_per_thread,
           CHECK_STATIC_SHARED: _static_shared, CHECK_SHARED_PER_BLOCK: _shared_per_block,
           CHECK_REGISTERS_PER_BLOCK: _registers_per_block}
 

@@ -176,7 +176,10 @@ def preference_bytes(arch: ArchitectureLimits, carveout_percent, shared_mem_conf
         if pct > 100:
             raise InvalidParameter(f"carveout_percent must be 0..100, got {pct}",
                                    item="carveout_percent")
-        return arch.config_at_least(pct * arch.shared_mem_per_sm_bytes // 100)
+        config = arch.config_at_least(pct * arch.shared_mem_per_sm_bytes // 100)
+        # pct <= 100 asks at most the largest configuration, which always holds it
+        assert config is not None
+        return config
     return arch.shared_mem_per_sm_bytes
 
 

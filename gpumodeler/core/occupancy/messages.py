@@ -10,7 +10,7 @@ No numpy here: the scalar calculator does not load it.
 """
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Callable, Mapping
 
 from gpumodeler.core.occupancy.checks import (
     CHECK_BLOCK_SIZE, CHECK_NO_BLOCK_FITS, CHECK_REGISTERS_PER_BLOCK, CHECK_REGISTERS_PER_THREAD,
@@ -153,6 +153,8 @@ def launch_error_message(arch: ArchitectureLimits, code: int, block_size: int, r
     """The LaunchError message of the check ``code`` (:mod:`checks`' CHECK_* codes) for one
     launch; ``limits`` (the blocks each limit allows) only for the last check."""
     if code == CHECK_NO_BLOCK_FITS:
+        if limits is None:
+            raise ValueError("the no-block-fits message needs the limits")
         return msg_no_block_fits(limits)
     launch = {"block_size": block_size, "registers": registers, "static": static,
               "dynamic": dynamic, "opt_in": bool(opt_in)}
@@ -165,6 +167,6 @@ MESSAGE_INPUTS = {
     CHECK_BLOCK_SIZE: ("block_size",), CHECK_REGISTERS_PER_THREAD: ("registers",),
     CHECK_STATIC_SHARED: ("static",), CHECK_SHARED_PER_BLOCK: ("static", "dynamic", "opt_in"),
     CHECK_REGISTERS_PER_BLOCK: ("block_size", "registers")}
-_MESSAGES = {CHECK_BLOCK_SIZE: msg_block_size, CHECK_REGISTERS_PER_THREAD: msg_registers_per_thread,
+_MESSAGES: dict[int, Callable[..., str]] = {CHECK_BLOCK_SIZE: msg_block_size, CHECK_REGISTERS_PER_THREAD: msg_registers_per_thread,
              CHECK_STATIC_SHARED: msg_static_shared, CHECK_SHARED_PER_BLOCK: msg_shared_per_block,
              CHECK_REGISTERS_PER_BLOCK: msg_registers_per_block}

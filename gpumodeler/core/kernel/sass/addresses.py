@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import math
 import re
 import struct
+from typing import Any
 from functools import lru_cache
 
 #: Lane-varying symbols: the thread index (and the lane id) and data loaded from memory.
@@ -520,14 +521,16 @@ def instruction_attributes(addr: Address, width_bytes: int) -> dict:
     """The kernel-graph attributes of a memory instruction from its address: ``address``
     (text), ``stride`` (elements), ``pattern`` and, for shared memory,
     ``bank_conflict_degree``."""
-    kw = {"address": addr.text()}
+    kw: dict[str, Any] = {"address": addr.text()}
     if not addr.affine:
-        kw["address"] += "; assumed coalesced (set stride or pattern)"
+        kw["address"] = f"{addr.text()}; assumed coalesced (set stride or pattern)"
         return kw
     if addr.space == "constant":
         kw["pattern"] = "broadcast" if addr.lane_stride == 0 else "strided"
         return kw
     stride = PARAM_STRIDE_BYTES if addr.param_stride else addr.lane_stride
+    if stride is None:  # an affine address always has a lane stride
+        return kw
     if addr.param_stride:
         kw["address"] += f"; lane stride holds a parameter, taken as {PARAM_STRIDE_BYTES} bytes"
     if stride == 0:

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from typing import Any
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -143,8 +144,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     has_control = all(c is not None for c in controls)
     # issued together with the instruction before it: nvdisasm's braces, or (sm_5x/6x
     # control words) a stall count of 0 on the instruction before
-    dual = [i > 0 and (ins.dual_issued or (not wide and controls[i - 1] is not None
-                                            and controls[i - 1].stall == 0))
+    stalls = [None if c is None else c.stall for c in controls]
+    dual = [i > 0 and (ins.dual_issued or (not wide and stalls[i - 1] == 0))
             for i, ins in enumerate(ins_list)]
     report = ImportReport(function=func.display_name, arch=func.arch, instructions=n,
                           dropped_padding=pad, has_control=has_control)
@@ -152,7 +153,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     # -- loops --------------------------------------------------------------------------
     ranges = cfg.find_loops(ins_list, index_of)
     loop_ids = [f"loop{k + 1}" for k in range(len(ranges))]
-    member_of = [[] for _ in range(n)]  # loop indices containing each instruction
+    member_of: list[list[int]] = [[] for _ in range(n)]  # loop indices containing each instruction
     for k, r in enumerate(ranges):
         for i in range(r.header, r.latch + 1):
             member_of[i].append(k)
@@ -177,10 +178,10 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
         {i: tuple(member_of[i]) for i in addressed},
         {i for i in addressed if infos[i].is_load})
-    counts = Counter()
+    counts: Counter[str] = Counter()
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
         label = f"{ins.text}  /*{ins.address:04x}*/"
-        kw = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i + _BLOCK_GAP * block_no[i]}
+        kw: dict[str, Any] = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i + _BLOCK_GAP * block_no[i]}
         if info is None:
             report.unknown_opcodes.append(ins.mnemonic)
             kw.update(unit="cuda_core", latency_class=None, label=f"? {label}")
@@ -255,7 +256,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     # what an edge from each producer is: "memory" (a load), "dependency", or None (a
     # store, branch, barrier or exit produces no register value)
     nodes = graph.instructions
-    edge_kind = []
+    edge_kind: list[str | None] = []
     for i, info in enumerate(infos):
         if info is None:
             edge_kind.append("dependency")
@@ -468,7 +469,7 @@ def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:
         return c
 
     mixes = [mix(r) for r in ranges]
-    paired = set()
+    paired: set = set()
     for a in range(len(ranges)):
         for b in range(len(ranges)):
             if a == b or a in paired or b in paired or parent[a] != parent[b]:

@@ -121,13 +121,13 @@ def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
         origins = (_origins(setter, ins_list, defs_of, units, memo) if setter is not None
                    else frozenset({"other"}))
         if ins.mnemonic == "EXIT":
-            members, kind, runs_when_true = range(k + 1, n), "region", False
+            members, kind, runs_when_true = list(range(k + 1, n)), "region", False
         elif ins.mnemonic in BRANCHES:
             if ins.target is None or ins.target <= ins.address:
                 continue  # a loop's back edge: the loop count covers it
             if latch_of[k] is not None and ins.target > addresses[latch_of[k]]:
                 continue  # leaves its loop (a trip-count check, a break): the loop count covers it
-            members = range(k + 1, bisect_left(addresses, ins.target, k + 1))
+            members = list(range(k + 1, bisect_left(addresses, ins.target, k + 1)))
             kind, runs_when_true = "region", False
         else:
             members, kind, runs_when_true = [k], "predicate", True

@@ -138,7 +138,9 @@ class SassListing:
 def _split_operands(text: str) -> tuple:
     if "[" not in text and "(" not in text:
         return tuple(p.strip() for p in text.split(",") if p.strip())
-    out, depth, cur = [], 0, []
+    out: list[str] = []
+    depth = 0
+    cur: list[str] = []
     for ch in text:
         if ch in "[(":
             depth += 1
@@ -188,7 +190,7 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
     if not _valid_opcode(opcode):
         raise ListingError(f"line {lineno}: {opcode!r} at 0x{addr:04x} is not a SASS opcode")
     operands = _split_operands(parts[1]) if len(parts) > 1 else ()
-    target = None
+    target: int | str | None = None  # a label's name until the function is read
     mnem = opcode.split(".")[0]
     if (mnem in BRANCHES or mnem in CALLS) and operands:
         last = operands[-1]
@@ -200,7 +202,8 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
             if hm:
                 target = int(hm.group(1), 16)
     return SassInstruction(address=addr, guard=guard, opcode=opcode, operands=operands,
-                           text=text, words=tuple(words), target=target, mnemonic=mnem,
+                           text=text, words=tuple(words), target=target,  # type: ignore[arg-type]
+                           mnemonic=mnem,
                            modifiers=tuple(opcode.split(".")[1:]), dual_issued=dual)
 
 
@@ -271,7 +274,7 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
             res_name = None
             continue
         rm = _SHI_REGISTERS.search(line) if current is not None else None
-        if rm:
+        if rm and current is not None:
             current.registers = int(rm.group(1))
             continue
         fm = _FUNC_CUOBJ.match(line)
@@ -412,6 +415,8 @@ def _instruction_at(ins: SassInstruction, addresses: set, wide: bool, name: str)
     outside the function (another function, a relocation) keeps no target and falls through
     (docs/sass-import.md: calls go to their subroutine and come back)."""
     t = ins.target
+    if t is None:
+        return None
     if not wide and t % BUNDLE_BYTES == 0 and t + 8 in addresses:
         return t + 8
     if ins.mnemonic in CALLS:

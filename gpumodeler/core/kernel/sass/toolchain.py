@@ -286,7 +286,8 @@ def compile_to_sass(source: str | Path, arch: str) -> str:
     run. Raises ToolMissing/ToolFailed/ToolStopped, UnsafeInput, InvalidParameter."""
     check_arch(arch)
     source = Path(source)
-    nvcc = find_tool("nvcc")
+    nvcc = find_tool("nvcc", required=True)
+    assert nvcc is not None  # required: ToolMissing otherwise
     find_disassembler()  # missing: say so before compiling
     with private_folder() as folder:
         _copy_input(source, folder, SOURCE_NAME)
