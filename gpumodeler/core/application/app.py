@@ -30,7 +30,7 @@ Choices (documented in docs/timeline.md, tested):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 import copy as _copy
 import math
 
@@ -50,7 +50,14 @@ class Step:
     id; default the launch's), ``fraction`` (share of the launch's data or grid, for
     data-parallel splits), ``concurrent`` (runs alongside other kernels of its GPU).
     copy: ``src`` and ``dst`` (placed device ids), ``size`` (bytes, or an expression of the
-    application's variables, e.g. ``4*N``). sync: waits (see the module docstring)."""
+    application's variables, e.g. ``4*N``). sync: waits (see the module docstring).
+
+    Steps imported from a trace (docs/timeline.md, "Applications from a trace") also carry
+    what was measured: ``measured_s`` (duration), ``measured_start_s`` (start on the
+    trace's clock, from its first step) and ``traced_gpu`` (the device name of the GPU it
+    ran on), which the replay scales from when no kernel graph predicts the step; a sync
+    with ``host_s`` > 0 is host time (the GPU idle while the host worked), kept as it is
+    on any system."""
 
     id: str
     kind: str
@@ -64,10 +71,25 @@ class Step:
     src: str | None = None
     dst: str | None = None
     size: str = "0"
+    measured_s: float | None = None
+    measured_start_s: float | None = None
+    traced_gpu: str = ""
+    host_s: float = 0.0
 
     @property
     def label(self) -> str:
         return self.name or self.id
+
+    def measured(self) -> dict:
+        """The trace's values of the step that differ from the defaults (the project
+        file's ``measured`` column)."""
+        defaults = {f.name: f.default for f in fields(self)}
+        return {key: getattr(self, key) for key in MEASURED_FIELDS
+                if getattr(self, key) != defaults[key]}
+
+
+#: Step fields that say what a trace measured (saved together in the project file).
+MEASURED_FIELDS = ("measured_s", "measured_start_s", "traced_gpu", "host_s")
 
 
 @dataclass(frozen=True)
