@@ -445,4 +445,32 @@ def read_export(path) -> ImportResult:
     return result
 
 
-__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus"]
+def read_trace(path) -> ImportResult:
+    """:func:`read_export` for an application import: the export must have a kernel table
+    (``CUPTI_ACTIVITY_KIND_KERNEL``) and at least one kernel or copy. FormatError (one line)
+    otherwise."""
+    path = Path(path)
+    if not is_sqlite(path):
+        raise FormatError(f"{path.name}: not a SQLite file (no SQLite header); expected an "
+                          f"Nsight Systems export (nsys export --type sqlite)")
+    db = _open(path)
+    try:
+        has_kernels = KERNEL_TABLE in _tables(db.conn)
+    except sqlite3.DatabaseError as exc:
+        raise FormatError(f"{path.name}: damaged SQLite file ({exc}); export it again with "
+                          f"nsys export --type sqlite") from None
+    finally:
+        db.close()
+    if not has_kernels:
+        raise FormatError(f"{path.name}: an Nsight Systems export without a kernel table "
+                          f"({KERNEL_TABLE}); profile with nsys profile --trace=cuda and "
+                          f"export with nsys export --type sqlite")
+    result = read_export(path)
+    if not any(r.kind in ("kernel", "transfer") for r in result.records):
+        raise FormatError(f"{path.name}: an empty trace (no kernel and no copy between host "
+                          f"and GPU); profile a run that launches kernels, with --trace=cuda")
+    return result
+
+
+__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus",
+           "read_trace"]

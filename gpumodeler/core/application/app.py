@@ -146,7 +146,10 @@ class Application:
             elif s.kind == "copy":
                 _need_device(project, s.src, None, where, "source device")
                 _need_device(project, s.dst, None, where, "destination device")
-                if s.src == s.dst:
+                if s.src == s.dst and not (s.measured_s is not None
+                                           and project.devices[s.src].kind == "gpu"):
+                    # (a copy within one GPU's memory comes from a trace only: its time is
+                    # the measured one, scaled; see trace.scaled_copy_time)
                     raise InvalidParameter(f"{where}: a copy needs two different devices", item=s.id)
                 if {project.devices[s.src].kind, project.devices[s.dst].kind} == {"host"}:
                     raise InvalidParameter(f"{where}: a copy between two hosts is not modelled (copies "
@@ -229,16 +232,27 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     a link with a calibrated transfer model of its direction takes that model's startup and
     its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
     ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
+    from gpumodeler.core.application.replay import scaled_copy_time, scaled_kernel_time
     from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_link
 
     app.checked(project)
     notes = []
     specs = {}
 
-    def device_value(device_id, name):
+    def spec_of(device_id):
         if device_id not in specs:
             specs[device_id] = resolve_gpu(project, device_id, gpu_lookup)
-        return getattr(specs[device_id], name)
+        return specs[device_id]
+
+    def device_value(device_id, name):
+        return getattr(spec_of(device_id), name)
+
+    traced_specs: dict = {}
+
+    def traced_spec(name):
+        if name not in traced_specs:
+            traced_specs[name] = gpu_lookup(name)
+        return traced_specs[name]
 
     engines_of = {}
 
@@ -267,8 +281,28 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             after.insert(0, last_in_stream[s.stream])
         if s.kind == "sync" and not s.after:
             after = list(earlier)
-        if s.kind == "kernel":
+        if s.kind == "kernel" and s.measured_s is not None and \
+                _imported_kernel(project, s) is None:
+            gpu = s.gpu or project.launches[s.launch].gpu
+            t, how = _measured_time(project, s, gpu, spec_of(gpu), traced_spec, where,
+                                    scaled_kernel_time)
+            engines = () if s.concurrent else (f"{gpu}/compute",)
+            activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
+            kernel_device[s.id] = gpu
+            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
+                "launch": s.launch, "kernel_time_s": t, "mode": "measured", **how})
+        elif s.kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
+            t, how = _measured_time(project, s, s.src, spec_of(s.src), traced_spec, where,
+                                    scaled_copy_time)
+            activities.append(Activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
+                                       tuple(after), fixed_s=t))
+            predictions[s.id] = StepPrediction(s.id, "copy", s.src, t, {
+                "bytes": float(parse(s.size).evaluate(dict(app.variables))), "route": [],
+                "mode": "measured", **how})
+        elif s.kind == "kernel":
             launch = project.launches[s.launch]
+            if s.measured_s is not None and launch.kernel not in project.kernels:
+                launch = replace(launch, kernel=_imported_kernel(project, s))
             gpu = s.gpu or launch.gpu
             view = _copy.copy(project)
             view.launches = dict(project.launches)
@@ -338,8 +372,10 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             predictions[s.id] = StepPrediction(s.id, "copy", owner, alone, {
                 "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
         else:
-            activities.append(Activity(s.id, s.label, (), tuple(after)))
-            predictions[s.id] = StepPrediction(s.id, "sync", None, 0.0, {"waits_for": list(after)})
+            # host time (a trace's idle gap) is the host's: the same on any system
+            activities.append(Activity(s.id, s.label, (), tuple(after), fixed_s=s.host_s))
+            predictions[s.id] = StepPrediction(s.id, "sync", None, s.host_s,
+                                               {"waits_for": list(after), "host_s": s.host_s})
         last_in_stream[s.stream] = s.id
         earlier.append(s.id)
 
@@ -350,6 +386,33 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         powers[g] = DevicePower(busy, idle)
     return BuiltApplication(tuple(activities), capacities, kernel_device, predictions, powers, gpus,
                             tuple(dict.fromkeys(notes)))
+
+
+def _imported_kernel(project, step) -> str | None:
+    """The kernel graph an imported kernel step is predicted by: its launch's, else the
+    project's graph of the kernel's name (trace.graph_for_kernel); None: none."""
+    from gpumodeler.core.application.replay import graph_for_kernel
+    launch = project.launches.get(step.launch)
+    if launch is not None and launch.kernel in project.kernels:
+        return launch.kernel
+    return graph_for_kernel(project, step.name)
+
+
+def _measured_time(project, step, gpu, target, traced_spec, where, scale):
+    """An imported step's time on placed GPU ``gpu`` (its spec ``target``): its measured
+    time carried from the GPU it was traced on (``traced_spec(name)``) by ``scale``
+    (trace.scaled_kernel_time or scaled_copy_time)."""
+    placed = project.devices[gpu]
+    try:
+        if not step.traced_gpu or (step.traced_gpu == placed.device_name and not placed.overrides):
+            traced = target
+        else:
+            traced = traced_spec(step.traced_gpu)
+        t, how = scale(step.measured_s, traced, target)
+    except InvalidParameter as exc:
+        raise InvalidParameter(f"{where}: {exc}", item=step.id) from exc
+    return t, {"measured_s": step.measured_s, "traced_gpu": step.traced_gpu or placed.device_name,
+               **how}
 
 
 def run(project, app: Application, **lookups):

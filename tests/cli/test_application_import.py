@@ -1,0 +1,274 @@
+"""`gpumodeler application import` (an application from an Nsight Systems export), its replay
+on the project's system (`timeline`), and `timeline --by`."""
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.cli.main import main
+from gpumodeler.db.project_file import load_project, save_project
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from nsys_exports import (A100, DEVICE, PINNED, SAXPY, copy, kernel, sqlite_file,  # noqa: E402
+                          write_export)
+
+pytestmark = pytest.mark.usefixtures("gpumodeler_env")
+
+MiB = 2 ** 20
+SCALE = "void scale<float>(float*, int)"
+#: the link the test's copies follow (eq. 5.5): startup and bandwidth
+TS, BW = 12e-6, 18e9
+
+
+def ns(seconds: float) -> int:
+    return int(round(seconds * 1e9))
+
+
+def copy_time(n: int) -> float:
+    return TS + n / BW
+
+
+def two_streams(path: Path, layout="modern", gpu_name="NVIDIA A100-SXM4-40GB", gpu=A100,
+                gap_s=2e-3) -> dict:
+    """Two streams on one GPU, as a GPU with one copy engine per direction runs them: each
+    stream copies in, computes and copies out; stream 8's upload waits for stream 7's on
+    the host-to-device engine, its kernel for stream 7's on the compute engine, while copies
+    overlap kernels; then the host works ``gap_s`` and launches one more kernel. Returns the
+    intervals by name."""
+    t = {}
+    t["a_in"] = (0.0, copy_time(16 * MiB))
+    t["b_in"] = (t["a_in"][1], t["a_in"][1] + copy_time(32 * MiB))
+    t["a_k"] = (t["a_in"][1], t["a_in"][1] + 1.2e-3)
+    start = max(t["b_in"][1], t["a_k"][1])
+    t["b_k"] = (start, start + 0.5e-3)
+    t["a_out"] = (t["a_k"][1], t["a_k"][1] + copy_time(8 * MiB))
+    start = max(t["b_k"][1], t["a_out"][1])
+    t["b_out"] = (start, start + copy_time(4 * MiB))
+    t["last"] = (t["b_out"][1] + gap_s, t["b_out"][1] + gap_s + 0.3e-3)
+    write_export(path, layout, kernels=[
+        kernel(ns(t["a_k"][0]), ns(t["a_k"][1]), SAXPY, stream=7),
+        kernel(ns(t["b_k"][0]), ns(t["b_k"][1]), SCALE, stream=8),
+        kernel(ns(t["last"][0]), ns(t["last"][1]), SAXPY, stream=7)],
+        copies=[copy(ns(t["a_in"][0]), ns(t["a_in"][1]), 16 * MiB, 1, src=PINNED, stream=7),
+                copy(ns(t["b_in"][0]), ns(t["b_in"][1]), 32 * MiB, 1, src=PINNED, stream=8),
+                copy(ns(t["a_out"][0]), ns(t["a_out"][1]), 8 * MiB, 2, src=DEVICE, dst=PINNED,
+                     stream=7),
+                copy(ns(t["b_out"][0]), ns(t["b_out"][1]), 4 * MiB, 2, src=DEVICE,
+                     dst=PINNED, stream=8)],
+        gpus=[(0, gpu_name, gpu)], memsets=1)
+    return t
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def imported(capsys, tmp_path, layout="modern", **kw):
+    trace = tmp_path / "run.sqlite"
+    times = two_streams(trace, layout, **kw)
+    project = tmp_path / "p.gpm"
+    code, out, err = run(capsys, "application", "import", trace, "--project", project, "--json")
+    assert code == 0, err
+    return trace, project, times, json.loads(out)
+
+
+def timeline(capsys, project, *argv):
+    code, out, err = run(capsys, "timeline", project, "--json", *argv)
+    assert code == 0, err
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("layout", ["modern", "mid", "old"])
+def test_replay_on_the_traced_gpu_gives_the_measured_makespan(capsys, tmp_path, layout):
+    trace, project, t, summary = imported(capsys, tmp_path, layout)
+    assert (summary["kernels"], summary["copies"], summary["host_gaps"]) == (3, 4, 1)
+    assert summary["created"] is True and summary["gpus"][0]["device"] == "A100 SXM4 40 GB"
+    measured = t["last"][1]
+    assert summary["measured_makespan_s"] == pytest.approx(measured, abs=1e-9)
+    doc = timeline(capsys, project)
+    assert doc["measured_makespan_s"] == pytest.approx(measured, abs=1e-9)
+    assert doc["makespan_s"] == pytest.approx(measured, rel=0.05)
+    # every kernel and copy is a step, in trace order, with its measured interval
+    steps = [s for s in doc["steps"] if s["kind"] != "sync"]
+    assert len(steps) == 7
+    assert [s["measured_start_s"] for s in steps] == sorted(s["measured_start_s"] for s in steps)
+    # the overlap is in the replay: a copy runs while a kernel does
+    kernels = [(s["start_s"], s["end_s"]) for s in steps if s["kind"] == "kernel"]
+    copies = [(s["start_s"], s["end_s"]) for s in steps if s["kind"] == "copy"]
+    assert any(c0 < k1 and k0 < c1 for k0, k1 in kernels for c0, c1 in copies)
+    # the host's gap is a step of its own, kept as measured
+    (host,) = [s for s in doc["steps"] if s["kind"] == "sync"]
+    assert host["end_s"] - host["start_s"] == pytest.approx(2e-3, abs=1e-8)
+
+
+def test_the_export_is_only_read_and_the_project_written_atomically(capsys, tmp_path):
+    trace = tmp_path / "run.sqlite"
+    two_streams(trace)
+    before = digest(trace)
+    project = tmp_path / "p.gpm"
+    code, out, err = run(capsys, "application", "import", trace, "--project", project,
+                         "--name", "two streams")
+    assert code == 0, err
+    assert "created" in out and "7" not in err
+    assert digest(trace) == before
+    assert sorted(os.listdir(tmp_path)) == ["p.gpm", "run.sqlite", "user-home"]
+    p = load_project(project)
+    (app,) = p.applications.values()
+    assert app.name == "two streams"
+    assert {s.traced_gpu for s in app.steps if s.kind != "sync"} == {"A100 SXM4 40 GB"}
+    # a second import adds a second application on the same GPU and link
+    code, out, err = run(capsys, "application", "import", trace, "--project", project)
+    assert code == 0 and "updated" in out
+    p = load_project(project)
+    assert len(p.applications) == 2 and len(p.gpus()) == 1 and len(p.connections) == 1
+    code, out, err = run(capsys, "timeline", project, "--application", "run", "--json")
+    assert code == 0, err
+
+
+def test_the_host_link_is_fitted_to_the_copies(capsys, tmp_path):
+    _trace, project, _t, summary = imported(capsys, tmp_path)
+    fit = summary["link"]["fit"]
+    for direction in ("htod", "dtoh"):
+        assert fit[direction]["startup_s"] == pytest.approx(TS, rel=1e-3)
+        assert fit[direction]["bandwidth_bytes_per_s"] == pytest.approx(BW, rel=1e-4)
+    p = load_project(project)
+    (conn,) = p.connections.values()
+    assert conn.overrides["startup_htod_s"] == pytest.approx(TS, rel=1e-3)
+    # the slowest PCIe x16 generation whose bandwidth carries 18 GB/s
+    assert conn.link_name == "PCIe 4.0 x16"
+
+
+def test_a_gpu_the_database_lacks_is_added_with_the_traces_facts(capsys, tmp_path,
+                                                                  gpumodeler_env):
+    name = "NVIDIA Imaginary X1"
+    _trace, project, t, summary = imported(capsys, tmp_path, gpu_name=name)
+    assert summary["gpus"][0] == {"trace": name, "device": name, "created": True,
+                                  "placed": "gpu1"}
+    code, out, err = run(capsys, "devices", "show", name, "--json")
+    assert code == 0, err
+    shown = out
+    for value in ("108", "1410000000", "41943040"):
+        assert value in shown
+    doc = timeline(capsys, project)
+    assert doc["makespan_s"] == pytest.approx(t["last"][1], rel=0.05)
+    # imported again: found, not added twice
+    code, out, err = run(capsys, "application", "import", tmp_path / "run.sqlite", "--project",
+                         project, "--json")
+    assert code == 0 and json.loads(out)["gpus"][0]["created"] is False
+
+
+def test_on_another_gpu_kernels_scale_and_copies_follow_the_link(capsys, tmp_path):
+    from gpumodeler.db.catalog import Catalog
+    _trace, project, t, _summary = imported(capsys, tmp_path)
+    p = load_project(project)
+    gpu = p.devices["gpu1"]
+    p.devices["gpu1"] = type(gpu)(**{**gpu.__dict__, "device_name": "H100 SXM5 80 GB"})
+    save_project(p, project)
+    doc = timeline(capsys, project)
+    with Catalog() as cat:
+        a100 = cat.get("A100 SXM4 40 GB").to_gpu_spec()
+        h100 = cat.get("H100 SXM5 80 GB").to_gpu_spec()
+
+    def bw(g):
+        return g.gmem_bandwidth_bytes_per_cycle_per_sm() * g.sms * g.sm_clock_hz
+    scale = max(a100.sms * a100.sm_clock_hz / (h100.sms * h100.sm_clock_hz), bw(a100) / bw(h100))
+    assert scale < 1
+    (k,) = [s for s in doc["steps"] if s["name"] == SCALE]
+    assert k["end_s"] - k["start_s"] == pytest.approx(0.5e-3 * scale, rel=1e-9)
+    assert k["prediction"]["mode"] == "measured"
+    assert k["prediction"]["scale"] == pytest.approx(scale, rel=1e-12)
+    copies = [s for s in doc["steps"] if s["kind"] == "copy"]
+    assert copies[0]["alone_s"] == pytest.approx(copy_time(16 * MiB), rel=1e-3)
+    assert doc["makespan_s"] < doc["measured_makespan_s"]
+
+
+def test_a_kernel_graph_of_the_same_name_predicts_the_kernel(capsys, tmp_path):
+    from gpumodeler.core.kernel.graph import from_dict
+    _trace, project, _t, _summary = imported(capsys, tmp_path)
+    p = load_project(project)
+    root = Path(__file__).resolve().parents[2]
+    graph = from_dict(json.loads((root / "resources" / "kernels" / "saxpy2-maxwell.json")
+                                 .read_text()))
+    graph.name = "saxpy"
+    p.put_kernel("k_saxpy", graph)
+    save_project(p, project)
+    doc = timeline(capsys, project)
+    by_name = {}
+    for s in doc["steps"]:
+        by_name.setdefault(s["name"], []).append(s)
+    assert all(s["prediction"]["mode"] != "measured" for s in by_name[SAXPY])
+    assert all(s["prediction"]["mode"] == "measured" for s in by_name[SCALE])
+
+
+def test_by_kernel_and_by_stream(capsys, tmp_path):
+    _trace, project, t, _summary = imported(capsys, tmp_path)
+    code, out, err = run(capsys, "timeline", project, "--by", "kernel", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    rows = {g["kernel"]: g for g in doc["groups"]}
+    saxpy = rows[SAXPY]
+    assert saxpy["count"] == 2
+    measured = (t["a_k"][1] - t["a_k"][0]) + (t["last"][1] - t["last"][0])
+    assert saxpy["measured_total_s"] == pytest.approx(measured, abs=2e-9)
+    assert saxpy["measured_mean_s"] == pytest.approx(measured / 2, abs=1e-9)
+    assert saxpy["predicted_total_s"] == pytest.approx(measured, rel=1e-6)
+    assert rows["[CUDA memcpy HtoD]"]["count"] == 2
+    assert doc["measured_makespan_s"] == pytest.approx(t["last"][1], abs=1e-9)
+    code, out, err = run(capsys, "timeline", project, "--by", "stream", "--json")
+    rows = {g["stream"]: g for g in json.loads(out)["groups"]}
+    assert set(rows) == {"7", "8"} and rows["7"]["count"] == 4 and rows["8"]["count"] == 3
+    code, out, err = run(capsys, "timeline", project, "--by", "kernel")
+    assert code == 0 and SAXPY in out and "pred/meas" in out and "measured" in out
+    with pytest.raises(SystemExit) as exc:
+        main(["timeline", str(project), "--by", "nothing"])
+    assert exc.value.code == 2 and "--by" in capsys.readouterr().err
+
+
+def test_a_hand_built_application_has_no_measured_makespan(capsys):
+    root = Path(__file__).resolve().parents[2]
+    doc = timeline(capsys, root / "resources" / "examples" / "saxpy2-gtx970.gpm")
+    assert doc["measured_makespan_s"] is None
+    assert all(s["measured_s"] is None for s in doc["steps"])
+    code, out, err = run(capsys, "timeline", root / "resources" / "examples" /
+                         "saxpy2-gtx970.gpm", "--by", "kernel", "--json")
+    assert code == 0 and all(g["measured_total_s"] is None for g in json.loads(out)["groups"])
+
+
+def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
+    project = tmp_path / "p.gpm"
+    text = tmp_path / "notes.sqlite"
+    text.write_text("not a database\n")
+    no_kernels = sqlite_file(tmp_path / "nokernels.sqlite",
+                             "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER)")
+    empty = write_export(tmp_path / "empty.sqlite",
+                         gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+    good = tmp_path / "run.sqlite"
+    two_streams(good)
+    not_a_project = tmp_path / "x.gpm"
+    not_a_project.write_text("hello\n")
+    cases = [
+        ([text, "--project", project], "not a SQLite file"),
+        ([no_kernels, "--project", project], "without a kernel table"),
+        ([empty, "--project", project], "an empty trace"),
+        ([tmp_path / "missing.sqlite", "--project", project], "no such file"),
+        ([good, "--project", not_a_project], "x.gpm"),
+        ([good, "--project", tmp_path / "nofolder" / "p.gpm"], "does not exist"),
+        ([good, "--project", project, "--name", " "], "--name needs"),
+    ]
+    for argv, message in cases:
+        before = sorted(os.listdir(tmp_path))
+        code, out, err = run(capsys, "application", "import", *argv)
+        assert code == 2, (argv, out, err)
+        assert message in err and len(err.strip().splitlines()) == 1, (argv, err)
+        assert "Traceback" not in err
+        assert sorted(os.listdir(tmp_path)) == before
+    assert not_a_project.read_text() == "hello\n"
