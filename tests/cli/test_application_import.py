@@ -272,3 +272,13 @@ def test_bad_input_is_one_line_and_exit_2(capsys, tmp_path):
         assert "Traceback" not in err
         assert sorted(os.listdir(tmp_path)) == before
     assert not_a_project.read_text() == "hello\n"
+
+
+def test_the_report_has_the_measured_vs_predicted_table(capsys, tmp_path):
+    _trace, project, t, _summary = imported(capsys, tmp_path)
+    out = tmp_path / "r.html"
+    code, _out, err = run(capsys, "report", project, "-o", out)
+    assert code == 0, err
+    html = out.read_text()
+    assert "predicted / measured" in html and "(measured " in html
+    assert "saxpy(int, float, float const*, float*)" in html
