@@ -125,3 +125,12 @@ def test_measured_times_scale_by_the_less_favourable_ratio():
     assert t == pytest.approx(1e-3 / 1.5)
     with pytest.raises(InvalidParameter, match="cannot carry"):
         scaled_kernel_time(1e-3, a, GPUSpec(name="C"))
+
+
+def test_steps_overlapping_in_one_stream_go_on_lanes():
+    # a CUDA graph's parallel branches: one stream id, overlapping kernels
+    t = steps_of([k(0, 100, "a"), k(10, 60, "b"), k(20, 30, "c"), k(100, 150, "d"),
+                  k(70, 90, "e")])
+    s = {x.name: x for x in t.steps}
+    assert (s["a"].stream, s["b"].stream, s["c"].stream) == ("7", "7~1", "7~2")
+    assert s["e"].stream == "7~1" and s["d"].stream == "7"

@@ -10,7 +10,10 @@ one. The replay rules of an imported step are :mod:`.replay`'s, used by
 
 What the ordering of the steps is built from (each choice tested):
 
-* **Stream order.** Steps of one stream (per device) follow each other in start order.
+* **Stream order.** Steps of one stream (per device) follow each other in start order. A
+  step that started before the previous step of its stream ended (the parallel branches of
+  a CUDA graph run under one stream id) goes on a lane of its own (stream ``7~1``), so
+  the overlap is kept.
 * **Host time.** When no kernel or copy runs on any GPU of the trace (an idle gap between
   the end of all earlier work and the next start), the host was working or waiting: the
   gap becomes a ``sync`` step with ``host_s`` = the gap, after every earlier step, and every
@@ -104,8 +107,19 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
     t0 = usable[0].start_s
     devices = {r.device for r in usable}
 
+    lanes: dict = {}    # trace stream -> its lanes' names (the first is the stream itself)
+
     def stream_of(r) -> str:
-        return str(r.stream) if len(devices) == 1 else f"{r.device}/{r.stream}"
+        """The step's stream: the trace's, or a lane of it for a step that overlapped the
+        stream's previous step (kernels of a CUDA graph's parallel branches share a
+        stream id): the first lane whose last step had ended."""
+        name = str(r.stream) if len(devices) == 1 else f"{r.device}/{r.stream}"
+        names = lanes.setdefault(name, [name])
+        for lane in names:
+            if lane not in last_of_stream or last_of_stream[lane][1] <= r.start_s:
+                return lane
+        names.append(f"{name}~{len(names)}")
+        return names[-1]
 
     # concurrent kernels: overlapped another kernel of their GPU in the trace
     concurrent = set()
