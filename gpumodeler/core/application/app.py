@@ -83,13 +83,13 @@ class Step:
     def measured(self) -> dict:
         """The trace's values of the step that differ from the defaults (the project
         file's ``measured`` column)."""
-        defaults = {f.name: f.default for f in fields(self)}
-        return {key: getattr(self, key) for key in MEASURED_FIELDS
-                if getattr(self, key) != defaults[key]}
+        return {key: getattr(self, key) for key, default in _MEASURED_DEFAULTS
+                if getattr(self, key) != default}
 
 
 #: Step fields that say what a trace measured (saved together in the project file).
 MEASURED_FIELDS = ("measured_s", "measured_start_s", "traced_gpu", "host_s")
+_MEASURED_DEFAULTS = tuple((f.name, f.default) for f in fields(Step) if f.name in MEASURED_FIELDS)
 
 
 @dataclass(frozen=True)
