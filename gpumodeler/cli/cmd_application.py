@@ -67,7 +67,8 @@ def run_import(args) -> int:
         return 0
     print(f"{'created' if created else 'updated'} {args.project}: application "
           f"{plan.name} ({plan.application}), {plan.steps} steps: {plan.kernels} kernel(s), "
-          f"{plan.copies} copy(ies), {plan.host_gaps} host gap(s), "
+          f"{plan.copies} copy(ies), {plan.host_gaps} host gap(s), {plan.host_delays} host "
+          f"delay(s), "
           f"{plan.inferred_dependencies} dependency(ies) across streams inferred; "
           f"{plan.launches} launch(es)")
     for g in plan.gpus:

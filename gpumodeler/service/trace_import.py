@@ -48,6 +48,7 @@ class ImportPlan:
     kernels: int
     copies: int
     host_gaps: int
+    host_delays: int
     inferred_dependencies: int
     launches: int
     gpus: list  # {"trace": name, "device": catalog name, "placed": id, "created": bool}
@@ -58,6 +59,7 @@ class ImportPlan:
     def to_json(self) -> dict:
         return {"application": self.application, "name": self.name, "steps": self.steps,
                 "kernels": self.kernels, "copies": self.copies, "host_gaps": self.host_gaps,
+                "host_delays": self.host_delays,
                 "inferred_dependencies": self.inferred_dependencies,
                 "launches": self.launches, "gpus": self.gpus, "link": self.link,
                 "measured_makespan_s": self.measured_makespan_s, "notes": self.notes}
@@ -257,10 +259,10 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
         notes.append("not imported: " + ", ".join(f"{n} {k}(s)" for k, n in skipped.items()))
     if result.other_rows:
         notes.append(f"not imported: {result.other_rows} memset(s) or copies of other kinds "
-                     f"(their time is in the host gaps when the GPUs were otherwise idle)")
+                     f"(their time is in the host gaps and delays)")
     c = traced.counts
     return ImportPlan(Macro(f"import application {app_name}", commands), app_id, app_name,
-                      len(steps), c["kernels"], c["copies"], c["host_gaps"],
+                      len(steps), c["kernels"], c["copies"], c["host_gaps"], c["host_delays"],
                       c["inferred_dependencies"], len(launch_ids), gpus, link_values,
                       traced.measured_makespan_s, notes)
 

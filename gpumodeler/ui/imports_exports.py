@@ -96,8 +96,8 @@ class ImportsExports:
         panel.app_id = plan.application
         panel.show_project()
         self.show_hint(f"Imported {plan.name}: {plan.kernels} kernel(s), {plan.copies} "
-                       f"copy(ies), {plan.host_gaps} host gap(s); measured makespan "
-                       f"{plan.measured_makespan_s:.6g} s"
+                       f"copy(ies), {plan.host_gaps} host gap(s), {plan.host_delays} host "
+                       f"delay(s); measured makespan {plan.measured_makespan_s:.6g} s"
                        + "".join(f"; {n}" for n in plan.notes))
         return plan.application
 

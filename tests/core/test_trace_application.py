@@ -38,7 +38,11 @@ def test_streams_order_and_measured_values():
     t = steps_of([c(100, 200), k(200, 500, "a"), k(250, 300, "b", stream=8),
                   c(500, 600, "dtoh")])
     s = by_id(t)
-    assert [x.id for x in t.steps] == ["c1", "k1", "k2", "c2"]
+    # stream 8's kernel was issued 150 µs after the trace began, with nothing before it
+    # ending then: a host delay on its stream, after nothing
+    assert [x.id for x in t.steps] == ["c1", "k1", "d1", "k2", "c2"]
+    assert (s["d1"].stream, s["d1"].after, s["d1"].host_s) == ("8", (), pytest.approx(150 * US))
+    assert s["k2"].after == ()
     assert s["k1"].measured_start_s == pytest.approx(100 * US)
     assert s["k1"].measured_s == pytest.approx(300 * US)
     assert s["c1"].src == "host1" and s["c1"].dst == "gpu0" and s["c1"].size == str(1 << 20)
@@ -47,7 +51,7 @@ def test_streams_order_and_measured_values():
     # the two kernels overlapped in the trace: both concurrent
     assert s["k1"].concurrent and s["k2"].concurrent
     assert t.measured_makespan_s == pytest.approx(500 * US)
-    assert [x.traced_gpu for x in t.steps] == ["GPU 0"] * 4
+    assert [x.traced_gpu for x in t.steps if x.kind != "sync"] == ["GPU 0"] * 4
     # one launch per distinct kernel configuration
     assert len(t.launches) == 2 and t.launches[0].grid == 20 and t.launches[0].block == 128
 
@@ -56,10 +60,12 @@ def test_a_gap_where_no_gpu_works_is_host_time_and_a_barrier():
     t = steps_of([k(0, 100, "a"), k(10, 50, "b", stream=8), k(400, 500, "a"),
                   k(420, 430, "b", stream=8)])
     s = by_id(t)
-    assert [x.id for x in t.steps] == ["k1", "k2", "h1", "k3", "k4"]
+    assert [x.id for x in t.steps] == ["k1", "k2", "h1", "k3", "d1", "k4"]
     assert s["h1"].kind == "sync" and s["h1"].host_s == pytest.approx(300 * US)
     assert set(s["h1"].after) == {"k1", "k2"}
-    assert "h1" in s["k3"].after and "h1" in s["k4"].after
+    # stream 8 went on 20 µs after the gap: its delay waits for the gap, its kernel for it
+    assert "h1" in s["k3"].after and s["d1"].after == ("h1", "k2") and s["k4"].after == ()
+    assert s["d1"].host_s == pytest.approx(20 * US)
     assert t.counts["host_gaps"] == 1
     assert measured_makespan(type("A", (), {"steps": t.steps})) == pytest.approx(500 * US)
 

@@ -88,7 +88,7 @@ def test_a_simulated_schedule_imported_back_replays_to_its_makespan(catalog, tmp
     project = Project("imported")
     plan = plan_import(project, trace, catalog)
     plan.command.do(project)
-    assert (plan.kernels + plan.copies, plan.host_gaps) == (80, 0)
+    assert (plan.kernels + plan.copies, plan.host_gaps, plan.host_delays) == (80, 0, 0)
     assert plan.inferred_dependencies > 0
     replay = run_application(project, plan.application, lookups)
     assert replay["measured_makespan_s"] == pytest.approx(truth["makespan_s"], abs=2e-9)

@@ -279,8 +279,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         after = list(s.after)
         if s.stream in last_in_stream and last_in_stream[s.stream] not in after:
             after.insert(0, last_in_stream[s.stream])
-        if s.kind == "sync" and not s.after:
-            after = list(earlier)
+        if s.kind == "sync" and not s.after and not s.host_s:
+            after = list(earlier)   # (host time waits only for what it names)
         if s.kind == "kernel" and s.measured_s is not None and \
                 _imported_kernel(project, s) is None:
             gpu = s.gpu or project.launches[s.launch].gpu

@@ -27,6 +27,12 @@ What the ordering of the steps is built from (each choice tested):
   or after the last host gap) and within :data:`LINK_WINDOW_S` of the end of a step of
   another stream that holds none of its engines is taken to have waited for that step (an
   event wait, ``cudaStreamWaitEvent``, or a host synchronisation on it), and depends on it.
+* **Host delays.** A step that started more than :data:`LINK_WINDOW_S` later than its
+  stream allowed, explained neither by a wait inferred above nor by its engine (a step on
+  one of its engines ended within the window before it started), was issued late by the
+  host (launch overhead, host work between calls, or a memset gpumodeler does not model):
+  a ``sync`` step ``host delay`` on its stream with ``host_s`` = the delay comes first.
+  Like host gaps, it is kept as it is on any system.
 * **Concurrent kernels.** Kernels of one GPU that overlapped in the trace are marked
   ``concurrent`` (they hold no compute engine), so the replay lets them overlap too.
 
@@ -139,7 +145,7 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
     seen_barrier: dict = {}          # stream -> barrier its steps already wait for
     covered = t0                     # when all earlier work had ended
     recent: list = []                # (end, step id, stream, engines) of recent steps
-    n_kernels = n_copies = n_gaps = n_inferred = 0
+    n_kernels = n_copies = n_gaps = n_inferred = n_delays = 0
     for i, r in enumerate(usable):
         if r.start_s > covered:
             n_gaps += 1
@@ -158,15 +164,25 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
         ready = max(last_of_stream[stream][1] if stream in last_of_stream else t0, barrier_end)
         engines = _engines(r, copy_engines)
         if r.start_s - ready > LINK_WINDOW_S:
-            cause = None
+            cause, engine_wait = None, False
             for end, sid, other, held in reversed(recent):
-                if other != stream and not (held & engines) \
-                        and r.start_s - LINK_WINDOW_S <= end <= r.start_s:
-                    cause = sid
-                    break
+                if r.start_s - LINK_WINDOW_S <= end <= r.start_s:
+                    if held & engines:
+                        engine_wait = True
+                    elif other != stream and cause is None:
+                        cause = sid
             if cause is not None:
                 after.append(cause)
                 n_inferred += 1
+            elif not engine_wait:   # the host issued it late: a host delay on its stream
+                n_delays += 1
+                delay = f"d{n_delays}"
+                first = (last_of_stream[stream][0],) if stream in last_of_stream else ()
+                steps.append(Step(delay, "sync", "host delay", stream, after=tuple(after) + first,
+                                  measured_s=r.start_s - ready, measured_start_s=ready - t0,
+                                  host_s=r.start_s - ready))
+                after = []      # (it follows the delay in its stream)
+                last_of_stream[stream] = (delay, r.start_s)
         gpu = gpu_of(r.device)
         common = dict(stream=stream, after=tuple(after), measured_s=r.end_s - r.start_s,
                       measured_start_s=r.start_s - t0, traced_gpu=traced_name_of(r.device))
@@ -203,7 +219,7 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
         covered = max(covered, r.end_s)
     return TraceSteps(tuple(steps), tuple(launches), launch_of, covered - t0, {
         "kernels": n_kernels, "copies": n_copies, "host_gaps": n_gaps,
-        "inferred_dependencies": n_inferred, "skipped": skipped})
+        "inferred_dependencies": n_inferred, "host_delays": n_delays, "skipped": skipped})
 
 
 def _product(dims) -> int:
