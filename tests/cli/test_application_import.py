@@ -282,3 +282,31 @@ def test_the_report_has_the_measured_vs_predicted_table(capsys, tmp_path):
     html = out.read_text()
     assert "predicted / measured" in html and "(measured " in html
     assert "saxpy(int, float, float const*, float*)" in html
+
+
+def test_two_gpus_each_with_its_link_and_a_copy_within_a_gpu(capsys, tmp_path):
+    trace = tmp_path / "two.sqlite"
+    us = 1000   # ns
+    write_export(trace, kernels=[kernel(0, 400 * us, SAXPY, stream=7, device=0),
+                                 kernel(50 * us, 300 * us, SAXPY, stream=7, device=1)],
+                 copies=[copy(400 * us, 400 * us + ns(copy_time(8 * MiB)), 8 * MiB, 2,
+                              src=DEVICE, dst=PINNED, stream=7, device=0),
+                         copy(300 * us, 350 * us, 4 * MiB, 8, src=DEVICE, dst=DEVICE, stream=7,
+                              device=1),
+                         copy(350 * us, 350 * us + ns(copy_time(2 * MiB)), 2 * MiB, 1,
+                              src=PINNED, stream=7, device=1)],
+                 gpus=[(0, "NVIDIA A100-SXM4-40GB", A100), (1, "NVIDIA Imaginary X1", A100)])
+    project = tmp_path / "p.gpm"
+    code, out, err = run(capsys, "application", "import", trace, "--project", project, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert [g["placed"] for g in summary["gpus"]] == ["gpu1", "gpu2"]
+    p = load_project(project)
+    assert len(p.connections) == 2 and len(p.launches) == 2
+    doc = timeline(capsys, project)
+    streams = {s["stream"] for s in doc["steps"] if s["kind"] != "sync"}
+    assert streams == {"0/7", "1/7"}
+    (dtod,) = [s for s in doc["steps"] if s["name"] == "[CUDA memcpy DtoD]"]
+    assert dtod["engines"] == ["gpu2/copy-dtoh"] and dtod["prediction"]["mode"] == "measured"
+    assert dtod["end_s"] - dtod["start_s"] == pytest.approx(50e-6, rel=1e-9)
+    assert doc["makespan_s"] == pytest.approx(doc["measured_makespan_s"], rel=0.05)
