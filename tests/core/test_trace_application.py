@@ -140,3 +140,10 @@ def test_steps_overlapping_in_one_stream_go_on_lanes():
     s = {x.name: x for x in t.steps}
     assert (s["a"].stream, s["b"].stream, s["c"].stream) == ("7", "7~1", "7~2")
     assert s["e"].stream == "7~1" and s["d"].stream == "7"
+
+
+def test_copies_that_overlapped_in_one_direction_are_concurrent():
+    t = steps_of([c(0, 100), c(50, 150, stream=8), c(60, 90, "dtoh", stream=9), c(200, 300)])
+    s = by_id(t)
+    assert (s["c1"].concurrent, s["c2"].concurrent) == (True, True)
+    assert not s["c3"].concurrent and not s["c4"].concurrent

@@ -48,7 +48,8 @@ class Step:
 
     kernel: ``launch`` (a launch of the project: kernel, configuration), ``gpu`` (placed GPU
     id; default the launch's), ``fraction`` (share of the launch's data or grid, for
-    data-parallel splits), ``concurrent`` (runs alongside other kernels of its GPU).
+    data-parallel splits), ``concurrent`` (runs alongside other kernels of its GPU; on a copy,
+    imported from a trace: on a copy engine of its own, holding none).
     copy: ``src`` and ``dst`` (placed device ids), ``size`` (bytes, or an expression of the
     application's variables, e.g. ``4*N``). sync: waits (see the module docstring).
 
@@ -365,6 +366,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 engines.append(copy_engine(s.src, outbound=True))
             if dst_kind == "gpu" and (src_kind == "host" or len(route) == 2):
                 engines.append(copy_engine(s.dst, outbound=False))
+            if s.concurrent:    # on an engine of its own (from a trace): holds none
+                engines = []
             owner = s.src if src_kind == "gpu" else s.dst
             activities.append(Activity(s.id, s.label, tuple(engines), tuple(after), fixed_s=startup,
                                        bytes=size, links=tuple(links), rate_cap=rate_cap))

@@ -33,8 +33,10 @@ What the ordering of the steps is built from (each choice tested):
   host (launch overhead, host work between calls, or a memset gpumodeler does not model):
   a ``sync`` step ``host delay`` on its stream with ``host_s`` = the delay comes first.
   Like host gaps, it is kept as it is on any system.
-* **Concurrent kernels.** Kernels of one GPU that overlapped in the trace are marked
-  ``concurrent`` (they hold no compute engine), so the replay lets them overlap too.
+* **Concurrent steps.** Kernels of one GPU that overlapped in the trace, and copies of one
+  GPU in one direction that did (a GPU with several copy engines per direction), are marked
+  ``concurrent``: they hold no engine, so the replay lets them overlap too (overlapping
+  copies still share the link's bandwidth).
 
 What a step predicts on the project's system: a kernel by the project's kernel graph of the
 same name when there is one (Gajger eq. 4.1-4.3 through the launch), else by its measured
@@ -127,17 +129,18 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
         names.append(f"{name}~{len(names)}")
         return names[-1]
 
-    # concurrent kernels: overlapped another kernel of their GPU in the trace
+    # concurrent: overlapped a step of its GPU on the same engine in the trace (kernels;
+    # copies in one direction)
     concurrent = set()
-    latest: dict = {}   # device -> (end, index) of the kernel ending last so far
+    latest: dict = {}   # (device, engine) -> (end, index) of the step ending last so far
     for i, r in enumerate(usable):
-        if r.kind != "kernel":
-            continue
-        end, j = latest.get(r.device, (None, None))
+        key = (r.device, "compute" if r.kind == "kernel" else
+               "htod" if r.direction == "htod" else "dtoh")
+        end, j = latest.get(key, (None, None))
         if end is not None and r.start_s < end:
             concurrent.update((i, j))
         if end is None or r.end_s > end:
-            latest[r.device] = (r.end_s, i)
+            latest[key] = (r.end_s, i)
 
     steps, launches, launch_index, launch_of = [], [], {}, {}
     last_of_stream: dict = {}       # stream -> (step id, end)
@@ -210,7 +213,7 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
                 src, dst = gpu, host
             else:   # within one GPU (dtod; a peer copy is recorded on one device)
                 src = dst = gpu
-            steps.append(Step(sid, "copy", r.name, src=src, dst=dst,
+            steps.append(Step(sid, "copy", r.name, src=src, dst=dst, concurrent=i in concurrent,
                               size=str(int(r.size_bytes or 0)), **common))
         last_of_stream[stream] = (sid, r.end_s)
         recent.append((r.end_s, sid, stream, engines))
