@@ -11,8 +11,8 @@ command; the export is only read.
 GPUs: matched in the catalog by the trace's name (as given, then without a leading
 ``NVIDIA``); a GPU the catalog does not know is added to the user database with the trace's
 facts (SMs, SM clock, memory bandwidth, L2, memory size, copy engines, compute
-capability). A matched GPU whose catalog entry has no copy engines gets the trace's number
-as a project override. The host is the project's first host, else a user-database host
+capability). A matched GPU whose catalog entry has no copy engines, or another number than
+the trace's, gets the trace's number as a project override (the trace saw the board). The host is the project's first host, else a user-database host
 named :data:`TRACE_HOST` (the trace says nothing about the CPU: the host holds no engine in
 the timeline). A GPU already placed in the project under the same device name is reused,
 with its host link; otherwise a new link joins it to the host: the PCIe x16 link of the
@@ -219,8 +219,8 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
         placed_of[device] = gid
         gpus[-1]["placed"] = gid
         overrides = {}
-        if not created and catalog.get(catalog_name).to_gpu_spec().copy_engines is None \
-                and gpu.get("async_engines"):
+        if not created and gpu.get("async_engines") and \
+                catalog.get(catalog_name).to_gpu_spec().copy_engines != gpu["async_engines"]:
             overrides["copy_engines"] = int(gpu["async_engines"])
         commands.append(AddItem("devices", PlacedDevice(
             gid, "gpu", catalog_name, overrides=overrides, label=trace_name,

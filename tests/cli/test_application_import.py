@@ -310,3 +310,9 @@ def test_two_gpus_each_with_its_link_and_a_copy_within_a_gpu(capsys, tmp_path):
     assert dtod["engines"] == ["gpu2/copy-dtoh"] and dtod["prediction"]["mode"] == "measured"
     assert dtod["end_s"] - dtod["start_s"] == pytest.approx(50e-6, rel=1e-9)
     assert doc["makespan_s"] == pytest.approx(doc["measured_makespan_s"], rel=0.05)
+
+
+def test_the_traces_copy_engines_override_the_databases(capsys, tmp_path):
+    _trace, project, _t, _summary = imported(capsys, tmp_path)
+    p = load_project(project)
+    assert p.devices["gpu1"].overrides == {"copy_engines": 3}   # A100's asyncEngines
