@@ -60,17 +60,25 @@ def _timeline(args) -> int:
     return 0
 
 
+#: the widest name ``--by`` prints in text (longer ones are cut with …)
+NAME_WIDTH = 60
+
+
 def _print_groups(r: dict, rows: list, by: str, fmt_time) -> None:
     """The ``--by`` table: one row per kernel name or stream."""
     def t(v):
         return "-" if v is None else fmt_time(v)
     print(f"application  {r['name']} ({r['application']}), per {by}")
-    width = max([len(str(g[by])) for g in rows] + [len(by)])
+
+    def name(g) -> str:   # C++ names run long: cut in the text (whole in --json)
+        text = str(g[by])
+        return text if len(text) <= NAME_WIDTH else text[:NAME_WIDTH - 1] + "…"
+    width = max([len(name(g)) for g in rows] + [len(by)])
     print(f"{by:<{width}}  {'count':>7} {'measured':>12} {'mean':>12} {'predicted':>12} "
           f"{'mean':>12} {'pred/meas':>9}")
     for g in rows:
         ratio = "-" if g["ratio"] is None else f"{g['ratio']:.3f}"
-        print(f"{str(g[by]):<{width}}  {g['count']:>7} {t(g['measured_total_s']):>12} "
+        print(f"{name(g):<{width}}  {g['count']:>7} {t(g['measured_total_s']):>12} "
               f"{t(g['measured_mean_s']):>12} {t(g['predicted_total_s']):>12} "
               f"{t(g['predicted_mean_s']):>12} {ratio:>9}")
     _print_makespans(r, fmt_time)

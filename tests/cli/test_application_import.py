@@ -316,3 +316,17 @@ def test_the_traces_copy_engines_override_the_databases(capsys, tmp_path):
     _trace, project, _t, _summary = imported(capsys, tmp_path)
     p = load_project(project)
     assert p.devices["gpu1"].overrides == {"copy_engines": 3}   # A100's asyncEngines
+
+
+def test_by_kernel_text_cuts_long_names(capsys, tmp_path):
+    from gpumodeler.cli.cmd_timeline import NAME_WIDTH
+    trace = tmp_path / "long.sqlite"
+    name = "void " + "very_long_template_name<" * 6 + "float>(float*)"
+    write_export(trace, kernels=[kernel(0, 1000, name)], gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+    project = tmp_path / "p.gpm"
+    code, out, err = run(capsys, "application", "import", trace, "--project", project)
+    assert code == 0, err
+    code, out, err = run(capsys, "timeline", project, "--by", "kernel")
+    assert code == 0 and name[:NAME_WIDTH - 1] + "…" in out and name not in out
+    doc = timeline(capsys, project, "--by", "kernel")
+    assert doc["groups"][0]["kernel"] == name
