@@ -134,7 +134,7 @@ class Application:
             if not (_finite(s.fraction) and 0 < s.fraction <= 1):
                 raise InvalidParameter(f"{where}: the share of the launch must be in (0, 1], got "
                                        f"{s.fraction!r}", item=s.id)
-            if s.kind == "copy":
+            if s.kind == "copy" and not _whole_bytes(s.size):   # (a trace's sizes are)
                 parse(s.size)
             if project is None:
                 continue
@@ -156,6 +156,12 @@ class Application:
                     raise InvalidParameter(f"{where}: a copy between two hosts is not modelled (copies "
                                            f"involve a GPU)", item=s.id)
         return self
+
+
+def _whole_bytes(size: str) -> bool:
+    """A size written as ASCII digits (a trace's byte counts): read without the expression
+    parser, which 10^5 imported copies would otherwise each go through."""
+    return size.isascii() and size.isdigit()
 
 
 def _finite(v) -> bool:
@@ -298,7 +304,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             activities.append(Activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
                                        tuple(after), fixed_s=t))
             predictions[s.id] = StepPrediction(s.id, "copy", s.src, t, {
-                "bytes": float(parse(s.size).evaluate(dict(app.variables))), "route": [],
+                "bytes": float(s.size) if _whole_bytes(s.size) else
+                float(parse(s.size).evaluate(dict(app.variables))), "route": [],
                 "mode": "measured", **how})
         elif s.kind == "kernel":
             launch = project.launches[s.launch]
@@ -335,7 +342,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 "latency_bound_cycles": result.latency_bound_cycles})
         elif s.kind == "copy":
             try:
-                size = float(parse(s.size).evaluate(dict(app.variables)))
+                size = float(s.size) if _whole_bytes(s.size) else \
+                    float(parse(s.size).evaluate(dict(app.variables)))
             except Exception as exc:  # ExpressionError and friends: name the step
                 raise InvalidParameter(f"{where}: size {s.size!r}: {exc}", item=s.id) from exc
             if not (math.isfinite(size) and size >= 0):

@@ -148,6 +148,7 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
     seen_barrier: dict = {}          # stream -> barrier its steps already wait for
     covered = t0                     # when all earlier work had ended
     recent: list = []                # (end, step id, stream, engines) of recent steps
+    keep = 64
     n_kernels = n_copies = n_gaps = n_inferred = n_delays = 0
     for i, r in enumerate(usable):
         if r.start_s > covered:
@@ -217,8 +218,9 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
                               size=str(int(r.size_bytes or 0)), **common))
         last_of_stream[stream] = (sid, r.end_s)
         recent.append((r.end_s, sid, stream, engines))
-        if len(recent) > 64:    # only ends within the window matter; keep the list short
+        if len(recent) > keep:  # only ends within the window matter; keep the list short
             recent = [x for x in recent if x[0] >= r.start_s - LINK_WINDOW_S]
+            keep = max(64, 2 * len(recent))     # (amortised: pruned when it doubled)
         covered = max(covered, r.end_s)
     return TraceSteps(tuple(steps), tuple(launches), launch_of, covered - t0, {
         "kernels": n_kernels, "copies": n_copies, "host_gaps": n_gaps,
