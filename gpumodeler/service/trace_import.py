@@ -12,7 +12,9 @@ GPUs: matched in the catalog by the trace's name (as given, then without a leadi
 ``NVIDIA``); a GPU the catalog does not know is added to the user database with the trace's
 facts (SMs, SM clock, memory bandwidth, L2, memory size, copy engines, compute
 capability). A matched GPU whose catalog entry has no copy engines, or another number than
-the trace's, gets the trace's number as a project override (the trace saw the board). The host is the project's first host, else a user-database host
+the trace's, gets the trace's number as a project override (the trace saw the board); a
+trace whose copies in opposite directions overlapped had at least two, whatever its GPU
+table says. The host is the project's first host, else a user-database host
 named :data:`TRACE_HOST` (the trace says nothing about the CPU: the host holds no engine in
 the timeline). A GPU already placed in the project under the same device name is reused,
 with its host link; otherwise a new link joins it to the host: the PCIe x16 link of the
@@ -93,6 +95,21 @@ def _gpu_values(facts: dict) -> dict:
     if arch:
         values["architecture"] = arch
     return values
+
+
+def _directions_overlap(copies) -> bool:
+    """Whether a host-to-device and a device-to-host copy ran at the same time (then the
+    GPU has a copy engine per direction, whatever the trace's GPU table says)."""
+    spans = sorted((r.start_s, r.end_s, r.direction) for r in copies
+                   if r.direction in ("htod", "dtoh") and r.start_s is not None)
+    last_end = {"htod": None, "dtoh": None}
+    for start, end, direction in spans:
+        other = last_end["dtoh" if direction == "htod" else "htod"]
+        if other is not None and start < other:
+            return True
+        if last_end[direction] is None or end > last_end[direction]:
+            last_end[direction] = end
+    return False
 
 
 def fit_host_link(copies) -> dict:
@@ -205,7 +222,9 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
                              f"the device editor before predicting on it elsewhere")
             catalog_name = catalog.add_device("gpu", trace_name, values=values).name
         traced_name[device] = catalog_name
-        engines[device] = gpu.get("async_engines") or 1
+        mine = [r for r in copies if r.device == device]
+        seen = 2 if _directions_overlap(mine) else 1
+        engines[device] = max(gpu.get("async_engines") or 1, seen)
         gpus.append({"trace": trace_name, "device": catalog_name, "created": created})
         reuse = [d for d in project.gpus() if d.device_name == catalog_name]
         if reuse:
@@ -219,13 +238,14 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
         placed_of[device] = gid
         gpus[-1]["placed"] = gid
         overrides = {}
-        if not created and gpu.get("async_engines") and \
-                catalog.get(catalog_name).to_gpu_spec().copy_engines != gpu["async_engines"]:
-            overrides["copy_engines"] = int(gpu["async_engines"])
+        if gpu.get("async_engines") or seen > 1:
+            known = catalog.get(catalog_name).to_gpu_spec().copy_engines
+            if known is None or known < seen or (gpu.get("async_engines") and
+                                                 known != gpu["async_engines"]):
+                overrides["copy_engines"] = int(engines[device])
         commands.append(AddItem("devices", PlacedDevice(
             gid, "gpu", catalog_name, overrides=overrides, label=trace_name,
             x=250.0, y=150.0 * i)))
-        mine = [r for r in copies if r.device == device]
         fit = fit_host_link(mine or copies)
         if fit:
             link_values = {k: v for k, v in fit.items() if k != "fit"}

@@ -330,3 +330,25 @@ def test_by_kernel_text_cuts_long_names(capsys, tmp_path):
     assert code == 0 and name[:NAME_WIDTH - 1] + "…" in out and name not in out
     doc = timeline(capsys, project, "--by", "kernel")
     assert doc["groups"][0]["kernel"] == name
+
+
+def test_a_gpu_the_trace_does_not_describe(capsys, tmp_path):
+    """No GPU table row: the GPU is added by its id with no facts (a note says so), and the
+    copy engines are read from the copies (opposite directions overlapped: two)."""
+    trace = tmp_path / "bare.sqlite"
+    t = two_streams(trace)
+    bare = tmp_path / "bare2.sqlite"
+    write_export(bare, kernels=[kernel(ns(t["a_k"][0]), ns(t["a_k"][1]), SAXPY)],
+                 copies=[copy(0, ns(copy_time(16 * MiB)), 16 * MiB, 1, src=PINNED),
+                         copy(ns(10e-6), ns(10e-6 + copy_time(4 * MiB)), 4 * MiB, 2,
+                              src=DEVICE, dst=PINNED, stream=8)])
+    project = tmp_path / "p.gpm"
+    code, out, err = run(capsys, "application", "import", bare, "--project", project, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["gpus"][0]["device"] == "GPU 0"
+    assert any("gives none of its facts" in n for n in summary["notes"])
+    p = load_project(project)
+    assert p.devices["gpu1"].overrides == {"copy_engines": 2}
+    doc = timeline(capsys, project)
+    assert doc["makespan_s"] == pytest.approx(doc["measured_makespan_s"], rel=0.05)

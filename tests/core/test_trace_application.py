@@ -147,3 +147,14 @@ def test_copies_that_overlapped_in_one_direction_are_concurrent():
     s = by_id(t)
     assert (s["c1"].concurrent, s["c2"].concurrent) == (True, True)
     assert not s["c3"].concurrent and not s["c4"].concurrent
+
+
+def test_the_same_gpu_for_the_scaling_keeps_the_measured_time():
+    from dataclasses import replace
+    a = gpu("A", 100, 1.0e9, 1.0e12)
+    assert scaled_kernel_time(2e-3, a, replace(a, copy_engines=3))[0] == 2e-3
+    bare = GPUSpec(name="GPU 0")    # nothing known, on both sides: the same GPU
+    assert scaled_kernel_time(2e-3, bare, replace(bare, copy_engines=2))[0] == 2e-3
+    # an override of what the scaling reads does change the time
+    t, how = scaled_kernel_time(2e-3, a, replace(a, sms=50))
+    assert t == pytest.approx(4e-3) and how["compute_ratio"] == pytest.approx(2.0)

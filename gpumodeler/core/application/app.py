@@ -415,10 +415,7 @@ def _measured_time(project, step, gpu, target, traced_spec, where, scale):
     (trace.scaled_kernel_time or scaled_copy_time)."""
     placed = project.devices[gpu]
     try:
-        if not step.traced_gpu or (step.traced_gpu == placed.device_name and not placed.overrides):
-            traced = target
-        else:
-            traced = traced_spec(step.traced_gpu)
+        traced = traced_spec(step.traced_gpu or placed.device_name)
         t, how = scale(step.measured_s, traced, target)
     except InvalidParameter as exc:
         raise InvalidParameter(f"{where}: {exc}", item=step.id) from exc

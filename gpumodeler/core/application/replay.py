@@ -34,6 +34,17 @@ def graph_for_kernel(project, name: str) -> str | None:
     return None
 
 
+#: What the scaling of a measured time reads of a GPU: two specs equal in these are the same
+#: GPU for it (a project override of another value, say copy engines, changes nothing).
+SCALING_FIELDS = ("sms", "sm_clock_hz", "gmem_bytes_per_cycle_per_sm", "memory_clock_hz",
+                  "memory_bus_width_bits", "memory_data_rate", "memory_bandwidth_bytes_per_s")
+
+
+def _same(traced, target) -> bool:
+    return traced is target or all(getattr(traced, f) == getattr(target, f)
+                                   for f in SCALING_FIELDS)
+
+
 def _memory_bandwidth(spec) -> float:
     """Bytes per second of global memory: Gajger eq. 4.7's numerator, as
     ``GMem_bandwidth × SMs × SM_clock``."""
@@ -51,9 +62,9 @@ def scaled_kernel_time(measured_s: float, traced, target) -> tuple[float, dict]:
     stays bound by the same resource, and since the trace does not say which, the time is
     scaled by the less favourable of the two throughput ratios the model's bounds rest on:
     SM issue rate (SMs × SM clock, eq. 4.3's denominator) and memory bandwidth (eq. 4.7),
-    ``t' = t × max(SMs·f / SMs'·f', B / B')``. On the traced GPU both ratios are 1 and the
-    measured time is kept exactly."""
-    if traced is target or traced == target:
+    ``t' = t × max(SMs·f / SMs'·f', B / B')``. On the traced GPU (equal in
+    :data:`SCALING_FIELDS`, known or not) the measured time is kept exactly."""
+    if _same(traced, target):
         return measured_s, {"scale": 1.0, "rule": "traced GPU"}
     try:
         compute = (traced.require("sms") * traced.require("sm_clock_hz")) / \
@@ -71,7 +82,7 @@ def scaled_kernel_time(measured_s: float, traced, target) -> tuple[float, dict]:
 def scaled_copy_time(measured_s: float, traced, target) -> tuple[float, dict]:
     """A copy within one GPU's memory: its measured time scaled by the memory bandwidths
     (it reads and writes global memory: eq. 4.7's bandwidth bounds it)."""
-    if traced is target or traced == target:
+    if _same(traced, target):
         return measured_s, {"scale": 1.0, "rule": "traced GPU"}
     try:
         scale = _memory_bandwidth(traced) / _memory_bandwidth(target)
@@ -81,4 +92,4 @@ def scaled_copy_time(measured_s: float, traced, target) -> tuple[float, dict]:
     return measured_s * scale, {"scale": scale, "rule": "measured time × memory-bandwidth ratio"}
 
 
-__all__ = ["graph_for_kernel", "scaled_copy_time", "scaled_kernel_time", "short_kernel_name"]
+__all__ = ["SCALING_FIELDS", "graph_for_kernel", "scaled_copy_time", "scaled_kernel_time", "short_kernel_name"]
