@@ -352,3 +352,15 @@ def test_a_gpu_the_trace_does_not_describe(capsys, tmp_path):
     assert p.devices["gpu1"].overrides == {"copy_engines": 2}
     doc = timeline(capsys, project)
     assert doc["makespan_s"] == pytest.approx(doc["measured_makespan_s"], rel=0.05)
+
+
+def test_a_traced_gpu_missing_from_the_database_is_one_line(capsys, tmp_path, gpumodeler_env):
+    _trace, project, _t, _summary = imported(capsys, tmp_path, gpu_name="NVIDIA Imaginary X1")
+    p = load_project(project)
+    gpu = p.devices["gpu1"]
+    p.devices["gpu1"] = type(gpu)(**{**gpu.__dict__, "device_name": "A100 SXM4 40 GB"})
+    save_project(p, project)
+    gpumodeler_env.unlink()     # another machine: the user database without that GPU
+    code, out, err = run(capsys, "timeline", project)
+    assert code == 2 and "the GPU it was traced on, NVIDIA Imaginary X1" in err
+    assert len(err.strip().splitlines()) == 1

@@ -36,7 +36,7 @@ import math
 
 from gpumodeler.core.application.energy import DevicePower, energy
 from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
-from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.errors import InvalidParameter, ModelError
 from gpumodeler.core.kernel.expressions import parse
 
 STEP_KINDS = ("kernel", "copy", "sync")
@@ -150,7 +150,7 @@ class Application:
                 if s.src == s.dst and not (s.measured_s is not None
                                            and project.devices[s.src].kind == "gpu"):
                     # (a copy within one GPU's memory comes from a trace only: its time is
-                    # the measured one, scaled; see trace.scaled_copy_time)
+                    # the measured one, scaled; see replay.scaled_copy_time)
                     raise InvalidParameter(f"{where}: a copy needs two different devices", item=s.id)
                 if {project.devices[s.src].kind, project.devices[s.dst].kind} == {"host"}:
                     raise InvalidParameter(f"{where}: a copy between two hosts is not modelled (copies "
@@ -401,7 +401,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
 
 def _imported_kernel(project, step) -> str | None:
     """The kernel graph an imported kernel step is predicted by: its launch's, else the
-    project's graph of the kernel's name (trace.graph_for_kernel); None: none."""
+    project's graph of the kernel's name (replay.graph_for_kernel); None: none."""
     from gpumodeler.core.application.replay import graph_for_kernel
     launch = project.launches.get(step.launch)
     if launch is not None and launch.kernel in project.kernels:
@@ -412,10 +412,16 @@ def _imported_kernel(project, step) -> str | None:
 def _measured_time(project, step, gpu, target, traced_spec, where, scale):
     """An imported step's time on placed GPU ``gpu`` (its spec ``target``): its measured
     time carried from the GPU it was traced on (``traced_spec(name)``) by ``scale``
-    (trace.scaled_kernel_time or scaled_copy_time)."""
+    (replay.scaled_kernel_time or scaled_copy_time)."""
     placed = project.devices[gpu]
+    name = step.traced_gpu or placed.device_name
     try:
-        traced = traced_spec(step.traced_gpu or placed.device_name)
+        traced = traced_spec(name)
+    except ModelError as exc:   # (not found: a user-database GPU of another machine)
+        raise InvalidParameter(f"{where}: the GPU it was traced on, {name}, is not in the "
+                               f"device database ({exc}); import the trace again here, or add "
+                               f"the GPU", item=step.id) from exc
+    try:
         t, how = scale(step.measured_s, traced, target)
     except InvalidParameter as exc:
         raise InvalidParameter(f"{where}: {exc}", item=step.id) from exc
