@@ -34,7 +34,6 @@ def run_application(project, app_id: str, lookups: dict, analyses=None) -> dict:
     (:class:`~gpumodeler.core.pipeline.GraphAnalyses`) shares graph analyses with other
     evaluations of the project."""
     from gpumodeler.core.application.app import run
-
     from gpumodeler.core.application.trace import measured_makespan
 
     app = project.applications[app_id]
@@ -82,14 +81,16 @@ def aggregate(result: dict, by: str) -> list[dict]:
     predicted time, largest predicted total first. A step's predicted time is its duration
     in the simulated timeline (end − start: with any stretching by shared bandwidth); its
     measured time is the trace's (None for a step built by hand: the measured totals are
-    then None too). Syncs and host time are not counted."""
+    then None too). Syncs and host time are not counted; the lanes of a stream count as
+    the stream."""
     if by not in GROUPINGS:
         raise InvalidParameter(f"--by must be one of {', '.join(GROUPINGS)}, got {by!r}")
     groups: dict = {}
     for s in result["steps"]:
         if s["kind"] == "sync":
             continue
-        key = s["name"] if by == "kernel" else s["stream"]
+        # (a stream's lanes, 7~1, which an import makes for overlapping steps, are stream 7)
+        key = s["name"] if by == "kernel" else s["stream"].split("~")[0]
         g = groups.setdefault(key, {by: key, "kind": s["kind"], "count": 0,
                                     "predicted_total_s": 0.0, "measured_total_s": 0.0,
                                     "measured_count": 0})

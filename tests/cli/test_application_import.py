@@ -364,3 +364,18 @@ def test_a_traced_gpu_missing_from_the_database_is_one_line(capsys, tmp_path, gp
     code, out, err = run(capsys, "timeline", project)
     assert code == 2 and "the GPU it was traced on, NVIDIA Imaginary X1" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_aggregate_counts_a_streams_lanes_as_the_stream_and_skips_host_time():
+    from gpumodeler.service.application import aggregate
+
+    def step(name, stream, kind="kernel", start=0.0, end=1.0, measured=1.0):
+        return {"name": name, "stream": stream, "kind": kind, "start_s": start, "end_s": end,
+                "measured_s": measured}
+    result = {"steps": [step("a", "7"), step("a", "7~1", end=3.0), step("host", "host", "sync"),
+                        step("b", "8", measured=None)]}
+    rows = {g["stream"]: g for g in aggregate(result, "stream")}
+    assert set(rows) == {"7", "8"} and rows["7"]["count"] == 2
+    assert rows["7"]["predicted_total_s"] == 4.0 and rows["7"]["measured_total_s"] == 2.0
+    assert rows["7"]["ratio"] == 2.0 and rows["8"]["measured_total_s"] is None
+    assert [g["kernel"] for g in aggregate(result, "kernel")] == ["a", "b"]
