@@ -17,7 +17,8 @@ trace whose copies in opposite directions overlapped had at least two, whatever 
 table says. The host is the project's first host, else a user-database host
 named :data:`TRACE_HOST` (the trace says nothing about the CPU: the host holds no engine in
 the timeline). A GPU already placed in the project under the same device name is reused,
-with its host link; otherwise a new link joins it to the host: the PCIe x16 link of the
+with its host link and that link's host; otherwise (or when it has no host link) a new link
+joins it to the host: the PCIe x16 link of the
 lowest generation that carries the copies' rate, with its startup time and bandwidth of
 each direction set from the trace's copies (:func:`fit_host_link`).
 """
@@ -207,7 +208,7 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
         host_id = new_id("host")
         commands.append(AddItem("devices", PlacedDevice(
             host_id, "host", _host_device(catalog), label="host", x=0.0, y=0.0)))
-    placed_of, traced_name, engines = {}, {}, {}
+    placed_of, traced_name, engines, host_of = {}, {}, {}, {}
     copies = [r for r in records if r.kind == "transfer"]
     link_values = None
     for i, device in enumerate(used):
@@ -228,24 +229,23 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
         gpus.append({"trace": trace_name, "device": catalog_name, "created": created})
         reuse = [d for d in project.gpus() if d.device_name == catalog_name]
         if reuse:
-            placed_of[device] = reuse[0].id
-            gpus[-1]["placed"] = reuse[0].id
-            if project.host_link_for(reuse[0].id) is None and copies:
-                notes.append(f"{reuse[0].id}: no link joins it to a host; draw one for its "
-                             f"copies")
-            continue
-        gid = new_id("gpu")
-        placed_of[device] = gid
-        gpus[-1]["placed"] = gid
-        overrides = {}
-        if gpu.get("async_engines") or seen > 1:
-            known = catalog.get(catalog_name).to_gpu_spec().copy_engines
-            if known is None or known < seen or (gpu.get("async_engines") and
-                                                 known != gpu["async_engines"]):
-                overrides["copy_engines"] = int(engines[device])
-        commands.append(AddItem("devices", PlacedDevice(
-            gid, "gpu", catalog_name, overrides=overrides, label=trace_name,
-            x=250.0, y=150.0 * i)))
+            gid = placed_of[device] = gpus[-1]["placed"] = reuse[0].id
+            link = project.host_link_for(gid)
+            if link is not None:    # its copies go over its own host link, as it is
+                host_of[device] = link.a if link.b == gid else link.b
+                continue
+        else:
+            gid = placed_of[device] = gpus[-1]["placed"] = new_id("gpu")
+            overrides = {}
+            if gpu.get("async_engines") or seen > 1:
+                known = catalog.get(catalog_name).to_gpu_spec().copy_engines
+                if known is None or known < seen or (gpu.get("async_engines") and
+                                                     known != gpu["async_engines"]):
+                    overrides["copy_engines"] = int(engines[device])
+            commands.append(AddItem("devices", PlacedDevice(
+                gid, "gpu", catalog_name, overrides=overrides, label=trace_name,
+                x=250.0, y=150.0 * i)))
+        host_of[device] = host_id
         fit = fit_host_link(mine or copies)
         if fit:
             link_values = {k: v for k, v in fit.items() if k != "fit"}
@@ -257,7 +257,7 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
         else:
             base = _base_link(catalog, 0.0)
             commands.append(AddConnection(Connection(new_id("conn"), base, host_id, gid, "pcie")))
-    traced = trace_application(records, gpu_of=placed_of.__getitem__, host=host_id,
+    traced = trace_application(records, gpu_of=placed_of.__getitem__, host_of=host_of.__getitem__,
                                traced_name_of=traced_name.__getitem__, copy_engines=engines)
     launch_ids = []
     for tl in traced.launches:

@@ -379,3 +379,22 @@ def test_aggregate_counts_a_streams_lanes_as_the_stream_and_skips_host_time():
     assert rows["7"]["predicted_total_s"] == 4.0 and rows["7"]["measured_total_s"] == 2.0
     assert rows["7"]["ratio"] == 2.0 and rows["8"]["measured_total_s"] is None
     assert [g["kernel"] for g in aggregate(result, "kernel")] == ["a", "b"]
+
+
+def test_a_gpu_placed_in_the_project_is_reused_with_its_own_link(capsys, tmp_path):
+    import shutil
+    root = Path(__file__).resolve().parents[2]
+    project = tmp_path / "p.gpm"
+    shutil.copy(root / "resources" / "examples" / "saxpy2-gtx970.gpm", project)
+    before = load_project(project)
+    trace = tmp_path / "run.sqlite"
+    two_streams(trace, gpu_name="NVIDIA GeForce GTX 970")
+    code, out, err = run(capsys, "application", "import", trace, "--project", project, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["gpus"][0]["placed"] == "gpu1" and summary["link"] is None
+    p = load_project(project)
+    assert p.devices == before.devices and p.connections == before.connections
+    doc = timeline(capsys, project, "--application", summary["application"])
+    copies = [s for s in doc["steps"] if s["kind"] == "copy"]
+    assert copies and all(s["links"][0].startswith("link1:") for s in copies)

@@ -25,7 +25,7 @@ def c(start_us, end_us, direction="htod", stream=7, device=0, size=1 << 20):
 
 
 def steps_of(records, engines=2, devices=None):
-    return trace_application(records, gpu_of=lambda d: f"gpu{d}", host="host1",
+    return trace_application(records, gpu_of=lambda d: f"gpu{d}", host_of=lambda d: "host1",
                              traced_name_of=lambda d: f"GPU {d}",
                              copy_engines={d: engines for d in (devices or [0, 1])})
 

@@ -92,13 +92,14 @@ def _engines(record, copy_engines) -> set:
     return {(record.device, "copy")}
 
 
-def trace_application(records, *, gpu_of, host: str, traced_name_of,
+def trace_application(records, *, gpu_of, host_of, traced_name_of,
                       copy_engines=None) -> TraceSteps:
     """Steps of the records of a trace (kernels, copies: ``Measurement`` records with
     stream, device, start and end), in start order (module docstring).
 
     ``gpu_of(device)`` is the placed GPU id of a trace device, ``traced_name_of(device)``
-    its device name in the catalog, ``host`` the placed host id; ``copy_engines`` maps a
+    its device name in the catalog, ``host_of(device)`` the placed host its copies go to
+    and from; ``copy_engines`` maps a
     trace device to its copy engines (for the inference of waits: steps on one engine wait
     for each other without any event)."""
     copy_engines = copy_engines or {}
@@ -209,9 +210,9 @@ def trace_application(records, *, gpu_of, host: str, traced_name_of,
             n_copies += 1
             sid = f"c{n_copies}"
             if r.direction == "htod":
-                src, dst = host, gpu
+                src, dst = host_of(r.device), gpu
             elif r.direction == "dtoh":
-                src, dst = gpu, host
+                src, dst = gpu, host_of(r.device)
             else:   # within one GPU (dtod; a peer copy is recorded on one device)
                 src = dst = gpu
             steps.append(Step(sid, "copy", r.name, src=src, dst=dst, concurrent=i in concurrent,
