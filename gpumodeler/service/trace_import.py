@@ -227,7 +227,8 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
         seen = 2 if _directions_overlap(mine) else 1
         engines[device] = max(gpu.get("async_engines") or 1, seen)
         gpus.append({"trace": trace_name, "device": catalog_name, "created": created})
-        reuse = [d for d in project.gpus() if d.device_name == catalog_name]
+        reuse = [d for d in project.gpus() if d.device_name == catalog_name
+                 and d.id not in placed_of.values()]   # (eight A100s are eight GPUs)
         if reuse:
             gid = placed_of[device] = gpus[-1]["placed"] = reuse[0].id
             link = project.host_link_for(gid)

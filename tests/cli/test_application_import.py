@@ -398,3 +398,16 @@ def test_a_gpu_placed_in_the_project_is_reused_with_its_own_link(capsys, tmp_pat
     doc = timeline(capsys, project, "--application", summary["application"])
     copies = [s for s in doc["steps"] if s["kind"] == "copy"]
     assert copies and all(s["links"][0].startswith("link1:") for s in copies)
+
+
+def test_two_gpus_of_one_name_stay_two_gpus(capsys, tmp_path):
+    trace = tmp_path / "twins.sqlite"
+    write_export(trace, kernels=[kernel(0, 1000, SAXPY, device=0), kernel(0, 1000, SAXPY, device=1)],
+                 gpus=[(0, "NVIDIA A100-SXM4-40GB", A100), (1, "NVIDIA A100-SXM4-40GB", A100)])
+    project = tmp_path / "p.gpm"
+    for expected in (["gpu1", "gpu2"], ["gpu1", "gpu2"]):   # a second import reuses both
+        code, out, err = run(capsys, "application", "import", trace, "--project", project,
+                             "--json")
+        assert code == 0, err
+        assert [g["placed"] for g in json.loads(out)["gpus"]] == expected
+    assert len(load_project(project).gpus()) == 2
