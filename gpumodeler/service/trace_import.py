@@ -58,6 +58,7 @@ class ImportPlan:
     link: dict | None  # the new host link's fitted values, None when an existing one is used
     measured_makespan_s: float
     notes: list
+    added_devices: list  # names added to the catalog's user database (not undone with the edit)
 
     def to_json(self) -> dict:
         return {"application": self.application, "name": self.name, "steps": self.steps,
@@ -65,7 +66,8 @@ class ImportPlan:
                 "host_delays": self.host_delays,
                 "inferred_dependencies": self.inferred_dependencies,
                 "launches": self.launches, "gpus": self.gpus, "link": self.link,
-                "measured_makespan_s": self.measured_makespan_s, "notes": self.notes}
+                "measured_makespan_s": self.measured_makespan_s, "notes": self.notes,
+                "added_devices": self.added_devices}
 
 
 def _find_gpu(catalog, name: str):
@@ -167,10 +169,11 @@ def _base_link(catalog, bandwidth: float) -> str:
     return known[-1][0]
 
 
-def _host_device(catalog) -> str:
+def _host_device(catalog, added: list) -> str:
     try:
         return catalog.resolve(TRACE_HOST).name
     except ModelError:
+        added.append(TRACE_HOST)
         return catalog.add_device("host", TRACE_HOST).name
 
 
@@ -188,7 +191,7 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
     records = [r for r in result.records if r.kind in ("kernel", "transfer")]
     facts = {d["id"]: d for d in result.devices}
     used = list(dict.fromkeys(r.device for r in records))
-    notes, commands, gpus = [], [], []
+    notes, commands, gpus, added = [], [], [], []
     taken = set().union(project.devices, project.connections, project.kernels, project.launches,
                         project.sweeps, project.measurements, project.calibrations,
                         project.history, project.applications)
@@ -207,7 +210,7 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
     else:
         host_id = new_id("host")
         commands.append(AddItem("devices", PlacedDevice(
-            host_id, "host", _host_device(catalog), label="host", x=0.0, y=0.0)))
+            host_id, "host", _host_device(catalog, added), label="host", x=0.0, y=0.0)))
     placed_of, traced_name, engines, host_of = {}, {}, {}, {}
     copies = [r for r in records if r.kind == "transfer"]
     link_values = None
@@ -222,6 +225,7 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
                 notes.append(f"{trace_name}: the trace gives none of its facts; set them in "
                              f"the device editor before predicting on it elsewhere")
             catalog_name = catalog.add_device("gpu", trace_name, values=values).name
+            added.append(catalog_name)
         traced_name[device] = catalog_name
         mine = [r for r in copies if r.device == device]
         seen = 2 if _directions_overlap(mine) else 1
@@ -285,7 +289,7 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
     return ImportPlan(Macro(f"import application {app_name}", commands), app_id, app_name,
                       len(steps), c["kernels"], c["copies"], c["host_gaps"], c["host_delays"],
                       c["inferred_dependencies"], len(launch_ids), gpus, link_values,
-                      traced.measured_makespan_s, notes)
+                      traced.measured_makespan_s, notes, added)
 
 
 __all__ = ["HOST_LINKS", "ImportPlan", "TRACE_HOST", "fit_host_link", "plan_import"]

@@ -86,9 +86,8 @@ class ImportsExports:
         except ModelError as exc:
             self.show_error("Cannot import the application", str(exc))
             return None
-        created = [g["device"] for g in plan.gpus if g["created"]]
-        if created:
-            self.document.catalog_changed(created)
+        if plan.added_devices:
+            self.document.catalog_changed(plan.added_devices)
         if not self.document.push(plan.command):
             return None
         panel = self.application_panel

@@ -92,6 +92,7 @@ def test_replay_on_the_traced_gpu_gives_the_measured_makespan(capsys, tmp_path, 
     trace, project, t, summary = imported(capsys, tmp_path, layout)
     assert (summary["kernels"], summary["copies"], summary["host_gaps"]) == (3, 4, 1)
     assert summary["created"] is True and summary["gpus"][0]["device"] == "A100 SXM4 40 GB"
+    assert summary["added_devices"] == ["Host of an imported trace"]
     measured = t["last"][1]
     assert summary["measured_makespan_s"] == pytest.approx(measured, abs=1e-9)
     doc = timeline(capsys, project)
