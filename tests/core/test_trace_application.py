@@ -60,30 +60,47 @@ def test_a_gap_where_no_gpu_works_is_host_time_and_a_barrier():
     t = steps_of([k(0, 100, "a"), k(10, 50, "b", stream=8), k(400, 500, "a"),
                   k(420, 430, "b", stream=8)])
     s = by_id(t)
-    assert [x.id for x in t.steps] == ["k1", "k2", "h1", "k3", "d1", "k4"]
+    # (stream 8's first kernel was issued 10 µs in: a host delay d1)
+    assert [x.id for x in t.steps] == ["k1", "d1", "k2", "h1", "k3", "d2", "k4"]
     assert s["h1"].kind == "sync" and s["h1"].host_s == pytest.approx(300 * US)
     assert set(s["h1"].after) == {"k1", "k2"}
     # stream 8 went on 20 µs after the gap: its delay waits for the gap, its kernel for it
-    assert "h1" in s["k3"].after and s["d1"].after == ("h1", "k2") and s["k4"].after == ()
-    assert s["d1"].host_s == pytest.approx(20 * US)
+    assert "h1" in s["k3"].after and s["d2"].after == ("h1", "k2") and s["k4"].after == ()
+    assert s["d2"].host_s == pytest.approx(20 * US)
     assert t.counts["host_gaps"] == 1
     assert measured_makespan(type("A", (), {"steps": t.steps})) == pytest.approx(500 * US)
 
 
 def test_a_late_start_right_after_another_streams_end_is_a_dependency():
-    # stream 8's upload could have started at 0 but started when stream 7's kernel ended
-    # (a copy out on stream 9 keeps the GPU busy meanwhile: no host gap)
+    # stream 8's upload could have started at 0 but started 5 µs after stream 7's kernel
+    # ended (a copy out on stream 9 keeps the GPU busy meanwhile: no host gap)
     busy = c(0, 1000, "dtoh", stream=9)
-    t = steps_of([busy, k(0, 300, "a"), c(300 + LINK_WINDOW_S / US / 2, 400, stream=8)])
+    t = steps_of([busy, k(0, 300, "a"), c(305, 400, stream=8)])
     s = by_id(t)
-    assert s["c2"].after == ("k1",) and t.counts["inferred_dependencies"] == 1
-    assert t.counts["host_gaps"] == 0
-    # on the same engine the wait is the engine's: no dependency
+    assert t.counts["inferred_dependencies"] == 1 and t.counts["host_gaps"] == 0
+    # the upload waits for the kernel, then for the launch's 5 µs
+    assert s["d1"].after == ("k1",) and s["d1"].host_s == pytest.approx(5 * US)
+    assert s["c2"].after == () and s["c2"].stream == s["d1"].stream == "8"
+    # beyond the window after the kernel's end: not read as waiting for it
+    late = 300 + LINK_WINDOW_S / US + 1
+    t = steps_of([busy, k(0, 300, "a"), c(late, late + 100, stream=8)])
+    assert t.counts["inferred_dependencies"] == 0 and by_id(t)["d1"].after == ()
+    # exactly at the end: the dependency alone
+    t = steps_of([busy, k(0, 300, "a"), c(300, 400, stream=8)])
+    assert by_id(t)["c2"].after == ("k1",) and t.counts["host_delays"] == 0
+    # on the same engine the wait is the engine's: no dependency, the 1 µs after it a delay
     t = steps_of([busy, k(0, 300, "a"), k(301, 400, "b", stream=8)])
-    assert by_id(t)["k2"].after == ()
-    # started long after anything ended: not caused by it
+    s = by_id(t)
+    assert t.counts["inferred_dependencies"] == 0
+    assert s["d1"].after == ("k1",) and s["d1"].host_s == pytest.approx(1 * US)
+    # started long after anything ended: not caused by it; all of the wait is the host's
     t = steps_of([busy, k(0, 100, "a"), c(500, 600, stream=8)])
-    assert by_id(t)["c2"].after == ()
+    s = by_id(t)
+    assert s["d1"].after == () and s["d1"].host_s == pytest.approx(500 * US)
+    assert t.counts["inferred_dependencies"] == 0
+    # a late start below the trace's rounding is no delay
+    t = steps_of([busy, k(0, 300, "a"), k(300.05, 400, "b")])
+    assert t.counts["host_delays"] == 0
 
 
 def test_copies_within_a_gpu_and_several_gpus():

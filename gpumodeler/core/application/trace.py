@@ -23,16 +23,19 @@ What the ordering of the steps is built from (each choice tested):
   these gaps.
 * **Events and synchronisations across streams** are inferred, not read: the export's
   CUDA API and synchronisation tables are not read. A step that started later than its
-  stream allowed (more than :data:`LINK_WINDOW_S` after its stream's previous step ended,
-  or after the last host gap) and within :data:`LINK_WINDOW_S` of the end of a step of
-  another stream that holds none of its engines is taken to have waited for that step (an
-  event wait, ``cudaStreamWaitEvent``, or a host synchronisation on it), and depends on it.
-* **Host delays.** A step that started more than :data:`LINK_WINDOW_S` later than its
-  stream allowed, explained neither by a wait inferred above nor by its engine (a step on
-  one of its engines ended within the window before it started), was issued late by the
-  host (launch overhead, host work between calls, or a memset gpumodeler does not model):
-  a ``sync`` step ``host delay`` on its stream with ``host_s`` = the delay comes first.
-  Like host gaps, it is kept as it is on any system.
+  stream allowed (its stream's previous step, or the last host gap, had ended) waited for
+  something: the step that ended last before it, after it was ready and within
+  :data:`LINK_WINDOW_S`. When that step is of another stream and holds none of its
+  engines, it is taken as an event wait (``cudaStreamWaitEvent``) or a host
+  synchronisation on it, and the step depends on it; when it holds one of its engines,
+  the engine explains the wait.
+* **Host delays.** What remains of the late start (all of it when nothing explains it; the
+  time from the end it waited for to its start otherwise: a launch's latency) was the
+  host's or the launch's: a ``sync`` step ``host delay`` on its stream, after what it
+  waited for, with ``host_s`` = that time, comes first (delays under
+  :data:`DELAY_MIN_S` are the trace's rounding and dropped). Like host gaps, it is kept as
+  it is on any system: host work between calls, launch overhead, and memsets, which are
+  not steps, all land there.
 * **Concurrent steps.** Kernels of one GPU that overlapped in the trace, and copies of one
   GPU in one direction that did (a GPU with several copy engines per direction), are marked
   ``concurrent``: they hold no engine, so the replay lets them overlap too (overlapping
@@ -52,11 +55,12 @@ from dataclasses import dataclass
 from gpumodeler.core.application.app import Step
 from gpumodeler.core.errors import InvalidParameter
 
-#: How close (s) a step's start must follow the end of a step of another stream for the
-#: trace to be read as the first waiting for the second (module docstring). A launch
-#: triggered by an event or by the host after a synchronisation starts a few µs after
-#: the end it waited for.
+#: How close (s) a step's start must follow the end of another step for the trace to be
+#: read as the first waiting for the second (module docstring). A launch triggered by an
+#: event or by the host after a synchronisation starts a few µs after the end it waited for.
 LINK_WINDOW_S = 10e-6
+#: The shortest host delay recorded (s): below it a late start is the trace's rounding.
+DELAY_MIN_S = 100e-9
 
 
 @dataclass(frozen=True)
@@ -168,24 +172,26 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
             seen_barrier[stream] = barrier
         ready = max(last_of_stream[stream][1] if stream in last_of_stream else t0, barrier_end)
         engines = _engines(r, copy_engines)
-        if r.start_s - ready > LINK_WINDOW_S:
-            cause, engine_wait = None, False
-            for end, sid, other, held in reversed(recent):
-                if r.start_s - LINK_WINDOW_S <= end <= r.start_s:
-                    if held & engines:
-                        engine_wait = True
-                    elif other != stream and cause is None:
-                        cause = sid
-            if cause is not None:
-                after.append(cause)
+        if r.start_s - ready > DELAY_MIN_S:
+            # what it waited for: the step ending last after it was ready, within the window
+            waited = None
+            for end, sid, other, held in recent:
+                if max(ready, r.start_s - LINK_WINDOW_S) < end <= r.start_s and \
+                        (waited is None or end > waited[0]):
+                    waited = (end, sid, bool(held & engines))
+            if waited is not None and not waited[2]:    # another stream's step: a wait
+                after.append(waited[1])
                 n_inferred += 1
-            elif not engine_wait:   # the host issued it late: a host delay on its stream
+            residual = r.start_s - (waited[0] if waited is not None else ready)
+            if residual > DELAY_MIN_S:  # issued late: a host delay on its stream
                 n_delays += 1
                 delay = f"d{n_delays}"
                 first = (last_of_stream[stream][0],) if stream in last_of_stream else ()
-                steps.append(Step(delay, "sync", "host delay", stream, after=tuple(after) + first,
-                                  measured_s=r.start_s - ready, measured_start_s=ready - t0,
-                                  host_s=r.start_s - ready))
+                named = after + ([waited[1]] if waited is not None else [])
+                steps.append(Step(delay, "sync", "host delay", stream,
+                                  after=tuple(dict.fromkeys(named + list(first))),
+                                  measured_s=residual, measured_start_s=r.start_s - residual - t0,
+                                  host_s=residual))
                 after = []      # (it follows the delay in its stream)
                 last_of_stream[stream] = (delay, r.start_s)
         gpu = gpu_of(r.device)
@@ -245,5 +251,5 @@ def measured_makespan(app) -> float | None:
     return max(a + d for a, d in starts) - min(a for a, _ in starts)
 
 
-__all__ = ["LINK_WINDOW_S", "TraceSteps", "TracedLaunch", "measured_makespan",
+__all__ = ["DELAY_MIN_S", "LINK_WINDOW_S", "TraceSteps", "TracedLaunch", "measured_makespan",
            "trace_application"]
