@@ -115,6 +115,26 @@ def _directions_overlap(copies) -> bool:
     return False
 
 
+def memory_kind_note(copies) -> str | None:
+    """A note when host copies of one direction ran at clearly different rates by memory kind
+    (pageable against pinned: the link model has one rate per direction), else None."""
+    parts = []
+    for direction in ("htod", "dtoh"):
+        rates = {}
+        for r in copies:
+            if r.direction == direction and r.size_bytes and r.time_s:
+                n, t = rates.get(r.memory_kind or "unknown", (0.0, 0.0))
+                rates[r.memory_kind or "unknown"] = (n + r.size_bytes, t + r.time_s)
+        by_kind = {k: n / t for k, (n, t) in rates.items() if t > 0}
+        if len(by_kind) > 1 and max(by_kind.values()) > 1.2 * min(by_kind.values()):
+            parts.append(f"{direction} " + ", ".join(f"{k} {v / 1e9:.3g} GB/s"
+                                                     for k, v in sorted(by_kind.items())))
+    if not parts:
+        return None
+    return ("copies of several memory kinds ran at different rates (" + "; ".join(parts)
+            + "); the link has one rate per direction, fitted to all of them")
+
+
 def fit_host_link(copies) -> dict:
     """Startup time and bandwidth of each direction from the trace's host copies (records
     with ``direction`` htod or dtoh, ``size_bytes``, ``time_s``): the least-squares line
@@ -252,6 +272,9 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
                 x=250.0, y=150.0 * i)))
         host_of[device] = host_id
         fit = fit_host_link(mine or copies)
+        note = memory_kind_note(mine)
+        if note:
+            notes.append(f"{trace_name}: {note}")
         if fit:
             link_values = {k: v for k, v in fit.items() if k != "fit"}
             base = _base_link(catalog, link_values["bandwidth_bytes_per_s"])
@@ -292,4 +315,5 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
                       traced.measured_makespan_s, notes, added)
 
 
-__all__ = ["HOST_LINKS", "ImportPlan", "TRACE_HOST", "fit_host_link", "plan_import"]
+__all__ = ["HOST_LINKS", "ImportPlan", "TRACE_HOST", "fit_host_link", "memory_kind_note",
+           "plan_import"]

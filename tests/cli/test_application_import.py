@@ -412,3 +412,20 @@ def test_two_gpus_of_one_name_stay_two_gpus(capsys, tmp_path):
         assert code == 0, err
         assert [g["placed"] for g in json.loads(out)["gpus"]] == expected
     assert len(load_project(project).gpus()) == 2
+
+
+def test_copies_of_several_memory_kinds_at_different_rates_are_noted(capsys, tmp_path):
+    trace = tmp_path / "mixed.sqlite"
+    write_export(trace, kernels=[kernel(0, 1000, SAXPY)],
+                 copies=[copy(1000, 1000 + ns(copy_time(8 * MiB)), 8 * MiB, 1, src=PINNED),
+                         copy(10 ** 7, 10 ** 7 + ns(3 * copy_time(8 * MiB)), 8 * MiB, 1,
+                              src=0)],   # pageable, three times slower
+                 gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+    code, out, err = run(capsys, "application", "import", trace, "--project", tmp_path / "p.gpm",
+                         "--json")
+    assert code == 0, err
+    (note,) = [n for n in json.loads(out)["notes"] if "memory kinds" in n]
+    assert "pageable" in note and "pinned" in note and "htod" in note
+    (tmp_path / "one").mkdir()
+    _trace, _project, _t, summary = imported(capsys, tmp_path / "one")   # pinned only
+    assert not any("memory kinds" in n for n in summary["notes"])
