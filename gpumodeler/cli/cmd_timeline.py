@@ -17,6 +17,9 @@ def register(subparsers) -> None:
                    help="which application (default: the only one)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--svg", metavar="FILE", help="write the Gantt chart as SVG")
+    p.add_argument("--by", choices=("kernel", "stream"),
+                   help="per kernel name or per stream: count, total and mean measured vs "
+                        "predicted time, instead of every step")
     p.set_defaults(func=_timeline)
 
 
@@ -38,11 +41,55 @@ def _timeline(args) -> int:
         from gpumodeler.report.files import write_text_atomically
         write_text_atomically(args.svg, timeline_svg(result),
                               inputs=common.inputs_and_catalog((args.file, "the project file")))
+    if args.by:
+        from gpumodeler.service.application import aggregate
+        rows = aggregate(result, args.by)
+        if args.json:
+            common.print_json({"application": result["application"], "name": result["name"],
+                               "by": args.by, "groups": rows,
+                               "makespan_s": result["makespan_s"],
+                               "measured_makespan_s": result["measured_makespan_s"]},
+                              checked=True)
+            return 0
+        _print_groups(result, rows, args.by, common.fmt_time)
+        return 0
     if args.json:
         common.print_json(result, checked=True)
         return 0
     _print(result, common.fmt_time)
     return 0
+
+
+#: the widest name ``--by`` prints in text (longer ones are cut with …)
+NAME_WIDTH = 60
+
+
+def _print_groups(r: dict, rows: list, by: str, fmt_time) -> None:
+    """The ``--by`` table: one row per kernel name or stream."""
+    def t(v):
+        return "-" if v is None else fmt_time(v)
+    print(f"application  {r['name']} ({r['application']}), per {by}")
+
+    def name(g) -> str:   # C++ names run long: cut in the text (whole in --json)
+        text = str(g[by])
+        return text if len(text) <= NAME_WIDTH else text[:NAME_WIDTH - 1] + "…"
+    width = max([len(name(g)) for g in rows] + [len(by)])
+    print(f"{by:<{width}}  {'count':>7} {'measured':>12} {'mean':>12} {'predicted':>12} "
+          f"{'mean':>12} {'pred/meas':>9}")
+    for g in rows:
+        ratio = "-" if g["ratio"] is None else f"{g['ratio']:.3f}"
+        print(f"{name(g):<{width}}  {g['count']:>7} {t(g['measured_total_s']):>12} "
+              f"{t(g['measured_mean_s']):>12} {t(g['predicted_total_s']):>12} "
+              f"{t(g['predicted_mean_s']):>12} {ratio:>9}")
+    _print_makespans(r, fmt_time)
+
+
+def _print_makespans(r: dict, fmt_time) -> None:
+    print(f"makespan     {fmt_time(r['makespan_s'])}")
+    if r.get("measured_makespan_s") is not None:
+        m = r["measured_makespan_s"]
+        print(f"measured     {fmt_time(m)} (predicted/measured {r['makespan_s'] / m:.3f})"
+              if m > 0 else f"measured     {fmt_time(m)}")
 
 
 def _print(r: dict, fmt_time) -> None:
@@ -54,7 +101,7 @@ def _print(r: dict, fmt_time) -> None:
         mark = " *" if s["critical"] else ""
         print(f"{s['name']:<{width}}  {(s['engine'] or '-'):<18} {fmt_time(s['start_s']):>12} "
               f"{fmt_time(s['end_s']):>12} {energy:>10}{mark}")
-    print(f"makespan     {fmt_time(r['makespan_s'])}")
+    _print_makespans(r, fmt_time)
     print(f"critical     {' -> '.join(r['critical_path'])}  (* above)")
     print("busy         " + ", ".join(f"{k} {v:.1%}" for k, v in r["busy_fraction"].items()))
     if r["energy_j"] is None:

@@ -120,6 +120,7 @@ class _Parser(argparse.ArgumentParser):
 #: only the module of the command it names, so a command does not pay for the imports of
 #: all the others; ``--help`` imports none. A test checks this table against the modules.
 COMMANDS: dict[str, tuple[str, str]] = {
+    "application": ("cmd_application", "applications from traces (Nsight Systems import)"),
     "calibrate": ("cmd_calibrate", "fit λ or link parameters to measurements"),
     "devices": ("cmd_devices", "browse, share and merge the device database"),
     "graph": ("cmd_graph", "analyse a kernel execution graph"),

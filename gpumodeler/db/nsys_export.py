@@ -419,9 +419,10 @@ def _open(path: Path):
     return db
 
 
-def read_export(path) -> ImportResult:
+def read_export(path, need_kernel_table: bool = False) -> ImportResult:
     """All records of the export at ``path`` (format ``nsys``) with its GPUs in
-    ``devices``. FormatError with one line for a damaged or non-nsys file."""
+    ``devices``. FormatError with one line for a damaged or non-nsys file, or, with
+    ``need_kernel_table``, for an export without a kernel table."""
     path = Path(path)
     if not is_sqlite(path):
         raise FormatError(f"{path.name}: not a SQLite file (no SQLite header); expected an "
@@ -429,6 +430,10 @@ def read_export(path) -> ImportResult:
     db = _open(path)
     try:
         reader = _Reader(db.conn, path.name)
+        if need_kernel_table and KERNEL_TABLE not in reader.tables:
+            raise FormatError(f"{path.name}: an Nsight Systems export without a kernel table "
+                              f"({KERNEL_TABLE}); profile with nsys profile --trace=cuda and "
+                              f"export with nsys export --type sqlite")
         records = list(iter_records(db.conn, path.name, reader))
         reader.count_memsets()
     except sqlite3.DatabaseError as exc:
@@ -445,4 +450,17 @@ def read_export(path) -> ImportResult:
     return result
 
 
-__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus"]
+def read_trace(path) -> ImportResult:
+    """:func:`read_export` for an application import: the export must have a kernel table
+    (``CUPTI_ACTIVITY_KIND_KERNEL``) and at least one kernel or copy. FormatError (one line)
+    otherwise."""
+    path = Path(path)
+    result = read_export(path, need_kernel_table=True)
+    if not any(r.kind in ("kernel", "transfer") for r in result.records):
+        raise FormatError(f"{path.name}: an empty trace (no kernel and no copy between host "
+                          f"and GPU); profile a run that launches kernels, with --trace=cuda")
+    return result
+
+
+__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus",
+           "read_trace"]

@@ -34,6 +34,7 @@ dict keys as strings. NaN and infinities are kept.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sqlite3
 import stat
@@ -49,7 +50,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
-from gpumodeler.core.application.app import Application, Step
+from gpumodeler.core.application.app import MEASURED_FIELDS, Application, Step
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
@@ -93,7 +94,7 @@ class ProjectFileInfo:
 
 APPLICATION_COLUMNS = ("id", "name", "variables", "policy", "host_power_w")
 STEP_COLUMNS = ("id", "kind", "name", "stream", "after_steps", "launch", "gpu", "fraction", "concurrent",
-                "src", "dst", "size")
+                "src", "dst", "size", "measured")
 
 
 # -- values <-> columns ----------------------------------------------------------------------
@@ -187,7 +188,8 @@ def _write(db: sqlite_utils.Database, project: Project) -> None:
         for i, a in enumerate(apps)])
     _insert_rows(db, "application_steps", ("application_id", "position") + STEP_COLUMNS, [
         (a.id, j, s.id, s.kind, s.name, s.stream, json.dumps(list(s.after)), s.launch, s.gpu,
-         _scalar(s.fraction), int(bool(s.concurrent)), s.src, s.dst, str(s.size))
+         _scalar(s.fraction), int(bool(s.concurrent)), s.src, s.dst, str(s.size),
+         _to_json(s.measured(), f"application {a.id} step {s.id} measurement"))
         for a in apps for j, s in enumerate(a.steps)])
 
 
@@ -313,6 +315,7 @@ def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
             raise ProjectFormatError(f"application {app_id}, step {kw['id']}: dependencies must be a "
                                      f"JSON list of step ids")
         kw["concurrent"] = bool(kw["concurrent"])
+        kw.update(_step_measurement(kw.pop("measured"), f"application {app_id}, step {kw['id']}"))
         if kw["fraction"] is None or isinstance(kw["fraction"], (bytes, str)):
             raise ProjectFormatError(f"application {app_id}, step {kw['id']}: share must be a number")
         steps[app_id].append(Step(after=tuple(after), **kw))
@@ -324,6 +327,27 @@ def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
             policy, host_power_w))
     if steps:
         raise ProjectFormatError(f"steps of missing application(s) {', '.join(sorted(steps))}")
+
+
+def _step_measurement(text, where: str) -> dict:
+    """The ``measured`` column of a step: known keys with values of their type."""
+    values = _from_json(text, f"{where} measurement")
+    out = {}
+    for key, value in values.items():
+        if key not in MEASURED_FIELDS:
+            raise ProjectFormatError(f"{where}: unknown measured value {key!r}; known: "
+                                     f"{', '.join(MEASURED_FIELDS)}")
+        if key == "traced_gpu":
+            ok = isinstance(value, str)
+        else:
+            ok = isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(value) and value >= 0
+        if not ok:
+            raise ProjectFormatError(f"{where}: measured {key} must be "
+                                     f"{'text' if key == 'traced_gpu' else 'a number >= 0'}, "
+                                     f"got {value!r}")
+        out[key] = float(value) if key != "traced_gpu" else value
+    return out
 
 
 def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:

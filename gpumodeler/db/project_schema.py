@@ -35,6 +35,10 @@ version 2 (``m002_descriptions``): ``project.description`` and ``sweeps.name``.
 version 4 (``m004_instruction_address``): ``kernel_instructions.address``, the address of a
 memory instruction as the SASS import followed it (text, empty when unknown).
 
+version 6 (``m006_step_measurements``): ``application_steps.measured``, what a trace
+measured of an imported step (JSON: ``measured_s``, ``measured_start_s``, ``traced_gpu``,
+``host_s``; ``{}`` for a step built by hand).
+
 version 3 (``m003_applications``): ``applications(position, id, name, variables, policy,
 host_power_w)`` and ``application_steps(application_id, position, id, kind, name, stream,
 after_steps, launch, gpu, fraction, concurrent, src, dst, size)``; ``after_steps`` is a JSON
@@ -306,9 +310,17 @@ def m005_kernel_extras(db: sqlite_utils.Database) -> None:
     _set_version(db, 5)
 
 
+@migrations(name="m006_step_measurements")
+def m006_step_measurements(db: sqlite_utils.Database) -> None:
+    # What a trace measured of an imported step (measured_s, measured_start_s, traced_gpu,
+    # host_s), as a JSON object; {} for a step built by hand.
+    db.execute("ALTER TABLE application_steps ADD COLUMN measured TEXT NOT NULL DEFAULT '{}'")
+    _set_version(db, 6)
+
+
 # Append new migrations above this line and bump both; never edit one that shipped.
 KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications",
-                    "m004_instruction_address", "m005_kernel_extras")
+                    "m004_instruction_address", "m005_kernel_extras", "m006_step_measurements")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

@@ -382,18 +382,38 @@ def _applications_section(applications: list) -> str:
         if entry["error"] is not None:
             parts.append(f"<p class='err'>cannot simulate: {escape(entry['error'])}</p>")
             continue
+        parts.append(_groups_table(r))
         parts.append(_table(("step", "kind", "engine", "start", "end", "alone", "energy (J)"), [
             (("<b>" if s["critical"] else "") + escape(s["name"]) + ("</b>" if s["critical"] else ""),
              escape(s["kind"]), escape(s["engine"] or "—"), _time(s["start_s"]), _time(s["end_s"]),
              _time(s["alone_s"]), "unknown" if s["energy_j"] is None else _num(s["energy_j"]))
             for s in r["steps"]], (3, 4, 5, 6)))
-        parts.append(f"<p>makespan <b>{_time(r['makespan_s'])}</b>; critical path "
+        measured = ("" if r.get("measured_makespan_s") is None
+                    else f" (measured {_time(r['measured_makespan_s'])})")
+        parts.append(f"<p>makespan <b>{_time(r['makespan_s'])}</b>{measured}; critical path "
                      f"{escape(' → '.join(r['critical_path']))}; energy {_energy_text(r)}</p>")
         parts.append(_table(("engine or link", "busy fraction"),
                             [(escape(k), f"{v:.1%}") for k, v in r["busy_fraction"].items()], (1,)))
         for note in r["notes"]:
             parts.append(f"<p class='unknown'>note: {escape(note)}</p>")
     return "\n".join(parts) or "<p>(no applications)</p>"
+
+
+def _groups_table(result: dict) -> str:
+    """Per kernel name: count, measured and predicted totals and means (``timeline --by
+    kernel``; measured only for steps imported from a trace)."""
+    from gpumodeler.service.application import aggregate
+
+    def t(v):
+        return "—" if v is None else _time(v)
+    rows = [(escape(str(g["kernel"])), str(g["count"]), t(g["measured_total_s"]),
+             t(g["measured_mean_s"]), t(g["predicted_total_s"]), t(g["predicted_mean_s"]),
+             "—" if g["ratio"] is None else f"{g['ratio']:.3f}")
+            for g in aggregate(result, "kernel")]
+    if not rows:
+        return ""
+    return _table(("kernel or copy", "count", "measured", "mean", "predicted", "mean",
+                   "predicted / measured"), rows, (1, 2, 3, 4, 5, 6))
 
 
 def _calibrations_section(entries: list) -> str:

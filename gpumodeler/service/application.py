@@ -34,29 +34,83 @@ def run_application(project, app_id: str, lookups: dict, analyses=None) -> dict:
     (:class:`~gpumodeler.core.pipeline.GraphAnalyses`) shares graph analyses with other
     evaluations of the project."""
     from gpumodeler.core.application.app import run
+    from gpumodeler.core.application.trace import measured_makespan
 
     app = project.applications[app_id]
     built, timeline, energy = run(project, app, **lookups, analyses=analyses)
     critical = set(timeline.critical_path)
     steps = []
-    kinds = {s.id: s.kind for s in app.steps}
+    by_id = {s.id: s for s in app.steps}
+    t0 = min((s.measured_start_s for s in app.steps if s.measured_start_s is not None),
+             default=0.0)
     for a in timeline.activities:
         p = built.predictions[a.id]
+        step = by_id[a.id]
+        measured = step.measured_start_s is not None and step.measured_s is not None
         steps.append({
-            "id": a.id, "name": a.name, "kind": kinds[a.id],
+            "id": a.id, "name": a.name, "kind": step.kind, "stream": step.stream,
             "engine": a.engines[0] if a.engines else None, "engines": list(a.engines),
             "links": list(a.links), "device": p.device,
             "start_s": a.start_s, "end_s": a.end_s, "ready_s": a.ready_s,
             "alone_s": p.alone_s, "waited_s": a.start_s - a.ready_s,
             "stretched_s": (a.end_s - a.start_s) - p.alone_s,
             "energy_j": energy.step_j.get(a.id), "critical": a.id in critical,
-            "cause": a.cause, "prediction": p.detail})
+            "cause": a.cause, "prediction": p.detail,
+            "measured_s": step.measured_s,
+            "measured_start_s": step.measured_start_s - t0 if measured else None,
+            "measured_end_s": step.measured_start_s - t0 + step.measured_s if measured else None})
     return {
         "application": app.id, "name": app.name, "policy": app.policy,
         "steps": steps, "makespan_s": timeline.makespan_s,
+        "measured_makespan_s": measured_makespan(app),
         "critical_path": list(timeline.critical_path),
         "busy_fraction": dict(timeline.busy_fraction), "busy_s": dict(timeline.busy_s),
         "energy_j": energy.energy_j, "energy_delay_js": energy.energy_delay_js,
         "device_energy_j": energy.device_j, "host_energy_j": energy.host_j,
         "energy_unknown": list(energy.unknown), "energy_bound": ENERGY_BOUND,
         "notes": list(built.notes)}
+
+
+#: What ``timeline --by`` groups steps by.
+GROUPINGS = ("kernel", "stream")
+
+
+def aggregate(result: dict, by: str) -> list[dict]:
+    """Per kernel name (``by="kernel"``: kernels and copies by their name) or per stream
+    (``by="stream"``) of a ``timeline --json`` document: count, total and mean measured and
+    predicted time, largest predicted total first. A step's predicted time is its duration
+    in the simulated timeline (end − start: with any stretching by shared bandwidth); its
+    measured time is the trace's (None for a step built by hand: the measured totals are
+    then None too). Syncs and host time are not counted; the lanes of a stream count as
+    the stream."""
+    if by not in GROUPINGS:
+        raise InvalidParameter(f"--by must be one of {', '.join(GROUPINGS)}, got {by!r}")
+    groups: dict = {}
+    for s in result["steps"]:
+        if s["kind"] == "sync":
+            continue
+        # (a stream's lanes, 7~1, which an import makes for overlapping steps, are stream 7)
+        key = s["name"] if by == "kernel" else s["stream"].split("~")[0]
+        g = groups.setdefault(key, {by: key, "kind": s["kind"], "count": 0,
+                                    "predicted_total_s": 0.0, "measured_total_s": 0.0,
+                                    "measured_count": 0})
+        if g["kind"] != s["kind"]:
+            g["kind"] = "mixed"
+        g["count"] += 1
+        g["predicted_total_s"] += s["end_s"] - s["start_s"]
+        if s.get("measured_s") is not None:
+            g["measured_total_s"] += s["measured_s"]
+            g["measured_count"] += 1
+    rows = []
+    for g in groups.values():
+        measured = g.pop("measured_count")
+        if measured < g["count"]:   # not every step was measured: no measured total
+            g["measured_total_s"] = None
+        g["predicted_mean_s"] = g["predicted_total_s"] / g["count"]
+        g["measured_mean_s"] = (None if g["measured_total_s"] is None
+                                else g["measured_total_s"] / g["count"])
+        g["ratio"] = (g["predicted_total_s"] / g["measured_total_s"]
+                      if g["measured_total_s"] else None)
+        rows.append(g)
+    rows.sort(key=lambda g: (-g["predicted_total_s"], str(g[by])))
+    return rows

@@ -115,6 +115,7 @@ def create_menus(window) -> None:
     file_menu.addSeparator()
     file_menu.addAction(window.import_kernel_action)
     file_menu.addAction("Import &Measurements…", window.import_measurements_dialog)
+    file_menu.addAction("Import A&pplication…", window.import_application_dialog)
     export_menu = file_menu.addMenu("&Export")
     export_menu.addActions([window.export_report_action, window.export_figure_action])
     window.export_menu = export_menu

@@ -13,7 +13,7 @@ import pytest
 import sqlite_utils
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gpumodeler.core.application.app import Application, Step
+from gpumodeler.core.application.app import MEASURED_FIELDS, Application, Step
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
@@ -121,9 +121,10 @@ def full_project() -> Project:
          "mode": "throughput", "knee_occupancy": math.inf, "nested": {"deep": [1, "x", None]}}))
     p.put("applications", Application("app1", "two streams", (
         Step("s1", "copy", "upload", "0", src="host1", dst="gpu1", size="4*N"),
-        Step("s2", "kernel", "", "0", launch="l1", fraction=0.25, concurrent=True),
+        Step("s2", "kernel", "", "0", launch="l1", fraction=0.25, concurrent=True,
+             measured_s=2.5e-5, measured_start_s=0.0, traced_gpu="NVIDIA A100"),
         Step("s3", "copy", "peer", "1", after=("s1",), src="gpu1", dst="gpu0", size="1e6"),
-        Step("s4", "sync", "wait", "2", after=("s2", "s3"))),
+        Step("s4", "sync", "wait", "2", after=("s2", "s3"), host_s=1e-3)),
         variables={"N": 1e6}, policy="greedy", host_power_w=120.5))
     p.put("applications", Application("app0"))
     return p
@@ -217,7 +218,8 @@ def test_every_field_of_the_graph_and_project_is_stored():
         "name", "description", "devices", "connections", "kernels", "launches", "sweeps",
         "measurements", "calibrations", "history", "applications"}
     assert {f.name for f in dataclasses.fields(Application)} - {"steps"} == set(APPLICATION_COLUMNS)
-    assert {f.name for f in dataclasses.fields(Step)} | {"after_steps"} == set(STEP_COLUMNS) | {"after"}
+    assert {f.name for f in dataclasses.fields(Step)} | {"after_steps", "measured"} == \
+        set(STEP_COLUMNS) | {"after"} | set(MEASURED_FIELDS)
 
 
 # -- random projects -------------------------------------------------------------------------
@@ -412,8 +414,9 @@ def test_a_file_of_version_2_opens_with_no_applications_and_saves_them(tmp_path)
 
 def test_migrations_are_numbered_and_recorded():
     assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications",
-                                               "m004_instruction_address", "m005_kernel_extras")
-    assert project_schema.SCHEMA_VERSION == 5
+                                               "m004_instruction_address", "m005_kernel_extras",
+                                               "m006_step_measurements")
+    assert project_schema.SCHEMA_VERSION == 6
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 

@@ -30,13 +30,13 @@ Choices (documented in docs/timeline.md, tested):
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 import copy as _copy
 import math
 
 from gpumodeler.core.application.energy import DevicePower, energy
 from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
-from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.errors import InvalidParameter, ModelError
 from gpumodeler.core.kernel.expressions import parse
 
 STEP_KINDS = ("kernel", "copy", "sync")
@@ -48,9 +48,17 @@ class Step:
 
     kernel: ``launch`` (a launch of the project: kernel, configuration), ``gpu`` (placed GPU
     id; default the launch's), ``fraction`` (share of the launch's data or grid, for
-    data-parallel splits), ``concurrent`` (runs alongside other kernels of its GPU).
+    data-parallel splits), ``concurrent`` (runs alongside other kernels of its GPU; on a copy,
+    imported from a trace: on a copy engine of its own, holding none).
     copy: ``src`` and ``dst`` (placed device ids), ``size`` (bytes, or an expression of the
-    application's variables, e.g. ``4*N``). sync: waits (see the module docstring)."""
+    application's variables, e.g. ``4*N``). sync: waits (see the module docstring).
+
+    Steps imported from a trace (docs/timeline.md, "Applications from a trace") also carry
+    what was measured: ``measured_s`` (duration), ``measured_start_s`` (start on the
+    trace's clock, from its first step) and ``traced_gpu`` (the device name of the GPU it
+    ran on), which the replay scales from when no kernel graph predicts the step; a sync
+    with ``host_s`` > 0 is host time (the GPU idle while the host worked), kept as it is
+    on any system."""
 
     id: str
     kind: str
@@ -64,10 +72,25 @@ class Step:
     src: str | None = None
     dst: str | None = None
     size: str = "0"
+    measured_s: float | None = None
+    measured_start_s: float | None = None
+    traced_gpu: str = ""
+    host_s: float = 0.0
 
     @property
     def label(self) -> str:
         return self.name or self.id
+
+    def measured(self) -> dict:
+        """The trace's values of the step that differ from the defaults (the project
+        file's ``measured`` column)."""
+        return {key: getattr(self, key) for key, default in _MEASURED_DEFAULTS
+                if getattr(self, key) != default}
+
+
+#: Step fields that say what a trace measured (saved together in the project file).
+MEASURED_FIELDS = ("measured_s", "measured_start_s", "traced_gpu", "host_s")
+_MEASURED_DEFAULTS = tuple((f.name, f.default) for f in fields(Step) if f.name in MEASURED_FIELDS)
 
 
 @dataclass(frozen=True)
@@ -111,7 +134,7 @@ class Application:
             if not (_finite(s.fraction) and 0 < s.fraction <= 1):
                 raise InvalidParameter(f"{where}: the share of the launch must be in (0, 1], got "
                                        f"{s.fraction!r}", item=s.id)
-            if s.kind == "copy":
+            if s.kind == "copy" and not _whole_bytes(s.size):   # (a trace's sizes are)
                 parse(s.size)
             if project is None:
                 continue
@@ -124,12 +147,21 @@ class Application:
             elif s.kind == "copy":
                 _need_device(project, s.src, None, where, "source device")
                 _need_device(project, s.dst, None, where, "destination device")
-                if s.src == s.dst:
+                if s.src == s.dst and not (s.measured_s is not None
+                                           and project.devices[s.src].kind == "gpu"):
+                    # (a copy within one GPU's memory comes from a trace only: its time is
+                    # the measured one, scaled; see replay.scaled_copy_time)
                     raise InvalidParameter(f"{where}: a copy needs two different devices", item=s.id)
                 if {project.devices[s.src].kind, project.devices[s.dst].kind} == {"host"}:
                     raise InvalidParameter(f"{where}: a copy between two hosts is not modelled (copies "
                                            f"involve a GPU)", item=s.id)
         return self
+
+
+def _whole_bytes(size: str) -> bool:
+    """A size written as ASCII digits (a trace's byte counts): read without the expression
+    parser, which 10^5 imported copies would otherwise each go through."""
+    return size.isascii() and size.isdigit()
 
 
 def _finite(v) -> bool:
@@ -207,16 +239,27 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     a link with a calibrated transfer model of its direction takes that model's startup and
     its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
     ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
+    from gpumodeler.core.application.replay import scaled_copy_time, scaled_kernel_time
     from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_link
 
     app.checked(project)
     notes = []
     specs = {}
 
-    def device_value(device_id, name):
+    def spec_of(device_id):
         if device_id not in specs:
             specs[device_id] = resolve_gpu(project, device_id, gpu_lookup)
-        return getattr(specs[device_id], name)
+        return specs[device_id]
+
+    def device_value(device_id, name):
+        return getattr(spec_of(device_id), name)
+
+    traced_specs: dict = {}
+
+    def traced_spec(name):
+        if name not in traced_specs:
+            traced_specs[name] = gpu_lookup(name)
+        return traced_specs[name]
 
     engines_of = {}
 
@@ -243,10 +286,31 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         after = list(s.after)
         if s.stream in last_in_stream and last_in_stream[s.stream] not in after:
             after.insert(0, last_in_stream[s.stream])
-        if s.kind == "sync" and not s.after:
-            after = list(earlier)
-        if s.kind == "kernel":
+        if s.kind == "sync" and not s.after and not s.host_s:
+            after = list(earlier)   # (host time waits only for what it names)
+        if s.kind == "kernel" and s.measured_s is not None and \
+                _imported_kernel(project, s) is None:
+            gpu = s.gpu or project.launches[s.launch].gpu
+            t, how = _measured_time(project, s, gpu, spec_of(gpu), traced_spec, where,
+                                    scaled_kernel_time)
+            engines = () if s.concurrent else (f"{gpu}/compute",)
+            activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
+            kernel_device[s.id] = gpu
+            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
+                "launch": s.launch, "kernel_time_s": t, "mode": "measured", **how})
+        elif s.kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
+            t, how = _measured_time(project, s, s.src, spec_of(s.src), traced_spec, where,
+                                    scaled_copy_time)
+            activities.append(Activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
+                                       tuple(after), fixed_s=t))
+            predictions[s.id] = StepPrediction(s.id, "copy", s.src, t, {
+                "bytes": float(s.size) if _whole_bytes(s.size) else
+                float(parse(s.size).evaluate(dict(app.variables))), "route": [],
+                "mode": "measured", **how})
+        elif s.kind == "kernel":
             launch = project.launches[s.launch]
+            if s.measured_s is not None and launch.kernel not in project.kernels:
+                launch = replace(launch, kernel=_imported_kernel(project, s))
             gpu = s.gpu or launch.gpu
             view = _copy.copy(project)
             view.launches = dict(project.launches)
@@ -278,7 +342,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 "latency_bound_cycles": result.latency_bound_cycles})
         elif s.kind == "copy":
             try:
-                size = float(parse(s.size).evaluate(dict(app.variables)))
+                size = float(s.size) if _whole_bytes(s.size) else \
+                    float(parse(s.size).evaluate(dict(app.variables)))
             except Exception as exc:  # ExpressionError and friends: name the step
                 raise InvalidParameter(f"{where}: size {s.size!r}: {exc}", item=s.id) from exc
             if not (math.isfinite(size) and size >= 0):
@@ -309,6 +374,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 engines.append(copy_engine(s.src, outbound=True))
             if dst_kind == "gpu" and (src_kind == "host" or len(route) == 2):
                 engines.append(copy_engine(s.dst, outbound=False))
+            if s.concurrent:    # on an engine of its own (from a trace): holds none
+                engines = []
             owner = s.src if src_kind == "gpu" else s.dst
             activities.append(Activity(s.id, s.label, tuple(engines), tuple(after), fixed_s=startup,
                                        bytes=size, links=tuple(links), rate_cap=rate_cap))
@@ -316,8 +383,10 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             predictions[s.id] = StepPrediction(s.id, "copy", owner, alone, {
                 "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
         else:
-            activities.append(Activity(s.id, s.label, (), tuple(after)))
-            predictions[s.id] = StepPrediction(s.id, "sync", None, 0.0, {"waits_for": list(after)})
+            # host time (a trace's idle gap) is the host's: the same on any system
+            activities.append(Activity(s.id, s.label, (), tuple(after), fixed_s=s.host_s))
+            predictions[s.id] = StepPrediction(s.id, "sync", None, s.host_s,
+                                               {"waits_for": list(after), "host_s": s.host_s})
         last_in_stream[s.stream] = s.id
         earlier.append(s.id)
 
@@ -328,6 +397,36 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         powers[g] = DevicePower(busy, idle)
     return BuiltApplication(tuple(activities), capacities, kernel_device, predictions, powers, gpus,
                             tuple(dict.fromkeys(notes)))
+
+
+def _imported_kernel(project, step) -> str | None:
+    """The kernel graph an imported kernel step is predicted by: its launch's, else the
+    project's graph of the kernel's name (replay.graph_for_kernel); None: none."""
+    from gpumodeler.core.application.replay import graph_for_kernel
+    launch = project.launches.get(step.launch)
+    if launch is not None and launch.kernel in project.kernels:
+        return launch.kernel
+    return graph_for_kernel(project, step.name)
+
+
+def _measured_time(project, step, gpu, target, traced_spec, where, scale):
+    """An imported step's time on placed GPU ``gpu`` (its spec ``target``): its measured
+    time carried from the GPU it was traced on (``traced_spec(name)``) by ``scale``
+    (replay.scaled_kernel_time or scaled_copy_time)."""
+    placed = project.devices[gpu]
+    name = step.traced_gpu or placed.device_name
+    try:
+        traced = traced_spec(name)
+    except ModelError as exc:   # (not found: a user-database GPU of another machine)
+        raise InvalidParameter(f"{where}: the GPU it was traced on, {name}, is not in the "
+                               f"device database ({exc}); import the trace again here, or add "
+                               f"the GPU", item=step.id) from exc
+    try:
+        t, how = scale(step.measured_s, traced, target)
+    except InvalidParameter as exc:
+        raise InvalidParameter(f"{where}: {exc}", item=step.id) from exc
+    return t, {"measured_s": step.measured_s, "traced_gpu": step.traced_gpu or placed.device_name,
+               **how}
 
 
 def run(project, app: Application, **lookups):

@@ -1,5 +1,6 @@
 """The application's Gantt chart: one row per engine and link, a bar per step, the critical
-path outlined, a tooltip with each step's prediction on hover. It renders a timeline result
+path outlined, a tooltip with each step's prediction on hover; for an application imported
+from a trace, each step's measured interval as a grey strip under its bar. It renders a timeline result
 (:func:`gpumodeler.service.application.run_application`); it computes nothing. Export: SVG
 (vector text, the same chart as the report), PNG (that SVG rendered at a chosen scale) and
 CSV of the steps."""
@@ -16,6 +17,11 @@ from gpumodeler.core.units_format import time_unit
 from gpumodeler.report.svg import PALETTE, CRITICAL
 
 
+#: the measured strip under each imported step's bar: its height (of a row's 1) and colour
+MEASURED_STRIP = 0.18
+MEASURED_COLOR = "#9e9e9e"
+
+
 class GanttChart(pg.PlotWidget):
     def __init__(self, parent=None):
         super().__init__(parent, background="w")
@@ -26,6 +32,7 @@ class GanttChart(pg.PlotWidget):
         self.result: dict | None = None
         self.rows: list[str] = []
         self.bars: list[dict] = []
+        self.measured_strips: list = []   # (row, x0, x1) of the measured intervals drawn
         self._items = []
         self.scene().sigMouseMoved.connect(self._hover)
         self.setLabel("bottom", "time")
@@ -34,6 +41,7 @@ class GanttChart(pg.PlotWidget):
         for item in self._items:
             self.plotItem.removeItem(item)
         self._items, self.rows, self.bars = [], [], []
+        self.measured_strips: list = []
         self.result = result
         if not result or not result["steps"]:
             self.getAxis("left").setTicks([[]])
@@ -63,10 +71,33 @@ class GanttChart(pg.PlotWidget):
                 label.setPos(b["x0"] + width / 2, -b["row"])
                 self.plotItem.addItem(label)
                 self._items.append(label)
+        right = max(b["x1"] for b in self.bars) or 1.0
+        right = max(right, self._measured_overlay(scale))
         self.getAxis("left").setTicks([[(-i, name) for i, name in enumerate(self.rows)]])
         self.plotItem.setYRange(-len(self.rows) + 0.4, 0.6, padding=0.02)
-        self.plotItem.setXRange(0, max(b["x1"] for b in self.bars) or 1.0, padding=0.02)
-        self.setTitle(f"makespan {result['makespan_s']:.6g} s")
+        self.plotItem.setXRange(0, right, padding=0.02)
+        measured = result.get("measured_makespan_s")
+        self.setTitle(f"makespan {result['makespan_s']:.6g} s"
+                      + ("" if measured is None else
+                         f" · measured {measured:.6g} s (grey strips, from the trace)"))
+
+    def _measured_overlay(self, scale: float) -> float:
+        """For steps imported from a trace: the measured interval as a grey strip under the
+        predicted bar, on the same row (one item for all strips); the right end drawn."""
+        strips = [(b["row"], b["step"]["measured_start_s"] / scale,
+                   b["step"]["measured_end_s"] / scale)
+                  for b in self.bars if b["step"].get("measured_start_s") is not None]
+        if not strips:
+            return 0.0
+        item = pg.BarGraphItem(x0=[x0 for _, x0, _ in strips],
+                               y0=[-row - 0.45 for row, _, _ in strips],
+                               width=[max(x1 - x0, 0.0) for _, x0, x1 in strips],
+                               height=[MEASURED_STRIP] * len(strips),
+                               brush=QColor(MEASURED_COLOR), pen=pg.mkPen(None))
+        self.plotItem.addItem(item)
+        self._items.append(item)
+        self.measured_strips = strips
+        return max(x1 for _, _, x1 in strips)
 
     def step_at(self, x: float, y: float) -> dict | None:
         """The step whose bar covers data point (x, y), or None."""
@@ -83,9 +114,16 @@ class GanttChart(pg.PlotWidget):
         if step["stretched_s"] > 1e-15:
             text += f", slowed by sharing {step['stretched_s']:.6g} s"
         detail = step.get("prediction") or {}
-        if step["kind"] == "kernel" and detail:
+        if detail.get("mode") == "measured":
+            text += (f"\nthe measured time × {detail.get('scale', 1.0):.4g} "
+                     f"({detail.get('rule', '')})")
+        elif step["kind"] == "kernel" and detail:
             text += (f"\n{detail.get('mode')}-bound, limited by {detail.get('limiting_resource')}; "
                      f"occupancy {detail.get('occupancy_warps_per_sm'):g} warps/SM")
+        if step.get("measured_s") is not None:
+            text += f"\nmeasured {step['measured_s']:.6g} s"
+            if step.get("measured_start_s") is not None:
+                text += f" from {step['measured_start_s']:.6g} s"
         if step["energy_j"]:
             text += f"\nenergy {step['energy_j']:.4g} J"
         if step["critical"]:

@@ -1,6 +1,6 @@
 """The Application tab's widgets and their layout (built once by ApplicationPanel): the
-application bar, the step list with its buttons, the step form, and the Gantt chart with its
-export buttons. Signals are connected to the panel's slots here."""
+application bar, the step list with its buttons, the step form, the Gantt chart with its
+export buttons, and the table of measured vs predicted time per kernel or stream. Signals are connected to the panel's slots here."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
@@ -10,6 +10,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLay
 
 from gpumodeler.core.application.timeline import POLICIES
 from gpumodeler.ui.application.gantt import GanttChart
+from gpumodeler.ui.application.groups import GroupsTable
 
 
 def build_panel(panel) -> None:
@@ -114,6 +115,8 @@ def build_panel(panel) -> None:
     bv.setContentsMargins(0, 0, 0, 0)
     bv.addWidget(panel.chart, 1)
     bv.addWidget(panel.summary)
+    panel.groups = GroupsTable()
+    bv.addWidget(panel.groups)
     bv.addLayout(export)
 
     upper = QSplitter(Qt.Orientation.Horizontal)

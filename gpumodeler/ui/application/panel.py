@@ -371,13 +371,16 @@ class ApplicationPanel(DocumentBinding, QWidget):
             except ModelError as exc:
                 self.error = field_message(exc)
         self.chart.show_result(self.result)
+        self.groups.show_result(self.result)
         if self.result:
             r = self.result
             energy = ("energy unknown: " + "; ".join(r["energy_unknown"]) if r["energy_j"] is None
                       else f"energy {r['energy_j']:.4g} J (energy-delay {r['energy_delay_js']:.4g} J·s; "
                            f"{r['energy_bound']})")
             self.summary.setStyleSheet("")
-            self.summary.setText(f"makespan {r['makespan_s']:.6g} s · critical path "
+            measured = ("" if r.get("measured_makespan_s") is None
+                        else f" (measured {r['measured_makespan_s']:.6g} s)")
+            self.summary.setText(f"makespan {r['makespan_s']:.6g} s{measured} · critical path "
                                  f"{' → '.join(r['critical_path'])} · {energy}"
                                  + "".join(f"<br>note: {n}" for n in r["notes"]))
         elif self.error:

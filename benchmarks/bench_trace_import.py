@@ -1,0 +1,73 @@
+"""Application import speed: Nsight Systems exports of 10^3, 10^4 and 10^5 kernels and copies
+on three streams of one GPU (written with the tests' export writer), read and turned into an
+application (``plan_import``: reading, the steps, the launches; the project file is not
+written), with the growth exponent of the time in the number of records between the two
+largest sizes (1 is linear).
+Reports only: the timeline's own speed is bench_timeline.py's.
+
+Run: python benchmarks/bench_trace_import.py
+"""
+from __future__ import annotations
+
+import math
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from nsys_exports import A100, DEVICE, PINNED, copy, kernel, write_export  # noqa: E402
+
+from gpumodeler.core.project import Project  # noqa: E402
+from gpumodeler.db.catalog import Catalog  # noqa: E402
+from gpumodeler.service.trace_import import plan_import  # noqa: E402
+
+SIZES = (1_000, 10_000, 100_000)
+
+
+def trace(path: Path, n: int) -> Path:
+    """Three streams; each record waits for its stream and its engine, some a little
+    longer (host delays)."""
+    rng = random.Random(n)
+    ends = {7: 0, 8: 0, 9: 0}
+    engines = {"kernel": 0, "htod": 0, "dtoh": 0}
+    kernels, copies = [], []
+    for _ in range(n):
+        stream, what = rng.choice(list(ends)), rng.choice(list(engines))
+        start = max(ends[stream], engines[what]) + rng.choice((0, 0, 0, 20_000))
+        end = start + rng.randint(5_000, 50_000)
+        ends[stream] = engines[what] = end
+        if what == "kernel":
+            kernels.append(kernel(start, end, f"k{rng.randrange(20)}(float*)", stream=stream))
+        else:
+            htod = what == "htod"
+            copies.append(copy(start, end, (end - start) * 10, 1 if htod else 2,
+                               src=PINNED if htod else DEVICE, dst=DEVICE if htod else PINNED,
+                               stream=stream))
+    return write_export(path, kernels=kernels, copies=copies,
+                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+
+
+def main() -> None:
+    times = []
+    with tempfile.TemporaryDirectory() as folder, \
+            Catalog(user_db=Path(folder) / "user.db") as catalog:
+        for n in SIZES:
+            path = trace(Path(folder) / f"t{n}.sqlite", n)
+            t0 = time.perf_counter()
+            plan = plan_import(Project("bench"), path, catalog)
+            t = time.perf_counter() - t0
+            times.append(t)
+            print(f"import {n} records -> {plan.steps} steps ({plan.host_gaps} host gaps, "
+                  f"{plan.host_delays} host delays): {t:.2f} s ({t / n * 1e6:.1f} µs/record)")
+    # (from the two largest sizes: the smallest one's time is mostly opening the catalog)
+    exponent = math.log(times[-1] / times[-2]) / math.log(SIZES[-1] / SIZES[-2])
+    print(f"growth exponent {exponent:.2f} from 10^4 to 10^5 (time ~ n^{exponent:.2f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+"""Applications from a measured trace (docs/timeline.md, "Applications from a trace").
+
+A trace (an Nsight Systems export read by :mod:`gpumodeler.db.nsys_export`) lists every
+kernel and copy with its stream, device, start and end. :func:`trace_application` turns
+those records into the steps of an application, in trace order, each keeping what was
+measured (``Step.measured_s``, ``measured_start_s``, ``traced_gpu``), so that the timeline
+can replay it on the project's system and show the measured timeline next to the predicted
+one. The replay rules of an imported step are :mod:`.replay`'s, used by
+:func:`gpumodeler.core.application.app.build`.
+
+What the ordering of the steps is built from (each choice tested):
+
+* **Stream order.** Steps of one stream (per device) follow each other in start order. A
+  step that started before the previous step of its stream ended (the parallel branches of
+  a CUDA graph run under one stream id) goes on a lane of its own (stream ``7~1``), so
+  the overlap is kept.
+* **Host time.** When no kernel or copy runs on any GPU of the trace (an idle gap between
+  the end of all earlier work and the next start), the host was working or waiting: the
+  gap becomes a ``sync`` step with ``host_s`` = the gap, after every earlier step, and every
+  later step waits for it. The host's time is kept as it is on any system (the replay
+  changes the GPUs and links, not the host). Memsets and unified-memory migrations are not
+  steps (gpumodeler models neither): where they kept the GPUs busy alone, their time is in
+  these gaps.
+* **Events and synchronisations across streams** are inferred, not read: the export's
+  CUDA API and synchronisation tables are not read. A step that started later than its
+  stream allowed (its stream's previous step, or the last host gap, had ended) waited for
+  something: the step that ended last before it, after it was ready and within
+  :data:`LINK_WINDOW_S`. When that step is of another stream and holds none of its
+  engines, it is taken as an event wait (``cudaStreamWaitEvent``) or a host
+  synchronisation on it, and the step depends on it; when it holds one of its engines,
+  the engine explains the wait.
+* **Host delays.** What remains of the late start (all of it when nothing explains it; the
+  time from the end it waited for to its start otherwise: a launch's latency) was the
+  host's or the launch's: a ``sync`` step ``host delay`` on its stream, after what it
+  waited for, with ``host_s`` = that time, comes first (delays under
+  :data:`DELAY_MIN_S` are the trace's rounding and dropped). Like host gaps, it is kept as
+  it is on any system: host work between calls, launch overhead, and memsets, which are
+  not steps, all land there.
+* **Concurrent steps.** Kernels of one GPU that overlapped in the trace, and copies of one
+  GPU in one direction that did (a GPU with several copy engines per direction), are marked
+  ``concurrent``: they hold no engine, so the replay lets them overlap too (overlapping
+  copies still share the link's bandwidth).
+
+What a step predicts on the project's system: a kernel by the project's kernel graph of the
+same name when there is one (Gajger eq. 4.1-4.3 through the launch), else by its measured
+time scaled to the project's GPU (:func:`.replay.scaled_kernel_time`); a copy between host and GPU
+by the link model (eq. 5.5); a copy within one GPU's memory (device to device, or a peer
+copy, which the export records on one device) by its measured time scaled by the GPUs'
+memory bandwidths.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpumodeler.core.application.app import Step
+from gpumodeler.core.errors import InvalidParameter
+
+#: How close (s) a step's start must follow the end of another step for the trace to be
+#: read as the first waiting for the second (module docstring). A launch triggered by an
+#: event or by the host after a synchronisation starts a few µs after the end it waited for.
+LINK_WINDOW_S = 10e-6
+#: The shortest host delay recorded (s): below it a late start is the trace's rounding.
+DELAY_MIN_S = 100e-9
+
+
+@dataclass(frozen=True)
+class TracedLaunch:
+    """A distinct launch configuration of a kernel in the trace (one project launch)."""
+
+    key: tuple
+    name: str
+    device: object
+    grid: int
+    block: int
+    registers: int
+    shared_mem: int
+
+
+@dataclass(frozen=True)
+class TraceSteps:
+    """The steps of a trace and what the project needs beside them."""
+
+    steps: tuple
+    launches: tuple  # TracedLaunch, in first-use order; a kernel step's launch is its key's index
+    launch_of: dict  # step id -> index in launches
+    measured_makespan_s: float
+    counts: dict  # kernels, copies, host_gaps, inferred_dependencies, skipped (by kind)
+
+
+def _engines(record, copy_engines) -> set:
+    """Engine names a record holds in the trace (for the inference of waits)."""
+    if record.kind == "kernel":
+        return {(record.device, "compute")}
+    if copy_engines.get(record.device, 1) >= 2:
+        return {(record.device, "copy-" + ("htod" if record.direction == "htod" else "dtoh"))}
+    return {(record.device, "copy")}
+
+
+def trace_application(records, *, gpu_of, host_of, traced_name_of,
+                      copy_engines=None) -> TraceSteps:
+    """Steps of the records of a trace (kernels, copies: ``Measurement`` records with
+    stream, device, start and end), in start order (module docstring).
+
+    ``gpu_of(device)`` is the placed GPU id of a trace device, ``traced_name_of(device)``
+    its device name in the catalog, ``host_of(device)`` the placed host its copies go to
+    and from; ``copy_engines`` maps a
+    trace device to its copy engines (for the inference of waits: steps on one engine wait
+    for each other without any event)."""
+    copy_engines = copy_engines or {}
+    usable = [r for r in records if r.kind in ("kernel", "transfer")
+              and r.start_s is not None and r.end_s is not None]
+    skipped: dict = {}
+    for r in records:
+        if r.kind not in ("kernel", "transfer"):
+            skipped[r.kind] = skipped.get(r.kind, 0) + 1
+    if not usable:
+        raise InvalidParameter("the trace has no kernel or copy with a start and an end; "
+                               "profile with nsys profile --trace=cuda")
+    usable.sort(key=lambda r: (r.start_s, r.end_s))
+    t0 = usable[0].start_s
+    devices = {r.device for r in usable}
+
+    lanes: dict = {}    # trace stream -> its lanes' names (the first is the stream itself)
+
+    def stream_of(r) -> str:
+        """The step's stream: the trace's, or a lane of it for a step that overlapped the
+        stream's previous step (kernels of a CUDA graph's parallel branches share a
+        stream id): the first lane whose last step had ended."""
+        name = str(r.stream) if len(devices) == 1 else f"{r.device}/{r.stream}"
+        names = lanes.setdefault(name, [name])
+        for lane in names:
+            if lane not in last_of_stream or last_of_stream[lane][1] <= r.start_s:
+                return lane
+        names.append(f"{name}~{len(names)}")
+        return names[-1]
+
+    # concurrent: overlapped a step of its GPU on the same engine in the trace (kernels;
+    # copies in one direction)
+    concurrent = set()
+    latest: dict = {}   # (device, engine) -> (end, index) of the step ending last so far
+    for i, r in enumerate(usable):
+        key = (r.device, "compute" if r.kind == "kernel" else
+               "htod" if r.direction == "htod" else "dtoh")
+        end, j = latest.get(key, (None, None))
+        if end is not None and r.start_s < end:
+            concurrent.update((i, j))
+        if end is None or r.end_s > end:
+            latest[key] = (r.end_s, i)
+
+    steps, launches, launch_index, launch_of = [], [], {}, {}
+    last_of_stream: dict = {}       # stream -> (step id, end)
+    barrier, barrier_end = None, t0  # the last host gap step and when it ended
+    seen_barrier: dict = {}          # stream -> barrier its steps already wait for
+    covered = t0                     # when all earlier work had ended
+    recent: list = []                # (end, step id, stream, engines) of recent steps
+    keep = 64
+    n_kernels = n_copies = n_gaps = n_inferred = n_delays = 0
+    for i, r in enumerate(usable):
+        if r.start_s > covered:
+            n_gaps += 1
+            gap_id = f"h{n_gaps}"
+            steps.append(Step(gap_id, "sync", "host", "host",
+                              after=tuple(sid for sid, _ in last_of_stream.values()),
+                              measured_s=r.start_s - covered,
+                              measured_start_s=covered - t0, host_s=r.start_s - covered))
+            barrier, barrier_end = gap_id, r.start_s
+            recent = []
+        stream = stream_of(r)
+        after = []
+        if barrier is not None and seen_barrier.get(stream) != barrier:
+            after.append(barrier)
+            seen_barrier[stream] = barrier
+        ready = max(last_of_stream[stream][1] if stream in last_of_stream else t0, barrier_end)
+        engines = _engines(r, copy_engines)
+        if r.start_s - ready > DELAY_MIN_S:
+            # what it waited for: the step ending last after it was ready, within the window
+            waited = None
+            for end, sid, other, held in recent:
+                if max(ready, r.start_s - LINK_WINDOW_S) < end <= r.start_s and \
+                        (waited is None or end > waited[0]):
+                    waited = (end, sid, bool(held & engines))
+            if waited is not None and not waited[2]:    # another stream's step: a wait
+                after.append(waited[1])
+                n_inferred += 1
+            residual = r.start_s - (waited[0] if waited is not None else ready)
+            if residual > DELAY_MIN_S:  # issued late: a host delay on its stream
+                n_delays += 1
+                delay = f"d{n_delays}"
+                first = (last_of_stream[stream][0],) if stream in last_of_stream else ()
+                named = after + ([waited[1]] if waited is not None else [])
+                steps.append(Step(delay, "sync", "host delay", stream,
+                                  after=tuple(dict.fromkeys(named + list(first))),
+                                  measured_s=residual, measured_start_s=r.start_s - residual - t0,
+                                  host_s=residual))
+                after = []      # (it follows the delay in its stream)
+                last_of_stream[stream] = (delay, r.start_s)
+        gpu = gpu_of(r.device)
+        common = dict(stream=stream, after=tuple(after), measured_s=r.end_s - r.start_s,
+                      measured_start_s=r.start_s - t0, traced_gpu=traced_name_of(r.device))
+        if r.kind == "kernel":
+            n_kernels += 1
+            sid = f"k{n_kernels}"
+            grid = _product(r.grid)
+            block = _product(r.block)
+            key = (r.name, r.device, grid, block, r.registers_per_thread or 0,
+                   int(r.shared_mem_bytes or 0))
+            if key not in launch_index:
+                launch_index[key] = len(launches)
+                launches.append(TracedLaunch(key, r.name, r.device, grid, block,
+                                             int(r.registers_per_thread or 0),
+                                             int(r.shared_mem_bytes or 0)))
+            launch_of[sid] = launch_index[key]
+            steps.append(Step(sid, "kernel", r.name, gpu=gpu, concurrent=i in concurrent,
+                              **common))
+        else:
+            n_copies += 1
+            sid = f"c{n_copies}"
+            if r.direction == "htod":
+                src, dst = host_of(r.device), gpu
+            elif r.direction == "dtoh":
+                src, dst = gpu, host_of(r.device)
+            else:   # within one GPU (dtod; a peer copy is recorded on one device)
+                src = dst = gpu
+            steps.append(Step(sid, "copy", r.name, src=src, dst=dst, concurrent=i in concurrent,
+                              size=str(int(r.size_bytes or 0)), **common))
+        last_of_stream[stream] = (sid, r.end_s)
+        recent.append((r.end_s, sid, stream, engines))
+        if len(recent) > keep:  # only ends within the window matter; keep the list short
+            recent = [x for x in recent if x[0] >= r.start_s - LINK_WINDOW_S]
+            keep = max(64, 2 * len(recent))     # (amortised: pruned when it doubled)
+        covered = max(covered, r.end_s)
+    return TraceSteps(tuple(steps), tuple(launches), launch_of, covered - t0, {
+        "kernels": n_kernels, "copies": n_copies, "host_gaps": n_gaps,
+        "inferred_dependencies": n_inferred, "host_delays": n_delays, "skipped": skipped})
+
+
+def _product(dims) -> int:
+    out = 1
+    for d in dims or (1,):
+        out *= int(d)
+    return out
+
+
+def measured_makespan(app) -> float | None:
+    """The measured makespan of an imported application: from the first measured start to
+    the last measured end of its steps; None when no step was measured."""
+    starts = [(s.measured_start_s, s.measured_s) for s in app.steps
+              if s.measured_start_s is not None and s.measured_s is not None]
+    if not starts:
+        return None
+    return max(a + d for a, d in starts) - min(a for a, _ in starts)
+
+
+__all__ = ["DELAY_MIN_S", "LINK_WINDOW_S", "TraceSteps", "TracedLaunch", "measured_makespan",
+           "trace_application"]
