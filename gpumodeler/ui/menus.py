@@ -101,6 +101,13 @@ def create_actions(window) -> None:
                                        "The folder of the log file to send with a bug report")
 
 
+def _shown_launch(window) -> str | None:
+    """The launch the Launch tab shows (None before the tab is built: the dialog then takes
+    the project's first launch with transfers)."""
+    panel = getattr(window, "_editors", {}).get(2)
+    return getattr(panel, "launch_id", None)
+
+
 def create_menus(window) -> None:
     """The menu bar and the main tool bar over the window's actions and docks."""
     bar = window.menuBar()
@@ -131,7 +138,7 @@ def create_menus(window) -> None:
     devices_menu.addActions([window.export_devices_action, window.import_devices_action])
     devices_menu.addAction("Calibrate &Link from Measurements…",
                            lambda: open_calibration_dialog(window, window.catalog,
-                                                           window.document))
+                                                           window.document, _shown_launch(window)))
     view_menu = bar.addMenu("&View")
     view_menu.addAction(window.fit_action)
     view_menu.addSeparator()
