@@ -165,3 +165,43 @@ def test_warns_when_the_files_gpu_or_the_link_differ(qtbot, tmp_path, catalog):
     # a file of device → host copies only: its direction is taken
     assert dialog.load_file(_write(tmp_path / "dtoh.json", both[:10]))
     assert dialog.direction_box.currentData() == "dtoh"
+
+
+def test_a_file_of_several_gpus_offers_them_and_fits_the_launchs(qtbot, tmp_path, catalog):
+    """A file with the GTX 970's and an H100's copies: the fit would need to know which, and
+    the dialog has the field for it (no message names a command-line option)."""
+    from gpumodeler.ui.calibration.dialog import CalibrationDialog
+    doc = _example_document(catalog)
+    dialog = CalibrationDialog(catalog, None, doc)
+    qtbot.addWidget(dialog)
+    assert dialog.gpu_box.isHidden() or not dialog.gpu_box.isVisibleTo(dialog)
+    rng = np.random.default_rng(1)
+    records = [{"kind": "transfer", "direction": "htod", "size_bytes": float(2 ** k),
+                "time_s": (1e-5 + 2 ** k / bw) * (1 + 0.01 * rng.standard_normal()), "gpu": gpu,
+                "memory_kind": "pinned"}
+               for gpu, bw in (("NVIDIA GeForce GTX 970", 1.2e10), ("NVIDIA H100", 5e10))
+               for k in range(10, 28)]
+    assert dialog.load_file(_write(tmp_path / "two.json", records))
+    assert dialog.gpu_box.isVisibleTo(dialog) and dialog.gpu_box.count() == 2
+    assert dialog.chosen_gpu() == "NVIDIA GeForce GTX 970"  # the launch's
+    assert dialog.warning.isHidden()
+    with qtbot.waitSignal(dialog.fitted, timeout=20000):
+        dialog.start_fit()
+    assert dialog.selection.gpu == "NVIDIA GeForce GTX 970" and len(dialog.selection.records) == 18
+    assert dialog.fit.model.bandwidth_bytes_per_s(2 ** 27) == pytest.approx(1.2e10, rel=0.1)
+    dialog.gpu_box.setCurrentIndex(dialog.gpu_box.findData("NVIDIA H100"))
+    assert "H100" in dialog.warning.text()
+
+
+def test_fit_errors_name_the_dialogs_fields():
+    from gpumodeler.ui.calibration.dialog import dialog_words
+    from gpumodeler.core.errors import InvalidParameter
+    from gpumodeler.core.measurements.records import Measurement
+    from gpumodeler.core.transfers.selection import select_copies
+    records = [Measurement("transfer", 1e-3, direction="htod", size_bytes=1e6, memory_kind=k)
+               for k in ("pinned", "pageable")]
+    with pytest.raises(InvalidParameter) as caught:
+        select_copies(records, direction="htod")
+    assert "--" in str(caught.value)
+    words = dialog_words(str(caught.value))
+    assert "--" not in words and "Memory kind / label" in words

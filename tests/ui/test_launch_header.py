@@ -96,6 +96,14 @@ def test_panel_words_replace_every_option_of_the_term_notes():
              "fits in L2 but the L2 bandwidth is unknown (--l2-bandwidth)", "off by default; --tail"]
     for note in notes:
         assert FLAG.search(note) and not FLAG.search(panel_words(note))
+    # a variable an expression needs (core's ExpressionError) is a Loop variables field
+    from gpumodeler.core.errors import ExpressionError
+    from gpumodeler.core.kernel.expressions import parse
+    with pytest.raises(ExpressionError) as caught:
+        parse("4*M").evaluate({"N": 1})
+    assert FLAG.search(str(caught.value))
+    words = panel_words(str(caught.value))
+    assert not FLAG.search(words) and "type M under Loop variables" in words
     # the notes core gives today are among them
     class Spec:
         launch_overhead_s = None

@@ -40,6 +40,7 @@ class FitRequest:
     records: tuple
     direction: str
     memory_kind: str | None
+    gpu: str | None = None
 
 
 class _Signals(QObject):
@@ -57,10 +58,10 @@ class FitJob(QRunnable):
     def run(self) -> None:
         try:
             sel = select_copies(self.request.records, direction=self.request.direction,
-                                memory_kind=self.request.memory_kind)
+                                memory_kind=self.request.memory_kind, gpu=self.request.gpu)
             fit = fit_transfer_model(sel.sizes_bytes, sel.times_s)
         except ModelError as exc:
-            self.signals.failed.emit(str(exc))
+            self.signals.failed.emit(dialog_words(str(exc)))
             return
         except Exception as exc:  # a bug: say so in the dialog, never crash the app
             bug("the link calibration")
@@ -101,6 +102,20 @@ def launch_context(project, launch_id: str | None = None) -> LaunchContext:
     direction = launch.transfers[0].direction if launch.transfers else ""
     return LaunchContext(launch.name or launch_id, gpu, conn.link_name if conn else "",
                          direction if direction in ("htod", "dtoh") else "")
+
+
+#: what the selection's hints at command-line options mean in this dialog
+OPTION_WORDS = (("choose one with --direction htod|dtoh", "choose it under Direction"),
+                ("choose one with --gpu NAME", "choose it under GPU"),
+                ("choose one with --memory-kind", "type it under Memory kind / label"),
+                ("choose with --memory-kind", "type it under Memory kind / label"))
+
+
+def dialog_words(message: str) -> str:
+    """A fit's error with each option it names replaced by this dialog's field."""
+    for option, words in OPTION_WORDS:
+        message = message.replace(option, words)
+    return message
 
 
 def _gpu_key(name: str) -> str:
@@ -151,6 +166,10 @@ class CalibrationDialog(QDialog):
             self.direction_box.addItem(name, code)
         self.label_edit = QLineEdit(placeholderText="pageable, pinned or an application")
         self.link_box = QComboBox()
+        #: the GPU whose copies to fit, when the file holds several (hidden otherwise)
+        self.gpu_box = QComboBox()
+        self.gpu_box.setToolTip("The file holds copies measured on several GPUs: the one to fit")
+        self.gpu_box.currentIndexChanged.connect(lambda _i: self._check_context())
         if catalog is not None:
             self.link_box.addItems([s.name for s in catalog.list("link")])
         if self.context.link and self.link_box.findText(self.context.link) >= 0:
@@ -170,6 +189,9 @@ class CalibrationDialog(QDialog):
         form.addRow("Direction", self.direction_box)
         form.addRow("Memory kind / label", self.label_edit)
         form.addRow("Link", self.link_box)
+        form.addRow("GPU", self.gpu_box)
+        self.gpu_row = form
+        form.setRowVisible(self.gpu_box, False)
         self.plot = CalibrationPlot()
         self.summary = QLabel(wordWrap=True)
         self.message = QLabel(wordWrap=True)
@@ -232,6 +254,7 @@ class CalibrationDialog(QDialog):
         if directions and self.direction_box.currentData() not in directions:
             self.direction_box.setCurrentIndex(
                 self.direction_box.findData("htod" if "htod" in directions else directions[0]))
+        self._fill_gpus()
         kinds = sorted({r.memory_kind for r in records if r.kind == "transfer" and r.memory_kind})
         if len(kinds) == 1 and not self.label_edit.text().strip():
             self.label_edit.setText(kinds[0])
@@ -239,12 +262,34 @@ class CalibrationDialog(QDialog):
         self._check_context()
         return True
 
+    def file_gpus(self) -> list[str]:
+        """The GPUs the file's copies name (none when it does not say)."""
+        return sorted({r.gpu for r in self.records if r.kind == "transfer" and r.gpu})
+
+    def _fill_gpus(self) -> None:
+        """The GPU choice, shown when the file's copies name several GPUs; it starts at the
+        launch's GPU when the file has it."""
+        gpus = self.file_gpus()
+        self.gpu_box.blockSignals(True)
+        self.gpu_box.clear()
+        for g in gpus:
+            self.gpu_box.addItem(g, g)
+        mine = [g for g in gpus if self.context.gpu and _gpu_key(g) == _gpu_key(self.context.gpu)]
+        if mine:
+            self.gpu_box.setCurrentIndex(self.gpu_box.findData(mine[0]))
+        self.gpu_box.blockSignals(False)
+        self.gpu_row.setRowVisible(self.gpu_box, len(gpus) > 1)
+
+    def chosen_gpu(self) -> str | None:
+        """The GPU whose copies are fitted: the one chosen when the file has several."""
+        return self.gpu_box.currentData() if self.gpu_box.count() > 1 else None
+
     def context_problems(self) -> list[str]:
         """Why the fit may not be this launch's: the file's copies on another GPU, or the
         link chosen is not the one the launch's transfers use."""
         problems = []
         ctx = self.context
-        file_gpus = sorted({r.gpu for r in self.records if r.kind == "transfer" and r.gpu})
+        file_gpus = [self.chosen_gpu()] if self.chosen_gpu() else self.file_gpus()
         if ctx.gpu and file_gpus and _gpu_key(ctx.gpu) not in {_gpu_key(g) for g in file_gpus}:
             problems.append(f"The file's copies were measured on {', '.join(file_gpus)}, but "
                             f"launch {ctx.launch} runs on {ctx.gpu}.")
@@ -277,7 +322,8 @@ class CalibrationDialog(QDialog):
         self._clear_fit()
         self.message.setText("")
         label = self.label_edit.text().strip() or None
-        job = FitJob(FitRequest(self.records, self.direction_box.currentData(), label))
+        job = FitJob(FitRequest(self.records, self.direction_box.currentData(), label,
+                                self.chosen_gpu()))
         job.signals.finished.connect(self._fit_done)
         job.signals.failed.connect(self._fit_failed)
         self._job = job

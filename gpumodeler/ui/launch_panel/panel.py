@@ -42,7 +42,7 @@ from .models_view import ModelsView
 from .results import PredictionView, occupancy_text
 from .sweep import SweepPanel
 from .table_check import TableCheck
-from .terms_box import KernelTermsBox
+from .terms_box import KernelTermsBox, panel_words
 from .transfers import TransfersBox
 
 # core error items -> our field names
@@ -372,6 +372,7 @@ class LaunchPanel(DocumentBinding, QWidget):
             return None
 
     def _show_result(self, r, message: str, transfer_error: str = "", fix_text: str = "") -> None:
+        message, transfer_error = panel_words(message), panel_words(transfer_error)
         self.occupancy_label.setText(occupancy_text(r))
         self.prediction.show_result(r, message, transfer_error, fix_text)
         self.header.show_result(r, message, transfer_error)

@@ -18,6 +18,8 @@ the launch and apply to its prediction, its models table and its sweeps alike.
 """
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLabel, QLineEdit
 
@@ -48,9 +50,14 @@ FLAG_WORDS = {
 }
 
 
+_SET = re.compile(r"--set (\w+)=\S+?(?=[);,]|$)")
+
+
 def panel_words(text: str) -> str:
-    """``text`` (a core note) with each command-line option it names replaced by the
-    control of this panel that gives the same value."""
+    """``text`` (a core note or error) with each command-line option it names replaced by
+    the control of this panel that gives the same value ("--set a=128": the loop variable's
+    field)."""
+    text = _SET.sub(lambda m: f"type {m.group(1)} under Loop variables", text)
     for flag in sorted(FLAG_WORDS, key=len, reverse=True):
         text = text.replace(flag, FLAG_WORDS[flag])
     return text
