@@ -68,10 +68,12 @@ def test_models_table_marks_status_in_its_cells(example_window):
     assert table.item(rows["roofline"], status).text() == "✓"
     # the launch's λ is calibrated (0.703787): gajger is plain; at λ = 1 it is not
     assert table.item(rows["gajger"], status).text() == "✓"
+    assert "uncalibrated" not in panel.header.summary.text()
     panel.form.widgets["lam"].setText("1")
     panel.form.widgets["lam"].editingFinished.emit()
     assert panel.launch.lam == 1.0
     assert "uncalibrated" in table.item(rows["gajger"], status).text()
+    assert "uncalibrated" in panel.header.summary.text()  # the header's kernel time is gajger's
     # the coloured rows differ from the plain ones
     assert table.item(rows["bsp"], 0).foreground().color() != table.item(rows["roofline"], 0).foreground().color()
 

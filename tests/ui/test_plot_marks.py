@@ -136,3 +136,12 @@ def test_marks_sized_for_the_preset_alike_in_png_and_svg(panel, qtbot, tmp_path,
     # the on-screen plot is put back: its curves' pens and markers as before
     kernel, _ = sweep.plot._curves[0]
     assert kernel.opts["symbolSize"] == 6 and kernel.opts["pen"].widthF() == 2
+
+
+def test_large_linear_x_values_have_prefixed_ticks(panel, qtbot):
+    sweep = run(panel, qtbot, "data_size", "1e6", "1e9")
+    axis = sweep.plot.plot.getAxis("bottom")
+    assert "x1e" not in axis.labelString() and "×" not in axis.labelString()
+    assert axis.tickStrings([0.0, 2.5e8, 5e8, 1e9], 1.0, 2.5e8) == ["0", "0.25G", "0.5G", "1G"]
+    assert axis.tickStrings([2e5, 4e5], 1.0, 2e5) == ["200k", "400k"]
+    assert axis.tickStrings([10.0, 20.0], 1.0, 10.0) == ["10", "20"]

@@ -29,6 +29,7 @@ class AnswerHeader(QFrame):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(8, 3, 8, 3)
         lay.setSpacing(14)
+        self._summary = ""  # the kernel's line as show_result wrote it
         self.total = QLabel("—")
         self.total.setObjectName("header_total")
         self.total.setTextFormat(Qt.RichText)
@@ -58,6 +59,7 @@ class AnswerHeader(QFrame):
                                  if message else "")
             self.summary.setToolTip(message)
             self.spread.setText("")
+            self._summary = ""
             return
         p, k = r.prediction, r.prediction.kernel
         if transfer_error:
@@ -66,14 +68,19 @@ class AnswerHeader(QFrame):
             total = f"<b>Total {fmt_time(p.total_time_s)}</b>"
         self.total.setText(f"<span style='font-size:14pt'>{total}</span>")
         limiting = RESOURCE_NAMES.get(k.limiting_resource, k.limiting_resource)
-        self.summary.setText(f"kernel <b>{fmt_time(k.time_s)}</b> · <b>{k.mode}-bound</b>, "
-                             f"limited by {limiting}")
+        self._summary = (f"kernel <b>{fmt_time(k.time_s)}</b> · <b>{k.mode}-bound</b>, "
+                         f"limited by {limiting}")
+        self.summary.setText(self._summary)
         self.summary.setToolTip("")
 
     def show_models(self, results: dict | None, statuses: dict) -> None:
         """The models' spread (nothing when no model gave a time)."""
         text = spread_text(results, statuses)
         self.spread.setText(text.replace("spread:", "models:", 1))
+        # the kernel time is the gajger model's: say so when its λ is not calibrated
+        if statuses.get("gajger", ("ok", ""))[0] == "uncalibrated" and self._summary:
+            self.summary.setText(self._summary + " <span style='color:#a04a00'>(λ = 1, "
+                                 "uncalibrated)</span>")
 
 
 def _short(text: str, limit: int = 90) -> str:

@@ -31,7 +31,8 @@ STATUS_COLOURS = {"ok": "#1b1b1b", "uncalibrated": "#a04a00", "missing": "#6b6b6
 
 #: a missing model input (MissingModelInput.item) in a few words
 INPUT_NAMES = {"contention_b_cycles": "a contention fit", "contention_c_bytes_per_s": "a contention fit",
-               "memory_instructions": "memory counts", "critical_dram_accesses": "DRAM accesses"}
+               "memory_instructions": "memory counts", "critical_dram_accesses": "DRAM accesses",
+               "dram_latency_cycles": "the DRAM latency"}
 
 
 def model_status(name: str, outcome, lam: float | None = None) -> tuple[str, str]:
@@ -52,7 +53,7 @@ def model_status(name: str, outcome, lam: float | None = None) -> tuple[str, str
     if name == "gajger" and lam is not None and lam == 1.0:
         return "uncalibrated", "⚠ uncalibrated (λ = 1)"
     if outcome.warnings:
-        return "warning", "⚠ " + panel_words(outcome.warnings[0]).split(";")[0][:40]
+        return "warning", "⚠ warning (see its tooltip)"
     return "ok", "✓"
 
 

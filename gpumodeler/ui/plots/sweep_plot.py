@@ -51,6 +51,8 @@ def axis_title(variable: str, label: str) -> str:
     return f"{variable} (loop iterations)"
 
 
+# a linear axis of large numbers: one prefix for all its ticks, chosen by the largest
+LINEAR_PREFIXES = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
 # a log axis labels these mantissas between its decades when they have room
 LOG_LABELS_ROOMY = (1, 2, 5)
 ROOMY_DECADE_PX = 200
@@ -68,6 +70,15 @@ class LogLabelAxis(pg.AxisItem):
         major = {round(v, 9) for spacing, values in levels if spacing is not None for v in values}
         return [(spacing, values if spacing is not None else [v for v in values if round(v, 9) not in major])
                 for spacing, values in levels]
+
+    def tickStrings(self, values, scale, spacing):
+        """Linear ticks of large numbers with a prefix each ("250M", "1G"), not pyqtgraph's
+        "(x1e+09)" after the axis title (the plot turns that automatic prefix off)."""
+        big = max((abs(v * scale) for v in values), default=0.0)
+        if self.logMode or big < 1e5:
+            return super().tickStrings(values, scale, spacing)
+        name, unit = next((n, u) for n, u in LINEAR_PREFIXES if big >= u)
+        return [f"{round(v * scale / unit, 6):g}{name}" if v else "0" for v in values]
 
     def logTickStrings(self, values, scale, spacing):
         strings = super().logTickStrings(values, scale, spacing)
@@ -102,6 +113,7 @@ class SweepPlot(QWidget):
             f.setPointSize(9)
             axis.setStyle(tickFont=f, maxTickLevel=1)  # no third tick level: fewer grid lines
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # the unit is chosen from the data
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)  # prefixed ticks instead (LogLabelAxis)
         # a legend in rows across the top left, over headroom kept free above the curves
         self.legend = self.plot.addLegend(offset=(8, 4), labelTextColor="#222", colCount=3,
                                           brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#ccc"))
