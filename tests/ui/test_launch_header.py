@@ -26,9 +26,13 @@ def _visible_in_window(widget, window) -> bool:
     return window.rect().contains(QRect(top_left, widget.size()))
 
 
+@pytest.mark.parametrize("example", ["saxpy2-gtx970.gpm", "four-h100-nvlink.gpm"])
 @pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
-def test_header_total_is_in_the_visible_window(example_window, size):
+def test_header_total_is_in_the_visible_window(example_window, size, example):
+    from pathlib import Path
     win = example_window
+    path = Path(__file__).resolve().parents[2] / "resources" / "examples" / example
+    assert win.open_path(str(path), ask=False)
     win.resize(*size)
     win.show()
     panel = win.launch_panel
@@ -43,8 +47,9 @@ def test_header_total_is_in_the_visible_window(example_window, size):
     assert _visible_in_window(header.summary, win)
     kernel = panel.result.prediction.kernel
     assert fmt_time(kernel.time_s) in header.summary.text() and f"{kernel.mode}-bound" in header.summary.text()
-    assert "CUDA cores" in header.summary.text()
-    # the spread names the slowest model and says it is uncalibrated
+    from gpumodeler.ui.launch_panel.results import RESOURCE_NAMES
+    assert f"limited by {RESOURCE_NAMES[kernel.limiting_resource]}" in header.summary.text()
+    # the spread names the slowest model and says it is uncalibrated (bsp at its λ = 1)
     assert "bsp, uncalibrated" in header.spread.text() and "max/min" in header.spread.text()
     # the header is outside every scroll area: it cannot be scrolled away
     from PySide6.QtWidgets import QScrollArea
