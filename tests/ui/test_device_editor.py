@@ -130,3 +130,23 @@ def test_devices_menu_opens_the_editor_on_the_selected_gpu(example_window):
     dialogs = [w for w in win.findChildren(DeviceEditorDialog) if w.isVisible()]
     assert dialogs and dialogs[-1].device_box.currentData() == gpu.device_name
     dialogs[-1].close()
+
+
+def test_delete_my_copy_shows_the_shipped_device_again(qtbot, catalog, document, monkeypatch):
+    shipped_clock = catalog.get(GTX970).default_record("sm_clock_hz").value
+    d = _dialog(qtbot, catalog, document, kind="gpu", name=GTX970)
+    assert not d.delete_button.isEnabled()   # shipped: read-only
+    assert not d.delete() and "read-only" in d.message.text()
+    d.set_text("sm_clock_hz", "1300 MHz")
+    assert d.save()
+    assert d.delete_button.isEnabled()
+    asked = []
+    monkeypatch.setattr(d, "confirm_delete", lambda name, shadows, users: asked.append((shadows, users)) or False)
+    assert not d.delete()                    # declined: nothing changes
+    assert catalog.get(GTX970).origin == "user"
+    monkeypatch.setattr(d, "confirm_delete", lambda name, shadows, users: asked.append((shadows, users)) or True)
+    assert d.delete()
+    assert asked[-1][0] is True and asked[-1][1]  # it said the project uses it
+    record = catalog.get(GTX970)
+    assert record.origin == "shipped" and record.default_record("sm_clock_hz").value == shipped_clock
+    assert d.device_box.currentData() == GTX970 and not d.delete_button.isEnabled()

@@ -22,7 +22,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QDialogButtonBox,
                                QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QTableWidget, QTableWidgetItem, QVBoxLayout)
+                               QMessageBox, QTableWidget, QTableWidgetItem, QVBoxLayout)
 
 from gpumodeler.core.errors import ModelError
 from gpumodeler.db.fields import FIELDS, USER_PROVENANCES, record_problem
@@ -132,6 +132,11 @@ class DeviceEditorDialog(QDialog):
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.save_button = buttons.addButton("Save to my devices", QDialogButtonBox.ButtonRole.ApplyRole)
         self.save_button.clicked.connect(self.save)
+        self.delete_button = buttons.addButton("Delete from my devices",
+                                               QDialogButtonBox.ButtonRole.DestructiveRole)
+        self.delete_button.setToolTip("Remove your device (or your copy of a shipped one, which "
+                                      "then shows again) from your device database")
+        self.delete_button.clicked.connect(lambda: self.delete())
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -200,6 +205,7 @@ class DeviceEditorDialog(QDialog):
                 "one (delete your copy to see it again)." if origin == "shipped" else
                 "In your device database." if origin == "user" else
                 f"From a device file you imported ({origin})." if origin else "")
+        self.delete_button.setEnabled(getattr(self.record, "origin", "") in ("user", "imported"))
         self._fill_table()
 
     def _fill_table(self) -> None:
@@ -336,6 +342,48 @@ class DeviceEditorDialog(QDialog):
         self._fill_devices(saved)
         self.done_label.setText(f"Saved {len(values)} value(s) of {saved} to your device database.")
         self.saved.emit((saved,))
+        return True
+
+
+    def users_in_project(self, name: str) -> list[str]:
+        """The placed devices and links of the open project that name catalog entry ``name``."""
+        if self.document is None:
+            return []
+        project = self.document.project
+        key = name.casefold()
+        return ([d.label or d.id for d in project.devices.values() if d.device_name.casefold() == key]
+                + [c.label or c.link_name for c in project.connections.values()
+                   if c.link_name.casefold() == key])
+
+    def confirm_delete(self, name: str, shadows: bool, users: list[str]) -> bool:
+        """Ask before deleting (a test replaces this)."""
+        text = (f"Delete {name} from your device database?"
+                + (" The shipped device of that name shows again." if shadows else "")
+                + (f" The project uses it ({', '.join(users)}): its predictions will "
+                   f"{'use the shipped values' if shadows else 'say the device is missing'}."
+                   if users else ""))
+        return QMessageBox.question(self, "Delete device", text) == QMessageBox.StandardButton.Yes
+
+    def delete(self) -> bool:
+        """Delete the shown device from the user database, after asking; False when it is
+        not the user's, when declined, or when the database refuses (a message says why)."""
+        record = self.record
+        if record is None or record.origin not in ("user", "imported"):
+            self.message.setText("Only devices of your own database can be deleted; shipped "
+                                 "devices are read-only.")
+            return False
+        if not self.confirm_delete(record.name, record.shadows_shipped, self.users_in_project(record.name)):
+            return False
+        try:
+            self.catalog.delete_device(record.name)
+        except ModelError as exc:
+            self.message.setText(str(exc))
+            return False
+        if self.document is not None:
+            self.document.catalog_changed((record.name,))
+        self._fill_devices(record.name if record.shadows_shipped else None)
+        self.done_label.setText(f"Deleted {record.name} from your device database.")
+        self.saved.emit((record.name,))
         return True
 
 
