@@ -41,6 +41,10 @@ VALUE_FIELDS = (
 
 #: what a core note's hint at a command-line option means in this panel
 FLAG_WORDS = {
+    " (--launch-overhead SECONDS)": " — give it under Kernel terms",
+    " (--working-set)": " — give one under Kernel terms",
+    " (--l2-bandwidth)": " — give it under Kernel terms",
+    "; --tail)": "; switch it on under Kernel terms)",
     "--launch-overhead SECONDS": "give it under Kernel terms › Overhead per launch",
     "--launch-overhead": "Kernel terms › Overhead per launch",
     "--working-set": "give it under Kernel terms › Working set",
