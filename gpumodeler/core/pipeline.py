@@ -141,7 +141,8 @@ def resolve_link(project: Project, connection_id: str, link_lookup,
 def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
                     values: dict | None = None, table_lookup=None,
                     include_transfers: bool = True, calibration_lookup=None,
-                    terms=None, analyses: GraphAnalyses | None = None) -> LaunchResult:
+                    terms=None, analyses: GraphAnalyses | None = None,
+                    working_set_bytes=None) -> LaunchResult:
     """Predict a launch of the project: occupancy, latency bound, kernel and transfer times.
 
     ``include_transfers=False`` predicts the kernel alone (no link is resolved): what can
@@ -155,8 +156,9 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
 
     ``terms`` switches the kernel terms (:class:`~gpumodeler.core.models.result.KernelTerms`;
     default: ``predict``'s — under-filled GPU on, tail off, launch overhead when the GPU's
-    is known). A launch has no working set, so the L2 term stays off here; the result's
-    ``prediction.terms`` lists what applied.
+    is known). A launch has no working set of its own: ``working_set_bytes`` (bytes the
+    kernel touches) switches the L2 term on for this call, as ``predict --working-set`` does;
+    the result's ``prediction.terms`` lists what applied.
 
     ``analyses`` (:class:`GraphAnalyses`, its ``table_lookup`` this call's) keeps the kernel
     graph's analysis across calls; default: analysed for this call alone."""
@@ -215,7 +217,8 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         transfers.append((t.direction, float(size)))
     prediction = predict(gpu, inputs, grid_size=grid, block_size=launch.block_size, occupancy=warps,
                          lam=launch.lam, link=link, transfers=transfers,
-                         terms=KernelTerms() if terms is None else terms)
+                         terms=KernelTerms() if terms is None else terms,
+                         working_set_bytes=working_set_bytes)
     formula = launch.kernel_overrides.get("latency_bound") or bound.formula()
     return LaunchResult(gpu, link, float(warps), detail, float(inputs.latency_bound), formula,
                         grid, prediction)

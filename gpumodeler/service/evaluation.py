@@ -22,12 +22,13 @@ class ProjectEvaluation:
         self.analyses = GraphAnalyses(self.lookups.get("table_lookup"))
 
     def launch(self, launch_id: str, *, values: dict | None = None,
-               include_transfers: bool = True):
-        """The launch's :class:`~gpumodeler.core.pipeline.LaunchResult` (raises ModelError)."""
+               include_transfers: bool = True, working_set_bytes=None):
+        """The launch's :class:`~gpumodeler.core.pipeline.LaunchResult` (raises ModelError);
+        ``working_set_bytes`` switches on the L2 term for it (evaluate_launch)."""
         from gpumodeler.core.pipeline import evaluate_launch
         return evaluate_launch(self.project, launch_id, **self.lookups, values=values,
                                include_transfers=include_transfers, terms=self.terms,
-                               analyses=self.analyses)
+                               analyses=self.analyses, working_set_bytes=working_set_bytes)
 
     def kernel_bound(self, kernel_id: str):
         """The kernel's latency bound (LatencyBound) with its own latency table (none: the

@@ -56,12 +56,12 @@ def override_key(kind: str, field: str) -> str:
 def read_only_reason(kind: str, field: str) -> str | None:
     """Why ``field`` of a ``kind`` cannot be overridden here, or None when it can."""
     if kind == "gpu" and override_key(kind, field) not in _GPU_SPEC_FIELDS:
-        return "not used by the model; edit it in the device database (gpumodeler devices)"
+        return "not used by the model; edit it in the device database (Devices › Add or Edit…)"
     if kind == "link":
         if field in _LINK_READ_ONLY:
             return _LINK_READ_ONLY[field]
         if field not in _LINK_SPEC_FIELDS:
-            return "not used by the model; edit it in the device database (gpumodeler devices)"
+            return "not used by the model; edit it in the device database (Devices › Add or Edit…)"
     return None
 
 

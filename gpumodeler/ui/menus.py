@@ -101,6 +101,28 @@ def create_actions(window) -> None:
                                        "The folder of the log file to send with a bug report")
 
 
+def _shown_launch(window) -> str | None:
+    """The launch the Launch tab shows (None before the tab is built: the dialog then takes
+    the project's first launch with transfers)."""
+    panel = getattr(window, "_editors", {}).get(2)
+    return getattr(panel, "launch_id", None)
+
+
+def _edit_devices(window, kind: str):
+    """The device editor (ui/devices/editor.py) on the GPU or link selected in the system,
+    if one of ``kind`` is; else on a new one."""
+    from gpumodeler.ui.devices.editor import open_device_editor
+    name = None
+    what, item_id = getattr(window.document, "selected", ("", ""))
+    project = window.document.project
+    if kind == "gpu" and what == "device" and item_id in project.devices \
+            and project.devices[item_id].kind == "gpu":
+        name = project.devices[item_id].device_name
+    elif kind == "link" and what == "connection" and item_id in project.connections:
+        name = project.connections[item_id].link_name
+    return open_device_editor(window, kind, name)
+
+
 def create_menus(window) -> None:
     """The menu bar and the main tool bar over the window's actions and docks."""
     bar = window.menuBar()
@@ -129,10 +151,13 @@ def create_menus(window) -> None:
     edit_menu.addSeparator()
     edit_menu.addAction(window.edit_actions["select_all"])
     devices_menu = bar.addMenu("&Devices")
+    devices_menu.addAction("Add or Edit a &GPU…", lambda: _edit_devices(window, "gpu"))
+    devices_menu.addAction("Add or Edit a Lin&k…", lambda: _edit_devices(window, "link"))
+    devices_menu.addSeparator()
     devices_menu.addActions([window.export_devices_action, window.import_devices_action])
     devices_menu.addAction("Calibrate &Link from Measurements…",
                            lambda: open_calibration_dialog(window, window.catalog,
-                                                           window.document))
+                                                           window.document, _shown_launch(window)))
     view_menu = bar.addMenu("&View")
     view_menu.addAction(window.fit_action)
     view_menu.addSeparator()

@@ -33,7 +33,7 @@ def test_fit_plot_and_store(qtbot, tmp_path, catalog):
     dialog = CalibrationDialog(catalog)
     qtbot.addWidget(dialog)
     assert dialog.load_file(_copies(tmp_path / "copies.json"))
-    assert dialog.direction_box.currentText() == "dtoh"
+    assert dialog.direction_box.currentData() == "dtoh"
     assert dialog.label_edit.text() == "pageable"
     dialog.link_box.setCurrentText(LINK)
     assert not dialog.save_button.isEnabled()
@@ -97,7 +97,111 @@ def test_an_nsys_export_gives_its_copies_not_its_migrations(qtbot, tmp_path, cat
     qtbot.addWidget(dialog)
     assert dialog.load_file(write_export(tmp_path / "report.sqlite", "modern", copies=copies))
     assert len(dialog.records) == 17
-    assert dialog.direction_box.currentText() == "dtoh"
+    assert dialog.direction_box.currentData() == "dtoh"
     # (managed migrations counted as copies would leave two memory kinds and no label)
     assert dialog.label_edit.text() == "pinned"
     assert dialog.label_edit.text() == "pinned"
+
+
+def _example_document(catalog):
+    from pathlib import Path
+
+    from gpumodeler.db.project_file import load_project
+    from gpumodeler.ui.document import Document
+    example = Path(__file__).resolve().parents[2] / "resources" / "examples" / "saxpy2-gtx970.gpm"
+    return Document(load_project(str(example)), catalog)
+
+
+def _write(path, records):
+    path.write_text(json.dumps(records))
+    return path
+
+
+def test_starts_at_the_launchs_link_and_direction(qtbot, catalog):
+    """The example launch's transfers run over the GTX 970's PCIe link, host → device first:
+    the dialog starts there, not at the catalog's first link or the file's first direction."""
+    from gpumodeler.ui.calibration.dialog import CalibrationDialog, launch_context
+    doc = _example_document(catalog)
+    launch_id = next(iter(doc.project.launches))
+    ctx = launch_context(doc.project, launch_id)
+    assert (ctx.gpu, ctx.link, ctx.direction) == ("GeForce GTX 970", LINK, "htod")
+    first_link = [s.name for s in catalog.list("link")][0]
+    assert first_link != LINK  # else the test could not tell the default from the list's first
+    dialog = CalibrationDialog(catalog, None, doc, launch_id)
+    qtbot.addWidget(dialog)
+    assert dialog.link_box.currentText() == LINK
+    assert dialog.direction_box.currentData() == "htod"
+    assert dialog.direction_box.currentText() == "host → device"
+    assert LINK in dialog.for_label.text() and "GeForce GTX 970" in dialog.for_label.text()
+    assert dialog.warning.isHidden()
+
+
+def test_warns_when_the_files_gpu_or_the_link_differ(qtbot, tmp_path, catalog):
+    from gpumodeler.ui.calibration.dialog import CalibrationDialog
+    doc = _example_document(catalog)
+    dialog = CalibrationDialog(catalog, None, doc)
+    qtbot.addWidget(dialog)
+    both = [{"kind": "transfer", "direction": d, "size_bytes": float(2 ** k), "time_s": 1e-5 + 2 ** k / 1e10,
+             "gpu": "NVIDIA GeForce GTX 970"} for d in ("dtoh", "htod") for k in range(10, 20)]
+    # the same GPU as a profiler names it, both directions: no warning, the launch's direction kept
+    assert dialog.load_file(_write(tmp_path / "same.json", both))
+    assert dialog.direction_box.currentData() == "htod"
+    assert dialog.context_problems() == [] and dialog.warning.isHidden()
+    # another GPU's copies
+    other = [dict(r, gpu="NVIDIA H100 80GB HBM3") for r in both]
+    assert dialog.load_file(_write(tmp_path / "other.json", other))
+    [problem] = dialog.context_problems()
+    assert "H100" in problem and "GeForce GTX 970" in problem
+    assert not dialog.warning.isHidden() and "H100" in dialog.warning.text()
+    # another link than the launch's
+    dialog.load_file(_write(tmp_path / "same.json", both))
+    other_link = next(s.name for s in catalog.list("link") if s.name != LINK)
+    dialog.link_box.setCurrentText(other_link)
+    [problem] = dialog.context_problems()
+    assert other_link in problem and LINK in problem
+    assert not dialog.warning.isHidden()
+    dialog.link_box.setCurrentText(LINK)
+    assert dialog.warning.isHidden()
+    # a file of device → host copies only: its direction is taken
+    assert dialog.load_file(_write(tmp_path / "dtoh.json", both[:10]))
+    assert dialog.direction_box.currentData() == "dtoh"
+
+
+def test_a_file_of_several_gpus_offers_them_and_fits_the_launchs(qtbot, tmp_path, catalog):
+    """A file with the GTX 970's and an H100's copies: the fit would need to know which, and
+    the dialog has the field for it (no message names a command-line option)."""
+    from gpumodeler.ui.calibration.dialog import CalibrationDialog
+    doc = _example_document(catalog)
+    dialog = CalibrationDialog(catalog, None, doc)
+    qtbot.addWidget(dialog)
+    assert dialog.gpu_box.isHidden() or not dialog.gpu_box.isVisibleTo(dialog)
+    rng = np.random.default_rng(1)
+    records = [{"kind": "transfer", "direction": "htod", "size_bytes": float(2 ** k),
+                "time_s": (1e-5 + 2 ** k / bw) * (1 + 0.01 * rng.standard_normal()), "gpu": gpu,
+                "memory_kind": "pinned"}
+               for gpu, bw in (("NVIDIA GeForce GTX 970", 1.2e10), ("NVIDIA H100", 5e10))
+               for k in range(10, 28)]
+    assert dialog.load_file(_write(tmp_path / "two.json", records))
+    assert dialog.gpu_box.isVisibleTo(dialog) and dialog.gpu_box.count() == 2
+    assert dialog.chosen_gpu() == "NVIDIA GeForce GTX 970"  # the launch's
+    assert dialog.warning.isHidden()
+    with qtbot.waitSignal(dialog.fitted, timeout=20000):
+        dialog.start_fit()
+    assert dialog.selection.gpu == "NVIDIA GeForce GTX 970" and len(dialog.selection.records) == 18
+    assert dialog.fit.model.bandwidth_bytes_per_s(2 ** 27) == pytest.approx(1.2e10, rel=0.1)
+    dialog.gpu_box.setCurrentIndex(dialog.gpu_box.findData("NVIDIA H100"))
+    assert "H100" in dialog.warning.text()
+
+
+def test_fit_errors_name_the_dialogs_fields():
+    from gpumodeler.ui.calibration.dialog import dialog_words
+    from gpumodeler.core.errors import InvalidParameter
+    from gpumodeler.core.measurements.records import Measurement
+    from gpumodeler.core.transfers.selection import select_copies
+    records = [Measurement("transfer", 1e-3, direction="htod", size_bytes=1e6, memory_kind=k)
+               for k in ("pinned", "pageable")]
+    with pytest.raises(InvalidParameter) as caught:
+        select_copies(records, direction="htod")
+    assert "--" in str(caught.value)
+    words = dialog_words(str(caught.value))
+    assert "--" not in words and "Memory kind / label" in words

@@ -3,7 +3,7 @@ again. After “take theirs” or “keep both”, the second import has nothing
 says so without opening the conflict dialog; the database is left as the first merge made
 it."""
 import pytest
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication
 
 from gpumodeler.db.catalog import Catalog
@@ -90,7 +90,7 @@ def test_a_declined_field_shows_as_kept_beside_something_new(window, catalog, ex
         theirs.export([GPU], tmp_path / "later.db")
     dialog = ImportDevicesDialog(catalog, str(tmp_path / "later.db"), window)
     assert dialog.choices == {}
-    rows = {dialog.tree.topLevelItem(0).child(i).text(0): dialog.tree.topLevelItem(0).child(i)
+    rows = {dialog.tree.topLevelItem(0).child(i).data(0, Qt.ItemDataRole.UserRole): dialog.tree.topLevelItem(0).child(i)
             for i in range(dialog.tree.topLevelItem(0).childCount())}
     assert "declined before" in rows["sms"].text(3)
     assert dialog.merge()

@@ -28,7 +28,8 @@ def test_import_chooses_per_field_and_merges(qtbot, catalog, colleague_file):
     tops = [dialog.tree.topLevelItem(i) for i in range(dialog.tree.topLevelItemCount())]
     assert sorted(t.text(0) for t in tops) == ["Colleague Card (new)", "GeForce GTX 970 (conflicting)"]
     card = next(t for t in tops if t.text(0).startswith("GeForce"))
-    rows = {card.child(i).text(0): card.child(i) for i in range(card.childCount())}
+    from PySide6.QtCore import Qt
+    rows = {card.child(i).data(0, Qt.ItemDataRole.UserRole): card.child(i) for i in range(card.childCount())}
     assert "my bench" in rows["l2_bytes"].text(1) and "their fit" in rows["l2_bytes"].text(2)
     assert "calibration" in rows["l2_bytes"].text(2)
     # nothing merges without a choice for every conflict
@@ -96,3 +97,50 @@ def test_refused_rows_of_the_file_are_shown(qtbot, catalog, devices_db, tmp_path
     assert dialog.merge()
     assert catalog.get("Colleague Card").value("sms") == 7
     assert list_calibrations(catalog, "gtx 970") == []       # the refused row stayed out
+
+
+def test_import_names_fields_and_units_in_words(qtbot, catalog, colleague_file):
+    from PySide6.QtCore import Qt
+    dialog = ImportDevicesDialog(catalog, str(colleague_file))
+    qtbot.addWidget(dialog)
+    card = next(dialog.tree.topLevelItem(i) for i in range(dialog.tree.topLevelItemCount())
+                if dialog.tree.topLevelItem(i).text(0).startswith("GeForce"))
+    rows = {card.child(i).data(0, Qt.ItemDataRole.UserRole): card.child(i) for i in range(card.childCount())}
+    assert rows["l2_bytes"].text(0) == "L2 cache" and rows["sms"].text(0) == "SMs"
+    assert "3 MiB" in rows["l2_bytes"].text(1) and "4 MiB" in rows["l2_bytes"].text(2)
+    assert "l2_bytes" not in rows["l2_bytes"].text(0) and "3145728" not in rows["l2_bytes"].text(1)
+    header = dialog.tree.headerItem()
+    assert header.text(3) == "Your choice for this field"
+    combo = dialog.choices[("GeForce GTX 970", "sms")]
+    assert "this field" in combo.itemText(0) and "this field only" in combo.toolTip()
+
+
+def test_apply_to_all_says_so_and_sets_every_choice(qtbot, catalog, colleague_file):
+    from gpumodeler.db.merge import MINE, THEIRS
+    dialog = ImportDevicesDialog(catalog, str(colleague_file))
+    qtbot.addWidget(dialog)
+    assert "all 2 conflicts" in dialog.all_label.text()
+    assert all("for all" in b.text() for b in dialog.all_buttons.values())
+    dialog.all_buttons[THEIRS].click()
+    assert {c.currentData() for c in dialog.choices.values()} == {THEIRS}
+    assert dialog.merge_button.isEnabled()
+    # one field changed afterwards keeps its own choice
+    dialog.choose("GeForce GTX 970", "sms", MINE)
+    assert dialog.resolutions() == {"GeForce GTX 970": {"l2_bytes": THEIRS, "sms": MINE}}
+
+
+def test_export_browse_chooses_the_file(qtbot, catalog, tmp_path, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+    dialog = ExportDevicesDialog(catalog, preselect=["GeForce GTX 970"])
+    qtbot.addWidget(dialog)
+    assert dialog.browse_button.text() == "Browse…"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName",
+                        staticmethod(lambda *a, **k: (str(tmp_path / "for-alice"), "")))
+    dialog.browse_button.click()
+    assert dialog.path.text() == str(tmp_path / "for-alice.db")
+    assert dialog.export()
+    assert (tmp_path / "for-alice.db").exists()
+    # cancelled: the path typed stays
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: ("", "")))
+    assert dialog.browse() == "" and dialog.path.text() == str(tmp_path / "for-alice.db")
+    assert "(GPU)" in dialog.list.item(0).text() or "(link)" in dialog.list.item(0).text()

@@ -402,3 +402,27 @@ def test_a_table_the_database_cannot_give_is_explained(catalog, qtbot, gpumodele
     text = ed.message_strip.text()
     assert "unknown latency table 'pascal-broken'" in text
     assert "could not all be read" in text and "'fast' is not a number of cycles" in text
+
+
+@pytest.mark.usefixtures("private_settings")
+def test_toolbar_fits_1280_with_layout_fit_and_delete_on_it(example_window):
+    """At 1280×720, beside the Kernel Properties dock, Auto-layout, Fit and Delete are
+    buttons of the bar itself (not in its overflow), and the kernel's New/Import/Export are
+    in the Kernel menu button."""
+    from gpumodeler.ui.screenshot import settle
+    win = example_window
+    win.resize(1280, 720)
+    win.show()
+    editor = win.kernel_editor
+    win.tabs.setCurrentIndex(win.tabs.indexOf(editor))
+    settle(150)
+    bar = editor.toolbar
+    assert bar.isVisible()
+    for action in (editor.layout_action, editor.fit_action, editor.delete_action):
+        button = bar.widgetForAction(action)
+        assert button is not None and button.isVisible(), action.text()
+        assert bar.rect().contains(button.geometry()), action.text()
+    extension = [w for w in bar.children() if type(w).__name__ == "QToolBarExtension"]
+    assert all(not w.isVisible() for w in extension)
+    menu = editor.kernel_button.menu()
+    assert [a.text() for a in menu.actions()] == ["New Kernel", "Import Kernel Graph…", "Export Kernel Graph…"]

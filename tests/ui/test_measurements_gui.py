@@ -127,7 +127,7 @@ def test_transfers_open_the_link_calibration_dialog(window, tmp_path, catalog):
     dialog = window.import_measurements_dialog(str(path))
     link = dialog.calibrate_link()
     assert link.path == path and sum(r.kind == "transfer" for r in link.records) == 16
-    assert link.direction_box.currentText() == "htod" and link.label_edit.text() == "pageable"
+    assert link.direction_box.currentData() == "htod" and link.label_edit.text() == "pageable"
 
 
 @pytest.mark.parametrize("content, message", [

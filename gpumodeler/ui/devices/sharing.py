@@ -1,35 +1,45 @@
 """Devices › Export… and Devices › Import…: the catalog's export, import report and merge
 (gpumodeler.db.sharing) in dialogs.
 
-Import shows every device the file would change — new, changed, conflicting — and for each
-conflicting field both sides' values with their provenance and source, and a choice: keep
-mine, take theirs, or keep both (theirs added as a non-default record). Nothing is merged
-until every conflict has a choice; the merge is then one transaction (all or nothing).
+Export picks the devices and the file (typed, or chosen with Browse…). Import shows every
+device the file would change — new, changed, conflicting — and for each conflicting field
+(named in words, :func:`~gpumodeler.ui.device_fields.field_label`) both sides' values with
+their units and provenance, and a choice for that field alone: keep mine, take theirs, or
+keep both (theirs added as a non-default record). Buttons above the list set the same
+choice for every conflict at once, and say so. Nothing is merged until every conflict has a
+choice; the merge is then one transaction (all or nothing).
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QHBoxLayout, QLabel, QLineEdit,
-                               QListWidget, QListWidgetItem, QMessageBox, QTreeWidget,
-                               QTreeWidgetItem, QVBoxLayout)
+from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QHBoxLayout, QLabel,
+                               QLineEdit, QListWidget, QListWidgetItem, QMessageBox, QPushButton,
+                               QTreeWidget, QTreeWidgetItem, QVBoxLayout)
 
 from gpumodeler.core.errors import ModelError
 from gpumodeler.db.merge import BOTH, DECLINED, MINE, THEIRS
 from gpumodeler.db.records import ValueRecord
 
+from ..device_fields import field_label
+from ..units import format_quantity
+
 CHOICE_TEXT = {MINE: "keep mine", THEIRS: "take theirs", BOTH: "keep both"}
-UNCHOSEN = "— choose —"
+ALL_TEXT = {MINE: "Keep mine for all", THEIRS: "Take theirs for all", BOTH: "Keep both for all"}
+UNCHOSEN = "— choose for this field —"
+KIND_WORDS = {"gpu": "GPU", "link": "link", "host": "host", "latency_table": "latency table"}
+HEADERS = ["Device / field", "Mine (this computer)", "Theirs (the file)", "Your choice for this field"]
 
 
 def describe(side) -> str:
-    """One side of a field: its records, the default first, with provenance and source."""
+    """One side of a field: its records, the default (★) first, each value with its unit
+    ("1253 MHz", "3 MiB") and its provenance and source."""
     parts = []
-    for r in side:
+    # the default first: the value each side uses is what a narrow column still shows
+    for r in sorted(side, key=lambda r: not (isinstance(r, ValueRecord) and r.is_default)):
         if isinstance(r, ValueRecord):
-            value = "unknown" if r.value is None else f"{r.value:g}" if isinstance(r.value, float) else str(r.value)
+            value = format_quantity(r.value, r.unit, digits=6)
             origin = ", ".join(x for x in (r.provenance, r.source_text or r.source, r.where) if x)
-            parts.append(("★ " if r.is_default else "") + f"{value} {r.unit if r.unit != 'text' else ''}".strip()
-                         + (f" ({origin})" if origin else ""))
+            parts.append(("★ " if r.is_default else "") + value + (f" ({origin})" if origin else ""))
         else:
             parts.append(str(r))
     return "; ".join(parts) or "(none)"
@@ -57,12 +67,18 @@ class ExportDevicesDialog(QDialog):
         self.list = QListWidget()
         chosen = {p.casefold() for p in preselect}
         for d in catalog.list():
-            item = QListWidgetItem(f"{d.name}  [{d.kind}]")
+            item = QListWidgetItem(f"{d.name}  ({KIND_WORDS.get(d.kind, d.kind)})")
             item.setData(Qt.ItemDataRole.UserRole, d.name)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
             item.setCheckState(Qt.CheckState.Checked if d.name.casefold() in chosen else Qt.CheckState.Unchecked)
             self.list.addItem(item)
         self.path = QLineEdit(placeholderText="file to write (.db)")
+        self.browse_button = QPushButton("Browse…")
+        self.browse_button.setToolTip("Choose the file to write")
+        self.browse_button.clicked.connect(self.browse)
+        path_row = QHBoxLayout()
+        path_row.addWidget(self.path, 1)
+        path_row.addWidget(self.browse_button)
         self.message = QLabel(wordWrap=True)
         self.message.setStyleSheet("color: #c62828")
         box = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
@@ -70,8 +86,23 @@ class ExportDevicesDialog(QDialog):
         box.accepted.connect(self.export)
         box.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        for w in (self.filter, self.list, QLabel("Export to"), self.path, self.message, box):
+        for w in (self.filter, self.list, QLabel("Export to")):
             layout.addWidget(w)
+        layout.addLayout(path_row)
+        for w in (self.message, box):
+            layout.addWidget(w)
+        self.resize(560, 520)
+
+    def browse(self) -> str:
+        """Choose the file in a file dialog (a name without a suffix gets .db); returns it,
+        "" when cancelled."""
+        path, _ = QFileDialog.getSaveFileName(self, "Export devices to", self.path.text().strip(),
+                                              "Device databases (*.db);;All files (*)")
+        if path:
+            if "." not in path.rsplit("/", 1)[-1]:
+                path += ".db"
+            self.path.setText(path)
+        return path
 
     def _filter(self, text) -> None:
         for i in range(self.list.count()):
@@ -115,7 +146,7 @@ class ImportDevicesDialog(QDialog):
                             if counts[DECLINED] else "") + ". "
                          "Choose for every conflict; nothing changes until you merge.", wordWrap=True)
         self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["device / field", "mine", "theirs", "choice"])
+        self.tree.setHeaderLabels(HEADERS)
         self.tree.setColumnWidth(0, 220)
         self.tree.setColumnWidth(1, 260)
         self.tree.setColumnWidth(2, 260)
@@ -123,18 +154,23 @@ class ImportDevicesDialog(QDialog):
             if d.status == "identical":
                 continue
             top = QTreeWidgetItem([f"{d.name} ({d.status})", "", "", ""])
+            top.setToolTip(0, f"{KIND_WORDS.get(d.kind, d.kind)} {d.name}: {d.status}")
             self.tree.addTopLevelItem(top)
             for f in d.fields:
-                row = QTreeWidgetItem([f.field, describe(f.mine), describe(f.theirs),
+                row = QTreeWidgetItem([field_label(f.field), describe(f.mine), describe(f.theirs),
                                        "" if f.status == "conflict" else
                                        ("kept (mine has it all)" if f.status == "mine" else
                                         "kept mine (declined before)" if f.status == DECLINED else
                                         "taken (theirs adds)")])
+                row.setData(0, Qt.ItemDataRole.UserRole, f.field)
+                row.setToolTip(0, f.field)
                 row.setToolTip(1, describe(f.mine))
                 row.setToolTip(2, describe(f.theirs))
                 top.addChild(row)
                 if f.status == "conflict":
                     combo = QComboBox()
+                    combo.setToolTip(f"What to keep of {field_label(f.field)} of {d.name}: "
+                                     f"this field only")
                     combo.addItem(UNCHOSEN, None)
                     for c in (MINE, THEIRS, BOTH):
                         if c == BOTH and f.field in ("kind", "family"):
@@ -155,14 +191,27 @@ class ImportDevicesDialog(QDialog):
         self.merge_button.setText("Merge")
         self.buttons.accepted.connect(self.merge)
         self.buttons.rejected.connect(self.reject)
+        # the same choice for every conflict: a row of its own, labelled as such, above the
+        # list whose per-field choices it sets
         quick = QHBoxLayout()
-        quick.addWidget(QLabel("All conflicts:"))
+        self.all_label = QLabel(f"The same choice for all {len(self.choices)} conflicts:")
+        quick.addWidget(self.all_label)
+        self.all_buttons: dict[str, QPushButton] = {}
         for c in (MINE, THEIRS, BOTH):
-            b = self.buttons.addButton(CHOICE_TEXT[c], QDialogButtonBox.ButtonRole.ActionRole)
+            b = QPushButton(ALL_TEXT[c])
+            b.setToolTip(f"Sets every conflict's choice to “{CHOICE_TEXT[c]}” (a field that "
+                         f"cannot be kept both ways: “keep mine”); you can still change any "
+                         f"of them before Merge")
             b.clicked.connect(lambda _c=False, c=c: self.choose_all(c))
+            quick.addWidget(b)
+            self.all_buttons[c] = b
+        quick.addStretch(1)
+        for w in [self.all_label, *self.all_buttons.values()]:
+            w.setVisible(bool(self.choices))
         layout = QVBoxLayout(self)
         layout.addWidget(summary)
         layout.addWidget(self.refused)
+        layout.addLayout(quick)
         layout.addWidget(self.tree, 1)
         layout.addWidget(self.message)
         layout.addWidget(self.buttons)

@@ -1,5 +1,10 @@
 """The kernel editor's tool bar: kernel, latency table, tool mode, edge kind, loop, layout.
 
+It fits a 1280-pixel screen beside the Kernel Properties dock: the kernel's New, Import…
+and Export… are one "Kernel" menu button, and the combos are sized to their choices'
+usual names (their full names are in the drop-down), so Auto-layout, Fit and Delete are
+on the bar itself, not in its overflow.
+
 :func:`build_toolbar` makes the bar's controls attributes of the editor (as a Designer
 ``setupUi`` would) and connects them to the editor's methods; the editor decides what they do.
 """
@@ -7,7 +12,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QIcon, QKeySequence, QPainter, QPen, QPixmap
-from PySide6.QtWidgets import QComboBox, QLabel, QLineEdit, QToolBar
+from PySide6.QtWidgets import QComboBox, QLineEdit, QMenu, QToolBar, QToolButton
 
 from gpumodeler.core.kernel.graph import EDGE_KINDS
 
@@ -29,31 +34,39 @@ def _kind_icon(kind: str) -> QIcon:
 
 def build_toolbar(editor) -> QToolBar:
     """The tool bar of ``editor``; its controls become the editor's ``toolbar``,
-    ``kernel_combo``, ``new_action``, ``import_action``, ``export_action``, ``table_combo``,
+    ``kernel_button`` (its menu: New, Import…, Export…), ``kernel_combo``, ``new_action``, ``import_action``, ``export_action``, ``table_combo``,
     ``select_action``, ``connect_action``, ``kind_combo``, ``loop_iterations``,
     ``loop_action``, ``layout_action``, ``fit_action`` and ``delete_action``."""
     toolbar = editor.toolbar = QToolBar("Kernel")
     toolbar.setIconSize(QSize(28, 12))
     editor.kernel_combo = QComboBox()
     editor.kernel_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-    editor.kernel_combo.setMinimumContentsLength(12)
+    editor.kernel_combo.setMinimumContentsLength(10)
     editor.kernel_combo.setToolTip("The kernel to edit")
     editor.kernel_combo.activated.connect(editor._on_kernel_chosen)
-    toolbar.addWidget(QLabel(" Kernel "))
-    toolbar.addWidget(editor.kernel_combo)
-    editor.new_action = toolbar.addAction("New", editor.new_kernel)
+    menu = QMenu(editor)
+    editor.new_action = menu.addAction("New Kernel", editor.new_kernel)
     editor.new_action.setToolTip("Add an empty kernel to the project")
-    editor.import_action = toolbar.addAction("Import…", editor._on_import)
+    editor.import_action = menu.addAction("Import Kernel Graph…", editor._on_import)
     editor.import_action.setToolTip("Read a kernel graph (gpumodeler-kernel JSON) into the project")
-    editor.export_action = toolbar.addAction("Export…", editor._on_export)
+    editor.export_action = menu.addAction("Export Kernel Graph…", editor._on_export)
     editor.export_action.setToolTip("Write this kernel graph as gpumodeler-kernel JSON")
+    menu.setToolTipsVisible(True)
+    editor.kernel_button = QToolButton()
+    editor.kernel_button.setObjectName("kernel_menu_button")
+    editor.kernel_button.setText("Kernel")
+    editor.kernel_button.setMenu(menu)
+    editor.kernel_button.setPopupMode(QToolButton.InstantPopup)
+    editor.kernel_button.setToolTip("New, import or export a kernel")
+    toolbar.addWidget(editor.kernel_button)
+    toolbar.addWidget(editor.kernel_combo)
     toolbar.addSeparator()
     editor.table_combo = QComboBox()
     editor.table_combo.addItem("(no table)", None)   # the tables: KernelEditor._fill_table_choices
     editor.table_combo.setToolTip("Latency table: the architecture whose latencies fill the edges")
     editor.table_combo.activated.connect(editor._on_table_chosen)
     editor.table_combo.setSizeAdjustPolicy(QComboBox.AdjustToMinimumContentsLengthWithIcon)
-    editor.table_combo.setMinimumContentsLength(16)
+    editor.table_combo.setMinimumContentsLength(12)
     toolbar.addWidget(editor.table_combo)
     toolbar.addSeparator()
     group = QActionGroup(editor)

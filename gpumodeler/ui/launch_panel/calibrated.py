@@ -99,7 +99,7 @@ class CalibratedLinkBox(QComboBox):
         super().__init__(panel)
         self.panel = panel
         self.setToolTip("transfer models fitted from measured copies on this link and stored in "
-                        "your device database (calibrate link --save); choosing one makes the "
+                        "your device database (Devices › Calibrate Link from Measurements…); choosing one makes the "
                         "project's transfers over the link use it")
         self.addItem(NOMINAL, None)
         self.activated.connect(self.choose)

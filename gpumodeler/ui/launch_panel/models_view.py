@@ -1,6 +1,11 @@
-"""The launch panel's "Models side by side" box: one row per registered model (time, bound,
-binding resource, the kernel terms it applied) and the spread; each row's tooltip gives the
-model's equations, its notes and its intermediate quantities.
+"""The launch panel's "Models side by side" box: one row per registered model (its status,
+time, bound, binding resource, the kernel terms it applied) and the spread; each row's tooltip
+gives the model's equations, its notes and its intermediate quantities.
+
+The status is in the table itself, not only in a tooltip (:func:`model_status`): a model
+that runs on a default it should be calibrated for (Amarís' λ = 1; Gajger's λ = 1, eq. 4.4)
+is "uncalibrated", one that lacks an input says which, and those rows are coloured so a
+spread that comes from them reads as such.
 
 It shows what :func:`gpumodeler.core.models.graph_inputs.compare_launch` returns and
 computes nothing.
@@ -8,16 +13,48 @@ computes nothing.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHeaderView, QLabel, QTableWidget,
                                QTableWidgetItem, QVBoxLayout)
 
 from gpumodeler.core.models.registry import MODELS, spread
-from gpumodeler.core.models.result import ModelResult
+from gpumodeler.core.models.result import MissingModelInput, ModelResult
 
 from ..plots.units import fmt_time
 from .results import RESOURCE_NAMES
+from .terms_box import panel_words
 
-COLUMNS = ("Model", "Kernel time", "Bound", "Limited by", "Terms")
+COLUMNS = ("Model", "Status", "Kernel time", "Bound", "Limited by", "Terms")
+#: status kinds: the text colour of their rows
+STATUS_COLOURS = {"ok": "#1b1b1b", "uncalibrated": "#a04a00", "missing": "#6b6b6b",
+                  "warning": "#a04a00", "error": "#b3261e"}
+
+#: a missing model input (MissingModelInput.item) in a few words
+INPUT_NAMES = {"contention_b_cycles": "a contention fit", "contention_c_bytes_per_s": "a contention fit",
+               "memory_instructions": "memory counts", "critical_dram_accesses": "DRAM accesses",
+               "dram_latency_cycles": "the DRAM latency"}
+
+
+def model_status(name: str, outcome, lam: float | None = None) -> tuple[str, str]:
+    """(kind, text) of a model's row: kind one of :data:`STATUS_COLOURS`.
+
+    ``lam``: the launch's λ, which only the gajger model applies; at its default of 1 the
+    model is Gajger's eq. 4.1 without its calibration (eq. 4.4), so it is "uncalibrated" —
+    as Amarís' bsp is at its λ = 1 (its note says so). A model that needs an input nobody
+    gave (MissingModelInput) is "missing" with the input named."""
+    if isinstance(outcome, MissingModelInput):
+        item = getattr(outcome, "item", "") or ""
+        what = INPUT_NAMES.get(item, item.replace("_", " ") or "an input")
+        return "missing", f"✗ needs {what}"
+    if not isinstance(outcome, ModelResult):
+        return "error", "✗ not computed"
+    if any("uncalibrated" in note for note in outcome.notes):
+        return "uncalibrated", "⚠ uncalibrated (λ = 1)"
+    if name == "gajger" and lam is not None and lam == 1.0:
+        return "uncalibrated", "⚠ uncalibrated (λ = 1)"
+    if outcome.warnings:
+        return "warning", "⚠ warning (see its tooltip)"
+    return "ok", "✓"
 
 
 def _quantity_lines(result: ModelResult, limit: int = 12) -> list[str]:
@@ -36,18 +73,19 @@ def tooltip_for(name: str, outcome) -> str:
     """The equations a model implements, then its notes, terms and quantities (or its error)."""
     parts = [f"<b>{name}</b>: {MODELS[name][1]}"]
     if not isinstance(outcome, ModelResult):
-        parts.append(f"not computed: {outcome}")
+        parts.append(f"not computed: {panel_words(str(outcome))}")
         return "<br>".join(parts)
     parts.append(f"<i>{outcome.equations}</i>")
-    parts += [f"• {n}" for n in outcome.notes]
-    parts += [f"• {t.describe()}" for t in outcome.terms]
-    parts += [f"<span style='color:#b3261e'>⚠ {w}</span>" for w in outcome.warnings]
+    parts += [f"• {panel_words(n)}" for n in outcome.notes]
+    parts += [f"• {panel_words(t.describe())}" for t in outcome.terms]
+    parts += [f"<span style='color:#b3261e'>⚠ {panel_words(w)}</span>" for w in outcome.warnings]
     parts += _quantity_lines(outcome)
     return "<br>".join(parts)
 
 
 class ModelsView(QGroupBox):
-    """``table`` (a row per model, in registry order) and ``spread_label``."""
+    """``table`` (a row per model, in registry order) and ``spread_label``; ``statuses``
+    the (kind, text) of each model's row (:func:`model_status`)."""
 
     def __init__(self, parent=None):
         super().__init__("Models side by side", parent)
@@ -55,6 +93,12 @@ class ModelsView(QGroupBox):
         self.table = QTableWidget(len(MODELS), len(COLUMNS))
         self.table.setHorizontalHeaderLabels(COLUMNS)
         self.table.verticalHeader().setVisible(False)
+        self.table.setWordWrap(False)  # one line per model: five rows fit a short screen
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 6)
+        # every model's row on screen: the table never shrinks below them (the splitter gives
+        # the room to the prediction's detail rows below, which scroll)
+        self.table.setMinimumHeight(self.table.verticalHeader().defaultSectionSize() * len(MODELS)
+                                    + self.table.horizontalHeader().sizeHint().height() + 6)
         self.table.setEditTriggers(QAbstractItemView.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.NoSelection)
         header = self.table.horizontalHeader()
@@ -63,33 +107,50 @@ class ModelsView(QGroupBox):
         for row, name in enumerate(MODELS):
             self._set(row, 0, name, tooltip_for(name, "no launch yet"))
         lay.addWidget(self.table)
+        self.statuses: dict[str, tuple[str, str]] = {}
         self.spread_label = QLabel("—")
         self.spread_label.setTextFormat(Qt.RichText)
+        self.spread_label.setWordWrap(True)
         lay.addWidget(self.spread_label)
 
-    def _set(self, row: int, col: int, text: str, tooltip: str) -> None:
+    def _set(self, row: int, col: int, text: str, tooltip: str, colour: str = "") -> None:
         item = QTableWidgetItem(text)
         item.setToolTip(tooltip)
+        if colour:
+            item.setForeground(QBrush(QColor(colour)))
         self.table.setItem(row, col, item)
 
-    def show_results(self, results: dict | None, message: str = "") -> None:
-        """Show ``{model: ModelResult or error}``, or dashes and ``message``."""
+    def show_results(self, results: dict | None, message: str = "", lam: float | None = None) -> None:
+        """Show ``{model: ModelResult or error}``, or dashes and ``message``; ``lam`` the
+        launch's λ (:func:`model_status`)."""
+        self.statuses = {}
         for row, name in enumerate(MODELS):
             outcome = (results or {}).get(name, message or "no prediction")
             tip = tooltip_for(name, outcome)
+            if results is None:
+                kind, status = "missing", ""
+            else:
+                kind, status = self.statuses[name] = model_status(name, outcome, lam)
             if isinstance(outcome, ModelResult):
-                flag = " ⚠" if outcome.warnings else ""
-                terms = "; ".join(t.describe() for t in outcome.terms if t.applied) or "none"
-                cells = (name, fmt_time(outcome.time_s) + flag, outcome.bound,
+                terms = "; ".join(panel_words(t.describe()) for t in outcome.terms if t.applied) or "none"
+                cells = (name, status, fmt_time(outcome.time_s), outcome.bound,
                          RESOURCE_NAMES.get(outcome.binding_resource, outcome.binding_resource), terms)
             else:
-                cells = (name, "—", "", "", str(outcome))
+                cells = (name, status, "—", "", "", panel_words(str(outcome)))
             for col, text in enumerate(cells):
-                self._set(row, col, text, tip)
-        s = spread(results or {})
-        if s is None:
-            self.spread_label.setText(message or "—")
-        else:
-            self.spread_label.setText(
-                f"spread: {fmt_time(s.min_s)} ({s.fastest}) to {fmt_time(s.max_s)} ({s.slowest}), "
-                f"<b>max/min {s.ratio:.3g}</b> over {s.models} model(s)")
+                self._set(row, col, text, tip, STATUS_COLOURS[kind] if kind != "ok" else "")
+        self.spread_label.setText(spread_text(results, self.statuses) or message or "—")
+
+
+def spread_text(results: dict | None, statuses: dict) -> str:
+    """The models' spread, fastest to slowest, each named with its status when it is not
+    plain (''  without a time)."""
+    s = spread(results or {})
+    if s is None:
+        return ""
+
+    def named(model):
+        kind = statuses.get(model, ("ok", ""))[0]
+        return model if kind == "ok" else f"{model}, {kind}"
+    return (f"spread: {fmt_time(s.min_s)} ({named(s.fastest)}) to {fmt_time(s.max_s)} "
+            f"({named(s.slowest)}), <b>max/min {s.ratio:.3g}</b> over {s.models} model(s)")

@@ -7,6 +7,10 @@ explicit override), λ, loop variables and the transfers. Each finished field ed
 with the reason under the form, and the model is unchanged (what is checked before a push:
 :mod:`.checks`; the transfer rows: :mod:`.transfers`).
 
+The answer — total, kernel time, bound, binding resource and the models' spread — is in a
+header above both (:mod:`.header`), which never scrolls. The kernel-time terms are controls
+of the inputs (:mod:`.terms_box`) and apply to the prediction, the models and the sweeps.
+
 Results (right, :mod:`.results`) come from the service layer
 (:class:`gpumodeler.service.evaluation.ProjectEvaluation`), the same call the CLI's and the
 report's numbers come from; the registered models side by side below them
@@ -31,12 +35,14 @@ from ..binding import DocumentBinding, current_or_first, fill_item_combo, item_c
 from .calibrated import CalibratedLambdaBox, CalibratedLinkBox
 from .checks import (MAX_GRID_BLOCKS, data_size_limit, loop_variable_problem, missing_link_value,
                      occupancy_problem, transfer_size_problem, variable_names)
+from .header import AnswerHeader
 from .fields import (FieldError, Form, clear_error, fmt_number, mark_error, message_label,
                      parse_float, parse_int)
 from .models_view import ModelsView
 from .results import PredictionView, occupancy_text
 from .sweep import SweepPanel
 from .table_check import TableCheck
+from .terms_box import KernelTermsBox, panel_words
 from .transfers import TransfersBox
 
 # core error items -> our field names
@@ -76,7 +82,8 @@ class LaunchPanel(DocumentBinding, QWidget):
         top.addWidget(QLabel("Launch"))
         top.addWidget(self.launch_combo)
         top.addWidget(self.new_button)
-        top.addStretch(1)
+        self.header = AnswerHeader()
+        top.addWidget(self.header, 1)
 
         # inputs
         inputs = QWidget()
@@ -122,6 +129,9 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.table_check.use_requested.connect(self.use_gpu_table)
         il.addWidget(self.table_check)
 
+        self.terms_box = KernelTermsBox()
+        self.terms_box.changed.connect(self._schedule_refresh)
+
         self.variables_box = QGroupBox("Loop variables")
         self.variables_layout = QFormLayout(self.variables_box)
         il.addWidget(self.variables_box)
@@ -132,6 +142,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.transfers.add_requested.connect(lambda: self.add_transfer())
         self.transfers.remove_requested.connect(self._remove_selected_transfer)
         il.addWidget(self.transfers)
+        il.addWidget(self.terms_box)
         il.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -145,6 +156,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.prediction.fix_requested.connect(self.show_missing_link_value)
 
         self.models = ModelsView()
+        self.models.spread_label.hide()  # the header shows the spread, on screen at any size
 
         self.sweep = SweepPanel(self)
 
@@ -153,14 +165,16 @@ class LaunchPanel(DocumentBinding, QWidget):
         prediction_scroll.setWidgetResizable(True)
         prediction_scroll.setFrameShape(QScrollArea.Shape.NoFrame)
         prediction_scroll.setWidget(self.prediction)
-        prediction_scroll.setMinimumHeight(80)
+        prediction_scroll.setMinimumHeight(40)
         self._right = right = QSplitter(Qt.Vertical)
         right.setChildrenCollapsible(False)
-        right.addWidget(prediction_scroll)
+        # the models first: with the answer in the header, their rows (and which of them are
+        # uncalibrated) come next; the prediction's detail rows scroll below them
         right.addWidget(self.models)
+        right.addWidget(prediction_scroll)
         right.addWidget(self.sweep)
         right.setStretchFactor(2, 1)
-        right.setSizes([300, 235, 400])
+        right.setSizes([210, 300, 400])
         split = QSplitter(Qt.Horizontal)
         split.addWidget(scroll)
         split.addWidget(right)
@@ -267,9 +281,11 @@ class LaunchPanel(DocumentBinding, QWidget):
         When only its transfers cannot be predicted, the kernel is still shown and the
         transfers say why (and which field to set)."""
         self.transfer_error, self.missing_link_value = "", None
-        evaluation = ProjectEvaluation(self.project, self.document.lookups())
+        evaluation = self.evaluation()
+        self._show_gpu_values()
         try:
-            self.result = evaluation.launch(self.launch_id)
+            self.result = evaluation.launch(self.launch_id,
+                                            working_set_bytes=self.terms_box.working_set_bytes)
             self.error = ""
         except ModelError as exc:
             kernel_only = self._kernel_only(evaluation)
@@ -300,12 +316,37 @@ class LaunchPanel(DocumentBinding, QWidget):
         self._show_result(self.result, "")
         try:  # the other models: each one's own error stays in its row
             self.model_results = compare_launch(self.project, self.launch_id, self.result,
-                                                table_lookup=self.document.latency_table)
+                                                table_lookup=self.document.latency_table,
+                                                terms=self.terms_box.terms(),
+                                                parameters=self.model_parameters())
         except ModelError as exc:
             self.model_results = None
             self.models.show_results(None, str(exc))
+            self.header.show_models(None, {})
             return
-        self.models.show_results(self.model_results)
+        self.models.show_results(self.model_results, lam=self.launch.lam)
+        self.header.show_models(self.model_results, self.models.statuses)
+
+    def evaluation(self) -> ProjectEvaluation:
+        """The service's evaluation of the project with the Kernel terms box's switches and
+        GPU values (the prediction's, the models' and the sweeps')."""
+        return ProjectEvaluation(self.project, self.terms_box.lookups(self.document.lookups()),
+                                 terms=self.terms_box.terms())
+
+    def model_parameters(self) -> dict:
+        """The models' own inputs the panel gives (ModelInputs.parameters): the working set."""
+        ws = self.terms_box.working_set_bytes
+        return {} if ws is None else {"working_set_bytes": ws}
+
+    def _show_gpu_values(self) -> None:
+        """The launch's GPU's own launch overhead and L2 values, as the terms box's hints."""
+        from gpumodeler.core.pipeline import resolve_gpu
+        launch = self.launch
+        try:
+            gpu = resolve_gpu(self.project, launch.gpu, self.document.gpu_spec) if launch else None
+        except (ModelError, KeyError, LookupError):
+            gpu = None
+        self.terms_box.set_gpu(gpu)
 
     def use_gpu_table(self, key: str | None = None) -> bool:
         """Give the kernel the latency table of its GPU's architecture (one undo step)."""
@@ -323,18 +364,22 @@ class LaunchPanel(DocumentBinding, QWidget):
         launch = self.launch
         if launch is None or not launch.transfers:
             return None
-        evaluation = evaluation or ProjectEvaluation(self.project, self.document.lookups())
+        evaluation = evaluation or self.evaluation()
         try:
-            return evaluation.launch(self.launch_id, include_transfers=False)
+            return evaluation.launch(self.launch_id, include_transfers=False,
+                                     working_set_bytes=self.terms_box.working_set_bytes)
         except (ModelError, KeyError, LookupError):
             return None
 
     def _show_result(self, r, message: str, transfer_error: str = "", fix_text: str = "") -> None:
+        message, transfer_error = panel_words(message), panel_words(transfer_error)
         self.occupancy_label.setText(occupancy_text(r))
         self.prediction.show_result(r, message, transfer_error, fix_text)
+        self.header.show_result(r, message, transfer_error)
         if r is None:
             self.model_results = None
             self.models.show_results(None, message)
+            self.header.show_models(None, {})
 
 
     def show_missing_link_value(self) -> bool:

@@ -12,6 +12,7 @@ from gpumodeler.core.models.throughput import RESOURCES
 
 from ..plots.units import fmt_bytes, fmt_count, fmt_time
 from .fields import message_label
+from .terms_box import panel_words
 
 RESOURCE_NAMES = {"cuda_cores": "CUDA cores", "issue": "issue", "memory": "global memory",
                   "sfu": "SFU", "fp64": "FP64", "shared_memory": "shared memory", "latency": "latency",
@@ -117,8 +118,8 @@ def terms_text(terms) -> str:
     if terms is None:
         return "none (eq. 4.1)"
     effects = terms.effects()
-    applied = [t.describe() for t in effects if t.applied]
-    off = [t.describe() for t in effects if not t.applied]
+    applied = [panel_words(t.describe()) for t in effects if t.applied]
+    off = [panel_words(t.describe()) for t in effects if not t.applied]
     lines = [f"<b>{a}</b>" for a in applied]
     if applied:
         lines.append(f"eq. 4.1 alone: {fmt_time(float(terms.eq41_cycles / terms.clock_hz))}")

@@ -20,7 +20,6 @@ from gpumodeler.core.commands import AddItem, Macro
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.launch_sweep import variable_label
 from gpumodeler.core.project import SweepDef
-from gpumodeler.service.evaluation import ProjectEvaluation
 from gpumodeler.ui.logs import bug
 
 from .. import workers
@@ -239,10 +238,11 @@ class SweepPanel(QWidget):
         # transfers the panel cannot predict (a link value unknown): sweep the kernel alone
         kernel_only = bool(self.panel.transfer_error)
         try:
-            evaluation = ProjectEvaluation(self.project, self.document.lookups())
+            evaluation = self.panel.evaluation()  # with the panel's kernel terms
             snap = evaluation.snapshot(self.launch_id, self.variable, values, devices,
                                        measured_x=mx, include_transfers=not kernel_only,
-                                       models=self.model_list.checked())
+                                       models=self.model_list.checked(),
+                                       model_parameters=self.panel.model_parameters())
         except (ModelError, LookupError) as exc:
             self._stale(f"cannot sweep: {exc}")
             return False

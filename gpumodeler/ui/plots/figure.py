@@ -7,15 +7,23 @@ dpi so Qt's point-sized fonts come out at their point size on paper), its fonts 
 print, rendered into an image of width × dpi pixels (or an SVG whose text stays text), and
 then put back as it was. The legend is placed for that size where it covers no data
 (:mod:`.legend_place`: fewer columns if it is too wide, a free corner, else headroom).
+
+Curves and markers are sized in points for the preset too (:func:`sized_marks`): a line
+``line_pt`` wide, a marker ``marker_pt`` across, on paper, in a PNG at any dpi and in an SVG
+alike. On screen, pyqtgraph draws both in device pixels (cosmetic pens, markers from a
+pixmap atlas), so a 300-dpi PNG would get 6-pixel markers — a third of what the screen
+shows, relative to the figure — and an SVG embedded pixmaps; while a figure is rendered, the
+pens are given the preset's width in the output's pixels and the markers are drawn one by
+one as vector paths at the preset's size.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from PySide6.QtCore import QRectF, QSize, QSizeF
-from PySide6.QtGui import QColor, QFont, QImage, QPainter
+from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPen
 from PySide6.QtSvg import QSvgGenerator
 
 from .legend_place import legend_state, place_legend, restore_legend
@@ -23,19 +31,22 @@ from .legend_place import legend_state, place_legend, restore_legend
 
 @dataclass(frozen=True)
 class FigureSize:
-    """A printed figure: width and height in inches, raster resolution, font size in pt."""
+    """A printed figure: width and height in inches, raster resolution, font size, curve
+    width and marker diameter in pt."""
 
     name: str
     width_in: float
     height_in: float
     dpi: int = 300
     font_pt: float = 8.0
+    line_pt: float = 1.2
+    marker_pt: float = 4.0
 
 
 PRESETS = {
-    "one-column": FigureSize("one column (3.5 in)", 3.5, 2.6, 300, 7.0),
-    "two-column": FigureSize("two columns (7.2 in)", 7.2, 3.6, 300, 8.0),
-    "slide": FigureSize("slide (10 in, 150 dpi)", 10.0, 5.6, 150, 12.0),
+    "one-column": FigureSize("one column (3.5 in)", 3.5, 2.6, 300, 7.0, 1.0, 3.5),
+    "two-column": FigureSize("two columns (7.2 in)", 7.2, 3.6, 300, 8.0, 1.2, 4.0),
+    "slide": FigureSize("slide (10 in, 150 dpi)", 10.0, 5.6, 150, 12.0, 2.0, 6.0),
 }
 DEFAULT_PRESET = "two-column"
 
@@ -46,8 +57,65 @@ def figure_size(preset: str | None = None, dpi: int | None = None) -> FigureSize
     if dpi is not None:
         if not 50 <= dpi <= 1200:
             raise ValueError(f"dpi must be 50..1200, got {dpi}")
-        size = FigureSize(size.name, size.width_in, size.height_in, int(dpi), size.font_pt)
+        size = replace(size, dpi=int(dpi))
     return size
+
+
+def _scaled_pen(pen, width_px: float):
+    """A copy of ``pen`` (QPen or pyqtgraph pen spec) ``width_px`` device pixels wide."""
+    import pyqtgraph as pg
+    new = QPen(pg.mkPen(pen))
+    new.setWidthF(width_px)
+    new.setCosmetic(True)
+    return new
+
+
+@contextmanager
+def sized_marks(plot_item, size: FigureSize, logical_dpi: float, device_scale: float):
+    """The curves and markers of ``plot_item`` sized for figure ``size`` while rendered with
+    ``device_scale`` output pixels per scene pixel (a PNG: dpi / logical dpi; an SVG: 1).
+    A curve's pen becomes ``line_pt`` wide (a dashed or dotted reference line keeps its
+    width relative to a curve's: 2/3 of it; cosmetic, so in output pixels), a marker
+    ``marker_pt`` across (in scene pixels, drawn at ``device_scale`` as a path). Put back
+    afterwards."""
+    import pyqtgraph as pg
+    px_per_pt = logical_dpi / 72.0
+    line_px = size.line_pt * px_per_pt * device_scale
+    marker_px = size.marker_pt * px_per_pt
+    export_opts = {"antialias": True, "resolutionScale": device_scale}
+    undo = []
+    try:
+        items = list(plot_item.items)
+        if plot_item.legend is not None:  # a legend sample's own item (the launch's line)
+            items += [sample.item for sample, _ in plot_item.legend.items
+                      if getattr(sample, "item", None) is not None and sample.item not in items]
+        for item in items:
+            if isinstance(item, pg.PlotDataItem):
+                pen, symbol_size = item.opts.get("pen"), item.opts.get("symbolSize")
+                undo.append(lambda i=item, p=pen, s=symbol_size: (i.setPen(p), i.setSymbolSize(s)))
+                if pen is not None:
+                    item.setPen(_scaled_pen(pen, line_px))
+                if item.opts.get("symbol") is not None:
+                    item.setSymbolSize(marker_px)
+                for part in (item.scatter, item.curve):
+                    part.setExportMode(True, export_opts)
+                    undo.append(lambda p=part: p.setExportMode(False))
+            elif isinstance(item, pg.ScatterPlotItem):
+                sizes = item.data["size"].copy()
+                pen = QPen(item.opts["pen"])
+                undo.append(lambda i=item, s=sizes, p=pen: (i.setSize(s), i.setPen(p),
+                                                           i.setExportMode(False)))
+                item.setSize(marker_px * 1.25)  # measured points: a little larger than the curves'
+                item.setPen(_scaled_pen(pen, 0.6 * line_px))
+                item.setExportMode(True, export_opts)
+            elif isinstance(item, pg.InfiniteLine):
+                pen = QPen(item.pen)
+                undo.append(lambda i=item, p=pen: i.setPen(p))
+                item.setPen(_scaled_pen(pen, 2 / 3 * line_px))
+        yield
+    finally:
+        for step in reversed(undo):
+            step()
 
 
 @contextmanager
@@ -125,8 +193,10 @@ def export_figure(plot_item, path: str, size: FigureSize, title: str = "", logic
     kind = Path(path).suffix.lower()
     if kind not in (".png", ".svg"):
         raise ValueError(f"a figure is .png or .svg, got {Path(path).name!r}")
+    device_scale = size.dpi / logical_dpi if kind == ".png" else 1.0
     with output_file(path, inputs=inputs, mode="path") as tmp, \
-            laid_out(plot_item, size, logical_dpi) as source:
+            laid_out(plot_item, size, logical_dpi) as source, \
+            sized_marks(plot_item, size, logical_dpi, device_scale):
         scene = plot_item.scene()
         if kind == ".png":
             pixels = QSize(round(size.width_in * size.dpi), round(size.height_in * size.dpi))

@@ -4,6 +4,12 @@ points overlaid.
 Built once; :meth:`SweepPlot.show_result` updates the curves with ``setData`` (items are
 pooled, one pair per GPU). It renders values it is given and computes nothing but the
 display unit. Exports: PNG and SVG (pyqtgraph exporters) and CSV of the data shown.
+
+The legend on screen is placed by the exported figure's rule
+(:func:`.legend_place.place_legend`: a corner no data crosses, else headroom, else above
+the plot), after every new result and every resize, so it never covers the first points.
+A sweep whose totals equal its kernel times (a launch without transfers) draws no
+"kernel + transfers" curve: it would lie on the kernel's.
 """
 from __future__ import annotations
 
@@ -17,11 +23,12 @@ import pyqtgraph as pg
 import pyqtgraph.exporters  # noqa: F401  (registers pg.exporters)
 from pathlib import Path
 
-from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QRect, QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QLabel, QStackedLayout, QWidget
 
+from .legend_place import legend_state, place_legend, restore_legend
 from .model_curves import MODEL_COLOURS, ModelCurves, short_name  # noqa: F401  (re-exported)
 from .units import time_unit
 
@@ -44,6 +51,8 @@ def axis_title(variable: str, label: str) -> str:
     return f"{variable} (loop iterations)"
 
 
+# a linear axis of large numbers: one prefix for all its ticks, chosen by the largest
+LINEAR_PREFIXES = (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
 # a log axis labels these mantissas between its decades when they have room
 LOG_LABELS_ROOMY = (1, 2, 5)
 ROOMY_DECADE_PX = 200
@@ -61,6 +70,15 @@ class LogLabelAxis(pg.AxisItem):
         major = {round(v, 9) for spacing, values in levels if spacing is not None for v in values}
         return [(spacing, values if spacing is not None else [v for v in values if round(v, 9) not in major])
                 for spacing, values in levels]
+
+    def tickStrings(self, values, scale, spacing):
+        """Linear ticks of large numbers with a prefix each ("250M", "1G"), not pyqtgraph's
+        "(x1e+09)" after the axis title (the plot turns that automatic prefix off)."""
+        big = max((abs(v * scale) for v in values), default=0.0)
+        if self.logMode or big < 1e5:
+            return super().tickStrings(values, scale, spacing)
+        name, unit = next((n, u) for n, u in LINEAR_PREFIXES if big >= u)
+        return [f"{round(v * scale / unit, 6):g}{name}" if v else "0" for v in values]
 
     def logTickStrings(self, values, scale, spacing):
         strings = super().logTickStrings(values, scale, spacing)
@@ -95,6 +113,7 @@ class SweepPlot(QWidget):
             f.setPointSize(9)
             axis.setStyle(tickFont=f, maxTickLevel=1)  # no third tick level: fewer grid lines
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # the unit is chosen from the data
+        self.plot.getAxis("bottom").enableAutoSIPrefix(False)  # prefixed ticks instead (LogLabelAxis)
         # a legend in rows across the top left, over headroom kept free above the curves
         self.legend = self.plot.addLegend(offset=(8, 4), labelTextColor="#222", colCount=3,
                                           brush=pg.mkBrush(255, 255, 255, 220), pen=pg.mkPen("#ccc"))
@@ -145,6 +164,33 @@ class SweepPlot(QWidget):
         self.stack.addWidget(self.widget)
         self.set_labels("", "")
         self.show_message("No sweep yet: choose a variable and a range, then Run sweep.")
+        #: the legend before it was placed (legend_state) and the y range the data asked for
+        self._legend_home = None
+        self._base_y_range = None
+        #: where the on-screen legend went (place_legend's answer; "" before a result)
+        self.legend_corner = ""
+        self._placed_size = None
+        self.plot.getViewBox().sigResized.connect(self._resized)
+
+    # -- the legend, placed as in an exported figure ------------------------------------------
+    def _resized(self, *args) -> None:
+        size = self.plot.geometry().size()
+        if self.result is not None and size != self._placed_size:
+            QTimer.singleShot(0, self, self.place_legend)
+
+    def place_legend(self) -> str:
+        """Put the legend where it covers no data (the figure's rule), from where it was
+        before any placement and the data's own y range; returns the corner chosen."""
+        if self.result is None:
+            return self.legend_corner
+        if self._legend_home is not None:
+            restore_legend(self.plot, self._legend_home)
+        if self._base_y_range is not None:
+            self.plot.setYRange(*self._base_y_range, padding=0)
+        self.plot.layout.activate()
+        self.legend_corner = place_legend(self.plot)
+        self._placed_size = self.plot.geometry().size()
+        return self.legend_corner
 
     def show_message(self, text: str) -> None:
         """An empty plot: the message instead of 0–1 axes and an empty legend."""
@@ -187,7 +233,14 @@ class SweepPlot(QWidget):
         axis. Only what changed is touched (legend, labels, log mode, ticks), so a replot is
         mostly setData."""
         self.stack.setCurrentWidget(self.widget)
+        if self._legend_home is not None:  # the legend as it was before it was placed
+            restore_legend(self.plot, self._legend_home)
         self.result, self.measurements = result, measurements
+        self._kernel_only = kernel_only
+        # no transfers: every total is its kernel time, and a second curve would hide under it
+        kernel_only = kernel_only or all(
+            np.array_equal(np.asarray(c.total_time_s, float), np.asarray(c.kernel_time_s, float),
+                           equal_nan=True) for c in result.curves)
         self._kernel_only = kernel_only
         values = ([] if kernel_only else [c.total_time_s for c in result.curves]) \
             + [c.kernel_time_s for c in result.curves]
@@ -225,7 +278,7 @@ class SweepPlot(QWidget):
             self.legend.setColumnCount(2 if several else 3)  # one GPU per row
         symbol = "o" if gpu_sweep or result.x.size <= 40 else None
         if gpu_sweep:
-            self._show_bars(result, scale, legend != self._legend)
+            self._show_bars(result, scale, legend != self._legend, kernel_only)
         else:
             self.kernel_bars.hide()
             self.total_bars.hide()
@@ -300,6 +353,9 @@ class SweepPlot(QWidget):
             self.plot.setXRange(-0.6, len(result.x_labels) - 0.4, padding=0)
         else:
             self.plot.enableAutoRange(x=True, y=False)
+        self._legend_home = legend_state(self.plot)
+        self._base_y_range = tuple(self.plot.getViewBox().viewRange()[1])
+        self.place_legend()
 
     def set_models(self, names) -> None:
         """The models whose curves :meth:`show_result` overlays (those the result has)."""
@@ -309,17 +365,21 @@ class SweepPlot(QWidget):
         """{(curve index, model): PlotDataItem} of the overlaid model curves on show."""
         return self._model_curves.visible()
 
-    def _show_bars(self, result, scale: float, relabel: bool) -> None:
+    def _show_bars(self, result, scale: float, relabel: bool, kernel_only: bool = False) -> None:
+        """A bar per GPU for the kernel, and one for the total beside it unless there are
+        no transfers (``kernel_only``: the kernel's bar is then centred on its GPU)."""
         c = result.curves[0]
         x = np.arange(len(result.x_labels), dtype=float)
         ok = np.isfinite(c.total_time_s)
-        self.kernel_bars.setOpts(x=x[ok] - 0.19, height=np.asarray(c.kernel_time_s)[ok] / scale)
-        self.total_bars.setOpts(x=x[ok] + 0.19, height=np.asarray(c.total_time_s)[ok] / scale)
+        shift = 0.0 if kernel_only else 0.19
+        self.kernel_bars.setOpts(x=x[ok] - shift, height=np.asarray(c.kernel_time_s)[ok] / scale)
+        self.total_bars.setOpts(x=x[ok] + shift, height=np.asarray(c.total_time_s)[ok] / scale)
         self.kernel_bars.show()
-        self.total_bars.show()
+        self.total_bars.setVisible(not kernel_only)
         if relabel:
             self.legend.addItem(self.kernel_bars, "kernel")
-            self.legend.addItem(self.total_bars, "kernel + transfers")
+            if not kernel_only:
+                self.legend.addItem(self.total_bars, "kernel + transfers")
 
     def _show_knees(self, result, log_x: bool, several: bool) -> None:
         """The occupancy where the mode changes, one line per GPU, labelled below the legend
@@ -371,6 +431,10 @@ class SweepPlot(QWidget):
         self.total_bars.hide()
         self.legend.clear()
         self._legend = None
+        if self._legend_home is not None:
+            restore_legend(self.plot, self._legend_home)
+        self._legend_home = self._base_y_range = self._placed_size = None
+        self.legend_corner = ""
         self.base_line.hide()
         for line in self.knee_lines:
             line.hide()
