@@ -1,0 +1,149 @@
+"""`gpumodeler learn fit|evaluate`: Amarís' learned predictors and a hybrid of the default
+model with a learned correction, trained on imported measurements (docs/learning.md)."""
+from __future__ import annotations
+
+import sys
+
+from . import common
+from .main import CLIError
+
+#: core.learn.model.METHODS, core.learn.features.FEATURE_SETS and core.learn.evaluate.LEAVE_OUT
+#: (a test keeps them equal), here so that parsing flags loads no numpy
+METHODS = ("lr", "svr", "rf", "hybrid")
+FEATURE_SETS = ("amaris", "extracted", "analytical")
+LEAVE_OUT = ("gpu", "kernel", "size")
+
+
+def _methods(text: str) -> list[str]:
+    import argparse
+    names = [m.strip() for m in text.split(",") if m.strip()]
+    bad = [m for m in names if m not in METHODS]
+    if bad or not names:
+        raise argparse.ArgumentTypeError(f"unknown method {', '.join(bad) or repr(text)}; valid: "
+                                         f"{', '.join(METHODS)} (comma-separated)")
+    return list(dict.fromkeys(names))
+
+
+def _data_flags(p) -> None:
+    p.add_argument("--measurements", nargs="+", required=True, metavar="FILE",
+                   help="measurement files measure import reads (nvprof traces and metrics, "
+                        "Nsight Compute, Nsight Systems exports, timings CSV with metric columns)")
+    p.add_argument("--features", choices=FEATURE_SETS, default=None,
+                   help="amaris: Amarís 2018 Table 4.1; extracted: its feature extraction "
+                        "(Algorithm 1); analytical: the models' own quantities (default: "
+                        "amaris, analytical for hybrid)")
+    p.add_argument("--extracted-count", type=int, choices=(5, 10), default=5,
+                   help="features the extraction keeps besides the 2 GPU parameters (5 or 10)")
+    p.add_argument("--seed", type=common.int_arg, default=0, help="random forest seed (default 0)")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("learn", help="learned predictors trained on measurements",
+                       description="Amarís 2018 ch. 4's linear regression, SVR and random "
+                                   "forest, and a hybrid that corrects the default model "
+                                   "(docs/learning.md).")
+    s = p.add_subparsers(dest="what", metavar="WHAT", required=True)
+    f = s.add_parser("fit", help="train a model and write it as JSON",
+                     description="Train one learned model on measured kernel runs and write it "
+                                 "as a JSON model file (data only, never code).")
+    _data_flags(f)
+    f.add_argument("--method", choices=METHODS, required=True)
+    f.add_argument("-o", "--output", required=True, metavar="MODEL",
+                   help="the model file to write (JSON)")
+    f.add_argument("--json", action="store_true", help="print the model's summary as JSON")
+    f.set_defaults(func=run_fit)
+    e = s.add_parser("evaluate", help="leave-one-out errors of learned and analytical models",
+                     description="Leave one GPU, kernel or problem size out, train on the rest, "
+                                 "and print the MAPE and median APE of each method, of every "
+                                 "analytical model and of the roofline.")
+    _data_flags(e)
+    e.add_argument("--method", type=_methods, required=True, metavar="M[,M...]",
+                   help=f"learned methods: {', '.join(METHODS)}")
+    e.add_argument("--leave-out", choices=LEAVE_OUT, required=True)
+    e.add_argument("--json", action="store_true", help="machine-readable output")
+    e.set_defaults(func=run_evaluate)
+
+
+def gpu_lookup(catalog, name: str):
+    """The GPUSpec of a GPU as a profiler names it (``NVIDIA GeForce ...`` too), or None."""
+    from gpumodeler.core.errors import ModelError
+    for candidate in (name, name[len("NVIDIA "):] if name.startswith("NVIDIA ") else None):
+        if candidate:
+            try:
+                entry = catalog.get(candidate)
+            except ModelError:
+                continue
+            if getattr(entry, "kind", "gpu") == "gpu":
+                return entry.to_gpu_spec()
+    return None
+
+
+def load_rows(paths):
+    """(rows with their analytical predictions, notes) from measurement files."""
+    from gpumodeler.core.learn.dataset import build_rows, gpu_names, with_analytical
+    from .cmd_measure import read_file
+    records = [r for path in paths for r in read_file(path).records]
+    catalog = common.open_catalog()
+    gpus = {}
+    for name in gpu_names(records):
+        spec = gpu_lookup(catalog, name) if name else None
+        if spec is None:
+            raise CLIError(f"the measured GPU {name or '(unnamed)'!r} is not in the device "
+                           f"database; add it (gpumodeler devices) or name it as the database "
+                           f"does (gpumodeler devices list)")
+        gpus[name] = spec
+    rows, notes = build_rows(records, gpus)
+    return with_analytical(rows), notes
+
+
+def run_fit(args) -> int:
+    from gpumodeler.core.learn.model import fit
+    from gpumodeler.core.learn.model_file import model_to_text
+    from gpumodeler.db.atomic_files import write_output
+    rows, notes = load_rows(args.measurements)
+    model = fit(rows, args.method, args.features, seed=args.seed, extracted=args.extracted_count)
+    write_output(args.output, model_to_text(model),
+                 inputs=[(m, "a measurement file") for m in args.measurements])
+    summary = {"model": args.output, "method": model.method, "features": model.features,
+               "feature_names": list(model.feature_names), "training": {
+                   k: model.training[k] for k in ("gpus", "kernels", "rows", "digest")},
+               "notes": notes + list(model.notes)}
+    if args.json:
+        common.print_json(summary)
+        return 0
+    print(f"wrote {args.output}: {model.describe()}")
+    for n in summary["notes"]:
+        print(f"note  {n}")
+    return 0
+
+
+def evaluation(args):
+    """The evaluation of ``args`` (core.learn.evaluate's dict) and the notes of the data."""
+    from gpumodeler.core.learn.evaluate import evaluate
+    from gpumodeler.core.models.registry import MODELS
+    rows, notes = load_rows(args.measurements)
+    return evaluate(rows, args.method, args.leave_out, models=list(MODELS),
+                    features=args.features, seed=args.seed, extracted=args.extracted_count), notes
+
+
+def run_evaluate(args) -> int:
+    result, notes = evaluation(args)
+    out = {"summary": result["summary"], "groups": result["groups"]}
+    if args.json:
+        common.print_json(out)
+        for n in notes:
+            print(f"note: {n}", file=sys.stderr)
+        return 0
+    fmt = (lambda v: "n/a" if v is None else f"{v:.3g}")
+    print(f"leave one {args.leave_out} out")
+    rows = [("held out", "method", "MAPE %", "median APE %", "n")]
+    rows += [(g["held_out"], g["method"], fmt(g["mape_percent"]), fmt(g["median_ape_percent"]),
+              str(g["n"])) for g in out["groups"]]
+    rows += [("all", s["method"], fmt(s["mape_percent"]), fmt(s["median_ape_percent"]), str(s["n"]))
+             for s in out["summary"]]
+    widths = [max(len(r[k]) for r in rows) for k in range(5)]
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
+    for n in notes:
+        print(f"note  {n}")
+    return 0

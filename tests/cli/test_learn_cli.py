@@ -1,0 +1,117 @@
+"""`gpumodeler learn fit|evaluate` (docs/learning.md): the JSON shape of an evaluation, a
+model file written and read back, and bad input ending in exit 2 with one line."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from gpumodeler.cli import cmd_learn
+from in_process import cli
+
+GPUS = {"GeForce GTX 970": (13, 1.253e9, 224e9), "GeForce GTX 980": (16, 1.216e9, 224e9),
+        "GeForce GTX TITAN X (Maxwell)": (24, 1.0e9, 336.5e9)}
+HEADER = ("kind,name,grid,block,time,unit,gpu,registers,inst_issued,inst_executed,inst_fp_32,"
+          "dram_read_bytes,dram_write_bytes,gld_transactions,gst_transactions,achieved_occupancy")
+
+
+def timings(path, gpus=GPUS, seed=1):
+    """A timings CSV with metric columns: three kernels at seven sizes on each GPU; the time
+    is a made-up memory + issue time (not a measurement: this checks the command's
+    mechanics)."""
+    rng = np.random.default_rng(seed)
+    lines = [HEADER]
+    for g, (sms, clk, bw) in gpus.items():
+        for k, (ipw, bpw) in {"vadd": (20, 384), "saxpy": (24, 384), "heavy": (400, 128)}.items():
+            for e in range(16, 23):
+                grid, block = 2 ** e // 256, 256
+                warps = grid * 8
+                t = (warps * bpw / bw * 1.2 + warps * ipw / (sms * 4 * clk) + 3e-6) \
+                    * math.exp(rng.normal(0, 0.02))
+                lines.append(f"kernel,{k},{grid},{block},{t * 1e6:.4f},us,{g},16,{warps * ipw},"
+                             f"{warps * ipw},{warps * 8 * ipw},{warps * bpw * 2 // 3},"
+                             f"{warps * bpw // 3},{warps * 8},{warps * 4},0.8")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def measured(tmp_path, gpumodeler_env):
+    return timings(tmp_path / "runs.csv")
+
+
+def test_evaluate_json_has_the_documented_shape(measured, capsys):
+    code, out, err = cli(capsys, "learn", "evaluate", "--measurements", measured,
+                         "--method", "hybrid", "--leave-out", "gpu", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert set(doc) == {"summary", "groups"}
+    from gpumodeler.core.models.registry import MODELS
+    methods = ["hybrid", *MODELS]
+    assert "roofline" in methods
+    assert [s["method"] for s in doc["summary"]] == methods
+    for s in doc["summary"]:
+        assert set(s) == {"method", "mape_percent", "median_ape_percent", "n"}
+    assert len(doc["groups"]) == len(GPUS) * len(methods)
+    for g in doc["groups"]:
+        assert set(g) == {"held_out", "method", "mape_percent", "median_ape_percent", "n"}
+        assert g["held_out"] in GPUS
+    by = {s["method"]: s for s in doc["summary"]}
+    assert by["hybrid"]["n"] == by["gajger"]["n"] == 63
+    assert by["hybrid"]["mape_percent"] > 0 and by["roofline"]["mape_percent"] > 0
+
+
+def test_evaluate_text_and_other_protocols(measured, capsys):
+    code, out, err = cli(capsys, "learn", "evaluate", "--measurements", measured,
+                         "--method", "lr,rf", "--leave-out", "kernel")
+    assert code == 0, err
+    assert "leave one kernel out" in out and "heavy" in out
+    from gpumodeler.core.models.registry import MODELS
+    assert sum(line.startswith("all ") for line in out.splitlines()) == 2 + len(MODELS)
+
+
+def test_fit_writes_a_model_that_reads_back(measured, tmp_path, capsys):
+    target = tmp_path / "m.json"
+    code, out, err = cli(capsys, "learn", "fit", "--measurements", measured, "--method", "svr",
+                         "-o", target, "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["training"]["rows"] == 63 and sorted(summary["training"]["gpus"]) == sorted(GPUS)
+    from gpumodeler.core.learn.model_file import model_from_text
+    model = model_from_text(target.read_text())
+    assert model.method == "svr" and model.training["digest"] == summary["training"]["digest"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--method", "lr,foo", "--leave-out", "gpu"], "unknown method foo"),
+    (["--method", "lr", "--leave-out", "moon"], "invalid choice"),
+])
+def test_bad_flags_exit_2(measured, capsys, argv, words):
+    code, out, err = cli(capsys, "learn", "evaluate", "--measurements", measured, *argv)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_an_unknown_gpu_exits_2(tmp_path, gpumodeler_env, capsys):
+    path = timings(tmp_path / "x.csv", gpus={"Imaginary GPU 9000": (10, 1e9, 1e11),
+                                             "GeForce GTX 970": (13, 1.253e9, 224e9)})
+    code, out, err = cli(capsys, "learn", "evaluate", "--measurements", path, "--method", "lr",
+                         "--leave-out", "gpu")
+    assert code == 2 and "Imaginary GPU 9000" in err and len(err.strip().splitlines()) == 1
+
+
+def test_one_gpu_cannot_be_left_out(tmp_path, gpumodeler_env, capsys):
+    path = timings(tmp_path / "one.csv", gpus={"GeForce GTX 970": (13, 1.253e9, 224e9)})
+    code, out, err = cli(capsys, "learn", "evaluate", "--measurements", path, "--method", "lr",
+                         "--leave-out", "gpu")
+    assert code == 2 and "at least 2 gpus" in err
+
+
+def test_the_cli_names_equal_the_cores():
+    from gpumodeler.core.learn.evaluate import LEAVE_OUT
+    from gpumodeler.core.learn.features import FEATURE_SETS
+    from gpumodeler.core.learn.model import METHODS
+    assert cmd_learn.METHODS == METHODS
+    assert cmd_learn.FEATURE_SETS == FEATURE_SETS
+    assert cmd_learn.LEAVE_OUT == LEAVE_OUT
