@@ -115,3 +115,76 @@ def test_the_cli_names_equal_the_cores():
     assert cmd_learn.METHODS == METHODS
     assert cmd_learn.FEATURE_SETS == FEATURE_SETS
     assert cmd_learn.LEAVE_OUT == LEAVE_OUT
+
+
+SAXPY = ["predict", "--device", "GTX 970", "--graph", "resources/kernels/saxpy2-maxwell.json",
+         "--block-size", "256", "--data-size", "1M", "--registers", "16"]
+
+
+@pytest.fixture
+def hybrid_file(measured, tmp_path, capsys):
+    target = tmp_path / "h.json"
+    assert cli(capsys, "learn", "fit", "--measurements", measured, "--method", "hybrid",
+               "-o", target)[0] == 0
+    return target
+
+
+def test_predict_learned_with_model_all_marks_the_training_data(hybrid_file, capsys, monkeypatch):
+    from pathlib import Path
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    code, out, err = cli(capsys, *SAXPY, "--learned", hybrid_file, "--model", "all", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    from gpumodeler.core.models.registry import MODELS
+    assert [m["model"] for m in doc["models"]] == [*MODELS, "learned"]
+    learned = doc["learned"]
+    assert learned == doc["models"][-1]
+    assert learned["method"] == "hybrid" and learned["training"]["rows"] == 63
+    assert sorted(learned["training"]["gpus"]) == sorted(GPUS)
+    assert len(learned["training"]["digest"]) == 64
+    gajger = next(m["time_s"] for m in doc["models"] if m["model"] == "gajger")
+    assert learned["time_s"] > 0 and learned["time_s"] != gajger
+    # a launch unlike the training's is flagged, not silently extrapolated
+    assert isinstance(learned["outside_trained_ranges"], list)
+    code, out, err = cli(capsys, *SAXPY[:-6], "--block-size", "1024", "--data-size", "1G",
+                         "--registers", "16", "--learned", hybrid_file, "--json")
+    assert code == 0, err
+    assert json.loads(out)["learned"]["outside_trained_ranges"]
+
+
+def test_predict_learned_text(hybrid_file, capsys, monkeypatch):
+    from pathlib import Path
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    code, out, err = cli(capsys, *SAXPY, "--learned", hybrid_file)
+    assert code == 0, err
+    assert "learned" in out and "trained on 63 row(s)" in out and "digest" in out
+
+
+@pytest.mark.parametrize("text, words", [
+    ('{"format": "gpumodeler-learned-model", "version": 1, "method": "rf", "features": "amaris", '
+     '"feature_names": ["a"], "mean": [0], "scale": [1], "params": {"trees": [{"feature": [0], '
+     '"threshold": [0], "left": [0], "right": [0], "value": [1]}]}}', "later node"),
+    ("{\"format\": NaN}", "not a number JSON allows"),
+    ("\x80\x04\x95", "not a text file"),
+    ("not json", "not valid JSON"),
+])
+def test_predict_refuses_a_hostile_model_file(tmp_path, gpumodeler_env, capsys, monkeypatch, text, words):
+    from pathlib import Path
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(text.encode("latin-1"))
+    code, out, err = cli(capsys, *SAXPY, "--learned", bad)
+    assert code == 2 and words in err and len(err.strip().splitlines()) == 1
+
+
+def test_predict_without_learned_does_not_load_the_learn_package():
+    import subprocess
+    import sys
+    code = ("import sys\nfrom gpumodeler.cli.main import main\n"
+            "main(['predict', '--sms', '13', '--sm-clock-mhz', '1253', '--cuda-cores', '128', "
+            "'--schedulers', '4', '--gmem-bytes-per-cycle', '13.78', '--cc', '5.2', "
+            "'--latency-bound', '500', '--issued-instructions', '20', '--block-size', '256', "
+            "'--grid-size', '64', '--occupancy', '32'])\n"
+            "print([m for m in sys.modules if m.startswith('gpumodeler.core.learn')])\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip().splitlines()[-1] == "[]"

@@ -8,7 +8,8 @@ Records of one kernel on one GPU with one grid and block are one row: the time i
 median of their durations, each metric the mean of the values given (Amarís 2018 §4.2
 averages ten runs of each trace). Metric-only records (nvprof metric tables carry no launch
 configuration) join the row of the same kernel and GPU when that kernel ran with one
-configuration there, and are left out otherwise.
+configuration there, else the configuration timed in the same file or in a file whose
+name carries the same numbers (:func:`attach`), and are left out otherwise.
 
 **The analytical models' prediction of a row never uses a time measured on that row's
 GPU.** Counts and the achieved occupancy come from the row's own profile (as the thesis'
@@ -92,16 +93,17 @@ def build_rows(records, gpus: dict) -> tuple[list[Row], list[str]]:
                 configs.setdefault((tuple(r.grid), tuple(r.block)), []).append(r)
             else:
                 loose.append(r)
-        if loose and len(configs) > 1:
-            notes.append(f"{kernel} on {gpu_name}: {len(loose)} metric-only record(s) left out "
-                         f"(the kernel ran with {len(configs)} configurations, which they do not name)")
-            loose = []
+        attached, left = attach(loose, configs)
+        if left:
+            notes.append(f"{kernel} on {gpu_name}: {left} metric-only record(s) left out (the "
+                         f"kernel ran with {len(configs)} configurations and neither the file nor "
+                         f"the numbers in its name tell which)")
         for (grid, block), crecs in configs.items():
             times = [r.time_s for r in crecs if r.time_s is not None]
             if not times:
                 notes.append(f"{kernel} on {gpu_name}, grid {grid} block {block}: no duration, left out")
                 continue
-            members = crecs + loose
+            members = crecs + attached[(grid, block)]
             metrics = _mean_metrics(members)
             size = next((metrics[m] for m in SIZE_METRICS if m in metrics),
                         float(math.prod(grid) * math.prod(block)))
@@ -111,6 +113,34 @@ def build_rows(records, gpus: dict) -> tuple[list[Row], list[str]]:
         raise InvalidParameter("the measurements hold no kernel run with a duration and a "
                                "launch configuration (grid and block) to learn from")
     return rows, notes
+
+
+def _numbers(source: str) -> tuple:
+    stem = str(source).rsplit(".", 1)[0]
+    return tuple(re.findall(r"\d+", stem))
+
+
+def attach(loose, configs) -> tuple[dict, int]:
+    """({configuration: metric-only records}, records left out): a metric-only record joins
+    the one configuration of its kernel and GPU, else the configuration timed in the same
+    file, else the one timed in a file whose name has the same numbers (``vadd-4096-trace.csv``
+    and ``vadd-4096-metrics.csv``: a profile's trace and metrics of one run)."""
+    out = {c: [] for c in configs}
+    left = 0
+    for m in loose:
+        if len(configs) == 1:
+            out[next(iter(configs))].append(m)
+            continue
+        match = [c for c, recs in configs.items() if any(r.source == m.source for r in recs)]
+        if len(match) != 1:
+            nums = _numbers(m.source)
+            match = [c for c, recs in configs.items()
+                     if nums and any(_numbers(r.source) == nums for r in recs)]
+        if len(match) == 1:
+            out[match[0]].append(m)
+        else:
+            left += 1
+    return out, left
 
 
 def _mean_metrics(records) -> dict:
@@ -147,17 +177,23 @@ def with_analytical(rows: list[Row], models=None) -> list[Row]:
     from gpumodeler.core.models.result import ModelInputs, ModelResult
     names = list(models or MODELS)
     own = [_latency_estimate(r) for r in rows]
+    by_kernel: dict = {}
+    for j, r in enumerate(rows):
+        if own[j] is not None:
+            by_kernel.setdefault(r.kernel, []).append(j)
     out = []
     for i, row in enumerate(rows):
+        same = by_kernel.get(row.kernel, [])
+
         def median_of(pick):
-            vals = [own[j] for j, o in enumerate(rows) if j != i and own[j] is not None and pick(o)]
+            vals = [own[j] for j in same if j != i and pick(rows[j])]
             return statistics.median(vals) if vals else None
-        other_gpu = lambda o: o.kernel == row.kernel and o.gpu.name != row.gpu.name  # noqa: E731
+        other_gpu = lambda o: o.gpu.name != row.gpu.name  # noqa: E731
         latency = median_of(lambda o: other_gpu(o) and (o.grid, o.block) == (row.grid, row.block))
         if latency is None:
             latency = median_of(other_gpu)
         if latency is None:
-            latency = median_of(lambda o: o.kernel == row.kernel)
+            latency = median_of(lambda o: True)
         results, errors, quantities = {}, {}, {}
         try:
             if latency is None:
