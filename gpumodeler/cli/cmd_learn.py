@@ -50,8 +50,33 @@ def register(sub) -> None:
     f.add_argument("--method", choices=METHODS, required=True)
     f.add_argument("-o", "--output", required=True, metavar="MODEL",
                    help="the model file to write (JSON)")
+    f.add_argument("--save", metavar="NAME",
+                   help="also store the model in the user database under NAME, with the "
+                        "measurement files' names and SHA-256 (see learn list)")
+    f.add_argument("--replace", action="store_true", help="with --save: replace a stored model "
+                                                         "of that name")
     f.add_argument("--json", action="store_true", help="print the model's summary as JSON")
     f.set_defaults(func=run_fit)
+    ls = s.add_parser("list", help="the learned models stored in the user database",
+                      description="List the stored learned models with their training data.")
+    ls.add_argument("--json", action="store_true", help="machine-readable output")
+    ls.set_defaults(func=run_list)
+    ex = s.add_parser("export", help="write stored learned models to a file to share",
+                      description="Write the stored learned models (all, or those named) to a "
+                                  "JSON file that learn import merges.")
+    ex.add_argument("names", nargs="*", metavar="NAME")
+    ex.add_argument("-o", "--output", required=True, metavar="FILE")
+    ex.set_defaults(func=run_export)
+    im = s.add_parser("import", help="merge a shared file of learned models",
+                      description="Merge learned models from a file learn export wrote: new "
+                                  "names are added, identical ones skipped; a name with other "
+                                  "content keeps mine, takes theirs or keeps both (--resolve).")
+    im.add_argument("file", metavar="FILE")
+    im.add_argument("--resolve", choices=("mine", "theirs", "both"), default="mine",
+                    help="a conflict (same name, other model): keep mine (default), take "
+                         "theirs, or keep both (theirs renamed NAME (imported N))")
+    im.add_argument("--dry-run", action="store_true", help="report only, write nothing")
+    im.set_defaults(func=run_import)
     e = s.add_parser("evaluate", help="leave-one-out errors of learned and analytical models",
                      description="Leave one GPU, kernel or problem size out, train on the rest, "
                                  "and print the MAPE and median APE of each method, of every "
@@ -96,14 +121,29 @@ def load_rows(paths):
     return with_analytical(rows), notes
 
 
+def _file_digests(paths) -> list[dict]:
+    import hashlib
+    from pathlib import Path
+    out = []
+    for p in paths:
+        data = common.read_input(p, "a measurement file")
+        out.append({"name": "standard input" if p == "-" else Path(p).name,
+                    "sha256": hashlib.sha256(data).hexdigest()})
+    return out
+
+
 def run_fit(args) -> int:
     from gpumodeler.core.learn.model import fit
     from gpumodeler.core.learn.model_file import model_to_text
     from gpumodeler.db.atomic_files import write_output
     rows, notes = load_rows(args.measurements)
     model = fit(rows, args.method, args.features, seed=args.seed, extracted=args.extracted_count)
-    write_output(args.output, model_to_text(model),
-                 inputs=[(m, "a measurement file") for m in args.measurements])
+    text = model_to_text(model)
+    if args.save:  # checked and stored before the file is written: a refused name writes nothing
+        from gpumodeler.db.learned_models import save_model, stored_from_text
+        save_model(common.open_catalog(), stored_from_text(
+            args.save, text, _file_digests(args.measurements)), replace=args.replace)
+    write_output(args.output, text, inputs=[(m, "a measurement file") for m in args.measurements])
     summary = {"model": args.output, "method": model.method, "features": model.features,
                "feature_names": list(model.feature_names), "training": {
                    k: model.training[k] for k in ("gpus", "kernels", "rows", "digest")},
@@ -146,4 +186,46 @@ def run_evaluate(args) -> int:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip())
     for n in notes:
         print(f"note  {n}")
+    return 0
+
+
+def run_list(args) -> int:
+    from gpumodeler.db.learned_models import list_models
+    models = list_models(common.open_catalog())
+    if args.json:
+        common.print_json([{k: v for k, v in m.to_json().items() if k != "model"} for m in models])
+        return 0
+    if not models:
+        print("no learned models stored (gpumodeler learn fit ... --save NAME)")
+    for m in models:
+        print(f"{m.name}: {m.method} on {m.features} features, {m.rows} row(s), "
+              f"{len(m.kernels)} kernel(s), GPUs {', '.join(m.gpus) or '(none)'}; digest "
+              f"{m.training_digest[:12]}; {m.origin} {m.created}; from "
+              f"{', '.join(x['name'] for x in m.measurements) or '(no files)'}")
+    return 0
+
+
+def run_export(args) -> int:
+    from gpumodeler.db.atomic_files import write_output
+    from gpumodeler.db.learned_models import export_models
+    catalog = common.open_catalog()
+    text = export_models(catalog, args.names)
+    write_output(args.output, text, inputs=list(common.inputs_and_catalog(output=args.output)))
+    print(f"wrote {args.output}")
+    return 0
+
+
+def run_import(args) -> int:
+    from gpumodeler.db.learned_models import merge_models
+    data = common.read_input(args.file, "a learned models file")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CLIError(f"{args.file} is not a text file (expected a learned models file)") from None
+    lines = merge_models(common.open_catalog(), text, args.resolve, args.dry_run)
+    for line in lines:
+        extra = f" as {line.shown_as!r}" if line.action == "added-as" else ""
+        print(f"{line.name}: {line.action}{extra}")
+    if args.dry_run:
+        print("dry run: nothing written")
     return 0

@@ -22,12 +22,22 @@ MAX_MODEL_BYTES = 256 * 2 ** 20
 
 def add_learned_flag(p) -> None:
     p.add_argument("--learned", metavar="MODEL",
-                   help="also predict with a learned model file (gpumodeler learn fit)")
+                   help="predict with a learned model: a model file (gpumodeler learn fit -o) "
+                        "or the name of a stored one (learn fit --save, learn list)")
 
 
 def load_model(path: str):
-    """The validated model of file ``path`` (CLIError / FormatError when it is not one)."""
+    """The validated model of file ``path``, else the stored model of that name (learn fit
+    --save); CLIError / FormatError when it is neither."""
+    import os
     from gpumodeler.core.learn.model_file import model_from_text
+    if path != "-" and not os.path.exists(path):
+        from gpumodeler.db.learned_models import get_model, list_models
+        catalog = common.open_catalog()
+        if any(m.name == path for m in list_models(catalog)):
+            return get_model(catalog, path).load()
+        raise CLIError(f"--learned {path}: no such file and no stored learned model of that "
+                       f"name (see gpumodeler learn list)")
     data = common.read_input(path, "a learned model file")
     if len(data) > MAX_MODEL_BYTES:
         raise CLIError(f"{path}: more than {MAX_MODEL_BYTES >> 20} MiB; not a learned model "

@@ -188,3 +188,35 @@ def test_predict_without_learned_does_not_load_the_learn_package():
             "print([m for m in sys.modules if m.startswith('gpumodeler.core.learn')])\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_fit_save_list_export_import(measured, tmp_path, capsys, gpumodeler_env, monkeypatch):
+    assert cli(capsys, "learn", "fit", "--measurements", measured, "--method", "lr",
+               "-o", tmp_path / "a.json", "--save", "mine")[0] == 0
+    code, out, err = cli(capsys, "learn", "fit", "--measurements", measured, "--method", "rf",
+                         "-o", tmp_path / "b.json", "--save", "mine")
+    assert code == 2 and "stored already" in err and not (tmp_path / "b.json").exists()
+    code, out, err = cli(capsys, "learn", "list", "--json")
+    assert code == 0, err
+    [entry] = json.loads(out)
+    assert entry["name"] == "mine" and entry["measurements"][0]["name"] == "runs.csv"
+    assert len(entry["measurements"][0]["sha256"]) == 64
+    assert cli(capsys, "learn", "export", "-o", tmp_path / "shared.json")[0] == 0
+    code, out, err = cli(capsys, "learn", "import", tmp_path / "shared.json")
+    assert code == 0 and "mine: same" in out
+    # the stored model predicts by name
+    from pathlib import Path
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    code, out, err = cli(capsys, *SAXPY, "--learned", "mine", "--json")
+    assert code == 0, err
+    assert json.loads(out)["learned"]["method"] == "lr"
+
+
+def test_import_refuses_a_hostile_file(tmp_path, gpumodeler_env, capsys):
+    bad = tmp_path / "x.json"
+    bad.write_text('{"format": "gpumodeler-learned-models", "version": 1, "models": '
+                   '[{"name": "x", "model": {"format": "gpumodeler-learned-model", "version": 1, '
+                   '"method": "lr", "features": "amaris", "feature_names": ["a"], "mean": [NaN], '
+                   '"scale": [1]}}]}')
+    code, out, err = cli(capsys, "learn", "import", bad)
+    assert code == 2 and "not a number JSON allows" in err and len(err.strip().splitlines()) == 1
