@@ -89,36 +89,12 @@ def register(sub) -> None:
     e.set_defaults(func=run_evaluate)
 
 
-def gpu_lookup(catalog, name: str):
-    """The GPUSpec of a GPU as a profiler names it (``NVIDIA GeForce ...`` too), or None."""
-    from gpumodeler.core.errors import ModelError
-    for candidate in (name, name[len("NVIDIA "):] if name.startswith("NVIDIA ") else None):
-        if candidate:
-            try:
-                entry = catalog.get(candidate)
-            except ModelError:
-                continue
-            if getattr(entry, "kind", "gpu") == "gpu":
-                return entry.to_gpu_spec()
-    return None
-
-
 def load_rows(paths):
     """(rows with their analytical predictions, notes) from measurement files."""
-    from gpumodeler.core.learn.dataset import build_rows, gpu_names, with_analytical
+    from gpumodeler.service.learning import rows_of_records
     from .cmd_measure import read_file
     records = [r for path in paths for r in read_file(path).records]
-    catalog = common.open_catalog()
-    gpus = {}
-    for name in gpu_names(records):
-        spec = gpu_lookup(catalog, name) if name else None
-        if spec is None:
-            raise CLIError(f"the measured GPU {name or '(unnamed)'!r} is not in the device "
-                           f"database; add it (gpumodeler devices) or name it as the database "
-                           f"does (gpumodeler devices list)")
-        gpus[name] = spec
-    rows, notes = build_rows(records, gpus)
-    return with_analytical(rows), notes
+    return rows_of_records(common.open_catalog(), records)
 
 
 def _file_digests(paths) -> list[dict]:

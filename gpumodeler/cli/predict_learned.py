@@ -97,7 +97,7 @@ def run_learned_profile(args) -> int:
     from gpumodeler.core.models.registry import MODELS, evaluate_all
     from gpumodeler.core.models.result import ModelInputs
     from gpumodeler.core.occupancy.calculator import occupancy as calculator
-    from .cmd_learn import gpu_lookup
+    from gpumodeler.service.learning import gpu_lookup
     from .cmd_measure import read_file
     if not args.kernel:
         raise CLIError("--profile needs --kernel NAME (the kernel to predict)")
