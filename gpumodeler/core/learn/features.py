@@ -117,8 +117,12 @@ ANALYTICAL_FEATURES = ("gajger_time", "roofline_time", "occupancy_warps_per_sm",
 EXTRACTED_GPU = ("num_of_cores", "L2_size")
 #: the hybrid's residual regression: quantities that vary within one kernel on one GPU (a
 #: GPU parameter would be extrapolated to an unseen GPU from the few GPUs of the training)
-HYBRID_FEATURES = ("gajger_time", "gajger_over_roofline", "occupancy_warps_per_sm", "warps",
-                   "issued_instructions", "gmem_bytes")
+HYBRID_FEATURES = ("gajger_time", "gajger_over_roofline", "launch_share", "occupancy_warps_per_sm",
+                   "warps", "issued_instructions", "gmem_bytes")
+#: the time scale of ``launch_share`` = LAUNCH_SCALE_S / T_gajger: a kernel launch costs a few
+#: µs whatever the kernel does, which a model of the kernel's own work leaves out, so short
+#: kernels are under-predicted by a factor that grows as 1 + this share (a hinge in log2)
+LAUNCH_SCALE_S = 5e-6
 
 
 def analytical_values(row) -> dict:
@@ -130,6 +134,7 @@ def analytical_values(row) -> dict:
     gajger, roofline = row.analytical.get("gajger"), row.analytical.get("roofline")
     return {"gajger_time": gajger, "gajger_over_roofline": gajger / roofline
             if gajger is not None and roofline else None,
+            "launch_share": LAUNCH_SCALE_S / gajger if gajger else None,
             "roofline_time": row.analytical.get("roofline"),
             "occupancy_warps_per_sm": q.get("occupancy_warps_per_sm"), "warps": warps,
             "latency_bound_cycles": q.get("latency_bound_cycles"),
