@@ -15,7 +15,7 @@ LEAVE_OUT = ("gpu", "kernel", "size")
 
 
 def _methods(text: str) -> list[str]:
-    import argparse
+    import argparse  # lazy: not needed to parse flags
     names = [m.strip() for m in text.split(",") if m.strip()]
     bad = [m for m in names if m not in METHODS]
     if bad or not names:
@@ -91,14 +91,14 @@ def register(sub) -> None:
 
 def load_rows(paths):
     """(rows with their analytical predictions, notes) from measurement files."""
-    from gpumodeler.service.learning import rows_of_records
+    from gpumodeler.service.learning import rows_of_records  # lazy: not needed to parse flags
     from .cmd_measure import read_file
     records = [r for path in paths for r in read_file(path).records]
     return rows_of_records(common.open_catalog(), records)
 
 
 def _file_digests(paths) -> list[dict]:
-    import hashlib
+    import hashlib  # lazy: not needed to parse flags
     from pathlib import Path
     out = []
     for p in paths:
@@ -109,7 +109,7 @@ def _file_digests(paths) -> list[dict]:
 
 
 def run_fit(args) -> int:
-    from gpumodeler.core.learn.model import fit
+    from gpumodeler.core.learn.model import fit  # lazy: not needed to parse flags
     from gpumodeler.core.learn.model_file import model_to_text
     from gpumodeler.db.atomic_files import write_output
     rows, notes = load_rows(args.measurements)
@@ -135,7 +135,7 @@ def run_fit(args) -> int:
 
 def evaluation(args):
     """The evaluation of ``args`` (core.learn.evaluate's dict) and the notes of the data."""
-    from gpumodeler.core.learn.evaluate import evaluate
+    from gpumodeler.core.learn.evaluate import evaluate  # lazy: not needed to parse flags
     from gpumodeler.core.models.registry import MODELS
     rows, notes = load_rows(args.measurements)
     return evaluate(rows, args.method, args.leave_out, models=list(MODELS),
@@ -166,7 +166,7 @@ def run_evaluate(args) -> int:
 
 
 def run_list(args) -> int:
-    from gpumodeler.db.learned_models import list_models
+    from gpumodeler.db.learned_models import list_models  # lazy: not needed to parse flags
     models = list_models(common.open_catalog())
     if args.json:
         common.print_json([{k: v for k, v in m.to_json().items() if k != "model"} for m in models])
@@ -182,7 +182,7 @@ def run_list(args) -> int:
 
 
 def run_export(args) -> int:
-    from gpumodeler.db.atomic_files import write_output
+    from gpumodeler.db.atomic_files import write_output  # lazy: not needed to parse flags
     from gpumodeler.db.learned_models import export_models
     catalog = common.open_catalog()
     text = export_models(catalog, args.names)
@@ -192,7 +192,7 @@ def run_export(args) -> int:
 
 
 def run_import(args) -> int:
-    from gpumodeler.db.learned_models import merge_models
+    from gpumodeler.db.learned_models import merge_models  # lazy: not needed to parse flags
     data = common.read_input(args.file, "a learned models file")
     try:
         text = data.decode("utf-8")

@@ -29,7 +29,7 @@ def add_learned_flag(p) -> None:
 def load_model(path: str):
     """The validated model of file ``path``, else the stored model of that name (learn fit
     --save); CLIError / FormatError when it is neither."""
-    import os
+    import os  # lazy: not needed to parse flags
     from gpumodeler.core.learn.model_file import model_from_text
     if path != "-" and not os.path.exists(path):
         from gpumodeler.db.learned_models import get_model, list_models
@@ -64,7 +64,7 @@ def learned_entry(model, row) -> dict:
 
 
 def _row(kernel, gpu, grid, block, inputs, occupancy, results, metrics=None):
-    from gpumodeler.core.learn.dataset import Row
+    from gpumodeler.core.learn.dataset import Row  # lazy: not needed to parse flags
     from gpumodeler.core.models.result import ModelResult
     grid_t = grid if isinstance(grid, tuple) else (int(grid),)
     block_t = block if isinstance(block, tuple) else (int(block),)
@@ -82,7 +82,7 @@ def _row(kernel, gpu, grid, block, inputs, occupancy, results, metrics=None):
 def run_learned(args, gpu, inputs, grid, occupancy, model_inputs, kernel="") -> int:
     """Print the learned prediction (and with --model all the analytical models) of a launch
     given by flags or --graph: ``model_inputs`` is the registry's input of it."""
-    from gpumodeler.core.models.registry import MODELS, evaluate_all
+    from gpumodeler.core.models.registry import MODELS, evaluate_all  # lazy: numpy, the models
     model = load_model(args.learned)
     results = evaluate_all(model_inputs, list(MODELS))
     row = _row(kernel, gpu, grid, args.block_size, inputs, occupancy, results)
@@ -92,9 +92,9 @@ def run_learned(args, gpu, inputs, grid, occupancy, model_inputs, kernel="") -> 
 def run_learned_profile(args) -> int:
     """--profile with --learned: the profiled kernel's metrics, the target GPU's parameters
     and the default model's prediction on the target (latency bound from the profiled run)."""
-    from gpumodeler.core.learn.dataset import build_rows
+    from gpumodeler.core.learn.dataset import build_rows  # lazy: numpy, the models
     from gpumodeler.core.measurements.profiled import clean_gpu_name, derive, profile_kernel, select
-    from gpumodeler.core.models.registry import MODELS, evaluate_all
+    from gpumodeler.core.models.registry import MODELS, evaluate_all  # lazy: numpy, the models
     from gpumodeler.core.models.result import ModelInputs
     from gpumodeler.core.occupancy.calculator import occupancy as calculator
     from gpumodeler.service.learning import gpu_lookup
@@ -128,7 +128,7 @@ def run_learned_profile(args) -> int:
 
 
 def _print(args, gpu, model, row, results) -> int:
-    from gpumodeler.core.models.result import ModelResult
+    from gpumodeler.core.models.result import ModelResult  # lazy: not needed to parse flags
     entry = learned_entry(model, row)
     out = {"device": gpu.name, "learned": entry}
     if getattr(args, "model", None) == "all":

@@ -23,7 +23,7 @@ def gpu_lookup(catalog, name: str):
 def read_records(path) -> list:
     """The measurement records of one file: JSON records, nvprof / Nsight Compute / timings
     CSV, or an Nsight Systems SQLite export (told by its header)."""
-    from gpumodeler.core.measurements.from_json import read_measurements
+    from gpumodeler.core.measurements.from_json import read_measurements  # lazy: the importers
     from gpumodeler.db.nsys_export import is_sqlite, read_export
     if is_sqlite(path):
         return list(read_export(path).records)

@@ -220,3 +220,18 @@ def test_import_refuses_a_hostile_file(tmp_path, gpumodeler_env, capsys):
                    '"scale": [1]}}]}')
     code, out, err = cli(capsys, "learn", "import", bad)
     assert code == 2 and "not a number JSON allows" in err and len(err.strip().splitlines()) == 1
+
+
+def test_fit_never_writes_over_its_measurements(measured, capsys):
+    before = measured.read_bytes()
+    code, out, err = cli(capsys, "learn", "fit", "--measurements", measured, "--method", "lr",
+                         "-o", measured)
+    assert code == 2 and "refusing to write" in err and measured.read_bytes() == before
+
+
+def test_export_never_writes_over_the_device_database(gpumodeler_env, capsys, measured, tmp_path):
+    assert cli(capsys, "learn", "fit", "--measurements", measured, "--method", "lr",
+               "-o", tmp_path / "m.json", "--save", "m")[0] == 0
+    before = gpumodeler_env.read_bytes()
+    code, out, err = cli(capsys, "learn", "export", "-o", gpumodeler_env)
+    assert code == 2 and "refusing to write" in err and gpumodeler_env.read_bytes() == before

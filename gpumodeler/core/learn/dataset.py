@@ -30,7 +30,11 @@ from dataclasses import dataclass, field
 
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.errors import InvalidParameter, ModelError
-from gpumodeler.core.measurements.profiled import clean_gpu_name
+from gpumodeler.core.measurements.profiled import (clean_gpu_name, derive, kernel_inputs,
+                                                   model_counts, profile_kernel,
+                                                   profiled_occupancy)
+from gpumodeler.core.models.registry import MODELS, evaluate_all
+from gpumodeler.core.models.result import ModelInputs, ModelResult
 
 #: metric names read as the problem size (Amarís 2018 Table 4.1 ``Input_Size``), first found
 SIZE_METRICS = ("input_size", "Input_Size", "size", "data_size", "n")
@@ -156,13 +160,11 @@ def _mean_metrics(records) -> dict:
 # -- the analytical models on the rows -------------------------------------------------------
 
 def _profile(row: Row):
-    from gpumodeler.core.measurements.profiled import profile_kernel  # lazy: models load here
     return profile_kernel(list(row.records), row.records[0].name)
 
 
 def _latency_estimate(row: Row):
     """The latency bound (cycles per warp) inverted from this row's own time, or None."""
-    from gpumodeler.core.measurements.profiled import derive
     try:
         return derive(_profile(row), row.gpu).inputs.latency_bound
     except (ModelError, ArithmeticError):
@@ -172,9 +174,6 @@ def _latency_estimate(row: Row):
 def with_analytical(rows: list[Row], models=None) -> list[Row]:
     """The rows with every registered model's prediction (``analytical``) or the reason it
     has none (``analytical_errors``); latency bounds from other GPUs (module docstring)."""
-    from gpumodeler.core.measurements.profiled import kernel_inputs, model_counts, profiled_occupancy
-    from gpumodeler.core.models.registry import MODELS, evaluate_all
-    from gpumodeler.core.models.result import ModelInputs, ModelResult
     names = list(models or MODELS)
     own = [_latency_estimate(r) for r in rows]
     by_kernel: dict = {}
