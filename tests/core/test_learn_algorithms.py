@@ -117,3 +117,29 @@ def test_missing_features_are_zero_and_named():
     table, lacking = log2_table(data, "amaris", AMARIS_FEATURES)
     assert lacking == ["TotalLoadSM"]
     assert not table[:, AMARIS_FEATURES.index("TotalLoadSM")].any()
+
+
+def test_extraction_keeps_correlated_metrics_one_per_cluster():
+    """Amarís 2018 Algorithm 1: noise metrics fail |ρ| >= 0.75; near-duplicate metrics fall in
+    one cluster, so no two of them are kept; 5 features plus 2 GPU parameters."""
+    from gpumodeler.core.learn.features import EXTRACTED_GPU, extract
+    rng = np.random.default_rng(1)
+    data = rows(gpus(3), sizes=range(10, 22))
+    base = {}
+    for r in data:
+        t = r.threads * rng.uniform(0.9, 1.1)
+        base[id(r)] = t
+        for g in range(6):  # six groups of two near-duplicates, all rising with the time
+            v = t ** (1 + g / 3) * rng.uniform(0.8, 1.25) * (g + 1)
+            r.metrics[f"g{g}a"] = v
+            r.metrics[f"g{g}b"] = v * 1.0001
+        for k in range(4):
+            r.metrics[f"noise{k}"] = float(rng.uniform(1, 1e6))
+    y = np.log2([base[id(r)] for r in data])
+    names, details = extract(data, y, 5)
+    kept = names[:-2]
+    assert names[-2:] == list(EXTRACTED_GPU) and len(kept) == 5
+    assert not [n for n in kept if n.startswith("noise")]
+    groups = [n[:2] for n in kept if n.startswith("g")]
+    assert len(groups) == len(set(groups))
+    assert details["passing"] >= 12
