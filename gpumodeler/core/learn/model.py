@@ -9,17 +9,22 @@ standard deviation (§4.2.2 normalises after the log2 transform):
 * ``hybrid`` (not in the thesis) predicts log2 of the default analytical model's time
   (Gajger 2017 eq. 4.1–4.7, model ``gajger``) plus a learned residual
   ``r = log2(T_measured / T_gajger)``, an additive model
-  ``r̂ = b + offset_kernel + offset_gpu + w·x`` with ``x`` the analytical quantities that vary
+  ``r̂ = b + offset_kernel + offset_kernel@architecture + offset_gpu + w·x`` (the
+  kernel-on-architecture offset only where the cross-validation below keeps it: a GPU never
+  seen still gets what its architecture's other GPUs showed for the kernel), with ``x`` the
+  analytical quantities that vary
   within one kernel on one GPU (:data:`~gpumodeler.core.learn.features.HYBRID_FEATURES`).
   ``w, b`` minimise ``Σ (r − offsets − w·x − b)² + k (‖w‖² + b²)`` (ridge, shrinking
-  towards 0); a kernel's (a GPU's) offset is the mean of its rows' remaining residual shrunk
-  by ``n / (n + k)``; the three are fitted alternately (:data:`BACKFIT_ROUNDS` rounds from
-  zero). A GPU's offset is shrunk with ``k =`` :data:`HYBRID_SHRINKAGE`; for ``b``, ``w``
-  and the kernels' offsets, ``k`` and whether ``w·x`` is used at all are chosen from
-  :data:`HYBRID_SETTINGS` (from ``k = 1`` to ``k = 10⁹``, which leaves only the GPU offsets)
-  by leave-one-group-out inside the training rows, over the groups of the evaluation
-  protocol (GPUs by default), on the mean of ``|T_predicted / T_measured − 1|``; with fewer
-  than 3 groups the first setting (``k = 10``, no features). With no rows every term is 0,
+  towards 0); a kernel's (kernel-on-architecture's) offset is the mean of its rows'
+  remaining residual shrunk by ``n / (n + k)``; these shared terms are fitted alternately
+  (:data:`BACKFIT_ROUNDS` rounds from zero), then each GPU's offset from what they leave,
+  shrunk with ``k =`` :data:`HYBRID_SHRINKAGE`, so it holds only what is that GPU's own.
+  For the shared terms, ``k``, whether ``w·x`` is used at all and whether the
+  kernel-on-architecture offsets are used are chosen from :data:`HYBRID_SETTINGS` (from
+  ``k = 1`` to ``k = 10⁹``, which leaves only the GPU offsets) by leave-one-group-out inside
+  the training rows, over the groups of the evaluation protocol (GPUs by default), on the
+  mean of ``|T_predicted / T_measured − 1|``; with fewer than 3 groups the first setting
+  (``k = 10``, no features, no architecture offsets). With no rows every term is 0,
   so the hybrid
   *is* the analytical model; with a few rows it moves only part of the way; a kernel or a
   GPU it never saw gets no offset of its own (the common ``b`` and ``w·x`` still apply).
@@ -39,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from gpumodeler.core.architectures import architecture_name
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.learn import algorithms as alg
 from gpumodeler.core.learn.features import (
@@ -50,8 +56,10 @@ HYBRID_BASE = "gajger"
 HYBRID_SHRINKAGE = 1.0
 #: (shrinkage k, whether the ridge on features is used), tried in this order; the first
 #: is used when the training rows have fewer than 3 groups to cross-validate over
-HYBRID_SETTINGS = ((10.0, False), (HYBRID_SHRINKAGE, True), (10.0, True), (100.0, True),
-                   (HYBRID_SHRINKAGE, False), (100.0, False), (1e9, False))
+HYBRID_SETTINGS = tuple((k, use, arch) for arch in (False, True)
+                        for k, use in ((10.0, False), (HYBRID_SHRINKAGE, True), (10.0, True),
+                                       (100.0, True), (HYBRID_SHRINKAGE, False), (100.0, False),
+                                       (1e9, False)))
 BACKFIT_ROUNDS = 20
 #: a feature counts as outside the trained range beyond this margin in log2 units
 RANGE_MARGIN = 0.05
@@ -86,7 +94,8 @@ class LearnedModel:
         base = np.array([math.log2(r.analytical[HYBRID_BASE]) if HYBRID_BASE in r.analytical
                          else math.nan for r in rows])
         offsets = np.array([p["kernel_offsets"].get(r.kernel, 0.0)
-                            + p["gpu_offsets"].get(r.gpu.name, 0.0) for r in rows])
+                            + p["gpu_offsets"].get(r.gpu.name, 0.0)
+                            + p.get("arch_offsets", {}).get(arch_key(r), 0.0) for r in rows])
         return base + offsets + z @ p["weights"] + p["intercept"]
 
     def predict(self, rows) -> np.ndarray:
@@ -175,67 +184,103 @@ def _codes(names):
     return uniq, np.array([index[k] for k in names], dtype=np.int64)
 
 
-def backfit(z, resid, kernel_codes, gpu_codes, shrinkage: float, use_features: bool):
-    """(w, b, kernel offsets, GPU offsets) of the hybrid's additive residual model (module
-    docstring), fitted by :data:`BACKFIT_ROUNDS` rounds of backfitting from zero."""
+def arch_key(row) -> str:
+    """The kernel-on-architecture key of a row's offset: ``vadd @ Kepler``."""
+    return f"{row.kernel} @ {architecture_name(row.gpu.compute_capability) or 'unknown'}"
+
+
+def backfit(z, resid, groups, shrinkage: float, use_features: bool):
+    """(w, b, one offset array per group) of the hybrid's additive residual model (module
+    docstring), by :data:`BACKFIT_ROUNDS` rounds of backfitting from zero. ``groups``:
+    (codes, shrinkage of its offsets) per offset group; ``shrinkage`` that of ``w`` and ``b``."""
     n = len(resid)
-    nk = int(kernel_codes.max()) + 1 if n else 0
-    ng = int(gpu_codes.max()) + 1 if n else 0
-    ko, go = np.zeros(nk), np.zeros(ng)
+    offsets = [np.zeros(int(c.max()) + 1 if n else 0) for c, _ in groups]
+    counts = [np.bincount(c, minlength=len(o)) + k for (c, k), o in zip(groups, offsets)]
     w, b = np.zeros(z.shape[1]), 0.0
-    kn = np.bincount(kernel_codes, minlength=nk) + shrinkage
-    gn = np.bincount(gpu_codes, minlength=ng) + HYBRID_SHRINKAGE
+
+    def others(skip):
+        total = np.zeros(n)
+        for g, ((c, _), o) in enumerate(zip(groups, offsets)):
+            if g != skip:
+                total += o[c]
+        return total
+
     for _ in range(BACKFIT_ROUNDS):
-        target = resid - ko[kernel_codes] - go[gpu_codes]
+        target = resid - others(None)
         if use_features:
             w, b = alg.fit_ridge(z, target, shrinkage)
         else:
             b = float(target.sum() / (n + shrinkage))
         fitted = z @ w + b
-        ko = np.bincount(kernel_codes, resid - fitted - go[gpu_codes], minlength=nk) / kn
-        go = np.bincount(gpu_codes, resid - fitted - ko[kernel_codes], minlength=ng) / gn
-    return w, float(b), ko, go
+        for g, (c, _) in enumerate(groups):
+            offsets[g] = np.bincount(c, resid - fitted - others(g), minlength=len(offsets[g])) / counts[g]
+    return w, float(b), offsets
 
 
-def choose_shrinkage(z, resid, kernels, gpus, groups) -> tuple[float, bool, float | None]:
-    """(shrinkage, use_features, inner error) chosen by leave-one-group-out inside the
-    training rows (:data:`HYBRID_SETTINGS`); the first setting when fewer than 3 groups."""
+def _offset_groups(keys: dict, k: float, use_arch: bool):
+    """(names per group, [(codes, shrinkage)]) of the shared offset groups of one setting."""
+    wanted = [("kernel", k)] + ([("arch", k)] if use_arch else [])
+    names, groups = [], []
+    for key, shrink in wanted:
+        uniq, codes = _codes(keys[key])
+        names.append((key, uniq))
+        groups.append((codes, shrink))
+    return names, groups
+
+
+def fit_residual(z, resid, keys: dict, k: float, use: bool, use_arch: bool):
+    """(w, b, {group: {name: offset}}) of the hybrid's residual model: first the terms an
+    unseen GPU shares (``b``, ``w·x``, kernel and kernel-on-architecture offsets, by
+    :func:`backfit`), then each GPU's offset from what those leave, shrunk with
+    :data:`HYBRID_SHRINKAGE` (so a GPU's offset holds only what is its own)."""
+    names, groups = _offset_groups(keys, k, use_arch)
+    w, b, offsets = backfit(z, resid, groups, k, use)
+    found = {key: dict(zip(uniq, (float(v) for v in o))) for (key, uniq), o in zip(names, offsets)}
+    shared = z @ w + b + sum((o[c] for (c, _), o in zip(groups, offsets)), np.zeros(len(resid)))
+    uniq, codes = _codes(keys["gpu"])
+    if len(resid):
+        gpu = np.bincount(codes, resid - shared, minlength=len(uniq)) / \
+            (np.bincount(codes, minlength=len(uniq)) + HYBRID_SHRINKAGE)
+        found["gpu"] = dict(zip(uniq, (float(v) for v in gpu)))
+    else:
+        found["gpu"] = {}
+    return w, b, found
+
+
+def choose_shrinkage(z, resid, keys: dict, groups) -> tuple:
+    """(shrinkage, use_features, use_arch, inner error) chosen by leave-one-group-out inside
+    the training rows (:data:`HYBRID_SETTINGS`); the first setting when fewer than 3 groups."""
     uniq, gcodes = _codes(groups)
     if len(uniq) < 3:
         return HYBRID_SETTINGS[0] + (None,)
     best = None
-    for k, use in HYBRID_SETTINGS:
+    for k, use, use_arch in HYBRID_SETTINGS:
         errors = []
         for g in range(len(uniq)):
             test = gcodes == g
-            train = ~test
-            _, kc = _codes([kernels[i] for i in np.nonzero(train)[0]])
-            _, gc = _codes([gpus[i] for i in np.nonzero(train)[0]])
-            w, b, ko, go = backfit(z[train], resid[train], kc, gc, k, use)
-            known_k = {name: ko[c] for name, c in zip((kernels[i] for i in np.nonzero(train)[0]), kc)}
-            known_g = {name: go[c] for name, c in zip((gpus[i] for i in np.nonzero(train)[0]), gc)}
+            tr = np.nonzero(~test)[0]
+            sub = {key: [v[i] for i in tr] for key, v in keys.items()}
+            w, b, found = fit_residual(z[tr], resid[tr], sub, k, use, use_arch)
             idx = np.nonzero(test)[0]
-            pred = z[test] @ w + b + np.array([known_k.get(kernels[i], 0.0) + known_g.get(gpus[i], 0.0)
-                                              for i in idx])
+            pred = z[test] @ w + b + np.array([sum(found[key].get(keys[key][i], 0.0)
+                                                   for key in found) for i in idx])
             errors.append(np.abs(np.exp2(pred - resid[test]) - 1.0))
         err = float(np.concatenate(errors).mean())
-        if best is None or err < best[2] - 1e-12:
-            best = (k, use, err)
+        if best is None or err < best[3] - 1e-12:
+            best = (k, use, use_arch, err)
     return best
 
 
 def _fit_hybrid(rows, z, y, cv_by: str) -> dict:
     base = np.array([math.log2(r.analytical[HYBRID_BASE]) for r in rows])
     resid = y - base
-    kernels = [r.kernel for r in rows]
-    gpus = [r.gpu.name for r in rows]
-    groups = {"gpu": gpus, "kernel": kernels}.get(cv_by) or [f"{r.size:g}" for r in rows]
-    shrinkage, use, err = choose_shrinkage(z, resid, kernels, gpus, groups)
-    kn, kc = _codes(kernels)
-    gn, gc = _codes(gpus)
-    w, b, ko, go = backfit(z, resid, kc, gc, shrinkage, use)
+    keys = {"kernel": [r.kernel for r in rows], "gpu": [r.gpu.name for r in rows],
+            "arch": [arch_key(r) for r in rows]}
+    groups = {"gpu": keys["gpu"], "kernel": keys["kernel"]}.get(cv_by) or [f"{r.size:g}" for r in rows]
+    shrinkage, use, use_arch, err = choose_shrinkage(z, resid, keys, groups)
+    w, b, found = fit_residual(z, resid, keys, shrinkage, use, use_arch)
     return {"weights": w, "intercept": float(b),
-            "kernel_offsets": {k: float(v) for k, v in zip(kn, ko)},
-            "gpu_offsets": {g: float(v) for g, v in zip(gn, go)},
-            "shrinkage": shrinkage, "use_features": use, "cv_by": cv_by,
+            "kernel_offsets": found["kernel"], "gpu_offsets": found["gpu"],
+            "arch_offsets": found.get("arch", {}),
+            "shrinkage": shrinkage, "use_features": use, "use_arch": use_arch, "cv_by": cv_by,
             "cv_error": err, "base_model": HYBRID_BASE}

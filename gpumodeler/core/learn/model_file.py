@@ -10,7 +10,7 @@ the limits below, and checks that each tree's child indices point forward inside
 Format (``"format": "gpumodeler-learned-model"``, ``"version": 1``): ``method``,
 ``features``, ``feature_names``, ``mean``, ``scale``, ``seed``, ``params`` (``lr``/``svr``:
 ``weights``, ``intercept``; ``rf``: ``trees``, each ``feature``, ``threshold``, ``left``,
-``right``, ``value``; ``hybrid``: ``weights``, ``intercept``, ``kernel_offsets``, ``gpu_offsets``,
+``right``, ``value``; ``hybrid``: ``weights``, ``intercept``, ``kernel_offsets``, ``gpu_offsets``, ``arch_offsets``,
 ``shrinkage``, ``base_model``), ``training`` (``gpus``, ``kernels``, ``rows``, ``digest``,
 ``ranges``) and ``notes``.
 """
@@ -172,14 +172,15 @@ def model_from_json(data) -> LearnedModel:
             params["epsilon"] = _number(raw.get("epsilon", 0.1), "params.epsilon")
             params["c"] = _number(raw.get("c", 1.0), "params.c")
         if method == "hybrid":
-            for key in ("kernel_offsets", "gpu_offsets"):
-                offsets = _obj(raw.get(key), f"params.{key}")
+            for key in ("kernel_offsets", "gpu_offsets", "arch_offsets"):
+                offsets = _obj(raw.get(key, {}), f"params.{key}")
                 if len(offsets) > MAX_NAMES:
                     _bad(f"params.{key} has more than {MAX_NAMES} entries")
                 params[key] = {_text(k, "a name"): _number(v, f"the offset of {k[:40]!r}")
                                for k, v in offsets.items()}
             params["shrinkage"] = _number(raw.get("shrinkage"), "params.shrinkage")
             params["use_features"] = raw.get("use_features", True) is True
+            params["use_arch"] = raw.get("use_arch", False) is True
             cv_error = raw.get("cv_error")
             params["cv_error"] = None if cv_error is None else _number(cv_error, "params.cv_error")
             params["cv_by"] = _text(raw.get("cv_by", "gpu"), "params.cv_by")
