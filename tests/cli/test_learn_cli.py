@@ -235,3 +235,26 @@ def test_export_never_writes_over_the_device_database(gpumodeler_env, capsys, me
     before = gpumodeler_env.read_bytes()
     code, out, err = cli(capsys, "learn", "export", "-o", gpumodeler_env)
     assert code == 2 and "refusing to write" in err and gpumodeler_env.read_bytes() == before
+
+
+def test_predict_profile_with_learned(hybrid_file, capsys, monkeypatch):
+    """--profile with --learned: the profiled run's metrics, the target's parameters, the
+    default model on the target as the hybrid's base."""
+    from pathlib import Path
+    monkeypatch.chdir(Path(__file__).resolve().parents[2])
+    profile = ["--profile", "resources/measurements/nvprof-gpu-trace-multirun.csv",
+               "--profile", "resources/measurements/nvprof-metrics-saxpy2.csv",
+               "--kernel", "saxpy2", "--profiled-device", "GTX 970"]
+    code, out, err = cli(capsys, "predict", *profile, "--device", "GTX 980",
+                         "--learned", hybrid_file, "--model", "all", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["device"] == "GeForce GTX 980"
+    gajger = next(m["time_s"] for m in doc["models"] if m["model"] == "gajger")
+    learned = doc["learned"]
+    assert learned["time_s"] > 0 and learned["training"]["rows"] == 63
+    # the hybrid moves the default model's time by its learned correction, not elsewhere
+    assert 0.2 < learned["time_s"] / gajger < 5
+    code, out, err = cli(capsys, "predict", *profile, "--learned", hybrid_file)
+    assert code == 0, err
+    assert "learned" in out and "trained on 63 row(s)" in out
