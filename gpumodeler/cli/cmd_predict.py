@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from . import common, model_flags
 from .launch_args import block_threads, grid_of, occupancy_of
 from .main import CLIError
+from .predict_learned import add_learned_flag, run_learned, run_learned_profile
 from .predict_profile import add_profile_flags, run_profiled
 
 if TYPE_CHECKING:  # the model is loaded when a prediction runs, not to parse flags
@@ -129,6 +130,7 @@ def register(sub) -> None:
     model_flags.add_model_flags(p)
     p.add_argument("--json", action="store_true", help="machine-readable output")
     add_profile_flags(p)
+    add_learned_flag(p)
     p.set_defaults(func=run)
 
 
@@ -170,7 +172,7 @@ def run(args) -> int:
     from gpumodeler.core.models.registry import evaluate
     from gpumodeler.core.models.sanity import check_occupancy
     if args.profile:
-        return run_profiled(args)
+        return run_learned_profile(args) if args.learned else run_profiled(args)
     if args.block_size is None:
         raise CLIError("give --block-size THREADS (or --profile FILE --kernel NAME)")
     gpu = common.resolve_gpu(args)
@@ -180,6 +182,10 @@ def run(args) -> int:
     check_launch(grid, args.block_size, gpu.compute_capability)
     occ, occ_result = occupancy_of(args, gpu, args.block_size)
     check_occupancy(gpu, occ)
+    if args.learned:
+        kernel = re.sub(r"\.json$", "", args.graph.replace("\\", "/").rsplit("/", 1)[-1]) if args.graph else ""
+        return run_learned(args, gpu, inputs, grid, occ,
+                           model_flags.model_inputs(args, gpu, inputs, grid, occ), kernel)
     if args.model is None:  # the default model: checked (and its kernel terms) first
         gajger = evaluate("gajger", model_flags.model_inputs(args, gpu, inputs, grid, occ, with_counts=False))
     with np.errstate(over="ignore", divide="ignore"):

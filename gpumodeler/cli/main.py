@@ -127,6 +127,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "gui": ("cmd_gui", "open the desktop application"),
     "install-desktop-entry": ("cmd_gui", "add gpumodeler to your desktop's application menu"),
     "kernel": ("cmd_kernel", "kernel graphs from real kernels (SASS import)"),
+    "learn": ("cmd_learn", "learned predictors trained on measurements"),
     "measure": ("cmd_measure", "import measured kernel and copy times"),
     "occupancy": ("cmd_occupancy", "active blocks and warps per SM for a launch"),
     "predict": ("cmd_predict", "kernel and transfer times for one launch"),

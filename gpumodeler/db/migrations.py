@@ -31,6 +31,9 @@ Version 6 adds ``declined_conflicts(device, field, theirs_digest, declined)``: t
 the user answered "keep mine", by device (``name_lower``), field and the digest of the
 version of theirs declined (merge.declined_digest), written in the merge's transaction, so
 an import of the same content again reports them as already declined instead of asking.
+Version 7 adds ``learned_models``: learned predictors (core/learn) by name, the model file's
+JSON as data with its SHA-256, the training data (GPUs, kernels, rows, digest), the
+measurement files it was fitted on (names and SHA-256) and its origin; see learned_models.py.
 """
 from __future__ import annotations
 
@@ -324,10 +327,37 @@ def m006_declined_conflicts(db: sqlite_utils.Database) -> None:
         db.execute(statement)
 
 
+_V7_LEARNED = [
+    """CREATE TABLE learned_models (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        method TEXT NOT NULL,
+        features TEXT NOT NULL,
+        model TEXT NOT NULL CHECK (json_valid(model)),
+        model_sha256 TEXT NOT NULL,
+        training_digest TEXT NOT NULL,
+        gpus TEXT NOT NULL CHECK (json_valid(gpus)),
+        kernels TEXT NOT NULL CHECK (json_valid(kernels)),
+        rows INTEGER NOT NULL,
+        measurements TEXT NOT NULL CHECK (json_valid(measurements)),
+        origin TEXT NOT NULL CHECK (origin = 'user' OR origin = 'imported'),
+        created TEXT NOT NULL,
+        note TEXT
+    )""",
+]
+
+
+@migrations(name="m007_learned_models")
+def m007_learned_models(db: sqlite_utils.Database) -> None:
+    """Learned predictors with their training data and provenance, by name."""
+    for statement in _V7_LEARNED:
+        db.execute(statement)
+
+
 # The version a file has once every migration above ran; bump with each new migration.
 KNOWN_MIGRATIONS = ("m001_initial", "m002_content_hash", "m003_latency_table_kind",
                     "m004_published_provenances", "m005_calibrations",
-                    "m006_declined_conflicts")
+                    "m006_declined_conflicts", "m007_learned_models")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

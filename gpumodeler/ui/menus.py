@@ -11,6 +11,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QStyle
 
 from gpumodeler.ui.calibration.dialog import open_calibration_dialog
+from gpumodeler.ui.calibration.learn_dialog import open_learn_dialog
 from gpumodeler.ui.icons import icon
 
 TAB_NAMES = ("System", "Kernel", "Launch", "Application")
@@ -158,6 +159,11 @@ def create_menus(window) -> None:
     devices_menu.addAction("Calibrate &Link from Measurements…",
                            lambda: open_calibration_dialog(window, window.catalog,
                                                            window.document, _shown_launch(window)))
+    calibrate_menu = bar.addMenu("&Calibrate")
+    window.learn_action = calibrate_menu.addAction(
+        "&Learn…", lambda: open_learn_dialog(window, window.catalog))
+    window.learn_action.setStatusTip("Learned predictors and the hybrid, evaluated leave-one-out "
+                                     "on measurement files, beside the analytical models")
     view_menu = bar.addMenu("&View")
     view_menu.addAction(window.fit_action)
     view_menu.addSeparator()
