@@ -1,5 +1,5 @@
 """Timeline simulation of an application on a system: kernels and copies on engines, copies
-sharing link bandwidth, dependencies, with exact event arithmetic (docs/timeline.md).
+sharing link bandwidth, dependencies, on an integer picosecond grid (docs/timeline.md).
 
 MERPSYS (the simulator gpumodeler replaces) simulated applications as sequences of
 computations and communications on the devices of a system (Gajger 2017 ch. 3, 5); here the
@@ -40,9 +40,20 @@ Rules (each tested in ``tests/core/test_timeline.py`` on hand-computed cases):
   compute engine, so they run one at a time; a kernel marked concurrent names no engine
   and runs alongside (without slowing the others: the model has no contention between
   concurrent kernels, a documented simplification).
-* **Exact arithmetic.** Times, byte counts and rates are ``fractions.Fraction`` inside the
-  simulation (a float converts to a Fraction exactly), so event times are exact and ties are
-  decided exactly, deterministically; results are converted to float once, at the end.
+* **A picosecond grid.** Every duration that enters the simulation — a kernel's time, a
+  copy's startup, a copy's data phase — is converted once to whole picoseconds, rounding up
+  (a step never takes less than its model time), bytes to whole bytes (rounded up), and every
+  event time is then a Python ``int``: sums, ties and comparisons are exact and
+  deterministic, and the cost of an event does not grow with the trace. While copies share
+  bandwidth, the work left of each data phase is an exact integer (bytes × 10^12 × 2^k, in
+  units of one rate quantum 2^-k B/s times 1 ps; rates are integers of that quantum, the
+  fair shares of progressive filling rounded down, k chosen so every capacity and rate cap
+  is a whole number of quanta and the smallest holds at least 2^50 of them); each finish time
+  is rounded up to the grid. The rounding adds less than 1 ps per event on a step's chain of
+  events (a shared rate is at most 2^-50 of itself low, far below that), so a timeline is
+  within (number of events) ps of the exact one; results are converted to float seconds once,
+  at the end. ``tests/core/test_timeline_event_driven.py`` checks the bound against the exact
+  rational algorithm on random applications.
 
 The critical path is traced back from the activity that ends last: each activity's start is
 explained by the dependency that ended last before it (when a dependency ended exactly then),
@@ -52,9 +63,11 @@ immediately when ready ends the chain.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 from fractions import Fraction
 import heapq
 import math
+import operator
 
 from gpumodeler.core.errors import InvalidParameter
 
@@ -77,8 +90,9 @@ class Activity:
     rate_cap: float | None = None
 
 
-@dataclass(frozen=True)
-class ScheduledActivity:
+class ScheduledActivity(NamedTuple):
+    """One simulated step (a named tuple: 10^5 of them are made in a large application)."""
+
     id: str
     name: str
     engines: tuple
@@ -118,6 +132,48 @@ def _exact(value, what: str, allow_none=False, positive=False) -> Fraction | Non
     return q
 
 
+def _number(value, what: str, allow_none=False, positive=False):
+    """``value`` checked as :func:`_exact` checks it, returned unconverted (no Fraction per
+    activity: the simulation converts once, to integers)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
+        raise InvalidParameter(f"{what} must be a number, got {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise InvalidParameter(f"{what} must be a finite number, got {value!r}")
+    if value < 0 or (positive and value == 0):
+        raise InvalidParameter(f"{what} must be {'> 0' if positive else '>= 0'}, got {value!r}")
+    return value
+
+
+PS_PER_S = 10 ** 12  # the simulation's time grid: 1 ps
+RATE_BITS = 50  # the smallest capacity or rate cap holds at least 2**RATE_BITS rate quanta
+
+
+def _ps(seconds) -> int:
+    """Whole picoseconds of ``seconds`` (a checked number), rounded up, exactly."""
+    p, q = seconds.as_integer_ratio()
+    return -((-p * PS_PER_S) // q)
+
+
+def _whole(value) -> int:
+    """``value`` (a checked number) rounded up to an integer, exactly."""
+    p, q = value.as_integer_ratio()
+    return -(-p // q)
+
+
+def _rate_quantum_bits(rates) -> int:
+    """k such that every rate (bytes/s) is a whole number of quanta of 2^-k B/s when its
+    denominator is a power of two (every float), and the smallest rate holds at least
+    2**RATE_BITS quanta, so rounding a fair share down to a quantum changes it by less than
+    2^-50 of itself."""
+    k = 0
+    for r in rates:
+        p, q = r.as_integer_ratio()
+        k = max(k, q.bit_length() - 1, RATE_BITS + 1 - (p.bit_length() - q.bit_length()))
+    return k
+
+
 def _check(activities, capacities):
     ids = {}
     for i, a in enumerate(activities):
@@ -136,7 +192,7 @@ def _check(activities, capacities):
             if link not in caps:
                 raise InvalidParameter(f"{a.name or a.id}: link {link!r} has no bandwidth "
                                        f"(known: {', '.join(caps) or 'none'})")
-        b = _exact(a.bytes, f"{a.name or a.id}: bytes")
+        b = _number(a.bytes, f"{a.name or a.id}: bytes")
         if b and not a.links and a.rate_cap is None:
             raise InvalidParameter(f"{a.name or a.id}: a copy of {a.bytes} bytes needs a link or a rate cap")
     # cycles in 'after' would deadlock: find one and name it
@@ -161,54 +217,98 @@ def _check(activities, capacities):
     return ids, caps
 
 
-def fair_rates(flows: dict, capacities: dict) -> dict:
+def fair_rates(flows: dict, capacities: dict, divide=operator.truediv) -> dict:
     """Max-min fair rates by progressive filling. ``flows``: id -> (links, cap or None);
-    ``capacities``: link -> capacity. Exact when given Fractions."""
+    ``capacities``: link -> capacity. Exact when given Fractions; with integers and
+    ``divide=operator.floordiv`` every share is rounded down to a whole unit (so no link is
+    ever over its capacity), as the simulation's integer rates are."""
+    users: dict = {}  # link -> flows not yet frozen that cross it
+    for links, _cap in flows.values():
+        for link in links:
+            users[link] = users.get(link, 0) + 1
+    remaining = {link: capacities[link] for link in users}
     rates = {}
-    remaining = dict(capacities)
-    unfrozen = dict(flows)
+    unfrozen = list(flows.items())
     while unfrozen:
-        users: dict = {}
-        for f, (links, _cap) in unfrozen.items():
-            for link in links:
-                users[link] = users.get(link, 0) + 1
-        level = None
-        for link, n in users.items():
-            share = remaining[link] / n
-            level = share if level is None or share < level else level
-        for f, (_links, cap) in unfrozen.items():
+        # the level of this round: the smallest equal share of a link, or a smaller cap
+        share = {link: divide(remaining[link], n) for link, n in users.items() if n}
+        level = min(share.values(), default=None)
+        for _f, (_links, cap) in unfrozen:
             if cap is not None and (level is None or cap < level):
                 level = cap
         if level is None:
             raise InvalidParameter("a copy has neither a link nor a rate cap")
-        frozen = []
-        for f, (links, cap) in unfrozen.items():
-            limit = cap
-            for link in links:
-                share = remaining[link] / users[link]
-                limit = share if limit is None or share < limit else limit
-            if limit == level:
-                frozen.append(f)
-        for f in frozen:
-            links, _cap = unfrozen.pop(f)
-            rates[f] = level
-            for link in links:
-                remaining[link] -= level
+        # flows limited at the level (by their cap or one of their links) are frozen there
+        keep = []
+        for item in unfrozen:
+            f, (links, cap) = item
+            if cap == level or any(share[link] == level for link in links):
+                rates[f] = level
+                for link in links:
+                    remaining[link] -= level
+                    users[link] -= 1
+            else:
+                keep.append(item)
+        unfrozen = keep
     return rates
 
 
-def _fair_rates_fast(flows: dict, capacities: dict) -> dict:
-    """:func:`fair_rates`, answered without the filling when every flow has a cap and the
-    caps fit on every link: the max-min fair allocation is then every flow at its cap."""
-    load: dict = {}
-    for links, cap in flows.values():
-        if cap is None:
-            return fair_rates(flows, capacities)
-        for link in links:
-            load[link] = load.get(link, 0) + cap
-    if all(total <= capacities[link] for link, total in load.items()):
-        return {f: cap for f, (_links, cap) in flows.items()}
-    return fair_rates(flows, capacities)
+def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
+    """:func:`fair_rates` with ``divide=operator.floordiv``, for the simulation's integer
+    rates: the same allocation (a test compares them), in fewer steps, since it runs at every
+    start and end of a data phase. ``active``: flow indices; ``links``/``caps``: per index;
+    ``capacities``: link -> integer capacity; ``users``/``load``: link -> the active flows
+    crossing it / the sum of their caps (an uncapped flow counts more than the capacity),
+    kept up to date by the caller. When the caps fit on every link, every flow runs at its
+    cap (the max-min fair allocation); otherwise progressive filling, one level per round."""
+    for link, total in load.items():
+        if total > capacities[link]:
+            break
+    else:
+        return {i: caps[i] for i in active}
+    # the first round from the caller's counts: often every flow is frozen in it
+    shares = {link: capacities[link] // n for link, n in users.items()}
+    level = min(shares.values(), default=None)
+    for i in active:
+        c = caps[i]
+        if c is not None and (level is None or c < level):
+            level = c
+    tight = {link for link, share in shares.items() if share == level}
+    for i in active:
+        if caps[i] != level and tight.isdisjoint(links[i]):
+            break
+    else:
+        return dict.fromkeys(active, level)
+    users = dict(users)
+    remaining = {link: capacities[link] for link in users}
+    rates = {}
+    unfrozen = list(active)
+    while unfrozen:
+        level = None
+        for link, n in users.items():
+            if n:
+                share = remaining[link] // n
+                if level is None or share < level:
+                    level = share
+        for i in unfrozen:
+            c = caps[i]
+            if c is not None and (level is None or c < level):
+                level = c
+        if level is None:
+            raise InvalidParameter("a copy has neither a link nor a rate cap")
+        tight = {link for link, n in users.items() if n and remaining[link] // n == level}
+        frozen = [i for i in unfrozen if caps[i] == level or not tight.isdisjoint(links[i])]
+        for i in frozen:
+            rates[i] = level
+        if len(frozen) == len(unfrozen):
+            break
+        for i in frozen:
+            for link in links[i]:
+                remaining[link] -= level
+                users[link] -= 1
+        frozen = set(frozen)
+        unfrozen = [i for i in unfrozen if i not in frozen]
+    return rates
 
 
 POLICIES = ("in-order", "greedy")
@@ -230,10 +330,21 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     index, caps = _check(activities, capacities)
     n = len(activities)
     in_order = policy == "in-order"
-    fixed = [_exact(a.fixed_s, f"{a.name or a.id}: duration") for a in activities]
-    volume = [_exact(a.bytes, f"{a.name or a.id}: bytes") for a in activities]
-    rate_cap = [_exact(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
-                for a in activities]
+    # the integer grid: durations in whole ps (rounded up), bytes whole (rounded up), rates
+    # in whole quanta of 2^-k B/s, the work of a data phase in quanta x ps
+    fixed = [_ps(_number(a.fixed_s, f"{a.name or a.id}: duration")) for a in activities]
+    cap_in = [_number(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
+              for a in activities]
+    qbits = _rate_quantum_bits(list(caps.values()) + [c for c in cap_in if c is not None])
+
+    def quanta(rate):
+        p, q = rate.as_integer_ratio()
+        return (p << qbits) // q
+
+    work_per_byte = PS_PER_S << qbits
+    volume = [_whole(a.bytes) * work_per_byte for a in activities]
+    rate_cap = [None if c is None else quanta(c) for c in cap_in]
+    caps = {link: quanta(c) for link, c in caps.items()}
     deps = [[index[d] for d in a.after] for a in activities]
     engines = [tuple(a.engines) for a in activities]
     links = [tuple(a.links) for a in activities]
@@ -249,7 +360,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     head = {e: 0 for e in queue}  # engine -> position of the first activity not yet started
     waiting_on: dict = {e: set() for e in queue}  # engine -> ready activities not yet started
 
-    zero = Fraction(0)
+    zero = 0
     t = zero
     phase = ["waiting"] * n  # waiting -> fixed -> data -> done
     start = [None] * n
@@ -260,7 +371,8 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     engine_holder: dict = {}
     engine_released: dict = {}  # engine -> (time, activity index) of the last release
     busy: dict = {}
-    link_users: dict = {}  # link -> data phases crossing it now
+    link_users: dict = {}  # link -> data phases crossing it now (links in use only)
+    link_load: dict = {}  # link -> sum of the rate caps of those (an uncapped one: capacity + 1)
     link_since: dict = {}  # link -> when its current busy period began
     fixed_ends: list = []  # heap of (end of the fixed phase, activity index)
     data: dict = {}  # activity index -> rate (None until the rates are recomputed)
@@ -278,9 +390,14 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             later.add(i)
 
     def became_ready(i):
-        ready[i] = max((end[d] for d in deps[i]), default=zero)
-        for e in engines[i]:
-            waiting_on[e].add(i)
+        r = zero
+        for d in deps[i]:
+            if end[d] > r:
+                r = end[d]
+        ready[i] = r
+        if not in_order:
+            for e in engines[i]:
+                waiting_on[e].add(i)
         mark(i)
 
     def engine_changed(e):
@@ -298,10 +415,14 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         if phase[i] == "data":
             del data[i]
             rates_stale = True
+            c = rate_cap[i]
             for link in links[i]:
-                link_users[link] -= 1
-                if not link_users[link]:
+                if link_users[link] == 1:
+                    del link_users[link], link_load[link]
                     busy[link] = busy.get(link, zero) + (t - link_since[link])
+                else:
+                    link_users[link] -= 1
+                    link_load[link] -= caps[link] + 1 if c is None else c
         phase[i] = "done"
         end[i] = t
         done_count += 1
@@ -322,11 +443,15 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             phase[i] = "data"
             data[i] = None
             rates_stale = True
+            c = rate_cap[i]
             for link in links[i]:
-                if not link_users.get(link):
-                    link_users[link] = 0
+                if link in link_users:
+                    link_users[link] += 1
+                    link_load[link] += caps[link] + 1 if c is None else c
+                else:
+                    link_users[link] = 1
+                    link_load[link] = caps[link] + 1 if c is None else c
                     link_since[link] = t
-                link_users[link] += 1
         else:
             finish(i)
 
@@ -334,15 +459,18 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         a = engines[i]
         if phase[i] != "waiting" or missing[i]:
             return
-        if any(e in engine_holder for e in a):
-            return
-        if in_order and any(queue[e][head[e]] != i for e in a):
-            return
+        for e in a:
+            if e in engine_holder or (in_order and queue[e][head[e]] != i):
+                return
         for e in a:
             head[e] += 1
-            waiting_on[e].discard(i)
+            if not in_order:
+                waiting_on[e].discard(i)
         start[i] = t
-        last_dep = max(deps[i], key=lambda d: (end[d], d), default=None)
+        last_dep = None  # the dependency that ended last (the latest in program order on a tie)
+        for d in deps[i]:
+            if last_dep is None or end[d] > end[last_dep] or (end[d] == end[last_dep] and d > last_dep):
+                last_dep = d
         if last_dep is not None and end[last_dep] == t:
             cause[i] = activities[last_dep].id
         else:
@@ -357,9 +485,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             heapq.heappush(fixed_ends, (t + fixed[i], i))
         else:
             begin_data_or_finish(i)
-        if in_order:
-            for e in a:
-                engine_changed(e)
+        # (the next step in its engines' queues waits for their release: finish() marks it)
 
     for i in range(n):
         if not missing[i]:
@@ -367,6 +493,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     rates: dict = {}
     rates_since = zero
     data_end: dict = {}  # activity index -> when its data phase ends at the current rates
+    data_next = None  # the first of those
     while done_count < n:
         # start everything that can start now, in program order, pass after pass
         while pending or later:
@@ -387,25 +514,28 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             for i, r in rates.items():
                 if i in data:
                     left[i] -= r * (t - rates_since)
-            flows = {i: (links[i], rate_cap[i]) for i in sorted(data)}
-            rates = _fair_rates_fast(flows, caps) if flows else {}
+            rates = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load) if data else {}
             rates_since = t
-            data_end = {i: t + left[i] / r for i, r in rates.items()}
+            data_end = {i: t - (-left[i] // r) for i, r in rates.items()}  # rounded up to the grid
+            data_next = min(data_end.values(), default=None)
             rates_stale = False
-        candidates = [fixed_ends[0][0]] if fixed_ends else []
-        if data_end:
-            candidates.append(min(data_end.values()))
-        if not candidates:  # cannot happen after _check (no cycles), but never spin
+        if fixed_ends:
+            t = fixed_ends[0][0] if data_next is None or fixed_ends[0][0] < data_next else data_next
+        elif data_next is not None:
+            t = data_next
+        else:  # cannot happen after _check (no cycles), but never spin
             stuck = [activities[i].id for i in range(n) if phase[i] == "waiting"]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
-        t = min(candidates)
         ending = []
         while fixed_ends and fixed_ends[0][0] == t:
             ending.append(heapq.heappop(fixed_ends)[1])
-        ending += [i for i, e in data_end.items() if e == t]
+        if t == data_next:  # the data phases ending now (their end changes the rates)
+            ending += [i for i, e in data_end.items() if e == t]
+            data_end = {}
+            data_next = None
+        if len(ending) > 1:
+            ending.sort()
         for i in ending:
-            data_end.pop(i, None)
-        for i in sorted(ending):
             if phase[i] == "fixed":
                 begin_data_or_finish(i)
             else:
@@ -422,8 +552,9 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     return _timeline(activities, index, start, end, ready, cause, busy, makespan)
 
 
-def _timeline(activities, index, start, end, ready, cause, busy, makespan) -> Timeline:
-    """The result of a simulation: floats, the critical path traced back through ``cause``."""
+def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:
+    """The result of a simulation: float seconds (times are counted in ``unit`` per second:
+    picoseconds, or 1 for seconds), the critical path traced back through ``cause``."""
     n = len(activities)
     path = []
     if n:
@@ -436,9 +567,9 @@ def _timeline(activities, index, start, end, ready, cause, busy, makespan) -> Ti
             cur = cause[index[cur]]
         path.reverse()
     scheduled = tuple(
-        ScheduledActivity(a.id, a.name or a.id, tuple(a.engines), tuple(a.links), float(start[i]),
-                          float(end[i]), float(ready[i]), cause[i])
+        ScheduledActivity(a.id, a.name or a.id, tuple(a.engines), tuple(a.links), float(start[i] / unit),
+                          float(end[i] / unit), float(ready[i] / unit), cause[i])
         for i, a in enumerate(activities))
-    busy_s = {k: float(v) for k, v in sorted(busy.items())}
+    busy_s = {k: float(v / unit) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
-    return Timeline(scheduled, float(makespan), tuple(path), busy_s, fraction)
+    return Timeline(scheduled, float(makespan / unit), tuple(path), busy_s, fraction)
