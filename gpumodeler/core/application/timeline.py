@@ -132,11 +132,19 @@ def _exact(value, what: str, allow_none=False, positive=False) -> Fraction | Non
     return q
 
 
-def _number(value, what: str, allow_none=False, positive=False):
+_FINITE = (int, float)
+
+
+def _number(value, what, allow_none=False, positive=False):
     """``value`` checked as :func:`_exact` checks it, returned unconverted (no Fraction per
-    activity: the simulation converts once, to integers)."""
+    activity: the simulation converts once, to integers). ``what``: the name of the value in
+    a message, or a callable giving it (made only when the value is refused)."""
+    if type(value) in _FINITE and (0 < value < math.inf or value == 0 and not positive):
+        return value  # the common case, without building a message
     if value is None and allow_none:
         return None
+    if callable(what):
+        what = what()
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
         raise InvalidParameter(f"{what} must be a number, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
@@ -183,18 +191,24 @@ def _check(activities, capacities):
             raise InvalidParameter(f"two activities have the id {a.id!r}; ids must be unique")
         ids[a.id] = i
     caps = {k: _exact(v, f"capacity of {k!r}", positive=True) for k, v in capacities.items()}
-    for a in activities:
+    forward = False  # a dependency on a later activity: then look for cycles
+    for i, a in enumerate(activities):
         for d in a.after:
-            if d not in ids:
+            j = ids.get(d)
+            if j is None:
                 raise InvalidParameter(f"{a.name or a.id}: depends on {d!r}, which is not a step of the "
                                        f"application (steps: {', '.join(ids)})")
+            if j >= i:
+                forward = True
         for link in a.links:
             if link not in caps:
                 raise InvalidParameter(f"{a.name or a.id}: link {link!r} has no bandwidth "
                                        f"(known: {', '.join(caps) or 'none'})")
-        b = _number(a.bytes, f"{a.name or a.id}: bytes")
+        b = _number(a.bytes, lambda: f"{a.name or a.id}: bytes")
         if b and not a.links and a.rate_cap is None:
             raise InvalidParameter(f"{a.name or a.id}: a copy of {a.bytes} bytes needs a link or a rate cap")
+    if not forward:  # every dependency on an earlier activity: program order is topological
+        return ids, caps
     # cycles in 'after' would deadlock: find one and name it
     state = {}
     for start in ids:
@@ -332,8 +346,8 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     in_order = policy == "in-order"
     # the integer grid: durations in whole ps (rounded up), bytes whole (rounded up), rates
     # in whole quanta of 2^-k B/s, the work of a data phase in quanta x ps
-    fixed = [_ps(_number(a.fixed_s, f"{a.name or a.id}: duration")) for a in activities]
-    cap_in = [_number(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
+    fixed = [_ps(_number(a.fixed_s, lambda: f"{a.name or a.id}: duration")) for a in activities]
+    cap_in = [_number(a.rate_cap, lambda: f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
               for a in activities]
     qbits = _rate_quantum_bits(list(caps.values()) + [c for c in cap_in if c is not None])
 
@@ -510,14 +524,20 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             pos = -1
         if done_count == n:
             break
-        if rates_stale:  # bytes left are brought up to date only when the rates change
-            for i, r in rates.items():
-                if i in data:
-                    left[i] -= r * (t - rates_since)
-            rates = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load) if data else {}
+        if rates_stale:  # the work left is brought up to date only when the rates change
+            new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load) if data else {}
+            dt = t - rates_since
+            data_end = {}
+            data_next = None
+            for i, r in new.items():
+                if i in rates:
+                    left[i] -= rates[i] * dt
+                e = t - (-left[i] // r)  # the end at this rate, rounded up to the grid
+                data_end[i] = e
+                if data_next is None or e < data_next:
+                    data_next = e
+            rates = new
             rates_since = t
-            data_end = {i: t - (-left[i] // r) for i, r in rates.items()}  # rounded up to the grid
-            data_next = min(data_end.values(), default=None)
             rates_stale = False
         if fixed_ends:
             t = fixed_ends[0][0] if data_next is None or fixed_ends[0][0] < data_next else data_next
@@ -566,10 +586,13 @@ def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=
             path.append(cur)
             cur = cause[index[cur]]
         path.reverse()
-    scheduled = tuple(
-        ScheduledActivity(a.id, a.name or a.id, tuple(a.engines), tuple(a.links), float(start[i] / unit),
-                          float(end[i] / unit), float(ready[i] / unit), cause[i])
-        for i, a in enumerate(activities))
+    if unit != 1:  # integer times: int / int is the correctly rounded float
+        start, end, ready = ([x / unit for x in v] for v in (start, end, ready))
+    else:
+        start, end, ready = ([float(x) for x in v] for v in (start, end, ready))
+    scheduled = tuple(map(ScheduledActivity, [a.id for a in activities], [a.name or a.id for a in activities],
+                          [tuple(a.engines) for a in activities], [tuple(a.links) for a in activities],
+                          start, end, ready, cause))
     busy_s = {k: float(v / unit) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
     return Timeline(scheduled, float(makespan / unit), tuple(path), busy_s, fraction)
