@@ -164,12 +164,6 @@ def _ps(seconds) -> int:
     return -((-p * PS_PER_S) // q)
 
 
-def _whole(value) -> int:
-    """``value`` (a checked number) rounded up to an integer, exactly."""
-    p, q = value.as_integer_ratio()
-    return -(-p // q)
-
-
 def _rate_quantum_bits(rates) -> int:
     """k such that every rate (bytes/s) is a whole number of quanta of 2^-k B/s when its
     denominator is a power of two (every float), and the smallest rate holds at least
@@ -281,13 +275,21 @@ def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
     else:
         return {i: caps[i] for i in active}
     # the first round from the caller's counts: often every flow is frozen in it
-    shares = {link: capacities[link] // n for link, n in users.items()}
-    level = min(shares.values(), default=None)
+    level = None
+    tight = []  # the links whose equal share is the level
+    for link, n in users.items():
+        share = capacities[link] // n
+        if level is None or share < level:
+            level = share
+            tight = [link]
+        elif share == level:
+            tight.append(link)
     for i in active:
         c = caps[i]
         if c is not None and (level is None or c < level):
             level = c
-    tight = {link for link, share in shares.items() if share == level}
+            tight = []
+    tight = set(tight)
     for i in active:
         if caps[i] != level and tight.isdisjoint(links[i]):
             break
@@ -345,32 +347,44 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     n = len(activities)
     in_order = policy == "in-order"
     # the integer grid: durations in whole ps (rounded up), bytes whole (rounded up), rates
-    # in whole quanta of 2^-k B/s, the work of a data phase in quanta x ps
-    fixed = [_ps(_number(a.fixed_s, lambda: f"{a.name or a.id}: duration")) for a in activities]
-    cap_in = [_number(a.rate_cap, lambda: f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
-              for a in activities]
-    qbits = _rate_quantum_bits(list(caps.values()) + [c for c in cap_in if c is not None])
+    # in whole quanta of 2^-k B/s, the work of a data phase in quanta x ps; one loop over
+    # the activities (floats in range take the short way)
+    fixed, cap_in, deps, missing = [], [], [], []
+    dependents: list = [[] for _ in range(n)]
+    queue: dict = {}  # engine -> activity indices using it, program order
+    position = index.__getitem__
+    for i, a in enumerate(activities):
+        x = a.fixed_s
+        if type(x) is not float or not 0.0 <= x < math.inf:
+            x = _number(x, f"{a.name or a.id}: duration")
+        p, q = x.as_integer_ratio()
+        fixed.append(-((-p * PS_PER_S) // q))
+        c = a.rate_cap
+        if c is not None and (type(c) is not float or not 0.0 < c < math.inf):
+            c = _number(c, f"{a.name or a.id}: bandwidth", positive=True)
+        cap_in.append(c)
+        ds = list(map(position, a.after))
+        deps.append(ds)
+        missing.append(len(ds))  # dependencies not yet ended (with repetitions)
+        for d in ds:
+            dependents[d].append(i)
+        for e in a.engines:
+            if e in queue:
+                queue[e].append(i)
+            else:
+                queue[e] = [i]
+    qbits = _rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
 
     def quanta(rate):
         p, q = rate.as_integer_ratio()
         return (p << qbits) // q
 
     work_per_byte = PS_PER_S << qbits
-    volume = [_whole(a.bytes) * work_per_byte for a in activities]
+    volume = [math.ceil(a.bytes) * work_per_byte if a.bytes else 0 for a in activities]  # whole bytes
     rate_cap = [None if c is None else quanta(c) for c in cap_in]
     caps = {link: quanta(c) for link, c in caps.items()}
-    deps = [[index[d] for d in a.after] for a in activities]
     engines = [tuple(a.engines) for a in activities]
     links = [tuple(a.links) for a in activities]
-    dependents: list = [[] for _ in range(n)]
-    for i, ds in enumerate(deps):
-        for d in ds:
-            dependents[d].append(i)
-    missing = [len(ds) for ds in deps]  # dependencies not yet ended (with repetitions)
-    queue: dict = {}  # engine -> activity indices using it, program order
-    for i in range(n):
-        for e in engines[i]:
-            queue.setdefault(e, []).append(i)
     head = {e: 0 for e in queue}  # engine -> position of the first activity not yet started
     waiting_on: dict = {e: set() for e in queue}  # engine -> ready activities not yet started
 
@@ -506,8 +520,8 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             became_ready(i)
     rates: dict = {}
     rates_since = zero
-    data_end: dict = {}  # activity index -> when its data phase ends at the current rates
-    data_next = None  # the first of those
+    data_next = None  # when the first data phase ends at the current rates
+    data_first: list = []  # the data phases that end then
     while done_count < n:
         # start everything that can start now, in program order, pass after pass
         while pending or later:
@@ -527,15 +541,17 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         if rates_stale:  # the work left is brought up to date only when the rates change
             new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load) if data else {}
             dt = t - rates_since
-            data_end = {}
             data_next = None
             for i, r in new.items():
-                if i in rates:
-                    left[i] -= rates[i] * dt
+                old = rates.get(i)
+                if old is not None:
+                    left[i] -= old * dt
                 e = t - (-left[i] // r)  # the end at this rate, rounded up to the grid
-                data_end[i] = e
                 if data_next is None or e < data_next:
                     data_next = e
+                    data_first = [i]
+                elif e == data_next:
+                    data_first.append(i)
             rates = new
             rates_since = t
             rates_stale = False
@@ -550,8 +566,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         while fixed_ends and fixed_ends[0][0] == t:
             ending.append(heapq.heappop(fixed_ends)[1])
         if t == data_next:  # the data phases ending now (their end changes the rates)
-            ending += [i for i, e in data_end.items() if e == t]
-            data_end = {}
+            ending += data_first
             data_next = None
         if len(ending) > 1:
             ending.sort()
@@ -564,9 +579,8 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
 
     makespan = max(end, default=zero)
     if makespan > 0:  # engines and links that exist but idle still appear
-        for i in range(n):
-            for k in engines[i] + links[i]:
-                busy.setdefault(k, zero)
+        for k in set(queue).union(*links):
+            busy.setdefault(k, zero)
     else:
         busy = {}
     return _timeline(activities, index, start, end, ready, cause, busy, makespan)
