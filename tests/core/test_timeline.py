@@ -232,3 +232,13 @@ def test_the_integer_fair_rates_are_progressive_filling_rounded_down(seed):
     for link, capacity in caps.items():
         assert sum(got[i] for i in active if link in links[i]) <= capacity
     assert all(r > 0 for r in got.values())
+
+
+def test_the_grid_rounds_durations_up_to_a_picosecond_and_bytes_to_whole_bytes():
+    # 2.5 B at 1 B/s: 3 whole bytes, 3 s; a 1.5 ps kernel takes 2 ps, then 0.25 ps takes 1 ps
+    tl = simulate([copy("c", "g/copy", 2.5, "l", cap=1.0), kernel("k", "g/compute", 1.5e-12, ["c"]),
+                   kernel("k2", "g/compute", 0.25e-12, ["k"])], {"l": 1.0})
+    assert times(tl) == {"c": (0, 3), "k": (3, 3 + 2e-12), "k2": (3 + 2e-12, 3 + 3e-12)}
+    # never less than the model's time: 1/3 s rounds up to 333333333334 ps
+    tl = simulate([copy("c", "g/copy", 1, "l", cap=3.0)], {"l": 3.0})
+    assert tl.makespan_s == 333_333_333_334 / 10 ** 12 > 1 / 3

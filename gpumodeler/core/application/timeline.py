@@ -138,13 +138,11 @@ _FINITE = (int, float)
 def _number(value, what, allow_none=False, positive=False):
     """``value`` checked as :func:`_exact` checks it, returned unconverted (no Fraction per
     activity: the simulation converts once, to integers). ``what``: the name of the value in
-    a message, or a callable giving it (made only when the value is refused)."""
+    a message."""
     if type(value) in _FINITE and (0 < value < math.inf or value == 0 and not positive):
         return value  # the common case, without building a message
     if value is None and allow_none:
         return None
-    if callable(what):
-        what = what()
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
         raise InvalidParameter(f"{what} must be a number, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
@@ -198,7 +196,9 @@ def _check(activities, capacities):
             if link not in caps:
                 raise InvalidParameter(f"{a.name or a.id}: link {link!r} has no bandwidth "
                                        f"(known: {', '.join(caps) or 'none'})")
-        b = _number(a.bytes, lambda: f"{a.name or a.id}: bytes")
+        b = a.bytes
+        if type(b) not in _FINITE or not 0 <= b < math.inf:
+            b = _number(b, f"{a.name or a.id}: bytes")
         if b and not a.links and a.rate_cap is None:
             raise InvalidParameter(f"{a.name or a.id}: a copy of {a.bytes} bytes needs a link or a rate cap")
     if not forward:  # every dependency on an earlier activity: program order is topological
@@ -363,7 +363,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         if c is not None and (type(c) is not float or not 0.0 < c < math.inf):
             c = _number(c, f"{a.name or a.id}: bandwidth", positive=True)
         cap_in.append(c)
-        ds = list(map(position, a.after))
+        ds = tuple(map(position, a.after))  # (tuples of ints leave the cyclic collector's care)
         deps.append(ds)
         missing.append(len(ds))  # dependencies not yet ended (with repetitions)
         for d in ds:
@@ -373,6 +373,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
                 queue[e].append(i)
             else:
                 queue[e] = [i]
+    dependents = [tuple(x) if x else () for x in dependents]
     qbits = _rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
 
     def quanta(rate):
@@ -592,7 +593,7 @@ def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=
     n = len(activities)
     path = []
     if n:
-        last = max(range(n), key=lambda i: (end[i], -i))
+        last = end.index(max(end))  # the first of the activities that end last
         seen = set()
         cur = activities[last].id
         while cur is not None and cur not in seen:
