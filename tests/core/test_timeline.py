@@ -242,3 +242,19 @@ def test_the_grid_rounds_durations_up_to_a_picosecond_and_bytes_to_whole_bytes()
     # never less than the model's time: 1/3 s rounds up to 333333333334 ps
     tl = simulate([copy("c", "g/copy", 1, "l", cap=3.0)], {"l": 3.0})
     assert tl.makespan_s == 333_333_333_334 / 10 ** 12 > 1 / 3
+
+
+def test_the_collector_is_restored_after_a_simulation_even_a_refused_one():
+    import gc
+    assert gc.isenabled()
+    simulate([kernel("k", "g/compute", 1.0)])
+    assert gc.isenabled()
+    with pytest.raises(InvalidParameter):
+        simulate([Activity("a", fixed_s=-1)])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        simulate([kernel("k", "g/compute", 1.0)])
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()

@@ -62,12 +62,14 @@ immediately when ready ends the chain.
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
-from typing import NamedTuple
 from fractions import Fraction
+import gc
 import heapq
 import math
 import operator
+from typing import NamedTuple
 
 from gpumodeler.core.errors import InvalidParameter
 
@@ -330,7 +332,31 @@ def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
 POLICIES = ("in-order", "greedy")
 
 
+@contextlib.contextmanager
+def _cyclic_collector_paused():
+    """Pause Python's cyclic garbage collector for a simulation and restore it after. The
+    simulation makes about ten short-lived containers per step and no reference cycles that
+    must be freed while it runs; with the collector on, its full passes over every object of
+    the process (the application's 10^5 activities among them) take ~15 % of the time.
+    Memory is unchanged: reference counting frees everything as before."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
+    """Simulate ``activities`` (program order) with link ``capacities`` (bytes/s per
+    bandwidth resource id) under an engine queueing ``policy`` (see the module docstring).
+    See :func:`_simulate` for the method."""
+    with _cyclic_collector_paused():
+        return _simulate(activities, capacities, policy)
+
+
+def _simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
     """Simulate ``activities`` (program order) with link ``capacities`` (bytes/s per
     bandwidth resource id) under an engine queueing ``policy`` (see the module docstring).
 
