@@ -271,26 +271,33 @@ def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
     crossing it / the sum of their caps (an uncapped flow counts more than the capacity),
     kept up to date by the caller. When the caps fit on every link, every flow runs at its
     cap (the max-min fair allocation); otherwise progressive filling, one level per round."""
-    for link, total in load.items():
-        if total > capacities[link]:
-            break
-    else:
-        return {i: caps[i] for i in active}
-    # the first round from the caller's counts: often every flow is frozen in it
+    # the caps-fit test and the first round in one pass over the links in use
+    fits = True
     level = None
     tight = []  # the links whose equal share is the level
     for link, n in users.items():
-        share = capacities[link] // n
+        capacity = capacities[link]
+        if fits and load[link] > capacity:
+            fits = False
+        share = capacity // n
         if level is None or share < level:
             level = share
             tight = [link]
         elif share == level:
             tight.append(link)
+    if fits:
+        return {i: caps[i] for i in active}
     for i in active:
         c = caps[i]
         if c is not None and (level is None or c < level):
             level = c
             tight = []
+    # often every flow is frozen in the first round: all cross one tight link, or each is
+    # at its cap or crosses one
+    everyone = len(active)
+    for link in tight:
+        if users[link] == everyone:
+            return dict.fromkeys(active, level)
     tight = set(tight)
     for i in active:
         if caps[i] != level and tight.isdisjoint(links[i]):
