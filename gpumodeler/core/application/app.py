@@ -38,6 +38,7 @@ from gpumodeler.core.application.energy import DevicePower, energy
 from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.project import VIA
 
 STEP_KINDS = ("kernel", "copy", "sync")
 
@@ -189,6 +190,27 @@ def _route(project, src, dst, where):
     raise InvalidParameter(f"{where}: no link joins {src} and {dst}; draw one in the system editor")
 
 
+def _upstream(project, conn, where):
+    """The host-side link ``conn`` passes through (its ``via`` override), or None.
+
+    A PCIe switch or root port shared by several GPUs is drawn as a PCIe link from the host
+    to itself (a host-side link, with the uplink's bandwidth from the link catalog); each
+    GPU's PCIe link behind it names it in ``via``. Host<->GPU copies over those links then
+    also cross the host-side link, one bandwidth resource per direction, shared max-min
+    fairly (docs/timeline.md)."""
+    via = conn.overrides.get(VIA)
+    if via in (None, ""):
+        return None
+    up = project.connections.get(via) if isinstance(via, str) else None
+    hosts = [d for d in (conn.a, conn.b) if d in project.devices and project.devices[d].kind == "host"]
+    if up is None or up.a != up.b or up.a not in hosts:
+        choices = [c.id for c in project.connections.values() if c.a == c.b and c.a in hosts]
+        raise InvalidParameter(f"{where}: link {conn.label or conn.link_name} passes through {via!r}, which is "
+                               f"not a host-side link of its host (host-side links: "
+                               f"{', '.join(choices) or 'none drawn'})", item=conn.id)
+    return up
+
+
 def _slot(project, conn, frm, to) -> str:
     """'htod' or 'dtoh': which direction values of the link a copy frm -> to uses."""
     kf, kt = project.devices[frm].kind, project.devices[to].kind
@@ -303,6 +325,23 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 links.append(res)
                 hops.append({"connection": conn.id, "link": conn.link_name, "direction": slot,
                              "startup_s": ts, "bandwidth_bytes_per_s": bw, "lambda": lam})
+                up = _upstream(project, conn, where)
+                if up is not None and slot in ("htod", "dtoh") and "host" in (
+                        project.devices[frm].kind, project.devices[to].kind):
+                    # the host side of a GPU's PCIe link: its switch's uplink (or root port),
+                    # shared by every GPU behind it; no startup of its own (docs/timeline.md)
+                    try:
+                        _ts, up_bw, up_lam = resolve_link(project, up.id, link_lookup).direction(slot)
+                    except InvalidParameter as exc:
+                        raise InvalidParameter(f"{where}: link {up.link_name}: {exc}", item=s.id) from exc
+                    up_rate = up_bw * up_lam
+                    rate_cap = min(rate_cap, up_rate)
+                    res = f"{up.id}:{slot}"
+                    capacities[res] = up_rate
+                    links.append(res)
+                    hops.append({"connection": up.id, "link": up.link_name, "direction": slot,
+                                 "startup_s": 0.0, "bandwidth_bytes_per_s": up_bw, "lambda": up_lam,
+                                 "shared_upstream": True})
             engines = []
             src_kind, dst_kind = project.devices[s.src].kind, project.devices[s.dst].kind
             if src_kind == "gpu":
