@@ -258,6 +258,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         return f"{gpu_id}/copy-{'dtoh' if outbound else 'htod'}"
 
     activities, capacities, kernel_device, predictions = [], {}, {}, {}
+    kernel_times: dict = {}  # (launch, GPU, share) -> (kernel time, prediction detail)
     last_in_stream: dict = {}
     earlier: list = []
     for s in app.steps:
@@ -270,34 +271,38 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         if s.kind == "kernel":
             launch = project.launches[s.launch]
             gpu = s.gpu or launch.gpu
-            view = _copy.copy(project)
-            view.launches = dict(project.launches)
-            changes = {"gpu": gpu, "transfers": ()}
-            if s.fraction != 1:
-                if launch.data_size is not None:
-                    changes["data_size"] = max(1, math.ceil(launch.data_size * s.fraction))
-                elif launch.grid_size is not None:
-                    changes["grid_size"] = max(1, math.ceil(launch.grid_size * s.fraction))
-            view.launches[s.launch] = replace(launch, **changes)
-            try:
-                result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
-                                         values=dict(app.variables) or None, table_lookup=table_lookup,
-                                         calibration_lookup=calibration_lookup, analyses=analyses)
-            except InvalidParameter as exc:
-                raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
-            t = float(result.prediction.kernel.time_s)
+            key = (s.launch, gpu, s.fraction)
+            if key not in kernel_times:  # each launch, GPU and share predicted once
+                view = _copy.copy(project)
+                view.launches = dict(project.launches)
+                changes = {"gpu": gpu, "transfers": ()}
+                if s.fraction != 1:
+                    if launch.data_size is not None:
+                        changes["data_size"] = max(1, math.ceil(launch.data_size * s.fraction))
+                    elif launch.grid_size is not None:
+                        changes["grid_size"] = max(1, math.ceil(launch.grid_size * s.fraction))
+                view.launches[s.launch] = replace(launch, **changes)
+                try:
+                    result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
+                                             values=dict(app.variables) or None, table_lookup=table_lookup,
+                                             calibration_lookup=calibration_lookup, analyses=analyses)
+                except InvalidParameter as exc:
+                    raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
+                t = float(result.prediction.kernel.time_s)
+                summary = result.prediction.summary()
+                kernel_times[key] = (t, {
+                    "launch": s.launch, "grid_size": (view.launches[s.launch].grid_size
+                                                      if view.launches[s.launch].data_size is None
+                                                      else result.grid_size),
+                    "kernel_time_s": t, "mode": summary.get("mode"),
+                    "limiting_resource": summary.get("limiting_resource"),
+                    "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
+                    "latency_bound_cycles": result.latency_bound_cycles})
+            t, detail = kernel_times[key]
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
             kernel_device[s.id] = gpu
-            summary = result.prediction.summary()
-            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
-                "launch": s.launch, "grid_size": (view.launches[s.launch].grid_size
-                                                  if view.launches[s.launch].data_size is None
-                                                  else result.grid_size),
-                "kernel_time_s": t, "mode": summary.get("mode"),
-                "limiting_resource": summary.get("limiting_resource"),
-                "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
-                "latency_bound_cycles": result.latency_bound_cycles})
+            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, dict(detail))
         elif s.kind == "copy":
             try:
                 size = float(parse(s.size).evaluate(dict(app.variables)))
