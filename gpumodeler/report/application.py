@@ -51,21 +51,25 @@ def timeline_svg(result: dict, width: int = 900) -> str:
     return gantt(rows, bars, title=f"{result['name']}: makespan {format_time(result['makespan_s'])}", width=width)
 
 
-def merged_runs(steps: list, pixel: float) -> list:
-    """``steps`` of one row (each with ``start_s`` and ``end_s``) in runs to draw as one bar:
-    by start time, a step narrower than ``pixel`` joins the run before it when that run is
-    also made of such steps and ends less than a pixel before it starts. Wider steps stay
-    alone. Each step is in exactly one run."""
+def merged_runs(steps: list, pixel: float, start: str = "start_s", end: str = "end_s",
+                presorted: bool = False) -> list:
+    """``steps`` of one row (each with a ``start`` and an ``end`` key) in runs to draw as one
+    bar: by start time, a step narrower than ``pixel`` joins the run before it when that run
+    is also made of such steps and ends less than a pixel before it starts. Wider steps stay
+    alone. Each step is in exactly one run. ``presorted``: the steps are already by start."""
     runs: list = []
     narrow_end = None  # the end of the current run of narrow steps, None when there is none
-    for s in sorted(steps, key=lambda s: (s["start_s"], s["end_s"])):
-        narrow = s["end_s"] - s["start_s"] < pixel
-        if narrow and narrow_end is not None and s["start_s"] - narrow_end < pixel:
+    ordered = steps if presorted else sorted(steps, key=lambda s: (s[start], s[end]))
+    for s in ordered:
+        s0, s1 = s[start], s[end]
+        narrow = s1 - s0 < pixel
+        if narrow and narrow_end is not None and s0 - narrow_end < pixel:
             runs[-1].append(s)
-            narrow_end = max(narrow_end, s["end_s"])
+            if s1 > narrow_end:
+                narrow_end = s1
         else:
             runs.append([s])
-            narrow_end = s["end_s"] if narrow else None
+            narrow_end = s1 if narrow else None
     return runs
 
 
