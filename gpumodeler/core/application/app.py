@@ -93,6 +93,7 @@ class Application:
             raise InvalidParameter(f"{self.name}: host power must be a number of W >= 0, got "
                                    f"{self.host_power_w!r}", item="host_power_w")
         seen = set()
+        parsed: set = set()  # size expressions already parsed (a trace repeats them)
         for s in self.steps:
             where = f"{self.name}, step {s.label}"
             if s.id in seen:
@@ -112,8 +113,9 @@ class Application:
             if not (_finite(s.fraction) and 0 < s.fraction <= 1):
                 raise InvalidParameter(f"{where}: the share of the launch must be in (0, 1], got "
                                        f"{s.fraction!r}", item=s.id)
-            if s.kind == "copy":
+            if s.kind == "copy" and s.size not in parsed and not _whole_number(s.size):
                 parse(s.size)
+                parsed.add(s.size)
             if project is None:
                 continue
             if s.kind == "kernel":
@@ -131,6 +133,12 @@ class Application:
                     raise InvalidParameter(f"{where}: a copy between two hosts is not modelled (copies "
                                            f"involve a GPU)", item=s.id)
         return self
+
+
+def _whole_number(text: str) -> bool:
+    """A size written as plain decimal digits (what a trace gives): read without the
+    expression parser, which gives the same number."""
+    return text.isascii() and text.isdigit() and len(text) < 20
 
 
 def _finite(v) -> bool:
@@ -259,6 +267,9 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
 
     activities, capacities, kernel_device, predictions = [], {}, {}, {}
     kernel_times: dict = {}  # (launch, GPU, share) -> (kernel time, prediction detail)
+    sizes: dict = {}  # size expression -> bytes
+    routes: dict = {}  # (source, destination) -> route
+    link_specs: dict = {}  # connection id -> its link with the project's overrides
     last_in_stream: dict = {}
     earlier: list = []
     for s in app.steps:
@@ -305,16 +316,23 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, dict(detail))
         elif s.kind == "copy":
             try:
-                size = float(parse(s.size).evaluate(dict(app.variables)))
+                if s.size not in sizes:  # each expression evaluated once; whole numbers as such
+                    sizes[s.size] = (float(int(s.size)) if _whole_number(s.size)
+                                     else float(parse(s.size).evaluate(dict(app.variables))))
+                size = sizes[s.size]
             except Exception as exc:  # ExpressionError and friends: name the step
                 raise InvalidParameter(f"{where}: size {s.size!r}: {exc}", item=s.id) from exc
             if not (math.isfinite(size) and size >= 0):
                 raise InvalidParameter(f"{where}: size must be a number of bytes >= 0, got {size}", item=s.id)
-            route = _route(project, s.src, s.dst, where)
+            if (s.src, s.dst) not in routes:
+                routes[(s.src, s.dst)] = _route(project, s.src, s.dst, where)
+            route = routes[(s.src, s.dst)]
             startup, rate_cap, links, hops = 0.0, None, [], []
             for conn, slot, frm, to in route:
                 try:
-                    spec = resolve_link(project, conn.id, link_lookup, calibration_lookup)
+                    if conn.id not in link_specs:  # each connection looked up once
+                        link_specs[conn.id] = resolve_link(project, conn.id, link_lookup, calibration_lookup)
+                    spec = link_specs[conn.id]
                     model = spec.transfer_model(slot) if slot in ("htod", "dtoh") else None
                     if model is not None:
                         ts, bw, lam = model.startup_s, float(model.bandwidth_bytes_per_s(max(size, 1.0))), 1.0
@@ -336,7 +354,9 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                     # the host side of a GPU's PCIe link: its switch's uplink (or root port),
                     # shared by every GPU behind it; no startup of its own (docs/timeline.md)
                     try:
-                        _ts, up_bw, up_lam = resolve_link(project, up.id, link_lookup).direction(slot)
+                        if up.id not in link_specs:
+                            link_specs[up.id] = resolve_link(project, up.id, link_lookup, calibration_lookup)
+                        _ts, up_bw, up_lam = link_specs[up.id].direction(slot)
                     except InvalidParameter as exc:
                         raise InvalidParameter(f"{where}: link {up.link_name}: {exc}", item=s.id) from exc
                     up_rate = up_bw * up_lam
