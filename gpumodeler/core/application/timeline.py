@@ -340,9 +340,9 @@ POLICIES = ("in-order", "greedy")
 
 
 @contextlib.contextmanager
-def _cyclic_collector_paused():
-    """Pause Python's cyclic garbage collector for a simulation and restore it after. The
-    simulation makes about ten short-lived containers per step and no reference cycles that
+def cyclic_collector_paused():
+    """Pause Python's cyclic garbage collector for a simulation (or an application's whole
+    build and run) and restore it after. The simulation makes about ten short-lived containers per step and no reference cycles that
     must be freed while it runs; with the collector on, its full passes over every object of
     the process (the application's 10^5 activities among them) take ~15 % of the time.
     Memory is unchanged: reference counting frees everything as before."""
@@ -359,7 +359,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     """Simulate ``activities`` (program order) with link ``capacities`` (bytes/s per
     bandwidth resource id) under an engine queueing ``policy`` (see the module docstring).
     See :func:`_simulate` for the method."""
-    with _cyclic_collector_paused():
+    with cyclic_collector_paused():
         return _simulate(activities, capacities, policy)
 
 
