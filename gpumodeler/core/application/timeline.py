@@ -121,26 +121,19 @@ class Timeline:
         return {a.id: a for a in self.activities}
 
 
-def _exact(value, what: str, allow_none=False, positive=False) -> Fraction | None:
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
-        raise InvalidParameter(f"{what} must be a number, got {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InvalidParameter(f"{what} must be a finite number, got {value!r}")
-    q = Fraction(value)
-    if q < 0 or (positive and q == 0):
-        raise InvalidParameter(f"{what} must be {'> 0' if positive else '>= 0'}, got {value!r}")
-    return q
-
-
 _FINITE = (int, float)
 
 
+def _exact(value, what: str, allow_none=False, positive=False) -> Fraction | None:
+    """``value`` checked by :func:`_number`, as an exact ``Fraction`` (None stays None)."""
+    value = _number(value, what, allow_none, positive)
+    return None if value is None else Fraction(value)
+
+
 def _number(value, what, allow_none=False, positive=False):
-    """``value`` checked as :func:`_exact` checks it, returned unconverted (no Fraction per
-    activity: the simulation converts once, to integers). ``what``: the name of the value in
-    a message."""
+    """``value`` checked — a number (not a bool), finite, >= 0 (> 0 when ``positive``) —
+    and returned unconverted (no Fraction per activity: the simulation converts once, to
+    integers). ``what``: the name of the value in a message."""
     if type(value) in _FINITE and (0 < value < math.inf or value == 0 and not positive):
         return value  # the common case, without building a message
     if value is None and allow_none:
