@@ -94,3 +94,34 @@ def test_the_report_of_a_large_application_is_a_summary(tmp_path):
     assert "longest steps" in html and "critical path:" in html
     assert "<td>k1</td>" not in html and html.count("<tr") < 200  # no row per step
     assert spent < 30  # a generous bound: each kernel is predicted once per launch, GPU and share
+
+
+def test_a_sync_waits_for_the_streams_last_steps_the_same_wait_as_for_every_step():
+    """A sync without ``after`` waits for every earlier step; the build names only each
+    stream's last step (linear in a trace with many syncs), and the timeline is the one that
+    waiting on every earlier step gives."""
+    from dataclasses import replace as copy_with
+
+    from gpumodeler.core.application.app import build
+    from gpumodeler.core.application.timeline import simulate
+    from tests.core.test_application import LOOKUPS, system
+
+    rnd = random.Random(11)
+    steps = []
+    for i in range(300):
+        if i % 50 == 49:
+            steps.append(Step(f"s{i}", "sync", stream=rnd.choice(["0", "sync"])))
+        elif rnd.random() < 0.5:
+            steps.append(Step(f"k{i}", "kernel", launch="l", gpu=rnd.choice(["g1", "g2"]),
+                              stream=str(rnd.randrange(4)), fraction=rnd.choice([0.1, 0.5])))
+        else:
+            steps.append(Step(f"c{i}", "copy", src="h", dst=rnd.choice(["g1", "g2"]), size=str(rnd.randint(1, 10 ** 8)),
+                              stream=str(rnd.randrange(4))))
+    built = build(system(), Application("a", steps=tuple(steps)), **LOOKUPS)
+    syncs = [a for a in built.activities if a.id.startswith("s")]
+    assert syncs and all(len(a.after) <= 5 for a in syncs)  # 4 streams and the syncs' own
+    # the same timeline as waiting on every earlier step
+    ids = [a.id for a in built.activities]
+    full = [copy_with(a, after=tuple(ids[:ids.index(a.id)])) if a.id.startswith("s") else a
+            for a in built.activities]
+    assert simulate(built.activities, built.capacities) == simulate(full, built.capacities)

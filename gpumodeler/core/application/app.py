@@ -271,14 +271,17 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     routes: dict = {}  # (source, destination) -> route
     link_specs: dict = {}  # connection id -> its link with the project's overrides
     last_in_stream: dict = {}
-    earlier: list = []
+    position: dict = {}  # step id -> its place in program order
     for s in app.steps:
         where = f"{app.name}, step {s.label}"
         after = list(s.after)
         if s.stream in last_in_stream and last_in_stream[s.stream] not in after:
             after.insert(0, last_in_stream[s.stream])
         if s.kind == "sync" and not s.after:
-            after = list(earlier)
+            # every earlier step: each stream's last one ends after the others of its stream
+            # (they run in order), so waiting for the streams' last steps is the same wait,
+            # and a trace with many synchronisations stays linear
+            after = sorted(last_in_stream.values(), key=position.__getitem__)
         if s.kind == "kernel":
             launch = project.launches[s.launch]
             gpu = s.gpu or launch.gpu
@@ -383,7 +386,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             activities.append(Activity(s.id, s.label, (), tuple(after)))
             predictions[s.id] = StepPrediction(s.id, "sync", None, 0.0, {"waits_for": list(after)})
         last_in_stream[s.stream] = s.id
-        earlier.append(s.id)
+        position[s.id] = len(position)
 
     gpus = tuple(d.id for d in project.gpus())
     powers = {}
