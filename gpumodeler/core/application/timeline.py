@@ -417,6 +417,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
 
     zero = 0
     t = zero
+    heappush, heappop = heapq.heappush, heapq.heappop
     phase = ["waiting"] * n  # waiting -> fixed -> data -> done
     start = [None] * n
     end = [None] * n
@@ -440,7 +441,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
 
     def mark(i):
         if i > pos:
-            heapq.heappush(pending, i)
+            heappush(pending, i)
         else:
             later.add(i)
 
@@ -537,7 +538,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             engine_holder[e] = i
         if fixed[i] > 0:
             phase[i] = "fixed"
-            heapq.heappush(fixed_ends, (t + fixed[i], i))
+            heappush(fixed_ends, (t + fixed[i], i))
         else:
             begin_data_or_finish(i)
         # (the next step in its engines' queues waits for their release: finish() marks it)
@@ -557,7 +558,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 later = set()
                 pos = -1
             while pending:
-                i = heapq.heappop(pending)
+                i = heappop(pending)
                 if i == pos:
                     continue
                 pos = i
@@ -591,7 +592,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
         ending = []
         while fixed_ends and fixed_ends[0][0] == t:
-            ending.append(heapq.heappop(fixed_ends)[1])
+            ending.append(heappop(fixed_ends)[1])
         if t == data_next:  # the data phases ending now (their end changes the rates)
             ending += data_first
             data_next = None
