@@ -38,6 +38,7 @@ def chart(qtbot):
     return c
 
 
+@pytest.mark.slow
 def test_ten_to_the_five_steps_draw_a_bar_per_pixel_at_most(chart):
     result = big_result()
     t0 = time.process_time()
