@@ -63,6 +63,7 @@ immediately when ready ends the chain.
 from __future__ import annotations
 
 import contextlib
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
 import gc
@@ -486,8 +487,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             engine_holder.pop(e, None)
             engine_released[e] = (t, i)
             busy[e] = busy.get(e, zero) + (t - start[i])
-        for e in engines[i]:
-            engine_changed(e)
+            engine_changed(e)  # (it only marks steps: they are tried once this instant's ends are in)
         for j in dependents[i]:
             missing[j] -= 1
             if not missing[j]:
@@ -632,9 +632,10 @@ def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=
         start, end, ready = ([x / unit for x in v] for v in (start, end, ready))
     else:
         start, end, ready = ([float(x) for x in v] for v in (start, end, ready))
-    scheduled = tuple(map(ScheduledActivity, [a.id for a in activities], [a.name or a.id for a in activities],
-                          [tuple(a.engines) for a in activities], [tuple(a.links) for a in activities],
-                          start, end, ready, cause))
+    make = functools.partial(tuple.__new__, ScheduledActivity)  # a named tuple without a call in Python
+    scheduled = tuple(map(make, zip([a.id for a in activities], [a.name or a.id for a in activities],
+                                    [tuple(a.engines) for a in activities], [tuple(a.links) for a in activities],
+                                    start, end, ready, cause)))
     busy_s = {k: float(v / unit) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
     return Timeline(scheduled, float(makespan / unit), tuple(path), busy_s, fraction)
