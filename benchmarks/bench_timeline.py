@@ -7,7 +7,8 @@ previous step of its stream, and one kernel in 16 also waits for the last kernel
 GPU (a cross-GPU dependency). Copies hold their GPU's copy engine of their direction and share
 the bandwidth of their direction of the GPU's PCIe link and of the host's PCIe root (max-min
 sharing); kernels hold their GPU's compute engine. Durations and sizes are random floats (a
-fixed seed), so the simulation's exact arithmetic works on real denominators.
+fixed seed): every duration and rate has a full mantissa, so the picosecond grid and the
+integer rates (docs/timeline.md) work on real values, and copies keep sharing the root.
 
 Timed: :func:`gpumodeler.core.application.timeline.simulate` (best CPU time of a few rounds)
 at 10^3, 10^4 and 10^5 steps under both engine policies; the exponent of time against size

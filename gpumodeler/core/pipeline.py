@@ -22,7 +22,7 @@ from gpumodeler.core.launch_limits import check_launch
 from gpumodeler.core.models.gajger import ApplicationPrediction, kernel_inputs_from_graph, predict
 from gpumodeler.core.models.kernel_time import grid_for
 from gpumodeler.core.override_types import check_overrides
-from gpumodeler.core.project import TRANSFER_CALIBRATION, Connection, Project
+from gpumodeler.core.project import TRANSFER_CALIBRATION, VIA, Connection, Project
 
 
 class GraphAnalyses:
@@ -127,6 +127,7 @@ def resolve_link(project: Project, connection_id: str, link_lookup,
     overrides = dict(conn.overrides)
     label = transfer_calibration(conn)
     overrides.pop(TRANSFER_CALIBRATION, None)
+    overrides.pop(VIA, None)  # the host-side link it passes through: a route, not a value
     if label is None:
         spec = link_lookup(conn.link_name)
     elif calibration_lookup is None:

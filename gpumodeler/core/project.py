@@ -70,7 +70,7 @@ class Connection:
         """Refuses overrides of a field no link has or of the wrong type (the link's
         ``transfer_calibration`` label is text)."""
         check_overrides(self.overrides, "link", f"link {self.label or self.link_name or self.id}",
-                        item=self.id, extra=(TRANSFER_CALIBRATION,))
+                        item=self.id, extra=(TRANSFER_CALIBRATION, VIA))
         return self
 
 
@@ -327,11 +327,16 @@ def connection_refusal(project: Project, a: str, b: str, link_type: str) -> str 
     hosts such as Grace are modelled as a host with an NVLink); a network link joins hosts."""
     if link_type not in LINK_TYPES:
         return f"link type must be one of {', '.join(LINK_TYPES)}"
-    if a == b:
-        return "a link needs two different devices"
     missing = [x for x in (a, b) if x not in project.devices]
     if missing:
         return f"no device {missing[0]!r} on the canvas"
+    if a == b:
+        if link_type == "pcie" and project.devices[a].kind == "host":
+            # a host-side link: a PCIe switch's uplink or a root port that GPU links name in
+            # their ``via`` override (a host may have several: one per switch)
+            return None
+        return ("a link needs two different devices (a PCIe link from a host to itself is a "
+                "host-side link: a PCIe switch's uplink or root port)")
     ka, kb = project.devices[a].kind, project.devices[b].kind
     kinds = {ka, kb}
     if link_type == "network" and kinds != {"host"}:
@@ -343,6 +348,11 @@ def connection_refusal(project: Project, a: str, b: str, link_type: str) -> str 
             return f"these devices are already joined by {c.link_name}"
     return None
 
+
+#: Key of ``Connection.overrides`` naming the host-side link (a PCIe switch's uplink or a root
+#: port, drawn as a PCIe link from the host to itself) that a GPU's PCIe link passes through:
+#: copies of GPUs behind one switch share its bandwidth (docs/timeline.md).
+VIA = "via"
 
 #: Key of ``Connection.overrides`` naming the stored link calibration (its user's label, e.g.
 #: "pinned" or an application) whose fitted transfer models this project uses on the link.

@@ -321,6 +321,8 @@ def _energy_text(r: dict) -> str:
 
 def _summary_section(data: dict) -> str:
     """The answer first: one row per launch and one per application."""
+    from gpumodeler.report.application import path_text
+
     rows = []
     for entry in data["launches"]:
         la, r = entry["launch"], entry["prediction"]
@@ -349,7 +351,7 @@ def _summary_section(data: dict) -> str:
             rows.append((name, f"<span class='err'>cannot simulate: {escape(entry['error'])}</span>", "", ""))
             continue
         rows.append((name, f"<b>{_time(r['makespan_s'])}</b>", _energy_text(r),
-                     escape(" → ".join(r["critical_path"]))))
+                     escape(path_text(r["critical_path"]))))
     if rows:
         parts.append(_table(("application", "makespan", "energy", "critical path"), rows, (1,)))
     return "\n".join(parts)
@@ -375,6 +377,8 @@ def _timelines_section(applications: list) -> str:
 
 
 def _applications_section(applications: list) -> str:
+    from gpumodeler.report.application import SUMMARY_OVER, path_text
+
     parts = []
     for entry in applications:
         aid, app, r = entry["id"], entry["application"], entry["result"]
@@ -383,15 +387,18 @@ def _applications_section(applications: list) -> str:
             parts.append(f"<p class='err'>cannot simulate: {escape(entry['error'])}</p>")
             continue
         parts.append(_groups_table(r))
-        parts.append(_table(("step", "kind", "engine", "start", "end", "alone", "energy (J)"), [
-            (("<b>" if s["critical"] else "") + escape(s["name"]) + ("</b>" if s["critical"] else ""),
-             escape(s["kind"]), escape(s["engine"] or "—"), _time(s["start_s"]), _time(s["end_s"]),
-             _time(s["alone_s"]), "unknown" if s["energy_j"] is None else _num(s["energy_j"]))
-            for s in r["steps"]], (3, 4, 5, 6)))
+        if len(r["steps"]) > SUMMARY_OVER:
+            parts.append(_application_summary(r))
+        else:
+            parts.append(_table(("step", "kind", "engine", "start", "end", "alone", "energy (J)"), [
+                (("<b>" if s["critical"] else "") + escape(s["name"]) + ("</b>" if s["critical"] else ""),
+                 escape(s["kind"]), escape(s["engine"] or "—"), _time(s["start_s"]), _time(s["end_s"]),
+                 _time(s["alone_s"]), "unknown" if s["energy_j"] is None else _num(s["energy_j"]))
+                for s in r["steps"]], (3, 4, 5, 6)))
         measured = ("" if r.get("measured_makespan_s") is None
                     else f" (measured {_time(r['measured_makespan_s'])})")
         parts.append(f"<p>makespan <b>{_time(r['makespan_s'])}</b>{measured}; critical path "
-                     f"{escape(' → '.join(r['critical_path']))}; energy {_energy_text(r)}</p>")
+                     f"{escape(path_text(r['critical_path']))}; energy {_energy_text(r)}</p>")
         parts.append(_table(("engine or link", "busy fraction"),
                             [(escape(k), f"{v:.1%}") for k, v in r["busy_fraction"].items()], (1,)))
         for note in r["notes"]:
@@ -414,6 +421,34 @@ def _groups_table(result: dict) -> str:
         return ""
     return _table(("kernel or copy", "count", "measured", "mean", "predicted", "mean",
                    "predicted / measured"), rows, (1, 2, 3, 4, 5, 6))
+
+
+def _application_summary(r: dict) -> str:
+    """An application too large to list step by step: per-name totals, the critical path by
+    name and the longest steps (:func:`gpumodeler.report.application.step_summary`)."""
+    from gpumodeler.report.application import step_summary
+
+    summary = step_summary(r)
+    parts = [f"<p>{summary['steps']} steps: a summary (every step is in "
+             f"<code>gpumodeler timeline --json</code>).</p>"]
+    rows = [(escape(g["name"]), escape(g["kind"]), str(g["count"]), _time(g["total_s"]), _time(g["mean_s"]),
+             str(g["critical"])) for g in summary["by_name"]]
+    if summary["other"]:
+        o = summary["other"]
+        rows.append((f"({o['names']} other names)", "", str(o["count"]), _time(o["total_s"]), "", ""))
+    parts.append(_table(("name", "kind", "steps", "total", "mean", "on the critical path"), rows, (2, 3, 4, 5)))
+    c = summary["critical"]
+    if c["steps"]:
+        parts.append(f"<p>critical path: {c['steps']} steps, from {escape(c['first'])} to "
+                     f"{escape(c['last'])}; its time by name:</p>")
+        parts.append(_table(("name", "time on the critical path"),
+                            [(escape(name), _time(t)) for name, t in c["by_name"]], (1,)))
+    parts.append(f"<p>the {len(summary['top'])} longest steps:</p>")
+    parts.append(_table(("step", "kind", "engine", "start", "end", "waited", "stretched"), [
+        (escape(s["name"]), escape(s["kind"]), escape(s["engine"] or "—"), _time(s["start_s"]),
+         _time(s["end_s"]), _time(s["waited_s"]), _time(s["stretched_s"])) for s in summary["top"]],
+        (3, 4, 5, 6)))
+    return "\n".join(parts)
 
 
 def _calibrations_section(entries: list) -> str:

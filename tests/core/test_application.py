@@ -78,7 +78,8 @@ def test_direct_nvlink_peer_copy_and_streams():
     assert acts["peer"].after == ("k1",)  # the previous step of stream "0"
     assert acts["peer"].links == ("nv:g1>g2",) and acts["peer"].fixed_s == 1e-6
     assert acts["back"].links == ("nv:g2>g1",) and acts["back"].fixed_s == 2e-6
-    assert acts["s"].after == ("k1", "peer", "back")  # a sync waits for every earlier step
+    # a sync waits for every earlier step: named through each stream's last step
+    assert acts["s"].after == ("peer", "back")
 
 
 def test_kernel_step_time_is_the_launch_kernel_time_and_fraction_scales_the_grid():

@@ -1,12 +1,14 @@
 """Timeline simulation: hand-computed cases and properties (docs/timeline.md)."""
 from fractions import Fraction
+import math
+import operator
 import random
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpumodeler.core.application.energy import DevicePower, energy
-from gpumodeler.core.application.timeline import Activity, fair_rates, simulate
+from gpumodeler.core.application.timeline import Activity, _integer_fair_rates, fair_rates, simulate
 from gpumodeler.core.errors import InvalidParameter
 
 
@@ -195,5 +197,64 @@ def test_one_engine_no_overlap_is_the_sum(seed, n):
     rnd = random.Random(seed)
     acts = [Activity(f"a{i}", engines=("e",), fixed_s=rnd.randint(0, 5), bytes=rnd.randint(0, 50),
                      links=("l",), rate_cap=7) for i in range(n)]
-    total = sum(Fraction(a.fixed_s) + Fraction(a.bytes, 7) for a in acts)
-    assert simulate(acts, {"l": 7}).makespan_s == float(total)
+    # on the picosecond grid each phase is its model time rounded up to a whole ps
+    ps = 10 ** 12
+    total_ps = sum(math.ceil(Fraction(a.fixed_s) * ps) + math.ceil(Fraction(a.bytes, 7) * ps) for a in acts)
+    got = simulate(acts, {"l": 7}).makespan_s
+    assert got == total_ps / ps
+    exact = sum(Fraction(a.fixed_s) + Fraction(a.bytes, 7) for a in acts)
+    assert exact <= Fraction(got) + Fraction(1, ps) and Fraction(got) - exact <= Fraction(2 * n, ps)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_the_integer_fair_rates_are_progressive_filling_rounded_down(seed):
+    """The simulation's integer max-min allocation (first round from the caller's counts,
+    caps-fit shortcut) equals the general progressive filling with shares rounded down, and
+    never puts a link over its capacity."""
+    rnd = random.Random(seed)
+    # capacities of at least 2**50 quanta, as the simulation makes them, so no share is 0
+    caps = {f"l{k}": rnd.randint(2 ** 50, 2 ** 50 * 10 ** rnd.randint(0, 6)) for k in range(rnd.randint(1, 4))}
+    links, rate_cap = [], []
+    for _ in range(rnd.randint(1, 8)):
+        path = tuple(rnd.sample(sorted(caps), rnd.randint(0, len(caps))))
+        cap = rnd.choice([None, rnd.randint(2 ** 50, max(caps.values()))])
+        links.append(path)
+        rate_cap.append(cap if path else cap or 2 ** 50)  # a copy without links has a cap
+    active = list(range(len(links)))
+    users, load = {}, {}
+    for i in active:
+        for link in links[i]:
+            users[link] = users.get(link, 0) + 1
+            load[link] = load.get(link, 0) + (caps[link] + 1 if rate_cap[i] is None else rate_cap[i])
+    got = _integer_fair_rates(active, links, rate_cap, caps, users, load)
+    flows = {i: (links[i], rate_cap[i]) for i in active}
+    assert got == fair_rates(flows, caps, operator.floordiv)
+    for link, capacity in caps.items():
+        assert sum(got[i] for i in active if link in links[i]) <= capacity
+    assert all(r > 0 for r in got.values())
+
+
+def test_the_grid_rounds_durations_up_to_a_picosecond_and_bytes_to_whole_bytes():
+    # 2.5 B at 1 B/s: 3 whole bytes, 3 s; a 1.5 ps kernel takes 2 ps, then 0.25 ps takes 1 ps
+    tl = simulate([copy("c", "g/copy", 2.5, "l", cap=1.0), kernel("k", "g/compute", 1.5e-12, ["c"]),
+                   kernel("k2", "g/compute", 0.25e-12, ["k"])], {"l": 1.0})
+    assert times(tl) == {"c": (0, 3), "k": (3, 3 + 2e-12), "k2": (3 + 2e-12, 3 + 3e-12)}
+    # never less than the model's time: 1/3 s rounds up to 333333333334 ps
+    tl = simulate([copy("c", "g/copy", 1, "l", cap=3.0)], {"l": 3.0})
+    assert tl.makespan_s == 333_333_333_334 / 10 ** 12 > 1 / 3
+
+
+def test_the_collector_is_restored_after_a_simulation_even_a_refused_one():
+    import gc
+    assert gc.isenabled()
+    simulate([kernel("k", "g/compute", 1.0)])
+    assert gc.isenabled()
+    with pytest.raises(InvalidParameter):
+        simulate([Activity("a", fixed_s=-1)])
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        simulate([kernel("k", "g/compute", 1.0)])
+        assert not gc.isenabled()  # left as the caller had it
+    finally:
+        gc.enable()

@@ -35,9 +35,10 @@ import copy as _copy
 import math
 
 from gpumodeler.core.application.energy import DevicePower, energy
-from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
+from gpumodeler.core.application.timeline import POLICIES, Activity, cyclic_collector_paused, simulate
 from gpumodeler.core.errors import InvalidParameter, ModelError
 from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.project import VIA
 
 STEP_KINDS = ("kernel", "copy", "sync")
 
@@ -115,6 +116,7 @@ class Application:
             raise InvalidParameter(f"{self.name}: host power must be a number of W >= 0, got "
                                    f"{self.host_power_w!r}", item="host_power_w")
         seen = set()
+        parsed: set = set()  # size expressions already parsed (a trace repeats them)
         for s in self.steps:
             where = f"{self.name}, step {s.label}"
             if s.id in seen:
@@ -134,8 +136,9 @@ class Application:
             if not (_finite(s.fraction) and 0 < s.fraction <= 1):
                 raise InvalidParameter(f"{where}: the share of the launch must be in (0, 1], got "
                                        f"{s.fraction!r}", item=s.id)
-            if s.kind == "copy" and not _whole_bytes(s.size):   # (a trace's sizes are)
+            if s.kind == "copy" and s.size not in parsed and not _whole_bytes(s.size):
                 parse(s.size)
+                parsed.add(s.size)
             if project is None:
                 continue
             if s.kind == "kernel":
@@ -159,9 +162,10 @@ class Application:
 
 
 def _whole_bytes(size: str) -> bool:
-    """A size written as ASCII digits (a trace's byte counts): read without the expression
-    parser, which 10^5 imported copies would otherwise each go through."""
-    return size.isascii() and size.isdigit()
+    """A size written as plain ASCII digits (a trace's byte counts): read without the
+    expression parser, which gives the same number and which 10^5 imported copies would
+    otherwise each go through."""
+    return size.isascii() and size.isdigit() and len(size) < 20
 
 
 def _finite(v) -> bool:
@@ -219,6 +223,27 @@ def _route(project, src, dst, where):
         raise InvalidParameter(f"{where}: no link joins {src} and {dst}, directly or through one host; "
                                f"draw one in the system editor")
     raise InvalidParameter(f"{where}: no link joins {src} and {dst}; draw one in the system editor")
+
+
+def _upstream(project, conn, where):
+    """The host-side link ``conn`` passes through (its ``via`` override), or None.
+
+    A PCIe switch or root port shared by several GPUs is drawn as a PCIe link from the host
+    to itself (a host-side link, with the uplink's bandwidth from the link catalog); each
+    GPU's PCIe link behind it names it in ``via``. Host<->GPU copies over those links then
+    also cross the host-side link, one bandwidth resource per direction, shared max-min
+    fairly (docs/timeline.md)."""
+    via = conn.overrides.get(VIA)
+    if via in (None, ""):
+        return None
+    up = project.connections.get(via) if isinstance(via, str) else None
+    hosts = [d for d in (conn.a, conn.b) if d in project.devices and project.devices[d].kind == "host"]
+    if up is None or up.a != up.b or up.a not in hosts:
+        choices = [c.id for c in project.connections.values() if c.a == c.b and c.a in hosts]
+        raise InvalidParameter(f"{where}: link {conn.label or conn.link_name} passes through {via!r}, which is "
+                               f"not a host-side link of its host (host-side links: "
+                               f"{', '.join(choices) or 'none drawn'})", item=conn.id)
+    return up
 
 
 def _slot(project, conn, frm, to) -> str:
@@ -279,15 +304,23 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         return f"{gpu_id}/copy-{'dtoh' if outbound else 'htod'}"
 
     activities, capacities, kernel_device, predictions = [], {}, {}, {}
+    kernel_times: dict = {}  # (launch, GPU, share) -> (kernel time, prediction detail)
+    sizes: dict = {}  # size expression -> bytes
+    routes: dict = {}  # (source, destination) -> route
+    link_specs: dict = {}  # connection id -> its link with the project's overrides
     last_in_stream: dict = {}
-    earlier: list = []
+    position: dict = {}  # step id -> its place in program order
     for s in app.steps:
         where = f"{app.name}, step {s.label}"
         after = list(s.after)
         if s.stream in last_in_stream and last_in_stream[s.stream] not in after:
             after.insert(0, last_in_stream[s.stream])
         if s.kind == "sync" and not s.after and not s.host_s:
-            after = list(earlier)   # (host time waits only for what it names)
+            # every earlier step: each stream's last one ends after the others of its stream
+            # (they run in order), so waiting for the streams' last steps is the same wait,
+            # and a trace with many synchronisations stays linear (host time waits only for
+            # what it names)
+            after = sorted(last_in_stream.values(), key=position.__getitem__)
         if s.kind == "kernel" and s.measured_s is not None and \
                 _imported_kernel(project, s) is None:
             gpu = s.gpu or project.launches[s.launch].gpu
@@ -312,47 +345,57 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             if s.measured_s is not None and launch.kernel not in project.kernels:
                 launch = replace(launch, kernel=_imported_kernel(project, s))
             gpu = s.gpu or launch.gpu
-            view = _copy.copy(project)
-            view.launches = dict(project.launches)
-            changes = {"gpu": gpu, "transfers": ()}
-            if s.fraction != 1:
-                if launch.data_size is not None:
-                    changes["data_size"] = max(1, math.ceil(launch.data_size * s.fraction))
-                elif launch.grid_size is not None:
-                    changes["grid_size"] = max(1, math.ceil(launch.grid_size * s.fraction))
-            view.launches[s.launch] = replace(launch, **changes)
-            try:
-                result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
-                                         values=dict(app.variables) or None, table_lookup=table_lookup,
-                                         calibration_lookup=calibration_lookup, analyses=analyses)
-            except InvalidParameter as exc:
-                raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
-            t = float(result.prediction.kernel.time_s)
+            key = (s.launch, gpu, s.fraction)
+            if key not in kernel_times:  # each launch, GPU and share predicted once
+                view = _copy.copy(project)
+                view.launches = dict(project.launches)
+                changes = {"gpu": gpu, "transfers": ()}
+                if s.fraction != 1:
+                    if launch.data_size is not None:
+                        changes["data_size"] = max(1, math.ceil(launch.data_size * s.fraction))
+                    elif launch.grid_size is not None:
+                        changes["grid_size"] = max(1, math.ceil(launch.grid_size * s.fraction))
+                view.launches[s.launch] = replace(launch, **changes)
+                try:
+                    result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
+                                             values=dict(app.variables) or None, table_lookup=table_lookup,
+                                             calibration_lookup=calibration_lookup, analyses=analyses)
+                except InvalidParameter as exc:
+                    raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
+                t = float(result.prediction.kernel.time_s)
+                summary = result.prediction.summary()
+                kernel_times[key] = (t, {
+                    "launch": s.launch, "grid_size": (view.launches[s.launch].grid_size
+                                                      if view.launches[s.launch].data_size is None
+                                                      else result.grid_size),
+                    "kernel_time_s": t, "mode": summary.get("mode"),
+                    "limiting_resource": summary.get("limiting_resource"),
+                    "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
+                    "latency_bound_cycles": result.latency_bound_cycles})
+            t, detail = kernel_times[key]
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
             kernel_device[s.id] = gpu
-            summary = result.prediction.summary()
-            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
-                "launch": s.launch, "grid_size": (view.launches[s.launch].grid_size
-                                                  if view.launches[s.launch].data_size is None
-                                                  else result.grid_size),
-                "kernel_time_s": t, "mode": summary.get("mode"),
-                "limiting_resource": summary.get("limiting_resource"),
-                "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
-                "latency_bound_cycles": result.latency_bound_cycles})
+            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, dict(detail))
         elif s.kind == "copy":
             try:
-                size = float(s.size) if _whole_bytes(s.size) else \
-                    float(parse(s.size).evaluate(dict(app.variables)))
+                if s.size not in sizes:  # each expression evaluated once; whole numbers as such
+                    sizes[s.size] = (float(int(s.size)) if _whole_bytes(s.size)
+                                     else float(parse(s.size).evaluate(dict(app.variables))))
+                size = sizes[s.size]
             except Exception as exc:  # ExpressionError and friends: name the step
                 raise InvalidParameter(f"{where}: size {s.size!r}: {exc}", item=s.id) from exc
             if not (math.isfinite(size) and size >= 0):
                 raise InvalidParameter(f"{where}: size must be a number of bytes >= 0, got {size}", item=s.id)
-            route = _route(project, s.src, s.dst, where)
+            if (s.src, s.dst) not in routes:
+                routes[(s.src, s.dst)] = _route(project, s.src, s.dst, where)
+            route = routes[(s.src, s.dst)]
             startup, rate_cap, links, hops = 0.0, None, [], []
             for conn, slot, frm, to in route:
                 try:
-                    spec = resolve_link(project, conn.id, link_lookup, calibration_lookup)
+                    if conn.id not in link_specs:  # each connection looked up once
+                        link_specs[conn.id] = resolve_link(project, conn.id, link_lookup, calibration_lookup)
+                    spec = link_specs[conn.id]
                     model = spec.transfer_model(slot) if slot in ("htod", "dtoh") else None
                     if model is not None:
                         ts, bw, lam = model.startup_s, float(model.bandwidth_bytes_per_s(max(size, 1.0))), 1.0
@@ -368,6 +411,25 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 links.append(res)
                 hops.append({"connection": conn.id, "link": conn.link_name, "direction": slot,
                              "startup_s": ts, "bandwidth_bytes_per_s": bw, "lambda": lam})
+                up = _upstream(project, conn, where)
+                if up is not None and slot in ("htod", "dtoh") and "host" in (
+                        project.devices[frm].kind, project.devices[to].kind):
+                    # the host side of a GPU's PCIe link: its switch's uplink (or root port),
+                    # shared by every GPU behind it; no startup of its own (docs/timeline.md)
+                    try:
+                        if up.id not in link_specs:
+                            link_specs[up.id] = resolve_link(project, up.id, link_lookup, calibration_lookup)
+                        _ts, up_bw, up_lam = link_specs[up.id].direction(slot)
+                    except InvalidParameter as exc:
+                        raise InvalidParameter(f"{where}: link {up.link_name}: {exc}", item=s.id) from exc
+                    up_rate = up_bw * up_lam
+                    rate_cap = min(rate_cap, up_rate)
+                    res = f"{up.id}:{slot}"
+                    capacities[res] = up_rate
+                    links.append(res)
+                    hops.append({"connection": up.id, "link": up.link_name, "direction": slot,
+                                 "startup_s": 0.0, "bandwidth_bytes_per_s": up_bw, "lambda": up_lam,
+                                 "shared_upstream": True})
             engines = []
             src_kind, dst_kind = project.devices[s.src].kind, project.devices[s.dst].kind
             if src_kind == "gpu":
@@ -388,7 +450,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             predictions[s.id] = StepPrediction(s.id, "sync", None, s.host_s,
                                                {"waits_for": list(after), "host_s": s.host_s})
         last_in_stream[s.stream] = s.id
-        earlier.append(s.id)
+        position[s.id] = len(position)
 
     gpus = tuple(d.id for d in project.gpus())
     powers = {}
@@ -430,12 +492,15 @@ def _measured_time(project, step, gpu, target, traced_spec, where, scale):
 
 
 def run(project, app: Application, **lookups):
-    """Build and simulate ``app``: (BuiltApplication, Timeline, ApplicationEnergy)."""
-    built = build(project, app, **lookups)
-    timeline = simulate(built.activities, built.capacities, policy=app.policy)
-    # every GPU of the system draws power for the whole makespan, used or not
-    return built, timeline, energy(timeline, built.kernel_device, built.powers,
-                                   host_power_w=app.host_power_w, devices=built.gpus)
+    """Build and simulate ``app``: (BuiltApplication, Timeline, ApplicationEnergy). The
+    cyclic garbage collector is paused meanwhile (a trace's 10^5 steps make ~10^6 objects and
+    no cycles; its full passes cost more than the building)."""
+    with cyclic_collector_paused():
+        built = build(project, app, **lookups)
+        timeline = simulate(built.activities, built.capacities, policy=app.policy)
+        # every GPU of the system draws power for the whole makespan, used or not
+        return built, timeline, energy(timeline, built.kernel_device, built.powers,
+                                       host_power_w=app.host_power_w, devices=built.gpus)
 
 
 SPLITS = ("even", "proportional")

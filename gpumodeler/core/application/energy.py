@@ -56,6 +56,21 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
     unknown = []
     step_j = {a.id: 0.0 for a in timeline.activities}
     device_j = {}
+    by_device: dict = {}
+    for k, d in kernel_device.items():
+        by_device.setdefault(d, []).append(acts[k])
+    # exact arithmetic on integers: every time (a float) is a whole number of 2^-g s for one
+    # g (floats are binary fractions), so sums and differences are exact and cost the same
+    # at any length of the timeline; a result is a quotient of integers, correctly rounded
+    times = [timeline.makespan_s] + [x for ks in by_device.values() for k in ks for x in (k.start_s, k.end_s)]
+    grid_bits = max(((x.as_integer_ratio()[1]).bit_length() - 1 for x in times), default=0)
+    grid = 1 << grid_bits
+
+    def on_grid(x: float) -> int:
+        p, q = x.as_integer_ratio()
+        return p << (grid_bits - (q.bit_length() - 1))
+
+    makespan_g = on_grid(timeline.makespan_s)
     for dev in all_devices:
         p = powers.get(dev, DevicePower())
         for name, value in (("board_power_w", p.busy_w), ("idle_power_w", p.idle_w)):
@@ -63,20 +78,22 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
                 require_physical(value, f"the {POWER_NAMES[name]} of {dev}", "W", kind="power",
                                  cause=f"give {name} in W, a finite number >= 0 (in the device "
                                        f"database or as a project override)", item=name)
-        kernels = [acts[k] for k, d in kernel_device.items() if d == dev]
+        kernels = by_device.get(dev, [])
         # elementary intervals between all start/end points of this device's kernels, swept
         # in order: a kernel runs over (lo, hi) when it started at or before lo and ends after lo
         # (a kernel of zero duration runs over no interval, but its instant still splits one)
         starts, ends, points = {}, {}, set()
         for j, k in enumerate(kernels):
-            s, e = Fraction(k.start_s), Fraction(k.end_s)
+            s, e = on_grid(k.start_s), on_grid(k.end_s)
             points.update((s, e))
             if e > s:
                 starts.setdefault(s, []).append(j)
                 ends.setdefault(e, []).append(j)
         points = sorted(points)
-        busy = Fraction(0)
-        busy_w = None if p.busy_w is None else Fraction(p.busy_w)
+        busy = 0
+        if p.busy_w is not None:
+            watts, per = p.busy_w.as_integer_ratio()
+            per *= grid
         running: dict = {}  # kernel position -> kernel, while it runs
         for lo, hi in zip(points, points[1:]):
             for j in ends.get(lo, ()):
@@ -86,21 +103,22 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
             if not running:
                 continue
             busy += hi - lo
-            if busy_w is not None:
-                share = float(busy_w * (hi - lo) / len(running))
+            if p.busy_w is not None:
+                share = watts * (hi - lo) / (per * len(running))  # busy power × time ÷ kernels
                 for k in running.values():
                     step_j[k.id] += share
         if kernels and p.busy_w is None:
             unknown.append(f"{dev}: busy (board) power is unknown")
             for k in kernels:
                 step_j[k.id] = None
-        idle = makespan - busy
+        idle = makespan_g - busy
         if idle > 0 and p.idle_w is None:
             unknown.append(f"{dev}: idle power is unknown")
         if (busy > 0 and p.busy_w is None) or (idle > 0 and p.idle_w is None):
             device_j[dev] = None
         else:
-            device_j[dev] = float(Fraction(p.busy_w or 0) * busy + Fraction(p.idle_w or 0) * idle)
+            device_j[dev] = float(Fraction(p.busy_w or 0) * Fraction(busy, grid)
+                                  + Fraction(p.idle_w or 0) * Fraction(idle, grid))
     if host_power_w is not None:
         require_physical(host_power_w, "the host's power", "W", kind="power",
                          cause="give host_power_w in W, a finite number >= 0", item="host_power_w")

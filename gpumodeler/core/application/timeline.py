@@ -1,5 +1,5 @@
 """Timeline simulation of an application on a system: kernels and copies on engines, copies
-sharing link bandwidth, dependencies, with exact event arithmetic (docs/timeline.md).
+sharing link bandwidth, dependencies, on an integer picosecond grid (docs/timeline.md).
 
 MERPSYS (the simulator gpumodeler replaces) simulated applications as sequences of
 computations and communications on the devices of a system (Gajger 2017 ch. 3, 5); here the
@@ -40,9 +40,20 @@ Rules (each tested in ``tests/core/test_timeline.py`` on hand-computed cases):
   compute engine, so they run one at a time; a kernel marked concurrent names no engine
   and runs alongside (without slowing the others: the model has no contention between
   concurrent kernels, a documented simplification).
-* **Exact arithmetic.** Times, byte counts and rates are ``fractions.Fraction`` inside the
-  simulation (a float converts to a Fraction exactly), so event times are exact and ties are
-  decided exactly, deterministically; results are converted to float once, at the end.
+* **A picosecond grid.** Every duration that enters the simulation — a kernel's time, a
+  copy's startup, a copy's data phase — is converted once to whole picoseconds, rounding up
+  (a step never takes less than its model time), bytes to whole bytes (rounded up), and every
+  event time is then a Python ``int``: sums, ties and comparisons are exact and
+  deterministic, and the cost of an event does not grow with the trace. While copies share
+  bandwidth, the work left of each data phase is an exact integer (bytes × 10^12 × 2^k, in
+  units of one rate quantum 2^-k B/s times 1 ps; rates are integers of that quantum, the
+  fair shares of progressive filling rounded down, k chosen so every capacity and rate cap
+  is a whole number of quanta and the smallest holds at least 2^50 of them); each finish time
+  is rounded up to the grid. The rounding adds less than 1 ps per event on a step's chain of
+  events (a shared rate is at most 2^-50 of itself low, far below that), so a timeline is
+  within (number of events) ps of the exact one; results are converted to float seconds once,
+  at the end. ``tests/core/test_timeline_event_driven.py`` checks the bound against the exact
+  rational algorithm on random applications.
 
 The critical path is traced back from the activity that ends last: each activity's start is
 explained by the dependency that ended last before it (when a dependency ended exactly then),
@@ -51,10 +62,15 @@ immediately when ready ends the chain.
 """
 from __future__ import annotations
 
+import contextlib
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
+import gc
 import heapq
 import math
+import operator
+from typing import NamedTuple
 
 from gpumodeler.core.errors import InvalidParameter
 
@@ -77,8 +93,9 @@ class Activity:
     rate_cap: float | None = None
 
 
-@dataclass(frozen=True)
-class ScheduledActivity:
+class ScheduledActivity(NamedTuple):
+    """One simulated step (a named tuple: 10^5 of them are made in a large application)."""
+
     id: str
     name: str
     engines: tuple
@@ -105,17 +122,52 @@ class Timeline:
         return {a.id: a for a in self.activities}
 
 
+_FINITE = (int, float)
+
+
 def _exact(value, what: str, allow_none=False, positive=False) -> Fraction | None:
+    """``value`` checked by :func:`_number`, as an exact ``Fraction`` (None stays None)."""
+    value = _number(value, what, allow_none, positive)
+    return None if value is None else Fraction(value)
+
+
+def _number(value, what, allow_none=False, positive=False):
+    """``value`` checked — a number (not a bool), finite, >= 0 (> 0 when ``positive``) —
+    and returned unconverted (no Fraction per activity: the simulation converts once, to
+    integers). ``what``: the name of the value in a message."""
+    if type(value) in _FINITE and (0 < value < math.inf or value == 0 and not positive):
+        return value  # the common case, without building a message
     if value is None and allow_none:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
         raise InvalidParameter(f"{what} must be a number, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise InvalidParameter(f"{what} must be a finite number, got {value!r}")
-    q = Fraction(value)
-    if q < 0 or (positive and q == 0):
+    if value < 0 or (positive and value == 0):
         raise InvalidParameter(f"{what} must be {'> 0' if positive else '>= 0'}, got {value!r}")
-    return q
+    return value
+
+
+PS_PER_S = 10 ** 12  # the simulation's time grid: 1 ps
+RATE_BITS = 50  # the smallest capacity or rate cap holds at least 2**RATE_BITS rate quanta
+
+
+def _ps(seconds) -> int:
+    """Whole picoseconds of ``seconds`` (a checked number), rounded up, exactly."""
+    p, q = seconds.as_integer_ratio()
+    return -((-p * PS_PER_S) // q)
+
+
+def _rate_quantum_bits(rates) -> int:
+    """k such that every rate (bytes/s) is a whole number of quanta of 2^-k B/s when its
+    denominator is a power of two (every float), and the smallest rate holds at least
+    2**RATE_BITS quanta, so rounding a fair share down to a quantum changes it by less than
+    2^-50 of itself."""
+    k = 0
+    for r in rates:
+        p, q = r.as_integer_ratio()
+        k = max(k, q.bit_length() - 1, RATE_BITS + 1 - (p.bit_length() - q.bit_length()))
+    return k
 
 
 def _check(activities, capacities):
@@ -127,18 +179,26 @@ def _check(activities, capacities):
             raise InvalidParameter(f"two activities have the id {a.id!r}; ids must be unique")
         ids[a.id] = i
     caps = {k: _exact(v, f"capacity of {k!r}", positive=True) for k, v in capacities.items()}
-    for a in activities:
+    forward = False  # a dependency on a later activity: then look for cycles
+    for i, a in enumerate(activities):
         for d in a.after:
-            if d not in ids:
+            j = ids.get(d)
+            if j is None:
                 raise InvalidParameter(f"{a.name or a.id}: depends on {d!r}, which is not a step of the "
                                        f"application (steps: {', '.join(ids)})")
+            if j >= i:
+                forward = True
         for link in a.links:
             if link not in caps:
                 raise InvalidParameter(f"{a.name or a.id}: link {link!r} has no bandwidth "
                                        f"(known: {', '.join(caps) or 'none'})")
-        b = _exact(a.bytes, f"{a.name or a.id}: bytes")
+        b = a.bytes
+        if type(b) not in _FINITE or not 0 <= b < math.inf:
+            b = _number(b, f"{a.name or a.id}: bytes")
         if b and not a.links and a.rate_cap is None:
             raise InvalidParameter(f"{a.name or a.id}: a copy of {a.bytes} bytes needs a link or a rate cap")
+    if not forward:  # every dependency on an earlier activity: program order is topological
+        return ids, caps
     # cycles in 'after' would deadlock: find one and name it
     state = {}
     for start in ids:
@@ -161,60 +221,143 @@ def _check(activities, capacities):
     return ids, caps
 
 
-def fair_rates(flows: dict, capacities: dict) -> dict:
+def fair_rates(flows: dict, capacities: dict, divide=operator.truediv) -> dict:
     """Max-min fair rates by progressive filling. ``flows``: id -> (links, cap or None);
-    ``capacities``: link -> capacity. Exact when given Fractions."""
+    ``capacities``: link -> capacity. Exact when given Fractions; with integers and
+    ``divide=operator.floordiv`` every share is rounded down to a whole unit (so no link is
+    ever over its capacity), as the simulation's integer rates are."""
+    users: dict = {}  # link -> flows not yet frozen that cross it
+    for links, _cap in flows.values():
+        for link in links:
+            users[link] = users.get(link, 0) + 1
+    remaining = {link: capacities[link] for link in users}
     rates = {}
-    remaining = dict(capacities)
-    unfrozen = dict(flows)
+    unfrozen = list(flows.items())
     while unfrozen:
-        users: dict = {}
-        for f, (links, _cap) in unfrozen.items():
-            for link in links:
-                users[link] = users.get(link, 0) + 1
-        level = None
-        for link, n in users.items():
-            share = remaining[link] / n
-            level = share if level is None or share < level else level
-        for f, (_links, cap) in unfrozen.items():
+        # the level of this round: the smallest equal share of a link, or a smaller cap
+        share = {link: divide(remaining[link], n) for link, n in users.items() if n}
+        level = min(share.values(), default=None)
+        for _f, (_links, cap) in unfrozen:
             if cap is not None and (level is None or cap < level):
                 level = cap
         if level is None:
             raise InvalidParameter("a copy has neither a link nor a rate cap")
-        frozen = []
-        for f, (links, cap) in unfrozen.items():
-            limit = cap
-            for link in links:
-                share = remaining[link] / users[link]
-                limit = share if limit is None or share < limit else limit
-            if limit == level:
-                frozen.append(f)
-        for f in frozen:
-            links, _cap = unfrozen.pop(f)
-            rates[f] = level
-            for link in links:
-                remaining[link] -= level
+        # flows limited at the level (by their cap or one of their links) are frozen there
+        keep = []
+        for item in unfrozen:
+            f, (links, cap) = item
+            if cap == level or any(share[link] == level for link in links):
+                rates[f] = level
+                for link in links:
+                    remaining[link] -= level
+                    users[link] -= 1
+            else:
+                keep.append(item)
+        unfrozen = keep
     return rates
 
 
-def _fair_rates_fast(flows: dict, capacities: dict) -> dict:
-    """:func:`fair_rates`, answered without the filling when every flow has a cap and the
-    caps fit on every link: the max-min fair allocation is then every flow at its cap."""
-    load: dict = {}
-    for links, cap in flows.values():
-        if cap is None:
-            return fair_rates(flows, capacities)
-        for link in links:
-            load[link] = load.get(link, 0) + cap
-    if all(total <= capacities[link] for link, total in load.items()):
-        return {f: cap for f, (_links, cap) in flows.items()}
-    return fair_rates(flows, capacities)
+def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
+    """:func:`fair_rates` with ``divide=operator.floordiv``, for the simulation's integer
+    rates: the same allocation (a test compares them), in fewer steps, since it runs at every
+    start and end of a data phase. ``active``: flow indices; ``links``/``caps``: per index;
+    ``capacities``: link -> integer capacity; ``users``/``load``: link -> the active flows
+    crossing it / the sum of their caps (an uncapped flow counts more than the capacity),
+    kept up to date by the caller. When the caps fit on every link, every flow runs at its
+    cap (the max-min fair allocation); otherwise progressive filling, one level per round."""
+    # the caps-fit test and the first round in one pass over the links in use
+    fits = True
+    level = None
+    tight = []  # the links whose equal share is the level
+    for link, n in users.items():
+        capacity = capacities[link]
+        if fits and load[link] > capacity:
+            fits = False
+        share = capacity // n
+        if level is None or share < level:
+            level = share
+            tight = [link]
+        elif share == level:
+            tight.append(link)
+    if fits:
+        return {i: caps[i] for i in active}
+    for i in active:
+        c = caps[i]
+        if c is not None and (level is None or c < level):
+            level = c
+            tight = []
+    # often every flow is frozen in the first round: all cross one tight link, or each is
+    # at its cap or crosses one
+    everyone = len(active)
+    for link in tight:
+        if users[link] == everyone:
+            return dict.fromkeys(active, level)
+    tight = set(tight)
+    for i in active:
+        if caps[i] != level and tight.isdisjoint(links[i]):
+            break
+    else:
+        return dict.fromkeys(active, level)
+    users = dict(users)
+    remaining = {link: capacities[link] for link in users}
+    rates = {}
+    unfrozen = list(active)
+    while unfrozen:
+        level = None
+        for link, n in users.items():
+            if n:
+                share = remaining[link] // n
+                if level is None or share < level:
+                    level = share
+        for i in unfrozen:
+            c = caps[i]
+            if c is not None and (level is None or c < level):
+                level = c
+        if level is None:
+            raise InvalidParameter("a copy has neither a link nor a rate cap")
+        tight = {link for link, n in users.items() if n and remaining[link] // n == level}
+        frozen = [i for i in unfrozen if caps[i] == level or not tight.isdisjoint(links[i])]
+        for i in frozen:
+            rates[i] = level
+        if len(frozen) == len(unfrozen):
+            break
+        for i in frozen:
+            for link in links[i]:
+                remaining[link] -= level
+                users[link] -= 1
+        frozen = set(frozen)
+        unfrozen = [i for i in unfrozen if i not in frozen]
+    return rates
 
 
 POLICIES = ("in-order", "greedy")
 
 
+@contextlib.contextmanager
+def cyclic_collector_paused():
+    """Pause Python's cyclic garbage collector for a simulation (or an application's whole
+    build and run) and restore it after. The simulation makes about ten short-lived containers per step and no reference cycles that
+    must be freed while it runs; with the collector on, its full passes over every object of
+    the process (the application's 10^5 activities among them) take ~15 % of the time.
+    Memory is unchanged: reference counting frees everything as before."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
+    """Simulate ``activities`` (program order) with link ``capacities`` (bytes/s per
+    bandwidth resource id) under an engine queueing ``policy`` (see the module docstring).
+    See :func:`_simulate` for the method."""
+    with cyclic_collector_paused():
+        return _simulate(activities, capacities, policy)
+
+
+def _simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
     """Simulate ``activities`` (program order) with link ``capacities`` (bytes/s per
     bandwidth resource id) under an engine queueing ``policy`` (see the module docstring).
 
@@ -230,27 +373,52 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     index, caps = _check(activities, capacities)
     n = len(activities)
     in_order = policy == "in-order"
-    fixed = [_exact(a.fixed_s, f"{a.name or a.id}: duration") for a in activities]
-    volume = [_exact(a.bytes, f"{a.name or a.id}: bytes") for a in activities]
-    rate_cap = [_exact(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
-                for a in activities]
-    deps = [[index[d] for d in a.after] for a in activities]
-    engines = [tuple(a.engines) for a in activities]
-    links = [tuple(a.links) for a in activities]
+    # the integer grid: durations in whole ps (rounded up), bytes whole (rounded up), rates
+    # in whole quanta of 2^-k B/s, the work of a data phase in quanta x ps; one loop over
+    # the activities (floats in range take the short way)
+    fixed, cap_in, deps, missing = [], [], [], []
     dependents: list = [[] for _ in range(n)]
-    for i, ds in enumerate(deps):
+    queue: dict = {}  # engine -> activity indices using it, program order
+    position = index.__getitem__
+    for i, a in enumerate(activities):
+        x = a.fixed_s
+        if type(x) is not float or not 0.0 <= x < math.inf:
+            x = _number(x, f"{a.name or a.id}: duration")
+        p, q = x.as_integer_ratio()
+        fixed.append(-((-p * PS_PER_S) // q))
+        c = a.rate_cap
+        if c is not None and (type(c) is not float or not 0.0 < c < math.inf):
+            c = _number(c, f"{a.name or a.id}: bandwidth", positive=True)
+        cap_in.append(c)
+        ds = tuple(map(position, a.after))  # (tuples of ints leave the cyclic collector's care)
+        deps.append(ds)
+        missing.append(len(ds))  # dependencies not yet ended (with repetitions)
         for d in ds:
             dependents[d].append(i)
-    missing = [len(ds) for ds in deps]  # dependencies not yet ended (with repetitions)
-    queue: dict = {}  # engine -> activity indices using it, program order
-    for i in range(n):
-        for e in engines[i]:
-            queue.setdefault(e, []).append(i)
+        for e in a.engines:
+            if e in queue:
+                queue[e].append(i)
+            else:
+                queue[e] = [i]
+    dependents = [tuple(x) if x else () for x in dependents]
+    qbits = _rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
+
+    def quanta(rate):
+        p, q = rate.as_integer_ratio()
+        return (p << qbits) // q
+
+    work_per_byte = PS_PER_S << qbits
+    volume = [math.ceil(a.bytes) * work_per_byte if a.bytes else 0 for a in activities]  # whole bytes
+    rate_cap = [None if c is None else quanta(c) for c in cap_in]
+    caps = {link: quanta(c) for link, c in caps.items()}
+    engines = [tuple(a.engines) for a in activities]
+    links = [tuple(a.links) for a in activities]
     head = {e: 0 for e in queue}  # engine -> position of the first activity not yet started
     waiting_on: dict = {e: set() for e in queue}  # engine -> ready activities not yet started
 
-    zero = Fraction(0)
+    zero = 0
     t = zero
+    heappush, heappop = heapq.heappush, heapq.heappop
     phase = ["waiting"] * n  # waiting -> fixed -> data -> done
     start = [None] * n
     end = [None] * n
@@ -260,7 +428,8 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     engine_holder: dict = {}
     engine_released: dict = {}  # engine -> (time, activity index) of the last release
     busy: dict = {}
-    link_users: dict = {}  # link -> data phases crossing it now
+    link_users: dict = {}  # link -> data phases crossing it now (links in use only)
+    link_load: dict = {}  # link -> sum of the rate caps of those (an uncapped one: capacity + 1)
     link_since: dict = {}  # link -> when its current busy period began
     fixed_ends: list = []  # heap of (end of the fixed phase, activity index)
     data: dict = {}  # activity index -> rate (None until the rates are recomputed)
@@ -273,14 +442,19 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
 
     def mark(i):
         if i > pos:
-            heapq.heappush(pending, i)
+            heappush(pending, i)
         else:
             later.add(i)
 
     def became_ready(i):
-        ready[i] = max((end[d] for d in deps[i]), default=zero)
-        for e in engines[i]:
-            waiting_on[e].add(i)
+        r = zero
+        for d in deps[i]:
+            if end[d] > r:
+                r = end[d]
+        ready[i] = r
+        if not in_order:
+            for e in engines[i]:
+                waiting_on[e].add(i)
         mark(i)
 
     def engine_changed(e):
@@ -298,10 +472,14 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         if phase[i] == "data":
             del data[i]
             rates_stale = True
+            c = rate_cap[i]
             for link in links[i]:
-                link_users[link] -= 1
-                if not link_users[link]:
+                if link_users[link] == 1:
+                    del link_users[link], link_load[link]
                     busy[link] = busy.get(link, zero) + (t - link_since[link])
+                else:
+                    link_users[link] -= 1
+                    link_load[link] -= caps[link] + 1 if c is None else c
         phase[i] = "done"
         end[i] = t
         done_count += 1
@@ -309,8 +487,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             engine_holder.pop(e, None)
             engine_released[e] = (t, i)
             busy[e] = busy.get(e, zero) + (t - start[i])
-        for e in engines[i]:
-            engine_changed(e)
+            engine_changed(e)  # (it only marks steps: they are tried once this instant's ends are in)
         for j in dependents[i]:
             missing[j] -= 1
             if not missing[j]:
@@ -322,11 +499,15 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             phase[i] = "data"
             data[i] = None
             rates_stale = True
+            c = rate_cap[i]
             for link in links[i]:
-                if not link_users.get(link):
-                    link_users[link] = 0
+                if link in link_users:
+                    link_users[link] += 1
+                    link_load[link] += caps[link] + 1 if c is None else c
+                else:
+                    link_users[link] = 1
+                    link_load[link] = caps[link] + 1 if c is None else c
                     link_since[link] = t
-                link_users[link] += 1
         else:
             finish(i)
 
@@ -334,15 +515,18 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         a = engines[i]
         if phase[i] != "waiting" or missing[i]:
             return
-        if any(e in engine_holder for e in a):
-            return
-        if in_order and any(queue[e][head[e]] != i for e in a):
-            return
+        for e in a:
+            if e in engine_holder or (in_order and queue[e][head[e]] != i):
+                return
         for e in a:
             head[e] += 1
-            waiting_on[e].discard(i)
+            if not in_order:
+                waiting_on[e].discard(i)
         start[i] = t
-        last_dep = max(deps[i], key=lambda d: (end[d], d), default=None)
+        last_dep = None  # the dependency that ended last (the latest in program order on a tie)
+        for d in deps[i]:
+            if last_dep is None or end[d] > end[last_dep] or (end[d] == end[last_dep] and d > last_dep):
+                last_dep = d
         if last_dep is not None and end[last_dep] == t:
             cause[i] = activities[last_dep].id
         else:
@@ -354,19 +538,18 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             engine_holder[e] = i
         if fixed[i] > 0:
             phase[i] = "fixed"
-            heapq.heappush(fixed_ends, (t + fixed[i], i))
+            heappush(fixed_ends, (t + fixed[i], i))
         else:
             begin_data_or_finish(i)
-        if in_order:
-            for e in a:
-                engine_changed(e)
+        # (the next step in its engines' queues waits for their release: finish() marks it)
 
     for i in range(n):
         if not missing[i]:
             became_ready(i)
     rates: dict = {}
     rates_since = zero
-    data_end: dict = {}  # activity index -> when its data phase ends at the current rates
+    data_next = None  # when the first data phase ends at the current rates
+    data_first: list = []  # the data phases that end then
     while done_count < n:
         # start everything that can start now, in program order, pass after pass
         while pending or later:
@@ -375,7 +558,7 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
                 later = set()
                 pos = -1
             while pending:
-                i = heapq.heappop(pending)
+                i = heappop(pending)
                 if i == pos:
                     continue
                 pos = i
@@ -383,29 +566,39 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
             pos = -1
         if done_count == n:
             break
-        if rates_stale:  # bytes left are brought up to date only when the rates change
-            for i, r in rates.items():
-                if i in data:
-                    left[i] -= r * (t - rates_since)
-            flows = {i: (links[i], rate_cap[i]) for i in sorted(data)}
-            rates = _fair_rates_fast(flows, caps) if flows else {}
+        if rates_stale:  # the work left is brought up to date only when the rates change
+            new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load) if data else {}
+            dt = t - rates_since
+            data_next = None
+            for i, r in new.items():
+                old = rates.get(i)
+                if old is not None:
+                    left[i] -= old * dt
+                e = t - (-left[i] // r)  # the end at this rate, rounded up to the grid
+                if data_next is None or e < data_next:
+                    data_next = e
+                    data_first = [i]
+                elif e == data_next:
+                    data_first.append(i)
+            rates = new
             rates_since = t
-            data_end = {i: t + left[i] / r for i, r in rates.items()}
             rates_stale = False
-        candidates = [fixed_ends[0][0]] if fixed_ends else []
-        if data_end:
-            candidates.append(min(data_end.values()))
-        if not candidates:  # cannot happen after _check (no cycles), but never spin
+        if fixed_ends:
+            t = fixed_ends[0][0] if data_next is None or fixed_ends[0][0] < data_next else data_next
+        elif data_next is not None:
+            t = data_next
+        else:  # cannot happen after _check (no cycles), but never spin
             stuck = [activities[i].id for i in range(n) if phase[i] == "waiting"]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
-        t = min(candidates)
         ending = []
         while fixed_ends and fixed_ends[0][0] == t:
-            ending.append(heapq.heappop(fixed_ends)[1])
-        ending += [i for i, e in data_end.items() if e == t]
+            ending.append(heappop(fixed_ends)[1])
+        if t == data_next:  # the data phases ending now (their end changes the rates)
+            ending += data_first
+            data_next = None
+        if len(ending) > 1:
+            ending.sort()
         for i in ending:
-            data_end.pop(i, None)
-        for i in sorted(ending):
             if phase[i] == "fixed":
                 begin_data_or_finish(i)
             else:
@@ -414,20 +607,20 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
 
     makespan = max(end, default=zero)
     if makespan > 0:  # engines and links that exist but idle still appear
-        for i in range(n):
-            for k in engines[i] + links[i]:
-                busy.setdefault(k, zero)
+        for k in set(queue).union(*links):
+            busy.setdefault(k, zero)
     else:
         busy = {}
     return _timeline(activities, index, start, end, ready, cause, busy, makespan)
 
 
-def _timeline(activities, index, start, end, ready, cause, busy, makespan) -> Timeline:
-    """The result of a simulation: floats, the critical path traced back through ``cause``."""
+def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:
+    """The result of a simulation: float seconds (times are counted in ``unit`` per second:
+    picoseconds, or 1 for seconds), the critical path traced back through ``cause``."""
     n = len(activities)
     path = []
     if n:
-        last = max(range(n), key=lambda i: (end[i], -i))
+        last = end.index(max(end))  # the first of the activities that end last
         seen = set()
         cur = activities[last].id
         while cur is not None and cur not in seen:
@@ -435,10 +628,14 @@ def _timeline(activities, index, start, end, ready, cause, busy, makespan) -> Ti
             path.append(cur)
             cur = cause[index[cur]]
         path.reverse()
-    scheduled = tuple(
-        ScheduledActivity(a.id, a.name or a.id, tuple(a.engines), tuple(a.links), float(start[i]),
-                          float(end[i]), float(ready[i]), cause[i])
-        for i, a in enumerate(activities))
-    busy_s = {k: float(v) for k, v in sorted(busy.items())}
+    if unit != 1:  # integer times: int / int is the correctly rounded float
+        start, end, ready = ([x / unit for x in v] for v in (start, end, ready))
+    else:
+        start, end, ready = ([float(x) for x in v] for v in (start, end, ready))
+    make = functools.partial(tuple.__new__, ScheduledActivity)  # a named tuple without a call in Python
+    scheduled = tuple(map(make, zip([a.id for a in activities], [a.name or a.id for a in activities],
+                                    [tuple(a.engines) for a in activities], [tuple(a.links) for a in activities],
+                                    start, end, ready, cause)))
+    busy_s = {k: float(v / unit) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
-    return Timeline(scheduled, float(makespan), tuple(path), busy_s, fraction)
+    return Timeline(scheduled, float(makespan / unit), tuple(path), busy_s, fraction)
