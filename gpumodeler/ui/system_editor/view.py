@@ -26,6 +26,10 @@ class SystemView(QGraphicsView):
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
         self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.BoundingRectViewportUpdate)
         self.setMinimumSize(320, 240)
+        # The view fits the system again whenever it is resized (a window maximised, a dock
+        # closed, a project opened before the window had its size), until the user zooms by
+        # hand; Fit turns it back on.
+        self.auto_fit = True
 
     # ---- drag and drop from the palette
     def _entry(self, event):
@@ -68,12 +72,28 @@ class SystemView(QGraphicsView):
         if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             factor = 1.15 if event.angleDelta().y() > 0 else 1 / 1.15
             self.scale(factor, factor)
+            self.auto_fit = False
             event.accept()
         else:
             super().wheelEvent(event)
 
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        if self.auto_fit and self.scene() is not None:
+            self.fit()
+
+    def setScene(self, scene):
+        super().setScene(scene)
+        self.auto_fit = True
+        if scene is not None:
+            self.fit()
+
     def fit(self) -> None:
-        """Show the whole system, no larger than a comfortable reading size."""
+        """Show the whole system, no larger than a comfortable reading size (and keep it
+        fitted on resizes from now on)."""
+        self.auto_fit = True
+        if self.scene() is None:
+            return
         rect = self.scene().items_rect()
         if rect is None:
             self.resetTransform()
