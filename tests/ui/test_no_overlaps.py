@@ -1,0 +1,101 @@
+"""Every tab of every bundled example, rendered offscreen at 1280×720 and 1920×1080: no two
+labels of the system canvas (link labels and device cards) overlap, no two names of the
+Gantt chart overlap and each lies in the chart's plot area, and the Launch tab's header with
+the total is inside the visible area."""
+import pytest
+from PySide6.QtCore import QRect
+from PySide6.QtWidgets import QApplication, QLabel, QWidget
+
+from gpumodeler.ui.main_window import MainWindow, example_projects
+from gpumodeler.ui.screenshot import settle, wait_until_idle
+
+pytestmark = pytest.mark.usefixtures("private_settings")
+
+SIZES = [(1280, 720), (1920, 1080)]
+EXAMPLES = example_projects()
+
+
+@pytest.fixture
+def shown(qtbot, catalog, monkeypatch):
+    """A function that opens an example at a size, shows every tab in turn and returns the
+    window (each tab built, laid out and painted once)."""
+    windows = []
+
+    def show(example, size):
+        win = MainWindow(catalog, remember=False)
+        qtbot.addWidget(win)
+        monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
+        win.resize(*size)
+        win.show()
+        qtbot.waitExposed(win)
+        assert win.open_path(str(example), ask=False)
+        settle()
+        win.build_all_tabs()
+        wait_until_idle(win)
+        windows.append(win)
+        return win
+
+    yield show
+    QApplication.clipboard().clear()
+
+
+def _overlapping(rects, names):
+    """Pairs of ``names`` whose rectangles share more than a hairline."""
+    out = []
+    for i, a in enumerate(rects):
+        for j in range(i + 1, len(rects)):
+            common = a.intersected(rects[j])
+            if common.width() > 0.5 and common.height() > 0.5:
+                out.append((names[i], names[j]))
+    return out
+
+
+def _show_tab(win, index):
+    win.tabs.setCurrentIndex(index)
+    settle(150)
+    win.grab()   # painted once: views bring their transforms up to date when painting
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_no_labels_overlap_on_any_tab(shown, example, size):
+    win = shown(example, size)
+    for index in range(win.tabs.count()):
+        _show_tab(win, index)
+        scene = win.system_editor.scene
+        rects, names = [], []
+        for did, item in scene.device_items.items():
+            rects.append(item.mapRectToScene(item.rect()))
+            names.append(f"card {did}")
+        for cid, item in scene.connection_items.items():
+            rects.append(item.label_rect())
+            names.append(f"label of {cid}")
+        assert _overlapping(rects, names) == [], (win.tabs.tabText(index), size)
+        chart = win.application_panel.chart
+        labels = chart.label_items
+        assert _overlapping([label.sceneBoundingRect() for label in labels],
+                            [label.toPlainText() for label in labels]) == [], (win.tabs.tabText(index), size)
+        if chart.isVisible():
+            area = chart.plotItem.vb.sceneBoundingRect()
+            for label in labels:
+                assert area.contains(label.sceneBoundingRect().center()), label.toPlainText()
+    app_tab = win.tabs.indexOf(win.tabs.widget(3))
+    _show_tab(win, app_tab)
+    if win.application_panel.result:
+        assert win.application_panel.chart.label_items, "the Gantt chart shows some step names"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_the_launch_header_with_the_total_is_in_sight(shown, example, size):
+    win = shown(example, size)
+    _show_tab(win, 2)
+    header = win.findChild(QWidget, "launchHeader")
+    if header is None:
+        pytest.skip("the Launch tab has no header named launchHeader yet (built in another part "
+                    "of this work); the canvas and Gantt checks above do not depend on it")
+    assert header.isVisible() and not header.visibleRegion().isEmpty()   # not scrolled away
+    top_left = header.mapTo(win, header.rect().topLeft())
+    assert win.rect().contains(QRect(top_left, header.size())), (top_left, header.size(), size)
+    texts = [w.text() for w in [header, *header.findChildren(QLabel)] if isinstance(w, QLabel)]
+    assert "total" in " ".join(texts).lower(), texts
