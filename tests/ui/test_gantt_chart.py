@@ -108,3 +108,17 @@ def test_legend_and_critical_path_at_a_glance(chart):
         alpha = pg.mkBrush(item.opts["brush"]).color().alpha()
         assert (alpha == 255) == bar["step"]["critical"]
         assert bar["step"]["critical"] or alpha == FADED_ALPHA
+
+
+def test_a_live_edit_keeps_the_zoom_a_new_application_does_not(chart, qtbot):
+    result = synthetic_result(4, 50)
+    chart.show_result(result)
+    chart.zoom(4.0)
+    zoomed = chart.plotItem.vb.viewRange()[0]
+    longer = dict(result, steps=[dict(s, end_s=s["end_s"] * 1.01) for s in result["steps"]])
+    chart.show_result(longer)                      # the same application, edited
+    assert chart.plotItem.vb.viewRange()[0] == pytest.approx(zoomed)
+    other = dict(result, name="another application")
+    chart.show_result(other)
+    (x_lo, x_hi), _ = chart.plotItem.vb.viewRange()
+    assert x_lo <= 0 and x_hi >= max(b["x1"] for b in chart.bars)

@@ -56,6 +56,10 @@ class GanttChart(pg.PlotWidget):
         self.setLabel("bottom", "time")
 
     def show_result(self, result: dict | None) -> None:
+        # a live edit of the same application keeps the user's zoom and lane scroll
+        same = bool(self.result and result and self.result.get("name") == result.get("name")
+                    and self.bars)
+        kept = self.plotItem.vb.viewRange()[0] if same and not self._showing_whole() else None
         for item in self._items + self.label_items:
             self.plotItem.removeItem(item)
         self._items, self.rows, self.bars, self.label_items = [], [], [], []
@@ -89,9 +93,12 @@ class GanttChart(pg.PlotWidget):
         end = max(b["x1"] for b in self.bars) or 1.0
         self.plotItem.setLimits(xMin=-0.02 * end, xMax=1.02 * end, minXRange=end * 1e-6,
                                 maxXRange=1.04 * end)
-        self.plotItem.setXRange(0, end, padding=0.02)
+        if kept is not None and kept[0] < end:
+            self.plotItem.setXRange(kept[0], min(kept[1], 1.02 * end), padding=0)
+        else:
+            self.plotItem.setXRange(0, end, padding=0.02)
         self.setTitle(self._title(result))
-        self._fit_lanes(to_top=True)
+        self._fit_lanes(to_top=not same)
 
     def _title(self, result: dict) -> str:
         """The makespan and the legend: a swatch per step kind present, and the critical
@@ -169,6 +176,12 @@ class GanttChart(pg.PlotWidget):
             label.setToolTip(self.bars[order[p.bar]]["step"]["name"])
             self.plotItem.addItem(label, ignoreBounds=True)
             self.label_items.append(label)
+
+    def _showing_whole(self) -> bool:
+        """Whether the time axis shows (about) the whole timeline."""
+        (x_lo, x_hi), _ = self.plotItem.vb.viewRange()
+        end = max(b["x1"] for b in self.bars) or 1.0
+        return x_lo <= 0.01 * end and x_hi >= 0.99 * end
 
     def zoom(self, factor: float) -> None:
         """Zoom the time axis by ``factor`` (2: twice as close) around the view's middle."""

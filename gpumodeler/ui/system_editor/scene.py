@@ -33,13 +33,17 @@ class SystemScene(QGraphicsScene):
         self.default_interaction = None
         self.interaction = None  # a gesture in progress (drawing a link...)
         self._bubble: MessageBubble | None = None
+        self._batch = False
         self.setBackgroundBrush(QColor("#fbfbfa"))
         self.setSceneRect(-2000, -2000, 4000, 4000)
         document.changed.connect(self._on_changed)
+        self._batch = True   # routed once at the end, not once per item added
         for device in document.project.devices.values():
             self._add_device(device)
         for connection in document.project.connections.values():
             self._add_connection(connection)
+        self._batch = False
+        self._route_all()
 
     # ---- model events -> items
     def _on_changed(self, event: str, payload) -> None:
@@ -60,12 +64,17 @@ class SystemScene(QGraphicsScene):
         """Show every device and link with the database's current values."""
         self.presenter.forget()
         project = self.document.project
-        for device_id in list(self.device_items):
-            if device_id in project.devices:
-                self._update_device(project.devices[device_id])
-        for connection_id in list(self.connection_items):
-            if connection_id in project.connections:
-                self._update_connection(project.connections[connection_id])
+        self._batch = True
+        try:
+            for device_id in list(self.device_items):
+                if device_id in project.devices:
+                    self._update_device(project.devices[device_id])
+            for connection_id in list(self.connection_items):
+                if connection_id in project.connections:
+                    self._update_connection(project.connections[connection_id])
+        finally:
+            self._batch = False
+        self._route_all()
 
     def _add_device(self, device) -> None:
         item = DeviceItem(device.id)
@@ -117,6 +126,8 @@ class SystemScene(QGraphicsScene):
         side by side with its pair's other links, or around the devices in the way; labels
         on no device and no other label). A link's label depends on the others', so a
         change anywhere routes them all (systems have tens of links, not thousands)."""
+        if self._batch:
+            return
         boxes = {did: (item.x(), item.y(), item.WIDTH, item.HEIGHT)
                  for did, item in self.device_items.items()}
         links = [(c.id, c.a, c.b) for c in self.document.project.connections.values()
