@@ -78,8 +78,9 @@ class GanttChart(pg.PlotWidget):
                 color = KIND_COLORS.get(s["kind"], OTHER_COLOR)
                 self.bars.append({"row": row, "x0": s["start_s"] / scale, "x1": s["end_s"] / scale,
                                   "step": s, "color": color})
+        thinnest = 0.002 * (max(b["x1"] for b in self.bars) or 1.0)   # a sync still shows
         for b in self.bars:
-            width = max(b["x1"] - b["x0"], 0.0)
+            width = max(b["x1"] - b["x0"], thinnest)
             brush = QColor(b["color"])
             if b["step"]["critical"]:
                 pen = pg.mkPen(CRITICAL, width=2.5)
@@ -202,12 +203,13 @@ class GanttChart(pg.PlotWidget):
         return None
 
     def tooltip(self, step: dict) -> str:
-        text = (f"{step['name']} ({step['kind']})\nstart {step['start_s']:.6g} s, end {step['end_s']:.6g} s\n"
-                f"alone {step['alone_s']:.6g} s")
+        t = lambda seconds: format_time(seconds, 6)  # noqa: E731
+        text = (f"{step['name']} ({step['kind']})\nstart {t(step['start_s'])}, end {t(step['end_s'])}\n"
+                f"alone {t(step['alone_s'])}")
         if step["waited_s"] > 1e-15:
-            text += f", queued {step['waited_s']:.6g} s"
+            text += f", queued {t(step['waited_s'])}"
         if step["stretched_s"] > 1e-15:
-            text += f", slowed by sharing {step['stretched_s']:.6g} s"
+            text += f", slowed by sharing {t(step['stretched_s'])}"
         detail = step.get("prediction") or {}
         if step["kind"] == "kernel" and detail:
             text += (f"\n{detail.get('mode')}-bound, limited by {detail.get('limiting_resource')}; "
