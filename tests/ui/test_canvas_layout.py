@@ -79,15 +79,18 @@ def test_card_texts_never_overlap(editor):
     item = editor.scene.device_items["gpu1"]
     for busy in (None, 0.25, 1.0):
         for count in (1, 4):
-            item.set_busy(busy)
-            item.set_count(count)
-            rects = item.text_rects()
-            names = list(rects)
-            for i, a in enumerate(names):
-                assert item.rect().contains(rects[a]), a
-                for b in names[i + 1:]:
-                    assert not rects[a].intersects(rects[b]), (a, b, busy, count)
+            for overview in (False, True):    # zoomed out: the title alone, enlarged
+                item.set_busy(busy)
+                item.set_count(count)
+                rects = item.text_rects(overview)
+                names = list(rects)
+                assert ("subtitle" in names) != overview
+                for i, a in enumerate(names):
+                    assert item.rect().contains(rects[a]), a
+                    for b in names[i + 1:]:
+                        assert not rects[a].intersects(rects[b]), (a, b, busy, count, overview)
     assert "busy" in item.text_rects() and item.busy_text() == "busy 100%"
+    assert item.text_rects(True)["title"].height() > 2 * item.text_rects()["title"].height() - 10
 
 
 def test_paste_lands_beside_and_its_links_apart(editor):

@@ -10,6 +10,10 @@ from PySide6.QtWidgets import QGraphicsItem, QStyle
 KIND_COLOURS = {"gpu": ("#e9f4ef", "#2f6f5e"), "host": ("#e8eff7", "#35608f")}
 LINK_COLOURS = {"pcie": "#b8641e", "nvlink": "#3d8b37", "network": "#7a4fa3", "other": "#666666"}
 OK_COLOUR, REFUSED_COLOUR, SELECTED_COLOUR = "#2e9d4f", "#c62828", "#1f6fd1"
+#: below this on-screen scale the canvas is an overview: a card shows its title only and a
+#: link label its name only, both enlarged (at most MAX_OVERVIEW_ZOOM times) to stay legible
+OVERVIEW_LOD = 0.6
+MAX_OVERVIEW_ZOOM = 2.2
 
 
 def _font(point_size: float, bold: bool = False) -> QFont:
@@ -113,15 +117,22 @@ class DeviceItem(QGraphicsItem):
         s = min(sx, sy)
         return QPointF(centre.x() + dx * s, centre.y() + dy * s)
 
-    def text_rects(self) -> dict[str, QRectF]:
+    def text_rects(self, overview: bool = False) -> dict[str, QRectF]:
         """Where the card's texts go (item coordinates), in rows that never overlap: the
         title (beside the ×N badge), the specs line, and, after an application run, the
-        busy fraction with its gauge on a row of their own."""
+        busy fraction with its gauge on a row of their own. In the ``overview`` (the canvas
+        zoomed out below :data:`OVERVIEW_LOD`) the title takes the specs' room too."""
         left, width, height = 48.0, self.WIDTH, self.HEIGHT
         right_reserve = 48.0 if self._count > 1 else 8.0
         out = {"title": QRectF(left, 8, width - left - right_reserve, 22)}
         if self._count > 1:
             out["badge"] = QRectF(width - 44, 10, 36, 22)
+        if overview:
+            bottom = height - (18 if self._busy is not None else 8)
+            out["title"] = QRectF(left, 8, width - left - right_reserve, bottom - 8)
+            if self._busy is not None:
+                out["gauge"] = QRectF(left, height - 14, width - left - 8, 5)
+            return out
         if self._busy is None:
             out["subtitle"] = QRectF(left, 34, width - left - 8, 26)
             return out
@@ -158,13 +169,23 @@ class DeviceItem(QGraphicsItem):
         painter.fillRect(QRectF(0, 10, 5, rect.height() - 20), QColor(accent))
         if self._icon is not None:
             self._icon.paint(painter, QRectF(12, 12, 28, 28).toRect())
-        boxes = self.text_rects()
-        title_font = _font(10.5, bold=True)
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        overview = lod < OVERVIEW_LOD
+        boxes = self.text_rects(overview)
+        # zoomed out, the title alone, enlarged so that it stays about as large on screen
+        title_font = _font(10.5 * (min(OVERVIEW_LOD / lod, MAX_OVERVIEW_ZOOM) if overview else 1.0), bold=True)
+        while overview and QFontMetricsF(title_font).height() > boxes["title"].height() \
+                and title_font.pointSizeF() > 10.5:
+            title_font.setPointSizeF(title_font.pointSizeF() * 0.9)
         painter.setFont(title_font)
         painter.setPen(QColor("#1b1b1b"))
         title = QFontMetricsF(title_font).elidedText(self._title, Qt.TextElideMode.ElideRight,
                                                      boxes["title"].width())
         painter.drawText(boxes["title"], Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
+        if overview:
+            self._paint_gauge(painter, boxes, accent)
+            self._paint_badge(painter, boxes, accent)
+            return
         sub_font = _font(9)
         painter.setFont(sub_font)
         painter.setPen(QColor(REFUSED_COLOUR) if self._problem else QColor("#3c3c3c"))
@@ -172,17 +193,25 @@ class DeviceItem(QGraphicsItem):
         sub = QFontMetricsF(sub_font).elidedText(sub, Qt.TextElideMode.ElideRight, boxes["subtitle"].width())
         painter.drawText(boxes["subtitle"], Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, sub)
         if self._busy is not None:  # "busy 25%" and a gauge, on a row of their own
-            gauge = boxes["gauge"]
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor("#dddddd"))
-            painter.drawRect(gauge)
-            painter.setBrush(QColor(accent))
-            painter.drawRect(QRectF(gauge.left(), gauge.top(), gauge.width() * max(0.0, min(1.0, self._busy)),
-                                    gauge.height()))
+            self._paint_gauge(painter, boxes, accent)
             painter.setPen(QColor("#3c3c3c"))
             painter.setFont(_font(8))
             painter.drawText(boxes["busy"], Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                              self.busy_text())
+        self._paint_badge(painter, boxes, accent)
+
+    def _paint_gauge(self, painter: QPainter, boxes: dict, accent: str) -> None:
+        if self._busy is None:
+            return
+        gauge = boxes["gauge"]
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor("#dddddd"))
+        painter.drawRect(gauge)
+        painter.setBrush(QColor(accent))
+        painter.drawRect(QRectF(gauge.left(), gauge.top(), gauge.width() * max(0.0, min(1.0, self._busy)),
+                                gauge.height()))
+
+    def _paint_badge(self, painter: QPainter, boxes: dict, accent: str) -> None:
         if self._count > 1:
             badge = boxes["badge"]
             painter.setPen(Qt.PenStyle.NoPen)
@@ -290,11 +319,24 @@ class ConnectionItem(QGraphicsItem):
         painter.setPen(QPen(QColor(SELECTED_COLOUR) if selected else colour, 1.2))
         painter.setBrush(QColor(255, 255, 255, 235))
         painter.drawRoundedRect(label, 6, 6)
+        inner = label.adjusted(7, 4, -7, -4)
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < OVERVIEW_LOD:   # zoomed out: the name alone, as large as the label holds
+            font = _font(9, True)
+            width = QFontMetricsF(font).horizontalAdvance(self._title) or 1.0
+            grow = min(OVERVIEW_LOD / lod, MAX_OVERVIEW_ZOOM, inner.width() / width,
+                       inner.height() / QFontMetricsF(font).height())
+            font.setPointSizeF(9 * max(grow, 1.0))
+            painter.setFont(font)
+            painter.setPen(QColor("#1b1b1b"))
+            painter.drawText(inner, Qt.AlignmentFlag.AlignCenter,
+                             QFontMetricsF(font).elidedText(self._title, Qt.TextElideMode.ElideMiddle,
+                                                            inner.width()))
+            return
         title_font, detail_font = _font(9, True), _font(8.5)
         fm = QFontMetricsF(title_font)
         painter.setFont(title_font)
         painter.setPen(QColor("#1b1b1b"))
-        inner = label.adjusted(7, 4, -7, -4)
         title = fm.elidedText(self._title, Qt.TextElideMode.ElideMiddle, inner.width())
         painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), fm.height()),
                          Qt.AlignmentFlag.AlignCenter, title)
