@@ -7,11 +7,9 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QUrl, Qt
 from PySide6.QtGui import QImage, QTextDocument
-from PySide6.QtWidgets import QApplication
 
 from gpumodeler.ui.help import MANUAL, MANUAL_DIR, ManualDialog, manual_markdown
-from gpumodeler.ui.main_window import MainWindow
-from gpumodeler.ui.screenshot import save_png, settle, wait_until_idle
+from gpumodeler.ui.screenshot import save_png, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
@@ -56,17 +54,8 @@ def test_every_screenshot_the_manual_shows_is_rendered_here_and_committed():
     assert not stale, f"screenshots no page shows: {stale}"
 
 
-def _render(catalog, qtbot, monkeypatch, example: str, tab: int, select) -> QImage:
-    win = MainWindow(catalog, remember=False)
-    qtbot.addWidget(win)
-    monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
-    win.resize(*SIZE)
-    win.show()
-    qtbot.waitExposed(win)
-    assert win.open_path(str(EXAMPLES / f"{example}.gpm"), ask=False)
-    settle()
-    win.build_all_tabs()
-    wait_until_idle(win)
+def _render(example_at_size, example: str, tab: int, select) -> QImage:
+    win = example_at_size(EXAMPLES / f"{example}.gpm", SIZE)
     win.tabs.setCurrentIndex(tab)
     settle(300)
     if select == "link":
@@ -83,18 +72,17 @@ def _render(catalog, qtbot, monkeypatch, example: str, tab: int, select) -> QIma
                                  | Qt.ImageConversionFlag.AvoidDither)
 
 
-def test_screenshots_are_rendered_from_the_examples(catalog, qtbot, monkeypatch):
+def test_screenshots_are_rendered_from_the_examples(example_at_size):
     IMG.mkdir(parents=True, exist_ok=True)
     missing = [name for name in SHOTS if not (IMG / name).is_file()]
     for name, (example, tab, select) in SHOTS.items():
-        image = _render(catalog, qtbot, monkeypatch, example, tab, select)
+        image = _render(example_at_size, example, tab, select)
         assert (image.width(), image.height()) == (round(SIZE[0] * SCALE), round(SIZE[1] * SCALE))
         path = IMG / name
         old = QImage(str(path)) if path.is_file() else None
         if old is None or old.convertToFormat(image.format()) != image:
             save_png(image, str(path))          # only a changed picture is written again
         assert path.stat().st_size < 80_000, f"{name} is too big for the manual"
-    QApplication.clipboard().clear()
     assert not missing, f"{missing} were missing: rendered now into docs/manual/img, commit them"
 
 

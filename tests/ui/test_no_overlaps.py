@@ -4,39 +4,15 @@ Gantt chart overlap and each lies in the chart's plot area, and the Launch tab's
 the total is inside the visible area."""
 import pytest
 from PySide6.QtCore import QRect
-from PySide6.QtWidgets import QApplication, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
-from gpumodeler.ui.main_window import MainWindow, example_projects
-from gpumodeler.ui.screenshot import settle, wait_until_idle
+from gpumodeler.ui.main_window import example_projects
+from gpumodeler.ui.screenshot import settle
 
 pytestmark = pytest.mark.usefixtures("private_settings")
 
 SIZES = [(1280, 720), (1920, 1080)]
 EXAMPLES = example_projects()
-
-
-@pytest.fixture
-def shown(qtbot, catalog, monkeypatch):
-    """A function that opens an example at a size, shows every tab in turn and returns the
-    window (each tab built, laid out and painted once)."""
-    windows = []
-
-    def show(example, size):
-        win = MainWindow(catalog, remember=False)
-        qtbot.addWidget(win)
-        monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
-        win.resize(*size)
-        win.show()
-        qtbot.waitExposed(win)
-        assert win.open_path(str(example), ask=False)
-        settle()
-        win.build_all_tabs()
-        wait_until_idle(win)
-        windows.append(win)
-        return win
-
-    yield show
-    QApplication.clipboard().clear()
 
 
 def _overlapping(rects, names):
@@ -58,8 +34,8 @@ def _show_tab(win, index):
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
-def test_no_labels_overlap_on_any_tab(shown, example, size):
-    win = shown(example, size)
+def test_no_labels_overlap_on_any_tab(example_at_size, example, size):
+    win = example_at_size(example, size)
     for index in range(win.tabs.count()):
         _show_tab(win, index)
         scene = win.system_editor.scene
@@ -87,8 +63,8 @@ def test_no_labels_overlap_on_any_tab(shown, example, size):
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
-def test_the_launch_header_with_the_total_is_in_sight(shown, example, size):
-    win = shown(example, size)
+def test_the_launch_header_with_the_total_is_in_sight(example_at_size, example, size):
+    win = example_at_size(example, size)
     _show_tab(win, 2)
     header = win.findChild(QWidget, "launchHeader")
     if header is None:
