@@ -5,15 +5,16 @@ import re
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QUrl, Qt
+from PySide6.QtCore import QUrl
 from PySide6.QtGui import QImage, QTextDocument
 
 from gpumodeler.ui.help import MANUAL, MANUAL_DIR, ManualDialog, manual_markdown
-from gpumodeler.ui.screenshot import save_png, settle
+from gpumodeler.ui.screenshot import settle
+
+from manual_shots import IMG, SCREENS, SCREENS_PAGE, keep, screen_name, small, stable_grab
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "resources" / "examples"
-IMG = ROOT / "docs" / "manual" / "img"
 SIZE = (1280, 720)
 SCALE = 0.7      # 896 × 504: small files, still readable in the help window
 
@@ -54,6 +55,19 @@ def test_every_screenshot_the_manual_shows_is_rendered_here_and_committed():
     assert not stale, f"screenshots no page shows: {stale}"
 
 
+def test_the_screens_page_shows_every_tab_of_every_example_at_both_sizes():
+    """docs/manual/screens.md: the pictures tests/ui/test_no_overlaps.py renders and checks."""
+    from gpumodeler.ui.main_window import example_projects
+    from gpumodeler.ui.menus import TAB_NAMES
+    expected = sorted(screen_name(e.stem, size, tab) for e in example_projects()
+                      for size in ((1280, 720), (1920, 1080)) for tab in TAB_NAMES)
+    shown = sorted(re.findall(r"\]\(img/screens/([^)]+)\)", SCREENS_PAGE.read_text(encoding="utf-8")))
+    assert shown == expected
+    missing = [name for name in expected if not (SCREENS / name).is_file()]
+    assert not missing, f"missing from docs/manual/img/screens (run tests/ui/test_no_overlaps.py): {missing}"
+    assert sorted(p.name for p in SCREENS.glob("*.png")) == expected
+
+
 def _render(example_at_size, example: str, tab: int, select) -> QImage:
     win = example_at_size(EXAMPLES / f"{example}.gpm", SIZE)
     win.tabs.setCurrentIndex(tab)
@@ -62,14 +76,9 @@ def _render(example_at_size, example: str, tab: int, select) -> QImage:
         win.system_editor.scene.select(connection_ids=[next(iter(win.document.project.connections))])
         settle(150)
     win.statusBar().clearMessage()   # the "Opened <path>" message names a path of this machine
-    settle(50)
-    image = win.grab().toImage()
+    image = stable_grab(win)
     win.close()
-    small = image.scaled(round(SIZE[0] * SCALE), round(SIZE[1] * SCALE),
-                         Qt.AspectRatioMode.IgnoreAspectRatio, Qt.TransformationMode.SmoothTransformation)
-    # 256 colours, no dithering: a fifth of the bytes, the same picture to the eye
-    return small.convertToFormat(QImage.Format.Format_Indexed8, Qt.ImageConversionFlag.ThresholdDither
-                                 | Qt.ImageConversionFlag.AvoidDither)
+    return small(image, round(SIZE[0] * SCALE))
 
 
 def test_screenshots_are_rendered_from_the_examples(example_at_size):
@@ -79,9 +88,7 @@ def test_screenshots_are_rendered_from_the_examples(example_at_size):
         image = _render(example_at_size, example, tab, select)
         assert (image.width(), image.height()) == (round(SIZE[0] * SCALE), round(SIZE[1] * SCALE))
         path = IMG / name
-        old = QImage(str(path)) if path.is_file() else None
-        if old is None or old.convertToFormat(image.format()) != image:
-            save_png(image, str(path))          # only a changed picture is written again
+        keep(image, path)          # only a changed picture is written again
         assert path.stat().st_size < 80_000, f"{name} is too big for the manual"
     assert not missing, f"{missing} were missing: rendered now into docs/manual/img, commit them"
 

@@ -1,7 +1,8 @@
 """Every tab of every bundled example, rendered offscreen at 1280×720 and 1920×1080: no two
 labels of the system canvas (link labels and device cards) overlap, no two names of the
 Gantt chart overlap and each lies in the chart's plot area, and the Launch tab's header with
-the total is inside the visible area."""
+the total is inside the visible area. Each tab's picture is kept, small, in
+docs/manual/img/screens/ (the manual's screens.md page shows them)."""
 import pytest
 from PySide6.QtCore import QRect
 from PySide6.QtWidgets import QLabel, QWidget
@@ -9,9 +10,12 @@ from PySide6.QtWidgets import QLabel, QWidget
 from gpumodeler.ui.main_window import example_projects
 from gpumodeler.ui.screenshot import settle
 
+from manual_shots import SCREENS, keep, screen_name, small, stable_grab
+
 pytestmark = pytest.mark.usefixtures("private_settings")
 
 SIZES = [(1280, 720), (1920, 1080)]
+SHOT_WIDTH = {1280: 896, 1920: 960}   # the pictures kept for the manual
 EXAMPLES = example_projects()
 
 
@@ -29,15 +33,18 @@ def _overlapping(rects, names):
 def _show_tab(win, index):
     win.tabs.setCurrentIndex(index)
     settle(150)
-    win.grab()   # painted once: views bring their transforms up to date when painting
+    return stable_grab(win)   # painted: views bring their transforms up to date when painting
 
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_no_labels_overlap_on_any_tab(example_at_size, example, size):
     win = example_at_size(example, size)
+    win.statusBar().clearMessage()   # "Opened <path>" names a folder of this machine
     for index in range(win.tabs.count()):
-        _show_tab(win, index)
+        picture = _show_tab(win, index)
+        keep(small(picture, SHOT_WIDTH[size[0]]),
+             SCREENS / screen_name(example.stem, size, win.tabs.tabText(index)))
         scene = win.system_editor.scene
         rects, names = [], []
         for did, item in scene.device_items.items():
