@@ -25,7 +25,7 @@ def small(image: QImage, width: int) -> QImage:
 
 
 #: the share of pixels that may differ before a picture counts as changed
-FLICKER = 0.01
+FLICKER = 0.001
 
 
 def _pixels(image: QImage) -> np.ndarray:

@@ -126,3 +126,16 @@ def test_a_live_edit_keeps_the_zoom_a_new_application_does_not(chart, qtbot):
     chart.show_result(other)
     (x_lo, x_hi), _ = chart.plotItem.vb.viewRange()
     assert x_lo <= 0 and x_hi >= max(b["x1"] for b in chart.bars)
+
+
+def test_without_link_lanes_fewer_lanes_and_every_step_still_shows(chart, qtbot):
+    result = synthetic_result(8, 50)
+    chart.show_result(result)
+    with_links = list(chart.rows)
+    chart.set_show_links(False)
+    _painted(chart, qtbot)
+    assert not any(":" in row for row in chart.rows) and len(chart.rows) < len(with_links)
+    assert {b["step"]["id"] for b in chart.bars} == {s["id"] for s in result["steps"]}
+    assert _overlaps(chart.label_items) == []
+    chart.set_show_links(True)
+    assert chart.rows == with_links

@@ -48,6 +48,7 @@ class GanttChart(pg.PlotWidget):
         self._items = []
         self.label_items: list[pg.TextItem] = []   # the bars' names as drawn now
         self._fitting = False
+        self.show_links = True   # a lane per link direction besides the engines' lanes
         self.font = QFont()
         self.font.setPointSizeF(max(self.font.pointSizeF() - 1, 7.0))
         self.scene().sigMouseMoved.connect(self._hover)
@@ -71,7 +72,7 @@ class GanttChart(pg.PlotWidget):
         unit, scale = time_unit(result["makespan_s"] if result["makespan_s"] > 0 else 1.0)
         self.setLabel("bottom", f"time ({unit})")
         for s in result["steps"]:
-            for r in s["engines"] + s["links"] or ["(no engine)"]:
+            for r in s["engines"] + (s["links"] if self.show_links else []) or ["(no engine)"]:
                 if r not in self.rows:
                     self.rows.append(r)
                 row = self.rows.index(r)
@@ -100,6 +101,14 @@ class GanttChart(pg.PlotWidget):
             self.plotItem.setXRange(0, end, padding=0.02)
         self.setTitle(self._title(result))
         self._fit_lanes(to_top=not same)
+
+    def set_show_links(self, on: bool) -> None:
+        """Show the links' lanes (each direction of a link that carries a copy) or only the
+        engines' (fewer lanes: a copy also shows on its devices' copy engines)."""
+        if on != self.show_links:
+            self.show_links = on
+            result, self.result = self.result, None   # drawn again from the top
+            self.show_result(result)
 
     def _title(self, result: dict) -> str:
         """The makespan and the legend: a swatch per step kind present, and the critical

@@ -112,6 +112,12 @@ def build_panel(panel) -> None:
         b = QPushButton(text, toolTip=tip)
         b.clicked.connect(act)
         export.addWidget(b)
+    panel.link_lanes_check = QCheckBox("Link lanes", checked=True,
+                                       toolTip="A lane per link direction besides the engines' lanes "
+                                               "(unticked: fewer lanes; a copy still shows on its "
+                                               "devices' copy engines)")
+    panel.link_lanes_check.toggled.connect(panel.chart.set_show_links)
+    export.addWidget(panel.link_lanes_check)
     export.addSpacing(16)
     for kind in ("PNG", "SVG", "CSV"):
         b = QPushButton(f"Export {kind}…", toolTip=f"Save the timeline as {kind}")
