@@ -127,3 +127,23 @@ def test_the_view_fits_on_open_and_on_resize_until_the_user_zooms(editor, qtbot)
     assert view.transform().m11() == zoomed
     editor.fit()
     assert view.auto_fit and visible().contains(everything)
+
+
+def test_zoomed_out_the_link_names_grow_and_still_overlap_nothing(editor, qtbot):
+    from gpumodeler.ui.system_editor.items import OVERVIEW_LOD
+    editor.resize(1600, 900)
+    qtbot.wait(20)
+    assert editor.view.transform().m11() >= OVERVIEW_LOD and editor.scene.overview_zoom == 1.0
+    normal = editor.scene.connection_items["nvlink1"].label_size()
+    editor.resize(700, 500)
+    qtbot.wait(20)
+    scale = editor.view.transform().m11()
+    assert scale < OVERVIEW_LOD and editor.scene.overview_zoom > 1.0
+    grown = editor.scene.connection_items["nvlink1"].label_size()
+    assert grown[1] > normal[1] - 1 and grown[0] * scale > 0.9 * normal[0] * OVERVIEW_LOD
+    _labels_clear(editor)
+    visible = editor.view.mapToScene(editor.view.viewport().rect()).boundingRect()
+    assert visible.contains(editor.scene.items_rect())      # fitted with the grown labels
+    editor.resize(1600, 900)
+    qtbot.wait(20)
+    assert editor.scene.overview_zoom == 1.0

@@ -234,6 +234,7 @@ class ConnectionItem(QGraphicsItem):
         self.setZValue(2)  # the label stays readable when devices sit close together
         self._points: list[QPointF] = [QPointF(), QPointF()]
         self._label_centre = QPointF()
+        self._overview_zoom = 1.0
         self._title, self._detail, self._link_type = "", "", "other"
 
     def set_route(self, points, label_centre: QPointF) -> None:
@@ -271,8 +272,18 @@ class ConnectionItem(QGraphicsItem):
     def detail(self) -> str:
         return self._detail
 
+    def set_overview_zoom(self, zoom: float) -> None:
+        """Zoomed out (the view below :data:`OVERVIEW_LOD`), the label holds the link's name
+        alone, ``zoom`` times larger so that it stays legible; 1: the usual two lines."""
+        self.prepareGeometryChange()
+        self._overview_zoom = zoom
+        self.update()
+
     def label_size(self) -> tuple[float, float]:
         """The label's width and height: what the scene places."""
+        if self._overview_zoom > 1:
+            fm = QFontMetricsF(_font(9 * self._overview_zoom, True))
+            return min(fm.horizontalAdvance(self._title) + 14, 240 * self._overview_zoom), fm.height() + 8
         fm_title, fm_detail = QFontMetricsF(_font(9, True)), QFontMetricsF(_font(8.5))
         width = min(max(fm_title.horizontalAdvance(self._title),
                         fm_detail.horizontalAdvance(self._detail)) + 14, 240)

@@ -34,6 +34,7 @@ class SystemScene(QGraphicsScene):
         self.interaction = None  # a gesture in progress (drawing a link...)
         self._bubble: MessageBubble | None = None
         self._batch = False
+        self.overview_zoom = 1.0   # link labels' enlargement while the view is zoomed out
         self.setBackgroundBrush(QColor("#fbfbfa"))
         self.setSceneRect(-2000, -2000, 4000, 4000)
         document.changed.connect(self._on_changed)
@@ -101,8 +102,20 @@ class SystemScene(QGraphicsScene):
         self.removeItem(item)
         self._route_all()
 
+    def set_overview_zoom(self, zoom: float) -> bool:
+        """Link labels ``zoom`` times larger (the view is zoomed out; 1: not), placed again;
+        False when that is (about) the zoom they have."""
+        if abs(zoom - self.overview_zoom) <= 0.05 * self.overview_zoom:
+            return False
+        self.overview_zoom = zoom
+        for item in self.connection_items.values():
+            item.set_overview_zoom(zoom)
+        self._route_all()
+        return True
+
     def _add_connection(self, connection) -> None:
         item = ConnectionItem(connection.id)
+        item.set_overview_zoom(self.overview_zoom)
         self.connection_items[connection.id] = item
         self.addItem(item)
         self._update_connection(connection)
