@@ -20,10 +20,12 @@ from __future__ import annotations
 import hashlib
 from html import escape
 import math
+import re
 from pathlib import Path
 
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.physical import describe, is_finite
+from gpumodeler.core.system_routes import route_links
 from gpumodeler.core.units_format import format_si
 from gpumodeler.core.units_format import format_time
 
@@ -94,40 +96,60 @@ def sha256_of(path) -> str:
     return h.hexdigest()
 
 
-def system_svg(project, width: int = 760) -> str:
-    """The system canvas: devices at their positions, links as lines with their names."""
+CANVAS_CARD = (236.0, 74.0)   # a device card's size on the System tab (ui DeviceItem)
+LINK_SVG_COLOURS = {"nvlink": "#2e7d32", "pcie": "#1f4e9c", "network": "#7b1fa2"}
+LINK_LABEL_CHAR_PX = 6.0   # a generous width per character of a 10 px sans-serif label
+
+
+def system_svg(project) -> str:
+    """The system canvas: devices at their positions, links with their names, routed and
+    labelled by the canvas's rule (:func:`gpumodeler.core.system_routes.route_links`)."""
     devices = list(project.devices.values())
     if not devices:
         return "<p>(no devices)</p>"
-    xs = [d.x for d in devices]
-    ys = [d.y for d in devices]
-    box_w, box_h, pad = 150, 44, 40
-    x0, x1, y0, y1 = min(xs), max(xs), min(ys), max(ys)
-    sx = (width - 2 * pad - box_w) / (x1 - x0) if x1 > x0 else 0
-    height = int(2 * pad + box_h + (y1 - y0) * (sx if sx else 1) if y1 > y0 else 2 * pad + box_h)
-    sy = sx if sx else 1.0
-    pos = {d.id: (pad + (d.x - x0) * sx + box_w / 2 if sx else width / 2 - box_w / 2 + box_w / 2 + 0 * d.x,
-                  pad + (d.y - y0) * sy + box_h / 2) for d in devices}
-    if not sx:  # all at one x: spread them out
-        for i, d in enumerate(devices):
-            pos[d.id] = (pad + box_w / 2 + i * (box_w + 30), pos[d.id][1])
-        width = max(width, int(2 * pad + len(devices) * (box_w + 30)))
+    # The canvas's picture scaled down: positions and cards (236 × 74 there) in proportion,
+    # so the links are routed as they are on the System tab.
+    box_w, pad = 150, 40
+    scale = box_w / CANVAS_CARD[0]
+    box_h = CANVAS_CARD[1] * scale
+    x0, y0 = min(d.x for d in devices), min(d.y for d in devices)
+    pos = {d.id: (pad + (d.x - x0) * scale + box_w / 2, pad + (d.y - y0) * scale + box_h / 2)
+           for d in devices}
+    width = int(max(x for x, _y in pos.values()) + box_w / 2 + pad)   # as wide as the system
+    height = int(max(y for _x, y in pos.values()) + box_h / 2 + pad)
+    # Links routed as on the System tab (core.system_routes): around the boxes in the way,
+    # pairs side by side, labels on no box and no other label. The routes may leave the
+    # boxes' area (a detour over the row), so the picture grows to hold them.
+    boxes = {i: (cx - box_w / 2, cy - box_h / 2, box_w, box_h) for i, (cx, cy) in pos.items()}
+    links = [(c.id, c.a, c.b) for c in project.connections.values()]
+    # short names, as on the canvas ("NVLink 4.0" for "NVLink 4.0 (H100 SXM5, 18 links)")
+    names = {c.id: c.label or re.sub(r"\s*\(.*\)$", "", c.link_name) for c in project.connections.values()}
+    sizes = {lid: (LINK_LABEL_CHAR_PX * len(names[lid]) + 10, 16.0) for lid, _a, _b in links}
+    routes = route_links(boxes, links, sizes)
+    xs_all = [x for r in routes.values() for x, _y in r.points] + [r.label[0] for r in routes.values()] + \
+             [r.label[0] + r.label[2] for r in routes.values()] + [0.0, float(width)]
+    ys_all = [y for r in routes.values() for _x, y in r.points] + [r.label[1] for r in routes.values()] + \
+             [r.label[1] + r.label[3] for r in routes.values()] + [0.0, float(height)]
+    left, top = min(xs_all) - 8, min(ys_all) - 8
+    width, height = int(max(xs_all) + 8 - left + 0.5), int(max(ys_all) + 8 - top + 0.5)
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
-           f'<rect width="{width}" height="{height}" fill="white"/>']
-    pair_count: dict = {}
-    for c in project.connections.values():
-        if c.a not in pos or c.b not in pos:
-            continue
-        key = frozenset((c.a, c.b))
-        k = pair_count[key] = pair_count.get(key, -1) + 1
-        (ax, ay), (bx, by) = pos[c.a], pos[c.b]
-        off = 10 * k
-        color = {"nvlink": "#2e7d32", "pcie": "#1f4e9c", "network": "#7b1fa2"}.get(c.link_type, "#555")
-        out.append(f'<line x1="{ax:.1f}" y1="{ay + off:.1f}" x2="{bx:.1f}" y2="{by + off:.1f}" '
-                   f'stroke="{color}" stroke-width="2"><title>{escape(c.link_name)}</title></line>')
-        out.append(f'<text x="{(ax + bx) / 2:.1f}" y="{(ay + by) / 2 + off - 4:.1f}" text-anchor="middle" '
-                   f'fill="{color}" font-size="10">{escape(c.label or c.link_name)}</text>')
+           f'viewBox="{left:.0f} {top:.0f} {width} {height}" font-family="sans-serif" font-size="12">',
+           f'<rect x="{left:.0f}" y="{top:.0f}" width="{width}" height="{height}" fill="white"/>']
+    connections = project.connections
+    for lid, route in routes.items():
+        c = connections[lid]
+        color = LINK_SVG_COLOURS.get(c.link_type, "#555")
+        points = " ".join(f"{x:.1f},{y:.1f}" for x, y in route.points)
+        out.append(f'<polyline points="{points}" fill="none" stroke="{color}" stroke-width="2" '
+                   f'stroke-linejoin="round"><title>{escape(c.link_name)}</title></polyline>')
+    for lid, route in routes.items():
+        c = connections[lid]
+        color = LINK_SVG_COLOURS.get(c.link_type, "#555")
+        x, y, w, h = route.label
+        out.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="3" fill="white" '
+                   f'stroke="{color}" stroke-width="0.8"/>')
+        out.append(f'<text x="{x + w / 2:.1f}" y="{y + h / 2 + 3.5:.1f}" text-anchor="middle" '
+                   f'fill="{color}" font-size="10">{escape(names[lid])}</text>')
     for d in devices:
         cx, cy = pos[d.id]
         fill = "#e8f0fe" if d.kind == "gpu" else "#fff4e0"

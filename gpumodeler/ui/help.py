@@ -1,20 +1,25 @@
 """Help › Manual (F1) and Help › Keyboard Shortcuts.
 
-The manual is the user part of the README (from "## The desktop application" to the
-developers' "## Layout"), rendered as Markdown in a QTextBrowser, so the help and the README
-never disagree. Installed without the source tree, the README comes from the package's
-metadata (pyproject's ``readme``). The shortcut list is made from the window's actions, so
-it lists what the keys really do.
+The manual is ``docs/manual/manual.md``: the desktop application's tasks (build a system,
+import a kernel, calibrate, sweep, export a figure, build an application, share devices),
+with screenshots in ``docs/manual/img/`` that the test suite renders from the bundled
+examples, so they show the application as it is. It is shipped with the package as
+``gpumodeler/data/manual`` and rendered as Markdown in a QTextBrowser. The shortcut list is
+made from the window's actions, so it lists what the keys really do.
 """
 from __future__ import annotations
 
-from importlib import metadata
 from pathlib import Path
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QKeySequence
+from PySide6.QtGui import QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QHeaderView, QTableWidget,
                                QTableWidgetItem, QTextBrowser, QVBoxLayout)
+
+#: the manual's folder: the markdown and its ``img/`` screenshots
+MANUAL_DIR = Path(__file__).resolve().parents[1] / "data" / "manual"
+MANUAL = MANUAL_DIR / "manual.md"
+
 
 def open_log_folder() -> Path:
     """Help › Open Log Folder: the folder of the log file (:mod:`.logs`) in the desktop's
@@ -29,32 +34,11 @@ def open_log_folder() -> Path:
     return folder
 
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-USER_START = "## The desktop application"
-USER_END = "## Layout"
-
-
-def readme_text() -> str:
-    """The README: the source tree's, else the installed package's long description."""
-    if README.exists():
-        return README.read_text(encoding="utf-8")
-    try:
-        meta = metadata.metadata("gpumodeler")
-    except metadata.PackageNotFoundError:
-        return ""
-    return meta.get_payload() or meta.get("Description", "") or ""
-
-
-def manual_markdown(text: str | None = None) -> str:
-    """The user part of the README as Markdown (the whole README when its headings moved)."""
-    text = readme_text() if text is None else text
-    if not text:
-        return "# gpumodeler\n\nThe manual (README.md) is not installed with this copy."
-    start = text.find(USER_START)
-    end = text.find(USER_END, start + 1) if start >= 0 else -1
-    if start < 0:
-        return text
-    return "# gpumodeler manual\n\n" + text[start:end if end > 0 else len(text)].strip() + "\n"
+def manual_markdown() -> str:
+    """The user manual as Markdown (a short note when this copy was installed without it)."""
+    if MANUAL.is_file():
+        return MANUAL.read_text(encoding="utf-8")
+    return "# gpumodeler\n\nThe user manual is not installed with this copy of gpumodeler."
 
 
 class ManualDialog(QDialog):
@@ -62,14 +46,50 @@ class ManualDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle("gpumodeler manual")
         self.browser = QTextBrowser()
-        self.browser.setOpenExternalLinks(True)
+        self.browser.setOpenLinks(False)   # the contents' #anchors are followed by go_to
+        self.browser.anchorClicked.connect(self.follow)
+        self.browser.setSearchPaths([str(MANUAL_DIR)])   # img/… of the screenshots
         self.browser.setMarkdown(manual_markdown())
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
         lay.addWidget(self.browser, 1)
         lay.addWidget(buttons)
-        self.resize(760, 620)
+        # wide enough for the screenshots, never taller or wider than the screen
+        screen = QGuiApplication.primaryScreen()
+        room = screen.availableGeometry() if screen is not None else None
+        width, height = 960, 720
+        if room is not None:
+            width, height = min(width, room.width() - 40), min(height, room.height() - 60)
+        self.resize(max(width, 480), max(height, 360))
+
+
+    def follow(self, url) -> None:
+        """A link of the manual: ``#a-heading`` scrolls to that section, others open in the
+        desktop's browser."""
+        if url.scheme() or url.path():
+            from PySide6.QtGui import QDesktopServices
+            QDesktopServices.openUrl(url)
+        else:
+            self.go_to(url.fragment())
+
+    def go_to(self, anchor: str) -> bool:
+        """Scroll to the heading whose GitHub-style anchor is ``anchor`` (Qt's Markdown
+        reader gives headings none); False when there is no such heading."""
+        block = self.browser.document().begin()
+        while block.isValid():
+            if block.blockFormat().headingLevel() and heading_anchor(block.text()) == anchor:
+                top = self.browser.document().documentLayout().blockBoundingRect(block).top()
+                self.browser.verticalScrollBar().setValue(int(top))
+                return True
+            block = block.next()
+        return False
+
+
+def heading_anchor(text: str) -> str:
+    """A heading's anchor as GitHub writes it: ``Build a system`` -> ``build-a-system``."""
+    import re
+    return re.sub(r"[^\w\- ]", "", text.strip().lower()).replace(" ", "-")
 
 
 def shortcut_rows(actions) -> list[tuple[str, str, str]]:

@@ -343,7 +343,7 @@ class MainWindow(ImportsExports, DocumentBinding, QMainWindow):
         QMessageBox.critical(self, title, text)
 
     def show_manual(self):
-        """Help › Manual (F1): the README's user part rendered in a window."""
+        """Help › Manual (F1): the user manual (docs/manual) rendered in a window."""
         from gpumodeler.ui.help import ManualDialog
         dialog = ManualDialog(self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -31,3 +31,30 @@ def example_window(qtbot, catalog, monkeypatch, private_settings):
     assert win.open_path(str(example), ask=False)
     yield win
     QApplication.clipboard().clear()
+
+
+@pytest.fixture
+def example_at_size(qtbot, catalog, monkeypatch, private_settings):
+    """A function ``(example path, (width, height)) -> window``: a main window of that size
+    on the example, shown, every tab built and its background work (the saved sweep) done.
+    Unsaved work is discarded when a test closes it."""
+    from PySide6.QtWidgets import QApplication
+
+    from gpumodeler.ui.main_window import MainWindow
+    from gpumodeler.ui.screenshot import settle, wait_until_idle
+
+    def open_at(example, size):
+        win = MainWindow(catalog, remember=False)
+        qtbot.addWidget(win)
+        monkeypatch.setattr(win, "ask_save_changes", lambda: "discard")
+        win.resize(*size)
+        win.show()
+        qtbot.waitExposed(win)
+        assert win.open_path(str(example), ask=False)
+        settle()
+        win.build_all_tabs()
+        wait_until_idle(win)
+        return win
+
+    yield open_at
+    QApplication.clipboard().clear()

@@ -235,7 +235,14 @@ def test_copy_paste_adds_new_ids_offset_in_one_step(editor):
     assert len(project.devices) == 4 and len(project.connections) == 2
     new = {d.id: d for d in project.devices.values() if d.id not in (host, gpu)}
     new_gpu = next(d for d in new.values() if d.kind == "gpu")
-    assert (new_gpu.x - project.devices[gpu].x, new_gpu.y - project.devices[gpu].y) == (30, 30)
+    new_host = next(d for d in new.values() if d.kind == "host")
+    offset = (new_gpu.x - project.devices[gpu].x, new_gpu.y - project.devices[gpu].y)
+    # beside the originals (to the right), their layout kept, covering none of them
+    assert offset == (new_host.x - project.devices[host].x, new_host.y - project.devices[host].y)
+    assert offset[0] > 0 and offset[1] == 0
+    rects = {i: editor.scene.device_items[i].sceneBoundingRect() for i in project.devices}
+    for n in new:
+        assert not any(rects[n].intersects(rects[o]) for o in (host, gpu))
     new_link = next(c for c in project.connections.values() if new_gpu.id in (c.a, c.b))
     assert {new_link.a, new_link.b} == set(new)
     assert set(editor.scene.selected_device_ids()) == set(new)

@@ -62,3 +62,17 @@ def field_message(message: str) -> str:
     """A model's message as the Application tab shows it: the command line's hint for a
     missing variable (``give a value (e.g. --set N=128)``) names the field that gives it."""
     return _SET_HINT.sub(r"(e.g. \1=\2 in the Variables field)", str(message))
+
+
+def merge_device_notes(notes) -> list[str]:
+    """Notes that differ only by the device they start with (``gpu1: idle power is
+    unknown``, ``gpu2: idle power is unknown``) as one note naming every device
+    (``gpu1, gpu2: idle power is unknown``), in their first order; other notes unchanged."""
+    merged: dict[str, list[str]] = {}
+    for note in notes:
+        device, sep, rest = note.partition(": ")
+        key = rest if sep and device and " " not in device else note
+        who = merged.setdefault(key, [])
+        if key is not note:
+            who.append(device)
+    return [f"{', '.join(who)}: {key}" if who else key for key, who in merged.items()]

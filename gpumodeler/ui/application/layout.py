@@ -4,9 +4,9 @@ export buttons, and the table of measured vs predicted time per kernel or stream
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLayout, QHBoxLayout,
-                               QLabel, QLineEdit, QListWidget, QPushButton, QSplitter, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLayout, QFrame,
+                               QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton, QScrollArea,
+                               QSplitter, QVBoxLayout, QWidget)
 
 from gpumodeler.core.application.timeline import POLICIES
 from gpumodeler.ui.application.gantt import GanttChart
@@ -105,6 +105,21 @@ def build_panel(panel) -> None:
     panel.chart = GanttChart()
     panel.summary = QLabel(wordWrap=True, textInteractionFlags=Qt.TextInteractionFlag.TextSelectableByMouse)
     export = QHBoxLayout()
+    for text, tip, act in (("Zoom in", "Zoom the time axis in (or turn the wheel over the chart)",
+                            lambda: panel.chart.zoom(2.0)),
+                           ("Zoom out", "Zoom the time axis out", lambda: panel.chart.zoom(0.5)),
+                           ("Whole timeline", "Show the whole timeline (drag the chart to pan)",
+                            panel.chart.whole)):
+        b = QPushButton(text, toolTip=tip)
+        b.clicked.connect(act)
+        export.addWidget(b)
+    panel.link_lanes_check = QCheckBox("Link lanes", checked=True,
+                                       toolTip="A lane per link direction besides the engines' lanes "
+                                               "(unticked: fewer lanes; a copy still shows on its "
+                                               "devices' copy engines)")
+    panel.link_lanes_check.toggled.connect(panel.chart.set_show_links)
+    export.addWidget(panel.link_lanes_check)
+    export.addSpacing(16)
     for kind in ("PNG", "SVG", "CSV"):
         b = QPushButton(f"Export {kind}…", toolTip=f"Save the timeline as {kind}")
         b.clicked.connect(lambda _c=False, k=kind.lower(): panel.export_dialog(k))
@@ -119,15 +134,22 @@ def build_panel(panel) -> None:
     bv.addWidget(panel.groups)
     bv.addLayout(export)
 
+    # The step form scrolls rather than claim the height the chart needs at 720 p.
+    form_scroll = QScrollArea(widgetResizable=True, frameShape=QFrame.Shape.NoFrame)
+    form_scroll.setWidget(panel.form_widget)
+    panel.steps.setMinimumHeight(60)
     upper = QSplitter(Qt.Orientation.Horizontal)
     upper.addWidget(left)
-    upper.addWidget(panel.form_widget)
+    upper.addWidget(form_scroll)
     upper.setStretchFactor(0, 1)
     upper.setStretchFactor(1, 1)
-    split = QSplitter(Qt.Orientation.Vertical)
+    split = QSplitter(Qt.Orientation.Vertical, childrenCollapsible=False)
     split.addWidget(upper)
     split.addWidget(bottom)
-    split.setStretchFactor(1, 1)
+    split.setStretchFactor(0, 2)
+    split.setStretchFactor(1, 3)
+    split.setSizes([200, 300])   # in proportion: the chart gets three fifths of the height
+    panel.splitter = split
     layout = QVBoxLayout(panel)
     layout.addLayout(top)
     layout.addWidget(split, 1)

@@ -19,8 +19,10 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.ui.application.layout import build_panel
 from gpumodeler.ui.application.split_dialog import SplitDialog
 from gpumodeler.ui.binding import DocumentBinding, current_or_first
-from gpumodeler.ui.application.fields import (field_message, parse_variables, size_text,
-                                               variables_text)
+from gpumodeler.core.units_format import format_time
+from gpumodeler.report.application import path_text
+from gpumodeler.ui.application.fields import (field_message, merge_device_notes, parse_variables,
+                                               size_text, variables_text)
 from gpumodeler.ui.units import QuantityError, number_text, parse_exact_number, parse_quantity
 
 LIVE_DELAY_MS = 30
@@ -374,15 +376,18 @@ class ApplicationPanel(DocumentBinding, QWidget):
         self.groups.show_result(self.result)
         if self.result:
             r = self.result
-            energy = ("energy unknown: " + "; ".join(r["energy_unknown"]) if r["energy_j"] is None
+            energy = ("energy unknown: " + "; ".join(merge_device_notes(r["energy_unknown"]))
+                      if r["energy_j"] is None
                       else f"energy {r['energy_j']:.4g} J (energy-delay {r['energy_delay_js']:.4g} J·s; "
                            f"{r['energy_bound']})")
             self.summary.setStyleSheet("")
+            # one line per note that differs in more than its device: four GPUs with the same
+            # unknown take one line, not four (the chart keeps the height)
             measured = ("" if r.get("measured_makespan_s") is None
-                        else f" (measured {r['measured_makespan_s']:.6g} s)")
-            self.summary.setText(f"makespan {r['makespan_s']:.6g} s{measured} · critical path "
-                                 f"{' → '.join(r['critical_path'])} · {energy}"
-                                 + "".join(f"<br>note: {n}" for n in r["notes"]))
+                        else f" (measured {format_time(r['measured_makespan_s'], 6)})")
+            self.summary.setText(f"makespan {format_time(r['makespan_s'], 6)}{measured} · critical path "
+                                 f"{path_text(r['critical_path'])} · {energy}"
+                                 + "".join(f"<br>note: {n}" for n in merge_device_notes(r["notes"])))
         elif self.error:
             self.summary.setStyleSheet("color: #c62828")
             self.summary.setText(f"cannot simulate: {self.error}")

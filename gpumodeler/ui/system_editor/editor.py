@@ -29,7 +29,7 @@ from .scene import SystemScene
 from .view import SystemView
 
 SYSTEM_MIME = "application/x-gpumodeler-system"
-PASTE_OFFSET = 30.0
+PASTE_GAP = 40.0  # between pasted devices and the ones already placed
 
 
 def fresh_ids(project, prefix: str, n: int) -> list[str]:
@@ -72,7 +72,6 @@ class SystemEditor(DocumentBinding, QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.splitter)
-        self._paste_count = 0
         self._last_refusal = ""
         self.view.sig_catalog_dropped.connect(self.drop_catalog_entry)
         self.palette.sig_entry_activated.connect(self._palette_activated)
@@ -300,7 +299,6 @@ class SystemEditor(DocumentBinding, QWidget):
         mime.setData(SYSTEM_MIME, json.dumps(payload).encode())
         mime.setText(", ".join(self.project.devices[d].device_name for d in devices))
         QGuiApplication.clipboard().setMimeData(mime)
-        self._paste_count = 0
         self.hint(f"Copied {len(devices)} device(s)")
         return True
 
@@ -324,15 +322,14 @@ class SystemEditor(DocumentBinding, QWidget):
         except (ValueError, KeyError, TypeError):
             self.hint("The clipboard does not hold devices gpumodeler can paste")
             return False
-        self._paste_count += 1
-        offset = PASTE_OFFSET * self._paste_count
+        dx, dy = self.paste_offset(devices)
         new_ids = {}
         for kind in ("gpu", "host"):
             olds = [d.id for d in devices if d.kind == kind]
             new_ids.update(zip(olds, fresh_ids(self.project, kind, len(olds))))
         link_ids = fresh_ids(self.project, "link", len(links))
         commands: list[Command] = [
-            AddItem("devices", replace(d, id=new_ids[d.id], x=d.x + offset, y=d.y + offset),
+            AddItem("devices", replace(d, id=new_ids[d.id], x=d.x + dx, y=d.y + dy),
                     text=f"add {d.device_name}") for d in devices]
         commands += [AddConnection(replace(c, id=lid, a=new_ids[c.a], b=new_ids[c.b]))
                      for c, lid in zip(links, link_ids) if c.a in new_ids and c.b in new_ids]
@@ -340,6 +337,28 @@ class SystemEditor(DocumentBinding, QWidget):
             return False
         self.scene.select(list(new_ids.values()), link_ids)
         return True
+
+    def paste_offset(self, devices) -> tuple[float, float]:
+        """How far pasted ``devices`` move from where they were copied: the nearest place
+        beside them — to the right, below, to the left, above, then further out — where none
+        of them covers a device already on the canvas (their links come along, so they are
+        drawn apart from the originals' instead of on top of them)."""
+        w, h, gap = DeviceItem.WIDTH, DeviceItem.HEIGHT, PASTE_GAP
+        xs, ys = [d.x for d in devices], [d.y for d in devices]
+        group_w, group_h = max(xs) - min(xs) + w, max(ys) - min(ys) + h
+        taken = [(d.x - gap, d.y - gap, w + 2 * gap, h + 2 * gap) for d in self.project.devices.values()]
+
+        def free(ox: float, oy: float) -> bool:
+            return not any(d.x + ox < tx + tw and d.x + ox + w > tx and d.y + oy < ty + th and d.y + oy + h > ty
+                           for d in devices for tx, ty, tw, th in taken)
+
+        for ring in range(1, 40):
+            for ox, oy in ((ring * (group_w + gap), 0), (0, ring * (group_h + gap)),
+                           (-ring * (group_w + gap), 0), (0, -ring * (group_h + gap)),
+                           (ring * (group_w + gap), ring * (group_h + gap))):
+                if free(ox, oy):
+                    return float(round(ox)), float(round(oy))
+        return float(round(group_w + gap)), 0.0
 
     def select_all(self) -> None:
         self.scene.select(list(self.scene.device_items), list(self.scene.connection_items))

@@ -10,6 +10,10 @@ from PySide6.QtWidgets import QGraphicsItem, QStyle
 KIND_COLOURS = {"gpu": ("#e9f4ef", "#2f6f5e"), "host": ("#e8eff7", "#35608f")}
 LINK_COLOURS = {"pcie": "#b8641e", "nvlink": "#3d8b37", "network": "#7a4fa3", "other": "#666666"}
 OK_COLOUR, REFUSED_COLOUR, SELECTED_COLOUR = "#2e9d4f", "#c62828", "#1f6fd1"
+#: below this on-screen scale the canvas is an overview: a card shows its title only and a
+#: link label its name only, both enlarged (at most MAX_OVERVIEW_ZOOM times) to stay legible
+OVERVIEW_LOD = 0.6
+MAX_OVERVIEW_ZOOM = 2.2
 
 
 def _font(point_size: float, bold: bool = False) -> QFont:
@@ -113,6 +117,31 @@ class DeviceItem(QGraphicsItem):
         s = min(sx, sy)
         return QPointF(centre.x() + dx * s, centre.y() + dy * s)
 
+    def text_rects(self, overview: bool = False) -> dict[str, QRectF]:
+        """Where the card's texts go (item coordinates), in rows that never overlap: the
+        title (beside the ×N badge), the specs line, and, after an application run, the
+        busy fraction with its gauge on a row of their own. In the ``overview`` (the canvas
+        zoomed out below :data:`OVERVIEW_LOD`) the title takes the specs' room too."""
+        left, width, height = 48.0, self.WIDTH, self.HEIGHT
+        right_reserve = 48.0 if self._count > 1 else 8.0
+        out = {"title": QRectF(left, 8, width - left - right_reserve, 22)}
+        if self._count > 1:
+            out["badge"] = QRectF(width - 44, 10, 36, 22)
+        if overview:
+            bottom = height - (18 if self._busy is not None else 8)
+            out["title"] = QRectF(left, 8, width - left - right_reserve, bottom - 8)
+            if self._busy is not None:
+                out["gauge"] = QRectF(left, height - 14, width - left - 8, 5)
+            return out
+        if self._busy is None:
+            out["subtitle"] = QRectF(left, 34, width - left - 8, 26)
+            return out
+        out["subtitle"] = QRectF(left, 33, width - left - 8, 19)
+        busy_w = QFontMetricsF(_font(8)).horizontalAdvance("busy 100%") + 4
+        out["busy"] = QRectF(left, height - 22, busy_w, 16)
+        out["gauge"] = QRectF(left + busy_w + 6, height - 16, width - left - busy_w - 14, 4)
+        return out
+
     # ---- drawing
     def paint(self, painter: QPainter, option, widget=None) -> None:
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -140,38 +169,51 @@ class DeviceItem(QGraphicsItem):
         painter.fillRect(QRectF(0, 10, 5, rect.height() - 20), QColor(accent))
         if self._icon is not None:
             self._icon.paint(painter, QRectF(12, 12, 28, 28).toRect())
-        text_left = 48.0
-        right_reserve = 40.0 if self._count > 1 else 8.0
-        title_font = _font(10.5, bold=True)
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        overview = lod < OVERVIEW_LOD
+        boxes = self.text_rects(overview)
+        # zoomed out, the title alone, enlarged so that it stays about as large on screen
+        title_font = _font(10.5 * (min(OVERVIEW_LOD / lod, MAX_OVERVIEW_ZOOM) if overview else 1.0), bold=True)
+        while overview and QFontMetricsF(title_font).height() > boxes["title"].height() \
+                and title_font.pointSizeF() > 10.5:
+            title_font.setPointSizeF(title_font.pointSizeF() * 0.9)
         painter.setFont(title_font)
         painter.setPen(QColor("#1b1b1b"))
-        metrics = QFontMetricsF(title_font)
-        title = metrics.elidedText(self._title, Qt.TextElideMode.ElideRight,
-                                   rect.width() - text_left - right_reserve)
-        painter.drawText(QRectF(text_left, 10, rect.width() - text_left - right_reserve, 22),
-                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
+        title = QFontMetricsF(title_font).elidedText(self._title, Qt.TextElideMode.ElideRight,
+                                                     boxes["title"].width())
+        painter.drawText(boxes["title"], Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, title)
+        if overview:
+            self._paint_gauge(painter, boxes, accent)
+            self._paint_badge(painter, boxes, accent)
+            return
         sub_font = _font(9)
         painter.setFont(sub_font)
         painter.setPen(QColor(REFUSED_COLOUR) if self._problem else QColor("#3c3c3c"))
         sub = self._problem or self._subtitle
-        sub = QFontMetricsF(sub_font).elidedText(sub, Qt.TextElideMode.ElideRight,
-                                                 rect.width() - text_left - 8)
-        painter.drawText(QRectF(text_left, 36, rect.width() - text_left - 8, 26),
-                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, sub)
-        if self._busy is not None:  # a thin gauge along the bottom edge
-            gauge = QRectF(48, rect.height() - 9, rect.width() - 56, 4)
-            painter.setPen(Qt.PenStyle.NoPen)
-            painter.setBrush(QColor("#dddddd"))
-            painter.drawRect(gauge)
-            painter.setBrush(QColor(accent))
-            painter.drawRect(QRectF(gauge.left(), gauge.top(), gauge.width() * max(0.0, min(1.0, self._busy)),
-                                    gauge.height()))
+        sub = QFontMetricsF(sub_font).elidedText(sub, Qt.TextElideMode.ElideRight, boxes["subtitle"].width())
+        painter.drawText(boxes["subtitle"], Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, sub)
+        if self._busy is not None:  # "busy 25%" and a gauge, on a row of their own
+            self._paint_gauge(painter, boxes, accent)
             painter.setPen(QColor("#3c3c3c"))
             painter.setFont(_font(8))
-            painter.drawText(QRectF(rect.width() - 90, rect.height() - 24, 84, 14),
-                             Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter, self.busy_text())
+            painter.drawText(boxes["busy"], Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
+                             self.busy_text())
+        self._paint_badge(painter, boxes, accent)
+
+    def _paint_gauge(self, painter: QPainter, boxes: dict, accent: str) -> None:
+        if self._busy is None:
+            return
+        gauge = boxes["gauge"]
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(QColor("#dddddd"))
+        painter.drawRect(gauge)
+        painter.setBrush(QColor(accent))
+        painter.drawRect(QRectF(gauge.left(), gauge.top(), gauge.width() * max(0.0, min(1.0, self._busy)),
+                                gauge.height()))
+
+    def _paint_badge(self, painter: QPainter, boxes: dict, accent: str) -> None:
         if self._count > 1:
-            badge = QRectF(rect.width() - 44, 10, 36, 22)
+            badge = boxes["badge"]
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(QColor(accent))
             painter.drawRoundedRect(badge, 11, 11)
@@ -181,26 +223,39 @@ class DeviceItem(QGraphicsItem):
 
 
 class ConnectionItem(QGraphicsItem):
-    """A link between two devices: a line coloured by link type with a label (name and
-    bandwidth) at its middle. The scene sets the end points."""
+    """A link between two devices: a line (or a detour around other devices) coloured by
+    link type, with a label (name and bandwidth). The scene sets the route and the label's
+    place (:mod:`gpumodeler.core.system_routes`)."""
 
     def __init__(self, connection_id: str):
         super().__init__()
         self.connection_id = connection_id
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
         self.setZValue(2)  # the label stays readable when devices sit close together
-        self._line = QLineF()
-        self._label_at = 0.5  # where along the line the label sits (parallel links stagger)
+        self._points: list[QPointF] = [QPointF(), QPointF()]
+        self._label_centre = QPointF()
+        self._overview_zoom = 1.0
         self._title, self._detail, self._link_type = "", "", "other"
 
-    def set_line(self, p1: QPointF, p2: QPointF, label_at: float = 0.5) -> None:
+    def set_route(self, points, label_centre: QPointF) -> None:
+        """Draw the link along ``points`` (scene, at least two) with its label centred on
+        ``label_centre``."""
         self.prepareGeometryChange()
-        self._line = QLineF(p1, p2)
-        self._label_at = label_at
+        self._points = [QPointF(p) for p in points]
+        self._label_centre = QPointF(label_centre)
         self.update()
 
+    def set_line(self, p1: QPointF, p2: QPointF, label_at: float = 0.5) -> None:
+        """A straight link with its label ``label_at`` of the way along it."""
+        self.set_route([p1, p2], QLineF(p1, p2).pointAt(label_at))
+
     def line(self) -> QLineF:
-        return QLineF(self._line)
+        """The route's middle segment (the whole line of a straight link)."""
+        k = (len(self._points) - 2) // 2
+        return QLineF(self._points[k], self._points[k + 1])
+
+    def points(self) -> list[QPointF]:
+        return [QPointF(p) for p in self._points]
 
     def set_text(self, title: str, detail: str) -> None:
         self.prepareGeometryChange()
@@ -217,25 +272,45 @@ class ConnectionItem(QGraphicsItem):
     def detail(self) -> str:
         return self._detail
 
-    def _label_rect(self) -> QRectF:
+    def set_overview_zoom(self, zoom: float) -> None:
+        """Zoomed out (the view below :data:`OVERVIEW_LOD`), the label holds the link's name
+        alone, ``zoom`` times larger so that it stays legible; 1: the usual two lines."""
+        self.prepareGeometryChange()
+        self._overview_zoom = zoom
+        self.update()
+
+    def label_size(self) -> tuple[float, float]:
+        """The label's width and height: what the scene places."""
+        if self._overview_zoom > 1:
+            fm = QFontMetricsF(_font(9 * self._overview_zoom, True))
+            return min(fm.horizontalAdvance(self._title) + 14, 240 * self._overview_zoom), fm.height() + 8
         fm_title, fm_detail = QFontMetricsF(_font(9, True)), QFontMetricsF(_font(8.5))
         width = min(max(fm_title.horizontalAdvance(self._title),
                         fm_detail.horizontalAdvance(self._detail)) + 14, 240)
-        height = fm_title.height() + fm_detail.height() + 8
-        centre = self._line.pointAt(self._label_at)
-        return QRectF(centre.x() - width / 2, centre.y() - height / 2, width, height)
+        return width, fm_title.height() + fm_detail.height() + 8
+
+    def label_rect(self) -> QRectF:
+        """The label's box, in scene coordinates (the item sits at the origin)."""
+        width, height = self.label_size()
+        c = self._label_centre
+        return QRectF(c.x() - width / 2, c.y() - height / 2, width, height)
+
+    _label_rect = label_rect
+
+    def _path(self) -> QPainterPath:
+        path = QPainterPath(self._points[0])
+        for p in self._points[1:]:
+            path.lineTo(p)
+        return path
 
     def boundingRect(self) -> QRectF:
-        line_rect = QRectF(self._line.p1(), self._line.p2()).normalized().adjusted(-6, -6, 6, 6)
-        return line_rect.united(self._label_rect().adjusted(-2, -2, 2, 2))
+        return self._path().boundingRect().adjusted(-6, -6, 6, 6).united(self.label_rect().adjusted(-2, -2, 2, 2))
 
     def shape(self) -> QPainterPath:
-        path = QPainterPath(self._line.p1())
-        path.lineTo(self._line.p2())
         stroker = QPainterPathStroker()
         stroker.setWidth(10)
-        shape = stroker.createStroke(path)
-        shape.addRect(self._label_rect())
+        shape = stroker.createStroke(self._path())
+        shape.addRect(self.label_rect())
         return shape
 
     def paint(self, painter: QPainter, option, widget=None) -> None:
@@ -244,20 +319,35 @@ class ConnectionItem(QGraphicsItem):
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
         pen = QPen(QColor(SELECTED_COLOUR) if selected else colour, 5 if selected else 3.5)
         pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+        pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
         painter.setPen(pen)
-        painter.drawLine(self._line)
-        for end in (self._line.p1(), self._line.p2()):
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.drawPath(self._path())
+        for end in (self._points[0], self._points[-1]):
             painter.setBrush(colour)
             painter.drawEllipse(end, 4, 4)
-        label = self._label_rect()
+        label = self.label_rect()
         painter.setPen(QPen(QColor(SELECTED_COLOUR) if selected else colour, 1.2))
         painter.setBrush(QColor(255, 255, 255, 235))
         painter.drawRoundedRect(label, 6, 6)
+        inner = label.adjusted(7, 4, -7, -4)
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        if lod < OVERVIEW_LOD:   # zoomed out: the name alone, as large as the label holds
+            font = _font(9, True)
+            width = QFontMetricsF(font).horizontalAdvance(self._title) or 1.0
+            grow = min(OVERVIEW_LOD / lod, MAX_OVERVIEW_ZOOM, inner.width() / width,
+                       inner.height() / QFontMetricsF(font).height())
+            font.setPointSizeF(9 * max(grow, 1.0))
+            painter.setFont(font)
+            painter.setPen(QColor("#1b1b1b"))
+            painter.drawText(inner, Qt.AlignmentFlag.AlignCenter,
+                             QFontMetricsF(font).elidedText(self._title, Qt.TextElideMode.ElideMiddle,
+                                                            inner.width()))
+            return
         title_font, detail_font = _font(9, True), _font(8.5)
         fm = QFontMetricsF(title_font)
         painter.setFont(title_font)
         painter.setPen(QColor("#1b1b1b"))
-        inner = label.adjusted(7, 4, -7, -4)
         title = fm.elidedText(self._title, Qt.TextElideMode.ElideMiddle, inner.width())
         painter.drawText(QRectF(inner.left(), inner.top(), inner.width(), fm.height()),
                          Qt.AlignmentFlag.AlignCenter, title)

@@ -11,6 +11,8 @@ from PySide6.QtCore import QPointF, QTimer, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QGraphicsScene
 
+from gpumodeler.core.system_routes import route_links
+
 from .items import ConnectionItem, DeviceItem, MessageBubble
 
 BUBBLE_MS = 6000
@@ -31,13 +33,18 @@ class SystemScene(QGraphicsScene):
         self.default_interaction = None
         self.interaction = None  # a gesture in progress (drawing a link...)
         self._bubble: MessageBubble | None = None
+        self._batch = False
+        self.overview_zoom = 1.0   # link labels' enlargement while the view is zoomed out
         self.setBackgroundBrush(QColor("#fbfbfa"))
         self.setSceneRect(-2000, -2000, 4000, 4000)
         document.changed.connect(self._on_changed)
+        self._batch = True   # routed once at the end, not once per item added
         for device in document.project.devices.values():
             self._add_device(device)
         for connection in document.project.connections.values():
             self._add_connection(connection)
+        self._batch = False
+        self._route_all()
 
     # ---- model events -> items
     def _on_changed(self, event: str, payload) -> None:
@@ -58,12 +65,17 @@ class SystemScene(QGraphicsScene):
         """Show every device and link with the database's current values."""
         self.presenter.forget()
         project = self.document.project
-        for device_id in list(self.device_items):
-            if device_id in project.devices:
-                self._update_device(project.devices[device_id])
-        for connection_id in list(self.connection_items):
-            if connection_id in project.connections:
-                self._update_connection(project.connections[connection_id])
+        self._batch = True
+        try:
+            for device_id in list(self.device_items):
+                if device_id in project.devices:
+                    self._update_device(project.devices[device_id])
+            for connection_id in list(self.connection_items):
+                if connection_id in project.connections:
+                    self._update_connection(project.connections[connection_id])
+        finally:
+            self._batch = False
+        self._route_all()
 
     def _add_device(self, device) -> None:
         item = DeviceItem(device.id)
@@ -83,18 +95,31 @@ class SystemScene(QGraphicsScene):
         item.setToolTip(view.tooltip if not view.problem else view.problem)
         if item.pos() != QPointF(device.x, device.y):
             item.setPos(device.x, device.y)
-            self._route_connections_of(device.id)
+            self._route_all()
 
     def _remove_device(self, device) -> None:
         item = self.device_items.pop(device.id)
         self.removeItem(item)
+        self._route_all()
+
+    def set_overview_zoom(self, zoom: float) -> bool:
+        """Link labels ``zoom`` times larger (the view is zoomed out; 1: not), placed again;
+        False when that is (about) the zoom they have."""
+        if abs(zoom - self.overview_zoom) <= 0.05 * self.overview_zoom:
+            return False
+        self.overview_zoom = zoom
+        for item in self.connection_items.values():
+            item.set_overview_zoom(zoom)
+        self._route_all()
+        return True
 
     def _add_connection(self, connection) -> None:
         item = ConnectionItem(connection.id)
+        item.set_overview_zoom(self.overview_zoom)
         self.connection_items[connection.id] = item
         self.addItem(item)
         self._update_connection(connection)
-        self._route_pair(connection.a, connection.b)  # its parallel siblings move apart
+        self._route_all()  # its parallel siblings move apart, labels make room
 
     def _update_connection(self, connection) -> None:
         item = self.connection_items[connection.id]
@@ -102,55 +127,29 @@ class SystemScene(QGraphicsScene):
         item.set_text(view.title, view.subtitle)
         item.set_link_type(connection.link_type)
         item.setToolTip(view.tooltip)
-        self._route(connection)
+        self._route_all()
 
     def _remove_connection(self, connection) -> None:
         item = self.connection_items.pop(connection.id)
         self.removeItem(item)
-        self._route_pair(connection.a, connection.b)
+        self._route_all()
 
-    #: distance between parallel links of the same two devices (each stays selectable)
-    PARALLEL_GAP = 34.0
-
-    def _parallel(self, connection) -> tuple[int, int]:
-        """(index, count) of ``connection`` among the shown links joining the same devices."""
-        pair = {connection.a, connection.b}
-        same = [c.id for c in self.document.project.connections.values()
-                if {c.a, c.b} == pair and c.id in self.connection_items]
-        return (same.index(connection.id) if connection.id in same else 0), max(len(same), 1)
-
-    def _route_pair(self, a: str, b: str) -> None:
-        for c in self.document.project.connections.values():
-            if {c.a, c.b} == {a, b} and c.id in self.connection_items:
-                self._route(c)
-
-    def _route(self, connection) -> None:
-        a, b = self.device_items.get(connection.a), self.device_items.get(connection.b)
-        if a is None or b is None:
+    def _route_all(self) -> None:
+        """Route every shown link and place every label (core.system_routes: straight,
+        side by side with its pair's other links, or around the devices in the way; labels
+        on no device and no other label). A link's label depends on the others', so a
+        change anywhere routes them all (systems have tens of links, not thousands)."""
+        if self._batch:
             return
-        p1, p2 = a.edge_point(b.centre()), b.edge_point(a.centre())
-        index, count = self._parallel(connection)
-        label_at = 0.5
-        if count > 1:
-            # links of one pair side by side, perpendicular to the line (direction taken
-            # from the smaller id to the larger, so both ends agree)
-            first, second = sorted((connection.a, connection.b))
-            c1, c2 = self.device_items[first].centre(), self.device_items[second].centre()
-            dx, dy = c2.x() - c1.x(), c2.y() - c1.y()
-            length = (dx * dx + dy * dy) ** 0.5 or 1.0
-            shift = (index - (count - 1) / 2) * self.PARALLEL_GAP
-            offset = QPointF(-dy / length * shift, dx / length * shift)
-            p1, p2 = p1 + offset, p2 + offset
-            # labels staggered along the lines too, so neither hides the other
-            label_at = 0.5 + (index - (count - 1) / 2) * (0.6 / count)
-            if connection.a != first:
-                label_at = 1.0 - label_at
-        self.connection_items[connection.id].set_line(p1, p2, label_at)
-
-    def _route_connections_of(self, device_id: str) -> None:
-        for connection in self.document.project.connections_of(device_id):
-            if connection.id in self.connection_items:
-                self._route(connection)
+        boxes = {did: (item.x(), item.y(), item.WIDTH, item.HEIGHT)
+                 for did, item in self.device_items.items()}
+        links = [(c.id, c.a, c.b) for c in self.document.project.connections.values()
+                 if c.id in self.connection_items]
+        sizes = {lid: self.connection_items[lid].label_size() for lid, _a, _b in links}
+        for lid, route in route_links(boxes, links, sizes).items():
+            x, y, w, h = route.label
+            self.connection_items[lid].set_route([QPointF(*p) for p in route.points],
+                                                 QPointF(x + w / 2, y + h / 2))
 
     # ---- queries used by the editor and the interactions
     def device_at(self, scene_pos: QPointF) -> str | None:
