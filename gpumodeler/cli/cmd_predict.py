@@ -69,6 +69,7 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     evaluated with --table, else ``gpu``'s latency table, else the graph's own."""
     from gpumodeler.core.errors import GraphError
     from gpumodeler.core.kernel.graph_items import launch_guard_values
+    from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
     from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph
     base = {}
     if args.graph:
@@ -78,9 +79,11 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
         if values:
             vals.update(values)
         block = getattr(args, "block_size", None)
+        warp = gpu.warp_size if gpu is not None and gpu.warp_size else 32
         if block:
-            vals.update(launch_guard_values(graph.variables, vals, block_threads(block),
-                                            gpu.warp_size if gpu is not None else 32))
+            vals.update(launch_guard_values(graph.variables, vals, block_threads(block), warp))
+            graph, notes = shaped_graph(graph, block, warp)   # a block narrower than a warp
+            args.memory_notes = list(getattr(args, "memory_notes", None) or []) + notes
         key, origin = table_of(args, graph, gpu)
         try:
             derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
@@ -193,6 +196,7 @@ def run(args) -> int:
     summary["occupancy_warps_per_sm"] = occ
     summary["latency_bound_cycles"] = float(inputs.latency_bound)
     summary.update(table)
+    summary["memory_notes"] = list(getattr(args, "memory_notes", None) or [])
     if occ_result is not None:
         summary["occupancy_limited_by"] = list(occ_result.limited_by)
     common.require_finite(summary)
@@ -213,6 +217,8 @@ def run(args) -> int:
               f"{common.fmt_time(gajger.quantities['eq_4_1_cycles'] / gpu.require('sm_clock_hz'))})")
     cpw = ", ".join(f"{r} {v:.4g}" for r, v in s["cycles_per_warp"].items() if v)
     print(f"         cycles per warp: {cpw}")
+    for note in s["memory_notes"]:
+        print(f"         memory: {note}")
     if table["latency_table"] is not None:
         print(f"         latency table {table['latency_table']} ({table['latency_table_origin']})")
     print(f"         the mode changes at occupancy {s['knee_occupancy']:.4g} warps/SM")
