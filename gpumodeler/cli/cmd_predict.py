@@ -83,6 +83,9 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
         if block:
             vals.update(launch_guard_values(graph.variables, vals, block_threads(block), warp))
             graph, notes = shaped_graph(graph, block, warp)   # a block narrower than a warp
+            if gpu is not None:   # reuse across blocks, and whether the L2 holds it
+                graph, more = _with_reuse(args, graph, gpu, block, warp, vals)
+                notes = notes + more
             args.memory_notes = list(getattr(args, "memory_notes", None) or []) + notes
         key, origin = table_of(args, graph, gpu)
         try:
@@ -111,6 +114,19 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     if missing:
         raise CLIError(f"give {' and '.join(missing)} (or --graph KERNEL.json)")
     return KernelInputs(**base)
+
+
+def _with_reuse(args, graph, gpu, block, warp: int, values: dict):
+    """(graph, notes): the graph's global loads with this launch's reuse across blocks and
+    L2 fit (core.kernel.sass.reuse); the wave from the launch's grid and occupancy."""
+    from gpumodeler.core.kernel.sass.reuse import reuse_graph
+    grid = grid_of(args, block)
+    occ, _ = occupancy_of(args, gpu, block)
+    wpb = -(-block_threads(block) // warp)
+    graph, report = reuse_graph(graph, grid_size=grid, warps_per_block=wpb,
+                                blocks_per_sm=int(float(occ) // wpb), sms=gpu.require("sms"),
+                                l2_bytes=gpu.l2_bytes, values=values, warp_size=warp)
+    return graph, report.notes()
 
 
 def table_used(args, gpu) -> dict:
