@@ -125,8 +125,15 @@ def _with_reuse(args, graph, gpu, block, warp: int, values: dict):
     wpb = -(-block_threads(block) // warp)
     graph, report = reuse_graph(graph, grid_size=grid, warps_per_block=wpb,
                                 blocks_per_sm=int(float(occ) // wpb), sms=gpu.require("sms"),
-                                l2_bytes=gpu.l2_bytes, values=values, warp_size=warp)
-    return graph, report.notes()
+                                l2_bytes=gpu.l2_bytes, values=values, warp_size=warp,
+                                working_set_bytes=getattr(args, "working_set", None))
+    notes = report.notes()
+    if getattr(args, "working_set", None) is not None:
+        notes.insert(0, f"working set {args.working_set:g} B given (--working-set)")
+    if gpu.l2_bandwidth_bytes_per_s is None and any(ld.hit > 0 for ld in report.loads):
+        notes.append("L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 row "
+                     "0; give --l2-bandwidth B/S)")
+    return graph, notes
 
 
 def table_used(args, gpu) -> dict:
@@ -188,7 +195,7 @@ def run(args) -> int:
         return run_profiled(args)
     if args.block_size is None:
         raise CLIError("give --block-size THREADS (or --profile FILE --kernel NAME)")
-    gpu = common.resolve_gpu(args)
+    gpu = model_flags.gpu_with_term_values(args, common.resolve_gpu(args))  # --l2-bandwidth
     link = common.resolve_link(args)
     inputs = kernel_inputs(args, gpu=gpu)
     grid = grid_of(args, args.block_size)

@@ -28,3 +28,30 @@ def test_predict_reads_the_shared_tiles_from_l2_and_says_so(tmp_path, capsys):
     assert any("read by 64 blocks" in x for x in notes) and any("L2" in x for x in notes)
     # the loads' bytes fall from n/16 reads of each tile to about one
     assert out["cycles_per_warp"]["memory"] < plain["cycles_per_warp"]["memory"] / 10
+
+
+def test_the_l2_hits_are_a_worksheet_row_at_the_l2_bandwidth(tmp_path, capsys):
+    path = tmp_path / "mm.json"
+    assert main(["kernel", "import", str(SASS / "matmul_tiled.sm_80.sass"), "-o", str(path)]) == 0
+    capsys.readouterr()
+    launch = ["predict", "--graph", path, "--device", "A100", "--grid-size", "64x64",
+              "--block-size", "16x16", "--registers", 32, "--set", "loop1=64"]
+    slow = run_json(capsys, *launch, "--l2-bandwidth", "1T")
+    fast = run_json(capsys, *launch, "--l2-bandwidth", "4T")
+    assert slow["cycles_per_warp"]["l2"] == 4 * fast["cycles_per_warp"]["l2"] > 0
+    assert slow["cycles_per_warp"]["memory"] == fast["cycles_per_warp"]["memory"]
+    term = next(t for t in slow["terms"] if t.startswith("working set in L2"))
+    assert "replaced by the reuse model" in term
+
+
+def test_working_set_sets_the_l2_fit_check(tmp_path, capsys):
+    path = tmp_path / "mm.json"
+    assert main(["kernel", "import", str(SASS / "matmul_tiled.sm_80.sass"), "-o", str(path)]) == 0
+    capsys.readouterr()
+    launch = ["predict", "--graph", path, "--device", "A100", "--grid-size", "64x64",
+              "--block-size", "16x16", "--registers", 32, "--set", "loop1=64"]
+    fits = run_json(capsys, *launch)
+    spills = run_json(capsys, *launch, "--working-set", "1G")
+    assert spills["cycles_per_warp"]["memory"] > 10 * fits["cycles_per_warp"]["memory"]
+    assert any("falls back to DRAM" in n for n in spills["memory_notes"])
+    assert any("--working-set" in n for n in spills["memory_notes"])

@@ -120,9 +120,12 @@ def _grid_dims(grid_size) -> tuple:
 
 
 def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, sms: int,
-                l2_bytes: float | None, values: dict | None = None, warp_size: int = 32):
+                l2_bytes: float | None, values: dict | None = None, warp_size: int = 32,
+                working_set_bytes: float | None = None):
     """(graph, ReuseReport): ``graph`` with the hit ratios of its global loads for this
-    launch (a copy when any changes). See the module docstring for the rule."""
+    launch (a copy when any changes). See the module docstring for the rule.
+    ``working_set_bytes``, when given, replaces both computed working sets (the user's
+    figure for the bytes the L2 must hold between a read and its re-read)."""
     grid = _grid_dims(grid_size)
     blocks = grid[0] * grid[1] * grid[2]
     wave = max(1, min(blocks, int(sms) * max(1, int(blocks_per_sm))))
@@ -145,6 +148,8 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips))
     ws_trip = sum(r[4] for r in rows)
     ws_wave = sum(r[5] for r in rows)
+    if working_set_bytes is not None:
+        ws_trip = ws_wave = float(working_set_bytes)
     if l2_bytes is None or not rows:
         return graph, ReuseReport(l2_bytes, wave, ws_trip, ws_wave, 1.0, 1.0, ())
     f_trip = min(1.0, l2_bytes / ws_trip) if ws_trip > 0 else 1.0
