@@ -25,6 +25,18 @@ def dims_arg(text: str):
     return dims[0] if len(dims) == 1 else dims
 
 
+def block_list_arg(text: str):
+    """A sweep's blocks: a list or range of thread counts, or one shape ``16x16`` (a tuple,
+    the memory accesses of a block narrower than a warp: core.kernel.sass.launch_shape)."""
+    if re.search("[xX×]", str(text)):
+        if "," in str(text) or ":" in str(text):
+            raise argparse.ArgumentTypeError(f"a block shape is one value like 16x16, not a list "
+                                             f"(a list or range is of thread counts); got {text!r}")
+        dims = dims_arg(text)
+        return dims if isinstance(dims, tuple) else [dims]
+    return common.list_of(common.int_arg)(text)
+
+
 def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None:
     t = common.list_of if lists else (lambda f: f)
     g = p.add_argument_group("kernel (per warp; explicit flags override --graph)")
@@ -46,8 +58,11 @@ def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
                     help="blocks in the grid (256, or 100x100)")
     la.add_argument("--data-size", type=t(common.int_arg), metavar="N",
                     help="threads to cover; grid = ceil(N / block size)")
-    la.add_argument("--block-size", type=dims_arg if not lists else common.list_of(common.int_arg),
-                    required=not lists, help="threads per block (256, or 16x16)")
+    la.add_argument("--block-size", type=dims_arg if not lists else block_list_arg,
+                    required=not lists,
+                    help="threads per block (256, or 16x16)" if not lists else
+                    "threads per block: a list or range (128,256 or 64:1024:64), or one "
+                    "block shape (16x16)")
     la.add_argument("--occupancy", type=t(common.float_arg), metavar="WARPS",
                     help="active warps per SM; or give --registers to compute it")
     la.add_argument("--registers", type=t(common.int_arg), metavar="N",

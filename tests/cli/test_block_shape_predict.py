@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 
 from gpumodeler.cli.main import main
+from in_process import cli
 
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 
@@ -53,3 +54,29 @@ def test_predict_of_row_reads_four_wide_moves_twice_the_sectors(tmp_path, capsys
     wide = run_json(capsys, "predict", "--graph", rows, "--block-size", "32x8", *launch)
     thin = run_json(capsys, "predict", "--graph", rows, "--block-size", "4x64", *launch)
     assert thin["cycles_per_warp"]["memory"] == 2 * wide["cycles_per_warp"]["memory"]
+
+
+def test_sweep_takes_one_block_shape_as_predict_does(tmp_path, capsys):
+    cols = imported(tmp_path, capsys, "copy2d_cols")
+    launch = ["--device", "A100", "--grid-size", 4096, "--registers", 16]
+
+    def sweep_time(block):
+        out = tmp_path / "s.csv"
+        assert main(["sweep", "--graph", str(cols), "--block-size", block, *map(str, launch),
+                     "-o", str(out)]) == 0
+        capsys.readouterr()
+        header, row = out.read_text().splitlines()[:2]
+        return float(dict(zip(header.split(","), row.split(",")))["kernel_time_s"])
+
+    square = run_json(capsys, "predict", "--graph", cols, "--block-size", "16x16", *launch)
+    assert sweep_time("16x16") == square["kernel_time_s"]
+    assert sweep_time("16x16") < sweep_time("256")
+
+
+def test_sweep_refuses_a_list_of_block_shapes(capsys):
+    code, _, err = cli(capsys, "sweep", "--latency-bound", "100", "--issued-instructions", "10",
+                       "--device", "A100", "--grid-size", "100", "--occupancy", "32",
+                       "--block-size", "16x16,8x8")
+    assert code == 2
+    err = err.strip().splitlines()
+    assert len(err) == 1 and "one value like 16x16" in err[0]
