@@ -1,19 +1,11 @@
 """`predict --block-size DxxDy` and `graph --block-size`: a block narrower than a warp changes
 what an imported kernel's memory accesses cost (resources/kernels/src/block2d.cu)."""
-import json
 from pathlib import Path
 
 from gpumodeler.cli.main import main
-from in_process import cli
+from in_process import cli, cli_json
 
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
-
-
-def run_json(capsys, *argv):
-    code = main([str(a) for a in argv] + ["--json"])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out)
 
 
 def imported(tmp_path, capsys, function):
@@ -26,8 +18,8 @@ def imported(tmp_path, capsys, function):
 
 def test_graph_shows_the_sectors_of_the_given_block(tmp_path, capsys):
     cols = imported(tmp_path, capsys, "copy2d_cols")
-    flat = run_json(capsys, "graph", cols)
-    square = run_json(capsys, "graph", cols, "--block-size", "16x16")
+    flat = cli_json(capsys, "graph", cols)
+    square = cli_json(capsys, "graph", cols, "--block-size", "16x16")
     load = lambda out: next(a for a in out["memory_accesses"]
                             if a["space"] == "global" and a["opcode"].startswith("LDG"))
     assert square["block_size"] == [16, 16, 1]
@@ -39,8 +31,8 @@ def test_graph_shows_the_sectors_of_the_given_block(tmp_path, capsys):
 def test_predict_of_a_narrow_block_reads_columns_faster_and_says_why(tmp_path, capsys):
     cols = imported(tmp_path, capsys, "copy2d_cols")
     launch = ["--device", "A100", "--grid-size", "64x64", "--registers", 16]
-    wide = run_json(capsys, "predict", "--graph", cols, "--block-size", "256x1", *launch)
-    narrow = run_json(capsys, "predict", "--graph", cols, "--block-size", "16x16", *launch)
+    wide = cli_json(capsys, "predict", "--graph", cols, "--block-size", "256x1", *launch)
+    narrow = cli_json(capsys, "predict", "--graph", cols, "--block-size", "16x16", *launch)
     shape_notes = lambda out: [n for n in out["memory_notes"] if "sectors per request" in n]
     assert shape_notes(wide) == [] and shape_notes(narrow)
     assert narrow["kernel_time_s"] < wide["kernel_time_s"]
@@ -51,8 +43,8 @@ def test_predict_of_a_narrow_block_reads_columns_faster_and_says_why(tmp_path, c
 def test_predict_of_row_reads_four_wide_moves_twice_the_sectors(tmp_path, capsys):
     rows = imported(tmp_path, capsys, "copy2d_rows")
     launch = ["--device", "A100", "--grid-size", "64x64", "--registers", 16]
-    wide = run_json(capsys, "predict", "--graph", rows, "--block-size", "32x8", *launch)
-    thin = run_json(capsys, "predict", "--graph", rows, "--block-size", "4x64", *launch)
+    wide = cli_json(capsys, "predict", "--graph", rows, "--block-size", "32x8", *launch)
+    thin = cli_json(capsys, "predict", "--graph", rows, "--block-size", "4x64", *launch)
     assert thin["cycles_per_warp"]["memory"] == 2 * wide["cycles_per_warp"]["memory"]
 
 
@@ -68,7 +60,7 @@ def test_sweep_takes_one_block_shape_as_predict_does(tmp_path, capsys):
         header, row = out.read_text().splitlines()[:2]
         return float(dict(zip(header.split(","), row.split(",")))["kernel_time_s"])
 
-    square = run_json(capsys, "predict", "--graph", cols, "--block-size", "16x16", *launch)
+    square = cli_json(capsys, "predict", "--graph", cols, "--block-size", "16x16", *launch)
     assert sweep_time("16x16") == square["kernel_time_s"]
     assert sweep_time("16x16") < sweep_time("256")
 
