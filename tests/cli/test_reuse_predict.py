@@ -49,3 +49,19 @@ def test_working_set_sets_the_l2_fit_check(tmp_path, capsys):
     assert spills["cycles_per_warp"]["memory"] > 10 * fits["cycles_per_warp"]["memory"]
     assert any("falls back to DRAM" in n for n in spills["memory_notes"])
     assert any("--working-set" in n for n in spills["memory_notes"])
+
+
+def test_a_stencil_predicts_about_a_copys_dram_time(tmp_path, capsys):
+    """The 3-point stencil's block footprint fits an A100's L2: its DRAM row is within 15 %
+    of a copy's, not 3/2 of it (its neighbours' re-reads are the l2 row)."""
+    rows = {}
+    for function in ("copy_rows", "stencil3"):
+        path = tmp_path / f"{function}.json"
+        assert main(["kernel", "import", str(SASS / "access_patterns.sm_80.sass"), "--function",
+                     function, "-o", str(path)]) == 0
+        capsys.readouterr()
+        rows[function] = cli_json(capsys, "predict", "--graph", path, "--device", "A100",
+                                  "--grid-size", 65536, "--block-size", 256, "--registers", 16)
+    copy, stencil = (rows[f]["cycles_per_warp"] for f in ("copy_rows", "stencil3"))
+    assert copy["memory"] <= stencil["memory"] <= 1.15 * copy["memory"]
+    assert stencil["l2"] > 0 == copy["l2"]

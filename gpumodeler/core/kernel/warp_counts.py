@@ -107,19 +107,21 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
     ``sectors_per_request`` (DRAM transactions of ``segment_bytes``: 32-byte sectors by
     default; NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"),
     ``lines_per_request`` (128-byte lines), ``bytes_per_warp`` (the bytes it moves from
-    DRAM, after cache hits, as ``gmem_bytes`` counts them) and ``bank_conflict_degree``
+    DRAM, after cache hits, as ``gmem_bytes`` counts them), ``l2_bytes_per_warp`` (the
+    bytes the L2 serves instead, as ``l2_bytes`` counts them) and ``bank_conflict_degree``
     (shared memory). Shared and constant-bank accesses move no DRAM bytes."""
     if ins.unit != "ldst":
         return None
     out = {"sectors_per_request": 0.0, "lines_per_request": 0, "bytes_per_warp": 0.0,
-           "bank_conflict_degree": None}
+           "l2_bytes_per_warp": 0.0, "bank_conflict_degree": None}
     if ins.space in ("global", "local"):
         nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
                                        ins.segment_bytes, warp_size)
         out.update(sectors_per_request=nbytes / ins.segment_bytes,
                    lines_per_request=lines_touched(ins.width_bytes, ins.stride, ins.pattern,
                                                    warp_size),
-                   bytes_per_warp=nbytes * (1.0 - ins.hit_ratio))
+                   bytes_per_warp=nbytes * (1.0 - ins.hit_ratio),
+                   l2_bytes_per_warp=nbytes * ins.hit_ratio)
     elif ins.space == "shared":
         out["bank_conflict_degree"] = ins.bank_conflict_degree
     return out
