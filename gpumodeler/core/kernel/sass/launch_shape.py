@@ -30,6 +30,7 @@ kept; a block whose x dimension is a multiple of the warp size changes nothing.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 import math
 import re
 
@@ -43,10 +44,12 @@ _TERM_SPLIT = re.compile(r" \+ ")
 _SPACES = ("global", "local", "shared")
 
 
+@lru_cache(maxsize=65536)
 def parse_address(text: str) -> Poly | None:
     """The polynomial of a node's ``address`` text (``Poly.text``'s form, up to the first
     ``;``); None when it is not an affine address the import followed (``not affine``,
-    ``not followed``, empty) or not in that form."""
+    ``not followed``, empty) or not in that form. (Cached: the result is shared, not to be
+    changed.)"""
     body = (text or "").split(";", 1)[0].strip()
     if not body or body.startswith("not "):
         return None
@@ -84,34 +87,58 @@ def needs_shape(block_size, warp_size: int = WARP) -> bool:
     return block_dims(block_size)[0] % int(warp_size) != 0
 
 
-def lane_offsets(poly: Poly, block: tuple, warp: int, warp_size: int = WARP) -> list | None:
-    """The byte offsets (relative to the warp-uniform part of ``poly``, plus its numeric
-    constant for alignment) of the lanes of warp ``warp`` of a block ``block``; None when
-    the address has a lane-varying term other than ``coefficient · tid.*``/``laneid``."""
-    dx, dy, dz = block
-    threads = dx * dy * dz
-    dims = {"ntid.x": dx, "ntid.y": dy, "ntid.z": dz}
+def _coefficients(poly: Poly, block: tuple) -> tuple | None:
+    """(tid.x, tid.y, tid.z, laneid coefficients in bytes, numeric constant) of ``poly`` with
+    ``ntid.*`` the block's dimensions; None when a lane-varying term is not
+    ``coefficient · tid.*``/``laneid``."""
+    dims = {"ntid.x": block[0], "ntid.y": block[1], "ntid.z": block[2]}
     coef = {"tid.x": 0, "tid.y": 0, "tid.z": 0, "laneid": 0}
     for mono, c in poly.terms.items():
         varying = [s for s in mono if s in coef]
+        lane_data = any(s.startswith(("data@", "f@")) for s in mono)
         if not varying:
-            if any(s.startswith(("data@", "f@")) for s in mono):
+            if lane_data:
                 return None
             continue
-        if len(varying) > 1 or any(s.startswith(("data@", "f@")) for s in mono):
+        if len(varying) > 1 or lane_data:
             return None
         value = c
         for s in mono:
             if s != varying[0]:
                 value *= dims.get(s, UNKNOWN_COEFFICIENT)
         coef[varying[0]] += value
-    base = poly.terms.get((), 0)
-    out = []
-    for t in range(warp * warp_size, min(threads, (warp + 1) * warp_size)):
-        x, y, z = t % dx, (t // dx) % dy, t // (dx * dy)
-        out.append(base + coef["tid.x"] * x + coef["tid.y"] * y + coef["tid.z"] * z
-                   + coef["laneid"] * (t % warp_size))
-    return out
+    return coef["tid.x"], coef["tid.y"], coef["tid.z"], coef["laneid"], poly.terms.get((), 0)
+
+
+def _offsets(coefs: tuple, block: tuple, warp: int, warp_size: int) -> list:
+    cx, cy, cz, cl, base = coefs
+    dx, dy, dz = block
+    return [base + cx * (t % dx) + cy * ((t // dx) % dy) + cz * (t // (dx * dy)) + cl * (t % warp_size)
+            for t in range(warp * warp_size, min(dx * dy * dz, (warp + 1) * warp_size))]
+
+
+def lane_offsets(poly: Poly, block: tuple, warp: int, warp_size: int = WARP) -> list | None:
+    """The byte offsets (relative to the warp-uniform part of ``poly``, plus its numeric
+    constant for alignment) of the lanes of warp ``warp`` of a block ``block``; None when
+    the address has a lane-varying term other than ``coefficient · tid.*``/``laneid``."""
+    coefs = _coefficients(poly, block)
+    return None if coefs is None else _offsets(coefs, block, warp, warp_size)
+
+
+@lru_cache(maxsize=4096)
+def _block_access(coefs: tuple, width: int, block: tuple, warp_size: int) -> tuple:
+    """(mean sectors per request, mean bank-conflict degree, every warp a broadcast) over
+    the warps of a block; ``coefs``' constant taken modulo 128 bytes (alignment is all it
+    decides), so unrolled copies of one access share the work."""
+    warps = -(-block[0] * block[1] * block[2] // warp_size)
+    sectors = degrees = 0
+    uniform = True
+    for w in range(warps):
+        acc = lanes_access(_offsets(coefs, block, w, warp_size), width)
+        sectors += acc.sectors
+        degrees += acc.bank_conflict_degree
+        uniform = uniform and acc.broadcast
+    return sectors / warps, degrees / warps, uniform
 
 
 def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
@@ -129,25 +156,19 @@ def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
             or imported.get("pattern", "strided") != ins.pattern
             or imported.get("bank_conflict_degree", 1) != ins.bank_conflict_degree):
         return {}  # set by hand: the user's value stands
-    threads = block[0] * block[1] * block[2]
-    warps = -(-threads // int(warp_size))
-    sectors, degrees, uniform = [], [], True
-    for w in range(warps):
-        lanes = lane_offsets(poly, block, w, warp_size)
-        if lanes is None:
-            return {}
-        acc = lanes_access(lanes, ins.width_bytes)
-        sectors.append(acc.sectors)
-        degrees.append(acc.bank_conflict_degree)
-        uniform = uniform and acc.broadcast
+    coefs = _coefficients(poly, block)
+    if coefs is None:
+        return {}
+    coefs = coefs[:4] + (coefs[4] % 128,)
+    mean_sectors, mean_degree, uniform = _block_access(coefs, ins.width_bytes, block,
+                                                       int(warp_size))
     if ins.space == "shared":
-        degree = max(1, min(32, math.ceil(sum(degrees) / len(degrees) - 1e-9)))
+        degree = max(1, min(32, math.ceil(mean_degree - 1e-9)))
         return {} if degree == ins.bank_conflict_degree else {"bank_conflict_degree": degree}
     if uniform:
         new = {"pattern": "broadcast", "stride": 1.0}
     else:
-        mean = sum(sectors) / len(sectors)
-        new = {"pattern": "strided", "stride": max(1.0, mean / ins.width_bytes)}
+        new = {"pattern": "strided", "stride": max(1.0, mean_sectors / ins.width_bytes)}
     return {} if (new["pattern"], new["stride"]) == (ins.pattern, ins.stride) else new
 
 

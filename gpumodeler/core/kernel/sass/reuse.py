@@ -42,6 +42,7 @@ GPU's L2 size nothing changes (the imported hit ratios stand) and the report say
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import lru_cache
 import math
 
 import numpy as np
@@ -98,6 +99,7 @@ class ReuseReport:
         return out
 
 
+@lru_cache(maxsize=1024)
 def _distinct_footprints(present: tuple, grid: tuple, wave: int) -> int:
     """Distinct values of the block-index dimensions ``present`` among the first ``wave``
     blocks in launch order (x fastest)."""
@@ -130,7 +132,7 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     blocks = grid[0] * grid[1] * grid[2]
     wave = max(1, min(blocks, int(sms) * max(1, int(blocks_per_sm))))
     vals = dict(graph.variables, **(values or {}))
-    rows = []
+    rows, loop_trips = [], {}
     for nid, ins in graph.instructions.items():
         if ins.unit != "ldst" or ins.space != "global" or not ins.is_load:
             continue
@@ -143,7 +145,9 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
                                     warp_size)
         trips = 1.0
         for lp in graph.loops_containing(nid):
-            trips *= max(0.0, float(lp.iterations.evaluate(vals)))
+            if lp.id not in loop_trips:
+                loop_trips[lp.id] = max(0.0, float(lp.iterations.evaluate(vals)))
+            trips *= loop_trips[lp.id]
         per_trip = raw * (1.0 - ins.hit_ratio) * warps_per_block  # a block's unique bytes
         rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips))
     ws_trip = sum(r[4] for r in rows)
