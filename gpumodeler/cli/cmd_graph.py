@@ -14,11 +14,19 @@ def register(sub) -> None:
     p.add_argument("--table", "--latency-table", dest="table",
                    help="latency table key (default: the --device's, else the graph's own); a key that is not built in is looked up in "
                                    "the device database")
+    p.add_argument("--block-size", type=_dims, metavar="DIMS",
+                   help="a launch's block (256, 16x16, 8x8x4): the memory accesses of a block "
+                        "narrower than a warp, whose warps span several rows (docs/sass-import.md)")
     p.add_argument("--no-control-on-cuda-cores", action="store_true",
                    help="do not count branch/exit instructions as CUDA-core instructions")
     common.add_device_flags(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=run)
+
+
+def _dims(text):
+    from .cmd_predict import dims_arg
+    return dims_arg(text)
 
 
 def run(args) -> int:
@@ -32,10 +40,15 @@ def run(args) -> int:
 
 def _run(args) -> int:
     from gpumodeler.core.kernel.latency_bound import analyze
+    from gpumodeler.core.kernel.sass.launch_shape import block_dims
     from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
 
     graph = common.load_graph(args.kernel)
     values = dict(graph.variables, **dict(args.set))
+    notes = []
+    if args.block_size is not None:
+        from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
+        graph, notes = shaped_graph(graph, args.block_size, args.warp_size or 32)
     has_device = args.device or any(getattr(args, f) is not None for f in (
         "sms", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"))
     gpu = common.resolve_gpu(args) if has_device else None
@@ -63,6 +76,9 @@ def _run(args) -> int:
     }
     if args.json:  # (the text output does not show them: ~0.2 s on 10^5 instructions)
         out["memory_accesses"] = _memory_accesses(graph, args.warp_size or 32)
+        if args.block_size is not None:
+            out["block_size"] = list(block_dims(args.block_size))
+            out["memory_notes"] = notes
     if has_device:  # (the models are imported only for a device: ~10 ms)
         from gpumodeler.core.models.gajger import pipe_instructions, tensor_macs
         from gpumodeler.core.models.throughput import throughput_bound
@@ -74,7 +90,7 @@ def _run(args) -> int:
             fp64_instructions=numbers["fp64_instructions"],
             smem_bank_cycles=numbers["smem_bank_cycles"],
             pipe_instructions=pipe_instructions(numbers), dual_issues=numbers["dual_issues"],
-            tensor_macs=tensor_macs(numbers)))
+            tensor_macs=tensor_macs(numbers), l2_bytes=numbers["l2_bytes"]))
         out["device"] = gpu.name
     if has_device and tb is not None:
         out["cycles_per_warp"] = tb.cycles_per_warp

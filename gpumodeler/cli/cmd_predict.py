@@ -26,6 +26,18 @@ def dims_arg(text: str):
     return dims[0] if len(dims) == 1 else dims
 
 
+def block_list_arg(text: str):
+    """A sweep's blocks: a list or range of thread counts, or one shape ``16x16`` (a tuple,
+    the memory accesses of a block narrower than a warp: core.kernel.sass.launch_shape)."""
+    if re.search("[xX×]", str(text)):
+        if "," in str(text) or ":" in str(text):
+            raise argparse.ArgumentTypeError(f"a block shape is one value like 16x16, not a list "
+                                             f"(a list or range is of thread counts); got {text!r}")
+        dims = dims_arg(text)
+        return dims if isinstance(dims, tuple) else [dims]
+    return common.list_of(common.int_arg)(text)
+
+
 def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None:
     t = common.list_of if lists else (lambda f: f)
     g = p.add_argument_group("kernel (per warp; explicit flags override --graph)")
@@ -47,8 +59,11 @@ def add_kernel_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
                     help="blocks in the grid (256, or 100x100)")
     la.add_argument("--data-size", type=t(common.int_arg), metavar="N",
                     help="threads to cover; grid = ceil(N / block size)")
-    la.add_argument("--block-size", type=dims_arg if not lists else common.list_of(common.int_arg),
-                    required=not lists, help="threads per block (256, or 16x16)")
+    la.add_argument("--block-size", type=dims_arg if not lists else block_list_arg,
+                    required=not lists,
+                    help="threads per block (256, or 16x16)" if not lists else
+                    "threads per block: a list or range (128,256 or 64:1024:64), or one "
+                    "block shape (16x16)")
     la.add_argument("--occupancy", type=t(common.float_arg), metavar="WARPS",
                     help="active warps per SM; or give --registers to compute it")
     la.add_argument("--registers", type=t(common.int_arg), metavar="N",
@@ -70,6 +85,7 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     evaluated with --table, else ``gpu``'s latency table, else the graph's own."""
     from gpumodeler.core.errors import GraphError
     from gpumodeler.core.kernel.graph_items import launch_guard_values
+    from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
     from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph
     base = {}
     if args.graph:
@@ -79,9 +95,14 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
         if values:
             vals.update(values)
         block = getattr(args, "block_size", None)
+        warp = gpu.warp_size if gpu is not None and gpu.warp_size else 32
         if block:
-            vals.update(launch_guard_values(graph.variables, vals, block_threads(block),
-                                            gpu.warp_size if gpu is not None else 32))
+            vals.update(launch_guard_values(graph.variables, vals, block_threads(block), warp))
+            graph, notes = shaped_graph(graph, block, warp)   # a block narrower than a warp
+            if gpu is not None:   # reuse across blocks, and whether the L2 holds it
+                graph, more = _with_reuse(args, graph, gpu, block, warp, vals)
+                notes = notes + more
+            args.memory_notes = list(getattr(args, "memory_notes", None) or []) + notes
         key, origin = table_of(args, graph, gpu)
         try:
             derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
@@ -109,6 +130,26 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     if missing:
         raise CLIError(f"give {' and '.join(missing)} (or --graph KERNEL.json)")
     return KernelInputs(**base)
+
+
+def _with_reuse(args, graph, gpu, block, warp: int, values: dict):
+    """(graph, notes): the graph's global loads with this launch's reuse across blocks and
+    L2 fit (core.kernel.sass.reuse); the wave from the launch's grid and occupancy."""
+    from gpumodeler.core.kernel.sass.reuse import reuse_graph
+    grid = grid_of(args, block)
+    occ, _ = occupancy_of(args, gpu, block)
+    wpb = -(-block_threads(block) // warp)
+    graph, report = reuse_graph(graph, grid_size=grid, warps_per_block=wpb,
+                                blocks_per_sm=int(float(occ) // wpb), sms=gpu.require("sms"),
+                                l2_bytes=gpu.l2_bytes, values=values, warp_size=warp,
+                                working_set_bytes=getattr(args, "working_set", None))
+    notes = report.notes()
+    if getattr(args, "working_set", None) is not None:
+        notes.insert(0, f"working set {args.working_set:g} B given (--working-set)")
+    if gpu.l2_bandwidth_bytes_per_s is None and any(ld.hit > 0 for ld in report.loads):
+        notes.append("L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 row "
+                     "0; give --l2-bandwidth B/S)")
+    return graph, notes
 
 
 def table_used(args, gpu) -> dict:
@@ -175,7 +216,7 @@ def run(args) -> int:
         return run_learned_profile(args) if args.learned else run_profiled(args)
     if args.block_size is None:
         raise CLIError("give --block-size THREADS (or --profile FILE --kernel NAME)")
-    gpu = common.resolve_gpu(args)
+    gpu = model_flags.gpu_with_term_values(args, common.resolve_gpu(args))  # --l2-bandwidth
     link = common.resolve_link(args)
     inputs = kernel_inputs(args, gpu=gpu)
     grid = grid_of(args, args.block_size)
@@ -203,6 +244,7 @@ def run(args) -> int:
     summary["occupancy_warps_per_sm"] = occ
     summary["latency_bound_cycles"] = float(inputs.latency_bound)
     summary.update(table)
+    summary["memory_notes"] = list(getattr(args, "memory_notes", None) or [])
     if occ_result is not None:
         summary["occupancy_limited_by"] = list(occ_result.limited_by)
     common.require_finite(summary)
@@ -228,6 +270,8 @@ def run(args) -> int:
         print(f"         global memory at {s['memory_bandwidth_bytes_per_s'] / 1e9:.4g} GB/s "
               f"({s['memory_bandwidth_kind']}" + (f"; peak {peak / 1e9:.4g} GB/s, the ceiling)"
                                                   if peak else ")"))
+    for note in s["memory_notes"]:
+        print(f"         memory: {note}")
     if table["latency_table"] is not None:
         print(f"         latency table {table['latency_table']} ({table['latency_table_origin']})")
     print(f"         the mode changes at occupancy {s['knee_occupancy']:.4g} warps/SM")

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 from gpumodeler.core.errors import ModelError
 
@@ -104,6 +105,13 @@ def run(args) -> int:
     from .tables import TableWriter
 
     graph = common.load_graph(args.graph) if args.graph else None
+    if isinstance(args.block_size, tuple):  # one block shape (16x16): its thread count swept
+        shape, args.block_size = args.block_size, [math.prod(args.block_size)]
+        if graph is not None:
+            from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
+            graph, notes = shaped_graph(graph, shape, args.warp_size or 32)
+            for note in notes:
+                print(f"note: {note}", file=sys.stderr)
     if graph is not None:
         common.launch_defaults_from_graph(args, graph, as_list=True)
     lists = {col: np.atleast_1d(getattr(args, dest)) for col, dest in LIST_FLAGS.items()
@@ -245,7 +253,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
                    sfu_instructions=c["sfu_instructions"], fp64_instructions=c["fp64_instructions"],
                    smem_bank_cycles=c["smem_bank_cycles"],
                    pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"],
-                   tensor_macs=tensor_macs(c))
+                   tensor_macs=tensor_macs(c), l2_bytes=c["l2_bytes"])
     for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
         if name in grid:
             kin[name] = grid[name]

@@ -95,8 +95,11 @@ def add_model_flags(p: argparse.ArgumentParser, *, overlay: bool = False) -> Non
                        help=f"{', '.join(MODELS)}, or all (default gajger)")
     add_term_flags(g)
     g.add_argument("--working-set", type=common.bytes_arg, metavar="BYTES",
-                   help="bytes the kernel touches; served at the L2 bandwidth when they fit in L2")
-    g.add_argument("--l2-bandwidth", type=common.bandwidth_arg, metavar="B/S", help="L2 bandwidth")
+                   help="bytes the L2 must hold between a read and its re-read, in place of the "
+                        "working sets predict --graph works out for its reuse check "
+                        "(docs/models.md)")
+    g.add_argument("--l2-bandwidth", type=common.bandwidth_arg, metavar="B/S",
+                   help="L2 bandwidth (the worksheet's l2 row, the roofline's L2 level)")
     g.add_argument("--critical-dram-accesses", type=_nonneg, metavar="N",
                    help="DRAM accesses on the critical path (volkov-contention; from --graph)")
     g.add_argument("--contention-b", type=_nonneg, metavar="CYCLES",

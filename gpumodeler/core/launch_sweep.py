@@ -310,7 +310,8 @@ def _knee(snap: SweepSnapshot, gpu) -> float:
                               fp64_instructions=inputs.fp64_instructions,
                               smem_bank_cycles=inputs.smem_bank_cycles,
                               pipe_instructions=inputs.pipe_instructions,
-                              dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs)
+                              dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs,
+                              l2_bytes=inputs.l2_bytes)
         return float(inputs.latency_bound * tb.warps_per_cycle)
     except (ModelError, ValueError, TypeError):
         return float("nan")

@@ -10,3 +10,11 @@ def cli(capsys, *argv):
         code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def cli_json(capsys, *argv):
+    """The parsed ``--json`` output of ``gpumodeler ARGV... --json``, which must succeed."""
+    import json
+    code, out, err = cli(capsys, *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)

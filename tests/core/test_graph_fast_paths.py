@@ -184,6 +184,7 @@ def sequential_count(graph, warp_size=32, control_on_cuda_cores=True) -> WarpCou
                                                ins.segment_bytes, warp_size)
                 add("gmem_accesses", mono, 1)
                 add("gmem_bytes", mono, nbytes * (1.0 - ins.hit_ratio))
+                add("l2_bytes", mono, nbytes * ins.hit_ratio)
                 extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
             elif ins.space == "shared":
                 add("smem_accesses", mono, 1)

@@ -126,15 +126,22 @@ def test_36_blocks_on_15_sms_in_a_sweep_and_the_tail_step():
 
 
 def test_l2_and_launch_overhead_in_the_vectorised_path():
+    """The old L2 term (all bytes at the L2 bandwidth once a working set fits) no longer
+    applies: a working set changes nothing, the L2 hits are their own worksheet row."""
     gpu = SM15.with_overrides(l2_bandwidth_bytes_per_s=1.2e12, launch_overhead_s=5e-6)
     kernel = KernelInputs(latency_bound=100, issued_instructions=10, gmem_bytes=4096)
     dram = predict(gpu, kernel, grid_size=np.array([3000, 6000]), block_size=256, occupancy=64,
                    terms=KernelTerms())
     l2 = predict(gpu, kernel, grid_size=np.array([3000, 6000]), block_size=256, occupancy=64,
                  terms=KernelTerms(), working_set_bytes=1e6)
-    assert np.all(l2.kernel.time_s < dram.kernel.time_s)
-    assert l2.throughput.binding != "memory" or l2.throughput.cycles_per_warp["memory"] < \
-        dram.throughput.cycles_per_warp["memory"]
-    assert all("launch overhead: +" in t and "working set in L2: −" in t for t in l2.terms.applied_text())
+    assert np.all(l2.kernel.time_s == dram.kernel.time_s)
+    assert all("launch overhead: +" in t and "working set in L2" not in t
+               for t in l2.terms.applied_text())
+    hits = KernelInputs(latency_bound=100, issued_instructions=10, gmem_bytes=4096,
+                        l2_bytes=4 * 4096)
+    served = predict(gpu, hits, grid_size=6000, block_size=256, occupancy=64, terms=KernelTerms())
+    l2_per_cycle = 1.2e12 / (15 * 1e9)
+    assert served.throughput.cycles_per_warp["l2"] == pytest.approx(4 * 4096 / l2_per_cycle)
+    assert served.throughput.cycles_per_warp["memory"] == dram.throughput.cycles_per_warp["memory"]
     plain = predict(gpu, kernel, grid_size=3000, block_size=256, occupancy=64)
     assert dram.kernel.time_s[0] == pytest.approx(plain.kernel.time_s + 5e-6, rel=1e-12)

@@ -73,20 +73,27 @@ def test_launch_overhead_is_a_gpu_parameter_off_when_unknown():
     assert gajger(gpu, kernel, 1200, terms=KernelTerms(launch_overhead=False)).time_s == base.time_s
 
 
-def test_working_set_in_l2_is_served_at_l2_bandwidth():
+def test_a_working_set_that_fits_no_longer_serves_every_byte_from_l2():
+    """A working set in L2 is no longer read only from L2: the first load comes from DRAM.
+    The DRAM row keeps the compulsory bytes, the L2 hits are the l2 row (at the GPU's L2
+    bandwidth)."""
     kernel = KernelInputs(latency_bound=100, issued_instructions=10, gmem_bytes=1024)
     gpu = SM15.with_overrides(l2_bytes=1.5e6, l2_bandwidth_bytes_per_s=1.2e12)
     dram = gajger(gpu, kernel, 12000)
     assert dram.binding_resource == "memory"
     fits = gajger(gpu, kernel, 12000, parameters={"working_set_bytes": 1e6})
+    assert fits.time_s == dram.time_s
+    term = next(t for t in fits.terms if t.name == "working set in L2")
+    assert not term.applied and "reuse model" in term.note
     l2_per_cycle = 1.2e12 / (15 * 1e9)
-    assert fits.quantities["cycles_per_warp"]["memory"] == pytest.approx(1024 / l2_per_cycle)
-    assert fits.time_s < dram.time_s
-    too_big = gajger(gpu, kernel, 12000, parameters={"working_set_bytes": 2e6})
-    assert too_big.time_s == dram.time_s
-    assert "exceeds the L2" in next(t for t in too_big.terms if t.name == "working set in L2").note
-    no_bw = gajger(SM15.with_overrides(l2_bytes=1.5e6), kernel, 12000, parameters={"working_set_bytes": 1e6})
-    assert "--l2-bandwidth" in next(t for t in no_bw.terms if t.name == "working set in L2").note
+    reused = KernelInputs(latency_bound=100, issued_instructions=10, gmem_bytes=256,
+                          l2_bytes=768)   # 3/4 of the bytes re-read from L2
+    r = gajger(gpu, reused, 12000)
+    assert r.quantities["cycles_per_warp"]["l2"] == pytest.approx(768 / l2_per_cycle)
+    assert r.quantities["cycles_per_warp"]["memory"] == pytest.approx(
+        dram.quantities["cycles_per_warp"]["memory"] / 4)
+    unknown = gajger(SM15.with_overrides(l2_bytes=1.5e6), reused, 12000)
+    assert unknown.quantities["cycles_per_warp"]["l2"] == 0
 
 
 def test_infinite_time_is_an_error_not_a_result():

@@ -52,13 +52,18 @@ def test_measured_dram_l2_and_shared_levels():
     assert r.time_s == pytest.approx(max(512 * 8000 / 400e9, 8 * 128 * 8000 / 1.28e12))
 
 
-def test_working_set_in_l2_skips_dram():
+def test_dram_moves_the_compulsory_bytes_and_the_l2_every_request():
+    """A working set in L2 no longer skips DRAM; reuse (l2_bytes,
+    the L2 hits) is L2 traffic only."""
     gpu = GPU.with_overrides(l2_bytes=4e6, l2_bandwidth_bytes_per_s=2e12)
-    k = KernelInputs(latency_bound=1.0, issued_instructions=1.0, gmem_bytes=512)
+    k = KernelInputs(latency_bound=1.0, issued_instructions=1.0, gmem_bytes=512, l2_bytes=1536)
     r = evaluate("roofline", ModelInputs(gpu, k, grid_size=1000, block_size=256, occupancy=64,
                                          parameters={"working_set_bytes": 1e6}))
-    assert "dram" not in r.quantities["levels"] and r.binding_resource == "l2"
-    assert r.time_s == pytest.approx(512 * 8000 / 2e12)
+    levels = r.quantities["levels"]
+    assert levels["dram"]["bytes"] == 512 * 8000
+    assert levels["l2"]["bytes"] == (512 + 1536) * 8000
+    assert r.time_s == pytest.approx(max(512 * 8000 / levels["dram"]["bandwidth_bytes_per_s"],
+                                         2048 * 8000 / 2e12))
 
 
 def test_no_work_is_refused():

@@ -99,7 +99,7 @@ def test_no_panel_text_names_a_command_line_option(example_window):
 def test_panel_words_replace_every_option_of_the_term_notes():
     from gpumodeler.core.models.kernel_terms_vec import l2_decision, overhead_decision
     from gpumodeler.core.models.result import KernelTerms
-    notes = ["unknown for this GPU (--launch-overhead SECONDS)", "no working set given (--working-set)",
+    notes = ["unknown for this GPU (--launch-overhead SECONDS)",
              "fits in L2 but the L2 bandwidth is unknown (--l2-bandwidth)", "off by default; --tail"]
     for note in notes:
         assert FLAG.search(note) and not FLAG.search(panel_words(note))
@@ -153,7 +153,7 @@ def test_kernel_terms_are_controls_that_change_the_prediction(example_window, qt
     assert box.message.isHidden()
 
 
-def test_tail_and_working_set_switch_their_terms(example_window):
+def test_tail_switches_its_term_and_the_working_set_term_is_gone(example_window):
     panel = example_window.launch_panel
     box = panel.terms_box
 
@@ -163,14 +163,7 @@ def test_tail_and_working_set_switch_their_terms(example_window):
     box.tail.setChecked(True)
     settle(50)
     assert "off by default" not in effect("tail effect").note
-    # the working set: with a size that fits the L2 and a bandwidth, the term applies
-    assert not effect("working set in L2").applied
-    _type(box.edits["working_set_bytes"], "64 KiB")
-    _type(box.edits["l2_bandwidth_bytes_per_s"], "1 TB/s")
-    settle(50)
+    # the old working-set term is replaced by the reuse model: listed, off, no control
     ws = effect("working set in L2")
-    assert ws.applied, ws.note
-    assert panel.model_parameters() == {"working_set_bytes": 65536.0}
-    box.l2.setChecked(False)
-    settle(50)
-    assert not effect("working set in L2").applied and "switched off" in effect("working set in L2").note
+    assert not ws.applied and "reuse model" in ws.note
+    assert "working_set_bytes" not in box.edits and panel.model_parameters() == {}

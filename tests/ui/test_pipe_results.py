@@ -34,3 +34,18 @@ def test_results_name_the_pipes(qtbot):
     view.show_result(_result(GA10X, {"fp32": 24, "int32": 8}))
     text = view.labels["cycles"].text()
     assert "FP32+INT32 lanes 8" in text and "INT32 pipe 4" in text
+
+
+def test_results_name_the_l2_row(qtbot):
+    """L2 hits (reuse) are their own row of the worksheet, named in the results."""
+    view = PredictionView()
+    qtbot.addWidget(view)
+    gpu = TURING.with_overrides(l2_bandwidth_bytes_per_s=1.5e12)
+    inputs = KernelInputs(latency_bound=100, issued_instructions=8, gmem_bytes=128,
+                          l2_bytes=1024)
+    prediction = predict(gpu, inputs, grid_size=1000, block_size=256, occupancy=8)
+    view.show_result(SimpleNamespace(prediction=prediction, latency_bound_formula="100",
+                                     latency_bound_cycles=100, occupancy_warps_per_sm=8,
+                                     occupancy_detail=None, grid_size=1000, link=None))
+    l2 = 1024 / (1.5e12 / (68 * 1545e6))
+    assert f"L2 {l2:.4g}" in view.labels["cycles"].text()

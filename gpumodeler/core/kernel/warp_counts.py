@@ -16,6 +16,9 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
   (128 B coalesced for 4-byte words; 256 B at stride 2, Gajger §4.4.3 and Volkov Table
   3.4), ``warp_size × segment`` for a random pattern and one segment for a broadcast,
   times (1 − hit ratio). Loads and stores are not distinguished (Gajger §4.4.3).
+* ``l2_bytes``: the bytes per warp served by the L2 instead (the hit ratio's share of the
+  same bytes: reuse between neighbouring loads and across blocks, core.kernel.sass.reuse),
+  the throughput worksheet's ``l2`` row.
 * ``gmem_accesses``: global and local warp accesses (``memory_instructions`` also counts
   shared and constant-bank ones; a constant load is served by the constant cache and
   never reaches global memory, NVIDIA CUDA C++ Programming Guide, "Constant Memory").
@@ -59,7 +62,8 @@ from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
 COUNT_NAMES: tuple[str, ...] = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
-    "memory_instructions", "gmem_accesses", "gmem_bytes", "smem_accesses", "smem_bank_cycles",
+    "memory_instructions", "gmem_accesses", "gmem_bytes", "l2_bytes", "smem_accesses",
+    "smem_bank_cycles",
     "sfu_instructions", "fp64_instructions",
     "fp32_instructions", "int32_instructions", "fp16_instructions", "tensor_instructions",
 )
@@ -103,19 +107,21 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
     ``sectors_per_request`` (DRAM transactions of ``segment_bytes``: 32-byte sectors by
     default; NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"),
     ``lines_per_request`` (128-byte lines), ``bytes_per_warp`` (the bytes it moves from
-    DRAM, after cache hits, as ``gmem_bytes`` counts them) and ``bank_conflict_degree``
+    DRAM, after cache hits, as ``gmem_bytes`` counts them), ``l2_bytes_per_warp`` (the
+    bytes the L2 serves instead, as ``l2_bytes`` counts them) and ``bank_conflict_degree``
     (shared memory). Shared and constant-bank accesses move no DRAM bytes."""
     if ins.unit != "ldst":
         return None
     out = {"sectors_per_request": 0.0, "lines_per_request": 0, "bytes_per_warp": 0.0,
-           "bank_conflict_degree": None}
+           "l2_bytes_per_warp": 0.0, "bank_conflict_degree": None}
     if ins.space in ("global", "local"):
         nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
                                        ins.segment_bytes, warp_size)
         out.update(sectors_per_request=nbytes / ins.segment_bytes,
                    lines_per_request=lines_touched(ins.width_bytes, ins.stride, ins.pattern,
                                                    warp_size),
-                   bytes_per_warp=nbytes * (1.0 - ins.hit_ratio))
+                   bytes_per_warp=nbytes * (1.0 - ins.hit_ratio),
+                   l2_bytes_per_warp=nbytes * ins.hit_ratio)
     elif ins.space == "shared":
         out["bank_conflict_degree"] = ins.bank_conflict_degree
     return out
@@ -232,7 +238,7 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
 
 #: The counts of data moved: a predicated-off thread moves none, though its warp still
 #: issues the instruction (a ``predicate`` guard scales these only).
-DATA_COUNTS = frozenset({"gmem_bytes", "smem_accesses", "smem_bank_cycles"})
+DATA_COUNTS = frozenset({"gmem_bytes", "l2_bytes", "smem_accesses", "smem_bank_cycles"})
 
 
 def _guarded_monomials(graph, chain, innermost):
@@ -306,6 +312,7 @@ def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
                                            ins.segment_bytes, warp_size)
             add("gmem_accesses", 1)
             add("gmem_bytes", nbytes * (1.0 - ins.hit_ratio))
+            add("l2_bytes", nbytes * ins.hit_ratio)
             extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
         elif ins.space == "shared":
             add("smem_accesses", 1)
@@ -324,7 +331,7 @@ def _sums(name, per_kind, codes, mono_of, monos) -> dict:
 
     An instruction's amount is the sum of its adds; summing per instruction first and then in
     program order gives the floats of adding each amount in turn because only ``gmem_bytes``
-    has non-integer amounts and it gets one add per instruction (integers below 2**53 add
+    and ``l2_bytes`` have non-integer amounts and each gets one add per instruction (integers below 2**53 add
     exactly in any grouping). A new count with several non-integer adds per instruction
     would need its own sequential sum."""
     if not any(name in amounts for amounts in per_kind):

@@ -26,6 +26,8 @@ class KernelInputs:
     # Tensor-core multiply-adds per warp per data-type class ({class: MACs},
     # core.kernel.mma.TENSOR_CLASSES); None = no tensor work known.
     tensor_macs: dict | None = None
+    # Global-memory bytes per warp served by the L2 (cache hits; the worksheet's l2 row).
+    l2_bytes: Real = 0.0
 
     def overridden(self, **values) -> "KernelInputs":
         """A copy with some inputs replaced (a launch's kernel overrides). An overridden

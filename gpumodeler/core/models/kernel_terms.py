@@ -36,10 +36,11 @@ Blocks are whole (a block retires when its last warp does, §5.6), so an SM hold
 * **Launch overhead**: a fixed time per kernel launch, a GPU parameter
   (``GPUSpec.launch_overhead_s``, calibratable from measurements). On when the value is
   known; no document gives one for any GPU, so by default it is unknown and off.
-* **Working set in L2**: when the bytes a kernel touches fit in the L2 (``l2_bytes``), its
-  global-memory traffic is served at the L2 bandwidth (``l2_bandwidth_bytes_per_s``)
-  instead of DRAM's. The working set is not in the kernel graph, so the term applies only
-  when the user gives it (and the L2 bandwidth, which no document lists).
+* **Working set in L2**: replaced. It served all global traffic at the L2 bandwidth once a
+  given working set fitted in the L2, with no first load from DRAM; the reuse model
+  (core.kernel.sass.reuse, docs/models.md "Reuse and the L2") takes the compulsory bytes
+  from DRAM and the re-reads from the L2 (the worksheet's ``l2`` row). The term is listed,
+  never applied, so its name and ``--working-set`` keep working.
 
 Where the terms apply: everywhere a kernel time is predicted. Each rule is written once, over
 numpy arrays, in :mod:`kernel_terms_vec` (which :func:`gpumodeler.core.models.gajger.predict`

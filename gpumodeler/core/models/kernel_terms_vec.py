@@ -115,26 +115,22 @@ def _size(dims):
 
 
 def l2_decision(gpu: GPUSpec, terms: KernelTerms, working_set_bytes) -> tuple:
-    """(L2 bandwidth in B/s or None, the TermEffect without its effect) for one working set:
-    the L2 serves global memory when the working set fits in it and its bandwidth is known."""
-    if not terms.l2:
-        return None, TermEffect("working set in L2", False, note="switched off")
-    if working_set_bytes is None:
-        return None, TermEffect("working set in L2", False, note="no working set given (--working-set)")
-    ws = float(np.asarray(working_set_bytes))
-    if not np.isfinite(ws) or ws < 0:
-        raise InvalidParameter(f"working_set_bytes must be a finite number >= 0, got {ws}",
-                               item="working_set_bytes")
-    if gpu.l2_bytes is None:
-        return None, TermEffect("working set in L2", False, note="the GPU's L2 size is unknown")
-    if ws > gpu.l2_bytes:
-        return None, TermEffect("working set in L2", False,
-                                note=f"working set {ws:g} B exceeds the L2 ({gpu.l2_bytes:g} B)")
-    if gpu.l2_bandwidth_bytes_per_s is None:
-        return None, TermEffect("working set in L2", False,
-                                note="fits in L2 but the L2 bandwidth is unknown (--l2-bandwidth)")
-    return float(gpu.l2_bandwidth_bytes_per_s), TermEffect("working set in L2", True, note=(
-        f"{ws:g} B fit in the {gpu.l2_bytes:g} B L2: memory at {gpu.l2_bandwidth_bytes_per_s:g} B/s"))
+    """(None, the TermEffect): the old "working set in L2" term, which served *all* global
+    traffic at the L2 bandwidth when a working set fitted (no first load from DRAM), is
+    replaced by the reuse model: compulsory bytes from DRAM, the rest from L2 as far as a
+    wave's working set fits (core.kernel.sass.reuse; the worksheet's ``l2`` row). Kept as a
+    term that never applies so that ``--working-set`` and the term lists keep working."""
+    if working_set_bytes is not None:
+        ws = float(np.asarray(working_set_bytes))
+        if not np.isfinite(ws) or ws < 0:
+            raise InvalidParameter(f"working_set_bytes must be a finite number >= 0, got {ws}",
+                                   item="working_set_bytes")
+    return None, TermEffect("working set in L2", False, note=L2_TERM_REPLACED)
+
+
+#: why the old L2 term is off (docs/models.md, "Reuse and the L2")
+L2_TERM_REPLACED = ("replaced by the reuse model: compulsory bytes from DRAM, re-reads from "
+                    "L2 (the l2 row), as far as a wave's working set fits the L2")
 
 
 def with_l2_memory(gpu: GPUSpec, bandwidth_bytes_per_s: float) -> GPUSpec:

@@ -9,10 +9,11 @@ per SM × SMs × clock), so an FMA counts once on both sides and the ratio is th
 (twice the work against twice the peak). A kernel using several pipes is bound by the
 busiest: peak = work / max_pipe(ops_pipe / peak_pipe). Memory levels and their traffic:
 
-* ``dram``: the kernel's global-memory bytes (GMem bytes per warp × warps) at the sustained
-  (measured) bandwidth where the database has one, else the theoretical one (noted) —
-  skipped when the working set is in L2;
-* ``l2``: the same bytes at the L2 bandwidth, when it is known;
+* ``dram``: the kernel's global-memory bytes from DRAM (GMem bytes per warp × warps: the
+  compulsory bytes, after the reuse the L2 serves) at the sustained (measured) bandwidth
+  where the database has one, else the theoretical one (noted);
+* ``l2``: every global request reaches the L2: those bytes plus the L2 hits (``l2_bytes``
+  per warp × warps, core.kernel.sass.reuse) at the L2 bandwidth, when it is known;
 * ``shared``: shared-memory traffic, 128 B per conflict-weighted warp access, at the shared
   memory's warp accesses per cycle per SM (Volkov Table 6.1).
 
@@ -54,10 +55,11 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
             compute_s, compute_pipe = t, pipe
     peak = work / compute_s if compute_s > 0 else None
     gmem_total = float(kernel.gmem_bytes) * warps
+    l2_total = float(getattr(kernel, "l2_bytes", 0.0) or 0.0) * warps  # L2 hits (reuse)
     levels = {}
     l2_bw, l2_effect = kt.l2_bandwidth(inputs)
-    if gmem_total > 0:
-        if l2_bw is None:
+    if gmem_total + l2_total > 0:
+        if l2_bw is None and gmem_total > 0:
             if gpu.memory_bandwidth_measured_bytes_per_s is not None:
                 bw = float(gpu.memory_bandwidth_measured_bytes_per_s)
                 notes.append(f"DRAM ceiling: measured {bw / 1e9:.4g} GB/s")
@@ -65,8 +67,8 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
                 bw = gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * sms * clock
                 notes.append(f"DRAM ceiling: theoretical {bw / 1e9:.4g} GB/s (no measured value)")
             levels["dram"] = (gmem_total, bw)
-        if gpu.l2_bandwidth_bytes_per_s is not None:
-            levels["l2"] = (gmem_total, float(gpu.l2_bandwidth_bytes_per_s))
+        if gpu.l2_bandwidth_bytes_per_s is not None:  # every global request reaches the L2
+            levels["l2"] = (gmem_total + l2_total, float(gpu.l2_bandwidth_bytes_per_s))
     smem = float(kernel.smem_bank_cycles) * warps
     if smem > 0:
         rate = gpu.require("smem_accesses_per_cycle_per_sm")

@@ -80,8 +80,10 @@ def _peak_rate_floor_s(inputs: ModelInputs, l2_bandwidth_bytes_per_s: float | No
         return None
     warps = blocks_of(inputs.grid_size) * warps_per_block(inputs.block_size, gpu.require("warp_size"))
     # the issue limit is left out: it bounds instructions, not work, and a model that
-    # ignores it (the roofline) is not implausible for that
-    worst = max(float(v) for r, v in tb.cycles_per_warp.items() if r != "issue")
+    # ignores it (the roofline) is not implausible for that; so is the L2 row (the L2 hits
+    # at an L2 bandwidth that is an assumption for most GPUs, and that models without
+    # caches, mwp-cwp and bsp, do not see)
+    worst = max(float(v) for r, v in tb.cycles_per_warp.items() if r not in ("issue", "l2"))
     return warps * worst / (sms * clock) if worst > 0 else None
 
 

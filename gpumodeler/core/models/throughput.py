@@ -24,6 +24,12 @@ Here, per warp and per SM, in cycles (W = warp size):
 * ``sfu``         = W × INS_SFU / SFUs per SM
 * ``fp64``        = W × INS_FP64 / FP64 units per SM
 * ``shared_memory`` = Σ (conflict degree) / warp-wide shared accesses per cycle per SM
+* ``l2`` = L2_bytes / (L2 bandwidth / (SMs × SM clock)): the global-memory bytes per warp
+  the L2 serves instead of DRAM (cache hits: reuse between neighbouring loads and across
+  blocks, core.kernel.sass.reuse), beside the DRAM row ``memory`` that carries the
+  compulsory bytes (Williams, Waterman & Patterson 2009's Roofline has a ceiling per
+  memory level the same way). 0 where the GPU's L2 bandwidth is unknown (the hits are then
+  not bounded; the prediction says so)
 
 On Volta and later (compute capability >= 7, :meth:`GPUSpec.issues_separate_pipes`), when
 the per-pipe instruction mix is known (``pipe_instructions``, from a kernel graph), the
@@ -65,7 +71,7 @@ from gpumodeler.core.lazy_fields import LazyFields, build
 # Gajger/Volkov's resources first (ties keep their historical order), then the pipes of
 # Volta and later; a resource a GPU does not have reads 0.
 RESOURCES = ("cuda_cores", "issue", "memory", "sfu", "fp64", "shared_memory",
-             "fp32", "int32", "fp32_int32", "fp16", "tensor")
+             "fp32", "int32", "fp32_int32", "fp16", "tensor", "l2")
 #: Pipes a kernel graph's per-pipe counts may name (core.kernel.opcodes.PIPES that run
 #: arithmetic on CUDA-core lanes or tensor cores; sfu and fp64 have their own arguments).
 PIPE_COUNTS = ("fp32", "int32", "fp16", "tensor")
@@ -282,7 +288,8 @@ def tensor_cycles(gpu: GPUSpec, tensor_macs: dict | None):
 def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instructions=0.0,
                      gmem_bytes=0.0, sfu_instructions=0.0, fp64_instructions=0.0,
                      smem_bank_cycles=0.0, pipe_instructions: dict | None = None,
-                     dual_issues=0.0, tensor_macs: dict | None = None) -> ThroughputBound:
+                     dual_issues=0.0, tensor_macs: dict | None = None,
+                     l2_bytes=0.0) -> ThroughputBound:
     """Per-resource worksheet for one warp (counts per warp; see module docstring).
 
     ``pipe_instructions`` maps pipes (``PIPE_COUNTS``) to instructions per warp; on a GPU
@@ -335,7 +342,18 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
     else:
         cycles.update({p: 0.0 for p in ("fp32", "int32", "fp32_int32", "fp16")})
     cycles["tensor"] = tensor_cycles(gpu, tensor_macs)
+    cycles["l2"] = l2_cycles(gpu, _nonneg("L2 bytes per warp", l2_bytes))
     return bound_of(cycles, split)
+
+
+def l2_cycles(gpu: GPUSpec, l2_bytes):
+    """Cycles per warp the L2 needs for ``l2_bytes`` per warp at the GPU's L2 bandwidth
+    spread over its SMs (0 for no bytes, and where the bandwidth is unknown)."""
+    bandwidth = gpu.l2_bandwidth_bytes_per_s
+    if not _used(l2_bytes) or bandwidth is None:
+        return _zero(l2_bytes)
+    per_cycle = bandwidth / (require_positive(gpu, "sms") * require_positive(gpu, "sm_clock_hz"))
+    return l2_bytes / per_cycle
 
 
 def bound_of(cycles: dict, split: bool) -> ThroughputBound:

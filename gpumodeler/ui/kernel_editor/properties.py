@@ -234,6 +234,9 @@ def _access_summary(ins) -> str:
     if ins.space in ("global", "local"):
         parts.append(f"{cost['sectors_per_request']:g} × {ins.segment_bytes} B per request, "
                      f"{cost['bytes_per_warp']:g} B per warp from DRAM")
+        if cost["l2_bytes_per_warp"]:
+            parts.append(f"{cost['l2_bytes_per_warp']:g} B per warp from L2 (hit ratio "
+                         f"{ins.hit_ratio:.0%}: re-read by neighbouring loads)")
     elif ins.space == "shared":
         parts.append(f"{cost['bank_conflict_degree']}-way bank conflict")
     return "\n".join(parts)

@@ -284,8 +284,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         evaluation = self.evaluation()
         self._show_gpu_values()
         try:
-            self.result = evaluation.launch(self.launch_id,
-                                            working_set_bytes=self.terms_box.working_set_bytes)
+            self.result = evaluation.launch(self.launch_id)
             self.error = ""
         except ModelError as exc:
             kernel_only = self._kernel_only(evaluation)
@@ -334,9 +333,9 @@ class LaunchPanel(DocumentBinding, QWidget):
                                  terms=self.terms_box.terms())
 
     def model_parameters(self) -> dict:
-        """The models' own inputs the panel gives (ModelInputs.parameters): the working set."""
-        ws = self.terms_box.working_set_bytes
-        return {} if ws is None else {"working_set_bytes": ws}
+        """The models' own inputs the panel gives (ModelInputs.parameters): none now (the
+        working set of the old L2 term is replaced by the reuse model)."""
+        return {}
 
     def _show_gpu_values(self) -> None:
         """The launch's GPU's own launch overhead and L2 values, as the terms box's hints."""
@@ -366,8 +365,7 @@ class LaunchPanel(DocumentBinding, QWidget):
             return None
         evaluation = evaluation or self.evaluation()
         try:
-            return evaluation.launch(self.launch_id, include_transfers=False,
-                                     working_set_bytes=self.terms_box.working_set_bytes)
+            return evaluation.launch(self.launch_id, include_transfers=False)
         except (ModelError, KeyError, LookupError):
             return None
 

@@ -17,7 +17,7 @@ from .terms_box import panel_words
 RESOURCE_NAMES = {"cuda_cores": "CUDA cores", "issue": "issue", "memory": "global memory",
                   "sfu": "SFU", "fp64": "FP64", "shared_memory": "shared memory", "latency": "latency",
                   "fp32": "FP32 pipe", "int32": "INT32 pipe", "fp32_int32": "FP32+INT32 lanes",
-                  "fp16": "FP16 pipe"}
+                  "fp16": "FP16 pipe", "tensor": "tensor cores", "l2": "L2"}
 LIMIT_NAMES = {"warps": "warps", "registers": "registers", "shared_memory": "shared memory",
                "blocks": "blocks per SM"}
 ROWS = (("kernel_time", "Kernel time"), ("terms", "Kernel terms"), ("mode", "Mode"), ("latency_bound", "Latency bound"),
@@ -93,7 +93,7 @@ class PredictionView(QGroupBox):
         for res in RESOURCES:
             v = tb.cycles_per_warp[res]
             if v:
-                name = RESOURCE_NAMES[res]
+                name = RESOURCE_NAMES.get(res, res)
                 cells.append(f"<b>{name} {v:.4g}</b>" if res == tb.binding else f"{name} {v:.4g}")
         L["cycles"].setText(" · ".join(cells) + f"  (binding: {RESOURCE_NAMES.get(tb.binding, tb.binding)})")
         L["knee"].setText(f"occupancy {k.knee_occupancy:.4g} warps/SM "

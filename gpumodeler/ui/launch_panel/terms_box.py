@@ -8,9 +8,10 @@ flag.
   2016 §5.6–5.9); Gajger's eq. 4.1 and its λ (eq. 4.4) keep the mean occupancy instead.
 * **Launch overhead**: a fixed time per launch, the GPU's ``launch_overhead_s``; the field
   gives it when the device database does not (no document gives one for any GPU).
-* **Working set in L2**: the bytes the kernel touches; when they fit in the GPU's L2, global
-  memory runs at the L2 bandwidth (``l2_bandwidth_bytes_per_s``, which the field gives when
-  the device database has none).
+* **L2 bandwidth**: the rate of the throughput worksheet's ``l2`` row (the global-memory
+  bytes the L2 serves: re-reads of an imported kernel's reuse), the GPU's
+  ``l2_bandwidth_bytes_per_s``, which the field gives when the device database has none. (The
+  old "working set in L2" term is replaced by the reuse model: no control.)
 
 The switches and values belong to the panel for the session: a project file has no place
 for them (the CLI takes the same values as options of each run), so they are shown beside
@@ -32,22 +33,18 @@ from .fields import FieldError, clear_error, mark_error, message_label
 VALUE_FIELDS = (
     ("launch_overhead_s", "Overhead per launch", "s",
      "fixed time per kernel launch, e.g. 5 µs (empty: the GPU's value from the device database)"),
-    ("working_set_bytes", "Working set", "B",
-     "bytes the kernel touches, e.g. 24 MiB; when they fit in the L2, global memory is served "
-     "at the L2 bandwidth (empty: no working set, the term is off)"),
     ("l2_bandwidth_bytes_per_s", "L2 bandwidth", "B/s",
-     "the L2's bandwidth, e.g. 3 TB/s (empty: the GPU's value from the device database)"),
+     "the L2's bandwidth for the bytes it serves (the l2 row), e.g. 3 TB/s (empty: the GPU's "
+     "value from the device database)"),
 )
 
 #: what a core note's hint at a command-line option means in this panel
 FLAG_WORDS = {
     " (--launch-overhead SECONDS)": " — give it under Kernel terms",
-    " (--working-set)": " — give one under Kernel terms",
     " (--l2-bandwidth)": " — give it under Kernel terms",
     "; --tail)": "; switch it on under Kernel terms)",
     "--launch-overhead SECONDS": "give it under Kernel terms › Overhead per launch",
     "--launch-overhead": "Kernel terms › Overhead per launch",
-    "--working-set": "give it under Kernel terms › Working set",
     "--l2-bandwidth": "give it under Kernel terms › L2 bandwidth",
     "--tail": "Kernel terms › Tail of the last wave",
     "--no-underfill": "Kernel terms › Under-filled GPU",
@@ -88,15 +85,11 @@ class KernelTermsBox(QGroupBox):
         self.overhead = QCheckBox("launch overhead")
         self.overhead.setChecked(True)
         self.overhead.setToolTip("On: a fixed time per launch is added when it is known")
-        self.l2 = QCheckBox("working set in L2")
-        self.l2.setChecked(True)
-        self.l2.setToolTip("On: a working set that fits in the L2 is served at the L2 bandwidth")
-        for box in (self.underfill, self.tail, self.overhead, self.l2):
+        for box in (self.underfill, self.tail, self.overhead):
             box.toggled.connect(lambda _on: self.changed.emit())
         form.addRow("Switches", self.underfill)
         form.addRow("", self.tail)
         form.addRow("", self.overhead)
-        form.addRow("", self.l2)
         self.edits: dict[str, QLineEdit] = {}
         self.values: dict[str, float | None] = {name: None for name, *_ in VALUE_FIELDS}
         for name, label, _unit, help_text in VALUE_FIELDS:
@@ -119,10 +112,7 @@ class KernelTermsBox(QGroupBox):
         known = {"launch_overhead_s": getattr(gpu, "launch_overhead_s", None),
                  "l2_bandwidth_bytes_per_s": getattr(gpu, "l2_bandwidth_bytes_per_s", None)}
         for name, _label, unit, _help in VALUE_FIELDS:
-            if name == "working_set_bytes":
-                l2 = getattr(gpu, "l2_bytes", None)
-                text = f"none (the L2 holds {format_quantity(l2, 'B')})" if l2 else "none"
-            elif known[name] is not None:
+            if known[name] is not None:
                 text = f"GPU's: {format_quantity(known[name], unit)}"
             else:
                 text = "unknown for this GPU: type one"
@@ -160,16 +150,12 @@ class KernelTermsBox(QGroupBox):
 
     def terms(self) -> KernelTerms:
         return KernelTerms(underfill=self.underfill.isChecked(), tail=self.tail.isChecked(),
-                           launch_overhead=self.overhead.isChecked(), l2=self.l2.isChecked())
+                           launch_overhead=self.overhead.isChecked())
 
     def gpu_overrides(self) -> dict:
         """The GPU fields the box gives (``GPUSpec.with_overrides`` keywords; None: the GPU's)."""
         return {"launch_overhead_s": self.values["launch_overhead_s"],
                 "l2_bandwidth_bytes_per_s": self.values["l2_bandwidth_bytes_per_s"]}
-
-    @property
-    def working_set_bytes(self) -> float | None:
-        return self.values["working_set_bytes"]
 
     def lookups(self, lookups: dict) -> dict:
         """``lookups`` (core's resolvers) whose GPUs carry this box's values."""

@@ -192,10 +192,16 @@ def warp_access(stride_bytes: int, width_bytes: int, offset: int = 0,
     needs per bank (a 16-byte access takes at least 4 wavefronts; NVIDIA CUDA C++ Best
     Practices Guide, "Shared Memory")."""
     stride_bytes = abs(int(stride_bytes))
+    return lanes_access([offset + lane * stride_bytes for lane in range(warp_size)], width_bytes)
+
+
+def lanes_access(addresses, width_bytes: int) -> WarpAccess:
+    """:func:`warp_access` of a warp whose lanes access ``width_bytes`` at the given byte
+    addresses (one per active lane; a block narrower than a warp puts several rows of the
+    thread index in one warp: core.kernel.sass.launch_shape)."""
     width = max(1, int(width_bytes))
     sectors, lines, words = set(), set(), set()
-    for lane in range(warp_size):
-        start = offset + lane * stride_bytes
+    for start in addresses:
         end = start + width - 1
         for s in range(start // SECTOR_BYTES, end // SECTOR_BYTES + 1):
             sectors.add(s)
@@ -207,9 +213,9 @@ def warp_access(stride_bytes: int, width_bytes: int, offset: int = 0,
     for w in words:
         per_bank[w % BANKS] = per_bank.get(w % BANKS, 0) + 1
     minimum = max(1, math.ceil(len(words) / BANKS))
-    degree = max(1, min(BANKS, math.ceil(max(per_bank.values()) / minimum)))
+    degree = max(1, min(BANKS, math.ceil(max(per_bank.values(), default=1) / minimum)))
     return WarpAccess(sectors=len(sectors), lines=len(lines), bytes=len(sectors) * SECTOR_BYTES,
-                      bank_conflict_degree=degree, broadcast=stride_bytes == 0)
+                      bank_conflict_degree=degree, broadcast=len(set(addresses)) <= 1)
 
 
 # -- following the registers -------------------------------------------------------------

@@ -1,0 +1,214 @@
+"""What a launch's block shape does to the imported memory accesses, at prediction time.
+
+The SASS import (:mod:`gpumodeler.core.kernel.sass.addresses`) writes each memory
+instruction's address on its node as text, a polynomial in the thread index ``tid.x/y/z``,
+the block dimensions ``ntid.*``, the block index and the kernel's parameters, and sets the
+node's ``stride`` from the coefficient of ``tid.x`` alone: the lanes of a warp taken as 32
+consecutive ``tid.x``. That holds for a block whose x dimension is a multiple of the warp
+size. The threads of a block are numbered x fastest, then y, then z, and a warp is 32
+consecutive thread numbers (NVIDIA CUDA C++ Programming Guide, "Thread Hierarchy" and
+"SIMT Architecture": "the thread ID of a thread of index (x, y, z) is (x + y Dx + z Dx Dy)",
+and "each warp contains threads of consecutive, increasing thread IDs"). A block narrower
+than a warp (16×16) so puts two or more rows of ``tid.y`` in one warp.
+
+:func:`shaped_graph` evaluates, for a launch's block ``(Dx, Dy, Dz)``, the addresses of every
+warp of a block, lane by lane, with ``ntid.*`` the block's dimensions:
+
+* global and local accesses: the mean 32-byte sectors per request over the block's warps
+  (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"), written as
+  the node's stride in elements (``sectors / width``, which makes the bytes per warp of
+  :func:`gpumodeler.core.kernel.warp_counts.access_bytes_per_warp` the sectors' bytes); every
+  lane on one address is a ``broadcast``;
+* shared accesses: the bank-conflict degree (:func:`addresses.lanes_access`), the mean over
+  the warps rounded up.
+
+Choices, each tested: a kernel parameter or another value the listing does not give in a
+thread-index coefficient (a row length ``n``) is taken as large and a multiple of 128 bytes
+(rows then share no sector, as any row of 32 floats or more); a node whose stride, pattern or
+conflict degree differs from what its address gives for a 1-D block was set by hand and is
+kept; a block whose x dimension is a multiple of the warp size changes nothing.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+import math
+import re
+
+from gpumodeler.core.kernel.sass.addresses import (
+    Poly, WARP, analyse_address, instruction_attributes, lanes_access)
+
+#: the value a thread-index coefficient's unknown symbol (a kernel parameter, an opaque
+#: value) takes: large, and a multiple of the 128-byte line (see the module docstring)
+UNKNOWN_COEFFICIENT = 1 << 20
+_TERM_SPLIT = re.compile(r" \+ ")
+_SPACES = ("global", "local", "shared")
+
+
+@lru_cache(maxsize=65536)
+def parse_address(text: str) -> Poly | None:
+    """The polynomial of a node's ``address`` text (``Poly.text``'s form, up to the first
+    ``;``); None when it is not an affine address the import followed (``not affine``,
+    ``not followed``, empty) or not in that form. (Cached: the result is shared, not to be
+    changed.)"""
+    body = (text or "").split(";", 1)[0].strip()
+    if not body or body.startswith("not "):
+        return None
+    terms: dict = {}
+    for term in _TERM_SPLIT.split(body.replace(" - ", " + -")):
+        term = term.strip()
+        sign = 1
+        if term.startswith("-"):
+            sign, term = -1, term[1:]
+        factors = term.split("·")
+        coef = 1
+        try:
+            coef = int(factors[0], 0)
+            factors = factors[1:]
+        except ValueError:
+            pass
+        if any(not f or " " in f for f in factors):
+            return None
+        mono = tuple(sorted(factors))
+        terms[mono] = terms.get(mono, 0) + sign * coef
+    return Poly(terms)
+
+
+def block_dims(block_size) -> tuple:
+    """(Dx, Dy, Dz) of a block given as a thread count or 1-3 dimensions."""
+    if isinstance(block_size, (tuple, list)):
+        dims = tuple(int(d) for d in block_size) + (1, 1)
+        return dims[:3]
+    return (int(block_size), 1, 1)
+
+
+def needs_shape(block_size, warp_size: int = WARP) -> bool:
+    """Whether the block's shape changes any warp's lanes: its x dimension is not a multiple
+    of the warp size (a warp then spans several rows, or the block is smaller than a warp)."""
+    return block_dims(block_size)[0] % int(warp_size) != 0
+
+
+def _coefficients(poly: Poly, block: tuple) -> tuple | None:
+    """(tid.x, tid.y, tid.z, laneid coefficients in bytes, numeric constant) of ``poly`` with
+    ``ntid.*`` the block's dimensions; None when a lane-varying term is not
+    ``coefficient · tid.*``/``laneid``."""
+    dims = {"ntid.x": block[0], "ntid.y": block[1], "ntid.z": block[2]}
+    coef = {"tid.x": 0, "tid.y": 0, "tid.z": 0, "laneid": 0}
+    for mono, c in poly.terms.items():
+        varying = [s for s in mono if s in coef]
+        lane_data = any(s.startswith(("data@", "f@")) for s in mono)
+        if not varying:
+            if lane_data:
+                return None
+            continue
+        if len(varying) > 1 or lane_data:
+            return None
+        value = c
+        for s in mono:
+            if s != varying[0]:
+                value *= dims.get(s, UNKNOWN_COEFFICIENT)
+        coef[varying[0]] += value
+    return coef["tid.x"], coef["tid.y"], coef["tid.z"], coef["laneid"], poly.terms.get((), 0)
+
+
+def _offsets(coefs: tuple, block: tuple, warp: int, warp_size: int) -> list:
+    cx, cy, cz, cl, base = coefs
+    dx, dy, dz = block
+    return [base + cx * (t % dx) + cy * ((t // dx) % dy) + cz * (t // (dx * dy)) + cl * (t % warp_size)
+            for t in range(warp * warp_size, min(dx * dy * dz, (warp + 1) * warp_size))]
+
+
+def lane_offsets(poly: Poly, block: tuple, warp: int, warp_size: int = WARP) -> list | None:
+    """The byte offsets (relative to the warp-uniform part of ``poly``, plus its numeric
+    constant for alignment) of the lanes of warp ``warp`` of a block ``block``; None when
+    the address has a lane-varying term other than ``coefficient · tid.*``/``laneid``."""
+    coefs = _coefficients(poly, block)
+    return None if coefs is None else _offsets(coefs, block, warp, warp_size)
+
+
+@lru_cache(maxsize=4096)
+def _block_access(coefs: tuple, width: int, block: tuple, warp_size: int) -> tuple:
+    """(mean sectors per request, mean bank-conflict degree, every warp a broadcast) over
+    the warps of a block; ``coefs``' constant taken modulo 128 bytes (alignment is all it
+    decides), so unrolled copies of one access share the work."""
+    warps = -(-block[0] * block[1] * block[2] // warp_size)
+    sectors = degrees = 0
+    uniform = True
+    for w in range(warps):
+        acc = lanes_access(_offsets(coefs, block, w, warp_size), width)
+        sectors += acc.sectors
+        degrees += acc.bank_conflict_degree
+        uniform = uniform and acc.broadcast
+    return sectors / warps, degrees / warps, uniform
+
+
+def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
+    """The attributes of memory instruction ``ins`` for a block ``block`` ({} when nothing
+    changes: not a global/local/shared access with an affine address, or set by hand)."""
+    if ins.unit != "ldst" or ins.space not in _SPACES:
+        return {}
+    poly = parse_address(ins.address)
+    if poly is None:
+        return {}
+    imported = instruction_attributes(analyse_address(poly, ins.space), ins.width_bytes)
+    if "not affine" in imported["address"]:
+        return {}
+    if (float(imported.get("stride", 1.0)) != float(ins.stride)
+            or imported.get("pattern", "strided") != ins.pattern
+            or imported.get("bank_conflict_degree", 1) != ins.bank_conflict_degree):
+        return {}  # set by hand: the user's value stands
+    coefs = _coefficients(poly, block)
+    if coefs is None:
+        return {}
+    coefs = coefs[:4] + (coefs[4] % 128,)
+    mean_sectors, mean_degree, uniform = _block_access(coefs, ins.width_bytes, block,
+                                                       int(warp_size))
+    if ins.space == "shared":
+        degree = max(1, min(32, math.ceil(mean_degree - 1e-9)))
+        return {} if degree == ins.bank_conflict_degree else {"bank_conflict_degree": degree}
+    if uniform:
+        new = {"pattern": "broadcast", "stride": 1.0}
+    else:
+        new = {"pattern": "strided", "stride": max(1.0, mean_sectors / ins.width_bytes)}
+    return {} if (new["pattern"], new["stride"]) == (ins.pattern, ins.stride) else new
+
+
+def shaped_graph(graph, block_size, warp_size: int = WARP):
+    """(graph, [note]): ``graph`` with its memory accesses evaluated for ``block_size``
+    (the same graph, untouched, when the block's x dimension is a multiple of the warp
+    size or nothing changes; else a copy). A note per changed instruction says what."""
+    if not needs_shape(block_size, warp_size):
+        return graph, []
+    block = block_dims(block_size)
+    changes = {}
+    for nid, ins in graph.instructions.items():
+        new = shaped_instruction(ins, block, warp_size)
+        if new:
+            changes[nid] = new
+    if not changes:
+        return graph, []
+    shaped = graph.copy()
+    notes = []
+    shape = "×".join(str(d) for d in block)
+    for nid, new in changes.items():
+        ins = shaped.instructions[nid]
+        shaped.instructions[nid] = _replaced(ins, new)
+        if "bank_conflict_degree" in new:
+            notes.append(f"{nid} ({ins.opcode}): block {shape}: bank conflict degree "
+                         f"{ins.bank_conflict_degree} -> {new['bank_conflict_degree']}")
+        else:
+            before = _sectors(ins)
+            after = _sectors(shaped.instructions[nid])
+            notes.append(f"{nid} ({ins.opcode}): block {shape}: {before:g} -> {after:g} "
+                         f"sectors per request")
+    return shaped, notes
+
+
+def _replaced(ins, new: dict):
+    from dataclasses import replace
+    return replace(ins, **new)
+
+
+def _sectors(ins) -> float:
+    from gpumodeler.core.kernel.warp_counts import access_cost
+    cost = access_cost(ins)
+    return cost["sectors_per_request"] if cost else 0.0
