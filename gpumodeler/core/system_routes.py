@@ -19,7 +19,7 @@ paper to cite. Rectangles are ``(x, y, width, height)`` with y downwards, as on 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Mapping, Sequence
 
 Point = tuple[float, float]
 Rect = tuple[float, float, float, float]
@@ -201,7 +201,7 @@ def _point_at(points: Sequence[Point], fraction: float) -> tuple[Point, Point]:
     return b, ((b[0] - a[0]) / seg, (b[1] - a[1]) / seg)
 
 
-def place_labels(paths: dict[str, Sequence[Point]], sizes: dict[str, tuple[float, float]],
+def place_labels(paths: Mapping[str, Sequence[Point]], sizes: dict[str, tuple[float, float]],
                  boxes: Sequence[Rect], order: Sequence[str] | None = None) -> dict[str, Rect]:
     """A rectangle of ``sizes[id]`` for each path's label: on the path at the first of
     :data:`LABEL_SPOTS` (then beside the path) where it covers no box and no label placed
@@ -215,7 +215,7 @@ def place_labels(paths: dict[str, Sequence[Point]], sizes: dict[str, tuple[float
         if not points or lid not in sizes:
             continue
         w, h = sizes[lid]
-        best = None
+        best: tuple[float, Rect] | None = None
         for beside in (0.0, 1.0, -1.0, 2.0, -2.0, 3.0, -3.0, 4.0, -4.0):
             for fraction in LABEL_SPOTS:
                 (x, y), (ux, uy) = _point_at(points, fraction)
@@ -230,8 +230,9 @@ def place_labels(paths: dict[str, Sequence[Point]], sizes: dict[str, tuple[float
                     best = (cost, rect)
                 if cost == 0:
                     break
-            if best[0] == 0:
+            if best is not None and best[0] == 0:
                 break
+        assert best is not None  # LABEL_SPOTS is not empty
         out[lid] = best[1]
         placed.append(best[1])
     return out

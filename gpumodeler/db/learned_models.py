@@ -68,7 +68,7 @@ class StoredModel:
                 "created": self.created, "note": self.note}
 
 
-def stored_from_text(name: str, text: str, measurements=(), origin: str = "user",
+def stored_from_text(name: str | None, text: str, measurements=(), origin: str = "user",
                      created: str | None = None, note: str = "") -> StoredModel:
     """A StoredModel of a model file's text, validated first (FormatError otherwise)."""
     from gpumodeler.core.learn.model_file import model_from_text, model_to_text  # lazy: numpy

@@ -303,7 +303,10 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             return f"{gpu_id}/copy"
         return f"{gpu_id}/copy-{'dtoh' if outbound else 'htod'}"
 
-    activities, capacities, kernel_device, predictions = [], {}, {}, {}
+    activities: list = []
+    capacities: dict = {}
+    kernel_device: dict = {}
+    predictions: dict = {}
     kernel_times: dict = {}  # (launch, GPU, share) -> (kernel time, prediction detail)
     sizes: dict = {}  # size expression -> bytes
     routes: dict = {}  # (source, destination) -> route
@@ -430,16 +433,16 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                     hops.append({"connection": up.id, "link": up.link_name, "direction": slot,
                                  "startup_s": 0.0, "bandwidth_bytes_per_s": up_bw, "lambda": up_lam,
                                  "shared_upstream": True})
-            engines = []
+            held_engines: list[str] = []
             src_kind, dst_kind = project.devices[s.src].kind, project.devices[s.dst].kind
             if src_kind == "gpu":
-                engines.append(copy_engine(s.src, outbound=True))
+                held_engines.append(copy_engine(s.src, outbound=True))
             if dst_kind == "gpu" and (src_kind == "host" or len(route) == 2):
-                engines.append(copy_engine(s.dst, outbound=False))
+                held_engines.append(copy_engine(s.dst, outbound=False))
             if s.concurrent:    # on an engine of its own (from a trace): holds none
-                engines = []
+                held_engines = []
             owner = s.src if src_kind == "gpu" else s.dst
-            activities.append(Activity(s.id, s.label, tuple(engines), tuple(after), fixed_s=startup,
+            activities.append(Activity(s.id, s.label, tuple(held_engines), tuple(after), fixed_s=startup,
                                        bytes=size, links=tuple(links), rate_cap=rate_cap))
             alone = startup + size / rate_cap
             predictions[s.id] = StepPrediction(s.id, "copy", owner, alone, {

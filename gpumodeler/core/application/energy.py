@@ -54,8 +54,8 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
     makespan = Fraction(timeline.makespan_s)
     all_devices = list(dict.fromkeys(list(devices) + list(kernel_device.values())))
     unknown = []
-    step_j = {a.id: 0.0 for a in timeline.activities}
-    device_j = {}
+    step_j: dict[str, float | None] = {a.id: 0.0 for a in timeline.activities}
+    device_j: dict[str, float | None] = {}
     by_device: dict = {}
     for k, d in kernel_device.items():
         by_device.setdefault(d, []).append(acts[k])
@@ -82,14 +82,16 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
         # elementary intervals between all start/end points of this device's kernels, swept
         # in order: a kernel runs over (lo, hi) when it started at or before lo and ends after lo
         # (a kernel of zero duration runs over no interval, but its instant still splits one)
-        starts, ends, points = {}, {}, set()
+        starts: dict = {}
+        ends: dict = {}
+        instants: set = set()
         for j, k in enumerate(kernels):
             s, e = on_grid(k.start_s), on_grid(k.end_s)
-            points.update((s, e))
+            instants.update((s, e))
             if e > s:
                 starts.setdefault(s, []).append(j)
                 ends.setdefault(e, []).append(j)
-        points = sorted(points)
+        points = sorted(instants)
         busy = 0
         if p.busy_w is not None:
             watts, per = p.busy_w.as_integer_ratio()
@@ -126,6 +128,6 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
     if any(v is None for v in device_j.values()):
         total = None
     else:
-        total = sum(device_j.values()) + (host_j or 0.0)
+        total = sum(v for v in device_j.values() if v is not None) + (host_j or 0.0)
     edp = None if total is None else total * timeline.makespan_s
     return ApplicationEnergy(step_j, device_j, host_j, total, edp, tuple(unknown))

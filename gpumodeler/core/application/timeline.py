@@ -292,9 +292,9 @@ def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
     for link in tight:
         if users[link] == everyone:
             return dict.fromkeys(active, level)
-    tight = set(tight)
+    tight_set = set(tight)
     for i in active:
-        if caps[i] != level and tight.isdisjoint(links[i]):
+        if caps[i] != level and tight_set.isdisjoint(links[i]):
             break
     else:
         return dict.fromkeys(active, level)
@@ -315,8 +315,8 @@ def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
                 level = c
         if level is None:
             raise InvalidParameter("a copy has neither a link nor a rate cap")
-        tight = {link for link, n in users.items() if n and remaining[link] // n == level}
-        frozen = [i for i in unfrozen if caps[i] == level or not tight.isdisjoint(links[i])]
+        tight_now = {link for link, n in users.items() if n and remaining[link] // n == level}
+        frozen = [i for i in unfrozen if caps[i] == level or not tight_now.isdisjoint(links[i])]
         for i in frozen:
             rates[i] = level
         if len(frozen) == len(unfrozen):
@@ -325,8 +325,8 @@ def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
             for link in links[i]:
                 remaining[link] -= level
                 users[link] -= 1
-        frozen = set(frozen)
-        unfrozen = [i for i in unfrozen if i not in frozen]
+        frozen_set = set(frozen)
+        unfrozen = [i for i in unfrozen if i not in frozen_set]
     return rates
 
 
@@ -421,7 +421,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     heappush, heappop = heapq.heappush, heapq.heappop
     phase = ["waiting"] * n  # waiting -> fixed -> data -> done
     start = [None] * n
-    end = [None] * n
+    end: list = [None] * n
     ready = [None] * n
     cause: list = [None] * n
     left = list(volume)

@@ -136,7 +136,7 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
 
     # concurrent: overlapped a step of its GPU on the same engine in the trace (kernels;
     # copies in one direction)
-    concurrent = set()
+    concurrent: set = set()
     latest: dict = {}   # (device, engine) -> (end, index) of the step ending last so far
     for i, r in enumerate(usable):
         key = (r.device, "compute" if r.kind == "kernel" else
@@ -147,7 +147,10 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
         if end is None or r.end_s > end:
             latest[key] = (r.end_s, i)
 
-    steps, launches, launch_index, launch_of = [], [], {}, {}
+    steps: list = []
+    launches: list = []
+    launch_index: dict = {}
+    launch_of: dict = {}
     last_of_stream: dict = {}       # stream -> (step id, end)
     barrier, barrier_end = None, t0  # the last host gap step and when it ended
     seen_barrier: dict = {}          # stream -> barrier its steps already wait for
@@ -202,14 +205,14 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
             sid = f"k{n_kernels}"
             grid = _product(r.grid)
             block = _product(r.block)
-            key = (r.name, r.device, grid, block, r.registers_per_thread or 0,
-                   int(r.shared_mem_bytes or 0))
-            if key not in launch_index:
-                launch_index[key] = len(launches)
-                launches.append(TracedLaunch(key, r.name, r.device, grid, block,
+            config = (r.name, r.device, grid, block, r.registers_per_thread or 0,
+                      int(r.shared_mem_bytes or 0))
+            if config not in launch_index:
+                launch_index[config] = len(launches)
+                launches.append(TracedLaunch(config, r.name, r.device, grid, block,
                                              int(r.registers_per_thread or 0),
                                              int(r.shared_mem_bytes or 0)))
-            launch_of[sid] = launch_index[key]
+            launch_of[sid] = launch_index[config]
             steps.append(Step(sid, "kernel", r.name, gpu=gpu, concurrent=i in concurrent,
                               **common))
         else:

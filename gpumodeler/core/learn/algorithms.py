@@ -143,8 +143,12 @@ def fit_tree(x, y, rng=None, candidates: int | None = None) -> dict:
     ``value`` (a leaf has feature, left and right −1); ``candidates`` features drawn per
     split by ``rng`` (all features when None)."""
     x, y = _check(x, y)
-    feature, threshold, left, right, value = [], [], [], [], []
-    stack = [(np.arange(len(y)), 0, None, None)]  # rows, depth, parent, side
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    value: list[float] = []
+    stack: list[tuple[np.ndarray, int, int | None, int | None]] = [(np.arange(len(y)), 0, None, None)]  # rows, depth, parent, side
     while stack:
         rows, depth, parent, side = stack.pop()
         node = len(feature)

@@ -129,7 +129,7 @@ def attach(loose, configs) -> tuple[dict, int]:
     the one configuration of its kernel and GPU, else the configuration timed in the same
     file, else the one timed in a file whose name has the same numbers (``vadd-4096-trace.csv``
     and ``vadd-4096-metrics.csv``: a profile's trace and metrics of one run)."""
-    out = {c: [] for c in configs}
+    out: dict = {c: [] for c in configs}
     left = 0
     for m in loose:
         if len(configs) == 1:

@@ -69,8 +69,9 @@ def evaluate(rows, methods, leave_out: str, *, models=None, features=None, seed:
                                f"{leave_out}s; the measurements have {len(groups)}")
     models = list(models or [])
     names = list(methods) + [m for m in models if m not in methods]
-    per_method = {n: ([], []) for n in names}
-    out_groups, points = [], []
+    per_method: dict[str, tuple[list, list]] = {n: ([], []) for n in names}
+    out_groups: list = []
+    points: list = []
     keys = [group_of(r, leave_out) for r in rows]
     for g in groups:
         test = [r for r, k in zip(rows, keys) if k == g]

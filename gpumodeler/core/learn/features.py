@@ -211,6 +211,7 @@ def average_linkage(distance: np.ndarray, clusters: int) -> list[list[int]]:
                 d = float(distance[np.ix_(groups[a], groups[b])].mean())
                 if best is None or d < best[0]:
                     best = (d, a, b)
+        assert best is not None  # more than `clusters` groups: at least one pair
         _, a, b = best
         groups[a] = sorted(groups[a] + groups[b])
         del groups[b]

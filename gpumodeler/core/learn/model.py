@@ -268,6 +268,7 @@ def choose_shrinkage(z, resid, keys: dict, groups) -> tuple:
         err = float(np.concatenate(errors).mean())
         if best is None or err < best[3] - 1e-12:
             best = (k, use, use_arch, err)
+    assert best is not None  # HYBRID_SETTINGS is not empty
     return best
 
 

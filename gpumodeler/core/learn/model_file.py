@@ -164,7 +164,7 @@ def model_from_json(data) -> LearnedModel:
                     else 0 for t in trees)
         if total > MAX_TOTAL_NODES:
             _bad(f"the forest has {total} nodes; at most {MAX_TOTAL_NODES} are read")
-        params = {"trees": [_tree(t, k, p) for k, t in enumerate(trees)]}
+        params: dict = {"trees": [_tree(t, k, p) for k, t in enumerate(trees)]}
     else:
         params = {"weights": _floats(raw.get("weights"), "params.weights", p),
                   "intercept": _number(raw.get("intercept"), "params.intercept")}
