@@ -1,10 +1,18 @@
 """`gpumodeler predict --profile FILE --kernel NAME --device OTHER_GPU`: a kernel profiled on
-one GPU (nvprof or Nsight Compute) predicted on another (docs/measurements.md)."""
+one GPU (nvprof, Nsight Compute or Nsight Systems) predicted on another (docs/measurements.md).
+
+:func:`prepare_profiled` turns the profile into the kernel inputs and launch of ``predict``
+(it fills ``--block-size``, ``--grid-size``, ``--registers`` and ``--shared-mem`` from the
+profile where they are not given), and ``predict`` then runs exactly as for any kernel:
+``--model`` (all included), ``--tail``, ``--launch-overhead``, the under-filled default and
+``--lambda`` apply unchanged. The latency bound is derived on the profiled GPU with the same
+kernel terms, so the prediction there reproduces the measured time.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 
-from . import common
-from .launch_args import grid_of, occupancy_of
+from . import common, model_flags
 from .main import CLIError
 
 OVERRIDES = ("issued_instructions", "cuda_core_instructions", "gmem_bytes", "sfu_instructions",
@@ -15,7 +23,8 @@ def add_profile_flags(p) -> None:
     """--profile/--kernel/--profiled-device; --block-size becomes optional (from the profile)."""
     g = p.add_argument_group("profiled kernel (per-warp values from profiler metrics)")
     g.add_argument("--profile", action="append", default=[], metavar="FILE",
-                   help="nvprof or Nsight Compute CSV (repeat: a GPU trace and a metrics file)")
+                   help="nvprof or Nsight Compute CSV, or an Nsight Systems SQLite export "
+                        "(repeat: a GPU trace and a metrics file)")
     g.add_argument("--kernel", metavar="NAME", help="the profiled kernel (name without arguments "
                                                      "or a unique part of it)")
     g.add_argument("--profiled-device", metavar="NAME",
@@ -55,10 +64,37 @@ def _profiled(args, records, catalog):
     return pk, entry.to_gpu_spec()
 
 
-def run_profiled(args) -> int:
-    from gpumodeler.core.measurements.profiled import architecture_notes
-    from gpumodeler.core.measurements.profiled import derive
-    from gpumodeler.core.models.gajger import predict
+@dataclass
+class Profiled:
+    """A kernel from a profile, ready for ``predict``: its inputs, the extra counts the
+    other models read, and what the output adds (the profile, baselines, notes)."""
+
+    inputs: object  # KernelInputs
+    counts: dict  # per-warp counts for the registry's other models (memory_instructions...)
+    table: dict  # latency_table / latency_table_origin
+    extra: dict  # JSON keys added to the prediction
+    header: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+    baseline_lines: list = field(default_factory=list)
+
+    def summary(self) -> dict:
+        return dict(self.extra)
+
+    def header_lines(self) -> list:
+        return list(self.header)
+
+    def trailer_lines(self) -> list:
+        return list(self.baseline_lines) + [f"note     {n}" for n in self.notes]
+
+
+def _same_gpu(a, b) -> bool:
+    return a.name == b.name
+
+
+def prepare_profiled(args) -> Profiled:
+    """The profiled kernel's inputs for ``predict`` on ``--device``, with the launch flags
+    filled from the profile (see the module docstring)."""
+    from gpumodeler.core.measurements.profiled import architecture_notes, derive
     if not args.kernel:
         raise CLIError("--profile needs --kernel NAME (the kernel to predict)")
     if args.graph:
@@ -67,69 +103,67 @@ def run_profiled(args) -> int:
     records = [r for path in args.profile for r in read_file(path).records]
     catalog = common.open_catalog()
     pk, profiled_gpu = _profiled(args, records, catalog)
-    derived = derive(pk, profiled_gpu, latency_bound=args.latency_bound,
-                     overrides={k: getattr(args, k, None) for k in OVERRIDES})
-    inputs, estimate, occ_profiled = derived.inputs, derived.estimate, derived.occupancy_profiled
     target = common.resolve_gpu(args)
-    block = args.block_size if args.block_size is not None else (
-        pk.block[0] if len(pk.block) == 1 else pk.block)
+    terms = model_flags.terms_of(args)
+    # the profiled GPU with the flags' GPU values when it is the target itself
+    on_profiled = (model_flags.gpu_with_term_values(args, profiled_gpu)
+                   if _same_gpu(profiled_gpu, target) else profiled_gpu)
+    derived = derive(
+        pk, on_profiled, latency_bound=args.latency_bound, terms=terms,
+        overrides={k: getattr(args, k, None) for k in OVERRIDES})
+    inputs, estimate = derived.inputs, derived.estimate
+    # the launch: the profile's unless given
+    if args.block_size is None:
+        args.block_size = pk.block[0] if len(pk.block) == 1 else pk.block
     if args.grid_size is None and args.data_size is None:
-        grid = pk.grid[0] if len(pk.grid) == 1 else pk.grid
-    else:
-        grid = grid_of(args, block)
+        args.grid_size = pk.grid[0] if len(pk.grid) == 1 else pk.grid
     if args.registers is None and args.occupancy is None:
         args.registers = pk.registers_per_thread
         if args.shared_mem is None:
             args.shared_mem = pk.shared_mem_bytes
-    from gpumodeler.core.launch_limits import check_launch
-
-    check_launch(grid, block, target.compute_capability)
-    occ, occ_result = occupancy_of(args, target, block)
-    result = predict(target, inputs, grid_size=grid, block_size=block, occupancy=occ,
-                     lam=1.0 if args.lam is None else args.lam, link=common.resolve_link(args),
-                     transfers=common.transfer_list(args))
-    arch = architecture_notes(profiled_gpu.compute_capability or pk.compute_capability,
-                              target.compute_capability or "")
+        if args.registers is None:  # no registers in the profile: the achieved occupancy
+            args.occupancy = derived.occupancy_profiled
+    profiled_cc = profiled_gpu.compute_capability or pk.compute_capability
+    arch = architecture_notes(profiled_cc, target.compute_capability or "")
+    cross = bool(arch) and "unknown" not in arch[0]
     notes = arch + list(derived.notes)
-    s = result.summary()
-    s.update({
-        "device": target.name, "occupancy_warps_per_sm": occ,
-        "latency_bound_cycles": float(inputs.latency_bound),
-        "cross_architecture": bool(arch) and "unknown" not in arch[0],
-        "notes": notes,
-        "profile": {
-            "kernel": pk.name, "profiled_device": profiled_gpu.name,
-            "profiled_compute_capability": profiled_gpu.compute_capability or pk.compute_capability,
-            "target_compute_capability": target.compute_capability,
-            "grid": list(pk.grid), "block": list(pk.block), "warps_launched": pk.warps_launched,
-            "measured_time_s": pk.time_s, "timed_launches": pk.launches,
-            "achieved_occupancy_warps_per_sm": occ_profiled,
-            "per_warp": dict(pk.counts), "sources": dict(pk.sources),
-            "model_inputs": {k: v for k, v in inputs.__dict__.items()},
-            "latency_rule": estimate.rule if estimate else "given with --latency-bound",
-            "lambda_on_profiled": estimate.lambda_on_profiled if estimate else None,
-        },
-    })
-    if occ_result is not None:
-        s["occupancy_limited_by"] = list(occ_result.limited_by)
-    common.require_finite(s)
-    if args.json:
-        common.print_json(s, checked=True)
-        return 0
-    prof = s["profile"]
-    print(f"profile  {pk.name} on {profiled_gpu.name}: {pk.warps_launched} warps, measured "
-          f"{common.fmt_time(pk.time_s) if pk.time_s else 'no time'} "
-          f"(median of {pk.launches}), occupancy {occ_profiled:.4g} warps/SM")
-    print("         per warp: " + ", ".join(
-        f"{k} {v:.4g}" for k, v in inputs.__dict__.items() if isinstance(v, (int, float))))
-    print(f"         {prof['latency_rule']}")
-    print(f"device   {target.name}: {target.require('sms')} SMs at "
-          f"{target.require('sm_clock_hz') / 1e6:g} MHz, occupancy {occ:g} warps/SM")
-    print(f"kernel   {common.fmt_time(s['kernel_time_s'])}  ({s['mode']}-bound, limited by "
-          f"{s['limiting_resource']}; λ = {s['lambda']:g})")
-    for t, tr in zip(s["transfer_times_s"], s["transfers"]):
-        print(f"transfer {tr['direction']} {tr['bytes']:g} B: {common.fmt_time(t)}")
-    print(f"total    {common.fmt_time(s['total_time_s'])}")
-    for n in notes:
-        print(f"note     {n}")
-    return 0
+    lam_profiled = estimate.lambda_on_profiled if estimate else None
+    if args.lam is None and lam_profiled is not None and abs(lam_profiled - 1.0) > 1e-12:
+        if cross:
+            notes.append(f"λ on {profiled_gpu.name} is {lam_profiled:.4g} (faster than the "
+                         f"throughput bound); not carried to another architecture (Gajger §4.4: "
+                         f"recalibrate λ there)")
+        else:
+            args.lam = lam_profiled
+            notes.append(f"λ = {lam_profiled:.4g} from the profiled GPU (the measured time is "
+                         f"below the throughput bound; one λ per kernel holds within an "
+                         f"architecture, Gajger §4.4)")
+    profile = {
+        "kernel": pk.name, "profiled_device": profiled_gpu.name,
+        "profiled_compute_capability": profiled_cc,
+        "target_compute_capability": target.compute_capability,
+        "grid": list(pk.grid), "block": list(pk.block), "warps_launched": pk.warps_launched,
+        "measured_time_s": pk.time_s, "timed_launches": pk.launches,
+        "occupancy_warps_per_sm": derived.occupancy_profiled,
+        "achieved_occupancy_warps_per_sm": derived.achieved_occupancy,
+        "per_warp": dict(pk.counts), "sources": dict(pk.sources),
+        "model_inputs": {k: v for k, v in inputs.__dict__.items()},
+        "latency_rule": estimate.rule if estimate else "given with --latency-bound",
+        "lambda_on_profiled": lam_profiled,
+        "model_time_on_profiled_s": estimate.model_time_s if estimate else None,
+    }
+    extra = {"device": target.name, "latency_bound_cycles": float(inputs.latency_bound),
+             "cross_architecture": cross, "notes": notes, "profile": profile}
+    achieved = derived.achieved_occupancy
+    header = [
+        f"profile  {pk.name} on {profiled_gpu.name}: {pk.warps_launched} warps, measured "
+        f"{common.fmt_time(pk.time_s) if pk.time_s else 'no time'} (median of {pk.launches}), "
+        f"occupancy {derived.occupancy_profiled:.4g} warps/SM"
+        + (f" (achieved {achieved:.4g})" if achieved is not None else ""),
+        "         per warp: " + ", ".join(f"{k} {v:.4g}" for k, v in inputs.__dict__.items()
+                                          if isinstance(v, (int, float))),
+        f"         {profile['latency_rule']}",
+    ]
+    return Profiled(inputs=inputs, counts={}, table={"latency_table": None,
+                                                      "latency_table_origin": None},
+                    extra=extra, header=header, notes=notes)

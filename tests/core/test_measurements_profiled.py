@@ -65,7 +65,7 @@ def profile(gpu, w=TRUE, occupancy=32.0, style="nvprof", activity=1.0):
     """Records of a kernel profiled on ``gpu``: the duration the model gives for ``w``."""
     t = predict(gpu, w, grid_size=GRID, block_size=BLOCK, occupancy=occupancy).kernel.time_s
     launch = dict(name=NAME, gpu=f"{gpu.name} (0)", grid=(GRID, 1, 1), block=(BLOCK, 1, 1),
-                  registers_per_thread=32, shared_mem_bytes=2048)
+                  registers_per_thread=64, shared_mem_bytes=2048)
     frac = occupancy / 64
     if style == "nvprof":  # a GPU trace (two launches) and a metric table, as two files give
         return [Measurement("kernel", time_s=t, row=9, **launch),
@@ -191,11 +191,18 @@ def test_derive_bundles_occupancy_latency_and_notes():
     given = derive(pk, GTX970, latency_bound=1500.0, overrides={"gmem_bytes": 128.0})
     assert given.estimate is None and given.inputs.latency_bound == 1500
     assert given.inputs.gmem_bytes == 128 and given.inputs.issued_instructions == pytest.approx(80)
-    # no achieved-occupancy metric: the calculator's occupancy, with a note
-    recs = profile(GTX970)
-    m = {k: v for k, v in recs[2].metrics.items() if k != "achieved_occupancy"}
-    recs[2] = Measurement("kernel", time_s=None, name=NAME, gpu=recs[2].gpu, metrics=m)
+    # the calculator's occupancy is the model's, whatever was achieved (here 32 of 64 slots
+    # achieved at 64 registers x 256 threads: 4 blocks of 8 warps by the register file)
+    recs = profile(GTX970, occupancy=24.0)
     pk = profile_kernel(recs, "stencil")
-    warps, note = profiled_occupancy(pk, GTX970)
-    # 32 registers × 256 threads: 8 blocks of 8 warps by the register file; shared memory fits
-    assert warps == 64 and "calculator" in note
+    assert profiled_occupancy(pk, GTX970) == (32.0, None)
+    assert derive(pk, GTX970).achieved_occupancy == pytest.approx(24)
+    # without registers per thread: the achieved occupancy, with a note
+    recs = [Measurement("kernel", time_s=r.time_s, name=NAME, gpu=r.gpu, grid=r.grid,
+                        block=r.block, metrics=r.metrics) for r in profile(GTX970, occupancy=24.0)]
+    warps, note = profiled_occupancy(profile_kernel(recs, "stencil"), GTX970)
+    assert warps == pytest.approx(24) and "achieved occupancy" in note
+    bare = [Measurement("kernel", time_s=1e-3, name=NAME, gpu=recs[0].gpu, grid=(GRID, 1, 1),
+                        block=(BLOCK, 1, 1))]
+    with pytest.raises(InvalidParameter, match="no registers per thread"):
+        profiled_occupancy(profile_kernel(bare, "stencil"), GTX970)
