@@ -28,7 +28,8 @@ from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
     ImportResult, csv_fields, positive, split_lines, where)
 from gpumodeler.core.measurements.records import DIRECTIONS, KINDS, Measurement
-from gpumodeler.core.measurements.units import TIMINGS_SIZE, TIMINGS_TIME, split_number, valid
+from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, split_number, valid,
+                                               whole_bytes)
 
 COLUMNS = ("kind", "time", "unit", "name", "direction", "size", "size_unit", "grid", "block",
            "gpu", "memory_kind", "registers", "shared_mem")
@@ -163,6 +164,10 @@ def _row(cells, names, source, row) -> Measurement:
             raise FormatError(f"{where(source, row, 'size')}: a transfer needs a size column")
         size, shown = _quantity(cells, "size", "size_unit", TIMINGS_SIZE, source, row, "size")
         positive(size, source, row, "size", "a copy size", shown)
+        size, _ = whole_bytes(size)   # our format: the size as written, to whole bytes
+        if size < 1:
+            raise FormatError(f"{where(source, row, 'size')}: {shown} is less than one byte; a "
+                              f"copy moves whole bytes")
         return Measurement(kind="transfer", time_s=time_s, direction=direction, size_bytes=size,
                            memory_kind=memory_kind, **common)
     smem = _whole(cells, "shared_mem", source, row)
