@@ -10,7 +10,8 @@ kernel terms, so the prediction there reproduces the measured time.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import math
+from dataclasses import dataclass, field, replace
 
 from . import common, model_flags
 from .main import CLIError
@@ -94,11 +95,9 @@ def _same_gpu(a, b) -> bool:
 def prepare_profiled(args) -> Profiled:
     """The profiled kernel's inputs for ``predict`` on ``--device``, with the launch flags
     filled from the profile (see the module docstring)."""
-    from gpumodeler.core.measurements.profiled import architecture_notes, derive
+    from gpumodeler.core.measurements.profiled import architecture_notes, baselines, derive
     if not args.kernel:
         raise CLIError("--profile needs --kernel NAME (the kernel to predict)")
-    if args.graph:
-        raise CLIError("give --profile or --graph, not both")
     from .cmd_measure import read_file
     records = [r for path in args.profile for r in read_file(path).records]
     catalog = common.open_catalog()
@@ -108,10 +107,43 @@ def prepare_profiled(args) -> Profiled:
     # the profiled GPU with the flags' GPU values when it is the target itself
     on_profiled = (model_flags.gpu_with_term_values(args, profiled_gpu)
                    if _same_gpu(profiled_gpu, target) else profiled_gpu)
+    graph_part = _graph_counts(args, pk, profiled_gpu, target) if args.graph else None
     derived = derive(
         pk, on_profiled, latency_bound=args.latency_bound, terms=terms,
-        overrides={k: getattr(args, k, None) for k in OVERRIDES})
+        overrides={k: getattr(args, k, None) for k in OVERRIDES},
+        counts=graph_part["on_profiled"] if graph_part else None)
     inputs, estimate = derived.inputs, derived.estimate
+    profiled_cc = profiled_gpu.compute_capability or pk.compute_capability
+    arch = architecture_notes(profiled_cc, target.compute_capability or "")
+    cross = bool(arch) and "unknown" not in arch[0]
+    notes = arch + list(derived.notes)
+    retargeted = None
+    table = {"latency_table": None, "latency_table_origin": None}
+    if graph_part is not None:
+        # the graph on the target, its latency bound scaled by what the profile measured
+        # over what the graph gives on the profiled GPU
+        notes.extend(graph_part["notes"])
+        scale = inputs.latency_bound / graph_part["latency_on_profiled"]
+        on_target = dict(graph_part["on_target"])
+        on_target.update({k: v for k, v in ((k, getattr(args, k, None)) for k in OVERRIDES)
+                          if v is not None})
+        if args.latency_bound is None:
+            latency = graph_part["latency_on_target"] * scale
+            notes.append(f"latency bound: the graph's on the target ({graph_part['latency_on_target']:.4g} "
+                         f"cycles, table {graph_part['table']}) × {scale:.4g}, the measured "
+                         f"latency on {profiled_gpu.name} over the graph's there "
+                         f"({graph_part['latency_on_profiled']:.4g} cycles)")
+        else:
+            latency = args.latency_bound
+        inputs = replace(inputs, latency_bound=latency, **{
+            k: v for k, v in on_target.items() if k != "latency_bound"})
+        table = {"latency_table": graph_part["table"],
+                 "latency_table_origin": graph_part["table_origin"]}
+    elif cross and estimate is not None:
+        retargeted = _retarget(args, pk, inputs, profiled_gpu, target)
+        if retargeted is not None:
+            inputs = replace(inputs, latency_bound=retargeted.latency_bound_cycles)
+            notes.append(retargeted.note)
     # the launch: the profile's unless given
     if args.block_size is None:
         args.block_size = pk.block[0] if len(pk.block) == 1 else pk.block
@@ -123,10 +155,6 @@ def prepare_profiled(args) -> Profiled:
             args.shared_mem = pk.shared_mem_bytes
         if args.registers is None:  # no registers in the profile: the achieved occupancy
             args.occupancy = derived.occupancy_profiled
-    profiled_cc = profiled_gpu.compute_capability or pk.compute_capability
-    arch = architecture_notes(profiled_cc, target.compute_capability or "")
-    cross = bool(arch) and "unknown" not in arch[0]
-    notes = arch + list(derived.notes)
     lam_profiled = estimate.lambda_on_profiled if estimate else None
     if args.lam is None and lam_profiled is not None and abs(lam_profiled - 1.0) > 1e-12:
         if cross:
@@ -151,9 +179,13 @@ def prepare_profiled(args) -> Profiled:
         "latency_rule": estimate.rule if estimate else "given with --latency-bound",
         "lambda_on_profiled": lam_profiled,
         "model_time_on_profiled_s": estimate.model_time_s if estimate else None,
+        "latency_bound_on_profiled_cycles": derived.inputs.latency_bound,
+        "latency_retarget_ratio": retargeted.ratio if retargeted else None,
     }
+    base = baselines(pk, profiled_gpu, target)
     extra = {"device": target.name, "latency_bound_cycles": float(inputs.latency_bound),
-             "cross_architecture": cross, "notes": notes, "profile": profile}
+             "cross_architecture": cross, "notes": notes, "profile": profile,
+             "baselines": base or None}
     achieved = derived.achieved_occupancy
     header = [
         f"profile  {pk.name} on {profiled_gpu.name}: {pk.warps_launched} warps, measured "
@@ -164,6 +196,99 @@ def prepare_profiled(args) -> Profiled:
                                           if isinstance(v, (int, float))),
         f"         {profile['latency_rule']}",
     ]
-    return Profiled(inputs=inputs, counts={}, table={"latency_table": None,
-                                                      "latency_table_origin": None},
-                    extra=extra, header=header, notes=notes)
+    lines = []
+    if base:
+        lines.append(
+            f"baseline measured {common.fmt_time(pk.time_s)} × bandwidth ratio: "
+            f"{common.fmt_time(base['bandwidth_ratio_s'])}; × FP32-peak ratio: "
+            f"{common.fmt_time(base['flop_ratio_s'])} ({base['bound']}-bound at the profiled "
+            f"GPU's peak rates: {common.fmt_time(base['bound_ratio_s'])})")
+    counts, count_notes = model_counts_of(pk)
+    if args.model is not None:
+        notes.extend(count_notes)
+    return Profiled(inputs=inputs, counts=counts, table=table, extra=extra, header=header,
+                    notes=notes, baseline_lines=lines)
+
+
+def _graph_counts(args, pk, profiled_gpu, target) -> dict:
+    """``--graph`` next to ``--profile``: the graph's per-warp inputs with each GPU's latency
+    table (the profiled GPU's own; the target's, or --table), their memory behaviour from
+    the profile (core.measurements.profiled.calibrated_graph_counts)."""
+    from gpumodeler.core.kernel.graph_items import launch_guard_values
+    from gpumodeler.core.measurements.profiled import calibrated_graph_counts
+    from gpumodeler.core.models.gajger import kernel_inputs_from_graph
+    graph = common.load_graph(args.graph)
+    values = dict(args.set)
+    values.update(launch_guard_values(graph.variables, values, math.prod(pk.block),
+                                      target.warp_size or 32))
+    out = {}
+    for side, gpu, pinned in (("on_profiled", profiled_gpu, None),
+                              ("on_target", target, getattr(args, "table", None))):
+        key, origin = common.choose_table(pinned, gpu, graph)
+        derived = kernel_inputs_from_graph(graph, values, table=common.latency_table_for(key))
+        counts = {k: v for k, v in derived.__dict__.items() if k != "latency_bound"}
+        common.require_finite({k: v for k, v in counts.items() if isinstance(v, (int, float))})
+        counts, notes = calibrated_graph_counts(counts, pk)
+        out[side] = counts
+        out[f"latency_{side}"] = float(derived.latency_bound)
+        if side == "on_target":
+            out["notes"], out["table"] = notes, key
+            out["table_origin"] = common.TABLE_ORIGIN_TEXT[origin]
+    if not out["latency_on_profiled"] > 0:
+        raise CLIError(f"the graph {args.graph} has no latency (an empty critical path)")
+    return out
+
+
+def _table_object(key):
+    """The LatencyTable of ``key`` (core's built-in or the device database's), or None."""
+    if not key:
+        return None
+    from gpumodeler.core.kernel.latency_tables import TABLES
+    found = common.latency_table_for(key)
+    return TABLES.get(found) if isinstance(found, str) else found
+
+
+def _retarget(args, pk, inputs, profiled_gpu, target):
+    """The latency bound re-derived for another architecture (core.measurements.profiled.
+    retarget_latency), with the target's table (--table pins it); None when a GPU has no
+    latency table."""
+    from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.measurements.profiled import retarget_latency
+    try:
+        mine = _table_object(profiled_gpu.latency_table)
+        theirs = _table_object(getattr(args, "table", None) or target.latency_table)
+    except ModelError:
+        return None
+    if mine is None or theirs is None:
+        return None
+    return retarget_latency(float(inputs.latency_bound), pk.counts, mine, theirs)
+
+
+def model_counts_of(pk) -> tuple[dict, list]:
+    """The per-warp counts the registry's other models read (mwp-cwp, bsp,
+    volkov-contention), from the profile, and notes on what was estimated: global memory
+    instructions (the requests when counted, else one per 128 B of L2 traffic, a warp's
+    coalesced 4-byte access), shared-memory instructions, warp instructions, and the DRAM
+    accesses on the critical path (every DRAM access of the warp: an upper bound)."""
+    from gpumodeler.core.measurements.profiled import WARP_ACCESS_BYTES, mix_terms
+    c = pk.counts
+    out, notes = {}, []
+    if "global_requests" in c:
+        out["memory_instructions"] = c["global_requests"]
+    else:
+        traffic = c.get("l2_bytes") or c.get("dram_bytes") or 32.0 * c.get("global_transactions", 0.0)
+        if traffic:
+            out["memory_instructions"] = traffic / WARP_ACCESS_BYTES
+            notes.append(f"global memory instructions per warp estimated as one per "
+                         f"{WARP_ACCESS_BYTES:g} B of memory traffic ({out['memory_instructions']:.4g}; "
+                         f"the profile has no request count such as inst_executed_global_loads)")
+    if "shared_requests" in c:
+        out["shared_instructions"] = c["shared_requests"]
+    if "issued_instructions" in c:
+        out["instructions"] = c["issued_instructions"]
+    dram = mix_terms(c).get(("memory", "dram"))
+    if dram:
+        out["critical_dram_accesses"] = dram
+        notes.append(f"DRAM accesses on the critical path taken as every DRAM access of a warp "
+                     f"({dram:.4g}: an upper bound; --critical-dram-accesses gives it)")
+    return out, notes

@@ -130,3 +130,71 @@ def test_every_predict_flag_applies_to_a_profile(capsys, gpumodeler_env, tmp_pat
         # on the profiled GPU the under-filled term is in the derivation too
         assert r["kernel_time_s"] == pytest.approx(r["profile"]["measured_time_s"], rel=0.02)
         assert any(t.startswith("under-filled GPU: ") and "off" not in t for t in r["terms"])
+
+
+# -- across GPUs: the latency re-derived on the target, the baselines beside it -----------------
+
+SAXPY2_GRAPH = str(ROOT / "resources" / "kernels" / "saxpy2-maxwell.json")
+GTX970_SAXPY2 = profile_args((TRACE, METRICS), "saxpy2", "GeForce GTX 970")
+
+
+def test_baselines_are_printed_beside_the_prediction(capsys, gpumodeler_env):
+    from gpumodeler.db.catalog import Catalog
+    r = predict_json(capsys, *GTX970_SAXPY2, "--device", "Tesla K40")
+    b = r["baselines"]
+    cat = Catalog()
+    p, t = (cat.get(n).to_gpu_spec() for n in ("GeForce GTX 970", "Tesla K40"))
+
+    def bw(g):
+        return g.gmem_bandwidth_bytes_per_cycle_per_sm() * g.sms * g.sm_clock_hz
+
+    def fp32(g):
+        return g.cuda_cores_per_sm * g.sms * g.sm_clock_hz
+
+    measured = r["profile"]["measured_time_s"]
+    assert b["bandwidth_ratio_s"] == pytest.approx(measured * bw(p) / bw(t), rel=1e-12)
+    assert b["flop_ratio_s"] == pytest.approx(measured * fp32(p) / fp32(t), rel=1e-12)
+    # saxpy2 moves 384 B per 55 CUDA-core instructions: memory-bound at peak rates
+    assert b["bound"] == "memory" and b["bound_ratio_s"] == b["bandwidth_ratio_s"]
+    code, out, _ = run(capsys, "predict", *GTX970_SAXPY2, "--device", "Tesla K40")
+    assert code == 0 and "baseline measured 71.2884 µs × bandwidth ratio: " in out
+
+
+def test_cross_architecture_latency_goes_through_the_targets_table(capsys, gpumodeler_env):
+    r = predict_json(capsys, *GTX970_SAXPY2, "--device", "Tesla K40")
+    # per warp: 55 CUDA-core instructions (FP32 + INT + control) and 384 B of DRAM traffic
+    # (3 accesses of 128 B): Kepler 9 and 300 cycles, Maxwell 6 and 350 (Gajger Table 4.1-4.2)
+    c = r["profile"]["per_warp"]
+    arith = c["fp32_instructions"] + c["control_instructions"] + c["integer_instructions"]
+    dram = c["dram_bytes"] / 128
+    ratio = (arith * 9 + dram * 300) / (arith * 6 + dram * 350)
+    assert r["profile"]["latency_retarget_ratio"] == pytest.approx(ratio, rel=1e-12)
+    assert r["latency_bound_cycles"] == pytest.approx(
+        r["profile"]["latency_bound_on_profiled_cycles"] * ratio, rel=1e-12)
+    same = predict_json(capsys, *GTX970_SAXPY2, "--device", "GeForce GTX TITAN X (Maxwell)")
+    assert same["profile"]["latency_retarget_ratio"] is None
+    assert same["latency_bound_cycles"] == same["profile"]["latency_bound_on_profiled_cycles"]
+
+
+@pytest.mark.parametrize("device", ["GeForce GTX 970", "Tesla K40"])
+def test_a_graph_next_to_the_profile_is_calibrated_by_it(capsys, gpumodeler_env, device):
+    """--graph with --profile: the graph's counts with the target's latency table, its memory
+    bytes from the profile, its latency bound scaled by measured / graph on the profiled GPU
+    (the sample's saxpy2 was made from this graph at a = 8, so the scale is 1)."""
+    r = predict_json(capsys, *GTX970_SAXPY2, "--device", device, "--graph", SAXPY2_GRAPH,
+                     "--set", "a=8")
+    plain = predict_json(capsys, "--graph", SAXPY2_GRAPH, "--set", "a=8", "--device", device,
+                         "--grid-size", "4096", "--block-size", "256", "--registers", "64")
+    assert r["latency_table"] == plain["latency_table"]
+    assert r["latency_bound_cycles"] == pytest.approx(plain["latency_bound_cycles"], rel=1e-6)
+    assert r["kernel_time_s"] == pytest.approx(plain["kernel_time_s"], rel=1e-6)
+    if device == "GeForce GTX 970":
+        assert r["kernel_time_s"] == pytest.approx(r["profile"]["measured_time_s"], rel=0.02)
+
+
+def test_model_all_on_a_profile_computes_every_model(capsys, gpumodeler_env):
+    r = predict_json(capsys, "--profile", NCU_RAW, "--kernel", "transpose_smem", "--device",
+                     "GeForce GTX 980", "--model", "all")
+    assert all("kernel_time_s" in m for m in r["models"]), [m.get("error") for m in r["models"]]
+    assert r["baselines"]["bandwidth_ratio_s"] > 0 and r["cross_architecture"] is True
+    assert any("estimated" in n for n in r["notes"])

@@ -91,6 +91,8 @@ def test_per_warp_counts_from_metrics(style):
     assert c["shared_transactions"] == pytest.approx(6)
     assert c["shared_bank_conflicts"] == pytest.approx(2)
     counts, notes = model_counts(pk)
+    # the per-pipe split for Volta and later: FP32; integer + control + conversion; FP16
+    assert counts.pop("pipe_instructions") == pytest.approx({"fp32": 30, "int32": 30, "fp16": 0})
     assert counts == pytest.approx({"issued_instructions": 80, "cuda_core_instructions": 60,
                                     "gmem_bytes": 300, "sfu_instructions": 2,
                                     "fp64_instructions": 0, "smem_bank_cycles": 6})
@@ -206,3 +208,23 @@ def test_derive_bundles_occupancy_latency_and_notes():
                         block=(BLOCK, 1, 1))]
     with pytest.raises(InvalidParameter, match="no registers per thread"):
         profiled_occupancy(profile_kernel(bare, "stencil"), GTX970)
+
+
+def test_retarget_latency_uses_the_classes_both_tables_have():
+    from gpumodeler.core.kernel.latency_tables import TABLES
+    from gpumodeler.core.measurements.profiled import mix_terms, retarget_latency
+    counts = {"fp32_instructions": 30, "integer_instructions": 25, "control_instructions": 5,
+              "sfu_instructions": 2, "dram_bytes": 256.0, "l2_bytes": 512.0,
+              "shared_transactions": 6}
+    mix = mix_terms(counts)
+    # 512 B of L2 traffic = 4 accesses, half of them hits (DRAM 256 B of 512)
+    assert mix[("memory", "dram")] == pytest.approx(2) and mix[("memory", "l2")] == pytest.approx(2)
+    maxwell, kepler = TABLES["maxwell-gajger"], TABLES["kepler-gajger"]
+    r = retarget_latency(1000.0, counts, maxwell, kepler)
+    # Kepler's Gajger table has no SFU latency: SFU is left out of both sums
+    assert "sfu" not in r.classes
+    want = (35 * 9 + 25 * 9 + 2 * 300 + 2 * 175 + 6 * 33) / (35 * 6 + 25 * 6 + 2 * 350 + 2 * 194 + 6 * 28)
+    assert r.ratio == pytest.approx(want, rel=1e-12)
+    assert r.latency_bound_cycles == pytest.approx(1000 * want, rel=1e-12)
+    assert retarget_latency(1000.0, counts, maxwell, maxwell).ratio == 1.0
+    assert retarget_latency(1000.0, {}, maxwell, kepler).latency_bound_cycles == 1000.0

@@ -222,7 +222,7 @@ def model_counts(pk: ProfiledKernel) -> tuple[dict, list]:
             "cuda_core_instructions": sum(c[p] for p in present),
             "gmem_bytes": gmem, "sfu_instructions": c.get("sfu_instructions", 0.0),
             "fp64_instructions": c.get("fp64_instructions", 0.0),
-            "smem_bank_cycles": smem}, notes
+            "smem_bank_cycles": smem, "pipe_instructions": pipe_mix(c)}, notes
 
 
 @dataclass(frozen=True)
@@ -379,14 +379,38 @@ class ProfiledInputs:
     achieved_occupancy: float | None = None  # warps per SM, as measured
 
 
+def calibrated_graph_counts(graph_counts: dict, pk: ProfiledKernel) -> tuple[dict, list]:
+    """A kernel graph's per-warp counts (:class:`KernelInputs` fields without the latency
+    bound) with its memory behaviour taken from the profile's counters, which measured what
+    the graph can only assume: DRAM bytes per warp (the caches' hits and the transactions
+    per request included) for global memory, and shared-memory wavefronts (bank conflicts
+    included) for the shared-memory bank cycles. Returns (counts, notes)."""
+    counts, notes = dict(graph_counts), []
+    c = pk.counts
+    if "dram_bytes" in c:
+        notes.append(f"global-memory bytes per warp from the profile's DRAM traffic: "
+                     f"{c['dram_bytes']:.4g} (the graph: {counts.get('gmem_bytes', 0.0):.4g})")
+        counts["gmem_bytes"] = c["dram_bytes"]
+    if "shared_transactions" in c:
+        counts["smem_bank_cycles"] = c["shared_transactions"]
+    return counts, notes
+
+
 def derive(pk: ProfiledKernel, gpu: GPUSpec, *, latency_bound: float | None = None,
-           overrides: dict | None = None, terms=None) -> ProfiledInputs:
-    """Model inputs of a profiled kernel on its profiled ``gpu``: per-warp counts
-    (``overrides`` replace some), the occupancy there (:func:`profiled_occupancy`) and the
+           overrides: dict | None = None, terms=None, counts: dict | None = None) -> ProfiledInputs:
+    """Model inputs of a profiled kernel on its profiled ``gpu``: per-warp counts (the
+    profile's, or ``counts`` given, e.g. a kernel graph's calibrated by the profile;
+    ``overrides`` replace some), the occupancy there (:func:`profiled_occupancy`) and the
     latency bound (given, or estimated by :func:`estimate_latency_bound` with the kernel
     ``terms`` the prediction uses)."""
-    counts, notes = model_counts(pk)
-    counts.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if counts is None:
+        counts, notes = model_counts(pk)
+    else:
+        counts, notes = dict(counts), []
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if "cuda_core_instructions" in given:   # a given total replaces the pipe mix
+        counts["pipe_instructions"] = None
+    counts.update(given)
     occ, note = profiled_occupancy(pk, gpu)
     notes = list(pk.notes) + notes + ([note] if note else [])
     estimate = None
@@ -420,3 +444,138 @@ def _cc(text: str) -> tuple:
         return tuple(int(p) for p in str(text).strip().split("."))
     except ValueError:
         return (str(text).strip(),)
+
+
+#: instruction classes of the profile's mix -> (latency-table class, counts that feed it)
+MIX_CLASSES = (
+    ("fp32_mad", ("fp32_instructions", "control_instructions")),
+    ("int_add", ("integer_instructions",)),
+    ("conversion", ("conversion_instructions",)),
+    ("fp16", ("fp16_instructions",)),
+    ("sfu", ("sfu_instructions",)),
+    ("fp64", ("fp64_instructions",)),
+)
+#: bytes a warp moves per coalesced global access (32 threads × 4 B): accesses per warp
+#: from bytes when the profile has no request count
+WARP_ACCESS_BYTES = 128.0
+
+
+def _latency_of(table, kind: str, name: str):
+    from gpumodeler.core.errors import GraphError
+    try:
+        return table.memory(name) if kind == "memory" else table.instruction(name)
+    except (GraphError, KeyError, AttributeError):
+        return None
+
+
+def mix_terms(counts: dict) -> dict:
+    """The profile's per-warp instruction and access mix by latency class: ``{(kind, class):
+    count}`` (kind ``instruction`` or ``memory``). Global accesses split into DRAM and L2
+    hits by the profile's DRAM / L2 traffic (the L2 hit rate); a global access is
+    :data:`WARP_ACCESS_BYTES`."""
+    out = {}
+    for cls, parts in MIX_CLASSES:
+        value = sum(counts.get(p, 0.0) for p in parts)
+        if value > 0:
+            out[("instruction", cls)] = value
+    dram, l2 = counts.get("dram_bytes"), counts.get("l2_bytes")
+    traffic = l2 if l2 else dram if dram else (
+        32.0 * counts["global_transactions"] if "global_transactions" in counts else 0.0)
+    if traffic > 0:
+        accesses = traffic / WARP_ACCESS_BYTES
+        hit = 0.0 if not (dram and l2) else min(max(1.0 - dram / l2, 0.0), 1.0)
+        if accesses * (1 - hit) > 0:
+            out[("memory", "dram")] = accesses * (1 - hit)
+        if accesses * hit > 0:
+            out[("memory", "l2")] = accesses * hit
+    shared = counts.get("shared_transactions") or (
+        counts.get("shared_requests", 0.0) + counts.get("shared_bank_conflicts", 0.0))
+    if shared > 0:
+        out[("memory", "shared")] = shared
+    return out
+
+
+@dataclass(frozen=True)
+class Retargeted:
+    latency_bound_cycles: float
+    ratio: float  # target mix latency / profiled mix latency
+    profiled_mix_cycles: float
+    target_mix_cycles: float
+    classes: tuple  # the latency classes both tables have
+    note: str
+
+
+def retarget_latency(latency_bound: float, counts: dict, profiled_table, target_table) -> Retargeted:
+    """The latency bound on another architecture: the profiled GPU's (cycles, inverted from
+    the measured time) scaled by how much longer the profile's own mix takes through the
+    target's latency table than through the profiled GPU's,
+
+        L_target = L_profiled × Σ_c n_c · lat_target(c) / Σ_c n_c · lat_profiled(c)
+
+    over the classes ``c`` of :func:`mix_terms` both tables have (arithmetic, SFU, FP64,
+    conversion; DRAM, L2, shared memory: Gajger Tables 4.1–4.2 per generation). Choice, and
+    why: no profiler gives the critical path, and the latency bound in cycles is what does
+    not carry across architectures (docs/measurements.md); the mix is the profile's weight of
+    each latency on the path. The kernel's own dependency structure and the λ-like rest of
+    the measured latency carry unchanged. With no common class the bound is kept (a note)."""
+    mix = mix_terms(counts)
+    total_p = total_t = 0.0
+    used = []
+    for (kind, cls), n in mix.items():
+        lp, lt = _latency_of(profiled_table, kind, cls), _latency_of(target_table, kind, cls)
+        if lp is None or lt is None or lp <= 0 or lt <= 0:
+            continue
+        total_p += n * lp
+        total_t += n * lt
+        used.append(cls)
+    if not used or total_p <= 0:
+        return Retargeted(latency_bound, 1.0, 0.0, 0.0, (), (
+            "no latency class of the profile's mix is in both latency tables: the latency "
+            "bound in cycles is carried as measured"))
+    ratio = total_t / total_p
+    note = (f"latency bound re-derived for the target: {latency_bound:.4g} cycles on the "
+            f"profiled GPU × {ratio:.4g} (the profile's mix through "
+            f"{getattr(target_table, 'key', 'the target table')} vs "
+            f"{getattr(profiled_table, 'key', 'the profiled table')}: {total_t:.4g} / "
+            f"{total_p:.4g} cycles over {', '.join(used)})")
+    return Retargeted(latency_bound * ratio, ratio, total_p, total_t, tuple(used), note)
+
+
+def pipe_mix(counts: dict) -> dict | None:
+    """Per-pipe instructions per warp (``throughput.PIPE_COUNTS``) for GPUs that issue FP32,
+    INT32 and FP16 separately (Volta and later): FP32 on fp32, integer, control and
+    conversion on int32, FP16 on fp16; None without FP32 and integer counts."""
+    if "fp32_instructions" not in counts or "integer_instructions" not in counts:
+        return None
+    return {"fp32": counts["fp32_instructions"],
+            "int32": counts["integer_instructions"] + counts.get("control_instructions", 0.0)
+            + counts.get("conversion_instructions", 0.0),
+            "fp16": counts.get("fp16_instructions", 0.0)}
+
+
+def _peak_bandwidth(gpu: GPUSpec) -> float:
+    return gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * gpu.require("sms") * gpu.require(
+        "sm_clock_hz")
+
+
+def _peak_fp32(gpu: GPUSpec) -> float:
+    return gpu.require("cuda_cores_per_sm") * gpu.require("sms") * gpu.require("sm_clock_hz")
+
+
+def baselines(pk: ProfiledKernel, profiled: GPUSpec, target: GPUSpec) -> dict:
+    """The one-line predictions a model must beat: the measured time scaled by the ratio of
+    the two GPUs' memory bandwidths, by the ratio of their FP32 peaks, and by whichever of
+    the two bounds the kernel on the profiled GPU (its DRAM bytes at the peak bandwidth
+    against its FP32 work at the FP32 peak)."""
+    if pk.time_s is None:
+        return {}
+    bw = pk.time_s * _peak_bandwidth(profiled) / _peak_bandwidth(target)
+    flop = pk.time_s * _peak_fp32(profiled) / _peak_fp32(target)
+    c = pk.counts
+    mem_s = c.get("dram_bytes", c.get("l2_bytes", 0.0)) * pk.warps_launched / _peak_bandwidth(profiled)
+    work = sum(c.get(p, 0.0) for p in CUDA_CORE_PARTS) * 32 * pk.warps_launched
+    fp_s = work / _peak_fp32(profiled)
+    bound = "memory" if mem_s >= fp_s else "compute"
+    return {"bandwidth_ratio_s": bw, "flop_ratio_s": flop,
+            "bound_ratio_s": bw if bound == "memory" else flop, "bound": bound,
+            "memory_time_at_peak_s": mem_s, "fp32_time_at_peak_s": fp_s}
