@@ -69,6 +69,8 @@ MAX_BREAKPOINT_GROUPS = 96
 #: (a sweep of powers of two from 4 B to 16 GiB), else MAX_FOLDS interleaved groups of sizes.
 MAX_LOO_SIZES = 32
 MAX_FOLDS = 10
+#: inner folds of the nested cross-validation with more than MAX_LOO_SIZES sizes
+INNER_FOLDS = 5
 
 
 @dataclass(frozen=True)
@@ -144,13 +146,24 @@ def estimate_startup_s(n, t, window_bytes: float = STARTUP_WINDOW_BYTES) -> tupl
     return ts, notes
 
 
+def _unique(n):
+    """(distinct sizes ascending, index of each copy's size): ``np.unique`` with
+    ``return_inverse``, in linear time when ``n`` is already sorted (the fit sorts once)."""
+    if n.size and np.all(n[1:] >= n[:-1]):
+        first = np.empty(n.size, dtype=bool)
+        first[0] = True
+        first[1:] = n[1:] != n[:-1]
+        return n[first], np.cumsum(first) - 1
+    return np.unique(n, return_inverse=True)
+
+
 def _grouped(n, t, ts):
     """Per distinct size (ascending) of the copies slower than ts: size, W, Σwy, Σwy²."""
     keep = (t > ts) & (n > 0)
     n, t = n[keep], t[keep]
     y = np.log(n / (t - ts))
     w = ((t - ts) / t) ** 2
-    sizes, inverse = np.unique(n, return_inverse=True)
+    sizes, inverse = _unique(n)
     W = np.bincount(inverse, w, sizes.size)
     Y = np.bincount(inverse, w * y, sizes.size)
     Q = np.bincount(inverse, w * y * y, sizes.size)
@@ -222,7 +235,7 @@ INTERPOLATION = "interpolation"
 def folds_of(n, max_folds: int | None = None) -> list:
     """Boolean masks of the cross-validation folds of sizes ``n`` (step 4): one per distinct
     size up to ``MAX_LOO_SIZES`` sizes, else ``MAX_FOLDS`` interleaved groups of sizes."""
-    sizes, rank = np.unique(n, return_inverse=True)
+    sizes, rank = _unique(n)
     if max_folds is None:
         max_folds = sizes.size if sizes.size <= MAX_LOO_SIZES else MAX_FOLDS
     if sizes.size <= max_folds:
@@ -278,7 +291,7 @@ def cv_errors(n, t, names, window_bytes: float = STARTUP_WINDOW_BYTES,
     err = {k: np.empty_like(t) for k in names}
     for out in folds_of(n, max_folds):
         try:
-            if np.unique(n[~out]).size < 2:
+            if _unique(n[~out])[0].size < 2:
                 raise InvalidParameter("too few sizes to train")
             models, _, _ = candidate_knots(n[~out], t[~out], names, window_bytes)
         except InvalidParameter:
@@ -314,14 +327,18 @@ def nested_errors(n, t, names, window_bytes: float = STARTUP_WINDOW_BYTES,
     :func:`choose` over :func:`cv_errors` of the training copies) with its fold left out."""
     err = np.empty_like(t)
     simplest = min(names, key=lambda k: (k == INTERPOLATION, k))
+    # many sizes: fewer inner folds (each inner fold refits on nine tenths of the copies)
+    inner_folds = None if _unique(n)[0].size <= MAX_LOO_SIZES else INNER_FOLDS
     for out in folds_of(n, max_folds):
         train_n, train_t = n[~out], t[~out]
         if len(names) == 1:
             chosen = names[0]
-        elif np.unique(train_n).size < 3:   # no inner validation possible: the simplest
+        elif _unique(train_n)[0].size < 3:   # no inner validation possible: the simplest
             chosen = simplest
         else:
-            inner = cv_errors(train_n, train_t, names, window_bytes, max_folds, strict=False)
+            inner = cv_errors(train_n, train_t, names, window_bytes,
+                              max_folds if max_folds is not None else inner_folds,
+                              strict=False)
             chosen = choose({k: mape_of(e) for k, e in inner.items()})
         # a fold that cannot be fitted raises, as in the plain cross-validation
         models, _, _ = candidate_knots(train_n, train_t, [chosen], window_bytes)
@@ -369,6 +386,10 @@ def _fit_transfer_model(sizes_bytes, times_s, max_regimes, regimes, startup_wind
         names = [str(r) for r in range(1, min(max_regimes, distinct - 1) + 1)]
         if interpolation:
             names.append(INTERPOLATION)
+    order = np.argsort(n, kind="stable")   # sorted once: grouping by size is then linear
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    n, t = n[order], t[order]
     plain = cv_errors(n, t, names, startup_window_bytes)
     mape = {k: mape_of(e) for k, e in plain.items()}
     chosen = choose(mape) if len(names) > 1 else names[0]
@@ -388,6 +409,7 @@ def _fit_transfer_model(sizes_bytes, times_s, max_regimes, regimes, startup_wind
                      f"than any number of regimes)")
     elif len(model.regimes) < int(chosen):
         notes.append(f"only {len(model.regimes)} size(s) carry bandwidth information")
+    n, t, nested = n[back], t[back], nested[back]   # the copies in the caller's order
     pred = np.asarray(model.time_s(n), dtype=float)
     res = pred - t
     rel = res / t
