@@ -25,8 +25,10 @@ Steps (each documented where it is done):
 4. **Model selection by grouped cross-validation.** Copies of one size (after
    :func:`~gpumodeler.core.transfers.selection.merge_sizes`) leave together: with at most
    ``MAX_LOO_SIZES`` (32) distinct sizes each size is a fold (leave-one-size-out); with
-   more, the sorted sizes are dealt into ``MAX_FOLDS`` (10) interleaved folds (size rank mod ``MAX_FOLDS``,
-   so every fold spans the range and the end sizes test extrapolation) — choice: exact
+   more, the sorted sizes are dealt into ``MAX_FOLDS`` (10) interleaved folds (size rank
+   mod ``MAX_FOLDS``, so every fold spans the range and the end sizes test extrapolation;
+   beyond ``MANY_SIZES`` (1000) sizes the inner validation of step 5 uses ``INNER_FOLDS``
+   (5)) — choice: exact
    leave-one-out over 10⁵ sizes would be 10⁵ refits, and with so many sizes leaving a tenth
    out moves each neighbour gap by about as little. The whole procedure (startup,
    breakpoints, bandwidths) is rerun per fold. The fewest regimes within 5 % (relative) of
@@ -69,8 +71,10 @@ MAX_BREAKPOINT_GROUPS = 96
 #: (a sweep of powers of two from 4 B to 16 GiB), else MAX_FOLDS interleaved groups of sizes.
 MAX_LOO_SIZES = 32
 MAX_FOLDS = 10
-#: inner folds of the nested cross-validation with more than MAX_LOO_SIZES sizes
+#: inner folds of the nested cross-validation with more than MANY_SIZES sizes (each inner
+#: fold then refits on most of 10^3 or more copies, and two fold counts choose alike)
 INNER_FOLDS = 5
+MANY_SIZES = 1000
 
 
 @dataclass(frozen=True)
@@ -328,7 +332,7 @@ def nested_errors(n, t, names, window_bytes: float = STARTUP_WINDOW_BYTES,
     err = np.empty_like(t)
     simplest = min(names, key=lambda k: (k == INTERPOLATION, k))
     # many sizes: fewer inner folds (each inner fold refits on nine tenths of the copies)
-    inner_folds = None if _unique(n)[0].size <= MAX_LOO_SIZES else INNER_FOLDS
+    inner_folds = None if _unique(n)[0].size <= MANY_SIZES else INNER_FOLDS
     for out in folds_of(n, max_folds):
         train_n, train_t = n[~out], t[~out]
         if len(names) == 1:
