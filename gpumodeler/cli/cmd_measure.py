@@ -92,10 +92,27 @@ def _fmt_size(n) -> str:
     return f"{n:g} B"
 
 
+def write_records_json(records, out=None, batch: int = 1000) -> None:
+    """The records as an indented JSON list on ``out`` (stdout), written record by record:
+    the same text as ``print_json([r.to_json() for r in records])`` without building the
+    whole document (a 10^5-row trace's JSON is ten times its file). The importers have
+    checked every number finite (core.measurements.importer.record_non_finite)."""
+    out = out or sys.stdout
+    out.write("[")
+    chunk, sep = [], "\n  "
+    for r in records:
+        chunk.append(sep + common.indented_json(r.to_json()).replace("\n", "\n  "))
+        sep = ",\n  "
+        if len(chunk) >= batch:
+            out.write("".join(chunk))
+            chunk = []
+    out.write("".join(chunk) + ("\n]\n" if sep != "\n  " else "]\n"))
+
+
 def run_import(args) -> int:
     result = read_file(args.file, args.format)
     if args.json:
-        common.print_json([r.to_json() for r in result.records])
+        write_records_json(result.records)
         print(_counts_line(result), file=sys.stderr)
         for line in _gpu_lines(result):
             print(line, file=sys.stderr)

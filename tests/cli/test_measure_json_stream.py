@@ -1,0 +1,26 @@
+"""`measure import --json` writes the records one at a time: the same document as one
+`json.dumps(..., indent=2)` of the whole list, for every sample file."""
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.cli.cmd_measure import read_file, write_records_json
+
+SAMPLES = Path(__file__).resolve().parents[2] / "resources" / "measurements"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.csv")))
+def test_streamed_json_is_the_whole_document(name):
+    records = read_file(str(SAMPLES / name)).records
+    out = io.StringIO()
+    write_records_json(records, out, batch=2)   # small batches: the joins are exercised
+    want = json.dumps([r.to_json() for r in records], indent=2, ensure_ascii=False) + "\n"
+    assert out.getvalue() == want
+
+
+def test_an_empty_list_is_valid_json():
+    out = io.StringIO()
+    write_records_json([], out)
+    assert json.loads(out.getvalue()) == []
