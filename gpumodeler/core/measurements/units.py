@@ -77,6 +77,14 @@ def split_number(text: str) -> tuple[float, str] | None:
     """``"12.5"`` -> (12.5, ""), ``"14.2%"`` -> (14.2, "%"), ``"3.1GB/s"`` -> (3.1, "GB/s");
     None when the text is not a number with an optional unit suffix."""
     t = text.strip()
+    if t and "_" not in t and (t[0].isdigit() or t[0] in ".+-"):
+        try:   # the common case, a bare decimal number, without the expression
+            value = float(t)
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(value) and t[-1] not in "fFnN":   # not 'inf', 'nan', '-infinity'
+                return value, ""
     if _BARE.match(t):
         return float(t), ""
     m = _WITH_UNIT.match(t)
