@@ -216,23 +216,6 @@ def _regimes(sizes, W, Y, bounds) -> tuple[Regime, ...]:
     return tuple(out)
 
 
-def _fits(n, t, max_regimes: int, window_bytes: float):
-    """Steps 1–2 for every number of regimes 1..max_regimes: ({R: model}, notes)."""
-    ts, notes = estimate_startup_s(n, t, window_bytes)
-    sizes, W, Y, Q = _grouped(n, t, ts)
-    if sizes.size == 0:
-        raise InvalidParameter("every copy is as fast as the startup time; measure larger "
-                               "copies (MiB and more) to fit a bandwidth")
-    return {r: TransferModel(ts, _regimes(sizes, W, Y, b))
-            for r, b in _segmentations(sizes, W, Y, Q, max_regimes).items()}, notes
-
-
-def fit_regimes(n, t, regimes: int, window_bytes: float = STARTUP_WINDOW_BYTES):
-    """One fit with (at most) ``regimes`` regimes (steps 1–2): (TransferModel, notes)."""
-    models, notes = _fits(n, t, regimes, window_bytes)
-    return models[max(models)], notes
-
-
 INTERPOLATION = "interpolation"
 
 
