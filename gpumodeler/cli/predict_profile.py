@@ -120,52 +120,15 @@ def prepare_profiled(args) -> Profiled:
     retargeted = None
     table = {"latency_table": None, "latency_table_origin": None}
     if graph_part is not None:
-        # the graph on the target, its latency bound scaled by what the profile measured
-        # over what the graph gives on the profiled GPU
-        notes.extend(graph_part["notes"])
-        scale = inputs.latency_bound / graph_part["latency_on_profiled"]
-        on_target = dict(graph_part["on_target"])
-        on_target.update({k: v for k, v in ((k, getattr(args, k, None)) for k in OVERRIDES)
-                          if v is not None})
-        if args.latency_bound is None:
-            latency = graph_part["latency_on_target"] * scale
-            notes.append(f"latency bound: the graph's on the target ({graph_part['latency_on_target']:.4g} "
-                         f"cycles, table {graph_part['table']}) × {scale:.4g}, the measured "
-                         f"latency on {profiled_gpu.name} over the graph's there "
-                         f"({graph_part['latency_on_profiled']:.4g} cycles)")
-        else:
-            latency = args.latency_bound
-        inputs = replace(inputs, latency_bound=latency, **{
-            k: v for k, v in on_target.items() if k != "latency_bound"})
-        table = {"latency_table": graph_part["table"],
-                 "latency_table_origin": graph_part["table_origin"]}
+        inputs, table = _graph_on_target(args, inputs, graph_part, profiled_gpu, notes)
     elif cross and estimate is not None:
         retargeted = _retarget(args, pk, inputs, profiled_gpu, target)
         if retargeted is not None:
             inputs = replace(inputs, latency_bound=retargeted.latency_bound_cycles)
             notes.append(retargeted.note)
-    # the launch: the profile's unless given
-    if args.block_size is None:
-        args.block_size = pk.block[0] if len(pk.block) == 1 else pk.block
-    if args.grid_size is None and args.data_size is None:
-        args.grid_size = pk.grid[0] if len(pk.grid) == 1 else pk.grid
-    if args.registers is None and args.occupancy is None:
-        args.registers = pk.registers_per_thread
-        if args.shared_mem is None:
-            args.shared_mem = pk.shared_mem_bytes
-        if args.registers is None:  # no registers in the profile: the achieved occupancy
-            args.occupancy = derived.occupancy_profiled
+    _launch_from_profile(args, pk, derived)
     lam_profiled = estimate.lambda_on_profiled if estimate else None
-    if args.lam is None and lam_profiled is not None and abs(lam_profiled - 1.0) > 1e-12:
-        if cross:
-            notes.append(f"λ on {profiled_gpu.name} is {lam_profiled:.4g} (faster than the "
-                         f"throughput bound); not carried to another architecture (Gajger §4.4: "
-                         f"recalibrate λ there)")
-        else:
-            args.lam = lam_profiled
-            notes.append(f"λ = {lam_profiled:.4g} from the profiled GPU (the measured time is "
-                         f"below the throughput bound; one λ per kernel holds within an "
-                         f"architecture, Gajger §4.4)")
+    _lambda_from_profile(args, lam_profiled, cross, profiled_gpu, notes)
     profile = {
         "kernel": pk.name, "profiled_device": profiled_gpu.name,
         "profiled_compute_capability": profiled_cc,
@@ -208,6 +171,61 @@ def prepare_profiled(args) -> Profiled:
         notes.extend(count_notes)
     return Profiled(inputs=inputs, counts=counts, table=table, extra=extra, header=header,
                     notes=notes, baseline_lines=lines)
+
+
+def _graph_on_target(args, inputs, graph_part, profiled_gpu, notes):
+    """(inputs, latency table) of ``--graph`` on the target: its counts there, calibrated by
+    the profile, and its latency bound scaled by what the profile measured over what the
+    graph gives on the profiled GPU (or --latency-bound)."""
+    notes.extend(graph_part["notes"])
+    scale = inputs.latency_bound / graph_part["latency_on_profiled"]
+    on_target = dict(graph_part["on_target"])
+    on_target.update({k: v for k, v in ((k, getattr(args, k, None)) for k in OVERRIDES)
+                      if v is not None})
+    if args.latency_bound is None:
+        latency = graph_part["latency_on_target"] * scale
+        notes.append(f"latency bound: the graph's on the target "
+                     f"({graph_part['latency_on_target']:.4g} cycles, table "
+                     f"{graph_part['table']}) × {scale:.4g}, the measured latency on "
+                     f"{profiled_gpu.name} over the graph's there "
+                     f"({graph_part['latency_on_profiled']:.4g} cycles)")
+    else:
+        latency = args.latency_bound
+    inputs = replace(inputs, latency_bound=latency,
+                     **{k: v for k, v in on_target.items() if k != "latency_bound"})
+    return inputs, {"latency_table": graph_part["table"],
+                    "latency_table_origin": graph_part["table_origin"]}
+
+
+def _launch_from_profile(args, pk, derived) -> None:
+    """The launch flags the command line leaves out, from the profile: block, grid,
+    registers and shared memory (the achieved occupancy when it has no registers)."""
+    if args.block_size is None:
+        args.block_size = pk.block[0] if len(pk.block) == 1 else pk.block
+    if args.grid_size is None and args.data_size is None:
+        args.grid_size = pk.grid[0] if len(pk.grid) == 1 else pk.grid
+    if args.registers is None and args.occupancy is None:
+        args.registers = pk.registers_per_thread
+        if args.shared_mem is None:
+            args.shared_mem = pk.shared_mem_bytes
+        if args.registers is None:
+            args.occupancy = derived.occupancy_profiled
+
+
+def _lambda_from_profile(args, lam_profiled, cross, profiled_gpu, notes) -> None:
+    """λ of the profiled GPU when its time beat the throughput bound: applied on the same
+    architecture unless --lambda is given (Gajger §4.4), only noted across architectures."""
+    if args.lam is not None or lam_profiled is None or abs(lam_profiled - 1.0) <= 1e-12:
+        return
+    if cross:
+        notes.append(f"λ on {profiled_gpu.name} is {lam_profiled:.4g} (faster than the "
+                     f"throughput bound); not carried to another architecture (Gajger §4.4: "
+                     f"recalibrate λ there)")
+    else:
+        args.lam = lam_profiled
+        notes.append(f"λ = {lam_profiled:.4g} from the profiled GPU (the measured time is "
+                     f"below the throughput bound; one λ per kernel holds within an "
+                     f"architecture, Gajger §4.4)")
 
 
 def _graph_counts(args, pk, profiled_gpu, target) -> dict:
