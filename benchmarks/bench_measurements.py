@@ -7,8 +7,11 @@ docs/contributing.md; docs/measurements.md).
    second at 10^5 (target >= 10^5 rows/s), the growth exponent of time against rows (least
    squares on log-log, must be <= 1.1) and the peak of traced memory per size (tracemalloc;
    target: flat, the 10^5-row peak at most twice the 10^4-row one).
-2. The command, in process with its output discarded: ``measure import`` of the 10^5-row
-   nvprof trace and timings CSV, text and ``--json``: rows per second (target >= 10^5).
+2. The command, in a process of its own with its output discarded: ``measure import`` of
+   the nvprof trace, timings CSV and nsys export of the two largest sizes, text and
+   ``--json``: rows per second of CPU time (target >= 10^5) and the peak resident memory
+   (target: flat, at most twice from 10^4 to 10^5 rows; an nsys export's ``--json`` is
+   written as it is read).
 3. ``calibrate link`` on 10^3, 10^4 and 10^5 copies of distinct sizes (a timings CSV; two
    bandwidth regimes, 2 % noise): CPU time, target 10^5 copies in under 5 s, exponent.
 
@@ -18,9 +21,10 @@ Run: python benchmarks/bench_measurements.py [--quick]   (--quick stops at 10^4 
 from __future__ import annotations
 
 import contextlib
-import io
 import math
 import os
+import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -117,26 +121,57 @@ def import_rows(sizes, folder: Path, rounds: int) -> bool:
     return ok
 
 
-def command_rows(rows: int, folder: Path, rounds: int) -> bool:
-    from gpumodeler.cli.main import main
+#: the child: the command, then its own peak resident memory (KiB) as the last stderr line
+#: (VmHWM of /proc/self/status: ru_maxrss would carry the parent's peak across fork and exec)
+CHILD = ("import sys\n"
+         "from gpumodeler.cli.main import main\n"
+         "code = main(sys.argv[1:])\n"
+         "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]\n"
+         "sys.stderr.write('\\nMAXRSS %s\\n' % hwm[0])\n"
+         "sys.exit(code)\n")
+
+
+def child_run(argv) -> tuple:
+    """(CPU seconds, peak resident MiB) of ``gpumodeler`` run with ``argv`` in a process of
+    its own, its output discarded."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", CHILD, *argv], check=True, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu_s, int(done.stderr.strip().splitlines()[-1].split()[1]) / 1024
+
+
+def command_rows(sizes, folder: Path) -> bool:
+    """``measure import`` as a command, text and --json, per format: CPU time, rows/s at
+    the largest size (interpreter start-up included), and peak resident memory at each size
+    (flat: the command streams)."""
     ok = True
-    files = {"nvprof": nvprof_text(rows), "timings": timings_text(rows)}
-    for name, text in files.items():
-        path = folder / f"{name}-{rows}.csv"
-        path.write_text(text)
+    paths = {}
+    for n in sizes:
+        for name, text in (("nvprof", nvprof_text(n)), ("timings", timings_text(n))):
+            path = folder / f"{name}-{n}.csv"
+            path.write_text(text)
+            paths[name, n] = path
+        paths["nsys", n] = folder / f"report-{n}.sqlite"
+        if not paths["nsys", n].exists():
+            nsys_file(folder, n)
+    for name in ("nvprof", "timings", "nsys"):
         for extra in ([], ["--json"]):
-            def run():
-                with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink), \
-                        contextlib.redirect_stderr(io.StringIO()):
-                    assert main(["measure", "import", str(path), *extra]) == 0
-            t, _ = cpu(run, rounds)
-            rate = rows / t
-            missed = rows == 100_000 and rate < ROWS_PER_S
-            ok = ok and not missed
-            print(f"measure import {name} {' '.join(extra) or '(text)'}, {rows} rows: {t:.3g} s "
-                  f"CPU, {rate:,.0f} rows/s -> "
-                  f"{'below ' + format(ROWS_PER_S, '.0e') + ' rows/s' if missed else 'ok'}",
-                  flush=True)
+            runs = [child_run(["measure", "import", str(paths[name, n]), *extra]) for n in sizes]
+            rate = sizes[-1] / runs[-1][0]
+            growth = runs[-1][1] / runs[-2][1]
+            verdict = []
+            if sizes[-1] == 100_000 and rate < ROWS_PER_S:
+                verdict.append(f"below {ROWS_PER_S:.0e} rows/s")
+            if growth > MAX_PEAK_GROWTH:
+                verdict.append(f"memory not flat (x{growth:.3g})")
+            ok = ok and not verdict
+            cells = ", ".join(f"{n}: {t:.3g} s, peak RSS {m:.0f} MiB"
+                              for n, (t, m) in zip(sizes, runs))
+            print(f"measure import {name} {' '.join(extra) or '(text)'}: {cells}; {rate:,.0f} "
+                  f"rows/s -> {'; '.join(verdict) or 'ok'}", flush=True)
     return ok
 
 
@@ -172,7 +207,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         ok = import_rows(sizes, folder, rounds=2)
-        ok = command_rows(sizes[-1], folder, rounds=1) and ok
+        ok = command_rows(sizes[-2:], folder) and ok
         ok = link_rows(sizes, folder, rounds=1) and ok
     return 0 if ok else 1
 
