@@ -1,38 +1,216 @@
-"""Measurement import speed: a long nvprof GPU trace (100 000 copy and kernel rows in one
-run, from the sample file's rows repeated) and a long timings CSV.
+"""Measurement import and link calibration speed and growth (speed targets,
+docs/contributing.md; docs/measurements.md).
 
-Run: python benchmarks/bench_measurements.py   (prints one line per measurement)
+1. Import, in process: an nvprof GPU trace (the sample file's copy and kernel rows repeated
+   in one run), a timings CSV and an Nsight Systems export (modern layout, kernels and
+   copies alternating) of 10^3, 10^4 and 10^5 rows. CPU time (best of the rounds), rows per
+   second at 10^5 (target >= 10^5 rows/s), the growth exponent of time against rows (least
+   squares on log-log, must be <= 1.1) and the peak of traced memory per size (tracemalloc;
+   target: flat, the 10^5-row peak at most twice the 10^4-row one).
+2. The command, in a process of its own with its output discarded: ``measure import`` of
+   the nvprof trace, timings CSV and nsys export of the two largest sizes, text and
+   ``--json``: rows per second of CPU time (target >= 10^5) and the peak resident memory
+   (target: flat, at most twice from 10^4 to 10^5 rows; an nsys export's ``--json`` is
+   written as it is read).
+3. ``calibrate link`` on 10^3, 10^4 and 10^5 copies of distinct sizes (a timings CSV; two
+   bandwidth regimes, 2 % noise): CPU time, target 10^5 copies in under 5 s, exponent.
+
+A row that misses its target is reported as such and the script ends with status 1.
+Run: python benchmarks/bench_measurements.py [--quick]   (--quick stops at 10^4 rows)
 """
 from __future__ import annotations
 
+import contextlib
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
+import tracemalloc
 from pathlib import Path
 
-from gpumodeler.core.measurements.importer import import_text
-
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bench_graph import fit_exponent  # noqa: E402
+
+import numpy as np  # noqa: E402
+
 SAMPLES = ROOT / "resources" / "measurements"
+ROWS_PER_S = 1e5
+MAX_EXPONENT = 1.1
+MAX_PEAK_GROWTH = 2.0
+LINK_TARGET_S = 5.0
 
 
-def best_of(fn, repeat=3):
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t0)
-    return min(times), out
-
-
-def main() -> None:
+def nvprof_text(rows: int) -> str:
     lines = (SAMPLES / "nvprof-gpu-trace-multirun.csv").read_text().splitlines()
-    trace = "\n".join(lines[:5] + [l for l in lines[5:11] if "memset" not in l] * 20000) + "\n"
-    t, r = best_of(lambda: import_text(trace, "big-trace.csv"))
-    print(f"nvprof trace, {len(r.records)} rows: {t:.2f} s ({t / len(r.records) * 1e6:.1f} µs/row)")
-    rows = (SAMPLES / "timings.csv").read_text().splitlines()
-    timings = "\n".join(rows[1:2] + rows[2:] * 15000) + "\n"
-    t, r = best_of(lambda: import_text(timings, "big-timings.csv"))
-    print(f"timings CSV, {len(r.records)} rows: {t:.2f} s ({t / len(r.records) * 1e6:.1f} µs/row)")
+    body = [line for line in lines[5:11] if "memset" not in line]
+    return "\n".join(lines[:5] + (body * (rows // len(body) + 1))[:rows]) + "\n"
+
+
+def timings_text(rows: int) -> str:
+    lines = (SAMPLES / "timings.csv").read_text().splitlines()
+    body = lines[2:]
+    return "\n".join(lines[1:2] + (body * (rows // len(body) + 1))[:rows]) + "\n"
+
+
+def nsys_file(folder: Path, rows: int) -> Path:
+    from nsys_exports import SAXPY, copy, kernel, write_export
+    kernels = [kernel(1000 * i, 1000 * i + 700, SAXPY) for i in range(0, rows, 2)]
+    copies = [copy(1000 * i, 1000 * i + 400, 4096 + i, 1) for i in range(1, rows, 2)]
+    path = folder / f"report-{rows}.sqlite"
+    write_export(path, kernels=kernels, copies=copies)
+    return path
+
+
+def cpu(fn, rounds: int):
+    best, out = math.inf, None
+    for _ in range(rounds):
+        t0 = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - t0)
+    return best, out
+
+
+def peak_bytes(fn) -> int:
+    tracemalloc.start()
+    try:
+        fn()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def import_rows(sizes, folder: Path, rounds: int) -> bool:
+    from gpumodeler.core.measurements.importer import import_text
+    from gpumodeler.db.nsys_export import read_export
+    ok = True
+    formats = {
+        "nvprof": lambda n: (lambda text=nvprof_text(n): import_text(text, "trace.csv")),
+        "timings": lambda n: (lambda text=timings_text(n): import_text(text, "timings.csv")),
+        "nsys": lambda n: (lambda path=nsys_file(folder, n): read_export(path)),
+    }
+    for name, make in formats.items():
+        times, peaks = [], []
+        for n in sizes:
+            fn = make(n)
+            t, result = cpu(fn, rounds)
+            times.append(t)
+            peaks.append(peak_bytes(fn))
+            assert len(result.records) == n, (name, n, len(result.records))
+        k = fit_exponent(sizes, times)
+        rate = sizes[-1] / times[-1]
+        growth = peaks[-1] / peaks[-2]
+        verdict = []
+        if sizes[-1] == 100_000 and rate < ROWS_PER_S:
+            verdict.append(f"rate below {ROWS_PER_S:.0e} rows/s")
+        if k > MAX_EXPONENT:
+            verdict.append(f"exponent above {MAX_EXPONENT}")
+        if growth > MAX_PEAK_GROWTH:
+            verdict.append(f"memory not flat (x{growth:.3g} from {sizes[-2]} to {sizes[-1]} rows)")
+        ok = ok and not verdict
+        cells = ", ".join(f"{n}: {t:.3g} s, peak {p / 2**20:.3g} MiB"
+                          for n, t, p in zip(sizes, times, peaks))
+        print(f"import {name}: {cells}; {rate:,.0f} rows/s at {sizes[-1]}; exponent {k:.2f} -> "
+              f"{'; '.join(verdict) or 'ok'}", flush=True)
+    return ok
+
+
+#: the child: the command, then its own peak resident memory (KiB) as the last stderr line
+#: (VmHWM of /proc/self/status: ru_maxrss would carry the parent's peak across fork and exec)
+CHILD = ("import sys\n"
+         "from gpumodeler.cli.main import main\n"
+         "code = main(sys.argv[1:])\n"
+         "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')]\n"
+         "sys.stderr.write('\\nMAXRSS %s\\n' % hwm[0])\n"
+         "sys.exit(code)\n")
+
+
+def child_run(argv) -> tuple:
+    """(CPU seconds, peak resident MiB) of ``gpumodeler`` run with ``argv`` in a process of
+    its own, its output discarded."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", CHILD, *argv], check=True, env=env,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return cpu_s, int(done.stderr.strip().splitlines()[-1].split()[1]) / 1024
+
+
+def command_rows(sizes, folder: Path) -> bool:
+    """``measure import`` as a command, text and --json, per format: CPU time, rows/s at
+    the largest size (interpreter start-up included), and peak resident memory at each size
+    (flat: the command streams)."""
+    ok = True
+    paths = {}
+    for n in sizes:
+        for name, text in (("nvprof", nvprof_text(n)), ("timings", timings_text(n))):
+            path = folder / f"{name}-{n}.csv"
+            path.write_text(text)
+            paths[name, n] = path
+        paths["nsys", n] = folder / f"report-{n}.sqlite"
+        if not paths["nsys", n].exists():
+            nsys_file(folder, n)
+    for name in ("nvprof", "timings", "nsys"):
+        for extra in ([], ["--json"]):
+            runs = [child_run(["measure", "import", str(paths[name, n]), *extra]) for n in sizes]
+            rate = sizes[-1] / runs[-1][0]
+            growth = runs[-1][1] / runs[-2][1]
+            verdict = []
+            if sizes[-1] == 100_000 and rate < ROWS_PER_S:
+                verdict.append(f"below {ROWS_PER_S:.0e} rows/s")
+            if growth > MAX_PEAK_GROWTH:
+                verdict.append(f"memory not flat (x{growth:.3g})")
+            ok = ok and not verdict
+            cells = ", ".join(f"{n}: {t:.3g} s, peak RSS {m:.0f} MiB"
+                              for n, (t, m) in zip(sizes, runs))
+            print(f"measure import {name} {' '.join(extra) or '(text)'}: {cells}; {rate:,.0f} "
+                  f"rows/s -> {'; '.join(verdict) or 'ok'}", flush=True)
+    return ok
+
+
+def link_rows(sizes, folder: Path, rounds: int) -> bool:
+    from gpumodeler.cli.main import main
+    rng = np.random.default_rng(1)
+    times = []
+    for n in sizes:
+        sizes_b = np.unique(np.round(np.exp(rng.uniform(np.log(4), np.log(2**30), 3 * n))))
+        sizes_b = rng.permutation(sizes_b)[:n]
+        t = (6e-6 + sizes_b / np.where(sizes_b < 2**20, 10e9, 6e9)) * (
+            1 + 0.02 * rng.standard_normal(sizes_b.size))
+        path = folder / f"copies-{n}.csv"
+        path.write_text("kind,direction,size,size_unit,time,unit,memory_kind\n" + "".join(
+            f"transfer,htod,{int(s)},B,{x:.9g},s,pinned\n" for s, x in zip(sizes_b, t)))
+
+        def run():
+            with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+                assert main(["calibrate", "link", "--measurements", str(path), "--json"]) == 0
+        times.append(cpu(run, rounds)[0])
+    k = fit_exponent(sizes, times)
+    missed = sizes[-1] == 100_000 and times[-1] >= LINK_TARGET_S
+    cells = ", ".join(f"{n}: {t:.3g} s" for n, t in zip(sizes, times))
+    print(f"calibrate link, copies of distinct sizes (import, fit, nested validation, JSON): "
+          f"{cells} CPU; exponent {k:.2f}; 10^5 copies target < {LINK_TARGET_S} s -> "
+          f"{'missed' if missed else 'ok'}", flush=True)
+    return not missed
+
+
+def main() -> int:
+    quick = "--quick" in sys.argv
+    sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        ok = import_rows(sizes, folder, rounds=2)
+        ok = command_rows(sizes[-2:], folder) and ok
+        ok = link_rows(sizes, folder, rounds=1) and ok
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -40,6 +40,7 @@ def residual_rows(fit) -> list[dict]:
 
 def link_result(args):
     """(report dict, fit, selection) for the link calibration the flags ask for."""
+    import numpy as np
     from gpumodeler.core.transfers.fit import fit_transfer_model
     from gpumodeler.core.transfers.selection import select_copies
     for flag in ("sizes", "times", "csv"):
@@ -56,7 +57,8 @@ def link_result(args):
     out = {"model": "regimes", "direction": sel.direction, "memory_kind": sel.memory_kind or None,
            "gpu": sel.gpu or None, "copies": int(fit.sizes_bytes.size),
            "parameters": fit.parameters(), "startup_s": fit.model.startup_s,
-           "regimes": len(fit.model.regimes), "loo_mape": fit.loo_mape,
+           "regimes": len(fit.model.regimes), "chosen": fit.chosen,
+           "distinct_sizes": int(np.unique(fit.sizes_bytes).size), "loo_mape": fit.loo_mape,
            "loo_median_ape": fit.loo_median_ape, "mape_percent": fit.mape_percent,
            "candidates": {str(k): v for k, v in fit.candidates.items()},
            "residuals": residual_rows(fit), "notes": list(fit.notes)}
@@ -76,11 +78,20 @@ def print_link(out: dict) -> None:
     print(f"{'direction':24} {out['direction']}  memory kind: {out['memory_kind'] or 'not said'}"
           f"  copies: {out['copies']}")
     print(f"{'startup':24} {common.fmt_time(out['startup_s'])}")
-    for r in out["parameters"]["regimes"]:
-        print(f"{'regime':24} {r['first_size_bytes']:>12.6g} B .. {r['last_size_bytes']:<12.6g} B"
-              f"  {r['bandwidth_bytes_per_s'] / 1e9:.4g} GB/s")
-    print(f"{'leave-one-out error':24} mean {out['loo_mape']:.3g} %, median {out['loo_median_ape']:.3g} %"
-          f"  (regimes tried: " + ", ".join(f"{k}: {v:.3g} %" for k, v in out["candidates"].items())
+    regimes = out["parameters"]["regimes"]
+    if out.get("chosen") == "interpolation":
+        print(f"{'bandwidth':24} log-log interpolation between the {len(regimes)} measured sizes "
+              f"({regimes[0]['bandwidth_bytes_per_s'] / 1e9:.4g} GB/s at "
+              f"{regimes[0]['first_size_bytes']:.6g} B .. "
+              f"{regimes[-1]['bandwidth_bytes_per_s'] / 1e9:.4g} GB/s at "
+              f"{regimes[-1]['last_size_bytes']:.6g} B)")
+    else:
+        for r in regimes:
+            print(f"{'regime':24} {r['first_size_bytes']:>12.6g} B .. "
+                  f"{r['last_size_bytes']:<12.6g} B  {r['bandwidth_bytes_per_s'] / 1e9:.4g} GB/s")
+    print(f"{'leave-one-out error':24} mean {out['loo_mape']:.3g} %, median "
+          f"{out['loo_median_ape']:.3g} % (nested; {out.get('distinct_sizes', 0)} sizes)"
+          f"  (candidates: " + ", ".join(f"{k}: {v:.3g} %" for k, v in out["candidates"].items())
           + ")")
     for note in out["notes"]:
         print(f"{'note':24} {note}")

@@ -65,8 +65,8 @@ def is_nsys_candidate(path: str) -> bool:
     return is_sqlite(path)
 
 
-def _counts_line(result: ImportResult) -> str:
-    counts = result.counts()
+def _counts_line(result: ImportResult, counts: dict | None = None) -> str:
+    counts = result.counts() if counts is None else counts
     per_kind = ", ".join(f"{n} {k}{'s' if n != 1 else ''}" for k, n in sorted(counts.items()))
     cut = f"; {result.cut_names} name(s) cut with \"...\" by the profiler" \
         if result.cut_names else ""
@@ -92,10 +92,62 @@ def _fmt_size(n) -> str:
     return f"{n:g} B"
 
 
+def write_records_json(records, out=None, batch: int = 1000) -> None:
+    """The records as a JSON list on ``out`` (stdout), one record per line, written record
+    by record (the whole document is never built: a 10^5-row trace's JSON is ten times its
+    file) by the standard library's C encoder. The importers have checked every number
+    finite (core.measurements.importer.record_non_finite)."""
+    import json
+    out = out or sys.stdout
+    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+    out.write("[")
+    chunk, sep = [], "\n"
+    for r in records:
+        chunk.append(sep + encode(r.to_json()))
+        sep = ",\n"
+        if len(chunk) >= batch:
+            out.write("".join(chunk))
+            chunk = []
+    out.write("".join(chunk) + ("\n]\n" if sep != "\n" else "]\n"))
+
+
+def _stream_nsys_json(path: str) -> None:
+    """``measure import --json`` of an Nsight Systems export, each record written as it is
+    read (db.nsys_export.streamed_export): memory does not grow with the export."""
+    from collections import Counter
+    from gpumodeler.db.nsys_export import require_content, streamed_export
+    counts: Counter = Counter()
+
+    def counted(records):
+        for r in records:
+            counts[r.kind] += 1
+            yield r
+    with streamed_export(path) as (records, summary):
+        first = next(records, None)
+        if first is None:
+            require_content(summary(), 0)
+        write_records_json(counted([] if first is None else _chain(first, records)))
+        result = summary()
+    print(_counts_line(result, dict(counts)), file=sys.stderr)
+    for line in _gpu_lines(result):
+        print(line, file=sys.stderr)
+
+
+def _chain(first, rest):
+    yield first
+    yield from rest
+
+
 def run_import(args) -> int:
+    if args.json and args.file != "-" and is_nsys_candidate(args.file):
+        if args.format is not None:
+            raise CLIError(f"{args.file} is a SQLite file (an Nsight Systems export), not "
+                           f"{args.format} CSV; leave out --format")
+        _stream_nsys_json(args.file)
+        return 0
     result = read_file(args.file, args.format)
     if args.json:
-        common.print_json([r.to_json() for r in result.records])
+        write_records_json(result.records)
         print(_counts_line(result), file=sys.stderr)
         for line in _gpu_lines(result):
             print(line, file=sys.stderr)

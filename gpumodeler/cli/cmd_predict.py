@@ -11,7 +11,7 @@ from . import common, model_flags
 from .launch_args import block_threads, grid_of, occupancy_of
 from .main import CLIError
 from .predict_learned import add_learned_flag, run_learned, run_learned_profile
-from .predict_profile import add_profile_flags, run_profiled
+from .predict_profile import add_profile_flags, prepare_profiled
 
 if TYPE_CHECKING:  # the model is loaded when a prediction runs, not to parse flags
     from gpumodeler.core.models.gajger import KernelInputs
@@ -175,7 +175,7 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _apply_terms(summary: dict, gajger, clock_hz: float) -> None:
+def apply_terms(summary: dict, gajger, clock_hz: float) -> None:
     """The kernel terms of the gajger model in the default output: its kernel time (eq. 4.1
     where no term applies, so the numbers are unchanged), the terms and any warning."""
     extra = gajger.time_s - summary["kernel_time_s"]
@@ -212,13 +212,14 @@ def run(args) -> int:
     from gpumodeler.core.models.gajger import predict
     from gpumodeler.core.models.registry import evaluate
     from gpumodeler.core.models.sanity import check_occupancy
-    if args.profile:
-        return run_learned_profile(args) if args.learned else run_profiled(args)
+    if args.profile and args.learned:
+        return run_learned_profile(args)
+    profiled = prepare_profiled(args) if args.profile else None  # sets the launch's flags
     if args.block_size is None:
         raise CLIError("give --block-size THREADS (or --profile FILE --kernel NAME)")
     gpu = model_flags.gpu_with_term_values(args, common.resolve_gpu(args))  # --l2-bandwidth
     link = common.resolve_link(args)
-    inputs = kernel_inputs(args, gpu=gpu)
+    inputs = profiled.inputs if profiled is not None else kernel_inputs(args, gpu=gpu)
     grid = grid_of(args, args.block_size)
     check_launch(grid, args.block_size, gpu.compute_capability)
     occ, occ_result = occupancy_of(args, gpu, args.block_size)
@@ -233,13 +234,13 @@ def run(args) -> int:
         result = predict(gpu, inputs, grid_size=grid, block_size=args.block_size, occupancy=occ,
                          lam=1.0 if args.lam is None else args.lam, link=link,
                          transfers=common.transfer_list(args))
-    table = table_used(args, gpu)
+    table = profiled.table if profiled is not None else table_used(args, gpu)
     if args.model is not None:
         return model_flags.run_models(args, gpu, inputs, grid, occ,
                                       list(zip(result.transfer_times_s, result.transfers)),
-                                      table=table)
+                                      table=table, profiled=profiled)
     summary = result.summary()
-    _apply_terms(summary, gajger, gpu.require("sm_clock_hz"))
+    apply_terms(summary, gajger, gpu.require("sm_clock_hz"))
     summary["device"] = gpu.name
     summary["occupancy_warps_per_sm"] = occ
     summary["latency_bound_cycles"] = float(inputs.latency_bound)
@@ -247,11 +248,15 @@ def run(args) -> int:
     summary["memory_notes"] = list(getattr(args, "memory_notes", None) or [])
     if occ_result is not None:
         summary["occupancy_limited_by"] = list(occ_result.limited_by)
+    if profiled is not None:
+        summary.update(profiled.summary())
     common.require_finite(summary)
     if args.json:
         common.print_json(summary)
         return 0
     s = summary
+    if profiled is not None:
+        print("\n".join(profiled.header_lines()))
     print(f"device   {gpu.name}: {gpu.require('sms')} SMs at {gpu.require('sm_clock_hz') / 1e6:g} MHz")
     print(f"kernel   {common.fmt_time(s['kernel_time_s'])}  ({s['mode']}-bound, limited by "
           f"{s['limiting_resource']}; λ = {s['lambda']:g})")
@@ -279,4 +284,6 @@ def run(args) -> int:
         arrow = "host->device" if tr["direction"] == "htod" else "device->host"
         print(f"transfer {arrow} {tr['bytes']:g} B: {common.fmt_time(t)}")
     print(f"total    {common.fmt_time(s['total_time_s'])}")
+    if profiled is not None:
+        print("\n".join(profiled.trailer_lines()))
     return 0

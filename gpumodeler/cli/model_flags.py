@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the models load when a prediction runs, not to parse flags
@@ -200,14 +201,18 @@ def entry(name: str, outcome, transfer_s: float) -> dict:
         getattr(outcome, "item", None) or "")}
 
 
-def run_models(args, gpu, kernel, grid, occupancy, transfers, table=None) -> int:
+def run_models(args, gpu, kernel, grid, occupancy, transfers, table=None, profiled=None) -> int:
     """`predict --model NAME|all`: one entry per model and the spread; ``table``: the
-    latency table the graph was evaluated with (``latency_table``, ``latency_table_origin``)."""
+    latency table the graph was evaluated with (``latency_table``, ``latency_table_origin``);
+    ``profiled``: a kernel from a profile (cli.predict_profile.Profiled), whose counts the
+    models read and whose profile, baselines and notes the output adds."""
     from gpumodeler.core.errors import ModelError
     from gpumodeler.core.models.result import ModelResult
     from gpumodeler.core.models.registry import evaluate_all
     from gpumodeler.core.models.registry import spread
     inputs = model_inputs(args, gpu, kernel, grid, occupancy)
+    if profiled is not None and profiled.counts:
+        inputs = replace(inputs, counts={**profiled.counts, **inputs.counts})
     table = table or {"latency_table": None, "latency_table_origin": None}
     names = list(MODELS) if args.model == "all" else [args.model]
     try:
@@ -223,12 +228,16 @@ def run_models(args, gpu, kernel, grid, occupancy, transfers, table=None) -> int
            "transfers": [{"direction": d, "bytes": n} for _, (d, n) in transfers],
            "models": [entry(n, results[n], transfer_s) for n in names],
            "spread": sp.summary() if sp else None}
+    if profiled is not None:
+        out.update(profiled.summary())
     for r in results.values():
         for w in getattr(r, "warnings", ()):
             print(f"warning: {w}", file=sys.stderr)
     if args.json:
         common.print_json(json_safe(out))
         return 0
+    if profiled is not None:
+        print("\n".join(profiled.header_lines()))
     print(f"device   {gpu.name}: {gpu.require('sms')} SMs at {gpu.require('sm_clock_hz') / 1e6:g} MHz; "
           f"occupancy {float(occupancy):g} warps/SM")
     if table["latency_table"] is not None:
@@ -251,6 +260,8 @@ def run_models(args, gpu, kernel, grid, occupancy, transfers, table=None) -> int
     for t, (d, n) in transfers:
         arrow = "host->device" if d == "htod" else "device->host"
         print(f"transfer {arrow} {n:g} B: {common.fmt_time(t)}")
+    if profiled is not None:
+        print("\n".join(profiled.trailer_lines()))
     return 0
 
 

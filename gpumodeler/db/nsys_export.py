@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from contextlib import contextmanager
 from dataclasses import dataclass
 from heapq import merge
 from pathlib import Path
@@ -419,34 +420,63 @@ def _open(path: Path):
     return db
 
 
-def read_export(path, need_kernel_table: bool = False) -> ImportResult:
-    """All records of the export at ``path`` (format ``nsys``) with its GPUs in
-    ``devices``. FormatError with one line for a damaged or non-nsys file, or, with
-    ``need_kernel_table``, for an export without a kernel table."""
+@contextmanager
+def streamed_export(path, need_kernel_table: bool = False):
+    """``(records, summary)`` of the export at ``path``: ``records`` yields its kernel, copy
+    and migration records in start order as it is iterated (memory does not grow with the
+    file: ``measure import --json`` writes each as it comes), ``summary()`` then gives the
+    :class:`ImportResult` without the records (other rows, GPUs, cut names). FormatError with
+    one line for a damaged or non-nsys file, or, with ``need_kernel_table``, for an export
+    without a kernel table; the file is closed on leaving."""
     path = Path(path)
     if not is_sqlite(path):
         raise FormatError(f"{path.name}: not a SQLite file (no SQLite header); expected an "
                           f"Nsight Systems export (nsys export --type sqlite)")
     db = _open(path)
+    damaged = (f"{path.name}: damaged SQLite file ({{}}); export it again with nsys export "
+               f"--type sqlite")
     try:
-        reader = _Reader(db.conn, path.name)
+        try:
+            reader = _Reader(db.conn, path.name)
+        except sqlite3.DatabaseError as exc:
+            raise FormatError(damaged.format(exc)) from None
         if need_kernel_table and KERNEL_TABLE not in reader.tables:
             raise FormatError(f"{path.name}: an Nsight Systems export without a kernel table "
                               f"({KERNEL_TABLE}); profile with nsys profile --trace=cuda and "
                               f"export with nsys export --type sqlite")
-        records = list(iter_records(db.conn, path.name, reader))
-        reader.count_memsets()
-    except sqlite3.DatabaseError as exc:
-        raise FormatError(f"{path.name}: damaged SQLite file ({exc}); export it again with "
-                          f"nsys export --type sqlite") from None
+
+        def records():
+            try:
+                yield from iter_records(db.conn, path.name, reader)
+                reader.count_memsets()
+            except sqlite3.DatabaseError as exc:
+                raise FormatError(damaged.format(exc)) from None
+
+        def summary() -> ImportResult:
+            return ImportResult("nsys", path.name, other_rows=reader.other_rows,
+                                devices=[g.to_json() for g in reader.gpus.values()],
+                                cut_names=reader.cut_names)
+        yield records(), summary
     finally:
         db.close()
-    result = ImportResult("nsys", path.name, records=records, other_rows=reader.other_rows,
-                          devices=[g.to_json() for g in reader.gpus.values()],
-                          cut_names=reader.cut_names)
+
+
+def require_content(result: ImportResult, records: int) -> None:
+    """FormatError for an export with no kernels, copies or GPUs."""
     if not records and not result.devices:
-        raise FormatError(f"{path.name}: an Nsight Systems export with no kernels, copies or "
-                          f"GPUs; profile with --trace=cuda")
+        raise FormatError(f"{result.source}: an Nsight Systems export with no kernels, copies "
+                          f"or GPUs; profile with --trace=cuda")
+
+
+def read_export(path, need_kernel_table: bool = False) -> ImportResult:
+    """All records of the export at ``path`` (format ``nsys``) with its GPUs in
+    ``devices``. FormatError with one line for a damaged or non-nsys file, or, with
+    ``need_kernel_table``, for an export without a kernel table."""
+    with streamed_export(path, need_kernel_table) as (records, summary):
+        found = list(records)
+        result = summary()
+    result.records = found
+    require_content(result, len(found))
     return result
 
 
@@ -463,4 +493,4 @@ def read_trace(path) -> ImportResult:
 
 
 __all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus",
-           "read_trace"]
+           "read_trace", "require_content", "streamed_export"]

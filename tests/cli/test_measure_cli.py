@@ -116,10 +116,10 @@ PROFILE = ["--profile", TRACE, "--profile", METRICS, "--kernel", "saxpy2",
            "--profiled-device", "GTX 970"]
 
 
-def _explicit(capsys, device, occupancy):
+def _explicit(capsys, device, occupancy, latency="1134"):
     """The model's own prediction for the per-warp inputs the sample files encode."""
     code, out, err = run(capsys, "predict", "--device", device, "--grid-size", "4096",
-                         "--block-size", "256", "--occupancy", occupancy, "--latency-bound", "1134",
+                         "--block-size", "256", "--occupancy", occupancy, "--latency-bound", latency,
                          "--issued-instructions", "58", "--cuda-core-instructions", "55",
                          "--gmem-bytes", "384", "--json")
     assert code == 0, err
@@ -132,9 +132,13 @@ def test_predict_profile_reproduces_the_model_on_another_gpu(capsys, gpumodeler_
     code, out, err = run(capsys, "predict", *PROFILE, "--device", device, "--json")
     assert code == 0, err
     r = json.loads(out)
-    want = _explicit(capsys, device, str(r["occupancy_warps_per_sm"]))
+    # across architectures the latency bound is re-derived through the target's table
+    ratio = r["profile"]["latency_retarget_ratio"] if cross else 1.0
+    assert (ratio is not None and ratio != 1.0) is cross
+    assert r["profile"]["latency_bound_on_profiled_cycles"] == pytest.approx(1134, rel=1e-5)
+    want = _explicit(capsys, device, str(r["occupancy_warps_per_sm"]), repr(1134 * ratio))
     assert r["kernel_time_s"] == pytest.approx(want["kernel_time_s"], rel=1e-5)
-    assert r["latency_bound_cycles"] == pytest.approx(1134, rel=1e-5)
+    assert r["latency_bound_cycles"] == pytest.approx(1134 * ratio, rel=1e-5)
     assert r["profile"]["model_inputs"]["cuda_core_instructions"] == pytest.approx(55)
     assert r["profile"]["warps_launched"] == 32768 and r["profile"]["timed_launches"] == 3
     assert r["cross_architecture"] is cross

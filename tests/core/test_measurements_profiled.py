@@ -65,7 +65,7 @@ def profile(gpu, w=TRUE, occupancy=32.0, style="nvprof", activity=1.0):
     """Records of a kernel profiled on ``gpu``: the duration the model gives for ``w``."""
     t = predict(gpu, w, grid_size=GRID, block_size=BLOCK, occupancy=occupancy).kernel.time_s
     launch = dict(name=NAME, gpu=f"{gpu.name} (0)", grid=(GRID, 1, 1), block=(BLOCK, 1, 1),
-                  registers_per_thread=32, shared_mem_bytes=2048)
+                  registers_per_thread=64, shared_mem_bytes=2048)
     frac = occupancy / 64
     if style == "nvprof":  # a GPU trace (two launches) and a metric table, as two files give
         return [Measurement("kernel", time_s=t, row=9, **launch),
@@ -91,6 +91,8 @@ def test_per_warp_counts_from_metrics(style):
     assert c["shared_transactions"] == pytest.approx(6)
     assert c["shared_bank_conflicts"] == pytest.approx(2)
     counts, notes = model_counts(pk)
+    # the per-pipe split for Volta and later: FP32; integer + control + conversion; FP16
+    assert counts.pop("pipe_instructions") == pytest.approx({"fp32": 30, "int32": 30, "fp16": 0})
     assert counts == pytest.approx({"issued_instructions": 80, "cuda_core_instructions": 60,
                                     "gmem_bytes": 300, "sfu_instructions": 2,
                                     "fp64_instructions": 0, "smem_bank_cycles": 6})
@@ -191,11 +193,38 @@ def test_derive_bundles_occupancy_latency_and_notes():
     given = derive(pk, GTX970, latency_bound=1500.0, overrides={"gmem_bytes": 128.0})
     assert given.estimate is None and given.inputs.latency_bound == 1500
     assert given.inputs.gmem_bytes == 128 and given.inputs.issued_instructions == pytest.approx(80)
-    # no achieved-occupancy metric: the calculator's occupancy, with a note
-    recs = profile(GTX970)
-    m = {k: v for k, v in recs[2].metrics.items() if k != "achieved_occupancy"}
-    recs[2] = Measurement("kernel", time_s=None, name=NAME, gpu=recs[2].gpu, metrics=m)
+    # the calculator's occupancy is the model's, whatever was achieved (here 32 of 64 slots
+    # achieved at 64 registers x 256 threads: 4 blocks of 8 warps by the register file)
+    recs = profile(GTX970, occupancy=24.0)
     pk = profile_kernel(recs, "stencil")
-    warps, note = profiled_occupancy(pk, GTX970)
-    # 32 registers × 256 threads: 8 blocks of 8 warps by the register file; shared memory fits
-    assert warps == 64 and "calculator" in note
+    assert profiled_occupancy(pk, GTX970) == (32.0, None)
+    assert derive(pk, GTX970).achieved_occupancy == pytest.approx(24)
+    # without registers per thread: the achieved occupancy, with a note
+    recs = [Measurement("kernel", time_s=r.time_s, name=NAME, gpu=r.gpu, grid=r.grid,
+                        block=r.block, metrics=r.metrics) for r in profile(GTX970, occupancy=24.0)]
+    warps, note = profiled_occupancy(profile_kernel(recs, "stencil"), GTX970)
+    assert warps == pytest.approx(24) and "achieved occupancy" in note
+    bare = [Measurement("kernel", time_s=1e-3, name=NAME, gpu=recs[0].gpu, grid=(GRID, 1, 1),
+                        block=(BLOCK, 1, 1))]
+    with pytest.raises(InvalidParameter, match="no registers per thread"):
+        profiled_occupancy(profile_kernel(bare, "stencil"), GTX970)
+
+
+def test_retarget_latency_uses_the_classes_both_tables_have():
+    from gpumodeler.core.kernel.latency_tables import TABLES
+    from gpumodeler.core.measurements.profiled import mix_terms, retarget_latency
+    counts = {"fp32_instructions": 30, "integer_instructions": 25, "control_instructions": 5,
+              "sfu_instructions": 2, "dram_bytes": 256.0, "l2_bytes": 512.0,
+              "shared_transactions": 6}
+    mix = mix_terms(counts)
+    # 512 B of L2 traffic = 4 accesses, half of them hits (DRAM 256 B of 512)
+    assert mix[("memory", "dram")] == pytest.approx(2) and mix[("memory", "l2")] == pytest.approx(2)
+    maxwell, kepler = TABLES["maxwell-gajger"], TABLES["kepler-gajger"]
+    r = retarget_latency(1000.0, counts, maxwell, kepler)
+    # Kepler's Gajger table has no SFU latency: SFU is left out of both sums
+    assert "sfu" not in r.classes
+    want = (35 * 9 + 25 * 9 + 2 * 300 + 2 * 175 + 6 * 33) / (35 * 6 + 25 * 6 + 2 * 350 + 2 * 194 + 6 * 28)
+    assert r.ratio == pytest.approx(want, rel=1e-12)
+    assert r.latency_bound_cycles == pytest.approx(1000 * want, rel=1e-12)
+    assert retarget_latency(1000.0, counts, maxwell, maxwell).ratio == 1.0
+    assert retarget_latency(1000.0, {}, maxwell, kepler).latency_bound_cycles == 1000.0

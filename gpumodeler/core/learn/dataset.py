@@ -203,7 +203,8 @@ def with_analytical(rows: list[Row], models=None) -> list[Row]:
             occ, _note = profiled_occupancy(pk, row.gpu)
             quantities = {"occupancy_warps_per_sm": float(occ), "warps": float(pk.warps_launched),
                           "latency_bound_cycles": float(latency),
-                          **{k: float(v) for k, v in counts.items()}}
+                          **{k: float(v) for k, v in counts.items()
+                             if isinstance(v, (int, float))}}  # (a pipe mix is a dict or None)
             grid = row.grid[0] if len(row.grid) == 1 else row.grid
             block = row.block[0] if len(row.block) == 1 else row.block
             inputs = ModelInputs(gpu=row.gpu, kernel=kernel_inputs(counts, latency),

@@ -10,12 +10,14 @@ rows whose size, duration and throughput disagree. Bad input raises
 """
 from __future__ import annotations
 
+import math
+
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements import ncu, nvprof, timings
 from gpumodeler.core.measurements.parsing import (  # noqa: F401  (re-exported)
     Disagreement, ImportResult, csv_fields, positive, split_lines, table_rows, where)
 from gpumodeler.core.measurements.records import Measurement
-from gpumodeler.core.physical import describe, first_non_finite
+from gpumodeler.core.physical import describe
 
 FORMATS = ("nvprof", "ncu", "timings")
 
@@ -64,6 +66,24 @@ def detect_format(text: str, source: str = "file") -> str:
         f"kind and time columns; give --format nvprof|ncu|timings if it is one of them")
 
 
+_NUMBERS = ("time_s", "size_bytes", "start_s", "end_s")
+
+
+def record_non_finite(record: Measurement):
+    """(name, value) of the first number of ``record`` that is not finite, or None: the
+    numbers a file's value times its unit can overflow (durations, sizes, times, metric
+    values; grids, registers and ids are whole numbers), checked without building the
+    record's JSON."""
+    for name in _NUMBERS:
+        value = getattr(record, name)
+        if value is not None and not math.isfinite(value):
+            return name, value
+    for name, (value, _unit) in record.metrics.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"metrics.{name}.value", value
+    return None
+
+
 def import_text(text: str, source: str = "file", fmt: str | None = None) -> ImportResult:
     """Parse ``text`` (the file's content; ``source`` names it in messages)."""
     if fmt is None:
@@ -73,7 +93,7 @@ def import_text(text: str, source: str = "file", fmt: str | None = None) -> Impo
         raise FormatError(f"unknown measurement format {fmt!r}; valid: {', '.join(FORMATS)}")
     result = parsers[fmt](text, source)
     for record in result.records:  # a size or a time beyond a float is no measurement
-        found = first_non_finite(record.to_json())
+        found = record_non_finite(record)
         if found:
             name, value = found
             raise FormatError(f"{where(source, record.row)}: {name} is not a finite number "

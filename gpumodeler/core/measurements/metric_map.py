@@ -83,6 +83,11 @@ QUANTITIES = {
         _a(["gld_transactions", "gst_transactions"], "warp"),
         _a(["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
             "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum"], "warp")],
+    "global_requests": [
+        _a(["inst_executed_global_loads", "inst_executed_global_stores"], "warp"),
+        _a(["gld_request", "gst_request"], "warp"),
+        _a(["smsp__inst_executed_op_global_ld.sum", "smsp__inst_executed_op_global_st.sum"],
+           "warp")],
     "shared_transactions": [
         _a(["shared_load_transactions", "shared_store_transactions"], "warp"),
         _a([_WAVES.format("ld"), _WAVES.format("st")], "warp"),

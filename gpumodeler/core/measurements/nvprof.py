@@ -39,7 +39,7 @@ from gpumodeler.core.measurements.parsing import (
     Disagreement, ImportResult, csv_fields, positive, split_lines, table_rows, where)
 from gpumodeler.core.measurements.records import Measurement
 from gpumodeler.core.measurements.units import (
-    NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid)
+    NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid, printed_half_unit, whole_bytes)
 
 COPY_DIRECTIONS = {"HtoD": "htod", "DtoH": "dtoh", "DtoD": "dtod", "PtoP": "ptop"}
 MEMORY_KINDS = {"pageable": "pageable", "pinned": "pinned", "device": "device",
@@ -229,10 +229,19 @@ def _trace_row(cells, unit, col, source, row, result):
                               f"(absent from this block's header)")
         size = _number(cells, unit, "Size", source, row, NVPROF_SIZE)
         positive(size, source, row, "Size", "a copy size", f"{cells['Size']} {unit['Size']}")
+        # whole bytes: 2.5 KB and 2.441406e-03 MB are both 2560 B (units.whole_bytes)
+        exact = size
+        size, uncertainty = whole_bytes(size, printed_half_unit(cells["Size"])
+                                        * NVPROF_SIZE[unit["Size"]])
+        if size < 1:
+            raise FormatError(f"{where(source, row, 'Size')}: {cells['Size']} {unit['Size']} is "
+                              f"less than one byte; a copy moves whole bytes")
+        if uncertainty > 0:
+            extra["size_uncertainty"] = (uncertainty, "B")
         thr = _number(cells, unit, "Throughput", source, row, NVPROF_RATE, required=False) \
             if "Throughput" in col else None
         if thr is not None:
-            _check(cells, unit, size, time_s, thr, source, row, result)
+            _check(cells, unit, exact, time_s, thr, source, row, result)
         side = "SrcMemType" if direction == "htod" else "DstMemType"
         kind = MEMORY_KINDS.get(cells.get(side, "").lower(), "")
         if direction in ("dtod", "ptop") and not kind:

@@ -222,7 +222,7 @@ def model_counts(pk: ProfiledKernel) -> tuple[dict, list]:
             "cuda_core_instructions": sum(c[p] for p in present),
             "gmem_bytes": gmem, "sfu_instructions": c.get("sfu_instructions", 0.0),
             "fp64_instructions": c.get("fp64_instructions", 0.0),
-            "smem_bank_cycles": smem}, notes
+            "smem_bank_cycles": smem, "pipe_instructions": pipe_mix(c)}, notes
 
 
 @dataclass(frozen=True)
@@ -234,12 +234,52 @@ class LatencyEstimate:
     occupancy_warps_per_sm: float
     lambda_on_profiled: float  # t_model / t_measured with this latency bound (eq. 4.4)
     rule: str
+    model_time_s: float = 0.0  # the model's time on the profiled GPU with this bound, λ = 1
+
+
+def model_time_s(gpu: GPUSpec, counts: dict, latency_bound: float, grid, block,
+                 occupancy: float, terms=None, lam: float = 1.0) -> float:
+    """The registry's gajger time (eq. 4.1-4.7 with the kernel terms of ``terms``, the
+    default ones when None) of one launch: what ``predict`` prints for these inputs."""
+    from gpumodeler.core.models.registry import evaluate
+    from gpumodeler.core.models.result import KernelTerms, ModelInputs
+    inputs = ModelInputs(gpu=gpu, kernel=kernel_inputs(counts, latency_bound), grid_size=grid,
+                         block_size=block, occupancy=float(occupancy), lam=lam,
+                         terms=terms if terms is not None else KernelTerms())
+    return evaluate("gajger", inputs).time_s
+
+
+def _largest_latency_within(time_of, target_s: float, start: float) -> float:
+    """The largest latency bound L whose model time ``time_of(L)`` is at most ``target_s``
+    (the time is non-decreasing in L: every term is a max of L and a throughput time).
+    Bisection in log space to a relative 1e-13."""
+    lo = start
+    while time_of(lo) > target_s:   # never: start is below the knee; kept for safety
+        lo /= 2.0
+        if lo < 1e-300:
+            raise InvalidParameter("no latency bound reproduces the measured time")
+    hi = max(lo * 2.0, 1.0)
+    while time_of(hi) <= target_s:
+        lo, hi = hi, hi * 2.0
+        if hi > 1e300:
+            raise InvalidParameter("the measured time is longer than any latency bound gives")
+    while hi - lo > 1e-13 * hi:
+        mid = math.sqrt(lo * hi) if lo > 0 else hi / 2.0
+        if not lo < mid < hi:
+            break
+        if time_of(mid) <= target_s:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def estimate_latency_bound(gpu: GPUSpec, pk: ProfiledKernel, counts: dict,
-                           occupancy_warps_per_sm: float) -> LatencyEstimate:
-    """Latency bound (cycles per warp) from the measured time on the profiled ``gpu``
-    (module docstring: eq. 4.1 and 4.3 inverted)."""
+                           occupancy_warps_per_sm: float, *, terms=None) -> LatencyEstimate:
+    """Latency bound (cycles per warp) from the measured time on the profiled ``gpu``: the
+    model that predicts (the registry's gajger, eq. 4.1-4.7 with the kernel ``terms``, at
+    ``occupancy_warps_per_sm``, the profiled launch's grid and block) inverted, so the
+    prediction on the profiled GPU reproduces the measured time (module docstring)."""
     if pk.time_s is None:
         raise InvalidParameter(
             f"kernel {pk.name!r}: the profile has no duration (nvprof metric tables have none); "
@@ -247,23 +287,43 @@ def estimate_latency_bound(gpu: GPUSpec, pk: ProfiledKernel, counts: dict,
     if not occupancy_warps_per_sm > 0:
         raise InvalidParameter(f"occupancy on the profiled GPU must be > 0 warps/SM, got "
                                f"{occupancy_warps_per_sm}")
+    from gpumodeler.core.models.kernel_terms_vec import overhead_decision
+    from gpumodeler.core.models.result import KernelTerms
+    terms = terms if terms is not None else KernelTerms()
     tb = throughput_bound(gpu, **counts).warps_per_cycle
     wt = pk.warps_launched / (pk.time_s * gpu.require("sms") * gpu.require("sm_clock_hz"))
-    if wt < (1 - ROUNDING) * tb:
-        latency = occupancy_warps_per_sm / wt
-        mode = "latency"
-        rule = (f"latency-bound on {gpu.name}: measured warp throughput {wt:.4g} < throughput "
-                f"bound {tb:.4g} warps/cycle/SM, so latency bound = occupancy "
-                f"{occupancy_warps_per_sm:.4g} / {wt:.4g} (eq. 4.1, 4.3 inverted)")
-        lam = 1.0
+
+    def time_of(latency):
+        return model_time_s(gpu, counts, latency, pk.grid, pk.block, occupancy_warps_per_sm, terms)
+
+    # below the knee every wave is throughput-bound: the model's shortest time
+    start = 1e-6 * occupancy_warps_per_sm / tb
+    floor_s = time_of(start)
+    overhead, _ = overhead_decision(gpu, terms)
+    if pk.time_s <= overhead:
+        raise InvalidParameter(f"kernel {pk.name!r}: the measured {pk.time_s:.4g} s is not longer "
+                               f"than the launch overhead {overhead:.4g} s of {gpu.name}")
+    if pk.time_s > (1 + ROUNDING) * floor_s:
+        latency = _largest_latency_within(time_of, pk.time_s, start)
+        mode, lam = "latency", 1.0
+        rule = (f"latency-bound on {gpu.name}: measured {pk.time_s:.6g} s > the throughput-bound "
+                f"{floor_s:.6g} s (throughput bound {tb:.4g} warps/cycle/SM), so the latency bound "
+                f"is the one whose prediction there is the measured time, at occupancy "
+                f"{occupancy_warps_per_sm:.4g} warps/SM (eq. 4.1, 4.3 inverted)")
     else:
-        latency = occupancy_warps_per_sm / tb
+        # the knee, kept just on the throughput side
+        latency = _largest_latency_within(time_of, floor_s, start) * (1 - 1e-9)
         mode = "throughput"
-        lam = tb / wt
-        rule = (f"throughput-bound on {gpu.name}: measured warp throughput {wt:.4g} >= "
-                f"throughput bound {tb:.4g} warps/cycle/SM, so the time fixes no latency; used "
-                f"the largest consistent one, occupancy / throughput bound (λ there = {lam:.3g})")
-    return LatencyEstimate(latency, mode, wt, tb, occupancy_warps_per_sm, lam, rule)
+        lam = (floor_s - overhead) / (pk.time_s - overhead)
+        if abs(lam - 1.0) <= ROUNDING:   # the rounding of printed durations, not a λ
+            lam = 1.0
+        rule = (f"throughput-bound on {gpu.name}: measured {pk.time_s:.6g} s <= the "
+                f"throughput-bound {floor_s:.6g} s (throughput bound {tb:.4g} warps/cycle/SM, "
+                f"measured {wt:.4g}), so the time fixes no latency; used the largest consistent "
+                f"one, the knee at occupancy {occupancy_warps_per_sm:.4g} (λ there = {lam:.4g}, "
+                f"eq. 4.4)")
+    return LatencyEstimate(latency, mode, wt, tb, occupancy_warps_per_sm, lam, rule,
+                           model_time_s=time_of(latency))
 
 
 def kernel_inputs(counts: dict, latency_bound_cycles: float) -> KernelInputs:
@@ -271,28 +331,40 @@ def kernel_inputs(counts: dict, latency_bound_cycles: float) -> KernelInputs:
     return KernelInputs(latency_bound=latency_bound_cycles, **counts)
 
 
-def profiled_occupancy(pk: ProfiledKernel, gpu: GPUSpec) -> tuple[float, str | None]:
-    """Warps per SM resident on the profiled GPU: the achieved occupancy (warps, or the
-    fraction × the architecture's maximum warps per SM), else the calculator's occupancy
-    for the profiled launch (with a note saying so)."""
-    from gpumodeler.core.occupancy.calculator import occupancy
+def achieved_warps_per_sm(pk: ProfiledKernel, gpu: GPUSpec) -> float | None:
+    """The achieved occupancy in warps per SM (the metric in warps, or the fraction × the
+    architecture's maximum warps per SM); None when the profile has none."""
     from gpumodeler.core.occupancy.compute_capability import architecture
     if pk.achieved_warps_per_sm is not None:
-        return pk.achieved_warps_per_sm, None
+        return pk.achieved_warps_per_sm
     cc = gpu.compute_capability or pk.compute_capability
-    if not cc:
-        raise InvalidParameter(f"GPU '{gpu.name}': the compute capability is unknown, so the "
-                               f"occupancy on the profiled GPU cannot be computed")
-    if pk.achieved_occupancy is not None:
-        return pk.achieved_occupancy * architecture(cc).max_warps_per_sm, None
-    if pk.registers_per_thread is None:
+    if pk.achieved_occupancy is None or not cc:
+        return None
+    return pk.achieved_occupancy * architecture(cc).max_warps_per_sm
+
+
+def profiled_occupancy(pk: ProfiledKernel, gpu: GPUSpec) -> tuple[float, str | None]:
+    """Warps per SM of the profiled launch as the model counts them: the calculator's
+    (theoretical) occupancy on the profiled GPU, the one the prediction uses (Gajger
+    §4.4.1), so the latency bound inverted there reproduces the measured time; the achieved
+    occupancy (with a note) only when the profile has no registers per thread."""
+    from gpumodeler.core.occupancy.calculator import occupancy
+    cc = gpu.compute_capability or pk.compute_capability
+    if pk.registers_per_thread is not None and cc:
+        occ = occupancy(cc, math.prod(pk.block), pk.registers_per_thread,
+                        int(pk.shared_mem_bytes or 0))
+        return float(occ.active_warps_per_sm), None
+    achieved = achieved_warps_per_sm(pk, gpu)
+    if achieved is None:
+        if not cc:
+            raise InvalidParameter(f"GPU '{gpu.name}': the compute capability is unknown, so "
+                                   f"the occupancy on the profiled GPU cannot be computed")
         raise InvalidParameter(
-            f"kernel {pk.name!r}: the profile has no achieved occupancy (achieved_occupancy, "
-            f"sm__warps_active.avg.pct_of_peak_sustained_active) and no registers per thread "
-            f"to compute it")
-    occ = occupancy(cc, math.prod(pk.block), pk.registers_per_thread, int(pk.shared_mem_bytes or 0))
-    return occ.active_warps_per_sm, ("no achieved-occupancy metric: used the calculator's "
-                                     "occupancy on the profiled GPU")
+            f"kernel {pk.name!r}: the profile has no registers per thread to compute the "
+            f"occupancy and no achieved occupancy (achieved_occupancy, "
+            f"sm__warps_active.avg.pct_of_peak_sustained_active)")
+    return achieved, ("no registers per thread in the profile: the latency bound is derived at "
+                      "the achieved occupancy, give --registers for the target's calculator")
 
 
 @dataclass(frozen=True)
@@ -301,29 +373,56 @@ class ProfiledInputs:
 
     kernel: ProfiledKernel
     inputs: KernelInputs
-    occupancy_profiled: float  # warps per SM on the profiled GPU
+    occupancy_profiled: float  # warps per SM on the profiled GPU (the model's)
     estimate: LatencyEstimate | None  # None when the latency bound was given
     notes: tuple
+    achieved_occupancy: float | None = None  # warps per SM, as measured
+
+
+def calibrated_graph_counts(graph_counts: dict, pk: ProfiledKernel) -> tuple[dict, list]:
+    """A kernel graph's per-warp counts (:class:`KernelInputs` fields without the latency
+    bound) with its memory behaviour taken from the profile's counters, which measured what
+    the graph can only assume: DRAM bytes per warp (the caches' hits and the transactions
+    per request included) for global memory, and shared-memory wavefronts (bank conflicts
+    included) for the shared-memory bank cycles. Returns (counts, notes)."""
+    counts, notes = dict(graph_counts), []
+    c = pk.counts
+    if "dram_bytes" in c:
+        notes.append(f"global-memory bytes per warp from the profile's DRAM traffic: "
+                     f"{c['dram_bytes']:.4g} (the graph: {counts.get('gmem_bytes', 0.0):.4g})")
+        counts["gmem_bytes"] = c["dram_bytes"]
+    if "shared_transactions" in c:
+        counts["smem_bank_cycles"] = c["shared_transactions"]
+    return counts, notes
 
 
 def derive(pk: ProfiledKernel, gpu: GPUSpec, *, latency_bound: float | None = None,
-           overrides: dict | None = None) -> ProfiledInputs:
-    """Model inputs of a profiled kernel on its profiled ``gpu``: per-warp counts
-    (``overrides`` replace some), the occupancy there and the latency bound (given, or
-    estimated by :func:`estimate_latency_bound`)."""
-    counts, notes = model_counts(pk)
-    counts.update({k: v for k, v in (overrides or {}).items() if v is not None})
+           overrides: dict | None = None, terms=None, counts: dict | None = None) -> ProfiledInputs:
+    """Model inputs of a profiled kernel on its profiled ``gpu``: per-warp counts (the
+    profile's, or ``counts`` given, e.g. a kernel graph's calibrated by the profile;
+    ``overrides`` replace some), the occupancy there (:func:`profiled_occupancy`) and the
+    latency bound (given, or estimated by :func:`estimate_latency_bound` with the kernel
+    ``terms`` the prediction uses)."""
+    if counts is None:
+        counts, notes = model_counts(pk)
+    else:
+        counts, notes = dict(counts), []
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    if "cuda_core_instructions" in given:   # a given total replaces the pipe mix
+        counts["pipe_instructions"] = None
+    counts.update(given)
     occ, note = profiled_occupancy(pk, gpu)
     notes = list(pk.notes) + notes + ([note] if note else [])
     estimate = None
     if latency_bound is None:
-        estimate = estimate_latency_bound(gpu, pk, counts, occ)
+        estimate = estimate_latency_bound(gpu, pk, counts, occ, terms=terms)
         latency_bound = estimate.latency_bound_cycles
         if estimate.mode == "latency" and \
                 estimate.throughput_bound < 1.1 * estimate.measured_warp_throughput:
             notes.append("the measured rate is within 10 % of the throughput bound: the kernel "
                          "may be throughput-bound and the latency bound an overestimate")
-    return ProfiledInputs(pk, kernel_inputs(counts, latency_bound), occ, estimate, tuple(notes))
+    return ProfiledInputs(pk, kernel_inputs(counts, latency_bound), occ, estimate, tuple(notes),
+                          achieved_occupancy=achieved_warps_per_sm(pk, gpu))
 
 
 def architecture_notes(profiled_cc: str, target_cc: str) -> list[str]:
@@ -345,3 +444,138 @@ def _cc(text: str) -> tuple:
         return tuple(int(p) for p in str(text).strip().split("."))
     except ValueError:
         return (str(text).strip(),)
+
+
+#: instruction classes of the profile's mix -> (latency-table class, counts that feed it)
+MIX_CLASSES = (
+    ("fp32_mad", ("fp32_instructions", "control_instructions")),
+    ("int_add", ("integer_instructions",)),
+    ("conversion", ("conversion_instructions",)),
+    ("fp16", ("fp16_instructions",)),
+    ("sfu", ("sfu_instructions",)),
+    ("fp64", ("fp64_instructions",)),
+)
+#: bytes a warp moves per coalesced global access (32 threads × 4 B): accesses per warp
+#: from bytes when the profile has no request count
+WARP_ACCESS_BYTES = 128.0
+
+
+def _latency_of(table, kind: str, name: str):
+    from gpumodeler.core.errors import GraphError
+    try:
+        return table.memory(name) if kind == "memory" else table.instruction(name)
+    except (GraphError, KeyError, AttributeError):
+        return None
+
+
+def mix_terms(counts: dict) -> dict:
+    """The profile's per-warp instruction and access mix by latency class: ``{(kind, class):
+    count}`` (kind ``instruction`` or ``memory``). Global accesses split into DRAM and L2
+    hits by the profile's DRAM / L2 traffic (the L2 hit rate); a global access is
+    :data:`WARP_ACCESS_BYTES`."""
+    out = {}
+    for cls, parts in MIX_CLASSES:
+        value = sum(counts.get(p, 0.0) for p in parts)
+        if value > 0:
+            out[("instruction", cls)] = value
+    dram, l2 = counts.get("dram_bytes"), counts.get("l2_bytes")
+    traffic = l2 if l2 else dram if dram else (
+        32.0 * counts["global_transactions"] if "global_transactions" in counts else 0.0)
+    if traffic > 0:
+        accesses = traffic / WARP_ACCESS_BYTES
+        hit = 0.0 if not (dram and l2) else min(max(1.0 - dram / l2, 0.0), 1.0)
+        if accesses * (1 - hit) > 0:
+            out[("memory", "dram")] = accesses * (1 - hit)
+        if accesses * hit > 0:
+            out[("memory", "l2")] = accesses * hit
+    shared = counts.get("shared_transactions") or (
+        counts.get("shared_requests", 0.0) + counts.get("shared_bank_conflicts", 0.0))
+    if shared > 0:
+        out[("memory", "shared")] = shared
+    return out
+
+
+@dataclass(frozen=True)
+class Retargeted:
+    latency_bound_cycles: float
+    ratio: float  # target mix latency / profiled mix latency
+    profiled_mix_cycles: float
+    target_mix_cycles: float
+    classes: tuple  # the latency classes both tables have
+    note: str
+
+
+def retarget_latency(latency_bound: float, counts: dict, profiled_table, target_table) -> Retargeted:
+    """The latency bound on another architecture: the profiled GPU's (cycles, inverted from
+    the measured time) scaled by how much longer the profile's own mix takes through the
+    target's latency table than through the profiled GPU's,
+
+        L_target = L_profiled × Σ_c n_c · lat_target(c) / Σ_c n_c · lat_profiled(c)
+
+    over the classes ``c`` of :func:`mix_terms` both tables have (arithmetic, SFU, FP64,
+    conversion; DRAM, L2, shared memory: Gajger Tables 4.1–4.2 per generation). Choice, and
+    why: no profiler gives the critical path, and the latency bound in cycles is what does
+    not carry across architectures (docs/measurements.md); the mix is the profile's weight of
+    each latency on the path. The kernel's own dependency structure and the λ-like rest of
+    the measured latency carry unchanged. With no common class the bound is kept (a note)."""
+    mix = mix_terms(counts)
+    total_p = total_t = 0.0
+    used = []
+    for (kind, cls), n in mix.items():
+        lp, lt = _latency_of(profiled_table, kind, cls), _latency_of(target_table, kind, cls)
+        if lp is None or lt is None or lp <= 0 or lt <= 0:
+            continue
+        total_p += n * lp
+        total_t += n * lt
+        used.append(cls)
+    if not used or total_p <= 0:
+        return Retargeted(latency_bound, 1.0, 0.0, 0.0, (), (
+            "no latency class of the profile's mix is in both latency tables: the latency "
+            "bound in cycles is carried as measured"))
+    ratio = total_t / total_p
+    note = (f"latency bound re-derived for the target: {latency_bound:.4g} cycles on the "
+            f"profiled GPU × {ratio:.4g} (the profile's mix through "
+            f"{getattr(target_table, 'key', 'the target table')} vs "
+            f"{getattr(profiled_table, 'key', 'the profiled table')}: {total_t:.4g} / "
+            f"{total_p:.4g} cycles over {', '.join(used)})")
+    return Retargeted(latency_bound * ratio, ratio, total_p, total_t, tuple(used), note)
+
+
+def pipe_mix(counts: dict) -> dict | None:
+    """Per-pipe instructions per warp (``throughput.PIPE_COUNTS``) for GPUs that issue FP32,
+    INT32 and FP16 separately (Volta and later): FP32 on fp32, integer, control and
+    conversion on int32, FP16 on fp16; None without FP32 and integer counts."""
+    if "fp32_instructions" not in counts or "integer_instructions" not in counts:
+        return None
+    return {"fp32": counts["fp32_instructions"],
+            "int32": counts["integer_instructions"] + counts.get("control_instructions", 0.0)
+            + counts.get("conversion_instructions", 0.0),
+            "fp16": counts.get("fp16_instructions", 0.0)}
+
+
+def _peak_bandwidth(gpu: GPUSpec) -> float:
+    return gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * gpu.require("sms") * gpu.require(
+        "sm_clock_hz")
+
+
+def _peak_fp32(gpu: GPUSpec) -> float:
+    return gpu.require("cuda_cores_per_sm") * gpu.require("sms") * gpu.require("sm_clock_hz")
+
+
+def baselines(pk: ProfiledKernel, profiled: GPUSpec, target: GPUSpec) -> dict:
+    """The one-line predictions a model must beat: the measured time scaled by the ratio of
+    the two GPUs' memory bandwidths, by the ratio of their FP32 peaks, and by whichever of
+    the two bounds the kernel on the profiled GPU (its DRAM bytes at the peak bandwidth
+    against its FP32 work at the FP32 peak)."""
+    if pk.time_s is None:
+        return {}
+    bw = pk.time_s * _peak_bandwidth(profiled) / _peak_bandwidth(target)
+    flop = pk.time_s * _peak_fp32(profiled) / _peak_fp32(target)
+    c = pk.counts
+    mem_s = c.get("dram_bytes", c.get("l2_bytes", 0.0)) * pk.warps_launched / _peak_bandwidth(profiled)
+    work = sum(c.get(p, 0.0) for p in CUDA_CORE_PARTS) * 32 * pk.warps_launched
+    fp_s = work / _peak_fp32(profiled)
+    bound = "memory" if mem_s >= fp_s else "compute"
+    return {"bandwidth_ratio_s": bw, "flop_ratio_s": flop,
+            "bound_ratio_s": bw if bound == "memory" else flop, "bound": bound,
+            "memory_time_at_peak_s": mem_s, "fp32_time_at_peak_s": fp_s}

@@ -22,13 +22,15 @@ brackets of its name: ``energy [J]``).
 """
 from __future__ import annotations
 
+import csv
 import re
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
-    ImportResult, csv_fields, positive, split_lines, where)
+    ImportResult, positive, split_lines, where)
 from gpumodeler.core.measurements.records import DIRECTIONS, KINDS, Measurement
-from gpumodeler.core.measurements.units import TIMINGS_SIZE, TIMINGS_TIME, split_number, valid
+from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, split_number, valid,
+                                               whole_bytes)
 
 COLUMNS = ("kind", "time", "unit", "name", "direction", "size", "size_unit", "grid", "block",
            "gpu", "memory_kind", "registers", "shared_mem")
@@ -52,31 +54,46 @@ def looks_like_timings(lines) -> bool:
 
 
 def parse(text: str, source: str = "timings.csv") -> ImportResult:
-    """The rows of a timings CSV (module docstring)."""
+    """The rows of a timings CSV (module docstring). One CSV reader reads the whole file
+    (comments and blank lines filtered out before it, counted as noise)."""
     lines = split_lines(text)
     result = ImportResult("timings", source)
     header, hrow = None, 0
-    for i, line in enumerate(lines):
-        if _is_comment(line):
-            result.noise_lines += 1
-            continue
-        fields = csv_fields(line, source, i + 1)
+    at = [0]   # the line number of the row the reader returned last
+
+    def data_lines():
+        for i, line in enumerate(lines):
+            if _is_comment(line):
+                result.noise_lines += 1
+                continue
+            at[0] = i + 1
+            yield line
+
+    reader = csv.reader(data_lines(), strict=True)
+    records = result.records
+    while True:
+        try:
+            fields = next(reader, None)
+        except csv.Error as exc:
+            raise FormatError(f"{where(source, at[0])}: not a valid CSV line ({exc})") from None
+        if fields is None:
+            break
+        fields = [f.strip() for f in fields]
         if header is None:
-            header, hrow = [f.lower() for f in fields], i + 1
+            header, hrow = [f.lower() for f in fields], at[0]
             missing = [c for c in ("kind", "time") if c not in header]
             if missing:
                 raise FormatError(
                     f"{where(source, hrow)}: the timings header has no {' and no '.join(missing)} "
                     f"column (columns: {', '.join(fields[:8])}); it needs kind and time, see "
                     f"docs/measurements.md")
-            original = fields
+            names = dict(zip(header, fields))
             continue
         if len(fields) != len(header):
-            raise FormatError(f"{where(source, i + 1)}: {len(fields)} fields for the {len(header)} "
-                              f"columns of the header at row {hrow} (is the file truncated?)")
-        cells = dict(zip(header, fields))
-        names = dict(zip(header, original))
-        result.records.append(_row(cells, names, source, i + 1))
+            raise FormatError(f"{where(source, at[0])}: {len(fields)} fields for the "
+                              f"{len(header)} columns of the header at row {hrow} (is the file "
+                              f"truncated?)")
+        records.append(_row(dict(zip(header, fields)), names, source, at[0]))
     return result
 
 
@@ -163,6 +180,10 @@ def _row(cells, names, source, row) -> Measurement:
             raise FormatError(f"{where(source, row, 'size')}: a transfer needs a size column")
         size, shown = _quantity(cells, "size", "size_unit", TIMINGS_SIZE, source, row, "size")
         positive(size, source, row, "size", "a copy size", shown)
+        size, _ = whole_bytes(size)   # our format: the size as written, to whole bytes
+        if size < 1:
+            raise FormatError(f"{where(source, row, 'size')}: {shown} is less than one byte; a "
+                              f"copy moves whole bytes")
         return Measurement(kind="transfer", time_s=time_s, direction=direction, size_bytes=size,
                            memory_kind=memory_kind, **common)
     smem = _whole(cells, "shared_mem", source, row)

@@ -77,6 +77,14 @@ def split_number(text: str) -> tuple[float, str] | None:
     """``"12.5"`` -> (12.5, ""), ``"14.2%"`` -> (14.2, "%"), ``"3.1GB/s"`` -> (3.1, "GB/s");
     None when the text is not a number with an optional unit suffix."""
     t = text.strip()
+    if t and "_" not in t and (t[0].isdigit() or t[0] in ".+-"):
+        try:   # the common case, a bare decimal number, without the expression
+            value = float(t)
+        except ValueError:
+            pass
+        else:
+            if math.isfinite(value) and t[-1] not in "fFnN":   # not 'inf', 'nan', '-infinity'
+                return value, ""
     if _BARE.match(t):
         return float(t), ""
     m = _WITH_UNIT.match(t)
@@ -104,3 +112,29 @@ def rounding_error(text: str) -> float:
 def valid(units: dict) -> str:
     """The valid units of a table, for messages."""
     return ", ".join(units)
+
+
+def printed_half_unit(text: str) -> float:
+    """Half a unit in the last printed digit of a number, in the number's own unit
+    (``"2.441406e-03"`` -> 5e-10, ``"4096.000000"`` -> 5e-7, ``"12"`` -> 0.5): how far
+    the value a profiler rounded can lie from what it printed."""
+    t = text.strip().lstrip("+-")
+    mantissa, exponent = t, 0
+    if "e" in t.lower():
+        mantissa, _, exp_text = t.lower().partition("e")
+        try:
+            exponent = int(exp_text)
+        except ValueError:
+            return 0.0
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    return 0.5 * 10.0 ** (exponent - decimals)
+
+
+def whole_bytes(value: float, half_unit_bytes: float = 0.0) -> tuple[float, float]:
+    """(a printed size as whole bytes, how far the true size may lie from it in bytes).
+
+    A copy moves a whole number of bytes: the nearest one is taken. When the print is coarser
+    than a byte (``half_unit_bytes`` > 0.5: 1.396984 GB is ± 537 B), the uncertainty is
+    returned too, so that copies of one size printed in different units can be matched
+    (:func:`gpumodeler.core.transfers.selection.merge_sizes`)."""
+    return float(round(value)), max(0.0, float(half_unit_bytes) - 0.5)

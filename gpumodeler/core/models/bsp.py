@@ -23,11 +23,17 @@ Choices where our inputs differ from the documents' hand counts:
 * λ is the model's own (``bsp_lambda``, default 1: uncalibrated, noted); Gajger's λ is not used.
 
 The model has no occupancy, no waves and no bandwidth ceiling: it is a per-thread cost
-spread over all cores, so the under-filled and tail terms do not apply.
+spread over all cores. Its P counts every core, which a grid smaller than one wave does not
+reach (16 blocks of 256 threads cannot run faster than one thread's cost on 15 SMs of 192
+cores). The under-filled and tail terms are therefore applied as for every model
+(:mod:`whole_blocks`): the cost of the busiest SM's whole blocks over that SM's cores, i.e.
+eq. 3.3 × ceil(blocks/SMs)·SMs/blocks, with the same switches (under-filled on, tail off);
+where no term applies (a grid whose blocks spread evenly) eq. 3.3 is unchanged.
 """
 from __future__ import annotations
 
 from gpumodeler.core.models import kernel_terms as kt
+from gpumodeler.core.models.whole_blocks import busiest_sm
 from gpumodeler.core.models.result import MissingModelInput, ModelInputs, ModelResult
 from gpumodeler.core.models.sanity import finish
 
@@ -73,14 +79,18 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
         raise MissingModelInput("bsp λ must be > 0", item="bsp_lambda")
     costs = bsp_cycles_per_thread(comp, global_acc, shared_acc, inputs.param("bsp_l1_hits", 0.0),
                                   inputs.param("bsp_l2_hits", 0.0))
-    seconds = threads * costs["total"] / (clock * cores * lam)
+    spread_s = threads * costs["total"] / (clock * cores * lam)          # eq. 3.3
+    whole = busiest_sm(inputs)
+    seconds = spread_s * whole.factor
     parts = {"comp": costs["comp"], "global memory": costs["comm_GM"], "shared memory": costs["comm_SM"]}
     binding = max(parts, key=lambda p: parts[p])
     q = {"threads": threads, "cores": cores, "lambda": lam, "comp_cycles": costs["comp"],
          "comm_GM_cycles": costs["comm_GM"], "comm_SM_cycles": costs["comm_SM"],
          "cycles_per_thread": costs["total"], "global_accesses_per_thread": global_acc,
          "shared_accesses_per_thread": shared_acc,
-         "g": {"GM": G_GM, "L2": G_L2, "L1": G_L1, "SM": G_SM}}
+         "g": {"GM": G_GM, "L2": G_L2, "L1": G_L1, "SM": G_SM},
+         "eq_3_3_time_s": spread_s, "blocks_on_busiest_sm": whole.per_sm}
     return finish("bsp", inputs, kernel_cycles=seconds * clock,
                   bound="compute" if binding == "comp" else "memory", binding=binding,
-                  quantities=q, terms=[], notes=notes, equations=EQUATIONS)
+                  quantities=q, terms=whole.effects(spread_s, seconds), notes=notes,
+                  equations=EQUATIONS)

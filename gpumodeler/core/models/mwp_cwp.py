@@ -136,10 +136,12 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     active_blocks = min(cap, -(-blocks // active_sms))
     N = float(active_blocks * wpb)
     rep_exact = blocks / (active_blocks * active_sms)
+    rep_h16 = rep_exact   # H16's fraction as printed
     underfilled = blocks < sms * cap
     if underfilled and inputs.terms.underfill:
         rep_exact = 1.0  # one (partial) wave: the busiest SM runs all its blocks once
-    rep = math.ceil(rep_exact - 1e-12) if inputs.terms.tail else rep_exact
+    tail_on = inputs.terms.tail and not underfilled   # a grid under one wave has no tail
+    rep = math.ceil(rep_exact - 1e-12) if tail_on else rep_exact
     notes = []
     total_insts = inputs.count("instructions")
     if total_insts is None:
@@ -238,10 +240,26 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     q.update(exec_cycles=exec_cycles, synch_cost_cycles=synch_cost)
     tail = (TermEffect("tail effect", True, (rep - rep_exact) / rep_exact * exec_cycles / clock,
                        rep / rep_exact - 1.0, f"#Rep {rep_exact:.4g} rounded up to {rep}")
-            if inputs.terms.tail else TermEffect("tail effect", False, note="#Rep as printed (H16); --tail rounds it up"))
+            if tail_on else TermEffect("tail effect", False, note=(
+                "the grid is less than one wave" if underfilled
+                else "#Rep as printed (H16); --tail rounds it up")))
     if underfilled:
         notes.append("under-filled GPU: N and #Active_SMs are limited by the grid (built into H&K)"
                      + ("; #Rep = 1, one partial wave" if inputs.terms.underfill else ""))
-    terms = [tail]
+    # the under-filled term: #Rep = 1 instead of H16's fraction (Exec and Synch_cost are
+    # both proportional to #Rep, so its effect is the ratio of the two)
+    if not underfilled:
+        under = TermEffect("under-filled GPU", False, note="the grid fills at least one wave")
+    elif not inputs.terms.underfill:
+        under = TermEffect("under-filled GPU", False,
+                           note="switched off: #Rep as printed (H16); N and #Active_SMs stay "
+                                "limited by the grid (H&K)")
+    else:
+        after_s = (exec_cycles + synch_cost) / clock
+        before_s = after_s * rep_h16 / rep
+        under = TermEffect("under-filled GPU", True, after_s - before_s, rep / rep_h16 - 1.0,
+                           f"{blocks} blocks on {sms} SMs: #Rep = 1 (one wave) instead of H16's "
+                           f"{rep_h16:.4g}")
+    terms = [under, tail]
     return finish("mwp-cwp", inputs, kernel_cycles=exec_cycles + synch_cost, bound=bound,
                   binding=binding, quantities=q, terms=terms, notes=notes, equations=EQUATIONS)

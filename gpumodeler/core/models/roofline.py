@@ -18,13 +18,19 @@ busiest: peak = work / max_pipe(ops_pipe / peak_pipe). Memory levels and their t
   memory's warp accesses per cycle per SM (Volkov Table 6.1).
 
 The roofline has no latency, no occupancy and no issue limit (it is the throughput-only
-end of Volkov's model, §3.5), so the under-filled and tail terms do not apply.
+end of Volkov's model, §3.5). Its ceilings are the whole GPU's, which a grid smaller than
+one wave does not reach; the under-filled and tail terms apply as for every model, with no
+latency (:mod:`whole_blocks`): the per-SM ceilings (the pipes and shared memory) carry the
+busiest SM's whole blocks, their time × ceil(blocks/SMs)·SMs/blocks, while DRAM and L2 are
+shared by the SMs and keep their total time (no per-SM bandwidth cap). Where no term
+applies the roofline is Williams et al.'s unchanged.
 """
 from __future__ import annotations
 
 import math
 
 from gpumodeler.core.models import kernel_terms as kt
+from gpumodeler.core.models.whole_blocks import busiest_sm
 from gpumodeler.core.models.result import MissingModelInput, ModelInputs, ModelResult
 from gpumodeler.core.models.sanity import finish
 
@@ -77,7 +83,9 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
         raise MissingModelInput("roofline needs work: arithmetic instructions or memory bytes per warp",
                                 item="cuda_core_instructions")
     per_level = {}
-    time_s, binding = compute_s, compute_pipe
+    whole = busiest_sm(inputs)
+    spread_s = compute_s
+    time_s, binding = compute_s * whole.factor, compute_pipe
     for level, (nbytes, bw) in levels.items():
         t = nbytes / bw
         per_level[level] = {
@@ -85,13 +93,17 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
             "intensity_ops_per_byte": work / nbytes if nbytes else math.inf,
             "attainable_ops_per_s": (min(peak, work / nbytes * bw) if peak else None),
             "time_s": t}
-        if t > time_s:
-            time_s, binding = t, level
+        spread_s = max(spread_s, t)
+        t_busiest = t * whole.factor if level == "shared" else t   # per-SM vs shared levels
+        if t_busiest > time_s:
+            time_s, binding = t_busiest, level
     q = {"work_ops": work, "peak_ops_per_s": peak, "compute_time_s": compute_s,
          "compute_pipe": compute_pipe, "levels": per_level,
          "attainable_ops_per_s": work / time_s if work else 0.0,
-         "ridge_intensity_dram": (peak / levels["dram"][1]) if peak and "dram" in levels else None}
+         "ridge_intensity_dram": (peak / levels["dram"][1]) if peak and "dram" in levels else None,
+         "roofline_time_s": spread_s, "blocks_on_busiest_sm": whole.per_sm}
     return finish("roofline", inputs, kernel_cycles=time_s * clock,
                   bound="compute" if binding in pipes else "memory", binding=binding,
-                  quantities=q, terms=[l2_effect], notes=notes, equations=EQUATIONS,
+                  quantities=q, terms=[l2_effect] + whole.effects(spread_s, time_s), notes=notes,
+                  equations=EQUATIONS,
                   l2_bandwidth_bytes_per_s=l2_bw)

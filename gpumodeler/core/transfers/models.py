@@ -19,7 +19,8 @@ changes between them. Between the last measured size of one regime and the first
 next nothing is known about where the change happens, so ``log bw`` is interpolated
 linearly in ``log n`` across that gap (continuous, and never worse than a step placed
 at the wrong size). Below the first regime and above the last, the bandwidth is that
-regime's.
+regime's, or the nearest measured size's own when that is lower (``edge_bandwidths``: an
+extrapolation is never faster than the nearest measured copy; a fit sets them).
 
 A copy never takes less time than a smaller one. The piecewise form alone can say
 otherwise: across a gap where the bandwidth rises faster than the size (a staging-buffer
@@ -60,13 +61,42 @@ class Regime:
                 "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s}
 
 
+def knot_time_s(startup_s: float, log_sizes, log_bandwidths, n_bytes, edge_bandwidths=None):
+    """``T(n)`` of knots (log size, log bandwidth), ascending in size: ``t_s + n / bw(n)``
+    with ``log bw`` linear in ``log n`` between knots and constant beyond them (capped by
+    ``edge_bandwidths`` = (below, above) when given), as a running maximum over the knots
+    below ``n`` (module docstring). ``n_bytes``: an array of sizes >= 0. The one formula of
+    :meth:`TransferModel.time_s` and of the fit's cross-validation."""
+    xs = np.asarray(log_sizes, dtype=float)
+    ys = np.asarray(log_bandwidths, dtype=float)
+    n = np.asarray(n_bytes, dtype=float)
+
+    def piecewise(m):
+        with np.errstate(divide="ignore"):
+            logm = np.log(np.where(m > 0, m, 1.0))
+        logbw = np.interp(logm, xs, ys)
+        if edge_bandwidths is not None:
+            below, above = (np.log(b) for b in edge_bandwidths)
+            logbw = np.where(logm < xs[0], np.minimum(logbw, below), logbw)
+            logbw = np.where(logm > xs[-1], np.minimum(logbw, above), logbw)
+        return startup_s + m / np.exp(logbw)
+
+    knots = np.exp(xs)
+    held = np.maximum.accumulate(piecewise(knots))
+    below_knot = np.searchsorted(knots, n, side="right") - 1   # the last knot <= n, -1: none
+    t = piecewise(n)
+    return np.where(below_knot >= 0, np.maximum(t, held[np.maximum(below_knot, 0)]), t)
+
+
 @dataclass(frozen=True)
 class TransferModel:
     """``T(n) = startup_s + n / bw(n)`` with ``bw`` piecewise constant by regime and
-    log-log interpolated across the gaps between regimes (see the module docstring)."""
+    log-log interpolated across the gaps between regimes (see the module docstring).
+    ``edge_bandwidths``: (below, above) caps of the bandwidth outside the measured sizes."""
 
     startup_s: float
     regimes: tuple[Regime, ...]
+    edge_bandwidths: tuple | None = None
 
     def __post_init__(self):
         if not (np.isfinite(self.startup_s) and self.startup_s >= 0):
@@ -80,6 +110,11 @@ class TransferModel:
             if not (0 < r.first_size_bytes <= r.last_size_bytes) or r.first_size_bytes <= last:
                 raise InvalidParameter("regimes must cover increasing, non-overlapping sizes > 0 B")
             last = r.last_size_bytes
+        if self.edge_bandwidths is not None and not (
+                len(self.edge_bandwidths) == 2
+                and all(np.isfinite(b) and b > 0 for b in self.edge_bandwidths)):
+            raise InvalidParameter(f"edge bandwidths must be two numbers > 0 B/s, got "
+                                   f"{self.edge_bandwidths}")
 
     def _knots(self):
         xs, ys = [], []
@@ -96,10 +131,11 @@ class TransferModel:
         with np.errstate(divide="ignore"):
             logn = np.log(np.where(n > 0, n, 1.0))
         bw = np.exp(np.interp(logn, xs, ys))
+        if self.edge_bandwidths is not None:
+            below, above = self.edge_bandwidths
+            bw = np.where(logn < xs[0], np.minimum(bw, below), bw)
+            bw = np.where(logn > xs[-1], np.minimum(bw, above), bw)
         return float(bw) if bw.ndim == 0 else bw
-
-    def _piecewise_time_s(self, n):
-        return self.startup_s + n / np.asarray(self.bandwidth_bytes_per_s(n))
 
     def time_s(self, n_bytes):
         """Transfer time of ``n_bytes`` (array or scalar, bytes >= 0): the running maximum of
@@ -108,16 +144,16 @@ class TransferModel:
         n = np.asarray(n_bytes, dtype=float)
         if np.any(~np.isfinite(n)) or np.any(n < 0):
             raise InvalidParameter(f"transfer size must be a number of bytes >= 0, got {n_bytes}")
-        knots = np.exp(self._knots()[0])
-        held = np.maximum.accumulate(self._piecewise_time_s(knots))
-        below = np.searchsorted(knots, n, side="right") - 1   # the last knot <= n, -1: none
-        t = self._piecewise_time_s(n)
-        t = np.where(below >= 0, np.maximum(t, held[np.maximum(below, 0)]), t)
+        xs, ys = self._knots()
+        t = knot_time_s(self.startup_s, xs, ys, n, self.edge_bandwidths)
         return float(t) if t.ndim == 0 else t
 
     def to_dict(self) -> dict:
-        return {"model": "regimes", "startup_s": self.startup_s,
-                "regimes": [r.to_dict() for r in self.regimes]}
+        out = {"model": "regimes", "startup_s": self.startup_s,
+               "regimes": [r.to_dict() for r in self.regimes]}
+        if self.edge_bandwidths is not None:
+            out["edge_bandwidths_bytes_per_s"] = [float(b) for b in self.edge_bandwidths]
+        return out
 
     @classmethod
     def from_dict(cls, data) -> "TransferModel":
@@ -127,7 +163,9 @@ class TransferModel:
                 raise InvalidParameter(f"unknown transfer model {data.get('model')!r} (expected 'regimes')")
             regimes = tuple(Regime(float(r["first_size_bytes"]), float(r["last_size_bytes"]),
                                    float(r["bandwidth_bytes_per_s"])) for r in data["regimes"])
-            return cls(float(data["startup_s"]), regimes)
+            edges = data.get("edge_bandwidths_bytes_per_s")
+            return cls(float(data["startup_s"]), regimes,
+                       None if edges is None else tuple(float(b) for b in edges))
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise InvalidParameter(f"not a transfer model ({type(exc).__name__}: {exc}); "
                                    "expected {model: 'regimes', startup_s, regimes: [...]}") from None
