@@ -43,11 +43,12 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from functools import lru_cache
 
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.kernel.item_table import make_instances
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
 from gpumodeler.core.kernel.sass import addresses, cfg, ordering
@@ -178,6 +179,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         {i: tuple(member_of[i]) for i in addressed},
         {i for i in addressed if infos[i].is_load})
     counts = Counter()
+    node_kws = []
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
         label = f"{ins.text}  /*{ins.address:04x}*/"
         kw = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i + _BLOCK_GAP * block_no[i]}
@@ -205,22 +207,32 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             work = decode_mma(ins.opcode)
             if work is None or work.macs_per_warp is None:
                 report.tensor_shape_unknown.append(ins.opcode)
-        # valid by construction (classes from the opcode table, widths 1-16): inserted
-        # without add_instruction's per-item checks, for speed (a 20 000-instruction
-        # listing imports in well under a second); the tests check every fixture's graph
-        # through from_dict, which checks every item
-        graph.instructions[ids[i]] = Instruction(id=ids[i], opcode=ins.opcode, **kw)
+        kw["opcode"] = ins.opcode
+        node_kws.append(kw)
+    # valid by construction (classes from the opcode table, widths 1-16): inserted without
+    # add_instruction's per-item checks, and made column by column (make_instances: a
+    # frozen dataclass's __init__ costs a Python-level call per field), for speed; the
+    # tests check every fixture's graph through from_dict, which checks every item
+    graph.instructions.update(zip(ids, _made(Instruction, node_kws, id=ids)))
     report.class_counts = dict(counts)
 
     # -- edges ----------------------------------------------------------------------------
-    edges: list = []
+    # the edges as columns (made into Edge objects at the end, by make_instances)
+    e_src: list = []
+    e_dst: list = []
+    e_kind: list = []
+    e_latency: list = []
+    e_taken: list = []
     pairs: set = set()
 
     def add(src, dst, kind, latency=None, taken=None):
         if src == dst:
             return
-        edges.append(Edge(id=f"e{len(edges) + 1}", src=ids[src], dst=ids[dst], kind=kind,
-                          latency=latency, taken=taken))
+        e_src.append(src)
+        e_dst.append(dst)
+        e_kind.append(kind)
+        e_latency.append(latency)
+        e_taken.append(taken)
 
     def spacing(i):
         c = controls[i]
@@ -280,10 +292,26 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         placeholder = infos[d] is None
         add(d, u, kind, latency=spacing(d) if placeholder else None)
         if placeholder:
-            report.placeholder_edges.append((edges[-1].id, ins_list[d].mnemonic, spacing(d)))
+            report.placeholder_edges.append((f"e{len(e_src)}", ins_list[d].mnemonic,
+                                             spacing(d)))
 
+    # dep() inlined for the common case (the most numerous edges: a known producer, an edge
+    # forwards), the rest through dep()
+    add_pair = pairs.add
     for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
-        dep(d, u)
+        kind = edge_kind[d]
+        if kind is None or d >= u or infos[d] is None:
+            if kind is not None:
+                dep(d, u)
+            continue
+        if (d, u) in pairs:
+            continue
+        add_pair((d, u))
+        e_src.append(d)
+        e_dst.append(u)
+        e_kind.append(kind)
+        e_latency.append(None)
+        e_taken.append(None)
     ordered: set = set()
 
     def order(d, u, kind):
@@ -310,8 +338,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         if stores[d]:
             order(d, u, "ilp")  # store -> first load of a state space both may touch
 
-    for e in edges:  # endpoints exist, ids are fresh and kinds valid by construction
-        graph.edges[e.id] = e
+    # endpoints exist, ids are fresh and kinds valid by construction: no per-item checks
+    n_edges = len(e_src)
+    edge_ids = [f"e{k}" for k in range(1, n_edges + 1)]
+    graph.edges.update(zip(edge_ids, make_instances(
+        Edge, n_edges, {"id": edge_ids, "src": [ids[k] for k in e_src],
+                        "dst": [ids[k] for k in e_dst], "kind": e_kind,
+                        "latency": e_latency, "taken": e_taken}, {})))
 
     if end_node:
         graph.add_instruction(Instruction.make("end", "END", label="end",
@@ -334,6 +367,27 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                          f"{' (' + func.name + ')' if func.demangled else ''}"
                          f" for {func.arch or 'an unknown architecture'}; " + report.summary())
     return graph, report
+
+
+def _made(cls, kws: list, **columns) -> list:
+    """Instances of the frozen, slotted dataclass ``cls``, one per dict of ``kws`` (field
+    values; the fields a dict lacks take their defaults), or from ``columns`` (a list per
+    field), made column by column (:func:`~gpumodeler.core.kernel.item_table.make_instances`)."""
+    lists: dict = dict(columns)
+    consts: dict = {}
+    for f in fields(cls):
+        if f.name in lists:
+            continue
+        default = f.default
+        if not any(f.name in kw for kw in kws):
+            if default is MISSING:
+                raise TypeError(f"{cls.__name__}: no value for field {f.name!r}")
+            consts[f.name] = default
+        else:
+            lists[f.name] = [kw.get(f.name, default) for kw in kws]
+            if default is MISSING and any(v is MISSING for v in lists[f.name]):
+                raise TypeError(f"{cls.__name__}: no value for field {f.name!r}")
+    return make_instances(cls, len(kws), lists, consts)
 
 
 def _variables(expr: str) -> list[str]:

@@ -46,6 +46,7 @@ from functools import lru_cache
 import re
 
 from gpumodeler.core.errors import FormatError
+from gpumodeler.core.kernel.sass.gc_pause import gc_paused
 
 
 class ListingError(FormatError):
@@ -204,6 +205,7 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
                            modifiers=tuple(opcode.split(".")[1:]), dual_issued=dual)
 
 
+@gc_paused  # many small objects, no cycles: gc_pause.py
 def parse_listing(text: str, source: str = "listing") -> SassListing:
     """Functions and instructions of a cuobjdump -sass or nvdisasm listing.
 

@@ -21,10 +21,13 @@ unchanged.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.edge_latency import latency_key, resolve_edge_latency
+from gpumodeler.core.kernel.graph_items import Edge
+from gpumodeler.core.kernel.item_table import make_instances
+from gpumodeler.core.kernel.sass.gc_pause import gc_paused
 
 ISSUE_ORDER_KINDS = ("ilp", "branch", "barrier")
 
@@ -57,6 +60,7 @@ def _issue_offsets(graph) -> dict | None:
     return offsets
 
 
+@gc_paused  # many small objects, no cycles: gc_pause.py
 def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
     """Give each dependency or memory edge whose latency ``table`` lacks the stall-count
     distance from its producer to its consumer (a loop-carried edge: the producer's own
@@ -76,21 +80,31 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
             lat = x.latency
             if x.src not in issue_after or lat < issue_after[x.src]:
                 issue_after[x.src] = lat
-    # what the table says for each kind of edge (latency_key: edges alike share one look-up)
+    # what the table says for each kind of edge (latency_key: edges alike share one look-up;
+    # a dependency or memory edge's key is its producer's, so it is also kept per producer)
     looked_up: dict = {}
-    for eid, e in list(graph.edges.items()):
-        if e.latency is not None or e.kind not in ("dependency", "memory"):
+    of_producer: dict = {}  # (kind, producer id) -> what the table lacks ('' = nothing)
+    instructions = graph.instructions
+    changed = []  # (edge, its latency from the schedule)
+    for e in list(graph.edges.values()):
+        kind = e.kind
+        if e.latency is not None or (kind != "dependency" and kind != "memory"):
             continue
-        key = latency_key(e, graph.instructions.get(e.src), order)
-        needed = looked_up.get(key) if key is not None else None
+        needed = of_producer.get((kind, e.src))
         if needed is None:
-            try:
-                resolve_edge_latency(graph, e, table, order)
-                needed = ""
-            except GraphError as exc:
-                needed = str(exc).split(": ", 1)[-1]
+            producer = instructions.get(e.src)
+            key = latency_key(e, producer, order)
+            needed = looked_up.get(key) if key is not None else None
+            if needed is None:
+                try:
+                    resolve_edge_latency(graph, e, table, order)
+                    needed = ""
+                except GraphError as exc:
+                    needed = str(exc).split(": ", 1)[-1]
+                if key is not None:
+                    looked_up[key] = needed
             if key is not None:
-                looked_up[key] = needed
+                of_producer[(kind, e.src)] = needed
         if not needed:
             continue
         if order[e.dst] > order[e.src]:
@@ -98,8 +112,17 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
         else:
             cycles = issue_after.get(e.src, 1.0)
         cycles = max(1.0, float(cycles))
-        graph.edges[eid] = replace(e, latency=cycles)
-        filled.append(ScheduledLatency(eid, graph.instructions[e.src].opcode, needed, cycles))
+        changed.append((e, cycles))
+        filled.append(ScheduledLatency(e.id, instructions[e.src].opcode, needed, cycles))
+    # the edges with their new latency, made at once (make_instances: a frozen dataclass's
+    # replace() costs a Python-level call per field, a twelfth of the import)
+    made = make_instances(Edge, len(changed), {
+        "id": [e.id for e, _ in changed], "src": [e.src for e, _ in changed],
+        "dst": [e.dst for e, _ in changed], "kind": [e.kind for e, _ in changed],
+        "latency": [c for _, c in changed], "taken": [e.taken for e, _ in changed]}, {})
+    edges = graph.edges
+    for new in made:
+        edges[new.id] = new
     return filled
 
 
