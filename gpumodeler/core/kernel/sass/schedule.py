@@ -132,10 +132,14 @@ def summary(filled: list[ScheduledLatency], table_key: str) -> str:
         return ""
     import re
     rows: dict = {}
+    row_of: dict = {}  # the row of each message (a few messages, thousands of edges)
     for f in filled:
-        m = re.search(r"(instruction class|memory level) '([^']+)'", f.needed)
-        key = f"{'class' if m.group(1).startswith('instr') else 'memory'} {m.group(2)}" if m else \
-            f.needed.split(";")[0][:60]
+        key = row_of.get(f.needed)
+        if key is None:
+            m = re.search(r"(instruction class|memory level) '([^']+)'", f.needed)
+            key = row_of[f.needed] = (
+                f"{'class' if m.group(1).startswith('instr') else 'memory'} {m.group(2)}" if m
+                else f.needed.split(";")[0][:60])
         rows[key] = rows.get(key, 0) + 1
     listed = "; ".join(f"{n}× {k}" for k, n in sorted(rows.items()))
     return (f"{len(filled)} edge(s) take their latency from the compiler's schedule (a lower bound) "
