@@ -375,11 +375,12 @@ def _made(cls, kws: list, **columns) -> list:
     field), made column by column (:func:`~gpumodeler.core.kernel.item_table.make_instances`)."""
     lists: dict = dict(columns)
     consts: dict = {}
+    given = set().union(*kws)
     for f in fields(cls):
         if f.name in lists:
             continue
         default = f.default
-        if not any(f.name in kw for kw in kws):
+        if f.name not in given:
             if default is MISSING:
                 raise TypeError(f"{cls.__name__}: no value for field {f.name!r}")
             consts[f.name] = default
