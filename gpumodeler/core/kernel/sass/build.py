@@ -426,14 +426,19 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
     def transfer(b, state, out_pairs):
         a, z = blocks[b]
         cur = dict(state)
+        get, append = cur.get, out_pairs.append  # bound once: the innermost loop
         for i in range(a, z + 1):
             written, read = access[i]
             for reg in read:
-                for d in cur.get(reg, ()):
-                    out_pairs.append((d, i))
-            g = guarded_at[i]
-            for reg in written:
-                cur[reg] = (cur.get(reg, frozenset()) | {i}) if g else frozenset((i,))
+                for d in get(reg, ()):
+                    append((d, i))
+            if guarded_at[i]:
+                for reg in written:
+                    cur[reg] = get(reg, frozenset()) | {i}
+            elif written:
+                only = frozenset((i,))  # one set for every register the write replaces
+                for reg in written:
+                    cur[reg] = only
 
     # per block: the definitions it leaves (gen) and whether they replace those coming in
     summary = []

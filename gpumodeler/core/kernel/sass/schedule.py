@@ -40,24 +40,30 @@ class ScheduledLatency:
     latency_cycles: float
 
 
-def _issue_offsets(graph) -> dict | None:
+def _issue_offsets(graph) -> tuple[dict | None, dict]:
     """Cycle at which each instruction issues along program order (sums of issue-order edge
-    latencies), or None when the graph has no scheduled issue spacing (no control words)."""
+    latencies), or None when the graph has no scheduled issue spacing (no control words); and
+    the smallest latency of each instruction's issue-order edges (one pass over the edges)."""
     order = list(graph.instructions)
     spacing = {}
+    issue_after: dict = {}
     for e in graph.edges.values():
-        if e.kind in ISSUE_ORDER_KINDS and e.latency is not None:
-            spacing[(e.src, e.dst)] = float(e.latency)
-        elif e.kind == "dual":  # sm_5x/6x: issued in the same cycle as the one before
+        kind = e.kind
+        if kind in ISSUE_ORDER_KINDS and e.latency is not None:
+            lat = e.latency
+            spacing[(e.src, e.dst)] = float(lat)
+            if e.src not in issue_after or lat < issue_after[e.src]:
+                issue_after[e.src] = lat
+        elif kind == "dual":  # sm_5x/6x: issued in the same cycle as the one before
             spacing[(e.src, e.dst)] = 0.0
     if not spacing:
-        return None
+        return None, issue_after
     offsets, t = {}, 0.0
     for a, b in zip(order, order[1:] + [None]):
         offsets[a] = t
         if b is not None:
             t += spacing.get((a, b), 1.0)
-    return offsets
+    return offsets, issue_after
 
 
 @gc_paused  # many small objects, no cycles: gc_pause.py
@@ -65,21 +71,17 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
     """Give each dependency or memory edge whose latency ``table`` lacks the stall-count
     distance from its producer to its consumer (a loop-carried edge: the producer's own
     spacing, at least 1). Changes ``graph`` in place; returns what it filled."""
-    offsets = _issue_offsets(graph)
-    if offsets is None or table is None:
+    # issue_after: the issue spacing after each producer, indexed once: a loop-carried edge
+    # takes the smallest latency of its producer's issue-order edges (scanning every edge of
+    # the graph for each such edge made the fill quadratic: 18 000 loop-carried edges times
+    # 220 000 edges in an unrolled sm_90 listing)
+    if table is None:
+        return []
+    offsets, issue_after = _issue_offsets(graph)
+    if offsets is None:
         return []
     filled = []
     order = {iid: k for k, iid in enumerate(graph.instructions)}
-    # the issue spacing after each producer, indexed once: a loop-carried edge takes the
-    # smallest latency of its producer's issue-order edges (scanning every edge of the
-    # graph for each such edge made the fill quadratic: 18 000 loop-carried edges times
-    # 220 000 edges in an unrolled sm_90 listing)
-    issue_after: dict = {}
-    for x in graph.edges.values():
-        if x.kind in ISSUE_ORDER_KINDS and x.latency is not None:
-            lat = x.latency
-            if x.src not in issue_after or lat < issue_after[x.src]:
-                issue_after[x.src] = lat
     # what the table says for each kind of edge (latency_key: edges alike share one look-up;
     # a dependency or memory edge's key is its producer's, so it is also kept per producer)
     looked_up: dict = {}
