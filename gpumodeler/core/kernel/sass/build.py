@@ -298,20 +298,28 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     # dep() inlined for the common case (the most numerous edges: a known producer, an edge
     # forwards), the rest through dep()
     add_pair = pairs.add
-    for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
+    src_append, dst_append, kind_append = e_src.append, e_dst.append, e_kind.append
+    n_plain = 0  # edges with no latency and no taken flag added here (appended below)
+    for pair in _reaching_dependencies(ins_list, succ, access, blocks):
+        d, u = pair
         kind = edge_kind[d]
         if kind is None or d >= u or infos[d] is None:
             if kind is not None:
+                if n_plain:  # keep the columns aligned before dep() appends to them
+                    e_latency.extend([None] * n_plain)
+                    e_taken.extend([None] * n_plain)
+                    n_plain = 0
                 dep(d, u)
             continue
-        if (d, u) in pairs:
+        if pair in pairs:
             continue
-        add_pair((d, u))
-        e_src.append(d)
-        e_dst.append(u)
-        e_kind.append(kind)
-        e_latency.append(None)
-        e_taken.append(None)
+        add_pair(pair)
+        src_append(d)
+        dst_append(u)
+        kind_append(kind)
+        n_plain += 1
+    e_latency.extend([None] * n_plain)
+    e_taken.extend([None] * n_plain)
     ordered: set = set()
 
     def order(d, u, kind):
@@ -340,10 +348,11 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
 
     # endpoints exist, ids are fresh and kinds valid by construction: no per-item checks
     n_edges = len(e_src)
-    edge_ids = [f"e{k}" for k in range(1, n_edges + 1)]
+    edge_ids = list(map("e{}".format, range(1, n_edges + 1)))
+    id_of = ids.__getitem__
     graph.edges.update(zip(edge_ids, make_instances(
-        Edge, n_edges, {"id": edge_ids, "src": [ids[k] for k in e_src],
-                        "dst": [ids[k] for k in e_dst], "kind": e_kind,
+        Edge, n_edges, {"id": edge_ids, "src": list(map(id_of, e_src)),
+                        "dst": list(map(id_of, e_dst)), "kind": e_kind,
                         "latency": e_latency, "taken": e_taken}, {})))
 
     if end_node:

@@ -53,10 +53,11 @@ class ListingError(FormatError):
     """A file that is not a usable SASS listing."""
 
 
-_ADDR = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*)$")
 _OPCODE_OK = re.compile(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)*$")
 _HEXWORD = re.compile(r"/\*\s*(0x[0-9a-fA-F]{16})\s*\*/")
-_ONLY_HEX = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]{16})\s*\*/\s*$")
+#: a line that starts with a comment: an encoding word alone (group 1: ``/* 0x… */``), or an
+#: instruction's address and the rest (groups 2 and 3: ``/*0a10*/ FFMA …``), in one match
+_SLASH_LINE = re.compile(r"^\s*/\*(?:\s*(0x[0-9a-fA-F]{16})\s*\*/\s*$|([0-9a-fA-F]{4,})\*/\s*(.*)$)")
 _FUNC_CUOBJ = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$")
 _FUNC_NVDIS = re.compile(r"^\s*(?:\.section\s+)?\.text\.([^\s,:]+)\s*[,:]")
 #: cuobjdump -res-usage: " Function NAME:" then "  REG:32 STACK:0 SHARED:3072 LOCAL:0 ..."
@@ -263,17 +264,16 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
 
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("/*"):
-            hm = _ONLY_HEX.match(line)
-            if hm:
-                if current is not None:
-                    raw.append((None, int(hm.group(1), 16), lineno))
+            m = _SLASH_LINE.match(line)
+            if m is None or current is None:
                 continue
-            m = _ADDR.match(line)
-            if m and current is not None:
-                body = m.group(2)
+            word, address, body = m.groups()
+            if word is not None:
+                raw.append((None, int(word, 16), lineno))
+            else:
                 if body.lstrip().startswith("."):  # nvdisasm data directives (.byte, .word)
                     continue
-                addr = int(m.group(1), 16)
+                addr = int(address, 16)
                 words = [int(w, 16) for w in _HEXWORD.findall(body)]
                 entry = [current, addr, body, words, lineno]
                 raw.append(entry)
