@@ -158,13 +158,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         for i in range(r.header, r.latch + 1):
             member_of[i].append(k)
     depth = [len(m) for m in member_of]
-    iterations = _iteration_expressions(ins_list, ranges, loop_ids)
+    infos = [classify(ins.opcode) for ins in ins_list]
+    iterations = _iteration_expressions(ins_list, ranges, loop_ids, infos)
 
     # -- nodes ----------------------------------------------------------------------------
     graph = KernelGraph(name=name or func.display_name, latency_table=latency_table,
                         description="")
     ids = [f"i{ins.address:04x}" for ins in ins_list]
-    infos = [classify(ins.opcode) for ins in ins_list]
     access = [reg_access(ins, info.unit if info else None) for ins, info in zip(ins_list, infos)]
     blocks = cfg.basic_blocks(succ, ins_list)
     report.blocks = [(ids[a], ids[z]) for a, z in blocks]
@@ -178,42 +178,55 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
         {i: tuple(member_of[i]) for i in addressed},
         {i for i in addressed if infos[i].is_load})
+    # the fields every instruction has, as columns; ``extra`` the memory attributes of the
+    # loads and stores (most instructions have none)
+    labels = [f"{ins.text}  /*{ins.address:04x}*/" for ins in ins_list]
+    xs = [_X_STEP * d for d in depth]
+    ys = [_Y_STEP * i + _BLOCK_GAP * b for i, b in enumerate(block_no)]
+    units, classes, spaces, loads = [], [], [], []
+    extra = []
     counts = Counter()
-    node_kws = []
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
-        label = f"{ins.text}  /*{ins.address:04x}*/"
-        kw = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i + _BLOCK_GAP * block_no[i]}
+        kw = {}
         if info is None:
             report.unknown_opcodes.append(ins.mnemonic)
-            kw.update(unit="cuda_core", latency_class=None, label=f"? {label}")
-        if info is not None and info.unit == "ldst":
-            width = _access_width(ins)
-            if width:
-                kw["width_bytes"] = width
-            if not info.is_load and access[i][0] and ins.mnemonic in ("ATOM", "ATOMG", "ATOMS"):
-                kw["is_load"] = True  # an atomic that returns the old value
-            if i in addressed:  # lane stride, broadcast, bank conflicts (addresses.py)
-                kw.update(addresses.instruction_attributes(addressed[i], width or 4))
-                if not addressed[i].affine and info.space != "constant":
-                    report.not_affine.append((ids[i], ins.opcode))
-            if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
-                kw["hit_ratio"], first = reused[i]
-                kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"
-        if info is not None:
-            kw.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
-                      is_load=kw.get("is_load", info.is_load))
+            labels[i] = f"? {labels[i]}"
+            units.append("cuda_core")
+            classes.append(None)
+            spaces.append(None)
+            loads.append(False)
+        else:
+            is_load = info.is_load
+            if info.unit == "ldst":
+                width = _access_width(ins)
+                if width:
+                    kw["width_bytes"] = width
+                if not is_load and access[i][0] and ins.mnemonic in ("ATOM", "ATOMG", "ATOMS"):
+                    is_load = True  # an atomic that returns the old value
+                if i in addressed:  # lane stride, broadcast, bank conflicts (addresses.py)
+                    kw.update(addresses.instruction_attributes(addressed[i], width or 4))
+                    if not addressed[i].affine and info.space != "constant":
+                        report.not_affine.append((ids[i], ins.opcode))
+                if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
+                    kw["hit_ratio"], first = reused[i]
+                    kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"
+            elif info.unit == "tensor":
+                work = decode_mma(ins.opcode)
+                if work is None or work.macs_per_warp is None:
+                    report.tensor_shape_unknown.append(ins.opcode)
+            units.append(info.unit)
+            classes.append(info.latency_class)
+            spaces.append(info.space)
+            loads.append(is_load)
         counts[_latency_class_key(info)] += 1
-        if info is not None and info.unit == "tensor":
-            work = decode_mma(ins.opcode)
-            if work is None or work.macs_per_warp is None:
-                report.tensor_shape_unknown.append(ins.opcode)
-        kw["opcode"] = ins.opcode
-        node_kws.append(kw)
+        extra.append(kw)
     # valid by construction (classes from the opcode table, widths 1-16): inserted without
     # add_instruction's per-item checks, and made column by column (make_instances: a
     # frozen dataclass's __init__ costs a Python-level call per field), for speed; the
     # tests check every fixture's graph through from_dict, which checks every item
-    graph.instructions.update(zip(ids, _made(Instruction, node_kws, id=ids)))
+    graph.instructions.update(zip(ids, _made(
+        Instruction, extra, id=ids, opcode=[ins.opcode for ins in ins_list], label=labels,
+        x=xs, y=ys, unit=units, latency_class=classes, space=spaces, is_load=loads)))
     report.class_counts = dict(counts)
 
     # -- edges ----------------------------------------------------------------------------
@@ -516,7 +529,7 @@ def _sb_access(c):
     return written, tuple(f"SB{b}" for b in c.waits)
 
 
-def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:
+def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> list[str]:
     """``loopk`` for each loop; an unrolled loop and its remainder (sibling loops whose
     non-bookkeeping instruction mix differs by an integer factor k >= 2) share the variable
     of the unrolled loop: ``floor(v/k)`` and ``v - k*floor(v/k)``."""
@@ -530,7 +543,7 @@ def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:
     def mix(r):
         c = Counter()
         for i in range(r.header, r.latch + 1):
-            info = classify(ins_list[i].opcode)
+            info = infos[i]
             if info is not None and pipe_of(info) not in _BOOKKEEPING_PIPES \
                     and info.space != "constant":
                 c[ins_list[i].opcode] += 1
