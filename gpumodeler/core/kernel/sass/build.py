@@ -495,13 +495,15 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
     while work:
         b = heapq.heappop(work)
         in_work.discard(b)
-        merged: dict = {}
-        for p in bpred[b]:
-            if out_state[p] is None:
-                continue
-            for reg, defs in out_state[p].items():
-                old = merged.get(reg)
-                merged[reg] = defs if old is None else old | defs
+        incoming = [out_state[p] for p in bpred[b] if out_state[p] is not None]
+        if len(incoming) == 1:
+            merged = incoming[0]  # shared, not copied: nothing changes a state in place
+        else:
+            merged = dict(incoming[0]) if incoming else {}
+            for state in incoming[1:]:
+                for reg, defs in state.items():
+                    old = merged.get(reg)
+                    merged[reg] = defs if old is None or old is defs else old | defs
         ins_state[b] = merged
         new = out_of(b, merged)
         if new != out_state[b]:
