@@ -542,13 +542,14 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> list[str]:
                      and r.latch <= o.latch]
         parent.append(max(enclosing, key=lambda j: ranges[j].header) if enclosing else None)
 
+    # what each instruction adds to its loops' mix (None: bookkeeping, not counted), once
+    counted = [ins.opcode if info is not None and pipe_of(info) not in _BOOKKEEPING_PIPES
+               and info.space != "constant" else None
+               for ins, info in zip(ins_list, infos)] if ranges else []
+
     def mix(r):
-        c = Counter()
-        for i in range(r.header, r.latch + 1):
-            info = infos[i]
-            if info is not None and pipe_of(info) not in _BOOKKEEPING_PIPES \
-                    and info.space != "constant":
-                c[ins_list[i].opcode] += 1
+        c = Counter(counted[r.header:r.latch + 1])
+        c.pop(None, None)
         return c
 
     mixes = [mix(r) for r in ranges]

@@ -32,7 +32,7 @@ from gpumodeler.core.kernel.sass.gc_pause import gc_paused
 ISSUE_ORDER_KINDS = ("ilp", "branch", "barrier")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScheduledLatency:
     edge: str
     producer: str  # the producer's opcode
@@ -80,7 +80,6 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
     offsets, issue_after = _issue_offsets(graph)
     if offsets is None:
         return []
-    filled = []
     order = {iid: k for k, iid in enumerate(graph.instructions)}
     # what the table says for each kind of edge (latency_key: edges alike share one look-up;
     # a dependency or memory edge's key is its producer's, so it is also kept per producer)
@@ -88,6 +87,7 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
     of_producer: dict = {}  # (kind, producer id) -> what the table lacks ('' = nothing)
     instructions = graph.instructions
     changed = []  # (edge, its latency from the schedule)
+    needs = []  # what the table lacks for each of them
     for e in list(graph.edges.values()):
         kind = e.kind
         if e.latency is not None or (kind != "dependency" and kind != "memory"):
@@ -115,7 +115,7 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
             cycles = issue_after.get(e.src, 1.0)
         cycles = max(1.0, float(cycles))
         changed.append((e, cycles))
-        filled.append(ScheduledLatency(e.id, instructions[e.src].opcode, needed, cycles))
+        needs.append(needed)
     # the edges with their new latency, made at once (make_instances: a frozen dataclass's
     # replace() costs a Python-level call per field, a twelfth of the import)
     made = make_instances(Edge, len(changed), {
@@ -125,7 +125,10 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
     edges = graph.edges
     for new in made:
         edges[new.id] = new
-    return filled
+    return make_instances(ScheduledLatency, len(changed), {
+        "edge": [e.id for e, _ in changed],
+        "producer": [instructions[e.src].opcode for e, _ in changed],
+        "needed": needs, "latency_cycles": [c for _, c in changed]}, {})
 
 
 def summary(filled: list[ScheduledLatency], table_key: str) -> str:
