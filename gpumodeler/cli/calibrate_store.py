@@ -64,18 +64,56 @@ def save_kernel(args, out: dict) -> dict:
     return _store(cal)
 
 
+CONTENTION_FIELDS = (("a", "contention_a_cycles"), ("b", "contention_b_cycles"),
+                     ("c", "contention_c_bytes_per_s"))
+
+
+def contention_fits(catalog, device: str | None = None) -> list[dict]:
+    """The memory-contention fits `calibrate contention --save` stored as GPU values (Volkov
+    §6.4's a, b, c), one dict per GPU, in the shape of a calibration's ``to_dict`` (kind
+    ``contention``), with the values' provenance, source key and citation."""
+    names = [catalog.resolve(device).name] if device else \
+        [s.name for s in catalog.list("gpu") if s.origin != "shipped" or s.shadows_shipped]
+    out = []
+    for name in names:
+        record = catalog.get(name)
+        if record.kind != "gpu":
+            continue
+        chosen = {k: record.default_record(f) for k, f in CONTENTION_FIELDS}
+        b = chosen["b"]
+        if b is None or not b.known or b.provenance != "calibration":
+            continue
+        out.append({"device": record.name, "kind": "contention", "subject": "memory latency",
+                    "label": b.source or "", "parameters": {
+                        k: (r.value if r is not None and r.known else None) for k, r in chosen.items()},
+                    "provenance": b.provenance, "source": b.source,
+                    "citation": record.sources.get(b.source) if b.source else b.source_text,
+                    "where": b.where, "residuals": [], "mape_percent": None, "loo_mape": None,
+                    "loo_median_ape": None, "measurements_name": None,
+                    "measurements_sha256": None, "created": None, "note": b.note,
+                    "is_current": True})
+    return out
+
+
 def run_list(args) -> int:
     from gpumodeler.db.calibrations import list_calibrations
     with common.open_catalog() as catalog:
-        cals = list_calibrations(catalog, args.device, args.kind)
+        cals = [] if args.kind == "contention" else list_calibrations(catalog, args.device, args.kind)
+        fits = contention_fits(catalog, args.device) if args.kind in (None, "contention") else []
     if not args.all:
         cals = [c for c in cals if c.is_current]
     if args.json:
-        common.print_json([c.to_dict() for c in cals])
+        common.print_json([c.to_dict() for c in cals] + fits)
         return 0
-    if not cals:
+    if not cals and not fits:
         print("no calibrations stored" + (f" for {args.device}" if args.device else ""))
         return 0
     for c in cals:
         print(f"{c.device:24} {c.kind:6} {c.subject:16} [{c.label}]  {c.describe()}")
+    for f in fits:
+        p = f["parameters"]
+        a = "?" if p["a"] is None else f"{p['a']:.4g}"
+        print(f"{f['device']:24} contention {f['subject']} [{f['label']}]  {a} + "
+              f"{p['b']:.4g}·λ/({p['c'] / 1e9:.4g} GB/s − λ) cycles (Volkov §6.4), "
+              f"{f['provenance']}: {f['citation']}; {f['where']}")
     return 0

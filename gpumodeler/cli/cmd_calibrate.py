@@ -61,7 +61,8 @@ def register(sub) -> None:
 
     ls = s.add_parser("list", help="calibrations stored in your device database")
     ls.add_argument("--device", metavar="NAME", help="only this GPU's or link's")
-    ls.add_argument("--kind", choices=("link", "kernel"))
+    ls.add_argument("--kind", choices=("link", "kernel", "contention"),
+                    help="contention: Volkov §6.4 fits stored by calibrate contention --save")
     ls.add_argument("--all", action="store_true", help="earlier fits too, not only the current ones")
     ls.add_argument("--json", action="store_true")
     ls.set_defaults(func=run_list)

@@ -30,6 +30,7 @@ FLAG_FOR_PARAMETER = {
     **FLAG_FOR_FIELD,
     **{f"tensor_{c}_macs_per_cycle_per_sm": f"--tensor-rate {c}=N" for c in TENSOR_CLASSES},
     "critical_dram_accesses": "--critical-dram-accesses",
+    "contention_a_cycles": "--contention-a",
     "contention_b_cycles": "--contention-b", "contention_c_bytes_per_s": "--contention-c",
     "dram_latency_cycles": "--dram-latency", "dram_latency_model": "--dram-latency-model",
     "departure_delay_coal_cycles": "--departure-delay-coal",
@@ -103,6 +104,9 @@ def add_model_flags(p: argparse.ArgumentParser, *, overlay: bool = False) -> Non
                    help="L2 bandwidth (the worksheet's l2 row, the roofline's L2 level)")
     g.add_argument("--critical-dram-accesses", type=_nonneg, metavar="N",
                    help="DRAM accesses on the critical path (volkov-contention; from --graph)")
+    g.add_argument("--contention-a", type=_nonneg, metavar="CYCLES",
+                   help="Volkov §6.4 fit a, the unloaded latency (volkov-contention; with "
+                        "--contention-b/-c; it replaces the table's DRAM latency, §6.5)")
     g.add_argument("--contention-b", type=_nonneg, metavar="CYCLES",
                    help="Volkov §6.4 fit b (volkov-contention; Table 6.5 GPUs have it)")
     g.add_argument("--contention-c", type=common.bandwidth_arg, metavar="B/S", help="Volkov §6.4 fit c")
@@ -170,6 +174,7 @@ def parameters_of(args) -> dict:
     """The models' own inputs given by flags (:data:`~gpumodeler.core.models.result.PARAMETERS`)."""
     params = {
         "critical_dram_accesses": args.critical_dram_accesses,
+        "contention_a_cycles": getattr(args, "contention_a", None),
         "contention_b_cycles": args.contention_b, "contention_c_bytes_per_s": args.contention_c,
         "dram_latency_cycles": args.dram_latency, "departure_delay_cycles": args.departure_delay,
         "dram_latency_model": getattr(args, "dram_latency_model", None),

@@ -59,6 +59,21 @@ def test_calibrate_save_then_predict(tmp_path, capsys):
     assert model["quantities"]["contention_fit_source"].startswith("calibrated")
     assert model["quantities"]["contention_fit"][0] == [pytest.approx(out["b_cycles"]),
                                                         pytest.approx(out["c_bytes_per_s"])]
+    # a bound given as a number: the stored intercept a cannot replace its DRAM latency
+    assert any("not applied" in n for n in model["notes"])
+    # `calibrate list` shows the stored fit with its provenance and citation
+    assert main(["calibrate", "list", "--json"]) == 0
+    (fit,) = [c for c in json.loads(capsys.readouterr().out) if c["kind"] == "contention"]
+    assert fit["device"] == "Tesla K40" and fit["provenance"] == "calibration"
+    assert fit["parameters"]["a"] == pytest.approx(out["a_cycles"])
+    assert fit["parameters"]["b"] == pytest.approx(out["b_cycles"])
+    assert fit["parameters"]["c"] == pytest.approx(out["c_bytes_per_s"])
+    assert fit["source"].startswith("calibrated-contention-") and path.name in fit["citation"]
+    assert main(["calibrate", "list", "--kind", "contention"]) == 0
+    text = capsys.readouterr().out
+    assert "Tesla K40" in text and "contention" in text and "calibration" in text
+    assert main(["calibrate", "list", "--kind", "link", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []
 
 
 def test_a_file_without_the_columns_is_one_line(tmp_path, capsys):

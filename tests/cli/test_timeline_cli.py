@@ -103,3 +103,34 @@ def test_the_four_h100_example_scatters_computes_and_gathers(capsys):
     assert steps["peer"]["start_s"] == steps["dp2-gather"]["end_s"]
     assert doc["critical_path"][-1] == "peer"
     assert doc["makespan_s"] == steps["peer"]["end_s"]
+
+
+def test_energy_of_a_shipped_h100_uses_its_idle_power_with_provenance(capsys, tmp_path):
+    """The saxpy2 application moved to the shipped H100 SXM5: its energy is known (the GTX
+    970's is not), board power (TDP, 700 W) while the kernel runs and the idle power a third
+    party's nvidia-smi log gives (85 W, graded secondary) the rest of the makespan."""
+    from dataclasses import replace
+    code, out, err = run(capsys, "devices", "show", "H100 SXM5 80 GB", "--json")
+    assert code == 0, err
+    values = json.loads(out)["values"]
+    (idle,) = values["idle_power_w"]
+    assert (idle["value"], idle["unit"], idle["provenance"], idle["source"]) == \
+        (85, "W", "secondary", "thamada-nvidia-smi")
+    assert "Pwr:Usage" in idle["where"]
+    (busy,) = values["board_power_w"]
+    assert busy["value"] == 700
+    (engines,) = values["copy_engines"]
+    assert (engines["value"], engines["provenance"]) == (3, "secondary")
+    project = load_project(EXAMPLE)
+    gpu = project.gpus()[0]
+    project.devices[gpu.id] = replace(gpu, device_name="H100 SXM5 80 GB", label="H100")
+    path = tmp_path / "h100.gpm"
+    save_project(project, path)
+    code, out, err = run(capsys, "timeline", str(path), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    kernel = doc["steps"][2]
+    busy_s = kernel["end_s"] - kernel["start_s"]
+    assert doc["energy_j"] == pytest.approx(busy["value"] * busy_s
+                                            + 85 * (doc["makespan_s"] - busy_s), rel=1e-9)
+    assert not doc["energy_unknown"]

@@ -26,6 +26,8 @@ def test_saxpy2_counts(a):
     slower = replace(table, memory_cycles=dict(table.memory_cycles, dram=table.memory_cycles["dram"] + 100))
     rise = float(analyze(g, slower).evaluate({"a": a})) - float(analyze(g, table).evaluate({"a": a}))
     assert c["critical_dram_accesses"] == pytest.approx(rise / 100) and c["critical_dram_accesses"] == 2
+    # and the DRAM latency the bound used, for a model that puts another in its place
+    assert c["bound_dram_latency_cycles"] == table.memory_cycles["dram"]
 
 
 def test_barriers_are_counted_per_loop_iteration():

@@ -111,3 +111,43 @@ def test_kernel_without_dram_traffic_needs_no_fit():
     r = evaluate("volkov-contention", ModelInputs(gpu, kernel, grid_size=1000, block_size=256, occupancy=64))
     g = evaluate("gajger", ModelInputs(gpu, kernel, grid_size=1000, block_size=256, occupancy=64))
     assert r.time_s == pytest.approx(g.time_s, rel=1e-12)
+
+
+def test_the_intercept_a_replaces_the_tables_dram_latency():
+    """§6.5 writes Latency = a + b·λ/(c−λ) + α·alu_lat where §4.1 had mem_lat: with the
+    bound's own DRAM latency known (from the graph), each of the k critical DRAM accesses
+    takes Table 6.5's a (GTX 680: 300) instead of the table's latency (here 301)."""
+    from gpumodeler.core.models.volkov_contention import with_intercept
+    assert with_intercept(1000.0, 2.0, 300.0, 301.0)[0] == 998.0
+    assert with_intercept(1000.0, 2.0, None, 301.0)[0] == 1000.0
+    assert with_intercept(1000.0, 2.0, 300.0, None)[0] == 1000.0
+    gtx680 = GPUSpec("GeForce GTX 680", sms=8, sm_clock_hz=1.124e9, cuda_cores_per_sm=192,
+                     schedulers_per_sm=4, gmem_bytes_per_cycle_per_sm=0.1338 * 128)
+    kernel = KernelInputs(latency_bound=1000, issued_instructions=1, gmem_bytes=128)
+
+    def run(counts):
+        return evaluate("volkov-contention", ModelInputs(gtx680, kernel, grid_size=10**5,
+                                                         block_size=32, occupancy=16,
+                                                         counts=counts))
+    graph = run({"critical_dram_accesses": 2, "bound_dram_latency_cycles": 320.0})
+    assert graph.quantities["latency_bound_unloaded_cycles"] == 1000 + 2 * (300 - 320)
+    assert graph.quantities["latency_bound_of_table_cycles"] == 1000
+    assert any("intercept a = 300" in n for n in graph.notes)
+    number = run({"critical_dram_accesses": 2})   # a bound given as a number
+    assert number.quantities["latency_bound_unloaded_cycles"] == 1000
+    assert any("not applied" in n for n in number.notes)
+    # a lower unloaded latency gives a higher throughput at the same occupancy
+    assert graph.quantities["warp_throughput"] > number.quantities["warp_throughput"]
+
+
+def test_a_given_intercept_is_used_with_given_b_and_c():
+    gpu = GPUSpec("x", sms=8, sm_clock_hz=1e9, cuda_cores_per_sm=192, schedulers_per_sm=4,
+                  gmem_bytes_per_cycle_per_sm=16)
+    kernel = KernelInputs(latency_bound=500, issued_instructions=1, gmem_bytes=128)
+    r = evaluate("volkov-contention", ModelInputs(
+        gpu, kernel, grid_size=10**5, block_size=32, occupancy=16,
+        counts={"critical_dram_accesses": 1, "bound_dram_latency_cycles": 400.0},
+        parameters={"contention_a_cycles": 350, "contention_b_cycles": 20,
+                    "contention_c_bytes_per_s": 200e9}))
+    assert r.quantities["latency_bound_unloaded_cycles"] == 450
+    assert r.quantities["contention_fit_source"] == "given"

@@ -51,3 +51,61 @@ def test_classes_of_the_maxwell_graph_did_not_change():
         assert (classify(op).unit, classify(op).latency_class) == ("cuda_core", cls)
     assert classify("LDG").is_load and not classify("STG").is_load
     assert classify("FROBNICATE") is None
+
+
+#: NVIDIA's "Maxwell and Pascal Instruction Set" table (CUDA Binary Utilities, §4
+#: "Instruction Set Reference"), by the table's groups: every mnemonic, with the unit this
+#: model gives it.
+MAXWELL_PASCAL_TABLE = {
+    "Floating Point": ("FADD FCHK FCMP FFMA FMNMX FMUL FSET FSETP FSWZADD MUFU RRO DADD DFMA "
+                       "DMNMX DMUL DSET DSETP HADD2 HFMA2 HMUL2 HSET2 HSETP2"),
+    "Integer": ("BFE BFI FLO IADD IADD3 ICMP IMAD IMADSP IMNMX IMUL ISCADD ISET ISETP LEA LOP "
+                "LOP3 POPC SHF SHL SHR XMAD"),
+    "Conversion": "F2F F2I I2F I2I",
+    "Movement": "MOV PRMT SEL SHFL",
+    "Predicate/CC": "CSET CSETP PSET PSETP P2R R2P",
+    "Texture": "TEX TLD TLD4 TXQ TEXS TLD4S TLDS",
+    "Compute Load/Store": "LD LDC LDG LDL LDS ST STG STL STS ATOM ATOMS RED CCTL CCTLL MEMBAR CCTLT",
+    "Surface Memory": "SUATOM SULD SURED SUST",
+    "Control": "BRA BRX JMP JMX SSY SYNC CAL JCAL PRET RET BRK PBK CONT PCNT EXIT PEXIT BPT",
+    "Miscellaneous": "NOP CS2R S2R B2R BAR R2B VOTE",
+}
+_GROUP_UNITS = {
+    "Floating Point": {"cuda_core", "sfu", "fp64"}, "Integer": {"cuda_core"},
+    "Conversion": {"cuda_core"}, "Movement": {"cuda_core"}, "Predicate/CC": {"cuda_core"},
+    "Texture": {"ldst"}, "Compute Load/Store": {"ldst", "barrier"}, "Surface Memory": {"ldst"},
+    "Control": {"branch", "exit"}, "Miscellaneous": {"cuda_core", "barrier"},
+}
+
+
+@pytest.mark.parametrize("group", sorted(MAXWELL_PASCAL_TABLE))
+def test_every_opcode_of_nvidias_maxwell_pascal_table_is_known(group):
+    ops = MAXWELL_PASCAL_TABLE[group].split()
+    unknown = [o for o in ops if classify(o) is None]
+    assert unknown == []
+    assert {o: classify(o).unit for o in ops if classify(o).unit not in _GROUP_UNITS[group]} == {}
+
+
+def test_the_table_has_its_108_mnemonics():
+    ops = " ".join(MAXWELL_PASCAL_TABLE.values()).split()
+    assert len(ops) == len(set(ops)) == 108
+
+
+@pytest.mark.parametrize("opcode, space, is_load", [
+    ("LD.E", "global", True), ("ST.E", "global", False), ("ATOM.E.ADD", "global", False),
+    ("RED.E.ADD", "global", False), ("TEXS", "global", True), ("TLDS", "global", True),
+    ("TLD4S", "global", True), ("SUST.D.BA.1D", "global", False), ("SULD.P.1D", "global", True),
+])
+def test_maxwell_pascal_memory_spaces(opcode, space, is_load):
+    info = classify(opcode)
+    assert (info.unit, info.space, info.is_load) == ("ldst", space, is_load)
+
+
+def test_cache_control_is_no_block_barrier():
+    """CCTL/CCTLL/CCTLT act on the warp's own cache lines: no rendezvous with other warps, so
+    mwp-cwp's #Synch_insts does not count them (BAR does)."""
+    from gpumodeler.core.kernel.opcodes import is_block_barrier
+    for op in ("CCTL.E.IVALL", "CCTLL.IVALL", "CCTLT.IVALL"):
+        assert classify(op).unit == "barrier"
+        assert not is_block_barrier("barrier", op)
+    assert is_block_barrier("barrier", "BAR.SYNC")

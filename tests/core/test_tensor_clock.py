@@ -30,6 +30,10 @@ def peak_flops(gpu: GPUSpec, cls: str) -> float:
     ("H100 SXM5 80 GB", "tf32", 494.7), ("H100 SXM5 80 GB", "fp8", 1978.9),
     ("H100 SXM5 80 GB", "fp64", 66.9),          # FP64 tensor peak: the 1980 MHz SM clock
     ("H100 PCIe 80 GB", "fp16_fp32acc", 756.0),
+    # H200 data sheet, H200 SXM: FP16 and BF16 Tensor Core 1,979, FP8 3,958 TFLOPS with
+    # sparsity (half that dense), FP64 Tensor Core 67 TFLOPS
+    ("H200 SXM 141 GB", "fp16_fp32acc", 1979 / 2), ("H200 SXM 141 GB", "bf16", 1979 / 2),
+    ("H200 SXM 141 GB", "fp8", 3958 / 2), ("H200 SXM 141 GB", "fp64", 66.9),
 ])
 def test_tensor_bound_rate_is_the_vendors_peak(catalog, name, cls, tflops):
     gpu = catalog.get(name).to_gpu_spec()

@@ -40,12 +40,26 @@ Choices for opcodes the documents' tables do not list (documented, tested):
   (``WARPGROUP.ARRIVE``/``.DEPBAR``, the fence and wait of PTX ``wgmma``) is unit ``barrier``;
   of these ``DEPBAR``, ``TEXDEPBAR`` and ``LDGDEPBAR`` are a warp's wait on its own
   scoreboards, not a barrier between warps (:data:`SCOREBOARD_WAITS`).
-* Maxwell/Pascal-only opcodes (the CUDA Binary Utilities Maxwell and Pascal instruction
-  table): ``ICMP`` (integer compare and select) and the SIMD video instructions (``VMNMX``,
-  ``VADD``, ``VABSDIFF``, ``VMAD``, ``VSET``, ``VSHL``, ``VSHR``) take ``int_add``,
-  ``VSETP``/``CSETP`` ``setp``, ``CSET``/``PSET`` ``logic``, ``FCMP`` ``fp32_add``,
-  ``B2R``/``R2B`` ``mov``; texture and surface reads (``TEX TLD TLD4 TXQ SULD``...) are global
-  loads, surface writes and atomics global stores; ``JCAL PRET PCNT CONT PEXIT`` control flow.
+* Maxwell/Pascal opcodes. Every one of the 108 mnemonics of NVIDIA's "Maxwell and Pascal
+  Instruction Set" table (CUDA Binary Utilities, §4 "Instruction Set Reference", CUDA 9 to
+  12.x editions) is classified; tests/core/test_sass_opcodes.py lists them by the table's
+  groups. Of those only Maxwell and Pascal have: ``ICMP`` ("Integer Compare to Zero and
+  Select Source") takes ``int_add``, ``CSETP`` ``setp``, ``CSET``/``PSET`` ``logic``,
+  ``FCMP`` ("FP32 Compare to Zero and Select Source") ``fp32_add``, ``B2R``/``R2B`` ``mov``;
+  texture and surface reads (``TEX TEXS TLD TLDS TLD4 TLD4S TXQ SULD``) are global loads
+  (the table's "Texture Instructions"; ``TXQ``, a texture query, is counted with them),
+  surface writes and atomics global stores; ``JCAL PRET PCNT CONT PEXIT`` control flow. The
+  table's "generic memory" accesses (``LD``, ``ST``, ``ATOM``, ``RED``) are taken as global
+  (the choice: a generic address names global memory unless the compiler knew better, in
+  which case it would have used ``LDS``/``LDL``). The cache controls ``CCTL CCTLL CCTLT``
+  ("Cache Control", "Texture Cache Control") keep unit ``barrier`` but synchronise no warps
+  (:data:`CACHE_CONTROLS`).
+* The SIMD video instructions (``VMNMX``, ``VADD``, ``VABSDIFF``, ``VMAD``, ``VSET``,
+  ``VSHL``, ``VSHR``; ``VSETP`` ``setp``) are *not* in NVIDIA's Maxwell and Pascal table
+  (they are in its Kepler table), yet real sm_5x listings carry them (``VMNMX``, an integer
+  minimum/maximum): they take ``int_add``. The table also omits ``DEPBAR``, which ptxas
+  emits on Maxwell and Pascal (the bundled matmul_tiled sm_52, sm_60 and sm_61 listings;
+  see :data:`SCOREBOARD_WAITS`).
 * Anything else is unknown: :func:`classify` returns None and the importer keeps the
   instruction, flags it, and gives it unit ``cuda_core`` with no latency class.
 """
@@ -156,6 +170,10 @@ SCOREBOARD_WAITS = frozenset({"DEPBAR", "TEXDEPBAR", "LDGDEPBAR"})
 #: with other warps. ptxas puts a ``MEMBAR.CTA`` before each ``BAR.SYNC`` of PTX 6+
 #: ``barrier.sync`` on sm_5x/sm_6x; counting it would count each ``__syncthreads`` twice.
 FENCES = frozenset({"MEMBAR", "FENCE"})
+#: Cache controls (CUDA Binary Utilities, Maxwell and Pascal table: ``CCTL``/``CCTLL`` "Cache
+#: Control", ``CCTLT`` "Texture Cache Control"; ``CCTL`` again from Volta on): an operation
+#: on the warp's own cache lines, no rendezvous with other warps, so no block barrier either.
+CACHE_CONTROLS = frozenset({"CCTL", "CCTLL", "CCTLT"})
 
 
 def is_scoreboard_wait(opcode: str) -> bool:
@@ -165,8 +183,11 @@ def is_scoreboard_wait(opcode: str) -> bool:
 
 def is_block_barrier(unit: str, opcode: str) -> bool:
     """True for a barrier instruction that synchronises warps (``BAR``, ``SYNCS``, ...): unit
-    ``barrier`` other than a scoreboard wait or a memory fence."""
-    return unit == "barrier" and base_mnemonic(opcode) not in SCOREBOARD_WAITS | FENCES
+    ``barrier`` other than a scoreboard wait, a memory fence or a cache control."""
+    return unit == "barrier" and base_mnemonic(opcode) not in _NOT_BLOCK_BARRIERS
+
+
+_NOT_BLOCK_BARRIERS = SCOREBOARD_WAITS | FENCES | CACHE_CONTROLS
 
 
 def base_mnemonic(opcode: str) -> str:

@@ -13,7 +13,10 @@ models of one project launch side by side (the launch panel's comparison).
 * ``critical_dram_accesses``: DRAM accesses on the latency bound's critical path, the slope
   dL/d(DRAM latency) of the bound (Volkov §6.5 adds the contention delay once per access
   on the path). The bound is piecewise linear in the latency, so one cycle more gives the
-  slope at the values evaluated.
+  slope at the values evaluated;
+* ``bound_dram_latency_cycles``: the DRAM latency the latency bound was worked out with (the
+  table's), so that a model may put another unloaded latency in its place (Volkov's fitted
+  intercept ``a``, §6.5: L₀ + k·(a − this)).
 """
 from __future__ import annotations
 
@@ -43,7 +46,9 @@ class GraphCounter:
         if isinstance(table, str):
             table = get_table(table)
         self.bounds = None
+        self.dram_cycles = None
         if isinstance(table, LatencyTable) and table.memory_cycles.get("dram") is not None:
+            self.dram_cycles = float(table.memory_cycles["dram"])
             mem = dict(table.memory_cycles)
             for level in ("dram", "dram_random"):
                 if mem.get(level) is not None:
@@ -54,7 +59,7 @@ class GraphCounter:
         """The extra per-warp counts at ``values`` (the graph's defaults for the rest)."""
         vals = dict(self.graph.variables, **(values or {}))
         c = self.counts.evaluate(vals)
-        out = {"instructions": float(c["instructions"]),
+        out: dict[str, float | None] = {"instructions": float(c["instructions"]),
                "memory_instructions": float(c["gmem_accesses"]),
                "shared_instructions": float(c["smem_accesses"])}
         synch = 0.0
@@ -68,6 +73,7 @@ class GraphCounter:
             base = float(self.bounds[0].evaluate(vals))
             bumped = float(self.bounds[1].evaluate(vals))
             out["critical_dram_accesses"] = max(0.0, round(bumped - base, 9))
+            out["bound_dram_latency_cycles"] = self.dram_cycles
         return out
 
 

@@ -35,6 +35,8 @@ class ImplausiblePrediction(UnphysicalResult):
 PARAMETERS = {
     "critical_dram_accesses": "DRAM accesses on the latency bound's critical path (count; "
                               "dL/d(memory latency), from the graph)",
+    "contention_a_cycles": "Volkov eq. (§6.4) a: the unloaded memory latency of the fit, cycles "
+                           "(replaces the table's DRAM latency in the latency bound, §6.5)",
     "contention_b_cycles": "Volkov eq. (§6.4) b: initial slope of the memory-latency rise, cycles",
     "contention_c_bytes_per_s": "Volkov eq. (§6.4) c: the throughput where latency diverges, B/s",
     "dram_latency_cycles": "unloaded DRAM latency Mem_LD, cycles",

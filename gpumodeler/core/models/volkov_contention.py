@@ -19,7 +19,10 @@ bisection", §6.5). For a kernel graph the same reads, in warps:
     w = min(n / L(w), TB),   L(w) = L₀ + k · Σᵢ bᵢ · β(w) / (cᵢ − β(w)),
     β(w) = w · GMem_bytes per warp · active SMs · clock          [B/s]
 
-``L₀`` is the graph's latency bound (its DRAM latency standing for ``a``), ``k`` the DRAM
+``L₀`` is the graph's latency bound with the fit's intercept ``a`` as its DRAM latency, as
+§6.5 writes ``a`` where the basic model (§4.1) had ``mem_lat``: L₀ = L_table + k·(a − the
+table's DRAM latency), exact because the bound is piecewise linear in that latency with slope
+k at the point evaluated; ``k`` the DRAM
 accesses on its critical path (``dL₀/d(DRAM latency)``, from the graph), ``TB`` the
 throughput bound of the per-resource worksheet (Volkov §3.6) with global memory at the
 **sustained** bandwidth where the database has a measured value (§6.3: sustained peaks
@@ -33,9 +36,12 @@ total warps / (w* · SMs) when the grid fills the GPU (Volkov §3.4). Volkov's m
 Fits (Table 6.5; G80 also the two-term fit of §6.4) are known for Volkov's five GPUs;
 for any other GPU ``contention_b_cycles`` and ``contention_c_bytes_per_s`` must be given, or
 fitted to the user's throughput-versus-occupancy measurements (:func:`fit_contention`,
-``gpumodeler calibrate contention``) and stored as the GPU's calibrated values. The fit's
-intercept ``a`` is reported and stored but, as for Table 6.5, the graph's DRAM latency
-stands in for it in L₀ (Table 6.2 and 6.5 differ by at most 2.3 %, Fermi).
+``gpumodeler calibrate contention``) and stored as the GPU's calibrated values, ``a``
+included. ``a`` comes from the same place as ``b`` and ``c`` (a given ``contention_a_cycles``,
+the GPU's calibrated fit, Table 6.5). Where the latency bound's own DRAM latency is not known
+(a bound given as a number, not worked out from a graph) or no ``a`` is (``b`` and ``c`` given
+without it), L₀ is the bound as given and the result says so: Table 6.2's latencies, which
+such a bound uses, differ from Table 6.5's ``a`` by at most 2.3 % (Fermi, 513 against 501).
 """
 from __future__ import annotations
 
@@ -64,17 +70,25 @@ EQUATIONS = "Volkov 2016 §6.4 (memory latency = a + b·λ/(c−λ), Table 6.5),
 
 def contention_fit(inputs: ModelInputs):
     """((b, c), ...) for the GPU: given parameters first, then Volkov's Table 6.5."""
+    return contention_fit_with_intercept(inputs)[1:]
+
+
+def contention_fit_with_intercept(inputs: ModelInputs):
+    """(a or None, ((b, c), ...), source) for the GPU: given parameters first, then the GPU's
+    calibrated fit, then Volkov's Table 6.5 (§6.4); ``a`` in cycles, None when not known."""
     b = inputs.param("contention_b_cycles")
     c = inputs.param("contention_c_bytes_per_s")
     if b is not None or c is not None:
         if b is None or c is None or c <= 0:
             raise MissingModelInput("the contention fit needs both b (cycles) and c (> 0 B/s)",
                                     item="contention_b_cycles" if b is None else "contention_c_bytes_per_s")
-        return ((b, c),), "given"
+        return inputs.param("contention_a_cycles"), ((b, c),), "given"
     gpu = inputs.gpu
     if gpu.contention_b_cycles is not None and gpu.contention_c_bytes_per_s is not None:
-        return ((float(gpu.contention_b_cycles), float(gpu.contention_c_bytes_per_s)),), \
-            "calibrated (calibrate contention)"
+        a = gpu.contention_a_cycles
+        return (None if a is None else float(a),
+                ((float(gpu.contention_b_cycles), float(gpu.contention_c_bytes_per_s)),),
+                "calibrated (calibrate contention)")
     fit = CONTENTION_FITS.get(inputs.gpu.name)
     if fit is None:
         raise MissingModelInput(
@@ -82,7 +96,7 @@ def contention_fit(inputs: ModelInputs):
             f"(Volkov Table 6.5 has 8800 GTX, GTX 280, GTX 480, GTX 680, GTX 980); give its "
             f"b (cycles) and c (B/s), or fit them to your measurements (calibrate contention)",
             item="contention_b_cycles")
-    return fit[1], "Volkov Table 6.5"
+    return fit[0], fit[1], "Volkov Table 6.5"
 
 
 @dataclass(frozen=True)
@@ -153,6 +167,23 @@ def fit_contention(occupancy, throughput_bytes_per_s, *, bytes_per_warp: float =
                          tuple(float(v) for v in pred), mape)
 
 
+def with_intercept(L_table: float, k: float, a, table_dram_cycles) -> tuple[float, str]:
+    """(L₀, note): the latency bound with Volkov's intercept ``a`` as the unloaded DRAM
+    latency of its ``k`` critical DRAM accesses (§6.5: ``Latency = a + b·λ/(c − λ) + α·alu_lat``,
+    where the basic model had ``mem_lat``): L_table + k·(a − table_dram_cycles). Unchanged,
+    and said why, when ``a`` or the table's DRAM latency is unknown."""
+    if a is None:
+        return L_table, ("the fit gives no intercept a: the latency bound keeps its table's DRAM "
+                         "latency as the unloaded latency")
+    if table_dram_cycles is None:
+        return L_table, (f"intercept a = {a:g} cycles not applied: the DRAM latency the latency "
+                         f"bound was worked out with is unknown (a bound given as a number)")
+    L0 = L_table + k * (a - float(table_dram_cycles))
+    return L0, (f"unloaded DRAM latency: the fit's intercept a = {a:g} cycles in place of the "
+                f"table's {float(table_dram_cycles):g} for the {k:g} DRAM access(es) on the "
+                f"critical path (Volkov §6.5)")
+
+
 def loaded_latency(L0: float, k: float, fit, throughput_bytes_per_s: float) -> float:
     """L(β) = L₀ + k · Σ b·β/(c − β) (infinite at or past a pole)."""
     extra = 0.0
@@ -200,7 +231,7 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     """Volkov's refined model for one launch (see the module docstring)."""
     gpu, kernel = inputs.gpu, inputs.kernel
     sms, clock = gpu.require("sms"), gpu.require("sm_clock_hz")
-    L0 = float(kernel.latency_bound)
+    L0 = L_table = float(kernel.latency_bound)
     gmem = float(kernel.gmem_bytes)
     notes, terms = [], []
     if gpu.memory_bandwidth_measured_bytes_per_s is not None:
@@ -225,7 +256,9 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
             raise MissingModelInput(
                 "volkov-contention needs the DRAM accesses on the critical path (give --graph, "
                 "or the count)", item="critical_dram_accesses")
-        fit, fit_source = contention_fit(inputs)
+        a, fit, fit_source = contention_fit_with_intercept(inputs)
+        L0, intercept_note = with_intercept(L_table, k, a, inputs.count("bound_dram_latency_cycles"))
+        notes.append(intercept_note)
     # occupancy and active SMs the memory system sees: the grid limits both when it does
     # not fill one wave (the under-filled term)
     wpb = kt.warps_per_block(inputs.block_size, gpu.require("warp_size"))
@@ -242,7 +275,8 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     terms += wave_terms
     latency_mode = w < tb.warps_per_cycle * (1 - 1e-12)
     quantities = {
-        "latency_bound_unloaded_cycles": L0, "latency_loaded_cycles": L,
+        "latency_bound_unloaded_cycles": L0, "latency_bound_of_table_cycles": L_table,
+        "latency_loaded_cycles": L,
         "critical_dram_accesses": k, "contention_fit": [list(t) for t in fit],
         "contention_fit_source": fit_source, "memory_bandwidth_bytes_per_s": memory_bw,
         "memory_throughput_bytes_per_s": w * per_w,

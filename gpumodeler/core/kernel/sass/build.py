@@ -43,12 +43,13 @@ from __future__ import annotations
 
 import heapq
 from collections import Counter
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
-from dataclasses import dataclass, field
 from functools import lru_cache
 
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
+from gpumodeler.core.kernel.item_table import make_instances
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
 from gpumodeler.core.kernel.sass import addresses, cfg, ordering
@@ -158,13 +159,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         for i in range(r.header, r.latch + 1):
             member_of[i].append(k)
     depth = [len(m) for m in member_of]
-    iterations = _iteration_expressions(ins_list, ranges, loop_ids)
+    infos = [classify(ins.opcode) for ins in ins_list]
+    iterations = _iteration_expressions(ins_list, ranges, loop_ids, infos)
 
     # -- nodes ----------------------------------------------------------------------------
     graph = KernelGraph(name=name or func.display_name, latency_table=latency_table,
                         description="")
     ids = [f"i{ins.address:04x}" for ins in ins_list]
-    infos = [classify(ins.opcode) for ins in ins_list]
     access = [reg_access(ins, info.unit if info else None) for ins, info in zip(ins_list, infos)]
     blocks = cfg.basic_blocks(succ, ins_list)
     report.blocks = [(ids[a], ids[z]) for a, z in blocks]
@@ -178,50 +179,77 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
         {i: tuple(member_of[i]) for i in addressed},
         {i for i in addressed if infos[i].is_load})
+    # the fields every instruction has, as columns; ``extra`` the memory attributes of the
+    # loads and stores (most instructions have none)
+    labels = [f"{ins.text}  /*{ins.address:04x}*/" for ins in ins_list]
+    xs = [_X_STEP * d for d in depth]
+    ys = [_Y_STEP * i + _BLOCK_GAP * b for i, b in enumerate(block_no)]
+    units: list = []
+    classes: list = []
+    spaces: list = []
+    loads: list = []
+    extra: list = []
     counts: Counter[str] = Counter()
     for i, (ins, info) in enumerate(zip(ins_list, infos)):
-        label = f"{ins.text}  /*{ins.address:04x}*/"
-        kw: dict[str, Any] = {"label": label, "x": _X_STEP * depth[i], "y": _Y_STEP * i + _BLOCK_GAP * block_no[i]}
+        kw: dict[str, Any] = {}
         if info is None:
             report.unknown_opcodes.append(ins.mnemonic)
-            kw.update(unit="cuda_core", latency_class=None, label=f"? {label}")
-        if info is not None and info.unit == "ldst":
-            width = _access_width(ins)
-            if width:
-                kw["width_bytes"] = width
-            if not info.is_load and access[i][0] and ins.mnemonic in ("ATOM", "ATOMG", "ATOMS"):
-                kw["is_load"] = True  # an atomic that returns the old value
-            if i in addressed:  # lane stride, broadcast, bank conflicts (addresses.py)
-                kw.update(addresses.instruction_attributes(addressed[i], width or 4))
-                if not addressed[i].affine and info.space != "constant":
-                    report.not_affine.append((ids[i], ins.opcode))
-            if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
-                kw["hit_ratio"], first = reused[i]
-                kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"
-        if info is not None:
-            kw.update(unit=info.unit, latency_class=info.latency_class, space=info.space,
-                      is_load=kw.get("is_load", info.is_load))
+            labels[i] = f"? {labels[i]}"
+            units.append("cuda_core")
+            classes.append(None)
+            spaces.append(None)
+            loads.append(False)
+        else:
+            is_load = info.is_load
+            if info.unit == "ldst":
+                width = _access_width(ins)
+                if width:
+                    kw["width_bytes"] = width
+                if not is_load and access[i][0] and ins.mnemonic in ("ATOM", "ATOMG", "ATOMS"):
+                    is_load = True  # an atomic that returns the old value
+                if i in addressed:  # lane stride, broadcast, bank conflicts (addresses.py)
+                    kw.update(addresses.instruction_attributes(addressed[i], width or 4))
+                    if not addressed[i].affine and info.space != "constant":
+                        report.not_affine.append((ids[i], ins.opcode))
+                if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
+                    kw["hit_ratio"], first = reused[i]
+                    kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"
+            elif info.unit == "tensor":
+                work = decode_mma(ins.opcode)
+                if work is None or work.macs_per_warp is None:
+                    report.tensor_shape_unknown.append(ins.opcode)
+            units.append(info.unit)
+            classes.append(info.latency_class)
+            spaces.append(info.space)
+            loads.append(is_load)
         counts[_latency_class_key(info)] += 1
-        if info is not None and info.unit == "tensor":
-            work = decode_mma(ins.opcode)
-            if work is None or work.macs_per_warp is None:
-                report.tensor_shape_unknown.append(ins.opcode)
-        # valid by construction (classes from the opcode table, widths 1-16): inserted
-        # without add_instruction's per-item checks, for speed (a 20 000-instruction
-        # listing imports in well under a second); the tests check every fixture's graph
-        # through from_dict, which checks every item
-        graph.instructions[ids[i]] = Instruction(id=ids[i], opcode=ins.opcode, **kw)
+        extra.append(kw)
+    # valid by construction (classes from the opcode table, widths 1-16): inserted without
+    # add_instruction's per-item checks, and made column by column (make_instances: a
+    # frozen dataclass's __init__ costs a Python-level call per field), for speed; the
+    # tests check every fixture's graph through from_dict, which checks every item
+    graph.instructions.update(zip(ids, _made(
+        Instruction, extra, id=ids, opcode=[ins.opcode for ins in ins_list], label=labels,
+        x=xs, y=ys, unit=units, latency_class=classes, space=spaces, is_load=loads)))
     report.class_counts = dict(counts)
 
     # -- edges ----------------------------------------------------------------------------
-    edges: list = []
+    # the edges as columns (made into Edge objects at the end, by make_instances)
+    e_src: list = []
+    e_dst: list = []
+    e_kind: list = []
+    e_latency: list = []
+    e_taken: list = []
     pairs: set = set()
 
     def add(src, dst, kind, latency=None, taken=None):
         if src == dst:
             return
-        edges.append(Edge(id=f"e{len(edges) + 1}", src=ids[src], dst=ids[dst], kind=kind,
-                          latency=latency, taken=taken))
+        e_src.append(src)
+        e_dst.append(dst)
+        e_kind.append(kind)
+        e_latency.append(latency)
+        e_taken.append(taken)
 
     def spacing(i):
         c = controls[i]
@@ -281,10 +309,34 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         placeholder = infos[d] is None
         add(d, u, kind, latency=spacing(d) if placeholder else None)
         if placeholder:
-            report.placeholder_edges.append((edges[-1].id, ins_list[d].mnemonic, spacing(d)))
+            report.placeholder_edges.append((f"e{len(e_src)}", ins_list[d].mnemonic,
+                                             spacing(d)))
 
-    for d, u in _reaching_dependencies(ins_list, succ, access, blocks):
-        dep(d, u)
+    # dep() inlined for the common case (the most numerous edges: a known producer, an edge
+    # forwards), the rest through dep()
+    add_pair = pairs.add
+    src_append, dst_append, kind_append = e_src.append, e_dst.append, e_kind.append
+    n_plain = 0  # edges with no latency and no taken flag added here (appended below)
+    for pair in _reaching_dependencies(ins_list, succ, access, blocks):
+        d, u = pair
+        kind = edge_kind[d]
+        if kind is None or d >= u or infos[d] is None:
+            if kind is not None:
+                if n_plain:  # keep the columns aligned before dep() appends to them
+                    e_latency.extend([None] * n_plain)
+                    e_taken.extend([None] * n_plain)
+                    n_plain = 0
+                dep(d, u)
+            continue
+        if pair in pairs:
+            continue
+        add_pair(pair)
+        src_append(d)
+        dst_append(u)
+        kind_append(kind)
+        n_plain += 1
+    e_latency.extend([None] * n_plain)
+    e_taken.extend([None] * n_plain)
     ordered: set = set()
 
     def order(d, u, kind):
@@ -311,8 +363,14 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         if stores[d]:
             order(d, u, "ilp")  # store -> first load of a state space both may touch
 
-    for e in edges:  # endpoints exist, ids are fresh and kinds valid by construction
-        graph.edges[e.id] = e
+    # endpoints exist, ids are fresh and kinds valid by construction: no per-item checks
+    n_edges = len(e_src)
+    edge_ids = list(map("e{}".format, range(1, n_edges + 1)))
+    id_of = ids.__getitem__
+    graph.edges.update(zip(edge_ids, make_instances(
+        Edge, n_edges, {"id": edge_ids, "src": list(map(id_of, e_src)),
+                        "dst": list(map(id_of, e_dst)), "kind": e_kind,
+                        "latency": e_latency, "taken": e_taken}, {})))
 
     if end_node:
         graph.add_instruction(Instruction.make("end", "END", label="end",
@@ -335,6 +393,28 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                          f"{' (' + func.name + ')' if func.demangled else ''}"
                          f" for {func.arch or 'an unknown architecture'}; " + report.summary())
     return graph, report
+
+
+def _made(cls, kws: list, **columns) -> list:
+    """Instances of the frozen, slotted dataclass ``cls``, one per dict of ``kws`` (field
+    values; the fields a dict lacks take their defaults), or from ``columns`` (a list per
+    field), made column by column (:func:`~gpumodeler.core.kernel.item_table.make_instances`)."""
+    lists: dict = dict(columns)
+    consts: dict = {}
+    given = set().union(*kws)
+    for f in fields(cls):
+        if f.name in lists:
+            continue
+        default = f.default
+        if f.name not in given:
+            if default is MISSING:
+                raise TypeError(f"{cls.__name__}: no value for field {f.name!r}")
+            consts[f.name] = default
+        else:
+            lists[f.name] = [kw.get(f.name, default) for kw in kws]
+            if default is MISSING and any(v is MISSING for v in lists[f.name]):
+                raise TypeError(f"{cls.__name__}: no value for field {f.name!r}")
+    return make_instances(cls, len(kws), lists, consts)
 
 
 def _variables(expr: str) -> list[str]:
@@ -372,14 +452,19 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
     def transfer(b, state, out_pairs):
         a, z = blocks[b]
         cur = dict(state)
+        get, append = cur.get, out_pairs.append  # bound once: the innermost loop
         for i in range(a, z + 1):
             written, read = access[i]
             for reg in read:
-                for d in cur.get(reg, ()):
-                    out_pairs.append((d, i))
-            g = guarded_at[i]
-            for reg in written:
-                cur[reg] = (cur.get(reg, frozenset()) | {i}) if g else frozenset((i,))
+                for d in get(reg, ()):
+                    append((d, i))
+            if guarded_at[i]:
+                for reg in written:
+                    cur[reg] = get(reg, frozenset()) | {i}
+            elif written:
+                only = frozenset((i,))  # one set for every register the write replaces
+                for reg in written:
+                    cur[reg] = only
 
     # per block: the definitions it leaves (gen) and whether they replace those coming in
     summary = []
@@ -414,13 +499,15 @@ def _reaching_dependencies(ins_list, succ, access, blocks):
     while work:
         b = heapq.heappop(work)
         in_work.discard(b)
-        merged: dict = {}
-        for p in bpred[b]:
-            if out_state[p] is None:
-                continue
-            for reg, defs in out_state[p].items():
-                old = merged.get(reg)
-                merged[reg] = defs if old is None else old | defs
+        incoming = [out_state[p] for p in bpred[b] if out_state[p] is not None]
+        if len(incoming) == 1:
+            merged = incoming[0]  # shared, not copied: nothing changes a state in place
+        else:
+            merged = dict(incoming[0]) if incoming else {}
+            for state in incoming[1:]:
+                for reg, defs in state.items():
+                    old = merged.get(reg)
+                    merged[reg] = defs if old is None or old is defs else old | defs
         ins_state[b] = merged
         new = out_of(b, merged)
         if new != out_state[b]:
@@ -448,7 +535,7 @@ def _sb_access(c):
     return written, tuple(f"SB{b}" for b in c.waits)
 
 
-def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:
+def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> list[str]:
     """``loopk`` for each loop; an unrolled loop and its remainder (sibling loops whose
     non-bookkeeping instruction mix differs by an integer factor k >= 2) share the variable
     of the unrolled loop: ``floor(v/k)`` and ``v - k*floor(v/k)``."""
@@ -459,13 +546,14 @@ def _iteration_expressions(ins_list, ranges, loop_ids) -> list[str]:
                      and r.latch <= o.latch]
         parent.append(max(enclosing, key=lambda j: ranges[j].header) if enclosing else None)
 
+    # what each instruction adds to its loops' mix (None: bookkeeping, not counted), once
+    counted = [ins.opcode if info is not None and pipe_of(info) not in _BOOKKEEPING_PIPES
+               and info.space != "constant" else None
+               for ins, info in zip(ins_list, infos)] if ranges else []
+
     def mix(r):
-        c = Counter()
-        for i in range(r.header, r.latch + 1):
-            info = classify(ins_list[i].opcode)
-            if info is not None and pipe_of(info) not in _BOOKKEEPING_PIPES \
-                    and info.space != "constant":
-                c[ins_list[i].opcode] += 1
+        c = Counter(counted[r.header:r.latch + 1])
+        c.pop(None, None)
         return c
 
     mixes = [mix(r) for r in ranges]

@@ -111,8 +111,8 @@ def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
     # the last instruction of the innermost loop around each instruction (None: in no loop)
     latch_of: list = [None] * n
     for r in cfg.find_loops(ins_list, {a: j for j, a in enumerate(addresses)}):
-        for j in range(r.header, r.latch + 1):  # outermost first: inner loops overwrite
-            latch_of[j] = r.latch
+        # outermost first: inner loops overwrite
+        latch_of[r.header:r.latch + 1] = [r.latch] * (r.latch + 1 - r.header)
     for k, ins in enumerate(ins_list):
         if ins.guard is None or ins.guard in ("@PT", "@!PT"):
             continue
@@ -147,7 +147,9 @@ def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
                          runs_when_pred, kind)
         if fraction == "1":
             continue
-        member_ids = [ids[ins_list[j].address] for j in members if ins_list[j].address in ids]
+        at = addresses[members.start:members.stop] if isinstance(members, range) else \
+            [addresses[j] for j in members]
+        member_ids = [ids[a] for a in at if a in ids]
         if member_ids:
             guards.append((kind, member_ids, fraction, signature))
     return guards

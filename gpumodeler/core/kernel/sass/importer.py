@@ -13,7 +13,6 @@ the CLI (``gpumodeler kernel import``) and the GUI (File › Import kernel…) s
 """
 from __future__ import annotations
 
-import gc
 from pathlib import Path
 
 from gpumodeler.core.architectures import architecture_family as core_family
@@ -23,6 +22,7 @@ from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
                                                  parse_listing)
 from gpumodeler.core.kernel.sass import toolchain
+from gpumodeler.core.kernel.sass.gc_pause import gc_paused
 from gpumodeler.core.kernel.sass.guards import add_guards
 
 #: An architecture (``sm_90``, ``sm_90a``): checked before it reaches nvcc's command line.
@@ -164,19 +164,12 @@ def import_kernel_with_report(path: str | Path, function: str | None = None,
                               arch: str | None = None, *, latency_table: str | None = None,
                               end_node: bool = False) -> tuple[KernelGraph, ImportReport]:
     """The kernel graph of one function of ``path`` and the import report."""
-    # the import allocates many small objects and no reference cycles: pausing the cyclic
-    # garbage collector meanwhile saves a third of the time on large listings
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        listing = read_listing(path, arch)
-        return import_from_listing(listing, function, arch, latency_table=latency_table,
-                                   end_node=end_node)
-    finally:
-        if was_enabled:
-            gc.enable()
+    listing = read_listing(path, arch)
+    return import_from_listing(listing, function, arch, latency_table=latency_table,
+                               end_node=end_node)
 
 
+@gc_paused  # many small objects, no cycles: gc_pause.py
 def import_from_listing(listing: SassListing, function: str | None = None,
                         arch: str | None = None, *, latency_table: str | None = None,
                         end_node: bool = False) -> tuple[KernelGraph, ImportReport]:

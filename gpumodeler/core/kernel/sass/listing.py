@@ -46,16 +46,18 @@ from functools import lru_cache
 import re
 
 from gpumodeler.core.errors import FormatError
+from gpumodeler.core.kernel.sass.gc_pause import gc_paused
 
 
 class ListingError(FormatError):
     """A file that is not a usable SASS listing."""
 
 
-_ADDR = re.compile(r"^\s*/\*([0-9a-fA-F]{4,})\*/\s*(.*)$")
 _OPCODE_OK = re.compile(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)*$")
 _HEXWORD = re.compile(r"/\*\s*(0x[0-9a-fA-F]{16})\s*\*/")
-_ONLY_HEX = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]{16})\s*\*/\s*$")
+#: a line that starts with a comment: an encoding word alone (group 1: ``/* 0x… */``), or an
+#: instruction's address and the rest (groups 2 and 3: ``/*0a10*/ FFMA …``), in one match
+_SLASH_LINE = re.compile(r"^\s*/\*(?:\s*(0x[0-9a-fA-F]{16})\s*\*/\s*$|([0-9a-fA-F]{4,})\*/\s*(.*)$)")
 _FUNC_CUOBJ = re.compile(r"^\s*Function\s*:\s*(\S+)\s*$")
 _FUNC_NVDIS = re.compile(r"^\s*(?:\.section\s+)?\.text\.([^\s,:]+)\s*[,:]")
 #: cuobjdump -res-usage: " Function NAME:" then "  REG:32 STACK:0 SHARED:3072 LOCAL:0 ..."
@@ -162,8 +164,40 @@ def _valid_opcode(opcode: str) -> bool:
     return bool(_OPCODE_OK.match(opcode))
 
 
-def _parse_instruction(addr: int, body: str, words: list, lineno: int):
+class _TextProblem(Exception):
+    """What is wrong with an instruction's text (the caller adds its line and address)."""
+
+
+def _parse_instruction(addr: int, body: str, words: list, lineno: int,
+                       bundle_control: int | None = None) -> SassInstruction:
     text = _HEXWORD.sub("", body).strip() if "/*" in body else body.strip()
+    try:
+        guard, opcode, operands, text, target, mnem, modifiers, dual = _parse_text(text)
+    except _TextProblem as exc:
+        kind, detail = exc.args
+        if kind == "cut":
+            raise ListingError(f"line {lineno}: instruction at 0x{addr:04x} is cut off before "
+                               f"its ';' ({detail[:40]!r}); the listing looks truncated") from None
+        if kind == "empty":
+            raise ListingError(f"line {lineno}: empty instruction at 0x{addr:04x}") from None
+        raise ListingError(f"line {lineno}: {detail!r} at 0x{addr:04x} is not a SASS "
+                           f"opcode") from None
+    # the instance's fields set directly, in field order: what the frozen dataclass's
+    # __init__ does with one Python-level object.__setattr__ call per field, which made
+    # up most of the parse (the values are the ones __init__ would be given)
+    ins = object.__new__(SassInstruction)
+    ins.__dict__.update(address=addr, guard=guard, opcode=opcode, operands=operands, text=text,
+                        words=tuple(words), target=target, mnemonic=mnem,
+                        modifiers=modifiers, bundle_control=bundle_control,
+                        dual_issued=dual)
+    return ins
+
+
+@lru_cache(maxsize=65536)  # an unrolled kernel repeats its instructions' text (6x at 21 000)
+def _parse_text(text: str) -> tuple:
+    """``(guard, opcode, operands, text, target, mnemonic, modifiers, dual-issued)`` of an
+    instruction's text without its address and encoding words; raises _TextProblem. A
+    target is an int, or a label's name (resolved after the function is read)."""
     dual = False
     if text.startswith("{"):  # nvdisasm: the first of a dual-issued pair
         text = text[1:].lstrip()
@@ -173,8 +207,7 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
         if not text.endswith(";"):
             text += " ;"
     if not text.endswith(";"):
-        raise ListingError(f"line {lineno}: instruction at 0x{addr:04x} is cut off before its ';' "
-                           f"({text[:40]!r}); the listing looks truncated")
+        raise _TextProblem("cut", text)
     text = text[:-1].strip()
     guard = None
     rest = text
@@ -185,10 +218,10 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
             rest = text[m.end():]
     parts = rest.split(None, 1)
     if not parts:
-        raise ListingError(f"line {lineno}: empty instruction at 0x{addr:04x}")
+        raise _TextProblem("empty", "")
     opcode = parts[0].upper()
     if not _valid_opcode(opcode):
-        raise ListingError(f"line {lineno}: {opcode!r} at 0x{addr:04x} is not a SASS opcode")
+        raise _TextProblem("opcode", opcode)
     operands = _split_operands(parts[1]) if len(parts) > 1 else ()
     target: int | str | None = None  # a label's name until the function is read
     mnem = opcode.split(".")[0]
@@ -201,12 +234,10 @@ def _parse_instruction(addr: int, body: str, words: list, lineno: int):
             hm = _HEX_TARGET.match(last.strip())
             if hm:
                 target = int(hm.group(1), 16)
-    return SassInstruction(address=addr, guard=guard, opcode=opcode, operands=operands,
-                           text=text, words=tuple(words), target=target,  # type: ignore[arg-type]
-                           mnemonic=mnem,
-                           modifiers=tuple(opcode.split(".")[1:]), dual_issued=dual)
+    return guard, opcode, operands, text, target, mnem, tuple(opcode.split(".")[1:]), dual
 
 
+@gc_paused  # many small objects, no cycles: gc_pause.py
 def parse_listing(text: str, source: str = "listing") -> SassListing:
     """Functions and instructions of a cuobjdump -sass or nvdisasm listing.
 
@@ -235,17 +266,16 @@ def parse_listing(text: str, source: str = "listing") -> SassListing:
 
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.lstrip().startswith("/*"):
-            hm = _ONLY_HEX.match(line)
-            if hm:
-                if current is not None:
-                    raw.append((None, int(hm.group(1), 16), lineno))
+            m = _SLASH_LINE.match(line)
+            if m is None or current is None:
                 continue
-            m = _ADDR.match(line)
-            if m and current is not None:
-                body = m.group(2)
+            word, address, body = m.groups()
+            if word is not None:
+                raw.append((None, int(word, 16), lineno))
+            else:
                 if body.lstrip().startswith("."):  # nvdisasm data directives (.byte, .word)
                     continue
-                addr = int(m.group(1), 16)
+                addr = int(address, 16)
                 words = [int(w, 16) for w in _HEXWORD.findall(body)]
                 entry = [current, addr, body, words, lineno]
                 raw.append(entry)
@@ -376,10 +406,8 @@ def _finish(func: SassFunction, raw: list, labels: dict, source: str) -> None:
             raise ListingError(f"line {lineno}: instruction at 0x{addr:04x} of {func.name} has "
                                f"only the first of its two encoding words; the listing looks "
                                f"truncated")
-        ins = _parse_instruction(addr, body, words, lineno)
-        if bundles and control is not None:
-            ins = _replace(ins, bundle_control=control)
-        instructions.append(ins)
+        instructions.append(_parse_instruction(addr, body, words, lineno,
+                                               control if bundles else None))
     last_addr = instructions[-1].address
     addresses = {ins.address for ins in instructions}
     resolved = []

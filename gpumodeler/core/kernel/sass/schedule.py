@@ -21,15 +21,18 @@ unchanged.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.edge_latency import latency_key, resolve_edge_latency
+from gpumodeler.core.kernel.graph_items import Edge
+from gpumodeler.core.kernel.item_table import make_instances
+from gpumodeler.core.kernel.sass.gc_pause import gc_paused
 
 ISSUE_ORDER_KINDS = ("ilp", "branch", "barrier")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ScheduledLatency:
     edge: str
     producer: str  # the producer's opcode
@@ -37,60 +40,73 @@ class ScheduledLatency:
     latency_cycles: float
 
 
-def _issue_offsets(graph) -> dict | None:
+def _issue_offsets(graph) -> tuple[dict | None, dict]:
     """Cycle at which each instruction issues along program order (sums of issue-order edge
-    latencies), or None when the graph has no scheduled issue spacing (no control words)."""
+    latencies), or None when the graph has no scheduled issue spacing (no control words); and
+    the smallest latency of each instruction's issue-order edges (one pass over the edges)."""
     order = list(graph.instructions)
     spacing = {}
+    issue_after: dict = {}
     for e in graph.edges.values():
-        if e.kind in ISSUE_ORDER_KINDS and e.latency is not None:
-            spacing[(e.src, e.dst)] = float(e.latency)
-        elif e.kind == "dual":  # sm_5x/6x: issued in the same cycle as the one before
+        kind = e.kind
+        if kind in ISSUE_ORDER_KINDS and e.latency is not None:
+            lat = e.latency
+            spacing[(e.src, e.dst)] = float(lat)
+            if e.src not in issue_after or lat < issue_after[e.src]:
+                issue_after[e.src] = lat
+        elif kind == "dual":  # sm_5x/6x: issued in the same cycle as the one before
             spacing[(e.src, e.dst)] = 0.0
     if not spacing:
-        return None
+        return None, issue_after
     offsets, t = {}, 0.0
     for a, b in zip(order, order[1:] + [None]):
         offsets[a] = t
         if b is not None:
             t += spacing.get((a, b), 1.0)
-    return offsets
+    return offsets, issue_after
 
 
+@gc_paused  # many small objects, no cycles: gc_pause.py
 def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
     """Give each dependency or memory edge whose latency ``table`` lacks the stall-count
     distance from its producer to its consumer (a loop-carried edge: the producer's own
     spacing, at least 1). Changes ``graph`` in place; returns what it filled."""
-    offsets = _issue_offsets(graph)
-    if offsets is None or table is None:
-        return []
-    filled = []
-    order = {iid: k for k, iid in enumerate(graph.instructions)}
-    # the issue spacing after each producer, indexed once: a loop-carried edge takes the
-    # smallest latency of its producer's issue-order edges (scanning every edge of the
-    # graph for each such edge made the fill quadratic: 18 000 loop-carried edges times
+    # issue_after: the issue spacing after each producer, indexed once: a loop-carried edge
+    # takes the smallest latency of its producer's issue-order edges (scanning every edge of
+    # the graph for each such edge made the fill quadratic: 18 000 loop-carried edges times
     # 220 000 edges in an unrolled sm_90 listing)
-    issue_after: dict = {}
-    for x in graph.edges.values():
-        if x.kind in ISSUE_ORDER_KINDS and x.latency is not None:
-            lat = x.latency
-            if x.src not in issue_after or lat < issue_after[x.src]:
-                issue_after[x.src] = lat
-    # what the table says for each kind of edge (latency_key: edges alike share one look-up)
+    if table is None:
+        return []
+    offsets, issue_after = _issue_offsets(graph)
+    if offsets is None:
+        return []
+    order = {iid: k for k, iid in enumerate(graph.instructions)}
+    # what the table says for each kind of edge (latency_key: edges alike share one look-up;
+    # a dependency or memory edge's key is its producer's, so it is also kept per producer)
     looked_up: dict = {}
-    for eid, e in list(graph.edges.items()):
-        if e.latency is not None or e.kind not in ("dependency", "memory"):
+    of_producer: dict = {}  # (kind, producer id) -> what the table lacks ('' = nothing)
+    instructions = graph.instructions
+    changed = []  # (edge, its latency from the schedule)
+    needs = []  # what the table lacks for each of them
+    for e in list(graph.edges.values()):
+        kind = e.kind
+        if e.latency is not None or (kind != "dependency" and kind != "memory"):
             continue
-        key = latency_key(e, graph.instructions.get(e.src), order)
-        needed = looked_up.get(key) if key is not None else None
+        needed = of_producer.get((kind, e.src))
         if needed is None:
-            try:
-                resolve_edge_latency(graph, e, table, order)
-                needed = ""
-            except GraphError as exc:
-                needed = str(exc).split(": ", 1)[-1]
+            producer = instructions.get(e.src)
+            key = latency_key(e, producer, order)
+            needed = looked_up.get(key) if key is not None else None
+            if needed is None:
+                try:
+                    resolve_edge_latency(graph, e, table, order)
+                    needed = ""
+                except GraphError as exc:
+                    needed = str(exc).split(": ", 1)[-1]
+                if key is not None:
+                    looked_up[key] = needed
             if key is not None:
-                looked_up[key] = needed
+                of_producer[(kind, e.src)] = needed
         if not needed:
             continue
         if order[e.dst] > order[e.src]:
@@ -98,9 +114,21 @@ def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
         else:
             cycles = issue_after.get(e.src, 1.0)
         cycles = max(1.0, float(cycles))
-        graph.edges[eid] = replace(e, latency=cycles)
-        filled.append(ScheduledLatency(eid, graph.instructions[e.src].opcode, needed, cycles))
-    return filled
+        changed.append((e, cycles))
+        needs.append(needed)
+    # the edges with their new latency, made at once (make_instances: a frozen dataclass's
+    # replace() costs a Python-level call per field, a twelfth of the import)
+    made = make_instances(Edge, len(changed), {
+        "id": [e.id for e, _ in changed], "src": [e.src for e, _ in changed],
+        "dst": [e.dst for e, _ in changed], "kind": [e.kind for e, _ in changed],
+        "latency": [c for _, c in changed], "taken": [e.taken for e, _ in changed]}, {})
+    edges = graph.edges
+    for new in made:
+        edges[new.id] = new
+    return make_instances(ScheduledLatency, len(changed), {
+        "edge": [e.id for e, _ in changed],
+        "producer": [instructions[e.src].opcode for e, _ in changed],
+        "needed": needs, "latency_cycles": [c for _, c in changed]}, {})
 
 
 def summary(filled: list[ScheduledLatency], table_key: str) -> str:
@@ -109,10 +137,14 @@ def summary(filled: list[ScheduledLatency], table_key: str) -> str:
         return ""
     import re
     rows: dict = {}
+    row_of: dict = {}  # the row of each message (a few messages, thousands of edges)
     for f in filled:
-        m = re.search(r"(instruction class|memory level) '([^']+)'", f.needed)
-        key = f"{'class' if m.group(1).startswith('instr') else 'memory'} {m.group(2)}" if m else \
-            f.needed.split(";")[0][:60]
+        key = row_of.get(f.needed)
+        if key is None:
+            m = re.search(r"(instruction class|memory level) '([^']+)'", f.needed)
+            key = row_of[f.needed] = (
+                f"{'class' if m.group(1).startswith('instr') else 'memory'} {m.group(2)}" if m
+                else f.needed.split(";")[0][:60])
         rows[key] = rows.get(key, 0) + 1
     listed = "; ".join(f"{n}× {k}" for k, n in sorted(rows.items()))
     return (f"{len(filled)} edge(s) take their latency from the compiler's schedule (a lower bound) "
