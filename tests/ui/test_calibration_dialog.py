@@ -40,7 +40,8 @@ def test_fit_plot_and_store(qtbot, tmp_path, catalog):
     with qtbot.waitSignal(dialog.fitted, timeout=20000):
         dialog.start_fit()
     fit = dialog.fit
-    assert fit.loo_mape <= 3.0 and fit.model.startup_s >= 0
+    # nested leave-one-out (the model chosen inside each fold): the honest, higher figure
+    assert fit.loo_mape <= 4.0 and fit.model.startup_s >= 0
     assert fit.model.bandwidth_bytes_per_s(16 * MiB) == pytest.approx(2.5e9, rel=0.03)
     assert "leave-one-out error" in dialog.summary.text()
     x, y = dialog.plot.measured.getData()

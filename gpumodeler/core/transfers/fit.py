@@ -210,6 +210,8 @@ def _segmentations(sizes, W, Y, Q, max_regimes: int) -> dict[int, list]:
 def _regimes(sizes, W, Y, bounds) -> tuple[Regime, ...]:
     out = []
     for i, j in bounds:
+        if j <= i:  # an empty segment (more regimes than the fold's sizes hold): no regime
+            continue
         w = W[i:j].sum()
         y = Y[i:j].sum() / w if w > 0 else float(np.mean(np.log(sizes[i:j])))
         out.append(Regime(float(sizes[i]), float(sizes[j - 1]), float(np.exp(y))))
