@@ -125,6 +125,7 @@ def _overrides_text(overrides: dict) -> str:
 
 def summary(project: Project, info) -> dict:
     """The ``show --json`` document."""
+    from gpumodeler.core.project import TERM_FIELDS
     return {
         "file": str(info.path), "format": info.format, "schema_version": info.schema_version,
         "app_version": info.app_version, "name": project.name,
@@ -146,6 +147,7 @@ def summary(project: Project, info) -> dict:
                       "shared_mem": la.shared_mem, "occupancy_override": la.occupancy_override,
                       "lambda": la.lam, "variables": la.variables,
                       "kernel_overrides": la.kernel_overrides,
+                      "kernel_terms": {name: getattr(la.terms, name) for name in TERM_FIELDS},
                       "transfers": [{"direction": t.direction, "size": t.size,
                                      "connection": t.connection} for t in la.transfers]}
                      for la in project.launches.values()],
