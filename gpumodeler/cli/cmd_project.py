@@ -3,8 +3,10 @@
 ``show`` summarises the system (devices and links), the kernels with their symbolic latency
 bound, the launches and saved sweeps. ``predict`` evaluates launches exactly as the launch
 panel and the report do (:mod:`gpumodeler.service`), resolving device and link names
-in the device catalog, with ``predict``'s kernel terms (under-filled GPU on, ``--tail``,
-``--no-underfill``, ``--launch-overhead``); ``sweep --model`` overlays the registered models
+in the device catalog, with each launch's own kernel terms (saved with it; defaults
+``predict``'s: under-filled GPU on, tail off) where ``--tail``, ``--no-underfill``,
+``--launch-overhead``, ``--no-launch-overhead`` and ``--l2-bandwidth``, when given, take the
+place of the launch's; ``sweep --model`` overlays the registered models
 (a column ``time_s_<model>`` each). Both take ``--json``. A file that is not a project, is corrupted or
 is from a newer gpumodeler ends with exit status 2 and one line saying so.
 """
@@ -77,8 +79,35 @@ def _lookups(args, catalog) -> dict:
                            l2_bandwidth_bytes_per_s=getattr(args, "l2_bandwidth", None))
 
 
-def _terms(args):
-    return model_flags.terms_of(args) if hasattr(args, "tail") else None
+def _terms(args, project=None):
+    """None: each launch's own kernel terms decide (saved with it, LaunchTerms), the flags
+    given on the command line taking the place of the launch's (:func:`_with_flag_terms`,
+    applied to ``project`` when given)."""
+    if project is not None:
+        _with_flag_terms(project, args)
+    return None
+
+
+def _with_flag_terms(project, args) -> None:
+    """Each launch of ``project`` (this run's copy, never saved) with the kernel-term flags
+    that were given in place of its saved terms: ``--tail``, ``--no-underfill`` and
+    ``--no-launch-overhead`` switch, ``--launch-overhead`` and ``--l2-bandwidth`` give the
+    value; a flag not given keeps what the launch saved (the launch panel's Kernel terms)."""
+    from dataclasses import replace
+    changes = {}
+    if getattr(args, "tail", False):
+        changes["tail"] = True
+    if getattr(args, "no_underfill", False):
+        changes["underfill"] = False
+    if getattr(args, "no_launch_overhead", False):
+        changes["launch_overhead"] = False
+    for name, flag in (("launch_overhead_s", "launch_overhead"),
+                       ("l2_bandwidth_bytes_per_s", "l2_bandwidth")):
+        if getattr(args, flag, None) is not None:
+            changes[name] = getattr(args, flag)
+    if changes:
+        for lid, launch in list(project.launches.items()):
+            project.launches[lid] = replace(launch, terms=replace(launch.terms, **changes))
 
 
 # -- show ------------------------------------------------------------------------------------
@@ -96,6 +125,7 @@ def _overrides_text(overrides: dict) -> str:
 
 def summary(project: Project, info) -> dict:
     """The ``show --json`` document."""
+    from gpumodeler.core.project import TERM_FIELDS
     return {
         "file": str(info.path), "format": info.format, "schema_version": info.schema_version,
         "app_version": info.app_version, "name": project.name,
@@ -117,6 +147,7 @@ def summary(project: Project, info) -> dict:
                       "shared_mem": la.shared_mem, "occupancy_override": la.occupancy_override,
                       "lambda": la.lam, "variables": la.variables,
                       "kernel_overrides": la.kernel_overrides,
+                      "kernel_terms": {name: getattr(la.terms, name) for name in TERM_FIELDS},
                       "transfers": [{"direction": t.direction, "size": t.size,
                                      "connection": t.connection} for t in la.transfers]}
                      for la in project.launches.values()],
@@ -231,7 +262,8 @@ def predict_launch(project: Project, launch_id: str, catalog, args=None, evaluat
         return predict(project, launch_id, catalog, evaluation=evaluation)
     if args is None:
         return predict(project, launch_id, catalog)
-    return predict(project, launch_id, catalog, lookups=_lookups(args, catalog), terms=_terms(args))
+    return predict(project, launch_id, catalog, lookups=_lookups(args, catalog),
+                   terms=_terms(args, project))
 
 
 def _predict(args) -> int:
@@ -241,7 +273,7 @@ def _predict(args) -> int:
     catalog = common.open_catalog()
     results, failed = [], 0
     try:
-        evaluation = ProjectEvaluation(project, _lookups(args, catalog), terms=_terms(args))
+        evaluation = ProjectEvaluation(project, _lookups(args, catalog), terms=_terms(args, project))
         for launch_id in ids:
             try:
                 results.append(predict_launch(project, launch_id, catalog, evaluation=evaluation))
@@ -292,7 +324,7 @@ def _sweep(args) -> int:
     from gpumodeler.service.evaluation import ProjectEvaluation
     catalog = common.open_catalog()
     try:
-        evaluation = ProjectEvaluation(project, _lookups(args, catalog), terms=_terms(args))
+        evaluation = ProjectEvaluation(project, _lookups(args, catalog), terms=_terms(args, project))
         snap, result = evaluation.sweep(launch_id, variable, values if values is not None else (),
                                         devices, models=args.model,
                                         model_parameters=model_flags.parameters_of(args))

@@ -147,7 +147,8 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
     ``devices``: catalog GPU names to compare (empty: the launch's GPU). Raises ModelError
     with a message for the user. ``include_transfers=False``: the kernel alone (total =
     kernel), for a launch whose transfers cannot be predicted. ``terms``: the kernel terms'
-    switches (KernelTerms; default ``predict``'s), as :func:`evaluate_launch` takes them.
+    switches (KernelTerms; default the launch's own), as :func:`evaluate_launch` takes them;
+    the launch's own launch overhead and L2 bandwidth apply to every GPU compared.
     ``models``: registered model names to overlay (:mod:`gpumodeler.core.models.overlay`),
     ``model_parameters`` their own inputs (ModelInputs.parameters; ``working_set_bytes``
     also drives the L2 term of the sweep's own prediction). ``analyses``
@@ -156,8 +157,8 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
     document shares."""
     from gpumodeler.core.models.overlay import model_list
     models = model_list(models) if models else ()
-    from gpumodeler.core.models.result import KernelTerms
-    terms = KernelTerms() if terms is None else terms
+    terms = project.launches[launch_id].terms.kernel_terms() if (
+        terms is None and launch_id in project.launches) else terms
     base = evaluate_launch(project, launch_id, gpu_lookup, link_lookup,  # raises if it cannot run
                            table_lookup=table_lookup, include_transfers=include_transfers,
                            calibration_lookup=calibration_lookup, terms=terms,
@@ -179,9 +180,9 @@ def make_snapshot(project, launch_id: str, gpu_lookup, link_lookup, variable: st
         raise InvalidParameter("sweeping the data size needs a launch given by data size N, not grid size",
                                item="variable")
     if devices:
-        gpus = tuple((name, gpu_lookup(name)) for name in devices)
+        gpus = tuple((name, launch.terms.on_gpu(gpu_lookup(name))) for name in devices)
     else:
-        gpus = ((base.gpu.name, resolve_gpu(project, launch.gpu, gpu_lookup)),)
+        gpus = ((base.gpu.name, launch.terms.on_gpu(resolve_gpu(project, launch.gpu, gpu_lookup))),)
     if variable == "gpu":
         values = np.arange(len(gpus), dtype=float)
     else:

@@ -156,21 +156,22 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
     a connection's ``transfer_calibration`` (see :func:`resolve_link`).
 
     ``terms`` switches the kernel terms (:class:`~gpumodeler.core.models.result.KernelTerms`;
-    default: ``predict``'s — under-filled GPU on, tail off, launch overhead when the GPU's
-    is known). A launch has no working set of its own: ``working_set_bytes`` (bytes the
+    default: the launch's own, :class:`~gpumodeler.core.project.LaunchTerms`, whose defaults
+    are ``predict``'s — under-filled GPU on, tail off, launch overhead when the GPU's is
+    known). The launch's launch overhead and L2 bandwidth, when it gives them, take the
+    place of its GPU's in any case. A launch has no working set of its own: ``working_set_bytes`` (bytes the
     kernel touches) switches the L2 term on for this call, as ``predict --working-set`` does;
     the result's ``prediction.terms`` lists what applied.
 
     ``analyses`` (:class:`GraphAnalyses`, its ``table_lookup`` this call's) keeps the kernel
     graph's analysis across calls; default: analysed for this call alone."""
-    from gpumodeler.core.models.result import KernelTerms
     from gpumodeler.core.occupancy.calculator import occupancy as occupancy_of
 
     if launch_id not in project.launches:
         raise InvalidParameter(f"the project has no launch {shown(launch_id)} (launches: "
                                f"{', '.join(sorted(project.launches)) or 'none'})", item="launch")
     launch = project.launches[launch_id].checked()
-    gpu = resolve_gpu(project, launch.gpu, gpu_lookup)
+    gpu = launch.terms.on_gpu(resolve_gpu(project, launch.gpu, gpu_lookup))
     if launch.kernel not in project.kernels:
         raise InvalidParameter("choose a kernel for the launch (none is selected)", item="kernel")
     graph = project.kernels[launch.kernel]
@@ -218,7 +219,7 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         transfers.append((t.direction, float(size)))
     prediction = predict(gpu, inputs, grid_size=grid, block_size=launch.block_size, occupancy=warps,
                          lam=launch.lam, link=link, transfers=transfers,
-                         terms=KernelTerms() if terms is None else terms,
+                         terms=launch.terms.kernel_terms() if terms is None else terms,
                          working_set_bytes=working_set_bytes)
     formula = launch.kernel_overrides.get("latency_bound") or bound.formula()
     return LaunchResult(gpu, link, float(warps), detail, float(inputs.latency_bound), formula,

@@ -90,6 +90,84 @@ class Transfer:
         return self
 
 
+#: the switches of a launch's kernel terms: (field, default)
+TERM_SWITCHES = (("underfill", True), ("tail", False), ("launch_overhead", True))
+#: the values of a launch's kernel terms, GPUSpec fields the launch gives in place of the
+#: device database's: (field, must be > 0)
+TERM_VALUES = (("launch_overhead_s", False), ("l2_bandwidth_bytes_per_s", True))
+
+
+@dataclass(frozen=True)
+class LaunchTerms:
+    """The kernel-time terms of one launch (:mod:`gpumodeler.core.models.kernel_terms`),
+    saved with it: the switches of :class:`~gpumodeler.core.models.result.KernelTerms` —
+    under-filled GPU (Volkov 2016 §3.4, §5.6), tail of the last wave (Volkov 2016
+    §5.6–5.9; off: Gajger 2017 eq. 4.1's mean occupancy), launch overhead — and the values
+    the launch gives in place of its GPU's: the launch overhead in seconds and the L2
+    bandwidth in bytes/s (None: the GPU's from the device database).
+
+    The defaults are ``predict``'s, so a launch saved before launches had terms (an empty
+    object in the file) predicts as it did. A file keeps only what differs from them
+    (:meth:`saved`)."""
+
+    underfill: bool = True
+    tail: bool = False
+    launch_overhead: bool = True
+    launch_overhead_s: float | None = None
+    l2_bandwidth_bytes_per_s: float | None = None
+
+    def checked(self, where: str = "launch") -> "LaunchTerms":
+        """Refuses a switch that is not true or false, a value that is not a finite number
+        >= 0 (> 0 for the L2 bandwidth)."""
+        for name, _default in TERM_SWITCHES:
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise InvalidParameter(f"{where}: kernel term {name} is {type_name(value)} "
+                                       f"({value!r}); expected true or false", item="terms")
+        for name, positive in TERM_VALUES:
+            check_value(getattr(self, name), "number", where, f"kernel term {name}",
+                        item="terms", positive=positive)
+        return self
+
+    def kernel_terms(self):
+        """The switches as the models take them (KernelTerms; the L2 term as ``predict``'s)."""
+        from gpumodeler.core.models.result import KernelTerms
+        return KernelTerms(underfill=self.underfill, tail=self.tail,
+                           launch_overhead=self.launch_overhead)
+
+    def gpu_values(self) -> dict:
+        """The GPUSpec fields this launch gives (``with_overrides`` keywords), None left out."""
+        return {name: getattr(self, name) for name, _pos in TERM_VALUES
+                if getattr(self, name) is not None}
+
+    def on_gpu(self, gpu):
+        """``gpu`` (GPUSpec) with the values this launch gives in place of its own."""
+        values = self.gpu_values()
+        return gpu.with_overrides(**values) if values else gpu
+
+    def saved(self) -> dict:
+        """What a project file keeps: the fields that differ from the defaults."""
+        default = LaunchTerms()
+        return {name: getattr(self, name) for name in TERM_FIELDS
+                if getattr(self, name) != getattr(default, name)}
+
+    @classmethod
+    def from_saved(cls, data, where: str = "launch") -> "LaunchTerms":
+        """The terms a project file kept (:meth:`saved`); InvalidParameter for an unknown
+        field or a value of the wrong type."""
+        if not isinstance(data, dict):
+            raise InvalidParameter(f"{where}: kernel terms are {type_name(data)}; expected an "
+                                   f"object of name: value", item="terms")
+        unknown = sorted(set(data) - set(TERM_FIELDS))
+        if unknown:
+            raise InvalidParameter(f"{where}: unknown kernel term(s) {', '.join(unknown)}; valid: "
+                                   f"{', '.join(TERM_FIELDS)}", item="terms")
+        return cls(**data).checked(where)
+
+
+TERM_FIELDS = tuple(name for name, _ in TERM_SWITCHES) + tuple(name for name, _ in TERM_VALUES)
+
+
 @dataclass(frozen=True)
 class LaunchConfig:
     """A kernel launch: which GPU (placed device id) runs which kernel, how.
@@ -114,6 +192,8 @@ class LaunchConfig:
     # expert mode: per-warp inputs given as expressions of the variables instead of derived
     # from the graph, e.g. {"issued_instructions": "26 + 4*a"} (Gajger Fig. 5.23)
     kernel_overrides: dict = field(default_factory=dict)
+    # the kernel-time terms (switches and values) of this launch's prediction
+    terms: LaunchTerms = field(default_factory=LaunchTerms)
 
     def checked_types(self) -> "LaunchConfig":
         """Refuses values of the wrong type, which a project file can hold (text where a
@@ -136,6 +216,10 @@ class LaunchConfig:
             for key, value in mapping.items():
                 check_value(value, kind, where, f"{what} {key}", item=what, nullable=False,
                             signed=True)
+        if not isinstance(self.terms, LaunchTerms):
+            raise InvalidParameter(f"{where}: terms is {type_name(self.terms)}; expected the "
+                                   f"launch's kernel terms", item="terms")
+        self.terms.checked(where)
         return self
 
     def checked(self) -> "LaunchConfig":
@@ -375,7 +459,7 @@ def check_project(project: Project) -> Project:
 
 
 __all__ = [
-    "check_project", "PlacedDevice", "Connection", "Transfer", "LaunchConfig", "SweepDef", "Measurement",
+    "check_project", "PlacedDevice", "Connection", "Transfer", "LaunchConfig", "LaunchTerms", "SweepDef", "Measurement",
     "Calibration", "PredictionRecord", "Project", "connection_refusal", "ModelError",
     "TRANSFER_CALIBRATION",
 ]

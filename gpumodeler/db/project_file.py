@@ -51,7 +51,7 @@ from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.application.app import MEASURED_FIELDS, Application, Step
-from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
+from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, LaunchTerms, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
 
@@ -73,7 +73,7 @@ EDGE_COLUMNS = ("id", "src", "dst", "kind", "latency", "taken")
 LOOP_COLUMNS = ("id", "name", "iterations")
 LAUNCH_COLUMNS = ("id", "name", "gpu", "kernel", "block_size", "grid_size", "data_size",
                   "registers", "shared_mem", "occupancy_override", "lam", "variables",
-                  "kernel_overrides")
+                  "kernel_overrides", "terms")
 TRANSFER_COLUMNS = ("direction", "size", "connection")
 SWEEP_COLUMNS = ("id", "launch", "variable", "name")
 MEASUREMENT_COLUMNS = ("id", "launch", "what", "parameters", "time_s", "source")
@@ -157,7 +157,8 @@ def _write(db: sqlite_utils.Database, project: Project) -> None:
          _scalar(la.data_size), _scalar(la.registers), _scalar(la.shared_mem),
          _scalar(la.occupancy_override), _scalar(la.lam),
          _to_json(la.variables, f"launch {la.id} variables"),
-         _to_json(la.kernel_overrides, f"launch {la.id} kernel overrides"))
+         _to_json(la.kernel_overrides, f"launch {la.id} kernel overrides"),
+         _to_json(la.terms.saved(), f"launch {la.id} kernel terms"))
         for i, la in enumerate(launches)])
     _insert_rows(db, "transfers", ("launch_id", "position") + TRANSFER_COLUMNS, [
         (la.id, j, t.direction, str(t.size), t.connection)
@@ -273,6 +274,8 @@ def _read(db: sqlite_utils.Database) -> Project:
         kw["variables"] = _from_json(kw["variables"], f"launch {r[0]} variables")
         kw["kernel_overrides"] = _from_json(kw["kernel_overrides"],
                                             f"launch {r[0]} kernel overrides")
+        kw["terms"] = LaunchTerms.from_saved(_from_json(kw["terms"], f"launch {r[0]} kernel terms"),
+                                             f"launch {r[0]}")
         project.put("launches", LaunchConfig(**kw, transfers=tuple(transfers.pop(r[0], ()))))
     if transfers:
         raise ProjectFormatError(f"transfers of missing launch(es) {', '.join(sorted(transfers))}")

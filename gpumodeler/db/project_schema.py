@@ -39,6 +39,11 @@ version 6 (``m006_step_measurements``): ``application_steps.measured``, what a t
 measured of an imported step (JSON: ``measured_s``, ``measured_start_s``, ``traced_gpu``,
 ``host_s``; ``{}`` for a step built by hand).
 
+version 7 (``m007_launch_terms``): ``launches.terms``, the launch's kernel terms (JSON: the
+fields of ``core.project.LaunchTerms`` that differ from the defaults — ``underfill``,
+``tail``, ``launch_overhead``, ``launch_overhead_s``, ``l2_bandwidth_bytes_per_s``; ``{}``
+for a launch saved before, which keeps ``predict``'s defaults).
+
 version 3 (``m003_applications``): ``applications(position, id, name, variables, policy,
 host_power_w)`` and ``application_steps(application_id, position, id, kind, name, stream,
 after_steps, launch, gpu, fraction, concurrent, src, dst, size)``; ``after_steps`` is a JSON
@@ -318,9 +323,18 @@ def m006_step_measurements(db: sqlite_utils.Database) -> None:
     _set_version(db, 6)
 
 
+@migrations(name="m007_launch_terms")
+def m007_launch_terms(db: sqlite_utils.Database) -> None:
+    # A launch's kernel terms (switches and values) as a JSON object of what differs from
+    # the defaults; {} for a launch saved before, which keeps the defaults.
+    db.execute("ALTER TABLE launches ADD COLUMN terms TEXT NOT NULL DEFAULT '{}'")
+    _set_version(db, 7)
+
+
 # Append new migrations above this line and bump both; never edit one that shipped.
 KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications",
-                    "m004_instruction_address", "m005_kernel_extras", "m006_step_measurements")
+                    "m004_instruction_address", "m005_kernel_extras", "m006_step_measurements",
+                    "m007_launch_terms")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

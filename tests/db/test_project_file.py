@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from gpumodeler.core.application.app import MEASURED_FIELDS, Application, Step
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS
-from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, Measurement,
+from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, LaunchTerms, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
 from gpumodeler.db import project_file as pf
@@ -297,7 +297,9 @@ def projects(draw):
             st.none() | st.floats(0.5, 64), st.one_of(st.integers(1, 4), st.floats(0.01, 10)),
             st.dictionaries(ident, number, max_size=3), transfers,
             st.dictionaries(st.sampled_from(("latency_bound", "issued_instructions")),
-                            st.sampled_from(("26 + 4*a", "1000")), max_size=2)),
+                            st.sampled_from(("26 + 4*a", "1000")), max_size=2),
+            st.builds(LaunchTerms, st.booleans(), st.booleans(), st.booleans(),
+                      st.none() | st.floats(0, 1e-3), st.none() | st.floats(1e9, 1e13))),
             max_size=2, unique_by=lambda la: la.id)):
         p.put("launches", la)
     values = st.lists(st.one_of(number, text), max_size=5).map(tuple)
@@ -412,11 +414,59 @@ def test_a_file_of_version_2_opens_with_no_applications_and_saves_them(tmp_path)
     assert again == project and info.schema_version == project_schema.SCHEMA_VERSION
 
 
+def _version_6_file(path):
+    db = sqlite_utils.Database(path)
+    project_schema.migrations.apply(db, stop_before="m007_launch_terms")
+    db.execute("INSERT INTO project (id, name, description) VALUES (1, 'v6 project', '')")
+    db.execute("INSERT INTO launches (position, id, name, gpu, kernel, block_size, grid_size, data_size, "
+               "registers, shared_mem, occupancy_override, lam, variables, kernel_overrides) VALUES "
+               "(0, 'l1', 'run', 'gpu1', 'k1', 256, NULL, 1000000, 32, 0, NULL, 1.0, '{}', '{}')")
+    db.conn.commit()
+    db.close()
+
+
+def test_a_file_of_version_6_opens_with_the_default_kernel_terms_and_saves_them(tmp_path):
+    path = tmp_path / "v6.gpm"
+    _version_6_file(path)
+    before = file_hash(path)
+    project, info = read_project_file(path)
+    assert file_hash(path) == before and (info.schema_version, info.upgraded) == (6, True)
+    assert project.launches["l1"].terms == LaunchTerms()      # predict's defaults
+    terms = LaunchTerms(underfill=False, tail=True, launch_overhead=True, launch_overhead_s=5e-6,
+                        l2_bandwidth_bytes_per_s=3e12)
+    project.launches["l1"] = dataclasses.replace(project.launches["l1"], terms=terms)
+    save_project(project, path)
+    again, info = read_project_file(path)
+    assert again.launches["l1"].terms == terms and info.schema_version == 7
+    stored = sqlite3.connect(path).execute("SELECT terms FROM launches").fetchone()[0]
+    assert json.loads(stored) == {"underfill": False, "tail": True, "launch_overhead_s": 5e-6,
+                                  "l2_bandwidth_bytes_per_s": 3e12}   # only what differs
+
+
+@pytest.mark.parametrize("stored, reason", [
+    ('{"tail": "yes"}', "kernel term tail is text"),
+    ('{"launch_overhead_s": -1}', "launch_overhead_s is -1"),
+    ('{"l2_bandwidth_bytes_per_s": 0}', "expected a number > 0"),
+    ('{"warp_drive": true}', "unknown kernel term(s) warp_drive"),
+    ('[1]', "must be a JSON object"),
+])
+def test_damaged_kernel_terms_are_refused_and_the_file_left_untouched(tmp_path, stored, reason):
+    path = save_project(full_project(), tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE launches SET terms = ?", [stored])
+    conn.commit()
+    conn.close()
+    before = file_hash(path)
+    with pytest.raises(ProjectFormatError) as info:
+        read_project_file(path)
+    assert reason in str(info.value) and file_hash(path) == before
+
+
 def test_migrations_are_numbered_and_recorded():
     assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications",
                                                "m004_instruction_address", "m005_kernel_extras",
-                                               "m006_step_measurements")
-    assert project_schema.SCHEMA_VERSION == 6
+                                               "m006_step_measurements", "m007_launch_terms")
+    assert project_schema.SCHEMA_VERSION == 7
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 

@@ -65,3 +65,12 @@ def stable_grab(window, tries: int = 10) -> QImage:
             return again
         image = again
     return image
+
+
+REPORT = IMG / "report"    # the HTML report of every example: its first screenful and its summary
+REPORT_WIDTH = 896         # the report pictures kept, scaled from a 1280-pixel-wide window
+
+
+def report_names(example: str) -> tuple[str, str]:
+    """The pictures of ``example``'s report: the first screenful at 1280×720, the summary."""
+    return f"{example}-first.png", f"{example}-summary.png"

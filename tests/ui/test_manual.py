@@ -47,7 +47,11 @@ def test_the_manual_is_about_tasks_not_flags():
 
 
 def test_every_screenshot_the_manual_shows_is_rendered_here_and_committed():
-    shown = referenced_images(MANUAL.read_text(encoding="utf-8"))
+    everything = referenced_images(MANUAL.read_text(encoding="utf-8"))
+    reports = [name for name in everything if name.startswith("report/")]
+    shown = [name for name in everything if name not in reports]
+    assert reports, "the manual's Report section shows the report (tests/ui/test_report_shots.py)"
+    assert all((IMG / name).is_file() for name in reports), reports
     assert sorted(shown) == sorted(SHOTS), "the manual and SHOTS list the same screenshots"
     missing = [name for name in shown if not (IMG / name).is_file()]
     assert not missing, f"screenshots missing from docs/manual/img: {missing} (run tests/ui/test_manual.py)"

@@ -9,7 +9,8 @@ with the reason under the form, and the model is unchanged (what is checked befo
 
 The answer — total, kernel time, bound, binding resource and the models' spread — is in a
 header above both (:mod:`.header`), which never scrolls. The kernel-time terms are controls
-of the inputs (:mod:`.terms_box`) and apply to the prediction, the models and the sweeps.
+of the inputs (:mod:`.terms_box`), saved with the launch (an undoable edit), and apply to
+the prediction, the models and the sweeps.
 
 Results (right, :mod:`.results`) come from the service layer
 (:class:`gpumodeler.service.evaluation.ProjectEvaluation`), the same call the CLI's and the
@@ -130,7 +131,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         il.addWidget(self.table_check)
 
         self.terms_box = KernelTermsBox()
-        self.terms_box.changed.connect(self._schedule_refresh)
+        self.terms_box.changed.connect(self._terms_edited)
 
         self.variables_box = QGroupBox("Loop variables")
         self.variables_layout = QFormLayout(self.variables_box)
@@ -223,7 +224,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         self._pending = False
         launch = self.launch
         enabled = launch is not None
-        for w in (self.transfers, self.variables_box):
+        for w in (self.transfers, self.variables_box, self.terms_box):
             w.setEnabled(enabled)
         self.link_calibration.sync()
         for w in self.form.widgets.values():
@@ -254,6 +255,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         override.setEnabled(launch.occupancy_override is not None)
         override.setPlaceholderText("from the calculator" if launch.occupancy_override is None else "")
         self._fill_variables(launch)
+        self.terms_box.show_terms(launch.terms)
         links = [(c.label or c.link_name, c.id) for c in self.project.connections_of(launch.gpu)] \
             if launch.gpu else []
         self.transfers.show_transfers(launch.transfers, links)
@@ -442,6 +444,15 @@ class LaunchPanel(DocumentBinding, QWidget):
             return False
         label = self.field_words(field)
         return self.push(UpdateItem("launches", self.launch_id, text=f"edit {label}", **changes), field)
+
+    def _terms_edited(self) -> None:
+        """The Kernel terms box changed: one undoable edit of the launch's terms."""
+        launch = self.launch
+        terms = self.terms_box.launch_terms()
+        if launch is None or terms == launch.terms:
+            return
+        self.push(UpdateItem("launches", self.launch_id, text="edit kernel terms", terms=terms),
+                  "terms")
 
     def field_words(self, field: str) -> str:
         """A field's name as the form shows it, for undo texts ("edit block size")."""

@@ -13,18 +13,21 @@ flag.
   ``l2_bandwidth_bytes_per_s``, which the field gives when the device database has none. (The
   old "working set in L2" term is replaced by the reuse model: no control.)
 
-The switches and values belong to the panel for the session: a project file has no place
-for them (the CLI takes the same values as options of each run), so they are shown beside
-the launch and apply to its prediction, its models table and its sweeps alike.
+The switches and values are the launch's (``LaunchConfig.terms``, a
+:class:`~gpumodeler.core.project.LaunchTerms`), saved with the project: the box shows the
+current launch's (:meth:`KernelTermsBox.show_terms`) and a change is one undoable edit of the
+launch (the panel pushes it), which applies to its prediction, its models table, its sweeps,
+``project predict`` and the timeline alike.
 """
 from __future__ import annotations
 
 import re
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLabel, QLineEdit
+from PySide6.QtWidgets import QCheckBox, QFormLayout, QGroupBox, QLineEdit
 
 from gpumodeler.core.models.result import KernelTerms
+from gpumodeler.core.project import LaunchTerms
 
 from ..units import QuantityError, format_quantity, parse_quantity
 from .fields import FieldError, clear_error, mark_error, message_label
@@ -102,10 +105,33 @@ class KernelTermsBox(QGroupBox):
             self.edits[name] = edit
         self.message = message_label()
         form.addRow(self.message)
-        self.note = QLabel("For this session: a project file does not keep them.")
-        self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: #5f6368;")
-        form.addRow(self.note)
+
+    def show_terms(self, terms: LaunchTerms) -> None:
+        """Show a launch's terms without telling ``changed``. A field that holds a refused
+        value keeps it (red) while the launch's value is the one it refused to replace."""
+        boxes = ((self.underfill, terms.underfill), (self.tail, terms.tail),
+                 (self.overhead, terms.launch_overhead))
+        for box, on in boxes:
+            box.blockSignals(True)
+            box.setChecked(on)
+            box.blockSignals(False)
+        for name, _label, unit, _help in VALUE_FIELDS:
+            value = getattr(terms, name)
+            edit = self.edits[name]
+            if edit.property("error_message") and value == self.values[name]:
+                continue
+            self.values[name] = value
+            edit.setText("" if value is None else format_quantity(value, unit, digits=12))
+            clear_error(edit)
+        if not any(self.edits[n].property("error_message") for n in self.edits):
+            self.message.hide()
+
+    def launch_terms(self) -> LaunchTerms:
+        """The terms the box shows, as a launch keeps them."""
+        return LaunchTerms(underfill=self.underfill.isChecked(), tail=self.tail.isChecked(),
+                           launch_overhead=self.overhead.isChecked(),
+                           launch_overhead_s=self.values["launch_overhead_s"],
+                           l2_bandwidth_bytes_per_s=self.values["l2_bandwidth_bytes_per_s"])
 
     def set_gpu(self, gpu) -> None:
         """Show the GPU's own values (``GPUSpec`` or None) as the empty fields' placeholders."""
