@@ -30,13 +30,17 @@ from gpumodeler.core.kernel.sass.reuse import reuse_graph
 
 @dataclass(frozen=True)
 class LaunchGraph:
-    """The graph as this launch sees it (the given graph itself when nothing changes),
-    the variable values to evaluate it with (the given ones plus the launch's guard
-    values) and a line per change for the output."""
+    """The graph as this launch sees it (the given graph itself when nothing changes), the
+    variable values to evaluate it with (the given ones plus the launch's guard values), a
+    line per change for the output, and ``latency_graph``: the graph after the block shape
+    and before the reuse, which is all the latency bound reads (the reuse changes only hit
+    ratios, and no edge latency reads one), so a caller may analyse that graph (the given
+    one itself for most launches) and keep the analysis across launches."""
 
     graph: Any
     values: dict
     notes: tuple[str, ...] = ()
+    latency_graph: Any = None
 
 
 def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int = 32,
@@ -55,6 +59,7 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
     warp = int(warp_size) if warp_size else 32
     vals.update(launch_guard_values(graph.variables, vals, threads, warp))
     graph, shape_notes = shaped_graph(graph, block_size, warp)
+    shaped = graph
     notes = list(shape_notes)
     if gpu is not None and grid_size is not None and occupancy is not None:
         wpb = -(-threads // warp)
@@ -69,7 +74,7 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
             more.append("L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 "
                         "row 0; give --l2-bandwidth B/S)")
         notes += more
-    return LaunchGraph(graph, vals, tuple(notes))
+    return LaunchGraph(graph, vals, tuple(notes), shaped)
 
 
 __all__ = ["LaunchGraph", "graph_for_launch"]
