@@ -269,7 +269,8 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray, cancelled=None) -> dict:
            "terms": np.full(n, "", dtype=object)}
     if not valid.any():
         return out
-    for mask, snap_v, launch_values in _launch_views(snap, gpu, x, block, grid, warps, valid):
+    for mask, snap_v, launch_values in _launch_views(snap, gpu, x, block, grid, warps, valid,
+                                                     cancelled):
         _predict_points(snap_v, gpu, mask, dict(variables, **launch_values), grid, block, warps,
                         out, cancelled)
     return out
@@ -291,12 +292,14 @@ def _memory_may_change(graph) -> bool:
                for ins in graph.instructions.values())
 
 
-def _launch_views(snap: SweepSnapshot, gpu, x, block, grid, warps, valid) -> list:
+def _launch_views(snap: SweepSnapshot, gpu, x, block, grid, warps, valid, cancelled=None) -> list:
     """[(points, snapshot, values)]: the runnable points grouped by the graph their launch
     sees (:func:`gpumodeler.core.kernel.sass.launch_memory.graph_for_launch`: guards, block
     shape, reuse across blocks and L2 fit, each point with its own block, grid, occupancy
     and swept value, as :func:`evaluate_launch` gives its one point), each group with its
-    graph, counts and latency bound, and the guard values it adds."""
+    graph, counts and latency bound, and the guard values it adds. ``cancelled()`` is polled
+    every few launches (it raises to stop): a view costs about 3 ms for an 81-instruction
+    graph and 35 ms for 3 300 instructions (its reuse and its counts)."""
     if not _memory_may_change(snap.graph):
         return [(valid, snap, {})]
     from gpumodeler.core.kernel.sass.launch_memory import graph_for_launch
@@ -311,7 +314,9 @@ def _launch_views(snap: SweepSnapshot, gpu, x, block, grid, warps, valid) -> lis
                                f"memory depends on the launch (each is evaluated for its reuse); "
                                f"at most {MAX_LAUNCH_VIEWS}: sweep fewer points", item="values")
     groups: dict = {}
-    for (b, g, w, v), members in points.items():
+    for j, ((b, g, w, v), members) in enumerate(points.items()):
+        if cancelled is not None and j % 8 == 0:
+            cancelled()
         values = dict(snap.given)
         if v is not None:
             values["N" if var == "data_size" else var] = v

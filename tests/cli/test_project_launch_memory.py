@@ -85,3 +85,23 @@ def cli_json_list(capsys, *argv):
     code, out, err = cli(capsys, *argv)
     assert code == 0, err
     return json.loads(out)
+
+
+def test_a_sweep_of_an_imported_kernel_can_be_cancelled_while_its_launches_are_viewed(tmp_path):
+    """The GUI's Cancel reaches the per-launch views (polled inside a chunk, not only between
+    chunks): the sweep stops with SweepCancelled before any curve is made."""
+    from gpumodeler.core import launch_sweep
+    from gpumodeler.db.catalog import Catalog
+    from gpumodeler.service.lookups import catalog_lookups
+    project = load_project(str(_matmul_project(tmp_path)))
+    polls = []
+    with Catalog() as catalog:
+        lookups = catalog_lookups(catalog)
+        snap = launch_sweep.make_snapshot(project, "launch1", lookups["gpu_lookup"],
+                                          lookups["link_lookup"], "data_size",
+                                          [1 << 16, 1 << 17, 1 << 18],
+                                          table_lookup=lookups.get("table_lookup"))
+        # run_sweep polls once before the chunk; the views poll again inside it
+        with pytest.raises(launch_sweep.SweepCancelled):
+            launch_sweep.run_sweep(snap, cancelled=lambda: polls.append(1) or len(polls) > 1)
+    assert len(polls) == 2
