@@ -75,3 +75,11 @@ def test_an_imported_cu_row_is_what_predict_gives(gpumodeler_env, capsys, tmp_pa
     assert row["models"]["gajger"]["time_s"] == pytest.approx(predicted["kernel_time_s"], rel=1e-12)
     if block == "16x16":   # the launch's reuse applied: far below the graph's import-time bytes
         assert any("read by 64 blocks" in n for n in predicted["memory_notes"])
+    # every other model reads its counts from the same launch graph as predict --model does
+    others = cli_json(capsys, *predict_argv(run, graph), "--model", "all")["models"]
+    for entry in others:
+        mine = row["models"][entry["model"]]
+        if "error" in entry:
+            assert "error" in mine, entry["model"]
+        else:
+            assert mine["time_s"] == pytest.approx(entry["kernel_time_s"], rel=1e-12), entry["model"]
