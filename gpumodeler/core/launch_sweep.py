@@ -373,12 +373,39 @@ def _predict_points(snap: SweepSnapshot, gpu, valid, variables: dict, grid, bloc
             errors[m] = (errors[m][0], errors[m][1] + k) if m in errors else (exc, k)
 
 
+def _own_view(snap: SweepSnapshot, gpu) -> tuple:
+    """(snapshot, guard values) of the launch at its own values on ``gpu``
+    (:func:`_launch_views` of that one point)."""
+    if not _memory_may_change(snap.graph):
+        return snap, {}
+    L = snap.launch
+    if L.occupancy_override is not None:
+        warps = float(L.occupancy_override)
+    else:
+        from gpumodeler.core.occupancy.calculator import occupancy
+        warps = occupancy(gpu.require("compute_capability"), L.block_size, L.registers,
+                          L.shared_mem).active_warps_per_sm
+    grid = int(grid_for(L.data_size, L.block_size)) if L.data_size is not None else L.grid_size
+    var = snap.variable
+    own = 0.0   # the swept value at the launch: read only for a data size or a loop variable
+    if var == "data_size" and L.data_size is not None:
+        own = float(L.data_size)
+    elif var not in LAUNCH_VARIABLES:
+        own = float(snap.variables.get(var, 0.0))
+    ((_, view, guards),) = _launch_views(snap, gpu, np.array([own]), np.array([L.block_size]),
+                                         np.array([grid]), np.array([float(warps)]),
+                                         np.array([True]))
+    return view, guards
+
+
 def _knee(snap: SweepSnapshot, gpu) -> float:
     """Occupancy (warps/SM) where the mode changes, at the launch's own values (Volkov
     §3.10: latency bound × throughput bound)."""
     from gpumodeler.core.models.throughput import throughput_bound
     L, variables = snap.launch, dict(snap.variables)
     try:
+        snap, guards = _own_view(snap, gpu)   # the launch's memory view, as its point has it
+        variables.update(guards)
         counts = snap.counts if gpu.warp_size == 32 else count(snap.graph, gpu.warp_size)
         inputs = kernel_inputs_from_graph(snap.graph, variables, bound=snap.bound, counts=counts,
                                           warp_size=gpu.warp_size)

@@ -105,3 +105,21 @@ def test_a_sweep_of_an_imported_kernel_can_be_cancelled_while_its_launches_are_v
         with pytest.raises(launch_sweep.SweepCancelled):
             launch_sweep.run_sweep(snap, cancelled=lambda: polls.append(1) or len(polls) > 1)
     assert len(polls) == 2
+
+
+def test_the_sweeps_knee_is_the_launch_points(capsys, tmp_path):
+    """The mode-change occupancy beside the curve is the launch's own (its reuse included),
+    as `project predict` gives it."""
+    from gpumodeler.core import launch_sweep
+    from gpumodeler.db.catalog import Catalog
+    from gpumodeler.service.lookups import catalog_lookups
+    path = _matmul_project(tmp_path)
+    capsys.readouterr()
+    (point,) = cli_json(capsys, "project", "predict", path)["launches"]
+    with Catalog() as catalog:
+        lookups = catalog_lookups(catalog)
+        snap = launch_sweep.make_snapshot(load_project(str(path)), "launch1", lookups["gpu_lookup"],
+                                          lookups["link_lookup"], "loop1", [8, 64],
+                                          table_lookup=lookups.get("table_lookup"))
+        (curve,) = launch_sweep.run_sweep(snap).curves
+    assert curve.knee_occupancy == pytest.approx(point["knee_occupancy"], rel=1e-12)
