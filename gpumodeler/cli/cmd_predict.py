@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import common, model_flags
-from .launch_args import block_threads, grid_of, occupancy_of
+from .launch_args import grid_of, occupancy_of
 from .main import CLIError
 from .predict_learned import add_learned_flag, run_learned, run_learned_profile
 from .predict_profile import add_profile_flags, prepare_profiled
@@ -84,8 +84,7 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     """KernelInputs from --graph (with --set) overridden by explicit flags. The graph is
     evaluated with --table, else ``gpu``'s latency table, else the graph's own."""
     from gpumodeler.core.errors import GraphError
-    from gpumodeler.core.kernel.graph_items import launch_guard_values
-    from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
+    from gpumodeler.core.kernel.sass.launch_memory import graph_for_launch
     from gpumodeler.core.models.gajger import KernelInputs, kernel_inputs_from_graph
     base = {}
     if args.graph:
@@ -95,14 +94,12 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
         if values:
             vals.update(values)
         block = getattr(args, "block_size", None)
-        warp = gpu.warp_size if gpu is not None and gpu.warp_size else 32
-        if block:
-            vals.update(launch_guard_values(graph.variables, vals, block_threads(block), warp))
-            graph, notes = shaped_graph(graph, block, warp)   # a block narrower than a warp
-            if gpu is not None:   # reuse across blocks, and whether the L2 holds it
-                graph, more = _with_reuse(args, graph, gpu, block, warp, vals)
-                notes = notes + more
-            args.memory_notes = list(getattr(args, "memory_notes", None) or []) + notes
+        if block:   # guards, block shape, and with a GPU the reuse across blocks and L2 fit
+            launch = graph_for_launch(graph, vals, block_size=block,
+                                      warp_size=gpu.warp_size if gpu is not None else 32,
+                                      **_wave_of(args, gpu, block))
+            graph, vals = launch.graph, launch.values
+            args.memory_notes = list(getattr(args, "memory_notes", None) or []) + list(launch.notes)
         key, origin = table_of(args, graph, gpu)
         try:
             derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
@@ -132,24 +129,14 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
     return KernelInputs(**base)
 
 
-def _with_reuse(args, graph, gpu, block, warp: int, values: dict):
-    """(graph, notes): the graph's global loads with this launch's reuse across blocks and
-    L2 fit (core.kernel.sass.reuse); the wave from the launch's grid and occupancy."""
-    from gpumodeler.core.kernel.sass.reuse import reuse_graph
-    grid = grid_of(args, block)
+def _wave_of(args, gpu, block) -> dict:
+    """The launch values :func:`~gpumodeler.core.kernel.sass.launch_memory.graph_for_launch`
+    needs for the reuse across blocks ({} without a GPU: the block shape alone applies)."""
+    if gpu is None:
+        return {}
     occ, _ = occupancy_of(args, gpu, block)
-    wpb = -(-block_threads(block) // warp)
-    graph, report = reuse_graph(graph, grid_size=grid, warps_per_block=wpb,
-                                blocks_per_sm=int(float(occ) // wpb), sms=gpu.require("sms"),
-                                l2_bytes=gpu.l2_bytes, values=values, warp_size=warp,
-                                working_set_bytes=getattr(args, "working_set", None))
-    notes = report.notes()
-    if getattr(args, "working_set", None) is not None:
-        notes.insert(0, f"working set {args.working_set:g} B given (--working-set)")
-    if gpu.l2_bandwidth_bytes_per_s is None and any(ld.hit > 0 for ld in report.loads):
-        notes.append("L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 row "
-                     "0; give --l2-bandwidth B/S)")
-    return graph, notes
+    return {"gpu": gpu, "grid_size": grid_of(args, block), "occupancy": float(occ),
+            "working_set_bytes": getattr(args, "working_set", None)}
 
 
 def table_used(args, gpu) -> dict:

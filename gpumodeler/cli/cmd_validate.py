@@ -79,6 +79,7 @@ def load_kernel(run, csv_path: str, cache: dict):
 def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
     """One row: the measured time and {model: time or the reason it could not run}."""
     from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.kernel.sass.launch_memory import graph_for_launch
     from gpumodeler.core.launch_limits import check_launch
     from gpumodeler.core.models.gajger import kernel_inputs_from_graph
     from gpumodeler.core.models.graph_inputs import graph_counts
@@ -86,7 +87,7 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
     from gpumodeler.core.models.registry import evaluate_all
     from gpumodeler.core.models.result import ModelInputs, ModelResult
     from gpumodeler.core.occupancy.calculator import occupancy
-    from gpumodeler.core.validation import ape_percent, measured_time_s
+    from gpumodeler.core.validation import ape_percent, measured_time_s, threads
     where = f"{csv_path}:{run.line}"
     try:
         gpu = catalog.get(run.device).to_gpu_spec()
@@ -100,19 +101,25 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
         valid = ", ".join(graph.variables) or "none (the kernel has no loops)"
         raise CLIError(f"{where}: column set: the kernel has no variable {unknown[0]!r}; "
                        f"its variables: {valid}")
-    table = common.latency_table_for(graph.latency_table or gpu.latency_table)
-    values = dict(graph.variables, **run.values)
+    # the table predict takes: the GPU's own, else the graph's (common.choose_table)
+    table = common.latency_table_for(common.choose_table(None, gpu, graph)[0])
     try:
-        kernel = kernel_inputs_from_graph(graph, values, table=table)
-        counts = graph_counts(graph, values, table)
-        grid = run.grid if run.grid is not None else grid_for(run.data_size, run.block)
+        block_threads = threads(run.block)
+        grid = run.grid if run.grid is not None else grid_for(run.data_size, block_threads)
         check_launch(grid, run.block, gpu.compute_capability)
         if run.occupancy is not None:
             occ = run.occupancy
         else:
-            occ = occupancy(gpu.require("compute_capability"), run.block, run.registers,
+            occ = occupancy(gpu.require("compute_capability"), block_threads, run.registers,
                             run.shared_bytes).active_warps_per_sm
         ws = gpu.require("warp_size")
+        # the launch's guards, block shape, reuse across blocks and L2 fit, as predict does
+        launch = graph_for_launch(graph, run.values, block_size=run.block, warp_size=ws,
+                                  gpu=gpu, grid_size=grid, occupancy=float(occ))
+        graph = launch.graph
+        values = dict(graph.variables, **launch.values)
+        kernel = kernel_inputs_from_graph(graph, values, table=table)
+        counts = graph_counts(graph, values, table)
         warps = float(warps_launched(grid, run.block, ws))
         measured = measured_time_s(
             run, warps=warps, gmem_bytes_per_warp=float(kernel.gmem_bytes),

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter, shown
 from gpumodeler.core.kernel.expressions import parse
-from gpumodeler.core.kernel.graph_items import launch_guard_values
+from gpumodeler.core.kernel.sass.launch_memory import LaunchGraph, graph_for_launch
 from gpumodeler.core.launch_limits import check_launch
 from gpumodeler.core.models.gajger import ApplicationPrediction, kernel_inputs_from_graph, predict
 from gpumodeler.core.models.kernel_time import grid_for
@@ -58,6 +58,17 @@ class GraphAnalyses:
         if hit is None or hit[0] is not graph:
             hit = self._counts[k] = (graph, count(graph, warp_size))
         return hit[1]
+
+    def launch_counts(self, seen: LaunchGraph, warp_size: int = 32):
+        """The per-warp counts of a launch's graph (:func:`graph_for_launch`): kept on the
+        graph before the reuse and the hit ratios the reuse set, so a launch whose reuse
+        gives the hit ratios of an earlier one counts nothing again."""
+        if seen.graph is seen.latency_graph:
+            return self.counts(seen.graph, warp_size)
+        from gpumodeler.core.kernel.warp_counts import count
+        hits = tuple(ins.hit_ratio for ins in seen.graph.instructions.values())
+        return self.cached("launch counts", seen.latency_graph, (warp_size, hits),
+                           lambda: count(seen.graph, warp_size))
 
     def cached(self, what: str, graph, key, make):
         """``make()``, made once per ``what`` (a name), graph and hashable ``key``: for what
@@ -191,15 +202,22 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         grid = launch.grid_size
     else:
         raise InvalidParameter("give a grid size or a data size", item="grid_size")
-    variables.update(launch_guard_values(graph.variables, {**launch.variables, **(values or {})},
-                                         launch.block_size, gpu.warp_size))
     check_launch(grid, launch.block_size, gpu.compute_capability)
+    # the launch's guards, block shape, reuse across blocks and L2 fit: the one function
+    # predict and validate use (core.kernel.sass.launch_memory), from the user's values
+    given = {**launch.variables, **(values or {})}
+    if launch.data_size is not None:
+        given.setdefault("N", launch.data_size)
+    seen = graph_for_launch(graph, given, block_size=launch.block_size, warp_size=gpu.warp_size,
+                            gpu=gpu, grid_size=grid, occupancy=float(warps),
+                            working_set_bytes=working_set_bytes)
+    variables.update(seen.values)
     # a graph without its own table takes the GPU's (every Volta-or-later GPU links one)
     if analyses is None or analyses.table_lookup != table_lookup:
         analyses = GraphAnalyses(table_lookup)
-    bound = analyses.bound(graph, graph.latency_table or gpu.latency_table)
-    inputs = kernel_inputs_from_graph(graph, variables, bound=bound, warp_size=gpu.warp_size,
-                                      counts=analyses.counts(graph, gpu.warp_size))
+    bound = analyses.bound(seen.latency_graph, graph.latency_table or gpu.latency_table)
+    inputs = kernel_inputs_from_graph(seen.graph, variables, bound=bound, warp_size=gpu.warp_size,
+                                      counts=analyses.launch_counts(seen, gpu.warp_size))
     if launch.kernel_overrides:
         inputs = inputs.overridden(**{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
     transfers, link = [], None

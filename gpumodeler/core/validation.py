@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 import statistics
 from dataclasses import dataclass, field
 
@@ -39,12 +40,12 @@ class Run:
     line: int
     kernel: str
     device: str
-    block: int
+    block: int | tuple[int, ...]
     measured: float
     unit: str
     family: str
     source: str
-    grid: int | None = None
+    grid: int | tuple[int, ...] | None = None
     data_size: int | None = None
     registers: int | None = None
     shared_bytes: int = 0
@@ -68,6 +69,23 @@ def _number(text: str, where: str, what: str, *, integer: bool = False, positive
             raise FormatError(f"{where}: {text!r} is not a whole number; valid: {what}")
         return int(value)
     return value
+
+
+_DIM_SPLIT = re.compile("[xX×]")
+
+
+def _dims(text: str, where: str, what: str):
+    """A size of 1 to 3 whole numbers > 0: ``256`` -> 256, ``16x16`` -> (16, 16)."""
+    parts = _DIM_SPLIT.split(text)
+    if len(parts) > 3:
+        raise FormatError(f"{where}: {text!r} has {len(parts)} dimensions; valid: {what}")
+    dims = tuple(_number(p.strip(), where, what, integer=True) for p in parts)
+    return dims[0] if len(dims) == 1 else dims
+
+
+def threads(size) -> int:
+    """Threads (or blocks) in a size given as 256 or (16, 16)."""
+    return int(math.prod(size)) if isinstance(size, tuple) else int(size)
 
 
 def parse_set(text: str, where: str) -> dict:
@@ -149,10 +167,12 @@ def _run(row: dict, name: str, line: int) -> Run:
         return _number(row[col], at(col), kw.pop("what"), **kw) if row.get(col) else None
     return Run(
         line=line, kernel=row["kernel"], device=row["device"],
-        block=_number(row["block"], at("block"), "threads per block, a whole number > 0", integer=True),
+        block=_dims(row["block"], at("block"), "threads per block, a whole number > 0, or a "
+                    "2-D or 3-D block shape like 16x16"),
         measured=_number(row["measured"], at("measured"), "a number > 0"),
         unit=unit, family=row["family"], source=row["source"],
-        grid=opt("grid", what="blocks, a whole number > 0", integer=True),
+        grid=(_dims(row["grid"], at("grid"), "blocks, a whole number > 0, or a 2-D or 3-D grid "
+                    "like 64x64") if row.get("grid") else None),
         data_size=opt("data_size", what="threads, a whole number > 0", integer=True),
         registers=opt("registers", what="registers per thread, a whole number > 0", integer=True),
         shared_bytes=opt("shared_bytes", what="bytes per block, a whole number >= 0", integer=True,

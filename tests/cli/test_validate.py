@@ -149,6 +149,9 @@ def test_parse_a_row():
     (f"{HEADER},grid\n{ROW},10\n", "give one of grid (blocks) or data_size (threads), not both"),
     (f"{HEADER},registers\n{ROW},32\n", "give occupancy (warps per SM) or registers"),
     (f"{HEADER},set\n{ROW},a:1\n", "column set: 'a:1' is not NAME=VALUE"),
+    (f"{HEADER}\n{ROW.replace(',128,', ',4x4x4x2,')}\n", "column block: '4x4x4x2' has 4 dimensions"),
+    (f"{HEADER}\n{ROW.replace(',128,', ',16x0,')}\n", "column block: '0' is out of range"),
+    (f"{HEADER}\n{ROW.replace(',128,', ',16x,')}\n", "column block: '' is not a number"),
     (f"{HEADER}\n{ROW}\n\x00{ROW}\n", "v.csv:3: a NUL byte"),
     (f'{HEADER}\n# note\n{ROW[:-6]}"Volkov\n', "v.csv:3: not CSV (unexpected end of data)"),
     (f'{HEADER}\n{ROW[:-6]}"Vol\nkov"\n{ROW},x\n', "v.csv:4: 10 cells, the header has 9"),
@@ -157,6 +160,15 @@ def test_parse_errors_name_file_line_column_and_what_is_valid(text, expect):
     with pytest.raises(FormatError) as exc:
         parse_csv(text, "v.csv")
     assert expect in str(exc.value)
+
+
+def test_parse_a_2d_block_and_grid():
+    header = HEADER.replace("data_size", "grid")
+    row = ROW.replace(",16777216,128,", ",64x32,16x16,")
+    (r,) = parse_csv(f"{header}\n{row}\n", "v.csv")
+    assert (r.block, r.grid) == ((16, 16), (64, 32))
+    (r,) = parse_csv(f"{header}\n{row.replace('16x16', '8X4×2')}\n", "v.csv")
+    assert r.block == (8, 4, 2)
 
 
 def test_parse_set():

@@ -1,0 +1,80 @@
+"""One launch's view of a kernel graph's memory: the one function every prediction uses.
+
+A graph imported from SASS carries its memory accesses as import-time values (a 1-D block
+of warp-wide rows, each load's neighbour reuse within a warp). Three things only a launch
+decides change them, applied here in this order:
+
+1. the once-per-block guards' ``warps_per_block``
+   (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`);
+2. the block's shape: a block narrower than a warp puts several rows in one warp
+   (:func:`gpumodeler.core.kernel.sass.launch_shape.shaped_graph`, after the CUDA C++
+   Programming Guide's thread numbering);
+3. reuse across the blocks of a wave and whether the L2 holds it
+   (:func:`gpumodeler.core.kernel.sass.reuse.reuse_graph`: compulsory bytes after Williams,
+   Waterman & Patterson 2009, waves after Volkov 2016 §5.6), which needs the GPU (its SMs
+   and L2 size), the grid and the occupancy.
+
+``predict``, ``validate`` and a project's launches all call :func:`graph_for_launch`, so one
+kernel, GPU and launch gives one prediction whichever way it is asked for.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gpumodeler.core.kernel.graph_items import launch_guard_values
+from gpumodeler.core.kernel.sass.launch_shape import block_dims, shaped_graph
+from gpumodeler.core.kernel.sass.reuse import reuse_graph
+
+
+@dataclass(frozen=True)
+class LaunchGraph:
+    """The graph as this launch sees it (the given graph itself when nothing changes), the
+    variable values to evaluate it with (the given ones plus the launch's guard values), a
+    line per change for the output, and ``latency_graph``: the graph after the block shape
+    and before the reuse, which is all the latency bound reads (the reuse changes only hit
+    ratios, and no edge latency reads one), so a caller may analyse that graph (the given
+    one itself for most launches) and keep the analysis across launches."""
+
+    graph: Any
+    values: dict
+    notes: tuple[str, ...] = ()
+    latency_graph: Any = None
+
+
+def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int = 32,
+                     gpu=None, grid_size=None, occupancy: float | None = None,
+                     working_set_bytes: float | None = None) -> LaunchGraph:
+    """``graph`` for one launch: the guard values, the block shape, then (with ``gpu``,
+    ``grid_size`` and ``occupancy`` in warps per SM) the reuse across blocks and the L2 fit.
+
+    ``values`` are the user's values (a guard variable among them is kept). Without ``gpu``
+    only the first two apply (a sweep or graph listing with no device). The wave is the
+    ``SMs × blocks per SM`` blocks resident together, blocks per SM being
+    ``floor(occupancy / warps per block)`` (at least 1). ``working_set_bytes`` replaces the
+    computed working sets (the user's figure, ``predict --working-set``)."""
+    vals = dict(values or {})
+    threads = math.prod(block_dims(block_size))
+    warp = int(warp_size) if warp_size else 32
+    vals.update(launch_guard_values(graph.variables, vals, threads, warp))
+    graph, shape_notes = shaped_graph(graph, block_size, warp)
+    shaped = graph
+    notes = list(shape_notes)
+    if gpu is not None and grid_size is not None and occupancy is not None:
+        wpb = -(-threads // warp)
+        graph, report = reuse_graph(graph, grid_size=grid_size, warps_per_block=wpb,
+                                    blocks_per_sm=int(float(occupancy) // wpb),
+                                    sms=gpu.require("sms"), l2_bytes=gpu.l2_bytes, values=vals,
+                                    warp_size=warp, working_set_bytes=working_set_bytes)
+        more = report.notes()
+        if working_set_bytes is not None:
+            more.insert(0, f"working set {working_set_bytes:g} B given (--working-set)")
+        if gpu.l2_bandwidth_bytes_per_s is None and any(ld.hit > 0 for ld in report.loads):
+            more.append("L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 "
+                        "row 0; give --l2-bandwidth B/S)")
+        notes += more
+    return LaunchGraph(graph, vals, tuple(notes), shaped)
+
+
+__all__ = ["LaunchGraph", "graph_for_launch"]
