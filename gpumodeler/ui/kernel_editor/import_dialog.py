@@ -16,6 +16,7 @@ Tests drive it without ``exec()``: :meth:`ImportKernelDialog.load` (then wait fo
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from PySide6.QtCore import QObject, QRunnable, Qt, Signal
@@ -78,6 +79,24 @@ FILE_FILTER = ("Kernels (*.sass *.txt *.cubin *.cu);;SASS listings (*.sass *.txt
 ERROR_STYLE = "color: #a00000;"
 #: Reads under way: a job must outlive a dialog closed while it runs.
 _RUNNING: set = set()
+
+
+#: what a core message's command-line option means in this dialog (no message names a flag)
+DIALOG_WORDS = (
+    (re.compile(r"choose one with --arch"), "choose one under Architecture"),
+    (re.compile(r"e\.g\. --arch (sm_\w+)"), r"e.g. \1 under Architecture"),
+    (re.compile(r"choose one with --function"), "choose one in the Function list"),
+    (re.compile(r";?\s*\(?also: [^)]*; choose with --latency-table\)"), ""),
+    (re.compile(r",? or give graph/sweep --table"), ""),
+    (re.compile(r"--latency-table"), "the kernel's latency table (Kernel tab)"),
+)
+
+
+def dialog_words(text: str) -> str:
+    """``text`` with each command-line option replaced by the dialog's own field."""
+    for pattern, words in DIALOG_WORDS:
+        text = pattern.sub(words, text)
+    return text
 
 
 class ReadSignals(QObject):
@@ -217,11 +236,13 @@ class ImportKernelDialog(QDialog):
         self.import_button.setEnabled(not busy and self._selected() is not None)
 
     def _show_error(self, text: str) -> None:
+        text = dialog_words(text)
         error_shown("Import kernel", text)
         self.message_label.setStyleSheet(ERROR_STYLE)
         self.message_label.setText(text)
 
     def _show_info(self, text: str) -> None:
+        text = dialog_words(text)
         self.message_label.setStyleSheet("")
         self.message_label.setText(text)
 

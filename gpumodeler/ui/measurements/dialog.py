@@ -12,6 +12,8 @@ points are used only after the user chooses so in a question naming both sides.
 """
 from __future__ import annotations
 
+import re
+
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -330,6 +332,14 @@ class MeasurementsDialog(QDialog):
         return n
 
 
+def file_words(text: str) -> str:
+    """A reader's message without the command line's option: this dialog recognises the
+    format from the file's columns and has no format choice."""
+    return re.sub(r"; give --format nvprof\|ncu\|timings if it is one of them",
+                  "; save it as CSV from nvprof or Nsight Compute, or as a timings CSV "
+                  "(docs/measurements.md)", text)
+
+
 def _named(name: str) -> str:
     return f"'{name}'" if str(name or "").strip() else "(not given)"
 
@@ -340,7 +350,7 @@ def open_measurements(window, path) -> MeasurementsDialog | None:
     try:
         result = read_file(path)
     except ModelError as exc:
-        window.show_error("Cannot import the measurements", str(exc))
+        window.show_error("Cannot import the measurements", file_words(str(exc)))
         return None
     panel = window.launch_panel
     dialog = MeasurementsDialog(window.document, window.catalog, path, result,
