@@ -72,13 +72,3 @@ def fit_tree(x, y, rng=None, candidates: int | None = None) -> dict:
             "left": np.array(left, dtype=np.int64), "right": np.array(right, dtype=np.int64),
             "value": np.array(value)}
 
-
-def fit_forest(x, y, seed: int, trees: int, candidates: int) -> list[dict]:
-    """The forest as ``algorithms.fit_forest`` grew it, with this module's trees."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(trees):
-        sample = rng.integers(0, len(y), size=len(y))
-        out.append(fit_tree(x[sample], y[sample], rng, candidates))
-    return out
