@@ -59,3 +59,17 @@ def test_the_node_means_are_the_means_of_the_rows_reaching_each_node():
     for v in np.unique(predicted):
         assert v == pytest.approx(y[predicted == v].mean())
     assert np.isclose(tree["value"][0], y.mean()) and leaf.sum() > 5
+
+
+@pytest.mark.parametrize("small_node", [0, 10 ** 6])
+def test_no_cut_between_equal_values_on_either_path(monkeypatch, small_node):
+    """Targets rising within a run of equal values: the best cut of the targets alone falls
+    inside the run, where no cut is allowed; the tree cuts at the run's end instead."""
+    monkeypatch.setattr(alg, "SMALL_NODE", small_node)
+    x = np.zeros((80, 2))
+    x[60:, 0] = 1.0
+    x[:, 1] = np.arange(80) % 2  # another feature of equal values only in pairs
+    y = np.arange(80, dtype=float)
+    tree = alg.fit_tree(x, y, None, None)
+    _same(tree, oracle.fit_tree(x, y, None, None))
+    assert (tree["feature"][0], tree["threshold"][0]) == (0, 0.5)
