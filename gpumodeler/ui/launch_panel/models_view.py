@@ -116,16 +116,21 @@ class ModelsView(QGroupBox):
         header.setStretchLastSection(True)
         for row, name in enumerate(MODELS):
             self._set(row, 0, name, tooltip_for(name, "no launch yet"))
-        lay.addWidget(self.table)
-        chooser = QHBoxLayout()
+        # the chooser beside the table, not below it: the box is no taller (the launch tab
+        # fits a 720-pixel-high screen)
+        beside = QHBoxLayout()
+        beside.addWidget(self.table, 1)
+        chooser = QVBoxLayout()
         chooser.addWidget(QLabel("Learned model:"))
         self.learned_combo = QComboBox()
         self.learned_combo.addItem(NO_LEARNED)
         self.learned_combo.setToolTip("a stored learned model (gpumodeler learn fit --save, learn "
                                       "import) shown as the table's last row, or none")
         self.learned_combo.currentTextChanged.connect(self._choose_learned)
-        chooser.addWidget(self.learned_combo, 1)
-        lay.addLayout(chooser)
+        chooser.addWidget(self.learned_combo)
+        chooser.addStretch(1)
+        beside.addLayout(chooser)
+        lay.addLayout(beside)
         self.catalog = None
         self.learned_name = ""
         self._learned = None  # the chosen model, or the text of why it cannot be loaded
