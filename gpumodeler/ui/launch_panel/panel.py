@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 
 from gpumodeler.core.commands import AddItem, SetKernelProperties, UpdateItem
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.learn.launch import project_launch_row
 from gpumodeler.core.models.graph_inputs import compare_launch
 from gpumodeler.core.project import LaunchConfig, Transfer, launch_resources
 from gpumodeler.service.evaluation import ProjectEvaluation
@@ -326,8 +325,12 @@ class LaunchPanel(DocumentBinding, QWidget):
             self.header.show_models(None, {})
             return
         project, launch_id, result, results = self.project, self.launch_id, self.result, self.model_results
-        self.models.show_results(self.model_results, lam=self.launch.lam, launch_row=lambda: project_launch_row(
-            project, launch_id, result, results, table_lookup=self.document.latency_table))
+
+        def launch_row():  # only when a learned model is chosen
+            from gpumodeler.core.learn.launch import project_launch_row  # lazy: the learn package
+            return project_launch_row(project, launch_id, result, results,
+                                      table_lookup=self.document.latency_table)
+        self.models.show_results(self.model_results, lam=self.launch.lam, launch_row=launch_row)
         self.header.show_models(self.model_results, self.models.statuses)
 
     def evaluation(self) -> ProjectEvaluation:
