@@ -200,7 +200,8 @@ def run_import(args) -> int:
         raise CLIError(f"{args.file} is not a text file (expected a learned models file)") from None
     lines = merge_models(common.open_catalog(), text, args.resolve, args.dry_run)
     for line in lines:
-        extra = f" as {line.shown_as!r}" if line.action == "added-as" else ""
+        extra = (f" as {line.shown_as!r}" if line.action == "added-as" else
+                 " (kept mine: this version was declined before)" if line.action == "declined" else "")
         print(f"{line.name}: {line.action}{extra}")
     if args.dry_run:
         print("dry run: nothing written")

@@ -49,43 +49,14 @@ def load_model(path: str):
     return model_from_text(text)
 
 
-def learned_entry(model, row) -> dict:
-    """The learned prediction of ``row`` with the model's training data and range flags."""
-    t = float(model.predict([row])[0])
-    outside = model.outside(row)
-    train = model.training
-    return {"model": "learned", "method": model.method, "features": model.features,
-            "time_s": t if math.isfinite(t) else None,
-            "error": None if math.isfinite(t) else
-            f"the hybrid needs the {model.params.get('base_model', 'gajger')} model's time, "
-            f"which this launch does not give",
-            "outside_trained_ranges": outside,
-            "training": {k: train[k] for k in ("gpus", "kernels", "rows", "digest")}}
-
-
-def _row(kernel, gpu, grid, block, inputs, occupancy, results, metrics=None):
-    from gpumodeler.core.learn.dataset import Row  # lazy: not needed to parse flags
-    from gpumodeler.core.models.result import ModelResult
-    grid_t = grid if isinstance(grid, tuple) else (int(grid),)
-    block_t = block if isinstance(block, tuple) else (int(block),)
-    warps = math.prod(grid_t) * -(-math.prod(block_t) // int(gpu.warp_size or 32))
-    analytical = {n: float(r.time_s) for n, r in results.items() if isinstance(r, ModelResult)}
-    quantities = {"occupancy_warps_per_sm": float(occupancy), "warps": float(warps),
-                  "latency_bound_cycles": float(inputs.latency_bound),
-                  "issued_instructions": float(inputs.issued_instructions),
-                  "gmem_bytes": float(inputs.gmem_bytes)}
-    size = float(math.prod(grid_t) * math.prod(block_t))
-    return Row(kernel, gpu, grid_t, block_t, math.nan, dict(metrics or {}), (), size,
-               analytical, {}, quantities)
-
-
 def run_learned(args, gpu, inputs, grid, occupancy, model_inputs, kernel="") -> int:
     """Print the learned prediction (and with --model all the analytical models) of a launch
     given by flags or --graph: ``model_inputs`` is the registry's input of it."""
     from gpumodeler.core.models.registry import MODELS, evaluate_all  # lazy: numpy, the models
     model = load_model(args.learned)
     results = evaluate_all(model_inputs, list(MODELS))
-    row = _row(kernel, gpu, grid, args.block_size, inputs, occupancy, results)
+    from gpumodeler.core.learn.launch import launch_row  # lazy: numpy
+    row = launch_row(kernel, gpu, grid, args.block_size, inputs, occupancy, results)
     return _print(args, gpu, model, row, results)
 
 
@@ -123,11 +94,13 @@ def run_learned_profile(args) -> int:
     results = evaluate_all(ModelInputs(gpu=target, kernel=derived.inputs, grid_size=grid,
                                        block_size=block, occupancy=float(occ)), list(MODELS))
     base = rows[0]
-    row = _row(base.kernel, target, pk.grid, pk.block, derived.inputs, occ, results, base.metrics)
+    from gpumodeler.core.learn.launch import launch_row  # lazy: numpy
+    row = launch_row(base.kernel, target, pk.grid, pk.block, derived.inputs, occ, results, base.metrics)
     return _print(args, target, model, row, results)
 
 
 def _print(args, gpu, model, row, results) -> int:
+    from gpumodeler.core.learn.launch import learned_entry  # lazy: numpy
     from gpumodeler.core.models.result import ModelResult  # lazy: not needed to parse flags
     entry = learned_entry(model, row)
     out = {"device": gpu.name, "learned": entry}

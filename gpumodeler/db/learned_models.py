@@ -13,6 +13,14 @@ the same content is nothing, a new name is added, and the same name with other c
 a conflict resolved with ``mine`` (keep mine, the default), ``theirs`` (replace mine) or
 ``both`` (keep mine, add theirs under ``NAME (imported N)``). Nothing is overwritten unless
 the resolution says so, and the merge is one transaction.
+
+A conflict answered ``mine`` is remembered as device merges remember theirs (migration m006,
+table ``declined_conflicts``, field :data:`DECLINED_FIELD`, keyed by the model's name and the
+SHA-256 of the version of theirs declined), in the merge's transaction: importing the same
+content again reports it as ``declined`` (kept mine, declined before) instead of a new
+conflict; other content under that name is a conflict again. An explicit ``theirs`` or
+``both`` still applies to a declined one (the flag is the user's answer now; the record
+only stops the question), and a dry run records nothing.
 """
 from __future__ import annotations
 
@@ -27,6 +35,9 @@ from .errors import DeviceEditError
 
 EXPORT_FORMAT = "gpumodeler-learned-models"
 RESOLUTIONS = ("mine", "theirs", "both")
+#: the ``field`` of a declined learned model in ``declined_conflicts`` (device fields are
+#: device field names, so the two never meet)
+DECLINED_FIELD = "learned model"
 MAX_NAME = 200
 _COLUMNS = ("name", "method", "features", "model", "model_sha256", "training_digest", "gpus",
             "kernels", "rows", "measurements", "origin", "created", "note")
@@ -188,7 +199,7 @@ def read_export(text: str) -> list[StoredModel]:
 @dataclass(frozen=True)
 class MergeLine:
     name: str
-    action: str  # same, added, kept-mine, replaced, added-as
+    action: str  # same, added, kept-mine, declined (kept mine before), replaced, added-as
     shown_as: str
 
 
@@ -198,7 +209,8 @@ def merge_models(catalog, text: str, resolution: str = "mine", dry_run: bool = F
         raise DeviceEditError(f"resolution must be one of {', '.join(RESOLUTIONS)}, got {resolution!r}")
     theirs = read_export(text)
     mine = _read(catalog.user_db)
-    plan, writes = [], []
+    declined = _declined(catalog.user_db)
+    plan, writes, declining = [], [], []
     taken = set(mine)
     for s in theirs:
         have = mine.get(s.name)
@@ -208,8 +220,11 @@ def merge_models(catalog, text: str, resolution: str = "mine", dry_run: bool = F
             taken.add(s.name)
         elif have.model_sha256 == s.model_sha256:
             plan.append(MergeLine(s.name, "same", s.name))
+        elif resolution == "mine" and (s.name, s.model_sha256) in declined:
+            plan.append(MergeLine(s.name, "declined", s.name))
         elif resolution == "mine":
             plan.append(MergeLine(s.name, "kept-mine", s.name))
+            declining.append((s.name, DECLINED_FIELD, s.model_sha256))
         elif resolution == "theirs":
             plan.append(MergeLine(s.name, "replaced", s.name))
             writes.append(s)
@@ -221,10 +236,24 @@ def merge_models(catalog, text: str, resolution: str = "mine", dry_run: bool = F
             taken.add(new)
             plan.append(MergeLine(s.name, "added-as", new))
             writes.append(replace(s, name=new))
-    if writes and not dry_run:
+    if (writes or declining) and not dry_run:
+        now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         with catalog.writing():
             db = catalog.user_for_write()
             with db.atomic():
                 for s in writes:
                     _write(db, s)
+                db.conn.executemany("INSERT OR IGNORE INTO declined_conflicts (device, field, "
+                                    "theirs_digest, declined) VALUES (?, ?, ?, ?)",
+                                    [(*key, now) for key in declining])
     return plan
+
+
+def _declined(db) -> set[tuple[str, str]]:
+    """(name, SHA-256 of theirs) of the learned models whose conflict was answered "keep
+    mine" (none in a file older than the table)."""
+    if db is None or db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                                "name = 'declined_conflicts'").fetchone() is None:
+        return set()
+    return {(r[0], r[1]) for r in db.execute(
+        "SELECT device, theirs_digest FROM declined_conflicts WHERE field = ?", [DECLINED_FIELD])}

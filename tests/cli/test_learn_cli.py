@@ -204,6 +204,15 @@ def test_fit_save_list_export_import(measured, tmp_path, capsys, gpumodeler_env,
     assert cli(capsys, "learn", "export", "-o", tmp_path / "shared.json")[0] == 0
     code, out, err = cli(capsys, "learn", "import", tmp_path / "shared.json")
     assert code == 0 and "mine: same" in out
+    # mine changed: a conflict kept as mine, then remembered as declined
+    code, out, err = cli(capsys, "learn", "fit", "--measurements", measured, "--method", "svr",
+                         "-o", tmp_path / "c.json", "--save", "mine", "--replace")
+    assert code == 0, err
+    code, out, err = cli(capsys, "learn", "import", tmp_path / "shared.json")
+    assert code == 0 and "mine: kept-mine" in out
+    code, out, err = cli(capsys, "learn", "import", tmp_path / "shared.json")
+    assert code == 0 and "mine: declined (kept mine: this version was declined before)" in out
+    assert cli(capsys, "learn", "import", tmp_path / "shared.json", "--resolve", "theirs")[0] == 0
     # the stored model predicts by name
     from pathlib import Path
     monkeypatch.chdir(Path(__file__).resolve().parents[2])

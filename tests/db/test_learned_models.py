@@ -91,3 +91,31 @@ def test_a_hostile_shared_file_is_refused_and_nothing_written(catalog, texts, da
     with pytest.raises((FormatError, DeviceEditError), match=words):
         merge_models(catalog, json.dumps(doc))
     assert [m.name for m in list_models(catalog)] == ["a"]
+
+
+def test_a_declined_conflict_is_remembered_until_theirs_changes(catalog, texts):
+    save_model(catalog, stored_from_text("a", texts["lr"], FILES))
+    shared = export_models(catalog)
+    save_model(catalog, stored_from_text("a", texts["hybrid"]), replace=True)
+    # a dry run records nothing: still a conflict
+    assert merge_models(catalog, shared, dry_run=True)[0].action == "kept-mine"
+    assert merge_models(catalog, shared)[0].action == "kept-mine"
+    # the same content again: declined before, not asked again; mine unchanged
+    assert merge_models(catalog, shared)[0].action == "declined"
+    assert get_model(catalog, "a").method == "hybrid"
+    # another version of theirs under that name is a new conflict
+    other = json.loads(shared)
+    save_model(catalog, stored_from_text("b", texts["hybrid"]))
+    other["models"] = [json.loads(export_models(catalog, ["b"]))["models"][0] | {"name": "a"}]
+    other["models"][0]["model"]["seed"] = 5
+    changed = json.dumps(other)
+    from gpumodeler.db.learned_models import read_export
+    [theirs] = read_export(changed)
+    assert theirs.model_sha256 != get_model(catalog, "a").model_sha256
+    assert merge_models(catalog, changed)[0].action == "kept-mine"
+    # an explicit answer still applies to a declined one
+    assert merge_models(catalog, shared, "theirs")[0].action == "replaced"
+    assert get_model(catalog, "a").method == "lr"
+    # the record is in the device merges' table, under the learned-model field
+    rows = catalog.user_db.execute("SELECT device, field FROM declined_conflicts").fetchall()
+    assert ("a", "learned model") in [tuple(r) for r in rows]

@@ -25,6 +25,10 @@ every fit is deterministic.
 """
 from __future__ import annotations
 
+import math
+from itertools import accumulate, count, islice
+from operator import itemgetter, mul
+
 import numpy as np
 
 from gpumodeler.core.errors import InvalidParameter
@@ -118,71 +122,171 @@ def fit_svr(x, y, epsilon: float = SVR_EPSILON, c: float = SVR_C,
     return w, float(b)
 
 
-def _best_split(xs, y):
-    """(threshold, gain) of the best split of one feature's values, or None."""
-    order = np.argsort(xs, kind="stable")
-    xs, ys = xs[order], y[order]
-    n = len(ys)
-    csum = np.cumsum(ys)
-    csq = np.cumsum(ys * ys)
+#: a node of at most this many rows grows its subtree in plain Python (numpy's per-call cost
+#: outweighs its speed on a few rows); both paths make the same cuts
+SMALL_NODE = 48
+
+
+def _best_splits(xs, ys, k):
+    """(lower value, upper value, gain) per row of ``xs``: the best cut of each candidate
+    feature's values ``xs`` (one row a feature, sorted ascending) with the targets ``ys`` in
+    the same order; ``k`` is ``1 … m−1`` for ``m`` values.
+
+    CART on the residual sum of squares (Amarís 2018 §4.1): for a cut after the k-th value
+    the two sides' sums of squared deviations are ``Σy² − (Σy)²/k`` from the running sums,
+    so one scan of the cumulative sums prices every cut. A cut between equal values is no
+    cut; a feature with none has gain −∞."""
+    m = xs.shape[1]
+    csum = np.cumsum(ys, axis=1)
+    csq = np.cumsum(ys * ys, axis=1)
+    total, total_sq = csum[:, -1:], csq[:, -1:]
+    head, head_sq = csum[:, :-1], csq[:, :-1]
+    sse = head_sq - head * head / k + ((total_sq - head_sq) - (total - head) * (total - head) / (m - k))
+    sse[xs[:, 1:] <= xs[:, :-1]] = np.inf
+    i = sse.argmin(axis=1)
+    at = np.arange(xs.shape[0])
+    gain = (total_sq[:, 0] - total[:, 0] * total[:, 0] / m) - sse[at, i]
+    return xs[at, i], xs[at, i + 1], gain
+
+
+def _best_split_small(rows, pairs_j):
+    """(gain, threshold) of the best cut of one feature on a few rows, in plain Python: the
+    same arithmetic as :func:`_best_splits`, operation for operation (so the same cut);
+    ``pairs_j``: (feature value, target) per row."""
+    pairs = sorted(map(pairs_j.__getitem__, rows), key=_first)  # stable: ties keep the row order
+    xs, ys = zip(*pairs)
+    csum = list(accumulate(ys))
+    csq = list(accumulate(map(mul, ys, ys)))
+    m = len(ys)
     total, total_sq = csum[-1], csq[-1]
-    k = np.arange(1, n)
-    valid = xs[1:] > xs[:-1]
-    if not valid.any():
-        return None
-    left = csq[:-1] - csum[:-1] ** 2 / k
-    right = (total_sq - csq[:-1]) - (total - csum[:-1]) ** 2 / (n - k)
-    sse = np.where(valid, left + right, np.inf)
-    i = int(np.argmin(sse))
-    gain = (total_sq - total * total / n) - sse[i]
-    return 0.5 * (xs[i] + xs[i + 1]), float(gain)
+    best, at = math.inf, 0
+    for k, a, b, h, hq in zip(count(1), xs, islice(xs, 1, None), csum, csq):
+        if b > a:
+            rest = total - h
+            sse = hq - h * h / k + ((total_sq - hq) - rest * rest / (m - k))
+            if sse < best:
+                best, at = sse, k
+    if not at:
+        return -math.inf, 0.0
+    return (total_sq - total * total / m) - best, 0.5 * (xs[at - 1] + xs[at])
+
+
+_first = itemgetter(0)
 
 
 def fit_tree(x, y, rng=None, candidates: int | None = None) -> dict:
     """A CART regression tree as arrays ``feature``, ``threshold``, ``left``, ``right``,
     ``value`` (a leaf has feature, left and right −1); ``candidates`` features drawn per
-    split by ``rng`` (all features when None)."""
+    split by ``rng`` (all features when None).
+
+    A node of fewer than :data:`MIN_SPLIT` rows, at :data:`MAX_DEPTH`, or whose rows all
+    have one target is a leaf; otherwise its candidates are drawn and the largest positive
+    gain of their best cuts wins (the first drawn on a tie). The children are grown depth
+    first, left before right, and the generator is drawn in that order. The rows are sorted
+    by every feature once; a split keeps each child's rows in that order (a stable
+    partition), so a large node's candidates need no sort and are scanned together
+    (:func:`_best_splits`); a node of at most :data:`SMALL_NODE` rows grows its subtree in
+    plain Python (:func:`_best_split_small`). A node's value, the mean of its rows' targets,
+    is summed once the tree is grown (:func:`_node_means`)."""
     x, y = _check(x, y)
+    n, p = x.shape
+    all_features = candidates is None or candidates >= p
+    xt = x.T.copy()
+    order = np.argsort(xt, axis=1, kind="stable")  # per feature, the rows by value
+    ks = np.arange(1, max(n, 1), dtype=float)
+    everything = np.arange(p)
+    columns, yl = xt.tolist(), y.tolist()
+    pairs = [list(zip(c, yl)) for c in columns]
+    target = yl.__getitem__
     feature: list[int] = []
     threshold: list[float] = []
     left: list[int] = []
     right: list[int] = []
-    value: list[float] = []
-    stack: list[tuple[np.ndarray, int, int | None, int | None]] = [(np.arange(len(y)), 0, None, None)]  # rows, depth, parent, side
-    while stack:
-        rows, depth, parent, side = stack.pop()
+
+    def new_node(parent: int, side: int) -> int:
         node = len(feature)
-        if parent is not None:
+        if parent >= 0:
             (left if side == 0 else right)[parent] = node
-        ys = y[rows]
         feature.append(-1)
         threshold.append(0.0)
         left.append(-1)
         right.append(-1)
-        value.append(float(ys.mean()))
-        if len(rows) < MIN_SPLIT or depth >= MAX_DEPTH or np.ptp(ys) == 0:
+        return node
+
+    def draw() -> list:
+        return list(range(p)) if all_features else rng.choice(p, size=candidates, replace=False).tolist()
+
+    def grow_small(rows: list, depth: int, parent: int, side: int) -> None:
+        todo = [(rows, depth, parent, side)]
+        while todo:
+            rows, depth, parent, side = todo.pop()
+            node = new_node(parent, side)
+            if len(rows) < MIN_SPLIT or depth >= MAX_DEPTH:
+                continue
+            ys = list(map(target, rows))
+            if max(ys) == min(ys):
+                continue
+            best, j, thr = -math.inf, -1, 0.0
+            for c in draw():
+                gain, cut = _best_split_small(rows, pairs[c])
+                if gain > best:
+                    best, j, thr = gain, c, cut
+            if not best > 0:
+                continue
+            feature[node], threshold[node] = j, thr
+            xj = columns[j]
+            todo.append(([r for r in rows if xj[r] > thr], depth + 1, node, 1))
+            todo.append(([r for r in rows if xj[r] <= thr], depth + 1, node, 0))
+
+    go = np.zeros(n, dtype=bool)
+    stack: list[tuple] = [(order, 0, -1, 0)]  # each feature's rows in order, depth, parent, side
+    while stack:
+        sorted_rows, depth, parent, side = stack.pop()
+        m = sorted_rows.shape[1]
+        if m <= max(SMALL_NODE, MIN_SPLIT) or depth >= MAX_DEPTH:
+            grow_small(np.sort(sorted_rows[0]).tolist(), depth, parent, side)
             continue
-        p = x.shape[1]
-        if candidates is None or candidates >= p:
-            pool = np.arange(p)
-        else:
-            pool = rng.choice(p, size=candidates, replace=False)
-        best = None
-        for j in pool:
-            found = _best_split(x[rows, j], ys)
-            if found is not None and found[1] > 0 and (best is None or found[1] > best[2]):
-                best = (int(j), found[0], found[1])
-        if best is None:
+        node = new_node(parent, side)
+        ys = y[sorted_rows[0]]
+        if ys.max() == ys.min():
             continue
-        j, thr, _ = best
-        feature[node], threshold[node] = j, thr
-        go_left = x[rows, j] <= thr
+        pool = everything if all_features else np.array(draw())
+        cand = sorted_rows[pool]
+        lo, hi, gain = _best_splits(xt[pool[:, None], cand], y[cand], ks[:m - 1])
+        best = int(gain.argmax())
+        if not gain[best] > 0:
+            continue
+        j = int(pool[best])
+        thr = 0.5 * (lo[best] + hi[best])
+        feature[node], threshold[node] = j, float(thr)
+        go[sorted_rows[0]] = xt[j, sorted_rows[0]] <= thr
+        take = go[sorted_rows]
+        width = int(take[0].sum())
         # right first on the stack so the left subtree is numbered first (depth-first order)
-        stack.append((rows[~go_left], depth + 1, node, 1))
-        stack.append((rows[go_left], depth + 1, node, 0))
-    return {"feature": np.array(feature, dtype=np.int64), "threshold": np.array(threshold),
-            "left": np.array(left, dtype=np.int64), "right": np.array(right, dtype=np.int64),
-            "value": np.array(value)}
+        stack.append((sorted_rows[~take].reshape(p, m - width), depth + 1, node, 1))
+        stack.append((sorted_rows[take].reshape(p, width), depth + 1, node, 0))
+    tree = {"feature": np.array(feature, dtype=np.int64), "threshold": np.array(threshold),
+            "left": np.array(left, dtype=np.int64), "right": np.array(right, dtype=np.int64)}
+    tree["value"] = _node_means(tree, x, y)
+    return tree
+
+
+def _node_means(tree: dict, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The mean target of the rows that reach each node (the rows taken down the tree as
+    :func:`predict_tree` takes them, one level a step)."""
+    count = len(tree["feature"])
+    sums, sizes = np.zeros(count), np.zeros(count)
+    node = np.zeros(len(y), dtype=np.int64)
+    rows = np.arange(len(y))
+    feature, thr = tree["feature"], tree["threshold"]
+    while len(rows):
+        sums += np.bincount(node, y[rows], minlength=count)
+        sizes += np.bincount(node, minlength=count)
+        f = feature[node]
+        inner = f >= 0
+        rows, node, f = rows[inner], node[inner], f[inner]
+        node = np.where(x[rows, f] <= thr[node], tree["left"][node], tree["right"][node])
+    return sums / np.maximum(sizes, 1)
 
 
 def predict_tree(tree: dict, x) -> np.ndarray:

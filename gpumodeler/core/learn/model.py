@@ -254,16 +254,22 @@ def choose_shrinkage(z, resid, keys: dict, groups) -> tuple:
     if len(uniq) < 3:
         return HYBRID_SETTINGS[0] + (None,)
     best = None
+    # each group's training keys once: the settings only change what is fitted on them
+    names = {key: np.array(v, dtype=object) for key, v in keys.items()}
+    folds = []
+    for g in range(len(uniq)):
+        test = gcodes == g
+        tr = np.nonzero(~test)[0]
+        folds.append((test, tr, {key: v[tr].tolist() for key, v in names.items()},
+                      {key: v[test].tolist() for key, v in names.items()}))
     for k, use, use_arch in HYBRID_SETTINGS:
         errors = []
-        for g in range(len(uniq)):
-            test = gcodes == g
-            tr = np.nonzero(~test)[0]
-            sub = {key: [v[i] for i in tr] for key, v in keys.items()}
+        for test, tr, sub, held in folds:
             w, b, found = fit_residual(z[tr], resid[tr], sub, k, use, use_arch)
-            idx = np.nonzero(test)[0]
-            pred = z[test] @ w + b + np.array([sum(found[key].get(keys[key][i], 0.0)
-                                                   for key in found) for i in idx])
+            offset = np.zeros(int(test.sum()))
+            for key in found:  # in found's order, as the sum of a row's offsets was taken
+                offset = offset + np.array([found[key].get(name, 0.0) for name in held[key]])
+            pred = z[test] @ w + b + offset
             errors.append(np.abs(np.exp2(pred - resid[test]) - 1.0))
         err = float(np.concatenate(errors).mean())
         if best is None or err < best[3] - 1e-12:

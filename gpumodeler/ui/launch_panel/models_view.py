@@ -8,14 +8,22 @@ is "uncalibrated", one that lacks an input says which, and those rows are colour
 spread that comes from them reads as such.
 
 It shows what :func:`gpumodeler.core.models.graph_inputs.compare_launch` returns and
-computes nothing.
+computes nothing, except the row of a learned model: chosen among the user database's
+stored learned models (``learn fit --save``, ``learn import``) or none, it predicts the launch
+as ``predict --learned`` does (:mod:`gpumodeler.core.learn.launch`), its training data (GPUs,
+kernels, rows) in its row and tooltip, flagged when the launch lies outside the trained
+ranges.
 """
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QAbstractItemView, QGroupBox, QHeaderView, QLabel, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout)
+import sqlite3
+
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGroupBox, QHBoxLayout, QHeaderView,
+                               QLabel, QTableWidget, QTableWidgetItem, QVBoxLayout)
+
+from gpumodeler.core.errors import ModelError
 
 from gpumodeler.core.models.registry import MODELS, spread
 from gpumodeler.core.models.result import MissingModelInput, ModelResult
@@ -24,6 +32,8 @@ from ..plots.units import fmt_time
 from .results import RESOURCE_NAMES
 from .terms_box import panel_words
 
+#: the learned-model chooser's entry for none
+NO_LEARNED = "(none)"
 COLUMNS = ("Model", "Status", "Kernel time", "Bound", "Limited by", "Terms")
 #: status kinds: the text colour of their rows
 STATUS_COLOURS = {"ok": "#1b1b1b", "uncalibrated": "#a04a00", "missing": "#6b6b6b",
@@ -106,7 +116,26 @@ class ModelsView(QGroupBox):
         header.setStretchLastSection(True)
         for row, name in enumerate(MODELS):
             self._set(row, 0, name, tooltip_for(name, "no launch yet"))
-        lay.addWidget(self.table)
+        # the chooser beside the table, not below it: the box is no taller (the launch tab
+        # fits a 720-pixel-high screen)
+        beside = QHBoxLayout()
+        beside.addWidget(self.table, 1)
+        chooser = QVBoxLayout()
+        chooser.addWidget(QLabel("Learned model:"))
+        self.learned_combo = QComboBox()
+        self.learned_combo.addItem(NO_LEARNED)
+        self.learned_combo.setToolTip("a stored learned model (gpumodeler learn fit --save, learn "
+                                      "import) shown as the table's last row, or none")
+        self.learned_combo.currentTextChanged.connect(self._choose_learned)
+        chooser.addWidget(self.learned_combo)
+        chooser.addStretch(1)
+        beside.addLayout(chooser)
+        lay.addLayout(beside)
+        self.catalog = None
+        self.learned_name = ""
+        self._learned = None  # the chosen model, or the text of why it cannot be loaded
+        self._shown: tuple = (None, "", None)  # the last (results, message, launch_row)
+        self.learned_status: tuple[str, str] = ("", "")
         self.statuses: dict[str, tuple[str, str]] = {}
         self.spread_label = QLabel("—")
         self.spread_label.setTextFormat(Qt.RichText)
@@ -120,9 +149,44 @@ class ModelsView(QGroupBox):
             item.setForeground(QBrush(QColor(colour)))
         self.table.setItem(row, col, item)
 
-    def show_results(self, results: dict | None, message: str = "", lam: float | None = None) -> None:
+    def set_catalog(self, catalog) -> None:
+        """List the stored learned models of ``catalog``'s user database in the chooser (the
+        chosen one stays chosen while it is stored)."""
+        from gpumodeler.db.learned_models import list_models
+        self.catalog = catalog
+        try:
+            names = [m.name for m in list_models(catalog)] if catalog is not None else []
+        except (ModelError, sqlite3.Error) as exc:
+            names = []
+            self.learned_combo.setToolTip(f"the stored learned models cannot be read: {exc}")
+        keep = self.learned_name if self.learned_name in names else ""
+        self.learned_combo.blockSignals(True)
+        self.learned_combo.clear()
+        self.learned_combo.addItems([NO_LEARNED] + names)
+        self.learned_combo.setCurrentText(keep or NO_LEARNED)
+        self.learned_combo.blockSignals(False)
+        if keep != self.learned_name:
+            self._choose_learned(keep or NO_LEARNED)
+
+    def _choose_learned(self, name: str) -> None:
+        from gpumodeler.db.learned_models import get_model
+        self.learned_name = "" if name == NO_LEARNED else name
+        self._learned = None
+        if self.learned_name:
+            try:
+                stored = get_model(self.catalog, self.learned_name)
+                self._learned = (stored, stored.load())
+            except (ModelError, sqlite3.Error) as exc:
+                self._learned = str(exc)
+        self._show_learned(*self._shown)
+
+    def show_results(self, results: dict | None, message: str = "", lam: float | None = None,
+                     launch_row=None) -> None:
         """Show ``{model: ModelResult or error}``, or dashes and ``message``; ``lam`` the
-        launch's λ (:func:`model_status`)."""
+        launch's λ (:func:`model_status`); ``launch_row()`` the launch as a learning row
+        (:func:`gpumodeler.core.learn.launch.project_launch_row`), asked for only when a
+        learned model is chosen."""
+        self._shown = (results, message, launch_row)
         self.statuses = {}
         for row, name in enumerate(MODELS):
             outcome = (results or {}).get(name, message or "no prediction")
@@ -140,6 +204,63 @@ class ModelsView(QGroupBox):
             for col, text in enumerate(cells):
                 self._set(row, col, text, tip, STATUS_COLOURS[kind] if kind != "ok" else "")
         self.spread_label.setText(spread_text(results, self.statuses) or message or "—")
+        self._show_learned(results, message, launch_row)
+
+    def _show_learned(self, results, message, launch_row) -> None:
+        """The learned model's row after the models' (none when no model is chosen)."""
+        row = len(MODELS)
+        if not self.learned_name:
+            self.table.setRowCount(row)
+            self.learned_status = ("", "")
+            return
+        self.table.setRowCount(row + 1)
+        name = f"learned: {self.learned_name}"
+        if isinstance(self._learned, str) or self._learned is None:
+            why = self._learned or "not loaded"
+            kind, status = "error", "✗ cannot be loaded"
+            cells, tip = (name, status, "—", "", "", panel_words(why)), f"<b>{name}</b><br>{why}"
+        else:
+            stored, model = self._learned
+            kind, status, cells, tip = _learned_cells(name, stored, model, results, message, launch_row)
+        self.learned_status = (kind, status)
+        for col, text in enumerate(cells):
+            self._set(row, col, text, tip, STATUS_COLOURS[kind] if kind != "ok" else "")
+
+
+def _training_text(stored) -> str:
+    gpus = ", ".join(stored.gpus) or "(none)"
+    return f"trained on {stored.rows} row(s), {len(stored.kernels)} kernel(s), GPUs {gpus}"
+
+
+def _learned_cells(name, stored, model, results, message, launch_row):
+    """(kind, status, cells, tooltip) of the learned model's row."""
+    from gpumodeler.core.learn.launch import learned_entry
+    training = _training_text(stored)
+    tip = [f"<b>{name}</b>: {model.method} on {model.features} features (Amarís 2018 ch. 4; "
+           f"docs/learning.md)", training, f"kernels: {', '.join(stored.kernels) or '(none)'}",
+           f"digest {stored.training_digest[:12]}"]
+    if results is None or launch_row is None:
+        why = message or "no prediction"
+        return "missing", "", (name, "", "—", "", "", panel_words(why)), "<br>".join(tip + [why])
+    try:
+        entry = learned_entry(model, launch_row())
+    except ModelError as exc:
+        why = panel_words(str(exc))
+        return "error", "✗ not computed", (name, "✗ not computed", "—", "", "", why), \
+            "<br>".join(tip + [why])
+    if entry["time_s"] is None:
+        why = entry["error"]
+        return "missing", "✗ no base model time", (name, "✗ no base model time", "—", "", "", why), \
+            "<br>".join(tip + [why])
+    outside = entry["outside_trained_ranges"]
+    if outside:
+        kind, status = "warning", "⚠ outside the trained ranges"
+        tip.append(f"<span style='color:#b3261e'>⚠ outside the trained ranges (an "
+                   f"extrapolation): {', '.join(outside)}</span>")
+    else:
+        kind, status = "ok", "✓ within the trained ranges"
+    return kind, status, (name, status, fmt_time(entry["time_s"]), "learned", "", training), \
+        "<br>".join(tip)
 
 
 def spread_text(results: dict | None, statuses: dict) -> str:

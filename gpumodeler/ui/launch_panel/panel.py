@@ -199,6 +199,7 @@ class LaunchPanel(DocumentBinding, QWidget):
     def show_project(self) -> None:
         self.launch_id = None
         self.sweep.set_launch(None)  # another project: its launch ids mean other launches
+        self.models.set_catalog(self.document.catalog)  # its stored learned models
         self.rebuild()
 
     @property
@@ -325,7 +326,13 @@ class LaunchPanel(DocumentBinding, QWidget):
             self.models.show_results(None, str(exc))
             self.header.show_models(None, {})
             return
-        self.models.show_results(self.model_results, lam=self.launch.lam)
+        project, launch_id, result, results = self.project, self.launch_id, self.result, self.model_results
+
+        def launch_row():  # only when a learned model is chosen
+            from gpumodeler.core.learn.launch import project_launch_row  # lazy: the learn package
+            return project_launch_row(project, launch_id, result, results,
+                                      table_lookup=self.document.latency_table)
+        self.models.show_results(self.model_results, lam=self.launch.lam, launch_row=launch_row)
         self.header.show_models(self.model_results, self.models.statuses)
 
     def evaluation(self) -> ProjectEvaluation:
@@ -602,4 +609,6 @@ class LaunchPanel(DocumentBinding, QWidget):
             self._schedule_refresh()
         elif event.startswith(("devices_", "connections_", "kernels_", "kernel_edited",
                                "catalog_changed")):
+            if event == "catalog_changed":
+                self.models.set_catalog(self.document.catalog)  # a learned model stored or gone
             self._schedule_refresh()
