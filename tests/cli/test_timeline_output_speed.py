@@ -1,0 +1,127 @@
+"""`timeline --json` of a trace-scale application, written fast: the same bytes as the
+standard library's indented encoder writes, the same refusal of a number that is not finite
+(now found while the document is written), and the cyclic collector back on afterwards."""
+import gc
+import json
+import math
+import random
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.cli import common
+from gpumodeler.cli.main import main
+from gpumodeler.core.errors import UnphysicalResult
+from gpumodeler.db.catalog import Catalog
+from gpumodeler.db.project_file import load_project
+from gpumodeler.service import application as service
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from nsys_exports import A100, DEVICE, PINNED, copy, kernel, write_export  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("gpumodeler_env")
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def mid_size_trace(path: Path, n: int = 600, seed: int = 5) -> Path:
+    """``n`` kernels and copies on three streams of one GPU, each waiting for its stream and
+    its engine, some after a host delay; kernel names with quotes, commas and brackets (the
+    characters the writer must tell apart inside and outside strings)."""
+    rng = random.Random(seed)
+    ends = {7: 0, 8: 0, 9: 0}
+    engines = {"kernel": 0, "htod": 0, "dtoh": 0}
+    names = ['k"quoted"<float>(float*, int)', "void f<{1, 2}>(int[4])", "g\\h(é)", "plain"]
+    kernels, copies = [], []
+    for _ in range(n):
+        stream, what = rng.choice(list(ends)), rng.choice(list(engines))
+        start = max(ends[stream], engines[what]) + rng.choice((0, 0, 30_000))
+        end = start + rng.randint(5_000, 50_000)
+        ends[stream] = engines[what] = end
+        if what == "kernel":
+            kernels.append(kernel(start, end, rng.choice(names), stream=stream))
+        else:
+            htod = what == "htod"
+            copies.append(copy(start, end, (end - start) * 10, 1 if htod else 2,
+                               src=PINNED if htod else DEVICE, dst=DEVICE if htod else PINNED,
+                               stream=stream))
+    return write_export(path, kernels=kernels, copies=copies,
+                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+
+
+@pytest.fixture
+def project(capsys, tmp_path):
+    path = tmp_path / "p.gpm"
+    code, _out, err = run(capsys, "application", "import",
+                          mid_size_trace(tmp_path / "run.sqlite"), "--project", path)
+    assert code == 0, err
+    return path
+
+
+def stdlib_document(path: Path) -> dict:
+    """The ``timeline --json`` document computed directly from the service."""
+    project = load_project(path)
+    with Catalog() as catalog:
+        return service.run_application(project, service.pick_application(project, None),
+                                       common.catalog_lookups(catalog))
+
+
+def test_the_json_is_the_standard_librarys_text_byte_for_byte(capsys, project):
+    code, out, err = run(capsys, "timeline", project, "--json")
+    assert code == 0, err
+    want = json.dumps(stdlib_document(project), indent=2, ensure_ascii=False,
+                      default=common._json_default) + "\n"
+    assert out == want
+    assert len(json.loads(out)["steps"]) >= 600
+    code, out, err = run(capsys, "timeline", project, "--json", "--by", "kernel")
+    assert code == 0, err
+    groups = json.loads(out)["groups"]
+    assert {g["kernel"] for g in groups} >= {'k"quoted"<float>(float*, int)', "g\\h(é)"}
+    assert out == json.dumps(json.loads(out), indent=2, ensure_ascii=False) + "\n"
+
+
+def test_the_collector_is_back_on_after_the_command(capsys, project):
+    assert gc.isenabled()
+    assert run(capsys, "timeline", project, "--json")[0] == 0
+    assert gc.isenabled()
+    gc.disable()
+    try:   # (and stays off for a caller that had turned it off)
+        assert run(capsys, "timeline", project)[0] == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("bad", [math.inf, math.nan])
+@pytest.mark.parametrize("flags", [["--json"], [], ["--json", "--by", "stream"]])
+def test_a_number_that_is_not_finite_is_refused_naming_it(capsys, monkeypatch, project, bad,
+                                                          flags):
+    real = service.run_application
+
+    def broken(*args, **kwargs):
+        doc = real(*args, **kwargs)
+        doc["steps"][3]["alone_s"] = bad
+        return doc
+    monkeypatch.setattr(service, "run_application", broken)
+    code, out, err = run(capsys, "timeline", project, *flags)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "steps[3].alone_s is not a finite number" in err
+    assert ("undefined" if bad != bad else "overflowed") in err
+
+
+def test_print_json_refuses_as_require_finite_does(capsys):
+    doc = {"a": [1.0, {"b": float("-inf")}], "c": "x"}
+    with pytest.raises(UnphysicalResult) as got:
+        common.print_json(doc)
+    with pytest.raises(UnphysicalResult) as want:
+        common.require_finite(doc)
+    assert str(got.value) == str(want.value) and "a[1].b" in str(got.value)
+    assert capsys.readouterr().out == ""
+    common.print_json({"a": 1.5, "b": [float("nan")]}, checked=True)   # the caller's word
+    assert capsys.readouterr().out == json.dumps({"a": 1.5, "b": [math.nan]}, indent=2) + "\n"
