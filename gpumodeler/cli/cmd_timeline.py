@@ -27,14 +27,9 @@ def _timeline(args) -> int:
     # The command builds millions of objects that live to its end (10^5 steps: the project,
     # the timeline, the document): the cyclic collector would rescan them again and again
     # (half the time of run_application). Nothing here makes cycles worth collecting.
-    import gc
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    from gpumodeler.core.application.timeline import cyclic_collector_paused
+    with cyclic_collector_paused():
         return _timeline_without_collector(args)
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _timeline_without_collector(args) -> int:
