@@ -125,3 +125,20 @@ def test_print_json_refuses_as_require_finite_does(capsys):
     assert capsys.readouterr().out == ""
     common.print_json({"a": 1.5, "b": [float("nan")]}, checked=True)   # the caller's word
     assert capsys.readouterr().out == json.dumps({"a": 1.5, "b": [math.nan]}, indent=2) + "\n"
+
+
+def test_the_document_is_built_with_the_collector_paused(monkeypatch, project):
+    """(its full passes over a big document held the GIL for tenths of a second: the GUI
+    thread waited while a worker built it)"""
+    from gpumodeler.core.application import app as core_app
+    seen = []
+    real = core_app.run
+
+    def watched(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(gc.isenabled())   # after core's own pause has ended
+        return out
+    monkeypatch.setattr(core_app, "run", watched)
+    assert gc.isenabled()
+    stdlib_document(project)
+    assert seen == [False] and gc.isenabled()
