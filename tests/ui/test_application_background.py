@@ -104,3 +104,19 @@ def test_a_refusal_of_the_model_is_shown(qtbot, panel):
     finished(qtbot, panel)
     assert panel.result is None and panel.error
     assert panel.summary.text().startswith("cannot simulate")
+
+
+def test_the_step_list_names_each_step_and_holds_its_id(panel):
+    from dataclasses import replace
+    app = panel.application
+    panel.project.applications[app.id] = replace(app, steps=app.steps + (
+        replace(app.steps[0], id="lost", src="nowhere"),))
+    panel._fill()
+    steps = panel.application.steps
+    assert panel.steps.count() == len(steps) == 5
+    for row, s in enumerate(steps):
+        item = panel.steps.item(row)
+        assert item.data(256) == s.id and item.text() == panel._step_text(s)
+    assert panel.steps.item(4).text().endswith("⚠ missing device")
+    assert not panel.steps.item(0).text().endswith("⚠ missing device")
+    assert panel.steps.item(0).text().startswith(f"[{steps[0].stream}] {steps[0].label}: ")
