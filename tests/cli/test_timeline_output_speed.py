@@ -4,7 +4,6 @@ standard library's indented encoder writes, the same refusal of a number that is
 import gc
 import json
 import math
-import random
 import sys
 from pathlib import Path
 
@@ -18,7 +17,7 @@ from gpumodeler.db.project_file import load_project
 from gpumodeler.service import application as service
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from nsys_exports import A100, DEVICE, PINNED, copy, kernel, write_export  # noqa: E402
+from nsys_exports import streamed_trace  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("gpumodeler_env")
 
@@ -30,28 +29,12 @@ def run(capsys, *argv):
 
 
 def mid_size_trace(path: Path, n: int = 600, seed: int = 5) -> Path:
-    """``n`` kernels and copies on three streams of one GPU, each waiting for its stream and
-    its engine, some after a host delay; kernel names with quotes, commas and brackets (the
-    characters the writer must tell apart inside and outside strings)."""
-    rng = random.Random(seed)
-    ends = {7: 0, 8: 0, 9: 0}
-    engines = {"kernel": 0, "htod": 0, "dtoh": 0}
+    """``n`` kernels and copies on three streams of one GPU, some after a host delay; kernel
+    names with quotes, commas and brackets (the characters the writer must tell apart
+    inside and outside strings)."""
     names = ['k"quoted"<float>(float*, int)', "void f<{1, 2}>(int[4])", "g\\h(é)", "plain"]
-    kernels, copies = [], []
-    for _ in range(n):
-        stream, what = rng.choice(list(ends)), rng.choice(list(engines))
-        start = max(ends[stream], engines[what]) + rng.choice((0, 0, 30_000))
-        end = start + rng.randint(5_000, 50_000)
-        ends[stream] = engines[what] = end
-        if what == "kernel":
-            kernels.append(kernel(start, end, rng.choice(names), stream=stream))
-        else:
-            htod = what == "htod"
-            copies.append(copy(start, end, (end - start) * 10, 1 if htod else 2,
-                               src=PINNED if htod else DEVICE, dst=DEVICE if htod else PINNED,
-                               stream=stream))
-    return write_export(path, kernels=kernels, copies=copies,
-                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+    return streamed_trace(path, n, seed=seed, delays=(0, 0, 30_000),
+                          kernel_name=lambda rng: rng.choice(names))
 
 
 @pytest.fixture
