@@ -7,7 +7,9 @@ import math
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from gpumodeler.cli import common
 from gpumodeler.cli.main import main
@@ -125,3 +127,45 @@ def test_the_document_is_built_with_the_collector_paused(monkeypatch, project):
     assert gc.isenabled()
     stdlib_document(project)
     assert seen == [False] and gc.isenabled()
+
+
+def core_refusal(doc):
+    from gpumodeler.core import physical
+    try:
+        physical.require_finite(doc, "r")
+    except UnphysicalResult as exc:
+        return str(exc)
+    return None
+
+
+def cli_refusal(doc):
+    try:
+        common.require_finite(doc, "r")
+    except UnphysicalResult as exc:
+        return str(exc)
+    return None
+
+
+values = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3),
+                   st.floats(allow_nan=True, allow_infinity=True),
+                   st.floats(-1e308, 1e308).map(lambda v: v * 10),   # sums that overflow
+                   st.floats(-9, 9).map(np.float64), st.complex_numbers(max_magnitude=5))
+documents = st.recursive(values, lambda children: st.one_of(
+    st.lists(children, max_size=4), st.lists(children, max_size=3).map(tuple),
+    st.dictionaries(st.text(max_size=3), children, max_size=4),
+    st.lists(st.floats(allow_nan=True), max_size=3).map(np.array)), max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(documents)
+def test_require_finite_refuses_as_core_does(doc):
+    assert cli_refusal(doc) == core_refusal(doc)
+
+
+def test_require_finite_with_shared_values_a_cycle_and_overflowing_sums():
+    shared = {"x": 1.0}
+    assert cli_refusal({"a": shared, "b": [shared, math.inf]}) == \
+        core_refusal({"a": shared, "b": [shared, math.inf]})
+    assert cli_refusal([1e308, 1e308, 2.0]) is None            # finite values, an infinite sum
+    assert "r[2]" in cli_refusal([1e308, 1e308, math.nan])
+    assert cli_refusal({"k": [1.0, (2.0, "x", None, True, 3)]}) is None
