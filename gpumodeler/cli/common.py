@@ -536,11 +536,24 @@ def indented_json(obj, default=None, indent: int = 2, allow_nan: bool = True) ->
     return _reindented(compact, indent)
 
 
+def _structure_table():
+    import numpy as np
+    table = np.zeros(256, bool)
+    table[[ord(c) for c in ",[]{}"]] = True
+    return table
+
+
+_STRUCTURE = None   # the bytes , [ ] { } (a numpy table by byte: numpy is imported when used)
+
+
 def _reindented(compact: str, indent: int) -> str:
     """The compact JSON text ``compact`` indented by ``indent`` spaces per level (see
     :func:`indented_json`)."""
     import numpy as np
 
+    global _STRUCTURE
+    if _STRUCTURE is None:
+        _STRUCTURE = _structure_table()
     data = compact.encode("utf-8")
     if not data or data[:1] not in b"[{":
         return compact   # a single value: nothing to indent
@@ -553,9 +566,10 @@ def _reindented(compact: str, indent: int) -> str:
     if probe is not text:
         quote[1:] &= probe[:-1] != ord("\\")
     quotes = np.flatnonzero(quote)
-    marks = np.flatnonzero((text == ord(",")) | (text == ord("[")) | (text == ord("{"))
-                           | (text == ord("]")) | (text == ord("}")))
+    del quote, probe
+    marks = np.flatnonzero(_STRUCTURE[text])
     marks = marks[np.searchsorted(quotes, marks) % 2 == 0]   # outside strings
+    del quotes
     chars = text[marks]
     step = ((chars == ord("[")) | (chars == ord("{"))).astype(np.int64)
     step -= (chars == ord("]")) | (chars == ord("}"))
@@ -568,16 +582,23 @@ def _reindented(compact: str, indent: int) -> str:
     keep = ~empty
     at = np.where(closes, marks, marks + 1)[keep]   # before a close, after anything else
     size = 1 + indent * level[keep]   # a line break and the indentation of its level
-    starts = at + (np.cumsum(size) - size)   # where each insertion starts in the output
+    del marks, chars, step, level, opens, closes, empty, keep
+    starts = np.cumsum(size)
+    starts -= size
+    starts += at   # where each insertion starts in the output
+    del at
     total = len(text) + int(size.sum())
-    inserted = np.zeros(total + 1, np.int8)   # +1 at each insertion's start, -1 past its end
-    inserted[starts] = 1
-    inserted[starts + size] -= 1
-    inserted = np.cumsum(inserted[:-1], dtype=np.int8).view(bool)
+    # (arrays the size of the text made in place: a 10^5-step timeline is 120 MB of text)
+    kept = np.zeros(total + 1, np.int8)   # +1 at each insertion's start, -1 past its end
+    kept[starts] = 1
+    kept[starts + size] -= 1
+    np.cumsum(kept, dtype=np.int8, out=kept)
+    kept = kept[:-1].view(bool)
+    np.logical_not(kept, out=kept)   # the text's own bytes
     out = np.full(total, ord(" "), np.uint8)
-    out[~inserted] = text
+    out[kept] = text
     out[starts] = ord("\n")
-    return out.tobytes().decode("utf-8")
+    return str(out, "utf-8")
 
 
 def fmt_time(seconds: float) -> str:
