@@ -533,7 +533,17 @@ def indented_json(obj, default=None, indent: int = 2, allow_nan: bool = True) ->
     except RecursionError:   # the standard library's own answer
         return json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
                           allow_nan=allow_nan)
+    if len(compact) < _SMALL_JSON and "numpy" not in sys.modules:
+        # (a small document: written at once by the standard library, numpy not imported
+        # for it: the start-up time of a command answering a few lines)
+        return json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
+                          allow_nan=allow_nan)
     return _reindented(compact, indent)
+
+
+#: the size (characters of compact JSON) from which a document is indented with numpy even
+#: when nothing has imported numpy yet
+_SMALL_JSON = 64 * 1024
 
 
 def _structure_table():
