@@ -10,7 +10,6 @@ Run: python benchmarks/bench_trace_import.py
 from __future__ import annotations
 
 import math
-import random
 import sys
 import tempfile
 import time
@@ -20,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from nsys_exports import A100, DEVICE, PINNED, copy, kernel, write_export  # noqa: E402
+from nsys_exports import streamed_trace  # noqa: E402
 
 from gpumodeler.core.project import Project  # noqa: E402
 from gpumodeler.db.catalog import Catalog  # noqa: E402
@@ -32,24 +31,7 @@ SIZES = (1_000, 10_000, 100_000)
 def trace(path: Path, n: int) -> Path:
     """Three streams; each record waits for its stream and its engine, some a little
     longer (host delays)."""
-    rng = random.Random(n)
-    ends = {7: 0, 8: 0, 9: 0}
-    engines = {"kernel": 0, "htod": 0, "dtoh": 0}
-    kernels, copies = [], []
-    for _ in range(n):
-        stream, what = rng.choice(list(ends)), rng.choice(list(engines))
-        start = max(ends[stream], engines[what]) + rng.choice((0, 0, 0, 20_000))
-        end = start + rng.randint(5_000, 50_000)
-        ends[stream] = engines[what] = end
-        if what == "kernel":
-            kernels.append(kernel(start, end, f"k{rng.randrange(20)}(float*)", stream=stream))
-        else:
-            htod = what == "htod"
-            copies.append(copy(start, end, (end - start) * 10, 1 if htod else 2,
-                               src=PINNED if htod else DEVICE, dst=DEVICE if htod else PINNED,
-                               stream=stream))
-    return write_export(path, kernels=kernels, copies=copies,
-                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+    return streamed_trace(path, n, seed=n)
 
 
 def main() -> None:

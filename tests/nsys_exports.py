@@ -182,3 +182,29 @@ def pending_log(path: Path, insert: str) -> sqlite3.Connection:
     writer.execute(insert)
     writer.commit()
     return writer
+
+
+def streamed_trace(path: Path, n: int, *, seed, delays=(0, 0, 0, 20_000),
+                   kernel_name=lambda rng: f"k{rng.randrange(20)}(float*)") -> Path:
+    """An export of ``n`` kernels and copies (ns times) on three streams of one A100: each
+    record waits for its stream and its engine (compute, host-to-device, device-to-host),
+    plus one of ``delays`` (host delays); kernels named by ``kernel_name(rng)``."""
+    import random
+    rng = random.Random(seed)
+    ends = {7: 0, 8: 0, 9: 0}
+    engines = {"kernel": 0, "htod": 0, "dtoh": 0}
+    kernels, copies = [], []
+    for _ in range(n):
+        stream, what = rng.choice(list(ends)), rng.choice(list(engines))
+        start = max(ends[stream], engines[what]) + rng.choice(delays)
+        end = start + rng.randint(5_000, 50_000)
+        ends[stream] = engines[what] = end
+        if what == "kernel":
+            kernels.append(kernel(start, end, kernel_name(rng), stream=stream))
+        else:
+            htod = what == "htod"
+            copies.append(copy(start, end, (end - start) * 10, 1 if htod else 2,
+                               src=PINNED if htod else DEVICE, dst=DEVICE if htod else PINNED,
+                               stream=stream))
+    return write_export(path, kernels=kernels, copies=copies,
+                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])

@@ -32,7 +32,18 @@ def pick_application(project, wanted: str | None) -> str:
 def run_application(project, app_id: str, lookups: dict, analyses=None) -> dict:
     """The ``timeline --json`` document of application ``app_id``. ``analyses``
     (:class:`~gpumodeler.core.pipeline.GraphAnalyses`) shares graph analyses with other
-    evaluations of the project."""
+    evaluations of the project.
+
+    The cyclic collector is paused meanwhile: the document of 10^5 steps holds millions of
+    objects, and each full pass over them held the GIL 0.3-0.5 s (the GUI thread waited
+    that long while a worker built it) and took half of the time here."""
+    from gpumodeler.core.application.timeline import cyclic_collector_paused
+
+    with cyclic_collector_paused():
+        return _run_application(project, app_id, lookups, analyses)
+
+
+def _run_application(project, app_id: str, lookups: dict, analyses) -> dict:
     from gpumodeler.core.application.app import run
     from gpumodeler.core.application.trace import measured_makespan
 

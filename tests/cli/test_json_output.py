@@ -81,3 +81,24 @@ def test_a_cycle_and_deep_nesting_as_the_standard_library_takes_them():
     for _ in range(700):  # deeper than the C-assisted writer recurses, as json.dumps takes it
         deep = [deep, 1]
     assert indented_json(deep, _json_default) == stdlib(deep)
+
+
+def test_a_small_document_needs_no_numpy():
+    """(a command answering a few lines starts without importing numpy; a big document is
+    indented with it)"""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import json, sys\n"
+            "from gpumodeler.cli.common import indented_json\n"
+            "small = {'a': [1, 2.5, 'x'], 'b': {'c': None}}\n"
+            "assert indented_json(small) == json.dumps(small, indent=2)\n"
+            "print('numpy' in sys.modules)\n"
+            "big = {'ids': [{'n': i, 'x': [i / 3]} for i in range(5000)]}\n"
+            "assert indented_json(big) == json.dumps(big, indent=2)\n"
+            "print('numpy' in sys.modules)\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, env={**os.environ, "PYTHONPATH": str(root)}).stdout
+    assert out.split() == ["False", "True"]

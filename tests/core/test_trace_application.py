@@ -175,3 +175,28 @@ def test_the_same_gpu_for_the_scaling_keeps_the_measured_time():
     # an override of what the scaling reads does change the time
     t, how = scaled_kernel_time(2e-3, a, replace(a, sms=50))
     assert t == pytest.approx(4e-3) and how["compute_ratio"] == pytest.approx(2.0)
+
+
+def test_kernel_steps_name_their_launch_ids_when_given():
+    records = [k(0, 10, "a"), k(10, 20, "b"), k(20, 30, "a"), c(30, 40),
+               k(40, 50, "a", grid=(3, 1, 1)), k(50, 60, "b", stream=8)]
+    asked = []
+
+    def launch_id(index):
+        asked.append(index)
+        return f"L{10 * index + 1}"
+    t = trace_application(records, gpu_of=lambda d: f"gpu{d}", host_of=lambda d: "host1",
+                          traced_name_of=lambda d: f"GPU {d}", launch_id_of=launch_id)
+    kernels = [s for s in t.steps if s.kind == "kernel"]
+    assert asked == [0, 1, 2]   # once per launch, in first-use order
+    assert [s.launch for s in kernels] == ["L1", "L11", "L1", "L21", "L11"]
+    assert [t.launch_of[s.id] for s in kernels] == [0, 1, 0, 2, 1]
+    assert all(s.launch is None for s in t.steps if s.kind != "kernel")
+    # without it, the steps name no launch (the caller places them)
+    assert all(s.launch is None for s in steps_of(records).steps)
+    # the lanes of a stream are the stream's own on every device
+    two = trace_application([k(0, 10, "a", device=0), k(0, 10, "a", device=1),
+                             k(5, 15, "a", device=1)],
+                            gpu_of=lambda d: f"gpu{d}", host_of=lambda d: "host1",
+                            traced_name_of=lambda d: f"GPU {d}")
+    assert [s.stream for s in two.steps if s.kind == "kernel"] == ["0/7", "1/7", "1/7~1"]

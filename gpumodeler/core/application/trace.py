@@ -97,7 +97,7 @@ def _engines(record, copy_engines) -> set:
 
 
 def trace_application(records, *, gpu_of, host_of, traced_name_of,
-                      copy_engines=None) -> TraceSteps:
+                      copy_engines=None, launch_id_of=None) -> TraceSteps:
     """Steps of the records of a trace (kernels, copies: ``Measurement`` records with
     stream, device, start and end), in start order (module docstring).
 
@@ -105,7 +105,9 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     its device name in the catalog, ``host_of(device)`` the placed host its copies go to
     and from; ``copy_engines`` maps a
     trace device to its copy engines (for the inference of waits: steps on one engine wait
-    for each other without any event)."""
+    for each other without any event). ``launch_id_of(index)``, when given, is the project's
+    id of launch ``index`` (asked once per launch, in first-use order), which the kernel
+    steps then name in ``Step.launch``."""
     copy_engines = copy_engines or {}
     usable = [r for r in records if r.kind in ("kernel", "transfer")
               and r.start_s is not None and r.end_s is not None]
@@ -120,18 +122,22 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     t0 = usable[0].start_s
     devices = {r.device for r in usable}
 
-    lanes: dict = {}    # trace stream -> its lanes' names (the first is the stream itself)
+    lanes: dict = {}    # (device, trace stream) -> its lanes' names (the first: the stream)
+    one_device = len(devices) == 1
 
     def stream_of(r) -> str:
         """The step's stream: the trace's, or a lane of it for a step that overlapped the
         stream's previous step (kernels of a CUDA graph's parallel branches share a
         stream id): the first lane whose last step had ended."""
-        name = str(r.stream) if len(devices) == 1 else f"{r.device}/{r.stream}"
-        names = lanes.setdefault(name, [name])
+        names = lanes.get((r.device, r.stream))
+        if names is None:
+            name = str(r.stream) if one_device else f"{r.device}/{r.stream}"
+            names = lanes[(r.device, r.stream)] = [name]
         for lane in names:
-            if lane not in last_of_stream or last_of_stream[lane][1] <= r.start_s:
+            last = last_of_stream.get(lane)
+            if last is None or last[1] <= r.start_s:
                 return lane
-        names.append(f"{name}~{len(names)}")
+        names.append(f"{names[0]}~{len(names)}")
         return names[-1]
 
     # concurrent: overlapped a step of its GPU on the same engine in the trace (kernels;
@@ -151,6 +157,7 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     launches: list = []
     launch_index: dict = {}
     launch_of: dict = {}
+    launch_ids: list = []            # the project's launch ids (with launch_id_of)
     last_of_stream: dict = {}       # stream -> (step id, end)
     barrier, barrier_end = None, t0  # the last host gap step and when it ended
     seen_barrier: dict = {}          # stream -> barrier its steps already wait for
@@ -178,9 +185,9 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
         if r.start_s - ready > DELAY_MIN_S:
             # what it waited for: the step ending last after it was ready, within the window
             waited = None
+            since = max(ready, r.start_s - LINK_WINDOW_S)
             for end, sid, other, held in recent:
-                if max(ready, r.start_s - LINK_WINDOW_S) < end <= r.start_s and \
-                        (waited is None or end > waited[0]):
+                if since < end <= r.start_s and (waited is None or end > waited[0]):
                     waited = (end, sid, bool(held & engines))
             if waited is not None and not waited[2]:    # another stream's step: a wait
                 after.append(waited[1])
@@ -208,12 +215,15 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
             config = (r.name, r.device, grid, block, r.registers_per_thread or 0,
                       int(r.shared_mem_bytes or 0))
             if config not in launch_index:
+                if launch_id_of is not None:
+                    launch_ids.append(launch_id_of(len(launches)))
                 launch_index[config] = len(launches)
                 launches.append(TracedLaunch(config, r.name, r.device, grid, block,
                                              int(r.registers_per_thread or 0),
                                              int(r.shared_mem_bytes or 0)))
-            launch_of[sid] = launch_index[config]
+            launch_of[sid] = index = launch_index[config]
             steps.append(Step(sid, "kernel", r.name, gpu=gpu, concurrent=i in concurrent,
+                              launch=None if launch_id_of is None else launch_ids[index],
                               **common))
         else:
             n_copies += 1

@@ -4,13 +4,16 @@ through undoable commands, and its timeline as a Gantt chart updated live.
 Steps are added from the system's GPUs and links and the project's launches, reordered by
 drag (a step may then not depend on a later one: the model refuses it and the order is put
 back), given a stream and dependencies. The simulation (core.application) runs on every
-change; it takes milliseconds for applications of a few hundred steps, so it runs here.
+change: here for applications of a few hundred steps (milliseconds), in a worker from
+:data:`BACKGROUND_FROM` steps (an imported trace: seconds), on a snapshot of the project
+with the catalog's answers looked up beforehand (the catalog is the GUI thread's); the tab
+says "simulating…" meanwhile, and a result the project changed after is dropped.
 """
 from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QObject, QRunnable, Qt, QTimer, Signal
 from PySide6.QtWidgets import QDialog, QFileDialog, QFormLayout, QListWidgetItem, QWidget
 
 from gpumodeler.core.application.app import Application, Step, data_parallel_steps
@@ -23,14 +26,127 @@ from gpumodeler.core.units_format import format_time
 from gpumodeler.report.application import path_text
 from gpumodeler.ui.application.fields import (field_message, merge_device_notes, parse_variables,
                                                size_text, variables_text)
+from gpumodeler.ui.logs import bug
 from gpumodeler.ui.units import QuantityError, number_text, parse_exact_number, parse_quantity
+from gpumodeler.ui.workers import in_background
 
 LIVE_DELAY_MS = 30
-
+#: applications of this many steps or more are simulated in a worker
+BACKGROUND_FROM = 2000
 
 
 def _lookups(document) -> dict:
     return document.lookups()
+
+
+class _NotLookedUp(Exception):
+    """The simulation asked the catalog something not looked up before it began."""
+
+
+class _Answers:
+    """The catalog's answers to what a simulation of ``app`` in ``project`` will ask
+    (GPUs, links, calibrations, latency tables), looked up here in the GUI thread; its
+    :meth:`lookups` answer from them in a worker, and raise :class:`_NotLookedUp` for
+    anything else (the simulation is then run in the GUI thread)."""
+
+    def __init__(self, lookups: dict, project, app):
+        from gpumodeler.core.kernel.latency_tables import TABLES
+        from gpumodeler.core.pipeline import transfer_calibration
+        self._lookups = lookups
+        self._answers: dict = {}
+        gpus = {d.device_name for d in project.devices.values() if d.kind == "gpu"}
+        gpus |= {s.traced_gpu for s in app.steps if s.traced_gpu}
+        tables = set()
+        for name in gpus:
+            spec = self._ask("gpu_lookup", name)
+            tables.add(getattr(spec, "latency_table", None))
+        for conn in project.connections.values():
+            label = transfer_calibration(conn)
+            if label is None:
+                self._ask("link_lookup", conn.link_name)
+            else:
+                self._ask("calibration_lookup", conn.link_name, label)
+        kernels = {la.kernel for la in project.launches.values()}
+        tables |= {g.latency_table for k, g in project.kernels.items() if k in kernels}
+        for key in tables - {None, ""} - set(TABLES):
+            self._ask("table_lookup", key)
+
+    def _ask(self, kind: str, *key):
+        lookup = self._lookups.get(kind)
+        if lookup is None:
+            return None
+        try:
+            answer = lookup(*key)
+        except ModelError as exc:
+            self._answers[kind, key] = (False, exc)
+            return None
+        except Exception:   # asked again in the GUI thread, where it is reported as before
+            return None
+        self._answers[kind, key] = (True, answer)
+        return answer
+
+    def lookups(self) -> dict:
+        def answering(kind):
+            def lookup(*key):
+                found = self._answers.get((kind, key))
+                if found is None:
+                    raise _NotLookedUp
+                if found[0]:
+                    return found[1]
+                raise found[1]
+            return lookup
+        return {kind: answering(kind) for kind in self._lookups}
+
+
+def _snapshot(project, app):
+    """What a simulation of ``app`` reads of ``project``, apart from it: its collections
+    copied (their values are frozen) and the kernel graphs its launches use (the only
+    mutable values) copied too."""
+    from gpumodeler.core.project import Project
+    copy = Project(project.name)
+    for collection in ("devices", "connections", "launches", "sweeps", "measurements",
+                       "calibrations", "history", "applications"):
+        setattr(copy, collection, dict(getattr(project, collection)))
+    used = {la.kernel for la in project.launches.values()}
+    copy.kernels = {k: g.copy() for k, g in project.kernels.items() if k in used}
+    return copy
+
+
+_ALIVE: set = set()  # the jobs started and not yet reported: the pool holds no reference
+
+
+class _SimulationSignals(QObject):
+    # generation, result dict or None, error message, whether the catalog was asked
+    # something not looked up beforehand
+    finished = Signal(int, object, str, bool)
+
+
+class _SimulationJob(QRunnable):
+    """One simulation of a snapshot, in the thread pool. Keep a reference until it reports."""
+
+    def __init__(self, generation: int, project, app_id: str, lookups: dict):
+        super().__init__()
+        self.setAutoDelete(False)
+        self.generation = generation
+        self.args = (project, app_id, lookups)
+        self.signals = _SimulationSignals()
+
+    def run(self) -> None:
+        from gpumodeler.service.application import run_application
+        result, error, missed = None, "", False
+        try:
+            result = run_application(*self.args)
+        except _NotLookedUp:
+            missed = True
+        except ModelError as exc:
+            error = field_message(exc)
+        except Exception as exc:  # a bug must not take the application down: report it
+            bug("the application's simulation")
+            error = f"the simulation failed unexpectedly ({type(exc).__name__}: {exc})"
+        try:
+            self.signals.finished.emit(self.generation, result, error, missed)
+        except RuntimeError:  # the application is closing: no one is left to show it to
+            pass
 
 
 class ApplicationPanel(DocumentBinding, QWidget):
@@ -44,6 +160,8 @@ class ApplicationPanel(DocumentBinding, QWidget):
         self.result: dict | None = None
         self.error = ""
         self._filling = False
+        self._generation = 0   # of the simulation last asked for
+        self._jobs: dict = {}  # generation -> its job, running in the background
         self._timer = QTimer(self, singleShot=True, interval=LIVE_DELAY_MS)
         self._timer.timeout.connect(self.simulate)
         self._build()
@@ -99,10 +217,12 @@ class ApplicationPanel(DocumentBinding, QWidget):
             self.host_power.setText("" if app.host_power_w is None
                                     else f"{number_text(app.host_power_w)} W")
             self.variables_edit.setText(variables_text(app.variables))
-            for s in app.steps:
-                item = QListWidgetItem(self._step_text(s))
-                item.setData(Qt.ItemDataRole.UserRole, s.id)
-                self.steps.addItem(item)
+            # (items made by Qt, not one Python item each: 10^5 steps of a trace were 1.5 s
+            # to add and 1.6 s to clear again on the next change, the GUI frozen)
+            self.steps.addItems([self._step_text(s) for s in app.steps])
+            model, role = self.steps.model(), Qt.ItemDataRole.UserRole
+            for row, s in enumerate(app.steps):
+                model.setData(model.index(row), s.id, role)
             ids = [s.id for s in app.steps]
             self.step_id = self.step_id if self.step_id in ids else (ids[0] if ids else None)
             if self.step_id:
@@ -123,7 +243,8 @@ class ApplicationPanel(DocumentBinding, QWidget):
             what = f"copy {s.size} B {s.src or '?'} → {s.dst or '?'}"
         else:
             what = "sync"
-        bad = any(d and d not in devices for d in (s.src, s.dst, s.gpu))
+        bad = ((s.src and s.src not in devices) or (s.dst and s.dst not in devices)
+               or (s.gpu and s.gpu not in devices))
         return f"[{s.stream}] {s.label}: {what}" + ("  ⚠ missing device" if bad else "")
 
     def _fill_form(self) -> None:
@@ -363,15 +484,54 @@ class ApplicationPanel(DocumentBinding, QWidget):
             self._stale = False
             self._timer.start()
 
+    @property
+    def simulating(self) -> bool:
+        """A simulation runs in the background whose result is still to be shown."""
+        return self._generation in self._jobs
+
     def simulate(self) -> None:
+        """Simulate the shown application: here, or in a worker from
+        :data:`BACKGROUND_FROM` steps (the result is shown when it comes, unless another
+        simulation was asked for since)."""
+        self._generation += 1
+        app = self.application
+        if app is not None and len(app.steps) >= BACKGROUND_FROM:
+            answers = _Answers(_lookups(self.document), self.project, app)
+            job = _SimulationJob(self._generation, _snapshot(self.project, app), app.id,
+                                 answers.lookups())
+            job.signals.finished.connect(self._simulated_in_background)
+            self._jobs[self._generation] = job
+            _ALIVE.add(job)  # until it reports (also if this panel is gone by then)
+            self.summary.setStyleSheet("color: #5f6368")
+            self.summary.setText(f"simulating… ({len(app.steps)} steps)")
+            in_background(job)
+            return
+        self._simulate_here()
+
+    def _simulated_in_background(self, generation: int, result, error: str,
+                                 missed: bool) -> None:
+        _ALIVE.discard(self._jobs.pop(generation, None))
+        if generation != self._generation:
+            return   # the project changed since: a newer simulation is on its way
+        if missed:   # the catalog was asked something unforeseen: ask it here
+            self._simulate_here()
+            return
+        self._show(result, error)
+
+    def _simulate_here(self) -> None:
         from gpumodeler.service.application import run_application
-        self.result, self.error = None, ""
+        result, error = None, ""
         app = self.application
         if app is not None and app.steps:
             try:
-                self.result = run_application(self.project, app.id, _lookups(self.document))
+                result = run_application(self.project, app.id, _lookups(self.document))
             except ModelError as exc:
-                self.error = field_message(exc)
+                error = field_message(exc)
+        self._show(result, error)
+
+    def _show(self, result: dict | None, error: str) -> None:
+        self.result, self.error = result, error
+        app = self.application
         self.chart.show_result(self.result)
         self.groups.show_result(self.result)
         if self.result:

@@ -1,0 +1,83 @@
+"""``gpumodeler timeline P.gpm --json`` end to end at trace scale (speed targets): the whole
+command (reading the project, building and simulating the application, the JSON document and
+its printing) on applications imported from generated Nsight Systems exports of 10^3, 10^4
+and 10^5 kernels and copies on three streams of one GPU (bench_trace_import.py's traces), in
+a process of its own with its output to /dev/null, as a user's shell would run it; the text
+output (no ``--json``) at the largest size too.
+
+Timed: CPU seconds (user + system) of the child process, the steadier figure on a busy
+machine, best of a few runs; wall seconds next to them. The exponent of time against size is
+fitted by least squares on log-log. Target: 10^5 steps in under 4 s, exponent <= 1.2.
+
+Run: python benchmarks/bench_timeline_cli.py [--quick]   (--quick stops at 10^4 steps)
+"""
+from __future__ import annotations
+
+import math
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from bench_graph import fit_exponent  # noqa: E402
+from bench_trace_import import trace  # noqa: E402
+
+TARGET_S = 4.0
+MAX_EXPONENT = 1.2
+
+
+def cli(*argv, env) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of ``gpumodeler ARGV`` with its output to /dev/null."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(os.devnull, "w") as null:
+        subprocess.run([sys.executable, "-m", "gpumodeler", *map(str, argv)], check=True,
+                       stdout=null, env=env)
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+
+
+def main(argv) -> int:
+    sizes = [1_000, 10_000] if "--quick" in argv else [1_000, 10_000, 100_000]
+    failed = False
+    with tempfile.TemporaryDirectory() as folder:
+        env = dict(os.environ, PYTHONPATH=str(ROOT),
+                   GPUMODELER_USER_DB=str(Path(folder) / "user.db"),
+                   GPUMODELER_SETTINGS_DIR=str(Path(folder) / "settings"),
+                   GPUMODELER_LOG_DIR=str(Path(folder) / "logs"))
+        projects = {}
+        for n in sizes:
+            projects[n] = Path(folder) / f"p{n}.gpm"
+            cli("application", "import", trace(Path(folder) / f"t{n}.sqlite", n),
+                "--project", projects[n], env=env)
+        for flags, label in ((["--json"], "timeline --json"), ([], "timeline (text)")):
+            rows = sizes if flags else sizes[-1:]
+            times = [min(cli("timeline", projects[n], *flags, env=env)
+                         for _ in range(3 if n < 100_000 else 2)) for n in rows]
+            cells = ", ".join(f"10^{round(math.log10(n))}: {c:.2f} s CPU ({w:.2f} s wall)"
+                              for n, (c, w) in zip(rows, times))
+            if len(rows) > 1:
+                k = fit_exponent(rows, [c for c, _ in times])
+                growth = f"; exponent {k:.2f} (must be <= {MAX_EXPONENT})"
+            else:
+                k, growth = 0.0, ""
+            verdict = "ok"
+            if (rows[-1] == 100_000 and times[-1][0] >= TARGET_S) or k > MAX_EXPONENT:
+                verdict, failed = "MISSED", True
+            target = (f"10^5 steps target < {TARGET_S} s" if rows[-1] == 100_000
+                      else "10^5 steps not run (--quick)")
+            print(f"{label}, 3 streams on one GPU: {cells}{growth}; {target} -> {verdict}",
+                  flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,171 @@
+"""`timeline --json` of a trace-scale application, written fast: the same bytes as the
+standard library's indented encoder writes, the same refusal of a number that is not finite
+(now found while the document is written), and the cyclic collector back on afterwards."""
+import gc
+import json
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from gpumodeler.cli import common
+from gpumodeler.cli.main import main
+from gpumodeler.core.errors import UnphysicalResult
+from gpumodeler.db.catalog import Catalog
+from gpumodeler.db.project_file import load_project
+from gpumodeler.service import application as service
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from nsys_exports import streamed_trace  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("gpumodeler_env")
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def mid_size_trace(path: Path, n: int = 600, seed: int = 5) -> Path:
+    """``n`` kernels and copies on three streams of one GPU, some after a host delay; kernel
+    names with quotes, commas and brackets (the characters the writer must tell apart
+    inside and outside strings)."""
+    names = ['k"quoted"<float>(float*, int)', "void f<{1, 2}>(int[4])", "g\\h(é)", "plain"]
+    return streamed_trace(path, n, seed=seed, delays=(0, 0, 30_000),
+                          kernel_name=lambda rng: rng.choice(names))
+
+
+@pytest.fixture
+def project(capsys, tmp_path):
+    path = tmp_path / "p.gpm"
+    code, _out, err = run(capsys, "application", "import",
+                          mid_size_trace(tmp_path / "run.sqlite"), "--project", path)
+    assert code == 0, err
+    return path
+
+
+def stdlib_document(path: Path) -> dict:
+    """The ``timeline --json`` document computed directly from the service."""
+    project = load_project(path)
+    with Catalog() as catalog:
+        return service.run_application(project, service.pick_application(project, None),
+                                       common.catalog_lookups(catalog))
+
+
+def test_the_json_is_the_standard_librarys_text_byte_for_byte(capsys, project):
+    code, out, err = run(capsys, "timeline", project, "--json")
+    assert code == 0, err
+    want = json.dumps(stdlib_document(project), indent=2, ensure_ascii=False,
+                      default=common._json_default) + "\n"
+    assert out == want
+    assert len(json.loads(out)["steps"]) >= 600
+    code, out, err = run(capsys, "timeline", project, "--json", "--by", "kernel")
+    assert code == 0, err
+    groups = json.loads(out)["groups"]
+    assert {g["kernel"] for g in groups} >= {'k"quoted"<float>(float*, int)', "g\\h(é)"}
+    assert out == json.dumps(json.loads(out), indent=2, ensure_ascii=False) + "\n"
+
+
+def test_the_collector_is_back_on_after_the_command(capsys, project):
+    assert gc.isenabled()
+    assert run(capsys, "timeline", project, "--json")[0] == 0
+    assert gc.isenabled()
+    gc.disable()
+    try:   # (and stays off for a caller that had turned it off)
+        assert run(capsys, "timeline", project)[0] == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("bad", [math.inf, math.nan])
+@pytest.mark.parametrize("flags", [["--json"], [], ["--json", "--by", "stream"]])
+def test_a_number_that_is_not_finite_is_refused_naming_it(capsys, monkeypatch, project, bad,
+                                                          flags):
+    real = service.run_application
+
+    def broken(*args, **kwargs):
+        doc = real(*args, **kwargs)
+        doc["steps"][3]["alone_s"] = bad
+        return doc
+    monkeypatch.setattr(service, "run_application", broken)
+    code, out, err = run(capsys, "timeline", project, *flags)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert "steps[3].alone_s is not a finite number" in err
+    assert ("undefined" if bad != bad else "overflowed") in err
+
+
+def test_print_json_refuses_as_require_finite_does(capsys):
+    doc = {"a": [1.0, {"b": float("-inf")}], "c": "x"}
+    with pytest.raises(UnphysicalResult) as got:
+        common.print_json(doc)
+    with pytest.raises(UnphysicalResult) as want:
+        common.require_finite(doc)
+    assert str(got.value) == str(want.value) and "a[1].b" in str(got.value)
+    assert capsys.readouterr().out == ""
+    common.print_json({"a": 1.5, "b": [float("nan")]}, checked=True)   # the caller's word
+    assert capsys.readouterr().out == json.dumps({"a": 1.5, "b": [math.nan]}, indent=2) + "\n"
+
+
+def test_the_document_is_built_with_the_collector_paused(monkeypatch, project):
+    """(its full passes over a big document held the GIL for tenths of a second: the GUI
+    thread waited while a worker built it)"""
+    from gpumodeler.core.application import app as core_app
+    seen = []
+    real = core_app.run
+
+    def watched(*args, **kwargs):
+        out = real(*args, **kwargs)
+        seen.append(gc.isenabled())   # after core's own pause has ended
+        return out
+    monkeypatch.setattr(core_app, "run", watched)
+    assert gc.isenabled()
+    stdlib_document(project)
+    assert seen == [False] and gc.isenabled()
+
+
+def core_refusal(doc):
+    from gpumodeler.core import physical
+    try:
+        physical.require_finite(doc, "r")
+    except UnphysicalResult as exc:
+        return str(exc)
+    return None
+
+
+def cli_refusal(doc):
+    try:
+        common.require_finite(doc, "r")
+    except UnphysicalResult as exc:
+        return str(exc)
+    return None
+
+
+values = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3),
+                   st.floats(allow_nan=True, allow_infinity=True),
+                   st.floats(-1e308, 1e308).map(lambda v: v * 10),   # sums that overflow
+                   st.floats(-9, 9).map(np.float64), st.complex_numbers(max_magnitude=5))
+documents = st.recursive(values, lambda children: st.one_of(
+    st.lists(children, max_size=4), st.lists(children, max_size=3).map(tuple),
+    st.dictionaries(st.text(max_size=3), children, max_size=4),
+    st.lists(st.floats(allow_nan=True), max_size=3).map(np.array)), max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(documents)
+def test_require_finite_refuses_as_core_does(doc):
+    assert cli_refusal(doc) == core_refusal(doc)
+
+
+def test_require_finite_with_shared_values_a_cycle_and_overflowing_sums():
+    shared = {"x": 1.0}
+    assert cli_refusal({"a": shared, "b": [shared, math.inf]}) == \
+        core_refusal({"a": shared, "b": [shared, math.inf]})
+    assert cli_refusal([1e308, 1e308, 2.0]) is None            # finite values, an infinite sum
+    assert "r[2]" in cli_refusal([1e308, 1e308, math.nan])
+    assert cli_refusal({"k": [1.0, (2.0, "x", None, True, 3)]}) is None
