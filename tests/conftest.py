@@ -29,8 +29,11 @@ EXAMPLE_LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 def pytest_configure(config):
     """In a run over several processes (make test JOBS=2), a line per test file as it ends
-    (file_progress.py)."""
+    (file_progress.py); the count of randomised tests' repetitions (repetitions.py)."""
     import file_progress
+    import repetitions
+    # -m slow (make test-slow) also runs the full count of every randomised test (repetitions.py)
+    os.environ[repetitions.FULL] = "1" if "slow" in (config.getoption("markexpr") or "") else "0"
     if file_progress.wanted(config):
         config.pluginmanager.register(file_progress.FileProgress(config), "file-progress")
 
