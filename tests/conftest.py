@@ -29,11 +29,15 @@ EXAMPLE_LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 def pytest_configure(config):
     """In a run over several processes (make test JOBS=2), a line per test file as it ends
-    (file_progress.py); the count of randomised tests' repetitions (repetitions.py)."""
+    (file_progress.py); the count of randomised tests' repetitions (repetitions.py); with
+    CPU_PER_TEST_OUT set, each test's CPU time (cpu_per_test.py)."""
     import file_progress
     import repetitions
     # -m slow (make test-slow) also runs the full count of every randomised test (repetitions.py)
     os.environ[repetitions.FULL] = "1" if "slow" in (config.getoption("markexpr") or "") else "0"
+    if os.environ.get("CPU_PER_TEST_OUT"):  # the CPU time of each test (cpu_per_test.py)
+        import cpu_per_test
+        config.pluginmanager.register(cpu_per_test, "cpu-per-test")
     if file_progress.wanted(config):
         config.pluginmanager.register(file_progress.FileProgress(config), "file-progress")
 
