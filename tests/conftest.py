@@ -42,6 +42,15 @@ def pytest_configure(config):
         config.pluginmanager.register(file_progress.FileProgress(config), "file-progress")
 
 
+def pytest_collection_finish(session):
+    """The modules, fixtures and test items collected live as long as the run: moved out of
+    the garbage collector's reach (gc.freeze), so that its full passes during the tests do
+    not walk them again each time."""
+    import gc
+    gc.collect()
+    gc.freeze()
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``slow`` (benchmarks, inputs of benchmark size) are skipped unless the
     run selects them: ``-m slow`` (make test-slow) or any -m expression naming them."""
