@@ -128,12 +128,26 @@ SAXPY = ["predict", "--device", "GTX 970", "--graph", "resources/kernels/saxpy2-
          "--block-size", "256", "--data-size", "1M", "--registers", "16"]
 
 
-@pytest.fixture
-def hybrid_file(measured, tmp_path, capsys):
-    target = tmp_path / "h.json"
-    assert cli(capsys, "learn", "fit", "--measurements", measured, "--method", "hybrid",
-               "-o", target)[0] == 0
+@pytest.fixture(scope="module")
+def hybrid_fit(tmp_path_factory, devices_db):
+    """A hybrid model fitted once for the module's predict tests (only read by them), in an
+    environment like gpumodeler_env's."""
+    from gpumodeler.cli.main import main
+    folder = tmp_path_factory.mktemp("hybrid")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
+        mp.setenv("GPUMODELER_USER_DB", str(folder / "user-home" / "user-devices.db"))
+        mp.setenv("GPUMODELER_SETTINGS_DIR", str(folder / "settings"))
+        mp.setenv("GPUMODELER_LOG_DIR", str(folder / "logs"))
+        target = folder / "h.json"
+        assert main(["learn", "fit", "--measurements", str(timings(folder / "runs.csv")),
+                     "--method", "hybrid", "-o", str(target)]) == 0
     return target
+
+
+@pytest.fixture
+def hybrid_file(hybrid_fit, gpumodeler_env):
+    return hybrid_fit
 
 
 def test_predict_learned_with_model_all_marks_the_training_data(hybrid_file, capsys, monkeypatch):
