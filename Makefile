@@ -24,12 +24,14 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/gpumodeler gui resources/examples/saxpy2-gtx970.gpm
 
-# the lint and the type check, then the tests but the slow ones (benchmark sizes: make test-slow)
+# the lint and the type check, then the tests but the slow ones (benchmark sizes: make test-slow),
+# randomised tests at their quick count (tests/repetitions.py)
 test: lint typecheck
 	$(PYTEST)
 
+# every test: the slow ones too, and randomised tests at their full count
 test-slow: $(STAMP)
-	$(PYTEST) -m slow
+	$(PYTEST) -m "slow or not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -33,7 +33,7 @@ def pytest_configure(config):
     CPU_PER_TEST_OUT set, each test's CPU time (cpu_per_test.py)."""
     import file_progress
     import repetitions
-    # -m slow (make test-slow) also runs the full count of every randomised test (repetitions.py)
+    # a -m naming slow (make test-slow) runs every randomised test at its full count
     os.environ[repetitions.FULL] = "1" if "slow" in (config.getoption("markexpr") or "") else "0"
     if os.environ.get("CPU_PER_TEST_OUT"):  # the CPU time of each test (cpu_per_test.py)
         import cpu_per_test

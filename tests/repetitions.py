@@ -2,12 +2,12 @@
 
 A fuzz test, a kill-at-any-moment test or a random round trip draws the same classes of
 case whatever its count; the count only says how many draws. ``make test`` runs a smaller
-fixed number so the suite stays quick; a run that selects the slow tests (``-m slow``,
-``make test-slow``) runs the full number. ``tests/conftest.py`` sets the switch.
+fixed number so the suite stays quick; a run whose ``-m`` names ``slow`` (``make
+test-slow``, which runs every test) runs the full number. ``tests/conftest.py`` sets the switch.
 """
 import os
 
-#: Set (to "1") by tests/conftest.py when the run selects the slow tests.
+#: Set by tests/conftest.py: "1" when the run's -m names the slow tests, else "0".
 FULL = "GPUMODELER_TESTS_FULL"
 
 
