@@ -7,7 +7,10 @@ STAMP := $(VENV)/.installed
 # make test JOBS=2 (or JOBS=auto) runs the tests in that many processes (pytest-xdist, each
 # file in one process); the default, one process, prints each file's progress as it goes.
 JOBS ?= 1
-PYTEST = QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --tb=short --durations=15 \
+# Bytecode written and reused (even where the environment sets PYTHONDONTWRITEBYTECODE):
+# otherwise every run compiles the package and rewrites every test module's asserts again,
+# about 7 CPU-s of the suite (docs/contributing.md, the budget).
+PYTEST = PYTHONDONTWRITEBYTECODE= QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest --tb=short --durations=15 \
 	$(if $(filter-out 1,$(JOBS)),-n $(JOBS) --dist loadfile)
 
 .PHONY: run test test-slow lint typecheck bench clean devices-db validate
@@ -21,12 +24,14 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/gpumodeler gui resources/examples/saxpy2-gtx970.gpm
 
-# the lint and the type check, then the tests but the slow ones (benchmark sizes: make test-slow)
+# the lint and the type check, then the tests but the slow ones (benchmark sizes: make test-slow),
+# randomised tests at their quick count (tests/repetitions.py)
 test: lint typecheck
 	$(PYTEST)
 
+# every test: the slow ones too, and randomised tests at their full count
 test-slow: $(STAMP)
-	$(PYTEST) -m slow
+	$(PYTEST) -m "slow or not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -29,10 +29,26 @@ EXAMPLE_LINK = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
 def pytest_configure(config):
     """In a run over several processes (make test JOBS=2), a line per test file as it ends
-    (file_progress.py)."""
+    (file_progress.py); the count of randomised tests' repetitions (repetitions.py); with
+    CPU_PER_TEST_OUT set, each test's CPU time (cpu_per_test.py)."""
     import file_progress
+    import repetitions
+    # a -m naming slow (make test-slow) runs every randomised test at its full count
+    os.environ[repetitions.FULL] = "1" if "slow" in (config.getoption("markexpr") or "") else "0"
+    if os.environ.get("CPU_PER_TEST_OUT"):  # the CPU time of each test (cpu_per_test.py)
+        import cpu_per_test
+        config.pluginmanager.register(cpu_per_test, "cpu-per-test")
     if file_progress.wanted(config):
         config.pluginmanager.register(file_progress.FileProgress(config), "file-progress")
+
+
+def pytest_collection_finish(session):
+    """The modules, fixtures and test items collected live as long as the run: moved out of
+    the garbage collector's reach (gc.freeze), so that its full passes during the tests do
+    not walk them again each time."""
+    import gc
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(config, items):

@@ -20,8 +20,11 @@ def test_a_distributed_run_prints_a_line_per_file(tmp_path):
         "@pytest.mark.skip(reason='r')\ndef test_c():\n    pass\n")
     (tmp_path / "test_two.py").write_text("def test_a():\n    pass\n\ndef test_b():\n    pass\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    r = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadfile", "-p",
-                        "no:cacheprovider", str(tmp_path)], cwd=tmp_path,
+    # only the plugins the run needs: loading every installed one (Qt, hypothesis) in each
+    # of the three processes cost more than the tests
+    env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    r = subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist.plugin", "-n", "2",
+                        "--dist", "loadfile", "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path,
                        env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 1, r.stdout + r.stderr
     lines = r.stdout.splitlines()

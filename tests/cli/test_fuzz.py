@@ -24,6 +24,7 @@ import gpumodeler.cli.main as cli_main
 from gpumodeler.cli.main import main
 from gpumodeler.db.build_devices import build
 
+from repetitions import repetitions
 from test_hardening import DEVICES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,7 +151,7 @@ def mutated_kernel(draw):
 
 
 @pytest.mark.usefixtures("gpumodeler_env")
-@settings(FUZZ, max_examples=150)
+@settings(FUZZ, max_examples=repetitions(50, 150))
 @given(text=mutated_kernel())
 def test_fuzz_kernel_json(text):
     with tempfile.TemporaryDirectory() as tmp:
@@ -209,7 +210,7 @@ def command_line(draw):
 
 
 @pytest.mark.usefixtures("gpumodeler_env")
-@settings(FUZZ, max_examples=200)
+@settings(FUZZ, max_examples=repetitions(70, 200))
 @given(argv=command_line())
 def test_fuzz_cli_arguments(argv):
     with tempfile.TemporaryDirectory() as tmp:
@@ -238,7 +239,7 @@ def damaged(source: bytes, damage) -> bytes:
 
 
 @pytest.mark.usefixtures("gpumodeler_env")
-@settings(FUZZ, max_examples=120)
+@settings(FUZZ, max_examples=repetitions(40, 120))
 @given(damage=damages)
 def test_fuzz_project_file(damage):
     content = damaged(EXAMPLE.read_bytes(), damage)
@@ -262,7 +263,7 @@ def small_device_db(tmp_path_factory) -> Path:
 
 
 @pytest.mark.usefixtures("gpumodeler_env")
-@settings(FUZZ, max_examples=100)
+@settings(FUZZ, max_examples=repetitions(35, 100))
 @given(damage=damages)
 def test_fuzz_device_file(small_device_db, devices_db, damage):
     content = damaged(small_device_db.read_bytes(), damage)

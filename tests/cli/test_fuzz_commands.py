@@ -33,6 +33,7 @@ import gpumodeler.cli.main as cli_main
 from gpumodeler.cli.main import build_parser
 
 from test_fuzz import NON_FINITE, QUOTED, damaged, damages, invoke, small_device_db  # noqa: F401
+from repetitions import repetitions
 from test_tool_safety import FAKE_CUOBJDUMP, FAKE_NVCC, _script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,7 +272,7 @@ def run(argv, inputs: Path, watched: list[Path]) -> tuple[int, str, str]:
 
 # -- the test --------------------------------------------------------------------------------
 
-FUZZ = settings(deadline=None, max_examples=int(os.environ.get("FUZZ_EXAMPLES", 50)), suppress_health_check=[
+FUZZ = settings(deadline=None, max_examples=int(os.environ.get("FUZZ_EXAMPLES", repetitions(15, 50))), suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large,
     HealthCheck.filter_too_much])
 

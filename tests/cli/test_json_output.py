@@ -8,6 +8,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from gpumodeler.cli.common import _json_default, indented_json
+from repetitions import repetitions
 
 
 def stdlib(obj, indent=2):
@@ -37,7 +38,7 @@ def containers(children):
 documents = st.recursive(scalars, containers, max_leaves=30)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=repetitions(150, 600), deadline=None)
 @given(documents, st.sampled_from([2, 4]))
 def test_the_same_text_as_the_standard_library(obj, indent):
     assert indented_json(obj, _json_default, indent) == stdlib(obj, indent)

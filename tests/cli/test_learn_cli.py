@@ -15,17 +15,24 @@ GPUS = {"GeForce GTX 970": (13, 1.253e9, 224e9), "GeForce GTX 980": (16, 1.216e9
         "GeForce GTX TITAN X (Maxwell)": (24, 1.0e9, 336.5e9)}
 HEADER = ("kind,name,grid,block,time,unit,gpu,registers,inst_issued,inst_executed,inst_fp_32,"
           "dram_read_bytes,dram_write_bytes,gld_transactions,gst_transactions,achieved_occupancy")
+#: Data sizes 2**e of each kernel: four, spread over 64K..4M elements (each row costs a latency
+#: estimate when read, so the set stays small; four sizes still give every fit a trend).
+EXPONENTS = (16, 18, 20, 22)
+#: Kernel name: (instructions, bytes) per warp.
+KERNELS = {"vadd": (20, 384), "saxpy": (24, 384), "heavy": (400, 128)}
+#: The rows of the default timings set.
+ROWS = len(GPUS) * len(KERNELS) * len(EXPONENTS)
 
 
 def timings(path, gpus=GPUS, seed=1):
-    """A timings CSV with metric columns: three kernels at seven sizes on each GPU; the time
+    """A timings CSV with metric columns: three kernels at the EXPONENTS sizes on each GPU; the time
     is a made-up memory + issue time (not a measurement: this checks the command's
     mechanics)."""
     rng = np.random.default_rng(seed)
     lines = [HEADER]
     for g, (sms, clk, bw) in gpus.items():
-        for k, (ipw, bpw) in {"vadd": (20, 384), "saxpy": (24, 384), "heavy": (400, 128)}.items():
-            for e in range(16, 23):
+        for k, (ipw, bpw) in KERNELS.items():
+            for e in EXPONENTS:
                 grid, block = 2 ** e // 256, 256
                 warps = grid * 8
                 t = (warps * bpw / bw * 1.2 + warps * ipw / (sms * 4 * clk) + 3e-6) \
@@ -59,7 +66,7 @@ def test_evaluate_json_has_the_documented_shape(measured, capsys):
         assert set(g) == {"held_out", "method", "mape_percent", "median_ape_percent", "n"}
         assert g["held_out"] in GPUS
     by = {s["method"]: s for s in doc["summary"]}
-    assert by["hybrid"]["n"] == by["gajger"]["n"] == 63
+    assert by["hybrid"]["n"] == by["gajger"]["n"] == ROWS
     assert by["hybrid"]["mape_percent"] > 0 and by["roofline"]["mape_percent"] > 0
 
 
@@ -78,7 +85,7 @@ def test_fit_writes_a_model_that_reads_back(measured, tmp_path, capsys):
                          "-o", target, "--json")
     assert code == 0, err
     summary = json.loads(out)
-    assert summary["training"]["rows"] == 63 and sorted(summary["training"]["gpus"]) == sorted(GPUS)
+    assert summary["training"]["rows"] == ROWS and sorted(summary["training"]["gpus"]) == sorted(GPUS)
     from gpumodeler.core.learn.model_file import model_from_text
     model = model_from_text(target.read_text())
     assert model.method == "svr" and model.training["digest"] == summary["training"]["digest"]
@@ -121,12 +128,26 @@ SAXPY = ["predict", "--device", "GTX 970", "--graph", "resources/kernels/saxpy2-
          "--block-size", "256", "--data-size", "1M", "--registers", "16"]
 
 
-@pytest.fixture
-def hybrid_file(measured, tmp_path, capsys):
-    target = tmp_path / "h.json"
-    assert cli(capsys, "learn", "fit", "--measurements", measured, "--method", "hybrid",
-               "-o", target)[0] == 0
+@pytest.fixture(scope="module")
+def hybrid_fit(tmp_path_factory, devices_db):
+    """A hybrid model fitted once for the module's predict tests (only read by them), in an
+    environment like gpumodeler_env's."""
+    from gpumodeler.cli.main import main
+    folder = tmp_path_factory.mktemp("hybrid")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
+        mp.setenv("GPUMODELER_USER_DB", str(folder / "user-home" / "user-devices.db"))
+        mp.setenv("GPUMODELER_SETTINGS_DIR", str(folder / "settings"))
+        mp.setenv("GPUMODELER_LOG_DIR", str(folder / "logs"))
+        target = folder / "h.json"
+        assert main(["learn", "fit", "--measurements", str(timings(folder / "runs.csv")),
+                     "--method", "hybrid", "-o", str(target)]) == 0
     return target
+
+
+@pytest.fixture
+def hybrid_file(hybrid_fit, gpumodeler_env):
+    return hybrid_fit
 
 
 def test_predict_learned_with_model_all_marks_the_training_data(hybrid_file, capsys, monkeypatch):
@@ -139,7 +160,7 @@ def test_predict_learned_with_model_all_marks_the_training_data(hybrid_file, cap
     assert [m["model"] for m in doc["models"]] == [*MODELS, "learned"]
     learned = doc["learned"]
     assert learned == doc["models"][-1]
-    assert learned["method"] == "hybrid" and learned["training"]["rows"] == 63
+    assert learned["method"] == "hybrid" and learned["training"]["rows"] == ROWS
     assert sorted(learned["training"]["gpus"]) == sorted(GPUS)
     assert len(learned["training"]["digest"]) == 64
     gajger = next(m["time_s"] for m in doc["models"] if m["model"] == "gajger")
@@ -157,7 +178,7 @@ def test_predict_learned_text(hybrid_file, capsys, monkeypatch):
     monkeypatch.chdir(Path(__file__).resolve().parents[2])
     code, out, err = cli(capsys, *SAXPY, "--learned", hybrid_file)
     assert code == 0, err
-    assert "learned" in out and "trained on 63 row(s)" in out and "digest" in out
+    assert "learned" in out and f"trained on {ROWS} row(s)" in out and "digest" in out
 
 
 @pytest.mark.parametrize("text, words", [
@@ -261,9 +282,9 @@ def test_predict_profile_with_learned(hybrid_file, capsys, monkeypatch):
     assert doc["device"] == "GeForce GTX 980"
     gajger = next(m["time_s"] for m in doc["models"] if m["model"] == "gajger")
     learned = doc["learned"]
-    assert learned["time_s"] > 0 and learned["training"]["rows"] == 63
+    assert learned["time_s"] > 0 and learned["training"]["rows"] == ROWS
     # the hybrid moves the default model's time by its learned correction, not elsewhere
     assert 0.2 < learned["time_s"] / gajger < 5
     code, out, err = cli(capsys, "predict", *profile, "--learned", hybrid_file)
     assert code == 0, err
-    assert "learned" in out and "trained on 63 row(s)" in out
+    assert "learned" in out and f"trained on {ROWS} row(s)" in out

@@ -20,6 +20,7 @@ from gpumodeler.core.kernel.warp_counts import (COUNT_NAMES, PIPE_COUNT_NAMES, W
                                                 lines_touched)
 
 from test_graph_linear import random_kernel
+from repetitions import repetitions
 
 
 # -- pruning -------------------------------------------------------------------------------
@@ -65,7 +66,7 @@ def form_lists(draw):
     return [(c, objects[k]) for c, k in zip(consts, which)]
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=repetitions(120, 400), deadline=None)
 @given(forms=form_lists(), max_forms=st.integers(0, 3),
        budget=st.one_of(st.none(), st.integers(0, 80)))
 def test_prune_is_the_pairwise_prune(forms, max_forms, budget):
@@ -73,7 +74,7 @@ def test_prune_is_the_pairwise_prune(forms, max_forms, budget):
         _outcome(naive_prune, forms, max_forms, budget)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=repetitions(120, 400), deadline=None)
 @given(consts=st.lists(st.sampled_from([0.0, 1.0, 3.0, 7.5]), min_size=1, max_size=5),
        k=st.integers(0, len(_TERMS) - 1), copy=st.booleans(), starts=st.booleans(),
        max_forms=st.integers(0, 2), budget=st.one_of(st.none(), st.integers(0, 40)))

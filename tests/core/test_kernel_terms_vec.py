@@ -10,6 +10,7 @@ from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.models.gajger import KernelInputs, predict
 from gpumodeler.core.models.registry import evaluate
 from gpumodeler.core.models.result import KernelTerms, ModelInputs
+from repetitions import repetitions
 
 SM15 = GPUSpec("15 SMs", sms=15, sm_clock_hz=1e9, cuda_cores_per_sm=192, schedulers_per_sm=4,
                gmem_bytes_per_cycle_per_sm=20, l2_bytes=1.5e6)
@@ -59,7 +60,7 @@ def same_terms(effects, reference):
         assert t.fraction == pytest.approx(r.fraction, rel=1e-9, abs=1e-12)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=repetitions(100, 300), deadline=None)
 @given(launches())
 def test_one_launch_equals_the_registry(launch):
     ref = registry(*launch)
@@ -73,7 +74,7 @@ def test_one_launch_equals_the_registry(launch):
     assert p.summary()["terms"] == [t.describe() for t in ref.terms]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=repetitions(15, 40), deadline=None)
 @given(st.lists(launches(), min_size=1, max_size=12), st.booleans(), st.booleans())
 def test_one_array_call_equals_the_registry_per_launch(batch, tail, underfill):
     """A sweep: one GPU and kernel shape, arrays of grids, blocks, occupancies, λ and

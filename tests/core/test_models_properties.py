@@ -9,6 +9,7 @@ from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.models.gajger import KernelInputs
 from gpumodeler.core.models.registry import MODELS, evaluate
 from gpumodeler.core.models.result import KernelTerms, ModelInputs
+from repetitions import repetitions
 
 GPU = GPUSpec("prop", compute_capability="3.5", sms=15, sm_clock_hz=745e6, cuda_cores_per_sm=192,
               schedulers_per_sm=4, sfu_per_sm=32, fp64_units_per_sm=64,
@@ -41,7 +42,7 @@ def run(name, gpu, launch, **params):
                                       terms=launch["terms"]))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=repetitions(50, 150), deadline=None)
 @given(launch=launches(), b=st.floats(0, 500), more=st.floats(0, 500))
 def test_contention_never_makes_a_kernel_faster(launch, b, more):
     none = run("volkov-contention", GPU, launch, contention_b_cycles=0.0)
@@ -64,7 +65,7 @@ def test_more_bandwidth_never_makes_a_model_slower(name, launch, factor):
     assert run(name, faster_memory(factor), launch).time_s <= run(name, GPU, launch).time_s * (1 + 1e-9)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=repetitions(70, 200), deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(launch=launches(), factor=st.floats(1.0, 3.0))
 def test_more_bandwidth_never_slows_mwp_cwp_within_a_case(launch, factor):
     """Hong & Kim's cases are separate formulas (H17a–c) that do not meet where the case
@@ -101,7 +102,7 @@ def test_mwp_cwp_case_change_can_make_more_bandwidth_slower():
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=repetitions(30, 80), deadline=None)
 @given(launch=launches(), extra_blocks=st.integers(0, 200_000))
 def test_more_blocks_never_take_less_time(name, launch, extra_blocks):
     more = dict(launch, grid_size=launch["grid_size"] + extra_blocks)
@@ -109,7 +110,7 @@ def test_more_blocks_never_take_less_time(name, launch, extra_blocks):
 
 
 @pytest.mark.parametrize("name", list(MODELS))
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=repetitions(30, 80), deadline=None)
 @given(launch=launches(), k=st.floats(1.0, 10.0))
 def test_more_work_per_warp_never_takes_less_time(name, launch, k):
     """Every per-warp count (and the latency bound) scaled by k >= 1."""

@@ -20,6 +20,7 @@ import pytest
 from gpumodeler.core.errors import LaunchError
 from gpumodeler.core.occupancy.calculator import occupancy, occupancy_array
 from gpumodeler.core.occupancy.compute_capability import ARCHITECTURES, LEGACY_ARCHITECTURES
+from repetitions import repetitions
 
 LEGACY = ("1.0", "1.1", "1.2", "1.3", "2.0", "2.1", "3.0")
 
@@ -229,7 +230,7 @@ def legacy_sweeps(draw):
             draw(ints(0, arch.shared_mem_per_block_bytes // 2)))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=repetitions(50, 150), deadline=None)
 @given(legacy_sweeps())
 def test_arrays_agree_with_scalar_on_random_legacy_launches(sweep):
     cc, options, block, regs, dynamic, static = sweep

@@ -12,6 +12,7 @@ from gpumodeler.core.transfers.calibration import fit_link
 from gpumodeler.core.transfers.fit import fit_transfer_model
 from gpumodeler.core.transfers.models import Regime, TransferModel
 from gpumodeler.core.transfers.selection import select_copies
+from repetitions import repetitions
 
 MiB = 2**20
 NOISE = 0.02
@@ -78,7 +79,7 @@ def test_without_small_copies_the_startup_is_never_negative_and_says_why():
         assert fit.loo_mape < fit.candidates[1] / 2
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=repetitions(15, 40), deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 2**31), st.floats(1e-7, 10.0)), min_size=3, max_size=25))
 def test_startup_never_negative_on_any_copies(points):
     n = np.array([p[0] for p in points], float)

@@ -17,6 +17,7 @@ from gpumodeler.cli.main import main
 from gpumodeler.db import locking, schema
 from gpumodeler.db.catalog import Catalog
 from gpumodeler.db.errors import DatabaseAccessError
+from repetitions import repetitions
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -129,7 +130,7 @@ def test_a_file_to_import_with_a_hot_journal_is_read_from_a_rolled_back_copy(env
 
 # --- concurrent writers ---------------------------------------------------------------
 
-@pytest.mark.parametrize("round_", range(5))
+@pytest.mark.parametrize("round_", range(repetitions(2, 5)))
 def test_two_merges_at_once_both_succeed(shipped_db, tmp_path, round_):
     with Catalog(user_db=tmp_path / "friend.db", shipped_db=shipped_db) as friend:
         friend.add_device("link", f"Lab Link {round_}", values={"lanes": 6})
