@@ -23,6 +23,8 @@ from typing import Callable, Mapping
 
 import sqlite_utils
 
+from gpumodeler.core.kernel.collector import collector_paused
+
 from .digests import differing_fields, parts
 from .mapping import aliases_from_json
 from .merge import MergeReport, compare, remap_sources
@@ -156,14 +158,11 @@ def gc_paused():
     unfreeze: two list splices) instead of being walked by the young collection that the
     next allocation would start; unless the program froze objects of its own, which
     unfreezing would release."""
-    was_enabled = gc.isenabled()
     promote = gc.get_freeze_count() == 0
-    gc.disable()
     try:
-        yield
+        with collector_paused():
+            yield
     finally:
         if promote:
             gc.freeze()
             gc.unfreeze()
-        if was_enabled:
-            gc.enable()

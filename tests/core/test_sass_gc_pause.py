@@ -5,7 +5,7 @@ import pytest
 
 from gpumodeler.core.kernel.graph import Instruction
 from gpumodeler.core.kernel.sass import build, listing
-from gpumodeler.core.kernel.sass.gc_pause import gc_paused
+from gpumodeler.core.kernel.collector import collector_paused
 
 
 @pytest.fixture
@@ -20,7 +20,7 @@ def gc_enabled():
 def test_paused_while_running_and_restored(gc_enabled):
     seen = []
 
-    @gc_paused
+    @collector_paused()
     def work():
         seen.append(gc.isenabled())
         return 7
@@ -31,7 +31,7 @@ def test_paused_while_running_and_restored(gc_enabled):
 
 
 def test_restored_when_raising(gc_enabled):
-    @gc_paused
+    @collector_paused()
     def fails():
         raise ValueError("x")
 
@@ -43,7 +43,7 @@ def test_restored_when_raising(gc_enabled):
 def test_left_off_when_it_was_off(gc_enabled):
     gc.disable()
 
-    @gc_paused
+    @collector_paused()
     def work():
         return gc.isenabled()
 
@@ -54,11 +54,11 @@ def test_left_off_when_it_was_off(gc_enabled):
 def test_nested_leaves_it_to_the_outermost(gc_enabled):
     inner_seen = []
 
-    @gc_paused
+    @collector_paused()
     def inner():
         inner_seen.append(gc.isenabled())
 
-    @gc_paused
+    @collector_paused()
     def outer():
         inner()
         return gc.isenabled()  # still paused after the inner call

@@ -62,17 +62,16 @@ immediately when ready ends the chain.
 """
 from __future__ import annotations
 
-import contextlib
 import functools
 from dataclasses import dataclass
 from fractions import Fraction
-import gc
 import heapq
 import math
 import operator
 from typing import NamedTuple
 
 from gpumodeler.core.errors import InvalidParameter
+from gpumodeler.core.kernel.collector import collector_paused
 
 
 @dataclass(frozen=True)
@@ -333,20 +332,9 @@ def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
 POLICIES = ("in-order", "greedy")
 
 
-@contextlib.contextmanager
-def cyclic_collector_paused():
-    """Pause Python's cyclic garbage collector for a simulation (or an application's whole
-    build and run) and restore it after. The simulation makes about ten short-lived containers per step and no reference cycles that
-    must be freed while it runs; with the collector on, its full passes over every object of
-    the process (the application's 10^5 activities among them) take ~15 % of the time.
-    Memory is unchanged: reference counting frees everything as before."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+#: the simulation pauses the cyclic collector (core/kernel/collector.py): it makes about ten
+#: short-lived containers per step and no cycles that must be freed while it runs
+cyclic_collector_paused = collector_paused
 
 
 def simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:

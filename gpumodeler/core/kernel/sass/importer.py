@@ -22,7 +22,7 @@ from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
                                                  parse_listing)
 from gpumodeler.core.kernel.sass import toolchain
-from gpumodeler.core.kernel.sass.gc_pause import gc_paused
+from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.sass.guards import add_guards
 
 #: An architecture (``sm_90``, ``sm_90a``): checked before it reaches nvcc's command line.
@@ -169,7 +169,7 @@ def import_kernel_with_report(path: str | Path, function: str | None = None,
                                end_node=end_node)
 
 
-@gc_paused  # many small objects, no cycles: gc_pause.py
+@collector_paused()  # many small objects, no cycles (core/kernel/collector.py)
 def import_from_listing(listing: SassListing, function: str | None = None,
                         arch: str | None = None, *, latency_table: str | None = None,
                         end_node: bool = False) -> tuple[KernelGraph, ImportReport]:

@@ -46,7 +46,7 @@ from functools import lru_cache
 import re
 
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.kernel.sass.gc_pause import gc_paused
+from gpumodeler.core.kernel.collector import collector_paused
 
 
 class ListingError(FormatError):
@@ -237,7 +237,7 @@ def _parse_text(text: str) -> tuple:
     return guard, opcode, operands, text, target, mnem, tuple(opcode.split(".")[1:]), dual
 
 
-@gc_paused  # many small objects, no cycles: gc_pause.py
+@collector_paused()  # many small objects, no cycles (core/kernel/collector.py)
 def parse_listing(text: str, source: str = "listing") -> SassListing:
     """Functions and instructions of a cuobjdump -sass or nvdisasm listing.
 

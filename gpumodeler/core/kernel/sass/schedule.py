@@ -27,7 +27,7 @@ from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.edge_latency import latency_key, resolve_edge_latency
 from gpumodeler.core.kernel.graph_items import Edge
 from gpumodeler.core.kernel.item_table import make_instances
-from gpumodeler.core.kernel.sass.gc_pause import gc_paused
+from gpumodeler.core.kernel.collector import collector_paused
 
 ISSUE_ORDER_KINDS = ("ilp", "branch", "barrier")
 
@@ -66,7 +66,7 @@ def _issue_offsets(graph) -> tuple[dict | None, dict]:
     return offsets, issue_after
 
 
-@gc_paused  # many small objects, no cycles: gc_pause.py
+@collector_paused()  # many small objects, no cycles (core/kernel/collector.py)
 def fill_from_schedule(graph, table) -> list[ScheduledLatency]:
     """Give each dependency or memory edge whose latency ``table`` lacks the stall-count
     distance from its producer to its consumer (a loop-carried edge: the producer's own
