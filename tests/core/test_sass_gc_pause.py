@@ -13,7 +13,9 @@ def gc_enabled():
     was = gc.isenabled()
     gc.enable()
     yield
-    if not was:
+    if was:   # as it was before the test, whatever the test left
+        gc.enable()
+    else:
         gc.disable()
 
 
