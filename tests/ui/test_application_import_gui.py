@@ -60,3 +60,20 @@ def test_a_bad_file_is_a_message(example_window, tmp_path):
     assert win.import_application(str(bad)) is None
     assert win.errors and "not a SQLite file" in win.errors[-1][1]
     assert win.document.undo_stack.count() == count
+
+
+
+
+def test_at_720p_the_chart_has_the_height_and_the_table_its_own_tab(example_at_size):
+    from gpumodeler.ui.screenshot import settle
+    from gpumodeler.ui.main_window import example_projects
+    four = next(p for p in example_projects() if "four-h100" in p.stem)
+    win = example_at_size(four, (1280, 720))
+    win.tabs.setCurrentIndex(3)
+    settle(150)
+    panel = win.application_panel
+    tabs = panel.result_tabs
+    assert tabs.indexOf(panel.chart) >= 0 and tabs.indexOf(panel.groups) >= 0
+    (y_lo, y_hi) = panel.chart.plotItem.vb.viewRange()[1]
+    assert y_hi - y_lo >= 8   # lanes in view (5 with the table under the chart)
+    assert panel.groups.table.rowCount() > 0   # filled although on the other tab

@@ -27,7 +27,6 @@ class GroupsTable(QWidget):
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.table.setMaximumHeight(180)
         top = QHBoxLayout()
         top.addWidget(QLabel("Measured vs predicted"))
         top.addWidget(self.by_combo)

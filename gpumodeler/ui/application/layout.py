@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFormLayout, QFrame,
                                QHBoxLayout, QLabel, QLineEdit, QListWidget, QPushButton, QScrollArea,
-                               QSplitter, QVBoxLayout, QWidget)
+                               QSplitter, QTabWidget, QVBoxLayout, QWidget)
 
 from gpumodeler.core.application.timeline import POLICIES
 from gpumodeler.ui.application.gantt import GanttChart
@@ -128,10 +128,14 @@ def build_panel(panel) -> None:
     bottom = QWidget()
     bv = QVBoxLayout(bottom)
     bv.setContentsMargins(0, 0, 0, 0)
-    bv.addWidget(panel.chart, 1)
-    bv.addWidget(panel.summary)
+    # the chart and the per-kernel table share the height as tabs: at 720 p the chart needs
+    # all of it for its lanes
     panel.groups = GroupsTable()
-    bv.addWidget(panel.groups)
+    panel.result_tabs = QTabWidget(documentMode=True)
+    panel.result_tabs.addTab(panel.chart, "Timeline")
+    panel.result_tabs.addTab(panel.groups, "Per kernel or stream (measured vs predicted)")
+    bv.addWidget(panel.result_tabs, 1)
+    bv.addWidget(panel.summary)
     bv.addLayout(export)
 
     # The step form scrolls rather than claim the height the chart needs at 720 p.
