@@ -66,6 +66,36 @@ class SweepJob(QRunnable):
             self.done.set()
 
 
+class CallSignals(QObject):
+    finished = Signal(object)  # the call's value
+    failed = Signal(str)
+
+
+class CallJob(QRunnable):
+    """One call of ``work()`` off the GUI thread: its value by ``signals.finished``; a
+    ModelError's message (through ``words``, the dialog's own wording) or a bug's by
+    ``signals.failed``, never a crash (``what`` names it in the log). Keep a reference
+    until an end signal arrives."""
+
+    def __init__(self, work, what: str, words=str):
+        super().__init__()
+        self.setAutoDelete(False)
+        self.work, self.what, self.words = work, what, words
+        self.signals = CallSignals()
+
+    def run(self) -> None:
+        try:
+            value = self.work()
+        except ModelError as exc:
+            self.signals.failed.emit(self.words(str(exc)))
+            return
+        except Exception as exc:  # a bug: say so where the user waits, never crash the app
+            bug(self.what)
+            self.signals.failed.emit(f"internal error ({type(exc).__name__}: {exc})")
+            return
+        self.signals.finished.emit(value)
+
+
 _POOL: QThreadPool | None = None
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QRunnable, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout,
                                QWidget)
@@ -24,9 +24,8 @@ from gpumodeler.core.measurements.from_json import read_measurements
 from gpumodeler.db.nsys_export import is_sqlite, read_export
 from gpumodeler.core.transfers.fit import fit_transfer_model
 from gpumodeler.core.transfers.selection import select_copies
-from gpumodeler.ui.logs import bug
 
-from ..workers import in_background
+from ..workers import CallJob, in_background
 from .plot import CalibrationPlot
 
 
@@ -43,31 +42,16 @@ class FitRequest:
     gpu: str | None = None
 
 
-class _Signals(QObject):
-    finished = Signal(object)   # (selection, fit)
-    failed = Signal(str)
+def fit_of(request: FitRequest) -> tuple:
+    """(selection, fit) of the request's copies (run off the GUI thread)."""
+    sel = select_copies(request.records, direction=request.direction,
+                        memory_kind=request.memory_kind, gpu=request.gpu)
+    return sel, fit_transfer_model(sel.sizes_bytes, sel.times_s)
 
 
-class FitJob(QRunnable):
-    def __init__(self, request: FitRequest):
-        super().__init__()
-        self.setAutoDelete(False)
-        self.request = request
-        self.signals = _Signals()
-
-    def run(self) -> None:
-        try:
-            sel = select_copies(self.request.records, direction=self.request.direction,
-                                memory_kind=self.request.memory_kind, gpu=self.request.gpu)
-            fit = fit_transfer_model(sel.sizes_bytes, sel.times_s)
-        except ModelError as exc:
-            self.signals.failed.emit(dialog_words(str(exc)))
-            return
-        except Exception as exc:  # a bug: say so in the dialog, never crash the app
-            bug("the link calibration")
-            self.signals.failed.emit(f"internal error ({type(exc).__name__}: {exc})")
-            return
-        self.signals.finished.emit((sel, fit))
+def fit_job(request: FitRequest) -> CallJob:
+    """The fit of ``request`` as a background job (finished: (selection, fit))."""
+    return CallJob(lambda: fit_of(request), "the link calibration", dialog_words)
 
 
 @dataclass(frozen=True)
@@ -152,8 +136,8 @@ class CalibrationDialog(QDialog):
         self.selection = None
         self.fit = None
         self.saved = None
-        self._job: FitJob | None = None     # the running fit
-        self._last_job: FitJob | None = None  # kept alive until its thread surely returned
+        self._job: CallJob | None = None     # the running fit
+        self._last_job: CallJob | None = None  # kept alive until its thread surely returned
 
         self.file_edit = QLineEdit(readOnly=True, placeholderText="JSON records or a profiler CSV")
         browse = QPushButton("Browse…")
@@ -312,7 +296,7 @@ class CalibrationDialog(QDialog):
         self.summary.setText("")
         self.plot.show_fit(None)
 
-    def start_fit(self) -> FitJob | None:
+    def start_fit(self) -> CallJob | None:
         """Fit off the GUI thread; the result arrives through ``fitted`` (or a message)."""
         if not self.records:
             self.message.setText("Choose a measurement file first.")
@@ -322,7 +306,7 @@ class CalibrationDialog(QDialog):
         self._clear_fit()
         self.message.setText("")
         label = self.label_edit.text().strip() or None
-        job = FitJob(FitRequest(self.records, self.direction_box.currentData(), label,
+        job = fit_job(FitRequest(self.records, self.direction_box.currentData(), label,
                                 self.chosen_gpu()))
         job.signals.finished.connect(self._fit_done)
         job.signals.failed.connect(self._fit_failed)

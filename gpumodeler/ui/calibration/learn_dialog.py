@@ -8,16 +8,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtCore import QObject, QRunnable, Qt, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog,
                                QFormLayout, QHBoxLayout, QLabel, QListWidget, QPushButton,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from gpumodeler.core.errors import ModelError
-from gpumodeler.ui.logs import bug
-from gpumodeler.ui.plots.sweep_plot import LogLabelAxis
 
-from ..workers import in_background
+
+from ..workers import CallJob, in_background
+from .plot import log_log_plot
 
 METHODS = ("lr", "svr", "rf", "hybrid")
 LEAVE_OUT = ("gpu", "kernel", "size")
@@ -36,34 +36,19 @@ class LearnRequest:
     leave_out: str
 
 
-class _Signals(QObject):
-    finished = Signal(object)
-    failed = Signal(str)
+def evaluation_of(request: LearnRequest) -> tuple:
+    """(evaluation, notes) of the request (run off the GUI thread)."""
+    from gpumodeler.core.learn.dataset import build_rows, with_analytical
+    from gpumodeler.core.learn.evaluate import evaluate
+    from gpumodeler.core.models.registry import MODELS
+    rows, notes = build_rows(request.records, request.gpus)
+    return evaluate(with_analytical(rows), list(request.methods), request.leave_out,
+                    models=list(MODELS)), notes
 
 
-class LearnJob(QRunnable):
-    def __init__(self, request: LearnRequest):
-        super().__init__()
-        self.setAutoDelete(False)
-        self.request = request
-        self.signals = _Signals()
-
-    def run(self) -> None:
-        from gpumodeler.core.learn.dataset import build_rows, with_analytical
-        from gpumodeler.core.learn.evaluate import evaluate
-        from gpumodeler.core.models.registry import MODELS
-        try:
-            rows, notes = build_rows(self.request.records, self.request.gpus)
-            result = evaluate(with_analytical(rows), list(self.request.methods),
-                              self.request.leave_out, models=list(MODELS))
-        except ModelError as exc:
-            self.signals.failed.emit(str(exc))
-            return
-        except Exception as exc:  # a bug: say so in the dialog, never crash the app
-            bug("the learned-model evaluation")
-            self.signals.failed.emit(f"internal error ({type(exc).__name__}: {exc})")
-            return
-        self.signals.finished.emit((result, notes))
+def learn_job(request: LearnRequest) -> CallJob:
+    """The evaluation of ``request`` as a background job (finished: (evaluation, notes))."""
+    return CallJob(lambda: evaluation_of(request), "the learned-model evaluation")
 
 
 class AccuracyPlot(QWidget):
@@ -72,14 +57,7 @@ class AccuracyPlot(QWidget):
 
     def __init__(self, parent=None):
         super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
-        layout.addWidget(self.graphics)
-        self.plot = self.graphics.addPlot(
-            axisItems={"bottom": LogLabelAxis("bottom"), "left": LogLabelAxis("left")})
-        self.plot.setLogMode(x=True, y=True)
+        self.graphics, self.plot = log_log_plot(self)
         self.plot.setLabel("bottom", "measured", units="s")
         self.plot.setLabel("left", "predicted", units="s")
         self.plot.showGrid(x=True, y=True, alpha=0.3)
@@ -118,8 +96,8 @@ class LearnDialog(QDialog):
         self.paths: list[str] = []
         self.records: tuple = ()
         self.result = None
-        self._job: LearnJob | None = None
-        self._last_job: LearnJob | None = None
+        self._job: CallJob | None = None
+        self._last_job: CallJob | None = None
 
         self.file_list = QListWidget()
         self.file_list.setMaximumHeight(70)
@@ -199,7 +177,7 @@ class LearnDialog(QDialog):
 
     # -- evaluating ---------------------------------------------------------------
 
-    def start_evaluation(self) -> LearnJob | None:
+    def start_evaluation(self) -> CallJob | None:
         """Evaluate off the GUI thread; the result arrives through ``evaluated``."""
         from gpumodeler.core.learn.dataset import gpu_names
         from gpumodeler.service.learning import gpu_lookup
@@ -221,7 +199,7 @@ class LearnDialog(QDialog):
                 return None
             gpus[name] = spec
         self.message.setText("")
-        job = LearnJob(LearnRequest(self.records, gpus, methods, self.leave_out_box.currentText()))
+        job = learn_job(LearnRequest(self.records, gpus, methods, self.leave_out_box.currentText()))
         job.signals.finished.connect(self._done)
         job.signals.failed.connect(self._failed)
         self._job = job

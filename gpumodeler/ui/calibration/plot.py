@@ -10,17 +10,24 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from gpumodeler.ui.plots.sweep_plot import LogLabelAxis
 
 
+def log_log_plot(widget: QWidget, **where) -> tuple:
+    """``(graphics, plot)``: a white graphics layout filling ``widget`` and its first plot,
+    both axes logarithmic with readable labels (``where``: row and col of the plot)."""
+    layout = QVBoxLayout(widget)
+    layout.setContentsMargins(0, 0, 0, 0)
+    graphics = pg.GraphicsLayoutWidget()
+    graphics.setBackground("w")
+    layout.addWidget(graphics)
+    plot = graphics.addPlot(**where, axisItems={"bottom": LogLabelAxis("bottom"),
+                                                "left": LogLabelAxis("left")})
+    plot.setLogMode(x=True, y=True)
+    return graphics, plot
+
+
 class CalibrationPlot(QWidget):
     def __init__(self, parent=None):
         super().__init__(parent)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        self.graphics = pg.GraphicsLayoutWidget()
-        self.graphics.setBackground("w")
-        layout.addWidget(self.graphics)
-        self.time_plot = self.graphics.addPlot(
-            row=0, col=0, axisItems={"bottom": LogLabelAxis("bottom"), "left": LogLabelAxis("left")})
-        self.time_plot.setLogMode(x=True, y=True)
+        self.graphics, self.time_plot = log_log_plot(self, row=0, col=0)
         self.time_plot.setLabel("bottom", "copy size", units="B")
         self.time_plot.setLabel("left", "time", units="s")
         self.time_plot.showGrid(x=True, y=True, alpha=0.3)
