@@ -15,7 +15,6 @@ from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, 
 
 from gpumodeler.core.errors import ModelError
 
-
 from ..workers import CallJob, in_background
 from .plot import log_log_plot
 
