@@ -27,8 +27,8 @@ def _timeline(args) -> int:
     # The command builds millions of objects that live to its end (10^5 steps: the project,
     # the timeline, the document): the cyclic collector would rescan them again and again
     # (half the time of run_application). Nothing here makes cycles worth collecting.
-    from gpumodeler.core.application.timeline import cyclic_collector_paused
-    with cyclic_collector_paused():
+    from gpumodeler.core.kernel.collector import collector_paused
+    with collector_paused():
         return _timeline_without_collector(args)
 
 

@@ -37,9 +37,9 @@ def run_application(project, app_id: str, lookups: dict, analyses=None) -> dict:
     The cyclic collector is paused meanwhile: the document of 10^5 steps holds millions of
     objects, and each full pass over them held the GIL 0.3-0.5 s (the GUI thread waited
     that long while a worker built it) and took half of the time here."""
-    from gpumodeler.core.application.timeline import cyclic_collector_paused
+    from gpumodeler.core.kernel.collector import collector_paused
 
-    with cyclic_collector_paused():
+    with collector_paused():
         return _run_application(project, app_id, lookups, analyses)
 
 

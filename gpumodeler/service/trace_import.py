@@ -202,12 +202,12 @@ def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
     FormatError for a file that is not an Nsight Systems export with a kernel table or
     holds no kernel or copy; InvalidParameter for a trace the project cannot take. May
     add the trace's GPUs (and the trace host) to the catalog's user database."""
-    from gpumodeler.core.application.timeline import cyclic_collector_paused
+    from gpumodeler.core.kernel.collector import collector_paused
 
     # 10^5 records make millions of objects that live to the end of the import: the
     # cyclic collector's passes over them took a fifth of the time, and nothing here makes
     # cycles to collect
-    with cyclic_collector_paused():
+    with collector_paused():
         return _plan_import(project, path, catalog, name)
 
 

@@ -35,7 +35,8 @@ import copy as _copy
 import math
 
 from gpumodeler.core.application.energy import DevicePower, energy
-from gpumodeler.core.application.timeline import POLICIES, Activity, cyclic_collector_paused, simulate
+from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
+from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.errors import InvalidParameter, ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.project import VIA
@@ -498,7 +499,7 @@ def run(project, app: Application, **lookups):
     """Build and simulate ``app``: (BuiltApplication, Timeline, ApplicationEnergy). The
     cyclic garbage collector is paused meanwhile (a trace's 10^5 steps make ~10^6 objects and
     no cycles; its full passes cost more than the building)."""
-    with cyclic_collector_paused():
+    with collector_paused():
         built = build(project, app, **lookups)
         timeline = simulate(built.activities, built.capacities, policy=app.policy)
         # every GPU of the system draws power for the whole makespan, used or not

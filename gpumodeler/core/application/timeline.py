@@ -332,16 +332,14 @@ def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
 POLICIES = ("in-order", "greedy")
 
 
-#: the simulation pauses the cyclic collector (core/kernel/collector.py): it makes about ten
-#: short-lived containers per step and no cycles that must be freed while it runs
-cyclic_collector_paused = collector_paused
 
 
 def simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
     """Simulate ``activities`` (program order) with link ``capacities`` (bytes/s per
     bandwidth resource id) under an engine queueing ``policy`` (see the module docstring).
     See :func:`_simulate` for the method."""
-    with cyclic_collector_paused():
+    # the collector paused: about ten short-lived containers per step, no cycles to free
+    with collector_paused():
         return _simulate(activities, capacities, policy)
 
 
