@@ -43,6 +43,7 @@ typecheck: $(STAMP)
 # every model and a roofline against the measured runs of resources/validation (docs/validation.md)
 validate: $(STAMP)
 	$(BIN)/gpumodeler validate resources/validation/volkov2016.csv
+	$(BIN)/gpumodeler validate resources/validation/amaris2018.csv
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
