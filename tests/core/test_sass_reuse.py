@@ -82,3 +82,28 @@ def test_loads_of_a_copy_are_read_by_one_block_each():
     out, report = reuse_graph(g, grid_size=4096, warps_per_block=8, blocks_per_sm=8, sms=SMS,
                               l2_bytes=L2)
     assert out is g and [ld.sharing for ld in report.loads] == [1.0]
+
+
+def test_a_load_in_a_loop_that_runs_no_trip_adds_nothing_to_the_working_sets():
+    """MMGC for sm_52 (resources/validation/kernels/amaris): nvcc unrolls its k-loop by 4,
+    ptxas that loop by 4 again; loop3 is the n % 4 tail, one A and one B load per trip. With
+    n a multiple of 16 the tail and loop2 (the 4-step remainder) run no trip: their loads
+    read nothing, so the working sets are those of the other loads alone."""
+    g = import_kernel(Path(__file__).resolve().parents[2] / "resources" / "validation"
+                      / "kernels" / "amaris" / "mmgc.sm_52.sass")
+    launch = dict(grid_size=(128, 128), warps_per_block=8, blocks_per_sm=8, sms=16,
+                  l2_bytes=2 * 2 ** 20)
+    reports = {}
+    for tail in (0, 1, 2):
+        values = dict(g.variables, loop1=512, loop3=tail)
+        reports[tail] = reuse_graph(g, values=values, **launch)[1]
+    tail_loads = [nid for nid in g.instructions if g.instructions[nid].space == "global"
+                  and g.instructions[nid].is_load
+                  and any(lp.id == "loop3" for lp in g.loops_containing(nid))]
+    assert len(tail_loads) == 2
+    assert reports[0].trip_working_set < reports[1].trip_working_set
+    # one trip or two: the tail's per-trip footprint is the same, its whole-wave one doubles
+    assert reports[1].trip_working_set == pytest.approx(reports[2].trip_working_set)
+    per_tail_trip = reports[1].wave_working_set - reports[0].wave_working_set
+    assert reports[2].wave_working_set - reports[0].wave_working_set == pytest.approx(2 * per_tail_trip)
+    assert reports[1].trip_working_set - reports[0].trip_working_set == pytest.approx(per_tail_trip)

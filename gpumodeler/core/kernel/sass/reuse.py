@@ -18,7 +18,8 @@ The rule, per global load whose address the import followed (``address`` text):
   first ``W`` in launch order (x fastest, then y, z; blocks are dispatched in that order,
   Volkov 2016 §5.6 observes them run as synchronized waves). ``n``: the distinct footprints
   of the load among them, ``s_w = W / n`` the blocks of a wave that share one;
-* two working sets, the unique bytes the wave reads: per trip of the loads' loops
+* two working sets, the unique bytes the wave reads (a load in a loop that runs no trip at
+  this launch, an unrolled loop's remainder, reads none): per trip of the loads' loops
   (``WS_trip``: the blocks of a wave run their loop iterations about together, so the
   reads a wave shares fall that close in time) and over the wave's life (``WS_wave``: what
   a later wave re-reading the same bytes finds between its read and the first one);
@@ -149,6 +150,8 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
                 loop_trips[lp.id] = max(0.0, float(lp.iterations.evaluate(vals)))
             trips *= loop_trips[lp.id]
         per_trip = raw * (1.0 - ins.hit_ratio) * warps_per_block  # a block's unique bytes
+        if trips == 0:
+            per_trip = 0.0  # a load in a loop that never runs holds nothing in the L2
         rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips))
     ws_trip = sum(r[4] for r in rows)
     ws_wave = sum(r[5] for r in rows)
