@@ -22,7 +22,8 @@ KERNELS = [("saxpy2", None), ("vecadd", None), ("matmul_tiled", None), ("reduce"
 GPUS = {"GeForce GTX 970": "sm_52", "GeForce GTX 980": "sm_52",
         "GeForce GTX TITAN X (Maxwell)": "sm_52", "Tesla P100 SXM2": "sm_60",
         "GeForce GTX 1080 Ti": "sm_61"}
-TABLES = {"sm_52": "maxwell-published", "sm_60": "pascal-published", "sm_61": "pascal-published"}
+TABLES = {"sm_52": "maxwell-published", "sm_60": "pascal-published",
+          "sm_61": "pascal-gp10x-published"}
 
 
 def run(capsys, *argv):
