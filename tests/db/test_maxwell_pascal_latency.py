@@ -174,7 +174,7 @@ def test_gp100_and_gp10x_differ_only_in_fp64_and_fp16(catalog):
 
 def test_pascal_gpus_name_their_chips_table(catalog):
     tables = {name: catalog.latency_table(name) for name in TABLE_NAMES}
-    for name in ("Tesla P100 SXM2", "GeForce GTX 1080 Ti"):
+    for name in ("Tesla P100 SXM2", "GeForce GTX 1080", "GeForce GTX 1080 Ti"):
         device = catalog.get(name)
         assert device.value("architecture") == "Pascal"
         arch = "sm_" + str(device.value("compute_capability")).replace(".", "")
@@ -182,3 +182,4 @@ def test_pascal_gpus_name_their_chips_table(catalog):
         assert device.value("latency_table") == table_for_architecture(arch, tables)[0], name
     assert catalog.get("Tesla P100 SXM2").value("latency_table") == "pascal-published"
     assert catalog.get("GeForce GTX 1080 Ti").value("latency_table") == "pascal-gp10x-published"
+    assert catalog.get("GeForce GTX 1080").value("latency_table") == "pascal-gp10x-published"
