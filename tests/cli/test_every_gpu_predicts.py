@@ -38,7 +38,8 @@ FILL = {"--sms": "10", "--sm-clock-mhz": "1000", "--cuda-cores": "64", "--schedu
 DOCUMENT_GPUS = ["GeForce GTX 280", "GeForce GTX 480", "GeForce GT 630", "GeForce GTX 660",
                  "GeForce GTX 680", "GeForce GTX TITAN", "Tesla K20", "Tesla K40",
                  "Quadro K5200", "GeForce GTX 970", "GeForce GTX 980",
-                 "GeForce GTX TITAN X (Maxwell)", "Tesla P100 SXM2", "GeForce GTX 1080 Ti"]
+                 "GeForce GTX TITAN X (Maxwell)", "Tesla P100 SXM2", "GeForce GTX 1080",
+                 "GeForce GTX 1080 Ti"]
 
 
 def _gpus():

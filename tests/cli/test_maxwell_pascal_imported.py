@@ -1,7 +1,7 @@
 """Maxwell and Pascal listings through the CLI: `kernel import` names the architecture's
 latency table, and `predict` evaluates every bundled kernel's sm_52 listing on the GTX 970,
-GTX 980 and GTX TITAN X and its sm_60 listing on the Tesla P100 with no hand-set value; bad
-branch targets are one exit-2 line. Gajger's saxpy2 compiled for sm_52 is compared with his
+GTX 980 and GTX TITAN X, its sm_60 listing on the Tesla P100 and its sm_61 listing on the
+GTX 1080 and GTX 1080 Ti with no hand-set value; bad branch targets are one exit-2 line. Gajger's saxpy2 compiled for sm_52 is compared with his
 942 + 24·a (the difference is explained in docs/sass-import.md)."""
 import json
 import re
@@ -21,8 +21,9 @@ KERNELS = [("saxpy2", None), ("vecadd", None), ("matmul_tiled", None), ("reduce"
            ("nested_loops", None), ("vector_ops", "vecadd4"), ("vector_ops", "scale")]
 GPUS = {"GeForce GTX 970": "sm_52", "GeForce GTX 980": "sm_52",
         "GeForce GTX TITAN X (Maxwell)": "sm_52", "Tesla P100 SXM2": "sm_60",
-        "GeForce GTX 1080 Ti": "sm_61"}
-TABLES = {"sm_52": "maxwell-published", "sm_60": "pascal-published", "sm_61": "pascal-published"}
+        "GeForce GTX 1080": "sm_61", "GeForce GTX 1080 Ti": "sm_61"}
+TABLES = {"sm_52": "maxwell-published", "sm_60": "pascal-published",
+          "sm_61": "pascal-gp10x-published"}
 
 
 def run(capsys, *argv):

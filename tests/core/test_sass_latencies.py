@@ -42,6 +42,14 @@ def test_maxwell_and_pascal_take_the_compiled_table_of_their_family():
     assert table_for_architecture("sm_50", tables)[0] == "maxwell-published"
     assert table_for_architecture("sm_61", tables) == ("pascal-published",
                                                        "latency table pascal-published (Pascal)")
+    # GP10x (sm_61/62: FP64 at 1/32 rate) takes its own table where there is one, GP100
+    # (sm_60: half-rate FP64) the family's table without a chip marker
+    tables["pascal-gp10x-published"] = table("pascal-gp10x-published", "Pascal")
+    for arch in ("sm_61", "sm_62"):
+        key, note = table_for_architecture(arch, tables)
+        assert key == "pascal-gp10x-published" and "also: pascal-published" in note, arch
+    key, note = table_for_architecture("sm_60", tables)
+    assert key == "pascal-published" and "also: pascal-gp10x-published" in note
     # without the compilation, the documents' tables in key order
     assert table_for_architecture("sm_53", TABLES)[0] == "maxwell-gajger"
     key, note = table_for_architecture("sm_60", TABLES)

@@ -48,7 +48,7 @@ def test_gtx_titan_note_says_the_driver_setting_matters():
     assert r.is_default and "double-precision" in r.note
 
 
-@pytest.mark.parametrize("name", ["Tesla P100 SXM2", "GeForce GTX 1080 Ti"])
+@pytest.mark.parametrize("name", ["Tesla P100 SXM2", "GeForce GTX 1080", "GeForce GTX 1080 Ti"])
 def test_pascal_shared_memory_rate_is_a_vendor_figure_not_a_measurement(name):
     r = _default(name, "smem_accesses_per_cycle_per_sm")
     assert r.value == 1 and r.unit == "1/cycle"
@@ -58,7 +58,8 @@ def test_pascal_shared_memory_rate_is_a_vendor_figure_not_a_measurement(name):
 
 @pytest.mark.parametrize("name", ["GeForce 8800 GTX", "GeForce GTX 280", "GeForce GTX 480",
                                   "GeForce GT 630", "GeForce GTX 660", "GeForce GTX 680",
-                                  "GeForce GTX TITAN", "GeForce GTX 970", "Tesla P100 SXM2"])
+                                  "GeForce GTX TITAN", "GeForce GTX 970", "Tesla P100 SXM2",
+                                  "GeForce GTX 1080"])
 def test_database_limits_agree_with_the_occupancy_table(name):
     from gpumodeler.db.catalog import Catalog
     with Catalog() as catalog:
@@ -82,7 +83,34 @@ def test_database_limits_agree_with_the_occupancy_table(name):
     assert compared
 
 
-@pytest.mark.parametrize("name", ["Tesla P100 SXM2", "GeForce GTX 1080 Ti"])
+@pytest.mark.parametrize("name", ["Tesla P100 SXM2", "GeForce GTX 1080", "GeForce GTX 1080 Ti"])
 def test_pascal_issue_rate_is_recorded_not_defaulted(name):
     r = _default(name, "issue_per_scheduler_per_cycle")
     assert r.value == 1 and r.source == GUIDE and "6.x" in r.where and r.note
+
+
+def test_gtx_1080_board_values_are_secondary_readings_that_agree():
+    """The GTX 1080's board values come from readings others published (graded secondary,
+    each quoting its line): its SM count is its CUDA cores over the 128 per SM of compute
+    capability 6.1, and its pin bandwidth the quoted data rate times the bus width."""
+    import re
+
+    from gpumodeler.db.catalog import Catalog
+    with Catalog() as catalog:
+        device = catalog.get("GeForce GTX 1080")
+    board = ("base_clock_hz", "boost_clock_hz", "sm_clock_hz", "board_power_w", "sms",
+             "memory_bandwidth_theoretical_bytes_per_s", "memory_bus_width_bits",
+             "memory_size_bytes", "memory_type", "compute_capability")
+    for field in board:
+        r = device.default_record(field)
+        assert r.provenance == "secondary" and r.source in device.sources and r.where, field
+    cores = int(re.search(r"CUDA Cores: (\d+)", device.default_record("sms").where).group(1))
+    per_sm = device.value("fp32_cores_per_sm")
+    assert device.value("sms") * per_sm == cores
+    rate = float(re.search(r"([\d.]+) Gbps per pin",
+                           device.default_record("memory_bandwidth_theoretical_bytes_per_s").note
+                           ).group(1))
+    assert device.value("memory_bandwidth_theoretical_bytes_per_s") == \
+        pytest.approx(rate * 1e9 * device.value("memory_bus_width_bits") / 8)
+    assert device.value("sm_clock_hz") == device.value("boost_clock_hz")
+    assert device.value("compute_capability") == "6.1"

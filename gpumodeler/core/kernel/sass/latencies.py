@@ -19,9 +19,11 @@ from gpumodeler.core.kernel.sass.schedule import fill_from_schedule, summary
 
 
 #: Compute capabilities whose chips differ from their family's first (datacenter) chip in
-#: the latencies that were measured, and the marker their tables' keys carry: GA10x
+#: the latencies that were measured, and the marker their tables' keys carry: GP10x
+#: (sm_61/62, FP64 at 1/32 of the FP32 rate) is not GP100 (sm_60, half rate), GA10x
 #: (sm_86/87) is not GA100 (sm_80), GB20x (sm_120/121) is not GB100 (sm_100).
-CHIP_MARKERS = {"sm_86": "ga10x", "sm_87": "ga10x", "sm_120": "gb20x", "sm_121": "gb20x"}
+CHIP_MARKERS = {"sm_61": "gp10x", "sm_62": "gp10x", "sm_86": "ga10x", "sm_87": "ga10x",
+                "sm_120": "gb20x", "sm_121": "gb20x"}
 
 
 def chip_of(arch: str | None) -> str | None:
