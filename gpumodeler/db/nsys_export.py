@@ -421,13 +421,15 @@ def _open(path: Path):
 
 
 @contextmanager
-def streamed_export(path, need_kernel_table: bool = False):
+def streamed_export(path, need_kernel_table: bool = False, tick=None):
     """``(records, summary)`` of the export at ``path``: ``records`` yields its kernel, copy
     and migration records in start order as it is iterated (memory does not grow with the
     file: ``measure import --json`` writes each as it comes), ``summary()`` then gives the
     :class:`ImportResult` without the records (other rows, GPUs, cut names). FormatError with
     one line for a damaged or non-nsys file, or, with ``need_kernel_table``, for an export
-    without a kernel table; the file is closed on leaving."""
+    without a kernel table; the file is closed on leaving. ``tick(fraction)``, when given,
+    is called with the share of the kernel and copy rows read so far, every BATCH records
+    (a caller's progress bar; it may raise to stop the reading)."""
     path = Path(path)
     if not is_sqlite(path):
         raise FormatError(f"{path.name}: not a SQLite file (no SQLite header); expected an "
@@ -447,7 +449,15 @@ def streamed_export(path, need_kernel_table: bool = False):
 
         def records():
             try:
-                yield from iter_records(db.conn, path.name, reader)
+                if tick is None:
+                    yield from iter_records(db.conn, path.name, reader)
+                else:
+                    total = max(1, _count_rows(db.conn, reader.tables))
+                    for n, record in enumerate(iter_records(db.conn, path.name, reader), 1):
+                        if n % BATCH == 0:
+                            tick(min(1.0, n / total))
+                        yield record
+                    tick(1.0)
                 reader.count_memsets()
             except sqlite3.DatabaseError as exc:
                 raise FormatError(damaged.format(exc)) from None
@@ -461,6 +471,12 @@ def streamed_export(path, need_kernel_table: bool = False):
         db.close()
 
 
+def _count_rows(conn, tables) -> int:
+    """Rows of the kernel and copy tables (the records a reading goes through)."""
+    return sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+               for t in (KERNEL_TABLE, MEMCPY_TABLE) if t in tables)
+
+
 def require_content(result: ImportResult, records: int) -> None:
     """FormatError for an export with no kernels, copies or GPUs."""
     if not records and not result.devices:
@@ -468,11 +484,12 @@ def require_content(result: ImportResult, records: int) -> None:
                           f"or GPUs; profile with --trace=cuda")
 
 
-def read_export(path, need_kernel_table: bool = False) -> ImportResult:
+def read_export(path, need_kernel_table: bool = False, tick=None) -> ImportResult:
     """All records of the export at ``path`` (format ``nsys``) with its GPUs in
     ``devices``. FormatError with one line for a damaged or non-nsys file, or, with
-    ``need_kernel_table``, for an export without a kernel table."""
-    with streamed_export(path, need_kernel_table) as (records, summary):
+    ``need_kernel_table``, for an export without a kernel table. ``tick``: as in
+    :func:`streamed_export`."""
+    with streamed_export(path, need_kernel_table, tick) as (records, summary):
         found = list(records)
         result = summary()
     result.records = found
@@ -480,12 +497,12 @@ def read_export(path, need_kernel_table: bool = False) -> ImportResult:
     return result
 
 
-def read_trace(path) -> ImportResult:
+def read_trace(path, tick=None) -> ImportResult:
     """:func:`read_export` for an application import: the export must have a kernel table
     (``CUPTI_ACTIVITY_KIND_KERNEL``) and at least one kernel or copy. FormatError (one line)
-    otherwise."""
+    otherwise. ``tick``: as in :func:`streamed_export`."""
     path = Path(path)
-    result = read_export(path, need_kernel_table=True)
+    result = read_export(path, need_kernel_table=True, tick=tick)
     if not any(r.kind in ("kernel", "transfer") for r in result.records):
         raise FormatError(f"{path.name}: an empty trace (no kernel and no copy between host "
                           f"and GPU); profile a run that launches kernels, with --trace=cuda")

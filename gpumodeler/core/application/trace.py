@@ -61,6 +61,8 @@ from gpumodeler.core.errors import InvalidParameter
 LINK_WINDOW_S = 10e-6
 #: The shortest host delay recorded (s): below it a late start is the trace's rounding.
 DELAY_MIN_S = 100e-9
+#: Records between two calls of :func:`trace_application`'s ``tick``.
+TICK_EVERY = 4096
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ def _engines(record, copy_engines) -> set:
 
 
 def trace_application(records, *, gpu_of, host_of, traced_name_of,
-                      copy_engines=None, launch_id_of=None) -> TraceSteps:
+                      copy_engines=None, launch_id_of=None, tick=None) -> TraceSteps:
     """Steps of the records of a trace (kernels, copies: ``Measurement`` records with
     stream, device, start and end), in start order (module docstring).
 
@@ -107,7 +109,9 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     trace device to its copy engines (for the inference of waits: steps on one engine wait
     for each other without any event). ``launch_id_of(index)``, when given, is the project's
     id of launch ``index`` (asked once per launch, in first-use order), which the kernel
-    steps then name in ``Step.launch``."""
+    steps then name in ``Step.launch``. ``tick(fraction)``, when given, is called with the
+    share of the records done every :data:`TICK_EVERY` records (a caller's progress bar;
+    it may raise to stop)."""
     copy_engines = copy_engines or {}
     usable = [r for r in records if r.kind in ("kernel", "transfer")
               and r.start_s is not None and r.end_s is not None]
@@ -166,6 +170,8 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     keep = 64
     n_kernels = n_copies = n_gaps = n_inferred = n_delays = 0
     for i, r in enumerate(usable):
+        if tick is not None and i % TICK_EVERY == 0:
+            tick(i / len(usable))
         if r.start_s > covered:
             n_gaps += 1
             gap_id = f"h{n_gaps}"
