@@ -471,6 +471,155 @@ def streamed_export(path, need_kernel_table: bool = False, tick=None):
         db.close()
 
 
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+SYNC_TABLE = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
+#: CUPTI's CUpti_ActivitySynchronizationType, the ``syncType`` numbering when the export
+#: ships no ENUM_CUPTI_SYNC_TYPE table: id -> what :mod:`gpumodeler.core.application.trace_api`
+#: calls it ("wait": cudaStreamWaitEvent, which does not block the host)
+SYNC_TYPE = {1: "event", 2: "wait", 3: "stream", 4: "device"}
+#: runtime calls that block the host until the GPU work they name is done, by name
+_SYNC_CALLS = {"cudaDeviceSynchronize": "device", "cudaThreadSynchronize": "device",
+               "cudaStreamSynchronize": "stream", "cudaEventSynchronize": "event"}
+#: CUPTI_SYNCHRONIZATION_INVALID_VALUE (a uint32 -1): "not applicable to this record"
+_INVALID = 0xFFFFFFFF
+
+
+def _sync_type_from_label(text: str):
+    w = _words(text)
+    for key, kind in (("streamwait", "wait"), ("eventsynchronize", "event"),
+                      ("eventsync", "event"), ("streamsynchronize", "stream"),
+                      ("streamsync", "stream"), ("contextsynchronize", "device"),
+                      ("contextsync", "device"), ("ctxsync", "device")):
+        if key in w:
+            return kind
+    return None
+
+
+def _id(value):
+    """A stream, device or event id, or None for a missing or not-applicable one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) \
+        and 0 <= value < _INVALID else None
+
+
+def _api_name(text: str) -> str:
+    """A runtime call's name without nsys's version suffix (``cudaMemcpy_v3020``)."""
+    return re.sub(r"_v\d+$", "", text or "")
+
+
+def read_api(path):
+    """The host side of the export at ``path`` (:class:`~gpumodeler.core.application.
+    trace_api.TraceApi`: which runtime call launched each kernel and copy, and the
+    synchronisations, event records and event waits; docs/timeline.md, "Ordering read
+    from the CUDA API"), or None when the export has no runtime table, or none of its
+    calls launched a kernel or copy of the export (it then imports as before, with
+    inferred waits). Rows whose times or ids are not whole numbers are left out."""
+    from gpumodeler.core.application.trace_api import (EventRecord, HostWait, StreamWait,
+                                                       TraceApi)
+    path = Path(path)
+    db = _open(path)
+    try:
+        conn = db.conn
+        tables = _tables(conn)
+        if RUNTIME_TABLE not in tables or not {"start", "end", "correlationId"} <= \
+                _columns(conn, RUNTIME_TABLE):
+            return None
+        correlation_of, ops = {}, {}     # ops: correlation -> (table, end ns)
+        for table in (KERNEL_TABLE, MEMCPY_TABLE):
+            if table not in tables or "correlationId" not in _columns(conn, table):
+                continue
+            source = f"{path.name}#{table}"
+            for rowid, corr, end in conn.execute(
+                    f'SELECT rowid, correlationId, "end" FROM "{table}"'):
+                if isinstance(corr, int) and corr > 0:
+                    correlation_of[(source, rowid)] = corr
+                    ops[corr] = (table, end)
+        if not ops:
+            return None
+        names = _Names(conn, tables)
+        rcols = _columns(conn, RUNTIME_TABLE)
+        name_col = "nameId" if "nameId" in rcols else "name" if "name" in rcols else None
+        thread_col = "globalTid" if "globalTid" in rcols else None
+        launches, calls = {}, {}    # calls: correlation -> (thread, start, end, name)
+        waits, records, stream_waits = [], [], []
+        cur = conn.execute(f'SELECT start, "end", correlationId, '
+                           f'{thread_col or "NULL"}, {name_col or "NULL"} '
+                           f'FROM "{RUNTIME_TABLE}" ORDER BY start')
+        for start, end, corr, thread, name_value in _flat(cur):
+            if not (isinstance(start, int) and isinstance(end, int) and end >= start):
+                continue
+            name = _api_name(names(name_value))
+            t = (thread, start / 1e9, end / 1e9)
+            op = ops.get(corr) if isinstance(corr, int) and corr > 0 else None
+            if op is not None:
+                launches[corr] = t
+                if op[0] == MEMCPY_TABLE and "Async" not in name and isinstance(op[1], int) \
+                        and end >= op[1]:   # a synchronous copy: the host waited for it
+                    waits.append(HostWait("call", thread, t[1], t[2], name, correlation=corr))
+            elif name in _SYNC_CALLS or name.startswith(("cudaEventRecord",
+                                                         "cudaStreamWaitEvent")):
+                calls[corr] = (thread, t[1], t[2], name)
+        if not launches:
+            return None
+        described = set()
+        if SYNC_TABLE in tables and {"start", "end", "syncType"} <= _columns(conn, SYNC_TABLE):
+            scols = _columns(conn, SYNC_TABLE)
+            kinds = _enum(conn, tables, "ENUM_CUPTI_SYNC_TYPE", _sync_type_from_label, SYNC_TYPE)
+            pick = [c if c in scols else "NULL" for c in
+                    ("correlationId", "streamId", "eventId", "deviceId")]
+            for start, end, kind, corr, stream, event, device in conn.execute(
+                    f'SELECT start, "end", syncType, {", ".join(pick)} FROM "{SYNC_TABLE}"'):
+                kind = kinds.get(kind)
+                if kind is None or not (isinstance(start, int) and isinstance(end, int)):
+                    continue
+                call = calls.get(corr)
+                described.add(corr)
+                thread = call[0] if call else None
+                name = call[3] if call else ""
+                if kind == "wait":
+                    stream_waits.append(StreamWait(thread, start / 1e9, _id(stream), _id(event)))
+                else:
+                    waits.append(HostWait(kind, thread, start / 1e9, end / 1e9, name,
+                                          device=_id(device), stream=_id(stream),
+                                          event=_id(event)))
+        recorded = set()
+        if EVENT_TABLE in tables and {"correlationId", "streamId", "eventId"} <= \
+                _columns(conn, EVENT_TABLE):
+            for corr, stream, event in conn.execute(
+                    f'SELECT correlationId, streamId, eventId FROM "{EVENT_TABLE}"'):
+                call = calls.get(corr)
+                if call is not None:
+                    recorded.add(corr)
+                    records.append(EventRecord(call[0], call[1], _id(stream), _id(event)))
+        for corr, (thread, start, end, name) in calls.items():
+            if corr in described or corr in recorded:
+                continue
+            if name in _SYNC_CALLS:     # known by name only
+                kind = _SYNC_CALLS[name]
+                waits.append(HostWait(kind if kind == "device" else "named", thread, start,
+                                      end, name))
+            elif name.startswith("cudaEventRecord"):
+                records.append(EventRecord(thread, start))
+            elif name.startswith("cudaStreamWaitEvent"):
+                stream_waits.append(StreamWait(thread, start))
+        return TraceApi(launches, correlation_of, tuple(waits), tuple(records),
+                        tuple(stream_waits))
+    except sqlite3.DatabaseError as exc:
+        raise FormatError(f"{path.name}: damaged SQLite file ({exc}); export it again with "
+                          f"nsys export --type sqlite") from None
+    finally:
+        db.close()
+
+
+def _flat(cur):
+    """The rows of ``cur``, fetched BATCH at a time."""
+    while True:
+        batch = cur.fetchmany(BATCH)
+        if not batch:
+            return
+        yield from batch
+
+
 def _count_rows(conn, tables) -> int:
     """Rows of the kernel and copy tables (the records a reading goes through)."""
     return sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
@@ -509,5 +658,5 @@ def read_trace(path, tick=None) -> ImportResult:
     return result
 
 
-__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus",
-           "read_trace", "require_content", "streamed_export"]
+__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_api", "read_export",
+           "read_gpus", "read_trace", "require_content", "streamed_export"]

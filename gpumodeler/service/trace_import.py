@@ -210,6 +210,7 @@ class TraceRead:
     other_rows: int
     copies_of: dict     # device -> {"fit": dict, "overlap": bool, "note": str | None}
     all_copies_fit: dict
+    api: object = None  # TraceApi: the CUDA API and synchronisation tables, when read
 
 
 def read_import(path, tick=None) -> TraceRead:
@@ -219,7 +220,7 @@ def read_import(path, tick=None) -> TraceRead:
     from pathlib import Path
 
     from gpumodeler.core.kernel.collector import collector_paused
-    from gpumodeler.db.nsys_export import read_trace
+    from gpumodeler.db.nsys_export import read_api, read_trace
 
     path = Path(path)
     # 10^5 records make millions of objects that live to the end of the import: the
@@ -236,7 +237,7 @@ def read_import(path, tick=None) -> TraceRead:
                               "note": memory_kind_note(mine)}
                      for device, mine in by_device.items()}
         return TraceRead(path, records, {d["id"]: d for d in result.devices},
-                         result.other_rows, copies_of, fit_host_link(copies))
+                         result.other_rows, copies_of, fit_host_link(copies), read_api(path))
 
 
 @dataclass
@@ -385,7 +386,7 @@ def _finish_import(project, trace, prepared, name, tick) -> ImportPlan:
                                host_of=prepared.host_of.__getitem__,
                                traced_name_of=prepared.traced_name.__getitem__,
                                copy_engines=prepared.engines, launch_id_of=launch_id,
-                               tick=tick)
+                               tick=tick, api=trace.api)
     for tl, lid in zip(traced.launches, launch_ids):
         commands.append(AddItem("launches", LaunchConfig(
             lid, short_kernel_name(tl.name) or tl.name, gpu=placed_of[tl.device],
@@ -408,7 +409,8 @@ def _finish_import(project, trace, prepared, name, tick) -> ImportPlan:
                       len(steps), c["kernels"], c["copies"], c["host_gaps"], c["host_delays"],
                       c["inferred_dependencies"], len(launch_ids), prepared.gpus, prepared.link,
                       traced.measured_makespan_s, notes,
-                      [name for _kind, name, _values in prepared.to_add])
+                      [name for _kind, name, _values in prepared.to_add],
+                      c["api_dependencies"], c["host_waits"])
 
 
 def add_devices(catalog, prepared: PreparedImport) -> None:
