@@ -233,26 +233,41 @@ def pending_log(path: Path, insert: str) -> sqlite3.Connection:
 
 
 def streamed_trace(path: Path, n: int, *, seed, delays=(0, 0, 0, 20_000),
-                   kernel_name=lambda rng: f"k{rng.randrange(20)}(float*)") -> Path:
+                   kernel_name=lambda rng: f"k{rng.randrange(20)}(float*)",
+                   api: bool = False) -> Path:
     """An export of ``n`` kernels and copies (ns times) on three streams of one A100: each
     record waits for its stream and its engine (compute, host-to-device, device-to-host),
-    plus one of ``delays`` (host delays); kernels named by ``kernel_name(rng)``."""
+    plus one of ``delays`` (host delays); kernels named by ``kernel_name(rng)``. ``api``:
+    with the runtime table (each record's launch call, issued as late as it could be) and
+    a device synchronize every 1000 records (the synchronisation table)."""
     import random
     rng = random.Random(seed)
     ends = {7: 0, 8: 0, 9: 0}
     engines = {"kernel": 0, "htod": 0, "dtoh": 0}
-    kernels, copies = [], []
-    for _ in range(n):
+    kernels, copies, calls, syncs = [], [], [], []
+    host = 0
+    for i in range(n):
+        if api and i and i % 1000 == 0:     # the host waits for everything, then goes on
+            done = max(ends.values())
+            calls.append(call(host, done + 1_000, "cudaDeviceSynchronize", 10 * n + i))
+            syncs.append(sync(host, done + 1_000, CONTEXT_SYNC, 10 * n + i))
+            host = done + 5_000
+            ends = {s: host + 2_000 for s in ends}
         stream, what = rng.choice(list(ends)), rng.choice(list(engines))
-        start = max(ends[stream], engines[what]) + rng.choice(delays)
+        start = max(ends[stream], engines[what], host + 2_000) + rng.choice(delays)
         end = start + rng.randint(5_000, 50_000)
         ends[stream] = engines[what] = end
+        if api:
+            calls.append(call(host, host + 1_000, "cudaLaunchKernel" if what == "kernel"
+                              else "cudaMemcpyAsync", i + 1))
+            host += 1_500
         if what == "kernel":
-            kernels.append(kernel(start, end, kernel_name(rng), stream=stream))
+            kernels.append(kernel(start, end, kernel_name(rng), stream=stream, corr=i + 1))
         else:
             htod = what == "htod"
             copies.append(copy(start, end, (end - start) * 10, 1 if htod else 2,
                                src=PINNED if htod else DEVICE, dst=DEVICE if htod else PINNED,
-                               stream=stream))
+                               stream=stream, corr=i + 1))
     return write_export(path, kernels=kernels, copies=copies,
-                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)],
+                        calls=calls if api else None, syncs=syncs if api else None)

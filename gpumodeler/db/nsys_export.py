@@ -545,10 +545,13 @@ def read_api(path):
         cur = conn.execute(f'SELECT start, "end", correlationId, '
                            f'{thread_col or "NULL"}, {name_col or "NULL"} '
                            f'FROM "{RUNTIME_TABLE}" ORDER BY start')
+        short: dict = {}    # name id -> the name without its suffix (few distinct)
         for start, end, corr, thread, name_value in _flat(cur):
             if not (isinstance(start, int) and isinstance(end, int) and end >= start):
                 continue
-            name = _api_name(names(name_value))
+            name = short.get(name_value)
+            if name is None:
+                name = short[name_value] = _api_name(names(name_value))
             t = (thread, start / 1e9, end / 1e9)
             op = ops.get(corr) if isinstance(corr, int) and corr > 0 else None
             if op is not None:

@@ -35,13 +35,16 @@ def copy_time(n: int) -> float:
     return TS + n / BW
 
 
-def synchronised(path: Path, api=True, record_table=False) -> dict:
+def synchronised(path: Path, api=True, record_table=False, sync_table=True,
+                 extra_calls=()) -> dict:
     """Two streams, an event wait and a device synchronize between two phases, on one A100:
     phase 1 copies in on streams 7 and 8, runs K1 on 7, records an event after it, copies
     out on 7, makes stream 8 wait for the event, runs K2 and copies out on 8; the host synchronizes the
     device, works 1 ms, then phase 2 runs K3 and a synchronous copy out on 7 (the host
-    blocked in it) and K4 on 8. ``api``: write the runtime and synchronisation tables.
-    Returns the GPU intervals and the host calls by name (s)."""
+    blocked in it) and K4 on 8. ``api``: write the runtime and synchronisation tables
+    (``sync_table``: the latter too; ``record_table``: the CUDA event table too;
+    ``extra_calls``: more runtime rows). Returns the GPU intervals and the host calls by
+    name (s)."""
     t, host = {}, {}
     clock = [1 * US]
 
@@ -88,7 +91,8 @@ def synchronised(path: Path, api=True, record_table=False) -> dict:
     kw = {}
     if api:
         kw["calls"] = [call(ns(a), ns(b), names[n], corr[n]) for n, (a, b) in host.items()]
-        kw["syncs"] = [sync(ns(host["wait"][0]), ns(host["wait"][1]), STREAM_WAIT,
+        kw["calls"] += list(extra_calls)
+        kw["syncs"] = None if not sync_table else [sync(ns(host["wait"][0]), ns(host["wait"][1]), STREAM_WAIT,
                             corr["wait"], stream=8, event=EVENT),
                        sync(ns(host["sync"][0]), ns(host["sync"][1]), CONTEXT_SYNC,
                             corr["sync"])]
@@ -256,3 +260,42 @@ def test_a_stream_synchronize_waits_for_its_stream_only(tmp_path):
     kernels = [s for s in app.steps if s.kind == "kernel"]
     assert wait.after == (kernels[1].id,)      # stream 8's kernel, not stream 7's
     assert wait.host_s == pytest.approx((510_000 - 500_000) / 1e9)
+
+
+def test_the_runtime_table_alone_gives_the_same_waits(capsys, tmp_path):
+    """Without the synchronisation table the calls are known by name: the wait is for the
+    stream of the thread's next launch, the event for the stream of its last launch before
+    the record, the device synchronize by its name."""
+    project, t, summary = imported(capsys, tmp_path, sync_table=False)
+    assert (summary["api_dependencies"], summary["host_waits"]) == (1, 2)
+    app, steps = steps_by_measured_start(project)
+    assert step_at(steps, t, "k1").id in waits_of(app, step_at(steps, t, "k2"))[0]
+    code, out, err = run(capsys, "timeline", project, "--json")
+    doc = json.loads(out)
+    assert doc["makespan_s"] == pytest.approx(t["k4"][1] - t["a_in"][0], rel=0.05)
+
+
+def test_damaged_api_rows_are_left_out(capsys, tmp_path):
+    """Runtime rows whose times are not whole numbers, and synchronisation types nobody
+    numbers, are left out; the rest is read."""
+    bad = [dict(start="soon", end=5, name="cudaDeviceSynchronize_v3020", corr=90,
+                thread=1),
+           dict(start=20, end=10, name="cudaLaunchKernel_v7000", corr=3, thread=1)]
+    project, t, summary = imported(capsys, tmp_path, extra_calls=bad)
+    assert (summary["api_dependencies"], summary["host_waits"]) == (1, 2)
+
+
+def test_calls_that_launch_nothing_of_the_export_import_as_before(capsys, tmp_path):
+    """A runtime table whose correlation ids match no kernel or copy (another process's
+    calls): the waits are inferred as without the table."""
+    trace = tmp_path / "run.sqlite"
+    write_export(trace, kernels=[kernel(0, 1000, SAXPY), kernel(2000, 3000, SAXPY)],
+                 gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)],
+                 calls=[call(0, 10, "cudaLaunchKernel", 77)], syncs=[])
+    from gpumodeler.db.nsys_export import read_api
+    assert read_api(trace) is None
+    code, out, err = run(capsys, "application", "import", trace, "--project",
+                         tmp_path / "p.gpm", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert (doc["api_dependencies"], doc["host_waits"], doc["host_gaps"]) == (0, 0, 1)
