@@ -12,15 +12,12 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.core.application.app import Application, Step
-from gpumodeler.core.project import Project
 from gpumodeler.service.application import run_application
-from gpumodeler.service.lookups import catalog_lookups
-from gpumodeler.service.trace_import import plan_import
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nsys_exports import (A100, CONTEXT_SYNC, DEVICE, PINNED, STREAM_WAIT, call,  # noqa: E402
                           copy, kernel, sync, write_export)
-from test_trace_roundtrip import GPU, system  # noqa: E402
+from test_trace_roundtrip import GPU, round_trip  # noqa: E402
 
 #: GPU times are shifted by this much, so that the first launches' calls come before them
 SHIFT = 1e-3
@@ -117,16 +114,9 @@ def export_with_api(result: dict, app: Application, path: Path) -> Path:
 @pytest.mark.parametrize("seed", range(4))
 def test_waits_read_back_and_the_makespan_replayed(catalog, tmp_path, seed):
     rng = random.Random(seed)
-    original = system()
     app = random_program(rng, 70, streams=rng.choice((2, 3)))
-    original.put("applications", app)
-    lookups = catalog_lookups(catalog)
-    truth = run_application(original, "app1", lookups)
-    trace = export_with_api(truth, app, tmp_path / "sim.sqlite")
-
-    project = Project("imported")
-    plan = plan_import(project, trace, catalog)
-    plan.command.do(project)
+    truth, plan, project, lookups = round_trip(catalog, app, export_with_api,
+                                               tmp_path / "sim.sqlite")
     syncs = sum(1 for s in app.steps if s.kind == "sync")
     event_waits = sum(1 for s in app.steps if s.kind != "sync"
                       for d in s.after if not d.startswith("y"))
