@@ -153,3 +153,22 @@ def test_at_720p_the_chart_has_the_height_and_the_table_its_own_tab(example_at_s
     (y_lo, y_hi) = panel.chart.plotItem.vb.viewRange()[1]
     assert y_hi - y_lo >= 8   # lanes in view (5 with the table under the chart)
     assert panel.groups.table.rowCount() > 0   # filled although on the other tab
+
+
+def test_waits_read_from_the_cuda_api_are_said_and_shown(qtbot, example_window, tmp_path):
+    """An export with its CUDA API tables: the status line says how many waits were read,
+    and the Application tab's timeline holds the device synchronize as a host step."""
+    from test_application_import_api import synchronised
+    win = example_window
+    trace = tmp_path / "sync.sqlite"
+    synchronised(trace)
+    app_id = imported(qtbot, win, trace)
+    assert app_id and not win.errors
+    assert "1 event wait(s) and 2 host synchronisation(s) read from the CUDA API" in \
+        win.statusBar().currentMessage()
+    panel = win.application_panel
+    panel.simulate()
+    names = [s["name"] for s in panel.result["steps"]]
+    assert "cudaDeviceSynchronize" in names and "cudaMemcpy" in names
+    assert panel.result["makespan_s"] == pytest.approx(panel.result["measured_makespan_s"],
+                                                       rel=0.05)
