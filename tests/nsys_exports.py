@@ -116,12 +116,14 @@ def _insert(conn, table, columns, values: dict):
 
 
 def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, gpus=None,
-                 enums=None, journal="DELETE", calls=None, syncs=None, events=None) -> Path:
+                 enums=None, journal="DELETE", calls=None, syncs=None, events=None,
+                 calls_table="CUPTI_ACTIVITY_KIND_RUNTIME") -> Path:
     """An export at ``path`` in ``layout`` (modern, mid, old). ``gpus``: (id, name, extra
     column values) rows for the layout's GPU table. ``enums``: whether to ship the ENUM
     tables (default: only the modern layout does), or a dict of replacement rows.
     ``calls`` (:func:`call`), ``syncs`` (:func:`sync`) and ``events`` (dicts of
-    CUDA_EVENT columns): the CUDA API tables, written when given."""
+    CUDA_EVENT columns): the CUDA API tables, written when given (``calls_table``: the
+    runtime's, or CUPTI_ACTIVITY_KIND_DRIVER for driver calls, which have its columns)."""
     kcols = {"modern": KERNEL_MODERN, "mid": KERNEL_MID, "old": KERNEL_OLD}[layout]
     mcols = MEMCPY_MODERN if layout == "modern" else MEMCPY_OLD
     conn = sqlite3.connect(path)
@@ -164,9 +166,9 @@ def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, 
             _insert(conn, "CUPTI_ACTIVITY_KIND_MEMCPY", mcols, dict(
                 c, deviceId=c["device"], streamId=c["stream"]))
         if calls is not None:
-            _create(conn, "CUPTI_ACTIVITY_KIND_RUNTIME", RUNTIME)
+            _create(conn, calls_table, RUNTIME)
             for c in calls:
-                _insert(conn, "CUPTI_ACTIVITY_KIND_RUNTIME", RUNTIME, dict(
+                _insert(conn, calls_table, RUNTIME, dict(
                     start=c["start"], end=c["end"], globalTid=c["thread"],
                     correlationId=c["corr"], nameId=string_id(c["name"])))
         if syncs is not None:

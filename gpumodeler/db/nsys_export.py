@@ -472,6 +472,7 @@ def streamed_export(path, need_kernel_table: bool = False, tick=None):
 
 
 RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+DRIVER_TABLE = "CUPTI_ACTIVITY_KIND_DRIVER"
 SYNC_TABLE = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
 EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
 #: CUPTI's CUpti_ActivitySynchronizationType, the ``syncType`` numbering when the export
@@ -480,7 +481,11 @@ EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
 SYNC_TYPE = {1: "event", 2: "wait", 3: "stream", 4: "device"}
 #: runtime calls that block the host until the GPU work they name is done, by name
 _SYNC_CALLS = {"cudaDeviceSynchronize": "device", "cudaThreadSynchronize": "device",
-               "cudaStreamSynchronize": "stream", "cudaEventSynchronize": "event"}
+               "cudaStreamSynchronize": "stream", "cudaEventSynchronize": "event",
+               "cuCtxSynchronize": "device", "cuStreamSynchronize": "stream",
+               "cuEventSynchronize": "event"}
+_RECORD_CALLS = ("cudaEventRecord", "cuEventRecord")
+_WAIT_CALLS = ("cudaStreamWaitEvent", "cuStreamWaitEvent")
 #: CUPTI_SYNCHRONIZATION_INVALID_VALUE (a uint32 -1): "not applicable to this record"
 _INVALID = 0xFFFFFFFF
 
@@ -509,11 +514,12 @@ def _api_name(text: str) -> str:
 
 def read_api(path):
     """The host side of the export at ``path`` (:class:`~gpumodeler.core.application.
-    trace_api.TraceApi`: which runtime call launched each kernel and copy, and the
-    synchronisations, event records and event waits; docs/timeline.md, "Ordering read
-    from the CUDA API"), or None when the export has no runtime table, or none of its
-    calls launched a kernel or copy of the export (it then imports as before, with
-    inferred waits). Rows whose times or ids are not whole numbers are left out."""
+    trace_api.TraceApi`: which runtime or driver call launched each kernel and copy, and
+    the synchronisations, event records and event waits; docs/timeline.md, "Ordering read
+    from the CUDA API"), or None when the export has neither a runtime nor a driver table,
+    or none of their calls launched a kernel or copy of the export (it then imports as
+    before, with inferred waits). A call in both tables is the runtime's. Rows whose times
+    or ids are not whole numbers are left out."""
     from gpumodeler.core.application.trace_api import (EventRecord, HostWait, StreamWait,
                                                        TraceApi)
     path = Path(path)
@@ -521,8 +527,9 @@ def read_api(path):
     try:
         conn = db.conn
         tables = _tables(conn)
-        if RUNTIME_TABLE not in tables or not {"start", "end", "correlationId"} <= \
-                _columns(conn, RUNTIME_TABLE):
+        api_tables = [t for t in (DRIVER_TABLE, RUNTIME_TABLE) if t in tables
+                      and {"start", "end", "correlationId"} <= _columns(conn, t)]
+        if not api_tables:
             return None
         correlation_of, ops = {}, {}     # ops: correlation -> (table, end ns)
         for table in (KERNEL_TABLE, MEMCPY_TABLE):
@@ -537,33 +544,38 @@ def read_api(path):
         if not ops:
             return None
         names = _Names(conn, tables)
-        rcols = _columns(conn, RUNTIME_TABLE)
-        name_col = "nameId" if "nameId" in rcols else "name" if "name" in rcols else None
-        thread_col = "globalTid" if "globalTid" in rcols else None
         launches, calls = {}, {}    # calls: correlation -> (thread, start, end, name)
-        waits, records, stream_waits = [], [], []
-        cur = conn.execute(f'SELECT start, "end", correlationId, '
-                           f'{thread_col or "NULL"}, {name_col or "NULL"} '
-                           f'FROM "{RUNTIME_TABLE}" ORDER BY start')
-        short: dict = {}    # name id -> the name without its suffix (few distinct)
-        for start, end, corr, thread, name_value in _flat(cur):
-            if not (isinstance(start, int) and isinstance(end, int) and end >= start):
-                continue
-            name = short.get(name_value)
-            if name is None:
-                name = short[name_value] = _api_name(names(name_value))
-            t = (thread, start / 1e9, end / 1e9)
-            op = ops.get(corr) if isinstance(corr, int) and corr > 0 else None
-            if op is not None:
-                launches[corr] = t
-                if op[0] == MEMCPY_TABLE and "Async" not in name and isinstance(op[1], int) \
-                        and end >= op[1]:   # a synchronous copy: the host waited for it
-                    waits.append(HostWait("call", thread, t[1], t[2], name, correlation=corr))
-            elif name in _SYNC_CALLS or name.startswith(("cudaEventRecord",
-                                                         "cudaStreamWaitEvent")):
-                calls[corr] = (thread, t[1], t[2], name)
+        blocking = {}               # correlation -> the synchronous copy's call
+        records, stream_waits = [], []
+        for table in api_tables:    # (the driver's first: the runtime's call wins)
+            cols = _columns(conn, table)
+            name_col = "nameId" if "nameId" in cols else "name" if "name" in cols else None
+            thread_col = "globalTid" if "globalTid" in cols else None
+            cur = conn.execute(f'SELECT start, "end", correlationId, '
+                               f'{thread_col or "NULL"}, {name_col or "NULL"} '
+                               f'FROM "{table}"')
+            short: dict = {}    # name id -> the name without its suffix (few distinct)
+            for start, end, corr, thread, name_value in _flat(cur):
+                if not (isinstance(start, int) and isinstance(end, int) and end >= start):
+                    continue
+                name = short.get(name_value)
+                if name is None:
+                    name = short[name_value] = _api_name(names(name_value))
+                t = (thread, start / 1e9, end / 1e9)
+                op = ops.get(corr) if isinstance(corr, int) and corr > 0 else None
+                if op is not None:
+                    launches[corr] = t
+                    blocking.pop(corr, None)
+                    if op[0] == MEMCPY_TABLE and "Async" not in name and \
+                            isinstance(op[1], int) and end >= op[1]:
+                        # a synchronous copy: the host waited for it
+                        blocking[corr] = HostWait("call", thread, t[1], t[2], name,
+                                                  correlation=corr)
+                elif name in _SYNC_CALLS or name.startswith(_RECORD_CALLS + _WAIT_CALLS):
+                    calls[corr] = (thread, t[1], t[2], name)
         if not launches:
             return None
+        waits = list(blocking.values())
         described = set()
         if SYNC_TABLE in tables and {"start", "end", "syncType"} <= _columns(conn, SYNC_TABLE):
             scols = _columns(conn, SYNC_TABLE)
@@ -601,9 +613,9 @@ def read_api(path):
                 kind = _SYNC_CALLS[name]
                 waits.append(HostWait(kind if kind == "device" else "named", thread, start,
                                       end, name))
-            elif name.startswith("cudaEventRecord"):
+            elif name.startswith(_RECORD_CALLS):
                 records.append(EventRecord(thread, start))
-            elif name.startswith("cudaStreamWaitEvent"):
+            elif name.startswith(_WAIT_CALLS):
                 stream_waits.append(StreamWait(thread, start))
         return TraceApi(launches, correlation_of, tuple(waits), tuple(records),
                         tuple(stream_waits))

@@ -36,15 +36,15 @@ def copy_time(n: int) -> float:
 
 
 def synchronised(path: Path, api=True, record_table=False, sync_table=True,
-                 extra_calls=()) -> dict:
+                 extra_calls=(), driver=False) -> dict:
     """Two streams, an event wait and a device synchronize between two phases, on one A100:
     phase 1 copies in on streams 7 and 8, runs K1 on 7, records an event after it, copies
     out on 7, makes stream 8 wait for the event, runs K2 and copies out on 8; the host synchronizes the
     device, works 1 ms, then phase 2 runs K3 and a synchronous copy out on 7 (the host
     blocked in it) and K4 on 8. ``api``: write the runtime and synchronisation tables
     (``sync_table``: the latter too; ``record_table``: the CUDA event table too;
-    ``extra_calls``: more runtime rows). Returns the GPU intervals and the host calls by
-    name (s)."""
+    ``extra_calls``: more runtime rows; ``driver``: the calls are the driver API's, in its
+    table). Returns the GPU intervals and the host calls by name (s)."""
     t, host = {}, {}
     clock = [1 * US]
 
@@ -88,7 +88,13 @@ def synchronised(path: Path, api=True, record_table=False, sync_table=True,
              "k2": "cudaLaunchKernel", "b_out": "cudaMemcpyAsync",
              "sync": "cudaDeviceSynchronize", "k3": "cudaLaunchKernel",
              "c_in": "cudaMemcpyAsync", "a_out": "cudaMemcpy", "k4": "cudaLaunchKernel"}
-    kw = {}
+    if driver:
+        names = {n: {"cudaMemcpyAsync": "cuMemcpyAsync", "cudaLaunchKernel": "cuLaunchKernel",
+                     "cudaEventRecord": "cuEventRecord",
+                     "cudaStreamWaitEvent": "cuStreamWaitEvent",
+                     "cudaDeviceSynchronize": "cuCtxSynchronize",
+                     "cudaMemcpy": "cuMemcpyDtoH"}[v] for n, v in names.items()}
+    kw: dict = {"calls_table": "CUPTI_ACTIVITY_KIND_DRIVER"} if driver else {}
     if api:
         kw["calls"] = [call(ns(a), ns(b), names[n], corr[n]) for n, (a, b) in host.items()]
         kw["calls"] += list(extra_calls)
@@ -299,3 +305,16 @@ def test_calls_that_launch_nothing_of_the_export_import_as_before(capsys, tmp_pa
     assert code == 0, err
     doc = json.loads(out)
     assert (doc["api_dependencies"], doc["host_waits"], doc["host_gaps"]) == (0, 0, 1)
+
+
+def test_driver_api_calls_are_read_as_the_runtime_s(capsys, tmp_path):
+    """A program that launches through the driver API (cuLaunchKernel, cuCtxSynchronize…):
+    its calls are in CUPTI_ACTIVITY_KIND_DRIVER, read the same way."""
+    project, t, summary = imported(capsys, tmp_path, driver=True)
+    assert (summary["api_dependencies"], summary["host_waits"]) == (1, 2)
+    app, steps = steps_by_measured_start(project)
+    assert step_at(steps, t, "k1").id in waits_of(app, step_at(steps, t, "k2"))[0]
+    assert [s.name for s in app.steps if s.kind == "sync" and s.stream == "host"] == \
+        ["cuCtxSynchronize", "cuMemcpyDtoH"]
+    code, out, err = run(capsys, "timeline", project, "--json")
+    assert json.loads(out)["makespan_s"] == pytest.approx(t["k4"][1] - t["a_in"][0], rel=0.05)

@@ -4,7 +4,7 @@ synchronisations and the event waits (docs/timeline.md, "Applications from a tra
 
 Nsight Systems records the CUDA runtime calls (``CUPTI_ACTIVITY_KIND_RUNTIME``: host
 thread, start, end, name, and the ``correlationId`` shared with the kernel or copy a call
-launched) and the synchronisations (``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION``: CUPTI's
+launched; driver calls alike in ``CUPTI_ACTIVITY_KIND_DRIVER``) and the synchronisations (``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION``: CUPTI's
 ``CUpti_ActivitySynchronizationType`` — event synchronize, stream wait event, stream
 synchronize, context synchronize — with the stream and the event; NVIDIA, "Nsight Systems
 SQLite export schema reference" and "CUPTI API: CUpti_ActivitySynchronization").
