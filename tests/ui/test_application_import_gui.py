@@ -167,6 +167,17 @@ def test_waits_read_from_the_cuda_api_are_said_and_shown(qtbot, example_window, 
     assert "1 event wait(s) and 2 host synchronisation(s) read from the CUDA API" in \
         win.statusBar().currentMessage()
     panel = win.application_panel
+    # the synchronize's step lists, ticked under "Waits for", both streams' last steps
+    from PySide6.QtCore import Qt
+    steps = panel.steps
+    row = next(i for i in range(steps.count()) if "cudaDeviceSynchronize" in steps.item(i).text())
+    steps.setCurrentRow(row)
+    ticked = [panel.after_list.item(i).data(Qt.ItemDataRole.UserRole)
+              for i in range(panel.after_list.count())
+              if panel.after_list.item(i).checkState() == Qt.CheckState.Checked]
+    app = win.document.project.applications[app_id]
+    (sync_step,) = [s for s in app.steps if s.name == "cudaDeviceSynchronize"]
+    assert sorted(ticked) == sorted(sync_step.after) and len(ticked) == 2
     panel.simulate()
     names = [s["name"] for s in panel.result["steps"]]
     assert "cudaDeviceSynchronize" in names and "cudaMemcpy" in names
