@@ -512,14 +512,15 @@ def _api_name(text: str) -> str:
     return re.sub(r"_v\d+$", "", text or "")
 
 
-def read_api(path):
+def read_api(path, tick=None):
     """The host side of the export at ``path`` (:class:`~gpumodeler.core.application.
     trace_api.TraceApi`: which runtime or driver call launched each kernel and copy, and
     the synchronisations, event records and event waits; docs/timeline.md, "Ordering read
     from the CUDA API"), or None when the export has neither a runtime nor a driver table,
     or none of their calls launched a kernel or copy of the export (it then imports as
     before, with inferred waits). A call in both tables is the runtime's. Rows whose times
-    or ids are not whole numbers are left out."""
+    or ids are not whole numbers are left out. ``tick(fraction)``: as in
+    :func:`streamed_export`, after each table read."""
     from gpumodeler.core.application.trace_api import (EventRecord, HostWait, StreamWait,
                                                        TraceApi)
     path = Path(path)
@@ -543,6 +544,15 @@ def read_api(path):
                     ops[corr] = (table, end)
         if not ops:
             return None
+        done = [1]
+        steps = 2 + len(api_tables)
+
+        def step() -> None:
+            if tick is not None:
+                done[0] += 1
+                tick(done[0] / steps)
+        if tick is not None:
+            tick(1 / steps)
         names = _Names(conn, tables)
         launches, calls = {}, {}    # calls: correlation -> (thread, start, end, name)
         blocking = {}               # correlation -> the synchronous copy's call
@@ -573,6 +583,7 @@ def read_api(path):
                                                   correlation=corr)
                 elif name in _SYNC_CALLS or name.startswith(_RECORD_CALLS + _WAIT_CALLS):
                     calls[corr] = (thread, t[1], t[2], name)
+            step()
         if not launches:
             return None
         waits = list(blocking.values())
@@ -617,6 +628,7 @@ def read_api(path):
                 records.append(EventRecord(thread, start))
             elif name.startswith(_WAIT_CALLS):
                 stream_waits.append(StreamWait(thread, start))
+        step()
         return TraceApi(launches, correlation_of, tuple(waits), tuple(records),
                         tuple(stream_waits))
     except sqlite3.DatabaseError as exc:

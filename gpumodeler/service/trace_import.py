@@ -36,6 +36,9 @@ from gpumodeler.core.project import Connection, LaunchConfig, PlacedDevice
 
 #: The user-database host an imported trace runs on when the project has no host.
 TRACE_HOST = "Host of an imported trace"
+#: The share of :func:`read_import`'s progress the kernels and copies take (the CUDA API
+#: tables the rest).
+READ_TRACE = 0.8
 #: Base links tried for a new host link, slowest first (their values are replaced by the fit).
 HOST_LINKS = ("PCIe 3.0 x16", "PCIe 4.0 x16", "PCIe 5.0 x16", "PCIe 6.0 x16")
 
@@ -227,7 +230,7 @@ def read_import(path, tick=None) -> TraceRead:
     # cyclic collector's passes over them took a fifth of the time, and nothing here makes
     # cycles to collect
     with collector_paused():
-        result = read_trace(path, tick=tick)
+        result = read_trace(path, tick=None if tick is None else lambda f: tick(READ_TRACE * f))
         records = [r for r in result.records if r.kind in ("kernel", "transfer")]
         copies = [r for r in records if r.kind == "transfer"]
         by_device: dict = {}
@@ -236,8 +239,10 @@ def read_import(path, tick=None) -> TraceRead:
         copies_of = {device: {"fit": fit_host_link(mine), "overlap": _directions_overlap(mine),
                               "note": memory_kind_note(mine)}
                      for device, mine in by_device.items()}
+        api = read_api(path, tick=None if tick is None else
+                       lambda f: tick(READ_TRACE + (1 - READ_TRACE) * f))
         return TraceRead(path, records, {d["id"]: d for d in result.devices},
-                         result.other_rows, copies_of, fit_host_link(copies), read_api(path))
+                         result.other_rows, copies_of, fit_host_link(copies), api)
 
 
 @dataclass

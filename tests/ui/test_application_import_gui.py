@@ -77,7 +77,7 @@ def test_a_bad_file_is_a_message(qtbot, example_window, tmp_path):
 
 def test_a_large_trace_is_read_in_the_background_with_progress(qtbot, example_window,
                                                                 tmp_path, monkeypatch):
-    """2·10^4 kernels and copies: the GUI thread keeps running its timers while the import
+    """2·10^4 kernels and copies (and their CUDA API calls): the GUI thread keeps running its timers while the import
     reads and builds (the window repaints), the progress dialog climbs, and the result is
     the same application the command line builds."""
     from PySide6.QtCore import QTimer
@@ -90,7 +90,7 @@ def test_a_large_trace_is_read_in_the_background_with_progress(qtbot, example_wi
     shown = ApplicationImport._progress
     monkeypatch.setattr(ApplicationImport, "_progress",
                         lambda self, percent: (seen.append(percent), shown(self, percent)))
-    trace = streamed_trace(tmp_path / "big.sqlite", 20_000, seed=3)
+    trace = streamed_trace(tmp_path / "big.sqlite", 20_000, seed=3, api=True)
     beats: list = []
     timer = QTimer()
     timer.timeout.connect(lambda: beats.append(time.perf_counter()))
