@@ -21,8 +21,11 @@ What the ordering of the steps is built from (each choice tested):
   changes the GPUs and links, not the host). Memsets and unified-memory migrations are not
   steps (gpumodeler models neither): where they kept the GPUs busy alone, their time is in
   these gaps.
-* **Events and synchronisations across streams** are inferred, not read: the export's
-  CUDA API and synchronisation tables are not read. A step that started later than its
+* **Events and synchronisations across streams** are read from the export's CUDA API and
+  synchronisation tables when it has them (:mod:`.trace_api`: event waits become
+  dependencies, the host's synchronisations ``sync`` steps on the ``host`` stream that
+  gate the thread's later launches, and nothing is inferred for a step whose launch call
+  is known). Without them they are inferred: a step that started later than its
   stream allowed (its stream's previous step, or the last host gap, had ended) waited for
   something: the step that ended last before it, after it was ready and within
   :data:`LINK_WINDOW_S`. When that step is of another stream and holds none of its
@@ -241,7 +244,8 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
             if waited is not None and not waited[2]:    # another stream's step: a wait
                 after.append(str(waited[1]))
                 n_inferred += 1
-            residual = r.start_s - (waited[0] if waited is not None else ready)
+            # (an event that ended before its stream was ready explains none of it)
+            residual = r.start_s - (max(ready, waited[0]) if waited is not None else ready)
             if residual > DELAY_MIN_S:  # issued late: a host delay on its stream
                 n_delays += 1
                 delay = f"d{n_delays}"
