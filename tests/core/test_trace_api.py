@@ -114,3 +114,18 @@ def test_without_launch_calls_the_waits_are_inferred_as_before():
                               traced_name_of=lambda d: "G", copy_engines={0: 2})
     empty = steps_of(recs, TraceApi({}, {}))
     assert plain.steps == empty.steps and plain.counts["inferred_dependencies"] == 1
+
+
+def test_a_synchronize_known_by_name_waits_for_what_ended_last_before_it_returned():
+    """A cudaStreamSynchronize the synchronisation table does not describe (no stream):
+    it waited for the launch that ended last before it returned (K2, not K3, which was
+    still running)."""
+    recs = [k(1, 10, 100, 7, "K1"), k(2, 20, 180, 8, "K2"), k(3, 30, 400, 9, "K3"),
+            k(4, 200, 250, 8, "K4")]
+    api = api_of(recs, {1: 0, 2: 2, 3: 4, 4: 190},
+                 waits=(HostWait("named", T, 6 * US, 182 * US, "cudaStreamSynchronize"),))
+    t = steps_of(recs, api)
+    (wait,) = [x for x in t.steps if x.name == "cudaStreamSynchronize"]
+    kernels = {x.name: x for x in t.steps if x.kind == "kernel"}
+    assert wait.after == (kernels["K2"].id,)
+    assert wait.host_s == pytest.approx(10 * US)
