@@ -64,14 +64,45 @@ LONG = "void gemm_kernel<float, 128, 128, 8>(int, int, int, float const*, float 
 
 
 def kernel(start, end, name, grid=(4096, 1, 1), block=(256, 1, 1), regs=32, static=0,
-           dynamic=0, stream=7, device=0):
+           dynamic=0, stream=7, device=0, corr=0):
     return dict(start=start, end=end, name=name, grid=grid, block=block, regs=regs,
-                static=static, dynamic=dynamic, stream=stream, device=device)
+                static=static, dynamic=dynamic, stream=stream, device=device, corr=corr)
 
 
-def copy(start, end, nbytes, copy_kind, src=PAGEABLE, dst=DEVICE, stream=7, device=0):
+def copy(start, end, nbytes, copy_kind, src=PAGEABLE, dst=DEVICE, stream=7, device=0, corr=0):
     return dict(start=start, end=end, bytes=nbytes, copyKind=copy_kind, srcKind=src,
-                dstKind=dst, stream=stream, device=device)
+                dstKind=dst, stream=stream, device=device, correlationId=corr)
+
+
+#: CUPTI_ACTIVITY_KIND_RUNTIME as nsys exports it (2021.2 on)
+RUNTIME = ["start", "end", "eventClass", "globalTid", "correlationId", "nameId",
+           "returnValue", "callchainId"]
+#: CUPTI_ACTIVITY_KIND_SYNCHRONIZATION as nsys exports it (eventSyncId from CUDA 12.8)
+SYNC = ["start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
+        "syncType", "eventId", "eventSyncId"]
+#: CUPTI_ACTIVITY_KIND_CUDA_EVENT (CUPTI's cudaEventRecord record)
+CUDA_EVENT = ["deviceId", "contextId", "streamId", "correlationId", "eventId",
+              "globalPid", "eventSyncId"]
+#: CUPTI's CUpti_ActivitySynchronizationType
+SYNC_TYPES = [(0, "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN", "Unknown"),
+              (1, "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE", "Event sync"),
+              (2, "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT", "Stream wait event"),
+              (3, "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE", "Stream sync"),
+              (4, "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE", "Context sync")]
+EVENT_SYNC, STREAM_WAIT, STREAM_SYNC, CONTEXT_SYNC = 1, 2, 3, 4
+#: the host thread of the tests' runtime calls (a serialized globalTid)
+THREAD = 281475000000001
+
+
+def call(start, end, name, corr, thread=THREAD):
+    """A CUDA runtime call (ns), with nsys's version suffix on its name."""
+    return dict(start=start, end=end, name=name + "_v3020", corr=corr, thread=thread)
+
+
+def sync(start, end, sync_type, corr, stream=0xFFFFFFFF, event=0xFFFFFFFF, device=0):
+    """A synchronisation record (ns); CUPTI's invalid value where a field does not apply."""
+    return dict(start=start, end=end, syncType=sync_type, correlationId=corr,
+                streamId=stream, eventId=event, deviceId=device)
 
 
 def _create(conn, table, columns):
@@ -85,10 +116,14 @@ def _insert(conn, table, columns, values: dict):
 
 
 def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, gpus=None,
-                 enums=None, journal="DELETE") -> Path:
+                 enums=None, journal="DELETE", calls=None, syncs=None, events=None,
+                 calls_table="CUPTI_ACTIVITY_KIND_RUNTIME") -> Path:
     """An export at ``path`` in ``layout`` (modern, mid, old). ``gpus``: (id, name, extra
     column values) rows for the layout's GPU table. ``enums``: whether to ship the ENUM
-    tables (default: only the modern layout does), or a dict of replacement rows."""
+    tables (default: only the modern layout does), or a dict of replacement rows.
+    ``calls`` (:func:`call`), ``syncs`` (:func:`sync`) and ``events`` (dicts of
+    CUDA_EVENT columns): the CUDA API tables, written when given (``calls_table``: the
+    runtime's, or CUPTI_ACTIVITY_KIND_DRIVER for driver calls, which have its columns)."""
     kcols = {"modern": KERNEL_MODERN, "mid": KERNEL_MID, "old": KERNEL_OLD}[layout]
     mcols = MEMCPY_MODERN if layout == "modern" else MEMCPY_OLD
     conn = sqlite3.connect(path)
@@ -126,10 +161,24 @@ def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, 
                 blockX=k["block"][0], blockY=k["block"][1], blockZ=k["block"][2],
                 registersPerThread=k["regs"], staticSharedMemory=k["static"],
                 dynamicSharedMemory=k["dynamic"], clusterX=1, clusterY=1, clusterZ=1,
-                **names))
+                correlationId=k.get("corr", 0), **names))
         for c in copies:
             _insert(conn, "CUPTI_ACTIVITY_KIND_MEMCPY", mcols, dict(
                 c, deviceId=c["device"], streamId=c["stream"]))
+        if calls is not None:
+            _create(conn, calls_table, RUNTIME)
+            for c in calls:
+                _insert(conn, calls_table, RUNTIME, dict(
+                    start=c["start"], end=c["end"], globalTid=c["thread"],
+                    correlationId=c["corr"], nameId=string_id(c["name"])))
+        if syncs is not None:
+            _create(conn, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", SYNC)
+            for row in syncs:
+                _insert(conn, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", SYNC, row)
+        if events is not None:
+            _create(conn, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", CUDA_EVENT)
+            for row in events:
+                _insert(conn, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", CUDA_EVENT, row)
         for i in range(memsets):
             _insert(conn, "CUPTI_ACTIVITY_KIND_MEMSET", MEMSET,
                     dict(start=10 + i, end=20 + i, bytes=1024, memKind=DEVICE))
@@ -145,7 +194,8 @@ def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, 
             enums = layout == "modern"
         if enums:
             rows = enums if isinstance(enums, dict) else {
-                "ENUM_CUDA_MEMCPY_OPER": MEMCPY_OPER, "ENUM_CUDA_MEM_KIND": MEM_KIND}
+                "ENUM_CUDA_MEMCPY_OPER": MEMCPY_OPER, "ENUM_CUDA_MEM_KIND": MEM_KIND,
+                "ENUM_CUPTI_SYNC_TYPE": SYNC_TYPES}
             for table, values in rows.items():
                 conn.execute(f'CREATE TABLE "{table}" (id INTEGER PRIMARY KEY, name TEXT, '
                              f'label TEXT)')
@@ -185,26 +235,41 @@ def pending_log(path: Path, insert: str) -> sqlite3.Connection:
 
 
 def streamed_trace(path: Path, n: int, *, seed, delays=(0, 0, 0, 20_000),
-                   kernel_name=lambda rng: f"k{rng.randrange(20)}(float*)") -> Path:
+                   kernel_name=lambda rng: f"k{rng.randrange(20)}(float*)",
+                   api: bool = False) -> Path:
     """An export of ``n`` kernels and copies (ns times) on three streams of one A100: each
     record waits for its stream and its engine (compute, host-to-device, device-to-host),
-    plus one of ``delays`` (host delays); kernels named by ``kernel_name(rng)``."""
+    plus one of ``delays`` (host delays); kernels named by ``kernel_name(rng)``. ``api``:
+    with the runtime table (each record's launch call, issued as late as it could be) and
+    a device synchronize every 1000 records (the synchronisation table)."""
     import random
     rng = random.Random(seed)
     ends = {7: 0, 8: 0, 9: 0}
     engines = {"kernel": 0, "htod": 0, "dtoh": 0}
-    kernels, copies = [], []
-    for _ in range(n):
+    kernels, copies, calls, syncs = [], [], [], []
+    host = 0
+    for i in range(n):
+        if api and i and i % 1000 == 0:     # the host waits for everything, then goes on
+            done = max(ends.values())
+            calls.append(call(host, done + 1_000, "cudaDeviceSynchronize", 10 * n + i))
+            syncs.append(sync(host, done + 1_000, CONTEXT_SYNC, 10 * n + i))
+            host = done + 5_000
+            ends = {s: host + 2_000 for s in ends}
         stream, what = rng.choice(list(ends)), rng.choice(list(engines))
-        start = max(ends[stream], engines[what]) + rng.choice(delays)
+        start = max(ends[stream], engines[what], host + 2_000) + rng.choice(delays)
         end = start + rng.randint(5_000, 50_000)
         ends[stream] = engines[what] = end
+        if api:
+            calls.append(call(host, host + 1_000, "cudaLaunchKernel" if what == "kernel"
+                              else "cudaMemcpyAsync", i + 1))
+            host += 1_500
         if what == "kernel":
-            kernels.append(kernel(start, end, kernel_name(rng), stream=stream))
+            kernels.append(kernel(start, end, kernel_name(rng), stream=stream, corr=i + 1))
         else:
             htod = what == "htod"
             copies.append(copy(start, end, (end - start) * 10, 1 if htod else 2,
                                src=PINNED if htod else DEVICE, dst=DEVICE if htod else PINNED,
-                               stream=stream))
+                               stream=stream, corr=i + 1))
     return write_export(path, kernels=kernels, copies=copies,
-                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)],
+                        calls=calls if api else None, syncs=syncs if api else None)

@@ -70,7 +70,10 @@ def run_import(args) -> int:
           f"{plan.copies} copy(ies), {plan.host_gaps} host gap(s), {plan.host_delays} host "
           f"delay(s), "
           f"{plan.inferred_dependencies} dependency(ies) across streams inferred; "
-          f"{plan.launches} launch(es)")
+          + (f"{plan.api_dependencies} event wait(s) and {plan.host_waits} host "
+             f"synchronisation(s) read from the CUDA API; "
+             if plan.api_dependencies or plan.host_waits else "")
+          + f"{plan.launches} launch(es)")
     for g in plan.gpus:
         how = "added to your device database" if g["created"] else "found in the device database"
         print(f"gpu          {g['trace']}: {g['device']} ({how}), placed as {g['placed']}")

@@ -421,13 +421,15 @@ def _open(path: Path):
 
 
 @contextmanager
-def streamed_export(path, need_kernel_table: bool = False):
+def streamed_export(path, need_kernel_table: bool = False, tick=None):
     """``(records, summary)`` of the export at ``path``: ``records`` yields its kernel, copy
     and migration records in start order as it is iterated (memory does not grow with the
     file: ``measure import --json`` writes each as it comes), ``summary()`` then gives the
     :class:`ImportResult` without the records (other rows, GPUs, cut names). FormatError with
     one line for a damaged or non-nsys file, or, with ``need_kernel_table``, for an export
-    without a kernel table; the file is closed on leaving."""
+    without a kernel table; the file is closed on leaving. ``tick(fraction)``, when given,
+    is called with the share of the kernel and copy rows read so far, every BATCH records
+    (a caller's progress bar; it may raise to stop the reading)."""
     path = Path(path)
     if not is_sqlite(path):
         raise FormatError(f"{path.name}: not a SQLite file (no SQLite header); expected an "
@@ -447,7 +449,15 @@ def streamed_export(path, need_kernel_table: bool = False):
 
         def records():
             try:
-                yield from iter_records(db.conn, path.name, reader)
+                if tick is None:
+                    yield from iter_records(db.conn, path.name, reader)
+                else:
+                    total = max(1, _count_rows(db.conn, reader.tables))
+                    for n, record in enumerate(iter_records(db.conn, path.name, reader), 1):
+                        if n % BATCH == 0:
+                            tick(min(1.0, n / total))
+                        yield record
+                    tick(1.0)
                 reader.count_memsets()
             except sqlite3.DatabaseError as exc:
                 raise FormatError(damaged.format(exc)) from None
@@ -461,6 +471,188 @@ def streamed_export(path, need_kernel_table: bool = False):
         db.close()
 
 
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+DRIVER_TABLE = "CUPTI_ACTIVITY_KIND_DRIVER"
+SYNC_TABLE = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"
+EVENT_TABLE = "CUPTI_ACTIVITY_KIND_CUDA_EVENT"
+#: CUPTI's CUpti_ActivitySynchronizationType, the ``syncType`` numbering when the export
+#: ships no ENUM_CUPTI_SYNC_TYPE table: id -> what :mod:`gpumodeler.core.application.trace_api`
+#: calls it ("wait": cudaStreamWaitEvent, which does not block the host)
+SYNC_TYPE = {1: "event", 2: "wait", 3: "stream", 4: "device"}
+#: runtime calls that block the host until the GPU work they name is done, by name
+_SYNC_CALLS = {"cudaDeviceSynchronize": "device", "cudaThreadSynchronize": "device",
+               "cudaStreamSynchronize": "stream", "cudaEventSynchronize": "event",
+               "cuCtxSynchronize": "device", "cuStreamSynchronize": "stream",
+               "cuEventSynchronize": "event"}
+_RECORD_CALLS = ("cudaEventRecord", "cuEventRecord")
+_WAIT_CALLS = ("cudaStreamWaitEvent", "cuStreamWaitEvent")
+#: CUPTI_SYNCHRONIZATION_INVALID_VALUE (a uint32 -1): "not applicable to this record"
+_INVALID = 0xFFFFFFFF
+
+
+def _sync_type_from_label(text: str):
+    w = _words(text)
+    for key, kind in (("streamwait", "wait"), ("eventsynchronize", "event"),
+                      ("eventsync", "event"), ("streamsynchronize", "stream"),
+                      ("streamsync", "stream"), ("contextsynchronize", "device"),
+                      ("contextsync", "device"), ("ctxsync", "device")):
+        if key in w:
+            return kind
+    return None
+
+
+def _id(value):
+    """A stream, device or event id, or None for a missing or not-applicable one."""
+    return value if isinstance(value, int) and not isinstance(value, bool) \
+        and 0 <= value < _INVALID else None
+
+
+def _api_name(text: str) -> str:
+    """A runtime call's name without nsys's version suffix (``cudaMemcpy_v3020``)."""
+    return re.sub(r"_v\d+$", "", text or "")
+
+
+def read_api(path, tick=None):
+    """The host side of the export at ``path`` (:class:`~gpumodeler.core.application.
+    trace_api.TraceApi`: which runtime or driver call launched each kernel and copy, and
+    the synchronisations, event records and event waits; docs/timeline.md, "Ordering read
+    from the CUDA API"), or None when the export has neither a runtime nor a driver table,
+    or none of their calls launched a kernel or copy of the export (it then imports as
+    before, with inferred waits). A call in both tables is the runtime's. Rows whose times
+    or ids are not whole numbers are left out. ``tick(fraction)``: as in
+    :func:`streamed_export`, after each table read."""
+    from gpumodeler.core.application.trace_api import (EventRecord, HostWait, StreamWait,
+                                                       TraceApi)
+    path = Path(path)
+    db = _open(path)
+    try:
+        conn = db.conn
+        tables = _tables(conn)
+        api_tables = [t for t in (DRIVER_TABLE, RUNTIME_TABLE) if t in tables
+                      and {"start", "end", "correlationId"} <= _columns(conn, t)]
+        if not api_tables:
+            return None
+        correlation_of, ops = {}, {}     # ops: correlation -> (table, end ns)
+        for table in (KERNEL_TABLE, MEMCPY_TABLE):
+            if table not in tables or "correlationId" not in _columns(conn, table):
+                continue
+            source = f"{path.name}#{table}"
+            for rowid, corr, end in conn.execute(
+                    f'SELECT rowid, correlationId, "end" FROM "{table}"'):
+                if isinstance(corr, int) and corr > 0:
+                    correlation_of[(source, rowid)] = corr
+                    ops[corr] = (table, end)
+        if not ops:
+            return None
+        done = [1]
+        steps = 2 + len(api_tables)
+
+        def step() -> None:
+            if tick is not None:
+                done[0] += 1
+                tick(done[0] / steps)
+        if tick is not None:
+            tick(1 / steps)
+        names = _Names(conn, tables)
+        launches, calls = {}, {}    # calls: correlation -> (thread, start, end, name)
+        blocking = {}               # correlation -> the synchronous copy's call
+        records, stream_waits = [], []
+        for table in api_tables:    # (the driver's first: the runtime's call wins)
+            cols = _columns(conn, table)
+            name_col = "nameId" if "nameId" in cols else "name" if "name" in cols else None
+            thread_col = "globalTid" if "globalTid" in cols else None
+            cur = conn.execute(f'SELECT start, "end", correlationId, '
+                               f'{thread_col or "NULL"}, {name_col or "NULL"} '
+                               f'FROM "{table}"')
+            short: dict = {}    # name id -> the name without its suffix (few distinct)
+            for start, end, corr, thread, name_value in _flat(cur):
+                if not (isinstance(start, int) and isinstance(end, int) and end >= start):
+                    continue
+                name = short.get(name_value)
+                if name is None:
+                    name = short[name_value] = _api_name(names(name_value))
+                t = (thread, start / 1e9, end / 1e9)
+                op = ops.get(corr) if isinstance(corr, int) and corr > 0 else None
+                if op is not None:
+                    launches[corr] = t
+                    blocking.pop(corr, None)
+                    if op[0] == MEMCPY_TABLE and "Async" not in name and \
+                            isinstance(op[1], int) and end >= op[1]:
+                        # a synchronous copy: the host waited for it
+                        blocking[corr] = HostWait("call", thread, t[1], t[2], name,
+                                                  correlation=corr)
+                elif name in _SYNC_CALLS or name.startswith(_RECORD_CALLS + _WAIT_CALLS):
+                    calls[corr] = (thread, t[1], t[2], name)
+            step()
+        if not launches:
+            return None
+        waits = list(blocking.values())
+        described = set()
+        if SYNC_TABLE in tables and {"start", "end", "syncType"} <= _columns(conn, SYNC_TABLE):
+            scols = _columns(conn, SYNC_TABLE)
+            kinds = _enum(conn, tables, "ENUM_CUPTI_SYNC_TYPE", _sync_type_from_label, SYNC_TYPE)
+            pick = [c if c in scols else "NULL" for c in
+                    ("correlationId", "streamId", "eventId", "deviceId")]
+            for start, end, kind, corr, stream, event, device in conn.execute(
+                    f'SELECT start, "end", syncType, {", ".join(pick)} FROM "{SYNC_TABLE}"'):
+                kind = kinds.get(kind)
+                if kind is None or not (isinstance(start, int) and isinstance(end, int)):
+                    continue
+                call = calls.get(corr)
+                described.add(corr)
+                thread = call[0] if call else None
+                name = call[3] if call else ""
+                if kind == "wait":
+                    stream_waits.append(StreamWait(thread, start / 1e9, _id(stream), _id(event)))
+                else:
+                    waits.append(HostWait(kind, thread, start / 1e9, end / 1e9, name,
+                                          device=_id(device), stream=_id(stream),
+                                          event=_id(event)))
+        recorded = set()
+        if EVENT_TABLE in tables and {"correlationId", "streamId", "eventId"} <= \
+                _columns(conn, EVENT_TABLE):
+            for corr, stream, event in conn.execute(
+                    f'SELECT correlationId, streamId, eventId FROM "{EVENT_TABLE}"'):
+                call = calls.get(corr)
+                if call is not None:
+                    recorded.add(corr)
+                    records.append(EventRecord(call[0], call[1], _id(stream), _id(event)))
+        for corr, (thread, start, end, name) in calls.items():
+            if corr in described or corr in recorded:
+                continue
+            if name in _SYNC_CALLS:     # known by name only
+                kind = _SYNC_CALLS[name]
+                waits.append(HostWait(kind if kind == "device" else "named", thread, start,
+                                      end, name))
+            elif name.startswith(_RECORD_CALLS):
+                records.append(EventRecord(thread, start))
+            elif name.startswith(_WAIT_CALLS):
+                stream_waits.append(StreamWait(thread, start))
+        step()
+        return TraceApi(launches, correlation_of, tuple(waits), tuple(records),
+                        tuple(stream_waits))
+    except sqlite3.DatabaseError as exc:
+        raise FormatError(f"{path.name}: damaged SQLite file ({exc}); export it again with "
+                          f"nsys export --type sqlite") from None
+    finally:
+        db.close()
+
+
+def _flat(cur):
+    """The rows of ``cur``, fetched BATCH at a time."""
+    while True:
+        batch = cur.fetchmany(BATCH)
+        if not batch:
+            return
+        yield from batch
+
+
+def _count_rows(conn, tables) -> int:
+    """Rows of the kernel and copy tables (the records a reading goes through)."""
+    return sum(conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+               for t in (KERNEL_TABLE, MEMCPY_TABLE) if t in tables)
+
+
 def require_content(result: ImportResult, records: int) -> None:
     """FormatError for an export with no kernels, copies or GPUs."""
     if not records and not result.devices:
@@ -468,11 +660,12 @@ def require_content(result: ImportResult, records: int) -> None:
                           f"or GPUs; profile with --trace=cuda")
 
 
-def read_export(path, need_kernel_table: bool = False) -> ImportResult:
+def read_export(path, need_kernel_table: bool = False, tick=None) -> ImportResult:
     """All records of the export at ``path`` (format ``nsys``) with its GPUs in
     ``devices``. FormatError with one line for a damaged or non-nsys file, or, with
-    ``need_kernel_table``, for an export without a kernel table."""
-    with streamed_export(path, need_kernel_table) as (records, summary):
+    ``need_kernel_table``, for an export without a kernel table. ``tick``: as in
+    :func:`streamed_export`."""
+    with streamed_export(path, need_kernel_table, tick) as (records, summary):
         found = list(records)
         result = summary()
     result.records = found
@@ -480,17 +673,17 @@ def read_export(path, need_kernel_table: bool = False) -> ImportResult:
     return result
 
 
-def read_trace(path) -> ImportResult:
+def read_trace(path, tick=None) -> ImportResult:
     """:func:`read_export` for an application import: the export must have a kernel table
     (``CUPTI_ACTIVITY_KIND_KERNEL``) and at least one kernel or copy. FormatError (one line)
-    otherwise."""
+    otherwise. ``tick``: as in :func:`streamed_export`."""
     path = Path(path)
-    result = read_export(path, need_kernel_table=True)
+    result = read_export(path, need_kernel_table=True, tick=tick)
     if not any(r.kind in ("kernel", "transfer") for r in result.records):
         raise FormatError(f"{path.name}: an empty trace (no kernel and no copy between host "
                           f"and GPU); profile a run that launches kernels, with --trace=cuda")
     return result
 
 
-__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_export", "read_gpus",
-           "read_trace", "require_content", "streamed_export"]
+__all__ = ["NsysGpu", "describe_gpu", "is_sqlite", "iter_records", "read_api", "read_export",
+           "read_gpus", "read_trace", "require_content", "streamed_export"]

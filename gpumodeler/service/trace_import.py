@@ -36,6 +36,9 @@ from gpumodeler.core.project import Connection, LaunchConfig, PlacedDevice
 
 #: The user-database host an imported trace runs on when the project has no host.
 TRACE_HOST = "Host of an imported trace"
+#: The share of :func:`read_import`'s progress the kernels and copies take (the CUDA API
+#: tables the rest).
+READ_TRACE = 0.8
 #: Base links tried for a new host link, slowest first (their values are replaced by the fit).
 HOST_LINKS = ("PCIe 3.0 x16", "PCIe 4.0 x16", "PCIe 5.0 x16", "PCIe 6.0 x16")
 
@@ -59,6 +62,8 @@ class ImportPlan:
     measured_makespan_s: float
     notes: list
     added_devices: list  # names added to the catalog's user database (not undone with the edit)
+    api_dependencies: int = 0   # event waits read from the export's CUDA API tables
+    host_waits: int = 0         # host synchronisations read from them
 
     def to_json(self) -> dict:
         return {"application": self.application, "name": self.name, "steps": self.steps,
@@ -67,7 +72,8 @@ class ImportPlan:
                 "inferred_dependencies": self.inferred_dependencies,
                 "launches": self.launches, "gpus": self.gpus, "link": self.link,
                 "measured_makespan_s": self.measured_makespan_s, "notes": self.notes,
-                "added_devices": self.added_devices}
+                "added_devices": self.added_devices,
+                "api_dependencies": self.api_dependencies, "host_waits": self.host_waits}
 
 
 def _find_gpu(catalog, name: str):
@@ -189,76 +195,127 @@ def _base_link(catalog, bandwidth: float) -> str:
     return known[-1][0]
 
 
-def _host_device(catalog, added: list) -> str:
-    try:
-        return catalog.resolve(TRACE_HOST).name
-    except ModelError:
-        added.append(TRACE_HOST)
-        return catalog.add_device("host", TRACE_HOST).name
+class ImportCancelled(Exception):
+    """Raised through a ``tick`` callback to stop an import (nothing has been changed)."""
 
 
-def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
-    """The edits that add the trace at ``path`` to ``project`` (module docstring).
-    FormatError for a file that is not an Nsight Systems export with a kernel table or
-    holds no kernel or copy; InvalidParameter for a trace the project cannot take. May
-    add the trace's GPUs (and the trace host) to the catalog's user database."""
+@dataclass
+class TraceRead:
+    """What :func:`read_import` reads from an export (no catalog, no project: it may run off
+    the GUI thread): the kernel and copy records, the export's GPUs by id, its rows of other
+    kinds, and per traced device what its copies say (the host link's fit, whether copies in
+    opposite directions overlapped, a note on memory kinds); ``all_copies_fit``: the fit to
+    every copy of the trace (for a GPU without copies of its own)."""
+
+    path: object
+    records: list
+    facts: dict
+    other_rows: int
+    copies_of: dict     # device -> {"fit": dict, "overlap": bool, "note": str | None}
+    all_copies_fit: dict
+    api: object = None  # TraceApi: the CUDA API and synchronisation tables, when read
+
+
+def read_import(path, tick=None) -> TraceRead:
+    """Read the export at ``path`` for an import. ``tick(fraction)``, when given, is called
+    as the rows are read (it may raise to stop). FormatError (one line) for a file that is
+    not an Nsight Systems export with a kernel table or holds no kernel or copy."""
+    from pathlib import Path
+
     from gpumodeler.core.kernel.collector import collector_paused
+    from gpumodeler.db.nsys_export import read_api, read_trace
 
+    path = Path(path)
     # 10^5 records make millions of objects that live to the end of the import: the
     # cyclic collector's passes over them took a fifth of the time, and nothing here makes
     # cycles to collect
     with collector_paused():
-        return _plan_import(project, path, catalog, name)
+        result = read_trace(path, tick=None if tick is None else lambda f: tick(READ_TRACE * f))
+        records = [r for r in result.records if r.kind in ("kernel", "transfer")]
+        copies = [r for r in records if r.kind == "transfer"]
+        by_device: dict = {}
+        for r in copies:
+            by_device.setdefault(r.device, []).append(r)
+        copies_of = {device: {"fit": fit_host_link(mine), "overlap": _directions_overlap(mine),
+                              "note": memory_kind_note(mine)}
+                     for device, mine in by_device.items()}
+        api = read_api(path, tick=None if tick is None else
+                       lambda f: tick(READ_TRACE + (1 - READ_TRACE) * f))
+        return TraceRead(path, records, {d["id"]: d for d in result.devices},
+                         result.other_rows, copies_of, fit_host_link(copies), api)
 
 
-def _plan_import(project, path, catalog, name: str | None) -> ImportPlan:
-    from pathlib import Path
+@dataclass
+class PreparedImport:
+    """The catalog's answers for an import (:func:`prepare_import`, on the catalog's
+    thread): the edits that add the system, the devices still to add to the user database
+    (kind, name, values; added by :func:`add_devices` when the import is done), and what
+    :func:`finish_import` needs to turn the records into steps."""
 
-    from gpumodeler.db.nsys_export import read_trace
+    commands: list
+    gpus: list
+    link: dict | None
+    notes: list
+    to_add: list
+    placed_of: dict
+    traced_name: dict
+    engines: dict
+    host_of: dict
+    taken: set
 
-    path = Path(path)
-    result = read_trace(path)
-    records = [r for r in result.records if r.kind in ("kernel", "transfer")]
-    facts = {d["id"]: d for d in result.devices}
+
+def prepare_import(project, trace: TraceRead, catalog) -> PreparedImport:
+    """Match the trace's GPUs in ``catalog`` and make the edits that place them (module
+    docstring); reads the catalog only (a GPU or host it lacks is listed in ``to_add``).
+    InvalidParameter for a catalog without a PCIe x16 link."""
+    records, facts = trace.records, trace.facts
     used = list(dict.fromkeys(r.device for r in records))
-    notes, commands, gpus, added = [], [], [], []
+    notes: list = []
+    commands: list = []
+    gpus: list = []
+    to_add: list = []
     taken = set().union(project.devices, project.connections, project.kernels, project.launches,
                         project.sweeps, project.measurements, project.calibrations,
                         project.history, project.applications)
 
     def new_id(prefix):
-        """An id free in the project (as Project.new_id) and in this plan."""
-        n = 1
-        while f"{prefix}{n}" in taken:
-            n += 1
-        taken.add(f"{prefix}{n}")
-        return f"{prefix}{n}"
+        return _new_id(taken, prefix)
 
     hosts = [d for d in project.devices.values() if d.kind == "host"]
     if hosts:
         host_id = hosts[0].id
     else:
         host_id = new_id("host")
+        try:
+            host_name = catalog.resolve(TRACE_HOST).name
+        except ModelError:
+            host_name = TRACE_HOST
+            to_add.append(("host", TRACE_HOST, {}))
         commands.append(AddItem("devices", PlacedDevice(
-            host_id, "host", _host_device(catalog, added), label="host", x=0.0, y=0.0)))
-    placed_of, traced_name, engines, host_of = {}, {}, {}, {}
-    copies = [r for r in records if r.kind == "transfer"]
+            host_id, "host", host_name, label="host", x=0.0, y=0.0)))
+    placed_of: dict = {}
+    traced_name: dict = {}
+    engines: dict = {}
+    host_of: dict = {}
     link_values = None
     for i, device in enumerate(used):
         gpu = facts.get(device) or {}
         trace_name = gpu.get("name") or f"GPU {device}"
         catalog_name = _find_gpu(catalog, trace_name)
-        created = catalog_name is None
         values = _gpu_values(gpu)
+        pending = {n: v for _kind, n, v in to_add}
+        if catalog_name is None:
+            catalog_name = " ".join(trace_name.split())     # (as the catalog stores it)
+        created = catalog_name not in pending and _find_gpu(catalog, catalog_name) is None
         if created:
             if not values:
                 notes.append(f"{trace_name}: the trace gives none of its facts; set them in "
                              f"the device editor before predicting on it elsewhere")
-            catalog_name = catalog.add_device("gpu", trace_name, values=values).name
-            added.append(catalog_name)
+            to_add.append(("gpu", catalog_name, values))
+            pending[catalog_name] = values
         traced_name[device] = catalog_name
-        mine = [r for r in copies if r.device == device]
-        seen = 2 if _directions_overlap(mine) else 1
+        mine = trace.copies_of.get(device)
+        seen = 2 if mine and mine["overlap"] else 1
         engines[device] = max(gpu.get("async_engines") or 1, seen)
         gpus.append({"trace": trace_name, "device": catalog_name, "created": created})
         reuse = [d for d in project.gpus() if d.device_name == catalog_name
@@ -273,7 +330,8 @@ def _plan_import(project, path, catalog, name: str | None) -> ImportPlan:
             gid = placed_of[device] = gpus[-1]["placed"] = new_id("gpu")
             overrides = {}
             if gpu.get("async_engines") or seen > 1:
-                known = catalog.get(catalog_name).to_gpu_spec().copy_engines
+                known = pending[catalog_name].get("copy_engines") if catalog_name in pending \
+                    else catalog.get(catalog_name).to_gpu_spec().copy_engines
                 if known is None or known < seen or (gpu.get("async_engines") and
                                                      known != gpu["async_engines"]):
                     overrides["copy_engines"] = int(engines[device])
@@ -281,10 +339,9 @@ def _plan_import(project, path, catalog, name: str | None) -> ImportPlan:
                 gid, "gpu", catalog_name, overrides=overrides, label=trace_name,
                 x=250.0, y=150.0 * i)))
         host_of[device] = host_id
-        fit = fit_host_link(mine or copies)
-        note = memory_kind_note(mine)
-        if note:
-            notes.append(f"{trace_name}: {note}")
+        fit = mine["fit"] if mine else trace.all_copies_fit
+        if mine and mine["note"]:
+            notes.append(f"{trace_name}: {mine['note']}")
         if fit:
             link_values = {k: v for k, v in fit.items() if k != "fit"}
             base = _base_link(catalog, link_values["bandwidth_bytes_per_s"])
@@ -295,14 +352,46 @@ def _plan_import(project, path, catalog, name: str | None) -> ImportPlan:
         else:
             base = _base_link(catalog, 0.0)
             commands.append(AddConnection(Connection(new_id("conn"), base, host_id, gid, "pcie")))
+    return PreparedImport(commands, gpus, link_values, notes, to_add, placed_of, traced_name,
+                          engines, host_of, taken)
+
+
+def _new_id(taken: set, prefix: str) -> str:
+    """An id free in the project (as Project.new_id) and in this plan (``taken``)."""
+    n = 1
+    while f"{prefix}{n}" in taken:
+        n += 1
+    taken.add(f"{prefix}{n}")
+    return f"{prefix}{n}"
+
+
+def finish_import(project, trace: TraceRead, prepared: PreparedImport,
+                  name: str | None = None, tick=None) -> ImportPlan:
+    """The import's plan from the records and the catalog's answers: the steps
+    (:func:`gpumodeler.core.application.trace.trace_application`), one launch per distinct
+    kernel configuration, the application. Pure (no catalog): may run off the GUI thread
+    while the project is not edited. ``tick(fraction)`` as in :func:`read_import`."""
+    from gpumodeler.core.kernel.collector import collector_paused
+
+    with collector_paused():
+        return _finish_import(project, trace, prepared, name, tick)
+
+
+def _finish_import(project, trace, prepared, name, tick) -> ImportPlan:
+    commands = list(prepared.commands)
+    notes = list(prepared.notes)
+    taken = set(prepared.taken)
+    placed_of = prepared.placed_of
     launch_ids: list = []
 
     def launch_id(index: int) -> str:   # asked in the launches' order, once each
-        launch_ids.append(new_id("launch"))
+        launch_ids.append(_new_id(taken, "launch"))
         return launch_ids[index]
-    traced = trace_application(records, gpu_of=placed_of.__getitem__, host_of=host_of.__getitem__,
-                               traced_name_of=traced_name.__getitem__, copy_engines=engines,
-                               launch_id_of=launch_id)
+    traced = trace_application(trace.records, gpu_of=placed_of.__getitem__,
+                               host_of=prepared.host_of.__getitem__,
+                               traced_name_of=prepared.traced_name.__getitem__,
+                               copy_engines=prepared.engines, launch_id_of=launch_id,
+                               tick=tick, api=trace.api)
     for tl, lid in zip(traced.launches, launch_ids):
         commands.append(AddItem("launches", LaunchConfig(
             lid, short_kernel_name(tl.name) or tl.name, gpu=placed_of[tl.device],
@@ -310,22 +399,48 @@ def _plan_import(project, path, catalog, name: str | None) -> ImportPlan:
             grid_size=tl.grid, registers=min(max(tl.registers, 0), 255),
             shared_mem=tl.shared_mem)))
     steps = traced.steps
-    app_id = new_id("app")
-    app_name = (name or "").strip() or path.stem
+    app_id = _new_id(taken, "app")
+    app_name = (name or "").strip() or trace.path.stem
     commands.append(AddItem("applications", Application(app_id, app_name, steps,
                                                         policy="in-order")))
     skipped = traced.counts["skipped"]
     if skipped:
         notes.append("not imported: " + ", ".join(f"{n} {k}(s)" for k, n in skipped.items()))
-    if result.other_rows:
-        notes.append(f"not imported: {result.other_rows} memset(s) or copies of other kinds "
+    if trace.other_rows:
+        notes.append(f"not imported: {trace.other_rows} memset(s) or copies of other kinds "
                      f"(their time is in the host gaps and delays)")
     c = traced.counts
     return ImportPlan(Macro(f"import application {app_name}", commands), app_id, app_name,
                       len(steps), c["kernels"], c["copies"], c["host_gaps"], c["host_delays"],
-                      c["inferred_dependencies"], len(launch_ids), gpus, link_values,
-                      traced.measured_makespan_s, notes, added)
+                      c["inferred_dependencies"], len(launch_ids), prepared.gpus, prepared.link,
+                      traced.measured_makespan_s, notes,
+                      [name for _kind, name, _values in prepared.to_add],
+                      c["api_dependencies"], c["host_waits"])
 
 
-__all__ = ["HOST_LINKS", "ImportPlan", "TRACE_HOST", "fit_host_link", "memory_kind_note",
-           "plan_import"]
+def add_devices(catalog, prepared: PreparedImport) -> None:
+    """Add the devices the import needs and the catalog lacks to its user database (a
+    device already there by now is left as it is)."""
+    for kind, name, values in prepared.to_add:
+        try:
+            catalog.resolve(name)
+        except ModelError:
+            catalog.add_device(kind, name, values=values)
+
+
+def plan_import(project, path, catalog, name: str | None = None) -> ImportPlan:
+    """The edits that add the trace at ``path`` to ``project`` (module docstring), in one
+    go: :func:`read_import`, :func:`prepare_import`, :func:`finish_import`, then the GPUs
+    the catalog lacks (and the trace host) are added to its user database. FormatError for
+    a file that is not an Nsight Systems export with a kernel table or holds no kernel or
+    copy; InvalidParameter for a trace the project cannot take."""
+    trace = read_import(path)
+    prepared = prepare_import(project, trace, catalog)
+    plan = finish_import(project, trace, prepared, name)
+    add_devices(catalog, prepared)
+    return plan
+
+
+__all__ = ["HOST_LINKS", "ImportCancelled", "ImportPlan", "PreparedImport", "TRACE_HOST",
+           "TraceRead", "add_devices", "finish_import", "fit_host_link", "memory_kind_note",
+           "plan_import", "prepare_import", "read_import"]

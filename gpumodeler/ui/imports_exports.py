@@ -72,33 +72,16 @@ class ImportsExports:
                 return None
         return open_measurements(self, path)
 
-    def import_application(self, path: str) -> str | None:
+    def import_application(self, path: str):
         """File › Import Application…: an application from the Nsight Systems export at
-        ``path`` (:func:`gpumodeler.service.trace_import.plan_import`), added as one undoable
-        step and shown on the Application tab; its id, or None (the reason shown) for a bad
-        file. GPUs the device database lacks are added to it (not undone with the step)."""
-        from gpumodeler.service.trace_import import plan_import
-        if self.catalog is None:
-            self.show_error("Cannot import the application", "No device database is open.")
-            return None
-        try:
-            plan = plan_import(self.document.project, path, self.catalog)
-        except ModelError as exc:
-            self.show_error("Cannot import the application", str(exc))
-            return None
-        if plan.added_devices:
-            self.document.catalog_changed(plan.added_devices)
-        if not self.document.push(plan.command):
-            return None
-        panel = self.application_panel
-        self.tabs.setCurrentIndex(3)    # the Application tab
-        panel.app_id = plan.application
-        panel.show_project()
-        self.show_hint(f"Imported {plan.name}: {plan.kernels} kernel(s), {plan.copies} "
-                       f"copy(ies), {plan.host_gaps} host gap(s), {plan.host_delays} host "
-                       f"delay(s); measured makespan {plan.measured_makespan_s:.6g} s"
-                       + "".join(f"; {n}" for n in plan.notes))
-        return plan.application
+        ``path``, read and built in the background with a progress dialog that cancels it
+        (:class:`~gpumodeler.ui.application_import.ApplicationImport`), then added as one
+        undoable step and shown on the Application tab. Returns the running import: its
+        ``done`` signal carries the new application's id, or None (the reason shown) for a
+        bad file, a failure or a cancel. GPUs the device database lacks are added to it
+        when the import succeeds (not undone with the step)."""
+        from gpumodeler.ui.application_import import ApplicationImport
+        return ApplicationImport(self, path).start()
 
     def import_application_dialog(self) -> None:
         path, _ = QFileDialog.getOpenFileName(

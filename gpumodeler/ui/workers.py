@@ -1,5 +1,7 @@
 """Background work off the GUI thread: a sweep runs on a snapshot in a thread pool and
 reports progress, its result (a value) or a message; the model is never touched from it.
+Other long calls (a calibration, an evaluation, a trace import) run as a :class:`CallJob`,
+with progress and cancel when the work reports how far it is.
 """
 from __future__ import annotations
 
@@ -67,25 +69,55 @@ class SweepJob(QRunnable):
 
 
 class CallSignals(QObject):
+    progress = Signal(int)  # percent (a job made with progress=True)
     finished = Signal(object)  # the call's value
     failed = Signal(str)
+    cancelled = Signal()
+
+
+class JobCancelled(Exception):
+    """Raised by :meth:`CallJob.tick` once the job is cancelled; the job catches it."""
 
 
 class CallJob(QRunnable):
     """One call of ``work()`` off the GUI thread: its value by ``signals.finished``; a
     ModelError's message (through ``words``, the dialog's own wording) or a bug's by
     ``signals.failed``, never a crash (``what`` names it in the log). Keep a reference
-    until an end signal arrives."""
+    until an end signal arrives.
 
-    def __init__(self, work, what: str, words=str):
+    With ``progress=True`` the call is ``work(tick)``: the work calls ``tick(fraction)`` as
+    it goes, which reports ``signals.progress`` (percent, when it changes) and, once
+    :meth:`cancel` was called, stops the work (``signals.cancelled`` instead of a value)."""
+
+    def __init__(self, work, what: str, words=str, progress: bool = False):
         super().__init__()
         self.setAutoDelete(False)
         self.work, self.what, self.words = work, what, words
+        self.with_progress = progress
         self.signals = CallSignals()
+        self._cancel = threading.Event()
+        self._percent = -1
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def is_cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    def tick(self, fraction: float) -> None:
+        if self._cancel.is_set():
+            raise JobCancelled()
+        percent = int(fraction * 100)
+        if percent != self._percent:
+            self._percent = percent
+            self.signals.progress.emit(percent)
 
     def run(self) -> None:
         try:
-            value = self.work()
+            value = self.work(self.tick) if self.with_progress else self.work()
+        except JobCancelled:
+            self.signals.cancelled.emit()
+            return
         except ModelError as exc:
             self.signals.failed.emit(self.words(str(exc)))
             return
@@ -93,7 +125,10 @@ class CallJob(QRunnable):
             bug(self.what)
             self.signals.failed.emit(f"internal error ({type(exc).__name__}: {exc})")
             return
-        self.signals.finished.emit(value)
+        if self._cancel.is_set():
+            self.signals.cancelled.emit()
+        else:
+            self.signals.finished.emit(value)
 
 
 _POOL: QThreadPool | None = None

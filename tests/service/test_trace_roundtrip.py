@@ -75,19 +75,26 @@ def export_of(result: dict, app: Application, path: Path) -> Path:
                         gpus=[(0, "NVIDIA A100-SXM4-40GB", dict(A100, asyncEngines=2))])
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_a_simulated_schedule_imported_back_replays_to_its_makespan(catalog, tmp_path, seed):
-    rng = random.Random(seed)
+def round_trip(catalog, app: Application, export, path: Path):
+    """Simulate ``app`` on :func:`system`, write what was scheduled with ``export(result,
+    app, path)``, import it into a new project: (the simulation's result, the import's
+    plan, the project, the lookups)."""
     original = system()
-    app = random_application(rng, 80, streams=rng.choice((2, 3, 4)))
     original.put("applications", app)
     lookups = catalog_lookups(catalog)
     truth = run_application(original, "app1", lookups)
-    trace = export_of(truth, app, tmp_path / "sim.sqlite")
-
+    trace = export(truth, app, path)
     project = Project("imported")
     plan = plan_import(project, trace, catalog)
     plan.command.do(project)
+    return truth, plan, project, lookups
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_simulated_schedule_imported_back_replays_to_its_makespan(catalog, tmp_path, seed):
+    rng = random.Random(seed)
+    app = random_application(rng, 80, streams=rng.choice((2, 3, 4)))
+    truth, plan, project, lookups = round_trip(catalog, app, export_of, tmp_path / "sim.sqlite")
     assert (plan.kernels + plan.copies, plan.host_gaps, plan.host_delays) == (80, 0, 0)
     assert plan.inferred_dependencies > 0
     replay = run_application(project, plan.application, lookups)

@@ -21,8 +21,11 @@ What the ordering of the steps is built from (each choice tested):
   changes the GPUs and links, not the host). Memsets and unified-memory migrations are not
   steps (gpumodeler models neither): where they kept the GPUs busy alone, their time is in
   these gaps.
-* **Events and synchronisations across streams** are inferred, not read: the export's
-  CUDA API and synchronisation tables are not read. A step that started later than its
+* **Events and synchronisations across streams** are read from the export's CUDA API and
+  synchronisation tables when it has them (:mod:`.trace_api`: event waits become
+  dependencies, the host's synchronisations ``sync`` steps on the ``host`` stream that
+  gate the thread's later launches, and nothing is inferred for a step whose launch call
+  is known). Without them they are inferred: a step that started later than its
   stream allowed (its stream's previous step, or the last host gap, had ended) waited for
   something: the step that ended last before it, after it was ready and within
   :data:`LINK_WINDOW_S`. When that step is of another stream and holds none of its
@@ -53,6 +56,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gpumodeler.core.application.app import Step
+from gpumodeler.core.application.trace_api import TraceApi, resolve_api
 from gpumodeler.core.errors import InvalidParameter
 
 #: How close (s) a step's start must follow the end of another step for the trace to be
@@ -61,6 +65,8 @@ from gpumodeler.core.errors import InvalidParameter
 LINK_WINDOW_S = 10e-6
 #: The shortest host delay recorded (s): below it a late start is the trace's rounding.
 DELAY_MIN_S = 100e-9
+#: Records between two calls of :func:`trace_application`'s ``tick``.
+TICK_EVERY = 4096
 
 
 @dataclass(frozen=True)
@@ -97,7 +103,8 @@ def _engines(record, copy_engines) -> set:
 
 
 def trace_application(records, *, gpu_of, host_of, traced_name_of,
-                      copy_engines=None, launch_id_of=None) -> TraceSteps:
+                      copy_engines=None, launch_id_of=None, tick=None,
+                      api: TraceApi | None = None) -> TraceSteps:
     """Steps of the records of a trace (kernels, copies: ``Measurement`` records with
     stream, device, start and end), in start order (module docstring).
 
@@ -107,7 +114,11 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     trace device to its copy engines (for the inference of waits: steps on one engine wait
     for each other without any event). ``launch_id_of(index)``, when given, is the project's
     id of launch ``index`` (asked once per launch, in first-use order), which the kernel
-    steps then name in ``Step.launch``."""
+    steps then name in ``Step.launch``. ``tick(fraction)``, when given, is called with the
+    share of the records done every :data:`TICK_EVERY` records (a caller's progress bar;
+    it may raise to stop). ``api``: the host side of the trace (:mod:`.trace_api`), when
+    the export has its CUDA API tables: the waits are then read from it, not inferred
+    (module docstring)."""
     copy_engines = copy_engines or {}
     usable = [r for r in records if r.kind in ("kernel", "transfer")
               and r.start_s is not None and r.end_s is not None]
@@ -119,10 +130,12 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
         raise InvalidParameter("the trace has no kernel or copy with a start and an end; "
                                "profile with nsys profile --trace=cuda")
     usable.sort(key=lambda r: (r.start_s, r.end_s))
+    order = resolve_api(api, usable) if api else None
     t0 = usable[0].start_s
     devices = {r.device for r in usable}
 
     lanes: dict = {}    # (device, trace stream) -> its lanes' names (the first: the stream)
+    lane_device: dict = {}  # lane name -> trace device
     one_device = len(devices) == 1
 
     def stream_of(r) -> str:
@@ -133,11 +146,13 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
         if names is None:
             name = str(r.stream) if one_device else f"{r.device}/{r.stream}"
             names = lanes[(r.device, r.stream)] = [name]
+            lane_device[name] = r.device
         for lane in names:
             last = last_of_stream.get(lane)
             if last is None or last[1] <= r.start_s:
                 return lane
         names.append(f"{names[0]}~{len(names)}")
+        lane_device[names[-1]] = r.device
         return names[-1]
 
     # concurrent: overlapped a step of its GPU on the same engine in the trace (kernels;
@@ -164,9 +179,22 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     covered = t0                     # when all earlier work had ended
     recent: list = []                # (end, step id, stream, engines) of recent steps
     keep = 64
-    n_kernels = n_copies = n_gaps = n_inferred = n_delays = 0
+    n_kernels = n_copies = n_gaps = n_inferred = n_delays = n_api = n_waits = 0
+    step_of: dict = {}      # record index -> its step id (with ``api``)
+    wait_step: dict = {}    # host wait number -> (its step id, when it let the host go on)
+    seen_gate: dict = {}    # stream -> host wait step its steps already wait for
     for i, r in enumerate(usable):
-        if r.start_s > covered:
+        if tick is not None and i % TICK_EVERY == 0:
+            tick(i / len(usable))
+        gate = order.gate(i) if order is not None else None
+        new_wait = gate is not None and gate not in wait_step
+        if new_wait:
+            # the host's thread blocked in a synchronisation, then worked until it
+            # launched this record: a host step after what it waited for
+            n_waits += 1
+            wait_step[gate] = _host_wait_step(order, gate, i, r, f"w{n_waits}", steps,
+                                              step_of, usable, last_of_stream, lane_device, t0)
+        if r.start_s > covered and not new_wait:
             n_gaps += 1
             gap_id = f"h{n_gaps}"
             steps.append(Step(gap_id, "sync", "host", "host",
@@ -180,24 +208,49 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
         if barrier is not None and seen_barrier.get(stream) != barrier:
             after.append(barrier)
             seen_barrier[stream] = barrier
-        ready = max(last_of_stream[stream][1] if stream in last_of_stream else t0, barrier_end)
+        gate_end = t0
+        if gate is not None:
+            gate_id, gate_end = wait_step[gate]
+            if seen_gate.get(stream) != gate_id:
+                after.append(gate_id)
+                seen_gate[stream] = gate_id
+        # its waits are read (not inferred) when its launch call is known
+        read = order is not None and i in order.host_time
+        explicit = [j for j in order.event_deps.get(i, ()) if j in step_of] \
+            if order is not None and read else []
+        for j in explicit:      # an event it waited for (cudaStreamWaitEvent)
+            after.append(step_of[j])
+            n_api += 1
+        ready = max(last_of_stream[stream][1] if stream in last_of_stream else t0, barrier_end,
+                    gate_end)
         engines = _engines(r, copy_engines)
         if r.start_s - ready > DELAY_MIN_S:
-            # what it waited for: the step ending last after it was ready, within the window
-            waited = None
+            waited: tuple | None = None
             since = max(ready, r.start_s - LINK_WINDOW_S)
-            for end, sid, other, held in recent:
-                if since < end <= r.start_s and (waited is None or end > waited[0]):
-                    waited = (end, sid, bool(held & engines))
+            if read:
+                # the latest end among the events it waited for (already in ``after``) and
+                # the steps holding one of its engines that ended within the window (the
+                # engine explains that wait); no wait across streams is inferred
+                found = [(usable[j].end_s, None, True) for j in explicit
+                         if usable[j].end_s <= r.start_s]
+                found += [(end, sid, True) for end, sid, _other, held in recent
+                          if since < end <= r.start_s and held & engines]
+                if found:
+                    waited = max(found, key=lambda w: w[0])
+            else:   # the step ending last after it was ready, within the window
+                for end, sid, other, held in recent:
+                    if since < end <= r.start_s and (waited is None or end > waited[0]):
+                        waited = (end, sid, bool(held & engines))
             if waited is not None and not waited[2]:    # another stream's step: a wait
-                after.append(waited[1])
+                after.append(str(waited[1]))
                 n_inferred += 1
-            residual = r.start_s - (waited[0] if waited is not None else ready)
+            # (an event that ended before its stream was ready explains none of it)
+            residual = r.start_s - (max(ready, waited[0]) if waited is not None else ready)
             if residual > DELAY_MIN_S:  # issued late: a host delay on its stream
                 n_delays += 1
                 delay = f"d{n_delays}"
                 first = (last_of_stream[stream][0],) if stream in last_of_stream else ()
-                named = after + ([waited[1]] if waited is not None else [])
+                named = after + ([waited[1]] if waited is not None and waited[1] else [])
                 steps.append(Step(delay, "sync", "host delay", stream,
                                   after=tuple(dict.fromkeys(named + list(first))),
                                   measured_s=residual, measured_start_s=r.start_s - residual - t0,
@@ -237,6 +290,7 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
             steps.append(Step(sid, "copy", r.name, src=src, dst=dst, concurrent=i in concurrent,
                               size=str(int(r.size_bytes or 0)), **common))
         last_of_stream[stream] = (sid, r.end_s)
+        step_of[i] = sid
         recent.append((r.end_s, sid, stream, engines))
         if len(recent) > keep:  # only ends within the window matter; keep the list short
             recent = [x for x in recent if x[0] >= r.start_s - LINK_WINDOW_S]
@@ -244,7 +298,31 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
         covered = max(covered, r.end_s)
     return TraceSteps(tuple(steps), tuple(launches), launch_of, covered - t0, {
         "kernels": n_kernels, "copies": n_copies, "host_gaps": n_gaps,
-        "inferred_dependencies": n_inferred, "host_delays": n_delays, "skipped": skipped})
+        "inferred_dependencies": n_inferred, "host_delays": n_delays, "skipped": skipped,
+        "api_dependencies": n_api, "host_waits": n_waits})
+
+
+def _host_wait_step(order, number, index, record, step_id, steps, step_of, usable,
+                    last_of_stream, lane_device, t0) -> tuple:
+    """Append the ``sync`` step of host wait ``number`` (:mod:`.trace_api`), which gates
+    record ``index`` (the first record launched after it), to ``steps``: after what it
+    waited for (a device wait: every stream's last step, of its device when known), with
+    ``host_s`` = the host's time from the end of what it waited for to the launch call of
+    the record. Returns (its id, when it let the host go on)."""
+    wait, waits_for = order.waits[number]
+    if waits_for is None:
+        named = [(sid, end) for lane, (sid, end) in last_of_stream.items()
+                 if wait.device is None or lane_device.get(lane) == wait.device]
+    else:
+        named = [(step_of[j], usable[j].end_s) for j in waits_for if j in step_of]
+    launched = order.host_time[index][1]
+    since = min(max([end for _sid, end in named], default=wait.end_s), launched)
+    since = max(since, t0)
+    host_s = launched - since
+    steps.append(Step(step_id, "sync", wait.name or f"{wait.kind} synchronize", "host",
+                      after=tuple(dict.fromkeys(sid for sid, _end in named)),
+                      measured_s=host_s, measured_start_s=since - t0, host_s=host_s))
+    return step_id, launched
 
 
 def _product(dims) -> int:
