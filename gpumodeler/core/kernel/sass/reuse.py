@@ -211,7 +211,7 @@ class ReuseReport:
                     f"reads before Volta, but on GP100): the reuse within a block is L2 traffic"]
         if l1.bytes is None:
             return ["L1 size unknown for this GPU: the reuse within a block is served by L2 "
-                    "(l1_bytes_per_sm)"]
+                    "(give --l1-size BYTES)"]
         out = [f"L1 {l1.bytes:.4g} B per SM (after {l1.carveout:.4g} B of shared memory) for "
                f"the resident blocks' {l1.working_set:.4g} B per loop trip"]
         if l1.fit < 1:
