@@ -166,3 +166,17 @@ def test_the_l1_share_is_launch_time_only(naive):
     written["instructions"][0]["l1_hit_ratio"] = 0.5
     with pytest.raises(FormatError, match="l1_hit_ratio"):
         from_dict(written)
+
+
+def test_a_hit_ratio_set_by_hand_on_a_load_without_address_stays_l2():
+    from gpumodeler.core.kernel.graph import KernelGraph
+    from gpumodeler.core.kernel.graph_items import Instruction
+    from gpumodeler.core.kernel.sass.reuse import reuse_graph
+    g = KernelGraph(name="hand")
+    g.add_instruction(Instruction.make("ld", "LDG.E", hit_ratio=0.5))
+    out, report = reuse_graph(g, grid_size=1024, warps_per_block=8, blocks_per_sm=8, sms=80,
+                              l2_bytes=6 * 2 ** 20, compute_capability="7.0",
+                              l1_bytes_per_sm=128 * 1024)
+    assert out.instructions["ld"].l1_hit_ratio == 0
+    assert out.instructions["ld"].hit_ratio == 0.5
+    assert not any("L1" in n for n in report.notes())

@@ -67,7 +67,9 @@ the share of the near repeats a cache keeps,
     DRAM share = d·(1 − near·F),   L1 share = c·g·near,   L2 share = the rest of the hits,
 
 which is the rule above (``d·(1 − h·f_trip)``) for a load without L1 caching or reuse
-within a block: such loads are unchanged. The L1 share is the node's ``l1_hit_ratio`` (a
+within a block: such loads are unchanged. Choice: a load whose address the import did not
+follow (a hand-drawn graph's, whose hit ratio the user set) is left to the L2 (``c = 0``):
+how far apart its re-reads are is not known. The L1 share is the node's ``l1_hit_ratio`` (a
 part of its ``hit_ratio``), counted as ``l1_bytes`` (the worksheet's ``l1`` row) and taken
 off the L2's. Without the L1 size or the GPU's compute capability the L1 serves nothing and
 the report says so.
@@ -130,8 +132,8 @@ def l1_caches(opcode: str, compute_capability) -> bool | None:
 class LoadReuse:
     """One global load at a launch: ``sharing`` s, ``wave_sharing`` s_w, ``imported_hit``
     h, ``hit`` the launch's hit ratio (its DRAM share is 1 − hit), ``block_reuse`` r,
-    ``l1_cached`` whether the L1 caches it (None: not known) and ``l1_hit`` its L1 share
-    (a part of ``hit``)."""
+    ``l1_cached`` whether the L1 caches it (None: not known), ``l1_hit`` its L1 share
+    (a part of ``hit``) and ``followed`` whether the import followed its address."""
 
     id: str
     sharing: float
@@ -141,6 +143,7 @@ class LoadReuse:
     block_reuse: float = 0.0
     l1_cached: bool | None = None
     l1_hit: float = 0.0
+    followed: bool = True
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,8 @@ class ReuseReport:
         return out
 
     def _l1_notes(self) -> list:
-        near = [ld for ld in self.loads if ld.block_reuse > 0 or ld.imported_hit > 0]
+        near = [ld for ld in self.loads
+                if ld.followed and (ld.block_reuse > 0 or ld.imported_hit > 0)]
         l1 = self.l1
         if l1 is None or not near:
             return []
@@ -280,7 +284,8 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         near = ins.hit_ratio + (1.0 - ins.hit_ratio) * r  # re-read within the block
         per_trip = raw * (1.0 - near) * warps_per_block  # a block's unique bytes
         rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips, r, near,
-                     l1_caches(ins.opcode, compute_capability), per_trip))
+                     l1_caches(ins.opcode, compute_capability) if poly is not None else False,
+                     per_trip))
     ws_trip = sum(r[4] for r in rows)
     ws_wave = sum(r[5] for r in rows)
     if working_set_bytes is not None:
@@ -298,7 +303,8 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         kept = cg + (1.0 - cg) * f_trip  # F: the share of the near repeats a cache keeps
         hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept) * d))
         l1_hit = min(hit, cg * near)
-        loads.append(LoadReuse(nid, s, s_w, ins.hit_ratio, hit, r, cached, l1_hit))
+        loads.append(LoadReuse(nid, s, s_w, ins.hit_ratio, hit, r, cached, l1_hit,
+                               parse_address(ins.address) is not None))
         if hit != ins.hit_ratio or l1_hit != ins.l1_hit_ratio:
             changes[nid] = (hit, l1_hit)
     report = ReuseReport(float(l2_bytes), wave, ws_trip, ws_wave, f_trip, f_wave, tuple(loads),
