@@ -91,9 +91,9 @@ def test_a_naive_multiply_moves_less_l2_traffic_on_volta_and_later(catalog, naiv
     assert any("from L1" in n for n in seen.notes)
 
 
-def test_on_maxwell_loads_marked_for_the_l1_use_it(naive):
-    gm204 = GPUSpec("gm204-like", "5.2", sms=16, l2_bytes=2 * 2 ** 20,
-                    l1_bytes_per_sm=48 * 1024)
+def test_on_maxwell_loads_marked_for_the_l1_use_it(catalog, naive):
+    gm204 = catalog.get("GeForce GTX 980").to_gpu_spec()
+    assert gm204.l1_bytes_per_sm == 24 * 1024  # the L1/texture cache, beside the shared memory
     plain, seen = traffic(naive, gm204)
     assert plain["l1_bytes"] == 0
     assert any("does not cache these loads on compute capability 5.2" in n for n in seen.notes)
@@ -101,8 +101,12 @@ def test_on_maxwell_loads_marked_for_the_l1_use_it(naive):
     for nid, ins in naive.instructions.items():
         if ins.opcode == "LDG.E":
             ci.instructions[nid] = replace(ins, opcode="LDG.E.CI")
-    marked, _ = traffic(ci, gm204)
+    marked, marked_seen = traffic(ci, gm204)
     assert marked["l1_bytes"] > 0 and marked["l2_bytes"] < plain["l2_bytes"]
+    # before Volta the shared memory is an array of its own: it leaves the L1 whole
+    shared, _ = traffic(ci, gm204, shared_bytes_per_block=12 * 1024)
+    assert shared == marked
+    assert any("after 0 B of shared memory" in n for n in marked_seen.notes)
 
 
 def test_a_footprint_larger_than_the_l1_falls_back_to_l2(naive):

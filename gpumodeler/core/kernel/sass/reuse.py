@@ -55,10 +55,12 @@ served by
   L1/Texture Cache"; NVIDIA Volta Tuning Guide, "Unified Shared Memory/L1/Texture Cache"),
   as far as the resident blocks' footprint fits it: ``g = min(1, L1 / WS_L1)``, ``WS_L1``
   the blocks per SM × the bytes a block reads once per loop trip over the L1-cached loads,
-  ``L1`` the SM's combined L1/shared capacity less the shared memory of its resident blocks
-  (the carve-out; NVIDIA Volta Tuning Guide: the L1 and shared memory are one 128 KB array,
-  of which the shared memory takes what the kernel needs). The same proportional ASSUMPTION
-  as for the L2;
+  ``L1`` from Volta on the SM's combined L1/shared capacity less the shared memory of its
+  resident blocks (the carve-out; NVIDIA Volta Tuning Guide: the L1 and shared memory are
+  one 128 KB array, of which the shared memory takes what the kernel needs), before Volta
+  the L1/texture cache, an array of its own (CUDA C++ Programming Guide, Compute
+  Capabilities 5.x and 6.x: 24 KB, 48 KB on 6.1). The same proportional ASSUMPTION as for
+  the L2;
 * else the L2, as far as ``f_trip`` holds them, else DRAM at the load's share ``d``.
 
 So, with ``c`` 1 where the L1 caches the load (0 else) and ``F = c·g + (1 − c·g)·f_trip``,
@@ -96,6 +98,14 @@ _L1_OPT_IN = frozenset({"CI", "NC", "CONSTANT", "CA"})
 _TEXTURE_READS = frozenset({"TEX", "TEXS", "TLD", "TLDS", "TLD4", "TLD4S", "TXD", "SULD"})
 
 
+def _major(compute_capability) -> int:
+    """The major compute capability, -1 when unknown or malformed."""
+    try:
+        return int(str(compute_capability).split(".")[0])
+    except ValueError:
+        return -1
+
+
 def l1_caches(opcode: str, compute_capability) -> bool | None:
     """Whether the SM's L1 caches the global load ``opcode`` (its SASS mnemonic with the
     cache operators, ``LDG.E.CI``) on a GPU of ``compute_capability``; None when that is
@@ -104,9 +114,12 @@ def l1_caches(opcode: str, compute_capability) -> bool | None:
     NVIDIA Volta Tuning Guide ("Unified Shared Memory/L1/Texture Cache"): Volta's L1 caches
     global loads, as every later architecture's does; NVIDIA Pascal Tuning Guide ("Unified
     L1/Texture Cache"): GP100 (6.0) caches global loads in L1 by default, GP104 and the
-    other 6.x follow Maxwell; Maxwell Tuning Guide (same section): global loads are cached
-    in L2 only unless read through the read-only data cache (``LDG.E.CI``) or compiled with
-    ``-Xptxas -dlcm=ca``. A texture or surface read goes through the L1/texture cache on all
+    other 6.x follow Maxwell; Maxwell Tuning Guide (same section) and CUDA C++ Programming
+    Guide (Compute Capability 5.x, "Global Memory"): global loads are cached in L2 only
+    unless read through the read-only data cache (``__ldg``, ``LDG.E.CI``) or compiled with
+    ``-Xptxas -dlcm=ca``. The Programming Guide says 6.x global memory "behaves the same
+    way as in devices of compute capability 5.x", the Pascal Tuning Guide that GP100 caches
+    by default: choice, the tuning guide, the one that names the chip. A texture or surface read goes through the L1/texture cache on all
     of them. Choice: a load marked to bypass L1 (``.CG``, ``.CV``, ``.MMIO``, a strong load
     at GPU or system scope, ``.STRONG.GPU``/``.STRONG.SYS``, as volatile loads are printed
     from Volta on) is not cached; the eviction hints (``.EF``, ``.EL``, ``.LU``) still
@@ -321,9 +334,12 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
 def _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block,
             resident: int) -> L1Report:
     """The L1 left per SM after the resident blocks' shared memory, the resident blocks'
-    bytes per loop trip over the L1-cached loads, and g (module docstring)."""
+    bytes per loop trip over the L1-cached loads, and g (module docstring). Before Volta the
+    L1/texture cache is an array of its own (CUDA C++ Programming Guide, Compute
+    Capabilities 5.x and 6.x, "Architecture"): no carve-out."""
     cc = None if compute_capability is None else str(compute_capability)
-    carve = float(shared_bytes_per_block or 0.0) * resident
+    shares = _major(cc) >= 7
+    carve = float(shared_bytes_per_block or 0.0) * resident if shares else 0.0
     ws = resident * sum(row[9] for row in rows if row[8])
     if l1_bytes_per_sm is None or cc is None:
         return L1Report(None, carve, ws, 0.0, cc)
