@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import common
+from .main import CLIError
 
 
 def register(sub) -> None:
@@ -17,6 +18,15 @@ def register(sub) -> None:
     p.add_argument("--block-size", type=_dims, metavar="DIMS",
                    help="a launch's block (256, 16x16, 8x8x4): the memory accesses of a block "
                         "narrower than a warp, whose warps span several rows (docs/sass-import.md)")
+    p.add_argument("--grid-size", type=_dims, metavar="DIMS",
+                   help="with --device, --block-size and --occupancy: the launch's reuse across "
+                        "and within blocks, the L2 and L1 fits, as predict applies them "
+                        "(docs/models.md)")
+    p.add_argument("--occupancy", type=common.float_arg, metavar="WARPS",
+                   help="active warps per SM of that launch (with --grid-size)")
+    p.add_argument("--shared-mem", type=common.bytes_arg, metavar="BYTES",
+                   help="shared memory per block of that launch (the L1's carve-out; default "
+                        "the listing's static shared memory)")
     p.add_argument("--no-control-on-cuda-cores", action="store_true",
                    help="do not count branch/exit instructions as CUDA-core instructions")
     common.add_device_flags(p)
@@ -45,15 +55,31 @@ def _run(args) -> int:
 
     graph = common.load_graph(args.kernel)
     values = dict(graph.variables, **dict(args.set))
-    notes = []
-    if args.block_size is not None:
-        from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
-        graph, notes = shaped_graph(graph, args.block_size, args.warp_size or 32)
+    notes: list = []
     has_device = args.device or any(getattr(args, f) is not None for f in (
         "sms", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"))
+    launch = (args.grid_size, args.occupancy, args.shared_mem)
+    if any(v is not None for v in launch) and (
+            None in launch[:2] or args.block_size is None or not has_device):
+        raise CLIError("a launch's reuse needs --grid-size and --occupancy together, with "
+                       "--block-size and --device (or leave all three out: the block shape "
+                       "alone applies)")
     gpu = common.resolve_gpu(args) if has_device else None
+    latency_graph = graph
+    if args.grid_size is not None and gpu is not None:
+        from gpumodeler.core.kernel.sass.launch_memory import graph_for_launch
+        seen = graph_for_launch(graph, values, block_size=args.block_size,
+                                warp_size=args.warp_size or gpu.warp_size, gpu=gpu,
+                                grid_size=args.grid_size, occupancy=args.occupancy,
+                                shared_bytes_per_block=args.shared_mem)
+        graph, latency_graph, notes = seen.graph, seen.latency_graph, list(seen.notes)
+        values = dict(values, **seen.values)
+    elif args.block_size is not None:
+        from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
+        graph, notes = shaped_graph(graph, args.block_size, args.warp_size or 32)
+        latency_graph = graph
     table_key, origin = common.choose_table(args.table, gpu, graph)
-    bound = analyze(graph, common.latency_table_for(table_key))
+    bound = analyze(latency_graph, common.latency_table_for(table_key))
     counts = count(graph, args.warp_size or 32, not args.no_control_on_cuda_cores)
     numbers = counts.evaluate(values)
     lat = float(bound.evaluate(values))
@@ -90,7 +116,8 @@ def _run(args) -> int:
             fp64_instructions=numbers["fp64_instructions"],
             smem_bank_cycles=numbers["smem_bank_cycles"],
             pipe_instructions=pipe_instructions(numbers), dual_issues=numbers["dual_issues"],
-            tensor_macs=tensor_macs(numbers), l2_bytes=numbers["l2_bytes"]))
+            tensor_macs=tensor_macs(numbers), l2_bytes=numbers["l2_bytes"],
+            l1_bytes=numbers["l1_bytes"]))
         out["device"] = gpu.name
     if has_device and tb is not None:
         out["cycles_per_warp"] = tb.cycles_per_warp

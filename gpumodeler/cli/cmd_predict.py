@@ -136,7 +136,8 @@ def _wave_of(args, gpu, block) -> dict:
         return {}
     occ, _ = occupancy_of(args, gpu, block)
     return {"gpu": gpu, "grid_size": grid_of(args, block), "occupancy": float(occ),
-            "working_set_bytes": getattr(args, "working_set", None)}
+            "working_set_bytes": getattr(args, "working_set", None),
+            "shared_bytes_per_block": getattr(args, "shared_mem", None) or None}
 
 
 def table_used(args, gpu) -> dict:

@@ -76,7 +76,8 @@ def _lookups(args, catalog) -> dict:
     from gpumodeler.service.lookups import with_gpu_values
     return with_gpu_values(common.catalog_lookups(catalog),
                            launch_overhead_s=getattr(args, "launch_overhead", None),
-                           l2_bandwidth_bytes_per_s=getattr(args, "l2_bandwidth", None))
+                           l2_bandwidth_bytes_per_s=getattr(args, "l2_bandwidth", None),
+                           l1_bytes_per_sm=getattr(args, "l1_size", None))
 
 
 def _terms(args, project=None):

@@ -115,7 +115,8 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
         ws = gpu.require("warp_size")
         # the launch's guards, block shape, reuse across blocks and L2 fit, as predict does
         launch = graph_for_launch(graph, run.values, block_size=run.block, warp_size=ws,
-                                  gpu=gpu, grid_size=grid, occupancy=float(occ))
+                                  gpu=gpu, grid_size=grid, occupancy=float(occ),
+                                  shared_bytes_per_block=run.shared_bytes or None)
         graph = launch.graph
         values = dict(graph.variables, **launch.values)
         kernel = kernel_inputs_from_graph(graph, values, table=table)

@@ -96,6 +96,11 @@ class GPUSpec:
     memory_bandwidth_measured_bytes_per_s: float | None = None
     l2_bytes: float | None = None
     l2_bandwidth_bytes_per_s: float | None = None
+    # The SM's combined L1 data cache and shared memory from Volta on (the shared-memory
+    # carve-out comes out of it; before Volta the L1/texture cache alone), and the bytes per
+    # clock its L1 serves: the L1 reuse of core.kernel.sass.reuse and the worksheet's l1 row.
+    l1_bytes_per_sm: float | None = None
+    l1_bytes_per_cycle_per_sm: float | None = None
     launch_overhead_s: float | None = None
     # Volkov §6.4's memory-contention fit, latency = a + b·λ/(c − λ), calibrated from the
     # user's measurements (calibrate contention); Table 6.5's five GPUs need none.

@@ -325,10 +325,11 @@ def _launch_views(snap: SweepSnapshot, gpu, x, block, grid, warps, valid, cancel
             values["N"] = snap.launch.variables["N"]
         seen = graph_for_launch(snap.graph, values, block_size=b, warp_size=gpu.warp_size,
                                 gpu=gpu, grid_size=g, occupancy=w,
-                                working_set_bytes=snap.model_parameters.get("working_set_bytes"))
+                                working_set_bytes=snap.model_parameters.get("working_set_bytes"),
+                                shared_bytes_per_block=snap.launch.shared_mem or None)
         guards = {k: val for k, val in seen.values.items() if k not in values}
         shaped = seen.latency_graph is not snap.graph
-        hits = (tuple(ins.hit_ratio for ins in seen.graph.instructions.values())
+        hits = (tuple((ins.hit_ratio, ins.l1_hit_ratio) for ins in seen.graph.instructions.values())
                 if seen.graph is not seen.latency_graph else None)
         gkey = (b if shaped else None, hits, tuple(sorted(guards.items())))
         if gkey not in groups:
@@ -419,7 +420,7 @@ def _knee(snap: SweepSnapshot, gpu) -> float:
                               smem_bank_cycles=inputs.smem_bank_cycles,
                               pipe_instructions=inputs.pipe_instructions,
                               dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs,
-                              l2_bytes=inputs.l2_bytes)
+                              l2_bytes=inputs.l2_bytes, l1_bytes=inputs.l1_bytes)
         return float(inputs.latency_bound * tb.warps_per_cycle)
     except (ModelError, ValueError, TypeError):
         return float("nan")

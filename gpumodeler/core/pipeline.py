@@ -66,7 +66,7 @@ class GraphAnalyses:
         if seen.graph is seen.latency_graph:
             return self.counts(seen.graph, warp_size)
         from gpumodeler.core.kernel.warp_counts import count
-        hits = tuple(ins.hit_ratio for ins in seen.graph.instructions.values())
+        hits = tuple((ins.hit_ratio, ins.l1_hit_ratio) for ins in seen.graph.instructions.values())
         return self.cached("launch counts", seen.latency_graph, (warp_size, hits),
                            lambda: count(seen.graph, warp_size))
 
@@ -210,7 +210,8 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
         given.setdefault("N", launch.data_size)
     seen = graph_for_launch(graph, given, block_size=launch.block_size, warp_size=gpu.warp_size,
                             gpu=gpu, grid_size=grid, occupancy=float(warps),
-                            working_set_bytes=working_set_bytes)
+                            working_set_bytes=working_set_bytes,
+                            shared_bytes_per_block=launch.shared_mem or None)
     variables.update(seen.values)
     # a graph without its own table takes the GPU's (every Volta-or-later GPU links one)
     if analyses is None or analyses.table_lookup != table_lookup:

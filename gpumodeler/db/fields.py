@@ -63,6 +63,7 @@ FIELDS: dict[str, dict[str, str]] = {
         "shared_mem_per_sm_bytes": "B",
         "max_shared_mem_per_block_bytes": "B",
         "l1_bytes_per_sm": "B",
+        "l1_bytes_per_cycle_per_sm": "B/cycle",
         "l2_bytes": "B",
         "memory_type": "text",
         "memory_size_bytes": "B",

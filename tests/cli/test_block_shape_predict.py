@@ -49,20 +49,22 @@ def test_predict_of_row_reads_four_wide_moves_twice_the_sectors(tmp_path, capsys
 
 
 def test_sweep_takes_one_block_shape_as_predict_does(tmp_path, capsys):
-    cols = imported(tmp_path, capsys, "copy2d_cols")
+    # rows read 4 wide: the shape doubles the sectors, and no warp of a block re-reads
+    # another's (the CLI sweep applies the shape only, not the reuse predict adds)
+    rows = imported(tmp_path, capsys, "copy2d_rows")
     launch = ["--device", "A100", "--grid-size", 4096, "--registers", 16]
 
     def sweep_time(block):
         out = tmp_path / "s.csv"
-        assert main(["sweep", "--graph", str(cols), "--block-size", block, *map(str, launch),
+        assert main(["sweep", "--graph", str(rows), "--block-size", block, *map(str, launch),
                      "-o", str(out)]) == 0
         capsys.readouterr()
         header, row = out.read_text().splitlines()[:2]
         return float(dict(zip(header.split(","), row.split(",")))["kernel_time_s"])
 
-    square = cli_json(capsys, "predict", "--graph", cols, "--block-size", "16x16", *launch)
-    assert sweep_time("16x16") == square["kernel_time_s"]
-    assert sweep_time("16x16") < sweep_time("256")
+    thin = cli_json(capsys, "predict", "--graph", rows, "--block-size", "4x64", *launch)
+    assert sweep_time("4x64") == thin["kernel_time_s"]
+    assert sweep_time("4x64") > sweep_time("256")
 
 
 def test_sweep_refuses_a_list_of_block_shapes(capsys):

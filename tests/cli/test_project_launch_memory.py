@@ -22,17 +22,19 @@ LAMBDA = 0.703787   # the example launch's
 pytestmark = pytest.mark.usefixtures("gpumodeler_env")
 
 
-def _matmul_project(tmp_path, data_size=1 << 20, loops=64, block=256):
-    """The example project with the imported tiled multiply as its launch's kernel, on an A100."""
+def _matmul_project(tmp_path, data_size=1 << 20, loops=64, block=256, listing="matmul_tiled",
+                    variables=None):
+    """The example project with an imported multiply (the tiled one by default) as its
+    launch's kernel, on an A100."""
     project = load_project(str(EXAMPLE))
     project.devices["gpu1"] = replace(project.devices["gpu1"], device_name=GPU, overrides={})
-    graph = tmp_path / "mm.json"   # as `kernel import` writes it (schedule latencies filled)
-    if not graph.exists():
-        assert main(["kernel", "import", str(SASS / "matmul_tiled.sm_80.sass"), "-o", str(graph)]) == 0
+    graph = tmp_path / ("mm.json" if listing == "matmul_tiled" else f"{listing}.json")
+    if not graph.exists():   # as `kernel import` writes it (schedule latencies filled)
+        assert main(["kernel", "import", str(SASS / f"{listing}.sm_80.sass"), "-o", str(graph)]) == 0
     project.kernels["saxpy2"] = load_graph(str(graph))
     launch = project.launches["launch1"]
     project.launches["launch1"] = replace(launch, data_size=data_size, block_size=block,
-                                          variables={"loop1": loops}, transfers=())
+                                          variables=variables or {"loop1": loops}, transfers=())
     path = tmp_path / f"mm-{data_size}-{loops}-{block}.gpm"
     save_project(project, path)
     return path
@@ -123,3 +125,19 @@ def test_the_sweeps_knee_is_the_launch_points(capsys, tmp_path):
                                           table_lookup=lookups.get("table_lookup"))
         (curve,) = launch_sweep.run_sweep(snap).curves
     assert curve.knee_occupancy == pytest.approx(point["knee_occupancy"], rel=1e-12)
+
+
+def test_project_predict_of_a_naive_matmul_has_predicts_l1(capsys, tmp_path):
+    """The naive multiply in 1-D blocks of 256: every warp of a block re-reads A's row, which
+    an A100's L1 serves, in the project as in `predict` (one launch view)."""
+    n = 1024
+    variables = {"loop1": n // 4, "loop3": 0}
+    path = _matmul_project(tmp_path, data_size=n * n, listing="matmul_naive", variables=variables)
+    capsys.readouterr()
+    (mine,) = cli_json(capsys, "project", "predict", path)["launches"]
+    theirs = cli_json(capsys, "predict", "--device", GPU, "--graph", tmp_path / "matmul_naive.json",
+                      "--set", f"loop1={n // 4}", "--set", "loop3=0", "--data-size", n * n,
+                      "--block-size", 256, "--registers", 8, "--lambda", LAMBDA)
+    assert theirs["cycles_per_warp"]["l1"] > 0
+    assert mine["cycles_per_warp"] == pytest.approx(theirs["cycles_per_warp"], rel=1e-12)
+    assert mine["kernel_time_s"] == pytest.approx(theirs["kernel_time_s"], rel=1e-12)

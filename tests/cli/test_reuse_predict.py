@@ -53,7 +53,8 @@ def test_working_set_sets_the_l2_fit_check(tmp_path, capsys):
 
 def test_a_stencil_predicts_about_a_copys_dram_time(tmp_path, capsys):
     """The 3-point stencil's block footprint fits an A100's L2: its DRAM row is within 15 %
-    of a copy's, not 3/2 of it (its neighbours' re-reads are the l2 row)."""
+    of a copy's, not 3/2 of it (its neighbours' re-reads, a few instructions apart in one
+    warp, are the l1 row: an A100's L1 caches global loads and holds them)."""
     rows = {}
     for function in ("copy_rows", "stencil3"):
         path = tmp_path / f"{function}.json"
@@ -64,4 +65,4 @@ def test_a_stencil_predicts_about_a_copys_dram_time(tmp_path, capsys):
                                   "--grid-size", 65536, "--block-size", 256, "--registers", 16)
     copy, stencil = (rows[f]["cycles_per_warp"] for f in ("copy_rows", "stencil3"))
     assert copy["memory"] <= stencil["memory"] <= 1.15 * copy["memory"]
-    assert stencil["l2"] > 0 == copy["l2"]
+    assert stencil["l1"] > 0 == copy["l2"] == copy["l1"] == stencil["l2"]

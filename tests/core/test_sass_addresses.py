@@ -155,6 +155,17 @@ def test_reuse_charges_the_union_of_the_neighbours_sectors_once():
                                 {0}) == {}
 
 
+def test_warp_uniform_neighbours_are_charged_their_sectors_once():
+    """An unrolled ``A[row·n + k]`` … ``A[row·n + k + 15]``: every lane on one address, the
+    sixteen floats in two sectors, each charged once (a broadcast moves one sector)."""
+    base = Poly.symbol("c[0x0][0x160]") + Poly.symbol("tid.y").scaled(4096)
+    addrs = {k: analyse_address(base + Poly.const(4 * k), "global") for k in range(16)}
+    assert all(a.lane_stride == 0 for a in addrs.values())
+    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                set(addrs))
+    assert hits == {k: (1.0, 0) for k in range(1, 16) if k != 8}
+
+
 def test_a_bit_field_of_the_lane_is_flagged_as_not_followed_not_as_data():
     """WMMA fragments are addressed by ``lane & 3`` and ``lane >> 2`` (LOP3, SHF.R)."""
     g, _ = import_kernel_with_report(SASS / "wmma_gemm.sm_90.sass")

@@ -28,7 +28,7 @@ _EDGE_KINDS = frozenset(EDGE_KINDS)
 _EDGE_KIND_TEXT = {k: k for k in EDGE_KINDS}
 #: an instruction's fields other than its own (id, label, position, address), in field order
 _SHARED_FIELDS = tuple(f.name for f in fields(Instruction)
-                       if f.name not in ("id", "label", "x", "y", "address"))
+                       if f.name not in ("id", "label", "x", "y", "address", "l1_hit_ratio"))
 
 
 def _column(items, key, default):
@@ -152,6 +152,7 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
             if per_item is None:
                 per_item = [shared[c] for c in codes]
             lists[name] = list(map(itemgetter(j), per_item))
+    consts["l1_hit_ratio"] = 0.0  # launch-time only: never in a file
     graph.instructions = ItemTable(Instruction, ids, lists, consts, index, codes)
     return True
 

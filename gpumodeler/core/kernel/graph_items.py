@@ -45,6 +45,10 @@ class Instruction:
     reach DRAM), ``segment_bytes`` the DRAM transaction size, and for shared memory
     ``bank_conflict_degree`` (1 = no conflict); ``address`` the address as the SASS import
     followed it (text, :mod:`gpumodeler.core.kernel.sass.addresses`; empty when unknown).
+    ``l1_hit_ratio``: the share of the access's bytes the SM's L1 serves (a part of
+    ``hit_ratio``'s share, the rest of which the L2 serves); a launch-time value set by
+    :func:`gpumodeler.core.kernel.sass.reuse.reuse_graph` for a GPU whose L1 caches the load,
+    never read from or written to a file (0 in every stored graph).
     """
 
     id: str
@@ -66,6 +70,9 @@ class Instruction:
     # last, so that readers building an Instruction from positional columns written before
     # it existed (project files) still line up
     address: str = ""
+    # launch-time only (see the docstring): after the address, so positional readers of
+    # stored graphs, which end at the address, leave it at its default
+    l1_hit_ratio: float = 0.0
 
     @classmethod
     def make(cls, id: str, opcode: str, **kw) -> "Instruction":
@@ -88,7 +95,7 @@ class Instruction:
             raise GraphError(f"instruction {self.id} ({self.opcode}): {msg}", item=self.id)
         if not self.id:
             bad("id must not be empty")
-        for name in ("stride", "hit_ratio", "x", "y"):
+        for name in ("stride", "hit_ratio", "l1_hit_ratio", "x", "y"):
             value = getattr(self, name)
             if not is_finite_number(value):
                 bad(f"{name} must be a finite number, got {shown(value)}")
@@ -113,6 +120,9 @@ class Instruction:
             bad(f"stride must be a number >= 1 element, got {shown(self.stride)}")
         if not (0.0 <= self.hit_ratio <= 1.0):
             bad(f"cache hit ratio must be within 0..1, got {shown(self.hit_ratio)}")
+        if not (0.0 <= self.l1_hit_ratio <= self.hit_ratio):
+            bad(f"L1 hit ratio must be within 0..hit ratio ({self.hit_ratio:g}), got "
+                f"{shown(self.l1_hit_ratio)}")
         if not (isinstance(self.segment_bytes, int) and self.segment_bytes in (32, 64, 128)):
             bad(f"memory transaction size must be 32, 64 or 128 bytes, got {shown(self.segment_bytes)}")
         if not (isinstance(self.bank_conflict_degree, int) and 1 <= self.bank_conflict_degree <= 32):

@@ -28,7 +28,10 @@ FORMAT_NAME = "gpumodeler-kernel"
 FORMAT_VERSION = 1
 
 #: an instruction's optional keys and their defaults (omitted from a file when default)
-INSTRUCTION_DEFAULTS = {f.name: f.default for f in fields(Instruction) if f.name not in ("id", "opcode")}
+#: launch-time instruction fields: never read from or written to a file
+LAUNCH_ONLY_FIELDS = frozenset({"l1_hit_ratio"})
+INSTRUCTION_DEFAULTS = {f.name: f.default for f in fields(Instruction)
+                        if f.name not in ("id", "opcode") and f.name not in LAUNCH_ONLY_FIELDS}
 #: the keys an instruction object may hold
 INSTRUCTION_KEYS = frozenset({"id", "opcode"} | set(INSTRUCTION_DEFAULTS))
 #: the keys an edge object may hold
@@ -249,7 +252,7 @@ def _finite(value) -> bool:
 _FIELDS = [f.name for f in fields(Instruction)]
 _LABEL, _X, _ADDRESS = _FIELDS.index("label"), _FIELDS.index("x"), _FIELDS.index("address")
 assert _FIELDS[0] == "id" and 0 < _LABEL < _X and _FIELDS[_X + 1] == "y", _FIELDS
-assert _ADDRESS == len(_FIELDS) - 1, _FIELDS
+assert set(_FIELDS[_ADDRESS + 1:]) == LAUNCH_ONLY_FIELDS, _FIELDS  # left at their defaults
 
 
 def _prototype(d: dict):

@@ -17,8 +17,11 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
   3.4), ``warp_size × segment`` for a random pattern and one segment for a broadcast,
   times (1 − hit ratio). Loads and stores are not distinguished (Gajger §4.4.3).
 * ``l2_bytes``: the bytes per warp served by the L2 instead (the hit ratio's share of the
-  same bytes: reuse between neighbouring loads and across blocks, core.kernel.sass.reuse),
-  the throughput worksheet's ``l2`` row.
+  same bytes less the L1's: reuse between neighbouring loads and across blocks,
+  core.kernel.sass.reuse), the throughput worksheet's ``l2`` row.
+* ``l1_bytes``: the bytes per warp the SM's L1 serves (``l1_hit_ratio``'s share: reuse
+  within a block on a GPU whose L1 caches the load, set at launch time by
+  core.kernel.sass.reuse), the worksheet's ``l1`` row.
 * ``gmem_accesses``: global and local warp accesses (``memory_instructions`` also counts
   shared and constant-bank ones; a constant load is served by the constant cache and
   never reaches global memory, NVIDIA CUDA C++ Programming Guide, "Constant Memory").
@@ -62,7 +65,7 @@ from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
 
 COUNT_NAMES: tuple[str, ...] = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
-    "memory_instructions", "gmem_accesses", "gmem_bytes", "l2_bytes", "smem_accesses",
+    "memory_instructions", "gmem_accesses", "gmem_bytes", "l2_bytes", "l1_bytes", "smem_accesses",
     "smem_bank_cycles",
     "sfu_instructions", "fp64_instructions",
     "fp32_instructions", "int32_instructions", "fp16_instructions", "tensor_instructions",
@@ -108,12 +111,13 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
     default; NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"),
     ``lines_per_request`` (128-byte lines), ``bytes_per_warp`` (the bytes it moves from
     DRAM, after cache hits, as ``gmem_bytes`` counts them), ``l2_bytes_per_warp`` (the
-    bytes the L2 serves instead, as ``l2_bytes`` counts them) and ``bank_conflict_degree``
+    bytes the L2 serves instead, as ``l2_bytes`` counts them), ``l1_bytes_per_warp`` (the
+    bytes the L1 serves, as ``l1_bytes`` counts them) and ``bank_conflict_degree``
     (shared memory). Shared and constant-bank accesses move no DRAM bytes."""
     if ins.unit != "ldst":
         return None
     out = {"sectors_per_request": 0.0, "lines_per_request": 0, "bytes_per_warp": 0.0,
-           "l2_bytes_per_warp": 0.0, "bank_conflict_degree": None}
+           "l2_bytes_per_warp": 0.0, "l1_bytes_per_warp": 0.0, "bank_conflict_degree": None}
     if ins.space in ("global", "local"):
         nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
                                        ins.segment_bytes, warp_size)
@@ -121,7 +125,8 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
                    lines_per_request=lines_touched(ins.width_bytes, ins.stride, ins.pattern,
                                                    warp_size),
                    bytes_per_warp=nbytes * (1.0 - ins.hit_ratio),
-                   l2_bytes_per_warp=nbytes * ins.hit_ratio)
+                   l2_bytes_per_warp=nbytes * (ins.hit_ratio - ins.l1_hit_ratio),
+                   l1_bytes_per_warp=nbytes * ins.l1_hit_ratio)
     elif ins.space == "shared":
         out["bank_conflict_degree"] = ins.bank_conflict_degree
     return out
@@ -238,7 +243,8 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
 
 #: The counts of data moved: a predicated-off thread moves none, though its warp still
 #: issues the instruction (a ``predicate`` guard scales these only).
-DATA_COUNTS = frozenset({"gmem_bytes", "l2_bytes", "smem_accesses", "smem_bank_cycles"})
+DATA_COUNTS = frozenset({"gmem_bytes", "l2_bytes", "l1_bytes", "smem_accesses",
+                         "smem_bank_cycles"})
 
 
 def _guarded_monomials(graph, chain, innermost):
@@ -312,7 +318,8 @@ def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
                                            ins.segment_bytes, warp_size)
             add("gmem_accesses", 1)
             add("gmem_bytes", nbytes * (1.0 - ins.hit_ratio))
-            add("l2_bytes", nbytes * ins.hit_ratio)
+            add("l2_bytes", nbytes * (ins.hit_ratio - ins.l1_hit_ratio))
+            add("l1_bytes", nbytes * ins.l1_hit_ratio)
             extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
         elif ins.space == "shared":
             add("smem_accesses", 1)
@@ -330,10 +337,10 @@ def _sums(name, per_kind, codes, mono_of, monos) -> dict:
     first instruction adding to them.
 
     An instruction's amount is the sum of its adds; summing per instruction first and then in
-    program order gives the floats of adding each amount in turn because only ``gmem_bytes``
-    and ``l2_bytes`` have non-integer amounts and each gets one add per instruction (integers below 2**53 add
-    exactly in any grouping). A new count with several non-integer adds per instruction
-    would need its own sequential sum."""
+    program order gives the floats of adding each amount in turn because only ``gmem_bytes``,
+    ``l2_bytes`` and ``l1_bytes`` have non-integer amounts and each gets one add per
+    instruction (integers below 2**53 add exactly in any grouping). A new count with several
+    non-integer adds per instruction would need its own sequential sum."""
     if not any(name in amounts for amounts in per_kind):
         return {}
     touches = np.array([name in amounts for amounts in per_kind])[codes]

@@ -103,7 +103,7 @@ def kernel_inputs_from_graph(graph: KernelGraph, values: dict | None = None, *, 
         pipe_instructions=pipe_instructions(c),
         dual_issues=c["dual_issues"],
         tensor_macs=tensor_macs(c),
-        l2_bytes=c["l2_bytes"],
+        l2_bytes=c["l2_bytes"], l1_bytes=c["l1_bytes"],
     )
 
 
@@ -133,7 +133,7 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
         sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
         smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
         dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs,
-        l2_bytes=inputs.l2_bytes)
+        l2_bytes=inputs.l2_bytes, l1_bytes=inputs.l1_bytes)
     warps = warps_launched(grid_size, block_size, require_positive(gpu, "warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)
@@ -157,7 +157,8 @@ def _throughput(gpu: GPUSpec, inputs: KernelInputs) -> ThroughputBound:
         issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
         sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
         smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
-        dual_issues=inputs.dual_issues, l2_bytes=inputs.l2_bytes)
+        dual_issues=inputs.dual_issues, l2_bytes=inputs.l2_bytes,
+        l1_bytes=inputs.l1_bytes)
 
 
 def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam, working_set):

@@ -28,6 +28,9 @@ class KernelInputs:
     tensor_macs: dict | None = None
     # Global-memory bytes per warp served by the L2 (cache hits; the worksheet's l2 row).
     l2_bytes: Real = 0.0
+    # Global-memory bytes per warp served by the SM's L1 (reuse within a block on a GPU whose
+    # L1 caches the loads; the worksheet's l1 row).
+    l1_bytes: Real = 0.0
 
     def overridden(self, **values) -> "KernelInputs":
         """A copy with some inputs replaced (a launch's kernel overrides). An overridden

@@ -30,6 +30,14 @@ Here, per warp and per SM, in cycles (W = warp size):
   compulsory bytes (Williams, Waterman & Patterson 2009's Roofline has a ceiling per
   memory level the same way). 0 where the GPU's L2 bandwidth is unknown (the hits are then
   not bounded; the prediction says so)
+* ``l1`` = L1_bytes / L1 bytes per cycle per SM: the global-memory bytes per warp the SM's
+  L1 serves (reuse within a block on a GPU whose L1 caches the loads,
+  core.kernel.sass.reuse). The L1 and shared memory are one data array from Volta on
+  (NVIDIA Volta Tuning Guide, "Unified Shared Memory/L1/Texture Cache"), which delivers 32
+  banks × 4 bytes = 128 bytes per clock (CUDA C++ Programming Guide, "Shared Memory" of
+  compute capability 7.x and later): ``l1_bytes_per_cycle_per_sm`` in devices.db. As for
+  the L2, the row carries the hits only (the misses are bounded by the slower rows). 0
+  where the GPU's L1 bandwidth is unknown
 
 On Volta and later (compute capability >= 7, :meth:`GPUSpec.issues_separate_pipes`), when
 the per-pipe instruction mix is known (``pipe_instructions``, from a kernel graph), the
@@ -71,7 +79,7 @@ from gpumodeler.core.lazy_fields import LazyFields, build
 # Gajger/Volkov's resources first (ties keep their historical order), then the pipes of
 # Volta and later; a resource a GPU does not have reads 0.
 RESOURCES = ("cuda_cores", "issue", "memory", "sfu", "fp64", "shared_memory",
-             "fp32", "int32", "fp32_int32", "fp16", "tensor", "l2")
+             "fp32", "int32", "fp32_int32", "fp16", "tensor", "l2", "l1")
 #: Pipes a kernel graph's per-pipe counts may name (core.kernel.opcodes.PIPES that run
 #: arithmetic on CUDA-core lanes or tensor cores; sfu and fp64 have their own arguments).
 PIPE_COUNTS = ("fp32", "int32", "fp16", "tensor")
@@ -289,7 +297,7 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
                      gmem_bytes=0.0, sfu_instructions=0.0, fp64_instructions=0.0,
                      smem_bank_cycles=0.0, pipe_instructions: dict | None = None,
                      dual_issues=0.0, tensor_macs: dict | None = None,
-                     l2_bytes=0.0) -> ThroughputBound:
+                     l2_bytes=0.0, l1_bytes=0.0) -> ThroughputBound:
     """Per-resource worksheet for one warp (counts per warp; see module docstring).
 
     ``pipe_instructions`` maps pipes (``PIPE_COUNTS``) to instructions per warp; on a GPU
@@ -343,7 +351,17 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
         cycles.update({p: 0.0 for p in ("fp32", "int32", "fp32_int32", "fp16")})
     cycles["tensor"] = tensor_cycles(gpu, tensor_macs)
     cycles["l2"] = l2_cycles(gpu, _nonneg("L2 bytes per warp", l2_bytes))
+    cycles["l1"] = l1_cycles(gpu, _nonneg("L1 bytes per warp", l1_bytes))
     return bound_of(cycles, split)
+
+
+def l1_cycles(gpu: GPUSpec, l1_bytes):
+    """Cycles per warp the SM's L1 needs for ``l1_bytes`` per warp at its bytes per clock
+    (0 for no bytes, and where the L1 bandwidth is unknown)."""
+    per_cycle = gpu.l1_bytes_per_cycle_per_sm
+    if not _used(l1_bytes) or per_cycle is None:
+        return _zero(l1_bytes)
+    return l1_bytes / require_positive(gpu, "l1_bytes_per_cycle_per_sm")
 
 
 def l2_cycles(gpu: GPUSpec, l2_bytes):

@@ -556,7 +556,8 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
 
     Loads group when their addresses differ only in the numeric offset (same pointer, same
     thread-index terms, same lane stride and width) and they run in the same loops
-    (``scopes``: a key per instruction). Per warp the group moves the 32-byte sectors of
+    (``scopes``: a key per instruction); warp-uniform loads too (lane stride 0: an unrolled
+    ``A[row·n + k]``, ``k`` … ``k + 15``, whose sixteen loads touch two sectors). Per warp the group moves the 32-byte sectors of
     the union of its footprints once; the first load in program order is charged its own
     sectors, each later one only the sectors it adds to the union (its ``hit_ratio`` is
     the rest, served by L2, which keeps a line for later requests: NVIDIA CUDA C++ Best
@@ -568,7 +569,7 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
     for i in sorted(addressed):
         a = addressed[i]
         if i not in loads or a.space != "global" or not a.affine or a.param_stride \
-                or not a.lane_stride:
+                or a.lane_stride is None:
             continue
         rest = Poly({m: c for m, c in a.poly.terms.items() if m})
         key = (tuple(sorted(rest.terms.items())), a.lane_stride, widths[i], scopes[i])
@@ -578,7 +579,9 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
         if len(members) < 2:
             continue
         base = min(addressed[i].offset for i in members)
-        own = float(WARP * max(min(abs(stride), SECTOR_BYTES), width))  # warp_counts' charge
+        # warp_counts' charge: a broadcast (lane stride 0) moves one sector
+        own = (float(max(SECTOR_BYTES, width)) if stride == 0
+               else float(WARP * max(min(abs(stride), SECTOR_BYTES), width)))
         covered: set = set()
         charged = 0.0
         for n, i in enumerate(members):

@@ -11,8 +11,10 @@ decides change them, applied here in this order:
    Programming Guide's thread numbering);
 3. reuse across the blocks of a wave and whether the L2 holds it
    (:func:`gpumodeler.core.kernel.sass.reuse.reuse_graph`: compulsory bytes after Williams,
-   Waterman & Patterson 2009, waves after Volkov 2016 §5.6), which needs the GPU (its SMs
-   and L2 size), the grid and the occupancy.
+   Waterman & Patterson 2009, waves after Volkov 2016 §5.6), and reuse within a block and
+   whether the SM's L1 caches and holds it (NVIDIA's Maxwell, Pascal and Volta tuning
+   guides), which needs the GPU (its SMs, L2 size, compute capability and L1 size), the
+   grid, the occupancy and the shared memory per block (the L1's carve-out).
 
 ``predict``, ``validate`` and a project's launches all call :func:`graph_for_launch`, so one
 kernel, GPU and launch gives one prediction whichever way it is asked for.
@@ -45,7 +47,8 @@ class LaunchGraph:
 
 def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int = 32,
                      gpu=None, grid_size=None, occupancy: float | None = None,
-                     working_set_bytes: float | None = None) -> LaunchGraph:
+                     working_set_bytes: float | None = None,
+                     shared_bytes_per_block: float | None = None) -> LaunchGraph:
     """``graph`` for one launch: the guard values, the block shape, then (with ``gpu``,
     ``grid_size`` and ``occupancy`` in warps per SM) the reuse across blocks and the L2 fit.
 
@@ -53,7 +56,9 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
     only the first two apply (a sweep or graph listing with no device). The wave is the
     ``SMs × blocks per SM`` blocks resident together, blocks per SM being
     ``floor(occupancy / warps per block)`` (at least 1). ``working_set_bytes`` replaces the
-    computed working sets (the user's figure, ``predict --working-set``)."""
+    computed working sets (the user's figure, ``predict --working-set``).
+    ``shared_bytes_per_block`` (static + dynamic; default the graph's static shared memory,
+    else 0) is taken out of the SM's combined L1/shared capacity."""
     vals = dict(values or {})
     threads = math.prod(block_dims(block_size))
     warp = int(warp_size) if warp_size else 32
@@ -63,16 +68,25 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
     notes = list(shape_notes)
     if gpu is not None and grid_size is not None and occupancy is not None:
         wpb = -(-threads // warp)
+        if shared_bytes_per_block is None:
+            shared_bytes_per_block = getattr(graph, "static_shared_bytes", None) or 0
         graph, report = reuse_graph(graph, grid_size=grid_size, warps_per_block=wpb,
                                     blocks_per_sm=int(float(occupancy) // wpb),
                                     sms=gpu.require("sms"), l2_bytes=gpu.l2_bytes, values=vals,
-                                    warp_size=warp, working_set_bytes=working_set_bytes)
+                                    warp_size=warp, working_set_bytes=working_set_bytes,
+                                    block=block_dims(block_size),
+                                    compute_capability=gpu.compute_capability,
+                                    l1_bytes_per_sm=gpu.l1_bytes_per_sm,
+                                    shared_bytes_per_block=float(shared_bytes_per_block))
         more = report.notes()
         if working_set_bytes is not None:
             more.insert(0, f"working set {working_set_bytes:g} B given (--working-set)")
         if gpu.l2_bandwidth_bytes_per_s is None and any(ld.hit > 0 for ld in report.loads):
             more.append("L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 "
                         "row 0; give --l2-bandwidth B/S)")
+        if gpu.l1_bytes_per_cycle_per_sm is None and any(ld.l1_hit > 0 for ld in report.loads):
+            more.append("L1 bandwidth unknown for this GPU: the L1 hits are not bounded (l1 "
+                        "row 0)")
         notes += more
     return LaunchGraph(graph, vals, tuple(notes), shaped)
 

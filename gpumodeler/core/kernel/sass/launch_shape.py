@@ -40,6 +40,7 @@ from gpumodeler.core.kernel.sass.addresses import (
 #: the value a thread-index coefficient's unknown symbol (a kernel parameter, an opaque
 #: value) takes: large, and a multiple of the 128-byte line (see the module docstring)
 UNKNOWN_COEFFICIENT = 1 << 20
+SECTOR = 32  # bytes (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory")
 _TERM_SPLIT = re.compile(r" \+ ")
 _SPACES = ("global", "local", "shared")
 
@@ -139,6 +140,38 @@ def _block_access(coefs: tuple, width: int, block: tuple, warp_size: int) -> tup
         degrees += acc.bank_conflict_degree
         uniform = uniform and acc.broadcast
     return sectors / warps, degrees / warps, uniform
+
+
+@lru_cache(maxsize=4096)
+def _block_sectors(coefs: tuple, width: int, block: tuple, warp_size: int) -> tuple:
+    """(distinct 32-byte sectors the whole block touches, the sum over its warps of each
+    warp's distinct sectors) for one access."""
+    warps = -(-block[0] * block[1] * block[2] // warp_size)
+    union: set = set()
+    per_warp = 0
+    for w in range(warps):
+        own = {s for off in _offsets(coefs, block, w, warp_size)
+               for s in range(off // SECTOR, (off + width - 1) // SECTOR + 1)}
+        per_warp += len(own)
+        union |= own
+    return len(union), per_warp
+
+
+def block_reuse(ins, block: tuple, warp_size: int = WARP) -> float:
+    """The share of a global access's sectors, summed over the warps of a block ``block``,
+    that another warp of the same block also touches: 1 − (the block's distinct sectors ÷
+    the sum of each warp's), e.g. 7/8 for a row every warp of a 16×16 block reads alike
+    (``B[k·n + col]`` of a naive matrix multiply) and 0 for a copy. 0 when the address is not
+    one the import followed as an affine function of the thread index."""
+    poly = parse_address(ins.address)
+    if poly is None:
+        return 0.0
+    coefs = _coefficients(poly, block)
+    if coefs is None:
+        return 0.0
+    union, total = _block_sectors(coefs[:4] + (coefs[4] % 128,), int(ins.width_bytes),
+                                  tuple(block), int(warp_size))
+    return 0.0 if total == 0 else 1.0 - union / total
 
 
 def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:

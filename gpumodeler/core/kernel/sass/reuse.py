@@ -39,6 +39,43 @@ The rule, per global load whose address the import followed (``address`` text):
 Stores are left as they are (each block writes its own part). A load whose address the import
 did not follow reads its own bytes (``s = 1``) and counts in the working sets. Without the
 GPU's L2 size nothing changes (the imported hit ratios stand) and the report says so.
+
+**Reuse within a block, and the L1.** The warps of one block also read what other warps of
+the block read: ``B[k·n + col]`` of a naive matrix multiply holds no ``tid.y``, so the eight
+warps of a 16×16 block read the same 64 bytes. ``r``, the share of the sectors a block's
+warps touch that another of its warps touches too (:func:`launch_shape.block_reuse`, every
+lane of the block evaluated), and the imported neighbour reuse ``h`` make the load's *near*
+repeats, ``near = h + (1 − h)·r``, read a few instructions or one loop trip after the first
+read, by the same block, hence on the same SM. What a block reads once, ``1 − near`` of the
+bytes, is what the wave shares and the working sets count (above). The near repeats are
+served by
+
+* the SM's L1, where it caches the load (:func:`l1_caches`: Volta and later, and GP100, by
+  default; Maxwell and the other Pascal GPUs only for loads through the read-only/texture
+  path or compiled to cache in L1, NVIDIA's Maxwell and Pascal tuning guides, "Unified
+  L1/Texture Cache"; NVIDIA Volta Tuning Guide, "Unified Shared Memory/L1/Texture Cache"),
+  as far as the resident blocks' footprint fits it: ``g = min(1, L1 / WS_L1)``, ``WS_L1``
+  the blocks per SM × the bytes a block reads once per loop trip over the L1-cached loads,
+  ``L1`` from Volta on the SM's combined L1/shared capacity less the shared memory of its
+  resident blocks (the carve-out; NVIDIA Volta Tuning Guide: the L1 and shared memory are
+  one 128 KB array, of which the shared memory takes what the kernel needs), before Volta
+  the L1/texture cache, an array of its own (CUDA C++ Programming Guide, Compute
+  Capabilities 5.x and 6.x: 24 KB, 48 KB on 6.1). The same proportional ASSUMPTION as for
+  the L2;
+* else the L2, as far as ``f_trip`` holds them, else DRAM at the load's share ``d``.
+
+So, with ``c`` 1 where the L1 caches the load (0 else) and ``F = c·g + (1 − c·g)·f_trip``,
+the share of the near repeats a cache keeps,
+
+    DRAM share = d·(1 − near·F),   L1 share = c·g·near,   L2 share = the rest of the hits,
+
+which is the rule above (``d·(1 − h·f_trip)``) for a load without L1 caching or reuse
+within a block: such loads are unchanged. Choice: a load whose address the import did not
+follow (a hand-drawn graph's, whose hit ratio the user set) is left to the L2 (``c = 0``):
+how far apart its re-reads are is not known. The L1 share is the node's ``l1_hit_ratio`` (a
+part of its ``hit_ratio``), counted as ``l1_bytes`` (the worksheet's ``l1`` row) and taken
+off the L2's. Without the L1 size or the GPU's compute capability the L1 serves nothing and
+the report says so.
 """
 from __future__ import annotations
 
@@ -48,22 +85,92 @@ import math
 
 import numpy as np
 
-from gpumodeler.core.kernel.sass.launch_shape import parse_address
+from gpumodeler.core.kernel.sass.launch_shape import block_dims, block_reuse, parse_address
 from gpumodeler.core.kernel.warp_counts import access_bytes_per_warp
 
 _DIMS = ("ctaid.x", "ctaid.y", "ctaid.z")
+#: SASS cache operators of a global load that keep it out of the L1: cache-global (L2 only),
+#: don't-cache (volatile), memory-mapped I/O (PTX ISA, "Cache Operators": ``.cg``, ``.cv``)
+_L1_BYPASS = frozenset({"CG", "CV", "MMIO"})
+#: what puts a global load in the L1 of Maxwell and of Pascal but GP100: the read-only
+#: (texture) path of ``__ldg``/``const __restrict__`` (``.CI``, non-coherent ``.NC``, and
+#: ``.CONSTANT`` as Volta and later print it) or ``-Xptxas -dlcm=ca`` (``.CA``)
+_L1_OPT_IN = frozenset({"CI", "NC", "CONSTANT", "CA"})
+_TEXTURE_READS = frozenset({"TEX", "TEXS", "TLD", "TLDS", "TLD4", "TLD4S", "TXD", "SULD"})
+
+
+def _major(compute_capability) -> int:
+    """The major compute capability, -1 when unknown or malformed."""
+    try:
+        return int(str(compute_capability).split(".")[0])
+    except ValueError:
+        return -1
+
+
+def l1_caches(opcode: str, compute_capability) -> bool | None:
+    """Whether the SM's L1 caches the global load ``opcode`` (its SASS mnemonic with the
+    cache operators, ``LDG.E.CI``) on a GPU of ``compute_capability``; None when that is
+    unknown or below 5.0 (not modelled).
+
+    NVIDIA Volta Tuning Guide ("Unified Shared Memory/L1/Texture Cache"): Volta's L1 caches
+    global loads, as every later architecture's does; NVIDIA Pascal Tuning Guide ("Unified
+    L1/Texture Cache"): GP100 (6.0) caches global loads in L1 by default, GP104 and the
+    other 6.x follow Maxwell; Maxwell Tuning Guide (same section) and CUDA C++ Programming
+    Guide (Compute Capability 5.x, "Global Memory"): global loads are cached in L2 only
+    unless read through the read-only data cache (``__ldg``, ``LDG.E.CI``) or compiled with
+    ``-Xptxas -dlcm=ca``. The Programming Guide says 6.x global memory "behaves the same
+    way as in devices of compute capability 5.x", the Pascal Tuning Guide that GP100 caches
+    by default: choice, the tuning guide, the one that names the chip. A texture or surface read goes through the L1/texture cache on all
+    of them. Choice: a load marked to bypass L1 (``.CG``, ``.CV``, ``.MMIO``, a strong load
+    at GPU or system scope, ``.STRONG.GPU``/``.STRONG.SYS``, as volatile loads are printed
+    from Volta on) is not cached; the eviction hints (``.EF``, ``.EL``, ``.LU``) still
+    allocate, so their loads are."""
+    parts = str(opcode).upper().split(".")
+    mods = set(parts[1:])
+    try:
+        major, minor = (int(x) for x in (str(compute_capability).split(".") + ["0"])[:2])
+    except ValueError:
+        return None
+    if major < 5:
+        return None
+    if parts[0] in _TEXTURE_READS:
+        return True
+    if mods & _L1_BYPASS or ("STRONG" in mods and mods & {"GPU", "SYS"}):
+        return False
+    if major >= 7 or (major, minor) == (6, 0):
+        return True
+    return bool(mods & _L1_OPT_IN)
 
 
 @dataclass(frozen=True)
 class LoadReuse:
     """One global load at a launch: ``sharing`` s, ``wave_sharing`` s_w, ``imported_hit``
-    h, ``hit`` the launch's hit ratio and ``dram_share`` 1 − hit."""
+    h, ``hit`` the launch's hit ratio (its DRAM share is 1 − hit), ``block_reuse`` r,
+    ``l1_cached`` whether the L1 caches it (None: not known), ``l1_hit`` its L1 share
+    (a part of ``hit``) and ``followed`` whether the import followed its address."""
 
     id: str
     sharing: float
     wave_sharing: float
     imported_hit: float
     hit: float
+    block_reuse: float = 0.0
+    l1_cached: bool | None = None
+    l1_hit: float = 0.0
+    followed: bool = True
+
+
+@dataclass(frozen=True)
+class L1Report:
+    """The L1 side of a launch: ``bytes`` the L1 per SM left after ``carveout`` bytes of
+    shared memory (None: the GPU's L1 size is unknown), ``working_set`` the resident
+    blocks' bytes per loop trip over the L1-cached loads, ``fit`` g, ``compute_capability``."""
+
+    bytes: float | None
+    carveout: float
+    working_set: float
+    fit: float
+    compute_capability: str | None
 
 
 @dataclass(frozen=True)
@@ -77,6 +184,7 @@ class ReuseReport:
     trip_fit: float
     wave_fit: float
     loads: tuple = ()
+    l1: L1Report | None = None
 
     def notes(self) -> list:
         """Lines for the output: the working sets against the L2, and what did not fit."""
@@ -93,10 +201,40 @@ class ReuseReport:
         if self.wave_fit < 1:
             out.append(f"a wave's working set exceeds the L2: {1 - self.wave_fit:.0%} of the "
                        f"reuse across waves falls back to DRAM")
-        shared = [ld for ld in self.loads if ld.sharing > 1 or ld.hit != ld.imported_hit]
+        out += self._l1_notes()
+        shared = [ld for ld in self.loads
+                  if ld.sharing > 1 or ld.hit != ld.imported_hit or ld.l1_hit > 0]
         for ld in shared:
+            l1 = f", {ld.l1_hit:.1%} from L1" if ld.l1_hit > 0 else ""
             out.append(f"{ld.id}: read by {ld.sharing:g} blocks ({ld.wave_sharing:.3g} per "
-                       f"wave), {ld.hit:.1%} from L2")
+                       f"wave), {ld.hit - ld.l1_hit:.1%} from L2{l1}")
+        return out
+
+    def _l1_notes(self) -> list:
+        near = [ld for ld in self.loads
+                if ld.followed and (ld.block_reuse > 0 or ld.imported_hit > 0)]
+        l1 = self.l1
+        if l1 is None or not near:
+            return []
+        if l1.compute_capability is None:
+            return ["compute capability unknown: no L1 caching of global loads modelled (the "
+                    "reuse within a block is L2 traffic)"]
+        cached = [ld for ld in near if ld.l1_cached]
+        if not cached:
+            if any(ld.l1_cached is None for ld in near):
+                return [f"compute capability {l1.compute_capability}: L1 caching of global "
+                        f"loads is modelled from 5.0 on (the reuse within a block is L2 traffic)"]
+            return [f"the L1 does not cache these loads on compute capability "
+                    f"{l1.compute_capability} (only loads marked .CI/.CA/.CONSTANT and texture "
+                    f"reads before Volta, but on GP100): the reuse within a block is L2 traffic"]
+        if l1.bytes is None:
+            return ["L1 size unknown for this GPU: the reuse within a block is served by L2 "
+                    "(give --l1-size BYTES)"]
+        out = [f"L1 {l1.bytes:.4g} B per SM (after {l1.carveout:.4g} B of shared memory) for "
+               f"the resident blocks' {l1.working_set:.4g} B per loop trip"]
+        if l1.fit < 1:
+            out.append(f"the resident blocks' footprint exceeds the L1: {1 - l1.fit:.0%} of "
+                       f"the reuse within a block falls back to L2")
         return out
 
 
@@ -124,12 +262,19 @@ def _grid_dims(grid_size) -> tuple:
 
 def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, sms: int,
                 l2_bytes: float | None, values: dict | None = None, warp_size: int = 32,
-                working_set_bytes: float | None = None):
-    """(graph, ReuseReport): ``graph`` with the hit ratios of its global loads for this
-    launch (a copy when any changes). See the module docstring for the rule.
+                working_set_bytes: float | None = None, block=None,
+                compute_capability: str | None = None, l1_bytes_per_sm: float | None = None,
+                shared_bytes_per_block: float = 0.0):
+    """(graph, ReuseReport): ``graph`` with the hit ratios (and L1 hit ratios) of its global
+    loads for this launch (a copy when any changes). See the module docstring for the rule.
     ``working_set_bytes``, when given, replaces both computed working sets (the user's
-    figure for the bytes the L2 must hold between a read and its re-read)."""
+    figure for the bytes the L2 must hold between a read and its re-read). ``block`` is the
+    block's shape (a thread count or dimensions; default ``warps_per_block`` warps along x),
+    ``compute_capability`` and ``l1_bytes_per_sm`` (the combined L1/shared capacity) decide
+    the L1's part, less ``shared_bytes_per_block`` per resident block."""
     grid = _grid_dims(grid_size)
+    shape = block_dims(block) if block is not None else (int(warps_per_block) * warp_size, 1, 1)
+    resident = max(1, int(blocks_per_sm))
     blocks = grid[0] * grid[1] * grid[2]
     wave = max(1, min(blocks, int(sms) * max(1, int(blocks_per_sm))))
     vals = dict(graph.variables, **(values or {}))
@@ -149,10 +294,14 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
             if lp.id not in loop_trips:
                 loop_trips[lp.id] = max(0.0, float(lp.iterations.evaluate(vals)))
             trips *= loop_trips[lp.id]
-        per_trip = raw * (1.0 - ins.hit_ratio) * warps_per_block  # a block's unique bytes
+        r = block_reuse(ins, shape, warp_size) if poly is not None else 0.0
+        near = ins.hit_ratio + (1.0 - ins.hit_ratio) * r  # re-read within the block
+        per_trip = raw * (1.0 - near) * warps_per_block  # a block's unique bytes
         if trips == 0:
             per_trip = 0.0  # a load in a loop that never runs holds nothing in the L2
-        rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips))
+        rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips, r, near,
+                     l1_caches(ins.opcode, compute_capability) if poly is not None else False,
+                     per_trip))
     ws_trip = sum(r[4] for r in rows)
     ws_wave = sum(r[5] for r in rows)
     if working_set_bytes is not None:
@@ -161,18 +310,42 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         return graph, ReuseReport(l2_bytes, wave, ws_trip, ws_wave, 1.0, 1.0, ())
     f_trip = min(1.0, l2_bytes / ws_trip) if ws_trip > 0 else 1.0
     f_wave = min(1.0, l2_bytes / ws_wave) if ws_wave > 0 else 1.0
+    l1 = _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block, resident)
     loads, changes = [], {}
-    for nid, ins, s, s_w, _, _ in rows:
+    for nid, ins, s, s_w, _, _, r, near, cached, _ in rows:
         s_w = max(1.0, min(s_w, s))
         d = (1.0 / s_w) * (1.0 - (1.0 - s_w / s) * f_wave) + (1.0 - 1.0 / s_w) * (1.0 - f_trip)
-        hit = min(1.0, max(0.0, 1.0 - (1.0 - ins.hit_ratio * f_trip) * d))
-        loads.append(LoadReuse(nid, s, s_w, ins.hit_ratio, hit))
-        if hit != ins.hit_ratio:
-            changes[nid] = hit
-    report = ReuseReport(float(l2_bytes), wave, ws_trip, ws_wave, f_trip, f_wave, tuple(loads))
+        cg = l1.fit if cached and l1.bytes is not None else 0.0
+        kept = cg + (1.0 - cg) * f_trip  # F: the share of the near repeats a cache keeps
+        hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept) * d))
+        l1_hit = min(hit, cg * near)
+        loads.append(LoadReuse(nid, s, s_w, ins.hit_ratio, hit, r, cached, l1_hit,
+                               parse_address(ins.address) is not None))
+        if hit != ins.hit_ratio or l1_hit != ins.l1_hit_ratio:
+            changes[nid] = (hit, l1_hit)
+    report = ReuseReport(float(l2_bytes), wave, ws_trip, ws_wave, f_trip, f_wave, tuple(loads),
+                         l1)
     if not changes:
         return graph, report
     out = graph.copy()
-    for nid, hit in changes.items():
-        out.instructions[nid] = replace(out.instructions[nid], hit_ratio=hit)
+    for nid, (hit, l1_hit) in changes.items():
+        out.instructions[nid] = replace(out.instructions[nid], hit_ratio=hit,
+                                        l1_hit_ratio=l1_hit)
     return out, report
+
+
+def _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block,
+            resident: int) -> L1Report:
+    """The L1 left per SM after the resident blocks' shared memory, the resident blocks'
+    bytes per loop trip over the L1-cached loads, and g (module docstring). Before Volta the
+    L1/texture cache is an array of its own (CUDA C++ Programming Guide, Compute
+    Capabilities 5.x and 6.x, "Architecture"): no carve-out."""
+    cc = None if compute_capability is None else str(compute_capability)
+    shares = _major(cc) >= 7
+    carve = float(shared_bytes_per_block or 0.0) * resident if shares else 0.0
+    ws = resident * sum(row[9] for row in rows if row[8])
+    if l1_bytes_per_sm is None or cc is None:
+        return L1Report(None, carve, ws, 0.0, cc)
+    room = max(0.0, float(l1_bytes_per_sm) - carve)
+    fit = min(1.0, room / ws) if ws > 0 else (1.0 if room > 0 else 0.0)
+    return L1Report(room, carve, ws, fit, cc)
