@@ -80,7 +80,8 @@ def test_a_naive_multiply_moves_less_l2_traffic_on_volta_and_later(catalog, naiv
     new = catalog.get(volta_plus).to_gpu_spec()
     maxwell = catalog.get("GeForce GTX 980").to_gpu_spec()
     # the same L2 and SMs on both, so that only the L1 differs
-    maxwell = replace(maxwell, sms=new.sms, l2_bytes=new.l2_bytes)
+    maxwell = replace(maxwell, sms=new.sms, l2_bytes=new.l2_bytes,
+                      l2_bandwidth_bytes_per_s=new.l2_bandwidth_bytes_per_s)
     on_new, seen = traffic(naive, new)
     on_maxwell, _ = traffic(naive, maxwell)
     assert on_maxwell["l1_bytes"] == 0 < on_new["l1_bytes"]
@@ -184,3 +185,16 @@ def test_a_hit_ratio_set_by_hand_on_a_load_without_address_stays_l2():
     assert out.instructions["ld"].l1_hit_ratio == 0
     assert out.instructions["ld"].hit_ratio == 0.5
     assert not any("L1" in n for n in report.notes())
+
+
+def test_without_an_l2_ceiling_the_reuse_within_a_block_stays_dram_traffic(catalog, naive):
+    """A GPU whose L2 bandwidth is unknown (the GTX 980) does not credit the re-reads of a
+    block's warps that no L1 keeps: they stay DRAM bytes, since as L2 hits nothing would
+    bound them. Given an L2 bandwidth (--l2-bandwidth), they are L2 hits."""
+    maxwell = catalog.get("GeForce GTX 980").to_gpu_spec()
+    assert maxwell.l2_bandwidth_bytes_per_s is None
+    unbounded, _ = traffic(naive, maxwell)
+    bounded, _ = traffic(naive, replace(maxwell, l2_bandwidth_bytes_per_s=1e12))
+    assert unbounded["l1_bytes"] == bounded["l1_bytes"] == 0
+    assert bounded["gmem_bytes"] < unbounded["gmem_bytes"] / 2
+    assert bounded["l2_bytes"] > unbounded["l2_bytes"]

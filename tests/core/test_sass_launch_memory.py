@@ -19,13 +19,14 @@ def test_shape_then_reuse_as_the_two_steps_give_them():
                            occupancy=64.0)
     shaped, shape_notes = shaped_graph(g, (16, 16), 32)
     want, report = reuse_graph(shaped, grid_size=(64, 64), warps_per_block=8, blocks_per_sm=8,
-                               sms=108, l2_bytes=GPU.l2_bytes, values=values)
+                               sms=108, l2_bytes=GPU.l2_bytes, values=values,
+                               l2_bounded=False)
     assert got.graph is not g
     for nid, ins in want.instructions.items():
         assert got.graph.instructions[nid] == ins
     assert list(got.notes) == shape_notes + report.notes() + [
-        "L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 row 0; give "
-        "--l2-bandwidth B/S)"]
+        "L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 row 0) and the "
+        "reuse within a block that no L1 keeps is charged to DRAM (give --l2-bandwidth B/S)"]
     assert any("read by 64 blocks" in n for n in got.notes)
     assert values == {"loop1": 64}   # the caller's values are not changed
 

@@ -77,13 +77,15 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
                                     block=block_dims(block_size),
                                     compute_capability=gpu.compute_capability,
                                     l1_bytes_per_sm=gpu.l1_bytes_per_sm,
-                                    shared_bytes_per_block=float(shared_bytes_per_block))
+                                    shared_bytes_per_block=float(shared_bytes_per_block),
+                                    l2_bounded=gpu.l2_bandwidth_bytes_per_s is not None)
         more = report.notes()
         if working_set_bytes is not None:
             more.insert(0, f"working set {working_set_bytes:g} B given (--working-set)")
-        if gpu.l2_bandwidth_bytes_per_s is None and any(ld.hit > 0 for ld in report.loads):
+        if gpu.l2_bandwidth_bytes_per_s is None and any(ld.followed for ld in report.loads):
             more.append("L2 bandwidth unknown for this GPU: the L2 hits are not bounded (l2 "
-                        "row 0; give --l2-bandwidth B/S)")
+                        "row 0) and the reuse within a block that no L1 keeps is charged to "
+                        "DRAM (give --l2-bandwidth B/S)")
         if gpu.l1_bytes_per_cycle_per_sm is None and any(ld.l1_hit > 0 for ld in report.loads):
             more.append("L1 bandwidth unknown for this GPU: the L1 hits are not bounded (l1 "
                         "row 0)")

@@ -76,6 +76,14 @@ how far apart its re-reads are is not known. The L1 share is the node's ``l1_hit
 part of its ``hit_ratio``), counted as ``l1_bytes`` (the worksheet's ``l1`` row) and taken
 off the L2's. Without the L1 size or the GPU's compute capability the L1 serves nothing and
 the report says so.
+
+Choice: where the GPU's L2 bandwidth is not known (no ``l2`` row can bound the hits, every
+GPU before Volta in the shipped database), the reuse within a block that no L1 keeps is not
+credited (``r = 0``): its re-reads stay DRAM traffic, an upper bound, rather than L2 hits
+that would cost nothing. Credited without a ceiling, they made an imported uncoalesced
+matrix add and a naive matrix multiply on Maxwell 3–8× too fast. The imported neighbour
+reuse ``h`` and the reuse across blocks stand as before. ``--l2-bandwidth`` gives the
+ceiling and so the credit.
 """
 from __future__ import annotations
 
@@ -264,14 +272,17 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
                 l2_bytes: float | None, values: dict | None = None, warp_size: int = 32,
                 working_set_bytes: float | None = None, block=None,
                 compute_capability: str | None = None, l1_bytes_per_sm: float | None = None,
-                shared_bytes_per_block: float = 0.0):
+                shared_bytes_per_block: float = 0.0, l2_bounded: bool = True):
     """(graph, ReuseReport): ``graph`` with the hit ratios (and L1 hit ratios) of its global
     loads for this launch (a copy when any changes). See the module docstring for the rule.
     ``working_set_bytes``, when given, replaces both computed working sets (the user's
     figure for the bytes the L2 must hold between a read and its re-read). ``block`` is the
     block's shape (a thread count or dimensions; default ``warps_per_block`` warps along x),
     ``compute_capability`` and ``l1_bytes_per_sm`` (the combined L1/shared capacity) decide
-    the L1's part, less ``shared_bytes_per_block`` per resident block."""
+    the L1's part, less ``shared_bytes_per_block`` per resident block. ``l2_bounded`` says
+    whether the GPU's L2 bandwidth is known (the throughput worksheet's ``l2`` row bounds the
+    hits): without it, the reuse within a block that no L1 keeps stays DRAM traffic (module
+    docstring, "Reuse within a block")."""
     grid = _grid_dims(grid_size)
     shape = block_dims(block) if block is not None else (int(warps_per_block) * warp_size, 1, 1)
     resident = max(1, int(blocks_per_sm))
@@ -294,14 +305,16 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
             if lp.id not in loop_trips:
                 loop_trips[lp.id] = max(0.0, float(lp.iterations.evaluate(vals)))
             trips *= loop_trips[lp.id]
+        cached = l1_caches(ins.opcode, compute_capability) if poly is not None else False
         r = block_reuse(ins, shape, warp_size) if poly is not None else 0.0
+        if not cached and not l2_bounded:
+            r = 0.0  # an L2 hit no ceiling bounds would be free: keep it as DRAM traffic
         near = ins.hit_ratio + (1.0 - ins.hit_ratio) * r  # re-read within the block
         per_trip = raw * (1.0 - near) * warps_per_block  # a block's unique bytes
         if trips == 0:
             per_trip = 0.0  # a load in a loop that never runs holds nothing in the L2
         rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips, r, near,
-                     l1_caches(ins.opcode, compute_capability) if poly is not None else False,
-                     per_trip))
+                     cached, per_trip))
     ws_trip = sum(r[4] for r in rows)
     ws_wave = sum(r[5] for r in rows)
     if working_set_bytes is not None:
