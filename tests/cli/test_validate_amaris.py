@@ -37,10 +37,12 @@ FMA, ADD, G_GM, G_SM = 2, 24, 500, 5
 
 #: The default model's (gajger, λ = 1) median APE per family on amaris2018.csv, measured
 #: 2026-11-28, rounded up to 0.1 percentage point: a change that raises one fails, one that
-#: lowers one lowers its ceiling here. The roofline's medians the same day: matrix 57.3,
+#: lowers one lowers its ceiling here. The roofline's medians the same day: matrix 44.7,
 #: uncoalesced 9.7, streaming 32.7, reduction 22.5. The matrix mean went from 88.8 % to
-#: 82.9 % when the loads of loops that run no trip left the L2 working sets (reuse.py).
-GAJGER_MEDIAN_CEILING = {"matrix": 57.4, "uncoalesced": 9.8, "streaming": 32.8,
+#: 82.9 % when the loads of loops that run no trip left the L2 working sets (reuse.py), and
+#: its median from 57.3 % to 44.7 % (mean 52.7 %) when a 16×16 warp of two rows, one word
+#: each, was charged its 2 sectors instead of one word per lane (launch_shape.py).
+GAJGER_MEDIAN_CEILING = {"matrix": 44.8, "uncoalesced": 9.8, "streaming": 32.8,
                          "reduction": 17.2}
 ROWS_PER_FAMILY = {"matrix": 24, "uncoalesced": 6, "streaming": 12, "reduction": 6}
 
@@ -122,31 +124,37 @@ def _times(set_json, model="gajger"):
 def test_an_uncoalesced_kernel_is_predicted_slower_than_its_coalesced_pair(set_json):
     """MAU/MAC and MMGU/MMGC: the pairs differ only in which index follows threadIdx.x
     (Amarís 2018 §2.2.2); the derived times put them 2.5–3.8× apart (Table 3.3's λ ratios).
-    The predicted ratio is within 1.5× of the derived one (the goal set for imported
-    coalesced/uncoalesced pairs) except on three rows, held here so that no other pair slips:
-    MAU/MAC on the GTX 970 (4.0 predicted against 2.53 derived, both sizes), within 1.7×, and
-    MMGU/MMGC on the TITAN X at n = 2048 (6.7 against 3.79: its wave of 192 blocks spans one
-    and a half grid rows; the unrolled same-address loads of MMGC counted as neighbours made
-    it 6.7 from 6.4), within 1.8×."""
+
+    MAU/MAC: 4.0× predicted (16 sectors per request against 4, counted by hand in
+    tests/core/test_sass_launch_shape.py), within 1.5× of the derived ratio (the pairs'
+    blind goal) except on the GTX 970 (2.53 derived: 1.58×), held so that no other pair
+    slips.
+
+    MMGU/MMGC: 8.4–11.8× predicted against 3.4–3.8× derived, 2.2–3.11× off, held as a
+    ceiling. The ratio was 3.6–6.4× while MMGC's A[i·n + k] was charged 4 sectors per
+    request where its warp of two rows touches 2 (one word per lane); with its exact sectors
+    MMGC's rows came within 4–19 % on the GTX 970 and 980 (29–53 % too fast on the TITAN X),
+    and what is left is MMGU's: its unrolled reads A[j·n + k], A[j·n + k + 1], … of one
+    lane's sector are not grouped as neighbours (a lane stride holding a parameter), so its
+    A is charged 8× its DRAM sectors. Grouping them (tried, docs/validation.md) leaves
+    MMGU's reads L2 hits, which are not bounded on Maxwell (no L2 bandwidth in the device
+    database): 1.0× predicted."""
     t = _times(set_json)
-    misses = set()
-    pairs = 0
+    ratios = {}
     for (kernel, gpu, grid), (pred_u, meas_u) in t.items():
         if kernel not in ("mau", "mmgu"):
             continue
         pred_c, meas_c = t[({"mau": "mac", "mmgu": "mmgc"}[kernel], gpu, grid)]
         predicted, derived = pred_u / pred_c, meas_u / meas_c
-        assert predicted > 1.5
-        bound = 1.8 if (kernel, gpu, grid) == ("mmgu", "GeForce GTX TITAN X (Maxwell)",
-                                               "[128, 128]") else 1.7
-        assert 1 / bound < predicted / derived < bound, (kernel, gpu, grid, predicted, derived)
-        if not 1 / 1.5 < predicted / derived < 1.5:
-            misses.add((kernel, gpu, grid))
-        pairs += 1
-    assert pairs == 12
-    assert misses <= {("mau", "GeForce GTX 970", "[128, 128]"),
-                      ("mau", "GeForce GTX 970", "[512, 512]"),
-                      ("mmgu", "GeForce GTX TITAN X (Maxwell)", "[128, 128]")}, misses
+        assert predicted > derived > 2.5, (kernel, gpu, grid, predicted, derived)
+        ratios[kernel, gpu, grid] = predicted / derived
+    assert len(ratios) == 12
+    mau = {k: r for k, r in ratios.items() if k[0] == "mau"}
+    assert max(mau.values()) < 1.6, mau
+    assert {k for k, r in mau.items() if r >= 1.5} <= {
+        ("mau", "GeForce GTX 970", "[128, 128]"), ("mau", "GeForce GTX 970", "[512, 512]")}, mau
+    mmgu = {k: r for k, r in ratios.items() if k[0] == "mmgu"}
+    assert max(mmgu.values()) < 3.2, mmgu
 
 
 def test_every_row_is_what_predict_gives(gpumodeler_env, capsys, tmp_path, runs, set_json):

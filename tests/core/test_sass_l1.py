@@ -114,16 +114,17 @@ def test_a_footprint_larger_than_the_l1_falls_back_to_l2(naive):
     def gpu(l1):
         return GPUSpec("v100-like", "7.0", sms=80, l2_bytes=6 * 2 ** 20, l1_bytes_per_sm=l1)
     fits, big_seen = traffic(naive, gpu(16 * 2 ** 20))
-    small, seen = traffic(naive, gpu(16 * 1024))
+    small, seen = traffic(naive, gpu(8 * 1024))
     none, _ = traffic(naive, gpu(None))
     assert not any("exceeds the L1" in n for n in big_seen.notes)
     assert any("exceeds the L1" in n and "falls back to L2" in n for n in seen.notes)
     assert 0 < small["l1_bytes"] < fits["l1_bytes"]
     assert fits["l2_bytes"] < small["l2_bytes"] < none["l2_bytes"]
     assert none["l1_bytes"] == 0
-    # the proportional fit (the resident blocks read about 260 KB per trip): half the L1
+    # the proportional fit (the resident blocks read about 24.6 KB per trip): half the L1
     # keeps half the reuse within a block
-    half, _ = traffic(naive, gpu(32 * 1024))
+    assert any("2.458e+04 B per loop trip" in n for n in seen.notes)
+    half, _ = traffic(naive, gpu(16 * 1024))
     assert small["l1_bytes"] == pytest.approx(half["l1_bytes"] / 2, rel=1e-9)
     assert any("L1 size unknown" in n for n in traffic(naive, gpu(None))[1].notes)
 
@@ -132,10 +133,10 @@ def test_the_shared_memory_carve_out_leaves_less_l1(naive):
     gpu = GPUSpec("v100-like", "7.0", sms=80, l2_bytes=6 * 2 ** 20,
                   l1_bytes_per_sm=128 * 1024)
     free, _ = traffic(naive, gpu, shared_bytes_per_block=0)
-    carved, seen = traffic(naive, gpu, shared_bytes_per_block=12 * 1024)
+    carved, seen = traffic(naive, gpu, shared_bytes_per_block=14 * 1024)  # 16 KB left
     full, _ = traffic(naive, gpu, shared_bytes_per_block=16 * 1024)  # 8 blocks: all of it
     assert free["l1_bytes"] > carved["l1_bytes"] > full["l1_bytes"] == 0
-    assert any("after 9.83e+04 B of shared memory" in n for n in seen.notes)
+    assert any("after 1.147e+05 B of shared memory" in n for n in seen.notes)
 
 
 @pytest.mark.parametrize("function", ["copy_rows", "copy_cols"])

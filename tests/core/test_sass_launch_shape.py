@@ -105,3 +105,91 @@ def test_shared_tile_rows_of_a_narrow_block_fall_in_one_bank():
                if ins.space == "shared"}
     before = {ins.bank_conflict_degree for ins in g.instructions.values() if ins.space == "shared"}
     assert before == {1, 32} and degrees == {2, 16}
+
+
+# -- hand-worked 16×16 warps of Amarís' pairs (resources/validation/kernels/amaris) ---------
+
+AMARIS = Path(__file__).resolve().parents[2] / "resources" / "validation" / "kernels" / "amaris"
+N = 2048  # any row length of 8 floats or more gives the same sectors
+
+
+def warp_sectors_by_hand(address, warp, dx=16, dy=16):
+    """The 32-byte sectors warp ``warp`` of a dx×dy block touches, ``address(x, y)`` the byte
+    address of lane (x, y) (threads numbered x fastest, 32 per warp), 4-byte words."""
+    seen = set()
+    for t in range(32 * warp, 32 * warp + 32):
+        x, y = t % dx, t // dx
+        assert y < dy
+        start = address(x, y)
+        seen.update(range(start // 32, (start + 3) // 32 + 1))
+    return len(seen)
+
+
+def global_accesses(graph):
+    return {nid: ins for nid, ins in graph.instructions.items() if ins.space == "global"}
+
+
+@pytest.mark.parametrize("kernel, address, expected", [
+    # MAU: tid = i·n + j, i following x: 16 rows, each read at two adjacent floats
+    # (y = 2w, 2w + 1), 8 bytes in one sector: 16 sectors, 512 bytes
+    ("mau", lambda x, y: 4 * (x * N + y), 16),
+    # MAC: tid = j·n + i: two half-rows of 16 floats, 64 bytes each, 2 sectors each
+    ("mac", lambda x, y: 4 * (y * N + x), 4),
+])
+def test_a_16x16_warp_of_the_matrix_add_pair_touches_the_sectors_counted_by_hand(
+        kernel, address, expected):
+    g = import_kernel(AMARIS / f"{kernel}.sm_52.sass")
+    shaped, _ = shaped_graph(g, (16, 16))
+    accesses = global_accesses(shaped)
+    assert len(accesses) == 3   # A and B loaded, S stored
+    for w in range(8):
+        assert warp_sectors_by_hand(address, w) == expected
+    for nid, ins in accesses.items():
+        cost = access_cost(ins)
+        assert cost["sectors_per_request"] == expected, nid
+        assert cost["bytes_per_warp"] == 32 * expected * (1 - ins.hit_ratio), nid
+
+
+def test_the_uncoalesced_matrix_add_moves_four_times_the_sectors_and_is_slower():
+    """Stride 1 against a stride of the row length, on a 16×16 block: MAU (lanes a row
+    apart) against MAC (stride 1): exactly 4× the sectors per request (16 against 4; with
+    32-wide rows 32 against 4), and 4× the DRAM bytes the model charges."""
+    from gpumodeler.core.kernel.warp_counts import count
+    graphs = {k: import_kernel(AMARIS / f"{k}.sm_52.sass") for k in ("mau", "mac")}
+    per_block = {}
+    for block in ((16, 16), (32, 8)):
+        for k, g in graphs.items():
+            shaped, _ = shaped_graph(g, block)
+            per_block[k, block] = sorted({access_cost(ins)["sectors_per_request"]
+                                          for ins in global_accesses(shaped).values()})
+    assert per_block["mau", (16, 16)] == [16.0] and per_block["mac", (16, 16)] == [4.0]
+    assert per_block["mau", (32, 8)] == [32.0] and per_block["mac", (32, 8)] == [4.0]
+    gmem = {k: count(shaped_graph(g, (16, 16))[0]).evaluate()["gmem_bytes"]
+            for k, g in graphs.items()}
+    assert gmem["mau"] == 4 * gmem["mac"] == 4 * 3 * 128
+
+
+@pytest.mark.parametrize("kernel, pointer, address, expected", [
+    # MMGC's A[i·n + k], i following y: a warp's two rows, one word each: 2 sectors
+    ("mmgc", "c[0x0][0x148]", lambda x, y: 4 * (y * N), 2),
+    # MMGU's B[k·n + i]: the two words of rows y = 2w, 2w + 1 adjacent: 1 sector
+    ("mmgu", "c[0x0][0x150]", lambda x, y: 4 * y, 1),
+])
+def test_a_warp_whose_rows_each_read_one_word_moves_its_sectors_not_one_word_per_lane(
+        kernel, pointer, address, expected):
+    """A 16×16 warp of two rows whose address holds no tid.x: 2 distinct words (or 1 sector)
+    where one element per lane would charge 4 sectors (128 bytes): the node's stride is
+    sectors × 32 / (32 × 4) = 0.5 (0.25), its bytes the sectors' bytes."""
+    g = import_kernel(AMARIS / f"{kernel}.sm_52.sass")
+    shaped, notes = shaped_graph(g, (16, 16))
+    loads = {nid: ins for nid, ins in global_accesses(shaped).items()
+             if ins.is_load and pointer in ins.address and "tid.x" not in ins.address}
+    assert loads
+    for w in range(8):
+        assert warp_sectors_by_hand(address, w) == expected
+    for nid, ins in loads.items():
+        assert g.instructions[nid].pattern == "broadcast"      # 1-D: one word per warp
+        cost = access_cost(ins)
+        assert cost["sectors_per_request"] == expected and ins.stride == expected / 4, nid
+        assert cost["bytes_per_warp"] == 32 * expected * (1 - ins.hit_ratio), nid
+        assert any(nid in n and f"-> {expected:g} sectors" in n for n in notes)

@@ -262,6 +262,8 @@ def test_properties_panel_shows_the_cost_of_a_warps_request(editor):
 
     assert "4 × 32 B per request, 128 B per warp" in summary_after("instruction", "opcode", "LDG")
     assert "32 × 32 B per request, 1024 B per warp" in summary_after("memory", "stride", "32")
+    # lanes sharing words (two rows of a 16×16 block, one word each): 2 sectors
+    assert "2 × 32 B per request, 64 B per warp" in summary_after("memory", "stride", "0.5")
 
 
 def test_import_refuses_a_bad_file_and_reads_saxpy2(editor, tmp_path, qtbot):

@@ -40,7 +40,9 @@ class Instruction:
     (:func:`gpumodeler.core.kernel.opcodes.classify`) and may be set explicitly for opcodes the
     classifier does not know. Memory attributes (``ldst`` unit only): ``memory_level`` picks
     the latency-table row (default ``dram`` for global/local, ``shared`` for shared);
-    ``width_bytes`` per thread, ``stride`` in elements between consecutive threads,
+    ``width_bytes`` per thread, ``stride`` in elements between consecutive threads (a
+    stride below 1: lanes share elements, the warp moves ``stride`` of a coalesced access's
+    bytes, e.g. two half-warps each on one word),
     ``pattern`` (strided, random, broadcast), ``hit_ratio`` of cache hits (these bytes do not
     reach DRAM), ``segment_bytes`` the DRAM transaction size, and for shared memory
     ``bank_conflict_degree`` (1 = no conflict); ``address`` the address as the SASS import
@@ -116,8 +118,9 @@ class Instruction:
             bad(f"access pattern {shown(self.pattern)} is not one of {', '.join(ACCESS_PATTERNS)}")
         if not (isinstance(self.width_bytes, int) and self.width_bytes in (1, 2, 4, 8, 16)):
             bad(f"access width must be 1, 2, 4, 8 or 16 bytes, got {shown(self.width_bytes)}")
-        if not (math.isfinite(self.stride) and self.stride >= 1):
-            bad(f"stride must be a number >= 1 element, got {shown(self.stride)}")
+        if not (math.isfinite(self.stride) and self.stride > 0):
+            bad(f"stride must be a number > 0 elements (1 = coalesced; below 1: lanes share "
+                f"elements), got {shown(self.stride)}")
         if not (0.0 <= self.hit_ratio <= 1.0):
             bad(f"cache hit ratio must be within 0..1, got {shown(self.hit_ratio)}")
         if not (0.0 <= self.l1_hit_ratio <= self.hit_ratio):

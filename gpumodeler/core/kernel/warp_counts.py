@@ -14,7 +14,8 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
 * ``gmem_bytes`` (GMem_bytes): DRAM bytes per warp. A warp access of ``width`` bytes per
   thread at ``stride`` elements moves ``warp_size × min(stride × width, segment)`` bytes
   (128 B coalesced for 4-byte words; 256 B at stride 2, Gajger §4.4.3 and Volkov Table
-  3.4), ``warp_size × segment`` for a random pattern and one segment for a broadcast,
+  3.4; a stride below 1, lanes sharing elements: that share of it, at least one segment),
+  ``warp_size × segment`` for a random pattern and one segment for a broadcast,
   times (1 − hit ratio). Loads and stores are not distinguished (Gajger §4.4.3).
 * ``l2_bytes``: the bytes per warp served by the L2 instead (the hit ratio's share of the
   same bytes less the L1's: reuse between neighbouring loads and across blocks,
@@ -88,12 +89,21 @@ def instruction_pipe(ins) -> str:
 
 def access_bytes_per_warp(width_bytes: int, stride: float, pattern: str, segment_bytes: int,
                           warp_size: int = 32) -> float:
-    """Bytes moved between DRAM and the SM by one warp-wide access (before cache hits)."""
+    """Bytes moved between DRAM and the SM by one warp-wide access (before cache hits).
+
+    A stride below 1 element is a warp whose lanes share elements (a block narrower than a
+    warp whose address ignores ``tid.x``: each row of lanes on one word): it moves that share
+    of a coalesced access's bytes, at least one transaction of ``segment_bytes`` (a warp's
+    request is served in whole sectors, NVIDIA CUDA C++ Best Practices Guide, "Coalesced
+    Access to Global Memory"), not one element per lane."""
     if pattern == "broadcast":
         return float(max(segment_bytes, width_bytes))
     if pattern == "random":
         return float(warp_size * max(segment_bytes, width_bytes))
-    return float(warp_size * max(min(stride * width_bytes, segment_bytes), width_bytes))
+    per_lane = min(stride * width_bytes, segment_bytes)
+    if stride < 1:
+        return float(max(segment_bytes, warp_size * per_lane))
+    return float(warp_size * max(per_lane, width_bytes))
 
 
 def lines_touched(width_bytes: int, stride: float, pattern: str, warp_size: int = 32) -> int:
@@ -102,7 +112,7 @@ def lines_touched(width_bytes: int, stride: float, pattern: str, warp_size: int 
         return 1
     if pattern == "random":
         return warp_size
-    return int(min(warp_size, math.ceil(warp_size * stride * width_bytes / 128.0)))
+    return int(max(1, min(warp_size, math.ceil(warp_size * stride * width_bytes / 128.0))))
 
 
 def access_cost(ins, warp_size: int = 32) -> dict | None:

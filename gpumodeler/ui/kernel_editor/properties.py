@@ -115,8 +115,9 @@ class PropertiesPanel(QWidget):
                 help_text="latency-table row; default DRAM for global/local, shared for shared")
         m.combo("width_bytes", "Width", [(f"{w} B", w) for w in (1, 2, 4, 8, 16)],
                 help_text="bytes per thread")
-        m.line("stride", "Stride", lambda t: parse_float(t, "stride", 1.0),
-               help_text="elements between consecutive threads (1 = coalesced)")
+        m.line("stride", "Stride", lambda t: parse_float(t, "stride", 0.0, strict_minimum=True),
+               help_text="elements between consecutive threads (1 = coalesced; below 1: "
+                         "lanes share elements)")
         m.combo("pattern", "Pattern", [(p, p) for p in ACCESS_PATTERNS])
         m.line("hit_ratio", "Hit ratio", lambda t: parse_float(t, "cache hit ratio", 0.0, 1.0),
                help_text="fraction of the bytes served by a cache (0..1)")

@@ -16,9 +16,11 @@ warp of a block, lane by lane, with ``ntid.*`` the block's dimensions:
 
 * global and local accesses: the mean 32-byte sectors per request over the block's warps
   (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory"), written as
-  the node's stride in elements (``sectors / width``, which makes the bytes per warp of
-  :func:`gpumodeler.core.kernel.warp_counts.access_bytes_per_warp` the sectors' bytes); every
-  lane on one address is a ``broadcast``;
+  the node's stride in elements (``sectors × 32 / (warp size × width)``, which makes the
+  bytes per warp of :func:`gpumodeler.core.kernel.warp_counts.access_bytes_per_warp` the
+  sectors' bytes exactly: a warp of two 16-lane rows each on one word, ``A[ty·n + k]``,
+  touches 2 sectors, stride 0.5 for 4-byte words, not the 4 sectors of one element per
+  lane); every lane on one address is a ``broadcast``;
 * shared accesses: the bank-conflict degree (:func:`addresses.lanes_access`), the mean over
   the warps rounded up.
 
@@ -35,7 +37,7 @@ import math
 import re
 
 from gpumodeler.core.kernel.sass.addresses import (
-    Poly, WARP, analyse_address, instruction_attributes, lanes_access)
+    SECTOR_BYTES, WARP, Poly, analyse_address, instruction_attributes, lanes_access)
 
 #: the value a thread-index coefficient's unknown symbol (a kernel parameter, an opaque
 #: value) takes: large, and a multiple of the 128-byte line (see the module docstring)
@@ -201,7 +203,10 @@ def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
     if uniform:
         new = {"pattern": "broadcast", "stride": 1.0}
     else:
-        new = {"pattern": "strided", "stride": max(1.0, mean_sectors / ins.width_bytes)}
+        # the stride whose bytes (access_bytes_per_warp) are the sectors' bytes: below 1
+        # when the warp's lanes share words (fewer sectors than a coalesced request)
+        new = {"pattern": "strided",
+               "stride": mean_sectors * SECTOR_BYTES / (int(warp_size) * ins.width_bytes)}
     return {} if (new["pattern"], new["stride"]) == (ins.pattern, ins.stride) else new
 
 
