@@ -130,12 +130,15 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
     ``lines_per_request`` (128-byte lines), ``bytes_per_warp`` (the bytes it moves from
     DRAM, after cache hits, as ``gmem_bytes`` counts them), ``l2_bytes_per_warp`` (the
     bytes the L2 serves instead, as ``l2_bytes`` counts them), ``l1_bytes_per_warp`` (the
-    bytes the L1 serves, as ``l1_bytes`` counts them) and ``bank_conflict_degree``
-    (shared memory). Shared and constant-bank accesses move no DRAM bytes."""
+    bytes the L1 serves, as ``l1_bytes`` counts them), ``bank_conflict_degree`` (shared
+    memory: the request's wavefronts, the bank cycles the worksheet's shared-memory row
+    counts) and ``bank_conflict_ways`` (shared memory: the n of its n-way conflict,
+    :func:`shared_conflict_ways`). Shared and constant-bank accesses move no DRAM bytes."""
     if ins.unit != "ldst":
         return None
     out = {"sectors_per_request": 0.0, "lines_per_request": 0, "bytes_per_warp": 0.0,
-           "l2_bytes_per_warp": 0.0, "l1_bytes_per_warp": 0.0, "bank_conflict_degree": None}
+           "l2_bytes_per_warp": 0.0, "l1_bytes_per_warp": 0.0, "bank_conflict_degree": None,
+           "bank_conflict_ways": None}
     if ins.space in ("global", "local"):
         nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
                                        ins.segment_bytes, warp_size)
@@ -147,6 +150,7 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
                    l1_bytes_per_warp=nbytes * ins.l1_hit_ratio)
     elif ins.space == "shared":
         out["bank_conflict_degree"] = ins.bank_conflict_degree
+        out["bank_conflict_ways"] = shared_conflict_ways(ins, warp_size)
     return out
 
 
