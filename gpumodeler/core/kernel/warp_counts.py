@@ -115,12 +115,12 @@ def lines_touched(width_bytes: int, stride: float, pattern: str, warp_size: int 
     return int(min(warp_size, math.ceil(warp_size * stride * width_bytes / 128.0)))
 
 
-def shared_conflict_ways(ins, warp_size: int = 32) -> int:
+def shared_conflict_ways(ins) -> int:
     """The n of a shared-memory access's n-way bank conflict: its wavefronts per request
     (``bank_conflict_degree``) over those a conflict-free access of its width takes, rounded
     up (1 for an ``LDS.128`` of consecutive float4s or a row broadcast, 2 for an ``LDS.64``
     of every other double). For a 32-bit access, its ``bank_conflict_degree``."""
-    return max(1, math.ceil(ins.bank_conflict_degree / ideal_wavefronts(ins.width_bytes, warp_size)))
+    return max(1, math.ceil(ins.bank_conflict_degree / ideal_wavefronts(ins.width_bytes)))
 
 
 def access_cost(ins, warp_size: int = 32) -> dict | None:
@@ -150,7 +150,7 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
                    l1_bytes_per_warp=nbytes * ins.l1_hit_ratio)
     elif ins.space == "shared":
         out["bank_conflict_degree"] = ins.bank_conflict_degree
-        out["bank_conflict_ways"] = shared_conflict_ways(ins, warp_size)
+        out["bank_conflict_ways"] = shared_conflict_ways(ins)
     return out
 
 
@@ -346,7 +346,7 @@ def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
         elif ins.space == "shared":
             add("smem_accesses", 1)
             add("smem_bank_cycles", ins.bank_conflict_degree)
-            extra = shared_conflict_ways(ins, warp_size) - 1
+            extra = shared_conflict_ways(ins) - 1
         else:
             extra = 0
         add("reissues", extra)

@@ -242,12 +242,12 @@ def shared_wavefronts(addresses, width_bytes: int) -> int:
     return max(1, min(BANKS, total))
 
 
-def ideal_wavefronts(width_bytes: int, warp_size: int = WARP) -> int:
-    """The wavefronts a warp-wide shared-memory request of ``width_bytes`` per lane takes
-    when its lanes read distinct words without conflicts: the bytes over the 128 the 32
+def ideal_wavefronts(width_bytes: int) -> int:
+    """The wavefronts a shared-memory request of ``width_bytes`` per lane takes when the 32
+    lanes of a warp read distinct words without conflicts: their bytes over the 128 the 32
     banks of 4 bytes serve per clock (1, 2 and 4 for 32-, 64- and 128-bit accesses;
     :func:`shared_wavefronts`). A request's wavefronts over this are its conflict degree."""
-    return max(1, math.ceil(warp_size * max(1, int(width_bytes)) / (BANKS * BANK_BYTES)))
+    return max(1, math.ceil(WARP * max(1, int(width_bytes)) / (BANKS * BANK_BYTES)))
 
 
 def lanes_access(addresses, width_bytes: int) -> WarpAccess:
