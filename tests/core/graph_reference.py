@@ -144,7 +144,9 @@ def old_count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bo
             elif ins.space == "shared":
                 add("smem_accesses", mono, 1)
                 add("smem_bank_cycles", mono, ins.bank_conflict_degree)
-                extra = ins.bank_conflict_degree - 1
+                # the conflict beyond the 1, 2 or 4 wavefronts a 32-, 64- or 128-bit access
+                # takes anyway
+                extra = -(-ins.bank_conflict_degree // max(1, ins.width_bytes // 4)) - 1
             else:
                 extra = 0
             add("reissues", mono, extra)

@@ -19,3 +19,13 @@ def test_a_neighbour_load_shows_what_the_l2_serves():
     assert cost["l2_bytes_per_warp"] + cost["bytes_per_warp"] == cost["sectors_per_request"] * 32
     first = next(i for i in loads if i.hit_ratio == 0)
     assert "from L2" not in _access_summary(first)
+
+
+def test_a_wide_shared_access_shows_its_wavefronts_and_its_conflict():
+    from gpumodeler.core.kernel.graph_items import Instruction
+    plain = Instruction.make("a", "LDS.128", width_bytes=16, bank_conflict_degree=4)
+    assert "4 wavefront(s) per request, no bank conflict" in _access_summary(plain)
+    # every other double: 4 wavefronts where consecutive doubles take 2
+    strided = Instruction.make("b", "LDS.64", width_bytes=8, bank_conflict_degree=4)
+    assert "4 wavefront(s) per request, 2-way bank conflict" in _access_summary(strided)
+    assert access_cost(strided)["bank_conflict_ways"] == 2

@@ -13,6 +13,7 @@ from operator import attrgetter
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.latency_tables import LatencyTable
+from gpumodeler.core.kernel.warp_counts import shared_conflict_ways
 
 
 def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, order=None) -> float:
@@ -46,7 +47,8 @@ def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, o
                 raise GraphError(f"edge {edge.id}: {producer.opcode} ({edge.src}) is a store and "
                                  f"produces no register; use an ilp edge or give a latency", item=edge.id)
             key = producer.latency_key()
-            if producer.space == "shared" and producer.bank_conflict_degree == 2 \
+            # Volkov's 2-way row: a 2-way conflict beyond the wavefronts the width needs
+            if producer.space == "shared" and shared_conflict_ways(producer) == 2 \
                     and "shared_2way" in table.memory_cycles and producer.memory_level is None:
                 key = "shared_2way"
             if producer.pattern == "random" and key == "dram" and "dram_random" in table.memory_cycles:
@@ -75,7 +77,7 @@ def resolve_edge_latency(graph: KernelGraph, edge, table: LatencyTable | None, o
 
 #: the attributes of a producing instruction its dependency edges' latency depends on
 PRODUCER_LATENCY = attrgetter("unit", "is_load", "latency_class", "space", "memory_level",
-                               "bank_conflict_degree", "pattern")
+                               "bank_conflict_degree", "pattern", "width_bytes")
 
 
 def wgmma_n(producer) -> int | None:

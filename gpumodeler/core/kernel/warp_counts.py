@@ -9,8 +9,12 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
 * ``issued_instructions`` (INS_issued): issue events. Every instruction issues once, the
   second of a dual-issued pair (a ``dual`` edge) is free, and each reissue adds one:
   a global/local access touching k 128-byte lines is reissued k − 1 times (stride 2 → 1,
-  stride 4 → 3, Gajger §4.4.3), a shared access with an n-way bank conflict n − 1 times
-  (Volkov §3.6). Dual issues inside a loop are counted per iteration.
+  stride 4 → 3, Gajger §4.4.3; a coalesced 64-bit access touches 2 lines and a 128-bit
+  one 4, the separate 128-byte requests of each half- or quarter-warp the NVIDIA CUDA C
+  Programming Guide describes for words of 8 and 16 bytes, Compute Capability 2.x/3.x
+  "Global Memory", which 5.x and later follow), a shared access with an n-way bank conflict
+  n − 1 times (Volkov §3.6; n = the access's wavefronts over those its width needs anyway,
+  :func:`shared_conflict_ways`). Dual issues inside a loop are counted per iteration.
 * ``gmem_bytes`` (GMem_bytes): DRAM bytes per warp. A warp access of ``width`` bytes per
   thread at ``stride`` elements moves ``warp_size × min(stride × width, segment)`` bytes
   (128 B coalesced for 4-byte words; 256 B at stride 2, Gajger §4.4.3 and Volkov Table
@@ -26,7 +30,12 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
 * ``gmem_accesses``: global and local warp accesses (``memory_instructions`` also counts
   shared and constant-bank ones; a constant load is served by the constant cache and
   never reaches global memory, NVIDIA CUDA C++ Programming Guide, "Constant Memory").
-* ``smem_bank_cycles``: shared-memory accesses weighted by conflict degree (Volkov §3.6).
+* ``smem_bank_cycles``: shared-memory accesses weighted by their wavefronts (Volkov §3.6:
+  a warp access with an n-way conflict holds the banks n cycles). An instruction's
+  ``bank_conflict_degree`` is its wavefronts per request, the cycles of the 32 banks of 4
+  bytes it takes (core.kernel.sass.addresses.shared_wavefronts): for a 32-bit access the
+  n of an n-way conflict, for a 64-bit access at least 2 and a 128-bit one at least 4
+  (256 and 512 bytes at 128 bytes per clock), fewer when lanes share words (broadcast).
 * ``sfu_instructions``, ``fp64_instructions``, ``memory_instructions``, ``dual_issues``,
   ``reissues``, ``instructions``.
 * ``fp32_instructions``, ``int32_instructions``, ``fp16_instructions``,
@@ -63,6 +72,7 @@ from gpumodeler.core.kernel.graph_items import Instruction
 from gpumodeler.core.kernel.item_table import columns, item_at, kind_codes, values_of
 from gpumodeler.core.kernel.mma import TENSOR_CLASSES, decode_mma
 from gpumodeler.core.kernel.opcodes import OpcodeInfo, classify, pipe_of
+from gpumodeler.core.kernel.sass.addresses import ideal_wavefronts
 
 COUNT_NAMES: tuple[str, ...] = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
@@ -115,6 +125,14 @@ def lines_touched(width_bytes: int, stride: float, pattern: str, warp_size: int 
     return int(max(1, min(warp_size, math.ceil(warp_size * stride * width_bytes / 128.0))))
 
 
+def shared_conflict_ways(ins) -> int:
+    """The n of a shared-memory access's n-way bank conflict: its wavefronts per request
+    (``bank_conflict_degree``) over those a conflict-free access of its width takes, rounded
+    up (1 for an ``LDS.128`` of consecutive float4s or a row broadcast, 2 for an ``LDS.64``
+    of every other double). For a 32-bit access, its ``bank_conflict_degree``."""
+    return max(1, math.ceil(ins.bank_conflict_degree / ideal_wavefronts(ins.width_bytes)))
+
+
 def access_cost(ins, warp_size: int = 32) -> dict | None:
     """What one warp-wide request of a load/store costs (None for other instructions):
     ``sectors_per_request`` (DRAM transactions of ``segment_bytes``: 32-byte sectors by
@@ -122,12 +140,15 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
     ``lines_per_request`` (128-byte lines), ``bytes_per_warp`` (the bytes it moves from
     DRAM, after cache hits, as ``gmem_bytes`` counts them), ``l2_bytes_per_warp`` (the
     bytes the L2 serves instead, as ``l2_bytes`` counts them), ``l1_bytes_per_warp`` (the
-    bytes the L1 serves, as ``l1_bytes`` counts them) and ``bank_conflict_degree``
-    (shared memory). Shared and constant-bank accesses move no DRAM bytes."""
+    bytes the L1 serves, as ``l1_bytes`` counts them), ``bank_conflict_degree`` (shared
+    memory: the request's wavefronts, the bank cycles the worksheet's shared-memory row
+    counts) and ``bank_conflict_ways`` (shared memory: the n of its n-way conflict,
+    :func:`shared_conflict_ways`). Shared and constant-bank accesses move no DRAM bytes."""
     if ins.unit != "ldst":
         return None
     out = {"sectors_per_request": 0.0, "lines_per_request": 0, "bytes_per_warp": 0.0,
-           "l2_bytes_per_warp": 0.0, "l1_bytes_per_warp": 0.0, "bank_conflict_degree": None}
+           "l2_bytes_per_warp": 0.0, "l1_bytes_per_warp": 0.0, "bank_conflict_degree": None,
+           "bank_conflict_ways": None}
     if ins.space in ("global", "local"):
         nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
                                        ins.segment_bytes, warp_size)
@@ -139,6 +160,7 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
                    l1_bytes_per_warp=nbytes * ins.l1_hit_ratio)
     elif ins.space == "shared":
         out["bank_conflict_degree"] = ins.bank_conflict_degree
+        out["bank_conflict_ways"] = shared_conflict_ways(ins)
     return out
 
 
@@ -334,7 +356,7 @@ def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
         elif ins.space == "shared":
             add("smem_accesses", 1)
             add("smem_bank_cycles", ins.bank_conflict_degree)
-            extra = ins.bank_conflict_degree - 1
+            extra = shared_conflict_ways(ins) - 1
         else:
             extra = 0
         add("reissues", extra)

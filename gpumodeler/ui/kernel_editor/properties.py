@@ -124,7 +124,9 @@ class PropertiesPanel(QWidget):
         m.combo("segment_bytes", "Transaction", [(f"{s} B", s) for s in (32, 64, 128)])
         m.line("bank_conflict_degree", "Bank conflicts",
                lambda t: parse_int(t, "bank conflict degree", 1, 32),
-               help_text="n-way shared-memory bank conflict (1 = none)")
+               help_text="shared memory: wavefronts (bank cycles) per request; 1 = a 32-bit "
+                         "access without conflict, n = an n-way conflict; a 64-bit access "
+                         "takes at least 2, a 128-bit one at least 4")
         # what the SASS import followed, and what one warp's request costs (read-only)
         self.access_summary = QLabel()
         self.access_summary.setWordWrap(True)
@@ -239,5 +241,7 @@ def _access_summary(ins) -> str:
             parts.append(f"{cost['l2_bytes_per_warp']:g} B per warp from L2 (hit ratio "
                          f"{ins.hit_ratio:.0%}: re-read by neighbouring loads)")
     elif ins.space == "shared":
-        parts.append(f"{cost['bank_conflict_degree']}-way bank conflict")
+        ways = cost["bank_conflict_ways"]
+        parts.append(f"{cost['bank_conflict_degree']} wavefront(s) per request"
+                     + (f", {ways}-way bank conflict" if ways > 1 else ", no bank conflict"))
     return "\n".join(parts)
