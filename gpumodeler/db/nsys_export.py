@@ -30,7 +30,8 @@ from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.importer import ImportResult
 from gpumodeler.core.measurements.records import Measurement
 
-from .schema import SQLITE_MAGIC, read_only_connection
+from .schema import read_only_connection
+from .sqlite_header import is_sqlite
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -115,15 +116,6 @@ def describe_gpu(g: dict) -> str:
     tags = [t for t, on in (("MIG slice", g["mig"]), ("integrated", g["integrated"])) if on]
     return (f"GPU {g['id']}: {g['name']}{' [' + ', '.join(tags) + ']' if tags else ''}: "
             f"{', '.join(facts)}")
-
-
-def is_sqlite(path) -> bool:
-    """Whether ``path`` starts with the SQLite header (whatever its suffix)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
-        return False
 
 
 def _columns(conn, table: str) -> set[str]:

@@ -26,7 +26,7 @@ from .migrations import (DIGEST_TRIGGERS, KNOWN_MIGRATIONS, MIGRATION_SET,  # no
                          MIGRATIONS_TABLE, SCHEMA_VERSION, set_meta_version,
                          digest_triggers_suspended, migrations)
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
+from .sqlite_header import SQLITE_MAGIC
 
 # SQLite's default page cache is 2 MB; comparing or merging a 50 MB database then re-reads
 # (and, when writing, spills) pages all the time. Pages are allocated only when used.
