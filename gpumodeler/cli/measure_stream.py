@@ -221,11 +221,12 @@ class JsonLines:
         return line, kind
 
 
-def write_json(records, out=None, batch: int = WRITE_LINES) -> dict:
+def write_json(records, out=None, batch: int | None = None) -> dict:
     """The records as a JSON list on ``out`` (stdout), one record per line (``[`` and ``]``
     on lines of their own), written ``batch`` lines at a time; the count of records per
     kind."""
     out = out or sys.stdout
+    batch = batch or WRITE_LINES
     line = JsonLines()
     chunk = ["["]
     sep = "\n"
@@ -243,11 +244,11 @@ def write_json(records, out=None, batch: int = WRITE_LINES) -> dict:
     return counts
 
 
-def read_ahead(records, n: int = HEAD) -> tuple[list, object]:
-    """(the first ``n`` records, an iterator over them all): a bad row among the first
-    ``n`` raises before anything is written."""
+def read_ahead(records, n: int | None = None) -> tuple[list, object]:
+    """(the first ``n`` (:data:`HEAD`) records, an iterator over them all): a bad row among
+    the first ``n`` raises before anything is written."""
     records = iter(records)
-    head = list(islice(records, n))
+    head = list(islice(records, HEAD if n is None else n))
     return head, chain(head, records)
 
 

@@ -526,6 +526,9 @@ def _trace_row(cells, unit, col, source, row, result):
         v = _number(cells, unit, c, source, row, NVPROF_SIZE, required=False) if c in col else None
         if v is not None:
             smem = (smem or 0) + v
+            if not math.isfinite(smem):
+                raise FormatError(f"{where(source, row, c)}: {cells[c]} {unit[c]} of shared "
+                                  f"memory is not a finite number of bytes; give a finite value")
     return Measurement(kind="kernel", time_s=time_s, name=name, gpu=gpu, grid=grid, block=block,
                        registers_per_thread=regs,
                        shared_mem_bytes=None if smem is None else int(round(smem)),
