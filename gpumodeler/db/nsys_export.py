@@ -28,7 +28,7 @@ from pathlib import Path
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.importer import ImportResult
-from gpumodeler.core.measurements.records import Measurement
+from gpumodeler.core.measurements.records import FIELD_DEFAULTS, from_fields
 
 from .schema import read_only_connection
 from .sqlite_header import is_sqlite
@@ -260,15 +260,14 @@ class _Names:
 
 
 def _rows(conn, table: str, columns: list[str]):
-    """(rowid, dict) of ``table`` in start order, fetched BATCH rows at a time."""
+    """(rowid, *columns) of ``table`` in start order, fetched BATCH rows at a time."""
     cur = conn.execute(f'SELECT rowid, {", ".join(f"{c!s}" for c in columns)} '
                        f'FROM "{table}" ORDER BY start, rowid')
     while True:
         batch = cur.fetchmany(BATCH)
         if not batch:
             return
-        for values in batch:
-            yield values[0], dict(zip(columns, values[1:]))
+        yield from batch
 
 
 def _require(conn, source, table, needed) -> set[str]:
@@ -306,6 +305,7 @@ class _Reader:
         return f"GPU ({device})" if isinstance(device, int) else ""
 
     def kernels(self):
+        """(start, rowid, 0, record) of each kernel row in start order."""
         table = KERNEL_TABLE
         if table not in self.tables:
             return
@@ -318,33 +318,50 @@ class _Reader:
             raise FormatError(f"{self.source}: table {table} has no demangledName, shortName "
                               f"or mangledName column; expected one of them")
         where = f"{self.source}#{table}"
-        for rowid, row in _rows(self.conn, table, needed + name_cols):
-            start_s, end_s, time_s = _times(self.source, table, rowid, row)
+        template = dict(FIELD_DEFAULTS, kind="kernel", source=where)
+        names, label = self.names, self.gpu_label
+        labels: dict = {}
+        first_name = 14    # (the row's columns: rowid, then needed, then name_cols)
+        for values in _rows(self.conn, table, needed + name_cols):
+            (rowid, start, end, device, stream, gx, gy, gz, bx, by, bz, regs, static,
+             dynamic) = values[:first_name]
+            if type(start) is not int or type(end) is not int or end < start:
+                _times(self.source, table, rowid, {"start": start, "end": end})
             name = ""
-            for c in name_cols:
-                name = self.names(row[c])
+            for value in values[first_name:]:
+                name = names(value)
                 if name:
                     break
             if name.endswith("..."):
                 self.cut_names += 1
-            grid = tuple(row[c] for c in ("gridX", "gridY", "gridZ"))
-            block = tuple(row[c] for c in ("blockX", "blockY", "blockZ"))
-            for label, dims in (("grid", grid), ("block", block)):
+            grid = (gx, gy, gz)
+            block = (bx, by, bz)
+            for what, dims in (("grid", grid), ("block", block)):
                 if not all(isinstance(v, int) and v > 0 for v in dims):
-                    raise FormatError(f"{where} row {rowid}: {label} {dims!r} must be whole "
+                    raise FormatError(f"{where} row {rowid}: {what} {dims!r} must be whole "
                                       f"numbers > 0")
-            shared = sum(v for v in (row["staticSharedMemory"], row["dynamicSharedMemory"])
-                         if isinstance(v, int))
-            regs = row["registersPerThread"]
-            yield start_s, rowid, Measurement(
-                kind="kernel", time_s=time_s, name=name,
-                gpu=self.gpu_label(row["deviceId"]), grid=grid, block=block,
-                registers_per_thread=regs if isinstance(regs, int) else None,
-                shared_mem_bytes=shared, source=where, row=rowid,
-                stream=row["streamId"], device=row["deviceId"],
-                start_s=start_s, end_s=end_s)
+            gpu = labels.get(device)
+            if gpu is None:
+                gpu = labels[device] = label(device)
+            d = template.copy()
+            d["time_s"] = (end - start) / 1e9
+            d["name"] = name
+            d["gpu"] = gpu
+            d["grid"] = grid
+            d["block"] = block
+            d["registers_per_thread"] = regs if isinstance(regs, int) else None
+            d["shared_mem_bytes"] = (static if isinstance(static, int) else 0) + \
+                (dynamic if isinstance(dynamic, int) else 0)
+            d["metrics"] = {}
+            d["row"] = rowid
+            d["stream"] = stream
+            d["device"] = device
+            d["start_s"] = start_s = start / 1e9
+            d["end_s"] = end / 1e9
+            yield start_s, rowid, 0, from_fields(d)
 
     def copies(self):
+        """(start, rowid, 1, record) of each copy or migration row in start order."""
         table = MEMCPY_TABLE
         if table not in self.tables:
             return
@@ -356,32 +373,51 @@ class _Reader:
         mem = _enum(self.conn, self.tables, "ENUM_CUDA_MEM_KIND", _mem_kind_from_label,
                     MEM_KIND)
         where = f"{self.source}#{table}"
-        for rowid, row in _rows(self.conn, table, needed + kinds):
-            oper = opers.get(row["copyKind"])
-            if oper is None:
+        templates = {}
+        for oper, (kind, direction) in opers.items():
+            templates[oper] = dict(
+                FIELD_DEFAULTS, kind=kind, direction=direction, source=where,
+                name=f"[CUDA memcpy {_LABELS[direction]}]" if kind == "transfer"
+                else f"[Unified Memory {_LABELS[direction]}]")
+        src_at = 7 if "srcKind" in kinds else None
+        dst_at = 7 + kinds.index("dstKind") if "dstKind" in kinds else None
+        label = self.gpu_label
+        labels: dict = {}
+        for values in _rows(self.conn, table, needed + kinds):
+            rowid, start, end, device, stream, size, oper = values[:7]
+            template = templates.get(oper)
+            if template is None:
                 self.other_rows += 1
                 continue
-            kind, direction = oper
-            start_s, end_s, time_s = _times(self.source, table, rowid, row)
-            size = row["bytes"]
+            if type(start) is not int or type(end) is not int or end < start:
+                _times(self.source, table, rowid, {"start": start, "end": end})
             if not isinstance(size, int) or size < 0:
                 raise FormatError(f"{where} row {rowid}: bytes {size!r} must be a whole "
                                   f"number >= 0")
+            kind, direction = template["kind"], template["direction"]
             if kind == "migration":
                 memory = "managed"
             elif direction == "htod":
-                memory = mem.get(row.get("srcKind"), "")
+                memory = mem.get(values[src_at], "") if src_at is not None else ""
             elif direction == "dtoh":
-                memory = mem.get(row.get("dstKind"), "")
+                memory = mem.get(values[dst_at], "") if dst_at is not None else ""
             else:
                 memory = "device"
-            yield start_s, rowid, Measurement(
-                kind=kind, time_s=time_s, name=f"[CUDA memcpy {_LABELS[direction]}]"
-                if kind == "transfer" else f"[Unified Memory {_LABELS[direction]}]",
-                direction=direction, gpu=self.gpu_label(row["deviceId"]),
-                size_bytes=float(size), memory_kind=memory, source=where, row=rowid,
-                stream=row["streamId"], device=row["deviceId"],
-                start_s=start_s, end_s=end_s)
+            gpu = labels.get(device)
+            if gpu is None:
+                gpu = labels[device] = label(device)
+            d = template.copy()
+            d["time_s"] = (end - start) / 1e9
+            d["gpu"] = gpu
+            d["size_bytes"] = float(size)
+            d["memory_kind"] = memory
+            d["metrics"] = {}
+            d["row"] = rowid
+            d["stream"] = stream
+            d["device"] = device
+            d["start_s"] = start_s = start / 1e9
+            d["end_s"] = end / 1e9
+            yield start_s, rowid, 1, from_fields(d)
 
     def count_memsets(self) -> None:
         if MEMSET_TABLE in self.tables:
@@ -392,9 +428,9 @@ class _Reader:
 def iter_records(conn, source: str, reader: _Reader | None = None):
     """Kernel, copy and migration records of an open export in start order (streamed)."""
     reader = reader or _Reader(conn, source)
-    for _start, _rowid, record in merge(reader.kernels(), reader.copies(),
-                                        key=lambda item: (item[0], item[1])):
-        yield record
+    # (start, rowid, table, record): a kernel before a copy of the same start and rowid
+    for item in merge(reader.kernels(), reader.copies()):
+        yield item[3]
 
 
 def _open(path: Path):

@@ -36,13 +36,14 @@ import csv
 import math
 import re
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
     SPACES, Disagreement, ImportResult, LineSource, check_finite, csv_fields, positive,
     split_lines,
     where)
-from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement, from_fields
+from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement
 from gpumodeler.core.measurements.units import (
     NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid, printed_half_unit, whole_bytes)
 
@@ -230,8 +231,8 @@ def _trace_block(src: LineSource, hrow: int, header, result) -> Iterator[Measure
 #: :meth:`_TraceTable.row`'s answer for a row it leaves to :func:`_trace_row`
 SLOW = object()
 _INF = math.inf
-#: distinct copy sizes remembered per table at most
-SIZE_CACHE = 4096
+#: distinct texts of each kind (sizes, names...) remembered per table at most
+CACHE = 4096
 
 
 class _TraceTable:
@@ -289,17 +290,72 @@ class _TraceTable:
         extra_of = self._extra if self.extra else None
         kernel, copy = self.kernel, self.copy
         source, result = self.source, self.result
-        sizes: dict = {}   # a size's text -> (exact, whole bytes, uncertainty): sizes repeat
-        copy_match, directions, kinds = _COPY.match, COPY_DIRECTIONS, MEMORY_KINDS
+        # Texts that repeat down a trace, each read once (bounded: cleared when full): a
+        # copy's size, a row's name (copy direction or None), a kernel's launch cells, a
+        # memory-type cell.
+        sizes: dict = {}
+        names: dict = {}
+        launches: dict = {}
+        memory: dict = {}
+        launch_cols = [k for k in (grid_cols or []) + (block_cols or [])] + \
+            ([reg_col] if reg_col is not None else []) + [k for k, _ in smem_cols]
+        launch_key = itemgetter(*launch_cols) if len(launch_cols) > 1 else None
+        directions = COPY_DIRECTIONS
         inf = _INF
+        new, set_fields = object.__new__, object.__setattr__
+
+        def copy_direction(name: str):
+            """The direction of a copy row's name, None for a kernel, "" for a row of another
+            kind."""
+            if name[:1] != "[":
+                return None
+            m = _COPY.match(name)
+            return directions[m.group(1)] if m and m.group(1) in directions else ""
+
+        def launch(f: list[str]):
+            """(grid, block, registers, shared memory) of a kernel row, or SLOW."""
+            try:
+                grid: tuple[int, ...]
+                block: tuple[int, ...]
+                if xyz:
+                    grid = (int(f[gx]), int(f[gy]), int(f[gz]))
+                    block = (int(f[bx]), int(f[by]), int(f[bz]))
+                else:
+                    grid = tuple([int(f[k]) for k in grid_cols])
+                    block = tuple([int(f[k]) for k in block_cols])
+                regs = None
+                if reg_col is not None:
+                    text = f[reg_col]
+                    if text:
+                        regs = int(text)
+                        if regs < 0:
+                            return SLOW
+                smem = None
+                for k, factor in smem_cols:
+                    text = f[k]
+                    if text:
+                        if factor is None or "_" in text:
+                            return SLOW
+                        v = float(text) * factor
+                        if not -inf < v < inf:
+                            return SLOW
+                        smem = v if smem is None else smem + v
+            except ValueError:
+                return SLOW
+            if (grid and min(grid) < 1) or (block and min(block) < 1):
+                return SLOW
+            return grid, block, regs, None if smem is None else int(round(smem))
 
         def row(f: list[str], number: int):
             name = f[name_col].strip()
-            m = None
-            if name[:1] == "[":
-                m = copy_match(name)
-                if not (m and m.group(1) in directions):
-                    return None
+            direction = names.get(name, 0)
+            if direction == 0:
+                direction = copy_direction(name)
+                if len(names) >= CACHE:
+                    names.clear()
+                names[name] = direction
+            if direction == "":
+                return None
             time_text = f[duration_col]
             if "_" in time_text or time_factor is None:
                 return SLOW
@@ -313,50 +369,29 @@ class _TraceTable:
             extra: dict = {}
             if extra_of is not None and not extra_of(f, extra):
                 return SLOW
-            if m is None:      # a kernel
+            if direction is None:      # a kernel
                 if not dims:
                     return SLOW
-                try:
-                    grid: tuple[int, ...]
-                    block: tuple[int, ...]
-                    if xyz:
-                        grid = (int(f[gx]), int(f[gy]), int(f[gz]))
-                        block = (int(f[bx]), int(f[by]), int(f[bz]))
-                    else:
-                        grid = tuple([int(f[k]) for k in grid_cols])
-                        block = tuple([int(f[k]) for k in block_cols])
-                    regs = None
-                    if reg_col is not None:
-                        text = f[reg_col]
-                        if text:
-                            regs = int(text)
-                            if regs < 0:
-                                return SLOW
-                    smem = None
-                    for k, factor in smem_cols:
-                        text = f[k]
-                        if text:
-                            if factor is None or "_" in text:
-                                return SLOW
-                            v = float(text) * factor
-                            if not -inf < v < inf:
-                                return SLOW
-                            smem = v if smem is None else smem + v
-                except ValueError:
-                    return SLOW
-                if (grid and min(grid) < 1) or (block and min(block) < 1):
-                    return SLOW
+                key = launch_key(f) if launch_key is not None else None
+                cells = launches.get(key) if key is not None else None
+                if cells is None:
+                    cells = launch(f)
+                    if cells is SLOW:
+                        return SLOW
+                    if key is not None:
+                        if len(launches) >= CACHE:
+                            launches.clear()
+                        launches[key] = cells
                 d = kernel.copy()
                 d["time_s"] = time_s
                 d["name"] = name
                 d["gpu"] = gpu
-                d["grid"] = grid
-                d["block"] = block
-                d["registers_per_thread"] = regs
-                d["shared_mem_bytes"] = None if smem is None else int(round(smem))
+                d["grid"], d["block"], d["registers_per_thread"], d["shared_mem_bytes"] = cells
                 d["metrics"] = extra
                 d["row"] = number
-                return from_fields(d)
+                record = new(Measurement)
+                set_fields(record, "__dict__", d)
+                return record
             # a copy
             if size_col is None or size_factor is None:
                 return SLOW
@@ -375,7 +410,7 @@ class _TraceTable:
                 size, uncertainty = whole_bytes(exact, printed_half_unit(text) * size_factor)
                 if size < 1 or not uncertainty < inf:
                     return SLOW
-                if len(sizes) >= SIZE_CACHE:
+                if len(sizes) >= CACHE:
                     sizes.clear()
                 known = sizes[size_text] = (exact, size, uncertainty, text)
             exact, size, uncertainty, text = known
@@ -393,14 +428,24 @@ class _TraceTable:
                         return SLOW
                     if not -inf < thr < inf:
                         return SLOW
-            direction = directions[m.group(1)]
             side = src_col if direction == "htod" else dst_col
-            kind = kinds.get(f[side].strip().lower(), "") if side is not None else ""
+            kind = ""
+            if side is not None:
+                cell = f[side]
+                known_kind = memory.get(cell)
+                if known_kind is None:
+                    known_kind = MEMORY_KINDS.get(cell.strip().lower(), "")
+                    if len(memory) >= CACHE:
+                        memory.clear()
+                    memory[cell] = known_kind
+                kind = known_kind
             if not kind and (direction == "dtod" or direction == "ptop"):
                 kind = "device"
             if thr is not None:
-                _check(text, time_text.strip(), thr_text, exact, time_s, thr, source, number,
-                       result)
+                # (_check's first test inline: a row whose numbers agree costs no call)
+                if not (thr > 0 and abs(exact / time_s / thr - 1) <= TOLERANCE):
+                    _check(text, time_text.strip(), thr_text, exact, time_s, thr, source,
+                           number, result)
                 extra["throughput"] = (thr, "B/s")
             d = copy.copy()
             d["time_s"] = time_s
@@ -411,7 +456,9 @@ class _TraceTable:
             d["memory_kind"] = kind
             d["metrics"] = extra
             d["row"] = number
-            return from_fields(d)
+            record = new(Measurement)
+            set_fields(record, "__dict__", d)
+            return record
         return row
 
     def _extra(self, f, out: dict) -> bool:
