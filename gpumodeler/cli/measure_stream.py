@@ -88,7 +88,7 @@ _string = json.encoder.encode_basestring   # (what that encoder writes for a str
 #: others, name, kind, launch, source..., repeat and are encoded once per distinct value)
 _BEFORE = ("size_bytes", "time_s")
 _AFTER = ("row", "stream", "device", "start_s", "end_s")
-_VARYING = itemgetter(*_BEFORE, *_AFTER)  # (in this order: __call__ unpacks it)
+_VARYING = itemgetter(*_BEFORE, *_AFTER)
 _STATIC = itemgetter("kind", "direction", "name", "gpu", "grid", "block",
                      "registers_per_thread", "shared_mem_bytes", "memory_kind", "source",
                      "compute_capability")
@@ -127,18 +127,20 @@ class JsonLines:
     at a fraction of the cost: for each distinct combination of the fields that repeat
     (and of which varying fields are None), the line is encoded once as a ``%``-template
     into which the varying numbers are written by ``%r`` (``repr``, as the encoder writes a
-    float or an int). The importers make those numbers floats or ints (whole bytes, times,
-    row numbers); the stream and device ids an export gives are checked, and a record with
-    one of another type is encoded whole."""
+    float or an int; a whole number of bytes below 10^16 by ``%d.0``, the same text). The
+    importers make those numbers floats or ints (whole bytes, times, row numbers); the
+    stream and device ids an export gives are checked, and a record with one of another
+    type is encoded whole."""
 
     def __init__(self):
-        self.templates: dict = {}
-        self.metric_parts: dict = {}
+        self.templates: dict = {}    # (static fields, metrics?, whole size?) -> template
+        self.exact: dict = {}        # the same and the None-ness of each varying field
 
-    def template(self, d: dict, nones: tuple, key):
-        """(head, head fields, tail, tail fields): the line is head % head values, then the
-        metrics' JSON (when there are metrics; else it is in head), then tail % tail values;
-        None in the unlikely case that a text of the record holds the marker."""
+    def template(self, d: dict, nones: tuple, whole: bool):
+        """(head, head fields, tail, tail fields, null fields, their None tuple): the line
+        is head % head values, then the metrics' JSON (when there are metrics; else it is
+        in head), then tail % tail values. None in the unlikely case that a text of the
+        record holds the marker."""
         obj = {"kind": d["kind"], "direction": d["direction"] or None, "name": d["name"],
                "gpu": d["gpu"] or None,
                "grid": list(d["grid"]) if d["grid"] else None,
@@ -150,67 +152,82 @@ class JsonLines:
                "compute_capability": d["compute_capability"] or None,
                "registers": d["registers_per_thread"],
                "stream": None, "device": None, "start_s": None, "end_s": None}
-        varying = [n for n, none in zip(_BEFORE + _AFTER, nones) if not none]
+        names = _BEFORE + _AFTER
+        varying = [n for n, none in zip(names, nones) if not none]
+        nulls = [n for n, none in zip(names, nones) if none]
         for n in varying:
             obj[n] = _MARK
         parts = _encode(obj).split(_string(_MARK))
         metrics = 1 if d["metrics"] else 0
-        entry = None
-        if len(parts) == len(varying) + metrics + 1:
-            parts = [p.replace("%", "%%") for p in parts]
-            if metrics:
-                before = [n for n in varying if n in _BEFORE]
-                cut = len(before) + 1
-                entry = ("%r".join(parts[:cut]), _getter(before), "%r".join(parts[cut:]),
-                         _getter([n for n in varying if n in _AFTER]))
-            else:
-                entry = ("%r".join(parts), _getter(varying), "", None)
-        if len(self.templates) >= _TEMPLATES:
-            self.templates.clear()
-        self.templates[key] = entry
-        return entry
+        if len(parts) != len(varying) + metrics + 1:
+            return None
+        slots = ["%d.0" if n == "size_bytes" and whole else "%r" for n in varying]
+        if metrics:
+            before = [n for n in varying if n in _BEFORE]
+            cut = len(before)
+            slots.insert(cut, "")
+        parts = [p.replace("%", "%%") for p in parts]
+        text = parts[0] + "".join(slot + part for slot, part in zip(slots, parts[1:]))
+        null_get = _getter(nulls)
+        if metrics:
+            cut = len(parts[0]) + sum(len(slots[k]) + len(parts[k + 1]) for k in range(cut))
+            return (text[:cut], _getter(before), text[cut:],
+                    _getter([n for n in varying if n in _AFTER]), null_get, (None,) * len(nulls))
+        return text, _getter(varying), "", None, null_get, (None,) * len(nulls)
+
+    def entry(self, d: dict, key, whole: bool):
+        """The template of a record whose None-ness differs from its key's first one."""
+        nones = tuple(v is None for v in _VARYING(d))
+        exact = self.exact.get((key, nones), "")
+        if exact == "":
+            exact = self.template(d, nones, whole)
+            if len(self.exact) >= _TEMPLATES:
+                self.exact.clear()
+            self.exact[key, nones] = exact
+        return exact
 
     def metrics(self, metrics: dict) -> str:
         """The JSON of a record's metrics ({name: {"value", "unit"}})."""
-        out = []
-        known = self.metric_parts
-        for k, (v, u) in metrics.items():
-            parts = known.get((k, u))
-            if parts is None:
-                if type(k) is not str or type(u) is not str:
-                    out.append(_encode({k: {"value": v, "unit": u}})[1:-1])
-                    continue
-                if len(known) >= _TEMPLATES:
-                    known.clear()
-                parts = known[k, u] = (f'{_string(k)}: {{"value": ', f', "unit": {_string(u)}}}')
-            out.append(parts[0] + _number(v) + parts[1])
-        return "{" + ", ".join(out) + "}"
+        return "{" + ", ".join(
+            f'{_string(k)}: {{"value": {_number(v)}, "unit": {_string(u)}}}'
+            if type(k) is str and type(u) is str else _encode({k: {"value": v, "unit": u}})[1:-1]
+            for k, (v, u) in metrics.items()) + "}"
 
     def __call__(self, record) -> tuple[str, str]:
         """(the record's line, its kind)."""
         d = record.__dict__
         metrics = d["metrics"]
-        size, time_s, row, stream, device, start, end = _VARYING(d)
         kind = d["kind"]
+        stream, device, size = d["stream"], d["device"], d["size_bytes"]
         if (stream is not None and type(stream) is not int) or \
                 (device is not None and type(device) is not int):
             return _encode(record.to_json()), kind
-        nones = (size is None, time_s is None, row is None, stream is None, device is None,
-                 start is None, end is None)
-        key = (_STATIC(d), nones, not metrics)
+        whole = type(size) is float and 0 < size < 1e16 and size.is_integer()
+        key = (_STATIC(d), not metrics, whole)
         entry = self.templates.get(key, "")
         if entry == "":
-            entry = self.template(d, nones, key)
+            entry = self.entry(d, key, whole)
+            if len(self.templates) >= _TEMPLATES:
+                self.templates.clear()
+            self.templates[key] = entry
         if entry is None:
             return _encode(record.to_json()), kind
-        head, head_get, tail, tail_get = entry
-        values = head_get(d)
+        head, head_get, tail, tail_get, null_get, nulls = entry
+        first = head_get(d)
+        second = tail_get(d) if tail_get is not None else ()
+        if None in first or None in second or null_get(d) != nulls:
+            # (the None-ness of the varying fields is not the key's first one)
+            entry = self.entry(d, key, whole)
+            if entry is None:
+                return _encode(record.to_json()), kind
+            head, head_get, tail, tail_get, null_get, nulls = entry
+            first = head_get(d)
+            second = tail_get(d) if tail_get is not None else ()
         if tail_get is None:
-            line = head % values
+            line = head % first
         else:
-            tail_values = tail_get(d)
-            line = head % values + self.metrics(metrics) + tail % tail_values
-            values += tail_values
+            line = head % first + self.metrics(metrics) + tail % second
+        values = first + second
         try:
             total = sum(values)
         except TypeError:        # not numbers as the importers make them: encoded whole
@@ -278,25 +295,25 @@ def _time(seconds: float) -> str:
     return f"{seconds / 1e-6:.6g} µs"
 
 
-_SHOWN = itemgetter("kind", "direction", "name", "gpu", "grid", "block", "size_bytes",
-                    "memory_kind", "metrics")
+_SHOWN = itemgetter("kind", "direction", "name", "gpu", "grid", "block", "memory_kind",
+                    "metrics")
 
 
 class TableCells:
-    """A record's cells in the text table; the cells that repeat (kind, name, launch or
-    size...) are built once per distinct combination."""
+    """A record's cells in the text table; the cells that repeat (kind, name, launch...)
+    are built once per distinct combination, a copy's size once per distinct size."""
 
     def __init__(self, streams: bool):
         self.streams = streams
         self.shown: dict = {}
+        self.sizes: dict = {}
 
     def static(self, key) -> tuple:
-        kind, direction, name, gpu, grid, block, size, memory, metrics = key
+        kind, direction, name, gpu, grid, block, memory, metrics = key
+        launch = None    # (a copy's: its size)
         if kind == "kernel":
             launch = (f"{'x'.join(map(str, grid))} x {'x'.join(map(str, block))}"
                       if grid and block else "")
-        else:
-            launch = _size(size)
         if len(name) > 40:
             name = name[:37] + "..."
         cells = (kind, direction, name, gpu, launch, memory, str(metrics) if metrics else "")
@@ -308,11 +325,18 @@ class TableCells:
     def __call__(self, r) -> tuple:
         d = r.__dict__
         key = _SHOWN(d)
-        key = key[:8] + (len(key[8]),)
+        key = key[:7] + (len(key[7]),)
         static = self.shown.get(key)
         if static is None:
             static = self.static(key)
         kind, direction, name, gpu, launch, memory, count = static
+        if launch is None:
+            size = d["size_bytes"]
+            launch = self.sizes.get(size)
+            if launch is None:
+                if len(self.sizes) >= _TEMPLATES:
+                    self.sizes.clear()
+                launch = self.sizes[size] = _size(size)
         time_s = d["time_s"]
         cells = (str(d["row"]), kind, direction, name, gpu, launch,
                  "" if time_s is None else _time(time_s), memory, count)

@@ -23,7 +23,6 @@ import re
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
-from heapq import merge
 from pathlib import Path
 
 from gpumodeler.core.errors import FormatError
@@ -321,6 +320,7 @@ class _Reader:
         template = dict(FIELD_DEFAULTS, kind="kernel", source=where)
         names, label = self.names, self.gpu_label
         labels: dict = {}
+        valid: set = set()      # grids and blocks found valid
         first_name = 14    # (the row's columns: rowid, then needed, then name_cols)
         for values in _rows(self.conn, table, needed + name_cols):
             (rowid, start, end, device, stream, gx, gy, gz, bx, by, bz, regs, static,
@@ -336,10 +336,14 @@ class _Reader:
                 self.cut_names += 1
             grid = (gx, gy, gz)
             block = (bx, by, bz)
-            for what, dims in (("grid", grid), ("block", block)):
-                if not all(isinstance(v, int) and v > 0 for v in dims):
-                    raise FormatError(f"{where} row {rowid}: {what} {dims!r} must be whole "
-                                      f"numbers > 0")
+            if grid not in valid or block not in valid:     # (launch shapes repeat)
+                for what, dims in (("grid", grid), ("block", block)):
+                    if not all(isinstance(v, int) and v > 0 for v in dims):
+                        raise FormatError(f"{where} row {rowid}: {what} {dims!r} must be "
+                                          f"whole numbers > 0")
+                if len(valid) >= NAME_CACHE:
+                    valid.clear()
+                valid.update((grid, block))
             gpu = labels.get(device)
             if gpu is None:
                 gpu = labels[device] = label(device)
@@ -428,9 +432,29 @@ class _Reader:
 def iter_records(conn, source: str, reader: _Reader | None = None):
     """Kernel, copy and migration records of an open export in start order (streamed)."""
     reader = reader or _Reader(conn, source)
-    # (start, rowid, table, record): a kernel before a copy of the same start and rowid
-    for item in merge(reader.kernels(), reader.copies()):
-        yield item[3]
+    return _merged(reader.kernels(), reader.copies())
+
+
+def _merged(kernels, copies):
+    """The records of two (start, rowid, table, record) streams, each in (start, rowid)
+    order, in that order; a kernel before a copy of the same start and rowid."""
+    kernels, copies = iter(kernels), iter(copies)
+    k, c = next(kernels, None), next(copies, None)
+    while k is not None and c is not None:
+        if c[0] < k[0] or (c[0] == k[0] and c[1] < k[1]):
+            yield c[3]
+            c = next(copies, None)
+        else:
+            yield k[3]
+            k = next(kernels, None)
+    if k is not None:
+        yield k[3]
+        for k in kernels:
+            yield k[3]
+    if c is not None:
+        yield c[3]
+        for c in copies:
+            yield c[3]
 
 
 def _open(path: Path):
