@@ -63,7 +63,7 @@ def stream_file(path: str, fmt: str | None = None):
 
 def is_nsys_candidate(path: str) -> bool:
     """Whether ``path`` starts with the SQLite header (then read as an nsys export)."""
-    from gpumodeler.db.sqlite_header import is_sqlite   # (not nsys_export: it loads the db layer)
+    from gpumodeler.db.sqlite_files import is_sqlite   # (not nsys_export: it loads the db layer)
     return is_sqlite(path)
 
 

@@ -1,8 +1,8 @@
 """Nsight Systems SQLite exports (``nsys export --type sqlite``) read as measurement records.
 
-The file is opened read-only through :func:`gpumodeler.db.schema.read_only_connection`
-(nothing is created beside it; a file with a ``-wal`` log beside it is read from a private
-copy). Rows are streamed with ``fetchmany``, and kernel names are looked up in ``StringIds``
+The file is opened read-only and nothing is created beside it (``sqlite_files.
+read_only_uri``; a file with a ``-wal`` log beside it is read from a private copy, through
+:func:`gpumodeler.db.schema.read_only_connection`). Rows are streamed with ``fetchmany``, and kernel names are looked up in ``StringIds``
 one id at a time with a bounded cache, so memory stays flat in the size of the file.
 
 Exports differ across nsys versions (docs/measurements.md, "Nsight Systems"); columns are
@@ -29,8 +29,7 @@ from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.importer import ImportResult
 from gpumodeler.core.measurements.records import FIELD_DEFAULTS, from_fields
 
-from .schema import read_only_connection
-from .sqlite_header import is_sqlite
+from .sqlite_files import BUSY_TIMEOUT_S, is_sqlite, pending_log, read_only_uri
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -457,9 +456,25 @@ def _merged(kernels, copies):
             yield c[3]
 
 
+class _Connection:
+    """An export opened read-only: ``conn``, and ``close()``. A file with no log beside it
+    is opened straight (sqlite_files.read_only_uri: the common case, without loading the
+    database layer); one with a -wal or -journal beside it through
+    :func:`gpumodeler.db.schema.read_only_connection`, which reads a private copy."""
+
+    def __init__(self, path: Path):
+        if pending_log(path) is None:
+            self.conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_S)
+            self.close = self.conn.close
+        else:
+            from .schema import read_only_connection
+            db = read_only_connection(path)
+            self.conn, self.close = db.conn, db.close
+
+
 def _open(path: Path):
     try:
-        db = read_only_connection(path)
+        db = _Connection(path)
         tables = _tables(db.conn)
     except sqlite3.DatabaseError as exc:
         raise FormatError(f"{path.name}: not a readable SQLite file ({exc}); expected an "

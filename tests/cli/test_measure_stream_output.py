@@ -5,6 +5,8 @@ past the first HEAD records still ends the command with one error line."""
 import io
 import json
 import math
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -206,3 +208,16 @@ def test_infinite_shared_memory_is_one_error_line(capsys, tmp_path):
     assert err.count("\n") == 1 and f"row {k + 1}, column Static SMem" in err, err
     out = io.StringIO()
     assert write_json([], out) == {} and out.getvalue() == "[]\n"
+
+
+def test_measure_import_loads_neither_numpy_nor_the_database_layer(tmp_path):
+    """Start-up is a tenth of the CPU time of a 10^5-row import: reading a CSV file or an
+    Nsight Systems export (with no log beside it) loads no numpy and no sqlite-utils."""
+    export = _nsys(tmp_path)
+    probe = ("import sys; from gpumodeler.cli.main import main; "
+             f"assert main(['measure', 'import', {str(SAMPLES / 'timings.csv')!r}]) == 0; "
+             f"assert main(['measure', 'import', {str(export)!r}, '--json']) == 0; "
+             "sys.stderr.write(repr(sorted({'numpy', 'sqlite_utils'} & set(sys.modules))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stderr.splitlines()[-1] == "[]", done.stderr
