@@ -26,6 +26,7 @@ import csv
 import math
 import re
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
@@ -117,6 +118,8 @@ def stream(lines: Iterable[str], source: str, result: ImportResult) -> Iterator[
 #: :meth:`_Table.row`'s answer for a row it leaves to :func:`_row`
 SLOW = object()
 _INF = math.inf
+#: distinct texts of a row's fixed cells remembered at most
+CACHE = 4096
 
 
 class _Table:
@@ -145,12 +148,32 @@ class _Table:
         self.kernel = dict(base, kind="kernel")
         self.transfer = dict(base, kind="transfer")
 
+        # the columns that are not the time or a metric: their texts repeat down a file
+        # (a kernel's name and launch, a copy's size), and are read once per distinct texts
+        fixed = [k for name, k in col.items() if name != "time" and name in COLUMNS]
+        self.key = itemgetter(*fixed) if len(fixed) > 1 else (lambda f, k=fixed[0]: f[k])
+        self.known: dict = {}
+
     def row(self, f: list[str], row: int):
-        kind = f[self.kind].strip().lower()
-        if kind != "kernel" and kind != "transfer":
+        """The row's record, or SLOW."""
+        key = self.key(f)
+        known = self.known.get(key)
+        if known is None:
+            known = self.fixed(f)
+            if len(self.known) >= CACHE:
+                self.known.clear()
+            self.known[key] = known
+        if known is SLOW:
             return SLOW
-        time_s = _plain(f, self.time, self.unit, TIMINGS_TIME)
-        if time_s is None or not 0 < time_s < _INF:
+        template, factor = known
+        text = f[self.time]
+        if "_" in text:
+            return SLOW
+        try:
+            time_s = float(text) * factor
+        except ValueError:
+            return SLOW
+        if not 0 < time_s < _INF:
             return SLOW
         metrics = {}
         for k, name, unit in self.metrics:
@@ -164,6 +187,21 @@ class _Table:
             if not -_INF < value < _INF:
                 return SLOW
             metrics[name] = (value, unit or (parsed[1] or "1"))
+        d = template.copy()
+        d["time_s"] = time_s
+        d["metrics"] = metrics
+        d["row"] = row
+        return from_fields(d)
+
+    def fixed(self, f: list[str]):
+        """(the record's fields but the time, metrics and row; the time unit's factor) from
+        the row's other cells, or SLOW."""
+        kind = f[self.kind].strip().lower()
+        if kind != "kernel" and kind != "transfer":
+            return SLOW
+        factor = TIMINGS_TIME.get(f[self.unit].strip()) if self.unit is not None else None
+        if factor is None:
+            return SLOW
         memory_kind = f[self.memory_kind].strip().lower() if self.memory_kind is not None \
             else ""
         if memory_kind and memory_kind not in MEMORY_KINDS:
@@ -197,12 +235,9 @@ class _Table:
             d["block"] = block
             d["registers_per_thread"] = regs
             d["shared_mem_bytes"] = shared
-        d["time_s"] = time_s
         d["name"] = f[self.name].strip() if self.name is not None else ""
         d["gpu"] = f[self.gpu].strip() if self.gpu is not None else ""
-        d["metrics"] = metrics
-        d["row"] = row
-        return from_fields(d)
+        return d, factor
 
 
 def _plain(f, value_col, unit_col, table) -> float | None:
