@@ -111,6 +111,21 @@ def _number(value) -> str:
     return _encode(value)
 
 
+def _formatter(parts: list[str], slots: list[str]):
+    """A function of the varying values giving the text: the template's literal ``parts``
+    with the values between them, each ``repr`` (slot ``r``) or a whole float without its
+    fraction then ``.0`` (slot ``w``: repr's text below 10^16). An f-string compiled once
+    per template (the parts are in its namespace, never in its source): %-formatting a
+    400-character template scans it character by character for each record, an f-string
+    copies its parts whole, at a third of the cost."""
+    names = [f"v{k}" for k in range(len(slots))]
+    body = "{p0}" + "".join(("{%s!r}" % n if slot == "r" else "{%s:.0f}.0" % n) + "{p%d}" % (k + 1)
+                            for k, (n, slot) in enumerate(zip(names, slots)))
+    space = {f"p{k}": part for k, part in enumerate(parts)}
+    exec(f"def text({', '.join(names)}):\n    return f'{body}'\n", space)
+    return space["text"]
+
+
 def _getter(names):
     """A function of a record's field dict giving the tuple of ``names``' values."""
     if len(names) > 1:
@@ -125,9 +140,9 @@ class JsonLines:
     """Each record's ``to_json()`` as one line of JSON, the same text the standard
     library's encoder gives (``ensure_ascii=False, allow_nan=False``; a test compares them),
     at a fraction of the cost: for each distinct combination of the fields that repeat
-    (and of which varying fields are None), the line is encoded once as a ``%``-template
-    into which the varying numbers are written by ``%r`` (``repr``, as the encoder writes a
-    float or an int; a whole number of bytes below 10^16 by ``%d.0``, the same text). The
+    (and of which varying fields are None), the line is encoded once as a template into
+    which the varying numbers are written by ``repr`` (as the encoder writes a float or an
+    int; a whole number of bytes below 10^16 as its digits and ``.0``, the same text). The
     importers make those numbers floats or ints (whole bytes, times, row numbers); the
     stream and device ids an export gives are checked, and a record with one of another
     type is encoded whole."""
@@ -138,9 +153,9 @@ class JsonLines:
 
     def template(self, d: dict, nones: tuple, whole: bool):
         """(head, head fields, tail, tail fields, null fields, their None tuple): the line
-        is head % head values, then the metrics' JSON (when there are metrics; else it is
-        in head), then tail % tail values. None in the unlikely case that a text of the
-        record holds the marker."""
+        is head(*head values), then the metrics' JSON (when there are metrics; else it is
+        in head), then tail(*tail values) (:func:`_formatter`). None in the unlikely case
+        that a text of the record holds the marker."""
         obj = {"kind": d["kind"], "direction": d["direction"] or None, "name": d["name"],
                "gpu": d["gpu"] or None,
                "grid": list(d["grid"]) if d["grid"] else None,
@@ -161,19 +176,15 @@ class JsonLines:
         metrics = 1 if d["metrics"] else 0
         if len(parts) != len(varying) + metrics + 1:
             return None
-        slots = ["%d.0" if n == "size_bytes" and whole else "%r" for n in varying]
-        if metrics:
-            before = [n for n in varying if n in _BEFORE]
-            cut = len(before)
-            slots.insert(cut, "")
-        parts = [p.replace("%", "%%") for p in parts]
-        text = parts[0] + "".join(slot + part for slot, part in zip(slots, parts[1:]))
+        slots = ["w" if n == "size_bytes" and whole else "r" for n in varying]
         null_get = _getter(nulls)
         if metrics:
-            cut = len(parts[0]) + sum(len(slots[k]) + len(parts[k + 1]) for k in range(cut))
-            return (text[:cut], _getter(before), text[cut:],
-                    _getter([n for n in varying if n in _AFTER]), null_get, (None,) * len(nulls))
-        return text, _getter(varying), "", None, null_get, (None,) * len(nulls)
+            cut = len([n for n in varying if n in _BEFORE])
+            return (_formatter(parts[:cut + 1], slots[:cut]), _getter(varying[:cut]),
+                    _formatter(parts[cut + 1:], slots[cut:]), _getter(varying[cut:]),
+                    null_get, (None,) * len(nulls))
+        return (_formatter(parts, slots), _getter(varying), None, None, null_get,
+                (None,) * len(nulls))
 
     def entry(self, d: dict, key, whole: bool):
         """The template of a record whose None-ness differs from its key's first one."""
@@ -224,9 +235,9 @@ class JsonLines:
             first = head_get(d)
             second = tail_get(d) if tail_get is not None else ()
         if tail_get is None:
-            line = head % first
+            line = head(*first)
         else:
-            line = head % first + self.metrics(metrics) + tail % second
+            line = head(*first) + self.metrics(metrics) + tail(*second)
         values = first + second
         try:
             total = sum(values)
@@ -295,8 +306,9 @@ def _time(seconds: float) -> str:
     return f"{seconds / 1e-6:.6g} µs"
 
 
-_SHOWN = itemgetter("kind", "direction", "name", "gpu", "grid", "block", "memory_kind",
-                    "metrics")
+_SHOWN = itemgetter("kind", "direction", "name", "gpu", "grid", "block", "memory_kind")
+#: the metrics cell of a record with k metrics
+_COUNTS = [""] + [str(k) for k in range(1, 100)]
 
 
 class TableCells:
@@ -309,14 +321,14 @@ class TableCells:
         self.sizes: dict = {}
 
     def static(self, key) -> tuple:
-        kind, direction, name, gpu, grid, block, memory, metrics = key
+        kind, direction, name, gpu, grid, block, memory = key
         launch = None    # (a copy's: its size)
         if kind == "kernel":
             launch = (f"{'x'.join(map(str, grid))} x {'x'.join(map(str, block))}"
                       if grid and block else "")
         if len(name) > 40:
             name = name[:37] + "..."
-        cells = (kind, direction, name, gpu, launch, memory, str(metrics) if metrics else "")
+        cells = (kind, direction, name, gpu, launch, memory)
         if len(self.shown) >= _TEMPLATES:
             self.shown.clear()
         self.shown[key] = cells
@@ -325,11 +337,12 @@ class TableCells:
     def __call__(self, r) -> tuple:
         d = r.__dict__
         key = _SHOWN(d)
-        key = key[:7] + (len(key[7]),)
         static = self.shown.get(key)
         if static is None:
             static = self.static(key)
-        kind, direction, name, gpu, launch, memory, count = static
+        kind, direction, name, gpu, launch, memory = static
+        metrics = len(d["metrics"])
+        count = _COUNTS[metrics] if metrics < 100 else str(metrics)
         if launch is None:
             size = d["size_bytes"]
             launch = self.sizes.get(size)
@@ -361,20 +374,19 @@ def write_table(head: list, records, out=None) -> dict:
             if len(c) > widths[k]:
                 widths[k] = len(c)
 
-    def layout(widths):
-        return "  ".join(f"{{:<{w}}}" for w in widths), sum(widths) + 2 * (len(widths) - 1)
-    fmt, full = layout(widths)
-    lines = [fmt.format(*header).rstrip()]
+    full = sum(widths) + 2 * (len(widths) - 1)
+    ljust = str.ljust
+    lines = ["  ".join(map(ljust, header, widths)).rstrip()]
     counts: dict = {}
     for r in records:
         cells = cells_of(r)
         kind = cells[1]
         counts[kind] = counts.get(kind, 0) + 1
-        line = fmt.format(*cells)
+        line = "  ".join(map(ljust, cells, widths))
         if len(line) != full:    # a cell wider than its column: the column widens
             widths = [max(w, len(c)) for w, c in zip(widths, cells)]
-            fmt, full = layout(widths)
-            line = fmt.format(*cells)
+            full = sum(widths) + 2 * (len(widths) - 1)
+            line = "  ".join(map(ljust, cells, widths))
         lines.append(line.rstrip())
         if len(lines) >= WRITE_LINES:
             lines.append("")

@@ -88,7 +88,7 @@ def test_json_lines_are_the_encoder_s(capsys, name):
 def test_nsys_records_and_odd_values_are_encoded_as_the_encoder_does(tmp_path):
     records = list(read_file(str(_nsys(tmp_path))).records)
     base = records[0]
-    odd = [Measurement(kind="kernel", time_s=None, name='100% "quoted" \\ %s %r\n', gpu="é",
+    odd = [Measurement(kind="kernel", time_s=None, name='100% "quoted" \\ %s %r {p0} {v0!r}\n', gpu="é",
                        metrics={"a%": (1.5, "%"), "b": (2, "1"), "c": (None, "x")},
                        source="s%d", row=None),
            Measurement(kind="transfer", time_s=1e-300, size_bytes=1e16, direction="dtoh",
