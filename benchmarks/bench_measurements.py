@@ -94,8 +94,9 @@ def peak_bytes(fn) -> int:
 
 
 def _streamed_csv(text: str, source: str) -> int:
+    from gpumodeler.cli.measure_stream import CHUNK_BYTES as step   # (as the command reads)
     from gpumodeler.core.measurements.importer import stream_lines, text_lines
-    chunks = (text[k:k + (1 << 20)] for k in range(0, len(text), 1 << 20))
+    chunks = (text[k:k + step] for k in range(0, len(text), step))
     _result, records = stream_lines(text_lines(chunks), source)
     return sum(1 for _ in records)
 

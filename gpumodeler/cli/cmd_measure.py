@@ -54,6 +54,7 @@ def stream_file(path: str, fmt: str | None = None):
     """``(result, records)`` of a CSV measurement file read a block at a time
     (core.measurements.importer.stream_lines: the records come as the file is read, the
     counts in ``result`` are complete once they are all read)."""
+    # lazy: the readers load when a file is read, not to parse flags
     from gpumodeler.core.measurements.importer import stream_lines, text_lines
 
     from .measure_stream import file_chunks
@@ -63,7 +64,7 @@ def stream_file(path: str, fmt: str | None = None):
 
 def is_nsys_candidate(path: str) -> bool:
     """Whether ``path`` starts with the SQLite header (then read as an nsys export)."""
-    from gpumodeler.db.sqlite_files import is_sqlite   # (not nsys_export: it loads the db layer)
+    from gpumodeler.db.sqlite_files import is_sqlite   # lazy: a file is read (not nsys_export)
     return is_sqlite(path)
 
 
@@ -90,13 +91,14 @@ def write_records_json(records, out=None, batch: int = 1000) -> None:
     come (the whole document is never built: a 10^5-row trace's JSON is ten times its file;
     cli.measure_stream.write_json). The importers have checked every number finite
     (core.measurements.parsing.check_finite)."""
-    from .measure_stream import write_json
+    from .measure_stream import write_json   # lazy: loads when a file is read
     write_json(records, out, batch)
 
 
 def _nsys_records(path: str, stack):
     """``(head, records, summary)`` of an Nsight Systems export, read as it is written
     (db.nsys_export.streamed_export; the export stays open until ``stack`` closes)."""
+    # lazy: the nsys reader loads for an nsys export only
     from gpumodeler.db.nsys_export import require_content, streamed_export
 
     from .measure_stream import read_ahead
@@ -110,9 +112,9 @@ def _nsys_records(path: str, stack):
 def run_import(args) -> int:
     """The records written as they are read (cli.measure_stream): text or --json, counts
     and GPUs after them (on standard error with --json)."""
-    from contextlib import ExitStack
+    from contextlib import ExitStack   # lazy: not needed to parse flags
 
-    from .measure_stream import read_ahead, write_json, write_table
+    from .measure_stream import read_ahead, write_json, write_table   # lazy: idem
     with ExitStack() as stack:
         if args.file != "-" and is_nsys_candidate(args.file):
             if args.format is not None:

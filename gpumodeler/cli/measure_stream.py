@@ -28,7 +28,7 @@ from .main import CLIError
 #: records read before anything is written (see the module docstring)
 HEAD = 2000
 #: bytes read from the file at a time
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 18
 #: lines written at a time
 WRITE_LINES = 1000
 

@@ -467,7 +467,7 @@ class _Connection:
             self.conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_S)
             self.close = self.conn.close
         else:
-            from .schema import read_only_connection
+            from .schema import read_only_connection   # lazy: sqlite-utils, only here
             db = read_only_connection(path)
             self.conn, self.close = db.conn, db.close
 
