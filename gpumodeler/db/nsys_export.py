@@ -295,6 +295,25 @@ class _Reader:
         self.names = _Names(conn, self.tables)
         self.other_rows = 0
         self.cut_names = 0
+        self.labels: dict = {}    # device id -> gpu_label (asked once per device)
+
+    def fields(self, template: dict, rowid, start: int, end: int, stream, device) -> dict:
+        """A record's fields: its table's ``template`` with what every row has (times from
+        whole nanoseconds, stream, device and its GPU's label, row id); a fresh metrics
+        dict."""
+        d = template.copy()
+        d["time_s"] = (end - start) / 1e9
+        gpu = self.labels.get(device)
+        if gpu is None:
+            gpu = self.labels[device] = self.gpu_label(device)
+        d["gpu"] = gpu
+        d["metrics"] = {}
+        d["row"] = rowid
+        d["stream"] = stream
+        d["device"] = device
+        d["start_s"] = start / 1e9
+        d["end_s"] = end / 1e9
+        return d
 
     def gpu_label(self, device) -> str:
         gpu = self.gpus.get(device)
@@ -317,8 +336,7 @@ class _Reader:
                               f"or mangledName column; expected one of them")
         where = f"{self.source}#{table}"
         template = dict(FIELD_DEFAULTS, kind="kernel", source=where)
-        names, label = self.names, self.gpu_label
-        labels: dict = {}
+        names = self.names
         valid: set = set()      # grids and blocks found valid
         first_name = 14    # (the row's columns: rowid, then needed, then name_cols)
         for values in _rows(self.conn, table, needed + name_cols):
@@ -343,25 +361,14 @@ class _Reader:
                 if len(valid) >= NAME_CACHE:
                     valid.clear()
                 valid.update((grid, block))
-            gpu = labels.get(device)
-            if gpu is None:
-                gpu = labels[device] = label(device)
-            d = template.copy()
-            d["time_s"] = (end - start) / 1e9
+            d = self.fields(template, rowid, start, end, stream, device)
             d["name"] = name
-            d["gpu"] = gpu
             d["grid"] = grid
             d["block"] = block
             d["registers_per_thread"] = regs if isinstance(regs, int) else None
             d["shared_mem_bytes"] = (static if isinstance(static, int) else 0) + \
                 (dynamic if isinstance(dynamic, int) else 0)
-            d["metrics"] = {}
-            d["row"] = rowid
-            d["stream"] = stream
-            d["device"] = device
-            d["start_s"] = start_s = start / 1e9
-            d["end_s"] = end / 1e9
-            yield start_s, rowid, 0, from_fields(d)
+            yield d["start_s"], rowid, 0, from_fields(d)
 
     def copies(self):
         """(start, rowid, 1, record) of each copy or migration row in start order."""
@@ -384,8 +391,6 @@ class _Reader:
                 else f"[Unified Memory {_LABELS[direction]}]")
         src_at = 7 if "srcKind" in kinds else None
         dst_at = 7 + kinds.index("dstKind") if "dstKind" in kinds else None
-        label = self.gpu_label
-        labels: dict = {}
         for values in _rows(self.conn, table, needed + kinds):
             rowid, start, end, device, stream, size, oper = values[:7]
             template = templates.get(oper)
@@ -406,21 +411,10 @@ class _Reader:
                 memory = mem.get(values[dst_at], "") if dst_at is not None else ""
             else:
                 memory = "device"
-            gpu = labels.get(device)
-            if gpu is None:
-                gpu = labels[device] = label(device)
-            d = template.copy()
-            d["time_s"] = (end - start) / 1e9
-            d["gpu"] = gpu
+            d = self.fields(template, rowid, start, end, stream, device)
             d["size_bytes"] = float(size)
             d["memory_kind"] = memory
-            d["metrics"] = {}
-            d["row"] = rowid
-            d["stream"] = stream
-            d["device"] = device
-            d["start_s"] = start_s = start / 1e9
-            d["end_s"] = end / 1e9
-            yield start_s, rowid, 1, from_fields(d)
+            yield d["start_s"], rowid, 1, from_fields(d)
 
     def count_memsets(self) -> None:
         if MEMSET_TABLE in self.tables:

@@ -110,9 +110,25 @@ def _timings_with_a_metric_column() -> str:
         f"{line},{k * 7}%\n" for k, line in enumerate(lines[2:]))
 
 
+def _trace_with_an_extra_column() -> str:
+    """The trace sample with a column nvprof writes in some versions only, in us (a metric
+    of each row)."""
+    out, header = [], False
+    for line in text(TRACE).splitlines():
+        if line.startswith('"Start"'):
+            line, header = line + ',"Queued"', True
+        elif header:
+            line, header = line + ",us", False
+        elif line[:1].isdigit():
+            line += f",{len(out) % 7}.25"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
 @pytest.mark.parametrize("content, seed", [
     (text(TRACE), 1), (text(TIMINGS), 2), (text(SAMPLES / "synthetic-pageable-copies.csv"), 3),
-    (_timings_with_a_metric_column(), 4)], ids=["trace", "timings", "copies", "metrics"])
+    (_timings_with_a_metric_column(), 4), (_trace_with_an_extra_column(), 5)],
+    ids=["trace", "timings", "copies", "metrics", "extra"])
 def test_the_fast_rows_are_the_reference_rows(monkeypatch, content, seed):
     contents = [content] + list(_edited_copies(content, 8, seed))
     fast = [_outcome(c) for c in contents]
@@ -122,6 +138,8 @@ def test_the_fast_rows_are_the_reference_rows(monkeypatch, content, seed):
         assert a == b, content
     assert sum(a[0] == "error" for a in fast) > 10          # the edits reach the error paths
     assert sum(a[0] != "error" for a in fast) > 10
+    if "Queued" in content:      # the extra column is read, in seconds
+        assert fast[0][1][0].metrics["Queued"] == (pytest.approx(0.25e-6, abs=7e-6), "s")
 
 
 def test_a_repeated_size_text_in_another_table_takes_that_table_s_unit():

@@ -41,8 +41,7 @@ from operator import itemgetter
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
     SPACES, Disagreement, ImportResult, LineSource, check_finite, csv_fields, positive,
-    split_lines,
-    where)
+    scaled, split_lines, where)
 from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement
 from gpumodeler.core.measurements.units import (
     NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid, printed_half_unit, whole_bytes)
@@ -334,10 +333,8 @@ class _TraceTable:
                 for k, factor in smem_cols:
                     text = f[k]
                     if text:
-                        if factor is None or "_" in text:
-                            return SLOW
-                        v = float(text) * factor
-                        if not -inf < v < inf:
+                        v = scaled(text, factor)
+                        if v is None or not -inf < v < inf:
                             return SLOW
                         smem = v if smem is None else smem + v
             except ValueError:
@@ -357,13 +354,8 @@ class _TraceTable:
             if direction == "":
                 return None
             time_text = f[duration_col]
-            if "_" in time_text or time_factor is None:
-                return SLOW
-            try:
-                time_s = float(time_text) * time_factor
-            except ValueError:
-                return SLOW
-            if not 0 < time_s < inf:
+            time_s = scaled(time_text, time_factor)
+            if time_s is None or not 0 < time_s < inf:
                 return SLOW
             gpu = f[device_col].strip() if device_col is not None else ""
             extra: dict = {}
@@ -399,13 +391,8 @@ class _TraceTable:
             known = sizes.get(size_text)
             if known is None:
                 text = size_text.strip()
-                if not text or "_" in text:
-                    return SLOW
-                try:
-                    exact = float(text) * size_factor
-                except ValueError:
-                    return SLOW
-                if not 0 < exact < inf:
+                exact = scaled(text, size_factor)
+                if exact is None or not 0 < exact < inf:
                     return SLOW
                 size, uncertainty = whole_bytes(exact, printed_half_unit(text) * size_factor)
                 if size < 1 or not uncertainty < inf:
@@ -420,13 +407,8 @@ class _TraceTable:
             if rate_col is not None:
                 thr_text = f[rate_col].strip()
                 if thr_text:
-                    if "_" in thr_text or rate_factor is None:
-                        return SLOW
-                    try:
-                        thr = float(thr_text) * rate_factor
-                    except ValueError:
-                        return SLOW
-                    if not -inf < thr < inf:
+                    thr = scaled(thr_text, rate_factor)
+                    if thr is None or not -inf < thr < inf:
                         return SLOW
             side = src_col if direction == "htod" else dst_col
             kind = ""
@@ -465,23 +447,11 @@ class _TraceTable:
         """The extra columns' metrics into ``out``; False when one is not finite."""
         unit = self.unit
         for k, name in self.extra:
-            text = f[k].strip()
-            if not text:
-                continue
-            parsed = split_number(text)
-            if parsed is None or parsed[1]:
-                continue
-            u = unit.get(name, "")
-            for table, norm in ((NVPROF_TIME, "s"), (NVPROF_SIZE, "B"), (NVPROF_RATE, "B/s")):
-                if u in table:
-                    value = parsed[0] * table[u]
-                    out[name] = (value, norm)
-                    break
-            else:
-                value = parsed[0]
-                out[name] = (value, u or "1")
-            if not -_INF < value < _INF:
-                return False
+            metric = _extra_metric(f[k].strip(), unit.get(name, ""))
+            if metric is not None:
+                if not -_INF < metric[0] < _INF:
+                    return False
+                out[name] = metric
         return True
 
 
@@ -585,19 +555,25 @@ def _trace_row(cells, unit, col, source, row, result):
 def _extra_metrics(cells, unit, source, row) -> dict:
     out = {}
     for name, text in cells.items():
-        if name in KNOWN_TRACE or not text:
-            continue
-        parsed = split_number(text)
-        if parsed is None or parsed[1]:
-            continue
-        u = unit.get(name, "")
-        for table, norm in ((NVPROF_TIME, "s"), (NVPROF_SIZE, "B"), (NVPROF_RATE, "B/s")):
-            if u in table:
-                out[name] = (parsed[0] * table[u], norm)
-                break
-        else:
-            out[name] = (parsed[0], u or "1")
+        if name not in KNOWN_TRACE:
+            metric = _extra_metric(text, unit.get(name, ""))
+            if metric is not None:
+                out[name] = metric
     return out
+
+
+def _extra_metric(text: str, u: str):
+    """(value, unit) of an extra column's cell under its unit row's unit ``u`` (times in s,
+    sizes in B, rates in B/s); None for an empty cell or one that is not a bare number."""
+    if not text:
+        return None
+    parsed = split_number(text)
+    if parsed is None or parsed[1]:
+        return None
+    for table, norm in ((NVPROF_TIME, "s"), (NVPROF_SIZE, "B"), (NVPROF_RATE, "B/s")):
+        if u in table:
+            return parsed[0] * table[u], norm
+    return parsed[0], u or "1"
 
 
 def _check(size_text, time_text, thr_text, size, time_s, thr, source, row, result):

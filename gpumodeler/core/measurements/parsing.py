@@ -197,3 +197,16 @@ def check_finite(record, source: str):
                           f"({describe(value)}: the value times its unit is beyond about "
                           f"1.8e308); give the measured value in a unit that keeps it finite")
     return record
+
+
+def scaled(text: str, factor: float | None) -> float | None:
+    """``float(text) * factor`` for a plain decimal number (the fast row readers' common
+    case), None when ``factor`` is unknown or the text is not one (digit separators ``_``,
+    which float() takes and the reference readers refuse, or no number: the row is then left
+    to the reference reader, which says what is wrong)."""
+    if factor is None or "_" in text:
+        return None
+    try:
+        return float(text) * factor
+    except ValueError:
+        return None

@@ -30,7 +30,7 @@ from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
-    ImportResult, check_finite, positive, split_lines, where)
+    ImportResult, check_finite, positive, scaled, split_lines, where)
 from gpumodeler.core.measurements.records import (DIRECTIONS, FIELD_DEFAULTS, KINDS,
                                                   Measurement, from_fields)
 from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, split_number, valid,
@@ -166,14 +166,8 @@ class _Table:
         if known is SLOW:
             return SLOW
         template, factor = known
-        text = f[self.time]
-        if "_" in text:
-            return SLOW
-        try:
-            time_s = float(text) * factor
-        except ValueError:
-            return SLOW
-        if not 0 < time_s < _INF:
+        time_s = scaled(f[self.time], factor)
+        if time_s is None or not 0 < time_s < _INF:
             return SLOW
         metrics = {}
         for k, name, unit in self.metrics:
@@ -242,29 +236,17 @@ class _Table:
 
 def _plain(f, value_col, unit_col, table) -> float | None:
     """A bare number in its unit column's unit, or None (left to :func:`_quantity`)."""
-    text = f[value_col].strip()
-    if not text or "_" in text or unit_col is None:
+    if unit_col is None:
         return None
-    factor = table.get(f[unit_col].strip())
-    if factor is None:
-        return None
-    try:
-        return float(text) * factor
-    except ValueError:
-        return None
+    return scaled(f[value_col], table.get(f[unit_col].strip()))
 
 
 def _plain_dims(f, k):
     """A grid or block of one plain whole number >= 1, None when the column is absent or
-    empty, SLOW otherwise (left to :func:`_dims`); ValueError for a text int() refuses."""
-    if k is None:
+    empty, SLOW for 0; ValueError for another text (each left to :func:`_dims`)."""
+    value = _plain_whole(f, k)
+    if value is None:
         return None
-    text = f[k].strip()
-    if not text:
-        return None
-    if not text.isdigit():
-        return SLOW
-    value = int(text)
     return (value,) if value >= 1 else SLOW
 
 
