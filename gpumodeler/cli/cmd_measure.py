@@ -14,7 +14,6 @@ if TYPE_CHECKING:  # the importers load when a file is read, not to parse flags
 #: loads no importer
 FORMATS = ("nvprof", "ncu", "timings")
 
-from . import common
 from .main import CLIError
 
 
@@ -40,28 +39,32 @@ def register(sub) -> None:
 
 def read_file(path: str, fmt: str | None = None) -> ImportResult:
     """Import one measurement file; CLIError when it cannot be read."""
-    from gpumodeler.core.measurements.importer import import_text
-    name = "standard input" if path == "-" else Path(path).name
     if path != "-" and is_nsys_candidate(path):
         if fmt is not None:
             raise CLIError(f"{path} is a SQLite file (an Nsight Systems export), not "
                            f"{fmt} CSV; leave out --format")
         from gpumodeler.db.nsys_export import read_export
         return read_export(path)
-    try:
-        text = common.read_input(path, "a measurement file").decode("utf-8-sig")
-    except OSError as exc:
-        raise CLIError(f"cannot read {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise CLIError(f"{path} is not a text file (expected a CSV measurement file)") from None
-    if "\x00" in text:
-        raise CLIError(f"{path} is not a text file (expected a CSV measurement file)")
-    return import_text(text, name, fmt)
+    result, records = stream_file(path, fmt)
+    result.records = list(records)
+    return result
+
+
+def stream_file(path: str, fmt: str | None = None):
+    """``(result, records)`` of a CSV measurement file read a block at a time
+    (core.measurements.importer.stream_lines: the records come as the file is read, the
+    counts in ``result`` are complete once they are all read)."""
+    # lazy: the readers load when a file is read, not to parse flags
+    from gpumodeler.core.measurements.importer import stream_lines, text_lines
+
+    from .measure_stream import file_chunks
+    name = "standard input" if path == "-" else Path(path).name
+    return stream_lines(text_lines(file_chunks(path)), name, fmt)
 
 
 def is_nsys_candidate(path: str) -> bool:
     """Whether ``path`` starts with the SQLite header (then read as an nsys export)."""
-    from gpumodeler.db.nsys_export import is_sqlite
+    from gpumodeler.db.sqlite_files import is_sqlite   # lazy: a file is read (not nsys_export)
     return is_sqlite(path)
 
 
@@ -83,98 +86,54 @@ def _gpu_lines(result: ImportResult) -> list[str]:
     return [describe_gpu(g) for g in result.devices]
 
 
-def _fmt_size(n) -> str:
-    if n is None:
-        return ""
-    for unit, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if n >= f:
-            return f"{n / f:.4g} {unit}"
-    return f"{n:g} B"
-
-
 def write_records_json(records, out=None, batch: int = 1000) -> None:
-    """The records as a JSON list on ``out`` (stdout), one record per line, written record
-    by record (the whole document is never built: a 10^5-row trace's JSON is ten times its
-    file) by the standard library's C encoder. The importers have checked every number
-    finite (core.measurements.importer.record_non_finite)."""
-    import json
-    out = out or sys.stdout
-    encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
-    out.write("[")
-    chunk, sep = [], "\n"
-    for r in records:
-        chunk.append(sep + encode(r.to_json()))
-        sep = ",\n"
-        if len(chunk) >= batch:
-            out.write("".join(chunk))
-            chunk = []
-    out.write("".join(chunk) + ("\n]\n" if sep != "\n" else "]\n"))
+    """The records as a JSON list on ``out`` (stdout), one record per line, written as they
+    come (the whole document is never built: a 10^5-row trace's JSON is ten times its file;
+    cli.measure_stream.write_json). The importers have checked every number finite
+    (core.measurements.parsing.check_finite)."""
+    from .measure_stream import write_json   # lazy: loads when a file is read
+    write_json(records, out, batch)
 
 
-def _stream_nsys_json(path: str) -> None:
-    """``measure import --json`` of an Nsight Systems export, each record written as it is
-    read (db.nsys_export.streamed_export): memory does not grow with the export."""
-    from collections import Counter
+def _nsys_records(path: str, stack):
+    """``(head, records, summary)`` of an Nsight Systems export, read as it is written
+    (db.nsys_export.streamed_export; the export stays open until ``stack`` closes)."""
+    # lazy: the nsys reader loads for an nsys export only
     from gpumodeler.db.nsys_export import require_content, streamed_export
-    counts: Counter = Counter()
 
-    def counted(records):
-        for r in records:
-            counts[r.kind] += 1
-            yield r
-    with streamed_export(path) as (records, summary):
-        first = next(records, None)
-        if first is None:
-            require_content(summary(), 0)
-        write_records_json(counted([] if first is None else _chain(first, records)))
-        result = summary()
-    print(_counts_line(result, dict(counts)), file=sys.stderr)
-    for line in _gpu_lines(result):
-        print(line, file=sys.stderr)
-
-
-def _chain(first, rest):
-    yield first
-    yield from rest
+    from .measure_stream import read_ahead
+    records, summary = stack.enter_context(streamed_export(path))
+    head, records = read_ahead(records)
+    if not head:
+        require_content(summary(), 0)
+    return head, records, summary
 
 
 def run_import(args) -> int:
-    if args.json and args.file != "-" and is_nsys_candidate(args.file):
-        if args.format is not None:
-            raise CLIError(f"{args.file} is a SQLite file (an Nsight Systems export), not "
-                           f"{args.format} CSV; leave out --format")
-        _stream_nsys_json(args.file)
-        return 0
-    result = read_file(args.file, args.format)
-    if args.json:
-        write_records_json(result.records)
-        print(_counts_line(result), file=sys.stderr)
-        for line in _gpu_lines(result):
-            print(line, file=sys.stderr)
-        for d in result.disagreements:
-            print(f"row {d.row}, column {d.column}: {d.message}", file=sys.stderr)
-        return 0
-    streams = any(r.stream is not None for r in result.records)
-    rows = [("row", "kind", "dir", "name", "gpu", "launch / size", "time", "memory", "metrics")
-            + (("stream", "start") if streams else ())]
-    for r in result.records:
-        if r.kind == "kernel":
-            launch = (f"{'x'.join(map(str, r.grid))} x {'x'.join(map(str, r.block))}"
-                      if r.grid and r.block else "")
+    """The records written as they are read (cli.measure_stream): text or --json, counts
+    and GPUs after them (on standard error with --json)."""
+    from contextlib import ExitStack   # lazy: not needed to parse flags
+
+    from .measure_stream import read_ahead, write_json, write_table   # lazy: idem
+    with ExitStack() as stack:
+        if args.file != "-" and is_nsys_candidate(args.file):
+            if args.format is not None:
+                raise CLIError(f"{args.file} is a SQLite file (an Nsight Systems export), not "
+                               f"{args.format} CSV; leave out --format")
+            head, records, summary = _nsys_records(args.file, stack)
         else:
-            launch = _fmt_size(r.size_bytes)
-        name = r.name if len(r.name) <= 40 else r.name[:37] + "..."
-        rows.append((str(r.row), r.kind, r.direction, name, r.gpu,
-                     launch, "" if r.time_s is None else common.fmt_time(r.time_s),
-                     r.memory_kind, str(len(r.metrics)) if r.metrics else "")
-                    + ((("" if r.stream is None else str(r.stream)),
-                        "" if r.start_s is None else f"{r.start_s:.9f} s") if streams else ()))
-    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-    print(_counts_line(result))
-    for line in _gpu_lines(result):
-        print(line)
-    for d in result.disagreements:
-        print(f"  row {d.row}, column {d.column}: {d.message}")
+            result, stream = stream_file(args.file, args.format)
+            head, records = read_ahead(stream)
+
+            def summary():
+                return result
+        counts = write_json(records) if args.json else write_table(head, records)
+        final = summary()
+    out = sys.stderr if args.json else sys.stdout
+    print(_counts_line(final, counts), file=out)
+    for line in _gpu_lines(final):
+        print(line, file=out)
+    indent = "" if args.json else "  "
+    for d in final.disagreements:
+        print(f"{indent}row {d.row}, column {d.column}: {d.message}", file=out)
     return 0

@@ -224,8 +224,9 @@ def _main(argv: list[str]) -> int:
     try:
         # Overflow to inf in numpy is caught where results are printed (common.require_finite):
         # a warning here would print a multi-line report to stderr. One occupancy answer
-        # needs no numpy, and does not load it just for this.
-        if args.command == "occupancy" and not getattr(args, "batch", None):
+        # and a measurement import need no numpy, and do not load it just for this.
+        if (args.command == "occupancy" and not getattr(args, "batch", None)) or \
+                args.command == "measure":
             return int(args.func(args) or 0)
         import numpy as np
         with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):

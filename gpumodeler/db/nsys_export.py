@@ -1,8 +1,8 @@
 """Nsight Systems SQLite exports (``nsys export --type sqlite``) read as measurement records.
 
-The file is opened read-only through :func:`gpumodeler.db.schema.read_only_connection`
-(nothing is created beside it; a file with a ``-wal`` log beside it is read from a private
-copy). Rows are streamed with ``fetchmany``, and kernel names are looked up in ``StringIds``
+The file is opened read-only and nothing is created beside it (``sqlite_files.
+read_only_uri``; a file with a ``-wal`` log beside it is read from a private copy, through
+:func:`gpumodeler.db.schema.read_only_connection`). Rows are streamed with ``fetchmany``, and kernel names are looked up in ``StringIds``
 one id at a time with a bounded cache, so memory stays flat in the size of the file.
 
 Exports differ across nsys versions (docs/measurements.md, "Nsight Systems"); columns are
@@ -23,14 +23,13 @@ import re
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
-from heapq import merge
 from pathlib import Path
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.importer import ImportResult
-from gpumodeler.core.measurements.records import Measurement
+from gpumodeler.core.measurements.records import FIELD_DEFAULTS, from_fields
 
-from .schema import SQLITE_MAGIC, read_only_connection
+from .sqlite_files import BUSY_TIMEOUT_S, is_sqlite, pending_log, read_only_uri
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
 MEMCPY_TABLE = "CUPTI_ACTIVITY_KIND_MEMCPY"
@@ -115,15 +114,6 @@ def describe_gpu(g: dict) -> str:
     tags = [t for t, on in (("MIG slice", g["mig"]), ("integrated", g["integrated"])) if on]
     return (f"GPU {g['id']}: {g['name']}{' [' + ', '.join(tags) + ']' if tags else ''}: "
             f"{', '.join(facts)}")
-
-
-def is_sqlite(path) -> bool:
-    """Whether ``path`` starts with the SQLite header (whatever its suffix)."""
-    try:
-        with open(path, "rb") as fh:
-            return fh.read(len(SQLITE_MAGIC)) == SQLITE_MAGIC
-    except OSError:
-        return False
 
 
 def _columns(conn, table: str) -> set[str]:
@@ -268,15 +258,14 @@ class _Names:
 
 
 def _rows(conn, table: str, columns: list[str]):
-    """(rowid, dict) of ``table`` in start order, fetched BATCH rows at a time."""
+    """(rowid, *columns) of ``table`` in start order, fetched BATCH rows at a time."""
     cur = conn.execute(f'SELECT rowid, {", ".join(f"{c!s}" for c in columns)} '
                        f'FROM "{table}" ORDER BY start, rowid')
     while True:
         batch = cur.fetchmany(BATCH)
         if not batch:
             return
-        for values in batch:
-            yield values[0], dict(zip(columns, values[1:]))
+        yield from batch
 
 
 def _require(conn, source, table, needed) -> set[str]:
@@ -306,6 +295,25 @@ class _Reader:
         self.names = _Names(conn, self.tables)
         self.other_rows = 0
         self.cut_names = 0
+        self.labels: dict = {}    # device id -> gpu_label (asked once per device)
+
+    def fields(self, template: dict, rowid, start: int, end: int, stream, device) -> dict:
+        """A record's fields: its table's ``template`` with what every row has (times from
+        whole nanoseconds, stream, device and its GPU's label, row id); a fresh metrics
+        dict."""
+        d = template.copy()
+        d["time_s"] = (end - start) / 1e9
+        gpu = self.labels.get(device)
+        if gpu is None:
+            gpu = self.labels[device] = self.gpu_label(device)
+        d["gpu"] = gpu
+        d["metrics"] = {}
+        d["row"] = rowid
+        d["stream"] = stream
+        d["device"] = device
+        d["start_s"] = start / 1e9
+        d["end_s"] = end / 1e9
+        return d
 
     def gpu_label(self, device) -> str:
         gpu = self.gpus.get(device)
@@ -314,6 +322,7 @@ class _Reader:
         return f"GPU ({device})" if isinstance(device, int) else ""
 
     def kernels(self):
+        """(start, rowid, 0, record) of each kernel row in start order."""
         table = KERNEL_TABLE
         if table not in self.tables:
             return
@@ -326,33 +335,43 @@ class _Reader:
             raise FormatError(f"{self.source}: table {table} has no demangledName, shortName "
                               f"or mangledName column; expected one of them")
         where = f"{self.source}#{table}"
-        for rowid, row in _rows(self.conn, table, needed + name_cols):
-            start_s, end_s, time_s = _times(self.source, table, rowid, row)
+        template = dict(FIELD_DEFAULTS, kind="kernel", source=where)
+        names = self.names
+        valid: set = set()      # grids and blocks found valid
+        first_name = 14    # (the row's columns: rowid, then needed, then name_cols)
+        for values in _rows(self.conn, table, needed + name_cols):
+            (rowid, start, end, device, stream, gx, gy, gz, bx, by, bz, regs, static,
+             dynamic) = values[:first_name]
+            if type(start) is not int or type(end) is not int or end < start:
+                _times(self.source, table, rowid, {"start": start, "end": end})
             name = ""
-            for c in name_cols:
-                name = self.names(row[c])
+            for value in values[first_name:]:
+                name = names(value)
                 if name:
                     break
             if name.endswith("..."):
                 self.cut_names += 1
-            grid = tuple(row[c] for c in ("gridX", "gridY", "gridZ"))
-            block = tuple(row[c] for c in ("blockX", "blockY", "blockZ"))
-            for label, dims in (("grid", grid), ("block", block)):
-                if not all(isinstance(v, int) and v > 0 for v in dims):
-                    raise FormatError(f"{where} row {rowid}: {label} {dims!r} must be whole "
-                                      f"numbers > 0")
-            shared = sum(v for v in (row["staticSharedMemory"], row["dynamicSharedMemory"])
-                         if isinstance(v, int))
-            regs = row["registersPerThread"]
-            yield start_s, rowid, Measurement(
-                kind="kernel", time_s=time_s, name=name,
-                gpu=self.gpu_label(row["deviceId"]), grid=grid, block=block,
-                registers_per_thread=regs if isinstance(regs, int) else None,
-                shared_mem_bytes=shared, source=where, row=rowid,
-                stream=row["streamId"], device=row["deviceId"],
-                start_s=start_s, end_s=end_s)
+            grid = (gx, gy, gz)
+            block = (bx, by, bz)
+            if grid not in valid or block not in valid:     # (launch shapes repeat)
+                for what, dims in (("grid", grid), ("block", block)):
+                    if not all(isinstance(v, int) and v > 0 for v in dims):
+                        raise FormatError(f"{where} row {rowid}: {what} {dims!r} must be "
+                                          f"whole numbers > 0")
+                if len(valid) >= NAME_CACHE:
+                    valid.clear()
+                valid.update((grid, block))
+            d = self.fields(template, rowid, start, end, stream, device)
+            d["name"] = name
+            d["grid"] = grid
+            d["block"] = block
+            d["registers_per_thread"] = regs if isinstance(regs, int) else None
+            d["shared_mem_bytes"] = (static if isinstance(static, int) else 0) + \
+                (dynamic if isinstance(dynamic, int) else 0)
+            yield d["start_s"], rowid, 0, from_fields(d)
 
     def copies(self):
+        """(start, rowid, 1, record) of each copy or migration row in start order."""
         table = MEMCPY_TABLE
         if table not in self.tables:
             return
@@ -364,32 +383,38 @@ class _Reader:
         mem = _enum(self.conn, self.tables, "ENUM_CUDA_MEM_KIND", _mem_kind_from_label,
                     MEM_KIND)
         where = f"{self.source}#{table}"
-        for rowid, row in _rows(self.conn, table, needed + kinds):
-            oper = opers.get(row["copyKind"])
-            if oper is None:
+        templates = {}
+        for oper, (kind, direction) in opers.items():
+            templates[oper] = dict(
+                FIELD_DEFAULTS, kind=kind, direction=direction, source=where,
+                name=f"[CUDA memcpy {_LABELS[direction]}]" if kind == "transfer"
+                else f"[Unified Memory {_LABELS[direction]}]")
+        src_at = 7 if "srcKind" in kinds else None
+        dst_at = 7 + kinds.index("dstKind") if "dstKind" in kinds else None
+        for values in _rows(self.conn, table, needed + kinds):
+            rowid, start, end, device, stream, size, oper = values[:7]
+            template = templates.get(oper)
+            if template is None:
                 self.other_rows += 1
                 continue
-            kind, direction = oper
-            start_s, end_s, time_s = _times(self.source, table, rowid, row)
-            size = row["bytes"]
+            if type(start) is not int or type(end) is not int or end < start:
+                _times(self.source, table, rowid, {"start": start, "end": end})
             if not isinstance(size, int) or size < 0:
                 raise FormatError(f"{where} row {rowid}: bytes {size!r} must be a whole "
                                   f"number >= 0")
+            kind, direction = template["kind"], template["direction"]
             if kind == "migration":
                 memory = "managed"
             elif direction == "htod":
-                memory = mem.get(row.get("srcKind"), "")
+                memory = mem.get(values[src_at], "") if src_at is not None else ""
             elif direction == "dtoh":
-                memory = mem.get(row.get("dstKind"), "")
+                memory = mem.get(values[dst_at], "") if dst_at is not None else ""
             else:
                 memory = "device"
-            yield start_s, rowid, Measurement(
-                kind=kind, time_s=time_s, name=f"[CUDA memcpy {_LABELS[direction]}]"
-                if kind == "transfer" else f"[Unified Memory {_LABELS[direction]}]",
-                direction=direction, gpu=self.gpu_label(row["deviceId"]),
-                size_bytes=float(size), memory_kind=memory, source=where, row=rowid,
-                stream=row["streamId"], device=row["deviceId"],
-                start_s=start_s, end_s=end_s)
+            d = self.fields(template, rowid, start, end, stream, device)
+            d["size_bytes"] = float(size)
+            d["memory_kind"] = memory
+            yield d["start_s"], rowid, 1, from_fields(d)
 
     def count_memsets(self) -> None:
         if MEMSET_TABLE in self.tables:
@@ -400,14 +425,50 @@ class _Reader:
 def iter_records(conn, source: str, reader: _Reader | None = None):
     """Kernel, copy and migration records of an open export in start order (streamed)."""
     reader = reader or _Reader(conn, source)
-    for _start, _rowid, record in merge(reader.kernels(), reader.copies(),
-                                        key=lambda item: (item[0], item[1])):
-        yield record
+    return _merged(reader.kernels(), reader.copies())
+
+
+def _merged(kernels, copies):
+    """The records of two (start, rowid, table, record) streams, each in (start, rowid)
+    order, in that order; a kernel before a copy of the same start and rowid."""
+    kernels, copies = iter(kernels), iter(copies)
+    k, c = next(kernels, None), next(copies, None)
+    while k is not None and c is not None:
+        if c[0] < k[0] or (c[0] == k[0] and c[1] < k[1]):
+            yield c[3]
+            c = next(copies, None)
+        else:
+            yield k[3]
+            k = next(kernels, None)
+    if k is not None:
+        yield k[3]
+        for k in kernels:
+            yield k[3]
+    if c is not None:
+        yield c[3]
+        for c in copies:
+            yield c[3]
+
+
+class _Connection:
+    """An export opened read-only: ``conn``, and ``close()``. A file with no log beside it
+    is opened straight (sqlite_files.read_only_uri: the common case, without loading the
+    database layer); one with a -wal or -journal beside it through
+    :func:`gpumodeler.db.schema.read_only_connection`, which reads a private copy."""
+
+    def __init__(self, path: Path):
+        if pending_log(path) is None:
+            self.conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_S)
+            self.close = self.conn.close
+        else:
+            from .schema import read_only_connection   # lazy: sqlite-utils, only here
+            db = read_only_connection(path)
+            self.conn, self.close = db.conn, db.close
 
 
 def _open(path: Path):
     try:
-        db = read_only_connection(path)
+        db = _Connection(path)
         tables = _tables(db.conn)
     except sqlite3.DatabaseError as exc:
         raise FormatError(f"{path.name}: not a readable SQLite file ({exc}); expected an "

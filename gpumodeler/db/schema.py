@@ -26,59 +26,13 @@ from .migrations import (DIGEST_TRIGGERS, KNOWN_MIGRATIONS, MIGRATION_SET,  # no
                          MIGRATIONS_TABLE, SCHEMA_VERSION, set_meta_version,
                          digest_triggers_suspended, migrations)
 
-SQLITE_MAGIC = b"SQLite format 3\x00"
+# (re-exported: callers and tests import them from here)
+from .sqlite_files import (BUSY_TIMEOUT_S, SQLITE_MAGIC, pending_log,  # noqa: F401
+                           read_only_uri)
 
 # SQLite's default page cache is 2 MB; comparing or merging a 50 MB database then re-reads
 # (and, when writing, spills) pages all the time. Pages are allocated only when used.
 CACHE_KIB = 64 * 1024
-
-
-def read_only_uri(path: Path) -> str:
-    """The URI that opens ``path`` read-only without leaving anything next to it, for a
-    file with no -wal or -journal beside it (read_only_connection copies the others).
-
-    SQLite opens a WAL-mode file (header byte 18 = 2) with a -wal and a -shm file beside it,
-    even read-only, and leaves them there. When the file has no -wal file (or an empty
-    one), everything is in the file itself, so it is opened ``immutable``: no locks, no
-    files created."""
-    uri = path.resolve().as_uri() + "?mode=ro"
-    try:
-        with open(path, "rb") as fh:
-            header = fh.read(20)
-    except OSError:
-        return uri
-    wal_log = path.with_name(path.name + "-wal")
-    try:
-        logged = wal_log.stat().st_size > 0
-    except OSError:
-        logged = False
-    if len(header) == 20 and header[18] == 2 and not logged:   # (an empty log adds nothing)
-        uri += "&immutable=1"
-    return uri
-
-
-#: How long a connection waits for another process's lock before "database is locked".
-BUSY_TIMEOUT_S = 20.0
-_LOGS = ("-wal", "-journal")
-
-
-def pending_log(path: Path) -> Path | None:
-    """The -wal or -journal file beside ``path`` that reading it would have to use: a
-    WAL log (SQLite would create a -shm to read it), or a rollback journal (hot when a
-    write was killed: only a connection that can write rolls it back). None when there
-    is none."""
-    for suffix in _LOGS:
-        log = path.with_name(path.name + suffix)
-        try:
-            with open(log, "rb") as fh:
-                head = fh.read(1)
-        except OSError:
-            continue
-        # (A journal whose header is still zero was never synced: the file was not
-        # changed yet, and SQLite reads past it; so does a read-only connection.)
-        if head and (suffix == "-wal" or head != b"\0"):
-            return log
-    return None
 
 
 class _PrivateCopy(sqlite_utils.Database):

@@ -10,14 +10,15 @@ rows whose size, duration and throughput disagree. Bad input raises
 """
 from __future__ import annotations
 
-import math
+from collections.abc import Iterable, Iterator
+from itertools import chain, islice
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements import ncu, nvprof, timings
 from gpumodeler.core.measurements.parsing import (  # noqa: F401  (re-exported)
-    Disagreement, ImportResult, csv_fields, positive, split_lines, table_rows, where)
+    Disagreement, ImportResult, check_finite, csv_fields, positive, record_non_finite,
+    split_lines, table_rows, text_lines, where)
 from gpumodeler.core.measurements.records import Measurement
-from gpumodeler.core.physical import describe
 
 FORMATS = ("nvprof", "ncu", "timings")
 
@@ -46,18 +47,23 @@ def _looks_ncu(lines) -> bool:
 def detect_format(text: str, source: str = "file") -> str:
     """'nvprof', 'ncu' or 'timings' from the file's header lines; FormatError otherwise."""
     lines = split_lines(text)
-    head = lines[:400]
+    return _detect(lines[:DETECT_LINES], iter(lines[DETECT_LINES:]), source)
+
+
+def _detect(head: list[str], rest: Iterator[str], source: str) -> str:
+    """The format from the first lines ``head``; ``rest`` (the lines after them) is read
+    only to name the first non-blank line of a file whose format is not told."""
     if _looks_ncu(head):
         return "ncu"
     if _looks_nvprof(head):
         return "nvprof"
     if timings.looks_like_timings(head):
         return "timings"
-    first = next((i for i, l in enumerate(lines) if l.strip()), None)
+    first, shown = next(((i, l.strip()) for i, l in enumerate(chain(head, rest)) if l.strip()),
+                        (None, ""))
     if first is None:
         raise FormatError(f"{source} is empty; expected an nvprof, Nsight Compute or "
                           f"gpumodeler timings CSV (see docs/measurements.md)")
-    shown = lines[first].strip()
     shown = shown if len(shown) <= 80 else shown[:77] + "..."
     raise FormatError(
         f"{source} row {first + 1}: cannot tell the format from {shown!r}; expected nvprof "
@@ -66,46 +72,63 @@ def detect_format(text: str, source: str = "file") -> str:
         f"kind and time columns; give --format nvprof|ncu|timings if it is one of them")
 
 
-_NUMBERS = ("time_s", "size_bytes", "start_s", "end_s")
-
-
-def record_non_finite(record: Measurement):
-    """(name, value) of the first number of ``record`` that is not finite, or None: the
-    numbers a file's value times its unit can overflow (durations, sizes, times, metric
-    values; grids, registers and ids are whole numbers), checked without building the
-    record's JSON."""
-    for name in _NUMBERS:
-        value = getattr(record, name)
-        if value is not None and not math.isfinite(value):
-            return name, value
-    for name, (value, _unit) in record.metrics.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            return f"metrics.{name}.value", value
-    return None
-
-
 def import_text(text: str, source: str = "file", fmt: str | None = None) -> ImportResult:
     """Parse ``text`` (the file's content; ``source`` names it in messages)."""
-    if fmt is None:
-        fmt = detect_format(text, source)
-    parsers = {"nvprof": nvprof.parse, "ncu": ncu.parse, "timings": timings.parse}
-    if fmt not in parsers:
-        raise FormatError(f"unknown measurement format {fmt!r}; valid: {', '.join(FORMATS)}")
-    result = parsers[fmt](text, source)
-    for record in result.records:  # a size or a time beyond a float is no measurement
-        found = record_non_finite(record)
-        if found:
-            name, value = found
-            raise FormatError(f"{where(source, record.row)}: {name} is not a finite number "
-                              f"({describe(value)}: the value times its unit is beyond about "
-                              f"1.8e308); give the measured value in a unit that keeps it finite")
-    if not result.records:
-        raise FormatError(
-            f"{source}: no rows of a known kind (read as {fmt}: {result.noise_lines} noise "
-            f"line(s), {result.other_rows} row(s) of other kinds); expected kernel launches or "
-            f"[CUDA memcpy HtoD/DtoH/DtoD/PtoP] copies, or kernel metrics")
+    result, records = stream_lines(split_lines(text), source, fmt)
+    result.records = list(records)
     return result
 
 
+#: lines read ahead to tell a file's format (the whole file when it is shorter)
+DETECT_LINES = 400
+
+
+def stream_lines(lines: Iterable[str], source: str = "file",
+                 fmt: str | None = None) -> tuple[ImportResult, Iterator[Measurement]]:
+    """``(result, records)`` of a measurement file given line by line (as
+    :func:`~gpumodeler.core.measurements.parsing.text_lines` gives a file read a block at a
+    time): ``records`` yields the records as the lines are read, so neither the file nor its
+    records are ever held whole; ``result`` (its ``records`` left empty) counts noise lines,
+    other rows and disagreements as they go, and is complete once ``records`` is exhausted.
+
+    The format is told from the first :data:`DETECT_LINES` lines before this returns (a
+    FormatError then); a bad row raises FormatError when ``records`` reaches it, and a file
+    without a record of a known kind when it ends. Nsight Compute files are read whole
+    (their metrics of one kernel are spread over the file)."""
+    it = iter(lines)
+    head = list(islice(it, DETECT_LINES))
+    if head and head[0].startswith("\ufeff"):
+        head[0] = head[0][1:]
+    if fmt is None:
+        fmt = _detect(head, it, source)
+    if fmt not in FORMATS:
+        raise FormatError(f"unknown measurement format {fmt!r}; valid: {', '.join(FORMATS)}")
+    all_lines = chain(head, it)
+    if fmt == "ncu":
+        whole = "\n".join(all_lines)
+        result = ncu.parse(whole + "\n" if whole else whole, source)
+        for record in result.records:
+            check_finite(record, source)
+        found, result.records = result.records, []
+        return result, _counted(iter(found), result, fmt)
+    result = ImportResult(fmt, source)
+    reader = nvprof.stream if fmt == "nvprof" else timings.stream
+    return result, _counted(reader(all_lines, source, result), result, fmt)
+
+
+def _counted(records: Iterator[Measurement], result: ImportResult,
+             fmt: str) -> Iterator[Measurement]:
+    """``records``, then a FormatError if there was none."""
+    any_record = False
+    for record in records:
+        any_record = True
+        yield record
+    if not any_record:
+        raise FormatError(
+            f"{result.source}: no rows of a known kind (read as {fmt}: {result.noise_lines} "
+            f"noise line(s), {result.other_rows} row(s) of other kinds); expected kernel "
+            f"launches or [CUDA memcpy HtoD/DtoH/DtoD/PtoP] copies, or kernel metrics")
+
+
 __all__ = ["Disagreement", "FORMATS", "ImportResult", "Measurement", "detect_format",
-           "import_text"]
+           "import_text", "stream_lines", "text_lines"]

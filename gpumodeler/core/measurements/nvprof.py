@@ -32,12 +32,17 @@ metrics in replayed runs, without durations; take the duration from a GPU trace)
 """
 from __future__ import annotations
 
+import csv
+import math
 import re
+from collections.abc import Iterable, Iterator
+from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
-    Disagreement, ImportResult, csv_fields, positive, split_lines, table_rows, where)
-from gpumodeler.core.measurements.records import Measurement
+    SPACES, Disagreement, ImportResult, LineSource, check_finite, csv_fields, positive,
+    scaled, split_lines, where)
+from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement
 from gpumodeler.core.measurements.units import (
     NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid, printed_half_unit, whole_bytes)
 
@@ -81,66 +86,75 @@ def _ends_block(line: str) -> bool:
 
 def parse(text: str, source: str = "nvprof.csv") -> ImportResult:
     """Every GPU-trace, metric and event table of an nvprof --csv log (module docstring)."""
-    lines = split_lines(text)
     result = ImportResult("nvprof", source)
+    result.records = list(stream(split_lines(text), source, result))
+    return result
+
+
+def stream(lines: Iterable[str], source: str, result: ImportResult) -> Iterator[Measurement]:
+    """The records of an nvprof --csv log given line by line, yielded as they are read (a
+    GPU trace's rows one by one; a metric table's kernels at the end, when every metric of
+    them is known). ``result`` counts noise lines, other rows and disagreements as it goes."""
+    src = LineSource(lines)
     per_kernel: dict = {}  # (device, kernel) -> [row, metrics]
-    i = 0
-    while i < len(lines):
-        s = lines[i].strip()
-        if _ends_block(lines[i]):
+    while True:
+        line = src.next()
+        if line is None:
+            break
+        k = src.number
+        if _ends_block(line):
             result.noise_lines += 1
-            i += 1
             continue
-        fields = csv_fields(s, source, i + 1)
+        s = line.strip()
+        fields = csv_fields(s, source, k)
         kind = header_kind(fields)
         if kind == "trace":
-            i = _trace_block(lines, i, fields, result)
+            yield from _trace_block(src, k, fields, result)
         elif kind in ("metrics", "events"):
-            i = _metric_block(lines, i, fields, kind, result, per_kernel)
+            _metric_block(src, k, fields, kind, result, per_kernel)
         elif kind in ("summary", "api"):
-            i = _skip_block(lines, i, result)
+            _skip_block(src, result)
         elif len(fields) >= 4 and is_number(fields[0]) and is_number(fields[1]):
             raise FormatError(
-                f"{where(source, i + 1)}: a data row outside any table (its header line, "
+                f"{where(source, k)}: a data row outside any table (its header line, "
                 f"\"Start\",\"Duration\",..., is missing: is the file cut or edited?)")
         elif s.startswith('"'):
             shown = ", ".join(fields[:6]) + (", ..." if len(fields) > 6 else "")
             raise FormatError(
-                f"{where(source, i + 1)}: a CSV header nvprof does not write ({shown}); "
+                f"{where(source, k)}: a CSV header nvprof does not write ({shown}); "
                 f"expected a GPU trace (\"Start\",\"Duration\",...,\"Name\") or a metric/event "
                 f"table (\"Device\",\"Kernel\",\"Invocations\",\"Metric Name\"...)")
         else:
             result.noise_lines += 1
-            i += 1
     for (device, kernel), (row, metrics) in per_kernel.items():
-        result.records.append(Measurement(kind="kernel", time_s=None, name=kernel, gpu=device,
-                                          metrics=metrics, source=source, row=row))
-    return result
+        yield check_finite(Measurement(kind="kernel", time_s=None, name=kernel, gpu=device,
+                                       metrics=metrics, source=source, row=row), source)
 
 
-def _skip_block(lines, i, result) -> int:
+def _skip_block(src: LineSource, result) -> None:
     """A table gpumodeler does not read (summary, API trace): header counted as noise, rows
     as other rows."""
     result.noise_lines += 1
-    i += 1
-    while i < len(lines) and not _ends_block(lines[i]):
+    while (line := src.next()) is not None:
+        if _ends_block(line):
+            src.push_back(line)
+            return
         result.other_rows += 1
-        i += 1
-    return i
 
 
-def _unit_row(lines, i, header, source) -> list[str]:
-    row = i + 2
-    if i + 1 >= len(lines) or not lines[i + 1].strip():
-        raise FormatError(f"{where(source, row)}: the header at row {i + 1} has no unit row under "
+def _unit_row(src: LineSource, hrow: int, header, source) -> list[str]:
+    row = hrow + 1
+    line = src.next()
+    if line is None or not line.strip():
+        raise FormatError(f"{where(source, row)}: the header at row {hrow} has no unit row under "
                           f"it (is the file truncated?); nvprof writes one like "
                           f"us,us,,,...,KB,GB/s and units are never guessed")
-    units = csv_fields(lines[i + 1].strip(), source, row)
+    units = csv_fields(line.strip(), source, row)
     if any(u and u not in ALL_UNITS for u in units) or len(units) != len(header):
         bad = next((f"{h} = {u!r}" for h, u in zip(header, units) if u and u not in ALL_UNITS),
                    f"{len(units)} fields for {len(header)} columns")
         raise FormatError(f"{where(source, row)}: expected nvprof's unit row under the header at "
-                          f"row {i + 1} (like us,us,,,...,KB,GB/s), got {bad}; units are never "
+                          f"row {hrow} (like us,us,,,...,KB,GB/s), got {bad}; units are never "
                           f"guessed")
     for col, table in UNIT_TABLES.items():
         if col in header:
@@ -151,30 +165,294 @@ def _unit_row(lines, i, header, source) -> list[str]:
     return units
 
 
-def _trace_block(lines, i, header, result) -> int:
+def _trace_block(src: LineSource, hrow: int, header, result) -> Iterator[Measurement]:
+    """The rows of one GPU-trace table, read by one CSV reader, each through
+    :class:`_TraceTable` (the row as the reference :func:`_trace_row` reads it, at a
+    fraction of the cost); the line that ends the table is pushed back."""
     source = result.source
     for col in ("Duration", "Name"):
         if col not in header:  # header_kind guarantees these; kept for clarity
-            raise FormatError(f"{where(source, i + 1)}: the GPU-trace header has no {col} column")
-    units = _unit_row(lines, i, header, source)
-    column = {h: k for k, h in enumerate(header)}
-    unit = {h: units[k] for k, h in enumerate(header)}
-    start = end = i + 2
-    while end < len(lines) and not _ends_block(lines[end]):
-        end += 1
-    for j, fields in table_rows(lines, start, end, source):
-        if fields and fields[0] in HEADER_STARTS and header_kind(fields) is not None:
-            return j
-        if len(fields) != len(header):
-            raise FormatError(
-                f"{where(source, j + 1)}: {len(fields)} fields for the {len(header)} columns of "
-                f"the header at row {i + 1} (is the file truncated or were columns edited?)")
-        rec = _trace_row(dict(zip(header, fields)), unit, column, source, j + 1, result)
-        if rec is None:
-            result.other_rows += 1
-        else:
-            result.records.append(rec)
-    return end
+            raise FormatError(f"{where(source, hrow)}: the GPU-trace header has no {col} column")
+    units = _unit_row(src, hrow, header, source)
+    table = _TraceTable(header, units, result)
+    ended: list[str] = []
+    last = [""]
+
+    def block():
+        for line in src.pending():
+            if _ends_block(line):
+                ended.append(line)
+                return
+            last[0] = line
+            yield line
+        number = src.number
+        for line in src.lines:
+            number += 1
+            src.number = number
+            c = line[:1]
+            # (a line starting with neither "=" nor a space, with a comma, ends no table)
+            if (c == "=" or c in SPACES or "," not in line) and _ends_block(line):
+                ended.append(line)
+                return
+            last[0] = line
+            yield line
+    reader = csv.reader(block(), strict=True)
+    width = len(header)
+    fast = table.row
+    try:
+        for fields in reader:
+            row = src.number
+            if fields[0].strip() in HEADER_STARTS:
+                stripped = [f.strip() for f in fields]
+                if header_kind(stripped) is not None:
+                    src.push_back(last[0])
+                    return
+            if len(fields) != width:
+                raise FormatError(
+                    f"{where(source, row)}: {len(fields)} fields for the {width} columns of "
+                    f"the header at row {hrow} (is the file truncated or were columns edited?)")
+            rec = fast(fields, row)
+            if rec is SLOW:
+                rec = _trace_row(dict(zip(header, [f.strip() for f in fields])), table.unit,
+                                 table.column, source, row, result)
+                if rec is not None:
+                    check_finite(rec, source)
+            if rec is None:
+                result.other_rows += 1
+            else:
+                yield rec
+    except csv.Error as exc:
+        raise FormatError(f"{where(source, src.number)}: not a valid CSV line ({exc})") from None
+    if ended:
+        src.push_back(ended[0])
+
+
+#: :meth:`_TraceTable.row`'s answer for a row it leaves to :func:`_trace_row`
+SLOW = object()
+_INF = math.inf
+#: distinct texts of each kind (sizes, names...) remembered per table at most
+CACHE = 4096
+
+
+class _TraceTable:
+    """One GPU-trace table's columns and unit factors, found once, and its rows read by
+    position with the common case only: plain numbers, units given, values valid. Any other
+    row is answered :data:`SLOW` and read by :func:`_trace_row`, which gives the same record
+    or the row's error message (a test compares the two on every sample row and on edited
+    ones)."""
+
+    def __init__(self, header, units, result):
+        self.result = result
+        self.source = result.source
+        self.column = {h: k for k, h in enumerate(header)}
+        self.unit = {h: units[k] for k, h in enumerate(header)}
+        col, unit = self.column, self.unit
+        self.name = col["Name"]
+        self.duration = col["Duration"]
+        self.time_factor = NVPROF_TIME.get(unit["Duration"])
+        self.size = col.get("Size")
+        self.size_factor = NVPROF_SIZE.get(unit.get("Size", ""))
+        self.throughput = col.get("Throughput")
+        self.rate_factor = NVPROF_RATE.get(unit.get("Throughput", ""))
+        has_dims = "Grid X" in col and "Block X" in col
+        self.grid = [col[f"Grid {a}"] for a in "XYZ" if f"Grid {a}" in col] if has_dims else None
+        self.block = [col[f"Block {a}"] for a in "XYZ" if f"Block {a}" in col] \
+            if has_dims else None
+        self.registers = col.get("Registers Per Thread")
+        self.smem = [(col[c], NVPROF_SIZE.get(unit[c])) for c in ("Static SMem", "Dynamic SMem")
+                     if c in col]
+        self.device = col.get("Device")
+        self.src_kind = col.get("SrcMemType")
+        self.dst_kind = col.get("DstMemType")
+        # (as the reference reads a row: one cell per name, the last column of a repeated one)
+        self.extra = [(k, h) for h, k in col.items() if h not in KNOWN_TRACE]
+        base = dict(FIELD_DEFAULTS, source=self.source)
+        self.kernel = dict(base, kind="kernel")
+        self.copy = dict(base, kind="transfer")
+
+        self.row = self._row_reader()
+
+    def _row_reader(self):
+        """``row(fields, number)``: the row's record, None for a row of another kind, or SLOW
+        (a closure over the table's columns: the read of a row is the hot loop of a trace)."""
+        name_col, duration_col, device_col = self.name, self.duration, self.device
+        time_factor, size_factor, rate_factor = self.time_factor, self.size_factor, \
+            self.rate_factor
+        size_col, rate_col = self.size, self.throughput
+        src_col, dst_col, reg_col = self.src_kind, self.dst_kind, self.registers
+        smem_cols = self.smem
+        dims = self.grid is not None and self.block is not None
+        xyz = dims and len(self.grid) == 3 and len(self.block) == 3
+        gx, gy, gz = self.grid if xyz else (0, 0, 0)
+        bx, by, bz = self.block if xyz else (0, 0, 0)
+        grid_cols, block_cols = self.grid, self.block
+        extra_of = self._extra if self.extra else None
+        kernel, copy = self.kernel, self.copy
+        source, result = self.source, self.result
+        # Texts that repeat down a trace, each read once (bounded: cleared when full): a
+        # copy's size, a row's name (copy direction or None), a kernel's launch cells, a
+        # memory-type cell.
+        sizes: dict = {}
+        names: dict = {}
+        launches: dict = {}
+        memory: dict = {}
+        launch_cols = [k for k in (grid_cols or []) + (block_cols or [])] + \
+            ([reg_col] if reg_col is not None else []) + [k for k, _ in smem_cols]
+        launch_key = itemgetter(*launch_cols) if len(launch_cols) > 1 else None
+        directions = COPY_DIRECTIONS
+        inf = _INF
+        new, set_fields = object.__new__, object.__setattr__
+
+        def copy_direction(name: str):
+            """The direction of a copy row's name, None for a kernel, "" for a row of another
+            kind."""
+            if name[:1] != "[":
+                return None
+            m = _COPY.match(name)
+            return directions[m.group(1)] if m and m.group(1) in directions else ""
+
+        def launch(f: list[str]):
+            """(grid, block, registers, shared memory) of a kernel row, or SLOW."""
+            try:
+                grid: tuple[int, ...]
+                block: tuple[int, ...]
+                if xyz:
+                    grid = (int(f[gx]), int(f[gy]), int(f[gz]))
+                    block = (int(f[bx]), int(f[by]), int(f[bz]))
+                else:
+                    grid = tuple([int(f[k]) for k in grid_cols])
+                    block = tuple([int(f[k]) for k in block_cols])
+                regs = None
+                if reg_col is not None:
+                    text = f[reg_col]
+                    if text:
+                        regs = int(text)
+                        if regs < 0:
+                            return SLOW
+                smem = None
+                for k, factor in smem_cols:
+                    text = f[k]
+                    if text:
+                        v = scaled(text, factor)
+                        if v is None or not -inf < v < inf:
+                            return SLOW
+                        smem = v if smem is None else smem + v
+            except ValueError:
+                return SLOW
+            if (grid and min(grid) < 1) or (block and min(block) < 1):
+                return SLOW
+            return grid, block, regs, None if smem is None else int(round(smem))
+
+        def row(f: list[str], number: int):
+            name = f[name_col].strip()
+            direction = names.get(name, 0)
+            if direction == 0:
+                direction = copy_direction(name)
+                if len(names) >= CACHE:
+                    names.clear()
+                names[name] = direction
+            if direction == "":
+                return None
+            time_text = f[duration_col]
+            time_s = scaled(time_text, time_factor)
+            if time_s is None or not 0 < time_s < inf:
+                return SLOW
+            gpu = f[device_col].strip() if device_col is not None else ""
+            extra: dict = {}
+            if extra_of is not None and not extra_of(f, extra):
+                return SLOW
+            if direction is None:      # a kernel
+                if not dims:
+                    return SLOW
+                key = launch_key(f) if launch_key is not None else None
+                cells = launches.get(key) if key is not None else None
+                if cells is None:
+                    cells = launch(f)
+                    if cells is SLOW:
+                        return SLOW
+                    if key is not None:
+                        if len(launches) >= CACHE:
+                            launches.clear()
+                        launches[key] = cells
+                d = kernel.copy()
+                d["time_s"] = time_s
+                d["name"] = name
+                d["gpu"] = gpu
+                d["grid"], d["block"], d["registers_per_thread"], d["shared_mem_bytes"] = cells
+                d["metrics"] = extra
+                d["row"] = number
+                record = new(Measurement)
+                set_fields(record, "__dict__", d)
+                return record
+            # a copy
+            if size_col is None or size_factor is None:
+                return SLOW
+            size_text = f[size_col]
+            known = sizes.get(size_text)
+            if known is None:
+                text = size_text.strip()
+                exact = scaled(text, size_factor)
+                if exact is None or not 0 < exact < inf:
+                    return SLOW
+                size, uncertainty = whole_bytes(exact, printed_half_unit(text) * size_factor)
+                if size < 1 or not uncertainty < inf:
+                    return SLOW
+                if len(sizes) >= CACHE:
+                    sizes.clear()
+                known = sizes[size_text] = (exact, size, uncertainty, text)
+            exact, size, uncertainty, text = known
+            if uncertainty > 0:
+                extra["size_uncertainty"] = (uncertainty, "B")
+            thr = None
+            if rate_col is not None:
+                thr_text = f[rate_col].strip()
+                if thr_text:
+                    thr = scaled(thr_text, rate_factor)
+                    if thr is None or not -inf < thr < inf:
+                        return SLOW
+            side = src_col if direction == "htod" else dst_col
+            kind = ""
+            if side is not None:
+                cell = f[side]
+                known_kind = memory.get(cell)
+                if known_kind is None:
+                    known_kind = MEMORY_KINDS.get(cell.strip().lower(), "")
+                    if len(memory) >= CACHE:
+                        memory.clear()
+                    memory[cell] = known_kind
+                kind = known_kind
+            if not kind and (direction == "dtod" or direction == "ptop"):
+                kind = "device"
+            if thr is not None:
+                # (_check's first test inline: a row whose numbers agree costs no call)
+                if not (thr > 0 and abs(exact / time_s / thr - 1) <= TOLERANCE):
+                    _check(text, time_text.strip(), thr_text, exact, time_s, thr, source,
+                           number, result)
+                extra["throughput"] = (thr, "B/s")
+            d = copy.copy()
+            d["time_s"] = time_s
+            d["name"] = name
+            d["direction"] = direction
+            d["gpu"] = gpu
+            d["size_bytes"] = size
+            d["memory_kind"] = kind
+            d["metrics"] = extra
+            d["row"] = number
+            record = new(Measurement)
+            set_fields(record, "__dict__", d)
+            return record
+        return row
+
+    def _extra(self, f, out: dict) -> bool:
+        """The extra columns' metrics into ``out``; False when one is not finite."""
+        unit = self.unit
+        for k, name in self.extra:
+            metric = _extra_metric(f[k].strip(), unit.get(name, ""))
+            if metric is not None:
+                if not -_INF < metric[0] < _INF:
+                    return False
+                out[name] = metric
+        return True
 
 
 def _number(cells, unit, name, source, row, table=None, required=True):
@@ -241,7 +519,8 @@ def _trace_row(cells, unit, col, source, row, result):
         thr = _number(cells, unit, "Throughput", source, row, NVPROF_RATE, required=False) \
             if "Throughput" in col else None
         if thr is not None:
-            _check(cells, unit, exact, time_s, thr, source, row, result)
+            _check(cells["Size"], cells["Duration"], cells["Throughput"], exact, time_s, thr,
+                   source, row, result)
         side = "SrcMemType" if direction == "htod" else "DstMemType"
         kind = MEMORY_KINDS.get(cells.get(side, "").lower(), "")
         if direction in ("dtod", "ptop") and not kind:
@@ -264,6 +543,9 @@ def _trace_row(cells, unit, col, source, row, result):
         v = _number(cells, unit, c, source, row, NVPROF_SIZE, required=False) if c in col else None
         if v is not None:
             smem = (smem or 0) + v
+            if not math.isfinite(smem):
+                raise FormatError(f"{where(source, row, c)}: {cells[c]} {unit[c]} of shared "
+                                  f"memory is not a finite number of bytes; give a finite value")
     return Measurement(kind="kernel", time_s=time_s, name=name, gpu=gpu, grid=grid, block=block,
                        registers_per_thread=regs,
                        shared_mem_bytes=None if smem is None else int(round(smem)),
@@ -273,28 +555,35 @@ def _trace_row(cells, unit, col, source, row, result):
 def _extra_metrics(cells, unit, source, row) -> dict:
     out = {}
     for name, text in cells.items():
-        if name in KNOWN_TRACE or not text:
-            continue
-        parsed = split_number(text)
-        if parsed is None or parsed[1]:
-            continue
-        u = unit.get(name, "")
-        for table, norm in ((NVPROF_TIME, "s"), (NVPROF_SIZE, "B"), (NVPROF_RATE, "B/s")):
-            if u in table:
-                out[name] = (parsed[0] * table[u], norm)
-                break
-        else:
-            out[name] = (parsed[0], u or "1")
+        if name not in KNOWN_TRACE:
+            metric = _extra_metric(text, unit.get(name, ""))
+            if metric is not None:
+                out[name] = metric
     return out
 
 
-def _check(cells, unit, size, time_s, thr, source, row, result):
-    """Size / Duration against Throughput (both binary-prefixed in nvprof)."""
+def _extra_metric(text: str, u: str):
+    """(value, unit) of an extra column's cell under its unit row's unit ``u`` (times in s,
+    sizes in B, rates in B/s); None for an empty cell or one that is not a bare number."""
+    if not text:
+        return None
+    parsed = split_number(text)
+    if parsed is None or parsed[1]:
+        return None
+    for table, norm in ((NVPROF_TIME, "s"), (NVPROF_SIZE, "B"), (NVPROF_RATE, "B/s")):
+        if u in table:
+            return parsed[0] * table[u], norm
+    return parsed[0], u or "1"
+
+
+def _check(size_text, time_text, thr_text, size, time_s, thr, source, row, result):
+    """Size / Duration against Throughput (both binary-prefixed in nvprof); the three
+    cells' texts give their printing's rounding."""
     implied = size / time_s
     ratio = implied / thr if thr > 0 else float("inf")
     if abs(ratio - 1) <= TOLERANCE:
         return
-    tol = TOLERANCE + sum(rounding_error(cells[c]) for c in ("Size", "Duration", "Throughput"))
+    tol = TOLERANCE + sum(rounding_error(t) for t in (size_text, time_text, thr_text))
     if abs(ratio - 1) <= tol:
         return
     hint = ""
@@ -310,33 +599,35 @@ def _check(cells, unit, size, time_s, thr, source, row, result):
         f"{thr / 2 ** 30:.6g} GB/s (ratio {ratio:.4f}){hint}"))
 
 
-def _metric_block(lines, i, header, kind, result, per_kernel) -> int:
+def _metric_block(src: LineSource, hrow, header, kind, result, per_kernel) -> None:
     source = result.source
     name_col = "Metric Name" if kind == "metrics" else "Event Name"
-    j = i + 1
-    while j < len(lines) and not _ends_block(lines[j]):
-        fields = csv_fields(lines[j].strip(), source, j + 1)
+    while (line := src.next()) is not None:
+        j = src.number
+        if _ends_block(line):
+            src.push_back(line)
+            return
+        fields = csv_fields(line.strip(), source, j)
         if header_kind(fields) is not None:
-            return j
+            src.push_back(line)
+            return
         if len(fields) != len(header):
             raise FormatError(
-                f"{where(source, j + 1)}: {len(fields)} fields for the {len(header)} columns of "
-                f"the header at row {i + 1} (is the file truncated?)")
+                f"{where(source, j)}: {len(fields)} fields for the {len(header)} columns of "
+                f"the header at row {hrow} (is the file truncated?)")
         cells = dict(zip(header, fields))
         metric = cells[name_col]
-        value = _metric_value(cells["Avg"], source, j + 1)
+        value = _metric_value(cells["Avg"], source, j)
         key = (cells["Device"], cells["Kernel"])
-        entry = per_kernel.setdefault(key, [j + 1, {}])
+        entry = per_kernel.setdefault(key, [j, {}])
         if value is not None:
             entry[1][metric] = value
         if cells.get("Invocations"):
             try:
                 entry[1]["invocations"] = (float(cells["Invocations"]), "1")
             except ValueError:
-                raise FormatError(f"{where(source, j + 1, 'Invocations')}: "
+                raise FormatError(f"{where(source, j, 'Invocations')}: "
                                   f"{cells['Invocations']!r} is not a number") from None
-        j += 1
-    return j
 
 
 def _metric_value(text, source, row):

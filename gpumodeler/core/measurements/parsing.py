@@ -8,11 +8,14 @@ this module, never the dispatcher.
 from __future__ import annotations
 
 import csv
+import math
 from collections import Counter
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import chain
 
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.physical import is_finite
+from gpumodeler.core.physical import describe, is_finite
 
 
 @dataclass(frozen=True)
@@ -89,3 +92,121 @@ def positive(value: float, source: str, row: int, column: str, what: str, shown:
                           f"unit) is beyond about 1.8e308 in SI units, not a finite number; "
                           f"give a finite value")
     return value
+
+
+#: the characters ``str.splitlines`` ends a line at
+LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
+def text_lines(chunks: Iterable[str]) -> Iterator[str]:
+    """The lines of a text given in pieces (a file read a block at a time), exactly as
+    ``str.splitlines`` of the whole text gives them: a line split across two pieces is one
+    line, and so is a ``\r`` ending one piece and the ``\n`` starting the next."""
+    return chain.from_iterable(_line_lists(chunks))
+
+
+#: the characters ``str.strip`` strips (every one is below U+3001)
+SPACES = frozenset(c for c in map(chr, range(0x3001)) if c.isspace())
+
+
+def _line_lists(chunks: Iterable[str]) -> Iterator[list[str]]:
+    """:func:`text_lines` a list of lines per piece."""
+    carry = ""
+    for chunk in chunks:
+        text = carry + chunk if carry else chunk
+        if not text:
+            continue
+        lines = text.splitlines()
+        end = text[-1]
+        if end == "\r":
+            carry = lines.pop() + "\r"
+        elif end in LINE_BREAKS:
+            carry = ""
+        else:
+            carry = lines.pop()
+        yield lines
+    if carry:
+        yield carry.splitlines()
+
+
+class LineSource:
+    """A text's lines one at a time, ``number`` the 1-based number of the last one given;
+    a line read ahead can be pushed back (the parsers read a table until the line that ends
+    it, which the caller then reads again)."""
+
+    __slots__ = ("lines", "_back", "number")
+
+    def __init__(self, lines: Iterable[str]):
+        self.lines = iter(lines)   # (the lines after those pushed back)
+        self._back: list[str] = []
+        self.number = 0
+
+    def next(self) -> str | None:
+        """The next line, or None at the end."""
+        if self._back:
+            self.number += 1
+            return self._back.pop()
+        line = next(self.lines, None)
+        if line is not None:
+            self.number += 1
+        return line
+
+    def push_back(self, line: str) -> None:
+        self._back.append(line)
+        self.number -= 1
+
+    def pending(self) -> Iterator[str]:
+        """The lines pushed back, each counted as it is taken; ``lines`` then gives the
+        rest (counted by its reader: a table's rows are read straight from it)."""
+        while self._back:
+            self.number += 1
+            yield self._back.pop()
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.pending()
+        for line in self.lines:
+            self.number += 1
+            yield line
+
+
+_NUMBERS = ("time_s", "size_bytes", "start_s", "end_s")
+
+
+def record_non_finite(record):
+    """(name, value) of the first number of ``record`` that is not finite, or None: the
+    numbers a file's value times its unit can overflow (durations, sizes, times, metric
+    values; grids, registers and ids are whole numbers), checked without building the
+    record's JSON."""
+    for name in _NUMBERS:
+        value = getattr(record, name)
+        if value is not None and not math.isfinite(value):
+            return name, value
+    for name, (value, _unit) in record.metrics.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"metrics.{name}.value", value
+    return None
+
+
+def check_finite(record, source: str):
+    """``record`` if every number of it is finite, else a FormatError naming its row (a size
+    or a time beyond a float is no measurement)."""
+    found = record_non_finite(record)
+    if found:
+        name, value = found
+        raise FormatError(f"{where(source, record.row)}: {name} is not a finite number "
+                          f"({describe(value)}: the value times its unit is beyond about "
+                          f"1.8e308); give the measured value in a unit that keeps it finite")
+    return record
+
+
+def scaled(text: str, factor: float | None) -> float | None:
+    """``float(text) * factor`` for a plain decimal number (the fast row readers' common
+    case), None when ``factor`` is unknown or the text is not one (digit separators ``_``,
+    which float() takes and the reference readers refuse, or no number: the row is then left
+    to the reference reader, which says what is wrong)."""
+    if factor is None or "_" in text:
+        return None
+    try:
+        return float(text) * factor
+    except ValueError:
+        return None

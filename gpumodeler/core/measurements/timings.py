@@ -23,12 +23,16 @@ brackets of its name: ``energy [J]``).
 from __future__ import annotations
 
 import csv
+import math
 import re
+from collections.abc import Iterable, Iterator
+from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
-    ImportResult, positive, split_lines, where)
-from gpumodeler.core.measurements.records import DIRECTIONS, KINDS, Measurement
+    ImportResult, check_finite, positive, scaled, split_lines, where)
+from gpumodeler.core.measurements.records import (DIRECTIONS, FIELD_DEFAULTS, KINDS,
+                                                  Measurement, from_fields)
 from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, split_number, valid,
                                                whole_bytes)
 
@@ -54,47 +58,209 @@ def looks_like_timings(lines) -> bool:
 
 
 def parse(text: str, source: str = "timings.csv") -> ImportResult:
-    """The rows of a timings CSV (module docstring). One CSV reader reads the whole file
-    (comments and blank lines filtered out before it, counted as noise)."""
-    lines = split_lines(text)
+    """The rows of a timings CSV (module docstring)."""
     result = ImportResult("timings", source)
-    header, hrow = None, 0
+    result.records = list(stream(split_lines(text), source, result))
+    return result
+
+
+def stream(lines: Iterable[str], source: str, result: ImportResult) -> Iterator[Measurement]:
+    """The rows of a timings CSV given line by line, yielded as they are read. One CSV
+    reader reads the whole file (comments and blank lines filtered out before it, counted
+    as noise); each row goes through :class:`_Table` (the row as the reference :func:`_row`
+    reads it, at a fraction of the cost)."""
     at = [0]   # the line number of the row the reader returned last
 
     def data_lines():
-        for i, line in enumerate(lines):
-            if _is_comment(line):
+        for i, line in enumerate(lines, 1):
+            c = line[:1]
+            if not c or c == "#" or c.isspace() and _is_comment(line):
                 result.noise_lines += 1
                 continue
-            at[0] = i + 1
+            at[0] = i
             yield line
 
     reader = csv.reader(data_lines(), strict=True)
-    records = result.records
-    while True:
-        try:
-            fields = next(reader, None)
-        except csv.Error as exc:
-            raise FormatError(f"{where(source, at[0])}: not a valid CSV line ({exc})") from None
-        if fields is None:
-            break
-        fields = [f.strip() for f in fields]
-        if header is None:
-            header, hrow = [f.lower() for f in fields], at[0]
-            missing = [c for c in ("kind", "time") if c not in header]
-            if missing:
-                raise FormatError(
-                    f"{where(source, hrow)}: the timings header has no {' and no '.join(missing)} "
-                    f"column (columns: {', '.join(fields[:8])}); it needs kind and time, see "
-                    f"docs/measurements.md")
-            names = dict(zip(header, fields))
-            continue
-        if len(fields) != len(header):
-            raise FormatError(f"{where(source, at[0])}: {len(fields)} fields for the "
-                              f"{len(header)} columns of the header at row {hrow} (is the file "
-                              f"truncated?)")
-        records.append(_row(dict(zip(header, fields)), names, source, at[0]))
-    return result
+    try:
+        fields = next(reader, None)
+    except csv.Error as exc:
+        raise FormatError(f"{where(source, at[0])}: not a valid CSV line ({exc})") from None
+    if fields is None:
+        return
+    fields = [f.strip() for f in fields]
+    header, hrow = [f.lower() for f in fields], at[0]
+    missing = [c for c in ("kind", "time") if c not in header]
+    if missing:
+        raise FormatError(
+            f"{where(source, hrow)}: the timings header has no {' and no '.join(missing)} "
+            f"column (columns: {', '.join(fields[:8])}); it needs kind and time, see "
+            f"docs/measurements.md")
+    names = dict(zip(header, fields))
+    table = _Table(header, names, source)
+    fast = table.row
+    width = len(header)
+    try:
+        for fields in reader:
+            row = at[0]
+            if len(fields) != width:
+                raise FormatError(f"{where(source, row)}: {len(fields)} fields for the "
+                                  f"{width} columns of the header at row {hrow} (is the file "
+                                  f"truncated?)")
+            rec = fast(fields, row)
+            if rec is SLOW:
+                rec = check_finite(_row(dict(zip(header, [f.strip() for f in fields])), names,
+                                        source, row), source)
+            yield rec
+    except csv.Error as exc:
+        raise FormatError(f"{where(source, at[0])}: not a valid CSV line ({exc})") from None
+
+
+#: :meth:`_Table.row`'s answer for a row it leaves to :func:`_row`
+SLOW = object()
+_INF = math.inf
+#: distinct texts of a row's fixed cells remembered at most
+CACHE = 4096
+
+
+class _Table:
+    """A timings CSV's columns, found once, and its rows read by position with the common
+    case only (plain numbers, units in the unit columns, known words); any other row is
+    answered :data:`SLOW` and read by :func:`_row`, which gives the same record or the
+    row's error message (a test compares the two)."""
+
+    def __init__(self, header: list[str], names: dict, source: str):
+        col = {h: k for k, h in enumerate(header)}
+        self.col = col
+        self.kind = col["kind"]
+        self.time = col["time"]
+        get = col.get
+        self.unit, self.name, self.gpu = get("unit"), get("name"), get("gpu")
+        self.direction, self.size, self.size_unit = get("direction"), get("size"), get("size_unit")
+        self.memory_kind, self.grid, self.block = get("memory_kind"), get("grid"), get("block")
+        self.registers, self.shared = get("registers"), get("shared_mem")
+        self.metrics = []
+        for name, k in col.items():
+            if name in COLUMNS:
+                continue
+            m = _BRACKET.match(names[name])
+            self.metrics.append((k, m.group(1) if m else names[name], m.group(2) if m else None))
+        base = dict(FIELD_DEFAULTS, source=source)
+        self.kernel = dict(base, kind="kernel")
+        self.transfer = dict(base, kind="transfer")
+
+        # the columns that are not the time or a metric: their texts repeat down a file
+        # (a kernel's name and launch, a copy's size), and are read once per distinct texts
+        fixed = [k for name, k in col.items() if name != "time" and name in COLUMNS]
+        self.key = itemgetter(*fixed) if len(fixed) > 1 else (lambda f, k=fixed[0]: f[k])
+        self.known: dict = {}
+
+    def row(self, f: list[str], row: int):
+        """The row's record, or SLOW."""
+        key = self.key(f)
+        known = self.known.get(key)
+        if known is None:
+            known = self.fixed(f)
+            if len(self.known) >= CACHE:
+                self.known.clear()
+            self.known[key] = known
+        if known is SLOW:
+            return SLOW
+        template, factor = known
+        time_s = scaled(f[self.time], factor)
+        if time_s is None or not 0 < time_s < _INF:
+            return SLOW
+        metrics = {}
+        for k, name, unit in self.metrics:
+            text = f[k].strip()
+            if not text:
+                continue
+            parsed = split_number(text)
+            if parsed is None:
+                continue
+            value = parsed[0]
+            if not -_INF < value < _INF:
+                return SLOW
+            metrics[name] = (value, unit or (parsed[1] or "1"))
+        d = template.copy()
+        d["time_s"] = time_s
+        d["metrics"] = metrics
+        d["row"] = row
+        return from_fields(d)
+
+    def fixed(self, f: list[str]):
+        """(the record's fields but the time, metrics and row; the time unit's factor) from
+        the row's other cells, or SLOW."""
+        kind = f[self.kind].strip().lower()
+        if kind != "kernel" and kind != "transfer":
+            return SLOW
+        factor = TIMINGS_TIME.get(f[self.unit].strip()) if self.unit is not None else None
+        if factor is None:
+            return SLOW
+        memory_kind = f[self.memory_kind].strip().lower() if self.memory_kind is not None \
+            else ""
+        if memory_kind and memory_kind not in MEMORY_KINDS:
+            return SLOW
+        if kind == "transfer":
+            direction = f[self.direction].strip().lower() if self.direction is not None else ""
+            if direction not in DIRECTIONS or self.size is None:
+                return SLOW
+            size = _plain(f, self.size, self.size_unit, TIMINGS_SIZE)
+            if size is None or not 0 < size < _INF:
+                return SLOW
+            size = float(round(size))   # our format: the size as written, to whole bytes
+            if size < 1:
+                return SLOW
+            d = self.transfer.copy()
+            d["direction"] = direction
+            d["size_bytes"] = size
+            d["memory_kind"] = memory_kind
+        else:
+            try:
+                grid = _plain_dims(f, self.grid)
+                block = _plain_dims(f, self.block)
+                regs = _plain_whole(f, self.registers)
+                shared = _plain_whole(f, self.shared)
+            except ValueError:
+                return SLOW
+            if grid is SLOW or block is SLOW:
+                return SLOW
+            d = self.kernel.copy()
+            d["grid"] = grid
+            d["block"] = block
+            d["registers_per_thread"] = regs
+            d["shared_mem_bytes"] = shared
+        d["name"] = f[self.name].strip() if self.name is not None else ""
+        d["gpu"] = f[self.gpu].strip() if self.gpu is not None else ""
+        return d, factor
+
+
+def _plain(f, value_col, unit_col, table) -> float | None:
+    """A bare number in its unit column's unit, or None (left to :func:`_quantity`)."""
+    if unit_col is None:
+        return None
+    return scaled(f[value_col], table.get(f[unit_col].strip()))
+
+
+def _plain_dims(f, k):
+    """A grid or block of one plain whole number >= 1, None when the column is absent or
+    empty, SLOW for 0; ValueError for another text (each left to :func:`_dims`)."""
+    value = _plain_whole(f, k)
+    if value is None:
+        return None
+    return (value,) if value >= 1 else SLOW
+
+
+def _plain_whole(f, k):
+    """A plain whole number >= 0, None when absent or empty; ValueError otherwise (left to
+    :func:`_whole`)."""
+    if k is None:
+        return None
+    text = f[k].strip()
+    if not text:
+        return None
+    if not text.isdigit():
+        raise ValueError(text)
+    return int(text)
 
 
 def _quantity(cells, value_col, unit_col, table, source, row, what):

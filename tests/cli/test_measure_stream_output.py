@@ -1,0 +1,223 @@
+"""`measure import` written as it is read: the --json lines are the standard library's
+encoding of each record, the text table is the table the whole file gave (for a file of at
+most HEAD records), the file is read in blocks as a whole read would read it, and a bad row
+past the first HEAD records still ends the command with one error line."""
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.cli import common, measure_stream
+from gpumodeler.cli.cmd_measure import read_file
+from gpumodeler.cli.main import main
+from gpumodeler.cli.measure_stream import JsonLines, file_chunks, write_json
+from gpumodeler.core.measurements.records import Measurement
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = ROOT / "resources" / "measurements"
+ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
+
+
+def _old_table(records, result) -> str:
+    """The text output as measure import printed it when it read the whole file first."""
+    def size(n):
+        if n is None:
+            return ""
+        for unit, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
+            if n >= f:
+                return f"{n / f:.4g} {unit}"
+        return f"{n:g} B"
+    streams = any(r.stream is not None for r in records)
+    rows = [("row", "kind", "dir", "name", "gpu", "launch / size", "time", "memory", "metrics")
+            + (("stream", "start") if streams else ())]
+    for r in records:
+        launch = ((f"{'x'.join(map(str, r.grid))} x {'x'.join(map(str, r.block))}"
+                   if r.grid and r.block else "") if r.kind == "kernel" else size(r.size_bytes))
+        name = r.name if len(r.name) <= 40 else r.name[:37] + "..."
+        rows.append((str(r.row), r.kind, r.direction, name, r.gpu, launch,
+                     "" if r.time_s is None else common.fmt_time(r.time_s), r.memory_kind,
+                     str(len(r.metrics)) if r.metrics else "")
+                    + ((("" if r.stream is None else str(r.stream)),
+                        "" if r.start_s is None else f"{r.start_s:.9f} s") if streams else ()))
+    widths = [max(len(row[k]) for row in rows) for k in range(len(rows[0]))]
+    out = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    counts = ", ".join(f"{n} {k}{'s' if n != 1 else ''}"
+                       for k, n in sorted(result.counts().items()))
+    out.append(f"{result.source} ({result.format}): {counts}; {result.noise_lines} noise "
+               f"line(s) skipped; {result.other_rows} row(s) of other kinds skipped; "
+               f"{len(result.disagreements)} unit disagreement(s)")
+    out += [f"  row {d.row}, column {d.column}: {d.message}" for d in result.disagreements]
+    return "\n".join(out) + "\n"
+
+
+def _nsys(tmp_path):
+    from nsys_exports import A100, SAXPY, copy, kernel, write_export
+    return write_export(tmp_path / "r.sqlite",
+                        kernels=[kernel(100, 900, SAXPY), kernel(2000, 2600, SAXPY, stream=9)],
+                        copies=[copy(10, 90, 4096, 1), copy(1000, 1500, 8192, 2),
+                                copy(3000, 3100, 3 * 2 ** 20, 11)],
+                        gpus=[(0, "NVIDIA A100-SXM4-40GB", A100)])
+
+
+CSV = sorted(p.name for p in SAMPLES.glob("*.csv"))
+
+
+@pytest.mark.parametrize("name", CSV)
+def test_the_text_table_is_the_whole_file_s_table(capsys, name):
+    path = str(SAMPLES / name)
+    assert main(["measure", "import", path]) == 0
+    out = capsys.readouterr().out
+    result = read_file(path)
+    assert out == _old_table(result.records, result)
+
+
+@pytest.mark.parametrize("name", CSV)
+def test_json_lines_are_the_encoder_s(capsys, name):
+    path = str(SAMPLES / name)
+    assert main(["measure", "import", path, "--json"]) == 0
+    out = capsys.readouterr().out
+    records = read_file(path).records
+    assert out == "[\n" + ",\n".join(ENCODE(r.to_json()) for r in records) + "\n]\n"
+
+
+def test_nsys_records_and_odd_values_are_encoded_as_the_encoder_does(tmp_path):
+    records = list(read_file(str(_nsys(tmp_path))).records)
+    base = records[0]
+    odd = [Measurement(kind="kernel", time_s=None, name='100% "quoted" \\ %s %r {p0} {v0!r}\n', gpu="é",
+                       metrics={"a%": (1.5, "%"), "b": (2, "1"), "c": (None, "x")},
+                       source="s%d", row=None),
+           Measurement(kind="transfer", time_s=1e-300, size_bytes=1e16, direction="dtoh",
+                       memory_kind="pinned", stream="7", device=1.5, start_s=0.0, end_s=5e-324,
+                       source="f", row=3),
+           Measurement(kind="transfer", time_s=2.5e-6, size_bytes=4096.0, direction="htod",
+                       stream=True, source="f", row=4),
+           Measurement(kind="kernel", time_s=1.0, name="\x00varying\x00", grid=(), block=(1,),
+                       registers_per_thread=0, shared_mem_bytes=0, source="f", row=0)]
+    line = JsonLines()
+    for r in records + odd + records:      # the second pass: the templates are reused
+        text, kind = line(r)
+        assert text == ENCODE(r.to_json()) and kind == r.kind
+    assert base.stream is not None
+
+
+def test_a_number_beyond_a_float_is_refused_as_the_encoder_refuses_it():
+    line = JsonLines()
+    for value in (math.inf, -math.inf, math.nan):
+        r = Measurement(kind="kernel", time_s=value, source="f", row=1)
+        with pytest.raises(ValueError):
+            ENCODE(r.to_json())
+        with pytest.raises(ValueError):
+            line(r)
+    ok = Measurement(kind="transfer", time_s=1e308, size_bytes=1e308, source="f", row=1)
+    assert line(ok)[0] == ENCODE(ok.to_json())     # their sum is beyond a float, each is not
+
+
+def test_the_times_are_common_fmt_time():
+    values = [0.0, -0.0, 1e-9, 9.999995e-4, 1e-3, 0.999999, 0.9999996, 1.0, 12.5, 1e6,
+              -2e-3, math.inf, -math.inf, math.nan, 5e-324, 71.288354e-6]
+    values += [10.0 ** (k / 7) for k in range(-70, 20)]
+    for v in values:
+        assert measure_stream._time(v) == common.fmt_time(v), v
+
+
+def test_nsys_text_and_json_match_the_whole_export(capsys, tmp_path):
+    path = str(_nsys(tmp_path))
+    assert main(["measure", "import", path]) == 0
+    out = capsys.readouterr().out
+    result = read_file(path)
+    table = _old_table(result.records, result).splitlines()
+    assert out.splitlines()[:len(table) - 1] == table[:-1]     # the rows; then counts, GPUs
+    assert main(["measure", "import", path, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out) == [r.to_json() for r in result.records]
+
+
+def _trace(rows: int) -> str:
+    lines = (SAMPLES / "nvprof-gpu-trace-multirun.csv").read_text().splitlines()
+    body = [line for line in lines[5:11] if "memset" not in line]
+    return "\n".join(lines[:5] + (body * (rows // len(body) + 1))[:rows]) + "\n"
+
+
+def test_past_the_first_records_a_wider_cell_widens_its_column(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(measure_stream, "HEAD", 1)
+    path = tmp_path / "t.csv"
+    path.write_text(_trace(5))       # copy, copy, kernel (a longer name), kernel, copy
+    assert main(["measure", "import", str(path)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    at = [line.index("GeForce") for line in lines[1:6]]
+    assert at[0] == at[1] < at[2] == at[3] == at[4], lines
+    assert lines[0].index("gpu") == at[0]
+
+
+def test_a_bad_row_after_the_first_records_is_one_error_line(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(measure_stream, "HEAD", 4)
+    monkeypatch.setattr(measure_stream, "WRITE_LINES", 2)
+    lines = _trace(20).splitlines()
+    lines[15] = lines[15].replace(",", ",x", 1)
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    for extra in ([], ["--json"]):
+        assert main(["measure", "import", str(path), *extra]) == 2
+        out, err = capsys.readouterr()
+        assert err.count("\n") == 1 and "t.csv row 16, column Duration" in err, err
+        assert out.count("\n") >= 4, (out, err)   # what was read before it was written
+    monkeypatch.setattr(measure_stream, "HEAD", 2000)
+    assert main(["measure", "import", str(path), "--json"]) == 2
+    assert capsys.readouterr().out == ""       # within the first records: nothing written
+
+
+def _chunks(data: bytes, monkeypatch, size: int):
+    monkeypatch.setattr(measure_stream, "CHUNK_BYTES", size)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+    return "".join(file_chunks("-"))
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 1 << 20])
+def test_the_file_read_in_blocks_is_the_file(monkeypatch, size):
+    data = "\ufeffkind,time,unit,name\nkernel,1,us,µ-é-€-𝄞\r\nkernel,2,us,x\r".encode()
+    assert _chunks(data, monkeypatch, size) == data.decode("utf-8-sig")
+
+
+@pytest.mark.parametrize("data, cap, message", [
+    (b"kind,time\n" + b"\xff\xfe" + b"x" * 50, 1000, "not a text file"),
+    (b"kind,time\n\x00", 1000, "not a text file"),
+    (b"\x00" * 5000, 1000, "more than"),
+    (b"x" * 100 + b"\xff" + b"y" * 5000, 1000, "more than"),     # size first, as a whole read
+    (b"kind,time\n\xe2\x82", 1000, "not a text file"),          # cut in a character
+])
+def test_what_is_not_a_measurement_file_is_one_error(monkeypatch, data, cap, message):
+    from gpumodeler.cli.main import CLIError
+    monkeypatch.setattr(common, "MAX_INPUT_BYTES", cap)
+    with pytest.raises(CLIError, match=message):
+        _chunks(data, monkeypatch, 64)
+
+
+def test_infinite_shared_memory_is_one_error_line(capsys, tmp_path):
+    lines = _trace(4).splitlines()
+    k = next(i for i, line in enumerate(lines) if '"saxpy2' in line)
+    lines[k] = lines[k].replace(",64,0.000000,", ",64,1e999,", 1)
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["measure", "import", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and f"row {k + 1}, column Static SMem" in err, err
+    out = io.StringIO()
+    assert write_json([], out) == {} and out.getvalue() == "[]\n"
+
+
+def test_measure_import_loads_neither_numpy_nor_the_database_layer(tmp_path):
+    """Start-up is a tenth of the CPU time of a 10^5-row import: reading a CSV file or an
+    Nsight Systems export (with no log beside it) loads no numpy and no sqlite-utils."""
+    export = _nsys(tmp_path)
+    probe = ("import sys; from gpumodeler.cli.main import main; "
+             f"assert main(['measure', 'import', {str(SAMPLES / 'timings.csv')!r}]) == 0; "
+             f"assert main(['measure', 'import', {str(export)!r}, '--json']) == 0; "
+             "sys.stderr.write(repr(sorted({'numpy', 'sqlite_utils'} & set(sys.modules))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0 and done.stderr.splitlines()[-1] == "[]", done.stderr

@@ -1,0 +1,157 @@
+"""The streaming measurement readers: lines from a file read in pieces are the lines of the
+whole text, records come as lines are read (nothing held whole), and each reader's fast row
+path gives what its reference row reader gives (the same records, counts and disagreements,
+or the same error) on the sample files and on edited copies of them."""
+import random
+from dataclasses import fields
+
+import pytest
+
+from gpumodeler.core.errors import FormatError
+from gpumodeler.core.measurements import nvprof, timings
+from gpumodeler.core.measurements.importer import import_text, stream_lines
+from gpumodeler.core.measurements.parsing import SPACES, text_lines
+from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement, from_fields
+
+from measurement_samples import SAMPLES, TIMINGS, TRACE, text
+
+PIECES = ["a,b\n", "\r\n", "x\r", "\ny", "\u2028", "z\x85", "", "\n\n", "\r", "é,1", "\x0c",
+          "\ufeff", " ,\t"]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_lines_of_pieces_are_the_lines_of_the_whole(seed):
+    rng = random.Random(seed)
+    whole = "".join(rng.choice(PIECES) for _ in range(rng.randrange(0, 30)))
+    cuts = sorted(rng.sample(range(len(whole) + 1), min(len(whole) + 1, rng.randrange(0, 8))))
+    chunks = [whole[a:b] for a, b in zip([0] + cuts, cuts + [len(whole)])]
+    assert "".join(chunks) == whole
+    assert list(text_lines(chunks)) == whole.splitlines()
+
+
+def test_a_record_from_its_fields_is_the_dataclass_record():
+    assert list(FIELD_DEFAULTS) == [f.name for f in fields(Measurement)]
+    values = dict(FIELD_DEFAULTS, kind="transfer", time_s=1e-3, name="[CUDA memcpy HtoD]",
+                  direction="htod", size_bytes=4096.0, metrics={"throughput": (1e9, "B/s")},
+                  source="t.csv", row=7, stream=3)
+    made = from_fields(dict(values))
+    assert made == Measurement(**values) and made.to_json() == Measurement(**values).to_json()
+    with pytest.raises(AttributeError):   # still frozen
+        made.time_s = 2.0
+
+
+def _pulled(lines, counter):
+    for line in lines:
+        counter[0] += 1
+        yield line
+
+
+@pytest.mark.parametrize("path, head", [(TRACE, 0), (TIMINGS, 2)])
+def test_records_come_as_lines_are_read(path, head):
+    lines = text(path).splitlines()
+    lines = lines[:head] + lines[head:] * 200
+    pulled = [0]
+    result, records = stream_lines(_pulled(lines, pulled), "f.csv")
+    first = next(records)
+    assert first.row is not None and pulled[0] < 450      # the format's look-ahead, no more
+    rest = list(records)
+    assert pulled[0] == len(lines)
+    whole = import_text("\n".join(lines), "f.csv")
+    assert [first] + rest == whole.records
+    assert (result.noise_lines, result.other_rows, result.disagreements) == (
+        whole.noise_lines, whole.other_rows, whole.disagreements)
+
+
+def _outcome(content: str):
+    try:
+        r = import_text(content, "f.csv")
+    except FormatError as exc:
+        return "error", str(exc)
+    return ([x.to_json() for x in r.records], r.records, r.noise_lines, r.other_rows,
+            r.disagreements)
+
+
+def _reference(monkeypatch):
+    """Every row read by the reference row readers."""
+    monkeypatch.setattr(nvprof._TraceTable, "_row_reader", lambda self: lambda f, n: nvprof.SLOW)
+    monkeypatch.setattr(timings._Table, "row", lambda self, f, n: timings.SLOW)
+
+
+#: cell texts an edit puts in place of a number, a word or a name
+EDITS = ["", " ", "0", "-5", "1_0", "inf", "nan", "1e999", "-1e999", "4096.0", "12us", "٣",
+         "+7", " 64 ", "0.5", "1e-300", "abc", "[CUDA memset]", "[CUDA memcpy PtoP]",
+         "[CUDA memcpy XtoY]", "Pinned", "device", "PINNED", "16x16", "2x0", "migration",
+         "TRANSFER", "dtod", "µs", "KiB", "GB", "%", "3.2ms", "4MiB", "2.441406e-03", "1e5",
+         "1.000000", "Pageable", "Unknown", "managed", "ptop", "HtoD"]
+
+
+def _edited_copies(content, per_column, seed):
+    """Copies of ``content`` with ``per_column`` edits of each column (of a random data row,
+    with a second cell of that row edited in half of them)."""
+    lines = content.splitlines()
+    rng = random.Random(seed)
+    data = [k for k, line in enumerate(lines) if "," in line and not line.startswith(('"', "#"))
+            and not line.startswith(("kind", "us", "ms", "ns,"))]
+    columns = max(len(lines[k].split(",")) for k in data)
+    for column in range(columns):
+        for _ in range(per_column):
+            k = rng.choice(data)
+            cells = lines[k].split(",")
+            cells[column % len(cells)] = rng.choice(EDITS)
+            if rng.random() < 0.5:
+                cells[rng.randrange(len(cells))] = rng.choice(EDITS)
+            yield "\n".join(lines[:k] + [",".join(cells)] + lines[k + 1:]) + "\n"
+
+
+def _timings_with_a_metric_column() -> str:
+    """The timings sample with a metric column whose name gives no unit."""
+    lines = text(TIMINGS).splitlines()
+    return "\n".join(lines[:2]) + ",occupancy\n" + "".join(
+        f"{line},{k * 7}%\n" for k, line in enumerate(lines[2:]))
+
+
+def _trace_with_an_extra_column() -> str:
+    """The trace sample with a column nvprof writes in some versions only, in us (a metric
+    of each row)."""
+    out, header = [], False
+    for line in text(TRACE).splitlines():
+        if line.startswith('"Start"'):
+            line, header = line + ',"Queued"', True
+        elif header:
+            line, header = line + ",us", False
+        elif line[:1].isdigit():
+            line += f",{len(out) % 7}.25"
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("content, seed", [
+    (text(TRACE), 1), (text(TIMINGS), 2), (text(SAMPLES / "synthetic-pageable-copies.csv"), 3),
+    (_timings_with_a_metric_column(), 4), (_trace_with_an_extra_column(), 5)],
+    ids=["trace", "timings", "copies", "metrics", "extra"])
+def test_the_fast_rows_are_the_reference_rows(monkeypatch, content, seed):
+    contents = [content] + list(_edited_copies(content, 8, seed))
+    fast = [_outcome(c) for c in contents]
+    _reference(monkeypatch)
+    slow = [_outcome(c) for c in contents]
+    for content, a, b in zip(contents, fast, slow):
+        assert a == b, content
+    assert sum(a[0] == "error" for a in fast) > 10          # the edits reach the error paths
+    assert sum(a[0] != "error" for a in fast) > 10
+    if "Queued" in content:      # the extra column is read, in seconds
+        assert fast[0][1][0].metrics["Queued"] == (pytest.approx(0.25e-6, abs=7e-6), "s")
+
+
+def test_a_repeated_size_text_in_another_table_takes_that_table_s_unit():
+    """The fast copy reader remembers a size's text per table: 4096.000000 is 4 MiB under
+    KB and 4 GiB under MB."""
+    head = ('"Start","Duration","Size","Throughput","Device","Name"\n{u},us,{s},GB/s,,\n'
+            '1.0,100.0,4096.000000,,GPU (0),[CUDA memcpy HtoD]\n')
+    r = import_text(head.format(u="us", s="KB") + "\n" + head.format(u="us", s="MB"), "f.csv")
+    assert [x.size_bytes for x in r.records] == [4 * 2 ** 20, 4 * 2 ** 30]
+
+
+def test_the_spaces_are_every_character_strip_strips():
+    """The trace reader's quick test of a table's end relies on SPACES holding every
+    character str.strip strips."""
+    assert SPACES == {c for c in map(chr, range(0x110000)) if ("x" + c).strip() == "x"}
