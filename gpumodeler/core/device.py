@@ -115,16 +115,26 @@ class GPUSpec:
             raise InvalidParameter(
                 f"GPU '{self.name}': {name} is unknown; give it explicitly "
                 f"(it is never filled in from another device)", item=name)
-        if not isinstance(value, str):
+        if isinstance(value, str):
+            return value
+        if type(value) is float or type(value) is int:
+            # the usual case, a plain number, checked without building an array (a fit calls
+            # this tens of thousands of times); float() of an int too large for a float
+            # raises OverflowError as the array would
+            number = float(value)
+            zero, bad = number == 0, not 0 < number < math.inf
+        else:
             arr = np.asarray(value, dtype=float)
-            if arr.ndim == 0 and arr == 0:
-                # A known zero (8800 GTX: no FP64 units) is not an unknown: say so.
-                raise InvalidParameter(
-                    f"GPU '{self.name}': {name} is 0 (this GPU has none), so a kernel that "
-                    f"needs it cannot run on it; give another value only to model other hardware",
-                    item=name)
-            if np.any(~np.isfinite(arr)) or np.any(arr <= 0):
-                raise InvalidParameter(f"GPU '{self.name}': {name} must be > 0, got {value}", item=name)
+            zero = arr.ndim == 0 and arr == 0
+            bad = bool(np.any(~np.isfinite(arr)) or np.any(arr <= 0))
+        if zero:
+            # A known zero (8800 GTX: no FP64 units) is not an unknown: say so.
+            raise InvalidParameter(
+                f"GPU '{self.name}': {name} is 0 (this GPU has none), so a kernel that "
+                f"needs it cannot run on it; give another value only to model other hardware",
+                item=name)
+        if bad:
+            raise InvalidParameter(f"GPU '{self.name}': {name} must be > 0, got {value}", item=name)
         return value
 
     def tensor_macs_per_cycle_per_sm(self, tensor_class: str):

@@ -8,6 +8,7 @@ imports it (lazily, since core's device module loads numpy) for ``to_gpu_spec`` 
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import fields as dc_fields
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
@@ -21,8 +22,15 @@ _GPU_RENAMES = GPU_FIELD_RENAMES
 _LINK_RENAMES = {"link_type": "kind"}
 
 
+@functools.cache
+def _annotations(spec_cls) -> dict[str, str]:
+    """Field name -> its annotation text, per spec class (read once: a device has ~60
+    fields, and listing them again for each field was most of a conversion's time)."""
+    return {f.name: str(f.type) for f in dc_fields(spec_cls)}
+
+
 def _convert(spec_cls, spec_field: str, value, device):
-    annotation = {f.name: f.type for f in dc_fields(spec_cls)}[spec_field]
+    annotation = _annotations(spec_cls)[spec_field]
     if value is None:
         return None
     try:

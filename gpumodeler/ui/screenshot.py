@@ -18,12 +18,21 @@ SETTLE_MS = 250
 IDLE_TIMEOUT_MS = 10_000  # a screenshot waits this long at most for sweeps to finish
 
 
+#: settle() sleeps this long between rounds of events: a round returns as soon as no event
+#: is pending, and calling it again at once spun a core for the whole wait
+NAP_MS = 5
+
+
 def settle(ms: int = SETTLE_MS) -> None:
-    """Run the event loop for ``ms`` so layouts and deferred (0 ms) timers finish."""
+    """Run the event loop for ``ms`` so layouts and deferred (0 ms) timers finish: the
+    pending events, then a nap of :data:`NAP_MS`, until ``ms`` have passed."""
     timer = QElapsedTimer()
     timer.start()
     while timer.elapsed() < ms:
         QApplication.processEvents(QEventLoop.ProcessEventsFlag.AllEvents, 20)
+        left = ms - timer.elapsed()
+        if left > 0:
+            QThread.msleep(min(NAP_MS, left))
 
 
 def wait_until_idle(window, timeout_ms: int = IDLE_TIMEOUT_MS) -> bool:

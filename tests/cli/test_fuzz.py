@@ -151,7 +151,7 @@ def mutated_kernel(draw):
 
 
 @pytest.mark.usefixtures("gpumodeler_env")
-@settings(FUZZ, max_examples=repetitions(50, 150))
+@settings(FUZZ, max_examples=repetitions(25, 150))
 @given(text=mutated_kernel())
 def test_fuzz_kernel_json(text):
     with tempfile.TemporaryDirectory() as tmp:
@@ -263,7 +263,7 @@ def small_device_db(tmp_path_factory) -> Path:
 
 
 @pytest.mark.usefixtures("gpumodeler_env")
-@settings(FUZZ, max_examples=repetitions(35, 100))
+@settings(FUZZ, max_examples=repetitions(15, 100))
 @given(damage=damages)
 def test_fuzz_device_file(small_device_db, devices_db, damage):
     content = damaged(small_device_db.read_bytes(), damage)

@@ -38,7 +38,7 @@ def containers(children):
 documents = st.recursive(scalars, containers, max_leaves=30)
 
 
-@settings(max_examples=repetitions(150, 600), deadline=None)
+@settings(max_examples=repetitions(60, 600), deadline=None)
 @given(documents, st.sampled_from([2, 4]))
 def test_the_same_text_as_the_standard_library(obj, indent):
     assert indented_json(obj, _json_default, indent) == stdlib(obj, indent)

@@ -14,6 +14,7 @@ with ``--latency-table volta-published``: the SASS is Turing code (the same Volt
 ISA and control-word format, but not Volta's compiler output), evaluated with Volta's
 published latencies and Volta's device values.
 """
+import functools
 import json
 import re
 from pathlib import Path
@@ -85,9 +86,11 @@ def _modern_gpus() -> list[tuple[str, str]]:
 MODERN = _modern_gpus()
 
 
-def _flags_of(command: str) -> set[str]:
+@functools.cache
+def _flags_of(command: str) -> frozenset[str]:
+    """The option strings of ``command`` (the whole parser is built once for the module)."""
     sub = next(a for a in build_parser()._actions if a.dest == "command")
-    return {s for action in sub.choices[command]._actions for s in action.option_strings}
+    return frozenset(s for action in sub.choices[command]._actions for s in action.option_strings)
 
 
 @pytest.fixture(scope="module")

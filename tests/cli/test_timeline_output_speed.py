@@ -20,6 +20,7 @@ from gpumodeler.service import application as service
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from nsys_exports import streamed_trace  # noqa: E402
+from repetitions import repetitions  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("gpumodeler_env")
 
@@ -156,7 +157,7 @@ documents = st.recursive(values, lambda children: st.one_of(
     st.lists(st.floats(allow_nan=True), max_size=3).map(np.array)), max_leaves=20)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=repetitions(100, 400), deadline=None)
 @given(documents)
 def test_require_finite_refuses_as_core_does(doc):
     assert cli_refusal(doc) == core_refusal(doc)

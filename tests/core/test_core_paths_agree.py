@@ -24,6 +24,8 @@ from gpumodeler.core.occupancy.arrays import occupancy_array
 from gpumodeler.core.occupancy.calculator import occupancy
 from gpumodeler.core.occupancy.compute_capability import architecture
 
+from repetitions import repetitions
+
 ROOT = Path(__file__).resolve().parents[2]
 MAXWELL = GPUSpec("maxwell", compute_capability="5.2", sms=13, sm_clock_hz=1253e6,
                   cuda_cores_per_sm=128, schedulers_per_sm=4, gmem_bytes_per_cycle_per_sm=13.78,
@@ -63,7 +65,7 @@ def _predict(gpu, get, pipes):
                    transfers=[("htod", get("htod")), ("dtoh", get("dtoh"))])
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=repetitions(25, 60), deadline=None)
 @given(points=st.lists(launch, min_size=1, max_size=12), gpu=st.sampled_from([MAXWELL, AMPERE]),
        pipes=st.booleans())
 def test_scalar_and_vectorised_predict_agree(points, gpu, pipes):

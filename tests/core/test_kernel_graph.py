@@ -8,6 +8,8 @@ from gpumodeler.core.errors import ExpressionError, FormatError, GraphError
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
 from gpumodeler.core.kernel.latency_bound import analyze
 
+from repetitions import repetitions
+
 
 def chain(n, table="maxwell-gajger"):
     g = KernelGraph(latency_table=table)
@@ -116,7 +118,7 @@ def test_bad_files_are_clear_errors(mutate, message):
         from_dict(data)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=repetitions(25, 60), deadline=None)
 @given(st.integers(2, 25), st.data())
 def test_loop_free_bound_equals_networkx_longest_path(n, data):
     g = chain(n)
@@ -216,7 +218,7 @@ def random_looped_graph(data, n):
     return g
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=repetitions(30, 80), deadline=None)
 @given(st.integers(2, 18), st.data())
 def test_symbolic_and_numeric_bounds_agree(n, data):
     import numpy as np

@@ -27,6 +27,8 @@ from gpumodeler.core.errors import FormatError
 from gpumodeler.db.project_file import (APPLICATION_COLUMNS, STEP_COLUMNS, ProjectAccessError, ProjectFormatError, load_project,
                                         read_project_file, save_project)
 
+from repetitions import repetitions
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm"
 
@@ -323,7 +325,7 @@ def projects(draw):
     return p
 
 
-@settings(max_examples=20, deadline=None,
+@settings(max_examples=repetitions(8, 20), deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(project=projects())
 def test_random_projects_round_trip(project, tmp_path):

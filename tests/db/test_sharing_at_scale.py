@@ -83,10 +83,21 @@ def _edit(device, rng, side):
                      device.created, device.modified)
 
 
+#: The folder dbs built, once a session: test_merge_plan.py imports the fixture, and a
+#: module-scoped fixture imported into another module is built again for it (~1.5 CPU-s).
+#: Every test only reads the three files (a test that writes copies one first).
+_BUILT: dict[str, object] = {}
+
+
 @pytest.fixture(scope="module")
 def dbs(tmp_path_factory):
     """shipped.db (100 devices), mine.db and theirs.db (edited copies of ~2000 devices)."""
-    root = tmp_path_factory.mktemp("scale")
+    if "root" not in _BUILT:
+        _BUILT["root"] = _build_dbs(tmp_path_factory.mktemp("scale"))
+    return _BUILT["root"]
+
+
+def _build_dbs(root):
     rng = random.Random(20240601)
     base = [_base_device(i, rng) for i in range(N_DEVICES)]
     shipped = [RawDevice(d.kind, f"Shipped {d.name}", (), d.family, "shipped", d.values,

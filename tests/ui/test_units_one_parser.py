@@ -12,6 +12,8 @@ from gpumodeler.ui.document import Document
 from gpumodeler.ui.inspector import PropertyInspector
 from gpumodeler.ui.units import QuantityError, parse_quantity
 
+from repetitions import repetitions
+
 GPU, HOST = "GeForce GTX 970", "Gajger GTX 970 testbed host"
 PCIE = "PCIe 3.0 x16 (Gajger GTX 970 testbed)"
 
@@ -61,7 +63,7 @@ def test_clock_fields_read_units_as_the_mhz_flag_does():
             common.mhz_arg(text)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=repetitions(100, 300), deadline=None)
 @given(st.text(alphabet="0123456789.,eE+-^ kKMGTPibBs/µun_", max_size=10),
        st.sampled_from(sorted(CLI)))
 def test_gui_and_cli_agree_on_any_text(text, unit):
