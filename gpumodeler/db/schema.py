@@ -29,7 +29,7 @@ from .migrations import (DIGEST_TRIGGERS, KNOWN_MIGRATIONS, MIGRATION_SET,  # no
                          digest_triggers_suspended, migrations)
 
 # (re-exported: callers and tests import them from here)
-from .sqlite_files import (BUSY_TIMEOUT_S, SQLITE_MAGIC, pending_log,  # noqa: F401
+from .sqlite_files import (BUSY_TIMEOUT_S, LOG_SUFFIXES, SQLITE_MAGIC, pending_log,  # noqa: F401
                            read_only_uri)
 
 # SQLite's default page cache is 2 MB; comparing or merging a 50 MB database then re-reads
@@ -351,7 +351,7 @@ def content_digest(path: Path) -> bytes | None:
     """The SHA-256 of the bytes a read of ``path`` sees: the file's, when nothing is beside
     it that SQLite would also read (a -wal or -journal file, even an empty one); None when
     something is, or the file cannot be read."""
-    if any(os.path.lexists(path.with_name(path.name + suffix)) for suffix in _LOGS):
+    if any(os.path.lexists(path.with_name(path.name + suffix)) for suffix in LOG_SUFFIXES):
         return None
     try:
         with open(path, "rb") as fh:

@@ -44,7 +44,8 @@ def read_only_uri(path: Path) -> str:
 
 #: How long a connection waits for another process's lock before "database is locked".
 BUSY_TIMEOUT_S = 20.0
-_LOGS = ("-wal", "-journal")
+#: The files beside a database that SQLite reads with it (a WAL log, a rollback journal).
+LOG_SUFFIXES = ("-wal", "-journal")
 
 
 def pending_log(path: Path) -> Path | None:
@@ -52,7 +53,7 @@ def pending_log(path: Path) -> Path | None:
     WAL log (SQLite would create a -shm to read it), or a rollback journal (hot when a
     write was killed: only a connection that can write rolls it back). None when there
     is none."""
-    for suffix in _LOGS:
+    for suffix in LOG_SUFFIXES:
         log = path.with_name(path.name + suffix)
         try:
             with open(log, "rb") as fh:
