@@ -90,6 +90,10 @@ class ImportReport:
     placeholder_edges: list = field(default_factory=list)
     # memory instructions whose address is not affine in the thread index: (id, opcode)
     not_affine: list = field(default_factory=list)
+    # copies of an unrolled loop's body ptxas peels as straight code before that loop: (first
+    # and last id of the code between the loops, how often the copies run, the loop's id,
+    # its iterations with them)
+    peeled: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -163,7 +167,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             member_of[i].append(k)
     depth = [len(m) for m in member_of]
     infos = [classify(ins.opcode) for ins in ins_list]
-    iterations, loop_notes = _iteration_expressions(ins_list, ranges, loop_ids, infos)
+    iterations, loop_notes, peeled = _iteration_expressions(ins_list, ranges, loop_ids, infos)
 
     # -- nodes ----------------------------------------------------------------------------
     graph = KernelGraph(name=name or func.display_name, latency_table=latency_table,
@@ -390,6 +394,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                                  name=f"{where}: {loop_notes[k]}" if loop_notes[k] else where))
         report.loops.append((lid, ins_list[r.header].address, ins_list[r.latch].address,
                              iterations[k]))
+    report.peeled = [(ids[a], ids[z], runs, loop_ids[k], trips) for a, z, runs, k, trips in peeled]
     for expr in iterations:
         for var in _variables(expr):
             graph.variables.setdefault(var, DEFAULT_ITERATIONS)
@@ -539,7 +544,7 @@ def _sb_access(c):
     return written, tuple(f"SB{b}" for b in c.waits)
 
 
-def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str], list[str]]:
+def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str], list[str], list]:
     """The iterations and a note for each loop: ``loopk`` and ``""`` unless the listing
     shows how the loop was unrolled.
 
@@ -551,6 +556,10 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
     the loop of c1 copies runs ``floor(v / c1)`` times, the loop of ci copies
     ``floor(v / ci) - (c(i-1)/ci) * floor(v / c(i-1))`` and the last
     ``v - c(m-1) * floor(v / c(m-1))`` (v in mixed radix: the copies they run add up to v).
+    ptxas peels p of a loop's bodies as straight code before it (between it and the loop of
+    q = c(i-1)/ci times its copies, (q-1)/2 < p < q, e.g. 2 of 4): of the R trips left for
+    that loop the peeled copies run ``floor(R / p)`` times (the importer gives their
+    trip-count check that fraction) and the loop ``R - p * floor(R / p)``.
     Where the smallest loop's own body repeats every instruction a multiple of g >= 2 times,
     or an innermost loop has no such sibling and its body does, the source trip count cannot
     be known from the listing (nvcc may leave the remainder as straight code): the note says
@@ -576,6 +585,31 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
 
     mixes = [mix(r) for r in ranges]
     repeats = [math.gcd(*m.values()) if m else 0 for m in mixes]
+    in_loop = [False] * len(ins_list)
+    for r in ranges:
+        in_loop[r.header:r.latch + 1] = [True] * (r.latch + 1 - r.header)
+    peeled: list = []
+
+    def _peeled(before, loop, c_before, c, trips):
+        """ptxas' copies of ``loop``'s body peeled as straight code between ``before`` and
+        ``loop`` (p bodies, run when the trips left for ``loop``, R, are at least p; then
+        ``loop`` runs R - p*floor(R/p)): (first, last index of the straight code between
+        them, how often the copies run, loop, its iterations), or None."""
+        lo, hi = ranges[before].latch + 1, ranges[loop].header
+        if lo >= hi or any(in_loop[lo:hi]):
+            return None
+        m = Counter(counted[lo:hi])
+        m.pop(None, None)
+        unit = mixes[loop]
+        if not m or set(m) != set(unit) or len({m[key] / unit[key] for key in unit}) != 1:
+            return None
+        p = sum(m.values()) / sum(unit.values())
+        q = c_before // c
+        if not float(p).is_integer() or not (q - 1) / 2 < p < q:
+            return None  # runs more than once, or never: not the structure handled here
+        p = int(p)
+        runs = f"floor(({trips}) / {p})"
+        return lo, hi - 1, runs, loop, f"{trips} - {p} * {runs}"
     grouped: set = set()
     for a in range(len(ranges)):
         if a in grouped or not mixes[a]:
@@ -607,6 +641,10 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
             else:
                 exprs[b] = (f"floor({v} / {c}) - {counts[pos - 1] // c} * "
                             f"floor({v} / {counts[pos - 1]})")
+            if pos:
+                found = _peeled(chain[pos - 1], b, counts[pos - 1], c, exprs[b])
+                if found:
+                    peeled.append(found)
             notes[b] = (f"{c} source iteration{'s' if c > 1 else ''} a trip "
                         f"({v} = the source loop's trip count)")
         g = repeats[unit]
@@ -624,4 +662,4 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
             notes[k] = (f"{loop_ids[k]} counts trips as compiled; the body may be the source "
                         f"loop unrolled {repeats[k]}x (every count a multiple of {repeats[k]}, "
                         f"no remainder loop shows it)")
-    return exprs, notes
+    return exprs, notes, peeled
