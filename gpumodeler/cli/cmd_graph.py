@@ -102,6 +102,11 @@ def _run(args) -> int:
     }
     if args.json:  # (the text output does not show them: ~0.2 s on 10^5 instructions)
         out["memory_accesses"] = _memory_accesses(graph, args.warp_size or 32)
+        # each loop's name says what its variable counts (an imported unrolled loop: the
+        # source loop's trip count, or trips as compiled where the listing cannot show it)
+        out["loops"] = [{"id": lp.id, "name": lp.name, "iterations": lp.iterations.text,
+                         "trips": float(lp.iterations.evaluate(values))}
+                        for lp in graph.loops.values()]
         if args.block_size is not None:
             out["block_size"] = list(block_dims(args.block_size))
             out["memory_notes"] = notes

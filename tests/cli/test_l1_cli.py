@@ -10,7 +10,7 @@ from in_process import cli, cli_json
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 N = 1024
 LAUNCH = ["--block-size", "16x16", "--grid-size", f"{N // 16}x{N // 16}",
-          "--set", f"loop1={N // 4}", "--set", "loop3=0"]
+          "--set", f"loop1={N}"]
 
 
 @pytest.fixture(scope="module")

@@ -135,12 +135,12 @@ def test_project_predict_of_a_naive_matmul_has_predicts_l1(capsys, tmp_path):
     """The naive multiply in 1-D blocks of 256: every warp of a block re-reads A's row, which
     an A100's L1 serves, in the project as in `predict` (one launch view)."""
     n = 1024
-    variables = {"loop1": n // 4, "loop3": 0}
+    variables = {"loop1": n}
     path = _matmul_project(tmp_path, data_size=n * n, listing="matmul_naive", variables=variables)
     capsys.readouterr()
     (mine,) = cli_json(capsys, "project", "predict", path)["launches"]
     theirs = cli_json(capsys, "predict", "--device", GPU, "--graph", tmp_path / "matmul_naive.json",
-                      "--set", f"loop1={n // 4}", "--set", "loop3=0", "--data-size", n * n,
+                      "--set", f"loop1={n}", "--data-size", n * n,
                       "--block-size", 256, "--registers", 8, "--lambda", LAMBDA)
     assert theirs["cycles_per_warp"]["l1"] > 0
     assert mine["cycles_per_warp"] == pytest.approx(theirs["cycles_per_warp"], rel=1e-12)

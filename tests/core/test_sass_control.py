@@ -91,12 +91,20 @@ def test_reuse_flags_match_the_reuse_annotations(path):
             assert instruction_control(ins).reuse == bits, ins.text
 
 
+def _depbar_on(ins, barrier) -> bool:
+    """``DEPBAR.LE SBn, k`` (sm_5x/6x): a wait until at most k of scoreboard n's producers are
+    pending, which ptxas puts in a run of loads to one scoreboard (the doubly unrolled loop of
+    unroll_nested.sm_52/60/61)."""
+    return ins.mnemonic == "DEPBAR" and bool(ins.operands) and ins.operands[0] == f"SB{barrier}"
+
+
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_consumers_wait_on_the_producers_write_barrier(path):
     """Bits 46-48 (write barrier) and 52-57 (wait mask): in straight-line code, the first
     reader of a register written by a variable-latency instruction is reached only after
-    some instruction has waited on that instruction's write barrier (tensor-core
-    accumulator chains HMMA -> HMMA excepted: the pipe forwards them)."""
+    some instruction has waited on that instruction's write barrier, through its wait mask
+    or (sm_5x/6x) a ``DEPBAR.LE`` on that scoreboard (tensor-core accumulator chains
+    HMMA -> HMMA excepted: the pipe forwards them)."""
     checked = 0
     for f in parse_listing(path.read_text()).functions:
         ins = f.instructions
@@ -116,6 +124,7 @@ def test_consumers_wait_on_the_producers_write_barrier(path):
                     if not (producer.mnemonic == consumer.mnemonic == "HMMA"):
                         checked += 1
                         assert any(wb in instruction_control(ins[k]).waits
+                                   or _depbar_on(ins[k], wb)
                                    for k in range(d + 1, u + 1)), (producer.text, consumer.text)
                     break
                 pending -= set(writes)

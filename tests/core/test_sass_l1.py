@@ -36,10 +36,11 @@ def naive():
 
 def traffic(graph, gpu, block=(16, 16), n=N, occupancy=64.0, **kw):
     """({count: bytes over the grid} for gmem/l2/l1, the launch view) of an n×n multiply.
-    nvcc unrolls the k loop 16 times (loop1, paired with its 4-times unrolled remainder, both
-    counted by loop1 = n/4) and leaves the n mod 4 last iterations to loop3."""
+    nvcc and ptxas unroll the k loop 16 times (loop1), with a 4-times unrolled remainder
+    (loop2) and the n mod 4 last iterations (loop3), all three counted by loop1 = n, the
+    source loop's trip count."""
     grid = (n // block[0], n // block[1])
-    seen = graph_for_launch(graph, dict(graph.variables, loop1=n // 4, loop3=n % 4),
+    seen = graph_for_launch(graph, dict(graph.variables, loop1=n),
                             block_size=block,
                             gpu=gpu, grid_size=grid, occupancy=occupancy, **kw)
     c = count(seen.graph).evaluate(dict(seen.graph.variables, **seen.values))

@@ -45,7 +45,8 @@ def test_every_fixture_parses_with_its_architecture(kernel, arch):
 def test_architecture_specific_fixtures_parse_with_their_architecture():
     assert SPECIFIC == {"wgmma_shapes": "sm_90a", "tcgen05_mma": "sm_100a",
                         "access_patterns": "sm_75", "block2d": "sm_75",
-                        "matmul_naive": "sm_75"}
+                        "matmul_naive": "sm_75", "unroll_nested": "sm_75",
+                        "unroll_inner": "sm_75"}
     for kernel, arch in SPECIFIC.items():
         lst = listing(f"{kernel}.{arch}.sass")
         assert lst.archs() == [arch]

@@ -86,7 +86,8 @@ def test_loads_of_a_copy_are_read_by_one_block_each():
 
 def test_a_load_in_a_loop_that_runs_no_trip_adds_nothing_to_the_working_sets():
     """MMGC for sm_52 (resources/validation/kernels/amaris): nvcc unrolls its k-loop by 4,
-    ptxas that loop by 4 again; loop3 is the n % 4 tail, one A and one B load per trip. With
+    ptxas that loop by 4 again; loop3 is the n % 4 tail (loop1 = n, the source loop's trip
+    count, sets all three loops), one A and one B load per trip. With
     n a multiple of 16 the tail and loop2 (the 4-step remainder) run no trip: their loads
     read nothing, so the working sets are those of the other loads alone."""
     g = import_kernel(Path(__file__).resolve().parents[2] / "resources" / "validation"
@@ -95,7 +96,7 @@ def test_a_load_in_a_loop_that_runs_no_trip_adds_nothing_to_the_working_sets():
                   l2_bytes=2 * 2 ** 20)
     reports = {}
     for tail in (0, 1, 2):
-        values = dict(g.variables, loop1=512, loop3=tail)
+        values = dict(g.variables, loop1=2048 + tail)  # the source trip count n
         reports[tail] = reuse_graph(g, values=values, **launch)[1]
     tail_loads = [nid for nid in g.instructions if g.instructions[nid].space == "global"
                   and g.instructions[nid].is_load

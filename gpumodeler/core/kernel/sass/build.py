@@ -37,11 +37,14 @@ sources, are in docs/sass-import.md; in short:
 * **Memory order**: a load after a store that may touch the same state space keeps its
   order, an ``ilp`` edge with the store's issue spacing (:mod:`.ordering`).
 * **Loops**: :func:`~.cfg.find_loops`; loop *k* gets iterations ``loopk`` (default
-  :data:`DEFAULT_ITERATIONS`); an unrolled loop and its remainder share one variable.
+  :data:`DEFAULT_ITERATIONS`); the loops of one unrolled source loop (nvcc's unrolled body
+  and remainder, and ptxas' second unrolling of that body) share one variable, the source
+  loop's trip count, and each loop's name says what its variable counts.
 """
 from __future__ import annotations
 
 import heapq
+import math
 from collections import Counter
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
@@ -87,6 +90,10 @@ class ImportReport:
     placeholder_edges: list = field(default_factory=list)
     # memory instructions whose address is not affine in the thread index: (id, opcode)
     not_affine: list = field(default_factory=list)
+    # copies of an unrolled loop's body ptxas peels as straight code before that loop: (first
+    # and last id of the code between the loops, how often the copies run, the loop's id,
+    # its iterations with them)
+    peeled: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -160,7 +167,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             member_of[i].append(k)
     depth = [len(m) for m in member_of]
     infos = [classify(ins.opcode) for ins in ins_list]
-    iterations = _iteration_expressions(ins_list, ranges, loop_ids, infos)
+    iterations, loop_notes, peeled = _iteration_expressions(ins_list, ranges, loop_ids, infos)
 
     # -- nodes ----------------------------------------------------------------------------
     graph = KernelGraph(name=name or func.display_name, latency_table=latency_table,
@@ -382,10 +389,12 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
 
     for k, r in enumerate(ranges):
         lid = loop_ids[k]
+        where = f"loop at 0x{ins_list[r.header].address:04x}"
         graph.add_loop(Loop.make(lid, ids[r.header:r.latch + 1], iterations[k],
-                                 name=f"loop at 0x{ins_list[r.header].address:04x}"))
+                                 name=f"{where}: {loop_notes[k]}" if loop_notes[k] else where))
         report.loops.append((lid, ins_list[r.header].address, ins_list[r.latch].address,
                              iterations[k]))
+    report.peeled = [(ids[a], ids[z], runs, loop_ids[k], trips) for a, z, runs, k, trips in peeled]
     for expr in iterations:
         for var in _variables(expr):
             graph.variables.setdefault(var, DEFAULT_ITERATIONS)
@@ -535,11 +544,29 @@ def _sb_access(c):
     return written, tuple(f"SB{b}" for b in c.waits)
 
 
-def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> list[str]:
-    """``loopk`` for each loop; an unrolled loop and its remainder (sibling loops whose
-    non-bookkeeping instruction mix differs by an integer factor k >= 2) share the variable
-    of the unrolled loop: ``floor(v/k)`` and ``v - k*floor(v/k)``."""
+def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str], list[str], list]:
+    """The iterations and a note for each loop: ``loopk`` and ``""`` unless the listing
+    shows how the loop was unrolled.
+
+    Unrolling by U copies the source body U times into one loop and leaves the N mod U
+    trips to a remainder loop (nvcc, and ptxas again on nvcc's unrolled loop): sibling loops
+    whose non-bookkeeping instruction mixes are in integer ratios form a group. Its loops
+    are sorted by copies c1 > c2 > ... > cm (each dividing the one before; the smallest is
+    one source iteration, cm = 1) and share one variable v, the source loop's trip count:
+    the loop of c1 copies runs ``floor(v / c1)`` times, the loop of ci copies
+    ``floor(v / ci) - (c(i-1)/ci) * floor(v / c(i-1))`` and the last
+    ``v - c(m-1) * floor(v / c(m-1))`` (v in mixed radix: the copies they run add up to v).
+    ptxas peels p of a loop's bodies as straight code before it (between it and the loop of
+    q = c(i-1)/ci times its copies, (q-1)/2 < p < q, e.g. 2 of 4): of the R trips left for
+    that loop the peeled copies run ``floor(R / p)`` times (the importer gives their
+    trip-count check that fraction) and the loop ``R - p * floor(R / p)``.
+    Where the smallest loop's own body repeats every instruction a multiple of g >= 2 times,
+    or an innermost loop has no such sibling and its body does, the source trip count cannot
+    be known from the listing (nvcc may leave the remainder as straight code): the note says
+    what the variable counts. A body with an instruction that occurs once is one source
+    iteration (unrolling by U multiplies every count by U)."""
     exprs = list(loop_ids)
+    notes = [""] * len(ranges)
     parent = []
     for k, r in enumerate(ranges):
         enclosing = [j for j, o in enumerate(ranges) if j != k and o.header <= r.header
@@ -557,22 +584,82 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> list[str]:
         return c
 
     mixes = [mix(r) for r in ranges]
-    paired: set = set()
+    repeats = [math.gcd(*m.values()) if m else 0 for m in mixes]
+    in_loop = [False] * len(ins_list)
+    for r in ranges:
+        in_loop[r.header:r.latch + 1] = [True] * (r.latch + 1 - r.header)
+    peeled: list = []
+
+    def _peeled(before, loop, c_before, c, trips):
+        """ptxas' copies of ``loop``'s body peeled as straight code between ``before`` and
+        ``loop`` (p bodies, run when the trips left for ``loop``, R, are at least p; then
+        ``loop`` runs R - p*floor(R/p)): (first, last index of the straight code between
+        them, how often the copies run, loop, its iterations), or None."""
+        lo, hi = ranges[before].latch + 1, ranges[loop].header
+        if lo >= hi or any(in_loop[lo:hi]):
+            return None
+        m = Counter(counted[lo:hi])
+        m.pop(None, None)
+        unit = mixes[loop]
+        if not m or set(m) != set(unit) or len({m[key] / unit[key] for key in unit}) != 1:
+            return None
+        p = sum(m.values()) / sum(unit.values())
+        q = c_before // c
+        if not float(p).is_integer() or not (q - 1) / 2 < p < q:
+            return None  # runs more than once, or never: not the structure handled here
+        p = int(p)
+        runs = f"floor(({trips}) / {p})"
+        return lo, hi - 1, runs, loop, f"{trips} - {p} * {runs}"
+    grouped: set = set()
     for a in range(len(ranges)):
-        for b in range(len(ranges)):
-            if a == b or a in paired or b in paired or parent[a] != parent[b]:
-                continue
-            ma, mb = mixes[a], mixes[b]
-            if not mb or set(ma) != set(mb):
-                continue
-            ratios = {ma[key] / mb[key] for key in mb}
-            if len(ratios) != 1:
-                continue
-            k = ratios.pop()
-            if k >= 2 and float(k).is_integer():
-                k = int(k)
-                v = loop_ids[a]
-                exprs[a] = f"floor({v} / {k})"
-                exprs[b] = f"{v} - {k} * floor({v} / {k})"
-                paired.update((a, b))
-    return exprs
+        if a in grouped or not mixes[a]:
+            continue
+        # the siblings whose mix is an integer multiple or divisor of a's
+        members = [b for b in range(len(ranges)) if b not in grouped and parent[b] == parent[a]
+                   and set(mixes[b]) == set(mixes[a])
+                   and len({mixes[b][key] / mixes[a][key] for key in mixes[a]}) == 1]
+        unit = min(members, key=lambda b: (sum(mixes[b].values()), b))
+        copies: dict[int, int] = {}
+        for b in members:
+            ratio = sum(mixes[b].values()) / sum(mixes[unit].values())
+            if float(ratio).is_integer() and int(ratio) not in copies.values():
+                copies[b] = int(ratio)
+        chain: list = []
+        for b in sorted(copies, key=lambda b: -copies[b]):  # most copies first
+            if not chain or copies[chain[-1]] % copies[b] == 0:
+                chain.append(b)
+        if len(chain) < 2:
+            continue
+        v = loop_ids[min(chain)]
+        counts = [copies[b] for b in chain]
+        for pos, b in enumerate(chain):
+            c = counts[pos]
+            if pos == 0:
+                exprs[b] = f"floor({v} / {c})"
+            elif c == 1:
+                exprs[b] = f"{v} - {counts[pos - 1]} * floor({v} / {counts[pos - 1]})"
+            else:
+                exprs[b] = (f"floor({v} / {c}) - {counts[pos - 1] // c} * "
+                            f"floor({v} / {counts[pos - 1]})")
+            if pos:
+                found = _peeled(chain[pos - 1], b, counts[pos - 1], c, exprs[b])
+                if found:
+                    peeled.append(found)
+            notes[b] = (f"{c} source iteration{'s' if c > 1 else ''} a trip "
+                        f"({v} = the source loop's trip count)")
+        g = repeats[unit]
+        if g >= 2:
+            for b in chain:
+                notes[b] += (f"; if the loop at 0x{ins_list[ranges[unit].header].address:04x} "
+                             f"is itself unrolled (every count a multiple of {g}), {v} counts "
+                             f"its trips")
+        grouped.update(chain)
+    # an enclosing loop unrolled would repeat its inner loops (siblings, grouped above), so
+    # only innermost loops can hide an unrolling in their bodies
+    outer_loops = {p for p in parent if p is not None}
+    for k in range(len(ranges)):
+        if k not in grouped and k not in outer_loops and repeats[k] >= 2:
+            notes[k] = (f"{loop_ids[k]} counts trips as compiled; the body may be the source "
+                        f"loop unrolled {repeats[k]}x (every count a multiple of {repeats[k]}, "
+                        f"no remainder loop shows it)")
+    return exprs, notes, peeled

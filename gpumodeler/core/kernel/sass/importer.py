@@ -13,10 +13,12 @@ the CLI (``gpumodeler kernel import``) and the GUI (File › Import kernel…) s
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from gpumodeler.core.architectures import architecture_family as core_family
 from gpumodeler.core.errors import ModelError
+from gpumodeler.core.kernel.expressions import parse as parse_expression
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
@@ -182,7 +184,34 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     graph.registers_per_thread = func.registers if func.registers else None
     graph.static_shared_bytes = kernel_shared_bytes(func.shared_bytes, func.arch)
     add_guards(graph, func)  # how often guarded code runs (guards.py)
+    _count_peeled_copies(graph, report)
     return graph, report
+
+
+def _count_peeled_copies(graph: KernelGraph, report: ImportReport) -> None:
+    """The copies of an unrolled loop's body that ptxas peels before its remainder loop run
+    under a trip-count check, which :mod:`.guards` gives a variable (default 1: at every trip
+    count). Where that check's guard holds just those copies, its fraction becomes how often
+    they run, and the loop's iterations what is left to it (build.py), so that the counts at
+    the source trip count are those of that many source iterations."""
+    for first, last, runs, loop_id, trips in report.peeled:
+        lo, hi = int(first[1:], 16), int(last[1:], 16)
+        inside = [g for g in graph.guards.values() if g.kind == "region"
+                  and all(m.startswith("i") and lo <= int(m[1:], 16) <= hi for m in g.members)]
+        if len(inside) != 1:
+            continue  # not the one check seen on nvcc 12-13's listings: left as guarded
+        (g,) = inside
+        old = set(g.fraction.variables)
+        graph.guards[g.id] = replace(g, fraction=parse_expression(runs),
+                                     name="copies of the loop's body peeled before its remainder "
+                                          f"loop {loop_id}: run {runs} times")
+        graph.update_loop(loop_id, iterations=trips)
+        report.loops = [(lid, h, la, trips if lid == loop_id else it)
+                        for lid, h, la, it in report.loops]
+        used = {v for x in graph.guards.values() for v in x.fraction.variables}
+        used |= {v for lp in graph.loops.values() for v in lp.iterations.variables}
+        for var in old - used:
+            graph.variables.pop(var, None)
 
 
 #: Shared memory per block the system reserves from compute capability 8.0 on (CUDA C++
