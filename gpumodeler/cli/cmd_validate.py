@@ -1,8 +1,9 @@
 """`gpumodeler validate FILE`: every model and a roofline against measured runs (docs/validation.md).
 
 Per row of the validation CSV: each registered model's prediction at λ = 1 (a model that
-cannot run on the row says why, the others go on), the measured time and the absolute
-percentage error; then the median and mean error per kernel family and per GPU. A file
+cannot run on the row says why, the others go on), the one-line roofline's
+(core.models.roofline_peak: the baseline the validation goal names, beside the ``roofline``
+model), the measured time and the absolute percentage error; then the median and mean error per kernel family and per GPU. A file
 that cannot be read, a bad cell, an unknown device or a kernel file that is missing is
 exit 2 naming the file, line and column.
 """
@@ -21,8 +22,9 @@ PEAK_BASELINE = "roofline-peak"
 def register(sub) -> None:
     p = sub.add_parser("validate", help="every model against measured runs of real kernels",
                        description="Predict every measured run of a validation CSV "
-                                   "(docs/validation.md) with every model and a roofline "
-                                   "baseline; print each error and the median and mean "
+                                   "(docs/validation.md) with every model and two roofline "
+                                   "baselines (the roofline model and the one-line "
+                                   "roofline-peak); print each error and the median and mean "
                                    "absolute percentage error per kernel family and per GPU.")
     p.add_argument("file", metavar="FILE.csv", help="the validation set")
     p.add_argument("--model", type=model_flags.models_arg, default=None, metavar="NAME[,NAME]|all",
