@@ -1,8 +1,9 @@
 """`gpumodeler validate FILE`: every model and a roofline against measured runs (docs/validation.md).
 
 Per row of the validation CSV: each registered model's prediction at λ = 1 (a model that
-cannot run on the row says why, the others go on), the measured time and the absolute
-percentage error; then the median and mean error per kernel family and per GPU. A file
+cannot run on the row says why, the others go on), the one-line roofline's
+(core.models.roofline_peak: the baseline the validation goal names, beside the ``roofline``
+model), the measured time and the absolute percentage error; then the median and mean error per kernel family and per GPU. A file
 that cannot be read, a bad cell, an unknown device or a kernel file that is missing is
 exit 2 naming the file, line and column.
 """
@@ -14,13 +15,16 @@ from . import common, model_flags
 from .main import CLIError
 
 BASELINE = "roofline"
+#: The second baseline: the one-line roofline at the vendor's peaks (core.models.roofline_peak).
+PEAK_BASELINE = "roofline-peak"
 
 
 def register(sub) -> None:
     p = sub.add_parser("validate", help="every model against measured runs of real kernels",
                        description="Predict every measured run of a validation CSV "
-                                   "(docs/validation.md) with every model and a roofline "
-                                   "baseline; print each error and the median and mean "
+                                   "(docs/validation.md) with every model and two roofline "
+                                   "baselines (the roofline model and the one-line "
+                                   "roofline-peak); print each error and the median and mean "
                                    "absolute percentage error per kernel family and per GPU.")
     p.add_argument("file", metavar="FILE.csv", help="the validation set")
     p.add_argument("--model", type=model_flags.models_arg, default=None, metavar="NAME[,NAME]|all",
@@ -117,9 +121,16 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
         launch = graph_for_launch(graph, run.values, block_size=run.block, warp_size=ws,
                                   gpu=gpu, grid_size=grid, occupancy=float(occ),
                                   shared_bytes_per_block=run.shared_bytes or None)
+        # the one-line roofline's compulsory bytes: the same launch with a cache of any size
+        unique = graph_for_launch(graph, run.values, block_size=run.block, warp_size=ws,
+                                  gpu=gpu, grid_size=grid, occupancy=float(occ),
+                                  shared_bytes_per_block=run.shared_bytes or None,
+                                  compulsory=True)
         graph = launch.graph
         values = dict(graph.variables, **launch.values)
         kernel = kernel_inputs_from_graph(graph, values, table=table)
+        unique_bytes = (kernel.gmem_bytes if unique.graph is graph else kernel_inputs_from_graph(
+            unique.graph, dict(unique.graph.variables, **unique.values), table=table).gmem_bytes)
         counts = graph_counts(graph, values, table)
         warps = float(warps_launched(grid, run.block, ws))
         measured = measured_time_s(
@@ -136,6 +147,16 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
         results = evaluate_all(inputs, names)
     except ModelError as exc:
         raise CLIError(f"{where}: {exc}") from None
+    from gpumodeler.core.models import roofline_peak
+    try:
+        peak = roofline_peak.evaluate(inputs, float(unique_bytes))
+        baselines = {PEAK_BASELINE: {
+            "time_s": peak.time_s, "bound": peak.bound, "binding": peak.binding,
+            "dram_bytes": peak.dram_bytes,
+            "peak_bandwidth_bytes_per_s": peak.peak_bandwidth_bytes_per_s,
+            "ape_percent": ape_percent(peak.time_s, measured)}}
+    except ModelError as exc:
+        baselines = {PEAK_BASELINE: {"error": str(exc)}}
     models, errors = {}, {}
     for name, r in results.items():
         if isinstance(r, ModelResult):
@@ -148,7 +169,8 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
     return {"line": run.line, "kernel": run.kernel, "gpu": gpu.name, "family": run.family,
             "grid": grid, "block": run.block, "occupancy_warps_per_sm": float(occ),
             "set": run.values, "measured": run.measured, "unit": run.unit,
-            "measured_s": measured, "source": run.source, "models": models, "errors": errors}
+            "measured_s": measured, "source": run.source, "models": models,
+            "baselines": baselines, "errors": errors}
 
 
 def validate(path: str, names=None) -> dict:
@@ -167,10 +189,18 @@ def validate(path: str, names=None) -> dict:
     summary = summarise(rows, "family") + summarise(rows, "gpu")
     versus = (compare(rows, DEFAULT_MODEL, BASELINE)
               if DEFAULT_MODEL in names and BASELINE in names else [])
+    # the one-line roofline, kept out of ``models`` and ``summary`` (it is no registered model)
+    peak_rows = [dict(r, errors={PEAK_BASELINE: r["baselines"][PEAK_BASELINE].get("ape_percent"),
+                                 DEFAULT_MODEL: r["errors"].get(DEFAULT_MODEL)}) for r in rows]
+    peak_summary = [s for s in summarise(peak_rows, "family") + summarise(peak_rows, "gpu")
+                    if s["model"] == PEAK_BASELINE]
+    versus_peak = compare(peak_rows, DEFAULT_MODEL, PEAK_BASELINE) if DEFAULT_MODEL in names else []
     for row in rows:
         del row["errors"]
-    return {"models": names, "baseline": BASELINE, "default_model": DEFAULT_MODEL, "rows": rows,
-            "summary": summary, "default_vs_baseline": versus}
+    return {"models": names, "baseline": BASELINE, "peak_baseline": PEAK_BASELINE,
+            "default_model": DEFAULT_MODEL, "rows": rows, "summary": summary,
+            "baseline_summary": peak_summary, "default_vs_baseline": versus,
+            "default_vs_peak_roofline": versus_peak}
 
 
 def _pct(v) -> str:
@@ -184,34 +214,35 @@ def run(args) -> int:
         common.print_json(out)
         return 0
     names = out["models"]
+    peak = out["peak_baseline"]
     head = f"{'line':>4}  {'kernel':<26} {'gpu':<18} {'occ':>5} {'measured':>11}  " + \
-        "  ".join(f"{n[:10]:>10}" for n in names)
-    print("absolute percentage error of each model (λ = 1) against the measured time")
+        "  ".join(f"{n[:13]:>13}" for n in names + [peak])
+    print("absolute percentage error of each model (λ = 1) and of the one-line roofline "
+          f"({peak}) against the measured time")
     print(head)
     for r in out["rows"]:
         cells = []
-        for n in names:
-            m = r["models"][n]
-            cells.append(f"{_pct(m.get('ape_percent')):>10}" if "error" not in m else f"{'n/a':>10}")
+        for m in [r["models"][n] for n in names] + [r["baselines"][peak]]:
+            cells.append(f"{_pct(m.get('ape_percent')):>13}" if "error" not in m else f"{'n/a':>13}")
         print(f"{r['line']:>4}  {os.path.basename(r['kernel'])[:26]:<26} {r['gpu'][:18]:<18} "
               f"{r['occupancy_warps_per_sm']:>5g} {common.fmt_time(r['measured_s']):>11}  "
               + "  ".join(cells))
     for r in out["rows"]:
-        for n in names:
-            if "error" in r["models"][n]:
-                print(f"line {r['line']}: {n} cannot run: {r['models'][n]['error']}")
+        for n, m in [(n, r["models"][n]) for n in names] + [(peak, r["baselines"][peak])]:
+            if "error" in m:
+                print(f"line {r['line']}: {n} cannot run: {m['error']}")
     for by in ("family", "gpu"):
         print()
         print(f"median APE (mean APE, n) per {by}; '<' marks a median below the {BASELINE}'s")
-        groups = {}
-        for s in out["summary"]:
+        groups: dict = {}
+        for s in out["summary"] + out["baseline_summary"]:
             if s[by] is not None:
                 groups.setdefault(s[by], {})[s["model"]] = s
-        print(f"{by:<24} " + "  ".join(f"{n[:18]:>18}" for n in names))
+        print(f"{by:<24} " + "  ".join(f"{n[:18]:>18}" for n in names + [peak]))
         for key, per in groups.items():
             base = per.get(BASELINE)
             cells = []
-            for n in names:
+            for n in names + [peak]:
                 s = per.get(n)
                 if s is None:
                     cells.append(f"{'n/a':>18}")
@@ -221,11 +252,16 @@ def run(args) -> int:
                 cells.append(f"{mark}{_pct(s['median_ape_percent'])} ({_pct(s['mape_percent'])}, "
                              f"{s['n']})".rjust(18))
             print(f"{str(key)[:24]:<24} " + "  ".join(cells))
-    if out["default_vs_baseline"]:
+    for key, against in (("default_vs_baseline", f"the {BASELINE} model (sustained bandwidth, "
+                                                  f"L2/L1/shared levels)"),
+                         ("default_vs_peak_roofline", f"the one-line roofline ({peak}: "
+                                                      f"peak pipes, pin DRAM bandwidth)")):
+        if not out[key]:
+            continue
         print()
-        print(f"the default model ({out['default_model']}) against the {BASELINE} per family, "
+        print(f"the default model ({out['default_model']}) against {against} per family, "
               f"median APE on the rows both ran")
-        for v in out["default_vs_baseline"]:
+        for v in out[key]:
             verdict = ("below" if v["below"] else "equal" if v["median_ape_percent"] ==
                        v["baseline_median_ape_percent"] else "ABOVE")
             print(f"  {v['family']:<22} {_pct(v['median_ape_percent']):>7} vs "

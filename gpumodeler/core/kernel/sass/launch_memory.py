@@ -48,7 +48,8 @@ class LaunchGraph:
 def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int = 32,
                      gpu=None, grid_size=None, occupancy: float | None = None,
                      working_set_bytes: float | None = None,
-                     shared_bytes_per_block: float | None = None) -> LaunchGraph:
+                     shared_bytes_per_block: float | None = None,
+                     compulsory: bool = False) -> LaunchGraph:
     """``graph`` for one launch: the guard values, the block shape, then (with ``gpu``,
     ``grid_size`` and ``occupancy`` in warps per SM) the reuse across blocks and the L2 fit.
 
@@ -58,7 +59,11 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
     ``floor(occupancy / warps per block)`` (at least 1). ``working_set_bytes`` replaces the
     computed working sets (the user's figure, ``predict --working-set``).
     ``shared_bytes_per_block`` (static + dynamic; default the graph's static shared memory,
-    else 0) is taken out of the SM's combined L1/shared capacity."""
+    else 0) is taken out of the SM's combined L1/shared capacity. ``compulsory`` gives the
+    compulsory bytes instead (the one-line roofline's, core.models.roofline_peak): a cache
+    of any size, so every re-read another read could serve is served (f = 1, the L2 taken
+    as bounded) and each footprint comes from DRAM once — "each array element read once";
+    it needs ``gpu``, ``grid_size`` and ``occupancy`` like the reuse does."""
     vals = dict(values or {})
     threads = math.prod(block_dims(block_size))
     warp = int(warp_size) if warp_size else 32
@@ -72,13 +77,16 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
             shared_bytes_per_block = getattr(graph, "static_shared_bytes", None) or 0
         graph, report = reuse_graph(graph, grid_size=grid_size, warps_per_block=wpb,
                                     blocks_per_sm=int(float(occupancy) // wpb),
-                                    sms=gpu.require("sms"), l2_bytes=gpu.l2_bytes, values=vals,
+                                    sms=gpu.require("sms"),
+                                    l2_bytes=math.inf if compulsory else gpu.l2_bytes,
+                                    values=vals,
                                     warp_size=warp, working_set_bytes=working_set_bytes,
                                     block=block_dims(block_size),
                                     compute_capability=gpu.compute_capability,
                                     l1_bytes_per_sm=gpu.l1_bytes_per_sm,
                                     shared_bytes_per_block=float(shared_bytes_per_block),
-                                    l2_bounded=gpu.l2_bandwidth_bytes_per_s is not None)
+                                    l2_bounded=(compulsory
+                                                or gpu.l2_bandwidth_bytes_per_s is not None))
         more = report.notes()
         if working_set_bytes is not None:
             more.insert(0, f"working set {working_set_bytes:g} B given (--working-set)")
