@@ -337,7 +337,9 @@ def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
         raise ProjectFormatError(f"steps of missing application(s) {', '.join(sorted(steps))}")
 
 
-_SCAN = json.JSONDecoder().scan_once   # one JSON value at a position: (value, end)
+#: one JSON value at a position: (value, end); the C scanner the decoder sets up for itself
+#: (an attribute typeshed does not declare)
+_SCAN = vars(json.JSONDecoder())["scan_once"]
 
 
 class _NotJSON:
