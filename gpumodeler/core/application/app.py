@@ -118,37 +118,54 @@ class Application:
                                    f"{self.host_power_w!r}", item="host_power_w")
         seen = set()
         parsed: set = set()  # size expressions already parsed (a trace repeats them)
+        # what was checked once needs no second look (10^5 imported steps name a few
+        # launches, devices and pairs of devices)
+        fine_kernels: set = set()  # (launch, gpu)
+        fine_copies: set = set()  # (src, dst, measured)
         for s in self.steps:
-            where = f"{self.name}, step {s.label}"
             if s.id in seen:
-                raise InvalidParameter(f"{where}: two steps have the id {s.id!r}", item=s.id)
-            seen.add(s.id)
-            if s.kind not in STEP_KINDS:
-                raise InvalidParameter(f"{where}: kind must be one of {', '.join(STEP_KINDS)}, got {s.kind!r}",
+                raise InvalidParameter(f"{self.name}, step {s.label}: two steps have the id {s.id!r}",
                                        item=s.id)
+            seen.add(s.id)
+            kind = s.kind
+            if kind not in STEP_KINDS:
+                raise InvalidParameter(f"{self.name}, step {s.label}: kind must be one of "
+                                       f"{', '.join(STEP_KINDS)}, got {kind!r}", item=s.id)
             for d in s.after:
                 if d not in seen:
                     known = [x.id for x in self.steps]
                     raise InvalidParameter(
-                        f"{where}: depends on {d!r}, which is not an earlier step"
+                        f"{self.name}, step {s.label}: depends on {d!r}, which is not an earlier step"
                         + ("" if d in known else f" (steps: {', '.join(known)})"), item=s.id)
-            if not isinstance(s.size, str) or not isinstance(s.stream, str):
-                raise InvalidParameter(f"{where}: size and stream must be text", item=s.id)
-            if not (_finite(s.fraction) and 0 < s.fraction <= 1):
-                raise InvalidParameter(f"{where}: the share of the launch must be in (0, 1], got "
-                                       f"{s.fraction!r}", item=s.id)
-            if s.kind == "copy" and s.size not in parsed and not _whole_bytes(s.size):
-                parse(s.size)
-                parsed.add(s.size)
+            size, fraction = s.size, s.fraction
+            if type(size) is not str or type(s.stream) is not str:
+                if not isinstance(size, str) or not isinstance(s.stream, str):
+                    raise InvalidParameter(f"{self.name}, step {s.label}: size and stream must be text",
+                                           item=s.id)
+            if not (fraction == 1.0 and type(fraction) is float) and \
+                    not (_finite(fraction) and 0 < fraction <= 1):
+                raise InvalidParameter(f"{self.name}, step {s.label}: the share of the launch must be in "
+                                       f"(0, 1], got {fraction!r}", item=s.id)
+            if kind == "copy" and size not in parsed and not _whole_bytes(size):
+                parse(size)
+                parsed.add(size)
             if project is None:
                 continue
-            if s.kind == "kernel":
+            if kind == "kernel":
+                if (s.launch, s.gpu) in fine_kernels:
+                    continue
+                where = f"{self.name}, step {s.label}"
                 if s.launch not in project.launches:
                     raise InvalidParameter(f"{where}: choose a launch of the project "
                                            f"({', '.join(project.launches) or 'none defined'})", item=s.id)
                 gpu = s.gpu or project.launches[s.launch].gpu
                 _need_device(project, gpu, "gpu", where, "GPU")
-            elif s.kind == "copy":
+                fine_kernels.add((s.launch, s.gpu))
+            elif kind == "copy":
+                key = (s.src, s.dst, s.measured_s is not None)
+                if key in fine_copies:
+                    continue
+                where = f"{self.name}, step {s.label}"
                 _need_device(project, s.src, None, where, "source device")
                 _need_device(project, s.dst, None, where, "destination device")
                 if s.src == s.dst and not (s.measured_s is not None
@@ -159,6 +176,7 @@ class Application:
                 if {project.devices[s.src].kind, project.devices[s.dst].kind} == {"host"}:
                     raise InvalidParameter(f"{where}: a copy between two hosts is not modelled (copies "
                                            f"involve a GPU)", item=s.id)
+                fine_copies.add(key)
         return self
 
 
@@ -265,7 +283,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     a link with a calibrated transfer model of its direction takes that model's startup and
     its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
     ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
-    from gpumodeler.core.application.replay import scaled_copy_time, scaled_kernel_time
+    from gpumodeler.core.application.replay import copy_scaling, kernel_scaling
     from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_link
 
     app.checked(project)
@@ -286,6 +304,25 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         if name not in traced_specs:
             traced_specs[name] = gpu_lookup(name)
         return traced_specs[name]
+
+    scalings: dict = {}  # (scaling, GPU, traced GPU) -> _scaling's answer
+
+    def measured_time(s, gpu, scaling, where):
+        """An imported step's measured time carried to ``gpu``: (time, detail)."""
+        key = (scaling, gpu, s.traced_gpu)
+        if key not in scalings:
+            scalings[key] = _scaling(project, s, gpu, spec_of(gpu), traced_spec, where, scaling)
+        factor, name, how = scalings[key]
+        return (s.measured_s if factor is None else s.measured_s * factor), {
+            "measured_s": s.measured_s, "traced_gpu": name, **how}
+
+    imported: dict = {}  # (launch, name) -> the graph predicting an imported kernel
+
+    def imported_kernel(s):
+        key = (s.launch, s.name)
+        if key not in imported:
+            imported[key] = _imported_kernel(project, s)
+        return imported[key]
 
     engines_of = {}
 
@@ -325,19 +362,16 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             # and a trace with many synchronisations stays linear (host time waits only for
             # what it names)
             after = sorted(last_in_stream.values(), key=position.__getitem__)
-        if s.kind == "kernel" and s.measured_s is not None and \
-                _imported_kernel(project, s) is None:
+        if s.kind == "kernel" and s.measured_s is not None and imported_kernel(s) is None:
             gpu = s.gpu or project.launches[s.launch].gpu
-            t, how = _measured_time(project, s, gpu, spec_of(gpu), traced_spec, where,
-                                    scaled_kernel_time)
+            t, how = measured_time(s, gpu, kernel_scaling, where)
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
             kernel_device[s.id] = gpu
             predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
                 "launch": s.launch, "kernel_time_s": t, "mode": "measured", **how})
         elif s.kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
-            t, how = _measured_time(project, s, s.src, spec_of(s.src), traced_spec, where,
-                                    scaled_copy_time)
+            t, how = measured_time(s, s.src, copy_scaling, where)
             activities.append(Activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
                                        tuple(after), fixed_s=t))
             predictions[s.id] = StepPrediction(s.id, "copy", s.src, t, {
@@ -347,7 +381,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         elif s.kind == "kernel":
             launch = project.launches[s.launch]
             if s.measured_s is not None and launch.kernel not in project.kernels:
-                launch = replace(launch, kernel=_imported_kernel(project, s))
+                launch = replace(launch, kernel=imported_kernel(s))
             gpu = s.gpu or launch.gpu
             key = (s.launch, gpu, s.fraction)
             if key not in kernel_times:  # each launch, GPU and share predicted once
@@ -475,10 +509,11 @@ def _imported_kernel(project, step) -> str | None:
     return graph_for_kernel(project, step.name)
 
 
-def _measured_time(project, step, gpu, target, traced_spec, where, scale):
-    """An imported step's time on placed GPU ``gpu`` (its spec ``target``): its measured
-    time carried from the GPU it was traced on (``traced_spec(name)``) by ``scale``
-    (replay.scaled_kernel_time or scaled_copy_time)."""
+def _scaling(project, step, gpu, target, traced_spec, where, scaling):
+    """How an imported step's measured time is carried to placed GPU ``gpu`` (its spec
+    ``target``) from the GPU it was traced on (``traced_spec(name)``): (factor, traced GPU's
+    name, detail) by ``scaling`` (replay.kernel_scaling or copy_scaling; a factor of None
+    keeps the measured time)."""
     placed = project.devices[gpu]
     name = step.traced_gpu or placed.device_name
     try:
@@ -488,11 +523,10 @@ def _measured_time(project, step, gpu, target, traced_spec, where, scale):
                                f"device database ({exc}); import the trace again here, or add "
                                f"the GPU", item=step.id) from exc
     try:
-        t, how = scale(step.measured_s, traced, target)
+        factor, how = scaling(traced, target)
     except InvalidParameter as exc:
         raise InvalidParameter(f"{where}: {exc}", item=step.id) from exc
-    return t, {"measured_s": step.measured_s, "traced_gpu": step.traced_gpu or placed.device_name,
-               **how}
+    return factor, step.traced_gpu or placed.device_name, how
 
 
 def run(project, app: Application, **lookups):
