@@ -107,10 +107,10 @@ class _Writer:
         # one text per distinct bit pattern (so -0.0 keeps its sign and NaN is NaN)
         distinct, where = np.unique(array.view(np.int64), return_inverse=True)
         numbers = distinct.view(np.float64)
-        if np.isfinite(numbers).all():
-            texts = list(map(float.__repr__, numbers.tolist()))
-        else:
-            texts = list(map(self.float_text, numbers.tolist()))
+        finite = bool(np.isfinite(numbers).all())
+        if finite and 2 * len(distinct) > len(values):   # mostly distinct: no table
+            return list(map(float.__repr__, values))
+        texts = list(map(float.__repr__ if finite else self.float_text, numbers.tolist()))
         return list(map(texts.__getitem__, where.ravel().tolist()))
 
     def float_text(self, v: float) -> str:
