@@ -410,6 +410,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     end: list = [None] * n
     ready = [None] * n
     cause: list = [None] * n
+    decider: list = [None] * n  # the dependency that ended last (index), once ready
     left = list(volume)
     engine_holder: dict = {}
     engine_released: dict = {}  # engine -> (time, activity index) of the last release
@@ -433,11 +434,17 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             later.add(i)
 
     def became_ready(i):
+        # when its dependencies had all ended, and the one that ended last (the latest in
+        # program order on a tie): what explains its start if it starts then
         r = zero
+        last_dep = None
         for d in deps[i]:
-            if end[d] > r:
-                r = end[d]
+            e = end[d]
+            if last_dep is None or e > r or (e == r and d > last_dep):
+                r = e
+                last_dep = d
         ready[i] = r
+        decider[i] = last_dep
         if not in_order:
             for e in engines[i]:
                 waiting_on[e].add(i)
@@ -509,10 +516,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             if not in_order:
                 waiting_on[e].discard(i)
         start[i] = t
-        last_dep = None  # the dependency that ended last (the latest in program order on a tie)
-        for d in deps[i]:
-            if last_dep is None or end[d] > end[last_dep] or (end[d] == end[last_dep] and d > last_dep):
-                last_dep = d
+        last_dep = decider[i]  # the dependency that ended last (became_ready)
         if last_dep is not None and end[last_dep] == t:
             cause[i] = activities[last_dep].id
         else:
