@@ -143,26 +143,3 @@ def test_no_route_is_explained():
     p.drop("connections", "c2")
     with pytest.raises(InvalidParameter, match="no link joins g1 and g2"):
         build(p, Application("a", steps=(Step("x", "copy", src="g1", dst="g2", size="8"),)), **LOOKUPS)
-
-
-def test_positional_maker_makes_the_dataclasses_own_objects():
-    """(steps, activities and predictions of a trace are made by filling their fields at
-    once: equal, hashed and frozen as the dataclass's own __init__ makes them)"""
-    import dataclasses
-
-    from gpumodeler.core.application.app import StepPrediction
-    from gpumodeler.core.application.timeline import Activity, positional_maker
-    cases = [(Step, Step("s1", "copy", "up", "7", ("s0",), None, None, 0.5, True, "h", "g", "64",
-                         1e-6, 2e-6, "GPU", 0.0)),
-             (Activity, Activity("a", "n", ("gpu1/copy",), ("b",), 1e-6, 64.0, ("l",), 1e9)),
-             (StepPrediction, StepPrediction("s", "kernel", "gpu1", 1e-3, {"mode": "x"}))]
-    for cls, want in cases:
-        values = [getattr(want, f.name) for f in dataclasses.fields(cls)]
-        got = positional_maker(cls)(*values)
-        assert type(got) is cls and got == want and repr(got) == repr(want)
-        if cls is not StepPrediction:   # (a dict field is not hashable)
-            assert hash(got) == hash(want)
-        with pytest.raises(dataclasses.FrozenInstanceError):
-            got.id = "other"   # type: ignore[misc]
-        with pytest.raises(TypeError):
-            positional_maker(cls)(*values[:-1])

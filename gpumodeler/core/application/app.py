@@ -35,7 +35,7 @@ import copy as _copy
 import math
 
 from gpumodeler.core.application.energy import DevicePower, energy
-from gpumodeler.core.application.timeline import POLICIES, Activity, positional_maker, simulate
+from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.errors import InvalidParameter, ModelError
 from gpumodeler.core.kernel.expressions import parse
@@ -341,8 +341,6 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             return f"{gpu_id}/copy"
         return f"{gpu_id}/copy-{'dtoh' if outbound else 'htod'}"
 
-    # (10^5 steps: each activity and prediction made at once, fields in order)
-    make_activity, make_prediction = positional_maker(Activity), positional_maker(StepPrediction)
     activities: list = []
     capacities: dict = {}
     kernel_device: dict = {}
@@ -368,15 +366,15 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             gpu = s.gpu or project.launches[s.launch].gpu
             t, how = measured_time(s, gpu, kernel_scaling, where)
             engines = () if s.concurrent else (f"{gpu}/compute",)
-            activities.append(make_activity(s.id, s.label, engines, tuple(after), t, 0.0, (), None))
+            activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
             kernel_device[s.id] = gpu
-            predictions[s.id] = make_prediction(s.id, "kernel", gpu, t, {
+            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
                 "launch": s.launch, "kernel_time_s": t, "mode": "measured", **how})
         elif s.kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
             t, how = measured_time(s, s.src, copy_scaling, where)
-            activities.append(make_activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
-                                            tuple(after), t, 0.0, (), None))
-            predictions[s.id] = make_prediction(s.id, "copy", s.src, t, {
+            activities.append(Activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
+                                       tuple(after), fixed_s=t))
+            predictions[s.id] = StepPrediction(s.id, "copy", s.src, t, {
                 "bytes": float(s.size) if _whole_bytes(s.size) else
                 float(parse(s.size).evaluate(dict(app.variables))), "route": [],
                 "mode": "measured", **how})
@@ -414,9 +412,9 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                     "latency_bound_cycles": result.latency_bound_cycles})
             t, detail = kernel_times[key]
             engines = () if s.concurrent else (f"{gpu}/compute",)
-            activities.append(make_activity(s.id, s.label, engines, tuple(after), t, 0.0, (), None))
+            activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
             kernel_device[s.id] = gpu
-            predictions[s.id] = make_prediction(s.id, "kernel", gpu, t, dict(detail))
+            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, dict(detail))
         elif s.kind == "copy":
             try:
                 if s.size not in sizes:  # each expression evaluated once; whole numbers as such
@@ -479,15 +477,15 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             if s.concurrent:    # on an engine of its own (from a trace): holds none
                 held_engines = []
             owner = s.src if src_kind == "gpu" else s.dst
-            activities.append(make_activity(s.id, s.label, tuple(held_engines), tuple(after), startup,
-                                            size, tuple(links), rate_cap))
+            activities.append(Activity(s.id, s.label, tuple(held_engines), tuple(after), fixed_s=startup,
+                                       bytes=size, links=tuple(links), rate_cap=rate_cap))
             alone = startup + size / rate_cap
-            predictions[s.id] = make_prediction(s.id, "copy", owner, alone, {
+            predictions[s.id] = StepPrediction(s.id, "copy", owner, alone, {
                 "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
         else:
             # host time (a trace's idle gap) is the host's: the same on any system
-            activities.append(make_activity(s.id, s.label, (), tuple(after), s.host_s, 0.0, (), None))
-            predictions[s.id] = make_prediction(s.id, "sync", None, s.host_s,
+            activities.append(Activity(s.id, s.label, (), tuple(after), fixed_s=s.host_s))
+            predictions[s.id] = StepPrediction(s.id, "sync", None, s.host_s,
                                                {"waits_for": list(after), "host_s": s.host_s})
         last_in_stream[s.stream] = s.id
         position[s.id] = len(position)

@@ -92,26 +92,6 @@ class Activity:
     rate_cap: float | None = None
 
 
-def positional_maker(cls):
-    """A function that makes a ``cls`` (a frozen dataclass without ``__post_init__``) from
-    every field's value, in field order: the object the dataclass's own ``__init__`` makes
-    (a test compares them), made by filling its ``__dict__`` at once, where the frozen
-    ``__init__`` sets each field through ``object.__setattr__`` (2.7 µs for a step of 16
-    fields: a trace's 10^5 steps, activities and predictions are made this way)."""
-    from dataclasses import fields
-    names = tuple(f.name for f in fields(cls))
-    assert not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
-    new = object.__new__
-
-    def make(*values):
-        if len(values) != len(names):
-            raise TypeError(f"{cls.__name__} needs {len(names)} values, got {len(values)}")
-        made = new(cls)
-        made.__dict__.update(zip(names, values))
-        return made
-    return make
-
-
 class ScheduledActivity(NamedTuple):
     """One simulated step (a named tuple: 10^5 of them are made in a large application)."""
 
