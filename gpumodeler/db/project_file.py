@@ -317,12 +317,12 @@ def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
     for r, after, measured in zip(rows, afters, measures):
         (app_id, id_, kind, name, stream, _after, launch, gpu, fraction, concurrent,
          src, dst, size, text) = r
-        where = f"application {app_id}, step {id_}"
-        if type(after) is not list or not all(type(x) is str for x in after):
-            raise ProjectFormatError(f"{where}: dependencies must be a JSON list of step ids")
+        if type(after) is not list or (after and not all(type(x) is str for x in after)):
+            raise ProjectFormatError(f"application {app_id}, step {id_}: dependencies must be a "
+                                     f"JSON list of step ids")
         if fraction is None or isinstance(fraction, (bytes, str)):
-            raise ProjectFormatError(f"{where}: share must be a number")
-        m = _step_measurement(measured, where, text)
+            raise ProjectFormatError(f"application {app_id}, step {id_}: share must be a number")
+        m = _step_measurement(measured, app_id, id_, text)
         steps[app_id].append(Step(id_, kind, name, stream, tuple(after), launch, gpu, fraction,
                                   bool(concurrent), src, dst, size, m.get("measured_s"),
                                   m.get("measured_start_s"), m.get("traced_gpu", ""),
@@ -372,14 +372,14 @@ def _loads_or_not(text):
 _MEASURED_NUMBERS = frozenset(MEASURED_FIELDS) - {"traced_gpu"}
 
 
-def _step_measurement(values, where: str, text) -> dict:
+def _step_measurement(values, app_id: str, step_id: str, text) -> dict:
     """The ``measured`` column of a step (``text``, its JSON value ``values``): known keys
     with values of their type."""
     if type(values) is not dict:
         if values is _NOT_JSON:
-            raise ProjectFormatError(f"{where} measurement is not valid JSON: "
+            raise ProjectFormatError(f"application {app_id}, step {step_id} measurement is not valid JSON: "
                                      f"{str(text)[:60]!r}")
-        raise ProjectFormatError(f"{where} measurement must be a JSON object, got "
+        raise ProjectFormatError(f"application {app_id}, step {step_id} measurement must be a JSON object, got "
                                  f"{type(values).__name__}")
     for key, value in values.items():
         if key in _MEASURED_NUMBERS:
@@ -390,10 +390,10 @@ def _step_measurement(values, where: str, text) -> dict:
         elif key == "traced_gpu":
             ok = isinstance(value, str)
         else:
-            raise ProjectFormatError(f"{where}: unknown measured value {key!r}; known: "
+            raise ProjectFormatError(f"application {app_id}, step {step_id}: unknown measured value {key!r}; known: "
                                      f"{', '.join(MEASURED_FIELDS)}")
         if not ok:
-            raise ProjectFormatError(f"{where}: measured {key} must be "
+            raise ProjectFormatError(f"application {app_id}, step {step_id}: measured {key} must be "
                                      f"{'text' if key == 'traced_gpu' else 'a number >= 0'}, "
                                      f"got {value!r}")
         if key != "traced_gpu":
