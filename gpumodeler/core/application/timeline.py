@@ -414,7 +414,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     left = list(volume)
     engine_holder: dict = {}
     engine_released: dict = {}  # engine -> (time, activity index) of the last release
-    busy: dict = {}
+    busy: dict = dict.fromkeys(set(queue).union(*links), zero)  # every engine and link
     link_users: dict = {}  # link -> data phases crossing it now (links in use only)
     link_load: dict = {}  # link -> sum of the rate caps of those (an uncapped one: capacity + 1)
     link_since: dict = {}  # link -> when its current busy period began
@@ -469,7 +469,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             for link in links[i]:
                 if link_users[link] == 1:
                     del link_users[link], link_load[link]
-                    busy[link] = busy.get(link, zero) + (t - link_since[link])
+                    busy[link] += t - link_since[link]
                 else:
                     link_users[link] -= 1
                     link_load[link] -= caps[link] + 1 if c is None else c
@@ -479,7 +479,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         for e in engines[i]:
             engine_holder.pop(e, None)
             engine_released[e] = (t, i)
-            busy[e] = busy.get(e, zero) + (t - start[i])
+            busy[e] += t - start[i]
             engine_changed(e)  # (it only marks steps: they are tried once this instant's ends are in)
         for j in dependents[i]:
             missing[j] -= 1
@@ -596,10 +596,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 finish(i)
 
     makespan = max(end, default=zero)
-    if makespan > 0:  # engines and links that exist but idle still appear
-        for k in set(queue).union(*links):
-            busy.setdefault(k, zero)
-    else:
+    if not makespan > 0:  # (engines and links that exist but idle appear, with 0)
         busy = {}
     return _timeline(activities, index, start, end, ready, cause, busy, makespan)
 
