@@ -307,11 +307,11 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
 
     scalings: dict = {}  # (scaling, GPU, traced GPU) -> _scaling's answer
 
-    def measured_time(s, gpu, scaling, where):
+    def measured_time(s, gpu, scaling):
         """An imported step's measured time carried to ``gpu``: (time, detail)."""
         key = (scaling, gpu, s.traced_gpu)
         if key not in scalings:
-            scalings[key] = _scaling(project, s, gpu, spec_of(gpu), traced_spec, where, scaling)
+            scalings[key] = _scaling(project, s, gpu, spec_of(gpu), traced_spec, at(s), scaling)
         factor, name, how = scalings[key]
         return (s.measured_s if factor is None else s.measured_s * factor), {
             "measured_s": s.measured_s, "traced_gpu": name, **how}
@@ -349,10 +349,72 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     sizes: dict = {}  # size expression -> bytes
     routes: dict = {}  # (source, destination) -> route
     link_specs: dict = {}  # connection id -> its link with the project's overrides
+    copy_plans: dict = {}  # (source, destination) -> a copy's plan when its size changes none of it
+
+    def copy_plan(s, size, where):
+        """What a copy from ``s.src`` to ``s.dst`` of ``size`` bytes takes, alone: (startup,
+        rate cap, bandwidth resources, route hops, engines held, owner GPU, whether the size
+        changed it: a calibrated transfer model's bandwidth depends on the size)."""
+        sized = False
+        if (s.src, s.dst) not in routes:
+            routes[(s.src, s.dst)] = _route(project, s.src, s.dst, where)
+        route = routes[(s.src, s.dst)]
+        startup, rate_cap, links, hops = 0.0, None, [], []
+        for conn, slot, frm, to in route:
+            try:
+                if conn.id not in link_specs:  # each connection looked up once
+                    link_specs[conn.id] = resolve_link(project, conn.id, link_lookup, calibration_lookup)
+                spec = link_specs[conn.id]
+                model = spec.transfer_model(slot) if slot in ("htod", "dtoh") else None
+                if model is not None:
+                    sized = True
+                    ts, bw, lam = model.startup_s, float(model.bandwidth_bytes_per_s(max(size, 1.0))), 1.0
+                else:
+                    ts, bw, lam = spec.direction(slot)
+            except InvalidParameter as exc:
+                raise InvalidParameter(f"{where}: link {conn.link_name}: {exc}", item=s.id) from exc
+            startup += ts
+            rate = bw * lam
+            rate_cap = rate if rate_cap is None else min(rate_cap, rate)
+            res = f"{conn.id}:{frm}>{to}"
+            capacities[res] = rate if res not in capacities else min(capacities[res], rate)
+            links.append(res)
+            hops.append({"connection": conn.id, "link": conn.link_name, "direction": slot,
+                         "startup_s": ts, "bandwidth_bytes_per_s": bw, "lambda": lam})
+            up = _upstream(project, conn, where)
+            if up is not None and slot in ("htod", "dtoh") and "host" in (
+                    project.devices[frm].kind, project.devices[to].kind):
+                # the host side of a GPU's PCIe link: its switch's uplink (or root port),
+                # shared by every GPU behind it; no startup of its own (docs/timeline.md)
+                try:
+                    if up.id not in link_specs:
+                        link_specs[up.id] = resolve_link(project, up.id, link_lookup, calibration_lookup)
+                    _ts, up_bw, up_lam = link_specs[up.id].direction(slot)
+                except InvalidParameter as exc:
+                    raise InvalidParameter(f"{where}: link {up.link_name}: {exc}", item=s.id) from exc
+                up_rate = up_bw * up_lam
+                rate_cap = min(rate_cap, up_rate)
+                res = f"{up.id}:{slot}"
+                capacities[res] = up_rate
+                links.append(res)
+                hops.append({"connection": up.id, "link": up.link_name, "direction": slot,
+                             "startup_s": 0.0, "bandwidth_bytes_per_s": up_bw, "lambda": up_lam,
+                             "shared_upstream": True})
+        held: list[str] = []
+        src_kind, dst_kind = project.devices[s.src].kind, project.devices[s.dst].kind
+        if src_kind == "gpu":
+            held.append(copy_engine(s.src, outbound=True))
+        if dst_kind == "gpu" and (src_kind == "host" or len(route) == 2):
+            held.append(copy_engine(s.dst, outbound=False))
+        owner = s.src if src_kind == "gpu" else s.dst
+        return startup, rate_cap, tuple(links), hops, tuple(held), owner, sized
+
     last_in_stream: dict = {}
     position: dict = {}  # step id -> its place in program order
+    def at(step) -> str:   # (a step is named only in a message)
+        return f"{app.name}, step {step.label}"
+
     for s in app.steps:
-        where = f"{app.name}, step {s.label}"
         after = list(s.after)
         if s.stream in last_in_stream and last_in_stream[s.stream] not in after:
             after.insert(0, last_in_stream[s.stream])
@@ -364,14 +426,14 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             after = sorted(last_in_stream.values(), key=position.__getitem__)
         if s.kind == "kernel" and s.measured_s is not None and imported_kernel(s) is None:
             gpu = s.gpu or project.launches[s.launch].gpu
-            t, how = measured_time(s, gpu, kernel_scaling, where)
+            t, how = measured_time(s, gpu, kernel_scaling)
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
             kernel_device[s.id] = gpu
             predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
                 "launch": s.launch, "kernel_time_s": t, "mode": "measured", **how})
         elif s.kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
-            t, how = measured_time(s, s.src, copy_scaling, where)
+            t, how = measured_time(s, s.src, copy_scaling)
             activities.append(Activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
                                        tuple(after), fixed_s=t))
             predictions[s.id] = StepPrediction(s.id, "copy", s.src, t, {
@@ -399,7 +461,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                                              values=dict(app.variables) or None, table_lookup=table_lookup,
                                              calibration_lookup=calibration_lookup, analyses=analyses)
                 except InvalidParameter as exc:
-                    raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
+                    raise InvalidParameter(f"{at(s)}: {exc}", item=s.id) from exc
                 t = float(result.prediction.kernel.time_s)
                 summary = result.prediction.summary()
                 kernel_times[key] = (t, {
@@ -422,63 +484,22 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                                      else float(parse(s.size).evaluate(dict(app.variables))))
                 size = sizes[s.size]
             except Exception as exc:  # ExpressionError and friends: name the step
-                raise InvalidParameter(f"{where}: size {s.size!r}: {exc}", item=s.id) from exc
+                raise InvalidParameter(f"{at(s)}: size {s.size!r}: {exc}", item=s.id) from exc
             if not (math.isfinite(size) and size >= 0):
-                raise InvalidParameter(f"{where}: size must be a number of bytes >= 0, got {size}", item=s.id)
-            if (s.src, s.dst) not in routes:
-                routes[(s.src, s.dst)] = _route(project, s.src, s.dst, where)
-            route = routes[(s.src, s.dst)]
-            startup, rate_cap, links, hops = 0.0, None, [], []
-            for conn, slot, frm, to in route:
-                try:
-                    if conn.id not in link_specs:  # each connection looked up once
-                        link_specs[conn.id] = resolve_link(project, conn.id, link_lookup, calibration_lookup)
-                    spec = link_specs[conn.id]
-                    model = spec.transfer_model(slot) if slot in ("htod", "dtoh") else None
-                    if model is not None:
-                        ts, bw, lam = model.startup_s, float(model.bandwidth_bytes_per_s(max(size, 1.0))), 1.0
-                    else:
-                        ts, bw, lam = spec.direction(slot)
-                except InvalidParameter as exc:
-                    raise InvalidParameter(f"{where}: link {conn.link_name}: {exc}", item=s.id) from exc
-                startup += ts
-                rate = bw * lam
-                rate_cap = rate if rate_cap is None else min(rate_cap, rate)
-                res = f"{conn.id}:{frm}>{to}"
-                capacities[res] = rate if res not in capacities else min(capacities[res], rate)
-                links.append(res)
-                hops.append({"connection": conn.id, "link": conn.link_name, "direction": slot,
-                             "startup_s": ts, "bandwidth_bytes_per_s": bw, "lambda": lam})
-                up = _upstream(project, conn, where)
-                if up is not None and slot in ("htod", "dtoh") and "host" in (
-                        project.devices[frm].kind, project.devices[to].kind):
-                    # the host side of a GPU's PCIe link: its switch's uplink (or root port),
-                    # shared by every GPU behind it; no startup of its own (docs/timeline.md)
-                    try:
-                        if up.id not in link_specs:
-                            link_specs[up.id] = resolve_link(project, up.id, link_lookup, calibration_lookup)
-                        _ts, up_bw, up_lam = link_specs[up.id].direction(slot)
-                    except InvalidParameter as exc:
-                        raise InvalidParameter(f"{where}: link {up.link_name}: {exc}", item=s.id) from exc
-                    up_rate = up_bw * up_lam
-                    rate_cap = min(rate_cap, up_rate)
-                    res = f"{up.id}:{slot}"
-                    capacities[res] = up_rate
-                    links.append(res)
-                    hops.append({"connection": up.id, "link": up.link_name, "direction": slot,
-                                 "startup_s": 0.0, "bandwidth_bytes_per_s": up_bw, "lambda": up_lam,
-                                 "shared_upstream": True})
-            held_engines: list[str] = []
-            src_kind, dst_kind = project.devices[s.src].kind, project.devices[s.dst].kind
-            if src_kind == "gpu":
-                held_engines.append(copy_engine(s.src, outbound=True))
-            if dst_kind == "gpu" and (src_kind == "host" or len(route) == 2):
-                held_engines.append(copy_engine(s.dst, outbound=False))
+                raise InvalidParameter(f"{at(s)}: size must be a number of bytes >= 0, got {size}", item=s.id)
+            plan = copy_plans.get((s.src, s.dst))
+            if plan is None:
+                plan = copy_plan(s, size, at(s))
+                if not plan[-1]:   # the same for every size: made once
+                    copy_plans[(s.src, s.dst)] = plan
+                hops = plan[3]
+            else:   # (each step its own hops: the document holds no shared object)
+                hops = [dict(h) for h in plan[3]]
+            startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
             if s.concurrent:    # on an engine of its own (from a trace): holds none
-                held_engines = []
-            owner = s.src if src_kind == "gpu" else s.dst
-            activities.append(Activity(s.id, s.label, tuple(held_engines), tuple(after), fixed_s=startup,
-                                       bytes=size, links=tuple(links), rate_cap=rate_cap))
+                held_engines = ()
+            activities.append(Activity(s.id, s.label, held_engines, tuple(after), fixed_s=startup,
+                                       bytes=size, links=links, rate_cap=rate_cap))
             alone = startup + size / rate_cap
             predictions[s.id] = StepPrediction(s.id, "copy", owner, alone, {
                 "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
