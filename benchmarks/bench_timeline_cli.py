@@ -7,7 +7,7 @@ output (no ``--json``) at the largest size too.
 
 Timed: CPU seconds (user + system) of the child process, the steadier figure on a busy
 machine, best of a few runs; wall seconds next to them. The exponent of time against size is
-fitted by least squares on log-log. Target: 10^5 steps in under 4 s, exponent <= 1.2.
+fitted by least squares on log-log. Target: 10^5 steps in under 2 s, exponent <= 1.2.
 
 Run: python benchmarks/bench_timeline_cli.py [--quick]   (--quick stops at 10^4 steps)
 """
@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from bench_graph import fit_exponent  # noqa: E402
 from bench_trace_import import trace  # noqa: E402
 
-TARGET_S = 4.0
+TARGET_S = 2.0
 MAX_EXPONENT = 1.2
 
 
