@@ -7,7 +7,7 @@ indent, in C, but indenting that text afterwards costs as much again. Here every
 document is written together with the values at the same depth of the same kind: all the
 strings of a depth in one ``map`` of the C string encoder, all the floats in one pass (each
 distinct float formatted once: a timeline repeats its bandwidths, zeros and shares), every
-object with the same keys through one ``%`` template, every list by joining its items'
+object with the same keys joined from the same pieces, every list by joining its items'
 texts. The per-value work is then done in C, and Python only loops over containers.
 
 The caller (:func:`gpumodeler.cli.common.indented_json`) falls back to the standard
@@ -18,7 +18,7 @@ order) — so this module only has to be right on what it accepts; it raises
 """
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, repeat
 from json.encoder import encode_basestring  # the C encoder of ensure_ascii=False
 import math
 
@@ -129,8 +129,12 @@ class _Writer:
         first = lengths[0] if lengths else 0
         if first and lengths.count(first) == len(lengths):
             # lists of one length (a step's engines, a copy's route): one template
-            template = "[" + inner + sep.join(["%s"] * first) + close
-            return list(map(template.__mod__, zip(*[iter(items)] * first)))
+            columns = [items[k::first] for k in range(first)]
+            pieces = [repeat("[" + inner), columns[0]]
+            for column in columns[1:]:
+                pieces += [repeat(sep), column]
+            pieces.append(repeat(close))
+            return list(map("".join, zip(*pieces)))
         out = []
         at = 0
         for n in lengths:
@@ -162,9 +166,12 @@ class _Writer:
         if not all(type(k) is str for k in keys):
             raise Unsupported("a key that is not a string")
         columns = zip(*map(dict.values, values))
-        texts = [self.many(list(column), level + 1) for column in columns]
         inner = self.line(level + 1)
-        template = ("{" + inner + ("," + inner).join(
-            encode_basestring(k).replace("%", "%%") + ": %s" for k in keys)
-            + self.line(level) + "}")
-        return list(map(template.__mod__, zip(*texts)))
+        # each object's text joined from its pieces: the constant ones (a key and what comes
+        # before it) repeated, and the values' texts, a column each
+        pieces: list = []
+        for n, (key, column) in enumerate(zip(keys, columns)):
+            pieces.append(repeat(("{" if n == 0 else ",") + inner + encode_basestring(key) + ": "))
+            pieces.append(self.many(list(column), level + 1))
+        pieces.append(repeat(self.line(level) + "}"))
+        return list(map("".join, zip(*pieces)))
