@@ -40,7 +40,7 @@ import sqlite3
 import stat
 from collections import defaultdict
 from dataclasses import dataclass
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 
 import sqlite_utils
@@ -306,16 +306,20 @@ def _read(db: sqlite_utils.Database) -> Project:
 
 
 def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
-    rows = _rows(db, "application_steps", ("application_id",) + STEP_COLUMNS,
-                 "application_id, position")
-    after_at, measured_at = 1 + STEP_COLUMNS.index("after_steps"), 1 + STEP_COLUMNS.index("measured")
+    # read in the table's own order and sorted here: ordered by SQLite, the rows were fetched
+    # through the (application, id) index and sorted again in a temporary tree (10^5 steps:
+    # 0.57 -> 0.42 s); they were written in order, so the sort only checks that
+    rows = db.execute(f"SELECT position, application_id, {', '.join(STEP_COLUMNS)} "
+                      f"FROM application_steps").fetchall()
+    rows.sort(key=itemgetter(1, 0))
+    after_at, measured_at = 2 + STEP_COLUMNS.index("after_steps"), 2 + STEP_COLUMNS.index("measured")
     # the two JSON columns of every step parsed by the C scanner (json.loads costs ~4x as
     # much per call: 10^5 steps); a text that is not one JSON value is told apart below
     afters = _json_values([r[after_at] for r in rows])
     measures = _json_values([r[measured_at] for r in rows])
     steps = defaultdict(list)
     for r, after, measured in zip(rows, afters, measures):
-        (app_id, id_, kind, name, stream, _after, launch, gpu, fraction, concurrent,
+        (_position, app_id, id_, kind, name, stream, _after, launch, gpu, fraction, concurrent,
          src, dst, size, text) = r
         if type(after) is not list or (after and not all(type(x) is str for x in after)):
             raise ProjectFormatError(f"application {app_id}, step {id_}: dependencies must be a "

@@ -731,3 +731,19 @@ def test_steps_read_back_whole_with_their_measurements(tmp_path):
     conn.close()
     step = load_project(path).applications["big"].steps[7]
     assert step.measured_s == 3.0 and type(step.measured_s) is float
+
+
+def test_steps_come_back_in_their_positions_whatever_the_tables_order(tmp_path):
+    """(the steps are read in the table's own order and sorted by application and
+    position: rows stored in another order, as another program may leave them, still read
+    back in program order)"""
+    project = full_project()
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT * FROM application_steps").fetchall()
+    conn.execute("DELETE FROM application_steps")
+    conn.executemany(f"INSERT INTO application_steps VALUES ({', '.join('?' * len(rows[0]))})",
+                     rows[::-1])
+    conn.commit()
+    conn.close()
+    assert load_project(path).applications == project.applications
