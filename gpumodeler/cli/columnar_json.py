@@ -18,9 +18,10 @@ order) — so this module only has to be right on what it accepts; it raises
 """
 from __future__ import annotations
 
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from json.encoder import encode_basestring  # the C encoder of ensure_ascii=False
 import math
+from operator import is_
 
 #: From how many floats at one depth they are formatted once per distinct value (numpy).
 _DEDUPLICATE_FROM = 256
@@ -57,7 +58,7 @@ class _Writer:
         if len(kinds) == 1:
             return self.same(types[0], values, level)
         # each kind written apart, then the texts taken back in order (all in C)
-        texts = {t: iter(self.same(t, [v for v in values if type(v) is t], level))
+        texts = {t: iter(self.same(t, list(compress(values, map(is_, types, repeat(t)))), level))
                  for t in kinds}
         return list(map(next, map(texts.__getitem__, types)))
 
@@ -138,8 +139,8 @@ class _Writer:
         out = []
         at = 0
         for n in lengths:
-            if n:
-                out.append("[" + inner + sep.join(items[at:at + n]) + close)
+            if n:   # (one copy of the text: a document's long list is most of it)
+                out.append(f"[{inner}{sep.join(items[at:at + n])}{close}")
                 at += n
             else:
                 out.append("[]")
