@@ -79,23 +79,40 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
                                  cause=f"give {name} in W, a finite number >= 0 (in the device "
                                        f"database or as a project override)", item=name)
         kernels = by_device.get(dev, [])
-        # elementary intervals between all start/end points of this device's kernels, swept
-        # in order: a kernel runs over (lo, hi) when it started at or before lo and ends after lo
-        # (a kernel of zero duration runs over no interval, but its instant still splits one)
-        starts: dict = {}
-        ends: dict = {}
-        instants: set = set()
-        for j, k in enumerate(kernels):
-            s, e = on_grid(k.start_s), on_grid(k.end_s)
-            instants.update((s, e))
-            if e > s:
-                starts.setdefault(s, []).append(j)
-                ends.setdefault(e, []).append(j)
-        points = sorted(instants)
+        spans = [(on_grid(k.start_s), on_grid(k.end_s)) for k in kernels]
         busy = 0
         if p.busy_w is not None:
             watts, per = p.busy_w.as_integer_ratio()
             per *= grid
+        # kernels one after another (one compute engine, no concurrent kernel, no instant
+        # inside another kernel's run): each kernel's run is one interval of its own, and
+        # the sweep below would give each exactly busy power × its duration
+        apart = True
+        end_so_far = None
+        for start_g, end_g in sorted(spans):
+            if end_so_far is not None and start_g < end_so_far:
+                apart = False
+                break
+            end_so_far = end_g
+        # otherwise, elementary intervals between all start/end points of this device's
+        # kernels, swept in order: a kernel runs over (lo, hi) when it started at or before lo
+        # and ends after lo (a kernel of zero duration runs over no interval, but its instant
+        # still splits one)
+        starts: dict = {}
+        ends: dict = {}
+        instants: set = set()
+        for j, (s, e) in enumerate(spans):
+            if e <= s:
+                instants.add(s)
+            elif apart:
+                busy += e - s
+                if p.busy_w is not None:
+                    step_j[kernels[j].id] += watts * (e - s) / (per * 1)
+            else:
+                instants.update((s, e))
+                starts.setdefault(s, []).append(j)
+                ends.setdefault(e, []).append(j)
+        points = sorted(instants) if not apart else []
         running: dict = {}  # kernel position -> kernel, while it runs
         for lo, hi in zip(points, points[1:]):
             for j in ends.get(lo, ()):
