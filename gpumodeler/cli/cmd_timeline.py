@@ -105,14 +105,19 @@ def _print_makespans(r: dict, fmt_time) -> None:
 
 
 def _print(r: dict, fmt_time) -> None:
+    import sys
     print(f"application  {r['name']} ({r['application']}), engine queues {r['policy']}")
     width = max((len(s["name"]) for s in r["steps"]), default=4)
     print(f"{'step':<{width}}  {'engine':<18} {'start':>12} {'end':>12} {'energy':>10}")
+    # the step lines written at once (10^5 steps: one write, not one print per line)
+    lines = []
+    add = lines.append
     for s in r["steps"]:
-        energy = "?" if s["energy_j"] is None else f"{s['energy_j']:.4g} J"
-        mark = " *" if s["critical"] else ""
-        print(f"{s['name']:<{width}}  {(s['engine'] or '-'):<18} {fmt_time(s['start_s']):>12} "
-              f"{fmt_time(s['end_s']):>12} {energy:>10}{mark}")
+        e = s["energy_j"]
+        energy = "?" if e is None else f"{e:.4g} J"
+        add(f"{s['name']:<{width}}  {(s['engine'] or '-'):<18} {fmt_time(s['start_s']):>12} "
+            f"{fmt_time(s['end_s']):>12} {energy:>10}{' *' if s['critical'] else ''}\n")
+    sys.stdout.write("".join(lines))
     _print_makespans(r, fmt_time)
     print(f"critical     {' -> '.join(r['critical_path'])}  (* above)")
     print("busy         " + ", ".join(f"{k} {v:.1%}" for k, v in r["busy_fraction"].items()))

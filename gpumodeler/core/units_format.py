@@ -13,15 +13,15 @@ import math
 
 #: display units for times, largest first, with their size in seconds
 TIME_UNITS = (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9))
+_TIME_UNIT_NAMES = tuple(name for name, _ in TIME_UNITS)
 
 
 def time_unit(seconds: float, smallest: str = "ns") -> tuple[str, float]:
     """``(name, seconds per unit)`` of the largest unit of :data:`TIME_UNITS` in which
     ``|seconds|`` is at least 1: ('ms', 1e-3) for 0.146. A magnitude below the ``smallest``
     unit allowed (zero, NaN) takes that unit; an infinite one takes seconds."""
-    names = [name for name, _ in TIME_UNITS]
-    if smallest not in names:
-        raise ValueError(f"unknown time unit {smallest!r}; valid: {', '.join(names)}")
+    if smallest not in _TIME_UNIT_NAMES:
+        raise ValueError(f"unknown time unit {smallest!r}; valid: {', '.join(_TIME_UNIT_NAMES)}")
     size = abs(seconds)
     for name, scale in TIME_UNITS:
         if size >= scale or name == smallest:

@@ -50,26 +50,37 @@ def _run_application(project, app_id: str, lookups: dict, analyses) -> dict:
     app = project.applications[app_id]
     built, timeline, energy = run(project, app, **lookups, analyses=analyses)
     critical = set(timeline.critical_path)
-    steps = []
-    by_id = {s.id: s for s in app.steps}
+    steps: list = []
+    add = steps.append
+    predictions = built.predictions
+    step_energy = energy.step_j.get
     t0 = min((s.measured_start_s for s in app.steps if s.measured_start_s is not None),
              default=0.0)
-    for a in timeline.activities:
-        p = built.predictions[a.id]
-        step = by_id[a.id]
-        measured = step.measured_start_s is not None and step.measured_s is not None
-        steps.append({
-            "id": a.id, "name": a.name, "kind": step.kind, "stream": step.stream,
-            "engine": a.engines[0] if a.engines else None, "engines": list(a.engines),
-            "links": list(a.links), "device": p.device,
-            "start_s": a.start_s, "end_s": a.end_s, "ready_s": a.ready_s,
-            "alone_s": p.alone_s, "waited_s": a.start_s - a.ready_s,
-            "stretched_s": (a.end_s - a.start_s) - p.alone_s,
-            "energy_j": energy.step_j.get(a.id), "critical": a.id in critical,
-            "cause": a.cause, "prediction": p.detail,
-            "measured_s": step.measured_s,
-            "measured_start_s": step.measured_start_s - t0 if measured else None,
-            "measured_end_s": step.measured_start_s - t0 + step.measured_s if measured else None})
+    # the activities are the steps in program order (build makes one per step)
+    in_order = len(timeline.activities) == len(app.steps) and all(
+        a.id == s.id for a, s in zip(timeline.activities, app.steps))
+    if in_order:
+        pairs = zip(timeline.activities, app.steps)
+    else:
+        by_id = {s.id: s for s in app.steps}
+        pairs = ((a, by_id[a.id]) for a in timeline.activities)
+    for a, step in pairs:
+        id_, name, engines, links, start, end, ready, cause = a
+        p = predictions[id_]
+        measured_s, measured_start = step.measured_s, step.measured_start_s
+        measured = measured_start is not None and measured_s is not None
+        add({
+            "id": id_, "name": name, "kind": step.kind, "stream": step.stream,
+            "engine": engines[0] if engines else None, "engines": list(engines),
+            "links": list(links), "device": p.device,
+            "start_s": start, "end_s": end, "ready_s": ready,
+            "alone_s": p.alone_s, "waited_s": start - ready,
+            "stretched_s": (end - start) - p.alone_s,
+            "energy_j": step_energy(id_), "critical": id_ in critical,
+            "cause": cause, "prediction": p.detail,
+            "measured_s": measured_s,
+            "measured_start_s": measured_start - t0 if measured else None,
+            "measured_end_s": measured_start - t0 + measured_s if measured else None})
     return {
         "application": app.id, "name": app.name, "policy": app.policy,
         "steps": steps, "makespan_s": timeline.makespan_s,

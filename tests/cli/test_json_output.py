@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpumodeler.cli.common import _json_default, indented_json
@@ -103,3 +105,42 @@ def test_a_small_document_needs_no_numpy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": str(root)}).stdout
     assert out.split() == ["False", "True"]
+
+
+@settings(max_examples=repetitions(150, 600), deadline=None)
+@given(documents, st.sampled_from([2, 4]))
+def test_the_columnar_writer_writes_the_standard_librarys_text_or_leaves_it(obj, indent):
+    """(cli/columnar_json: what it writes is the standard library's text; what it does not
+    write it leaves to indented_json's other route)"""
+    from gpumodeler.cli import columnar_json
+    try:
+        text = columnar_json.dumps(obj, _json_default, indent)
+    except (columnar_json.Unsupported, TypeError, ValueError, RecursionError):
+        return
+    assert text == stdlib(obj, indent)
+
+
+def test_the_columnar_writer_on_many_records():
+    """Columns long enough to be written once per distinct value: -0.0 keeps its sign, NaN
+    and the infinities are written as the standard library writes them (or refused), repeated
+    and distinct strings, a column mixing None, floats and text, lists of one length and of
+    several, objects of two shapes, and a '%' in a key."""
+    from gpumodeler.cli import columnar_json
+    rng = np.random.default_rng(3)
+    rows = []
+    for i in range(2000):
+        x = float(rng.choice([0.0, -0.0, 1.5, 1e-12 * i, 3.0]))
+        rows.append({"id": f"s{i}", "kind": ["copy", "kernel", "sync"][i % 3], "x": x,
+                     "t": i / 7, "maybe": [None, x, "é\"", True, i][i % 5],
+                     "engines": ["gpu1/compute"] if i % 2 else ["a", "b"],
+                     "route": [] if i % 4 == 0 else [{"bw": 1e10, "lambda": 1.0}] * (i % 3 + 1),
+                     "100%": {"n": i} if i % 7 else {}})
+        if i % 11 == 0:
+            rows[-1] = {"other": i, "shape": [x]}
+    doc = {"rows": rows, "critical": [r.get("id") for r in rows], "busy": {"a": 0.5}}
+    assert columnar_json.dumps(doc, _json_default, 2) == stdlib(doc)
+    assert indented_json(doc, _json_default) == stdlib(doc)
+    special = {"v": [float(v) for v in rng.normal(size=600)] + [math.nan, math.inf, -math.inf]}
+    assert columnar_json.dumps(special, _json_default, 2) == stdlib(special)
+    with pytest.raises(ValueError, match="Out of range float"):
+        columnar_json.dumps(special, _json_default, 2, allow_nan=False)

@@ -143,3 +143,18 @@ def test_no_route_is_explained():
     p.drop("connections", "c2")
     with pytest.raises(InvalidParameter, match="no link joins g1 and g2"):
         build(p, Application("a", steps=(Step("x", "copy", src="g1", dst="g2", size="8"),)), **LOOKUPS)
+
+
+def test_copies_of_one_route_are_planned_once_but_each_has_its_own_hops():
+    """(a route's hops, startup and rate are found once; each step's prediction still holds
+    its own hop objects, equal to the first's: a document of the timeline shares none)"""
+    steps = tuple(Step(f"c{i}", "copy", "up", "s", src="h", dst=["g1", "g2"][i % 2],
+                       size=str(1000 * (i + 1))) for i in range(6))
+    built = build(system(), Application("a", steps=steps), **LOOKUPS)
+    hops = [built.predictions[f"c{i}"].detail["route"] for i in range(6)]
+    for i in range(2, 6):
+        assert hops[i] == hops[i % 2] and hops[i] is not hops[i % 2]
+        assert all(h is not g for h, g in zip(hops[i], hops[i % 2]))
+        a, b = built.activities[i], built.activities[i % 2]
+        assert (a.links, a.engines, a.fixed_s, a.rate_cap) == (b.links, b.engines, b.fixed_s, b.rate_cap)
+        assert a.bytes == 1000.0 * (i + 1)

@@ -86,3 +86,28 @@ def test_a_zero_duration_kernel_still_splits_the_interval_it_falls_in():
     got = energy(tl, kernel_device, {"g": DevicePower(busy_w=0.1, idle_w=0.0)}).step_j
     assert got == _energy_by_rescan(tl, kernel_device, 0.1)
     assert got["a"] == float(Fraction(0.1) * Fraction(0.7)) + float(Fraction(0.1) * (3 - Fraction(0.7)))
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_kernels_one_after_another_give_the_energies_of_the_rescan(seed):
+    """Kernels on one compute engine (one after another, some of zero duration, so the
+    energy takes its path for kernels that never overlap) and sometimes one concurrent
+    kernel (so it sweeps): float for float the rescan's energies."""
+    rng = random.Random(seed)
+    acts, kernel_device = [], {}
+    for i in range(rng.randint(1, 30)):
+        engine = () if rng.random() < 0.03 else ("g0/compute",)
+        acts.append(Activity(f"k{i}", engines=engine,
+                             fixed_s=rng.choice([0.0, 1.0, 0.1, rng.uniform(0, 2)])))
+        kernel_device[f"k{i}"] = "g0"
+    tl = simulate(acts)
+    busy_w = rng.choice([0.1, 250.0, rng.uniform(50, 300)])
+    got = energy(tl, kernel_device, {"g0": DevicePower(busy_w=busy_w, idle_w=20.0)},
+                 devices=("g0",))
+    assert got.step_j == _energy_by_rescan(tl, kernel_device, busy_w)
+    busy = sum(Fraction(a.end_s) - Fraction(a.start_s) for a in tl.activities
+               if not any(Fraction(b.start_s) <= Fraction(a.start_s) < Fraction(b.end_s)
+                          for b in tl.activities if b is not a and b.start_s < a.start_s))
+    if all(a.engines for a in acts):
+        assert got.device_j["g0"] == float(Fraction(busy_w) * busy + Fraction(20.0)
+                                           * (Fraction(tl.makespan_s) - busy))

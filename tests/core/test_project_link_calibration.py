@@ -102,3 +102,20 @@ def test_timeline_copies_take_the_calibrated_model(example_project, lookups):
     assert built.predictions["c2"].alone_s == pytest.approx(DTOH.time_s(5e8), rel=1e-12)
     with pytest.raises(InvalidParameter, match="uses the transfer calibration 'pinned'"):
         build(project, app, **kw)
+
+
+def test_copies_of_one_route_each_take_the_model_at_their_size(example_project, lookups):
+    """(a route's plan is made once when the size changes none of it; a calibrated model's
+    bandwidth depends on the size, so every copy over it is planned at its own size)"""
+    project = _labelled(example_project(), "pinned")
+    sizes = ["3000000", str(2 ** 30), "4096", str(2 ** 30)]
+    app = Application("app1", "copies", steps=tuple(
+        Step(f"c{i}", "copy", "to GPU", stream="s1", src="host1", dst="gpu1", size=size)
+        for i, size in enumerate(sizes)))
+    kw = {k: lookups[k] for k in ("gpu_lookup", "link_lookup", "table_lookup")}
+    built = build(project, app, calibration_lookup=lookups["calibration_lookup"], **kw)
+    for i, size in enumerate(sizes):
+        p = built.predictions[f"c{i}"]
+        assert p.alone_s == pytest.approx(HTOD.time_s(float(size)), rel=1e-12)
+        assert p.detail["route"][0]["bandwidth_bytes_per_s"] == \
+            HTOD.bandwidth_bytes_per_s(float(size))

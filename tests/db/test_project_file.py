@@ -677,3 +677,77 @@ def test_the_bundled_example_is_gajgers_testbed():
     assert p.kernels["saxpy2"] == saxpy2_graph()
     (sweep,) = p.sweeps.values()
     assert sweep.variable == "a" and sweep.values == tuple(2 ** k for k in range(13))
+
+
+@pytest.mark.parametrize("column, stored, reason", [
+    ("after_steps", "[1]", "dependencies must be a JSON list of step ids"),
+    ("after_steps", '["s1"] x', "dependencies must be a JSON list of step ids"),
+    ("after_steps", '["s1"], ["s2"]', "dependencies must be a JSON list of step ids"),
+    ("after_steps", "", "dependencies must be a JSON list of step ids"),
+    ("after_steps", "7", "dependencies must be a JSON list of step ids"),
+    ("after_steps", '{"s1": 1}', "dependencies must be a JSON list of step ids"),
+    ("measured", '{"measured_s": 1e-3}{}', "measurement is not valid JSON"),
+    ("measured", '{"measured_s": ', "measurement is not valid JSON"),
+    ("measured", "[1]", "measurement must be a JSON object, got list"),
+    ("measured", '{"measured_s": -1.0}', "measured measured_s must be a number >= 0, got -1.0"),
+    ("measured", '{"host_s": true}', "measured host_s must be a number >= 0, got True"),
+    ("measured", '{"measured_s": NaN}', "measured measured_s must be a number >= 0"),
+    ("measured", '{"traced_gpu": 3}', "measured traced_gpu must be text, got 3"),
+    ("measured", '{"power": 1.0}', "unknown measured value 'power'"),
+])
+def test_damaged_step_columns_are_refused_naming_the_step(tmp_path, column, stored, reason):
+    """(the steps' JSON columns are parsed all at once: one damaged row among many is still
+    found and named, whichever row it is)"""
+    project = full_project()
+    steps = tuple(Step(f"x{i}", "copy", "c", "0", src="host1", dst="gpu1", size="8",
+                       measured_s=1e-6 * i, measured_start_s=2e-6 * i, traced_gpu="GPU")
+                  for i in range(300))
+    project.put("applications", Application("big", "many steps", steps))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    conn.execute(f"UPDATE application_steps SET {column} = ? WHERE id = 'x123'", [stored])
+    conn.commit()
+    conn.close()
+    before = file_hash(path)
+    with pytest.raises(ProjectFormatError) as info:
+        read_project_file(path)
+    assert reason in str(info.value) and "step x123" in str(info.value)
+    assert file_hash(path) == before
+
+
+def test_steps_read_back_whole_with_their_measurements(tmp_path):
+    """Every field of many imported steps (the columns read at once) comes back equal, an
+    integer measurement as a float."""
+    project = full_project()
+    steps = tuple(Step(f"x{i}", ["copy", "kernel", "sync"][i % 3], f"n{i % 7}", str(i % 4),
+                       after=tuple(f"x{j}" for j in range(max(0, i - i % 3), i)),
+                       launch="l1" if i % 3 == 1 else None, src="host1", dst="gpu1",
+                       size=str(i), measured_s=None if i % 5 == 0 else 1e-6 * i,
+                       measured_start_s=None if i % 5 == 0 else 0.5 * i, traced_gpu="G" * (i % 2),
+                       host_s=float(i % 3 == 2), concurrent=bool(i % 2), fraction=1 / (1 + i % 4))
+                  for i in range(400))
+    project.put("applications", Application("big", "many steps", steps))
+    path = save_project(project, tmp_path / "p.gpm")
+    assert load_project(path).applications["big"] == project.applications["big"]
+    conn = sqlite3.connect(path)
+    conn.execute("""UPDATE application_steps SET measured = '{"measured_s": 3}' WHERE id = 'x7'""")
+    conn.commit()
+    conn.close()
+    step = load_project(path).applications["big"].steps[7]
+    assert step.measured_s == 3.0 and type(step.measured_s) is float
+
+
+def test_steps_come_back_in_their_positions_whatever_the_tables_order(tmp_path):
+    """(the steps are read in the table's own order and sorted by application and
+    position: rows stored in another order, as another program may leave them, still read
+    back in program order)"""
+    project = full_project()
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT * FROM application_steps").fetchall()
+    conn.execute("DELETE FROM application_steps")
+    conn.executemany(f"INSERT INTO application_steps VALUES ({', '.join('?' * len(rows[0]))})",
+                     rows[::-1])
+    conn.commit()
+    conn.close()
+    assert load_project(path).applications == project.applications

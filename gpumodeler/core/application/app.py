@@ -118,37 +118,54 @@ class Application:
                                    f"{self.host_power_w!r}", item="host_power_w")
         seen = set()
         parsed: set = set()  # size expressions already parsed (a trace repeats them)
+        # what was checked once needs no second look (10^5 imported steps name a few
+        # launches, devices and pairs of devices)
+        fine_kernels: set = set()  # (launch, gpu)
+        fine_copies: set = set()  # (src, dst, measured)
         for s in self.steps:
-            where = f"{self.name}, step {s.label}"
             if s.id in seen:
-                raise InvalidParameter(f"{where}: two steps have the id {s.id!r}", item=s.id)
-            seen.add(s.id)
-            if s.kind not in STEP_KINDS:
-                raise InvalidParameter(f"{where}: kind must be one of {', '.join(STEP_KINDS)}, got {s.kind!r}",
+                raise InvalidParameter(f"{self.name}, step {s.label}: two steps have the id {s.id!r}",
                                        item=s.id)
+            seen.add(s.id)
+            kind = s.kind
+            if kind not in STEP_KINDS:
+                raise InvalidParameter(f"{self.name}, step {s.label}: kind must be one of "
+                                       f"{', '.join(STEP_KINDS)}, got {kind!r}", item=s.id)
             for d in s.after:
                 if d not in seen:
                     known = [x.id for x in self.steps]
                     raise InvalidParameter(
-                        f"{where}: depends on {d!r}, which is not an earlier step"
+                        f"{self.name}, step {s.label}: depends on {d!r}, which is not an earlier step"
                         + ("" if d in known else f" (steps: {', '.join(known)})"), item=s.id)
-            if not isinstance(s.size, str) or not isinstance(s.stream, str):
-                raise InvalidParameter(f"{where}: size and stream must be text", item=s.id)
-            if not (_finite(s.fraction) and 0 < s.fraction <= 1):
-                raise InvalidParameter(f"{where}: the share of the launch must be in (0, 1], got "
-                                       f"{s.fraction!r}", item=s.id)
-            if s.kind == "copy" and s.size not in parsed and not _whole_bytes(s.size):
-                parse(s.size)
-                parsed.add(s.size)
+            size, fraction = s.size, s.fraction
+            if type(size) is not str or type(s.stream) is not str:
+                if not isinstance(size, str) or not isinstance(s.stream, str):
+                    raise InvalidParameter(f"{self.name}, step {s.label}: size and stream must be text",
+                                           item=s.id)
+            if not (fraction == 1.0 and type(fraction) is float) and \
+                    not (_finite(fraction) and 0 < fraction <= 1):
+                raise InvalidParameter(f"{self.name}, step {s.label}: the share of the launch must be in "
+                                       f"(0, 1], got {fraction!r}", item=s.id)
+            if kind == "copy" and size not in parsed and not _whole_bytes(size):
+                parse(size)
+                parsed.add(size)
             if project is None:
                 continue
-            if s.kind == "kernel":
+            if kind == "kernel":
+                if (s.launch, s.gpu) in fine_kernels:
+                    continue
+                where = f"{self.name}, step {s.label}"
                 if s.launch not in project.launches:
                     raise InvalidParameter(f"{where}: choose a launch of the project "
                                            f"({', '.join(project.launches) or 'none defined'})", item=s.id)
                 gpu = s.gpu or project.launches[s.launch].gpu
                 _need_device(project, gpu, "gpu", where, "GPU")
-            elif s.kind == "copy":
+                fine_kernels.add((s.launch, s.gpu))
+            elif kind == "copy":
+                key = (s.src, s.dst, s.measured_s is not None)
+                if key in fine_copies:
+                    continue
+                where = f"{self.name}, step {s.label}"
                 _need_device(project, s.src, None, where, "source device")
                 _need_device(project, s.dst, None, where, "destination device")
                 if s.src == s.dst and not (s.measured_s is not None
@@ -159,6 +176,7 @@ class Application:
                 if {project.devices[s.src].kind, project.devices[s.dst].kind} == {"host"}:
                     raise InvalidParameter(f"{where}: a copy between two hosts is not modelled (copies "
                                            f"involve a GPU)", item=s.id)
+                fine_copies.add(key)
         return self
 
 
@@ -265,7 +283,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     a link with a calibrated transfer model of its direction takes that model's startup and
     its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
     ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
-    from gpumodeler.core.application.replay import scaled_copy_time, scaled_kernel_time
+    from gpumodeler.core.application.replay import copy_scaling, kernel_scaling
     from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_link
 
     app.checked(project)
@@ -286,6 +304,25 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         if name not in traced_specs:
             traced_specs[name] = gpu_lookup(name)
         return traced_specs[name]
+
+    scalings: dict = {}  # (scaling, GPU, traced GPU) -> _scaling's answer
+
+    def measured_time(s, gpu, scaling):
+        """An imported step's measured time carried to ``gpu``: (time, detail)."""
+        key = (scaling, gpu, s.traced_gpu)
+        if key not in scalings:
+            scalings[key] = _scaling(project, s, gpu, spec_of(gpu), traced_spec, at(s), scaling)
+        factor, name, how = scalings[key]
+        return (s.measured_s if factor is None else s.measured_s * factor), {
+            "measured_s": s.measured_s, "traced_gpu": name, **how}
+
+    imported: dict = {}  # (launch, name) -> the graph predicting an imported kernel
+
+    def imported_kernel(s):
+        key = (s.launch, s.name)
+        if key not in imported:
+            imported[key] = _imported_kernel(project, s)
+        return imported[key]
 
     engines_of = {}
 
@@ -312,10 +349,72 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     sizes: dict = {}  # size expression -> bytes
     routes: dict = {}  # (source, destination) -> route
     link_specs: dict = {}  # connection id -> its link with the project's overrides
+    copy_plans: dict = {}  # (source, destination) -> a copy's plan when its size changes none of it
+
+    def copy_plan(s, size, where):
+        """What a copy from ``s.src`` to ``s.dst`` of ``size`` bytes takes, alone: (startup,
+        rate cap, bandwidth resources, route hops, engines held, owner GPU, whether the size
+        changed it: a calibrated transfer model's bandwidth depends on the size)."""
+        sized = False
+        if (s.src, s.dst) not in routes:
+            routes[(s.src, s.dst)] = _route(project, s.src, s.dst, where)
+        route = routes[(s.src, s.dst)]
+        startup, rate_cap, links, hops = 0.0, None, [], []
+        for conn, slot, frm, to in route:
+            try:
+                if conn.id not in link_specs:  # each connection looked up once
+                    link_specs[conn.id] = resolve_link(project, conn.id, link_lookup, calibration_lookup)
+                spec = link_specs[conn.id]
+                model = spec.transfer_model(slot) if slot in ("htod", "dtoh") else None
+                if model is not None:
+                    sized = True
+                    ts, bw, lam = model.startup_s, float(model.bandwidth_bytes_per_s(max(size, 1.0))), 1.0
+                else:
+                    ts, bw, lam = spec.direction(slot)
+            except InvalidParameter as exc:
+                raise InvalidParameter(f"{where}: link {conn.link_name}: {exc}", item=s.id) from exc
+            startup += ts
+            rate = bw * lam
+            rate_cap = rate if rate_cap is None else min(rate_cap, rate)
+            res = f"{conn.id}:{frm}>{to}"
+            capacities[res] = rate if res not in capacities else min(capacities[res], rate)
+            links.append(res)
+            hops.append({"connection": conn.id, "link": conn.link_name, "direction": slot,
+                         "startup_s": ts, "bandwidth_bytes_per_s": bw, "lambda": lam})
+            up = _upstream(project, conn, where)
+            if up is not None and slot in ("htod", "dtoh") and "host" in (
+                    project.devices[frm].kind, project.devices[to].kind):
+                # the host side of a GPU's PCIe link: its switch's uplink (or root port),
+                # shared by every GPU behind it; no startup of its own (docs/timeline.md)
+                try:
+                    if up.id not in link_specs:
+                        link_specs[up.id] = resolve_link(project, up.id, link_lookup, calibration_lookup)
+                    _ts, up_bw, up_lam = link_specs[up.id].direction(slot)
+                except InvalidParameter as exc:
+                    raise InvalidParameter(f"{where}: link {up.link_name}: {exc}", item=s.id) from exc
+                up_rate = up_bw * up_lam
+                rate_cap = min(rate_cap, up_rate)
+                res = f"{up.id}:{slot}"
+                capacities[res] = up_rate
+                links.append(res)
+                hops.append({"connection": up.id, "link": up.link_name, "direction": slot,
+                             "startup_s": 0.0, "bandwidth_bytes_per_s": up_bw, "lambda": up_lam,
+                             "shared_upstream": True})
+        held: list[str] = []
+        src_kind, dst_kind = project.devices[s.src].kind, project.devices[s.dst].kind
+        if src_kind == "gpu":
+            held.append(copy_engine(s.src, outbound=True))
+        if dst_kind == "gpu" and (src_kind == "host" or len(route) == 2):
+            held.append(copy_engine(s.dst, outbound=False))
+        owner = s.src if src_kind == "gpu" else s.dst
+        return startup, rate_cap, tuple(links), hops, tuple(held), owner, sized
+
     last_in_stream: dict = {}
     position: dict = {}  # step id -> its place in program order
+    def at(step) -> str:   # (a step is named only in a message)
+        return f"{app.name}, step {step.label}"
+
     for s in app.steps:
-        where = f"{app.name}, step {s.label}"
         after = list(s.after)
         if s.stream in last_in_stream and last_in_stream[s.stream] not in after:
             after.insert(0, last_in_stream[s.stream])
@@ -325,19 +424,16 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             # and a trace with many synchronisations stays linear (host time waits only for
             # what it names)
             after = sorted(last_in_stream.values(), key=position.__getitem__)
-        if s.kind == "kernel" and s.measured_s is not None and \
-                _imported_kernel(project, s) is None:
+        if s.kind == "kernel" and s.measured_s is not None and imported_kernel(s) is None:
             gpu = s.gpu or project.launches[s.launch].gpu
-            t, how = _measured_time(project, s, gpu, spec_of(gpu), traced_spec, where,
-                                    scaled_kernel_time)
+            t, how = measured_time(s, gpu, kernel_scaling)
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
             kernel_device[s.id] = gpu
             predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
                 "launch": s.launch, "kernel_time_s": t, "mode": "measured", **how})
         elif s.kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
-            t, how = _measured_time(project, s, s.src, spec_of(s.src), traced_spec, where,
-                                    scaled_copy_time)
+            t, how = measured_time(s, s.src, copy_scaling)
             activities.append(Activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
                                        tuple(after), fixed_s=t))
             predictions[s.id] = StepPrediction(s.id, "copy", s.src, t, {
@@ -347,7 +443,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         elif s.kind == "kernel":
             launch = project.launches[s.launch]
             if s.measured_s is not None and launch.kernel not in project.kernels:
-                launch = replace(launch, kernel=_imported_kernel(project, s))
+                launch = replace(launch, kernel=imported_kernel(s))
             gpu = s.gpu or launch.gpu
             key = (s.launch, gpu, s.fraction)
             if key not in kernel_times:  # each launch, GPU and share predicted once
@@ -365,7 +461,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                                              values=dict(app.variables) or None, table_lookup=table_lookup,
                                              calibration_lookup=calibration_lookup, analyses=analyses)
                 except InvalidParameter as exc:
-                    raise InvalidParameter(f"{where}: {exc}", item=s.id) from exc
+                    raise InvalidParameter(f"{at(s)}: {exc}", item=s.id) from exc
                 t = float(result.prediction.kernel.time_s)
                 summary = result.prediction.summary()
                 kernel_times[key] = (t, {
@@ -388,63 +484,22 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                                      else float(parse(s.size).evaluate(dict(app.variables))))
                 size = sizes[s.size]
             except Exception as exc:  # ExpressionError and friends: name the step
-                raise InvalidParameter(f"{where}: size {s.size!r}: {exc}", item=s.id) from exc
+                raise InvalidParameter(f"{at(s)}: size {s.size!r}: {exc}", item=s.id) from exc
             if not (math.isfinite(size) and size >= 0):
-                raise InvalidParameter(f"{where}: size must be a number of bytes >= 0, got {size}", item=s.id)
-            if (s.src, s.dst) not in routes:
-                routes[(s.src, s.dst)] = _route(project, s.src, s.dst, where)
-            route = routes[(s.src, s.dst)]
-            startup, rate_cap, links, hops = 0.0, None, [], []
-            for conn, slot, frm, to in route:
-                try:
-                    if conn.id not in link_specs:  # each connection looked up once
-                        link_specs[conn.id] = resolve_link(project, conn.id, link_lookup, calibration_lookup)
-                    spec = link_specs[conn.id]
-                    model = spec.transfer_model(slot) if slot in ("htod", "dtoh") else None
-                    if model is not None:
-                        ts, bw, lam = model.startup_s, float(model.bandwidth_bytes_per_s(max(size, 1.0))), 1.0
-                    else:
-                        ts, bw, lam = spec.direction(slot)
-                except InvalidParameter as exc:
-                    raise InvalidParameter(f"{where}: link {conn.link_name}: {exc}", item=s.id) from exc
-                startup += ts
-                rate = bw * lam
-                rate_cap = rate if rate_cap is None else min(rate_cap, rate)
-                res = f"{conn.id}:{frm}>{to}"
-                capacities[res] = rate if res not in capacities else min(capacities[res], rate)
-                links.append(res)
-                hops.append({"connection": conn.id, "link": conn.link_name, "direction": slot,
-                             "startup_s": ts, "bandwidth_bytes_per_s": bw, "lambda": lam})
-                up = _upstream(project, conn, where)
-                if up is not None and slot in ("htod", "dtoh") and "host" in (
-                        project.devices[frm].kind, project.devices[to].kind):
-                    # the host side of a GPU's PCIe link: its switch's uplink (or root port),
-                    # shared by every GPU behind it; no startup of its own (docs/timeline.md)
-                    try:
-                        if up.id not in link_specs:
-                            link_specs[up.id] = resolve_link(project, up.id, link_lookup, calibration_lookup)
-                        _ts, up_bw, up_lam = link_specs[up.id].direction(slot)
-                    except InvalidParameter as exc:
-                        raise InvalidParameter(f"{where}: link {up.link_name}: {exc}", item=s.id) from exc
-                    up_rate = up_bw * up_lam
-                    rate_cap = min(rate_cap, up_rate)
-                    res = f"{up.id}:{slot}"
-                    capacities[res] = up_rate
-                    links.append(res)
-                    hops.append({"connection": up.id, "link": up.link_name, "direction": slot,
-                                 "startup_s": 0.0, "bandwidth_bytes_per_s": up_bw, "lambda": up_lam,
-                                 "shared_upstream": True})
-            held_engines: list[str] = []
-            src_kind, dst_kind = project.devices[s.src].kind, project.devices[s.dst].kind
-            if src_kind == "gpu":
-                held_engines.append(copy_engine(s.src, outbound=True))
-            if dst_kind == "gpu" and (src_kind == "host" or len(route) == 2):
-                held_engines.append(copy_engine(s.dst, outbound=False))
+                raise InvalidParameter(f"{at(s)}: size must be a number of bytes >= 0, got {size}", item=s.id)
+            plan = copy_plans.get((s.src, s.dst))
+            if plan is None:
+                plan = copy_plan(s, size, at(s))
+                if not plan[-1]:   # the same for every size: made once
+                    copy_plans[(s.src, s.dst)] = plan
+                hops = plan[3]
+            else:   # (each step its own hops: the document holds no shared object)
+                hops = [dict(h) for h in plan[3]]
+            startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
             if s.concurrent:    # on an engine of its own (from a trace): holds none
-                held_engines = []
-            owner = s.src if src_kind == "gpu" else s.dst
-            activities.append(Activity(s.id, s.label, tuple(held_engines), tuple(after), fixed_s=startup,
-                                       bytes=size, links=tuple(links), rate_cap=rate_cap))
+                held_engines = ()
+            activities.append(Activity(s.id, s.label, held_engines, tuple(after), fixed_s=startup,
+                                       bytes=size, links=links, rate_cap=rate_cap))
             alone = startup + size / rate_cap
             predictions[s.id] = StepPrediction(s.id, "copy", owner, alone, {
                 "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
@@ -475,10 +530,11 @@ def _imported_kernel(project, step) -> str | None:
     return graph_for_kernel(project, step.name)
 
 
-def _measured_time(project, step, gpu, target, traced_spec, where, scale):
-    """An imported step's time on placed GPU ``gpu`` (its spec ``target``): its measured
-    time carried from the GPU it was traced on (``traced_spec(name)``) by ``scale``
-    (replay.scaled_kernel_time or scaled_copy_time)."""
+def _scaling(project, step, gpu, target, traced_spec, where, scaling):
+    """How an imported step's measured time is carried to placed GPU ``gpu`` (its spec
+    ``target``) from the GPU it was traced on (``traced_spec(name)``): (factor, traced GPU's
+    name, detail) by ``scaling`` (replay.kernel_scaling or copy_scaling; a factor of None
+    keeps the measured time)."""
     placed = project.devices[gpu]
     name = step.traced_gpu or placed.device_name
     try:
@@ -488,11 +544,10 @@ def _measured_time(project, step, gpu, target, traced_spec, where, scale):
                                f"device database ({exc}); import the trace again here, or add "
                                f"the GPU", item=step.id) from exc
     try:
-        t, how = scale(step.measured_s, traced, target)
+        factor, how = scaling(traced, target)
     except InvalidParameter as exc:
         raise InvalidParameter(f"{where}: {exc}", item=step.id) from exc
-    return t, {"measured_s": step.measured_s, "traced_gpu": step.traced_gpu or placed.device_name,
-               **how}
+    return factor, step.traced_gpu or placed.device_name, how
 
 
 def run(project, app: Application, **lookups):

@@ -79,23 +79,33 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
                                  cause=f"give {name} in W, a finite number >= 0 (in the device "
                                        f"database or as a project override)", item=name)
         kernels = by_device.get(dev, [])
-        # elementary intervals between all start/end points of this device's kernels, swept
-        # in order: a kernel runs over (lo, hi) when it started at or before lo and ends after lo
-        # (a kernel of zero duration runs over no interval, but its instant still splits one)
-        starts: dict = {}
-        ends: dict = {}
-        instants: set = set()
-        for j, k in enumerate(kernels):
-            s, e = on_grid(k.start_s), on_grid(k.end_s)
-            instants.update((s, e))
-            if e > s:
-                starts.setdefault(s, []).append(j)
-                ends.setdefault(e, []).append(j)
-        points = sorted(instants)
+        spans = [(on_grid(k.start_s), on_grid(k.end_s)) for k in kernels]
         busy = 0
         if p.busy_w is not None:
             watts, per = p.busy_w.as_integer_ratio()
             per *= grid
+        # a kernel that overlaps no other and has no other's instant inside its run (one
+        # compute engine runs kernels one after another) is an interval of its own: busy
+        # power × its duration, the very float the sweep below gives it
+        alone = _alone(spans)
+        # the others: elementary intervals between all their start/end points, swept in
+        # order: a kernel runs over (lo, hi) when it started at or before lo and ends after lo
+        # (a kernel of zero duration runs over no interval, but its instant still splits one)
+        starts: dict = {}
+        ends: dict = {}
+        instants: set = set()
+        for j, (s, e) in enumerate(spans):
+            if alone[j]:
+                busy += e - s
+                if p.busy_w is not None:
+                    step_j[kernels[j].id] += watts * (e - s) / (per * 1)
+            elif e <= s:
+                instants.add(s)
+            else:
+                instants.update((s, e))
+                starts.setdefault(s, []).append(j)
+                ends.setdefault(e, []).append(j)
+        points = sorted(instants)
         running: dict = {}  # kernel position -> kernel, while it runs
         for lo, hi in zip(points, points[1:]):
             for j in ends.get(lo, ()):
@@ -131,3 +141,25 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
         total = sum(v for v in device_j.values() if v is not None) + (host_j or 0.0)
     edp = None if total is None else total * timeline.makespan_s
     return ApplicationEnergy(step_j, device_j, host_j, total, edp, tuple(unknown))
+
+
+def _alone(spans: list) -> list:
+    """For each (start, end) span: True when it has a positive length, overlaps no other
+    span and holds no other's instant strictly inside it (the spans sorted, grouped into
+    runs of spans that overlap or fall inside one another: a run of one)."""
+    alone = [False] * len(spans)
+    run: list = []
+    run_end = 0
+    for j in sorted(range(len(spans)), key=spans.__getitem__):
+        s, e = spans[j]
+        if run and s < run_end:
+            run.append(j)
+            run_end = max(run_end, e)
+            continue
+        if len(run) == 1 and spans[run[0]][1] > spans[run[0]][0]:
+            alone[run[0]] = True
+        run = [j]
+        run_end = e
+    if len(run) == 1 and spans[run[0]][1] > spans[run[0]][0]:
+        alone[run[0]] = True
+    return alone

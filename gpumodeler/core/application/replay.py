@@ -54,7 +54,20 @@ def _memory_bandwidth(spec) -> float:
 
 def scaled_kernel_time(measured_s: float, traced, target) -> tuple[float, dict]:
     """A kernel's measured time on GPU ``traced`` carried to GPU ``target`` (GPUSpecs):
-    (time, detail).
+    (time, detail), by :func:`kernel_scaling`."""
+    return _scaled(measured_s, kernel_scaling(traced, target))
+
+
+def _scaled(measured_s: float, scaling: tuple) -> tuple[float, dict]:
+    factor, detail = scaling
+    return (measured_s if factor is None else measured_s * factor), detail
+
+
+def kernel_scaling(traced, target) -> tuple[float | None, dict]:
+    """What carries a kernel's measured time from GPU ``traced`` to GPU ``target``
+    (GPUSpecs): (factor, detail); the time is the measured one times the factor, or the
+    measured one exactly when the factor is None (the same GPU). A timeline of 10^5 traced
+    kernels asks once per pair of GPUs.
 
     A trace gives a kernel's duration and launch but no per-warp counts, so the profile
     path's derivation (Gajger §4.6: counts from profiler metrics, the latency bound from
@@ -65,7 +78,7 @@ def scaled_kernel_time(measured_s: float, traced, target) -> tuple[float, dict]:
     ``t' = t × max(SMs·f / SMs'·f', B / B')``. On the traced GPU (equal in
     :data:`SCALING_FIELDS`, known or not) the measured time is kept exactly."""
     if _same(traced, target):
-        return measured_s, {"scale": 1.0, "rule": "traced GPU"}
+        return None, {"scale": 1.0, "rule": "traced GPU"}
     try:
         compute = (traced.require("sms") * traced.require("sm_clock_hz")) / \
             (target.require("sms") * target.require("sm_clock_hz"))
@@ -74,22 +87,29 @@ def scaled_kernel_time(measured_s: float, traced, target) -> tuple[float, dict]:
         raise InvalidParameter(f"cannot carry the measured time from {traced.name} to "
                                f"{target.name}: {exc}") from None
     scale = max(compute, memory)
-    return measured_s * scale, {
+    return scale, {
         "scale": scale, "compute_ratio": compute, "memory_ratio": memory,
         "rule": "measured time × max(SM-rate ratio, memory-bandwidth ratio)"}
 
 
 def scaled_copy_time(measured_s: float, traced, target) -> tuple[float, dict]:
-    """A copy within one GPU's memory: its measured time scaled by the memory bandwidths
-    (it reads and writes global memory: eq. 4.7's bandwidth bounds it)."""
+    """A copy within one GPU's memory: its measured time scaled by :func:`copy_scaling`."""
+    return _scaled(measured_s, copy_scaling(traced, target))
+
+
+def copy_scaling(traced, target) -> tuple[float | None, dict]:
+    """(factor, detail) for a copy within one GPU's memory (as :func:`kernel_scaling`): the
+    memory bandwidths' ratio (it reads and writes global memory: eq. 4.7's bandwidth bounds
+    it)."""
     if _same(traced, target):
-        return measured_s, {"scale": 1.0, "rule": "traced GPU"}
+        return None, {"scale": 1.0, "rule": "traced GPU"}
     try:
         scale = _memory_bandwidth(traced) / _memory_bandwidth(target)
     except InvalidParameter as exc:
         raise InvalidParameter(f"cannot carry the measured time from {traced.name} to "
                                f"{target.name}: {exc}") from None
-    return measured_s * scale, {"scale": scale, "rule": "measured time × memory-bandwidth ratio"}
+    return scale, {"scale": scale, "rule": "measured time × memory-bandwidth ratio"}
 
 
-__all__ = ["SCALING_FIELDS", "graph_for_kernel", "scaled_copy_time", "scaled_kernel_time", "short_kernel_name"]
+__all__ = ["SCALING_FIELDS", "copy_scaling", "graph_for_kernel", "kernel_scaling", "scaled_copy_time",
+           "scaled_kernel_time", "short_kernel_name"]

@@ -410,10 +410,11 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     end: list = [None] * n
     ready = [None] * n
     cause: list = [None] * n
+    decider: list = [None] * n  # the dependency that ended last (index), once ready
     left = list(volume)
     engine_holder: dict = {}
     engine_released: dict = {}  # engine -> (time, activity index) of the last release
-    busy: dict = {}
+    busy: dict = dict.fromkeys(set(queue).union(*links), zero)  # every engine and link
     link_users: dict = {}  # link -> data phases crossing it now (links in use only)
     link_load: dict = {}  # link -> sum of the rate caps of those (an uncapped one: capacity + 1)
     link_since: dict = {}  # link -> when its current busy period began
@@ -433,11 +434,17 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             later.add(i)
 
     def became_ready(i):
+        # when its dependencies had all ended, and the one that ended last (the latest in
+        # program order on a tie): what explains its start if it starts then
         r = zero
+        last_dep = None
         for d in deps[i]:
-            if end[d] > r:
-                r = end[d]
+            e = end[d]
+            if last_dep is None or e > r or (e == r and d > last_dep):
+                r = e
+                last_dep = d
         ready[i] = r
+        decider[i] = last_dep
         if not in_order:
             for e in engines[i]:
                 waiting_on[e].add(i)
@@ -462,7 +469,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             for link in links[i]:
                 if link_users[link] == 1:
                     del link_users[link], link_load[link]
-                    busy[link] = busy.get(link, zero) + (t - link_since[link])
+                    busy[link] += t - link_since[link]
                 else:
                     link_users[link] -= 1
                     link_load[link] -= caps[link] + 1 if c is None else c
@@ -472,7 +479,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         for e in engines[i]:
             engine_holder.pop(e, None)
             engine_released[e] = (t, i)
-            busy[e] = busy.get(e, zero) + (t - start[i])
+            busy[e] += t - start[i]
             engine_changed(e)  # (it only marks steps: they are tried once this instant's ends are in)
         for j in dependents[i]:
             missing[j] -= 1
@@ -509,10 +516,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             if not in_order:
                 waiting_on[e].discard(i)
         start[i] = t
-        last_dep = None  # the dependency that ended last (the latest in program order on a tie)
-        for d in deps[i]:
-            if last_dep is None or end[d] > end[last_dep] or (end[d] == end[last_dep] and d > last_dep):
-                last_dep = d
+        last_dep = decider[i]  # the dependency that ended last (became_ready)
         if last_dep is not None and end[last_dep] == t:
             cause[i] = activities[last_dep].id
         else:
@@ -592,10 +596,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 finish(i)
 
     makespan = max(end, default=zero)
-    if makespan > 0:  # engines and links that exist but idle still appear
-        for k in set(queue).union(*links):
-            busy.setdefault(k, zero)
-    else:
+    if not makespan > 0:  # (engines and links that exist but idle appear, with 0)
         busy = {}
     return _timeline(activities, index, start, end, ready, cause, busy, makespan)
 

@@ -1,0 +1,178 @@
+"""Indented JSON written column by column: the text of ``json.dumps(obj, indent=...,
+ensure_ascii=False)``, byte for byte, for big documents of many similar records (a 10^5-step
+timeline: 124 000 step objects of the same keys).
+
+The standard library writes an indented document in Python, one call per value; without an
+indent, in C, but indenting that text afterwards costs as much again. Here every value of the
+document is written together with the values at the same depth of the same kind: all the
+strings of a depth in one ``map`` of the C string encoder, all the floats in one pass (each
+distinct float formatted once: a timeline repeats its bandwidths, zeros and shares), every
+object with the same keys joined from the same pieces, every list by joining its items'
+texts. The per-value work is then done in C, and Python only loops over containers.
+
+The caller (:func:`gpumodeler.cli.common.indented_json`) falls back to the standard
+library's own route for anything unusual — keys that are not strings, a cycle, deep nesting,
+a value it cannot write (its error is then the standard library's, raised in the same
+order) — so this module only has to be right on what it accepts; it raises
+:class:`Unsupported` for the rest.
+"""
+from __future__ import annotations
+
+from itertools import chain, compress, repeat
+from json.encoder import encode_basestring  # the C encoder of ensure_ascii=False
+import math
+from operator import is_
+
+#: From how many floats at one depth they are formatted once per distinct value (numpy).
+_DEDUPLICATE_FROM = 256
+
+
+class Unsupported(Exception):
+    """Something the columnar writer leaves to the standard library."""
+
+
+def dumps(obj, default=None, indent: int = 2, allow_nan: bool = True) -> str:
+    """``json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
+    allow_nan=allow_nan)``; :class:`Unsupported`, ValueError, TypeError or RecursionError
+    where the caller must ask the standard library (module docstring)."""
+    return _Writer(default, indent, allow_nan).many([obj], 0)[0]
+
+
+class _Writer:
+    def __init__(self, default, indent: int, allow_nan: bool):
+        self.default = default
+        self.indent = indent
+        self.allow_nan = allow_nan
+        self.breaks: dict = {}   # depth -> a line break and its indentation
+
+    def line(self, level: int) -> str:
+        text = self.breaks.get(level)
+        if text is None:
+            text = self.breaks[level] = "\n" + " " * (self.indent * level)
+        return text
+
+    def many(self, values: list, level: int) -> list:
+        """The texts of ``values``, all at depth ``level``, in order."""
+        types = list(map(type, values))
+        kinds = dict.fromkeys(types)
+        if len(kinds) == 1:
+            return self.same(types[0], values, level)
+        # each kind written apart, then the texts taken back in order (all in C)
+        texts = {t: iter(self.same(t, list(compress(values, map(is_, types, repeat(t)))), level))
+                 for t in kinds}
+        return list(map(next, map(texts.__getitem__, types)))
+
+    def same(self, kind, values: list, level: int) -> list:
+        """The texts of ``values``, all of type ``kind``."""
+        if kind is str:
+            # names, engines and kinds repeat (each written once); ids do not (a sample says)
+            if len(values) > _DEDUPLICATE_FROM and \
+                    2 * len(set(values[:_DEDUPLICATE_FROM])) < _DEDUPLICATE_FROM:
+                table = {v: encode_basestring(v) for v in set(values)}
+                return list(map(table.__getitem__, values))
+            return list(map(encode_basestring, values))
+        if kind is float:
+            return self.floats(values)
+        if kind is type(None):
+            return ["null"] * len(values)
+        if kind is bool:
+            return ["true" if v else "false" for v in values]
+        if kind is int:
+            return list(map(int.__repr__, values))
+        if kind is dict:
+            return self.objects(values, level)
+        if kind is list or kind is tuple:
+            return self.lists(values, level)
+        # subclasses, in the standard library's order of tests; then ``default``
+        if issubclass(kind, str):
+            return list(map(encode_basestring, values))
+        if issubclass(kind, int):
+            return list(map(int.__repr__, values))
+        if issubclass(kind, float):
+            return self.floats(list(map(float, values)))
+        if issubclass(kind, (list, tuple)):
+            return self.lists(values, level)
+        if issubclass(kind, dict):
+            return self.objects(values, level)
+        if self.default is None:
+            raise TypeError(f"Object of type {kind.__name__} is not JSON serializable")
+        return self.many(list(map(self.default, values)), level)
+
+    def floats(self, values: list) -> list:
+        if len(values) < _DEDUPLICATE_FROM:
+            if not all(map(math.isfinite, values)):
+                return [self.float_text(v) for v in values]
+            return list(map(float.__repr__, values))
+        import numpy as np
+        array = np.array(values, dtype=np.float64)
+        # one text per distinct bit pattern (so -0.0 keeps its sign and NaN is NaN)
+        distinct, where = np.unique(array.view(np.int64), return_inverse=True)
+        numbers = distinct.view(np.float64)
+        finite = bool(np.isfinite(numbers).all())
+        if finite and 2 * len(distinct) > len(values):   # mostly distinct: no table
+            return list(map(float.__repr__, values))
+        texts = list(map(float.__repr__ if finite else self.float_text, numbers.tolist()))
+        return list(map(texts.__getitem__, where.ravel().tolist()))
+
+    def float_text(self, v: float) -> str:
+        if math.isfinite(v):
+            return float.__repr__(v)
+        if not self.allow_nan:
+            raise ValueError("Out of range float values are not JSON compliant")
+        return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
+
+    def lists(self, values: list, level: int) -> list:
+        lengths = list(map(len, values))
+        items = self.many(list(chain.from_iterable(values)), level + 1)
+        inner = self.line(level + 1)
+        sep = "," + inner
+        close = self.line(level) + "]"
+        first = lengths[0] if lengths else 0
+        if first and lengths.count(first) == len(lengths):
+            # lists of one length (a step's engines, a copy's route): one template
+            columns = [items[k::first] for k in range(first)]
+            pieces = [repeat("[" + inner), columns[0]]
+            for column in columns[1:]:
+                pieces += [repeat(sep), column]
+            pieces.append(repeat(close))
+            return list(map("".join, zip(*pieces)))
+        out = []
+        at = 0
+        for n in lengths:
+            if n:   # (one copy of the text: a document's long list is most of it)
+                out.append(f"[{inner}{sep.join(items[at:at + n])}{close}")
+                at += n
+            else:
+                out.append("[]")
+        return out
+
+    def objects(self, values: list, level: int) -> list:
+        keys = list(map(tuple, values))
+        shapes = dict.fromkeys(keys)
+        if len(shapes) == 1:
+            return self.shaped(keys[0], values, level)
+        at: dict = {k: [] for k in shapes}
+        for i, k in enumerate(keys):
+            at[k].append(i)
+        out: list = [None] * len(values)
+        for k, where in at.items():
+            for i, text in zip(where, self.shaped(k, [values[i] for i in where], level)):
+                out[i] = text
+        return out
+
+    def shaped(self, keys: tuple, values: list, level: int) -> list:
+        """Objects that all have the keys ``keys``, in that order."""
+        if not keys:
+            return ["{}"] * len(values)
+        if not all(type(k) is str for k in keys):
+            raise Unsupported("a key that is not a string")
+        columns = zip(*map(dict.values, values))
+        inner = self.line(level + 1)
+        # each object's text joined from its pieces: the constant ones (a key and what comes
+        # before it) repeated, and the values' texts, a column each
+        pieces: list = []
+        for n, (key, column) in enumerate(zip(keys, columns)):
+            pieces.append(repeat(("{" if n == 0 else ",") + inner + encode_basestring(key) + ": "))
+            pieces.append(self.many(list(column), level + 1))
+        pieces.append(repeat(self.line(level) + "}"))
+        return list(map("".join, zip(*pieces)))
