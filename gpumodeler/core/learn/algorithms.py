@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from itertools import accumulate, count, islice
-from operator import mul
+from operator import itemgetter, mul
 
 import numpy as np
 
@@ -276,17 +276,18 @@ def _best_splits(xs, ys, k):
     return xs[at, i], xs[at, i + 1], gain
 
 
-def _best_split_small(rows, rank_j, xs_j, ys_j):
+def _best_split_small(of_rows, rank_j, xs_j, ys_j):
     """(gain, threshold) of the best cut of one feature on a few rows, in plain Python: the
     same arithmetic as :func:`_best_splits`, operation for operation (so the same cut).
-    ``rank_j``: each row's place in the tree's rows sorted by the feature (ties by row), and
-    ``xs_j``, ``ys_j`` the feature values and targets in that order, so sorting the rows'
-    places (plain integers) sorts the rows as a stable sort by value would."""
-    places = sorted(map(rank_j.__getitem__, rows))
-    xs = list(map(xs_j.__getitem__, places))
+    ``of_rows``: ``itemgetter(*rows)`` of the node's rows (2 or more); ``rank_j``: each row's
+    place in the tree's rows sorted by the feature (ties by row), and ``xs_j``, ``ys_j`` the
+    feature values and targets in that order, so sorting the rows' places (plain integers)
+    sorts the rows as a stable sort by value would."""
+    of_places = itemgetter(*sorted(of_rows(rank_j)))
+    xs = of_places(xs_j)
     if xs[0] == xs[-1]:  # one value: no cut
         return -math.inf, 0.0
-    ys = list(map(ys_j.__getitem__, places))
+    ys = of_places(ys_j)
     csum = list(accumulate(ys))
     csq = list(accumulate(map(mul, ys, ys)))
     m = len(ys)
@@ -333,7 +334,6 @@ def fit_tree(x, y, rng=None, candidates: int | None = None, *, order=None) -> di
     np.put_along_axis(rank, order, np.arange(n), axis=1)
     ranks = rank.tolist()
     sorted_x, sorted_y = np.take_along_axis(xt, order, axis=1).tolist(), y[order].tolist()
-    target = yl.__getitem__
     # a split leaves rows on both sides, so a tree of n rows has at most 2n − 1 nodes
     feature: list[int] = [-1] * (2 * n)
     threshold: list[float] = [0.0] * (2 * n)
@@ -373,14 +373,15 @@ def fit_tree(x, y, rng=None, candidates: int | None = None, *, order=None) -> di
                     right[parent] = node
                 else:
                     left[parent] = node
-            if len(rows) < MIN_SPLIT or depth >= MAX_DEPTH:
+            if len(rows) < MIN_SPLIT or depth >= MAX_DEPTH:  # MIN_SPLIT >= 2: getters give tuples
                 continue
-            ys = list(map(target, rows))
+            of_rows = itemgetter(*rows)
+            ys = of_rows(yl)
             if max(ys) == min(ys):
                 continue
             best, j, thr = -math.inf, -1, 0.0
             for c in draw():
-                gain, cut = _best_split_small(rows, ranks[c], sorted_x[c], sorted_y[c])
+                gain, cut = _best_split_small(of_rows, ranks[c], sorted_x[c], sorted_y[c])
                 if gain > best:
                     best, j, thr = gain, c, cut
             if not best > 0:
