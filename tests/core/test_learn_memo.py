@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from gpumodeler.core.learn.evaluate import evaluate
 from gpumodeler.core.learn.features import AMARIS_FEATURES, log2_table
@@ -70,3 +71,14 @@ def test_evaluate_gives_the_numbers_of_each_fold_fitted_afresh():
             got = [p.predicted_s for p in result["points"] if p.held_out == held and p.method == method]
             assert got == [float(v) for v in pred if math.isfinite(v)]
     assert {s["method"] for s in result["summary"]} == set(METHODS)
+
+
+def test_the_hybrids_kept_codes_are_read_only_and_per_list_of_names():
+    """The hybrid's cross-validation asks for the codes of the same name lists once per
+    setting; they are kept, so no caller may change them."""
+    from gpumodeler.core.learn.model import _codes
+    uniq, codes = _codes(["b", "a", "b", "c"])
+    assert uniq == ("b", "a", "c") and codes.tolist() == [0, 1, 0, 2]
+    assert _codes(["b", "a", "b", "c"])[1] is codes and _codes(["a", "b"])[1].tolist() == [0, 1]
+    with pytest.raises(ValueError):
+        codes[0] = 5

@@ -71,15 +71,27 @@ def fit_ridge(x, y, shrinkage: float) -> tuple[np.ndarray, float]:
     """(weights, intercept) minimising ``Σ (y − w·x − b)² + k (‖w‖² + b²)``: least squares
     shrunk towards zero, intercept included, so that with no rows the answer is 0 and with
     n rows the mean is shrunk by n / (n + k) (used by the hybrid)."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if len(y):
-        x, y = _check(x, y)
+    return ridge(x, shrinkage)(y)
+
+
+def ridge(x, shrinkage: float):
+    """:func:`fit_ridge` on the table ``x`` as a function of the targets: the design and its
+    Gram matrix formed once (the hybrid's backfitting fits the same table 20 times)."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim != 2:
+        _check(x)  # refused as a table of the wrong shape
     if not shrinkage > 0:
         raise InvalidParameter(f"shrinkage must be > 0, got {shrinkage}")
     design = np.hstack([x, np.ones((x.shape[0], 1))])
     gram = design.T @ design + shrinkage * np.eye(design.shape[1])
-    coef = np.linalg.solve(gram, design.T @ y)
-    return coef[:-1], float(coef[-1])
+
+    def solve(y) -> tuple[np.ndarray, float]:
+        y = np.asarray(y, dtype=float)
+        if len(y):
+            _check(x, y)
+        coef = np.linalg.solve(gram, design.T @ y)
+        return coef[:-1], float(coef[-1])
+    return solve
 
 
 def _svr_objective(x, y, w, b, eps, c):

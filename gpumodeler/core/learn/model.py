@@ -37,6 +37,7 @@ extrapolation and is flagged).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -195,9 +196,18 @@ def fit(rows, method: str, features: str | None = None, *, seed: int = 0,
 
 
 def _codes(names):
-    uniq = list(dict.fromkeys(names))
+    """(the distinct names in order of appearance, each name's index among them); the
+    hybrid's cross-validation asks for the same lists once per setting, so kept."""
+    return _codes_of(tuple(names))
+
+
+@functools.lru_cache(maxsize=64)
+def _codes_of(names: tuple):
+    uniq = tuple(dict.fromkeys(names))
     index = {k: i for i, k in enumerate(uniq)}
-    return uniq, np.array([index[k] for k in names], dtype=np.int64)
+    codes = np.array([index[k] for k in names], dtype=np.int64)
+    codes.flags.writeable = False  # shared by every caller
+    return uniq, codes
 
 
 def arch_key(row) -> str:
@@ -213,6 +223,7 @@ def backfit(z, resid, groups, shrinkage: float, use_features: bool):
     offsets = [np.zeros(int(c.max()) + 1 if n else 0) for c, _ in groups]
     counts = [np.bincount(c, minlength=len(o)) + k for (c, k), o in zip(groups, offsets)]
     w, b = np.zeros(z.shape[1]), 0.0
+    solve = alg.ridge(z, shrinkage) if use_features else None
 
     def others(skip):
         total = np.zeros(n)
@@ -223,8 +234,8 @@ def backfit(z, resid, groups, shrinkage: float, use_features: bool):
 
     for _ in range(BACKFIT_ROUNDS):
         target = resid - others(None)
-        if use_features:
-            w, b = alg.fit_ridge(z, target, shrinkage)
+        if solve is not None:
+            w, b = solve(target)
         else:
             b = float(target.sum() / (n + shrinkage))
         fitted = z @ w + b
