@@ -44,7 +44,8 @@ def test_the_fast_tree_is_the_oracle_tree(monkeypatch, small_node, seed):
 def test_the_fast_forest_is_the_oracle_forest_and_draws_the_generator_alike(monkeypatch):
     x, y = _data(9, 500, 8)
     fast = alg.fit_forest(x, y, seed=4, trees=6, candidates=3)
-    monkeypatch.setattr(alg, "fit_tree", oracle.fit_tree)
+    monkeypatch.setattr(alg, "fit_tree", lambda x, y, rng, candidates, order=None:
+                        oracle.fit_tree(x, y, rng, candidates))  # the oracle sorts for itself
     slow = alg.fit_forest(x, y, seed=4, trees=6, candidates=3)
     for a, b in zip(fast, slow):
         _same(a, b)  # tree 2 onwards only match if tree 1 drew the generator as often
@@ -73,3 +74,68 @@ def test_no_cut_between_equal_values_on_either_path(monkeypatch, small_node):
     tree = alg.fit_tree(x, y, None, None)
     _same(tree, oracle.fit_tree(x, y, None, None))
     assert (tree["feature"][0], tree["threshold"][0]) == (0, 0.5)
+
+
+def test_draws_are_the_generators_numbers():
+    """Draws reads the generator's 32-bit stream ahead in blocks and draws as numpy does:
+    choices of k of p without replacement and bootstrap integers, interleaved, are the
+    generator's own (ranges near 2**32 reject often, so the redraws are compared too)."""
+    for seed in range(25):
+        plan = np.random.default_rng(1000 + seed)
+        gen, draws = np.random.default_rng(seed), alg.Draws(np.random.default_rng(seed))
+        draws.BLOCK = 61  # refills inside every kind of draw
+        for _ in range(40):
+            kind = plan.integers(0, 3)
+            if kind == 0:
+                high = int(plan.choice([1, 2, 3, 2880, 3_000_000_000, 2 ** 32]))
+                size = int(plan.integers(0, 200))
+                assert np.array_equal(draws.integers(0, high, size), gen.integers(0, high, size=size))
+            elif kind == 1:
+                r = int(plan.choice([0, 1, 5, 2 ** 31 + 7, 3_000_000_000, 2 ** 32 - 1]))
+                assert draws._bounded(r) == gen.integers(0, r, endpoint=True)
+            else:
+                p = int(plan.choice([1, 3, 13, 500, 10_000]))
+                k = int(plan.integers(0, min(p, 40) + 1))
+                assert draws.choice(p, k) == gen.choice(p, size=k, replace=False).tolist()
+
+
+class _Stream:
+    """A generator that gives the 32-bit values it is told to, then zeros."""
+
+    def __init__(self, values):
+        self.values = list(values)
+
+    def integers(self, low, high, size, dtype):
+        out, self.values = self.values[:size], self.values[size:]
+        return np.array(out + [0] * (size - len(out)), dtype=dtype)
+
+
+def test_a_choices_rare_redraw_is_the_bounded_draws():
+    """choice writes numpy's bounded draw out for speed; where a value is rejected (here
+    0, rejected for a range of 3, 5 and 13) it is the draw one value at a time."""
+    stream = [0, 0, 7 << 29, 0, 5 << 28, 123456789, 0, 3 << 30, 99, 2 ** 32 - 1, 0, 1 << 31]
+    slow_draws = alg.Draws(_Stream(stream))
+    slow: list = []
+    for j in range(9, 13):                     # Floyd's selection, then the shuffle
+        v = slow_draws._bounded(j)
+        slow.append(j if v in slow else v)
+    for i in range(3, 0, -1):
+        k = slow_draws._bounded(i)
+        slow[i], slow[k] = slow[k], slow[i]
+    fast_draws = alg.Draws(_Stream(stream))
+    assert fast_draws.choice(13, 4) == slow
+    assert fast_draws._pos == slow_draws._pos > 7  # 7 values without a rejection
+
+
+def test_the_forest_is_grown_from_the_generators_own_draws():
+    """fit_forest draws through Draws and sorts each bootstrap sample by integer codes; the
+    trees are those of the plain loop over the generator and fit_tree's own sort."""
+    x, y = _data(11, 400, 7)
+    gen = np.random.default_rng(6)
+    expected = []
+    for _ in range(5):
+        sample = gen.integers(0, len(y), size=len(y))
+        expected.append(alg.fit_tree(x[sample], y[sample], gen, 3))
+    for a, b in zip(alg.fit_forest(x, y, seed=6, trees=5, candidates=3), expected, strict=True):
+        _same(a, b)
+        assert np.array_equal(a["value"], b["value"])

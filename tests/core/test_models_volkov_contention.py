@@ -93,6 +93,29 @@ def test_g80_two_term_fit_never_crosses_its_pole():
         assert loaded_latency(a, 1.0, fit, w * per_w) < float("inf")
 
 
+def test_an_under_filled_launch_solves_against_its_active_sms_bound():
+    """One block of 32 warps on one of Kepler's 8 SMs: global memory serves that SM alone
+    (8 × 0.1338 IPC), so the fixed point x = 32 / (100 + 32x/(c − x)) is not capped at a
+    full launch's 0.1338; capping it there held the loaded latency low, and twice the
+    bandwidth (a higher cap) then predicted a slower kernel."""
+    kernel = KernelInputs(latency_bound=100, issued_instructions=1, gmem_bytes=128)
+    runs = []
+    for factor in (1.0, 2.0):
+        gpu = KEPLER.with_overrides(gmem_bytes_per_cycle_per_sm=0.1338 * 128 * factor)
+        runs.append(evaluate("volkov-contention", ModelInputs(gpu, kernel, grid_size=1, block_size=1024,
+                                                             occupancy=32, parameters=dict(FIT))))
+    for r in runs:
+        w, L = r.quantities["warp_throughput"], r.quantities["latency_loaded_cycles"]
+        assert r.quantities["active_sms"] == 1 and r.quantities["occupancy_warps_per_sm"] == 32
+        assert w > 0.1338 * 2
+        assert w == pytest.approx(32 / L, rel=1e-9)            # self-consistent, no cap binds
+        c = 170e9 / (128 * 1 * 1.124e9)                          # the pole in warps/cycle of one SM
+        assert L == pytest.approx(100 + 32 * w / (c - w), rel=1e-9)
+        assert r.time_cycles == pytest.approx(L, rel=1e-9)       # one wave: max(L, 32 / TB)
+        assert r.bound == "latency"
+    assert runs[1].time_s == pytest.approx(runs[0].time_s, rel=1e-12)
+
+
 def test_unknown_gpu_asks_for_the_fit():
     with pytest.raises(MissingModelInput, match="Table 6.5") as exc:
         simple_workload(0, 8, gpu=GPUSpec("Tesla K40", sms=15, sm_clock_hz=745e6, cuda_cores_per_sm=192,

@@ -73,6 +73,7 @@ def evaluate(rows, methods, leave_out: str, *, models=None, features=None, seed:
     out_groups: list = []
     points: list = []
     keys = [group_of(r, leave_out) for r in rows]
+    memo: dict = {}  # each row's features and digest part, worked out once for every fold
     for g in groups:
         test = [r for r, k in zip(rows, keys) if k == g]
         train = [r for r, k in zip(rows, keys) if k != g]
@@ -81,7 +82,7 @@ def evaluate(rows, methods, leave_out: str, *, models=None, features=None, seed:
             if name in methods:
                 try:
                     pred = fit(train, name, features, seed=seed, extracted=extracted,
-                               cv_by=leave_out).predict(test)
+                               cv_by=leave_out, memo=memo).predict(test, memo)
                 except ModelError:
                     pred = np.full(len(test), math.nan)
             else:

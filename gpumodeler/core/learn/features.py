@@ -163,18 +163,39 @@ def values_of(row, feature_set: str) -> dict:
     raise InvalidParameter(f"unknown feature set {feature_set!r}; valid: {', '.join(FEATURE_SETS)}")
 
 
-def log2_table(rows, feature_set: str, names) -> tuple[np.ndarray, list[str]]:
-    """(the rows × features table of log2(1 + x), the names of features some row lacked)."""
+def log2_row(row, feature_set: str, names) -> tuple[list[float], list[str]]:
+    """(one row's log2(1 + x) of each feature, 0 where it lacks it; the names it lacks)."""
+    values = values_of(row, feature_set)
+    out, lacking = [], []
+    for name in names:
+        v = values.get(name)
+        if v is None or not math.isfinite(v) or v < 0:
+            lacking.append(name)
+            out.append(0.0)
+        else:
+            out.append(math.log2(1.0 + v))
+    return out, lacking
+
+
+def log2_table(rows, feature_set: str, names, memo: dict | None = None) -> tuple[np.ndarray, list[str]]:
+    """(the rows × features table of log2(1 + x), the names of features some row lacked).
+
+    ``memo``: a dict the caller keeps over calls on the same row objects (the folds and
+    methods of one evaluation), so that each row's values are worked out once."""
+    names = tuple(names)
     table = np.zeros((len(rows), len(names)))
-    lacking = set()
+    lacking: set[str] = set()
     for i, row in enumerate(rows):
-        values = values_of(row, feature_set)
-        for j, name in enumerate(names):
-            v = values.get(name)
-            if v is None or not math.isfinite(v) or v < 0:
-                lacking.add(name)
-                continue
-            table[i, j] = math.log2(1.0 + v)
+        if memo is None:
+            values, missing = log2_row(row, feature_set, names)
+        else:
+            key = (id(row), feature_set, names)
+            hit = memo.get(key)
+            if hit is None or hit[0] is not row:  # the row object itself, not a reused id
+                hit = memo[key] = (row, *log2_row(row, feature_set, names))
+            _, values, missing = hit
+        table[i] = values
+        lacking.update(missing)
     return table, sorted(lacking)
 
 

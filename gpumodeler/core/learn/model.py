@@ -37,6 +37,7 @@ extrapolation and is flagged).
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -77,15 +78,16 @@ class LearnedModel:
     seed: int = 0
     notes: list = field(default_factory=list)
 
-    def _table(self, rows):
-        table, _ = log2_table(rows, self.features, self.feature_names)
+    def _table(self, rows, memo=None):
+        table, _ = log2_table(rows, self.features, self.feature_names, memo)
         return table
 
-    def predict_log2(self, rows) -> np.ndarray:
-        """log2 of the predicted times (NaN where the hybrid's base model has no time)."""
+    def predict_log2(self, rows, memo: dict | None = None) -> np.ndarray:
+        """log2 of the predicted times (NaN where the hybrid's base model has no time);
+        ``memo`` as :func:`~gpumodeler.core.learn.features.log2_table`'s."""
         if not rows:
             return np.zeros(0)
-        z = (self._table(rows) - self.mean) / self.scale
+        z = (self._table(rows, memo) - self.mean) / self.scale
         p = self.params
         if self.method in ("lr", "svr"):
             return z @ p["weights"] + p["intercept"]
@@ -98,10 +100,10 @@ class LearnedModel:
                             + p.get("arch_offsets", {}).get(arch_key(r), 0.0) for r in rows])
         return base + offsets + z @ p["weights"] + p["intercept"]
 
-    def predict(self, rows) -> np.ndarray:
+    def predict(self, rows, memo: dict | None = None) -> np.ndarray:
         """Predicted times in seconds (NaN where the model cannot predict)."""
         with np.errstate(over="ignore"):
-            return np.exp2(self.predict_log2(rows))
+            return np.exp2(self.predict_log2(rows, memo))
 
     def outside(self, row) -> list[str]:
         """The features of ``row`` outside the trained ranges (an extrapolation)."""
@@ -120,18 +122,32 @@ class LearnedModel:
                 f"digest {t['digest'][:12]}")
 
 
-def training_digest(rows, table) -> str:
-    """SHA-256 of the training rows as canonical JSON (order-independent)."""
-    items = sorted(json.dumps([r.kernel, r.gpu.name, list(r.grid), list(r.block), repr(r.time_s),
-                               [repr(float(v)) for v in table[i]]])
-                   for i, r in enumerate(rows))
-    return hashlib.sha256("\n".join(items).encode()).hexdigest()
+def _digest_item(row, values) -> str:
+    return json.dumps([row.kernel, row.gpu.name, list(row.grid), list(row.block), repr(row.time_s),
+                       [repr(float(v)) for v in values]])
+
+
+def training_digest(rows, table, memo: dict | None = None, key=None) -> str:
+    """SHA-256 of the training rows as canonical JSON (order-independent). With ``memo``
+    (as :func:`~gpumodeler.core.learn.features.log2_table`'s) and ``key`` naming the table's
+    features, each row's part is written once."""
+    if memo is None or key is None:
+        items = [_digest_item(r, table[i]) for i, r in enumerate(rows)]
+    else:
+        items = []
+        for i, r in enumerate(rows):
+            hit = memo.get((id(r), "digest", key))
+            if hit is None or hit[0] is not r:
+                hit = memo[(id(r), "digest", key)] = (r, _digest_item(r, table[i]))
+            items.append(hit[1])
+    return hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest()
 
 
 def fit(rows, method: str, features: str | None = None, *, seed: int = 0,
-        extracted: int = 5, cv_by: str = "gpu") -> LearnedModel:
+        extracted: int = 5, cv_by: str = "gpu", memo: dict | None = None) -> LearnedModel:
     """A :class:`LearnedModel` of ``method`` on ``features`` fitted to ``rows``; ``cv_by``
-    (``gpu``, ``kernel``, ``size``): the groups the hybrid's shrinkage is chosen over."""
+    (``gpu``, ``kernel``, ``size``): the groups the hybrid's shrinkage is chosen over;
+    ``memo`` as :func:`~gpumodeler.core.learn.features.log2_table`'s."""
     if method not in METHODS:
         raise InvalidParameter(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
     features = features or DEFAULT_FEATURES[method]
@@ -154,7 +170,7 @@ def fit(rows, method: str, features: str | None = None, *, seed: int = 0,
         names, details = extract(rows, y, extracted)
         notes.append(f"feature extraction: {details['passing']} of {details['candidates']} "
                      f"metrics with |Spearman rho| >= 0.75; kept {', '.join(names)}")
-    table, lacking = log2_table(rows, features, names)
+    table, lacking = log2_table(rows, features, names, memo)
     if lacking:
         notes.append(f"features missing in some rows (taken as 0): {', '.join(lacking)}")
     mean = table.mean(axis=0) if len(rows) else np.zeros(len(names))
@@ -174,14 +190,24 @@ def fit(rows, method: str, features: str | None = None, *, seed: int = 0,
     ranges = {n: [float(table[:, j].min()), float(table[:, j].max())] if len(rows) else [0.0, 0.0]
               for j, n in enumerate(names)}
     training = {"gpus": sorted({r.gpu.name for r in rows}), "kernels": sorted({r.kernel for r in rows}),
-                "rows": len(rows), "digest": training_digest(rows, table), "ranges": ranges}
+                "rows": len(rows), "digest": training_digest(rows, table, memo, (features, tuple(names))),
+                "ranges": ranges}
     return LearnedModel(method, features, names, mean, scale, params, training, seed, notes)
 
 
 def _codes(names):
-    uniq = list(dict.fromkeys(names))
+    """(the distinct names in order of appearance, each name's index among them); the
+    hybrid's cross-validation asks for the same lists once per setting, so kept."""
+    return _codes_of(tuple(names))
+
+
+@functools.lru_cache(maxsize=64)
+def _codes_of(names: tuple):
+    uniq = tuple(dict.fromkeys(names))
     index = {k: i for i, k in enumerate(uniq)}
-    return uniq, np.array([index[k] for k in names], dtype=np.int64)
+    codes = np.array([index[k] for k in names], dtype=np.int64)
+    codes.flags.writeable = False  # shared by every caller
+    return uniq, codes
 
 
 def arch_key(row) -> str:
@@ -197,6 +223,7 @@ def backfit(z, resid, groups, shrinkage: float, use_features: bool):
     offsets = [np.zeros(int(c.max()) + 1 if n else 0) for c, _ in groups]
     counts = [np.bincount(c, minlength=len(o)) + k for (c, k), o in zip(groups, offsets)]
     w, b = np.zeros(z.shape[1]), 0.0
+    solve = alg.ridge(z, shrinkage) if use_features else None
 
     def others(skip):
         total = np.zeros(n)
@@ -207,8 +234,8 @@ def backfit(z, resid, groups, shrinkage: float, use_features: bool):
 
     for _ in range(BACKFIT_ROUNDS):
         target = resid - others(None)
-        if use_features:
-            w, b = alg.fit_ridge(z, target, shrinkage)
+        if solve is not None:
+            w, b = solve(target)
         else:
             b = float(target.sum() / (n + shrinkage))
         fitted = z @ w + b

@@ -58,7 +58,7 @@ from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.models.kernel_terms_vec import (
     active_sms, apply_wave_terms, eq41_cycles, memory_bandwidth_per_active_sm, l2_decision, overhead_decision, overhead_effect, term_effect,
-    wave_cycles, with_l2_memory)
+    wave_cycles, with_l2_memory, worksheet_on_active_sms)
 from gpumodeler.core.models.result import KernelTerms, ModelInputs, TermEffect
 from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
 
@@ -137,4 +137,4 @@ def with_l2_effect(effect: TermEffect, before_s: float, after_s: float) -> TermE
 
 __all__ = ["KernelTerms", "active_sms", "blocks_of", "eq41_cycles", "l2_bandwidth",
            "launch_overhead", "memory_bandwidth_per_active_sm", "throughput_of",
-           "warps_per_block", "wave_cycles", "waves", "with_l2_effect"]
+           "warps_per_block", "wave_cycles", "waves", "with_l2_effect", "worksheet_on_active_sms"]

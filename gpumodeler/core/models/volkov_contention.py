@@ -26,7 +26,14 @@ k at the point evaluated; ``k`` the DRAM
 accesses on its critical path (``dL₀/d(DRAM latency)``, from the graph), ``TB`` the
 throughput bound of the per-resource worksheet (Volkov §3.6) with global memory at the
 **sustained** bandwidth where the database has a measured value (§6.3: sustained peaks
-are 80–97 % of pin bandwidth; Table 6.4), else at the pin bandwidth (noted). g(w) = n/L(w) − w
+are 80–97 % of pin bandwidth; Table 6.4), else at the pin bandwidth (noted); for a grid short
+of one wave (the under-filled term of :mod:`kernel_terms`) ``n``, the SMs of β and ``TB`` are
+those of the wave: the occupancy the grid leaves, the active SMs, and their bound with global
+memory shared by them only, the bound the wave then runs at. (Solved against a full launch's
+per-SM share instead, the fixed point of a launch on few SMs was held below its
+self-consistent value, and with it the loaded latency, so that more bandwidth predicted a
+slower kernel: §6.5's min(n/Latency, mem_thru, …) takes the bound the warps actually see.)
+g(w) = n/L(w) − w
 is strictly decreasing on [0, min(TB, pole)), so the root is unique; the pole (β = c) is
 never crossed, which guards the G80 two-term fit whose pole (71 GB/s) is below its peak.
 The kernel time is then the waves of :mod:`kernel_terms` with the loaded latency L(w*):
@@ -259,21 +266,24 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
         a, fit, fit_source = contention_fit_with_intercept(inputs)
         L0, intercept_note = with_intercept(L_table, k, a, inputs.count("bound_dram_latency_cycles"))
         notes.append(intercept_note)
-    # occupancy and active SMs the memory system sees: the grid limits both when it does
-    # not fill one wave (the under-filled term)
+    # occupancy, active SMs and throughput bound the memory system sees: the grid limits
+    # all three when it does not fill one wave (the under-filled term); the fixed point is
+    # solved against the bound kt.waves runs that wave at (module docstring)
     wpb = kt.warps_per_block(inputs.block_size, gpu.require("warp_size"))
     blocks = kt.blocks_of(inputs.grid_size)
     cap = math.floor(float(inputs.occupancy) / wpb + 1e-9)
-    n, active = float(inputs.occupancy), sms
+    n, active, launch_tb = float(inputs.occupancy), sms, tb
     if inputs.terms.underfill and cap >= 1 and blocks < sms * cap:
         n, active = float(-(-blocks // sms) * wpb), int(kt.active_sms(sms, blocks))
+        launch_tb = kt.worksheet_on_active_sms(tb, sms, blocks)
+    bound = float(launch_tb.warps_per_cycle)
     per_w = gmem * active * clock
-    w = solve_warp_throughput(n, L0, k, fit, tb.warps_per_cycle, per_w)
+    w = solve_warp_throughput(n, L0, k, fit, bound, per_w)
     L = loaded_latency(L0, k, fit, w * per_w) if k else L0
     cycles, base, wave_terms, info = kt.waves(inputs, L, tb.warps_per_cycle, worksheet=tb)
-    basic = min(n / L0, tb.warps_per_cycle)
+    basic = min(n / L0, bound)
     terms += wave_terms
-    latency_mode = w < tb.warps_per_cycle * (1 - 1e-12)
+    latency_mode = w < bound * (1 - 1e-12)
     quantities = {
         "latency_bound_unloaded_cycles": L0, "latency_bound_of_table_cycles": L_table,
         "latency_loaded_cycles": L,
@@ -285,12 +295,12 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
         "warp_throughput": w, "warp_throughput_without_contention": basic,
         "contention_slowdown": basic / w if w > 0 else math.inf,
         "occupancy_warps_per_sm": n,
-        "occupancy_for_90pct": needed_occupancy(0.9, L0, k, fit, tb.warps_per_cycle, per_w),
-        "occupancy_for_95pct": needed_occupancy(0.95, L0, k, fit, tb.warps_per_cycle, per_w),
+        "occupancy_for_90pct": needed_occupancy(0.9, L0, k, fit, bound, per_w),
+        "occupancy_for_95pct": needed_occupancy(0.95, L0, k, fit, bound, per_w),
         **info,
     }
     return finish("volkov-contention", inputs, kernel_cycles=cycles,
                   bound="latency" if latency_mode else "throughput",
-                  binding="latency" if latency_mode else str(tb.binding),
+                  binding="latency" if latency_mode else str(launch_tb.binding),
                   quantities=quantities, terms=terms, notes=notes, equations=EQUATIONS,
                   l2_bandwidth_bytes_per_s=l2_bw)
