@@ -227,6 +227,59 @@ def test_a_big_kernel_is_analysed_in_the_background(editor, background, qtbot):
     assert len(shown) == 2 and not editor.analysis_busy()
 
 
+@pytest.fixture
+def started(monkeypatch):
+    """The analysis jobs handed to the thread pool, in order (they still run there)."""
+    jobs = []
+    real = editor_analysis.in_background
+
+    def recording(job):
+        jobs.append(job)
+        real(job)
+
+    monkeypatch.setattr(editor_analysis, "in_background", recording)
+    return jobs
+
+
+def test_a_background_analysis_starts_once_the_edit_is_painted(editor, background, started,
+                                                                qtbot):
+    """The worker would hold the GIL through the edit's own paint: it starts after it."""
+    editor.START_AFTER_MS = 60_000  # no start by the timer in this test: only by the paint
+    editor.show()
+    qtbot.waitExposed(editor)
+    small_graph(editor)
+    qtbot.waitUntil(lambda: not editor._jobs, timeout=10_000)
+    before = len(started)
+    dep = next(e for e in editor.graph.edges.values() if e.kind == "dependency")
+    editor.scene.latency_edited.emit(dep.id, "20")
+    assert len(started) == before and editor.analysis_busy()  # made, waiting for the paint
+    editor.view.viewport().repaint()  # the edit painted
+    assert len(started) == before + 1 and started[-1].generation == editor._generation
+    qtbot.waitUntil(lambda: not editor.analysis_busy(), timeout=10_000)
+    assert editor.latency_bound_formula() == "23"
+    editor.view.viewport().repaint()  # a paint with nothing waiting starts nothing
+    assert len(started) == before + 1
+
+
+def test_edits_before_the_analysis_starts_are_analysed_once(editor, background, started,
+                                                            qtbot):
+    """A hidden view paints nothing: the timer starts the analysis, of the last edit only."""
+    small_graph(editor)
+    qtbot.waitUntil(lambda: not editor._jobs, timeout=10_000)
+    before = len(started)
+    dep = next(e for e in editor.graph.edges.values() if e.kind == "dependency")
+    editor.scene.latency_edited.emit(dep.id, "20")
+    editor.scene.latency_edited.emit(dep.id, "30")
+    assert len(started) == before and list(editor._jobs) == [editor._generation]
+    qtbot.waitUntil(lambda: not editor._jobs, timeout=10_000)
+    assert len(started) == before + 1 and editor.latency_bound_formula() == "33"
+    assert editor.scene.edge_items[dep.id].label.toPlainText() == "30"
+    # the same result as the analysis done at once on the GUI thread
+    at_once = editor_analysis.analyse_kernel(editor.graph, editor._table(editor.graph))
+    assert at_once.latencies == editor.scene._latency
+    assert at_once.bound.formula() == editor.latency_bound_formula()
+
+
 def test_a_background_job_puts_the_gui_thread_first_in_line_for_the_gil(editor, background,
                                                                         qtbot):
     """While a worker computes, the GUI thread gets the GIL back within 1 ms, not Python's

@@ -56,6 +56,10 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
         self._analysis_stale = True
         self._generation = 0  # of the analysis last asked for
         self._jobs: dict = {}  # generation -> analysis running in the background
+        self._waiting = None  # the analysis made for the last edit, started after the paint
+        self._start_timer = QTimer(self)
+        self._start_timer.setSingleShot(True)
+        self._start_timer.timeout.connect(self._start_waiting_job)
         self._selecting = False
         self._variable_fields: dict[str, QLineEdit] = {}
         self._build_ui()
@@ -67,6 +71,7 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
 
         self.scene = KernelScene(self)
         self.view = KernelView(self.scene)
+        self.view.painted.connect(self._start_waiting_job)
         self.view.addAction(self.delete_action)
         self.view.addAction(self.fit_action)
         self.palette = Palette()

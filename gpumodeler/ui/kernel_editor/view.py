@@ -1,7 +1,7 @@
 """The canvas widget: zoom, fit, rubber-band selection and drops from the palette."""
 from __future__ import annotations
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QPainter
 from PySide6.QtWidgets import QGraphicsView
 
@@ -9,6 +9,8 @@ from .palette import MIME_OPCODE
 
 
 class KernelView(QGraphicsView):
+    painted = Signal()  # the canvas was painted (the editor then starts a waiting analysis)
+
     def __init__(self, scene, parent=None):
         super().__init__(scene, parent)
         self.setRenderHints(QPainter.Antialiasing | QPainter.TextAntialiasing)
@@ -55,6 +57,10 @@ class KernelView(QGraphicsView):
                 self.centerOn(loop.center().x(), y)
                 return
             self.centerOn(top.center().x(), top.top() + view_h / 2)
+
+    def paintEvent(self, event):
+        super().paintEvent(event)
+        self.painted.emit()
 
     def zoom(self, factor: float) -> None:
         scale = self.transform().m11() * factor
