@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpumodeler.cli import cmd_learn
-from in_process import cli
+from in_process import cli, shared_env
 
 GPUS = {"GeForce GTX 970": (13, 1.253e9, 224e9), "GeForce GTX 980": (16, 1.216e9, 224e9),
         "GeForce GTX TITAN X (Maxwell)": (24, 1.0e9, 336.5e9)}
@@ -135,10 +135,7 @@ def hybrid_fit(tmp_path_factory, devices_db):
     from gpumodeler.cli.main import main
     folder = tmp_path_factory.mktemp("hybrid")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
-        mp.setenv("GPUMODELER_USER_DB", str(folder / "user-home" / "user-devices.db"))
-        mp.setenv("GPUMODELER_SETTINGS_DIR", str(folder / "settings"))
-        mp.setenv("GPUMODELER_LOG_DIR", str(folder / "logs"))
+        shared_env(mp, devices_db, folder)
         target = folder / "h.json"
         assert main(["learn", "fit", "--measurements", str(timings(folder / "runs.csv")),
                      "--method", "hybrid", "-o", str(target)]) == 0
