@@ -50,6 +50,7 @@ def test_every_row_of_the_shipped_set_is_what_predict_gives(gpumodeler_env, caps
 
 
 @pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not installed")
+@pytest.mark.usefixtures("compiled_once")   # validate and kernel import compile the same .cu
 @pytest.mark.parametrize("source, function, grid, block, values", [
     # 2-D blocks of a tiled multiply: the block shape and the tiles other blocks read (L2)
     ("matmul_tiled.cu", "", "64x64", "16x16", "loop1=64"),
