@@ -256,6 +256,19 @@ def test_fit_never_writes_over_its_measurements(measured, capsys):
     assert code == 2 and "refusing to write" in err and measured.read_bytes() == before
 
 
+def test_fit_refuses_its_output_before_reading_the_rows(measured, capsys, monkeypatch, tmp_path):
+    """Reading the rows costs a latency estimate per row: an output that cannot be written
+    is said first."""
+    def never(paths):
+        raise AssertionError("the rows were read before the output was checked")
+    monkeypatch.setattr(cmd_learn, "load_rows", never)
+    for target in (measured, tmp_path / "missing" / "m.json"):
+        code, out, err = cli(capsys, "learn", "fit", "--measurements", measured, "--method",
+                             "lr", "-o", target)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert ("refusing to write" in err) == (target == measured), err
+
+
 def test_export_never_writes_over_the_device_database(gpumodeler_env, capsys, measured, tmp_path):
     assert cli(capsys, "learn", "fit", "--measurements", measured, "--method", "lr",
                "-o", tmp_path / "m.json", "--save", "m")[0] == 0

@@ -4,7 +4,6 @@ keys and text column, and the default model held below it per kernel family."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import statistics
 from pathlib import Path
 
