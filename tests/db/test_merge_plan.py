@@ -21,18 +21,6 @@ CHOICES = [
 ]
 
 
-#: _merge_reference by the user database's bytes: every test starts from the same copy of
-#: dbs' mine.db, whose whole-device reference (~0.4 CPU-s) is computed once for the module.
-_REFERENCES: dict[str, tuple] = {}
-
-
-def _reference_once(dbs, user_path):  # noqa: F811 (dbs is a fixture's value here)
-    key = file_hash(user_path)
-    if key not in _REFERENCES:
-        _REFERENCES[key] = _merge_reference(dbs, user_path)
-    return _REFERENCES[key]
-
-
 def _before(user_path):
     db = _open(user_path)
     devices = read_raw(db)
@@ -45,7 +33,7 @@ def _before(user_path):
 def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tmp_path,  # noqa: F811 (fixtures)
                                                                 resolutions):
     user_path = tmp_path / "mine.db"
-    expected_report, mine_all, theirs_all, _ = _reference_once(dbs, user_path)
+    expected_report, mine_all, theirs_all, _ = _merge_reference(dbs, user_path)
     before, stamps = _before(user_path)
 
     report = catalog.merge(dbs / "theirs.db", resolutions)
@@ -69,7 +57,7 @@ def test_every_choice_writes_what_rewriting_every_device_writes(catalog, dbs, tm
 def test_an_open_conflict_writes_nothing_and_lists_them_all_in_order(catalog, dbs,  # noqa: F811
                                                                      tmp_path):
     user_path = tmp_path / "mine.db"
-    expected_report, mine_all, theirs_all, _ = _reference_once(dbs, user_path)
+    expected_report, mine_all, theirs_all, _ = _merge_reference(dbs, user_path)
     # "both" cannot resolve a kind or a family: those stay open, every other is chosen.
     with pytest.raises(UnresolvedConflicts) as expected:
         plan_merge(mine_all, theirs_all, expected_report,
