@@ -44,8 +44,32 @@ def timings(path, gpus=GPUS, seed=1):
     return path
 
 
+#: cmd_learn.load_rows' answers by the measurement files' bytes: the rows of a timings file
+#: (a latency estimate per row, ~0.7 CPU-s for the default set) are read once a session.
+_ROWS: dict[tuple[bytes, ...], tuple] = {}
+
+
+def _rows_read_once(mp):
+    """Through the MonkeyPatch ``mp``, cmd_learn.load_rows reads each content of measurement
+    files once, for the tests here that are not about reading them (the device database is
+    the built one and the user database holds no device in all of them, so the same bytes give
+    the same rows). The first reading of each content is the real one, and what the tests
+    check of the fits and evaluations checks it; the tests of bad files read them whole."""
+    from pathlib import Path
+    real = cmd_learn.load_rows
+
+    def load_rows(paths):
+        key = tuple(Path(p).read_bytes() for p in paths)
+        if key not in _ROWS:
+            _ROWS[key] = real(paths)
+        rows, notes = _ROWS[key]
+        return list(rows), list(notes)
+    mp.setattr(cmd_learn, "load_rows", load_rows)
+
+
 @pytest.fixture
-def measured(tmp_path, gpumodeler_env):
+def measured(tmp_path, gpumodeler_env, monkeypatch):
+    _rows_read_once(monkeypatch)
     return timings(tmp_path / "runs.csv")
 
 
@@ -136,6 +160,7 @@ def hybrid_fit(tmp_path_factory, devices_db):
     folder = tmp_path_factory.mktemp("hybrid")
     with pytest.MonkeyPatch.context() as mp:
         shared_env(mp, devices_db, folder)
+        _rows_read_once(mp)
         target = folder / "h.json"
         assert main(["learn", "fit", "--measurements", str(timings(folder / "runs.csv")),
                      "--method", "hybrid", "-o", str(target)]) == 0
