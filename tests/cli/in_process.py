@@ -34,6 +34,22 @@ def main_json(*argv):
     return json.loads(buf.getvalue())
 
 
+#: main_json_once's outputs by command line and device database, for the session.
+_OUTPUTS: dict[tuple[str, ...], object] = {}
+
+
+def main_json_once(*argv):
+    """main_json's output of ``argv``, computed once a session for the device database the
+    environment names (GPUMODELER_DEVICES_DB), in an environment whose user database holds no
+    device, and only read by the tests given it: module fixtures of several modules that
+    need the same expensive output (``validate`` of a shipped set) share one run."""
+    import os
+    key = (os.environ.get("GPUMODELER_DEVICES_DB", ""), *(str(a) for a in argv))
+    if key not in _OUTPUTS:
+        _OUTPUTS[key] = main_json(*argv)
+    return _OUTPUTS[key]
+
+
 def shared_env(mp, devices_db, folder):
     """Through the MonkeyPatch ``mp``, the environment tests/conftest.py's gpumodeler_env
     gives a test (the built device database; a user database, settings and logs of

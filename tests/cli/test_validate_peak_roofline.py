@@ -14,7 +14,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.models import roofline_peak
 from gpumodeler.core.models.kernel_inputs import KernelInputs
 from gpumodeler.core.models.result import ModelInputs
-from in_process import cli, main_json, shared_env
+from in_process import cli, main_json_once, shared_env
 
 ROOT = Path(__file__).resolve().parents[2]
 VOLKOV = ROOT / "resources" / "validation" / "volkov2016.csv"
@@ -37,7 +37,7 @@ def sets(devices_db, tmp_path_factory):
     with pytest.MonkeyPatch.context() as mp:
         shared_env(mp, devices_db, tmp_path_factory.mktemp("peak"))
         for path in (VOLKOV, AMARIS):
-            out[path] = main_json("validate", path)
+            out[path] = main_json_once("validate", path)   # test_validate_amaris reads it too
         with common.open_catalog() as catalog:
             out["gpus"] = {n: catalog.get(n).to_gpu_spec() for n in
                            ("GeForce GTX 680", "GeForce GTX 980", "GeForce GTX TITAN X (Maxwell)")}
