@@ -119,3 +119,27 @@ def _example_project():
 def example_project():
     """A factory: each call gives a fresh copy of the example project."""
     return _example_project
+
+
+#: nvcc's listings compiled this session, by (source text, the folder's headers, arch).
+_COMPILED: dict = {}
+
+
+@pytest.fixture
+def compiled_once(monkeypatch):
+    """``.cu`` files compiled by nvcc once a session: the same source (and the headers beside
+    it) for the same architecture gives the listing of its first compile, for tests that are
+    not about compiling (each compile is about 0.7 CPU-s). A failed compile is not kept."""
+    from gpumodeler.core.kernel.sass import toolchain
+    real = toolchain.compile_to_sass
+
+    def compile_to_sass(source, arch):
+        source = Path(source)
+        headers = tuple(sorted((p.name, p.read_bytes()) for p in source.parent.iterdir()
+                               if p.suffix in (".h", ".cuh", ".hpp", ".inc")))
+        key = (source.read_bytes(), headers, arch)
+        if key not in _COMPILED:
+            _COMPILED[key] = real(source, arch)
+        return _COMPILED[key]
+
+    monkeypatch.setattr(toolchain, "compile_to_sass", compile_to_sass)

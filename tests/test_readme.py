@@ -41,6 +41,7 @@ SHELL_SYNTAX = re.compile(r"[|;&<>`$()]")
 
 
 @pytest.mark.parametrize("command", readme_commands())
+@pytest.mark.usefixtures("compiled_once")   # a .cu the CLI tests compiled is not compiled again
 def test_readme_example_runs(command, env, shared_tmp, monkeypatch, capsys):
     """A plain ``gpumodeler ...`` line runs in this process, its words split as the shell
     splits them (a new interpreter per line would mostly time Python's start-up; the first

@@ -111,7 +111,9 @@ def _file_digests(paths) -> list[dict]:
 def run_fit(args) -> int:
     from gpumodeler.core.learn.model import fit  # lazy: not needed to parse flags
     from gpumodeler.core.learn.model_file import model_to_text
-    from gpumodeler.db.atomic_files import write_output
+    from gpumodeler.db.atomic_files import check_output, write_output
+    inputs = [(m, "a measurement file") for m in args.measurements]
+    check_output(args.output, inputs)  # a refused output is said before the rows are read
     rows, notes = load_rows(args.measurements)
     model = fit(rows, args.method, args.features, seed=args.seed, extracted=args.extracted_count)
     text = model_to_text(model)
@@ -119,7 +121,7 @@ def run_fit(args) -> int:
         from gpumodeler.db.learned_models import save_model, stored_from_text
         save_model(common.open_catalog(), stored_from_text(
             args.save, text, _file_digests(args.measurements)), replace=args.replace)
-    write_output(args.output, text, inputs=[(m, "a measurement file") for m in args.measurements])
+    write_output(args.output, text, inputs=inputs)
     summary = {"model": args.output, "method": model.method, "features": model.features,
                "feature_names": list(model.feature_names), "training": {
                    k: model.training[k] for k in ("gpus", "kernels", "rows", "digest")},

@@ -272,7 +272,7 @@ def run(argv, inputs: Path, watched: list[Path]) -> tuple[int, str, str]:
 
 # -- the test --------------------------------------------------------------------------------
 
-FUZZ = settings(deadline=None, max_examples=int(os.environ.get("FUZZ_EXAMPLES", repetitions(15, 50))), suppress_health_check=[
+FUZZ = settings(deadline=None, max_examples=int(os.environ.get("FUZZ_EXAMPLES", repetitions(10, 50))), suppress_health_check=[
     HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large,
     HealthCheck.filter_too_much])
 

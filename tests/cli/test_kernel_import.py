@@ -198,6 +198,7 @@ def test_the_architectures_table_is_found_in_the_database(capsys, tmp_path, cata
 
 
 @needs_cuda
+@pytest.mark.usefixtures("compiled_once")   # the README's own test compiles the same line
 def test_cu_import_then_predict_on_h100(capsys, tmp_path, catalog):
     """README, as written: import saxpy2.cu for sm_90, then predict on the H100 SXM5 with the
     published Hopper table of devices.db (what it lacks comes from the schedule, noted)."""

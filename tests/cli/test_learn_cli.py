@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from gpumodeler.cli import cmd_learn
-from in_process import cli
+from in_process import cli, shared_env
 
 GPUS = {"GeForce GTX 970": (13, 1.253e9, 224e9), "GeForce GTX 980": (16, 1.216e9, 224e9),
         "GeForce GTX TITAN X (Maxwell)": (24, 1.0e9, 336.5e9)}
@@ -44,8 +44,32 @@ def timings(path, gpus=GPUS, seed=1):
     return path
 
 
+#: cmd_learn.load_rows' answers by the measurement files' bytes: the rows of a timings file
+#: (a latency estimate per row, ~0.7 CPU-s for the default set) are read once a session.
+_ROWS: dict[tuple[bytes, ...], tuple] = {}
+
+
+def _rows_read_once(mp):
+    """Through the MonkeyPatch ``mp``, cmd_learn.load_rows reads each content of measurement
+    files once, for the tests here that are not about reading them (the device database is
+    the built one and the user database holds no device in all of them, so the same bytes give
+    the same rows). The first reading of each content is the real one, and what the tests
+    check of the fits and evaluations checks it; the tests of bad files read them whole."""
+    from pathlib import Path
+    real = cmd_learn.load_rows
+
+    def load_rows(paths):
+        key = tuple(Path(p).read_bytes() for p in paths)
+        if key not in _ROWS:
+            _ROWS[key] = real(paths)
+        rows, notes = _ROWS[key]
+        return list(rows), list(notes)
+    mp.setattr(cmd_learn, "load_rows", load_rows)
+
+
 @pytest.fixture
-def measured(tmp_path, gpumodeler_env):
+def measured(tmp_path, gpumodeler_env, monkeypatch):
+    _rows_read_once(monkeypatch)
     return timings(tmp_path / "runs.csv")
 
 
@@ -135,10 +159,8 @@ def hybrid_fit(tmp_path_factory, devices_db):
     from gpumodeler.cli.main import main
     folder = tmp_path_factory.mktemp("hybrid")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
-        mp.setenv("GPUMODELER_USER_DB", str(folder / "user-home" / "user-devices.db"))
-        mp.setenv("GPUMODELER_SETTINGS_DIR", str(folder / "settings"))
-        mp.setenv("GPUMODELER_LOG_DIR", str(folder / "logs"))
+        shared_env(mp, devices_db, folder)
+        _rows_read_once(mp)
         target = folder / "h.json"
         assert main(["learn", "fit", "--measurements", str(timings(folder / "runs.csv")),
                      "--method", "hybrid", "-o", str(target)]) == 0
@@ -257,6 +279,19 @@ def test_fit_never_writes_over_its_measurements(measured, capsys):
     code, out, err = cli(capsys, "learn", "fit", "--measurements", measured, "--method", "lr",
                          "-o", measured)
     assert code == 2 and "refusing to write" in err and measured.read_bytes() == before
+
+
+def test_fit_refuses_its_output_before_reading_the_rows(measured, capsys, monkeypatch, tmp_path):
+    """Reading the rows costs a latency estimate per row: an output that cannot be written
+    is said first."""
+    def never(paths):
+        raise AssertionError("the rows were read before the output was checked")
+    monkeypatch.setattr(cmd_learn, "load_rows", never)
+    for target in (measured, tmp_path / "missing" / "m.json"):
+        code, out, err = cli(capsys, "learn", "fit", "--measurements", measured, "--method",
+                             "lr", "-o", target)
+        assert code == 2 and len(err.strip().splitlines()) == 1, err
+        assert ("refusing to write" in err) == (target == measured), err
 
 
 def test_export_never_writes_over_the_device_database(gpumodeler_env, capsys, measured, tmp_path):

@@ -25,7 +25,7 @@ from repetitions import repetitions
 from test_hardening import DEVICES
 
 ROOT = Path(__file__).resolve().parents[2]
-ROUNDS = repetitions(8, 20)
+ROUNDS = repetitions(5, 20)
 
 
 def _theirs(folder: Path) -> Path:
@@ -128,7 +128,7 @@ def test_a_calibration_save_killed_at_any_moment_stores_it_whole_or_not_at_all(
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     command = [sys.executable, "-m", "gpumodeler", *argv]
     rng = random.Random(8)
-    for _ in range(repetitions(4, 8)):
+    for _ in range(repetitions(3, 8)):
         for side in user.parent.iterdir():
             side.unlink()
         user.write_bytes(pristine)

@@ -12,6 +12,7 @@ import pytest
 import gpumodeler.cli.occupancy_line as occupancy_line
 import gpumodeler.cli.occupancy_batch as occupancy_batch
 from gpumodeler.cli.main import main
+from repetitions import repetitions
 
 GOOD = {"cc": "8.0", "block_size": 256, "registers": 32}
 
@@ -192,7 +193,9 @@ def test_bad_lines_cost_a_few_short_parses(tmp_path, monkeypatch):
     monkeypatch.setattr(occupancy_batch, "_parse",
                         lambda *a: parses.append(len(a[1])) or real_parse(*a))
     rng = random.Random(4)
-    lines = [json.dumps({**GOOD, "block_size": 32 * rng.randint(1, 32)}) for _ in range(20000)]
+    # the count of lines is a repetition: 60 bad ones scattered among them either way
+    lines = [json.dumps({**GOOD, "block_size": 32 * rng.randint(1, 32)})
+             for _ in range(repetitions(8000, 20000))]
     bad = sorted(rng.sample(range(len(lines)), 60))
     for k, i in enumerate(bad):
         lines[i] = ["garbage", '{"cc": ', '{"cc": "8.0", "block_size": [64], "registers": 8}',

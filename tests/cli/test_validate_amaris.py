@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.core.validation import parse_csv
-from in_process import cli, cli_json
+from in_process import cli, main_json_once, shared_env
 from test_validate_as_predict import predict_argv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,9 +66,14 @@ def runs():
     return parse_csv(SET.read_text(encoding="utf-8"), str(SET))
 
 
-@pytest.fixture
-def set_json(gpumodeler_env, capsys):
-    return cli_json(capsys, "validate", SET, "--model", "gajger,roofline")
+@pytest.fixture(scope="module")
+def set_json(devices_db, tmp_path_factory):
+    """The set's `validate --json` output with every model (the one
+    test_validate_peak_roofline.py reads too: one run a session), only read by the tests, in
+    an environment like gpumodeler_env's."""
+    with pytest.MonkeyPatch.context() as mp:
+        shared_env(mp, devices_db, tmp_path_factory.mktemp("amaris"))
+        return main_json_once("validate", SET)
 
 
 def test_every_row_is_t_k_at_lambda_1_over_the_published_lambda(runs):

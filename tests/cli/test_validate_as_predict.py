@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.core.validation import parse_csv
-from in_process import cli, cli_json
+from in_process import cli, cli_json, main_json_once
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "resources" / "validation" / "volkov2016.csv"
@@ -39,7 +39,7 @@ def predict_argv(run, graph) -> list:
 
 
 def test_every_row_of_the_shipped_set_is_what_predict_gives(gpumodeler_env, capsys):
-    rows = cli_json(capsys, "validate", SET)["rows"]
+    rows = main_json_once("validate", SET)["rows"]   # test_validate_peak_roofline reads it too
     runs = parse_csv(SET.read_text(encoding="utf-8"), str(SET))
     assert len(rows) == len(runs) >= 40
     for run, row in zip(runs, rows):
@@ -50,6 +50,7 @@ def test_every_row_of_the_shipped_set_is_what_predict_gives(gpumodeler_env, caps
 
 
 @pytest.mark.skipif(not HAVE_NVCC, reason="nvcc is not installed")
+@pytest.mark.usefixtures("compiled_once")   # validate and kernel import compile the same .cu
 @pytest.mark.parametrize("source, function, grid, block, values", [
     # 2-D blocks of a tiled multiply: the block shape and the tiles other blocks read (L2)
     ("matmul_tiled.cu", "", "64x64", "16x16", "loop1=64"),

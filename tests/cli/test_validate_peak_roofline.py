@@ -4,7 +4,6 @@ keys and text column, and the default model held below it per kernel family."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import statistics
 from pathlib import Path
 
@@ -15,7 +14,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.models import roofline_peak
 from gpumodeler.core.models.kernel_inputs import KernelInputs
 from gpumodeler.core.models.result import ModelInputs
-from in_process import cli
+from in_process import cli, main_json_once, shared_env
 
 ROOT = Path(__file__).resolve().parents[2]
 VOLKOV = ROOT / "resources" / "validation" / "volkov2016.csv"
@@ -34,37 +33,15 @@ BELOW_PEAK = {
 @pytest.fixture(scope="module")
 def sets(devices_db, tmp_path_factory):
     """Both sets' --json output, computed once for the module."""
-    mp = pytest.MonkeyPatch()
-    home = tmp_path_factory.mktemp("peak")
-    mp.setenv("GPUMODELER_DEVICES_DB", str(devices_db))
-    mp.setenv("GPUMODELER_USER_DB", str(home / "user-devices.db"))
-    mp.setenv("GPUMODELER_SETTINGS_DIR", str(home / "settings"))
-    mp.setenv("GPUMODELER_LOG_DIR", str(home / "logs"))
-    capsys = _Capture()
     out = {}
-    try:
+    with pytest.MonkeyPatch.context() as mp:
+        shared_env(mp, devices_db, tmp_path_factory.mktemp("peak"))
         for path in (VOLKOV, AMARIS):
-            out[path] = capsys.run(path)
+            out[path] = main_json_once("validate", path)   # test_validate_amaris reads it too
         with common.open_catalog() as catalog:
             out["gpus"] = {n: catalog.get(n).to_gpu_spec() for n in
                            ("GeForce GTX 680", "GeForce GTX 980", "GeForce GTX TITAN X (Maxwell)")}
-    finally:
-        mp.undo()
     return out
-
-
-class _Capture:
-    """The CLI's stdout for one validate run, without pytest's function-scoped capsys."""
-
-    def run(self, path):
-        import contextlib
-        import io
-        from gpumodeler.cli.main import main
-        buf = io.StringIO()
-        with contextlib.redirect_stdout(buf):
-            code = main(["validate", str(path), "--json"])
-        assert code == 0
-        return json.loads(buf.getvalue())
 
 
 def _row(data, kernel, gpu, **match):

@@ -33,13 +33,23 @@ def _kernel_cal(device="GTX 970"):
                        2.5, "runs.json", SHA, "2026-11-23T11:00:00Z")
 
 
-@pytest.fixture
-def shared(shipped_db, tmp_path, monkeypatch):
-    """A colleague's export of a calibrated link and GPU; the CLI set to a fresh user db."""
-    with Catalog(user_db=tmp_path / "friend.db", shipped_db=shipped_db) as friend:
+@pytest.fixture(scope="module")
+def shared_export(shipped_db_master, tmp_path_factory):
+    """The colleague's export, made once for the module: each test damages its own copy."""
+    folder = tmp_path_factory.mktemp("friend")
+    shipped = folder / "devices.db"
+    shipped.write_bytes(shipped_db_master.read_bytes())
+    with Catalog(user_db=folder / "friend.db", shipped_db=shipped) as friend:
         save_calibration(friend, _link_cal())
         save_calibration(friend, _kernel_cal())
-        friend.export(["PCIe 3.0 x16", "GTX 970"], tmp_path / "share.db")
+        friend.export(["PCIe 3.0 x16", "GTX 970"], folder / "share.db")
+    return (folder / "share.db").read_bytes()
+
+
+@pytest.fixture
+def shared(shared_export, shipped_db, tmp_path, monkeypatch):
+    """A colleague's export of a calibrated link and GPU; the CLI set to a fresh user db."""
+    (tmp_path / "share.db").write_bytes(shared_export)
     monkeypatch.setenv("GPUMODELER_DEVICES_DB", str(shipped_db))
     return tmp_path / "share.db"
 
