@@ -142,10 +142,9 @@ class JsonLines:
     finite one: ``int.__repr__``, ``float.__repr__``); a str its encoder's text, each
     distinct text encoded once; a grid or block tuple the encoder's list (remembered per
     tuple object when its items are ints, as the importers share one tuple among a
-    launch's rows); the metrics dict per entry as :meth:`metrics`. A field of any other type
-    (a bool, a list, a str subclass...) and a line in which ``inf`` or ``nan`` appears (a
-    float that is not finite, which the encoder refuses, or a name holding those letters)
-    are encoded whole by the standard encoder (which raises for the non-finite float)."""
+    launch's rows); the metrics dict per entry as :meth:`metrics`. A record with a field of any other type
+    (a bool, a list, a str subclass...) or a float field that is not finite is encoded whole
+    by the standard encoder (which refuses inf and nan with its own error)."""
 
     def __init__(self):
         self.formats: dict = {}     # the fields' types -> the line's format (or None)
@@ -158,10 +157,14 @@ class JsonLines:
         """A grid or block tuple's JSON (``null`` when empty, as ``to_json``); one of ints
         remembered by its object's id (:attr:`by_id`; the object is kept, so its id is not
         reused: the same object, the same ints, the same text)."""
-        if type(cells) is tuple and len(cells) < 8 and \
-                tuple(map(type, cells)) == _INTS[len(cells)]:
-            # (an int's JSON is its repr)
-            text = "[" + ", ".join(map(int.__repr__, cells)) + "]" if cells else "null"
+        if type(cells) is tuple:
+            if len(cells) == 3 and type(cells[0]) is int and type(cells[1]) is int and \
+                    type(cells[2]) is int:
+                text = "[%d, %d, %d]" % cells     # (an int's JSON is its digits)
+            elif len(cells) < 8 and tuple(map(type, cells)) == _INTS[len(cells)]:
+                text = "[" + ", ".join(map(int.__repr__, cells)) + "]" if cells else "null"
+            else:
+                return _encode(list(cells)) if cells else "null"
             if len(self.by_id) >= _TEMPLATES:
                 self.by_id.clear()
                 self.kept.clear()
@@ -171,17 +174,23 @@ class JsonLines:
         return _encode(list(cells)) if cells else "null"
 
     def metrics(self, metrics: dict) -> str:
-        """The JSON of a record's metrics ({name: {"value", "unit"}}); a float value as its
-        repr (a line where it is not finite is encoded whole, :meth:`__call__`)."""
-        if not metrics:
-            return "{}"
+        """The JSON of a record's metrics ({name: {"value", "unit"}}): a finite float value
+        as its repr, an int as its digits; any other entry by the encoder (which refuses a
+        float that is not finite)."""
         plain = self.plain
         parts = []
         for k, (v, u) in metrics.items():
             if type(k) is str and type(u) is str:
-                parts.append(f'{plain[k]}: {{"value": '
-                             f'{float.__repr__(v) if type(v) is float else _number(v)}, '
-                             f'"unit": {plain[u]}}}')
+                kind = type(v)
+                if kind is float and v - v == 0:
+                    value = float.__repr__(v)
+                elif kind is int:
+                    value = int.__repr__(v)
+                elif v is None:
+                    value = "null"
+                else:
+                    value = _encode(v)
+                parts.append(f'{plain[k]}: {{"value": {value}, "unit": {plain[u]}}}')
             else:
                 parts.append(_encode({k: {"value": v, "unit": u}})[1:-1])
         return "{" + ", ".join(parts) + "}"
@@ -191,6 +200,7 @@ class JsonLines:
         for fields of these ``types``, or None when one has a type the format leaves to the
         encoder. An f-string compiled once per combination of types."""
         slots = []
+        floats = []
         for k, (name, kind) in enumerate(zip(_FIELDS, types)):
             v = f"v{k}"
             if kind is type(None):
@@ -201,6 +211,8 @@ class JsonLines:
                 if name in _OR_NULL or name in ("grid", "block", "metrics"):
                     return None
                 slot = "{%s!r}" % v
+                if kind is float:
+                    floats.append(v)
             elif kind is tuple and name in ("grid", "block"):
                 slot = "{B(id(%s)) or L(%s)}" % (v, v)
             elif kind is dict and name == "metrics":
@@ -215,7 +227,10 @@ class JsonLines:
         space = {"S": self.plain, "N": self.or_null, "L": self.launch, "M": self.metrics,
                  "B": self.by_id.get}
         names = ", ".join(f"v{k}" for k in range(len(_FIELDS)))
-        exec(f"def line({names}):\n    return f'{{{{{body}}}}}'\n", space)
+        # (x - x is 0.0 for a finite float, nan for inf or nan: then None, the encoder judges)
+        check = f"    if {' or '.join(f'{v} - {v}' for v in floats)}:\n        return None\n" \
+            if floats else ""
+        exec(f"def line({names}):\n{check}    return f'{{{{{body}}}}}'\n", space)
         return space["line"]
 
     def __call__(self, record) -> tuple[str, str]:
@@ -224,11 +239,10 @@ class JsonLines:
         line = self.formats.get(tuple(map(type, values)), "")
         if line == "":
             line = self.learn(values)
-        if line is not None:
-            text = line(*values)
-            if "inf" not in text and "nan" not in text:
-                return text, values[0]
-        return _encode(record.to_json()), values[0]    # (rare: the encoder judges)
+        text = line(*values) if line is not None else None
+        if text is None:        # (rare: the encoder judges)
+            text = _encode(record.to_json())
+        return text, values[0]
 
     def learn(self, values: tuple):
         """The line format of records with the types of ``values`` (remembered)."""
@@ -258,11 +272,8 @@ def write_json(records, out=None, batch: int | None = None) -> dict:
         line = formats.get(tuple(map(type, values)), "")
         if line == "":
             line = learn(values)
-        if line is not None:
-            text = line(*values)
-            if "inf" in text or "nan" in text:
-                text = encode(r.to_json())
-        else:
+        text = line(*values) if line is not None else None
+        if text is None:
             text = encode(r.to_json())
         append(text)
         kind = values[0]
