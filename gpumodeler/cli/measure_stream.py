@@ -178,6 +178,10 @@ class JsonLines:
         as its repr, an int as its digits; any other entry by the encoder (which refuses a
         float that is not finite)."""
         plain = self.plain
+        if len(metrics) == 1:       # (a copy's throughput: the common case, without a list)
+            for k, (v, u) in metrics.items():
+                if type(v) is float and v - v == 0 and type(k) is str and type(u) is str:
+                    return f'{{{plain[k]}: {{"value": {float.__repr__(v)}, "unit": {plain[u]}}}}}'
         parts = []
         for k, (v, u) in metrics.items():
             if type(k) is str and type(u) is str:
@@ -196,7 +200,7 @@ class JsonLines:
         return "{" + ", ".join(parts) + "}"
 
     def format(self, types: tuple):
-        """The function of a record's field values (:data:`_FIELDS`' order) giving its line
+        """The function of the tuple of a record's field values (:data:`_FIELDS`' order) giving its line
         for fields of these ``types``, or None when one has a type the format leaves to the
         encoder. An f-string compiled once per combination of types."""
         slots = []
@@ -230,7 +234,8 @@ class JsonLines:
         # (x - x is 0.0 for a finite float, nan for inf or nan: then None, the encoder judges)
         check = f"    if {' or '.join(f'{v} - {v}' for v in floats)}:\n        return None\n" \
             if floats else ""
-        exec(f"def line({names}):\n{check}    return f'{{{{{body}}}}}'\n", space)
+        exec(f"def line(values):\n    {names} = values\n{check}"
+             f"    return f'{{{{{body}}}}}'\n", space)
         return space["line"]
 
     def __call__(self, record) -> tuple[str, str]:
@@ -239,7 +244,7 @@ class JsonLines:
         line = self.formats.get(tuple(map(type, values)), "")
         if line == "":
             line = self.learn(values)
-        text = line(*values) if line is not None else None
+        text = line(values) if line is not None else None
         if text is None:        # (rare: the encoder judges)
             text = _encode(record.to_json())
         return text, values[0]
@@ -272,7 +277,7 @@ def write_json(records, out=None, batch: int | None = None) -> dict:
         line = formats.get(tuple(map(type, values)), "")
         if line == "":
             line = learn(values)
-        text = line(*values) if line is not None else None
+        text = line(values) if line is not None else None
         if text is None:
             text = encode(r.to_json())
         append(text)
