@@ -281,8 +281,10 @@ def write_json(records, out=None, batch: int | None = None) -> dict:
         if text is None:
             text = encode(r.to_json())
         append(text)
-        kind = values[0]
-        counts[kind] = counts.get(kind, 0) + 1
+        try:
+            counts[values[0]] += 1
+        except KeyError:
+            counts[values[0]] = 1
         if len(chunk) >= batch:
             out.write((",\n" if written else "[\n") + ",\n".join(chunk))
             written = True
