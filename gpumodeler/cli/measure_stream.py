@@ -140,9 +140,8 @@ class JsonLines:
     values all differ costs what a file of repeated rows costs. Per field of the format:
     None is ``null``; an int or a float is its ``repr`` (what the encoder writes for a
     finite one: ``int.__repr__``, ``float.__repr__``); a str its encoder's text, each
-    distinct text encoded once; a grid or block tuple the encoder's list (remembered per
-    tuple object when its items are ints, as the importers share one tuple among a
-    launch's rows); the metrics dict per entry as :meth:`metrics`. A record with a field of any other type
+    distinct text encoded once; a grid or block tuple the encoder's list (a tuple of ints
+    as its digits, remembered per distinct value: launch shapes repeat); the metrics dict per entry as :meth:`metrics`. A record with a field of any other type
     (a bool, a list, a str subclass...) or a float field that is not finite is encoded whole
     by the standard encoder (which refuses inf and nan with its own error)."""
 
@@ -150,28 +149,32 @@ class JsonLines:
         self.formats: dict = {}     # the fields' types -> the line's format (or None)
         self.plain = _Strings('""')
         self.or_null = _Strings("null")
-        self.by_id: dict = {}       # id of a launch tuple of ints -> its JSON
-        self.kept: list = []        # those tuples (their ids stay theirs)
+        self.by_value: dict = {}    # a launch tuple of ints -> its JSON
 
-    def launch(self, cells) -> str:
-        """A grid or block tuple's JSON (``null`` when empty, as ``to_json``); one of ints
-        remembered by its object's id (:attr:`by_id`; the object is kept, so its id is not
-        reused: the same object, the same ints, the same text)."""
-        if type(cells) is tuple:
-            if len(cells) == 3 and type(cells[0]) is int and type(cells[1]) is int and \
-                    type(cells[2]) is int:
+    def launch(self, cells: tuple) -> str:
+        """A grid or block tuple's JSON (``null`` when empty, as ``to_json``). One of ints is
+        remembered by its value (:attr:`by_value`): only tuples of exact ints are looked up
+        and kept, and equal tuples of ints have the same digits (an equal tuple of other
+        items, (True, 1, 1) == (1, 1, 1), is never looked up)."""
+        if len(cells) == 3 and type(cells[0]) is int and type(cells[1]) is int and \
+                type(cells[2]) is int:
+            text = self.by_value.get(cells)
+            if text is None:
                 text = "[%d, %d, %d]" % cells     # (an int's JSON is its digits)
-            elif len(cells) < 8 and tuple(map(type, cells)) == _INTS[len(cells)]:
+            else:
+                return text
+        elif len(cells) < 8 and tuple(map(type, cells)) == _INTS[len(cells)]:
+            text = self.by_value.get(cells)
+            if text is None:
                 text = "[" + ", ".join(map(int.__repr__, cells)) + "]" if cells else "null"
             else:
-                return _encode(list(cells)) if cells else "null"
-            if len(self.by_id) >= _TEMPLATES:
-                self.by_id.clear()
-                self.kept.clear()
-            self.by_id[id(cells)] = text
-            self.kept.append(cells)
-            return text
-        return _encode(list(cells)) if cells else "null"
+                return text
+        else:
+            return _encode(list(cells)) if cells else "null"
+        if len(self.by_value) >= _TEMPLATES:
+            self.by_value.clear()
+        self.by_value[cells] = text
+        return text
 
     def metrics(self, metrics: dict) -> str:
         """The JSON of a record's metrics ({name: {"value", "unit"}}): a finite float value
@@ -218,7 +221,7 @@ class JsonLines:
                 if kind is float:
                     floats.append(v)
             elif kind is tuple and name in ("grid", "block"):
-                slot = "{B(id(%s)) or L(%s)}" % (v, v)
+                slot = "{L(%s)}" % v
             elif kind is dict and name == "metrics":
                 slot = '{M(%s) if %s else "{}"}' % (v, v)
             else:
@@ -228,8 +231,7 @@ class JsonLines:
         keys.insert(15, "registers")
         slots.insert(15, slots[6])
         body = ", ".join(f'"{key}": {slot}' for key, slot in zip(keys, slots))
-        space = {"S": self.plain, "N": self.or_null, "L": self.launch, "M": self.metrics,
-                 "B": self.by_id.get}
+        space = {"S": self.plain, "N": self.or_null, "L": self.launch, "M": self.metrics}
         names = ", ".join(f"v{k}" for k in range(len(_FIELDS)))
         # (x - x is 0.0 for a finite float, nan for inf or nan: then None, the encoder judges)
         check = f"    if {' or '.join(f'{v} - {v}' for v in floats)}:\n        return None\n" \

@@ -256,12 +256,12 @@ def test_launches_of_any_shape_are_written_as_the_encoder_writes_them(grid):
         r = Measurement(kind="kernel", time_s=1e-6, grid=grid, block=block, source="f", row=1,
                         registers_per_thread=2 ** 65, shared_mem_bytes=True)
         assert line(r)[0] == ENCODE(r.to_json())
-        assert line(r)[0] == ENCODE(r.to_json())     # (remembered by the tuple object)
+        assert line(r)[0] == ENCODE(r.to_json())     # (remembered)
 
 
-def test_remembered_launches_are_those_of_the_same_tuple(monkeypatch):
-    """A launch remembered by its tuple's id is never the text of an equal tuple of other
-    items ((True, 1, 1) == (1, 1, 1)), nor of a tuple that took a forgotten one's place."""
+def test_remembered_launches_are_those_of_tuples_of_ints(monkeypatch):
+    """A launch remembered by its value is never the text of an equal tuple of other items
+    ((True, 1, 1) == (1, 1, 1) == (1.0, 1, 1)); the memory stays bounded."""
     monkeypatch.setattr(measure_stream, "_TEMPLATES", 3)
     line = JsonLines()
     grids = [(k, 1, 1) for k in range(1, 20)] + [(True, 1, 1), (1, True, 1), (1.0, 1, 1)]
@@ -269,7 +269,7 @@ def test_remembered_launches_are_those_of_the_same_tuple(monkeypatch):
         r = Measurement(kind="kernel", time_s=1e-6, grid=grid, block=tuple(grid),
                         source="f", row=1)
         assert line(r)[0] == ENCODE(r.to_json())
-    assert len(line.by_id) <= 3
+    assert len(line.by_value) <= 3
 
 
 def test_odd_types_and_metrics_are_written_as_the_encoder_writes_them():
