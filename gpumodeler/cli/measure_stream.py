@@ -30,7 +30,7 @@ HEAD = 2000
 #: bytes read from the file at a time
 CHUNK_BYTES = 1 << 18
 #: lines written at a time
-WRITE_LINES = 1000
+WRITE_LINES = 200
 
 
 def file_chunks(path: str, what: str = "a measurement file"):
