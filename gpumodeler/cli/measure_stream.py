@@ -129,6 +129,24 @@ class _Strings(dict):
         return encoded
 
 
+#: the metrics' text ``m`` of a line's format, from its metrics dict ``METRICS``: one entry
+#: of a str name, a finite float value and a str unit (an nvprof copy's throughput) written
+#: in the line's function, any other through :meth:`JsonLines.metrics` (a function call
+#: and a list less for the common case)
+_METRICS_STATEMENTS = """\
+    if not METRICS:
+        m = "{}"
+    elif len(METRICS) == 1:
+        (mk, (mv, mu)), = METRICS.items()
+        if type(mv) is float and mv - mv == 0 and type(mk) is str and type(mu) is str:
+            m = '{' + S[mk] + ': {"value": ' + float.__repr__(mv) + ', "unit": ' + S[mu] + '}}'
+        else:
+            m = M(METRICS)
+    else:
+        m = M(METRICS)
+"""
+
+
 class JsonLines:
     """Each record's ``to_json()`` as one line of JSON, the same text the standard
     library's encoder gives (``ensure_ascii=False, allow_nan=False``; tests compare them),
@@ -208,6 +226,7 @@ class JsonLines:
         encoder. An f-string compiled once per combination of types."""
         slots = []
         floats = []
+        pre: list[str] = []
         for k, (name, kind) in enumerate(zip(_FIELDS, types)):
             v = f"v{k}"
             if kind is type(None):
@@ -223,7 +242,8 @@ class JsonLines:
             elif kind is tuple and name in ("grid", "block"):
                 slot = "{L(%s)}" % v
             elif kind is dict and name == "metrics":
-                slot = '{M(%s) if %s else "{}"}' % (v, v)
+                slot = "{m}"
+                pre.append(_METRICS_STATEMENTS.replace("METRICS", v))
             else:
                 return None
             slots.append(slot)
@@ -236,7 +256,7 @@ class JsonLines:
         # (x - x is 0.0 for a finite float, nan for inf or nan: then None, the encoder judges)
         check = f"    if {' or '.join(f'{v} - {v}' for v in floats)}:\n        return None\n" \
             if floats else ""
-        exec(f"def line(values):\n    {names} = values\n{check}"
+        exec(f"def line(values):\n    {names} = values\n{check}{''.join(pre)}"
              f"    return f'{{{{{body}}}}}'\n", space)
         return space["line"]
 

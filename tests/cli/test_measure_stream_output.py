@@ -328,3 +328,18 @@ def test_written_in_chunks_the_list_is_the_encoder_s():
         counts = write_json(records, out, batch)
         assert out.getvalue() == whole, batch
         assert counts == {k: sum(r.kind == k for r in records) for k in {r.kind for r in records}}
+
+
+@pytest.mark.parametrize("metrics", [{}, {"throughput": (2.5e9, "B/s")}, {"t": (-0.0, "")},
+                                     {"": (1e-300, "s")}, {"n": (3, "1")}, {"n": (None, "1")},
+                                     {"n": (True, "1")}, {"n": ("ab", "1")}, {"n": "ab"},
+                                     {7: (1.5, "s")}, {"n": (1.5, None)}, {_Text("n"): (1.5, "s")},
+                                     {"a": (1.5, "s"), "b": (2.5, "s")}])
+def test_a_single_metric_is_written_as_the_encoder_writes_it(metrics):
+    """One metric (an nvprof copy's throughput) is written in the line's own function, any
+    other through the general path: both as the encoder writes them."""
+    line = JsonLines()
+    r = Measurement(kind="transfer", time_s=1e-6, size_bytes=8.0, direction="htod",
+                    source="f", row=1, metrics=metrics)
+    for _ in range(2):
+        assert line(r)[0] == ENCODE(r.to_json())
