@@ -413,13 +413,8 @@ class _TraceTable:
             if rate_col is not None:
                 thr_text = f[rate_col].strip()
                 if thr_text:
-                    if rate_factor is None or "_" in thr_text:
-                        return SLOW
-                    try:
-                        thr = float(thr_text) * rate_factor
-                    except ValueError:
-                        return SLOW
-                    if not -inf < thr < inf:
+                    thr = scaled(thr_text, rate_factor)
+                    if thr is None or not -inf < thr < inf:
                         return SLOW
             side = src_col if direction == "htod" else dst_col
             kind = ""
