@@ -18,8 +18,10 @@ docs/contributing.md; docs/measurements.md).
 3. ``calibrate link`` on 10^3, 10^4 and 10^5 copies of distinct sizes (a timings CSV; two
    bandwidth regimes, 2 % noise): CPU time, target 10^5 copies in under 5 s, exponent.
 
-The rows repeat a few sample rows, so the readers' per-table memories of repeating texts
-(a copy's size, a kernel's launch cells) always hit; real traces repeat them less.
+The nvprof, timings and nsys rows repeat a few sample rows, so the readers' and writers'
+memories of repeating texts (a copy's size, a kernel's launch cells) always hit; real traces
+repeat them less. The "nvprof distinct" trace (:func:`nvprof_distinct_text`) is the other
+end: every number differs from row to row, so those memories never help.
 
 A row that misses its target is reported as such and the script ends with status 1.
 Run: python benchmarks/bench_measurements.py [--quick]   (--quick: 10^4 and 10^5 rows for
@@ -58,6 +60,41 @@ def nvprof_text(rows: int) -> str:
     lines = (SAMPLES / "nvprof-gpu-trace-multirun.csv").read_text().splitlines()
     body = [line for line in lines[5:11] if "memset" not in line]
     return "\n".join(lines[:5] + (body * (rows // len(body) + 1))[:rows]) + "\n"
+
+
+#: kernel names of the distinct-values trace
+_KERNELS = ("saxpy2(int, float, float const *, float*, int)",
+            "bpnn_layerforward(float*, float*, float*, float*, int, int)",
+            "calculate_temp(int, float*, float*, float*, int, int, int, int, float, float, "
+            "float, float, float, float)")
+
+
+def nvprof_distinct_text(rows: int) -> str:
+    """An nvprof GPU trace (the sample's header and units) whose numbers all differ from row
+    to row: start, duration, grid, block, registers, shared memory, size and throughput (the
+    readers' and writers' memories of repeated texts never hit); two kernels in five rows,
+    copies of three directions and memory kinds between them."""
+    import random
+    rng = random.Random(rows)
+    lines = (SAMPLES / "nvprof-gpu-trace-multirun.csv").read_text().splitlines()[:5]
+    copies = (("HtoD", "Pageable", "Device"), ("DtoH", "Device", "Pinned"),
+              ("DtoD", "Device", "Device"))
+    start = 0.0
+    for i in range(rows):
+        start += rng.uniform(1, 100)
+        if i % 5 < 2:
+            lines.append(f"{start:.6f},{rng.uniform(0.5, 5000):.6f},{rng.randint(1, 65535)},"
+                         f"{rng.randint(1, 64)},1,{rng.choice((64, 128, 256, 512, 1024))},1,1,"
+                         f"{rng.randint(8, 255)},{rng.randint(0, 48):.6f},0.000000,,,,,"
+                         f'GeForce GTX 970 (0),1,7,"{rng.choice(_KERNELS)}",{i}')
+        else:
+            size = rng.randint(4, 2 ** 28)
+            duration = rng.uniform(1.5, 50000)
+            rate = size / (duration * 1e-6) / 2 ** 30
+            name, src, dst = rng.choice(copies)
+            lines.append(f"{start:.6f},{duration:.6f},,,,,,,,,,{size / 1024:.6f},{rate:.6f},"
+                         f"{src},{dst},GeForce GTX 970 (0),1,7,[CUDA memcpy {name}],{i}")
+    return "\n".join(lines) + "\n"
 
 
 def timings_text(rows: int) -> str:
@@ -111,6 +148,8 @@ def import_rows(sizes, folder: Path, rounds: int) -> bool:
     ok = True
     formats = {
         "nvprof": lambda n: (lambda text=nvprof_text(n): _streamed_csv(text, "trace.csv")),
+        "nvprof distinct": lambda n: (lambda text=nvprof_distinct_text(n):
+                                      _streamed_csv(text, "trace.csv")),
         "timings": lambda n: (lambda text=timings_text(n): _streamed_csv(text, "timings.csv")),
         "nsys": lambda n: (lambda path=nsys_file(folder, n): _streamed_nsys(path)),
     }
@@ -169,14 +208,15 @@ def command_rows(sizes, folder: Path) -> bool:
     ok = True
     paths = {}
     for n in sizes:
-        for name, make in (("nvprof", nvprof_text), ("timings", timings_text)):
-            path = folder / f"{name}-{n}.csv"
+        for name, make in (("nvprof", nvprof_text), ("nvprof distinct", nvprof_distinct_text),
+                           ("timings", timings_text)):
+            path = folder / f"{name.replace(' ', '-')}-{n}.csv"
             path.write_text(make(n))
             paths[name, n] = path
         paths["nsys", n] = folder / f"report-{n}.sqlite"
         if not paths["nsys", n].exists():
             nsys_file(folder, n)
-    for name in ("nvprof", "timings", "nsys"):
+    for name in ("nvprof", "nvprof distinct", "timings", "nsys"):
         for extra in ([], ["--json"]):
             runs = [child_run(["measure", "import", str(paths[name, n]), *extra]) for n in sizes]
             rates = [n / t for n, (t, _m) in zip(sizes, runs)]
@@ -193,7 +233,7 @@ def command_rows(sizes, folder: Path) -> bool:
             print(f"measure import {name} {' '.join(extra) or '(text)'}: {cells}; exponent "
                   f"{k:.2f}; peak x{growth:.2f} -> {'; '.join(verdict) or 'ok'}", flush=True)
     for n in sizes:       # (the 10^6-row files are 66 to 125 MB)
-        for name in ("nvprof", "timings", "nsys"):
+        for name in ("nvprof", "nvprof distinct", "timings", "nsys"):
             paths[name, n].unlink()
     return ok
 

@@ -30,7 +30,7 @@ HEAD = 2000
 #: bytes read from the file at a time
 CHUNK_BYTES = 1 << 18
 #: lines written at a time
-WRITE_LINES = 1000
+WRITE_LINES = 200
 
 
 def file_chunks(path: str, what: str = "a measurement file"):
@@ -84,17 +84,18 @@ def _decoded(read, path, what, cap, decoder):
 
 _encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 _string = json.encoder.encode_basestring   # (what that encoder writes for a str)
-#: the fields of a record's JSON that vary from record to record, in the JSON's order (the
-#: others, name, kind, launch, source..., repeat and are encoded once per distinct value)
-_BEFORE = ("size_bytes", "time_s")
-_AFTER = ("row", "stream", "device", "start_s", "end_s")
-_VARYING = itemgetter(*_BEFORE, *_AFTER)
-_STATIC = itemgetter("kind", "direction", "name", "gpu", "grid", "block",
-                     "registers_per_thread", "shared_mem_bytes", "memory_kind", "source",
-                     "compute_capability")
-_MARK = "\x00varying\x00"
-#: encoded templates kept at most
+#: the fields of a record, in the order of ``Measurement.to_json``'s keys (its ``registers``
+#: is ``registers_per_thread`` again, written after ``compute_capability``)
+_FIELDS = ("kind", "direction", "name", "gpu", "grid", "block", "registers_per_thread",
+           "shared_mem_bytes", "size_bytes", "time_s", "memory_kind", "metrics", "source",
+           "row", "compute_capability", "stream", "device", "start_s", "end_s")
+_VALUES = itemgetter(*_FIELDS)
+#: the fields ``to_json`` writes as null when they are empty (``value or None``)
+_OR_NULL = frozenset({"direction", "gpu", "memory_kind", "compute_capability"})
+#: texts, launches and line formats remembered at most (each memory cleared when full)
 _TEMPLATES = 4096
+#: the types of a tuple of k ints
+_INTS = [(int,) * k for k in range(8)]
 
 
 def _number(value) -> str:
@@ -111,164 +112,209 @@ def _number(value) -> str:
     return _encode(value)
 
 
-def _formatter(parts: list[str], slots: list[str]):
-    """A function of the varying values giving the text: the template's literal ``parts``
-    with the values between them, each ``repr`` (slot ``r``) or a whole float without its
-    fraction then ``.0`` (slot ``w``: repr's text below 10^16). An f-string compiled once
-    per template (the parts are in its namespace, never in its source): %-formatting a
-    400-character template scans it character by character for each record, an f-string
-    copies its parts whole, at a third of the cost."""
-    names = [f"v{k}" for k in range(len(slots))]
-    body = "{p0}" + "".join(("{%s!r}" % n if slot == "r" else "{%s:.0f}.0" % n) + "{p%d}" % (k + 1)
-                            for k, (n, slot) in enumerate(zip(names, slots)))
-    space = {f"p{k}": part for k, part in enumerate(parts)}
-    exec(f"def text({', '.join(names)}):\n    return f'{body}'\n", space)
-    return space["text"]
+class _Strings(dict):
+    """str -> its JSON text (``empty``'s text for ""), each encoded once (bounded). Only
+    exact ``str`` values are looked up (the line format is chosen by the fields' types), so
+    two equal keys have the same JSON text."""
+
+    def __init__(self, empty: str):
+        super().__init__()
+        self.empty = empty
+
+    def __missing__(self, text: str) -> str:
+        encoded = self.empty if text == "" else _string(text)
+        if len(self) >= _TEMPLATES:
+            self.clear()
+        self[text] = encoded
+        return encoded
 
 
-def _getter(names):
-    """A function of a record's field dict giving the tuple of ``names``' values."""
-    if len(names) > 1:
-        return itemgetter(*names)
-    if names:
-        name = names[0]
-        return lambda d: (d[name],)
-    return lambda d: ()
+#: the metrics' text ``m`` of a line's format, from its metrics dict ``METRICS``: one entry
+#: of a str name, a finite float value and a str unit (an nvprof copy's throughput) written
+#: in the line's function, any other through :meth:`JsonLines.metrics` (a function call
+#: and a list less for the common case)
+_METRICS_STATEMENTS = """\
+    if not METRICS:
+        m = "{}"
+    elif len(METRICS) == 1:
+        (mk, (mv, mu)), = METRICS.items()
+        if type(mv) is float and mv - mv == 0 and type(mk) is str and type(mu) is str:
+            m = '{' + S[mk] + ': {"value": ' + float.__repr__(mv) + ', "unit": ' + S[mu] + '}}'
+        else:
+            m = M(METRICS)
+    else:
+        m = M(METRICS)
+"""
 
 
 class JsonLines:
     """Each record's ``to_json()`` as one line of JSON, the same text the standard
-    library's encoder gives (``ensure_ascii=False, allow_nan=False``; a test compares them),
-    at a fraction of the cost: for each distinct combination of the fields that repeat
-    (and of which varying fields are None), the line is encoded once as a template into
-    which the varying numbers are written by ``repr`` (as the encoder writes a float or an
-    int; a whole number of bytes below 10^16 as its digits and ``.0``, the same text). The
-    importers make those numbers floats or ints (whole bytes, times, row numbers); the
-    stream and device ids an export gives are checked, and a record with one of another
-    type is encoded whole."""
+    library's encoder gives (``ensure_ascii=False, allow_nan=False``; tests compare them),
+    at a fraction of the cost and without building the record's dict.
+
+    The line is written by a format chosen by the exact types of the record's fields (a
+    handful per file: the importers give str, int, float, tuple, dict or None), compiled
+    once per combination of types (:meth:`format`) and never per value, so a file whose
+    values all differ costs what a file of repeated rows costs. Per field of the format:
+    None is ``null``; an int or a float is its ``repr`` (what the encoder writes for a
+    finite one: ``int.__repr__``, ``float.__repr__``); a str its encoder's text, each
+    distinct text encoded once; a grid or block tuple the encoder's list (a tuple of ints
+    as its digits, remembered per distinct value: launch shapes repeat); the metrics dict per entry as :meth:`metrics`. A record with a field of any other type
+    (a bool, a list, a str subclass...) or a float field that is not finite is encoded whole
+    by the standard encoder (which refuses inf and nan with its own error)."""
 
     def __init__(self):
-        self.templates: dict = {}    # (static fields, metrics?, whole size?) -> template
-        self.exact: dict = {}        # the same and the None-ness of each varying field
+        self.formats: dict = {}     # the fields' types -> the line's format (or None)
+        self.plain = _Strings('""')
+        self.or_null = _Strings("null")
+        self.by_value: dict = {}    # a launch tuple of ints -> its JSON
 
-    def template(self, d: dict, nones: tuple, whole: bool):
-        """(head, head fields, tail, tail fields, null fields, their None tuple): the line
-        is head(*head values), then the metrics' JSON (when there are metrics; else it is
-        in head), then tail(*tail values) (:func:`_formatter`). None in the unlikely case
-        that a text of the record holds the marker."""
-        obj = {"kind": d["kind"], "direction": d["direction"] or None, "name": d["name"],
-               "gpu": d["gpu"] or None,
-               "grid": list(d["grid"]) if d["grid"] else None,
-               "block": list(d["block"]) if d["block"] else None,
-               "registers_per_thread": d["registers_per_thread"],
-               "shared_mem_bytes": d["shared_mem_bytes"],
-               "size_bytes": None, "time_s": None, "memory_kind": d["memory_kind"] or None,
-               "metrics": _MARK if d["metrics"] else {}, "source": d["source"], "row": None,
-               "compute_capability": d["compute_capability"] or None,
-               "registers": d["registers_per_thread"],
-               "stream": None, "device": None, "start_s": None, "end_s": None}
-        names = _BEFORE + _AFTER
-        varying = [n for n, none in zip(names, nones) if not none]
-        nulls = [n for n, none in zip(names, nones) if none]
-        for n in varying:
-            obj[n] = _MARK
-        parts = _encode(obj).split(_string(_MARK))
-        metrics = 1 if d["metrics"] else 0
-        if len(parts) != len(varying) + metrics + 1:
-            return None
-        slots = ["w" if n == "size_bytes" and whole else "r" for n in varying]
-        null_get = _getter(nulls)
-        if metrics:
-            cut = len([n for n in varying if n in _BEFORE])
-            return (_formatter(parts[:cut + 1], slots[:cut]), _getter(varying[:cut]),
-                    _formatter(parts[cut + 1:], slots[cut:]), _getter(varying[cut:]),
-                    null_get, (None,) * len(nulls))
-        return (_formatter(parts, slots), _getter(varying), None, None, null_get,
-                (None,) * len(nulls))
-
-    def entry(self, d: dict, key, whole: bool):
-        """The template of a record whose None-ness differs from its key's first one."""
-        nones = tuple(v is None for v in _VARYING(d))
-        exact = self.exact.get((key, nones), "")
-        if exact == "":
-            exact = self.template(d, nones, whole)
-            if len(self.exact) >= _TEMPLATES:
-                self.exact.clear()
-            self.exact[key, nones] = exact
-        return exact
+    def launch(self, cells: tuple) -> str:
+        """A grid or block tuple's JSON (``null`` when empty, as ``to_json``). One of ints is
+        remembered by its value (:attr:`by_value`): only tuples of exact ints are looked up
+        and kept, and equal tuples of ints have the same digits (an equal tuple of other
+        items, (True, 1, 1) == (1, 1, 1), is never looked up)."""
+        if len(cells) == 3 and type(cells[0]) is int and type(cells[1]) is int and \
+                type(cells[2]) is int:
+            text = self.by_value.get(cells)
+            if text is None:
+                text = "[%d, %d, %d]" % cells     # (an int's JSON is its digits)
+            else:
+                return text
+        elif len(cells) < 8 and tuple(map(type, cells)) == _INTS[len(cells)]:
+            text = self.by_value.get(cells)
+            if text is None:
+                text = "[" + ", ".join(map(int.__repr__, cells)) + "]" if cells else "null"
+            else:
+                return text
+        else:
+            return _encode(list(cells)) if cells else "null"
+        if len(self.by_value) >= _TEMPLATES:
+            self.by_value.clear()
+        self.by_value[cells] = text
+        return text
 
     def metrics(self, metrics: dict) -> str:
-        """The JSON of a record's metrics ({name: {"value", "unit"}})."""
-        return "{" + ", ".join(
-            f'{_string(k)}: {{"value": {_number(v)}, "unit": {_string(u)}}}'
-            if type(k) is str and type(u) is str else _encode({k: {"value": v, "unit": u}})[1:-1]
-            for k, (v, u) in metrics.items()) + "}"
+        """The JSON of a record's metrics ({name: {"value", "unit"}}): a finite float value
+        as its repr, an int as its digits; any other entry by the encoder (which refuses a
+        float that is not finite)."""
+        plain = self.plain
+        if len(metrics) == 1:       # (a copy's throughput: the common case, without a list)
+            for k, (v, u) in metrics.items():
+                if type(v) is float and v - v == 0 and type(k) is str and type(u) is str:
+                    return f'{{{plain[k]}: {{"value": {float.__repr__(v)}, "unit": {plain[u]}}}}}'
+        parts = []
+        for k, (v, u) in metrics.items():
+            if type(k) is str and type(u) is str:
+                kind = type(v)
+                if kind is float and v - v == 0:
+                    value = float.__repr__(v)
+                elif kind is int:
+                    value = int.__repr__(v)
+                elif v is None:
+                    value = "null"
+                else:
+                    value = _encode(v)
+                parts.append(f'{plain[k]}: {{"value": {value}, "unit": {plain[u]}}}')
+            else:
+                parts.append(_encode({k: {"value": v, "unit": u}})[1:-1])
+        return "{" + ", ".join(parts) + "}"
+
+    def format(self, types: tuple):
+        """The function of the tuple of a record's field values (:data:`_FIELDS`' order) giving its line
+        for fields of these ``types``, or None when one has a type the format leaves to the
+        encoder. An f-string compiled once per combination of types."""
+        slots = []
+        floats = []
+        pre: list[str] = []
+        for k, (name, kind) in enumerate(zip(_FIELDS, types)):
+            v = f"v{k}"
+            if kind is type(None):
+                slot = "null"
+            elif kind is str:
+                slot = "{%s[%s]}" % ("N" if name in _OR_NULL else "S", v)
+            elif kind is int or kind is float:
+                if name in _OR_NULL or name in ("grid", "block", "metrics"):
+                    return None
+                slot = "{%s!r}" % v
+                if kind is float:
+                    floats.append(v)
+            elif kind is tuple and name in ("grid", "block"):
+                slot = "{L(%s)}" % v
+            elif kind is dict and name == "metrics":
+                slot = "{m}"
+                pre.append(_METRICS_STATEMENTS.replace("METRICS", v))
+            else:
+                return None
+            slots.append(slot)
+        keys = list(_FIELDS)
+        keys.insert(15, "registers")
+        slots.insert(15, slots[6])
+        body = ", ".join(f'"{key}": {slot}' for key, slot in zip(keys, slots))
+        space = {"S": self.plain, "N": self.or_null, "L": self.launch, "M": self.metrics}
+        names = ", ".join(f"v{k}" for k in range(len(_FIELDS)))
+        # (x - x is 0.0 for a finite float, nan for inf or nan: then None, the encoder judges)
+        check = f"    if {' or '.join(f'{v} - {v}' for v in floats)}:\n        return None\n" \
+            if floats else ""
+        exec(f"def line(values):\n    {names} = values\n{check}{''.join(pre)}"
+             f"    return f'{{{{{body}}}}}'\n", space)
+        return space["line"]
 
     def __call__(self, record) -> tuple[str, str]:
         """(the record's line, its kind)."""
-        d = record.__dict__
-        metrics = d["metrics"]
-        kind = d["kind"]
-        stream, device, size = d["stream"], d["device"], d["size_bytes"]
-        if (stream is not None and type(stream) is not int) or \
-                (device is not None and type(device) is not int):
-            return _encode(record.to_json()), kind
-        whole = type(size) is float and 0 < size < 1e16 and size.is_integer()
-        key = (_STATIC(d), not metrics, whole)
-        entry = self.templates.get(key, "")
-        if entry == "":
-            entry = self.entry(d, key, whole)
-            if len(self.templates) >= _TEMPLATES:
-                self.templates.clear()
-            self.templates[key] = entry
-        if entry is None:
-            return _encode(record.to_json()), kind
-        head, head_get, tail, tail_get, null_get, nulls = entry
-        first = head_get(d)
-        second = tail_get(d) if tail_get is not None else ()
-        if None in first or None in second or null_get(d) != nulls:
-            # (the None-ness of the varying fields is not the key's first one)
-            entry = self.entry(d, key, whole)
-            if entry is None:
-                return _encode(record.to_json()), kind
-            head, head_get, tail, tail_get, null_get, nulls = entry
-            first = head_get(d)
-            second = tail_get(d) if tail_get is not None else ()
-        if tail_get is None:
-            line = head(*first)
-        else:
-            line = head(*first) + self.metrics(metrics) + tail(*second)
-        values = first + second
-        try:
-            total = sum(values)
-        except TypeError:        # not numbers as the importers make them: encoded whole
-            return _encode(record.to_json()), kind
-        if total - total != 0:      # inf or nan (or a sum beyond a float): each one checked
-            for v in values:
-                _number(v)
-        return line, kind
+        values = _VALUES(record.__dict__)
+        line = self.formats.get(tuple(map(type, values)), "")
+        if line == "":
+            line = self.learn(values)
+        text = line(values) if line is not None else None
+        if text is None:        # (rare: the encoder judges)
+            text = _encode(record.to_json())
+        return text, values[0]
+
+    def learn(self, values: tuple):
+        """The line format of records with the types of ``values`` (remembered)."""
+        types = tuple(map(type, values))
+        line = self.format(types)
+        if len(self.formats) >= _TEMPLATES:
+            self.formats.clear()
+        self.formats[types] = line
+        return line
 
 
 def write_json(records, out=None, batch: int | None = None) -> dict:
     """The records as a JSON list on ``out`` (stdout), one record per line (``[`` and ``]``
     on lines of their own), written ``batch`` lines at a time; the count of records per
-    kind."""
+    kind. (:meth:`JsonLines.__call__` inlined: the loop is the hot path of an import.)"""
     out = out or sys.stdout
     batch = batch or WRITE_LINES
-    line = JsonLines()
-    chunk = ["["]
-    sep = "\n"
+    lines = JsonLines()
+    formats, learn = lines.formats, lines.learn
+    get_values, encode = _VALUES, _encode
+    chunk: list = []
+    append = chunk.append
     counts: dict = {}
+    written = False
     for r in records:
-        text, kind = line(r)
-        counts[kind] = counts.get(kind, 0) + 1
-        chunk.append(sep + text)
-        sep = ",\n"
+        values = get_values(r.__dict__)
+        line = formats.get(tuple(map(type, values)), "")
+        if line == "":
+            line = learn(values)
+        text = line(values) if line is not None else None
+        if text is None:
+            text = encode(r.to_json())
+        append(text)
+        try:
+            counts[values[0]] += 1
+        except KeyError:
+            counts[values[0]] = 1
         if len(chunk) >= batch:
-            out.write("".join(chunk))
-            chunk = []
-    chunk.append("\n]\n" if sep != "\n" else "]\n")
-    out.write("".join(chunk))
+            out.write((",\n" if written else "[\n") + ",\n".join(chunk))
+            written = True
+            chunk.clear()
+    if chunk:
+        out.write((",\n" if written else "[\n") + ",\n".join(chunk) + "\n]\n")
+    else:
+        out.write("\n]\n" if written else "[]\n")
     return counts
 
 

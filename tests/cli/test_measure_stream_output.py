@@ -221,3 +221,125 @@ def test_measure_import_loads_neither_numpy_nor_the_database_layer(tmp_path):
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert done.returncode == 0 and done.stderr.splitlines()[-1] == "[]", done.stderr
+
+
+class _Text(str):
+    """A str subclass: the line's formats leave it to the encoder."""
+
+
+_FLOATS = [0.0, -0.0, 1.0, -1.0, 0.1 + 0.2, 1 / 3, 5e-324, 2.2250738585072014e-308, 1e-300,
+           1e-7, 1e-5, 7.1288354e-05, 123456789.0, 4294967296.0, 1e15, 9999999999999998.0,
+           1e16, 1.0000000000000002e16, 2.0 ** 53 + 2, 1e22, 1.7976931348623157e308, -2.5e-6]
+
+
+@pytest.mark.parametrize("value", _FLOATS)
+def test_floats_are_written_as_the_encoder_writes_them(value):
+    """Negative zero, exponents either way, 17 significant digits, whole floats below and
+    above 10^16: each float field, and a metric's value, as the encoder writes it."""
+    line = JsonLines()
+    records = [Measurement(kind="transfer", time_s=value, size_bytes=value, direction="htod",
+                           source="f", row=1, start_s=value, end_s=-value,
+                           metrics={"throughput": (value, "B/s")}),
+               Measurement(kind="kernel", time_s=value, grid=(1, 2, 3), block=(4, 5, 6),
+                           registers_per_thread=32, shared_mem_bytes=0, source="f", row=2,
+                           stream=7, device=0, start_s=value, end_s=value)]
+    for r in records * 2:
+        assert line(r)[0] == ENCODE(r.to_json())
+
+
+@pytest.mark.parametrize("grid", [(), (1,), (7, 8), (1, 2, 3), (1, 2, 3, 4), tuple(range(1, 10)),
+                                  (True, 1, 1), (1.0, 1, 1), (2 ** 70, 1, 1), (-1, 0, 1),
+                                  [1, 2, 3], (1, "2", 3), (1, None, 3), ((1, 2), 3, 4)])
+def test_launches_of_any_shape_are_written_as_the_encoder_writes_them(grid):
+    line = JsonLines()
+    for block in ((256, 1, 1), grid):
+        r = Measurement(kind="kernel", time_s=1e-6, grid=grid, block=block, source="f", row=1,
+                        registers_per_thread=2 ** 65, shared_mem_bytes=True)
+        assert line(r)[0] == ENCODE(r.to_json())
+        assert line(r)[0] == ENCODE(r.to_json())     # (remembered)
+
+
+def test_remembered_launches_are_those_of_tuples_of_ints(monkeypatch):
+    """A launch remembered by its value is never the text of an equal tuple of other items
+    ((True, 1, 1) == (1, 1, 1) == (1.0, 1, 1)); the memory stays bounded."""
+    monkeypatch.setattr(measure_stream, "_TEMPLATES", 3)
+    line = JsonLines()
+    grids = [(k, 1, 1) for k in range(1, 20)] + [(True, 1, 1), (1, True, 1), (1.0, 1, 1)]
+    for grid in grids + grids[::-1]:
+        r = Measurement(kind="kernel", time_s=1e-6, grid=grid, block=tuple(grid),
+                        source="f", row=1)
+        assert line(r)[0] == ENCODE(r.to_json())
+    assert len(line.by_value) <= 3
+
+
+def test_odd_types_and_metrics_are_written_as_the_encoder_writes_them():
+    line = JsonLines()
+    records = [
+        Measurement(kind="kernel", time_s=1e-6, name=_Text("k"), source="f", row=1),
+        Measurement(kind="kernel", time_s=1e-6, name="k", direction=0, gpu=1, source="f",
+                    row=True),
+        Measurement(kind="kernel", time_s=1, name="", source="", row=2 ** 64, device=-1),
+        Measurement(kind="kernel", time_s=1e-6, name="inf nan Infinity", source="nan.csv",
+                    row=1, metrics={"inf": (1, "1"), "nan": (None, "x"), "b": (True, "1"),
+                                    "s": ("text", "1"), "f": (-0.0, "s"), 5: (1.5, "s"),
+                                    "u": (2.5, None), "é\n\"": (1e300, "é")}),
+        Measurement(kind="transfer", time_s=2e-6, size_bytes=2, direction="ptop", gpu="",
+                    memory_kind="", compute_capability="8.0", source="f", row=3,
+                    metrics={"size_uncertainty": (0.5, "B"), "throughput": (1e9, "B/s")}),
+    ]
+    for r in records + records:
+        assert line(r)[0] == ENCODE(r.to_json())
+
+
+@pytest.mark.parametrize("field", ["time_s", "size_bytes", "start_s", "end_s", "metric"])
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_a_value_beyond_a_float_anywhere_is_refused(field, value):
+    line = JsonLines()
+    fine = Measurement(kind="transfer", time_s=1e-6, size_bytes=8.0, source="f", row=1,
+                       start_s=0.0, end_s=1.0, metrics={"throughput": (1.0, "B/s")})
+    line(fine)
+    bad = Measurement(**{**fine.__dict__, **({"metrics": {"throughput": (value, "B/s")}}
+                                              if field == "metric" else {field: value})})
+    with pytest.raises(ValueError):
+        ENCODE(bad.to_json())
+    with pytest.raises(ValueError):
+        line(bad)
+    assert line(fine)[0] == ENCODE(fine.to_json())
+
+
+def test_distinct_values_share_one_line_format():
+    """Formats are compiled per combination of the fields' types, never per value: 500
+    kernels of distinct names, launches, registers and times use one."""
+    line = JsonLines()
+    for k in range(1, 501):
+        r = Measurement(kind="kernel", time_s=k * 1.1e-6, name=f"kernel_{k}", gpu="GPU",
+                        grid=(k, 1, 1), block=(32 * (k % 32 + 1), 1, 1),
+                        registers_per_thread=k % 255, shared_mem_bytes=k * 16, source="f",
+                        row=k)
+        assert line(r)[0] == ENCODE(r.to_json())
+    assert len(line.formats) == 1
+
+
+def test_written_in_chunks_the_list_is_the_encoder_s():
+    records = list(read_file(str(SAMPLES / "nvprof-gpu-trace-multirun.csv")).records)
+    whole = "[\n" + ",\n".join(ENCODE(r.to_json()) for r in records) + "\n]\n"
+    for batch in (1, 2, 3, len(records), len(records) + 1):
+        out = io.StringIO()
+        counts = write_json(records, out, batch)
+        assert out.getvalue() == whole, batch
+        assert counts == {k: sum(r.kind == k for r in records) for k in {r.kind for r in records}}
+
+
+@pytest.mark.parametrize("metrics", [{}, {"throughput": (2.5e9, "B/s")}, {"t": (-0.0, "")},
+                                     {"": (1e-300, "s")}, {"n": (3, "1")}, {"n": (None, "1")},
+                                     {"n": (True, "1")}, {"n": ("ab", "1")}, {"n": "ab"},
+                                     {7: (1.5, "s")}, {"n": (1.5, None)}, {_Text("n"): (1.5, "s")},
+                                     {"a": (1.5, "s"), "b": (2.5, "s")}])
+def test_a_single_metric_is_written_as_the_encoder_writes_it(metrics):
+    """One metric (an nvprof copy's throughput) is written in the line's own function, any
+    other through the general path: both as the encoder writes them."""
+    line = JsonLines()
+    r = Measurement(kind="transfer", time_s=1e-6, size_bytes=8.0, direction="htod",
+                    source="f", row=1, metrics=metrics)
+    for _ in range(2):
+        assert line(r)[0] == ENCODE(r.to_json())
