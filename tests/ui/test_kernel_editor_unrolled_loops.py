@@ -35,3 +35,18 @@ def test_a_loop_unrolled_without_a_remainder_loop_is_labelled_as_counting_compil
     got = titles(qtbot, "unroll_inner.sm_75.sass")
     assert "counts trips as compiled" in got["loop2"] and "unrolled 4x" in got["loop2"]
     assert "counts trips as compiled" not in got["loop1"]
+
+
+def test_a_long_loop_title_shows_its_start_within_the_box(qtbot):
+    """The doubly unrolled loop's title (note and iteration expression) is wider than its box:
+    the box shows its start, cut with an ellipsis, not its tail running out to the left."""
+    from PySide6.QtGui import QFont, QFontMetricsF
+    scene = KernelScene()
+    scene.set_graph(import_kernel(SASS / "unroll_nested.sm_75.sass"))
+    item = scene.loop_items["loop2"]
+    font = QFont()
+    font.setBold(True)
+    shown = item.shown_title(font)
+    assert QFontMetricsF(font).horizontalAdvance(item.title) > item.rect.width()
+    assert shown.endswith("…") and item.title.startswith(shown[:-1])
+    assert QFontMetricsF(font).horizontalAdvance(shown) <= item.rect.width() - 20

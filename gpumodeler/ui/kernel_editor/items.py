@@ -359,7 +359,14 @@ class LoopItem(Marks, QGraphicsItem):
         f.setBold(True)
         painter.setFont(f)
         painter.setPen(border.darker(140))
-        painter.drawText(self.rect.adjusted(10, 3, -10, 0), Qt.AlignTop | Qt.AlignRight, self.title)
+        box = self.rect.adjusted(10, 3, -10, 0)
+        painter.drawText(box, Qt.AlignTop | Qt.AlignRight, self.shown_title(f))
+
+    def shown_title(self, font: QFont) -> str:
+        """The title as the box shows it: a long one (an imported loop's note and iteration
+        expression) cut at the box's width with its start kept; the tooltip holds it whole."""
+        width = self.rect.adjusted(10, 3, -10, 0).width()
+        return QFontMetricsF(font).elidedText(self.title, Qt.ElideRight, width)
 
 
 class RubberEdge(QGraphicsItem):

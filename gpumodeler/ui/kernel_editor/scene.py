@@ -198,7 +198,8 @@ class KernelScene(SceneGeometry, QGraphicsScene):
             self.loop_items[lp.id] = item
             self.addItem(item)
         title = f"{lp.name + '  ' if lp.name else ''}× {lp.iterations.text}"
-        tip = f"loop {lp.name or lp.id}: {len(lp.members)} instruction(s), {lp.iterations.text} iterations"
+        tip = (f"loop {lp.name or lp.id}: {len(lp.members)} instruction(s), "
+               f"{lp.iterations.text} iterations")
         item.set_content(title, self._errors.get(lp.id) or tip, 0)
         return item
 
