@@ -90,6 +90,16 @@ SYNC_TYPES = [(0, "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN", "Unknown"),
               (3, "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE", "Stream sync"),
               (4, "CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE", "Context sync")]
 EVENT_SYNC, STREAM_WAIT, STREAM_SYNC, CONTEXT_SYNC = 1, 2, 3, 4
+#: TARGET_INFO_CUDA_CONTEXT_INFO and TARGET_INFO_CUDA_STREAM as nsys exports them
+CONTEXT_INFO = ["nullStreamId", "hwId", "vmId", "processId", "deviceId", "contextId",
+                "parentContextId", "isGreenContext"]
+STREAM_INFO = ["streamId", "hwId", "vmId", "processId", "contextId", "priority", "flag"]
+#: CUPTI's CUpti_ActivityStreamFlag
+STREAM_TYPES = [(0, "CUPTI_ACTIVITY_STREAM_CREATE_FLAG_UNKNOWN", "Unknown"),
+                (1, "CUPTI_ACTIVITY_STREAM_CREATE_FLAG_DEFAULT", "Default"),
+                (2, "CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NON_BLOCKING", "Non-blocking"),
+                (3, "CUPTI_ACTIVITY_STREAM_CREATE_FLAG_NULL", "Null")]
+BLOCKING, NON_BLOCKING, NULL_STREAM = 1, 2, 3
 #: the host thread of the tests' runtime calls (a serialized globalTid)
 THREAD = 281475000000001
 
@@ -117,13 +127,17 @@ def _insert(conn, table, columns, values: dict):
 
 def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, gpus=None,
                  enums=None, journal="DELETE", calls=None, syncs=None, events=None,
-                 calls_table="CUPTI_ACTIVITY_KIND_RUNTIME") -> Path:
+                 calls_table="CUPTI_ACTIVITY_KIND_RUNTIME", streams=None,
+                 contexts=None) -> Path:
     """An export at ``path`` in ``layout`` (modern, mid, old). ``gpus``: (id, name, extra
     column values) rows for the layout's GPU table. ``enums``: whether to ship the ENUM
     tables (default: only the modern layout does), or a dict of replacement rows.
     ``calls`` (:func:`call`), ``syncs`` (:func:`sync`) and ``events`` (dicts of
     CUDA_EVENT columns): the CUDA API tables, written when given (``calls_table``: the
-    runtime's, or CUPTI_ACTIVITY_KIND_DRIVER for driver calls, which have its columns)."""
+    runtime's, or CUPTI_ACTIVITY_KIND_DRIVER for driver calls, which have its columns).
+    ``contexts``: (context, device, null stream) rows of TARGET_INFO_CUDA_CONTEXT_INFO;
+    ``streams``: (stream, context, flag) rows of TARGET_INFO_CUDA_STREAM (``flag``: CUPTI's
+    :data:`STREAM_TYPES`), written when given."""
     kcols = {"modern": KERNEL_MODERN, "mid": KERNEL_MID, "old": KERNEL_OLD}[layout]
     mcols = MEMCPY_MODERN if layout == "modern" else MEMCPY_OLD
     conn = sqlite3.connect(path)
@@ -179,6 +193,16 @@ def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, 
             _create(conn, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", CUDA_EVENT)
             for row in events:
                 _insert(conn, "CUPTI_ACTIVITY_KIND_CUDA_EVENT", CUDA_EVENT, row)
+        if contexts is not None:
+            _create(conn, "TARGET_INFO_CUDA_CONTEXT_INFO", CONTEXT_INFO)
+            for ctx, device, null in contexts:
+                _insert(conn, "TARGET_INFO_CUDA_CONTEXT_INFO", CONTEXT_INFO, dict(
+                    nullStreamId=null, deviceId=device, contextId=ctx))
+        if streams is not None:
+            _create(conn, "TARGET_INFO_CUDA_STREAM", STREAM_INFO)
+            for stream, ctx, flag in streams:
+                _insert(conn, "TARGET_INFO_CUDA_STREAM", STREAM_INFO, dict(
+                    streamId=stream, contextId=ctx, flag=flag))
         for i in range(memsets):
             _insert(conn, "CUPTI_ACTIVITY_KIND_MEMSET", MEMSET,
                     dict(start=10 + i, end=20 + i, bytes=1024, memKind=DEVICE))
@@ -195,7 +219,7 @@ def write_export(path: Path, layout="modern", kernels=(), copies=(), memsets=0, 
         if enums:
             rows = enums if isinstance(enums, dict) else {
                 "ENUM_CUDA_MEMCPY_OPER": MEMCPY_OPER, "ENUM_CUDA_MEM_KIND": MEM_KIND,
-                "ENUM_CUPTI_SYNC_TYPE": SYNC_TYPES}
+                "ENUM_CUPTI_SYNC_TYPE": SYNC_TYPES, "ENUM_CUPTI_STREAM_TYPE": STREAM_TYPES}
             for table, values in rows.items():
                 conn.execute(f'CREATE TABLE "{table}" (id INTEGER PRIMARY KEY, name TEXT, '
                              f'label TEXT)')

@@ -73,6 +73,8 @@ def run_import(args) -> int:
           + (f"{plan.api_dependencies} event wait(s) and {plan.host_waits} host "
              f"synchronisation(s) read from the CUDA API; "
              if plan.api_dependencies or plan.host_waits else "")
+          + (f"{plan.legacy_dependencies} implicit wait(s) through the legacy default "
+             f"stream; " if plan.legacy_dependencies else "")
           + f"{plan.launches} launch(es)")
     for g in plan.gpus:
         how = "added to your device database" if g["created"] else "found in the device database"

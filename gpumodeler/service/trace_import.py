@@ -64,6 +64,7 @@ class ImportPlan:
     added_devices: list  # names added to the catalog's user database (not undone with the edit)
     api_dependencies: int = 0   # event waits read from the export's CUDA API tables
     host_waits: int = 0         # host synchronisations read from them
+    legacy_dependencies: int = 0    # implicit waits through the legacy default stream
 
     def to_json(self) -> dict:
         return {"application": self.application, "name": self.name, "steps": self.steps,
@@ -73,7 +74,8 @@ class ImportPlan:
                 "launches": self.launches, "gpus": self.gpus, "link": self.link,
                 "measured_makespan_s": self.measured_makespan_s, "notes": self.notes,
                 "added_devices": self.added_devices,
-                "api_dependencies": self.api_dependencies, "host_waits": self.host_waits}
+                "api_dependencies": self.api_dependencies, "host_waits": self.host_waits,
+                "legacy_dependencies": self.legacy_dependencies}
 
 
 def _find_gpu(catalog, name: str):
@@ -214,6 +216,7 @@ class TraceRead:
     copies_of: dict     # device -> {"fit": dict, "overlap": bool, "note": str | None}
     all_copies_fit: dict
     api: object = None  # TraceApi: the CUDA API and synchronisation tables, when read
+    streams: object = None  # StreamKinds: the legacy and non-blocking streams, when known
 
 
 def read_import(path, tick=None) -> TraceRead:
@@ -224,6 +227,7 @@ def read_import(path, tick=None) -> TraceRead:
 
     from gpumodeler.core.kernel.collector import collector_paused
     from gpumodeler.db.nsys_export import read_api, read_trace
+    from gpumodeler.db.nsys_streams import read_stream_kinds
 
     path = Path(path)
     # 10^5 records make millions of objects that live to the end of the import: the
@@ -242,7 +246,8 @@ def read_import(path, tick=None) -> TraceRead:
         api = read_api(path, tick=None if tick is None else
                        lambda f: tick(READ_TRACE + (1 - READ_TRACE) * f))
         return TraceRead(path, records, {d["id"]: d for d in result.devices},
-                         result.other_rows, copies_of, fit_host_link(copies), api)
+                         result.other_rows, copies_of, fit_host_link(copies), api,
+                         read_stream_kinds(path))
 
 
 @dataclass
@@ -391,7 +396,7 @@ def _finish_import(project, trace, prepared, name, tick) -> ImportPlan:
                                host_of=prepared.host_of.__getitem__,
                                traced_name_of=prepared.traced_name.__getitem__,
                                copy_engines=prepared.engines, launch_id_of=launch_id,
-                               tick=tick, api=trace.api)
+                               tick=tick, api=trace.api, streams=trace.streams)
     for tl, lid in zip(traced.launches, launch_ids):
         commands.append(AddItem("launches", LaunchConfig(
             lid, short_kernel_name(tl.name) or tl.name, gpu=placed_of[tl.device],
@@ -410,12 +415,17 @@ def _finish_import(project, trace, prepared, name, tick) -> ImportPlan:
         notes.append(f"not imported: {trace.other_rows} memset(s) or copies of other kinds "
                      f"(their time is in the host gaps and delays)")
     c = traced.counts
+    if c["legacy_contradicted"]:
+        notes.append(f"{c['legacy_contradicted']} step(s) overlapped a step of the legacy "
+                     f"default stream that they would wait for (or be waited for by): no "
+                     f"dependency added between them (another context, or a stream the "
+                     f"export does not mark non-blocking)")
     return ImportPlan(Macro(f"import application {app_name}", commands), app_id, app_name,
                       len(steps), c["kernels"], c["copies"], c["host_gaps"], c["host_delays"],
                       c["inferred_dependencies"], len(launch_ids), prepared.gpus, prepared.link,
                       traced.measured_makespan_s, notes,
                       [name for _kind, name, _values in prepared.to_add],
-                      c["api_dependencies"], c["host_waits"])
+                      c["api_dependencies"], c["host_waits"], c["legacy_dependencies"])
 
 
 def add_devices(catalog, prepared: PreparedImport) -> None:

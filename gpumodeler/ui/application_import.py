@@ -133,6 +133,9 @@ class ApplicationImport(QObject):
         if plan.api_dependencies or plan.host_waits:
             extra.append(f"{plan.api_dependencies} event wait(s) and {plan.host_waits} host "
                          f"synchronisation(s) read from the CUDA API")
+        if plan.legacy_dependencies:
+            extra.append(f"{plan.legacy_dependencies} implicit wait(s) through the legacy "
+                         f"default stream")
         window.show_hint(f"Imported {plan.name}: {plan.kernels} kernel(s), {plan.copies} "
                          f"copy(ies), {plan.host_gaps} host gap(s), {plan.host_delays} host "
                          f"delay(s); measured makespan {plan.measured_makespan_s:.6g} s"

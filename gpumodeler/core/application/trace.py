@@ -32,6 +32,11 @@ What the ordering of the steps is built from (each choice tested):
   engines, it is taken as an event wait (``cudaStreamWaitEvent``) or a host
   synchronisation on it, and the step depends on it; when it holds one of its engines,
   the engine explains the wait.
+* **The legacy default stream** (NVIDIA, CUDA Runtime API, "Stream synchronization
+  behavior"): when the export says which stream it is (:mod:`.trace_streams`), a step on it
+  depends on what the blocking streams of its context had issued before it, and a step of
+  a blocking stream on the legacy stream's step issued before it; non-blocking streams
+  take no part. These dependencies explain a late start as an event wait does.
 * **Host delays.** What remains of the late start (all of it when nothing explains it; the
   time from the end it waited for to its start otherwise: a launch's latency) was the
   host's or the launch's: a ``sync`` step ``host delay`` on its stream, after what it
@@ -57,6 +62,7 @@ from dataclasses import dataclass
 
 from gpumodeler.core.application.app import Step
 from gpumodeler.core.application.trace_api import TraceApi, resolve_api
+from gpumodeler.core.application.trace_streams import LegacyOrder, StreamKinds
 from gpumodeler.core.errors import InvalidParameter
 
 #: How close (s) a step's start must follow the end of another step for the trace to be
@@ -104,7 +110,8 @@ def _engines(record, copy_engines) -> set:
 
 def trace_application(records, *, gpu_of, host_of, traced_name_of,
                       copy_engines=None, launch_id_of=None, tick=None,
-                      api: TraceApi | None = None) -> TraceSteps:
+                      api: TraceApi | None = None,
+                      streams: StreamKinds | None = None) -> TraceSteps:
     """Steps of the records of a trace (kernels, copies: ``Measurement`` records with
     stream, device, start and end), in start order (module docstring).
 
@@ -118,7 +125,9 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     share of the records done every :data:`TICK_EVERY` records (a caller's progress bar;
     it may raise to stop). ``api``: the host side of the trace (:mod:`.trace_api`), when
     the export has its CUDA API tables: the waits are then read from it, not inferred
-    (module docstring)."""
+    (module docstring). ``streams``: which streams are the legacy default stream and
+    which are non-blocking (:mod:`.trace_streams`), when the export says: the legacy
+    stream's implicit synchronisation becomes dependencies."""
     copy_engines = copy_engines or {}
     usable = [r for r in records if r.kind in ("kernel", "transfer")
               and r.start_s is not None and r.end_s is not None]
@@ -131,6 +140,7 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
                                "profile with nsys profile --trace=cuda")
     usable.sort(key=lambda r: (r.start_s, r.end_s))
     order = resolve_api(api, usable) if api else None
+    legacy = LegacyOrder(streams) if streams else None
     t0 = usable[0].start_s
     devices = {r.device for r in usable}
 
@@ -180,6 +190,7 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     recent: list = []                # (end, step id, stream, engines) of recent steps
     keep = 64
     n_kernels = n_copies = n_gaps = n_inferred = n_delays = n_api = n_waits = 0
+    n_legacy = n_contradicted = 0
     step_of: dict = {}      # record index -> its step id (with ``api``)
     wait_step: dict = {}    # host wait number -> (its step id, when it let the host go on)
     seen_gate: dict = {}    # stream -> host wait step its steps already wait for
@@ -221,6 +232,17 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
         for j in explicit:      # an event it waited for (cudaStreamWaitEvent)
             after.append(step_of[j])
             n_api += 1
+        implicit: list = []     # what it waited for through the legacy default stream
+        if legacy is not None:
+            previous = last_of_stream[stream][0] if stream in last_of_stream else None
+            for j in legacy.waits(r.device, r.stream, stream):
+                if usable[j].end_s > r.start_s + DELAY_MIN_S:   # the trace says otherwise
+                    n_contradicted += 1
+                elif step_of[j] != previous and step_of[j] not in after:
+                    implicit.append(j)
+                    after.append(step_of[j])
+                    n_legacy += 1
+            legacy.add(r.device, r.stream, stream, i)
         ready = max(last_of_stream[stream][1] if stream in last_of_stream else t0, barrier_end,
                     gate_end)
         engines = _engines(r, copy_engines)
@@ -231,7 +253,7 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
                 # the latest end among the events it waited for (already in ``after``) and
                 # the steps holding one of its engines that ended within the window (the
                 # engine explains that wait); no wait across streams is inferred
-                found = [(usable[j].end_s, None, True) for j in explicit
+                found = [(usable[j].end_s, None, True) for j in explicit + implicit
                          if usable[j].end_s <= r.start_s]
                 found += [(end, sid, True) for end, sid, _other, held in recent
                           if since < end <= r.start_s and held & engines]
@@ -241,6 +263,9 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
                 for end, sid, other, held in recent:
                     if since < end <= r.start_s and (waited is None or end > waited[0]):
                         waited = (end, sid, bool(held & engines))
+                known = max((usable[j].end_s for j in implicit), default=None)
+                if known is not None and (waited is None or known >= waited[0]):
+                    waited = (known, None, True)    # the legacy stream explains it
             if waited is not None and not waited[2]:    # another stream's step: a wait
                 after.append(str(waited[1]))
                 n_inferred += 1
@@ -253,7 +278,9 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
                 named = after + ([waited[1]] if waited is not None and waited[1] else [])
                 steps.append(Step(delay, "sync", "host delay", stream,
                                   after=tuple(dict.fromkeys(named + list(first))),
-                                  measured_s=residual, measured_start_s=r.start_s - residual - t0,
+                                  measured_s=residual,
+                                  # (never below 0 by a rounding: a delay from the start)
+                                  measured_start_s=max(r.start_s - residual - t0, 0.0),
                                   host_s=residual))
                 after = []      # (it follows the delay in its stream)
                 last_of_stream[stream] = (delay, r.start_s)
@@ -299,7 +326,8 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
     return TraceSteps(tuple(steps), tuple(launches), launch_of, covered - t0, {
         "kernels": n_kernels, "copies": n_copies, "host_gaps": n_gaps,
         "inferred_dependencies": n_inferred, "host_delays": n_delays, "skipped": skipped,
-        "api_dependencies": n_api, "host_waits": n_waits})
+        "api_dependencies": n_api, "host_waits": n_waits, "legacy_dependencies": n_legacy,
+        "legacy_contradicted": n_contradicted})
 
 
 def _host_wait_step(order, number, index, record, step_id, steps, step_of, usable,
