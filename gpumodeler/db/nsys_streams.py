@@ -12,6 +12,10 @@ SQLite export schema reference"; CUPTI API, ``CUpti_ActivityStream``):
   ``ENUM_CUPTI_STREAM_TYPE`` table wins when it has one). The device of a stream is its
   context's (from the context table, else from the kernels and copies that ran in it).
 
+A context has one legacy stream: the one the context table names; where it names none, the
+one stream of the context flagged NULL (several flagged NULL: none is taken, not knowing
+which — a per-thread default stream is a blocking stream, not the legacy one).
+
 The runtime table records neither a call's stream nor ``cudaStreamCreateWithFlags``'s
 flags, so these two tables are all the export says. Only read, never changed.
 """
@@ -82,6 +86,8 @@ def _read(conn) -> StreamKinds | None:
         "SELECT name FROM sqlite_master WHERE type='table'")}
     device_of: dict = {}     # context -> device
     legacy: set = set()
+    named: set = set()       # contexts whose null stream the context table names
+    flagged: dict = {}       # context -> the streams flagged NULL in the stream table
     non_blocking: set = set()
     context: dict = {}
     if CONTEXT_TABLE in tables and {"nullStreamId", "deviceId", "contextId"} <= \
@@ -95,6 +101,7 @@ def _read(conn) -> StreamKinds | None:
             if stream is not None:
                 legacy.add((device, stream))
                 context[(device, stream)] = ctx
+                named.add(ctx)
     if not device_of:   # (no context table: the contexts the kernels and copies ran in)
         for table in ACTIVITY_TABLES:
             if table in tables and {"contextId", "deviceId"} <= _columns(conn, table):
@@ -124,9 +131,12 @@ def _read(conn) -> StreamKinds | None:
             context[(device, stream)] = ctx
             kind = meaning.get(flag, "unknown")
             if kind == "legacy":
-                legacy.add((device, stream))
+                flagged.setdefault(ctx, set()).add((device, stream))
             elif kind == "non-blocking":
                 non_blocking.add((device, stream))
+    for ctx, streams in flagged.items():
+        if ctx not in named and len(streams) == 1:  # (several: which one is not known)
+            legacy |= streams
     if not legacy:
         return None
     return StreamKinds(frozenset(legacy), frozenset(non_blocking - legacy), context)

@@ -59,3 +59,14 @@ def test_a_damaged_file_reads_as_none(tmp_path):
     path = tmp_path / "bad.sqlite"
     path.write_bytes(b"SQLite format 3\x00" + b"\x07" * 300)
     assert read_stream_kinds(path) is None
+
+
+def test_one_legacy_stream_per_context(tmp_path):
+    """The context table's null stream wins over a stream flagged NULL; without it, a
+    context with two streams flagged NULL has no known legacy stream, one with one has."""
+    path = export(tmp_path / "a.sqlite", contexts=[(1, 0, 7), (2, 1, 0xFFFFFFFF),
+                                                   (3, 1, 0xFFFFFFFF)],
+                  streams=[(7, 1, NULL_STREAM), (8, 1, NULL_STREAM), (20, 2, NULL_STREAM),
+                           (21, 2, NULL_STREAM), (30, 3, NULL_STREAM), (31, 3, BLOCKING)])
+    kinds = read_stream_kinds(path)
+    assert kinds.legacy == {(0, 7), (1, 30)}
