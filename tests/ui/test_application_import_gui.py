@@ -183,3 +183,21 @@ def test_waits_read_from_the_cuda_api_are_said_and_shown(qtbot, example_window, 
     assert "cudaDeviceSynchronize" in names and "cudaMemcpy" in names
     assert panel.result["makespan_s"] == pytest.approx(panel.result["measured_makespan_s"],
                                                        rel=0.05)
+
+
+def test_the_legacy_stream_s_implicit_waits_are_said(qtbot, example_window, tmp_path):
+    """An export that names its legacy default stream: the status line says how many
+    implicit waits became dependencies, and the legacy kernel's step waits for both
+    blocking streams."""
+    from test_application_import_legacy import legacy_run
+    win = example_window
+    trace = tmp_path / "legacy.sqlite"
+    legacy_run(trace)
+    app_id = imported(qtbot, win, trace)
+    assert app_id and not win.errors
+    assert "4 implicit wait(s) through the legacy default stream" in \
+        win.statusBar().currentMessage()
+    app = win.document.project.applications[app_id]
+    (legacy,) = [s for s in app.steps if s.kind == "kernel" and s.stream == "7"]
+    delay = app.steps[app.steps.index(legacy) - 1]
+    assert delay.name == "host delay" and len(delay.after) == 2
