@@ -112,3 +112,17 @@ def test_a_host_delay_never_starts_before_the_trace():
     """A delay from the trace's start, computed in floats, is not a hair below 0."""
     t = traced([k(5, 900, 9), c(10, 20, 8)], None)
     assert all(s.measured_start_s >= 0 for s in t.steps)
+
+
+def test_a_host_gap_orders_everything_before_it():
+    """After an idle interval of the GPU (a host gap every later step waits for), no step
+    gets a legacy dependency on a step before it."""
+    kinds = StreamKinds(frozenset({(0, LEGACY)}))
+    t = traced([k(0, 100, 8, name="before"), k(200, 250, LEGACY, name="legacy"),
+                k(300, 350, 8, name="after")], kinds)
+    ids = {s.name: s.id for s in t.steps}
+    w = waits(t)
+    assert t.counts["host_gaps"] == 2
+    assert ids["before"] not in w[ids["legacy"]]
+    assert ids["legacy"] not in w[ids["after"]]
+    assert t.counts["legacy_dependencies"] == 0

@@ -214,6 +214,8 @@ def trace_application(records, *, gpu_of, host_of, traced_name_of,
                               measured_start_s=covered - t0, host_s=r.start_s - covered))
             barrier, barrier_end = gap_id, r.start_s
             recent = []
+            if legacy is not None:
+                legacy.barrier()
         stream = stream_of(r)
         after = []
         if barrier is not None and seen_barrier.get(stream) != barrier:

@@ -94,6 +94,13 @@ class LegacyOrder:
         last = self.last_legacy.get(group)
         return [] if last is None or self.seen.get(lane) == last else [last]
 
+    def barrier(self) -> None:
+        """Every step so far ended before every later one starts (a host gap orders
+        them): no later step needs a dependency on an earlier one."""
+        self.pending.clear()
+        self.last_legacy.clear()
+        self.seen.clear()
+
     def add(self, device, stream, lane, index: int) -> None:
         """Step ``index`` was issued on ``stream`` of ``device``, on ``lane``."""
         key = (device, stream)
