@@ -175,11 +175,5 @@ def _throughput_or_missing(out: dict, gpu, worksheet):
 
 def _memory_accesses(graph, warp_size: int) -> list:
     """Each load/store's cost per warp-wide request (warp_counts.access_cost) and address."""
-    from gpumodeler.core.kernel.warp_counts import access_cost
-    out = []
-    for ins in graph.instructions.values():
-        cost = access_cost(ins, warp_size)
-        if cost is not None:
-            out.append({"id": ins.id, "opcode": ins.opcode, "space": ins.space,
-                        "address": ins.address, **cost})
-    return out
+    from gpumodeler.core.kernel.warp_counts import access_costs
+    return access_costs(graph, warp_size)
