@@ -53,17 +53,27 @@ def legacy_shared_degree(addresses, width_bytes: int) -> int:
     return max(1, min(32, math.ceil(max(per_bank.values(), default=1) / minimum)))
 
 
-def _import_degrees(ins):
+def upgraded_degree(address: str, width_bytes: int, stored: int) -> int | None:
+    """The degree a wide shared access stored as ``stored`` by the version 1 rule takes now,
+    when its ``address`` (text) is one the import followed and ``stored`` is what the import
+    wrote for it then (and differs from now); else None (kept as it is)."""
+    degrees = _import_degrees(address, width_bytes)
+    if degrees is None or stored != degrees[0] or degrees[0] == degrees[1]:
+        return None
+    return degrees[1]
+
+
+def _import_degrees(address: str, width_bytes: int):
     """(degree the version 1 import wrote, degree the import writes now) for a wide shared
     access whose address the import followed; None when it has no such address."""
     from gpumodeler.core.kernel.sass.addresses import (PARAM_STRIDE_BYTES, WARP, analyse_address,
                                                        instruction_attributes, parse_address)
 
-    poly = parse_address(ins.address)
+    poly = parse_address(address)
     if poly is None:
         return None
     addr = analyse_address(poly, "shared")
-    now = instruction_attributes(addr, ins.width_bytes)
+    now = instruction_attributes(addr, width_bytes)
     if not addr.affine or "bank_conflict_degree" not in now:
         return None
     stride = PARAM_STRIDE_BYTES if addr.param_stride else addr.lane_stride
@@ -73,7 +83,7 @@ def _import_degrees(ins):
         before = 1
     else:
         before = legacy_shared_degree([addr.offset + lane * abs(int(stride))
-                                       for lane in range(WARP)], ins.width_bytes)
+                                       for lane in range(WARP)], width_bytes)
     return before, now["bank_conflict_degree"]
 
 
@@ -95,12 +105,11 @@ def upgrade_shared_degrees(graph) -> list:
     changed, undecided = [], []
     for nid in wide_shared_ids(graph):
         ins = graph.instructions[nid]
-        degrees = _import_degrees(ins)
-        if degrees is None:
+        if _import_degrees(ins.address, ins.width_bytes) is None:
             undecided.append(ins)
             continue
-        before, now = degrees
-        if ins.bank_conflict_degree == before and before != now:
+        now = upgraded_degree(ins.address, ins.width_bytes, ins.bank_conflict_degree)
+        if now is not None:
             graph.update_instruction(nid, bank_conflict_degree=now)
             changed.append((ins, now))
     notes = [f"{ins.id} ({ins.opcode}): bank conflict degree {ins.bank_conflict_degree} -> {now} "
