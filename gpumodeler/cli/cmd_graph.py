@@ -129,10 +129,13 @@ def _run(args) -> int:
         out["binding_resource"] = tb.binding
         out["throughput_bound_warps_per_cycle"] = tb.warps_per_cycle
         out["knee_occupancy_warps_per_sm"] = lat * tb.warps_per_cycle
-    common.require_finite(out)
     if args.json:
-        common.print_json(out, checked=True)
+        # the writing is the check (print_json: the encoder refuses a number that is not
+        # finite, and only then is the document walked to name it), not a walk first of
+        # every memory access and critical-path item
+        common.print_json(out)
         return 0
+    common.require_finite(out)
     vals = ", ".join(f"{k}={v:g}" for k, v in values.items()) or "none"
     print(f"kernel        {graph.name} (latency table {out['latency_table']}, {out['latency_table_origin']}; variables {vals})")
     print(f"latency bound {out['latency_bound_formula']} = {lat:g} cycles")
@@ -175,11 +178,5 @@ def _throughput_or_missing(out: dict, gpu, worksheet):
 
 def _memory_accesses(graph, warp_size: int) -> list:
     """Each load/store's cost per warp-wide request (warp_counts.access_cost) and address."""
-    from gpumodeler.core.kernel.warp_counts import access_cost
-    out = []
-    for ins in graph.instructions.values():
-        cost = access_cost(ins, warp_size)
-        if cost is not None:
-            out.append({"id": ins.id, "opcode": ins.opcode, "space": ins.space,
-                        "address": ins.address, **cost})
-    return out
+    from gpumodeler.core.kernel.warp_counts import access_costs
+    return access_costs(graph, warp_size)

@@ -406,11 +406,16 @@ def load_graph(path: str) -> KernelGraph:
         raise CLIError(f"{path} is not a text file (expected gpumodeler-kernel JSON)") from None
     data = parse_json_text(text, path, "a gpumodeler-kernel file")
     try:
-        return from_dict(data)
+        graph = from_dict(data)
     except ModelError as exc:
         raise CLIError(f"{path}: {exc}") from None
     except RecursionError:
         raise CLIError(f"{path}: an expression nested too deeply to read") from None
+    # what reading a file of an older format version changed or left undecided
+    # (core.kernel.format_upgrade): on stderr, so a --json output stays the document alone
+    for note in graph.read_notes:
+        print(f"note: {path}: {note}", file=sys.stderr)
+    return graph
 
 
 def list_of(convert):

@@ -44,6 +44,11 @@ fields of ``core.project.LaunchTerms`` that differ from the defaults — ``under
 ``tail``, ``launch_overhead``, ``launch_overhead_s``, ``l2_bandwidth_bytes_per_s``; ``{}``
 for a launch saved before, which keeps ``predict``'s defaults).
 
+version 8 (``m008_shared_wavefronts``): no new column; a 64- or 128-bit shared-memory
+access's ``kernel_instructions.bank_conflict_degree`` is its wavefronts per half-warp (as the
+kernel format's version 2): a value the import wrote by the old rule is upgraded, one set by
+hand kept (``core.kernel.format_upgrade``).
+
 version 3 (``m003_applications``): ``applications(position, id, name, variables, policy,
 host_power_w)`` and ``application_steps(application_id, position, id, kind, name, stream,
 after_steps, launch, gpu, fraction, concurrent, src, dst, size)``; ``after_steps`` is a JSON
@@ -331,10 +336,29 @@ def m007_launch_terms(db: sqlite_utils.Database) -> None:
     _set_version(db, 7)
 
 
+@migrations(name="m008_shared_wavefronts")
+def m008_shared_wavefronts(db: sqlite_utils.Database) -> None:
+    # A 64- or 128-bit shared-memory access's bank_conflict_degree is now its wavefronts, per
+    # half-warp (docs/kernel-format.md, "Older files"): the value the import wrote by the
+    # old rule, recognised from the address it followed, becomes the new rule's; a value set
+    # by hand, or on an instruction without a followed address, is kept (it cannot be told).
+    from gpumodeler.core.kernel.format_upgrade import upgraded_degree
+    rows = db.execute(
+        "SELECT kernel_id, id, address, width_bytes, bank_conflict_degree "
+        "FROM kernel_instructions WHERE space = 'shared' AND width_bytes IN (8, 16) "
+        "AND unit = 'ldst' AND address != ''").fetchall()
+    for kernel_id, nid, address, width, degree in rows:
+        now = upgraded_degree(address, int(width), degree)
+        if now is not None:
+            db.execute("UPDATE kernel_instructions SET bank_conflict_degree = ? "
+                       "WHERE kernel_id = ? AND id = ?", [now, kernel_id, nid])
+    _set_version(db, 8)
+
+
 # Append new migrations above this line and bump both; never edit one that shipped.
 KNOWN_MIGRATIONS = ("m001_initial", "m002_descriptions", "m003_applications",
                     "m004_instruction_address", "m005_kernel_extras", "m006_step_measurements",
-                    "m007_launch_terms")
+                    "m007_launch_terms", "m008_shared_wavefronts")
 SCHEMA_VERSION = len(KNOWN_MIGRATIONS)
 
 

@@ -62,8 +62,8 @@ def old_from_dict(data: dict) -> KernelGraph:
     """from_dict as it was (edges and loops one at a time, ids from old_new_id)."""
     check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
                        "instructions", "edges", "loops"}, "kernel file")
-    if data.get("format") != FORMAT_NAME or data.get("version") != FORMAT_VERSION:
-        raise FormatError("reference reads version 1 only")
+    if data.get("format") != FORMAT_NAME or data.get("version") not in range(1, FORMAT_VERSION + 1):
+        raise FormatError(f"reference reads versions 1 to {FORMAT_VERSION} only")
     graph = KernelGraph(name=str(data.get("name", "kernel")), latency_table=data.get("latency_table"),
                         description=str(data.get("description", "")),
                         variables=dict(data.get("variables", {})))

@@ -42,3 +42,42 @@ def test_the_graph_stages_leave_no_cycles_behind():
     finally:
         gc.set_debug(was)
         gc.garbage.clear()
+
+
+def _unfrozen():
+    """Unfreeze what the test session froze (conftest), returning how to freeze it again."""
+    frozen = gc.get_freeze_count()
+    gc.unfreeze()
+    return frozen
+
+
+def test_what_a_pause_made_leaves_the_young_generation_on_the_way_out():
+    """Survivors of a pause go to the oldest generation, so that the next allocation does not
+    start a young collection walking them all (freeze then unfreeze)."""
+    frozen = _unfrozen()
+    try:
+        with collector_paused():
+            made = [[i] for i in range(2000)]
+        assert gc.isenabled()
+        young = {id(o) for o in gc.get_objects(generation=0)}
+        assert not any(id(o) in young for o in made)
+        assert any(id(o) in {id(x) for x in gc.get_objects(generation=2)} for o in made[:1])
+    finally:
+        if frozen:
+            gc.freeze()
+
+
+def test_a_pause_leaves_objects_the_program_froze_frozen():
+    frozen = _unfrozen()
+    try:
+        kept = [[1], [2]]
+        gc.freeze()
+        count = gc.get_freeze_count()
+        with collector_paused():
+            made = [[i] for i in range(100)]
+        assert gc.get_freeze_count() == count  # not released by the pause
+        assert made and kept
+    finally:
+        gc.unfreeze()
+        if frozen:
+            gc.freeze()

@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpumodeler.core.errors import ExpressionError, FormatError, GraphError
-from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
+from gpumodeler.core.kernel.graph import (FORMAT_VERSION, Edge, Instruction, KernelGraph, Loop,
+                                         from_dict, to_dict)
 from gpumodeler.core.kernel.latency_bound import analyze
 
 from repetitions import repetitions
@@ -103,7 +104,7 @@ def test_json_round_trip(tmp_path):
 
 
 @pytest.mark.parametrize("mutate, message", [
-    (lambda d: d.update(version=2), "newer gpumodeler"),
+    (lambda d: d.update(version=FORMAT_VERSION + 1), "newer gpumodeler"),
     (lambda d: d.update(format="other"), "not a gpumodeler kernel file"),
     (lambda d: d.update(colour="red"), "unknown key"),
     (lambda d: d["instructions"].append({"id": "x", "opcode": "WHAT"}), "unknown opcode"),

@@ -441,7 +441,8 @@ def test_a_file_of_version_6_opens_with_the_default_kernel_terms_and_saves_them(
     project.launches["l1"] = dataclasses.replace(project.launches["l1"], terms=terms)
     save_project(project, path)
     again, info = read_project_file(path)
-    assert again.launches["l1"].terms == terms and info.schema_version == 7
+    assert again.launches["l1"].terms == terms
+    assert info.schema_version == project_schema.SCHEMA_VERSION
     stored = sqlite3.connect(path).execute("SELECT terms FROM launches").fetchone()[0]
     assert json.loads(stored) == {"underfill": False, "tail": True, "launch_overhead_s": 5e-6,
                                   "l2_bandwidth_bytes_per_s": 3e12}   # only what differs
@@ -469,8 +470,9 @@ def test_damaged_kernel_terms_are_refused_and_the_file_left_untouched(tmp_path, 
 def test_migrations_are_numbered_and_recorded():
     assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications",
                                                "m004_instruction_address", "m005_kernel_extras",
-                                               "m006_step_measurements", "m007_launch_terms")
-    assert project_schema.SCHEMA_VERSION == 7
+                                               "m006_step_measurements", "m007_launch_terms",
+                                               "m008_shared_wavefronts")
+    assert project_schema.SCHEMA_VERSION == 8
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 
@@ -751,3 +753,36 @@ def test_steps_come_back_in_their_positions_whatever_the_tables_order(tmp_path):
     conn.commit()
     conn.close()
     assert load_project(path).applications == project.applications
+
+
+def test_a_version_7_file_gets_the_wavefront_degrees_of_wide_shared_accesses(tmp_path):
+    """m008: a 64/128-bit shared access whose degree the import wrote by the old whole-warp
+    rule (recognised from its address) takes the half-warp wavefronts; a value set by hand,
+    or without an address the import followed, is kept (docs/kernel-format.md)."""
+    g = KernelGraph(name="wide", latency_table="maxwell-volkov")
+    rows = {"row": ("LDS.128", 16, "64·tid.y", 1, 2),      # a row broadcast: 1 then, 2 now
+            "col": ("LDS.128", 16, "16 + 64·tid.x", 4, 16),  # a column of float4s: 4 then
+            "dbl": ("LDS.64", 8, "16·tid.x", 2, 4),          # every other double: 2-way then
+            "hand": ("LDS.128", 16, "64·tid.y", 7, 7),       # set by hand: kept
+            "new": ("STS.128", 16, "16·tid.x", 4, 4),        # already the new rule's
+            "none": ("LDS.128", 16, "", 1, 1),               # no address: cannot be told
+            "word": ("LDS", 4, "4·tid.x", 1, 1)}
+    for nid, (opcode, width, address, stored, _) in rows.items():
+        g.add_instruction(Instruction.make(nid, opcode, width_bytes=width, address=address,
+                                           bank_conflict_degree=stored))
+    p = Project("old")
+    p.put_kernel("k1", g)
+    path = save_project(p, tmp_path / "v7.gpm")
+    conn = sqlite3.connect(path)  # as gpumodeler with schema version 7 left it
+    conn.execute(f"DELETE FROM {project_schema.MIGRATIONS_TABLE} WHERE name = 'm008_shared_wavefronts'")
+    conn.execute("UPDATE meta SET value = '7' WHERE key = 'version'")
+    conn.commit()
+    conn.close()
+    before = file_hash(path)
+    project, info = read_project_file(path)
+    assert file_hash(path) == before and (info.schema_version, info.upgraded) == (7, True)
+    got = {nid: ins.bank_conflict_degree for nid, ins in project.kernels["k1"].instructions.items()}
+    assert got == {nid: row[4] for nid, row in rows.items()}
+    again, info = read_project_file(save_project(project, path))
+    assert info.schema_version == project_schema.SCHEMA_VERSION == 8
+    assert {nid: i.bank_conflict_degree for nid, i in again.kernels["k1"].instructions.items()} == got

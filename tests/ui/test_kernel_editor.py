@@ -428,3 +428,17 @@ def test_toolbar_fits_1280_with_layout_fit_and_delete_on_it(example_window):
     assert all(not w.isVisible() for w in extension)
     menu = editor.kernel_button.menu()
     assert [a.text() for a in menu.actions()] == ["New Kernel", "Import Kernel Graph…", "Export Kernel Graph…"]
+
+
+def test_import_of_a_version_1_file_shows_what_reading_it_changed(editor, tmp_path):
+    """The notes of reading an older format version (core.kernel.format_upgrade) are shown
+    with the import's message."""
+    data = {"format": "gpumodeler-kernel", "version": 1, "latency_table": "maxwell-volkov",
+            "instructions": [{"id": "a", "opcode": "LDS.128", "width_bytes": 16, "x": 1.0,
+                              "y": 2.0}]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(data))
+    assert editor.import_kernel(str(path))
+    text = editor.message_strip.text()
+    assert text.startswith("Imported kernel from old.json\n")
+    assert "a (LDS.128): bank conflict degree 1 kept" in text

@@ -209,7 +209,8 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
         return False
     ids = _fresh(ids)
     index = dict(zip(ids, range(n)))
-    if len(index) != n or not graph.instructions.keys().isdisjoint(index):
+    # (a view of the index: the look-ups go over the smaller of the two, the instructions)
+    if len(index) != n or not graph.instructions.keys().isdisjoint(index.keys()):
         return False
     lists["id"] = ids
     for name, column in (("latency", latencies), ("taken", taken)):

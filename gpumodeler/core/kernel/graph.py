@@ -72,6 +72,10 @@ class KernelGraph:
     # (the loops as objects, their LoopNesting) when last worked out (:meth:`nesting`): a
     # cache, not document state, so not a dataclass field (an instance sets its own)
     _nesting = None
+    # what reading an older file changed or could not decide (kernel_format.read_graph,
+    # core.kernel.format_upgrade), one line each, for the CLI and the editor to show: a note
+    # of the read, not document state (not compared, not written, not copied)
+    read_notes = ()
 
     # -- queries ---------------------------------------------------------------------------
     def order(self) -> dict[str, int]:

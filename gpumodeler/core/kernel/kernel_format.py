@@ -1,4 +1,4 @@
-"""The kernel file format ``gpumodeler-kernel`` version 1 (``docs/kernel-format.md``):
+"""The kernel file format ``gpumodeler-kernel`` version 2 (``docs/kernel-format.md``):
 :func:`to_dict` writes a :class:`~gpumodeler.core.kernel.graph.KernelGraph` as a JSON-ready dict,
 :func:`read_graph` reads one back (as :func:`gpumodeler.core.kernel.graph.from_dict`), validating every item.
 
@@ -20,12 +20,15 @@ from operator import itemgetter
 from gpumodeler.core.errors import FormatError, GraphError, shown
 from gpumodeler.core.kernel.bulk_read import read_edges, read_instructions
 from gpumodeler.core.kernel.collector import collector_paused
+from gpumodeler.core.kernel.format_upgrade import WAVEFRONT_VERSION, upgrade_shared_degrees
 from gpumodeler.core.kernel.item_table import id_positions
 from gpumodeler.core.kernel.graph_items import (EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge, Guard,
                                                Instruction, Loop, is_finite_number)
 
 FORMAT_NAME = "gpumodeler-kernel"
-FORMAT_VERSION = 1
+#: 2: a shared-memory access's ``bank_conflict_degree`` is its wavefronts, 64- and 128-bit
+#: accesses served per half-warp (version 1: the n of its n-way conflict over the whole warp)
+FORMAT_VERSION = 2
 
 #: an instruction's optional keys and their defaults (omitted from a file when default)
 #: launch-time instruction fields: never read from or written to a file
@@ -41,7 +44,7 @@ RESOURCE_KEYS = ("registers_per_thread", "static_shared_bytes")
 
 
 def to_dict(graph) -> dict:
-    """The graph as a JSON-ready dict (format ``gpumodeler-kernel`` v1), defaults omitted
+    """The graph as a JSON-ready dict (format ``gpumodeler-kernel`` v2), defaults omitted
     except the classifier-derived unit fields, which are always written so a file stays
     readable by a version whose opcode table differs."""
     out = {"format": FORMAT_NAME, "version": FORMAT_VERSION, "name": graph.name}
@@ -160,6 +163,10 @@ def read_graph(data: dict, new_graph):
         canonical = _canonical(graph)
     graph.add_loops(_loops_from(loops, graph, canonical))
     _read_guards(list_of(data, "guards"), graph)
+    if version < WAVEFRONT_VERSION:
+        notes = upgrade_shared_degrees(graph)
+        if notes:
+            graph.read_notes = tuple(notes)
     return graph
 
 

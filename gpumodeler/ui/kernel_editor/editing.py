@@ -168,7 +168,11 @@ class GraphEditing:
         if not self.push(AddKernel(kid, graph)):
             return None
         self.set_kernel(kid)
-        self.show_message(f"Imported {graph.name} from {name}")
+        # what reading a file of an older format version changed or left undecided
+        # (core.kernel.format_upgrade), a line each, the first few shown
+        notes = list(graph.read_notes)
+        shown_notes = notes[:3] + ([f"… and {len(notes) - 3} more"] if len(notes) > 3 else [])
+        self.show_message("\n".join([f"Imported {graph.name} from {name}"] + shown_notes))
         return kid
 
     def export_kernel(self, path: str) -> bool:

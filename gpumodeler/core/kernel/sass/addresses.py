@@ -148,6 +148,38 @@ class Poly:
         return " + ".join(parts).replace("+ -", "- ")
 
 
+_TERM_SPLIT = re.compile(r" \+ ")
+
+
+@lru_cache(maxsize=65536)
+def parse_address(text: str) -> Poly | None:
+    """The polynomial of a node's ``address`` text (``Poly.text``'s form, up to the first
+    ``;``); None when it is not an affine address the import followed (``not affine``,
+    ``not followed``, empty) or not in that form. (Cached: the result is shared, not to be
+    changed.)"""
+    body = (text or "").split(";", 1)[0].strip()
+    if not body or body.startswith("not "):
+        return None
+    terms: dict = {}
+    for term in _TERM_SPLIT.split(body.replace(" - ", " + -")):
+        term = term.strip()
+        sign = 1
+        if term.startswith("-"):
+            sign, term = -1, term[1:]
+        factors = term.split("·")
+        coef = 1
+        try:
+            coef = int(factors[0], 0)
+            factors = factors[1:]
+        except ValueError:
+            pass
+        if any(not f or " " in f for f in factors):
+            return None
+        mono = tuple(sorted(factors))
+        terms[mono] = terms.get(mono, 0) + sign * coef
+    return Poly(terms)
+
+
 def _is_lane_varying(symbol: str) -> bool:
     return symbol in THREAD_SYMBOLS or symbol.startswith(("data@", "f@"))
 

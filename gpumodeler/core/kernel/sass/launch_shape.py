@@ -34,46 +34,17 @@ from __future__ import annotations
 
 from functools import lru_cache
 import math
-import re
 
-from gpumodeler.core.kernel.sass.addresses import (
-    SECTOR_BYTES, WARP, Poly, analyse_address, instruction_attributes, lanes_access)
+from gpumodeler.core.kernel.sass.addresses import (  # noqa: F401  (parse_address re-exported)
+    SECTOR_BYTES, WARP, Poly, analyse_address, instruction_attributes, lanes_access, parse_address)
 
 #: the value a thread-index coefficient's unknown symbol (a kernel parameter, an opaque
 #: value) takes: large, and a multiple of the 128-byte line (see the module docstring)
 UNKNOWN_COEFFICIENT = 1 << 20
 SECTOR = 32  # bytes (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory")
-_TERM_SPLIT = re.compile(r" \+ ")
 _SPACES = ("global", "local", "shared")
 
 
-@lru_cache(maxsize=65536)
-def parse_address(text: str) -> Poly | None:
-    """The polynomial of a node's ``address`` text (``Poly.text``'s form, up to the first
-    ``;``); None when it is not an affine address the import followed (``not affine``,
-    ``not followed``, empty) or not in that form. (Cached: the result is shared, not to be
-    changed.)"""
-    body = (text or "").split(";", 1)[0].strip()
-    if not body or body.startswith("not "):
-        return None
-    terms: dict = {}
-    for term in _TERM_SPLIT.split(body.replace(" - ", " + -")):
-        term = term.strip()
-        sign = 1
-        if term.startswith("-"):
-            sign, term = -1, term[1:]
-        factors = term.split("·")
-        coef = 1
-        try:
-            coef = int(factors[0], 0)
-            factors = factors[1:]
-        except ValueError:
-            pass
-        if any(not f or " " in f for f in factors):
-            return None
-        mono = tuple(sorted(factors))
-        terms[mono] = terms.get(mono, 0) + sign * coef
-    return Poly(terms)
 
 
 def block_dims(block_size) -> tuple:
