@@ -76,9 +76,8 @@ def stream(lines: Iterable[str], source: str, result: ImportResult) -> Iterator[
     launches (a file edited or merged by hand) and are still one record, and records come in
     the order of their launches' first rows, as when the file was read whole. Rows of a launch
     whose record was already given (more launches than that began after it) make a record of
-    their own. A bad row raises its FormatError when it is reached (a launch's duration
-    and units when its record is made), so in a file with several bad rows the first one is
-    named."""
+    their own. A bad row raises its FormatError when it is reached, a launch's duration
+    (its unit, > 0) when its record is made."""
     src = LineSource(lines)
     while (line := src.next()) is not None:
         s = line.strip()
@@ -242,8 +241,9 @@ def _raw_row(fields: list[str], columns, launch, source: str, j: int) -> Measure
     return _record(cells, metrics, attrs, source, j, {})
 
 
-#: launches of a details page held at once: a launch's rows are read into its record until
-#: this many launches began after it (ncu writes one launch's rows together: one is held)
+#: launches of a details page held at once: a launch's record is made when this many
+#: launches began after it (ncu writes a launch's rows together; the others are held in
+#: case rows of a launch were moved by hand, docs/measurements.md)
 HELD_LAUNCHES = 64
 #: the launch's own cells a record reads
 _LAUNCH_CELLS = ("Kernel Name", "Grid Size", "Block Size", "Device", "CC")
