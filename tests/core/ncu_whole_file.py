@@ -1,8 +1,8 @@
 """The Nsight Compute reader as it was before it streamed, kept as the reference the
 streaming reader (gpumodeler.core.measurements.ncu.stream) is compared with: the whole
 file's lines in a list, each table's rows read before any record is made, and a details
-page's rows grouped by (ID, kernel name) over the whole table. The row and cell readers it
-shares with the streaming reader (_value, _record) are the module's own.
+page's rows grouped by (ID, kernel name) over the whole table. The cell readers it shares
+with the streaming reader (_value, _dims) are the module's own; _record is the one before.
 
 One change from the reader as it was: a raw-page row of the wrong width named the unit row
 as "the header" (its row number was one too high); it names the header's own row, as the
@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.importer import check_finite
-from gpumodeler.core.measurements.ncu import META, _header_kind, _record, _value
+from gpumodeler.core.measurements.ncu import (
+    META, TIME_METRICS, _col, _dims, _header_kind, _value)
+from gpumodeler.core.measurements.parsing import positive
+from gpumodeler.core.measurements.records import Measurement
 from gpumodeler.core.measurements.parsing import ImportResult, csv_fields, split_lines, where
 from gpumodeler.core.measurements.units import ncu_unit, split_number
 
@@ -115,3 +118,50 @@ def _details_block(lines, i, header, result) -> int:
     for row, cells, metrics, attrs, rows in launches.values():
         result.records.append(_record(cells, metrics, attrs, source, row, rows))
     return end
+
+
+def _record(cells, metrics, attrs, source, row, rows) -> Measurement:
+    time_s = None
+    for name in TIME_METRICS:
+        if name in metrics:
+            value, unit = metrics[name]
+            if unit != "s":
+                raise FormatError(f"{where(source, rows.get(name, row), _col(rows, name))}: "
+                                  f"{name} "
+                                  f"needs a time unit (nsecond, usecond, msecond, second), "
+                                  f"got {unit!r}")
+            time_s = positive(value, source, rows.get(name, row), _col(rows, name),
+                              f"{name} (a duration)", f"{value:g} s")
+            break
+    grid = _dims(cells.get("Grid Size", ""))
+    block = _dims(cells.get("Block Size", ""))
+    for key, names in (("grid", ("launch__grid_size", "Grid Size")),
+                       ("block", ("launch__block_size", "Block Size"))):
+        if (grid if key == "grid" else block) is None:
+            for n in names:
+                if n in metrics:
+                    v = int(round(metrics[n][0]))
+                    if key == "grid":
+                        grid = (v,)
+                    else:
+                        block = (v,)
+                    break
+    regs = next((int(round(metrics[n][0])) for n in
+                 ("launch__registers_per_thread", "Registers Per Thread") if n in metrics), None)
+    smem = None
+    for names in (("launch__shared_mem_per_block_static", "Static Shared Memory Per Block"),
+                  ("launch__shared_mem_per_block_dynamic", "Dynamic Shared Memory Per Block")):
+        metric = next((n for n in names if n in metrics), None)
+        if metric is not None:
+            smem = (smem or 0) + metrics[metric][0]
+    device = cells.get("Device", "")
+    gpu = attrs.get("device__attribute_display_name") or (
+        device if device and not device.isdigit() else (f"device {device}" if device else ""))
+    cc = cells.get("CC", "")
+    if not cc and "device__attribute_compute_capability_major" in metrics:
+        cc = (f"{int(metrics['device__attribute_compute_capability_major'][0])}."
+              f"{int(metrics.get('device__attribute_compute_capability_minor', (0, ''))[0])}")
+    return Measurement(kind="kernel", time_s=time_s, name=cells["Kernel Name"], gpu=gpu,
+                       grid=grid, block=block, registers_per_thread=regs,
+                       shared_mem_bytes=None if smem is None else int(round(smem)),
+                       metrics=metrics, source=source, row=row, compute_capability=cc)
