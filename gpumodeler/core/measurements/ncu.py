@@ -167,6 +167,18 @@ class _Table:
             self.last = s
             yield s
 
+    def rows(self) -> Iterator[list[str]]:
+        """The fields of each row (:attr:`reader`'s) until the table ends."""
+        width = self.width
+        try:
+            for fields in self.reader:
+                if (len(fields) != width or "Kernel Name" in self.last) and self.ends(fields):
+                    break
+                yield fields
+        except csv.Error as exc:
+            raise self.error(exc) from None
+        self.close()
+
     def ends(self, fields: list[str]) -> bool:
         """For a row of another width or one naming a Kernel Name: True when it is another
         table's header (the table ends there), else FormatError for another width."""
@@ -211,16 +223,8 @@ def _raw_block(src: LineSource, hrow: int, header, result) -> Iterator[Measureme
     index = {name: k for k, name in enumerate(header)}   # (a repeated name: its last column)
     columns = [(name, k, *ncu_unit(units[k])) for name, k in index.items() if name not in META]
     launch = [(name, index[name]) for name in _LAUNCH_CELLS if name in index]
-    table = _Table(src, hrow, header, source)
-    width = table.width
-    try:
-        for fields in table.reader:
-            if (len(fields) != width or "Kernel Name" in table.last) and table.ends(fields):
-                break
-            yield _raw_row(fields, columns, launch, source, src.number)
-    except csv.Error as exc:
-        raise table.error(exc) from None
-    table.close()
+    for fields in _Table(src, hrow, header, source).rows():
+        yield _raw_row(fields, columns, launch, source, src.number)
 
 
 def _raw_row(fields: list[str], columns, launch, source: str, j: int) -> Measurement:
@@ -262,39 +266,31 @@ def _details_block(src: LineSource, hrow: int, header, result) -> Iterator[Measu
     metrics: dict = {}
     attrs: dict = {}
     rows: dict = {}
-    table = _Table(src, hrow, header, source)
-    width = table.width
-    try:
-        for fields in table.reader:
-            if (len(fields) != width or "Kernel Name" in table.last) and table.ends(fields):
-                break
-            j = src.number
-            if fields[i_key] != last_key or fields[i_kernel] != last_kernel:
-                last_key, last_kernel = fields[i_key], fields[i_kernel]
-                this = (fields[i_id].strip() if i_id is not None else "", last_kernel.strip())
-                entry = held.get(this)
-                if entry is None:
-                    if len(held) >= HELD_LAUNCHES:   # the launch begun first is done
-                        yield _record(*held.pop(next(iter(held))))
-                    entry = held[this] = [{name: fields[k].strip() for name, k in launch}, {},
-                                          {}, source, j, {}]
-                _cells, metrics, attrs, _source, _row, rows = entry
-            text = fields[i_value].strip()
-            if not text:
-                continue
-            name = fields[i_name].strip()
-            v = _plain(text)
+    for fields in _Table(src, hrow, header, source).rows():
+        j = src.number
+        if fields[i_key] != last_key or fields[i_kernel] != last_kernel:
+            last_key, last_kernel = fields[i_key], fields[i_kernel]
+            this = (fields[i_id].strip() if i_id is not None else "", last_kernel.strip())
+            entry = held.get(this)
+            if entry is None:
+                if len(held) >= HELD_LAUNCHES:   # the launch begun first is done
+                    yield _record(*held.pop(next(iter(held))))
+                entry = held[this] = [{name: fields[k].strip() for name, k in launch}, {},
+                                      {}, source, j, {}]
+            _cells, metrics, attrs, _source, _row, rows = entry
+        text = fields[i_value].strip()
+        if not text:
+            continue
+        name = fields[i_name].strip()
+        v = _plain(text)
+        if v is None:
+            v = _value(text, source, j, "Metric Value")
             if v is None:
-                v = _value(text, source, j, "Metric Value")
-                if v is None:
-                    attrs[name] = text
-                    continue
-            factor, norm = units[fields[i_unit] if i_unit is not None else ""]
-            metrics[name] = (v * factor, norm)
-            rows[name] = j
-    except csv.Error as exc:
-        raise table.error(exc) from None
-    table.close()
+                attrs[name] = text
+                continue
+        factor, norm = units[fields[i_unit] if i_unit is not None else ""]
+        metrics[name] = (v * factor, norm)
+        rows[name] = j
     for entry in held.values():
         yield _record(*entry)
 
