@@ -1,8 +1,8 @@
 """The Nsight Compute reader as it was before it streamed, kept as the reference the
 streaming reader (gpumodeler.core.measurements.ncu.stream) is compared with: the whole
 file's lines in a list, each table's rows read before any record is made, and a details
-page's rows grouped by (ID, kernel name) over the whole table. The cell readers it shares
-with the streaming reader (_value, _dims) are the module's own; _record is the one before.
+page's rows grouped by (ID, kernel name) over the whole table. The cell reader it shares
+with the streaming reader (_value) is the module's own; _record and _dims are those before.
 
 One change from the reader as it was: a raw-page row of the wrong width named the unit row
 as "the header" (its row number was one too high); it names the header's own row, as the
@@ -12,7 +12,7 @@ from __future__ import annotations
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.importer import check_finite
 from gpumodeler.core.measurements.ncu import (
-    META, TIME_METRICS, _col, _dims, _header_kind, _value)
+    _DIMS, META, TIME_METRICS, _col, _header_kind, _value)
 from gpumodeler.core.measurements.parsing import positive
 from gpumodeler.core.measurements.records import Measurement
 from gpumodeler.core.measurements.parsing import ImportResult, csv_fields, split_lines, where
@@ -165,3 +165,10 @@ def _record(cells, metrics, attrs, source, row, rows) -> Measurement:
                        grid=grid, block=block, registers_per_thread=regs,
                        shared_mem_bytes=None if smem is None else int(round(smem)),
                        metrics=metrics, source=source, row=row, compute_capability=cc)
+
+
+def _dims(text):
+    m = _DIMS.match(text.strip()) if text else None
+    if not m:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)

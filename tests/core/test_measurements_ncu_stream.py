@@ -169,6 +169,27 @@ def test_an_open_quote_is_the_error_of_its_row(name):
             "error", f"f.csv row {k + 1}: not a valid CSV line (unexpected end of data)")
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_a_plain_number_is_read_as_the_cell_reader_reads_it(seed):
+    rng = random.Random(seed)
+    texts = [t.strip() for t in EDITS if t.strip()] + [
+        "1,900,544", "12,582.912", "1,2,3", ",5", "5,", "1e5", "1E-3", ".5", "5.", "-0", "+.5e+3",
+        "1e400", "١٢", "0x10", "1_000", "infinity", "NaN", "12 %", "3.5e", "--1", "-inf",
+        "+nan", "-Infinity", "+1,000,000.5", "-999,999"]
+    texts += [f"{rng.uniform(-1e6, 1e6):,.{rng.randrange(0, 7)}f}" for _ in range(200)]
+    texts += [format(rng.uniform(-1e300, 1e300), rng.choice(("g", "e", ".17g"))) for _ in range(200)]
+    plain = 0
+    for t in texts:
+        try:
+            value = ncu._value(t, "f.csv", 1, "c")
+        except FormatError:
+            value = "error"
+        got = ncu._plain(t)
+        assert got is None or (got == value and type(got) is type(value)), t
+        plain += got is not None
+    assert plain > 300
+
+
 def _pulled(lines, counter):
     for line in lines:
         counter[0] += 1

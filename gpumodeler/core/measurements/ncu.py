@@ -118,10 +118,14 @@ _isfinite = math.isfinite
 
 
 def _plain(text: str) -> float | None:
-    """A stripped metric cell that is a plain decimal number (the common case) as
-    :func:`_value` reads it, without its expressions; None for any other cell (then read by
-    :func:`_value`, which says what is wrong)."""
-    if text[0] in _PLAIN_START and "," not in text and "_" not in text:
+    """A stripped metric cell that is a plain decimal number, with thousands separators or
+    not (the common cases), as :func:`_value` reads it, without its expressions; None for any
+    other cell (then read by :func:`_value`, which says what is wrong)."""
+    if text[0] in _PLAIN_START and "_" not in text:
+        if "," in text:
+            if not _THOUSANDS.match(text):
+                return None
+            text = text.replace(",", "")
         try:
             v = float(text)
         except ValueError:
@@ -296,10 +300,20 @@ def _details_block(src: LineSource, hrow: int, header, result) -> Iterator[Measu
 
 
 def _dims(text):
-    m = _DIMS.match(text.strip()) if text else None
-    if not m:
-        return None
-    return tuple(int(g) for g in m.groups() if g is not None)
+    """``(4096, 1, 1)`` of a Grid Size or Block Size cell, or None (each text read once:
+    a kernel's launches repeat it)."""
+    found = _DIMS_READ.get(text, _DIMS_READ)
+    if found is _DIMS_READ:
+        m = _DIMS.match(text.strip()) if text else None
+        found = None if not m else tuple(int(g) for g in m.groups() if g is not None)
+        if len(_DIMS_READ) >= 4096:
+            _DIMS_READ.clear()
+        _DIMS_READ[text] = found
+    return found
+
+
+#: launch cell texts read by _dims -> their dimensions (bounded)
+_DIMS_READ: dict = {}
 
 
 def _record(cells, metrics, attrs, source, row, rows) -> Measurement:
