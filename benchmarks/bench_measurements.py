@@ -4,24 +4,28 @@ docs/contributing.md; docs/measurements.md).
 1. Import, in process, streamed (the records counted as they come, none kept: the readers
    are generators over the file's lines, core.measurements.importer.stream_lines and
    db.nsys_export.streamed_export): an nvprof GPU trace (the sample file's copy and kernel
-   rows repeated in one run), a timings CSV and an Nsight Systems export (modern layout,
-   kernels and copies alternating) of 10^3, 10^4 and 10^5 rows. CPU time (best of the
-   rounds), rows per second at 10^5 (target >= 10^5 rows/s), the growth exponent of time
-   against rows (least squares on log-log, must be <= 1.1) and the peak of traced memory
-   per size (tracemalloc; target: flat, the 10^5-row peak at most twice the 10^4-row one).
+   rows repeated in one run), a timings CSV, an Nsight Compute details page and an Nsight
+   Systems export (modern layout, kernels and copies alternating) of 10^3, 10^4 and 10^5
+   rows. CPU time (best of the rounds), rows per second at 10^5 (target >= 10^5 rows/s),
+   the growth exponent of time against rows (least squares on log-log, must be <= 1.1) and
+   the peak of traced memory per size (tracemalloc; target: flat, the 10^5-row peak at most
+   twice the 10^4-row one).
 2. The command, in a process of its own with its output discarded: ``measure import`` of
-   the nvprof trace, timings CSV and nsys export of 10^5 and 10^6 rows, text and
-   ``--json``: rows per second of CPU time, interpreter start-up included (target >= 10^5
-   at each size), the exponent of CPU time from 10^5 to 10^6 rows, and the peak resident
-   memory (target: flat, at most twice from 10^5 to 10^6 rows: the file is read a block at
-   a time and the output written as records come, cli.measure_stream).
+   the nvprof trace, timings CSV, Nsight Compute page and nsys export of 10^5 and 10^6
+   rows, text and ``--json``: rows per second of CPU time, interpreter start-up included
+   (target >= 10^5 at each size), the exponent of CPU time from 10^5 to 10^6 rows, and the
+   peak resident memory (target: flat, at most twice from 10^5 to 10^6 rows: the file is
+   read a block at a time and the output written as records come, cli.measure_stream).
 3. ``calibrate link`` on 10^3, 10^4 and 10^5 copies of distinct sizes (a timings CSV; two
    bandwidth regimes, 2 % noise): CPU time, target 10^5 copies in under 5 s, exponent.
 
 The nvprof, timings and nsys rows repeat a few sample rows, so the readers' and writers'
 memories of repeating texts (a copy's size, a kernel's launch cells) always hit; real traces
 repeat them less. The "nvprof distinct" trace (:func:`nvprof_distinct_text`) is the other
-end: every number differs from row to row, so those memories never help.
+end: every number differs from row to row, so those memories never help. The "ncu" file is
+an Nsight Compute details page (:func:`ncu_distinct_text`: the default ``ncu --csv`` page,
+one row per launch and metric, twelve per launch) of distinct numbers; its rows are the
+file's rows (a record is a launch: one per twelve rows).
 
 A row that misses its target is reported as such and the script ends with status 1.
 Run: python benchmarks/bench_measurements.py [--quick]   (--quick: 10^4 and 10^5 rows for
@@ -97,6 +101,57 @@ def nvprof_distinct_text(rows: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: the details page's metrics of one launch: (section, name, unit, value maker); the launch
+#: cells (grid, block, registers, shared memory) come from the launch's own numbers
+_NCU_METRICS = (
+    ("GPU Speed Of Light Throughput", "Duration", "usecond",
+     lambda r, l: f"{r.uniform(1, 5000):.2f}"),
+    ("Launch Statistics", "Block Size", "", lambda r, l: f"{l['block']:,}"),
+    ("Launch Statistics", "Grid Size", "", lambda r, l: f"{l['grid']:,}"),
+    ("Launch Statistics", "Registers Per Thread", "register/thread", lambda r, l: str(l["regs"])),
+    ("Launch Statistics", "Static Shared Memory Per Block", "Kbyte/block",
+     lambda r, l: f"{l['smem'] / 1000:.2f}"),
+    ("Launch Statistics", "Dynamic Shared Memory Per Block", "byte/block", lambda r, l: "0"),
+    ("Instruction Statistics", "Executed Instructions", "inst",
+     lambda r, l: f"{r.randint(1000, 10 ** 9):,}"),
+    ("Command line profiler metrics", "dram__bytes_read.sum", "Mbyte",
+     lambda r, l: f"{r.uniform(0.01, 900):.6f}"),
+    ("Command line profiler metrics", "dram__bytes_write.sum", "Kbyte",
+     lambda r, l: f"{r.uniform(0.01, 900):.6f}"),
+    ("Command line profiler metrics", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+     "", lambda r, l: str(r.randint(0, 10 ** 6))),
+    ("Occupancy", "Achieved Occupancy", "%", lambda r, l: f"{r.uniform(5, 100):.2f}"),
+    ("Command line profiler metrics", "sm__cycles_elapsed.avg.per_second", "cycle/nsecond",
+     lambda r, l: f"{r.uniform(0.5, 2.1):.2f}"),
+)
+
+
+def ncu_distinct_text(rows: int) -> str:
+    """An Nsight Compute details page (``ncu --csv --page details``) of ``rows`` metric rows,
+    twelve per launch (the last launch cut short), whose numbers all differ from launch to
+    launch: ID, grid, block, registers, shared memory and every metric value."""
+    import random
+    rng = random.Random(rows)
+    lines = ['==PROF== Connected to process 5188 (/home/user/app)',
+             '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream",'
+             '"Block Size","Grid Size","Device","CC","Section Name","Metric Name",'
+             '"Metric Unit","Metric Value"']
+    launch: dict = {}
+    for i in range(rows):
+        k = i % len(_NCU_METRICS)
+        if k == 0:
+            block = rng.choice((64, 128, 256, 512, 1024))
+            launch = {"id": i // len(_NCU_METRICS) + 1, "name": rng.choice(_KERNELS),
+                      "block": block, "grid": rng.randint(1, 2 ** 20),
+                      "regs": rng.randint(8, 255), "smem": rng.randint(0, 48_000)}
+            cells = (f'"{launch["id"]}","5188","app","127.0.0.1","{launch["name"]}","1","7",'
+                     f'"({block}, 1, 1)","({launch["grid"]}, 1, 1)",'
+                     f'"NVIDIA GeForce RTX 2080 Ti","7.5"')
+        section, name, unit, value = _NCU_METRICS[k]
+        lines.append(f'{cells},"{section}","{name}","{unit}","{value(rng, launch)}"')
+    return "\n".join(lines) + "\n"
+
+
 def timings_text(rows: int) -> str:
     lines = (SAMPLES / "timings.csv").read_text().splitlines()
     body = lines[2:]
@@ -151,6 +206,7 @@ def import_rows(sizes, folder: Path, rounds: int) -> bool:
         "nvprof distinct": lambda n: (lambda text=nvprof_distinct_text(n):
                                       _streamed_csv(text, "trace.csv")),
         "timings": lambda n: (lambda text=timings_text(n): _streamed_csv(text, "timings.csv")),
+        "ncu": lambda n: (lambda text=ncu_distinct_text(n): _streamed_csv(text, "ncu.csv")),
         "nsys": lambda n: (lambda path=nsys_file(folder, n): _streamed_nsys(path)),
     }
     for name, make in formats.items():
@@ -160,7 +216,7 @@ def import_rows(sizes, folder: Path, rounds: int) -> bool:
             t, count = cpu(fn, rounds)
             times.append(t)
             peaks.append(peak_bytes(fn))
-            assert count == n, (name, n, count)
+            assert count == (-(-n // len(_NCU_METRICS)) if name == "ncu" else n), (name, n, count)
         k = fit_exponent(sizes, times)
         rate = sizes[-1] / times[-1]
         growth = peaks[-1] / peaks[-2]
@@ -209,14 +265,14 @@ def command_rows(sizes, folder: Path) -> bool:
     paths = {}
     for n in sizes:
         for name, make in (("nvprof", nvprof_text), ("nvprof distinct", nvprof_distinct_text),
-                           ("timings", timings_text)):
+                           ("timings", timings_text), ("ncu", ncu_distinct_text)):
             path = folder / f"{name.replace(' ', '-')}-{n}.csv"
             path.write_text(make(n))
             paths[name, n] = path
         paths["nsys", n] = folder / f"report-{n}.sqlite"
         if not paths["nsys", n].exists():
             nsys_file(folder, n)
-    for name in ("nvprof", "nvprof distinct", "timings", "nsys"):
+    for name in ("nvprof", "nvprof distinct", "timings", "ncu", "nsys"):
         for extra in ([], ["--json"]):
             runs = [child_run(["measure", "import", str(paths[name, n]), *extra]) for n in sizes]
             rates = [n / t for n, (t, _m) in zip(sizes, runs)]
@@ -232,8 +288,8 @@ def command_rows(sizes, folder: Path) -> bool:
                               for n, (t, m), r in zip(sizes, runs, rates))
             print(f"measure import {name} {' '.join(extra) or '(text)'}: {cells}; exponent "
                   f"{k:.2f}; peak x{growth:.2f} -> {'; '.join(verdict) or 'ok'}", flush=True)
-    for n in sizes:       # (the 10^6-row files are 66 to 125 MB)
-        for name in ("nvprof", "nvprof distinct", "timings", "nsys"):
+    for n in sizes:       # (the 10^6-row files are 66 to 240 MB)
+        for name in ("nvprof", "nvprof distinct", "timings", "ncu", "nsys"):
             paths[name, n].unlink()
     return ok
 

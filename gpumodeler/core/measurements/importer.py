@@ -93,8 +93,8 @@ def stream_lines(lines: Iterable[str], source: str = "file",
 
     The format is told from the first :data:`DETECT_LINES` lines before this returns (a
     FormatError then); a bad row raises FormatError when ``records`` reaches it, and a file
-    without a record of a known kind when it ends. Nsight Compute files are read whole
-    (their metrics of one kernel are spread over the file)."""
+    without a record of a known kind when it ends. An Nsight Compute details page is held
+    one launch's rows at a time (:func:`~gpumodeler.core.measurements.ncu.stream`)."""
     it = iter(lines)
     head = list(islice(it, DETECT_LINES))
     if head and head[0].startswith("\ufeff"):
@@ -104,14 +104,10 @@ def stream_lines(lines: Iterable[str], source: str = "file",
     if fmt not in FORMATS:
         raise FormatError(f"unknown measurement format {fmt!r}; valid: {', '.join(FORMATS)}")
     all_lines = chain(head, it)
-    if fmt == "ncu":
-        whole = "\n".join(all_lines)
-        result = ncu.parse(whole + "\n" if whole else whole, source)
-        for record in result.records:
-            check_finite(record, source)
-        found, result.records = result.records, []
-        return result, _counted(iter(found), result, fmt)
     result = ImportResult(fmt, source)
+    if fmt == "ncu":
+        records = (check_finite(r, source) for r in ncu.stream(all_lines, source, result))
+        return result, _counted(records, result, fmt)
     reader = nvprof.stream if fmt == "nvprof" else timings.stream
     return result, _counted(reader(all_lines, source, result), result, fmt)
 
