@@ -441,10 +441,102 @@ def test_a_file_of_version_6_opens_with_the_default_kernel_terms_and_saves_them(
     project.launches["l1"] = dataclasses.replace(project.launches["l1"], terms=terms)
     save_project(project, path)
     again, info = read_project_file(path)
-    assert again.launches["l1"].terms == terms and info.schema_version == 7
+    assert again.launches["l1"].terms == terms and info.schema_version == project_schema.SCHEMA_VERSION
     stored = sqlite3.connect(path).execute("SELECT terms FROM launches").fetchone()[0]
     assert json.loads(stored) == {"underfill": False, "tail": True, "launch_overhead_s": 5e-6,
                                   "l2_bandwidth_bytes_per_s": 3e12}   # only what differs
+
+
+def _version_7_file(path, steps):
+    """A project file as gpumodeler wrote it at schema version 7 (each step's measured values
+    one JSON object in ``measured``): ``steps`` of one application, in program order."""
+    db = sqlite_utils.Database(path)
+    project_schema.migrations.apply(db, stop_before="m008_step_measured_columns")
+    db.execute("INSERT INTO project (id, name, description) VALUES (1, 'v7 project', '')")
+    db.execute("""INSERT INTO applications VALUES (0, 'app', 'traced', '{"N": 8}', 'greedy', 95.5)""")
+    db.conn.executemany(
+        "INSERT INTO application_steps (application_id, position, id, kind, name, stream, after_steps, "
+        "launch, gpu, fraction, concurrent, src, dst, size, measured) VALUES "
+        "('app', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(j, s.id, s.kind, s.name, s.stream, json.dumps(list(s.after)), s.launch, s.gpu, s.fraction,
+          int(s.concurrent), s.src, s.dst, s.size, json.dumps(s.measured()))
+         for j, s in enumerate(steps)])
+    db.conn.commit()
+    db.close()
+
+
+def _traced_steps(n):
+    """Steps with every field, measured and not, as a trace and a hand leave them."""
+    return tuple(Step(f"x{i}", ["copy", "kernel", "sync"][i % 3], f"n{i % 7}", str(i % 4),
+                      after=tuple(f"x{j}" for j in range(max(0, i - i % 3), i)),
+                      launch="l1" if i % 3 == 1 else None, gpu="gpu1" if i % 6 == 1 else None,
+                      src="host1", dst="gpu1", size=f"{i}*N" if i % 8 == 0 else str(i),
+                      measured_s=None if i % 5 == 0 else 1e-6 * i + 1 / 3,
+                      measured_start_s=None if i % 5 == 0 else 0.1 * i,
+                      traced_gpu="GPU ü" * (i % 2), host_s=0.1 * i if i % 3 == 2 else 0.0,
+                      concurrent=bool(i % 2), fraction=1 / (1 + i % 4))
+                 for i in range(n))
+
+
+def test_a_file_of_version_7_opens_with_every_step_and_field_and_saves_them(tmp_path):
+    """The measured values of a file before version 8 (JSON per step) are read as before,
+    the file untouched; saved, they move to the typed columns and read back equal."""
+    path = tmp_path / "v7.gpm"
+    steps = _traced_steps(300)
+    _version_7_file(path, steps)
+    before = file_hash(path)
+    project, info = read_project_file(path)
+    assert file_hash(path) == before and (info.schema_version, info.upgraded) == (7, True)
+    app = project.applications["app"]
+    assert app == Application("app", "traced", steps, {"N": 8}, "greedy", 95.5)
+    assert [type(s.measured_s) for s in app.steps] == [type(s.measured_s) for s in steps]
+    assert [s.concurrent for s in app.steps] == [bool(i % 2) for i in range(300)]
+    save_project(project, path)
+    again, info = read_project_file(path)
+    assert again == project and (info.schema_version, info.upgraded) == (project_schema.SCHEMA_VERSION, False)
+    conn = sqlite3.connect(path)
+    assert {r[0] for r in conn.execute("SELECT measured FROM application_steps")} == {"{}"}
+    stored = conn.execute("SELECT measured_s, traced_gpu, host_s FROM application_steps "
+                          "WHERE id = 'x2'").fetchone()
+    assert stored == (steps[2].measured_s, "", steps[2].host_s)
+    conn.close()
+
+
+def test_steps_round_trip_through_the_typed_columns(tmp_path):
+    steps = _traced_steps(200)
+    project = full_project()
+    project.put("applications", Application("big", "many steps", steps, {"N": 4}))
+    path = save_project(project, tmp_path / "p.gpm")
+    again = load_project(path)
+    assert again.applications == project.applications
+    assert list(again.applications) == list(project.applications)
+    assert all(type(s.concurrent) is bool and type(s.host_s) is float and type(s.after) is tuple
+               for a in again.applications.values() for s in a.steps)
+
+
+@pytest.mark.parametrize("column, stored, reason", [
+    ("measured_s", -1.0, "measured measured_s must be a number >= 0, got -1.0"),
+    ("measured_s", "fast", "measured measured_s must be a number >= 0, got 'fast'"),
+    ("measured_start_s", math.inf, "measured measured_start_s must be a number >= 0, got inf"),
+    ("host_s", -0.5, "measured host_s must be a number >= 0, got -0.5"),
+    ("host_s", b"\x00", "measured host_s must be a number >= 0"),
+    ("traced_gpu", b"GPU", "measured traced_gpu must be text, got b'GPU'"),
+    ("fraction", None, "share must be a number"),
+    ("fraction", "half", "share must be a number"),
+])
+def test_damaged_typed_step_columns_are_refused_naming_the_step(tmp_path, column, stored, reason):
+    project = full_project()
+    project.put("applications", Application("big", "many steps", _traced_steps(300)))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    conn.execute(f"UPDATE application_steps SET {column} = ? WHERE id = 'x123'", [stored])
+    conn.commit()
+    conn.close()
+    before = file_hash(path)
+    with pytest.raises(ProjectFormatError) as info:
+        read_project_file(path)
+    assert reason in str(info.value) and "application big, step x123" in str(info.value)
+    assert file_hash(path) == before
 
 
 @pytest.mark.parametrize("stored, reason", [
@@ -469,8 +561,9 @@ def test_damaged_kernel_terms_are_refused_and_the_file_left_untouched(tmp_path, 
 def test_migrations_are_numbered_and_recorded():
     assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications",
                                                "m004_instruction_address", "m005_kernel_extras",
-                                               "m006_step_measurements", "m007_launch_terms")
-    assert project_schema.SCHEMA_VERSION == 7
+                                               "m006_step_measurements", "m007_launch_terms",
+                                               "m008_step_measured_columns")
+    assert project_schema.SCHEMA_VERSION == 8
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 
