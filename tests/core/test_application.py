@@ -177,3 +177,41 @@ def test_steps_from_values_equal_the_steps_made_field_by_field():
     with pytest.raises(dataclasses.FrozenInstanceError):
         made[0].size = "8"
     assert dataclasses.replace(made[1], size="8") == dataclasses.replace(expected[1], size="8")
+
+
+def test_the_fast_constructor_equals_the_dataclasss_and_falls_back_to_it():
+    """(build makes its activities through app._constructor: equal objects, and the class
+    itself for a dataclass it could not fill the same way)"""
+    from gpumodeler.core.application.app import _constructor
+    from gpumodeler.core.application.timeline import Activity
+
+    make = _constructor(Activity)
+    assert make is not Activity
+    values = ("a", "copy a", ("gpu1/copy",), ("b",), 1e-6, 4096.0, ("c1:h>g",), 1e10)
+    made, expected = make(*values), Activity(*values)
+    assert made == expected and vars(made) == vars(expected) and hash(made) == hash(expected)
+    assert make("a") == Activity("a")      # (fewer values: the defaults, by the class)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.fixed_s = 2.0
+
+    @dataclasses.dataclass(frozen=True, slots=True)
+    class Slotted:
+        x: int
+
+    @dataclasses.dataclass(frozen=True)
+    class Checked:
+        x: int
+
+        def __post_init__(self):
+            if self.x < 0:
+                raise ValueError("x < 0")
+    assert _constructor(Slotted) is Slotted and _constructor(Checked) is Checked
+
+
+def test_step_predictions_are_named_tuples_of_their_fields():
+    from gpumodeler.core.application.app import StepPrediction
+    b = build(system(), Application("a", steps=(Step("k", "kernel", launch="l"),)), **LOOKUPS)
+    p = b.predictions["k"]
+    assert type(p) is StepPrediction and p._fields == ("step", "kind", "device", "alone_s", "detail")
+    assert (p.step, p.kind, p.device) == ("k", "kernel", "g1") and p.alone_s > 0
+    assert p == StepPrediction(p.step, p.kind, p.device, p.alone_s, p.detail)

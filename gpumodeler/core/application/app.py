@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 import copy as _copy
 import math
+from typing import NamedTuple
 
 from gpumodeler.core.application.energy import DevicePower, energy
 from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
@@ -237,9 +238,9 @@ def _need_device(project, device_id, kind, where, what):
         raise InvalidParameter(f"{where}: choose a {what} of the system ({', '.join(options) or 'none placed'})")
 
 
-@dataclass(frozen=True)
-class StepPrediction:
-    """What the model says about one step before any queueing or sharing."""
+class StepPrediction(NamedTuple):
+    """What the model says about one step before any queueing or sharing (a named tuple,
+    as the timeline's scheduled activities: 10^5 of them are made for a trace)."""
 
     step: str
     kind: str
@@ -491,7 +492,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     # only on those is found once, and activities and predictions are made without their
     # frozen dataclasses' per-field calls)
     new_activity = _constructor(Activity)
-    new_prediction = _constructor(StepPrediction)
+    def new_prediction(*values, new=tuple.__new__):   # StepPrediction(*values)
+        return new(StepPrediction, values)
     compute: dict = {}  # GPU -> the engines a kernel on it holds
     for s in app.steps:
         kind, stream, label = s.kind, s.stream, s.name or s.id
