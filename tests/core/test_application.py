@@ -162,23 +162,6 @@ def test_copies_of_one_route_are_planned_once_but_each_has_its_own_hops():
         assert a.bytes == 1000.0 * (i + 1)
 
 
-def test_steps_from_values_equal_the_steps_made_field_by_field():
-    """(the project reader's fast way of making steps: equal, hashed and compared as the
-    dataclass's own, frozen, every field set, extra values ignored)"""
-    from gpumodeler.core.application.app import STEP_FIELDS, steps_from_values
-    rows = [("k", "kernel", "", "1", ("c",), "l1", "gpu1", 0.5, True, None, None, "0", 2e-5, 1e-5,
-             "A100", 0.0, "ignored"),
-            ("c", "copy", "up", "0", (), None, None, 1.0, False, "h", "gpu1", "4*N", None, None, "",
-             0.0)]
-    made = steps_from_values(rows)
-    expected = [Step(*row[:len(STEP_FIELDS)]) for row in rows]
-    assert made == expected and [hash(s) for s in made] == [hash(s) for s in expected]
-    assert [vars(s) for s in made] == [vars(s) for s in expected]
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        made[0].size = "8"
-    assert dataclasses.replace(made[1], size="8") == dataclasses.replace(expected[1], size="8")
-
-
 def test_the_fast_constructor_equals_the_dataclasss_and_falls_back_to_it():
     """(build makes its activities through app._constructor: equal objects, and the class
     itself for a dataclass it could not fill the same way)"""

@@ -512,6 +512,14 @@ def test_steps_round_trip_through_the_typed_columns(tmp_path):
     assert list(again.applications) == list(project.applications)
     assert all(type(s.concurrent) is bool and type(s.host_s) is float and type(s.after) is tuple
                for a in again.applications.values() for s in a.steps)
+    # (the reader fills each step's __dict__: Step must stay a dataclass without slots or
+    # __post_init__, which app._constructor tells)
+    from gpumodeler.core.application.app import _constructor
+    assert _constructor(Step) is not Step
+    read = again.applications["big"].steps
+    assert [vars(s) for s in read] == [vars(dataclasses.replace(s)) for s in steps]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read[0].size = "1"
 
 
 @pytest.mark.parametrize("column, stored, reason", [

@@ -94,25 +94,8 @@ class Step:
 #: Step fields that say what a trace measured (saved together in the project file).
 MEASURED_FIELDS = ("measured_s", "measured_start_s", "traced_gpu", "host_s")
 _MEASURED_DEFAULTS = tuple((f.name, f.default) for f in fields(Step) if f.name in MEASURED_FIELDS)
-#: Step's fields in order (the order :func:`steps_from_values` takes them in).
+#: Step's fields in order.
 STEP_FIELDS = tuple(f.name for f in fields(Step))
-
-
-def steps_from_values(rows) -> list:
-    """Steps made from ``rows``, each an iterable of the values of :data:`STEP_FIELDS` in
-    order (values past the last field are ignored), every value already of its field's
-    type: equal to ``Step(*row)``, without the frozen dataclass's one ``object.__setattr__``
-    call per field (a project reader makes 10^5 steps of an imported trace: half the
-    time). Nothing is checked here, as ``Step(*row)`` checks nothing;
-    :meth:`Application.checked` checks the steps."""
-    new, names = object.__new__, STEP_FIELDS
-    out: list[Step] = []
-    append = out.append
-    for row in rows:
-        step = new(Step)
-        vars(step).update(zip(names, row))
-        append(step)
-    return out
 
 
 @dataclass(frozen=True)
