@@ -1,7 +1,5 @@
 """Applications in a project: steps -> activities (routes, engines, streams), data-parallel
 splits, and the bundled example's timeline equal to its launch's prediction."""
-import dataclasses
-
 import pytest
 
 from gpumodeler.core.application.app import Application, Step, build, data_parallel_steps, run
@@ -160,35 +158,6 @@ def test_copies_of_one_route_are_planned_once_but_each_has_its_own_hops():
         a, b = built.activities[i], built.activities[i % 2]
         assert (a.links, a.engines, a.fixed_s, a.rate_cap) == (b.links, b.engines, b.fixed_s, b.rate_cap)
         assert a.bytes == 1000.0 * (i + 1)
-
-
-def test_the_fast_constructor_equals_the_dataclasss_and_falls_back_to_it():
-    """(build makes its activities through app._constructor: equal objects, and the class
-    itself for a dataclass it could not fill the same way)"""
-    from gpumodeler.core.application.app import _constructor
-    from gpumodeler.core.application.timeline import Activity
-
-    make = _constructor(Activity)
-    assert make is not Activity
-    values = ("a", "copy a", ("gpu1/copy",), ("b",), 1e-6, 4096.0, ("c1:h>g",), 1e10)
-    made, expected = make(*values), Activity(*values)
-    assert made == expected and vars(made) == vars(expected) and hash(made) == hash(expected)
-    assert make("a") == Activity("a")      # (fewer values: the defaults, by the class)
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        made.fixed_s = 2.0
-
-    @dataclasses.dataclass(frozen=True, slots=True)
-    class Slotted:
-        x: int
-
-    @dataclasses.dataclass(frozen=True)
-    class Checked:
-        x: int
-
-        def __post_init__(self):
-            if self.x < 0:
-                raise ValueError("x < 0")
-    assert _constructor(Slotted) is Slotted and _constructor(Checked) is Checked
 
 
 def test_step_predictions_are_named_tuples_of_their_fields():

@@ -184,25 +184,6 @@ class Application:
         return self
 
 
-def _constructor(cls):
-    """A function making an instance of dataclass ``cls`` from its fields' values in order:
-    equal to ``cls(*values)``, made by filling the instance's ``__dict__`` rather than by
-    the frozen dataclass's ``__init__`` (one ``object.__setattr__`` call per field: the
-    larger part of building 10^5 steps). ``cls`` itself where that would not be the same
-    (a class with slots or a ``__post_init__``)."""
-    if "__slots__" in vars(cls) or hasattr(cls, "__post_init__"):
-        return cls
-    names, new = tuple(f.name for f in fields(cls)), object.__new__
-
-    def make(*values):
-        if len(values) != len(names):
-            return cls(*values)   # (a field defaulted: the dataclass fills it)
-        obj = new(cls)
-        vars(obj).update(zip(names, values))
-        return obj
-    return make
-
-
 def _whole_bytes(size: str) -> bool:
     """A size written as plain ASCII digits (a trace's byte counts): read without the
     expression parser, which gives the same number and which 10^5 imported copies would
@@ -472,9 +453,9 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         return f"{app.name}, step {step.label}"
 
     # (10^5 steps of a trace name a few launches, GPUs and pairs of devices: what depends
-    # only on those is found once, and activities and predictions are made without their
-    # frozen dataclasses' per-field calls)
-    new_activity = _constructor(Activity)
+    # only on those is found once. The activities are made by their dataclass's __init__:
+    # one whose __dict__ were filled at once would be made faster but read slower by
+    # simulate, which costs more than it saves)
     def new_prediction(*values, new=tuple.__new__):   # StepPrediction(*values)
         return new(StepPrediction, values)
     compute: dict = {}  # GPU -> the engines a kernel on it holds
@@ -506,7 +487,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 engines = compute[gpu]
             else:
                 engines = compute[gpu] = (f"{gpu}/compute",)
-            activities.append(new_activity(s.id, label, engines, waits, t, 0.0, (), None))
+            activities.append(Activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
             detail = {"launch": s.launch, "kernel_time_s": t, "mode": "measured",
                       "measured_s": measured, "traced_gpu": name}
@@ -514,7 +495,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             predictions[s.id] = new_prediction(s.id, "kernel", gpu, t, detail)
         elif kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
             t, how = measured_time(s, s.src, copy_scaling)
-            activities.append(new_activity(s.id, label, (copy_engine(s.src, outbound=True),),
+            activities.append(Activity(s.id, label, (copy_engine(s.src, outbound=True),),
                                            waits, t, 0.0, (), None))
             predictions[s.id] = new_prediction(s.id, "copy", s.src, t, {
                 "bytes": float(s.size) if _whole_bytes(s.size) else
@@ -530,7 +511,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 kernel_times[key] = kernel_time(s, launch, gpu)
             t, detail = kernel_times[key]
             engines = () if s.concurrent else (f"{gpu}/compute",)
-            activities.append(new_activity(s.id, label, engines, waits, t, 0.0, (), None))
+            activities.append(Activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
             predictions[s.id] = new_prediction(s.id, "kernel", gpu, t, dict(detail))
         elif kind == "copy":
@@ -554,14 +535,14 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
             if s.concurrent:    # on an engine of its own (from a trace): holds none
                 held_engines = ()
-            activities.append(new_activity(s.id, label, held_engines, waits, startup, size, links,
+            activities.append(Activity(s.id, label, held_engines, waits, startup, size, links,
                                            rate_cap))
             alone = startup + size / rate_cap
             predictions[s.id] = new_prediction(s.id, "copy", owner, alone, {
                 "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
         else:
             # host time (a trace's idle gap) is the host's: the same on any system
-            activities.append(new_activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
+            activities.append(Activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
             predictions[s.id] = new_prediction(s.id, "sync", None, s.host_s,
                                                {"waits_for": after, "host_s": s.host_s})
         last_in_stream[stream] = s.id
