@@ -456,10 +456,10 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     # only on those is found once. The activities are made by their dataclass's __init__:
     # one whose __dict__ were filled at once would be made faster but read slower by
     # simulate, which costs more than it saves)
-    def new_prediction(*values, new=tuple.__new__):   # StepPrediction(*values)
-        return new(StepPrediction, values)
+    # a prediction as StepPrediction(...) makes it, without the named tuple's __new__ call
+    new, Prediction = tuple.__new__, StepPrediction
     compute: dict = {}  # GPU -> the engines a kernel on it holds
-    for s in app.steps:
+    for i, s in enumerate(app.steps):
         kind, stream, label = s.kind, s.stream, s.name or s.id
         last = last_in_stream.get(stream)
         if s.after:
@@ -492,15 +492,15 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             detail = {"launch": s.launch, "kernel_time_s": t, "mode": "measured",
                       "measured_s": measured, "traced_gpu": name}
             detail.update(how)
-            predictions[s.id] = new_prediction(s.id, "kernel", gpu, t, detail)
+            predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, detail))
         elif kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
             t, how = measured_time(s, s.src, copy_scaling)
             activities.append(Activity(s.id, label, (copy_engine(s.src, outbound=True),),
                                            waits, t, 0.0, (), None))
-            predictions[s.id] = new_prediction(s.id, "copy", s.src, t, {
+            predictions[s.id] = new(Prediction, (s.id, "copy", s.src, t, {
                 "bytes": float(s.size) if _whole_bytes(s.size) else
                 float(parse(s.size).evaluate(dict(app.variables))), "route": [],
-                "mode": "measured", **how})
+                "mode": "measured", **how}))
         elif kind == "kernel":
             launch = project.launches[s.launch]
             if s.measured_s is not None and launch.kernel not in project.kernels:
@@ -513,7 +513,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(Activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
-            predictions[s.id] = new_prediction(s.id, "kernel", gpu, t, dict(detail))
+            predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, dict(detail)))
         elif kind == "copy":
             try:
                 if s.size not in sizes:  # each expression evaluated once; whole numbers as such
@@ -538,15 +538,15 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             activities.append(Activity(s.id, label, held_engines, waits, startup, size, links,
                                            rate_cap))
             alone = startup + size / rate_cap
-            predictions[s.id] = new_prediction(s.id, "copy", owner, alone, {
-                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
+            predictions[s.id] = new(Prediction, (s.id, "copy", owner, alone, {
+                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap}))
         else:
             # host time (a trace's idle gap) is the host's: the same on any system
             activities.append(Activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
-            predictions[s.id] = new_prediction(s.id, "sync", None, s.host_s,
-                                               {"waits_for": after, "host_s": s.host_s})
+            predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s,
+                                                {"waits_for": after, "host_s": s.host_s}))
         last_in_stream[stream] = s.id
-        position[s.id] = len(position)
+        position[s.id] = i
 
     gpus = tuple(d.id for d in project.gpus())
     powers = {}
