@@ -184,6 +184,9 @@ class Application:
         return self
 
 
+_NO_STEP = object()   # (no step yet in a stream)
+
+
 def _whole_bytes(size: str) -> bool:
     """A size written as plain ASCII digits (a trace's byte counts): read without the
     expression parser, which gives the same number and which 10^5 imported copies would
@@ -455,19 +458,19 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     # (10^5 steps of a trace name a few launches, GPUs and pairs of devices: what depends
     # only on those is found once. The activities are made by their dataclass's __init__:
     # one whose __dict__ were filled at once would be made faster but read slower by
-    # simulate, which costs more than it saves)
-    # a prediction as StepPrediction(...) makes it, without the named tuple's __new__ call
+    # simulate, which costs more than it saves. A prediction is made as StepPrediction(...)
+    # makes it, without the named tuple's __new__ call.)
     new, Prediction = tuple.__new__, StepPrediction
     compute: dict = {}  # GPU -> the engines a kernel on it holds
     for i, s in enumerate(app.steps):
         kind, stream, label = s.kind, s.stream, s.name or s.id
-        last = last_in_stream.get(stream)
+        last = last_in_stream.get(stream, _NO_STEP)
         if s.after:
             after = list(s.after)
-            if last is not None and last not in after:
+            if last is not _NO_STEP and last not in after:
                 after.insert(0, last)
         else:
-            after = [] if last is None else [last]
+            after = [] if last is _NO_STEP else [last]
             if kind == "sync" and not s.host_s:
                 # every earlier step: each stream's last one ends after the others of its
                 # stream (they run in order), so waiting for the streams' last steps is the
