@@ -49,7 +49,8 @@ version 8 (``m008_step_measured_columns``): ``application_steps.measured_s``,
 typed columns (REAL, NULL when not measured; text, ``''``; REAL, ``0.0``), read without
 parsing JSON per step (10^5 imported steps). ``measured`` is kept: a save writes ``{}``
 there; a file of version 6 or 7 keeps its values there (the migration adds the columns
-only, never rewriting what a user saved) and they are read from it as before.
+only, never rewriting what a user saved) and they are read from it as before (a value
+there is taken over its typed column's).
 
 version 3 (``m003_applications``): ``applications(position, id, name, variables, policy,
 host_power_w)`` and ``application_steps(application_id, position, id, kind, name, stream,
