@@ -50,7 +50,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
-from gpumodeler.core.application.app import MEASURED_FIELDS, Application, Step
+from gpumodeler.core.application.app import MEASURED_FIELDS, STEP_FIELDS, Application, Step
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, LaunchTerms, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
@@ -94,7 +94,8 @@ class ProjectFileInfo:
 
 APPLICATION_COLUMNS = ("id", "name", "variables", "policy", "host_power_w")
 STEP_COLUMNS = ("id", "kind", "name", "stream", "after_steps", "launch", "gpu", "fraction", "concurrent",
-                "src", "dst", "size", "measured")
+                "src", "dst", "size", "measured_s", "measured_start_s", "traced_gpu", "host_s",
+                "measured")
 
 
 # -- values <-> columns ----------------------------------------------------------------------
@@ -190,7 +191,7 @@ def _write(db: sqlite_utils.Database, project: Project) -> None:
     _insert_rows(db, "application_steps", ("application_id", "position") + STEP_COLUMNS, [
         (a.id, j, s.id, s.kind, s.name, s.stream, json.dumps(list(s.after)), s.launch, s.gpu,
          _scalar(s.fraction), int(bool(s.concurrent)), s.src, s.dst, str(s.size),
-         _to_json(s.measured(), f"application {a.id} step {s.id} measurement"))
+         _scalar(s.measured_s), _scalar(s.measured_start_s), s.traced_gpu, _scalar(s.host_s), "{}")
         for a in apps for j, s in enumerate(a.steps)])
 
 
@@ -306,31 +307,7 @@ def _read(db: sqlite_utils.Database) -> Project:
 
 
 def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
-    # read in the table's own order and sorted here: ordered by SQLite, the rows were fetched
-    # through the (application, id) index and sorted again in a temporary tree (10^5 steps:
-    # 0.57 -> 0.42 s); they were written in order, so the sort only checks that
-    rows = db.execute(f"SELECT position, application_id, {', '.join(STEP_COLUMNS)} "
-                      f"FROM application_steps").fetchall()
-    rows.sort(key=itemgetter(1, 0))
-    after_at, measured_at = 2 + STEP_COLUMNS.index("after_steps"), 2 + STEP_COLUMNS.index("measured")
-    # the two JSON columns of every step parsed by the C scanner (json.loads costs ~4x as
-    # much per call: 10^5 steps); a text that is not one JSON value is told apart below
-    afters = _json_values([r[after_at] for r in rows])
-    measures = _json_values([r[measured_at] for r in rows])
-    steps = defaultdict(list)
-    for r, after, measured in zip(rows, afters, measures):
-        (_position, app_id, id_, kind, name, stream, _after, launch, gpu, fraction, concurrent,
-         src, dst, size, text) = r
-        if type(after) is not list or (after and not all(type(x) is str for x in after)):
-            raise ProjectFormatError(f"application {app_id}, step {id_}: dependencies must be a "
-                                     f"JSON list of step ids")
-        if fraction is None or isinstance(fraction, (bytes, str)):
-            raise ProjectFormatError(f"application {app_id}, step {id_}: share must be a number")
-        m = _step_measurement(measured, app_id, id_, text)
-        steps[app_id].append(Step(id_, kind, name, stream, tuple(after), launch, gpu, fraction,
-                                  bool(concurrent), src, dst, size, m.get("measured_s"),
-                                  m.get("measured_start_s"), m.get("traced_gpu", ""),
-                                  m.get("host_s", 0.0)))
+    steps = _read_steps(db)
     for (id_, name, variables, policy, host_power_w) in _rows(db, "applications", APPLICATION_COLUMNS):
         if isinstance(host_power_w, (bytes, str)):
             raise ProjectFormatError(f"application {id_}: host power must be a number")
@@ -339,6 +316,93 @@ def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
             policy, host_power_w))
     if steps:
         raise ProjectFormatError(f"steps of missing application(s) {', '.join(sorted(steps))}")
+
+
+# The steps' columns as read: Step's fields in order (``after_steps`` for ``after``), then
+# the application, the position and the JSON ``measured`` column of files before version 9.
+_STEP_READ = tuple("after_steps" if f == "after" else f for f in STEP_FIELDS) + (
+    "application_id", "position", "measured")
+_AFTER = STEP_FIELDS.index("after")
+_APP = len(STEP_FIELDS)
+_MEASURED_AT = {key: STEP_FIELDS.index(key) for key in MEASURED_FIELDS}
+
+
+def _read_steps(db: sqlite_utils.Database) -> dict[str, list]:
+    """Every application's steps in program order, checked (application id -> steps).
+
+    The typed columns are checked by one SQLite query; each distinct JSON list of
+    dependencies other than ``[]`` is parsed once, and the ``measured`` object of a file
+    before version 9 only where there is one (10^5 steps of an imported trace: 1.3 s ->
+    1.0 s, most of it now fetching the rows and making the steps)."""
+    _check_step_columns(db)
+    # read in the table's own order and sorted here: ordered by SQLite, the rows were fetched
+    # through the (application, id) index and sorted again in a temporary tree; they were
+    # written in order, so the sort only checks that
+    rows = db.execute(f"SELECT {', '.join(_STEP_READ)} FROM application_steps").fetchall()
+    rows.sort(key=itemgetter(_APP, _APP + 1))
+    afters = _dependencies(rows)
+    old = [r[-1] for r in rows if r[-1] != "{}"]   # a file before version 9: JSON values
+    measured = iter(_json_values(old) if old else ())
+    steps: dict[str, list] = defaultdict(list)
+    last_app: object = _NO_APP
+    app_steps: list[Step] = []   # (the list of the row's application from its first row)
+    for r in rows:
+        # (made by the dataclass's own __init__: an object whose fields were set one by one
+        # keeps them inline, read faster by build and the document than one whose __dict__
+        # is filled at once, which costs them more than it saves here)
+        if r[-1] == "{}":   # (the fields by position: their order is tested)
+            step = Step(r[0], r[1], r[2], r[3], afters[r[4]], r[5], r[6], r[7], bool(r[8]), r[9],
+                        r[10], r[11], r[12], r[13], r[14], r[15])
+        else:   # a file before version 9: the measured values in JSON
+            m = _step_measurement(next(measured), r[_APP], r[0], r[-1])
+            step = Step(r[0], r[1], r[2], r[3], afters[r[4]], r[5], r[6], r[7], bool(r[8]), r[9],
+                        r[10], r[11], *(m.get(key, r[_MEASURED_AT[key]]) for key in MEASURED_FIELDS))
+        if r[_APP] != last_app:
+            last_app, app_steps = r[_APP], steps[r[_APP]]
+        app_steps.append(step)
+    return steps
+
+
+_NO_APP = object()
+
+
+def _dependencies(rows: list) -> dict:
+    """Each distinct ``after_steps`` text of ``rows`` -> its tuple of step ids (``[]`` and
+    the lists a trace repeats parsed once, by the C scanner: json.loads costs ~4x as much
+    per call); a text that is not a JSON list of text is refused naming its first step."""
+    texts = list(dict.fromkeys(r[_AFTER] for r in rows if r[_AFTER] != "[]"))
+    afters: dict = {"[]": ()}
+    for text, after in zip(texts, _json_values(texts)):
+        if type(after) is not list or (after and not all(type(x) is str for x in after)):
+            r = next(r for r in rows if r[_AFTER] == text)
+            raise ProjectFormatError(f"application {r[_APP]}, step {r[0]}: dependencies must be a "
+                                     f"JSON list of step ids")
+        afters[text] = tuple(after)
+    return afters
+
+
+def _check_step_columns(db: sqlite_utils.Database) -> None:
+    """The steps' number and text columns hold values of their types (one query: the
+    first wrong row in program order is named)."""
+    def measure(c, null_ok):
+        number = f"(typeof({c}) = 'real' AND {c} >= 0 AND {c} < 9e999)"
+        return f"({c} IS NULL OR {number})" if null_ok else number
+    checks = {"fraction": ("share must be a number", "typeof(fraction) IN ('integer', 'real')"),
+              "measured_s": ("measured measured_s must be a number >= 0", measure("measured_s", True)),
+              "measured_start_s": ("measured measured_start_s must be a number >= 0",
+                                   measure("measured_start_s", True)),
+              "host_s": ("measured host_s must be a number >= 0", measure("host_s", False)),
+              "traced_gpu": ("measured traced_gpu must be text", "typeof(traced_gpu) = 'text'")}
+    tests = [test for _what, test in checks.values()]
+    row = db.execute(f"SELECT application_id, id, {', '.join(f'NOT ({t})' for t in tests)}, "
+                     f"{', '.join(checks)} FROM application_steps WHERE NOT ({' AND '.join(tests)}) "
+                     f"ORDER BY application_id, position LIMIT 1").fetchone()
+    if row is not None:
+        k = len(checks)
+        what, value = next((what, value) for (what, _t), wrong, value
+                           in zip(checks.values(), row[2:2 + k], row[2 + k:]) if wrong)
+        got = "" if what.startswith("share") else f", got {value!r}"
+        raise ProjectFormatError(f"application {row[0]}, step {row[1]}: {what}{got}")
 
 
 #: one JSON value at a position: (value, end); the C scanner the decoder sets up for itself

@@ -158,3 +158,12 @@ def test_copies_of_one_route_are_planned_once_but_each_has_its_own_hops():
         a, b = built.activities[i], built.activities[i % 2]
         assert (a.links, a.engines, a.fixed_s, a.rate_cap) == (b.links, b.engines, b.fixed_s, b.rate_cap)
         assert a.bytes == 1000.0 * (i + 1)
+
+
+def test_step_predictions_are_named_tuples_of_their_fields():
+    from gpumodeler.core.application.app import StepPrediction
+    b = build(system(), Application("a", steps=(Step("k", "kernel", launch="l"),)), **LOOKUPS)
+    p = b.predictions["k"]
+    assert type(p) is StepPrediction and p._fields == ("step", "kind", "device", "alone_s", "detail")
+    assert (p.step, p.kind, p.device) == ("k", "kernel", "g1") and p.alone_s > 0
+    assert p == StepPrediction(p.step, p.kind, p.device, p.alone_s, p.detail)

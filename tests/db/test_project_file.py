@@ -224,6 +224,10 @@ def test_every_field_of_the_graph_and_project_is_stored():
     assert {f.name for f in dataclasses.fields(Application)} - {"steps"} == set(APPLICATION_COLUMNS)
     assert {f.name for f in dataclasses.fields(Step)} | {"after_steps", "measured"} == \
         set(STEP_COLUMNS) | {"after"} | set(MEASURED_FIELDS)
+    # (the reader makes a step from its row by position)
+    assert tuple(f.name for f in dataclasses.fields(Step)) == (
+        "id", "kind", "name", "stream", "after", "launch", "gpu", "fraction", "concurrent", "src",
+        "dst", "size") + MEASURED_FIELDS
 
 
 # -- random projects -------------------------------------------------------------------------
@@ -448,6 +452,77 @@ def test_a_file_of_version_6_opens_with_the_default_kernel_terms_and_saves_them(
                                   "l2_bandwidth_bytes_per_s": 3e12}   # only what differs
 
 
+def _version_7_file(path, steps):
+    """A project file as gpumodeler wrote it at schema version 7 (each step's measured values
+    one JSON object in ``measured``): ``steps`` of one application, in program order."""
+    db = sqlite_utils.Database(path)
+    project_schema.migrations.apply(db, stop_before="m008_shared_wavefronts")
+    db.execute("INSERT INTO project (id, name, description) VALUES (1, 'v7 project', '')")
+    db.execute("""INSERT INTO applications VALUES (0, 'app', 'traced', '{"N": 8}', 'greedy', 95.5)""")
+    db.conn.executemany(
+        "INSERT INTO application_steps (application_id, position, id, kind, name, stream, after_steps, "
+        "launch, gpu, fraction, concurrent, src, dst, size, measured) VALUES "
+        "('app', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(j, s.id, s.kind, s.name, s.stream, json.dumps(list(s.after)), s.launch, s.gpu, s.fraction,
+          int(s.concurrent), s.src, s.dst, s.size, json.dumps(s.measured()))
+         for j, s in enumerate(steps)])
+    db.conn.commit()
+    db.close()
+
+
+def _traced_steps(n):
+    """Steps with every field, measured and not, as a trace and a hand leave them."""
+    return tuple(Step(f"x{i}", ["copy", "kernel", "sync"][i % 3], f"n{i % 7}", str(i % 4),
+                      after=tuple(f"x{j}" for j in range(max(0, i - i % 3), i)),
+                      launch="l1" if i % 3 == 1 else None, gpu="gpu1" if i % 6 == 1 else None,
+                      src="host1", dst="gpu1", size=f"{i}*N" if i % 8 == 0 else str(i),
+                      measured_s=None if i % 5 == 0 else 1e-6 * i + 1 / 3,
+                      measured_start_s=None if i % 5 == 0 else 0.1 * i,
+                      traced_gpu="GPU ü" * (i % 2), host_s=0.1 * i if i % 3 == 2 else 0.0,
+                      concurrent=bool(i % 2), fraction=1 / (1 + i % 4))
+                 for i in range(n))
+
+
+def test_a_file_of_version_7_opens_with_every_step_and_field_and_saves_them(tmp_path):
+    """The measured values of a file before version 9 (JSON per step) are read as before,
+    the file untouched; saved, they move to the typed columns and read back equal."""
+    path = tmp_path / "v7.gpm"
+    steps = _traced_steps(300)
+    _version_7_file(path, steps)
+    before = file_hash(path)
+    project, info = read_project_file(path)
+    assert file_hash(path) == before and (info.schema_version, info.upgraded) == (7, True)
+    app = project.applications["app"]
+    assert app == Application("app", "traced", steps, {"N": 8}, "greedy", 95.5)
+    assert [type(s.measured_s) for s in app.steps] == [type(s.measured_s) for s in steps]
+    assert [s.concurrent for s in app.steps] == [bool(i % 2) for i in range(300)]
+    save_project(project, path)
+    again, info = read_project_file(path)
+    assert again == project and (info.schema_version, info.upgraded) == (project_schema.SCHEMA_VERSION, False)
+    conn = sqlite3.connect(path)
+    assert {r[0] for r in conn.execute("SELECT measured FROM application_steps")} == {"{}"}
+    stored = conn.execute("SELECT measured_s, traced_gpu, host_s FROM application_steps "
+                          "WHERE id = 'x2'").fetchone()
+    assert stored == (steps[2].measured_s, "", steps[2].host_s)
+    conn.close()
+
+
+def test_steps_round_trip_through_the_typed_columns(tmp_path):
+    steps = _traced_steps(200)
+    project = full_project()
+    project.put("applications", Application("big", "many steps", steps, {"N": 4}))
+    path = save_project(project, tmp_path / "p.gpm")
+    again = load_project(path)
+    assert again.applications == project.applications
+    assert list(again.applications) == list(project.applications)
+    assert all(type(s.concurrent) is bool and type(s.host_s) is float and type(s.after) is tuple
+               for a in again.applications.values() for s in a.steps)
+    read = again.applications["big"].steps
+    assert [vars(s) for s in read] == [vars(dataclasses.replace(s)) for s in steps]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read[0].size = "1"
+
+
 @pytest.mark.parametrize("stored, reason", [
     ('{"tail": "yes"}', "kernel term tail is text"),
     ('{"launch_overhead_s": -1}', "launch_overhead_s is -1"),
@@ -471,8 +546,9 @@ def test_migrations_are_numbered_and_recorded():
     assert project_schema.KNOWN_MIGRATIONS == ("m001_initial", "m002_descriptions", "m003_applications",
                                                "m004_instruction_address", "m005_kernel_extras",
                                                "m006_step_measurements", "m007_launch_terms",
-                                               "m008_shared_wavefronts")
-    assert project_schema.SCHEMA_VERSION == 8
+                                               "m008_shared_wavefronts",
+                                               "m009_step_measured_columns")
+    assert project_schema.SCHEMA_VERSION == 9
     assert [m.name for m in project_schema.migrations._migrations] == \
         list(project_schema.KNOWN_MIGRATIONS)
 
@@ -696,10 +772,19 @@ def test_the_bundled_example_is_gajgers_testbed():
     ("measured", '{"measured_s": NaN}', "measured measured_s must be a number >= 0"),
     ("measured", '{"traced_gpu": 3}', "measured traced_gpu must be text, got 3"),
     ("measured", '{"power": 1.0}', "unknown measured value 'power'"),
+    # the typed columns of schema 8
+    ("measured_s", -1.0, "measured measured_s must be a number >= 0, got -1.0"),
+    ("measured_s", "fast", "measured measured_s must be a number >= 0, got 'fast'"),
+    ("measured_start_s", math.inf, "measured measured_start_s must be a number >= 0, got inf"),
+    ("host_s", -0.5, "measured host_s must be a number >= 0, got -0.5"),
+    ("host_s", b"\x00", "measured host_s must be a number >= 0"),
+    ("traced_gpu", b"GPU", "measured traced_gpu must be text, got b'GPU'"),
+    ("fraction", None, "share must be a number"),
+    ("fraction", "half", "share must be a number"),
 ])
 def test_damaged_step_columns_are_refused_naming_the_step(tmp_path, column, stored, reason):
-    """(the steps' JSON columns are parsed all at once: one damaged row among many is still
-    found and named, whichever row it is)"""
+    """(the steps' JSON columns are parsed all at once and the typed ones checked by one
+    query: one damaged row among many is still found and named, whichever row it is)"""
     project = full_project()
     steps = tuple(Step(f"x{i}", "copy", "c", "0", src="host1", dst="gpu1", size="8",
                        measured_s=1e-6 * i, measured_start_s=2e-6 * i, traced_gpu="GPU")
@@ -784,5 +869,5 @@ def test_a_version_7_file_gets_the_wavefront_degrees_of_wide_shared_accesses(tmp
     got = {nid: ins.bank_conflict_degree for nid, ins in project.kernels["k1"].instructions.items()}
     assert got == {nid: row[4] for nid, row in rows.items()}
     again, info = read_project_file(save_project(project, path))
-    assert info.schema_version == project_schema.SCHEMA_VERSION == 8
+    assert info.schema_version == project_schema.SCHEMA_VERSION == 9
     assert {nid: i.bank_conflict_degree for nid, i in again.kernels["k1"].instructions.items()} == got

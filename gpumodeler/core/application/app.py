@@ -33,6 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 import copy as _copy
 import math
+from typing import NamedTuple
 
 from gpumodeler.core.application.energy import DevicePower, energy
 from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
@@ -93,6 +94,8 @@ class Step:
 #: Step fields that say what a trace measured (saved together in the project file).
 MEASURED_FIELDS = ("measured_s", "measured_start_s", "traced_gpu", "host_s")
 _MEASURED_DEFAULTS = tuple((f.name, f.default) for f in fields(Step) if f.name in MEASURED_FIELDS)
+#: Step's fields in order.
+STEP_FIELDS = tuple(f.name for f in fields(Step))
 
 
 @dataclass(frozen=True)
@@ -146,8 +149,9 @@ class Application:
                     not (_finite(fraction) and 0 < fraction <= 1):
                 raise InvalidParameter(f"{self.name}, step {s.label}: the share of the launch must be in "
                                        f"(0, 1], got {fraction!r}", item=s.id)
-            if kind == "copy" and size not in parsed and not _whole_bytes(size):
-                parse(size)
+            if kind == "copy" and size not in parsed:
+                if not _whole_bytes(size):
+                    parse(size)
                 parsed.add(size)
             if project is None:
                 continue
@@ -180,6 +184,9 @@ class Application:
         return self
 
 
+_NO_STEP = object()   # (no step yet in a stream)
+
+
 def _whole_bytes(size: str) -> bool:
     """A size written as plain ASCII digits (a trace's byte counts): read without the
     expression parser, which gives the same number and which 10^5 imported copies would
@@ -198,9 +205,9 @@ def _need_device(project, device_id, kind, where, what):
         raise InvalidParameter(f"{where}: choose a {what} of the system ({', '.join(options) or 'none placed'})")
 
 
-@dataclass(frozen=True)
-class StepPrediction:
-    """What the model says about one step before any queueing or sharing."""
+class StepPrediction(NamedTuple):
+    """What the model says about one step before any queueing or sharing (a named tuple,
+    as the timeline's scheduled activities: 10^5 of them are made for a trace)."""
 
     step: str
     kind: str
@@ -307,12 +314,17 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
 
     scalings: dict = {}  # (scaling, GPU, traced GPU) -> _scaling's answer
 
-    def measured_time(s, gpu, scaling):
-        """An imported step's measured time carried to ``gpu``: (time, detail)."""
+    def scaling_of(s, gpu, scaling):
+        """How an imported step's measured time is carried to ``gpu``: (factor, traced
+        GPU's name, detail), found once per GPU and traced GPU."""
         key = (scaling, gpu, s.traced_gpu)
         if key not in scalings:
             scalings[key] = _scaling(project, s, gpu, spec_of(gpu), traced_spec, at(s), scaling)
-        factor, name, how = scalings[key]
+        return scalings[key]
+
+    def measured_time(s, gpu, scaling):
+        """An imported step's measured time carried to ``gpu``: (time, detail)."""
+        factor, name, how = scaling_of(s, gpu, scaling)
         return (s.measured_s if factor is None else s.measured_s * factor), {
             "measured_s": s.measured_s, "traced_gpu": name, **how}
 
@@ -409,75 +421,103 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         owner = s.src if src_kind == "gpu" else s.dst
         return startup, rate_cap, tuple(links), hops, tuple(held), owner, sized
 
+    def kernel_time(s, launch, gpu):
+        """A kernel step's launch predicted on ``gpu`` with the step's share: (kernel
+        time, prediction detail)."""
+        view = _copy.copy(project)
+        view.launches = dict(project.launches)
+        changes = {"gpu": gpu, "transfers": ()}
+        if s.fraction != 1:
+            if launch.data_size is not None:
+                changes["data_size"] = max(1, math.ceil(launch.data_size * s.fraction))
+            elif launch.grid_size is not None:
+                changes["grid_size"] = max(1, math.ceil(launch.grid_size * s.fraction))
+        view.launches[s.launch] = replace(launch, **changes)
+        try:
+            result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
+                                     values=dict(app.variables) or None, table_lookup=table_lookup,
+                                     calibration_lookup=calibration_lookup, analyses=analyses)
+        except InvalidParameter as exc:
+            raise InvalidParameter(f"{at(s)}: {exc}", item=s.id) from exc
+        t = float(result.prediction.kernel.time_s)
+        summary = result.prediction.summary()
+        return (t, {
+            "launch": s.launch, "grid_size": (view.launches[s.launch].grid_size
+                                              if view.launches[s.launch].data_size is None
+                                              else result.grid_size),
+            "kernel_time_s": t, "mode": summary.get("mode"),
+            "limiting_resource": summary.get("limiting_resource"),
+            "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
+            "latency_bound_cycles": result.latency_bound_cycles})
+
     last_in_stream: dict = {}
     position: dict = {}  # step id -> its place in program order
     def at(step) -> str:   # (a step is named only in a message)
         return f"{app.name}, step {step.label}"
 
-    for s in app.steps:
-        after = list(s.after)
-        if s.stream in last_in_stream and last_in_stream[s.stream] not in after:
-            after.insert(0, last_in_stream[s.stream])
-        if s.kind == "sync" and not s.after and not s.host_s:
-            # every earlier step: each stream's last one ends after the others of its stream
-            # (they run in order), so waiting for the streams' last steps is the same wait,
-            # and a trace with many synchronisations stays linear (host time waits only for
-            # what it names)
-            after = sorted(last_in_stream.values(), key=position.__getitem__)
-        if s.kind == "kernel" and s.measured_s is not None and imported_kernel(s) is None:
+    # (10^5 steps of a trace name a few launches, GPUs and pairs of devices: what depends
+    # only on those is found once. The activities are made by their dataclass's __init__:
+    # one whose __dict__ were filled at once would be made faster but read slower by
+    # simulate, which costs more than it saves. A prediction is made as StepPrediction(...)
+    # makes it, without the named tuple's __new__ call.)
+    new, Prediction = tuple.__new__, StepPrediction
+    compute: dict = {}  # GPU -> the engines a kernel on it holds
+    for i, s in enumerate(app.steps):
+        kind, stream, label = s.kind, s.stream, s.name or s.id
+        last = last_in_stream.get(stream, _NO_STEP)
+        if s.after:
+            after = list(s.after)
+            if last is not _NO_STEP and last not in after:
+                after.insert(0, last)
+        else:
+            after = [] if last is _NO_STEP else [last]
+            if kind == "sync" and not s.host_s:
+                # every earlier step: each stream's last one ends after the others of its
+                # stream (they run in order), so waiting for the streams' last steps is the
+                # same wait, and a trace with many synchronisations stays linear (host time
+                # waits only for what it names)
+                after = sorted(last_in_stream.values(), key=position.__getitem__)
+        waits = tuple(after)
+        if kind == "kernel" and s.measured_s is not None and imported_kernel(s) is None:
             gpu = s.gpu or project.launches[s.launch].gpu
-            t, how = measured_time(s, gpu, kernel_scaling)
-            engines = () if s.concurrent else (f"{gpu}/compute",)
-            activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
+            factor, name, how = scaling_of(s, gpu, kernel_scaling)
+            measured = s.measured_s
+            t = measured if factor is None else measured * factor
+            engines: tuple[str, ...]
+            if s.concurrent:
+                engines = ()
+            elif gpu in compute:
+                engines = compute[gpu]
+            else:
+                engines = compute[gpu] = (f"{gpu}/compute",)
+            activities.append(Activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
-            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, {
-                "launch": s.launch, "kernel_time_s": t, "mode": "measured", **how})
-        elif s.kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
+            detail = {"launch": s.launch, "kernel_time_s": t, "mode": "measured",
+                      "measured_s": measured, "traced_gpu": name}
+            detail.update(how)
+            predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, detail))
+        elif kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
             t, how = measured_time(s, s.src, copy_scaling)
-            activities.append(Activity(s.id, s.label, (copy_engine(s.src, outbound=True),),
-                                       tuple(after), fixed_s=t))
-            predictions[s.id] = StepPrediction(s.id, "copy", s.src, t, {
+            activities.append(Activity(s.id, label, (copy_engine(s.src, outbound=True),),
+                                           waits, t, 0.0, (), None))
+            predictions[s.id] = new(Prediction, (s.id, "copy", s.src, t, {
                 "bytes": float(s.size) if _whole_bytes(s.size) else
                 float(parse(s.size).evaluate(dict(app.variables))), "route": [],
-                "mode": "measured", **how})
-        elif s.kind == "kernel":
+                "mode": "measured", **how}))
+        elif kind == "kernel":
             launch = project.launches[s.launch]
             if s.measured_s is not None and launch.kernel not in project.kernels:
                 launch = replace(launch, kernel=imported_kernel(s))
             gpu = s.gpu or launch.gpu
             key = (s.launch, gpu, s.fraction)
             if key not in kernel_times:  # each launch, GPU and share predicted once
-                view = _copy.copy(project)
-                view.launches = dict(project.launches)
-                changes = {"gpu": gpu, "transfers": ()}
-                if s.fraction != 1:
-                    if launch.data_size is not None:
-                        changes["data_size"] = max(1, math.ceil(launch.data_size * s.fraction))
-                    elif launch.grid_size is not None:
-                        changes["grid_size"] = max(1, math.ceil(launch.grid_size * s.fraction))
-                view.launches[s.launch] = replace(launch, **changes)
-                try:
-                    result = evaluate_launch(view, s.launch, gpu_lookup, link_lookup,
-                                             values=dict(app.variables) or None, table_lookup=table_lookup,
-                                             calibration_lookup=calibration_lookup, analyses=analyses)
-                except InvalidParameter as exc:
-                    raise InvalidParameter(f"{at(s)}: {exc}", item=s.id) from exc
-                t = float(result.prediction.kernel.time_s)
-                summary = result.prediction.summary()
-                kernel_times[key] = (t, {
-                    "launch": s.launch, "grid_size": (view.launches[s.launch].grid_size
-                                                      if view.launches[s.launch].data_size is None
-                                                      else result.grid_size),
-                    "kernel_time_s": t, "mode": summary.get("mode"),
-                    "limiting_resource": summary.get("limiting_resource"),
-                    "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
-                    "latency_bound_cycles": result.latency_bound_cycles})
+                kernel_times[key] = kernel_time(s, launch, gpu)
             t, detail = kernel_times[key]
             engines = () if s.concurrent else (f"{gpu}/compute",)
-            activities.append(Activity(s.id, s.label, engines, tuple(after), fixed_s=t))
+            activities.append(Activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
-            predictions[s.id] = StepPrediction(s.id, "kernel", gpu, t, dict(detail))
-        elif s.kind == "copy":
+            predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, dict(detail)))
+        elif kind == "copy":
             try:
                 if s.size not in sizes:  # each expression evaluated once; whole numbers as such
                     sizes[s.size] = (float(int(s.size)) if _whole_bytes(s.size)
@@ -494,22 +534,22 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                     copy_plans[(s.src, s.dst)] = plan
                 hops = plan[3]
             else:   # (each step its own hops: the document holds no shared object)
-                hops = [dict(h) for h in plan[3]]
+                hops = list(map(dict, plan[3]))
             startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
             if s.concurrent:    # on an engine of its own (from a trace): holds none
                 held_engines = ()
-            activities.append(Activity(s.id, s.label, held_engines, tuple(after), fixed_s=startup,
-                                       bytes=size, links=links, rate_cap=rate_cap))
+            activities.append(Activity(s.id, label, held_engines, waits, startup, size, links,
+                                           rate_cap))
             alone = startup + size / rate_cap
-            predictions[s.id] = StepPrediction(s.id, "copy", owner, alone, {
-                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap})
+            predictions[s.id] = new(Prediction, (s.id, "copy", owner, alone, {
+                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap}))
         else:
             # host time (a trace's idle gap) is the host's: the same on any system
-            activities.append(Activity(s.id, s.label, (), tuple(after), fixed_s=s.host_s))
-            predictions[s.id] = StepPrediction(s.id, "sync", None, s.host_s,
-                                               {"waits_for": list(after), "host_s": s.host_s})
-        last_in_stream[s.stream] = s.id
-        position[s.id] = len(position)
+            activities.append(Activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
+            predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s,
+                                                {"waits_for": after, "host_s": s.host_s}))
+        last_in_stream[stream] = s.id
+        position[s.id] = i
 
     gpus = tuple(d.id for d in project.gpus())
     powers = {}
