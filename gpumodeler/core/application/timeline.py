@@ -66,6 +66,7 @@ import functools
 from dataclasses import dataclass
 from fractions import Fraction
 import heapq
+import itertools
 import math
 import operator
 from typing import NamedTuple
@@ -350,8 +351,9 @@ _FIELDS = operator.attrgetter("id", "after", "engines", "links", "fixed_s", "byt
 
 
 def _fast_columns(activities, capacities):
-    """The columns the simulation needs — ids, index, capacities, dependencies (indices),
-    engines, links, fixed durations (whole ps), rate caps and bytes — read in one go (each
+    """The columns the simulation needs — ids, index, capacities, the number of dependencies
+    of each activity and all of them (indices, flat), engines, links, fixed durations (whole
+    ps), rate caps and bytes — read in one go (each
     field of every activity through C, the checks on sets of types and of distinct values),
     or None when anything is unusual (not a plain float, a dependency on a later step, an
     id, link or dependency unknown, ...): then :func:`_checked_columns` reads them one
@@ -371,7 +373,7 @@ def _fast_columns(activities, capacities):
             return None
     try:
         position = index.__getitem__
-        deps = [tuple(map(position, a)) for a in afters]
+        dep_flat = list(map(position, itertools.chain.from_iterable(afters)))
         if not set().union(*lnks) <= capacities.keys():
             return None
     except (KeyError, TypeError):
@@ -383,8 +385,8 @@ def _fast_columns(activities, capacities):
     for x in distinct:
         if not 0.0 <= x < math.inf:
             return None
-    ps = {x: _ps(x) for x in distinct}
-    fixed = list(map(ps.__getitem__, fixed_s))
+    ps = {x: -((-p * PS_PER_S) // q) for x, (p, q) in zip(distinct, map(float.as_integer_ratio, distinct))}
+    fixed = list(map(ps.__getitem__, fixed_s))  # (whole ps, rounded up: _ps)
     for c in set(rcaps):
         if c is not None and not 0.0 < c < math.inf:
             return None
@@ -392,7 +394,7 @@ def _fast_columns(activities, capacities):
         engs = tuple(map(tuple, engs))
     if set(map(type, lnks)) != {tuple}:
         lnks = tuple(map(tuple, lnks))
-    return ids, index, dict(capacities), deps, engs, lnks, fixed, list(rcaps), nbytes
+    return ids, index, dict(capacities), list(map(len, afters)), dep_flat, engs, lnks, fixed, list(rcaps), nbytes
 
 
 def _checked_columns(activities, capacities):
@@ -411,8 +413,18 @@ def _checked_columns(activities, capacities):
         cap_in.append(c)
     position = index.__getitem__
     deps = [tuple(map(position, a.after)) for a in activities]
-    return ([a.id for a in activities], index, caps, deps, [tuple(a.engines) for a in activities],
+    return ([a.id for a in activities], index, caps, list(map(len, deps)), list(itertools.chain.from_iterable(deps)),
+            [tuple(a.engines) for a in activities],
             [tuple(a.links) for a in activities], fixed, cap_in, [a.bytes for a in activities])
+
+
+def _groups(key, member, size: int) -> list:
+    """For each key 0..size-1 the list of the members paired with it, in the order given
+    (``key``, ``member``: integer arrays of the pairs)."""
+    order = np.argsort(key, kind="stable")
+    members = member[order].tolist()
+    bounds = [0, *np.cumsum(np.bincount(key, minlength=size)).tolist()]
+    return [members[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
 def _simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
@@ -432,29 +444,30 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     activities = list(activities)
     capacities = capacities or {}
     columns = _fast_columns(activities, capacities)
-    if columns is None:
+    checked = columns is None
+    if checked:
         columns = _checked_columns(activities, capacities)
-    elif any(d >= i for i, ds in enumerate(columns[3]) if ds for d in ds):
-        _check(activities, capacities)  # a dependency on a later step: look for a cycle
-    ids, index, caps, deps, engine_names, links, fixed, cap_in, nbytes = columns
+    ids, index, caps, dep_count, dep_flat, engine_names, links, fixed, cap_in, nbytes = columns
     n = len(activities)
     in_order = policy == "in-order"
     WAITING, FIXED, DATA, DONE = 0, 1, 2, 3
-    # engines numbered in order of first use; per step a tuple of engine numbers
+    # each activity's dependents, in program order (with repetitions)
+    owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
+    flat = np.array(dep_flat, dtype=np.int64)
+    if not checked and bool((flat >= owner).any()):
+        _check(activities, capacities)  # a dependency on a later step: look for a cycle
+    dependents = _groups(flat, owner, n)
+    # engines numbered; per step a tuple of engine numbers, per engine its steps in order
     number: dict = {}
     for es in set(engine_names):
         for e in es:
             number.setdefault(e, len(number))
     numbered = {es: tuple(number[e] for e in es) for es in set(engine_names)}
     engines = list(map(numbered.__getitem__, engine_names))
-    queue: list = [[] for _ in number]  # engine -> activity indices using it, program order
-    dependents: list = [[] for _ in range(n)]
-    for i in range(n):
-        for d in deps[i]:
-            dependents[d].append(i)
-        for e in engines[i]:
-            queue[e].append(i)
-    missing = list(map(len, deps))  # dependencies not yet ended (with repetitions)
+    queue = _groups(np.array(list(itertools.chain.from_iterable(engines)), dtype=np.int64),
+                    np.repeat(np.arange(n, dtype=np.int64), np.array(list(map(len, engines)), dtype=np.int64)),
+                    len(number))  # engine -> activity indices using it, program order
+    missing = list(dep_count)  # dependencies not yet ended (with repetitions)
     # the integer grid: rates in whole quanta of 2^-k B/s, the work of a data phase in
     # quanta x ps (whole bytes, rounded up)
     qbits = _rate_quantum_bits(set(caps.values()) | {c for c in set(cap_in) if c is not None})
@@ -482,12 +495,21 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     end: list = [None] * n
     ready: list = [None] * n
     cause: list = [n] * n  # index of the activity whose end let it start (n: none)
-    decider: list = [None] * n  # the dependency that ended last (index), once ready
+    # the dependency that ended last so far (the latest in program order on a tie), and when:
+    # once all have ended, what explains the start if it starts when ready
+    decider: list = [None] * n
+    latest: list = [-1] * n
     busy_l: dict = dict.fromkeys(set().union(*links), 0)  # every link in use by a step
     link_users: dict = {}  # link -> data phases crossing it now (links in use only)
     link_load: dict = {}  # link -> sum of the rate caps of those (an uncapped one: capacity + 1)
     link_since: dict = {}  # link -> when its current busy period began
-    fixed_ends: list = []  # heap of (end of the fixed phase, activity index)
+    # heap of the ends of fixed phases, each (end << shift) | activity index: an int
+    # ordered as the pair (end, index), cheaper than a tuple
+    fixed_ends: list = []
+    shift = n.bit_length()
+    low = (1 << shift) - 1
+    alone: list = [None] * n  # a data phase's rate alone on its path: min(rate cap, capacities)
+    shared = 0  # links crossed by two data phases or more: max-min sharing needed
     data: dict = {}  # activity index in its data phase -> work left (as of rates_since)
     rates_stale = False
     done_count = 0
@@ -497,17 +519,20 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     pos = -1  # program-order position of the pass under way
 
     def finish(i):
-        nonlocal done_count, rates_stale
+        nonlocal done_count, rates_stale, shared
         if phase[i] == DATA:
             del data[i]
             rates_stale = True
             c = rate_cap[i]
             for link in links[i]:
-                if link_users[link] == 1:
+                u = link_users[link]
+                if u == 1:
                     del link_users[link], link_load[link]
                     busy_l[link] += t - link_since[link]
                 else:
-                    link_users[link] -= 1
+                    if u == 2:
+                        shared -= 1
+                    link_users[link] = u - 1
                     link_load[link] -= caps[link] + 1 if c is None else c
         phase[i] = DONE
         end[i] = t
@@ -538,20 +563,13 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                         else:
                             later.add(j)
         for j in dependents[i]:
+            if t > latest[j] or i > decider[j]:  # (t never decreases)
+                latest[j] = t
+                decider[j] = i
             m = missing[j] - 1
             missing[j] = m
-            if not m:
-                # ready: when its dependencies had all ended, and the one that ended last
-                # (the latest in program order on a tie): what explains its start then
-                r = 0
-                last_dep = None
-                for d in deps[j]:
-                    x = end[d]
-                    if last_dep is None or x > r or (x == r and d > last_dep):
-                        r = x
-                        last_dep = d
-                ready[j] = r
-                decider[j] = last_dep
+            if not m:  # ready: its dependencies have all ended
+                ready[j] = t
                 if not in_order:
                     for e in engines[j]:
                         waiting_on[e].add(j)
@@ -561,26 +579,34 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                     later.add(j)
 
     def begin_data_or_finish(i):
-        nonlocal rates_stale
+        nonlocal rates_stale, shared
         b = nbytes[i]
         if b:
             phase[i] = DATA
             data[i] = math.ceil(b) * work_per_byte
             rates_stale = True
             c = rate_cap[i]
+            a = c
             for link in links[i]:
+                x = caps[link]
+                if a is None or x < a:
+                    a = x
                 if link in link_users:
-                    link_users[link] += 1
+                    u = link_users[link] + 1
+                    if u == 2:
+                        shared += 1
+                    link_users[link] = u
                     link_load[link] += caps[link] + 1 if c is None else c
                 else:
                     link_users[link] = 1
                     link_load[link] = caps[link] + 1 if c is None else c
                     link_since[link] = t
+            alone[i] = a
         else:
             finish(i)
 
     for i in range(n):
-        if not deps[i]:
+        if not dep_count[i]:
             ready[i] = 0
             if not in_order:
                 for e in engines[i]:
@@ -630,7 +656,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                         f = fixed[i]
                         if f > 0:
                             phase[i] = FIXED
-                            heappush(fixed_ends, (t + f, i))
+                            heappush(fixed_ends, (t + f) << shift | i)
                         else:
                             begin_data_or_finish(i)
                     continue
@@ -640,14 +666,18 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 f = fixed[i]
                 if f > 0:
                     phase[i] = FIXED
-                    heappush(fixed_ends, (t + f, i))
+                    heappush(fixed_ends, (t + f) << shift | i)
                 else:
                     begin_data_or_finish(i)
             pos = -1
         if done_count == n:
             break
         if rates_stale:  # the work left is brought up to date only when the rates change
-            new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load) if data else {}
+            if shared:
+                new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load)
+            else:  # every data phase alone on its links: each at its rate alone, what the
+                # max-min filling gives then (tests/core/test_timeline_fast_paths.py)
+                new = {i: alone[i] for i in data}
             dt = t - rates_since
             data_next = None
             for i, r in new.items():
@@ -666,15 +696,17 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             rates_since = t
             rates_stale = False
         if fixed_ends:
-            t = fixed_ends[0][0] if data_next is None or fixed_ends[0][0] < data_next else data_next
+            t = fixed_ends[0] >> shift
+            if data_next is not None and data_next < t:
+                t = data_next
         elif data_next is not None:
             t = data_next
         else:  # cannot happen after _check (no cycles), but never spin
             stuck = [ids[i] for i in range(n) if phase[i] == WAITING]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
         ending = []
-        while fixed_ends and fixed_ends[0][0] == t:
-            ending.append(heappop(fixed_ends)[1])
+        while fixed_ends and fixed_ends[0] >> shift == t:
+            ending.append(heappop(fixed_ends) & low)
         if t == data_next:  # the data phases ending now (their end changes the rates)
             ending += data_first
             data_next = None
