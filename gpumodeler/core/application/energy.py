@@ -132,7 +132,7 @@ def _kernel_columns(timeline, all_ids: list, kernel_device: dict, distinct_ids: 
     if distinct_ids != len(acts) or type(makespan) is not float or not 0.0 <= makespan < 2.0 ** 60:
         return None
     dev_of = np.array(list(map(kernel_device.get, all_ids)) + [None], dtype=object)[:-1]  # None: not a kernel
-    kernel = np.not_equal(dev_of, None)
+    kernel = np.array([d is not None for d in dev_of.tolist()], dtype=bool)
     if int(kernel.sum()) != len(kernel_device):
         return None
     if not kernel_device:
