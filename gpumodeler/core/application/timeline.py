@@ -510,7 +510,11 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     low = (1 << shift) - 1
     alone: list = [None] * n  # a data phase's rate alone on its path: min(rate cap, capacities)
     shared = 0  # links crossed by two data phases or more: max-min sharing needed
-    data: dict = {}  # activity index in its data phase -> work left (as of rates_since)
+    data: dict = {}  # activity index in its data phase -> work left (as of its since[i])
+    rate_of: list = [None] * n  # a data phase's rate since since[i] (None: not yet given)
+    since: list = [0] * n
+    data_end: list = [0] * n  # when a data phase ends at its rate, rounded up to the grid
+    fresh: list = []  # data phases begun since the rates were last given
     rates_stale = False
     done_count = 0
     # activities whose start conditions changed: visited in program order, in passes
@@ -602,6 +606,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                     link_load[link] = caps[link] + 1 if c is None else c
                     link_since[link] = t
             alone[i] = a
+            fresh.append(i)
         else:
             finish(i)
 
@@ -612,8 +617,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 for e in engines[i]:
                     waiting_on[e].add(i)
             pending.append(i)  # (in order: a heap)
-    rates: dict = {}
-    rates_since = 0
+    was_shared = False  # whether the rates last given were shared ones
     data_next = None  # when the first data phase ends at the current rates
     data_first: list = []  # the data phases that end then
     while done_count < n:
@@ -672,28 +676,40 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             pos = -1
         if done_count == n:
             break
-        if rates_stale:  # the work left is brought up to date only when the rates change
-            if shared:
-                new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load)
-            else:  # every data phase alone on its links: each at its rate alone, what the
-                # max-min filling gives then (tests/core/test_timeline_fast_paths.py)
-                new = {i: alone[i] for i in data}
-            dt = t - rates_since
+        if rates_stale:
+            # the work left of a data phase is brought up to date only when its rate changes
+            # (a rate unchanged keeps its end: t + ceil((w - r·dt)/r) = t - dt + ceil(w/r))
+            if shared or was_shared:
+                if shared:
+                    new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load)
+                else:  # every data phase alone on its links: each at its rate alone, what the
+                    # max-min filling gives then (tests/core/test_timeline_fast_paths.py)
+                    new = {i: alone[i] for i in data}
+                for i, r in new.items():
+                    w = data[i]
+                    old = rate_of[i]
+                    if old is not None:
+                        w -= old * (t - since[i])
+                        data[i] = w
+                    rate_of[i] = r
+                    since[i] = t
+                    data_end[i] = t - (-w // r)  # the end at this rate, rounded up to the grid
+                was_shared = shared > 0
+            else:  # alone before and now: only the data phases just begun get a rate
+                for i in fresh:
+                    r = alone[i]
+                    rate_of[i] = r
+                    since[i] = t
+                    data_end[i] = t - (-data[i] // r)
+            fresh.clear()
             data_next = None
-            for i, r in new.items():
-                old = rates.get(i)
-                w = data[i]
-                if old is not None:
-                    w -= old * dt
-                    data[i] = w
-                e = t - (-w // r)  # the end at this rate, rounded up to the grid
+            for i in data:
+                e = data_end[i]
                 if data_next is None or e < data_next:
                     data_next = e
                     data_first = [i]
                 elif e == data_next:
                     data_first.append(i)
-            rates = new
-            rates_since = t
             rates_stale = False
         if fixed_ends:
             t = fixed_ends[0] >> shift
