@@ -582,33 +582,30 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 else:
                     later.add(j)
 
-    def begin_data_or_finish(i):
+    def begin_data(i):
         nonlocal rates_stale, shared
         b = nbytes[i]
-        if b:
-            phase[i] = DATA
-            data[i] = math.ceil(b) * work_per_byte
-            rates_stale = True
-            c = rate_cap[i]
-            a = c
-            for link in links[i]:
-                x = caps[link]
-                if a is None or x < a:
-                    a = x
-                if link in link_users:
-                    u = link_users[link] + 1
-                    if u == 2:
-                        shared += 1
-                    link_users[link] = u
-                    link_load[link] += caps[link] + 1 if c is None else c
-                else:
-                    link_users[link] = 1
-                    link_load[link] = caps[link] + 1 if c is None else c
-                    link_since[link] = t
-            alone[i] = a
-            fresh.append(i)
-        else:
-            finish(i)
+        phase[i] = DATA
+        data[i] = math.ceil(b) * work_per_byte
+        rates_stale = True
+        c = rate_cap[i]
+        a = c
+        for link in links[i]:
+            x = caps[link]
+            if a is None or x < a:
+                a = x
+            if link in link_users:
+                u = link_users[link] + 1
+                if u == 2:
+                    shared += 1
+                link_users[link] = u
+                link_load[link] += caps[link] + 1 if c is None else c
+            else:
+                link_users[link] = 1
+                link_load[link] = caps[link] + 1 if c is None else c
+                link_since[link] = t
+        alone[i] = a
+        fresh.append(i)
 
     for i in range(n):
         if not dep_count[i]:
@@ -661,8 +658,10 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                         if f > 0:
                             phase[i] = FIXED
                             heappush(fixed_ends, (t + f) << shift | i)
+                        elif nbytes[i]:
+                            begin_data(i)
                         else:
-                            begin_data_or_finish(i)
+                            finish(i)
                     continue
                 start[i] = t
                 last_dep = decider[i]
@@ -671,8 +670,10 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 if f > 0:
                     phase[i] = FIXED
                     heappush(fixed_ends, (t + f) << shift | i)
+                elif nbytes[i]:
+                    begin_data(i)
                 else:
-                    begin_data_or_finish(i)
+                    finish(i)
             pos = -1
         if done_count == n:
             break
@@ -729,8 +730,8 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         if len(ending) > 1:
             ending.sort()
         for i in ending:
-            if phase[i] == FIXED:
-                begin_data_or_finish(i)
+            if phase[i] == FIXED and nbytes[i]:
+                begin_data(i)
             else:
                 finish(i)
 
@@ -744,28 +745,20 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     return _grid_timeline(ids, names, engine_names, links, start, end, ready, cause, busy, makespan)
 
 
-_EXACT_IN_FLOAT = 1 << 53  # integers below this are exact as floats
-
-
 def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, makespan) -> Timeline:
-    """:func:`_timeline` for the columns of :func:`_simulate`: integer picoseconds (converted
-    to float seconds in bulk: below 2^53 ps, about 2.5 hours, int64 ÷ 10^12 in numpy is the
-    same correctly rounded quotient as Python's int / int) and causes as indices (``n``: none)."""
+    """:func:`_timeline` for the columns of :func:`_simulate`: integer picoseconds, causes as
+    indices (``n``: none)."""
     n = len(ids)
     path = []
     if n:
+        # (a cause ended before its step started, which was before the step ended: the
+        # chain goes back in time and has no cycle)
         cur = end.index(makespan)  # the first of the activities that end last
-        seen = set()
-        while cur != n and cur not in seen:
-            seen.add(cur)
+        while cur != n:
             path.append(ids[cur])
             cur = cause[cur]
         path.reverse()
-    if makespan < _EXACT_IN_FLOAT:
-        start, end, ready = (np.divide(np.array(v, dtype=np.int64), float(PS_PER_S)).tolist()
-                             for v in (start, end, ready))
-    else:
-        start, end, ready = ([x / PS_PER_S for x in v] for v in (start, end, ready))
+    start, end, ready = ([x / PS_PER_S for x in v] for v in (start, end, ready))  # (int / int: correctly rounded)
     ids_or_none = [*ids, None]
     causes = map(ids_or_none.__getitem__, cause)
     make = functools.partial(tuple.__new__, ScheduledActivity)  # a named tuple without a call in Python
