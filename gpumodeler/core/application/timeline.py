@@ -509,24 +509,32 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     shift = n.bit_length()
     low = (1 << shift) - 1
     alone: list = [None] * n  # a data phase's rate alone on its path: min(rate cap, capacities)
-    shared = 0  # links crossed by two data phases or more: max-min sharing needed
+    sharing = [0]  # links crossed by two data phases or more: max-min sharing needed
     data: dict = {}  # activity index in its data phase -> work left (as of its since[i])
     rate_of: list = [None] * n  # a data phase's rate since since[i] (None: not yet given)
     since: list = [0] * n
     data_end: list = [0] * n  # when a data phase ends at its rate, rounded up to the grid
     fresh: list = []  # data phases begun since the rates were last given
-    rates_stale = False
+    rates_stale = False  # a data phase began or ended: the rates are given again
     done_count = 0
     # activities whose start conditions changed: visited in program order, in passes
     pending: list = []  # this pass (heap)
     later: set = set()  # the next pass
     pos = -1  # program-order position of the pass under way
 
-    def finish(i):
-        nonlocal done_count, rates_stale, shared
-        if phase[i] == DATA:
+    # (the two functions below take what they use as default arguments: local variables,
+    # faster than a closure's cells, here and in the loop)
+    def finish(i, t, pos, phase=phase, data=data, rate_cap=rate_cap, links=links, link_users=link_users,
+               link_load=link_load, busy_l=busy_l, link_since=link_since, caps=caps, sharing=sharing,
+               end=end, engines=engines, start=start, holder=holder, released_t=released_t,
+               released_i=released_i, busy_e=busy_e, in_order=in_order, head=head, queue=queue,
+               ready=ready, pending=pending, later=later, heappush=heappush, dependents=dependents,
+               latest=latest, decider=decider, missing=missing, waiting_on=waiting_on):
+        """End activity ``i`` at ``t`` (``pos``: the pass's position); True when it ended a
+        data phase (the rates change)."""
+        ended_data = phase[i] == DATA
+        if ended_data:
             del data[i]
-            rates_stale = True
             c = rate_cap[i]
             for link in links[i]:
                 u = link_users[link]
@@ -535,12 +543,11 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                     busy_l[link] += t - link_since[link]
                 else:
                     if u == 2:
-                        shared -= 1
+                        sharing[0] -= 1
                     link_users[link] = u - 1
                     link_load[link] -= caps[link] + 1 if c is None else c
         phase[i] = DONE
         end[i] = t
-        done_count += 1
         es = engines[i]
         if es:
             s = start[i]
@@ -581,13 +588,15 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                     heappush(pending, j)
                 else:
                     later.add(j)
+        return ended_data
 
-    def begin_data(i):
-        nonlocal rates_stale, shared
+    def begin_data(i, t, phase=phase, data=data, nbytes=nbytes, work_per_byte=work_per_byte,
+                   rate_cap=rate_cap, links=links, caps=caps, link_users=link_users, link_load=link_load,
+                   link_since=link_since, sharing=sharing, alone=alone, fresh=fresh):
+        """Begin the data phase of copy ``i`` at ``t`` (the rates change)."""
         b = nbytes[i]
         phase[i] = DATA
         data[i] = math.ceil(b) * work_per_byte
-        rates_stale = True
         c = rate_cap[i]
         a = c
         for link in links[i]:
@@ -597,7 +606,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             if link in link_users:
                 u = link_users[link] + 1
                 if u == 2:
-                    shared += 1
+                    sharing[0] += 1
                 link_users[link] = u
                 link_load[link] += caps[link] + 1 if c is None else c
             else:
@@ -621,8 +630,8 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         # start everything that can start now, in program order, pass after pass
         while pending or later:
             if not pending:
-                pending = sorted(later)
-                later = set()
+                pending.extend(sorted(later))  # (a sorted list is a heap)
+                later.clear()
                 pos = -1
             while pending:
                 i = heappop(pending)
@@ -659,9 +668,11 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                             phase[i] = FIXED
                             heappush(fixed_ends, (t + f) << shift | i)
                         elif nbytes[i]:
-                            begin_data(i)
+                            begin_data(i, t)
+                            rates_stale = True
                         else:
-                            finish(i)
+                            finish(i, t, pos)
+                            done_count += 1
                     continue
                 start[i] = t
                 last_dep = decider[i]
@@ -671,15 +682,18 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                     phase[i] = FIXED
                     heappush(fixed_ends, (t + f) << shift | i)
                 elif nbytes[i]:
-                    begin_data(i)
+                    begin_data(i, t)
+                    rates_stale = True
                 else:
-                    finish(i)
+                    finish(i, t, pos)
+                    done_count += 1
             pos = -1
         if done_count == n:
             break
         if rates_stale:
             # the work left of a data phase is brought up to date only when its rate changes
             # (a rate unchanged keeps its end: t + ceil((w - r·dt)/r) = t - dt + ceil(w/r))
+            shared = sharing[0]
             if shared or was_shared:
                 if shared:
                     new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load)
@@ -731,9 +745,12 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             ending.sort()
         for i in ending:
             if phase[i] == FIXED and nbytes[i]:
-                begin_data(i)
+                begin_data(i, t)
+                rates_stale = True
             else:
-                finish(i)
+                if finish(i, t, -1):
+                    rates_stale = True
+                done_count += 1
 
     makespan = max(end, default=0)
     busy = {}
