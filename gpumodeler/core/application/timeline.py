@@ -700,15 +700,24 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 else:  # every data phase alone on its links: each at its rate alone, what the
                     # max-min filling gives then (tests/core/test_timeline_fast_paths.py)
                     new = {i: alone[i] for i in data}
+                data_next = None
                 for i, r in new.items():
-                    w = data[i]
                     old = rate_of[i]
-                    if old is not None:
-                        w -= old * (t - since[i])
-                        data[i] = w
-                    rate_of[i] = r
-                    since[i] = t
-                    data_end[i] = t - (-w // r)  # the end at this rate, rounded up to the grid
+                    if r == old:  # (its end stays)
+                        e = data_end[i]
+                    else:
+                        w = data[i]
+                        if old is not None:
+                            w -= old * (t - since[i])
+                            data[i] = w
+                        rate_of[i] = r
+                        since[i] = t
+                        e = data_end[i] = t - (-w // r)  # the end at this rate, rounded up to the grid
+                    if data_next is None or e < data_next:
+                        data_next = e
+                        data_first = [i]
+                    elif e == data_next:
+                        data_first.append(i)
                 was_shared = shared > 0
             else:  # alone before and now: only the data phases just begun get a rate
                 for i in fresh:
@@ -716,15 +725,15 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                     rate_of[i] = r
                     since[i] = t
                     data_end[i] = t - (-data[i] // r)
+                data_next = None
+                for i in data:
+                    e = data_end[i]
+                    if data_next is None or e < data_next:
+                        data_next = e
+                        data_first = [i]
+                    elif e == data_next:
+                        data_first.append(i)
             fresh.clear()
-            data_next = None
-            for i in data:
-                e = data_end[i]
-                if data_next is None or e < data_next:
-                    data_next = e
-                    data_first = [i]
-                elif e == data_next:
-                    data_first.append(i)
             rates_stale = False
         if fixed_ends:
             t = fixed_ends[0] >> shift
