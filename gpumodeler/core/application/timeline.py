@@ -641,7 +641,24 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 if phase[i] or missing[i]:
                     continue
                 es = engines[i]
-                if es:
+                last_dep = decider[i]
+                if not es:
+                    cause[i] = n if last_dep is None else last_dep
+                elif len(es) == 1:  # (the common case: one engine)
+                    e = es[0]
+                    if holder[e] >= 0 or (in_order and queue[e][head[e]] != i):
+                        continue
+                    head[e] += 1
+                    holder[e] = i
+                    if not in_order:
+                        waiting_on[e].discard(i)
+                    if last_dep is not None and end[last_dep] == t:
+                        cause[i] = last_dep
+                    elif t > ready[i] and released_t[e] == t:  # it waited for the engine
+                        cause[i] = released_i[e]
+                    else:
+                        cause[i] = n if last_dep is None else last_dep
+                else:
                     for e in es:
                         if holder[e] >= 0 or (in_order and queue[e][head[e]] != i):
                             break
@@ -651,8 +668,6 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                             holder[e] = i
                             if not in_order:
                                 waiting_on[e].discard(i)
-                        start[i] = t
-                        last_dep = decider[i]
                         if last_dep is not None and end[last_dep] == t:
                             cause[i] = last_dep
                         else:
@@ -663,20 +678,9 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                                     if released_t[e] == t and released_i[e] > c:
                                         c = released_i[e]
                             cause[i] = c if c >= 0 else (n if last_dep is None else last_dep)
-                        f = fixed[i]
-                        if f > 0:
-                            phase[i] = FIXED
-                            heappush(fixed_ends, (t + f) << shift | i)
-                        elif nbytes[i]:
-                            begin_data(i, t)
-                            rates_stale = True
-                        else:
-                            finish(i, t, pos)
-                            done_count += 1
-                    continue
+                    if holder[es[0]] != i:  # (blocked)
+                        continue
                 start[i] = t
-                last_dep = decider[i]
-                cause[i] = n if last_dep is None else last_dep
                 f = fixed[i]
                 if f > 0:
                     phase[i] = FIXED
@@ -767,7 +771,9 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         busy = dict(zip(number, busy_e))
         for link, x in busy_l.items():  # (a link named like an engine: one resource)
             busy[link] = busy.get(link, 0) + x
-    names = [x or y for x, y in zip(map(_NAME, activities), ids)]
+    names = list(map(_NAME, activities))
+    if not all(names):  # (a step without a name is shown by its id)
+        names = [x or y for x, y in zip(names, ids)]
     return _grid_timeline(ids, names, engine_names, links, start, end, ready, cause, busy, makespan)
 
 
