@@ -21,10 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+import itertools
 import operator
-
 import numpy as np
 
+from gpumodeler.core.application.timeline import columns_of
 from gpumodeler.core.physical import require_physical
 
 POWER_NAMES = {"board_power_w": "board power", "idle_power_w": "idle power"}
@@ -56,13 +57,13 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
     makespan = Fraction(timeline.makespan_s)
     all_devices = list(dict.fromkeys(list(devices) + list(kernel_device.values())))
     unknown = []
-    all_ids = list(map(_ID, timeline.activities))
+    all_ids, starts_l, ends_l = columns_of(timeline)
     step_j: dict[str, float | None] = dict.fromkeys(all_ids, 0.0)
     device_j: dict[str, float | None] = {}
     # exact arithmetic on integers: every time (a float) is a whole number of 2^-g s for one
     # g (floats are binary fractions), so sums and differences are exact and cost the same
     # at any length of the timeline; a result is a quotient of integers, correctly rounded
-    columns = _kernel_columns(timeline, all_ids, kernel_device, len(step_j))
+    columns = _kernel_columns(timeline, all_ids, starts_l, ends_l, kernel_device, len(step_j))
     if columns is None:  # (times that are not plain floats, a kernel not in the timeline...)
         acts = timeline.by_id()
         by_device: dict = {}
@@ -117,13 +118,11 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
     return ApplicationEnergy(step_j, device_j, host_j, total, edp, tuple(unknown))
 
 
-_ID = operator.attrgetter("id")
-_START = operator.attrgetter("start_s")
-_END = operator.attrgetter("end_s")
 _MAX_GRID_BITS = 960  # a time of up to 2^60 s times 2^grid_bits stays a finite float
 
 
-def _kernel_columns(timeline, all_ids: list, kernel_device: dict, distinct_ids: int):
+def _kernel_columns(timeline, all_ids: list, starts_l: list, ends_l: list, kernel_device: dict,
+                    distinct_ids: int):
     """(grid bits, device -> (kernel ids, start and end float arrays)), read in bulk; None
     when the plain reading is needed: ids repeated, a kernel not in the timeline, a time
     that is not a float >= 0 below 2^60 s, or a grid finer than 2^-960 s."""
@@ -131,16 +130,16 @@ def _kernel_columns(timeline, all_ids: list, kernel_device: dict, distinct_ids: 
     makespan = timeline.makespan_s
     if distinct_ids != len(acts) or type(makespan) is not float or not 0.0 <= makespan < 2.0 ** 60:
         return None
-    dev_of = np.array(list(map(kernel_device.get, all_ids)) + [None], dtype=object)[:-1]  # None: not a kernel
-    kernel = np.array([d is not None for d in dev_of.tolist()], dtype=bool)
-    if int(kernel.sum()) != len(kernel_device):
+    dev_of = list(map(kernel_device.get, all_ids))  # None: not a kernel
+    mask = list(map(operator.is_not, dev_of, itertools.repeat(None)))
+    devs = list(itertools.compress(dev_of, mask))
+    if len(devs) != len(kernel_device):
         return None
     if not kernel_device:
         return _denominator_bits(np.array([makespan])), {}
-    starts_l = list(map(_START, acts))
-    ends_l = list(map(_END, acts))
     if set(map(type, starts_l)) | set(map(type, ends_l)) != {float}:
         return None
+    kernel = np.array(mask, dtype=bool)
     starts = np.array(starts_l)[kernel]
     ends = np.array(ends_l)[kernel]
     if not (bool((starts >= 0).all()) and bool((ends >= starts).all()) and float(ends.max()) < 2.0 ** 60):
@@ -148,12 +147,15 @@ def _kernel_columns(timeline, all_ids: list, kernel_device: dict, distinct_ids: 
     bits = max(_denominator_bits(np.array([makespan])), _denominator_bits(starts), _denominator_bits(ends))
     if bits > _MAX_GRID_BITS:
         return None
-    devs = dev_of[kernel]
-    ids = np.array(all_ids + [None], dtype=object)[:-1][kernel]
+    ids = list(itertools.compress(all_ids, mask))
     by_device = {}
-    for d in dict.fromkeys(devs.tolist()):
-        mine = devs == d
-        by_device[d] = (ids[mine].tolist(), starts[mine], ends[mine])
+    distinct = list(dict.fromkeys(devs))
+    if len(distinct) == 1:
+        by_device[distinct[0]] = (ids, starts, ends)
+        return bits, by_device
+    for d in distinct:
+        mine = np.array(list(map(operator.eq, devs, itertools.repeat(d))), dtype=bool)
+        by_device[d] = (list(itertools.compress(ids, mine.tolist())), starts[mine], ends[mine])
     return bits, by_device
 
 

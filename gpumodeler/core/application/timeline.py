@@ -63,7 +63,7 @@ immediately when ready ends the chain.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 import heapq
 import itertools
@@ -119,9 +119,22 @@ class Timeline:
     critical_path: tuple  # activity ids, first to last
     busy_s: dict  # engine or link id -> seconds busy
     busy_fraction: dict  # engine or link id -> busy seconds / makespan (0 for a zero makespan)
+    # (activities, ids, start_s, end_s): the simulation's columns, for readers in bulk (the
+    # energy); valid only while ``activities`` is that very tuple (see :func:`columns_of`)
+    columns: tuple | None = field(default=None, compare=False, repr=False)
 
     def by_id(self) -> dict:
         return {a.id: a for a in self.activities}
+
+
+def columns_of(timeline) -> tuple:
+    """(ids, start_s, end_s) of the timeline's activities, as lists: the simulation's own
+    when it made them for these activities, else read from them."""
+    columns = getattr(timeline, "columns", None)
+    if columns is not None and columns[0] is timeline.activities:
+        return columns[1:]
+    acts = timeline.activities
+    return ([a.id for a in acts], [a.start_s for a in acts], [a.end_s for a in acts])
 
 
 _FINITE = (int, float)
@@ -797,7 +810,8 @@ def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, m
     scheduled = tuple(map(make, zip(ids, names, engines, links, start, end, ready, causes)))
     busy_s = {k: float(v / PS_PER_S) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
-    return Timeline(scheduled, float(makespan / PS_PER_S), tuple(path), busy_s, fraction)
+    return Timeline(scheduled, float(makespan / PS_PER_S), tuple(path), busy_s, fraction,
+                    columns=(scheduled, list(ids), start, end))
 
 
 def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:
