@@ -11,10 +11,11 @@ import math
 import operator
 import random
 
+import numpy as np
 import pytest
 
 from gpumodeler.core.application.timeline import (
-    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, _check, _number,
+    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, _check, _number, _ps_of_floats,
     _rate_quantum_bits, fair_rates, simulate)
 from gpumodeler.core.errors import InvalidParameter
 
@@ -306,3 +307,16 @@ def test_bad_and_unusual_input_gives_the_same_answer(bad):
     for policy in POLICIES:
         got, ref = outcome(simulate, acts, caps, policy), outcome(reference_simulate, acts, caps, policy)
         assert got == ref
+
+
+def test_picoseconds_of_floats_in_bulk_are_the_exact_ceiling():
+    """Every duration's whole picoseconds (rounded up) in numpy equal the exact integer
+    arithmetic: whole nanoseconds and picoseconds as a trace gives them (their products
+    by 10^12 fall on or next to whole numbers), random floats, tiny and huge ones."""
+    rng = random.Random(2)
+    values = [0.0, 1e-12, 3e-12, 1.9042121528914125e-20, 5e-324, 1e-210, 2.0 ** -1000, 9007.2, 1e6, 1e300]
+    values += [k * 1e-9 for k in range(1, 3000)] + [k * 1e-12 for k in range(1, 3000)]
+    values += [k / 1e9 for k in range(1, 3000)] + [rng.uniform(0, 1e-3) for _ in range(5000)]
+    values += [rng.uniform(0, 10) for _ in range(2000)] + [math.ldexp(rng.random(), -rng.randint(0, 80)) for _ in range(3000)]
+    exact = [-((-p * PS_PER_S) // q) for p, q in map(float.as_integer_ratio, values)]
+    assert _ps_of_floats(np.array(values)) == exact

@@ -173,6 +173,35 @@ def _ps(seconds) -> int:
     return -((-p * PS_PER_S) // q)
 
 
+_SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitting of a double into two halves of 26 bits
+
+
+def _ps_of_floats(seconds) -> list:
+    """:func:`_ps` of every float of the array ``seconds`` (finite, >= 0), in numpy where it
+    is exact: Dekker's product (Dekker 1971, "A floating-point technique for extending the
+    available precision", mul12) gives x·10^12 = p + err exactly; below 2^53 ps (2.5 hours)
+    the ceiling of p + err is ceil(p), plus 1 when p is a whole number and err > 0 (the error
+    is at most half a unit of p, so it crosses a whole number only from one). Values out of
+    that range (below 10^-200 s but not 0, or from 9000 s) take :func:`_ps` one by one."""
+    original = seconds
+    odd = ((seconds < 1e-200) & (seconds != 0)) | (seconds >= 9000.0)
+    if odd.any():
+        seconds = np.where(odd, 0.0, seconds)
+    p = seconds * float(PS_PER_S)
+    high = seconds * _SPLIT
+    a_hi = high - (high - seconds)
+    a_lo = seconds - a_hi
+    high = float(PS_PER_S) * _SPLIT
+    b_hi = high - (high - float(PS_PER_S))
+    b_lo = float(PS_PER_S) - b_hi
+    err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    whole = np.ceil(p)
+    ps = (whole + ((whole == p) & (err > 0))).astype(np.int64).tolist()
+    for i in np.flatnonzero(odd).tolist():
+        ps[i] = _ps(float(original[i]))
+    return ps
+
+
 def _rate_quantum_bits(rates) -> int:
     """k such that every rate (bytes/s) is a whole number of quanta of 2^-k B/s when its
     denominator is a power of two (every float), and the smallest rate holds at least
@@ -394,12 +423,10 @@ def _fast_columns(activities, capacities):
     for i in [i for i, b in enumerate(nbytes) if b]:  # the copies
         if not 0 <= nbytes[i] < math.inf or (not lnks[i] and rcaps[i] is None):
             return None
-    distinct = set(fixed_s)
-    for x in distinct:
-        if not 0.0 <= x < math.inf:
-            return None
-    ps = {x: -((-p * PS_PER_S) // q) for x, (p, q) in zip(distinct, map(float.as_integer_ratio, distinct))}
-    fixed = list(map(ps.__getitem__, fixed_s))  # (whole ps, rounded up: _ps)
+    seconds = np.array(fixed_s, dtype=np.float64)
+    if not bool(((seconds >= 0) & (seconds < math.inf)).all()):
+        return None
+    fixed = _ps_of_floats(seconds)
     for c in set(rcaps):
         if c is not None and not 0.0 < c < math.inf:
             return None
