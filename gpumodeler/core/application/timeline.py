@@ -779,16 +779,25 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                         data_first.append(i)
             fresh.clear()
             rates_stale = False
-        if fixed_ends:
-            t = fixed_ends[0] >> shift
-            if data_next is not None and data_next < t:
-                t = data_next
+        if fixed_ends and (data_next is None or fixed_ends[0] >> shift < data_next):
+            k = heappop(fixed_ends)
+            t = k >> shift
+            if not fixed_ends or fixed_ends[0] >> shift != t:  # one fixed phase ends alone (most)
+                i = k & low
+                if nbytes[i]:
+                    begin_data(i, t)
+                    rates_stale = True
+                else:
+                    finish(i, t, -1)
+                    done_count += 1
+                continue
+            ending = [k & low]
         elif data_next is not None:
             t = data_next
+            ending = []
         else:  # cannot happen after _check (no cycles), but never spin
             stuck = [ids[i] for i in range(n) if phase[i] == WAITING]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
-        ending = []
         while fixed_ends and fixed_ends[0] >> shift == t:
             ending.append(heappop(fixed_ends) & low)
         if t == data_next:  # the data phases ending now (their end changes the rates)
