@@ -196,7 +196,7 @@ def _busy_columns(ids: list, starts, ends, grid_bits: int, busy_w, step_j: dict)
         exact = ((ends - diff) - starts == 0) & (diff > 1e-290) & alone  # (no subnormal product)
         if not (w == busy_w and (w == 0 or 1e-15 < w < 1e200)):
             exact[:] = False
-        step_j.update(zip((ids[j] for j in np.flatnonzero(exact).tolist()), (w * diff[exact] + 0.0).tolist()))
+        step_j.update(zip(itertools.compress(ids, exact.tolist()), (w * diff[exact] + 0.0).tolist()))
         watts, per = busy_w.as_integer_ratio()
         per <<= grid_bits
         for j in np.flatnonzero(alone & ~exact).tolist():
