@@ -554,7 +554,6 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     rate_of: list = [None] * n  # a data phase's rate since since[i] (None: not yet given)
     since: list = [0] * n
     data_end: list = [0] * n  # when a data phase ends at its rate, rounded up to the grid
-    fresh: list = []  # data phases begun since the rates were last given
     rates_stale = False  # a data phase began or ended: the rates are given again
     done_count = 0
     # activities whose start conditions changed: visited in program order, in passes
@@ -632,11 +631,13 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
 
     def begin_data(i, t, phase=phase, data=data, nbytes=nbytes, work_per_byte=work_per_byte,
                    rate_cap=rate_cap, links=links, caps=caps, link_users=link_users, link_load=link_load,
-                   link_since=link_since, sharing=sharing, alone=alone, fresh=fresh):
-        """Begin the data phase of copy ``i`` at ``t`` (the rates change)."""
+                   link_since=link_since, sharing=sharing, alone=alone, rate_of=rate_of, since=since,
+                   data_end=data_end):
+        """Begin the data phase of copy ``i`` at ``t`` (the rates change), at its rate alone
+        until the rates are given (at this instant: only a shared link changes it)."""
         b = nbytes[i]
         phase[i] = DATA
-        data[i] = math.ceil(b) * work_per_byte
+        w = data[i] = math.ceil(b) * work_per_byte
         c = rate_cap[i]
         a = c
         for link in links[i]:
@@ -653,8 +654,9 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                 link_users[link] = 1
                 link_load[link] = caps[link] + 1 if c is None else c
                 link_since[link] = t
-        alone[i] = a
-        fresh.append(i)
+        alone[i] = rate_of[i] = a
+        since[i] = t
+        data_end[i] = t - (-w // a)  # the end at this rate, rounded up to the grid
 
     for i in range(n):
         if not dep_count[i]:
@@ -763,12 +765,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                     elif e == data_next:
                         data_first.append(i)
                 was_shared = shared > 0
-            else:  # alone before and now: only the data phases just begun get a rate
-                for i in fresh:
-                    r = alone[i]
-                    rate_of[i] = r
-                    since[i] = t
-                    data_end[i] = t - (-data[i] // r)
+            else:  # alone before and now: every rate and end stays (those just begun have theirs)
                 data_next = None
                 for i in data:
                     e = data_end[i]
@@ -777,7 +774,6 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
                         data_first = [i]
                     elif e == data_next:
                         data_first.append(i)
-            fresh.clear()
             rates_stale = False
         if fixed_ends and (data_next is None or fixed_ends[0] >> shift < data_next):
             k = heappop(fixed_ends)
