@@ -21,7 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+import itertools
+import operator
+import numpy as np
 
+from gpumodeler.core.application.timeline import columns_of
 from gpumodeler.core.physical import require_physical
 
 POWER_NAMES = {"board_power_w": "board power", "idle_power_w": "idle power"}
@@ -50,20 +54,25 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
     """Energy of ``timeline``. ``kernel_device``: kernel activity id -> device id (copies are
     absent); ``powers``: device id -> :class:`DevicePower`; ``devices``: every GPU of the
     system (a GPU that runs nothing still draws idle power)."""
-    acts = timeline.by_id()
     makespan = Fraction(timeline.makespan_s)
     all_devices = list(dict.fromkeys(list(devices) + list(kernel_device.values())))
     unknown = []
-    step_j: dict[str, float | None] = {a.id: 0.0 for a in timeline.activities}
+    all_ids, starts_l, ends_l = columns_of(timeline)
+    step_j: dict[str, float | None] = dict.fromkeys(all_ids, 0.0)
     device_j: dict[str, float | None] = {}
-    by_device: dict = {}
-    for k, d in kernel_device.items():
-        by_device.setdefault(d, []).append(acts[k])
     # exact arithmetic on integers: every time (a float) is a whole number of 2^-g s for one
     # g (floats are binary fractions), so sums and differences are exact and cost the same
     # at any length of the timeline; a result is a quotient of integers, correctly rounded
-    times = [timeline.makespan_s] + [x for ks in by_device.values() for k in ks for x in (k.start_s, k.end_s)]
-    grid_bits = max(((x.as_integer_ratio()[1]).bit_length() - 1 for x in times), default=0)
+    columns = _kernel_columns(timeline, all_ids, starts_l, ends_l, kernel_device, len(step_j))
+    if columns is None:  # (times that are not plain floats, a kernel not in the timeline...)
+        acts = timeline.by_id()
+        by_device: dict = {}
+        for k, d in kernel_device.items():
+            by_device.setdefault(d, []).append(acts[k])
+        times = [timeline.makespan_s] + [x for ks in by_device.values() for k in ks for x in (k.start_s, k.end_s)]
+        grid_bits = max(((x.as_integer_ratio()[1]).bit_length() - 1 for x in times), default=0)
+    else:
+        grid_bits, by_device = columns
     grid = 1 << grid_bits
 
     def on_grid(x: float) -> int:
@@ -78,51 +87,17 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
                 require_physical(value, f"the {POWER_NAMES[name]} of {dev}", "W", kind="power",
                                  cause=f"give {name} in W, a finite number >= 0 (in the device "
                                        f"database or as a project override)", item=name)
-        kernels = by_device.get(dev, [])
-        spans = [(on_grid(k.start_s), on_grid(k.end_s)) for k in kernels]
-        busy = 0
-        if p.busy_w is not None:
-            watts, per = p.busy_w.as_integer_ratio()
-            per *= grid
-        # a kernel that overlaps no other and has no other's instant inside its run (one
-        # compute engine runs kernels one after another) is an interval of its own: busy
-        # power × its duration, the very float the sweep below gives it
-        alone = _alone(spans)
-        # the others: elementary intervals between all their start/end points, swept in
-        # order: a kernel runs over (lo, hi) when it started at or before lo and ends after lo
-        # (a kernel of zero duration runs over no interval, but its instant still splits one)
-        starts: dict = {}
-        ends: dict = {}
-        instants: set = set()
-        for j, (s, e) in enumerate(spans):
-            if alone[j]:
-                busy += e - s
-                if p.busy_w is not None:
-                    step_j[kernels[j].id] += watts * (e - s) / (per * 1)
-            elif e <= s:
-                instants.add(s)
-            else:
-                instants.update((s, e))
-                starts.setdefault(s, []).append(j)
-                ends.setdefault(e, []).append(j)
-        points = sorted(instants)
-        running: dict = {}  # kernel position -> kernel, while it runs
-        for lo, hi in zip(points, points[1:]):
-            for j in ends.get(lo, ()):
-                del running[j]
-            for j in starts.get(lo, ()):
-                running[j] = kernels[j]
-            if not running:
-                continue
-            busy += hi - lo
-            if p.busy_w is not None:
-                share = watts * (hi - lo) / (per * len(running))  # busy power × time ÷ kernels
-                for k in running.values():
-                    step_j[k.id] += share
-        if kernels and p.busy_w is None:
+        if columns is None:
+            kernels = by_device.get(dev, [])
+            ids = [k.id for k in kernels]
+            busy = _busy_plain(kernels, on_grid, grid, p.busy_w, step_j)
+        else:
+            ids, starts, ends = by_device.get(dev, ([], None, None))
+            busy = _busy_columns(ids, starts, ends, grid_bits, p.busy_w, step_j) if ids else 0
+        if ids and p.busy_w is None:
             unknown.append(f"{dev}: busy (board) power is unknown")
-            for k in kernels:
-                step_j[k.id] = None
+            for k in ids:
+                step_j[k] = None
         idle = makespan_g - busy
         if idle > 0 and p.idle_w is None:
             unknown.append(f"{dev}: idle power is unknown")
@@ -141,6 +116,156 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
         total = sum(v for v in device_j.values() if v is not None) + (host_j or 0.0)
     edp = None if total is None else total * timeline.makespan_s
     return ApplicationEnergy(step_j, device_j, host_j, total, edp, tuple(unknown))
+
+
+_MAX_GRID_BITS = 960  # a time of up to 2^60 s times 2^grid_bits stays a finite float
+
+
+def _kernel_columns(timeline, all_ids: list, starts_l: list, ends_l: list, kernel_device: dict,
+                    distinct_ids: int):
+    """(grid bits, device -> (kernel ids, start and end float arrays)), read in bulk; None
+    when the plain reading is needed: ids repeated, a kernel not in the timeline, a time
+    that is not a float >= 0 below 2^60 s, or a grid finer than 2^-960 s."""
+    acts = timeline.activities
+    makespan = timeline.makespan_s
+    if distinct_ids != len(acts) or type(makespan) is not float or not 0.0 <= makespan < 2.0 ** 60:
+        return None
+    dev_of = list(map(kernel_device.get, all_ids))  # None: not a kernel
+    mask = list(map(operator.is_not, dev_of, itertools.repeat(None)))
+    devs = list(itertools.compress(dev_of, mask))
+    if len(devs) != len(kernel_device):
+        return None
+    if not kernel_device:
+        return _denominator_bits(np.array([makespan])), {}
+    if set(map(type, starts_l)) | set(map(type, ends_l)) != {float}:
+        return None
+    kernel = np.array(mask, dtype=bool)
+    starts = np.array(starts_l)[kernel]
+    ends = np.array(ends_l)[kernel]
+    if not (bool((starts >= 0).all()) and bool((ends >= starts).all()) and float(ends.max()) < 2.0 ** 60):
+        return None
+    bits = max(_denominator_bits(np.array([makespan])), _denominator_bits(starts), _denominator_bits(ends))
+    if bits > _MAX_GRID_BITS:
+        return None
+    ids = list(itertools.compress(all_ids, mask))
+    by_device = {}
+    distinct = list(dict.fromkeys(devs))
+    if len(distinct) == 1:
+        by_device[distinct[0]] = (ids, starts, ends)
+        return bits, by_device
+    for d in distinct:
+        mine = np.array(list(map(operator.eq, devs, itertools.repeat(d))), dtype=bool)
+        by_device[d] = (list(itertools.compress(ids, mine.tolist())), starts[mine], ends[mine])
+    return bits, by_device
+
+
+def _denominator_bits(x) -> int:
+    """The largest g such that some float of ``x`` (finite) is an odd multiple of 2^-g, or 0:
+    x = m·2^e (frexp, 0.5 <= m < 1), M = m·2^53 an integer, x = (M / 2^z)·2^(e-53+z) with z
+    the trailing zero bits of M."""
+    x = x[x != 0]
+    if not x.size:
+        return 0
+    m, e = np.frexp(x)
+    whole = np.ldexp(m, 53).astype(np.int64)
+    lowest = whole & -whole
+    zeros = np.frexp(lowest.astype(np.float64))[1] - 1
+    return max(0, int((53 - e - zeros).max()))
+
+
+def _busy_columns(ids: list, starts, ends, grid_bits: int, busy_w, step_j: dict) -> int:
+    """:func:`_busy_plain` on float arrays: the alone kernels found with numpy (sorted by
+    start and end, a run starts where the start reaches the largest end before it), their
+    busy time summed as integers on the grid, their energy busy power × (end − start) as a
+    float product where the difference is exact (Fast2Sum's error term is 0: then the
+    product is the correctly rounded quotient :func:`_busy_plain` computes), the others
+    (overlapping kernels, or a difference that is not exact) as there."""
+    scale = 2.0 ** grid_bits  # (a power of two: a time times it is its exact integer on the grid)
+    order = np.lexsort((ends, starts))
+    s_sorted, e_sorted = starts[order], ends[order]
+    new_run = np.ones(len(order), dtype=bool)
+    new_run[1:] = s_sorted[1:] >= np.maximum.accumulate(e_sorted)[:-1]
+    run = np.cumsum(new_run) - 1
+    alone = np.empty(len(order), dtype=bool)
+    alone[order] = (np.bincount(run)[run] == 1) & (e_sorted > s_sorted)
+    busy = sum(map(int, (ends[alone] * scale).tolist())) - sum(map(int, (starts[alone] * scale).tolist()))
+    others = np.flatnonzero(~alone)
+    if busy_w is not None:
+        diff = ends - starts
+        w = float(busy_w)
+        exact = ((ends - diff) - starts == 0) & (diff > 1e-290) & alone  # (no subnormal product)
+        if not (w == busy_w and (w == 0 or 1e-15 < w < 1e200)):
+            exact[:] = False
+        step_j.update(zip(itertools.compress(ids, exact.tolist()), (w * diff[exact] + 0.0).tolist()))
+        watts, per = busy_w.as_integer_ratio()
+        per <<= grid_bits
+        for j in np.flatnonzero(alone & ~exact).tolist():
+            step_j[ids[j]] += watts * (int(ends[j] * scale) - int(starts[j] * scale)) / per
+    if others.size:
+        spans = list(zip(map(int, (starts[others] * scale).tolist()), map(int, (ends[others] * scale).tolist())))
+        busy += _sweep(spans, [ids[j] for j in others.tolist()], busy_w, grid_bits, step_j)
+    return busy
+
+
+def _busy_plain(kernels: list, on_grid, grid: int, busy_w, step_j: dict) -> int:
+    """Busy time on the grid of a device's ``kernels`` (the union of their intervals), each
+    kernel's energy added to ``step_j`` when ``busy_w`` is known."""
+    spans = [(on_grid(k.start_s), on_grid(k.end_s)) for k in kernels]
+    busy = 0
+    if busy_w is not None:
+        watts, per = busy_w.as_integer_ratio()
+        per *= grid
+    # a kernel that overlaps no other and has no other's instant inside its run (one
+    # compute engine runs kernels one after another) is an interval of its own: busy
+    # power × its duration, the very float the sweep below gives it
+    alone = _alone(spans)
+    rest = []
+    for j, (s, e) in enumerate(spans):
+        if alone[j]:
+            busy += e - s
+            if busy_w is not None:
+                step_j[kernels[j].id] += watts * (e - s) / (per * 1)
+        else:
+            rest.append(j)
+    return busy + _sweep([spans[j] for j in rest], [kernels[j].id for j in rest], busy_w,
+                         grid.bit_length() - 1, step_j)
+
+
+def _sweep(spans: list, ids: list, busy_w, grid_bits: int, step_j: dict) -> int:
+    """Busy time on the grid of kernels that overlap (``spans`` on the grid), and their
+    energies: the elementary intervals between all their start/end points, swept in order;
+    a kernel runs over (lo, hi) when it started at or before lo and ends after lo (a kernel
+    of zero duration runs over no interval, but its instant still splits one); the busy
+    power over an interval is shared equally among the kernels running."""
+    starts: dict = {}
+    ends: dict = {}
+    instants: set = set()
+    for j, (s, e) in enumerate(spans):
+        if e <= s:
+            instants.add(s)
+        else:
+            instants.update((s, e))
+            starts.setdefault(s, []).append(j)
+            ends.setdefault(e, []).append(j)
+    if busy_w is not None:
+        watts, per = busy_w.as_integer_ratio()
+        per <<= grid_bits
+    busy = 0
+    points = sorted(instants)
+    running: dict = {}  # kernel position -> kernel id, while it runs
+    for lo, hi in zip(points, points[1:]):
+        for j in ends.get(lo, ()):
+            del running[j]
+        for j in starts.get(lo, ()):
+            running[j] = ids[j]
+        if not running:
+            continue
+        busy += hi - lo
+        if busy_w is not None:
+            share = watts * (hi - lo) / (per * len(running))  # busy power × time ÷ kernels
+            for k in running.values():
+                step_j[k] += share
+    return busy
 
 
 def _alone(spans: list) -> list:

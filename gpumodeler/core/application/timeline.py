@@ -63,12 +63,15 @@ immediately when ready ends the chain.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 import heapq
+import itertools
 import math
 import operator
 from typing import NamedTuple
+
+import numpy as np
 
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.collector import collector_paused
@@ -116,9 +119,22 @@ class Timeline:
     critical_path: tuple  # activity ids, first to last
     busy_s: dict  # engine or link id -> seconds busy
     busy_fraction: dict  # engine or link id -> busy seconds / makespan (0 for a zero makespan)
+    # (activities, ids, start_s, end_s): the simulation's columns, for readers in bulk (the
+    # energy); valid only while ``activities`` is that very tuple (see :func:`columns_of`)
+    columns: tuple | None = field(default=None, compare=False, repr=False)
 
     def by_id(self) -> dict:
         return {a.id: a for a in self.activities}
+
+
+def columns_of(timeline) -> tuple:
+    """(ids, start_s, end_s) of the timeline's activities, as lists: the simulation's own
+    when it made them for these activities, else read from them."""
+    columns = getattr(timeline, "columns", None)
+    if columns is not None and columns[0] is timeline.activities:
+        return columns[1:]
+    acts = timeline.activities
+    return ([a.id for a in acts], [a.start_s for a in acts], [a.end_s for a in acts])
 
 
 _FINITE = (int, float)
@@ -155,6 +171,35 @@ def _ps(seconds) -> int:
     """Whole picoseconds of ``seconds`` (a checked number), rounded up, exactly."""
     p, q = seconds.as_integer_ratio()
     return -((-p * PS_PER_S) // q)
+
+
+_SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitting of a double into two halves of 26 bits
+
+
+def _ps_of_floats(seconds) -> list:
+    """:func:`_ps` of every float of the array ``seconds`` (finite, >= 0), in numpy where it
+    is exact: Dekker's product (Dekker 1971, "A floating-point technique for extending the
+    available precision", mul12) gives x·10^12 = p + err exactly; below 2^53 ps (2.5 hours)
+    the ceiling of p + err is ceil(p), plus 1 when p is a whole number and err > 0 (the error
+    is at most half a unit of p, so it crosses a whole number only from one). Values out of
+    that range (below 10^-200 s but not 0, or from 9000 s) take :func:`_ps` one by one."""
+    original = seconds
+    odd = ((seconds < 1e-200) & (seconds != 0)) | (seconds >= 9000.0)
+    if odd.any():
+        seconds = np.where(odd, 0.0, seconds)
+    p = seconds * float(PS_PER_S)
+    high = seconds * _SPLIT
+    a_hi = high - (high - seconds)
+    a_lo = seconds - a_hi
+    high = float(PS_PER_S) * _SPLIT
+    b_hi = high - (high - float(PS_PER_S))
+    b_lo = float(PS_PER_S) - b_hi
+    err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
+    whole = np.ceil(p)
+    ps = (whole + ((whole == p) & (err > 0))).astype(np.int64).tolist()
+    for i in np.flatnonzero(odd).tolist():
+        ps[i] = _ps(float(original[i]))
+    return ps
 
 
 def _rate_quantum_bits(rates) -> int:
@@ -343,6 +388,85 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         return _simulate(activities, capacities, policy)
 
 
+_NAME = operator.attrgetter("name")
+_FIELDS = operator.attrgetter("id", "after", "engines", "links", "fixed_s", "bytes", "rate_cap")
+
+
+def _fast_columns(activities, capacities):
+    """The columns the simulation needs — ids, index, capacities, the number of dependencies
+    of each activity and all of them (indices, flat), engines, links, fixed durations (whole
+    ps), rate caps and bytes — read in one go (each
+    field of every activity through C, the checks on sets of types and of distinct values),
+    or None when anything is unusual (not a plain float, a dependency on a later step, an
+    id, link or dependency unknown, ...): then :func:`_checked_columns` reads them one
+    activity at a time and raises the error the plain reading raises, at the same activity."""
+    n = len(activities)
+    if not n:
+        return None
+    ids, afters, engs, lnks, fixed_s, nbytes, rcaps = zip(*map(_FIELDS, activities))
+    if set(map(type, ids)) != {str} or set(map(type, fixed_s)) != {float} \
+            or not set(map(type, rcaps)) <= {float, type(None)} or not set(map(type, nbytes)) <= {float, int}:
+        return None
+    index = dict(zip(ids, range(n)))
+    if len(index) != n or "" in index:
+        return None
+    for v in capacities.values():
+        if type(v) not in _FINITE or not 0 < v < math.inf:
+            return None
+    try:
+        position = index.__getitem__
+        dep_flat = list(map(position, itertools.chain.from_iterable(afters)))
+        if not set().union(*lnks) <= capacities.keys():
+            return None
+    except (KeyError, TypeError):
+        return None
+    for i in [i for i, b in enumerate(nbytes) if b]:  # the copies
+        if not 0 <= nbytes[i] < math.inf or (not lnks[i] and rcaps[i] is None):
+            return None
+    seconds = np.array(fixed_s, dtype=np.float64)
+    if not bool(((seconds >= 0) & (seconds < math.inf)).all()):
+        return None
+    fixed = _ps_of_floats(seconds)
+    for c in set(rcaps):
+        if c is not None and not 0.0 < c < math.inf:
+            return None
+    if set(map(type, engs)) != {tuple}:
+        engs = tuple(map(tuple, engs))
+    if set(map(type, lnks)) != {tuple}:
+        lnks = tuple(map(tuple, lnks))
+    return ids, index, dict(capacities), list(map(len, afters)), dep_flat, engs, lnks, fixed, list(rcaps), nbytes
+
+
+def _checked_columns(activities, capacities):
+    """The columns of :func:`_fast_columns`, read one activity at a time with every check
+    (:func:`_check`, then each duration and rate cap in program order)."""
+    index, caps = _check(activities, capacities)
+    fixed, cap_in = [], []
+    for a in activities:
+        x = a.fixed_s
+        if type(x) is not float or not 0.0 <= x < math.inf:
+            x = _number(x, f"{a.name or a.id}: duration")
+        fixed.append(_ps(x))
+        c = a.rate_cap
+        if c is not None and (type(c) is not float or not 0.0 < c < math.inf):
+            c = _number(c, f"{a.name or a.id}: bandwidth", positive=True)
+        cap_in.append(c)
+    position = index.__getitem__
+    deps = [tuple(map(position, a.after)) for a in activities]
+    return ([a.id for a in activities], index, caps, list(map(len, deps)), list(itertools.chain.from_iterable(deps)),
+            [tuple(a.engines) for a in activities],
+            [tuple(a.links) for a in activities], fixed, cap_in, [a.bytes for a in activities])
+
+
+def _groups(key, member, size: int) -> list:
+    """For each key 0..size-1 the list of the members paired with it, in the order given
+    (``key``, ``member``: integer arrays of the pairs)."""
+    order = np.argsort(key, kind="stable")
+    members = member[order].tolist()
+    bounds = [0, *np.cumsum(np.bincount(key, minlength=size)).tolist()]
+    return [members[a:b] for a, b in zip(bounds, bounds[1:])]
+
+
 def _simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
     """Simulate ``activities`` (program order) with link ``capacities`` (bytes/s per
     bandwidth resource id) under an engine queueing ``policy`` (see the module docstring).
@@ -351,254 +475,375 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     in their data phase at once): a heap of phase ends, per-engine queues, and a set of the
     activities whose start conditions changed, visited in program order in passes exactly as
     a full rescan would visit them; busy time is summed per resource when it is taken and
-    released, not per event."""
+    released, not per event. For speed (10^5 steps): the fields are read once into columns,
+    engines are numbered, the event loop visits a step without a call (only a step's end,
+    and the start of a data phase, are functions), a step's cause is kept as its index, and
+    the results are converted in bulk (:func:`_grid_timeline`)."""
     if policy not in POLICIES:
         raise InvalidParameter(f"engine policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     activities = list(activities)
     capacities = capacities or {}
-    index, caps = _check(activities, capacities)
+    columns = _fast_columns(activities, capacities)
+    checked = columns is None
+    if checked:
+        columns = _checked_columns(activities, capacities)
+    ids, index, caps, dep_count, dep_flat, engine_names, links, fixed, cap_in, nbytes = columns
     n = len(activities)
     in_order = policy == "in-order"
-    # the integer grid: durations in whole ps (rounded up), bytes whole (rounded up), rates
-    # in whole quanta of 2^-k B/s, the work of a data phase in quanta x ps; one loop over
-    # the activities (floats in range take the short way)
-    fixed, cap_in, deps, missing = [], [], [], []
-    dependents: list = [[] for _ in range(n)]
-    queue: dict = {}  # engine -> activity indices using it, program order
-    position = index.__getitem__
-    for i, a in enumerate(activities):
-        x = a.fixed_s
-        if type(x) is not float or not 0.0 <= x < math.inf:
-            x = _number(x, f"{a.name or a.id}: duration")
-        p, q = x.as_integer_ratio()
-        fixed.append(-((-p * PS_PER_S) // q))
-        c = a.rate_cap
-        if c is not None and (type(c) is not float or not 0.0 < c < math.inf):
-            c = _number(c, f"{a.name or a.id}: bandwidth", positive=True)
-        cap_in.append(c)
-        ds = tuple(map(position, a.after))  # (tuples of ints leave the cyclic collector's care)
-        deps.append(ds)
-        missing.append(len(ds))  # dependencies not yet ended (with repetitions)
-        for d in ds:
-            dependents[d].append(i)
-        for e in a.engines:
-            if e in queue:
-                queue[e].append(i)
-            else:
-                queue[e] = [i]
-    dependents = [tuple(x) if x else () for x in dependents]
-    qbits = _rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
+    WAITING, FIXED, DATA, DONE = 0, 1, 2, 3
+    # each activity's dependents, in program order (with repetitions)
+    owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
+    flat = np.array(dep_flat, dtype=np.int64)
+    if not checked and bool((flat >= owner).any()):
+        _check(activities, capacities)  # a dependency on a later step: look for a cycle
+    dependents = _groups(flat, owner, n)
+    # engines numbered; per step a tuple of engine numbers, per engine its steps in order
+    number: dict = {}
+    for es in set(engine_names):
+        for e in es:
+            number.setdefault(e, len(number))
+    numbered = {es: tuple(number[e] for e in es) for es in set(engine_names)}
+    engines = list(map(numbered.__getitem__, engine_names))
+    queue = _groups(np.array(list(itertools.chain.from_iterable(engines)), dtype=np.int64),
+                    np.repeat(np.arange(n, dtype=np.int64), np.array(list(map(len, engines)), dtype=np.int64)),
+                    len(number))  # engine -> activity indices using it, program order
+    missing = list(dep_count)  # dependencies not yet ended (with repetitions)
+    # the integer grid: rates in whole quanta of 2^-k B/s, the work of a data phase in
+    # quanta x ps (whole bytes, rounded up)
+    qbits = _rate_quantum_bits(set(caps.values()) | {c for c in set(cap_in) if c is not None})
 
     def quanta(rate):
         p, q = rate.as_integer_ratio()
         return (p << qbits) // q
 
     work_per_byte = PS_PER_S << qbits
-    volume = [math.ceil(a.bytes) * work_per_byte if a.bytes else 0 for a in activities]  # whole bytes
-    rate_cap = [None if c is None else quanta(c) for c in cap_in]
+    in_quanta = {c: quanta(c) for c in set(cap_in) if c is not None}
+    in_quanta[None] = None
+    rate_cap = list(map(in_quanta.__getitem__, cap_in))
     caps = {link: quanta(c) for link, c in caps.items()}
-    engines = [tuple(a.engines) for a in activities]
-    links = [tuple(a.links) for a in activities]
-    head = {e: 0 for e in queue}  # engine -> position of the first activity not yet started
-    waiting_on: dict = {e: set() for e in queue}  # engine -> ready activities not yet started
+    head = [0] * len(number)  # engine -> position of the first activity not yet started
+    waiting_on: list[set] = [set() for _ in number]  # engine -> ready activities not yet started (greedy)
+    holder = [-1] * len(number)  # engine -> the activity holding it (-1: free)
+    released_t = [-1] * len(number)  # engine -> time of its last release
+    released_i = [-1] * len(number)  # engine -> the activity released then
+    busy_e = [0] * len(number)
 
-    zero = 0
-    t = zero
+    t = 0
     heappush, heappop = heapq.heappush, heapq.heappop
-    phase = ["waiting"] * n  # waiting -> fixed -> data -> done
-    start = [None] * n
+    phase = bytearray(n)  # WAITING -> FIXED -> DATA -> DONE
+    start: list = [None] * n
     end: list = [None] * n
-    ready = [None] * n
-    cause: list = [None] * n
-    decider: list = [None] * n  # the dependency that ended last (index), once ready
-    left = list(volume)
-    engine_holder: dict = {}
-    engine_released: dict = {}  # engine -> (time, activity index) of the last release
-    busy: dict = dict.fromkeys(set(queue).union(*links), zero)  # every engine and link
+    ready: list = [None] * n
+    cause: list = [n] * n  # index of the activity whose end let it start (n: none)
+    # the dependency that ended last so far (the latest in program order on a tie), and when:
+    # once all have ended, what explains the start if it starts when ready
+    decider: list = [None] * n
+    latest: list = [-1] * n
+    busy_l: dict = dict.fromkeys(set().union(*links), 0)  # every link in use by a step
     link_users: dict = {}  # link -> data phases crossing it now (links in use only)
     link_load: dict = {}  # link -> sum of the rate caps of those (an uncapped one: capacity + 1)
     link_since: dict = {}  # link -> when its current busy period began
-    fixed_ends: list = []  # heap of (end of the fixed phase, activity index)
-    data: dict = {}  # activity index -> rate (None until the rates are recomputed)
-    rates_stale = False
+    # heap of the ends of fixed phases, each (end << shift) | activity index: an int
+    # ordered as the pair (end, index), cheaper than a tuple
+    fixed_ends: list = []
+    shift = n.bit_length()
+    low = (1 << shift) - 1
+    alone: list = [None] * n  # a data phase's rate alone on its path: min(rate cap, capacities)
+    sharing = [0]  # links crossed by two data phases or more: max-min sharing needed
+    data: dict = {}  # activity index in its data phase -> work left (as of its since[i])
+    rate_of: list = [None] * n  # a data phase's rate since since[i] (None: not yet given)
+    since: list = [0] * n
+    data_end: list = [0] * n  # when a data phase ends at its rate, rounded up to the grid
+    rates_stale = False  # a data phase began or ended: the rates are given again
     done_count = 0
     # activities whose start conditions changed: visited in program order, in passes
     pending: list = []  # this pass (heap)
     later: set = set()  # the next pass
     pos = -1  # program-order position of the pass under way
 
-    def mark(i):
-        if i > pos:
-            heappush(pending, i)
-        else:
-            later.add(i)
-
-    def became_ready(i):
-        # when its dependencies had all ended, and the one that ended last (the latest in
-        # program order on a tie): what explains its start if it starts then
-        r = zero
-        last_dep = None
-        for d in deps[i]:
-            e = end[d]
-            if last_dep is None or e > r or (e == r and d > last_dep):
-                r = e
-                last_dep = d
-        ready[i] = r
-        decider[i] = last_dep
-        if not in_order:
-            for e in engines[i]:
-                waiting_on[e].add(i)
-        mark(i)
-
-    def engine_changed(e):
-        if in_order:
-            h = head[e]
-            q = queue[e]
-            if h < len(q) and ready[q[h]] is not None and phase[q[h]] == "waiting":
-                mark(q[h])
-        else:
-            for j in waiting_on[e]:
-                mark(j)
-
-    def finish(i):
-        nonlocal done_count, rates_stale
-        if phase[i] == "data":
+    # (the two functions below take what they use as default arguments: local variables,
+    # faster than a closure's cells, here and in the loop)
+    def finish(i, t, pos, phase=phase, data=data, rate_cap=rate_cap, links=links, link_users=link_users,
+               link_load=link_load, busy_l=busy_l, link_since=link_since, caps=caps, sharing=sharing,
+               end=end, engines=engines, start=start, holder=holder, released_t=released_t,
+               released_i=released_i, busy_e=busy_e, in_order=in_order, head=head, queue=queue,
+               ready=ready, pending=pending, later=later, heappush=heappush, dependents=dependents,
+               latest=latest, decider=decider, missing=missing, waiting_on=waiting_on):
+        """End activity ``i`` at ``t`` (``pos``: the pass's position); True when it ended a
+        data phase (the rates change)."""
+        ended_data = phase[i] == DATA
+        if ended_data:
             del data[i]
-            rates_stale = True
             c = rate_cap[i]
             for link in links[i]:
-                if link_users[link] == 1:
+                u = link_users[link]
+                if u == 1:
                     del link_users[link], link_load[link]
-                    busy[link] += t - link_since[link]
+                    busy_l[link] += t - link_since[link]
                 else:
-                    link_users[link] -= 1
+                    if u == 2:
+                        sharing[0] -= 1
+                    link_users[link] = u - 1
                     link_load[link] -= caps[link] + 1 if c is None else c
-        phase[i] = "done"
+        phase[i] = DONE
         end[i] = t
-        done_count += 1
-        for e in engines[i]:
-            engine_holder.pop(e, None)
-            engine_released[e] = (t, i)
-            busy[e] += t - start[i]
-            engine_changed(e)  # (it only marks steps: they are tried once this instant's ends are in)
-        for j in dependents[i]:
-            missing[j] -= 1
-            if not missing[j]:
-                became_ready(j)
-
-    def begin_data_or_finish(i):
-        nonlocal rates_stale
-        if left[i] > 0:
-            phase[i] = "data"
-            data[i] = None
-            rates_stale = True
-            c = rate_cap[i]
-            for link in links[i]:
-                if link in link_users:
-                    link_users[link] += 1
-                    link_load[link] += caps[link] + 1 if c is None else c
+        es = engines[i]
+        if es:
+            s = start[i]
+            for e in es:
+                holder[e] = -1
+                released_t[e] = t
+                released_i[e] = i
+                busy_e[e] += t - s
+                # the steps it lets start are tried once this instant's ends are in
+                if in_order:
+                    h = head[e]
+                    q = queue[e]
+                    if h < len(q):
+                        j = q[h]
+                        if ready[j] is not None and phase[j] == WAITING:
+                            if j > pos:
+                                heappush(pending, j)
+                            else:
+                                later.add(j)
                 else:
-                    link_users[link] = 1
-                    link_load[link] = caps[link] + 1 if c is None else c
-                    link_since[link] = t
-        else:
-            finish(i)
+                    for j in waiting_on[e]:
+                        if j > pos:
+                            heappush(pending, j)
+                        else:
+                            later.add(j)
+        for j in dependents[i]:
+            if t > latest[j] or i > decider[j]:  # (t never decreases)
+                latest[j] = t
+                decider[j] = i
+            m = missing[j] - 1
+            missing[j] = m
+            if not m:  # ready: its dependencies have all ended
+                ready[j] = t
+                if not in_order:
+                    for e in engines[j]:
+                        waiting_on[e].add(j)
+                if j > pos:
+                    heappush(pending, j)
+                else:
+                    later.add(j)
+        return ended_data
 
-    def try_start(i):
-        a = engines[i]
-        if phase[i] != "waiting" or missing[i]:
-            return
-        for e in a:
-            if e in engine_holder or (in_order and queue[e][head[e]] != i):
-                return
-        for e in a:
-            head[e] += 1
-            if not in_order:
-                waiting_on[e].discard(i)
-        start[i] = t
-        last_dep = decider[i]  # the dependency that ended last (became_ready)
-        if last_dep is not None and end[last_dep] == t:
-            cause[i] = activities[last_dep].id
-        else:
-            released = [engine_released[e] for e in a
-                        if e in engine_released and engine_released[e][0] == t and t > ready[i]]
-            cause[i] = activities[max(released)[1]].id if released else (
-                activities[last_dep].id if last_dep is not None else None)
-        for e in a:
-            engine_holder[e] = i
-        if fixed[i] > 0:
-            phase[i] = "fixed"
-            heappush(fixed_ends, (t + fixed[i], i))
-        else:
-            begin_data_or_finish(i)
-        # (the next step in its engines' queues waits for their release: finish() marks it)
+    def begin_data(i, t, phase=phase, data=data, nbytes=nbytes, work_per_byte=work_per_byte,
+                   rate_cap=rate_cap, links=links, caps=caps, link_users=link_users, link_load=link_load,
+                   link_since=link_since, sharing=sharing, alone=alone, rate_of=rate_of, since=since,
+                   data_end=data_end):
+        """Begin the data phase of copy ``i`` at ``t`` (the rates change), at its rate alone
+        until the rates are given (at this instant: only a shared link changes it)."""
+        b = nbytes[i]
+        phase[i] = DATA
+        w = data[i] = math.ceil(b) * work_per_byte
+        c = rate_cap[i]
+        a = c
+        for link in links[i]:
+            x = caps[link]
+            if a is None or x < a:
+                a = x
+            if link in link_users:
+                u = link_users[link] + 1
+                if u == 2:
+                    sharing[0] += 1
+                link_users[link] = u
+                link_load[link] += caps[link] + 1 if c is None else c
+            else:
+                link_users[link] = 1
+                link_load[link] = caps[link] + 1 if c is None else c
+                link_since[link] = t
+        alone[i] = rate_of[i] = a
+        since[i] = t
+        data_end[i] = t - (-w // a)  # the end at this rate, rounded up to the grid
 
     for i in range(n):
-        if not missing[i]:
-            became_ready(i)
-    rates: dict = {}
-    rates_since = zero
+        if not dep_count[i]:
+            ready[i] = 0
+            if not in_order:
+                for e in engines[i]:
+                    waiting_on[e].add(i)
+            pending.append(i)  # (in order: a heap)
+    was_shared = False  # whether the rates last given were shared ones
     data_next = None  # when the first data phase ends at the current rates
     data_first: list = []  # the data phases that end then
     while done_count < n:
         # start everything that can start now, in program order, pass after pass
         while pending or later:
             if not pending:
-                pending = sorted(later)
-                later = set()
+                pending.extend(sorted(later))  # (a sorted list is a heap)
+                later.clear()
                 pos = -1
             while pending:
                 i = heappop(pending)
                 if i == pos:
                     continue
                 pos = i
-                try_start(i)
+                if phase[i] or missing[i]:
+                    continue
+                es = engines[i]
+                last_dep = decider[i]
+                if not es:
+                    cause[i] = n if last_dep is None else last_dep
+                elif len(es) == 1:  # (the common case: one engine)
+                    e = es[0]
+                    if holder[e] >= 0 or (in_order and queue[e][head[e]] != i):
+                        continue
+                    head[e] += 1
+                    holder[e] = i
+                    if not in_order:
+                        waiting_on[e].discard(i)
+                    if last_dep is not None and end[last_dep] == t:
+                        cause[i] = last_dep
+                    elif t > ready[i] and released_t[e] == t:  # it waited for the engine
+                        cause[i] = released_i[e]
+                    else:
+                        cause[i] = n if last_dep is None else last_dep
+                else:
+                    for e in es:
+                        if holder[e] >= 0 or (in_order and queue[e][head[e]] != i):
+                            break
+                    else:
+                        for e in es:
+                            head[e] += 1
+                            holder[e] = i
+                            if not in_order:
+                                waiting_on[e].discard(i)
+                        if last_dep is not None and end[last_dep] == t:
+                            cause[i] = last_dep
+                        else:
+                            # the engine released now, last in program order, when it waited
+                            c = -1
+                            if t > ready[i]:
+                                for e in es:
+                                    if released_t[e] == t and released_i[e] > c:
+                                        c = released_i[e]
+                            cause[i] = c if c >= 0 else (n if last_dep is None else last_dep)
+                    if holder[es[0]] != i:  # (blocked)
+                        continue
+                start[i] = t
+                f = fixed[i]
+                if f > 0:
+                    phase[i] = FIXED
+                    heappush(fixed_ends, (t + f) << shift | i)
+                elif nbytes[i]:
+                    begin_data(i, t)
+                    rates_stale = True
+                else:
+                    finish(i, t, pos)
+                    done_count += 1
             pos = -1
         if done_count == n:
             break
-        if rates_stale:  # the work left is brought up to date only when the rates change
-            new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load) if data else {}
-            dt = t - rates_since
-            data_next = None
-            for i, r in new.items():
-                old = rates.get(i)
-                if old is not None:
-                    left[i] -= old * dt
-                e = t - (-left[i] // r)  # the end at this rate, rounded up to the grid
-                if data_next is None or e < data_next:
-                    data_next = e
-                    data_first = [i]
-                elif e == data_next:
-                    data_first.append(i)
-            rates = new
-            rates_since = t
+        if rates_stale:
+            # the work left of a data phase is brought up to date only when its rate changes
+            # (a rate unchanged keeps its end: t + ceil((w - r·dt)/r) = t - dt + ceil(w/r))
+            shared = sharing[0]
+            if shared or was_shared:
+                if shared:
+                    new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load)
+                else:  # every data phase alone on its links: each at its rate alone, what the
+                    # max-min filling gives then (tests/core/test_timeline_fast_paths.py)
+                    new = {i: alone[i] for i in data}
+                data_next = None
+                for i, r in new.items():
+                    old = rate_of[i]
+                    if r == old:  # (its end stays)
+                        e = data_end[i]
+                    else:
+                        w = data[i]
+                        if old is not None:
+                            w -= old * (t - since[i])
+                            data[i] = w
+                        rate_of[i] = r
+                        since[i] = t
+                        e = data_end[i] = t - (-w // r)  # the end at this rate, rounded up to the grid
+                    if data_next is None or e < data_next:
+                        data_next = e
+                        data_first = [i]
+                    elif e == data_next:
+                        data_first.append(i)
+                was_shared = shared > 0
+            else:  # alone before and now: every rate and end stays (those just begun have theirs)
+                data_next = None
+                for i in data:
+                    e = data_end[i]
+                    if data_next is None or e < data_next:
+                        data_next = e
+                        data_first = [i]
+                    elif e == data_next:
+                        data_first.append(i)
             rates_stale = False
-        if fixed_ends:
-            t = fixed_ends[0][0] if data_next is None or fixed_ends[0][0] < data_next else data_next
+        if fixed_ends and (data_next is None or fixed_ends[0] >> shift < data_next):
+            k = heappop(fixed_ends)
+            t = k >> shift
+            if not fixed_ends or fixed_ends[0] >> shift != t:  # one fixed phase ends alone (most)
+                i = k & low
+                if nbytes[i]:
+                    begin_data(i, t)
+                    rates_stale = True
+                else:
+                    finish(i, t, -1)
+                    done_count += 1
+                continue
+            ending = [k & low]
         elif data_next is not None:
             t = data_next
+            ending = []
         else:  # cannot happen after _check (no cycles), but never spin
-            stuck = [activities[i].id for i in range(n) if phase[i] == "waiting"]
+            stuck = [ids[i] for i in range(n) if phase[i] == WAITING]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
-        ending = []
-        while fixed_ends and fixed_ends[0][0] == t:
-            ending.append(heappop(fixed_ends)[1])
+        while fixed_ends and fixed_ends[0] >> shift == t:
+            ending.append(heappop(fixed_ends) & low)
         if t == data_next:  # the data phases ending now (their end changes the rates)
             ending += data_first
             data_next = None
         if len(ending) > 1:
             ending.sort()
         for i in ending:
-            if phase[i] == "fixed":
-                begin_data_or_finish(i)
+            if phase[i] == FIXED and nbytes[i]:
+                begin_data(i, t)
+                rates_stale = True
             else:
-                left[i] = zero
-                finish(i)
+                if finish(i, t, -1):
+                    rates_stale = True
+                done_count += 1
 
-    makespan = max(end, default=zero)
-    if not makespan > 0:  # (engines and links that exist but idle appear, with 0)
-        busy = {}
-    return _timeline(activities, index, start, end, ready, cause, busy, makespan)
+    makespan = max(end, default=0)
+    busy = {}
+    if makespan > 0:  # (engines and links that exist but idle appear, with 0)
+        busy = dict(zip(number, busy_e))
+        for link, x in busy_l.items():  # (a link named like an engine: one resource)
+            busy[link] = busy.get(link, 0) + x
+    names = list(map(_NAME, activities))
+    if not all(names):  # (a step without a name is shown by its id)
+        names = [x or y for x, y in zip(names, ids)]
+    return _grid_timeline(ids, names, engine_names, links, start, end, ready, cause, busy, makespan)
+
+
+def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, makespan) -> Timeline:
+    """:func:`_timeline` for the columns of :func:`_simulate`: integer picoseconds, causes as
+    indices (``n``: none)."""
+    n = len(ids)
+    path = []
+    if n:
+        # (a cause ended before its step started, which was before the step ended: the
+        # chain goes back in time and has no cycle)
+        cur = end.index(makespan)  # the first of the activities that end last
+        while cur != n:
+            path.append(ids[cur])
+            cur = cause[cur]
+        path.reverse()
+    start, end, ready = ([x / PS_PER_S for x in v] for v in (start, end, ready))  # (int / int: correctly rounded)
+    ids_or_none = [*ids, None]
+    causes = map(ids_or_none.__getitem__, cause)
+    make = functools.partial(tuple.__new__, ScheduledActivity)  # a named tuple without a call in Python
+    scheduled = tuple(map(make, zip(ids, names, engines, links, start, end, ready, causes)))
+    busy_s = {k: float(v / PS_PER_S) for k, v in sorted(busy.items())}
+    fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
+    return Timeline(scheduled, float(makespan / PS_PER_S), tuple(path), busy_s, fraction,
+                    columns=(scheduled, list(ids), start, end))
 
 
 def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:

@@ -1,0 +1,322 @@
+"""The simulation's fast paths (columns read once, the event loop without per-event calls,
+integer engine ids, cached fair rates, the results converted in bulk) give the very timeline
+of the plain event-driven algorithm on the picosecond grid, kept here as the reference: every
+start, end and ready time, cause, busy time and the makespan equal, not merely close, on
+random applications of every kind — both policies, shared links and multi-engine steps,
+zero durations, dependencies on later steps, ties — and the same message for bad input."""
+from __future__ import annotations
+
+import heapq
+import math
+import operator
+import random
+
+import numpy as np
+import pytest
+
+from gpumodeler.core.application.timeline import (
+    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, _check, _number, _ps_of_floats,
+    _rate_quantum_bits, fair_rates, simulate)
+from gpumodeler.core.errors import InvalidParameter
+
+
+def reference_simulate(activities, capacities=None, policy="in-order"):
+    """The event-driven simulation on the integer grid written plainly (docs/timeline.md):
+    a heap of phase ends, per-engine queues, the steps whose start conditions changed
+    visited in program order in passes; rates from :func:`fair_rates` with floor division."""
+    if policy not in POLICIES:
+        raise InvalidParameter(f"engine policy must be one of {', '.join(POLICIES)}, got {policy!r}")
+    activities = list(activities)
+    capacities = capacities or {}
+    index, caps = _check(activities, capacities)
+    n = len(activities)
+    in_order = policy == "in-order"
+    fixed, cap_in = [], []
+    for a in activities:
+        x = _number(a.fixed_s, f"{a.name or a.id}: duration")
+        p, q = x.as_integer_ratio()
+        fixed.append(-((-p * PS_PER_S) // q))
+        cap_in.append(_number(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True))
+    deps = [[index[d] for d in a.after] for a in activities]
+    missing = [len(ds) for ds in deps]
+    dependents = [[] for _ in range(n)]
+    queue = {}
+    for i, a in enumerate(activities):
+        for d in deps[i]:
+            dependents[d].append(i)
+        for e in a.engines:
+            queue.setdefault(e, []).append(i)
+    qbits = _rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
+
+    def quanta(rate):
+        p, q = rate.as_integer_ratio()
+        return (p << qbits) // q
+
+    left = [math.ceil(a.bytes) * (PS_PER_S << qbits) if a.bytes else 0 for a in activities]
+    rate_cap = [None if c is None else quanta(c) for c in cap_in]
+    caps = {link: quanta(c) for link, c in caps.items()}
+    links = [tuple(a.links) for a in activities]
+    head = dict.fromkeys(queue, 0)
+    waiting_on = {e: set() for e in queue}
+    phase = ["waiting"] * n
+    start, end, ready, cause, decider = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
+    holder, released = {}, {}
+    busy = dict.fromkeys(set(queue).union(*links), 0)
+    link_users, link_since = {}, {}
+    fixed_ends, data = [], {}
+    st = {"t": 0, "stale": False, "done": 0, "pos": -1}
+    pending, later = [], set()
+
+    def mark(i):
+        if i > st["pos"]:
+            heapq.heappush(pending, i)
+        else:
+            later.add(i)
+
+    def became_ready(i):
+        r, last_dep = 0, None
+        for d in deps[i]:
+            if last_dep is None or end[d] > r or (end[d] == r and d > last_dep):
+                r, last_dep = end[d], d
+        ready[i], decider[i] = r, last_dep
+        if not in_order:
+            for e in activities[i].engines:
+                waiting_on[e].add(i)
+        mark(i)
+
+    def finish(i):
+        t = st["t"]
+        if phase[i] == "data":
+            del data[i]
+            st["stale"] = True
+            for link in links[i]:
+                link_users[link] -= 1
+                if not link_users[link]:
+                    del link_users[link]
+                    busy[link] += t - link_since[link]
+        phase[i], end[i] = "done", t
+        st["done"] += 1
+        for e in activities[i].engines:
+            holder.pop(e, None)
+            released[e] = (t, i)
+            busy[e] += t - start[i]
+            if in_order:
+                h, q = head[e], queue[e]
+                if h < len(q) and ready[q[h]] is not None and phase[q[h]] == "waiting":
+                    mark(q[h])
+            else:
+                for j in waiting_on[e]:
+                    mark(j)
+        for j in dependents[i]:
+            missing[j] -= 1
+            if not missing[j]:
+                became_ready(j)
+
+    def begin_data_or_finish(i):
+        if left[i] > 0:
+            phase[i] = "data"
+            data[i] = None
+            st["stale"] = True
+            for link in links[i]:
+                if link not in link_users:
+                    link_users[link] = 0
+                    link_since[link] = st["t"]
+                link_users[link] += 1
+        else:
+            finish(i)
+
+    def try_start(i):
+        t = st["t"]
+        es = activities[i].engines
+        if phase[i] != "waiting" or missing[i]:
+            return
+        if any(e in holder or (in_order and queue[e][head[e]] != i) for e in es):
+            return
+        for e in es:
+            head[e] += 1
+            waiting_on[e].discard(i)
+        start[i] = t
+        last_dep = decider[i]
+        if last_dep is not None and end[last_dep] == t:
+            cause[i] = activities[last_dep].id
+        else:
+            rel = [released[e] for e in es if e in released and released[e][0] == t and t > ready[i]]
+            cause[i] = activities[max(rel)[1]].id if rel else (
+                activities[last_dep].id if last_dep is not None else None)
+        for e in es:
+            holder[e] = i
+        if fixed[i] > 0:
+            phase[i] = "fixed"
+            heapq.heappush(fixed_ends, (t + fixed[i], i))
+        else:
+            begin_data_or_finish(i)
+
+    for i in range(n):
+        if not missing[i]:
+            became_ready(i)
+    rates, rates_since, data_next, data_first = {}, 0, None, []
+    while st["done"] < n:
+        while pending or later:
+            if not pending:
+                pending[:] = sorted(later)
+                later.clear()
+                st["pos"] = -1
+            while pending:
+                i = heapq.heappop(pending)
+                if i != st["pos"]:
+                    st["pos"] = i
+                    try_start(i)
+            st["pos"] = -1
+        if st["done"] == n:
+            break
+        t = st["t"]
+        if st["stale"]:
+            flows = {i: (links[i], rate_cap[i]) for i in data}
+            new = fair_rates(flows, caps, divide=operator.floordiv) if flows else {}
+            data_next = None
+            for i, r in new.items():
+                if i in rates:
+                    left[i] -= rates[i] * (t - rates_since)
+                e = t - (-left[i] // r)
+                if data_next is None or e < data_next:
+                    data_next, data_first = e, [i]
+                elif e == data_next:
+                    data_first.append(i)
+            rates, rates_since, st["stale"] = new, t, False
+        candidates = [x for x in (fixed_ends[0][0] if fixed_ends else None, data_next) if x is not None]
+        if not candidates:
+            stuck = [activities[i].id for i in range(n) if phase[i] == "waiting"]
+            raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
+        t = st["t"] = min(candidates)
+        ending = []
+        while fixed_ends and fixed_ends[0][0] == t:
+            ending.append(heapq.heappop(fixed_ends)[1])
+        if t == data_next:
+            ending += data_first
+            data_next = None
+        for i in sorted(ending):
+            if phase[i] == "fixed":
+                begin_data_or_finish(i)
+            else:
+                finish(i)
+    makespan = max(end, default=0)
+    if not makespan > 0:
+        busy = {}
+    path = []
+    if n:
+        cur = activities[end.index(makespan)].id
+        while cur is not None and cur not in path:
+            path.append(cur)
+            cur = cause[index[cur]]
+    scheduled = tuple(ScheduledActivity(a.id, a.name or a.id, tuple(a.engines), tuple(a.links),
+                                        start[i] / PS_PER_S, end[i] / PS_PER_S, ready[i] / PS_PER_S,
+                                        cause[i]) for i, a in enumerate(activities))
+    return Timeline(scheduled, makespan / PS_PER_S, tuple(reversed(path)),
+                    {k: v / PS_PER_S for k, v in sorted(busy.items())},
+                    {k: (v / makespan if makespan > 0 else 0.0) for k, v in sorted(busy.items())})
+
+
+def random_application(rng, n=None, forward=0.03):
+    """Steps on streams (each after its stream's last) with extra dependencies, some on
+    later steps; durations from a few values so that ends coincide; copies over shared
+    links, with and without caps, staged ones holding two engines."""
+    n = n or rng.randint(1, 60)
+    engines = [f"e{k}" for k in range(rng.randint(1, 4))]
+    links = [f"l{k}" for k in range(rng.randint(1, 3))]
+    capacities = {link: rng.choice([1.0, 2.0, 3.0, 0.75, 1e10, rng.uniform(0.5, 4.0)]) for link in links}
+    streams = rng.randint(1, 4)
+    last: dict = {}
+    acts = []
+    for i in range(n):
+        s = rng.randrange(streams)
+        after = (f"a{last[s]}",) if s in last and rng.random() < 0.9 else ()
+        for _ in range(rng.choice([0, 0, 0, 1, 2])):
+            after += (f"a{rng.randrange(n)}" if rng.random() < forward else f"a{rng.randrange(i)}",) if i else ()
+        after = tuple(d for d in after if d != f"a{i}")
+        held = tuple(rng.sample(engines, rng.choice([0, 1, 1, 1, 1, 2][: len(engines) + 2])))
+        copy = rng.random() < 0.5
+        fixed = rng.choice([0.0, 0.0, 1.0, 0.5, 2.0, 1e-20, rng.uniform(0, 3)])
+        nbytes = rng.choice([0, 1, 2, 3.5, rng.randint(0, 5), rng.uniform(0, 4)]) if copy else 0.0
+        path = tuple(rng.sample(links, rng.randint(0, len(links)))) if copy else ()
+        cap = rng.choice([None, 1.0, 1e10, rng.uniform(0.3, 3.0)]) if copy else None
+        if nbytes and not path and cap is None:
+            cap = 1.5
+        acts.append(Activity(f"a{i}", name=rng.choice(["", "k", "copy"]), engines=held, after=after,
+                             fixed_s=fixed, bytes=nbytes, links=path, rate_cap=cap))
+        last[s] = i
+    return acts, capacities
+
+
+def outcome(run, acts, capacities, policy):
+    """The timeline, or the message of the error (a cycle, a deadlock of in-order queues)."""
+    try:
+        return run(acts, capacities, policy=policy)
+    except InvalidParameter as exc:
+        return str(exc)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("seed", range(200))
+def test_the_simulation_equals_the_plain_algorithm(policy, seed):
+    rng = random.Random(seed * 2 + (policy == "greedy"))
+    acts, capacities = random_application(rng)
+    assert outcome(simulate, acts, capacities, policy) == outcome(reference_simulate, acts, capacities, policy)
+
+
+def test_most_random_applications_simulate():
+    """(The comparison above is mostly of timelines, not of error messages.)"""
+    results = [outcome(simulate, *random_application(random.Random(seed)), "in-order") for seed in range(100)]
+    assert sum(isinstance(r, Timeline) for r in results) > 60
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_a_long_application_equals_the_plain_algorithm(policy):
+    acts, capacities = random_application(random.Random(7), n=3000, forward=0)
+    got = simulate(acts, capacities, policy=policy)
+    assert got == reference_simulate(acts, capacities, policy=policy)
+
+
+def test_the_comparison_can_fail():
+    """One step a picosecond longer changes the timeline the comparison sees."""
+    acts, capacities = random_application(random.Random(5), n=40)
+    acts = [Activity(a.id, engines=a.engines, after=tuple(d for d in a.after if int(d[1:]) < i),
+                     fixed_s=a.fixed_s, bytes=a.bytes, links=a.links, rate_cap=a.rate_cap)
+            for i, a in enumerate(acts)]
+    ref = reference_simulate(acts, capacities, policy="greedy")
+    assert simulate(acts, capacities, policy="greedy") == ref
+    last = acts[-1]
+    acts[-1] = Activity(last.id, engines=last.engines, after=last.after, fixed_s=last.fixed_s + 1e-12,
+                        bytes=last.bytes, links=last.links, rate_cap=last.rate_cap)
+    assert simulate(acts, capacities, policy="greedy") != ref
+
+
+@pytest.mark.parametrize("bad", [
+    dict(fixed_s=-1.0), dict(fixed_s=float("nan")), dict(fixed_s=True), dict(fixed_s="1"),
+    dict(rate_cap=0.0, bytes=1.0, links=("l",)), dict(rate_cap=float("inf"), bytes=1.0, links=("l",)),
+    dict(bytes=-2.0, links=("l",)), dict(bytes=float("inf"), links=("l",)), dict(bytes=1.0),
+    dict(links=("nowhere",)), dict(after=("nobody",)), dict(after=("b",)), dict(id=""), dict(id="a"),
+    dict(fixed_s=2, bytes=3, links=("l",), rate_cap=2)])
+def test_bad_and_unusual_input_gives_the_same_answer(bad):
+    """Each field bad (or unusual but valid: integers) in the third of three steps, with a
+    later bad duration that must not be the one named."""
+    fields = dict(id="c", engines=("e",), after=("a",), fixed_s=1.0)
+    fields.update(bad)
+    acts = [Activity("a", engines=("e",), fixed_s=1.0), Activity("b", engines=("e",), after=("c",), fixed_s=0.5),
+            Activity(**fields), Activity("d", fixed_s=-5.0 if "fixed_s" in bad else 1.0)]
+    caps = {"l": 2.0}
+    for policy in POLICIES:
+        got, ref = outcome(simulate, acts, caps, policy), outcome(reference_simulate, acts, caps, policy)
+        assert got == ref
+
+
+def test_picoseconds_of_floats_in_bulk_are_the_exact_ceiling():
+    """Every duration's whole picoseconds (rounded up) in numpy equal the exact integer
+    arithmetic: whole nanoseconds and picoseconds as a trace gives them (their products
+    by 10^12 fall on or next to whole numbers), random floats, tiny and huge ones."""
+    rng = random.Random(2)
+    values = [0.0, 1e-12, 3e-12, 1.9042121528914125e-20, 5e-324, 1e-210, 2.0 ** -1000, 9007.2, 1e6, 1e300]
+    values += [k * 1e-9 for k in range(1, 3000)] + [k * 1e-12 for k in range(1, 3000)]
+    values += [k / 1e9 for k in range(1, 3000)] + [rng.uniform(0, 1e-3) for _ in range(5000)]
+    values += [rng.uniform(0, 10) for _ in range(2000)] + [math.ldexp(rng.random(), -rng.randint(0, 80)) for _ in range(3000)]
+    exact = [-((-p * PS_PER_S) // q) for p, q in map(float.as_integer_ratio, values)]
+    assert _ps_of_floats(np.array(values)) == exact
