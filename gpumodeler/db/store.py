@@ -388,6 +388,7 @@ def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
             "ORDER BY t.name_lower", ["imported" if imported_at else None, imported_at,
                                       0 if renamed else 1, len(PREFIX), PREFIX]).rowcount
         everything = copied == db.execute(f"SELECT count(*) FROM {alias}.devices").fetchone()[0]
+        rebuilt = _index_set_aside(db)
         # (The renamed keys are joined only when there are some: a probe per record.)
         db.execute(
             f"INSERT INTO main.device_values (device_id, field, {RECORD_SELECT}, row_order) "
@@ -399,6 +400,8 @@ def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
             f"JOIN {alias}.device_values v ON v.device_id = t.id "
             + ("LEFT JOIN temp.copy_renamed r ON r.old = v.source_key " if renamed else "")
             + "ORDER BY m.id, v.row_order")
+        if rebuilt is not None:
+            db.execute(rebuilt)
         # Digest triggers, unless the caller suspended them, cleared the digests while the
         # records went in: set again.
         if not renamed:
@@ -421,6 +424,29 @@ def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
         db.execute("DROP TABLE temp.copy_renamed")
     refresh_content_hashes(db)
     return cited
+
+
+#: The index of a device's fields, left out while records are copied into a table holding
+#: none (a merge into an empty database, an export) and built again once they are in.
+_FIELD_INDEX = "device_values_by_field"
+
+
+def _index_set_aside(db: sqlite_utils.Database) -> str | None:
+    """Drop the (device_id, field) index when device_values holds no record and return the
+    statement that builds it again (the one stored: the schema reads as before), else None.
+
+    SQLite builds an index over rows already there by sorting them once, where inserting
+    310 000 records entry by entry cost twice that (a merge into an empty database or an
+    export of 10 000 devices: 0.1 s of about 1). Dropped inside the caller's transaction,
+    so a failure or a kill before the index is back rolls the drop back with the rest."""
+    if db.execute("SELECT EXISTS (SELECT 1 FROM main.device_values)").fetchone()[0]:
+        return None
+    row = db.execute("SELECT sql FROM main.sqlite_master WHERE type = 'index' AND name = ?",
+                     [_FIELD_INDEX]).fetchone()
+    if row is None or not row[0]:
+        return None
+    db.execute(f'DROP INDEX main."{_FIELD_INDEX}"')
+    return row[0]
 
 
 def _same_content(a: tuple, b: tuple) -> bool:
