@@ -269,11 +269,15 @@ def test_a_bulk_copy_leaves_the_schema_and_foreign_keys_as_they_were(theirs, tmp
 
 
 def test_foreign_keys_are_left_unchecked_only_around_a_transaction(tmp_path):
+    """Unchecked for the block outside a transaction, enforced again after it (an error
+    included); inside a caller's transaction nothing changes."""
     from gpumodeler.db.schema import foreign_keys_unchecked
     db = create_database(tmp_path / "x.db")
-    with pytest.raises(RuntimeError, match="outside a transaction"):
-        with db.atomic(), foreign_keys_unchecked(db):
-            pass
+    with db.atomic(), foreign_keys_unchecked(db):     # inside a transaction: still checked
+        assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+            db.execute("INSERT INTO device_values (device_id, field, value, unit, "
+                       "is_default, row_order) VALUES (999, 'sms', 1, 'count', 1, 0)")
     with pytest.raises(ZeroDivisionError):
         with foreign_keys_unchecked(db):
             assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 0
