@@ -157,12 +157,14 @@ def gc_paused():
     On the way out the survivors go straight to the oldest generation (freeze then
     unfreeze: two list splices) instead of being walked by the young collection that the
     next allocation would start; unless the program froze objects of its own, which
-    unfreezing would release."""
+    unfreezing would release. They are promoted before the collector is on again: once
+    on, the very next allocation (leaving the block allocates) started that young
+    collection over everything made while paused (0.08 s of a 28 000-field merge)."""
     promote = gc.get_freeze_count() == 0
-    try:
-        with collector_paused():
+    with collector_paused():
+        try:
             yield
-    finally:
-        if promote:
-            gc.freeze()
-            gc.unfreeze()
+        finally:
+            if promote:
+                gc.freeze()
+                gc.unfreeze()

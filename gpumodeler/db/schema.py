@@ -26,7 +26,7 @@ from .fields import FORMAT
 # The schema and its migrations, re-exported: callers and tests import them from here.
 from .migrations import (DIGEST_TRIGGERS, KNOWN_MIGRATIONS, MIGRATION_SET,  # noqa: F401
                          MIGRATIONS_TABLE, SCHEMA_VERSION, set_meta_version,
-                         digest_triggers_suspended, migrations)
+                         digest_triggers_suspended, foreign_keys_unchecked, migrations)
 
 # (re-exported: callers and tests import them from here)
 from .sqlite_files import (BUSY_TIMEOUT_S, LOG_SUFFIXES, SQLITE_MAGIC, pending_log,  # noqa: F401

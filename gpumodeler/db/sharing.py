@@ -34,7 +34,8 @@ from .merge import MINE, THEIRS, MergeReport, Records, changes_default, conflict
 # the comparison and the writes.)
 from .merge_plan import MergePlan, plan_writes as _plan_merge
 from .schema import attached_read_only, backing_file, digest_triggers_suspended, \
-    file_stamp, new_database_replacing, open_database, reading, utc_timestamp, write_error
+    file_stamp, foreign_keys_unchecked, new_database_replacing, open_database, reading, \
+    utc_timestamp, write_error
 from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, read_records, \
     read_sources, refused_devices, rewrite_fields, set_device_digests, set_device_heads, \
     write_device, write_sources
@@ -76,7 +77,9 @@ def _write_export(catalog, path: Path, picked, layers, files) -> None:
         for layer, file in files.items():
             if file is not None:
                 stack.enter_context(attached_read_only(db, file, layer))
-        with db.atomic(), digest_triggers_suspended(db):
+        # A new file, filled with devices and the rows that name them: nothing to check
+        # against but what the same statements write (schema.foreign_keys_unchecked).
+        with foreign_keys_unchecked(db), db.atomic(), digest_triggers_suspended(db):
             sources: dict[str, str] = {}
             for layer, file in files.items():
                 keys = sorted(set(picked[layer]))
@@ -238,7 +241,10 @@ def _write_merge(catalog, plan: MergePlan, theirs_sources: dict[str, str],
     copy_from = plan.copy_from
     attach = (attached_read_only(db, copy_from, "theirs") if plan.copied and copy_from is not None
               else nullcontext())
-    with attach, db.atomic():
+    # New devices copied in bulk: each record's device is the one its INSERT joins, and a
+    # merge deletes no device, so foreign keys go unchecked (schema.foreign_keys_unchecked).
+    unchecked = foreign_keys_unchecked(db) if plan.copied else nullcontext()
+    with unchecked, attach, db.atomic():
         have = read_sources(db)     # holds a read lock: the file cannot change from here on
         if compared is None or file_stamp(catalog.user_path) != compared:
             _refuse_if_changed(db, plan)

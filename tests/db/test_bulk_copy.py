@@ -226,3 +226,61 @@ def test_paths_with_uri_characters(tmp_path):
     assert sorted(p.name for p in folder.iterdir()) == ["ex port?.db", "my%20db.db",
                                                         "their #db?.db"]
     assert set(_read(folder / "ex port?.db")[0]) == {"alpha gpu", "beta gpu"}
+
+
+def _schema(path):
+    conn = sqlite3.connect(path)
+    try:
+        return sorted(conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master"))
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("mine_holds", [[], ["Delta GPU"]])
+def test_a_bulk_copy_leaves_the_schema_and_foreign_keys_as_they_were(theirs, tmp_path,
+                                                                      mine_holds):
+    """Into a database without records the field index is dropped for the copy and built
+    again, and foreign keys go unchecked during a merge that copies new devices and an
+    export: afterwards the schema is a new database's, every record names a device, and
+    the connection enforces foreign keys again."""
+    create_database(tmp_path / "fresh.db").close()
+    user = tmp_path / "mine.db"
+    write_database(user, [RawDevice("gpu", name, (), None, "user", {
+        "sms": [_rec(2, "count")]}, STAMP, STAMP) for name in mine_holds], {})
+    with Catalog(user_db=user, use_shipped=False) as catalog:
+        assert len(catalog.merge(theirs).new) == 3
+        db = catalog.user_db
+        assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+            with db.atomic():
+                db.execute("INSERT INTO device_values (device_id, field, value, unit, "
+                           "is_default, row_order) VALUES (999, 'sms', 1, 'count', 1, 0)")
+        catalog.export(["alpha", "beta", "gamma"], tmp_path / "out.db")
+    for path in (user, tmp_path / "out.db"):
+        assert _schema(path) == _schema(tmp_path / "fresh.db")
+        conn = sqlite3.connect(path)
+        assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        conn.close()
+    got = _read(user)[0]
+    assert sorted(got) == sorted(["alpha gpu", "beta gpu", "gamma link",
+                                  *(n.casefold() for n in mine_holds)])
+    assert list(got["alpha gpu"].values.items()) == list(_devices()[0].values.items())
+
+
+def test_foreign_keys_are_left_unchecked_only_around_a_transaction(tmp_path):
+    """Unchecked for the block outside a transaction, enforced again after it (an error
+    included); inside a caller's transaction nothing changes."""
+    from gpumodeler.db.schema import foreign_keys_unchecked
+    db = create_database(tmp_path / "x.db")
+    with db.atomic(), foreign_keys_unchecked(db):     # inside a transaction: still checked
+        assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        with pytest.raises(sqlite3.IntegrityError, match="FOREIGN KEY"):
+            db.execute("INSERT INTO device_values (device_id, field, value, unit, "
+                       "is_default, row_order) VALUES (999, 'sms', 1, 'count', 1, 0)")
+    with pytest.raises(ZeroDivisionError):
+        with foreign_keys_unchecked(db):
+            assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 0
+            1 / 0
+    assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    db.close()
