@@ -34,7 +34,7 @@ def _timeline(args) -> int:
 
 def _timeline_without_collector(args) -> int:
     from gpumodeler.report.application import timeline_svg
-    from gpumodeler.service.application import pick_application, run_application
+    from gpumodeler.service import application as service
 
     from . import common
     from .main import CLIError
@@ -42,9 +42,13 @@ def _timeline_without_collector(args) -> int:
     if args.svg is not None and not args.svg.strip():
         raise CLIError("--svg needs a file name")
     project, _info = common.read_project(args.file)
-    app_id = pick_application(project, args.application)
+    app_id = service.pick_application(project, args.application)
     with common.open_catalog() as catalog:
-        result = run_application(project, app_id, common.catalog_lookups(catalog))
+        result, columns = service.application_columns(project, app_id,
+                                                      common.catalog_lookups(catalog))
+    if args.json and not (args.svg or args.by) and _print_columns(result, columns):
+        return 0
+    result["steps"] = service.step_rows(columns)
     if args.svg or args.by or not args.json:
         # one rule for the text, the JSON and the chart (the plain JSON document is checked
         # as it is written: print_json)
@@ -54,8 +58,7 @@ def _timeline_without_collector(args) -> int:
         write_text_atomically(args.svg, timeline_svg(result),
                               inputs=common.inputs_and_catalog((args.file, "the project file")))
     if args.by:
-        from gpumodeler.service.application import aggregate
-        rows = aggregate(result, args.by)
+        rows = service.aggregate(result, args.by)
         if args.json:
             common.print_json({"application": result["application"], "name": result["name"],
                                "by": args.by, "groups": rows,
@@ -70,6 +73,36 @@ def _timeline_without_collector(args) -> int:
         return 0
     _print(result, common.fmt_time)
     return 0
+
+
+def _print_columns(result: dict, columns) -> bool:
+    """Print the ``--json`` document with its steps written from their columns
+    (:class:`~gpumodeler.cli.columnar_json.Records`: the step objects are never made) —
+    the text :func:`~gpumodeler.cli.common.print_json` prints for the whole document, byte
+    for byte — and say True; or print nothing and say False when the document holds
+    something the columnar writer leaves to the standard library, or a number that is not
+    finite: the caller then prints the whole document the usual way (which refuses such a
+    number, naming it)."""
+    import sys
+
+    from . import columnar_json, common
+    from gpumodeler.service.application import STEP_KEYS
+
+    document = dict(result, steps=columnar_json.Records(STEP_KEYS, columns))
+    try:
+        text = columnar_json.dumps(document, common._json_default, allow_nan=False)
+    except (columnar_json.Unsupported, TypeError, ValueError, RecursionError):
+        return False
+    # (in pieces: one 10^8-character string is not copied again for the encoding)
+    write = sys.stdout.write
+    for at in range(0, len(text), _CHUNK):
+        write(text[at:at + _CHUNK])
+    write("\n")
+    return True
+
+
+#: how many characters of a big document are written to stdout at once
+_CHUNK = 1 << 20
 
 
 #: the widest name ``--by`` prints in text (longer ones are cut with …)

@@ -87,13 +87,13 @@ def test_the_collector_is_back_on_after_the_command(capsys, project):
 @pytest.mark.parametrize("flags", [["--json"], [], ["--json", "--by", "stream"]])
 def test_a_number_that_is_not_finite_is_refused_naming_it(capsys, monkeypatch, project, bad,
                                                           flags):
-    real = service.run_application
+    real = service.application_columns
 
-    def broken(*args, **kwargs):
-        doc = real(*args, **kwargs)
-        doc["steps"][3]["alone_s"] = bad
-        return doc
-    monkeypatch.setattr(service, "run_application", broken)
+    def broken(*args, **kwargs):   # (what the command computes its document from)
+        doc, columns = real(*args, **kwargs)
+        columns[service.STEP_KEYS.index("alone_s")][3] = bad
+        return doc, columns
+    monkeypatch.setattr(service, "application_columns", broken)
     code, out, err = run(capsys, "timeline", project, *flags)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
