@@ -150,7 +150,19 @@ class _Writer:
         return "NaN" if v != v else ("Infinity" if v > 0 else "-Infinity")
 
     def lists(self, values: list, level: int) -> list:
+        if len(values) > _DEDUPLICATE_FROM:
+            # lists of text repeat (a step's engines, its links): each distinct one written
+            # once (of text only: equal lists of other things may be written differently,
+            # [1] and [1.0] and [True])
+            if set(map(type, chain.from_iterable(values))) == {str}:
+                table = dict.fromkeys(map(tuple, values))
+                if 2 * len(table) < len(values):
+                    distinct = list(table)
+                    table = dict(zip(distinct, self.lists(list(map(list, distinct)), level)))
+                    return list(map(table.__getitem__, map(tuple, values)))
         lengths = list(map(len, values))
+        if not any(lengths):
+            return ["[]"] * len(values)
         items = self.many(list(chain.from_iterable(values)), level + 1)
         inner = self.line(level + 1)
         sep = "," + inner
@@ -179,14 +191,10 @@ class _Writer:
         shapes = dict.fromkeys(keys)
         if len(shapes) == 1:
             return self.shaped(keys[0], values, level)
-        at: dict = {k: [] for k in shapes}
-        for i, k in enumerate(keys):
-            at[k].append(i)
-        out: list = [None] * len(values)
-        for k, where in at.items():
-            for i, text in zip(where, self.shaped(k, [values[i] for i in where], level)):
-                out[i] = text
-        return out
+        # each shape written apart, then the texts taken back in order (all in C)
+        texts = {k: iter(self.shaped(k, list(compress(values, map(k.__eq__, keys))), level))
+                 for k in shapes}
+        return list(map(next, map(texts.__getitem__, keys)))
 
     def shaped(self, keys: tuple, values: list, level: int) -> list:
         """Objects that all have the keys ``keys``, in that order."""
@@ -235,8 +243,9 @@ class _Writer:
         """The texts of each of ``columns`` (lists of values at depth ``level``); the
         floats of the columns of floats and None all formatted in one :meth:`floats` call
         (each distinct number once)."""
-        types = [list(map(type, c)) for c in columns]
-        kinds = [dict.fromkeys(t) for t in types]
+        kinds = [set(map(type, c)) for c in columns]
+        # (each value's type only where a column mixes types)
+        types = [list(map(type, c)) if len(k) > 1 else None for c, k in zip(columns, kinds)]
         none = type(None)
         pooled = [float in k and all(t is float or t is none for t in k) for k in kinds]
         numbers: list = []
@@ -248,7 +257,8 @@ class _Writer:
         out = []
         for column, pool, t, k in zip(columns, pooled, types, kinds):
             if not pool:
-                out.append(self.many(column, level))
+                out.append(self.same(next(iter(k)), column, level) if len(k) == 1
+                           else self.many(column, level))
             elif len(k) == 1:
                 out.append(list(islice(formatted, len(column))))
             else:   # floats and None: each text taken back in order (in C)
