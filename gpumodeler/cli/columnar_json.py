@@ -27,6 +27,10 @@ from operator import is_
 _DEDUPLICATE_FROM = 256
 
 
+#: Up to how many lengths a long column of lists is written a length at a time.
+_SIZES = 16
+
+
 class Unsupported(Exception):
     """Something the columnar writer leaves to the standard library."""
 
@@ -163,6 +167,13 @@ class _Writer:
         lengths = list(map(len, values))
         if not any(lengths):
             return ["[]"] * len(values)
+        sizes = dict.fromkeys(lengths)
+        if len(values) > _DEDUPLICATE_FROM and 1 < len(sizes) <= _SIZES:
+            # lists of a few lengths (a sync's waits): each length written apart, by its
+            # template, then the texts taken back in order (all in C)
+            texts = {n: iter(self.lists(list(compress(values, map(n.__eq__, lengths))), level))
+                     for n in sizes}
+            return list(map(next, map(texts.__getitem__, lengths)))
         items = self.many(list(chain.from_iterable(values)), level + 1)
         inner = self.line(level + 1)
         sep = "," + inner
@@ -202,14 +213,14 @@ class _Writer:
             return ["{}"] * len(values)
         if not all(type(k) is str for k in keys):
             raise Unsupported("a key that is not a string")
-        columns = zip(*map(dict.values, values))
+        texts = self.columns(list(map(list, zip(*map(dict.values, values)))), level + 1)
         inner = self.line(level + 1)
         # each object's text joined from its pieces: the constant ones (a key and what comes
         # before it) repeated, and the values' texts, a column each
         pieces: list = []
-        for n, (key, column) in enumerate(zip(keys, columns)):
+        for n, (key, column) in enumerate(zip(keys, texts)):
             pieces.append(repeat(("{" if n == 0 else ",") + inner + encode_basestring(key) + ": "))
-            pieces.append(self.many(list(column), level + 1))
+            pieces.append(column)
         pieces.append(repeat(self.line(level) + "}"))
         return list(map("".join, zip(*pieces)))
 
