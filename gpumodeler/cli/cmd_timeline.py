@@ -129,15 +129,16 @@ def _print_columns(result: dict, columns) -> bool:
     for byte — and say True; or print nothing and say False when the document holds
     something the columnar writer leaves to the standard library, or a number that is not
     finite: the caller then prints the whole document the usual way (which refuses such a
-    number, naming it)."""
+    number, naming it; or a value only print_json's converter writes, as a numpy number)."""
     import sys
 
-    from . import columnar_json, common
     from gpumodeler.service.application import STEP_KEYS
+
+    from . import columnar_json
 
     document = dict(result, steps=columnar_json.Records(STEP_KEYS, columns))
     try:
-        text = columnar_json.dumps(document, common._json_default, allow_nan=False)
+        text = columnar_json.dumps(document, None, allow_nan=False)
     except (columnar_json.Unsupported, TypeError, ValueError, RecursionError):
         return False
     # (in pieces: one 10^8-character string is not copied again for the encoding)

@@ -145,3 +145,22 @@ def test_the_hand_built_application_has_what_it_is_meant_to(tmp_path):
     assert steps["again"]["measured_start_s"] is None and steps["again"]["measured_s"] is None
     assert steps["staged"]["measured_end_s"] == pytest.approx(2e-3 - 1e-3 + 1e-4)
     assert doc["measured_makespan_s"] == pytest.approx(2e-3 + 1e-4 - 1e-3)
+
+
+def test_a_value_the_columns_writer_leaves_is_printed_the_usual_way(monkeypatch, capsys, tmp_path):
+    """(a numpy number in a column: print_json's converter writes it; the same text as the
+    document's)"""
+    import numpy as np
+    path = hand_built(tmp_path)
+    real = service.application_columns
+    seen = {}
+
+    def with_numpy(*args, **kwargs):
+        doc, columns = real(*args, **kwargs)
+        columns[service.STEP_KEYS.index("energy_j")][1] = np.float64(0.25)
+        seen["doc"] = dict(doc, steps=service.step_rows(columns))
+        return doc, columns
+    monkeypatch.setattr(service, "application_columns", with_numpy)
+    assert main(["timeline", str(path), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert out == stdlib(seen["doc"]) and json.loads(out)["steps"][1]["energy_j"] == 0.25
