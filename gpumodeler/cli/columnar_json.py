@@ -27,6 +27,9 @@ from operator import is_
 _DEDUPLICATE_FROM = 256
 
 
+#: How many rows of :class:`Records` are written at a time.
+_ROWS = 1024
+
 #: Up to how many lengths a long column of lists is written a length at a time.
 _SIZES = 16
 
@@ -238,17 +241,25 @@ class _Writer:
                 + self.line(level) + "]"
         if not all(type(k) is str for k in keys):
             raise Unsupported("a key that is not a string")
-        texts = self.columns(list(map(list, records.columns)), level + 2)
         outer = self.line(level + 1)
         inner = self.line(level + 2)
         first_key = "{" + inner + encode_basestring(keys[0]) + ": "
-        pieces: list = [chain(["[" + outer + first_key], repeat("," + outer + first_key)),
-                        texts[0]]
-        for key, column in zip(keys[1:], texts[1:]):
-            pieces.append(repeat("," + inner + encode_basestring(key) + ": "))
-            pieces.append(column)
-        pieces.append(repeat(outer + "}"))
-        return "".join(chain.from_iterable(zip(*pieces))) + self.line(level) + "]"
+        parts = []
+        # a slice of rows at a time: the texts of a slice stay in the processor's caches (10^5
+        # rows at once: a third slower)
+        for start in range(0, n, _ROWS):
+            texts = self.columns([list(c[start:start + _ROWS]) for c in records.columns],
+                                 level + 2)
+            pieces: list = [repeat("," + outer + first_key) if start else
+                            chain(["[" + outer + first_key], repeat("," + outer + first_key)),
+                            texts[0]]
+            for key, column in zip(keys[1:], texts[1:]):
+                pieces.append(repeat("," + inner + encode_basestring(key) + ": "))
+                pieces.append(column)
+            pieces.append(repeat(outer + "}"))
+            parts.append("".join(chain.from_iterable(zip(*pieces))))
+        parts.append(self.line(level) + "]")
+        return "".join(parts)
 
     def columns(self, columns: list, level: int) -> list:
         """The texts of each of ``columns`` (lists of values at depth ``level``); the

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -183,6 +184,8 @@ def test_records_are_written_as_the_list_of_their_rows(table, indent):
                 columnar_json.dumps(plain, _json_default, indent)
             continue
         assert text == stdlib(plain, indent)
+        with mock.patch.object(columnar_json, "_ROWS", 7):   # (written a few rows at a time)
+            assert columnar_json.dumps(doc, _json_default, indent) == text
 
 
 def test_records_refuse_what_is_not_finite_and_ragged_columns():
@@ -196,3 +199,9 @@ def test_records_refuse_what_is_not_finite_and_ragged_columns():
     with pytest.raises(ValueError):
         columnar_json.Records(["a", "b"], [[1.0]])
     assert columnar_json.dumps(columnar_json.Records([], []), None, 2) == "[]"
+    # more rows than are written at a time: the slices' texts are the rows' text
+    n = 3 * columnar_json._ROWS + 5
+    records = columnar_json.Records(["t", "s", "m"], [[i / 7 for i in range(n)],
+                                                     [f"s{i % 5}" for i in range(n)],
+                                                     [None if i % 3 else [i, 0.5] for i in range(n)]])
+    assert columnar_json.dumps({"steps": records}, None, 2) == stdlib({"steps": records.rows()})
