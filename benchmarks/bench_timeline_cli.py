@@ -52,13 +52,14 @@ def cli(*argv, env) -> tuple[float, float]:
 def phases(project_path: str) -> str:
     """Where the command's time goes (CPU seconds, in this process, the collector paused as
     the command pauses it): reading the project, building the application, simulating it,
-    its energy, the rest of the document, and writing the JSON text."""
-    from gpumodeler.cli import common
+    its energy, the rest of the document, and writing the JSON text (as the command does
+    both: the steps as columns, written from them)."""
+    from gpumodeler.cli import columnar_json, common
     from gpumodeler.core.application.app import build
     from gpumodeler.core.application.energy import energy
     from gpumodeler.core.application.timeline import simulate
     from gpumodeler.core.kernel.collector import collector_paused
-    from gpumodeler.service.application import pick_application, run_application
+    from gpumodeler.service.application import STEP_KEYS, application_columns, pick_application
 
     spent = {}
     clock = time.process_time
@@ -71,7 +72,7 @@ def phases(project_path: str) -> str:
         with common.open_catalog() as catalog:
             lookups = common.catalog_lookups(catalog)
             t = clock()
-            document = run_application(project, app_id, lookups)
+            document, columns = application_columns(project, app_id, lookups)
             run = clock() - t
             # (its parts again, alone: the catalog's and the kernels' answers are cached now)
             t = clock()
@@ -86,7 +87,8 @@ def phases(project_path: str) -> str:
             spent["energy"] = clock() - t
             spent["document"] = run - spent["build"] - spent["simulate"] - spent["energy"]
         t = clock()
-        common.indented_json(document, common._json_default, allow_nan=False)
+        columnar_json.dumps(dict(document, steps=columnar_json.Records(STEP_KEYS, columns)),
+                            common._json_default, allow_nan=False)
         spent["JSON"] = clock() - t
     return ", ".join(f"{k} {v:.2f}" for k, v in spent.items())
 

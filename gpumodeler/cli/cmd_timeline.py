@@ -6,6 +6,8 @@ writes the Gantt chart.
 """
 from __future__ import annotations
 
+from itertools import chain, compress, repeat
+
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
@@ -34,7 +36,7 @@ def _timeline(args) -> int:
 
 def _timeline_without_collector(args) -> int:
     from gpumodeler.report.application import timeline_svg
-    from gpumodeler.service.application import pick_application, run_application
+    from gpumodeler.service import application as service
 
     from . import common
     from .main import CLIError
@@ -42,20 +44,25 @@ def _timeline_without_collector(args) -> int:
     if args.svg is not None and not args.svg.strip():
         raise CLIError("--svg needs a file name")
     project, _info = common.read_project(args.file)
-    app_id = pick_application(project, args.application)
+    app_id = service.pick_application(project, args.application)
     with common.open_catalog() as catalog:
-        result = run_application(project, app_id, common.catalog_lookups(catalog))
-    if args.svg or args.by or not args.json:
+        result, columns = service.application_columns(project, app_id,
+                                                      common.catalog_lookups(catalog))
+    if args.json and not (args.svg or args.by) and _print_columns(result, columns):
+        return 0
+    steps = service.step_rows(columns)
+    if (args.svg or args.by or not args.json) and not (
+            _finite([dict(result, steps=None)]) and all(map(_finite, columns))):
         # one rule for the text, the JSON and the chart (the plain JSON document is checked
-        # as it is written: print_json)
-        common.require_finite(result)
+        # as it is written: print_json); the document walked to name the number
+        common.require_finite(dict(result, steps=steps))
+    result["steps"] = steps
     if args.svg:
         from gpumodeler.report.files import write_text_atomically
         write_text_atomically(args.svg, timeline_svg(result),
                               inputs=common.inputs_and_catalog((args.file, "the project file")))
     if args.by:
-        from gpumodeler.service.application import aggregate
-        rows = aggregate(result, args.by)
+        rows = service.aggregate(result, args.by)
         if args.json:
             common.print_json({"application": result["application"], "name": result["name"],
                                "by": args.by, "groups": rows,
@@ -70,6 +77,80 @@ def _timeline_without_collector(args) -> int:
         return 0
     _print(result, common.fmt_time)
     return 0
+
+
+def _finite(values: list) -> bool:
+    """True when ``values`` hold only text, whole numbers, flags, None and finite floats, in
+    lists, tuples and dicts; False when not, or when that is not plain (a value of another
+    type, nesting deeper than :data:`_DEEPEST`, as a cycle is, floats whose sum overflows):
+    then :func:`~gpumodeler.cli.common.require_finite` walks the document to say which.
+
+    Read a kind of value at a time (each level's lists put together, its dicts of one size
+    read as columns, each column's floats summed: a sum is finite only when every term is):
+    a 10^5-step document in C passes, not one Python step per value (the walk: 0.9 s)."""
+    import math
+    from operator import is_
+
+    stack = [(values, 0)]
+    while stack:
+        values, depth = stack.pop()
+        if depth > _DEEPEST:
+            return False
+        kinds = set(map(type, values))
+        types = list(map(type, values)) if len(kinds) > 1 else None
+        for kind in kinds - _PLAIN:
+            part = values if types is None else list(compress(values, map(is_, types, repeat(kind))))
+            if kind is float:
+                if not math.isfinite(sum(part)):
+                    return False
+            elif kind is list or kind is tuple:
+                stack.append((list(chain.from_iterable(part)), depth + 1))
+            elif kind is dict:
+                sizes = list(map(len, part))
+                for size in set(sizes):
+                    same = part if len(set(sizes)) == 1 else list(compress(part, map(size.__eq__, sizes)))
+                    stack += ((list(c), depth + 1) for c in zip(*map(dict.values, same)))
+            else:
+                return False
+    return True
+
+
+#: the deepest nesting :func:`_finite` reads (deeper, or a cycle: the document is walked)
+_DEEPEST = 64
+
+
+_PLAIN = frozenset({str, int, bool, type(None)})
+
+
+def _print_columns(result: dict, columns) -> bool:
+    """Print the ``--json`` document with its steps written from their columns
+    (:class:`~gpumodeler.cli.columnar_json.Records`: the step objects are never made) —
+    the text :func:`~gpumodeler.cli.common.print_json` prints for the whole document, byte
+    for byte — and say True; or print nothing and say False when the document holds
+    something the columnar writer leaves to the standard library, or a number that is not
+    finite: the caller then prints the whole document the usual way (which refuses such a
+    number, naming it; or a value only print_json's converter writes, as a numpy number)."""
+    import sys
+
+    from gpumodeler.service.application import STEP_KEYS
+
+    from . import columnar_json
+
+    document = dict(result, steps=columnar_json.Records(STEP_KEYS, columns))
+    try:
+        text = columnar_json.dumps(document, None, allow_nan=False)
+    except (columnar_json.Unsupported, TypeError, ValueError, RecursionError):
+        return False
+    # (in pieces: one 10^8-character string is not copied again for the encoding)
+    write = sys.stdout.write
+    for at in range(0, len(text), _CHUNK):
+        write(text[at:at + _CHUNK])
+    write("\n")
+    return True
+
+
+#: how many characters of a big document are written to stdout at once
+_CHUNK = 1 << 20
 
 
 #: the widest name ``--by`` prints in text (longer ones are cut with …)

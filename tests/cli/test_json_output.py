@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -144,3 +145,63 @@ def test_the_columnar_writer_on_many_records():
     assert columnar_json.dumps(special, _json_default, 2) == stdlib(special)
     with pytest.raises(ValueError, match="Out of range float"):
         columnar_json.dumps(special, _json_default, 2, allow_nan=False)
+
+
+record_keys = st.lists(st.text(max_size=4), max_size=5, unique=True)
+
+
+@st.composite
+def record_tables(draw):
+    """(keys, columns) of a :class:`~gpumodeler.cli.columnar_json.Records`: each column
+    drawn whole from one of a few kinds (floats with None, as a timeline's measured times;
+    any documents), long enough at times for the floats to be formatted once per value."""
+    keys = draw(record_keys)
+    n = draw(st.sampled_from([0, 1, 3, 300]))
+    floats = st.one_of(st.none(), st.floats(allow_nan=False, allow_infinity=False),
+                       st.sampled_from([0.0, -0.0, 1e-300, 2.5]))
+    column = st.one_of(st.lists(floats, min_size=n, max_size=n),
+                       st.lists(st.floats(-1, 1), min_size=n, max_size=n),
+                       st.lists(documents, min_size=n, max_size=n))
+    return keys, [draw(column) for _ in keys]
+
+
+@settings(max_examples=repetitions(100, 400), deadline=None)
+@given(record_tables(), st.sampled_from([2, 4]))
+def test_records_are_written_as_the_list_of_their_rows(table, indent):
+    """A list of objects given as columns is the standard library's text of the list of
+    those objects (in a document, at depth 1; or refused as the writer refuses the rows)."""
+    from gpumodeler.cli import columnar_json
+    keys, columns = table
+    records = columnar_json.Records(keys, columns)
+    rows = records.rows()
+    assert len(rows) == len(records) and all(list(r) == keys for r in rows)
+    for doc, plain in (({"a": 1, "steps": records, "z": [0.5]}, {"a": 1, "steps": rows, "z": [0.5]}),
+                       (records, rows)):
+        try:
+            text = columnar_json.dumps(doc, _json_default, indent)
+        except (columnar_json.Unsupported, TypeError, ValueError, RecursionError):
+            with pytest.raises((columnar_json.Unsupported, TypeError, ValueError, RecursionError)):
+                columnar_json.dumps(plain, _json_default, indent)
+            continue
+        assert text == stdlib(plain, indent)
+        with mock.patch.object(columnar_json, "_ROWS", 7):   # (written a few rows at a time)
+            assert columnar_json.dumps(doc, _json_default, indent) == text
+
+
+def test_records_refuse_what_is_not_finite_and_ragged_columns():
+    from gpumodeler.cli import columnar_json
+    records = columnar_json.Records(["a", "b"], [[1.0] * 400, [2.0] * 399 + [math.inf]])
+    assert columnar_json.dumps(records, None, 2) == stdlib(records.rows())
+    with pytest.raises(ValueError, match="Out of range float"):
+        columnar_json.dumps({"steps": records}, None, 2, allow_nan=False)
+    with pytest.raises(ValueError):
+        columnar_json.Records(["a", "b"], [[1.0], [2.0, 3.0]])
+    with pytest.raises(ValueError):
+        columnar_json.Records(["a", "b"], [[1.0]])
+    assert columnar_json.dumps(columnar_json.Records([], []), None, 2) == "[]"
+    # more rows than are written at a time: the slices' texts are the rows' text
+    n = 3 * columnar_json._ROWS + 5
+    records = columnar_json.Records(["t", "s", "m"], [[i / 7 for i in range(n)],
+                                                     [f"s{i % 5}" for i in range(n)],
+                                                     [None if i % 3 else [i, 0.5] for i in range(n)]])
+    assert columnar_json.dumps({"steps": records}, None, 2) == stdlib({"steps": records.rows()})

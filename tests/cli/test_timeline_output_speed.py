@@ -87,13 +87,13 @@ def test_the_collector_is_back_on_after_the_command(capsys, project):
 @pytest.mark.parametrize("flags", [["--json"], [], ["--json", "--by", "stream"]])
 def test_a_number_that_is_not_finite_is_refused_naming_it(capsys, monkeypatch, project, bad,
                                                           flags):
-    real = service.run_application
+    real = service.application_columns
 
-    def broken(*args, **kwargs):
-        doc = real(*args, **kwargs)
-        doc["steps"][3]["alone_s"] = bad
-        return doc
-    monkeypatch.setattr(service, "run_application", broken)
+    def broken(*args, **kwargs):   # (what the command computes its document from)
+        doc, columns = real(*args, **kwargs)
+        columns[service.STEP_KEYS.index("alone_s")][3] = bad
+        return doc, columns
+    monkeypatch.setattr(service, "application_columns", broken)
     code, out, err = run(capsys, "timeline", project, *flags)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1
@@ -170,3 +170,27 @@ def test_require_finite_with_shared_values_a_cycle_and_overflowing_sums():
     assert cli_refusal([1e308, 1e308, 2.0]) is None            # finite values, an infinite sum
     assert "r[2]" in cli_refusal([1e308, 1e308, math.nan])
     assert cli_refusal({"k": [1.0, (2.0, "x", None, True, 3)]}) is None
+
+
+@settings(max_examples=repetitions(100, 400), deadline=None)
+@given(documents)
+def test_the_column_check_passes_only_what_require_finite_passes(doc):
+    """(timeline's text, --by and --svg check the document's columns before walking it:
+    whatever that check passes, require_finite passes too; whatever it refuses is refused
+    by it or passed, once walked, by require_finite)"""
+    from gpumodeler.cli.cmd_timeline import _finite
+    if _finite([doc]):
+        assert cli_refusal(doc) is None
+
+
+def test_the_column_check_on_nested_columns_and_a_cycle():
+    from gpumodeler.cli.cmd_timeline import _finite
+    column = [{"a": 1.0, "r": [{"x": 2.0}]}, {"b": "t"}, {"a": 3.0, "r": []}] * 100
+    assert _finite(column)
+    column[150] = {"a": 3.0, "r": [{"x": math.inf}]}
+    assert not _finite(column)
+    assert not _finite([None, 1, (math.nan,)])
+    assert not _finite([np.float64(1.0)])   # (not plain: the walk decides)
+    cycle: list = [1.0]
+    cycle.append(cycle)
+    assert not _finite([cycle])

@@ -859,7 +859,10 @@ def test_a_version_7_file_gets_the_wavefront_degrees_of_wide_shared_accesses(tmp
     p.put_kernel("k1", g)
     path = save_project(p, tmp_path / "v7.gpm")
     conn = sqlite3.connect(path)  # as gpumodeler with schema version 7 left it
-    conn.execute(f"DELETE FROM {project_schema.MIGRATIONS_TABLE} WHERE name = 'm008_shared_wavefronts'")
+    conn.execute(f"DELETE FROM {project_schema.MIGRATIONS_TABLE} "
+                 "WHERE name IN ('m008_shared_wavefronts', 'm009_step_measured_columns')")
+    for column in ("measured_s", "measured_start_s", "traced_gpu", "host_s"):   # m009's
+        conn.execute(f"ALTER TABLE application_steps DROP COLUMN {column}")
     conn.execute("UPDATE meta SET value = '7' WHERE key = 'version'")
     conn.commit()
     conn.close()
