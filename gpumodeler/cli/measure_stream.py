@@ -352,29 +352,36 @@ def _time(seconds: float) -> str:
     return f"{seconds / 1e-6:.6g} µs"
 
 
-_SHOWN = itemgetter("kind", "direction", "name", "gpu", "grid", "block", "memory_kind")
+#: the cells that repeat down a file, read once per distinct combination
+_SHOWN = itemgetter("kind", "direction", "name", "gpu", "memory_kind")
 #: the metrics cell of a record with k metrics
 _COUNTS = [""] + [str(k) for k in range(1, 100)]
 
 
+def _launch(grid, block) -> str:
+    """A kernel's launch cell (``4096x1x1 x 256x1x1``; "" without a grid or a block)."""
+    if not grid or not block:
+        return ""
+    if len(grid) == 3 and len(block) == 3:     # ("%s" is str(): the join's text)
+        return "%sx%sx%s x %sx%sx%s" % (*grid, *block)
+    return f"{'x'.join(map(str, grid))} x {'x'.join(map(str, block))}"
+
+
 class TableCells:
-    """A record's cells in the text table; the cells that repeat (kind, name, launch...)
-    are built once per distinct combination, a copy's size once per distinct size."""
+    """A record's cells in the text table. The cells that repeat (kind, direction, name,
+    gpu, memory) are built once per distinct combination; the launch, size and time, which
+    differ from launch to launch in a real trace, are written per record without a memory
+    (one ``%`` format each)."""
 
     def __init__(self, streams: bool):
         self.streams = streams
         self.shown: dict = {}
-        self.sizes: dict = {}
 
     def static(self, key) -> tuple:
-        kind, direction, name, gpu, grid, block, memory = key
-        launch = None    # (a copy's: its size)
-        if kind == "kernel":
-            launch = (f"{'x'.join(map(str, grid))} x {'x'.join(map(str, block))}"
-                      if grid and block else "")
+        kind, direction, name, gpu, memory = key
         if len(name) > 40:
             name = name[:37] + "..."
-        cells = (kind, direction, name, gpu, launch, memory)
+        cells = (kind, direction, name, gpu, memory, kind == "kernel")
         if len(self.shown) >= _TEMPLATES:
             self.shown.clear()
         self.shown[key] = cells
@@ -386,16 +393,10 @@ class TableCells:
         static = self.shown.get(key)
         if static is None:
             static = self.static(key)
-        kind, direction, name, gpu, launch, memory = static
+        kind, direction, name, gpu, memory, kernel = static
         metrics = len(d["metrics"])
         count = _COUNTS[metrics] if metrics < 100 else str(metrics)
-        if launch is None:
-            size = d["size_bytes"]
-            launch = self.sizes.get(size)
-            if launch is None:
-                if len(self.sizes) >= _TEMPLATES:
-                    self.sizes.clear()
-                launch = self.sizes[size] = _size(size)
+        launch = _launch(d["grid"], d["block"]) if kernel else _size(d["size_bytes"])
         time_s = d["time_s"]
         cells = (str(d["row"]), kind, direction, name, gpu, launch,
                  "" if time_s is None else _time(time_s), memory, count)
@@ -404,6 +405,12 @@ class TableCells:
             cells += ("" if stream is None else str(stream),
                       "" if start is None else f"{start:.9f} s")
         return cells
+
+
+def _line_format(widths) -> str:
+    """The ``%`` format of a table line of these column widths (``%-8s`` pads a str as
+    ``ljust(8)`` does)."""
+    return "  ".join(f"%-{w}s" for w in widths)
 
 
 def write_table(head: list, records, out=None) -> dict:
@@ -421,23 +428,29 @@ def write_table(head: list, records, out=None) -> dict:
                 widths[k] = len(c)
 
     full = sum(widths) + 2 * (len(widths) - 1)
-    ljust = str.ljust
-    lines = ["  ".join(map(ljust, header, widths)).rstrip()]
+    fmt = _line_format(widths)
+    lines = [(fmt % header).rstrip()]
+    append = lines.append
     counts: dict = {}
     for r in records:
         cells = cells_of(r)
         kind = cells[1]
-        counts[kind] = counts.get(kind, 0) + 1
-        line = "  ".join(map(ljust, cells, widths))
+        try:
+            counts[kind] += 1
+        except KeyError:
+            counts[kind] = 1
+        line = fmt % cells
         if len(line) != full:    # a cell wider than its column: the column widens
             widths = [max(w, len(c)) for w, c in zip(widths, cells)]
             full = sum(widths) + 2 * (len(widths) - 1)
-            line = "  ".join(map(ljust, cells, widths))
-        lines.append(line.rstrip())
+            fmt = _line_format(widths)
+            line = fmt % cells
+        append(line.rstrip())
         if len(lines) >= WRITE_LINES:
-            lines.append("")
+            append("")
             out.write("\n".join(lines))
             lines = []
-    lines.append("")
+            append = lines.append
+    append("")
     out.write("\n".join(lines))
     return counts
