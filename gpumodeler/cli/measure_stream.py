@@ -147,6 +147,22 @@ _METRICS_STATEMENTS = """\
 """
 
 
+#: the launch text ``gLAUNCH`` of a line's format from its grid or block tuple ``LAUNCH``:
+#: three exact ints written in the line's function (an int's JSON is its digits; a launch's
+#: numbers differ from launch to launch in a real trace), any other through
+#: :meth:`JsonLines.launch`
+_LAUNCH_STATEMENTS = """\
+    if len(LAUNCH) == 3:
+        a, b, c = LAUNCH
+        if type(a) is int and type(b) is int and type(c) is int:
+            gLAUNCH = "[%d, %d, %d]" % LAUNCH
+        else:
+            gLAUNCH = L(LAUNCH)
+    else:
+        gLAUNCH = L(LAUNCH)
+"""
+
+
 class JsonLines:
     """Each record's ``to_json()`` as one line of JSON, the same text the standard
     library's encoder gives (``ensure_ascii=False, allow_nan=False``; tests compare them),
@@ -240,7 +256,8 @@ class JsonLines:
                 if kind is float:
                     floats.append(v)
             elif kind is tuple and name in ("grid", "block"):
-                slot = "{L(%s)}" % v
+                slot = "{g%s}" % v
+                pre.append(_LAUNCH_STATEMENTS.replace("LAUNCH", v))
             elif kind is dict and name == "metrics":
                 slot = "{m}"
                 pre.append(_METRICS_STATEMENTS.replace("METRICS", v))
@@ -329,11 +346,13 @@ def read_ahead(records, n: int | None = None) -> tuple[list, object]:
 # --- the text table --------------------------------------------------------------------
 
 def _size(n) -> str:
+    """A copy's size cell: 4 significant digits in GiB, MiB or KiB (binary), else B."""
     if n is None:
         return ""
-    for unit, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if n >= f:
-            return f"{n / f:.4g} {unit}"
+    if n >= 1048576:
+        return f"{n / 1073741824:.4g} GiB" if n >= 1073741824 else f"{n / 1048576:.4g} MiB"
+    if n >= 1024:
+        return f"{n / 1024:.4g} KiB"
     return f"{n:g} B"
 
 
