@@ -313,8 +313,8 @@ def write_json(records, out=None, batch: int | None = None) -> dict:
     written = False
     for r in records:
         values = get_values(r.__dict__)
-        line = formats.get(tuple(map(type, values)), "")
-        if line == "":
+        line = formats.get(tuple(map(type, values)), learn)
+        if line is learn:      # (types not met yet)
             line = learn(values)
         text = line(values) if line is not None else None
         if text is None:
