@@ -13,7 +13,7 @@ from gpumodeler.core.measurements.importer import import_text, stream_lines
 from gpumodeler.core.measurements.parsing import SPACES, text_lines
 from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement, from_fields
 
-from measurement_samples import SAMPLES, TIMINGS, TRACE, text
+from measurement_samples import SAMPLES, TIMINGS, TRACE, distinct_timings, distinct_trace, text
 
 PIECES = ["a,b\n", "\r\n", "x\r", "\ny", "\u2028", "z\x85", "", "\n\n", "\r", "é,1", "\x0c",
           "\ufeff", " ,\t"]
@@ -155,3 +155,29 @@ def test_the_spaces_are_every_character_strip_strips():
     """The trace reader's quick test of a table's end relies on SPACES holding every
     character str.strip strips."""
     assert SPACES == {c for c in map(chr, range(0x110000)) if ("x" + c).strip() == "x"}
+
+
+@pytest.mark.parametrize("make", [distinct_trace, distinct_timings])
+def test_the_fast_rows_of_distinct_values_are_the_reference_rows(monkeypatch, make):
+    """Every number differs from row to row (nothing a reader remembers helps), one size is
+    written in several units, and odd numbers (negative zero, exponents, many digits, whole
+    numbers with and without a point) take rows off the common path or onto its edges."""
+    contents = [make(7, seed) for seed in range(80)] + [make(300, 99, odd=False)]
+    fast = [_outcome(c) for c in contents]
+    _reference(monkeypatch)
+    slow = [_outcome(c) for c in contents]
+    for content, a, b in zip(contents, fast, slow):
+        assert a == b, content
+    assert sum(a[0] == "error" for a in fast) > 10
+    assert sum(a[0] != "error" for a in fast) > 10
+
+
+@pytest.mark.parametrize("make", [distinct_trace, distinct_timings])
+def test_plain_distinct_rows_never_reach_the_reference_reader(monkeypatch, make):
+    """The common case stays on the fast path: no row of plain decimals is read by the
+    reference row reader (which would cost several times as much)."""
+    def refused(*args):
+        raise AssertionError("a plain row was read by the reference reader")
+    monkeypatch.setattr(nvprof, "_trace_row", refused)
+    monkeypatch.setattr(timings, "_row", refused)
+    assert len(import_text(make(400, 5, odd=False), "f.csv").records) == 400
