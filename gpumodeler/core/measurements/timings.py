@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
+from typing import cast
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
@@ -194,8 +195,8 @@ class _Table:
             d["block"] = block
             d["registers_per_thread"] = regs
             d["shared_mem_bytes"] = shared
-        else:
-            text = f[self.size]
+        else:     # (a transfer's words were read only with a size column: fixed)
+            text = f[cast(int, self.size)]
             if "_" in text:
                 return SLOW
             try:
