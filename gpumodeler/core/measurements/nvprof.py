@@ -40,7 +40,7 @@ from collections.abc import Iterable, Iterator
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
     SPACES, Disagreement, ImportResult, LineSource, check_finite, csv_fields, positive,
-    scaled, split_lines, where)
+    scaled, scaled_positive, split_lines, where)
 from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement
 from gpumodeler.core.measurements.units import (
     NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid, printed_half_unit, whole_bytes)
@@ -389,16 +389,11 @@ class _TraceTable:
             if size_col is None or size_factor is None:
                 return SLOW
             size_text = f[size_col]
-            # (parsing.scaled and units.whole_bytes inlined; units.printed_half_unit of a
-            # plain decimal read from its digits after the point, the same expression)
-            if "_" in size_text:
+            exact = scaled_positive(size_text, size_factor)
+            if exact is None:
                 return SLOW
-            try:
-                exact = float(size_text) * size_factor
-            except ValueError:
-                return SLOW
-            if not 0 < exact < inf:
-                return SLOW
+            # (units.whole_bytes inlined; units.printed_half_unit of a plain decimal read
+            # from its digits after the point, the same expression)
             text = size_text.strip()
             dot = text.find(".")
             decimals = len(text) - dot - 1 if dot >= 0 else 0

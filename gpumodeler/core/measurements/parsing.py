@@ -210,3 +210,14 @@ def scaled(text: str, factor: float | None) -> float | None:
         return float(text) * factor
     except ValueError:
         return None
+
+
+def scaled_positive(text: str, factor: float) -> float | None:
+    """:func:`scaled` when the value is > 0 and finite (a duration, a size), else None."""
+    if "_" in text:
+        return None
+    try:
+        value = float(text) * factor
+    except ValueError:
+        return None
+    return value if 0 < value < math.inf else None

@@ -31,7 +31,7 @@ from typing import cast
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
-    ImportResult, check_finite, positive, split_lines, where)
+    ImportResult, check_finite, positive, scaled_positive, split_lines, where)
 from gpumodeler.core.measurements.records import (DIRECTIONS, FIELD_DEFAULTS, KINDS,
                                                   Measurement, from_fields)
 from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, split_number, valid,
@@ -170,15 +170,8 @@ class _Table:
         if known is SLOW:
             return SLOW
         template, factor, size_factor = known
-        # (parsing.scaled inlined: the hot loop of an import)
-        text = f[self.time]
-        if "_" in text:
-            return SLOW
-        try:
-            time_s = float(text) * factor
-        except ValueError:
-            return SLOW
-        if not 0 < time_s < _INF:
+        time_s = scaled_positive(f[self.time], factor)
+        if time_s is None:
             return SLOW
         d = template.copy()
         if size_factor is None:        # a kernel
@@ -196,14 +189,8 @@ class _Table:
             d["registers_per_thread"] = regs
             d["shared_mem_bytes"] = shared
         else:     # (a transfer's words were read only with a size column: fixed)
-            text = f[cast(int, self.size)]
-            if "_" in text:
-                return SLOW
-            try:
-                size = float(text) * size_factor
-            except ValueError:
-                return SLOW
-            if not 0 < size < _INF:
+            size = scaled_positive(f[cast(int, self.size)], size_factor)
+            if size is None:
                 return SLOW
             size = float(round(size))   # our format: the size as written, to whole bytes
             if size < 1:
