@@ -36,11 +36,12 @@ import csv
 import math
 import re
 from collections.abc import Iterable, Iterator
+from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
     SPACES, Disagreement, ImportResult, LineSource, check_finite, csv_fields, positive,
-    scaled, scaled_positive, split_lines, where)
+    Remembered, scaled, scaled_positive, split_lines, where)
 from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement
 from gpumodeler.core.measurements.units import (
     NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid, printed_half_unit, whole_bytes)
@@ -292,11 +293,16 @@ class _TraceTable:
         kernel, copy = self.kernel, self.copy
         source, result = self.source, self.result
         # The words that repeat down a trace (a handful per file), each read once (bounded:
-        # cleared when full): a row's name (copy direction or None), a memory-type cell.
-        # Numbers (times, sizes, launches) differ from launch to launch in a real trace and
-        # are parsed per row, without a memory.
+        # cleared when full): a row's name (copy direction or None), a memory-type cell. A
+        # kernel's launch cells and a copy's size, remembered by their texts while that pays
+        # (parsing.Remembered: given up in a trace whose launches and sizes all differ).
         names: dict = {}
         memory: dict = {}
+        launches = Remembered(CACHE)
+        sizes = Remembered(CACHE)
+        launch_cols = [k for k in (grid_cols or []) + (block_cols or [])] + \
+            ([reg_col] if reg_col is not None else []) + [k for k, _ in smem_cols]
+        launch_key = itemgetter(*launch_cols) if len(launch_cols) > 1 else None
         directions = COPY_DIRECTIONS
         inf = _INF
         half_units = _HALF_UNITS
@@ -345,6 +351,27 @@ class _TraceTable:
                 return SLOW
             return grid, block, regs, None if smem is None else int(round(smem))
 
+        def copy_size(size_text: str):
+            """(exact size in bytes, whole bytes, their uncertainty, the stripped text) of a
+            copy's Size cell, or SLOW."""
+            exact = scaled_positive(size_text, size_factor)
+            if exact is None:
+                return SLOW
+            # (units.whole_bytes inlined; units.printed_half_unit of a plain decimal read
+            # from its digits after the point, the same expression)
+            text = size_text.strip()
+            dot = text.find(".")
+            decimals = len(text) - dot - 1 if dot >= 0 else 0
+            if decimals < len(half_units) and "e" not in text and "E" not in text:
+                half = half_units[decimals] * size_factor
+            else:
+                half = printed_half_unit(text) * size_factor
+            size = float(round(exact))
+            uncertainty = half - 0.5 if half - 0.5 > 0.0 else 0.0
+            if size < 1 or not uncertainty < inf:
+                return SLOW
+            return exact, size, uncertainty, text
+
         def row(f: list[str], number: int):
             name = f[name_col].strip()
             direction = names.get(name, 0)
@@ -372,9 +399,20 @@ class _TraceTable:
             if direction is None:      # a kernel
                 if not dims:
                     return SLOW
-                cells = launch(f)
-                if cells is SLOW:
-                    return SLOW
+                if launches.use and launch_key is not None:
+                    key = launch_key(f)
+                    cells = launches.get(key)
+                    if cells is None:
+                        cells = launch(f)
+                        if cells is SLOW:
+                            return SLOW
+                        launches.keep(key, cells)
+                    else:
+                        launches.hits += 1
+                else:
+                    cells = launch(f)
+                    if cells is SLOW:
+                        return SLOW
                 d = kernel.copy()
                 d["time_s"] = time_s
                 d["name"] = name
@@ -389,22 +427,16 @@ class _TraceTable:
             if size_col is None or size_factor is None:
                 return SLOW
             size_text = f[size_col]
-            exact = scaled_positive(size_text, size_factor)
-            if exact is None:
-                return SLOW
-            # (units.whole_bytes inlined; units.printed_half_unit of a plain decimal read
-            # from its digits after the point, the same expression)
-            text = size_text.strip()
-            dot = text.find(".")
-            decimals = len(text) - dot - 1 if dot >= 0 else 0
-            if decimals < len(half_units) and "e" not in text and "E" not in text:
-                half = half_units[decimals] * size_factor
+            known = sizes.get(size_text) if sizes.use else None
+            if known is None:
+                known = copy_size(size_text)
+                if known is SLOW:
+                    return SLOW
+                if sizes.use:
+                    sizes.keep(size_text, known)
             else:
-                half = printed_half_unit(text) * size_factor
-            size = float(round(exact))
-            uncertainty = half - 0.5 if half - 0.5 > 0.0 else 0.0
-            if size < 1 or not uncertainty < inf:
-                return SLOW
+                sizes.hits += 1
+            exact, size, uncertainty, text = known
             if uncertainty > 0:
                 extra["size_uncertainty"] = (uncertainty, "B")
             thr = None
