@@ -18,10 +18,11 @@ docs/contributing.md; docs/measurements.md).
 3. ``calibrate link`` on 10^3, 10^4 and 10^5 copies of distinct sizes (a timings CSV; two
    bandwidth regimes, 2 % noise): CPU time, target 10^5 copies in under 5 s, exponent.
 
-The nvprof, timings and nsys rows repeat a few sample rows, so the readers' and writers'
-memories of repeating texts (a copy's size, a kernel's launch cells) always hit; real traces
-repeat them less. The "nvprof distinct" trace (:func:`nvprof_distinct_text`) is the other
-end: every number differs from row to row, so those memories never help.
+The nvprof, timings and nsys rows repeat a few sample rows, so the readers' memories of
+repeating texts (an nvprof copy's size and kernel's launch cells, the words of a row) always
+hit; real traces repeat them less. The "distinct" files (:func:`nvprof_distinct_text`,
+:func:`timings_distinct_text`, :func:`nsys_distinct_file`) are the other end: every number
+differs from row to row, so those memories never help (and the nvprof reader gives them up).
 
 A row that misses its target is reported as such and the script ends with status 1.
 Run: python benchmarks/bench_measurements.py [--quick]   (--quick: 10^4 and 10^5 rows for

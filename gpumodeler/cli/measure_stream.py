@@ -23,6 +23,8 @@ from itertools import chain, islice
 from operator import itemgetter
 
 from . import common
+from gpumodeler.core.measurements.parsing import Remembered
+
 from .main import CLIError
 
 #: records read before anything is written (see the module docstring)
@@ -395,6 +397,8 @@ class TableCells:
     def __init__(self, streams: bool):
         self.streams = streams
         self.shown: dict = {}
+        self.launches = Remembered(_TEMPLATES)   # (grid, block) -> its cell, while it pays
+        self.sizes = Remembered(_TEMPLATES)      # a copy's size -> its cell, idem
 
     def static(self, key) -> tuple:
         kind, direction, name, gpu, memory = key
@@ -415,7 +419,26 @@ class TableCells:
         kind, direction, name, gpu, memory, kernel = static
         metrics = len(d["metrics"])
         count = _COUNTS[metrics] if metrics < 100 else str(metrics)
-        launch = _launch(d["grid"], d["block"]) if kernel else _size(d["size_bytes"])
+        if kernel:
+            launches = self.launches
+            key = (d["grid"], d["block"]) if launches.use else None
+            launch = launches.get(key) if key is not None else None
+            if launch is None:
+                launch = _launch(*key) if key is not None else _launch(d["grid"], d["block"])
+                if key is not None:
+                    launches.keep(key, launch)
+            else:
+                launches.hits += 1
+        else:
+            sizes = self.sizes
+            size = d["size_bytes"]
+            launch = sizes.get(size) if sizes.use else None
+            if launch is None:
+                launch = _size(size)
+                if sizes.use:
+                    sizes.keep(size, launch)
+            else:
+                sizes.hits += 1
         time_s = d["time_s"]
         cells = (str(d["row"]), kind, direction, name, gpu, launch,
                  "" if time_s is None else _time(time_s), memory, count)

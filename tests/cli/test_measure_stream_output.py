@@ -392,3 +392,19 @@ def test_a_bad_distinct_row_after_the_first_chunk_is_one_error_line(monkeypatch,
         out, err = capsys.readouterr()
         assert err.count("\n") == 1 and f"t.csv row {len(lines)}, column {column}" in err, err
         assert out.count("\n") >= 30, (out, err)   # what was read before it was written
+
+
+@pytest.mark.parametrize("make", [distinct_trace, distinct_timings])
+def test_repeated_then_distinct_rows_are_the_whole_file_s_table(monkeypatch, capsys, tmp_path,
+                                                                make):
+    """Launch and size cells remembered while rows repeat, then given up when they all
+    differ (small memories here): the table is still the whole file's."""
+    monkeypatch.setattr(measure_stream, "_TEMPLATES", 8)
+    lines = make(120, 4, odd=False).splitlines()
+    head = 5 if make is distinct_trace else 1
+    rows = [line for line in lines[head:] if line[:1].isdigit() or line[:1] in "kt"]
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(lines[:head] + rows[:6] * 5 + rows + rows[:6] * 5) + "\n")
+    result = read_file(str(path))
+    assert main(["measure", "import", str(path)]) == 0
+    assert capsys.readouterr().out == _old_table(result.records, result)

@@ -31,7 +31,7 @@ from typing import cast
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
-    ImportResult, check_finite, positive, scaled_positive, split_lines, where)
+    ImportResult, Remembered, check_finite, positive, scaled_positive, split_lines, where)
 from gpumodeler.core.measurements.records import (DIRECTIONS, FIELD_DEFAULTS, KINDS,
                                                   Measurement, from_fields)
 from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, split_number, valid,
@@ -157,6 +157,13 @@ class _Table:
         words = [k for name, k in col.items() if name in WORD_COLUMNS]
         self.key = itemgetter(*words) if len(words) > 1 else (lambda f, k=words[0]: f[k])
         self.known: dict = {}
+        # a kernel's launch cells and a transfer's size (with its unit's factor), remembered
+        # by their texts while that pays (parsing.Remembered)
+        launch = [k for k in (self.grid, self.block, self.registers, self.shared)
+                  if k is not None]
+        self.launch_key = itemgetter(*launch) if len(launch) > 1 else None
+        self.launches = Remembered(CACHE)
+        self.sizes = Remembered(CACHE)
 
     def row(self, f: list[str], row: int):
         """The row's record, or SLOW."""
@@ -175,26 +182,34 @@ class _Table:
             return SLOW
         d = template.copy()
         if size_factor is None:        # a kernel
-            try:
-                grid = _plain_dims(f, self.grid)
-                block = _plain_dims(f, self.block)
-                regs = _plain_whole(f, self.registers)
-                shared = _plain_whole(f, self.shared)
-            except ValueError:
-                return SLOW
-            if grid is SLOW or block is SLOW:
-                return SLOW
-            d["grid"] = grid
-            d["block"] = block
-            d["registers_per_thread"] = regs
-            d["shared_mem_bytes"] = shared
+            launches = self.launches
+            key = self.launch_key(f) if launches.use and self.launch_key is not None else None
+            cells = launches.get(key) if key is not None else None
+            if cells is None:
+                cells = self.launch(f)
+                if cells is SLOW:
+                    return SLOW
+                if key is not None:
+                    launches.keep(key, cells)
+            else:
+                launches.hits += 1
+            d["grid"], d["block"], d["registers_per_thread"], d["shared_mem_bytes"] = cells
         else:     # (a transfer's words were read only with a size column: fixed)
-            size = scaled_positive(f[cast(int, self.size)], size_factor)
+            sizes = self.sizes
+            text = f[cast(int, self.size)]
+            key = (text, size_factor) if sizes.use else None
+            size = sizes.get(key) if key is not None else None
             if size is None:
-                return SLOW
-            size = float(round(size))   # our format: the size as written, to whole bytes
-            if size < 1:
-                return SLOW
+                size = scaled_positive(text, size_factor)
+                if size is None:
+                    return SLOW
+                size = float(round(size))   # our format: the size as written, to whole bytes
+                if size < 1:
+                    return SLOW
+                if key is not None:
+                    sizes.keep(key, size)
+            else:
+                sizes.hits += 1
             d["size_bytes"] = size
         metrics = {}
         for k, name, unit in self.metrics:
@@ -223,6 +238,19 @@ class _Table:
         d["metrics"] = metrics
         d["row"] = row
         return from_fields(d)
+
+    def launch(self, f: list[str]):
+        """(grid, block, registers, shared memory) of a kernel row, or SLOW."""
+        try:
+            grid = _plain_dims(f, self.grid)
+            block = _plain_dims(f, self.block)
+            regs = _plain_whole(f, self.registers)
+            shared = _plain_whole(f, self.shared)
+        except ValueError:
+            return SLOW
+        if grid is SLOW or block is SLOW:
+            return SLOW
+        return grid, block, regs, shared
 
     def fixed(self, f: list[str]):
         """(the record's fields but the numbers, metrics and row; the time unit's factor;
