@@ -409,3 +409,7 @@ def test_repeated_then_distinct_rows_are_the_whole_file_s_table(monkeypatch, cap
     result = read_file(str(path))
     assert main(["measure", "import", str(path)]) == 0
     assert capsys.readouterr().out == _old_table(result.records, result)
+    cells = measure_stream.TableCells(False)        # one reader of cells, remembering
+    assert [cells(r) for r in result.records] == [
+        measure_stream.TableCells(False)(r) for r in result.records]
+    assert not cells.sizes.use       # (given up once the rows all differ)
