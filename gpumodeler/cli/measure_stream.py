@@ -390,9 +390,9 @@ def _launch(grid, block) -> str:
 
 class TableCells:
     """A record's cells in the text table. The cells that repeat (kind, direction, name,
-    gpu, memory) are built once per distinct combination; the launch, size and time, which
-    differ from launch to launch in a real trace, are written per record without a memory
-    (one ``%`` format each)."""
+    gpu, memory) are built once per distinct combination; a launch's or size's cell is
+    remembered by its value while that pays (parsing.Remembered: given up when they all
+    differ), the time written per record."""
 
     def __init__(self, streams: bool):
         self.streams = streams

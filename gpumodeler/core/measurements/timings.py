@@ -153,7 +153,7 @@ class _Table:
 
         # the word columns (kind, unit, name, gpu, direction, memory kind, size unit): a
         # handful of combinations per file, read once each; the numbers (time, size, launch,
-        # registers, metrics) differ from row to row and are parsed per row
+        # registers, metrics) are parsed per row (a launch and a size remembered below)
         words = [k for name, k in col.items() if name in WORD_COLUMNS]
         self.key = itemgetter(*words) if len(words) > 1 else (lambda f, k=words[0]: f[k])
         self.known: dict = {}
