@@ -19,13 +19,14 @@ docs/contributing.md; docs/measurements.md).
 3. ``calibrate link`` on 10^3, 10^4 and 10^5 copies of distinct sizes (a timings CSV; two
    bandwidth regimes, 2 % noise): CPU time, target 10^5 copies in under 5 s, exponent.
 
-The nvprof, timings and nsys rows repeat a few sample rows, so the readers' and writers'
-memories of repeating texts (a copy's size, a kernel's launch cells) always hit; real traces
-repeat them less. The "nvprof distinct" trace (:func:`nvprof_distinct_text`) is the other
-end: every number differs from row to row, so those memories never help. The "ncu" file is
-an Nsight Compute details page (:func:`ncu_distinct_text`: the default ``ncu --csv`` page,
-one row per launch and metric, twelve per launch) of distinct numbers; its rows are the
-file's rows (a record is a launch: one per twelve rows).
+The nvprof, timings and nsys rows repeat a few sample rows, so the readers' memories of
+repeating texts (an nvprof copy's size and kernel's launch cells, the words of a row) always
+hit; real traces repeat them less. The "distinct" files (:func:`nvprof_distinct_text`,
+:func:`timings_distinct_text`, :func:`nsys_distinct_file`) are the other end: every number
+differs from row to row, so those memories never help (and the nvprof reader gives them up).
+The "ncu" file is an Nsight Compute details page (:func:`ncu_distinct_text`: the default
+``ncu --csv`` page, one row per launch and metric, twelve per launch) of distinct numbers;
+its rows are the file's rows (a record is a launch: one per twelve rows).
 
 A row that misses its target is reported as such and the script ends with status 1.
 Run: python benchmarks/bench_measurements.py [--quick]   (--quick: 10^4 and 10^5 rows for
@@ -158,6 +159,54 @@ def timings_text(rows: int) -> str:
     return "\n".join(lines[1:2] + (body * (rows // len(body) + 1))[:rows]) + "\n"
 
 
+def timings_distinct_text(rows: int) -> str:
+    """A timings CSV (the sample's columns) whose numbers all differ from row to row: time,
+    size, grid, block, registers and the energy metric; kernels (two in five rows) of three
+    names, copies of three directions and memory kinds, in units that vary per row."""
+    import random
+    rng = random.Random(rows)
+    lines = [(SAMPLES / "timings.csv").read_text().splitlines()[1]]
+    copies = (("htod", "pageable"), ("dtoh", "pinned"), ("dtod", "device"))
+    for i in range(rows):
+        if i % 5 < 2:
+            name = ("saxpy2", "bpnn_layerforward", "calculate_temp")[i % 3]
+            lines.append(f"kernel,{name},,,,{rng.randint(1, 65535)},"
+                         f"{rng.choice((64, 128, 256, 512, 1024))},{rng.uniform(0.5, 5000):.6g},"
+                         f"{rng.choice(('us', 'ms'))},GeForce GTX 970,,{rng.randint(8, 255)},"
+                         f"{rng.uniform(1e-5, 1):.6g}")
+        else:
+            direction, memory = rng.choice(copies)
+            unit = rng.choice(("B", "KiB", "MiB", "kB"))
+            size = rng.uniform(1, 2 ** 20) if unit != "B" else rng.randint(4, 2 ** 28)
+            lines.append(f"transfer,{direction} copy,{direction},{size:.9g},{unit},,,"
+                         f"{rng.uniform(1.5, 50000):.6g},us,GeForce GTX 970,{memory},,")
+    return "\n".join(lines) + "\n"
+
+
+def nsys_distinct_file(folder: Path, rows: int) -> Path:
+    """An Nsight Systems export whose numbers all differ from row to row: start, duration,
+    grid, block, registers, shared memory, copy size; kernels and copies alternating."""
+    import random
+    from nsys_exports import SAXPY, copy, kernel, write_export
+    rng = random.Random(rows)
+    kernels, copies, start = [], [], 0
+    for i in range(rows):
+        start += rng.randint(1000, 100_000)
+        end = start + rng.randint(500, 5_000_000)
+        if i % 2 == 0:
+            kernels.append(kernel(start, end, SAXPY, grid=(rng.randint(1, 65535),
+                                                            rng.randint(1, 64), 1),
+                                  block=(rng.choice((64, 128, 256, 512, 1024)), 1, 1),
+                                  regs=rng.randint(8, 255), static=rng.randint(0, 48) * 1024,
+                                  dynamic=rng.randint(0, 4) * 256, stream=rng.randint(7, 14)))
+        else:
+            copies.append(copy(start, end, rng.randint(4, 2 ** 28), rng.choice((1, 2, 8)),
+                               stream=rng.randint(7, 14)))
+    path = folder / f"report-distinct-{rows}.sqlite"
+    write_export(path, kernels=kernels, copies=copies)
+    return path
+
+
 def nsys_file(folder: Path, rows: int) -> Path:
     from nsys_exports import SAXPY, copy, kernel, write_export
     kernels = [kernel(1000 * i, 1000 * i + 700, SAXPY) for i in range(0, rows, 2)]
@@ -207,7 +256,11 @@ def import_rows(sizes, folder: Path, rounds: int) -> bool:
                                       _streamed_csv(text, "trace.csv")),
         "timings": lambda n: (lambda text=timings_text(n): _streamed_csv(text, "timings.csv")),
         "ncu": lambda n: (lambda text=ncu_distinct_text(n): _streamed_csv(text, "ncu.csv")),
+        "timings distinct": lambda n: (lambda text=timings_distinct_text(n):
+                                       _streamed_csv(text, "timings.csv")),
         "nsys": lambda n: (lambda path=nsys_file(folder, n): _streamed_nsys(path)),
+        "nsys distinct": lambda n: (lambda path=nsys_distinct_file(folder, n):
+                                    _streamed_nsys(path)),
     }
     for name, make in formats.items():
         times, peaks = [], []
@@ -257,6 +310,11 @@ def child_run(argv) -> tuple:
     return cpu_s, int(done.stderr.strip().splitlines()[-1].split()[1]) / 1024
 
 
+#: the files of the command's rows
+NAMES = ("nvprof", "nvprof distinct", "timings", "timings distinct", "ncu", "nsys",
+         "nsys distinct")
+
+
 def command_rows(sizes, folder: Path) -> bool:
     """``measure import`` as a command, text and --json, per format: CPU time, rows/s at
     each size (interpreter start-up included), the exponent of time from the smaller to the
@@ -265,14 +323,19 @@ def command_rows(sizes, folder: Path) -> bool:
     paths = {}
     for n in sizes:
         for name, make in (("nvprof", nvprof_text), ("nvprof distinct", nvprof_distinct_text),
-                           ("timings", timings_text), ("ncu", ncu_distinct_text)):
+                           ("timings", timings_text),
+                           ("timings distinct", timings_distinct_text),
+                           ("ncu", ncu_distinct_text)):
             path = folder / f"{name.replace(' ', '-')}-{n}.csv"
             path.write_text(make(n))
             paths[name, n] = path
         paths["nsys", n] = folder / f"report-{n}.sqlite"
         if not paths["nsys", n].exists():
             nsys_file(folder, n)
-    for name in ("nvprof", "nvprof distinct", "timings", "ncu", "nsys"):
+        paths["nsys distinct", n] = folder / f"report-distinct-{n}.sqlite"
+        if not paths["nsys distinct", n].exists():
+            nsys_distinct_file(folder, n)
+    for name in NAMES:
         for extra in ([], ["--json"]):
             runs = [child_run(["measure", "import", str(paths[name, n]), *extra]) for n in sizes]
             rates = [n / t for n, (t, _m) in zip(sizes, runs)]
@@ -289,7 +352,7 @@ def command_rows(sizes, folder: Path) -> bool:
             print(f"measure import {name} {' '.join(extra) or '(text)'}: {cells}; exponent "
                   f"{k:.2f}; peak x{growth:.2f} -> {'; '.join(verdict) or 'ok'}", flush=True)
     for n in sizes:       # (the 10^6-row files are 66 to 240 MB)
-        for name in ("nvprof", "nvprof distinct", "timings", "ncu", "nsys"):
+        for name in NAMES:
             paths[name, n].unlink()
     return ok
 

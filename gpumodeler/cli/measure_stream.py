@@ -23,6 +23,8 @@ from itertools import chain, islice
 from operator import itemgetter
 
 from . import common
+from gpumodeler.core.measurements.parsing import Remembered
+
 from .main import CLIError
 
 #: records read before anything is written (see the module docstring)
@@ -147,6 +149,22 @@ _METRICS_STATEMENTS = """\
 """
 
 
+#: the launch text ``gLAUNCH`` of a line's format from its grid or block tuple ``LAUNCH``:
+#: three exact ints written in the line's function (an int's JSON is its digits; a launch's
+#: numbers differ from launch to launch in a real trace), any other through
+#: :meth:`JsonLines.launch`
+_LAUNCH_STATEMENTS = """\
+    if len(LAUNCH) == 3:
+        a, b, c = LAUNCH
+        if type(a) is int and type(b) is int and type(c) is int:
+            gLAUNCH = "[%d, %d, %d]" % LAUNCH
+        else:
+            gLAUNCH = L(LAUNCH)
+    else:
+        gLAUNCH = L(LAUNCH)
+"""
+
+
 class JsonLines:
     """Each record's ``to_json()`` as one line of JSON, the same text the standard
     library's encoder gives (``ensure_ascii=False, allow_nan=False``; tests compare them),
@@ -240,7 +258,8 @@ class JsonLines:
                 if kind is float:
                     floats.append(v)
             elif kind is tuple and name in ("grid", "block"):
-                slot = "{L(%s)}" % v
+                slot = "{g%s}" % v
+                pre.append(_LAUNCH_STATEMENTS.replace("LAUNCH", v))
             elif kind is dict and name == "metrics":
                 slot = "{m}"
                 pre.append(_METRICS_STATEMENTS.replace("METRICS", v))
@@ -296,8 +315,8 @@ def write_json(records, out=None, batch: int | None = None) -> dict:
     written = False
     for r in records:
         values = get_values(r.__dict__)
-        line = formats.get(tuple(map(type, values)), "")
-        if line == "":
+        line = formats.get(tuple(map(type, values)), learn)
+        if line is learn:      # (types not met yet)
             line = learn(values)
         text = line(values) if line is not None else None
         if text is None:
@@ -329,11 +348,13 @@ def read_ahead(records, n: int | None = None) -> tuple[list, object]:
 # --- the text table --------------------------------------------------------------------
 
 def _size(n) -> str:
+    """A copy's size cell: 4 significant digits in GiB, MiB or KiB (binary), else B."""
     if n is None:
         return ""
-    for unit, f in (("GiB", 2 ** 30), ("MiB", 2 ** 20), ("KiB", 2 ** 10)):
-        if n >= f:
-            return f"{n / f:.4g} {unit}"
+    if n >= 1048576:
+        return f"{n / 1073741824:.4g} GiB" if n >= 1073741824 else f"{n / 1048576:.4g} MiB"
+    if n >= 1024:
+        return f"{n / 1024:.4g} KiB"
     return f"{n:g} B"
 
 
@@ -352,29 +373,38 @@ def _time(seconds: float) -> str:
     return f"{seconds / 1e-6:.6g} µs"
 
 
-_SHOWN = itemgetter("kind", "direction", "name", "gpu", "grid", "block", "memory_kind")
+#: the cells that repeat down a file, read once per distinct combination
+_SHOWN = itemgetter("kind", "direction", "name", "gpu", "memory_kind")
 #: the metrics cell of a record with k metrics
 _COUNTS = [""] + [str(k) for k in range(1, 100)]
 
 
+def _launch(grid, block) -> str:
+    """A kernel's launch cell (``4096x1x1 x 256x1x1``; "" without a grid or a block)."""
+    if not grid or not block:
+        return ""
+    if len(grid) == 3 and len(block) == 3:     # ("%s" is str(): the join's text)
+        return "%sx%sx%s x %sx%sx%s" % (*grid, *block)
+    return f"{'x'.join(map(str, grid))} x {'x'.join(map(str, block))}"
+
+
 class TableCells:
-    """A record's cells in the text table; the cells that repeat (kind, name, launch...)
-    are built once per distinct combination, a copy's size once per distinct size."""
+    """A record's cells in the text table. The cells that repeat (kind, direction, name,
+    gpu, memory) are built once per distinct combination; a launch's or size's cell is
+    remembered by its value while that pays (parsing.Remembered: given up when they all
+    differ), the time written per record."""
 
     def __init__(self, streams: bool):
         self.streams = streams
         self.shown: dict = {}
-        self.sizes: dict = {}
+        self.launches = Remembered(_TEMPLATES)   # (grid, block) -> its cell, while it pays
+        self.sizes = Remembered(_TEMPLATES)      # a copy's size -> its cell, idem
 
     def static(self, key) -> tuple:
-        kind, direction, name, gpu, grid, block, memory = key
-        launch = None    # (a copy's: its size)
-        if kind == "kernel":
-            launch = (f"{'x'.join(map(str, grid))} x {'x'.join(map(str, block))}"
-                      if grid and block else "")
+        kind, direction, name, gpu, memory = key
         if len(name) > 40:
             name = name[:37] + "..."
-        cells = (kind, direction, name, gpu, launch, memory)
+        cells = (kind, direction, name, gpu, memory, kind == "kernel")
         if len(self.shown) >= _TEMPLATES:
             self.shown.clear()
         self.shown[key] = cells
@@ -386,16 +416,29 @@ class TableCells:
         static = self.shown.get(key)
         if static is None:
             static = self.static(key)
-        kind, direction, name, gpu, launch, memory = static
+        kind, direction, name, gpu, memory, kernel = static
         metrics = len(d["metrics"])
         count = _COUNTS[metrics] if metrics < 100 else str(metrics)
-        if launch is None:
-            size = d["size_bytes"]
-            launch = self.sizes.get(size)
+        if kernel:
+            launches = self.launches
+            key = (d["grid"], d["block"]) if launches.use else None
+            launch = launches.get(key) if key is not None else None
             if launch is None:
-                if len(self.sizes) >= _TEMPLATES:
-                    self.sizes.clear()
-                launch = self.sizes[size] = _size(size)
+                launch = _launch(*key) if key is not None else _launch(d["grid"], d["block"])
+                if key is not None:
+                    launches.keep(key, launch)
+            else:
+                launches.hits += 1
+        else:
+            sizes = self.sizes
+            size = d["size_bytes"]
+            launch = sizes.get(size) if sizes.use else None
+            if launch is None:
+                launch = _size(size)
+                if sizes.use:
+                    sizes.keep(size, launch)
+            else:
+                sizes.hits += 1
         time_s = d["time_s"]
         cells = (str(d["row"]), kind, direction, name, gpu, launch,
                  "" if time_s is None else _time(time_s), memory, count)
@@ -404,6 +447,12 @@ class TableCells:
             cells += ("" if stream is None else str(stream),
                       "" if start is None else f"{start:.9f} s")
         return cells
+
+
+def _line_format(widths) -> str:
+    """The ``%`` format of a table line of these column widths (``%-8s`` pads a str as
+    ``ljust(8)`` does)."""
+    return "  ".join(f"%-{w}s" for w in widths)
 
 
 def write_table(head: list, records, out=None) -> dict:
@@ -421,23 +470,29 @@ def write_table(head: list, records, out=None) -> dict:
                 widths[k] = len(c)
 
     full = sum(widths) + 2 * (len(widths) - 1)
-    ljust = str.ljust
-    lines = ["  ".join(map(ljust, header, widths)).rstrip()]
+    fmt = _line_format(widths)
+    lines = [(fmt % header).rstrip()]
+    append = lines.append
     counts: dict = {}
     for r in records:
         cells = cells_of(r)
         kind = cells[1]
-        counts[kind] = counts.get(kind, 0) + 1
-        line = "  ".join(map(ljust, cells, widths))
+        try:
+            counts[kind] += 1
+        except KeyError:
+            counts[kind] = 1
+        line = fmt % cells
         if len(line) != full:    # a cell wider than its column: the column widens
             widths = [max(w, len(c)) for w, c in zip(widths, cells)]
             full = sum(widths) + 2 * (len(widths) - 1)
-            line = "  ".join(map(ljust, cells, widths))
-        lines.append(line.rstrip())
+            fmt = _line_format(widths)
+            line = fmt % cells
+        append(line.rstrip())
         if len(lines) >= WRITE_LINES:
-            lines.append("")
+            append("")
             out.write("\n".join(lines))
             lines = []
-    lines.append("")
+            append = lines.append
+    append("")
     out.write("\n".join(lines))
     return counts

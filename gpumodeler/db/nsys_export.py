@@ -337,7 +337,6 @@ class _Reader:
         where = f"{self.source}#{table}"
         template = dict(FIELD_DEFAULTS, kind="kernel", source=where)
         names = self.names
-        valid: set = set()      # grids and blocks found valid
         first_name = 14    # (the row's columns: rowid, then needed, then name_cols)
         for values in _rows(self.conn, table, needed + name_cols):
             (rowid, start, end, device, stream, gx, gy, gz, bx, by, bz, regs, static,
@@ -353,14 +352,15 @@ class _Reader:
                 self.cut_names += 1
             grid = (gx, gy, gz)
             block = (bx, by, bz)
-            if grid not in valid or block not in valid:     # (launch shapes repeat)
+            # (the common case, six ints > 0, without a call; launch shapes differ from
+            # launch to launch in a real trace)
+            if not (type(gx) is int and type(gy) is int and type(gz) is int and
+                    type(bx) is int and type(by) is int and type(bz) is int and
+                    gx > 0 and gy > 0 and gz > 0 and bx > 0 and by > 0 and bz > 0):
                 for what, dims in (("grid", grid), ("block", block)):
                     if not all(isinstance(v, int) and v > 0 for v in dims):
                         raise FormatError(f"{where} row {rowid}: {what} {dims!r} must be "
                                           f"whole numbers > 0")
-                if len(valid) >= NAME_CACHE:
-                    valid.clear()
-                valid.update((grid, block))
             d = self.fields(template, rowid, start, end, stream, device)
             d["name"] = name
             d["grid"] = grid

@@ -16,9 +16,12 @@ from gpumodeler.cli import common, measure_stream
 from gpumodeler.cli.cmd_measure import read_file
 from gpumodeler.cli.main import main
 from gpumodeler.cli.measure_stream import JsonLines, file_chunks, write_json
+from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.records import Measurement
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tests" / "core"))
+from measurement_samples import distinct_timings, distinct_trace  # noqa: E402
 SAMPLES = ROOT / "resources" / "measurements"
 ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False).encode
 
@@ -343,3 +346,70 @@ def test_a_single_metric_is_written_as_the_encoder_writes_it(metrics):
                     source="f", row=1, metrics=metrics)
     for _ in range(2):
         assert line(r)[0] == ENCODE(r.to_json())
+
+
+@pytest.mark.parametrize("make", [distinct_trace, distinct_timings])
+def test_distinct_values_are_written_as_the_whole_file_and_the_encoder_write_them(
+        capsys, tmp_path, make):
+    """Files whose numbers all differ from row to row (and, in some, negative zero,
+    exponents, many digits, whole numbers with and without a point, one size in several
+    units): the text table is the whole file's, the --json lines the encoder's."""
+    path = tmp_path / "d.csv"
+    written = 0
+    for content in [make(600, 3, odd=False)] + [make(7, seed) for seed in range(40)]:
+        path.write_text(content)
+        try:
+            result = read_file(str(path))
+        except FormatError:
+            continue
+        written += 1
+        assert main(["measure", "import", str(path)]) == 0
+        assert capsys.readouterr().out == _old_table(result.records, result)
+        assert main(["measure", "import", str(path), "--json"]) == 0
+        assert capsys.readouterr().out == "[\n" + ",\n".join(
+            ENCODE(r.to_json()) for r in result.records) + "\n]\n"
+    assert written > 10
+
+
+@pytest.mark.parametrize("make, column, cell", [(distinct_trace, "Duration", 1),
+                                                (distinct_timings, "time", 7)])
+def test_a_bad_distinct_row_after_the_first_chunk_is_one_error_line(monkeypatch, capsys,
+                                                                    tmp_path, make, column,
+                                                                    cell):
+    """Past the first records and the first written chunk, a row the fast reader leaves to
+    the reference reader (negative zero) still ends the command with one error line and
+    exit status 2, text and --json."""
+    monkeypatch.setattr(measure_stream, "HEAD", 4)
+    monkeypatch.setattr(measure_stream, "WRITE_LINES", 3)
+    lines = make(40, 8, odd=False).splitlines()
+    cells = lines[-1].split(",")
+    cells[cell] = "-0.000000"
+    lines[-1] = ",".join(cells)
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    for extra in ([], ["--json"]):
+        assert main(["measure", "import", str(path), *extra]) == 2
+        out, err = capsys.readouterr()
+        assert err.count("\n") == 1 and f"t.csv row {len(lines)}, column {column}" in err, err
+        assert out.count("\n") >= 30, (out, err)   # what was read before it was written
+
+
+@pytest.mark.parametrize("make", [distinct_trace, distinct_timings])
+def test_repeated_then_distinct_rows_are_the_whole_file_s_table(monkeypatch, capsys, tmp_path,
+                                                                make):
+    """Launch and size cells remembered while rows repeat, then given up when they all
+    differ (small memories here): the table is still the whole file's."""
+    monkeypatch.setattr(measure_stream, "_TEMPLATES", 8)
+    lines = make(120, 4, odd=False).splitlines()
+    head = 5 if make is distinct_trace else 1
+    rows = [line for line in lines[head:]
+            if line[:1].isdigit() or line.startswith(("kernel", "transfer"))]
+    path = tmp_path / "r.csv"
+    path.write_text("\n".join(lines[:head] + rows[:6] * 5 + rows + rows[:6] * 5) + "\n")
+    result = read_file(str(path))
+    assert main(["measure", "import", str(path)]) == 0
+    assert capsys.readouterr().out == _old_table(result.records, result)
+    cells = measure_stream.TableCells(False)        # one reader of cells, remembering
+    assert [cells(r) for r in result.records] == [
+        measure_stream.TableCells(False)(r) for r in result.records]
+    assert not cells.sizes.use       # (given up once the rows all differ)

@@ -10,10 +10,10 @@ import pytest
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements import nvprof, timings
 from gpumodeler.core.measurements.importer import import_text, stream_lines
-from gpumodeler.core.measurements.parsing import SPACES, text_lines
+from gpumodeler.core.measurements.parsing import SPACES, Remembered, text_lines
 from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement, from_fields
 
-from measurement_samples import SAMPLES, TIMINGS, TRACE, text
+from measurement_samples import SAMPLES, TIMINGS, TRACE, distinct_timings, distinct_trace, text
 
 PIECES = ["a,b\n", "\r\n", "x\r", "\ny", "\u2028", "z\x85", "", "\n\n", "\r", "é,1", "\x0c",
           "\ufeff", " ,\t"]
@@ -155,3 +155,59 @@ def test_the_spaces_are_every_character_strip_strips():
     """The trace reader's quick test of a table's end relies on SPACES holding every
     character str.strip strips."""
     assert SPACES == {c for c in map(chr, range(0x110000)) if ("x" + c).strip() == "x"}
+
+
+@pytest.mark.parametrize("make", [distinct_trace, distinct_timings])
+def test_the_fast_rows_of_distinct_values_are_the_reference_rows(monkeypatch, make):
+    """Every number differs from row to row (nothing a reader remembers helps), one size is
+    written in several units, and odd numbers (negative zero, exponents, many digits, whole
+    numbers with and without a point) take rows off the common path or onto its edges."""
+    contents = [make(7, seed) for seed in range(80)] + [make(300, 99, odd=False)]
+    fast = [_outcome(c) for c in contents]
+    _reference(monkeypatch)
+    slow = [_outcome(c) for c in contents]
+    for content, a, b in zip(contents, fast, slow):
+        assert a == b, content
+    assert sum(a[0] == "error" for a in fast) > 10
+    assert sum(a[0] != "error" for a in fast) > 10
+
+
+@pytest.mark.parametrize("make", [distinct_trace, distinct_timings])
+def test_plain_distinct_rows_never_reach_the_reference_reader(monkeypatch, make):
+    """The common case stays on the fast path: no row of plain decimals is read by the
+    reference row reader (which would cost several times as much)."""
+    def refused(*args):
+        raise AssertionError("a plain row was read by the reference reader")
+    monkeypatch.setattr(nvprof, "_trace_row", refused)
+    monkeypatch.setattr(timings, "_row", refused)
+    assert len(import_text(make(400, 5, odd=False), "f.csv").records) == 400
+
+
+def test_a_memory_of_parsed_texts_is_given_up_when_it_does_not_pay():
+    """parsing.Remembered: kept while it has at least as many hits as misses between two
+    clearings, given up (never consulted again) otherwise; never larger than its size."""
+    memory = Remembered(4)
+    for k in range(4):                # four misses, then four hits: it pays
+        memory.keep(k, str(k))
+    memory.hits += 4
+    memory.keep(4, "4")
+    assert memory.use and dict(memory) == {4: "4"} and memory.hits == 0
+    for k in range(5, 8):             # four misses since the clearing, no hit
+        memory.keep(k, str(k))
+    memory.keep(8, "8")
+    assert not memory.use and len(memory) == 0
+    memory.keep(9, "9")
+    assert len(memory) == 0
+
+
+def test_repeated_and_distinct_launches_and_sizes_read_alike(monkeypatch):
+    """A trace whose launches and sizes repeat, then all differ, then repeat again (the
+    memories of launch and size texts kept, then given up) reads as the reference reader
+    reads it."""
+    monkeypatch.setattr(nvprof, "CACHE", 8)
+    lines = distinct_trace(200, 11, odd=False).splitlines()
+    head, rows = lines[:5], [line for line in lines[5:] if line[:1].isdigit()]
+    content = "\n".join(head + rows[:10] * 6 + rows + rows[:10] * 6) + "\n"
+    fast = _outcome(content)
+    _reference(monkeypatch)
+    assert fast == _outcome(content) and fast[0] != "error"

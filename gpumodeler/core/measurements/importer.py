@@ -114,16 +114,16 @@ def stream_lines(lines: Iterable[str], source: str = "file",
 
 def _counted(records: Iterator[Measurement], result: ImportResult,
              fmt: str) -> Iterator[Measurement]:
-    """``records``, then a FormatError if there was none."""
-    any_record = False
+    """``records``, then a FormatError if there was none (the records after the first
+    passed on by ``yield from``: this is on every record's path)."""
     for record in records:
-        any_record = True
         yield record
-    if not any_record:
-        raise FormatError(
-            f"{result.source}: no rows of a known kind (read as {fmt}: {result.noise_lines} "
-            f"noise line(s), {result.other_rows} row(s) of other kinds); expected kernel "
-            f"launches or [CUDA memcpy HtoD/DtoH/DtoD/PtoP] copies, or kernel metrics")
+        yield from records
+        return
+    raise FormatError(
+        f"{result.source}: no rows of a known kind (read as {fmt}: {result.noise_lines} "
+        f"noise line(s), {result.other_rows} row(s) of other kinds); expected kernel "
+        f"launches or [CUDA memcpy HtoD/DtoH/DtoD/PtoP] copies, or kernel metrics")
 
 
 __all__ = ["Disagreement", "FORMATS", "ImportResult", "Measurement", "detect_format",

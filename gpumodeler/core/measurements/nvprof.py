@@ -41,7 +41,7 @@ from operator import itemgetter
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
     SPACES, Disagreement, ImportResult, LineSource, check_finite, csv_fields, positive,
-    scaled, split_lines, where)
+    Remembered, scaled, scaled_positive, split_lines, where)
 from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement
 from gpumodeler.core.measurements.units import (
     NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, is_number, rounding_error, split_number, valid, printed_half_unit, whole_bytes)
@@ -232,6 +232,9 @@ SLOW = object()
 _INF = math.inf
 #: distinct texts of each kind (sizes, names...) remembered per table at most
 CACHE = 4096
+#: half a unit in the last digit of a plain decimal with k digits after its point
+#: (:func:`units.printed_half_unit`'s expression for an exponent of 0)
+_HALF_UNITS = tuple(0.5 * 10.0 ** (0 - k) for k in range(32))
 
 
 class _TraceTable:
@@ -289,18 +292,20 @@ class _TraceTable:
         extra_of = self._extra if self.extra else None
         kernel, copy = self.kernel, self.copy
         source, result = self.source, self.result
-        # Texts that repeat down a trace, each read once (bounded: cleared when full): a
-        # copy's size, a row's name (copy direction or None), a kernel's launch cells, a
-        # memory-type cell.
-        sizes: dict = {}
+        # The words that repeat down a trace (a handful per file), each read once (bounded:
+        # cleared when full): a row's name (copy direction or None), a memory-type cell. A
+        # kernel's launch cells and a copy's size, remembered by their texts while that pays
+        # (parsing.Remembered: given up in a trace whose launches and sizes all differ).
         names: dict = {}
-        launches: dict = {}
         memory: dict = {}
+        launches = Remembered(CACHE)
+        sizes = Remembered(CACHE)
         launch_cols = [k for k in (grid_cols or []) + (block_cols or [])] + \
             ([reg_col] if reg_col is not None else []) + [k for k, _ in smem_cols]
         launch_key = itemgetter(*launch_cols) if len(launch_cols) > 1 else None
         directions = COPY_DIRECTIONS
         inf = _INF
+        half_units = _HALF_UNITS
         new, set_fields = object.__new__, object.__setattr__
 
         def copy_direction(name: str):
@@ -333,8 +338,11 @@ class _TraceTable:
                 for k, factor in smem_cols:
                     text = f[k]
                     if text:
-                        v = scaled(text, factor)
-                        if v is None or not -inf < v < inf:
+                        # (parsing.scaled inlined)
+                        if factor is None or "_" in text:
+                            return SLOW
+                        v = float(text) * factor
+                        if not -inf < v < inf:
                             return SLOW
                         smem = v if smem is None else smem + v
             except ValueError:
@@ -342,6 +350,27 @@ class _TraceTable:
             if (grid and min(grid) < 1) or (block and min(block) < 1):
                 return SLOW
             return grid, block, regs, None if smem is None else int(round(smem))
+
+        def copy_size(size_text: str):
+            """(exact size in bytes, whole bytes, their uncertainty, the stripped text) of a
+            copy's Size cell, or SLOW."""
+            exact = scaled_positive(size_text, size_factor)
+            if exact is None:
+                return SLOW
+            # (units.whole_bytes inlined; units.printed_half_unit of a plain decimal read
+            # from its digits after the point, the same expression)
+            text = size_text.strip()
+            dot = text.find(".")
+            decimals = len(text) - dot - 1 if dot >= 0 else 0
+            if decimals < len(half_units) and "e" not in text and "E" not in text:
+                half = half_units[decimals] * size_factor
+            else:
+                half = printed_half_unit(text) * size_factor
+            size = float(round(exact))
+            uncertainty = half - 0.5 if half - 0.5 > 0.0 else 0.0
+            if size < 1 or not uncertainty < inf:
+                return SLOW
+            return exact, size, uncertainty, text
 
         def row(f: list[str], number: int):
             name = f[name_col].strip()
@@ -370,16 +399,20 @@ class _TraceTable:
             if direction is None:      # a kernel
                 if not dims:
                     return SLOW
-                key = launch_key(f) if launch_key is not None else None
-                cells = launches.get(key) if key is not None else None
-                if cells is None:
+                if launches.use and launch_key is not None:
+                    key = launch_key(f)
+                    cells = launches.get(key)
+                    if cells is None:
+                        cells = launch(f)
+                        if cells is SLOW:
+                            return SLOW
+                        launches.keep(key, cells)
+                    else:
+                        launches.hits += 1
+                else:
                     cells = launch(f)
                     if cells is SLOW:
                         return SLOW
-                    if key is not None:
-                        if len(launches) >= CACHE:
-                            launches.clear()
-                        launches[key] = cells
                 d = kernel.copy()
                 d["time_s"] = time_s
                 d["name"] = name
@@ -394,18 +427,15 @@ class _TraceTable:
             if size_col is None or size_factor is None:
                 return SLOW
             size_text = f[size_col]
-            known = sizes.get(size_text)
+            known = sizes.get(size_text) if sizes.use else None
             if known is None:
-                text = size_text.strip()
-                exact = scaled(text, size_factor)
-                if exact is None or not 0 < exact < inf:
+                known = copy_size(size_text)
+                if known is SLOW:
                     return SLOW
-                size, uncertainty = whole_bytes(exact, printed_half_unit(text) * size_factor)
-                if size < 1 or not uncertainty < inf:
-                    return SLOW
-                if len(sizes) >= CACHE:
-                    sizes.clear()
-                known = sizes[size_text] = (exact, size, uncertainty, text)
+                if sizes.use:
+                    sizes.keep(size_text, known)
+            else:
+                sizes.hits += 1
             exact, size, uncertainty, text = known
             if uncertainty > 0:
                 extra["size_uncertainty"] = (uncertainty, "B")

@@ -210,3 +210,38 @@ def scaled(text: str, factor: float | None) -> float | None:
         return float(text) * factor
     except ValueError:
         return None
+
+
+def scaled_positive(text: str, factor: float) -> float | None:
+    """:func:`scaled` when the value is > 0 and finite (a duration, a size), else None."""
+    if "_" in text:
+        return None
+    try:
+        value = float(text) * factor
+    except ValueError:
+        return None
+    return value if 0 < value < math.inf else None
+
+
+class Remembered(dict):
+    """Parsed values by their cells' text, remembered while that pays: a real trace repeats
+    some (one kernel launched alike again and again, one buffer copied each iteration) and
+    not others. Each miss is kept (:meth:`keep`); when :data:`size` are kept, the memory is
+    cleared, and given up for good (:attr:`use` False: the caller then parses every row
+    without looking) when it had fewer hits than misses since it was last cleared, so that a
+    trace whose values all differ pays for at most ``size`` useless look-ups. The caller
+    counts :attr:`hits`."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+        self.use = True
+        self.hits = 0
+
+    def keep(self, key, value) -> None:
+        if len(self) >= self.size:
+            self.use = self.hits >= len(self)
+            self.hits = 0
+            self.clear()
+        if self.use:
+            self[key] = value

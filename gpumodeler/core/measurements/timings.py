@@ -27,10 +27,11 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from operator import itemgetter
+from typing import cast
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
-    ImportResult, check_finite, positive, scaled, split_lines, where)
+    ImportResult, Remembered, check_finite, positive, scaled_positive, split_lines, where)
 from gpumodeler.core.measurements.records import (DIRECTIONS, FIELD_DEFAULTS, KINDS,
                                                   Measurement, from_fields)
 from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, split_number, valid,
@@ -39,6 +40,8 @@ from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, spli
 COLUMNS = ("kind", "time", "unit", "name", "direction", "size", "size_unit", "grid", "block",
            "gpu", "memory_kind", "registers", "shared_mem")
 MEMORY_KINDS = ("pageable", "pinned", "managed", "device")
+#: the columns of words (read once per distinct combination by the fast row reader)
+WORD_COLUMNS = ("kind", "unit", "name", "direction", "size_unit", "gpu", "memory_kind")
 _BRACKET = re.compile(r"^(.*?)\s*\[(.+)\]$")
 
 
@@ -148,11 +151,19 @@ class _Table:
         self.kernel = dict(base, kind="kernel")
         self.transfer = dict(base, kind="transfer")
 
-        # the columns that are not the time or a metric: their texts repeat down a file
-        # (a kernel's name and launch, a copy's size), and are read once per distinct texts
-        fixed = [k for name, k in col.items() if name != "time" and name in COLUMNS]
-        self.key = itemgetter(*fixed) if len(fixed) > 1 else (lambda f, k=fixed[0]: f[k])
+        # the word columns (kind, unit, name, gpu, direction, memory kind, size unit): a
+        # handful of combinations per file, read once each; the numbers (time, size, launch,
+        # registers, metrics) are parsed per row (a launch and a size remembered below)
+        words = [k for name, k in col.items() if name in WORD_COLUMNS]
+        self.key = itemgetter(*words) if len(words) > 1 else (lambda f, k=words[0]: f[k])
         self.known: dict = {}
+        # a kernel's launch cells and a transfer's size (with its unit's factor), remembered
+        # by their texts while that pays (parsing.Remembered)
+        launch = [k for k in (self.grid, self.block, self.registers, self.shared)
+                  if k is not None]
+        self.launch_key = itemgetter(*launch) if len(launch) > 1 else None
+        self.launches = Remembered(CACHE)
+        self.sizes = Remembered(CACHE)
 
     def row(self, f: list[str], row: int):
         """The row's record, or SLOW."""
@@ -165,14 +176,56 @@ class _Table:
             self.known[key] = known
         if known is SLOW:
             return SLOW
-        template, factor = known
-        time_s = scaled(f[self.time], factor)
-        if time_s is None or not 0 < time_s < _INF:
+        template, factor, size_factor = known
+        time_s = scaled_positive(f[self.time], factor)
+        if time_s is None:
             return SLOW
+        d = template.copy()
+        if size_factor is None:        # a kernel
+            launches = self.launches
+            key = self.launch_key(f) if launches.use and self.launch_key is not None else None
+            cells = launches.get(key) if key is not None else None
+            if cells is None:
+                cells = self.launch(f)
+                if cells is SLOW:
+                    return SLOW
+                if key is not None:
+                    launches.keep(key, cells)
+            else:
+                launches.hits += 1
+            d["grid"], d["block"], d["registers_per_thread"], d["shared_mem_bytes"] = cells
+        else:     # (a transfer's words were read only with a size column: fixed)
+            sizes = self.sizes
+            text = f[cast(int, self.size)]
+            key = (text, size_factor) if sizes.use else None
+            size = sizes.get(key) if key is not None else None
+            if size is None:
+                size = scaled_positive(text, size_factor)
+                if size is None:
+                    return SLOW
+                size = float(round(size))   # our format: the size as written, to whole bytes
+                if size < 1:
+                    return SLOW
+                if key is not None:
+                    sizes.keep(key, size)
+            else:
+                sizes.hits += 1
+            d["size_bytes"] = size
         metrics = {}
         for k, name, unit in self.metrics:
             text = f[k].strip()
             if not text:
+                continue
+            # (units.split_number's first case inlined: a plain finite decimal)
+            value = None
+            c = text[0]
+            if "_" not in text and (c.isdigit() or c in ".+-") and text[-1] not in "fFnN":
+                try:
+                    value = float(text)
+                except ValueError:
+                    pass
+            if value is not None and -_INF < value < _INF:
+                metrics[name] = (value, unit or "1")
                 continue
             parsed = split_number(text)
             if parsed is None:
@@ -181,15 +234,28 @@ class _Table:
             if not -_INF < value < _INF:
                 return SLOW
             metrics[name] = (value, unit or (parsed[1] or "1"))
-        d = template.copy()
         d["time_s"] = time_s
         d["metrics"] = metrics
         d["row"] = row
         return from_fields(d)
 
+    def launch(self, f: list[str]):
+        """(grid, block, registers, shared memory) of a kernel row, or SLOW."""
+        try:
+            grid = _plain_dims(f, self.grid)
+            block = _plain_dims(f, self.block)
+            regs = _plain_whole(f, self.registers)
+            shared = _plain_whole(f, self.shared)
+        except ValueError:
+            return SLOW
+        if grid is SLOW or block is SLOW:
+            return SLOW
+        return grid, block, regs, shared
+
     def fixed(self, f: list[str]):
-        """(the record's fields but the time, metrics and row; the time unit's factor) from
-        the row's other cells, or SLOW."""
+        """(the record's fields but the numbers, metrics and row; the time unit's factor;
+        a transfer's size unit's factor, None for a kernel) from the row's word cells, or
+        SLOW."""
         kind = f[self.kind].strip().lower()
         if kind != "kernel" and kind != "transfer":
             return SLOW
@@ -200,45 +266,22 @@ class _Table:
             else ""
         if memory_kind and memory_kind not in MEMORY_KINDS:
             return SLOW
+        size_factor = None
         if kind == "transfer":
             direction = f[self.direction].strip().lower() if self.direction is not None else ""
-            if direction not in DIRECTIONS or self.size is None:
+            if direction not in DIRECTIONS or self.size is None or self.size_unit is None:
                 return SLOW
-            size = _plain(f, self.size, self.size_unit, TIMINGS_SIZE)
-            if size is None or not 0 < size < _INF:
-                return SLOW
-            size = float(round(size))   # our format: the size as written, to whole bytes
-            if size < 1:
+            size_factor = TIMINGS_SIZE.get(f[self.size_unit].strip())
+            if size_factor is None:
                 return SLOW
             d = self.transfer.copy()
             d["direction"] = direction
-            d["size_bytes"] = size
             d["memory_kind"] = memory_kind
         else:
-            try:
-                grid = _plain_dims(f, self.grid)
-                block = _plain_dims(f, self.block)
-                regs = _plain_whole(f, self.registers)
-                shared = _plain_whole(f, self.shared)
-            except ValueError:
-                return SLOW
-            if grid is SLOW or block is SLOW:
-                return SLOW
             d = self.kernel.copy()
-            d["grid"] = grid
-            d["block"] = block
-            d["registers_per_thread"] = regs
-            d["shared_mem_bytes"] = shared
         d["name"] = f[self.name].strip() if self.name is not None else ""
         d["gpu"] = f[self.gpu].strip() if self.gpu is not None else ""
-        return d, factor
-
-
-def _plain(f, value_col, unit_col, table) -> float | None:
-    """A bare number in its unit column's unit, or None (left to :func:`_quantity`)."""
-    if unit_col is None:
-        return None
-    return scaled(f[value_col], table.get(f[unit_col].strip()))
+        return d, factor, size_factor
 
 
 def _plain_dims(f, k):
