@@ -246,11 +246,14 @@ def read_project(path):
     naming the file, the element, the key, the type found and the type expected."""
     from gpumodeler.core.project import check_project
     from gpumodeler.db.project_file import read_project_file
+
+    from .main import leave_to_exit
     project, info = read_project_file(path)
     try:
         check_project(project)
     except ModelError as exc:
         raise CLIError(f"{path}: {exc}") from None
+    leave_to_exit(project)  # (plain data: a command that leaves its results to the system)
     return project, info
 
 

@@ -231,6 +231,53 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
         _names_pass_through()
+        if command_in(argv) in LEFT_TO_EXIT:
+            return _leaving_memory_to_exit(argv)
+    return _main_verbose_or_not(argv)
+
+
+#: Commands whose big results, run as the process's own command line, are left to the
+#: system at the end of the process (:func:`leave_to_exit`) instead of being freed one object
+#: at a time: their objects are plain data (no open file or connection among them).
+LEFT_TO_EXIT = frozenset({"timeline"})
+
+#: What :func:`leave_to_exit` keeps to the end of the process; None when nothing is kept
+#: (main called as a function, by a test or a script: everything is freed as usual).
+_left: list | None = None
+
+
+def leave_to_exit(*objects) -> None:
+    """Keep ``objects`` to the end of the process, never freed, when this process runs a
+    command of :data:`LEFT_TO_EXIT` as its command line; otherwise do nothing.
+
+    Freeing a big result object by object is work the system does at once when the process
+    ends: at 10^5 steps of ``timeline --json``, 0.04 s for the project and 0.08 s for the
+    document, then 0.04 s for the interpreter's last collections over every object still
+    alive. Only for plain data: an object kept is never finalized (a file kept would never be
+    flushed)."""
+    if _left is not None:
+        _left.extend(objects)
+
+
+def _leaving_memory_to_exit(argv: list[str]) -> int:
+    """:func:`main` for a command of :data:`LEFT_TO_EXIT`: what it leaves is kept in a list
+    that holds itself, and once it has returned every object alive goes to the collector's
+    permanent generation (``gc.freeze``). The interpreter's teardown then frees neither: the
+    modules' names are cleared, which leaves the list held by itself, and its last collections
+    pass over frozen objects. Standard output and error are flushed by the interpreter as
+    ever (before the teardown)."""
+    import gc
+
+    global _left
+    _left = []
+    _left.append(_left)
+    try:
+        return _main_verbose_or_not(argv)
+    finally:
+        gc.freeze()
+
+
+def _main_verbose_or_not(argv: list[str]) -> int:
     if "--verbose" in argv:
         from gpumodeler.cli import verbose
         if verbose.requested(argv):
