@@ -24,7 +24,7 @@ import sqlite3
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 import platformdirs
 import sqlite_utils
@@ -33,12 +33,14 @@ from .errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
                      DeviceEditError, DeviceNotFound)
 from .fields import FIELDS, KINDS, USER_PROVENANCES, record_problem
 from .mapping import normalize_name, raw_from_record, record_to_latency_table
-from .merge import MergeReport
 from .records import DeviceRecord, DeviceSummary, ValueRecord
 from .locking import write_lock
 from .schema import file_stamp, open_database, publish_new_database, utc_timestamp, write_error
 from .store import (RawDevice, delete_device, read_device, read_raw, read_sources,
                     read_summaries, write_device, write_sources)
+
+if TYPE_CHECKING:  # (merging is imported where a database is merged: not by a look-up)
+    from .merge import MergeReport
 
 ENV_DEVICES_DB = "GPUMODELER_DEVICES_DB"
 ENV_USER_DB = "GPUMODELER_USER_DB"
