@@ -141,7 +141,7 @@ _METRICS_STATEMENTS = """\
     elif len(METRICS) == 1:
         (mk, (mv, mu)), = METRICS.items()
         if type(mv) is float and mv - mv == 0 and type(mk) is str and type(mu) is str:
-            m = '{' + S[mk] + ': {"value": ' + float.__repr__(mv) + ', "unit": ' + S[mu] + '}}'
+            m = f'{{{S[mk]}: {{"value": {mv!r}, "unit": {S[mu]}}}}}'
         else:
             m = M(METRICS)
     else:
