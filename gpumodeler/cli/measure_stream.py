@@ -141,7 +141,7 @@ _METRICS_STATEMENTS = """\
     elif len(METRICS) == 1:
         (mk, (mv, mu)), = METRICS.items()
         if type(mv) is float and mv - mv == 0 and type(mk) is str and type(mu) is str:
-            m = '{' + S[mk] + ': {"value": ' + float.__repr__(mv) + ', "unit": ' + S[mu] + '}}'
+            m = f'{{{S[mk]}: {{"value": {mv!r}, "unit": {S[mu]}}}}}'
         else:
             m = M(METRICS)
     else:
@@ -165,6 +165,27 @@ _LAUNCH_STATEMENTS = """\
 """
 
 
+class _Heads(dict):
+    """(kind, direction, name, gpu) of exact ``str`` values -> the text of those four fields
+    in a line (``"kind": ..., "direction": ..., "name": ..., "gpu": ...``), each distinct
+    combination written once (bounded): one look-up per record instead of four (the four
+    repeat down a file: a handful of kernels and copy directions per device)."""
+
+    def __init__(self, plain: _Strings, or_null: _Strings):
+        super().__init__()
+        self.plain, self.or_null = plain, or_null
+
+    def __missing__(self, key: tuple) -> str:
+        kind, direction, name, gpu = key
+        plain, or_null = self.plain, self.or_null
+        text = (f'"kind": {plain[kind]}, "direction": {or_null[direction]}, '
+                f'"name": {plain[name]}, "gpu": {or_null[gpu]}')
+        if len(self) >= _TEMPLATES:
+            self.clear()
+        self[key] = text
+        return text
+
+
 class JsonLines:
     """Each record's ``to_json()`` as one line of JSON, the same text the standard
     library's encoder gives (``ensure_ascii=False, allow_nan=False``; tests compare them),
@@ -186,6 +207,7 @@ class JsonLines:
         self.plain = _Strings('""')
         self.or_null = _Strings("null")
         self.by_value: dict = {}    # a launch tuple of ints -> its JSON
+        self.heads = _Heads(self.plain, self.or_null)
 
     def launch(self, cells: tuple) -> str:
         """A grid or block tuple's JSON (``null`` when empty, as ``to_json``). One of ints is
@@ -266,11 +288,18 @@ class JsonLines:
             else:
                 return None
             slots.append(slot)
+        if slots[6] == "{v6!r}":     # (registers, written twice: its repr made once)
+            pre.append("    r6 = repr(v6)\n")
+            slots[6] = "{r6}"
         keys = list(_FIELDS)
         keys.insert(15, "registers")
         slots.insert(15, slots[6])
-        body = ", ".join(f'"{key}": {slot}' for key, slot in zip(keys, slots))
-        space = {"S": self.plain, "N": self.or_null, "L": self.launch, "M": self.metrics}
+        parts = [f'"{key}": {slot}' for key, slot in zip(keys, slots)]
+        if types[:4] == (str, str, str, str):     # (kind, direction, name, gpu: one look-up)
+            parts[:4] = ["{H[v0, v1, v2, v3]}"]
+        body = ", ".join(parts)
+        space = {"S": self.plain, "N": self.or_null, "L": self.launch, "M": self.metrics,
+                 "H": self.heads}
         names = ", ".join(f"v{k}" for k in range(len(_FIELDS)))
         # (x - x is 0.0 for a finite float, nan for inf or nan: then None, the encoder judges)
         check = f"    if {' or '.join(f'{v} - {v}' for v in floats)}:\n        return None\n" \

@@ -275,6 +275,25 @@ def test_remembered_launches_are_those_of_tuples_of_ints(monkeypatch):
     assert len(line.by_value) <= 3
 
 
+def test_remembered_heads_are_those_of_their_texts(monkeypatch):
+    """A line's kind, direction, name and gpu are written from one memory of their texts:
+    kept bounded, looked up only for exact strs (a str subclass equal to a remembered name
+    goes to the encoder), empty direction and gpu as null; registers of any type written
+    twice as the encoder writes them."""
+    monkeypatch.setattr(measure_stream, "_TEMPLATES", 3)
+    line = JsonLines()
+    records = [Measurement(kind=kind, time_s=1e-6 * k, name=f"k{k % 5}\u00e9\"", gpu=gpu,
+                           direction=direction, registers_per_thread=regs, source="f", row=k)
+               for k in range(1, 30)
+               for kind, direction, gpu in (("kernel", "", "GPU"), ("transfer", "htod", ""))
+               for regs in (k, None, float(k), 2 ** 70)]
+    records += [Measurement(kind="kernel", time_s=1e-6, name=_Text("k1\u00e9\""), source="f",
+                            row=1)]
+    for r in records + records[::-1]:
+        assert line(r)[0] == ENCODE(r.to_json())
+    assert 0 < len(line.heads) <= 3
+
+
 def test_odd_types_and_metrics_are_written_as_the_encoder_writes_them():
     line = JsonLines()
     records = [

@@ -322,11 +322,17 @@ class _TraceTable:
                 grid: tuple[int, ...]
                 block: tuple[int, ...]
                 if xyz:
-                    grid = (int(f[gx]), int(f[gy]), int(f[gz]))
-                    block = (int(f[bx]), int(f[by]), int(f[bz]))
+                    grid = (x, y, z) = (int(f[gx]), int(f[gy]), int(f[gz]))
+                    if x < 1 or y < 1 or z < 1:
+                        return SLOW
+                    block = (x, y, z) = (int(f[bx]), int(f[by]), int(f[bz]))
+                    if x < 1 or y < 1 or z < 1:
+                        return SLOW
                 else:
                     grid = tuple([int(f[k]) for k in grid_cols])
                     block = tuple([int(f[k]) for k in block_cols])
+                    if (grid and min(grid) < 1) or (block and min(block) < 1):
+                        return SLOW
                 regs = None
                 if reg_col is not None:
                     text = f[reg_col]
@@ -346,8 +352,6 @@ class _TraceTable:
                             return SLOW
                         smem = v if smem is None else smem + v
             except ValueError:
-                return SLOW
-            if (grid and min(grid) < 1) or (block and min(block) < 1):
                 return SLOW
             return grid, block, regs, None if smem is None else int(round(smem))
 
