@@ -138,19 +138,37 @@ def _print_columns(result: dict, columns) -> bool:
 
     document = dict(result, steps=columnar_json.Records(STEP_KEYS, columns))
     try:
-        text = columnar_json.dumps(document, None, allow_nan=False)
+        parts = columnar_json.dump_parts(document, None, allow_nan=False)
     except (columnar_json.Unsupported, TypeError, ValueError, RecursionError):
         return False
-    # (in pieces: one 10^8-character string is not copied again for the encoding)
-    write = sys.stdout.write
-    for at in range(0, len(text), _CHUNK):
-        write(text[at:at + _CHUNK])
-    write("\n")
+    parts.append("\n")
+    _write_parts(sys.stdout, parts)
     return True
 
 
-#: how many characters of a big document are written to stdout at once
-_CHUNK = 1 << 20
+def _write_parts(stream, parts: list) -> None:
+    """Write the texts ``parts`` to the text stream ``stream`` as ``stream.write`` of each
+    would: to its bytes underneath, each encoded once as the stream encodes (a 10^5-step
+    document's slices: no copy through the text layer), when it has them and encodes as
+    UTF-8 where a line end is ``\\n``; else through ``stream.write``."""
+    import codecs
+    import os
+
+    buffer = getattr(stream, "buffer", None)
+    encoding = getattr(stream, "encoding", None)
+    errors = getattr(stream, "errors", None) or "strict"
+    try:
+        utf8 = encoding is not None and codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        utf8 = False
+    if buffer is None or not utf8 or not isinstance(errors, str) or os.linesep != "\n":
+        for part in parts:
+            stream.write(part)
+        return
+    stream.flush()   # what was written before goes first
+    write = buffer.write
+    for part in parts:
+        write(part.encode("utf-8", errors))
 
 
 #: the widest name ``--by`` prints in text (longer ones are cut with …)

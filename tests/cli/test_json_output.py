@@ -186,6 +186,25 @@ def test_records_are_written_as_the_list_of_their_rows(table, indent):
         assert text == stdlib(plain, indent)
         with mock.patch.object(columnar_json, "_ROWS", 7):   # (written a few rows at a time)
             assert columnar_json.dumps(doc, _json_default, indent) == text
+            assert "".join(columnar_json.dump_parts(doc, _json_default, indent)) == text
+
+
+def test_records_are_given_a_piece_per_slice_among_text_holding_the_mark_character():
+    """dump_parts: the pieces of the text are the text, each Records' rows a piece per
+    slice, wherever they stand, even when keys and strings hold the character that marks
+    their place (written escaped, never taken for a mark)."""
+    from gpumodeler.cli import columnar_json
+    first = columnar_json.Records(["a\x00", "b"], [[0.5, -0.0, None] * 5, ["\x000\x00", "x", ""] * 5])
+    second = columnar_json.Records(["c"], [[[1, "\x00"]] * 4])
+    doc = {"\x001\x00": first, "list": [second, "\x00", first], "none": columnar_json.Records([], [])}
+    plain = {"\x001\x00": first.rows(), "list": [second.rows(), "\x00", first.rows()], "none": []}
+    with mock.patch.object(columnar_json, "_ROWS", 4):
+        parts = columnar_json.dump_parts(doc, None, 2)
+    assert "".join(parts) == stdlib(plain) == columnar_json.dumps(doc, None, 2)
+    # 4 slices of each of the first two, 1 of the second, plus their ends and the text between
+    assert len(parts) >= 2 * (4 + 1) + (1 + 1)
+    assert all(isinstance(p, str) and p for p in parts)
+    assert columnar_json.dump_parts([1.5], None, 2) == [stdlib([1.5])]
 
 
 def test_records_refuse_what_is_not_finite_and_ragged_columns():

@@ -134,3 +134,37 @@ def test_energy_of_a_shipped_h100_uses_its_idle_power_with_provenance(capsys, tm
     assert doc["energy_j"] == pytest.approx(busy["value"] * busy_s
                                             + 85 * (doc["makespan_s"] - busy_s), rel=1e-9)
     assert not doc["energy_unknown"]
+
+
+@pytest.mark.parametrize("encoding,errors", [("utf-8", "strict"), ("UTF8", "surrogateescape"),
+                                             ("latin-1", "replace"), (None, None)])
+def test_parts_are_written_as_the_stream_writes_them(encoding, errors):
+    """cmd_timeline._write_parts: the bytes a text stream holds after the parts are the
+    bytes its own write of each part gives (after what was written before, still in its
+    text layer), whether they go to its bytes directly (UTF-8) or through it (another
+    encoding; a stream of text only)."""
+    import io
+
+    from gpumodeler.cli.cmd_timeline import _write_parts
+
+    parts = ["[\n  {", "\"é\": 1.5,\n ", "\udcff" if errors == "surrogateescape" else "x",
+             "€\n}", "\n"]
+
+    def stream():
+        if encoding is None:
+            return io.StringIO()
+        return io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors=errors)
+
+    def held(s):
+        s.flush()
+        return s.getvalue() if encoding is None else s.buffer.getvalue()
+
+    expected, written = stream(), stream()
+    for s in (expected, written):
+        s.write("before\n")
+    for part in parts:
+        expected.write(part)
+    _write_parts(written, parts)
+    written.write("after\n")
+    expected.write("after\n")
+    assert held(written) == held(expected)
