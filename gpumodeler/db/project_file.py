@@ -50,7 +50,8 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
-from gpumodeler.core.application.app import MEASURED_FIELDS, STEP_FIELDS, Application, Step
+from gpumodeler.core.application.app import (MEASURED_FIELDS, STEP_FIELDS, Application, Step,
+                                             step_setters)
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, LaunchTerms, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
@@ -346,13 +347,29 @@ def _read_steps(db: sqlite_utils.Database) -> dict[str, list]:
     steps: dict[str, list] = defaultdict(list)
     last_app: object = _NO_APP
     app_steps: list[Step] = []   # (the list of the row's application from its first row)
+    new, step_class = object.__new__, Step
+    (s_id, s_kind, s_name, s_stream, s_after, s_launch, s_gpu, s_fraction, s_concurrent, s_src,
+     s_dst, s_size, s_measured_s, s_measured_start_s, s_traced_gpu, s_host_s) = step_setters()
     for r in rows:
-        # (made by the dataclass's own __init__: an object whose fields were set one by one
-        # keeps them inline, read faster by build and the document than one whose __dict__
-        # is filled at once, which costs them more than it saves here)
         if r[-1] == "{}":   # (the fields by position: their order is tested)
-            step = Step(r[0], r[1], r[2], r[3], afters[r[4]], r[5], r[6], r[7], bool(r[8]), r[9],
-                        r[10], r[11], r[12], r[13], r[14], r[15])
+            # made by setting its slots, the same object as Step(r[0], ..., r[15]) makes
+            step = new(step_class)
+            s_id(step, r[0])
+            s_kind(step, r[1])
+            s_name(step, r[2])
+            s_stream(step, r[3])
+            s_after(step, afters[r[4]])
+            s_launch(step, r[5])
+            s_gpu(step, r[6])
+            s_fraction(step, r[7])
+            s_concurrent(step, bool(r[8]))
+            s_src(step, r[9])
+            s_dst(step, r[10])
+            s_size(step, r[11])
+            s_measured_s(step, r[12])
+            s_measured_start_s(step, r[13])
+            s_traced_gpu(step, r[14])
+            s_host_s(step, r[15])
         else:   # a file before version 9: the measured values in JSON
             m = _step_measurement(next(measured), r[_APP], r[0], r[-1])
             step = Step(r[0], r[1], r[2], r[3], afters[r[4]], r[5], r[6], r[7], bool(r[8]), r[9],

@@ -13,7 +13,7 @@ import pytest
 import sqlite_utils
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gpumodeler.core.application.app import MEASURED_FIELDS, Application, Step
+from gpumodeler.core.application.app import MEASURED_FIELDS, STEP_FIELDS, Application, Step
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
 from gpumodeler.core.kernel.kernel_format import LAUNCH_ONLY_FIELDS
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS
@@ -518,7 +518,11 @@ def test_steps_round_trip_through_the_typed_columns(tmp_path):
     assert all(type(s.concurrent) is bool and type(s.host_s) is float and type(s.after) is tuple
                for a in again.applications.values() for s in a.steps)
     read = again.applications["big"].steps
-    assert [vars(s) for s in read] == [vars(dataclasses.replace(s)) for s in steps]
+    # every slot set (an unset one raises), to the value and type __init__ sets
+    def slots(s):
+        return [(getattr(s, f), type(getattr(s, f))) for f in STEP_FIELDS]
+    assert [slots(s) for s in read] == [slots(dataclasses.replace(s)) for s in steps]
+    assert all(type(s) is Step and not hasattr(s, "__dict__") for s in read)
     with pytest.raises(dataclasses.FrozenInstanceError):
         read[0].size = "1"
 
