@@ -844,6 +844,30 @@ def test_steps_come_back_in_their_positions_whatever_the_tables_order(tmp_path):
     assert load_project(path).applications == project.applications
 
 
+@pytest.mark.parametrize("order", ["reversed", "two swapped", "positions with a gap"])
+def test_one_applications_steps_come_back_in_program_order_however_stored(tmp_path, order):
+    """(one application's rows at positions 0, 1, 2, ... in the table's order are taken as
+    they are, unsorted; any other order or numbering is sorted by position)"""
+    steps = _traced_steps(50)
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", steps))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT * FROM application_steps").fetchall()
+    at = [c[1] for c in conn.execute("PRAGMA table_info(application_steps)")].index("position")
+    if order == "reversed":
+        rows = rows[::-1]
+    elif order == "two swapped":
+        rows[3], rows[4] = rows[4], rows[3]
+    else:
+        rows = [r[:at] + (r[at] * 2,) + r[at + 1:] for r in rows[::-1]]
+    conn.execute("DELETE FROM application_steps")
+    conn.executemany(f"INSERT INTO application_steps VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    conn.commit()
+    conn.close()
+    assert load_project(path).applications["big"].steps == steps
+
+
 def test_a_version_7_file_gets_the_wavefront_degrees_of_wide_shared_accesses(tmp_path):
     """m008: a 64/128-bit shared access whose degree the import wrote by the old whole-warp
     rule (recognised from its address) takes the half-warp wavefronts; a value set by hand,
