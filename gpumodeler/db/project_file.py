@@ -50,7 +50,8 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
-from gpumodeler.core.application.app import MEASURED_FIELDS, STEP_FIELDS, Application, Step
+from gpumodeler.core.application.app import (MEASURED_FIELDS, STEP_FIELDS, Application, Step,
+                                             step_setters)
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, LaunchTerms, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
@@ -337,22 +338,40 @@ def _read_steps(db: sqlite_utils.Database) -> dict[str, list]:
     _check_step_columns(db)
     # read in the table's own order and sorted here: ordered by SQLite, the rows were fetched
     # through the (application, id) index and sorted again in a temporary tree; they were
-    # written in order, so the sort only checks that
+    # written in order, so the sort only checks that (and one application's rows, the usual
+    # file, are checked without it)
     rows = db.execute(f"SELECT {', '.join(_STEP_READ)} FROM application_steps").fetchall()
-    rows.sort(key=itemgetter(_APP, _APP + 1))
+    if not _in_order(rows):
+        rows.sort(key=itemgetter(_APP, _APP + 1))
     afters = _dependencies(rows)
     old = [r[-1] for r in rows if r[-1] != "{}"]   # a file before version 9: JSON values
     measured = iter(_json_values(old) if old else ())
     steps: dict[str, list] = defaultdict(list)
     last_app: object = _NO_APP
     app_steps: list[Step] = []   # (the list of the row's application from its first row)
+    new, step_class = object.__new__, Step
+    (s_id, s_kind, s_name, s_stream, s_after, s_launch, s_gpu, s_fraction, s_concurrent, s_src,
+     s_dst, s_size, s_measured_s, s_measured_start_s, s_traced_gpu, s_host_s) = step_setters()
     for r in rows:
-        # (made by the dataclass's own __init__: an object whose fields were set one by one
-        # keeps them inline, read faster by build and the document than one whose __dict__
-        # is filled at once, which costs them more than it saves here)
         if r[-1] == "{}":   # (the fields by position: their order is tested)
-            step = Step(r[0], r[1], r[2], r[3], afters[r[4]], r[5], r[6], r[7], bool(r[8]), r[9],
-                        r[10], r[11], r[12], r[13], r[14], r[15])
+            # made by setting its slots, the same object as Step(r[0], ..., r[15]) makes
+            step = new(step_class)
+            s_id(step, r[0])
+            s_kind(step, r[1])
+            s_name(step, r[2])
+            s_stream(step, r[3])
+            s_after(step, afters[r[4]])
+            s_launch(step, r[5])
+            s_gpu(step, r[6])
+            s_fraction(step, r[7])
+            s_concurrent(step, bool(r[8]))
+            s_src(step, r[9])
+            s_dst(step, r[10])
+            s_size(step, r[11])
+            s_measured_s(step, r[12])
+            s_measured_start_s(step, r[13])
+            s_traced_gpu(step, r[14])
+            s_host_s(step, r[15])
         else:   # a file before version 9: the measured values in JSON
             m = _step_measurement(next(measured), r[_APP], r[0], r[-1])
             step = Step(r[0], r[1], r[2], r[3], afters[r[4]], r[5], r[6], r[7], bool(r[8]), r[9],
@@ -366,11 +385,20 @@ def _read_steps(db: sqlite_utils.Database) -> dict[str, list]:
 _NO_APP = object()
 
 
+def _in_order(rows: list) -> bool:
+    """Whether ``rows`` are one application's steps at positions 0, 1, 2, ... (as a save
+    writes them; found a column at a time, without the sort's 10^5 keys)."""
+    return (len(set(map(itemgetter(_APP), rows))) <= 1
+            and list(map(itemgetter(_APP + 1), rows)) == list(range(len(rows))))
+
+
 def _dependencies(rows: list) -> dict:
     """Each distinct ``after_steps`` text of ``rows`` -> its tuple of step ids (``[]`` and
     the lists a trace repeats parsed once, by the C scanner: json.loads costs ~4x as much
     per call); a text that is not a JSON list of text is refused naming its first step."""
-    texts = list(dict.fromkeys(r[_AFTER] for r in rows if r[_AFTER] != "[]"))
+    texts = list(dict.fromkeys(map(itemgetter(_AFTER), rows)))
+    if "[]" in texts:
+        texts.remove("[]")
     afters: dict = {"[]": ()}
     for text, after in zip(texts, _json_values(texts)):
         if type(after) is not list or (after and not all(type(x) is str for x in after)):

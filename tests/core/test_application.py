@@ -167,3 +167,21 @@ def test_step_predictions_are_named_tuples_of_their_fields():
     assert type(p) is StepPrediction and p._fields == ("step", "kind", "device", "alone_s", "detail")
     assert (p.step, p.kind, p.device) == ("k", "kernel", "g1") and p.alone_s > 0
     assert p == StepPrediction(p.step, p.kind, p.device, p.alone_s, p.detail)
+
+
+def test_build_makes_each_activity_as_its_class_does():
+    """(build sets an activity's fields itself, in the order Activity's __init__ sets them:
+    the same object, the same attributes in the same order, still frozen)"""
+    import dataclasses
+
+    from gpumodeler.core.application import app as app_module
+    from gpumodeler.core.application.timeline import Activity
+
+    assert app_module.make_activity is app_module._activity
+    values = ("c1", "copy one", ("gpu1/copy",), ("k1",), 2e-6, 4096.0, ("l1:a>b",), 1e10)
+    made, plain = app_module.make_activity(*values), Activity(*values)
+    assert type(made) is Activity and made == plain
+    assert list(vars(made).items()) == list(vars(plain).items())
+    assert dataclasses.astuple(made) == values
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.fixed_s = 1.0

@@ -13,7 +13,7 @@ import pytest
 import sqlite_utils
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gpumodeler.core.application.app import MEASURED_FIELDS, Application, Step
+from gpumodeler.core.application.app import MEASURED_FIELDS, STEP_FIELDS, Application, Step
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop, from_dict, to_dict
 from gpumodeler.core.kernel.kernel_format import LAUNCH_ONLY_FIELDS
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS
@@ -518,7 +518,11 @@ def test_steps_round_trip_through_the_typed_columns(tmp_path):
     assert all(type(s.concurrent) is bool and type(s.host_s) is float and type(s.after) is tuple
                for a in again.applications.values() for s in a.steps)
     read = again.applications["big"].steps
-    assert [vars(s) for s in read] == [vars(dataclasses.replace(s)) for s in steps]
+    # every slot set (an unset one raises), to the value and type __init__ sets
+    def slots(s):
+        return [(getattr(s, f), type(getattr(s, f))) for f in STEP_FIELDS]
+    assert [slots(s) for s in read] == [slots(dataclasses.replace(s)) for s in steps]
+    assert all(type(s) is Step and not hasattr(s, "__dict__") for s in read)
     with pytest.raises(dataclasses.FrozenInstanceError):
         read[0].size = "1"
 
@@ -838,6 +842,30 @@ def test_steps_come_back_in_their_positions_whatever_the_tables_order(tmp_path):
     conn.commit()
     conn.close()
     assert load_project(path).applications == project.applications
+
+
+@pytest.mark.parametrize("order", ["reversed", "two swapped", "positions with a gap"])
+def test_one_applications_steps_come_back_in_program_order_however_stored(tmp_path, order):
+    """(one application's rows at positions 0, 1, 2, ... in the table's order are taken as
+    they are, unsorted; any other order or numbering is sorted by position)"""
+    steps = _traced_steps(50)
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", steps))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT * FROM application_steps").fetchall()
+    at = [c[1] for c in conn.execute("PRAGMA table_info(application_steps)")].index("position")
+    if order == "reversed":
+        rows = rows[::-1]
+    elif order == "two swapped":
+        rows[3], rows[4] = rows[4], rows[3]
+    else:
+        rows = [r[:at] + (r[at] * 2,) + r[at + 1:] for r in rows[::-1]]
+    conn.execute("DELETE FROM application_steps")
+    conn.executemany(f"INSERT INTO application_steps VALUES ({', '.join('?' * len(rows[0]))})", rows)
+    conn.commit()
+    conn.close()
+    assert load_project(path).applications["big"].steps == steps
 
 
 def test_a_version_7_file_gets_the_wavefront_degrees_of_wide_shared_accesses(tmp_path):
