@@ -39,7 +39,7 @@ def _timeline_without_collector(args) -> int:
     from gpumodeler.service import application as service
 
     from . import common
-    from .main import CLIError
+    from .main import CLIError, leave_to_exit
 
     if args.svg is not None and not args.svg.strip():
         raise CLIError("--svg needs a file name")
@@ -48,6 +48,7 @@ def _timeline_without_collector(args) -> int:
     with common.open_catalog() as catalog:
         result, columns = service.application_columns(project, app_id,
                                                       common.catalog_lookups(catalog))
+    leave_to_exit(result, columns)   # plain data: freed by the system at exit
     if args.json and not (args.svg or args.by) and _print_columns(result, columns):
         return 0
     steps = service.step_rows(columns)
