@@ -8,6 +8,7 @@ import random
 from fractions import Fraction
 
 import pytest
+from repetitions import repetitions
 
 from gpumodeler.core.application.energy import ApplicationEnergy, DevicePower, energy
 from gpumodeler.core.application.timeline import Activity, ScheduledActivity, Timeline, simulate
@@ -156,7 +157,7 @@ def random_case(rng):
     return Timeline(tuple(acts), makespan, (), {}, {}), kernel_device, powers, gpus
 
 
-@pytest.mark.parametrize("seed", range(300))
+@pytest.mark.parametrize("seed", range(repetitions(40, 300)))   # random draws: repetitions
 def test_energy_equals_the_plain_algorithm(seed):
     rng = random.Random(seed)
     timeline, kernel_device, powers, gpus = random_case(rng)

@@ -13,6 +13,7 @@ import random
 
 import numpy as np
 import pytest
+from repetitions import repetitions
 
 from gpumodeler.core.application.timeline import (
     POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, _check, _number, _ps_of_floats,
@@ -256,7 +257,7 @@ def outcome(run, acts, capacities, policy):
 
 
 @pytest.mark.parametrize("policy", POLICIES)
-@pytest.mark.parametrize("seed", range(200))
+@pytest.mark.parametrize("seed", range(repetitions(30, 200)))   # random draws: repetitions
 def test_the_simulation_equals_the_plain_algorithm(policy, seed):
     rng = random.Random(seed * 2 + (policy == "greedy"))
     acts, capacities = random_application(rng)
