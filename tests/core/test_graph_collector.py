@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import json
 
-from gpumodeler.core.kernel.collector import collector_paused
+from gpumodeler.core.kernel.collector import PROMOTE_FROM, collector_paused
 from gpumodeler.core.kernel.graph import from_dict
 
 from test_graph_linear import random_kernel
@@ -57,11 +57,30 @@ def test_what_a_pause_made_leaves_the_young_generation_on_the_way_out():
     frozen = _unfrozen()
     try:
         with collector_paused():
-            made = [[i] for i in range(2000)]
+            made = [[i] for i in range(2 * PROMOTE_FROM)]
         assert gc.isenabled()
         young = {id(o) for o in gc.get_objects(generation=0)}
         assert not any(id(o) in young for o in made)
         assert any(id(o) in {id(x) for x in gc.get_objects(generation=2)} for o in made[:1])
+    finally:
+        if frozen:
+            gc.freeze()
+
+
+def test_a_small_pause_neither_promotes_nor_counts_the_frozen(monkeypatch):
+    """A block that made few objects leaves them to the young collections, without walking the frozen objects
+    (gc.get_freeze_count is linear in their number in CPython 3.11)."""
+    frozen = _unfrozen()
+    try:
+        counted = []
+        monkeypatch.setattr(gc, "get_freeze_count", lambda: counted.append(1) or 0)
+        gc.collect()
+        with collector_paused():
+            made = [[i] for i in range(PROMOTE_FROM // 10)]
+        monkeypatch.undo()
+        assert counted == []
+        oldest = {id(o) for o in gc.get_objects(generation=2)}
+        assert not any(id(o) in oldest for o in made)   # left to the young collections
     finally:
         if frozen:
             gc.freeze()
