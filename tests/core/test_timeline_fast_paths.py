@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from repetitions import repetitions
 
+from gpumodeler.core.application.link_sharing import rate_quantum_bits
 from gpumodeler.core.application.timeline import (
-    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, _check, _number, _ps_of_floats,
-    _rate_quantum_bits, fair_rates, simulate)
+    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, fair_rates, simulate)
+from gpumodeler.core.application.timeline_input import check_activities, number, ps_of_floats
 from gpumodeler.core.errors import InvalidParameter
 
 
@@ -29,15 +30,15 @@ def reference_simulate(activities, capacities=None, policy="in-order"):
         raise InvalidParameter(f"engine policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     activities = list(activities)
     capacities = capacities or {}
-    index, caps = _check(activities, capacities)
+    index, caps = check_activities(activities, capacities)
     n = len(activities)
     in_order = policy == "in-order"
     fixed, cap_in = [], []
     for a in activities:
-        x = _number(a.fixed_s, f"{a.name or a.id}: duration")
+        x = number(a.fixed_s, f"{a.name or a.id}: duration")
         p, q = x.as_integer_ratio()
         fixed.append(-((-p * PS_PER_S) // q))
-        cap_in.append(_number(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True))
+        cap_in.append(number(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True))
     deps = [[index[d] for d in a.after] for a in activities]
     missing = [len(ds) for ds in deps]
     dependents = [[] for _ in range(n)]
@@ -47,7 +48,7 @@ def reference_simulate(activities, capacities=None, policy="in-order"):
             dependents[d].append(i)
         for e in a.engines:
             queue.setdefault(e, []).append(i)
-    qbits = _rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
+    qbits = rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
 
     def quanta(rate):
         p, q = rate.as_integer_ratio()
@@ -320,4 +321,4 @@ def test_picoseconds_of_floats_in_bulk_are_the_exact_ceiling():
     values += [k / 1e9 for k in range(1, 3000)] + [rng.uniform(0, 1e-3) for _ in range(5000)]
     values += [rng.uniform(0, 10) for _ in range(2000)] + [math.ldexp(rng.random(), -rng.randint(0, 80)) for _ in range(3000)]
     exact = [-((-p * PS_PER_S) // q) for p, q in map(float.as_integer_ratio, values)]
-    assert _ps_of_floats(np.array(values)) == exact
+    assert ps_of_floats(np.array(values)) == exact
