@@ -10,6 +10,7 @@ import heapq
 import math
 import operator
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -276,6 +277,42 @@ def test_a_long_application_equals_the_plain_algorithm(policy):
     acts, capacities = random_application(random.Random(7), n=3000, forward=0)
     got = simulate(acts, capacities, policy=policy)
     assert got == reference_simulate(acts, capacities, policy=policy)
+
+
+def exclusive_links_application(rng, n=None):
+    """:func:`random_application`'s steps without dependencies on later steps, each link's
+    copies holding one engine of that link (like a GPU's copy engine per direction), so no
+    two data phases ever share a link and every duration is known before the simulation:
+    in order, each start is found by one pass over longest paths."""
+    acts, capacities = random_application(rng, n=n, forward=0)
+    named = rng.choice(["engine of {}", "{}"])  # (an engine named like its link: one resource's busy time)
+    acts = [replace(a, engines=tuple(dict.fromkeys((*a.engines, *map(named.format, a.links)))))
+            if a.links else a for a in acts]
+    return acts, capacities
+
+
+@pytest.mark.parametrize("seed", range(repetitions(30, 200)))   # random draws: repetitions
+def test_links_never_shared_equal_the_plain_algorithm(seed):
+    acts, capacities = exclusive_links_application(random.Random(seed))
+    for policy in POLICIES:
+        assert simulate(acts, capacities, policy=policy) == reference_simulate(acts, capacities, policy=policy)
+
+
+def test_a_long_application_with_links_never_shared_equals_the_plain_algorithm():
+    acts, capacities = exclusive_links_application(random.Random(11), n=3000)
+    assert simulate(acts, capacities) == reference_simulate(acts, capacities)
+
+
+def test_a_link_shared_once_is_simulated_with_its_fair_share():
+    """Two copies on one link holding different engines share it (the one-pass path would
+    give each its rate alone): each takes 2 s for 1 byte at 1 B/s shared, not 1 s."""
+    acts = [Activity("a", engines=("e1",), bytes=1.0, links=("l",)),
+            Activity("b", engines=("e2",), bytes=1.0, links=("l",))]
+    got = simulate(acts, {"l": 2.0})
+    assert [(x.start_s, x.end_s) for x in got.activities] == [(0.0, 1.0), (0.0, 1.0)]
+    got = simulate(acts, {"l": 1.0})
+    assert [(x.start_s, x.end_s) for x in got.activities] == [(0.0, 2.0), (0.0, 2.0)]
+    assert got == reference_simulate(acts, {"l": 1.0})
 
 
 def test_the_comparison_can_fail():

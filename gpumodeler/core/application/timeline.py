@@ -192,20 +192,17 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     # each activity's dependents, in program order (with repetitions)
     owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
     flat = np.array(dep_flat, dtype=np.int64)
-    if not checked and bool((flat >= owner).any()):
+    forward = bool((flat >= owner).any())
+    if forward and not checked:
         check_activities(activities, capacities)  # a dependency on a later step: look for a cycle
-    dependents = _groups(flat, owner, n)
     # engines numbered; per step a tuple of engine numbers, per engine its steps in order
     number: dict = {}
-    for es in set(engine_names):
+    distinct = set(engine_names)
+    for es in distinct:
         for e in es:
             number.setdefault(e, len(number))
-    numbered = {es: tuple(number[e] for e in es) for es in set(engine_names)}
+    numbered = {es: tuple(number[e] for e in es) for es in distinct}
     engines = list(map(numbered.__getitem__, engine_names))
-    queue = _groups(np.array(list(itertools.chain.from_iterable(engines)), dtype=np.int64),
-                    np.repeat(np.arange(n, dtype=np.int64), np.array(list(map(len, engines)), dtype=np.int64)),
-                    len(number))  # engine -> activity indices using it, program order
-    missing = list(dep_count)  # dependencies not yet ended (with repetitions)
     # the integer grid: rates in whole quanta of 2^-k B/s, the work of a data phase in
     # quanta x ps (whole bytes, rounded up)
     qbits = rate_quantum_bits(set(caps.values()) | {c for c in set(cap_in) if c is not None})
@@ -219,6 +216,15 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     in_quanta[None] = None
     rate_cap = list(map(in_quanta.__getitem__, cap_in))
     caps = {link: quanta(c) for link, c in caps.items()}
+    if in_order and not forward and _links_never_shared(engine_names, links):
+        times = _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes, cap_in, in_quanta,
+                               caps, work_per_byte)
+        return _grid_timeline(ids, _names(activities, ids), engine_names, links, *times)
+    dependents = _groups(flat, owner, n)
+    queue = _groups(np.array(list(itertools.chain.from_iterable(engines)), dtype=np.int64),
+                    np.repeat(np.arange(n, dtype=np.int64), np.array(list(map(len, engines)), dtype=np.int64)),
+                    len(number))  # engine -> activity indices using it, program order
+    missing = list(dep_count)  # dependencies not yet ended (with repetitions)
     head = [0] * len(number)  # engine -> position of the first activity not yet started
     waiting_on: list[set] = [set() for _ in number]  # engine -> ready activities not yet started (greedy)
     holder = [-1] * len(number)  # engine -> the activity holding it (-1: free)
@@ -514,10 +520,135 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         busy = dict(zip(number, busy_e))
         for link, x in busy_l.items():  # (a link named like an engine: one resource)
             busy[link] = busy.get(link, 0) + x
+    return _grid_timeline(ids, _names(activities, ids), engine_names, links, start, end, ready, cause, busy,
+                          makespan)
+
+
+def _names(activities, ids) -> list:
+    """Each activity's name, its id when it has none."""
     names = list(map(_NAME, activities))
     if not all(names):  # (a step without a name is shown by its id)
         names = [x or y for x, y in zip(names, ids)]
-    return _grid_timeline(ids, names, engine_names, links, start, end, ready, cause, busy, makespan)
+    return names
+
+
+def _links_never_shared(engine_names, links) -> bool:
+    """Whether no two data phases can ever cross one link at once: every link is crossed
+    only by activities that all hold one same engine (engines are exclusive, so those run one
+    at a time). Then every copy runs at its rate alone and each duration is known before the
+    simulation."""
+    common: dict = {}  # link -> the engines every activity crossing it holds
+    for es, ls in set(zip(engine_names, links)):
+        for link in ls:
+            held = common.get(link)
+            common[link] = set(es) if held is None else held.intersection(es)
+    return all(common.values())
+
+
+def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes, cap_in, in_quanta, caps,
+                   work_per_byte) -> tuple:
+    """The in-order simulation when every duration is known before it (no link is ever
+    shared: :func:`_links_never_shared`) and every dependency is on an earlier activity: each
+    start is then the longest path to it through dependencies and engine order (module
+    docstring), found in one pass in program order — the latest of the dependencies' ends
+    and of the ends of the activities before it on its engines — with the causes the event
+    loop gives (the dependency that ended last, the latest in program order on a tie, when
+    it ended at the start; else the engine's last holder that ended then, the latest in
+    program order). A copy's data phase takes ⌈work / rate alone⌉ ps, the rate alone being
+    min(rate cap, capacities) (Gajger 2017 eq. 5.5 on the grid). Returns start, end, ready,
+    cause (indices, ``n``: none), the busy time per engine and link (none for a zero makespan)
+    and the makespan, in whole ps (``number``: engine id -> its number)."""
+    n_engines = len(number)
+    # each activity's whole duration: its fixed phase, then its data phase alone on its path
+    duration = list(fixed)
+    alone_of: dict = {}
+    data_ps: dict = {}  # (bytes, rate alone) -> ps
+    busy_l: dict = dict.fromkeys(set().union(*links), 0)
+    ceil = math.ceil
+    for i in [i for i, b in enumerate(nbytes) if b]:
+        ls = links[i]
+        c = cap_in[i]
+        a = alone_of.get((c, ls))
+        if a is None:
+            a = in_quanta[c]
+            for link in ls:
+                x = caps[link]
+                if a is None or x < a:
+                    a = x
+            alone_of[c, ls] = a
+        b = nbytes[i]
+        d = data_ps.get((b, a))
+        if d is None:
+            d = data_ps[b, a] = -(-(ceil(b) * work_per_byte) // a)
+        duration[i] += d
+        for link in ls:
+            busy_l[link] += d
+    start = [0] * n
+    end = [0] * n
+    ready = [0] * n
+    cause = [n] * n
+    last_on = [-1] * n_engines  # engine -> the last activity on it so far (program order)
+    k = 0  # position in dep_flat
+    for i in range(n):
+        m = dep_count[i]
+        if m == 1:
+            d = dep_flat[k]
+            k += 1
+            r = end[d]
+        elif m:
+            d = dep_flat[k]
+            r = end[d]
+            for x in dep_flat[k + 1:k + m]:
+                y = end[x]
+                if y > r or (y == r and x > d):
+                    r = y
+                    d = x
+            k += m
+        else:
+            d = n
+            r = 0
+        es = engines[i]
+        if len(es) == 1:
+            e = es[0]
+            p = last_on[e]
+            last_on[e] = i
+            if p >= 0 and end[p] > r:
+                t = end[p]
+                cause[i] = p
+            else:
+                t = r
+                cause[i] = d
+        elif es:
+            t = r
+            c = -1  # the engine's last holder that ends at t, the latest in program order
+            for e in es:
+                p = last_on[e]
+                last_on[e] = i
+                if p >= 0:
+                    y = end[p]
+                    if y > t:
+                        t = y
+                        c = p
+                    elif y == t and p > c:
+                        c = p
+            cause[i] = c if t > r else d  # (waited for an engine, or started when ready)
+        else:
+            t = r
+            cause[i] = d
+        ready[i] = r
+        start[i] = t
+        end[i] = t + duration[i]
+    makespan = max(end, default=0)
+    if not makespan:
+        return start, end, ready, cause, {}, makespan
+    busy_e = [0] * n_engines
+    for i, es in enumerate(engines):
+        for e in es:
+            busy_e[e] += duration[i]
+    busy = dict(zip(number, busy_e))
+    for link, x in busy_l.items():  # (a link named like an engine: one resource)
+        busy[link] = busy.get(link, 0) + x
+    return start, end, ready, cause, busy, makespan
 
 
 def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, makespan) -> Timeline:
