@@ -67,7 +67,6 @@ from dataclasses import dataclass, field
 import heapq
 import itertools
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
@@ -153,9 +152,6 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
         return _simulate(activities, capacities, policy)
 
 
-_NAME = operator.attrgetter("name")
-
-
 def _groups(key, member, size: int) -> list:
     """For each key 0..size-1 the list of the members paired with it, in the order given
     (``key``, ``member``: integer arrays of the pairs)."""
@@ -185,7 +181,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     checked = columns is None
     if checked:
         columns = checked_columns(activities, capacities)
-    ids, index, caps, dep_count, dep_flat, engine_names, links, fixed, cap_in, nbytes = columns
+    ids, index, caps, dep_count, dep_flat, engine_names, links, fixed, cap_in, nbytes, names = columns
     n = len(activities)
     in_order = policy == "in-order"
     WAITING, FIXED, DATA, DONE = 0, 1, 2, 3
@@ -219,7 +215,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     if in_order and not forward and _links_never_shared(engine_names, links):
         times = _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes, cap_in, in_quanta,
                                caps, work_per_byte)
-        return _grid_timeline(ids, _names(activities, ids), engine_names, links, *times)
+        return _grid_timeline(ids, names, engine_names, links, *times)
     dependents = _groups(flat, owner, n)
     queue = _groups(np.array(list(itertools.chain.from_iterable(engines)), dtype=np.int64),
                     np.repeat(np.arange(n, dtype=np.int64), np.array(list(map(len, engines)), dtype=np.int64)),
@@ -520,16 +516,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         busy = dict(zip(number, busy_e))
         for link, x in busy_l.items():  # (a link named like an engine: one resource)
             busy[link] = busy.get(link, 0) + x
-    return _grid_timeline(ids, _names(activities, ids), engine_names, links, start, end, ready, cause, busy,
-                          makespan)
-
-
-def _names(activities, ids) -> list:
-    """Each activity's name, its id when it has none."""
-    names = list(map(_NAME, activities))
-    if not all(names):  # (a step without a name is shown by its id)
-        names = [x or y for x, y in zip(names, ids)]
-    return names
+    return _grid_timeline(ids, names, engine_names, links, start, end, ready, cause, busy, makespan)
 
 
 def _links_never_shared(engine_names, links) -> bool:
@@ -559,57 +546,58 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes
     cause (indices, ``n``: none), the busy time per engine and link (none for a zero makespan)
     and the makespan, in whole ps (``number``: engine id -> its number)."""
     n_engines = len(number)
-    # each activity's whole duration: its fixed phase, then its data phase alone on its path
     duration = list(fixed)
-    alone_of: dict = {}
-    data_ps: dict = {}  # (bytes, rate alone) -> ps
     busy_l: dict = dict.fromkeys(set().union(*links), 0)
-    ceil = math.ceil
-    for i in [i for i, b in enumerate(nbytes) if b]:
-        ls = links[i]
-        c = cap_in[i]
-        a = alone_of.get((c, ls))
-        if a is None:
+    copies = [i for i, b in enumerate(nbytes) if b]
+    if copies:  # (grouped by rate cap and path: one rate alone per group)
+        groups: dict = {}
+        for i in copies:
+            key = (cap_in[i], links[i])
+            g = groups.get(key)
+            if g is None:
+                groups[key] = [i]
+            else:
+                g.append(i)
+        ceil = math.ceil
+        for (c, ls), members in groups.items():
             a = in_quanta[c]
             for link in ls:
                 x = caps[link]
                 if a is None or x < a:
                     a = x
-            alone_of[c, ls] = a
-        b = nbytes[i]
-        d = data_ps.get((b, a))
-        if d is None:
-            d = data_ps[b, a] = -(-(ceil(b) * work_per_byte) // a)
-        duration[i] += d
-        for link in ls:
-            busy_l[link] += d
+            total = 0
+            for i in members:
+                d = -(-(ceil(nbytes[i]) * work_per_byte) // a)
+                duration[i] += d
+                total += d
+            for link in ls:
+                busy_l[link] += total
     start = [0] * n
     end = [0] * n
     ready = [0] * n
     cause = [n] * n
     last_on = [-1] * n_engines  # engine -> the last activity on it so far (program order)
-    k = 0  # position in dep_flat
-    for i in range(n):
-        m = dep_count[i]
+    # one engine: its number; none: -1; several: -2
+    kind = {es: (es[0] if len(es) == 1 else -2 if es else -1) for es in set(engines)}
+    single = list(map(kind.__getitem__, engines))
+    it = iter(dep_flat)  # each activity's dependencies, in turn
+    i = 0
+    for m, e, du in zip(dep_count, single, duration):
         if m == 1:
-            d = dep_flat[k]
-            k += 1
+            d = next(it)
             r = end[d]
         elif m:
-            d = dep_flat[k]
+            d = next(it)
             r = end[d]
-            for x in dep_flat[k + 1:k + m]:
+            for x in itertools.islice(it, m - 1):
                 y = end[x]
                 if y > r or (y == r and x > d):
                     r = y
                     d = x
-            k += m
         else:
             d = n
             r = 0
-        es = engines[i]
-        if len(es) == 1:
-            e = es[0]
+        if e >= 0:
             p = last_on[e]
             last_on[e] = i
             if p >= 0 and end[p] > r:
@@ -618,10 +606,13 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes
             else:
                 t = r
                 cause[i] = d
-        elif es:
+        elif e == -1:
             t = r
-            c = -1  # the engine's last holder that ends at t, the latest in program order
-            for e in es:
+            cause[i] = d
+        else:
+            t = r
+            c = -1
+            for e in engines[i]:
                 p = last_on[e]
                 last_on[e] = i
                 if p >= 0:
@@ -631,20 +622,18 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes
                         c = p
                     elif y == t and p > c:
                         c = p
-            cause[i] = c if t > r else d  # (waited for an engine, or started when ready)
-        else:
-            t = r
-            cause[i] = d
+            cause[i] = c if t > r else d
         ready[i] = r
         start[i] = t
-        end[i] = t + duration[i]
+        end[i] = t + du
+        i += 1
     makespan = max(end, default=0)
     if not makespan:
         return start, end, ready, cause, {}, makespan
     busy_e = [0] * n_engines
-    for i, es in enumerate(engines):
+    for es, du in zip(engines, duration):
         for e in es:
-            busy_e[e] += duration[i]
+            busy_e[e] += du
     busy = dict(zip(number, busy_e))
     for link, x in busy_l.items():  # (a link named like an engine: one resource)
         busy[link] = busy.get(link, 0) + x

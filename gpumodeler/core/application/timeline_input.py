@@ -130,13 +130,13 @@ def check_activities(activities, capacities):
     return ids, caps
 
 
-_FIELDS = operator.attrgetter("id", "after", "engines", "links", "fixed_s", "bytes", "rate_cap")
+_FIELDS = operator.attrgetter("id", "after", "engines", "links", "fixed_s", "bytes", "rate_cap", "name")
 
 
 def fast_columns(activities, capacities):
     """The columns the simulation needs — ids, index, capacities, the number of dependencies
     of each activity and all of them (indices, flat), engines, links, fixed durations (whole
-    ps), rate caps and bytes — read in one go (each
+    ps), rate caps, bytes and names (the id where there is none) — read in one go (each
     field of every activity through C, the checks on sets of types and of distinct values),
     or None when anything is unusual (not a plain float, a dependency on a later step, an
     id, link or dependency unknown, ...): then :func:`checked_columns` reads them one
@@ -144,7 +144,7 @@ def fast_columns(activities, capacities):
     n = len(activities)
     if not n:
         return None
-    ids, afters, engs, lnks, fixed_s, nbytes, rcaps = zip(*map(_FIELDS, activities))
+    ids, afters, engs, lnks, fixed_s, nbytes, rcaps, names = zip(*map(_FIELDS, activities))
     if set(map(type, ids)) != {str} or set(map(type, fixed_s)) != {float} \
             or not set(map(type, rcaps)) <= {float, type(None)} or not set(map(type, nbytes)) <= {float, int}:
         return None
@@ -175,7 +175,10 @@ def fast_columns(activities, capacities):
         engs = tuple(map(tuple, engs))
     if set(map(type, lnks)) != {tuple}:
         lnks = tuple(map(tuple, lnks))
-    return ids, index, dict(capacities), list(map(len, afters)), dep_flat, engs, lnks, fixed, list(rcaps), nbytes
+    if not all(names):  # (a step without a name is shown by its id)
+        names = tuple(x or y for x, y in zip(names, ids))
+    return (ids, index, dict(capacities), list(map(len, afters)), dep_flat, engs, lnks, fixed, list(rcaps), nbytes,
+            names)
 
 
 def checked_columns(activities, capacities):
@@ -196,4 +199,5 @@ def checked_columns(activities, capacities):
     deps = [tuple(map(position, a.after)) for a in activities]
     return ([a.id for a in activities], index, caps, list(map(len, deps)), list(itertools.chain.from_iterable(deps)),
             [tuple(a.engines) for a in activities],
-            [tuple(a.links) for a in activities], fixed, cap_in, [a.bytes for a in activities])
+            [tuple(a.links) for a in activities], fixed, cap_in, [a.bytes for a in activities],
+            [a.name or a.id for a in activities])
