@@ -279,12 +279,12 @@ def test_a_long_application_equals_the_plain_algorithm(policy):
     assert got == reference_simulate(acts, capacities, policy=policy)
 
 
-def exclusive_links_application(rng, n=None):
-    """:func:`random_application`'s steps without dependencies on later steps, each link's
-    copies holding one engine of that link (like a GPU's copy engine per direction), so no
-    two data phases ever share a link and every duration is known before the simulation:
-    in order, each start is found by one pass over longest paths."""
-    acts, capacities = random_application(rng, n=n, forward=0)
+def exclusive_links_application(rng, n=None, forward=0):
+    """:func:`random_application`'s steps (by default without dependencies on later steps),
+    each link's copies holding one engine of that link (like a GPU's copy engine per
+    direction), so no two data phases ever share a link and every duration is known before
+    the simulation: in order, each start is found by one pass over longest paths."""
+    acts, capacities = random_application(rng, n=n, forward=forward)
     named = rng.choice(["engine of {}", "{}"])  # (an engine named like its link: one resource's busy time)
     acts = [replace(a, engines=tuple(dict.fromkeys((*a.engines, *map(named.format, a.links)))))
             if a.links else a for a in acts]
@@ -296,6 +296,33 @@ def test_links_never_shared_equal_the_plain_algorithm(seed):
     acts, capacities = exclusive_links_application(random.Random(seed))
     for policy in POLICIES:
         assert simulate(acts, capacities, policy=policy) == reference_simulate(acts, capacities, policy=policy)
+
+
+def with_dependencies_on_later_steps(rng, acts):
+    """``acts`` with a few dependencies on later steps that make no cycle (a step may wait for
+    a later one its own successors do not lead to)."""
+    acts = list(acts)
+    for _ in range(rng.randint(1, 3) if len(acts) > 1 else 0):
+        i, j = sorted(rng.sample(range(len(acts)), 2))
+        by_id = {a.id: a for a in acts}
+        reach, todo = set(), [acts[j].id]  # what j waits for, through dependencies
+        while todo:
+            for d in by_id[todo.pop()].after:
+                if d not in reach:
+                    reach.add(d)
+                    todo.append(d)
+        if acts[i].id not in reach:
+            acts[i] = replace(acts[i], after=(*acts[i].after, acts[j].id))
+    return acts
+
+
+@pytest.mark.parametrize("seed", range(repetitions(30, 200)))   # random draws: repetitions
+def test_links_never_shared_and_dependencies_on_later_steps_equal_the_plain_algorithm(seed):
+    """(A dependency on a later step: the event loop, or the in-order queues' deadlock named.)"""
+    rng = random.Random(seed)
+    acts, capacities = exclusive_links_application(rng)
+    acts = with_dependencies_on_later_steps(rng, acts)
+    assert outcome(simulate, acts, capacities, "in-order") == outcome(reference_simulate, acts, capacities, "in-order")
 
 
 def test_a_long_application_with_links_never_shared_equals_the_plain_algorithm():

@@ -185,12 +185,6 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     n = len(activities)
     in_order = policy == "in-order"
     WAITING, FIXED, DATA, DONE = 0, 1, 2, 3
-    # each activity's dependents, in program order (with repetitions)
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
-    flat = np.array(dep_flat, dtype=np.int64)
-    forward = bool((flat >= owner).any())
-    if forward and not checked:
-        check_activities(activities, capacities)  # a dependency on a later step: look for a cycle
     # engines numbered; per step a tuple of engine numbers, per engine its steps in order
     number: dict = {}
     distinct = set(engine_names)
@@ -210,13 +204,19 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     work_per_byte = PS_PER_S << qbits
     in_quanta = {c: quanta(c) for c in set(cap_in) if c is not None}
     in_quanta[None] = None
-    rate_cap = list(map(in_quanta.__getitem__, cap_in))
     caps = {link: quanta(c) for link, c in caps.items()}
-    if in_order and not forward and _links_never_shared(engine_names, links):
+    if in_order and _links_never_shared(engine_names, links):
         times = _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes, cap_in, in_quanta,
                                caps, work_per_byte)
-        return _grid_timeline(ids, names, engine_names, links, *times)
+        if times is not None:  # (None: a dependency on a later step)
+            return _grid_timeline(ids, names, engine_names, links, *times)
+    # each activity's dependents, in program order (with repetitions)
+    owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
+    flat = np.array(dep_flat, dtype=np.int64)
+    if not checked and bool((flat >= owner).any()):
+        check_activities(activities, capacities)  # a dependency on a later step: look for a cycle
     dependents = _groups(flat, owner, n)
+    rate_cap = list(map(in_quanta.__getitem__, cap_in))
     queue = _groups(np.array(list(itertools.chain.from_iterable(engines)), dtype=np.int64),
                     np.repeat(np.arange(n, dtype=np.int64), np.array(list(map(len, engines)), dtype=np.int64)),
                     len(number))  # engine -> activity indices using it, program order
@@ -533,7 +533,7 @@ def _links_never_shared(engine_names, links) -> bool:
 
 
 def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes, cap_in, in_quanta, caps,
-                   work_per_byte) -> tuple:
+                   work_per_byte) -> tuple | None:
     """The in-order simulation when every duration is known before it (no link is ever
     shared: :func:`_links_never_shared`) and every dependency is on an earlier activity: each
     start is then the longest path to it through dependencies and engine order (module
@@ -541,7 +541,8 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes
     and of the ends of the activities before it on its engines — with the causes the event
     loop gives (the dependency that ended last, the latest in program order on a tie, when
     it ended at the start; else the engine's last holder that ended then, the latest in
-    program order). A copy's data phase takes ⌈work / rate alone⌉ ps, the rate alone being
+    program order). None when an activity depends on a later one (the event loop then). A
+    copy's data phase takes ⌈work / rate alone⌉ ps, the rate alone being
     min(rate cap, capacities) (Gajger 2017 eq. 5.5 on the grid). Returns start, end, ready,
     cause (indices, ``n``: none), the busy time per engine and link (none for a zero makespan)
     and the makespan, in whole ps (``number``: engine id -> its number)."""
@@ -585,11 +586,17 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes
     for m, e, du in zip(dep_count, single, duration):
         if m == 1:
             d = next(it)
+            if d >= i:
+                return None
             r = end[d]
         elif m:
             d = next(it)
+            if d >= i:
+                return None
             r = end[d]
             for x in itertools.islice(it, m - 1):
+                if x >= i:
+                    return None
                 y = end[x]
                 if y > r or (y == r and x > d):
                     r = y
