@@ -18,7 +18,7 @@ from repetitions import repetitions
 
 from gpumodeler.core.application.link_sharing import rate_quantum_bits
 from gpumodeler.core.application.timeline import (
-    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, fair_rates, simulate)
+    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, columns_of, fair_rates, simulate, step_columns)
 from gpumodeler.core.application.timeline_input import check_activities, number, ps_of_floats
 from gpumodeler.core.errors import InvalidParameter
 
@@ -340,6 +340,23 @@ def test_a_link_shared_once_is_simulated_with_its_fair_share():
     got = simulate(acts, {"l": 1.0})
     assert [(x.start_s, x.end_s) for x in got.activities] == [(0.0, 2.0), (0.0, 2.0)]
     assert got == reference_simulate(acts, {"l": 1.0})
+
+
+def test_step_columns_are_the_columns_of_the_activities():
+    """The simulation's own columns (kept with its timeline) are its activities' fields, and
+    a timeline made otherwise, or with other activities, is read from its activities."""
+    acts, capacities = random_application(random.Random(3), n=50, forward=0)
+    for policy in POLICIES:
+        got = simulate(acts, capacities, policy=policy)
+        read = tuple(map(list, zip(*got.activities)))
+        assert len(read) == len(ScheduledActivity._fields) and got.columns is not None
+        assert step_columns(got) == read
+        assert columns_of(got) == (read[0], read[4], read[5])
+        plain = Timeline(got.activities, got.makespan_s, got.critical_path, got.busy_s, got.busy_fraction)
+        assert step_columns(plain) == read and columns_of(plain) == (read[0], read[4], read[5])
+        fewer = replace(got, activities=got.activities[:-1])  # (columns of other activities: not used)
+        assert step_columns(fewer) == tuple(c[:-1] for c in read)
+    assert step_columns(Timeline((), 0.0, (), {}, {})) == ([],) * len(ScheduledActivity._fields)
 
 
 def test_the_comparison_can_fail():

@@ -77,7 +77,7 @@ from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.collector import collector_paused
 
 __all__ = ["POLICIES", "PS_PER_S", "Activity", "ScheduledActivity", "Timeline", "columns_of", "fair_rates",
-           "simulate"]
+           "simulate", "step_columns"]
 
 
 @dataclass(frozen=True)
@@ -122,8 +122,9 @@ class Timeline:
     critical_path: tuple  # activity ids, first to last
     busy_s: dict  # engine or link id -> seconds busy
     busy_fraction: dict  # engine or link id -> busy seconds / makespan (0 for a zero makespan)
-    # (activities, ids, start_s, end_s): the simulation's columns, for readers in bulk (the
-    # energy); valid only while ``activities`` is that very tuple (see :func:`columns_of`)
+    # (activities, then the columns of ScheduledActivity: ids, names, engines, links, start_s,
+    # end_s, ready_s, causes): the simulation's own, for readers in bulk (the energy, the
+    # document); valid only while ``activities`` is that very tuple (see :func:`step_columns`)
     columns: tuple | None = field(default=None, compare=False, repr=False)
 
     def by_id(self) -> dict:
@@ -135,9 +136,22 @@ def columns_of(timeline) -> tuple:
     when it made them for these activities, else read from them."""
     columns = getattr(timeline, "columns", None)
     if columns is not None and columns[0] is timeline.activities:
-        return columns[1:]
+        return columns[1], columns[5], columns[6]
     acts = timeline.activities
     return ([a.id for a in acts], [a.start_s for a in acts], [a.end_s for a in acts])
+
+
+def step_columns(timeline) -> tuple:
+    """The columns of the timeline's activities in the order of :class:`ScheduledActivity`'s
+    fields (ids, names, engines, links, start_s, end_s, ready_s, causes), as lists: the
+    simulation's own when it made them for these activities (read them, do not change them),
+    else read from the activities."""
+    columns = getattr(timeline, "columns", None)
+    if columns is not None and columns[0] is timeline.activities:
+        return columns[1:]
+    if not timeline.activities:
+        return tuple([] for _ in ScheduledActivity._fields)
+    return tuple(map(list, zip(*timeline.activities)))
 
 
 POLICIES = ("in-order", "greedy")
@@ -662,13 +676,14 @@ def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, m
         path.reverse()
     start, end, ready = ([x / PS_PER_S for x in v] for v in (start, end, ready))  # (int / int: correctly rounded)
     ids_or_none = [*ids, None]
-    causes = map(ids_or_none.__getitem__, cause)
+    causes = list(map(ids_or_none.__getitem__, cause))
     make = functools.partial(tuple.__new__, ScheduledActivity)  # a named tuple without a call in Python
     scheduled = tuple(map(make, zip(ids, names, engines, links, start, end, ready, causes)))
     busy_s = {k: float(v / PS_PER_S) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
     return Timeline(scheduled, float(makespan / PS_PER_S), tuple(path), busy_s, fraction,
-                    columns=(scheduled, list(ids), start, end))
+                    columns=(scheduled, list(ids), list(names), list(engines), list(links), start, end, ready,
+                             causes))
 
 
 def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:
