@@ -195,13 +195,13 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     checked = columns is None
     if checked:
         columns = checked_columns(activities, capacities)
-    ids, index, caps, dep_count, dep_flat, engine_names, links, fixed, cap_in, nbytes, names = columns
+    ids, index, caps, dep_count, dep_flat, engine_names, links, fixed, cap_in, nbytes, names, pairs, copies = columns
     n = len(activities)
     in_order = policy == "in-order"
     WAITING, FIXED, DATA, DONE = 0, 1, 2, 3
     # engines numbered; per step a tuple of engine numbers, per engine its steps in order
     number: dict = {}
-    distinct = set(engine_names)
+    distinct = {es for es, _ls in pairs}
     for es in distinct:
         for e in es:
             number.setdefault(e, len(number))
@@ -219,9 +219,10 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     in_quanta = {c: quanta(c) for c in set(cap_in) if c is not None}
     in_quanta[None] = None
     caps = {link: quanta(c) for link, c in caps.items()}
-    if in_order and _links_never_shared(engine_names, links):
-        times = _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes, cap_in, in_quanta,
-                               caps, work_per_byte)
+    used_links = set().union(*[ls for _es, ls in pairs])  # every link a step names
+    if in_order and _links_never_shared(pairs):
+        times = _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_links, nbytes, copies,
+                               cap_in, in_quanta, caps, work_per_byte)
         if times is not None:  # (None: a dependency on a later step)
             return _grid_timeline(ids, names, engine_names, links, *times)
     # each activity's dependents, in program order (with repetitions)
@@ -253,7 +254,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     # once all have ended, what explains the start if it starts when ready
     decider: list = [None] * n
     latest: list = [-1] * n
-    busy_l: dict = dict.fromkeys(set().union(*links), 0)  # every link in use by a step
+    busy_l: dict = dict.fromkeys(used_links, 0)  # every link in use by a step
     link_users: dict = {}  # link -> data phases crossing it now (links in use only)
     link_load: dict = {}  # link -> sum of the rate caps of those (an uncapped one: capacity + 1)
     link_since: dict = {}  # link -> when its current busy period began
@@ -533,21 +534,21 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     return _grid_timeline(ids, names, engine_names, links, start, end, ready, cause, busy, makespan)
 
 
-def _links_never_shared(engine_names, links) -> bool:
+def _links_never_shared(pairs) -> bool:
     """Whether no two data phases can ever cross one link at once: every link is crossed
     only by activities that all hold one same engine (engines are exclusive, so those run one
     at a time). Then every copy runs at its rate alone and each duration is known before the
-    simulation."""
+    simulation. ``pairs``: the distinct (engines, links) of the activities."""
     common: dict = {}  # link -> the engines every activity crossing it holds
-    for es, ls in set(zip(engine_names, links)):
+    for es, ls in pairs:
         for link in ls:
             held = common.get(link)
             common[link] = set(es) if held is None else held.intersection(es)
     return all(common.values())
 
 
-def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes, cap_in, in_quanta, caps,
-                   work_per_byte) -> tuple | None:
+def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_links, nbytes, copies, cap_in,
+                   in_quanta, caps, work_per_byte) -> tuple | None:
     """The in-order simulation when every duration is known before it (no link is ever
     shared: :func:`_links_never_shared`) and every dependency is on an earlier activity: each
     start is then the longest path to it through dependencies and engine order (module
@@ -562,8 +563,7 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, nbytes
     and the makespan, in whole ps (``number``: engine id -> its number)."""
     n_engines = len(number)
     duration = list(fixed)
-    busy_l: dict = dict.fromkeys(set().union(*links), 0)
-    copies = [i for i, b in enumerate(nbytes) if b]
+    busy_l: dict = dict.fromkeys(used_links, 0)
     if copies:  # (grouped by rate cap and path: one rate alone per group)
         groups: dict = {}
         for i in copies:

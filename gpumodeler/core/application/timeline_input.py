@@ -131,12 +131,15 @@ def check_activities(activities, capacities):
 
 
 _FIELDS = operator.attrgetter("id", "after", "engines", "links", "fixed_s", "bytes", "rate_cap", "name")
+_ENGINES = operator.attrgetter("engines")
+_LINKS = operator.attrgetter("links")
 
 
 def fast_columns(activities, capacities):
     """The columns the simulation needs — ids, index, capacities, the number of dependencies
     of each activity and all of them (indices, flat), engines, links, fixed durations (whole
-    ps), rate caps, bytes and names (the id where there is none) — read in one go (each
+    ps), rate caps, bytes, names (the id where there is none), the distinct pairs (engines,
+    links) and the indices of the copies (bytes not 0) — read in one go (each
     field of every activity through C, the checks on sets of types and of distinct values),
     or None when anything is unusual (not a plain float, a dependency on a later step, an
     id, link or dependency unknown, ...): then :func:`checked_columns` reads them one
@@ -157,12 +160,22 @@ def fast_columns(activities, capacities):
     try:
         position = index.__getitem__
         dep_flat = list(map(position, itertools.chain.from_iterable(afters)))
-        if not set().union(*lnks) <= capacities.keys():
-            return None
-    except (KeyError, TypeError):
+        if set(map(type, engs)) != {tuple}:
+            engs = tuple(map(tuple, engs))
+        if set(map(type, lnks)) != {tuple}:
+            lnks = tuple(map(tuple, lnks))
+        pairs = set(zip(engs, lnks))
+        amounts = np.array(nbytes, dtype=np.float64)
+    except (KeyError, TypeError, OverflowError):
         return None
-    for i in [i for i, b in enumerate(nbytes) if b]:  # the copies
-        if not 0 <= nbytes[i] < math.inf or (not lnks[i] and rcaps[i] is None):
+    if not set().union(*[ls for _es, ls in pairs]) <= capacities.keys():
+        return None
+    if not bool(((amounts >= 0) & (amounts < math.inf)).all()):
+        return None
+    if None in rcaps:  # a copy without a rate cap needs a link
+        capless = np.fromiter(map(operator.is_, rcaps, itertools.repeat(None)), dtype=bool, count=n)
+        pathless = np.fromiter(map(operator.not_, lnks), dtype=bool, count=n)
+        if bool((capless & pathless & (amounts != 0)).any()):
             return None
     seconds = np.array(fixed_s, dtype=np.float64)
     if not bool(((seconds >= 0) & (seconds < math.inf)).all()):
@@ -171,14 +184,10 @@ def fast_columns(activities, capacities):
     for c in set(rcaps):
         if c is not None and not 0.0 < c < math.inf:
             return None
-    if set(map(type, engs)) != {tuple}:
-        engs = tuple(map(tuple, engs))
-    if set(map(type, lnks)) != {tuple}:
-        lnks = tuple(map(tuple, lnks))
     if not all(names):  # (a step without a name is shown by its id)
         names = tuple(x or y for x, y in zip(names, ids))
     return (ids, index, dict(capacities), list(map(len, afters)), dep_flat, engs, lnks, fixed, list(rcaps), nbytes,
-            names)
+            names, pairs, np.flatnonzero(amounts).tolist())
 
 
 def checked_columns(activities, capacities):
@@ -200,4 +209,6 @@ def checked_columns(activities, capacities):
     return ([a.id for a in activities], index, caps, list(map(len, deps)), list(itertools.chain.from_iterable(deps)),
             [tuple(a.engines) for a in activities],
             [tuple(a.links) for a in activities], fixed, cap_in, [a.bytes for a in activities],
-            [a.name or a.id for a in activities])
+            [a.name or a.id for a in activities],
+            set(zip(map(tuple, map(_ENGINES, activities)), map(tuple, map(_LINKS, activities)))),
+            [i for i, a in enumerate(activities) if a.bytes])
