@@ -342,6 +342,13 @@ def test_a_link_shared_once_is_simulated_with_its_fair_share():
     assert got == reference_simulate(acts, {"l": 1.0})
 
 
+def test_a_step_naming_an_engine_twice_equals_the_plain_algorithm():
+    acts = [Activity("a", engines=("e",), fixed_s=1.0), Activity("b", engines=("e", "e"), after=("a",), fixed_s=2.0),
+            Activity("c", engines=("e",), fixed_s=1.0), Activity("d", engines=("e", "f"), fixed_s=0.5)]
+    for policy in POLICIES:
+        assert simulate(acts, {}, policy=policy) == reference_simulate(acts, {}, policy=policy)
+
+
 def test_step_columns_are_the_columns_of_the_activities():
     """The simulation's own columns (kept with its timeline) are its activities' fields, and
     a timeline made otherwise, or with other activities, is read from its activities."""

@@ -541,6 +541,8 @@ def _links_never_shared(pairs) -> bool:
     simulation. ``pairs``: the distinct (engines, links) of the activities."""
     common: dict = {}  # link -> the engines every activity crossing it holds
     for es, ls in pairs:
+        if len(set(es)) != len(es):  # (an engine named twice by one step: the event loop)
+            return False
         for link in ls:
             held = common.get(link)
             common[link] = set(es) if held is None else held.intersection(es)
@@ -589,15 +591,16 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_l
                 busy_l[link] += total
     start = [0] * n
     end = [0] * n
+    end.append(-1)  # (end[n]: before any time, the end of "no activity")
     ready = [0] * n
     cause = [n] * n
-    last_on = [-1] * n_engines  # engine -> the last activity on it so far (program order)
+    last_on = [n] * n_engines  # engine -> the last activity on it so far (program order; n: none)
+    busy_e = [0] * n_engines
     # one engine: its number; none: -1; several: -2
     kind = {es: (es[0] if len(es) == 1 else -2 if es else -1) for es in set(engines)}
     single = list(map(kind.__getitem__, engines))
     it = iter(dep_flat)  # each activity's dependencies, in turn
-    i = 0
-    for m, e, du in zip(dep_count, single, duration):
+    for i, m, e, du in zip(range(n), dep_count, single, duration):
         if m == 1:
             d = next(it)
             if d >= i:
@@ -621,8 +624,9 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_l
         if e >= 0:
             p = last_on[e]
             last_on[e] = i
-            if p >= 0 and end[p] > r:
-                t = end[p]
+            busy_e[e] += du
+            t = end[p]
+            if t > r:
                 cause[i] = p
             else:
                 t = r
@@ -636,25 +640,21 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_l
             for e in engines[i]:
                 p = last_on[e]
                 last_on[e] = i
-                if p >= 0:
-                    y = end[p]
-                    if y > t:
-                        t = y
-                        c = p
-                    elif y == t and p > c:
-                        c = p
+                busy_e[e] += du
+                y = end[p]
+                if y > t:
+                    t = y
+                    c = p
+                elif y == t and p > c:
+                    c = p
             cause[i] = c if t > r else d
         ready[i] = r
         start[i] = t
         end[i] = t + du
-        i += 1
+    end.pop()
     makespan = max(end, default=0)
     if not makespan:
         return start, end, ready, cause, {}, makespan
-    busy_e = [0] * n_engines
-    for es, du in zip(engines, duration):
-        for e in es:
-            busy_e[e] += du
     busy = dict(zip(number, busy_e))
     for link, x in busy_l.items():  # (a link named like an engine: one resource)
         busy[link] = busy.get(link, 0) + x
