@@ -18,7 +18,8 @@ from repetitions import repetitions
 
 from gpumodeler.core.application.link_sharing import rate_quantum_bits
 from gpumodeler.core.application.timeline import (
-    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, columns_of, fair_rates, simulate, step_columns)
+    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, columns_of, fair_rates, positions_of, simulate,
+    step_columns)
 from gpumodeler.core.application.timeline_input import check_activities, number, ps_of_floats
 from gpumodeler.core.errors import InvalidParameter
 
@@ -361,8 +362,10 @@ def test_step_columns_are_the_columns_of_the_activities():
         assert columns_of(got) == (read[0], read[4], read[5])
         plain = Timeline(got.activities, got.makespan_s, got.critical_path, got.busy_s, got.busy_fraction)
         assert step_columns(plain) == read and columns_of(plain) == (read[0], read[4], read[5])
+        assert list(positions_of(got).items()) == [(a.id, i) for i, a in enumerate(got.activities)]
+        assert positions_of(plain) is None
         fewer = replace(got, activities=got.activities[:-1])  # (columns of other activities: not used)
-        assert step_columns(fewer) == tuple(c[:-1] for c in read)
+        assert step_columns(fewer) == tuple(c[:-1] for c in read) and positions_of(fewer) is None
     assert step_columns(Timeline((), 0.0, (), {}, {})) == ([],) * len(ScheduledActivity._fields)
 
 

@@ -77,7 +77,7 @@ from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.collector import collector_paused
 
 __all__ = ["POLICIES", "PS_PER_S", "Activity", "ScheduledActivity", "Timeline", "columns_of", "fair_rates",
-           "simulate", "step_columns"]
+           "positions_of", "simulate", "step_columns"]
 
 
 @dataclass(frozen=True)
@@ -123,8 +123,9 @@ class Timeline:
     busy_s: dict  # engine or link id -> seconds busy
     busy_fraction: dict  # engine or link id -> busy seconds / makespan (0 for a zero makespan)
     # (activities, then the columns of ScheduledActivity: ids, names, engines, links, start_s,
-    # end_s, ready_s, causes): the simulation's own, for readers in bulk (the energy, the
-    # document); valid only while ``activities`` is that very tuple (see :func:`step_columns`)
+    # end_s, ready_s, causes, then id -> position): the simulation's own, for readers in bulk
+    # (the energy, the document); valid only while ``activities`` is that very tuple (see
+    # :func:`step_columns`, :func:`positions_of`)
     columns: tuple | None = field(default=None, compare=False, repr=False)
 
     def by_id(self) -> dict:
@@ -141,6 +142,16 @@ def columns_of(timeline) -> tuple:
     return ([a.id for a in acts], [a.start_s for a in acts], [a.end_s for a in acts])
 
 
+def positions_of(timeline) -> dict | None:
+    """id -> position (program order) of the timeline's activities, the simulation's own
+    (ids unique, times plain floats), or None when the timeline is not the simulation's own
+    for these activities."""
+    columns = getattr(timeline, "columns", None)
+    if columns is not None and columns[0] is timeline.activities:
+        return columns[9]
+    return None
+
+
 def step_columns(timeline) -> tuple:
     """The columns of the timeline's activities in the order of :class:`ScheduledActivity`'s
     fields (ids, names, engines, links, start_s, end_s, ready_s, causes), as lists: the
@@ -148,7 +159,7 @@ def step_columns(timeline) -> tuple:
     else read from the activities."""
     columns = getattr(timeline, "columns", None)
     if columns is not None and columns[0] is timeline.activities:
-        return columns[1:]
+        return columns[1:9]
     if not timeline.activities:
         return tuple([] for _ in ScheduledActivity._fields)
     return tuple(map(list, zip(*timeline.activities)))
@@ -224,7 +235,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         times = _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_links, nbytes, copies,
                                cap_in, in_quanta, caps, work_per_byte)
         if times is not None:  # (None: a dependency on a later step)
-            return _grid_timeline(ids, names, engine_names, links, *times)
+            return _grid_timeline(ids, index, names, engine_names, links, *times)
     # each activity's dependents, in program order (with repetitions)
     owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
     flat = np.array(dep_flat, dtype=np.int64)
@@ -531,7 +542,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         busy = dict(zip(number, busy_e))
         for link, x in busy_l.items():  # (a link named like an engine: one resource)
             busy[link] = busy.get(link, 0) + x
-    return _grid_timeline(ids, names, engine_names, links, start, end, ready, cause, busy, makespan)
+    return _grid_timeline(ids, index, names, engine_names, links, start, end, ready, cause, busy, makespan)
 
 
 def _links_never_shared(pairs) -> bool:
@@ -661,9 +672,9 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_l
     return start, end, ready, cause, busy, makespan
 
 
-def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, makespan) -> Timeline:
+def _grid_timeline(ids, index, names, engines, links, start, end, ready, cause, busy, makespan) -> Timeline:
     """:func:`_timeline` for the columns of :func:`_simulate`: integer picoseconds, causes as
-    indices (``n``: none)."""
+    indices (``n``: none); ``index``: id -> position."""
     n = len(ids)
     path = []
     if n:
@@ -683,7 +694,7 @@ def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, m
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
     return Timeline(scheduled, float(makespan / PS_PER_S), tuple(path), busy_s, fraction,
                     columns=(scheduled, list(ids), list(names), list(engines), list(links), start, end, ready,
-                             causes))
+                             causes, index))
 
 
 def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:
