@@ -197,7 +197,9 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     released, not per event. For speed (10^5 steps): the fields are read once into columns,
     engines are numbered, the event loop visits a step without a call (only a step's end,
     and the start of a data phase, are functions), a step's cause is kept as its index, and
-    the results are converted in bulk (:func:`_grid_timeline`)."""
+    the results are converted in bulk (:func:`_grid_timeline`). In order, when no link can
+    be shared and no step depends on a later one, every duration is known beforehand and
+    one pass over longest paths replaces the event loop (:func:`_longest_paths`)."""
     if policy not in POLICIES:
         raise InvalidParameter(f"engine policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     activities = list(activities)
