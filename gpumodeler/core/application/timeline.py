@@ -219,25 +219,26 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         for e in es:
             number.setdefault(e, len(number))
     numbered = {es: tuple(number[e] for e in es) for es in distinct}
-    engines = list(map(numbered.__getitem__, engine_names))
     # the integer grid: rates in whole quanta of 2^-k B/s, the work of a data phase in
     # quanta x ps (whole bytes, rounded up)
-    qbits = rate_quantum_bits(set(caps.values()) | {c for c in set(cap_in) if c is not None})
+    distinct_caps = set(cap_in)
+    qbits = rate_quantum_bits(set(caps.values()) | {c for c in distinct_caps if c is not None})
 
     def quanta(rate):
         p, q = rate.as_integer_ratio()
         return (p << qbits) // q
 
     work_per_byte = PS_PER_S << qbits
-    in_quanta = {c: quanta(c) for c in set(cap_in) if c is not None}
+    in_quanta = {c: quanta(c) for c in distinct_caps if c is not None}
     in_quanta[None] = None
     caps = {link: quanta(c) for link, c in caps.items()}
     used_links = set().union(*[ls for _es, ls in pairs])  # every link a step names
     if in_order and _links_never_shared(pairs):
-        times = _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_links, nbytes, copies,
-                               cap_in, in_quanta, caps, work_per_byte)
+        times = _longest_paths(n, dep_count, dep_flat, engine_names, numbered, number, fixed, links, used_links,
+                               nbytes, copies, cap_in, in_quanta, caps, work_per_byte)
         if times is not None:  # (None: a dependency on a later step)
             return _grid_timeline(ids, index, names, engine_names, links, *times)
+    engines = list(map(numbered.__getitem__, engine_names))
     # each activity's dependents, in program order (with repetitions)
     owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
     flat = np.array(dep_flat, dtype=np.int64)
@@ -562,8 +563,8 @@ def _links_never_shared(pairs) -> bool:
     return all(common.values())
 
 
-def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_links, nbytes, copies, cap_in,
-                   in_quanta, caps, work_per_byte) -> tuple | None:
+def _longest_paths(n, dep_count, dep_flat, engine_names, numbered, number, fixed, links, used_links, nbytes, copies,
+                   cap_in, in_quanta, caps, work_per_byte) -> tuple | None:
     """The in-order simulation when every duration is known before it (no link is ever
     shared: :func:`_links_never_shared`) and every dependency is on an earlier activity: each
     start is then the longest path to it through dependencies and engine order (module
@@ -575,7 +576,8 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_l
     copy's data phase takes ⌈work / rate alone⌉ ps, the rate alone being
     min(rate cap, capacities) (Gajger 2017 eq. 5.5 on the grid). Returns start, end, ready,
     cause (indices, ``n``: none), the busy time per engine and link (none for a zero makespan)
-    and the makespan, in whole ps (``number``: engine id -> its number)."""
+    and the makespan, in whole ps (``numbered``: a step's engines -> their numbers; ``number``:
+    engine id -> its number)."""
     n_engines = len(number)
     duration = list(fixed)
     busy_l: dict = dict.fromkeys(used_links, 0)
@@ -610,8 +612,8 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_l
     last_on = [n] * n_engines  # engine -> the last activity on it so far (program order; n: none)
     busy_e = [0] * n_engines
     # one engine: its number; none: -1; several: -2
-    kind = {es: (es[0] if len(es) == 1 else -2 if es else -1) for es in set(engines)}
-    single = list(map(kind.__getitem__, engines))
+    kind = {es: (num[0] if len(num) == 1 else -2 if num else -1) for es, num in numbered.items()}
+    single = list(map(kind.__getitem__, engine_names))
     it = iter(dep_flat)  # each activity's dependencies, in turn
     for i, m, e, du in zip(range(n), dep_count, single, duration):
         if m == 1:
@@ -650,7 +652,7 @@ def _longest_paths(n, dep_count, dep_flat, engines, number, fixed, links, used_l
         else:
             t = r
             c = -1
-            for e in engines[i]:
+            for e in numbered[engine_names[i]]:
                 p = last_on[e]
                 last_on[e] = i
                 busy_e[e] += du
