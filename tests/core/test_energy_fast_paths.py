@@ -183,6 +183,30 @@ def test_energy_of_a_simulated_application_equals_the_plain_algorithm():
     assert got.energy_j is not None and got.energy_j > 0
 
 
+@pytest.mark.parametrize("seed", range(repetitions(20, 150)))   # random draws: repetitions
+def test_energy_of_random_simulated_applications_equals_the_plain_algorithm(seed):
+    """The simulation's own timeline (its kernels found by their positions): kernels on
+    several GPUs, some concurrent (no engine: they overlap), the kernels named in any order."""
+    rng = random.Random(seed)
+    acts, kernels = [], []
+    for i in range(rng.randint(1, 60)):
+        gpu = f"g{rng.randrange(3)}"
+        engines = (f"{gpu}/compute",) if rng.random() < 0.7 else ()
+        after = (f"s{rng.randrange(i)}",) if i and rng.random() < 0.6 else ()
+        acts.append(Activity(f"s{i}", engines=engines, after=after,
+                             fixed_s=rng.choice([0.0, 1e-6, rng.uniform(1e-6, 1e-4)])))
+        if engines or rng.random() < 0.5:
+            kernels.append((f"s{i}", gpu))
+    rng.shuffle(kernels)
+    kernel_device = dict(kernels)
+    gpus = ("g0", "g1", "g2")
+    powers = {g: DevicePower(busy_w=rng.choice([None, 300.0, rng.uniform(0.1, 400)]),
+                             idle_w=rng.choice([None, 50.0])) for g in gpus}
+    timeline = simulate(acts)
+    got = energy(timeline, kernel_device, powers, host_power_w=95.0, devices=gpus)
+    assert got == reference_energy(timeline, kernel_device, powers, host_power_w=95.0, devices=gpus)
+
+
 def test_the_comparison_can_fail():
     """A kernel a little longer changes its energy as the comparison sees it."""
     timeline, kernel_device, powers, gpus = random_case(random.Random(1))

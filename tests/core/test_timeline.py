@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from gpumodeler.core.application.energy import DevicePower, energy
-from gpumodeler.core.application.timeline import Activity, _integer_fair_rates, fair_rates, simulate
+from gpumodeler.core.application.link_sharing import integer_fair_rates
+from gpumodeler.core.application.timeline import Activity, fair_rates, simulate
 from gpumodeler.core.errors import InvalidParameter
 
 
@@ -226,7 +227,7 @@ def test_the_integer_fair_rates_are_progressive_filling_rounded_down(seed):
         for link in links[i]:
             users[link] = users.get(link, 0) + 1
             load[link] = load.get(link, 0) + (caps[link] + 1 if rate_cap[i] is None else rate_cap[i])
-    got = _integer_fair_rates(active, links, rate_cap, caps, users, load)
+    got = integer_fair_rates(active, links, rate_cap, caps, users, load)
     flows = {i: (links[i], rate_cap[i]) for i in active}
     assert got == fair_rates(flows, caps, operator.floordiv)
     for link, capacity in caps.items():

@@ -11,8 +11,8 @@ import random
 
 import pytest
 
-from gpumodeler.core.application.timeline import (
-    POLICIES, Activity, Timeline, _check, _exact, _timeline, fair_rates, simulate)
+from gpumodeler.core.application.timeline import POLICIES, Activity, Timeline, _timeline, fair_rates, simulate
+from gpumodeler.core.application.timeline_input import check_activities, exact
 from gpumodeler.core.errors import InvalidParameter
 
 
@@ -121,11 +121,11 @@ def reference_simulate(activities, capacities=None, policy="in-order"):
         raise InvalidParameter(f"engine policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     activities = list(activities)
     capacities = capacities or {}
-    index, caps = _check(activities, capacities)
+    index, caps = check_activities(activities, capacities)
     n = len(activities)
-    fixed = [_exact(a.fixed_s, f"{a.name or a.id}: duration") for a in activities]
-    volume = [_exact(a.bytes, f"{a.name or a.id}: bytes") for a in activities]
-    rate_cap = [_exact(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
+    fixed = [exact(a.fixed_s, f"{a.name or a.id}: duration") for a in activities]
+    volume = [exact(a.bytes, f"{a.name or a.id}: bytes") for a in activities]
+    rate_cap = [exact(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True)
                 for a in activities]
     deps = [[index[d] for d in a.after] for a in activities]
     queue: dict = {}  # engine -> activity indices using it, program order
@@ -201,7 +201,7 @@ def reference_simulate(activities, capacities=None, policy="in-order"):
         rates = fair_rates(flows, caps) if flows else {}
         candidates = [fixed_end[i] for i in range(n) if phase[i] == "fixed"]
         candidates += [t + left[i] / r for i, r in rates.items()]
-        if not candidates:  # cannot happen after _check (no cycles), but never spin
+        if not candidates:  # cannot happen after check_activities (no cycles), but never spin
             stuck = [activities[i].id for i in range(n) if phase[i] == "waiting"]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
         t_next = min(candidates)

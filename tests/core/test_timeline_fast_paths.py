@@ -10,14 +10,17 @@ import heapq
 import math
 import operator
 import random
+from dataclasses import replace
 
 import numpy as np
 import pytest
 from repetitions import repetitions
 
+from gpumodeler.core.application.link_sharing import rate_quantum_bits
 from gpumodeler.core.application.timeline import (
-    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, _check, _number, _ps_of_floats,
-    _rate_quantum_bits, fair_rates, simulate)
+    POLICIES, PS_PER_S, Activity, ScheduledActivity, Timeline, columns_of, fair_rates, positions_of, simulate,
+    step_columns)
+from gpumodeler.core.application.timeline_input import check_activities, number, ps_of_floats
 from gpumodeler.core.errors import InvalidParameter
 
 
@@ -29,15 +32,15 @@ def reference_simulate(activities, capacities=None, policy="in-order"):
         raise InvalidParameter(f"engine policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     activities = list(activities)
     capacities = capacities or {}
-    index, caps = _check(activities, capacities)
+    index, caps = check_activities(activities, capacities)
     n = len(activities)
     in_order = policy == "in-order"
     fixed, cap_in = [], []
     for a in activities:
-        x = _number(a.fixed_s, f"{a.name or a.id}: duration")
+        x = number(a.fixed_s, f"{a.name or a.id}: duration")
         p, q = x.as_integer_ratio()
         fixed.append(-((-p * PS_PER_S) // q))
-        cap_in.append(_number(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True))
+        cap_in.append(number(a.rate_cap, f"{a.name or a.id}: bandwidth", allow_none=True, positive=True))
     deps = [[index[d] for d in a.after] for a in activities]
     missing = [len(ds) for ds in deps]
     dependents = [[] for _ in range(n)]
@@ -47,7 +50,7 @@ def reference_simulate(activities, capacities=None, policy="in-order"):
             dependents[d].append(i)
         for e in a.engines:
             queue.setdefault(e, []).append(i)
-    qbits = _rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
+    qbits = rate_quantum_bits(set(caps.values()) | {c for c in cap_in if c is not None})
 
     def quanta(rate):
         p, q = rate.as_integer_ratio()
@@ -277,6 +280,95 @@ def test_a_long_application_equals_the_plain_algorithm(policy):
     assert got == reference_simulate(acts, capacities, policy=policy)
 
 
+def exclusive_links_application(rng, n=None, forward=0):
+    """:func:`random_application`'s steps (by default without dependencies on later steps),
+    each link's copies holding one engine of that link (like a GPU's copy engine per
+    direction), so no two data phases ever share a link and every duration is known before
+    the simulation: in order, each start is found by one pass over longest paths."""
+    acts, capacities = random_application(rng, n=n, forward=forward)
+    named = rng.choice(["engine of {}", "{}"])  # (an engine named like its link: one resource's busy time)
+    acts = [replace(a, engines=tuple(dict.fromkeys((*a.engines, *map(named.format, a.links)))))
+            if a.links else a for a in acts]
+    return acts, capacities
+
+
+@pytest.mark.parametrize("seed", range(repetitions(30, 200)))   # random draws: repetitions
+def test_links_never_shared_equal_the_plain_algorithm(seed):
+    acts, capacities = exclusive_links_application(random.Random(seed))
+    for policy in POLICIES:
+        assert simulate(acts, capacities, policy=policy) == reference_simulate(acts, capacities, policy=policy)
+
+
+def with_dependencies_on_later_steps(rng, acts):
+    """``acts`` with a few dependencies on later steps that make no cycle (a step may wait for
+    a later one its own successors do not lead to)."""
+    acts = list(acts)
+    for _ in range(rng.randint(1, 3) if len(acts) > 1 else 0):
+        i, j = sorted(rng.sample(range(len(acts)), 2))
+        by_id = {a.id: a for a in acts}
+        reach, todo = set(), [acts[j].id]  # what j waits for, through dependencies
+        while todo:
+            for d in by_id[todo.pop()].after:
+                if d not in reach:
+                    reach.add(d)
+                    todo.append(d)
+        if acts[i].id not in reach:
+            acts[i] = replace(acts[i], after=(*acts[i].after, acts[j].id))
+    return acts
+
+
+@pytest.mark.parametrize("seed", range(repetitions(30, 200)))   # random draws: repetitions
+def test_links_never_shared_and_dependencies_on_later_steps_equal_the_plain_algorithm(seed):
+    """(A dependency on a later step: the event loop, or the in-order queues' deadlock named.)"""
+    rng = random.Random(seed)
+    acts, capacities = exclusive_links_application(rng)
+    acts = with_dependencies_on_later_steps(rng, acts)
+    assert outcome(simulate, acts, capacities, "in-order") == outcome(reference_simulate, acts, capacities, "in-order")
+
+
+def test_a_long_application_with_links_never_shared_equals_the_plain_algorithm():
+    acts, capacities = exclusive_links_application(random.Random(11), n=3000)
+    assert simulate(acts, capacities) == reference_simulate(acts, capacities)
+
+
+def test_a_link_shared_once_is_simulated_with_its_fair_share():
+    """Two copies on one link holding different engines share it (the one-pass path would
+    give each its rate alone): each takes 2 s for 1 byte at 1 B/s shared, not 1 s."""
+    acts = [Activity("a", engines=("e1",), bytes=1.0, links=("l",)),
+            Activity("b", engines=("e2",), bytes=1.0, links=("l",))]
+    got = simulate(acts, {"l": 2.0})
+    assert [(x.start_s, x.end_s) for x in got.activities] == [(0.0, 1.0), (0.0, 1.0)]
+    got = simulate(acts, {"l": 1.0})
+    assert [(x.start_s, x.end_s) for x in got.activities] == [(0.0, 2.0), (0.0, 2.0)]
+    assert got == reference_simulate(acts, {"l": 1.0})
+
+
+def test_a_step_naming_an_engine_twice_equals_the_plain_algorithm():
+    acts = [Activity("a", engines=("e",), fixed_s=1.0), Activity("b", engines=("e", "e"), after=("a",), fixed_s=2.0),
+            Activity("c", engines=("e",), fixed_s=1.0), Activity("d", engines=("e", "f"), fixed_s=0.5)]
+    for policy in POLICIES:
+        assert simulate(acts, {}, policy=policy) == reference_simulate(acts, {}, policy=policy)
+
+
+def test_step_columns_are_the_columns_of_the_activities():
+    """The simulation's own columns (kept with its timeline) are its activities' fields, and
+    a timeline made otherwise, or with other activities, is read from its activities."""
+    acts, capacities = random_application(random.Random(3), n=50, forward=0)
+    for policy in POLICIES:
+        got = simulate(acts, capacities, policy=policy)
+        read = tuple(map(list, zip(*got.activities)))
+        assert len(read) == len(ScheduledActivity._fields) and got.columns is not None
+        assert step_columns(got) == read
+        assert columns_of(got) == (read[0], read[4], read[5])
+        plain = Timeline(got.activities, got.makespan_s, got.critical_path, got.busy_s, got.busy_fraction)
+        assert step_columns(plain) == read and columns_of(plain) == (read[0], read[4], read[5])
+        assert list(positions_of(got).items()) == [(a.id, i) for i, a in enumerate(got.activities)]
+        assert positions_of(plain) is None
+        fewer = replace(got, activities=got.activities[:-1])  # (columns of other activities: not used)
+        assert step_columns(fewer) == tuple(c[:-1] for c in read) and positions_of(fewer) is None
+    assert step_columns(Timeline((), 0.0, (), {}, {})) == ([],) * len(ScheduledActivity._fields)
+
+
 def test_the_comparison_can_fail():
     """One step a picosecond longer changes the timeline the comparison sees."""
     acts, capacities = random_application(random.Random(5), n=40)
@@ -320,4 +412,4 @@ def test_picoseconds_of_floats_in_bulk_are_the_exact_ceiling():
     values += [k / 1e9 for k in range(1, 3000)] + [rng.uniform(0, 1e-3) for _ in range(5000)]
     values += [rng.uniform(0, 10) for _ in range(2000)] + [math.ldexp(rng.random(), -rng.randint(0, 80)) for _ in range(3000)]
     exact = [-((-p * PS_PER_S) // q) for p, q in map(float.as_integer_ratio, values)]
-    assert _ps_of_floats(np.array(values)) == exact
+    assert ps_of_floats(np.array(values)) == exact

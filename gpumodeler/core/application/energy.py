@@ -25,7 +25,7 @@ import itertools
 import operator
 import numpy as np
 
-from gpumodeler.core.application.timeline import columns_of
+from gpumodeler.core.application.timeline import columns_of, positions_of
 from gpumodeler.core.physical import require_physical
 
 POWER_NAMES = {"board_power_w": "board power", "idle_power_w": "idle power"}
@@ -58,12 +58,13 @@ def energy(timeline, kernel_device: dict, powers: dict, host_power_w: float | No
     all_devices = list(dict.fromkeys(list(devices) + list(kernel_device.values())))
     unknown = []
     all_ids, starts_l, ends_l = columns_of(timeline)
-    step_j: dict[str, float | None] = dict.fromkeys(all_ids, 0.0)
+    positions = positions_of(timeline)  # (the simulation's own: ids unique, in program order)
+    step_j: dict[str, float | None] = dict.fromkeys(all_ids if positions is None else positions, 0.0)
     device_j: dict[str, float | None] = {}
     # exact arithmetic on integers: every time (a float) is a whole number of 2^-g s for one
     # g (floats are binary fractions), so sums and differences are exact and cost the same
     # at any length of the timeline; a result is a quotient of integers, correctly rounded
-    columns = _kernel_columns(timeline, all_ids, starts_l, ends_l, kernel_device, len(step_j))
+    columns = _kernel_columns(timeline, all_ids, starts_l, ends_l, kernel_device, len(step_j), positions)
     if columns is None:  # (times that are not plain floats, a kernel not in the timeline...)
         acts = timeline.by_id()
         by_device: dict = {}
@@ -122,32 +123,43 @@ _MAX_GRID_BITS = 960  # a time of up to 2^60 s times 2^grid_bits stays a finite 
 
 
 def _kernel_columns(timeline, all_ids: list, starts_l: list, ends_l: list, kernel_device: dict,
-                    distinct_ids: int):
+                    distinct_ids: int, positions: dict | None = None):
     """(grid bits, device -> (kernel ids, start and end float arrays)), read in bulk; None
     when the plain reading is needed: ids repeated, a kernel not in the timeline, a time
-    that is not a float >= 0 below 2^60 s, or a grid finer than 2^-960 s."""
+    that is not a float >= 0 below 2^60 s, or a grid finer than 2^-960 s. ``positions``:
+    the simulation's id -> position (:func:`positions_of`), when the timeline is its own:
+    then the kernels are found by their ids (fewer than the steps) and the times are floats."""
     acts = timeline.activities
     makespan = timeline.makespan_s
     if distinct_ids != len(acts) or type(makespan) is not float or not 0.0 <= makespan < 2.0 ** 60:
         return None
-    dev_of = list(map(kernel_device.get, all_ids))  # None: not a kernel
-    mask = list(map(operator.is_not, dev_of, itertools.repeat(None)))
-    devs = list(itertools.compress(dev_of, mask))
-    if len(devs) != len(kernel_device):
-        return None
+    if positions is not None:
+        at = list(map(positions.get, kernel_device))
+        if None in at:  # (a kernel not in the timeline)
+            return None
+        kernel = np.zeros(len(acts), dtype=bool)
+        kernel[np.array(at, dtype=np.int64)] = True
+        ids = list(itertools.compress(all_ids, kernel.tolist()))  # (in program order)
+        devs = list(map(kernel_device.__getitem__, ids))
+    else:
+        dev_of = list(map(kernel_device.get, all_ids))  # None: not a kernel
+        mask = list(map(operator.is_not, dev_of, itertools.repeat(None)))
+        devs = list(itertools.compress(dev_of, mask))
+        if len(devs) != len(kernel_device):
+            return None
+        ids = list(itertools.compress(all_ids, mask))
+        kernel = np.array(mask, dtype=bool)
     if not kernel_device:
         return _denominator_bits(np.array([makespan])), {}
-    if set(map(type, starts_l)) | set(map(type, ends_l)) != {float}:
+    if positions is None and set(map(type, starts_l)) | set(map(type, ends_l)) != {float}:
         return None
-    kernel = np.array(mask, dtype=bool)
-    starts = np.array(starts_l)[kernel]
-    ends = np.array(ends_l)[kernel]
+    starts = np.fromiter(starts_l, dtype=np.float64, count=len(starts_l))[kernel]
+    ends = np.fromiter(ends_l, dtype=np.float64, count=len(ends_l))[kernel]
     if not (bool((starts >= 0).all()) and bool((ends >= starts).all()) and float(ends.max()) < 2.0 ** 60):
         return None
     bits = max(_denominator_bits(np.array([makespan])), _denominator_bits(starts), _denominator_bits(ends))
     if bits > _MAX_GRID_BITS:
         return None
-    ids = list(itertools.compress(all_ids, mask))
     by_device = {}
     distinct = list(dict.fromkeys(devs))
     if len(distinct) == 1:

@@ -64,17 +64,21 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from fractions import Fraction
 import heapq
 import itertools
 import math
-import operator
 from typing import NamedTuple
 
 import numpy as np
 
+from gpumodeler.core.application.link_sharing import fair_rates, integer_fair_rates, rate_quantum_bits
+from gpumodeler.core.application.one_pass import links_never_shared, longest_paths
+from gpumodeler.core.application.timeline_input import PS_PER_S, check_activities, checked_columns, fast_columns
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.collector import collector_paused
+
+__all__ = ["POLICIES", "PS_PER_S", "Activity", "ScheduledActivity", "Timeline", "columns_of", "fair_rates",
+           "positions_of", "simulate", "step_columns"]
 
 
 @dataclass(frozen=True)
@@ -119,8 +123,10 @@ class Timeline:
     critical_path: tuple  # activity ids, first to last
     busy_s: dict  # engine or link id -> seconds busy
     busy_fraction: dict  # engine or link id -> busy seconds / makespan (0 for a zero makespan)
-    # (activities, ids, start_s, end_s): the simulation's columns, for readers in bulk (the
-    # energy); valid only while ``activities`` is that very tuple (see :func:`columns_of`)
+    # (activities, then the columns of ScheduledActivity: ids, names, engines, links, start_s,
+    # end_s, ready_s, causes, then id -> position): the simulation's own, for readers in bulk
+    # (the energy, the document); valid only while ``activities`` is that very tuple (see
+    # :func:`step_columns`, :func:`positions_of`)
     columns: tuple | None = field(default=None, compare=False, repr=False)
 
     def by_id(self) -> dict:
@@ -132,251 +138,35 @@ def columns_of(timeline) -> tuple:
     when it made them for these activities, else read from them."""
     columns = getattr(timeline, "columns", None)
     if columns is not None and columns[0] is timeline.activities:
-        return columns[1:]
+        return columns[1], columns[5], columns[6]
     acts = timeline.activities
     return ([a.id for a in acts], [a.start_s for a in acts], [a.end_s for a in acts])
 
 
-_FINITE = (int, float)
+def positions_of(timeline) -> dict | None:
+    """id -> position (program order) of the timeline's activities, the simulation's own
+    (ids unique, times plain floats), or None when the timeline is not the simulation's own
+    for these activities."""
+    columns = getattr(timeline, "columns", None)
+    if columns is not None and columns[0] is timeline.activities:
+        return columns[9]
+    return None
 
 
-def _exact(value, what: str, allow_none=False, positive=False) -> Fraction | None:
-    """``value`` checked by :func:`_number`, as an exact ``Fraction`` (None stays None)."""
-    value = _number(value, what, allow_none, positive)
-    return None if value is None else Fraction(value)
-
-
-def _number(value, what, allow_none=False, positive=False):
-    """``value`` checked — a number (not a bool), finite, >= 0 (> 0 when ``positive``) —
-    and returned unconverted (no Fraction per activity: the simulation converts once, to
-    integers). ``what``: the name of the value in a message."""
-    if type(value) in _FINITE and (0 < value < math.inf or value == 0 and not positive):
-        return value  # the common case, without building a message
-    if value is None and allow_none:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float, Fraction)):
-        raise InvalidParameter(f"{what} must be a number, got {value!r}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise InvalidParameter(f"{what} must be a finite number, got {value!r}")
-    if value < 0 or (positive and value == 0):
-        raise InvalidParameter(f"{what} must be {'> 0' if positive else '>= 0'}, got {value!r}")
-    return value
-
-
-PS_PER_S = 10 ** 12  # the simulation's time grid: 1 ps
-RATE_BITS = 50  # the smallest capacity or rate cap holds at least 2**RATE_BITS rate quanta
-
-
-def _ps(seconds) -> int:
-    """Whole picoseconds of ``seconds`` (a checked number), rounded up, exactly."""
-    p, q = seconds.as_integer_ratio()
-    return -((-p * PS_PER_S) // q)
-
-
-_SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitting of a double into two halves of 26 bits
-
-
-def _ps_of_floats(seconds) -> list:
-    """:func:`_ps` of every float of the array ``seconds`` (finite, >= 0), in numpy where it
-    is exact: Dekker's product (Dekker 1971, "A floating-point technique for extending the
-    available precision", mul12) gives x·10^12 = p + err exactly; below 2^53 ps (2.5 hours)
-    the ceiling of p + err is ceil(p), plus 1 when p is a whole number and err > 0 (the error
-    is at most half a unit of p, so it crosses a whole number only from one). Values out of
-    that range (below 10^-200 s but not 0, or from 9000 s) take :func:`_ps` one by one."""
-    original = seconds
-    odd = ((seconds < 1e-200) & (seconds != 0)) | (seconds >= 9000.0)
-    if odd.any():
-        seconds = np.where(odd, 0.0, seconds)
-    p = seconds * float(PS_PER_S)
-    high = seconds * _SPLIT
-    a_hi = high - (high - seconds)
-    a_lo = seconds - a_hi
-    high = float(PS_PER_S) * _SPLIT
-    b_hi = high - (high - float(PS_PER_S))
-    b_lo = float(PS_PER_S) - b_hi
-    err = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo
-    whole = np.ceil(p)
-    ps = (whole + ((whole == p) & (err > 0))).astype(np.int64).tolist()
-    for i in np.flatnonzero(odd).tolist():
-        ps[i] = _ps(float(original[i]))
-    return ps
-
-
-def _rate_quantum_bits(rates) -> int:
-    """k such that every rate (bytes/s) is a whole number of quanta of 2^-k B/s when its
-    denominator is a power of two (every float), and the smallest rate holds at least
-    2**RATE_BITS quanta, so rounding a fair share down to a quantum changes it by less than
-    2^-50 of itself."""
-    k = 0
-    for r in rates:
-        p, q = r.as_integer_ratio()
-        k = max(k, q.bit_length() - 1, RATE_BITS + 1 - (p.bit_length() - q.bit_length()))
-    return k
-
-
-def _check(activities, capacities):
-    ids = {}
-    for i, a in enumerate(activities):
-        if not isinstance(a.id, str) or not a.id:
-            raise InvalidParameter(f"activity {i + 1} has no id")
-        if a.id in ids:
-            raise InvalidParameter(f"two activities have the id {a.id!r}; ids must be unique")
-        ids[a.id] = i
-    caps = {k: _exact(v, f"capacity of {k!r}", positive=True) for k, v in capacities.items()}
-    forward = False  # a dependency on a later activity: then look for cycles
-    for i, a in enumerate(activities):
-        for d in a.after:
-            j = ids.get(d)
-            if j is None:
-                raise InvalidParameter(f"{a.name or a.id}: depends on {d!r}, which is not a step of the "
-                                       f"application (steps: {', '.join(ids)})")
-            if j >= i:
-                forward = True
-        for link in a.links:
-            if link not in caps:
-                raise InvalidParameter(f"{a.name or a.id}: link {link!r} has no bandwidth "
-                                       f"(known: {', '.join(caps) or 'none'})")
-        b = a.bytes
-        if type(b) not in _FINITE or not 0 <= b < math.inf:
-            b = _number(b, f"{a.name or a.id}: bytes")
-        if b and not a.links and a.rate_cap is None:
-            raise InvalidParameter(f"{a.name or a.id}: a copy of {a.bytes} bytes needs a link or a rate cap")
-    if not forward:  # every dependency on an earlier activity: program order is topological
-        return ids, caps
-    # cycles in 'after' would deadlock: find one and name it
-    state = {}
-    for start in ids:
-        stack = [(start, iter(activities[ids[start]].after))]
-        if state.get(start):
-            continue
-        state[start] = 1
-        while stack:
-            node, it = stack[-1]
-            nxt = next(it, None)
-            if nxt is None:
-                state[node] = 2
-                stack.pop()
-            elif state.get(nxt) == 1:
-                cycle = [n for n, _ in stack][[n for n, _ in stack].index(nxt):] + [nxt]
-                raise InvalidParameter("the dependencies form a cycle: " + " -> ".join(cycle))
-            elif not state.get(nxt):
-                state[nxt] = 1
-                stack.append((nxt, iter(activities[ids[nxt]].after)))
-    return ids, caps
-
-
-def fair_rates(flows: dict, capacities: dict, divide=operator.truediv) -> dict:
-    """Max-min fair rates by progressive filling. ``flows``: id -> (links, cap or None);
-    ``capacities``: link -> capacity. Exact when given Fractions; with integers and
-    ``divide=operator.floordiv`` every share is rounded down to a whole unit (so no link is
-    ever over its capacity), as the simulation's integer rates are."""
-    users: dict = {}  # link -> flows not yet frozen that cross it
-    for links, _cap in flows.values():
-        for link in links:
-            users[link] = users.get(link, 0) + 1
-    remaining = {link: capacities[link] for link in users}
-    rates = {}
-    unfrozen = list(flows.items())
-    while unfrozen:
-        # the level of this round: the smallest equal share of a link, or a smaller cap
-        share = {link: divide(remaining[link], n) for link, n in users.items() if n}
-        level = min(share.values(), default=None)
-        for _f, (_links, cap) in unfrozen:
-            if cap is not None and (level is None or cap < level):
-                level = cap
-        if level is None:
-            raise InvalidParameter("a copy has neither a link nor a rate cap")
-        # flows limited at the level (by their cap or one of their links) are frozen there
-        keep = []
-        for item in unfrozen:
-            f, (links, cap) = item
-            if cap == level or any(share[link] == level for link in links):
-                rates[f] = level
-                for link in links:
-                    remaining[link] -= level
-                    users[link] -= 1
-            else:
-                keep.append(item)
-        unfrozen = keep
-    return rates
-
-
-def _integer_fair_rates(active, links, caps, capacities, users, load) -> dict:
-    """:func:`fair_rates` with ``divide=operator.floordiv``, for the simulation's integer
-    rates: the same allocation (a test compares them), in fewer steps, since it runs at every
-    start and end of a data phase. ``active``: flow indices; ``links``/``caps``: per index;
-    ``capacities``: link -> integer capacity; ``users``/``load``: link -> the active flows
-    crossing it / the sum of their caps (an uncapped flow counts more than the capacity),
-    kept up to date by the caller. When the caps fit on every link, every flow runs at its
-    cap (the max-min fair allocation); otherwise progressive filling, one level per round."""
-    # the caps-fit test and the first round in one pass over the links in use
-    fits = True
-    level = None
-    tight = []  # the links whose equal share is the level
-    for link, n in users.items():
-        capacity = capacities[link]
-        if fits and load[link] > capacity:
-            fits = False
-        share = capacity // n
-        if level is None or share < level:
-            level = share
-            tight = [link]
-        elif share == level:
-            tight.append(link)
-    if fits:
-        return {i: caps[i] for i in active}
-    for i in active:
-        c = caps[i]
-        if c is not None and (level is None or c < level):
-            level = c
-            tight = []
-    # often every flow is frozen in the first round: all cross one tight link, or each is
-    # at its cap or crosses one
-    everyone = len(active)
-    for link in tight:
-        if users[link] == everyone:
-            return dict.fromkeys(active, level)
-    tight_set = set(tight)
-    for i in active:
-        if caps[i] != level and tight_set.isdisjoint(links[i]):
-            break
-    else:
-        return dict.fromkeys(active, level)
-    users = dict(users)
-    remaining = {link: capacities[link] for link in users}
-    rates = {}
-    unfrozen = list(active)
-    while unfrozen:
-        level = None
-        for link, n in users.items():
-            if n:
-                share = remaining[link] // n
-                if level is None or share < level:
-                    level = share
-        for i in unfrozen:
-            c = caps[i]
-            if c is not None and (level is None or c < level):
-                level = c
-        if level is None:
-            raise InvalidParameter("a copy has neither a link nor a rate cap")
-        tight_now = {link for link, n in users.items() if n and remaining[link] // n == level}
-        frozen = [i for i in unfrozen if caps[i] == level or not tight_now.isdisjoint(links[i])]
-        for i in frozen:
-            rates[i] = level
-        if len(frozen) == len(unfrozen):
-            break
-        for i in frozen:
-            for link in links[i]:
-                remaining[link] -= level
-                users[link] -= 1
-        frozen_set = set(frozen)
-        unfrozen = [i for i in unfrozen if i not in frozen_set]
-    return rates
+def step_columns(timeline) -> tuple:
+    """The columns of the timeline's activities in the order of :class:`ScheduledActivity`'s
+    fields (ids, names, engines, links, start_s, end_s, ready_s, causes), as lists: the
+    simulation's own when it made them for these activities (read them, do not change them),
+    else read from the activities."""
+    columns = getattr(timeline, "columns", None)
+    if columns is not None and columns[0] is timeline.activities:
+        return columns[1:9]
+    if not timeline.activities:
+        return tuple([] for _ in ScheduledActivity._fields)
+    return tuple(map(list, zip(*timeline.activities)))
 
 
 POLICIES = ("in-order", "greedy")
-
-
 
 
 def simulate(activities, capacities: dict | None = None, policy: str = "in-order") -> Timeline:
@@ -386,76 +176,6 @@ def simulate(activities, capacities: dict | None = None, policy: str = "in-order
     # the collector paused: about ten short-lived containers per step, no cycles to free
     with collector_paused():
         return _simulate(activities, capacities, policy)
-
-
-_NAME = operator.attrgetter("name")
-_FIELDS = operator.attrgetter("id", "after", "engines", "links", "fixed_s", "bytes", "rate_cap")
-
-
-def _fast_columns(activities, capacities):
-    """The columns the simulation needs — ids, index, capacities, the number of dependencies
-    of each activity and all of them (indices, flat), engines, links, fixed durations (whole
-    ps), rate caps and bytes — read in one go (each
-    field of every activity through C, the checks on sets of types and of distinct values),
-    or None when anything is unusual (not a plain float, a dependency on a later step, an
-    id, link or dependency unknown, ...): then :func:`_checked_columns` reads them one
-    activity at a time and raises the error the plain reading raises, at the same activity."""
-    n = len(activities)
-    if not n:
-        return None
-    ids, afters, engs, lnks, fixed_s, nbytes, rcaps = zip(*map(_FIELDS, activities))
-    if set(map(type, ids)) != {str} or set(map(type, fixed_s)) != {float} \
-            or not set(map(type, rcaps)) <= {float, type(None)} or not set(map(type, nbytes)) <= {float, int}:
-        return None
-    index = dict(zip(ids, range(n)))
-    if len(index) != n or "" in index:
-        return None
-    for v in capacities.values():
-        if type(v) not in _FINITE or not 0 < v < math.inf:
-            return None
-    try:
-        position = index.__getitem__
-        dep_flat = list(map(position, itertools.chain.from_iterable(afters)))
-        if not set().union(*lnks) <= capacities.keys():
-            return None
-    except (KeyError, TypeError):
-        return None
-    for i in [i for i, b in enumerate(nbytes) if b]:  # the copies
-        if not 0 <= nbytes[i] < math.inf or (not lnks[i] and rcaps[i] is None):
-            return None
-    seconds = np.array(fixed_s, dtype=np.float64)
-    if not bool(((seconds >= 0) & (seconds < math.inf)).all()):
-        return None
-    fixed = _ps_of_floats(seconds)
-    for c in set(rcaps):
-        if c is not None and not 0.0 < c < math.inf:
-            return None
-    if set(map(type, engs)) != {tuple}:
-        engs = tuple(map(tuple, engs))
-    if set(map(type, lnks)) != {tuple}:
-        lnks = tuple(map(tuple, lnks))
-    return ids, index, dict(capacities), list(map(len, afters)), dep_flat, engs, lnks, fixed, list(rcaps), nbytes
-
-
-def _checked_columns(activities, capacities):
-    """The columns of :func:`_fast_columns`, read one activity at a time with every check
-    (:func:`_check`, then each duration and rate cap in program order)."""
-    index, caps = _check(activities, capacities)
-    fixed, cap_in = [], []
-    for a in activities:
-        x = a.fixed_s
-        if type(x) is not float or not 0.0 <= x < math.inf:
-            x = _number(x, f"{a.name or a.id}: duration")
-        fixed.append(_ps(x))
-        c = a.rate_cap
-        if c is not None and (type(c) is not float or not 0.0 < c < math.inf):
-            c = _number(c, f"{a.name or a.id}: bandwidth", positive=True)
-        cap_in.append(c)
-    position = index.__getitem__
-    deps = [tuple(map(position, a.after)) for a in activities]
-    return ([a.id for a in activities], index, caps, list(map(len, deps)), list(itertools.chain.from_iterable(deps)),
-            [tuple(a.engines) for a in activities],
-            [tuple(a.links) for a in activities], fixed, cap_in, [a.bytes for a in activities])
 
 
 def _groups(key, member, size: int) -> list:
@@ -478,49 +198,59 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     released, not per event. For speed (10^5 steps): the fields are read once into columns,
     engines are numbered, the event loop visits a step without a call (only a step's end,
     and the start of a data phase, are functions), a step's cause is kept as its index, and
-    the results are converted in bulk (:func:`_grid_timeline`)."""
+    the results are converted in bulk (:func:`_grid_timeline`). In order, when no link can
+    be shared and no step depends on a later one, every duration is known beforehand and
+    one pass over longest paths replaces the event loop (:func:`~gpumodeler.core.application.one_pass.longest_paths`)."""
     if policy not in POLICIES:
         raise InvalidParameter(f"engine policy must be one of {', '.join(POLICIES)}, got {policy!r}")
     activities = list(activities)
     capacities = capacities or {}
-    columns = _fast_columns(activities, capacities)
+    columns = fast_columns(activities, capacities)
     checked = columns is None
     if checked:
-        columns = _checked_columns(activities, capacities)
-    ids, index, caps, dep_count, dep_flat, engine_names, links, fixed, cap_in, nbytes = columns
+        columns = checked_columns(activities, capacities)
+    ids, index, caps, dep_count, dep_flat, engine_names, links, fixed, cap_in, nbytes, names, pairs, copies = columns
     n = len(activities)
     in_order = policy == "in-order"
     WAITING, FIXED, DATA, DONE = 0, 1, 2, 3
-    # each activity's dependents, in program order (with repetitions)
-    owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
-    flat = np.array(dep_flat, dtype=np.int64)
-    if not checked and bool((flat >= owner).any()):
-        _check(activities, capacities)  # a dependency on a later step: look for a cycle
-    dependents = _groups(flat, owner, n)
     # engines numbered; per step a tuple of engine numbers, per engine its steps in order
     number: dict = {}
-    for es in set(engine_names):
+    distinct = {es for es, _ls in pairs}
+    for es in distinct:
         for e in es:
             number.setdefault(e, len(number))
-    numbered = {es: tuple(number[e] for e in es) for es in set(engine_names)}
-    engines = list(map(numbered.__getitem__, engine_names))
-    queue = _groups(np.array(list(itertools.chain.from_iterable(engines)), dtype=np.int64),
-                    np.repeat(np.arange(n, dtype=np.int64), np.array(list(map(len, engines)), dtype=np.int64)),
-                    len(number))  # engine -> activity indices using it, program order
-    missing = list(dep_count)  # dependencies not yet ended (with repetitions)
+    numbered = {es: tuple(number[e] for e in es) for es in distinct}
     # the integer grid: rates in whole quanta of 2^-k B/s, the work of a data phase in
     # quanta x ps (whole bytes, rounded up)
-    qbits = _rate_quantum_bits(set(caps.values()) | {c for c in set(cap_in) if c is not None})
+    distinct_caps = set(cap_in)
+    qbits = rate_quantum_bits(set(caps.values()) | {c for c in distinct_caps if c is not None})
 
     def quanta(rate):
         p, q = rate.as_integer_ratio()
         return (p << qbits) // q
 
     work_per_byte = PS_PER_S << qbits
-    in_quanta = {c: quanta(c) for c in set(cap_in) if c is not None}
+    in_quanta = {c: quanta(c) for c in distinct_caps if c is not None}
     in_quanta[None] = None
-    rate_cap = list(map(in_quanta.__getitem__, cap_in))
     caps = {link: quanta(c) for link, c in caps.items()}
+    used_links = set().union(*[ls for _es, ls in pairs])  # every link a step names
+    if in_order and links_never_shared(pairs):
+        times = longest_paths(n, dep_count, dep_flat, engine_names, numbered, number, fixed, links, used_links,
+                               nbytes, copies, cap_in, in_quanta, caps, work_per_byte)
+        if times is not None:  # (None: a dependency on a later step)
+            return _grid_timeline(ids, index, names, engine_names, links, *times)
+    engines = list(map(numbered.__getitem__, engine_names))
+    # each activity's dependents, in program order (with repetitions)
+    owner = np.repeat(np.arange(n, dtype=np.int64), np.array(dep_count, dtype=np.int64))
+    flat = np.array(dep_flat, dtype=np.int64)
+    if not checked and bool((flat >= owner).any()):
+        check_activities(activities, capacities)  # a dependency on a later step: look for a cycle
+    dependents = _groups(flat, owner, n)
+    rate_cap = list(map(in_quanta.__getitem__, cap_in))
+    queue = _groups(np.array(list(itertools.chain.from_iterable(engines)), dtype=np.int64),
+                    np.repeat(np.arange(n, dtype=np.int64), np.array(list(map(len, engines)), dtype=np.int64)),
+                    len(number))  # engine -> activity indices using it, program order
+    missing = list(dep_count)  # dependencies not yet ended (with repetitions)
     head = [0] * len(number)  # engine -> position of the first activity not yet started
     waiting_on: list[set] = [set() for _ in number]  # engine -> ready activities not yet started (greedy)
     holder = [-1] * len(number)  # engine -> the activity holding it (-1: free)
@@ -539,7 +269,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
     # once all have ended, what explains the start if it starts when ready
     decider: list = [None] * n
     latest: list = [-1] * n
-    busy_l: dict = dict.fromkeys(set().union(*links), 0)  # every link in use by a step
+    busy_l: dict = dict.fromkeys(used_links, 0)  # every link in use by a step
     link_users: dict = {}  # link -> data phases crossing it now (links in use only)
     link_load: dict = {}  # link -> sum of the rate caps of those (an uncapped one: capacity + 1)
     link_since: dict = {}  # link -> when its current busy period began
@@ -742,7 +472,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
             shared = sharing[0]
             if shared or was_shared:
                 if shared:
-                    new = _integer_fair_rates(data, links, rate_cap, caps, link_users, link_load)
+                    new = integer_fair_rates(data, links, rate_cap, caps, link_users, link_load)
                 else:  # every data phase alone on its links: each at its rate alone, what the
                     # max-min filling gives then (tests/core/test_timeline_fast_paths.py)
                     new = {i: alone[i] for i in data}
@@ -791,7 +521,7 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         elif data_next is not None:
             t = data_next
             ending = []
-        else:  # cannot happen after _check (no cycles), but never spin
+        else:  # cannot happen after check_activities (no cycles), but never spin
             stuck = [ids[i] for i in range(n) if phase[i] == WAITING]
             raise InvalidParameter(f"steps that can never start: {', '.join(stuck)}")
         while fixed_ends and fixed_ends[0] >> shift == t:
@@ -816,15 +546,12 @@ def _simulate(activities, capacities: dict | None = None, policy: str = "in-orde
         busy = dict(zip(number, busy_e))
         for link, x in busy_l.items():  # (a link named like an engine: one resource)
             busy[link] = busy.get(link, 0) + x
-    names = list(map(_NAME, activities))
-    if not all(names):  # (a step without a name is shown by its id)
-        names = [x or y for x, y in zip(names, ids)]
-    return _grid_timeline(ids, names, engine_names, links, start, end, ready, cause, busy, makespan)
+    return _grid_timeline(ids, index, names, engine_names, links, start, end, ready, cause, busy, makespan)
 
 
-def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, makespan) -> Timeline:
+def _grid_timeline(ids, index, names, engines, links, start, end, ready, cause, busy, makespan) -> Timeline:
     """:func:`_timeline` for the columns of :func:`_simulate`: integer picoseconds, causes as
-    indices (``n``: none)."""
+    indices (``n``: none); ``index``: id -> position."""
     n = len(ids)
     path = []
     if n:
@@ -837,13 +564,14 @@ def _grid_timeline(ids, names, engines, links, start, end, ready, cause, busy, m
         path.reverse()
     start, end, ready = ([x / PS_PER_S for x in v] for v in (start, end, ready))  # (int / int: correctly rounded)
     ids_or_none = [*ids, None]
-    causes = map(ids_or_none.__getitem__, cause)
+    causes = list(map(ids_or_none.__getitem__, cause))
     make = functools.partial(tuple.__new__, ScheduledActivity)  # a named tuple without a call in Python
     scheduled = tuple(map(make, zip(ids, names, engines, links, start, end, ready, causes)))
     busy_s = {k: float(v / PS_PER_S) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
     return Timeline(scheduled, float(makespan / PS_PER_S), tuple(path), busy_s, fraction,
-                    columns=(scheduled, list(ids), start, end))
+                    columns=(scheduled, list(ids), list(names), list(engines), list(links), start, end, ready,
+                             causes, index))
 
 
 def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:
