@@ -773,6 +773,8 @@ class _TraceTable:
             for j, k, time_s, name, direction, gpu, (exact, size, uncertainty, text), thr, \
                     thr_text in zip(range(len(at)), at, times, names, ways, gpus, known, rates,
                                     thr_texts):
+                # (row()'s memory kind, check and record of a copy, inlined as there: a call
+                # per row is 2 % of an import; the tests compare the two paths)
                 extra: dict = {}
                 if uncertainty > 0:
                     extra["size_uncertainty"] = (uncertainty, "B")
