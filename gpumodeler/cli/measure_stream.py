@@ -165,6 +165,23 @@ _LAUNCH_STATEMENTS = """\
 """
 
 
+#: the text ``gl`` of a line's grid and block (``[x, y, z], "block": [x, y, z]``) from its
+#: two tuples ``v4`` and ``v5``: six exact ints written by one f-string (an int's JSON is its
+#: digits), any other through :meth:`JsonLines.launch`
+_GRID_BLOCK_STATEMENTS = """\
+    if len(v4) == 3 and len(v5) == 3:
+        a, b, c = v4
+        d, e, f = v5
+        if type(a) is int and type(b) is int and type(c) is int and type(d) is int and \\
+                type(e) is int and type(f) is int:
+            gl = f'[{a}, {b}, {c}], "block": [{d}, {e}, {f}]'
+        else:
+            gl = L(v4) + ', "block": ' + L(v5)
+    else:
+        gl = L(v4) + ', "block": ' + L(v5)
+"""
+
+
 class _Heads(dict):
     """(kind, direction, name, gpu) of exact ``str`` values -> the text of those four fields
     in a line (``"kind": ..., "direction": ..., "name": ..., "gpu": ...``), each distinct
@@ -267,6 +284,7 @@ class JsonLines:
         slots = []
         floats = []
         pre: list[str] = []
+        grid_block = types[4] is tuple and types[5] is tuple    # (one text for both)
         for k, (name, kind) in enumerate(zip(_FIELDS, types)):
             v = f"v{k}"
             if kind is type(None):
@@ -280,8 +298,13 @@ class JsonLines:
                 if kind is float:
                     floats.append(v)
             elif kind is tuple and name in ("grid", "block"):
-                slot = "{g%s}" % v
-                pre.append(_LAUNCH_STATEMENTS.replace("LAUNCH", v))
+                if grid_block:
+                    slot = "{gl}"
+                    if name == "grid":
+                        pre.append(_GRID_BLOCK_STATEMENTS)
+                else:
+                    slot = "{g%s}" % v
+                    pre.append(_LAUNCH_STATEMENTS.replace("LAUNCH", v))
             elif kind is dict and name == "metrics":
                 slot = "{m}"
                 pre.append(_METRICS_STATEMENTS.replace("METRICS", v))
@@ -295,6 +318,8 @@ class JsonLines:
         keys.insert(15, "registers")
         slots.insert(15, slots[6])
         parts = [f'"{key}": {slot}' for key, slot in zip(keys, slots)]
+        if grid_block:
+            del parts[5]      # ("block" is written in the grid's text)
         if types[:4] == (str, str, str, str):     # (kind, direction, name, gpu: one look-up)
             parts[:4] = ["{H[v0, v1, v2, v3]}"]
         body = ", ".join(parts)

@@ -255,7 +255,7 @@ def test_floats_are_written_as_the_encoder_writes_them(value):
                                   [1, 2, 3], (1, "2", 3), (1, None, 3), ((1, 2), 3, 4)])
 def test_launches_of_any_shape_are_written_as_the_encoder_writes_them(grid):
     line = JsonLines()
-    for block in ((256, 1, 1), grid):
+    for grid, block in ((grid, (256, 1, 1)), (grid, grid), ((256, 1, 1), grid)):
         r = Measurement(kind="kernel", time_s=1e-6, grid=grid, block=block, source="f", row=1,
                         registers_per_thread=2 ** 65, shared_mem_bytes=True)
         assert line(r)[0] == ENCODE(r.to_json())

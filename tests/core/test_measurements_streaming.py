@@ -211,3 +211,59 @@ def test_repeated_and_distinct_launches_and_sizes_read_alike(monkeypatch):
     fast = _outcome(content)
     _reference(monkeypatch)
     assert fast == _outcome(content) and fast[0] != "error"
+
+
+#: lines put among a trace's rows: a quoted line break, a header with no blank line before
+#: it, a bad CSV line, a row of another width, a row of another kind, a noise line
+INSERTS = ['1.0,2.0,4096,1,1,256,1,1,64,0.000000,0.000000,,,,,GeForce GTX 970 (0),1,7,'
+           '"saxpy2(int,\nfloat)",9',
+           None,      # (the trace's header and a unit row)
+           '1.0,2.0,,,,,,,,,,4.0,0.1,Pageable,Device,"GPU"x,1,7,[CUDA memcpy HtoD],9',
+           '1.0,2.0,,,,,,,,,,4.0,0.1,Pageable,Device,GPU,1,7,[CUDA memcpy HtoD]',
+           '1.0,2.0,,,,,,,,,,4.0,,,,GPU,1,7,[CUDA memset],9',
+           '==4101== Warning: something',
+           '1.0,2.0,,,,,,,,,,4.0e3,0.1,Pageable,Device,GPU,1,7,[CUDA memcpy HtoD],9',
+           '1.0,2.0,4096,1,1,256,1,1,,0.000000,0.000000,,,,,GPU,1,7,k(),9']
+
+
+@pytest.mark.parametrize("insert", range(len(INSERTS)))
+def test_rows_read_a_chunk_at_a_time_are_the_rows_read_one_by_one(monkeypatch, insert):
+    """The trace reader reads plain rows a chunk at a time (nvprof.FIRST_ROWS, doubling up
+    to ROWS_AT_ONCE): a line anywhere in a chunk, at its edges or across two, that is off
+    the common case gives the records, counts, disagreements or error that reading every
+    row by the reference reader gives."""
+    lines = distinct_trace(300, 7, odd=False).splitlines()
+    header, units = lines[3], lines[4]
+    contents = []
+    for at in (5, 6, 20, 21, 36, 52, 53, 100, 180, 181, 299):
+        added = [header, units] if INSERTS[insert] is None else [INSERTS[insert]]
+        contents.append("\n".join(lines[:at] + added + lines[at:]) + "\n")
+    fast = [_outcome(c) for c in contents]
+    _reference(monkeypatch)
+    slow = [_outcome(c) for c in contents]
+    for content, a, b in zip(contents, fast, slow):
+        assert a == b, content
+
+
+def test_plain_rows_are_read_a_chunk_at_a_time(monkeypatch):
+    """No plain row of a trace of distinct values is read one at a time (by the fast row
+    reader, nor the reference reader)."""
+    made = nvprof._TraceTable._row_reader
+    calls = [0]
+
+    def counted(self):
+        row = made(self)
+
+        def one(f, n):
+            calls[0] += 1
+            return row(f, n)
+        one.rows = row.rows
+        return one
+    monkeypatch.setattr(nvprof._TraceTable, "_row_reader", counted)
+    # (sizes with an exponent are read one at a time: a half unit of their own)
+    lines = [line for line in distinct_trace(400, 5, odd=False).splitlines()
+             if not ("[CUDA memcpy" in line and "e" in line.split(",")[11])]
+    rows = sum(line[:1].isdigit() for line in lines)
+    assert rows > 250
+    assert len(import_text("\n".join(lines) + "\n", "f.csv").records) == rows
+    assert calls[0] == 0

@@ -36,7 +36,8 @@ import csv
 import math
 import re
 from collections.abc import Iterable, Iterator
-from operator import itemgetter
+from itertools import compress, islice, repeat
+from operator import add, is_, itemgetter
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
@@ -166,9 +167,13 @@ def _unit_row(src: LineSource, hrow: int, header, source) -> list[str]:
 
 
 def _trace_block(src: LineSource, hrow: int, header, result) -> Iterator[Measurement]:
-    """The rows of one GPU-trace table, read by one CSV reader, each through
-    :class:`_TraceTable` (the row as the reference :func:`_trace_row` reads it, at a
-    fraction of the cost); the line that ends the table is pushed back."""
+    """The rows of one GPU-trace table, read a chunk of lines at a time (:data:`FIRST_ROWS`,
+    doubling up to :data:`ROWS_AT_ONCE`), each chunk by :class:`_TraceTable`'s ``rows`` a
+    column at a time; a chunk with a row off the common case row by row (the row as the
+    reference :func:`_trace_row` reads it, at a fraction of the cost), and one that is not
+    plain CSV of the header's width (a quoted line break, a bad line, a header) and the rest
+    of the table by one CSV reader a line at a time, as before; the line that ends the table
+    is pushed back."""
     source = result.source
     for col in ("Duration", "Name"):
         if col not in header:  # header_kind guarantees these; kept for clarity
@@ -196,35 +201,122 @@ def _trace_block(src: LineSource, hrow: int, header, result) -> Iterator[Measure
                 return
             last[0] = line
             yield line
-    reader = csv.reader(block(), strict=True)
     width = len(header)
     fast = table.row
-    try:
-        for fields in reader:
-            row = src.number
-            if fields[0].strip() in HEADER_STARTS:
-                stripped = [f.strip() for f in fields]
-                if header_kind(stripped) is not None:
-                    src.push_back(last[0])
+    at_once = getattr(fast, "rows", None)   # (None: every row through fast)
+
+    def one(fields, row: int):
+        """The record of a table row of the header's width, None for a row of another kind."""
+        rec = fast(fields, row)
+        if rec is SLOW:
+            rec = _trace_row(dict(zip(header, [f.strip() for f in fields])), table.unit,
+                             table.column, source, row, result)
+            if rec is not None:
+                check_finite(rec, source)
+        return rec
+
+    def by_row(lines):
+        """The records of the table's rows read one at a time from ``lines`` (``src.number``
+        the last line's number); True when a header line stopped the table."""
+        reader = csv.reader(lines, strict=True)
+        try:
+            for fields in reader:
+                row = src.number
+                if fields[0].strip() in HEADER_STARTS:
+                    stripped = [f.strip() for f in fields]
+                    if header_kind(stripped) is not None:
+                        return True
+                if len(fields) != width:
+                    raise FormatError(
+                        f"{where(source, row)}: {len(fields)} fields for the {width} columns of "
+                        f"the header at row {hrow} (is the file truncated or were columns "
+                        f"edited?)")
+                rec = one(fields, row)
+                if rec is None:
+                    result.other_rows += 1
+                else:
+                    yield rec
+        except csv.Error as exc:
+            raise FormatError(f"{where(source, src.number)}: not a valid CSV line "
+                              f"({exc})") from None
+        return False
+
+    lines = block()
+    if at_once is None:
+        if (yield from by_row(lines)):
+            src.push_back(last[0])
+            return
+    else:
+        size = FIRST_ROWS
+        while True:
+            before = src.number
+            chunk = list(islice(lines, size))
+            if not chunk:
+                break
+            size = min(2 * size, ROWS_AT_ONCE)
+            try:
+                rows = list(csv.reader(chunk, strict=True))
+            except csv.Error:
+                rows = []
+            columns = list(zip(*rows))
+            if len(rows) != len(chunk) or len(columns) != width or \
+                    not all(map(width.__eq__, map(len, rows))) or \
+                    not HEADER_STARTS.isdisjoint(map(str.strip, columns[0])):
+                # (a quoted line break, a bad line, a row of another width or a header: the
+                # chunk's lines and the rest of the table one at a time, as they always were)
+                if (yield from by_row(_replay(src, chunk, before, last, ended, lines))):
+                    header_at = src.number
+                    k = header_at - before       # (the chunk's lines read, the header's too)
+                    if k <= len(chunk):
+                        if ended:
+                            src.push_back(ended[0])
+                        for line in reversed(chunk[k - 1:]):
+                            src.push_back(line)
+                        src.number = header_at - 1
+                    else:
+                        src.push_back(last[0])
                     return
-            if len(fields) != width:
-                raise FormatError(
-                    f"{where(source, row)}: {len(fields)} fields for the {width} columns of "
-                    f"the header at row {hrow} (is the file truncated or were columns edited?)")
-            rec = fast(fields, row)
-            if rec is SLOW:
-                rec = _trace_row(dict(zip(header, [f.strip() for f in fields])), table.unit,
-                                 table.column, source, row, result)
-                if rec is not None:
-                    check_finite(rec, source)
-            if rec is None:
-                result.other_rows += 1
-            else:
-                yield rec
-    except csv.Error as exc:
-        raise FormatError(f"{where(source, src.number)}: not a valid CSV line ({exc})") from None
+                break
+            n = len(rows)
+            del rows      # (the rows' lists: the fewer objects alive, the fewer collections)
+            records = at_once(columns, n, before + 1)
+            if records is None:     # (a row off the common case: the chunk row by row)
+                for k, fields in enumerate(zip(*columns), before + 1):
+                    rec = one(fields, k)
+                    if rec is None:
+                        result.other_rows += 1
+                    else:
+                        yield rec
+                continue
+            for rec in records:
+                if rec is None:
+                    result.other_rows += 1
+                else:
+                    yield rec
     if ended:
         src.push_back(ended[0])
+
+
+def _replay(src: LineSource, chunk: list[str], before: int, last: list, ended: list, lines):
+    """``chunk`` (lines ``before + 1``... taken ahead), then ``lines``, each counted in
+    ``src.number`` and kept in ``last[0]`` as it is given, as the table's line generator does
+    (past its end when it ended at ``ended[0]``)."""
+    number = before
+    for line in chunk:
+        number += 1
+        src.number = number
+        last[0] = line
+        yield line
+    if ended:
+        src.number = number + 1
+        return
+    yield from lines
+
+
+#: rows of a trace table read at once (:meth:`_TraceTable.rows`), the first time, then at most
+#: (doubling: a short file's first record comes after a few rows)
+FIRST_ROWS = 16
+ROWS_AT_ONCE = 128
 
 
 #: :meth:`_TraceTable.row`'s answer for a row it leaves to :func:`_trace_row`
@@ -481,6 +573,244 @@ class _TraceTable:
             record = new(Measurement)
             set_fields(record, "__dict__", d)
             return record
+
+        # The names (stripped) and directions of the name cells as the file gives them.
+        named: dict = {}
+        directed: dict = {}
+
+        def rows(columns: list, n: int, first: int):
+            """The records of ``n`` consecutive rows of the table (None for a row of
+            another kind), the first of them row ``first``, from their ``columns`` (one
+            tuple of cells per column): each column's numbers converted by one ``map``, then
+            checked at once (min and max), so that a row costs what building its record
+            costs. None when a row is off the common case (what :func:`row` answers SLOW
+            for, or an extra column): the caller then reads each row with :func:`row`, which
+            gives the same records, or the reference reader's error."""
+            if extra_of is not None or time_factor is None:
+                return None
+            cells = columns[name_col]
+            try:
+                directions = list(map(directed.__getitem__, cells))
+            except KeyError:
+                if len(named) >= CACHE:
+                    named.clear()
+                    directed.clear()
+                for cell in cells:
+                    if cell not in named:
+                        named[cell] = name = cell.strip()
+                        directed[cell] = copy_direction(name)
+                directions = list(map(directed.__getitem__, cells))
+            kernels = list(map(is_, directions, repeat(None)))
+            copies = list(map(bool, directions))
+            out: list = [None] * n
+            try:
+                if any(kernels) and not kernel_rows(columns, kernels, cells, out, first):
+                    return None
+                if any(copies) and not copy_rows(columns, copies, directions, cells, out,
+                                                 first):
+                    return None
+            except ValueError:      # (a cell float() or int() does not read)
+                return None
+            return out
+
+        def column(columns: list, k: int, mask: list, every: bool):
+            return columns[k] if every else list(compress(columns[k], mask))
+
+        def plain(texts) -> bool:
+            """No digit separator ("_": float() reads it, the reference reader refuses it),
+            no inf or nan in ``texts`` (each has an n: what float() reads then has no nan)."""
+            joined = "".join(texts)
+            return "_" not in joined and "n" not in joined and "N" not in joined
+
+        def scaled_column(texts, factor: float) -> list:
+            return [v * factor for v in map(float, texts)]
+
+        def remembered(memory: Remembered, keys: list, compute):
+            """``compute()``'s list of values for ``keys``, taken from ``memory`` when every
+            key is in it (the misses kept, as :func:`row` keeps them); False when
+            ``compute`` says False."""
+            if not memory.use:
+                return compute()
+            known = list(map(memory.get, keys))
+            if None not in known:
+                memory.hits += len(known)
+                return known
+            values = compute()
+            if values is not False:
+                keep = memory.keep
+                for key, old, value in zip(keys, known, values):
+                    if old is None:
+                        keep(key, value)
+                    else:
+                        memory.hits += 1
+            return values
+
+        def kernel_rows(columns, mask, cells, out, first) -> bool:
+            if not xyz:
+                return False
+            every = all(mask)
+            times = column(columns, duration_col, mask, every)
+            if not plain(times):
+                return False
+            times = scaled_column(times, time_factor)
+            if not (min(times) > 0 and max(times) < inf):
+                return False
+            if launch_key is not None:
+                keys = list(zip(*[column(columns, k, mask, every) for k in launch_cols]))
+                launched = remembered(launches, keys, lambda: launch_cells(columns, mask, every))
+            else:
+                launched = launch_cells(columns, mask, every)
+            if launched is False:
+                return False
+            names = list(map(named.__getitem__, column(columns, name_col, mask, every)))
+            gpus = map(str.strip, column(columns, device_col, mask, every)) \
+                if device_col is not None else repeat("")
+            at = compress(range(len(mask)), mask)
+            for k, time_s, name, gpu, (grid, block, regs, smem) in zip(
+                    at, times, names, gpus, launched):
+                d = kernel.copy()
+                d["time_s"] = time_s
+                d["name"] = name
+                d["gpu"] = gpu
+                d["grid"] = grid
+                d["block"] = block
+                d["registers_per_thread"] = regs
+                d["shared_mem_bytes"] = smem
+                d["metrics"] = {}
+                d["row"] = first + k
+                record = new(Measurement)
+                set_fields(record, "__dict__", d)
+                out[k] = record
+            return True
+
+        def launch_cells(columns, mask, every):
+            """:func:`launch`'s (grid, block, registers, shared memory) of each kernel row,
+            a column at a time; False when a row is off the common case."""
+            launch = [list(map(int, column(columns, k, mask, every)))
+                      for k in (gx, gy, gz, bx, by, bz)]
+            if min(map(min, launch)) < 1:
+                return False
+            if reg_col is None:
+                regs = repeat(None)
+            else:
+                texts = column(columns, reg_col, mask, every)
+                if "" in texts:
+                    return False
+                regs = list(map(int, texts))
+                if min(regs) < 0:
+                    return False
+            total = None
+            for k, factor in smem_cols:
+                texts = column(columns, k, mask, every)
+                if factor is None or "" in texts or not plain(texts):
+                    return False
+                values = scaled_column(texts, factor)
+                total = values if total is None else list(map(add, total, values))
+            if total is None:
+                smems = repeat(None)
+            elif min(total) > -inf and max(total) < inf:
+                smems = list(map(round, total))
+            else:
+                return False
+            return list(zip(zip(*launch[:3]), zip(*launch[3:]), regs, smems))
+
+        def size_cells(texts: list):
+            """:func:`copy_size`'s (exact size in bytes, whole bytes, their uncertainty, the
+            stripped text) of each Size cell of ``texts``, a column at a time; False when
+            one is off the common case."""
+            stripped = list(map(str.strip, texts))
+            if not plain(stripped) or max(map(len, stripped)) >= len(half_units):
+                return False
+            joined = "".join(stripped)
+            if "e" in joined or "E" in joined:
+                return False
+            exact = scaled_column(stripped, size_factor)
+            if not (min(exact) > 0 and max(exact) < inf):
+                return False
+            sizes = [float(round(v)) for v in exact]
+            if min(sizes) < 1:
+                return False
+            # (half a unit in the last digit: units.printed_half_unit of a plain decimal)
+            uncertainties = [
+                half_units[len(t) - d - 1 if d >= 0 else 0] * size_factor - 0.5
+                for t, d in zip(stripped, map(str.find, stripped, repeat(".")))]
+            return [(e, size, u if u > 0.0 else 0.0, t)
+                    for e, size, u, t in zip(exact, sizes, uncertainties, stripped)]
+
+        def copy_rows(columns, mask, directions, cells, out, first) -> bool:
+            if size_col is None or size_factor is None:
+                return False
+            every = all(mask)
+            time_texts = column(columns, duration_col, mask, every)
+            if not plain(time_texts):
+                return False
+            times = scaled_column(time_texts, time_factor)
+            if not (min(times) > 0 and max(times) < inf):
+                return False
+            texts = column(columns, size_col, mask, every)
+            known = remembered(sizes, texts, lambda: size_cells(texts))
+            if known is False:
+                return False
+            rates: Iterable[float | None]
+            thr_texts: Iterable[str | None]
+            if rate_col is None:
+                rates, thr_texts = repeat(None), repeat(None)
+            else:
+                thr_texts = stripped = list(map(str.strip, column(columns, rate_col, mask,
+                                                                  every)))
+                if rate_factor is None or "" in stripped or not plain(stripped):
+                    return False
+                rates = values = scaled_column(stripped, rate_factor)
+                if not (min(values) > -inf and max(values) < inf):
+                    return False
+            names = map(named.__getitem__, column(columns, name_col, mask, every))
+            gpus = map(str.strip, column(columns, device_col, mask, every)) \
+                if device_col is not None else repeat("")
+            at = list(compress(range(len(mask)), mask))
+            ways = [directions[k] for k in at]
+            kinds = {side: column(columns, side, mask, every) for side in (src_col, dst_col)
+                     if side is not None}
+            for j, k, time_s, name, direction, gpu, (exact, size, uncertainty, text), thr, \
+                    thr_text in zip(range(len(at)), at, times, names, ways, gpus, known, rates,
+                                    thr_texts):
+                # (row()'s memory kind, check and record of a copy, inlined as there: a call
+                # per row is 2 % of an import; the tests compare the two paths)
+                extra: dict = {}
+                if uncertainty > 0:
+                    extra["size_uncertainty"] = (uncertainty, "B")
+                side = src_col if direction == "htod" else dst_col
+                kind = ""
+                if side is not None:
+                    cell = kinds[side][j]
+                    known_kind = memory.get(cell)
+                    if known_kind is None:
+                        known_kind = MEMORY_KINDS.get(cell.strip().lower(), "")
+                        if len(memory) >= CACHE:
+                            memory.clear()
+                        memory[cell] = known_kind
+                    kind = known_kind
+                if not kind and (direction == "dtod" or direction == "ptop"):
+                    kind = "device"
+                if thr is not None:
+                    if not (thr > 0 and abs(exact / time_s / thr - 1) <= TOLERANCE):
+                        _check(text, time_texts[j].strip(), thr_text, exact, time_s, thr,
+                               source, first + k, result)
+                    extra["throughput"] = (thr, "B/s")
+                d = copy.copy()
+                d["time_s"] = time_s
+                d["name"] = name
+                d["direction"] = direction
+                d["gpu"] = gpu
+                d["size_bytes"] = size
+                d["memory_kind"] = kind
+                d["metrics"] = extra
+                d["row"] = first + k
+                record = new(Measurement)
+                set_fields(record, "__dict__", d)
+                out[k] = record
+            return True
+
+        row.rows = rows     # type: ignore[attr-defined]
         return row
 
     def _extra(self, f, out: dict) -> bool:
