@@ -51,13 +51,16 @@ def _timeline_without_collector(args) -> int:
     leave_to_exit(result, columns)   # plain data: freed by the system at exit
     if args.json and not (args.svg or args.by) and _print_columns(result, columns):
         return 0
-    steps = service.step_rows(columns)
     if (args.svg or args.by or not args.json) and not (
             _finite([dict(result, steps=None)]) and all(map(_finite, columns))):
         # one rule for the text, the JSON and the chart (the plain JSON document is checked
         # as it is written: print_json); the document walked to name the number
-        common.require_finite(dict(result, steps=steps))
-    result["steps"] = steps
+        common.require_finite(dict(result, steps=service.step_rows(columns)))
+    if not (args.json or args.svg or args.by):
+        # the text: written from the columns (the step objects are never made)
+        _print_text(result, columns, common.fmt_time)
+        return 0
+    result["steps"] = service.step_rows(columns)
     if args.svg:
         from gpumodeler.report.files import write_text_atomically
         write_text_atomically(args.svg, timeline_svg(result),
@@ -172,6 +175,61 @@ def _write_parts(stream, parts: list) -> None:
         write(part.encode("utf-8", errors))
 
 
+def step_lines(names, engines, starts, ends, energies, critical, width: int, fmt_time) -> str:
+    """The text's step lines, one per step: its name (padded to ``width``), its engine
+    (``-`` for none), start and end (``fmt_time``), energy (``?`` when unknown) and ``*``
+    when it is on the critical path, each line ended by a line break.
+
+    Written a column at a time (10^5 steps: half a second a line at a time): each column's
+    texts made in one pass (:func:`_times` for the times), each line by one ``%`` of one
+    template (``%-Ns`` pads as the format ``<N`` does)."""
+    template = f"%-{width}s  %-18s %12s %12s %10s%s\n"
+    times = _times(list(starts) + list(ends), fmt_time)   # (a step starts where one ends)
+    texts = (names, [e or "-" for e in engines], times[:len(starts)], times[len(starts):],
+             ["?" if e is None else f"{e:.4g} J" for e in energies],
+             [" *" if c else "" for c in critical])
+    return "".join(map(template.__mod__, zip(*texts)))
+
+
+def _times(values: list, fmt_time) -> list:
+    """``list(map(fmt_time, values))``; for :func:`~gpumodeler.cli.common.fmt_time` and
+    floats, each distinct value once and a unit at a time: its unit chosen for all values
+    at once (numpy; the rule of
+    :func:`~gpumodeler.core.units_format.time_unit`: the largest of s, ms and µs in which
+    the magnitude is at least 1, µs below), then each value divided by the unit's size and
+    written with 6 significant digits, as :func:`~gpumodeler.core.units_format.format_time`
+    does (the same division, the same ``g`` format: the same text)."""
+    from . import common
+    if fmt_time is not common.fmt_time or len(values) < _COLUMN_FROM or \
+            not set(map(type, values)) <= {float}:
+        return list(map(fmt_time, values))
+    import numpy as np
+    from operator import truediv
+
+    from gpumodeler.core.units_format import TIME_UNITS
+
+    # each distinct number (bit pattern: -0.0 is not 0.0) written once
+    distinct, inverse = np.unique(np.array(values, dtype=np.float64).view(np.int64),
+                                  return_inverse=True)
+    numbers = distinct.view(np.float64)
+    units = [(name, scale) for name, scale in TIME_UNITS if scale >= 1e-6]   # s, ms, µs
+    size = np.abs(numbers)
+    values = numbers.tolist()
+    # the index in ``units`` of each value's unit: how many sizes it is not at least (NaN:
+    # none, µs, as time_unit says)
+    where = sum((~(size >= scale)).astype(np.int8) for _name, scale in units[:-1]).tolist()
+    texts = {}
+    for k, (name, scale) in enumerate(units):
+        part = list(compress(values, map(k.__eq__, where)))
+        texts[k] = iter(list(map(f"%.6g {name}".__mod__, map(truediv, part, repeat(scale)))))
+    table = list(map(next, map(texts.__getitem__, where)))
+    return list(map(table.__getitem__, inverse.ravel().tolist()))
+
+
+#: from how many values :func:`_times` formats a column a unit at a time
+_COLUMN_FROM = 64
+
+
 #: the widest name ``--by`` prints in text (longer ones are cut with …)
 NAME_WIDTH = 60
 
@@ -205,19 +263,27 @@ def _print_makespans(r: dict, fmt_time) -> None:
 
 
 def _print(r: dict, fmt_time) -> None:
+    """The text of the document ``r`` (its ``"steps"`` the step objects)."""
+    from gpumodeler.service.application import STEP_KEYS
+
+    steps = r["steps"]
+    _print_text(r, [[s[k] for s in steps] for k in STEP_KEYS], fmt_time)
+
+
+def _print_text(r: dict, columns, fmt_time) -> None:
+    """The text of the document ``r`` whose steps are ``columns`` (one list per key of
+    :data:`~gpumodeler.service.application.STEP_KEYS`), its numbers finite."""
     import sys
+
+    from gpumodeler.service.application import STEP_KEYS
+
+    column = dict(zip(STEP_KEYS, columns))
     print(f"application  {r['name']} ({r['application']}), engine queues {r['policy']}")
-    width = max((len(s["name"]) for s in r["steps"]), default=4)
+    names = column["name"]
+    width = max(map(len, names), default=4)
     print(f"{'step':<{width}}  {'engine':<18} {'start':>12} {'end':>12} {'energy':>10}")
-    # the step lines written at once (10^5 steps: one write, not one print per line)
-    lines = []
-    add = lines.append
-    for s in r["steps"]:
-        e = s["energy_j"]
-        energy = "?" if e is None else f"{e:.4g} J"
-        add(f"{s['name']:<{width}}  {(s['engine'] or '-'):<18} {fmt_time(s['start_s']):>12} "
-            f"{fmt_time(s['end_s']):>12} {energy:>10}{' *' if s['critical'] else ''}\n")
-    sys.stdout.write("".join(lines))
+    sys.stdout.write(step_lines(names, column["engine"], column["start_s"], column["end_s"],
+                                column["energy_j"], column["critical"], width, fmt_time))
     _print_makespans(r, fmt_time)
     print(f"critical     {' -> '.join(r['critical_path'])}  (* above)")
     print("busy         " + ", ".join(f"{k} {v:.1%}" for k, v in r["busy_fraction"].items()))
