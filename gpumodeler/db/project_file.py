@@ -334,8 +334,13 @@ def _read_steps(db: sqlite_utils.Database) -> dict[str, list]:
     The typed columns are checked by one SQLite query; each distinct JSON list of
     dependencies other than ``[]`` is parsed once, and the ``measured`` object of a file
     before version 9 only where there is one (10^5 steps of an imported trace: 1.3 s ->
-    1.0 s, most of it now fetching the rows and making the steps)."""
-    _check_step_columns(db)
+    1.0 s, most of it now fetching the rows and making the steps). The usual file (one
+    application, its rows stored in program order, no JSON measurements: what a save
+    writes) is told by that same query and read without the columns that say so
+    (:func:`_one_application`)."""
+    one = _one_application(db)
+    if one is not None:
+        return one
     # read in the table's own order and sorted here: ordered by SQLite, the rows were fetched
     # through the (application, id) index and sorted again in a temporary tree; they were
     # written in order, so the sort only checks that (and one application's rows, the usual
@@ -392,10 +397,11 @@ def _in_order(rows: list) -> bool:
             and list(map(itemgetter(_APP + 1), rows)) == list(range(len(rows))))
 
 
-def _dependencies(rows: list) -> dict:
+def _dependencies(rows: list, app: str | None = None) -> dict:
     """Each distinct ``after_steps`` text of ``rows`` -> its tuple of step ids (``[]`` and
     the lists a trace repeats parsed once, by the C scanner: json.loads costs ~4x as much
-    per call); a text that is not a JSON list of text is refused naming its first step."""
+    per call); a text that is not a JSON list of text is refused naming its first step
+    (and its application: ``app``, else the row's application column)."""
     texts = list(dict.fromkeys(map(itemgetter(_AFTER), rows)))
     if "[]" in texts:
         texts.remove("[]")
@@ -403,27 +409,37 @@ def _dependencies(rows: list) -> dict:
     for text, after in zip(texts, _json_values(texts)):
         if type(after) is not list or (after and not all(type(x) is str for x in after)):
             r = next(r for r in rows if r[_AFTER] == text)
-            raise ProjectFormatError(f"application {r[_APP]}, step {r[0]}: dependencies must be a "
+            raise ProjectFormatError(f"application {r[_APP] if app is None else app}, step {r[0]}: dependencies must be a "
                                      f"JSON list of step ids")
         afters[text] = tuple(after)
     return afters
 
 
-def _check_step_columns(db: sqlite_utils.Database) -> None:
-    """The steps' number and text columns hold values of their types (one query: the
-    first wrong row in program order is named)."""
+def _step_checks() -> dict:
+    """What the steps' number and text columns must hold: column -> (what a wrong value
+    breaks, an SQL test true for a right one)."""
     def measure(c, null_ok):
         number = f"(typeof({c}) = 'real' AND {c} >= 0 AND {c} < 9e999)"
         return f"({c} IS NULL OR {number})" if null_ok else number
-    checks = {"fraction": ("share must be a number", "typeof(fraction) IN ('integer', 'real')"),
-              "measured_s": ("measured measured_s must be a number >= 0", measure("measured_s", True)),
-              "measured_start_s": ("measured measured_start_s must be a number >= 0",
-                                   measure("measured_start_s", True)),
-              "host_s": ("measured host_s must be a number >= 0", measure("host_s", False)),
-              "traced_gpu": ("measured traced_gpu must be text", "typeof(traced_gpu) = 'text'")}
-    tests = [test for _what, test in checks.values()]
-    row = db.execute(f"SELECT application_id, id, {', '.join(f'NOT ({t})' for t in tests)}, "
-                     f"{', '.join(checks)} FROM application_steps WHERE NOT ({' AND '.join(tests)}) "
+    return {"fraction": ("share must be a number", "typeof(fraction) IN ('integer', 'real')"),
+            "measured_s": ("measured measured_s must be a number >= 0", measure("measured_s", True)),
+            "measured_start_s": ("measured measured_start_s must be a number >= 0",
+                                 measure("measured_start_s", True)),
+            "host_s": ("measured host_s must be a number >= 0", measure("host_s", False)),
+            "traced_gpu": ("measured traced_gpu must be text", "typeof(traced_gpu) = 'text'")}
+
+
+_STEP_CHECKS = _step_checks()
+_STEP_TESTS = " AND ".join(test for _what, test in _STEP_CHECKS.values())
+
+
+def _check_step_columns(db: sqlite_utils.Database) -> None:
+    """The steps' number and text columns hold values of their types (one query: the
+    first wrong row in program order is named)."""
+    checks = _STEP_CHECKS
+    row = db.execute(f"SELECT application_id, id, "
+                     f"{', '.join(f'NOT ({t})' for _w, t in checks.values())}, "
+                     f"{', '.join(checks)} FROM application_steps WHERE NOT ({_STEP_TESTS}) "
                      f"ORDER BY application_id, position LIMIT 1").fetchone()
     if row is not None:
         k = len(checks)
@@ -431,6 +447,60 @@ def _check_step_columns(db: sqlite_utils.Database) -> None:
                            in zip(checks.values(), row[2:2 + k], row[2 + k:]) if wrong)
         got = "" if what.startswith("share") else f", got {value!r}"
         raise ProjectFormatError(f"application {row[0]}, step {row[1]}: {what}{got}")
+
+
+#: the steps' columns in Step's field order (``after_steps`` for ``after``)
+_STEP_COLUMNS_READ = _STEP_READ[:_APP]
+
+
+def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
+    """The steps checked (:func:`_check_step_columns`), and when they are the usual file's,
+    one application's rows stored in program order (each row's position is its rowid less
+    the first rowid) and no ``measured`` JSON, that application's steps read in rowid order
+    without the application, position and JSON columns (application id -> steps; {} for no
+    steps); None for any other file, read by :func:`_read_steps`. One scan of the table
+    tells both: the reading then fetches 16 columns of each row instead of 19, and neither
+    sorts nor compares them (10^5 steps of a trace: about 0.05 s less)."""
+    row = db.execute(
+        f"SELECT count(*), min(application_id), max(application_id), "
+        f"max(position != rowid - (SELECT min(rowid) FROM application_steps)), "
+        f"max(measured IS NOT '{{}}'), min(coalesce({_STEP_TESTS}, 0)) FROM application_steps").fetchone()
+    count, first_app, last_app, moved, measured, fine = row
+    if count and not fine:
+        _check_step_columns(db)   # (raises: it names the first wrong row)
+    if not count:
+        return {}
+    if first_app != last_app or moved or measured:
+        return None
+    rows = db.execute(f"SELECT {', '.join(_STEP_COLUMNS_READ)} FROM application_steps "
+                      f"ORDER BY rowid").fetchall()
+    afters = _dependencies(rows, first_app)
+    steps: list[Step] = []
+    append, new, step_class = steps.append, object.__new__, Step
+    (s_id, s_kind, s_name, s_stream, s_after, s_launch, s_gpu, s_fraction, s_concurrent, s_src,
+     s_dst, s_size, s_measured_s, s_measured_start_s, s_traced_gpu, s_host_s) = step_setters()
+    for (id_, kind, name, stream, after, launch, gpu, fraction, concurrent, src, dst, size,
+         measured_s, measured_start_s, traced_gpu, host_s) in rows:   # (Step's field order)
+        # made by setting its slots, the same object as Step(*row) makes
+        step = new(step_class)
+        s_id(step, id_)
+        s_kind(step, kind)
+        s_name(step, name)
+        s_stream(step, stream)
+        s_after(step, afters[after])
+        s_launch(step, launch)
+        s_gpu(step, gpu)
+        s_fraction(step, fraction)
+        s_concurrent(step, bool(concurrent))
+        s_src(step, src)
+        s_dst(step, dst)
+        s_size(step, size)
+        s_measured_s(step, measured_s)
+        s_measured_start_s(step, measured_start_s)
+        s_traced_gpu(step, traced_gpu)
+        s_host_s(step, host_s)
+        append(step)
+    return {first_app: steps}
 
 
 #: one JSON value at a position: (value, end); the C scanner the decoder sets up for itself
