@@ -40,6 +40,7 @@ import sqlite3
 import stat
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
 
@@ -406,14 +407,19 @@ def _dependencies(rows: list, app: str | None = None) -> dict:
     texts = list(dict.fromkeys(map(itemgetter(_AFTER), rows)))
     if "[]" in texts:
         texts.remove("[]")
+    values = _json_values(texts)
     afters: dict = {"[]": ()}
-    for text, after in zip(texts, _json_values(texts)):
+    # (checked all at once, each value's type and then every id's, in C: a trace's
+    # synchronisations each wait for their own list, 3*10^4 of them at 10^5 steps)
+    if set(map(type, values)) <= {list} and set(map(type, chain.from_iterable(values))) <= {str}:
+        afters.update(zip(texts, map(tuple, values)))
+        return afters
+    for text, after in zip(texts, values):
         if type(after) is not list or (after and not all(type(x) is str for x in after)):
             r = next(r for r in rows if r[_AFTER] == text)
             raise ProjectFormatError(f"application {r[_APP] if app is None else app}, step {r[0]}: dependencies must be a "
                                      f"JSON list of step ids")
-        afters[text] = tuple(after)
-    return afters
+    raise AssertionError("a refused list of dependencies not found")   # (unreachable)
 
 
 def _step_checks() -> dict:
