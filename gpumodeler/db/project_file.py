@@ -399,11 +399,10 @@ def _in_order(rows: list) -> bool:
             and list(map(itemgetter(_APP + 1), rows)) == list(range(len(rows))))
 
 
-def _dependencies(rows: list, app: str | None = None) -> dict:
+def _dependencies(rows: list) -> dict:
     """Each distinct ``after_steps`` text of ``rows`` -> its tuple of step ids (``[]`` and
     the lists a trace repeats parsed once, by the C scanner: json.loads costs ~4x as much
-    per call); a text that is not a JSON list of text is refused naming its first step
-    (and its application: ``app``, else the row's application column)."""
+    per call); a text that is not a JSON list of text is refused naming its first step."""
     texts = list(dict.fromkeys(map(itemgetter(_AFTER), rows)))
     if "[]" in texts:
         texts.remove("[]")
@@ -417,7 +416,7 @@ def _dependencies(rows: list, app: str | None = None) -> dict:
     for text, after in zip(texts, values):
         if type(after) is not list or (after and not all(type(x) is str for x in after)):
             r = next(r for r in rows if r[_AFTER] == text)
-            raise ProjectFormatError(f"application {r[_APP] if app is None else app}, step {r[0]}: dependencies must be a "
+            raise ProjectFormatError(f"application {r[_APP]}, step {r[0]}: dependencies must be a "
                                      f"JSON list of step ids")
     raise AssertionError("a refused list of dependencies not found")   # (unreachable)
 
@@ -468,7 +467,9 @@ def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
     steps; {} for no steps); None for any other file, read (and checked) by
     :func:`_read_steps`. One scan of the table that stops at the first other row tells it:
     the reading then fetches 16 columns of each row instead of 19, and neither sorts nor
-    compares them (10^5 steps of a trace: about 0.1 s less)."""
+    compares them (10^5 steps of a trace: about 0.1 s less). The rows are taken from the
+    cursor as the steps are made (each row's tuple freed before the next is fetched) and
+    each distinct list of dependencies parsed when first met (:func:`_dependency_list`)."""
     first = db.execute("SELECT application_id, rowid FROM application_steps "
                        "ORDER BY rowid LIMIT 1").fetchone()
     if first is None:
@@ -480,8 +481,8 @@ def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
     if other is not None:
         return None
     rows = db.execute(f"SELECT {', '.join(_STEP_COLUMNS_READ)} FROM application_steps "
-                      f"ORDER BY rowid").fetchall()
-    afters = _dependencies(rows, app)
+                      f"ORDER BY rowid")
+    afters: dict = {"[]": ()}
     steps: list[Step] = []
     append, new, step_class = steps.append, object.__new__, Step
     (s_id, s_kind, s_name, s_stream, s_after, s_launch, s_gpu, s_fraction, s_concurrent, s_src,
@@ -494,7 +495,10 @@ def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
         s_kind(step, kind)
         s_name(step, name)
         s_stream(step, stream)
-        s_after(step, afters[after])
+        deps = afters.get(after)
+        if deps is None:
+            deps = afters[after] = _dependency_list(after, app, id_)
+        s_after(step, deps)
         s_launch(step, launch)
         s_gpu(step, gpu)
         s_fraction(step, fraction)
@@ -508,6 +512,19 @@ def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
         s_host_s(step, host_s)
         append(step)
     return {app: steps}
+
+
+def _dependency_list(text, app: str, step: str) -> tuple:
+    """The step ids of an ``after_steps`` text (a JSON list of text), else refused naming
+    the step."""
+    try:
+        after, end = _SCAN(text, 0)
+    except (StopIteration, ValueError, TypeError, RecursionError):
+        after, end = None, -1
+    if end != len(text) or type(after) is not list or not all(type(x) is str for x in after):
+        raise ProjectFormatError(f"application {app}, step {step}: dependencies must be a "
+                                 f"JSON list of step ids")
+    return tuple(after)
 
 
 #: one JSON value at a position: (value, end); the C scanner the decoder sets up for itself

@@ -907,12 +907,16 @@ def test_the_usual_files_steps_read_without_their_order_columns_as_any_other(
         assert got["small"].steps == steps[:5]
 
 
-def test_the_usual_files_damaged_dependencies_are_named_with_their_application(tmp_path):
+@pytest.mark.parametrize("stored", ["[1]", '["x1"] x', '["x1"], ["x2"]', "", "7", '{"x1": 1}',
+                                    '["x1"', b"[]", '[["x1"]]'])
+def test_the_usual_files_damaged_dependencies_are_named_with_their_application(tmp_path, stored):
+    """(the usual file's lists of dependencies are parsed as the steps are made, each
+    distinct one once: a wrong one is named by its first step)"""
     project = Project("one")
     project.put("applications", Application("big", "many steps", _traced_steps(30)))
     path = save_project(project, tmp_path / "p.gpm")
     conn = sqlite3.connect(path)
-    conn.execute("UPDATE application_steps SET after_steps = '[1]' WHERE id = 'x12'")
+    conn.execute("UPDATE application_steps SET after_steps = ? WHERE id IN ('x12', 'x20')", [stored])
     conn.commit()
     conn.close()
     with pytest.raises(ProjectFormatError, match="application big, step x12: dependencies must be"):
