@@ -38,6 +38,7 @@ import math
 import os
 import sqlite3
 import stat
+from sys import intern
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import chain
@@ -487,30 +488,39 @@ def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
     append, new, step_class = steps.append, object.__new__, Step
     (s_id, s_kind, s_name, s_stream, s_after, s_launch, s_gpu, s_fraction, s_concurrent, s_src,
      s_dst, s_size, s_measured_s, s_measured_start_s, s_traced_gpu, s_host_s) = step_setters()
-    for (id_, kind, name, stream, after, launch, gpu, fraction, concurrent, src, dst, size,
-         measured_s, measured_start_s, traced_gpu, host_s) in rows:   # (Step's field order)
-        # made by setting its slots, the same object as Step(*row) makes
-        step = new(step_class)
-        s_id(step, id_)
-        s_kind(step, kind)
-        s_name(step, name)
-        s_stream(step, stream)
-        deps = afters.get(after)
-        if deps is None:
-            deps = afters[after] = _dependency_list(after, app, id_)
-        s_after(step, deps)
-        s_launch(step, launch)
-        s_gpu(step, gpu)
-        s_fraction(step, fraction)
-        s_concurrent(step, bool(concurrent))
-        s_src(step, src)
-        s_dst(step, dst)
-        s_size(step, size)
-        s_measured_s(step, measured_s)
-        s_measured_start_s(step, measured_start_s)
-        s_traced_gpu(step, traced_gpu)
-        s_host_s(step, host_s)
-        append(step)
+    try:
+        for (id_, kind, name, stream, after, launch, gpu, fraction, concurrent, src, dst, size,
+             measured_s, measured_start_s, traced_gpu, host_s) in rows:   # (Step's field order)
+            # made by setting its slots, the same object as Step(*row) makes; the text a trace
+            # repeats (kind, name, stream, launch, devices) one object per value, interned
+            # (SQLite gives a new string per row): each is hashed once, and compared by
+            # identity with the program's own constants and keys, when the steps are built,
+            # simulated and written out (10^5 steps: the whole timeline --json 0.1 s less for
+            # 0.02 s more here)
+            step = new(step_class)
+            s_id(step, id_)
+            s_kind(step, intern(kind))
+            s_name(step, intern(name))
+            s_stream(step, intern(stream))
+            deps = afters.get(after)
+            if deps is None:
+                deps = afters[after] = _dependency_list(after, app, id_)
+            s_after(step, deps)
+            s_launch(step, launch and intern(launch))
+            s_gpu(step, gpu and intern(gpu))
+            s_fraction(step, fraction)
+            s_concurrent(step, bool(concurrent))
+            s_src(step, src and intern(src))
+            s_dst(step, dst and intern(dst))
+            s_size(step, size)
+            s_measured_s(step, measured_s)
+            s_measured_start_s(step, measured_start_s)
+            s_traced_gpu(step, intern(traced_gpu))
+            s_host_s(step, host_s)
+            append(step)
+    except TypeError:   # (interning: text of another type, where only text is written)
+        raise ProjectFormatError(f"application {app}, step {id_}: kind, name, stream, launch, "
+                                 f"GPU, devices and traced GPU must be text") from None
     return {app: steps}
 
 

@@ -923,6 +923,31 @@ def test_the_usual_files_damaged_dependencies_are_named_with_their_application(t
         read_project_file(path)
 
 
+def test_the_usual_files_repeated_text_is_one_object_per_value(tmp_path):
+    """(the text a trace repeats in every step is shared, as the program's own constants:
+    one object per value, whatever row it came from)"""
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", _traced_steps(40)))
+    steps = load_project(save_project(project, tmp_path / "p.gpm")).applications["big"].steps
+    for field in ("kind", "name", "stream", "launch", "gpu", "src", "dst", "traced_gpu"):
+        values = [getattr(s, field) for s in steps if getattr(s, field)]
+        assert values and len({id(v) for v in values}) == len(set(values)), field
+    assert {id(s.kind) for s in steps} == {id(k) for k in ("copy", "kernel", "sync")}
+
+
+@pytest.mark.parametrize("column", ["kind", "name", "stream", "launch", "src", "traced_gpu"])
+def test_the_usual_files_binary_text_is_refused_naming_the_step(tmp_path, column):
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", _traced_steps(30)))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    conn.execute(f"UPDATE application_steps SET {column} = ? WHERE id = 'x13'", [b"bin"])
+    conn.commit()
+    conn.close()
+    with pytest.raises(ProjectFormatError, match="application big, step x13: .* must be text"):
+        read_project_file(path)
+
+
 def test_a_version_7_file_gets_the_wavefront_degrees_of_wide_shared_accesses(tmp_path):
     """m008: a 64/128-bit shared access whose degree the import wrote by the old whole-warp
     rule (recognised from its address) takes the half-warp wavefronts; a value set by hand,
