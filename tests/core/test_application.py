@@ -185,3 +185,29 @@ def test_build_makes_each_activity_as_its_class_does():
     assert dataclasses.astuple(made) == values
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.fixed_s = 1.0
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_sync_waits_for_each_streams_last_step_in_program_order(seed):
+    """(a sync without ``after`` waits for each stream's last earlier step, in the order of
+    those steps, however the streams take turns: the order its prediction's waits_for
+    shows)"""
+    import random
+    rnd = random.Random(seed)
+    steps, expected = [], []
+    for i in range(200):
+        stream = rnd.choice(["0", "1", "2", "x"])
+        if rnd.random() < 0.1:
+            last = {}
+            for s in steps:
+                last.pop(s.stream, None)
+                last[s.stream] = s.id
+            expected.append(tuple(last.values()))
+            steps.append(Step(f"s{i}", "sync", stream=stream))
+        else:
+            steps.append(Step(f"c{i}", "copy", src="h", dst=rnd.choice(["g1", "g2"]), size="8",
+                              stream=stream))
+    built = build(system(), Application("a", steps=tuple(steps)), **LOOKUPS)
+    syncs = [a for a in built.activities if a.id.startswith("s")]
+    assert len(syncs) > 3 and [a.after for a in syncs] == expected
+    assert [built.predictions[a.id].detail["waits_for"] for a in syncs] == [list(e) for e in expected]

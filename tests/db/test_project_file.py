@@ -868,6 +868,86 @@ def test_one_applications_steps_come_back_in_program_order_however_stored(tmp_pa
     assert load_project(path).applications["big"].steps == steps
 
 
+@pytest.mark.parametrize("layout, usual", [
+    ("as saved", True), ("a row deleted", True), ("rowids with a gap", False),
+    ("a JSON measurement", False), ("two applications", False), ("no steps", True)])
+def test_the_usual_files_steps_read_without_their_order_columns_as_any_other(
+        tmp_path, monkeypatch, layout, usual):
+    """(one application's rows stored in program order with no JSON measurement, what a
+    save writes, are read in rowid order without the application, position and JSON
+    columns; the same steps come back as the general reading gives, and any other file is
+    read the general way)"""
+    steps = _traced_steps(40)
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", steps))
+    if layout == "two applications":
+        project.put("applications", Application("small", "a few", steps[:5]))
+    elif layout == "no steps":
+        project.put("applications", Application("big", "many steps", ()))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    if layout == "a row deleted":   # (positions renumbered: what a save of the rest writes)
+        conn.execute("DELETE FROM application_steps WHERE id = 'x39'")
+        steps = steps[:-1]
+    elif layout == "rowids with a gap":   # (the positions no longer follow the rowids)
+        conn.execute("UPDATE application_steps SET rowid = rowid + 100 WHERE position >= 20")
+    elif layout == "a JSON measurement":
+        conn.execute("""UPDATE application_steps SET measured = '{"host_s": 2}' WHERE id = 'x7'""")
+        steps = steps[:7] + (dataclasses.replace(steps[7], host_s=2.0),) + steps[8:]
+    conn.commit()
+    conn.close()
+    taken = []
+    one_application = pf._one_application
+    monkeypatch.setattr(pf, "_one_application",
+                        lambda db: taken.append(one_application(db)) or taken[-1])
+    got = load_project(path).applications
+    assert (taken[0] is not None) == usual
+    assert got["big"].steps == (steps if layout != "no steps" else ())
+    if layout == "two applications":
+        assert got["small"].steps == steps[:5]
+
+
+@pytest.mark.parametrize("stored", ["[1]", '["x1"] x', '["x1"], ["x2"]', "", "7", '{"x1": 1}',
+                                    '["x1"', b"[]", '[["x1"]]'])
+def test_the_usual_files_damaged_dependencies_are_named_with_their_application(tmp_path, stored):
+    """(the usual file's lists of dependencies are parsed as the steps are made, each
+    distinct one once: a wrong one is named by its first step)"""
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", _traced_steps(30)))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE application_steps SET after_steps = ? WHERE id IN ('x12', 'x20')", [stored])
+    conn.commit()
+    conn.close()
+    with pytest.raises(ProjectFormatError, match="application big, step x12: dependencies must be"):
+        read_project_file(path)
+
+
+def test_the_usual_files_repeated_text_is_one_object_per_value(tmp_path):
+    """(the text a trace repeats in every step is shared, as the program's own constants:
+    one object per value, whatever row it came from)"""
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", _traced_steps(40)))
+    steps = load_project(save_project(project, tmp_path / "p.gpm")).applications["big"].steps
+    for field in ("kind", "name", "stream", "launch", "gpu", "src", "dst", "traced_gpu"):
+        values = [getattr(s, field) for s in steps if getattr(s, field)]
+        assert values and len({id(v) for v in values}) == len(set(values)), field
+    assert {id(s.kind) for s in steps} == {id(k) for k in ("copy", "kernel", "sync")}
+
+
+@pytest.mark.parametrize("column", ["kind", "name", "stream", "launch", "src", "traced_gpu"])
+def test_the_usual_files_binary_text_is_refused_naming_the_step(tmp_path, column):
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", _traced_steps(30)))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    conn.execute(f"UPDATE application_steps SET {column} = ? WHERE id = 'x13'", [b"bin"])
+    conn.commit()
+    conn.close()
+    with pytest.raises(ProjectFormatError, match="application big, step x13: .* must be text"):
+        read_project_file(path)
+
+
 def test_a_version_7_file_gets_the_wavefront_degrees_of_wide_shared_accesses(tmp_path):
     """m008: a 64/128-bit shared access whose degree the import wrote by the old whole-warp
     rule (recognised from its address) takes the half-warp wavefronts; a value set by hand,

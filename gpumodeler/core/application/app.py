@@ -490,8 +490,10 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             "occupancy_warps_per_sm": result.occupancy_warps_per_sm,
             "latency_bound_cycles": result.latency_bound_cycles})
 
+    # each stream's last step so far, the streams in the order of those steps (a stream
+    # whose step is not the latest moves to the end: the order a sync waits in)
     last_in_stream: dict = {}
-    position: dict = {}  # step id -> its place in program order
+    latest_stream: object = _NO_STEP
     def at(step) -> str:   # (a step is named only in a message)
         return f"{app.name}, step {step.label}"
 
@@ -502,7 +504,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     # makes it, without the named tuple's __new__ call.)
     new, Prediction = tuple.__new__, StepPrediction
     compute: dict = {}  # GPU -> the engines a kernel on it holds
-    for i, s in enumerate(app.steps):
+    for s in app.steps:
         kind, stream, label = s.kind, s.stream, s.name or s.id
         last = last_in_stream.get(stream, _NO_STEP)
         if s.after:
@@ -515,7 +517,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             # stream (they run in order), so waiting for the streams' last steps is the
             # same wait, and a trace with many synchronisations stays linear (host time
             # waits only for what it names)
-            waits = tuple(sorted(last_in_stream.values(), key=position.__getitem__))
+            waits = tuple(last_in_stream.values())
         else:
             waits = () if last is _NO_STEP else (last,)
         if kind == "kernel" and s.measured_s is not None and imported_kernel(s) is None:
@@ -575,8 +577,10 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 if not plan[-1]:   # the same for every size: made once
                     copy_plans[(s.src, s.dst)] = plan
                 hops = plan[3]
-            else:   # (each step its own hops: the document holds no shared object)
-                hops = list(map(dict, plan[3]))
+            else:   # (each step its own hops: the document holds no shared object; the
+                # usual one hop, between a host and a GPU, copied without a map's pass)
+                hops = plan[3]
+                hops = [hops[0].copy()] if len(hops) == 1 else list(map(dict, hops))
             startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
             if s.concurrent:    # on an engine of its own (from a trace): holds none
                 held_engines = ()
@@ -590,8 +594,10 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             activities.append(make_activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
             predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s,
                                                 {"waits_for": list(waits), "host_s": s.host_s}))
+        if stream is not latest_stream and stream != latest_stream:
+            last_in_stream.pop(stream, None)
+            latest_stream = stream
         last_in_stream[stream] = s.id
-        position[s.id] = i
 
     gpus = tuple(d.id for d in project.gpus())
     powers = {}
