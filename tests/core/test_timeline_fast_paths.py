@@ -388,9 +388,12 @@ def test_the_comparison_can_fail():
     dict(rate_cap=0.0, bytes=1.0, links=("l",)), dict(rate_cap=float("inf"), bytes=1.0, links=("l",)),
     dict(bytes=-2.0, links=("l",)), dict(bytes=float("inf"), links=("l",)), dict(bytes=1.0),
     dict(links=("nowhere",)), dict(after=("nobody",)), dict(after=("b",)), dict(id=""), dict(id="a"),
-    dict(fixed_s=2, bytes=3, links=("l",), rate_cap=2)])
+    dict(fixed_s=2, bytes=3, links=("l",), rate_cap=2), dict(id=3), dict(id=None), dict(id=b"c"),
+    dict(id=type("Label", (str,), {})("c")), dict(bytes=1.0, rate_cap=2.0), dict(bytes=1.0, links=("l",)),
+    dict(bytes=0.0, rate_cap=None)])
 def test_bad_and_unusual_input_gives_the_same_answer(bad):
-    """Each field bad (or unusual but valid: integers) in the third of three steps, with a
+    """Each field bad (or unusual but valid: integers, a subclass of str as an id, a copy with
+    a rate cap and no link or a link and no rate cap) in the third of three steps, with a
     later bad duration that must not be the one named."""
     fields = dict(id="c", engines=("e",), after=("a",), fixed_s=1.0)
     fields.update(bad)
@@ -413,3 +416,12 @@ def test_picoseconds_of_floats_in_bulk_are_the_exact_ceiling():
     values += [rng.uniform(0, 10) for _ in range(2000)] + [math.ldexp(rng.random(), -rng.randint(0, 80)) for _ in range(3000)]
     exact = [-((-p * PS_PER_S) // q) for p, q in map(float.as_integer_ratio, values)]
     assert ps_of_floats(np.array(values)) == exact
+
+
+@pytest.mark.parametrize("odd_id", [7, None, b"b", 2.5, type("Label", (str,), {})("b")])
+def test_an_id_that_is_not_a_plain_string_gives_the_same_answer(odd_id):
+    """An id no step depends on, of another type (refused) or a subclass of str (taken)."""
+    acts = [Activity("a", engines=("e",), fixed_s=1.0), Activity(odd_id, engines=("e",), fixed_s=0.5),
+            Activity("c", after=("a",), fixed_s=1.0)]
+    for policy in POLICIES:
+        assert outcome(simulate, acts, {}, policy) == outcome(reference_simulate, acts, {}, policy)
