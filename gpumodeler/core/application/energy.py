@@ -133,13 +133,13 @@ def _kernel_columns(timeline, all_ids: list, starts_l: list, ends_l: list, kerne
     makespan = timeline.makespan_s
     if distinct_ids != len(acts) or type(makespan) is not float or not 0.0 <= makespan < 2.0 ** 60:
         return None
+    kernel: np.ndarray | list
     if positions is not None:
         at = list(map(positions.get, kernel_device))
         if None in at:  # (a kernel not in the timeline)
             return None
-        kernel = np.zeros(len(acts), dtype=bool)
-        kernel[np.array(at, dtype=np.int64)] = True
-        ids = list(itertools.compress(all_ids, kernel.tolist()))  # (in program order)
+        kernel = sorted(at)  # (their positions, in program order: only the kernels are read)
+        ids = list(map(all_ids.__getitem__, kernel))
         devs = list(map(kernel_device.__getitem__, ids))
     else:
         dev_of = list(map(kernel_device.get, all_ids))  # None: not a kernel
@@ -153,8 +153,12 @@ def _kernel_columns(timeline, all_ids: list, starts_l: list, ends_l: list, kerne
         return _denominator_bits(np.array([makespan])), {}
     if positions is None and set(map(type, starts_l)) | set(map(type, ends_l)) != {float}:
         return None
-    starts = np.fromiter(starts_l, dtype=np.float64, count=len(starts_l))[kernel]
-    ends = np.fromiter(ends_l, dtype=np.float64, count=len(ends_l))[kernel]
+    if positions is not None:
+        starts = np.fromiter(map(starts_l.__getitem__, kernel), dtype=np.float64, count=len(kernel))
+        ends = np.fromiter(map(ends_l.__getitem__, kernel), dtype=np.float64, count=len(kernel))
+    else:
+        starts = np.fromiter(starts_l, dtype=np.float64, count=len(starts_l))[kernel]
+        ends = np.fromiter(ends_l, dtype=np.float64, count=len(ends_l))[kernel]
     if not (bool((starts >= 0).all()) and bool((ends >= starts).all()) and float(ends.max()) < 2.0 ** 60):
         return None
     bits = max(_denominator_bits(np.array([makespan])), _denominator_bits(starts), _denominator_bits(ends))

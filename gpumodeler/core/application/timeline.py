@@ -565,13 +565,14 @@ def _grid_timeline(ids, index, names, engines, links, start, end, ready, cause, 
     start, end, ready = ([x / PS_PER_S for x in v] for v in (start, end, ready))  # (int / int: correctly rounded)
     ids_or_none = [*ids, None]
     causes = list(map(ids_or_none.__getitem__, cause))
-    make = functools.partial(tuple.__new__, ScheduledActivity)  # a named tuple without a call in Python
-    scheduled = tuple(map(make, zip(ids, names, engines, links, start, end, ready, causes)))
+    ids, names, engines, links = (c if type(c) is list else list(c) for c in (ids, names, engines, links))
+    # named tuples without a call in Python (tuple.__new__ straight from map)
+    scheduled = tuple(map(tuple.__new__, itertools.repeat(ScheduledActivity),
+                          zip(ids, names, engines, links, start, end, ready, causes)))
     busy_s = {k: float(v / PS_PER_S) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
     return Timeline(scheduled, float(makespan / PS_PER_S), tuple(path), busy_s, fraction,
-                    columns=(scheduled, list(ids), list(names), list(engines), list(links), start, end, ready,
-                             causes, index))
+                    columns=(scheduled, ids, names, engines, links, start, end, ready, causes, index))
 
 
 def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:
