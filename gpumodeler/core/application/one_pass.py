@@ -81,6 +81,16 @@ def longest_paths(n, dep_count, dep_flat, engine_names, numbered, number, fixed,
             if d >= i:
                 return None
             r = end[d]
+        elif m == 2:  # (a stream's last step and one other: no loop)
+            d = next(it)
+            x = next(it)
+            if d >= i or x >= i:
+                return None
+            r = end[d]
+            y = end[x]
+            if y > r or (y == r and x > d):
+                r = y
+                d = x
         elif m:
             d = next(it)
             if d >= i:
