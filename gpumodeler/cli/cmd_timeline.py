@@ -89,9 +89,12 @@ def _finite(values: list) -> bool:
     type, nesting deeper than :data:`_DEEPEST`, as a cycle is, floats whose sum overflows):
     then :func:`~gpumodeler.cli.common.require_finite` walks the document to say which.
 
-    Read a kind of value at a time (each level's lists put together, its dicts of one size
-    read as columns, each column's floats summed: a sum is finite only when every term is):
-    a 10^5-step document in C passes, not one Python step per value (the walk: 0.9 s)."""
+    Read a level at a time, in C: the values of all of a level's lists put together, and
+    of all its dicts (whatever their keys: only the values count), each value's type read
+    once, the floats summed as they are picked out (a sum is finite only when every term
+    is). Each pass over a 10^5-step document's scattered objects costs about a tenth of a
+    second, so the passes are few: a 10^5-step document in 0.34 s, not 0.44 s as when each
+    level's dicts were grouped by size and read key by key (the walk: 0.9 s)."""
     import math
     from operator import is_
 
@@ -100,20 +103,17 @@ def _finite(values: list) -> bool:
         values, depth = stack.pop()
         if depth > _DEEPEST:
             return False
-        kinds = set(map(type, values))
-        types = list(map(type, values)) if len(kinds) > 1 else None
+        types = list(map(type, values))
+        kinds = set(types)
         for kind in kinds - _PLAIN:
-            part = values if types is None else list(compress(values, map(is_, types, repeat(kind))))
+            part = values if len(kinds) == 1 else compress(values, map(is_, types, repeat(kind)))
             if kind is float:
                 if not math.isfinite(sum(part)):
                     return False
             elif kind is list or kind is tuple:
                 stack.append((list(chain.from_iterable(part)), depth + 1))
             elif kind is dict:
-                sizes = list(map(len, part))
-                for size in set(sizes):
-                    same = part if len(set(sizes)) == 1 else list(compress(part, map(size.__eq__, sizes)))
-                    stack += ((list(c), depth + 1) for c in zip(*map(dict.values, same)))
+                stack.append((list(chain.from_iterable(map(dict.values, part))), depth + 1))
             else:
                 return False
     return True
