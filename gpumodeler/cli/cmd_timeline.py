@@ -181,49 +181,94 @@ def step_lines(names, engines, starts, ends, energies, critical, width: int, fmt
     when it is on the critical path, each line ended by a line break.
 
     Written a column at a time (10^5 steps: half a second a line at a time): each column's
-    texts made in one pass (:func:`_times` for the times), each line by one ``%`` of one
-    template (``%-Ns`` pads as the format ``<N`` does)."""
-    template = f"%-{width}s  %-18s %12s %12s %10s%s\n"
-    times = _times(list(starts) + list(ends), fmt_time)   # (a step starts where one ends)
-    texts = (names, [e or "-" for e in engines], times[:len(starts)], times[len(starts):],
-             ["?" if e is None else f"{e:.4g} J" for e in energies],
-             [" *" if c else "" for c in critical])
-    return "".join(map(template.__mod__, zip(*texts)))
+    cells made in one pass, padded and followed by what separates them from the next as
+    the template ``%-Ns  %-18s %12s %12s %10s%s`` lays them out (each distinct name and
+    engine once; the times by :func:`_times`, each distinct time once; the energies, each
+    distinct one once), then all the cells joined (0.21 -> 0.12 s at 10^5 steps, when each
+    line was one ``%`` of that template)."""
+    n = len(starts)
+    times = _times(list(starts) + list(ends), fmt_time, 12, " ")   # (a step starts where one ends)
+    cells = (_cells(names, f"%-{width}s  "), _cells([e or "-" for e in engines], "%-18s "),
+             times[:n], times[n:], _energies(energies), [" *\n" if c else "\n" for c in critical])
+    return "".join(chain.from_iterable(zip(*cells)))
 
 
-def _times(values: list, fmt_time) -> list:
-    """``list(map(fmt_time, values))``; for :func:`~gpumodeler.cli.common.fmt_time` and
-    floats, each distinct value once and a unit at a time: its unit chosen for all values
-    at once (numpy; the rule of
-    :func:`~gpumodeler.core.units_format.time_unit`: the largest of s, ms and µs in which
-    the magnitude is at least 1, µs below), then each value divided by the unit's size and
-    written with 6 significant digits, as :func:`~gpumodeler.core.units_format.format_time`
-    does (the same division, the same ``g`` format: the same text)."""
-    from . import common
-    if fmt_time is not common.fmt_time or len(values) < _COLUMN_FROM or \
-            not set(map(type, values)) <= {float}:
-        return list(map(fmt_time, values))
+def _cells(texts: list, template: str) -> list:
+    """``[template % (t,) for t in texts]``, each distinct text formatted once when they
+    are all text (a few names and engines repeated over 10^5 steps)."""
+    if not set(map(type, texts)) <= {str}:
+        return [template % (t,) for t in texts]
+    table = {t: template % (t,) for t in set(texts)}
+    return list(map(table.__getitem__, texts))
+
+
+def _energies(values: list) -> list:
+    """Each step's energy cell: ``f"{e:.4g} J"`` (``?`` for None) right-aligned to 10
+    characters, as ``%10s`` does; each distinct float (bit pattern) formatted once."""
+    if len(values) < _COLUMN_FROM or not set(map(type, values)) <= {float}:
+        return ["%10s" % ("?" if e is None else f"{e:.4g} J") for e in values]
+    # ("%8.4g J": the number padded to 8 leaves the 10 that "%10s" pads the text to)
+    return _each_distinct(values, lambda numbers: _written(["%8.4g J"] * len(numbers), numbers))
+
+
+def _each_distinct(values: list, texts) -> list:
+    """The texts of the floats ``values``, each distinct number (bit pattern: -0.0 is not
+    0.0) written once: ``texts`` is given the distinct numbers (a numpy array, in
+    ascending order of their bits) and gives their texts in that order."""
     import numpy as np
-    from operator import truediv
+
+    distinct, inverse = np.unique(np.array(values, dtype=np.float64).view(np.int64),
+                                  return_inverse=True)
+    table = texts(distinct.view(np.float64))
+    return list(map(table.__getitem__, inverse.ravel().tolist()))
+
+
+def _times(values: list, fmt_time, width: int = 0, end: str = "") -> list:
+    """``["%{width}s{end}" % fmt_time(v) for v in values]`` (by default, each
+    ``fmt_time(v)``); for :func:`~gpumodeler.cli.common.fmt_time` and floats, each
+    distinct value once and a unit at a time: its unit chosen for all values at once
+    (numpy; the rule of :func:`~gpumodeler.core.units_format.time_unit`: the largest of s,
+    ms and µs in which the magnitude is at least 1, µs below), then each value divided by
+    the unit's size and written with 6 significant digits, as
+    :func:`~gpumodeler.core.units_format.format_time` does (the same division, the same
+    ``g`` format: the same text), the number padded to what leaves ``width`` for the
+    number, a space and the unit."""
+    from . import common
+    if fmt_time is not common.fmt_time or len(values) < _COLUMN_FROM or "\0" in end or \
+            not set(map(type, values)) <= {float}:
+        return [f"%{width}s{end}" % fmt_time(v) for v in values] if width or end else \
+            list(map(fmt_time, values))
+    return _each_distinct(values, lambda numbers: _unit_texts(numbers, width, end))
+
+
+def _unit_texts(numbers, width: int, end: str) -> list:
+    """:func:`_times`' texts of the distinct numbers ``numbers`` (a numpy array): each
+    number's template (its unit's) picked at once, each number divided by its unit's size
+    at once, all written by :func:`_written`."""
+    import numpy as np
 
     from gpumodeler.core.units_format import TIME_UNITS
 
-    # each distinct number (bit pattern: -0.0 is not 0.0) written once
-    distinct, inverse = np.unique(np.array(values, dtype=np.float64).view(np.int64),
-                                  return_inverse=True)
-    numbers = distinct.view(np.float64)
     units = [(name, scale) for name, scale in TIME_UNITS if scale >= 1e-6]   # s, ms, µs
     size = np.abs(numbers)
-    values = numbers.tolist()
     # the index in ``units`` of each value's unit: how many sizes it is not at least (NaN:
     # none, µs, as time_unit says)
-    where = sum((~(size >= scale)).astype(np.int8) for _name, scale in units[:-1]).tolist()
-    texts = {}
-    for k, (name, scale) in enumerate(units):
-        part = list(compress(values, map(k.__eq__, where)))
-        texts[k] = iter(list(map(f"%.6g {name}".__mod__, map(truediv, part, repeat(scale)))))
-    table = list(map(next, map(texts.__getitem__, where)))
-    return list(map(table.__getitem__, inverse.ravel().tolist()))
+    where = sum((~(size >= scale)).astype(np.intp) for _name, scale in units[:-1])
+    # (each number divided by its unit's size: numpy's division of two doubles is Python's)
+    scaled = numbers / np.array([scale for _name, scale in units])[where]
+    templates = []
+    for name, _scale in units:
+        pad = width - len(name) - 1   # ("%9.6g ms" pads as "%12s" pads "… ms")
+        templates.append(f"%{pad if pad > 0 else ''}.6g {name}{end}")
+    return _written(list(map(templates.__getitem__, where.tolist())), scaled)
+
+
+def _written(templates: list, numbers) -> list:
+    """``[t % v for t, v in zip(templates, numbers.tolist())]`` (``numbers`` a numpy
+    array; no template holds a NUL): the templates joined, each ended by a NUL, filled by
+    one ``%`` and split apart (a third faster than a ``%`` call per number)."""
+    text = "\0".join(templates) + "\0"
+    return (text % tuple(numbers.tolist())).split("\0")[:-1]
 
 
 #: from how many values :func:`_times` formats a column a unit at a time
