@@ -89,12 +89,19 @@ def _finite(values: list) -> bool:
     type, nesting deeper than :data:`_DEEPEST`, as a cycle is, floats whose sum overflows):
     then :func:`~gpumodeler.cli.common.require_finite` walks the document to say which.
 
-    Read a level at a time, in C: the values of all of a level's lists put together, and
-    of all its dicts (whatever their keys: only the values count), each value's type read
-    once, the floats summed as they are picked out (a sum is finite only when every term
-    is). Each pass over a 10^5-step document's scattered objects costs about a tenth of a
-    second, so the passes are few: a 10^5-step document in 0.34 s, not 0.44 s as when each
-    level's dicts were grouped by size and read key by key (the walk: 0.9 s)."""
+    Read a block of :data:`_BLOCK` values at a time, each block a level at a time, in C:
+    the values of all of a level's lists put together, and of all its dicts (whatever
+    their keys: only the values count), each value's type read once, the floats summed as
+    they are picked out (a sum is finite only when every term is). A pass over a 10^5-step
+    document's scattered objects costs a tenth of a second when they are not in the cache
+    any more, so the passes are few and each block's passes after the first find them
+    there: the 10^5-step timeline's columns in 0.23 s, not 0.32 s when the whole column
+    was read a level at a time (the walk: 0.9 s)."""
+    return all(map(_finite_block, (values[i:i + _BLOCK] for i in range(0, len(values), _BLOCK))))
+
+
+def _finite_block(values: list) -> bool:
+    """:func:`_finite` of one block of values."""
     import math
     from operator import is_
 
@@ -118,6 +125,10 @@ def _finite(values: list) -> bool:
                 return False
     return True
 
+
+#: how many values :func:`_finite` reads together (their objects stay in the cache from one
+#: pass to the next: 1024 to 16384 all read a 10^5-step timeline's columns as fast)
+_BLOCK = 4096
 
 #: the deepest nesting :func:`_finite` reads (deeper, or a cycle: the document is walked)
 _DEEPEST = 64

@@ -268,3 +268,14 @@ def test_a_finite_document_is_passed_without_the_walk(capsys, monkeypatch, proje
     monkeypatch.setattr(cmd_timeline, "_finite", lambda v: checked.append(v) or real(v))
     assert run(capsys, "timeline", project, *flags)[0] == 0
     assert walked == [] and len(checked) == 1 + len(service.STEP_KEYS)
+
+
+def test_the_column_check_reads_every_block():
+    from gpumodeler.cli import cmd_timeline
+    n = 3 * cmd_timeline._BLOCK + 5
+    column = [{"p": {"route": [{"x": 1.0}]}, "t": float(i)} for i in range(n)]
+    assert cmd_timeline._finite(column) and cmd_timeline._finite([]) and \
+        cmd_timeline._finite(column[:1])
+    for i in (0, cmd_timeline._BLOCK - 1, cmd_timeline._BLOCK, 2 * cmd_timeline._BLOCK + 7, n - 1):
+        for bad in ({"p": {"route": [{"x": math.nan}]}}, {"t": -math.inf}):
+            assert not cmd_timeline._finite(column[:i] + [bad] + column[i + 1:])
