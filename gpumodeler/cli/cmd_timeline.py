@@ -235,7 +235,7 @@ def _each_distinct(values: list, texts) -> list:
 
 
 def _times(values: list, fmt_time, width: int = 0, end: str = "") -> list:
-    """``["%{width}s{end}" % fmt_time(v) for v in values]`` (by default, each
+    """``["%{width}s" % fmt_time(v) + end for v in values]`` (by default, each
     ``fmt_time(v)``); for :func:`~gpumodeler.cli.common.fmt_time` and floats, each
     distinct value once and a unit at a time: its unit chosen for all values at once
     (numpy; the rule of :func:`~gpumodeler.core.units_format.time_unit`: the largest of s,
@@ -247,7 +247,7 @@ def _times(values: list, fmt_time, width: int = 0, end: str = "") -> list:
     from . import common
     if fmt_time is not common.fmt_time or len(values) < _COLUMN_FROM or "\0" in end or \
             not set(map(type, values)) <= {float}:
-        return [f"%{width}s{end}" % fmt_time(v) for v in values] if width or end else \
+        return [f"%{width}s" % fmt_time(v) + end for v in values] if width or end else \
             list(map(fmt_time, values))
     return _each_distinct(values, lambda numbers: _unit_texts(numbers, width, end))
 
@@ -270,7 +270,7 @@ def _unit_texts(numbers, width: int, end: str) -> list:
     templates = []
     for name, _scale in units:
         pad = width - len(name) - 1   # ("%9.6g ms" pads as "%12s" pads "… ms")
-        templates.append(f"%{pad if pad > 0 else ''}.6g {name}{end}")
+        templates.append(f"%{pad if pad > 0 else ''}.6g {name}" + end.replace("%", "%%"))
     return _written(list(map(templates.__getitem__, where.tolist())), scaled)
 
 

@@ -87,7 +87,8 @@ def test_step_lines_are_the_lines_one_step_at_a_time(seed):
 
 
 @settings(max_examples=repetitions(30, 200), deadline=None)
-@given(st.integers(0, 2**32 - 1), st.sampled_from([(0, ""), (12, " "), (3, ""), (10, "|\n")]))
+@given(st.integers(0, 2**32 - 1),
+       st.sampled_from([(0, ""), (12, " "), (3, ""), (10, "|\n"), (12, " 50% %s")]))
 def test_padded_times_are_fmt_time_of_each_padded(seed, layout):
     """(the column route pads the number so that number, space and unit fill the width:
     as "%12s" pads the whole text; a text wider than the width is not cut)"""
@@ -95,10 +96,10 @@ def test_padded_times_are_fmt_time_of_each_padded(seed, layout):
     rng = random.Random(seed)
     values = edge_values(rng, rng.randrange(1, 600))
     values += rng.choices(values, k=rng.randrange(len(values) + 1))
-    want = [f"%{width}s{end}" % common.fmt_time(v) for v in values]
+    want = [f"%{width}s" % common.fmt_time(v) + end for v in values]
     assert cmd_timeline._times(values, common.fmt_time, width, end) == want
     assert cmd_timeline._times(values + [1], common.fmt_time, width, end) == \
-        want + [f"%{width}s{end}" % common.fmt_time(1)]   # (not only floats: one at a time)
+        want + [f"%{width}s" % common.fmt_time(1) + end]   # (not only floats: one at a time)
 
 
 @settings(max_examples=repetitions(30, 200), deadline=None)
