@@ -2,6 +2,8 @@
 ``gpumodeler timeline``, the GUI's Application tab and the report (docs/timeline.md)."""
 from __future__ import annotations
 
+from itertools import repeat
+
 from gpumodeler.core.errors import InvalidParameter
 
 #: What the energy is: a GPU's busy power is its board power (TDP), the most the board may
@@ -58,14 +60,15 @@ def application_columns(project, app_id: str, lookups: dict, analyses=None) -> t
     document = {
         "application": app.id, "name": app.name, "policy": app.policy,
         "steps": None, "makespan_s": timeline.makespan_s,
-        "measured_makespan_s": _measured_makespan(app),
+        "measured_makespan_s": None,
         "critical_path": list(timeline.critical_path),
         "busy_fraction": dict(timeline.busy_fraction), "busy_s": dict(timeline.busy_s),
         "energy_j": energy.energy_j, "energy_delay_js": energy.energy_delay_js,
         "device_energy_j": energy.device_j, "host_energy_j": energy.host_j,
         "energy_unknown": list(energy.unknown), "energy_bound": ENERGY_BOUND,
         "notes": list(built.notes)}
-    return document, _step_columns(app, built, timeline, energy)
+    columns, document["measured_makespan_s"] = _step_columns(app, built, timeline, energy)
+    return document, columns
 
 
 def step_rows(columns) -> list[dict]:
@@ -92,24 +95,32 @@ STEP_KEYS = ("id", "name", "kind", "stream", "engine", "engines", "links", "devi
 def _step_columns(app, built, timeline, energy) -> tuple:
     """The columns of the document's steps (:func:`application_columns`), one value per
     simulated activity (program order), each column computed at once (a 10^5-step
-    application: in C, not one Python statement per step and key)."""
+    application: in C, not one Python statement per step and key), and the measured
+    makespan (:func:`_measured_makespan`). The activities' own columns are the
+    simulation's when it kept them (:func:`~gpumodeler.core.application.timeline.step_columns`)."""
     from operator import attrgetter, sub
 
-    activities = timeline.activities
-    if not activities:
-        return tuple([] for _ in STEP_KEYS)
-    ids, names, engines, links, starts, ends, readies, causes = map(list, zip(*activities))
+    from gpumodeler.core.application.timeline import step_columns
+
+    ids, names, engines, links, starts, ends, readies, causes = step_columns(timeline)
+    if not ids:
+        return tuple([] for _ in STEP_KEYS), _measured_makespan(app)
     step_ids = list(map(attrgetter("id"), app.steps))
-    if ids == step_ids:   # the activities are the steps in program order (build makes one per step)
-        steps = app.steps
-    else:
-        steps = list(map({s.id: s for s in app.steps}.__getitem__, ids))
+    in_order = ids == step_ids   # the activities are the steps in program order (build makes one per step)
+    steps = app.steps if in_order else list(map({s.id: s for s in app.steps}.__getitem__, ids))
     predictions = list(map(built.predictions.__getitem__, ids))
     alone = list(map(attrgetter("alone_s"), predictions))
     measured_s = list(map(attrgetter("measured_s"), steps))
     measured_start = list(map(attrgetter("measured_start_s"), steps))
-    t0 = min((t for t in map(attrgetter("measured_start_s"), app.steps) if t is not None),
-             default=0.0)
+    measured = _measured_columns(measured_start, measured_s) if in_order else None
+    if measured is None:
+        t0 = min((t for t in map(attrgetter("measured_start_s"), app.steps) if t is not None),
+                 default=0.0)
+        measured = ([None if t is None or d is None else t - t0
+                     for t, d in zip(measured_start, measured_s)],
+                    [None if t is None or d is None else t - t0 + d
+                     for t, d in zip(measured_start, measured_s)],
+                    _measured_makespan(app))
     critical = set(timeline.critical_path)
     step_energy = energy.step_j
     columns = (
@@ -120,12 +131,28 @@ def _step_columns(app, built, timeline, energy) -> tuple:
         starts, ends, readies, alone, list(map(sub, starts, readies)),
         list(map(sub, map(sub, ends, starts), alone)),
         list(map(step_energy.get, ids)), list(map(critical.__contains__, ids)), causes,
-        list(map(attrgetter("detail"), predictions)), measured_s,
-        [None if t is None or d is None else t - t0
-         for t, d in zip(measured_start, measured_s)],
-        [None if t is None or d is None else t - t0 + d
-         for t, d in zip(measured_start, measured_s)])
-    return columns
+        list(map(attrgetter("detail"), predictions)), measured_s, measured[0], measured[1])
+    return columns, measured[2]
+
+
+def _measured_columns(starts: list, durations: list) -> tuple | None:
+    """(measured start and end of each step from the first measured start, the measured
+    makespan) from the steps' measured starts and durations (program order, every step of
+    the application) when every step has both: the same subtractions and additions on the
+    same floats as the general rule (``t - t0``, ``t - t0 + d``; the first measured start
+    to the last measured end) in C, a column at a time; None when a step lacks one (or
+    they are not numbers): the general rule then."""
+    from operator import add, sub
+
+    try:
+        t0 = min(starts)   # (None among numbers: TypeError)
+        if t0 is None:
+            return None
+        relative = list(map(sub, starts, repeat(t0)))
+        ends = list(map(add, relative, durations))
+        return relative, ends, max(map(add, starts, durations)) - t0
+    except TypeError:
+        return None
 
 
 def _measured_makespan(app) -> float | None:

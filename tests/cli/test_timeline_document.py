@@ -164,3 +164,37 @@ def test_a_value_the_columns_writer_leaves_is_printed_the_usual_way(monkeypatch,
     assert main(["timeline", str(path), "--json"]) == 0
     out = capsys.readouterr().out
     assert out == stdlib(seen["doc"]) and json.loads(out)["steps"][1]["energy_j"] == 0.25
+
+
+@pytest.mark.parametrize("change", [
+    "none", "first start", "last duration", "middle both", "every start", "every duration",
+    "one step, measured", "one step, no start", "a NaN start"])
+def test_measured_columns_of_steps_measured_all_or_in_part(tmp_path, capsys, change):
+    """(every step measured: the measured columns and makespan a column at a time; a step
+    without a start or a duration: the general rule, step by step; both the reference's)"""
+    path = tmp_path / "imported.gpm"
+    assert main(["application", "import", str(streamed_trace(tmp_path / "t.sqlite", 40, seed=4)),
+                 "--project", str(path)]) == 0
+    capsys.readouterr()
+    project = load_project(path)
+    app = project.applications["app1"]
+    steps = list(app.steps)
+    none_start = {"measured_start_s": None}
+    none_duration = {"measured_s": None}
+    others = [i for i, s in enumerate(steps) if s.kind != "kernel"]   # (a kernel is its time)
+    edits = {"none": {}, "first start": {0: none_start}, "last duration": {others[-1]: none_duration},
+             "middle both": {others[len(others) // 2]: {**none_start, **none_duration}},
+             "every start": {i: none_start for i in range(len(steps))},
+             "every duration": {i: none_duration for i in others},
+             "a NaN start": {3: {"measured_start_s": float("nan")}}}
+    if change.startswith("one step"):
+        steps = [s for s in steps if s.kind == "kernel"][:1]
+        edits[change] = {0: none_start} if change.endswith("no start") else {}
+    for i, fields in edits[change].items():
+        steps[i] = dataclasses.replace(steps[i], **fields)
+    project.put("applications", dataclasses.replace(app, steps=tuple(steps)))
+    with Catalog() as catalog:
+        lookups = common.catalog_lookups(catalog)
+        doc = service.run_application(project, "app1", lookups)
+        want = reference_document(project, "app1", lookups)
+    assert stdlib(doc) == stdlib(want)   # (NaN and -0.0 told apart)

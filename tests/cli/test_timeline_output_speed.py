@@ -194,3 +194,88 @@ def test_the_column_check_on_nested_columns_and_a_cycle():
     cycle: list = [1.0]
     cycle.append(cycle)
     assert not _finite([cycle])
+
+
+def _break_a_route(doc, columns, bad):
+    """(a copy's route, nested two levels inside its step's prediction)"""
+    kinds = columns[service.STEP_KEYS.index("kind")]
+    i = kinds.index("copy")
+    prediction = columns[service.STEP_KEYS.index("prediction")][i]
+    columns[service.STEP_KEYS.index("prediction")][i] = dict(
+        prediction, route=[dict(prediction["route"][0], **{"lambda": bad})])
+    return f"steps[{i}].prediction.route[0].lambda is not a finite number"
+
+
+def _break_a_top_level_value(doc, columns, bad):
+    key = next(iter(doc["busy_fraction"]))
+    doc["busy_fraction"] = dict(doc["busy_fraction"], **{key: bad})
+    return f"busy_fraction.{key} is not a finite number"
+
+
+def _break_a_step_column(doc, columns, bad):
+    columns[service.STEP_KEYS.index("measured_end_s")][-1] = bad
+    return f"steps[{len(columns[0]) - 1}].measured_end_s is not a finite number"
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+@pytest.mark.parametrize("where", [_break_a_route, _break_a_top_level_value,
+                                   _break_a_step_column])
+@pytest.mark.parametrize("flags", [[], ["--svg"], ["--by", "kernel"], ["--json"]])
+def test_a_number_that_is_not_finite_anywhere_is_refused_naming_it(
+        capsys, monkeypatch, tmp_path, project, bad, where, flags):
+    """(the text, the chart and --by check the columns at once before anything is written;
+    --json while writing: the same one-line refusal naming the same number)"""
+    real = service.application_columns
+    said = []
+
+    def broken(*args, **kwargs):
+        doc, columns = real(*args, **kwargs)
+        said.append(where(doc, columns, bad))
+        return doc, columns
+    monkeypatch.setattr(service, "application_columns", broken)
+    svg = tmp_path / "t.svg"
+    code, out, err = run(capsys, "timeline", project, *flags, *([svg] if "--svg" in flags else []))
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1
+    assert said[0] in err
+    assert ("undefined" if bad != bad else "overflowed") in err
+    assert not svg.exists()
+
+
+def test_the_column_check_reads_dicts_of_any_keys():
+    from gpumodeler.cli.cmd_timeline import _finite
+    column = [{"a": 1.0, "b": "x"}, {"c": [1.0, {"d": 2.0}]}, {"a": 1, "e": None}, {}] * 50
+    assert _finite(column)
+    for bad in (math.inf, -math.inf, math.nan):
+        for broken in ({"a": bad, "b": "x"}, {"c": [1.0, {"d": bad}]}, {"e": (bad,)}):
+            assert not _finite(column[:77] + [broken] + column[77:])
+    cycle: dict = {"a": 1.0}
+    cycle["b"] = [cycle]
+    assert not _finite([cycle])
+    assert not _finite([{"a": np.float64(1.0)}])
+    assert _finite([1e308, 1e308]) is False   # (a sum that overflows: the walk decides)
+
+
+@pytest.mark.parametrize("flags", [[], ["--by", "stream"]])
+def test_a_finite_document_is_passed_without_the_walk(capsys, monkeypatch, project, flags):
+    """(the walk is only there to name a number that is not finite: a document of finite
+    numbers is passed by the column check alone)"""
+    from gpumodeler.cli import cmd_timeline
+    walked = []
+    monkeypatch.setattr(common, "require_finite", lambda *a, **k: walked.append(a))
+    checked = []
+    real = cmd_timeline._finite
+    monkeypatch.setattr(cmd_timeline, "_finite", lambda v: checked.append(v) or real(v))
+    assert run(capsys, "timeline", project, *flags)[0] == 0
+    assert walked == [] and len(checked) == 1 + len(service.STEP_KEYS)
+
+
+def test_the_column_check_reads_every_block():
+    from gpumodeler.cli import cmd_timeline
+    n = 3 * cmd_timeline._BLOCK + 5
+    column = [{"p": {"route": [{"x": 1.0}]}, "t": float(i)} for i in range(n)]
+    assert cmd_timeline._finite(column) and cmd_timeline._finite([]) and \
+        cmd_timeline._finite(column[:1])
+    for i in (0, cmd_timeline._BLOCK - 1, cmd_timeline._BLOCK, 2 * cmd_timeline._BLOCK + 7, n - 1):
+        for bad in ({"p": {"route": [{"x": math.nan}]}}, {"t": -math.inf}):
+            assert not cmd_timeline._finite(column[:i] + [bad] + column[i + 1:])

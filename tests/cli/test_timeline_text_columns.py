@@ -84,3 +84,50 @@ def test_step_lines_are_the_lines_one_step_at_a_time(seed):
     columns = (names, engines, starts, ends, energies, critical)
     assert cmd_timeline.step_lines(*columns, width, common.fmt_time) == \
         line_by_line(*columns, width, common.fmt_time)
+
+
+@settings(max_examples=repetitions(30, 200), deadline=None)
+@given(st.integers(0, 2**32 - 1),
+       st.sampled_from([(0, ""), (12, " "), (3, ""), (10, "|\n"), (12, " 50% %s")]))
+def test_padded_times_are_fmt_time_of_each_padded(seed, layout):
+    """(the column route pads the number so that number, space and unit fill the width:
+    as "%12s" pads the whole text; a text wider than the width is not cut)"""
+    width, end = layout
+    rng = random.Random(seed)
+    values = edge_values(rng, rng.randrange(1, 600))
+    values += rng.choices(values, k=rng.randrange(len(values) + 1))
+    want = [f"%{width}s" % common.fmt_time(v) + end for v in values]
+    assert cmd_timeline._times(values, common.fmt_time, width, end) == want
+    assert cmd_timeline._times(values + [1], common.fmt_time, width, end) == \
+        want + [f"%{width}s" % common.fmt_time(1) + end]   # (not only floats: one at a time)
+
+
+@settings(max_examples=repetitions(30, 200), deadline=None)
+@given(st.integers(0, 2**32 - 1))
+def test_energy_cells_are_each_energy_written_and_padded(seed):
+    rng = random.Random(seed)
+    picks = [0.0, -0.0, 1.5e-3, 5e-324, 1e300, 12345678.9, -2.5, math.nan, math.inf, -math.inf]
+    values = [rng.choice(picks) if rng.random() < 0.4 else 10 ** rng.uniform(-12, 12)
+              for _ in range(rng.randrange(1, 500))]
+    want = ["%10s" % f"{e:.4g} J" for e in values]
+    assert cmd_timeline._energies(values) == want
+    assert cmd_timeline._energies(values + [None, 3]) == want + ["         ?", "       3 J"]
+
+
+def test_step_lines_with_every_energy_known_and_names_not_text():
+    rng = random.Random(3)
+    n = 300
+    names = [rng.choice(["k", "名前", "%s", "[CUDA memcpy DtoH]"]) for _ in range(n)]
+    engines = [rng.choice([None, "gpu1/compute", "gpu1/copy-dtoh-with-a-long-name"])
+               for _ in range(n)]
+    starts = [abs(t) for t in edge_values(rng, n) if not math.isnan(t)][:n]
+    starts += [0.0] * (n - len(starts))
+    ends = [t + 1e-5 for t in starts]
+    energies = [rng.choice([0.0, -0.0, 1.5e-3, rng.random()]) for _ in range(n)]
+    critical = [rng.random() < 0.3 for _ in range(n)]
+    columns = (names, engines, starts, ends, energies, critical)
+    assert cmd_timeline.step_lines(*columns, 18, common.fmt_time) == \
+        line_by_line(*columns, 18, common.fmt_time)
+    columns = ([1, 2.5, "x"] * 100, *columns[1:])   # (names that are not all text)
+    assert cmd_timeline.step_lines(*columns, 5, common.fmt_time) == \
+        line_by_line(*columns, 5, common.fmt_time)
