@@ -527,6 +527,33 @@ def test_steps_round_trip_through_the_typed_columns(tmp_path):
         read[0].size = "1"
 
 
+@pytest.mark.parametrize("applications", [1, 2])
+def test_steps_read_either_way_are_the_objects_step_makes(tmp_path, monkeypatch, applications):
+    """(the steps are made as StepSlots objects that become steps: the usual file's one
+    application and the general reading of two give every slot the value and type
+    Step(...) gives, as Step objects, frozen)"""
+    steps = _traced_steps(60)
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", steps))
+    if applications == 2:
+        project.put("applications", Application("small", "a few", steps[:5]))
+    path = save_project(project, tmp_path / "p.gpm")
+    taken = []
+    one_application = pf._one_application
+    monkeypatch.setattr(pf, "_one_application",
+                        lambda db: taken.append(one_application(db)) or taken[-1])
+    read = load_project(path).applications["big"].steps
+    assert (taken[0] is not None) == (applications == 1)
+
+    def slots(s):
+        return [(getattr(s, f), type(getattr(s, f))) for f in STEP_FIELDS]
+    assert [slots(s) for s in read] == [slots(dataclasses.replace(s)) for s in steps]
+    assert all(type(s) is Step and not hasattr(s, "__dict__") for s in read)
+    assert read == steps and list(map(hash, read)) == list(map(hash, steps))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read[-1].name = "other"
+
+
 @pytest.mark.parametrize("stored, reason", [
     ('{"tail": "yes"}', "kernel term tail is text"),
     ('{"launch_overhead_s": -1}', "launch_overhead_s is -1"),
