@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
 
@@ -53,7 +54,7 @@ from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.application.app import (MEASURED_FIELDS, STEP_FIELDS, Application, Step,
-                                             step_setters)
+                                             step_slots)
 from gpumodeler.core.project import (Calibration, Connection, LaunchConfig, LaunchTerms, Measurement,
                                      PlacedDevice, PredictionRecord, Project, SweepDef,
                                      Transfer)
@@ -357,29 +358,29 @@ def _read_steps(db: sqlite_utils.Database) -> dict[str, list]:
     steps: dict[str, list] = defaultdict(list)
     last_app: object = _NO_APP
     app_steps: list[Step] = []   # (the list of the row's application from its first row)
-    new, step_class = object.__new__, Step
-    (s_id, s_kind, s_name, s_stream, s_after, s_launch, s_gpu, s_fraction, s_concurrent, s_src,
-     s_dst, s_size, s_measured_s, s_measured_start_s, s_traced_gpu, s_host_s) = step_setters()
+    new, slots, step_class = object.__new__, step_slots(), Step
+    step: Any   # (a StepSlots that becomes a Step)
     for r in rows:
         if r[-1] == "{}":   # (the fields by position: their order is tested)
             # made by setting its slots, the same object as Step(r[0], ..., r[15]) makes
-            step = new(step_class)
-            s_id(step, r[0])
-            s_kind(step, r[1])
-            s_name(step, r[2])
-            s_stream(step, r[3])
-            s_after(step, afters[r[4]])
-            s_launch(step, r[5])
-            s_gpu(step, r[6])
-            s_fraction(step, r[7])
-            s_concurrent(step, bool(r[8]))
-            s_src(step, r[9])
-            s_dst(step, r[10])
-            s_size(step, r[11])
-            s_measured_s(step, r[12])
-            s_measured_start_s(step, r[13])
-            s_traced_gpu(step, r[14])
-            s_host_s(step, r[15])
+            step = new(slots)
+            step.id = r[0]
+            step.kind = r[1]
+            step.name = r[2]
+            step.stream = r[3]
+            step.after = afters[r[4]]
+            step.launch = r[5]
+            step.gpu = r[6]
+            step.fraction = r[7]
+            step.concurrent = bool(r[8])
+            step.src = r[9]
+            step.dst = r[10]
+            step.size = r[11]
+            step.measured_s = r[12]
+            step.measured_start_s = r[13]
+            step.traced_gpu = r[14]
+            step.host_s = r[15]
+            step.__class__ = step_class
         else:   # a file before version 9: the measured values in JSON
             m = _step_measurement(next(measured), r[_APP], r[0], r[-1])
             step = Step(r[0], r[1], r[2], r[3], afters[r[4]], r[5], r[6], r[7], bool(r[8]), r[9],
@@ -440,6 +441,34 @@ _STEP_CHECKS = _step_checks()
 _STEP_TESTS = " AND ".join(test for _what, test in _STEP_CHECKS.values())
 
 
+def _declared_real_tests() -> str:
+    """:data:`_STEP_TESTS` without ``typeof()`` (a third of the usual file's scan), for a
+    table whose measured numbers are declared REAL, as every schema of ours declares them:
+    a number in such a column is always a real (SQLite makes an integer written there a
+    real, and reads one stored as an integer back as a real), and text and binary data
+    compare greater than every number and text less than binary data, so each test holds
+    exactly when the typed one does."""
+    def measure(c, null_ok):
+        number = f"({c} >= 0 AND {c} < 9e999)"
+        return f"({c} IS NULL OR {number})" if null_ok else number
+    return " AND ".join(("fraction >= -9e999 AND fraction <= 9e999", measure("measured_s", True),
+                         measure("measured_start_s", True), measure("host_s", False),
+                         "traced_gpu >= '' AND traced_gpu < x''"))
+
+
+_DECLARED_REAL_TESTS = _declared_real_tests()
+_MEASURED_REAL = ("measured_s", "measured_start_s", "host_s")
+
+
+def _tests_for(db: sqlite_utils.Database) -> str:
+    """The steps' tests for ``db``'s table: without typeof() when its measured numbers are
+    declared REAL."""
+    declared = {name: kind for _cid, name, kind, *_rest
+                in db.execute("PRAGMA table_info(application_steps)").fetchall()}
+    return (_DECLARED_REAL_TESTS if all(str(declared.get(c, "")).upper() == "REAL"
+                                        for c in _MEASURED_REAL) else _STEP_TESTS)
+
+
 def _check_step_columns(db: sqlite_utils.Database) -> None:
     """The steps' number and text columns hold values of their types (one query: the
     first wrong row in program order is named)."""
@@ -463,7 +492,8 @@ _STEP_COLUMNS_READ = _STEP_READ[:_APP]
 def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
     """When the steps are the usual file's, one application's rows stored in program order
     (each row's position is its rowid less the first rowid), no ``measured`` JSON and every
-    typed column right (:func:`_check_step_columns`' tests), that application's steps read
+    typed column right (:func:`_check_step_columns`' tests, without typeof() as
+    :func:`_tests_for` allows), that application's steps read
     in rowid order without the application, position and JSON columns (application id ->
     steps; {} for no steps); None for any other file, read (and checked) by
     :func:`_read_steps`. One scan of the table that stops at the first other row tells it:
@@ -478,16 +508,15 @@ def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
     app, first_rowid = first
     other = db.execute(f"SELECT rowid FROM application_steps WHERE application_id IS NOT ? "
                        f"OR position IS NOT rowid - ? OR measured IS NOT '{{}}' "
-                       f"OR NOT coalesce({_STEP_TESTS}, 0) LIMIT 1", [app, first_rowid]).fetchone()
+                       f"OR NOT coalesce({_tests_for(db)}, 0) LIMIT 1", [app, first_rowid]).fetchone()
     if other is not None:
         return None
     rows = db.execute(f"SELECT {', '.join(_STEP_COLUMNS_READ)} FROM application_steps "
                       f"ORDER BY rowid")
     afters: dict = {"[]": ()}
     steps: list[Step] = []
-    append, new, step_class = steps.append, object.__new__, Step
-    (s_id, s_kind, s_name, s_stream, s_after, s_launch, s_gpu, s_fraction, s_concurrent, s_src,
-     s_dst, s_size, s_measured_s, s_measured_start_s, s_traced_gpu, s_host_s) = step_setters()
+    append, new, slots, step_class = steps.append, object.__new__, step_slots(), Step
+    step: Any   # (a StepSlots that becomes a Step)
     try:
         for (id_, kind, name, stream, after, launch, gpu, fraction, concurrent, src, dst, size,
              measured_s, measured_start_s, traced_gpu, host_s) in rows:   # (Step's field order)
@@ -497,26 +526,27 @@ def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
             # identity with the program's own constants and keys, when the steps are built,
             # simulated and written out (10^5 steps: the whole timeline --json 0.1 s less for
             # 0.02 s more here)
-            step = new(step_class)
-            s_id(step, id_)
-            s_kind(step, intern(kind))
-            s_name(step, intern(name))
-            s_stream(step, intern(stream))
+            step = new(slots)
+            step.id = id_
+            step.kind = intern(kind)
+            step.name = intern(name)
+            step.stream = intern(stream)
             deps = afters.get(after)
             if deps is None:
                 deps = afters[after] = _dependency_list(after, app, id_)
-            s_after(step, deps)
-            s_launch(step, launch and intern(launch))
-            s_gpu(step, gpu and intern(gpu))
-            s_fraction(step, fraction)
-            s_concurrent(step, bool(concurrent))
-            s_src(step, src and intern(src))
-            s_dst(step, dst and intern(dst))
-            s_size(step, size)
-            s_measured_s(step, measured_s)
-            s_measured_start_s(step, measured_start_s)
-            s_traced_gpu(step, intern(traced_gpu))
-            s_host_s(step, host_s)
+            step.after = deps
+            step.launch = launch and intern(launch)
+            step.gpu = gpu and intern(gpu)
+            step.fraction = fraction
+            step.concurrent = bool(concurrent)
+            step.src = src and intern(src)
+            step.dst = dst and intern(dst)
+            step.size = size
+            step.measured_s = measured_s
+            step.measured_start_s = measured_start_s
+            step.traced_gpu = intern(traced_gpu)
+            step.host_s = host_s
+            step.__class__ = step_class
             append(step)
     except TypeError:   # (interning: text of another type, where only text is written)
         raise ProjectFormatError(f"application {app}, step {id_}: kind, name, stream, launch, "

@@ -170,8 +170,8 @@ def test_step_predictions_are_named_tuples_of_their_fields():
 
 
 def test_build_makes_each_activity_as_its_class_does():
-    """(build sets an activity's fields itself, in the order Activity's __init__ sets them:
-    the same object, the same attributes in the same order, still frozen)"""
+    """(build makes an activity as a class of the same slots that becomes an Activity: the
+    same object, every slot set to the value and type __init__ sets, slotted, still frozen)"""
     import dataclasses
 
     from gpumodeler.core.application import app as app_module
@@ -181,10 +181,32 @@ def test_build_makes_each_activity_as_its_class_does():
     values = ("c1", "copy one", ("gpu1/copy",), ("k1",), 2e-6, 4096.0, ("l1:a>b",), 1e10)
     made, plain = app_module.make_activity(*values), Activity(*values)
     assert type(made) is Activity and made == plain
-    assert list(vars(made).items()) == list(vars(plain).items())
+    assert [(getattr(made, f), type(getattr(made, f))) for f in Activity.__slots__] == \
+        [(getattr(plain, f), type(getattr(plain, f))) for f in Activity.__slots__]
+    assert not hasattr(made, "__dict__") and hash(made) == hash(plain)
     assert dataclasses.astuple(made) == values
     with pytest.raises(dataclasses.FrozenInstanceError):
         made.fixed_s = 1.0
+
+
+def test_activities_are_made_by_their_class_when_its_slots_differ(monkeypatch):
+    """(a class of other fields, order or layout, or with a __post_init__, is not made by
+    setting slots: build then calls the class itself)"""
+    import dataclasses
+
+    from gpumodeler.core.application import app as app_module
+
+    assert app_module._activity_slots_fit()
+    Other = dataclasses.make_dataclass("Activity", app_module._ACTIVITY_FIELDS, frozen=True)
+    Reordered = dataclasses.make_dataclass("Activity", app_module._ACTIVITY_FIELDS[::-1],
+                                           frozen=True, slots=True)
+    Checked = dataclasses.make_dataclass("Activity", app_module._ACTIVITY_FIELDS, frozen=True,
+                                         slots=True, namespace={"__post_init__": lambda self: None})
+    Weak = dataclasses.make_dataclass("Activity", app_module._ACTIVITY_FIELDS, frozen=True,
+                                      slots=True, weakref_slot=True)
+    for cls in (Other, Reordered, Checked, Weak):
+        monkeypatch.setattr(app_module, "Activity", cls)
+        assert not app_module._activity_slots_fit()
 
 
 @pytest.mark.parametrize("seed", range(5))

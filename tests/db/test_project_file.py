@@ -527,6 +527,33 @@ def test_steps_round_trip_through_the_typed_columns(tmp_path):
         read[0].size = "1"
 
 
+@pytest.mark.parametrize("applications", [1, 2])
+def test_steps_read_either_way_are_the_objects_step_makes(tmp_path, monkeypatch, applications):
+    """(the steps are made as StepSlots objects that become steps: the usual file's one
+    application and the general reading of two give every slot the value and type
+    Step(...) gives, as Step objects, frozen)"""
+    steps = _traced_steps(60)
+    project = Project("one")
+    project.put("applications", Application("big", "many steps", steps))
+    if applications == 2:
+        project.put("applications", Application("small", "a few", steps[:5]))
+    path = save_project(project, tmp_path / "p.gpm")
+    taken = []
+    one_application = pf._one_application
+    monkeypatch.setattr(pf, "_one_application",
+                        lambda db: taken.append(one_application(db)) or taken[-1])
+    read = load_project(path).applications["big"].steps
+    assert (taken[0] is not None) == (applications == 1)
+
+    def slots(s):
+        return [(getattr(s, f), type(getattr(s, f))) for f in STEP_FIELDS]
+    assert [slots(s) for s in read] == [slots(dataclasses.replace(s)) for s in steps]
+    assert all(type(s) is Step and not hasattr(s, "__dict__") for s in read)
+    assert read == steps and list(map(hash, read)) == list(map(hash, steps))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read[-1].name = "other"
+
+
 @pytest.mark.parametrize("stored, reason", [
     ('{"tail": "yes"}', "kernel term tail is text"),
     ('{"launch_overhead_s": -1}', "launch_overhead_s is -1"),
@@ -905,6 +932,51 @@ def test_the_usual_files_steps_read_without_their_order_columns_as_any_other(
     assert got["big"].steps == (steps if layout != "no steps" else ())
     if layout == "two applications":
         assert got["small"].steps == steps[:5]
+
+
+_ODD_VALUES = (0, 1, -1, 0.5, -0.5, 2 ** 62, -(2 ** 62), 1e308, float("inf"), float("-inf"), "1.5",
+               "-1", "abc", "", b"", b"\x01", None)
+
+
+@pytest.mark.parametrize("column", ["fraction", "measured_s", "measured_start_s", "host_s",
+                                    "traced_gpu"])
+def test_the_usual_files_scan_holds_exactly_where_the_typed_checks_do(tmp_path, column):
+    """(the usual file's scan tests the steps' numbers and text without typeof() when the
+    measured columns are declared REAL: whatever is stored, each row passes exactly when
+    the typed tests pass it)"""
+    project = Project("one")
+    project.put("applications", Application("big", "many", _traced_steps(len(_ODD_VALUES))))
+    path = save_project(project, tmp_path / "p.gpm")
+    conn = sqlite3.connect(path)
+    for rowid, value in zip(conn.execute("SELECT rowid FROM application_steps ORDER BY rowid")
+                            .fetchall(), _ODD_VALUES):
+        try:
+            conn.execute(f"UPDATE application_steps SET {column} = ? WHERE rowid = ?",
+                         [value, rowid[0]])
+        except sqlite3.IntegrityError:   # (NULL in a NOT NULL column)
+            pass
+    conn.commit()
+    db = sqlite_utils.Database(conn)
+    assert pf._tests_for(db) == pf._DECLARED_REAL_TESTS
+    passed = conn.execute(f"SELECT coalesce({pf._STEP_TESTS}, 0), "
+                          f"coalesce({pf._DECLARED_REAL_TESTS}, 0) FROM application_steps "
+                          f"ORDER BY rowid").fetchall()
+    assert [bool(typed) for typed, _ in passed] == [bool(plain) for _, plain in passed]
+    assert not all(typed for typed, _ in passed) and any(typed for typed, _ in passed)
+    conn.close()
+
+
+def test_a_table_whose_measured_numbers_are_not_declared_real_is_scanned_with_typeof():
+    """(an integer can be stored in a column not declared REAL: the typed tests then)"""
+    for declared in ("measured_s, measured_start_s REAL, host_s REAL",
+                     "measured_s REAL, measured_start_s REAL, host_s NUMERIC",
+                     "measured_s REAL, measured_start_s REAL"):
+        db = sqlite_utils.Database(memory=True)
+        db.execute(f"CREATE TABLE application_steps ({declared})")
+        assert pf._tests_for(db) == pf._STEP_TESTS
+    real = sqlite_utils.Database(memory=True)
+    real.execute("CREATE TABLE application_steps (measured_s real, measured_start_s REAL, host_s Real)")
+    assert pf._tests_for(real) == pf._DECLARED_REAL_TESTS
 
 
 @pytest.mark.parametrize("stored", ["[1]", '["x1"] x', '["x1"], ["x2"]', "", "7", '{"x1": 1}',
