@@ -625,6 +625,24 @@ class _TraceTable:
         def scaled_column(texts, factor: float) -> list:
             return [v * factor for v in map(float, texts)]
 
+        def one_text(texts) -> bool:
+            """Whether every text of a column is the same (a launch's y and z, a constant
+            block size, dynamic shared memory of 0: most traces), so that it is converted
+            once and its value repeated (equal texts give equal numbers, and a text int()
+            or float() refuses raises as the map over the column would)."""
+            first = texts[0]
+            return first == texts[-1] and texts.count(first) == len(texts)
+
+        def ints(texts) -> list:
+            """``int()`` of each text (:func:`one_text`)."""
+            return [int(texts[0])] * len(texts) if one_text(texts) else list(map(int, texts))
+
+        def scaled_once(texts, factor: float) -> list:
+            """:func:`scaled_column` (:func:`one_text`)."""
+            if one_text(texts):
+                return [float(texts[0]) * factor] * len(texts)
+            return scaled_column(texts, factor)
+
         def remembered(memory: Remembered, keys: list, compute):
             """``compute()``'s list of values for ``keys``, taken from ``memory`` when every
             key is in it (the misses kept, as :func:`row` keeps them); False when
@@ -655,7 +673,7 @@ class _TraceTable:
             times = scaled_column(times, time_factor)
             if not (min(times) > 0 and max(times) < inf):
                 return False
-            if launch_key is not None:
+            if launch_key is not None and launches.use:
                 keys = list(zip(*[column(columns, k, mask, every) for k in launch_cols]))
                 launched = remembered(launches, keys, lambda: launch_cells(columns, mask, every))
             else:
@@ -686,8 +704,7 @@ class _TraceTable:
         def launch_cells(columns, mask, every):
             """:func:`launch`'s (grid, block, registers, shared memory) of each kernel row,
             a column at a time; False when a row is off the common case."""
-            launch = [list(map(int, column(columns, k, mask, every)))
-                      for k in (gx, gy, gz, bx, by, bz)]
+            launch = [ints(column(columns, k, mask, every)) for k in (gx, gy, gz, bx, by, bz)]
             if min(map(min, launch)) < 1:
                 return False
             if reg_col is None:
@@ -696,7 +713,7 @@ class _TraceTable:
                 texts = column(columns, reg_col, mask, every)
                 if "" in texts:
                     return False
-                regs = list(map(int, texts))
+                regs = ints(texts)
                 if min(regs) < 0:
                     return False
             total = None
@@ -704,7 +721,7 @@ class _TraceTable:
                 texts = column(columns, k, mask, every)
                 if factor is None or "" in texts or not plain(texts):
                     return False
-                values = scaled_column(texts, factor)
+                values = scaled_once(texts, factor)
                 total = values if total is None else list(map(add, total, values))
             if total is None:
                 smems = repeat(None)
