@@ -37,7 +37,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from itertools import compress, islice, repeat
-from operator import add, is_, itemgetter
+from operator import add, is_, itemgetter, sub
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
@@ -736,23 +736,29 @@ class _TraceTable:
             stripped text) of each Size cell of ``texts``, a column at a time; False when
             one is off the common case."""
             stripped = list(map(str.strip, texts))
-            if not plain(stripped) or max(map(len, stripped)) >= len(half_units):
-                return False
-            joined = "".join(stripped)
-            if "e" in joined or "E" in joined:
+            joined = "".join(stripped)      # (plain(), and no exponent)
+            if "_" in joined or "n" in joined or "N" in joined or "e" in joined or \
+                    "E" in joined or max(map(len, stripped)) >= len(half_units):
                 return False
             exact = scaled_column(stripped, size_factor)
             if not (min(exact) > 0 and max(exact) < inf):
                 return False
-            sizes = [float(round(v)) for v in exact]
+            sizes = list(map(float, map(round, exact)))
             if min(sizes) < 1:
                 return False
-            # (half a unit in the last digit: units.printed_half_unit of a plain decimal)
-            uncertainties = [
-                half_units[len(t) - d - 1 if d >= 0 else 0] * size_factor - 0.5
-                for t, d in zip(stripped, map(str.find, stripped, repeat(".")))]
-            return [(e, size, u if u > 0.0 else 0.0, t)
-                    for e, size, u, t in zip(exact, sizes, uncertainties, stripped)]
+            # (half a unit in the last digit: units.printed_half_unit of a plain decimal; one
+            # value for a column whose texts have as many digits after their points, nvprof's)
+            dots = list(map(str.find, stripped, repeat(".")))
+            places = list(map(sub, map(len, stripped), dots))
+            if min(dots) >= 0 and places.count(places[0]) == len(places):
+                u = half_units[places[0] - 1] * size_factor - 0.5
+                uncertainties: Iterable[float] = repeat(u if u > 0.0 else 0.0)
+            else:
+                uncertainties = [
+                    u if u > 0.0 else 0.0 for u in (
+                        half_units[p - 1 if d >= 0 else 0] * size_factor - 0.5
+                        for p, d in zip(places, dots))]
+            return list(zip(exact, sizes, uncertainties, stripped))
 
         def copy_rows(columns, mask, directions, cells, out, first) -> bool:
             if size_col is None or size_factor is None:
