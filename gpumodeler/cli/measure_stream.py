@@ -166,8 +166,9 @@ _LAUNCH_STATEMENTS = """\
 
 
 #: the text ``gl`` of a line's grid and block (``[x, y, z], "block": [x, y, z]``) from its
-#: two tuples ``v4`` and ``v5``: six exact ints written by one f-string (an int's JSON is its
-#: digits), any other through :meth:`JsonLines.launch`
+#: two tuples ``v4`` and ``v5``: six exact ints, or two (a timings CSV's one-number grid and
+#: block), written by one f-string (an int's JSON is its digits), any other through
+#: :meth:`JsonLines.launch`
 _GRID_BLOCK_STATEMENTS = """\
     if len(v4) == 3 and len(v5) == 3:
         a, b, c = v4
@@ -175,6 +176,13 @@ _GRID_BLOCK_STATEMENTS = """\
         if type(a) is int and type(b) is int and type(c) is int and type(d) is int and \\
                 type(e) is int and type(f) is int:
             gl = f'[{a}, {b}, {c}], "block": [{d}, {e}, {f}]'
+        else:
+            gl = L(v4) + ', "block": ' + L(v5)
+    elif len(v4) == 1 and len(v5) == 1:
+        a, = v4
+        d, = v5
+        if type(a) is int and type(d) is int:
+            gl = f'[{a}], "block": [{d}]'
         else:
             gl = L(v4) + ', "block": ' + L(v5)
     else:

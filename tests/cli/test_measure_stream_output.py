@@ -252,10 +252,14 @@ def test_floats_are_written_as_the_encoder_writes_them(value):
 
 @pytest.mark.parametrize("grid", [(), (1,), (7, 8), (1, 2, 3), (1, 2, 3, 4), tuple(range(1, 10)),
                                   (True, 1, 1), (1.0, 1, 1), (2 ** 70, 1, 1), (-1, 0, 1),
-                                  [1, 2, 3], (1, "2", 3), (1, None, 3), ((1, 2), 3, 4)])
+                                  [1, 2, 3], (1, "2", 3), (1, None, 3), ((1, 2), 3, 4),
+                                  (True,), (1.0,), (2 ** 70,), (-1,), ("2",), (None,), [1]])
 def test_launches_of_any_shape_are_written_as_the_encoder_writes_them(grid):
+    """Three ints, one int (a timings CSV's grid and block) or any other launch, with a
+    block of either shape."""
     line = JsonLines()
-    for grid, block in ((grid, (256, 1, 1)), (grid, grid), ((256, 1, 1), grid)):
+    for grid, block in ((grid, (256, 1, 1)), (grid, grid), ((256, 1, 1), grid),
+                        (grid, (256,)), ((256,), grid)):
         r = Measurement(kind="kernel", time_s=1e-6, grid=grid, block=block, source="f", row=1,
                         registers_per_thread=2 ** 65, shared_mem_bytes=True)
         assert line(r)[0] == ENCODE(r.to_json())

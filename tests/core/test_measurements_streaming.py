@@ -74,7 +74,7 @@ def _outcome(content: str):
 def _reference(monkeypatch):
     """Every row read by the reference row readers."""
     monkeypatch.setattr(nvprof._TraceTable, "_row_reader", lambda self: lambda f, n: nvprof.SLOW)
-    monkeypatch.setattr(timings._Table, "row", lambda self, f, n: timings.SLOW)
+    monkeypatch.setattr(timings._Table, "_row_reader", lambda self: lambda f, n: timings.SLOW)
 
 
 #: cell texts an edit puts in place of a number, a word or a name
@@ -267,3 +267,59 @@ def test_plain_rows_are_read_a_chunk_at_a_time(monkeypatch):
     assert rows > 250
     assert len(import_text("\n".join(lines) + "\n", "f.csv").records) == rows
     assert calls[0] == 0
+
+
+#: texts put in one launch column of every kernel row (a column of one text: converted once)
+ONE_TEXT = ["1", "7", "0", "-3", "1.0", "1_0", " 2", "abc", "", "0.000000", "-0.000000",
+            "1e999", "12.500000", "nan"]
+
+
+@pytest.mark.parametrize("column", [3, 4, 5, 7, 8, 9, 10])
+def test_a_launch_column_of_one_text_is_read_as_the_reference_reads_it(monkeypatch, column):
+    """A grid, block, registers or shared memory column holding one text in every kernel row
+    (a launch's y and z, dynamic shared memory: most traces) is converted once per chunk
+    and gives the records, or the error, of the reference reader; so does a text int() or
+    float() refuses, or one out of range."""
+    lines = distinct_trace(300, 7, odd=False).splitlines()
+    contents = []
+    for one in ONE_TEXT:
+        edited = []
+        for line in lines:
+            cells = line.split(",")
+            if line[:1].isdigit() and cells[2]:       # (a kernel row)
+                cells[column] = one
+            edited.append(",".join(cells))
+        contents.append("\n".join(edited) + "\n")
+    fast = [_outcome(c) for c in contents]
+    _reference(monkeypatch)
+    slow = [_outcome(c) for c in contents]
+    for content, a, b in zip(contents, fast, slow):
+        assert a == b, content
+    assert sum(a[0] != "error" for a in fast) >= 2
+
+
+#: texts put in a timings kernel row's grid, block, registers or shared memory cell
+LAUNCH_TEXTS = ["0", "1", "-1", "+4", " 64 ", "4096.0", "1_0", "\u0663", "\u00b2", "16x16", "2x0",
+                "(8, 8)", "abc", "", "1e3"]
+
+
+@pytest.mark.parametrize("column", [5, 6, 11, 13])
+def test_a_timings_launch_cell_is_read_as_the_reference_reads_it(monkeypatch, column):
+    """Each odd text in a kernel's grid, block, registers or shared memory cell (a column
+    added to the sample's) gives the record, or the error, of the reference reader."""
+    lines = distinct_timings(12, 3, odd=False).splitlines()
+    lines = [lines[0] + ",shared_mem"] + [line + ",1024" for line in lines[1:]]
+    kernels = [k for k, line in enumerate(lines) if line.startswith("kernel")]
+    contents = []
+    for one in LAUNCH_TEXTS:
+        for at in kernels[:2]:
+            cells = lines[at].split(",")
+            cells[column] = one
+            contents.append("\n".join(lines[:at] + [",".join(cells)] + lines[at + 1:]) + "\n")
+    fast = [_outcome(c) for c in contents]
+    _reference(monkeypatch)
+    slow = [_outcome(c) for c in contents]
+    for content, a, b in zip(contents, fast, slow):
+        assert a == b, content
+    assert sum(a[0] == "error" for a in fast) >= 4
+    assert sum(a[0] != "error" for a in fast) >= 4

@@ -37,7 +37,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from itertools import compress, islice, repeat
-from operator import add, is_, itemgetter
+from operator import add, is_, itemgetter, sub
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
@@ -625,6 +625,24 @@ class _TraceTable:
         def scaled_column(texts, factor: float) -> list:
             return [v * factor for v in map(float, texts)]
 
+        def one_text(texts) -> bool:
+            """Whether every text of a column is the same (a launch's y and z, a constant
+            block size, dynamic shared memory of 0: most traces), so that it is converted
+            once and its value repeated (equal texts give equal numbers, and a text int()
+            or float() refuses raises as the map over the column would)."""
+            first = texts[0]
+            return first == texts[-1] and texts.count(first) == len(texts)
+
+        def ints(texts) -> list:
+            """``int()`` of each text (:func:`one_text`)."""
+            return [int(texts[0])] * len(texts) if one_text(texts) else list(map(int, texts))
+
+        def scaled_once(texts, factor: float) -> list:
+            """:func:`scaled_column` (:func:`one_text`)."""
+            if one_text(texts):
+                return [float(texts[0]) * factor] * len(texts)
+            return scaled_column(texts, factor)
+
         def remembered(memory: Remembered, keys: list, compute):
             """``compute()``'s list of values for ``keys``, taken from ``memory`` when every
             key is in it (the misses kept, as :func:`row` keeps them); False when
@@ -655,7 +673,7 @@ class _TraceTable:
             times = scaled_column(times, time_factor)
             if not (min(times) > 0 and max(times) < inf):
                 return False
-            if launch_key is not None:
+            if launch_key is not None and launches.use:
                 keys = list(zip(*[column(columns, k, mask, every) for k in launch_cols]))
                 launched = remembered(launches, keys, lambda: launch_cells(columns, mask, every))
             else:
@@ -686,8 +704,7 @@ class _TraceTable:
         def launch_cells(columns, mask, every):
             """:func:`launch`'s (grid, block, registers, shared memory) of each kernel row,
             a column at a time; False when a row is off the common case."""
-            launch = [list(map(int, column(columns, k, mask, every)))
-                      for k in (gx, gy, gz, bx, by, bz)]
+            launch = [ints(column(columns, k, mask, every)) for k in (gx, gy, gz, bx, by, bz)]
             if min(map(min, launch)) < 1:
                 return False
             if reg_col is None:
@@ -696,7 +713,7 @@ class _TraceTable:
                 texts = column(columns, reg_col, mask, every)
                 if "" in texts:
                     return False
-                regs = list(map(int, texts))
+                regs = ints(texts)
                 if min(regs) < 0:
                     return False
             total = None
@@ -704,7 +721,7 @@ class _TraceTable:
                 texts = column(columns, k, mask, every)
                 if factor is None or "" in texts or not plain(texts):
                     return False
-                values = scaled_column(texts, factor)
+                values = scaled_once(texts, factor)
                 total = values if total is None else list(map(add, total, values))
             if total is None:
                 smems = repeat(None)
@@ -719,23 +736,29 @@ class _TraceTable:
             stripped text) of each Size cell of ``texts``, a column at a time; False when
             one is off the common case."""
             stripped = list(map(str.strip, texts))
-            if not plain(stripped) or max(map(len, stripped)) >= len(half_units):
-                return False
-            joined = "".join(stripped)
-            if "e" in joined or "E" in joined:
+            joined = "".join(stripped)      # (plain(), and no exponent)
+            if "_" in joined or "n" in joined or "N" in joined or "e" in joined or \
+                    "E" in joined or max(map(len, stripped)) >= len(half_units):
                 return False
             exact = scaled_column(stripped, size_factor)
             if not (min(exact) > 0 and max(exact) < inf):
                 return False
-            sizes = [float(round(v)) for v in exact]
+            sizes = list(map(float, map(round, exact)))
             if min(sizes) < 1:
                 return False
-            # (half a unit in the last digit: units.printed_half_unit of a plain decimal)
-            uncertainties = [
-                half_units[len(t) - d - 1 if d >= 0 else 0] * size_factor - 0.5
-                for t, d in zip(stripped, map(str.find, stripped, repeat(".")))]
-            return [(e, size, u if u > 0.0 else 0.0, t)
-                    for e, size, u, t in zip(exact, sizes, uncertainties, stripped)]
+            # (half a unit in the last digit: units.printed_half_unit of a plain decimal; one
+            # value for a column whose texts have as many digits after their points, nvprof's)
+            dots = list(map(str.find, stripped, repeat(".")))
+            places = list(map(sub, map(len, stripped), dots))
+            if min(dots) >= 0 and places.count(places[0]) == len(places):
+                u = half_units[places[0] - 1] * size_factor - 0.5
+                uncertainties: Iterable[float] = repeat(u if u > 0.0 else 0.0)
+            else:
+                uncertainties = [
+                    u if u > 0.0 else 0.0 for u in (
+                        half_units[p - 1 if d >= 0 else 0] * size_factor - 0.5
+                        for p, d in zip(places, dots))]
+            return list(zip(exact, sizes, uncertainties, stripped))
 
         def copy_rows(columns, mask, directions, cells, out, first) -> bool:
             if size_col is None or size_factor is None:

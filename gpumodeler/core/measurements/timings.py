@@ -165,92 +165,119 @@ class _Table:
         self.launches = Remembered(CACHE)
         self.sizes = Remembered(CACHE)
 
-    def row(self, f: list[str], row: int):
-        """The row's record, or SLOW."""
-        key = self.key(f)
-        known = self.known.get(key)
-        if known is None:
-            known = self.fixed(f)
-            if len(self.known) >= CACHE:
-                self.known.clear()
-            self.known[key] = known
-        if known is SLOW:
-            return SLOW
-        template, factor, size_factor = known
-        time_s = scaled_positive(f[self.time], factor)
-        if time_s is None:
-            return SLOW
-        d = template.copy()
-        if size_factor is None:        # a kernel
-            launches = self.launches
-            key = self.launch_key(f) if launches.use and self.launch_key is not None else None
-            cells = launches.get(key) if key is not None else None
-            if cells is None:
-                cells = self.launch(f)
-                if cells is SLOW:
-                    return SLOW
-                if key is not None:
-                    launches.keep(key, cells)
-            else:
-                launches.hits += 1
-            d["grid"], d["block"], d["registers_per_thread"], d["shared_mem_bytes"] = cells
-        else:     # (a transfer's words were read only with a size column: fixed)
-            sizes = self.sizes
-            text = f[cast(int, self.size)]
-            key = (text, size_factor) if sizes.use else None
-            size = sizes.get(key) if key is not None else None
-            if size is None:
-                size = scaled_positive(text, size_factor)
-                if size is None:
-                    return SLOW
-                size = float(round(size))   # our format: the size as written, to whole bytes
-                if size < 1:
-                    return SLOW
-                if key is not None:
-                    sizes.keep(key, size)
-            else:
-                sizes.hits += 1
-            d["size_bytes"] = size
-        metrics = {}
-        for k, name, unit in self.metrics:
-            text = f[k].strip()
-            if not text:
-                continue
-            # (units.split_number's first case inlined: a plain finite decimal)
-            value = None
-            c = text[0]
-            if "_" not in text and (c.isdigit() or c in ".+-") and text[-1] not in "fFnN":
-                try:
-                    value = float(text)
-                except ValueError:
-                    pass
-            if value is not None and -_INF < value < _INF:
-                metrics[name] = (value, unit or "1")
-                continue
-            parsed = split_number(text)
-            if parsed is None:
-                continue
-            value = parsed[0]
-            if not -_INF < value < _INF:
-                return SLOW
-            metrics[name] = (value, unit or (parsed[1] or "1"))
-        d["time_s"] = time_s
-        d["metrics"] = metrics
-        d["row"] = row
-        return from_fields(d)
+        self.row = self._row_reader()
 
-    def launch(self, f: list[str]):
-        """(grid, block, registers, shared memory) of a kernel row, or SLOW."""
-        try:
-            grid = _plain_dims(f, self.grid)
-            block = _plain_dims(f, self.block)
-            regs = _plain_whole(f, self.registers)
-            shared = _plain_whole(f, self.shared)
-        except ValueError:
-            return SLOW
-        if grid is SLOW or block is SLOW:
-            return SLOW
-        return grid, block, regs, shared
+    def _row_reader(self):
+        """``row(fields, number)``: the row's record, or SLOW (a closure over the table's
+        columns: the read of a row is the hot loop of an import)."""
+        key_of, known_of, fixed = self.key, self.known, self.fixed
+        time_col, size_col = self.time, self.size
+        grid_col, block_col, reg_col, shared_col = self.grid, self.block, self.registers, \
+            self.shared
+        launch_key, launches, sizes = self.launch_key, self.launches, self.sizes
+        metric_cols = self.metrics
+        inf = _INF
+
+        def launch(f: list[str]):
+            """(grid, block, registers, shared memory) of a kernel row, or SLOW. Each cell a
+            plain whole number (digits, as str.isdigit and int() read them: a grid or block
+            of one number >= 1, registers and shared memory >= 0) or empty (None); any other
+            text is left to the reference reader (:func:`_dims`, :func:`_whole`), which reads
+            it or says what is wrong."""
+            try:
+                g = f[grid_col].strip() if grid_col is not None else ""
+                b = f[block_col].strip() if block_col is not None else ""
+                r = f[reg_col].strip() if reg_col is not None else ""
+                s = f[shared_col].strip() if shared_col is not None else ""
+                if not ((g.isdigit() or not g) and (b.isdigit() or not b) and
+                        (r.isdigit() or not r) and (s.isdigit() or not s)):
+                    return SLOW
+                grid = (int(g),) if g else None
+                block = (int(b),) if b else None
+                regs = int(r) if r else None
+                shared = int(s) if s else None
+            except ValueError:      # (a digit int() does not read: ², ⑦...)
+                return SLOW
+            if (grid is not None and grid[0] < 1) or (block is not None and block[0] < 1):
+                return SLOW
+            return grid, block, regs, shared
+
+        def row(f: list[str], number: int):
+            key = key_of(f)
+            known = known_of.get(key)
+            if known is None:
+                known = fixed(f)
+                if len(known_of) >= CACHE:
+                    known_of.clear()
+                known_of[key] = known
+            if known is SLOW:
+                return SLOW
+            template, factor, size_factor = known
+            text = f[time_col]
+            try:        # (parsing.scaled_positive inlined: "_" gives 0, which is refused)
+                time_s = float(text) * factor if "_" not in text else 0.0
+            except ValueError:
+                return SLOW
+            if not 0 < time_s < inf:
+                return SLOW
+            d = template.copy()
+            if size_factor is None:        # a kernel
+                key = launch_key(f) if launches.use and launch_key is not None else None
+                cells = launches.get(key) if key is not None else None
+                if cells is None:
+                    cells = launch(f)
+                    if cells is SLOW:
+                        return SLOW
+                    if key is not None:
+                        launches.keep(key, cells)
+                else:
+                    launches.hits += 1
+                d["grid"], d["block"], d["registers_per_thread"], d["shared_mem_bytes"] = cells
+            else:     # (a transfer's words were read only with a size column: fixed)
+                text = f[cast(int, size_col)]
+                key = (text, size_factor) if sizes.use else None
+                size = sizes.get(key) if key is not None else None
+                if size is None:
+                    size = scaled_positive(text, size_factor)
+                    if size is None:
+                        return SLOW
+                    size = float(round(size))   # our format: the size as written, to whole bytes
+                    if size < 1:
+                        return SLOW
+                    if key is not None:
+                        sizes.keep(key, size)
+                else:
+                    sizes.hits += 1
+                d["size_bytes"] = size
+            metrics = {}
+            for k, name, unit in metric_cols:
+                text = f[k].strip()
+                if not text:
+                    continue
+                # (units.split_number's first case inlined: a plain finite decimal)
+                value = None
+                c = text[0]
+                if "_" not in text and (c.isdigit() or c in ".+-") and text[-1] not in "fFnN":
+                    try:
+                        value = float(text)
+                    except ValueError:
+                        pass
+                if value is not None and -inf < value < inf:
+                    metrics[name] = (value, unit or "1")
+                    continue
+                parsed = split_number(text)
+                if parsed is None:
+                    continue
+                value = parsed[0]
+                if not -inf < value < inf:
+                    return SLOW
+                metrics[name] = (value, unit or (parsed[1] or "1"))
+            d["time_s"] = time_s
+            d["metrics"] = metrics
+            d["row"] = number
+            return from_fields(d)
+
+        return row
 
     def fixed(self, f: list[str]):
         """(the record's fields but the numbers, metrics and row; the time unit's factor;
@@ -282,28 +309,6 @@ class _Table:
         d["name"] = f[self.name].strip() if self.name is not None else ""
         d["gpu"] = f[self.gpu].strip() if self.gpu is not None else ""
         return d, factor, size_factor
-
-
-def _plain_dims(f, k):
-    """A grid or block of one plain whole number >= 1, None when the column is absent or
-    empty, SLOW for 0; ValueError for another text (each left to :func:`_dims`)."""
-    value = _plain_whole(f, k)
-    if value is None:
-        return None
-    return (value,) if value >= 1 else SLOW
-
-
-def _plain_whole(f, k):
-    """A plain whole number >= 0, None when absent or empty; ValueError otherwise (left to
-    :func:`_whole`)."""
-    if k is None:
-        return None
-    text = f[k].strip()
-    if not text:
-        return None
-    if not text.isdigit():
-        raise ValueError(text)
-    return int(text)
 
 
 def _quantity(cells, value_col, unit_col, table, source, row, what):
