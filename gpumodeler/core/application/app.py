@@ -113,11 +113,24 @@ class StepSlots:
     __slots__ = STEP_FIELDS
 
 
+def can_become(stand_in: type, cls: type) -> bool:
+    """Whether an object of ``stand_in`` (a plain slotted class) whose slots are set can
+    become the object ``cls(...)`` makes by ``obj.__class__ = cls``: the same slots in the
+    same order, the same layout, and no ``__post_init__`` in ``cls``."""
+    if getattr(cls, "__slots__", None) != getattr(stand_in, "__slots__") \
+            or hasattr(cls, "__post_init__"):
+        return False
+    probe: Any = object.__new__(stand_in)
+    try:
+        probe.__class__ = cls
+    except TypeError:   # (another layout)
+        return False
+    return True
+
+
 def step_slots() -> type:
     """:class:`StepSlots`, once checked that its objects can become steps."""
-    assert StepSlots.__slots__ == Step.__slots__ and not hasattr(Step, "__post_init__")
-    probe: Any = object.__new__(StepSlots)
-    probe.__class__ = Step   # (a TypeError should the layouts ever differ)
+    assert can_become(StepSlots, Step)
     return StepSlots
 
 
@@ -260,14 +273,7 @@ def _activity(id_, name, engines, after, fixed_s, bytes_, links, rate_cap,
 def _activity_slots_fit() -> bool:
     """Whether an :class:`_ActivitySlots` can become the Activity ``Activity(...)`` makes:
     the same fields in order and no ``__post_init__`` (else build calls the class itself)."""
-    if getattr(Activity, "__slots__", None) != _ACTIVITY_FIELDS or hasattr(Activity, "__post_init__"):
-        return False
-    probe: Any = object.__new__(_ActivitySlots)
-    try:
-        probe.__class__ = Activity
-    except TypeError:   # (another layout)
-        return False
-    return True
+    return can_become(_ActivitySlots, Activity)
 
 
 #: how build makes an activity: its class itself should the class gain a field, a check or
