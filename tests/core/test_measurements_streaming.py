@@ -8,7 +8,7 @@ from dataclasses import fields
 import pytest
 
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.measurements import nvprof, timings
+from gpumodeler.core.measurements import nvprof, nvprof_chunks, timings
 from gpumodeler.core.measurements.importer import import_text, stream_lines
 from gpumodeler.core.measurements.parsing import SPACES, Remembered, text_lines
 from gpumodeler.core.measurements.records import FIELD_DEFAULTS, Measurement, from_fields
@@ -73,7 +73,7 @@ def _outcome(content: str):
 
 def _reference(monkeypatch):
     """Every row read by the reference row readers."""
-    monkeypatch.setattr(nvprof._TraceTable, "_row_reader", lambda self: lambda f, n: nvprof.SLOW)
+    monkeypatch.setattr(nvprof_chunks.TraceTable, "_row_reader", lambda self: lambda f, n: nvprof_chunks.SLOW)
     monkeypatch.setattr(timings._Table, "_row_reader", lambda self: lambda f, n: timings.SLOW)
 
 
@@ -178,7 +178,7 @@ def test_plain_distinct_rows_never_reach_the_reference_reader(monkeypatch, make)
     reference row reader (which would cost several times as much)."""
     def refused(*args):
         raise AssertionError("a plain row was read by the reference reader")
-    monkeypatch.setattr(nvprof, "_trace_row", refused)
+    monkeypatch.setattr(nvprof, "trace_row", refused)
     monkeypatch.setattr(timings, "_row", refused)
     assert len(import_text(make(400, 5, odd=False), "f.csv").records) == 400
 
@@ -204,7 +204,7 @@ def test_repeated_and_distinct_launches_and_sizes_read_alike(monkeypatch):
     """A trace whose launches and sizes repeat, then all differ, then repeat again (the
     memories of launch and size texts kept, then given up) reads as the reference reader
     reads it."""
-    monkeypatch.setattr(nvprof, "CACHE", 8)
+    monkeypatch.setattr(nvprof_chunks, "CACHE", 8)
     lines = distinct_trace(200, 11, odd=False).splitlines()
     head, rows = lines[:5], [line for line in lines[5:] if line[:1].isdigit()]
     content = "\n".join(head + rows[:10] * 6 + rows + rows[:10] * 6) + "\n"
@@ -248,7 +248,7 @@ def test_rows_read_a_chunk_at_a_time_are_the_rows_read_one_by_one(monkeypatch, i
 def test_plain_rows_are_read_a_chunk_at_a_time(monkeypatch):
     """No plain row of a trace of distinct values is read one at a time (by the fast row
     reader, nor the reference reader)."""
-    made = nvprof._TraceTable._row_reader
+    made = nvprof_chunks.TraceTable._row_reader
     calls = [0]
 
     def counted(self):
@@ -259,7 +259,7 @@ def test_plain_rows_are_read_a_chunk_at_a_time(monkeypatch):
             return row(f, n)
         one.rows = row.rows
         return one
-    monkeypatch.setattr(nvprof._TraceTable, "_row_reader", counted)
+    monkeypatch.setattr(nvprof_chunks.TraceTable, "_row_reader", counted)
     # (sizes with an exponent are read one at a time: a half unit of their own)
     lines = [line for line in distinct_trace(400, 5, odd=False).splitlines()
              if not ("[CUDA memcpy" in line and "e" in line.split(",")[11])]
