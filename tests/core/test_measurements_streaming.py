@@ -271,7 +271,7 @@ def test_plain_rows_are_read_a_chunk_at_a_time(monkeypatch):
 
 #: texts put in one launch column of every kernel row (a column of one text: converted once)
 ONE_TEXT = ["1", "7", "0", "-3", "1.0", "1_0", " 2", "abc", "", "0.000000", "-0.000000",
-            "1e999", "12.500000", "nan"]
+            "1e999", "12.500000", "nan", "99999999999999999999"]
 
 
 @pytest.mark.parametrize("column", [3, 4, 5, 7, 8, 9, 10])
@@ -300,7 +300,8 @@ def test_a_launch_column_of_one_text_is_read_as_the_reference_reads_it(monkeypat
 
 #: texts put in a timings kernel row's grid, block, registers or shared memory cell
 LAUNCH_TEXTS = ["0", "1", "-1", "+4", " 64 ", "4096.0", "1_0", "\u0663", "\u00b2", "16x16", "2x0",
-                "(8, 8)", "abc", "", "1e3"]
+                "(8, 8)", "abc", "", "1e3", "99999999999999999999",
+                "123456789012345678901234567890"]
 
 
 @pytest.mark.parametrize("column", [5, 6, 11, 13])

@@ -8,7 +8,7 @@ import math
 import re
 
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.measurements.parsing import Disagreement, positive, where
+from gpumodeler.core.measurements.parsing import Disagreement, positive, where, whole_number
 from gpumodeler.core.measurements.records import Measurement
 from gpumodeler.core.measurements.units import (
     NVPROF_RATE, NVPROF_SIZE, NVPROF_TIME, printed_half_unit, rounding_error, split_number,
@@ -55,11 +55,11 @@ def _number(cells, unit, name, source, row, table=None, required=True):
 
 def _whole(cells, name, source, row):
     text = cells.get(name, "")
-    try:
-        v = float(text)
-    except ValueError:
-        raise FormatError(f"{where(source, row, name)}: {text!r} is not a whole number") from None
-    if not v.is_integer() or v < (0 if "Registers" in name or "SMem" in name else 1):
+    v = whole_number(text)
+    if v is None:
+        raise FormatError(f"{where(source, row, name)}: {text!r} is not a whole number")
+    if (isinstance(v, float) and not v.is_integer()) or \
+            v < (0 if "Registers" in name or "SMem" in name else 1):
         raise FormatError(f"{where(source, row, name)}: {text!r} is not a valid {name.lower()}")
     return int(v)
 

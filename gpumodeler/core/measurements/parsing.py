@@ -199,6 +199,21 @@ def check_finite(record, source: str):
     return record
 
 
+def whole_number(text: str) -> int | float | None:
+    """The number a cell meant to hold a whole number writes: an int when ``int()`` reads the
+    text (exact at any length, as the fast row readers read a plain count: a float would round
+    a count of more than 17 digits), else the float ``float()`` reads ("1e3", "64.0", "1.5",
+    "inf": the caller checks it is whole), None when it is no number at all."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def scaled(text: str, factor: float | None) -> float | None:
     """``float(text) * factor`` for a plain decimal number (the fast row readers' common
     case), None when ``factor`` is unknown or the text is not one (digit separators ``_``,

@@ -31,7 +31,8 @@ from typing import cast
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements.parsing import (
-    ImportResult, Remembered, check_finite, positive, scaled_positive, split_lines, where)
+    ImportResult, Remembered, check_finite, positive, scaled_positive, split_lines, where,
+    whole_number)
 from gpumodeler.core.measurements.records import (DIRECTIONS, FIELD_DEFAULTS, KINDS,
                                                   Measurement, from_fields)
 from gpumodeler.core.measurements.units import (TIMINGS_SIZE, TIMINGS_TIME, split_number, valid,
@@ -354,11 +355,8 @@ def _whole(cells, col, source, row):
     text = cells.get(col, "")
     if not text:
         return None
-    try:
-        v = float(text)
-    except ValueError:
-        v = -1.0
-    if not v.is_integer() or v < 0:
+    v = whole_number(text)
+    if v is None or (isinstance(v, float) and not v.is_integer()) or v < 0:
         raise FormatError(f"{where(source, row, col)}: {text!r} is not a whole number >= 0")
     return int(v)
 
