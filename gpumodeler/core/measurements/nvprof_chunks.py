@@ -514,9 +514,11 @@ class TraceTable:
                 rates = values = scaled_column(stripped, rate_factor)
                 if not (min(values) > -inf and max(values) < inf):
                     return False
-            names = list(map(named.__getitem__, column(columns, name_col, mask, every)))
-            gpus = list(map(str.strip, column(columns, device_col, mask, every))) \
+            names: Iterable[str] = map(named.__getitem__, column(columns, name_col, mask, every))
+            gpus: Iterable[str] = map(str.strip, column(columns, device_col, mask, every)) \
                 if device_col is not None else repeat("")
+            if formatter is not None:     # (read twice: by the loop, then by the formatter)
+                names, gpus = list(names), list(gpus) if device_col is not None else gpus
             at = list(compress(range(len(mask)), mask))
             ways = [directions[k] for k in at]
             kinds = {side: column(columns, side, mask, every) for side in (src_col, dst_col)
