@@ -53,7 +53,8 @@ def read_file(path: str, fmt: str | None = None) -> ImportResult:
 def stream_file(path: str, fmt: str | None = None, formatter=None):
     """``(result, records)`` of a CSV measurement file read a block at a time
     (core.measurements.importer.stream_lines: the records come as the file is read, the
-    counts in ``result`` are complete once they are all read; ``formatter``: its)."""
+    counts in ``result`` are complete once they are all read; ``formatter``: stream_lines's,
+    given for --json)."""
     # lazy: the readers load when a file is read, not to parse flags
     from gpumodeler.core.measurements.importer import stream_lines, text_lines
 

@@ -421,7 +421,7 @@ def write_json(records, out=None, batch: int | None = None,
     path of an import.)"""
     out = out or sys.stdout
     batch = batch or WRITE_LINES
-    lines = lines or JsonLines()
+    lines = JsonLines() if lines is None else lines
     formats, learn = lines.formats, lines.learn
     get_values, encode = _VALUES, _encode
     chunk: list = []

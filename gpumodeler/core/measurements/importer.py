@@ -15,6 +15,7 @@ from itertools import chain, islice
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements import ncu, nvprof, timings
+from gpumodeler.core.measurements.nvprof_chunks import Formatter
 from gpumodeler.core.measurements.parsing import (  # noqa: F401  (re-exported)
     Disagreement, ImportResult, check_finite, csv_fields, positive, record_non_finite,
     split_lines, table_rows, text_lines, where)
@@ -84,7 +85,7 @@ DETECT_LINES = 400
 
 
 def stream_lines(lines: Iterable[str], source: str = "file", fmt: str | None = None,
-                 formatter=None) -> tuple[ImportResult, Iterator[Measurement]]:
+                 formatter: Formatter | None = None) -> tuple[ImportResult, Iterator]:
     """``(result, records)`` of a measurement file given line by line (as
     :func:`~gpumodeler.core.measurements.parsing.text_lines` gives a file read a block at a
     time): ``records`` yields the records as the lines are read, so neither the file nor its

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.measurements.nvprof_chunks import SLOW, TraceTable
+from gpumodeler.core.measurements.nvprof_chunks import SLOW, Formatter, TraceTable
 from gpumodeler.core.measurements.nvprof_rows import ALL_UNITS, UNIT_TABLES, trace_row
 from gpumodeler.core.measurements.parsing import (
     SPACES, ImportResult, LineSource, check_finite, csv_fields, split_lines, where)
@@ -78,7 +78,7 @@ def parse(text: str, source: str = "nvprof.csv") -> ImportResult:
 
 
 def stream(lines: Iterable[str], source: str, result: ImportResult,
-           formatter=None) -> Iterator:
+           formatter: Formatter | None = None) -> Iterator:
     """The records of an nvprof --csv log given line by line, yielded as they are read (a
     GPU trace's rows one by one; a metric table's kernels at the end, when every metric of
     them is known). ``result`` counts noise lines, other rows and disagreements as it goes.
@@ -157,7 +157,8 @@ def _unit_row(src: LineSource, hrow: int, header, source) -> list[str]:
     return units
 
 
-def _trace_block(src: LineSource, hrow: int, header, result, formatter=None) -> Iterator:
+def _trace_block(src: LineSource, hrow: int, header, result,
+                 formatter: Formatter | None = None) -> Iterator:
     """The rows of one GPU-trace table, read a chunk of lines at a time (:data:`FIRST_ROWS`,
     doubling up to :data:`ROWS_AT_ONCE`), each chunk by :class:`TraceTable`'s ``rows`` a
     column at a time; a chunk with a row off the common case row by row (the row as the

@@ -6,8 +6,8 @@ it is the hot loop of an import and most of the code."""
 import math
 from collections.abc import Iterable
 from itertools import compress, repeat
-from typing import Protocol
 from operator import add, is_, itemgetter, sub
+from typing import Protocol
 
 from gpumodeler.core.measurements.nvprof_rows import (
     COPY_DIRECTIONS, COPY_NAME, KNOWN_TRACE, MEMORY_KINDS, TOLERANCE, check_rate, extra_metric)
@@ -17,13 +17,21 @@ from gpumodeler.core.measurements.units import NVPROF_RATE, NVPROF_SIZE, NVPROF_
 
 #: :meth:`TraceTable.row`'s answer for a row it leaves to :func:`trace_row`
 SLOW = object()
+_INF = math.inf
+#: distinct texts of each kind (sizes, names...) remembered per table at most
+CACHE = 4096
+#: half a unit in the last digit of a plain decimal with k digits after its point
+#: (:func:`units.printed_half_unit`'s expression for an exponent of 0)
+_HALF_UNITS = tuple(0.5 * 10.0 ** (0 - k) for k in range(32))
 
 
 class Formatter(Protocol):
     """What a caller that only writes the records out (``measure import --json``) may give
     the reader, so that the rows of the chunk path become its output straight from their
-    columns, without their records (the record's dict costs about what writing it costs).
-    One call per chunk, one item per row returned, in place of the row's record. The columns
+    columns, without their records (a record's dict, and the writer's look at the types of
+    its 19 fields, cost more than its line). One call per kind of row per chunk, made once
+    every row of the chunk is read by the column path (none for a chunk read row by row),
+    one item per row returned, in place of the row's record. The columns
     hold what the record's fields would: the values are checked and of exact types (names,
     GPUs and memory kinds ``str``, ``""`` for none; times finite floats > 0; a launch (grid,
     block, registers, shared memory) of two 3-tuples of ints and two ints or None; a size
@@ -38,12 +46,6 @@ class Formatter(Protocol):
     def copies(self, source: str, names: list, directions: list, gpus: Iterable,
                sizes: list, times: list, memory_kinds: list, rates: Iterable,
                rows: list) -> list: ...
-_INF = math.inf
-#: distinct texts of each kind (sizes, names...) remembered per table at most
-CACHE = 4096
-#: half a unit in the last digit of a plain decimal with k digits after its point
-#: (:func:`units.printed_half_unit`'s expression for an exponent of 0)
-_HALF_UNITS = tuple(0.5 * 10.0 ** (0 - k) for k in range(32))
 
 
 class TraceTable:
@@ -53,7 +55,7 @@ class TraceTable:
     or the row's error message (a test compares the two on every sample row and on edited
     ones)."""
 
-    def __init__(self, header, units, result, formatter=None):
+    def __init__(self, header, units, result, formatter: Formatter | None = None):
         self.result = result
         self.formatter = formatter
         self.source = result.source
