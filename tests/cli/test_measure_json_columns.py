@@ -8,7 +8,6 @@ import random
 import sys
 from pathlib import Path
 
-
 from gpumodeler.cli import measure_stream
 from gpumodeler.cli.main import main
 from gpumodeler.core.errors import FormatError
@@ -56,7 +55,7 @@ def _made(content: str) -> int:
 NAMES = ['"k\\e""r<n>\x07el\t(\u00e9, \U0001d6fc)"', '"\u044f\u0434\u0440\u043e"',
          '"a""b"', "x", '"[CUDA memcpy"']
 GPUS = ["GeForce GTX 970 (0)", "", '"\u00e9\u00e8 \U0001f600"', '"G\\PU\x07 ""0"""']
-#: 17 digits and more, huge, tiny, whole: plain decimals the chunk path takes
+#: 17 digits and more, huge, whole: plain decimals the chunk path takes
 DIGITS = ["0.30000000000000004", "1234567.8901234567", "123456789012345678.5",
           "1.0000000000000002", "9" * 40 + ".5", "1.000000", "4096", "0.1", "12.000001"]
 #: the columns of floats in the trace (Duration, shared memory, Size, Throughput)
