@@ -50,16 +50,17 @@ def read_file(path: str, fmt: str | None = None) -> ImportResult:
     return result
 
 
-def stream_file(path: str, fmt: str | None = None):
+def stream_file(path: str, fmt: str | None = None, formatter=None):
     """``(result, records)`` of a CSV measurement file read a block at a time
     (core.measurements.importer.stream_lines: the records come as the file is read, the
-    counts in ``result`` are complete once they are all read)."""
+    counts in ``result`` are complete once they are all read; ``formatter``: stream_lines's,
+    given for --json)."""
     # lazy: the readers load when a file is read, not to parse flags
     from gpumodeler.core.measurements.importer import stream_lines, text_lines
 
     from .measure_stream import file_chunks
     name = "standard input" if path == "-" else Path(path).name
-    return stream_lines(text_lines(file_chunks(path)), name, fmt)
+    return stream_lines(text_lines(file_chunks(path)), name, fmt, formatter)
 
 
 def is_nsys_candidate(path: str) -> bool:
@@ -114,7 +115,10 @@ def run_import(args) -> int:
     and GPUs after them (on standard error with --json)."""
     from contextlib import ExitStack   # lazy: not needed to parse flags
 
-    from .measure_stream import read_ahead, write_json, write_table   # lazy: idem
+    from .measure_stream import JsonLines, read_ahead, write_json, write_table   # lazy: idem
+    # (--json: an nvprof trace's plain rows are written as JSON from their columns, without
+    # their records: JsonLines.kernels and copies)
+    lines = JsonLines() if args.json else None
     with ExitStack() as stack:
         if args.file != "-" and is_nsys_candidate(args.file):
             if args.format is not None:
@@ -122,12 +126,12 @@ def run_import(args) -> int:
                                f"{args.format} CSV; leave out --format")
             head, records, summary = _nsys_records(args.file, stack)
         else:
-            result, stream = stream_file(args.file, args.format)
+            result, stream = stream_file(args.file, args.format, lines)
             head, records = read_ahead(stream)
 
             def summary():
                 return result
-        counts = write_json(records) if args.json else write_table(head, records)
+        counts = write_json(records, lines=lines) if args.json else write_table(head, records)
         final = summary()
     out = sys.stderr if args.json else sys.stdout
     print(_counts_line(final, counts), file=out)

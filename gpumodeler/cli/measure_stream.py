@@ -233,6 +233,55 @@ class JsonLines:
         self.or_null = _Strings("null")
         self.by_value: dict = {}    # a launch tuple of ints -> its JSON
         self.heads = _Heads(self.plain, self.or_null)
+        self.sources: dict = {}     # a table's source -> its JSON text
+        self.made: dict = {}        # lines made by kernels() and copies(), per kind
+
+    def source(self, source) -> str:
+        """The JSON text of a table's ``source`` (as the encoder writes it)."""
+        text = self.sources.get(source)
+        if text is None:
+            text = self.sources[source] = _encode(source)
+        return text
+
+    def kernels(self, source, names, gpus, launches, times, rows) -> list[str]:
+        """The lines of a chunk's kernel rows from their columns (the reader's
+        ``nvprof_chunks.Formatter``: exact types, checked values); one f-string per line."""
+        self.made["kernel"] = self.made.get("kernel", 0) + len(rows)
+        src = self.source(source)
+        heads = self.heads
+        return [f'{{{heads["kernel", "", n, g]}, "grid": [{a}, {b}, {c}], "block": [{d}, {e}, '
+                f'{f}], "registers_per_thread": {"null" if r is None else r}, '
+                f'"shared_mem_bytes": {"null" if m is None else m}, "size_bytes": null, '
+                f'"time_s": {t!r}, "memory_kind": null, "metrics": {{}}, "source": {src}, '
+                f'"row": {row}, "compute_capability": null, "registers": '
+                f'{"null" if r is None else r}, "stream": null, "device": null, "start_s": '
+                f'null, "end_s": null}}'
+                for n, g, ((a, b, c), (d, e, f), r, m), t, row in zip(names, gpus, launches,
+                                                                         times, rows)]
+
+    def copies(self, source, names, directions, gpus, sizes, times, memory_kinds, rates,
+               rows) -> list[str]:
+        """The lines of a chunk's copy rows from their columns (as :meth:`kernels`)."""
+        self.made["transfer"] = self.made.get("transfer", 0) + len(rows)
+        src = self.source(source)
+        heads, or_null = self.heads, self.or_null
+        out = []
+        append = out.append
+        for n, w, g, (_exact, size, u, _text), t, kind, thr, row in zip(
+                names, directions, gpus, sizes, times, memory_kinds, rates, rows):
+            if thr is None:
+                m = f'{{"size_uncertainty": {{"value": {u!r}, "unit": "B"}}}}' if u > 0 else "{}"
+            elif u > 0:
+                m = f'{{"size_uncertainty": {{"value": {u!r}, "unit": "B"}}, "throughput": ' \
+                    f'{{"value": {thr!r}, "unit": "B/s"}}}}'
+            else:
+                m = f'{{"throughput": {{"value": {thr!r}, "unit": "B/s"}}}}'
+            append(f'{{{heads["transfer", w, n, g]}, "grid": null, "block": null, '
+                   f'"registers_per_thread": null, "shared_mem_bytes": null, "size_bytes": '
+                   f'{size!r}, "time_s": {t!r}, "memory_kind": {or_null[kind]}, "metrics": {m}, '
+                   f'"source": {src}, "row": {row}, "compute_capability": null, "registers": '
+                   f'null, "stream": null, "device": null, "start_s": null, "end_s": null}}')
+        return out
 
     def launch(self, cells: tuple) -> str:
         """A grid or block tuple's JSON (``null`` when empty, as ``to_json``). One of ints is
@@ -362,13 +411,17 @@ class JsonLines:
         return line
 
 
-def write_json(records, out=None, batch: int | None = None) -> dict:
+def write_json(records, out=None, batch: int | None = None,
+               lines: JsonLines | None = None) -> dict:
     """The records as a JSON list on ``out`` (stdout), one record per line (``[`` and ``]``
     on lines of their own), written ``batch`` lines at a time; the count of records per
-    kind. (:meth:`JsonLines.__call__` inlined: the loop is the hot path of an import.)"""
+    kind. A ``str`` among ``records`` is a line made by ``lines`` (given to the reader as
+    its formatter: :meth:`JsonLines.kernels`, :meth:`JsonLines.copies`), written as it is
+    and counted where it was made. (:meth:`JsonLines.__call__` inlined: the loop is the hot
+    path of an import.)"""
     out = out or sys.stdout
     batch = batch or WRITE_LINES
-    lines = JsonLines()
+    lines = JsonLines() if lines is None else lines
     formats, learn = lines.formats, lines.learn
     get_values, encode = _VALUES, _encode
     chunk: list = []
@@ -376,6 +429,13 @@ def write_json(records, out=None, batch: int | None = None) -> dict:
     counts: dict = {}
     written = False
     for r in records:
+        if type(r) is str:      # (made from the reader's columns, counted there)
+            append(r)
+            if len(chunk) >= batch:
+                out.write((",\n" if written else "[\n") + ",\n".join(chunk))
+                written = True
+                chunk.clear()
+            continue
         values = get_values(r.__dict__)
         line = formats.get(tuple(map(type, values)), learn)
         if line is learn:      # (types not met yet)
@@ -396,6 +456,8 @@ def write_json(records, out=None, batch: int | None = None) -> dict:
         out.write((",\n" if written else "[\n") + ",\n".join(chunk) + "\n]\n")
     else:
         out.write("\n]\n" if written else "[]\n")
+    for kind, n in lines.made.items():
+        counts[kind] = counts.get(kind, 0) + n
     return counts
 
 

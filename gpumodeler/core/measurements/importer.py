@@ -15,6 +15,7 @@ from itertools import chain, islice
 
 from gpumodeler.core.errors import FormatError
 from gpumodeler.core.measurements import ncu, nvprof, timings
+from gpumodeler.core.measurements.nvprof_chunks import Formatter
 from gpumodeler.core.measurements.parsing import (  # noqa: F401  (re-exported)
     Disagreement, ImportResult, check_finite, csv_fields, positive, record_non_finite,
     split_lines, table_rows, text_lines, where)
@@ -83,8 +84,8 @@ def import_text(text: str, source: str = "file", fmt: str | None = None) -> Impo
 DETECT_LINES = 400
 
 
-def stream_lines(lines: Iterable[str], source: str = "file",
-                 fmt: str | None = None) -> tuple[ImportResult, Iterator[Measurement]]:
+def stream_lines(lines: Iterable[str], source: str = "file", fmt: str | None = None,
+                 formatter: Formatter | None = None) -> tuple[ImportResult, Iterator]:
     """``(result, records)`` of a measurement file given line by line (as
     :func:`~gpumodeler.core.measurements.parsing.text_lines` gives a file read a block at a
     time): ``records`` yields the records as the lines are read, so neither the file nor its
@@ -94,7 +95,8 @@ def stream_lines(lines: Iterable[str], source: str = "file",
     The format is told from the first :data:`DETECT_LINES` lines before this returns (a
     FormatError then); a bad row raises FormatError when ``records`` reaches it, and a file
     without a record of a known kind when it ends. An Nsight Compute details page is held
-    one launch's rows at a time (:func:`~gpumodeler.core.measurements.ncu.stream`)."""
+    one launch's rows at a time (:func:`~gpumodeler.core.measurements.ncu.stream`).
+    ``formatter``: :func:`~gpumodeler.core.measurements.nvprof.stream`'s (nvprof only)."""
     it = iter(lines)
     head = list(islice(it, DETECT_LINES))
     if head and head[0].startswith("\ufeff"):
@@ -108,8 +110,10 @@ def stream_lines(lines: Iterable[str], source: str = "file",
     if fmt == "ncu":
         records = (check_finite(r, source) for r in ncu.stream(all_lines, source, result))
         return result, _counted(records, result, fmt)
-    reader = nvprof.stream if fmt == "nvprof" else timings.stream
-    return result, _counted(reader(all_lines, source, result), result, fmt)
+    if fmt == "nvprof":
+        return result, _counted(nvprof.stream(all_lines, source, result, formatter), result,
+                                fmt)
+    return result, _counted(timings.stream(all_lines, source, result), result, fmt)
 
 
 def _counted(records: Iterator[Measurement], result: ImportResult,

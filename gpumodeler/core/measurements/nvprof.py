@@ -38,7 +38,7 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 
 from gpumodeler.core.errors import FormatError
-from gpumodeler.core.measurements.nvprof_chunks import SLOW, TraceTable
+from gpumodeler.core.measurements.nvprof_chunks import SLOW, Formatter, TraceTable
 from gpumodeler.core.measurements.nvprof_rows import ALL_UNITS, UNIT_TABLES, trace_row
 from gpumodeler.core.measurements.parsing import (
     SPACES, ImportResult, LineSource, check_finite, csv_fields, split_lines, where)
@@ -77,10 +77,16 @@ def parse(text: str, source: str = "nvprof.csv") -> ImportResult:
     return result
 
 
-def stream(lines: Iterable[str], source: str, result: ImportResult) -> Iterator[Measurement]:
+def stream(lines: Iterable[str], source: str, result: ImportResult,
+           formatter: Formatter | None = None) -> Iterator:
     """The records of an nvprof --csv log given line by line, yielded as they are read (a
     GPU trace's rows one by one; a metric table's kernels at the end, when every metric of
-    them is known). ``result`` counts noise lines, other rows and disagreements as it goes."""
+    them is known). ``result`` counts noise lines, other rows and disagreements as it goes.
+
+    ``formatter`` (optional: a command that only writes the records out) makes, in place of
+    its record, what is yielded for each GPU-trace row that :class:`TraceTable`'s chunk
+    path reads (:class:`~gpumodeler.core.measurements.nvprof_chunks.Formatter`); every
+    other row still gives its record."""
     src = LineSource(lines)
     per_kernel: dict = {}  # (device, kernel) -> [row, metrics]
     while True:
@@ -95,7 +101,7 @@ def stream(lines: Iterable[str], source: str, result: ImportResult) -> Iterator[
         fields = csv_fields(s, source, k)
         kind = header_kind(fields)
         if kind == "trace":
-            yield from _trace_block(src, k, fields, result)
+            yield from _trace_block(src, k, fields, result, formatter)
         elif kind in ("metrics", "events"):
             _metric_block(src, k, fields, kind, result, per_kernel)
         elif kind in ("summary", "api"):
@@ -151,7 +157,8 @@ def _unit_row(src: LineSource, hrow: int, header, source) -> list[str]:
     return units
 
 
-def _trace_block(src: LineSource, hrow: int, header, result) -> Iterator[Measurement]:
+def _trace_block(src: LineSource, hrow: int, header, result,
+                 formatter: Formatter | None = None) -> Iterator:
     """The rows of one GPU-trace table, read a chunk of lines at a time (:data:`FIRST_ROWS`,
     doubling up to :data:`ROWS_AT_ONCE`), each chunk by :class:`TraceTable`'s ``rows`` a
     column at a time; a chunk with a row off the common case row by row (the row as the
@@ -164,7 +171,7 @@ def _trace_block(src: LineSource, hrow: int, header, result) -> Iterator[Measure
         if col not in header:  # header_kind guarantees these; kept for clarity
             raise FormatError(f"{where(source, hrow)}: the GPU-trace header has no {col} column")
     units = _unit_row(src, hrow, header, source)
-    table = TraceTable(header, units, result)
+    table = TraceTable(header, units, result, formatter)
     ended: list[str] = []
     last = [""]
 

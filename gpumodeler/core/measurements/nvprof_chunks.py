@@ -7,6 +7,7 @@ import math
 from collections.abc import Iterable
 from itertools import compress, repeat
 from operator import add, is_, itemgetter, sub
+from typing import Protocol
 
 from gpumodeler.core.measurements.nvprof_rows import (
     COPY_DIRECTIONS, COPY_NAME, KNOWN_TRACE, MEMORY_KINDS, TOLERANCE, check_rate, extra_metric)
@@ -24,6 +25,29 @@ CACHE = 4096
 _HALF_UNITS = tuple(0.5 * 10.0 ** (0 - k) for k in range(32))
 
 
+class Formatter(Protocol):
+    """What a caller that only writes the records out (``measure import --json``) may give
+    the reader, so that the rows of the chunk path become its output straight from their
+    columns, without their records (a record's dict, and the writer's look at the types of
+    its 19 fields, cost more than its line). One call per kind of row per chunk, made once
+    every row of the chunk is read by the column path (none for a chunk read row by row),
+    one item per row returned, in place of the row's record. The columns
+    hold what the record's fields would: the values are checked and of exact types (names,
+    GPUs and memory kinds ``str``, ``""`` for none; times finite floats > 0; a launch (grid,
+    block, registers, shared memory) of two 3-tuples of ints and two ints or None; a size
+    (exact bytes, whole bytes, their uncertainty, the size's text) of finite floats; a rate
+    a finite float or None), so that each field's output can be written without looking at
+    its type. A kernel's metrics are empty; a copy's are its size's uncertainty when > 0,
+    then its throughput when given, as :meth:`TraceTable.row` makes them."""
+
+    def kernels(self, source: str, names: list, gpus: Iterable, launches: list,
+                times: list, rows: list) -> list: ...
+
+    def copies(self, source: str, names: list, directions: list, gpus: Iterable,
+               sizes: list, times: list, memory_kinds: list, rates: Iterable,
+               rows: list) -> list: ...
+
+
 class TraceTable:
     """One GPU-trace table's columns and unit factors, found once, and its rows read by
     position with the common case only: plain numbers, units given, values valid. Any other
@@ -31,8 +55,9 @@ class TraceTable:
     or the row's error message (a test compares the two on every sample row and on edited
     ones)."""
 
-    def __init__(self, header, units, result):
+    def __init__(self, header, units, result, formatter: Formatter | None = None):
         self.result = result
+        self.formatter = formatter
         self.source = result.source
         self.column = {h: k for k, h in enumerate(header)}
         self.unit = {h: units[k] for k, h in enumerate(header)}
@@ -79,6 +104,7 @@ class TraceTable:
         extra_of = self._extra if self.extra else None
         kernel, copy = self.kernel, self.copy
         source, result = self.source, self.result
+        formatter = self.formatter
         # The words that repeat down a trace (a handful per file), each read once (bounded:
         # cleared when full): a row's name (copy direction or None), a memory-type cell. A
         # kernel's launch cells and a copy's size, remembered by their texts while that pays
@@ -298,14 +324,19 @@ class TraceTable:
             kernels = list(map(is_, directions, repeat(None)))
             copies = list(map(bool, directions))
             out: list = [None] * n
+            later: list = []        # (the formatter's calls: made once every row is read)
             try:
-                if any(kernels) and not kernel_rows(columns, kernels, cells, out, first):
+                if any(kernels) and not kernel_rows(columns, kernels, cells, out, first,
+                                                    later):
                     return None
                 if any(copies) and not copy_rows(columns, copies, directions, cells, out,
-                                                 first):
+                                                 first, later):
                     return None
             except ValueError:      # (a cell float() or int() does not read)
                 return None
+            for make, at, args in later:
+                for k, item in zip(at, make(source, *args, [first + k for k in at])):
+                    out[k] = item
             return out
 
         def column(columns: list, k: int, mask: list, every: bool):
@@ -358,7 +389,7 @@ class TraceTable:
                         memory.hits += 1
             return values
 
-        def kernel_rows(columns, mask, cells, out, first) -> bool:
+        def kernel_rows(columns, mask, cells, out, first, later) -> bool:
             if not xyz:
                 return False
             every = all(mask)
@@ -378,6 +409,10 @@ class TraceTable:
             names = list(map(named.__getitem__, column(columns, name_col, mask, every)))
             gpus = map(str.strip, column(columns, device_col, mask, every)) \
                 if device_col is not None else repeat("")
+            if formatter is not None:
+                later.append((formatter.kernels, list(compress(range(len(mask)), mask)),
+                              (names, gpus, launched, times)))
+                return True
             at = compress(range(len(mask)), mask)
             for k, time_s, name, gpu, (grid, block, regs, smem) in zip(
                     at, times, names, gpus, launched):
@@ -455,7 +490,7 @@ class TraceTable:
                         for p, d in zip(places, dots))]
             return list(zip(exact, sizes, uncertainties, stripped))
 
-        def copy_rows(columns, mask, directions, cells, out, first) -> bool:
+        def copy_rows(columns, mask, directions, cells, out, first, later) -> bool:
             if size_col is None or size_factor is None:
                 return False
             every = all(mask)
@@ -481,21 +516,21 @@ class TraceTable:
                 rates = values = scaled_column(stripped, rate_factor)
                 if not (min(values) > -inf and max(values) < inf):
                     return False
-            names = map(named.__getitem__, column(columns, name_col, mask, every))
-            gpus = map(str.strip, column(columns, device_col, mask, every)) \
+            names: Iterable[str] = map(named.__getitem__, column(columns, name_col, mask, every))
+            gpus: Iterable[str] = map(str.strip, column(columns, device_col, mask, every)) \
                 if device_col is not None else repeat("")
+            if formatter is not None:     # (read twice: by the loop, then by the formatter)
+                names, gpus = list(names), list(gpus) if device_col is not None else gpus
             at = list(compress(range(len(mask)), mask))
             ways = [directions[k] for k in at]
             kinds = {side: column(columns, side, mask, every) for side in (src_col, dst_col)
                      if side is not None}
+            memory_kinds: list = []     # (each row's, for the formatter)
             for j, k, time_s, name, direction, gpu, (exact, size, uncertainty, text), thr, \
                     thr_text in zip(range(len(at)), at, times, names, ways, gpus, known, rates,
                                     thr_texts):
                 # (row()'s memory kind, check and record of a copy, inlined as there: a call
                 # per row is 2 % of an import; the tests compare the two paths)
-                extra: dict = {}
-                if uncertainty > 0:
-                    extra["size_uncertainty"] = (uncertainty, "B")
                 side = src_col if direction == "htod" else dst_col
                 kind = ""
                 if side is not None:
@@ -509,10 +544,17 @@ class TraceTable:
                     kind = known_kind
                 if not kind and (direction == "dtod" or direction == "ptop"):
                     kind = "device"
-                if thr is not None:
-                    if not (thr > 0 and abs(exact / time_s / thr - 1) <= TOLERANCE):
-                        check_rate(text, time_texts[j].strip(), thr_text, exact, time_s, thr,
+                if thr is not None and not (thr > 0 and abs(exact / time_s / thr - 1) <=
+                                            TOLERANCE):
+                    check_rate(text, time_texts[j].strip(), thr_text, exact, time_s, thr,
                                source, first + k, result)
+                if formatter is not None:
+                    memory_kinds.append(kind)
+                    continue
+                extra: dict = {}
+                if uncertainty > 0:
+                    extra["size_uncertainty"] = (uncertainty, "B")
+                if thr is not None:
                     extra["throughput"] = (thr, "B/s")
                 d = copy.copy()
                 d["time_s"] = time_s
@@ -526,6 +568,9 @@ class TraceTable:
                 record = new(Measurement)
                 set_fields(record, "__dict__", d)
                 out[k] = record
+            if formatter is not None:
+                later.append((formatter.copies, at,
+                              (names, ways, gpus, known, times, memory_kinds, rates)))
             return True
 
         row.rows = rows     # type: ignore[attr-defined]
