@@ -367,7 +367,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
     ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
     from gpumodeler.core.application.replay import copy_scaling, kernel_scaling
-    from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_link
+    from gpumodeler.core.resolve import resolve_gpu, resolve_link
 
     app.checked(project)
     notes = []
@@ -500,6 +500,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     def kernel_time(s, launch, gpu):
         """A kernel step's launch predicted on ``gpu`` with the step's share: (kernel
         time, prediction detail)."""
+        from gpumodeler.core.pipeline import evaluate_launch   # (a trace's steps need none)
         view = _copy.copy(project)
         view.launches = dict(project.launches)
         changes = {"gpu": gpu, "transfers": ()}
