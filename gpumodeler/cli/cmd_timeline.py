@@ -52,9 +52,11 @@ def _timeline_without_collector(args) -> int:
     if args.json and not (args.svg or args.by) and _print_columns(result, columns):
         return 0
     if (args.svg or args.by or not args.json) and not (
-            _finite([dict(result, steps=None)]) and all(map(_finite, columns))):
+            _finite([dict(result, steps=None)]) and
+            all(_finite(c) for c in columns if not service.checked_where_made(c))):
         # one rule for the text, the JSON and the chart (the plain JSON document is checked
-        # as it is written: print_json); the document walked to name the number
+        # as it is written: print_json; a column the build checked as it made its values,
+        # the predictions' details, is not read again); the document walked to name the number
         common.require_finite(dict(result, steps=service.step_rows(columns)))
     if not (args.json or args.svg or args.by):
         # the text: written from the columns (the step objects are never made)

@@ -301,6 +301,9 @@ class BuiltApplication:
     powers: dict  # placed GPU id -> DevicePower
     gpus: tuple  # placed GPU ids of the system
     notes: tuple
+    # every prediction's detail holds only text, whole numbers, flags, None and finite
+    # floats, in lists and dicts (checked as build made them: see plain_finite); False: unknown
+    plain_details: bool = field(default=False, compare=False)
 
 
 def _route(project, src, dst, where):
@@ -540,6 +543,17 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     # named tuple's __new__ call.)
     new, Prediction = tuple.__new__, StepPrediction
     compute: dict = {}  # GPU -> the engines a kernel on it holds
+    # (whether every detail is plain and finite, told as it is made: what a step shares with
+    # others, a copy's plan, a kernel's prediction or scaling, once; its own values each)
+    plain = True
+    shared_fine: dict = {}   # id -> (object, answer)
+
+    def fine(shared) -> bool:   # (each object kept with its answer: its id stays its own)
+        known = shared_fine.get(id(shared))
+        if known is None:
+            known = shared_fine[id(shared)] = (shared, plain_finite(shared))
+        return known[1]
+
     for s in app.steps:
         kind, stream, label = s.kind, s.stream, s.name or s.id
         last = last_in_stream.get(stream, _NO_STEP)
@@ -573,15 +587,20 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             detail = {"launch": s.launch, "kernel_time_s": t, "mode": "measured",
                       "measured_s": measured, "traced_gpu": name}
             detail.update(how)
+            if plain and not (type(t) is float and t - t == 0.0 and type(measured) is float
+                              and measured - measured == 0.0 and type(s.launch) is str
+                              and type(name) is str and fine(how)):
+                plain = False
             predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, detail))
         elif kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
             t, how = measured_time(s, s.src, copy_scaling)
             activities.append(make_activity(s.id, label, (copy_engine(s.src, outbound=True),),
                                            waits, t, 0.0, (), None))
-            predictions[s.id] = new(Prediction, (s.id, "copy", s.src, t, {
-                "bytes": float(s.size) if _whole_bytes(s.size) else
-                float(parse(s.size).evaluate(dict(app.variables))), "route": [],
-                "mode": "measured", **how}))
+            detail = {"bytes": float(s.size) if _whole_bytes(s.size) else
+                      float(parse(s.size).evaluate(dict(app.variables))), "route": [],
+                      "mode": "measured", **how}
+            plain = plain and plain_finite(detail)
+            predictions[s.id] = new(Prediction, (s.id, "copy", s.src, t, detail))
         elif kind == "kernel":
             launch = project.launches[s.launch]
             if s.measured_s is not None and launch.kernel not in project.kernels:
@@ -591,6 +610,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             if key not in kernel_times:  # each launch, GPU and share predicted once
                 kernel_times[key] = kernel_time(s, launch, gpu)
             t, detail = kernel_times[key]
+            plain = plain and fine(detail)
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(make_activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
@@ -618,6 +638,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 hops = plan[3]
                 hops = [hops[0].copy()] if len(hops) == 1 else list(map(dict, hops))
             startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
+            plain = plain and fine(plan)   # (the size: a finite float, checked above)
             if s.concurrent:    # on an engine of its own (from a trace): holds none
                 held_engines = ()
             activities.append(make_activity(s.id, label, held_engines, waits, startup, size, links,
@@ -628,6 +649,10 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         else:
             # host time (a trace's idle gap) is the host's: the same on any system
             activities.append(make_activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
+            host_s = s.host_s
+            if plain and not (type(host_s) is float and host_s - host_s == 0.0
+                              and all(type(w) is str for w in waits)):
+                plain = False
             predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s,
                                                 {"waits_for": list(waits), "host_s": s.host_s}))
         if stream is not latest_stream and stream != latest_stream:
@@ -641,7 +666,24 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         busy, idle = device_value(g, "board_power_w"), device_value(g, "idle_power_w")
         powers[g] = DevicePower(busy, idle)
     return BuiltApplication(tuple(activities), capacities, kernel_device, predictions, powers, gpus,
-                            tuple(dict.fromkeys(notes)))
+                            tuple(dict.fromkeys(notes)), plain)
+
+
+def plain_finite(value) -> bool:
+    """Whether ``value`` is text, a whole number, a flag, None or a finite float, or lists,
+    tuples and dicts of them: what the check of a document passes (a float of another
+    type, e.g. numpy's, or anything else: False)."""
+    kind = type(value)
+    if kind is float:
+        return value - value == 0.0   # (inf - inf and NaN - NaN are NaN)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    try:
+        if kind is dict:
+            return all(map(plain_finite, value.values()))
+        return (kind is list or kind is tuple) and all(map(plain_finite, value))
+    except RecursionError:   # (a cycle)
+        return False
 
 
 def _imported_kernel(project, step) -> str | None:
