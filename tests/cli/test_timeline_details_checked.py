@@ -60,6 +60,34 @@ def test_the_build_says_plain_only_when_the_details_are(tmp_path, catalog, step,
         assert built.plain_details is plain and checked is plain
 
 
+def test_what_steps_share_is_checked_when_made(tmp_path, catalog, monkeypatch):
+    """A copy's plan (its route's hops) and an imported step's scaling, each made once for
+    the steps that share it: a number that is not finite there makes the build say so."""
+    from gpumodeler.core import resolve
+    from gpumodeler.core.application import app as app_module
+    project = load_project(hand_built(tmp_path / "p.gpm"))
+    app = project.applications["every"]
+    # (without the copy within a GPU, whose detail is checked whole: the kernel's scaling)
+    app = dataclasses.replace(app, steps=tuple(s for s in app.steps if s.id != "within"))
+    lookups = common.catalog_lookups(catalog)
+    real_link, real_scaling = resolve.resolve_link, app_module._scaling
+
+    def nan_startup(*args, **kwargs):
+        return dataclasses.replace(real_link(*args, **kwargs), startup_htod_s=math.nan)
+
+    def nan_scale(*args, **kwargs):
+        factor, name, how = real_scaling(*args, **kwargs)
+        return factor, name, dict(how, scale=math.nan)
+    for target, name, broken in ((resolve, "resolve_link", nan_startup),
+                                 (app_module, "_scaling", nan_scale)):
+        with monkeypatch.context() as m:
+            m.setattr(target, name, broken)
+            built = build(project, app, **lookups)
+        assert not built.plain_details
+        assert not _finite([p.detail for p in built.predictions.values()])
+    assert build(project, app, **lookups).plain_details
+
+
 def test_plain_finite_reads_every_level():
     assert plain_finite({"a": [1.0, ("x", None, True, 3)], "b": {"c": 2.5}})
     for bad in (math.inf, -math.inf, math.nan, np.float64(1.0), 1j, b"x", {1.0}):

@@ -393,12 +393,19 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
 
     scalings: dict = {}  # (scaling, GPU, traced GPU) -> _scaling's answer
 
+    # whether every step's detail is plain and finite, told as it is made: what steps share
+    # (a scaling, a kernel's prediction, a copy's plan) when it is made for the step that
+    # first uses it, a step's own values each
+    plain = True
+
     def scaling_of(s, gpu, scaling):
         """How an imported step's measured time is carried to ``gpu``: (factor, traced
         GPU's name, detail), found once per GPU and traced GPU."""
+        nonlocal plain
         key = (scaling, gpu, s.traced_gpu)
         if key not in scalings:
             scalings[key] = _scaling(project, s, gpu, spec_of(gpu), traced_spec, at(s), scaling)
+            plain = plain and plain_finite(scalings[key][1:])   # (the name and detail)
         return scalings[key]
 
     def measured_time(s, gpu, scaling):
@@ -543,17 +550,6 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     # named tuple's __new__ call.)
     new, Prediction = tuple.__new__, StepPrediction
     compute: dict = {}  # GPU -> the engines a kernel on it holds
-    # (whether every detail is plain and finite, told as it is made: what a step shares with
-    # others, a copy's plan, a kernel's prediction or scaling, once; its own values each)
-    plain = True
-    shared_fine: dict = {}   # id -> (object, answer)
-
-    def fine(shared) -> bool:   # (each object kept with its answer: its id stays its own)
-        known = shared_fine.get(id(shared))
-        if known is None:
-            known = shared_fine[id(shared)] = (shared, plain_finite(shared))
-        return known[1]
-
     for s in app.steps:
         kind, stream, label = s.kind, s.stream, s.name or s.id
         last = last_in_stream.get(stream, _NO_STEP)
@@ -588,8 +584,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                       "measured_s": measured, "traced_gpu": name}
             detail.update(how)
             if plain and not (type(t) is float and t - t == 0.0 and type(measured) is float
-                              and measured - measured == 0.0 and type(s.launch) is str
-                              and type(name) is str and fine(how)):
+                              and measured - measured == 0.0 and type(s.launch) is str):
                 plain = False
             predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, detail))
         elif kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
@@ -609,8 +604,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             key = (s.launch, gpu, s.fraction)
             if key not in kernel_times:  # each launch, GPU and share predicted once
                 kernel_times[key] = kernel_time(s, launch, gpu)
+                plain = plain and plain_finite(kernel_times[key][1])
             t, detail = kernel_times[key]
-            plain = plain and fine(detail)
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(make_activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
@@ -630,6 +625,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             plan = copy_plans.get((s.src, s.dst))
             if plan is None:
                 plan = copy_plan(s, size, at(s))
+                plain = plain and plain_finite(plan)   # (the size: a finite float, checked above)
                 if not plan[-1]:   # the same for every size: made once
                     copy_plans[(s.src, s.dst)] = plan
                 hops = plan[3]
@@ -638,7 +634,6 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 hops = plan[3]
                 hops = [hops[0].copy()] if len(hops) == 1 else list(map(dict, hops))
             startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
-            plain = plain and fine(plan)   # (the size: a finite float, checked above)
             if s.concurrent:    # on an engine of its own (from a trace): holds none
                 held_engines = ()
             activities.append(make_activity(s.id, label, held_engines, waits, startup, size, links,
