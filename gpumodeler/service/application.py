@@ -109,7 +109,7 @@ def _step_columns(app, built, timeline, energy) -> tuple:
     step_ids = list(map(attrgetter("id"), app.steps))
     in_order = ids == step_ids   # the activities are the steps in program order (build makes one per step)
     steps = app.steps if in_order else list(map({s.id: s for s in app.steps}.__getitem__, ids))
-    predictions = list(map(built.predictions.__getitem__, ids))
+    predictions = _values_by_id(built.predictions, ids, built.predictions.__getitem__)
     alone = list(map(attrgetter("alone_s"), predictions))
     measured_s = list(map(attrgetter("measured_s"), steps))
     measured_start = list(map(attrgetter("measured_start_s"), steps))
@@ -131,7 +131,8 @@ def _step_columns(app, built, timeline, energy) -> tuple:
         list(map(list, links)), list(map(attrgetter("device"), predictions)),
         starts, ends, readies, alone, list(map(sub, starts, readies)),
         list(map(sub, map(sub, ends, starts), alone)),
-        list(map(step_energy.get, ids)), list(map(critical.__contains__, ids)), causes,
+        _values_by_id(step_energy, ids, step_energy.get), list(map(critical.__contains__, ids)),
+        causes,
         _details(built, predictions), measured_s, measured[0], measured[1])
     return columns, measured[2]
 
@@ -164,6 +165,15 @@ def _details(built, predictions: list) -> list:
     column = CheckedWhereMade(details)
     column.made = tuple(details)
     return column
+
+
+def _values_by_id(by_id: dict, ids: list, look_up) -> list:
+    """``list(map(look_up, ids))`` (``look_up`` a look-up in ``by_id``): the dict's values
+    as they are when its keys are ``ids`` in that order, as the build and the energy make
+    them (one list compared, pointer to pointer, in place of 10^5 look-ups)."""
+    if len(by_id) == len(ids) and list(by_id) == ids:
+        return list(by_id.values())
+    return list(map(look_up, ids))
 
 
 def _measured_columns(starts: list, durations: list) -> tuple | None:
