@@ -47,7 +47,8 @@ def _timeline_without_collector(args) -> int:
     app_id = service.pick_application(project, args.application)
     with common.open_catalog() as catalog:
         result, columns = service.application_columns(project, app_id,
-                                                      common.catalog_lookups(catalog))
+                                                      common.catalog_lookups(catalog),
+                                                      keep=leave_to_exit)
     leave_to_exit(result, columns)   # plain data: freed by the system at exit
     if args.json and not (args.svg or args.by) and _print_columns(result, columns):
         return 0
