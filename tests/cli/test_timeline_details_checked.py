@@ -32,6 +32,10 @@ def _with_step(app, step_id, **changes):
     return dataclasses.replace(app, steps=steps)
 
 
+class _Text(str):
+    """Text of another type (equal to a step's id, not plain for the document's check)."""
+
+
 #: (step, changes, whether its detail stays plain and finite)
 VARIANTS = [
     (None, {}, True),
@@ -42,6 +46,8 @@ VARIANTS = [
     ("host", {"host_s": math.nan}, False),                # host time NaN
     ("host", {"host_s": 0}, None),                        # an integer: plain, not told
     ("wait", {"after": ("k2", "up3")}, True),
+    ("wait", {"after": ("k2", _Text("up3"))}, False),    # a sync waiting for text of another type
+    ("host", {"after": ("wait",)}, True),
 ]
 
 

@@ -397,6 +397,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     # (a scaling, a kernel's prediction, a copy's plan) when it is made for the step that
     # first uses it, a step's own values each
     plain = True
+    texts_after: dict = {}   # id -> a sync's ``after`` whose ids are all text
 
     def scaling_of(s, gpu, scaling):
         """How an imported step's measured time is carried to ``gpu``: (factor, traced
@@ -644,10 +645,14 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
         else:
             # host time (a trace's idle gap) is the host's: the same on any system
             activities.append(make_activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
-            host_s = s.host_s
-            if plain and not (type(host_s) is float and host_s - host_s == 0.0
-                              and all(type(w) is str for w in waits)):
+            host_s, after = s.host_s, s.after
+            if plain and not (type(host_s) is float and host_s - host_s == 0.0):
                 plain = False
+            # (what it waits for: steps' ids, text as every id is (below), and the ids its
+            # ``after`` names, each distinct list once: a trace repeats them)
+            if plain and after and id(after) not in texts_after:
+                plain = all(type(w) is str for w in after)
+                texts_after[id(after)] = after   # (kept: its id stays its own)
             predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s,
                                                 {"waits_for": list(waits), "host_s": s.host_s}))
         if stream is not latest_stream and stream != latest_stream:
@@ -660,6 +665,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     for g in gpus:
         busy, idle = device_value(g, "board_power_w"), device_value(g, "idle_power_w")
         powers[g] = DevicePower(busy, idle)
+    plain = plain and set(map(type, predictions)) <= {str}   # (every step's id: a sync waits for some)
     return BuiltApplication(tuple(activities), capacities, kernel_device, predictions, powers, gpus,
                             tuple(dict.fromkeys(notes)), plain)
 
