@@ -46,9 +46,12 @@ def _timeline_without_collector(args) -> int:
     project, _info = common.read_project(args.file)
     app_id = service.pick_application(project, args.application)
     with common.open_catalog() as catalog:
+        # (the predictions' details are only in the JSON document: not made for the other
+        # outputs, only checked as they would be made)
         result, columns = service.application_columns(project, app_id,
                                                       common.catalog_lookups(catalog),
-                                                      keep=leave_to_exit)
+                                                      keep=leave_to_exit,
+                                                      details=bool(args.json and not args.by))
     leave_to_exit(result, columns)   # plain data: freed by the system at exit
     if args.json and not (args.svg or args.by) and _print_columns(result, columns):
         return 0

@@ -49,7 +49,7 @@ def run_application(project, app_id: str, lookups: dict, analyses=None) -> dict:
 
 
 def application_columns(project, app_id: str, lookups: dict, analyses=None,
-                        keep=None) -> tuple[dict, tuple]:
+                        keep=None, details: bool = True) -> tuple[dict, tuple]:
     """:func:`run_application`'s document with its ``"steps"`` still None, and the steps as
     columns: one list per key of :data:`STEP_KEYS` (in that order), one value per step
     (program order). :func:`step_rows` makes the steps of the document from them; the
@@ -57,11 +57,16 @@ def application_columns(project, app_id: str, lookups: dict, analyses=None,
     rows alone take a fifth of a second). The collector is the caller's to pause.
     ``keep``: given the build and the timeline the document is made from, which it does not
     hold (a command line leaves them to the end of its process: freeing a 10^5-step build's
-    activities and predictions one by one costs 0.05 s)."""
-    from gpumodeler.core.application.app import run
+    activities and predictions one by one costs 0.05 s). ``details=False``: the predictions'
+    details are not made (None in their column: for an output that shows none), only
+    checked as the build would make them; made after all when the build cannot tell they
+    are plain and finite (the document's check then reads them)."""
+    from gpumodeler.core.application.app import build, run
 
     app = project.applications[app_id]
-    built, timeline, energy = run(project, app, **lookups, analyses=analyses)
+    built, timeline, energy = run(project, app, details=details, **lookups, analyses=analyses)
+    if not details and not built.plain_details:
+        built = build(project, app, **lookups, analyses=analyses)   # (the same activities)
     if keep is not None:
         keep(built, timeline)
     document = {
@@ -160,9 +165,10 @@ def checked_where_made(column) -> bool:
 
 def _details(built, predictions: list) -> list:
     """The column of the steps' prediction details: a :class:`CheckedWhereMade` when the
-    build checked every detail as it made it (``plain_details``: what a step shares with
-    others once, its own values each), so that the document's check need not read them
-    again (10^5 steps: 0.1 s, a fifth of a million dicts and lists read from memory)."""
+    build checked every detail as it made it, or would have made it (``plain_details``: what
+    a step shares with others once, its own values each), so that the document's check need
+    not read them again (10^5 steps: 0.1 s, a fifth of a million dicts and lists read from
+    memory)."""
     from operator import attrgetter
 
     details = list(map(attrgetter("detail"), predictions))

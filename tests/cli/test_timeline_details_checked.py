@@ -64,6 +64,31 @@ def test_the_build_says_plain_only_when_the_details_are(tmp_path, catalog, step,
         assert checked   # (never passes what the check refuses)
     if plain is not None:
         assert built.plain_details is plain and checked is plain
+    # without the details made: the same answer, the same predictions but for them
+    bare = build(project, app, **common.catalog_lookups(catalog), details=False)
+    assert bare.plain_details is built.plain_details
+    assert [p._replace(detail=None) for p in built.predictions.values()] == \
+        list(bare.predictions.values())
+    assert bare.activities == built.activities
+
+
+@pytest.mark.parametrize("step, changes", [(None, {}), ("within", {"size": "1e308*10"})])
+def test_the_document_without_details_is_the_document_but_for_them(tmp_path, catalog, step,
+                                                                   changes):
+    """(not made when the build tells them plain and finite; made when it cannot)"""
+    project = load_project(hand_built(tmp_path / "p.gpm"))
+    app = project.applications["every"]
+    if step is not None:
+        project.put("applications", _with_step(app, step, **changes))
+    lookups = common.catalog_lookups(catalog)
+    doc, columns = service.application_columns(project, "every", lookups)
+    bare_doc, bare = service.application_columns(project, "every", lookups, details=False)
+    at = service.STEP_KEYS.index("prediction")
+    assert bare_doc == doc and bare[:at] + bare[at + 1:] == columns[:at] + columns[at + 1:]
+    if step is None:
+        assert set(bare[at]) == {None} and service.checked_where_made(bare[at])
+    else:
+        assert bare[at] == columns[at] and not service.checked_where_made(bare[at])
 
 
 def test_what_steps_share_is_checked_when_made(tmp_path, catalog, monkeypatch):

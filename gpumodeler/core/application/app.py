@@ -362,13 +362,15 @@ def _slot(project, conn, frm, to) -> str:
 
 
 def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=None,
-          calibration_lookup=None, analyses=None) -> BuiltApplication:
+          calibration_lookup=None, analyses=None, details: bool = True) -> BuiltApplication:
     """Timeline activities of ``app``. ``gpu_lookup``/``link_lookup``/``table_lookup``/
     ``calibration_lookup`` and ``analyses`` as for
     :func:`gpumodeler.core.pipeline.evaluate_launch`; a hop over
     a link with a calibrated transfer model of its direction takes that model's startup and
     its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
-    ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
+    ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied).
+    ``details=False``: each prediction's ``detail`` is None, not made (for an output that
+    shows none), ``plain_details`` still telling whether those it would make are plain."""
     from gpumodeler.core.application.replay import copy_scaling, kernel_scaling
     from gpumodeler.core.resolve import resolve_gpu, resolve_link
 
@@ -581,9 +583,11 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 engines = compute[gpu] = (f"{gpu}/compute",)
             activities.append(make_activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
-            detail = {"launch": s.launch, "kernel_time_s": t, "mode": "measured",
-                      "measured_s": measured, "traced_gpu": name}
-            detail.update(how)
+            detail = None
+            if details:
+                detail = {"launch": s.launch, "kernel_time_s": t, "mode": "measured",
+                          "measured_s": measured, "traced_gpu": name}
+                detail.update(how)
             if plain and not (type(t) is float and t - t == 0.0 and type(measured) is float
                               and measured - measured == 0.0 and type(s.launch) is str):
                 plain = False
@@ -596,7 +600,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                       float(parse(s.size).evaluate(dict(app.variables))), "route": [],
                       "mode": "measured", **how}
             plain = plain and plain_finite(detail)
-            predictions[s.id] = new(Prediction, (s.id, "copy", s.src, t, detail))
+            predictions[s.id] = new(Prediction, (s.id, "copy", s.src, t, detail if details else None))
         elif kind == "kernel":
             launch = project.launches[s.launch]
             if s.measured_s is not None and launch.kernel not in project.kernels:
@@ -610,7 +614,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(make_activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
-            predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, dict(detail)))
+            predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, dict(detail) if details else None))
         elif kind == "copy":
             size = sizes.get(s.size)
             if size is None:  # each expression evaluated and checked once; whole numbers as such
@@ -630,8 +634,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 if not plan[-1]:   # the same for every size: made once
                     copy_plans[(s.src, s.dst)] = plan
                 hops = plan[3]
-            else:   # (each step its own hops: the document holds no shared object; the
-                # usual one hop, between a host and a GPU, copied without a map's pass)
+            elif details:   # (each step its own hops: the document holds no shared object;
+                # the usual one hop, between a host and a GPU, copied without a map's pass)
                 hops = plan[3]
                 hops = [hops[0].copy()] if len(hops) == 1 else list(map(dict, hops))
             startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
@@ -641,7 +645,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                                            rate_cap))
             alone = startup + size / rate_cap
             predictions[s.id] = new(Prediction, (s.id, "copy", owner, alone, {
-                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap}))
+                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap}
+                if details else None))
         else:
             # host time (a trace's idle gap) is the host's: the same on any system
             activities.append(make_activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
@@ -653,8 +658,8 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             if plain and after and id(after) not in texts_after:
                 plain = all(type(w) is str for w in after)
                 texts_after[id(after)] = after   # (kept: its id stays its own)
-            predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s,
-                                                {"waits_for": list(waits), "host_s": s.host_s}))
+            predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s, {
+                "waits_for": list(waits), "host_s": s.host_s} if details else None))
         if stream is not latest_stream and stream != latest_stream:
             last_in_stream.pop(stream, None)
             latest_stream = stream
@@ -717,12 +722,12 @@ def _scaling(project, step, gpu, target, traced_spec, where, scaling):
     return factor, step.traced_gpu or placed.device_name, how
 
 
-def run(project, app: Application, **lookups):
-    """Build and simulate ``app``: (BuiltApplication, Timeline, ApplicationEnergy). The
-    cyclic garbage collector is paused meanwhile (a trace's 10^5 steps make ~10^6 objects and
-    no cycles; its full passes cost more than the building)."""
+def run(project, app: Application, details: bool = True, **lookups):
+    """Build (``details``: see :func:`build`) and simulate ``app``: (BuiltApplication,
+    Timeline, ApplicationEnergy). The cyclic garbage collector is paused meanwhile (a trace's
+    10^5 steps make ~10^6 objects and no cycles; its full passes cost more than the building)."""
     with collector_paused():
-        built = build(project, app, **lookups)
+        built = build(project, app, details=details, **lookups)
         timeline = simulate(built.activities, built.capacities, policy=app.policy)
         # every GPU of the system draws power for the whole makespan, used or not
         return built, timeline, energy(timeline, built.kernel_device, built.powers,
