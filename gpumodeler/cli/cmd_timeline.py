@@ -46,15 +46,21 @@ def _timeline_without_collector(args) -> int:
     project, _info = common.read_project(args.file)
     app_id = service.pick_application(project, args.application)
     with common.open_catalog() as catalog:
+        # (the predictions' details are only in the JSON document: not made for the other
+        # outputs, only checked as they would be made)
         result, columns = service.application_columns(project, app_id,
-                                                      common.catalog_lookups(catalog))
+                                                      common.catalog_lookups(catalog),
+                                                      keep=leave_to_exit,
+                                                      details=bool(args.json and not args.by))
     leave_to_exit(result, columns)   # plain data: freed by the system at exit
     if args.json and not (args.svg or args.by) and _print_columns(result, columns):
         return 0
     if (args.svg or args.by or not args.json) and not (
-            _finite([dict(result, steps=None)]) and all(map(_finite, columns))):
+            _finite([dict(result, steps=None)]) and
+            all(_finite(c) for c in columns if not service.checked_where_made(c))):
         # one rule for the text, the JSON and the chart (the plain JSON document is checked
-        # as it is written: print_json); the document walked to name the number
+        # as it is written: print_json; a column the build checked as it made its values,
+        # the predictions' details, is not read again); the document walked to name the number
         common.require_finite(dict(result, steps=service.step_rows(columns)))
     if not (args.json or args.svg or args.by):
         # the text: written from the columns (the step objects are never made)

@@ -40,6 +40,12 @@ class LazyFields:
             object.__setattr__(self, name, value)
 
 
+def pending(obj, name: str):
+    """The recipe of ``obj``'s field ``name`` while it is not computed yet, else None."""
+    recipes = getattr(obj, "__dict__", {}).get(_PENDING)
+    return recipes.get(name) if recipes else None
+
+
 def build(cls, values: dict, lazy: dict):
     """An instance of the dataclass ``cls`` with ``values`` set now and each field of
     ``lazy`` (name -> ``(function, *arguments)``) computed when first read."""

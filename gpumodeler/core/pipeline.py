@@ -12,7 +12,7 @@ one evaluation, so that many launches of one kernel analyse it once.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from gpumodeler.core.device import GPUSpec, LinkSpec
 from gpumodeler.core.errors import InvalidParameter, shown
@@ -21,8 +21,8 @@ from gpumodeler.core.kernel.sass.launch_memory import LaunchGraph, graph_for_lau
 from gpumodeler.core.launch_limits import check_launch
 from gpumodeler.core.models.gajger import ApplicationPrediction, kernel_inputs_from_graph, predict
 from gpumodeler.core.models.kernel_time import grid_for
-from gpumodeler.core.override_types import check_overrides
-from gpumodeler.core.project import TRANSFER_CALIBRATION, VIA, Connection, Project
+from gpumodeler.core.project import TRANSFER_CALIBRATION, Project
+from gpumodeler.core.resolve import resolve_gpu, resolve_link, transfer_calibration
 
 
 class GraphAnalyses:
@@ -103,51 +103,6 @@ def resolve_table(key: str | None, table_lookup=None):
     if key is None or key in TABLES or table_lookup is None:
         return key
     return table_lookup(key)
-
-
-def resolve_gpu(project: Project, device_id: str | None, gpu_lookup) -> GPUSpec:
-    """Catalog spec of a placed GPU with the project's overrides applied."""
-    placed = project.devices.get(device_id) if device_id is not None else None
-    if placed is None or placed.kind != "gpu":
-        raise InvalidParameter("choose a GPU for the launch (none is selected)", item="gpu")
-    check_overrides(placed.overrides, "gpu", f"device {placed.label or placed.id}", item=placed.id)
-    spec = gpu_lookup(placed.device_name)
-    return spec.with_overrides(**placed.overrides) if placed.overrides else spec
-
-
-def transfer_calibration(connection: Connection) -> str | None:
-    """The calibration label a connection uses (None: the nominal link, eq. 5.5)."""
-    label = connection.overrides.get(TRANSFER_CALIBRATION)
-    if label is None:
-        return None
-    if not isinstance(label, str) or not label.strip():
-        raise InvalidParameter(f"link {connection.link_name!r}: {TRANSFER_CALIBRATION} must be the "
-                               f"label of a stored link calibration (a non-empty text), got {label!r}",
-                               item=connection.id)
-    return label
-
-
-def resolve_link(project: Project, connection_id: str, link_lookup,
-                 calibration_lookup=None) -> LinkSpec:
-    """Catalog spec of a connection's link with the project's overrides applied. When the
-    connection names a calibration (overrides[``transfer_calibration``]),
-    ``calibration_lookup(link_name, label) -> LinkSpec`` gives the link carrying that
-    calibration's fitted transfer models (the db layer's ``calibrated_link_spec``); it raises
-    InvalidParameter when the link has no calibration of that label."""
-    conn = project.connections[connection_id].checked()
-    overrides = dict(conn.overrides)
-    label = transfer_calibration(conn)
-    overrides.pop(TRANSFER_CALIBRATION, None)
-    overrides.pop(VIA, None)  # the host-side link it passes through: a route, not a value
-    if label is None:
-        spec = link_lookup(conn.link_name)
-    elif calibration_lookup is None:
-        raise InvalidParameter(f"link {conn.link_name!r} uses the transfer calibration {label!r}, but "
-                               "no calibration store is available here to look it up (labels: unknown); "
-                               "clear the link's calibration to use the nominal link", item=conn.id)
-    else:
-        spec = calibration_lookup(conn.link_name, label)
-    return replace(spec, **overrides) if overrides else spec
 
 
 def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,

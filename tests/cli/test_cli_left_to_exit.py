@@ -25,7 +25,9 @@ sys.argv = ["gpumodeler", *sys.argv[1:]]
 import gpumodeler.cli.main as m
 code = m.main()
 left = m._left
-kept = None if left is None else "Project" in {type(x).__name__ for x in left if x is not left}
+names = {"Project", "BuiltApplication", "Timeline"}
+kept = None if left is None else \
+    "+".join(sorted(names & {type(x).__name__ for x in left if x is not left})) or None
 print("PROBE", code, left is None or any(x is left for x in left), kept,
       gc.get_freeze_count() > 0, file=sys.stderr)
 raise SystemExit(code)
@@ -45,20 +47,20 @@ def _probe(*argv: str) -> tuple[int, str, str, str]:
 def test_timeline_as_the_command_line_keeps_the_project_and_prints_what_a_call_prints(capsys):
     code, out, err, probe = _probe("timeline", EXAMPLE, "--json")
     assert code == 0 and err == "", err
-    # the list holds itself (module teardown leaves it), the project read is in it, and every
-    # object alive went to the collector's permanent generation
-    assert probe == "PROBE 0 True True True"
+    # the list holds itself (module teardown leaves it), the project read, the build and the
+    # timeline are in it, and every object alive went to the collector's permanent generation
+    assert probe == "PROBE 0 True BuiltApplication+Project+Timeline True"
     assert cli_main.main(["timeline", EXAMPLE, "--json"]) == 0
     assert capsys.readouterr().out == out
 
 
 def test_timeline_text_and_bad_input_as_the_command_line(capsys):
     code, out, err, probe = _probe("timeline", EXAMPLE)
-    assert code == 0 and err == "" and probe == "PROBE 0 True True True"
+    assert code == 0 and err == "" and probe == "PROBE 0 True BuiltApplication+Project+Timeline True"
     assert cli_main.main(["timeline", EXAMPLE]) == 0
     assert capsys.readouterr().out == out
     code, out, err, probe = _probe("timeline", EXAMPLE, "--application", "nope")
-    assert code == 2 and out == "" and probe == "PROBE 2 True True True"
+    assert code == 2 and out == "" and probe == "PROBE 2 True Project True"
     assert err.count("\n") == 1 and "no application 'nope'" in err
 
 

@@ -198,3 +198,13 @@ def test_measured_columns_of_steps_measured_all_or_in_part(tmp_path, capsys, cha
         doc = service.run_application(project, "app1", lookups)
         want = reference_document(project, "app1", lookups)
     assert stdlib(doc) == stdlib(want)   # (NaN and -0.0 told apart)
+
+
+def test_values_by_id_are_the_look_ups_in_any_order():
+    """(a dict whose keys are the ids in order: its values at once; any other: looked up)"""
+    ids = ["a", "b", "c"]
+    for by_id in ({"a": 1, "b": 2, "c": 3}, {"c": 3, "a": 1, "b": 2}, {"a": 1, "c": 3},
+                  {"a": 1, "b": 2, "c": 3, "d": 4}, {"a": 1, "b": 2, "x": 3}):
+        assert service._values_by_id(by_id, ids, by_id.get) == list(map(by_id.get, ids))
+    with pytest.raises(KeyError):
+        service._values_by_id({"a": 1}, ids, {"a": 1}.__getitem__)

@@ -369,6 +369,36 @@ def test_step_columns_are_the_columns_of_the_activities():
     assert step_columns(Timeline((), 0.0, (), {}, {})) == ([],) * len(ScheduledActivity._fields)
 
 
+def test_the_activities_are_made_when_first_read():
+    """The simulation's timeline makes its named tuples only when they are read (the
+    energy and the document read its columns): the same tuple, equal to the plain
+    algorithm's, its columns its own before and after, in copies and pickles too."""
+    import pickle
+
+    from gpumodeler.core.application.energy import DevicePower, energy
+    from gpumodeler.core.lazy_fields import pending
+
+    acts, capacities = random_application(random.Random(7), n=60, forward=0)
+    acts.append(Activity("k", name="kernel", engines=("gpu/compute",), fixed_s=0.5))
+    got = simulate(acts, capacities)
+    assert pending(got, "activities") is not None
+    ids = [a.id for a in acts]
+    energy(got, {"k": "gpu"}, {"gpu": DevicePower(100.0, 10.0)})
+    assert step_columns(got)[0] == ids and columns_of(got)[0] == ids and positions_of(got)
+    assert pending(got, "activities") is not None   # (read in bulk: not made)
+    made = got.activities
+    assert type(made) is tuple and all(type(a) is ScheduledActivity for a in made)
+    assert got.activities is made and pending(got, "activities") is None
+    assert [a.id for a in made] == ids and positions_of(got) is not None
+    assert step_columns(got) == tuple(map(list, zip(*made)))
+    assert got == reference_simulate(acts, capacities) == simulate(acts, capacities)
+    assert repr(got) == repr(reference_simulate(acts, capacities))
+    again = simulate(acts, capacities)
+    assert pickle.loads(pickle.dumps(again)).activities == made
+    other = replace(again, activities=made[:-1])   # (columns of other activities: not used)
+    assert positions_of(other) is None and step_columns(other)[0] == ids[:-1]
+
+
 def test_the_comparison_can_fail():
     """One step a picosecond longer changes the timeline the comparison sees."""
     acts, capacities = random_application(random.Random(5), n=40)

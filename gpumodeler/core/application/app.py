@@ -301,6 +301,9 @@ class BuiltApplication:
     powers: dict  # placed GPU id -> DevicePower
     gpus: tuple  # placed GPU ids of the system
     notes: tuple
+    # every prediction's detail holds only text, whole numbers, flags, None and finite
+    # floats, in lists and dicts (checked as build made them: see plain_finite); False: unknown
+    plain_details: bool = field(default=False, compare=False)
 
 
 def _route(project, src, dst, where):
@@ -359,15 +362,17 @@ def _slot(project, conn, frm, to) -> str:
 
 
 def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=None,
-          calibration_lookup=None, analyses=None) -> BuiltApplication:
+          calibration_lookup=None, analyses=None, details: bool = True) -> BuiltApplication:
     """Timeline activities of ``app``. ``gpu_lookup``/``link_lookup``/``table_lookup``/
     ``calibration_lookup`` and ``analyses`` as for
     :func:`gpumodeler.core.pipeline.evaluate_launch`; a hop over
     a link with a calibrated transfer model of its direction takes that model's startup and
     its bandwidth at the copy's size (so alone it takes exactly the model's time); copy engines and powers are the GPUs'
-    ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied)."""
+    ``copy_engines``, ``board_power_w`` and ``idle_power_w`` (project overrides applied).
+    ``details=False``: each prediction's ``detail`` is None, not made (for an output that
+    shows none), ``plain_details`` still telling whether those it would make are plain."""
     from gpumodeler.core.application.replay import copy_scaling, kernel_scaling
-    from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_link
+    from gpumodeler.core.resolve import resolve_gpu, resolve_link
 
     app.checked(project)
     notes = []
@@ -390,12 +395,20 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
 
     scalings: dict = {}  # (scaling, GPU, traced GPU) -> _scaling's answer
 
+    # whether every step's detail is plain and finite, told as it is made: what steps share
+    # (a scaling, a kernel's prediction, a copy's plan) when it is made for the step that
+    # first uses it, a step's own values each
+    plain = True
+    texts_after: dict = {}   # id -> a sync's ``after`` whose ids are all text
+
     def scaling_of(s, gpu, scaling):
         """How an imported step's measured time is carried to ``gpu``: (factor, traced
         GPU's name, detail), found once per GPU and traced GPU."""
+        nonlocal plain
         key = (scaling, gpu, s.traced_gpu)
         if key not in scalings:
             scalings[key] = _scaling(project, s, gpu, spec_of(gpu), traced_spec, at(s), scaling)
+            plain = plain and plain_finite(scalings[key][1:])   # (the name and detail)
         return scalings[key]
 
     def measured_time(s, gpu, scaling):
@@ -500,6 +513,7 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     def kernel_time(s, launch, gpu):
         """A kernel step's launch predicted on ``gpu`` with the step's share: (kernel
         time, prediction detail)."""
+        from gpumodeler.core.pipeline import evaluate_launch   # (a trace's steps need none)
         view = _copy.copy(project)
         view.launches = dict(project.launches)
         changes = {"gpu": gpu, "transfers": ()}
@@ -569,18 +583,24 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                 engines = compute[gpu] = (f"{gpu}/compute",)
             activities.append(make_activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
-            detail = {"launch": s.launch, "kernel_time_s": t, "mode": "measured",
-                      "measured_s": measured, "traced_gpu": name}
-            detail.update(how)
+            detail = None
+            if details:
+                detail = {"launch": s.launch, "kernel_time_s": t, "mode": "measured",
+                          "measured_s": measured, "traced_gpu": name}
+                detail.update(how)
+            if plain and not (type(t) is float and t - t == 0.0 and type(measured) is float
+                              and measured - measured == 0.0 and type(s.launch) is str):
+                plain = False
             predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, detail))
         elif kind == "copy" and s.src == s.dst:   # within one GPU: from a trace
             t, how = measured_time(s, s.src, copy_scaling)
             activities.append(make_activity(s.id, label, (copy_engine(s.src, outbound=True),),
                                            waits, t, 0.0, (), None))
-            predictions[s.id] = new(Prediction, (s.id, "copy", s.src, t, {
-                "bytes": float(s.size) if _whole_bytes(s.size) else
-                float(parse(s.size).evaluate(dict(app.variables))), "route": [],
-                "mode": "measured", **how}))
+            detail = {"bytes": float(s.size) if _whole_bytes(s.size) else
+                      float(parse(s.size).evaluate(dict(app.variables))), "route": [],
+                      "mode": "measured", **how}
+            plain = plain and plain_finite(detail)
+            predictions[s.id] = new(Prediction, (s.id, "copy", s.src, t, detail if details else None))
         elif kind == "kernel":
             launch = project.launches[s.launch]
             if s.measured_s is not None and launch.kernel not in project.kernels:
@@ -589,11 +609,12 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             key = (s.launch, gpu, s.fraction)
             if key not in kernel_times:  # each launch, GPU and share predicted once
                 kernel_times[key] = kernel_time(s, launch, gpu)
+                plain = plain and plain_finite(kernel_times[key][1])
             t, detail = kernel_times[key]
             engines = () if s.concurrent else (f"{gpu}/compute",)
             activities.append(make_activity(s.id, label, engines, waits, t, 0.0, (), None))
             kernel_device[s.id] = gpu
-            predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, dict(detail)))
+            predictions[s.id] = new(Prediction, (s.id, "kernel", gpu, t, dict(detail) if details else None))
         elif kind == "copy":
             size = sizes.get(s.size)
             if size is None:  # each expression evaluated and checked once; whole numbers as such
@@ -609,11 +630,12 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
             plan = copy_plans.get((s.src, s.dst))
             if plan is None:
                 plan = copy_plan(s, size, at(s))
+                plain = plain and plain_finite(plan)   # (the size: a finite float, checked above)
                 if not plan[-1]:   # the same for every size: made once
                     copy_plans[(s.src, s.dst)] = plan
                 hops = plan[3]
-            else:   # (each step its own hops: the document holds no shared object; the
-                # usual one hop, between a host and a GPU, copied without a map's pass)
+            elif details:   # (each step its own hops: the document holds no shared object;
+                # the usual one hop, between a host and a GPU, copied without a map's pass)
                 hops = plan[3]
                 hops = [hops[0].copy()] if len(hops) == 1 else list(map(dict, hops))
             startup, rate_cap, links, _hops, held_engines, owner, _sized = plan
@@ -623,12 +645,21 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
                                            rate_cap))
             alone = startup + size / rate_cap
             predictions[s.id] = new(Prediction, (s.id, "copy", owner, alone, {
-                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap}))
+                "bytes": size, "route": hops, "startup_s": startup, "bandwidth_bytes_per_s": rate_cap}
+                if details else None))
         else:
             # host time (a trace's idle gap) is the host's: the same on any system
             activities.append(make_activity(s.id, label, (), waits, s.host_s, 0.0, (), None))
-            predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s,
-                                                {"waits_for": list(waits), "host_s": s.host_s}))
+            host_s, after = s.host_s, s.after
+            if plain and not (type(host_s) is float and host_s - host_s == 0.0):
+                plain = False
+            # (what it waits for: steps' ids, text as every id is (below), and the ids its
+            # ``after`` names, each distinct list once: a trace repeats them)
+            if plain and after and id(after) not in texts_after:
+                plain = all(type(w) is str for w in after)
+                texts_after[id(after)] = after   # (kept: its id stays its own)
+            predictions[s.id] = new(Prediction, (s.id, "sync", None, s.host_s, {
+                "waits_for": list(waits), "host_s": s.host_s} if details else None))
         if stream is not latest_stream and stream != latest_stream:
             last_in_stream.pop(stream, None)
             latest_stream = stream
@@ -639,8 +670,26 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     for g in gpus:
         busy, idle = device_value(g, "board_power_w"), device_value(g, "idle_power_w")
         powers[g] = DevicePower(busy, idle)
+    plain = plain and set(map(type, predictions)) <= {str}   # (every step's id: a sync waits for some)
     return BuiltApplication(tuple(activities), capacities, kernel_device, predictions, powers, gpus,
-                            tuple(dict.fromkeys(notes)))
+                            tuple(dict.fromkeys(notes)), plain)
+
+
+def plain_finite(value) -> bool:
+    """Whether ``value`` is text, a whole number, a flag, None or a finite float, or lists,
+    tuples and dicts of them: what the check of a document passes (a float of another
+    type, e.g. numpy's, or anything else: False)."""
+    kind = type(value)
+    if kind is float:
+        return value - value == 0.0   # (inf - inf and NaN - NaN are NaN)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    try:
+        if kind is dict:
+            return all(map(plain_finite, value.values()))
+        return (kind is list or kind is tuple) and all(map(plain_finite, value))
+    except RecursionError:   # (a cycle)
+        return False
 
 
 def _imported_kernel(project, step) -> str | None:
@@ -673,12 +722,12 @@ def _scaling(project, step, gpu, target, traced_spec, where, scaling):
     return factor, step.traced_gpu or placed.device_name, how
 
 
-def run(project, app: Application, **lookups):
-    """Build and simulate ``app``: (BuiltApplication, Timeline, ApplicationEnergy). The
-    cyclic garbage collector is paused meanwhile (a trace's 10^5 steps make ~10^6 objects and
-    no cycles; its full passes cost more than the building)."""
+def run(project, app: Application, details: bool = True, **lookups):
+    """Build (``details``: see :func:`build`) and simulate ``app``: (BuiltApplication,
+    Timeline, ApplicationEnergy). The cyclic garbage collector is paused meanwhile (a trace's
+    10^5 steps make ~10^6 objects and no cycles; its full passes cost more than the building)."""
     with collector_paused():
-        built = build(project, app, **lookups)
+        built = build(project, app, details=details, **lookups)
         timeline = simulate(built.activities, built.capacities, policy=app.policy)
         # every GPU of the system draws power for the whole makespan, used or not
         return built, timeline, energy(timeline, built.kernel_device, built.powers,

@@ -129,9 +129,8 @@ def _kernel_columns(timeline, all_ids: list, starts_l: list, ends_l: list, kerne
     that is not a float >= 0 below 2^60 s, or a grid finer than 2^-960 s. ``positions``:
     the simulation's id -> position (:func:`positions_of`), when the timeline is its own:
     then the kernels are found by their ids (fewer than the steps) and the times are floats."""
-    acts = timeline.activities
     makespan = timeline.makespan_s
-    if distinct_ids != len(acts) or type(makespan) is not float or not 0.0 <= makespan < 2.0 ** 60:
+    if distinct_ids != len(all_ids) or type(makespan) is not float or not 0.0 <= makespan < 2.0 ** 60:
         return None
     kernel: np.ndarray | list
     if positions is not None:

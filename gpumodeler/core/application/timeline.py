@@ -76,6 +76,7 @@ from gpumodeler.core.application.one_pass import links_never_shared, longest_pat
 from gpumodeler.core.application.timeline_input import PS_PER_S, check_activities, checked_columns, fast_columns
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.kernel.collector import collector_paused
+from gpumodeler.core.lazy_fields import LazyFields, build, pending
 
 __all__ = ["POLICIES", "PS_PER_S", "Activity", "ScheduledActivity", "Timeline", "columns_of", "fair_rates",
            "positions_of", "simulate", "step_columns"]
@@ -120,27 +121,45 @@ class ScheduledActivity(NamedTuple):
 
 
 @dataclass(frozen=True)
-class Timeline:
+class Timeline(LazyFields):
+    """A simulated application. The simulation's own timeline makes ``activities`` when it
+    is first read (:mod:`gpumodeler.core.lazy_fields`: the same tuple of named tuples, in
+    ``==``, ``repr`` and copies): its readers in bulk (the energy, the document) read the
+    columns, and 10^5 named tuples cost as much as the simulation's last tenth."""
+
     activities: tuple  # ScheduledActivity, in program order
     makespan_s: float
     critical_path: tuple  # activity ids, first to last
     busy_s: dict  # engine or link id -> seconds busy
     busy_fraction: dict  # engine or link id -> busy seconds / makespan (0 for a zero makespan)
-    # (activities, then the columns of ScheduledActivity: ids, names, engines, links, start_s,
-    # end_s, ready_s, causes, then id -> position): the simulation's own, for readers in bulk
-    # (the energy, the document); valid only while ``activities`` is that very tuple (see
-    # :func:`step_columns`, :func:`positions_of`)
+    # (a list that holds the activities once they are made from the columns, then the
+    # columns of ScheduledActivity: ids, names, engines, links, start_s, end_s, ready_s,
+    # causes, then id -> position): the simulation's own, for readers in bulk (the energy,
+    # the document); valid only for the activities made from them (see :func:`_own_columns`)
     columns: tuple | None = field(default=None, compare=False, repr=False)
 
     def by_id(self) -> dict:
         return {a.id: a for a in self.activities}
 
 
+def _own_columns(timeline) -> tuple | None:
+    """The timeline's ``columns`` when they are its activities' (the simulation's own
+    timeline, its activities not made yet or made from them), else None."""
+    columns = getattr(timeline, "columns", None)
+    if columns is None:
+        return None
+    made = columns[0]
+    recipe = pending(timeline, "activities")
+    if recipe is not None:
+        return columns if recipe[1] is made else None
+    return columns if made and made[0] is timeline.activities else None
+
+
 def columns_of(timeline) -> tuple:
     """(ids, start_s, end_s) of the timeline's activities, as lists: the simulation's own
     when it made them for these activities, else read from them."""
-    columns = getattr(timeline, "columns", None)
-    if columns is not None and columns[0] is timeline.activities:
+    columns = _own_columns(timeline)
+    if columns is not None:
         return columns[1], columns[5], columns[6]
     acts = timeline.activities
     return ([a.id for a in acts], [a.start_s for a in acts], [a.end_s for a in acts])
@@ -150,10 +169,8 @@ def positions_of(timeline) -> dict | None:
     """id -> position (program order) of the timeline's activities, the simulation's own
     (ids unique, times plain floats), or None when the timeline is not the simulation's own
     for these activities."""
-    columns = getattr(timeline, "columns", None)
-    if columns is not None and columns[0] is timeline.activities:
-        return columns[9]
-    return None
+    columns = _own_columns(timeline)
+    return None if columns is None else columns[9]
 
 
 def step_columns(timeline) -> tuple:
@@ -161,8 +178,8 @@ def step_columns(timeline) -> tuple:
     fields (ids, names, engines, links, start_s, end_s, ready_s, causes), as lists: the
     simulation's own when it made them for these activities (read them, do not change them),
     else read from the activities."""
-    columns = getattr(timeline, "columns", None)
-    if columns is not None and columns[0] is timeline.activities:
+    columns = _own_columns(timeline)
+    if columns is not None:
         return columns[1:9]
     if not timeline.activities:
         return tuple([] for _ in ScheduledActivity._fields)
@@ -569,13 +586,22 @@ def _grid_timeline(ids, index, names, engines, links, start, end, ready, cause, 
     ids_or_none = [*ids, None]
     causes = list(map(ids_or_none.__getitem__, cause))
     ids, names, engines, links = (c if type(c) is list else list(c) for c in (ids, names, engines, links))
-    # named tuples without a call in Python (tuple.__new__ straight from map)
-    scheduled = tuple(map(tuple.__new__, itertools.repeat(ScheduledActivity),
-                          zip(ids, names, engines, links, start, end, ready, causes)))
     busy_s = {k: float(v / PS_PER_S) for k, v in sorted(busy.items())}
     fraction = {k: (float(v / makespan) if makespan > 0 else 0.0) for k, v in sorted(busy.items())}
-    return Timeline(scheduled, float(makespan / PS_PER_S), tuple(path), busy_s, fraction,
-                    columns=(scheduled, ids, names, engines, links, start, end, ready, causes, index))
+    made: list = []   # (the activities, once made)
+    columns = (made, ids, names, engines, links, start, end, ready, causes)
+    return build(Timeline, {"makespan_s": float(makespan / PS_PER_S), "critical_path": tuple(path),
+                            "busy_s": busy_s, "busy_fraction": fraction, "columns": (*columns, index)},
+                 {"activities": (_scheduled, *columns)})
+
+
+def _scheduled(made: list, *columns) -> tuple:
+    """The timeline's activities from its columns (ids, names, engines, links, start_s,
+    end_s, ready_s, causes), kept in ``made`` too: named tuples without a call in Python
+    (tuple.__new__ straight from map)."""
+    activities = tuple(map(tuple.__new__, itertools.repeat(ScheduledActivity), zip(*columns)))
+    made.append(activities)
+    return activities
 
 
 def _timeline(activities, index, start, end, ready, cause, busy, makespan, unit=PS_PER_S) -> Timeline:
