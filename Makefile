@@ -45,8 +45,11 @@ validate: $(STAMP)
 	$(BIN)/gpumodeler validate resources/validation/volkov2016.csv
 	$(BIN)/gpumodeler validate resources/validation/amaris2018.csv
 
+# bytecode written and reused here too (as for the tests): each benchmark runs the CLI in
+# processes of their own, and with PYTHONDONTWRITEBYTECODE set in the environment every one
+# of them would compile the package again (the timings would depend on an earlier run)
 bench: $(STAMP)
-	$(BIN)/python benchmarks/run_all.py
+	PYTHONDONTWRITEBYTECODE= $(BIN)/python benchmarks/run_all.py
 
 devices-db: $(STAMP)
 	$(BIN)/python -m gpumodeler.db.build_devices resources/devices devices.db
