@@ -224,3 +224,17 @@ def test_records_refuse_what_is_not_finite_and_ragged_columns():
                                                      [f"s{i % 5}" for i in range(n)],
                                                      [None if i % 3 else [i, 0.5] for i in range(n)]])
     assert columnar_json.dumps({"steps": records}, None, 2) == stdlib({"steps": records.rows()})
+
+
+def test_lists_long_and_short_of_one_length():
+    """A few long lists of one length (a critical path's ids and instructions) are joined a
+    list at a time, many short ones by a template: both the standard library's text, at the
+    boundary between the two (as many lists as items in each) and on either side of it."""
+    from gpumodeler.cli import columnar_json
+    for count, length in ((1, 5000), (2, 3), (3, 3), (4, 3), (300, 300), (299, 300),
+                          (301, 300), (1, 1), (2, 1)):
+        lists = [[f"n{k}é", k, k / 3, None, True][k % 5] for k in range(length)]
+        doc = {"path": {"edges": [list(map(str, lists)) for _ in range(count)],
+                        "mixed": [lists] * count,
+                        "nested": [[[k] for k in range(length)]] * count}}
+        assert columnar_json.dumps(doc, _json_default, 2) == stdlib(doc), (count, length)
