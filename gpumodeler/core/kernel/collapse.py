@@ -299,16 +299,23 @@ def _heaviest_preds(forward, s_g, d_g, w, reg, flat, eids, starts):
     # each destination with its run of pairs, by item number
     head = np.flatnonzero(np.concatenate(([True], d_c[1:] != d_c[:-1])))
     bounds = np.append(head, len(chosen))
-    runs = list(map(slice, head.tolist(), bounds[1:].tolist()))
     weights = w[chosen].tolist()
     steps = list(map(eids.__getitem__, forward[chosen].tolist()))
     # by position: an item's number less its region's first
     entries = list(zip((s_c - starts[reg[chosen]]).tolist(), weights, steps))
-    list(map(ipreds.__setitem__, d_c[head].tolist(), map(tuple, map(entries.__getitem__, runs))))
+    # each destination's tuple of entries, the destinations with k of them together: their
+    # tuples zipped from k columns (in C: no slice and no list per destination)
+    sizes = np.diff(bounds)
+    for k in np.unique(sizes).tolist():
+        these = np.flatnonzero(sizes == k)
+        at = head[these]
+        places = [map(entries.__getitem__, (at + j).tolist()) for j in range(k)]
+        list(map(ipreds.__setitem__, d_c[head[these]].tolist(), zip(*places)))
 
     def by_item() -> list:
         """The regions' tables by item: in a region, the destinations in the order of
         their first incoming edge."""
+        runs = list(map(slice, head.tolist(), bounds[1:].tolist()))
         order = np.argsort(first_edge[head], kind="stable")
         region = reg[chosen[head]][order]
         order = order[np.argsort(region, kind="stable")]
