@@ -140,7 +140,7 @@ def _run(args) -> int:
     vals = ", ".join(f"{k}={v:g}" for k, v in values.items()) or "none"
     print(f"kernel        {graph.name} (latency table {out['latency_table']}, {out['latency_table_origin']}; variables {vals})")
     print(f"latency bound {out['latency_bound_formula']} = {lat:g} cycles")
-    print(f"critical path {path.describe(graph)}")
+    print(f"critical path {out['critical_path']['text']}")  # (described once, above)
     print("per warp:")
     for name in COUNT_NAMES:
         if counts.forms[name]:
