@@ -167,6 +167,16 @@ class _Writer:
             return list(map(float.__repr__, values))
         import numpy as np
         array = np.array(values, dtype=np.float64)
+        # Each distinct number found by a dict (hashing in C) when equal numbers have one
+        # text: all finite, and the zeros of one sign (0.0 == -0.0); else by bit pattern,
+        # which sorts (a graph's 10^5 access costs: 5 ms instead of 14).
+        table = dict.fromkeys(values)
+        if all(map(math.isfinite, table)) and (
+                0.0 not in table or len(set(np.signbit(array[array == 0.0]).tolist())) == 1):
+            if 2 * len(table) > len(values):   # mostly distinct: no table
+                return list(map(float.__repr__, values))
+            text_of = dict(zip(table, map(float.__repr__, table)))
+            return list(map(text_of.__getitem__, values))
         # one text per distinct bit pattern (so -0.0 keeps its sign and NaN is NaN)
         distinct, where = np.unique(array.view(np.int64), return_inverse=True)
         numbers = distinct.view(np.float64)

@@ -238,3 +238,24 @@ def test_lists_long_and_short_of_one_length():
                         "mixed": [lists] * count,
                         "nested": [[[k] for k in range(length)]] * count}}
         assert columnar_json.dumps(doc, _json_default, 2) == stdlib(doc), (count, length)
+
+
+@pytest.mark.parametrize("zeros", [[0.0], [-0.0], [0.0, -0.0], []])
+@pytest.mark.parametrize("other", [[1.5, 2.0, 1e-300], [math.inf], [math.nan], [-math.inf, 3.0]])
+def test_repeated_floats_found_by_equality_or_by_bits(zeros, other):
+    """A long column of few distinct floats is written once per distinct number: found by a
+    dict when equal numbers have one text (finite, zeros of one sign), by bit pattern
+    otherwise (-0.0 beside 0.0, NaN, the infinities); mostly distinct floats without a
+    table. Each the standard library's text, or its refusal of what is not finite."""
+    from gpumodeler.cli import columnar_json
+    rng = np.random.default_rng(5)
+    few = zeros + other
+    for values in ([few[k % len(few)] for k in range(700)] if few else [],
+                   [float(v) for v in rng.normal(size=600)] + few * 3):
+        doc = {"v": values, "rows": [{"x": v, "y": 1.0} for v in values]}
+        assert columnar_json.dumps(doc, _json_default, 2) == stdlib(doc)
+        if all(map(math.isfinite, values)):
+            assert columnar_json.dumps(doc, _json_default, 2, allow_nan=False) == stdlib(doc)
+        else:
+            with pytest.raises(ValueError, match="Out of range float"):
+                columnar_json.dumps(doc, _json_default, 2, allow_nan=False)
