@@ -306,11 +306,11 @@ def _heaviest_preds(forward, s_g, d_g, w, reg, flat, eids, starts):
     # each destination's tuple of entries, the destinations with k of them together: their
     # tuples zipped from k columns (in C: no slice and no list per destination)
     sizes = np.diff(bounds)
-    for k in np.unique(sizes).tolist():
+    for k in np.flatnonzero(np.bincount(sizes)).tolist():  # (np.unique would import numpy.ma)
         these = np.flatnonzero(sizes == k)
         at = head[these]
         places = [map(entries.__getitem__, (at + j).tolist()) for j in range(k)]
-        list(map(ipreds.__setitem__, d_c[head[these]].tolist(), zip(*places)))
+        list(map(ipreds.__setitem__, d_c[at].tolist(), zip(*places)))
 
     def by_item() -> list:
         """The regions' tables by item: in a region, the destinations in the order of
