@@ -133,7 +133,8 @@ def test_bulk_readers_refuse_what_they_cannot_vouch_for():
                                        kernel_format._prototype)
     positions = {n: i for i, n in enumerate(g.instructions)}
     for bad in ({"latency": -1}, {"latency": [1]}, {"taken": 1}, {"to": "ghost"}, {"to": "a"},
-                {"id": "a"}, {"kind": "bogus"}, {"extra": 1}):
+                {"id": "a"}, {"kind": "bogus"}, {"extra": 1}, {"from": ["a"]}, {"from": None},
+                {"to": 0}):
         edges = [{"id": "e1", "from": "a", "to": "b", "kind": "ilp"},
                  {"id": "e2", "from": "a", "to": "b", "kind": "dependency", **bad}]
         assert not bulk_read.read_edges(edges, g, kernel_format.EDGE_KEYS, positions), bad

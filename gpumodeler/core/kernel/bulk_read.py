@@ -182,13 +182,13 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
         # is not found
         if not set(kinds) <= _EDGE_KINDS or set(map(type, kinds)) != {str}:
             return False  # (text of a subclass: left to the item-by-item reader)
-        ends = list(map(positions.get, srcs)), list(map(positions.get, dsts))
-    except TypeError:  # an unhashable value
+        ends = list(map(positions.__getitem__, srcs)), list(map(positions.__getitem__, dsts))
+    except (TypeError, KeyError):  # an unhashable value, an end that is not an instruction
         return False
-    if None in ends[0] or None in ends[1] or any(map(eq, *ends)):
+    if any(map(eq, *ends)):
         return False
-    names = list(graph.instructions)  # the ids' own objects, by position
-    srcs, dsts = [names[p] for p in ends[0]], [names[p] for p in ends[1]]  # type: ignore[index]  # no None: checked above
+    names = list(graph.instructions).__getitem__  # the ids' own objects, by position
+    srcs, dsts = list(map(names, ends[0])), list(map(names, ends[1]))
     # the optional fields, each a column only when some edge has it; each kind the one text
     # object of its name, not the parser's copy per edge (see _fresh)
     lists = {"src": srcs, "dst": dsts, "kind": list(map(_EDGE_KIND_TEXT.__getitem__, kinds))}
