@@ -303,13 +303,18 @@ def _heaviest_preds(forward, s_g, d_g, w, reg, flat, eids, starts):
     steps = list(map(eids.__getitem__, forward[chosen].tolist()))
     # by position: an item's number less its region's first
     entries = list(zip((s_c - starts[reg[chosen]]).tolist(), weights, steps))
-    # each destination's tuple of entries, the destinations with k of them together: their
-    # tuples zipped from k columns (in C: no slice and no list per destination)
+    # each destination's tuple of entries, the destinations with k of them together (sorted
+    # by k: linear however many different k there are): their tuples zipped from k columns
+    # (in C: no slice and no list per destination)
     sizes = np.diff(bounds)
-    for k in np.flatnonzero(np.bincount(sizes)).tolist():  # (np.unique would import numpy.ma)
-        these = np.flatnonzero(sizes == k)
-        at = head[these]
-        places = [map(entries.__getitem__, (at + j).tolist()) for j in range(k)]
+    # (numpy sorts 16-bit integers by radix: a fifth of the time of 64-bit ones)
+    by_size = np.argsort(sizes.astype(np.int16) if sizes.max() < 1 << 15 else sizes,
+                         kind="stable")
+    sizes = sizes[by_size]
+    cuts = (np.flatnonzero(sizes[1:] != sizes[:-1]) + 1).tolist()
+    for a, b in zip([0] + cuts, cuts + [len(by_size)]):
+        at = head[by_size[a:b]]
+        places = [map(entries.__getitem__, (at + j).tolist()) for j in range(int(sizes[a]))]
         list(map(ipreds.__setitem__, d_c[at].tolist(), zip(*places)))
 
     def by_item() -> list:
