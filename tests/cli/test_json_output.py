@@ -259,3 +259,21 @@ def test_repeated_floats_found_by_equality_or_by_bits(zeros, other):
         else:
             with pytest.raises(ValueError, match="Out of range float"):
                 columnar_json.dumps(doc, _json_default, 2, allow_nan=False)
+
+
+@pytest.mark.parametrize("doc", [
+    {"kernel": "k × 2", "edges": [f"e{i}" for i in range(300)], "formula": "3·a", "n": 1.5},
+    {}, {"only": "é"}, [{"a": 1}, "×"], {1: "a non-text key", "b": [1.0]}, "text", 3.5,
+    {"a": {"b": {"c": ["✓"] * 3}}, "d": np.arange(3), "e": None}])
+def test_print_json_prints_the_standard_librarys_text_a_piece_at_a_time(doc, capsys):
+    """print_json writes an object's text in the pieces it was joined from (its plain-ASCII
+    values written out as such): what print() of the standard library's text prints."""
+    from gpumodeler.cli import columnar_json
+    from gpumodeler.cli.common import indented_json_parts, print_json
+    print_json(doc)
+    assert capsys.readouterr().out == stdlib(doc) + "\n"
+    parts = indented_json_parts(doc, _json_default)
+    assert "".join(parts) == stdlib(doc) and all(parts)
+    if type(doc) is dict and doc and all(type(k) is str for k in doc):
+        assert len(parts) == 2 * len(doc) + 1
+        assert columnar_json.dump_parts(doc, _json_default) == parts
