@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import common
-from .main import CLIError
+from .main import CLIError, leave_to_exit
 
 
 def register(sub) -> None:
@@ -129,6 +129,7 @@ def _run(args) -> int:
         out["binding_resource"] = tb.binding
         out["throughput_bound_warps_per_cycle"] = tb.warps_per_cycle
         out["knee_occupancy_warps_per_sm"] = lat * tb.warps_per_cycle
+    leave_to_exit(graph, latency_graph, bound, counts, path, out)  # plain data: freed at exit
     if args.json:
         # the writing is the check (print_json: the encoder refuses a number that is not
         # finite, and only then is the document walked to name it), not a walk first of
@@ -139,7 +140,7 @@ def _run(args) -> int:
     vals = ", ".join(f"{k}={v:g}" for k, v in values.items()) or "none"
     print(f"kernel        {graph.name} (latency table {out['latency_table']}, {out['latency_table_origin']}; variables {vals})")
     print(f"latency bound {out['latency_bound_formula']} = {lat:g} cycles")
-    print(f"critical path {path.describe(graph)}")
+    print(f"critical path {out['critical_path']['text']}")  # (described once, above)
     print("per warp:")
     for name in COUNT_NAMES:
         if counts.forms[name]:

@@ -501,16 +501,19 @@ def print_json(obj, checked: bool = False) -> None:
     and only then is the document walked to name it (a walk of a 10^5-step timeline took
     1.6 s)."""
     if checked:
-        text = indented_json(obj, _json_default)
+        parts = indented_json_parts(obj, _json_default)
     else:
         try:
-            text = indented_json(obj, _json_default, allow_nan=False)
+            parts = indented_json_parts(obj, _json_default, allow_nan=False)
         except ValueError as exc:
             if "Out of range float" not in str(exc):
                 raise
             require_finite(obj)   # raises, naming the quantity
             raise
-    print(text)
+    write = sys.stdout.write  # (as print(text) writes: the text, then the line end)
+    for part in parts:
+        write(part)
+    write("\n")
 
 
 def _json_default(o):
@@ -527,7 +530,15 @@ def _json_default(o):
 
 def indented_json(obj, default=None, indent: int = 2, allow_nan: bool = True) -> str:
     """``json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
-    allow_nan=allow_nan)``, the same text, faster for big documents.
+    allow_nan=allow_nan)``: :func:`indented_json_parts` joined."""
+    return "".join(indented_json_parts(obj, default, indent, allow_nan))
+
+
+def indented_json_parts(obj, default=None, indent: int = 2,
+                        allow_nan: bool = True) -> list[str]:
+    """``json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
+    allow_nan=allow_nan)``, the same text in pieces (raising before any is given), faster
+    for big documents.
 
     With an indent, the standard library encodes in Python, one call per value (a 10^5-step
     timeline: 7.8 s); without one, in C. So the document is written compactly in C, with
@@ -543,21 +554,21 @@ def indented_json(obj, default=None, indent: int = 2, allow_nan: bool = True) ->
     written: the error is then the standard library's own)."""
     from . import columnar_json
     try:
-        return columnar_json.dumps(obj, default, indent, allow_nan)
+        return columnar_json.dump_parts(obj, default, indent, allow_nan)
     except (columnar_json.Unsupported, TypeError, ValueError, RecursionError):
         pass
     try:
         compact = json.dumps(obj, default=default, ensure_ascii=False, allow_nan=allow_nan,
                              separators=(",", ": "))
     except RecursionError:   # the standard library's own answer
-        return json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
-                          allow_nan=allow_nan)
+        return [json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
+                           allow_nan=allow_nan)]
     if len(compact) < _SMALL_JSON and "numpy" not in sys.modules:
         # (a small document: written at once by the standard library, numpy not imported
         # for it: the start-up time of a command answering a few lines)
-        return json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
-                          allow_nan=allow_nan)
-    return _reindented(compact, indent)
+        return [json.dumps(obj, indent=indent, default=default, ensure_ascii=False,
+                           allow_nan=allow_nan)]
+    return [_reindented(compact, indent)]
 
 
 #: the size (characters of compact JSON) from which a document is indented with numpy even

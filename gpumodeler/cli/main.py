@@ -239,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
 #: Commands whose big results, run as the process's own command line, are left to the
 #: system at the end of the process (:func:`leave_to_exit`) instead of being freed one object
 #: at a time: their objects are plain data (no open file or connection among them).
-LEFT_TO_EXIT = frozenset({"timeline"})
+LEFT_TO_EXIT = frozenset({"timeline", "graph"})
 
 #: What :func:`leave_to_exit` keeps to the end of the process; None when nothing is kept
 #: (main called as a function, by a test or a script: everything is freed as usual).
@@ -253,7 +253,9 @@ def leave_to_exit(*objects) -> None:
     Freeing a big result object by object is work the system does at once when the process
     ends: at 10^5 steps of ``timeline --json``, 0.04 s for the project and 0.08 s for the
     document, then 0.04 s for the interpreter's last collections over every object still
-    alive. Only for plain data: an object kept is never finalized (a file kept would never be
+    alive; at 10^5 instructions of ``graph --json``, 0.045 s for the graph, its bound and
+    critical path, and the last collections (0.015 s even for a small graph: numpy's
+    objects). Only for plain data: an object kept is never finalized (a file kept would never be
     flushed)."""
     if _left is not None:
         _left.extend(objects)

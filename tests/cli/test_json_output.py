@@ -224,3 +224,56 @@ def test_records_refuse_what_is_not_finite_and_ragged_columns():
                                                      [f"s{i % 5}" for i in range(n)],
                                                      [None if i % 3 else [i, 0.5] for i in range(n)]])
     assert columnar_json.dumps({"steps": records}, None, 2) == stdlib({"steps": records.rows()})
+
+
+def test_lists_long_and_short_of_one_length():
+    """A few long lists of one length (a critical path's ids and instructions) are joined a
+    list at a time, many short ones by a template: both the standard library's text, at the
+    boundary between the two (as many lists as items in each) and on either side of it."""
+    from gpumodeler.cli import columnar_json
+    for count, length in ((1, 5000), (2, 3), (3, 3), (4, 3), (300, 300), (299, 300),
+                          (301, 300), (1, 1), (2, 1)):
+        lists = [[f"n{k}é", k, k / 3, None, True][k % 5] for k in range(length)]
+        doc = {"path": {"edges": [list(map(str, lists)) for _ in range(count)],
+                        "mixed": [lists] * count,
+                        "nested": [[[k] for k in range(length)]] * count}}
+        assert columnar_json.dumps(doc, _json_default, 2) == stdlib(doc), (count, length)
+
+
+@pytest.mark.parametrize("zeros", [[0.0], [-0.0], [0.0, -0.0], []])
+@pytest.mark.parametrize("other", [[1.5, 2.0, 1e-300], [math.inf], [math.nan], [-math.inf, 3.0]])
+def test_repeated_floats_found_by_equality_or_by_bits(zeros, other):
+    """A long column of few distinct floats is written once per distinct number: found by a
+    dict when equal numbers have one text (finite, zeros of one sign), by bit pattern
+    otherwise (-0.0 beside 0.0, NaN, the infinities); mostly distinct floats without a
+    table. Each the standard library's text, or its refusal of what is not finite."""
+    from gpumodeler.cli import columnar_json
+    rng = np.random.default_rng(5)
+    few = zeros + other
+    for values in ([few[k % len(few)] for k in range(700)] if few else [],
+                   [float(v) for v in rng.normal(size=600)] + few * 3):
+        doc = {"v": values, "rows": [{"x": v, "y": 1.0} for v in values]}
+        assert columnar_json.dumps(doc, _json_default, 2) == stdlib(doc)
+        if all(map(math.isfinite, values)):
+            assert columnar_json.dumps(doc, _json_default, 2, allow_nan=False) == stdlib(doc)
+        else:
+            with pytest.raises(ValueError, match="Out of range float"):
+                columnar_json.dumps(doc, _json_default, 2, allow_nan=False)
+
+
+@pytest.mark.parametrize("doc", [
+    {"kernel": "k × 2", "edges": [f"e{i}" for i in range(300)], "formula": "3·a", "n": 1.5},
+    {}, {"only": "é"}, [{"a": 1}, "×"], {1: "a non-text key", "b": [1.0]}, "text", 3.5,
+    {"a": {"b": {"c": ["✓"] * 3}}, "d": np.arange(3), "e": None}])
+def test_print_json_prints_the_standard_librarys_text_a_piece_at_a_time(doc, capsys):
+    """print_json writes an object's text in the pieces it was joined from (its plain-ASCII
+    values written out as such): what print() of the standard library's text prints."""
+    from gpumodeler.cli import columnar_json
+    from gpumodeler.cli.common import indented_json_parts, print_json
+    print_json(doc)
+    assert capsys.readouterr().out == stdlib(doc) + "\n"
+    parts = indented_json_parts(doc, _json_default)
+    assert "".join(parts) == stdlib(doc) and all(parts)
+    if type(doc) is dict and doc and all(type(k) is str for k in doc):
+        assert len(parts) == 2 * len(doc) + 1
+        assert columnar_json.dump_parts(doc, _json_default) == parts

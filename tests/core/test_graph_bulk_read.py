@@ -3,6 +3,9 @@ the graph the item-by-item reader makes, and leaves every file it cannot vouch f
 from __future__ import annotations
 
 import random
+import re
+
+import numpy as np
 
 import pytest
 
@@ -133,7 +136,8 @@ def test_bulk_readers_refuse_what_they_cannot_vouch_for():
                                        kernel_format._prototype)
     positions = {n: i for i, n in enumerate(g.instructions)}
     for bad in ({"latency": -1}, {"latency": [1]}, {"taken": 1}, {"to": "ghost"}, {"to": "a"},
-                {"id": "a"}, {"kind": "bogus"}, {"extra": 1}):
+                {"id": "a"}, {"kind": "bogus"}, {"extra": 1}, {"from": ["a"]}, {"from": None},
+                {"to": 0}):
         edges = [{"id": "e1", "from": "a", "to": "b", "kind": "ilp"},
                  {"id": "e2", "from": "a", "to": "b", "kind": "dependency", **bad}]
         assert not bulk_read.read_edges(edges, g, kernel_format.EDGE_KEYS, positions), bad
@@ -152,3 +156,28 @@ def test_an_address_is_text_and_files_without_one_still_load():
     bad = dict(base, instructions=[{"id": "a", "opcode": "LDG", "address": 4}])
     with pytest.raises(ModelError, match="address must be text"):
         from_dict(bad)
+
+
+@pytest.mark.parametrize("first", [np.float64(1.0), np.int64(1), 1, 1.0, True, "x"])
+def test_equal_numbers_of_other_types_first_keep_every_type(first):
+    """A kind whose first value in a column is not a plain number (a numpy number given by a
+    caller) still has the column's plain 1, 1.0 and True told apart (the bulk reader looks
+    at every column where a kind holds anything but text), or leaves the file to the
+    item-by-item reader: either way the graph that reader makes."""
+    data = _decorated(2, True)
+    loads = [d for d in data["instructions"] if d["opcode"] == "LDG"]
+    assert len(loads) >= 5
+    for k, d in enumerate(loads):  # every load of one kind, whose first holds ``first``
+        for key in set(d) - {"id", "opcode", "label", "x", "y"}:
+            del d[key]
+        d["hit_ratio"] = [1, 1.0][k % 2] if k else first
+    try:
+        want = one_by_one(data)
+    except ModelError as exc:
+        with pytest.raises(ModelError, match=re.escape(str(exc))):
+            from_dict(data)
+        return
+    got = from_dict(data)
+    _same_graph(got, want)
+    assert [type(got.instructions[d["id"]].hit_ratio) for d in loads[:5]] == \
+        [type(want.instructions[d["id"]].hit_ratio) for d in loads[:5]]

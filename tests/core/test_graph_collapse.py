@@ -109,3 +109,34 @@ def test_small_graphs_are_the_two_passes(data):
     got = _one_pass(g, table)
     assert got is not None
     _same(got, _general(g, table))
+
+
+def test_instructions_with_many_different_numbers_of_predecessors():
+    """Instruction i depends on the i - 1 before it (and on one twice, the heavier edge
+    counting), in shuffled edge order, inside and outside a loop: every number of
+    predecessors from 0 to 39 at once, each instruction's predecessors in the order of
+    their first edge, as the general way lists them."""
+    rng = random.Random(11)
+    n = 40
+    ins = [{"id": f"n{i}", "opcode": "FADD"} for i in range(n)]
+    edges = [{"from": f"n{i - 1}", "to": f"n{i}", "kind": "ilp"} for i in range(1, n)]
+    edges += [{"from": f"n{j}", "to": f"n{i}", "kind": "dependency", "latency": rng.choice([3, 5])}
+              for i in range(2, n) for j in range(i - 1)]
+    edges += [{"from": f"n{i // 2}", "to": f"n{i}", "kind": "dependency", "latency": 7}
+              for i in range(2, n, 3)]
+    edges.append({"from": "n29", "to": "n20", "kind": "branch", "latency": 12})
+    rng.shuffle(edges)
+    g = from_dict({"format": "gpumodeler-kernel", "version": 2, "latency_table": "maxwell-volkov",
+                   "instructions": ins, "edges": edges,
+                   "loops": [{"id": "L", "members": [f"n{i}" for i in range(20, 30)],
+                              "iterations": "4"}]})
+    table = get_table("maxwell-volkov")
+    got = _one_pass(g, table)
+    assert got is not None
+    _same(got, _general(g, table))
+    sizes = {len(p) for region in got[2].values() for p in region.ipreds}
+    assert len(sizes) > 20
+    for region in got[2].values():
+        where = {node: k for k, node in enumerate(region.topo)}
+        assert list(region.ipreds) == [tuple((where[p], w, s) for p, w, s in region.preds.get(node, ()))
+                                       for node in region.topo]

@@ -83,6 +83,16 @@ def test_the_columns_are_the_items_fields(seed):
     d_codes, d_firsts = kind_codes(plain["instructions"], _kind_of)
     assert [sigs[f] for f in d_firsts] == distinct and len(distinct) <= len(firsts)
     assert d_codes.tolist() == [distinct.index(s) for s in sigs]
+    # worked out once for the table: the same answer again, its numbers read-only and its
+    # list of firsts the caller's own; once the items are made, from the items
+    firsts.append(-1)
+    again, again_firsts = kind_codes(graph.instructions, _kind_of)
+    assert again is codes and again_firsts == firsts[:-1]
+    with pytest.raises(ValueError):
+        codes[0] = 5
+    graph.instructions.plain()
+    made, made_firsts = kind_codes(graph.instructions, _kind_of)
+    assert made.tolist() == d_codes.tolist() and made_firsts == d_firsts
 
 
 @pytest.mark.parametrize("seed", range(8))

@@ -17,7 +17,7 @@ only need to be sufficient, never complete: a column they cannot vouch for is le
 from __future__ import annotations
 
 from dataclasses import fields
-from itertools import chain, repeat
+from itertools import chain, count, repeat
 from operator import eq, itemgetter
 
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge, Instruction
@@ -80,6 +80,14 @@ def _keys_of_dicts(items, allowed):
     return keys if keys <= allowed else None
 
 
+def _first_items(kinds: list):
+    """``(firsts, first_of)``: for each item the position of the first item of its kind, and
+    each kind's first position (a dict in order of first item). Each kind is hashed once
+    (a tuple does not keep its hash). TypeError for an unhashable kind."""
+    first_of: dict = {}
+    return list(map(first_of.setdefault, kinds, count())), first_of
+
+
 def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, prototype) -> bool:
     """Add every instruction of ``items`` to the (empty) instruction table of ``graph`` and
     return True; or add none and return False when a column is not plainly valid.
@@ -124,25 +132,28 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
     # what an instruction shares with others of its kind: every key but its own
     names = ["opcode"] + sorted(keys - own - {"opcode"})
     columns = [opcodes] + [_column(items, k, _ABSENT) for k in names[1:]]
-    # 1, 1.0 and True are equal keys but different values: when a column mixes them, the
-    # kind also holds each value's type (as the item-by-item reader's key does)
-    mixed = any(len(set(map(type, c)) & {bool, int, float}) > 1 for c in columns)
-    if mixed:
-        columns += [list(map(type, c)) for c in columns]
-    kinds = list(zip(*columns))
     try:
-        distinct: dict[tuple, int] = dict.fromkeys(kinds, 0)  # each kind numbered below
+        firsts, first_of = _first_items(list(zip(*columns)))
     except TypeError:  # an unhashable value (a list, ...): invalid
         return False
+    # 1, 1.0 and True are equal keys but different values: when a column mixes them, the
+    # kind also holds each value's type (as the item-by-item reader's key does). Only a
+    # column where some kind holds something other than text (or nothing) can (text,
+    # None and the absent mark equal nothing else), so only those are looked at in full.
+    suspect = [c for j, c in enumerate(columns) if any(
+        k[j].__class__ is not str and k[j] is not _ABSENT and k[j] is not None for k in first_of)]
+    if any(len(set(map(type, c)) & {bool, int, float}) > 1 for c in suspect):
+        columns += [list(map(type, c)) for c in columns]
+        firsts, first_of = _first_items(list(zip(*columns)))
     shared = []  # each kind's shared field values, kinds numbered in order of first item
-    for number, kind in enumerate(distinct):
+    for kind in first_of:
         d = {k: v for k, v in zip(names, kind) if v is not _ABSENT}
         proto = prototype(d)
         if proto is None:
             return False
         shared.append(proto[0] + proto[1] + proto[2])
-        distinct[kind] = number
-    codes: list[int] = list(map(distinct.__getitem__, kinds))
+    number_of = dict(zip(first_of.values(), range(len(first_of))))
+    codes: list[int] = list(map(number_of.__getitem__, firsts))
     per_item = None
     for j, name in enumerate(_SHARED_FIELDS):
         values = [p[j] for p in shared]
@@ -150,7 +161,7 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
             consts[name] = values[0]
         else:
             if per_item is None:
-                per_item = [shared[c] for c in codes]
+                per_item = list(map(shared.__getitem__, codes))
             lists[name] = list(map(itemgetter(j), per_item))
     consts["l1_hit_ratio"] = 0.0  # launch-time only: never in a file
     graph.instructions = ItemTable(Instruction, ids, lists, consts, index, codes)
@@ -182,13 +193,13 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
         # is not found
         if not set(kinds) <= _EDGE_KINDS or set(map(type, kinds)) != {str}:
             return False  # (text of a subclass: left to the item-by-item reader)
-        ends = list(map(positions.get, srcs)), list(map(positions.get, dsts))
-    except TypeError:  # an unhashable value
+        ends = list(map(positions.__getitem__, srcs)), list(map(positions.__getitem__, dsts))
+    except (TypeError, KeyError):  # an unhashable value, an end that is not an instruction
         return False
-    if None in ends[0] or None in ends[1] or any(map(eq, *ends)):
+    if any(map(eq, *ends)):
         return False
-    names = list(graph.instructions)  # the ids' own objects, by position
-    srcs, dsts = [names[p] for p in ends[0]], [names[p] for p in ends[1]]  # type: ignore[index]  # no None: checked above
+    names = list(graph.instructions).__getitem__  # the ids' own objects, by position
+    srcs, dsts = list(map(names, ends[0])), list(map(names, ends[1]))
     # the optional fields, each a column only when some edge has it; each kind the one text
     # object of its name, not the parser's copy per edge (see _fresh)
     lists = {"src": srcs, "dst": dsts, "kind": list(map(_EDGE_KIND_TEXT.__getitem__, kinds))}

@@ -299,16 +299,28 @@ def _heaviest_preds(forward, s_g, d_g, w, reg, flat, eids, starts):
     # each destination with its run of pairs, by item number
     head = np.flatnonzero(np.concatenate(([True], d_c[1:] != d_c[:-1])))
     bounds = np.append(head, len(chosen))
-    runs = list(map(slice, head.tolist(), bounds[1:].tolist()))
     weights = w[chosen].tolist()
     steps = list(map(eids.__getitem__, forward[chosen].tolist()))
     # by position: an item's number less its region's first
     entries = list(zip((s_c - starts[reg[chosen]]).tolist(), weights, steps))
-    list(map(ipreds.__setitem__, d_c[head].tolist(), map(tuple, map(entries.__getitem__, runs))))
+    # each destination's tuple of entries, the destinations with k of them together (sorted
+    # by k: linear however many different k there are): their tuples zipped from k columns
+    # (in C: no slice and no list per destination)
+    sizes = np.diff(bounds)
+    # (numpy sorts 16-bit integers by radix: a fifth of the time of 64-bit ones)
+    by_size = np.argsort(sizes.astype(np.int16) if sizes.max() < 1 << 15 else sizes,
+                         kind="stable")
+    sizes = sizes[by_size]
+    cuts = (np.flatnonzero(sizes[1:] != sizes[:-1]) + 1).tolist()
+    for a, b in zip([0] + cuts, cuts + [len(by_size)]):
+        at = head[by_size[a:b]]
+        places = [map(entries.__getitem__, (at + j).tolist()) for j in range(int(sizes[a]))]
+        list(map(ipreds.__setitem__, d_c[at].tolist(), zip(*places)))
 
     def by_item() -> list:
         """The regions' tables by item: in a region, the destinations in the order of
         their first incoming edge."""
+        runs = list(map(slice, head.tolist(), bounds[1:].tolist()))
         order = np.argsort(first_edge[head], kind="stable")
         region = reg[chosen[head]][order]
         order = order[np.argsort(region, kind="stable")]

@@ -66,13 +66,14 @@ class ItemTable(Mapping):
     that items of one number agree on every field but their own (an instruction's id, label
     and position; see :func:`kind_codes`)."""
 
-    __slots__ = ("_cls", "_ids", "_lists", "_consts", "_index", "_kinds", "_ends", "_some",
-                 "_dict")
+    __slots__ = ("_cls", "_ids", "_lists", "_consts", "_index", "_kinds", "_kind_numbers",
+                 "_ends", "_some", "_dict")
 
     def __init__(self, cls, ids: list, lists: dict, consts: dict, index: dict | None = None,
                  kinds: list | None = None, ends: tuple | None = None):
         self._cls, self._ids, self._lists, self._consts = cls, ids, lists, consts
         self._index, self._kinds, self._ends = index, kinds, ends
+        self._kind_numbers: tuple | None = None  # kind_codes' answer, once worked out
         self._some: dict = {}  # items made one at a time, by position
         self._dict: dict | None = None      # every item, once made
 
@@ -139,7 +140,7 @@ class ItemTable(Mapping):
             self._dict = d
             # the columns go (the ids stay: a list of the keys, which the dict holds anyway)
             self._lists = self._consts = None  # type: ignore[assignment]  # columns dropped
-            self._kinds = self._index = self._ends = None
+            self._kinds = self._kind_numbers = self._index = self._ends = None
             self._some = {}
         return d
 
@@ -350,7 +351,11 @@ def kind_codes(table, signature):
     instructions, every field but id, label and position): a table read from a file numbers
     its items by kind without reading them, and kinds finer than ``signature``'s are as good
     for a caller that works out each number's result on its first item."""
-    codes = table._kinds if table.__class__ is ItemTable and not table.is_made else None
+    kept = table.__class__ is ItemTable and not table.is_made
+    if kept and table._kind_numbers is not None:  # (the counts, the accesses and the
+        codes, firsts = table._kind_numbers       # bound each ask: worked out once)
+        return codes, list(firsts)
+    codes = table._kinds if kept else None
     if codes is None:
         # each item's signature hashed once: ``setdefault`` gives it the position of the
         # first item of its kind, which np.unique turns into codes 0, 1, ... in that order
@@ -359,8 +364,8 @@ def kind_codes(table, signature):
                                len(items))
         firsts, codes = np.unique(first_of, return_inverse=True)
         return codes.astype(np.intp, copy=False).reshape(-1), firsts.tolist()
-    codes = np.asarray(codes, dtype=np.intp)
-    if not codes.size:
-        return codes, []
-    _, firsts = np.unique(codes, return_index=True)
-    return codes, firsts.tolist()
+    codes = np.array(codes, dtype=np.intp)
+    codes.flags.writeable = False  # (shared by every caller)
+    firsts = np.unique(codes, return_index=True)[1].tolist() if codes.size else []
+    table._kind_numbers = codes, tuple(firsts)
+    return codes, firsts
