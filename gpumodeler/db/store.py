@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
+from itertools import chain
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, NamedTuple
 
@@ -547,7 +548,26 @@ def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None
             db.execute(f"UPDATE device_values SET is_default = {value} WHERE id IN "
                        f"(SELECT value FROM json_each(?))", [json.dumps(sorted(ids_to))])
     rows.sort(key=_stored_order)
-    db.conn.executemany(INSERT_VALUE_SQL, rows)
+    insert_value_rows(db, rows)
+
+
+#: Rows a statement of insert_value_rows writes: 64 rows of 11 columns bind 704
+#: parameters, under the 999 and the 500 rows of VALUES older SQLite builds allow.
+_ROWS_PER_INSERT = 64
+_INSERT_ROWS_SQL = INSERT_VALUE_SQL + (
+    ", (" + ", ".join("?" * (len(VALUE_COLUMNS) + 3)) + ")") * (_ROWS_PER_INSERT - 1)
+
+
+def insert_value_rows(db: sqlite_utils.Database, rows: list[tuple]) -> None:
+    """INSERT_VALUE_SQL for each row, in order: 64 rows a statement (the rest one by one),
+    the same rows and ids as executemany writes. A statement per row paid its step and
+    reset 28 000 times in a large merge: a fifth of the time of its inserts."""
+    whole = len(rows) - len(rows) % _ROWS_PER_INSERT
+    execute, flat = db.conn.execute, chain.from_iterable
+    for start in range(0, whole, _ROWS_PER_INSERT):
+        execute(_INSERT_ROWS_SQL, list(flat(rows[start:start + _ROWS_PER_INSERT])))
+    if whole < len(rows):
+        db.conn.executemany(INSERT_VALUE_SQL, rows[whole:])
 
 
 def set_device_heads(db: sqlite_utils.Database, heads: Iterable[tuple]) -> None:
