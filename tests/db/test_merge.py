@@ -174,3 +174,42 @@ def test_diff_of_two_files(two_users, tmp_path):
     assert [c.field for c in report.conflicts] == ["l2_bytes"]
     data = report.to_dict()
     assert data["counts"]["missing"] == 1 and not data["applied"]
+
+
+def test_device_changes_made_in_one_step_are_the_dataclass_ones():
+    """compare_device and compare build DeviceChange without its __init__ (one per device
+    of a merge): each equals, hashes and prints as the one the constructor makes, stays
+    frozen, and finds its conflicts, for identical, changed (a field added on one side,
+    unknown placeholders, aliases, a field only mine has) and conflicting ones (a family,
+    a kind)."""
+    import dataclasses
+    from gpumodeler.db.merge import DeviceChange, compare, compare_device
+    from gpumodeler.db.store import RawDevice
+
+    def rec(value, default=True, unit="count"):
+        return (value, unit, None, None, "user", None, default, None)
+    base = RawDevice("gpu", "Écran GPU", ("e1",), "fam", "user",
+                     {"sms": [rec(1)], "warp_size": [rec(None)]}, "t", "t")
+    others = [
+        base,
+        RawDevice("gpu", base.name, ("e1", "E2"), "fam", "user",
+                  {"sms": [rec(1)], "warp_size": [rec(32)], "l2_bytes": [rec(2, unit="B")]}),
+        RawDevice("gpu", base.name, ("e1",), "other", "user",
+                  {"sms": [rec(1, False), rec(2)], "warp_size": [rec(None)]}),
+        RawDevice("gpu", base.name, (), None, "user",           # 1.0 is 1: a field less
+                  {"sms": [rec(1, False), rec(1.0)]}),
+        RawDevice("link", base.name, (), None, "user", {}),      # another kind
+    ]
+    made = [compare_device(base, other) for other in others]
+    assert [d.status for d in made] == ["identical", "changed", "conflicting", "changed",
+                                        "conflicting"]
+    for change in made + list(compare({"k": base}, {"k": others[1]},
+                                      identical=[("Same", "gpu")], new=[("New", "link")],
+                                      missing=[("Gone", "host")]).devices):
+        reference = DeviceChange(change.name, change.kind, change.status, change.fields)
+        assert change == reference and hash(change) == hash(reference)
+        assert repr(change) == repr(reference) and change.to_dict() == reference.to_dict()
+        assert change.conflicts == reference.conflicts
+        assert change.conflicts == tuple(f for f in change.fields if f.status == "conflict")
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            change.status = "new"

@@ -1,6 +1,8 @@
 """store.rewrite_fields puts appended records after each device's last row (whatever gaps
 earlier rewrites left in the row orders), starts a device without rows at 0, and leaves
 every other row alone."""
+import pytest
+
 from gpumodeler.db.schema import create_database
 from gpumodeler.db.store import RawDevice, StoredFields, read_records, rewrite_fields, \
     write_device
@@ -38,3 +40,37 @@ def test_appended_records_follow_each_devices_last_row(tmp_path):
         (other, "a", 3.0, 1, 0),
     ]
     db.close()
+
+
+@pytest.mark.parametrize("count", [0, 1, 63, 64, 65, 129, 200])
+def test_rows_inserted_in_batches_are_the_rows_one_by_one_writes(tmp_path, count):
+    """store.insert_value_rows writes 64 rows a statement: the same rows, with the same
+    ids, values and types, as INSERT_VALUE_SQL row by row, for counts around a batch and
+    awkward values (NaN, infinities, huge and negative numbers, unicode, empty text,
+    unknowns, records repeated but for their row order)."""
+    import random
+    from gpumodeler.db.mapping import INSERT_VALUE_SQL
+    from gpumodeler.db.store import insert_value_rows
+    rng = random.Random(count)
+    values = [None, 0, -0.0, 1.5, float("nan"), float("inf"), -float("inf"), 2 ** 62,
+              -(2 ** 63), "", "Ωmega ünicode", "x" * 300, 1]
+    tables = []
+    for way in ("batches", "one by one"):
+        db = create_database(tmp_path / f"{way}.db")
+        with db.atomic():
+            ids = [write_device(db, _device(f"D{i}", {})) for i in range(3)]
+            rows = [(rng.choice(ids), rng.choice(["a", "b", "ünï"]), rng.choice(values),
+                     "hz", rng.choice([None, "doc"]), None, "measurement",
+                     rng.choice([None, "n"]), rng.choice([0, 1]), None, n)
+                    for n in range(count)]
+            rows += [r[:-1] + (count + k,) for k, r in enumerate(rows[:2])]  # repeated
+            if way == "batches":
+                insert_value_rows(db, rows)
+            else:
+                db.conn.executemany(INSERT_VALUE_SQL, rows)
+        tables.append(db.execute("SELECT *, typeof(value) FROM device_values "
+                                 "ORDER BY id").fetchall())
+        db.close()
+        rng = random.Random(count)
+    assert len(tables[0]) == count + min(count, 2)
+    assert repr(tables[0]) == repr(tables[1])

@@ -211,6 +211,12 @@ def test_the_sql_screen_of_value_records_refuses_what_the_editors_rule_refuses(t
     provenances = [None, "document", "user", "rumour", 7]
     flags = [0, 1, 2, "1", 1.0]
     cases = [(u, v, p, f) for u in units for v in values for p in provenances for f in flags]
+    # Near misses (another case, a space, an empty or non-ASCII text), each column's
+    # against every value of the column it is tested with.
+    cases += [(u, v, "document", 1) for u in ["TEXT", "hz", "Hz ", "", "µs", 3]
+              for v in values]
+    cases += [("count", 3, p, f) for p in provenances + ["Document", "", "usér"]
+              for f in flags + [0.0, -1, None, "x"]]
     path = tmp_path / "matrix.db"
     write_database(path, [RawDevice("gpu", f"D{i}", (), None, "user", {
         "sms": [(1, "count", None, None, None, None, True, None)]}, "t", "t")
@@ -237,6 +243,39 @@ def test_the_sql_screen_of_value_records_refuses_what_the_editors_rule_refuses(t
     assert refused == expected and len(problems) == len(expected)
     assert 0 < len(expected) < len(cases)
 
+
+
+def test_the_sql_screen_of_kinds_refuses_what_python_refuses_in_name_order(tmp_path):
+    """store.refused_devices lets SQLite pick the devices of an unknown kind: near misses
+    (another case, a space, bytes, a number, NULL) are refused as comparing in Python
+    refuses them, and listed in name order whatever order the rows are stored in."""
+    from gpumodeler.db.fields import KINDS
+    from gpumodeler.db.migrations import DIGEST_TRIGGERS
+    from gpumodeler.db.store import RawDevice, refused_devices
+    kinds = [*KINDS, "GPU", "gpu ", "", "Link", "gpü", None, 3, b"gpu", "rocket"]
+    names = [f"Dev {i:02d}" for i in range(len(kinds))][::-1]     # stored against name order
+    path = tmp_path / "kinds.db"
+    write_database(path, [RawDevice("gpu", name, (), None, "user", {
+        "sms": [(1, "count", None, None, None, None, True, None)]}, "t", "t")
+        for name in names], {})
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA ignore_check_constraints = ON")
+    with conn:      # devices rebuilt without its constraints, as another program could
+        for trigger in DIGEST_TRIGGERS:
+            conn.execute(f'DROP TRIGGER "{trigger}"')
+        conn.execute("CREATE TABLE d2 AS SELECT * FROM devices")
+        conn.execute("DROP TABLE devices")
+        conn.execute("ALTER TABLE d2 RENAME TO devices")
+        for name, kind in zip(names, kinds):
+            conn.execute("UPDATE devices SET kind = ? WHERE name = ?", [kind, name])
+    conn.close()
+    expected = sorted(name.casefold() for name, kind in zip(names, kinds)
+                      if kind not in KINDS)
+    db = sqlite3.connect(path)
+    refused, problems = refused_devices(sqlite_utils.Database(db), path)
+    db.close()
+    assert sorted(refused) == expected and len(expected) == len(kinds) - len(KINDS)
+    assert [p.split("(")[1].split(")")[0].casefold() for p in problems] == expected
 
 def test_their_calibration_never_lands_on_a_device_of_another_kind(shipped_db, tmp_path,
                                                                    capsys):

@@ -295,6 +295,38 @@ def test_digests_name_the_fields_that_differ():
     assert parts("0123456789abcdef" * 2) is None and parts(None) is None
 
 
+
+@pytest.mark.parametrize("seed", range(4))
+def test_patching_many_entries_at_once_gives_what_patching_by_search_gives(seed,
+                                                                            monkeypatch):
+    """patched splits the digest once for many entries: the same text as finding each
+    entry's ",key:" in it, on well-formed digests (fields replaced, added, names that need
+    escaping, a new head) and on digests another program wrote (a key twice, an entry of
+    another length, a part without a colon, unsorted parts)."""
+    from gpumodeler.db import digests
+    rng = random.Random(seed)
+    names = [f"f{i:02d}" for i in range(30)] + ["odd,name:%é", "a.b", "a", "Ω"]
+
+    def entry(name):
+        return f"{digests.field_key(name)}:{rng.getrandbits(64):016x}"
+    cases = []
+    for _ in range(50):
+        held = rng.sample(names, rng.randint(1, len(names)))
+        digest = ",".join([digests.head_part("gpu", None, ["x"]), *sorted(map(entry, held))])
+        damage = rng.random()
+        if damage < 0.15:      # a key twice, the second unsorted
+            digest += "," + entry(rng.choice(held))
+        elif damage < 0.25:    # an entry of another length
+            digest = digest.replace(":", ":ab", 1) if rng.random() < 0.5 else digest + ",f00:1"
+        elif damage < 0.3:     # a part without a colon, and unsorted
+            digest += ",nocolon,a.b:" + "0" * 16
+        picked = rng.sample(names, rng.randint(digests._MANY_ENTRIES, len(names)))
+        head = digests.head_part("gpu", "fam", ["y"]) if rng.random() < 0.3 else None
+        cases.append((digest, head, {name: entry(name) for name in picked}))
+    split = [digests.patched(*case) for case in cases]
+    monkeypatch.setattr(digests, "_MANY_ENTRIES", 10 ** 9)    # the search, always
+    assert split == [digests.patched(*case) for case in cases]
+
 def test_a_field_digest_hashes_the_flags_as_stored_whatever_their_type():
     """The entry is BLAKE2b-64 of the repr of the records with each default flag as the 0
     or 1 stored (digests.py): written out here, so a shortcut cannot change what files hold."""
