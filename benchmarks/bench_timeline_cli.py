@@ -3,7 +3,8 @@ command (reading the project, building and simulating the application, the JSON 
 its printing) on applications imported from generated Nsight Systems exports of 10^3, 10^4
 and 10^5 kernels and copies on three streams of one GPU (bench_trace_import.py's traces), in
 a process of its own with its output to /dev/null, as a user's shell would run it; the text
-output (no ``--json``) at the largest size too.
+output (no ``--json``, the command as a user types it) at the same sizes, with its own
+exponent.
 
 Timed: CPU seconds (user + system) of the child process, the steadier figure on a busy
 machine, best of a few runs; wall seconds next to them. The exponent of time against size is
@@ -110,7 +111,7 @@ def main(argv) -> int:
             cli("application", "import", trace(Path(folder) / f"t{n}.sqlite", n),
                 "--project", projects[n], env=env)
         for flags, label in ((["--json"], "timeline --json"), ([], "timeline (text)")):
-            rows = sizes if flags else sizes[-1:]
+            rows = sizes
             times = [min(cli("timeline", projects[n], *flags, env=env)
                          for _ in range(3 if n < 100_000 else 2)) for n in rows]
             cells = ", ".join(f"10^{round(math.log10(n))}: {c:.2f} s CPU ({w:.2f} s wall)"
