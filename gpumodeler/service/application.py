@@ -199,7 +199,8 @@ def _shown_columns(app, built, timeline, energy, shown) -> tuple | None:
 
     from gpumodeler.core.application.timeline import positions_of, step_columns
 
-    if ("prediction" not in shown and not built.plain_details) or positions_of(timeline) is None:
+    if not shown or ("prediction" not in shown and not built.plain_details) or \
+            positions_of(timeline) is None:   # (no column shown: the steps' count is in them)
         return None
     ids, names, engines, _links, starts, ends, _readies, _causes = step_columns(timeline)
     made = {"id": lambda: ids, "name": lambda: names, "engine": lambda: _engine_column(engines),

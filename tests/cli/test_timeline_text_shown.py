@@ -59,6 +59,13 @@ def test_the_shown_columns_are_the_documents(traced, catalog):
         [[r[k] for k in TEXT_KEYS] for r in service.step_rows(columns)]
 
 
+def test_no_column_shown_is_every_column_made(traced, catalog):
+    project = load_project(traced)
+    lookups = common.catalog_lookups(catalog)
+    assert service.application_columns(project, "app1", lookups, shown=()) == \
+        service.application_columns(project, "app1", lookups)
+
+
 def test_steps_not_all_measured_have_every_column_made(tmp_path, catalog):
     project = load_project(hand_built(tmp_path / "p.gpm"))
     (doc, columns), (shown_doc, shown) = _both(project, "every", common.catalog_lookups(catalog))
