@@ -45,24 +45,29 @@ def _timeline_without_collector(args) -> int:
         raise CLIError("--svg needs a file name")
     project, _info = common.read_project(args.file)
     app_id = service.pick_application(project, args.application)
+    text = not (args.json or args.svg or args.by)
     with common.open_catalog() as catalog:
         # (the predictions' details are only in the JSON document: not made for the other
-        # outputs, only checked as they would be made)
+        # outputs, only checked as they would be made; the text's columns alone are made
+        # when the sources of the others tell them plain and finite)
         result, columns = service.application_columns(project, app_id,
                                                       common.catalog_lookups(catalog),
                                                       keep=leave_to_exit,
-                                                      details=bool(args.json and not args.by))
+                                                      details=bool(args.json and not args.by),
+                                                      shown=TEXT_KEYS if text else None)
     leave_to_exit(result, columns)   # plain data: freed by the system at exit
     if args.json and not (args.svg or args.by) and _print_columns(result, columns):
         return 0
     if (args.svg or args.by or not args.json) and not (
             _finite([dict(result, steps=None)]) and
-            all(_finite(c) for c in columns if not service.checked_where_made(c))):
+            all(_finite(c) for c in columns
+                if c is not None and not service.checked_where_made(c))):
         # one rule for the text, the JSON and the chart (the plain JSON document is checked
         # as it is written: print_json; a column the build checked as it made its values,
-        # the predictions' details, is not read again); the document walked to name the number
+        # the predictions' details, is not read again, nor one not made); the document
+        # walked to name the number
         common.require_finite(dict(result, steps=service.step_rows(columns)))
-    if not (args.json or args.svg or args.by):
+    if text:
         # the text: written from the columns (the step objects are never made)
         _print_text(result, columns, common.fmt_time)
         return 0
@@ -87,6 +92,10 @@ def _timeline_without_collector(args) -> int:
         return 0
     _print(result, common.fmt_time)
     return 0
+
+
+#: the steps' columns the text prints
+TEXT_KEYS = ("name", "engine", "start_s", "end_s", "energy_j", "critical")
 
 
 def _finite(values: list) -> bool:

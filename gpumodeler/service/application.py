@@ -49,7 +49,7 @@ def run_application(project, app_id: str, lookups: dict, analyses=None) -> dict:
 
 
 def application_columns(project, app_id: str, lookups: dict, analyses=None,
-                        keep=None, details: bool = True) -> tuple[dict, tuple]:
+                        keep=None, details: bool = True, shown=None) -> tuple[dict, tuple]:
     """:func:`run_application`'s document with its ``"steps"`` still None, and the steps as
     columns: one list per key of :data:`STEP_KEYS` (in that order), one value per step
     (program order). :func:`step_rows` makes the steps of the document from them; the
@@ -60,7 +60,10 @@ def application_columns(project, app_id: str, lookups: dict, analyses=None,
     activities and predictions one by one costs 0.05 s). ``details=False``: the predictions'
     details are not made (None in their column: for an output that shows none), only
     checked as the build would make them; made after all when the build cannot tell they
-    are plain and finite (the document's check then reads them)."""
+    are plain and finite (the document's check then reads them). ``shown``: the keys of
+    the only columns the caller reads (the text output's); the others are None, not made,
+    when their sources tell they would hold only plain values and finite numbers
+    (:func:`_shown_columns`), and made as usual when not."""
     from gpumodeler.core.application.app import build, run
 
     app = project.applications[app_id]
@@ -79,13 +82,17 @@ def application_columns(project, app_id: str, lookups: dict, analyses=None,
         "device_energy_j": energy.device_j, "host_energy_j": energy.host_j,
         "energy_unknown": list(energy.unknown), "energy_bound": ENERGY_BOUND,
         "notes": list(built.notes)}
-    columns, document["measured_makespan_s"] = _step_columns(app, built, timeline, energy)
+    columns, document["measured_makespan_s"] = _step_columns(app, built, timeline, energy, shown)
     return document, columns
 
 
 def step_rows(columns) -> list[dict]:
     """The document's steps (one dict per step, the keys of :data:`STEP_KEYS` in order)
-    from :func:`application_columns`' columns."""
+    from :func:`application_columns`' columns (a column not made, None: None in each step;
+    its values would hold no number that is not finite, so a walk of these steps names the
+    same number as one of the whole document's)."""
+    n = next((len(c) for c in columns if c is not None), 0)
+    columns = [repeat(None, n) if c is None else c for c in columns]
     return [{"id": id_, "name": name, "kind": kind, "stream": stream, "engine": engine,
              "engines": engines, "links": links, "device": device, "start_s": start,
              "end_s": end, "ready_s": ready, "alone_s": alone, "waited_s": waited,
@@ -104,12 +111,13 @@ STEP_KEYS = ("id", "name", "kind", "stream", "engine", "engines", "links", "devi
              "measured_end_s")
 
 
-def _step_columns(app, built, timeline, energy) -> tuple:
+def _step_columns(app, built, timeline, energy, shown=None) -> tuple:
     """The columns of the document's steps (:func:`application_columns`), one value per
     simulated activity (program order), each column computed at once (a 10^5-step
     application: in C, not one Python statement per step and key), and the measured
     makespan (:func:`_measured_makespan`). The activities' own columns are the
-    simulation's when it kept them (:func:`~gpumodeler.core.application.timeline.step_columns`)."""
+    simulation's when it kept them (:func:`~gpumodeler.core.application.timeline.step_columns`).
+    ``shown``: see :func:`application_columns`."""
     from operator import attrgetter, sub
 
     from gpumodeler.core.application.timeline import step_columns
@@ -117,6 +125,10 @@ def _step_columns(app, built, timeline, energy) -> tuple:
     ids, names, engines, links, starts, ends, readies, causes = step_columns(timeline)
     if not ids:
         return tuple([] for _ in STEP_KEYS), _measured_makespan(app)
+    if shown is not None:
+        made = _shown_columns(app, built, timeline, energy, shown)
+        if made is not None:
+            return made
     step_ids = list(map(attrgetter("id"), app.steps))
     in_order = ids == step_ids   # the activities are the steps in program order (build makes one per step)
     steps = app.steps if in_order else list(map({s.id: s for s in app.steps}.__getitem__, ids))
@@ -133,19 +145,95 @@ def _step_columns(app, built, timeline, energy) -> tuple:
                     [None if t is None or d is None else t - t0 + d
                      for t, d in zip(measured_start, measured_s)],
                     _measured_makespan(app))
-    critical = set(timeline.critical_path)
-    step_energy = energy.step_j
     columns = (
         ids, names, list(map(attrgetter("kind"), steps)),
         list(map(attrgetter("stream"), steps)),
-        [e[0] if e else None for e in engines], list(map(list, engines)),
+        _engine_column(engines), list(map(list, engines)),
         list(map(list, links)), list(map(attrgetter("device"), predictions)),
         starts, ends, readies, alone, list(map(sub, starts, readies)),
         list(map(sub, map(sub, ends, starts), alone)),
-        _values_by_id(step_energy, ids, step_energy.get), list(map(critical.__contains__, ids)),
+        _energy_column(energy, ids), _critical_column(timeline, ids),
         causes,
         _details(built, predictions), measured_s, measured[0], measured[1])
     return columns, measured[2]
+
+
+def _engine_column(engines: list) -> list:
+    """Each step's engine: the first it holds (None for none)."""
+    return [e[0] if e else None for e in engines]
+
+
+def _energy_column(energy, ids: list) -> list:
+    """Each step's energy (None when unknown)."""
+    step_energy = energy.step_j
+    return _values_by_id(step_energy, ids, step_energy.get)
+
+
+def _critical_column(timeline, ids: list) -> list:
+    """Whether each step is on the critical path."""
+    return list(map(set(timeline.critical_path).__contains__, ids))
+
+
+#: below this, a sum of magnitudes leaves a difference of two such numbers finite (2^1022)
+_HALF_OF_THE_LARGEST = 2.0 ** 1022
+
+
+def _shown_columns(app, built, timeline, energy, shown) -> tuple | None:
+    """:func:`_step_columns` with only the columns of the keys ``shown`` made (the text's:
+    a 10^5-step document's other 15 columns take 0.1 s to make and as much to check), the
+    others None, and the measured makespan; or None when the sources of a column not
+    shown cannot tell that it would hold only plain values and finite numbers (the caller
+    then makes every column, and the document's check reads them).
+
+    What the simulation's own timeline holds needs no look: the ids are text (it checks
+    them), its times are whole picoseconds divided into seconds (finite floats; the time
+    waited, start - ready, two of them >= 0: finite), the causes ids or None; the
+    activities' engines and links are tuples of the text the build writes. Each step's
+    kind and each prediction's device are read for their types; the predictions' times
+    alone for their types and their magnitudes (their sum and the makespan below 2^1022:
+    then each and every stretch, end - start - alone, is finite); the measured starts and
+    durations when every step has both: their types, and the sum of the measured ends
+    (finite only when every start from the first and every duration is)."""
+    import math
+    from operator import add, attrgetter, sub
+
+    from gpumodeler.core.application.timeline import positions_of, step_columns
+
+    if not shown or ("prediction" not in shown and not built.plain_details) or \
+            positions_of(timeline) is None:   # (no column shown: the steps' count is in them)
+        return None
+    ids, names, engines, _links, starts, ends, _readies, _causes = step_columns(timeline)
+    made = {"id": lambda: ids, "name": lambda: names, "engine": lambda: _engine_column(engines),
+            "start_s": lambda: starts, "end_s": lambda: ends,
+            "energy_j": lambda: _energy_column(energy, ids),
+            "critical": lambda: _critical_column(timeline, ids)}
+    if not set(shown) <= made.keys():
+        return None
+    steps, predictions = app.steps, built.predictions.values()
+    alone = list(map(attrgetter("alone_s"), predictions))
+    measured_s = list(map(attrgetter("measured_s"), steps))
+    measured_start = list(map(attrgetter("measured_start_s"), steps))
+    numbers = {float, int}
+    try:
+        if not (_types_within(map(attrgetter("kind"), steps), {str})
+                and _types_within(map(attrgetter("device"), predictions), {str, type(None)})
+                and _types_within(alone, numbers)
+                and sum(map(abs, alone)) < _HALF_OF_THE_LARGEST
+                and timeline.makespan_s < _HALF_OF_THE_LARGEST
+                and _types_within(measured_s, numbers) and _types_within(measured_start, numbers)):
+            return None
+        t0 = min(measured_start, default=0.0)
+        if not math.isfinite(sum(map(add, map(sub, measured_start, repeat(t0)), measured_s))):
+            return None
+        makespan = _measured_span(measured_start, measured_s, t0)
+    except OverflowError:   # (whole numbers too large for a float)
+        return None
+    return tuple(made[k]() if k in shown else None for k in STEP_KEYS), makespan
+
+
+def _types_within(values, types: set) -> bool:
+    """Whether every value of ``values`` is of one of ``types`` (exactly)."""
+    return set(map(type, values)) <= types
 
 
 class CheckedWhereMade(list):
@@ -203,16 +291,22 @@ def _measured_columns(starts: list, durations: list) -> tuple | None:
             return None
         relative = list(map(sub, starts, repeat(t0)))
         ends = list(map(add, relative, durations))
-        return relative, ends, max(map(add, starts, durations)) - t0
+        return relative, ends, _measured_span(starts, durations, t0)
     except TypeError:
         return None
+
+
+def _measured_span(starts, durations, t0):
+    """From ``t0`` to the last measured end (the starts and durations of the steps)."""
+    from operator import add
+    return max(map(add, starts, durations)) - t0
 
 
 def _measured_makespan(app) -> float | None:
     """:func:`gpumodeler.core.application.trace.measured_makespan` (from the first measured
     start to the last measured end; None when no step was measured), read a column at a
     time: the same sums and comparisons on the same floats, so the same number."""
-    from operator import add, attrgetter
+    from operator import attrgetter
 
     pairs = [(t, d) for t, d in zip(map(attrgetter("measured_start_s"), app.steps),
                                     map(attrgetter("measured_s"), app.steps))
@@ -220,7 +314,7 @@ def _measured_makespan(app) -> float | None:
     if not pairs:
         return None
     starts, durations = zip(*pairs)
-    return max(map(add, starts, durations)) - min(starts)
+    return _measured_span(starts, durations, min(starts))
 
 
 #: What ``timeline --by`` groups steps by.
