@@ -280,7 +280,7 @@ class TraceTable:
                 # (check_rate's first test inline: a row whose numbers agree costs no call)
                 if not (thr > 0 and abs(exact / time_s / thr - 1) <= TOLERANCE):
                     check_rate(text, time_text.strip(), thr_text, exact, time_s, thr, source,
-                           number, result)
+                               number, result)
                 extra["throughput"] = (thr, "B/s")
             d = copy.copy()
             d["time_s"] = time_s

@@ -94,7 +94,7 @@ def trace_row(cells, unit, col, source, row, result):
             if "Throughput" in col else None
         if thr is not None:
             check_rate(cells["Size"], cells["Duration"], cells["Throughput"], exact, time_s, thr,
-                   source, row, result)
+                       source, row, result)
         side = "SrcMemType" if direction == "htod" else "DstMemType"
         kind = MEMORY_KINDS.get(cells.get(side, "").lower(), "")
         if direction in ("dtod", "ptop") and not kind:
