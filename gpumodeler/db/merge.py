@@ -318,7 +318,6 @@ def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:
         changes.append(FieldChange(name, ALIASES, THEIRS if their_aliases - mine_aliases
                                    else MINE, mine.aliases, theirs.aliases))
     mine_values, their_values = mine.values, theirs.values
-    conflict = False
     if mine_values != their_values:
         empty: list = []
         mine_get, their_get = mine_values.get, their_values.get
@@ -327,13 +326,11 @@ def compare_device(mine: RawDevice, theirs: RawDevice) -> DeviceChange:
             m, t = mine_get(field_name, empty), their_get(field_name, empty)
             field_status = compare_field(m, t)
             if field_status is not None:
-                conflict = conflict or field_status == "conflict"
                 changes.append(_field_change(name, field_name, field_status, _records(m),
                                              _records(t)))
     if not changes:
         return _device_change(name, mine.kind, "identical")
-    status = ("conflicting" if conflict or any(c.status == "conflict" for c in changes)
-              else "changed")
+    status = "conflicting" if any(c.status == "conflict" for c in changes) else "changed"
     return _device_change(name, mine.kind, status, tuple(changes))
 
 
