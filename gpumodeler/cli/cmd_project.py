@@ -77,6 +77,7 @@ def _lookups(args, catalog) -> dict:
     return with_gpu_values(common.catalog_lookups(catalog),
                            launch_overhead_s=getattr(args, "launch_overhead", None),
                            l2_bandwidth_bytes_per_s=getattr(args, "l2_bandwidth", None),
+                           l2_bytes=getattr(args, "l2_size", None),
                            l1_bytes_per_sm=getattr(args, "l1_size", None))
 
 

@@ -3,7 +3,7 @@
 The flags here give the registry's :class:`~gpumodeler.core.models.result.ModelInputs`
 what the launch, the graph and the device do not: the kernel-time switches (``--tail``,
 ``--no-underfill``, ``--launch-overhead``, ``--working-set``, ``--l2-bandwidth``,
-``--l1-size``) and each
+``--l2-size``, ``--l1-size``) and each
 model's own inputs. A model that still lacks an input is listed with the flag that gives it.
 """
 from __future__ import annotations
@@ -43,7 +43,7 @@ FLAG_FOR_PARAMETER = {
     "bsp_comp_cycles": "--bsp-comp", "bsp_lambda": "--bsp-lambda", "bsp_l1_hits": "--bsp-l1-hits",
     "bsp_l2_hits": "--bsp-l2-hits", "working_set_bytes": "--working-set",
     "l2_bandwidth_bytes_per_s": "--l2-bandwidth", "launch_overhead_s": "--launch-overhead",
-    "l1_bytes_per_sm": "--l1-size",
+    "l1_bytes_per_sm": "--l1-size", "l2_bytes": "--l2-size",
     "occupancy": "--occupancy", "issued_instructions": "--issued-instructions",
     "cuda_core_instructions": "--cuda-core-instructions", "lam": "--lambda",
 }
@@ -104,6 +104,10 @@ def add_model_flags(p: argparse.ArgumentParser, *, overlay: bool = False) -> Non
                         "(docs/models.md)")
     g.add_argument("--l2-bandwidth", type=common.bandwidth_arg, metavar="B/S",
                    help="L2 bandwidth (the worksheet's l2 row, the roofline's L2 level)")
+    g.add_argument("--l2-size", type=common.bytes_arg, metavar="BYTES",
+                   help="the GPU's L2 cache, which holds the reuse across blocks and within a "
+                        "block (docs/models.md); without it, for a GPU whose L2 size the "
+                        "device database lacks, no reuse is credited")
     g.add_argument("--l1-size", type=common.bytes_arg, metavar="BYTES",
                    help="the SM's combined L1 data cache and shared memory, which holds the "
                         "reuse within a block where the L1 caches the loads (docs/models.md)")
@@ -148,9 +152,10 @@ def terms_of(args) -> KernelTerms:
 
 
 def gpu_with_term_values(args, gpu):
-    """The GPU with --launch-overhead, --l2-bandwidth and --l1-size applied."""
+    """The GPU with --launch-overhead, --l2-bandwidth, --l2-size and --l1-size applied."""
     return gpu.with_overrides(launch_overhead_s=args.launch_overhead,
                               l2_bandwidth_bytes_per_s=args.l2_bandwidth,
+                              l2_bytes=getattr(args, "l2_size", None),
                               l1_bytes_per_sm=getattr(args, "l1_size", None))
 
 

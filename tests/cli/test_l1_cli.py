@@ -63,3 +63,30 @@ def test_graph_refuses_a_launch_it_cannot_apply(naive, capsys, given):
     code, out, err = cli(capsys, "graph", naive, "--device", "A100", *given)
     assert code == 2 and not out
     assert len(err.strip().splitlines()) == 1 and "--grid-size and --occupancy" in err
+
+
+def test_l2_size_gives_or_replaces_the_gpus_l2(naive, capsys):
+    """`--l2-size` gives the L2 the reuse is held against: a small one makes the wave's
+    footprint exceed it (more DRAM traffic); on a GPU whose L2 size the database lacks, no
+    reuse is credited and the note names the flag."""
+    base = cli_json(capsys, "predict", "--graph", naive, "--device", "A100", "--occupancy", 64,
+                    *LAUNCH)
+    small = cli_json(capsys, "predict", "--graph", naive, "--device", "A100", "--occupancy", 64,
+                     "--l2-size", "64KiB", *LAUNCH)
+    assert any("exceeds the L2" in n for n in small["memory_notes"])
+    assert small["cycles_per_warp"]["memory"] > base["cycles_per_warp"]["memory"]
+    unknown = cli_json(capsys, "predict", "--graph", naive, "--device", "H200 SXM 141 GB",
+                       "--table", "ampere-published", "--occupancy", 64, *LAUNCH)
+    assert any("L2 size unknown" in n and "--l2-size" in n for n in unknown["memory_notes"])
+    given = cli_json(capsys, "predict", "--graph", naive, "--device", "H200 SXM 141 GB",
+                     "--table", "ampere-published", "--occupancy", 64, "--l2-size", "50MiB",
+                     *LAUNCH)
+    assert not any("L2 size unknown" in n for n in given["memory_notes"])
+    assert given["cycles_per_warp"]["memory"] < unknown["cycles_per_warp"]["memory"]
+
+
+def test_l2_size_refuses_a_bad_value(naive, capsys):
+    code, out, err = cli(capsys, "predict", "--graph", naive, "--device", "A100",
+                         "--occupancy", 64, "--l2-size", "lots", *LAUNCH)
+    assert code == 2 and not out and len(err.strip().splitlines()) == 1
+    assert "--l2-size" in err

@@ -311,6 +311,16 @@ class _Values:
         self.env: dict = {}
         self.varying: dict = {}  # register -> its value varies across the lanes
         self.dims = _DIMS_MAXWELL if arch_number is not None and arch_number < 70 else _DIMS_VOLTA
+        #: appended to the names of the opaque values this pass makes: a loop's second trip
+        #: (:func:`trip_steps`) names them apart from the first trip's, whose values they
+        #: are not
+        self.tag = ""
+
+    def copy(self, tag: str) -> "_Values":
+        """The values as they stand, for a pass that names its opaque values with ``tag``."""
+        out = _Values.__new__(_Values)
+        out.env, out.varying, out.dims, out.tag = dict(self.env), dict(self.varying), self.dims, tag
+        return out
 
     def constant_bank(self, b: int, off: int) -> Poly:
         if b == 0 and off in self.dims:
@@ -325,7 +335,8 @@ class _Values:
             if v is None:  # never written: an argument register or undefined
                 v = Poly.symbol(f"{payload}@entry")
             elif v.__class__ is tuple:  # an opaque value, made when first read
-                v = self.env[payload] = Poly.symbol(f"{'f' if v[1] else 'v'}@{v[0]:04x}")
+                v = self.env[payload] = Poly.symbol(
+                    f"{'f' if v[1] else 'v'}@{v[0]:04x}{v[2] if len(v) > 2 else ''}")
         elif kind == "const":
             v = Poly.const(payload)
         elif kind == "zero":
@@ -358,7 +369,7 @@ class _Values:
             lane_varying = any(p is None or any(_is_lane_varying(s) for s in p.symbols())
                                for p in inputs)
         kind = ("data" if loaded else "f") if lane_varying else "v"
-        return Poly.symbol(f"{kind}@{at:04x}")
+        return Poly.symbol(f"{kind}@{at:04x}{self.tag}")
 
 
 @lru_cache(maxsize=65536)
@@ -544,15 +555,68 @@ def analyse_address(poly: Poly | None, space: str, reason: str = "") -> Address:
     return Address(space, poly, True, None, True, offset)
 
 
-def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=None) -> dict:
+def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=None,
+            snapshots: dict | None = None, ranges=()) -> dict:
     """``{index: Address}`` for every memory instruction of ``ins_list`` (``infos`` the
     opcode classifications, ``n_destinations(ins, unit)`` the count of destination
     operands; ``access``, when given, each instruction's ``(written, read)`` registers
-    (operands.reg_access), which spares parsing the instructions it does not follow)."""
-    vals = _Values(arch_number)
+    (operands.reg_access), which spares parsing the instructions it does not follow).
+    With ``snapshots`` (a dict) and the loops' ``ranges``, the register values at each
+    loop's back edge go into ``snapshots[loop]``, for :func:`trip_steps`."""
     out: dict = {}
+    latches = {r.latch: k for k, r in enumerate(ranges)} if snapshots is not None else None
+    _walk(_Values(arch_number), range(len(ins_list)), ins_list, infos, n_destinations, access,
+          out, latches, snapshots)
+    return out
+
+
+def trip_steps(ins_list, infos, n_destinations, access, ranges, innermost, addressed: dict,
+               snapshots: dict) -> dict:
+    """``{index: (loop, bytes)}``: how far the address of each memory instruction of
+    ``addressed`` (the first trip's, :func:`analyse`) moves from one trip of its innermost
+    loop to the next, where that is a fixed number of bytes, the same in every lane.
+
+    ``ranges`` are the loops (``header``/``latch`` indices, cfg.find_loops), ``innermost``
+    the index into ``ranges`` of each instruction's innermost loop (None: in no loop),
+    ``snapshots`` the register values at each loop's back edge (:func:`analyse`). The
+    body of each loop is followed a second time from the register values its first trip
+    leaves at the back edge (the loop-carried updates: a pointer or index advanced by a
+    constant); the step is the second trip's address less the first's. Opaque values the
+    second trip makes are named apart from the first trip's, so an address that depends on
+    one (a value loaded or computed in the loop) has no fixed step. An instruction on a path
+    the second trip does not take is still followed in program order, as in the first."""
+    want: dict = {}
+    for i, a in addressed.items():
+        k = innermost[i]
+        if k is not None and a.affine and a.poly is not None:
+            want.setdefault(k, []).append(i)
+    steps: dict = {}
+    for k, members in want.items():
+        if k not in snapshots:
+            continue
+        second: dict = {}
+        r = ranges[k]
+        _walk(snapshots[k].copy("'"), range(r.header, r.latch + 1), ins_list, infos,
+              n_destinations, access, second)
+        for i in members:
+            b = second.get(i)
+            if b is None or b.poly is None:
+                continue
+            step = (b.poly + addressed[i].poly.scaled(-1)).constant()
+            if step is not None:
+                steps[i] = (k, step)
+    return steps
+
+
+def _walk(vals: _Values, indices, ins_list, infos, n_destinations, access, out: dict,
+          latches: dict | None = None, snapshots: dict | None = None) -> None:
+    """Follow the registers through the instructions at ``indices`` (program order), putting
+    the address of each memory instruction in ``out``; at an index of ``latches`` (index ->
+    loop), a copy of the values as they stand goes to ``snapshots[loop]``."""
     varying_of = vals.varying.get
-    for i, (ins, info) in enumerate(zip(ins_list, infos)):
+    tag = vals.tag
+    for i in indices:
+        ins, info = ins_list[i], infos[i]
         unit = info.unit if info is not None else None
         if unit != "ldst" and access is not None and ins.mnemonic not in _FOLLOWED:
             written, read = access[i]
@@ -560,8 +624,10 @@ def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=Non
                 varying = any(varying_of(r, False) for r in read)
                 for r in written:
                     if r[0] == "R" or r[:2] == "UR":
-                        vals.env[r] = (ins.address, varying)
+                        vals.env[r] = (ins.address, varying, tag) if tag else (ins.address, varying)
                         vals.varying[r] = varying
+            if latches and i in latches:
+                snapshots[latches[i]] = vals.copy("")  # type: ignore[index]
             continue
         space = info.space if info is not None else None
         if unit == "ldst" and space in ("global", "local", "shared", "constant", "generic"):
@@ -574,30 +640,38 @@ def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=Non
                 except (ValueError, IndexError, OverflowError):  # an operand form not known
                     poly = None
                 out[i] = analyse_address(poly, space)
-        nd = n_destinations(ins, unit)
-        regs = _dest_regs(ins, nd)
-        if not regs:
-            continue
-        value = None
-        if unit == "ldst" or ins.mnemonic in _FOLLOWED:
-            try:
-                value = _evaluate(ins, vals, nd, unit, space)
-            except (ValueError, IndexError):
-                value = None
-        if value is None:  # not followed: a fresh value, lane-varying if an input is
-            # (kept as (address, varying) until an instruction that is followed reads it)
-            varying = vals.any_varying(ins.operands[nd:])
-            for r in regs:
-                vals.env[r] = (ins.address, varying)
-                vals.varying[r] = varying
-            continue
-        vals.set(regs[0], value)
-        if len(regs) > 1:  # the high word of a pair, a second destination: opaque
-            high = (ins.address, vals.varying[regs[0]])
-            for r in regs[1:]:
-                vals.env[r] = high
-                vals.varying[r] = high[1]
-    return out
+        _assign(vals, ins, unit, space, n_destinations, tag)
+        if latches and i in latches:
+            snapshots[latches[i]] = vals.copy("")  # type: ignore[index]
+
+
+def _assign(vals: _Values, ins, unit, space, n_destinations, tag: str) -> None:
+    """The values the instruction writes: followed where its arithmetic is, else opaque."""
+    nd = n_destinations(ins, unit)
+    regs = _dest_regs(ins, nd)
+    if not regs:
+        return
+    value = None
+    if unit == "ldst" or ins.mnemonic in _FOLLOWED:
+        try:
+            value = _evaluate(ins, vals, nd, unit, space)
+        except (ValueError, IndexError):
+            value = None
+    if value is None:  # not followed: a fresh value, lane-varying if an input is
+        # (kept as (address, varying[, tag]) until an instruction that is followed reads it)
+        varying = vals.any_varying(ins.operands[nd:])
+        mark = (ins.address, varying, tag) if tag else (ins.address, varying)
+        for r in regs:
+            vals.env[r] = mark
+            vals.varying[r] = varying
+        return
+    vals.set(regs[0], value)
+    if len(regs) > 1:  # the high word of a pair, a second destination: opaque
+        varying = vals.varying[regs[0]]
+        high = (ins.address, varying, tag) if tag else (ins.address, varying)
+        for r in regs[1:]:
+            vals.env[r] = high
+            vals.varying[r] = varying
 
 
 # -- what it means for the graph's instruction ----------------------------------------------

@@ -57,6 +57,7 @@ from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
 from gpumodeler.core.kernel.sass import addresses, cfg, ordering
 from gpumodeler.core.kernel.sass.control import instruction_control
+from gpumodeler.core.kernel.sass.launch_shape import trip_step_text
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
 from gpumodeler.core.kernel.sass.operands import n_destinations, reg_access
 
@@ -179,9 +180,19 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     block_no = [0] * n
     for b, (a, z) in enumerate(blocks):
         block_no[a:z + 1] = [b] * (z - a + 1)
-    addressed = addresses.analyse(ins_list, infos, arch_number(func.arch),
-                                  lambda ins, unit: n_destinations(ins.mnemonic, unit, ins.operands),
-                                  access)
+    n_dest = lambda ins, unit: n_destinations(ins.mnemonic, unit, ins.operands)  # noqa: E731
+    snapshots: dict = {}
+    addressed = addresses.analyse(ins_list, infos, arch_number(func.arch), n_dest, access,
+                                  snapshots, ranges)
+    # how far each global load's address moves from one trip of its innermost loop to the
+    # next (the reuse across trips is worked out per launch: core.kernel.sass.reuse)
+    innermost = [min(m, key=lambda k: ranges[k].latch - ranges[k].header) if m else None
+                 for m in member_of]
+    steps = addresses.trip_steps(
+        ins_list, infos, n_dest, access, ranges, innermost,
+        {i: a for i, a in addressed.items()
+         if infos[i] is not None and infos[i].space == "global" and infos[i].is_load},
+        snapshots)
     reused = addresses.reuse_hits(
         addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
         {i: tuple(member_of[i]) for i in addressed},
@@ -218,6 +229,9 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                     kw.update(addresses.instruction_attributes(addressed[i], width or 4))
                     if not addressed[i].affine and info.space != "constant":
                         report.not_affine.append((ids[i], ins.opcode))
+                if i in steps:
+                    loop, step = steps[i]
+                    kw["address"] += f"; {trip_step_text(step, loop_ids[loop])}"
                 if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
                     kw["hit_ratio"], first = reused[i]
                     kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 import math
+import re
 
 from gpumodeler.core.kernel.sass.addresses import (  # noqa: F401  (parse_address re-exported)
     SECTOR_BYTES, WARP, Poly, analyse_address, instruction_attributes, lanes_access, parse_address)
@@ -221,3 +222,63 @@ def _sectors(ins) -> float:
     from gpumodeler.core.kernel.warp_counts import access_cost
     cost = access_cost(ins)
     return cost["sectors_per_request"] if cost else 0.0
+
+
+# -- reuse across the trips of a loop -------------------------------------------------------
+
+_TRIP_STEP = re.compile(r"advances (-?\d+) B per trip of (\S+?)(?:;|$)")
+
+
+def trip_step_text(step: int, loop: str) -> str:
+    """The note an address carries for its step per trip of ``loop`` (:func:`trip_steps`),
+    which :func:`trip_step_of` reads back at a launch."""
+    return f"advances {step} B per trip of {loop}"
+
+
+def trip_step_of(address: str) -> tuple | None:
+    """``(bytes, loop id)`` from an address's :func:`trip_step_text` note; None without one."""
+    m = _TRIP_STEP.search(address or "")
+    return (int(m.group(1)), m.group(2)) if m else None
+
+
+def trip_reuse(ins, block: tuple, warp_size: int = WARP) -> float:
+    """The share of a global load's sectors, per trip of its loop, that the trips before it
+    touched (the steady state of a loop of many trips): a load whose address advances by a
+    fixed step each trip (:func:`gpumodeler.core.kernel.sass.addresses.trip_steps`, the
+    ``advances … B per trip`` note of its address) re-reads what is left of the sectors it
+    read one, two, … trips ago. 1 − 1/32 for a warp's contiguous 128 bytes moving 4 bytes a
+    trip (a stencil's neighbours in a rolled loop), 7/8 for a word every lane reads alike
+    moving 4 bytes (``A[row·n + k]`` over ``k``), 0 when a trip moves a line or more. The
+    first warp of the block is evaluated lane by lane over 33 trips; 0 when the address is
+    not an affine function of the thread index or has no step."""
+    found = trip_step_of(ins.address)
+    poly = parse_address(ins.address)
+    if found is None or poly is None:
+        return 0.0
+    coefs = _coefficients(poly, block)
+    if coefs is None:
+        return 0.0
+    return _trip_reuse(coefs[:4] + (coefs[4] % 128,), int(ins.width_bytes), tuple(block),
+                       int(warp_size), found[0])
+
+
+_TRIPS = 33  # trips evaluated: four sectors' worth of a 4-byte step, the slowest that reuses
+
+
+@lru_cache(maxsize=4096)
+def _trip_reuse(coefs: tuple, width: int, block: tuple, warp_size: int, step: int) -> float:
+    offsets = _offsets(coefs, block, 0, warp_size)
+
+    def sectors(shift: int) -> set:
+        return {s for off in offsets
+                for s in range((off + shift) // SECTOR, (off + shift + width - 1) // SECTOR + 1)}
+
+    first = sectors(0)
+    if not first:
+        return 0.0
+    union = set(first)
+    for t in range(1, _TRIPS):
+        union |= sectors(t * step)
+    fresh = (len(union) - len(first)) / (_TRIPS - 1)
+    return max(0.0, 1.0 - fresh / len(first))
+

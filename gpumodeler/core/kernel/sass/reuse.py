@@ -93,7 +93,8 @@ import math
 
 import numpy as np
 
-from gpumodeler.core.kernel.sass.launch_shape import block_dims, block_reuse, parse_address
+from gpumodeler.core.kernel.sass.launch_shape import (block_dims, block_reuse, parse_address,
+                                                      trip_reuse, trip_step_of)
 from gpumodeler.core.kernel.warp_counts import access_bytes_per_warp
 
 _DIMS = ("ctaid.x", "ctaid.y", "ctaid.z")
@@ -166,6 +167,7 @@ class LoadReuse:
     l1_cached: bool | None = None
     l1_hit: float = 0.0
     followed: bool = True
+    trip_reuse: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -197,8 +199,8 @@ class ReuseReport:
     def notes(self) -> list:
         """Lines for the output: the working sets against the L2, and what did not fit."""
         if self.l2_bytes is None:
-            return ["L2 size unknown: no reuse across blocks, no L2 fit check (imported hit "
-                    "ratios kept)"]
+            return ["L2 size unknown for this GPU: no reuse across or within blocks, no L2 fit "
+                    "check (imported hit ratios kept; give --l2-size BYTES)"]
         if not self.loads:
             return []
         out = [f"wave of {self.wave_blocks} blocks reads {self.trip_working_set:.4g} B per loop "
@@ -220,7 +222,8 @@ class ReuseReport:
 
     def _l1_notes(self) -> list:
         near = [ld for ld in self.loads
-                if ld.followed and (ld.block_reuse > 0 or ld.imported_hit > 0)]
+                if ld.followed and (ld.block_reuse > 0 or ld.imported_hit > 0
+                                    or ld.trip_reuse > 0)]
         l1 = self.l1
         if l1 is None or not near:
             return []
@@ -307,14 +310,16 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
             trips *= loop_trips[lp.id]
         cached = l1_caches(ins.opcode, compute_capability) if poly is not None else False
         r = block_reuse(ins, shape, warp_size) if poly is not None else 0.0
+        t = _trips_reuse(ins, shape, warp_size, loop_trips) if poly is not None else 0.0
         if not cached and not l2_bounded:
-            r = 0.0  # an L2 hit no ceiling bounds would be free: keep it as DRAM traffic
-        near = ins.hit_ratio + (1.0 - ins.hit_ratio) * r  # re-read within the block
+            r = t = 0.0  # an L2 hit no ceiling bounds would be free: keep it as DRAM traffic
+        # re-read within the block: by a neighbouring load, another warp, an earlier trip
+        near = 1.0 - (1.0 - ins.hit_ratio) * (1.0 - r) * (1.0 - t)
         per_trip = raw * (1.0 - near) * warps_per_block  # a block's unique bytes
         if trips == 0:
             per_trip = 0.0  # a load in a loop that never runs holds nothing in the L2
         rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips, r, near,
-                     cached, per_trip))
+                     cached, per_trip, t))
     ws_trip = sum(r[4] for r in rows)
     ws_wave = sum(r[5] for r in rows)
     if working_set_bytes is not None:
@@ -325,7 +330,7 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     f_wave = min(1.0, l2_bytes / ws_wave) if ws_wave > 0 else 1.0
     l1 = _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block, resident)
     loads, changes = [], {}
-    for nid, ins, s, s_w, _, _, r, near, cached, _ in rows:
+    for nid, ins, s, s_w, _, _, r, near, cached, _, t in rows:
         s_w = max(1.0, min(s_w, s))
         d = (1.0 / s_w) * (1.0 - (1.0 - s_w / s) * f_wave) + (1.0 - 1.0 / s_w) * (1.0 - f_trip)
         cg = l1.fit if cached and l1.bytes is not None else 0.0
@@ -333,7 +338,7 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept) * d))
         l1_hit = min(hit, cg * near)
         loads.append(LoadReuse(nid, s, s_w, ins.hit_ratio, hit, r, cached, l1_hit,
-                               parse_address(ins.address) is not None))
+                               parse_address(ins.address) is not None, t))
         if hit != ins.hit_ratio or l1_hit != ins.l1_hit_ratio:
             changes[nid] = (hit, l1_hit)
     report = ReuseReport(float(l2_bytes), wave, ws_trip, ws_wave, f_trip, f_wave, tuple(loads),
@@ -345,6 +350,21 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         out.instructions[nid] = replace(out.instructions[nid], hit_ratio=hit,
                                         l1_hit_ratio=l1_hit)
     return out, report
+
+
+def _trips_reuse(ins, shape: tuple, warp_size: int, loop_trips: dict) -> float:
+    """The share of a load's sectors an earlier trip of its loop read (launch_shape.
+    trip_reuse, the steady state) over the ``T`` trips the loop runs at this launch: the
+    first trip reads its footprint fresh, so ``(T − 1) / T`` of the steady state. Choice:
+    reads of the same bytes by an earlier loop (a compiler's remainder loop after its
+    unrolled body) are not seen."""
+    found = trip_step_of(ins.address)
+    if found is None or found[1] not in loop_trips:
+        return 0.0
+    trips = loop_trips[found[1]]
+    if trips <= 1:
+        return 0.0
+    return trip_reuse(ins, shape, warp_size) * (trips - 1.0) / trips
 
 
 def _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block,
