@@ -19,6 +19,12 @@ FILLED = [
     ("H200 SXM 141 GB", "sms", 132, "achatbot-device-log"),
     ("H200 SXM 141 GB", "sm_clock_hz", 1_980_000_000, "awslabs-eks-ami-pr1985"),
     ("NVIDIA L4", "sms", 58, "coe506-devicequery"),
+    ("Tesla T4", "l2_bytes", 4 * 2**20, "devicequery-public"),
+    ("NVIDIA TITAN RTX", "l2_bytes", 6 * 2**20, "devicequery-public"),
+    ("GeForce RTX 2070", "l2_bytes", 4 * 2**20, "devicequery-public"),
+    ("GeForce RTX 2060", "l2_bytes", 3 * 2**20, "devicequery-public"),
+    ("GeForce RTX 3070", "l2_bytes", 4 * 2**20, "devicequery-public"),
+    ("NVIDIA TITAN V", "l2_bytes", 9 * 2**19, "devicequery-public"),
 ]
 
 #: (GPU, field): values left unknown because no trustworthy source gives them.
@@ -29,6 +35,7 @@ UNKNOWN = [
     ("H800 PCIe 80 GB", "sms"),
     ("H800 PCIe 80 GB", "memory_bandwidth_theoretical_bytes_per_s"),
     ("H800 PCIe 80 GB", "fp16_results_per_cycle_per_sm"),
+    ("H800 PCIe 80 GB", "l2_bytes"),
 ]
 
 
@@ -89,6 +96,33 @@ def test_l4_sm_count_matches_the_core_count_of_the_same_query():
         r"\((\d+)\) Multiprocessors, \((\d+)\) CUDA Cores/MP: (\d+) CUDA Cores",
         record.where).groups())
     assert multiprocessors == record.value and multiprocessors * per_mp == cores
+
+
+#: The L2 sizes read from public device queries (deviceQuery, nvbench, cudaGetDeviceProperties).
+L2_QUERIED = [(n, v) for n, f, v, _ in FILLED if f == "l2_bytes"]
+
+#: How each printout states the size: deviceQuery in bytes, the others in units of 1024 B.
+_L2_LINE = re.compile(r"L2 [Cc]ache [Ss]ize(?::| \|) (\d+) (bytes|KiB|KB)\b")
+
+
+@pytest.mark.parametrize("name, value", L2_QUERIED, ids=[n for n, _ in L2_QUERIED])
+def test_l2_size_is_the_quoted_device_query_line_of_the_same_board(name, value):
+    """Every record quotes the printed L2 line, converted to bytes it is the value, and the
+    query names the board (a laptop, Ti or SUPER variant is another GPU) with this database's
+    SM count, so a reading of another board cannot slip in."""
+    device = _device(name)
+    sms = device.default_record("sms").value
+    board = name.removeprefix("NVIDIA ").removeprefix("GeForce ")
+    for record in device.values["l2_bytes"]:
+        number, unit = _L2_LINE.search(record.where).groups()
+        assert int(number) * (1 if unit == "bytes" else 1024) == record.value, record.where
+        assert re.search(rf"\b{re.escape(board)}[\"`']", record.where), (board, record.where)
+        assert re.search(rf"\(0?{sms}\) Multiprocessors|\b{sms} multiprocessors|"
+                         rf"Number of SMs: {sms}|Multiprocessors \| {sms}\b",
+                         record.where), (sms, record.where)
+        repository, path = record.where.split(":")[0].split(", ")
+        assert f"https://github.com/{repository}/blob/" in device.sources[record.source]
+        assert path in device.sources[record.source]
 
 
 @pytest.mark.parametrize("name, field", UNKNOWN, ids=[f"{n}-{f}" for n, f in UNKNOWN])
