@@ -35,7 +35,8 @@ FORBIDDEN = [
     (re.compile(r"\.\./" + _SHARED + r"\b"), "a folder next to the repository"),
     (re.compile(r"\b" + _SHARED + r"/(?:" + _GUIDE + "|" + _NOTES + r"|seeds)\b"),
      "the shared folder outside the repository"),
-    (re.compile(r"(?<![\w.])" + _NOTES + r"/"), "a notes file outside the repository"),
+    # (a folder of that name inside another path, a cited repository's, is not it)
+    (re.compile(r"(?<![\w./])" + _NOTES + r"/"), "a notes file outside the repository"),
     (re.compile(_GUIDE + r"\.md|\b" + _GUIDE + r"(?::|'s\b)|\(" + _GUIDE + r"\b|\bthe "
                 + _GUIDE + r"\b"), "the house guide outside the repository"),
     (re.compile(r"(?i)\b" + _ISSUE + r"s?\s+" + _HASH + r"\d+"), "a tracker number"),

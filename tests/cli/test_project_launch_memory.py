@@ -57,13 +57,14 @@ def test_project_predict_of_an_imported_matmul_is_predicts(capsys, tmp_path, dat
                 "warp_throughput"):
         assert mine[key] == pytest.approx(theirs[key], rel=1e-12), key
     assert mine["cycles_per_warp"] == pytest.approx(theirs["cycles_per_warp"], rel=1e-12)
-    # the reuse keeps the tiles' re-reads off DRAM: without it (a working set far beyond the
-    # L2) the DRAM row about doubles, and the kernel, bound by its shared-memory wavefronts
-    # with the reuse, becomes DRAM-bound and longer
+    # the reuse keeps the tiles' re-reads off DRAM: without the L2's part of it (a working set
+    # far beyond the L2) the DRAM row grows by half (what a block's 256 lanes re-read of its
+    # previous trip's row stays in the A100's L1); the kernel stays bound by its shared-memory
+    # wavefronts, so its time does not move
     spilled = cli_json(capsys, *argv, "--working-set", "1T")
-    assert spilled["cycles_per_warp"]["memory"] > 1.8 * mine["cycles_per_warp"]["memory"]
-    assert spilled["binding_resource"] == "memory" != mine["binding_resource"]
-    assert spilled["kernel_time_s"] > 1.1 * mine["kernel_time_s"]
+    assert spilled["cycles_per_warp"]["memory"] > 1.4 * mine["cycles_per_warp"]["memory"]
+    assert spilled["binding_resource"] == mine["binding_resource"] == "shared_memory"
+    assert spilled["kernel_time_s"] == pytest.approx(mine["kernel_time_s"], rel=1e-12)
 
 
 @pytest.mark.parametrize("variable, values, at", [

@@ -120,7 +120,12 @@ def test_l2_size_is_the_quoted_device_query_line_of_the_same_board(name, value):
         assert re.search(rf"\(0?{sms}\) Multiprocessors|\b{sms} multiprocessors|"
                          rf"Number of SMs: {sms}|Multiprocessors \| {sms}\b",
                          record.where), (sms, record.where)
-        repository, path = record.where.split(":")[0].split(", ")
+        head = record.where.split(":")[0]  # "owner/repo, path" or "owner/repo/path"
+        if ", " in head:
+            repository, path = head.split(", ")
+        else:
+            owner, repo, path = head.split("/", 2)
+            repository = f"{owner}/{repo}"
         assert f"https://github.com/{repository}/blob/" in device.sources[record.source]
         assert path in device.sources[record.source]
 
