@@ -597,22 +597,24 @@ def trip_steps(ins_list, infos, n_destinations, access, ranges, innermost, addre
         second: dict = {}
         r = ranges[k]
         _walk(snapshots[k].copy("'"), range(r.header, r.latch + 1), ins_list, infos,
-              n_destinations, access, second)
+              n_destinations, access, second, only=set(members))
         for i in members:
             b = second.get(i)
-            if b is None or b.poly is None:
+            if b is None:
                 continue
-            step = (b.poly + addressed[i].poly.scaled(-1)).constant()
+            step = (b + addressed[i].poly.scaled(-1)).constant()
             if step is not None:
                 steps[i] = (k, step)
     return steps
 
 
 def _walk(vals: _Values, indices, ins_list, infos, n_destinations, access, out: dict,
-          latches: dict | None = None, snapshots: dict | None = None) -> None:
+          latches: dict | None = None, snapshots: dict | None = None,
+          only: set | None = None) -> None:
     """Follow the registers through the instructions at ``indices`` (program order), putting
     the address of each memory instruction in ``out``; at an index of ``latches`` (index ->
-    loop), a copy of the values as they stand goes to ``snapshots[loop]``."""
+    loop), a copy of the values as they stand goes to ``snapshots[loop]``. With ``only``,
+    just those instructions' addresses, as polynomials (None: not followed), not classified."""
     varying_of = vals.varying.get
     tag = vals.tag
     for i in indices:
@@ -630,7 +632,8 @@ def _walk(vals: _Values, indices, ins_list, infos, n_destinations, access, out: 
                 snapshots[latches[i]] = vals.copy("")  # type: ignore[index]
             continue
         space = info.space if info is not None else None
-        if unit == "ldst" and space in ("global", "local", "shared", "constant", "generic"):
+        if unit == "ldst" and space in ("global", "local", "shared", "constant", "generic") \
+                and (only is None or i in only):
             op = _address_operand(ins)
             if op is None and space == "constant":
                 op = next((o for o in ins.operands if o.strip().startswith("c[")), None)
@@ -639,7 +642,7 @@ def _walk(vals: _Values, indices, ins_list, infos, n_destinations, access, out: 
                     poly = _address_value(op, vals, ins.address, space)
                 except (ValueError, IndexError, OverflowError):  # an operand form not known
                     poly = None
-                out[i] = analyse_address(poly, space)
+                out[i] = analyse_address(poly, space) if only is None else poly
         _assign(vals, ins, unit, space, n_destinations, tag)
         if latches and i in latches:
             snapshots[latches[i]] = vals.copy("")  # type: ignore[index]
