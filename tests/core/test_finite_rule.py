@@ -1,0 +1,208 @@
+"""The "plain and finite" rule in each of its forms, pinned on awkward values.
+
+Text, whole numbers, flags, None and finite floats, in lists, tuples and dicts: what a
+document may carry; NaN, infinities and values of other types refused. The rule has forms
+for different callers, and where they answer differently on purpose the table below says so
+(a fast form may say False for a valid value, sending its caller to the full check; it never
+says True for one the full check refuses: see the last tests).
+
+The forms (columns of the table):
+
+* ``value``: one value, exact (a build's details, as made);
+* ``block``: a list of values read a block and a level at a time (a timeline's columns):
+  may also say False for floats whose sum overflows and for nesting deeper than 64;
+* ``document``: one whole document, one stack (the CLI's results before the naming walk):
+  may also say False for a list or dict met twice;
+* ``number``: one number of a kernel file, exact types (positions, latencies): ints within
+  ±1e308, no text, no None;
+* ``column``: a column of such numbers: may also say False for floats at or beyond ±1e308
+  and sums that overflow;
+* ``real``: one number typed in a project (an application's host power, a step's share):
+  any int or float subclass (numpy's float64 included, not its ints); an int beyond a float
+  raises OverflowError;
+* ``reference``: the kernel items' full check (any real number, numpy's and Fractions
+  included, an int beyond a float refused).
+"""
+import decimal
+import fractions
+import math
+import sys
+
+import numpy as np
+import pytest
+
+from gpumodeler.core import physical
+from gpumodeler.cli import cmd_timeline, common
+from gpumodeler.core.application import app
+from gpumodeler.core.kernel import bulk_read, graph_items, kernel_format
+
+FORMS = {
+    "value": app.plain_finite,
+    "block": lambda v: cmd_timeline._finite([v]),
+    "document": common._plainly_finite,
+    "number": kernel_format._finite,
+    "column": lambda v: bulk_read._finite_numbers([v]),
+    "real": app._finite,
+    "reference": graph_items.is_finite_number,
+}
+COLUMNS = list(FORMS)
+
+
+class _Text(str):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Int(int):
+    pass
+
+
+def _nested(depth):
+    value: list = []
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _cycle_list():
+    value: list = [1.0]
+    value.append(value)
+    return value
+
+
+def _cycle_dict():
+    value: dict = {"a": 1.0}
+    value["b"] = [value]
+    return value
+
+
+def _shared():
+    part = [1.0, "x"]
+    return [part, {"again": part}]
+
+
+T, F, O = True, False, OverflowError
+#: name: (make the value, answers of value, block, document, number, column, real, reference)
+TABLE = {
+    "nan":           (lambda: math.nan,                 F, F, F, F, F, F, F),
+    "inf":           (lambda: math.inf,                 F, F, F, F, F, F, F),
+    "-inf":          (lambda: -math.inf,                F, F, F, F, F, F, F),
+    "-0.0":          (lambda: -0.0,                     T, T, T, T, T, T, T),
+    "1.0":           (lambda: 1.0,                      T, T, T, T, T, T, T),
+    "1":             (lambda: 1,                        T, T, T, T, T, T, T),
+    "1e308":         (lambda: 1e308,                    T, T, T, T, F, T, T),
+    "-1.5e308":      (lambda: -1.5e308,                 T, T, T, T, F, T, T),
+    "10**30":        (lambda: 10**30,                   T, T, T, T, T, T, T),
+    "10**308":       (lambda: 10**308,                  T, T, T, T, T, T, T),
+    "2 * 10**308":   (lambda: 2 * 10**308,              T, T, T, F, F, O, F),
+    "10**400":       (lambda: 10**400,                  T, T, T, F, F, O, F),
+    "True":          (lambda: True,                     T, T, T, F, F, F, F),
+    "None":          (lambda: None,                     T, T, T, F, F, F, F),
+    "text":          (lambda: "x",                      T, T, T, F, F, F, F),
+    "unicode text":  (lambda: "λ → ∞",                  T, T, T, F, F, F, F),
+    "str subclass":  (lambda: _Text("x"),               F, F, F, F, F, F, F),
+    "float subclass": (lambda: _Float(1.0),             F, F, F, F, F, T, T),
+    "int subclass":  (lambda: _Int(1),                  F, F, F, F, F, T, T),
+    "np.float64":    (lambda: np.float64(1.0),          F, F, F, F, F, T, T),
+    "np.float64 nan": (lambda: np.float64("nan"),       F, F, F, F, F, F, F),
+    "np.float32":    (lambda: np.float32(1.0),          F, F, F, F, F, F, T),
+    "np.int64":      (lambda: np.int64(1),              F, F, F, F, F, F, T),
+    "np.bool_":      (lambda: np.bool_(True),           F, F, F, F, F, F, F),
+    "Decimal":       (lambda: decimal.Decimal(1),       F, F, F, F, F, F, F),
+    "Fraction":      (lambda: fractions.Fraction(1, 2), F, F, F, F, F, F, T),
+    "complex":       (lambda: 1j,                       F, F, F, F, F, F, F),
+    "bytes":         (lambda: b"x",                     F, F, F, F, F, F, F),
+    "set":           (lambda: {1.0},                    F, F, F, F, F, F, F),
+    "nested":        (lambda: [{"a": (1.0, [None, "x", {"b": 2, "c": True}])}],
+                                                        T, T, T, F, F, F, F),
+    "nested nan":    (lambda: [{"a": (1.0, [None, "x", {"b": math.nan}])}],
+                                                        F, F, F, F, F, F, F),
+    "nested np":     (lambda: {"a": [np.float64(1.0)]}, F, F, F, F, F, F, F),
+    "[]":            (lambda: [],                       T, T, T, F, F, F, F),
+    "()":            (lambda: (),                       T, T, T, F, F, F, F),
+    "{}":            (lambda: {},                       T, T, T, F, F, F, F),
+    "non-str keys":  (lambda: {1: 1.0, (2, 3): "x", None: 2},
+                                                        T, T, T, F, F, F, F),
+    "nan key":       (lambda: {math.nan: 1.0},          T, T, T, F, F, F, F),
+    "nan value":     (lambda: {"a": math.nan},          F, F, F, F, F, F, F),
+    "list cycle":    (_cycle_list,                      F, F, F, F, F, F, F),
+    "dict cycle":    (_cycle_dict,                      F, F, F, F, F, F, F),
+    "shared list":   (_shared,                          T, T, F, F, F, F, F),
+    "sum overflows": (lambda: [1e308, 1e308],           T, F, F, F, F, F, F),
+    "nested 63":     (lambda: _nested(63),              T, T, T, F, F, F, F),
+    "nested 64":     (lambda: _nested(64),              T, F, T, F, F, F, F),
+    "nested 3000":   (lambda: _nested(3000),            F, F, T, F, F, F, F),
+}
+
+
+def _answer(form, value):
+    try:
+        return FORMS[form](value)
+    except OverflowError:
+        return OverflowError
+
+
+@pytest.mark.parametrize("name", TABLE)
+def test_each_form_answers_as_pinned(name):
+    make, *expected = TABLE[name]
+    got = [_answer(form, make()) for form in COLUMNS]
+    assert dict(zip(COLUMNS, got)) == dict(zip(COLUMNS, expected))
+    assert all(type(g) is bool or g is OverflowError for g in got)
+
+
+@pytest.mark.parametrize("name", TABLE)
+def test_a_fast_form_passes_only_what_its_full_check_passes(name):
+    """(value, block and document stand for the naming walk of core.physical; number and
+    column for the kernel items' full check)"""
+    make = TABLE[name][0]
+    value = make()
+    walkable = name != "nested 3000"   # (the walk recurses: deeper than Python's limit)
+    for form in ("value", "block", "document"):
+        if _answer(form, value) is True and walkable:
+            assert physical.first_non_finite(value) is None, form
+    if _answer("number", value) is True:
+        assert FORMS["reference"](value)
+    if _answer("column", value) is True:
+        assert FORMS["number"](value)
+    if (_answer("block", value) is True or _answer("document", value) is True) and walkable:
+        assert FORMS["value"](value)
+
+
+def test_the_column_of_numbers():
+    column = bulk_read._finite_numbers
+    assert column([]) and column([1, 2.5, -0.0, 10**30, -3])
+    assert not column([1.0, math.nan]) and not column([math.inf, 1]) and not column([-math.inf])
+    assert not column([1.0, True]) and not column([1.0, None]) and not column([np.float64(1)])
+    assert not column([10**400, 1.0])   # (an int beyond a float, added to a float)
+    assert not column([2 * 10**308, 1])   # (ints within ±1e308 only, as one by one)
+    assert not column([1e308, 1e308]) and not column([-1e308])
+    assert column([9e307, -9e307, 1e307])
+    values = [float(i) for i in range(10000)] + [math.nan] + [1.0] * 5
+    assert not column(values) and column(values[:10000])
+
+
+def test_one_value_at_a_time_matches_the_column_where_the_column_can_tell():
+    rows = [[1, 2.5], [0.0, -0.0, 3], [10**30], [1e307, -1e307], []]
+    for row in rows:
+        assert bulk_read._finite_numbers(row) == all(map(kernel_format._finite, row))
+
+
+def test_the_block_form_reads_every_block_and_level():
+    block = cmd_timeline._finite
+    values = [{"a": [1.0, {"b": (2.0, "t")}], "n": i} for i in range(3 * 4096 + 5)]
+    assert block(values) and block([]) and block(values[:1])
+    for i in (0, 4095, 4096, 8200, len(values) - 1):
+        for bad in (math.nan, math.inf, np.float64(1.0), _Text("t")):
+            broken = values[:i] + [{"a": [1.0, {"b": (bad, "t")}]}] + values[i + 1:]
+            assert not block(broken)
+            assert not app.plain_finite(broken)
+            assert not common._plainly_finite(broken)
+
+
+def test_the_recursion_limit_is_not_changed():
+    limit = sys.getrecursionlimit()
+    app.plain_finite(_nested(3000))
+    assert sys.getrecursionlimit() == limit
