@@ -31,19 +31,16 @@ import sys
 import numpy as np
 import pytest
 
-from gpumodeler.core import physical
-from gpumodeler.cli import cmd_timeline, common
-from gpumodeler.core.application import app
-from gpumodeler.core.kernel import bulk_read, graph_items, kernel_format
+from gpumodeler.core import finite, physical
 
 FORMS = {
-    "value": app.plain_finite,
-    "block": lambda v: cmd_timeline._finite([v]),
-    "document": common._plainly_finite,
-    "number": kernel_format._finite,
-    "column": lambda v: bulk_read._finite_numbers([v]),
-    "real": app._finite,
-    "reference": graph_items.is_finite_number,
+    "value": finite.plain_finite,
+    "block": lambda v: finite.plain_finite_values([v]),
+    "document": finite.plain_finite_document,
+    "number": finite.finite_number,
+    "column": lambda v: finite.finite_numbers([v]),
+    "real": finite.finite_real,
+    "reference": finite.is_finite_number,
 }
 COLUMNS = list(FORMS)
 
@@ -172,7 +169,7 @@ def test_a_fast_form_passes_only_what_its_full_check_passes(name):
 
 
 def test_the_column_of_numbers():
-    column = bulk_read._finite_numbers
+    column = finite.finite_numbers
     assert column([]) and column([1, 2.5, -0.0, 10**30, -3])
     assert not column([1.0, math.nan]) and not column([math.inf, 1]) and not column([-math.inf])
     assert not column([1.0, True]) and not column([1.0, None]) and not column([np.float64(1)])
@@ -187,22 +184,22 @@ def test_the_column_of_numbers():
 def test_one_value_at_a_time_matches_the_column_where_the_column_can_tell():
     rows = [[1, 2.5], [0.0, -0.0, 3], [10**30], [1e307, -1e307], []]
     for row in rows:
-        assert bulk_read._finite_numbers(row) == all(map(kernel_format._finite, row))
+        assert finite.finite_numbers(row) == all(map(finite.finite_number, row))
 
 
 def test_the_block_form_reads_every_block_and_level():
-    block = cmd_timeline._finite
-    values = [{"a": [1.0, {"b": (2.0, "t")}], "n": i} for i in range(3 * 4096 + 5)]
+    block = finite.plain_finite_values
+    values = [{"a": [1.0, {"b": (2.0, "t")}], "n": i} for i in range(3 * finite.BLOCK + 5)]
     assert block(values) and block([]) and block(values[:1])
-    for i in (0, 4095, 4096, 8200, len(values) - 1):
+    for i in (0, finite.BLOCK - 1, finite.BLOCK, 2 * finite.BLOCK + 8, len(values) - 1):
         for bad in (math.nan, math.inf, np.float64(1.0), _Text("t")):
             broken = values[:i] + [{"a": [1.0, {"b": (bad, "t")}]}] + values[i + 1:]
             assert not block(broken)
-            assert not app.plain_finite(broken)
-            assert not common._plainly_finite(broken)
+            assert not finite.plain_finite(broken)
+            assert not finite.plain_finite_document(broken)
 
 
 def test_the_recursion_limit_is_not_changed():
     limit = sys.getrecursionlimit()
-    app.plain_finite(_nested(3000))
+    finite.plain_finite(_nested(3000))
     assert sys.getrecursionlimit() == limit
