@@ -6,7 +6,7 @@ writes the Gantt chart.
 """
 from __future__ import annotations
 
-from itertools import chain, compress, repeat
+from itertools import chain
 
 
 def register(subparsers) -> None:
@@ -35,6 +35,7 @@ def _timeline(args) -> int:
 
 
 def _timeline_without_collector(args) -> int:
+    from gpumodeler.core import finite
     from gpumodeler.report.application import timeline_svg
     from gpumodeler.service import application as service
 
@@ -59,8 +60,8 @@ def _timeline_without_collector(args) -> int:
     if args.json and not (args.svg or args.by) and _print_columns(result, columns):
         return 0
     if (args.svg or args.by or not args.json) and not (
-            _finite([dict(result, steps=None)]) and
-            all(_finite(c) for c in columns
+            finite.plain_finite_values([dict(result, steps=None)]) and
+            all(finite.plain_finite_values(c) for c in columns
                 if c is not None and not service.checked_where_made(c))):
         # one rule for the text, the JSON and the chart (the plain JSON document is checked
         # as it is written: print_json; a column the build checked as it made its values,
@@ -96,60 +97,6 @@ def _timeline_without_collector(args) -> int:
 
 #: the steps' columns the text prints
 TEXT_KEYS = ("name", "engine", "start_s", "end_s", "energy_j", "critical")
-
-
-def _finite(values: list) -> bool:
-    """True when ``values`` hold only text, whole numbers, flags, None and finite floats, in
-    lists, tuples and dicts; False when not, or when that is not plain (a value of another
-    type, nesting deeper than :data:`_DEEPEST`, as a cycle is, floats whose sum overflows):
-    then :func:`~gpumodeler.cli.common.require_finite` walks the document to say which.
-
-    Read a block of :data:`_BLOCK` values at a time, each block a level at a time, in C:
-    the values of all of a level's lists put together, and of all its dicts (whatever
-    their keys: only the values count), each value's type read once, the floats summed as
-    they are picked out (a sum is finite only when every term is). A pass over a 10^5-step
-    document's scattered objects costs a tenth of a second when they are not in the cache
-    any more, so the passes are few and each block's passes after the first find them
-    there: the 10^5-step timeline's columns in 0.23 s, not 0.33 s when the whole column
-    was read a level at a time (the walk: 0.9 s)."""
-    return all(map(_finite_block, (values[i:i + _BLOCK] for i in range(0, len(values), _BLOCK))))
-
-
-def _finite_block(values: list) -> bool:
-    """:func:`_finite` of one block of values."""
-    import math
-    from operator import is_
-
-    stack = [(values, 0)]
-    while stack:
-        values, depth = stack.pop()
-        if depth > _DEEPEST:
-            return False
-        types = list(map(type, values))
-        kinds = set(types)
-        for kind in kinds - _PLAIN:
-            part = values if len(kinds) == 1 else compress(values, map(is_, types, repeat(kind)))
-            if kind is float:
-                if not math.isfinite(sum(part)):
-                    return False
-            elif kind is list or kind is tuple:
-                stack.append((list(chain.from_iterable(part)), depth + 1))
-            elif kind is dict:
-                stack.append((list(chain.from_iterable(map(dict.values, part))), depth + 1))
-            else:
-                return False
-    return True
-
-
-#: how many values :func:`_finite` reads together (their objects stay in the cache from one
-#: pass to the next: 1024 to 16384 all read a 10^5-step timeline's columns as fast)
-_BLOCK = 4096
-
-#: the deepest nesting :func:`_finite` reads (deeper, or a cycle: the document is walked)
-_DEEPEST = 64
-
-
-_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 def _print_columns(result: dict, columns) -> bool:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gpumodeler.core import physical
 from gpumodeler.core.errors import ModelError, QuantityError, shown
+from gpumodeler.core.finite import plain_finite_document
 from gpumodeler.core.quantities import NUMBER_FORMS, parse_number, parse_quantity
 from gpumodeler.service.lookups import catalog_lookups  # noqa: F401  (the commands' name for it)
 from gpumodeler.core.units_format import format_time
@@ -454,44 +455,11 @@ def require_finite(obj, what: str = "", *, cause: str = physical.DEFAULT_CAUSE) 
     """The one rule for results that are not finite numbers (core's
     :func:`gpumodeler.core.physical.require_finite`): inf or NaN anywhere in a result is
     refused naming the quantity, in text and JSON output alike. A document of plain values
-    is first read without naming anything (:func:`_plainly_finite`: a 10^5-step timeline in
-    a tenth of the 1.6 s of the naming walk), and walked by core only when that cannot
-    tell."""
-    if not _plainly_finite(obj):
+    is first read without naming anything
+    (:func:`~gpumodeler.core.finite.plain_finite_document`: a 10^5-step timeline in a tenth
+    of the 1.6 s of the naming walk), and walked by core only when that cannot tell."""
+    if not plain_finite_document(obj):
         physical.require_finite(obj, what, cause=cause)
-
-
-_PLAIN = frozenset({str, int, bool, type(None)})
-
-
-def _plainly_finite(obj) -> bool:
-    """True when ``obj`` is dicts, lists and tuples of text, whole numbers, flags, None and
-    finite floats; False when it holds anything else (a numpy value, a complex number), a
-    container met twice (shared, or a cycle), or floats that are not all finite. The floats
-    are summed, not tested one by one: a sum is finite only when every term is (an infinity
-    or NaN stays one; a sum that overflows only sends the document to the naming walk)."""
-    seen: set = set()
-    stack = [obj]
-    floats: list = []
-    add = floats.append
-    while stack:
-        o = stack.pop()
-        cls = o.__class__
-        if cls is dict or cls is list or cls is tuple:
-            if id(o) in seen:
-                return False
-            seen.add(id(o))
-            for v in (o.values() if cls is dict else o):
-                c = v.__class__
-                if c is float:
-                    add(v)
-                elif c not in _PLAIN:
-                    stack.append(v)
-        elif cls is float:
-            add(o)
-        elif cls not in _PLAIN:
-            return False
-    return math.isfinite(sum(floats))
 
 
 def print_json(obj, checked: bool = False) -> None:

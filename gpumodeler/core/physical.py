@@ -21,14 +21,11 @@ import math
 import sys
 
 from gpumodeler.core.errors import UnphysicalResult, shown
+from gpumodeler.core.finite import PLAIN_TYPES
 
 #: the end of a message when the caller names no input
 DEFAULT_CAUSE = ("an input is outside the range the model computes (e.g. a λ, clock, size or "
                  "loop variable too small or too large); check the inputs")
-
-#: values that are never a number that is not finite
-_NOTHING_TO_CHECK = frozenset({str, int, bool, type(None)})
-
 
 def is_finite(value) -> bool:
     """Whether a real or complex number (Python's or numpy's) is finite."""
@@ -48,16 +45,16 @@ def first_non_finite(obj, name: str = ""):
     np = sys.modules.get("numpy")
     if isinstance(obj, dict):
         for key, value in obj.items():
-            if value.__class__ in _NOTHING_TO_CHECK:  # text, counts: no call per value
+            if value.__class__ in PLAIN_TYPES:  # text, counts: no call per value
                 continue
             found = first_non_finite(value, f"{name}.{key}" if name else str(key))
             if found:
                 return found
     elif isinstance(obj, (list, tuple)):
-        if set(map(type, obj)) <= _NOTHING_TO_CHECK:  # ids on a long path, counts
+        if set(map(type, obj)) <= PLAIN_TYPES:  # ids on a long path, counts
             return None
         for i, value in enumerate(obj):
-            if value.__class__ in _NOTHING_TO_CHECK:
+            if value.__class__ in PLAIN_TYPES:
                 continue
             found = first_non_finite(value, f"{name}[{i}]")
             if found:

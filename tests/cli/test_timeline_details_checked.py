@@ -3,7 +3,7 @@
 at 10^5 steps), and still refuse a number that is not finite in them, naming it.
 
 The build's answer (``plain_details``) is compared with the check it stands for
-(``cmd_timeline._finite`` over the details) on an application of every kind of step and on
+(``finite.plain_finite_values`` over the details) on an application of every kind of step and on
 awkward variants of it: a number that is not finite in each kind of detail, a numpy float,
 an integer where a float is usual."""
 import dataclasses
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from gpumodeler.cli import common
-from gpumodeler.cli.cmd_timeline import _finite
 from gpumodeler.cli.main import main
-from gpumodeler.core.application.app import build, plain_finite
+from gpumodeler.core.application.app import build
+from gpumodeler.core.finite import plain_finite, plain_finite_values
 from gpumodeler.db.project_file import load_project, save_project
 from gpumodeler.service import application as service
 
@@ -59,7 +59,7 @@ def test_the_build_says_plain_only_when_the_details_are(tmp_path, catalog, step,
         app = _with_step(app, step, **changes)
     built = build(project, app, **common.catalog_lookups(catalog))
     details = [p.detail for p in built.predictions.values()]
-    checked = _finite(details)
+    checked = plain_finite_values(details)
     if built.plain_details:
         assert checked   # (never passes what the check refuses)
     if plain is not None:
@@ -115,7 +115,7 @@ def test_what_steps_share_is_checked_when_made(tmp_path, catalog, monkeypatch):
             m.setattr(target, name, broken)
             built = build(project, app, **lookups)
         assert not built.plain_details
-        assert not _finite([p.detail for p in built.predictions.values()])
+        assert not plain_finite_values([p.detail for p in built.predictions.values()])
     assert build(project, app, **lookups).plain_details
 
 
@@ -167,4 +167,4 @@ def test_an_imported_trace_has_its_details_checked_where_made(capsys, tmp_path, 
     project = load_project(path)
     _doc, columns = service.application_columns(project, "app1", common.catalog_lookups(catalog))
     details = columns[service.STEP_KEYS.index("prediction")]
-    assert service.checked_where_made(details) and _finite(list(details))
+    assert service.checked_where_made(details) and plain_finite_values(list(details))

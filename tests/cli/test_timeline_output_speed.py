@@ -182,22 +182,22 @@ def test_the_column_check_passes_only_what_require_finite_passes(doc):
     """(timeline's text, --by and --svg check the document's columns before walking it:
     whatever that check passes, require_finite passes too; whatever it refuses is refused
     by it or passed, once walked, by require_finite)"""
-    from gpumodeler.cli.cmd_timeline import _finite
-    if _finite([doc]):
+    from gpumodeler.core.finite import plain_finite_values
+    if plain_finite_values([doc]):
         assert cli_refusal(doc) is None
 
 
 def test_the_column_check_on_nested_columns_and_a_cycle():
-    from gpumodeler.cli.cmd_timeline import _finite
+    from gpumodeler.core.finite import plain_finite_values
     column = [{"a": 1.0, "r": [{"x": 2.0}]}, {"b": "t"}, {"a": 3.0, "r": []}] * 100
-    assert _finite(column)
+    assert plain_finite_values(column)
     column[150] = {"a": 3.0, "r": [{"x": math.inf}]}
-    assert not _finite(column)
-    assert not _finite([None, 1, (math.nan,)])
-    assert not _finite([np.float64(1.0)])   # (not plain: the walk decides)
+    assert not plain_finite_values(column)
+    assert not plain_finite_values([None, 1, (math.nan,)])
+    assert not plain_finite_values([np.float64(1.0)])   # (not plain: the walk decides)
     cycle: list = [1.0]
     cycle.append(cycle)
-    assert not _finite([cycle])
+    assert not plain_finite_values([cycle])
 
 
 def _break_a_route(doc, columns, bad):
@@ -252,17 +252,17 @@ def test_a_number_that_is_not_finite_anywhere_is_refused_naming_it(
 
 
 def test_the_column_check_reads_dicts_of_any_keys():
-    from gpumodeler.cli.cmd_timeline import _finite
+    from gpumodeler.core.finite import plain_finite_values
     column = [{"a": 1.0, "b": "x"}, {"c": [1.0, {"d": 2.0}]}, {"a": 1, "e": None}, {}] * 50
-    assert _finite(column)
+    assert plain_finite_values(column)
     for bad in (math.inf, -math.inf, math.nan):
         for broken in ({"a": bad, "b": "x"}, {"c": [1.0, {"d": bad}]}, {"e": (bad,)}):
-            assert not _finite(column[:77] + [broken] + column[77:])
+            assert not plain_finite_values(column[:77] + [broken] + column[77:])
     cycle: dict = {"a": 1.0}
     cycle["b"] = [cycle]
-    assert not _finite([cycle])
-    assert not _finite([{"a": np.float64(1.0)}])
-    assert _finite([1e308, 1e308]) is False   # (a sum that overflows: the walk decides)
+    assert not plain_finite_values([cycle])
+    assert not plain_finite_values([{"a": np.float64(1.0)}])
+    assert plain_finite_values([1e308, 1e308]) is False   # (a sum that overflows: the walk decides)
 
 
 @pytest.mark.parametrize("flags", [[], ["--by", "stream"]])
@@ -270,11 +270,12 @@ def test_a_finite_document_is_passed_without_the_walk(capsys, monkeypatch, proje
     """(the walk is only there to name a number that is not finite: a document of finite
     numbers is passed by the column check alone)"""
     from gpumodeler.cli import cmd_timeline
+    from gpumodeler.core import finite
     walked = []
     monkeypatch.setattr(common, "require_finite", lambda *a, **k: walked.append(a))
     checked = []
-    real = cmd_timeline._finite
-    monkeypatch.setattr(cmd_timeline, "_finite", lambda v: checked.append(v) or real(v))
+    real = finite.plain_finite_values
+    monkeypatch.setattr(finite, "plain_finite_values", lambda v: checked.append(v) or real(v))
     assert run(capsys, "timeline", project, *flags)[0] == 0
     # (every column but the predictions' details, which the build checked as it made them;
     # the text: the columns it prints, the others not made, their sources plain)
@@ -283,11 +284,11 @@ def test_a_finite_document_is_passed_without_the_walk(capsys, monkeypatch, proje
 
 
 def test_the_column_check_reads_every_block():
-    from gpumodeler.cli import cmd_timeline
-    n = 3 * cmd_timeline._BLOCK + 5
+    from gpumodeler.core import finite
+    n = 3 * finite.BLOCK + 5
     column = [{"p": {"route": [{"x": 1.0}]}, "t": float(i)} for i in range(n)]
-    assert cmd_timeline._finite(column) and cmd_timeline._finite([]) and \
-        cmd_timeline._finite(column[:1])
-    for i in (0, cmd_timeline._BLOCK - 1, cmd_timeline._BLOCK, 2 * cmd_timeline._BLOCK + 7, n - 1):
+    assert finite.plain_finite_values(column) and finite.plain_finite_values([]) and \
+        finite.plain_finite_values(column[:1])
+    for i in (0, finite.BLOCK - 1, finite.BLOCK, 2 * finite.BLOCK + 7, n - 1):
         for bad in ({"p": {"route": [{"x": math.nan}]}}, {"t": -math.inf}):
-            assert not cmd_timeline._finite(column[:i] + [bad] + column[i + 1:])
+            assert not finite.plain_finite_values(column[:i] + [bad] + column[i + 1:])

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from gpumodeler.cli import common
-from gpumodeler.cli.cmd_timeline import TEXT_KEYS, _finite
+from gpumodeler.cli.cmd_timeline import TEXT_KEYS
+from gpumodeler.core.finite import plain_finite_values
 from gpumodeler.cli.main import main
 from gpumodeler.core import physical
 from gpumodeler.core.application import app as app_module
@@ -53,7 +54,7 @@ def test_the_shown_columns_are_the_documents(traced, catalog):
         if at in SHOWN:
             assert part == whole
         else:
-            assert part is None and _finite(whole)   # (not made: plain and finite)
+            assert part is None and plain_finite_values(whole)   # (not made: plain and finite)
     rows = service.step_rows(shown)
     assert [[r[k] for k in TEXT_KEYS] for r in rows] == \
         [[r[k] for k in TEXT_KEYS] for r in service.step_rows(columns)]

@@ -39,6 +39,7 @@ from gpumodeler.core.application.energy import DevicePower, energy
 from gpumodeler.core.application.timeline import POLICIES, Activity, simulate
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.errors import InvalidParameter, ModelError
+from gpumodeler.core.finite import finite_real, plain_finite
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.project import VIA
 
@@ -152,7 +153,7 @@ class Application:
         if self.policy not in POLICIES:
             raise InvalidParameter(f"{self.name}: engine policy must be one of {', '.join(POLICIES)}, "
                                    f"got {self.policy!r}", item="policy")
-        if self.host_power_w is not None and not (_finite(self.host_power_w) and self.host_power_w >= 0):
+        if self.host_power_w is not None and not (finite_real(self.host_power_w) and self.host_power_w >= 0):
             raise InvalidParameter(f"{self.name}: host power must be a number of W >= 0, got "
                                    f"{self.host_power_w!r}", item="host_power_w")
         seen = set()
@@ -182,7 +183,7 @@ class Application:
                     raise InvalidParameter(f"{self.name}, step {s.label}: size and stream must be text",
                                            item=s.id)
             if not (fraction == 1.0 and type(fraction) is float) and \
-                    not (_finite(fraction) and 0 < fraction <= 1):
+                    not (finite_real(fraction) and 0 < fraction <= 1):
                 raise InvalidParameter(f"{self.name}, step {s.label}: the share of the launch must be in "
                                        f"(0, 1], got {fraction!r}", item=s.id)
             if kind == "copy" and size not in parsed:
@@ -228,10 +229,6 @@ def _whole_bytes(size: str) -> bool:
     expression parser, which gives the same number and which 10^5 imported copies would
     otherwise each go through."""
     return size.isascii() and size.isdigit() and len(size) < 20
-
-
-def _finite(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _need_device(project, device_id, kind, where, what):
@@ -673,23 +670,6 @@ def build(project, app: Application, *, gpu_lookup, link_lookup, table_lookup=No
     plain = plain and set(map(type, predictions)) <= {str}   # (every step's id: a sync waits for some)
     return BuiltApplication(tuple(activities), capacities, kernel_device, predictions, powers, gpus,
                             tuple(dict.fromkeys(notes)), plain)
-
-
-def plain_finite(value) -> bool:
-    """Whether ``value`` is text, a whole number, a flag, None or a finite float, or lists,
-    tuples and dicts of them: what the check of a document passes (a float of another
-    type, e.g. numpy's, or anything else: False)."""
-    kind = type(value)
-    if kind is float:
-        return value - value == 0.0   # (inf - inf and NaN - NaN are NaN)
-    if kind is str or kind is int or kind is bool or value is None:
-        return True
-    try:
-        if kind is dict:
-            return all(map(plain_finite, value.values()))
-        return (kind is list or kind is tuple) and all(map(plain_finite, value))
-    except RecursionError:   # (a cycle)
-        return False
 
 
 def _imported_kernel(project, step) -> str | None:

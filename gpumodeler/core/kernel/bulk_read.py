@@ -20,6 +20,7 @@ from dataclasses import fields
 from itertools import chain, count, repeat
 from operator import eq, itemgetter
 
+from gpumodeler.core.finite import finite_numbers
 from gpumodeler.core.kernel.graph_items import EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge, Instruction
 from gpumodeler.core.kernel.item_table import ItemTable
 
@@ -52,23 +53,6 @@ def _fresh(texts: list) -> list:
     if joined.count("\x00") != len(texts) - 1:
         return texts
     return joined.split("\x00")
-
-
-def _finite_numbers(values) -> bool:
-    """Every value is an int or a float (not a bool) that the item-by-item reader accepts as
-    finite (``kernel_format._finite``: floats finite, ints within ±1e308). May say False for
-    valid values (a sum that overflows); the caller then reads item by item."""
-    if not values:
-        return True
-    if not set(map(type, values)) <= {int, float}:
-        return False
-    try:
-        if not (-1e308 < min(values) and max(values) < 1e308):
-            return False
-        total = sum(values)
-    except OverflowError:  # an int beyond a float, added to a float
-        return False
-    return total - total == 0  # NaN or inf anywhere makes the sum NaN or inf
 
 
 def _keys_of_dicts(items, allowed):
@@ -124,8 +108,8 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
     if "address" in lists:
         lists["address"] = _fresh(lists["address"])
     if ("label" in lists and set(map(type, lists["label"])) != {str}) \
-            or ("x" in lists and not _finite_numbers(lists["x"])) \
-            or ("y" in lists and not _finite_numbers(lists["y"])):
+            or ("x" in lists and not finite_numbers(lists["x"])) \
+            or ("y" in lists and not finite_numbers(lists["y"])):
         return False
     if "label" in lists:
         lists["label"] = _fresh(lists["label"])
@@ -209,7 +193,7 @@ def read_edges(items: list, graph, allowed: frozenset, positions: dict) -> bool:
         if not set(map(type, latencies)) <= {type(None), int, float}:
             return False
         values = list(set(latencies) - {None})  # numbers now, so hashable
-        if not _finite_numbers(values) or (values and (
+        if not finite_numbers(values) or (values and (
                 min(values) < 0 or max(values) > MAX_EDGE_LATENCY_CYCLES)):
             return False
     taken = _column(items, "taken", None) if "taken" in keys else None

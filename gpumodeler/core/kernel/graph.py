@@ -42,7 +42,7 @@ from operator import is_
 from gpumodeler.core.errors import GraphError
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.graph_items import (  # noqa: F401  (re-exported)
-    ACCESS_PATTERNS, EDGE_KINDS, Edge, Instruction, Loop, is_finite_number)
+    ACCESS_PATTERNS, EDGE_KINDS, Edge, Instruction, Loop)
 from gpumodeler.core.kernel.item_table import plain
 from gpumodeler.core.kernel.kernel_format import (  # noqa: F401  (re-exported)
     FORMAT_NAME, FORMAT_VERSION, read_graph, to_dict)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import math
-import numbers
 
 from gpumodeler.core.errors import GraphError, shown
+from gpumodeler.core.finite import is_finite_number
 from gpumodeler.core.kernel.expressions import Expression, parse
 from gpumodeler.core.kernel.latency_tables import MEMORY_LEVELS, INSTRUCTION_CLASSES
 from gpumodeler.core.kernel.opcodes import SPACES, UNITS, classify
@@ -20,16 +20,6 @@ EDGE_KINDS = ("ilp", "dual", "dependency", "memory", "branch", "barrier", "repla
 MAX_EDGE_LATENCY_CYCLES = 1e9
 ACCESS_PATTERNS = ("strided", "random", "broadcast")
 _TEXT = {str}
-
-
-def is_finite_number(value) -> bool:
-    """True for an int or float (not a bool) whose value a float holds finitely."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:  # an int beyond a float
-        return False
 
 
 @dataclass(frozen=True, slots=True)

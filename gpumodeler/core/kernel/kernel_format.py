@@ -18,12 +18,13 @@ from dataclasses import fields
 from operator import itemgetter
 
 from gpumodeler.core.errors import FormatError, GraphError, shown
+from gpumodeler.core.finite import finite_number, is_finite_number
 from gpumodeler.core.kernel.bulk_read import read_edges, read_instructions
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.format_upgrade import WAVEFRONT_VERSION, upgrade_shared_degrees
 from gpumodeler.core.kernel.item_table import id_positions
 from gpumodeler.core.kernel.graph_items import (EDGE_KINDS, MAX_EDGE_LATENCY_CYCLES, Edge, Guard,
-                                               Instruction, Loop, is_finite_number)
+                                               Instruction, Loop)
 
 FORMAT_NAME = "gpumodeler-kernel"
 #: 2: a shared-memory access's ``bank_conflict_degree`` is its wavefronts, 64- and 128-bit
@@ -248,14 +249,6 @@ def _loops_from(items, graph, canonical=None):
 _OWN = frozenset({"id", "label", "x", "y", "address"})
 
 
-def _finite(value) -> bool:
-    """is_finite_number for the common cases, False (ask the full check) otherwise."""
-    cls = value.__class__
-    if cls is float:
-        return value - value == 0.0  # inf - inf and nan - nan are nan
-    return cls is int and -1e308 < value < 1e308
-
-
 _FIELDS = [f.name for f in fields(Instruction)]
 _LABEL, _X, _ADDRESS = _FIELDS.index("label"), _FIELDS.index("x"), _FIELDS.index("address")
 assert _FIELDS[0] == "id" and 0 < _LABEL < _X and _FIELDS[_X + 1] == "y", _FIELDS
@@ -308,7 +301,7 @@ def _read_instructions(items: list, graph) -> None:
             x = d.get("x", 0.0)
             y = d.get("y", 0.0)
             address = d.get("address", "")
-            if nid and label.__class__ is str and _finite(x) and _finite(y) \
+            if nid and label.__class__ is str and finite_number(x) and finite_number(y) \
                     and address.__class__ is str and nid not in table:
                 table[nid] = Instruction(  # type: ignore[call-arg]  # every field, in order
                     nid, *proto[0], label, *proto[1], x, y, *proto[2], address)
@@ -335,7 +328,7 @@ def _read_edges(items: list, graph, canonical) -> None:
         latency, taken = d.get("latency"), d.get("taken")
         s, t = canonical(src), canonical(dst)
         if (s is not None and t is not None and kind.__class__ is str and kind in kinds
-                and (latency is None or (_finite(latency)
+                and (latency is None or (finite_number(latency)
                                          and 0 <= latency <= MAX_EDGE_LATENCY_CYCLES))
                 and (taken is None or taken is True or taken is False)
                 and s != t and eid not in table and eid not in nodes and eid not in graph.loops):
