@@ -36,8 +36,8 @@ numbers:
   float at or beyond ±1e308 and for a sum that overflows.
 
 And one number typed into a project, :func:`finite_real`, which is neither: it takes any
-subclass of int or float (numpy's float64 is one, numpy's ints are not) and an int beyond a
-float raises OverflowError, as the application's checks always have.
+subclass of int or float (numpy's float64 is one, numpy's ints are not); an int beyond a
+float is refused (it raised OverflowError through the application's checks before).
 """
 from __future__ import annotations
 
@@ -182,8 +182,13 @@ def finite_numbers(values) -> bool:
 def finite_real(value) -> bool:
     """Whether ``value``, one number a project holds (an application's host power, a step's
     share of its launch), is a finite int or float, of any subclass but bool. An int beyond
-    a float raises OverflowError."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    a float is not (the caller's message then says what is valid)."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an int no float holds
+        return False
 
 
 __all__ = ["BLOCK", "DEEPEST", "PLAIN_TYPES", "finite_number", "finite_numbers", "finite_real",
