@@ -24,6 +24,8 @@ FILLED = [
     ("GeForce RTX 2070", "l2_bytes", 4 * 2**20, "devicequery-public"),
     ("GeForce RTX 2060", "l2_bytes", 3 * 2**20, "devicequery-public"),
     ("GeForce RTX 3070", "l2_bytes", 4 * 2**20, "devicequery-public"),
+    ("GeForce RTX 3080", "l2_bytes", 5 * 2**20, "devicequery-public"),
+    ("GeForce RTX 3060", "l2_bytes", 9 * 2**18, "devicequery-public"),
     ("NVIDIA TITAN V", "l2_bytes", 9 * 2**19, "devicequery-public"),
 ]
 
