@@ -44,6 +44,7 @@ typecheck: $(STAMP)
 validate: $(STAMP)
 	$(BIN)/gpumodeler validate resources/validation/volkov2016.csv
 	$(BIN)/gpumodeler validate resources/validation/amaris2018.csv
+	$(BIN)/gpumodeler validate resources/validation/nvbench-pmpp.csv
 
 # bytecode written and reused here too (as for the tests): each benchmark runs the CLI in
 # processes of their own, and with PYTHONDONTWRITEBYTECODE set in the environment every one

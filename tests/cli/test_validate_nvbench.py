@@ -1,0 +1,100 @@
+"""resources/validation/nvbench-pmpp.csv: public nvbench GPU times of textbook kernels on an
+RTX 3080 and an RTX 2060 (docs/validation.md, "The public set"). The default model's error
+per family held as a ceiling, the rows held to their cited files and listings, and what the
+model does not see held as such (the row walks of a matrix-vector product)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.core.validation import parse_csv
+from in_process import main_json_once, shared_env
+
+ROOT = Path(__file__).resolve().parents[2]
+SET = ROOT / "resources" / "validation" / "nvbench-pmpp.csv"
+REPOSITORY = "R100001/Programming-Massively-Parallel-Processors"
+
+#: The default model's (gajger, λ = 1) median APE per family, measured 2026-11-29, rounded
+#: up to 0.1 percentage point: a change that raises one fails; one that lowers one lowers its
+#: ceiling here. The one-line roofline's the same day: stencil 9.7, streaming 40.2,
+#: uncoalesced 3.1, matrix-vector 26.9 (it is below the model on three families: see
+#: docs/validation.md).
+GAJGER_MEDIAN_CEILING = {"stencil": 13.7, "streaming": 30.2, "uncoalesced": 17.3,
+                         "matrix-vector": 48.5}
+ROWS_PER_FAMILY = {"stencil": 15, "streaming": 5, "uncoalesced": 5, "matrix-vector": 5}
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return parse_csv(SET.read_text(encoding="utf-8"), str(SET))
+
+
+@pytest.fixture(scope="module")
+def set_json(devices_db, tmp_path_factory):
+    with pytest.MonkeyPatch.context() as mp:
+        shared_env(mp, devices_db, tmp_path_factory.mktemp("nvbench"))
+        return main_json_once("validate", SET)
+
+
+def test_every_row_cites_the_file_commit_and_row_it_was_read_from(runs):
+    assert len(runs) == sum(ROWS_PER_FAMILY.values())
+    for run in runs:
+        m = re.match(rf"{re.escape(REPOSITORY)} @ ([0-9a-f]{{40}}), Performance-Tests-NvBench/"
+                     r"(\w+)/BenchResults/BenchResults(3080|2060)\.(csv|md): '([^']+)'",
+                     run.source)
+        assert m, run.source
+        assert {"3080": "GeForce RTX 3080", "2060": "GeForce RTX 2060"}[m.group(3)] == run.device
+        assert run.unit == "s" and "GPU Time" in run.source and "nvbench" in run.note
+
+
+def test_the_rows_give_the_listing_s_registers_and_architecture(runs):
+    for run in runs:
+        listing = (SET.parent / run.kernel).read_text(encoding="utf-8")
+        assert f"code for {run.arch}" in listing
+        func = run.function or re.search(r"Function (\w+)", listing).group(1)
+        m = re.search(rf"Function [^\n]*{func}[^\n]*:\n\s*REG:(\d+) STACK:\d+ SHARED:(\d+)",
+                      listing)
+        assert (run.registers, run.shared_bytes) == (int(m.group(1)), int(m.group(2))), run.line
+
+
+def test_default_model_median_error_per_family_stays_below_its_ceiling(set_json):
+    medians = {s["family"]: s["median_ape_percent"] for s in set_json["summary"]
+               if s["family"] is not None and s["model"] == "gajger"}
+    assert set(medians) == set(GAJGER_MEDIAN_CEILING)
+    worse = {f: round(m, 2) for f, m in medians.items() if m > GAJGER_MEDIAN_CEILING[f]}
+    assert not worse, f"the default model got worse on nvbench-pmpp.csv: {worse}"
+    counts: dict = {}
+    for row in set_json["rows"]:
+        counts[row["family"]] = counts.get(row["family"], 0) + 1
+    assert counts == ROWS_PER_FAMILY
+
+
+def _ratios(set_json, kernel):
+    return {(row["gpu"], str(row["grid"])): row["models"]["gajger"]["time_s"] / row["measured_s"]
+            for row in set_json["rows"] if row["kernel"].endswith(kernel)}
+
+
+def test_the_uncoalesced_matrix_add_is_within_1_5x_of_its_measured_ratio_on_the_3080(set_json):
+    """The coalesced/uncoalesced pair (16×16 blocks; lanes along a row or a row apart): the
+    3080's runs measured 1.60× (n = 2048) and 1.85× (8192) between them."""
+    mau, mac = _ratios(set_json, "mau.sm_86.sass"), _ratios(set_json, "mac.sm_86.sass")
+    assert set(mau) == set(mac) and len(mau) == 2
+    for key in mau:
+        off = mau[key] / mac[key]  # predicted ratio over measured ratio
+        assert 1 / 1.5 < off < 1.5, (key, off)
+
+
+def test_a_row_walk_per_lane_is_what_the_model_does_not_see(set_json):
+    """Rows of 32 floats per lane: the runs move the unique bytes near the pin bandwidth,
+    but the model charges each unrolled load its own sector (4.5–6.2× too slow); rows of 512
+    and more: the runs are as slow as that charge (within 1.5×). Held so that a change to
+    either side is seen (docs/validation.md)."""
+    rows = {row["set"]["loop1"]: [] for row in set_json["rows"]
+            if row["kernel"].endswith("matvec.sm_86.sass")}
+    for row in set_json["rows"]:
+        if row["kernel"].endswith("matvec.sm_86.sass"):
+            rows[row["set"]["loop1"]].append(row["models"]["gajger"]["time_s"] / row["measured_s"])
+    assert all(r > 3 for r in rows[32.0])
+    assert all(1 / 1.5 < r < 1.5 for cols, rs in rows.items() if cols >= 512 for r in rs)
