@@ -18,7 +18,8 @@ order) — so this module only has to be right on what it accepts; it raises
 """
 from __future__ import annotations
 
-from itertools import chain, compress, islice, repeat
+from array import array as doubles_of
+from itertools import chain, compress, filterfalse, islice, repeat
 from json.encoder import encode_basestring  # the C encoder of ensure_ascii=False
 import math
 from operator import is_
@@ -32,6 +33,31 @@ _ROWS = 1024
 
 #: Up to how many lengths a long column of lists is written a length at a time.
 _SIZES = 16
+
+
+def _one_sign(values: list) -> bool:
+    """Whether the zeros among the floats ``values`` are all 0.0 or all -0.0: the zeros
+    picked out (the only false floats), their bits laid out by ``array``, and -0.0 is the
+    only one with a byte 0x80 (all in C; numpy's array of every value cost twice as much)."""
+    zeros = list(filterfalse(None, values))
+    negative = doubles_of("d", zeros).tobytes().count(0x80)
+    return negative == 0 or negative == len(zeros)
+
+
+def interleaved(between: list, columns: list) -> list:
+    """Row after row, ``between[0]``, the row's item of ``columns[0]``, ``between[1]``,
+    ..., the row's item of the last column, ``between[-1]``: the pieces that ``"".join``
+    makes the rows' text from (``len(between) == len(columns) + 1``, the columns of one
+    length). Laid out in C: the constant pieces by repeating one row, each column put in
+    its place by a slice assignment (at 10^5 timeline steps, half the time of joining
+    ``zip`` of the columns and of ``repeat``s of the constants: 0.13 -> 0.07 s)."""
+    width = len(between) + len(columns)
+    row: list = [None] * width
+    row[0::2] = between
+    pieces = row * len(columns[0]) if columns else list(between)
+    for k, column in enumerate(columns):
+        pieces[2 * k + 1::width] = column
+    return pieces
 
 
 class Unsupported(Exception):
@@ -174,18 +200,17 @@ class _Writer:
             if not all(map(math.isfinite, values)):
                 return [self.float_text(v) for v in values]
             return list(map(float.__repr__, values))
-        import numpy as np
-        array = np.array(values, dtype=np.float64)
         # Each distinct number found by a dict (hashing in C) when equal numbers have one
         # text: all finite, and the zeros of one sign (0.0 == -0.0); else by bit pattern,
         # which sorts (a graph's 10^5 access costs: 5 ms instead of 14).
         table = dict.fromkeys(values)
-        if all(map(math.isfinite, table)) and (
-                0.0 not in table or len(set(np.signbit(array[array == 0.0]).tolist())) == 1):
+        if all(map(math.isfinite, table)) and (0.0 not in table or _one_sign(values)):
             if 2 * len(table) > len(values):   # mostly distinct: no table
                 return list(map(float.__repr__, values))
             text_of = dict(zip(table, map(float.__repr__, table)))
             return list(map(text_of.__getitem__, values))
+        import numpy as np
+        array = np.array(values, dtype=np.float64)
         # one text per distinct bit pattern (so -0.0 keeps its sign and NaN is NaN)
         distinct, where = np.unique(array.view(np.int64), return_inverse=True)
         numbers = distinct.view(np.float64)
@@ -298,20 +323,20 @@ class _Writer:
         outer = self.line(level + 1)
         inner = self.line(level + 2)
         first_key = "{" + inner + encode_basestring(keys[0]) + ": "
+        # what comes before each value (a key and what precedes it) and after the last
+        between = ["," + outer + first_key]
+        between += ["," + inner + encode_basestring(key) + ": " for key in keys[1:]]
+        between.append(outer + "}")
         parts = []
         # a slice of rows at a time: the texts of a slice stay in the processor's caches (10^5
         # rows at once: a third slower)
         for start in range(0, n, _ROWS):
             texts = self.columns([list(c[start:start + _ROWS]) for c in records.columns],
                                  level + 2)
-            pieces: list = [repeat("," + outer + first_key) if start else
-                            chain(["[" + outer + first_key], repeat("," + outer + first_key)),
-                            texts[0]]
-            for key, column in zip(keys[1:], texts[1:]):
-                pieces.append(repeat("," + inner + encode_basestring(key) + ": "))
-                pieces.append(column)
-            pieces.append(repeat(outer + "}"))
-            parts.append("".join(chain.from_iterable(zip(*pieces))))
+            pieces = interleaved(between, texts)
+            if not start:
+                pieces[0] = "[" + outer + first_key
+            parts.append("".join(pieces))
         parts.append(self.line(level) + "]")
         # (the slices kept apart: their place in the text marked, see dump_parts)
         self.parts.append(parts)

@@ -88,8 +88,9 @@ def test_a_cycle_and_deep_nesting_as_the_standard_library_takes_them():
 
 
 def test_a_small_document_needs_no_numpy():
-    """(a command answering a few lines starts without importing numpy; a big document is
-    indented with it)"""
+    """(a command answering a few lines starts without importing numpy; nor does a big
+    document of finite floats; one with both zeros, whose floats are told apart by their
+    bits, takes it)"""
     import os
     import subprocess
     import sys
@@ -101,11 +102,14 @@ def test_a_small_document_needs_no_numpy():
             "print('numpy' in sys.modules)\n"
             "big = {'ids': [{'n': i, 'x': [i / 3]} for i in range(5000)]}\n"
             "assert indented_json(big) == json.dumps(big, indent=2)\n"
+            "print('numpy' in sys.modules)\n"
+            "zeros = {'z': [0.0, -0.0] * 300}\n"
+            "assert indented_json(zeros) == json.dumps(zeros, indent=2)\n"
             "print('numpy' in sys.modules)\n")
     root = Path(__file__).resolve().parents[2]
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env={**os.environ, "PYTHONPATH": str(root)}).stdout
-    assert out.split() == ["False", "True"]
+    assert out.split() == ["False", "False", "True"]
 
 
 @settings(max_examples=repetitions(150, 600), deadline=None)
@@ -277,3 +281,35 @@ def test_print_json_prints_the_standard_librarys_text_a_piece_at_a_time(doc, cap
     if type(doc) is dict and doc and all(type(k) is str for k in doc):
         assert len(parts) == 2 * len(doc) + 1
         assert columnar_json.dump_parts(doc, _json_default) == parts
+
+
+@pytest.mark.parametrize("zeros", [[], [0.0], [-0.0], [0.0, -0.0], [-0.0, 0.0], [0.0] * 9 + [-0.0]])
+def test_zeros_of_one_sign_told_as_numpy_tells_them(zeros):
+    """columnar_json._one_sign (the zeros picked out and their bytes read) against numpy's
+    sign bits, among floats whose bytes hold 0x80 (-2.0, 5e-324, subnormals, NaN, -inf,
+    1e300, 2^-1074·0x80) and whose truth is not their value's (NaN)."""
+    from gpumodeler.cli import columnar_json
+    others = [-2.0, 5e-324, -5e-324, 1e-320, math.nan, -math.inf, 1e300, 0x80 * 5e-324,
+              float(2 ** 63), -1.5]
+    rng = np.random.default_rng(len(zeros))
+    for values in (zeros, others + zeros, list(rng.permutation(others * 3 + zeros * 5))):
+        values = [float(v) for v in values]
+        array = np.array(values)
+        want = len(set(np.signbit(array[array == 0.0]).tolist())) <= 1
+        assert columnar_json._one_sign(values) is want, values
+
+
+@pytest.mark.parametrize("rows", [0, 1, 3])
+@pytest.mark.parametrize("count", [0, 1, 4])
+def test_interleaved_pieces_are_the_rows_zipped(rows, count):
+    """columnar_json.interleaved (the constants laid out by repeating a row, the columns by
+    slice assignment) against the pieces zip gives, row after row."""
+    from gpumodeler.cli import columnar_json
+    between = [f"<{k}%>" for k in range(count + 1)]
+    columns = [[f"{k}.{r}é" for r in range(rows)] for k in range(count)]
+    want = []
+    for r in range(rows if count else 1):
+        for k in range(count):
+            want += [between[k], columns[k][r]]
+        want.append(between[-1])
+    assert columnar_json.interleaved(between, columns) == want
