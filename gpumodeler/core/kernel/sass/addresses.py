@@ -349,7 +349,8 @@ class _Values:
 
     def set(self, reg: str, value: Poly) -> None:
         self.env[reg] = value
-        self.varying[reg] = any(_is_lane_varying(s) for m in value.terms for s in m)
+        if not self.tag:  # a second trip's values are compared, never classified
+            self.varying[reg] = any(_is_lane_varying(s) for m in value.terms for s in m)
 
     def any_varying(self, operands) -> bool:
         """Whether any register among ``operands`` holds a lane-varying value (cheap: the
@@ -622,11 +623,16 @@ def _walk(vals: _Values, indices, ins_list, infos, n_destinations, access, out: 
         unit = info.unit if info is not None else None
         if unit != "ldst" and access is not None and ins.mnemonic not in _FOLLOWED:
             written, read = access[i]
-            if written:  # a fresh value, lane-varying if an input is (made when read)
+            if written and tag:  # a second trip: a fresh value of its own (kind immaterial)
+                mark = (ins.address, False, tag)
+                for r in written:
+                    if r[0] == "R" or r[:2] == "UR":
+                        vals.env[r] = mark
+            elif written:  # a fresh value, lane-varying if an input is (made when read)
                 varying = any(varying_of(r, False) for r in read)
                 for r in written:
                     if r[0] == "R" or r[:2] == "UR":
-                        vals.env[r] = (ins.address, varying, tag) if tag else (ins.address, varying)
+                        vals.env[r] = (ins.address, varying)
                         vals.varying[r] = varying
             if latches and i in latches:
                 snapshots[latches[i]] = vals.copy("")  # type: ignore[index]
@@ -661,17 +667,27 @@ def _assign(vals: _Values, ins, unit, space, n_destinations, tag: str) -> None:
         except (ValueError, IndexError):
             value = None
     if value is None:  # not followed: a fresh value, lane-varying if an input is
-        # (kept as (address, varying[, tag]) until an instruction that is followed reads it)
+        # (kept as (address, varying[, tag]) until an instruction that is followed reads it;
+        # a second trip's is its own whatever its kind, which is not worked out)
+        if tag:
+            mark = (ins.address, False, tag)
+            for r in regs:
+                vals.env[r] = mark
+            return
         varying = vals.any_varying(ins.operands[nd:])
-        mark = (ins.address, varying, tag) if tag else (ins.address, varying)
+        mark = (ins.address, varying)
         for r in regs:
             vals.env[r] = mark
             vals.varying[r] = varying
         return
     vals.set(regs[0], value)
     if len(regs) > 1:  # the high word of a pair, a second destination: opaque
+        if tag:
+            for r in regs[1:]:
+                vals.env[r] = (ins.address, False, tag)
+            return
         varying = vals.varying[regs[0]]
-        high = (ins.address, varying, tag) if tag else (ins.address, varying)
+        high = (ins.address, varying)
         for r in regs[1:]:
             vals.env[r] = high
             vals.varying[r] = varying
