@@ -670,9 +670,8 @@ def _assign(vals: _Values, ins, unit, space, n_destinations, tag: str) -> None:
         # (kept as (address, varying[, tag]) until an instruction that is followed reads it;
         # a second trip's is its own whatever its kind, which is not worked out)
         if tag:
-            mark = (ins.address, False, tag)
             for r in regs:
-                vals.env[r] = mark
+                vals.env[r] = (ins.address, False, tag)
             return
         varying = vals.any_varying(ins.operands[nd:])
         mark = (ins.address, varying)
