@@ -109,6 +109,10 @@ def test_the_first_trip_reads_fresh_so_a_loop_of_t_trips_keeps_t_minus_1_of_t(ma
     assert got.trip_reuse == pytest.approx(steady * (t - 1) / t)
     if t > 1:
         assert got.l1_hit > 0  # Turing's L1 caches the load and holds the re-read sectors
+        assert any(n.startswith(f"{nid}: ") and "re-read of its loop's earlier trips" in n
+                   for n in report.notes())
+    else:
+        assert not any("earlier trips" in n for n in report.notes() if n.startswith(nid))
 
 
 def test_the_remainder_loops_dram_bytes_shrink_where_a_cache_keeps_the_earlier_trips():

@@ -216,8 +216,10 @@ class ReuseReport:
                   if ld.sharing > 1 or ld.hit != ld.imported_hit or ld.l1_hit > 0]
         for ld in shared:
             l1 = f", {ld.l1_hit:.1%} from L1" if ld.l1_hit > 0 else ""
+            trips = (f" ({ld.trip_reuse:.1%} re-read of its loop's earlier trips)"
+                     if ld.trip_reuse > 0 else "")
             out.append(f"{ld.id}: read by {ld.sharing:g} blocks ({ld.wave_sharing:.3g} per "
-                       f"wave), {ld.hit - ld.l1_hit:.1%} from L2{l1}")
+                       f"wave), {ld.hit - ld.l1_hit:.1%} from L2{l1}{trips}")
         return out
 
     def _l1_notes(self) -> list:
