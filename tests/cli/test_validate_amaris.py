@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.core.validation import parse_csv
-from in_process import cli, main_json_once, shared_env
+from validation_ceilings import assert_default_within_ceilings, validate_json
+from in_process import cli
 from test_validate_as_predict import predict_argv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,9 +72,7 @@ def set_json(devices_db, tmp_path_factory):
     """The set's `validate --json` output with every model (the one
     test_validate_peak_roofline.py reads too: one run a session), only read by the tests, in
     an environment like gpumodeler_env's."""
-    with pytest.MonkeyPatch.context() as mp:
-        shared_env(mp, devices_db, tmp_path_factory.mktemp("amaris"))
-        return main_json_once("validate", SET)
+    return validate_json(devices_db, tmp_path_factory.mktemp("amaris"), SET)
 
 
 def test_every_row_is_t_k_at_lambda_1_over_the_published_lambda(runs):
@@ -103,15 +102,8 @@ def test_the_rows_give_the_listing_s_registers_and_shared_memory(runs):
 
 
 def test_default_model_median_error_per_family_stays_below_its_ceiling(set_json):
-    medians = {s["family"]: s["median_ape_percent"] for s in set_json["summary"]
-               if s["family"] is not None and s["model"] == "gajger"}
-    assert set(medians) == set(GAJGER_MEDIAN_CEILING)
-    worse = {f: round(m, 2) for f, m in medians.items() if m > GAJGER_MEDIAN_CEILING[f]}
-    assert not worse, f"the default model got worse on amaris2018.csv: {worse}"
-    counts = {}
-    for row in set_json["rows"]:
-        counts[row["family"]] = counts.get(row["family"], 0) + 1
-    assert counts == ROWS_PER_FAMILY
+    assert_default_within_ceilings(set_json, GAJGER_MEDIAN_CEILING, ROWS_PER_FAMILY,
+                                   "amaris2018.csv")
 
 
 def test_default_model_is_never_above_the_roofline_on_a_family(set_json):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gpumodeler.core.validation import parse_csv
-from in_process import main_json_once, shared_env
+from validation_ceilings import assert_default_within_ceilings, validate_json
 
 ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "resources" / "validation" / "nvbench-pmpp.csv"
@@ -33,9 +33,7 @@ def runs():
 
 @pytest.fixture(scope="module")
 def set_json(devices_db, tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        shared_env(mp, devices_db, tmp_path_factory.mktemp("nvbench"))
-        return main_json_once("validate", SET)
+    return validate_json(devices_db, tmp_path_factory.mktemp("nvbench"), SET)
 
 
 def test_every_row_cites_the_file_commit_and_row_it_was_read_from(runs):
@@ -60,15 +58,8 @@ def test_the_rows_give_the_listing_s_registers_and_architecture(runs):
 
 
 def test_default_model_median_error_per_family_stays_below_its_ceiling(set_json):
-    medians = {s["family"]: s["median_ape_percent"] for s in set_json["summary"]
-               if s["family"] is not None and s["model"] == "gajger"}
-    assert set(medians) == set(GAJGER_MEDIAN_CEILING)
-    worse = {f: round(m, 2) for f, m in medians.items() if m > GAJGER_MEDIAN_CEILING[f]}
-    assert not worse, f"the default model got worse on nvbench-pmpp.csv: {worse}"
-    counts: dict = {}
-    for row in set_json["rows"]:
-        counts[row["family"]] = counts.get(row["family"], 0) + 1
-    assert counts == ROWS_PER_FAMILY
+    assert_default_within_ceilings(set_json, GAJGER_MEDIAN_CEILING, ROWS_PER_FAMILY,
+                                   "nvbench-pmpp.csv")
 
 
 def _ratios(set_json, kernel):

@@ -50,8 +50,7 @@ def test_architecture_specific_fixtures_parse_with_their_architecture():
     for kernel, arch in SPECIFIC.items():
         lst = listing(f"{kernel}.{arch}.sass")
         assert lst.archs() == [arch]
-        assert len(lst.functions) == {"access_patterns": 9, "block2d": 2,
-                                      "stencil_loop": 2}.get(kernel, 1)
+        assert len(lst.functions) == {"access_patterns": 9, "block2d": 2}.get(kernel, 1)
         for f in lst.functions:
             assert all(len(i.words) == 2 for i in f.instructions)
 

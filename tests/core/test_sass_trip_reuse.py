@@ -2,7 +2,9 @@
 moves per trip of its innermost loop (core.kernel.sass.addresses.trip_steps, the address's
 "advances … B per trip of loopN" note), a launch works out the share of its sectors the
 earlier trips read (launch_shape.trip_reuse) and the reuse rule counts it as a near repeat
-(core.kernel.sass.reuse), on real listings of resources/kernels/src/stencil_loop.cu."""
+(core.kernel.sass.reuse), on real listings: the validation set's 1-D convolution
+(resources/validation/kernels/nvbench/conv1d.cu) and a column walk
+(resources/kernels/src/stencil_loop.cu)."""
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,11 @@ from gpumodeler.core.kernel.sass.launch_shape import trip_reuse, trip_step_of, t
 from gpumodeler.core.kernel.sass.reuse import reuse_graph
 from gpumodeler.core.kernel.warp_counts import count
 
-SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
+ROOT = Path(__file__).resolve().parents[2]
+SASS = ROOT / "resources" / "kernels" / "sass"
+CONV = ROOT / "resources" / "validation" / "kernels" / "nvbench"
 ARCHS = ("sm_75", "sm_80")
+CONV_ARCHS = ("sm_75", "sm_86")
 
 
 def _global_loads(g):
@@ -22,9 +27,9 @@ def _global_loads(g):
             if ins.unit == "ldst" and ins.space == "global" and ins.is_load}
 
 
-@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("arch", CONV_ARCHS)
 def test_a_rolled_stencils_loads_advance_by_the_unroll_step_and_the_remainders_by_one(arch):
-    g = import_kernel(SASS / f"stencil_loop.{arch}.sass", "conv_rolled")
+    g = import_kernel(CONV / f"conv1d.{arch}.sass", "conv_basic")
     loops = {lp.id: nid for nid in g.instructions for lp in g.loops_containing(nid)}
     assert set(loops) == {"loop1", "loop2"}  # the unrolled body and its remainder
     steps = {}
@@ -99,7 +104,7 @@ LAUNCH = dict(grid_size=1 << 17, warps_per_block=16, blocks_per_sm=2, sms=30,
 @pytest.mark.parametrize("mask, remainder_trips", [(9, 1), (10, 2), (11, 3)])
 def test_the_first_trip_reads_fresh_so_a_loop_of_t_trips_keeps_t_minus_1_of_t(mask,
                                                                              remainder_trips):
-    g = import_kernel(SASS / "stencil_loop.sm_75.sass", "conv_rolled")
+    g = import_kernel(CONV / "conv1d.sm_75.sass", "conv_basic")
     nid = _remainder_load(g)
     steady = trip_reuse(g.instructions[nid], (512, 1, 1))
     _, report = reuse_graph(g, values=dict(g.variables, loop1=mask),
@@ -120,7 +125,7 @@ def test_the_remainder_loops_dram_bytes_shrink_where_a_cache_keeps_the_earlier_t
     caches the loads (Turing) the remainder's re-reads stay on the SM; on Maxwell, whose L1
     does not cache these loads and whose L2 bandwidth is unknown here, they stay DRAM traffic
     (an L2 hit with no ceiling would cost nothing), as the reuse within a block does."""
-    g = import_kernel(SASS / "stencil_loop.sm_75.sass", "conv_rolled")
+    g = import_kernel(CONV / "conv1d.sm_75.sass", "conv_basic")
     values = dict(g.variables, loop1=11)
     nid = _remainder_load(g)
     turing, rep = reuse_graph(g, values=values, compute_capability="7.5",
