@@ -2,7 +2,8 @@
 
 1. Cold start of ``gpumodeler --help`` and ``gpumodeler occupancy ...`` against
    ``python -c pass`` (target < 0.25 s).
-   ``gpumodeler predict`` (explicit flags) likewise (target < 0.4 s).
+   ``gpumodeler predict`` (explicit flags, and ``--device`` from the shipped database)
+   likewise (target < 0.4 s).
 2. ``sweep`` of 10^6 launch points to CSV, JSON and JSON Lines: wall time and peak memory of
    the process (target < 200 MB); the table written by the CLI's writer against
    ``numpy.savetxt`` writing the same table, and the whole command against that.
@@ -88,7 +89,11 @@ def cold_start() -> None:
              0.25),
             ("predict", ["predict", *GTX970, "--grid-size", "1562500", "--block-size", "256",
                          "--occupancy", "64", "--latency-bound", "4014",
-                         "--issued-instructions", "538"], 0.4)):
+                         "--issued-instructions", "538"], 0.4),
+            # the device looked up in the shipped database (read with sqlite3, no sqlite-utils)
+            ("predict --device", ["predict", "--device", "GTX 980", "--grid-size", "64",
+                                  "--block-size", "256", "--occupancy", "32",
+                                  "--latency-bound", "100", "--issued-instructions", "10"], 0.4)):
         t, cpu = median_times(CLI + argv)
         print(f"cli cold start `gpumodeler {label}`: {t:.3f} s = {t / base:.1f}x `python -c pass` "
               f"({base:.3f} s); target < {target} s: {verdict(f'cold start {label}', t < target, miss='SLOW')}; "

@@ -17,15 +17,18 @@ import json
 import math
 import re
 from dataclasses import dataclass, replace
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
-import sqlite_utils
 
 from gpumodeler.core.errors import InvalidParameter, shown
 
 from .errors import DeviceEditError
 from .mapping import normalize_name
 from .store import device_row
+
+if TYPE_CHECKING:
+    from .sqlite_read import Database
+
 
 CALIBRATION_KINDS = ("link", "kernel")
 #: The device kind each calibration kind belongs to.
@@ -193,7 +196,7 @@ def content(raw: tuple) -> tuple:
     return raw[:IS_CURRENT] + raw[IS_CURRENT + 1:]
 
 
-def has_table(db: sqlite_utils.Database) -> bool:
+def has_table(db: Database) -> bool:
     return db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
                       "name = 'calibrations'").fetchone() is not None
 
@@ -201,7 +204,7 @@ def has_table(db: sqlite_utils.Database) -> bool:
 _SELECT = ", ".join(f"c.{c}" for c in CAL_COLUMNS)
 
 
-def read_calibrations(db: sqlite_utils.Database, names_lower: Iterable[str] | None = None
+def read_calibrations(db: Database, names_lower: Iterable[str] | None = None
                       ) -> dict[str, tuple[str, list[tuple]]]:
     """name_lower -> (device name, raw rows in stored order), for the devices named (all by
     default) that have calibrations."""
@@ -219,7 +222,7 @@ def read_calibrations(db: sqlite_utils.Database, names_lower: Iterable[str] | No
     return out
 
 
-def replace_calibrations(db: sqlite_utils.Database, device_id: int, key: tuple | None,
+def replace_calibrations(db: Database, device_id: int, key: tuple | None,
                          raws: Iterable[tuple]) -> None:
     """Give a device's calibrations of ``key`` (kind, subject, label; None: all of them)
     the rows ``raws``. Inside the caller's transaction."""

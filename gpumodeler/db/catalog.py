@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 import platformdirs
-import sqlite_utils
 
 from .errors import (AmbiguousDevice, DatabaseAccessError, DatabaseFormatError,
                      DeviceEditError, DeviceNotFound)
@@ -40,6 +39,7 @@ from .store import (RawDevice, delete_device, read_device, read_raw, read_source
                     read_summaries, write_device, write_sources)
 
 if TYPE_CHECKING:  # (merging is imported where a database is merged: not by a look-up)
+    from .sqlite_read import Database
     from .merge import MergeReport
 
 ENV_DEVICES_DB = "GPUMODELER_DEVICES_DB"
@@ -100,12 +100,12 @@ class Catalog:
         self.user_path = Path(user_db) if user_db is not None else default_user_db_path()
         explicit = shipped_db is not None or bool(os.environ.get(ENV_DEVICES_DB))
         path = Path(shipped_db) if shipped_db is not None else default_shipped_db_path()
-        self._shipped: sqlite_utils.Database | None = None
+        self._shipped: Database | None = None
         self.shipped_path: Path | None = None
         if use_shipped and (explicit or path.exists()):
             self._shipped = open_database(path)
             self.shipped_path = path
-        self._user: sqlite_utils.Database | None = None
+        self._user: Database | None = None
         self._user_writable = False
         # The user file as it was when fully checked: reopening it for writing, unchanged,
         # needs no second integrity check (0.2 s for a 40 MB file).
@@ -126,12 +126,12 @@ class Catalog:
         self._user_checked = file_stamp(self.user_path)
 
     @property
-    def shipped_db(self) -> sqlite_utils.Database | None:
+    def shipped_db(self) -> Database | None:
         """The shipped database, read-only; None when not used."""
         return self._shipped
 
     @property
-    def user_db(self) -> sqlite_utils.Database | None:
+    def user_db(self) -> Database | None:
         """The user database as open now (None before it exists); write through
         :meth:`user_for_write`."""
         return self._user
@@ -152,7 +152,7 @@ class Catalog:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    def user_for_write(self) -> sqlite_utils.Database:
+    def user_for_write(self) -> Database:
         """The user database opened for writing (created when missing); the caller writes
         inside :meth:`writing`."""
         if not self._user_writable:
@@ -218,7 +218,7 @@ class Catalog:
         if self.user_path.exists():
             self._open_user()
 
-    def layers(self) -> list[tuple[str, sqlite_utils.Database]]:
+    def layers(self) -> list[tuple[str, Database]]:
         """The open databases as ``(layer, database)``: the user's first, then the shipped one."""
         return [(name, db) for name, db in (("user", self._user), ("shipped", self._shipped))
                 if db is not None]
@@ -417,7 +417,7 @@ class Catalog:
         if why:
             raise DeviceEditError(f"{device}.{field_name}: {why}")
 
-    def editable(self, name: str) -> tuple[RawDevice, sqlite_utils.Database]:
+    def editable(self, name: str) -> tuple[RawDevice, Database]:
         """The device as a RawDevice in the user database, copied there if shipped."""
         summary, layer = self.resolve_with_layer(name)
         key = normalize_name(summary.name)

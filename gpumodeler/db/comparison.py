@@ -18,9 +18,8 @@ from __future__ import annotations
 from collections import defaultdict
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import TYPE_CHECKING, Callable, Mapping
 
-import sqlite_utils
 
 from gpumodeler.core.kernel.collector import collector_paused
 
@@ -28,6 +27,10 @@ from .digests import differing_fields, parts
 from .mapping import aliases_from_json
 from .merge import MergeReport, compare, remap_sources
 from .store import DeviceEntry, RawDevice, StoredFields, citing_fields, read_records
+
+if TYPE_CHECKING:
+    from .sqlite_read import Database
+
 
 @dataclass
 class Comparison:
@@ -43,7 +46,7 @@ class Comparison:
     theirs: dict[str, RawDevice]
     mine_stored: dict[str, StoredFields]
     whole: set[str]
-    mine_entries: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]]
+    mine_entries: Mapping[str, tuple[Database, DeviceEntry]]
     theirs_entries: Mapping[str, DeviceEntry]
     renamed: Mapping[str, str] = field(default_factory=dict)
 
@@ -80,11 +83,11 @@ def _plan(mine, theirs, recheck):
     return identical, new, plan, dense
 
 
-def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]],
-                   theirs_db: sqlite_utils.Database, theirs: Mapping[str, DeviceEntry], *,
+def compare_stored(mine: Mapping[str, tuple[Database, DeviceEntry]],
+                   theirs_db: Database, theirs: Mapping[str, DeviceEntry], *,
                    renamed: Mapping[str, str], mine_label: str, theirs_label: str,
                    with_missing: bool = False,
-                   guard: Callable[[sqlite_utils.Database], object] | None = None,
+                   guard: Callable[[Database], object] | None = None,
                    for_merge: bool = False) -> Comparison:
     """Compare devices keyed by normalized name: ``mine`` may span several databases
     (user over shipped), ``theirs`` is one. ``renamed``: their source keys that get a new
@@ -99,7 +102,7 @@ def compare_stored(mine: Mapping[str, tuple[sqlite_utils.Database, DeviceEntry]]
     identical, new, plan, dense = _plan(mine, theirs, recheck)
 
     # Read per database: mine's devices may live in the user or the shipped database.
-    databases: dict[int, sqlite_utils.Database] = {}
+    databases: dict[int, Database] = {}
     wanted_mine: dict[int, dict] = defaultdict(dict)
     scan_mine: dict[int, list] = defaultdict(list)
     wanted_theirs, scan_theirs = {}, []

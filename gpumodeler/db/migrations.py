@@ -39,18 +39,20 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import contextmanager
-
-import sqlite_utils
-from sqlite_utils import Migrations
+from typing import TYPE_CHECKING
 
 from gpumodeler import __version__
 
 from .fields import FORMAT
+from .sqlite_read import MigrationSet
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 MIGRATION_SET = "gpumodeler-devices"
-MIGRATIONS_TABLE = Migrations.migrations_table
+MIGRATIONS_TABLE = MigrationSet.migrations_table
 
-migrations = Migrations(MIGRATION_SET)
+migrations = MigrationSet(MIGRATION_SET)
 
 # CHECKs use OR chains, not IN (...): SQLite rebuilds an IN list for every inserted row,
 # which tripled the cost of writing 300 000 value records.

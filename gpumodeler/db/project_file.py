@@ -44,9 +44,7 @@ from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter, itemgetter
 from pathlib import Path
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from gpumodeler import __version__
 from gpumodeler.core.errors import ModelError
@@ -63,6 +61,8 @@ from .atomic_files import create_temp, fsync_folder, release, remove_stale_temps
 from .project_schema import (FORMAT, SCHEMA_VERSION, ProjectAccessError, ProjectFormatError,
                              check_header, connect_read_only, inspect_file, new_database,
                              upgraded_copy)
+if TYPE_CHECKING:
+    from .sqlite_read import Database
 
 SUFFIX = ".gpm"
 
@@ -136,14 +136,14 @@ def _from_json(text, what: str) -> dict:
     return value
 
 
-def _insert_rows(db: sqlite_utils.Database, table: str, columns: tuple, rows) -> None:
+def _insert_rows(db: Database, table: str, columns: tuple, rows) -> None:
     """One executemany per table (all inside the save's single transaction)."""
     sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})"
     db.conn.executemany(sql, rows)
 
 
 # -- writing ---------------------------------------------------------------------------------
-def _write(db: sqlite_utils.Database, project: Project) -> None:
+def _write(db: Database, project: Project) -> None:
     db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('app_version', ?)", [__version__])
     _insert_rows(db, "project", ("id", "name", "description"),
                  [(1, project.name, project.description)])
@@ -199,7 +199,7 @@ def _write(db: sqlite_utils.Database, project: Project) -> None:
         for a in apps for j, s in enumerate(a.steps)])
 
 
-def _write_kernels(db: sqlite_utils.Database, kernels: dict) -> None:
+def _write_kernels(db: Database, kernels: dict) -> None:
     _insert_rows(db, "kernels", ("position",) + KERNEL_COLUMNS, [
         (i, kid, g.name, g.latency_table, g.description,
          _to_json(g.variables, f"kernel {kid} variables"),
@@ -239,7 +239,7 @@ _PLAIN_TABLES = {"project": ("name", "description"), "devices": DEVICE_COLUMNS,
                  "measurements": MEASUREMENT_COLUMNS, "calibrations": CALIBRATION_COLUMNS}
 
 
-def _refuse_blobs(db: sqlite_utils.Database) -> None:
+def _refuse_blobs(db: Database) -> None:
     """gpumodeler never writes binary data (BLOBs): one where a number or text belongs
     (a λ, a block size) means the file was damaged or edited by another program."""
     for table, columns in _PLAIN_TABLES.items():
@@ -251,7 +251,7 @@ def _refuse_blobs(db: sqlite_utils.Database) -> None:
                                      f"a number or text belongs")
 
 
-def _read(db: sqlite_utils.Database) -> Project:
+def _read(db: Database) -> Project:
     _refuse_blobs(db)
     row = db.execute("SELECT name, description FROM project WHERE id = 1").fetchone()
     if row is None:
@@ -310,7 +310,7 @@ def _read(db: sqlite_utils.Database) -> Project:
     return project
 
 
-def _read_applications(db: sqlite_utils.Database, project: Project) -> None:
+def _read_applications(db: Database, project: Project) -> None:
     steps = _read_steps(db)
     for (id_, name, variables, policy, host_power_w) in _rows(db, "applications", APPLICATION_COLUMNS):
         if isinstance(host_power_w, (bytes, str)):
@@ -331,7 +331,7 @@ _APP = len(STEP_FIELDS)
 _MEASURED_AT = {key: STEP_FIELDS.index(key) for key in MEASURED_FIELDS}
 
 
-def _read_steps(db: sqlite_utils.Database) -> dict[str, list]:
+def _read_steps(db: Database) -> dict[str, list]:
     """Every application's steps in program order, checked (application id -> steps).
 
     The typed columns are checked by one SQLite query; each distinct JSON list of
@@ -460,7 +460,7 @@ _DECLARED_REAL_TESTS = _declared_real_tests()
 _MEASURED_REAL = ("measured_s", "measured_start_s", "host_s")
 
 
-def _tests_for(db: sqlite_utils.Database) -> str:
+def _tests_for(db: Database) -> str:
     """The steps' tests for ``db``'s table: without typeof() when its measured numbers are
     declared REAL."""
     declared = {name: kind for _cid, name, kind, *_rest
@@ -469,7 +469,7 @@ def _tests_for(db: sqlite_utils.Database) -> str:
                                         for c in _MEASURED_REAL) else _STEP_TESTS)
 
 
-def _check_step_columns(db: sqlite_utils.Database) -> None:
+def _check_step_columns(db: Database) -> None:
     """The steps' number and text columns hold values of their types (one query: the
     first wrong row in program order is named)."""
     checks = _STEP_CHECKS
@@ -489,7 +489,7 @@ def _check_step_columns(db: sqlite_utils.Database) -> None:
 _STEP_COLUMNS_READ = _STEP_READ[:_APP]
 
 
-def _one_application(db: sqlite_utils.Database) -> dict[str, list] | None:
+def _one_application(db: Database) -> dict[str, list] | None:
     """When the steps are the usual file's, one application's rows stored in program order
     (each row's position is its rowid less the first rowid), no ``measured`` JSON and every
     typed column right (:func:`_check_step_columns`' tests, without typeof() as
@@ -631,7 +631,7 @@ def _step_measurement(values, app_id: str, step_id: str, text) -> dict:
     return values
 
 
-def _read_kernels(db: sqlite_utils.Database) -> dict[str, KernelGraph]:
+def _read_kernels(db: Database) -> dict[str, KernelGraph]:
     """Kernels in order, built through the graph's own checked mutations."""
     instructions, edges, loops = defaultdict(list), defaultdict(list), defaultdict(list)
     load_at = INSTRUCTION_COLUMNS.index("is_load") + 1
@@ -681,7 +681,7 @@ def read_project_file(path: str | Path) -> tuple[Project, ProjectFileInfo]:
     was written by a newer gpumodeler (the message names the file and what was expected)."""
     path = Path(path)
     check_header(path)
-    db = connect_read_only(path)
+    db: Database = connect_read_only(path)
     try:
         # the pages the integrity check reads stay cached for the scans of the steps that
         # follow, up to 64 MiB (SQLite's default keeps 2 MiB: a trace of 10^5 steps is

@@ -73,19 +73,23 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-
-import sqlite_utils
-from sqlite_utils import Migrations
+from typing import TYPE_CHECKING
 
 from gpumodeler import __version__
 
 from . import schema
 from .errors import DatabaseAccessError, DatabaseFormatError
+from .sqlite_read import MigrationSet, ReadDatabase
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+    from .sqlite_read import Database
 
 FORMAT = "gpumodeler-project"
 DEVICE_DB_FORMAT = "gpumodeler-devices"
 MIGRATION_SET = "gpumodeler-project"
-MIGRATIONS_TABLE = Migrations.migrations_table
+MIGRATIONS_TABLE = MigrationSet.migrations_table
 
 
 class ProjectFormatError(DatabaseFormatError):
@@ -98,7 +102,7 @@ class ProjectAccessError(DatabaseAccessError):
     SQLite cannot store). The previous file, if any, is left as it was."""
 
 
-migrations = Migrations(MIGRATION_SET)
+migrations = MigrationSet(MIGRATION_SET)
 
 _V1 = [
     """CREATE TABLE meta (
@@ -388,7 +392,7 @@ def check_header(path: Path) -> None:
                         "expected a .gpm file saved by gpumodeler")
 
 
-def connect_read_only(path: Path) -> sqlite_utils.Database:
+def connect_read_only(path: Path) -> ReadDatabase:
     """The file opened with ``mode=ro``: SQLite itself refuses any write, and no file is
     created beside it (one with a WAL log or a journal beside it is read from a private
     copy: schema.read_only_connection)."""
@@ -398,7 +402,7 @@ def connect_read_only(path: Path) -> sqlite_utils.Database:
         raise ProjectFormatError(f"{path}: cannot open it ({exc})") from None
 
 
-def inspect_file(db: sqlite_utils.Database, path: Path, *, integrity: bool = True) -> dict:
+def inspect_file(db: Database, path: Path, *, integrity: bool = True) -> dict:
     """Check that ``db`` is a project file this gpumodeler reads; returns its meta dict
     (format, version, app_version) with ``pending`` = True when migrations are due.
     ``integrity`` runs SQLite's quick_check over every page first."""
@@ -412,8 +416,7 @@ def inspect_file(db: sqlite_utils.Database, path: Path, *, integrity: bool = Tru
             raise ProjectFormatError(f"{path}: an SQLite database but not a gpumodeler project "
                                      f"(no meta table; expected format {FORMAT!r})")
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        applied = ([m.name for m in migrations.applied(db)]
-                   if MIGRATIONS_TABLE in tables else [])
+        applied = migrations.applied_names(db) if MIGRATIONS_TABLE in tables else []
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         raise ProjectFormatError(f"{path}: the project file is corrupted ({exc})") from None
     except KeyError as exc:   # sqlite-utils reading a migrations table that lost a column
@@ -437,12 +440,12 @@ def inspect_file(db: sqlite_utils.Database, path: Path, *, integrity: bool = Tru
             "pending": version < SCHEMA_VERSION}
 
 
-def upgraded_copy(db: sqlite_utils.Database, path: Path) -> sqlite_utils.Database:
+def upgraded_copy(db: Database, path: Path) -> sqlite_utils.Database:
     """An in-memory copy of ``db`` with the pending migrations applied (the file is not
     touched: an older project opens without being rewritten until the user saves)."""
     copy = sqlite3.connect(":memory:")
     db.conn.backup(copy)
-    mem = sqlite_utils.Database(copy, execute_plugins=False)
+    mem = schema.writable_database(copy)
     try:
         migrations.apply(mem)
     except sqlite3.Error as exc:
@@ -464,7 +467,7 @@ def new_database(path: Path) -> sqlite_utils.Database:
     conn.execute("PRAGMA journal_mode = MEMORY")
     conn.execute("PRAGMA synchronous = OFF")
     conn.execute("PRAGMA foreign_keys = ON")
-    db = sqlite_utils.Database(conn, execute_plugins=False)
+    db = schema.writable_database(conn)
     migrations.apply(db)
     return db
 

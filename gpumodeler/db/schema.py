@@ -13,8 +13,7 @@ import weakref
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
-
-import sqlite_utils
+from typing import TYPE_CHECKING
 
 from gpumodeler import __version__
 from gpumodeler.core.errors import ModelError
@@ -31,19 +30,25 @@ from .migrations import (DIGEST_TRIGGERS, KNOWN_MIGRATIONS, MIGRATION_SET,  # no
 # (re-exported: callers and tests import them from here)
 from .sqlite_files import (BUSY_TIMEOUT_S, LOG_SUFFIXES, SQLITE_MAGIC, pending_log,  # noqa: F401
                            read_only_uri)
+from .sqlite_read import ReadDatabase, table_columns
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+    from .sqlite_read import Database
 
 # SQLite's default page cache is 2 MB; comparing or merging a 50 MB database then re-reads
 # (and, when writing, spills) pages all the time. Pages are allocated only when used.
 CACHE_KIB = 64 * 1024
 
 
-class _PrivateCopy(sqlite_utils.Database):
+class _PrivateCopy(ReadDatabase):
     """A read-only database on a copy of a file in a private temporary folder, removed
     when closed (or collected)."""
 
     def __init__(self, conn: sqlite3.Connection, folder: str, original: Path):
-        super().__init__(conn, execute_plugins=False)
-        self.original = original
+        super().__init__(conn)
+        self.original = original  # type: ignore[assignment]  # (None on the class)
         self._remove = weakref.finalize(self, shutil.rmtree, folder, True)
 
     def close(self) -> None:
@@ -53,7 +58,7 @@ class _PrivateCopy(sqlite_utils.Database):
             self._remove()
 
 
-def read_only_connection(path: Path) -> sqlite_utils.Database:
+def read_only_connection(path: Path) -> ReadDatabase:
     """``path`` opened read-only, never creating a file beside it (-shm, -wal, -journal)
     whatever its journal mode. A file with a -wal or -journal beside it (pending_log) is
     copied with it into a private temporary folder, where SQLite applies the log (or
@@ -63,9 +68,8 @@ def read_only_connection(path: Path) -> sqlite_utils.Database:
     path = Path(path)
     log = pending_log(path)
     if log is None:
-        return sqlite_utils.Database(sqlite3.connect(read_only_uri(path), uri=True,
-                                                     timeout=BUSY_TIMEOUT_S),
-                                     execute_plugins=False)
+        return ReadDatabase(sqlite3.connect(read_only_uri(path), uri=True,
+                                            timeout=BUSY_TIMEOUT_S))
     folder = tempfile.mkdtemp(prefix="gpumodeler-read-")
     try:
         copy = Path(folder) / path.name
@@ -153,26 +157,41 @@ def write_error(path, exc: BaseException) -> ModelError:
     return DatabaseAccessError(f"{path}: cannot write it ({reason}); nothing was changed")
 
 
-def _connect(path: Path, read_only: bool, private: bool = True) -> sqlite_utils.Database:
-    """``read_only``: see read_only_connection; ``private=False`` reads the file itself
+def _connect_read_only(path: Path, private: bool = True) -> ReadDatabase:
+    """See read_only_connection; ``private=False`` reads the file itself
     even with a log beside it (the user's own file, just recovered: a log there now is a
     live writer's, which SQLite's locks handle; a copy would be a stale snapshot)."""
     # Always by URI: a connection opened so also takes URIs in ATTACH (attached_read_only).
-    if read_only and private:
+    if private:
         db = read_only_connection(path)
-        conn = db.conn
-    elif read_only:
-        conn = sqlite3.connect(read_only_uri(path), uri=True, timeout=BUSY_TIMEOUT_S)
-        db = sqlite_utils.Database(conn, execute_plugins=False)
     else:
-        conn = sqlite3.connect(path.resolve().as_uri(), uri=True, timeout=BUSY_TIMEOUT_S)
-        db = sqlite_utils.Database(conn, execute_plugins=False)
-    conn.execute("PRAGMA foreign_keys = ON")
-    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+        db = ReadDatabase(sqlite3.connect(read_only_uri(path), uri=True,
+                                          timeout=BUSY_TIMEOUT_S))
+    _tune(db.conn)
     return db
 
 
-def backing_file(db: sqlite_utils.Database) -> Path | None:
+def _connect_writable(path: Path) -> sqlite_utils.Database:
+    """``path`` opened for writing, by URI like the read-only connections."""
+    db = writable_database(sqlite3.connect(path.resolve().as_uri(), uri=True,
+                                           timeout=BUSY_TIMEOUT_S))
+    _tune(db.conn)
+    return db
+
+
+def _tune(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
+
+
+def writable_database(conn: sqlite3.Connection) -> sqlite_utils.Database:
+    """``conn`` as the sqlite-utils database that writers use (transactions, migrations)."""
+    # lazy: only a command that writes a database (or migrates a copy) imports sqlite-utils
+    import sqlite_utils
+    return sqlite_utils.Database(conn, execute_plugins=False)
+
+
+def backing_file(db: Database) -> Path | None:
     """The file ``db`` reads, or None for a database in memory (a new one, or the upgraded
     copy of an older file that open_database made). A file-backed database that
     open_database returned is at the current schema."""
@@ -183,7 +202,7 @@ def backing_file(db: sqlite_utils.Database) -> Path | None:
 
 
 @contextmanager
-def attached_read_only(db: sqlite_utils.Database, path: Path, alias: str):
+def attached_read_only(db: Database, path: Path, alias: str):
     """``path`` attached to ``db`` as schema ``alias``, read-only, for the length of the
     block (INSERT ... SELECT between files, in C instead of row by row in Python). Must be
     entered and left outside a transaction (SQLite cannot attach or detach inside one)."""
@@ -259,7 +278,7 @@ def create_database(path: str | Path, *, durable: bool = True,
 def _create(path: Path, *, durable: bool, shown: Path) -> sqlite_utils.Database:
     """create_database in ``path`` (new, or an empty file); errors name ``shown``."""
     try:
-        db = _connect(path, read_only=False)
+        db = _connect_writable(path)
     except sqlite3.Error as exc:
         raise DatabaseAccessError(f"{shown}: cannot create it ({exc})") from None
     try:
@@ -280,7 +299,7 @@ def _create(path: Path, *, durable: bool, shown: Path) -> sqlite_utils.Database:
 
 def memory_database() -> sqlite_utils.Database:
     """A new, empty device database in memory (for comparisons and tests)."""
-    db = sqlite_utils.Database(sqlite3.connect(":memory:"), execute_plugins=False)
+    db = writable_database(sqlite3.connect(":memory:"))
     migrations.apply(db)
     with db.atomic():
         set_meta_version(db)
@@ -370,7 +389,7 @@ def _remember_checked(digest: bytes | None) -> None:
             del _fully_checked[next(iter(_fully_checked))]
 
 
-def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> bool:
+def _inspect(db: Database, path: Path, integrity: str = "full") -> bool:
     """Check ``db`` is a device database we can read; True when migrations are pending.
     A "full" check of a file whose bytes passed it before in this process (content_digest)
     checks only what the other levels check."""
@@ -395,9 +414,8 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
                 f"{path}: an SQLite database but not a gpumodeler device database "
                 f"(no meta table)")
         meta = dict(db.execute("SELECT key, value FROM meta").fetchall())
-        applied = ([m.name for m in migrations.applied(db)]
-                   if MIGRATIONS_TABLE in tables else [])
-        columns = {t: {c.name for c in db[t].columns}
+        applied = migrations.applied_names(db) if MIGRATIONS_TABLE in tables else []
+        columns = {t: table_columns(db, t)
                    for t in (*_REQUIRED_COLUMNS, *_LATER_COLUMNS) if t in tables}
     except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
         if is_locked(exc):      # another program writing it, for too long: not damage
@@ -426,7 +444,7 @@ def _inspect(db: sqlite_utils.Database, path: Path, integrity: str = "full") -> 
     return version < SCHEMA_VERSION or len(applied) < len(KNOWN_MIGRATIONS)
 
 
-def _refuse_binary_values(db: sqlite_utils.Database, path: Path) -> None:
+def _refuse_binary_values(db: Database, path: Path) -> None:
     """gpumodeler never stores binary data (BLOBs) in a device database: one in a column
     (a damaged record header, another program's edit) would reach the user as b'...'."""
     for table, columns in _REQUIRED_COLUMNS.items():
@@ -525,7 +543,7 @@ def check_header(path: Path, what_file: str = "a gpumodeler device database",
 
 
 def open_database(path: str | Path, *, writable: bool = False,
-                  integrity: str = "full", recover: bool = False) -> sqlite_utils.Database:
+                  integrity: str = "full", recover: bool = False) -> Database:
     """Open an existing device database, checked before anything can be written.
 
     Read-only opening (``mode=ro``) never changes the file: when its schema is older, the
@@ -545,7 +563,7 @@ def open_database(path: str | Path, *, writable: bool = False,
     if writable or recover:
         recover_in_place(path)
     try:
-        ro = _connect(path, read_only=True, private=not (writable or recover))
+        ro = _connect_read_only(path, private=not (writable or recover))
     except (sqlite3.Error, UnicodeDecodeError) as exc:
         if is_locked(exc):
             raise write_error(path, exc) from None
@@ -562,11 +580,11 @@ def open_database(path: str | Path, *, writable: bool = False,
         copy = sqlite3.connect(":memory:")
         ro.conn.backup(copy)
         ro.close()
-        db = sqlite_utils.Database(copy, execute_plugins=False)
+        db = writable_database(copy)
     else:
         ro.close()
         try:
-            db = _connect(path, read_only=False)
+            db = _connect_writable(path)
         except sqlite3.Error as exc:
             raise DatabaseAccessError(f"{path}: cannot open it for writing ({exc})") from None
     if pending:

@@ -41,7 +41,7 @@ from .store import RawDevice, copy_devices, read_digests, read_index, read_raw, 
     write_device, write_sources
 
 if TYPE_CHECKING:
-    import sqlite_utils
+    from .sqlite_read import Database
 
 
 # Files being imported or compared: quick_check when small, structure only when large.
@@ -109,7 +109,7 @@ def _mine_entries(catalog) -> dict:
     return mine
 
 
-def _compare_catalog(catalog, theirs_db: "sqlite_utils.Database",
+def _compare_catalog(catalog, theirs_db: Database,
                      path, for_merge: bool = False) -> tuple[Comparison, dict[str, str]]:
     """The comparison, and their sources under the keys they get here."""
     with reading(path):

@@ -9,9 +9,8 @@ import json
 import sqlite3
 from itertools import chain
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, NamedTuple
+from typing import TYPE_CHECKING, Iterable, Mapping, NamedTuple
 
-import sqlite_utils
 
 from .digests import PREFIX, device_digest
 from .fields import KINDS, PROVENANCES, SUMMARY_FIELDS, UNITS, check_value_type, \
@@ -23,8 +22,11 @@ from .errors import (DatabaseAccessError, DatabaseFormatError, damaged_content, 
                      is_damaged_schema)
 from .records import DeviceRecord, DeviceSummary
 
+if TYPE_CHECKING:
+    from .sqlite_read import Database
 
-def _file_of(db: sqlite_utils.Database) -> str | None:
+
+def _file_of(db: Database) -> str | None:
     original = getattr(db, "original", None)     # a file read from a private copy
     if original is not None:
         return str(original)
@@ -67,11 +69,11 @@ class RawDevice:
 
 
 @_reading
-def read_sources(db: sqlite_utils.Database) -> dict[str, str]:
+def read_sources(db: Database) -> dict[str, str]:
     return dict(db.execute("SELECT key, citation FROM sources ORDER BY key").fetchall())
 
 
-def write_sources(db: sqlite_utils.Database, sources: dict[str, str]) -> None:
+def write_sources(db: Database, sources: dict[str, str]) -> None:
     """Add sources; an existing key keeps its citation (callers check for clashes)."""
     db.conn.executemany("INSERT OR IGNORE INTO sources (key, citation) VALUES (?, ?)",
                         sorted(sources.items()))
@@ -87,21 +89,21 @@ def _summary_sql() -> str:
 
 
 @_reading
-def read_summaries(db: sqlite_utils.Database) -> dict[str, DeviceSummary]:
+def read_summaries(db: Database) -> dict[str, DeviceSummary]:
     """name_lower -> summary, for every device of the file."""
     return {normalize_name(row[1]): summary_from_row(row)
             for row in db.execute(_summary_sql()).fetchall()}
 
 
 @_reading
-def device_row(db: sqlite_utils.Database, name_lower: str) -> dict | None:
+def device_row(db: Database, name_lower: str) -> dict | None:
     cur = db.execute("SELECT * FROM devices WHERE name_lower = ?", [name_lower])
     row = cur.fetchone()
     return None if row is None else dict(zip([c[0] for c in cur.description], row))
 
 
 @_reading
-def read_device(db: sqlite_utils.Database, name_lower: str,
+def read_device(db: Database, name_lower: str,
                 shadows_shipped: bool = False) -> DeviceRecord | None:
     row = device_row(db, name_lower)
     if row is None:
@@ -131,7 +133,7 @@ class DeviceEntry(NamedTuple):
 
 
 @_reading
-def read_index(db: sqlite_utils.Database) -> dict[str, DeviceEntry]:
+def read_index(db: Database) -> dict[str, DeviceEntry]:
     """name_lower -> DeviceEntry for every device of the file."""
     return {row[1]: DeviceEntry._make(row) for row in db.execute(
         "SELECT id, name_lower, name, kind, family, aliases, origin, created, modified, "
@@ -157,7 +159,7 @@ _JSON_ITEM0, _JSON_ITEM1 = (("j.value ->> 0", "j.value ->> 1")
 
 
 @_reading
-def read_records(db: sqlite_utils.Database, wanted: Mapping[int, Iterable[str] | None], *,
+def read_records(db: Database, wanted: Mapping[int, Iterable[str] | None], *,
                  positions: bool = False, scan: Iterable[int] = ()) -> dict[int, StoredFields]:
     """device id -> StoredFields with the named fields of each device (None: all of them).
 
@@ -216,7 +218,7 @@ def _collect(rows, out: dict[int, StoredFields], keep: Mapping[int, set | None],
 
 
 @_reading
-def citing_fields(db: sqlite_utils.Database, source_keys) -> dict[int, set[str]]:
+def citing_fields(db: Database, source_keys) -> dict[int, set[str]]:
     """device id -> its fields with a record citing one of ``source_keys``."""
     out: dict[int, set[str]] = {}
     keys = sorted(source_keys)
@@ -229,7 +231,7 @@ def citing_fields(db: sqlite_utils.Database, source_keys) -> dict[int, set[str]]
 
 
 @_reading
-def read_raw(db: sqlite_utils.Database, names_lower=None) -> dict[str, RawDevice]:
+def read_raw(db: Database, names_lower=None) -> dict[str, RawDevice]:
     """name_lower -> RawDevice for all devices (or those named), in name order."""
     devices: dict[int, RawDevice] = {}
     keys: dict[int, str] = {}
@@ -292,7 +294,7 @@ SUSPECT_RECORD = (
 
 
 @_reading
-def refused_devices(db: sqlite_utils.Database, path) -> tuple[set[str], list[str]]:
+def refused_devices(db: Database, path) -> tuple[set[str], list[str]]:
     """The devices of a shared file that must not enter the store, by normalized name,
     and one line per reason naming the file, table, row, column and what is valid: a
     kind we do not know, or a value record the device editors would refuse
@@ -335,7 +337,7 @@ def refused_devices(db: sqlite_utils.Database, path) -> tuple[set[str], list[str
     return refused, problems
 
 
-def refresh_content_hashes(db: sqlite_utils.Database) -> None:
+def refresh_content_hashes(db: Database) -> None:
     """Compute the digest of every device that has none (after a migration or an edit by
     another tool)."""
     stale = [r[0] for r in db.execute(
@@ -347,7 +349,7 @@ def refresh_content_hashes(db: sqlite_utils.Database) -> None:
                                       device.values), key])
 
 
-def write_device(db: sqlite_utils.Database, device: RawDevice, *, device_id: int | None = None,
+def write_device(db: Database, device: RawDevice, *, device_id: int | None = None,
                  digest: str | None = None) -> int:
     """Insert ``device``, replacing a device of the same name; returns its id. ``digest``:
     the device's digest when the caller already has it (a device copied unchanged)."""
@@ -375,7 +377,7 @@ def write_device(db: sqlite_utils.Database, device: RawDevice, *, device_id: int
     return device_id
 
 
-def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
+def copy_devices(db: Database, alias: str, keys: Iterable[str], *,
                  renamed: Mapping[str, str] | None = None,
                  imported_at: str | None = None) -> set[str]:
     """Copy the devices named by ``keys`` (normalized names) from the database attached as
@@ -455,7 +457,7 @@ def copy_devices(db: sqlite_utils.Database, alias: str, keys: Iterable[str], *,
 _FIELD_INDEX = "device_values_by_field"
 
 
-def _index_set_aside(db: sqlite_utils.Database) -> str | None:
+def _index_set_aside(db: Database) -> str | None:
     """Drop the (device_id, field) index when device_values holds no record and return the
     statement that builds it again (the one stored: the schema reads as before), else None.
 
@@ -493,7 +495,7 @@ def _stored_order(row: tuple) -> tuple:
     return row[0], row[-1]      # device id, row order
 
 
-def rewrite_fields(db: sqlite_utils.Database, rewrites: Iterable[tuple]) -> None:
+def rewrite_fields(db: Database, rewrites: Iterable[tuple]) -> None:
     """Give some fields of stored devices new records and leave every other row alone.
 
     Each rewrite is (device id, field, records after the write, StoredFields the field is
@@ -558,7 +560,7 @@ _INSERT_ROWS_SQL = INSERT_VALUE_SQL + (
     ", (" + ", ".join("?" * (len(VALUE_COLUMNS) + 3)) + ")") * (_ROWS_PER_INSERT - 1)
 
 
-def insert_value_rows(db: sqlite_utils.Database, rows: list[tuple]) -> None:
+def insert_value_rows(db: Database, rows: list[tuple]) -> None:
     """INSERT_VALUE_SQL for each row, in order: 64 rows a statement (the rest one by one),
     the same rows and ids as executemany writes. A statement per row paid its step and
     reset 28 000 times in a large merge: a fifth of the time of its inserts."""
@@ -570,24 +572,24 @@ def insert_value_rows(db: sqlite_utils.Database, rows: list[tuple]) -> None:
         db.conn.executemany(INSERT_VALUE_SQL, rows[whole:])
 
 
-def set_device_heads(db: sqlite_utils.Database, heads: Iterable[tuple]) -> None:
+def set_device_heads(db: Database, heads: Iterable[tuple]) -> None:
     """(aliases as JSON, family, id) for devices whose aliases or family changed."""
     db.conn.executemany("UPDATE devices SET aliases = ?, family = ? WHERE id = ?", heads)
 
 
-def set_device_digests(db: sqlite_utils.Database, stamps: Iterable[tuple]) -> None:
+def set_device_digests(db: Database, stamps: Iterable[tuple]) -> None:
     """(modified, digest, id): set after the records (the triggers cleared the digests)."""
     db.conn.executemany("UPDATE devices SET modified = ?, content_hash = ? WHERE id = ?",
                         stamps)
 
 
 @_reading
-def read_digests(db: sqlite_utils.Database, ids: Iterable[int]) -> dict[int, str | None]:
+def read_digests(db: Database, ids: Iterable[int]) -> dict[int, str | None]:
     return dict(db.execute("SELECT id, content_hash FROM devices WHERE id IN "
                            "(SELECT value FROM json_each(?))", [json.dumps(sorted(ids))]))
 
 
-def delete_device(db: sqlite_utils.Database, name_lower: str) -> bool:
+def delete_device(db: Database, name_lower: str) -> bool:
     row = device_row(db, name_lower)
     if row is None:
         return False

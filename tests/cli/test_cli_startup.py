@@ -151,3 +151,32 @@ def test_a_command_missing_from_the_table_still_runs(monkeypatch, capsys):
     assert cli_main.main(["occupancy", "--cc", "5.2", "--block-size", "256", "--registers",
                           "32", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["active_warps_per_sm"] == 64
+
+
+def test_commands_that_only_read_databases_do_not_import_sqlite_utils(gpumodeler_env,
+                                                                      devices_db):
+    """Reading the device database (the shipped one and the user's) or a project goes
+    through the standard library's sqlite3 (db/sqlite_read.py): sqlite-utils, about 60 ms
+    of start-up, is imported by the commands that write. All of these run in one process
+    and must succeed, so a read path that falls back to sqlite-utils fails here."""
+    from gpumodeler.db.catalog import Catalog
+    with Catalog(user_db=gpumodeler_env, shipped_db=devices_db) as catalog:
+        catalog.add_device("gpu", "My GPU", values={"sms": 4})    # a user layer to read too
+    example = str(ROOT / "resources" / "examples" / "saxpy2-gtx970.gpm")
+    runs = [["predict", "--device", "GTX 980", "--occupancy", "32", "--block-size", "256",
+             "--grid-size", "64", "--cuda-core-instructions", "10", "--issued-instructions",
+             "10", "--latency-bound", "100"],
+            ["devices", "show", "My GPU", "--json"],
+            ["devices", "list"],
+            ["project", "predict", example, "--json"],
+            ["timeline", example]]
+    code = ("import sys, json, io, contextlib\n"
+            "from gpumodeler.cli.main import main\n"
+            "codes = []\n"
+            f"for argv in {runs!r}:\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        codes.append(main(argv))\n"
+            "print(json.dumps([codes, 'sqlite_utils' in sys.modules]))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [[0] * len(runs), False], r.stderr

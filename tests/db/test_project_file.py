@@ -580,7 +580,7 @@ def test_migrations_are_numbered_and_recorded():
                                                "m008_shared_wavefronts",
                                                "m009_step_measured_columns")
     assert project_schema.SCHEMA_VERSION == 9
-    assert [m.name for m in project_schema.migrations._migrations] == \
+    assert project_schema.migrations.names() == \
         list(project_schema.KNOWN_MIGRATIONS)
 
 

@@ -211,15 +211,15 @@ def test_a_new_user_database_appears_whole_or_not_at_all(shipped_db, tmp_path, m
 
 def _full_disk(monkeypatch, user):
     """Every connection that writes ``user`` may not make it grow (a full disk)."""
-    connect = schema._connect
+    connect = schema._connect_writable
 
-    def full(path, read_only, private=True):
-        db = connect(path, read_only, private)
-        if not read_only and Path(path) == user:
+    def full(path):
+        db = connect(path)
+        if Path(path) == user:
             pages = db.execute("PRAGMA page_count").fetchone()[0]
             db.execute(f"PRAGMA max_page_count = {pages}")
         return db
-    monkeypatch.setattr(schema, "_connect", full)
+    monkeypatch.setattr(schema, "_connect_writable", full)
 
 
 def test_a_full_disk_during_a_merge_is_one_line_and_changes_nothing(env, tmp_path, capsys,
