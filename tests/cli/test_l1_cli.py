@@ -75,10 +75,10 @@ def test_l2_size_gives_or_replaces_the_gpus_l2(naive, capsys):
                      "--l2-size", "64KiB", *LAUNCH)
     assert any("exceeds the L2" in n for n in small["memory_notes"])
     assert small["cycles_per_warp"]["memory"] > base["cycles_per_warp"]["memory"]
-    unknown = cli_json(capsys, "predict", "--graph", naive, "--device", "H200 SXM 141 GB",
+    unknown = cli_json(capsys, "predict", "--graph", naive, "--device", "GeForce GTX 1080",
                        "--table", "ampere-published", "--occupancy", 64, *LAUNCH)
     assert any("L2 size unknown" in n and "--l2-size" in n for n in unknown["memory_notes"])
-    given = cli_json(capsys, "predict", "--graph", naive, "--device", "H200 SXM 141 GB",
+    given = cli_json(capsys, "predict", "--graph", naive, "--device", "GeForce GTX 1080",
                      "--table", "ampere-published", "--occupancy", 64, "--l2-size", "50MiB",
                      *LAUNCH)
     assert not any("L2 size unknown" in n for n in given["memory_notes"])

@@ -27,6 +27,11 @@ FILLED = [
     ("GeForce RTX 3080", "l2_bytes", 5 * 2**20, "devicequery-public"),
     ("GeForce RTX 3060", "l2_bytes", 9 * 2**18, "devicequery-public"),
     ("NVIDIA TITAN V", "l2_bytes", 9 * 2**19, "devicequery-public"),
+    ("H200 SXM 141 GB", "l2_bytes", 60 * 2**20, "thamada-devicequery"),
+    ("NVIDIA A10", "l2_bytes", 6 * 2**20, "thamada-devicequery"),
+    ("NVIDIA RTX A6000", "l2_bytes", 6 * 2**20, "thamada-devicequery"),
+    ("NVIDIA L4", "l2_bytes", 48 * 2**20, "thamada-devicequery"),
+    ("NVIDIA L40S", "l2_bytes", 96 * 2**20, "thamada-devicequery"),
 ]
 
 #: (GPU, field): values left unknown because no trustworthy source gives them.
@@ -103,6 +108,9 @@ def test_l4_sm_count_matches_the_core_count_of_the_same_query():
 #: The L2 sizes read from public device queries (deviceQuery, nvbench, cudaGetDeviceProperties).
 L2_QUERIED = [(n, v) for n, f, v, _ in FILLED if f == "l2_bytes"]
 
+#: The board's name as the runtime prints it, where the database names it otherwise.
+_PRINTED_NAME = {"H200 SXM 141 GB": "H200"}
+
 #: How each printout states the size: deviceQuery in bytes, the others in units of 1024 B.
 _L2_LINE = re.compile(r"L2 [Cc]ache [Ss]ize(?::| \|) (\d+) (bytes|KiB|KB)\b")
 
@@ -114,7 +122,7 @@ def test_l2_size_is_the_quoted_device_query_line_of_the_same_board(name, value):
     SM count, so a reading of another board cannot slip in."""
     device = _device(name)
     sms = device.default_record("sms").value
-    board = name.removeprefix("NVIDIA ").removeprefix("GeForce ")
+    board = _PRINTED_NAME.get(name, name.removeprefix("NVIDIA ").removeprefix("GeForce "))
     for record in device.values["l2_bytes"]:
         number, unit = _L2_LINE.search(record.where).groups()
         assert int(number) * (1 if unit == "bytes" else 1024) == record.value, record.where
