@@ -235,8 +235,10 @@ def trip_step_text(step: int, loop: str) -> str:
     return f"advances {step} B per trip of {loop}"
 
 
+@lru_cache(maxsize=65536)
 def trip_step_of(address: str) -> tuple | None:
-    """``(bytes, loop id)`` from an address's :func:`trip_step_text` note; None without one."""
+    """``(bytes, loop id)`` from an address's :func:`trip_step_text` note; None without one.
+    (Cached as :func:`parse_address` is: every launch of a sweep reads the same texts.)"""
     m = _TRIP_STEP.search(address or "")
     return (int(m.group(1)), m.group(2)) if m else None
 
@@ -281,4 +283,3 @@ def _trip_reuse(coefs: tuple, width: int, block: tuple, warp_size: int, step: in
         union |= sectors(t * step)
     fresh = (len(union) - len(first)) / (_TRIPS - 1)
     return max(0.0, 1.0 - fresh / len(first))
-
