@@ -208,6 +208,7 @@ def _pct(v) -> str:
 
 
 def run(args) -> int:
+    from gpumodeler.core.validation import same_error
     out = validate(args.file, args.model)
     common.require_finite(out)
     if args.json:
@@ -248,7 +249,8 @@ def run(args) -> int:
                     cells.append(f"{'n/a':>18}")
                     continue
                 mark = "<" if base and n != BASELINE and s["median_ape_percent"] < \
-                    base["median_ape_percent"] else " "
+                    base["median_ape_percent"] and not same_error(
+                        s["median_ape_percent"], base["median_ape_percent"]) else " "
                 cells.append(f"{mark}{_pct(s['median_ape_percent'])} ({_pct(s['mape_percent'])}, "
                              f"{s['n']})".rjust(18))
             print(f"{str(key)[:24]:<24} " + "  ".join(cells))
@@ -262,8 +264,7 @@ def run(args) -> int:
         print(f"the default model ({out['default_model']}) against {against} per family, "
               f"median APE on the rows both ran")
         for v in out[key]:
-            verdict = ("below" if v["below"] else "equal" if v["median_ape_percent"] ==
-                       v["baseline_median_ape_percent"] else "ABOVE")
+            verdict = "below" if v["below"] else "equal" if v["equal"] else "ABOVE"
             print(f"  {v['family']:<22} {_pct(v['median_ape_percent']):>7} vs "
                   f"{_pct(v['baseline_median_ape_percent']):>7} (n = {v['n']}): {verdict}")
     return 0

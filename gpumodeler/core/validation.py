@@ -238,11 +238,19 @@ def summarise(records: list, by: str) -> list:
             for (key, model), v in groups.items()]
 
 
+def same_error(a: float, b: float) -> bool:
+    """Whether two APEs (%) agree to nine significant digits: two models that reduce to the
+    same formula on a row sum in another order and differ in the last bits only."""
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
 def compare(records: list, model: str, baseline: str) -> list:
     """Per kernel family, ``model``'s median APE against ``baseline``'s on the same rows
     (those where both could run): {family, model, baseline, median_ape_percent,
-    baseline_median_ape_percent, n, below}, ``below`` True when the model's median is
-    strictly lower."""
+    baseline_median_ape_percent, n, below, equal}, ``below`` True when the model's median
+    is lower, ``equal`` when the two agree to nine significant digits (:func:`same_error`:
+    the default model and the roofline reduce to one formula on a DRAM-bound kernel and
+    differ in the last bits of their sums, which is no ranking)."""
     pairs: dict = {}
     for r in records:
         a, b = r["errors"].get(model), r["errors"].get(baseline)
@@ -252,7 +260,8 @@ def compare(records: list, model: str, baseline: str) -> list:
     for family, v in pairs.items():
         m = statistics.median(a for a, _ in v)
         base = statistics.median(b for _, b in v)
+        equal = same_error(m, base)
         out.append({"family": family, "model": model, "baseline": baseline,
                     "median_ape_percent": m, "baseline_median_ape_percent": base,
-                    "n": len(v), "below": m < base})
+                    "n": len(v), "below": m < base and not equal, "equal": equal})
     return out

@@ -119,7 +119,7 @@ def test_json_keys_and_the_peak_summary_from_the_rows(sets, path):
     assert PEAK not in data["models"]
     assert {s["model"] for s in data["summary"]} == set(data["models"])
     fields = {"family", "model", "baseline", "median_ape_percent", "baseline_median_ape_percent",
-              "n", "below"}
+              "n", "below", "equal"}
     assert {v["baseline"] for v in data["default_vs_baseline"]} == {"roofline"}
     for v in data["default_vs_baseline"] + data["default_vs_peak_roofline"]:
         assert set(v) == fields
@@ -137,7 +137,11 @@ def test_json_keys_and_the_peak_summary_from_the_rows(sets, path):
         assert v["baseline_median_ape_percent"] == pytest.approx(statistics.median(apes))
         assert peak[v["family"]]["mape_percent"] == pytest.approx(statistics.fmean(apes))
         assert v["median_ape_percent"] == pytest.approx(statistics.median(ours))
-        assert v["below"] == (v["median_ape_percent"] < v["baseline_median_ape_percent"])
+        close = v["median_ape_percent"] == pytest.approx(v["baseline_median_ape_percent"],
+                                                         rel=1e-9, abs=1e-12)
+        assert v["equal"] == close
+        assert v["below"] == (v["median_ape_percent"] < v["baseline_median_ape_percent"]
+                              and not close)
 
 
 def test_text_prints_the_column_and_both_comparisons(gpumodeler_env, capsys):
