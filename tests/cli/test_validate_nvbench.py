@@ -1,5 +1,5 @@
 """resources/validation/nvbench-pmpp.csv: public nvbench GPU times of textbook kernels on an
-RTX 3080 and an RTX 2060 (docs/validation.md, "The public set"). The default model's error
+RTX 3080, an RTX 3060 and an RTX 2060 (docs/validation.md, "The public set"). The default model's error
 per family held as a ceiling, the rows held to their cited files and listings, and what the
 model does not see held as such (the row walks of a matrix-vector product)."""
 from __future__ import annotations
@@ -16,14 +16,15 @@ ROOT = Path(__file__).resolve().parents[2]
 SET = ROOT / "resources" / "validation" / "nvbench-pmpp.csv"
 REPOSITORY = "R100001/Programming-Massively-Parallel-Processors"
 
-#: The default model's (gajger, λ = 1) median APE per family, measured 2026-11-29, rounded
-#: up to 0.1 percentage point: a change that raises one fails; one that lowers one lowers its
-#: ceiling here. The one-line roofline's the same day: stencil 9.7, streaming 40.2,
-#: uncoalesced 3.1, matrix-vector 26.9 (it is below the model on three families: see
-#: docs/validation.md).
-GAJGER_MEDIAN_CEILING = {"stencil": 13.7, "streaming": 30.2, "uncoalesced": 17.3,
+#: The default model's (gajger, λ = 1) median APE per family, measured 2026-11-29 with the
+#: RTX 3060's rows, rounded up to 0.1 percentage point: a change that raises one fails; one
+#: that lowers one lowers its ceiling here. The one-line roofline's the same day: stencil
+#: 19.0, streaming 12.4, uncoalesced 6.2, matrix-vector 26.9 (below the model on two
+#: families: see docs/validation.md).
+GAJGER_MEDIAN_CEILING = {"stencil": 10.0, "streaming": 8.5, "uncoalesced": 22.0,
                          "matrix-vector": 48.5}
-ROWS_PER_FAMILY = {"stencil": 15, "streaming": 5, "uncoalesced": 5, "matrix-vector": 5}
+ROWS_PER_FAMILY = {"stencil": 25, "streaming": 8, "uncoalesced": 8, "matrix-vector": 5}
+BOARDS = {"3080": "GeForce RTX 3080", "3060": "GeForce RTX 3060", "2060": "GeForce RTX 2060"}
 
 
 @pytest.fixture(scope="module")
@@ -40,11 +41,12 @@ def test_every_row_cites_the_file_commit_and_row_it_was_read_from(runs):
     assert len(runs) == sum(ROWS_PER_FAMILY.values())
     for run in runs:
         m = re.match(rf"{re.escape(REPOSITORY)} @ ([0-9a-f]{{40}}), Performance-Tests-NvBench/"
-                     r"(\w+)/BenchResults/BenchResults(3080|2060)\.(csv|md): '([^']+)'",
+                     r"(\w+)/BenchResults/BenchResults(3080|3060|2060)\.(csv|md): '([^']+)'",
                      run.source)
         assert m, run.source
-        assert {"3080": "GeForce RTX 3080", "2060": "GeForce RTX 2060"}[m.group(3)] == run.device
-        assert run.unit == "s" and "GPU Time" in run.source and "nvbench" in run.note
+        assert BOARDS[m.group(3)] == run.device
+        assert run.unit == "s" and "nvbench" in run.note
+        assert "GPU Time" in run.source or re.search(r"'Pass: Cold: [0-9.]+ms GPU'", run.source)
 
 
 def test_the_rows_give_the_listing_s_registers_and_architecture(runs):
@@ -67,11 +69,13 @@ def _ratios(set_json, kernel):
             for row in set_json["rows"] if row["kernel"].endswith(kernel)}
 
 
-def test_the_uncoalesced_matrix_add_is_within_1_5x_of_its_measured_ratio_on_the_3080(set_json):
+def test_the_uncoalesced_matrix_add_is_within_1_5x_of_its_measured_ratio_on_ampere(set_json):
     """The coalesced/uncoalesced pair (16×16 blocks; lanes along a row or a row apart): the
-    3080's runs measured 1.60× (n = 2048) and 1.85× (8192) between them."""
+    3080's runs measured 1.60× (n = 2048) and 1.85× (8192) between them, the 3060's 1.60×,
+    1.67× and 1.95× (2048, 4096, 8192); the model predicts 2.0× on both. (The 2060's 1.19×
+    comes from its slow coalesced runs: docs/validation.md.)"""
     mau, mac = _ratios(set_json, "mau.sm_86.sass"), _ratios(set_json, "mac.sm_86.sass")
-    assert set(mau) == set(mac) and len(mau) == 2
+    assert set(mau) == set(mac) and len(mau) == 5
     for key in mau:
         off = mau[key] / mac[key]  # predicted ratio over measured ratio
         assert 1 / 1.5 < off < 1.5, (key, off)
