@@ -1,10 +1,10 @@
-"""The GeForce RTX 3080 (10 GB) and RTX 3060 (12 GB): their board values come from quoted
+"""The GeForce RTX 3080 (10 GB), RTX 3060 (12 GB) and RTX 3060 Ti: their board values come from quoted
 third-party lines (an nvbench device header in a public repository, reports of NVIDIA's
 launch specifications), graded secondary; what compute capability 8.6 fixes is the RTX 3090's
 and RTX 3070's records, unchanged (docs/device-sources.md).
 
 Each quoted line is read back here and converted, so a value that drifts from its quote, or a
-quote that names another board (the 12 GB RTX 3080, the RTX 3060 Ti or laptop part), fails."""
+quote that names another board (the 12 GB RTX 3080, the laptop RTX 3060, the RTX 3070), fails."""
 import re
 
 import pytest
@@ -17,13 +17,15 @@ GIB = 2**30
 #: match one pattern in its ``where`` and convert to its value.
 READERS = {
     "sms": [(r"Number of SMs: (\d+)'", int), (r"across (\d+) SM \(", int),
-            (r"a total of (\d+) SM units", int)],
+            (r"a total of (\d+) SM units", int), (r"core has (\d+) SMs enabled", int)],
     "l2_bytes": [(r"L2 Cache Size: (\d+) KiB'", lambda k: int(k) * 1024)],
     "sm_clock_hz": [(r"SM Default Clock Rate: (\d+) MHz'", lambda m: int(m) * 10**6),
                     (r"boosts up to (\d\.\d+)GHz'", lambda g: round(float(g) * 1e9)),
-                    (r"Boost frequency of (\d\.\d+) GHz\)'", lambda g: round(float(g) * 1e9))],
+                    (r"Boost frequency of (\d\.\d+) GHz\)'", lambda g: round(float(g) * 1e9)),
+                    (r"'Boost Clock \(MHz\) (\d+) ", lambda m: int(m) * 10**6)],
     "base_clock_hz": [(r"Base Clock \| (\d+) MHz'", lambda m: int(m) * 10**6),
-                      (r"base frequency at (\d\.\d+) GHz", lambda g: round(float(g) * 1e9))],
+                      (r"base frequency at (\d\.\d+) GHz", lambda g: round(float(g) * 1e9)),
+                      (r"'Base Clock \(MHz\) (\d+) ", lambda m: int(m) * 10**6)],
     "memory_bus_width_bits": [(r"\((\d+)-bit DDR @\d+MHz\)'", int)],
     "memory_clock_hz": [(r"\(\d+-bit DDR @(\d+)MHz\)'", lambda m: int(m) * 10**6)],
     "memory_data_rate": [(r"\(\d+-bit (DDR) @\d+MHz\)'", lambda _: 2)],
@@ -31,13 +33,16 @@ READERS = {
         (r"Bus Peak: (\d+) GB/sec", lambda g: int(g) * 10**9),
         (r"works out to (\d+) GB/s memory bandwidth", lambda g: int(g) * 10**9)],
     "memory_size_bytes": [(r"drives (\d+) GB of memory", lambda g: int(g) * GIB),
-                          (r"& (\d+) GB GDDR6 Memory'", lambda g: int(g) * GIB)],
-    "board_power_w": [(r"RTX 3080 at (\d+) W\.'", int), (r"TGP, it is (\d+) W'", int)],
+                          (r"& (\d+) GB GDDR6 Memory'", lambda g: int(g) * GIB),
+                          (r"the same (\d+)GB of GDDR6 memory", lambda g: int(g) * GIB)],
+    "board_power_w": [(r"RTX 3080 at (\d+) W\.'", int), (r"TGP, it is (\d+) W'", int),
+                      (r"una scheda da (\d+)W'", int)],
     "compute_capability": [(r"SM Version: (\d+)0 \(", lambda v: f"{v[:-1]}.{v[-1]}")],
 }
 #: (GPU, its board in the quoted header, SMs, L2 KiB, bus bits, boost MHz)
 BOARDS = [("GeForce RTX 3080", "RTX 3080", 68, 5120, 320, 1710),
-          ("GeForce RTX 3060", "RTX 3060", 28, 2304, 192, 1780)]
+          ("GeForce RTX 3060", "RTX 3060", 28, 2304, 192, 1780),
+          ("GeForce RTX 3060 Ti", "RTX 3060 Ti", 38, 3072, 256, 1665)]
 #: Values the RTX 3090 entry gives for all of compute capability 8.6 (and the GA10x SM).
 PER_CAPABILITY = ["registers_per_sm", "max_registers_per_block", "max_registers_per_thread",
                   "shared_mem_per_sm_bytes", "max_shared_mem_per_block_bytes", "warp_size",

@@ -213,7 +213,7 @@ def _modern_gpus(catalog):
 
 def test_every_modern_gpu_links_to_its_architecture_table(catalog):
     gpus = _modern_gpus(catalog)
-    assert len(gpus) == 29 and {g.name for g in gpus} >= set(MEASURED_GPUS)
+    assert len(gpus) == 30 and {g.name for g in gpus} >= set(MEASURED_GPUS)
     for device in gpus:
         key = device.value("latency_table")
         # a chip whose measured latencies differ from its family's first chip has its own
