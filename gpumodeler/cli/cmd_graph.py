@@ -122,7 +122,7 @@ def _run(args) -> int:
             smem_bank_cycles=numbers["smem_bank_cycles"],
             pipe_instructions=pipe_instructions(numbers), dual_issues=numbers["dual_issues"],
             tensor_macs=tensor_macs(numbers), l2_bytes=numbers["l2_bytes"],
-            l1_bytes=numbers["l1_bytes"]))
+            l1_bytes=numbers["l1_bytes"], l1_wavefronts=numbers["l1_wavefronts"]))
         out["device"] = gpu.name
     if has_device and tb is not None:
         out["cycles_per_warp"] = tb.cycles_per_warp

@@ -254,7 +254,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
                    smem_bank_cycles=c["smem_bank_cycles"],
                    pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"],
                    tensor_macs=tensor_macs(c), l2_bytes=c["l2_bytes"],
-                   l1_bytes=c["l1_bytes"])
+                   l1_bytes=c["l1_bytes"], l1_wavefronts=c["l1_wavefronts"])
     for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
         if name in grid:
             kin[name] = grid[name]

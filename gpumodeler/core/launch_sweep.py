@@ -420,7 +420,8 @@ def _knee(snap: SweepSnapshot, gpu) -> float:
                               smem_bank_cycles=inputs.smem_bank_cycles,
                               pipe_instructions=inputs.pipe_instructions,
                               dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs,
-                              l2_bytes=inputs.l2_bytes, l1_bytes=inputs.l1_bytes)
+                              l2_bytes=inputs.l2_bytes, l1_bytes=inputs.l1_bytes,
+                              l1_wavefronts=inputs.l1_wavefronts)
         return float(inputs.latency_bound * tb.warps_per_cycle)
     except (ModelError, ValueError, TypeError):
         return float("nan")

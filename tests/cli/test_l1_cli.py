@@ -31,7 +31,9 @@ def test_predict_serves_a_naive_multiplys_re_read_rows_from_l1(naive, capsys):
     small = cli_json(capsys, "predict", "--graph", naive, "--device", "V100 SXM2 16GB",
                      "--table", "ampere-published", "--registers", 32, "--l1-size", "16KiB",
                      *LAUNCH)
-    assert small["cycles_per_warp"]["l1"] < cycles["l1"]
+    # (the l1 row is the larger of the hits' bytes and the requests' lines, a cycle each: the
+    # lines, two a request of this 16×16 block, set it at either size)
+    assert small["cycles_per_warp"]["l1"] <= cycles["l1"]
     assert small["cycles_per_warp"]["l2"] > cycles["l2"]
     assert any("exceeds the L1" in n for n in small["memory_notes"])
 

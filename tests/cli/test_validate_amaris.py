@@ -134,10 +134,10 @@ def test_an_uncoalesced_kernel_is_predicted_slower_than_its_coalesced_pair(set_j
     request where its warp of two rows touches 2 (one word per lane); with its exact sectors
     MMGC's rows came within 4–19 % on the GTX 970 and 980 (29–53 % too fast on the TITAN X),
     and what is left is MMGU's: its unrolled reads A[j·n + k], A[j·n + k + 1], … of one
-    lane's sector are not grouped as neighbours (a lane stride holding a parameter), so its
-    A is charged 8× its DRAM sectors. Grouping them (tried, docs/validation.md) leaves
-    MMGU's reads L2 hits, which are not bounded on Maxwell (no L2 bandwidth in the device
-    database): 1.0× predicted."""
+    lane's sector are grouped as neighbours at import (a lane stride holding a parameter),
+    but on these Maxwell boards no L1 caches a plain LDG and no L2 bandwidth bounds the
+    hits, so they stay DRAM traffic (credited, they made MMGU/MMGC 1.0×): its A is charged
+    8× its DRAM sectors, as before the grouping (core.kernel.sass.reuse)."""
     t = _times(set_json)
     ratios = {}
     for (kernel, gpu, grid), (pred_u, meas_u) in t.items():

@@ -20,9 +20,9 @@ REPOSITORY = "R100001/Programming-Massively-Parallel-Processors"
 #: RTX 3060's and 3060 Ti's rows and the 2060's constant-mask ones, rounded up to 0.1
 #: percentage point: a change that raises one fails; one that lowers one lowers its ceiling
 #: here. The one-line roofline's the same day: stencil 18.9, streaming 11.3, uncoalesced
-#: 10.7, matrix-vector 113.6 (below the model on two families: see docs/validation.md).
+#: 10.7, matrix-vector 73.3 (below the model on one family: see docs/validation.md).
 GAJGER_MEDIAN_CEILING = {"stencil": 10.6, "streaming": 7.9, "uncoalesced": 27.1,
-                         "matrix-vector": 151.5}
+                         "matrix-vector": 13.7}
 ROWS_PER_FAMILY = {"stencil": 40, "streaming": 11, "uncoalesced": 11, "matrix-vector": 7}
 BOARDS = {"3080": "GeForce RTX 3080", "3060": "GeForce RTX 3060",
           "3060ti": "GeForce RTX 3060 Ti", "2060": "GeForce RTX 2060"}
@@ -86,21 +86,20 @@ def test_the_uncoalesced_matrix_add_against_its_measured_ratio_on_ampere(set_jso
     assert sum(1 for key in mau if not 1 / 1.5 < mau[key] / mac[key] < 1.5) == 3
 
 
-def test_a_row_walk_per_lane_is_what_the_model_does_not_see(set_json):
-    """Rows of 32 floats per lane: the runs move the unique bytes near the pin bandwidth,
-    but the model charges each unrolled load its own sector (4.5–6.2× too slow); rows of 512
-    and more on the 3080: the runs are as slow as that charge (within 1.5×). The 8192 × 8192
-    product takes 2.23–2.27 ms on the 3080, 3060 Ti and 3060 alike (760, 448, 360 GB/s pin):
-    not the bandwidth, which the model scales by (2.5× and 3.1× too slow on the two slower
-    boards). Held so that a change to either side is seen (docs/validation.md)."""
+def test_a_row_walk_per_lane_is_bound_by_the_l1_lines_but_one_launch(set_json):
+    """Each lane walks its own row, unrolled 16 times: grouped, the walk's DRAM bytes are the
+    matrix's, and each request's 32 lines cost the L1's data stage 32 cycles (docs/models.md,
+    "The L1's data stage"). That sets the time of every launch here within 21 %, on three
+    boards whose DRAM rates differ 2×, but one: rows of 512 on 256 blocks (every SM full),
+    0.2× its measured time, which the DRAM's scattered page visits set and the model does not
+    have (docs/validation.md). Before the row and the grouping: 4.5–6.2× slow on rows of 32,
+    2.5–3.1× on the 8192 × 8192 product of the 3060 and 3060 Ti."""
     ratio = {}
     for row in set_json["rows"]:
         if row["kernel"].endswith("matvec.sm_86.sass"):
             key = (row["gpu"], row["set"]["loop1"], str(row["grid"]))
             ratio[key] = row["models"]["gajger"]["time_s"] / row["measured_s"]
     assert len(ratio) == 7
-    assert all(r > 3 for (gpu, cols, _), r in ratio.items() if cols == 32)
-    assert all(1 / 1.5 < r < 1.5 for (gpu, cols, _), r in ratio.items()
-               if cols >= 512 and gpu == "GeForce RTX 3080")
-    others = [r for (gpu, cols, _), r in ratio.items() if gpu != "GeForce RTX 3080"]
-    assert len(others) == 2 and all(2 < r < 3.5 for r in others)
+    paged = ("GeForce RTX 3080", 512.0, "256")
+    assert 0.15 < ratio.pop(paged) < 0.3
+    assert all(1 / 1.3 < r < 1.2 for r in ratio.values()), ratio

@@ -140,7 +140,9 @@ def old_count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bo
                                                ins.segment_bytes, warp_size)
                 add("gmem_accesses", mono, 1)
                 add("gmem_bytes", mono, nbytes * (1.0 - ins.hit_ratio))
-                extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
+                lines = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size)
+                add("l1_wavefronts", mono, lines)  # the L1's data stage: a cycle a line
+                extra = lines - 1
             elif ins.space == "shared":
                 add("smem_accesses", mono, 1)
                 add("smem_bank_cycles", mono, ins.bank_conflict_degree)

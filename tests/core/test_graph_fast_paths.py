@@ -186,7 +186,9 @@ def sequential_count(graph, warp_size=32, control_on_cuda_cores=True) -> WarpCou
                 add("gmem_accesses", mono, 1)
                 add("gmem_bytes", mono, nbytes * (1.0 - ins.hit_ratio))
                 add("l2_bytes", mono, nbytes * ins.hit_ratio)
-                extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
+                lines = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size)
+                add("l1_wavefronts", mono, lines)
+                extra = lines - 1
             elif ins.space == "shared":
                 add("smem_accesses", mono, 1)
                 add("smem_bank_cycles", mono, ins.bank_conflict_degree)

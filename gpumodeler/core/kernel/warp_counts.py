@@ -27,6 +27,10 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
 * ``l1_bytes``: the bytes per warp the SM's L1 serves (``l1_hit_ratio``'s share: reuse
   within a block on a GPU whose L1 caches the load, set at launch time by
   core.kernel.sass.reuse), the worksheet's ``l1`` row.
+* ``l1_wavefronts``: the cycles per warp the L1's data stage takes for the global and local
+  requests, hits and misses alike: one per 128-byte line a request touches (the lines of
+  :func:`lines_touched`; the worksheet's ``l1`` row on GPUs with an L1 data rate, Volta and
+  later, core.models.throughput).
 * ``gmem_accesses``: global and local warp accesses (``memory_instructions`` also counts
   shared and constant-bank ones; a constant load is served by the constant cache and
   never reaches global memory, NVIDIA CUDA C++ Programming Guide, "Constant Memory").
@@ -76,8 +80,8 @@ from gpumodeler.core.kernel.sass.addresses import ideal_wavefronts
 
 COUNT_NAMES: tuple[str, ...] = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
-    "memory_instructions", "gmem_accesses", "gmem_bytes", "l2_bytes", "l1_bytes", "smem_accesses",
-    "smem_bank_cycles",
+    "memory_instructions", "gmem_accesses", "gmem_bytes", "l2_bytes", "l1_bytes", "l1_wavefronts",
+    "smem_accesses", "smem_bank_cycles",
     "sfu_instructions", "fp64_instructions",
     "fp32_instructions", "int32_instructions", "fp16_instructions", "tensor_instructions",
 )
@@ -296,8 +300,8 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
 
 #: The counts of data moved: a predicated-off thread moves none, though its warp still
 #: issues the instruction (a ``predicate`` guard scales these only).
-DATA_COUNTS = frozenset({"gmem_bytes", "l2_bytes", "l1_bytes", "smem_accesses",
-                         "smem_bank_cycles"})
+DATA_COUNTS = frozenset({"gmem_bytes", "l2_bytes", "l1_bytes", "l1_wavefronts",
+                         "smem_accesses", "smem_bank_cycles"})
 
 
 def _guarded_monomials(graph, chain, innermost):
@@ -373,7 +377,9 @@ def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
             add("gmem_bytes", nbytes * (1.0 - ins.hit_ratio))
             add("l2_bytes", nbytes * (ins.hit_ratio - ins.l1_hit_ratio))
             add("l1_bytes", nbytes * ins.l1_hit_ratio)
-            extra = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size) - 1
+            lines = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size)
+            add("l1_wavefronts", lines)
+            extra = lines - 1
         elif ins.space == "shared":
             add("smem_accesses", 1)
             add("smem_bank_cycles", ins.bank_conflict_degree)

@@ -103,7 +103,7 @@ def kernel_inputs_from_graph(graph: KernelGraph, values: dict | None = None, *, 
         pipe_instructions=pipe_instructions(c),
         dual_issues=c["dual_issues"],
         tensor_macs=tensor_macs(c),
-        l2_bytes=c["l2_bytes"], l1_bytes=c["l1_bytes"],
+        l2_bytes=c["l2_bytes"], l1_bytes=c["l1_bytes"], l1_wavefronts=c["l1_wavefronts"],
     )
 
 
@@ -133,7 +133,7 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
         sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
         smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
         dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs,
-        l2_bytes=inputs.l2_bytes, l1_bytes=inputs.l1_bytes)
+        l2_bytes=inputs.l2_bytes, l1_bytes=inputs.l1_bytes, l1_wavefronts=inputs.l1_wavefronts)
     warps = warps_launched(grid_size, block_size, require_positive(gpu, "warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)
@@ -158,7 +158,7 @@ def _throughput(gpu: GPUSpec, inputs: KernelInputs) -> ThroughputBound:
         sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
         smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
         dual_issues=inputs.dual_issues, l2_bytes=inputs.l2_bytes,
-        l1_bytes=inputs.l1_bytes)
+        l1_bytes=inputs.l1_bytes, l1_wavefronts=inputs.l1_wavefronts)
 
 
 def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam, working_set):

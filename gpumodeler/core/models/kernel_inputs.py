@@ -31,6 +31,9 @@ class KernelInputs:
     # Global-memory bytes per warp served by the SM's L1 (reuse within a block on a GPU whose
     # L1 caches the loads; the worksheet's l1 row).
     l1_bytes: Real = 0.0
+    # The L1 data stage's cycles per warp for the global/local requests, one per 128-byte
+    # line a request touches (the worksheet's l1 row on Volta and later).
+    l1_wavefronts: Real = 0.0
 
     def overridden(self, **values) -> "KernelInputs":
         """A copy with some inputs replaced (a launch's kernel overrides). An overridden

@@ -30,14 +30,29 @@ Here, per warp and per SM, in cycles (W = warp size):
   compulsory bytes (Williams, Waterman & Patterson 2009's Roofline has a ceiling per
   memory level the same way). 0 where the GPU's L2 bandwidth is unknown (the hits are then
   not bounded; the prediction says so)
-* ``l1`` = L1_bytes / L1 bytes per cycle per SM: the global-memory bytes per warp the SM's
-  L1 serves (reuse within a block on a GPU whose L1 caches the loads,
-  core.kernel.sass.reuse). The L1 and shared memory are one data array from Volta on
-  (NVIDIA Volta Tuning Guide, "Unified Shared Memory/L1/Texture Cache"), which delivers 32
-  banks × 4 bytes = 128 bytes per clock (CUDA C++ Programming Guide, "Shared Memory" of
-  compute capability 7.x and later): ``l1_bytes_per_cycle_per_sm`` in devices.db. As for
-  the L2, the row carries the hits only (the misses are bounded by the slower rows). 0
-  where the GPU's L1 bandwidth is unknown
+* ``l1`` = max(L1_bytes / L1 bytes per cycle per SM, L1 wavefronts): the L1's data stage.
+  Every global and local request of a warp passes through it, hit or miss (from Volta on
+  the SM's L1TEX unit: a warp's load or store is one request to it, which the unit splits
+  into *wavefronts*, "the maximum unit of work that can pass through that pipeline stage
+  per cycle", more than one where the request touches more cache lines than one wavefront
+  can reach: NVIDIA's Nsight Compute team on the NVIDIA Developer Forums, "What's the
+  difference between wavefronts and sectors/req", 2021, and "How does the LSU execute
+  load/store instructions in the Ampere architecture", 2023). Choice: one wavefront, one
+  cycle, per 128-byte line a request touches (``l1_wavefronts``, the lines of
+  core.kernel.warp_counts.lines_touched): the L1 is one data array with the shared memory
+  (NVIDIA Volta Tuning Guide, "Unified Shared Memory/L1/Texture Cache"), 32 banks × 4
+  bytes = 128 bytes per clock (CUDA C++ Programming Guide, "Shared Memory" of compute
+  capability 7.x and later), and the sectors a strided warp reads from different lines sit
+  at the same place in each line, so in the same banks. A coalesced 32-bit request is one
+  line, one cycle, which the bytes term already gave; a warp whose lanes each walk their
+  own row (32 lines) takes 32. The bytes term, ``L1_bytes`` (the hits the L1 serves: reuse
+  within a block on a GPU whose L1 caches the loads, core.kernel.sass.reuse) at
+  ``l1_bytes_per_cycle_per_sm`` in devices.db, stays as the floor. Measured on public
+  nvbench runs of a row-per-thread matrix-vector product (docs/validation.md): on 16 blocks
+  of 512 threads the product of a 8192 × 8192 matrix takes 2.23–2.27 ms on an RTX 3080,
+  3060 and 3060 Ti alike, whose DRAM rates differ 2×, where 16 SMs × 4.19 M lines at one a
+  cycle give 2.36–2.52 ms. 0 where the GPU's L1 data rate is unknown (before Volta, where
+  each extra line is a reissue: the ``issue`` row)
 
 On Volta and later (compute capability >= 7, :meth:`GPUSpec.issues_separate_pipes`), when
 the per-pipe instruction mix is known (``pipe_instructions``, from a kernel graph), the
@@ -297,7 +312,7 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
                      gmem_bytes=0.0, sfu_instructions=0.0, fp64_instructions=0.0,
                      smem_bank_cycles=0.0, pipe_instructions: dict | None = None,
                      dual_issues=0.0, tensor_macs: dict | None = None,
-                     l2_bytes=0.0, l1_bytes=0.0) -> ThroughputBound:
+                     l2_bytes=0.0, l1_bytes=0.0, l1_wavefronts=0.0) -> ThroughputBound:
     """Per-resource worksheet for one warp (counts per warp; see module docstring).
 
     ``pipe_instructions`` maps pipes (``PIPE_COUNTS``) to instructions per warp; on a GPU
@@ -351,17 +366,29 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
         cycles.update({p: 0.0 for p in ("fp32", "int32", "fp32_int32", "fp16")})
     cycles["tensor"] = tensor_cycles(gpu, tensor_macs)
     cycles["l2"] = l2_cycles(gpu, _nonneg("L2 bytes per warp", l2_bytes))
-    cycles["l1"] = l1_cycles(gpu, _nonneg("L1 bytes per warp", l1_bytes))
+    cycles["l1"] = l1_cycles(gpu, _nonneg("L1 bytes per warp", l1_bytes),
+                             _nonneg("L1 wavefronts per warp", l1_wavefronts))
     return bound_of(cycles, split)
 
 
-def l1_cycles(gpu: GPUSpec, l1_bytes):
-    """Cycles per warp the SM's L1 needs for ``l1_bytes`` per warp at its bytes per clock
-    (0 for no bytes, and where the L1 bandwidth is unknown)."""
+#: Cycles of the L1 data stage per wavefront, a 128-byte line of one request (see
+#: :func:`l1_cycles` and the module docstring's ``l1`` row).
+L1_WAVEFRONT_CYCLES = 1.0
+
+
+def l1_cycles(gpu: GPUSpec, l1_bytes, l1_wavefronts=0.0):
+    """Cycles per warp the SM's L1 needs: its data stage's wavefronts for the warp's global
+    and local requests (one per 128-byte line a request touches, at one a cycle), and at
+    least ``l1_bytes`` (its hits) at its bytes per clock. 0 for neither, and where the L1
+    data rate is unknown (before Volta: the lines there are reissues, the issue row)."""
     per_cycle = gpu.l1_bytes_per_cycle_per_sm
-    if not _used(l1_bytes) or per_cycle is None:
-        return _zero(l1_bytes)
-    return l1_bytes / require_positive(gpu, "l1_bytes_per_cycle_per_sm")
+    if per_cycle is None or not (_used(l1_bytes) or _used(l1_wavefronts)):
+        return _zero(l1_bytes) + _zero(l1_wavefronts)
+    data = l1_bytes / require_positive(gpu, "l1_bytes_per_cycle_per_sm")
+    lines = l1_wavefronts * L1_WAVEFRONT_CYCLES
+    if np.ndim(data) == 0 and np.ndim(lines) == 0:
+        return float(max(data, lines))
+    return np.maximum(data, lines)
 
 
 def l2_cycles(gpu: GPUSpec, l2_bytes):

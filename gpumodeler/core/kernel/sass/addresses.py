@@ -742,15 +742,24 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
     Practices Guide, "L2 Cache"). This is the reuse of the "unique bytes" of a stencil's
     neighbour reads (Williams, Waterman & Patterson, "Roofline", CACM 2009, count a stencil's
     compulsory traffic the same way), on the assumption that a wave's footprint fits the L2
-    between the first and the last neighbour read (docs/sass-import.md)."""
+    between the first and the last neighbour read (docs/sass-import.md).
+
+    A lane stride holding a kernel parameter (each lane walks its own row: ``A[r·n + k]``,
+    ``r`` following ``tid.x``) is taken as :data:`PARAM_STRIDE_BYTES`, as the node's own
+    charge is, so an unrolled row walk's ``k``, ``k + 1``, … ``k + 15`` group: sixteen
+    requests of 32 sectors that touch two sectors per lane. Such a group's hits are L2
+    traffic many times its DRAM bytes; where neither the L1 nor a known L2 bandwidth bounds
+    them they are not credited at launch (core.kernel.sass.reuse)."""
     groups: dict = {}
     for i in sorted(addressed):
         a = addressed[i]
-        if i not in loads or a.space != "global" or not a.affine or a.param_stride \
-                or a.lane_stride is None:
+        if i not in loads or a.space != "global" or not a.affine:
+            continue
+        stride = PARAM_STRIDE_BYTES if a.param_stride else a.lane_stride
+        if stride is None:
             continue
         rest = Poly({m: c for m, c in a.poly.terms.items() if m})
-        key = (tuple(sorted(rest.terms.items())), a.lane_stride, widths[i], scopes[i])
+        key = (tuple(sorted(rest.terms.items())), stride, widths[i], scopes[i])
         groups.setdefault(key, []).append(i)
     out: dict = {}
     for (_, stride, width, _), members in groups.items():

@@ -195,14 +195,23 @@ class ReuseReport:
     wave_fit: float
     loads: tuple = ()
     l1: L1Report | None = None
+    #: loads whose row-walk re-reads were not credited (:func:`_row_walk_hits_dropped`)
+    unbounded: tuple = ()
 
     def notes(self) -> list:
         """Lines for the output: the working sets against the L2, and what did not fit."""
+        dropped = ([f"{', '.join(self.unbounded)}: the re-reads of each lane's own row (a lane "
+                    f"stride holding a parameter) are not credited: no L1 caches these loads "
+                    f"and no L2 bandwidth bounds them (give --l2-bandwidth)"]
+                   if self.unbounded else [])
         if self.l2_bytes is None:
             return ["L2 size unknown for this GPU: no reuse across or within blocks, no L2 fit "
-                    "check (imported hit ratios kept; give --l2-size BYTES)"]
+                    "check (imported hit ratios kept; give --l2-size BYTES)"] + dropped
         if not self.loads:
-            return []
+            return dropped
+        return self._fit_notes() + dropped
+
+    def _fit_notes(self) -> list:
         out = [f"wave of {self.wave_blocks} blocks reads {self.trip_working_set:.4g} B per loop "
                f"trip and {self.wave_working_set:.4g} B in all; L2 {self.l2_bytes:.4g} B"]
         if self.trip_fit < 1:
@@ -288,6 +297,10 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     whether the GPU's L2 bandwidth is known (the throughput worksheet's ``l2`` row bounds the
     hits): without it, the reuse within a block that no L1 keeps stays DRAM traffic (module
     docstring, "Reuse within a block")."""
+    if not l2_bounded:
+        graph, unbounded = _row_walk_hits_dropped(graph, compute_capability)
+    else:
+        unbounded = ()
     grid = _grid_dims(grid_size)
     shape = block_dims(block) if block is not None else (int(warps_per_block) * warp_size, 1, 1)
     resident = max(1, int(blocks_per_sm))
@@ -327,7 +340,8 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     if working_set_bytes is not None:
         ws_trip = ws_wave = float(working_set_bytes)
     if l2_bytes is None or not rows:
-        return graph, ReuseReport(l2_bytes, wave, ws_trip, ws_wave, 1.0, 1.0, ())
+        return graph, ReuseReport(l2_bytes, wave, ws_trip, ws_wave, 1.0, 1.0, (),
+                                  unbounded=unbounded)
     f_trip = min(1.0, l2_bytes / ws_trip) if ws_trip > 0 else 1.0
     f_wave = min(1.0, l2_bytes / ws_wave) if ws_wave > 0 else 1.0
     l1 = _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block, resident)
@@ -344,7 +358,7 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         if hit != ins.hit_ratio or l1_hit != ins.l1_hit_ratio:
             changes[nid] = (hit, l1_hit)
     report = ReuseReport(float(l2_bytes), wave, ws_trip, ws_wave, f_trip, f_wave, tuple(loads),
-                         l1)
+                         l1, unbounded)
     if not changes:
         return graph, report
     out = graph.copy()
@@ -352,6 +366,37 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         out.instructions[nid] = replace(out.instructions[nid], hit_ratio=hit,
                                         l1_hit_ratio=l1_hit)
     return out, report
+
+
+#: what the import writes into the address of a load whose lane stride holds a kernel
+#: parameter, and of a load whose footprint overlaps an earlier one's
+#: (core.kernel.sass.addresses.instruction_attributes, core.kernel.sass.build)
+_PARAM_STRIDE = "lane stride holds a parameter"
+_OVERLAPS = "; overlaps "
+
+
+def _row_walk_hits_dropped(graph, compute_capability) -> tuple:
+    """(graph, ids): the imported neighbour reuse of row walks set to 0 where it would be
+    free. An unrolled walk along each lane's own row (``A[r·n + k]``, ``k + 1``, …, ``r``
+    following ``tid.x``) re-reads the sectors its first load brought (the import groups them:
+    addresses.reuse_hits); those re-reads are 32 sectors a request, many times the walk's
+    DRAM bytes. Where no L1 caches the loads and the GPU's L2 bandwidth is unknown, nothing
+    bounds them: as for the reuse within a block (module docstring), they stay DRAM traffic,
+    the import's charge before grouping. Measured: grouped and credited on Maxwell, an
+    uncoalesced matrix multiply (Amarís' MMGU) came out as fast as its coalesced pair,
+    against 3.4–3.8× slower derived."""
+    ids = []
+    for nid, ins in graph.instructions.items():
+        if (ins.unit == "ldst" and ins.space == "global" and ins.is_load and ins.hit_ratio > 0
+                and _PARAM_STRIDE in ins.address and _OVERLAPS in ins.address
+                and not l1_caches(ins.opcode, compute_capability)):
+            ids.append(nid)
+    if not ids:
+        return graph, ()
+    out = graph.copy()
+    for nid in ids:
+        out.instructions[nid] = replace(out.instructions[nid], hit_ratio=0.0, l1_hit_ratio=0.0)
+    return out, tuple(ids)
 
 
 def _trips_reuse(ins, shape: tuple, warp_size: int, loop_trips: dict) -> float:
