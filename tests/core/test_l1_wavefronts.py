@@ -147,3 +147,40 @@ def test_a_coalesced_copy_is_unchanged_by_the_row(catalog):
                           gmem_bytes=c["gmem_bytes"], l1_wavefronts=c["l1_wavefronts"])
     assert tb.cycles_per_warp["l1"] == 1.0
     assert tb.binding == "memory"
+
+
+# -- a block narrower than a warp: the lines its rows touch ---------------------------------
+
+NAIVE = ROOT / "resources" / "kernels" / "sass" / "matmul_naive.sm_80.sass"
+
+
+def test_a_16x16_warp_reads_two_rows_two_lines(catalog):
+    """The naive multiply's A[row·n + k] is one word per row, the same for the 16 lanes of a
+    row: a 16×16 block's warp spans two rows, so two sectors in two lines (the stride along
+    x that gives its sectors, 0.5 elements, would say one); B[k·n + col] is the 16 columns of
+    one row, one line. Launch-time only: no graph file carries it."""
+    graph = import_kernel(NAIVE)
+    seen = graph_for_launch(graph, dict(graph.variables, loop1=1024), block_size=(16, 16))
+    a_loads = [ins for ins in seen.graph.instructions.values()
+               if ins.space == "global" and ins.is_load and "ctaid.y" in ins.address
+               and "ctaid.x" not in ins.address]
+    b_loads = [ins for ins in seen.graph.instructions.values()
+               if ins.space == "global" and ins.is_load and "ctaid.x" in ins.address]
+    assert a_loads and b_loads
+    assert {ins.lines_per_request for ins in a_loads} == {2.0}
+    assert {ins.lines_per_request for ins in b_loads} <= {0.0, 1.0}
+    assert all(ins.lines_per_request == 0.0 for ins in graph.instructions.values())
+    from gpumodeler.core.kernel.graph import to_dict
+    assert "lines_per_request" not in str(to_dict(seen.graph))
+    # the unrolled body's 16 k: 16 × (2 + 1) cycles of the L1's data stage a trip
+    c = count(seen.graph).evaluate(dict(seen.graph.variables, **seen.values))
+    assert c["l1_wavefronts"] >= 1024 * 3
+
+
+@pytest.mark.parametrize("bad", [-1.0, 33.0, float("nan")])
+def test_lines_per_request_is_checked(bad):
+    from gpumodeler.core.kernel.graph_items import Instruction
+    from gpumodeler.core.errors import GraphError
+    with pytest.raises(GraphError, match="lines per request|finite"):
+        Instruction.make("ld", "LDG.E", unit="ldst", space="global", is_load=True,
+                         lines_per_request=bad).validate()

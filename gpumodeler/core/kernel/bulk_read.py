@@ -29,7 +29,8 @@ _EDGE_KINDS = frozenset(EDGE_KINDS)
 _EDGE_KIND_TEXT = {k: k for k in EDGE_KINDS}
 #: an instruction's fields other than its own (id, label, position, address), in field order
 _SHARED_FIELDS = tuple(f.name for f in fields(Instruction)
-                       if f.name not in ("id", "label", "x", "y", "address", "l1_hit_ratio"))
+                       if f.name not in ("id", "label", "x", "y", "address", "l1_hit_ratio",
+                                         "lines_per_request"))
 
 
 def _column(items, key, default):
@@ -148,6 +149,7 @@ def read_instructions(items: list, graph, allowed: frozenset, own: frozenset, pr
                 per_item = list(map(shared.__getitem__, codes))
             lists[name] = list(map(itemgetter(j), per_item))
     consts["l1_hit_ratio"] = 0.0  # launch-time only: never in a file
+    consts["lines_per_request"] = 0.0
     graph.instructions = ItemTable(Instruction, ids, lists, consts, index, codes)
     return True
 

@@ -40,7 +40,11 @@ class Instruction:
     ``l1_hit_ratio``: the share of the access's bytes the SM's L1 serves (a part of
     ``hit_ratio``'s share, the rest of which the L2 serves); a launch-time value set by
     :func:`gpumodeler.core.kernel.sass.reuse.reuse_graph` for a GPU whose L1 caches the load,
-    never read from or written to a file (0 in every stored graph).
+    never read from or written to a file (0 in every stored graph). ``lines_per_request``:
+    the 128-byte lines a warp's request touches where the block's shape decides them (a block
+    narrower than a warp: its lanes in two or more rows), the mean over the block's warps; a
+    launch-time value set by :func:`gpumodeler.core.kernel.sass.launch_shape.shaped_graph`,
+    never in a file; 0 = from ``stride`` and ``pattern`` (lanes along x).
     """
 
     id: str
@@ -65,6 +69,7 @@ class Instruction:
     # launch-time only (see the docstring): after the address, so positional readers of
     # stored graphs, which end at the address, leave it at its default
     l1_hit_ratio: float = 0.0
+    lines_per_request: float = 0.0
 
     @classmethod
     def make(cls, id: str, opcode: str, **kw) -> "Instruction":
@@ -87,7 +92,7 @@ class Instruction:
             raise GraphError(f"instruction {self.id} ({self.opcode}): {msg}", item=self.id)
         if not self.id:
             bad("id must not be empty")
-        for name in ("stride", "hit_ratio", "l1_hit_ratio", "x", "y"):
+        for name in ("stride", "hit_ratio", "l1_hit_ratio", "lines_per_request", "x", "y"):
             value = getattr(self, name)
             if not is_finite_number(value):
                 bad(f"{name} must be a finite number, got {shown(value)}")
@@ -113,6 +118,9 @@ class Instruction:
                 f"elements), got {shown(self.stride)}")
         if not (0.0 <= self.hit_ratio <= 1.0):
             bad(f"cache hit ratio must be within 0..1, got {shown(self.hit_ratio)}")
+        if not (0.0 <= self.lines_per_request <= 32.0):
+            bad(f"lines per request must be within 0..32 (0: from the stride), got "
+                f"{shown(self.lines_per_request)}")
         if not (0.0 <= self.l1_hit_ratio <= self.hit_ratio):
             bad(f"L1 hit ratio must be within 0..hit ratio ({self.hit_ratio:g}), got "
                 f"{shown(self.l1_hit_ratio)}")

@@ -33,7 +33,7 @@ FORMAT_VERSION = 2
 
 #: an instruction's optional keys and their defaults (omitted from a file when default)
 #: launch-time instruction fields: never read from or written to a file
-LAUNCH_ONLY_FIELDS = frozenset({"l1_hit_ratio"})
+LAUNCH_ONLY_FIELDS = frozenset({"l1_hit_ratio", "lines_per_request"})
 INSTRUCTION_DEFAULTS = {f.name: f.default for f in fields(Instruction)
                         if f.name not in ("id", "opcode") and f.name not in LAUNCH_ONLY_FIELDS}
 #: the keys an instruction object may hold

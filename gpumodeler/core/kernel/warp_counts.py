@@ -120,6 +120,14 @@ def access_bytes_per_warp(width_bytes: int, stride: float, pattern: str, segment
     return float(warp_size * max(per_lane, width_bytes))
 
 
+def request_lines(ins, warp_size: int = 32) -> float:
+    """The 128-byte lines one warp-wide request of global/local access ``ins`` touches: the
+    launch's count where the block's shape set one (``lines_per_request``, a block narrower
+    than a warp), else :func:`lines_touched` of its stride and pattern (lanes along x)."""
+    return ins.lines_per_request or lines_touched(ins.width_bytes, ins.stride, ins.pattern,
+                                                  warp_size)
+
+
 def lines_touched(width_bytes: int, stride: float, pattern: str, warp_size: int = 32) -> int:
     """128-byte lines a warp access touches (each one beyond the first is a reissue)."""
     if pattern == "broadcast":
@@ -157,8 +165,7 @@ def access_cost(ins, warp_size: int = 32) -> dict | None:
         nbytes = access_bytes_per_warp(ins.width_bytes, ins.stride, ins.pattern,
                                        ins.segment_bytes, warp_size)
         out.update(sectors_per_request=nbytes / ins.segment_bytes,
-                   lines_per_request=lines_touched(ins.width_bytes, ins.stride, ins.pattern,
-                                                   warp_size),
+                   lines_per_request=request_lines(ins, warp_size),
                    bytes_per_warp=nbytes * (1.0 - ins.hit_ratio),
                    l2_bytes_per_warp=nbytes * (ins.hit_ratio - ins.l1_hit_ratio),
                    l1_bytes_per_warp=nbytes * ins.l1_hit_ratio)
@@ -377,7 +384,7 @@ def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
             add("gmem_bytes", nbytes * (1.0 - ins.hit_ratio))
             add("l2_bytes", nbytes * (ins.hit_ratio - ins.l1_hit_ratio))
             add("l1_bytes", nbytes * ins.l1_hit_ratio)
-            lines = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size)
+            lines = request_lines(ins, warp_size)
             add("l1_wavefronts", lines)
             extra = lines - 1
         elif ins.space == "shared":

@@ -102,18 +102,20 @@ def lane_offsets(poly: Poly, block: tuple, warp: int, warp_size: int = WARP) -> 
 
 @lru_cache(maxsize=4096)
 def _block_access(coefs: tuple, width: int, block: tuple, warp_size: int) -> tuple:
-    """(mean sectors per request, mean bank-conflict degree, every warp a broadcast) over
-    the warps of a block; ``coefs``' constant taken modulo 128 bytes (alignment is all it
-    decides), so unrolled copies of one access share the work."""
+    """(mean sectors per request, mean bank-conflict degree, every warp a broadcast, mean
+    128-byte lines per request) over the warps of a block; ``coefs``' constant taken modulo
+    128 bytes (alignment is all it decides), so unrolled copies of one access share the
+    work."""
     warps = -(-block[0] * block[1] * block[2] // warp_size)
-    sectors = degrees = 0
+    sectors = degrees = lines = 0
     uniform = True
     for w in range(warps):
         acc = lanes_access(_offsets(coefs, block, w, warp_size), width)
         sectors += acc.sectors
         degrees += acc.bank_conflict_degree
+        lines += acc.lines
         uniform = uniform and acc.broadcast
-    return sectors / warps, degrees / warps, uniform
+    return sectors / warps, degrees / warps, uniform, lines / warps
 
 
 @lru_cache(maxsize=4096)
@@ -167,8 +169,8 @@ def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
     if coefs is None:
         return {}
     coefs = coefs[:4] + (coefs[4] % 128,)
-    mean_sectors, mean_degree, uniform = _block_access(coefs, ins.width_bytes, block,
-                                                       int(warp_size))
+    mean_sectors, mean_degree, uniform, mean_lines = _block_access(coefs, ins.width_bytes,
+                                                                   block, int(warp_size))
     if ins.space == "shared":
         degree = max(1, min(32, math.ceil(mean_degree - 1e-9)))
         return {} if degree == ins.bank_conflict_degree else {"bank_conflict_degree": degree}
@@ -179,7 +181,16 @@ def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
         # when the warp's lanes share words (fewer sectors than a coalesced request)
         new = {"pattern": "strided",
                "stride": mean_sectors * SECTOR_BYTES / (int(warp_size) * ins.width_bytes)}
-    return {} if (new["pattern"], new["stride"]) == (ins.pattern, ins.stride) else new
+    if (new["pattern"], new["stride"]) == (ins.pattern, ins.stride):
+        return {}
+    # the lines, which a stride along x cannot give when the warp spans rows (a 16×16
+    # block's warp reads two rows: two lines where 2 sectors along x would be one); whole
+    # lines, rounded up where the block's warps differ
+    from gpumodeler.core.kernel.warp_counts import lines_touched
+    lines = float(max(1, math.ceil(mean_lines - 1e-9)))
+    if lines != lines_touched(ins.width_bytes, new["stride"], new["pattern"], int(warp_size)):
+        new["lines_per_request"] = lines
+    return new
 
 
 def shaped_graph(graph, block_size, warp_size: int = WARP):
