@@ -20,10 +20,12 @@ REPOSITORY = "R100001/Programming-Massively-Parallel-Processors"
 #: RTX 3060's and 3060 Ti's rows and the 2060's constant-mask ones, rounded up to 0.1
 #: percentage point: a change that raises one fails; one that lowers one lowers its ceiling
 #: here. The one-line roofline's the same day: stencil 18.9, streaming 11.3, uncoalesced
-#: 10.7, matrix-vector 73.3 (below the model on one family: see docs/validation.md).
+#: 10.7, matrix-vector 73.3, matrix 61.9 (below the model on one family: see
+#: docs/validation.md).
 GAJGER_MEDIAN_CEILING = {"stencil": 10.6, "streaming": 7.9, "uncoalesced": 27.1,
-                         "matrix-vector": 13.7}
-ROWS_PER_FAMILY = {"stencil": 40, "streaming": 11, "uncoalesced": 11, "matrix-vector": 7}
+                         "matrix-vector": 13.7, "matrix": 25.0}
+ROWS_PER_FAMILY = {"stencil": 40, "streaming": 11, "uncoalesced": 11, "matrix-vector": 7,
+                   "matrix": 18}
 BOARDS = {"3080": "GeForce RTX 3080", "3060": "GeForce RTX 3060",
           "3060ti": "GeForce RTX 3060 Ti", "2060": "GeForce RTX 2060"}
 
@@ -57,7 +59,11 @@ def test_the_rows_give_the_listing_s_registers_and_architecture(runs):
         func = run.function or re.search(r"Function (\w+)", listing).group(1)
         m = re.search(rf"Function [^\n]*{func}[^\n]*:\n\s*REG:(\d+) STACK:\d+ SHARED:(\d+)",
                       listing)
-        assert (run.registers, run.shared_bytes) == (int(m.group(1)), int(m.group(2))), run.line
+        # the tiled product's tiles are dynamic shared memory (2 × 16 × 16 words at launch),
+        # which no listing shows: the row gives the launch's
+        dynamic = 2 * 16 * 16 * 4 if func == "matmul_tiled" else 0
+        assert (run.registers, run.shared_bytes) == (int(m.group(1)), int(m.group(2)) + dynamic), \
+            run.line
 
 
 def test_default_model_median_error_per_family_stays_below_its_ceiling(set_json):

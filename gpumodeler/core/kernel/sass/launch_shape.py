@@ -174,21 +174,19 @@ def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
     if ins.space == "shared":
         degree = max(1, min(32, math.ceil(mean_degree - 1e-9)))
         return {} if degree == ins.bank_conflict_degree else {"bank_conflict_degree": degree}
-    if uniform:
-        new = {"pattern": "broadcast", "stride": 1.0}
-    else:
-        # the stride whose bytes (access_bytes_per_warp) are the sectors' bytes: below 1
-        # when the warp's lanes share words (fewer sectors than a coalesced request)
-        new = {"pattern": "strided",
-               "stride": mean_sectors * SECTOR_BYTES / (int(warp_size) * ins.width_bytes)}
-    if (new["pattern"], new["stride"]) == (ins.pattern, ins.stride):
+    # the stride whose bytes (access_bytes_per_warp) are the sectors' bytes: below 1 when
+    # the warp's lanes share words (fewer sectors than a coalesced request)
+    pattern, stride = (("broadcast", 1.0) if uniform else
+                       ("strided", mean_sectors * SECTOR_BYTES / (int(warp_size) * ins.width_bytes)))
+    if (pattern, stride) == (ins.pattern, ins.stride):
         return {}
+    new: dict = {"pattern": pattern, "stride": stride}
     # the lines, which a stride along x cannot give when the warp spans rows (a 16×16
     # block's warp reads two rows: two lines where 2 sectors along x would be one); whole
     # lines, rounded up where the block's warps differ
     from gpumodeler.core.kernel.warp_counts import lines_touched
     lines = float(max(1, math.ceil(mean_lines - 1e-9)))
-    if lines != lines_touched(ins.width_bytes, new["stride"], new["pattern"], int(warp_size)):
+    if lines != lines_touched(ins.width_bytes, stride, pattern, int(warp_size)):
         new["lines_per_request"] = lines
     return new
 
