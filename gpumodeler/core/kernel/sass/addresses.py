@@ -697,6 +697,10 @@ def _assign(vals: _Values, ins, unit, space, n_destinations, tag: str) -> None:
 #: the stride taken for a tid.x coefficient holding a kernel parameter (a row length): one
 #: sector per lane at any width (32 elements of 4 bytes = 128 bytes apart)
 PARAM_STRIDE_BYTES = LINE_BYTES
+#: what a node's ``address`` says of such a stride, and of a load grouped with an earlier one
+#: (:func:`reuse_hits`; core.kernel.sass.reuse reads both back at launch)
+PARAM_STRIDE_NOTE = "lane stride holds a parameter"
+OVERLAPS_NOTE = "; overlaps "
 
 
 def instruction_attributes(addr: Address, width_bytes: int) -> dict:
@@ -714,7 +718,7 @@ def instruction_attributes(addr: Address, width_bytes: int) -> dict:
     if stride is None:  # an affine address always has a lane stride
         return kw
     if addr.param_stride:
-        kw["address"] += f"; lane stride holds a parameter, taken as {PARAM_STRIDE_BYTES} bytes"
+        kw["address"] += f"; {PARAM_STRIDE_NOTE}, taken as {PARAM_STRIDE_BYTES} bytes"
     if stride == 0:
         kw["pattern"] = "broadcast"
         if addr.space == "shared":  # a wide broadcast still takes a wavefront per half-warp

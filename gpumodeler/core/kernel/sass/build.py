@@ -234,7 +234,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                     kw["address"] += f"; {trip_step_text(step, loop_ids[loop])}"
                 if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
                     kw["hit_ratio"], first = reused[i]
-                    kw["address"] += f"; overlaps {ids[first]}: {kw['hit_ratio']:.0%} served by L2"
+                    kw["address"] += (f"{addresses.OVERLAPS_NOTE}{ids[first]}: "
+                                      f"{kw['hit_ratio']:.0%} served by L2")
             elif info.unit == "tensor":
                 work = decode_mma(ins.opcode)
                 if work is None or work.macs_per_warp is None:

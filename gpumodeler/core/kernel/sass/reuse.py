@@ -93,6 +93,7 @@ import math
 
 import numpy as np
 
+from gpumodeler.core.kernel.sass.addresses import OVERLAPS_NOTE, PARAM_STRIDE_NOTE
 from gpumodeler.core.kernel.sass.launch_shape import (block_dims, block_reuse, parse_address,
                                                       trip_reuse, trip_step_of)
 from gpumodeler.core.kernel.warp_counts import access_bytes_per_warp
@@ -368,13 +369,6 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     return out, report
 
 
-#: what the import writes into the address of a load whose lane stride holds a kernel
-#: parameter, and of a load whose footprint overlaps an earlier one's
-#: (core.kernel.sass.addresses.instruction_attributes, core.kernel.sass.build)
-_PARAM_STRIDE = "lane stride holds a parameter"
-_OVERLAPS = "; overlaps "
-
-
 def _row_walk_hits_dropped(graph, compute_capability) -> tuple:
     """(graph, ids): the imported neighbour reuse of row walks set to 0 where it would be
     free. An unrolled walk along each lane's own row (``A[r·n + k]``, ``k + 1``, …, ``r``
@@ -388,7 +382,7 @@ def _row_walk_hits_dropped(graph, compute_capability) -> tuple:
     ids = []
     for nid, ins in graph.instructions.items():
         if (ins.unit == "ldst" and ins.space == "global" and ins.is_load and ins.hit_ratio > 0
-                and _PARAM_STRIDE in ins.address and _OVERLAPS in ins.address
+                and PARAM_STRIDE_NOTE in ins.address and OVERLAPS_NOTE in ins.address
                 and not l1_caches(ins.opcode, compute_capability)):
             ids.append(nid)
     if not ids:
