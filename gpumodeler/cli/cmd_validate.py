@@ -208,7 +208,7 @@ def _pct(v) -> str:
 
 
 def run(args) -> int:
-    from gpumodeler.core.validation import same_error
+    from gpumodeler.core.validation import below
     out = validate(args.file, args.model)
     common.require_finite(out)
     if args.json:
@@ -248,9 +248,8 @@ def run(args) -> int:
                 if s is None:
                     cells.append(f"{'n/a':>18}")
                     continue
-                mark = "<" if base and n != BASELINE and s["median_ape_percent"] < \
-                    base["median_ape_percent"] and not same_error(
-                        s["median_ape_percent"], base["median_ape_percent"]) else " "
+                mark = "<" if base and n != BASELINE and below(
+                    s["median_ape_percent"], base["median_ape_percent"]) else " "
                 cells.append(f"{mark}{_pct(s['median_ape_percent'])} ({_pct(s['mape_percent'])}, "
                              f"{s['n']})".rjust(18))
             print(f"{str(key)[:24]:<24} " + "  ".join(cells))

@@ -244,6 +244,11 @@ def same_error(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
+def below(a: float, b: float) -> bool:
+    """Whether APE ``a`` ranks below ``b``: lower, and not the same error (:func:`same_error`)."""
+    return a < b and not same_error(a, b)
+
+
 def compare(records: list, model: str, baseline: str) -> list:
     """Per kernel family, ``model``'s median APE against ``baseline``'s on the same rows
     (those where both could run): {family, model, baseline, median_ape_percent,
@@ -263,5 +268,5 @@ def compare(records: list, model: str, baseline: str) -> list:
         equal = same_error(m, base)
         out.append({"family": family, "model": model, "baseline": baseline,
                     "median_ape_percent": m, "baseline_median_ape_percent": base,
-                    "n": len(v), "below": m < base and not equal, "equal": equal})
+                    "n": len(v), "below": below(m, base), "equal": equal})
     return out
