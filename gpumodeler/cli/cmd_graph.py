@@ -111,18 +111,11 @@ def _run(args) -> int:
             out["block_size"] = list(block_dims(args.block_size))
             out["memory_notes"] = notes
     if has_device:  # (the models are imported only for a device: ~10 ms)
-        from gpumodeler.core.models.gajger import pipe_instructions, tensor_macs
+        from gpumodeler.core.models.gajger import worksheet_counts
         from gpumodeler.core.models.throughput import throughput_bound
 
         tb = _throughput_or_missing(out, gpu, lambda: throughput_bound(
-            gpu, cuda_core_instructions=numbers["cuda_core_instructions"],
-            issued_instructions=numbers["issued_instructions"], gmem_bytes=numbers["gmem_bytes"],
-            sfu_instructions=numbers["sfu_instructions"],
-            fp64_instructions=numbers["fp64_instructions"],
-            smem_bank_cycles=numbers["smem_bank_cycles"],
-            pipe_instructions=pipe_instructions(numbers), dual_issues=numbers["dual_issues"],
-            tensor_macs=tensor_macs(numbers), l2_bytes=numbers["l2_bytes"],
-            l1_bytes=numbers["l1_bytes"], l1_wavefronts=numbers["l1_wavefronts"]))
+            gpu, **worksheet_counts(numbers)))
         out["device"] = gpu.name
     if has_device and tb is not None:
         out["cycles_per_warp"] = tb.cycles_per_warp

@@ -193,7 +193,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
     """The table's columns for one chunk of launch points on one device."""
     import numpy as np
 
-    from gpumodeler.core.models.gajger import KernelInputs, pipe_instructions, predict, tensor_macs
+    from gpumodeler.core.models.gajger import KernelInputs, predict, worksheet_counts
     from gpumodeler.core.models.kernel_time import grid_for
 
     columns: dict = {}
@@ -248,13 +248,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
         reasons = np.where(beyond_any & (reasons == ""), beyond, reasons).astype(object)
     kin = {}
     if kernel is not None:
-        kin = dict(latency_bound=lat, issued_instructions=c["issued_instructions"],
-                   cuda_core_instructions=c["cuda_core_instructions"], gmem_bytes=c["gmem_bytes"],
-                   sfu_instructions=c["sfu_instructions"], fp64_instructions=c["fp64_instructions"],
-                   smem_bank_cycles=c["smem_bank_cycles"],
-                   pipe_instructions=pipe_instructions(c), dual_issues=c["dual_issues"],
-                   tensor_macs=tensor_macs(c), l2_bytes=c["l2_bytes"],
-                   l1_bytes=c["l1_bytes"], l1_wavefronts=c["l1_wavefronts"])
+        kin = dict(latency_bound=lat, **worksheet_counts(c))
     for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
         if name in grid:
             kin[name] = grid[name]

@@ -413,15 +413,7 @@ def _knee(snap: SweepSnapshot, gpu) -> float:
                                           warp_size=gpu.warp_size)
         if L.kernel_overrides:
             inputs = inputs.overridden(**{k: parse(v).evaluate(variables) for k, v in L.kernel_overrides.items()})
-        tb = throughput_bound(gpu, cuda_core_instructions=inputs.cuda_core_instructions,
-                              issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
-                              sfu_instructions=inputs.sfu_instructions,
-                              fp64_instructions=inputs.fp64_instructions,
-                              smem_bank_cycles=inputs.smem_bank_cycles,
-                              pipe_instructions=inputs.pipe_instructions,
-                              dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs,
-                              l2_bytes=inputs.l2_bytes, l1_bytes=inputs.l1_bytes,
-                              l1_wavefronts=inputs.l1_wavefronts)
+        tb = throughput_bound(gpu, **inputs.worksheet())
         return float(inputs.latency_bound * tb.warps_per_cycle)
     except (ModelError, ValueError, TypeError):
         return float("nan")

@@ -92,19 +92,25 @@ def kernel_inputs_from_graph(graph: KernelGraph, values: dict | None = None, *, 
     bound = bound or analyze(graph, table)
     counts = counts or count(graph, warp_size, control_on_cuda_cores)
     c = counts.evaluate(values)
-    return KernelInputs(
-        latency_bound=bound.evaluate(values),
-        issued_instructions=c["issued_instructions"],
-        cuda_core_instructions=c["cuda_core_instructions"],
-        gmem_bytes=c["gmem_bytes"],
-        sfu_instructions=c["sfu_instructions"],
-        fp64_instructions=c["fp64_instructions"],
-        smem_bank_cycles=c["smem_bank_cycles"],
-        pipe_instructions=pipe_instructions(c),
-        dual_issues=c["dual_issues"],
-        tensor_macs=tensor_macs(c),
-        l2_bytes=c["l2_bytes"], l1_bytes=c["l1_bytes"], l1_wavefronts=c["l1_wavefronts"],
-    )
+    return KernelInputs(latency_bound=bound.evaluate(values), **worksheet_counts(c))
+
+
+#: The throughput worksheet's per-warp counts (core.models.throughput.throughput_bound's
+#: keyword arguments, KernelInputs' fields) that are warp counts of the same name
+#: (core.kernel.warp_counts.COUNT_NAMES); the per-pipe and tensor counts are grouped by
+#: :func:`pipe_instructions` and :func:`tensor_macs`.
+WORKSHEET_COUNTS = ("issued_instructions", "cuda_core_instructions", "gmem_bytes",
+                    "sfu_instructions", "fp64_instructions", "smem_bank_cycles", "dual_issues",
+                    "l2_bytes", "l1_bytes", "l1_wavefronts")
+
+
+def worksheet_counts(counts: dict) -> dict:
+    """The throughput worksheet's keyword arguments from evaluated warp counts (one mapping
+    for every caller: a new row's count is added here once)."""
+    out = {name: counts[name] for name in WORKSHEET_COUNTS}
+    out["pipe_instructions"] = pipe_instructions(counts)
+    out["tensor_macs"] = tensor_macs(counts)
+    return out
 
 
 def pipe_instructions(counts: dict) -> dict:
@@ -127,13 +133,7 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
     of :mod:`kernel_terms_vec` — the under-filled GPU, the last wave's tail, the launch
     overhead, the working set in L2 (``working_set_bytes``) — as the registry's ``gajger``
     model does; ``None`` is plain eq. 4.1."""
-    tb = throughput_bound(
-        gpu, cuda_core_instructions=inputs.cuda_core_instructions,
-        issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
-        sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
-        smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
-        dual_issues=inputs.dual_issues, tensor_macs=inputs.tensor_macs,
-        l2_bytes=inputs.l2_bytes, l1_bytes=inputs.l1_bytes, l1_wavefronts=inputs.l1_wavefronts)
+    tb = throughput_bound(gpu, **inputs.worksheet())
     warps = warps_launched(grid_size, block_size, require_positive(gpu, "warp_size"))
     k = predict_kernel(gpu, warps=warps, occupancy=occupancy, latency_bound=inputs.latency_bound,
                        throughput=tb, lam=lam)
@@ -151,16 +151,6 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
     return ApplicationPrediction(k, tb, times, transfers, total, vec)
 
 
-def _throughput(gpu: GPUSpec, inputs: KernelInputs) -> ThroughputBound:
-    return throughput_bound(
-        gpu, cuda_core_instructions=inputs.cuda_core_instructions,
-        issued_instructions=inputs.issued_instructions, gmem_bytes=inputs.gmem_bytes,
-        sfu_instructions=inputs.sfu_instructions, fp64_instructions=inputs.fp64_instructions,
-        smem_bank_cycles=inputs.smem_bank_cycles, pipe_instructions=inputs.pipe_instructions,
-        dual_issues=inputs.dual_issues, l2_bytes=inputs.l2_bytes,
-        l1_bytes=inputs.l1_bytes, l1_wavefronts=inputs.l1_wavefronts)
-
-
 def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam, working_set):
     """(KernelPrediction, ThroughputBound, VecTerms) with the kernel terms applied to eq. 4.1's
     prediction ``k``: the L2 bandwidth in the throughput bound when the working set fits, then
@@ -172,7 +162,7 @@ def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam
     before = after = None
     if l2_bw is not None:
         before = np.asarray(k.time_cycles) / clock
-        tb = _throughput(kv.with_l2_memory(gpu, l2_bw), inputs)
+        tb = throughput_bound(kv.with_l2_memory(gpu, l2_bw), **inputs.worksheet())
         k = predict_kernel(gpu, warps=k.warps_launched, occupancy=occupancy,
                            latency_bound=inputs.latency_bound, throughput=tb, lam=lam)
         after = np.asarray(k.time_cycles) / clock

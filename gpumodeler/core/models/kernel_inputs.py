@@ -2,7 +2,7 @@
 parameters), in a module of their own so that the model registry's types can name them."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from gpumodeler.core.array_types import Real
 
@@ -34,6 +34,11 @@ class KernelInputs:
     # The L1 data stage's cycles per warp for the global/local requests, one per 128-byte
     # line a request touches (the worksheet's l1 row on Volta and later).
     l1_wavefronts: Real = 0.0
+
+    def worksheet(self) -> dict:
+        """These inputs as the throughput worksheet's keyword arguments (every field but the
+        latency bound: core.models.throughput.throughput_bound)."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name != "latency_bound"}
 
     def overridden(self, **values) -> "KernelInputs":
         """A copy with some inputs replaced (a launch's kernel overrides). An overridden

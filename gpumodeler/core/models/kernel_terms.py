@@ -51,7 +51,6 @@ this module is the one-launch API of the registry's models (``predict --model``,
 """
 from __future__ import annotations
 
-from dataclasses import fields
 import math
 
 from gpumodeler.core.errors import InvalidParameter
@@ -83,8 +82,7 @@ def throughput_of(gpu: GPUSpec, kernel, *, memory_bytes_per_s: float | None = No
     with global memory served at ``memory_bytes_per_s`` when given (sustained DRAM, L2)."""
     if memory_bytes_per_s is not None:
         gpu = with_l2_memory(gpu, memory_bytes_per_s)
-    counts = {f.name: getattr(kernel, f.name) for f in fields(kernel) if f.name != "latency_bound"}
-    return throughput_bound(gpu, **counts)
+    return throughput_bound(gpu, **kernel.worksheet())
 
 
 def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 1.0,
