@@ -178,6 +178,10 @@ def add_device_flags(p: argparse.ArgumentParser, *, lists: bool = False) -> None
     g.add_argument("--smem-accesses-per-cycle", type=float_arg, metavar="N",
                    help="conflict-free warp-wide shared-memory accesses per cycle per SM "
                         "(kernels with shared-memory instructions; Volkov Table 6.1)")
+    g.add_argument("--ldst-units", type=int_arg, metavar="N",
+                   help="load/store units per SM, each taking one thread's global, local or "
+                        "shared access a cycle (compute capability 7.0 and later: 16 on Turing "
+                        "and GA10x, 32 on Volta; docs/models.md)")
     g.add_argument("--issue-per-cycle", type=float_arg, metavar="N",
                    help="instructions one warp scheduler issues per cycle (Volkov Table 2.8)")
     g.add_argument("--tensor-rate", type=tensor_rate_arg, action="append", default=[],
@@ -295,6 +299,7 @@ def resolve_gpu(args, *, allow_lists: bool = False) -> GPUSpec:
         "int32_units_per_sm": getattr(args, "int32_units", None),
         "int32_fp32_shared_lanes_per_sm": getattr(args, "int32_fp32_shared_lanes", None),
         "smem_accesses_per_cycle_per_sm": args.smem_accesses_per_cycle,
+        "ldst_units_per_sm": getattr(args, "ldst_units", None),
         "issue_per_scheduler_per_cycle": args.issue_per_cycle,
         "compute_capability": args.cc,
     }

@@ -37,6 +37,7 @@ FLAG_FOR_FIELD = {
     "int32_units_per_sm": "--int32-units",
     "int32_fp32_shared_lanes_per_sm": "--int32-fp32-shared-lanes",
     "smem_accesses_per_cycle_per_sm": "--smem-accesses-per-cycle",
+    "ldst_units_per_sm": "--ldst-units",
     "issue_per_scheduler_per_cycle": "--issue-per-cycle", "compute_capability": "--cc",
 }
 _TENSOR_RATE = ("tensor_", "_macs_per_cycle_per_sm")

@@ -101,6 +101,9 @@ class GPUSpec:
     # clock its L1 serves: the L1 reuse of core.kernel.sass.reuse and the worksheet's l1 row.
     l1_bytes_per_sm: float | None = None
     l1_bytes_per_cycle_per_sm: float | None = None
+    # Load/store units per SM, each taking one thread's global, local or shared access a
+    # cycle (the worksheet's lsu row, Volta and later; core.models.throughput).
+    ldst_units_per_sm: int | None = None
     launch_overhead_s: float | None = None
     # Volkov §6.4's memory-contention fit, latency = a + b·λ/(c − λ), calibrated from the
     # user's measurements (calibrate contention); Table 6.5's five GPUs need none.

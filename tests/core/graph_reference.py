@@ -142,9 +142,11 @@ def old_count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bo
                 add("gmem_bytes", mono, nbytes * (1.0 - ins.hit_ratio))
                 lines = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size)
                 add("l1_wavefronts", mono, lines)  # the L1's data stage: a cycle a line
+                add("lsu_instructions", mono, 1)  # the load/store units: one instruction
                 extra = lines - 1
             elif ins.space == "shared":
                 add("smem_accesses", mono, 1)
+                add("lsu_instructions", mono, 1)
                 add("smem_bank_cycles", mono, ins.bank_conflict_degree)
                 # the conflict beyond the 1, 2 or 4 wavefronts a 32-, 64- or 128-bit access
                 # takes anyway

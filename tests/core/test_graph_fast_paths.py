@@ -188,9 +188,11 @@ def sequential_count(graph, warp_size=32, control_on_cuda_cores=True) -> WarpCou
                 add("l2_bytes", mono, nbytes * ins.hit_ratio)
                 lines = lines_touched(ins.width_bytes, ins.stride, ins.pattern, warp_size)
                 add("l1_wavefronts", mono, lines)
+                add("lsu_instructions", mono, 1)  # the load/store units: one instruction
                 extra = lines - 1
             elif ins.space == "shared":
                 add("smem_accesses", mono, 1)
+                add("lsu_instructions", mono, 1)
                 add("smem_bank_cycles", mono, ins.bank_conflict_degree)
                 extra = ins.bank_conflict_degree - 1
             else:

@@ -13,6 +13,7 @@ from gpumodeler.core.kernel.warp_counts import count
 ROOT = Path(__file__).resolve().parents[2] / "resources"
 SASS = ROOT / "kernels" / "sass"
 AMARIS = ROOT / "validation" / "kernels" / "amaris"
+MATMUL = ROOT / "validation" / "kernels" / "nvbench" / "matmul.sm_86.sass"
 
 #: (listing, function): a k loop unrolled 4 times by nvcc and its 4-copy loop 4 times again by
 #: ptxas, one FFMA and two global loads per source iteration.
@@ -90,3 +91,16 @@ def test_a_loop_whose_body_cannot_be_unrolled_copies_keeps_a_plain_name():
     (lp,) = g.loops.values()
     assert lp.name.startswith("loop at 0x") and ":" not in lp.name
     assert lp.iterations.text == lp.id
+
+
+def test_copies_peeled_inside_an_enclosing_loop_run_as_the_trip_count_says():
+    """matmul_tiled: ptxas peels 2 of the 4-copy inner loop's bodies before its remainder
+    loop, all inside the phase loop. At tile width 16 (loop2 = 4 groups of 4 steps) they
+    never run, and a phase reads 2 shared words a step, whatever the width."""
+    tiled = import_kernel(MATMUL, function="matmul_tiled")
+    (peeled,) = [g for g in tiled.guards.values() if "peeled" in g.name]
+    for width in (4, 8, 12, 16, 20, 24, 28, 32):
+        loop2 = width // 4
+        c = count(tiled).evaluate(dict(tiled.variables, loop1=1, loop2=loop2, guard9=0))
+        assert peeled.fraction.evaluate({"loop2": loop2}) == (loop2 % 4) // 2
+        assert c["smem_accesses"] == 2 + 2 * width, width   # the tiles' 2 stores, 2 loads a step

@@ -31,6 +31,9 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
   requests, hits and misses alike: one per 128-byte line a request touches (the lines of
   :func:`lines_touched`; the worksheet's ``l1`` row on GPUs with an L1 data rate, Volta and
   later, core.models.throughput).
+* ``lsu_instructions``: the global, local and shared-memory warp instructions, which the
+  SM's load/store units execute (the worksheet's ``lsu`` row on Volta and later,
+  core.models.throughput); a constant-bank load is not one (the constant cache serves it).
 * ``gmem_accesses``: global and local warp accesses (``memory_instructions`` also counts
   shared and constant-bank ones; a constant load is served by the constant cache and
   never reaches global memory, NVIDIA CUDA C++ Programming Guide, "Constant Memory").
@@ -81,7 +84,7 @@ from gpumodeler.core.kernel.sass.addresses import ideal_wavefronts
 COUNT_NAMES: tuple[str, ...] = (
     "instructions", "cuda_core_instructions", "issued_instructions", "dual_issues", "reissues",
     "memory_instructions", "gmem_accesses", "gmem_bytes", "l2_bytes", "l1_bytes", "l1_wavefronts",
-    "smem_accesses", "smem_bank_cycles",
+    "smem_accesses", "smem_bank_cycles", "lsu_instructions",
     "sfu_instructions", "fp64_instructions",
     "fp32_instructions", "int32_instructions", "fp16_instructions", "tensor_instructions",
 )
@@ -308,7 +311,7 @@ def count(graph: KernelGraph, warp_size: int = 32, control_on_cuda_cores: bool =
 #: The counts of data moved: a predicated-off thread moves none, though its warp still
 #: issues the instruction (a ``predicate`` guard scales these only).
 DATA_COUNTS = frozenset({"gmem_bytes", "l2_bytes", "l1_bytes", "l1_wavefronts",
-                         "smem_accesses", "smem_bank_cycles"})
+                         "smem_accesses", "smem_bank_cycles", "lsu_instructions"})
 
 
 def _guarded_monomials(graph, chain, innermost):
@@ -386,9 +389,11 @@ def instruction_counts(ins, warp_size: int, cuda_units) -> dict:
             add("l1_bytes", nbytes * ins.l1_hit_ratio)
             lines = request_lines(ins, warp_size)
             add("l1_wavefronts", lines)
+            add("lsu_instructions", 1)
             extra = lines - 1
         elif ins.space == "shared":
             add("smem_accesses", 1)
+            add("lsu_instructions", 1)
             add("smem_bank_cycles", ins.bank_conflict_degree)
             extra = shared_conflict_ways(ins) - 1
         else:

@@ -101,7 +101,7 @@ def kernel_inputs_from_graph(graph: KernelGraph, values: dict | None = None, *, 
 #: :func:`pipe_instructions` and :func:`tensor_macs`.
 WORKSHEET_COUNTS = ("issued_instructions", "cuda_core_instructions", "gmem_bytes",
                     "sfu_instructions", "fp64_instructions", "smem_bank_cycles", "dual_issues",
-                    "l2_bytes", "l1_bytes", "l1_wavefronts")
+                    "l2_bytes", "l1_bytes", "l1_wavefronts", "lsu_instructions")
 
 
 def worksheet_counts(counts: dict) -> dict:

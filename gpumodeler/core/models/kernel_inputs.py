@@ -34,6 +34,9 @@ class KernelInputs:
     # The L1 data stage's cycles per warp for the global/local requests, one per 128-byte
     # line a request touches (the worksheet's l1 row on Volta and later).
     l1_wavefronts: Real = 0.0
+    # Global, local and shared-memory warp instructions, which the SM's load/store units
+    # execute (the worksheet's lsu row on Volta and later).
+    lsu_instructions: Real = 0.0
 
     def worksheet(self) -> dict:
         """These inputs as the throughput worksheet's keyword arguments (every field but the

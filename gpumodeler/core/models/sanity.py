@@ -82,9 +82,10 @@ def _peak_rate_floor_s(inputs: ModelInputs, l2_bandwidth_bytes_per_s: float | No
     # the issue limit is left out: it bounds instructions, not work, and a model that
     # ignores it (the roofline) is not implausible for that; so is the L2 row (the L2 hits
     # at an L2 bandwidth that is an assumption for most GPUs, and that models without
-    # caches, mwp-cwp and bsp, do not see), and the L1 row for the same reason
+    # caches, mwp-cwp and bsp, do not see), and the L1 and load/store-unit rows for the same
+    # reason
     worst = max(float(v) for r, v in tb.cycles_per_warp.items()
-                if r not in ("issue", "l2", "l1"))
+                if r not in ("issue", "l2", "l1", "lsu"))
     return warps * worst / (sms * clock) if worst > 0 else None
 
 

@@ -53,6 +53,20 @@ Here, per warp and per SM, in cycles (W = warp size):
   3060 and 3060 Ti alike, whose DRAM rates differ 2×, where 16 SMs × 4.19 M lines at one a
   cycle give 2.36–2.52 ms. 0 where the GPU's L1 data rate is unknown (before Volta, where
   each extra line is a reissue: the ``issue`` row)
+* ``lsu`` = W × INS_LSU / LD/ST units per SM: the SM's load/store units, which execute the
+  global, local and shared-memory instructions (the Volkov §3.6 worksheet with these units
+  as one more resource, c = W / units cycles per instruction: one thread's access per unit
+  per cycle). A Turing or GA10x SM has 16 (4 per processing block), a Volta SM 32, so
+  there every such warp instruction holds them 2 cycles, however few lines it touches.
+  Measured on a GA106 (RTX 3060, compute capability 8.6; YKTian-x2b/
+  AmpereArchViaMicroBenchMark, cache_Size_Bandwidth_Latency/L1_DataCache_Bandwidth, commits
+  12fbe07 and ff09a76): coalesced L1 hits of 32-bit loads return 63.8–65.4 bytes per clock
+  per SM (16 threads' words), of 64-bit loads 124.7 (16 threads' double words), so the
+  rate is in accesses, not bytes. On the public nvbench runs of docs/validation.md a naive
+  matrix multiply (two loads a step) takes ~4 cycles a step per SM on GA10x, the textbook's
+  tiled one (36 load/store instructions a tile phase) 63–67 cycles a phase on GA10x and 76
+  on Turing, against 72 here. Volta and later only (``issues_separate_pipes``): 0 before,
+  and where ``ldst_units_per_sm`` is unknown
 
 On Volta and later (compute capability >= 7, :meth:`GPUSpec.issues_separate_pipes`), when
 the per-pipe instruction mix is known (``pipe_instructions``, from a kernel graph), the
@@ -94,7 +108,7 @@ from gpumodeler.core.lazy_fields import LazyFields, build
 # Gajger/Volkov's resources first (ties keep their historical order), then the pipes of
 # Volta and later; a resource a GPU does not have reads 0.
 RESOURCES = ("cuda_cores", "issue", "memory", "sfu", "fp64", "shared_memory",
-             "fp32", "int32", "fp32_int32", "fp16", "tensor", "l2", "l1")
+             "fp32", "int32", "fp32_int32", "fp16", "tensor", "l2", "l1", "lsu")
 #: Pipes a kernel graph's per-pipe counts may name (core.kernel.opcodes.PIPES that run
 #: arithmetic on CUDA-core lanes or tensor cores; sfu and fp64 have their own arguments).
 PIPE_COUNTS = ("fp32", "int32", "fp16", "tensor")
@@ -312,7 +326,8 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
                      gmem_bytes=0.0, sfu_instructions=0.0, fp64_instructions=0.0,
                      smem_bank_cycles=0.0, pipe_instructions: dict | None = None,
                      dual_issues=0.0, tensor_macs: dict | None = None,
-                     l2_bytes=0.0, l1_bytes=0.0, l1_wavefronts=0.0) -> ThroughputBound:
+                     l2_bytes=0.0, l1_bytes=0.0, l1_wavefronts=0.0,
+                     lsu_instructions=0.0) -> ThroughputBound:
     """Per-resource worksheet for one warp (counts per warp; see module docstring).
 
     ``pipe_instructions`` maps pipes (``PIPE_COUNTS``) to instructions per warp; on a GPU
@@ -368,7 +383,20 @@ def throughput_bound(gpu: GPUSpec, *, cuda_core_instructions=0.0, issued_instruc
     cycles["l2"] = l2_cycles(gpu, _nonneg("L2 bytes per warp", l2_bytes))
     cycles["l1"] = l1_cycles(gpu, _nonneg("L1 bytes per warp", l1_bytes),
                              _nonneg("L1 wavefronts per warp", l1_wavefronts))
+    cycles["lsu"] = lsu_cycles(gpu, warp, _nonneg("load/store instructions", lsu_instructions))
     return bound_of(cycles, split)
+
+
+def lsu_cycles(gpu: GPUSpec, warp, lsu_instructions):
+    """Cycles per warp the SM's load/store units need: W x global, local and shared
+    instructions / ``ldst_units_per_sm`` (each unit takes one thread's access a cycle; the
+    module docstring's ``lsu`` row). 0 for none, before Volta (the issue and shared-memory
+    rows cover those GPUs, as Gajger's and Volkov's worksheets do) and where the count of
+    units is unknown."""
+    units = gpu.ldst_units_per_sm
+    if units is None or not _used(lsu_instructions) or not gpu.issues_separate_pipes():
+        return _zero(lsu_instructions)
+    return warp * lsu_instructions / require_positive(gpu, "ldst_units_per_sm")
 
 
 #: Cycles of the L1 data stage per wavefront, a 128-byte line of one request (see

@@ -18,7 +18,7 @@ RESOURCE_NAMES = {"cuda_cores": "CUDA cores", "issue": "issue", "memory": "globa
                   "sfu": "SFU", "fp64": "FP64", "shared_memory": "shared memory", "latency": "latency",
                   "fp32": "FP32 pipe", "int32": "INT32 pipe", "fp32_int32": "FP32+INT32 lanes",
                   "fp16": "FP16 pipe", "tensor": "tensor cores", "l2": "L2",
-                  "l1": "L1"}
+                  "l1": "L1", "lsu": "load/store units"}
 LIMIT_NAMES = {"warps": "warps", "registers": "registers", "shared_memory": "shared memory",
                "blocks": "blocks per SM"}
 ROWS = (("kernel_time", "Kernel time"), ("terms", "Kernel terms"), ("mode", "Mode"), ("latency_bound", "Latency bound"),

@@ -43,6 +43,8 @@ sources, are in docs/sass-import.md; in short:
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+
 import heapq
 import math
 from collections import Counter
@@ -600,9 +602,7 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
 
     mixes = [mix(r) for r in ranges]
     repeats = [math.gcd(*m.values()) if m else 0 for m in mixes]
-    in_loop = [False] * len(ins_list)
-    for r in ranges:
-        in_loop[r.header:r.latch + 1] = [True] * (r.latch + 1 - r.header)
+    headers = sorted(r.header for r in ranges)
     peeled: list = []
 
     def _peeled(before, loop, c_before, c, trips):
@@ -611,7 +611,9 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
         ``loop`` runs R - p*floor(R/p)): (first, last index of the straight code between
         them, how often the copies run, loop, its iterations), or None."""
         lo, hi = ranges[before].latch + 1, ranges[loop].header
-        if lo >= hi or any(in_loop[lo:hi]):
+        # straight code: no loop starts between them (the loops around both, such as the
+        # phase loop of a tiled kernel, start before)
+        if lo >= hi or bisect_left(headers, lo) != bisect_left(headers, hi):
             return None
         m = Counter(counted[lo:hi])
         m.pop(None, None)
