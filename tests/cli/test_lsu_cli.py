@@ -20,9 +20,9 @@ TILED = [("GeForce RTX 3080", 1024, 1.2094992e-3), ("GeForce RTX 3060", 2048, 22
 
 @pytest.fixture
 def imported(gpumodeler_env, tmp_path, capsys):
-    def one(function):
-        path = tmp_path / f"{function}.json"
-        assert main(["kernel", "import", str(MATMUL), "--function", function, "-o", str(path)]) == 0
+    def one(function, listing=MATMUL):
+        path = tmp_path / f"{function}.{listing.stem}.json"
+        assert main(["kernel", "import", str(listing), "--function", function, "-o", str(path)]) == 0
         capsys.readouterr()
         return path
     return one
@@ -80,3 +80,15 @@ def test_the_database_has_the_units_with_their_grade(catalog, name, units, prove
     if units:
         assert record.provenance == provenance
         assert record.source.startswith("assumed-") == (provenance == "document")
+
+
+def test_on_turing_a_line_takes_the_data_stage_two_cycles(imported, capsys):
+    """Turing's L1 data array gives 64 bytes a clock (Jia et al.'s T4 figure, restated): the
+    naive product's three lines a step take 6 cycles, above its loads' 4 at the units, where
+    nvbench's RTX 2060 runs take about 6 (n = 2048: 31.8 ms)."""
+    graph = imported("matmul_naive", MATMUL.with_name("matmul.sm_75.sass"))
+    out = run(capsys, graph, "GeForce RTX 2060", 2048, "loop1=2048", "guard5=0")
+    assert out["binding_resource"] == "l1"
+    assert out["cycles_per_warp"]["l1"] == pytest.approx(2 * 3 * 2048, rel=0.01)
+    assert out["cycles_per_warp"]["lsu"] == pytest.approx(2 * 2 * 2048, rel=0.01)
+    assert 0.9 < out["kernel_time_s"] / 31.828112e-3 < 1.25

@@ -211,7 +211,8 @@ def test_class_level_values_cite_the_guide_section_and_say_so():
     records = _records()
     for name, cc in MODERN:
         smem = records[name]["smem_accesses_per_cycle_per_sm"]
-        assert _default(smem) == 1, name
+        # Turing's shared memory is half Volta's per clock (Jia et al.'s T4 figure, restated)
+        assert _default(smem) == (0.5 if cc == "7.5" else 1), name
         if isinstance(smem, dict) and smem.get("source") == "nvidia-cuda-guide":
             assert "Shared Memory" in smem["where"] and "32 banks" in smem["where"], name
             assert "class-level rule" in smem["note"] and cc in smem["note"], name

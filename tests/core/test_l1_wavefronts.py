@@ -58,6 +58,11 @@ def test_the_row_is_the_larger_of_the_lines_and_the_hit_bytes(catalog):
     assert l1_cycles(ampere, 0.0, 0.0) == 0.0
     tb = throughput_bound(ampere, issued_instructions=2.0, l1_wavefronts=32.0)
     assert tb.cycles_per_warp["l1"] == 32.0 and tb.binding == "l1"
+    # Turing's data array gives 64 bytes a clock: a line takes two
+    turing = catalog.get("GeForce RTX 2060").to_gpu_spec()
+    assert turing.l1_bytes_per_cycle_per_sm == 64
+    assert l1_cycles(turing, 0.0, 32.0) == 64.0
+    assert l1_cycles(turing, 64.0 * 40, 1.0) == 40.0
     # Maxwell: no L1 data rate in the database; the extra lines are the issue row's reissues
     maxwell = catalog.get("GeForce GTX 980").to_gpu_spec()
     assert maxwell.l1_bytes_per_cycle_per_sm is None

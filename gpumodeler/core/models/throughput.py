@@ -37,15 +37,16 @@ Here, per warp and per SM, in cycles (W = warp size):
   per cycle", more than one where the request touches more cache lines than one wavefront
   can reach: NVIDIA's Nsight Compute team on the NVIDIA Developer Forums, "What's the
   difference between wavefronts and sectors/req", 2021, and "How does the LSU execute
-  load/store instructions in the Ampere architecture", 2023). Choice: one wavefront, one
-  cycle, per 128-byte line a request touches (``l1_wavefronts``, the lines of
-  core.kernel.warp_counts.lines_touched): the L1 is one data array with the shared memory
-  (NVIDIA Volta Tuning Guide, "Unified Shared Memory/L1/Texture Cache"), 32 banks × 4
-  bytes = 128 bytes per clock (CUDA C++ Programming Guide, "Shared Memory" of compute
-  capability 7.x and later), and the sectors a strided warp reads from different lines sit
-  at the same place in each line, so in the same banks. A coalesced 32-bit request is one
-  line, one cycle, which the bytes term already gave; a warp whose lanes each walk their
-  own row (32 lines) takes 32. The bytes term, ``L1_bytes`` (the hits the L1 serves: reuse
+  load/store instructions in the Ampere architecture", 2023). Choice: one wavefront per
+  128-byte line a request touches (``l1_wavefronts``, the lines of
+  core.kernel.warp_counts.lines_touched), 128 / ``l1_bytes_per_cycle_per_sm`` cycles each:
+  the L1 is one data array with the shared memory (NVIDIA Volta Tuning Guide, "Unified
+  Shared Memory/L1/Texture Cache"), 32 banks × 4 bytes = 128 bytes per clock on Volta and
+  Ampere (CUDA C++ Programming Guide, "Shared Memory" of compute capability 7.x and later),
+  one cycle a line; 64 on Turing (Jia et al. 2019's T4 figure, docs/device-sources.md), two;
+  and the sectors a strided warp reads from different lines sit at the same place in each
+  line, so in the same banks. A coalesced 32-bit request is one line, which the bytes term
+  already gave; a warp whose lanes each walk their own row (32 lines) takes 32 lines' time. The bytes term, ``L1_bytes`` (the hits the L1 serves: reuse
   within a block on a GPU whose L1 caches the loads, core.kernel.sass.reuse) at
   ``l1_bytes_per_cycle_per_sm`` in devices.db, stays as the floor. Measured on public
   nvbench runs of a row-per-thread matrix-vector product (docs/validation.md): on 16 blocks
@@ -399,24 +400,24 @@ def lsu_cycles(gpu: GPUSpec, warp, lsu_instructions):
     return warp * lsu_instructions / require_positive(gpu, "ldst_units_per_sm")
 
 
-#: Cycles of the L1 data stage per wavefront, a 128-byte line of one request (see
-#: :func:`l1_cycles` and the module docstring's ``l1`` row).
-L1_WAVEFRONT_CYCLES = 1.0
+#: Bytes of the line a wavefront of the L1's data stage reaches (see :func:`l1_cycles` and
+#: the module docstring's ``l1`` row): at the GPU's L1 bytes per clock, one cycle at 128.
+L1_LINE_BYTES = 128.0
 
 
 def l1_cycles(gpu: GPUSpec, l1_bytes, l1_wavefronts=0.0):
-    """Cycles per warp the SM's L1 needs: its data stage's wavefronts for the warp's global
-    and local requests (one per 128-byte line a request touches, at one a cycle), and at
-    least ``l1_bytes`` (its hits) at its bytes per clock. 0 for neither, and where the L1
-    data rate is unknown (before Volta: the lines there are reissues, the issue row)."""
+    """Cycles per warp the SM's L1 needs at its bytes per clock: its data stage's wavefronts
+    for the warp's global and local requests (a 128-byte line each, one per line a request
+    touches), and at least ``l1_bytes`` (its hits). 0 for neither, and where the L1 data rate
+    is unknown (before Volta: the lines there are reissues, the issue row)."""
     per_cycle = gpu.l1_bytes_per_cycle_per_sm
     if per_cycle is None or not (_used(l1_bytes) or _used(l1_wavefronts)):
         return _zero(l1_bytes) + _zero(l1_wavefronts)
-    data = l1_bytes / require_positive(gpu, "l1_bytes_per_cycle_per_sm")
-    lines = l1_wavefronts * L1_WAVEFRONT_CYCLES
-    if np.ndim(data) == 0 and np.ndim(lines) == 0:
-        return float(max(data, lines))
-    return np.maximum(data, lines)
+    rate = require_positive(gpu, "l1_bytes_per_cycle_per_sm")
+    lines = l1_wavefronts * L1_LINE_BYTES
+    if np.ndim(l1_bytes) == 0 and np.ndim(lines) == 0:
+        return float(max(l1_bytes, lines)) / rate
+    return np.maximum(l1_bytes, lines) / rate
 
 
 def l2_cycles(gpu: GPUSpec, l2_bytes):
