@@ -179,3 +179,56 @@ def test_the_import_report_names_the_addresses_it_could_not_follow():
     assert f"{nid} {opcode}" in report.summary() and "set stride or pattern" in report.summary()
     _, clean = import_kernel_with_report(SASS / "access_patterns.sm_80.sass", "copy_rows")
     assert clean.not_affine == [] and "not affine" not in clean.summary()
+
+
+def _row_grid(*shifts, axis="tid.y", pointer="c[0x0][0x160]"):
+    """Loads of ``in[i + k·nx + o]`` for (k, o) in ``shifts``, ``i = y·nx + x``, nx a parameter."""
+    nx = Poly.symbol("c[0x0][0x170]")
+    point = Poly.symbol(pointer) + Poly.symbol("tid.x").scaled(4) + (
+        nx * Poly.symbol(axis)).scaled(4)
+    return {n: analyse_address(point + nx.scaled(4 * k) + Poly.const(4 * o), "global")
+            for n, (k, o) in enumerate(shifts)}
+
+
+def test_the_rows_above_and_below_join_the_points_family():
+    addrs = _row_grid((0, 0), (-1, 0), (1, 0))
+    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                set(addrs))
+    assert hits == {1: (1.0, 0, "tid.y", -1), 2: (1.0, 0, "tid.y", 1)}
+    assert addresses.rows_note("tid.y", -1) == " at -1 tid.y row"
+    assert addresses.row_shift_of("x; overlaps i0150 at +2 tid.z rows: 100% served by L2") == \
+        ("tid.z", 2)
+    assert addresses.row_shift_of("x; overlaps i0150: 75% served by L2") is None
+
+
+def test_a_row_is_charged_the_columns_its_family_has_not_read():
+    """A 9-point box: three columns in each of three rows; the rows are charged nothing, and
+    their rows are counted from the nearest row read (each +1); a read 40 columns on, in the
+    row below, touches none of the family's sectors: charged in full, no entry."""
+    addrs = _row_grid((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 0), (0, 1), (1, -1), (1, 0),
+                      (1, 1), (2, 40))
+    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                set(addrs))
+    for n in (3, 4, 5, 6, 7, 8):
+        assert hits[n][0] == 1.0 and hits[n][2:] == ("tid.y", 1), n
+    assert 9 not in hits
+
+
+def test_what_is_not_a_row_of_the_same_array_is_not_grouped():
+    nx = Poly.symbol("c[0x0][0x170]")
+    point = Poly.symbol("c[0x0][0x160]") + Poly.symbol("tid.x").scaled(4) + (
+        nx * Poly.symbol("tid.y")).scaled(4)
+    half_a_row = {0: analyse_address(point, "global"),
+                  1: analyse_address(point + nx.scaled(2), "global")}
+    other_array = {0: _row_grid((0, 0))[0],
+                   1: _row_grid((1, 0), pointer="c[0x0][0x168]")[0]}
+    for addrs in (half_a_row, other_array):
+        assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                    set(addrs)) == {}
+
+
+def test_planes_group_along_tid_z():
+    addrs = _row_grid((0, 0), (1, 0), axis="tid.z")
+    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+                                set(addrs))
+    assert hits == {1: (1.0, 0, "tid.z", 1)}

@@ -46,11 +46,13 @@ def test_architecture_specific_fixtures_parse_with_their_architecture():
     assert SPECIFIC == {"wgmma_shapes": "sm_90a", "tcgen05_mma": "sm_100a",
                         "access_patterns": "sm_75", "block2d": "sm_75",
                         "matmul_naive": "sm_75", "unroll_nested": "sm_75",
-                        "unroll_inner": "sm_75", "stencil_loop": "sm_75"}
+                        "unroll_inner": "sm_75", "stencil_loop": "sm_75",
+                        "stencil2d": "sm_75"}
     for kernel, arch in SPECIFIC.items():
         lst = listing(f"{kernel}.{arch}.sass")
         assert lst.archs() == [arch]
-        assert len(lst.functions) == {"access_patterns": 9, "block2d": 2}.get(kernel, 1)
+        assert len(lst.functions) == {"access_patterns": 9, "block2d": 2,
+                                      "stencil2d": 2}.get(kernel, 1)
         for f in lst.functions:
             assert all(len(i.words) == 2 for i in f.instructions)
 

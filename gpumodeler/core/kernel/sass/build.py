@@ -235,8 +235,9 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                     loop, step = steps[i]
                     kw["address"] += f"; {trip_step_text(step, loop_ids[loop])}"
                 if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
-                    kw["hit_ratio"], first = reused[i]
-                    kw["address"] += (f"{addresses.OVERLAPS_NOTE}{ids[first]}: "
+                    kw["hit_ratio"], first, *rows = reused[i]
+                    kw["address"] += (f"{addresses.OVERLAPS_NOTE}{ids[first]}"
+                                      f"{addresses.rows_note(*rows) if rows else ''}: "
                                       f"{kw['hit_ratio']:.0%} served by L2")
             elif info.unit == "tensor":
                 work = decode_mma(ins.opcode)

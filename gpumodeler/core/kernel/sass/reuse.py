@@ -93,7 +93,7 @@ import math
 
 import numpy as np
 
-from gpumodeler.core.kernel.sass.addresses import OVERLAPS_NOTE, PARAM_STRIDE_NOTE
+from gpumodeler.core.kernel.sass.addresses import OVERLAPS_NOTE, PARAM_STRIDE_NOTE, row_shift_of
 from gpumodeler.core.kernel.sass.launch_shape import (block_dims, block_reuse, parse_address,
                                                       trip_reuse, trip_step_of)
 from gpumodeler.core.kernel.warp_counts import access_bytes_per_warp
@@ -334,8 +334,15 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         per_trip = raw * (1.0 - near) * warps_per_block  # a block's unique bytes
         if trips == 0:
             per_trip = 0.0  # a load in a loop that never runs holds nothing in the L2
+        # a row neighbour's repeats from rows outside the block: the neighbouring block's
+        inside = _rows_inside(ins.address, shape)
+        if inside < 1.0:
+            outside = near - (1.0 - (1.0 - ins.hit_ratio * inside) * (1.0 - r) * (1.0 - t))
+            near -= outside
+        else:
+            outside = 0.0
         rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips, r, near,
-                     cached, per_trip, t))
+                     cached, per_trip, t, outside))
     ws_trip = sum(r[4] for r in rows)
     ws_wave = sum(r[5] for r in rows)
     if working_set_bytes is not None:
@@ -347,12 +354,15 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     f_wave = min(1.0, l2_bytes / ws_wave) if ws_wave > 0 else 1.0
     l1 = _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block, resident)
     loads, changes = [], {}
-    for nid, ins, s, s_w, _, _, r, near, cached, _, t in rows:
+    for nid, ins, s, s_w, _, _, r, near, cached, _, t, outside in rows:
         s_w = max(1.0, min(s_w, s))
         d = (1.0 / s_w) * (1.0 - (1.0 - s_w / s) * f_wave) + (1.0 - 1.0 / s_w) * (1.0 - f_trip)
         cg = l1.fit if cached and l1.bytes is not None else 0.0
         kept = cg + (1.0 - cg) * f_trip  # F: the share of the near repeats a cache keeps
-        hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept) * d))
+        if outside:  # the other blocks' rows: from the L2 as far as it holds a trip's reads
+            hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept - outside * f_trip) * d))
+        else:
+            hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept) * d))
         l1_hit = min(hit, cg * near)
         loads.append(LoadReuse(nid, s, s_w, ins.hit_ratio, hit, r, cached, l1_hit,
                                parse_address(ins.address) is not None, t))
@@ -391,6 +401,18 @@ def _row_walk_hits_dropped(graph, compute_capability) -> tuple:
     for nid in ids:
         out.instructions[nid] = replace(out.instructions[nid], hit_ratio=0.0, l1_hit_ratio=0.0)
     return out, tuple(ids)
+
+
+def _rows_inside(address: str, shape: tuple) -> float:
+    """The share of a row neighbour's threads (addresses.reuse_hits: the bytes of the
+    threads ``k`` rows of ``tid.y`` or ``tid.z`` away) whose row lies in their own block,
+    ``max(0, n − |k|) / n`` for a block ``n`` threads along that axis; 1 for any other load."""
+    found = row_shift_of(address)
+    if found is None:
+        return 1.0
+    axis, k = found
+    n = shape[1] if axis == "tid.y" else shape[2]
+    return max(0.0, n - abs(k)) / n
 
 
 def _trips_reuse(ins, shape: tuple, warp_size: int, loop_trips: dict) -> float:
