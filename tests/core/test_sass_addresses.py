@@ -181,11 +181,15 @@ def test_the_import_report_names_the_addresses_it_could_not_follow():
     assert clean.not_affine == [] and "not affine" not in clean.summary()
 
 
-def _row_grid(*shifts, axis="tid.y", pointer="c[0x0][0x160]"):
-    """Loads of ``in[i + k·nx + o]`` for (k, o) in ``shifts``, ``i = y·nx + x``, nx a parameter."""
+def _row_grid(*shifts, axis="tid.y", pointer="c[0x0][0x160]", block_rows=None):
+    """Loads of ``in[i + k·nx + o]`` for (k, o) in ``shifts``, ``i = y·nx + x``, nx a
+    parameter, ``y = blockIdx.y·blockDim.y + threadIdx.y`` (or ``blockIdx.y·block_rows +
+    threadIdx.y``, a block stepping ``block_rows`` rows whatever its size)."""
     nx = Poly.symbol("c[0x0][0x170]")
-    point = Poly.symbol(pointer) + Poly.symbol("tid.x").scaled(4) + (
-        nx * Poly.symbol(axis)).scaled(4)
+    d = axis[-1]
+    step = (Poly.symbol(f"ntid.{d}") if block_rows is None else Poly.const(block_rows))
+    y = Poly.symbol(axis) + Poly.symbol(f"ctaid.{d}") * step
+    point = Poly.symbol(pointer) + Poly.symbol("tid.x").scaled(4) + (nx * y).scaled(4)
     return {n: analyse_address(point + nx.scaled(4 * k) + Poly.const(4 * o), "global")
             for n, (k, o) in enumerate(shifts)}
 
@@ -216,13 +220,15 @@ def test_a_row_is_charged_the_columns_its_family_has_not_read():
 
 def test_what_is_not_a_row_of_the_same_array_is_not_grouped():
     nx = Poly.symbol("c[0x0][0x170]")
-    point = Poly.symbol("c[0x0][0x160]") + Poly.symbol("tid.x").scaled(4) + (
-        nx * Poly.symbol("tid.y")).scaled(4)
+    point = _row_grid((0, 0))[0].poly
     half_a_row = {0: analyse_address(point, "global"),
                   1: analyse_address(point + nx.scaled(2), "global")}
     other_array = {0: _row_grid((0, 0))[0],
                    1: _row_grid((1, 0), pointer="c[0x0][0x168]")[0]}
-    for addrs in (half_a_row, other_array):
+    # a tiled transpose: 32-row tiles read by 8-row blocks, rows 8, 16, 24 of a tile in the
+    # same thread (y = blockIdx.y·32 + threadIdx.y): those rows are no thread's own
+    tile_rows = _row_grid((0, 0), (8, 0), (16, 0), (24, 0), block_rows=32)
+    for addrs in (half_a_row, other_array, tile_rows):
         assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                     set(addrs)) == {}
 

@@ -778,8 +778,8 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
         key = (tuple(sorted(rest.terms.items())), stride, widths[i], scopes[i])
         groups.setdefault(key, []).append(i)
     out: dict = {}
-    # [rest, stride, width, scope, base offset, covered, charged, first, {axis: its rows}]
-    families: list = []
+    # per (stride, width, scope): [rest, base offset, covered, charged, first, {axis: rows}]
+    families: dict = {}
     for (rest_terms, stride, width, scope), members in sorted(groups.items(),
                                                              key=lambda kv: kv[1][0]):
         rest = Poly(dict(rest_terms))
@@ -787,13 +787,13 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
         own = (float(max(SECTOR_BYTES, width)) if stride == 0
                else float(WARP * max(min(abs(stride), SECTOR_BYTES), width)))
         family = shift = None
+        same_kind = families.setdefault((stride, width, scope), [])
         if stride != 0:
-            for fam in families:
-                if fam[1:4] == [stride, width, scope]:
-                    shift = _row_shift(fam[0], rest)
-                    if shift is not None:
-                        family = fam
-                        break
+            for fam in same_kind:
+                shift = _row_shift(fam[0], rest)
+                if shift is not None:
+                    family = fam
+                    break
         if family is None:
             base = min(addressed[i].offset for i in members)
             covered: set = set()
@@ -806,13 +806,12 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
                 charged += added
                 if n and added < own:
                     out[i] = (max(0.0, min(1.0, 1.0 - added / own)), members[0])
-            families.append([rest, stride, width, scope, base, covered, charged, members[0],
-                             {}])
+            same_kind.append([rest, base, covered, charged, members[0], {}])
             continue
         # a row family: the columns the family's loads have read, in other threads' rows
         # (the nearest of its groups' rows: the threads that read them are the fewest rows away)
         axis, k = shift
-        base, covered, charged, first, seen = family[4:9]
+        base, covered, charged, first, seen = family[1:6]
         rows_read = seen.setdefault(axis, [0])
         rows = k - min(rows_read, key=lambda r: (abs(k - r), r))
         rows_read.append(k)
@@ -822,7 +821,7 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
             charged += added
             if added < own:
                 out[i] = (max(0.0, min(1.0, 1.0 - added / own)), first, axis, rows)
-        family[6] = charged
+        family[3] = charged
     return out
 
 
@@ -846,8 +845,11 @@ def row_shift_of(address_text: str) -> tuple | None:
 
 def _row_shift(base: Poly, other: Poly) -> tuple | None:
     """``(axis, k)`` when ``other − base`` is ``k`` times ``base``'s coefficient of ``tid.y``
-    (else ``tid.z``), a whole number k ≠ 0, the coefficient holding no other thread index;
-    else None."""
+    (else ``tid.z``), a whole number k ≠ 0, the coefficient holding no other thread index,
+    and the blocks tile the rows without gaps (``base`` holds ``ctaid.y·ntid.y`` times that
+    coefficient: ``y = blockIdx.y·blockDim.y + threadIdx.y``, so the row ``k`` away is some
+    thread's own); else None. A tiled transpose's rows 8, 16, 24 of a 32-row tile read by
+    8-row blocks (``blockIdx.y·32 + threadIdx.y + 8``) are nobody's own row: not grouped."""
     diff = dict(other.terms)
     for m, c in base.terms.items():
         diff[m] = diff.get(m, 0) - c
@@ -858,6 +860,9 @@ def _row_shift(base: Poly, other: Poly) -> tuple | None:
         coef = {tuple(s for s in m if s != axis): c for m, c in base.terms.items() if axis in m}
         if not coef or len(coef) != len(diff) or any(_is_lane_varying(s) for m in coef for s in m):
             continue
+        tiling = ("ctaid." + axis[-1], "ntid." + axis[-1])
+        if any(base.terms.get(tuple(sorted(m + tiling))) != c for m, c in coef.items()):
+            continue  # the blocks leave rows no thread owns: the row k away may be nobody's
         k = None
         for m, c in diff.items():
             cc = coef.get(m)
