@@ -196,7 +196,7 @@ class ReuseReport:
     wave_fit: float
     loads: tuple = ()
     l1: L1Report | None = None
-    #: loads whose row-walk re-reads were not credited (:func:`_row_walk_hits_dropped`)
+    #: loads whose row-walk re-reads were not credited (:func:`_walks_its_own_row`)
     unbounded: tuple = ()
 
     def notes(self) -> list:
@@ -298,10 +298,7 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     whether the GPU's L2 bandwidth is known (the throughput worksheet's ``l2`` row bounds the
     hits): without it, the reuse within a block that no L1 keeps stays DRAM traffic (module
     docstring, "Reuse within a block")."""
-    if not l2_bounded:
-        graph, unbounded = _row_walk_hits_dropped(graph, compute_capability)
-    else:
-        unbounded = ()
+    unbounded: list = []  # loads whose row-walk re-reads are not credited (below)
     grid = _grid_dims(grid_size)
     shape = block_dims(block) if block is not None else (int(warps_per_block) * warp_size, 1, 1)
     resident = max(1, int(blocks_per_sm))
@@ -327,34 +324,39 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         cached = l1_caches(ins.opcode, compute_capability) if poly is not None else False
         r = block_reuse(ins, shape, warp_size) if poly is not None else 0.0
         t = _trips_reuse(ins, shape, warp_size, loop_trips) if poly is not None else 0.0
+        h = ins.hit_ratio
         if not cached and not l2_bounded:
             r = t = 0.0  # an L2 hit no ceiling bounds would be free: keep it as DRAM traffic
+            if h > 0 and _walks_its_own_row(ins):
+                h = 0.0  # so are a row walk's re-reads of its own row (the module docstring)
+                unbounded.append(nid)
         # re-read within the block: by a neighbouring load, another warp, an earlier trip
-        near = 1.0 - (1.0 - ins.hit_ratio) * (1.0 - r) * (1.0 - t)
+        near = 1.0 - (1.0 - h) * (1.0 - r) * (1.0 - t)
         per_trip = raw * (1.0 - near) * warps_per_block  # a block's unique bytes
         if trips == 0:
             per_trip = 0.0  # a load in a loop that never runs holds nothing in the L2
         # a row neighbour's repeats from rows outside the block: the neighbouring block's
         inside = _rows_inside(ins.address, shape)
         if inside < 1.0:
-            outside = near - (1.0 - (1.0 - ins.hit_ratio * inside) * (1.0 - r) * (1.0 - t))
+            outside = near - (1.0 - (1.0 - h * inside) * (1.0 - r) * (1.0 - t))
             near -= outside
         else:
             outside = 0.0
         rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips, r, near,
-                     cached, per_trip, t, outside))
+                     cached, per_trip, t, outside, h))
     ws_trip = sum(r[4] for r in rows)
     ws_wave = sum(r[5] for r in rows)
     if working_set_bytes is not None:
         ws_trip = ws_wave = float(working_set_bytes)
     if l2_bytes is None or not rows:
-        return graph, ReuseReport(l2_bytes, wave, ws_trip, ws_wave, 1.0, 1.0, (),
-                                  unbounded=unbounded)
+        return (_with_hits(graph, {nid: (0.0, 0.0) for nid in unbounded}),
+                ReuseReport(l2_bytes, wave, ws_trip, ws_wave, 1.0, 1.0, (),
+                            unbounded=tuple(unbounded)))
     f_trip = min(1.0, l2_bytes / ws_trip) if ws_trip > 0 else 1.0
     f_wave = min(1.0, l2_bytes / ws_wave) if ws_wave > 0 else 1.0
     l1 = _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block, resident)
     loads, changes = [], {}
-    for nid, ins, s, s_w, _, _, r, near, cached, _, t, outside in rows:
+    for nid, ins, s, s_w, _, _, r, near, cached, _, t, outside, h in rows:
         s_w = max(1.0, min(s_w, s))
         d = (1.0 / s_w) * (1.0 - (1.0 - s_w / s) * f_wave) + (1.0 - 1.0 / s_w) * (1.0 - f_trip)
         cg = l1.fit if cached and l1.bytes is not None else 0.0
@@ -364,43 +366,36 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
         else:
             hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept) * d))
         l1_hit = min(hit, cg * near)
-        loads.append(LoadReuse(nid, s, s_w, ins.hit_ratio, hit, r, cached, l1_hit,
+        loads.append(LoadReuse(nid, s, s_w, h, hit, r, cached, l1_hit,
                                parse_address(ins.address) is not None, t))
         if hit != ins.hit_ratio or l1_hit != ins.l1_hit_ratio:
             changes[nid] = (hit, l1_hit)
     report = ReuseReport(float(l2_bytes), wave, ws_trip, ws_wave, f_trip, f_wave, tuple(loads),
-                         l1, unbounded)
+                         l1, tuple(unbounded))
+    return _with_hits(graph, changes), report
+
+
+def _with_hits(graph, changes: dict):
+    """``graph`` with ``{id: (hit ratio, L1 hit ratio)}`` set (a copy; itself when none)."""
     if not changes:
-        return graph, report
+        return graph
     out = graph.copy()
     for nid, (hit, l1_hit) in changes.items():
         out.instructions[nid] = replace(out.instructions[nid], hit_ratio=hit,
                                         l1_hit_ratio=l1_hit)
-    return out, report
+    return out
 
 
-def _row_walk_hits_dropped(graph, compute_capability) -> tuple:
-    """(graph, ids): the imported neighbour reuse of row walks set to 0 where it would be
-    free. An unrolled walk along each lane's own row (``A[r·n + k]``, ``k + 1``, …, ``r``
-    following ``tid.x``) re-reads the sectors its first load brought (the import groups them:
-    addresses.reuse_hits); those re-reads are 32 sectors a request, many times the walk's
-    DRAM bytes. Where no L1 caches the loads and the GPU's L2 bandwidth is unknown, nothing
-    bounds them: as for the reuse within a block (module docstring), they stay DRAM traffic,
-    the import's charge before grouping. Measured: grouped and credited on Maxwell, an
-    uncoalesced matrix multiply (Amarís' MMGU) came out as fast as its coalesced pair,
-    against 3.4–3.8× slower derived."""
-    ids = []
-    for nid, ins in graph.instructions.items():
-        if (ins.unit == "ldst" and ins.space == "global" and ins.is_load and ins.hit_ratio > 0
-                and PARAM_STRIDE_NOTE in ins.address and OVERLAPS_NOTE in ins.address
-                and not l1_caches(ins.opcode, compute_capability)):
-            ids.append(nid)
-    if not ids:
-        return graph, ()
-    out = graph.copy()
-    for nid in ids:
-        out.instructions[nid] = replace(out.instructions[nid], hit_ratio=0.0, l1_hit_ratio=0.0)
-    return out, tuple(ids)
+def _walks_its_own_row(ins) -> bool:
+    """Whether a global load is one of an unrolled walk along each lane's own row
+    (``A[r·n + k]``, ``k + 1``, …, ``r`` following ``tid.x``) that the import grouped with
+    its first (addresses.reuse_hits). Its re-reads of the sectors that first load brought are
+    32 sectors a request, many times the walk's DRAM bytes: where no L1 caches the loads and
+    the GPU's L2 bandwidth is unknown nothing bounds them, so, as for the reuse within a
+    block (module docstring), they stay DRAM traffic, the import's charge before grouping.
+    Measured: grouped and credited on Maxwell, an uncoalesced matrix multiply (Amarís' MMGU)
+    came out as fast as its coalesced pair, against 3.4–3.8× slower derived."""
+    return PARAM_STRIDE_NOTE in ins.address and OVERLAPS_NOTE in ins.address
 
 
 def _rows_inside(address: str, shape: tuple) -> float:
