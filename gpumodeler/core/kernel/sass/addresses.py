@@ -786,15 +786,10 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
         # warp_counts' charge: a broadcast (lane stride 0) moves one sector
         own = (float(max(SECTOR_BYTES, width)) if stride == 0
                else float(WARP * max(min(abs(stride), SECTOR_BYTES), width)))
-        family = shift = None
         same_kind = families.setdefault((stride, width, scope), [])
-        if stride != 0:
-            for fam in same_kind:
-                shift = _row_shift(fam[0], rest)
-                if shift is not None:
-                    family = fam
-                    break
-        if family is None:
+        match = next(((fam, shift) for fam in same_kind
+                      if (shift := _row_shift(fam[0], rest)) is not None), None) if stride else None
+        if match is None:
             base = min(addressed[i].offset for i in members)
             covered: set = set()
             charged = 0.0
@@ -810,7 +805,7 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
             continue
         # a row family: the columns the family's loads have read, in other threads' rows
         # (the nearest of its groups' rows: the threads that read them are the fewest rows away)
-        axis, k = shift
+        family, (axis, k) = match
         base, covered, charged, first, seen = family[1:6]
         rows_read = seen.setdefault(axis, [0])
         rows = k - min(rows_read, key=lambda r: (abs(k - r), r))
