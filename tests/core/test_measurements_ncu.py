@@ -26,7 +26,7 @@ def test_raw_page_one_record_per_launch():
     sax, _, trn = r.records
     assert sax.gpu == "NVIDIA GeForce RTX 2080 Ti" and sax.compute_capability == "7.5"
     assert sax.grid == (4096, 1, 1) and sax.block == (256, 1, 1)
-    assert sax.time_s == pytest.approx(23.86e-6)
+    assert sax.time_s == pytest.approx(24.03e-6)
     assert sax.registers_per_thread == 32 and sax.shared_mem_bytes == 0
     assert sax.metrics["smsp__inst_issued.sum"] == (58 * 32768, "inst")  # "1,900,544"
     assert sax.metrics["dram__bytes_read.sum"] == (pytest.approx(256 * 32768), "B")  # Mbyte
@@ -40,7 +40,7 @@ def test_details_page_groups_rows_by_launch():
     r = import_text(text(NCU_DETAILS), "details.csv")
     assert r.counts() == {"kernel": 2}
     sax, trn = r.records
-    assert sax.time_s == pytest.approx(23.86e-6)  # "Duration" in usecond
+    assert sax.time_s == pytest.approx(24.03e-6)  # "Duration" in usecond
     assert sax.registers_per_thread == 32
     assert sax.metrics["Achieved Occupancy"] == (75.0, "%")
     assert sax.metrics["Executed Instructions"] == (58 * 32768, "inst")
@@ -50,17 +50,17 @@ def test_details_page_groups_rows_by_launch():
 def test_bad_input_names_row_and_column():
     with pytest.raises(FormatError, match=r"raw.csv row 8, column gpu__time_duration.sum: "
                                           r"gpu__time_duration.sum \(a duration\) must be > 0"):
-        parse(edited(NCU_RAW, 8, '"23.86"', '"0"'), "raw.csv")
+        parse(edited(NCU_RAW, 8, '"24.03"', '"0"'), "raw.csv")
     with pytest.raises(FormatError, match=r"raw.csv row 7: expected the unit row"):
         parse(edited(NCU_RAW, 7, '"","",', '"1","5120",'), "raw.csv")
     rows = text(NCU_DETAILS).splitlines()
     dur = next(i for i, l in enumerate(rows) if '"Duration"' in l) + 1
-    with pytest.raises(FormatError, match=rf"d.csv row {dur}, column Metric Value: '23.86us' "
+    with pytest.raises(FormatError, match=rf"d.csv row {dur}, column Metric Value: '24.03us' "
                                           r"carries its own unit"):
-        parse(edited(NCU_DETAILS, dur, '"23.86"', '"23.86us"'), "d.csv")
+        parse(edited(NCU_DETAILS, dur, '"24.03"', '"24.03us"'), "d.csv")
     with pytest.raises(FormatError, match=rf"d.csv row {dur}, column Metric Value: Duration "
                                           r"\(a duration\) must be > 0"):
-        parse(edited(NCU_DETAILS, dur, '"23.86"', '"-3"'), "d.csv")
+        parse(edited(NCU_DETAILS, dur, '"24.03"', '"-3"'), "d.csv")
     cut = "\n".join(text(NCU_RAW).splitlines()[:8]) + '\n"3","5120","saxpy2"\n'
     with pytest.raises(FormatError, match=r"raw.csv row 9: 3 fields for the \d+ columns .*truncated"):
         parse(cut, "raw.csv")
