@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpumodeler.core.kernel.sass import addresses
+from gpumodeler.core.kernel.sass import addresses, neighbours
 from gpumodeler.core.kernel.sass.addresses import Poly, analyse_address, warp_access
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
 
@@ -141,15 +141,15 @@ def test_reuse_charges_the_union_of_the_neighbours_sectors_once():
     base = Poly.symbol("c[0x0][0x160]") + Poly.symbol("tid.x").scaled(4)
     addrs = {k: analyse_address(base + Poly.const(off), "global")
              for k, off in ((0, 4), (1, 0), (2, 8), (3, 4096))}
-    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+    hits = neighbours.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                 set(addrs))
     # the first read (offset 4) is charged 128 bytes; the union of the first three is 5
     # sectors (160 bytes): the second adds 32, the third nothing; 4096 bytes on: new sectors
     assert hits == {1: (0.75, 0), 2: (1.0, 0)}
     # in different loops, or stores: no reuse
-    assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), {0: (), 1: (0,), 2: (1,), 3: ()},
+    assert neighbours.reuse_hits(addrs, dict.fromkeys(addrs, 4), {0: (), 1: (0,), 2: (1,), 3: ()},
                                 set(addrs)) == {}
-    assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+    assert neighbours.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                 {0}) == {}
 
 
@@ -159,7 +159,7 @@ def test_warp_uniform_neighbours_are_charged_their_sectors_once():
     base = Poly.symbol("c[0x0][0x160]") + Poly.symbol("tid.y").scaled(4096)
     addrs = {k: analyse_address(base + Poly.const(4 * k), "global") for k in range(16)}
     assert all(a.lane_stride == 0 for a in addrs.values())
-    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+    hits = neighbours.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                 set(addrs))
     assert hits == {k: (1.0, 0) for k in range(1, 16) if k != 8}
 
@@ -196,13 +196,13 @@ def _row_grid(*shifts, axis="tid.y", pointer="c[0x0][0x160]", block_rows=None):
 
 def test_the_rows_above_and_below_join_the_points_family():
     addrs = _row_grid((0, 0), (-1, 0), (1, 0))
-    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+    hits = neighbours.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                 set(addrs))
     assert hits == {1: (1.0, 0, "tid.y", -1), 2: (1.0, 0, "tid.y", 1)}
-    assert addresses.rows_note("tid.y", -1) == " at -1 tid.y row"
-    assert addresses.row_shift_of("x; overlaps i0150 at +2 tid.z rows: 100% served by L2") == \
+    assert neighbours.rows_note("tid.y", -1) == " at -1 tid.y row"
+    assert neighbours.row_shift_of("x; overlaps i0150 at +2 tid.z rows: 100% served by L2") == \
         ("tid.z", 2)
-    assert addresses.row_shift_of("x; overlaps i0150: 75% served by L2") is None
+    assert neighbours.row_shift_of("x; overlaps i0150: 75% served by L2") is None
 
 
 def test_a_row_is_charged_the_columns_its_family_has_not_read():
@@ -211,7 +211,7 @@ def test_a_row_is_charged_the_columns_its_family_has_not_read():
     row below, touches none of the family's sectors: charged in full, no entry."""
     addrs = _row_grid((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 0), (0, 1), (1, -1), (1, 0),
                       (1, 1), (2, 40))
-    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+    hits = neighbours.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                 set(addrs))
     for n in (3, 4, 5, 6, 7, 8):
         assert hits[n][0] == 1.0 and hits[n][2:] == ("tid.y", 1), n
@@ -229,12 +229,12 @@ def test_what_is_not_a_row_of_the_same_array_is_not_grouped():
     # same thread (y = blockIdx.y·32 + threadIdx.y): those rows are no thread's own
     tile_rows = _row_grid((0, 0), (8, 0), (16, 0), (24, 0), block_rows=32)
     for addrs in (half_a_row, other_array, tile_rows):
-        assert addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+        assert neighbours.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                     set(addrs)) == {}
 
 
 def test_planes_group_along_tid_z():
     addrs = _row_grid((0, 0), (1, 0), axis="tid.z")
-    hits = addresses.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
+    hits = neighbours.reuse_hits(addrs, dict.fromkeys(addrs, 4), dict.fromkeys(addrs, ()),
                                 set(addrs))
     assert hits == {1: (1.0, 0, "tid.z", 1)}

@@ -57,7 +57,7 @@ from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.item_table import make_instances
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
-from gpumodeler.core.kernel.sass import addresses, cfg, ordering
+from gpumodeler.core.kernel.sass import addresses, cfg, neighbours, ordering
 from gpumodeler.core.kernel.sass.control import instruction_control
 from gpumodeler.core.kernel.sass.launch_shape import trip_step_text
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
@@ -195,7 +195,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         {i: a for i, a in addressed.items()
          if infos[i] is not None and infos[i].space == "global" and infos[i].is_load},
         snapshots)
-    reused = addresses.reuse_hits(
+    reused = neighbours.reuse_hits(
         addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
         {i: tuple(member_of[i]) for i in addressed},
         {i for i in addressed if infos[i].is_load})
@@ -236,8 +236,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                     kw["address"] += f"; {trip_step_text(step, loop_ids[loop])}"
                 if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
                     kw["hit_ratio"], first, *rows = reused[i]
-                    kw["address"] += (f"{addresses.OVERLAPS_NOTE}{ids[first]}"
-                                      f"{addresses.rows_note(*rows) if rows else ''}: "
+                    kw["address"] += (f"{neighbours.OVERLAPS_NOTE}{ids[first]}"
+                                      f"{neighbours.rows_note(*rows) if rows else ''}: "
                                       f"{kw['hit_ratio']:.0%} served by L2")
             elif info.unit == "tensor":
                 work = decode_mma(ins.opcode)

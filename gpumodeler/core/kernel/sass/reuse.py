@@ -1,7 +1,7 @@
 """Reuse across the blocks of a launch, and whether the L2 holds it: at prediction time.
 
 The SASS import charges each global load the sectors its warp touches, less the neighbour
-reuse within a warp (stencils: :func:`gpumodeler.core.kernel.sass.addresses.reuse_hits`,
+reuse within a warp (stencils: :func:`gpumodeler.core.kernel.sass.neighbours.reuse_hits`,
 the node's ``hit_ratio``). Blocks also read what other blocks read: the address of a tiled
 matrix multiply's ``A[row·n + k]`` holds ``ctaid.y`` but not ``ctaid.x``, so every block of
 a grid row reads the same tiles. The first read of a byte comes from DRAM (the compulsory,
@@ -93,7 +93,8 @@ import math
 
 import numpy as np
 
-from gpumodeler.core.kernel.sass.addresses import OVERLAPS_NOTE, PARAM_STRIDE_NOTE, row_shift_of
+from gpumodeler.core.kernel.sass.addresses import PARAM_STRIDE_NOTE
+from gpumodeler.core.kernel.sass.neighbours import OVERLAPS_NOTE, row_shift_of
 from gpumodeler.core.kernel.sass.launch_shape import (block_dims, block_reuse, parse_address,
                                                       trip_reuse, trip_step_of)
 from gpumodeler.core.kernel.warp_counts import access_bytes_per_warp
@@ -389,7 +390,7 @@ def _with_hits(graph, changes: dict):
 def _walks_its_own_row(ins) -> bool:
     """Whether a global load is one of an unrolled walk along each lane's own row
     (``A[r·n + k]``, ``k + 1``, …, ``r`` following ``tid.x``) that the import grouped with
-    its first (addresses.reuse_hits). Its re-reads of the sectors that first load brought are
+    its first (neighbours.reuse_hits). Its re-reads of the sectors that first load brought are
     32 sectors a request, many times the walk's DRAM bytes: where no L1 caches the loads and
     the GPU's L2 bandwidth is unknown nothing bounds them, so, as for the reuse within a
     block (module docstring), they stay DRAM traffic, the import's charge before grouping.
@@ -399,7 +400,7 @@ def _walks_its_own_row(ins) -> bool:
 
 
 def _rows_inside(address: str, shape: tuple) -> float:
-    """The share of a row neighbour's threads (addresses.reuse_hits: the bytes of the
+    """The share of a row neighbour's threads (neighbours.reuse_hits: the bytes of the
     threads ``k`` rows of ``tid.y`` or ``tid.z`` away) whose row lies in their own block,
     ``max(0, n − |k|) / n`` for a block ``n`` threads along that axis; 1 for any other load."""
     found = row_shift_of(address)
