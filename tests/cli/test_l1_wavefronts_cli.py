@@ -42,3 +42,19 @@ def test_on_maxwell_the_row_reads_zero_and_the_walk_stays_dram(matvec, capsys):
                    "--set", "loop1=8192")
     assert out["cycles_per_warp"]["l1"] == 0
     assert any("not credited" in n for n in out["memory_notes"])
+
+
+def test_a_warp_spanning_two_rows_touches_two_lines_though_its_stride_is_coalesced(
+        gpumodeler_env, tmp_path, capsys):
+    """A 16×16 block's warp copies two rows of 64 bytes: four sectors, as a coalesced
+    request's, but in two 128-byte lines; a block 32 wide keeps one."""
+    sass = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
+    path = tmp_path / "copy.json"
+    assert main(["kernel", "import", str(sass / "block2d.sm_80.sass"), "--function",
+                 "copy2d_rows", "-o", str(path)]) == 0
+    capsys.readouterr()
+    for block, lines in (("16x16", 2), ("32x8", 1)):
+        out = cli_json(capsys, "graph", path, "--block-size", block, "--json")
+        got = [(a["sectors_per_request"], a["lines_per_request"])
+               for a in out["memory_accesses"] if a["space"] == "global"]
+        assert got == [(4.0, lines), (4.0, lines)], block

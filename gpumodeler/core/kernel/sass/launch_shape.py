@@ -178,12 +178,12 @@ def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
     # the warp's lanes share words (fewer sectors than a coalesced request)
     pattern, stride = (("broadcast", 1.0) if uniform else
                        ("strided", mean_sectors * SECTOR_BYTES / (int(warp_size) * ins.width_bytes)))
-    if (pattern, stride) == (ins.pattern, ins.stride):
-        return {}
-    new: dict = {"pattern": pattern, "stride": stride}
+    new: dict = ({} if (pattern, stride) == (ins.pattern, ins.stride) else
+                 {"pattern": pattern, "stride": stride})
     # the lines, which a stride along x cannot give when the warp spans rows (a 16×16
-    # block's warp reads two rows: two lines where 2 sectors along x would be one); whole
-    # lines, rounded up where the block's warps differ
+    # block's warp reads two rows: two lines where its four sectors along x would be one,
+    # though the stride is the coalesced one); whole lines, rounded up where the block's
+    # warps differ
     from gpumodeler.core.kernel.warp_counts import lines_touched
     lines = float(max(1, math.ceil(mean_lines - 1e-9)))
     if lines != lines_touched(ins.width_bytes, stride, pattern, int(warp_size)):
