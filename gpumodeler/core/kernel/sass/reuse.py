@@ -90,6 +90,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from functools import lru_cache
 import math
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -170,6 +171,27 @@ class LoadReuse:
     l1_hit: float = 0.0
     followed: bool = True
     trip_reuse: float = 0.0
+
+
+class _LoadRow(NamedTuple):
+    """One global load of a launch, before the cache fits (:func:`reuse_graph`): ``sharing``
+    s, ``wave_sharing`` s_w, the wave's unique bytes per trip and over its life, r, the near
+    and far (other blocks' rows) repeats, whether the L1 caches it, a block's unique bytes
+    per trip, t and h (the imported hit, as the rule leaves it)."""
+
+    id: str
+    ins: Any
+    sharing: float
+    wave_sharing: float
+    trip_bytes: float
+    wave_bytes: float
+    block_reuse: float
+    near: float
+    cached: bool | None
+    block_bytes: float
+    trip_reuse: float
+    outside: float
+    imported_hit: float
 
 
 @dataclass(frozen=True)
@@ -343,10 +365,10 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
             near -= outside
         else:
             outside = 0.0
-        rows.append((nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips, r, near,
-                     cached, per_trip, t, outside, h))
-    ws_trip = sum(r[4] for r in rows)
-    ws_wave = sum(r[5] for r in rows)
+        rows.append(_LoadRow(nid, ins, sharing, wave / n, per_trip * n, per_trip * n * trips,
+                             r, near, cached, per_trip, t, outside, h))
+    ws_trip = sum(row.trip_bytes for row in rows)
+    ws_wave = sum(row.wave_bytes for row in rows)
     if working_set_bytes is not None:
         ws_trip = ws_wave = float(working_set_bytes)
     if l2_bytes is None or not rows:
@@ -357,7 +379,7 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     f_wave = min(1.0, l2_bytes / ws_wave) if ws_wave > 0 else 1.0
     l1 = _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block, resident)
     loads, changes = [], {}
-    for nid, ins, s, s_w, _, _, r, near, cached, _, t, outside, h in rows:
+    for nid, ins, s, s_w, _, _, r, near, cached, _, t, outside, h in rows:  # (_LoadRow)
         s_w = max(1.0, min(s_w, s))
         d = (1.0 / s_w) * (1.0 - (1.0 - s_w / s) * f_wave) + (1.0 - 1.0 / s_w) * (1.0 - f_trip)
         cg = l1.fit if cached and l1.bytes is not None else 0.0
@@ -435,7 +457,7 @@ def _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block,
     cc = None if compute_capability is None else str(compute_capability)
     shares = _major(cc) >= 7
     carve = float(shared_bytes_per_block or 0.0) * resident if shares else 0.0
-    ws = resident * sum(row[9] for row in rows if row[8])
+    ws = resident * sum(row.block_bytes for row in rows if row.cached)
     if l1_bytes_per_sm is None or cc is None:
         return L1Report(None, carve, ws, 0.0, cc)
     room = max(0.0, float(l1_bytes_per_sm) - carve)
