@@ -10,6 +10,7 @@ import pytest
 from gpumodeler.core.kernel.sass import addresses, neighbours
 from gpumodeler.core.kernel.sass.addresses import Poly, analyse_address, warp_access
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+from gpumodeler.core.kernel.warp_counts import access_cost
 
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 ARCHS = ("sm_75", "sm_80", "sm_90")
@@ -164,12 +165,17 @@ def test_warp_uniform_neighbours_are_charged_their_sectors_once():
     assert hits == {k: (1.0, 0) for k in range(1, 16) if k != 8}
 
 
-def test_a_bit_field_of_the_lane_is_flagged_as_not_followed_not_as_data():
-    """WMMA fragments are addressed by ``lane & 3`` and ``lane >> 2`` (LOP3, SHF.R)."""
-    g, _ = import_kernel_with_report(SASS / "wmma_gemm.sm_90.sass")
-    flagged = [i for i in g.instructions.values() if "not affine" in i.address]
-    assert flagged and all("not followed" in i.address and "indirect" not in i.address
-                           for i in flagged)
+def test_a_bit_field_of_the_lane_is_followed():
+    """WMMA fragments are addressed by ``lane & 3`` and ``lane >> 2`` (LOP3, SHF.R): a
+    fragment's row ``laneid/4`` and its word ``laneid%4``. Each request is 8 rows of 16
+    bytes (a row length the listing does not give taken as large): 8 sectors, the stride
+    whose bytes they are (2 words), where the coalesced default said 4 sectors."""
+    g, report = import_kernel_with_report(SASS / "wmma_gemm.sm_90.sass")
+    loads = [i for i in g.instructions.values() if i.opcode.startswith("LDG")]
+    assert report.not_affine == [] and not any("not affine" in i.address for i in loads)
+    assert loads and all("4·laneid%4" in i.address and "4·laneid/4·" in i.address
+                         for i in loads)
+    assert {access_cost(i)["sectors_per_request"] for i in loads} == {8.0}
 
 
 def test_the_import_report_names_the_addresses_it_could_not_follow():

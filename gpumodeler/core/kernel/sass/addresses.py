@@ -46,6 +46,8 @@ import struct
 from typing import Any
 from functools import lru_cache
 
+from gpumodeler.core.kernel.sass import bitfields
+
 #: Lane-varying symbols: the thread index (and the lane id) and data loaded from memory.
 THREAD_SYMBOLS = ("tid.x", "tid.y", "tid.z", "laneid")
 _SPECIAL = {"SR_TID.X": "tid.x", "SR_TID.Y": "tid.y", "SR_TID.Z": "tid.z",
@@ -63,11 +65,12 @@ _CONST_REF = re.compile(r"^c\[(0x[0-9a-f]+)\]\s*\[(0x[0-9a-f]+)\]$", re.I)
 _REG = re.compile(r"^(U?R)(\d+|Z)$")
 _REG_MODS = re.compile(r"\.(reuse|64|128|U32|H0|H1|B\d|X\d+|CC)", re.I)
 #: uniform-datapath forms (``UIMAD``, ``ULEA``...) follow the rules of their vector forms
-_UNIFORM_FORMS = {"MOV", "IMAD", "IMUL", "IADD3", "LEA", "SHF", "ISCADD"}
+_UNIFORM_FORMS = {"MOV", "IMAD", "IMUL", "IADD3", "LEA", "SHF", "ISCADD", "LOP3"}
 #: the mnemonics whose result :func:`_evaluate` follows (the rest make an opaque value)
 _FOLLOWED = frozenset({"MOV", "UMOV", "IMAD", "UIMAD", "IMUL", "UIMUL", "IADD3", "UIADD3", "IADD",
                        "IADD32I", "LEA", "ULEA", "ISCADD", "ISCADD32I", "UISCADD", "SHF", "USHF",
-                       "SHL", "XMAD", "HFMA2", "S2R", "S2UR", "CS2R", "LDC", "ULDC", "LDCU"})
+                       "SHL", "XMAD", "HFMA2", "S2R", "S2UR", "CS2R", "LDC", "ULDC", "LDCU",
+                       "LOP3", "ULOP3", "LOP", "LOP32I", "SHR", "BFI"})
 WARP = 32
 SECTOR_BYTES = 32
 LINE_BYTES = 128
@@ -181,7 +184,9 @@ def parse_address(text: str) -> Poly | None:
 
 
 def is_lane_varying(symbol: str) -> bool:
-    return symbol in THREAD_SYMBOLS or symbol.startswith(("data@", "f@"))
+    """A thread-index symbol, a bit field of one (``tid.x%32``, ``tid.x/32``:
+    core.kernel.sass.bitfields) or a lane-varying opaque value."""
+    return symbol.startswith(("tid.", "laneid", "data@", "f@"))
 
 
 @dataclass(frozen=True)
@@ -198,6 +203,9 @@ class Address:
     param_stride: bool
     offset: int  # the numeric constant part (alignment within a sector)
     reason: str = ""  # why not affine
+    #: the byte offsets of lanes 0-31 of a warp (tid.x = lane), where a bit field of
+    #: ``tid.x`` narrower than a warp (``tid.x%8``, ``tid.x/8``) gives no single lane stride
+    lanes: tuple | None = None
 
     def text(self) -> str:
         if self.poly is None:
@@ -462,6 +470,8 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
     if mnem == "HFMA2" and len(ins.operands) - nd == 4 and \
             {o.strip().lstrip("-") for o in ins.operands[nd:nd + 2]} == {"RZ"}:
         return _half_pair(ins.operands[nd + 2], ins.operands[nd + 3])
+    if mnem in ("SHF", "SHR", "LOP3", "LOP", "LOP32I", "BFI"):
+        return _bit_operation(mnem, mods, src)
     if "X" in mods or "HI" in mods:
         return None
     if mnem == "MOV" and src:
@@ -476,8 +486,6 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
         return _sum([_shift(src[0], src[2]), src[1]])
     if mnem in ("ISCADD", "ISCADD32I") and len(src) >= 3:
         return _sum([_shift(src[0], src[2]), src[1]])
-    if mnem == "SHF" and "L" in mods and len(src) >= 2:
-        return _shift(src[0], src[1])
     if mnem == "SHL" and len(src) >= 2:
         return _shift(src[0], src[1])
     if mnem == "XMAD" and len(src) >= 3:
@@ -486,6 +494,38 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
         if "MRG" in mods:
             return None
         return _sum([_mul(src[0], src[1]), src[2]])
+    return None
+
+
+def _bit_operation(mnem: str, mods, src) -> Poly | None:
+    """Shifts and bitwise operations: ``SHF.L`` (a product by ``2^s``), ``SHF.R``/``SHR``,
+    ``LOP3.LUT``/``LOP.{AND,OR,XOR}`` and Maxwell's ``BFI`` (bit fields of the thread index:
+    core.kernel.sass.bitfields); None where not followed."""
+    if "X" in mods:
+        return None
+    if mnem == "SHF" and len(src) >= 3:
+        if "L" in mods:
+            return None if "HI" in mods else _shift(src[0], src[1])
+        if "R" not in mods or "U64" in mods or "S64" in mods:
+            return None
+        # SHF.R.U32.HI d, RZ, s, x is x >> s; SHF.R.U32 d, x, s, RZ too
+        value, other = (src[2], src[0]) if "HI" in mods else (src[0], src[2])
+        k = None if src[1] is None else src[1].constant()
+        if other is None or other.terms or k is None:
+            return None
+        return bitfields.shift_right(value, k, Poly)
+    if mnem == "SHR" and len(src) >= 2:
+        k = None if src[1] is None else src[1].constant()
+        return None if k is None else bitfields.shift_right(src[0], k, Poly)
+    if mnem == "LOP3" and len(src) >= 4:
+        lut = None if src[3] is None else src[3].constant()
+        return None if lut is None else bitfields.bitwise(src[:3], lut, Poly)
+    if mnem == "BFI" and len(src) >= 3:  # Maxwell/Pascal: insert a's low bits into c
+        control = None if src[1] is None else src[1].constant()
+        return None if control is None else bitfields.insert(src[0], control, src[2], Poly)
+    if mnem in ("LOP", "LOP32I") and len(src) >= 2:
+        table = next((bitfields.LOP_TABLES[m] for m in mods if m in bitfields.LOP_TABLES), None)
+        return None if table is None else bitfields.bitwise([src[0], src[1], Poly()], table, Poly)
     return None
 
 
@@ -534,6 +574,7 @@ def analyse_address(poly: Poly | None, space: str, reason: str = "") -> Address:
     if poly is None:
         return Address(space, None, False, None, False, 0, reason or "arithmetic not followed")
     coef = Poly()
+    irregular = False
     for m, c in poly.terms.items():
         varying = [s for s in m if is_lane_varying(s)]
         if not varying:
@@ -546,14 +587,60 @@ def analyse_address(poly: Poly | None, space: str, reason: str = "") -> Address:
             else:
                 why = "a product of thread indices"
             return Address(space, poly, False, None, False, 0, why)
-        if varying[0] in ("tid.x", "laneid"):
+        along = _along_the_warp(varying[0])
+        if along is None:
+            irregular = True
+        elif along:
             rest = tuple(s for s in m if s != varying[0])
             coef = coef + Poly({rest: c})
     offset = poly.terms.get((), 0)
+    if irregular:
+        return Address(space, poly, True, None, False, offset, lanes=lane_offsets_1d(poly))
     k = coef.constant()
     if k is not None:
         return Address(space, poly, True, k, False, offset)
     return Address(space, poly, True, None, True, offset)
+
+
+def _along_the_warp(symbol: str) -> bool | None:
+    """How a lane-varying symbol moves along the 32 lanes of a warp (consecutive ``tid.x``,
+    a block whose x dimension is a multiple of 32): True as the lane (``tid.x``, ``laneid``,
+    ``tid.x%M`` for M ≥ 32), False not at all (``tid.y``, ``tid.z``, their fields,
+    ``tid.x/M`` for M ≥ 32), None otherwise (``tid.x%8``, ``tid.x/8``: no single stride)."""
+    f = bitfields.field(symbol)
+    base = symbol if f is None else f[0]
+    if base not in ("tid.x", "laneid"):
+        return False
+    if f is None:
+        return True
+    if f[2] % WARP:
+        return None
+    return f[1] == "%"
+
+
+#: the value a thread-index coefficient's unknown symbol (a kernel parameter, an opaque
+#: value) takes where lanes are enumerated: large, and a multiple of the 128-byte line (so
+#: rows share no sector, as any row of 32 floats or more; core.kernel.sass.launch_shape)
+UNKNOWN_COEFFICIENT = 1 << 20
+
+
+def lane_offsets_1d(poly: Poly) -> tuple:
+    """The byte offsets of lanes 0-31 of a warp of a 1-D block (``tid.x`` = the lane, the
+    warp-uniform terms left out but the numeric constant, for alignment), an unknown
+    symbol in a thread-index term taken as :data:`UNKNOWN_COEFFICIENT`."""
+    base = poly.terms.get((), 0)
+    terms = []
+    for mono, c in poly.terms.items():
+        varying = [s for s in mono if is_lane_varying(s)]
+        if len(varying) != 1:
+            continue
+        for s in mono:
+            if s != varying[0]:
+                c *= UNKNOWN_COEFFICIENT
+        terms.append((varying[0], c))
+    return tuple(base + sum(c * (bitfields.thread_value(s, lane, 0, 0, lane) or 0)
+                            for s, c in terms)
+                 for lane in range(WARP))
 
 
 def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=None,
@@ -710,6 +797,8 @@ def instruction_attributes(addr: Address, width_bytes: int) -> dict:
     if not addr.affine:
         kw["address"] = f"{addr.text()}; assumed coalesced (set stride or pattern)"
         return kw
+    if addr.lanes is not None:
+        return _enumerated_attributes(kw, addr, width_bytes)
     if addr.space == "constant":
         kw["pattern"] = "broadcast" if addr.lane_stride == 0 else "strided"
         return kw
@@ -726,4 +815,21 @@ def instruction_attributes(addr: Address, width_bytes: int) -> dict:
     kw["stride"] = max(1.0, abs(stride) / width_bytes)
     if addr.space == "shared":
         kw["bank_conflict_degree"] = warp_access(stride, width_bytes, addr.offset).bank_conflict_degree
+    return kw
+
+
+def _enumerated_attributes(kw: dict, addr: Address, width_bytes: int) -> dict:
+    """:func:`instruction_attributes` of an address whose lanes were enumerated (a bit field
+    of ``tid.x`` narrower than a warp): a broadcast, or the stride whose bytes are the
+    request's sectors' (as core.kernel.sass.launch_shape writes for a block narrower than a
+    warp; its 128-byte lines, a launch-time value, are set there too); for shared memory
+    the bank-conflict degree."""
+    acc = lanes_access(addr.lanes, width_bytes)
+    if acc.broadcast:
+        kw["pattern"] = "broadcast"
+    if addr.space == "shared":
+        kw["bank_conflict_degree"] = acc.bank_conflict_degree
+        return kw
+    if not acc.broadcast:
+        kw["stride"] = acc.sectors * SECTOR_BYTES / (WARP * max(1, int(width_bytes)))
     return kw

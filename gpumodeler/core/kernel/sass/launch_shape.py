@@ -37,11 +37,9 @@ import math
 import re
 
 from gpumodeler.core.kernel.sass.addresses import (  # noqa: F401  (parse_address re-exported)
-    SECTOR_BYTES, WARP, Poly, analyse_address, instruction_attributes, lanes_access, parse_address)
-
-#: the value a thread-index coefficient's unknown symbol (a kernel parameter, an opaque
-#: value) takes: large, and a multiple of the 128-byte line (see the module docstring)
-UNKNOWN_COEFFICIENT = 1 << 20
+    SECTOR_BYTES, UNKNOWN_COEFFICIENT, WARP, Poly, analyse_address, instruction_attributes,
+    is_lane_varying, lanes_access, parse_address)
+from gpumodeler.core.kernel.sass.bitfields import field, thread_value
 SECTOR = 32  # bytes (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory")
 _SPACES = ("global", "local", "shared")
 
@@ -63,33 +61,66 @@ def needs_shape(block_size, warp_size: int = WARP) -> bool:
 
 
 def _coefficients(poly: Poly, block: tuple) -> tuple | None:
-    """(tid.x, tid.y, tid.z, laneid coefficients in bytes, numeric constant) of ``poly`` with
-    ``ntid.*`` the block's dimensions; None when a lane-varying term is not
-    ``coefficient · tid.*``/``laneid``."""
+    """(tid.x, tid.y, tid.z, laneid coefficients in bytes, numeric constant, ((field,
+    coefficient), …) for the bit fields of the thread index, ``tid.x%8``/``tid.x/8``:
+    core.kernel.sass.bitfields) of ``poly`` with ``ntid.*`` the block's dimensions; None
+    when a lane-varying term is not ``coefficient · symbol`` of one such symbol."""
     dims = {"ntid.x": block[0], "ntid.y": block[1], "ntid.z": block[2]}
     coef = {"tid.x": 0, "tid.y": 0, "tid.z": 0, "laneid": 0}
+    fields: dict = {}
     for mono, c in poly.terms.items():
-        varying = [s for s in mono if s in coef]
-        lane_data = any(s.startswith(("data@", "f@")) for s in mono)
+        varying = [s for s in mono if is_lane_varying(s)]
         if not varying:
-            if lane_data:
-                return None
             continue
-        if len(varying) > 1 or lane_data:
+        if len(varying) > 1 or varying[0].startswith(("data@", "f@")):
             return None
         value = c
         for s in mono:
             if s != varying[0]:
                 value *= dims.get(s, UNKNOWN_COEFFICIENT)
-        coef[varying[0]] += value
-    return coef["tid.x"], coef["tid.y"], coef["tid.z"], coef["laneid"], poly.terms.get((), 0)
+        if varying[0] in coef:
+            coef[varying[0]] += value
+        else:
+            fields[varying[0]] = fields.get(varying[0], 0) + value
+    return (coef["tid.x"], coef["tid.y"], coef["tid.z"], coef["laneid"], poly.terms.get((), 0),
+            tuple(sorted(fields.items())))
+
+
+def _aligned(coefs: tuple) -> tuple:
+    """``coefs`` with the numeric constant taken modulo 128 bytes (alignment is all it
+    decides, so unrolled copies of one access share the cached work)."""
+    return coefs[:4] + (coefs[4] % 128,) + coefs[5:]
 
 
 def _offsets(coefs: tuple, block: tuple, warp: int, warp_size: int) -> list:
-    cx, cy, cz, cl, base = coefs
+    cx, cy, cz, cl, base, fields = coefs
     dx, dy, dz = block
-    return [base + cx * (t % dx) + cy * ((t // dx) % dy) + cz * (t // (dx * dy)) + cl * (t % warp_size)
-            for t in range(warp * warp_size, min(dx * dy * dz, (warp + 1) * warp_size))]
+    out = []
+    for t in range(warp * warp_size, min(dx * dy * dz, (warp + 1) * warp_size)):
+        x, y, z, lane = t % dx, (t // dx) % dy, t // (dx * dy), t % warp_size
+        off = base + cx * x + cy * y + cz * z + cl * lane
+        for name, c in fields:
+            off += c * thread_value(name, x, y, z, lane)
+        out.append(off)
+    return out
+
+
+def has_narrow_field(graph) -> bool:
+    """Whether a memory access's address holds a bit field of ``tid.x`` narrower than a
+    warp (``tid.x%8``, ``tid.x/8``): its lines depend on the lanes at every block shape."""
+    for ins in graph.instructions.values():
+        addr = ins.address
+        if addr and ("tid.x%" in addr or "tid.x/" in addr or "laneid%" in addr
+                     or "laneid/" in addr):
+            poly = parse_address(addr)
+            if poly is not None and any(_narrow(s) for s in poly.symbols()):
+                return True
+    return False
+
+
+def _narrow(symbol: str) -> bool:
+    f = field(symbol)
+    return f is not None and f[0] in ("tid.x", "laneid") and f[2] % WARP != 0
 
 
 def lane_offsets(poly: Poly, block: tuple, warp: int, warp_size: int = WARP) -> list | None:
@@ -145,7 +176,7 @@ def block_reuse(ins, block: tuple, warp_size: int = WARP) -> float:
     coefs = _coefficients(poly, block)
     if coefs is None:
         return 0.0
-    union, total = _block_sectors(coefs[:4] + (coefs[4] % 128,), int(ins.width_bytes),
+    union, total = _block_sectors(_aligned(coefs), int(ins.width_bytes),
                                   tuple(block), int(warp_size))
     return 0.0 if total == 0 else 1.0 - union / total
 
@@ -168,7 +199,7 @@ def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
     coefs = _coefficients(poly, block)
     if coefs is None:
         return {}
-    coefs = coefs[:4] + (coefs[4] % 128,)
+    coefs = _aligned(coefs)
     mean_sectors, mean_degree, uniform, mean_lines = _block_access(coefs, ins.width_bytes,
                                                                    block, int(warp_size))
     if ins.space == "shared":
@@ -195,7 +226,7 @@ def shaped_graph(graph, block_size, warp_size: int = WARP):
     """(graph, [note]): ``graph`` with its memory accesses evaluated for ``block_size``
     (the same graph, untouched, when the block's x dimension is a multiple of the warp
     size or nothing changes; else a copy). A note per changed instruction says what."""
-    if not needs_shape(block_size, warp_size):
+    if not needs_shape(block_size, warp_size) and not has_narrow_field(graph):
         return graph, []
     block = block_dims(block_size)
     changes = {}
@@ -269,7 +300,7 @@ def trip_reuse(ins, block: tuple, warp_size: int = WARP) -> float:
     coefs = _coefficients(poly, block)
     if coefs is None:
         return 0.0
-    return _trip_reuse(coefs[:4] + (coefs[4] % 128,), int(ins.width_bytes), tuple(block),
+    return _trip_reuse(_aligned(coefs), int(ins.width_bytes), tuple(block),
                        int(warp_size), found[0])
 
 
