@@ -196,3 +196,45 @@ def test_every_truth_table_followed_is_right():
                             want |= ((lut >> idx) & 1) << bit
                         assert value(p, x, c) & 0xFFFFFFFF == want, (hex(mask), hex(lut), x, c)
     assert followed > 100  # the rules follow a good share of them
+
+
+def test_a_global_warp_index_is_split_at_the_block():
+    """``(ctaid.x·ntid.x + tid.x) >> 5`` with the block's x dimension a multiple of 32 (as the
+    lanes are taken to be): ``ctaid.x·ntid.x/32 + tid.x/32``, warp-uniform."""
+    cta_x, ntid = Poly.symbol("ctaid.x"), Poly.symbol("ntid.x")
+    p = bitfields.shift_right(cta_x * ntid + TID, 5, Poly)
+    assert p.text() == "tid.x/32 + ctaid.x·ntid.x/32"
+    assert analyse_address(p.scaled(4096), "global").lane_stride == 0
+    assert bitfields.shift_right(cta_x * ntid + TID, 6, Poly) is None  # 32 | ntid.x, not 64
+
+
+SASS = ROOT / "resources" / "kernels" / "sass"
+TILE_ARCHS = ("sm_52", "sm_60", "sm_61", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100",
+              "sm_120")
+
+
+@pytest.mark.parametrize("arch", TILE_ARCHS)
+def test_tile_fields_are_followed_on_every_architecture(arch):
+    """tile_fields.cu on Maxwell (SHR, LOP32I, BFI), Volta to Hopper (SHF.R, LOP3 merges,
+    LEA.HI, Hopper's VIADD) and Blackwell (block dimensions at c[0x0][0x360]): every address
+    followed, and what each access costs the same on all of them."""
+    listing = SASS / f"tile_fields.{arch}.sass"
+    g, report = import_kernel_with_report(listing, "rows_by_warp")
+    assert report.not_affine == []
+    loads = [i for i in g.instructions.values() if i.opcode.startswith("LDG")]
+    assert {i.pattern for i in loads if "tid.x/32" in i.address} == {"broadcast"}
+    assert {access_cost(i)["sectors_per_request"] for i in loads
+            if "tid.x%32" in i.address} == {4.0}
+    g, report = import_kernel_with_report(listing, "slice8")
+    assert report.not_affine == []
+    # tile[(tid.x % 64)·8 + tid.x / 64]: lanes 32 bytes apart, 8 on each of 4 banks
+    (read,) = [i for i in g.instructions.values() if i.opcode.startswith("LDS")]
+    assert read.bank_conflict_degree == 8
+    (a_load,) = [i for i in g.instructions.values() if i.opcode.startswith("LDG")]
+    assert "tid.x%8" in a_load.address and access_cost(a_load)["sectors_per_request"] == 4
+    g, report = import_kernel_with_report(listing, "warp_per_row")
+    assert report.not_affine == []
+    rows = [i for i in g.instructions.values()
+            if i.opcode.startswith("LDG") and "tid.x/32" in i.address]
+    assert rows and all("ctaid.x·ntid.x/32" in i.address for i in rows)
+    assert {access_cost(i)["sectors_per_request"] for i in rows} == {4.0}

@@ -9,7 +9,8 @@ The rules, and what they cannot see, are in docs/sass-import.md. In short:
   iteration of a loop: a loop-carried update comes after its uses). A register's value is
   a polynomial with integer coefficients over *symbols*: ``tid.x/y/z`` (``S2R SR_TID.*``),
   ``laneid``, ``ctaid.*``, ``ntid.*``/``nctaid.*`` (the constant bank's block and grid
-  dimensions), ``c[0x0][0x160]`` (a kernel parameter) and opaque values named after the
+  dimensions: at 0x8 on Maxwell and Pascal, 0x0 from Volta to Hopper, 0x360 on
+  Blackwell), ``c[0x0][0x160]`` (a kernel parameter) and opaque values named after the
   instruction that made them. An opaque value is *uniform* (the same in every lane of a
   warp: made from uniform inputs, a uniform register, a constant-bank load) or
   *lane-varying* (a load from memory, a shuffle, a non-linear function of the thread index).
@@ -60,17 +61,22 @@ _DIMS_VOLTA = {0x0: "ntid.x", 0x4: "ntid.y", 0x8: "ntid.z", 0xc: "nctaid.x",
                0x10: "nctaid.y", 0x14: "nctaid.z"}
 _DIMS_MAXWELL = {0x8: "ntid.x", 0xc: "ntid.y", 0x10: "ntid.z", 0x14: "nctaid.x",
                  0x18: "nctaid.y", 0x1c: "nctaid.z"}
+#: Blackwell (sm_100, sm_120; nvcc 13): at 0x360, the grid's after a gap at 0x36c (read off
+#: the listings of a kernel that stores blockDim.x/y/z and gridDim.x/y/z in that order:
+#: ``c[0x0][0x360]``, ``0x364``, ``0x368``, ``0x370``, ``0x374``, ``0x378``)
+_DIMS_BLACKWELL = {0x360: "ntid.x", 0x364: "ntid.y", 0x368: "ntid.z", 0x370: "nctaid.x",
+                   0x374: "nctaid.y", 0x378: "nctaid.z"}
 _MAX_DEGREE = 4  # a monomial of more factors becomes an opaque value
 _CONST_REF = re.compile(r"^c\[(0x[0-9a-f]+)\]\s*\[(0x[0-9a-f]+)\]$", re.I)
 _REG = re.compile(r"^(U?R)(\d+|Z)$")
 _REG_MODS = re.compile(r"\.(reuse|64|128|U32|H0|H1|B\d|X\d+|CC)", re.I)
 #: uniform-datapath forms (``UIMAD``, ``ULEA``...) follow the rules of their vector forms
-_UNIFORM_FORMS = {"MOV", "IMAD", "IMUL", "IADD3", "LEA", "SHF", "ISCADD", "LOP3"}
+_UNIFORM_FORMS = {"MOV", "IMAD", "IMUL", "IADD3", "LEA", "SHF", "ISCADD", "LOP3", "VIADD"}
 #: the mnemonics whose result :func:`_evaluate` follows (the rest make an opaque value)
 _FOLLOWED = frozenset({"MOV", "UMOV", "IMAD", "UIMAD", "IMUL", "UIMUL", "IADD3", "UIADD3", "IADD",
                        "IADD32I", "LEA", "ULEA", "ISCADD", "ISCADD32I", "UISCADD", "SHF", "USHF",
                        "SHL", "XMAD", "HFMA2", "S2R", "S2UR", "CS2R", "LDC", "ULDC", "LDCU",
-                       "LOP3", "ULOP3", "LOP", "LOP32I", "SHR", "BFI"})
+                       "LOP3", "ULOP3", "LOP", "LOP32I", "SHR", "BFI", "VIADD", "UVIADD"})
 WARP = 32
 SECTOR_BYTES = 32
 LINE_BYTES = 128
@@ -318,7 +324,8 @@ class _Values:
     def __init__(self, arch_number: int | None):
         self.env: dict = {}
         self.varying: dict = {}  # register -> its value varies across the lanes
-        self.dims = _DIMS_MAXWELL if arch_number is not None and arch_number < 70 else _DIMS_VOLTA
+        self.dims = (_DIMS_VOLTA if arch_number is None or 70 <= arch_number < 100 else
+                     _DIMS_MAXWELL if arch_number < 70 else _DIMS_BLACKWELL)
         #: appended to the names of the opaque values this pass makes: a loop's second trip
         #: (:func:`trip_steps`) names them apart from the first trip's, whose values they
         #: are not
@@ -470,7 +477,7 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
     if mnem == "HFMA2" and len(ins.operands) - nd == 4 and \
             {o.strip().lstrip("-") for o in ins.operands[nd:nd + 2]} == {"RZ"}:
         return _half_pair(ins.operands[nd + 2], ins.operands[nd + 3])
-    if mnem in ("SHF", "SHR", "LOP3", "LOP", "LOP32I", "BFI"):
+    if mnem in ("SHF", "SHR", "LOP3", "LOP", "LOP32I", "BFI") or (mnem == "LEA" and "HI" in mods):
         return _bit_operation(mnem, mods, src)
     if "X" in mods or "HI" in mods:
         return None
@@ -480,6 +487,9 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
         return _sum([_mul(src[0], src[1]), src[2]])
     if mnem == "IMUL" and len(src) >= 2:
         return _mul(src[0], src[1])
+    if mnem == "VIADD" and len(src) >= 2 and "X" not in mods:  # Hopper on: a + b, 32-bit
+        k = None if src[1] is None else src[1].constant()
+        return _sum([src[0], Poly.const(k - (1 << 32)) if k is not None and k >> 31 else src[1]])
     if mnem in ("IADD3", "IADD", "IADD32I"):
         return _sum([s for s, o in zip(src, ins.operands[nd:]) if not o.strip().lstrip("!").startswith(("P", "UP"))])
     if mnem == "LEA" and len(src) >= 3:
@@ -499,6 +509,7 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
 
 def _bit_operation(mnem: str, mods, src) -> Poly | None:
     """Shifts and bitwise operations: ``SHF.L`` (a product by ``2^s``), ``SHF.R``/``SHR``,
+    ``LEA.HI`` with no high word (``b + (a >> (32 − s))``),
     ``LOP3.LUT``/``LOP.{AND,OR,XOR}`` and Maxwell's ``BFI`` (bit fields of the thread index:
     core.kernel.sass.bitfields); None where not followed."""
     if "X" in mods:
@@ -514,6 +525,11 @@ def _bit_operation(mnem: str, mods, src) -> Poly | None:
         if other is None or other.terms or k is None:
             return None
         return bitfields.shift_right(value, k, Poly)
+    if mnem == "LEA" and len(src) >= 4:  # LEA.HI d, a, b, RZ, s: b + (a >> (32 - s))
+        k = None if src[3] is None else src[3].constant()
+        if k is None or src[2] is None or src[2].terms or not 0 < k < 32:
+            return None
+        return _sum([bitfields.shift_right(src[0], 32 - k, Poly), src[1]])
     if mnem == "SHR" and len(src) >= 2:
         k = None if src[1] is None else src[1].constant()
         return None if k is None else bitfields.shift_right(src[0], k, Poly)

@@ -14,7 +14,10 @@ symbol of a thread-index symbol ``t`` (``tid.x/y/z``, ``laneid``) and a power of
 Both are exact for the non-negative values a thread index takes. The rules:
 
 * **Right shift** by ``s`` (``SHF.R.U32.HI d, RZ, s, x``, ``SHF.R.U32 d, x, s, RZ``, their
-  ``S32`` forms, ``SHR``): the terms whose coefficients are multiples of ``2^s`` are divided;
+  ``S32`` forms, ``SHR``): a term holding ``ntid.x`` is taken as 32 × ``ntid.x/32`` (the
+  block's x dimension a multiple of 32, as the lanes are: a global warp index
+  ``(ctaid.x·ntid.x + tid.x) >> 5`` is ``ctaid.x·ntid.x/32 + tid.x/32``); the terms whose
+  coefficients are multiples of ``2^s`` are divided;
   what is left must be a non-negative value below ``2^s`` (dropped), or one term
   ``2^a · t`` (``t`` a thread symbol or a ``t/M``), which becomes ``t/2^(s−a)``
   (``t/(M·2^(s−a))``). Anything else is not followed.
@@ -44,6 +47,11 @@ THREAD_MAX = {"tid.x": 1023, "tid.y": 1023, "tid.z": 63, "laneid": 31}
 _FIELD = re.compile(r"^(tid\.[xyz]|laneid)([%/])(\d+)$")
 _BITS = 32
 _MASK = (1 << _BITS) - 1
+#: ``ntid.x`` as 32 × this symbol (the warps across a block's x dimension, which the
+#: address analysis takes as a multiple of 32), so that ``(ctaid.x·ntid.x + tid.x) >> 5``,
+#: a thread's global warp index, is ``ctaid.x·ntid.x/32 + tid.x/32``
+WARP_BLOCK = 32
+NTID_X_WARPS = "ntid.x/32"
 
 
 @lru_cache(maxsize=4096)
@@ -134,7 +142,14 @@ def shift_right(poly, s: int, Poly):
     kept: dict = {}
     rest: dict = {}
     for mono, c in poly.terms.items():
-        (kept if c % q == 0 else rest)[mono] = c
+        if c % q and mono.count("ntid.x") == 1 and (c * WARP_BLOCK) % q == 0:
+            # the block's x dimension a multiple of 32, as the lanes are taken to be
+            mono = tuple(sorted(NTID_X_WARPS if x == "ntid.x" else x for x in mono))
+            c *= WARP_BLOCK
+        if c % q == 0:
+            kept[mono] = kept.get(mono, 0) + c
+        else:
+            rest[mono] = c
     out = Poly({m: c // q for m, c in kept.items()})
     if not rest:
         return out

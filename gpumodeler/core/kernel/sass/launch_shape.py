@@ -39,7 +39,7 @@ import re
 from gpumodeler.core.kernel.sass.addresses import (  # noqa: F401  (parse_address re-exported)
     SECTOR_BYTES, UNKNOWN_COEFFICIENT, WARP, Poly, analyse_address, instruction_attributes,
     is_lane_varying, lanes_access, parse_address)
-from gpumodeler.core.kernel.sass.bitfields import field, thread_value
+from gpumodeler.core.kernel.sass.bitfields import NTID_X_WARPS, WARP_BLOCK, field, thread_value
 SECTOR = 32  # bytes (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory")
 _SPACES = ("global", "local", "shared")
 
@@ -65,7 +65,8 @@ def _coefficients(poly: Poly, block: tuple) -> tuple | None:
     coefficient), …) for the bit fields of the thread index, ``tid.x%8``/``tid.x/8``:
     core.kernel.sass.bitfields) of ``poly`` with ``ntid.*`` the block's dimensions; None
     when a lane-varying term is not ``coefficient · symbol`` of one such symbol."""
-    dims = {"ntid.x": block[0], "ntid.y": block[1], "ntid.z": block[2]}
+    dims = {"ntid.x": block[0], "ntid.y": block[1], "ntid.z": block[2],
+            NTID_X_WARPS: block[0] / WARP_BLOCK}
     coef = {"tid.x": 0, "tid.y": 0, "tid.z": 0, "laneid": 0}
     fields: dict = {}
     for mono, c in poly.terms.items():
