@@ -110,3 +110,33 @@ def test_a_launchs_block_sets_warps_per_block_unless_given():
     assert launch_guard_values(g.variables, {}, 100, 32) == {"warps_per_block": 4}
     assert launch_guard_values(g.variables, {"warps_per_block": 2}, 256, 32) == {}
     assert launch_guard_values({"a": 1}, {}, 256, 32) == {}
+
+
+@pytest.mark.parametrize("test,runs", [
+    ("ISETP.LT.U32.AND P0, PT, R0, 0x4dc, PT", "never"),  # exits where tid.x < 1244: all
+    ("ISETP.GE.U32.AND P0, PT, R0, 0x4dc, PT", "always"),  # exits where tid.x >= 1244: none
+    ("ISETP.GT.AND P0, PT, R0, 0x3ff, PT", "always"),  # exits where tid.x > 1023: none
+    ("ISETP.GE.AND P0, PT, R0, 0x20, PT", "variable"),  # stores where tid.x < 32: shape decides
+])
+def test_the_thread_index_against_a_number(test, runs):
+    """``if (threadIdx.x > 1243)`` never runs in a block of at most 1024 threads: its code
+    has fraction 0 and puts no latency on the critical path; a side every index takes needs
+    no guard; ``threadIdx.x < 32`` is a variable."""
+    from gpumodeler.core.kernel.latency_bound import analyze, never_run
+    from test_sass_build import TABLE
+    g = _store_under(test)
+    c = count(g).evaluate(g.variables)
+    if runs == "never":
+        (guard,) = g.guards.values()
+        assert guard.fraction.text == "0" and "never runs" in guard.name
+        assert c["gmem_bytes"] == 0 and never_run(g) == guard.members
+        bound = float(analyze(g, TABLE).evaluate({}))
+        unguarded = g.copy()
+        unguarded.guards.clear()
+        assert bound < float(analyze(unguarded, TABLE).evaluate({}))
+    elif runs == "always":
+        assert g.guards == {} and c["gmem_bytes"] == _one_request_bytes()
+    else:
+        (guard,) = g.guards.values()
+        assert guard.fraction.text == "guard1" and g.variables["guard1"] == DEFAULT_FRACTION
+    assert from_dict(to_dict(g)) == g

@@ -323,6 +323,32 @@ def _is_number(text: str) -> bool:
 
 
 @collector_paused()
+def never_run(graph: KernelGraph) -> frozenset:
+    """The instructions of guards whose fraction is the constant 0: code that never runs
+    (docs/sass-import.md, "Guards": the thread index cannot take the guard's side)."""
+    out: set = set()
+    for g in graph.guards.values():
+        if g.fraction.is_constant and float(g.fraction.evaluate()) == 0.0:
+            out |= g.members
+    return frozenset(out)
+
+
+def without_never_run(graph: KernelGraph) -> KernelGraph:
+    """``graph`` with every edge into or out of an instruction that never runs
+    (:func:`never_run`) at latency 0: such an instruction puts no time on a warp's critical
+    path (a predicated-off one is issued but produces nothing to wait for). The same graph
+    when there is none."""
+    never = never_run(graph)
+    if not never:
+        return graph
+    from dataclasses import replace
+    out = graph.copy()
+    for eid, e in graph.edges.items():
+        if (e.src in never or e.dst in never) and e.latency != 0.0:
+            out.edges[eid] = replace(e, latency=0.0)
+    return out
+
+
 def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> LatencyBound:
     """Analyse ``graph``: collapse loops, then compute the symbolic bound when it stays small.
 
@@ -334,6 +360,7 @@ def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> Late
         table = graph.latency_table
     if isinstance(table, str):
         table = get_table(table)
+    graph = without_never_run(graph)
     # program order: a table read from a file already holds it (its index), read only here
     order = id_positions(graph.instructions) or graph.order()
     parent, depth, innermost = loop_structure(graph)

@@ -14,11 +14,16 @@ alone, else it is a variable:
   one warp of the block, ``1/warps_per_block`` (the variable ``warps_per_block``, default
   :data:`DEFAULT_WARPS_PER_BLOCK`; ``predict`` sets it from ``--block-size`` when it is not
   ``--set``); the other side runs in every warp (no guard).
+* **the thread index against a number** (``ISETP`` of a register ``S2R SR_TID.*`` wrote
+  against an immediate): where no index a block can have (``tid.x``, ``.y`` below 1024,
+  ``.z`` below 64) reaches one side, that side never runs (fraction 0: a debug branch on
+  ``threadIdx.x > 1243``) and the other always does (no guard); otherwise (``tid.x < 32``,
+  which depends on the block's shape) a variable, as below.
 * **a bounds check**: the thread or block index against anything else (``i < n``): every
   thread of a full block runs it, fraction 1 (no guard). The last, partial block is not
   modelled (the choice: blocks are full).
-* **anything else** (a kernel parameter, loaded data, the thread index against another
-  constant): a variable ``guard1``, ``guard2``, … with default :data:`DEFAULT_FRACTION` = 1
+* **anything else** (a kernel parameter, loaded data, the thread index against a number it
+  may reach): a variable ``guard1``, ``guard2``, … with default :data:`DEFAULT_FRACTION` = 1
   (the choice: guarded code counts as always run, the counts of an import without guards,
   an upper bound), set with ``--set guard1=0.25`` like a loop count. Guards whose predicates
   are computed alike (the same comparison of values of the same origins: e.g. every unrolled
@@ -88,6 +93,36 @@ def _zero_test(ins) -> str | None:
     return "eq" if "EQ" in mods else "ne" if "NE" in mods else None
 
 
+#: the largest thread index along each axis (blockDim.x and .y at most 1024, .z at most 64:
+#: NVIDIA CUDA C++ Programming Guide, "Technical Specifications per Compute Capability")
+_TID_MAX = {"SR_TID.X": 1023, "SR_TID.Y": 1023, "SR_TID.Z": 63}
+_COMPARE = {"LT": lambda t, c: t < c, "LE": lambda t, c: t <= c, "GT": lambda t, c: t > c,
+            "GE": lambda t, c: t >= c, "EQ": lambda t, c: t == c, "NE": lambda t, c: t != c}
+
+
+def _constant_test(k: int, ins_list, defs_of) -> tuple | None:
+    """``(always true, always false)`` for a compare ``ins_list[k]`` of the thread index
+    itself (a register ``S2R SR_TID.*`` wrote) against a number, over every index a block
+    may have; None for any other instruction (another value, another operand, a compare
+    combined with another predicate)."""
+    ins = ins_list[k]
+    ops = [o.strip() for o in ins.operands]
+    if ins.mnemonic != "ISETP" or len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT")):
+        return None
+    cmp = next((m for m in ins.modifiers if m in _COMPARE), None)
+    try:
+        c = int(ops[3], 0)
+    except ValueError:
+        return None
+    source = next((d for d in defs_of[k] if ins_list[d].mnemonic == "S2R"
+                   and ins_list[d].operands and ins_list[d].operands[0].strip() == ops[2]), None)
+    axis = None if source is None else ins_list[source].operands[-1].strip().upper()
+    if cmp is None or axis not in _TID_MAX:
+        return None
+    outcomes = {_COMPARE[cmp](t, c) for t in range(_TID_MAX[axis] + 1)}
+    return outcomes == {True}, outcomes == {False}
+
+
 def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
     """``(kind, members, fraction or None, signature)`` of each guard of ``func``;
     ``ids``: address -> graph instruction id (instructions not in the graph are left out).
@@ -139,6 +174,14 @@ def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
             test = _zero_test(ins_list[setter])
             zero_side = runs_when_pred == (test == "eq")
             fraction = ONCE_PER_BLOCK if zero_side else "1"
+        elif origins == {"tid"} and setter is not None and \
+                (fixed := _constant_test(setter, ins_list, defs_of)) is not None:
+            always_true, always_false = fixed
+            if always_true or always_false:  # the index cannot reach the other side
+                fraction = "1" if (always_true == runs_when_pred) else "0"
+            else:  # the thread index against a number it may reach: a variable
+                s_ins = ins_list[setter]
+                signature = (s_ins.opcode, s_ins.operands[3:4], runs_when_pred, kind)
         elif origins & {"tid", "ctaid"} and "data" not in origins and "other" not in origins:
             fraction = "1"  # a bounds check: every thread of a full block
         else:
@@ -168,6 +211,8 @@ def add_guards(graph: KernelGraph, func: SassFunction) -> list[str]:
             fraction = variables[signature]
             graph.variables.setdefault(fraction, DEFAULT_FRACTION)
             name = f"runs a fraction {fraction} of the time"
+        elif fraction == "0":
+            name = "never runs: the thread index cannot take the guard's side"
         else:
             graph.variables.setdefault("warps_per_block", DEFAULT_WARPS_PER_BLOCK)
             name = "runs in one warp of each block"
