@@ -48,6 +48,7 @@ validate: $(STAMP)
 	$(BIN)/gpumodeler validate resources/validation/h100-cuda-study.csv
 	$(BIN)/gpumodeler validate resources/validation/a6000-sgemm.csv
 	$(BIN)/gpumodeler validate resources/validation/h100-stream-occupancy.csv
+	$(BIN)/gpumodeler validate resources/validation/v100-stream-grid.csv
 
 # bytecode written and reused here too (as for the tests): each benchmark runs the CLI in
 # processes of their own, and with PYTHONDONTWRITEBYTECODE set in the environment every one
