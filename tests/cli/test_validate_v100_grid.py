@@ -17,10 +17,11 @@ SET = ROOT / "resources" / "validation" / "v100-stream-grid.csv"
 ELEMENTS = 32 * 1024 * 1024
 ARRAYS = {"gs_init": 1, "gs_sum": 1, "gs_dot": 2, "gs_scale": 2, "gs_triad": 3, "gs_sch_triad": 4}
 
-#: The default model's (gajger, λ = 1) median APE, measured 2026-11-29 when the rows were
-#: added (no model change after them), rounded up to 0.1 percentage point. The one-line
-#: roofline's the same day: 46.2 %.
-GAJGER_MEDIAN_CEILING = {"streaming": 22.1}
+#: The default model's (gajger, λ = 1) median APE, measured 2026-11-29: 22.0 % when the rows
+#: were added, 10.3 % once the V100 PCIe took its own pointer chase's DRAM latency (428
+#: cycles, a different benchmark of the same repository) for the TITAN V's 313; rounded up
+#: to 0.1 percentage point. The one-line roofline's the same day: 46.2 %.
+GAJGER_MEDIAN_CEILING = {"streaming": 10.3}
 ROWS_PER_FAMILY = {"streaming": 54}
 
 
@@ -57,3 +58,12 @@ def test_default_model_median_error_stays_below_its_ceiling(set_json):
 def test_the_model_is_below_the_one_line_roofline(set_json):
     rows = {s["family"]: s for s in set_json["default_vs_peak_roofline"]}
     assert set(rows) == set(ROWS_PER_FAMILY) and all(s["below"] for s in rows.values())
+
+
+def test_one_block_follows_the_board_s_dram_latency(runs, set_json):
+    """One block of four warps: a warp's trip is one DRAM round trip, so sum1 on one block
+    is within 10 % of its measured time with the board's 428 cycles (it was 0.72x with the
+    TITAN V's 313)."""
+    function = {run.line: run.function for run in runs}
+    (row,) = [r for r in set_json["rows"] if r["grid"] == 1 and function[r["line"]] == "gs_sum"]
+    assert 0.9 <= row["models"]["gajger"]["time_s"] / row["measured_s"] <= 1.1

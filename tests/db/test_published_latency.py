@@ -42,6 +42,8 @@ EXPECTED = {
         "mem_constant": None, "ilp_cycles": None, "barrier_cycles": None,
         "cuda_core_default_cycles": None,
     },
+    # the TITAN V's figures but the board's own L2 and DRAM pointer chase
+    "volta-v100-pcie-published": None,
     "turing-published": {
         "lat_fp32_add": (4, P, "arafa2019-outputs"), "lat_fp32_mul": (4, P, "arafa2019-outputs"),
         "lat_fp32_mad": (4, P, "arafa2019-outputs"), "lat_fp32_div": (335, P, "arafa2019-outputs"),
@@ -121,15 +123,22 @@ ALTERNATIVES = [
     ("blackwell-published", "lat_fp32_mad", 4.44, U), ("blackwell-published", "lat_tensor", 11.0, S),
     ("hopper-published", "lat_tensor", 128, S),
 ]
+EXPECTED["volta-v100-pcie-published"] = dict(
+    EXPECTED["volta-published"], mem_l2=(215.1, P, "gpu-benches-latency"),
+    mem_dram=(428.2, P, "gpu-benches-latency"))
 # The GPU each table's default measurements were taken on, as its alias says.
-MEASURED_ON = {"volta-published": ["TITAN V"], "turing-published": ["TITAN RTX", "RTX 2070"],
+MEASURED_ON = {"volta-published": ["TITAN V"], "volta-v100-pcie-published": ["TITAN V", "V100 PCIe"],
+               "turing-published": ["TITAN RTX", "RTX 2070"],
                "ampere-published": ["A100"], "ada-published": ["RTX 4090"],
                "hopper-published": ["H800 PCIe"], "blackwell-published": ["B200"],
                "blackwell-gb20x-published": ["RTX 5080"], "ampere-ga10x-published": ["A100", "RTX 3070"]}
-MEASURED_GPUS = {"NVIDIA TITAN V": "volta-published", "NVIDIA TITAN RTX": "turing-published",
+MEASURED_GPUS = {"NVIDIA TITAN V": "volta-published",
+                 "Tesla V100 PCIe 16 GB": "volta-v100-pcie-published", "NVIDIA TITAN RTX": "turing-published",
                  "GeForce RTX 2060": "turing-published", "GeForce RTX 2070": "turing-published",
                  "GeForce RTX 3070": "ampere-ga10x-published", "H800 PCIe 80 GB": "hopper-published"}
 CHIP_TABLES = {"8.6": "ampere-ga10x-published", "12.0": "blackwell-gb20x-published"}
+#: a board whose own memory latencies were measured has a table of its own
+BOARD_TABLES = {"Tesla V100 PCIe 16 GB": "volta-v100-pcie-published"}
 MODERN = {"Volta": "volta-published", "Turing": "turing-published", "Ampere": "ampere-published",
           "Ada Lovelace": "ada-published", "Hopper": "hopper-published",
           "Blackwell": "blackwell-published"}
@@ -179,7 +188,7 @@ def test_no_simulator_or_unattributed_figure_is_a_default_and_every_figure_is_gr
                     assert note and "never the default" in note
                 # each figure says which GPU it was measured on (vendor text is
                 # architecture-wide)
-                assert provenance == V or re.search(r"TITAN|RTX|A100|H800|H100|B200|GB203|GPU is not named", where), \
+                assert provenance == V or re.search(r"TITAN|RTX|A100|V100|H800|H100|B200|GB203|GPU is not named", where), \
                     (device.name, field_name, where)
 
 
@@ -218,7 +227,8 @@ def test_every_modern_gpu_links_to_its_architecture_table(catalog):
         key = device.value("latency_table")
         # a chip whose measured latencies differ from its family's first chip has its own
         chip = CHIP_TABLES.get(device.value("compute_capability"))
-        assert key == (chip or MODERN[device.value("architecture")]), device.name
+        board = BOARD_TABLES.get(device.name)
+        assert key == (board or chip or MODERN[device.value("architecture")]), device.name
         record = device.default_record("latency_table")
         assert record.source and record.where and record.note
 
@@ -262,8 +272,8 @@ def test_a_graph_evaluates_on_every_modern_gpu_or_names_the_edge_no_source_cover
             bound = analyze(graph, table).evaluate()
             assert bound == pytest.approx(table.memory("dram") + 2 * table.instruction("fp32_mad"))
             evaluated.add(key)
-    assert evaluated == {"volta-published", "turing-published", "ampere-published",
-                         "ampere-ga10x-published", "hopper-published"}
+    assert evaluated == {"volta-published", "volta-v100-pcie-published", "turing-published",
+                         "ampere-published", "ampere-ga10x-published", "hopper-published"}
 
 
 def test_titan_v_bound_is_the_titan_v_measurements(catalog):
