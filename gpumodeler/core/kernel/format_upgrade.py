@@ -5,7 +5,7 @@ Version 1 of the format (``docs/kernel-format.md``) stored, for a shared-memory 
 n of its n-way bank conflict: the most distinct 32-bit words one of the 32 banks held for the
 whole warp, over the words an unconflicted access of the warp's bytes needs per bank. Version
 2 stores its *wavefronts*, the cycles of the banks it takes, a 64- and 128-bit access served
-one half-warp at a time (:func:`gpumodeler.core.kernel.sass.addresses.shared_wavefronts`; the
+one half-warp at a time (:func:`gpumodeler.core.kernel.sass.warp_access.shared_wavefronts`; the
 choice and its sources are in ``docs/sass-import.md``, "Shared memory: wavefronts"): an
 unconflicted ``LDS.128`` is 4, not 1, a row broadcast 2, not 1. For 32-bit and narrower
 accesses both rules give the same number, so only ``LDS.64``, ``LDS.128``, ``STS.64`` and

@@ -40,7 +40,7 @@ Implements the counting of Gajger §4.4.3 and §5.2.3 and Volkov §3.6 (Table 3.
 * ``smem_bank_cycles``: shared-memory accesses weighted by their wavefronts (Volkov §3.6:
   a warp access with an n-way conflict holds the banks n cycles). An instruction's
   ``bank_conflict_degree`` is its wavefronts per request, the cycles of the 32 banks of 4
-  bytes it takes (core.kernel.sass.addresses.shared_wavefronts): for a 32-bit access the
+  bytes it takes (core.kernel.sass.warp_access.shared_wavefronts): for a 32-bit access the
   n of an n-way conflict, for a 64-bit access at least 2 and a 128-bit one at least 4
   (256 and 512 bytes at 128 bytes per clock), fewer when lanes share words (broadcast).
 * ``sfu_instructions``, ``fp64_instructions``, ``memory_instructions``, ``dual_issues``,

@@ -21,14 +21,16 @@ warp of a block, lane by lane, with ``ntid.*`` the block's dimensions:
   sectors' bytes exactly: a warp of two 16-lane rows each on one word, ``A[ty·n + k]``,
   touches 2 sectors, stride 0.5 for 4-byte words, not the 4 sectors of one element per
   lane); every lane on one address is a ``broadcast``;
-* shared accesses: the bank-conflict degree (:func:`addresses.lanes_access`), the mean over
+* shared accesses: the bank-conflict degree (:func:`warp_access.lanes_access`), the mean over
   the warps rounded up.
 
 Choices, each tested: a kernel parameter or another value the listing does not give in a
 thread-index coefficient (a row length ``n``) is taken as large and a multiple of 128 bytes
 (rows then share no sector, as any row of 32 floats or more); a node whose stride, pattern or
 conflict degree differs from what its address gives for a 1-D block was set by hand and is
-kept; a block whose x dimension is a multiple of the warp size changes nothing.
+kept; a block whose x dimension is a multiple of the warp size changes nothing, unless an
+address holds a bit field of ``tid.x`` narrower than a warp (``tid.x%8``, ``tid.x/8``:
+core.kernel.sass.bitfields), whose 128-byte lines only the lanes give (:func:`has_narrow_field`).
 """
 from __future__ import annotations
 
@@ -226,7 +228,8 @@ def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
 def shaped_graph(graph, block_size, warp_size: int = WARP):
     """(graph, [note]): ``graph`` with its memory accesses evaluated for ``block_size``
     (the same graph, untouched, when the block's x dimension is a multiple of the warp
-    size or nothing changes; else a copy). A note per changed instruction says what."""
+    size and no address holds a field narrower than a warp, or nothing changes; else a
+    copy). A note per changed instruction says what."""
     if not needs_shape(block_size, warp_size) and not has_narrow_field(graph):
         return graph, []
     block = block_dims(block_size)
