@@ -322,7 +322,6 @@ def _is_number(text: str) -> bool:
         return False
 
 
-@collector_paused()
 def never_run(graph: KernelGraph) -> frozenset:
     """The instructions of guards whose fraction is the constant 0: code that never runs
     (docs/sass-import.md, "Guards": the thread index cannot take the guard's side)."""
@@ -349,6 +348,7 @@ def without_never_run(graph: KernelGraph) -> KernelGraph:
     return out
 
 
+@collector_paused()
 def analyze(graph: KernelGraph, table: LatencyTable | str | None = None) -> LatencyBound:
     """Analyse ``graph``: collapse loops, then compute the symbolic bound when it stays small.
 

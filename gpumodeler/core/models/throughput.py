@@ -46,7 +46,8 @@ Here, per warp and per SM, in cycles (W = warp size):
   one cycle a line; 64 on Turing (Jia et al. 2019's T4 figure, docs/device-sources.md), two;
   and the sectors a strided warp reads from different lines sit at the same place in each
   line, so in the same banks. A coalesced 32-bit request is one line, which the bytes term
-  already gave; a warp whose lanes each walk their own row (32 lines) takes 32 lines' time. The bytes term, ``L1_bytes`` (the hits the L1 serves: reuse
+  already gave; a warp whose lanes each walk their own row (32 lines) takes 32 lines' time.
+  The bytes term, ``L1_bytes`` (the hits the L1 serves: reuse
   within a block on a GPU whose L1 caches the loads, core.kernel.sass.reuse) at
   ``l1_bytes_per_cycle_per_sm`` in devices.db, stays as the floor. Measured on public
   nvbench runs of a row-per-thread matrix-vector product (docs/validation.md): on 16 blocks
