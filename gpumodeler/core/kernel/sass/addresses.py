@@ -48,9 +48,10 @@ from typing import Any
 from functools import lru_cache
 
 from gpumodeler.core.kernel.sass import bitfields
+from gpumodeler.core.kernel.sass.bitfields import is_lane_varying  # noqa: F401  (re-exported)
 from gpumodeler.core.kernel.sass.warp_access import (  # noqa: F401  (re-exported)
     BANK_BYTES, BANKS, HALF_WARP, LINE_BYTES, SECTOR_BYTES, WARP, WarpAccess, ideal_wavefronts,
-    lanes_access, shared_wavefronts, warp_access)
+    lane_offsets, lanes_access, shared_wavefronts, warp_access)
 
 #: Lane-varying symbols: the thread index (and the lane id) and data loaded from memory.
 THREAD_SYMBOLS = ("tid.x", "tid.y", "tid.z", "laneid")
@@ -185,12 +186,6 @@ def parse_address(text: str) -> Poly | None:
         mono = tuple(sorted(factors))
         terms[mono] = terms.get(mono, 0) + sign * coef
     return Poly(terms)
-
-
-def is_lane_varying(symbol: str) -> bool:
-    """A thread-index symbol, a bit field of one (``tid.x%32``, ``tid.x/32``:
-    core.kernel.sass.bitfields) or a lane-varying opaque value."""
-    return symbol.startswith(("tid.", "laneid", "data@", "f@"))
 
 
 @dataclass(frozen=True)
@@ -389,7 +384,7 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
         return _sum([_mul(src[0], src[1]), src[2]])
     if mnem == "IMUL" and len(src) >= 2:
         return _mul(src[0], src[1])
-    if mnem == "VIADD" and len(src) >= 2 and "X" not in mods:  # Hopper on: a + b, 32-bit
+    if mnem == "VIADD" and len(src) >= 2:  # Hopper on: a + b, 32-bit
         k = None if src[1] is None else src[1].constant()
         return _sum([src[0], Poly.const(k - (1 << 32)) if k is not None and k >> 31 else src[1]])
     if mnem in ("IADD3", "IADD", "IADD32I"):
@@ -536,29 +531,10 @@ def _along_the_warp(symbol: str) -> bool | None:
     return f[1] == "%"
 
 
-#: the value a thread-index coefficient's unknown symbol (a kernel parameter, an opaque
-#: value) takes where lanes are enumerated: large, and a multiple of the 128-byte line (so
-#: rows share no sector, as any row of 32 floats or more; core.kernel.sass.launch_shape)
-UNKNOWN_COEFFICIENT = 1 << 20
-
-
 def lane_offsets_1d(poly: Poly) -> tuple:
-    """The byte offsets of lanes 0-31 of a warp of a 1-D block (``tid.x`` = the lane, the
-    warp-uniform terms left out but the numeric constant, for alignment), an unknown
-    symbol in a thread-index term taken as :data:`UNKNOWN_COEFFICIENT`."""
-    base = poly.terms.get((), 0)
-    terms = []
-    for mono, c in poly.terms.items():
-        varying = [s for s in mono if is_lane_varying(s)]
-        if len(varying) != 1:
-            continue
-        for s in mono:
-            if s != varying[0]:
-                c *= UNKNOWN_COEFFICIENT
-        terms.append((varying[0], c))
-    return tuple(base + sum(c * (bitfields.thread_value(s, lane, 0, 0, lane) or 0)
-                            for s, c in terms)
-                 for lane in range(WARP))
+    """The byte offsets of lanes 0-31 of a warp of a 1-D block (``tid.x`` = the lane;
+    core.kernel.sass.warp_access.lane_offsets for a block of one warp)."""
+    return tuple(lane_offsets(poly, (WARP, 1, 1), 0) or ())
 
 
 def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=None,

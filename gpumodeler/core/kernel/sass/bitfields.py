@@ -62,6 +62,12 @@ def field(symbol: str) -> tuple | None:
     return (m.group(1), m.group(2), int(m.group(3))) if m else None
 
 
+def is_lane_varying(symbol: str) -> bool:
+    """A thread-index symbol, a bit field of one (``tid.x%32``, ``tid.x/32``) or a
+    lane-varying opaque value of the address analysis (``data@…`` loaded, ``f@…`` computed)."""
+    return symbol.startswith(("tid.", "laneid", "data@", "f@"))
+
+
 def field_symbol(base: str, op: str, m: int) -> str:
     return f"{base}{op}{m}"
 

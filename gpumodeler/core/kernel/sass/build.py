@@ -234,7 +234,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                 if i in steps:
                     loop, step = steps[i]
                     kw["address"] += f"; {trip_step_text(step, loop_ids[loop])}"
-                if i in reused:  # a stencil neighbour: its sectors already read (addresses.py)
+                if i in reused:  # a stencil neighbour: its sectors already read (neighbours.py)
                     kw["hit_ratio"], first, *rows = reused[i]
                     kw["address"] += (f"{neighbours.OVERLAPS_NOTE}{ids[first]}"
                                       f"{neighbours.rows_note(*rows) if rows else ''}: "

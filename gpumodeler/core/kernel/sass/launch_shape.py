@@ -39,9 +39,11 @@ import math
 import re
 
 from gpumodeler.core.kernel.sass.addresses import (  # noqa: F401  (parse_address re-exported)
-    SECTOR_BYTES, UNKNOWN_COEFFICIENT, WARP, Poly, analyse_address, instruction_attributes,
-    is_lane_varying, lanes_access, parse_address)
-from gpumodeler.core.kernel.sass.bitfields import NTID_X_WARPS, WARP_BLOCK, field, thread_value
+    SECTOR_BYTES, WARP, analyse_address, instruction_attributes, lanes_access, parse_address)
+from gpumodeler.core.kernel.sass.bitfields import field
+from gpumodeler.core.kernel.sass.warp_access import (  # noqa: F401  (re-exported)
+    UNKNOWN_COEFFICIENT, aligned as _aligned, coefficients as _coefficients, lane_offsets,
+    offsets as _offsets)
 SECTOR = 32  # bytes (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory")
 _SPACES = ("global", "local", "shared")
 
@@ -62,52 +64,6 @@ def needs_shape(block_size, warp_size: int = WARP) -> bool:
     return block_dims(block_size)[0] % int(warp_size) != 0
 
 
-def _coefficients(poly: Poly, block: tuple) -> tuple | None:
-    """(tid.x, tid.y, tid.z, laneid coefficients in bytes, numeric constant, ((field,
-    coefficient), …) for the bit fields of the thread index, ``tid.x%8``/``tid.x/8``:
-    core.kernel.sass.bitfields) of ``poly`` with ``ntid.*`` the block's dimensions; None
-    when a lane-varying term is not ``coefficient · symbol`` of one such symbol."""
-    dims = {"ntid.x": block[0], "ntid.y": block[1], "ntid.z": block[2],
-            NTID_X_WARPS: block[0] / WARP_BLOCK}
-    coef = {"tid.x": 0, "tid.y": 0, "tid.z": 0, "laneid": 0}
-    fields: dict = {}
-    for mono, c in poly.terms.items():
-        varying = [s for s in mono if is_lane_varying(s)]
-        if not varying:
-            continue
-        if len(varying) > 1 or varying[0].startswith(("data@", "f@")):
-            return None
-        value = c
-        for s in mono:
-            if s != varying[0]:
-                value *= dims.get(s, UNKNOWN_COEFFICIENT)
-        if varying[0] in coef:
-            coef[varying[0]] += value
-        else:
-            fields[varying[0]] = fields.get(varying[0], 0) + value
-    return (coef["tid.x"], coef["tid.y"], coef["tid.z"], coef["laneid"], poly.terms.get((), 0),
-            tuple(sorted(fields.items())))
-
-
-def _aligned(coefs: tuple) -> tuple:
-    """``coefs`` with the numeric constant taken modulo 128 bytes (alignment is all it
-    decides, so unrolled copies of one access share the cached work)."""
-    return coefs[:4] + (coefs[4] % 128,) + coefs[5:]
-
-
-def _offsets(coefs: tuple, block: tuple, warp: int, warp_size: int) -> list:
-    cx, cy, cz, cl, base, fields = coefs
-    dx, dy, dz = block
-    out = []
-    for t in range(warp * warp_size, min(dx * dy * dz, (warp + 1) * warp_size)):
-        x, y, z, lane = t % dx, (t // dx) % dy, t // (dx * dy), t % warp_size
-        off = base + cx * x + cy * y + cz * z + cl * lane
-        for name, c in fields:
-            off += c * thread_value(name, x, y, z, lane)
-        out.append(off)
-    return out
-
-
 def has_narrow_field(graph) -> bool:
     """Whether a memory access's address holds a bit field of ``tid.x`` narrower than a
     warp (``tid.x%8``, ``tid.x/8``): its lines depend on the lanes at every block shape."""
@@ -124,14 +80,6 @@ def has_narrow_field(graph) -> bool:
 def _narrow(symbol: str) -> bool:
     f = field(symbol)
     return f is not None and f[0] in ("tid.x", "laneid") and f[2] % WARP != 0
-
-
-def lane_offsets(poly: Poly, block: tuple, warp: int, warp_size: int = WARP) -> list | None:
-    """The byte offsets (relative to the warp-uniform part of ``poly``, plus its numeric
-    constant for alignment) of the lanes of warp ``warp`` of a block ``block``; None when
-    the address has a lane-varying term other than ``coefficient · tid.*``/``laneid``."""
-    coefs = _coefficients(poly, block)
-    return None if coefs is None else _offsets(coefs, block, warp, warp_size)
 
 
 @lru_cache(maxsize=4096)

@@ -379,20 +379,20 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     f_wave = min(1.0, l2_bytes / ws_wave) if ws_wave > 0 else 1.0
     l1 = _l1_fit(rows, compute_capability, l1_bytes_per_sm, shared_bytes_per_block, resident)
     loads, changes = [], {}
-    for nid, ins, s, s_w, _, _, r, near, cached, _, t, outside, h in rows:  # (_LoadRow)
-        s_w = max(1.0, min(s_w, s))
+    for row in rows:
+        s, near = row.sharing, row.near
+        s_w = max(1.0, min(row.wave_sharing, s))
         d = (1.0 / s_w) * (1.0 - (1.0 - s_w / s) * f_wave) + (1.0 - 1.0 / s_w) * (1.0 - f_trip)
-        cg = l1.fit if cached and l1.bytes is not None else 0.0
+        cg = l1.fit if row.cached and l1.bytes is not None else 0.0
         kept = cg + (1.0 - cg) * f_trip  # F: the share of the near repeats a cache keeps
-        if outside:  # the other blocks' rows: from the L2 as far as it holds a trip's reads
-            hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept - outside * f_trip) * d))
-        else:
-            hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept) * d))
+        # the other blocks' rows (``outside``) come from the L2 as far as it holds a trip's reads
+        hit = min(1.0, max(0.0, 1.0 - (1.0 - near * kept - row.outside * f_trip) * d))
         l1_hit = min(hit, cg * near)
-        loads.append(LoadReuse(nid, s, s_w, h, hit, r, cached, l1_hit,
-                               parse_address(ins.address) is not None, t))
-        if hit != ins.hit_ratio or l1_hit != ins.l1_hit_ratio:
-            changes[nid] = (hit, l1_hit)
+        loads.append(LoadReuse(row.id, s, s_w, row.imported_hit, hit, row.block_reuse,
+                               row.cached, l1_hit, parse_address(row.ins.address) is not None,
+                               row.trip_reuse))
+        if hit != row.ins.hit_ratio or l1_hit != row.ins.l1_hit_ratio:
+            changes[row.id] = (hit, l1_hit)
     report = ReuseReport(float(l2_bytes), wave, ws_trip, ws_wave, f_trip, f_wave, tuple(loads),
                          l1, tuple(unbounded))
     return _with_hits(graph, changes), report

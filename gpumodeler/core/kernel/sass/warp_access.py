@@ -1,4 +1,6 @@
-"""What one warp-wide memory request costs: the 32-byte sectors and 128-byte lines its lanes
+"""A warp's lanes and what one warp-wide memory request costs: the byte offsets of the lanes
+of a block's warp for an address polynomial (threads numbered x fastest: NVIDIA CUDA C++
+Programming Guide, "Thread Hierarchy"), the 32-byte sectors and 128-byte lines they
 touch (NVIDIA CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory") and the
 shared-memory wavefronts, the cycles of the 32 banks it takes ("Shared Memory"), worked out
 by enumerating the lanes' addresses. The address analysis
@@ -10,11 +12,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 import math
 
+from gpumodeler.core.kernel.sass.bitfields import (NTID_X_WARPS, WARP_BLOCK, is_lane_varying,
+                                                   thread_value)
+
 WARP = 32
 SECTOR_BYTES = 32
 LINE_BYTES = 128
 BANKS = 32
 BANK_BYTES = 4
+#: the value a thread-index coefficient's unknown symbol (a kernel parameter, an opaque
+#: value) takes where lanes are enumerated: large, and a multiple of the 128-byte line (so
+#: rows share no sector, as any row of 32 floats or more)
+UNKNOWN_COEFFICIENT = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -111,3 +120,62 @@ def lanes_access(addresses, width_bytes: int) -> WarpAccess:
     return WarpAccess(sectors=len(sectors), lines=len(lines), bytes=len(sectors) * SECTOR_BYTES,
                       bank_conflict_degree=shared_wavefronts(addresses, width),
                       broadcast=len(set(addresses)) <= 1)
+
+
+# -- the lanes of a block's warp --------------------------------------------------------
+
+def coefficients(poly, block: tuple) -> tuple | None:
+    """(tid.x, tid.y, tid.z, laneid coefficients in bytes, numeric constant, ((field,
+    coefficient), …) for the bit fields of the thread index, ``tid.x%8``/``tid.x/8``:
+    core.kernel.sass.bitfields) of ``poly`` with ``ntid.*`` the block's dimensions; None
+    when a lane-varying term is not ``coefficient · symbol`` of one such symbol."""
+    dims = {"ntid.x": block[0], "ntid.y": block[1], "ntid.z": block[2],
+            NTID_X_WARPS: block[0] / WARP_BLOCK}
+    coef = {"tid.x": 0, "tid.y": 0, "tid.z": 0, "laneid": 0}
+    fields: dict = {}
+    for mono, c in poly.terms.items():
+        varying = [s for s in mono if is_lane_varying(s)]
+        if not varying:
+            continue
+        if len(varying) > 1 or varying[0].startswith(("data@", "f@")):
+            return None
+        value = c
+        for s in mono:
+            if s != varying[0]:
+                value *= dims.get(s, UNKNOWN_COEFFICIENT)
+        if varying[0] in coef:
+            coef[varying[0]] += value
+        else:
+            fields[varying[0]] = fields.get(varying[0], 0) + value
+    return (coef["tid.x"], coef["tid.y"], coef["tid.z"], coef["laneid"], poly.terms.get((), 0),
+            tuple(sorted(fields.items())))
+
+
+def aligned(coefs: tuple) -> tuple:
+    """``coefs`` with the numeric constant taken modulo 128 bytes (alignment is all it
+    decides, so unrolled copies of one access share the cached work)."""
+    return coefs[:4] + (coefs[4] % 128,) + coefs[5:]
+
+
+def offsets(coefs: tuple, block: tuple, warp: int, warp_size: int) -> list:
+    """The byte offsets of the lanes of warp ``warp`` of a block ``block`` (threads numbered
+    x fastest, then y, then z; a warp is ``warp_size`` consecutive threads) for the
+    :func:`coefficients` ``coefs``."""
+    cx, cy, cz, cl, base, fields = coefs
+    dx, dy, dz = block
+    out = []
+    for t in range(warp * warp_size, min(dx * dy * dz, (warp + 1) * warp_size)):
+        x, y, z, lane = t % dx, (t // dx) % dy, t // (dx * dy), t % warp_size
+        off = base + cx * x + cy * y + cz * z + cl * lane
+        for name, c in fields:
+            off += c * thread_value(name, x, y, z, lane)
+        out.append(off)
+    return out
+
+
+def lane_offsets(poly, block: tuple, warp: int, warp_size: int = WARP) -> list | None:
+    """The byte offsets (relative to the warp-uniform part of ``poly``, plus its numeric
+    constant for alignment) of the lanes of warp ``warp`` of a block ``block``; None when
+    the address has a lane-varying term other than ``coefficient · symbol`` of a thread symbol or a bit field of one."""
+    coefs = coefficients(poly, block)
+    return None if coefs is None else offsets(coefs, block, warp, warp_size)
