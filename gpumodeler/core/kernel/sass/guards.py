@@ -119,7 +119,10 @@ def _constant_test(k: int, ins_list, defs_of) -> tuple | None:
     axis = None if source is None else ins_list[source].operands[-1].strip().upper()
     if cmp is None or axis not in _TID_MAX:
         return None
-    outcomes = {_COMPARE[cmp](t, c) for t in range(_TID_MAX[axis] + 1)}
+    top = _TID_MAX[axis]
+    # the ends of 0..top decide an order compare; the number itself, where it lies in
+    # between, an equality
+    outcomes = {_COMPARE[cmp](t, c) for t in (0, top, min(max(c, 0), top))}
     return outcomes == {True}, outcomes == {False}
 
 

@@ -38,6 +38,7 @@ from functools import lru_cache
 import math
 import re
 
+from gpumodeler.core.kernel.item_table import columns
 from gpumodeler.core.kernel.sass.addresses import (  # noqa: F401  (parse_address re-exported)
     SECTOR_BYTES, WARP, analyse_address, instruction_attributes, lanes_access, parse_address)
 from gpumodeler.core.kernel.sass.bitfields import field
@@ -67,8 +68,8 @@ def needs_shape(block_size, warp_size: int = WARP) -> bool:
 def has_narrow_field(graph) -> bool:
     """Whether a memory access's address holds a bit field of ``tid.x`` narrower than a
     warp (``tid.x%8``, ``tid.x/8``): its lines depend on the lanes at every block shape."""
-    for ins in graph.instructions.values():
-        addr = ins.address
+    (addresses,) = columns(graph.instructions, ("address",))  # (a stored graph makes no item)
+    for addr in addresses:
         if addr and ("tid.x%" in addr or "tid.x/" in addr or "laneid%" in addr
                      or "laneid/" in addr):
             poly = parse_address(addr)
