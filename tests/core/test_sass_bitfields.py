@@ -159,10 +159,12 @@ def test_a_launch_counts_the_lines_of_a_narrow_field_at_any_block_shape():
     sectors in 4 lines (rows), which a 1-D block's lanes along x would put in one."""
     g, _ = import_kernel_with_report(A6000, "sgemm_register_tiles")
     assert has_narrow_field(g)
-    shaped, _ = shaped_graph(g, 256)
+    shaped, notes = shaped_graph(g, 256)
     a_loads = [i for i in shaped.instructions.values()
                if i.opcode.startswith("LDG") and "tid.x%8" in i.address]
     assert a_loads and all(i.lines_per_request == 4 for i in a_loads)
+    assert all(any(i.id in n and "4 -> 4 sectors per request, 4 lines" in n for n in notes)
+               for i in a_loads)
     assert all(access_cost(i)["sectors_per_request"] == 4 for i in a_loads)
     plain, _ = import_kernel_with_report(A6000, "sgemm_rows_by_lane")
     assert not has_narrow_field(plain) and shaped_graph(plain, 256)[0] is plain

@@ -201,8 +201,10 @@ def shaped_graph(graph, block_size, warp_size: int = WARP):
         else:
             before = _sectors(ins)
             after = _sectors(shaped.instructions[nid])
+            lines = (f", {new['lines_per_request']:g} lines" if "lines_per_request" in new
+                     else "")
             notes.append(f"{nid} ({ins.opcode}): block {shape}: {before:g} -> {after:g} "
-                         f"sectors per request")
+                         f"sectors per request{lines}")
     return shaped, notes
 
 
