@@ -54,7 +54,8 @@ def _run(args) -> int:
     from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
 
     graph = common.load_graph(args.kernel)
-    values = dict(graph.variables, **dict(args.set))
+    given = dict(args.set)
+    values = dict(graph.variables, **given)
     notes: list = []
     has_device = args.device or any(getattr(args, f) is not None for f in (
         "sms", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"))
@@ -68,14 +69,17 @@ def _run(args) -> int:
     latency_graph = graph
     if args.grid_size is not None and gpu is not None:
         from gpumodeler.core.kernel.sass.launch_memory import graph_for_launch
-        seen = graph_for_launch(graph, values, block_size=args.block_size,
+        seen = graph_for_launch(graph, given, block_size=args.block_size,
                                 warp_size=args.warp_size or gpu.warp_size, gpu=gpu,
                                 grid_size=args.grid_size, occupancy=args.occupancy,
                                 shared_bytes_per_block=args.shared_mem)
         graph, latency_graph, notes = seen.graph, seen.latency_graph, list(seen.notes)
         values = dict(values, **seen.values)
     elif args.block_size is not None:
+        from gpumodeler.core.kernel.graph_items import launch_guard_values
         from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
+        values.update(launch_guard_values(graph, given, block_dims(args.block_size),
+                                          args.warp_size or 32))
         graph, notes = shaped_graph(graph, args.block_size, args.warp_size or 32)
         latency_graph = graph
     table_key, origin = common.choose_table(args.table, gpu, graph)

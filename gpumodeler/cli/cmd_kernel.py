@@ -7,6 +7,7 @@ printed. The rules are in docs/sass-import.md.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 import json
 import sqlite3
 import sys
@@ -42,7 +43,10 @@ def register(sub) -> None:
                           "table for the listing's architecture, e.g. Hopper for sm_90, if "
                           "there is one)")
     imp.add_argument("--set", type=common.set_arg, action="append", default=[],
-                     metavar="NAME=VALUE", help="default of a loop variable, e.g. --set loop1=128")
+                     metavar="NAME=VALUE",
+                     help="default of a loop or guard variable, e.g. --set loop1=128; a guard "
+                          "on the thread index set here keeps the value at every launch "
+                          "instead of the share its block gives")
     imp.add_argument("--end-node", action="store_true",
                      help="add an END node reached from each EXIT by the block replacement "
                           "edge (needs the table's block replacement latency)")
@@ -69,6 +73,10 @@ def run_import(args) -> int:
             raise CLIError(f"--set {name}: the imported graph has no variable {name!r}; "
                            f"its variables: {valid}")
         graph.variables[name] = value
+    fixed = {name for name, _ in args.set}
+    for g in list(graph.guards.values()):
+        if g.test and g.fraction.text.strip() in fixed:  # the user's value at every launch
+            graph.guards[g.id] = replace(g, test="")
     scheduled = "" if args.table_only else fill_from_schedule(graph)
     _lay_out(graph)
     text = json.dumps(to_dict(graph), indent=1) + "\n"

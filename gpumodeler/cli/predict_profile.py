@@ -10,7 +10,6 @@ kernel terms, so the prediction there reproduces the measured time.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field, replace
 
 from . import common, model_flags
@@ -237,7 +236,7 @@ def _graph_counts(args, pk, profiled_gpu, target) -> dict:
     from gpumodeler.core.models.gajger import kernel_inputs_from_graph
     graph = common.load_graph(args.graph)
     values = dict(args.set)
-    values.update(launch_guard_values(graph.variables, values, math.prod(pk.block),
+    values.update(launch_guard_values(graph, values, pk.block,
                                       target.warp_size or 32))
     out = {}
     for side, gpu, pinned in (("on_profiled", profiled_gpu, None),

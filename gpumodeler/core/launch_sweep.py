@@ -283,11 +283,11 @@ MAX_LAUNCH_VIEWS = 4096
 
 def _memory_may_change(graph) -> bool:
     """Whether a launch can change what ``graph`` counts (:func:`graph_for_launch`): a
-    memory access with an address the import followed, a load with a hit ratio, or the
-    once-per-block guards' variable. A hand-drawn graph has none: one view serves all."""
+    memory access with an address the import followed, a load with a hit ratio, the
+    once-per-block guards' variable or a guard's thread test. A hand-drawn graph has none: one view serves all."""
     from gpumodeler.core.kernel.graph_items import WARPS_PER_BLOCK
     from gpumodeler.core.kernel.sass.launch_shape import parse_address
-    if WARPS_PER_BLOCK in graph.variables:
+    if WARPS_PER_BLOCK in graph.variables or any(g.test for g in graph.guards.values()):
         return True
     return any(ins.unit == "ldst" and (ins.hit_ratio > 0 or parse_address(ins.address) is not None)
                for ins in graph.instructions.values())

@@ -381,3 +381,43 @@ def test_guard_variable_set_at_import_and_in_graph(capsys, tmp_path, value, requ
     assert one > 0 and imported == pytest.approx(requests * one)
     code, text, err = run(capsys, "graph", out, "--json", "--set", "guard1=1")
     assert code == 0 and json.loads(text)["per_warp"]["gmem_bytes"] == pytest.approx(2 * one)
+
+
+def test_a_thread_test_guard_follows_the_block_unless_set(capsys, tmp_path):
+    """The halo loads of a 1-D stencil (``if (threadIdx.x < 3)``): `graph --block-size`
+    gives their variable the share of the block's warps that hold a halo thread; --set in
+    `graph` overrides it for one run, --set at import for good."""
+    listing = SASS / "thread_guards.sm_86.sass"
+    out = tmp_path / "h.json"
+    code, _, err = run(capsys, "kernel", "import", listing, "--function", "halo_stencil",
+                       "-o", out)
+    assert code == 0, err
+    assert json.loads(out.read_text())["guards"][0]["test"] == "tid.x < 3"
+    shares = {}
+    for block in ("256", "64", "16x16"):
+        code, text, err = run(capsys, "graph", out, "--block-size", block, "--json")
+        assert code == 0, err
+        shares[block] = json.loads(text)["variables"]["guard1"]
+    assert shares == {"256": 0.125, "64": 0.5, "16x16": 1.0}
+    code, text, err = run(capsys, "graph", out, "--block-size", "16x16", "--set", "guard1=0.25",
+                          "--json")
+    assert code == 0 and json.loads(text)["variables"]["guard1"] == 0.25
+    fixed = tmp_path / "f.json"
+    code, _, err = run(capsys, "kernel", "import", listing, "--function", "halo_stencil",
+                       "-o", fixed, "--set", "guard1=0.25")
+    assert code == 0, err
+    assert all("test" not in g for g in json.loads(fixed.read_text())["guards"])
+    code, text, err = run(capsys, "graph", fixed, "--block-size", "16x16", "--json")
+    assert code == 0 and json.loads(text)["variables"]["guard1"] == 0.25
+
+
+def test_a_kernel_file_with_a_bad_thread_test_is_refused_in_one_line(capsys, tmp_path):
+    listing = SASS / "thread_guards.sm_86.sass"
+    out = tmp_path / "h.json"
+    assert run(capsys, "kernel", "import", listing, "--function", "halo_stencil", "-o", out)[0] == 0
+    data = json.loads(out.read_text())
+    data["guards"][0]["test"] = "ctaid.x < 3"
+    out.write_text(json.dumps(data))
+    code, text, err = run(capsys, "graph", out, "--json")
+    assert code == 2 and text == ""
+    assert err.count("\n") == 1 and "test must be a thread test" in err and "Traceback" not in err

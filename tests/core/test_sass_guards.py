@@ -35,21 +35,44 @@ def _store_under(test):
 
 @pytest.mark.parametrize("warps", [1, 4, 32])
 def test_a_store_under_thread_index_zero_counts_once_per_block(warps):
-    """if (threadIdx.x == 0) out[0] = v: the store runs in one warp of the block."""
+    """if (threadIdx.x == 0) out[0] = v: in a 1-D block the store runs in one warp of the
+    block, the launch's block setting the guard's variable from the thread test."""
+    from gpumodeler.core.kernel.graph_items import launch_guard_values
     g = _store_under("ISETP.NE.AND P0, PT, R0, RZ, PT")
     (guard,) = g.guards.values()
-    assert guard.kind == "region" and guard.fraction.text.replace(" ", "") == "1/warps_per_block"
-    assert g.variables["warps_per_block"] == DEFAULT_WARPS_PER_BLOCK
-    c = count(g).evaluate(dict(g.variables, warps_per_block=warps))
+    assert guard.kind == "region" and guard.fraction.text == "guard1"
+    assert guard.test == "tid.x == 0"
+    assert g.variables["guard1"] == pytest.approx(1 / DEFAULT_WARPS_PER_BLOCK)
+    vals = launch_guard_values(g, {}, (32 * warps,), 32)
+    assert vals == {"guard1": pytest.approx(1 / warps)}
+    c = count(g).evaluate(dict(g.variables, **vals))
     one = _one_request_bytes()
     assert one > 0 and c["gmem_bytes"] == pytest.approx(one / warps)  # one store of a warp
     assert c["instructions"] == pytest.approx(5 + 2 / warps)  # the STG and the last EXIT
 
 
+@pytest.mark.parametrize("block,share", [((16, 16, 1), 1.0), ((32, 8, 1), 1.0),
+                                         ((64, 4, 1), 0.5), ((256, 1, 1), 0.125),
+                                         ((8, 8, 4), 1.0)])
+def test_thread_index_zero_runs_in_every_warp_that_holds_a_row_start(block, share):
+    """In a 16x16 block every warp holds two threads with threadIdx.x == 0 (rows of 16):
+    the store runs in all eight warps, not one; in 64x4 blocks in every other warp."""
+    from gpumodeler.core.kernel.graph_items import launch_guard_values
+    g = _store_under("ISETP.NE.AND P0, PT, R0, RZ, PT")
+    assert launch_guard_values(g, {}, block, 32) == {"guard1": pytest.approx(share)}
+    assert launch_guard_values(g, {"guard1": 0.3}, block, 32) == {}  # the user's value stands
+
+
 def test_the_other_side_of_the_thread_index_test_runs_in_every_warp():
+    """Where tid.x == 0 exits, the rest runs in every warp of a block that has other
+    threads along x, and in none of a (1, 32) block, whose threads all have tid.x == 0."""
+    from gpumodeler.core.kernel.graph_items import launch_guard_values
     g = _store_under("ISETP.EQ.AND P0, PT, R0, RZ, PT")  # exits where tid == 0
-    assert g.guards == {}
+    (guard,) = g.guards.values()
+    assert guard.test == "tid.x != 0" and g.variables["guard1"] == 1
     assert count(g).evaluate(g.variables)["gmem_bytes"] == _one_request_bytes()
+    assert launch_guard_values(g, {}, (16, 16), 32) == {"guard1": 1.0}
+    assert launch_guard_values(g, {}, (1, 32), 32) == {"guard1": 0.0}
 
 
 def test_a_bounds_check_runs_for_every_thread_of_a_full_block():
@@ -89,27 +112,41 @@ def test_code_after_an_exit_on_a_parameter_and_a_skipping_branch():
 
 
 def test_reduce_atomic_counts_once_per_block_and_round_trips():
+    from gpumodeler.core.kernel.graph_items import launch_guard_values
     g, _ = import_kernel_with_report(SASS / "reduce.sm_90.sass")
-    once = [x for x in g.guards.values() if "warps_per_block" in x.fraction.text]
-    assert len(once) == 1
-    red = [m for m in once[0].members if g.instructions[m].opcode.startswith("RED")]
+    tests = sorted((x.test, x.fraction.text) for x in g.guards.values() if x.test)
+    assert tests == [("tid.x <= 31", "guard2"), ("tid.x == 0", "guard3")]
+    (once,) = [x for x in g.guards.values() if x.test == "tid.x == 0"]
+    red = [m for m in once.members if g.instructions[m].opcode.startswith("RED")]
     assert red
     back = from_dict(to_dict(g))
-    assert back == g and back.guards == g.guards
-    c8 = count(g).evaluate(dict(g.variables, warps_per_block=8))["gmem_bytes"]
-    c1 = count(g).evaluate(dict(g.variables, warps_per_block=1))["gmem_bytes"]
+    assert back == g and back.guards == g.guards and back.guards[once.id].test == "tid.x == 0"
+    c8 = count(g).evaluate(dict(g.variables, **launch_guard_values(g, {}, 256, 32)))["gmem_bytes"]
+    c1 = count(g).evaluate(dict(g.variables, **launch_guard_values(g, {}, 32, 32)))["gmem_bytes"]
     assert c1 > c8
 
 
 def test_a_launchs_block_sets_warps_per_block_unless_given():
     """One rule for predict and project launches: ceil(threads / warp size), only where the
-    graph has the variable and the user did not set it."""
+    graph has the variable and the user did not set it. (A zero test of a value of the
+    thread index the address analysis does not follow, a population count, keeps the
+    once-per-block rule.)"""
+    from gpumodeler.core.kernel.graph import KernelGraph
     from gpumodeler.core.kernel.graph_items import launch_guard_values
-    g = _store_under("ISETP.NE.AND P0, PT, R0, RZ, PT")
-    assert launch_guard_values(g.variables, {}, 256, 32) == {"warps_per_block": 8}
-    assert launch_guard_values(g.variables, {}, 100, 32) == {"warps_per_block": 4}
-    assert launch_guard_values(g.variables, {"warps_per_block": 2}, 256, 32) == {}
-    assert launch_guard_values({"a": 1}, {}, 256, 32) == {}
+    g = _store_under_value("POPC R0, R0", "ISETP.NE.AND P0, PT, R0, RZ, PT")
+    (guard,) = g.guards.values()
+    assert guard.fraction.text.replace(" ", "") == "1/warps_per_block" and not guard.test
+    assert launch_guard_values(g, {}, 256, 32) == {"warps_per_block": 8}
+    assert launch_guard_values(g, {}, 100, 32) == {"warps_per_block": 4}
+    assert launch_guard_values(g, {"warps_per_block": 2}, 256, 32) == {}
+    assert launch_guard_values(KernelGraph(name="k"), {}, 256, 32) == {}
+
+
+def _store_under_value(compute, test):
+    """A store ``test`` decides (P0), on a value ``compute`` makes of the thread index R0."""
+    return _graph(["S2R R0, SR_TID.X", compute, "LDC.64 R2, c[0x0][0x210]",
+                   "LDC R5, c[0x0][0x218]", test, "@P0 EXIT", "STG.E desc[UR4][R2.64], R5",
+                   "EXIT"])
 
 
 @pytest.mark.parametrize("test,runs", [
@@ -136,7 +173,8 @@ def test_the_thread_index_against_a_number(test, runs):
         assert bound < float(analyze(unguarded, TABLE).evaluate({}))
     elif runs == "always":
         assert g.guards == {} and c["gmem_bytes"] == _one_request_bytes()
-    else:
+    else:  # the block's shape decides: a thread test, 1/8 of a 256-thread block's warps
         (guard,) = g.guards.values()
-        assert guard.fraction.text == "guard1" and g.variables["guard1"] == DEFAULT_FRACTION
+        assert guard.fraction.text == "guard1" and guard.test == "tid.x < 32"
+        assert g.variables["guard1"] == pytest.approx(1 / 8)
     assert from_dict(to_dict(g)) == g

@@ -200,13 +200,40 @@ GUARD_KINDS = ("region", "predicate")
 WARPS_PER_BLOCK = "warps_per_block"
 
 
-def launch_guard_values(graph_variables, given, block_threads: int, warp_size: int) -> dict:
-    """``{"warps_per_block": ceil(block_threads / warp_size)}`` when the graph has that
-    variable and ``given`` (the user's values) does not set it, else {}: the one rule by
-    which a launch's block size reaches its kernel's once-per-block guards."""
-    if WARPS_PER_BLOCK not in graph_variables or WARPS_PER_BLOCK in given:
-        return {}
-    return {WARPS_PER_BLOCK: -(-int(block_threads) // int(warp_size))}
+def block_set_variables(graph) -> set:
+    """The variables of ``graph`` each launch sets from its block unless the user does:
+    ``warps_per_block`` and the variables of the guards with a thread test."""
+    out = {WARPS_PER_BLOCK} & set(graph.variables)
+    out |= {g.fraction.text.strip() for g in graph.guards.values()
+            if g.test and g.fraction.text.strip() in graph.variables}
+    return out
+
+
+def launch_guard_values(graph, given, block, warp_size: int) -> dict:
+    """The values a launch's ``block`` (a thread count or 1-3 dimensions) gives its kernel's
+    guards, for the variables ``given`` (the user's values) does not set: the one rule by
+    which a launch's block reaches them.
+
+    * ``warps_per_block``, ``ceil(threads / warp_size)``, where the graph has that variable
+      (the once-per-block guards);
+    * the variable of each guard with a thread test (``tid.x < 3``): the share of the
+      block's warps with a thread that passes it
+      (:func:`gpumodeler.core.kernel.sass.thread_tests.warp_share`)."""
+    dims = tuple(int(d) for d in block) if isinstance(block, (tuple, list)) else (int(block),)
+    dims = (dims + (1, 1))[:3]
+    warp = int(warp_size) if warp_size else 32
+    out: dict[str, float] = {}
+    if WARPS_PER_BLOCK in graph.variables and WARPS_PER_BLOCK not in given:
+        out[WARPS_PER_BLOCK] = -(-math.prod(dims) // warp)
+    tested = [g for g in graph.guards.values() if g.test]
+    if tested:
+        from gpumodeler.core.kernel.sass.thread_tests import warp_share
+        names = block_set_variables(graph)
+        for g in tested:
+            name = g.fraction.text.strip()
+            if name in names and name not in given and name not in out:
+                out[name] = warp_share(g.test, dims, warp)
+    return out
 
 
 @dataclass(frozen=True)
@@ -219,9 +246,13 @@ class Guard:
     fraction: Expression
     kind: str = "region"
     name: str = ""
+    #: a thread test (``tid.x < 3``: :mod:`gpumodeler.core.kernel.sass.thread_tests`) whose
+    #: share of a launch's warps sets ``fraction``, a variable, unless the user sets it; "" none
+    test: str = ""
 
     @classmethod
-    def make(cls, id: str, members, fraction, kind: str = "region", name: str = "") -> "Guard":
+    def make(cls, id: str, members, fraction, kind: str = "region", name: str = "",
+             test: str = "") -> "Guard":
         if not members or not isinstance(members, (list, tuple, set, frozenset)) or not all(
                 isinstance(m, str) for m in members):
             raise GraphError(f"guard {id}: members must be a non-empty list of instruction ids, "
@@ -229,5 +260,17 @@ class Guard:
         if kind not in GUARD_KINDS:
             raise GraphError(f"guard {id}: kind must be one of {', '.join(GUARD_KINDS)}, got "
                              f"{shown(kind)}", item=id)
-        return cls(id=id, members=frozenset(members), fraction=parse(fraction), kind=kind,
-                   name=str(name))
+        test = str(test or "").strip()
+        parsed = parse(fraction)
+        if test:
+            from gpumodeler.core.kernel.sass.thread_tests import parse_test
+            if parse_test(test) is None:
+                raise GraphError(f"guard {id}: test must be a thread test such as 'tid.x < 3' "
+                                 f"(a value of the thread index with no negative "
+                                 f"coefficient, one of < <= > >= == != and a whole number "
+                                 f"below 2^31), got {shown(test)}", item=id)
+            if not parsed.text.strip().isidentifier():
+                raise GraphError(f"guard {id}: a guard with a test takes its fraction from "
+                                 f"one variable, got fraction {shown(parsed.text)}", item=id)
+        return cls(id=id, members=frozenset(members), fraction=parsed, kind=kind,
+                   name=str(name), test=test)

@@ -180,6 +180,7 @@ def graph_extras(graph) -> dict:
     if graph.guards:
         order = graph.order()
         out["guards"] = [{"id": g.id, "name": g.name, "kind": g.kind, "fraction": g.fraction.text,
+                          **({"test": g.test} if g.test else {}),
                           "members": sorted(g.members, key=order.__getitem__)}
                          for g in graph.guards.values()]
     return out
@@ -196,15 +197,20 @@ def read_graph_extras(graph, data) -> None:
 
 
 def _read_guards(items: list, graph) -> None:
-    """The optional ``guards`` (absent in older files): id, name, kind, fraction, members."""
+    """The optional ``guards`` (absent in older files): id, name, kind, fraction, members and
+    an optional thread ``test`` (``tid.x < 3``) that sets the fraction's variable per launch."""
     for item in items:
-        check_keys(item, {"id", "name", "kind", "fraction", "members"}, "guard")
+        check_keys(item, {"id", "name", "kind", "fraction", "members", "test"}, "guard")
         gid = item.get("id")
         if not isinstance(gid, str) or not gid or gid in graph.guards:
             raise FormatError(f"guard id must be a new non-empty text, got {shown(gid)}")
         members = item.get("members")
+        test = item.get("test", "")
+        if not isinstance(test, str):
+            raise FormatError(f"guard {gid}: test must be text such as 'tid.x < 3', got "
+                              f"{shown(test)}")
         guard = Guard.make(gid, members, str(item.get("fraction", "1")),
-                           item.get("kind", "region"), item.get("name", ""))
+                           item.get("kind", "region"), item.get("name", ""), test)
         unknown = sorted(m for m in guard.members if m not in graph.instructions)
         if unknown:
             raise GraphError(f"guard {gid}: no instruction {unknown[0]!r} in this graph", item=gid)

@@ -277,10 +277,14 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                 label = QLabel(f"{name} =")
                 field = QLineEdit()
                 field.setMaximumWidth(80)
-                guarded = [x.name for x in (g.guards.values() if g else ()) if x.fraction.text == name]
+                guards = [x for x in (g.guards.values() if g else ()) if x.fraction.text == name]
+                tests = sorted({x.test for x in guards if x.test})
                 field.setToolTip(f"default value of {name} for this kernel (launches may override it)"
-                                 + (f"; the fraction of the time {len(guarded)} guarded piece(s) of "
-                                    f"code run (0..1, 1 = always)" if guarded else ""))
+                                 + (f"; the fraction of the time {len(guards)} guarded piece(s) of "
+                                    f"code run (0..1, 1 = always)" if guards else "")
+                                 + (f"; each launch sets it from its block: the share of the "
+                                    f"block's warps with a thread where {' or '.join(tests)} "
+                                    f"(this value: a 256-thread block)" if tests else ""))
                 field.editingFinished.connect(lambda n=name: self._on_variable_edited(n))
                 self.variables_box.addWidget(label)
                 self.variables_box.addWidget(field)

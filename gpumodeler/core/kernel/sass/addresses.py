@@ -538,17 +538,22 @@ def lane_offsets_1d(poly: Poly) -> tuple:
 
 
 def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=None,
-            snapshots: dict | None = None, ranges=()) -> dict:
+            snapshots: dict | None = None, ranges=(), probes: dict | None = None,
+            probed: dict | None = None) -> dict:
     """``{index: Address}`` for every memory instruction of ``ins_list`` (``infos`` the
     opcode classifications, ``n_destinations(ins, unit)`` the count of destination
     operands; ``access``, when given, each instruction's ``(written, read)`` registers
     (operands.reg_access), which spares parsing the instructions it does not follow).
     With ``snapshots`` (a dict) and the loops' ``ranges``, the register values at each
-    loop's back edge go into ``snapshots[loop]``, for :func:`trip_steps`."""
+    loop's back edge go into ``snapshots[loop]``, for :func:`trip_steps`. With ``probes``
+    (``{index: operand text}``) and ``probed`` (a dict), the value of each such source
+    operand as the instruction at that index reads it goes into ``probed[index]`` (a
+    polynomial, None when not understood): the thread tests of the guards
+    (:mod:`gpumodeler.core.kernel.sass.thread_tests`)."""
     out: dict = {}
     latches = {r.latch: k for k, r in enumerate(ranges)} if snapshots is not None else None
     _walk(_Values(arch_number), range(len(ins_list)), ins_list, infos, n_destinations, access,
-          out, latches, snapshots)
+          out, latches, snapshots, probes=probes or None, probed=probed)
     return out
 
 
@@ -592,15 +597,22 @@ def trip_steps(ins_list, infos, n_destinations, access, ranges, innermost, addre
 
 def _walk(vals: _Values, indices, ins_list, infos, n_destinations, access, out: dict,
           latches: dict | None = None, snapshots: dict | None = None,
-          only: set | None = None) -> None:
+          only: set | None = None, probes: dict | None = None,
+          probed: dict | None = None) -> None:
     """Follow the registers through the instructions at ``indices`` (program order), putting
     the address of each memory instruction in ``out``; at an index of ``latches`` (index ->
     loop), a copy of the values as they stand goes to ``snapshots[loop]``. With ``only``,
-    just those instructions' addresses, as polynomials (None: not followed), not classified."""
+    just those instructions' addresses, as polynomials (None: not followed), not classified.
+    With ``probes``, the values the instructions at those indices read (:func:`analyse`)."""
     varying_of = vals.varying.get
     tag = vals.tag
     for i in indices:
         ins, info = ins_list[i], infos[i]
+        if probes is not None and i in probes and probed is not None:
+            try:
+                probed[i] = vals.operand(probes[i], ins.address)
+            except (ValueError, IndexError, OverflowError):
+                probed[i] = None
         unit = info.unit if info is not None else None
         if unit != "ldst" and access is not None and ins.mnemonic not in _FOLLOWED:
             written, read = access[i]

@@ -97,6 +97,9 @@ class ImportReport:
     # and last id of the code between the loops, how often the copies run, the loop's id,
     # its iterations with them)
     peeled: list = field(default_factory=list)
+    # the value each ISETP compares (its first source), by address, where the address
+    # analysis followed it: polynomials the guards' thread tests read (guards.py)
+    compared: dict = field(default_factory=dict)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -184,8 +187,14 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         block_no[a:z + 1] = [b] * (z - a + 1)
     n_dest = lambda ins, unit: n_destinations(ins.mnemonic, unit, ins.operands)  # noqa: E731
     snapshots: dict = {}
+    # the value each integer compare tests, as the address analysis follows it: the guards'
+    # thread tests (guards.py, thread_tests.py)
+    probes = {i: ins.operands[2] for i, ins in enumerate(ins_list)
+              if ins.mnemonic == "ISETP" and len(ins.operands) >= 4}
+    probed: dict = {}
     addressed = addresses.analyse(ins_list, infos, arch_number(func.arch), n_dest, access,
-                                  snapshots, ranges)
+                                  snapshots, ranges, probes=probes, probed=probed)
+    report.compared = {ins_list[i].address: v for i, v in probed.items() if v is not None}
     # how far each global load's address moves from one trip of its innermost loop to the
     # next (the reuse across trips is worked out per launch: core.kernel.sass.reuse)
     innermost = [min(m, key=lambda k: ranges[k].latch - ranges[k].header) if m else None

@@ -9,21 +9,27 @@ a loop's iteration count does: Gajger §4.4.3 counts each instruction as often a
 The fraction is derived where the predicate is worked out from the thread or block index
 alone, else it is a variable:
 
-* **the thread index against zero** (``tid.x == 0``, an ``ISETP.EQ``/``.NE`` of a register
-  taken from ``SR_TID`` against ``RZ`` or ``0x0``): the side where the index is zero runs in
-  one warp of the block, ``1/warps_per_block`` (the variable ``warps_per_block``, default
-  :data:`DEFAULT_WARPS_PER_BLOCK`; ``predict`` sets it from ``--block-size`` when it is not
-  ``--set``); the other side runs in every warp (no guard).
-* **the thread index against a number** (``ISETP`` of a register ``S2R SR_TID.*`` wrote
-  against an immediate): where no index a block can have (``tid.x``, ``.y`` below 1024,
-  ``.z`` below 64) reaches one side, that side never runs (fraction 0: a debug branch on
-  ``threadIdx.x > 1243``) and the other always does (no guard); otherwise (``tid.x < 32``,
-  which depends on the block's shape) a variable, as below.
+* **the thread index against a number no index reaches** (``ISETP`` of a register
+  ``S2R SR_TID.*`` wrote against an immediate, where no index a block can have: ``tid.x``,
+  ``.y`` below 1024, ``.z`` below 64, reaches one side): that side never runs (fraction 0:
+  a debug branch on ``threadIdx.x > 1243``), the other always does (no guard);
+* **a thread test** (:mod:`.thread_tests`): an ``ISETP`` of a value of the thread index
+  alone (as the address analysis follows the compared register: ``tid.x``, ``tid.x%32``,
+  ``tid.x/32``, ``tid.x + 16·tid.y``) against a number: ``threadIdx.x < 3``, ``lane == 0``,
+  ``threadIdx.x == 0``. A variable ``guardN`` with the test, which each launch sets to the
+  share of its block's warps with a thread that passes it
+  (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`); its default, the share
+  in a block of :data:`DEFAULT_WARPS_PER_BLOCK` warps;
+* **the thread index against zero** through a value the analysis does not follow (an
+  ``ISETP.EQ``/``.NE`` against ``RZ`` of a register of thread-index origin only): the zero
+  side runs in one warp of the block, ``1/warps_per_block`` (the variable
+  ``warps_per_block``, default :data:`DEFAULT_WARPS_PER_BLOCK`; ``predict`` sets it from
+  ``--block-size`` when it is not ``--set``); the other side runs in every warp (no guard).
 * **a bounds check**: the thread or block index against anything else (``i < n``): every
   thread of a full block runs it, fraction 1 (no guard). The last, partial block is not
   modelled (the choice: blocks are full).
-* **anything else** (a kernel parameter, loaded data, the thread index against a number it
-  may reach): a variable ``guard1``, ``guard2``, … with default :data:`DEFAULT_FRACTION` = 1
+* **anything else** (a kernel parameter, loaded data, the thread index against another
+  register): a variable ``guard1``, ``guard2``, … with default :data:`DEFAULT_FRACTION` = 1
   (the choice: guarded code counts as always run, the counts of an import without guards,
   an upper bound), set with ``--set guard1=0.25`` like a loop count. Guards whose predicates
   are computed alike (the same comparison of values of the same origins: e.g. every unrolled
@@ -31,6 +37,10 @@ alone, else it is a variable:
 
 A forward branch that leaves the loop it is in (a trip-count check of an unrolled loop, a
 ``break``) gets no guard: the loop's iteration count says how often the body runs.
+
+On Maxwell and Pascal an ``if`` is ``SSY`` (where the threads meet again) and ``@P0 SYNC``
+(the threads that skip the body go there): a conditional ``SYNC`` is a forward jump to the
+innermost open ``SSY``'s address; an unconditional one closes it.
 
 A predicated instruction is still issued by its warp (a ``predicate`` guard scales the data
 it moves only); the code a branch or an EXIT skips is not issued (a ``region`` guard scales
@@ -48,6 +58,7 @@ from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction
 from gpumodeler.core.kernel.sass.operands import reg_access
+from gpumodeler.core.kernel.sass.thread_tests import NEGATED, SETP_OPS, thread_test, warp_share
 
 #: Default of a guard variable: guarded code counts as always run.
 DEFAULT_FRACTION = 1
@@ -126,10 +137,33 @@ def _constant_test(k: int, ins_list, defs_of) -> tuple | None:
     return outcomes == {True}, outcomes == {False}
 
 
-def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
-    """``(kind, members, fraction or None, signature)`` of each guard of ``func``;
-    ``ids``: address -> graph instruction id (instructions not in the graph are left out).
-    ``fraction`` None: a variable, shared by guards of equal ``signature``."""
+def _setter_test(setter, compared: dict, runs_when_pred: bool) -> str | None:
+    """The thread test (:mod:`.thread_tests`) of the side that runs of a compare ``setter``
+    of a value of the thread index against a number; None for any other instruction."""
+    ops = [o.strip() for o in setter.operands]
+    if setter.mnemonic != "ISETP" or len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT")):
+        return None
+    cmp = next((SETP_OPS[m] for m in setter.modifiers if m in SETP_OPS), None)
+    value = compared.get(setter.address)
+    if cmp is None or value is None:
+        return None
+    if ops[3] in ("RZ", "0"):
+        number = 0
+    else:
+        try:
+            number = int(ops[3], 0)
+        except ValueError:
+            return None
+    return thread_test(value, cmp if runs_when_pred else NEGATED[cmp], number)
+
+
+def find_guards(func: SassFunction, ids: dict, compared: dict | None = None) -> list[tuple]:
+    """``(kind, members, fraction or None, signature, test)`` of each guard of ``func``;
+    ``ids``: address -> graph instruction id (instructions not in the graph are left out);
+    ``compared``: the value each ISETP compares, by address (the import's address analysis;
+    without it no thread tests). ``fraction`` None: a variable, shared by guards of equal
+    ``signature``; ``test`` the thread test that sets it per launch ("" none)."""
+    compared = compared or {}
     ins_list = list(func.instructions)
     infos = [classify(i.opcode) for i in ins_list]
     units = [i.unit if i is not None else None for i in infos]
@@ -151,40 +185,54 @@ def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
     for r in cfg.find_loops(ins_list, {a: j for j, a in enumerate(addresses)}):
         # outermost first: inner loops overwrite
         latch_of[r.header:r.latch + 1] = [r.latch] * (r.latch + 1 - r.header)
+    meet: list = []  # sm_5x/6x: the SSY reconvergence addresses open at each instruction
     for k, ins in enumerate(ins_list):
+        if ins.mnemonic == "SSY" and ins.target is not None:
+            meet.append(ins.target)
+        elif ins.mnemonic == "SYNC" and ins.guard is None and meet:
+            meet.pop()
         if ins.guard is None or ins.guard in ("@PT", "@!PT"):
             continue
         negated = ins.guard.startswith("@!")
         setter = setter_of[k]
         origins = (_origins(setter, ins_list, defs_of, units, memo) if setter is not None
                    else frozenset({"other"}))
+        # where a conditional jump goes: a branch's target, a Maxwell/Pascal conditional
+        # SYNC's reconvergence address (the innermost open SSY's: its threads wait there)
+        target = (ins.target if ins.mnemonic in BRANCHES else
+                  meet[-1] if ins.mnemonic == "SYNC" and meet else None)
         if ins.mnemonic == "EXIT":
             members, kind, runs_when_true = list(range(k + 1, n)), "region", False
-        elif ins.mnemonic in BRANCHES:
-            if ins.target is None or ins.target <= ins.address:
+        elif ins.mnemonic in BRANCHES or (ins.mnemonic == "SYNC" and target is not None):
+            if target is None or target <= ins.address:
                 continue  # a loop's back edge: the loop count covers it
-            if latch_of[k] is not None and ins.target > addresses[latch_of[k]]:
+            if latch_of[k] is not None and target > addresses[latch_of[k]]:
                 continue  # leaves its loop (a trip-count check, a break): the loop count covers it
-            members = list(range(k + 1, bisect_left(addresses, ins.target, k + 1)))
+            members = list(range(k + 1, bisect_left(addresses, target, k + 1)))
             kind, runs_when_true = "region", False
         else:
             members, kind, runs_when_true = [k], "predicate", True
         # the guarded code runs where the guard predicate (P0, or !P0) has this value
         runs_when_pred = runs_when_true != negated
         fraction = None
-        signature = None
-        if origins <= {"tid"} and origins and setter is not None and _zero_test(ins_list[setter]):
-            test = _zero_test(ins_list[setter])
-            zero_side = runs_when_pred == (test == "eq")
+        signature: tuple | None = None
+        fixed = (_constant_test(setter, ins_list, defs_of)
+                 if origins == {"tid"} and setter is not None else None)
+        test = (_setter_test(ins_list[setter], compared, runs_when_pred)
+                if setter is not None and "data" not in origins else None)
+        if fixed is not None and (fixed[0] or fixed[1]):
+            # the index cannot reach the other side
+            fraction = "1" if (fixed[0] == runs_when_pred) else "0"
+        elif test is not None:  # decided by each launch's block (thread_tests.py)
+            signature = ("test", test)
+        elif origins <= {"tid"} and origins and setter is not None and \
+                _zero_test(ins_list[setter]):
+            zero = _zero_test(ins_list[setter])
+            zero_side = runs_when_pred == (zero == "eq")
             fraction = ONCE_PER_BLOCK if zero_side else "1"
-        elif origins == {"tid"} and setter is not None and \
-                (fixed := _constant_test(setter, ins_list, defs_of)) is not None:
-            always_true, always_false = fixed
-            if always_true or always_false:  # the index cannot reach the other side
-                fraction = "1" if (always_true == runs_when_pred) else "0"
-            else:  # the thread index against a number it may reach: a variable
-                s_ins = ins_list[setter]
-                signature = (s_ins.opcode, s_ins.operands[3:4], runs_when_pred, kind)
+        elif fixed is not None and setter is not None:  # against a number it may reach
+            s_ins = ins_list[setter]
+            signature = (s_ins.opcode, s_ins.operands[3:4], runs_when_pred, kind)
         elif origins & {"tid", "ctaid"} and "data" not in origins and "other" not in origins:
             fraction = "1"  # a bounds check: every thread of a full block
         else:
@@ -197,23 +245,32 @@ def find_guards(func: SassFunction, ids: dict) -> list[tuple]:
             [addresses[j] for j in members]
         member_ids = [ids[a] for a in at if a in ids]
         if member_ids:
-            guards.append((kind, member_ids, fraction, signature))
+            guards.append((kind, member_ids, fraction, signature,
+                           test if signature is not None and signature[0] == "test" else ""))
     return guards
 
 
-def add_guards(graph: KernelGraph, func: SassFunction) -> list[str]:
+def add_guards(graph: KernelGraph, func: SassFunction, compared: dict | None = None) -> list[str]:
     """Add the guards of ``func`` to its imported ``graph`` (ids ``guard1``…, variables
-    ``guard1``… with :data:`DEFAULT_FRACTION`, ``warps_per_block`` where needed); returns the
-    guard variables' names."""
+    ``guard1``… with :data:`DEFAULT_FRACTION`, or a thread test's share of the warps of a
+    block of :data:`DEFAULT_WARPS_PER_BLOCK` warps; ``warps_per_block`` where needed);
+    ``compared`` as :func:`find_guards` takes it. Returns the guard variables' names."""
     ids = {int(nid[1:], 16): nid for nid in graph.instructions if nid.startswith("i")}
     variables: dict = {}
-    for k, (kind, members, fraction, signature) in enumerate(find_guards(func, ids), 1):
+    for k, (kind, members, fraction, signature, test) in enumerate(
+            find_guards(func, ids, compared), 1):
         if fraction is None:
             if signature not in variables:
                 variables[signature] = f"guard{len(variables) + 1}"
             fraction = variables[signature]
-            graph.variables.setdefault(fraction, DEFAULT_FRACTION)
-            name = f"runs a fraction {fraction} of the time"
+            if test:
+                graph.variables.setdefault(fraction, warp_share(
+                    test, (DEFAULT_WARPS_PER_BLOCK * 32, 1, 1)))
+                name = (f"runs where {test}: {fraction}, the share of a block's warps with "
+                        f"such a thread, set by each launch's block")
+            else:
+                graph.variables.setdefault(fraction, DEFAULT_FRACTION)
+                name = f"runs a fraction {fraction} of the time"
         elif fraction == "0":
             name = "never runs: the thread index cannot take the guard's side"
         else:
@@ -222,5 +279,5 @@ def add_guards(graph: KernelGraph, func: SassFunction) -> list[str]:
         gid = f"g{k}"
         while gid in graph.loops or gid in graph.instructions:
             gid += "_"
-        graph.guards[gid] = Guard.make(gid, members, fraction, kind, name)
+        graph.guards[gid] = Guard.make(gid, members, fraction, kind, name, test)
     return list(variables.values())

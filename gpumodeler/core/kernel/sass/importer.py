@@ -183,7 +183,7 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     # what the listing says the compiler allocated: the occupancy's inputs by default
     graph.registers_per_thread = func.registers if func.registers else None
     graph.static_shared_bytes = kernel_shared_bytes(func.shared_bytes, func.arch)
-    add_guards(graph, func)  # how often guarded code runs (guards.py)
+    add_guards(graph, func, report.compared)  # how often guarded code runs (guards.py)
     _count_peeled_copies(graph, report)
     return graph, report
 
@@ -202,7 +202,7 @@ def _count_peeled_copies(graph: KernelGraph, report: ImportReport) -> None:
             continue  # not the one check seen on nvcc 12-13's listings: left as guarded
         (g,) = inside
         old = set(g.fraction.variables)
-        graph.guards[g.id] = replace(g, fraction=parse_expression(runs),
+        graph.guards[g.id] = replace(g, fraction=parse_expression(runs), test="",
                                      name="copies of the loop's body peeled before its remainder "
                                           f"loop {loop_id}: run {runs} times")
         graph.update_loop(loop_id, iterations=trips)

@@ -4,7 +4,8 @@ A graph imported from SASS carries its memory accesses as import-time values (a 
 of warp-wide rows, each load's neighbour reuse within a warp). Three things only a launch
 decides change them, applied here in this order:
 
-1. the once-per-block guards' ``warps_per_block``
+1. the guards the block decides: the once-per-block guards' ``warps_per_block`` and the
+   thread tests' shares of the block's warps
    (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`);
 2. the block's shape: a block narrower than a warp puts several rows in one warp
    (:func:`gpumodeler.core.kernel.sass.launch_shape.shaped_graph`, after the CUDA C++
@@ -67,7 +68,7 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
     vals = dict(values or {})
     threads = math.prod(block_dims(block_size))
     warp = int(warp_size) if warp_size else 32
-    vals.update(launch_guard_values(graph.variables, vals, threads, warp))
+    vals.update(launch_guard_values(graph, vals, block_dims(block_size), warp))
     graph, shape_notes = shaped_graph(graph, block_size, warp)
     shaped = graph
     notes = list(shape_notes)

@@ -76,6 +76,10 @@ _HEX_TARGET = re.compile(r"^(0x[0-9a-fA-F]+)$")
 #: do not transfer control; CALL/CAL go to a subroutine and come back.
 BRANCHES = {"BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU"}
 CALLS = {"CALL", "CAL"}
+#: sm_5x/sm_6x: ``SSY`` pushes the address where a divergent region's threads meet again (a
+#: ``SYNC`` goes there), ``PBK`` where a loop's ``BRK`` goes; their operand is kept as the
+#: instruction's ``target`` (they do not transfer control themselves)
+RECONVERGENCE = {"SSY", "PBK"}
 TERMINATORS = {"EXIT", "RET", "BRA", "JMP", "BRX", "JMX", "BRXU", "JMXU", "KILL", "BPT"}
 #: sm_5x/sm_6x: a bundle is one control word and three 64-bit instructions (Gray, maxas).
 BUNDLE_BYTES = 32
@@ -225,7 +229,7 @@ def _parse_text(text: str) -> tuple:
     operands = _split_operands(parts[1]) if len(parts) > 1 else ()
     target: int | str | None = None  # a label's name until the function is read
     mnem = opcode.split(".")[0]
-    if (mnem in BRANCHES or mnem in CALLS) and operands:
+    if (mnem in BRANCHES or mnem in CALLS or mnem in RECONVERGENCE) and operands:
         last = operands[-1]
         lm = _LABEL_REF.search(last)
         if lm:

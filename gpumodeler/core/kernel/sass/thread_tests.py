@@ -1,0 +1,136 @@
+"""Guards on the thread index alone, decided by each launch's block shape.
+
+``if (threadIdx.x < RADIUS)`` (a stencil's halo loads), ``if (lane == 0)`` with
+``lane = threadIdx.x % 32`` (a warp's partial sum), ``if (threadIdx.x == 0)`` in a 16×16
+block: how many of a block's warps run the guarded code depends on the block's shape, which
+is a launch value. The import (:mod:`gpumodeler.core.kernel.sass.guards`) writes such a
+guard's condition as a **thread test**, ``value op number``: ``value`` the compared register
+as the address analysis follows it (:mod:`gpumodeler.core.kernel.sass.addresses`: a
+polynomial in ``tid.x/y/z``, ``laneid``, their bit fields ``tid.x%32``, ``tid.x/32``
+(:mod:`~gpumodeler.core.kernel.sass.bitfields`) and the block dimensions ``ntid.x/y/z``),
+``op`` one of ``< <= > >= == !=`` on the side that runs, ``number`` the compare's
+immediate. :func:`warp_share` evaluates it for a block: the share of the block's warps in
+which at least one thread passes. A warp runs the code a branch guards when any of its
+threads takes it (NVIDIA CUDA C++ Programming Guide, "SIMT Architecture": a divergent warp
+executes each path taken, with the threads not on it disabled), so the share is how often a
+warp runs it, the Guard's fraction (:mod:`~gpumodeler.core.kernel.warp_counts`).
+
+Threads are numbered as the Programming Guide numbers them ("Thread Hierarchy": thread
+``(x, y, z)`` of a ``(Dx, Dy, Dz)`` block is ``x + y·Dx + z·Dx·Dy``; warp ``w`` holds
+threads ``32w`` to ``32w + 31``, "SIMT Architecture"). The choice: a test is written only
+where it is exact in both of the compare's readings, signed and unsigned: every coefficient
+of ``value`` non-negative (its values are then non-negative and, for the thread index, below
+2^31) and the number in ``0 … 2^31 − 1``; any other compare of the thread index stays a
+variable (docs/sass-import.md, "Guards").
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+import math
+import operator
+import re
+
+import numpy as np
+
+from gpumodeler.core.kernel.sass.addresses import Poly, parse_address
+from gpumodeler.core.kernel.sass.bitfields import NTID_X_WARPS, THREAD_MAX, field
+
+#: ISETP's comparison modifiers as the operators of a test, and each one's negation (the
+#: side a guard runs on when it runs where the predicate is false)
+SETP_OPS = {"LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "EQ": "==", "NE": "!="}
+NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+            "==": operator.eq, "!=": operator.ne}
+_DIMS = {"ntid.x": 0, "ntid.y": 1, "ntid.z": 2}
+_TEST = re.compile(r"^(.+?) (<=|>=|==|!=|<|>) (\d+)$")
+_LIMIT = 2 ** 31
+
+
+def _thread_symbol(symbol: str) -> bool:
+    return symbol in THREAD_MAX or field(symbol) is not None
+
+
+def is_thread_value(poly: Poly | None) -> bool:
+    """Whether ``poly`` is a value a launch's block decides for every thread: its symbols
+    thread indices, their fields or block dimensions, at least one of them a thread's, and
+    every coefficient non-negative."""
+    if poly is None or not poly.terms:
+        return False
+    thread = False
+    for mono, coef in poly.terms.items():
+        if coef < 0:
+            return False
+        for s in mono:
+            if _thread_symbol(s):
+                thread = True
+            elif s not in _DIMS and s != NTID_X_WARPS:
+                return False
+    return thread
+
+
+def thread_test(poly: Poly, op: str, number: int) -> str | None:
+    """The thread test ``poly op number`` (``op`` the side that runs), or None where it
+    would not be exact (see the module's choice)."""
+    if op not in _COMPARE or not (0 <= number < _LIMIT) or not is_thread_value(poly):
+        return None
+    return f"{poly.text()} {op} {number}"
+
+
+@lru_cache(maxsize=1024)
+def parse_test(text: str) -> tuple | None:
+    """``(poly, op, number)`` of a thread test's text; None when it is not one."""
+    m = _TEST.match((text or "").strip())
+    if m is None:
+        return None
+    poly = parse_address(m.group(1))
+    if not is_thread_value(poly):
+        return None
+    return poly, m.group(2), int(m.group(3))
+
+
+def _symbol_values(symbol: str, xyz: tuple, lane, block: tuple):
+    if symbol in _DIMS:
+        return block[_DIMS[symbol]]
+    if symbol == NTID_X_WARPS:
+        return block[0] // 32
+    base = {"tid.x": xyz[0], "tid.y": xyz[1], "tid.z": xyz[2], "laneid": lane}
+    if symbol in base:
+        return base[symbol]
+    parts = field(symbol)
+    assert parts is not None  # is_thread_value checked it
+    name, op, m = parts
+    return base[name] % m if op == "%" else base[name] // m
+
+
+@lru_cache(maxsize=4096)
+def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
+    """The share of the warps of a ``block`` (Dx, Dy, Dz) in which at least one thread
+    passes the thread test ``text`` (0 … 1). Raises ValueError for a text that is not a
+    thread test or a block with a dimension below 1."""
+    parsed = parse_test(text)
+    if parsed is None:
+        raise ValueError(f"not a thread test: {text!r} (a value of the thread index, an "
+                         f"operator < <= > >= == != and a whole number)")
+    poly, op, number = parsed
+    dims = tuple(int(d) for d in block)
+    if len(dims) != 3 or min(dims) < 1:
+        raise ValueError(f"a block's dimensions must be three whole numbers of at least 1, "
+                         f"got {block!r}")
+    threads = math.prod(dims)
+    t = np.arange(threads, dtype=np.int64)
+    xyz = (t % dims[0], (t // dims[0]) % dims[1], t // (dims[0] * dims[1]))
+    lane = t % warp_size
+    value = np.zeros(threads, dtype=np.int64)
+    for mono, coef in poly.terms.items():
+        term = np.full(threads, coef, dtype=np.int64)
+        for s in mono:
+            term = term * _symbol_values(s, xyz, lane, dims)
+        value += term
+    passes = _COMPARE[op](value, number)
+    warps = -(-threads // warp_size)
+    padded = np.zeros(warps * warp_size, dtype=bool)
+    padded[:threads] = passes
+    return float(padded.reshape(warps, warp_size).any(axis=1).sum()) / warps
+
+
+__all__ = ["NEGATED", "SETP_OPS", "is_thread_value", "parse_test", "thread_test", "warp_share"]

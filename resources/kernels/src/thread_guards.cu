@@ -1,0 +1,55 @@
+// Guards on the thread index alone, whose share of a block's warps only the launch's block
+// shape decides (docs/sass-import.md, "Guards"): a stencil's halo loads under
+// threadIdx.x < RADIUS, a warp's partial sum under lane == 0, the last warp's sum under
+// warp == 0, and a 2-D tile's left edge under threadIdx.x == 0.
+#define RADIUS 3
+#define BLOCK 256
+
+__global__ void halo_stencil(const float *in, float *out)
+{
+    __shared__ float tile[BLOCK + 2 * RADIUS];
+    int g = blockIdx.x * blockDim.x + threadIdx.x + RADIUS;
+    int l = threadIdx.x + RADIUS;
+    tile[l] = in[g];
+    if (threadIdx.x < RADIUS) {
+        tile[l - RADIUS] = in[g - RADIUS];
+        tile[l + BLOCK] = in[g + BLOCK];
+    }
+    __syncthreads();
+    float sum = 0.0f;
+    for (int k = -RADIUS; k <= RADIUS; ++k)
+        sum += tile[l + k];
+    out[g] = sum;
+}
+
+__global__ void warp_sums(const float *in, float *out)
+{
+    __shared__ float partial[32];
+    int lane = threadIdx.x % 32;
+    int warp = threadIdx.x / 32;
+    float v = in[blockIdx.x * blockDim.x + threadIdx.x];
+    for (int off = 16; off > 0; off >>= 1)
+        v += __shfl_down_sync(0xffffffffu, v, off);
+    if (lane == 0)
+        partial[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        v = partial[lane];
+        for (int off = 16; off > 0; off >>= 1)
+            v += __shfl_down_sync(0xffffffffu, v, off);
+        if (lane == 0)
+            out[blockIdx.x] = v;
+    }
+}
+
+__global__ void tile_left_edge(const float *in, float *out, int width)
+{
+    __shared__ float tile[16][17];
+    int x = blockIdx.x * 16 + threadIdx.x;
+    int y = blockIdx.y * 16 + threadIdx.y;
+    tile[threadIdx.y][threadIdx.x + 1] = in[y * width + x];
+    if (threadIdx.x == 0)
+        tile[threadIdx.y][0] = x > 0 ? in[y * width + x - 1] : 0.0f;
+    __syncthreads();
+    out[y * width + x] = tile[threadIdx.y][threadIdx.x] + tile[threadIdx.y][threadIdx.x + 1];
+}

@@ -1,0 +1,158 @@
+"""Guards on the thread index alone, decided by each launch's block shape
+(core.kernel.sass.thread_tests): the share of a block's warps that run them, against a
+thread-by-thread count; the thread tests the import finds in real listings, Maxwell to
+Blackwell; the kernel format and the launch's values."""
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.core.errors import GraphError
+from gpumodeler.core.kernel.graph import from_dict, to_dict
+from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard_values
+from gpumodeler.core.kernel.sass.addresses import Poly, parse_address
+from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+from gpumodeler.core.kernel.sass.thread_tests import parse_test, thread_test, warp_share
+from gpumodeler.core.kernel.warp_counts import count
+
+SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
+ARCHS = ("sm_52", "sm_60", "sm_61", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100",
+         "sm_120")
+_OPS = {"<": int.__lt__, "<=": int.__le__, ">": int.__gt__, ">=": int.__ge__,
+        "==": int.__eq__, "!=": int.__ne__}
+
+
+def _by_thread(value: str, op: str, number: int, block: tuple, warp: int = 32) -> float:
+    """The share counted thread by thread, each symbol worked out by hand (the oracle)."""
+    bx, by, bz = block
+    threads = bx * by * bz
+    hit = set()
+    for t in range(threads):
+        x, y, z = t % bx, (t // bx) % by, t // (bx * by)
+        known = {"tid.x": x, "tid.y": y, "tid.z": z, "laneid": t % warp, "tid.x%32": x % 32,
+                 "tid.x/32": x // 32, "tid.x%8": x % 8, "tid.y/2": y // 2, "ntid.x": bx,
+                 "ntid.y": by}
+        v = 0
+        for mono, coef in parse_address(value).terms.items():
+            term = coef
+            for s in mono:
+                term *= known[s]
+            v += term
+        if _OPS[op](v, number):
+            hit.add(t // warp)
+    return len(hit) / -(-threads // warp)
+
+
+VALUES = ["tid.x", "tid.x%32", "tid.x/32", "tid.y", "16·tid.y + tid.x", "ntid.x·tid.y + tid.x",
+          "laneid", "tid.x%8 + 8·tid.y/2", "tid.z"]
+BLOCKS = [(256, 1, 1), (16, 16, 1), (32, 8, 1), (8, 8, 4), (100, 1, 1), (1, 32, 1), (48, 3, 1),
+          (1024, 1, 1), (2, 2, 2)]
+
+
+@pytest.mark.parametrize("value", VALUES)
+@pytest.mark.parametrize("block", BLOCKS)
+def test_the_share_of_warps_equals_a_thread_by_thread_count(value, block):
+    for op in _OPS:
+        for number in (0, 1, 3, 15, 16, 31, 32, 100, 255):
+            text = thread_test(parse_address(value), op, number)
+            assert text is not None
+            assert warp_share(text, block) == pytest.approx(
+                _by_thread(value, op, number, block)), (text, block)
+
+
+def test_only_exact_tests_are_written():
+    """A negative coefficient or a number outside 0 … 2^31 − 1 would make the compare's
+    signed and unsigned readings differ: no test (the guard stays a variable)."""
+    tid = parse_address("tid.x")
+    assert thread_test(tid, "<", 3) == "tid.x < 3"
+    assert thread_test(parse_address("tid.x - 1"), "<", 3) is None
+    assert thread_test(tid, "<", -1) is None and thread_test(tid, "<", 2 ** 31) is None
+    assert thread_test(parse_address("ctaid.x + tid.x"), "<", 3) is None  # the block index
+    assert thread_test(parse_address("c[0x0][0x210]"), "==", 0) is None  # a parameter
+    assert thread_test(Poly.const(4), "<", 3) is None  # no thread
+    assert thread_test(tid, "=<", 3) is None
+    assert parse_test("tid.x%32 == 0") is not None and parse_test("tid.x ~ 0") is None
+    with pytest.raises(ValueError, match="not a thread test"):
+        warp_share("blockIdx.x < 3", (256, 1, 1))
+    with pytest.raises(ValueError, match="at least 1"):
+        warp_share("tid.x < 3", (0, 1, 1))
+
+
+def _tests(arch, function):
+    g, _ = import_kernel_with_report(SASS / f"thread_guards.{arch}.sass", function=function)
+    return g, {x.test: x.fraction.text for x in g.guards.values() if x.test}
+
+
+def _share(g, test, block):
+    (name,) = {x.fraction.text for x in g.guards.values() if x.test == test}
+    return launch_guard_values(g, {}, block, 32)[name]
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_stencils_halo_loads_run_in_the_warps_that_hold_the_halo_threads(arch):
+    """``if (threadIdx.x < RADIUS)`` with RADIUS = 3: one warp of a 256-thread block, every
+    warp of a 16x16 block (each row starts at tid.x = 0), one of two of a 64-thread one."""
+    g, tests = _tests(arch, "halo_stencil")
+    (test,) = tests
+    assert test in ("tid.x < 3", "tid.x <= 2")
+    assert _share(g, test, (256, 1, 1)) == 1 / 8
+    assert _share(g, test, (16, 16, 1)) == 1
+    assert _share(g, test, (64, 1, 1)) == 1 / 2
+    loads = [x for x in g.guards.values() if x.test and any(
+        g.instructions[m].opcode.startswith("LDG") for m in x.members)]
+    assert len(loads) == 2  # the two halo loads
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_warps_partial_sum_runs_in_every_warp_and_the_last_sum_in_one(arch):
+    """``lane == 0`` (lane = threadIdx.x % 32) holds in every warp; ``warp == 0`` (warp =
+    threadIdx.x / 32) in one warp of a 1-D block. (Hopper's listing folds the lane-0 store
+    into a predicated STS the import keeps unguarded: the test then covers the last sum.)"""
+    g, tests = _tests(arch, "warp_sums")
+    warp0 = [t for t in tests if t in ("tid.x/32 == 0", "tid.x <= 31")]
+    assert len(warp0) == 1
+    for block, share in (((256, 1, 1), 1 / 8), ((1024, 1, 1), 1 / 32), ((32, 1, 1), 1)):
+        assert _share(g, warp0[0], block) == share
+    if "tid.x%32 == 0" in tests:
+        for block in ((256, 1, 1), (16, 16, 1), (96, 1, 1)):
+            assert _share(g, "tid.x%32 == 0", block) == 1
+    else:
+        assert arch == "sm_90"
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_tiles_left_edge_runs_in_every_warp_of_a_16_by_16_block(arch):
+    """``if (threadIdx.x == 0)`` in a 16x16 block: every warp holds two row starts, so the
+    edge load runs in all eight warps (it ran in one before: 1/warps_per_block)."""
+    g, tests = _tests(arch, "tile_left_edge")
+    assert "tid.x == 0" in tests
+    assert _share(g, "tid.x == 0", (16, 16, 1)) == 1
+    assert _share(g, "tid.x == 0", (256, 1, 1)) == 1 / 8
+    assert _share(g, "tid.x == 0", (64, 4, 1)) == 1 / 2
+
+
+def test_the_launch_sets_the_share_unless_the_user_does_and_the_counts_follow():
+    g, tests = _tests("sm_86", "halo_stencil")
+    (name,) = tests.values()
+    assert block_set_variables(g) == {name}
+    assert g.variables[name] == 1 / 8  # a 256-thread block's, until a launch says
+    assert launch_guard_values(g, {name: 0.5}, (16, 16, 1), 32) == {}
+    c = count(g)
+    at = {b: c.evaluate(dict(g.variables, **launch_guard_values(g, {}, b, 32)))["gmem_bytes"]
+          for b in ((256, 1, 1), (64, 1, 1), (16, 16, 1))}
+    assert at[(256, 1, 1)] < at[(64, 1, 1)] < at[(16, 16, 1)]
+
+
+def test_the_kernel_format_keeps_a_test_and_refuses_a_bad_one():
+    g, _ = _tests("sm_86", "tile_left_edge")
+    data = to_dict(g)
+    (guard,) = [x for x in data["guards"] if x.get("test")]
+    assert guard["test"] == "tid.x == 0"
+    assert from_dict(data) == g
+    guard["test"] = "blockIdx.x == 0"
+    with pytest.raises(GraphError, match="test must be a thread test"):
+        from_dict(data)
+    guard["test"], guard["fraction"] = "tid.x == 0", "guard1 / 2"
+    with pytest.raises(GraphError, match="one variable"):
+        from_dict(data)
+    guard.pop("test")  # without a test: a plain guard, as in older files
+    assert not from_dict(data).guards[guard["id"]].test
