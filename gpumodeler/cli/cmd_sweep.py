@@ -5,7 +5,8 @@ Any list flag takes a comma list (``128,256,512``) or an inclusive range
 be expressions of the data size ``N`` (``--htod 4*N``) so they follow a data-size sweep.
 The product is evaluated in vectorised chunks of :data:`CHUNK_POINTS` launch points per
 device and written as it goes (:mod:`gpumodeler.cli.tables`), so memory stays flat; the
-kernel graph's bound and counts are evaluated once over the swept loop variables alone.
+kernel graph's bound and counts are evaluated once over the swept loop variables alone (and,
+where the graph has guards its block decides, once per swept block size).
 ``--format jsonl`` writes JSON Lines; ``-o -`` writes to standard output.
 
 The kernel terms apply as in ``predict`` (under-filled GPU on, ``--tail``, the launch overhead
@@ -105,6 +106,7 @@ def run(args) -> int:
     from .tables import TableWriter
 
     graph = common.load_graph(args.graph) if args.graph else None
+    shape = None
     if isinstance(args.block_size, tuple):  # one block shape (16x16): its thread count swept
         shape, args.block_size = args.block_size, [math.prod(args.block_size)]
         if graph is not None:
@@ -140,12 +142,15 @@ def run(args) -> int:
     def table_key(gpu):  # --table, else the GPU's own, else the graph's
         return common.choose_table(args.table, gpu, graph)[0]
 
+    by_block = _block_guard_values(graph, lists["block_size"], shape, set(variables),
+                                   args.warp_size or 32) if graph is not None else {}
+
     def kernel_for(gpu):
         if graph is None:
             return None
         key = table_key(gpu)
         if key not in kernels:
-            kernels[key] = _kernel_per_variables(graph, axes, key)
+            kernels[key] = _kernel_per_variables(graph, axes, key, by_block)
         return kernels[key]
 
     for _, gpu in groups:  # every error before a row is written
@@ -167,17 +172,46 @@ def run(args) -> int:
     return 0
 
 
-def _kernel_per_variables(graph, axes, table_key):
+#: the pseudo-axis of the block sizes in :func:`_kernel_per_variables`, where the graph has
+#: guard variables its block decides
+BLOCK_AXIS = "block_size"
+
+
+def _block_guard_values(graph, blocks, shape, given: set, warp_size: int) -> dict:
+    """``{variable: array over the swept block sizes}`` of the guard variables each launch's
+    block decides (``warps_per_block``, the thread tests' shares of the block's warps:
+    :func:`gpumodeler.core.kernel.graph_items.launch_guard_values`), those ``given`` (swept
+    or set with --set) left out; {} when there are none. ``shape``: the one block shape
+    given (16x16), else each thread count is a 1-D block."""
+    import numpy as np
+
+    from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard_values
+    if not (block_set_variables(graph) - given):
+        return {}
+    rows = [launch_guard_values(graph, dict.fromkeys(given, 0), shape or (int(b),), warp_size)
+            for b in np.atleast_1d(blocks)]
+    return {name: np.array([r[name] for r in rows], dtype=float) for name in rows[0]}
+
+
+def _kernel_per_variables(graph, axes, table_key, by_block: dict | None = None):
     """The graph's latency bound (with latency table ``table_key``: --table, else the
     device's, else the graph's own) and counts over the product of the swept loop variables only (not over every
     launch point): ``(names, shape, latency, counts)``, each value a number or an array over
-    that product, looked up per point."""
+    that product, looked up per point. ``by_block``: guard variables' values per swept block
+    size (:func:`_block_guard_values`), an axis of the product named :data:`BLOCK_AXIS`."""
+    import numpy as np
+
     from gpumodeler.core.kernel.latency_bound import analyze
     from gpumodeler.core.kernel.warp_counts import count
     from gpumodeler.core.models.gajger import cartesian
 
     var_axes = {k[4:]: v for k, v in axes.items() if k.startswith("var:")}
+    if by_block:
+        var_axes[BLOCK_AXIS] = np.arange(len(next(iter(by_block.values()))))
     var_values = cartesian(**var_axes)
+    if by_block:
+        at = var_values.pop(BLOCK_AXIS)
+        var_values.update({name: values[at] for name, values in by_block.items()})
     fixed = {k: v for k, v in graph.variables.items() if k not in var_values}
     bound, counts = analyze(graph, common.latency_table_for(table_key)), count(graph)
     all_vars = {**fixed, **var_values}
@@ -205,7 +239,8 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
     if kernel is not None:
         names, shape, lat_all, c_all = kernel
         if names:
-            flat = np.ravel_multi_index([index[f"var:{k}"] for k in names], shape)
+            flat = np.ravel_multi_index([index[k if k == BLOCK_AXIS else f"var:{k}"]
+                                         for k in names], shape)
             pick_var = lambda v: v[flat] if np.ndim(v) else v
         else:
             pick_var = lambda v: v

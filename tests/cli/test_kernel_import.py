@@ -421,3 +421,29 @@ def test_a_kernel_file_with_a_bad_thread_test_is_refused_in_one_line(capsys, tmp
     code, text, err = run(capsys, "graph", out, "--json")
     assert code == 2 and text == ""
     assert err.count("\n") == 1 and "test must be a thread test" in err and "Traceback" not in err
+
+
+def test_sweep_over_block_sizes_sets_the_thread_tests_share_per_block(capsys, tmp_path):
+    """The CLI sweep gives each block size the guard value its block decides: a row equals
+    the one-block sweep with that share set by hand; a --set value stands for every row."""
+    out = tmp_path / "h.json"
+    assert run(capsys, "kernel", "import", SASS / "thread_guards.sm_86.sass", "--function",
+               "halo_stencil", "-o", out)[0] == 0
+    common = ["sweep", "--device", "RTX 3080", "--graph", out, "--data-size", "1e7",
+              "--registers", "16", "--format", "csv"]
+
+    def times(*extra):
+        code, text, err = run(capsys, *common, *extra)
+        assert code == 0, err
+        rows = text.strip().splitlines()
+        col = rows[0].split(",").index("kernel_time_s")
+        return [float(r.split(",")[col]) for r in rows[1:]]
+
+    swept = times("--block-size", "32,64,256")
+    by_hand = [times("--block-size", b, "--set", f"guard1={share}")[0]
+               for b, share in (("32", 1), ("64", 0.5), ("256", 0.125))]
+    assert swept == pytest.approx(by_hand) and swept[0] > swept[1] > swept[2]
+    fixed = times("--block-size", "32,64,256", "--set", "guard1=1")
+    assert fixed == pytest.approx([times("--block-size", b, "--set", "guard1=1")[0]
+                                   for b in ("32", "64", "256")])
+    assert fixed[1:] > swept[1:]  # the halo loads in every warp: slower than the shares
