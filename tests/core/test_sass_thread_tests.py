@@ -63,7 +63,8 @@ def test_only_exact_tests_are_written():
     """A negative coefficient or a number outside 0 … 2^31 − 1 would make the compare's
     signed and unsigned readings differ: no test (the guard stays a variable)."""
     tid = parse_address("tid.x")
-    assert thread_test(tid, "<", 3) == "tid.x < 3"
+    assert thread_test(tid, "<", 3) == "tid.x < 3" == thread_test(tid, "<=", 2)
+    assert thread_test(tid, ">", 31) == "tid.x >= 32"
     assert thread_test(parse_address("tid.x - 1"), "<", 3) is None
     assert thread_test(tid, "<", -1) is None and thread_test(tid, "<", 2 ** 31) is None
     assert thread_test(parse_address("ctaid.x + tid.x"), "<", 3) is None  # the block index
@@ -93,7 +94,7 @@ def test_a_stencils_halo_loads_run_in_the_warps_that_hold_the_halo_threads(arch)
     warp of a 16x16 block (each row starts at tid.x = 0), one of two of a 64-thread one."""
     g, tests = _tests(arch, "halo_stencil")
     (test,) = tests
-    assert test in ("tid.x < 3", "tid.x <= 2")
+    assert test == "tid.x < 3"  # sm_100 and sm_120 compare tid.x <= 2: written one way
     assert _share(g, test, (256, 1, 1)) == 1 / 8
     assert _share(g, test, (16, 16, 1)) == 1
     assert _share(g, test, (64, 1, 1)) == 1 / 2
@@ -108,7 +109,7 @@ def test_a_warps_partial_sum_runs_in_every_warp_and_the_last_sum_in_one(arch):
     threadIdx.x / 32) in one warp of a 1-D block. (Hopper's listing folds the lane-0 store
     into a predicated STS the import keeps unguarded: the test then covers the last sum.)"""
     g, tests = _tests(arch, "warp_sums")
-    warp0 = [t for t in tests if t in ("tid.x/32 == 0", "tid.x <= 31")]
+    warp0 = [t for t in tests if t in ("tid.x/32 == 0", "tid.x < 32")]
     assert len(warp0) == 1
     for block, share in (((256, 1, 1), 1 / 8), ((1024, 1, 1), 1 / 32), ((32, 1, 1), 1)):
         assert _share(g, warp0[0], block) == share

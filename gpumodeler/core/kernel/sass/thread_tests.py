@@ -70,7 +70,11 @@ def is_thread_value(poly: Poly | None) -> bool:
 
 def thread_test(poly: Poly, op: str, number: int) -> str | None:
     """The thread test ``poly op number`` (``op`` the side that runs), or None where it
-    would not be exact (see the module's choice)."""
+    would not be exact (see the module's choice). Written one way for one condition:
+    ``<= n`` as ``< n + 1``, ``> n`` as ``>= n + 1`` (so ``tid.x <= 31`` and ``tid.x < 32``
+    share a variable)."""
+    if op in ("<=", ">") and 0 <= number < _LIMIT - 1:
+        op, number = ("<" if op == "<=" else ">="), number + 1
     if op not in _COMPARE or not (0 <= number < _LIMIT) or not is_thread_value(poly):
         return None
     return f"{poly.text()} {op} {number}"
