@@ -23,8 +23,8 @@ from pathlib import Path
 
 from gpumodeler.cli.cmd_kernel import fill_from_schedule, table_for_architecture
 from gpumodeler.core.kernel import opcodes, sass
-from gpumodeler.core.kernel.sass import (addresses, build, control, guards, importer, listing,
-                                         operands, schedule)
+from gpumodeler.core.kernel.sass import (addresses, bitfields, build, control, guards, importer,
+                                         listing, operands, schedule, thread_tests)
 from gpumodeler.core.kernel.sass.importer import import_from_listing
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -45,8 +45,8 @@ def _caches() -> list:
     """Every memoised function of the import's modules (found, not listed by name, so that a
     cache added later is cleared too)."""
     found = []
-    for module in (opcodes, sass, addresses, build, control, guards, importer, listing,
-                   operands, schedule):
+    for module in (opcodes, sass, addresses, bitfields, build, control, guards, importer,
+                   listing, operands, schedule, thread_tests):
         found += [f for f in vars(module).values()
                   if callable(f) and hasattr(f, "cache_clear") and getattr(f, "__module__", "")
                   == module.__name__]

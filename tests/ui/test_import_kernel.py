@@ -88,6 +88,21 @@ def test_loop_variables_appear_in_the_launch_panel(window, qtbot):
     assert panel._variable_fields["loop1"].placeholderText() == "kernel default: 1"
 
 
+def test_a_thread_test_variable_says_the_block_sets_it(window, qtbot):
+    """A halo stencil's guard on threadIdx.x < 3: the launch panel says its variable comes
+    from the launch's block, not the kernel's default."""
+    assert window.open_path(str(EXAMPLE), ask=False)
+    launch_id = next(iter(window.document.project.launches))
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, SASS / "thread_guards.sm_86.sass")
+    assert dialog.choose_function("_Z12halo_stencilPKfPf")
+    kid = dialog.import_selected()
+    assert window.document.push(UpdateItem("launches", launch_id, "use kernel", kernel=kid))
+    panel = window.launch_panel
+    panel.set_launch(launch_id)
+    assert panel._variable_fields["guard1"].placeholderText() == "from the launch's block"
+
+
 def test_several_functions_ask_for_a_choice(window, qtbot):
     dialog = window.import_kernel_dialog()
     read(qtbot, dialog, VECTOR_OPS)
