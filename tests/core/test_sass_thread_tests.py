@@ -59,6 +59,45 @@ def test_the_share_of_warps_equals_a_thread_by_thread_count(value, block):
                 _by_thread(value, op, number, block)), (text, block)
 
 
+BOUNDS = ["ntid.x - 3", "ntid.x - 1", "ntid.x", "16·ntid.x/32", "ntid.y - 1", "ntid.x + 2"]
+
+
+def _by_thread_bound(value, op, bound, unsigned, block):
+    """The oracle for a bound of the block's dimensions: the bound worked out for the block
+    (a negative one read as unsigned: 2^32 less its size), then the number's oracle."""
+    known = {"ntid.x": block[0], "ntid.y": block[1], "ntid.x/32": block[0] // 32}
+    limit = 0
+    for mono, coef in parse_address(bound).terms.items():
+        term = coef
+        for sym in mono:
+            term *= known[sym]
+        limit += term
+    if unsigned and limit < 0:
+        limit += 2 ** 32
+    return _by_thread(value, op, limit, block)
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_a_bound_of_the_block_dimensions_equals_a_thread_by_thread_count(block):
+    """``threadIdx.x >= blockDim.x - 3`` (a right halo), ``== blockDim.x - 1``: the bound
+    is the block's; where it may be negative the compare's reading decides (a block of 2
+    threads: signed, every thread is >= -1; unsigned, none is >= 2^32 - 1)."""
+    for value in ("tid.x", "tid.x%32", "16·tid.y + tid.x"):
+        for bound in BOUNDS:
+            for op in _OPS:
+                for unsigned in (False, True):
+                    text = thread_test(parse_address(value), op, parse_address(bound), unsigned)
+                    assert text is not None, (value, op, bound)
+                    assert warp_share(text, block) == pytest.approx(
+                        _by_thread_bound(value, op, bound, unsigned and "(unsigned)" in text,
+                                         block)), (text, block)
+    assert warp_share("tid.x >= ntid.x - 3 (unsigned)", (2, 1, 1)) == 0
+    assert warp_share("tid.x >= ntid.x - 3", (2, 1, 1)) == 1
+    assert thread_test(parse_address("tid.x"), "<=", parse_address("ntid.x - 1")) == \
+        "tid.x < ntid.x"
+    assert thread_test(parse_address("tid.x"), "<", parse_address("ctaid.x")) is None
+
+
 def test_only_exact_tests_are_written():
     """A negative coefficient or a number outside 0 … 2^31 − 1 would make the compare's
     signed and unsigned readings differ: no test (the guard stays a variable)."""
@@ -129,6 +168,42 @@ def test_a_tiles_left_edge_runs_in_every_warp_of_a_16_by_16_block(arch):
     assert _share(g, "tid.x == 0", (16, 16, 1)) == 1
     assert _share(g, "tid.x == 0", (256, 1, 1)) == 1 / 8
     assert _share(g, "tid.x == 0", (64, 4, 1)) == 1 / 2
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_right_halo_loaded_by_the_blocks_last_threads(arch):
+    """``if (threadIdx.x >= blockDim.x - 3)``: the last warp of a 1-D block (the compare is
+    against a register holding blockDim.x - 3, unsigned); ``threadIdx.x == blockDim.x - 1``
+    (here its other side, the store of every other thread)."""
+    g, tests = _tests(arch, "right_halo")
+    assert set(tests) == {"tid.x >= ntid.x - 3 (unsigned)", "tid.x != ntid.x - 1"}
+    halo = "tid.x >= ntid.x - 3 (unsigned)"
+    assert _share(g, halo, (256, 1, 1)) == 1 / 8 and _share(g, halo, (64, 1, 1)) == 1 / 2
+    assert _share(g, halo, (2, 1, 1)) == 0  # blockDim.x - 3 wraps: no thread passes
+    assert _share(g, "tid.x != ntid.x - 1", (256, 1, 1)) == 1
+
+
+def test_a_compare_of_a_value_carried_from_trip_to_trip_is_not_a_test():
+    """A reduction's ``if (tid < s)`` with ``s >>= 1`` each trip: the address analysis sees
+    the first trip's ``s`` (blockDim.x / 2); a share from it would hold for that trip only,
+    so the guard is no thread test (as before: a bounds check of the thread index)."""
+    for arch in ("sm_52", "sm_75", "sm_90", "sm_100"):
+        g, _ = import_kernel_with_report(SASS / f"reduce.{arch}.sass")
+        assert not any("ntid" in x.test for x in g.guards.values()), arch
+    from sass_listings import listing_of
+    from gpumodeler.core.kernel.sass.importer import import_from_listing
+    from gpumodeler.core.kernel.sass.listing import parse_listing
+    lines = ["S2R R0, SR_TID.X", "MOV R4, 0x80", "LDC.64 R2, c[0x0][0x210]",
+             "ISETP.GE.U32.AND P0, PT, R0, R4, PT", "@!P0 STG.E desc[UR4][R2.64], R4",
+             "SHF.R.U32.HI R4, RZ, 0x1, R4", "ISETP.NE.AND P1, PT, R4, RZ, PT",
+             "@P1 BRA 0x30", "EXIT"]
+    g, _ = import_from_listing(parse_listing(listing_of(lines)))
+    assert g.loops and not any(x.test for x in g.guards.values())
+    inside = lines[:2] + ["ISETP.GE.U32.AND P0, PT, R0, 0x3, PT"] + lines[2:3] + \
+        ["@!P0 STG.E desc[UR4][R2.64], R4", "SHF.R.U32.HI R4, RZ, 0x1, R4",
+         "ISETP.NE.AND P1, PT, R4, RZ, PT", "@P1 BRA 0x30", "EXIT"]
+    g, _ = import_from_listing(parse_listing(listing_of(inside)))
+    assert g.loops and {x.test for x in g.guards.values()} == {"tid.x < 3"}  # invariant
 
 
 def test_the_launch_sets_the_share_unless_the_user_does_and_the_counts_follow():

@@ -1,7 +1,8 @@
 // Guards on the thread index alone, whose share of a block's warps only the launch's block
 // shape decides (docs/sass-import.md, "Guards"): a stencil's halo loads under
 // threadIdx.x < RADIUS, a warp's partial sum under lane == 0, the last warp's sum under
-// warp == 0, and a 2-D tile's left edge under threadIdx.x == 0.
+// warp == 0, a 2-D tile's left edge under threadIdx.x == 0, and a right halo loaded by the
+// block's last threads (threadIdx.x >= blockDim.x - RADIUS, threadIdx.x == blockDim.x - 1).
 #define RADIUS 3
 #define BLOCK 256
 
@@ -52,4 +53,19 @@ __global__ void tile_left_edge(const float *in, float *out, int width)
         tile[threadIdx.y][0] = x > 0 ? in[y * width + x - 1] : 0.0f;
     __syncthreads();
     out[y * width + x] = tile[threadIdx.y][threadIdx.x] + tile[threadIdx.y][threadIdx.x + 1];
+}
+
+__global__ void right_halo(const float *in, float *out)
+{
+    extern __shared__ float row[];
+    int g = blockIdx.x * blockDim.x + threadIdx.x;
+    row[threadIdx.x] = in[g];
+    if (threadIdx.x >= blockDim.x - RADIUS)
+        row[threadIdx.x + RADIUS] = in[g + RADIUS];
+    __syncthreads();
+    float sum = row[threadIdx.x] + row[threadIdx.x + RADIUS];
+    if (threadIdx.x == blockDim.x - 1)
+        out[blockIdx.x] = sum;
+    else
+        out[gridDim.x + g] = sum;
 }

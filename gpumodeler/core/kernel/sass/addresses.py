@@ -546,9 +546,9 @@ def analyse(ins_list, infos, arch_number: int | None, n_destinations, access=Non
     (operands.reg_access), which spares parsing the instructions it does not follow).
     With ``snapshots`` (a dict) and the loops' ``ranges``, the register values at each
     loop's back edge go into ``snapshots[loop]``, for :func:`trip_steps`. With ``probes``
-    (``{index: operand text}``) and ``probed`` (a dict), the value of each such source
-    operand as the instruction at that index reads it goes into ``probed[index]`` (a
-    polynomial, None when not understood): the thread tests of the guards
+    (``{index: (operand text, ...)}``) and ``probed`` (a dict), the values of those source
+    operands as the instruction at that index reads them go into ``probed[index]`` (a tuple
+    of polynomials, None for one not understood): the thread tests of the guards
     (:mod:`gpumodeler.core.kernel.sass.thread_tests`)."""
     out: dict = {}
     latches = {r.latch: k for k, r in enumerate(ranges)} if snapshots is not None else None
@@ -609,10 +609,13 @@ def _walk(vals: _Values, indices, ins_list, infos, n_destinations, access, out: 
     for i in indices:
         ins, info = ins_list[i], infos[i]
         if probes is not None and i in probes and probed is not None:
-            try:
-                probed[i] = vals.operand(probes[i], ins.address)
-            except (ValueError, IndexError, OverflowError):
-                probed[i] = None
+            values = []
+            for text in probes[i]:
+                try:
+                    values.append(vals.operand(text, ins.address))
+                except (ValueError, IndexError, OverflowError):
+                    values.append(None)
+            probed[i] = tuple(values)
         unit = info.unit if info is not None else None
         if unit != "ldst" and access is not None and ins.mnemonic not in _FOLLOWED:
             written, read = access[i]

@@ -97,8 +97,8 @@ class ImportReport:
     # and last id of the code between the loops, how often the copies run, the loop's id,
     # its iterations with them)
     peeled: list = field(default_factory=list)
-    # the value each ISETP compares (its first source), by address, where the address
-    # analysis followed it: polynomials the guards' thread tests read (guards.py)
+    # the values each ISETP compares (its two sources), by address, where the address
+    # analysis followed either: polynomials the guards' thread tests read (guards.py)
     compared: dict = field(default_factory=dict)
 
     def summary(self) -> str:
@@ -189,12 +189,13 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     snapshots: dict = {}
     # the value each integer compare tests, as the address analysis follows it: the guards'
     # thread tests (guards.py, thread_tests.py)
-    probes = {i: ins.operands[2] for i, ins in enumerate(ins_list)
+    probes = {i: (ins.operands[2], ins.operands[3]) for i, ins in enumerate(ins_list)
               if ins.mnemonic == "ISETP" and len(ins.operands) >= 4}
     probed: dict = {}
     addressed = addresses.analyse(ins_list, infos, arch_number(func.arch), n_dest, access,
                                   snapshots, ranges, probes=probes, probed=probed)
-    report.compared = {ins_list[i].address: v for i, v in probed.items() if v is not None}
+    report.compared = {ins_list[i].address: v for i, v in probed.items()
+                       if any(p is not None for p in v)}
     # how far each global load's address moves from one trip of its innermost loop to the
     # next (the reuse across trips is worked out per launch: core.kernel.sass.reuse)
     innermost = [min(m, key=lambda k: ranges[k].latch - ranges[k].header) if m else None

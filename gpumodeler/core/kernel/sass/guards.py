@@ -58,7 +58,8 @@ from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction
 from gpumodeler.core.kernel.sass.operands import reg_access
-from gpumodeler.core.kernel.sass.thread_tests import NEGATED, SETP_OPS, thread_test, warp_share
+from gpumodeler.core.kernel.sass.thread_tests import (NEGATED, SETP_OPS, is_thread_value,
+                                                      thread_test, warp_share)
 
 #: Default of a guard variable: guarded code counts as always run.
 DEFAULT_FRACTION = 1
@@ -79,7 +80,7 @@ def _origins(k, ins_list, defs_of, units, memo, depth=0) -> frozenset:
     text = " ".join(ins.operands)
     if ins.mnemonic in ("S2R", "CS2R", "S2UR"):
         out.add("ctaid" if "CTAID" in text else "tid" if "SR_TID" in text else "other")
-    elif units[k] == "ldst" and ins.mnemonic not in ("LDC", "ULDC"):
+    elif units[k] == "ldst" and ins.mnemonic not in ("LDC", "ULDC", "LDCU"):
         out.add("data")
     else:
         if "c[0x0]" in text.replace(" ", ""):
@@ -137,24 +138,52 @@ def _constant_test(k: int, ins_list, defs_of) -> tuple | None:
     return outcomes == {True}, outcomes == {False}
 
 
+#: an order compare read the other way round: ``a < b`` is ``b > a``
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
 def _setter_test(setter, compared: dict, runs_when_pred: bool) -> str | None:
     """The thread test (:mod:`.thread_tests`) of the side that runs of a compare ``setter``
-    of a value of the thread index against a number; None for any other instruction."""
+    of a value of the thread index against a number or a value of the block's dimensions
+    (``blockDim.x - 3``), either way round; None for any other instruction."""
     ops = [o.strip() for o in setter.operands]
     if setter.mnemonic != "ISETP" or len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT")):
         return None
     cmp = next((SETP_OPS[m] for m in setter.modifiers if m in SETP_OPS), None)
-    value = compared.get(setter.address)
-    if cmp is None or value is None:
+    values = compared.get(setter.address)
+    if cmp is None or values is None:
         return None
-    if ops[3] in ("RZ", "0"):
-        number = 0
-    else:
-        try:
-            number = int(ops[3], 0)
-        except ValueError:
-            return None
-    return thread_test(value, cmp if runs_when_pred else NEGATED[cmp], number)
+    op = cmp if runs_when_pred else NEGATED[cmp]
+    unsigned = "U32" in setter.modifiers
+    a, b = values
+    if a is not None and is_thread_value(a):
+        return thread_test(a, op, b, unsigned) if b is not None else None
+    if b is not None and is_thread_value(b) and a is not None:
+        return thread_test(b, _MIRRORED[op], a, unsigned)
+    return None
+
+
+def _varies_by_trip(k: int, setter: int, reaching, writes: dict, loops, depth: int = 0) -> bool:
+    """Whether the value instruction ``k`` computes for the compare ``setter`` may differ
+    from what the address analysis saw, which follows each loop's first trip: a register it
+    reads (through the values it is computed from) is written again later in a loop around
+    the reader (carried from one trip to the next: a reduction's ``s >>= 1``), or was left
+    by a loop the compare is not in (its last trip's value). Unknown past
+    :data:`MAX_DEPTH` steps: taken as varying."""
+    if depth > MAX_DEPTH:
+        return True
+    around = [(h, t) for h, t in loops if h <= k <= t]
+    for reg, d in reaching[k]:
+        for h, t in around:
+            if any(k <= w <= t for w in writes.get(reg, ())):
+                return True
+        if d is None:
+            continue
+        if any(h <= d <= t and not (h <= setter <= t) for h, t in loops):
+            return True
+        if _varies_by_trip(d, setter, reaching, writes, loops, depth + 1):
+            return True
+    return False
 
 
 def find_guards(func: SassFunction, ids: dict, compared: dict | None = None) -> list[tuple]:
@@ -169,22 +198,27 @@ def find_guards(func: SassFunction, ids: dict, compared: dict | None = None) -> 
     units = [i.unit if i is not None else None for i in infos]
     last: dict = {}
     defs_of = []
+    reaching = []  # (register, its last write before the instruction or None) per read
+    writes: dict = {}  # register -> the indices that write it
     setter_of = []  # the last write of each instruction's guard predicate before it
     for k, ins in enumerate(ins_list):
         written, read = reg_access(ins, units[k])
         defs_of.append([last[r] for r in read if r in last])
+        reaching.append([(r, last.get(r)) for r in read])
         setter_of.append(last.get((ins.guard or "").lstrip("@!")))
         for r in written:
             last[r] = k
+            writes.setdefault(r, []).append(k)
     memo: dict = {}
     guards = []
     n = len(ins_list)
     addresses = [i.address for i in ins_list]
     # the last instruction of the innermost loop around each instruction (None: in no loop)
     latch_of: list = [None] * n
-    for r in cfg.find_loops(ins_list, {a: j for j, a in enumerate(addresses)}):
-        # outermost first: inner loops overwrite
-        latch_of[r.header:r.latch + 1] = [r.latch] * (r.latch + 1 - r.header)
+    loops = [(r.header, r.latch) for r in cfg.find_loops(ins_list,
+                                                         {a: j for j, a in enumerate(addresses)})]
+    for header, latch in loops:  # outermost first: inner loops overwrite
+        latch_of[header:latch + 1] = [latch] * (latch + 1 - header)
     meet: list = []  # sm_5x/6x: the SSY reconvergence addresses open at each instruction
     for k, ins in enumerate(ins_list):
         if ins.mnemonic == "SSY" and ins.target is not None:
@@ -220,6 +254,9 @@ def find_guards(func: SassFunction, ids: dict, compared: dict | None = None) -> 
                  if origins == {"tid"} and setter is not None else None)
         test = (_setter_test(ins_list[setter], compared, runs_when_pred)
                 if setter is not None and "data" not in origins else None)
+        if test is not None and setter is not None and \
+                _varies_by_trip(setter, setter, reaching, writes, loops):
+            test = None  # the analysis saw one trip's value: the share would be that trip's
         if fixed is not None and (fixed[0] or fixed[1]):
             # the index cannot reach the other side
             fraction = "1" if (fixed[0] == runs_when_pred) else "0"

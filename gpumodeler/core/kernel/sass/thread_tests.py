@@ -9,7 +9,8 @@ as the address analysis follows it (:mod:`gpumodeler.core.kernel.sass.addresses`
 polynomial in ``tid.x/y/z``, ``laneid``, their bit fields ``tid.x%32``, ``tid.x/32``
 (:mod:`~gpumodeler.core.kernel.sass.bitfields`) and the block dimensions ``ntid.x/y/z``),
 ``op`` one of ``< <= > >= == !=`` on the side that runs, ``number`` the compare's
-immediate. :func:`warp_share` evaluates it for a block: the share of the block's warps in
+immediate or a value of the block's dimensions alone (``threadIdx.x >= blockDim.x - 3``,
+a right halo: ``tid.x >= ntid.x - 3``). :func:`warp_share` evaluates it for a block: the share of the block's warps in
 which at least one thread passes. A warp runs the code a branch guards when any of its
 threads takes it (NVIDIA CUDA C++ Programming Guide, "SIMT Architecture": a divergent warp
 executes each path taken, with the threads not on it disabled), so the share is how often a
@@ -20,8 +21,10 @@ Threads are numbered as the Programming Guide numbers them ("Thread Hierarchy": 
 threads ``32w`` to ``32w + 31``, "SIMT Architecture"). The choice: a test is written only
 where it is exact in both of the compare's readings, signed and unsigned: every coefficient
 of ``value`` non-negative (its values are then non-negative and, for the thread index, below
-2^31) and the number in ``0 … 2^31 − 1``; any other compare of the thread index stays a
-variable (docs/sass-import.md, "Guards").
+2^31) and the number in ``0 … 2^31 − 1``; a bound of the block's dimensions that may be
+negative (``ntid.x - 3`` of a block of 2 threads) keeps the compare's reading, signed or
+`` (unsigned)`` (a negative bound then reads as 2^32 less its size). Any other compare of the
+thread index stays a variable (docs/sass-import.md, "Guards").
 """
 from __future__ import annotations
 
@@ -42,7 +45,7 @@ NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
             "==": operator.eq, "!=": operator.ne}
 _DIMS = {"ntid.x": 0, "ntid.y": 1, "ntid.z": 2}
-_TEST = re.compile(r"^(.+?) (<=|>=|==|!=|<|>) (\d+)$")
+_TEST = re.compile(r"^(.+?) (<=|>=|==|!=|<|>) (.+?)( \(unsigned\))?$")
 _LIMIT = 2 ** 31
 
 
@@ -68,28 +71,58 @@ def is_thread_value(poly: Poly | None) -> bool:
     return thread
 
 
-def thread_test(poly: Poly, op: str, number: int) -> str | None:
-    """The thread test ``poly op number`` (``op`` the side that runs), or None where it
-    would not be exact (see the module's choice). Written one way for one condition:
-    ``<= n`` as ``< n + 1``, ``> n`` as ``>= n + 1`` (so ``tid.x <= 31`` and ``tid.x < 32``
-    share a variable)."""
-    if op in ("<=", ">") and 0 <= number < _LIMIT - 1:
-        op, number = ("<" if op == "<=" else ">="), number + 1
-    if op not in _COMPARE or not (0 <= number < _LIMIT) or not is_thread_value(poly):
+def _is_block_bound(poly: Poly | None) -> bool:
+    """Whether ``poly`` is a number or a value of the block dimensions alone
+    (``ntid.x - 3``): what a launch's block decides for all of its threads alike."""
+    return poly is not None and all(s in _DIMS or s == NTID_X_WARPS
+                                    for mono in poly.terms for s in mono)
+
+
+def thread_test(poly: Poly, op: str, bound, unsigned: bool = False) -> str | None:
+    """The thread test ``poly op bound`` (``op`` the side that runs; ``bound`` a number or a
+    polynomial of the block dimensions, ``ntid.x - 3``; ``unsigned``: the compare reads its
+    operands as unsigned), or None where it would not be exact (the module's choice).
+    Written one way for one condition: ``<= b`` as ``< b + 1``, ``> b`` as ``>= b + 1`` (so
+    ``tid.x <= 31`` and ``tid.x < 32`` share a variable), except where an unsigned bound may
+    wrap (``ntid.x - 3``: −1 is 2^32 − 1, and one more is 0). A bound of the block dimensions
+    with a negative number in it may be negative at a launch, where the compare's two
+    readings differ: such a test keeps the reading, `` (unsigned)``."""
+    bound = Poly.const(bound) if isinstance(bound, int) else bound
+    if op not in _COMPARE or not is_thread_value(poly) or not _is_block_bound(bound):
         return None
-    return f"{poly.text()} {op} {number}"
+    number = bound.constant()
+    may_wrap = unsigned and any(c < 0 for c in bound.terms.values())  # 2^32 - 1 + 1 is 0
+    if op in ("<=", ">") and not may_wrap and (number is None or number < _LIMIT - 1):
+        op, bound = ("<" if op == "<=" else ">="), bound + Poly.const(1)
+        number = bound.constant()
+    if number is not None:
+        return f"{poly.text()} {op} {number}" if 0 <= number < _LIMIT else None
+    if any(c < 0 for c in bound.terms.values()) and op not in ("==", "!="):
+        return f"{poly.text()} {op} {_bound_text(bound)}{' (unsigned)' if unsigned else ''}"
+    return f"{poly.text()} {op} {_bound_text(bound)}"
+
+
+def _bound_text(bound: Poly) -> str:
+    """A bound as one reads it, its number last: ``ntid.x - 3``."""
+    number = bound.terms.get((), 0)
+    rest = Poly({m: c for m, c in bound.terms.items() if m}).text()
+    return rest if not number else f"{rest} {'-' if number < 0 else '+'} {abs(number)}"
 
 
 @lru_cache(maxsize=1024)
 def parse_test(text: str) -> tuple | None:
-    """``(poly, op, number)`` of a thread test's text; None when it is not one."""
+    """``(poly, op, bound polynomial, unsigned)`` of a thread test's text; None when it is
+    not one."""
     m = _TEST.match((text or "").strip())
     if m is None:
         return None
-    poly = parse_address(m.group(1))
-    if not is_thread_value(poly):
+    poly, bound = parse_address(m.group(1)), parse_address(m.group(3))
+    if not is_thread_value(poly) or not _is_block_bound(bound):
         return None
-    return poly, m.group(2), int(m.group(3))
+    number = bound.constant()  # type: ignore[union-attr]
+    if number is not None and not (0 <= number < _LIMIT):
+        return None
+    return poly, m.group(2), bound, bool(m.group(4))
 
 
 def _symbol_values(symbol: str, xyz: tuple, lane, block: tuple):
@@ -106,6 +139,16 @@ def _symbol_values(symbol: str, xyz: tuple, lane, block: tuple):
     return base[name] % m if op == "%" else base[name] // m
 
 
+def _value(poly: Poly, xyz: tuple, lane, dims: tuple, threads: int):
+    value = np.zeros(threads, dtype=np.int64)
+    for mono, coef in poly.terms.items():
+        term = np.full(threads, coef, dtype=np.int64)
+        for s in mono:
+            term = term * _symbol_values(s, xyz, lane, dims)
+        value += term
+    return value
+
+
 @lru_cache(maxsize=4096)
 def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
     """The share of the warps of a ``block`` (Dx, Dy, Dz) in which at least one thread
@@ -114,8 +157,9 @@ def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
     parsed = parse_test(text)
     if parsed is None:
         raise ValueError(f"not a thread test: {text!r} (a value of the thread index, an "
-                         f"operator < <= > >= == != and a whole number)")
-    poly, op, number = parsed
+                         f"operator < <= > >= == != and a whole number or a value of the "
+                         f"block's dimensions)")
+    poly, op, bound, unsigned = parsed
     dims = tuple(int(d) for d in block)
     if len(dims) != 3 or min(dims) < 1:
         raise ValueError(f"a block's dimensions must be three whole numbers of at least 1, "
@@ -124,13 +168,10 @@ def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
     t = np.arange(threads, dtype=np.int64)
     xyz = (t % dims[0], (t // dims[0]) % dims[1], t // (dims[0] * dims[1]))
     lane = t % warp_size
-    value = np.zeros(threads, dtype=np.int64)
-    for mono, coef in poly.terms.items():
-        term = np.full(threads, coef, dtype=np.int64)
-        for s in mono:
-            term = term * _symbol_values(s, xyz, lane, dims)
-        value += term
-    passes = _COMPARE[op](value, number)
+    limit = int(_value(bound, xyz, lane, dims, 1)[0])
+    if unsigned and limit < 0:  # read as unsigned: a negative bound is above every index
+        limit += 2 ** 32
+    passes = _COMPARE[op](_value(poly, xyz, lane, dims, threads), limit)
     warps = -(-threads // warp_size)
     padded = np.zeros(warps * warp_size, dtype=bool)
     padded[:threads] = passes
