@@ -45,7 +45,7 @@ _STORES = {"ST", "STG", "STS", "STL", "RED", "REDG", "UTMASTG", "UBLKRED", "UTMA
            "LDGSTS", "UBLKCP", "UTMALDG", "STSM", "UTMAPF", "CCTL", "NOP", "SUST", "SURED"}
 _EXTENDED = {"LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "REDG", "LDGSTS"}
 _FP64 = {"DADD", "DFMA", "DMUL", "DMNMX", "DSET", "DSETP"}
-_WIDE64 = {"MOV", "UMOV", "IADD", "UIADD", "IADD3", "UIADD3", "IMNMX", "LDC", "ULDC", "SEL",
+_WIDE64 = {"MOV", "UMOV", "IADD", "UIADD", "IADD3", "UIADD3", "IMNMX", "LDC", "ULDC", "LDCU", "SEL",
            "USEL"}
 _TYPE_BITS = {"F64": 64, "S64": 64, "U64": 64, "F32": 32, "S32": 32, "U32": 32, "F16": 16,
               "BF16": 16, "S16": 16, "U16": 16, "S8": 8, "U8": 8, "TF32": 32, "E4M3": 8,
@@ -170,7 +170,7 @@ def _access(mnem, mods, operands, guard, unit):
         widths_dst = [2] * nd
     elif mnem in _WIDE64 and "64" in mods:
         widths_dst = [2] * nd
-        if mnem not in ("LDC", "ULDC"):
+        if mnem not in ("LDC", "ULDC", "LDCU"):
             widths_src = [2] * len(widths_src)
     elif mnem in ("F2F", "I2F", "F2I", "I2I", "FRND"):
         types = [t for t in mods if t in _TYPE_BITS]
