@@ -183,6 +183,48 @@ def test_a_right_halo_loaded_by_the_blocks_last_threads(arch):
     assert _share(g, "tid.x != ntid.x - 1", (256, 1, 1)) == 1
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_halo_loads_whose_thread_test_is_combined_with_a_bounds_check(arch):
+    """``if (threadIdx.x < 3 && g >= 3)``: nvcc folds the two compares into one predicate
+    (``P2 = (g < 3) OR (tid.x > 2)``, the load under ``!P2``); the bounds check is taken to
+    hold where the load runs, so its share is the thread test's, 1/8 of a 256-thread block."""
+    g, tests = _tests(arch, "halo_checked")
+    assert set(tests) == {"tid.x < 3"}
+    loads = [x for x in g.guards.values() if x.test and any(
+        g.instructions[m].opcode.startswith("LDG") for m in x.members)]
+    assert len(loads) == 2 and _share(g, "tid.x < 3", (256, 1, 1)) == 1 / 8
+
+
+def _store_after(lines):
+    from sass_listings import listing_of
+    from gpumodeler.core.kernel.sass.importer import import_from_listing
+    from gpumodeler.core.kernel.sass.listing import parse_listing
+    head = ["S2R R0, SR_TID.X", "S2R R1, SR_CTAID.X", "S2R R3, SR_TID.Y",
+            "IMAD R2, R1, c[0x0][0x0], R0", "LDC.64 R4, c[0x0][0x210]"]
+    return import_from_listing(parse_listing(listing_of(head + lines)))[0]
+
+
+@pytest.mark.parametrize("lines,test", [
+    # the running side a conjunction: the thread test's side
+    (["ISETP.GT.U32.AND P0, PT, R0, 0x2, PT", "ISETP.LT.OR P2, PT, R2, 0x3, P0",
+      "@!P2 STG.E desc[UR4][R4.64], R0", "EXIT"], "tid.x < 3"),
+    (["ISETP.LT.U32.AND P0, PT, R0, 0x3, PT", "ISETP.GE.AND P2, PT, R2, 0x3, P0",
+      "@P2 STG.E desc[UR4][R4.64], R0", "EXIT"], "tid.x < 3"),
+    (["ISETP.LT.U32.AND P0, PT, R0, 0x3, PT", "ISETP.GE.AND P2, PT, R2, 0x3, !P0",
+      "@P2 STG.E desc[UR4][R4.64], R0", "EXIT"], "tid.x >= 3"),
+    # a disjunction on the running side, two thread tests, a loaded value: no test
+    (["ISETP.GT.U32.AND P0, PT, R0, 0x2, PT", "ISETP.LT.OR P2, PT, R2, 0x3, P0",
+      "@P2 STG.E desc[UR4][R4.64], R0", "EXIT"], None),
+    (["ISETP.GT.U32.AND P0, PT, R0, 0x2, PT", "ISETP.NE.OR P2, PT, R3, RZ, P0",
+      "@!P2 STG.E desc[UR4][R4.64], R0", "EXIT"], None),
+    (["LDG.E R6, desc[UR4][R4.64]", "ISETP.GT.U32.AND P0, PT, R0, 0x2, PT",
+      "ISETP.LT.OR P2, PT, R6, 0x3, P0", "@!P2 STG.E desc[UR4][R4.64], R0", "EXIT"], None),
+])
+def test_a_thread_test_combined_with_another_predicate(lines, test):
+    g = _store_after(lines)
+    assert {x.test for x in g.guards.values() if x.test} == ({test} if test else set())
+
+
 def test_a_compare_of_a_value_carried_from_trip_to_trip_is_not_a_test():
     """A reduction's ``if (tid < s)`` with ``s >>= 1`` each trip: the address analysis sees
     the first trip's ``s`` (blockDim.x / 2); a share from it would hold for that trip only,

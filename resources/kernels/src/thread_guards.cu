@@ -2,7 +2,9 @@
 // shape decides (docs/sass-import.md, "Guards"): a stencil's halo loads under
 // threadIdx.x < RADIUS, a warp's partial sum under lane == 0, the last warp's sum under
 // warp == 0, a 2-D tile's left edge under threadIdx.x == 0, and a right halo loaded by the
-// block's last threads (threadIdx.x >= blockDim.x - RADIUS, threadIdx.x == blockDim.x - 1).
+// block's last threads (threadIdx.x >= blockDim.x - RADIUS, threadIdx.x == blockDim.x - 1),
+// and halo loads whose thread test is combined with a bounds check (threadIdx.x < RADIUS &&
+// g >= RADIUS).
 #define RADIUS 3
 #define BLOCK 256
 
@@ -68,4 +70,18 @@ __global__ void right_halo(const float *in, float *out)
         out[blockIdx.x] = sum;
     else
         out[gridDim.x + g] = sum;
+}
+
+__global__ void halo_checked(const float *in, float *out, int n)
+{
+    __shared__ float tile[BLOCK + 2 * RADIUS];
+    int g = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x + RADIUS] = g < n ? in[g] : 0.0f;
+    if (threadIdx.x < RADIUS && g >= RADIUS)
+        tile[threadIdx.x] = in[g - RADIUS];
+    if (threadIdx.x < RADIUS && g + BLOCK < n)
+        tile[threadIdx.x + BLOCK + RADIUS] = in[g + BLOCK];
+    __syncthreads();
+    if (g < n)
+        out[g] = tile[threadIdx.x] + tile[threadIdx.x + RADIUS] + tile[threadIdx.x + 2 * RADIUS];
 }

@@ -19,7 +19,9 @@ alone, else it is a variable:
   ``threadIdx.x == 0``. A variable ``guardN`` with the test, which each launch sets to the
   share of its block's warps with a thread that passes it
   (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`); its default, the share
-  in a block of :data:`DEFAULT_WARPS_PER_BLOCK` warps;
+  in a block of :data:`DEFAULT_WARPS_PER_BLOCK` warps. A thread test folded with a bounds
+  check into one predicate counts where the code runs on their conjunction
+  (:func:`_combined_test`);
 * **the thread index against zero** through a value the analysis does not follow (an
   ``ISETP.EQ``/``.NE`` against ``RZ`` of a register of thread-index origin only): the zero
   side runs in one warp of the block, ``1/warps_per_block`` (the variable
@@ -51,6 +53,7 @@ most :data:`MAX_DEPTH` steps).
 from __future__ import annotations
 
 from bisect import bisect_left
+import re
 
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.graph_items import Guard
@@ -142,12 +145,16 @@ def _constant_test(k: int, ins_list, defs_of) -> tuple | None:
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
-def _setter_test(setter, compared: dict, runs_when_pred: bool) -> str | None:
+def _setter_test(setter, compared: dict, runs_when_pred: bool,
+                 combined: bool = False) -> str | None:
     """The thread test (:mod:`.thread_tests`) of the side that runs of a compare ``setter``
     of a value of the thread index against a number or a value of the block's dimensions
-    (``blockDim.x - 3``), either way round; None for any other instruction."""
+    (``blockDim.x - 3``), either way round; None for any other instruction. ``combined``:
+    the compare's own test even where it is combined with another predicate (its side
+    taken as if that predicate held: :func:`_combined_test`)."""
     ops = [o.strip() for o in setter.operands]
-    if setter.mnemonic != "ISETP" or len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT")):
+    if setter.mnemonic != "ISETP" or len(ops) < 4 or \
+            (ops[4:] and ops[-1] not in ("PT", "!PT") and not combined):
         return None
     cmp = next((SETP_OPS[m] for m in setter.modifiers if m in SETP_OPS), None)
     values = compared.get(setter.address)
@@ -161,6 +168,37 @@ def _setter_test(setter, compared: dict, runs_when_pred: bool) -> str | None:
     if b is not None and is_thread_value(b) and a is not None:
         return thread_test(b, _MIRRORED[op], a, unsigned)
     return None
+
+
+_PREDICATE = re.compile(r"^!?P[0-6]$")
+
+
+def _combined_test(k: int, ins_list, compared: dict, runs_when_pred: bool, reaching,
+                   origins_of) -> str | None:
+    """The thread test of a compare ``ins_list[k]`` combined with another predicate where
+    the code runs on a conjunction of the two (``if (threadIdx.x < 3 && i >= 3)``: nvcc
+    writes ``P2 = (i < 3) OR (tid > 2)`` and runs the load ``@!P2``; or ``.AND`` and the
+    true side), exactly one of the two is a thread test and the other a bounds check of the
+    thread and block indices (``origins_of``: no loaded data): the thread test's side, the
+    bounds check taken to hold where the code runs, as the bounds-check rule takes it. None
+    otherwise (a disjunction on the running side, both or neither thread tests, data)."""
+    ins = ins_list[k]
+    ops = [o.strip() for o in ins.operands]
+    combiner = "AND" if "AND" in ins.modifiers else "OR" if "OR" in ins.modifiers else None
+    if ins.mnemonic != "ISETP" or len(ops) < 5 or not _PREDICATE.match(ops[-1]) or \
+            (combiner, runs_when_pred) not in (("AND", True), ("OR", False)):
+        return None
+    other = next((d for reg, d in reaching[k] if reg == ops[-1].lstrip("!")), None)
+    if other is None:
+        return None
+    # F = A and B (or A or B): where the code runs, F == runs_when_pred, each part has the
+    # value runs_when_pred (B's register that value where it is read negated: !P0)
+    outer = _setter_test(ins, compared, runs_when_pred, combined=True)
+    inner = _setter_test(ins_list[other], compared, runs_when_pred != ops[-1].startswith("!"))
+    if (outer is None) == (inner is None):
+        return None
+    neutral = origins_of(other) if outer is not None else origins_of(k)
+    return (outer or inner) if neutral <= {"tid", "ctaid", "param"} else None
 
 
 def _varies_by_trip(k: int, setter: int, reaching, writes: dict, loops, depth: int = 0) -> bool:
@@ -252,7 +290,9 @@ def find_guards(func: SassFunction, ids: dict, compared: dict | None = None) -> 
         signature: tuple | None = None
         fixed = (_constant_test(setter, ins_list, defs_of)
                  if origins == {"tid"} and setter is not None else None)
-        test = (_setter_test(ins_list[setter], compared, runs_when_pred)
+        test = (_setter_test(ins_list[setter], compared, runs_when_pred) or _combined_test(
+            setter, ins_list, compared, runs_when_pred, reaching,
+            lambda j: _origins(j, ins_list, defs_of, units, memo))
                 if setter is not None and "data" not in origins else None)
         if test is not None and setter is not None and \
                 _varies_by_trip(setter, setter, reaching, writes, loops):
