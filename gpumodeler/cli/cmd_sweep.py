@@ -157,7 +157,10 @@ def run(args) -> int:
         kernel_for(gpu)
     n_points = math.prod(len(v) for v in axes.values())
     from .sweep_models import ModelColumns
-    models = ModelColumns(args, graph, table_key)
+    blocks = np.atleast_1d(lists["block_size"])
+    models = ModelColumns(args, graph, table_key, block_values={
+        int(b): {name: float(values[j]) for name, values in by_block.items()}
+        for j, b in enumerate(blocks)})
     models.check_size(total)
     inputs = common.inputs_and_catalog((args.graph, "the kernel file"), output=args.output)
     with TableWriter(args.output, args.format, inputs=inputs) as table:

@@ -17,11 +17,13 @@ class ModelColumns:
     """The overlay of one ``sweep`` run: graph counters per latency table and the errors
     gathered over every chunk."""
 
-    def __init__(self, args, graph, table_for):
+    def __init__(self, args, graph, table_for, block_values=None):
         self.args = args
         self.names = tuple(args.model or ())
         self.graph = graph
         self.table_for = table_for  # gpu -> latency table key
+        #: block size -> the guard values that block gives (cmd_sweep._block_guard_values)
+        self.block_values = block_values or {}
         self.counters: dict = {}
         self.errors: dict = {}  # model -> [ModelError, points]
 
@@ -68,6 +70,7 @@ class ModelColumns:
             if counter is None:
                 return {}
             values = {k: float(v[i]) for k, v in variables.items()}
+            values.update(self.block_values.get(int(at(block, i)), {}))
             key = tuple(values.values())
             if key not in cache:
                 cache[key] = counter.at(values)

@@ -31,15 +31,20 @@ def _by_thread(value: str, op: str, number: int, block: tuple, warp: int = 32) -
         known = {"tid.x": x, "tid.y": y, "tid.z": z, "laneid": t % warp, "tid.x%32": x % 32,
                  "tid.x/32": x // 32, "tid.x%8": x % 8, "tid.y/2": y // 2, "ntid.x": bx,
                  "ntid.y": by}
-        v = 0
-        for mono, coef in parse_address(value).terms.items():
-            term = coef
-            for s in mono:
-                term *= known[s]
-            v += term
-        if _OPS[op](v, number):
+        if _OPS[op](_worked_out(value, known), number):
             hit.add(t // warp)
     return len(hit) / -(-threads // warp)
+
+
+def _worked_out(text: str, known: dict) -> int:
+    """The value of a polynomial's text with each symbol's value from ``known``."""
+    v = 0
+    for mono, coef in parse_address(text).terms.items():
+        term = coef
+        for s in mono:
+            term *= known[s]
+        v += term
+    return v
 
 
 VALUES = ["tid.x", "tid.x%32", "tid.x/32", "tid.y", "16·tid.y + tid.x", "ntid.x·tid.y + tid.x",
@@ -65,13 +70,8 @@ BOUNDS = ["ntid.x - 3", "ntid.x - 1", "ntid.x", "16·ntid.x/32", "ntid.y - 1", "
 def _by_thread_bound(value, op, bound, unsigned, block):
     """The oracle for a bound of the block's dimensions: the bound worked out for the block
     (a negative one read as unsigned: 2^32 less its size), then the number's oracle."""
-    known = {"ntid.x": block[0], "ntid.y": block[1], "ntid.x/32": block[0] // 32}
-    limit = 0
-    for mono, coef in parse_address(bound).terms.items():
-        term = coef
-        for sym in mono:
-            term *= known[sym]
-        limit += term
+    limit = _worked_out(bound, {"ntid.x": block[0], "ntid.y": block[1],
+                                "ntid.x/32": block[0] // 32})
     if unsigned and limit < 0:
         limit += 2 ** 32
     return _by_thread(value, op, limit, block)
