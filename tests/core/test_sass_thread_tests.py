@@ -11,7 +11,8 @@ from gpumodeler.core.kernel.graph import from_dict, to_dict
 from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard_values
 from gpumodeler.core.kernel.sass.addresses import Poly, parse_address
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
-from gpumodeler.core.kernel.sass.thread_tests import parse_test, thread_test, warp_share
+from gpumodeler.core.kernel.sass.thread_tests import (conjunction, parse_test, thread_test,
+                                                      warp_share)
 from gpumodeler.core.kernel.warp_counts import count
 
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
@@ -96,6 +97,18 @@ def test_a_bound_of_the_block_dimensions_equals_a_thread_by_thread_count(block):
     assert thread_test(parse_address("tid.x"), "<=", parse_address("ntid.x - 1")) == \
         "tid.x < ntid.x"
     assert thread_test(parse_address("tid.x"), "<", parse_address("ctaid.x")) is None
+
+
+@pytest.mark.parametrize("block", BLOCKS)
+def test_a_conjunction_passes_where_every_part_does(block):
+    """``tid.x < 12 and tid.y < 12`` (a 2-D tile's inner threads): the warps holding a
+    thread that passes both, against the thread-by-thread count of both at once."""
+    text = conjunction("tid.y < 12", "tid.x < 12", "tid.y < 12")
+    assert text == "tid.x < 12 and tid.y < 12"
+    bx, by, bz = block
+    hit = {t // 32 for t in range(bx * by * bz) if t % bx < 12 and (t // bx) % by < 12}
+    assert warp_share(text, block) == pytest.approx(len(hit) / -(-(bx * by * bz) // 32))
+    assert parse_test(text) is not None and parse_test("tid.x < 12 and ctaid.x < 3") is None
 
 
 def test_only_exact_tests_are_written():
@@ -195,6 +208,21 @@ def test_halo_loads_whose_thread_test_is_combined_with_a_bounds_check(arch):
     assert len(loads) == 2 and _share(g, "tid.x < 3", (256, 1, 1)) == 1 / 8
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_tiles_inner_threads_are_a_conjunction_of_two_thread_tests(arch):
+    """``if (ty < 12 && tx < 12 && row < h && col < w)`` in a 16x16 block: the compute
+    region runs in the 6 warps (of 8) that hold a row with ty < 12. Blackwell's nvcc folds
+    the two tests into ``max(tx, ty) < 12`` (VIMNMX), which the address analysis does not
+    follow: no test there (the region counts in every warp, as before)."""
+    g, tests = _tests(arch, "tile_inner")
+    if arch in ("sm_100", "sm_120"):
+        assert tests == {}
+        return
+    assert set(tests) == {"tid.x < 12 and tid.y < 12"}
+    assert _share(g, "tid.x < 12 and tid.y < 12", (16, 16, 1)) == 0.75
+    assert _share(g, "tid.x < 12 and tid.y < 12", (32, 8, 1)) == 1
+
+
 def _store_after(lines):
     from sass_listings import listing_of
     from gpumodeler.core.kernel.sass.importer import import_from_listing
@@ -212,11 +240,15 @@ def _store_after(lines):
       "@P2 STG.E desc[UR4][R4.64], R0", "EXIT"], "tid.x < 3"),
     (["ISETP.LT.U32.AND P0, PT, R0, 0x3, PT", "ISETP.GE.AND P2, PT, R2, 0x3, !P0",
       "@P2 STG.E desc[UR4][R4.64], R0", "EXIT"], "tid.x >= 3"),
-    # a disjunction on the running side, two thread tests, a loaded value: no test
+    # two thread tests: their conjunction; three parts, one a bounds check: the two tests
+    (["ISETP.GT.U32.AND P0, PT, R0, 0x2, PT", "ISETP.NE.OR P2, PT, R3, RZ, P0",
+      "@!P2 STG.E desc[UR4][R4.64], R0", "EXIT"], "tid.x < 3 and tid.y == 0"),
+    (["ISETP.GT.U32.AND P0, PT, R0, 0xb, PT", "ISETP.GT.U32.OR P0, PT, R3, 0xb, P0",
+      "ISETP.GE.OR P0, PT, R2, c[0x0][0x218], P0", "@!P0 STG.E desc[UR4][R4.64], R0",
+      "EXIT"], "tid.x < 12 and tid.y < 12"),
+    # a disjunction on the running side, a loaded value: no test
     (["ISETP.GT.U32.AND P0, PT, R0, 0x2, PT", "ISETP.LT.OR P2, PT, R2, 0x3, P0",
       "@P2 STG.E desc[UR4][R4.64], R0", "EXIT"], None),
-    (["ISETP.GT.U32.AND P0, PT, R0, 0x2, PT", "ISETP.NE.OR P2, PT, R3, RZ, P0",
-      "@!P2 STG.E desc[UR4][R4.64], R0", "EXIT"], None),
     (["LDG.E R6, desc[UR4][R4.64]", "ISETP.GT.U32.AND P0, PT, R0, 0x2, PT",
       "ISETP.LT.OR P2, PT, R6, 0x3, P0", "@!P2 STG.E desc[UR4][R4.64], R0", "EXIT"], None),
 ])

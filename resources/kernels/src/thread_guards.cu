@@ -3,8 +3,9 @@
 // threadIdx.x < RADIUS, a warp's partial sum under lane == 0, the last warp's sum under
 // warp == 0, a 2-D tile's left edge under threadIdx.x == 0, and a right halo loaded by the
 // block's last threads (threadIdx.x >= blockDim.x - RADIUS, threadIdx.x == blockDim.x - 1),
-// and halo loads whose thread test is combined with a bounds check (threadIdx.x < RADIUS &&
-// g >= RADIUS).
+// halo loads whose thread test is combined with a bounds check (threadIdx.x < RADIUS &&
+// g >= RADIUS), and a 2-D tile whose inner threads compute outputs (tx < 12 && ty < 12 &&
+// row < h && col < w).
 #define RADIUS 3
 #define BLOCK 256
 
@@ -84,4 +85,26 @@ __global__ void halo_checked(const float *in, float *out, int n)
     __syncthreads();
     if (g < n)
         out[g] = tile[threadIdx.x] + tile[threadIdx.x + RADIUS] + tile[threadIdx.x + 2 * RADIUS];
+}
+
+#define MASK 5
+#define TILE 16
+#define INNER (TILE - MASK + 1)
+__constant__ float mask[MASK * MASK];
+
+__global__ void tile_inner(const float *src, float *dst, int h, int w)
+{
+    __shared__ float tile[TILE][TILE];
+    int tx = threadIdx.x, ty = threadIdx.y;
+    int row = blockIdx.y * INNER + ty, col = blockIdx.x * INNER + tx;
+    int r = row - MASK / 2, c = col - MASK / 2;
+    tile[ty][tx] = (r >= 0 && r < h && c >= 0 && c < w) ? src[r * w + c] : 0.0f;
+    __syncthreads();
+    if (ty < INNER && tx < INNER && row < h && col < w) {
+        float acc = 0.0f;
+        for (int a = 0; a < MASK; a++)
+            for (int b = 0; b < MASK; b++)
+                acc += tile[ty + a][tx + b] * mask[a * MASK + b];
+        dst[row * w + col] = acc;
+    }
 }

@@ -61,8 +61,8 @@ from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction
 from gpumodeler.core.kernel.sass.operands import reg_access
-from gpumodeler.core.kernel.sass.thread_tests import (NEGATED, SETP_OPS, is_thread_value,
-                                                      thread_test, warp_share)
+from gpumodeler.core.kernel.sass.thread_tests import (NEGATED, SETP_OPS, conjunction,
+                                                      is_thread_value, thread_test, warp_share)
 
 #: Default of a guard variable: guarded code counts as always run.
 DEFAULT_FRACTION = 1
@@ -174,14 +174,18 @@ _PREDICATE = re.compile(r"^!?P[0-6]$")
 
 
 def _combined_test(k: int, ins_list, compared: dict, runs_when_pred: bool, reaching,
-                   origins_of) -> str | None:
+                   origins_of, depth: int = 0) -> str | None:
     """The thread test of a compare ``ins_list[k]`` combined with another predicate where
     the code runs on a conjunction of the two (``if (threadIdx.x < 3 && i >= 3)``: nvcc
     writes ``P2 = (i < 3) OR (tid > 2)`` and runs the load ``@!P2``; or ``.AND`` and the
     true side), exactly one of the two is a thread test and the other a bounds check of the
     thread and block indices (``origins_of``: no loaded data): the thread test's side, the
-    bounds check taken to hold where the code runs, as the bounds-check rule takes it. None
-    otherwise (a disjunction on the running side, both or neither thread tests, data)."""
+    bounds check taken to hold where the code runs, as the bounds-check rule takes it; two
+    thread tests (``tx < 12 && ty < 12``), their conjunction; the other predicate may be
+    such a combination itself. None otherwise (a disjunction on the running side, neither a
+    thread test, loaded data)."""
+    if depth > 4:
+        return None
     ins = ins_list[k]
     ops = [o.strip() for o in ins.operands]
     combiner = "AND" if "AND" in ins.modifiers else "OR" if "OR" in ins.modifiers else None
@@ -194,8 +198,12 @@ def _combined_test(k: int, ins_list, compared: dict, runs_when_pred: bool, reach
     # F = A and B (or A or B): where the code runs, F == runs_when_pred, each part has the
     # value runs_when_pred (B's register that value where it is read negated: !P0)
     outer = _setter_test(ins, compared, runs_when_pred, combined=True)
-    inner = _setter_test(ins_list[other], compared, runs_when_pred != ops[-1].startswith("!"))
-    if (outer is None) == (inner is None):
+    side = runs_when_pred != ops[-1].startswith("!")
+    inner = _setter_test(ins_list[other], compared, side) or _combined_test(
+        other, ins_list, compared, side, reaching, origins_of, depth + 1)
+    if outer is not None and inner is not None:
+        return conjunction(outer, inner)
+    if outer is None and inner is None:
         return None
     neutral = origins_of(other) if outer is not None else origins_of(k)
     return (outer or inner) if neutral <= {"tid", "ctaid", "param"} else None

@@ -10,7 +10,8 @@ polynomial in ``tid.x/y/z``, ``laneid``, their bit fields ``tid.x%32``, ``tid.x/
 (:mod:`~gpumodeler.core.kernel.sass.bitfields`) and the block dimensions ``ntid.x/y/z``),
 ``op`` one of ``< <= > >= == !=`` on the side that runs, ``number`` the compare's
 immediate or a value of the block's dimensions alone (``threadIdx.x >= blockDim.x - 3``,
-a right halo: ``tid.x >= ntid.x - 3``). :func:`warp_share` evaluates it for a block: the share of the block's warps in
+a right halo: ``tid.x >= ntid.x - 3``); tests that must all pass are joined by ``and``
+(``tid.x < 12 and tid.y < 12``: a 2-D tile's inner threads). :func:`warp_share` evaluates it for a block: the share of the block's warps in
 which at least one thread passes. A warp runs the code a branch guards when any of its
 threads takes it (NVIDIA CUDA C++ Programming Guide, "SIMT Architecture": a divergent warp
 executes each path taken, with the threads not on it disabled), so the share is how often a
@@ -109,10 +110,24 @@ def _bound_text(bound: Poly) -> str:
     return rest if not number else f"{rest} {'-' if number < 0 else '+'} {abs(number)}"
 
 
+#: what joins the tests of a conjunction (``tid.x < 12 and tid.y < 12``)
+AND = " and "
+
+
+def conjunction(*tests: str) -> str:
+    """One test of several that must all pass, written one way (each part once, sorted)."""
+    return AND.join(sorted({p for t in tests for p in t.split(AND)}))
+
+
 @lru_cache(maxsize=1024)
 def parse_test(text: str) -> tuple | None:
-    """``(poly, op, bound polynomial, unsigned)`` of a thread test's text; None when it is
-    not one."""
+    """``((poly, op, bound polynomial, unsigned), ...)``, a part per test of a conjunction,
+    of a thread test's text; None when it is not one."""
+    parts = tuple(_parse_one(p) for p in (text or "").split(AND))
+    return None if any(p is None for p in parts) else parts
+
+
+def _parse_one(text: str) -> tuple | None:
     m = _TEST.match((text or "").strip())
     if m is None:
         return None
@@ -158,8 +173,7 @@ def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
     if parsed is None:
         raise ValueError(f"not a thread test: {text!r} (a value of the thread index, an "
                          f"operator < <= > >= == != and a whole number or a value of the "
-                         f"block's dimensions)")
-    poly, op, bound, unsigned = parsed
+                         f"block's dimensions; tests that must all pass joined by 'and')")
     dims = tuple(int(d) for d in block)
     if len(dims) != 3 or min(dims) < 1:
         raise ValueError(f"a block's dimensions must be three whole numbers of at least 1, "
@@ -168,14 +182,17 @@ def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
     t = np.arange(threads, dtype=np.int64)
     xyz = (t % dims[0], (t // dims[0]) % dims[1], t // (dims[0] * dims[1]))
     lane = t % warp_size
-    limit = int(_value(bound, xyz, lane, dims, 1)[0])
-    if unsigned and limit < 0:  # read as unsigned: a negative bound is above every index
-        limit += 2 ** 32
-    passes = _COMPARE[op](_value(poly, xyz, lane, dims, threads), limit)
+    passes = np.ones(threads, dtype=bool)
+    for poly, op, bound, unsigned in parsed:
+        limit = int(_value(bound, xyz, lane, dims, 1)[0])
+        if unsigned and limit < 0:  # read as unsigned: a negative bound is above every index
+            limit += 2 ** 32
+        passes &= _COMPARE[op](_value(poly, xyz, lane, dims, threads), limit)
     warps = -(-threads // warp_size)
     padded = np.zeros(warps * warp_size, dtype=bool)
     padded[:threads] = passes
     return float(padded.reshape(warps, warp_size).any(axis=1).sum()) / warps
 
 
-__all__ = ["NEGATED", "SETP_OPS", "is_thread_value", "parse_test", "thread_test", "warp_share"]
+__all__ = ["AND", "NEGATED", "SETP_OPS", "conjunction", "is_thread_value", "parse_test",
+           "thread_test", "warp_share"]
