@@ -223,6 +223,20 @@ def test_a_tiles_inner_threads_are_a_conjunction_of_two_thread_tests(arch):
     assert _share(g, "tid.x < 12 and tid.y < 12", (32, 8, 1)) == 1
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("function", ["halo_stencil", "halo_checked"])
+def test_a_guarded_halo_load_lends_no_sectors_to_the_main_load(arch, function):
+    """The halo loads (``in[g - 3]``, run by one warp of eight) overlap the main load
+    ``in[g]``'s sectors, but only in the warps that run them: the main load, which every
+    warp runs, is charged its own sectors (no hit from them); the guarded loads group among
+    themselves."""
+    g, _ = import_kernel_with_report(SASS / f"thread_guards.{arch}.sass", function=function)
+    in_guard = {m for x in g.guards.values() for m in x.members}
+    main = [ins for iid, ins in g.instructions.items() if iid not in in_guard
+            and ins.opcode.startswith("LDG")]
+    assert main and all(ins.hit_ratio == 0 for ins in main)
+
+
 def _store_after(lines):
     from sass_listings import listing_of
     from gpumodeler.core.kernel.sass.importer import import_from_listing

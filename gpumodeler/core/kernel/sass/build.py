@@ -48,6 +48,7 @@ from bisect import bisect_left
 import heapq
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 from functools import lru_cache
@@ -57,7 +58,7 @@ from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.item_table import make_instances
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
-from gpumodeler.core.kernel.sass import addresses, cfg, neighbours, ordering
+from gpumodeler.core.kernel.sass import addresses, cfg, guards, neighbours, ordering
 from gpumodeler.core.kernel.sass.control import instruction_control
 from gpumodeler.core.kernel.sass.launch_shape import trip_step_text
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
@@ -100,6 +101,9 @@ class ImportReport:
     # the values each ISETP compares (its two sources), by address, where the address
     # analysis followed either: polynomials the guards' thread tests read (guards.py)
     compared: dict = field(default_factory=dict)
+    # the guards of the function as guards.find_guards gives them (the graph's, added by
+    # importer.add_guards)
+    guards: list = field(default_factory=list)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -136,6 +140,26 @@ def _latency_class_key(info) -> str:
     if info.unit == "ldst":
         return f"{info.space}_{'load' if info.is_load else 'store'}"
     return info.latency_class or info.unit
+
+
+class _IdOf(Mapping):
+    """address -> the graph id of the instruction there, for the instructions of the graph
+    (a view of ``index_of`` and ``ids``: no second dictionary of every instruction)."""
+
+    def __init__(self, index_of: dict, ids: list):
+        self.index_of, self.ids = index_of, ids
+
+    def __contains__(self, address) -> bool:
+        return address in self.index_of
+
+    def __getitem__(self, address) -> str:
+        return self.ids[self.index_of[address]]
+
+    def __iter__(self):
+        return iter(self.index_of)
+
+    def __len__(self) -> int:
+        return len(self.index_of)
 
 
 def build_graph(func: SassFunction, *, name: str | None = None, latency_table: str | None = None,
@@ -205,9 +229,18 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         {i: a for i, a in addressed.items()
          if infos[i] is not None and infos[i].space == "global" and infos[i].is_load},
         snapshots)
+    # the guards (how often guarded code runs: guards.py), found once here for the graph
+    # (importer.add_guards) and for the neighbour reuse below: loads under different guards
+    # do not share sectors (a stencil's halo load, run by one warp in eight, brings nothing
+    # for the main load of the other seven)
+    report.guards = guards.find_guards(func, _IdOf(index_of, ids), report.compared)
+    guarded: dict = {}
+    for kind, members, fraction, signature, _ in report.guards:
+        for m in members:
+            guarded.setdefault(index_of[int(m[1:], 16)], []).append((kind, fraction, signature))
     reused = neighbours.reuse_hits(
         addressed, {i: _access_width(ins_list[i]) or 4 for i in addressed},
-        {i: tuple(member_of[i]) for i in addressed},
+        {i: (tuple(member_of[i]), tuple(guarded.get(i, ()))) for i in addressed},
         {i for i in addressed if infos[i].is_load})
     # the fields every instruction has, as columns; ``extra`` the memory attributes of the
     # loads and stores (most instructions have none)

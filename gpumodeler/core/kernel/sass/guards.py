@@ -53,6 +53,7 @@ most :data:`MAX_DEPTH` steps).
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections.abc import Mapping
 import re
 
 from gpumodeler.core.kernel.graph import KernelGraph
@@ -209,7 +210,7 @@ def _combined_test(k: int, ins_list, compared: dict, runs_when_pred: bool, reach
     return (outer or inner) if neutral <= {"tid", "ctaid", "param"} else None
 
 
-def _varies_by_trip(k: int, setter: int, reaching, writes: dict, loops, depth: int = 0) -> bool:
+def _varies_by_trip(k: int, setter: int, reaching, writes, loops, depth: int = 0) -> bool:
     """Whether the value instruction ``k`` computes for the compare ``setter`` may differ
     from what the address analysis saw, which follows each loop's first trip: a register it
     reads (through the values it is computed from) is written again later in a loop around
@@ -232,7 +233,35 @@ def _varies_by_trip(k: int, setter: int, reaching, writes: dict, loops, depth: i
     return False
 
 
-def find_guards(func: SassFunction, ids: dict, compared: dict | None = None) -> list[tuple]:
+class _Defs:
+    """The instructions whose results each instruction reads (the nearest earlier write of
+    each register it reads, program order), from the reaching writes, on demand."""
+
+    def __init__(self, reaching):
+        self.reaching = reaching
+
+    def __getitem__(self, k: int) -> list:
+        return [d for _, d in self.reaching[k] if d is not None]
+
+
+class _Writes:
+    """register -> the indices of the instructions that write it, built when first asked
+    (only the thread tests' loop checks ask)."""
+
+    def __init__(self, wrote):
+        self.wrote = wrote
+        self.by_register: dict | None = None
+
+    def get(self, reg: str, default=()):
+        if self.by_register is None:
+            self.by_register = {}
+            for k, written in enumerate(self.wrote):
+                for r in written:
+                    self.by_register.setdefault(r, []).append(k)
+        return self.by_register.get(reg, default)
+
+
+def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None) -> list[tuple]:
     """``(kind, members, fraction or None, signature, test)`` of each guard of ``func``;
     ``ids``: address -> graph instruction id (instructions not in the graph are left out);
     ``compared``: the value each ISETP compares, by address (the import's address analysis;
@@ -243,18 +272,18 @@ def find_guards(func: SassFunction, ids: dict, compared: dict | None = None) -> 
     infos = [classify(i.opcode) for i in ins_list]
     units = [i.unit if i is not None else None for i in infos]
     last: dict = {}
-    defs_of = []
     reaching = []  # (register, its last write before the instruction or None) per read
-    writes: dict = {}  # register -> the indices that write it
+    wrote = []  # the registers each instruction writes
     setter_of = []  # the last write of each instruction's guard predicate before it
     for k, ins in enumerate(ins_list):
         written, read = reg_access(ins, units[k])
-        defs_of.append([last[r] for r in read if r in last])
         reaching.append([(r, last.get(r)) for r in read])
+        wrote.append(written)
         setter_of.append(last.get((ins.guard or "").lstrip("@!")))
         for r in written:
             last[r] = k
-            writes.setdefault(r, []).append(k)
+    defs_of = _Defs(reaching)
+    writes = _Writes(wrote)
     memo: dict = {}
     guards = []
     n = len(ins_list)
@@ -335,15 +364,19 @@ def find_guards(func: SassFunction, ids: dict, compared: dict | None = None) -> 
     return guards
 
 
-def add_guards(graph: KernelGraph, func: SassFunction, compared: dict | None = None) -> list[str]:
+def add_guards(graph: KernelGraph, func: SassFunction, compared: dict | None = None,
+               found: list | None = None) -> list[str]:
     """Add the guards of ``func`` to its imported ``graph`` (ids ``guard1``…, variables
     ``guard1``… with :data:`DEFAULT_FRACTION`, or a thread test's share of the warps of a
     block of :data:`DEFAULT_WARPS_PER_BLOCK` warps; ``warps_per_block`` where needed);
-    ``compared`` as :func:`find_guards` takes it. Returns the guard variables' names."""
-    ids = {int(nid[1:], 16): nid for nid in graph.instructions if nid.startswith("i")}
+    ``compared`` as :func:`find_guards` takes it; ``found``, its result where the caller
+    has it already (the import's build: its ids are the graph's). Returns the guard
+    variables' names."""
+    if found is None:
+        ids = {int(nid[1:], 16): nid for nid in graph.instructions if nid.startswith("i")}
+        found = find_guards(func, ids, compared)
     variables: dict = {}
-    for k, (kind, members, fraction, signature, test) in enumerate(
-            find_guards(func, ids, compared), 1):
+    for k, (kind, members, fraction, signature, test) in enumerate(found, 1):
         if fraction is None:
             if signature not in variables:
                 variables[signature] = f"guard{len(variables) + 1}"

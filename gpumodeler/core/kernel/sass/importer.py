@@ -183,7 +183,7 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     # what the listing says the compiler allocated: the occupancy's inputs by default
     graph.registers_per_thread = func.registers if func.registers else None
     graph.static_shared_bytes = kernel_shared_bytes(func.shared_bytes, func.arch)
-    add_guards(graph, func, report.compared)  # how often guarded code runs (guards.py)
+    add_guards(graph, func, report.compared, report.guards)  # how often guarded code runs
     _count_peeled_copies(graph, report)
     return graph, report
 

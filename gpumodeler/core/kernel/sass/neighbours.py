@@ -20,8 +20,9 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
     loads whose footprints overlap another's of the same array (stencil neighbours).
 
     Loads group when their addresses differ only in the numeric offset (same pointer, same
-    thread-index terms, same lane stride and width) and they run in the same loops
-    (``scopes``: a key per instruction); warp-uniform loads too (lane stride 0: an unrolled
+    thread-index terms, same lane stride and width) and they run in the same loops under the
+    same guards (``scopes``: a key per instruction, of both: a guarded load runs in only some
+    warps, so it brings nothing for an unguarded one in the others); warp-uniform loads too (lane stride 0: an unrolled
     ``A[row·n + k]``, ``k`` … ``k + 15``, whose sixteen loads touch two sectors). Per warp the group moves the 32-byte sectors of
     the union of its footprints once; the first load in program order is charged its own
     sectors, each later one only the sectors it adds to the union (its ``hit_ratio`` is
