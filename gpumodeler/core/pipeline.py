@@ -93,6 +93,9 @@ class LaunchResult:
     latency_bound_formula: str
     grid_size: int
     prediction: ApplicationPrediction
+    #: the kernel's per-warp inputs as the models took them (the launch's view of the graph:
+    #: its guards, block shape and reuse; the launch's kernel overrides applied)
+    kernel_inputs: object = None
 
 
 def resolve_table(key: str | None, table_lookup=None):
@@ -197,7 +200,7 @@ def evaluate_launch(project: Project, launch_id: str, gpu_lookup, link_lookup,
                          working_set_bytes=working_set_bytes)
     formula = launch.kernel_overrides.get("latency_bound") or bound.formula()
     return LaunchResult(gpu, link, float(warps), detail, float(inputs.latency_bound), formula,
-                        grid, prediction)
+                        grid, prediction, inputs)
 
 
 __all__ = ["GraphAnalyses", "LaunchResult", "evaluate_launch", "resolve_gpu", "resolve_link",

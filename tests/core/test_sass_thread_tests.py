@@ -320,3 +320,35 @@ def test_the_kernel_format_keeps_a_test_and_refuses_a_bad_one():
         from_dict(data)
     guard.pop("test")  # without a test: a plain guard, as in older files
     assert not from_dict(data).guards[guard["id"]].test
+
+
+def test_a_project_launch_and_its_learned_row_take_the_share_of_the_launchs_block(catalog):
+    """A project launch of the halo stencil: the launch's prediction and the learning row
+    built from it (core.learn.launch) take guard1 as the launch's block gives it (64 threads:
+    1/2), as predict does; the kernel's default (1/8) is not used."""
+    from gpumodeler.core.commands import AddItem, AddKernel, UndoStack
+    from gpumodeler.core.kernel.sass.launch_memory import graph_for_launch
+    from gpumodeler.core.learn.launch import project_launch_row
+    from gpumodeler.core.models.gajger import kernel_inputs_from_graph
+    from gpumodeler.core.pipeline import evaluate_launch
+    from gpumodeler.core.project import LaunchConfig, PlacedDevice, Project
+    g, _ = _tests("sm_86", "halo_stencil")
+    g.latency_table = "kepler-volkov"  # a built-in table: any latencies will do here
+    gpu = catalog.get("GeForce RTX 3080").to_gpu_spec()
+    p = Project("halo")
+    s = UndoStack(p)
+    s.push(AddItem("devices", PlacedDevice("gpu1", "gpu", "GPU", x=0, y=0)))
+    s.push(AddKernel("k1", g))
+    s.push(AddItem("launches", LaunchConfig("l1", gpu="gpu1", kernel="k1", block_size=64,
+                                            grid_size=4096, registers=16)))
+    result = evaluate_launch(p, "l1", {"GPU": gpu}.__getitem__, None)
+    seen = graph_for_launch(g, {}, block_size=64, warp_size=32, gpu=gpu, grid_size=4096,
+                            occupancy=result.occupancy_warps_per_sm)
+    assert seen.values["guard1"] == 0.5
+    at = {share: kernel_inputs_from_graph(seen.graph, dict(g.variables, guard1=share),
+                                          table=g.latency_table).gmem_bytes
+          for share in (0.125, 0.5)}
+    assert at[0.5] > at[0.125]
+    assert result.kernel_inputs.gmem_bytes == pytest.approx(at[0.5])
+    row = project_launch_row(p, "l1", result, {})
+    assert row.quantities["gmem_bytes"] == pytest.approx(at[0.5])

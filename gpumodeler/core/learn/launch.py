@@ -38,20 +38,26 @@ def project_launch_row(project, launch_id: str, result, results: dict, *, table_
     """The learning row of a project launch already evaluated (``result``, a
     :class:`~gpumodeler.core.pipeline.LaunchResult`) and compared (``results``, as
     :func:`~gpumodeler.core.models.graph_inputs.compare_launch` returns them): the kernel's
-    inputs at the launch's variables, as the models took them. The kernel is named by its
+    inputs as the models took them (the result's: the launch's view of the graph, its
+    guards, block shape and reuse; a result without them, the graph at the launch's
+    variables). The kernel is named by its
     graph's name (a hybrid's kernel offset applies when that is a trained kernel's name)."""
     from gpumodeler.core.kernel.expressions import parse
     from gpumodeler.core.models.gajger import kernel_inputs_from_graph
     from gpumodeler.core.pipeline import resolve_table
     launch = project.launches[launch_id]
     graph = project.kernels[launch.kernel]
-    variables = dict(graph.variables, **launch.variables)
-    if launch.data_size is not None:
-        variables.setdefault("N", launch.data_size)
-    inputs = kernel_inputs_from_graph(graph, variables, table=resolve_table(graph.latency_table, table_lookup),
-                                      warp_size=result.gpu.warp_size)
-    if launch.kernel_overrides:
-        inputs = replace(inputs, **{k: parse(v).evaluate(variables) for k, v in launch.kernel_overrides.items()})
+    inputs = getattr(result, "kernel_inputs", None)  # the launch's view: guards, reuse
+    if inputs is None:
+        variables = dict(graph.variables, **launch.variables)
+        if launch.data_size is not None:
+            variables.setdefault("N", launch.data_size)
+        inputs = kernel_inputs_from_graph(graph, variables,
+                                          table=resolve_table(graph.latency_table, table_lookup),
+                                          warp_size=result.gpu.warp_size)
+        if launch.kernel_overrides:
+            inputs = replace(inputs, **{k: parse(v).evaluate(variables)
+                                        for k, v in launch.kernel_overrides.items()})
     name = getattr(graph, "name", "") or str(launch.kernel)
     return launch_row(name, result.gpu, result.grid_size, launch.block_size, inputs,
                       result.occupancy_warps_per_sm, results)
