@@ -447,3 +447,14 @@ def test_sweep_over_block_sizes_sets_the_thread_tests_share_per_block(capsys, tm
     assert fixed == pytest.approx([times("--block-size", b, "--set", "guard1=1")[0]
                                    for b in ("32", "64", "256")])
     assert fixed[1:] > swept[1:]  # the halo loads in every warp: slower than the shares
+
+
+def test_the_import_summary_names_the_guard_variables_and_who_sets_them(capsys, tmp_path):
+    """A thread test's variable comes from each launch's block; a parameter's is for --set."""
+    out = tmp_path / "r.json"
+    code, text, err = run(capsys, "kernel", "import", SASS / "reduce.sm_90.sass", "-o", out)
+    assert code == 0, err
+    assert ("guards: guard2 (tid.x < 32), guard3 (tid.x == 0) from each launch's block; "
+            "guard1 default 1 (a parameter or data decides: --set)") in text
+    code, text, err = run(capsys, "kernel", "import", SASS / "vecadd.sm_90.sass", "-o", out)
+    assert code == 0 and "guards:" not in text

@@ -104,6 +104,9 @@ class ImportReport:
     # the guards of the function as guards.find_guards gives them (the graph's, added by
     # importer.add_guards)
     guards: list = field(default_factory=list)
+    # the guard variables of the graph: name -> its thread test ("" a variable for --set);
+    # set by importer.import_from_listing once the guards are in the graph
+    guard_variables: dict = field(default_factory=dict)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
@@ -131,6 +134,13 @@ class ImportReport:
         if not self.has_control:
             parts.append("no control words (nvdisasm without -hex): issue spacing from the "
                          "latency table")
+        if self.guard_variables:
+            by_block = [f"{v} ({t})" for v, t in self.guard_variables.items() if t]
+            free = [v for v, t in self.guard_variables.items() if not t]
+            said = ([f"{', '.join(by_block)} from each launch's block"] if by_block else []) + \
+                ([f"{', '.join(free)} default 1 (a parameter or data decides: --set)"]
+                 if free else [])
+            parts.append(f"guards: {'; '.join(said)}")
         return "; ".join(parts)
 
 

@@ -185,6 +185,8 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     graph.static_shared_bytes = kernel_shared_bytes(func.shared_bytes, func.arch)
     add_guards(graph, func, report.compared, report.guards)  # how often guarded code runs
     _count_peeled_copies(graph, report)
+    report.guard_variables = {g.fraction.text: g.test for g in graph.guards.values()
+                              if g.fraction.text in graph.variables}
     return graph, report
 
 
