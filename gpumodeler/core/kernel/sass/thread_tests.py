@@ -11,8 +11,8 @@ polynomial in ``tid.x/y/z``, ``laneid``, their bit fields ``tid.x%32``, ``tid.x/
 ``op`` one of ``< <= > >= == !=`` on the side that runs, ``number`` the compare's
 immediate or a value of the block's dimensions alone (``threadIdx.x >= blockDim.x - 3``,
 a right halo: ``tid.x >= ntid.x - 3``); tests that must all pass are joined by ``and``
-(``tid.x < 12 and tid.y < 12``: a 2-D tile's inner threads). :func:`warp_share` evaluates it for a block: the share of the block's warps in
-which at least one thread passes. A warp runs the code a branch guards when any of its
+(``tid.x < 12 and tid.y < 12``: a 2-D tile's inner threads). :func:`warp_share` evaluates
+it for a block: the share of the block's warps in which at least one thread passes. A warp runs the code a branch guards when any of its
 threads takes it (NVIDIA CUDA C++ Programming Guide, "SIMT Architecture": a divergent warp
 executes each path taken, with the threads not on it disabled), so the share is how often a
 warp runs it, the Guard's fraction (:mod:`~gpumodeler.core.kernel.warp_counts`).
