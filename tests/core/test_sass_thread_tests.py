@@ -211,13 +211,9 @@ def test_halo_loads_whose_thread_test_is_combined_with_a_bounds_check(arch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_a_tiles_inner_threads_are_a_conjunction_of_two_thread_tests(arch):
     """``if (ty < 12 && tx < 12 && row < h && col < w)`` in a 16x16 block: the compute
-    region runs in the 6 warps (of 8) that hold a row with ty < 12. Blackwell's nvcc folds
-    the two tests into ``max(tx, ty) < 12`` (VIMNMX), which the address analysis does not
-    follow: no test there (the region counts in every warp, as before)."""
+    region runs in the 6 warps (of 8) that hold a row with ty < 12. (Blackwell's nvcc folds
+    the two tests into ``max(tx, ty) < 12``, a ``VIMNMX``: the same test.)"""
     g, tests = _tests(arch, "tile_inner")
-    if arch in ("sm_100", "sm_120"):
-        assert tests == {}
-        return
     assert set(tests) == {"tid.x < 12 and tid.y < 12"}
     assert _share(g, "tid.x < 12 and tid.y < 12", (16, 16, 1)) == 0.75
     assert _share(g, "tid.x < 12 and tid.y < 12", (32, 8, 1)) == 1
@@ -260,6 +256,14 @@ def _store_after(lines):
     (["ISETP.GT.U32.AND P0, PT, R0, 0xb, PT", "ISETP.GT.U32.OR P0, PT, R3, 0xb, P0",
       "ISETP.GE.OR P0, PT, R2, c[0x0][0x218], P0", "@!P0 STG.E desc[UR4][R4.64], R0",
       "EXIT"], "tid.x < 12 and tid.y < 12"),
+    # a maximum below a number: both below it; a minimum at least a number: both at least
+    (["IMNMX.U32 R6, R0, R3, !PT", "ISETP.GT.U32.AND P0, PT, R6, 0xb, PT", "@P0 EXIT",
+      "STG.E desc[UR4][R4.64], R0", "EXIT"], "tid.x < 12 and tid.y < 12"),
+    (["VIMNMX.U32 R6, PT, PT, R0, R3, PT", "ISETP.LT.U32.AND P0, PT, R6, 0x4, PT",
+      "@P0 EXIT", "STG.E desc[UR4][R4.64], R0", "EXIT"], "tid.x >= 4 and tid.y >= 4"),
+    # a maximum at least a number (either one): no test
+    (["IMNMX.U32 R6, R0, R3, !PT", "ISETP.LT.U32.AND P0, PT, R6, 0xc, PT", "@P0 EXIT",
+      "STG.E desc[UR4][R4.64], R0", "EXIT"], None),
     # a disjunction on the running side, a loaded value: no test
     (["ISETP.GT.U32.AND P0, PT, R0, 0x2, PT", "ISETP.LT.OR P2, PT, R2, 0x3, P0",
       "@P2 STG.E desc[UR4][R4.64], R0", "EXIT"], None),

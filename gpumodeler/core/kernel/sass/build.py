@@ -225,6 +225,10 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     # thread tests (guards.py, thread_tests.py)
     probes = {i: (ins.operands[2], ins.operands[3]) for i, ins in enumerate(ins_list)
               if ins.mnemonic == "ISETP" and len(ins.operands) >= 4}
+    # and the two values a min/max takes (Blackwell folds tx < 12 && ty < 12 into
+    # max(tx, ty) < 12: guards.py follows it)
+    probes.update({i: srcs for i, ins in enumerate(ins_list) if ins.mnemonic in guards.MIN_MAX
+                   and len(srcs := guards.min_max_sources(ins)) == 2})
     probed: dict = {}
     addressed = addresses.analyse(ins_list, infos, arch_number(func.arch), n_dest, access,
                                   snapshots, ranges, probes=probes, probed=probed)

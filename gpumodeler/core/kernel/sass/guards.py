@@ -142,17 +142,48 @@ def _constant_test(k: int, ins_list, defs_of) -> tuple | None:
     return outcomes == {True}, outcomes == {False}
 
 
+#: the integer minimum/maximum (``IMNMX R0, R1, R2, PT``: the minimum, ``!PT``: the maximum;
+#: Blackwell's ``VIMNMX`` may print two predicate operands after the destination)
+MIN_MAX = frozenset({"IMNMX", "VIMNMX"})
+
+
+def min_max_sources(ins) -> tuple:
+    """The two values a ``IMNMX``/``VIMNMX`` compares (its operands but the destination,
+    the predicates and the selector)."""
+    return tuple(o for o in (x.strip() for x in ins.operands[1:-1])
+                 if not _PREDICATE.match(o) and o not in ("PT", "!PT"))
+
+
+def _min_max_of(k: int, ins_list, reaching, compared: dict) -> dict:
+    """``{operand position: ("min" or "max", (value, value))}`` of the compare ``k``'s
+    registers written by a minimum or maximum of two followed values."""
+    out = {}
+    ops = [o.strip() for o in ins_list[k].operands]
+    for pos in (2, 3):
+        reg = ops[pos].split(".")[0] if len(ops) > pos else ""
+        d = next((d for r, d in reaching[k] if r == reg), None)
+        if d is None or ins_list[d].mnemonic not in MIN_MAX:
+            continue
+        selector = ins_list[d].operands[-1].strip()
+        values = compared.get(ins_list[d].address)
+        if selector in ("PT", "!PT") and values is not None and None not in values:
+            out[pos] = ("max" if selector == "!PT" else "min", values)
+    return out
+
+
 #: an order compare read the other way round: ``a < b`` is ``b > a``
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 def _setter_test(setter, compared: dict, runs_when_pred: bool,
-                 combined: bool = False) -> str | None:
+                 combined: bool = False, min_max: dict | None = None) -> str | None:
     """The thread test (:mod:`.thread_tests`) of the side that runs of a compare ``setter``
     of a value of the thread index against a number or a value of the block's dimensions
     (``blockDim.x - 3``), either way round; None for any other instruction. ``combined``:
     the compare's own test even where it is combined with another predicate (its side
-    taken as if that predicate held: :func:`_combined_test`)."""
+    taken as if that predicate held: :func:`_combined_test`). ``min_max``: its operands
+    written by a minimum or maximum (:func:`_min_max_of`): ``max(a, b) < n`` is the
+    conjunction ``a < n and b < n``, ``min(a, b) >= n`` too."""
     ops = [o.strip() for o in setter.operands]
     if setter.mnemonic != "ISETP" or len(ops) < 4 or \
             (ops[4:] and ops[-1] not in ("PT", "!PT") and not combined):
@@ -168,6 +199,15 @@ def _setter_test(setter, compared: dict, runs_when_pred: bool,
         return thread_test(a, op, b, unsigned) if b is not None else None
     if b is not None and is_thread_value(b) and a is not None:
         return thread_test(b, _MIRRORED[op], a, unsigned)
+    for pos, side, bound in ((2, op, b), (3, _MIRRORED[op], a)):
+        kind, parts = (min_max or {}).get(pos, (None, ()))
+        if bound is None or (kind, side) not in (("max", "<"), ("max", "<="), ("min", ">"),
+                                                  ("min", ">=")):
+            continue
+        tests = [t for p in parts if is_thread_value(p)
+                 and (t := thread_test(p, side, bound, unsigned)) is not None]
+        if len(tests) == 2:
+            return conjunction(*tests)
     return None
 
 
@@ -198,10 +238,12 @@ def _combined_test(k: int, ins_list, compared: dict, runs_when_pred: bool, reach
         return None
     # F = A and B (or A or B): where the code runs, F == runs_when_pred, each part has the
     # value runs_when_pred (B's register that value where it is read negated: !P0)
-    outer = _setter_test(ins, compared, runs_when_pred, combined=True)
+    outer = _setter_test(ins, compared, runs_when_pred, combined=True,
+                         min_max=_min_max_of(k, ins_list, reaching, compared))
     side = runs_when_pred != ops[-1].startswith("!")
-    inner = _setter_test(ins_list[other], compared, side) or _combined_test(
-        other, ins_list, compared, side, reaching, origins_of, depth + 1)
+    inner = _setter_test(ins_list[other], compared, side,
+                         min_max=_min_max_of(other, ins_list, reaching, compared)) or \
+        _combined_test(other, ins_list, compared, side, reaching, origins_of, depth + 1)
     if outer is not None and inner is not None:
         return conjunction(outer, inner)
     if outer is None and inner is None:
@@ -327,9 +369,10 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None) 
         signature: tuple | None = None
         fixed = (_constant_test(setter, ins_list, defs_of)
                  if origins == {"tid"} and setter is not None else None)
-        test = (_setter_test(ins_list[setter], compared, runs_when_pred) or _combined_test(
-            setter, ins_list, compared, runs_when_pred, reaching,
-            lambda j: _origins(j, ins_list, defs_of, units, memo))
+        test = (_setter_test(ins_list[setter], compared, runs_when_pred,
+                             min_max=_min_max_of(setter, ins_list, reaching, compared))
+                or _combined_test(setter, ins_list, compared, runs_when_pred, reaching,
+                                  lambda j: _origins(j, ins_list, defs_of, units, memo))
                 if setter is not None and "data" not in origins else None)
         if test is not None and setter is not None and \
                 _varies_by_trip(setter, setter, reaching, writes, loops):
