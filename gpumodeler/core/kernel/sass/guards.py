@@ -327,6 +327,7 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None) 
     defs_of = _Defs(reaching)
     writes = _Writes(wrote)
     memo: dict = {}
+    tests_of: dict = {}  # (setter, side that runs) -> its thread test or None
     guards = []
     n = len(ins_list)
     addresses = [i.address for i in ins_list]
@@ -369,14 +370,20 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None) 
         signature: tuple | None = None
         fixed = (_constant_test(setter, ins_list, defs_of)
                  if origins == {"tid"} and setter is not None else None)
-        test = (_setter_test(ins_list[setter], compared, runs_when_pred,
-                             min_max=_min_max_of(setter, ins_list, reaching, compared))
-                or _combined_test(setter, ins_list, compared, runs_when_pred, reaching,
-                                  lambda j: _origins(j, ins_list, defs_of, units, memo))
-                if setter is not None and "data" not in origins else None)
-        if test is not None and setter is not None and \
-                _varies_by_trip(setter, setter, reaching, writes, loops):
-            test = None  # the analysis saw one trip's value: the share would be that trip's
+        test = None
+        if setter is not None and "data" not in origins:
+            # one compare guards many instructions (every unrolled copy): worked out once
+            key = (setter, runs_when_pred)
+            if key not in tests_of:
+                found = (_setter_test(ins_list[setter], compared, runs_when_pred,
+                                      min_max=_min_max_of(setter, ins_list, reaching, compared))
+                         or _combined_test(setter, ins_list, compared, runs_when_pred, reaching,
+                                           lambda j: _origins(j, ins_list, defs_of, units, memo)))
+                # the analysis saw one trip's value: the share would be that trip's
+                tests_of[key] = (None if found is not None and
+                                 _varies_by_trip(setter, setter, reaching, writes, loops)
+                                 else found)
+            test = tests_of[key]
         if fixed is not None and (fixed[0] or fixed[1]):
             # the index cannot reach the other side
             fraction = "1" if (fixed[0] == runs_when_pred) else "0"
