@@ -134,7 +134,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         self.terms_box = KernelTermsBox()
         self.terms_box.changed.connect(self._terms_edited)
 
-        self.variables_box = QGroupBox("Loop variables")
+        self.variables_box = QGroupBox("Kernel variables (loops, guards)")
         self.variables_layout = QFormLayout(self.variables_box)
         il.addWidget(self.variables_box)
 
