@@ -4,9 +4,13 @@ Any list flag takes a comma list (``128,256,512``) or an inclusive range
 (``32:1024:32``). ``--device`` may be repeated: each GPU is a group of rows. Transfers may
 be expressions of the data size ``N`` (``--htod 4*N``) so they follow a data-size sweep.
 The product is evaluated in vectorised chunks of :data:`CHUNK_POINTS` launch points per
-device and written as it goes (:mod:`gpumodeler.cli.tables`), so memory stays flat; the
-kernel graph's bound and counts are evaluated once over the swept loop variables alone (and,
-where the graph has guards its block decides, once per swept block size).
+device and written as it goes (:mod:`gpumodeler.cli.tables`), so memory stays flat; a
+hand-drawn graph's bound and counts are evaluated once over the swept loop variables alone.
+A graph whose memory a launch changes (an imported kernel: followed addresses, hit ratios,
+guards its block decides) is evaluated per distinct launch as ``predict`` sees it (guards,
+block shape, reuse across and within blocks, L1 and L2 fit:
+:class:`gpumodeler.core.kernel.sass.launch_memory.LaunchViews`), every launch before the
+first row, at most :data:`MAX_LAUNCHES` of them.
 ``--format jsonl`` writes JSON Lines; ``-o -`` writes to standard output.
 
 The kernel terms apply as in ``predict`` (under-filled GPU on, ``--tail``, the launch overhead
@@ -105,8 +109,13 @@ def run(args) -> int:
 
     from .tables import TableWriter
 
+    from gpumodeler.core.kernel.sass.launch_memory import memory_may_change
+
     graph = common.load_graph(args.graph) if args.graph else None
     shape = None
+    # A graph whose memory a launch changes (an imported kernel: followed addresses, hit
+    # ratios, guards its block decides) is evaluated per distinct launch, as predict does.
+    launch_graph = graph if graph is not None and memory_may_change(graph) else None
     if isinstance(args.block_size, tuple):  # one block shape (16x16): its thread count swept
         shape, args.block_size = args.block_size, [math.prod(args.block_size)]
         if graph is not None:
@@ -142,79 +151,53 @@ def run(args) -> int:
     def table_key(gpu):  # --table, else the GPU's own, else the graph's
         return common.choose_table(args.table, gpu, graph)[0]
 
-    by_block = _block_guard_values(graph, lists["block_size"], shape, set(variables),
-                                   args.warp_size or 32) if graph is not None else {}
-
     def kernel_for(gpu):
-        if graph is None:
+        if graph is None or launch_graph is not None:
             return None
         key = table_key(gpu)
         if key not in kernels:
-            kernels[key] = _kernel_per_variables(graph, axes, key, by_block)
+            kernels[key] = _kernel_per_variables(graph, axes, key)
         return kernels[key]
 
     for _, gpu in groups:  # every error before a row is written
         kernel_for(gpu)
     n_points = math.prod(len(v) for v in axes.values())
     from .sweep_models import ModelColumns
-    blocks = np.atleast_1d(lists["block_size"])
-    models = ModelColumns(args, graph, table_key, block_values={
-        int(b): {name: float(values[j]) for name, values in by_block.items()}
-        for j, b in enumerate(blocks)})
+    models = ModelColumns(args, graph, table_key)
     models.check_size(total)
+    chunks = [(lo, min(n_points, lo + CHUNK_POINTS)) for lo in range(0, n_points, CHUNK_POINTS)]
+
+    def chunk_grid(lo, hi):
+        index = np.unravel_index(np.arange(lo, hi), [len(v) for v in axes.values()])
+        return index, {name: values[i] for (name, values), i in zip(axes.items(), index)}
+
+    launches: list = [None] * len(groups)
+    if launch_graph is not None:   # every launch's view before a row is written
+        launches = _launch_inputs(args, launch_graph, shape, groups, table_key, chunks, chunk_grid)
     inputs = common.inputs_and_catalog((args.graph, "the kernel file"), output=args.output)
     with TableWriter(args.output, args.format, inputs=inputs) as table:
-        for _, gpu in groups:
-            for lo in range(0, n_points, CHUNK_POINTS):
-                hi = min(n_points, lo + CHUNK_POINTS)
-                index = np.unravel_index(np.arange(lo, hi), [len(v) for v in axes.values()])
-                grid = {name: values[i] for (name, values), i in zip(axes.items(), index)}
+        for (_, gpu), per_launch in zip(groups, launches):
+            for lo, hi in chunks:
+                index, grid = chunk_grid(lo, hi)
                 table.write(_evaluate(args, gpu, grid, hi - lo, kernel_for(gpu),
-                                      dict(zip(axes, index)), transfers, models))
+                                      dict(zip(axes, index)), transfers, models, per_launch))
     models.report()
     return 0
 
 
-#: the pseudo-axis of the block sizes in :func:`_kernel_per_variables`, where the graph has
-#: guard variables its block decides
-BLOCK_AXIS = "block_size"
-
-
-def _block_guard_values(graph, blocks, shape, given: set, warp_size: int) -> dict:
-    """``{variable: array over the swept block sizes}`` of the guard variables each launch's
-    block decides (``warps_per_block``, the thread tests' shares of the block's warps:
-    :func:`gpumodeler.core.kernel.graph_items.launch_guard_values`), those ``given`` (swept
-    or set with --set) left out; {} when there are none. ``shape``: the one block shape
-    given (16x16), else each thread count is a 1-D block."""
-    import numpy as np
-
-    from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard_values
-    if not (block_set_variables(graph) - given):
-        return {}
-    rows = [launch_guard_values(graph, dict.fromkeys(given, 0), shape or (int(b),), warp_size)
-            for b in np.atleast_1d(blocks)]
-    return {name: np.array([r[name] for r in rows], dtype=float) for name in rows[0]}
-
-
-def _kernel_per_variables(graph, axes, table_key, by_block: dict | None = None):
+def _kernel_per_variables(graph, axes, table_key):
     """The graph's latency bound (with latency table ``table_key``: --table, else the
     device's, else the graph's own) and counts over the product of the swept loop variables only (not over every
     launch point): ``(names, shape, latency, counts)``, each value a number or an array over
-    that product, looked up per point. ``by_block``: guard variables' values per swept block
-    size (:func:`_block_guard_values`), an axis of the product named :data:`BLOCK_AXIS`."""
-    import numpy as np
+    that product, looked up per point. For a graph whose memory no launch changes (a graph
+    that does is evaluated per launch: :func:`_launch_inputs`)."""
 
     from gpumodeler.core.kernel.latency_bound import analyze
     from gpumodeler.core.kernel.warp_counts import count
     from gpumodeler.core.models.gajger import cartesian
 
     var_axes = {k[4:]: v for k, v in axes.items() if k.startswith("var:")}
-    if by_block:
-        var_axes[BLOCK_AXIS] = np.arange(len(next(iter(by_block.values()))))
     var_values = cartesian(**var_axes)
-    if by_block:
-        at = var_values.pop(BLOCK_AXIS)
-        var_values.update({name: values[at] for name, values in by_block.items()})
     fixed = {k: v for k, v in graph.variables.items() if k not in var_values}
     bound, counts = analyze(graph, common.latency_table_for(table_key)), count(graph)
     all_vars = {**fixed, **var_values}
@@ -226,29 +209,14 @@ def _kernel_per_variables(graph, axes, table_key, by_block: dict | None = None):
     return list(var_axes), [len(v) for v in var_axes.values()], lat, c
 
 
-def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) -> dict:
-    """The table's columns for one chunk of launch points on one device."""
+def _launch_points(args, gpu, grid, n_points):
+    """The launch of each point of one chunk on one device: ``(spec, block, warps, grid
+    size, valid, reasons)``, ``spec`` the device with the chunk's swept values, ``valid``
+    the points a GPU can run (``reasons`` says why not)."""
     import numpy as np
 
-    from gpumodeler.core.models.gajger import KernelInputs, predict, worksheet_counts
     from gpumodeler.core.models.kernel_time import grid_for
 
-    columns: dict = {}
-
-    def col(name, values):
-        columns[name] = np.broadcast_to(np.asarray(values), (n_points,))
-
-    lat = c = None
-    if kernel is not None:
-        names, shape, lat_all, c_all = kernel
-        if names:
-            flat = np.ravel_multi_index([index[k if k == BLOCK_AXIS else f"var:{k}"]
-                                         for k in names], shape)
-            pick_var = lambda v: v[flat] if np.ndim(v) else v
-        else:
-            pick_var = lambda v: v
-        lat = pick_var(lat_all)
-        c = {k: pick_var(v) for k, v in c_all.items()}
     spec = model_flags.gpu_with_term_values(args, gpu).with_overrides(
         sms=grid.get("sms"), cuda_cores_per_sm=grid.get("cuda_cores"),
         schedulers_per_sm=grid.get("schedulers"),
@@ -284,9 +252,144 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
     if beyond_any.any():
         valid &= ~beyond_any
         reasons = np.where(beyond_any & (reasons == ""), beyond, reasons).astype(object)
+    return spec, block, warps, gsize, valid, reasons
+
+
+#: distinct launches of a sweep of a kernel whose memory a launch changes, at most (each is
+#: evaluated for its reuse, about 3 ms for an 81-instruction graph, 35 ms for 3 300)
+MAX_LAUNCHES = 4096
+
+
+#: a launch key's value for what the sweep does not know (the SMs without a device, the
+#: shared memory not given)
+UNKNOWN = -1.0
+
+
+def _launch_keys(spec, grid, block, warps, gsize, n_points):
+    """One row per point: what decides the graph its launch sees (block, grid, occupancy,
+    SMs, shared memory per block, the swept variables), as floats (-1: not known), and
+    their names."""
+    import numpy as np
+    names = ["block", "grid", "warps", "sms", "shared"]
+    cols = [block, gsize, warps, spec.sms if spec.sms is not None else UNKNOWN,
+            grid.get("shared_mem", UNKNOWN)]
+    for k, v in grid.items():
+        if k.startswith("var:"):
+            names.append(k[4:])
+            cols.append(v)
+    return np.column_stack([np.broadcast_to(np.asarray(c, dtype=float), (n_points,))
+                            for c in cols]), names
+
+
+def _launch_inputs(args, graph, shape, groups, table_key, chunks, chunk_grid) -> list:
+    """Per device of ``groups``: ``{launch key: (kernel inputs, view graph, values)}`` over
+    every runnable point of the sweep, each distinct launch's graph as ``predict`` sees it
+    (:class:`gpumodeler.core.kernel.sass.launch_memory.LaunchViews`: the guards its block
+    decides, the block shape, the reuse across and within blocks, the L1 and L2 fit). At
+    most :data:`MAX_LAUNCHES` distinct launches over all devices: the message says so."""
+    import numpy as np
+
+    from gpumodeler.core.kernel.sass.launch_memory import LaunchViews
+    from gpumodeler.core.models.gajger import kernel_inputs_from_graph
+
+    per_device: list = []
+    seen_total = 0
+    for _, gpu in groups:
+        keys: set = set()
+        for lo, hi in chunks:
+            _, grid = chunk_grid(lo, hi)
+            spec, block, warps, gsize, valid, _ = _launch_points(args, gpu, grid, hi - lo)
+            rows, names = _launch_keys(spec, grid, block, warps, gsize, hi - lo)
+            keys.update(map(tuple, np.unique(rows[valid], axis=0).tolist()))
+            if seen_total + len(keys) > MAX_LAUNCHES:
+                raise CLIError(f"the sweep has more than {MAX_LAUNCHES} distinct launches of a kernel "
+                               f"whose memory depends on the launch (each is evaluated for its "
+                               f"reuse, as predict does); sweep at most {MAX_LAUNCHES}")
+        seen_total += len(keys)
+        key = table_key(gpu)
+        views = LaunchViews(graph, common.latency_table_for(key), gpu.warp_size)
+        out: dict = {}
+        for row in sorted(keys):
+            at = dict(zip(names, row))
+            values = {k: at[k] for k in names[5:]}
+            b = shape or (int(at["block"]),)
+            device = None if at["sms"] == UNKNOWN else gpu.with_overrides(sms=int(at["sms"]))
+            shared = None if at["shared"] == UNKNOWN else at["shared"]
+            view = views.view(values, block_size=b, gpu=device,
+                              grid_size=int(at["grid"]) if device is not None else None,
+                              occupancy=at["warps"] if device is not None else None,
+                              working_set_bytes=args.working_set,
+                              shared_bytes_per_block=shared or None)
+            full = {**values, **view.guards}
+            inputs = kernel_inputs_from_graph(view.graph, full, bound=view.bound,
+                                              counts=view.counts)
+            common.require_finite({k: v for k, v in inputs.__dict__.items()
+                                   if not isinstance(v, dict)})
+            out[row] = (inputs, view.graph, full)
+        per_device.append(out)
+    return per_device
+
+
+def _per_launch_columns(per_launch: dict, spec, grid, block, warps, gsize, valid, n_points):
+    """``(kernel inputs, latency bound, views_at)`` of one chunk from the inputs per launch
+    (:func:`_launch_inputs`): each input an array over the points (NaN where a point cannot
+    run), ``views_at(i)`` the graph and values point ``i`` saw (for the --model columns)."""
+    import numpy as np
+    rows, _ = _launch_keys(spec, grid, block, warps, gsize, n_points)
+    uniq, inverse = np.unique(rows[valid], axis=0, return_inverse=True)
+    entries = [per_launch[row] for row in map(tuple, uniq.tolist())]
+    at = np.full(n_points, len(entries))   # the NaN after the last entry
+    at[valid] = inverse.reshape(-1)
+    if not entries:
+        nan = np.full(n_points, np.nan)
+        return {"latency_bound": nan, "issued_instructions": nan}, nan, None
+
+    def over_points(values):
+        return np.append(np.asarray(values, dtype=float), np.nan)[at]
+
+    first = entries[0][0].__dict__
+    kin: dict = {}
+    for name, value in first.items():
+        if isinstance(value, dict):
+            kin[name] = {k: over_points([e[0].__dict__[name][k] for e in entries]) for k in value}
+        elif value is None:
+            kin[name] = None
+        else:
+            kin[name] = over_points([e[0].__dict__[name] for e in entries])
+    return kin, kin["latency_bound"], lambda i: entries[at[i]][1:]
+
+
+def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None,
+              per_launch=None) -> dict:
+    """The table's columns for one chunk of launch points on one device; ``per_launch``:
+    the kernel inputs per launch (:func:`_launch_inputs`) of a graph evaluated per launch."""
+    import numpy as np
+
+    from gpumodeler.core.models.gajger import KernelInputs, predict, worksheet_counts
+
+    columns: dict = {}
+
+    def col(name, values):
+        columns[name] = np.broadcast_to(np.asarray(values), (n_points,))
+
+    lat = c = None
+    if kernel is not None:
+        names, shape, lat_all, c_all = kernel
+        if names:
+            flat = np.ravel_multi_index([index[f"var:{k}"] for k in names], shape)
+            pick_var = lambda v: v[flat] if np.ndim(v) else v
+        else:
+            pick_var = lambda v: v
+        lat = pick_var(lat_all)
+        c = {k: pick_var(v) for k, v in c_all.items()}
+    spec, block, warps, gsize, valid, reasons = _launch_points(args, gpu, grid, n_points)
     kin = {}
     if kernel is not None:
         kin = dict(latency_bound=lat, **worksheet_counts(c))
+    views_at = None
+    if per_launch is not None:
+        kin, lat, views_at = _per_launch_columns(per_launch, spec, grid, block, warps, gsize,
+                                                 valid, n_points)
     for name in ("latency_bound", "issued_instructions", "cuda_core_instructions", "gmem_bytes"):
         if name in grid:
             kin[name] = grid[name]
@@ -360,7 +463,7 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
         col(name.removeprefix("var:"), values)
     if "occupancy" not in grid:
         col("occupancy", warps)
-    if kernel is not None and "latency_bound" not in grid:
+    if (kernel is not None or per_launch is not None) and "latency_bound" not in grid:
         col("latency_bound", np.broadcast_to(lat, (n_points,)))
     col("kernel_time_s", kernel_time)
     col("total_time_s", total)
@@ -371,7 +474,8 @@ def _evaluate(args, gpu, grid, n_points, kernel, index, transfers, models=None) 
     col("terms", terms)
     if models is not None and models.names:
         for name, values in models.columns(spec, grid, n_points, sub & np.isfinite(kernel_time), kin,
-                                           gsize, block, warps, lam, kernel_time).items():
+                                           gsize, block, warps, lam, kernel_time,
+                                           views_at=views_at).items():
             col(name, values)
     col("error", reasons)
     return columns

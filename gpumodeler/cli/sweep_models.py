@@ -17,13 +17,11 @@ class ModelColumns:
     """The overlay of one ``sweep`` run: graph counters per latency table and the errors
     gathered over every chunk."""
 
-    def __init__(self, args, graph, table_for, block_values=None):
+    def __init__(self, args, graph, table_for):
         self.args = args
         self.names = tuple(args.model or ())
         self.graph = graph
         self.table_for = table_for  # gpu -> latency table key
-        #: block size -> the guard values that block gives (cmd_sweep._block_guard_values)
-        self.block_values = block_values or {}
         self.counters: dict = {}
         self.errors: dict = {}  # model -> [ModelError, points]
 
@@ -34,19 +32,23 @@ class ModelColumns:
             raise CLIError(f"--model evaluates the models other than gajger point by point, at most "
                            f"{MAX_MODEL_POINTS} points; this sweep has {points}")
 
-    def _counter(self, gpu):
-        if self.graph is None:
+    def _counter(self, gpu, graph=None):
+        graph = self.graph if graph is None else graph
+        if graph is None:
             return None
-        key = self.table_for(gpu)
+        key = (self.table_for(gpu), id(graph))
         if key not in self.counters:
             from gpumodeler.core.models.graph_inputs import GraphCounter
             from . import common
-            self.counters[key] = GraphCounter(self.graph, common.latency_table_for(key), gpu.warp_size)
-        return self.counters[key]
+            self.counters[key] = (GraphCounter(graph, common.latency_table_for(key[0]),
+                                               gpu.warp_size), graph)
+        return self.counters[key][0]
 
     def columns(self, spec, grid: dict, n: int, valid, kin: dict, gsize, block, warps, lam,
-                kernel_time) -> dict:
-        """``{time_s_<model>: array}`` for one chunk of ``n`` launch points."""
+                kernel_time, views_at=None) -> dict:
+        """``{time_s_<model>: array}`` for one chunk of ``n`` launch points; ``views_at(i)``:
+        the graph and variable values point ``i``'s launch sees, where the graph's memory
+        depends on the launch (cmd_sweep._launch_inputs)."""
         import numpy as np
 
         from gpumodeler.core.models.gajger import KernelInputs
@@ -67,10 +69,15 @@ class ModelColumns:
         gpu0 = model_flags.gpu_with_term_values(self.args, spec)
 
         def counts(i):
+            if views_at is not None:
+                graph, values = views_at(i)
+                key = (id(graph), tuple(sorted(values.items())))
+                if key not in cache:
+                    cache[key] = self._counter(spec, graph).at(values)
+                return cache[key]
             if counter is None:
                 return {}
             values = {k: float(v[i]) for k, v in variables.items()}
-            values.update(self.block_values.get(int(at(block, i)), {}))
             key = tuple(values.values())
             if key not in cache:
                 cache[key] = counter.at(values)

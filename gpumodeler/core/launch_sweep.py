@@ -40,6 +40,7 @@ from gpumodeler.core.models.gajger import kernel_inputs_from_graph, predict
 from gpumodeler.core.pipeline import evaluate_launch, resolve_gpu, resolve_table
 from gpumodeler.core.project import LaunchConfig
 from gpumodeler.core.kernel.warp_counts import count
+from gpumodeler.core.kernel.sass.launch_memory import memory_may_change
 
 LAUNCH_VARIABLES = ("block_size", "occupancy", "data_size", "gpu")
 CHUNK = 20_000
@@ -281,18 +282,6 @@ def _evaluate(snap: SweepSnapshot, gpu, x: np.ndarray, cancelled=None) -> dict:
 MAX_LAUNCH_VIEWS = 4096
 
 
-def _memory_may_change(graph) -> bool:
-    """Whether a launch can change what ``graph`` counts (:func:`graph_for_launch`): a
-    memory access with an address the import followed, a load with a hit ratio, the
-    once-per-block guards' variable or a guard's thread test. A hand-drawn graph has none: one view serves all."""
-    from gpumodeler.core.kernel.graph_items import WARPS_PER_BLOCK
-    from gpumodeler.core.kernel.sass.launch_shape import parse_address
-    if WARPS_PER_BLOCK in graph.variables or any(g.test for g in graph.guards.values()):
-        return True
-    return any(ins.unit == "ldst" and (ins.hit_ratio > 0 or parse_address(ins.address) is not None)
-               for ins in graph.instructions.values())
-
-
 def _launch_views(snap: SweepSnapshot, gpu, x, block, grid, warps, valid, cancelled=None) -> list:
     """[(points, snapshot, values)]: the runnable points grouped by the graph their launch
     sees (:func:`gpumodeler.core.kernel.sass.launch_memory.graph_for_launch`: guards, block
@@ -301,9 +290,9 @@ def _launch_views(snap: SweepSnapshot, gpu, x, block, grid, warps, valid, cancel
     graph, counts and latency bound, and the guard values it adds. ``cancelled()`` is polled
     every few launches (it raises to stop): a view costs about 3 ms for an 81-instruction
     graph and 35 ms for 3 300 instructions (its reuse and its counts)."""
-    if not _memory_may_change(snap.graph):
+    if not memory_may_change(snap.graph):
         return [(valid, snap, {})]
-    from gpumodeler.core.kernel.sass.launch_memory import graph_for_launch
+    from gpumodeler.core.kernel.sass.launch_memory import LaunchViews
     var = snap.variable
     own = var not in ("block_size", "occupancy", "gpu")   # data size or a loop variable
     points: dict = {}
@@ -314,6 +303,8 @@ def _launch_views(snap: SweepSnapshot, gpu, x, block, grid, warps, valid, cancel
         raise InvalidParameter(f"the sweep has {len(points)} distinct launches of a kernel whose "
                                f"memory depends on the launch (each is evaluated for its reuse); "
                                f"at most {MAX_LAUNCH_VIEWS}: sweep fewer points", item="values")
+    views = LaunchViews(snap.graph, snap.table, gpu.warp_size, bound=snap.bound,
+                        counts=snap.counts if gpu.warp_size == 32 else None)
     groups: dict = {}
     for j, ((b, g, w, v), members) in enumerate(points.items()):
         if cancelled is not None and j % 8 == 0:
@@ -323,21 +314,15 @@ def _launch_views(snap: SweepSnapshot, gpu, x, block, grid, warps, valid, cancel
             values["N" if var == "data_size" else var] = v
         if var == "data_size" and "N" in snap.launch.variables:
             values["N"] = snap.launch.variables["N"]
-        seen = graph_for_launch(snap.graph, values, block_size=b, warp_size=gpu.warp_size,
-                                gpu=gpu, grid_size=g, occupancy=w,
-                                working_set_bytes=snap.model_parameters.get("working_set_bytes"),
-                                shared_bytes_per_block=snap.launch.shared_mem or None)
-        guards = {k: val for k, val in seen.values.items() if k not in values}
-        shaped = seen.latency_graph is not snap.graph
-        hits = (tuple((ins.hit_ratio, ins.l1_hit_ratio) for ins in seen.graph.instructions.values())
-                if seen.graph is not seen.latency_graph else None)
-        gkey = (b if shaped else None, hits, tuple(sorted(guards.items())))
+        seen = views.view(values, block_size=b, gpu=gpu, grid_size=g, occupancy=w,
+                          working_set_bytes=snap.model_parameters.get("working_set_bytes"),
+                          shared_bytes_per_block=snap.launch.shared_mem or None)
+        gkey = (id(seen.graph), id(seen.bound), tuple(sorted(seen.guards.items())))
         if gkey not in groups:
             view = snap
-            if seen.graph is not snap.graph:
-                view = replace(snap, graph=seen.graph, counts=count(seen.graph, gpu.warp_size),
-                               bound=analyze(seen.latency_graph, snap.table) if shaped else snap.bound)
-            groups[gkey] = (np.zeros(valid.size, dtype=bool), view, guards)
+            if seen.graph is not snap.graph or seen.bound is not snap.bound:
+                view = replace(snap, graph=seen.graph, counts=seen.counts, bound=seen.bound)
+            groups[gkey] = (np.zeros(valid.size, dtype=bool), view, seen.guards)
         groups[gkey][0][members] = True
     return list(groups.values())
 
@@ -378,7 +363,7 @@ def _predict_points(snap: SweepSnapshot, gpu, valid, variables: dict, grid, bloc
 def _own_view(snap: SweepSnapshot, gpu) -> tuple:
     """(snapshot, guard values) of the launch at its own values on ``gpu``
     (:func:`_launch_views` of that one point)."""
-    if not _memory_may_change(snap.graph):
+    if not memory_may_change(snap.graph):
         return snap, {}
     L = snap.launch
     if L.occupancy_override is not None:
