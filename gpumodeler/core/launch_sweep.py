@@ -124,10 +124,19 @@ class SweepResult:
     base_x: float | None  # the launch's own value of the variable
 
 
-def variable_label(variable: str) -> str:
-    """Axis title with unit."""
-    return {"block_size": "Block size (threads)", "occupancy": "Occupancy (warps per SM)",
-            "data_size": "Data size N", "gpu": "GPU"}.get(variable, f"{variable} (loop variable)")
+def variable_label(variable: str, graph=None) -> str:
+    """Axis title with unit; a kernel variable says what it is in ``graph`` (the launch's
+    kernel): a guard's share (``guard1``, ``warps_per_block``) or a loop variable."""
+    launch = {"block_size": "Block size (threads)", "occupancy": "Occupancy (warps per SM)",
+              "data_size": "Data size N", "gpu": "GPU"}.get(variable)
+    if launch is not None:
+        return launch
+    if graph is not None:
+        from gpumodeler.core.kernel.graph_items import WARPS_PER_BLOCK
+        guards = {g.fraction.text.strip() for g in graph.guards.values()} | {WARPS_PER_BLOCK}
+        if variable in guards and variable in graph.variables:
+            return f"{variable} (guard)"
+    return f"{variable} (loop variable)"
 
 
 def base_value(launch: LaunchConfig, variables: dict, variable: str, occupancy: float | None):

@@ -296,7 +296,7 @@ def _launches_section(launches: list) -> str:
     return "\n".join(parts) or "<p>(no launches)</p>"
 
 
-def _sweeps_section(sweeps: list) -> str:
+def _sweeps_section(sweeps: list, project=None) -> str:
     import numpy as np
 
     from gpumodeler.core.launch_sweep import variable_label
@@ -320,7 +320,9 @@ def _sweeps_section(sweeps: list) -> str:
         ys = [v for s in series for v in s["y"] if math.isfinite(v) and v > 0]
         log_y = bool(ys) and max(ys) / min(ys) > 100
         parts.append(f"<h4>{escape(title)}</h4>")
-        parts.append(line_chart(series, x_label=variable_label(sw.variable), y_label="time (s)",
+        launch = project.launches.get(sw.launch) if project is not None else None
+        graph = project.kernels.get(launch.kernel) if launch is not None else None
+        parts.append(line_chart(series, x_label=variable_label(sw.variable, graph), y_label="time (s)",
                                 log_x=log_x, log_y=log_y))
     return "\n".join(parts) or "<p>(no saved sweeps)</p>"
 
@@ -536,7 +538,7 @@ def build_report(project, catalog, *, project_path: str, command: str) -> str:
         "summary": _summary_section(data),
         "figures": "",
         "system": system_svg(project),
-        "sweeps": _sweeps_section(data["sweeps"]),
+        "sweeps": _sweeps_section(data["sweeps"], project),
         "timelines": _timelines_section(data["applications"]),
         "details": "",
         "devices": _values_section(project, catalog, "device"),

@@ -254,3 +254,41 @@ def test_the_architecture_follows_the_compute_capability():
     assert arch_of_compute_capability("6.1") == "sm_61"
     assert arch_of_compute_capability("8.8") == "sm_87"      # the highest below, same major
     assert arch_of_compute_capability("3.5") is None and arch_of_compute_capability("x") is None
+
+
+def test_the_sweep_choice_follows_a_kernel_switch(window, qtbot):
+    """The sweep's variable list is the launch's kernel's: switching the kernel drops the old
+    kernel's loop variable from it, and the range shown is the new choice's, not the old
+    variable's; a guard is named as a guard, not as a loop variable."""
+    from gpumodeler.ui.launch_panel.ranges import default_range
+    assert window.open_path(str(EXAMPLE), ask=False)
+    project = window.document.project
+    launch_id = next(iter(project.launches))
+    saxpy = project.launches[launch_id].kernel
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, SAXPY2)
+    kid = dialog.import_selected()
+    assert window.document.push(UpdateItem("launches", launch_id, "use kernel", kernel=kid,
+                                           variables={}))
+    panel = window.launch_panel
+    panel.set_launch(launch_id)
+    sweep = panel.sweep
+    labels = {sweep.variable_combo.itemData(i): sweep.variable_combo.itemText(i)
+              for i in range(sweep.variable_combo.count())}
+    assert labels["loop1"] == "loop1 (loop variable)" and labels["guard1"] == "guard1 (guard)"
+    sweep.set_variable("loop1")
+    sweep.from_edit.setText("5")
+    sweep.to_edit.setText("77")
+    assert window.document.push(UpdateItem("launches", launch_id, "use kernel", kernel=saxpy))
+    panel.set_launch(launch_id)
+    assert sweep.variable_combo.findData("loop1") < 0
+    assert sweep.variable == "block_size"
+    launch = project.launches[launch_id]
+    r = default_range("block_size", launch, project.kernels[saxpy])
+    assert (sweep.from_edit.text(), sweep.to_edit.text()) == (str(r.lo), str(r.hi))
+    # a choice the new kernel also has keeps the user's range
+    sweep.set_variable("a")
+    sweep.from_edit.setText("3")
+    assert window.document.push(UpdateItem("launches", launch_id, "edit", lam=1.0))
+    panel.set_launch(launch_id)
+    assert sweep.variable == "a" and sweep.from_edit.text() == "3"

@@ -109,6 +109,11 @@ class SweepPanel(QWidget):
         self.saved_combo.setCurrentIndex(self.saved_combo.findData(sid))
         return self.load_sweep(sid)
 
+    def _graph(self):
+        """The kernel graph of the panel's launch (None without one)."""
+        launch = self.project.launches.get(self.launch_id) if self.launch_id else None
+        return self.project.kernels.get(launch.kernel) if launch is not None else None
+
     def refresh_choices(self, reset_range: bool = False) -> None:
         launch = self.project.launches.get(self.launch_id) if self.launch_id else None
         current = self.variable_combo.currentData()
@@ -117,12 +122,15 @@ class SweepPanel(QWidget):
         for v in ("block_size", "occupancy", "data_size"):
             self.variable_combo.addItem(variable_label(v), v)
         if launch is not None:
+            graph = self._graph()
             for name in variable_names(self.project, launch):
-                self.variable_combo.addItem(f"{name} (loop variable)", name)
+                self.variable_combo.addItem(variable_label(name, graph), name)
         self.variable_combo.addItem("GPU (compare)", "gpu")
         i = self.variable_combo.findData(current)
         self.variable_combo.setCurrentIndex(i if i >= 0 else 0)
         self.variable_combo.blockSignals(False)
+        # the choice fell away (the launch's kernel changed): the range shown is the new one's
+        reset_range = reset_range or (current is not None and i < 0)
         if not self.gpu_actions and self.document.catalog is not None:
             try:
                 names = [s.name for s in self.document.catalog.list("gpu")]
@@ -257,7 +265,7 @@ class SweepPanel(QWidget):
         job.signals.cancelled.connect(self._on_job_cancelled)
         self.job = job
         self._set_busy(True)
-        self.status.setText(f"Sweeping {variable_label(self.variable).lower()} over "
+        self.status.setText(f"Sweeping {variable_label(self.variable, self._graph()).lower()} over "
                             f"{max(values.size, len(devices))} points…")
         workers.start(job)
         return True
@@ -327,7 +335,7 @@ class SweepPanel(QWidget):
         self._measurements = measurements
         self.plot.set_models(self.model_list.checked())
         self.model_list.show_outcome(result)
-        self.plot.show_result(result, axis_title(result.variable, variable_label(result.variable)), title,
+        self.plot.show_result(result, axis_title(result.variable, variable_label(result.variable, self._graph())), title,
                               log_x=self.log_check.isChecked(), measurements=measurements,
                               kernel_only=getattr(job, "kernel_only", False),
                               log_y=self.log_y_check.isChecked())
@@ -373,7 +381,8 @@ class SweepPanel(QWidget):
         """Show the sweep on show again (an axis option changed)."""
         self.plot.set_models(self.model_list.checked())
         if self.result is not None:
-            self.plot.show_result(self.result, axis_title(self.result.variable, variable_label(self.result.variable)),
+            self.plot.show_result(self.result, axis_title(self.result.variable,
+                                                          variable_label(self.result.variable, self._graph())),
                                   self._title, log_x=self.log_check.isChecked(),
                                   measurements=self._measurements, kernel_only=self._job_kernel_only,
                                   log_y=self.log_y_check.isChecked())
@@ -406,7 +415,7 @@ class SweepPanel(QWidget):
             return None
         sid = self.project.new_id("s")
         sweep = SweepDef(sid, self.launch_id, self.variable, tuple(float(v) for v in values),
-                         tuple(self.chosen_gpus()), name=f"{variable_label(self.variable)}"
+                         tuple(self.chosen_gpus()), name=f"{variable_label(self.variable, self._graph())}"
                          + (f", {len(values)} points" if values.size else ""))
         if not self.panel.push(AddItem("sweeps", sweep, text="save sweep")):
             return None
