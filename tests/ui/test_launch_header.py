@@ -97,7 +97,7 @@ def test_no_panel_text_names_a_command_line_option(example_window):
 
 
 def test_panel_words_replace_every_option_of_the_term_notes():
-    from gpumodeler.core.models.kernel_terms_vec import l2_decision, overhead_decision
+    from gpumodeler.core.models.kernel_terms_vec import l2_term, overhead_decision
     from gpumodeler.core.models.result import KernelTerms
     notes = ["unknown for this GPU (--launch-overhead SECONDS)",
              "fits in L2 but the L2 bandwidth is unknown (--l2-bandwidth)", "off by default; --tail"]
@@ -115,7 +115,7 @@ def test_panel_words_replace_every_option_of_the_term_notes():
     class Spec:
         launch_overhead_s = None
     assert overhead_decision(Spec, KernelTerms())[1] in notes
-    assert not FLAG.search(l2_decision(Spec, KernelTerms(), None)[1].note)  # names no option
+    assert not FLAG.search(l2_term(None).note)  # names no option
 
 
 def _type(edit: QLineEdit, text: str) -> None:

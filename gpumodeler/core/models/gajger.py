@@ -153,23 +153,15 @@ def predict(gpu: GPUSpec, inputs: KernelInputs, *, grid_size, block_size, occupa
 
 def _with_terms(gpu, inputs, k, tb, terms, grid_size, block_size, occupancy, lam, working_set):
     """(KernelPrediction, ThroughputBound, VecTerms) with the kernel terms applied to eq. 4.1's
-    prediction ``k``: the L2 bandwidth in the throughput bound when the working set fits, then
-    the wave terms and the launch overhead; mode and warp throughput at the occupancy the
-    warps run at."""
+    prediction ``k``: the wave terms and the launch overhead; mode and warp throughput at the
+    occupancy the warps run at. (The old L2 term is listed, never applied: ``working_set``
+    is only checked here; the reuse model reads it: core.kernel.sass.reuse.)"""
     from gpumodeler.core.models import kernel_terms_vec as kv
-    clock = gpu.require("sm_clock_hz")
-    l2_bw, l2_effect = kv.l2_decision(gpu, terms, working_set)
-    before = after = None
-    if l2_bw is not None:
-        before = np.asarray(k.time_cycles) / clock
-        tb = throughput_bound(kv.with_l2_memory(gpu, l2_bw), **inputs.worksheet())
-        k = predict_kernel(gpu, warps=k.warps_launched, occupancy=occupancy,
-                           latency_bound=inputs.latency_bound, throughput=tb, lam=lam)
-        after = np.asarray(k.time_cycles) / clock
+    l2_effect = kv.l2_term(working_set)
     vec = kv.apply_wave_terms(gpu, terms=terms, grid_size=grid_size, block_size=block_size,
                               occupancy=occupancy, latency_bound=inputs.latency_bound,
                               throughput_wpc=tb.warps_per_cycle, lam=lam, l2_effect=l2_effect,
-                              l2_before_s=before, l2_after_s=after, worksheet=tb)
+                              worksheet=tb)
     scalar = np.ndim(vec.cycles) == 0 and np.ndim(k.time_cycles) == 0
     conv = (lambda a: np.asarray(a).item()) if scalar else np.asarray
     changed = {}
@@ -224,18 +216,7 @@ def evaluate(inputs) -> "ModelResult":
     if not (L > 0 and np.isfinite(L)):
         raise InvalidParameter(f"latency bound (cycles) must be a number > 0, got {L}")
     tb = kt.throughput_of(gpu, kernel)
-    terms = []
-    l2_bw, l2_effect = kt.l2_bandwidth(inputs)
-    if l2_bw is not None:
-        sms = gpu.require("sms")
-        wpb = kt.warps_per_block(inputs.block_size, gpu.require("warp_size"))
-        warps = kt.blocks_of(inputs.grid_size) * wpb
-        before = kt.eq41_cycles(L, tb.warps_per_cycle, inputs.occupancy, warps, sms)
-        tb = kt.throughput_of(gpu, kernel, memory_bytes_per_s=l2_bw)
-        after = kt.eq41_cycles(L, tb.warps_per_cycle, inputs.occupancy, warps, sms)
-        clock = gpu.require("sm_clock_hz")
-        l2_effect = kt.with_l2_effect(l2_effect, before / lam / clock, after / lam / clock)
-    terms.append(l2_effect)
+    terms = [kt.l2_effect(inputs)]
     cycles, base, wave_terms, info = kt.waves(inputs, L, tb.warps_per_cycle, lam=lam, worksheet=tb)
     terms += wave_terms
     occ = float(info.get("occupancy_limited_by_grid", inputs.occupancy))
@@ -249,17 +230,16 @@ def evaluate(inputs) -> "ModelResult":
         "warp_throughput": min(occ / L, tb_wpc), "knee_occupancy": L * tb.warps_per_cycle,
         "lambda": lam, "eq_4_1_cycles": base, **info,
     }
-    notes = memory_quantities(gpu, kernel, tb, occ, L, quantities, l2=l2_bw is not None)
+    notes = memory_quantities(gpu, kernel, tb, occ, L, quantities)
     return finish("gajger", inputs, kernel_cycles=cycles,
                   bound="latency" if latency_mode else "throughput",
                   binding="latency" if latency_mode else str(binding),
                   quantities=quantities, terms=terms, notes=notes,
-                  equations="Gajger 2017 eq. 4.1–4.7 (Volkov 2016 §3.4–3.6)",
-                  l2_bandwidth_bytes_per_s=l2_bw)
+                  equations="Gajger 2017 eq. 4.1–4.7 (Volkov 2016 §3.4–3.6)")
 
 
 def memory_quantities(gpu: GPUSpec, kernel, tb: ThroughputBound, occupancy: float,
-                      latency_bound: float, quantities: dict, *, l2: bool) -> list:
+                      latency_bound: float, quantities: dict) -> list:
     """Add the DRAM bandwidth the memory row used (sustained, with the pin bandwidth as
     its ceiling: :func:`throughput.dram_bandwidth_choice`) and the launch's memory
     parallelism (Little's law, :mod:`memory_parallelism`) to ``quantities``; return the
@@ -272,13 +252,11 @@ def memory_quantities(gpu: GPUSpec, kernel, tb: ThroughputBound, occupancy: floa
     if not (nbytes > 0 and mem_cycles > 0):
         return []
     sms, clock = gpu.require("sms"), gpu.require("sm_clock_hz")
-    per_cycle = nbytes / mem_cycles  # the bandwidth the memory row used (DRAM or L2)
+    per_cycle = nbytes / mem_cycles  # the bandwidth the memory row used
     mp = memory_parallelism(occupancy=occupancy, bytes_per_warp=nbytes,
                             latency_bound_cycles=latency_bound,
                             bandwidth_bytes_per_cycle_per_sm=per_cycle)
     quantities["memory_parallelism"] = mp.as_dict(sms, clock)
-    if l2:
-        return []
     _, kind = dram_bandwidth_choice(gpu)
     quantities["memory_bandwidth_bytes_per_s"] = per_cycle * sms * clock
     quantities["memory_bandwidth_kind"] = kind

@@ -56,8 +56,8 @@ import math
 from gpumodeler.core.errors import InvalidParameter
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.models.kernel_terms_vec import (
-    active_sms, apply_wave_terms, eq41_cycles, memory_bandwidth_per_active_sm, l2_decision, overhead_decision, overhead_effect, term_effect,
-    wave_cycles, with_l2_memory, worksheet_on_active_sms)
+    active_sms, apply_wave_terms, eq41_cycles, memory_bandwidth_per_active_sm, l2_term,
+    overhead_decision, overhead_effect, wave_cycles, with_memory_bandwidth, worksheet_on_active_sms)
 from gpumodeler.core.models.result import KernelTerms, ModelInputs, TermEffect
 from gpumodeler.core.models.throughput import ThroughputBound, throughput_bound
 
@@ -79,9 +79,10 @@ def blocks_of(grid_size) -> int:
 
 def throughput_of(gpu: GPUSpec, kernel, *, memory_bytes_per_s: float | None = None) -> ThroughputBound:
     """The per-resource worksheet (:func:`throughput_bound`) for ``kernel``'s per-warp counts,
-    with global memory served at ``memory_bytes_per_s`` when given (sustained DRAM, L2)."""
+    with global memory served at ``memory_bytes_per_s`` when given (the sustained DRAM
+    bandwidth)."""
     if memory_bytes_per_s is not None:
-        gpu = with_l2_memory(gpu, memory_bytes_per_s)
+        gpu = with_memory_bandwidth(gpu, memory_bytes_per_s)
     return throughput_bound(gpu, **kernel.worksheet())
 
 
@@ -114,10 +115,10 @@ def waves(inputs: ModelInputs, latency_bound: float, tb: float, *, lam: float = 
     return float(vec.cycles), float(vec.eq41_cycles), vec.wave_effects(), info
 
 
-def l2_bandwidth(inputs: ModelInputs):
-    """(bandwidth B/s or None, TermEffect): the L2 term's decision for this launch
-    (:func:`kernel_terms_vec.l2_decision`)."""
-    return l2_decision(inputs.gpu, inputs.terms, inputs.param("working_set_bytes"))
+def l2_effect(inputs: ModelInputs) -> TermEffect:
+    """The old L2 term of this launch, never applied (:func:`kernel_terms_vec.l2_term`; its
+    ``working_set_bytes`` parameter checked)."""
+    return l2_term(inputs.param("working_set_bytes"))
 
 
 def launch_overhead(inputs: ModelInputs, time_s: float):
@@ -126,13 +127,6 @@ def launch_overhead(inputs: ModelInputs, time_s: float):
     return value, overhead_effect(value, off_note, time_s)
 
 
-def with_l2_effect(effect: TermEffect, before_s: float, after_s: float) -> TermEffect:
-    """The L2 term with its measured effect filled in."""
-    if not effect.applied:
-        return effect
-    return term_effect(effect.name, before_s, after_s, 1.0, effect.note)
-
-
-__all__ = ["KernelTerms", "active_sms", "blocks_of", "eq41_cycles", "l2_bandwidth",
+__all__ = ["KernelTerms", "active_sms", "blocks_of", "eq41_cycles", "l2_effect",
            "launch_overhead", "memory_bandwidth_per_active_sm", "throughput_of",
-           "warps_per_block", "wave_cycles", "waves", "with_l2_effect", "worksheet_on_active_sms"]
+           "warps_per_block", "wave_cycles", "waves", "worksheet_on_active_sms"]

@@ -114,18 +114,19 @@ def _size(dims):
     return np.asarray(dims, dtype=np.int64)
 
 
-def l2_decision(gpu: GPUSpec, terms: KernelTerms, working_set_bytes) -> tuple:
-    """(None, the TermEffect): the old "working set in L2" term, which served *all* global
-    traffic at the L2 bandwidth when a working set fitted (no first load from DRAM), is
-    replaced by the reuse model: compulsory bytes from DRAM, the rest from L2 as far as a
-    wave's working set fits (core.kernel.sass.reuse; the worksheet's ``l2`` row). Kept as a
-    term that never applies so that ``--working-set`` and the term lists keep working."""
+def l2_term(working_set_bytes) -> TermEffect:
+    """The old "working set in L2" term, which served *all* global traffic at the L2
+    bandwidth when a working set fitted (no first load from DRAM), is replaced by the reuse
+    model: compulsory bytes from DRAM, the rest from L2 as far as a wave's working set fits
+    (core.kernel.sass.reuse; the worksheet's ``l2`` row), where ``working_set_bytes`` (the
+    user's figure, ``--working-set``) replaces the computed working sets. Listed as a term
+    that never applies, so the term lists say where it went; the figure is checked here."""
     if working_set_bytes is not None:
         ws = float(np.asarray(working_set_bytes))
         if not np.isfinite(ws) or ws < 0:
             raise InvalidParameter(f"working_set_bytes must be a finite number >= 0, got {ws}",
                                    item="working_set_bytes")
-    return None, TermEffect("working set in L2", False, note=L2_TERM_REPLACED)
+    return TermEffect("working set in L2", False, note=L2_TERM_REPLACED)
 
 
 #: why the old L2 term is off (docs/models.md, "Reuse and the L2")
@@ -133,7 +134,7 @@ L2_TERM_REPLACED = ("replaced by the reuse model: compulsory bytes from DRAM, re
                     "L2 (the l2 row), as far as a wave's working set fits the L2")
 
 
-def with_l2_memory(gpu: GPUSpec, bandwidth_bytes_per_s: float) -> GPUSpec:
+def with_memory_bandwidth(gpu: GPUSpec, bandwidth_bytes_per_s: float) -> GPUSpec:
     """``gpu`` with global memory served at ``bandwidth_bytes_per_s`` (spread over its SMs)."""
     per_cycle = bandwidth_bytes_per_s / (gpu.require("sms") * gpu.require("sm_clock_hz"))
     return gpu.with_overrides(gmem_bytes_per_cycle_per_sm=per_cycle)
@@ -144,8 +145,7 @@ class VecTerms:
     """The kernel terms over an array of launches (every array has the launches' shape).
 
     ``cycles`` are the kernel's SM cycles after the wave terms (before the launch overhead);
-    ``time_s`` adds the overhead; ``eq41_cycles`` is eq. 4.1 (with λ, and the L2 bandwidth
-    when that term applies). ``occupancy`` is the occupancy the warps run at (the grid's
+    ``time_s`` adds the overhead; ``eq41_cycles`` is eq. 4.1 (with λ). ``occupancy`` is the occupancy the warps run at (the grid's
     where the under-filled term applies)."""
 
     switches: KernelTerms
@@ -164,9 +164,7 @@ class VecTerms:
     tail_applied: np.ndarray
     overhead_s: float  # 0 when the term is off or unknown
     overhead_note: str  # why it is off ('' when on)
-    l2_effect: TermEffect  # the decision (one per call)
-    l2_before_s: np.ndarray | None  # eq. 4.1 at DRAM bandwidth, when the L2 term applies
-    l2_after_s: np.ndarray | None
+    l2_effect: TermEffect  # the old L2 term, never applied (l2_term)
     # the worksheet on the active SMs (worksheet_on_active_sms) where the under-filled term
     # used it; None when no worksheet was given or no launch is under-filled
     active_bound: ThroughputBound | None = None
@@ -177,7 +175,7 @@ class VecTerms:
     def effects(self, index=()) -> list:
         """The TermEffect list of launch ``index`` (a tuple index into the arrays), in the
         registry's order: L2, the wave terms, the launch overhead."""
-        effects = [self._l2_effect_at(index)] + self.wave_effects(index)
+        effects = [self.l2_effect] + self.wave_effects(index)
         kernel_s = self._at(self.cycles, index) / self._at(self.clock_hz, index)
         return effects + [overhead_effect(self.overhead_s, self.overhead_note, kernel_s)]
 
@@ -206,13 +204,6 @@ class VecTerms:
             effects.append(term_effect("tail effect", base, cycles, clock, _tail_note(per_sm, cap)))
         return effects
 
-    def _l2_effect_at(self, index) -> TermEffect:
-        e = self.l2_effect
-        if not e.applied:
-            return e
-        before, after = self._at(self.l2_before_s, index), self._at(self.l2_after_s, index)
-        return term_effect(e.name, before, after, 1.0, e.note)
-
     def applied_text(self) -> np.ndarray:
         """Per launch, the applied terms as ``predict`` prints them ("under-filled GPU: +108 %
         (...)"), joined by '; ' ('' where none applies): the text of :meth:`effects`, built a
@@ -222,11 +213,6 @@ class VecTerms:
         flat = lambda a: np.broadcast_to(np.asarray(a), shape).ravel()
         cycles, base, clock = flat(self.cycles), flat(self.eq41_cycles), flat(self.clock_hz)
         terms = []  # (indices, texts) per applied term, in the registry's order
-        if self.l2_effect.applied:
-            before, after = flat(self.l2_before_s), flat(self.l2_after_s)
-            idx = np.arange(n)
-            terms.append((idx, _texts(self.l2_effect.name, _fractions(after, before),
-                                      [self.l2_effect.note] * n)))
         for name, mask in (("under-filled GPU", self.underfill_applied), ("tail effect", self.tail_applied)):
             idx = np.flatnonzero(flat(mask))
             if not idx.size:
@@ -276,12 +262,10 @@ def _tail_note(per_sm, cap) -> str:
 
 def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size, occupancy,
                      latency_bound, throughput_wpc, lam=1.0, l2_effect: TermEffect | None = None,
-                     l2_before_s=None, l2_after_s=None,
                      worksheet: ThroughputBound | None = None) -> VecTerms:
     """The wave terms and the launch overhead over arrays of launches (all inputs broadcast).
 
-    ``throughput_wpc`` is the throughput bound in warps per cycle per SM (with the L2
-    bandwidth already in it when that term applies); the inputs are assumed validated by
+    ``throughput_wpc`` is the throughput bound in warps per cycle per SM; the inputs are assumed validated by
     :func:`~gpumodeler.core.models.kernel_time.predict_kernel` (positive, finite).
     ``worksheet`` (the ThroughputBound behind ``throughput_wpc``): an under-filled launch's
     wave runs at :func:`worksheet_on_active_sms`'s bound, global memory shared by the
@@ -325,9 +309,9 @@ def apply_wave_terms(gpu: GPUSpec, *, terms: KernelTerms, grid_size, block_size,
         underfilled=underfilled, underfill_applied=under, tail_applied=tail,
         overhead_s=overhead, overhead_note=note,
         l2_effect=l2_effect or TermEffect("working set in L2", False, note="switched off"),
-        l2_before_s=l2_before_s, l2_after_s=l2_after_s, active_bound=active_bound)
+        active_bound=active_bound)
 
 
 __all__ = ["VecTerms", "active_sms", "apply_wave_terms", "memory_bandwidth_per_active_sm",
-           "worksheet_on_active_sms", "eq41_cycles", "l2_decision", "overhead_decision",
-           "overhead_effect", "term_effect", "wave_cycles", "with_l2_memory"]
+           "worksheet_on_active_sms", "eq41_cycles", "l2_term", "overhead_decision",
+           "overhead_effect", "term_effect", "wave_cycles", "with_memory_bandwidth"]

@@ -63,9 +63,8 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     gmem_total = float(kernel.gmem_bytes) * warps
     l2_total = float(getattr(kernel, "l2_bytes", 0.0) or 0.0) * warps  # L2 hits (reuse)
     levels = {}
-    l2_bw, l2_effect = kt.l2_bandwidth(inputs)
     if gmem_total + l2_total > 0:
-        if l2_bw is None and gmem_total > 0:
+        if gmem_total > 0:
             if gpu.memory_bandwidth_measured_bytes_per_s is not None:
                 bw = float(gpu.memory_bandwidth_measured_bytes_per_s)
                 notes.append(f"DRAM ceiling: measured {bw / 1e9:.4g} GB/s")
@@ -104,6 +103,5 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
          "roofline_time_s": spread_s, "blocks_on_busiest_sm": whole.per_sm}
     return finish("roofline", inputs, kernel_cycles=time_s * clock,
                   bound="compute" if binding in pipes else "memory", binding=binding,
-                  quantities=q, terms=[l2_effect] + whole.effects(spread_s, time_s), notes=notes,
-                  equations=EQUATIONS,
-                  l2_bandwidth_bytes_per_s=l2_bw)
+                  quantities=q, terms=[kt.l2_effect(inputs)] + whole.effects(spread_s, time_s),
+                  notes=notes, equations=EQUATIONS)

@@ -52,29 +52,28 @@ def check_occupancy(gpu: GPUSpec, occupancy) -> None:
 #: the floor of the same ModelInputs (the registry's evaluate_all, a sweep's model overlay),
 #: so it is computed once per launch instead of once per model. Keyed by identity, holding
 #: the inputs (a frozen value) so the key cannot be reused; one tuple, read and written whole.
-_LAST_FLOOR: tuple[ModelInputs | None, float | None, float | None] = (None, None, None)
+_LAST_FLOOR: tuple[ModelInputs | None, float | None] = (None, None)
 
 
-def peak_rate_floor_s(inputs: ModelInputs, *, l2_bandwidth_bytes_per_s: float | None = None):
+def peak_rate_floor_s(inputs: ModelInputs):
     """The fastest time the GPU's peak rates allow for the launch's work (None when a rate
     the work needs is unknown)."""
     global _LAST_FLOOR
     last = _LAST_FLOOR
-    if last[0] is inputs and last[1] == l2_bandwidth_bytes_per_s:
-        return last[2]
-    floor = _peak_rate_floor_s(inputs, l2_bandwidth_bytes_per_s)
-    _LAST_FLOOR = (inputs, l2_bandwidth_bytes_per_s, floor)
+    if last[0] is inputs:
+        return last[1]
+    floor = _peak_rate_floor_s(inputs)
+    _LAST_FLOOR = (inputs, floor)
     return floor
 
 
-def _peak_rate_floor_s(inputs: ModelInputs, l2_bandwidth_bytes_per_s: float | None):
+def _peak_rate_floor_s(inputs: ModelInputs):
     from gpumodeler.core.models.kernel_terms import blocks_of, throughput_of, warps_per_block
     gpu = inputs.gpu
     try:
         sms, clock = gpu.require("sms"), gpu.require("sm_clock_hz")
         pin = gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * sms * clock
-        fastest = max(pin, gpu.memory_bandwidth_measured_bytes_per_s or 0.0,
-                      l2_bandwidth_bytes_per_s or 0.0)
+        fastest = max(pin, gpu.memory_bandwidth_measured_bytes_per_s or 0.0)
         tb = throughput_of(gpu, inputs.kernel, memory_bytes_per_s=fastest)
     except ModelError:
         return None
@@ -98,8 +97,7 @@ def floor_warning(model: str, time_s: float, floor_s: float | None) -> str | Non
 
 
 def finish(model: str, inputs: ModelInputs, *, kernel_cycles: float, bound: str, binding: str,
-           quantities: dict, terms: list, notes: list, equations: str,
-           l2_bandwidth_bytes_per_s: float | None = None):
+           quantities: dict, terms: list, notes: list, equations: str):
     """The ModelResult of ``kernel_cycles`` (SM cycles, before the launch overhead): the
     overhead term added, the time checked finite and against the peak-rate floor."""
     from gpumodeler.core.models.kernel_terms import launch_overhead
@@ -107,7 +105,7 @@ def finish(model: str, inputs: ModelInputs, *, kernel_cycles: float, bound: str,
     kernel_s = check_finite(model, kernel_cycles / clock)
     overhead, effect = launch_overhead(inputs, kernel_s)
     time_s = check_finite(model, kernel_s + overhead)
-    floor = peak_rate_floor_s(inputs, l2_bandwidth_bytes_per_s=l2_bandwidth_bytes_per_s)
+    floor = peak_rate_floor_s(inputs)
     warnings = [w for w in (floor_warning(model, kernel_s, floor),) if w]
     return ModelResult(model=model, time_s=time_s, time_cycles=float(kernel_cycles), bound=bound,
                        binding_resource=binding, quantities=quantities,

@@ -248,16 +248,12 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
         memory_bw = gpu.gmem_bandwidth_bytes_per_cycle_per_sm() * sms * clock
         notes.append("no measured bandwidth for this GPU: global memory at the pin bandwidth, "
                      "which §6.3 finds 3–20 % optimistic")
-    l2_bw, l2_effect = kt.l2_bandwidth(inputs)
-    if l2_bw is not None:
-        memory_bw = l2_bw
-        notes.append("working set in L2: no DRAM contention")
-    terms.append(l2_effect)
+    terms.append(kt.l2_effect(inputs))
     tb = kt.throughput_of(gpu, kernel, memory_bytes_per_s=memory_bw)
     k = 0.0
     fit: tuple[tuple[float, float], ...] = ()
     fit_source = "none (the kernel moves no DRAM bytes)"
-    if gmem > 0 and l2_bw is None:
+    if gmem > 0:
         k = inputs.count("critical_dram_accesses")
         if k is None:
             raise MissingModelInput(
@@ -302,5 +298,4 @@ def evaluate(inputs: ModelInputs) -> ModelResult:
     return finish("volkov-contention", inputs, kernel_cycles=cycles,
                   bound="latency" if latency_mode else "throughput",
                   binding="latency" if latency_mode else str(launch_tb.binding),
-                  quantities=quantities, terms=terms, notes=notes, equations=EQUATIONS,
-                  l2_bandwidth_bytes_per_s=l2_bw)
+                  quantities=quantities, terms=terms, notes=notes, equations=EQUATIONS)
