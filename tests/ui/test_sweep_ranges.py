@@ -17,6 +17,19 @@ def test_default_ranges_around_the_launch():
     assert default_range("a", None, None) == default_range("gpu", launch, None) == SweepRange(1, 100, 50)
 
 
+def test_a_guards_share_is_swept_from_0_to_1():
+    """A guard's variable is a share of the warps: 0..1, whatever its value; a loop
+    variable's range follows its value."""
+    from pathlib import Path
+
+    from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+    listing = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass" / "saxpy2.sm_90.sass"
+    graph, _ = import_kernel_with_report(listing)
+    launch = LaunchConfig("l1", data_size=1000, variables={"guard1": 0.25, "loop1": 8})
+    assert default_range("guard1", launch, graph) == SweepRange(0, 1, 11)
+    assert default_range("loop1", launch, graph) == SweepRange(0, 16, 17)
+
+
 def test_a_saved_sweep_gives_back_its_range():
     powers = [2.0 ** k for k in range(13)]
     assert range_of(powers) == SweepRange(1, 4096, 13, log=True)

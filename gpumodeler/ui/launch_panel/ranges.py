@@ -23,7 +23,8 @@ class SweepRange:
 def default_range(variable: str, launch, graph, max_warps_per_sm: float = 64) -> SweepRange:
     """What to sweep ``variable`` over for ``launch`` (None: no launch) whose kernel is
     ``graph``: block sizes 32..1024, occupancy 1..the GPU's maximum, data sizes over four
-    decades up to the launch's, a loop variable from 0 to twice its value."""
+    decades up to the launch's, a guard's share of the warps from 0 to 1, a loop variable
+    from 0 to twice its value."""
     if variable == "block_size":
         return SweepRange(32, 1024, 32)
     if variable == "occupancy":
@@ -31,12 +32,21 @@ def default_range(variable: str, launch, graph, max_warps_per_sm: float = 64) ->
     if variable == "data_size":
         n = launch.data_size if launch and launch.data_size else 1_000_000
         return SweepRange(max(1, n // 10_000), n, 60, log=True)
+    if variable != "gpu" and launch is not None and graph is not None and _is_guard(variable, graph):
+        return SweepRange(0, 1, 11)
     if variable != "gpu" and launch is not None:
         current = launch.variables.get(variable, graph.variables.get(variable) if graph else None)
         current = float(current) if current is not None else 50.0
         hi = max(2 * current, 1.0)
         return SweepRange(0, hi, int(min(hi + 1, 513)) if float(hi).is_integer() else 200)
     return SweepRange(1.0, 100.0, 50)
+
+
+def _is_guard(variable: str, graph) -> bool:
+    """Whether ``variable`` is the share of the warps a guard of ``graph`` runs in (0..1):
+    a guard's fraction or the once-per-block guards' ``warps_per_block`` is not one."""
+    return variable in graph.variables and any(
+        g.fraction.text.strip() == variable for g in graph.guards.values())
 
 
 def range_values(variable: str, r: SweepRange) -> np.ndarray:
