@@ -308,12 +308,13 @@ def _launch_inputs(args, graph, shape, groups, table_key, chunks, chunk_grid) ->
         seen_total += len(keys)
         key = table_key(gpu)
         views = LaunchViews(graph, common.latency_table_for(key), gpu.warp_size)
+        base = model_flags.gpu_with_term_values(args, gpu)   # --l2-size, --l1-size, ...
         out: dict = {}
         for row in sorted(keys):
             at = dict(zip(names, row))
             values = {k: at[k] for k in names[5:]}
             b = shape or (int(at["block"]),)
-            device = None if at["sms"] == UNKNOWN else gpu.with_overrides(sms=int(at["sms"]))
+            device = None if at["sms"] == UNKNOWN else base.with_overrides(sms=int(at["sms"]))
             shared = None if at["shared"] == UNKNOWN else at["shared"]
             view = views.view(values, block_size=b, gpu=device,
                               grid_size=int(at["grid"]) if device is not None else None,

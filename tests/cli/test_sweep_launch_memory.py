@@ -79,6 +79,20 @@ def test_a_convolution_sweep_over_blocks_grids_sms_and_loop_counts_equals_predic
             assert float(row[f"time_s_{m}"]) == pytest.approx(models[m], rel=1e-12), m
 
 
+def test_the_cache_sizes_given_reach_each_launch(capsys, tmp_path):
+    """--l2-size and --l1-size change what each launch's reuse finds in the caches, in a
+    sweep as in predict."""
+    graph = imported(capsys, tmp_path, VALIDATION / "nvbench" / "conv1d.sm_86.sass", "conv_basic")
+    common = ["--device", "RTX 3080", "--graph", graph, "--block-size", "512", "--set", "loop1=9",
+              "--l2-size", "64KiB", "--l1-size", "1KiB"]
+    rows = sweep_rows(capsys, *common, "--grid-size", "4096,131072")
+    plain = sweep_rows(capsys, *common[:-4], "--grid-size", "4096,131072")
+    for row, other in zip(rows, plain):
+        one = predicted(capsys, *common, "--grid-size", row["grid_size"])
+        assert float(row["kernel_time_s"]) == pytest.approx(one["kernel_time_s"], rel=1e-12)
+        assert float(row["kernel_time_s"]) != pytest.approx(float(other["kernel_time_s"]), rel=1e-6)
+
+
 def test_a_sweep_over_many_launches_of_an_imported_kernel_is_refused_before_any_row(
         capsys, tmp_path, monkeypatch):
     """Each distinct launch is evaluated for its reuse (milliseconds each), so their number
