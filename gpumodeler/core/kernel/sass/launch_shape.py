@@ -116,12 +116,21 @@ def _block_sectors(coefs: tuple, width: int, block: tuple, warp_size: int) -> tu
     return len(union), per_warp
 
 
-def block_reuse(ins, block: tuple, warp_size: int = WARP) -> float:
+def block_reuse(ins, block: tuple, warp_size: int = WARP,
+                charged_bytes: float | None = None) -> float:
     """The share of a global access's sectors, summed over the warps of a block ``block``,
     that another warp of the same block also touches: 1 − (the block's distinct sectors ÷
     the sum of each warp's), e.g. 7/8 for a row every warp of a 16×16 block reads alike
     (``B[k·n + col]`` of a naive matrix multiply) and 0 for a copy. 0 when the address is not
-    one the import followed as an affine function of the thread index."""
+    one the import followed as an affine function of the thread index.
+
+    ``charged_bytes``: what each warp's access is charged (the node's bytes per warp). The
+    share is then of that charge: 1 − the block's distinct sectors' bytes ÷ (its warps ×
+    the charge), at least 0, so that the charge less the share is the block's distinct bytes
+    per warp. A copy offset by a few words (a stencil's ``in[i + 3]``) touches five sectors
+    a warp, one shared with the next warp, where the charge is the four of an aligned
+    request: the shared sector is not a saving on the four (without this the offset copy
+    came out below a plain one)."""
     poly = parse_address(ins.address)
     if poly is None:
         return 0.0
@@ -130,7 +139,45 @@ def block_reuse(ins, block: tuple, warp_size: int = WARP) -> float:
         return 0.0
     union, total = _block_sectors(_aligned(coefs), int(ins.width_bytes),
                                   tuple(block), int(warp_size))
-    return 0.0 if total == 0 else 1.0 - union / total
+    if total == 0:
+        return 0.0
+    if charged_bytes is not None and charged_bytes > 0:
+        warps = -(-block[0] * block[1] * block[2] // int(warp_size))
+        return max(0.0, 1.0 - union * SECTOR / (warps * float(charged_bytes)))
+    return 1.0 - union / total
+
+
+def group_block_reuse(members: list, block: tuple, warp_size: int, charged_bytes: float):
+    """The near-repeat share of a group of loads of one array whose addresses differ only in
+    their numeric offset (a stencil's neighbours, grouped by the import:
+    :func:`gpumodeler.core.kernel.sass.neighbours.reuse_hits`), over the whole block: 1 −
+    the distinct sectors the group's loads touch in the block, in bytes, ÷ (the block's
+    warps × ``charged_bytes``, what the group is charged a warp after its neighbour reuse),
+    at least 0. Taken for each member, it leaves the group the bytes of the block's union
+    of footprints, however its sectors fall between the warps and the members (a conv's
+    ``N[i − r + j]`` touches five sectors a warp, one shared with the next warp's).
+    ``members``: the loads (nodes); None when an address is not affine in the block."""
+    if charged_bytes <= 0:
+        return None
+    coefs = []
+    for ins in members:
+        poly = parse_address(ins.address)
+        c = _coefficients(poly, block) if poly is not None else None
+        if c is None:
+            return None
+        coefs.append(c)
+    if len({c[:4] + c[5:] for c in coefs}) != 1 or len({int(i.width_bytes) for i in members}) != 1:
+        return None
+    shift = coefs[0][4] - coefs[0][4] % 128   # keep the first's alignment
+    width = int(members[0].width_bytes)
+    union: set = set()
+    warps = -(-block[0] * block[1] * block[2] // int(warp_size))
+    for c in coefs:
+        moved = c[:4] + (c[4] - shift,) + c[5:]
+        for w in range(warps):
+            union |= {sec for off in _offsets(moved, block, w, warp_size)
+                      for sec in range(off // SECTOR, (off + width - 1) // SECTOR + 1)}
+    return max(0.0, 1.0 - len(union) * SECTOR / (warps * float(charged_bytes)))
 
 
 def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:

@@ -101,7 +101,48 @@ def reuse_hits(addressed: dict, widths: dict, scopes: dict, loads: set) -> dict:
             if added < own:
                 out[i] = (max(0.0, min(1.0, 1.0 - added / own)), first, axis, rows)
         family[3] = charged
+    _covered_by_wider_runs(groups, addressed, out)
     return out
+
+
+def _covered_by_wider_runs(groups: dict, addressed: dict, out: dict) -> None:
+    """A guarded load's sectors that a load of the same array runs under fewer of its guards
+    (a subset: it runs in every warp the guarded one runs in, and more) brings in the same
+    warp: a stencil's halo load under ``threadIdx.x < R`` reads sectors the block's main load
+    read, which runs in every warp. Each member of a guarded group is charged only the
+    sectors neither those wider-running groups nor the earlier members of its own group
+    touch (the reverse does not hold: the guarded load runs in only some warps, so it brings
+    nothing for the others). Updates ``out`` (:func:`reuse_hits`) where the hit grows."""
+    by_array: dict = {}
+    for key, members in groups.items():
+        rest_terms, stride, width, scope = key
+        # the build's scope is (the loops, the guards); any other key is a scope of its own
+        split = isinstance(scope, tuple) and len(scope) == 2 and isinstance(scope[1], tuple)
+        loops, guards = scope if split else (scope, ())
+        by_array.setdefault((rest_terms, stride, width, loops), []).append((set(guards), members))
+    for (_, stride, width, _), runs in by_array.items():
+        if len(runs) < 2 or stride == 0:
+            continue
+        own = float(WARP * max(min(abs(stride), SECTOR_BYTES), width))
+        for guards, members in runs:
+            wider = [m for g, m in runs if guards and g < guards]
+            if not wider:
+                continue
+            firsts = sorted(w[0] for w in wider)
+            everyone = [i for w in wider for i in w] + members
+            base = min(addressed[i].offset for i in everyone)
+            covered: set = set()
+            for w in wider:
+                for i in w:
+                    covered |= _sectors(addressed[i].offset - base, stride, width)
+            charged = float(len(covered) * SECTOR_BYTES)
+            for i in members:
+                covered |= _sectors(addressed[i].offset - base, stride, width)
+                added = max(0.0, len(covered) * SECTOR_BYTES - charged)
+                charged += added
+                hit = max(0.0, min(1.0, 1.0 - added / own))
+                if hit > (out[i][0] if i in out else 0.0):
+                    out[i] = (hit, firsts[0])
 
 
 #: the thread-index dimensions along which a stencil's rows lie (:func:`reuse_hits`)

@@ -96,7 +96,8 @@ import numpy as np
 
 from gpumodeler.core.kernel.sass.addresses import PARAM_STRIDE_NOTE
 from gpumodeler.core.kernel.sass.neighbours import OVERLAPS_NOTE, row_shift_of
-from gpumodeler.core.kernel.sass.launch_shape import (block_dims, block_reuse, parse_address,
+from gpumodeler.core.kernel.sass.launch_shape import (block_dims, block_reuse,
+                                                      group_block_reuse, parse_address,
                                                       trip_reuse, trip_step_of)
 from gpumodeler.core.kernel.warp_counts import access_bytes_per_warp
 
@@ -329,6 +330,8 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     wave = max(1, min(blocks, int(sms) * max(1, int(blocks_per_sm))))
     vals = dict(graph.variables, **(values or {}))
     rows, loop_trips = [], {}
+    groups = _neighbour_groups(graph)
+    group_r: dict = {}
     for nid, ins in graph.instructions.items():
         if ins.unit != "ldst" or ins.space != "global" or not ins.is_load:
             continue
@@ -345,7 +348,15 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
                 loop_trips[lp.id] = max(0.0, float(lp.iterations.evaluate(vals)))
             trips *= loop_trips[lp.id]
         cached = l1_caches(ins.opcode, compute_capability) if poly is not None else False
-        r = block_reuse(ins, shape, warp_size) if poly is not None else 0.0
+        group = groups.get(nid)
+        if group is not None and group[0] not in group_r:
+            charged = sum(access_bytes_per_warp(m.width_bytes, m.stride, m.pattern,
+                                                m.segment_bytes, warp_size) * (1.0 - m.hit_ratio)
+                          for m in group[1])
+            group_r[group[0]] = group_block_reuse(group[1], shape, warp_size, charged)
+        r = group_r.get(group[0]) if group is not None else None
+        if r is None:
+            r = block_reuse(ins, shape, warp_size, raw) if poly is not None else 0.0
         t = _trips_reuse(ins, shape, warp_size, loop_trips) if poly is not None else 0.0
         h = ins.hit_ratio
         if not cached and not l2_bounded:
@@ -396,6 +407,32 @@ def reuse_graph(graph, *, grid_size, warps_per_block: int, blocks_per_sm: int, s
     report = ReuseReport(float(l2_bytes), wave, ws_trip, ws_wave, f_trip, f_wave, tuple(loads),
                          l1, tuple(unbounded))
     return _with_hits(graph, changes), report
+
+
+def _neighbour_groups(graph) -> dict:
+    """``{load id: (first id, [the group's loads])}`` for the global loads the import grouped
+    as neighbours of one array (:data:`OVERLAPS_NOTE` in the ``address``, naming the group's
+    first load), the first included, each group's loads under the first's guards: their
+    near repeats are taken over the group's union (:func:`group_block_reuse`). A row
+    neighbour (another ``tid.y`` row) and a load under other guards stay on their own."""
+    guards_of: dict = {}
+    for g in graph.guards.values():
+        for m in g.members:
+            guards_of.setdefault(m, set()).add(g.id)
+    members: dict = {}
+    for nid, ins in graph.instructions.items():
+        text = ins.address or ""
+        if ins.unit != "ldst" or OVERLAPS_NOTE not in text or row_shift_of(text) is not None:
+            continue
+        first = text.split(OVERLAPS_NOTE, 1)[1].split(":", 1)[0].strip()
+        if first in graph.instructions and guards_of.get(nid) == guards_of.get(first):
+            members.setdefault(first, [first]).append(nid)
+    out: dict = {}
+    for first, ids in members.items():
+        group = (first, [graph.instructions[i] for i in ids])
+        for i in ids:
+            out[i] = group
+    return out
 
 
 def _with_hits(graph, changes: dict):
