@@ -169,15 +169,23 @@ def group_block_reuse(members: list, block: tuple, warp_size: int, charged_bytes
     if len({c[:4] + c[5:] for c in coefs}) != 1 or len({int(i.width_bytes) for i in members}) != 1:
         return None
     shift = coefs[0][4] - coefs[0][4] % 128   # keep the first's alignment
-    width = int(members[0].width_bytes)
-    union: set = set()
+    moved = tuple(c[:4] + (c[4] - shift,) + c[5:] for c in coefs)
     warps = -(-block[0] * block[1] * block[2] // int(warp_size))
+    union = _group_sectors(moved, int(members[0].width_bytes), tuple(block), int(warp_size))
+    return max(0.0, 1.0 - union * SECTOR / (warps * float(charged_bytes)))
+
+
+@lru_cache(maxsize=4096)
+def _group_sectors(coefs: tuple, width: int, block: tuple, warp_size: int) -> int:
+    """The distinct 32-byte sectors a block touches over the accesses ``coefs`` (one
+    :func:`_coefficients` tuple each; a sweep's launches of one block share the count)."""
+    warps = -(-block[0] * block[1] * block[2] // warp_size)
+    union: set = set()
     for c in coefs:
-        moved = c[:4] + (c[4] - shift,) + c[5:]
         for w in range(warps):
-            union |= {sec for off in _offsets(moved, block, w, warp_size)
+            union |= {sec for off in _offsets(c, block, w, warp_size)
                       for sec in range(off // SECTOR, (off + width - 1) // SECTOR + 1)}
-    return max(0.0, 1.0 - len(union) * SECTOR / (warps * float(charged_bytes)))
+    return len(union)
 
 
 def shaped_instruction(ins, block: tuple, warp_size: int = WARP) -> dict:
