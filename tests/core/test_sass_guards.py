@@ -115,7 +115,8 @@ def test_reduce_atomic_counts_once_per_block_and_round_trips():
     from gpumodeler.core.kernel.graph_items import launch_guard_values
     g, _ = import_kernel_with_report(SASS / "reduce.sm_90.sass")
     tests = sorted((x.test, x.fraction.text) for x in g.guards.values() if x.test)
-    assert tests == [("tid.x < 32", "guard2"), ("tid.x == 0", "guard3")]
+    assert tests == [("ntid.x >= 64", "guard1"), ("tid.x < 32", "guard2"),
+                     ("tid.x == 0", "guard3")]   # the tree's entry check: blockDim.x >= 64
     (once,) = [x for x in g.guards.values() if x.test == "tid.x == 0"]
     red = [m for m in once.members if g.instructions[m].opcode.startswith("RED")]
     assert red

@@ -278,10 +278,13 @@ def test_a_thread_test_combined_with_another_predicate(lines, test):
 def test_a_compare_of_a_value_carried_from_trip_to_trip_is_not_a_test():
     """A reduction's ``if (tid < s)`` with ``s >>= 1`` each trip: the address analysis sees
     the first trip's ``s`` (blockDim.x / 2); a share from it would hold for that trip only,
-    so the guard is no thread test (as before: a bounds check of the thread index)."""
+    so the guard is no thread test (as before: a bounds check of the thread index). The
+    tree's entry check, ``blockDim.x >= 64`` (``s = blockDim.x / 2 >= 32``), is a test of the
+    block alone."""
     for arch in ("sm_52", "sm_75", "sm_90", "sm_100"):
         g, _ = import_kernel_with_report(SASS / f"reduce.{arch}.sass")
-        assert not any("ntid" in x.test for x in g.guards.values()), arch
+        tests = {x.test for x in g.guards.values() if x.test}
+        assert tests == {"ntid.x >= 64", "tid.x < 32", "tid.x == 0"}, arch
     from sass_listings import listing_of
     from gpumodeler.core.kernel.sass.importer import import_from_listing
     from gpumodeler.core.kernel.sass.listing import parse_listing
@@ -296,6 +299,26 @@ def test_a_compare_of_a_value_carried_from_trip_to_trip_is_not_a_test():
          "ISETP.NE.AND P1, PT, R4, RZ, PT", "@P1 BRA 0x30", "EXIT"]
     g, _ = import_from_listing(parse_listing(listing_of(inside)))
     assert g.loops and {x.test for x in g.guards.values()} == {"tid.x < 3"}  # invariant
+
+
+def test_a_test_of_the_block_alone_runs_in_every_warp_or_in_none():
+    """``if (blockDim.x >= 64)``: the same in every thread, so its code runs in every warp
+    of a block of 64 or more threads along x, and in no warp of a smaller one (a 16×16
+    block's blockDim.x is 16). The reduction's tree, entered so, does not run at 32 threads."""
+    assert warp_share("ntid.x >= 64", (32, 1, 1), 32) == 0
+    assert warp_share("ntid.x >= 64", (64, 1, 1), 32) == 1
+    assert warp_share("ntid.x >= 64", (16, 16, 1), 32) == 0
+    assert warp_share("ntid.x == 0", (256, 1, 1), 32) == 0
+    assert thread_test(parse_address("ntid.x"), ">", 63) == "ntid.x >= 64"
+    g, _ = import_kernel_with_report(SASS / "reduce.sm_90.sass")
+    (tree,) = [x for x in g.guards.values() if x.test == "ntid.x >= 64"]
+    name = tree.fraction.text
+    assert launch_guard_values(g, {}, (32, 1, 1), 32)[name] == 0
+    assert launch_guard_values(g, {}, (256, 1, 1), 32)[name] == 1
+    c = count(g)
+    small = c.evaluate(dict(g.variables, **launch_guard_values(g, {}, (32, 1, 1), 32)))
+    big = c.evaluate(dict(g.variables, **launch_guard_values(g, {}, (256, 1, 1), 32)))
+    assert small["smem_accesses"] < big["smem_accesses"]   # the tree's shared loads and stores
 
 
 def test_the_launch_sets_the_share_unless_the_user_does_and_the_counts_follow():

@@ -178,8 +178,9 @@ _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 def _setter_test(setter, compared: dict, runs_when_pred: bool,
                  combined: bool = False, min_max: dict | None = None) -> str | None:
     """The thread test (:mod:`.thread_tests`) of the side that runs of a compare ``setter``
-    of a value of the thread index against a number or a value of the block's dimensions
-    (``blockDim.x - 3``), either way round; None for any other instruction. ``combined``:
+    of a value of the thread index (or of the block's dimensions alone, ``blockDim.x >= 64``)
+    against a number or a value of the block's dimensions (``blockDim.x - 3``), either way
+    round; None for any other instruction. ``combined``:
     the compare's own test even where it is combined with another predicate (its side
     taken as if that predicate held: :func:`_combined_test`). ``min_max``: its operands
     written by a minimum or maximum (:func:`_min_max_of`): ``max(a, b) < n`` is the

@@ -1,4 +1,5 @@
-"""Guards on the thread index alone, decided by each launch's block shape.
+"""Guards on the thread index alone, decided by each launch's block shape (and guards on
+the block's dimensions alone, ``if (blockDim.x >= 64)``, which run in every warp or none).
 
 ``if (threadIdx.x < RADIUS)`` (a stencil's halo loads), ``if (lane == 0)`` with
 ``lane = threadIdx.x % 32`` (a warp's partial sum), ``if (threadIdx.x == 0)`` in a 16×16
@@ -56,20 +57,21 @@ def _thread_symbol(symbol: str) -> bool:
 
 def is_thread_value(poly: Poly | None) -> bool:
     """Whether ``poly`` is a value a launch's block decides for every thread: its symbols
-    thread indices, their fields or block dimensions, at least one of them a thread's, and
-    every coefficient non-negative."""
+    thread indices, their fields or block dimensions, at least one symbol, and every
+    coefficient non-negative. A value of the block dimensions alone (``blockDim.x`` in
+    ``if (blockDim.x >= 64)``) is one too: the same in every thread, so a test of it runs
+    in every warp of the block or in none."""
     if poly is None or not poly.terms:
         return False
-    thread = False
+    symbol = False
     for mono, coef in poly.terms.items():
         if coef < 0:
             return False
         for s in mono:
-            if _thread_symbol(s):
-                thread = True
-            elif s not in _DIMS and s != NTID_X_WARPS:
+            if not (_thread_symbol(s) or s in _DIMS or s == NTID_X_WARPS):
                 return False
-    return thread
+            symbol = True
+    return symbol
 
 
 def _is_block_bound(poly: Poly | None) -> bool:
