@@ -132,9 +132,9 @@ def variable_label(variable: str, graph=None) -> str:
     if launch is not None:
         return launch
     if graph is not None:
-        from gpumodeler.core.kernel.graph_items import WARPS_PER_BLOCK
-        guards = {g.fraction.text.strip() for g in graph.guards.values()} | {WARPS_PER_BLOCK}
-        if variable in guards and variable in graph.variables:
+        from gpumodeler.core.kernel.graph_items import WARPS_PER_BLOCK, guard_variables
+        if variable in guard_variables(graph) or (variable == WARPS_PER_BLOCK
+                                                  and variable in graph.variables):
             return f"{variable} (guard)"
     return f"{variable} (loop variable)"
 

@@ -200,6 +200,12 @@ GUARD_KINDS = ("region", "predicate")
 WARPS_PER_BLOCK = "warps_per_block"
 
 
+def guard_variables(graph) -> set:
+    """The variables of ``graph`` that are a guard's share of the warps (``guard1``: its
+    fraction is the variable alone), whoever sets them."""
+    return {g.fraction.text.strip() for g in graph.guards.values()} & set(graph.variables)
+
+
 def block_set_variables(graph) -> set:
     """The variables of ``graph`` each launch sets from its block unless the user does:
     ``warps_per_block`` and the variables of the guards with a thread test."""

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gpumodeler.core.kernel.graph_items import guard_variables
+
 # variables whose values are whole numbers
 WHOLE = ("block_size", "data_size")
 
@@ -32,7 +34,8 @@ def default_range(variable: str, launch, graph, max_warps_per_sm: float = 64) ->
     if variable == "data_size":
         n = launch.data_size if launch and launch.data_size else 1_000_000
         return SweepRange(max(1, n // 10_000), n, 60, log=True)
-    if variable != "gpu" and launch is not None and graph is not None and _is_guard(variable, graph):
+    if variable != "gpu" and launch is not None and graph is not None and \
+            variable in guard_variables(graph):   # a share of the warps (not warps_per_block)
         return SweepRange(0, 1, 11)
     if variable != "gpu" and launch is not None:
         current = launch.variables.get(variable, graph.variables.get(variable) if graph else None)
@@ -40,13 +43,6 @@ def default_range(variable: str, launch, graph, max_warps_per_sm: float = 64) ->
         hi = max(2 * current, 1.0)
         return SweepRange(0, hi, int(min(hi + 1, 513)) if float(hi).is_integer() else 200)
     return SweepRange(1.0, 100.0, 50)
-
-
-def _is_guard(variable: str, graph) -> bool:
-    """Whether ``variable`` is the share of the warps a guard of ``graph`` runs in (0..1):
-    a guard's fraction or the once-per-block guards' ``warps_per_block`` is not one."""
-    return variable in graph.variables and any(
-        g.fraction.text.strip() == variable for g in graph.guards.values())
 
 
 def range_values(variable: str, r: SweepRange) -> np.ndarray:

@@ -141,9 +141,9 @@ def block_reuse(ins, block: tuple, warp_size: int = WARP,
                                   tuple(block), int(warp_size))
     if total == 0:
         return 0.0
-    if charged_bytes is not None and charged_bytes > 0:
-        warps = -(-block[0] * block[1] * block[2] // int(warp_size))
-        return max(0.0, 1.0 - union * SECTOR / (warps * float(charged_bytes)))
+    if charged_bytes is not None and charged_bytes > 0:   # the one rule, a group of one
+        r = group_block_reuse([ins], block, warp_size, charged_bytes)
+        return 0.0 if r is None else r
     return 1.0 - union / total
 
 
