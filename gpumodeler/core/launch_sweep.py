@@ -126,16 +126,18 @@ class SweepResult:
 
 def variable_label(variable: str, graph=None) -> str:
     """Axis title with unit; a kernel variable says what it is in ``graph`` (the launch's
-    kernel): a guard's share (``guard1``, ``warps_per_block``) or a loop variable."""
+    kernel): a guard's share (``guard1``), the block's warps (``warps_per_block``) or a loop
+    variable."""
     launch = {"block_size": "Block size (threads)", "occupancy": "Occupancy (warps per SM)",
               "data_size": "Data size N", "gpu": "GPU"}.get(variable)
     if launch is not None:
         return launch
     if graph is not None:
         from gpumodeler.core.kernel.graph_items import WARPS_PER_BLOCK, guard_variables
-        if variable in guard_variables(graph) or (variable == WARPS_PER_BLOCK
-                                                  and variable in graph.variables):
+        if variable in guard_variables(graph):
             return f"{variable} (guard)"
+        if variable == WARPS_PER_BLOCK and variable in graph.variables:
+            return f"{variable} (warps in a block)"  # the once-per-block guards' count
     return f"{variable} (loop variable)"
 
 

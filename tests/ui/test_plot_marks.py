@@ -145,3 +145,15 @@ def test_large_linear_x_values_have_prefixed_ticks(panel, qtbot):
     assert axis.tickStrings([0.0, 2.5e8, 5e8, 1e9], 1.0, 2.5e8) == ["0", "0.25G", "0.5G", "1G"]
     assert axis.tickStrings([2e5, 4e5], 1.0, 2e5) == ["200k", "400k"]
     assert axis.tickStrings([10.0, 20.0], 1.0, 10.0) == ["10", "20"]
+
+
+def test_the_launchs_mark_names_its_own_value_after_another_sweep(panel, qtbot):
+    """The legend's "this launch" entry follows the swept variable: after a block-size sweep
+    (the launch's 256 threads) a sweep of the loop variable names the launch's a = 128."""
+    labels = lambda s: [label.text for _, label in s.plot.legend.items]
+    block = panel.launch.block_size
+    sweep = run(panel, qtbot, "block_size", "32", "1024")
+    assert f"this launch ({block})" in labels(sweep)
+    a = panel.launch.variables["a"]
+    sweep = run(panel, qtbot, "a", "0", str(2 * a))
+    assert f"this launch ({a:g})" in labels(sweep) and f"this launch ({block})" not in labels(sweep)

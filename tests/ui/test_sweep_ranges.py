@@ -30,6 +30,14 @@ def test_a_guards_share_is_swept_from_0_to_1():
     assert default_range("loop1", launch, graph) == SweepRange(0, 16, 17)
 
 
+def test_a_guards_axis_says_it_is_a_share():
+    from gpumodeler.ui.plots.sweep_plot import axis_title
+    assert axis_title("guard1", "guard1 (guard)") == "guard1 (share of the warps)"
+    assert axis_title("warps_per_block", "warps_per_block (warps in a block)") == \
+        "warps_per_block (warps in a block)"
+    assert axis_title("a", "a (loop variable)") == "a (loop iterations)"
+
+
 def test_a_saved_sweep_gives_back_its_range():
     powers = [2.0 ** k for k in range(13)]
     assert range_of(powers) == SweepRange(1, 4096, 13, log=True)

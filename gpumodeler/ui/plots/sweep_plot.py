@@ -42,12 +42,17 @@ BASE_PEN = dict(color="#666", width=1.2, style=Qt.DashDotLine)
 
 
 def axis_title(variable: str, label: str) -> str:
-    """The x-axis title with its unit: "Data size N (threads)", "n (iterations)"."""
+    """The x-axis title with its unit: "Data size N (threads)", "n (loop iterations)",
+    "guard1 (share of the warps)" for a guard's variable (``label`` says "(guard)")."""
     units = {"data_size": "Data size N (threads)", "gpu": "GPU"}
     if variable in units:
         return units[variable]
     if variable in ("block_size", "occupancy"):
         return label  # "Block size (threads)", "Occupancy (warps per SM)"
+    if label.endswith(" (guard)"):
+        return f"{variable} (share of the warps)"
+    if label.endswith(" (warps in a block)"):
+        return label
     return f"{variable} (loop iterations)"
 
 
@@ -272,7 +277,7 @@ class SweepPlot(QWidget):
         in_range = result.base_x is not None and not gpu_sweep and result.x.size > 0 \
             and float(np.min(result.x)) <= result.base_x <= float(np.max(result.x))
         legend = tuple(f"{c.label}: " if several else "" for c, ok in zip(result.curves, drawable) if ok) \
-            + (has_measured, gpu_sweep, kernel_only, in_range)
+            + (has_measured, gpu_sweep, kernel_only, in_range and _short(result.base_x))
         if legend != self._legend:
             self.legend.clear()
             self.legend.setColumnCount(2 if several else 3)  # one GPU per row
