@@ -45,8 +45,8 @@ def register(sub) -> None:
     imp.add_argument("--set", type=common.set_arg, action="append", default=[],
                      metavar="NAME=VALUE",
                      help="default of a loop or guard variable, e.g. --set loop1=128; a guard "
-                          "on the thread index set here keeps the value at every launch "
-                          "instead of the share its block gives")
+                          "on the thread index or a loop whose count the block decides, set "
+                          "here, keeps the value at every launch instead of the block's")
     imp.add_argument("--end-node", action="store_true",
                      help="add an END node reached from each EXIT by the block replacement "
                           "edge (needs the table's block replacement latency)")
@@ -77,6 +77,8 @@ def run_import(args) -> int:
     for g in list(graph.guards.values()):
         if g.test and g.fraction.text.strip() in fixed:  # the user's value at every launch
             graph.guards[g.id] = replace(g, test="")
+    for name in fixed & set(graph.block_trips):  # a loop's count too, not the block's
+        del graph.block_trips[name]
     scheduled = "" if args.table_only else fill_from_schedule(graph)
     _lay_out(graph)
     text = json.dumps(to_dict(graph), indent=1) + "\n"

@@ -79,14 +79,16 @@ def test_other_architectures():
 @pytest.mark.parametrize("path", FIXTURES, ids=lambda p: p.name)
 def test_reuse_flags_match_the_reuse_annotations(path):
     """Bits 58-61 are the operand reuse flags: bit k is set exactly when the k-th source
-    operand is printed with '.reuse' (all fixtures, every instruction; an ``UNPACK_B``
-    conversion's single source is the second slot)."""
+    operand is printed with '.reuse' (all fixtures, every instruction; the single source
+    of an ``UNPACK_B`` conversion, a ``MOV`` or an ``IABS`` is the second slot)."""
     for f in parse_listing(path.read_text()).functions:
         for ins in f.instructions:
             info = classify(ins.opcode)
             nd = n_destinations(ins.mnemonic, info.unit if info else None, ins.operands)
-            # F2FP.*.UNPACK_B (FP8 -> FP16, sm_89+) reads its one source from the B slot
-            first = 1 if "UNPACK_B" in ins.modifiers else 0
+            # F2FP.*.UNPACK_B (FP8 -> FP16, sm_89+), MOV and IABS read their one source
+            # from the B slot
+            first = 1 if "UNPACK_B" in ins.modifiers or (
+                ins.mnemonic in ("MOV", "IABS") and len(ins.operands) - nd == 1) else 0
             bits = sum(1 << k for k, o in enumerate(ins.operands[nd:], first) if ".reuse" in o)
             assert instruction_control(ins).reuse == bits, ins.text
 

@@ -68,6 +68,10 @@ class KernelGraph:
     static_shared_bytes: int | None = None
     # instructions that run only a fraction of the time (core.kernel.sass.guards): id -> Guard
     guards: dict = field(default_factory=dict)
+    # loop variables each launch's block sets unless the user does (a loop that runs
+    # blockDim.x times: core.kernel.sass.trip_counts): variable -> its formula of block_x,
+    # block_y, block_z (text)
+    block_trips: dict = field(default_factory=dict)
     listeners: list = field(default_factory=list, repr=False, compare=False)
     # (the loops as objects, their LoopNesting) when last worked out (:meth:`nesting`): a
     # cache, not document state, so not a dataclass field (an instance sets its own)
@@ -324,7 +328,7 @@ class KernelGraph:
                            loops=dict(self.loops),
                            registers_per_thread=self.registers_per_thread,
                            static_shared_bytes=self.static_shared_bytes,
-                           guards=dict(self.guards))
+                           guards=dict(self.guards), block_trips=dict(self.block_trips))
 
     def __eq__(self, other):
         if not isinstance(other, KernelGraph):

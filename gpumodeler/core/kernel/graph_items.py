@@ -206,13 +206,42 @@ def guard_variables(graph) -> set:
     return {g.fraction.text.strip() for g in graph.guards.values()} & set(graph.variables)
 
 
+#: the names a loop's trip count from the block reads: the launch's block dimensions
+BLOCK_DIMENSIONS = ("block_x", "block_y", "block_z")
+
+
+def check_block_trip(name, text) -> str:
+    """The formula ``text`` a launch's block gives the loop variable ``name``
+    (``floor(block_x / 4)``), normalised; GraphError when it is not an expression of
+    ``block_x``, ``block_y`` and ``block_z`` alone."""
+    from gpumodeler.core.errors import ExpressionError
+    if not isinstance(name, str) or not name.isidentifier():
+        raise GraphError(f"block_trips: a loop variable's name must be a name such as loop2, "
+                         f"got {shown(name)}")
+    valid = f"a formula of {', '.join(BLOCK_DIMENSIONS)} (e.g. floor(block_x / 4))"
+    try:
+        expr = parse(text)
+    except ExpressionError as exc:
+        raise GraphError(f"block_trips: {name} must be {valid}: {exc}", item=name) from None
+    if expr.variables - set(BLOCK_DIMENSIONS):
+        raise GraphError(f"block_trips: {name} must be {valid}, got {shown(text)}", item=name)
+    return expr.text
+
+
 def block_set_variables(graph) -> set:
     """The variables of ``graph`` each launch sets from its block unless the user does:
-    ``warps_per_block`` and the variables of the guards with a thread test."""
+    ``warps_per_block``, the variables of the guards with a thread test and the loop
+    variables with a trip count from the block (``graph.block_trips``)."""
     out = {WARPS_PER_BLOCK} & set(graph.variables)
     out |= {g.fraction.text.strip() for g in graph.guards.values()
             if g.test and g.fraction.text.strip() in graph.variables}
+    out |= set(getattr(graph, "block_trips", {})) & set(graph.variables)
     return out
+
+
+def block_trip_value(text: str, dims: tuple) -> float:
+    """The trip count the formula ``text`` gives for a block ``dims`` (Dx, Dy, Dz)."""
+    return float(parse(text).evaluate(dict(zip(BLOCK_DIMENSIONS, map(float, dims)))))
 
 
 def launch_guard_values(graph, given, block, warp_size: int) -> dict:
@@ -224,7 +253,9 @@ def launch_guard_values(graph, given, block, warp_size: int) -> dict:
       (the once-per-block guards);
     * the variable of each guard with a thread test (``tid.x < 3``): the share of the
       block's warps with a thread that passes it
-      (:func:`gpumodeler.core.kernel.sass.thread_tests.warp_share`)."""
+      (:func:`gpumodeler.core.kernel.sass.thread_tests.warp_share`);
+    * each loop variable of ``graph.block_trips``: its formula at the block
+      (``floor(block_x / 4)``, core.kernel.sass.trip_counts)."""
     dims = tuple(int(d) for d in block) if isinstance(block, (tuple, list)) else (int(block),)
     dims = (dims + (1, 1))[:3]
     warp = int(warp_size) if warp_size else 32
@@ -239,6 +270,9 @@ def launch_guard_values(graph, given, block, warp_size: int) -> dict:
             name = g.fraction.text.strip()
             if name in names and name not in given and name not in out:
                 out[name] = warp_share(g.test, dims, warp)
+    for name, text in getattr(graph, "block_trips", {}).items():
+        if name in graph.variables and name not in given:
+            out[name] = block_trip_value(text, dims)
     return out
 
 

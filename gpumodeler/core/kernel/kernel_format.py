@@ -82,6 +82,8 @@ def to_dict(graph) -> dict:
                     for lp in graph.loops.values()]
     if "guards" in extras:
         out["guards"] = extras["guards"]
+    if "block_trips" in extras:
+        out["block_trips"] = extras["block_trips"]
     return out
 
 
@@ -124,7 +126,8 @@ def read_graph(data: dict, new_graph):
     :func:`gpumodeler.core.kernel.graph.from_dict` passes it, so this module needs no import
     of the graph module); raises FormatError/GraphError with the item."""
     check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
-                       "instructions", "edges", "loops", "guards", *RESOURCE_KEYS}, "kernel file")
+                       "instructions", "edges", "loops", "guards", "block_trips", *RESOURCE_KEYS},
+               "kernel file")
     if data.get("format") != FORMAT_NAME:
         raise FormatError(f"not a gpumodeler kernel file (format is {data.get('format')!r}, "
                           f"expected {FORMAT_NAME!r})")
@@ -164,6 +167,7 @@ def read_graph(data: dict, new_graph):
         canonical = _canonical(graph)
     graph.add_loops(_loops_from(loops, graph, canonical))
     _read_guards(list_of(data, "guards"), graph)
+    _read_block_trips(data.get("block_trips", {}), graph)
     if version < WAVEFRONT_VERSION:
         notes = upgrade_shared_degrees(graph)
         if notes:
@@ -183,6 +187,8 @@ def graph_extras(graph) -> dict:
                           **({"test": g.test} if g.test else {}),
                           "members": sorted(g.members, key=order.__getitem__)}
                          for g in graph.guards.values()]
+    if graph.block_trips:
+        out["block_trips"] = dict(graph.block_trips)
     return out
 
 
@@ -190,10 +196,24 @@ def read_graph_extras(graph, data) -> None:
     """Set what :func:`graph_extras` wrote on ``graph`` (checked as a kernel file's)."""
     if not isinstance(data, dict):
         raise FormatError(f"kernel extras must be an object, got {shown(data)}")
-    check_keys(data, {"guards", *RESOURCE_KEYS}, "kernel extras")
+    check_keys(data, {"guards", "block_trips", *RESOURCE_KEYS}, "kernel extras")
     for key, value in _resources(data).items():
         setattr(graph, key, value)
     _read_guards(list_of(data, "guards"), graph)
+    _read_block_trips(data.get("block_trips", {}), graph)
+
+
+def _read_block_trips(items, graph) -> None:
+    """The optional ``block_trips`` (absent in older files): loop variable -> the formula of
+    the block's dimensions ``block_x``, ``block_y``, ``block_z`` each launch sets it to
+    (core.kernel.sass.trip_counts)."""
+    from gpumodeler.core.kernel.graph_items import check_block_trip
+    if not isinstance(items, dict):
+        raise FormatError(f"block_trips must map loop variables to formulas of block_x, "
+                          f"block_y, block_z, e.g. {{\"loop2\": \"floor(block_x / 4)\"}}, got "
+                          f"{shown(items)}")
+    for name, text in items.items():
+        graph.block_trips[name] = check_block_trip(name, text)
 
 
 def _read_guards(items: list, graph) -> None:

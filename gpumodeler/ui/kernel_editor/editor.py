@@ -284,7 +284,10 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                                     f"code run (0..1, 1 = always)" if guards else "")
                                  + (f"; each launch sets it from its block: the share of the "
                                     f"block's warps with a thread where {' or '.join(tests)} "
-                                    f"(this value: a 256-thread block)" if tests else ""))
+                                    f"(this value: a 256-thread block)" if tests else "")
+                                 + (f"; each launch sets it from its block: the loop's trip "
+                                    f"count {g.block_trips[name]} (this value: a 256-thread "
+                                    f"block)" if g and name in g.block_trips else ""))
                 field.editingFinished.connect(lambda n=name: self._on_variable_edited(n))
                 self.variables_box.addWidget(label)
                 self.variables_box.addWidget(field)

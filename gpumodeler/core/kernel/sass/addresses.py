@@ -215,6 +215,13 @@ class Address:
 
 # -- following the registers -------------------------------------------------------------
 
+def block_dim_offsets(arch_number: int | None) -> dict:
+    """``{constant-bank 0 offset: axis (0, 1, 2)}`` of the block's dimensions ``ntid.x/y/z``
+    for an architecture (the offsets :class:`_Values` reads)."""
+    dims = _Values(arch_number).dims
+    return {off: "xyz".index(name[-1]) for off, name in dims.items() if name.startswith("ntid.")}
+
+
 class _Values:
     """Register values in program order."""
 
@@ -373,7 +380,7 @@ def _evaluate(ins, vals: _Values, nd: int, unit: str | None, space: str | None):
                            and not ins.mnemonic.startswith("U"), loaded=True)
     if mnem == "HFMA2" and len(ins.operands) - nd == 4 and \
             {o.strip().lstrip("-") for o in ins.operands[nd:nd + 2]} == {"RZ"}:
-        return _half_pair(ins.operands[nd + 2], ins.operands[nd + 3])
+        return half_pair(ins.operands[nd + 2], ins.operands[nd + 3])
     if mnem in ("SHF", "SHR", "LOP3", "LOP", "LOP32I", "BFI") or (mnem == "LEA" and "HI" in mods):
         return _bit_operation(mnem, mods, src)
     if "X" in mods or "HI" in mods:
@@ -442,7 +449,7 @@ def _bit_operation(mnem: str, mods, src) -> Poly | None:
     return None
 
 
-def _half_pair(high: str, low: str) -> Poly | None:
+def half_pair(high: str, low: str) -> Poly | None:
     """``HFMA2.MMA R5, -RZ, RZ, 0, 2.38e-07``: 0·0 plus a pair of half-precision numbers, the
     way Ampere's compiler writes an integer constant (here 4) into a register: the bits."""
     try:

@@ -58,7 +58,8 @@ from gpumodeler.core.kernel.graph import Edge, Instruction, KernelGraph, Loop
 from gpumodeler.core.kernel.item_table import make_instances
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify, pipe_of
-from gpumodeler.core.kernel.sass import addresses, cfg, guards, neighbours, ordering
+from gpumodeler.core.kernel.graph_items import block_trip_value
+from gpumodeler.core.kernel.sass import addresses, cfg, guards, neighbours, ordering, trip_counts
 from gpumodeler.core.kernel.sass.control import instruction_control
 from gpumodeler.core.kernel.sass.launch_shape import trip_step_text
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
@@ -66,6 +67,10 @@ from gpumodeler.core.kernel.sass.operands import n_destinations, reg_access
 
 #: Default iteration count of an imported loop (set the real one with --set loopN=...).
 DEFAULT_ITERATIONS = 1
+#: The block a trip count from the block's dimensions takes as its variable's default (the
+#: guards' default block, guards.DEFAULT_WARPS_PER_BLOCK warps along x): each launch sets
+#: its own
+_DEFAULT_BLOCK = (32 * guards.DEFAULT_WARPS_PER_BLOCK, 1, 1)
 #: Pipes that do not count when matching an unrolled loop with its remainder: loop control,
 #: address arithmetic and constant (parameter) loads differ between the two.
 _BOOKKEEPING_PIPES = {"int32", "branch", "barrier", "exit", "virtual"}
@@ -107,11 +112,16 @@ class ImportReport:
     # the guard variables of the graph: name -> its thread test ("" a variable for --set);
     # set by importer.import_from_listing once the guards are in the graph
     guard_variables: dict = field(default_factory=dict)
+    # loop variables whose trip count the listing decides: name -> what sets it
+    # ("floor(block_x / 4) from each launch's block", "100 (the listing's count)")
+    loop_trips: dict = field(default_factory=dict)
 
     def summary(self) -> str:
         loops = ", ".join(f"{lid} 0x{h:04x}-0x{l:04x} ({it})" for lid, h, l, it in self.loops) or "none"
         parts = [f"{self.function} ({self.arch or 'arch unknown'}): {self.instructions} instructions",
                  f"loops: {loops}"]
+        if self.loop_trips:
+            parts.append("trip counts: " + ", ".join(f"{v} = {t}" for v, t in self.loop_trips.items()))
         if self.unknown_opcodes:
             parts.append(f"warning: unknown opcodes kept and flagged: "
                          f"{', '.join(sorted(set(self.unknown_opcodes)))}")
@@ -207,7 +217,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
             member_of[i].append(k)
     depth = [len(m) for m in member_of]
     infos = [classify(ins.opcode) for ins in ins_list]
-    iterations, loop_notes, peeled = _iteration_expressions(ins_list, ranges, loop_ids, infos)
+    iterations, loop_notes, peeled, loop_groups = _iteration_expressions(ins_list, ranges,
+                                                                        loop_ids, infos)
 
     # -- nodes ----------------------------------------------------------------------------
     graph = KernelGraph(name=name or func.display_name, latency_table=latency_table,
@@ -462,11 +473,31 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
                 graph.add_edge(Edge(id=f"e{len(graph.edges) + 1}", src=ids[i], dst="end",
                                     kind="replacement"))
 
+    # trip counts the listing decides: from the block's dimensions or a number
+    # (trip_counts.py)
+    found = trip_counts.loop_trip_counts(
+        ins_list, access, lambda j: n_dest(ins_list[j], getattr(infos[j], "unit", None)),
+        ranges, loop_groups, addresses.block_dim_offsets(arch_number(func.arch))) \
+        if ranges else {}
+    variable_of = {k: v for v, members in loop_groups.items() for k, _ in members}
+    for var, tc in found.items():
+        if tc.formula:
+            graph.block_trips[var] = tc.formula
+            graph.variables[var] = block_trip_value(tc.formula, _DEFAULT_BLOCK)
+            report.loop_trips[var] = f"{tc.formula} from each launch's block"
+        else:
+            graph.variables[var] = tc.number
+            report.loop_trips[var] = f"{tc.number} (the listing's count)"
     for k, r in enumerate(ranges):
         lid = loop_ids[k]
         where = f"loop at 0x{ins_list[r.header].address:04x}"
+        note = loop_notes[k]
+        said = report.loop_trips.get(variable_of.get(k, ""))
+        if said:
+            note = f"{note}; " if note else ""
+            note += f"{variable_of[k]} = {said}"
         graph.add_loop(Loop.make(lid, ids[r.header:r.latch + 1], iterations[k],
-                                 name=f"{where}: {loop_notes[k]}" if loop_notes[k] else where))
+                                 name=f"{where}: {note}" if note else where))
         report.loops.append((lid, ins_list[r.header].address, ins_list[r.latch].address,
                              iterations[k]))
     report.peeled = [(ids[a], ids[z], runs, loop_ids[k], trips) for a, z, runs, k, trips in peeled]
@@ -619,9 +650,12 @@ def _sb_access(c):
     return written, tuple(f"SB{b}" for b in c.waits)
 
 
-def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str], list[str], list]:
+def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str], list[str], list,
+                                                                       dict]:
     """The iterations and a note for each loop: ``loopk`` and ``""`` unless the listing
-    shows how the loop was unrolled.
+    shows how the loop was unrolled; the peeled copies; and each loop variable's loops
+    (``{variable: [(loop index, copies), …]}``, most copies first: a loop of its own is one
+    loop of one copy).
 
     Unrolling by U copies the source body U times into one loop and leaves the N mod U
     trips to a remainder loop (nvcc, and ptxas again on nvcc's unrolled loop): sibling loops
@@ -662,6 +696,7 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
     repeats = [math.gcd(*m.values()) if m else 0 for m in mixes]
     headers = sorted(r.header for r in ranges)
     peeled: list = []
+    groups: dict = {}
 
     def _peeled(before, loop, c_before, c, trips):
         """ptxas' copies of ``loop``'s body peeled as straight code between ``before`` and
@@ -729,6 +764,7 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
                              f"is itself unrolled (every count a multiple of {g}), {v} counts "
                              f"its trips")
         grouped.update(chain)
+        groups[v] = [(b, copies[b]) for b in chain]
     # an enclosing loop unrolled would repeat its inner loops (siblings, grouped above), so
     # only innermost loops can hide an unrolling in their bodies
     outer_loops = {p for p in parent if p is not None}
@@ -737,4 +773,7 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
             notes[k] = (f"{loop_ids[k]} counts trips as compiled; the body may be the source "
                         f"loop unrolled {repeats[k]}x (every count a multiple of {repeats[k]}, "
                         f"no remainder loop shows it)")
-    return exprs, notes, peeled
+    for k in range(len(ranges)):
+        if k not in grouped:
+            groups[loop_ids[k]] = [(k, 1)]
+    return exprs, notes, peeled, groups

@@ -107,11 +107,12 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
 def memory_may_change(graph) -> bool:
     """Whether a launch can change what ``graph`` counts (:func:`graph_for_launch`): a
     memory access with an address the import followed, a load with a hit ratio, the
-    once-per-block guards' variable or a guard's thread test. A hand-drawn graph has none:
-    one view serves every launch."""
+    once-per-block guards' variable, a guard's thread test or a loop's trip count from the
+    block. A hand-drawn graph has none: one view serves every launch."""
     from gpumodeler.core.kernel.graph_items import WARPS_PER_BLOCK
     from gpumodeler.core.kernel.sass.launch_shape import parse_address
-    if WARPS_PER_BLOCK in graph.variables or any(g.test for g in graph.guards.values()):
+    if WARPS_PER_BLOCK in graph.variables or any(g.test for g in graph.guards.values()) or \
+            graph.block_trips:
         return True
     return any(ins.unit == "ldst" and (ins.hit_ratio > 0 or parse_address(ins.address) is not None)
                for ins in graph.instructions.values())

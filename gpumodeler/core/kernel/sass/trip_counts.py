@@ -1,0 +1,636 @@
+"""Trip counts the listing decides: a loop that runs ``blockDim.x`` times (a tiled matrix
+product whose tile width is the block's, ``for (k = 0; k < blockDim.x; ++k)``), or a fixed
+number of times the compiler did not unroll.
+
+An imported loop's iteration count is a variable (``loop1``, default 1) because most trip
+counts are run-time values: a kernel parameter, loaded data. Where the count comes from the
+block's dimensions alone, a launch decides it, as it decides the share of a thread test
+(:mod:`.thread_tests`); where it comes from numbers alone, the listing does. The rules:
+
+* **The counter.** A loop's back branch (``@P0 BRA`` to its header, ``@!P0``, Blackwell's
+  ``BRA.U UP0``) is taken on a compare (``ISETP``, ``UISETP``) in the loop of a register the
+  loop changes once per trip by a constant (``IADD3 R, R, -0x10, RZ``; ``UIADD3``,
+  ``VIADD``, ``IADD``, ``IADD32I``: not predicated, not in an inner loop, never skipped by a
+  branch), or recomputes each trip from such a counter and values it does not change
+  (``R17 = R13 + R10``), against a value the loop does not change; the loop has no other
+  way out (a ``break``, an ``EXIT``: the count would be an upper bound). The counter's
+  value on entry is its last write before the loop's header (program order, as the guards
+  read values: :mod:`.guards`).
+* **Values followed.** The entry value and the bound are followed back through their
+  register writes (at most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in
+  the constant bank (``c[0x0][0x0]`` on Volta to Hopper: the offsets the address analysis
+  uses, :mod:`.addresses`), through ``MOV``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's
+  ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``),
+  ``IADD3``, ``IADD``, ``IADD32I``, ``VIADD``, ``LEA``, ``ISCADD``, ``SHF``/``SHL``/``SHR``
+  by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS`` and
+  ``IMNMX``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
+  in, or in a loop around the reader that writes the register again (a value carried from
+  trip to trip) stops it; so does any other value (a parameter, the thread or block index,
+  loaded data).
+* **Trips of one loop** (a do-while, as compiled: at least one trip): with ``c1`` the
+  counter's value at the compare on the first trip and ``s`` its step, the loop goes on
+  while ``c1 + (j − 1)·s`` and the bound compare as the branch needs; the first trip ``j``
+  on which they do not is the count (``<``, ``<=``, ``>``, ``>=`` with a step towards the
+  bound, ``!=`` reaching it exactly; an unsigned compare only where every value is below
+  2^31). A counter that would never meet its bound is a loop the code does not enter with
+  that value (the compiler checks before it): no trips. Anything else is not derived.
+* **An unrolled loop** (the loops of one source loop: :func:`.build._iteration_expressions`;
+  its variable ``v`` counts the smallest loop's bodies): every loop of the group counts the
+  same register down by its copies times one step ``d``, and the smallest stops at zero
+  (``!= 0``, ``> 0``); then ``v = entry / d``, where the entry value is a multiple of ``d``
+  for every block (nvcc's ``n − n % 4``).
+* **The count as a formula.** The count is worked out for every block the count reads
+  (``blockDim.x`` or ``.y`` from 1 to 1024, ``.z`` to 64; a count of two dimensions is not
+  derived) and written as the first of these forms that gives it at every one: ``a·b + c``,
+  ``floor((b + k) / m) + c`` (``m`` up to 64), or either of them with at least one trip,
+  ``max(1, …)``; ``b`` is ``block_x``, ``block_y`` or ``block_z``. A count that reads no
+  dimension is a number.
+
+The import gives such a loop's variable the formula (``KernelGraph.block_trips``: each launch
+sets the variable from its block unless the user sets it,
+:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`) or the number (the
+variable's default). What is left out: counts of the thread index (a grid-stride loop:
+each thread its own count), of a kernel parameter or of data, and loops whose exit is not
+one counter's compare (``break``, two exits).
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+import re
+
+import numpy as np
+
+from gpumodeler.core.kernel.graph_items import BLOCK_DIMENSIONS
+from gpumodeler.core.kernel.sass.addresses import half_pair
+from gpumodeler.core.kernel.sass.listing import BRANCHES
+#: steps back through register writes when following a value
+MAX_DEPTH = 16
+#: the largest block dimension along each axis (NVIDIA CUDA C++ Programming Guide,
+#: "Technical Specifications per Compute Capability": x and y at most 1024, z at most 64)
+DIM_MAX = (1024, 1024, 64)
+_LARGEST_DIVISOR = 64
+_U32 = 0xFFFFFFFF
+_REG = re.compile(r"^(U?R)(\d+|Z)$")
+_REG_MODS = re.compile(r"\.(reuse|U32|S32)$", re.I)
+_STEP_ADDS = frozenset({"IADD3", "VIADD", "IADD", "IADD32I"})
+_SETP_OPS = {"LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "EQ": "==", "NE": "!="}
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+@dataclass(frozen=True)
+class TripCount:
+    """What the listing says of a loop variable: ``formula`` an expression of
+    :data:`~gpumodeler.core.kernel.graph_items.BLOCK_DIMENSIONS` (each launch's block sets the variable) or ``number`` (the
+    variable's value at every launch)."""
+
+    formula: str = ""
+    number: int | None = None
+
+
+# -- values -------------------------------------------------------------------------------
+
+class _Node:
+    """A value followed back to numbers and block dimensions: ``op`` and its inputs."""
+
+    __slots__ = ("op", "args", "dims")
+
+    def __init__(self, op: str, args: tuple, dims: frozenset):
+        self.op, self.args, self.dims = op, args, dims
+
+
+def _const(v: int) -> _Node:
+    return _Node("const", (int(v) & _U32,), frozenset())
+
+
+def _dim(axis: int) -> _Node:
+    return _Node("dim", (axis,), frozenset({axis}))
+
+
+def _op(op: str, *args) -> _Node:
+    dims: frozenset = frozenset()
+    for a in args:
+        if isinstance(a, _Node):
+            dims |= a.dims
+    return _Node(op, args, dims)
+
+
+class _Follower:
+    """Follows register values back through a listing (:func:`_value`)."""
+
+    def __init__(self, ins_list, access, n_dest, ranges, dim_offsets: dict):
+        self.ins = ins_list
+        self.access = access  # (written, read) per instruction
+        self.n_dest = n_dest  # instruction -> its number of destination operands
+        self.ranges = ranges
+        self.dims = dim_offsets  # constant-bank offset -> axis 0, 1, 2
+
+        self._writes: dict | None = None  # register -> the instructions writing it, in order
+
+    def loops_of(self, k: int) -> list:
+        return [r for r in self.ranges if r.header <= k <= r.latch]
+
+    def writes(self, reg: str) -> list:
+        if self._writes is None:
+            self._writes = {}
+            for j, (written, _) in enumerate(self.access):
+                for w in written:
+                    self._writes.setdefault(w, []).append(j)
+        return self._writes.get(reg, [])
+
+    def last_write(self, reg: str, k: int) -> int | None:
+        at = self.writes(reg)
+        i = bisect_left(at, k)
+        return at[i - 1] if i else None
+
+    def written_between(self, reg: str, lo: int, hi: int) -> bool:
+        at = self.writes(reg)
+        i = bisect_left(at, lo)
+        return i < len(at) and at[i] <= hi
+
+    def writes_between(self, reg: str, lo: int, hi: int) -> list:
+        at = self.writes(reg)
+        return at[bisect_left(at, lo):bisect_right(at, hi)]
+
+    def register(self, reg: str, k: int, depth: int, entering=None) -> _Node | None:
+        """The value of ``reg`` where instruction ``k`` reads it (``entering``: the loop
+        whose header ``k`` is, entered from before it), or None."""
+        if depth > MAX_DEPTH:
+            return None
+        j = self.last_write(reg, k)
+        if j is None or self.ins[j].guard:
+            return None
+        around = self.loops_of(k)
+        # carried from one trip to the next: written again after k in a loop around k that
+        # does not write it afresh before k on every trip
+        if any(r is not entering and not r.header <= j and self.written_between(reg, k, r.latch)
+               for r in around):
+            return None
+        if any(r not in around for r in self.loops_of(j)):
+            return None  # left by a loop the reader is not in: its last trip's value
+        return self.instruction(j, depth + 1)
+
+    def operand(self, text: str, k: int, depth: int) -> _Node | None:
+        t = text.strip()
+        neg = t.startswith("-")
+        t = t.lstrip("-")
+        inverted = t.startswith("~")
+        absolute = t.startswith("|") and t.endswith("|")
+        t = t.strip("~|")
+        if t.startswith("c["):
+            ref = t.replace(" ", "").replace("[RZ]", "[0x0]").replace("[URZ]", "[0x0]")
+            m = re.match(r"^c\[(0x[0-9a-f]+)\]\[(0x[0-9a-f]+)\]$", ref, re.I)
+            if m is None or int(m.group(1), 16) != 0 or int(m.group(2), 16) not in self.dims:
+                return None  # a kernel parameter or another constant
+            node = _dim(self.dims[int(m.group(2), 16)])
+        else:
+            base = _REG_MODS.sub("", t)
+            if base in ("RZ", "URZ"):
+                node = _const(0)
+            elif _REG.match(base):
+                node = self.register(base, k, depth)  # type: ignore[assignment]
+            else:
+                try:
+                    node = _const(int(base, 16) if base.lower().startswith("0x") else int(base))
+                except ValueError:
+                    return None
+        if node is None:
+            return None
+        if absolute:
+            node = _op("abs", node)
+        if inverted:
+            node = _op("not", node)
+        return _op("neg", node) if neg else node
+
+    def instruction(self, j: int, depth: int) -> _Node | None:
+        """The value instruction ``j`` writes to its first destination, or None."""
+        ins = self.ins[j]
+        mnem, mods = ins.mnemonic, set(ins.modifiers)
+        if mnem.startswith("U") and mnem[1:] in ("MOV", "IMAD", "IADD3", "LEA", "SHF", "LOP3",
+                                                  "LDC"):
+            mnem = mnem[1:]
+        nd = self.n_dest(j)
+        srcs = [o for o in ins.operands[nd:]]
+        if nd < 1 or _is_predicate(ins.operands[0]) or any(
+                o.strip() not in ("PT", "UPT") for o in ins.operands[1:nd]):
+            return None  # one register written (and carry-outs to PT, written nowhere)
+
+        def src(i):
+            return self.operand(srcs[i], j, depth) if i < len(srcs) else None
+
+        def all_of(*xs):
+            return None if any(x is None for x in xs) else xs
+
+        if mnem in ("MOV", "LDC", "LDCU") and srcs and "64" not in mods:
+            return src(0)
+        if mnem == "CS2R" and srcs and srcs[0].strip() == "SRZ":
+            return _const(0)
+        if mnem == "HFMA2" and len(srcs) == 4 and \
+                {o.strip().lstrip("-") for o in srcs[:2]} == {"RZ"}:
+            pair = half_pair(srcs[2], srcs[3])  # Ampere's way of writing a constant
+            return None if pair is None else _const(pair.constant() or 0)
+        if mnem == "IMAD" and not mods & {"HI", "WIDE", "X"} and len(srcs) >= 3:
+            got = all_of(src(0), src(1), src(2))
+            return got and _op("add", _op("mul", got[0], got[1]), got[2])
+        if mnem == "IADD3" and "X" not in mods:
+            values = [o for o in srcs if not _is_predicate(o)]
+            got = all_of(*(self.operand(o, j, depth) for o in values))
+            return got and _op("add", *got)
+        if mnem in ("IADD", "IADD32I", "VIADD") and "X" not in mods and len(srcs) >= 2:
+            got = all_of(src(0), src(1))
+            return got and _op("add", *got)
+        if mnem in ("LEA", "ISCADD", "ISCADD32I") and not mods & {"HI", "X"} and len(srcs) >= 3:
+            got = all_of(src(0), src(1), src(2))
+            return got and _op("add", _op("shl", got[0], got[2]), got[1])
+        if mnem == "SHF" and len(srcs) >= 3 and mods & {"U32", "S32"}:
+            if "L" in mods and "HI" not in mods:
+                got = all_of(src(0), src(1))
+                return got and _op("shl", *got)
+            if "R" in mods and "HI" in mods and not mods & {"U64", "S64"}:
+                got = all_of(src(2), src(1))
+                return got and _op("sar" if "S32" in mods else "shr", *got)
+            return None
+        if mnem == "SHL" and len(srcs) >= 2:
+            got = all_of(src(0), src(1))
+            return got and _op("shl", *got)
+        if mnem == "SHR" and len(srcs) >= 2:
+            got = all_of(src(0), src(1))
+            return got and _op("shr" if "U32" in mods else "sar", *got)
+        if mnem == "LOP3" and "LUT" in mods and len(srcs) >= 4:
+            try:
+                lut = int(srcs[3].strip(), 0)
+            except ValueError:
+                return None
+            got = all_of(src(0), src(1), src(2))
+            return got and _op("lut", lut, *got)
+        if mnem in ("LOP", "LOP32I") and len(srcs) >= 2:
+            kind = next((m for m in ("AND", "OR", "XOR") if m in mods), None)
+            got = all_of(src(0), src(1))
+            return None if got is None or kind is None else _op(kind.lower(), *got)
+        if mnem == "IABS" and srcs:
+            got = all_of(src(0))
+            return got and _op("abs", got[0])
+        if mnem == "IMNMX" and len(srcs) >= 3 and srcs[2].strip() in ("PT", "!PT"):
+            got = all_of(src(0), src(1))
+            kind = ("max" if srcs[2].strip() == "!PT" else "min") + ("u" if "U32" in mods else "")
+            return got and _op(kind, *got)
+        return None
+
+
+def _signed(v):
+    v = v & _U32
+    return np.where(v >= 2 ** 31, v - 2 ** 32, v)
+
+
+def _evaluate(node: _Node, dims: tuple):
+    """The value of ``node`` (an int64 array, 32-bit unsigned) for the block dimensions
+    ``dims`` (three arrays or numbers)."""
+    op, a = node.op, node.args
+    if op == "const":
+        return np.int64(a[0])
+    if op == "dim":
+        return np.asarray(dims[a[0]], dtype=np.int64) & _U32
+    if op == "lut":
+        lut, *xs = a
+        x, y, z = (_evaluate(n, dims) for n in xs)
+        out = np.zeros(np.broadcast(x, y, z).shape, dtype=np.int64)
+        for bits in range(8):
+            if lut >> bits & 1:
+                term = np.full_like(out, _U32)
+                for v, bit in ((x, 4), (y, 2), (z, 1)):
+                    term &= v if bits & bit else ~v & _U32
+                out |= term
+        return out & _U32
+    xs = [_evaluate(n, dims) for n in a]
+    if op == "add":
+        out = xs[0]
+        for x in xs[1:]:
+            out = out + x
+        return out & _U32
+    if op == "mul":
+        return (xs[0] * xs[1]) & _U32
+    if op == "neg":
+        return (-xs[0]) & _U32
+    if op == "not":
+        return ~xs[0] & _U32
+    if op == "abs":
+        return np.abs(_signed(xs[0])) & _U32
+    if op == "shl":
+        return (xs[0] << (xs[1] & 31)) & _U32
+    if op == "shr":
+        return (xs[0] >> (xs[1] & 31)) & _U32
+    if op == "sar":
+        return (_signed(xs[0]) >> (xs[1] & 31)) & _U32
+    if op == "and":
+        return xs[0] & xs[1] & _U32
+    if op == "or":
+        return (xs[0] | xs[1]) & _U32
+    if op == "xor":
+        return (xs[0] ^ xs[1]) & _U32
+    if op == "min":
+        return np.minimum(_signed(xs[0]), _signed(xs[1])) & _U32
+    if op == "max":
+        return np.maximum(_signed(xs[0]), _signed(xs[1])) & _U32
+    if op in ("minu", "maxu"):
+        return (np.minimum if op == "minu" else np.maximum)(xs[0], xs[1])
+    raise ValueError(f"unknown value operation {op}")
+
+
+# -- loops ----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Counter:
+    register: str
+    step: int  # added once per trip
+    first: _Node | None  # its value at the compare on the first trip
+    entry: _Node | None  # its value on entering the loop (None: not followed)
+    bound: _Node
+    op: str  # the loop goes on while ``counter op bound``
+    unsigned: bool
+
+
+def _counter(f: _Follower, r, entry_needed: bool = True) -> _Counter | None:
+    """The counter of loop range ``r`` (the module rules), or None; ``entry_needed``
+    False: its entry value may be one the module does not follow (a remainder loop's)."""
+    ins = f.ins
+    t = r.latch
+    latch = ins[t]
+    condition = latch.guard or (latch.operands[0].strip() if latch.operands
+                                and _is_predicate(latch.operands[0]) else "")
+    if len(r.back_edges) != 1 or latch.mnemonic not in BRANCHES or \
+            condition.lstrip("@!") in ("", "PT", "UPT"):
+        return None
+    for j in range(r.header, t):  # one way out: no break, no exit in the loop
+        if ins[j].mnemonic in ("EXIT", "RET", "BRK") or (
+                ins[j].mnemonic in BRANCHES and ins[j].target is not None
+                and not ins[r.header].address <= ins[j].target <= latch.address):
+            return None
+    pred = condition.lstrip("@!")
+    goes_on_when = not condition.lstrip("@").startswith("!")
+    s = f.last_write(pred, t)
+    if s is None or s < r.header or ins[s].mnemonic not in ("ISETP", "UISETP") or ins[s].guard:
+        return None
+    ops = [o.strip() for o in ins[s].operands]
+    if len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT", "UPT", "!UPT")) or \
+            ops[0] != pred:
+        return None
+    cmp = next((_SETP_OPS[m] for m in ins[s].modifiers if m in _SETP_OPS), None)
+    if cmp is None:
+        return None
+    op = cmp if goes_on_when else _NEGATED[cmp]
+    regs = [_REG_MODS.sub("", o) for o in ops[2:4]]
+    inside = [f.written_between(reg, r.header, t) if _REG.match(reg) and reg not in ("RZ", "URZ")
+              else False for reg in regs]
+    if inside.count(True) != 1:
+        return None
+    pos = inside.index(True)
+    reg = regs[pos]
+    if pos == 1:
+        op = _MIRRORED[op]
+    u = _once_per_trip(f, r, reg)
+    if u is None:
+        return None
+    bound = f.operand(ops[3 - pos], s, 0)
+    if bound is None:
+        return None
+    unsigned = "U32" in ins[s].modifiers
+    step = _step(ins[u], reg, f.n_dest(u))
+    if step is not None:  # the counter itself: IADD3 R, R, step
+        entry = f.register(reg, r.header, 0, entering=r)
+        if entry is None and entry_needed:
+            return None
+        first = None if entry is None else _op("add", entry, _const(step)) if u < s else entry
+        return _Counter(reg, step, first, entry, bound, op, unsigned)
+    # a value the loop recomputes from a counter and values it does not change
+    # (R17 = R13 + R10 with R10 += 4: nvcc's unrolled loop against n - n % 4)
+    if u > s or ins[u].mnemonic not in ("IADD3", "IADD", "IMAD", "UIADD3") or \
+            "X" in ins[u].modifiers:
+        return None
+    srcs = [o.strip() for o in ins[u].operands[f.n_dest(u):] if not _is_predicate(o)]
+    if ins[u].mnemonic == "IMAD":
+        if "IADD" not in ins[u].modifiers or len(srcs) != 3 or srcs[1] not in ("0x1", "1"):
+            return None
+        srcs = [srcs[0], srcs[2]]
+    counters = [o for o in srcs if _REG.match(_REG_MODS.sub("", o.lstrip("-")))
+                and f.written_between(_REG_MODS.sub("", o.lstrip("-")), r.header, t)]
+    if len(counters) != 1 or counters[0].startswith("-"):
+        return None
+    inner = _REG_MODS.sub("", counters[0])
+    v = _once_per_trip(f, r, inner)
+    inner_step = None if v is None else _step(ins[v], inner, f.n_dest(v))
+    if inner_step is None:
+        return None
+    others = [f.operand(o, u, 0) for o in srcs if o != counters[0]]
+    inner_entry = f.register(inner, r.header, 0, entering=r)
+    if inner_entry is None or any(o is None for o in others):
+        return None
+    assert v is not None
+    first = _op("add", inner_entry, _const(inner_step if v < u else 0), *others)
+    return _Counter(reg, inner_step, first, None, bound, op, unsigned)
+
+
+def _once_per_trip(f: _Follower, r, reg: str) -> int | None:
+    """The one instruction of loop ``r`` that writes ``reg``, where it runs once a trip (not
+    predicated, not in an inner loop, not skipped by a branch); else None."""
+    writes = f.writes_between(reg, r.header, r.latch)
+    if len(writes) != 1:
+        return None
+    u = writes[0]
+    if f.ins[u].guard or _skipped(f, r, u):
+        return None
+    if any(o is not r and r.header <= o.header and o.latch <= r.latch for o in f.loops_of(u)):
+        return None  # in an inner loop: not once per trip
+    return u
+
+
+def _is_predicate(text: str) -> bool:
+    return re.match(r"^!?U?P([0-7]|T)$", text.strip()) is not None
+
+
+def _step(ins, reg: str, nd: int) -> int | None:
+    """The constant ``ins`` adds to ``reg`` (``IADD3 R, R, -0x10, RZ``), or None."""
+    mnem = ins.mnemonic[1:] if ins.mnemonic in ("UIADD3", "UVIADD") else ins.mnemonic
+    if mnem not in _STEP_ADDS or "X" in ins.modifiers or nd < 1 or any(
+            o.strip() not in ("PT", "UPT") for o in ins.operands[1:nd]):
+        return None
+    if _REG_MODS.sub("", ins.operands[0].strip()) != reg:
+        return None
+    srcs = [o.strip() for o in ins.operands[nd:]]
+    if any(_is_predicate(o) for o in srcs):
+        return None
+    others = [o for o in srcs if _REG_MODS.sub("", o) != reg and o not in ("RZ", "URZ")]
+    if sum(_REG_MODS.sub("", o) == reg for o in srcs) != 1 or len(others) != 1:
+        return None
+    try:
+        k = int(others[0], 0)
+    except ValueError:
+        return None
+    k &= _U32
+    return k - 2 ** 32 if k >= 2 ** 31 else k
+
+
+def _skipped(f: _Follower, r, u: int) -> bool:
+    """Whether a branch in the loop may jump over instruction ``u`` (inside the loop)."""
+    for j in range(r.header, u):
+        ins = f.ins[j]
+        if ins.mnemonic in BRANCHES and ins.target is not None and \
+                f.ins[u].address < ins.target <= f.ins[r.latch].address:
+            return True
+    return False
+
+
+def _trips(c: _Counter, dims: tuple):
+    """The trips of a do-while loop with counter ``c`` for the block dimensions ``dims``
+    (an int64 array), or None."""
+    assert c.first is not None
+    first = _evaluate(c.first, dims)
+    bound = _evaluate(c.bound, dims)
+    if c.unsigned:
+        if np.any(first >= 2 ** 31) or np.any(bound >= 2 ** 31):
+            return None
+    first, bound = _signed(first), _signed(bound)
+    first, bound = np.broadcast_arrays(first, bound)
+    s, op = c.step, c.op
+    if op in (">", ">="):  # the mirror image: counting down to a bound below
+        first, bound, s, op = -first, -bound, -s, {">": "<", ">=": "<="}[op]
+    if op in ("<", "<="):
+        if s <= 0:
+            return None
+        gap = bound - first if op == "<" else bound - first + 1  # trips j >= 1 + ceil(gap/s)
+        return np.where(gap > 0, 1 + (gap + s - 1) // s, 1)
+    if op == "!=":
+        if s == 0:
+            return None
+        gap = bound - first
+        ok = (gap % s == 0) & (gap // s >= 0)
+        # a counter that never meets its bound would never end: the loop is not entered
+        # with that value (the compiler checks before it), no trips
+        return np.where(ok, gap // s + 1, 0)
+    return None
+
+
+def _domain(dims_used: frozenset):
+    """The block dimensions to evaluate a count at: every value of the one axis it reads
+    (the others 1), or one block when it reads none; None for two or more axes."""
+    if not dims_used:
+        return None, (np.int64(1), np.int64(1), np.int64(1))
+    if len(dims_used) > 1:
+        return None
+    axis = next(iter(dims_used))
+    values = np.arange(1, DIM_MAX[axis] + 1, dtype=np.int64)
+    dims = tuple(values if a == axis else np.int64(1) for a in range(3))
+    return axis, dims
+
+
+def _fit(b: str, ws, vs) -> str | None:
+    """``a·b + c`` or ``floor((b + k) / m) + c`` giving ``vs`` at every ``ws``, as text."""
+    if len(ws) >= 2 and ws[1] != ws[0]:
+        a = int(vs[1] - vs[0]) // int(ws[1] - ws[0])
+        c = int(vs[0]) - a * int(ws[0])
+        if np.array_equal(a * ws + c, vs):
+            core = b if a == 1 else f"{a} * {b}" if a else ""
+            return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if core and c else core or str(c)
+    for m in range(2, _LARGEST_DIVISOR + 1):
+        for k in range(m):
+            base = (ws + k) // m
+            c = int(vs[0] - base[0])
+            if np.array_equal(base + c, vs):
+                core = f"floor({b} / {m})" if not k else f"floor(({b} + {k}) / {m})"
+                return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if c else core
+    return None
+
+
+def _formula(axis: int, w, v) -> str | None:
+    """The first of the module's forms that gives ``v`` at every ``w``, as text."""
+    from gpumodeler.core.kernel.expressions import parse
+    b = BLOCK_DIMENSIONS[axis]
+    text = _fit(b, w, v)
+    if text is not None:
+        return parse(text).text
+    more = v > 1
+    if np.all(v >= 1) and more.any() and not more.all():
+        inner = _fit(b, w[more], v[more])
+        if inner is not None:
+            e = parse(f"max(1, {inner})")
+            if np.array_equal(np.asarray(e.evaluate({b: w.astype(float)})), v):
+                return e.text
+    return None
+
+
+def _describe(node_count_pairs, divisor: int = 1) -> TripCount | None:
+    """The :class:`TripCount` of ``count(dims)`` (a function of the block dimensions
+    evaluated over :func:`_domain`, ``divisor`` dividing it exactly), or None."""
+    count, dims_used = node_count_pairs
+    domain = _domain(dims_used)
+    if domain is None:
+        return None
+    axis, dims = domain
+    v = count(dims)
+    if v is None:
+        return None
+    v = np.asarray(v, dtype=np.int64)
+    if np.any(v < 0) or np.any(v % divisor):
+        return None
+    v = v // divisor
+    if axis is None:
+        return TripCount(number=int(np.ravel(v)[0]))
+    text = _formula(axis, dims[axis], np.broadcast_to(v, dims[axis].shape))
+    return TripCount(formula=text) if text else None
+
+
+def loop_trip_counts(ins_list, access, n_dest, ranges, groups: dict, dim_offsets: dict) -> dict:
+    """``{variable: TripCount}`` of the loop variables the listing decides (the module
+    rules). ``groups``: variable -> ``[(loop index, copies), …]``, its loops (one loop of one
+    copy for a loop of its own; an unrolled group most copies first, the smallest last)."""
+    f = _Follower(ins_list, access, n_dest, ranges, dim_offsets)
+    out: dict = {}
+    for var, members in groups.items():
+        try:
+            found = _group_count(f, ranges, members)
+        except (ValueError, OverflowError):
+            found = None
+        if found is not None:
+            out[var] = found
+    return out
+
+
+def _group_count(f: _Follower, ranges, members) -> TripCount | None:
+    if len(members) == 1:
+        c = _counter(f, ranges[members[0][0]])
+        if c is None or c.first is None:
+            return None
+        return _describe((lambda dims: _trips(c, dims), c.first.dims | c.bound.dims))
+    first = min((k for k, _ in members), key=lambda k: ranges[k].header)
+    counters = [(_counter(f, ranges[k], entry_needed=k == first), copies) for k, copies in members]
+    if any(c is None for c, _ in counters):
+        return None
+    reg = counters[0][0].register  # type: ignore[union-attr]
+    d = None
+    for c, copies in counters:
+        assert c is not None
+        if c.register != reg or c.step >= 0 or c.step % copies or c.bound.dims:
+            return None
+        if d is None:
+            d = -c.step // copies
+        elif -c.step // copies != d:
+            return None
+    smallest = counters[-1][0]
+    assert smallest is not None and d is not None
+    bound = _evaluate(smallest.bound, (1, 1, 1))
+    # the smallest loop stops at zero: goes on while != 0, > 0 or >= 1
+    if (smallest.op, int(bound)) not in (("!=", 0), (">", 0), (">=", 1)):
+        return None
+    c0 = next(c for (c, _), (k, _) in zip(counters, members) if k == first)
+    assert c0 is not None
+    entry = c0.entry
+    if entry is None:
+        return None
+
+    def count(dims):
+        v = _signed(_evaluate(entry, dims))
+        return None if np.any(v < 0) else v
+    return _describe((count, entry.dims), divisor=d)
+
+
+__all__ = ["TripCount", "loop_trip_counts"]

@@ -1,0 +1,173 @@
+"""Trip counts the listing decides (core.kernel.sass.trip_counts): a loop that runs
+blockDim.x times gets a formula each launch's block sets; a fixed count the compiler kept a
+loop gets that number; a count of the thread index, a parameter or data keeps its variable."""
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gpumodeler.cli.main import main
+from gpumodeler.core.errors import FormatError, GraphError
+from gpumodeler.core.kernel.graph import from_dict, to_dict
+from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard_values
+from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
+from gpumodeler.core.kernel.sass import trip_counts
+from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+
+ROOT = Path(__file__).resolve().parents[2]
+SASS = ROOT / "resources" / "kernels" / "sass"
+NVBENCH = ROOT / "resources" / "validation" / "kernels" / "nvbench"
+ARCHS = ("sm_52", "sm_60", "sm_61", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100",
+         "sm_120")
+
+
+def imported(path, function):
+    graph, report = import_kernel_with_report(str(path), function, None)
+    return graph, report
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_loop_over_the_block_width_is_set_by_each_launch(arch):
+    graph, report = imported(SASS / f"block_trips.{arch}.sass", "tile_column_sum")
+    assert graph.block_trips == {"loop1": "block_x"}
+    assert graph.variables["loop1"] == 256  # the formula at the default 256-thread block
+    assert "loop1 = block_x from each launch's block" in report.summary()
+    assert "loop1" in block_set_variables(graph)
+    for block in ((16, 16, 1), (96, 1, 1), (1024, 1, 1)):
+        assert launch_guard_values(graph, {}, block, 32)["loop1"] == block[0]
+    # the user's value wins
+    assert "loop1" not in launch_guard_values(graph, {"loop1": 3}, (64, 1, 1), 32)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_fixed_count_kept_a_loop_is_the_variables_default(arch):
+    graph, report = imported(SASS / f"block_trips.{arch}.sass", "fixed_steps")
+    assert graph.block_trips == {}
+    assert graph.variables["loop1"] == 100
+    assert "loop1 = 100 (the listing's count)" in report.summary()
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("function", ["per_thread", "half_rows"])
+def test_counts_the_block_does_not_decide_or_the_import_does_not_follow_stay_variables(
+        arch, function):
+    """per_thread: each thread counts from its threadIdx.x; half_rows: nvcc's up-counting
+    unrolled loop with a rotated remainder (docs/sass-import.md: left out)."""
+    graph, _ = imported(SASS / f"block_trips.{arch}.sass", function)
+    assert graph.block_trips == {}
+    assert all(graph.variables[v] == 1 for v in graph.variables if v.startswith("loop"))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_tile_as_wide_as_the_block_sets_the_inner_loop_on_every_architecture(arch):
+    """tile_product: the inner loop of blockDim.x steps, unrolled by nvcc by 4 (and by
+    ptxas by 16, counting blockDim.x - blockDim.x % 4 down): loop2, the 4-step bodies, is
+    floor(block_x / 4); Blackwell's compiler keeps one loop of 8 steps a trip over
+    blockDim.x & ~7 (its variable counts those trips: floor(block_x / 8))."""
+    graph, _ = imported(SASS / f"block_trips.{arch}.sass", "tile_product")
+    steps = 8 if arch in ("sm_100", "sm_120") else 4
+    assert graph.block_trips == {"loop2": f"floor(block_x / {steps})"}
+    for width in (4, 8, 13, 16, 32):
+        assert launch_guard_values(graph, {}, (width, width, 1), 32)["loop2"] == width // steps
+
+
+@pytest.mark.parametrize("arch", ["sm_75", "sm_86"])
+def test_the_tiled_products_inner_loop_is_a_quarter_of_the_tile_width(arch):
+    """matmul_tiled: the inner loop of blockDim.x steps unrolled by 4 (and 16 by ptxas)
+    counts blockDim.x - blockDim.x % 4 down: loop2, the 4-step bodies, is floor(block_x/4)."""
+    graph, _ = imported(NVBENCH / f"matmul.{arch}.sass", "matmul_tiled")
+    assert graph.block_trips == {"loop2": "floor(block_x / 4)"}
+    for width in (4, 8, 13, 16, 32):
+        assert launch_guard_values(graph, {}, (width, width, 1), 32)["loop2"] == width // 4
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_predict_takes_the_count_from_the_block_unless_set(capsys, tmp_path):
+    out = tmp_path / "tiled.json"
+    code, _, err = run(capsys, "kernel", "import", NVBENCH / "matmul.sm_86.sass", "--function",
+                       "matmul_tiled", "-o", out)
+    assert code == 0, err
+
+    def time(block, *sets):
+        argv = ["predict", "--device", "RTX 3080", "--graph", out, "--grid-size", "32x32",
+                "--block-size", block, "--shared-mem", "8192", "--set", "loop1=32",
+                "--set", "guard9=0", *sets, "--json"]
+        code, text, err = run(capsys, *argv)
+        assert code == 0, err
+        return json.loads(text)["kernel_time_s"]
+
+    for width in (16, 32):
+        block = f"{width}x{width}"
+        assert time(block) == time(block, "--set", f"loop2={width // 4}")
+    assert time("32x32") != time("32x32", "--set", "loop2=4")
+    # kernel import --set fixes the count at every launch
+    fixed = tmp_path / "fixed.json"
+    code, _, err = run(capsys, "kernel", "import", NVBENCH / "matmul.sm_86.sass", "--function",
+                       "matmul_tiled", "--set", "loop2=2", "-o", fixed)
+    assert code == 0, err
+    data = json.loads(fixed.read_text())
+    assert "block_trips" not in data and data["variables"]["loop2"] == 2
+
+
+def test_block_trips_round_trip_in_kernel_files_and_project_extras():
+    graph, _ = imported(NVBENCH / "matmul.sm_86.sass", "matmul_tiled")
+    data = to_dict(graph)
+    assert data["block_trips"] == {"loop2": "floor(block_x / 4)"}
+    assert from_dict(json.loads(json.dumps(data))).block_trips == graph.block_trips
+    copy = from_dict({k: v for k, v in data.items() if k not in ("block_trips", "guards")})
+    assert copy.block_trips == {}
+    read_graph_extras(copy, graph_extras(graph))
+    assert copy.block_trips == graph.block_trips
+    assert graph.copy().block_trips == graph.block_trips
+
+
+@pytest.mark.parametrize("bad, says", [
+    ({"loop2": "floor(n / 4)"}, "block_x"),
+    ({"loop2": "floor(block_x / "}, "loop2"),
+    ({"loop2": True}, "block_x"),
+    (["loop2"], "block_trips must map"),
+])
+def test_a_bad_block_trips_entry_says_what_is_valid(bad, says):
+    graph, _ = imported(SASS / "block_trips.sm_86.sass", "tile_column_sum")
+    data = to_dict(graph)
+    data["block_trips"] = bad
+    with pytest.raises((FormatError, GraphError)) as info:
+        from_dict(data)
+    assert says in str(info.value)
+
+
+@pytest.mark.parametrize("values, text", [
+    (lambda w: w, "block_x"),
+    (lambda w: 2 * w - 1, "2 * block_x - 1"),
+    (lambda w: w // 4, "floor(block_x / 4)"),
+    (lambda w: (w + 3) // 4, "floor((block_x + 3) / 4)"),
+    (lambda w: w // 2 + 1, "floor(block_x / 2) + 1"),
+    (lambda w: np.maximum(1, w // 2), "max(1, floor(block_x / 2))"),
+])
+def test_the_count_is_written_as_the_first_form_that_fits_every_block(values, text):
+    w = np.arange(1, 1025, dtype=np.int64)
+    assert trip_counts._formula(0, w, values(w)) == text
+
+
+def test_a_count_no_form_fits_is_not_derived():
+    w = np.arange(1, 1025, dtype=np.int64)
+    assert trip_counts._formula(0, w, w * w) is None
+    assert trip_counts._formula(0, w, np.log2(w).astype(np.int64) + 1) is None
+
+
+def test_a_project_file_keeps_the_block_trips(tmp_path):
+    from gpumodeler.core.project import Project
+    from gpumodeler.db.project_file import load_project, save_project
+    graph, _ = imported(NVBENCH / "matmul.sm_86.sass", "matmul_tiled")
+    project = Project()
+    project.put_kernel("tiled", graph)
+    save_project(project, tmp_path / "p.gpm")
+    again = load_project(tmp_path / "p.gpm").kernels["tiled"]
+    assert again.block_trips == {"loop2": "floor(block_x / 4)"}
+    assert again == graph
