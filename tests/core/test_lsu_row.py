@@ -10,6 +10,7 @@ import pytest
 
 from gpumodeler.core.device import GPUSpec
 from gpumodeler.core.kernel.graph import from_dict
+from gpumodeler.core.kernel.graph_items import launch_guard_values
 from gpumodeler.core.kernel.sass.importer import import_kernel
 from gpumodeler.core.kernel.warp_counts import COUNT_NAMES, count
 from gpumodeler.core.models.gajger import WORKSHEET_COUNTS, KernelInputs, worksheet_counts
@@ -111,8 +112,10 @@ def tiled():
 def test_the_tiled_product_counts_its_load_store_instructions_as_they_run(tiled):
     """Two global loads and two shared stores copy the tiles each phase, each step reads
     both tiles, one store writes the result: at every tile width."""
-    for width in (4, 8, 12, 16, 20, 24, 28, 32):
-        c = count(tiled).evaluate(dict(tiled.variables, loop1=1, loop2=width // 4, guard9=0))
+    for width in range(1, 33):  # the block sets the inner loop and its remainder's guards
+        values = dict(tiled.variables, loop1=1)
+        values.update(launch_guard_values(tiled, {"loop1": 1}, (width, width, 1), 32))
+        c = count(tiled).evaluate(values)
         assert c["lsu_instructions"] == 2 + 2 + 2 * width + 1, width
 
 
@@ -121,7 +124,9 @@ def test_the_tiled_product_on_ga10x_is_bound_by_the_load_store_units(tiled, cata
     phase nvbench's runs take on three GA10x boards at their boost clocks (docs/validation.md)."""
     gpu = catalog.get("GeForce RTX 3080").to_gpu_spec()
     assert gpu.ldst_units_per_sm == 16
-    c = count(tiled).evaluate(dict(tiled.variables, loop1=64, loop2=4, guard9=0))
+    values = dict(tiled.variables, loop1=64)
+    values.update(launch_guard_values(tiled, {"loop1": 64}, (16, 16, 1), 32))
+    c = count(tiled).evaluate(values)
     tb = throughput_bound(gpu, **worksheet_counts(c))
     assert tb.binding == "lsu"
     assert tb.cycles_per_warp["lsu"] == 32 / 16 * (36 * 64 + 1)

@@ -14,6 +14,7 @@ from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.sass import trip_counts
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+from gpumodeler.core.kernel.warp_counts import count
 
 ROOT = Path(__file__).resolve().parents[2]
 SASS = ROOT / "resources" / "kernels" / "sass"
@@ -97,7 +98,7 @@ def test_predict_takes_the_count_from_the_block_unless_set(capsys, tmp_path):
     def time(block, *sets):
         argv = ["predict", "--device", "RTX 3080", "--graph", out, "--grid-size", "32x32",
                 "--block-size", block, "--shared-mem", "8192", "--set", "loop1=32",
-                "--set", "guard9=0", *sets, "--json"]
+                *sets, "--json"]
         code, text, err = run(capsys, *argv)
         assert code == 0, err
         return json.loads(text)["kernel_time_s"]
@@ -171,3 +172,61 @@ def test_a_project_file_keeps_the_block_trips(tmp_path):
     again = load_project(tmp_path / "p.gpm").kernels["tiled"]
     assert again.block_trips == {"loop2": "floor(block_x / 4)"}
     assert again == graph
+
+
+@pytest.mark.parametrize("arch", [a for a in ARCHS if a not in ("sm_100", "sm_120")])
+def test_the_block_sets_every_count_of_a_tile_as_wide_as_the_block(arch):
+    """tile_product at every tile width 1..32, nothing set but the phases: the inner loop's
+    count and the checks around it (blockDim.x >= 4, blockDim.x % 4 != 0, != 1, != 2: the
+    remainder's steps) come from the block, and a phase stores 2 shared words and reads 2
+    a step. (Blackwell tests its remainder with a LOP3 that writes a predicate, which the
+    guards do not follow: those stay variables.)"""
+    graph, _ = imported(SASS / f"block_trips.{arch}.sass", "tile_product")
+    tests = {g.test for g in graph.guards.values() if g.test}
+    assert {"ntid.x%4 != 0", "ntid.x%4 != 1", "ntid.x%4 != 2", "ntid.x >= 4"} <= tests
+    counts = count(graph)
+    for width in range(1, 33):
+        values = dict(graph.variables, loop1=1)
+        values.update(launch_guard_values(graph, {"loop1": 1}, (width, width, 1), 32))
+        assert counts.evaluate(values)["smem_accesses"] == 2 + 2 * width, width
+
+
+def test_a_compare_the_block_decides_is_kept_only_where_its_test_is_exact():
+    """The compares block_compares writes hold exactly where the listing's compare does;
+    a value that wraps as unsigned (blockDim.x % 8 - 1 >= 3 reads true at a width of 8)
+    is left to a variable rather than written as blockDim.x % 8 >= 4."""
+    from gpumodeler.core.kernel.sass.addresses import Poly
+    from gpumodeler.core.kernel.sass.thread_tests import test_holds, warp_share
+    w = np.arange(1, 1025)
+    assert np.array_equal(test_holds("ntid.x%4 != 0", (w, 1, 1)), w % 4 != 0)
+    assert np.array_equal(test_holds("4·ntid.x/4 >= 13", (w, 1, 1)), 4 * (w // 4) >= 13)
+    assert warp_share("ntid.x%4 != 0", (16, 16, 1)) == 0.0
+    assert warp_share("ntid.x%4 != 0", (18, 16, 1)) == 1.0
+    field = trip_counts._op("lut", 0xC0, trip_counts._dim(0), trip_counts._const(7),
+                            trip_counts._const(0))
+    assert trip_counts._poly(field).terms == Poly.symbol("ntid.x%8").terms
+    with pytest.raises(ValueError):
+        test_holds("tid.x < 3", (w, 1, 1))
+    # Blackwell's remainder: R2 = blockDim.x % 8 - 1, then R2 >= 3 unsigned (true at 8, where
+    # R2 wraps) and R2 != 1 (R2 = blockDim.x % 2 there): the first is not written
+    found = _block_compares(SASS / "block_trips.sm_120.sass", "tile_product")
+    assert 0x7B0 not in found
+    assert [(a.text(), b.text()) for a, b in [found[0x970]]] == [("ntid.x%2", "1")]
+
+
+def _block_compares(path, function):
+    from gpumodeler.core.kernel.opcodes import classify
+    from gpumodeler.core.kernel.sass import addresses, cfg
+    from gpumodeler.core.kernel.sass.listing import arch_number, parse_listing
+    from gpumodeler.core.kernel.sass.operands import n_destinations, reg_access
+    func = next(f for f in parse_listing(path.read_text()).functions if function in f.name)
+    ins = list(func.instructions)
+    ranges = cfg.find_loops(ins, {i.address: k for k, i in enumerate(ins)})
+    infos = [classify(i.opcode) for i in ins]
+    access = [reg_access(i, f.unit if f else None) for i, f in zip(ins, infos)]
+    found = trip_counts.block_compares(
+        ins, access, lambda j: n_destinations(ins[j].mnemonic, getattr(infos[j], "unit", None),
+                                              ins[j].operands),
+        ranges, addresses.block_dim_offsets(arch_number(func.arch)),
+        [k for k, i in enumerate(ins) if i.mnemonic == "ISETP"])
+    return {ins[k].address: v for k, v in found.items()}

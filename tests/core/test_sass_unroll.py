@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gpumodeler.core.kernel.graph_items import launch_guard_values
 from gpumodeler.core.kernel.sass.importer import import_kernel
 from gpumodeler.core.kernel.warp_counts import count
 
@@ -99,8 +100,11 @@ def test_copies_peeled_inside_an_enclosing_loop_run_as_the_trip_count_says():
     never run, and a phase reads 2 shared words a step, whatever the width."""
     tiled = import_kernel(MATMUL, function="matmul_tiled")
     (peeled,) = [g for g in tiled.guards.values() if "peeled" in g.name]
-    for width in (4, 8, 12, 16, 20, 24, 28, 32):
+    for width in range(1, 33):  # the block sets loop2 and the remainder's guards
+        values = dict(tiled.variables, loop1=1)
+        values.update(launch_guard_values(tiled, {"loop1": 1}, (width, width, 1), 32))
         loop2 = width // 4
-        c = count(tiled).evaluate(dict(tiled.variables, loop1=1, loop2=loop2, guard9=0))
+        assert values["loop2"] == loop2
+        c = count(tiled).evaluate(values)
         assert peeled.fraction.evaluate({"loop2": loop2}) == (loop2 % 4) // 2
         assert c["smem_accesses"] == 2 + 2 * width, width   # the tiles' 2 stores, 2 loads a step

@@ -258,7 +258,16 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     # (importer.add_guards) and for the neighbour reuse below: loads under different guards
     # do not share sectors (a stencil's halo load, run by one warp in eight, brings nothing
     # for the main load of the other seven)
-    report.guards = guards.find_guards(func, _IdOf(index_of, ids), report.compared)
+    # compares of the block's dimensions the address analysis does not follow (bit fields:
+    # blockDim.x % 4, the checks around an unrolled loop over blockDim.x): exact values,
+    # whatever the trip (trip_counts.py)
+    by_block = trip_counts.block_compares(
+        ins_list, access, lambda j: n_dest(ins_list[j], getattr(infos[j], "unit", None)),
+        ranges, addresses.block_dim_offsets(arch_number(func.arch)),
+        [i for i, ins in enumerate(ins_list) if ins.mnemonic == "ISETP"])
+    report.compared.update((ins_list[i].address, v) for i, v in by_block.items())
+    report.guards = guards.find_guards(func, _IdOf(index_of, ids), report.compared,
+                                       exact={ins_list[i].address for i in by_block})
     guarded: dict = {}
     for kind, members, fraction, signature, _ in report.guards:
         for m in members:

@@ -16,7 +16,8 @@ alone, else it is a variable:
 * **a thread test** (:mod:`.thread_tests`): an ``ISETP`` of a value of the thread index
   alone (as the address analysis follows the compared register: ``tid.x``, ``tid.x%32``,
   ``tid.x/32``, ``tid.x + 16·tid.y``) against a number: ``threadIdx.x < 3``, ``lane == 0``,
-  ``threadIdx.x == 0``. A variable ``guardN`` with the test, which each launch sets to the
+  ``threadIdx.x == 0``; or of the block's dimensions alone, their bit fields too
+  (``blockDim.x % 4 != 0``: :func:`.trip_counts.block_compares`). A variable ``guardN`` with the test, which each launch sets to the
   share of its block's warps with a thread that passes it
   (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`); its default, the share
   in a block of :data:`DEFAULT_WARPS_PER_BLOCK` warps. A thread test folded with a bounds
@@ -175,7 +176,7 @@ def _min_max_of(k: int, ins_list, reaching, compared: dict) -> dict:
 _MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
-def _setter_test(setter, compared: dict, runs_when_pred: bool,
+def setter_test(setter, compared: dict, runs_when_pred: bool,
                  combined: bool = False, min_max: dict | None = None) -> str | None:
     """The thread test (:mod:`.thread_tests`) of the side that runs of a compare ``setter``
     of a value of the thread index (or of the block's dimensions alone, ``blockDim.x >= 64``)
@@ -239,10 +240,10 @@ def _combined_test(k: int, ins_list, compared: dict, runs_when_pred: bool, reach
         return None
     # F = A and B (or A or B): where the code runs, F == runs_when_pred, each part has the
     # value runs_when_pred (B's register that value where it is read negated: !P0)
-    outer = _setter_test(ins, compared, runs_when_pred, combined=True,
+    outer = setter_test(ins, compared, runs_when_pred, combined=True,
                          min_max=_min_max_of(k, ins_list, reaching, compared))
     side = runs_when_pred != ops[-1].startswith("!")
-    inner = _setter_test(ins_list[other], compared, side,
+    inner = setter_test(ins_list[other], compared, side,
                          min_max=_min_max_of(other, ins_list, reaching, compared)) or \
         _combined_test(other, ins_list, compared, side, reaching, origins_of, depth + 1)
     if outer is not None and inner is not None:
@@ -304,12 +305,16 @@ class _Writes:
         return self.by_register.get(reg, default)
 
 
-def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None) -> list[tuple]:
+def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
+                exact: frozenset | set = frozenset()) -> list[tuple]:
     """``(kind, members, fraction or None, signature, test)`` of each guard of ``func``;
     ``ids``: address -> graph instruction id (instructions not in the graph are left out);
     ``compared``: the value each ISETP compares, by address (the import's address analysis;
-    without it no thread tests). ``fraction`` None: a variable, shared by guards of equal
-    ``signature``; ``test`` the thread test that sets it per launch ("" none)."""
+    without it no thread tests); ``exact``: the addresses of the compares whose values hold
+    on every trip of the loops around them (values of the block's dimensions followed by
+    :func:`.trip_counts.block_compares`, which checks that). ``fraction`` None: a variable,
+    shared by guards of equal ``signature``; ``test`` the thread test that sets it per
+    launch ("" none)."""
     compared = compared or {}
     ins_list = list(func.instructions)
     infos = [classify(i.opcode) for i in ins_list]
@@ -376,12 +381,13 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None) 
             # one compare guards many instructions (every unrolled copy): worked out once
             key = (setter, runs_when_pred)
             if key not in tests_of:
-                found = (_setter_test(ins_list[setter], compared, runs_when_pred,
+                found = (setter_test(ins_list[setter], compared, runs_when_pred,
                                       min_max=_min_max_of(setter, ins_list, reaching, compared))
                          or _combined_test(setter, ins_list, compared, runs_when_pred, reaching,
                                            lambda j: _origins(j, ins_list, defs_of, units, memo)))
                 # the analysis saw one trip's value: the share would be that trip's
                 tests_of[key] = (None if found is not None and
+                                 ins_list[setter].address not in exact and
                                  _varies_by_trip(setter, setter, reaching, writes, loops)
                                  else found)
             test = tests_of[key]

@@ -8,7 +8,8 @@ is a launch value. The import (:mod:`gpumodeler.core.kernel.sass.guards`) writes
 guard's condition as a **thread test**, ``value op number``: ``value`` the compared register
 as the address analysis follows it (:mod:`gpumodeler.core.kernel.sass.addresses`: a
 polynomial in ``tid.x/y/z``, ``laneid``, their bit fields ``tid.x%32``, ``tid.x/32``
-(:mod:`~gpumodeler.core.kernel.sass.bitfields`) and the block dimensions ``ntid.x/y/z``),
+(:mod:`~gpumodeler.core.kernel.sass.bitfields`), the block dimensions ``ntid.x/y/z`` and
+their bit fields ``ntid.x%M``, ``ntid.x/M`` (:func:`.trip_counts.block_compares`)),
 ``op`` one of ``< <= > >= == !=`` on the side that runs, ``number`` the compare's
 immediate or a value of the block's dimensions alone (``threadIdx.x >= blockDim.x - 3``,
 a right halo: ``tid.x >= ntid.x - 3``); tests that must all pass are joined by ``and``
@@ -51,8 +52,18 @@ _TEST = re.compile(r"^(.+?) (<=|>=|==|!=|<|>) (.+?)( \(unsigned\))?$")
 _LIMIT = 2 ** 31
 
 
+#: a bit field of a block dimension, ``ntid.x%4`` (``blockDim.x % 4``) or ``ntid.x/4``
+#: (``blockDim.x / 4``, M a power of two; ``ntid.x/32`` is NTID_X_WARPS)
+_BLOCK_FIELD = re.compile(r"^ntid\.([xyz])([%/])(\d+)$")
+
+
 def _thread_symbol(symbol: str) -> bool:
     return symbol in THREAD_MAX or field(symbol) is not None
+
+
+def _block_symbol(symbol: str) -> bool:
+    """A block dimension or a bit field of one (the same in every thread of a block)."""
+    return symbol in _DIMS or symbol == NTID_X_WARPS or _BLOCK_FIELD.match(symbol) is not None
 
 
 def is_thread_value(poly: Poly | None) -> bool:
@@ -68,7 +79,7 @@ def is_thread_value(poly: Poly | None) -> bool:
         if coef < 0:
             return False
         for s in mono:
-            if not (_thread_symbol(s) or s in _DIMS or s == NTID_X_WARPS):
+            if not (_thread_symbol(s) or _block_symbol(s)):
                 return False
             symbol = True
     return symbol
@@ -77,8 +88,7 @@ def is_thread_value(poly: Poly | None) -> bool:
 def _is_block_bound(poly: Poly | None) -> bool:
     """Whether ``poly`` is a number or a value of the block dimensions alone
     (``ntid.x - 3``): what a launch's block decides for all of its threads alike."""
-    return poly is not None and all(s in _DIMS or s == NTID_X_WARPS
-                                    for mono in poly.terms for s in mono)
+    return poly is not None and all(_block_symbol(s) for mono in poly.terms for s in mono)
 
 
 def thread_test(poly: Poly, op: str, bound, unsigned: bool = False) -> str | None:
@@ -147,6 +157,10 @@ def _symbol_values(symbol: str, xyz: tuple, lane, block: tuple):
         return block[_DIMS[symbol]]
     if symbol == NTID_X_WARPS:
         return block[0] // 32
+    bits = _BLOCK_FIELD.match(symbol)
+    if bits is not None:
+        dim, m = block["xyz".index(bits.group(1))], int(bits.group(3))
+        return dim % m if bits.group(2) == "%" else dim // m
     base = {"tid.x": xyz[0], "tid.y": xyz[1], "tid.z": xyz[2], "laneid": lane}
     if symbol in base:
         return base[symbol]
@@ -164,6 +178,35 @@ def _value(poly: Poly, xyz: tuple, lane, dims: tuple, threads: int):
             term = term * _symbol_values(s, xyz, lane, dims)
         value += term
     return value
+
+
+def test_holds(text: str, dims: tuple):
+    """Whether the thread test ``text`` of the block's dimensions alone (``ntid.x%4 != 0``)
+    holds for the blocks ``dims`` (three numbers or arrays, broadcast): a boolean array.
+    ValueError for a text that is not a thread test or reads the thread index."""
+    parsed = parse_test(text)
+    if parsed is None or any(not _block_symbol(s) for poly, _, bound, _ in parsed
+                             for p in (poly, bound) for m in p.terms for s in m):
+        raise ValueError(f"not a test of the block's dimensions alone: {text!r}")
+    block = tuple(np.asarray(d, dtype=np.int64) for d in dims)
+    shape = np.broadcast(*block).shape
+    out = np.ones(shape, dtype=bool)
+
+    def value(poly):
+        total = np.zeros(shape, dtype=np.int64)
+        for mono, coef in poly.terms.items():
+            term = np.full(shape, coef, dtype=np.int64)
+            for s in mono:
+                term = term * _symbol_values(s, (), None, block)
+            total = total + term
+        return total
+
+    for poly, op, bound, unsigned in parsed:
+        limit = value(bound)
+        if unsigned:  # read as unsigned: a negative bound is above every value
+            limit = np.where(limit < 0, limit + 2 ** 32, limit)
+        out &= _COMPARE[op](value(poly), limit)
+    return out
 
 
 @lru_cache(maxsize=4096)
@@ -197,4 +240,4 @@ def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
 
 
 __all__ = ["AND", "NEGATED", "SETP_OPS", "conjunction", "is_thread_value", "parse_test",
-           "thread_test", "warp_share"]
+           "test_holds", "thread_test", "warp_share"]

@@ -52,6 +52,12 @@ sets the variable from its block unless the user sets it,
 variable's default). What is left out: counts of the thread index (a grid-stride loop:
 each thread its own count), of a kernel parameter or of data, and loops whose exit is not
 one counter's compare (``break``, two exits).
+
+The same following serves the guards (:func:`block_compares`): a compare of values of the
+block's dimensions the address analysis does not follow (their bit fields, ``blockDim.x %
+4 != 0``: the checks around an unrolled loop over ``blockDim.x``) becomes a thread test of
+``ntid.x``, ``ntid.x%M`` and ``ntid.x/M`` (:mod:`.thread_tests`), kept only where it holds
+exactly where the compare does at every block dimension.
 """
 from __future__ import annotations
 
@@ -634,3 +640,174 @@ def _group_count(f: _Follower, ranges, members) -> TripCount | None:
 
 
 __all__ = ["TripCount", "loop_trip_counts"]
+
+
+# -- compares the block decides (guards) ---------------------------------------------------
+
+_DIM_NAMES = ("ntid.x", "ntid.y", "ntid.z")
+
+
+def _bits_of(node: _Node) -> int | None:
+    """The value of a node that reads no block dimension (32 bits), or None."""
+    if node.dims:
+        return None
+    return int(np.asarray(_evaluate(node, (1, 1, 1))).ravel()[0]) & _U32
+
+
+def _dim_name(node: _Node) -> str | None:
+    """``ntid.x`` (``.y``, ``.z``) where ``node`` is a block dimension itself, else None."""
+    if len(node.dims) != 1:
+        return None
+    p = _poly(node)
+    name = _DIM_NAMES[next(iter(node.dims))]
+    return name if p is not None and p.terms == {(name,): 1} else None
+
+
+def _dim_field(lut: int, consts: list, position: int):
+    """``(kind, k)`` where a bitwise operation of a block dimension (operand ``position``
+    of three, the others the numbers ``consts``) keeps its low ``k`` bits
+    (``"low"``: ``d % 2^k``) or clears them (``"high"``: ``d - d % 2^k``); else None."""
+    keep = []
+    for bit in range(32):
+        outs = []
+        for d in (0, 1):
+            bits = [(c >> bit) & 1 for c in consts]
+            bits.insert(position, d)
+            outs.append((lut >> (4 * bits[0] + 2 * bits[1] + bits[2])) & 1)
+        if outs == [0, 1]:
+            keep.append(True)
+        elif outs == [0, 0]:
+            keep.append(False)
+        else:
+            return None  # a set or inverted bit: not a field
+    k = keep.index(False) if False in keep else 32
+    if all(keep[:k]) and not any(keep[k:]):
+        return "low", k
+    k = keep.index(True) if True in keep else 32
+    if not any(keep[:k]) and all(keep[k:]):
+        return "high", k
+    return None
+
+
+def _poly(node: _Node):
+    """The polynomial (:class:`.addresses.Poly`) of a value of the block's dimensions and
+    numbers: ``ntid.x``, its bit fields ``ntid.x%M`` and ``ntid.x/M`` (M a power of two);
+    None for what it cannot write."""
+    from gpumodeler.core.kernel.sass.addresses import Poly
+    op, a = node.op, node.args
+    if op == "const":
+        v = a[0] & _U32
+        return Poly.const(v - 2 ** 32 if v >= 2 ** 31 else v)
+    if op == "dim":
+        return Poly.symbol(_DIM_NAMES[a[0]])
+    if op == "add":
+        out = Poly()
+        for x in a:
+            p = _poly(x)
+            if p is None:
+                return None
+            out = out + p
+        return out
+    if op == "neg":
+        p = _poly(a[0])
+        return None if p is None else p.scaled(-1)
+    if op == "mul":
+        p, q = _poly(a[0]), _poly(a[1])
+        return None if p is None or q is None else p * q
+    if op == "shl":
+        p, s = _poly(a[0]), _bits_of(a[1])
+        return None if p is None or s is None or s > 30 else p.scaled(1 << s)
+    if op in ("shr", "lut", "and"):
+        if op == "shr":
+            name, s = _dim_name(a[0]), _bits_of(a[1])
+            if name is None or s is None or not 0 < s < 31:
+                return None
+            return Poly.symbol(f"{name}/{1 << s}")
+        # a LUT's three operands; an AND is a & b & all ones (truth table 0x80)
+        operands = list(a[1:]) if op == "lut" else [a[0], a[1], _const(_U32)]
+        lut = a[0] if op == "lut" else 0x80
+        dims = [i for i, x in enumerate(operands) if x.dims]
+        if len(dims) != 1:
+            return None
+        name = _dim_name(operands[dims[0]])
+        consts = [_bits_of(x) for i, x in enumerate(operands) if i != dims[0]]
+        if name is None or any(c is None for c in consts):
+            return None
+        found = _dim_field(lut, consts, dims[0])  # type: ignore[arg-type]
+        if found is None or not 0 < found[1] < 31:
+            return None
+        m = 1 << found[1]
+        if found[0] == "low":
+            return Poly.symbol(f"{name}%{m}")
+        return Poly.symbol(f"{name}/{m}").scaled(m)
+    return None
+
+
+def _simplified(poly):
+    """``poly`` with ``c·d − c·d%M`` written ``c·M·(d/M)`` (d a block dimension): what a
+    test needs, every coefficient non-negative."""
+    from gpumodeler.core.kernel.sass.addresses import Poly
+    terms = dict(poly.terms)
+    for name in _DIM_NAMES:
+        c = terms.get((name,), 0)
+        for mono in [m for m in terms if len(m) == 1 and m[0].startswith(name + "%")]:
+            m = int(mono[0].split("%")[1])
+            if c and terms[mono] == -c:
+                del terms[mono], terms[(name,)]
+                key = (f"{name}/{m}",)
+                terms[key] = terms.get(key, 0) + c * m
+                break
+    return Poly(terms)
+
+
+def _compare_truth(op: str, unsigned: bool, a, b):
+    if not unsigned:
+        a, b = _signed(a), _signed(b)
+    return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b,
+            "!=": a != b}[op]
+
+
+def block_compares(ins_list, access, n_dest, ranges, dim_offsets, indices) -> dict:
+    """``{index: (value, value)}`` of the integer compares at ``indices`` (``ISETP``) whose
+    two values follow (:class:`_Follower`) to numbers and one of the block's dimensions
+    (``blockDim.x % 4 != 0``, ``blockDim.x − 1 >= 3``: the checks around an unrolled loop
+    over ``blockDim.x``), written as polynomials of ``ntid.x``, ``ntid.x%M`` and
+    ``ntid.x/M`` with the number moved to the right; kept only where the thread test the
+    guards make of them (:func:`.guards.setter_test`) holds, on each side, exactly where
+    the compare does for every block dimension from 1 to its largest."""
+    from gpumodeler.core.kernel.sass.addresses import Poly
+    from gpumodeler.core.kernel.sass.guards import setter_test
+    from gpumodeler.core.kernel.sass.thread_tests import test_holds
+    f = _Follower(ins_list, access, n_dest, ranges, dim_offsets)
+    out: dict = {}
+    for s in indices:
+        ins = ins_list[s]
+        ops = [o.strip() for o in ins.operands]
+        if ins.mnemonic != "ISETP" or len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT")):
+            continue
+        cmp = next((_SETP_OPS[m] for m in ins.modifiers if m in _SETP_OPS), None)
+        a, b = f.operand(ops[2], s, 0), f.operand(ops[3], s, 0)
+        if cmp is None or a is None or b is None or len(a.dims | b.dims) != 1:
+            continue
+        pa, pb = _poly(a), _poly(b)
+        if pa is None or pb is None:
+            continue
+        pa, pb = _simplified(pa), _simplified(pb)
+        side, bound = (pa, pb) if pa.symbols() else (pb, pa)
+        number = side.terms.get((), 0)
+        side, bound = side + Poly.const(-number), bound + Poly.const(-number)
+        pair = (side, bound) if pa.symbols() else (bound, side)
+        domain = _domain(a.dims | b.dims)
+        if domain is None:
+            continue
+        axis, dims = domain
+        truth = _compare_truth(cmp, "U32" in ins.modifiers, _evaluate(a, dims), _evaluate(b, dims))
+        ok = True
+        for runs in (True, False):
+            text = setter_test(ins, {ins.address: pair}, runs)
+            if text is None or not np.array_equal(test_holds(text, dims), truth == runs):
+                ok = False
+                break
+        if ok:
+            out[s] = pair
+    return out
