@@ -677,7 +677,10 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
     ptxas peels p of a loop's bodies as straight code before it (between it and the loop of
     q = c(i-1)/ci times its copies, (q-1)/2 < p < q, e.g. 2 of 4): of the R trips left for
     that loop the peeled copies run ``floor(R / p)`` times (the importer gives their
-    trip-count check that fraction) and the loop ``R - p * floor(R / p)``.
+    trip-count check that fraction) and the loop ``R - p * floor(R / p)``. One body
+    peeled before a remainder loop of ``q > 2`` (nvcc's remainder rotated: its first trip
+    run under the check that any trip is left, then the loop) leaves the loop
+    ``R - min(1, R)`` trips; the copy keeps its own guard.
     Where the smallest loop's own body repeats every instruction a multiple of g >= 2 times,
     or an innermost loop has no such sibling and its body does, the source trip count cannot
     be known from the listing (nvcc may leave the remainder as straight code): the note says
@@ -724,6 +727,10 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
             return None
         p = sum(m.values()) / sum(unit.values())
         q = c_before // c
+        if p == 1 and q > 2:
+            # the remainder loop rotated: its first trip peeled before it, under the check
+            # that any trip is left (its own guard), the loop the rest
+            return lo, hi - 1, None, loop, f"{trips} - min(1, {trips})"
         if not float(p).is_integer() or not (q - 1) / 2 < p < q:
             return None  # runs more than once, or never: not the structure handled here
         p = int(p)
@@ -762,7 +769,9 @@ def _iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str]
                             f"floor({v} / {counts[pos - 1]})")
             if pos:
                 found = _peeled(chain[pos - 1], b, counts[pos - 1], c, exprs[b])
-                if found:
+                if found and found[2] is None:  # a rotated loop: the rest of its trips
+                    exprs[b] = found[4]
+                elif found:
                     peeled.append(found)
             notes[b] = (f"{c} source iteration{'s' if c > 1 else ''} a trip "
                         f"({v} = the source loop's trip count)")

@@ -38,7 +38,9 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   its variable ``v`` counts the smallest loop's bodies): every loop of the group counts the
   same register down by its copies times one step ``d``, and the smallest stops at zero
   (``!= 0``, ``> 0``); then ``v = entry / d``, where the entry value is a multiple of ``d``
-  for every block (nvcc's ``n − n % 4``).
+  for every block (nvcc's ``n − n % 4``). Or two loops, one of ``c`` copies with a count
+  of its own and a remainder loop counting a register down to zero by ``d``, which holds
+  a remainder below ``c`` (times ``d``) where the group starts: ``v = c · trips + that / d``.
 * **The count as a formula.** The count is worked out for every block the count reads
   (``blockDim.x`` or ``.y`` from 1 to 1024, ``.z`` to 64; a count of two dimensions is not
   derived) and written as the first of these forms that gives it at every one: ``a·b + c``,
@@ -611,6 +613,12 @@ def _group_count(f: _Follower, ranges, members) -> TripCount | None:
     counters = [(_counter(f, ranges[k], entry_needed=k == first), copies) for k, copies in members]
     if any(c is None for c, _ in counters):
         return None
+    found = _shared_countdown(counters, members, first, ranges)
+    return found if found is not None else _unrolled_and_remainder(f, ranges, members, counters)
+
+
+def _shared_countdown(counters, members, first, ranges) -> TripCount | None:
+    """An unrolled group whose loops count one register down to zero (the module rules)."""
     reg = counters[0][0].register  # type: ignore[union-attr]
     d = None
     for c, copies in counters:
@@ -637,6 +645,39 @@ def _group_count(f: _Follower, ranges, members) -> TripCount | None:
         v = _signed(_evaluate(entry, dims))
         return None if np.any(v < 0) else v
     return _describe((count, entry.dims), divisor=d)
+
+
+def _unrolled_and_remainder(f: _Follower, ranges, members, counters) -> TripCount | None:
+    """nvcc's unrolled loop of ``c`` copies with its own count (counting up against
+    ``n - n % c``) and a remainder loop counting a register down to zero by ``d`` a trip,
+    that register holding the ``n % c`` steps left (times ``d``) where the group starts:
+    ``v = c · trips of the unrolled loop + that value / d`` (two loops; the value checked to
+    be a remainder, below ``c``, at every block)."""
+    if len(members) != 2 or members[1][1] != 1:
+        return None
+    (main, c), (unit, _) = members
+    big, small = counters[0][0], counters[1][0]
+    if big is None or small is None or big.first is None or ranges[main].header > ranges[unit].header:
+        return None
+    bound = _evaluate(small.bound, (1, 1, 1))
+    if small.step >= 0 or small.bound.dims or (small.op, int(bound)) not in (
+            ("!=", 0), (">", 0), (">=", 1)):
+        return None
+    d = -small.step
+    r = ranges[main]
+    if f.written_between(small.register, r.header, r.latch):
+        return None
+    left = f.register(small.register, r.header, 0, entering=r)  # the steps left, on entry
+    if left is None:
+        return None
+
+    def count(dims):
+        trips = _trips(big, dims)
+        rest = _signed(_evaluate(left, dims))
+        if trips is None or np.any(rest < 0) or np.any(rest % d) or np.any(rest // d >= c):
+            return None
+        return c * trips + rest // d
+    return _describe((count, big.first.dims | big.bound.dims | left.dims))
 
 
 __all__ = ["TripCount", "loop_trip_counts"]
