@@ -103,6 +103,24 @@ def test_a_thread_test_variable_says_the_block_sets_it(window, qtbot):
     assert panel._variable_fields["guard1"].placeholderText() == "from the launch's block"
 
 
+def test_a_loop_the_block_counts_says_the_block_sets_it(window, qtbot):
+    """A column sum over a tile as wide as the block: its loop runs blockDim.x times, so
+    the launch panel says the launch's block sets loop1, and the kernel editor's field
+    gives the formula."""
+    assert window.open_path(str(EXAMPLE), ask=False)
+    launch_id = next(iter(window.document.project.launches))
+    dialog = window.import_kernel_dialog()
+    read(qtbot, dialog, SASS / "block_trips.sm_86.sass")
+    assert dialog.choose_function("_Z15tile_column_sumPKfPf")
+    kid = dialog.import_selected()
+    assert window.document.project.kernels[kid].block_trips == {"loop1": "block_x"}
+    assert "block_x" in window.kernel_editor._variable_fields["loop1"].toolTip()
+    assert window.document.push(UpdateItem("launches", launch_id, "use kernel", kernel=kid))
+    panel = window.launch_panel
+    panel.set_launch(launch_id)
+    assert panel._variable_fields["loop1"].placeholderText() == "from the launch's block"
+
+
 def test_several_functions_ask_for_a_choice(window, qtbot):
     dialog = window.import_kernel_dialog()
     read(qtbot, dialog, VECTOR_OPS)
