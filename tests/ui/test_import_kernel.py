@@ -88,18 +88,25 @@ def test_loop_variables_appear_in_the_launch_panel(window, qtbot):
     assert panel._variable_fields["loop1"].placeholderText() == "kernel default: 1"
 
 
-def test_a_thread_test_variable_says_the_block_sets_it(window, qtbot):
-    """A halo stencil's guard on threadIdx.x < 3: the launch panel says its variable comes
-    from the launch's block, not the kernel's default."""
+def launched(window, qtbot, listing, function):
+    """The example project's first launch set to use ``function`` of ``listing``, imported:
+    (the kernel's id, the launch panel showing that launch)."""
     assert window.open_path(str(EXAMPLE), ask=False)
     launch_id = next(iter(window.document.project.launches))
     dialog = window.import_kernel_dialog()
-    read(qtbot, dialog, SASS / "thread_guards.sm_86.sass")
-    assert dialog.choose_function("_Z12halo_stencilPKfPf")
+    read(qtbot, dialog, listing)
+    assert dialog.choose_function(function)
     kid = dialog.import_selected()
     assert window.document.push(UpdateItem("launches", launch_id, "use kernel", kernel=kid))
     panel = window.launch_panel
     panel.set_launch(launch_id)
+    return kid, panel
+
+
+def test_a_thread_test_variable_says_the_block_sets_it(window, qtbot):
+    """A halo stencil's guard on threadIdx.x < 3: the launch panel says its variable comes
+    from the launch's block, not the kernel's default."""
+    _, panel = launched(window, qtbot, SASS / "thread_guards.sm_86.sass", "_Z12halo_stencilPKfPf")
     assert panel._variable_fields["guard1"].placeholderText() == "from the launch's block"
 
 
@@ -107,17 +114,10 @@ def test_a_loop_the_block_counts_says_the_block_sets_it(window, qtbot):
     """A column sum over a tile as wide as the block: its loop runs blockDim.x times, so
     the launch panel says the launch's block sets loop1, and the kernel editor's field
     gives the formula."""
-    assert window.open_path(str(EXAMPLE), ask=False)
-    launch_id = next(iter(window.document.project.launches))
-    dialog = window.import_kernel_dialog()
-    read(qtbot, dialog, SASS / "block_trips.sm_86.sass")
-    assert dialog.choose_function("_Z15tile_column_sumPKfPf")
-    kid = dialog.import_selected()
+    kid, panel = launched(window, qtbot, SASS / "block_trips.sm_86.sass",
+                          "_Z15tile_column_sumPKfPf")
     assert window.document.project.kernels[kid].block_trips == {"loop1": "block_x"}
     assert "block_x" in window.kernel_editor._variable_fields["loop1"].toolTip()
-    assert window.document.push(UpdateItem("launches", launch_id, "use kernel", kernel=kid))
-    panel = window.launch_panel
-    panel.set_launch(launch_id)
     assert panel._variable_fields["loop1"].placeholderText() == "from the launch's block"
 
 
