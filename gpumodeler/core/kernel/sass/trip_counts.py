@@ -125,7 +125,9 @@ def _op(op: str, *args) -> _Node:
 
 
 class _Follower:
-    """Follows register values back through a listing (:func:`_value`)."""
+    """Follows register values back through a listing to numbers and block dimensions
+    (:meth:`register`, :meth:`operand`: a :class:`_Node`, or None where the module's rules
+    stop)."""
 
     def __init__(self, ins_list, access, n_dest, ranges, dim_offsets: dict):
         self.ins = ins_list
@@ -133,7 +135,6 @@ class _Follower:
         self.n_dest = n_dest  # instruction -> its number of destination operands
         self.ranges = ranges
         self.dims = dim_offsets  # constant-bank offset -> axis 0, 1, 2
-
         self._writes: dict | None = None  # register -> the instructions writing it, in order
 
     def loops_of(self, k: int) -> list:
@@ -566,10 +567,11 @@ def _formula(axis: int, w, v) -> str | None:
     return None
 
 
-def _describe(node_count_pairs, divisor: int = 1) -> TripCount | None:
-    """The :class:`TripCount` of ``count(dims)`` (a function of the block dimensions
-    evaluated over :func:`_domain`, ``divisor`` dividing it exactly), or None."""
-    count, dims_used = node_count_pairs
+def _describe(counted, divisor: int = 1) -> TripCount | None:
+    """The :class:`TripCount` of ``counted = (count, the dimensions it reads)``: ``count``
+    a function of the block dimensions evaluated over :func:`_domain` (None: not derived),
+    ``divisor`` dividing it exactly; or None."""
+    count, dims_used = counted
     domain = _domain(dims_used)
     if domain is None:
         return None
