@@ -31,10 +31,17 @@ def test_variables_and_text():
     ("open(1)", "unknown function"), ("min(1)", "at least 2"), ("ceil(1, 2)", "exactly 1"),
     ("(a + 1", r"expected '\)'"), ("", "empty expression"), ("a b", "unexpected 'b'"),
     ("ceil", "is a function"), ("1/0", "division by zero"), ("(" * 200 + "1" + ")" * 200, "nested"),
+    ("log2(a - 1)", "not positive"), ("log2(1, 2)", "exactly 1"),
 ])
 def test_bad_expressions_are_clear_errors(text, message):
     with pytest.raises(ExpressionError, match=message):
         parse(text).evaluate({"a": 1})
+
+
+def test_log2_counts_the_halvings_of_a_reduction_tree():
+    e = parse("max(1, floor(log2(block_x)) - 5)")
+    assert e.text == "max(1, floor(log2(block_x)) - 5)"
+    assert e.evaluate({"block_x": np.array([32, 64, 96, 256, 1024])}).tolist() == [1, 1, 1, 3, 5]
 
 
 def test_unknown_variable_names_it():

@@ -174,6 +174,9 @@ def test_a_bad_block_trips_entry_says_what_is_valid(bad, says):
     (lambda w: (w + 3) // 4, "floor((block_x + 3) / 4)"),
     (lambda w: w // 2 + 1, "floor(block_x / 2) + 1"),
     (lambda w: np.maximum(1, w // 2), "max(1, floor(block_x / 2))"),
+    (lambda w: np.floor(np.log2(w)).astype(np.int64) + 1, "floor(log2(block_x)) + 1"),
+    (lambda w: np.maximum(1, np.floor(np.log2(w)).astype(np.int64) - 5),
+     "max(1, floor(log2(block_x)) - 5)"),
 ])
 def test_the_count_is_written_as_the_first_form_that_fits_every_block(values, text):
     w = np.arange(1, 1025, dtype=np.int64)
@@ -183,7 +186,19 @@ def test_the_count_is_written_as_the_first_form_that_fits_every_block(values, te
 def test_a_count_no_form_fits_is_not_derived():
     w = np.arange(1, 1025, dtype=np.int64)
     assert trip_counts._formula(0, w, w * w) is None
-    assert trip_counts._formula(0, w, np.log2(w).astype(np.int64) + 1) is None
+    assert trip_counts._formula(0, w, np.sqrt(w).astype(np.int64)) is None
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_reduction_tree_halving_from_the_block_counts_its_levels(arch):
+    """reduce_sum: for (s = blockDim.x / 2; s >= 32; s >>= 1), compiled as a copy of the
+    halved counter each trip (R4 = R5, R5 = R4 >> 1) tested before it is halved: one trip
+    a level, log2 of the block less 5 (at least one: the loop is entered only from 64
+    threads, a guard of the block)."""
+    graph, _ = imported(SASS / f"reduce.{arch}.sass", None)
+    assert graph.block_trips == {"loop2": "max(1, floor(log2(block_x)) - 5)"}
+    for threads, levels in ((64, 1), (128, 2), (256, 3), (1024, 5)):
+        assert launch_guard_values(graph, {}, (threads, 1, 1), 32)["loop2"] == levels
 
 
 def test_a_project_file_keeps_the_block_trips(tmp_path):

@@ -11,7 +11,9 @@ Grammar::
     unary   := ('-' | '+') unary | atom
     atom    := NUMBER | NAME | NAME '(' expr (',' expr)* ')' | '(' expr ')'
 
-Functions: ``min``, ``max`` (two or more arguments), ``ceil``, ``floor`` (one argument).
+Functions: ``min``, ``max`` (two or more arguments), ``ceil``, ``floor``, ``log2`` (one
+argument; the base-2 logarithm of a positive number: the trips of a loop that halves its
+counter, core.kernel.sass.trip_counts).
 Division is true division; wrap it in ``ceil``/``floor`` for integer counts.
 """
 from __future__ import annotations
@@ -34,7 +36,8 @@ _TOKEN = re.compile(
     r"\s*(?:(?P<num>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|(?P<name>[A-Za-z_][A-Za-z_0-9]*)"
     r"|(?P<op>[-+*/()×·÷,]))"
 )
-_FUNCTIONS = {"min": (2, None), "max": (2, None), "ceil": (1, 1), "floor": (1, 1)}
+_FUNCTIONS = {"min": (2, None), "max": (2, None), "ceil": (1, 1), "floor": (1, 1),
+              "log2": (1, 1)}
 _OP_NORMAL = {"×": "*", "·": "*", "÷": "/"}
 
 
@@ -77,7 +80,7 @@ def _tokenize(text: str) -> list[tuple[str, str, int]]:
             where = len(text) - len(text[pos:].lstrip())
             raise ExpressionError(
                 f"unexpected character {bad!r} at position {where + 1} in {shown(text)}; "
-                f"valid: numbers, variable names, + - * / ( ), min, max, ceil, floor")
+                f"valid: numbers, variable names, + - * / ( ), min, max, ceil, floor, log2")
         kind = m.lastgroup
         assert kind is not None  # every alternative of the pattern is a named group
         value = m.group(kind)
@@ -239,6 +242,10 @@ def _eval(node, env):
         for a in args[1:]:
             out = np.maximum(out, a)
         return out
+    if node.name == "log2":
+        if np.any(np.asarray(args[0]) <= 0):
+            raise ExpressionError("log2 of a number that is not positive")
+        return np.log2(args[0])
     return np.ceil(args[0]) if node.name == "ceil" else np.floor(args[0])
 
 

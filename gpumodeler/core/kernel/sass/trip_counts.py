@@ -11,7 +11,8 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   ``BRA.U UP0``) is taken on a compare (``ISETP``, ``UISETP``) in the loop of a register the
   loop changes once per trip by a constant (``IADD3 R, R, -0x10, RZ``; ``UIADD3``,
   ``VIADD``, ``IADD``, ``IADD32I``: not predicated, not in an inner loop, never skipped by a
-  branch), or recomputes each trip from such a counter and values it does not change
+  branch) or halves (``s >>= 1``, in place or through a copy of the shifted value), or
+  recomputes each trip from such a counter and values it does not change
   (``R17 = R13 + R10``), against a value the loop does not change; the loop has no other
   way out (a ``break``, an ``EXIT``: the count would be an upper bound). The counter's
   value on entry is its last write before the loop's header (program order, as the guards
@@ -44,8 +45,9 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
 * **The count as a formula.** The count is worked out for every block the count reads
   (``blockDim.x`` or ``.y`` from 1 to 1024, ``.z`` to 64; a count of two dimensions is not
   derived) and written as the first of these forms that gives it at every one: ``a·b + c``,
-  ``floor((b + k) / m) + c`` (``m`` up to 64), or either of them with at least one trip,
-  ``max(1, …)``; ``b`` is ``block_x``, ``block_y`` or ``block_z``. A count that reads no
+  ``floor((b + k) / m) + c`` (``m`` up to 64), ``floor(log2(b)) + c``, ``ceil(log2(b)) + c``
+  (a halving counter), or any of them with at least one trip, ``max(1, …)``; ``b`` is
+  ``block_x``, ``block_y`` or ``block_z``. A count that reads no
   dimension is a number.
 
 The import gives such a loop's variable the formula (``KernelGraph.block_trips``: each launch
@@ -357,6 +359,10 @@ class _Counter:
     bound: _Node
     op: str  # the loop goes on while ``counter op bound``
     unsigned: bool
+    #: a counter halved each trip (``s >>= 1``: a reduction tree): the bits it shifts right
+    #: by (``step`` is then 0), and whether the shift keeps the sign
+    shift: int = 0
+    arithmetic: bool = False
 
 
 def _counter(f: _Follower, r, entry_needed: bool = True) -> _Counter | None:
@@ -404,13 +410,21 @@ def _counter(f: _Follower, r, entry_needed: bool = True) -> _Counter | None:
     if bound is None:
         return None
     unsigned = "U32" in ins[s].modifiers
+    halved = _halving(f, r, reg, u)
+    if halved is not None:  # s >>= k
+        entry = f.register(reg, r.header, 0, entering=r)
+        if entry is None:
+            return None
+        k, arithmetic = halved
+        first = _op("sar" if arithmetic else "shr", entry, _const(k)) if u < s else entry
+        return _Counter(reg, 0, first, entry, bound, op, unsigned, k, arithmetic)
     step = _step(ins[u], reg, f.n_dest(u))
     if step is not None:  # the counter itself: IADD3 R, R, step
-        entry = f.register(reg, r.header, 0, entering=r)
-        if entry is None and entry_needed:
+        start = f.register(reg, r.header, 0, entering=r)
+        if start is None and entry_needed:
             return None
-        first = None if entry is None else _op("add", entry, _const(step)) if u < s else entry
-        return _Counter(reg, step, first, entry, bound, op, unsigned)
+        added = None if start is None else _op("add", start, _const(step)) if u < s else start
+        return _Counter(reg, step, added, start, bound, op, unsigned)
     # a value the loop recomputes from a counter and values it does not change
     # (R17 = R13 + R10 with R10 += 4: nvcc's unrolled loop against n - n % 4)
     if u > s or ins[u].mnemonic not in ("IADD3", "IADD", "IMAD", "UIADD3") or \
@@ -479,6 +493,52 @@ def _step(ins, reg: str, nd: int) -> int | None:
     return k - 2 ** 32 if k >= 2 ** 31 else k
 
 
+def _halving(f: _Follower, r, reg: str, u: int) -> tuple | None:
+    """``(k, arithmetic)`` where loop ``r``'s one write ``u`` of ``reg`` sets it to itself
+    shifted right by ``k``: in place, or a copy (``MOV R4, R5``) of a register the loop
+    shifted from it once before (``SHF.R.U32.HI R5, RZ, 0x1, R4``); else None."""
+    direct = _shift_step(f.ins[u], reg, reg, f.n_dest(u))
+    if direct is not None:
+        return direct
+    ins = f.ins[u]
+    ops = [_REG_MODS.sub("", o.strip()) for o in ins.operands]
+    if ins.mnemonic == "MOV" and len(ops) == 2:
+        copied = ops[1]
+    elif ins.mnemonic == "IMAD" and "MOV" in ins.modifiers and len(ops) == 4 and \
+            ops[1:3] == ["RZ", "RZ"]:
+        copied = ops[3]
+    else:
+        return None
+    if not _REG.match(copied):
+        return None
+    v = _once_per_trip(f, r, copied)
+    if v is None or v > u:
+        return None
+    return _shift_step(f.ins[v], copied, reg, f.n_dest(v))
+
+
+def _shift_step(ins, dest: str, reg: str, nd: int) -> tuple | None:
+    """``(k, arithmetic)`` where ``ins`` writes ``dest`` with ``reg`` shifted right by a
+    constant ``k`` (``SHF.R.U32.HI R, RZ, 0x1, R``; ``SHF.R.S32.HI``; Maxwell's ``SHR``),
+    else None."""
+    ops = [_REG_MODS.sub("", o.strip()) for o in ins.operands]
+    mods = set(ins.modifiers)
+    if nd != 1 or not ops or ops[0] != dest:
+        return None
+    if ins.mnemonic == "SHF" and {"R", "HI"} <= mods and mods & {"U32", "S32"} and \
+            len(ops) == 4 and ops[1] == "RZ" and ops[3] == reg:
+        amount, arithmetic = ops[2], "S32" in mods
+    elif ins.mnemonic == "SHR" and len(ops) == 3 and ops[1] == reg:
+        amount, arithmetic = ops[2], "U32" not in mods
+    else:
+        return None
+    try:
+        k = int(amount, 0)
+    except ValueError:
+        return None
+    return (k, arithmetic) if 0 < k < 32 else None
+
+
 def _skipped(f: _Follower, r, u: int) -> bool:
     """Whether a branch in the loop may jump over instruction ``u`` (inside the loop)."""
     for j in range(r.header, u):
@@ -495,6 +555,8 @@ def _trips(c: _Counter, dims: tuple):
     assert c.first is not None
     first = _evaluate(c.first, dims)
     bound = _evaluate(c.bound, dims)
+    if c.shift:
+        return _halving_trips(c, first, bound)
     if c.unsigned:
         if np.any(first >= 2 ** 31) or np.any(bound >= 2 ** 31):
             return None
@@ -516,6 +578,21 @@ def _trips(c: _Counter, dims: tuple):
         # a counter that never meets its bound would never end: the loop is not entered
         # with that value (the compiler checks before it), no trips
         return np.where(ok, gap // s + 1, 0)
+    return None
+
+
+def _halving_trips(c: _Counter, first, bound):
+    """The trips of a do-while loop whose counter is shifted right by ``c.shift`` each trip
+    (at most 32 before it is 0 or -1 for good): None where it would go on for ever."""
+    first, bound = np.broadcast_arrays(first, bound)
+    value, trips = first.copy(), np.zeros(first.shape, dtype=np.int64)
+    going = np.ones(first.shape, dtype=bool)
+    for _ in range(34):
+        trips += going
+        going &= _compare_truth(c.op, c.unsigned, value, bound)
+        if not going.any():
+            return trips
+        value = (_signed(value) >> c.shift) & _U32 if c.arithmetic else value >> c.shift
     return None
 
 
@@ -547,6 +624,12 @@ def _fit(b: str, ws, vs) -> str | None:
             if np.array_equal(base + c, vs):
                 core = f"floor({b} / {m})" if not k else f"floor(({b} + {k}) / {m})"
                 return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if c else core
+    logs = np.log2(ws.astype(float))
+    for name, base in (("floor", np.floor(logs)), ("ceil", np.ceil(logs))):
+        c = int(vs[0] - base[0])
+        if np.array_equal(base + c, vs):
+            core = f"{name}(log2({b}))"
+            return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if c else core
     return None
 
 
