@@ -269,3 +269,19 @@ def _block_compares(path, function):
         ranges, addresses.block_dim_offsets(arch_number(func.arch)),
         [k for k, i in enumerate(ins) if i.mnemonic == "ISETP"])
     return {ins[k].address: v for k, v in found.items()}
+
+
+@pytest.mark.parametrize("branch, derived", [
+    ("NOP", {"loop1": "2 * block_x"}),
+    ("@P0 BRA 0x50", {}),  # the doubling may be jumped over: n is blockDim.x on one path
+])
+def test_a_value_one_path_may_skip_is_not_followed(branch, derived):
+    from gpumodeler.core.kernel.sass.build import build_graph
+    from gpumodeler.core.kernel.sass.listing import parse_listing
+    from tests.core.sass_listings import listing_of
+    text = listing_of([
+        "S2R R0, SR_TID.X", "ISETP.NE.AND P0, PT, R0, RZ, PT", "MOV R4, c[0x0][0x0]", branch,
+        "IMAD.SHL.U32 R4, R4, 0x2, RZ", "MOV R5, RZ",
+        "IADD3 R5, R5, 0x1, RZ", "ISETP.GE.AND P1, PT, R5, R4, PT", "@!P1 BRA 0x60", "EXIT"])
+    graph, _ = build_graph(parse_listing(text).functions[0])
+    assert graph.block_trips == derived

@@ -26,8 +26,9 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS`` and
   ``IMNMX``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
   in, or in a loop around the reader that writes the register again (a value carried from
-  trip to trip) stops it; so does any other value (a parameter, the thread or block index,
-  loaded data).
+  trip to trip) stops it, and so does one a forward branch may jump over on its way to the
+  reader (an ``if``/``else`` that writes it on one side); so does any other value (a
+  parameter, the thread or block index, loaded data).
 * **Trips of one loop** (a do-while, as compiled: at least one trip): with ``c1`` the
   counter's value at the compare on the first trip and ``s`` its step, the loop goes on
   while ``c1 + (j − 1)·s`` and the bound compare as the branch needs; the first trip ``j``
@@ -138,9 +139,21 @@ class _Follower:
         self.ranges = ranges
         self.dims = dim_offsets  # constant-bank offset -> axis 0, 1, 2
         self._writes: dict | None = None  # register -> the instructions writing it, in order
+        self._jumps: list | None = None  # (branch index, target index) of forward branches
 
     def loops_of(self, k: int) -> list:
         return [r for r in self.ranges if r.header <= k <= r.latch]
+
+    def skippable(self, j: int, k: int) -> bool:
+        """Whether a forward branch may jump over instruction ``j`` to a place up to ``k``
+        (``j`` then not on every path to ``k``: an if/else that writes the register on one
+        side)."""
+        if self._jumps is None:
+            at = {ins.address: i for i, ins in enumerate(self.ins)}
+            self._jumps = [(b, at[ins.target]) for b, ins in enumerate(self.ins)
+                           if ins.mnemonic in BRANCHES and ins.target is not None
+                           and at.get(ins.target, -1) > b]
+        return any(b < j < t <= k for b, t in self._jumps)
 
     def writes(self, reg: str) -> list:
         if self._writes is None:
@@ -170,7 +183,7 @@ class _Follower:
         if depth > MAX_DEPTH:
             return None
         j = self.last_write(reg, k)
-        if j is None or self.ins[j].guard:
+        if j is None or self.ins[j].guard or self.skippable(j, k):
             return None
         around = self.loops_of(k)
         # carried from one trip to the next: written again after k in a loop around k that
