@@ -261,9 +261,10 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     # compares of the block's dimensions the address analysis does not follow (bit fields:
     # blockDim.x % 4, the checks around an unrolled loop over blockDim.x): exact values,
     # whatever the trip (trip_counts.py)
+    n_dest_at = lambda j: n_dest(ins_list[j], getattr(infos[j], "unit", None))  # noqa: E731
+    dim_offsets = addresses.block_dim_offsets(arch_number(func.arch))
     by_block = trip_counts.block_compares(
-        ins_list, access, lambda j: n_dest(ins_list[j], getattr(infos[j], "unit", None)),
-        ranges, addresses.block_dim_offsets(arch_number(func.arch)),
+        ins_list, access, n_dest_at, ranges, dim_offsets,
         [i for i, ins in enumerate(ins_list) if ins.mnemonic == "ISETP"])
     report.compared.update((ins_list[i].address, v) for i, v in by_block.items())
     report.guards = guards.find_guards(func, _IdOf(index_of, ids), report.compared,
@@ -484,10 +485,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
 
     # trip counts the listing decides: from the block's dimensions or a number
     # (trip_counts.py)
-    found = trip_counts.loop_trip_counts(
-        ins_list, access, lambda j: n_dest(ins_list[j], getattr(infos[j], "unit", None)),
-        ranges, loop_groups, addresses.block_dim_offsets(arch_number(func.arch))) \
-        if ranges else {}
+    found = trip_counts.loop_trip_counts(ins_list, access, n_dest_at, ranges, loop_groups,
+                                         dim_offsets) if ranges else {}
     variable_of = {k: v for v, members in loop_groups.items() for k, _ in members}
     for var, tc in found.items():
         if tc.formula:

@@ -17,8 +17,9 @@ alone, else it is a variable:
   alone (as the address analysis follows the compared register: ``tid.x``, ``tid.x%32``,
   ``tid.x/32``, ``tid.x + 16·tid.y``) against a number: ``threadIdx.x < 3``, ``lane == 0``,
   ``threadIdx.x == 0``; or of the block's dimensions alone, their bit fields too
-  (``blockDim.x % 4 != 0``: :func:`.trip_counts.block_compares`). A variable ``guardN`` with the test, which each launch sets to the
-  share of its block's warps with a thread that passes it
+  (``blockDim.x % 4 != 0``: :func:`.trip_counts.block_compares`). A variable ``guardN``
+  with the test, which each launch sets to the share of its block's warps with a thread
+  that passes it
   (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`); its default, the share
   in a block of :data:`DEFAULT_WARPS_PER_BLOCK` warps. A thread test folded with a bounds
   check into one predicate counts where the code runs on their conjunction
