@@ -57,6 +57,7 @@ def _run(args) -> int:
     given = dict(args.set)
     values = dict(graph.variables, **given)
     notes: list = []
+    from_block: list = []
     has_device = args.device or any(getattr(args, f) is not None for f in (
         "sms", "cuda_cores", "schedulers", "gmem_bytes_per_cycle"))
     launch = (args.grid_size, args.occupancy, args.shared_mem)
@@ -74,12 +75,15 @@ def _run(args) -> int:
                                 grid_size=args.grid_size, occupancy=args.occupancy,
                                 shared_bytes_per_block=args.shared_mem)
         graph, latency_graph, notes = seen.graph, seen.latency_graph, list(seen.notes)
+        from_block = sorted(set(seen.values) - set(given))
         values = dict(values, **seen.values)
     elif args.block_size is not None:
         from gpumodeler.core.kernel.graph_items import launch_guard_values
         from gpumodeler.core.kernel.sass.launch_shape import shaped_graph
-        values.update(launch_guard_values(graph, given, block_dims(args.block_size),
-                                          args.warp_size or 32))
+        set_by_block = launch_guard_values(graph, given, block_dims(args.block_size),
+                                           args.warp_size or 32)
+        from_block = sorted(set_by_block)
+        values.update(set_by_block)
         graph, notes = shaped_graph(graph, args.block_size, args.warp_size or 32)
         latency_graph = graph
     table_key, origin = common.choose_table(args.table, gpu, graph)
@@ -114,6 +118,9 @@ def _run(args) -> int:
         if args.block_size is not None:
             out["block_size"] = list(block_dims(args.block_size))
             out["memory_notes"] = notes
+            # the variables the launch's block set (guard shares, loop counts from the
+            # block), the rest being the graph's defaults or --set
+            out["variables_from_block"] = from_block
     if has_device:  # (the models are imported only for a device: ~10 ms)
         from gpumodeler.core.models.gajger import worksheet_counts
         from gpumodeler.core.models.throughput import throughput_bound

@@ -131,6 +131,13 @@ def test_predict_takes_the_count_from_the_block_unless_set(capsys, tmp_path):
         block = f"{width}x{width}"
         assert time(block) == time(block, "--set", f"loop2={width // 4}")
     assert time("32x32") != time("32x32", "--set", "loop2=4")
+    # graph --json names what the block set
+    code, text, err = run(capsys, "graph", out, "--block-size", "16x16", "--set", "loop1=2",
+                          "--json")
+    assert code == 0, err
+    shown = json.loads(text)
+    assert "loop2" in shown["variables_from_block"] and shown["variables"]["loop2"] == 4
+    assert "loop1" not in shown["variables_from_block"]
     # kernel import --set fixes the count at every launch
     fixed = tmp_path / "fixed.json"
     code, _, err = run(capsys, "kernel", "import", NVBENCH / "matmul.sm_86.sass", "--function",
