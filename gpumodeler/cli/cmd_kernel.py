@@ -79,6 +79,8 @@ def run_import(args) -> int:
             graph.guards[g.id] = replace(g, test="")
     for name in fixed & set(graph.block_trips):  # a loop's count too, not the block's
         del graph.block_trips[name]
+    for name in fixed & set(graph.trip_tests):  # and a guard averaged over a loop's trips
+        del graph.trip_tests[name]
     scheduled = "" if args.table_only else fill_from_schedule(graph)
     _lay_out(graph)
     text = json.dumps(to_dict(graph), indent=1) + "\n"

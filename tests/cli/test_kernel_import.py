@@ -454,8 +454,10 @@ def test_the_import_summary_names_the_guard_variables_and_who_sets_them(capsys, 
     out = tmp_path / "r.json"
     code, text, err = run(capsys, "kernel", "import", SASS / "reduce.sm_90.sass", "-o", out)
     assert code == 0, err
-    assert ("guards: guard1 (ntid.x >= 64), guard2 (tid.x < 32), guard3 (tid.x == 0) from "
-            "each launch's block; latency table") in text   # blockDim.x >= 64: a block test
+    # blockDim.x >= 64: a block test; the tree's tid < s: a test against its halving s
+    assert ("guards: guard1 (ntid.x >= 64), guard2 (tid.x < s, s = floor(block_x / 2) halved "
+            "each trip of loop2), guard3 (tid.x < 32), guard4 (tid.x == 0) from each launch's "
+            "block; latency table") in text
     code, text, err = run(capsys, "kernel", "import", SASS / "saxpy2.sm_90.sass", "-o", out)
     assert code == 0, err
     assert "guards: guard1 default 1 (a parameter or data decides: --set)" in text

@@ -115,8 +115,9 @@ def test_reduce_atomic_counts_once_per_block_and_round_trips():
     from gpumodeler.core.kernel.graph_items import launch_guard_values
     g, _ = import_kernel_with_report(SASS / "reduce.sm_90.sass")
     tests = sorted((x.test, x.fraction.text) for x in g.guards.values() if x.test)
-    assert tests == [("ntid.x >= 64", "guard1"), ("tid.x < 32", "guard2"),
-                     ("tid.x == 0", "guard3")]   # the tree's entry check: blockDim.x >= 64
+    assert tests == [("ntid.x >= 64", "guard1"), ("tid.x < 32", "guard3"),
+                     ("tid.x == 0", "guard4")]   # the tree's entry check: blockDim.x >= 64
+    assert set(g.trip_tests) == {"guard2"}  # the tree's tid < s (test_sass_trip_counts.py)
     (once,) = [x for x in g.guards.values() if x.test == "tid.x == 0"]
     red = [m for m in once.members if g.instructions[m].opcode.startswith("RED")]
     assert red

@@ -145,6 +145,12 @@ def test_predict_takes_the_count_from_the_block_unless_set(capsys, tmp_path):
     assert code == 0, err
     data = json.loads(fixed.read_text())
     assert "block_trips" not in data and data["variables"]["loop2"] == 2
+    fixed_tree = tmp_path / "tree.json"
+    code, _, err = run(capsys, "kernel", "import", SASS / "reduce.sm_86.sass", "--set",
+                       "guard2=0.5", "-o", fixed_tree)
+    assert code == 0, err
+    data = json.loads(fixed_tree.read_text())
+    assert "trip_tests" not in data and data["variables"]["guard2"] == 0.5
 
 
 def test_block_trips_round_trip_in_kernel_files_and_project_extras():
@@ -292,3 +298,50 @@ def test_a_value_one_path_may_skip_is_not_followed(branch, derived):
         "IADD3 R5, R5, 0x1, RZ", "ISETP.GE.AND P1, PT, R5, R4, PT", "@!P1 BRA 0x60", "EXIT"])
     graph, _ = build_graph(parse_listing(text).functions[0])
     assert graph.block_trips == derived
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_reduction_trees_thread_test_is_averaged_over_its_levels(arch):
+    """reduce_sum's if (tid < s), s halved each level: the guard's share is the mean over
+    the tree's levels of the warps with tid < s (4, 2, 1 of 8 at 256 threads: 7/24). Per
+    warp, the shared accesses are then exactly the kernel's: one store of the partial sum,
+    2 loads and a store in each warp a level keeps, and warp 0's load after the tree:
+    1 + (3·(W − 1) + 1) / W = 4 − 2/W for W warps."""
+    graph, _ = imported(SASS / f"reduce.{arch}.sass", None)
+    (name,) = graph.trip_tests
+    assert graph.trip_tests[name] == {"value": "tid.x", "op": "<", "first": "floor(block_x / 2)",
+                                      "shift": 1, "trips": "loop2"}
+    assert name in block_set_variables(graph)
+    counts = count(graph)
+    for threads in (64, 128, 256, 512, 1024):
+        warps = threads // 32
+        values = dict(graph.variables, loop1=1)
+        values.update(launch_guard_values(graph, {"loop1": 1}, (threads, 1, 1), 32))
+        assert values[name] == pytest.approx((warps - 1) / warps / values["loop2"])
+        assert counts.evaluate(values)["smem_accesses"] == pytest.approx(4 - 2 / warps)
+    # the user's value wins; so does a given trip count
+    assert name not in launch_guard_values(graph, {name: 1}, (256, 1, 1), 32)
+    assert launch_guard_values(graph, {"loop2": 1}, (256, 1, 1), 32)[name] == 0.5
+
+
+def test_trip_tests_round_trip_and_a_bad_one_says_what_is_valid(tmp_path):
+    from gpumodeler.core.project import Project
+    from gpumodeler.db.project_file import load_project, save_project
+    graph, _ = imported(SASS / "reduce.sm_86.sass", None)
+    data = to_dict(graph)
+    assert from_dict(json.loads(json.dumps(data))).trip_tests == graph.trip_tests
+    project = Project()
+    project.put_kernel("r", graph)
+    save_project(project, tmp_path / "p.gpm")
+    assert load_project(tmp_path / "p.gpm").kernels["r"].trip_tests == graph.trip_tests
+    for bad, says in (({"value": "tid.x", "op": "<"}, "keys"),
+                      ({"value": "n", "op": "<", "first": "1", "shift": 1, "trips": "loop2"},
+                       "value of the thread index"),
+                      ({"value": "tid.x", "op": "<", "first": "1", "shift": 0,
+                        "trips": "loop2"}, "shift"),
+                      ({"value": "tid.x", "op": "<", "first": "n / 2", "shift": 1,
+                        "trips": "loop2"}, "block_x")):
+        broken = dict(data, trip_tests={"guard2": bad})
+        with pytest.raises((FormatError, GraphError)) as info:
+            from_dict(broken)
+        assert says in str(info.value)

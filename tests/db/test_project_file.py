@@ -215,7 +215,8 @@ def test_every_field_of_the_document_has_a_column(cls, columns):
 
 def test_every_field_of_the_graph_and_project_is_stored():
     stored = {"name", "latency_table", "description", "variables", "instructions", "edges",
-              "loops", "registers_per_thread", "static_shared_bytes", "guards", "block_trips"}
+              "loops", "registers_per_thread", "static_shared_bytes", "guards", "block_trips",
+              "trip_tests"}
     assert {f.name for f in dataclasses.fields(KernelGraph)} - {"listeners"} == stored
     attrs = set(vars(Project()))
     assert attrs - {"listeners", "_kernel_relays"} == {

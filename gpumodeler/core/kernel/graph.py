@@ -72,6 +72,10 @@ class KernelGraph:
     # blockDim.x times: core.kernel.sass.trip_counts): variable -> its formula of block_x,
     # block_y, block_z (text)
     block_trips: dict = field(default_factory=dict)
+    # guard variables each launch sets to the share of the block's warps passing a thread
+    # test whose bound halves each trip of a loop (a reduction tree's if (tid < s):
+    # core.kernel.sass.trip_counts): variable -> {"value", "op", "first", "shift", "trips"}
+    trip_tests: dict = field(default_factory=dict)
     listeners: list = field(default_factory=list, repr=False, compare=False)
     # (the loops as objects, their LoopNesting) when last worked out (:meth:`nesting`): a
     # cache, not document state, so not a dataclass field (an instance sets its own)
@@ -328,7 +332,8 @@ class KernelGraph:
                            loops=dict(self.loops),
                            registers_per_thread=self.registers_per_thread,
                            static_shared_bytes=self.static_shared_bytes,
-                           guards=dict(self.guards), block_trips=dict(self.block_trips))
+                           guards=dict(self.guards), block_trips=dict(self.block_trips),
+                           trip_tests=dict(self.trip_tests))
 
     def __eq__(self, other):
         if not isinstance(other, KernelGraph):

@@ -236,7 +236,63 @@ def block_set_variables(graph) -> set:
     out |= {g.fraction.text.strip() for g in graph.guards.values()
             if g.test and g.fraction.text.strip() in graph.variables}
     out |= set(getattr(graph, "block_trips", {})) & set(graph.variables)
+    out |= set(getattr(graph, "trip_tests", {})) & set(graph.variables)
     return out
+
+
+#: the keys of a trip test (KernelGraph.trip_tests)
+TRIP_TEST_KEYS = ("value", "op", "first", "shift", "trips")
+
+
+def check_trip_test(name, spec) -> dict:
+    """The trip test ``spec`` of the guard variable ``name``, checked: ``value`` a value of
+    the thread index (``tid.x``), ``op`` one of ``< <= > >= == !=``, ``first`` the bound on
+    the first trip (a formula of ``block_x``, ``block_y``, ``block_z`` or a number),
+    ``shift`` the bits the bound is shifted right by each trip (1 to 31), ``trips`` the
+    loop variable counting the trips. GraphError saying what is wrong."""
+    from gpumodeler.core.kernel.sass.thread_tests import thread_test
+    from gpumodeler.core.kernel.sass.addresses import parse_address
+    if not isinstance(name, str) or not name.isidentifier():
+        raise GraphError(f"trip_tests: a guard variable's name must be a name such as guard2, "
+                         f"got {shown(name)}")
+    if not isinstance(spec, dict) or set(spec) != set(TRIP_TEST_KEYS):
+        raise GraphError(f"trip_tests: {name} must be an object with the keys "
+                         f"{', '.join(TRIP_TEST_KEYS)}, e.g. {{\"value\": \"tid.x\", "
+                         f"\"op\": \"<\", \"first\": \"floor(block_x / 2)\", \"shift\": 1, "
+                         f"\"trips\": \"loop2\"}}; got {shown(spec)}", item=name)
+    value, op, shift, trips = spec["value"], spec["op"], spec["shift"], spec["trips"]
+    poly = parse_address(value) if isinstance(value, str) else None
+    if poly is None or not isinstance(op, str) or thread_test(poly, op, 0) is None:
+        raise GraphError(f"trip_tests: {name}: value must be a value of the thread index such "
+                         f"as tid.x and op one of < <= > >= == !=, got {shown(value)} "
+                         f"{shown(op)}", item=name)
+    if isinstance(shift, bool) or not isinstance(shift, int) or not 1 <= shift <= 31:
+        raise GraphError(f"trip_tests: {name}: shift must be a whole number from 1 to 31, got "
+                         f"{shown(shift)}", item=name)
+    if not isinstance(trips, str) or not trips.isidentifier():
+        raise GraphError(f"trip_tests: {name}: trips must name a loop variable such as loop2, "
+                         f"got {shown(trips)}", item=name)
+    return {"value": poly.text(), "op": op, "first": check_block_trip(name, spec["first"]),
+            "shift": shift, "trips": trips}
+
+
+def trip_test_share(spec: dict, dims: tuple, trips, warp_size: int = 32) -> float:
+    """The mean over a loop's ``trips`` of the share of a block's warps (``dims``) with a
+    thread passing the trip test ``spec`` (its bound ``first``, shifted right by ``shift``
+    each trip); 0 for a loop that does not run."""
+    from gpumodeler.core.kernel.sass.addresses import parse_address
+    from gpumodeler.core.kernel.sass.thread_tests import thread_test, warp_share
+    n = int(max(0, min(64, math.floor(float(trips)))))
+    if n == 0:
+        return 0.0
+    bound = int(block_trip_value(spec["first"], dims))
+    poly = parse_address(spec["value"])
+    assert poly is not None  # check_trip_test
+    total = 0.0
+    for j in range(n):
+        text = thread_test(poly, spec["op"], max(0, bound >> (spec["shift"] * j)))
+        total += warp_share(text, dims, warp_size) if text is not None else 1.0
+    return total / n
 
 
 def block_trip_value(text: str, dims: tuple) -> float:
@@ -255,7 +311,9 @@ def launch_guard_values(graph, given, block, warp_size: int) -> dict:
       block's warps with a thread that passes it
       (:func:`gpumodeler.core.kernel.sass.thread_tests.warp_share`);
     * each loop variable of ``graph.block_trips``: its formula at the block
-      (``floor(block_x / 4)``, core.kernel.sass.trip_counts)."""
+      (``floor(block_x / 4)``, core.kernel.sass.trip_counts);
+    * each guard variable of ``graph.trip_tests``: the mean over its loop's trips of the
+      share of the block's warps passing the test on that trip (:func:`trip_test_share`)."""
     dims = tuple(int(d) for d in block) if isinstance(block, (tuple, list)) else (int(block),)
     dims = (dims + (1, 1))[:3]
     warp = int(warp_size) if warp_size else 32
@@ -273,6 +331,11 @@ def launch_guard_values(graph, given, block, warp_size: int) -> dict:
     for name, text in getattr(graph, "block_trips", {}).items():
         if name in graph.variables and name not in given:
             out[name] = block_trip_value(text, dims)
+    for name, spec in getattr(graph, "trip_tests", {}).items():
+        if name in graph.variables and name not in given:
+            trips = given.get(spec["trips"], out.get(spec["trips"],
+                                                     graph.variables.get(spec["trips"], 1)))
+            out[name] = trip_test_share(spec, dims, trips, warp)
     return out
 
 

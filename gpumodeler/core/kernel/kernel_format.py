@@ -82,8 +82,9 @@ def to_dict(graph) -> dict:
                     for lp in graph.loops.values()]
     if "guards" in extras:
         out["guards"] = extras["guards"]
-    if "block_trips" in extras:
-        out["block_trips"] = extras["block_trips"]
+    for key in ("block_trips", "trip_tests"):
+        if key in extras:
+            out[key] = extras[key]
     return out
 
 
@@ -126,7 +127,8 @@ def read_graph(data: dict, new_graph):
     :func:`gpumodeler.core.kernel.graph.from_dict` passes it, so this module needs no import
     of the graph module); raises FormatError/GraphError with the item."""
     check_keys(data, {"format", "version", "name", "description", "latency_table", "variables",
-                       "instructions", "edges", "loops", "guards", "block_trips", *RESOURCE_KEYS},
+                       "instructions", "edges", "loops", "guards", "block_trips", "trip_tests",
+                       *RESOURCE_KEYS},
                "kernel file")
     if data.get("format") != FORMAT_NAME:
         raise FormatError(f"not a gpumodeler kernel file (format is {data.get('format')!r}, "
@@ -168,6 +170,7 @@ def read_graph(data: dict, new_graph):
     graph.add_loops(_loops_from(loops, graph, canonical))
     _read_guards(list_of(data, "guards"), graph)
     _read_block_trips(data.get("block_trips", {}), graph)
+    _read_trip_tests(data.get("trip_tests", {}), graph)
     if version < WAVEFRONT_VERSION:
         notes = upgrade_shared_degrees(graph)
         if notes:
@@ -189,6 +192,8 @@ def graph_extras(graph) -> dict:
                          for g in graph.guards.values()]
     if graph.block_trips:
         out["block_trips"] = dict(graph.block_trips)
+    if graph.trip_tests:
+        out["trip_tests"] = {k: dict(v) for k, v in graph.trip_tests.items()}
     return out
 
 
@@ -196,11 +201,12 @@ def read_graph_extras(graph, data) -> None:
     """Set what :func:`graph_extras` wrote on ``graph`` (checked as a kernel file's)."""
     if not isinstance(data, dict):
         raise FormatError(f"kernel extras must be an object, got {shown(data)}")
-    check_keys(data, {"guards", "block_trips", *RESOURCE_KEYS}, "kernel extras")
+    check_keys(data, {"guards", "block_trips", "trip_tests", *RESOURCE_KEYS}, "kernel extras")
     for key, value in _resources(data).items():
         setattr(graph, key, value)
     _read_guards(list_of(data, "guards"), graph)
     _read_block_trips(data.get("block_trips", {}), graph)
+    _read_trip_tests(data.get("trip_tests", {}), graph)
 
 
 def _read_block_trips(items, graph) -> None:
@@ -214,6 +220,17 @@ def _read_block_trips(items, graph) -> None:
                           f"{shown(items)}")
     for name, text in items.items():
         graph.block_trips[name] = check_block_trip(name, text)
+
+
+def _read_trip_tests(items, graph) -> None:
+    """The optional ``trip_tests`` (absent in older files): guard variable -> a thread test
+    whose bound halves each trip of a loop (core.kernel.sass.trip_counts)."""
+    from gpumodeler.core.kernel.graph_items import check_trip_test
+    if not isinstance(items, dict):
+        raise FormatError(f"trip_tests must map guard variables to objects with value, op, "
+                          f"first, shift and trips, got {shown(items)}")
+    for name, spec in items.items():
+        graph.trip_tests[name] = check_trip_test(name, spec)
 
 
 def _read_guards(items: list, graph) -> None:

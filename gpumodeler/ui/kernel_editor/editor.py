@@ -287,7 +287,16 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                                     f"(this value: a 256-thread block)" if tests else "")
                                  + (f"; each launch sets it from its block: the loop's trip "
                                     f"count {g.block_trips[name]} (this value: a 256-thread "
-                                    f"block)" if g and name in g.block_trips else ""))
+                                    f"block)" if g and name in g.block_trips else "")
+                                 + (f"; each launch sets it from its block: the mean share of "
+                                    f"the block's warps with a thread where "
+                                    f"{g.trip_tests[name]['value']} "
+                                    f"{g.trip_tests[name]['op']} s over the trips of "
+                                    f"{g.trip_tests[name]['trips']}, s starting at "
+                                    f"{g.trip_tests[name]['first']} and shifted right "
+                                    f"{g.trip_tests[name]['shift']} bit(s) each trip "
+                                    f"(this value: a 256-thread block)"
+                                    if g and name in g.trip_tests else ""))
                 field.editingFinished.connect(lambda n=name: self._on_variable_edited(n))
                 self.variables_box.addWidget(label)
                 self.variables_box.addWidget(field)

@@ -112,6 +112,9 @@ class ImportReport:
     # the guard variables of the graph: name -> its thread test ("" a variable for --set);
     # set by importer.import_from_listing once the guards are in the graph
     guard_variables: dict = field(default_factory=dict)
+    # the guards on a thread value against a loop's halving counter: their signature ->
+    # the graph's trip test (guards.find_guards fills it, importer.add_guards reads it)
+    trip_specs: dict = field(default_factory=dict)
     # loop variables whose trip count the listing decides: name -> what sets it
     # ("floor(block_x / 4) from each launch's block", "100 (the listing's count)")
     loop_trips: dict = field(default_factory=dict)
@@ -267,8 +270,16 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         ins_list, access, n_dest_at, ranges, dim_offsets,
         [i for i, ins in enumerate(ins_list) if ins.mnemonic == "ISETP"])
     report.compared.update((ins_list[i].address, v) for i, v in by_block.items())
-    report.guards = guards.find_guards(func, _IdOf(index_of, ids), report.compared,
-                                       exact={ins_list[i].address for i in by_block})
+    # a thread value against a loop's halving counter (a reduction tree's if (tid < s)):
+    # its share of the warps averaged over the trips, per launch (trip_counts.py)
+    against_counter = trip_counts.trip_tests(
+        ins_list, access, n_dest_at, ranges, dim_offsets, loop_groups, report.compared,
+        [i for i, ins in enumerate(ins_list) if ins.mnemonic == "ISETP"]) if ranges else {}
+    report.guards = guards.find_guards(
+        func, _IdOf(index_of, ids), report.compared,
+        exact={ins_list[i].address for i in by_block},
+        trip_tests={ins_list[i].address: v for i, v in against_counter.items()},
+        trip_specs=report.trip_specs)
     guarded: dict = {}
     for kind, members, fraction, signature, _ in report.guards:
         for m in members:

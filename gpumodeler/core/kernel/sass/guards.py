@@ -59,7 +59,7 @@ from collections.abc import Mapping
 import re
 
 from gpumodeler.core.kernel.graph import KernelGraph
-from gpumodeler.core.kernel.graph_items import Guard
+from gpumodeler.core.kernel.graph_items import Guard, trip_test_share
 from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction
@@ -307,15 +307,19 @@ class _Writes:
 
 
 def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
-                exact: frozenset | set = frozenset()) -> list[tuple]:
+                exact: frozenset | set = frozenset(), trip_tests: dict | None = None,
+                trip_specs: dict | None = None) -> list[tuple]:
     """``(kind, members, fraction or None, signature, test)`` of each guard of ``func``;
     ``ids``: address -> graph instruction id (instructions not in the graph are left out);
     ``compared``: the value each ISETP compares, by address (the import's address analysis;
     without it no thread tests); ``exact``: the addresses of the compares whose values hold
     on every trip of the loops around them (values of the block's dimensions followed by
-    :func:`.trip_counts.block_compares`, which checks that). ``fraction`` None: a variable,
-    shared by guards of equal ``signature``; ``test`` the thread test that sets it per
-    launch ("" none)."""
+    :func:`.trip_counts.block_compares`, which checks that); ``trip_tests``: by address,
+    the compares of a thread value against a loop's halving counter
+    (:func:`.trip_counts.trip_tests`), each guard on which gets a variable of its own, its
+    test on the side that runs put in ``trip_specs`` (signature -> the graph's trip test).
+    ``fraction`` None: a variable, shared by guards of equal ``signature``; ``test`` the
+    thread test that sets it per launch ("" none)."""
     compared = compared or {}
     ins_list = list(func.instructions)
     infos = [classify(i.opcode) for i in ins_list]
@@ -392,11 +396,21 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
                                  _varies_by_trip(setter, setter, reaching, writes, loops)
                                  else found)
             test = tests_of[key]
+        trip = (trip_tests or {}).get(addresses[setter]) if setter is not None and \
+            trip_tests else None
         if fixed is not None and (fixed[0] or fixed[1]):
             # the index cannot reach the other side
             fraction = "1" if (fixed[0] == runs_when_pred) else "0"
         elif test is not None:  # decided by each launch's block (thread_tests.py)
             signature = ("test", test)
+        elif trip is not None:  # against a loop's halving counter: averaged over its trips
+            value, op, first, shift, trips = trip
+            assert setter is not None
+            signature = ("trip test", addresses[setter], runs_when_pred)
+            if trip_specs is not None:
+                trip_specs[signature] = {"value": value,
+                                         "op": op if runs_when_pred else NEGATED[op],
+                                         "first": first, "shift": shift, "trips": trips}
         elif origins <= {"tid"} and origins and setter is not None and \
                 _zero_test(ins_list[setter]):
             zero = _zero_test(ins_list[setter])
@@ -423,13 +437,14 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
 
 
 def add_guards(graph: KernelGraph, func: SassFunction, compared: dict | None = None,
-               found: list | None = None) -> list[str]:
+               found: list | None = None, trip_specs: dict | None = None) -> list[str]:
     """Add the guards of ``func`` to its imported ``graph`` (ids ``guard1``…, variables
     ``guard1``… with :data:`DEFAULT_FRACTION`, or a thread test's share of the warps of a
     block of :data:`DEFAULT_WARPS_PER_BLOCK` warps; ``warps_per_block`` where needed);
     ``compared`` as :func:`find_guards` takes it; ``found``, its result where the caller
-    has it already (the import's build: its ids are the graph's). Returns the guard
-    variables' names."""
+    has it already (the import's build: its ids are the graph's); ``trip_specs``, the
+    trip tests :func:`find_guards` found (their variables go to ``graph.trip_tests``, their
+    default the mean share in the default block). Returns the guard variables' names."""
     if found is None:
         ids = {int(nid[1:], 16): nid for nid in graph.instructions if nid.startswith("i")}
         found = find_guards(func, ids, compared)
@@ -439,10 +454,20 @@ def add_guards(graph: KernelGraph, func: SassFunction, compared: dict | None = N
             if signature not in variables:
                 variables[signature] = f"guard{len(variables) + 1}"
             fraction = variables[signature]
+            spec = (trip_specs or {}).get(signature)
             if test:
                 graph.variables.setdefault(fraction, warp_share(
                     test, (DEFAULT_WARPS_PER_BLOCK * 32, 1, 1)))
                 name = (f"runs where {test}: {fraction}, the share of a block's warps with "
+                        f"such a thread, set by each launch's block")
+            elif spec is not None:
+                graph.trip_tests[fraction] = spec
+                graph.variables.setdefault(fraction, trip_test_share(
+                    spec, (DEFAULT_WARPS_PER_BLOCK * 32, 1, 1),
+                    graph.variables.get(spec["trips"], 1)))
+                name = (f"runs where {spec['value']} {spec['op']} s, s = {spec['first']} "
+                        f"shifted right {spec['shift']} bit(s) each trip of {spec['trips']}: "
+                        f"{fraction}, the mean share over the trips of a block's warps with "
                         f"such a thread, set by each launch's block")
             else:
                 graph.variables.setdefault(fraction, DEFAULT_FRACTION)

@@ -183,11 +183,23 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     # what the listing says the compiler allocated: the occupancy's inputs by default
     graph.registers_per_thread = func.registers if func.registers else None
     graph.static_shared_bytes = kernel_shared_bytes(func.shared_bytes, func.arch)
-    add_guards(graph, func, report.compared, report.guards)  # how often guarded code runs
+    add_guards(graph, func, report.compared, report.guards,  # how often guarded code runs
+               trip_specs=report.trip_specs)
     _count_peeled_copies(graph, report)
-    report.guard_variables = {g.fraction.text: g.test for g in graph.guards.values()
-                              if g.fraction.text in graph.variables}
+    report.guard_variables = {g.fraction.text: g.test or _trip_test_text(
+        graph.trip_tests.get(g.fraction.text)) for g in graph.guards.values()
+        if g.fraction.text in graph.variables}
     return graph, report
+
+
+def _trip_test_text(spec: dict | None) -> str:
+    """A trip test as the import summary says it (``tid.x < s, s = floor(block_x / 2)
+    halved each trip of loop2``); "" for none."""
+    if not spec:
+        return ""
+    halved = "halved" if spec["shift"] == 1 else f"shifted right {spec['shift']} bits"
+    return (f"{spec['value']} {spec['op']} s, s = {spec['first']} {halved} each trip of "
+            f"{spec['trips']}")
 
 
 def _count_peeled_copies(graph: KernelGraph, report: ImportReport) -> None:

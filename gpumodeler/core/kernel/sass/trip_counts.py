@@ -140,6 +140,9 @@ class _Follower:
         self.dims = dim_offsets  # constant-bank offset -> axis 0, 1, 2
         self._writes: dict | None = None  # register -> the instructions writing it, in order
         self._jumps: list | None = None  # (branch index, target index) of forward branches
+        #: (register, loop range): a loop's counter read inside that loop, as the symbol
+        #: ``counter`` (its value on the trip: :func:`trip_tests`)
+        self.counter: tuple | None = None
 
     def loops_of(self, k: int) -> list:
         return [r for r in self.ranges if r.header <= k <= r.latch]
@@ -182,6 +185,9 @@ class _Follower:
         whose header ``k`` is, entered from before it), or None."""
         if depth > MAX_DEPTH:
             return None
+        if self.counter is not None and reg == self.counter[0] and \
+                self.counter[1].header <= k <= self.counter[1].latch:
+            return _Node("counter", (), frozenset())
         j = self.last_write(reg, k)
         if j is None or self.ins[j].guard or self.skippable(j, k):
             return None
@@ -778,7 +784,7 @@ def _unrolled_and_remainder(f: _Follower, ranges, members, counters) -> TripCoun
     return _describe((count, big.first.dims | big.bound.dims | left.dims))
 
 
-__all__ = ["TripCount", "loop_trip_counts"]
+__all__ = ["TripCount", "block_compares", "loop_trip_counts", "trip_tests"]
 
 
 # -- compares the block decides (guards) ---------------------------------------------------
@@ -950,3 +956,93 @@ def block_compares(ins_list, access, n_dest, ranges, dim_offsets, indices) -> di
         if ok:
             out[s] = pair
     return out
+
+
+# -- thread tests against a loop's halving counter (a reduction tree's if (tid < s)) ------
+
+def trip_tests(ins_list, access, n_dest, ranges, dim_offsets, groups: dict, compared: dict,
+               indices) -> dict:
+    """``{compare index: (thread value, op, first, shift, trips variable)}`` of the integer
+    compares at ``indices`` that test a value of the thread index against a loop's halving
+    counter (``if (tid < s)`` in ``for (s = blockDim.x / 2; s > 0; s >>= 1)``):
+
+    * the compare (``ISETP``, not combined with another predicate) is in a loop of its own
+      (not an unrolled group) whose counter halves each trip (:func:`loop_trip_counts`' rules)
+      and is written after the compare in the trip;
+    * one side is a value of the thread index (``compared``, the address analysis's), the
+      other the counter or the counter shifted right by a constant ``m``;
+    * ``first``, that side's value on the first trip, a formula of the block's dimensions
+      (the forms of :func:`_formula`) or a number; on trip ``j`` it is ``first >> shift·(j−1)``.
+
+    ``op`` is the compare's, read with the thread value on the left; ``trips variable`` the
+    loop's. Each launch averages the share of the block's warps passing the test over the
+    loop's trips (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`)."""
+    from gpumodeler.core.kernel.sass.bitfields import is_lane_varying
+    f = _Follower(ins_list, access, n_dest, ranges, dim_offsets)
+    own = {members[0][0]: var for var, members in groups.items() if len(members) == 1}
+    out: dict = {}
+    for s in indices:
+        ins = ins_list[s]
+        ops = [o.strip() for o in ins.operands]
+        pair = compared.get(ins.address)
+        cmp = next((_SETP_OPS[m] for m in ins.modifiers if m in _SETP_OPS), None)
+        if ins.mnemonic != "ISETP" or len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT")) \
+                or pair is None or cmp is None:
+            continue
+        around = [k for k, r in enumerate(ranges) if r.header <= s <= r.latch]
+        if not around:
+            continue
+        k = max(around, key=lambda i: ranges[i].header)
+        r = ranges[k]
+        c = _counter(f, r) if k in own else None
+        if c is None or not c.shift or c.entry is None:
+            continue
+        u = _once_per_trip(f, r, c.register)
+        if u is None or u < s:
+            continue
+        for pos in (0, 1):
+            thread = pair[pos]
+            if thread is None or not any(is_lane_varying(x) for x in thread.symbols()) or \
+                    any(x.startswith(("data@", "f@", "v@")) for x in thread.symbols()):
+                continue
+            f.counter = (c.register, r)
+            try:
+                other = f.operand(ops[3 - pos], s, 0)
+            finally:
+                f.counter = None
+            m = _counter_shift(other)
+            if m is None:
+                continue
+            first = _op("shr", c.entry, _const(m))
+            text = _first_text(first)
+            if text is not None:
+                out[s] = (thread.text(), cmp if pos == 0 else _MIRRORED[cmp], text, c.shift,
+                          own[k])
+            break
+    return out
+
+
+def _counter_shift(node: _Node | None) -> int | None:
+    """``m`` where ``node`` is the loop's counter shifted right by ``m`` (0: itself)."""
+    if node is None:
+        return None
+    if node.op == "counter":
+        return 0
+    if node.op in ("shr", "sar") and node.args[0].op == "counter":
+        m = _bits_of(node.args[1])
+        return m if m is not None and 0 <= m < 31 else None
+    return None
+
+
+def _first_text(node: _Node) -> str | None:
+    """``node``, a value of the block's dimensions, as a formula (or a number), or None."""
+    domain = _domain(node.dims)
+    if domain is None:
+        return None
+    axis, dims = domain
+    v = _signed(np.asarray(_evaluate(node, dims), dtype=np.int64))
+    if np.any(v < 0):
+        return None
+    if axis is None:
+        return str(int(np.ravel(v)[0]))
+    return _formula(axis, dims[axis], np.broadcast_to(v, dims[axis].shape))
