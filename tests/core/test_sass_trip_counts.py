@@ -322,6 +322,10 @@ def test_a_reduction_trees_thread_test_is_averaged_over_its_levels(arch):
     # the user's value wins; so does a given trip count
     assert name not in launch_guard_values(graph, {name: 1}, (256, 1, 1), 32)
     assert launch_guard_values(graph, {"loop2": 1}, (256, 1, 1), 32)[name] == 0.5
+    # more trips than the bound has bits: 128, 64, 32 keep 4, 2, 1 warps, 16 … 1 keep warp
+    # 0, and the rest test tid.x < 0, which no warp passes
+    many = launch_guard_values(graph, {"loop2": 1000}, (256, 1, 1), 32)[name]
+    assert many == pytest.approx((4 + 2 + 1 + 5 * 1) / 8 / 1000)
 
 
 def test_trip_tests_round_trip_and_a_bad_one_says_what_is_valid(tmp_path):

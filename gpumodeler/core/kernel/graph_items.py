@@ -282,16 +282,21 @@ def trip_test_share(spec: dict, dims: tuple, trips, warp_size: int = 32) -> floa
     each trip); 0 for a loop that does not run."""
     from gpumodeler.core.kernel.sass.addresses import parse_address
     from gpumodeler.core.kernel.sass.thread_tests import thread_test, warp_share
-    n = int(max(0, min(64, math.floor(float(trips)))))
-    if n == 0:
+    n = math.floor(float(trips))
+    if n <= 0:
         return 0.0
-    bound = int(block_trip_value(spec["first"], dims))
+    bound = max(0, int(block_trip_value(spec["first"], dims)))
     poly = parse_address(spec["value"])
     assert poly is not None  # check_trip_test
     total = 0.0
     for j in range(n):
-        text = thread_test(poly, spec["op"], max(0, bound >> (spec["shift"] * j)))
-        total += warp_share(text, dims, warp_size) if text is not None else 1.0
+        text = thread_test(poly, spec["op"], bound)
+        share = warp_share(text, dims, warp_size) if text is not None else 1.0
+        if bound == 0:  # the bound stays 0 from here: the same share every trip left
+            total += share * (n - j)
+            break
+        total += share
+        bound >>= spec["shift"]
     return total / n
 
 
