@@ -12,7 +12,7 @@ from gpumodeler.core.errors import FormatError, GraphError
 from gpumodeler.core.kernel.graph import from_dict, to_dict
 from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard_values
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
-from gpumodeler.core.kernel.sass import trip_counts
+from gpumodeler.core.kernel.sass import block_tests, block_values, trip_counts
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
 from gpumodeler.core.kernel.warp_counts import count
 
@@ -193,13 +193,13 @@ def test_a_bad_block_trips_entry_says_what_is_valid(bad, says):
 ])
 def test_the_count_is_written_as_the_first_form_that_fits_every_block(values, text):
     w = np.arange(1, 1025, dtype=np.int64)
-    assert trip_counts._formula(0, w, values(w)) == text
+    assert trip_counts.formula(0, w, values(w)) == text
 
 
 def test_a_count_no_form_fits_is_not_derived():
     w = np.arange(1, 1025, dtype=np.int64)
-    assert trip_counts._formula(0, w, w * w) is None
-    assert trip_counts._formula(0, w, np.sqrt(w).astype(np.int64)) is None
+    assert trip_counts.formula(0, w, w * w) is None
+    assert trip_counts.formula(0, w, np.sqrt(w).astype(np.int64)) is None
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -254,9 +254,9 @@ def test_a_compare_the_block_decides_is_kept_only_where_its_test_is_exact():
     assert np.array_equal(test_holds("4·ntid.x/4 >= 13", (w, 1, 1)), 4 * (w // 4) >= 13)
     assert warp_share("ntid.x%4 != 0", (16, 16, 1)) == 0.0
     assert warp_share("ntid.x%4 != 0", (18, 16, 1)) == 1.0
-    field = trip_counts._op("lut", 0xC0, trip_counts._dim(0), trip_counts._const(7),
-                            trip_counts._const(0))
-    assert trip_counts._poly(field).terms == Poly.symbol("ntid.x%8").terms
+    field = block_values.op_node("lut", 0xC0, block_values.dim(0), block_values.const(7),
+                                  block_values.const(0))
+    assert block_values.poly_of(field).terms == Poly.symbol("ntid.x%8").terms
     with pytest.raises(ValueError):
         test_holds("tid.x < 3", (w, 1, 1))
     # Blackwell's remainder: R2 = blockDim.x % 8 - 1, then R2 >= 3 unsigned (true at 8, where
@@ -276,7 +276,7 @@ def _block_compares(path, function):
     ranges = cfg.find_loops(ins, {i.address: k for k, i in enumerate(ins)})
     infos = [classify(i.opcode) for i in ins]
     access = [reg_access(i, f.unit if f else None) for i, f in zip(ins, infos)]
-    found = trip_counts.block_compares(
+    found = block_tests.block_compares(
         ins, access, lambda j: n_destinations(ins[j].mnemonic, getattr(infos[j], "unit", None),
                                               ins[j].operands),
         ranges, addresses.block_dim_offsets(arch_number(func.arch)),

@@ -17,7 +17,7 @@ alone, else it is a variable:
   alone (as the address analysis follows the compared register: ``tid.x``, ``tid.x%32``,
   ``tid.x/32``, ``tid.x + 16·tid.y``) against a number: ``threadIdx.x < 3``, ``lane == 0``,
   ``threadIdx.x == 0``; or of the block's dimensions alone, their bit fields too
-  (``blockDim.x % 4 != 0``: :func:`.trip_counts.block_compares`). A variable ``guardN``
+  (``blockDim.x % 4 != 0``: :func:`.block_tests.block_compares`). A variable ``guardN``
   with the test, which each launch sets to the share of its block's warps with a thread
   that passes it
   (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`); its default, the share
@@ -64,7 +64,7 @@ from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction
 from gpumodeler.core.kernel.sass.operands import reg_access
-from gpumodeler.core.kernel.sass.thread_tests import (NEGATED, SETP_OPS, conjunction,
+from gpumodeler.core.kernel.sass.thread_tests import (MIRRORED, NEGATED, SETP_OPS, conjunction,
                                                       is_thread_value, thread_test, warp_share)
 
 #: Default of a guard variable: guarded code counts as always run.
@@ -173,8 +173,6 @@ def _min_max_of(k: int, ins_list, reaching, compared: dict) -> dict:
     return out
 
 
-#: an order compare read the other way round: ``a < b`` is ``b > a``
-_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
 
 
 def setter_test(setter, compared: dict, runs_when_pred: bool,
@@ -201,8 +199,8 @@ def setter_test(setter, compared: dict, runs_when_pred: bool,
     if a is not None and is_thread_value(a):
         return thread_test(a, op, b, unsigned) if b is not None else None
     if b is not None and is_thread_value(b) and a is not None:
-        return thread_test(b, _MIRRORED[op], a, unsigned)
-    for pos, side, bound in ((2, op, b), (3, _MIRRORED[op], a)):
+        return thread_test(b, MIRRORED[op], a, unsigned)
+    for pos, side, bound in ((2, op, b), (3, MIRRORED[op], a)):
         kind, parts = (min_max or {}).get(pos, (None, ()))
         if bound is None or (kind, side) not in (("max", "<"), ("max", "<="), ("min", ">"),
                                                   ("min", ">=")):
@@ -314,9 +312,9 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
     ``compared``: the value each ISETP compares, by address (the import's address analysis;
     without it no thread tests); ``exact``: the addresses of the compares whose values hold
     on every trip of the loops around them (values of the block's dimensions followed by
-    :func:`.trip_counts.block_compares`, which checks that); ``trip_tests``: by address,
+    :func:`.block_tests.block_compares`, which checks that); ``trip_tests``: by address,
     the compares of a thread value against a loop's halving counter
-    (:func:`.trip_counts.trip_tests`), each guard on which gets a variable of its own, its
+    (:func:`.block_tests.trip_tests`), each guard on which gets a variable of its own, its
     test on the side that runs put in ``trip_specs`` (signature -> the graph's trip test).
     ``fraction`` None: a variable, shared by guards of equal ``signature``; ``test`` the
     thread test that sets it per launch ("" none)."""

@@ -9,7 +9,7 @@ guard's condition as a **thread test**, ``value op number``: ``value`` the compa
 as the address analysis follows it (:mod:`gpumodeler.core.kernel.sass.addresses`: a
 polynomial in ``tid.x/y/z``, ``laneid``, their bit fields ``tid.x%32``, ``tid.x/32``
 (:mod:`~gpumodeler.core.kernel.sass.bitfields`), the block dimensions ``ntid.x/y/z`` and
-their bit fields ``ntid.x%M``, ``ntid.x/M`` (:func:`.trip_counts.block_compares`)),
+their bit fields ``ntid.x%M``, ``ntid.x/M`` (:func:`.block_tests.block_compares`)),
 ``op`` one of ``< <= > >= == !=`` on the side that runs, ``number`` the compare's
 immediate or a value of the block's dimensions alone (``threadIdx.x >= blockDim.x - 3``,
 a right halo: ``tid.x >= ntid.x - 3``); tests that must all pass are joined by ``and``
@@ -45,7 +45,9 @@ from gpumodeler.core.kernel.sass.bitfields import NTID_X_WARPS, THREAD_MAX, fiel
 #: side a guard runs on when it runs where the predicate is false)
 SETP_OPS = {"LT": "<", "LE": "<=", "GT": ">", "GE": ">=", "EQ": "==", "NE": "!="}
 NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
-_COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+#: an order compare read the other way round: ``a < b`` is ``b > a``
+MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+COMPARE = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
             "==": operator.eq, "!=": operator.ne}
 _DIMS = {"ntid.x": 0, "ntid.y": 1, "ntid.z": 2}
 _TEST = re.compile(r"^(.+?) (<=|>=|==|!=|<|>) (.+?)( \(unsigned\))?$")
@@ -101,7 +103,7 @@ def thread_test(poly: Poly, op: str, bound, unsigned: bool = False) -> str | Non
     with a negative number in it may be negative at a launch, where the compare's two
     readings differ: such a test keeps the reading, `` (unsigned)``."""
     bound = Poly.const(bound) if isinstance(bound, int) else bound
-    if op not in _COMPARE or not is_thread_value(poly) or not _is_block_bound(bound):
+    if op not in COMPARE or not is_thread_value(poly) or not _is_block_bound(bound):
         return None
     number = bound.constant()
     may_wrap = unsigned and any(c < 0 for c in bound.terms.values())  # 2^32 - 1 + 1 is 0
@@ -205,7 +207,7 @@ def test_holds(text: str, dims: tuple):
         limit = value(bound)
         if unsigned:  # read as unsigned: a negative bound is above every value
             limit = np.where(limit < 0, limit + 2 ** 32, limit)
-        out &= _COMPARE[op](value(poly), limit)
+        out &= COMPARE[op](value(poly), limit)
     return out
 
 
@@ -232,12 +234,12 @@ def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
         limit = int(_value(bound, xyz, lane, dims, 1)[0])
         if unsigned and limit < 0:  # read as unsigned: a negative bound is above every index
             limit += 2 ** 32
-        passes &= _COMPARE[op](_value(poly, xyz, lane, dims, threads), limit)
+        passes &= COMPARE[op](_value(poly, xyz, lane, dims, threads), limit)
     warps = -(-threads // warp_size)
     padded = np.zeros(warps * warp_size, dtype=bool)
     padded[:threads] = passes
     return float(padded.reshape(warps, warp_size).any(axis=1).sum()) / warps
 
 
-__all__ = ["AND", "NEGATED", "SETP_OPS", "conjunction", "is_thread_value", "parse_test",
+__all__ = ["AND", "COMPARE", "MIRRORED", "NEGATED", "SETP_OPS", "conjunction", "is_thread_value", "parse_test",
            "test_holds", "thread_test", "warp_share"]

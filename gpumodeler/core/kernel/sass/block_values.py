@@ -1,0 +1,433 @@
+"""Values of the block's dimensions followed back through a listing's registers: what the
+trip counts (:mod:`.trip_counts`) and the block's tests (:mod:`.block_tests`) read.
+
+A register's value where an instruction reads it is followed back through its writes (at
+most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in the constant bank
+(``c[0x0][0x0]`` on Volta to Hopper: the offsets the address analysis uses,
+:mod:`.addresses`), through ``MOV``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's ``HFMA2.MMA``
+of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``), ``IADD3``, ``IADD``, ``IADD32I``,
+``VIADD``, ``LEA``, ``ISCADD``, ``SHF``/``SHL``/``SHR`` by a constant, ``LOP3.LUT`` (its truth
+table), ``LOP``/``LOP32I``, ``IABS`` and ``IMNMX``, in 32-bit arithmetic (:class:`Follower`:
+a tree of :class:`Node`, :func:`evaluate` for arrays of blocks). The write read is the last
+one before the reader in program order, as the guards read values (:mod:`.guards`). A write
+that is predicated, in a loop the reader is not in, or in a loop around the reader that
+writes the register again (a value carried from trip to trip) stops it, and so does one a
+forward branch may jump over on its way to the reader (an ``if``/``else`` that writes it on
+one side); so does any other value (a parameter, the thread or block index, loaded data).
+
+:func:`poly_of` writes such a value as a polynomial of ``ntid.x``, ``ntid.y``, ``ntid.z``
+and their bit fields ``ntid.x%M`` and ``ntid.x/M`` (M a power of two), the form of the
+thread tests (:mod:`.thread_tests`).
+"""
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+import re
+
+import numpy as np
+
+from gpumodeler.core.kernel.sass.addresses import half_pair
+from gpumodeler.core.kernel.sass.listing import BRANCHES
+from gpumodeler.core.kernel.sass.thread_tests import COMPARE
+
+#: steps back through register writes when following a value
+MAX_DEPTH = 16
+U32 = 0xFFFFFFFF
+REG = re.compile(r"^(U?R)(\d+|Z)$")
+REG_MODS = re.compile(r"\.(reuse|U32|S32)$", re.I)
+DIM_NAMES = ("ntid.x", "ntid.y", "ntid.z")
+
+
+class Node:
+    """A value followed back to numbers and block dimensions: ``op`` and its inputs."""
+
+    __slots__ = ("op", "args", "dims")
+
+    def __init__(self, op: str, args: tuple, dims: frozenset):
+        self.op, self.args, self.dims = op, args, dims
+
+
+def const(v: int) -> Node:
+    return Node("const", (int(v) & U32,), frozenset())
+
+
+def dim(axis: int) -> Node:
+    return Node("dim", (axis,), frozenset({axis}))
+
+
+def op_node(op: str, *args) -> Node:
+    dims: frozenset = frozenset()
+    for a in args:
+        if isinstance(a, Node):
+            dims |= a.dims
+    return Node(op, args, dims)
+
+
+class Follower:
+    """Follows register values back through a listing to numbers and block dimensions
+    (:meth:`register`, :meth:`operand`: a :class:`Node`, or None where the module's rules
+    stop)."""
+
+    def __init__(self, ins_list, access, n_dest, ranges, dim_offsets: dict):
+        self.ins = ins_list
+        self.access = access  # (written, read) per instruction
+        self.n_dest = n_dest  # instruction -> its number of destination operands
+        self.ranges = ranges
+        self.dims = dim_offsets  # constant-bank offset -> axis 0, 1, 2
+        self._writes: dict | None = None  # register -> the instructions writing it, in order
+        self._jumps: list | None = None  # (branch index, target index) of forward branches
+        #: (register, loop range): a loop's counter read inside that loop, as the symbol
+        #: ``counter`` (its value on the trip: :func:`trip_tests`)
+        self.counter: tuple | None = None
+
+    def loops_of(self, k: int) -> list:
+        return [r for r in self.ranges if r.header <= k <= r.latch]
+
+    def skippable(self, j: int, k: int) -> bool:
+        """Whether a forward branch may jump over instruction ``j`` to a place up to ``k``
+        (``j`` then not on every path to ``k``: an if/else that writes the register on one
+        side)."""
+        if self._jumps is None:
+            at = {ins.address: i for i, ins in enumerate(self.ins)}
+            self._jumps = [(b, at[ins.target]) for b, ins in enumerate(self.ins)
+                           if ins.mnemonic in BRANCHES and ins.target is not None
+                           and at.get(ins.target, -1) > b]
+        return any(b < j < t <= k for b, t in self._jumps)
+
+    def writes(self, reg: str) -> list:
+        if self._writes is None:
+            self._writes = {}
+            for j, (written, _) in enumerate(self.access):
+                for w in written:
+                    self._writes.setdefault(w, []).append(j)
+        return self._writes.get(reg, [])
+
+    def last_write(self, reg: str, k: int) -> int | None:
+        at = self.writes(reg)
+        i = bisect_left(at, k)
+        return at[i - 1] if i else None
+
+    def written_between(self, reg: str, lo: int, hi: int) -> bool:
+        at = self.writes(reg)
+        i = bisect_left(at, lo)
+        return i < len(at) and at[i] <= hi
+
+    def writes_between(self, reg: str, lo: int, hi: int) -> list:
+        at = self.writes(reg)
+        return at[bisect_left(at, lo):bisect_right(at, hi)]
+
+    def register(self, reg: str, k: int, depth: int, entering=None) -> Node | None:
+        """The value of ``reg`` where instruction ``k`` reads it (``entering``: the loop
+        whose header ``k`` is, entered from before it), or None."""
+        if depth > MAX_DEPTH:
+            return None
+        if self.counter is not None and reg == self.counter[0] and \
+                self.counter[1].header <= k <= self.counter[1].latch:
+            return Node("counter", (), frozenset())
+        j = self.last_write(reg, k)
+        if j is None or self.ins[j].guard or self.skippable(j, k):
+            return None
+        around = self.loops_of(k)
+        # carried from one trip to the next: written again after k in a loop around k that
+        # does not write it afresh before k on every trip
+        if any(r is not entering and not r.header <= j and self.written_between(reg, k, r.latch)
+               for r in around):
+            return None
+        if any(r not in around for r in self.loops_of(j)):
+            return None  # left by a loop the reader is not in: its last trip's value
+        return self.instruction(j, depth + 1)
+
+    def operand(self, text: str, k: int, depth: int) -> Node | None:
+        t = text.strip()
+        neg = t.startswith("-")
+        t = t.lstrip("-")
+        inverted = t.startswith("~")
+        absolute = t.startswith("|") and t.endswith("|")
+        t = t.strip("~|")
+        if t.startswith("c["):
+            ref = t.replace(" ", "").replace("[RZ]", "[0x0]").replace("[URZ]", "[0x0]")
+            m = re.match(r"^c\[(0x[0-9a-f]+)\]\[(0x[0-9a-f]+)\]$", ref, re.I)
+            if m is None or int(m.group(1), 16) != 0 or int(m.group(2), 16) not in self.dims:
+                return None  # a kernel parameter or another constant
+            node = dim(self.dims[int(m.group(2), 16)])
+        else:
+            base = REG_MODS.sub("", t)
+            if base in ("RZ", "URZ"):
+                node = const(0)
+            elif REG.match(base):
+                node = self.register(base, k, depth)  # type: ignore[assignment]
+            else:
+                try:
+                    node = const(int(base, 16) if base.lower().startswith("0x") else int(base))
+                except ValueError:
+                    return None
+        if node is None:
+            return None
+        if absolute:
+            node = op_node("abs", node)
+        if inverted:
+            node = op_node("not", node)
+        return op_node("neg", node) if neg else node
+
+    def instruction(self, j: int, depth: int) -> Node | None:
+        """The value instruction ``j`` writes to its first destination, or None."""
+        ins = self.ins[j]
+        mnem, mods = ins.mnemonic, set(ins.modifiers)
+        if mnem.startswith("U") and mnem[1:] in ("MOV", "IMAD", "IADD3", "LEA", "SHF", "LOP3",
+                                                  "LDC"):
+            mnem = mnem[1:]
+        nd = self.n_dest(j)
+        srcs = [o for o in ins.operands[nd:]]
+        if nd < 1 or is_predicate(ins.operands[0]) or any(
+                o.strip() not in ("PT", "UPT") for o in ins.operands[1:nd]):
+            return None  # one register written (and carry-outs to PT, written nowhere)
+
+        def src(i):
+            return self.operand(srcs[i], j, depth) if i < len(srcs) else None
+
+        def all_of(*xs):
+            return None if any(x is None for x in xs) else xs
+
+        if mnem in ("MOV", "LDC", "LDCU") and srcs and "64" not in mods:
+            return src(0)
+        if mnem == "CS2R" and srcs and srcs[0].strip() == "SRZ":
+            return const(0)
+        if mnem == "HFMA2" and len(srcs) == 4 and \
+                {o.strip().lstrip("-") for o in srcs[:2]} == {"RZ"}:
+            pair = half_pair(srcs[2], srcs[3])  # Ampere's way of writing a constant
+            return None if pair is None else const(pair.constant() or 0)
+        if mnem == "IMAD" and not mods & {"HI", "WIDE", "X"} and len(srcs) >= 3:
+            got = all_of(src(0), src(1), src(2))
+            return got and op_node("add", op_node("mul", got[0], got[1]), got[2])
+        if mnem == "IADD3" and "X" not in mods:
+            values = [o for o in srcs if not is_predicate(o)]
+            got = all_of(*(self.operand(o, j, depth) for o in values))
+            return got and op_node("add", *got)
+        if mnem in ("IADD", "IADD32I", "VIADD") and "X" not in mods and len(srcs) >= 2:
+            got = all_of(src(0), src(1))
+            return got and op_node("add", *got)
+        if mnem in ("LEA", "ISCADD", "ISCADD32I") and not mods & {"HI", "X"} and len(srcs) >= 3:
+            got = all_of(src(0), src(1), src(2))
+            return got and op_node("add", op_node("shl", got[0], got[2]), got[1])
+        if mnem == "SHF" and len(srcs) >= 3 and mods & {"U32", "S32"}:
+            if "L" in mods and "HI" not in mods:
+                got = all_of(src(0), src(1))
+                return got and op_node("shl", *got)
+            if "R" in mods and "HI" in mods and not mods & {"U64", "S64"}:
+                got = all_of(src(2), src(1))
+                return got and op_node("sar" if "S32" in mods else "shr", *got)
+            return None
+        if mnem == "SHL" and len(srcs) >= 2:
+            got = all_of(src(0), src(1))
+            return got and op_node("shl", *got)
+        if mnem == "SHR" and len(srcs) >= 2:
+            got = all_of(src(0), src(1))
+            return got and op_node("shr" if "U32" in mods else "sar", *got)
+        if mnem == "LOP3" and "LUT" in mods and len(srcs) >= 4:
+            try:
+                lut = int(srcs[3].strip(), 0)
+            except ValueError:
+                return None
+            got = all_of(src(0), src(1), src(2))
+            return got and op_node("lut", lut, *got)
+        if mnem in ("LOP", "LOP32I") and len(srcs) >= 2:
+            kind = next((m for m in ("AND", "OR", "XOR") if m in mods), None)
+            got = all_of(src(0), src(1))
+            return None if got is None or kind is None else op_node(kind.lower(), *got)
+        if mnem == "IABS" and srcs:
+            got = all_of(src(0))
+            return got and op_node("abs", got[0])
+        if mnem == "IMNMX" and len(srcs) >= 3 and srcs[2].strip() in ("PT", "!PT"):
+            got = all_of(src(0), src(1))
+            kind = ("max" if srcs[2].strip() == "!PT" else "min") + ("u" if "U32" in mods else "")
+            return got and op_node(kind, *got)
+        return None
+
+
+def signed(v):
+    v = v & U32
+    return np.where(v >= 2 ** 31, v - 2 ** 32, v)
+
+
+def evaluate(node: Node, dims: tuple):
+    """The value of ``node`` (an int64 array, 32-bit unsigned) for the block dimensions
+    ``dims`` (three arrays or numbers)."""
+    op, a = node.op, node.args
+    if op == "const":
+        return np.int64(a[0])
+    if op == "dim":
+        return np.asarray(dims[a[0]], dtype=np.int64) & U32
+    if op == "lut":
+        lut, *xs = a
+        x, y, z = (evaluate(n, dims) for n in xs)
+        out = np.zeros(np.broadcast(x, y, z).shape, dtype=np.int64)
+        for bits in range(8):
+            if lut >> bits & 1:
+                term = np.full_like(out, U32)
+                for v, bit in ((x, 4), (y, 2), (z, 1)):
+                    term &= v if bits & bit else ~v & U32
+                out |= term
+        return out & U32
+    xs = [evaluate(n, dims) for n in a]
+    if op == "add":
+        out = xs[0]
+        for x in xs[1:]:
+            out = out + x
+        return out & U32
+    if op == "mul":
+        return (xs[0] * xs[1]) & U32
+    if op == "neg":
+        return (-xs[0]) & U32
+    if op == "not":
+        return ~xs[0] & U32
+    if op == "abs":
+        return np.abs(signed(xs[0])) & U32
+    if op == "shl":
+        return (xs[0] << (xs[1] & 31)) & U32
+    if op == "shr":
+        return (xs[0] >> (xs[1] & 31)) & U32
+    if op == "sar":
+        return (signed(xs[0]) >> (xs[1] & 31)) & U32
+    if op == "and":
+        return xs[0] & xs[1] & U32
+    if op == "or":
+        return (xs[0] | xs[1]) & U32
+    if op == "xor":
+        return (xs[0] ^ xs[1]) & U32
+    if op == "min":
+        return np.minimum(signed(xs[0]), signed(xs[1])) & U32
+    if op == "max":
+        return np.maximum(signed(xs[0]), signed(xs[1])) & U32
+    if op in ("minu", "maxu"):
+        return (np.minimum if op == "minu" else np.maximum)(xs[0], xs[1])
+    raise ValueError(f"unknown value operation {op}")
+
+
+def is_predicate(text: str) -> bool:
+    return re.match(r"^!?U?P([0-7]|T)$", text.strip()) is not None
+
+
+def bits_of(node: Node) -> int | None:
+    """The value of a node that reads no block dimension (32 bits), or None."""
+    if node.dims:
+        return None
+    return int(np.asarray(evaluate(node, (1, 1, 1))).ravel()[0]) & U32
+
+
+def _dim_name(node: Node) -> str | None:
+    """``ntid.x`` (``.y``, ``.z``) where ``node`` is a block dimension itself, else None."""
+    if len(node.dims) != 1:
+        return None
+    p = poly_of(node)
+    name = DIM_NAMES[next(iter(node.dims))]
+    return name if p is not None and p.terms == {(name,): 1} else None
+
+
+def _dim_field(lut: int, consts: list, position: int):
+    """``(kind, k)`` where a bitwise operation of a block dimension (operand ``position``
+    of three, the others the numbers ``consts``) keeps its low ``k`` bits
+    (``"low"``: ``d % 2^k``) or clears them (``"high"``: ``d - d % 2^k``); else None."""
+    keep = []
+    for bit in range(32):
+        outs = []
+        for d in (0, 1):
+            bits = [(c >> bit) & 1 for c in consts]
+            bits.insert(position, d)
+            outs.append((lut >> (4 * bits[0] + 2 * bits[1] + bits[2])) & 1)
+        if outs == [0, 1]:
+            keep.append(True)
+        elif outs == [0, 0]:
+            keep.append(False)
+        else:
+            return None  # a set or inverted bit: not a field
+    k = keep.index(False) if False in keep else 32
+    if all(keep[:k]) and not any(keep[k:]):
+        return "low", k
+    k = keep.index(True) if True in keep else 32
+    if not any(keep[:k]) and all(keep[k:]):
+        return "high", k
+    return None
+
+
+def poly_of(node: Node):
+    """The polynomial (:class:`.addresses.Poly`) of a value of the block's dimensions and
+    numbers: ``ntid.x``, its bit fields ``ntid.x%M`` and ``ntid.x/M`` (M a power of two);
+    None for what it cannot write."""
+    from gpumodeler.core.kernel.sass.addresses import Poly
+    op, a = node.op, node.args
+    if op == "const":
+        v = a[0] & U32
+        return Poly.const(v - 2 ** 32 if v >= 2 ** 31 else v)
+    if op == "dim":
+        return Poly.symbol(DIM_NAMES[a[0]])
+    if op == "add":
+        out = Poly()
+        for x in a:
+            p = poly_of(x)
+            if p is None:
+                return None
+            out = out + p
+        return out
+    if op == "neg":
+        p = poly_of(a[0])
+        return None if p is None else p.scaled(-1)
+    if op == "mul":
+        p, q = poly_of(a[0]), poly_of(a[1])
+        return None if p is None or q is None else p * q
+    if op == "shl":
+        p, s = poly_of(a[0]), bits_of(a[1])
+        return None if p is None or s is None or s > 30 else p.scaled(1 << s)
+    if op in ("shr", "lut", "and"):
+        if op == "shr":
+            name, s = _dim_name(a[0]), bits_of(a[1])
+            if name is None or s is None or not 0 < s < 31:
+                return None
+            return Poly.symbol(f"{name}/{1 << s}")
+        # a LUT's three operands; an AND is a & b & all ones (truth table 0x80)
+        operands = list(a[1:]) if op == "lut" else [a[0], a[1], const(U32)]
+        lut = a[0] if op == "lut" else 0x80
+        dims = [i for i, x in enumerate(operands) if x.dims]
+        if len(dims) != 1:
+            return None
+        name = _dim_name(operands[dims[0]])
+        consts = [bits_of(x) for i, x in enumerate(operands) if i != dims[0]]
+        if name is None or any(c is None for c in consts):
+            return None
+        found = _dim_field(lut, consts, dims[0])  # type: ignore[arg-type]
+        if found is None or not 0 < found[1] < 31:
+            return None
+        m = 1 << found[1]
+        if found[0] == "low":
+            return Poly.symbol(f"{name}%{m}")
+        return Poly.symbol(f"{name}/{m}").scaled(m)
+    return None
+
+
+def simplified(poly):
+    """``poly`` with ``c·d − c·d%M`` written ``c·M·(d/M)`` (d a block dimension): what a
+    test needs, every coefficient non-negative."""
+    from gpumodeler.core.kernel.sass.addresses import Poly
+    terms = dict(poly.terms)
+    for name in DIM_NAMES:
+        c = terms.get((name,), 0)
+        for mono in [m for m in terms if len(m) == 1 and m[0].startswith(name + "%")]:
+            m = int(mono[0].split("%")[1])
+            if c and terms[mono] == -c:
+                del terms[mono], terms[(name,)]
+                key = (f"{name}/{m}",)
+                terms[key] = terms.get(key, 0) + c * m
+                break
+    return Poly(terms)
+
+
+def compare_truth(op: str, unsigned: bool, a, b):
+    """``a op b`` of 32-bit values (arrays), read signed or unsigned as the compare reads
+    them."""
+    if not unsigned:
+        a, b = signed(a), signed(b)
+    return COMPARE[op](a, b)
+
+
+__all__ = ["DIM_NAMES", "MAX_DEPTH", "REG", "REG_MODS", "U32", "Follower", "Node", "bits_of",
+           "compare_truth", "const", "dim", "evaluate", "is_predicate", "op_node", "poly_of",
+           "signed", "simplified"]
