@@ -176,7 +176,7 @@ def _min_max_of(k: int, ins_list, reaching, compared: dict) -> dict:
 
 
 def setter_test(setter, compared: dict, runs_when_pred: bool,
-                 combined: bool = False, min_max: dict | None = None) -> str | None:
+                combined: bool = False, min_max: dict | None = None) -> str | None:
     """The thread test (:mod:`.thread_tests`) of the side that runs of a compare ``setter``
     of a value of the thread index (or of the block's dimensions alone, ``blockDim.x >= 64``)
     against a number or a value of the block's dimensions (``blockDim.x - 3``), either way
@@ -240,10 +240,10 @@ def _combined_test(k: int, ins_list, compared: dict, runs_when_pred: bool, reach
     # F = A and B (or A or B): where the code runs, F == runs_when_pred, each part has the
     # value runs_when_pred (B's register that value where it is read negated: !P0)
     outer = setter_test(ins, compared, runs_when_pred, combined=True,
-                         min_max=_min_max_of(k, ins_list, reaching, compared))
+                        min_max=_min_max_of(k, ins_list, reaching, compared))
     side = runs_when_pred != ops[-1].startswith("!")
     inner = setter_test(ins_list[other], compared, side,
-                         min_max=_min_max_of(other, ins_list, reaching, compared)) or \
+                        min_max=_min_max_of(other, ins_list, reaching, compared)) or \
         _combined_test(other, ins_list, compared, side, reaching, origins_of, depth + 1)
     if outer is not None and inner is not None:
         return conjunction(outer, inner)
@@ -385,7 +385,7 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
             key = (setter, runs_when_pred)
             if key not in tests_of:
                 found = (setter_test(ins_list[setter], compared, runs_when_pred,
-                                      min_max=_min_max_of(setter, ins_list, reaching, compared))
+                                     min_max=_min_max_of(setter, ins_list, reaching, compared))
                          or _combined_test(setter, ins_list, compared, runs_when_pred, reaching,
                                            lambda j: _origins(j, ins_list, defs_of, units, memo)))
                 # the analysis saw one trip's value: the share would be that trip's
