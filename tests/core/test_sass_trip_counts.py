@@ -276,11 +276,12 @@ def _block_compares(path, function):
     ranges = cfg.find_loops(ins, {i.address: k for k, i in enumerate(ins)})
     infos = [classify(i.opcode) for i in ins]
     access = [reg_access(i, f.unit if f else None) for i, f in zip(ins, infos)]
-    found = block_tests.block_compares(
+    follower = block_values.Follower(
         ins, access, lambda j: n_destinations(ins[j].mnemonic, getattr(infos[j], "unit", None),
                                               ins[j].operands),
-        ranges, addresses.block_dim_offsets(arch_number(func.arch)),
-        [k for k, i in enumerate(ins) if i.mnemonic == "ISETP"])
+        ranges, addresses.block_dim_offsets(arch_number(func.arch)))
+    found = block_tests.block_compares(
+        follower, [k for k, i in enumerate(ins) if i.mnemonic == "ISETP"])
     return {ins[k].address: v for k, v in found.items()}
 
 

@@ -22,7 +22,7 @@ from gpumodeler.core.kernel.sass.thread_tests import MIRRORED, SETP_OPS
 from gpumodeler.core.kernel.sass.trip_counts import counter, domain, formula, once_per_trip
 
 
-def block_compares(ins_list, access, n_dest, ranges, dim_offsets, indices) -> dict:
+def block_compares(f: Follower, indices) -> dict:
     """``{index: (value, value)}`` of the integer compares at ``indices`` (``ISETP``) whose
     two values follow (:class:`Follower`) to numbers and one of the block's dimensions
     (``blockDim.x % 4 != 0``, ``blockDim.x − 1 >= 3``: the checks around an unrolled loop
@@ -33,10 +33,9 @@ def block_compares(ins_list, access, n_dest, ranges, dim_offsets, indices) -> di
     from gpumodeler.core.kernel.sass.addresses import Poly
     from gpumodeler.core.kernel.sass.guards import setter_test
     from gpumodeler.core.kernel.sass.thread_tests import test_holds
-    f = Follower(ins_list, access, n_dest, ranges, dim_offsets)
     out: dict = {}
     for s in indices:
-        ins = ins_list[s]
+        ins = f.ins[s]
         ops = [o.strip() for o in ins.operands]
         if ins.mnemonic != "ISETP" or len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT")):
             continue
@@ -68,8 +67,7 @@ def block_compares(ins_list, access, n_dest, ranges, dim_offsets, indices) -> di
     return out
 
 
-def trip_tests(ins_list, access, n_dest, ranges, dim_offsets, groups: dict, compared: dict,
-               indices) -> dict:
+def trip_tests(f: Follower, groups: dict, compared: dict, indices) -> dict:
     """``{compare index: (thread value, op, first, shift, trips variable)}`` of the integer
     compares at ``indices`` that test a value of the thread index against a loop's halving
     counter (``if (tid < s)`` in ``for (s = blockDim.x / 2; s > 0; s >>= 1)``):
@@ -86,11 +84,11 @@ def trip_tests(ins_list, access, n_dest, ranges, dim_offsets, groups: dict, comp
     loop's. Each launch averages the share of the block's warps passing the test over the
     loop's trips (:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`)."""
     from gpumodeler.core.kernel.sass.bitfields import is_lane_varying
-    f = Follower(ins_list, access, n_dest, ranges, dim_offsets)
+    ranges = f.ranges
     own = {members[0][0]: var for var, members in groups.items() if len(members) == 1}
     out: dict = {}
     for s in indices:
-        ins = ins_list[s]
+        ins = f.ins[s]
         ops = [o.strip() for o in ins.operands]
         pair = compared.get(ins.address)
         cmp = next((SETP_OPS[m] for m in ins.modifiers if m in SETP_OPS), None)

@@ -22,6 +22,7 @@ thread tests (:mod:`.thread_tests`).
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+import heapq
 import re
 
 import numpy as np
@@ -75,7 +76,10 @@ class Follower:
         self.ranges = ranges
         self.dims = dim_offsets  # constant-bank offset -> axis 0, 1, 2
         self._writes: dict | None = None  # register -> the instructions writing it, in order
-        self._jumps: list | None = None  # (branch index, target index) of forward branches
+        #: per instruction, the nearest target of a forward branch that jumps over it
+        self._over: list | None = None
+        #: loop range -> its counter (trip_counts.counter), worked out once
+        self.counters: dict = {}
         #: (register, loop range): a loop's counter read inside that loop, as the symbol
         #: ``counter`` (its value on the trip: :func:`trip_tests`)
         self.counter: tuple | None = None
@@ -87,12 +91,25 @@ class Follower:
         """Whether a forward branch may jump over instruction ``j`` to a place up to ``k``
         (``j`` then not on every path to ``k``: an if/else that writes the register on one
         side)."""
-        if self._jumps is None:
+        if self._over is None:
             at = {ins.address: i for i, ins in enumerate(self.ins)}
-            self._jumps = [(b, at[ins.target]) for b, ins in enumerate(self.ins)
-                           if ins.mnemonic in BRANCHES and ins.target is not None
-                           and at.get(ins.target, -1) > b]
-        return any(b < j < t <= k for b, t in self._jumps)
+            starts: dict = {}  # branch index -> targets of the forward branches there
+            for b, ins in enumerate(self.ins):
+                t = at.get(ins.target, -1) if ins.mnemonic in BRANCHES else -1
+                if t > b:
+                    starts.setdefault(b, []).append(t)
+            # a sweep down the listing: the targets of the branches taken so far, nearest
+            # first; those at or before the instruction no longer jump over it
+            self._over = []
+            pending: list = []
+            for i in range(len(self.ins)):
+                while pending and pending[0] <= i:
+                    heapq.heappop(pending)
+                self._over.append(pending[0] if pending else None)
+                for t in starts.get(i, ()):
+                    heapq.heappush(pending, t)
+        t = self._over[j]
+        return t is not None and t <= k
 
     def writes(self, reg: str) -> list:
         if self._writes is None:

@@ -58,8 +58,8 @@ from gpumodeler.core.kernel.item_table import make_instances
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.graph_items import block_trip_value
-from gpumodeler.core.kernel.sass import (addresses, block_tests, cfg, guards, neighbours,
-                                        ordering, trip_counts, unrolling)
+from gpumodeler.core.kernel.sass import (addresses, block_tests, block_values, cfg, guards,
+                                        neighbours, ordering, trip_counts, unrolling)
 from gpumodeler.core.kernel.sass.control import instruction_control
 from gpumodeler.core.kernel.sass.launch_shape import trip_step_text
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
@@ -261,17 +261,18 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     # compares of the block's dimensions the address analysis does not follow (bit fields:
     # blockDim.x % 4, the checks around an unrolled loop over blockDim.x): exact values,
     # whatever the trip (trip_counts.py)
-    n_dest_at = lambda j: n_dest(ins_list[j], getattr(infos[j], "unit", None))  # noqa: E731
-    dim_offsets = addresses.block_dim_offsets(arch_number(func.arch))
-    by_block = block_tests.block_compares(
-        ins_list, access, n_dest_at, ranges, dim_offsets,
-        [i for i, ins in enumerate(ins_list) if ins.mnemonic == "ISETP"])
+    # one follower of the block's values for the block tests, the trip tests and the trip
+    # counts (block_values.py)
+    values = block_values.Follower(
+        ins_list, access, lambda j: n_dest(ins_list[j], getattr(infos[j], "unit", None)),
+        ranges, addresses.block_dim_offsets(arch_number(func.arch)))
+    compares = [i for i, ins in enumerate(ins_list) if ins.mnemonic == "ISETP"]
+    by_block = block_tests.block_compares(values, compares)
     report.compared.update((ins_list[i].address, v) for i, v in by_block.items())
     # a thread value against a loop's halving counter (a reduction tree's if (tid < s)):
     # its share of the warps averaged over the trips, per launch (trip_counts.py)
-    against_counter = block_tests.trip_tests(
-        ins_list, access, n_dest_at, ranges, dim_offsets, loop_groups, report.compared,
-        [i for i, ins in enumerate(ins_list) if ins.mnemonic == "ISETP"]) if ranges else {}
+    against_counter = block_tests.trip_tests(values, loop_groups, report.compared,
+                                             compares) if ranges else {}
     report.guards = guards.find_guards(
         func, _IdOf(index_of, ids), report.compared,
         exact={ins_list[i].address for i in by_block},
@@ -493,8 +494,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
 
     # trip counts the listing decides: from the block's dimensions or a number
     # (trip_counts.py)
-    found = trip_counts.loop_trip_counts(ins_list, access, n_dest_at, ranges, loop_groups,
-                                         dim_offsets) if ranges else {}
+    found = trip_counts.loop_trip_counts(values, loop_groups) if ranges else {}
     variable_of = {k: v for v, members in loop_groups.items() for k, _ in members}
     for var, tc in found.items():
         if tc.formula:

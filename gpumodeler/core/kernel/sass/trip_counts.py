@@ -105,7 +105,15 @@ class _Counter:
 
 def counter(f: Follower, r, entry_needed: bool = True) -> _Counter | None:
     """The counter of loop range ``r`` (the module rules), or None; ``entry_needed``
-    False: its entry value may be one the module does not follow (a remainder loop's)."""
+    False: its entry value may be one the module does not follow (a remainder loop's).
+    Worked out once per loop and follower."""
+    key = (r, entry_needed)
+    if key not in f.counters:
+        f.counters[key] = _find_counter(f, r, entry_needed)
+    return f.counters[key]
+
+
+def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
     ins = f.ins
     t = r.latch
     latch = ins[t]
@@ -406,15 +414,15 @@ def _describe(counted, divisor: int = 1) -> TripCount | None:
     return TripCount(formula=text) if text else None
 
 
-def loop_trip_counts(ins_list, access, n_dest, ranges, groups: dict, dim_offsets: dict) -> dict:
+def loop_trip_counts(f: Follower, groups: dict) -> dict:
     """``{variable: TripCount}`` of the loop variables the listing decides (the module
-    rules). ``groups``: variable -> ``[(loop index, copies), …]``, its loops (one loop of one
-    copy for a loop of its own; an unrolled group most copies first, the smallest last)."""
-    f = Follower(ins_list, access, n_dest, ranges, dim_offsets)
+    rules), its values followed by ``f``. ``groups``: variable -> ``[(loop index, copies),
+    …]``, its loops (one loop of one copy for a loop of its own; an unrolled group most
+    copies first, the smallest last)."""
     out: dict = {}
     for var, members in groups.items():
         try:
-            found = _group_count(f, ranges, members)
+            found = _group_count(f, f.ranges, members)
         except (ValueError, OverflowError):
             found = None
         if found is not None:
