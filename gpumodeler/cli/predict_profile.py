@@ -237,7 +237,7 @@ def _graph_counts(args, pk, profiled_gpu, target) -> dict:
     graph = common.load_graph(args.graph)
     values = dict(args.set)
     values.update(launch_guard_values(graph, values, pk.block,
-                                      target.warp_size or 32))
+                                      target.warp_size or 32, pk.grid))
     out = {}
     for side, gpu, pinned in (("on_profiled", profiled_gpu, None),
                               ("on_target", target, getattr(args, "table", None))):

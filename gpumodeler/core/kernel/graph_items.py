@@ -208,23 +208,28 @@ def guard_variables(graph) -> set:
 
 #: the names a loop's trip count from the block reads: the launch's block dimensions
 BLOCK_DIMENSIONS = ("block_x", "block_y", "block_z")
+#: ... and from the grid (a grid-stride loop: core.kernel.sass.grid_stride)
+GRID_DIMENSIONS = ("grid_x", "grid_y", "grid_z")
 
 
-def check_block_trip(name, text) -> str:
-    """The formula ``text`` a launch's block gives the loop variable ``name``
-    (``floor(block_x / 4)``), normalised; GraphError when it is not an expression of
-    ``block_x``, ``block_y`` and ``block_z`` alone."""
+def check_block_trip(name, text, variables=()) -> str:
+    """The formula ``text`` a launch gives the loop variable ``name`` (``floor(block_x /
+    4)``; a grid-stride loop's reads the grid, ``grid_x``, and a kernel parameter, one of
+    the graph's ``variables``), normalised; GraphError when it reads anything else."""
     from gpumodeler.core.errors import ExpressionError
     if not isinstance(name, str) or not name.isidentifier():
         raise GraphError(f"block_trips: a loop variable's name must be a name such as loop2, "
                          f"got {shown(name)}")
-    valid = f"a formula of {', '.join(BLOCK_DIMENSIONS)} (e.g. floor(block_x / 4))"
+    valid = (f"a formula of {', '.join(BLOCK_DIMENSIONS + GRID_DIMENSIONS)} and the graph's "
+             f"other variables (e.g. floor(block_x / 4))")
     try:
         expr = parse(text)
     except ExpressionError as exc:
         raise GraphError(f"block_trips: {name} must be {valid}: {exc}", item=name) from None
-    if expr.variables - set(BLOCK_DIMENSIONS):
-        raise GraphError(f"block_trips: {name} must be {valid}, got {shown(text)}", item=name)
+    allowed = set(BLOCK_DIMENSIONS) | set(GRID_DIMENSIONS) | (set(variables) - {name})
+    if expr.variables - allowed:
+        raise GraphError(f"block_trips: {name} must be {valid}, got {shown(text)} (unknown: "
+                         f"{', '.join(sorted(expr.variables - allowed))})", item=name)
     return expr.text
 
 
@@ -238,6 +243,15 @@ def block_set_variables(graph) -> set:
     out |= set(getattr(graph, "block_trips", {})) & set(graph.variables)
     out |= set(getattr(graph, "trip_tests", {})) & set(graph.variables)
     return out
+
+
+def launch_set_text(graph, name: str) -> str:
+    """What sets the variable ``name`` of :func:`block_set_variables` at each launch, for a
+    field's placeholder: "from the launch's block" (and grid, for a grid-stride loop)."""
+    text = getattr(graph, "block_trips", {}).get(name)
+    if text and parse(text).variables & set(GRID_DIMENSIONS):
+        return "from the launch's block and grid"
+    return "from the launch's block"
 
 
 #: the keys of a trip test (KernelGraph.trip_tests)
@@ -285,7 +299,7 @@ def trip_test_share(spec: dict, dims: tuple, trips, warp_size: int = 32) -> floa
     n = math.floor(float(trips))
     if n <= 0:
         return 0.0
-    bound = max(0, int(block_trip_value(spec["first"], dims)))
+    bound = max(0, int(block_trip_value(spec["first"], dims) or 0))
     poly = parse_address(spec["value"])
     assert poly is not None  # check_trip_test
     total = 0.0
@@ -300,12 +314,22 @@ def trip_test_share(spec: dict, dims: tuple, trips, warp_size: int = 32) -> floa
     return total / n
 
 
-def block_trip_value(text: str, dims: tuple) -> float:
-    """The trip count the formula ``text`` gives for a block ``dims`` (Dx, Dy, Dz)."""
-    return float(parse(text).evaluate(dict(zip(BLOCK_DIMENSIONS, map(float, dims)))))
+def block_trip_value(text: str, dims: tuple, grid=None, values=None) -> float | None:
+    """The trip count the formula ``text`` gives for a block ``dims`` (Dx, Dy, Dz), a grid
+    (1-3 dimensions, or None) and the variable ``values`` it reads; None where it reads the
+    grid and none is given."""
+    expr = parse(text)
+    env = dict(values or {})
+    env.update(zip(BLOCK_DIMENSIONS, map(float, dims)))
+    if grid is not None:
+        g = tuple(int(d) for d in grid) if isinstance(grid, (tuple, list)) else (int(grid),)
+        env.update(zip(GRID_DIMENSIONS, map(float, (g + (1, 1))[:3])))
+    elif expr.variables & set(GRID_DIMENSIONS):
+        return None
+    return float(expr.evaluate(env))
 
 
-def launch_guard_values(graph, given, block, warp_size: int) -> dict:
+def launch_guard_values(graph, given, block, warp_size: int, grid=None) -> dict:
     """The values a launch's ``block`` (a thread count or 1-3 dimensions) gives its kernel's
     guards, for the variables ``given`` (the user's values) does not set: the one rule by
     which a launch's block reaches them.
@@ -316,7 +340,9 @@ def launch_guard_values(graph, given, block, warp_size: int) -> dict:
       block's warps with a thread that passes it
       (:func:`gpumodeler.core.kernel.sass.thread_tests.warp_share`);
     * each loop variable of ``graph.block_trips``: its formula at the block
-      (``floor(block_x / 4)``, core.kernel.sass.trip_counts);
+      (``floor(block_x / 4)``, core.kernel.sass.trip_counts), or at the block, the ``grid``
+      and the variables it reads (a grid-stride loop, core.kernel.sass.grid_stride; left
+      alone without a grid);
     * each guard variable of ``graph.trip_tests``: the mean over its loop's trips of the
       share of the block's warps passing the test on that trip (:func:`trip_test_share`)."""
     dims = tuple(int(d) for d in block) if isinstance(block, (tuple, list)) else (int(block),)
@@ -333,9 +359,14 @@ def launch_guard_values(graph, given, block, warp_size: int) -> dict:
             name = g.fraction.text.strip()
             if name in names and name not in given and name not in out:
                 out[name] = warp_share(g.test, dims, warp)
+    values = None
     for name, text in getattr(graph, "block_trips", {}).items():
         if name in graph.variables and name not in given:
-            out[name] = block_trip_value(text, dims)
+            if values is None:
+                values = dict(graph.variables, **given)
+            value = block_trip_value(text, dims, grid, values)
+            if value is not None:
+                out[name] = value
     for name, spec in getattr(graph, "trip_tests", {}).items():
         if name in graph.variables and name not in given:
             trips = given.get(spec["trips"], out.get(spec["trips"],

@@ -212,14 +212,17 @@ def read_graph_extras(graph, data) -> None:
 def _read_block_trips(items, graph) -> None:
     """The optional ``block_trips`` (absent in older files): loop variable -> the formula of
     the block's dimensions ``block_x``, ``block_y``, ``block_z`` each launch sets it to
-    (core.kernel.sass.trip_counts)."""
+    (core.kernel.sass.trip_counts), or of those, the grid's ``grid_x``, ``grid_y``,
+    ``grid_z`` and the graph's other variables (a grid-stride loop's kernel parameter:
+    core.kernel.sass.grid_stride)."""
     from gpumodeler.core.kernel.graph_items import check_block_trip
     if not isinstance(items, dict):
         raise FormatError(f"block_trips must map loop variables to formulas of block_x, "
-                          f"block_y, block_z, e.g. {{\"loop2\": \"floor(block_x / 4)\"}}, got "
+                          f"block_y, block_z (grid_x, grid_y, grid_z and the graph's other "
+                          f"variables), e.g. {{\"loop2\": \"floor(block_x / 4)\"}}, got "
                           f"{shown(items)}")
     for name, text in items.items():
-        graph.block_trips[name] = check_block_trip(name, text)
+        graph.block_trips[name] = check_block_trip(name, text, graph.variables)
 
 
 def _read_trip_tests(items, graph) -> None:

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPu
 from gpumodeler.core.commands import RemoveKernel
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import Edge, KernelGraph
+from gpumodeler.core.kernel.graph_items import launch_set_text
 from gpumodeler.core.kernel.latency_bound import resolve_edge_latency
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo
@@ -285,9 +286,11 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                                  + (f"; each launch sets it from its block: the share of the "
                                     f"block's warps with a thread where {' or '.join(tests)} "
                                     f"(this value: a 256-thread block)" if tests else "")
-                                 + (f"; each launch sets it from its block: the loop's trip "
-                                    f"count {g.block_trips[name]} (this value: a 256-thread "
-                                    f"block)" if g and name in g.block_trips else "")
+                                 + (f"; each launch sets it {launch_set_text(g, name)}: the "
+                                    f"loop's trip count {g.block_trips[name]} (this value: "
+                                    + ("a grid-stride loop's one trip)" if "grid" in
+                                       launch_set_text(g, name) else "a 256-thread block)")
+                                    if g and name in g.block_trips else "")
                                  + (f"; each launch sets it from its block: the mean share of "
                                     f"the block's warps with a thread where "
                                     f"{g.trip_tests[name]['value']} "

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 
 from gpumodeler.core.commands import AddItem, SetKernelProperties, UpdateItem
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel.graph_items import block_set_variables
+from gpumodeler.core.kernel.graph_items import block_set_variables, launch_set_text
 from gpumodeler.core.models.graph_inputs import compare_launch
 from gpumodeler.core.project import LaunchConfig, Transfer, launch_resources
 from gpumodeler.service.evaluation import ProjectEvaluation
@@ -415,7 +415,7 @@ class LaunchPanel(DocumentBinding, QWidget):
         from_block = block_set_variables(graph) if graph is not None else set()
         for name, f in self._variable_fields.items():
             default = graph.variables.get(name) if graph is not None else None
-            f.setPlaceholderText("from the launch's block" if name in from_block else
+            f.setPlaceholderText(launch_set_text(graph, name) if name in from_block else
                                  f"kernel default: {fmt_number(default)}" if default is not None
                                  else "value needed")
             f.setToolTip("empty: the kernel's default value")

@@ -222,6 +222,12 @@ def block_dim_offsets(arch_number: int | None) -> dict:
     return {off: "xyz".index(name[-1]) for off, name in dims.items() if name.startswith("ntid.")}
 
 
+def launch_dim_offsets(arch_number: int | None) -> dict:
+    """``{constant-bank 0 offset: name}`` of the block's and the grid's dimensions
+    (``ntid.x`` … ``nctaid.z``) for an architecture (the offsets :class:`_Values` reads)."""
+    return dict(_Values(arch_number).dims)
+
+
 class _Values:
     """Register values in program order."""
 

@@ -58,8 +58,9 @@ from gpumodeler.core.kernel.item_table import make_instances
 from gpumodeler.core.kernel.mma import decode_mma
 from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.graph_items import block_trip_value
-from gpumodeler.core.kernel.sass import (addresses, block_tests, block_values, cfg, guards,
-                                        neighbours, ordering, trip_counts, unrolling)
+from gpumodeler.core.kernel.sass import (addresses, block_tests, block_values, cfg,
+                                        grid_stride, guards, neighbours, ordering,
+                                        trip_counts, unrolling)
 from gpumodeler.core.kernel.sass.control import instruction_control
 from gpumodeler.core.kernel.sass.launch_shape import trip_step_text
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
@@ -499,11 +500,23 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
     for var, tc in found.items():
         if tc.formula:
             graph.block_trips[var] = tc.formula
-            graph.variables[var] = block_trip_value(tc.formula, _DEFAULT_BLOCK)
+            graph.variables[var] = block_trip_value(tc.formula, _DEFAULT_BLOCK) or 0.0
             report.loop_trips[var] = f"{tc.formula} from each launch's block"
         else:
             graph.variables[var] = tc.number
             report.loop_trips[var] = f"{tc.number} (the listing's count)"
+    # grid-stride loops: a kernel parameter and each launch's block and grid (grid_stride.py)
+    strided = grid_stride.grid_stride_counts(
+        values, {v: m for v, m in loop_groups.items() if v not in found},
+        arch_number(func.arch), addresses.launch_dim_offsets(arch_number(func.arch))) \
+        if ranges else {}
+    for var, (text, param, offset) in strided.items():
+        graph.block_trips[var] = text
+        graph.variables.setdefault(param, 0)
+        graph.variables[var] = DEFAULT_ITERATIONS
+        report.loop_trips[var] = (f"{text} from each launch's block and grid, {param} the "
+                                  f"kernel parameter at c[0x0][{offset:#x}] (0: not given, "
+                                  f"one trip; set it with --set {param}=N)")
     for k, r in enumerate(ranges):
         lid = loop_ids[k]
         where = f"loop at 0x{ins_list[r.header].address:04x}"

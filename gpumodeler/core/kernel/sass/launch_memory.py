@@ -68,7 +68,8 @@ def graph_for_launch(graph, values: dict | None, *, block_size, warp_size: int =
     vals = dict(values or {})
     threads = math.prod(block_dims(block_size))
     warp = int(warp_size) if warp_size else 32
-    vals.update(launch_guard_values(graph, vals, block_dims(block_size), warp))
+    vals.update(launch_guard_values(graph, vals, block_dims(block_size), warp,
+                                    None if grid_size is None else block_dims(grid_size)))
     graph, shape_notes = shaped_graph(graph, block_size, warp)
     shaped = graph
     notes = list(shape_notes)

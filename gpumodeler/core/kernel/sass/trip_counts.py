@@ -113,7 +113,9 @@ def counter(f: Follower, r, entry_needed: bool = True) -> _Counter | None:
     return f.counters[key]
 
 
-def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
+def latch_condition(f: Follower, r) -> tuple[str, bool] | None:
+    """``(predicate, goes on when it is true)`` of loop ``r``'s one back branch, where the
+    loop has no other way out (no ``break``, no ``EXIT`` in it); else None."""
     ins = f.ins
     t = r.latch
     latch = ins[t]
@@ -127,11 +129,43 @@ def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
                 ins[j].mnemonic in BRANCHES and ins[j].target is not None
                 and not ins[r.header].address <= ins[j].target <= latch.address):
             return None
-    pred = condition.lstrip("@!")
-    goes_on_when = not condition.lstrip("@").startswith("!")
-    s = f.last_write(pred, t)
-    if s is None or s < r.header or ins[s].mnemonic not in ("ISETP", "UISETP") or ins[s].guard:
+    return condition.lstrip("@!"), not condition.lstrip("@").startswith("!")
+
+
+def latch_compare(f: Follower, r, mnemonics=("ISETP", "UISETP")) -> tuple | None:
+    """``(compare, its predicate, goes on when it is true)`` of loop ``r``
+    (:func:`latch_condition`): the compare is the predicate's last write before the back
+    branch, in the loop, not predicated, one of ``mnemonics``; else None."""
+    found = latch_condition(f, r)
+    if found is None:
         return None
+    pred, goes_on_when = found
+    s = f.last_write(pred, r.latch)
+    if s is None or s < r.header or f.ins[s].mnemonic not in mnemonics or f.ins[s].guard:
+        return None
+    return s, pred, goes_on_when
+
+
+def changed_in_loop(f: Follower, r, ops: list, op: str) -> tuple | None:
+    """``(register, its position 0 or 1, the compare read with it on the left)`` of the
+    compare ``a op b`` (``ops[2:4]``: its two values) where exactly one of them is a register
+    loop ``r`` writes; else None."""
+    regs = [REG_MODS.sub("", o) for o in ops[2:4]]
+    inside = [f.written_between(reg, r.header, r.latch)
+              if REG.match(reg) and reg not in ("RZ", "URZ") else False for reg in regs]
+    if inside.count(True) != 1:
+        return None
+    pos = inside.index(True)
+    return regs[pos], pos, MIRRORED[op] if pos == 1 else op
+
+
+def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
+    ins = f.ins
+    t = r.latch
+    found = latch_compare(f, r)
+    if found is None:
+        return None
+    s, pred, goes_on_when = found
     ops = [o.strip() for o in ins[s].operands]
     if len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT", "UPT", "!UPT")) or \
             ops[0] != pred:
@@ -139,16 +173,10 @@ def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
     cmp = next((SETP_OPS[m] for m in ins[s].modifiers if m in SETP_OPS), None)
     if cmp is None:
         return None
-    op = cmp if goes_on_when else NEGATED[cmp]
-    regs = [REG_MODS.sub("", o) for o in ops[2:4]]
-    inside = [f.written_between(reg, r.header, t) if REG.match(reg) and reg not in ("RZ", "URZ")
-              else False for reg in regs]
-    if inside.count(True) != 1:
+    found_in = changed_in_loop(f, r, ops, cmp if goes_on_when else NEGATED[cmp])
+    if found_in is None:
         return None
-    pos = inside.index(True)
-    reg = regs[pos]
-    if pos == 1:
-        op = MIRRORED[op]
+    reg, pos, op = found_in
     u = once_per_trip(f, r, reg)
     if u is None:
         return None
@@ -206,7 +234,7 @@ def once_per_trip(f: Follower, r, reg: str) -> int | None:
     if len(writes) != 1:
         return None
     u = writes[0]
-    if f.ins[u].guard or _skipped(f, r, u):
+    if f.ins[u].guard or skipped_in_loop(f, r, u):
         return None
     if any(o is not r and r.header <= o.header and o.latch <= r.latch for o in f.loops_of(u)):
         return None  # in an inner loop: not once per trip
@@ -281,7 +309,7 @@ def _shift_step(ins, dest: str, reg: str, nd: int) -> tuple | None:
     return (k, arithmetic) if 0 < k < 32 else None
 
 
-def _skipped(f: Follower, r, u: int) -> bool:
+def skipped_in_loop(f: Follower, r, u: int) -> bool:
     """Whether a branch in the loop may jump over instruction ``u`` (inside the loop)."""
     for j in range(r.header, u):
         ins = f.ins[j]

@@ -1,0 +1,282 @@
+"""Trip counts of grid-stride loops: ``for (i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+i += blockDim.x * gridDim.x)``, the count a kernel parameter and the launch's grid decide.
+
+Each thread of such a loop makes its own number of trips, ``ceil((n − i0) / S)`` for its
+first index ``i0`` and the grid's thread count ``S = blockDim.x · gridDim.x``; a warp makes
+the trips of its first lane. Over the grid's warps (``W = S / 32`` of them where the block's
+x dimension is a multiple of 32), the warps' first indices ``32·w`` and the steps ``j·S``
+meet every multiple of 32 once, so the warps make ``ceil(n / 32)`` trips in all and
+
+    loop = max(1, ceil(n / 32) · 32 / (block_x · grid_x))
+
+trips on average, exactly. ``max(1, …)`` keeps the model's reading of the bounds check
+before such a loop (``if (i >= n) return``: every thread of a full grid passes it, the rule
+of :mod:`.guards`), under which each warp makes at least one trip; a parameter of 0 (the
+import's default: not given) gives the one trip a loop variable has by default. Block
+dimensions that are not a multiple of 32 make the formula the mean over the threads, not
+the warps (warps that straddle rows).
+
+What the import requires of the listing (the values are followed as the trip counts follow
+them, :mod:`.block_values`, here with the grid's dimensions and the thread and block
+indices as symbols too):
+
+* the loop's back branch is taken on a compare (``ISETP``, or a 64-bit ``ISETP … .EX``
+  pair over a ``size_t`` index) of a value the loop computes and a kernel parameter
+  (``c[0x0][…]`` at or after the architecture's first parameter, directly or through
+  ``MOV``, ``LDC``, ``LDCU``, ``ULDC``); the loop goes on while the value is below the
+  parameter; the loop has no other way out;
+* the value compared is a register the loop carries from trip to trip (its counter) plus
+  ``blockDim.x · gridDim.x``, for every block and grid (checked at many, with the low
+  words of 64-bit adds followed: ``IADD3`` with a carry out, ``IMAD.WIDE.U32``); the
+  counter is written once a trip (not predicated, not in an inner loop, not skipped) to
+  that value, and enters the loop as ``blockIdx.x · blockDim.x + threadIdx.x`` (checked
+  the same way).
+
+The index is read as below 2^31 (the 32-bit values followed): a ``size_t`` loop over more
+elements than that is counted as if it were. Left out: loops of a stride a multiple of the
+grid's (``i += 4 * stride``, an unrolled grid-stride loop and its remainder), counts of
+``y`` or ``z``, and Maxwell and Pascal, whose products are ``XMAD`` sequences the values are
+not followed through.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from gpumodeler.core.kernel.sass.block_values import (
+    REG, REG_MODS, U32, Follower, dim, evaluate, is_predicate, op_node)
+from gpumodeler.core.kernel.sass.thread_tests import NEGATED, SETP_OPS
+from gpumodeler.core.kernel.sass.trip_counts import (changed_in_loop, latch_compare,
+                                                     skipped_in_loop)
+
+#: axes of the symbols followed here: the block's dimensions 0-2 (as :mod:`.block_values`),
+#: the grid's 3-5, the thread index 6-8, the block index 9-11
+_GRID_AXES = {"nctaid.x": 3, "nctaid.y": 4, "nctaid.z": 5}
+_SPECIAL_AXES = {"SR_TID.X": 6, "SR_TID.Y": 7, "SR_TID.Z": 8,
+                 "SR_CTAID.X": 9, "SR_CTAID.Y": 10, "SR_CTAID.Z": 11}
+#: the first kernel parameter's offset in constant bank 0, by the architecture it starts at
+#: (read off the listings: the first pointer parameter's ``c[0x0][…]``)
+_PARAMETER_BASE = ((100, 0x380), (90, 0x210), (70, 0x160), (50, 0x140))
+#: the axis of the first value a loop carries from trip to trip (its counter)
+_CARRIED = 12
+_MAX_CARRIED = 4
+_SAMPLES = 64
+_SEED = 20261129
+
+
+def parameter_base(arch_number: int | None) -> int | None:
+    """The offset of the first kernel parameter in constant bank 0 for an architecture
+    (``sm_90``: 0x210), or None where it is not known."""
+    if arch_number is None:
+        return None
+    return next((base for first, base in _PARAMETER_BASE if arch_number >= first), None)
+
+
+def parameter_variable(offset: int) -> str:
+    """The variable naming the kernel parameter at ``c[0x0][offset]``: ``param_0x170``."""
+    return f"param_{offset:#x}"
+
+
+class _GridFollower(Follower):
+    """A :class:`Follower` that also knows the grid's dimensions and the thread and block
+    indices (``S2R``, ``S2UR``), follows the low words of 64-bit adds (``IADD3`` with a
+    carry out, ``IMAD.WIDE.U32``: exact in the low 32 bits), and, inside ``loop``, reads a
+    register the loop carries from trip to trip (written in the loop only after the reader)
+    as a symbol: its value at the start of the trip (``carried``: register -> axis)."""
+
+    loop = None
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.carried: dict = {}
+
+    def register(self, reg: str, k: int, depth: int, entering=None):
+        r = self.loop
+        if r is not None and entering is None and r.header <= k <= r.latch:
+            j = self.last_write(reg, k)
+            if (j is None or j < r.header) and self.written_between(reg, k, r.latch):
+                if reg not in self.carried:
+                    self.carried[reg] = _CARRIED + len(self.carried)
+                return dim(self.carried[reg])
+        return super().register(reg, k, depth, entering)
+
+    def instruction(self, j: int, depth: int):
+        ins = self.ins[j]
+        mnem, mods = ins.mnemonic, set(ins.modifiers)
+        if ins.guard:
+            return None
+        if mnem in ("S2R", "S2UR") and len(ins.operands) >= 2:
+            axis = _SPECIAL_AXES.get(ins.operands[1].strip())
+            return None if axis is None else dim(axis)
+        ops = [o.strip() for o in ins.operands]
+        if mnem in ("IADD3", "UIADD3") and "X" not in mods and ops and \
+                any(is_predicate(o) for o in ops[1:3]):
+            # the low word of a 64-bit add: its carry-outs go to predicates
+            values = [o for o in ops[1:] if not is_predicate(o)]
+            got = [self.operand(o, j, depth) for o in values]
+            return None if any(x is None for x in got) else op_node("add", *got)
+        if mnem in ("IMAD", "UIMAD") and mods >= {"WIDE", "U32"} and len(ops) == 4:
+            got = [self.operand(o, j, depth) for o in ops[1:]]
+            return None if any(x is None for x in got) else \
+                op_node("add", op_node("mul", got[0], got[1]), got[2])
+        return super().instruction(j, depth)
+
+
+def _samples() -> tuple:
+    """Blocks, grids and thread and block indices to check a value's form at."""
+    rng = np.random.default_rng(_SEED)
+    block = [rng.integers(1, 1025, _SAMPLES), rng.integers(1, 9, _SAMPLES),
+             rng.integers(1, 5, _SAMPLES)]
+    grid = [rng.integers(1, 2049, _SAMPLES), rng.integers(1, 9, _SAMPLES),
+            rng.integers(1, 5, _SAMPLES)]
+    tid = [rng.integers(0, b) for b in block]
+    ctaid = [rng.integers(0, g) for g in grid]
+    carried = [rng.integers(0, 2 ** 30, _SAMPLES) for _ in range(_MAX_CARRIED)]
+    return tuple(np.asarray(a, dtype=np.int64)
+                 for a in (*block, *grid, *tid, *ctaid, *carried))
+
+
+def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
+                       dim_offsets: dict) -> dict:
+    """``{loop variable: (formula, parameter variable, parameter offset)}`` of the loops
+    of ``groups`` (variable -> ``[(loop index, copies)]``; a loop of its own only) that are
+    grid-stride loops (the module rules). ``f`` gives the listing, its register index and
+    loops; ``dim_offsets`` the constant-bank offsets of the block's and grid's dimensions
+    (``{offset: "ntid.x"}``)."""
+    base = parameter_base(arch_number)
+    if base is None:
+        return {}
+    axes = {off: ("xyz".index(name[-1]) if name.startswith("ntid.") else _GRID_AXES[name])
+            for off, name in dim_offsets.items()}
+    g = _GridFollower(f.ins, f.access, f.n_dest, f.ranges, axes)
+    g._writes, g._over = f._writes, f._over  # the same listing: share the indexes built
+    out: dict = {}
+    samples = None
+    for var, members in groups.items():
+        if len(members) != 1 or members[0][1] != 1:
+            continue
+        r = f.ranges[members[0][0]]
+        found = _loop(g, r, base)
+        if found is None:
+            continue
+        if samples is None:
+            samples = _samples()
+        try:
+            if _is_grid_stride(g, r, found, samples):
+                p = parameter_variable(found[2])
+                out[var] = (f"max(1, ceil({p} / 32) * 32 / (block_x * grid_x))", p, found[2])
+        except (ValueError, OverflowError):
+            continue
+    return out
+
+
+def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
+    """Whether the compared value ``found[0]`` (read at ``found[1]``) is a counter the
+    loop carries plus the grid's stride, the counter entering the loop as the thread's
+    index in the grid (the module rules), checked at ``samples``."""
+    value, s, _ = found
+    if len(g.carried) != 1:
+        return False
+    (reg, axis), = g.carried.items()
+    writes = g.writes_between(reg, r.header, r.latch)
+    if len(writes) != 1 or skipped_in_loop(g, r, writes[0]) or any(
+            o is not r and r.header <= o.header and o.latch <= r.latch
+            for o in g.loops_of(writes[0])):
+        return False  # the counter: written once a trip, not in an inner loop
+    at_end = g.instruction(writes[0], 0)  # the counter at the end of a trip
+    if at_end is None or len(g.carried) != 1:
+        return False
+    nx, gx, tx, cx, x = samples[0], samples[3], samples[6], samples[9], samples[axis]
+    v = evaluate(value, samples)
+    if not np.array_equal(evaluate(at_end, samples), v) or \
+            not np.array_equal((v - x) & U32, nx * gx):
+        return False  # the value compared is the counter after a grid's stride
+    g.loop = None
+    entry = g.register(reg, r.header, 0, entering=r)
+    return entry is not None and np.array_equal(evaluate(entry, samples), cx * nx + tx)
+
+
+def _loop(g: _GridFollower, r, base: int):
+    """``(value, compare, parameter offset)`` of loop ``r`` where its one way out is a
+    compare of a value the loop computes (``value``, a node, the loop's carried registers
+    symbols in ``g.carried``) below a kernel parameter at instruction ``compare``; else
+    None."""
+    ins = g.ins
+    found = latch_compare(g, r, ("ISETP",))
+    if found is None:
+        return None
+    s, _, goes_on_when = found
+    high = None
+    if "EX" in ins[s].modifiers:  # the high words of a 64-bit compare: the low words before
+        high = s
+        ops = [o.strip() for o in ins[s].operands]
+        chained = ops[-1] if len(ops) >= 6 else ""
+        if not chained or chained.startswith("!") or not is_predicate(chained):
+            return None
+        s = g.last_write(chained, s)
+        if s is None or s < r.header or ins[s].mnemonic != "ISETP" or ins[s].guard or \
+                "EX" in ins[s].modifiers:
+            return None
+    ops = [o.strip() for o in ins[s].operands]
+    if len(ops) != 5 or ops[1] != "PT" or ops[4] != "PT":
+        return None  # P, PT, a, b, PT: a compare combined with nothing
+    cmp = next((SETP_OPS[m] for m in ins[s].modifiers if m in SETP_OPS), None)
+    if cmp is None:
+        return None
+    found_in = changed_in_loop(g, r, ops, cmp if goes_on_when else NEGATED[cmp])
+    if found_in is None or found_in[2] != "<":
+        return None
+    counter, pos, _ = found_in
+    offset = _parameter(g, ops[3 - pos], s, base)
+    if offset is None:
+        return None
+    if high is not None:  # the high words: the same parameter's
+        bound = ins[high].operands[3 - pos].strip()
+        if _parameter(g, bound, high, base) != offset + 4:
+            return None
+    g.loop, g.carried = r, {}
+    value = g.register(counter, s, 0)
+    return None if value is None else (value, s, offset)
+
+
+def _parameter(g: Follower, text: str, k: int, base: int) -> int | None:
+    """The constant-bank offset of the kernel parameter operand ``text`` of instruction
+    ``k`` reads (``c[0x0][0x170]``, or a register last set from one by ``MOV``, ``LDC`` or
+    ``ULDC``, the high half of a 64-bit load too), or None."""
+    t = REG_MODS.sub("", text.strip())
+    off = _cbank(t)
+    if off is None and REG.match(t) and t not in ("RZ", "URZ"):
+        prefix, number = REG.match(t).groups()  # type: ignore[union-attr]
+        j = g.last_write(t, k)
+        if j is not None and not g.ins[j].guard:
+            src = g.ins[j]
+            mnem = src.mnemonic[1:] if src.mnemonic.startswith("U") else src.mnemonic
+            nd = g.n_dest(j)
+            srcs = [o.strip() for o in src.operands[nd:]]
+            if mnem == "IMAD" and "MOV" in src.modifiers and len(srcs) == 3:
+                srcs = srcs[2:]
+            if mnem in ("MOV", "LDC", "LDCU", "IMAD") and srcs:
+                dest = REG_MODS.sub("", src.operands[0].strip())
+                first = _cbank(REG_MODS.sub("", srcs[0]))
+                if first is not None and REG.match(dest):
+                    low = int(REG.match(dest).group(2))  # type: ignore[union-attr]
+                    wide = "64" in src.modifiers
+                    if dest == t:
+                        off = first
+                    elif wide and int(number) == low + 1:
+                        off = first + 4
+    if off is None or off < base:
+        return None
+    return off
+
+
+def _cbank(text: str) -> int | None:
+    ref = text.replace(" ", "")
+    if not ref.lower().startswith("c[0x0]["):
+        return None
+    try:
+        return int(ref[len("c[0x0]["):-1], 16)
+    except ValueError:
+        return None
+
+
+__all__ = ["grid_stride_counts", "parameter_base", "parameter_variable"]

@@ -1,0 +1,34 @@
+// Grid-stride loops (docs/sass-import.md, "Grid-stride loops"): the count a kernel
+// parameter and the launch's grid decide, with an int and a size_t index, and loops the
+// rule leaves alone.
+
+// y[i] = 2 x[i] over n floats, an int index a grid apart.
+__global__ void stride_int(float *y, const float *x, int n)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        y[i] = 2.0f * x[i];
+}
+
+// a[i] = b[i] + s c[i] over n doubles, a size_t index (a 64-bit compare).
+__global__ void stride_size(double *a, const double *b, const double *c, double s, size_t n)
+{
+    for (size_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)blockDim.x * gridDim.x)
+        a[i] = b[i] + s * c[i];
+}
+
+// Two grid strides a trip: not the rule's stride, left a variable.
+__global__ void stride_twice(float *y, const float *x, int n)
+{
+    int stride = 2 * blockDim.x * gridDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        y[i] = 2.0f * x[i];
+}
+
+// Rows a grid apart along y: a count of y, left a variable.
+__global__ void stride_rows(float *y, const float *x, int rows, int cols)
+{
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows; r += blockDim.y * gridDim.y)
+        y[r * cols + col] = x[r * cols + col];
+}
