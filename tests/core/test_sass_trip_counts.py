@@ -212,13 +212,9 @@ def test_a_reduction_tree_halving_from_the_block_counts_its_levels(arch):
     graph, _ = imported(SASS / f"reduce.{arch}.sass", None)
     others = dict(graph.block_trips)
     assert others.pop("loop2") == "max(1, floor(log2(block_x)) - 5)"
-    # its first loop sums the input a grid apart (core.kernel.sass.grid_stride; Maxwell and
-    # Pascal's XMAD products are not followed)
-    if arch in ("sm_52", "sm_60", "sm_61"):
-        assert others == {}
-    else:
-        n = parameter_variable(parameter_base(int(arch[3:])) + 0x10)
-        assert others == {"loop1": f"max(1, ceil({n} / 32) * 32 / (block_x * grid_x))"}
+    # its first loop sums the input a grid apart (core.kernel.sass.grid_stride)
+    n = parameter_variable(parameter_base(int(arch[3:])) + 0x10)
+    assert others == {"loop1": f"max(1, ceil({n} / 32) * 32 / (block_x * grid_x))"}
     for threads, levels in ((64, 1), (128, 2), (256, 3), (1024, 5)):
         assert launch_guard_values(graph, {}, (threads, 1, 1), 32)["loop2"] == levels
 

@@ -7,7 +7,8 @@ most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in the const
 :mod:`.addresses`), through ``MOV``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's ``HFMA2.MMA``
 of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``), ``IADD3``, ``IADD``, ``IADD32I``,
 ``VIADD``, ``LEA``, ``ISCADD``, ``SHF``/``SHL``/``SHR`` by a constant, ``LOP3.LUT`` (its truth
-table), ``LOP``/``LOP32I``, ``IABS`` and ``IMNMX``, in 32-bit arithmetic (:class:`Follower`:
+table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX`` and Maxwell's ``XMAD`` (exactly), in 32-bit
+arithmetic (:class:`Follower`:
 a tree of :class:`Node`, :func:`evaluate` for arrays of blocks). The write read is the last
 one before the reader in program order, as the guards read values (:mod:`.guards`). A write
 that is predicated, in a loop the reader is not in, or in a loop around the reader that
@@ -251,6 +252,8 @@ class Follower:
             kind = next((m for m in ("AND", "OR", "XOR") if m in mods), None)
             got = all_of(src(0), src(1))
             return None if got is None or kind is None else op_node(kind.lower(), *got)
+        if mnem == "XMAD" and len(srcs) == 3 and not mods - {"MRG", "PSL", "CBCC"}:
+            return self._xmad(srcs, j, depth, mods)
         if mnem == "IABS" and srcs:
             got = all_of(src(0))
             return got and op_node("abs", got[0])
@@ -259,6 +262,35 @@ class Follower:
             kind = ("max" if srcs[2].strip() == "!PT" else "min") + ("u" if "U32" in mods else "")
             return got and op_node(kind, *got)
         return None
+
+    def _xmad(self, srcs: list, j: int, depth: int, mods: set) -> Node | None:
+        """Maxwell's and Pascal's 16-bit multiply-add ``XMAD d, a, b, c``: the product of
+        a half of ``a`` and a half of ``b`` (the low one, or the high one with ``.H1``),
+        shifted left 16 with ``.PSL``, plus ``c`` (plus ``b << 16`` with ``.CBCC``); ``.MRG``
+        then puts ``b``'s low half in the result's high half. nvcc's three of them make a
+        32-bit product: ``d1 = a·b.lo``, ``d2 = MRG(a·b.hi)``, ``d = PSL.CBCC(a.hi·d2.hi) + d1``."""
+        halves, full = [], []
+        for text in srcs:
+            t = text.strip()
+            high = t.endswith(".H1")
+            base = t[:-3] if t.endswith((".H1", ".H0")) else t
+            node = self.operand(base, j, depth)
+            if node is None:
+                return None
+            full.append(node)
+            halves.append(op_node("and", op_node("shr", node, const(16)) if high else node,
+                                  const(0xFFFF)))
+        product = op_node("mul", halves[0], halves[1])
+        if "PSL" in mods:
+            product = op_node("shl", product, const(16))
+        addend = full[2]
+        if "CBCC" in mods:
+            addend = op_node("add", addend, op_node("shl", full[1], const(16)))
+        out = op_node("add", product, addend)
+        if "MRG" in mods:
+            out = op_node("or", op_node("and", out, const(0xFFFF)),
+                          op_node("shl", full[1], const(16)))
+        return out
 
 
 def signed(v):

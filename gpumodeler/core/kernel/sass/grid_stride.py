@@ -21,22 +21,22 @@ them, :mod:`.block_values`, here with the grid's dimensions and the thread and b
 indices as symbols too):
 
 * the loop's back branch is taken on a compare (``ISETP``, or a 64-bit ``ISETP … .EX``
-  pair over a ``size_t`` index) of a value the loop computes and a kernel parameter
+  pair over a ``size_t`` index, on Maxwell and Pascal ``IADD RZ.CC, a, -n`` then
+  ``ISETP … .X``) of a value the loop computes and a kernel parameter
   (``c[0x0][…]`` at or after the architecture's first parameter, directly or through
   ``MOV``, ``LDC``, ``LDCU``, ``ULDC``); the loop goes on while the value is below the
   parameter; the loop has no other way out;
 * the value compared is a register the loop carries from trip to trip (its counter) plus
   ``blockDim.x · gridDim.x``, for every block and grid (checked at many, with the low
   words of 64-bit adds followed: ``IADD3`` with a carry out, ``IMAD.WIDE.U32``); the
-  counter is written once a trip (not predicated, not in an inner loop, not skipped) to
-  that value, and enters the loop as ``blockIdx.x · blockDim.x + threadIdx.x`` (checked
+  counter is written on every trip (not predicated, not in an inner loop, not skipped),
+  last to that value, and enters the loop as ``blockIdx.x · blockDim.x + threadIdx.x`` (checked
   the same way).
 
 The index is read as below 2^31 (the 32-bit values followed): a ``size_t`` loop over more
 elements than that is counted as if it were. Left out: loops of a stride a multiple of the
-grid's (``i += 4 * stride``, an unrolled grid-stride loop and its remainder), counts of
-``y`` or ``z``, and Maxwell and Pascal, whose products are ``XMAD`` sequences the values are
-not followed through.
+grid's (``i += 4 * stride``, an unrolled grid-stride loop and its remainder) and counts of
+``y`` or ``z``.
 """
 from __future__ import annotations
 
@@ -178,11 +178,11 @@ def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
         return False
     (reg, axis), = g.carried.items()
     writes = g.writes_between(reg, r.header, r.latch)
-    if len(writes) != 1 or skipped_in_loop(g, r, writes[0]) or any(
+    if not writes or any(g.ins[w].guard or skipped_in_loop(g, r, w) or any(
             o is not r and r.header <= o.header and o.latch <= r.latch
-            for o in g.loops_of(writes[0])):
-        return False  # the counter: written once a trip, not in an inner loop
-    at_end = g.instruction(writes[0], 0)  # the counter at the end of a trip
+            for o in g.loops_of(w)) for w in writes):
+        return False  # the counter: written on every trip, not in an inner loop
+    at_end = g.instruction(writes[-1], 0)  # the counter at the end of a trip
     if at_end is None or len(g.carried) != 1:
         return False
     nx, gx, tx, cx, x = samples[0], samples[3], samples[6], samples[9], samples[axis]
@@ -217,6 +217,12 @@ def _loop(g: _GridFollower, r, base: int):
                 "EX" in ins[s].modifiers:
             return None
     ops = [o.strip() for o in ins[s].operands]
+    if "X" in ins[s].modifiers:  # Maxwell's and Pascal's 64-bit compare: the high words,
+        high = s                 # the low ones' borrow from IADD RZ.CC, a, -b before
+        low = _borrow(g, r, s)
+        if low is None or len(ops) != 5:
+            return None
+        ops = [ops[0], ops[1], *low, ops[4]]
     if len(ops) != 5 or ops[1] != "PT" or ops[4] != "PT":
         return None  # P, PT, a, b, PT: a compare combined with nothing
     cmp = next((SETP_OPS[m] for m in ins[s].modifiers if m in SETP_OPS), None)
@@ -236,6 +242,20 @@ def _loop(g: _GridFollower, r, base: int):
     g.loop, g.carried = r, {}
     value = g.register(counter, s, 0)
     return None if value is None else (value, s, offset)
+
+
+def _borrow(g: Follower, r, s: int) -> list | None:
+    """``[a, b]`` of the ``IADD RZ.CC, a, -b`` in loop ``r`` whose carry the compare ``s``
+    reads (the last write of the carry before it), or None."""
+    for j in range(s - 1, r.header - 1, -1):
+        ins = g.ins[j]
+        ops = [o.strip() for o in ins.operands]
+        if ops and ops[0].endswith(".CC") or "CC" in ins.modifiers:
+            if ins.mnemonic != "IADD" or ins.guard or ops[0] != "RZ.CC" or len(ops) != 3 or \
+                    not ops[2].startswith("-"):
+                return None
+            return [ops[1], ops[2][1:]]
+    return None
 
 
 def _parameter(g: Follower, text: str, k: int, base: int) -> int | None:

@@ -23,8 +23,8 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   uses, :mod:`.addresses`), through ``MOV``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's
   ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``),
   ``IADD3``, ``IADD``, ``IADD32I``, ``VIADD``, ``LEA``, ``ISCADD``, ``SHF``/``SHL``/``SHR``
-  by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS`` and
-  ``IMNMX``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
+  by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX``
+  and Maxwell's ``XMAD``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
   in, or in a loop around the reader that writes the register again (a value carried from
   trip to trip) stops it, and so does one a forward branch may jump over on its way to the
   reader (an ``if``/``else`` that writes it on one side); so does any other value (a
