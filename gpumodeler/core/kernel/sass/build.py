@@ -184,8 +184,11 @@ class _IdOf(Mapping):
 
 
 def build_graph(func: SassFunction, *, name: str | None = None, latency_table: str | None = None,
-                end_node: bool = False) -> tuple[KernelGraph, ImportReport]:
-    """The kernel graph of one listing function, and a report of what was found."""
+                end_node: bool = False,
+                parameter_names: dict | None = None) -> tuple[KernelGraph, ImportReport]:
+    """The kernel graph of one listing function, and a report of what was found.
+    ``parameter_names``: ``{constant-bank offset: name}`` of the kernel's parameters (from
+    its source: parameters.py), the names of the variables the import makes for them."""
     all_ins = list(func.instructions)
     index_of = {ins.address: i for i, ins in enumerate(all_ins)}
     succ = cfg.successors(all_ins, index_of)
@@ -511,12 +514,15 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         arch_number(func.arch), addresses.launch_dim_offsets(arch_number(func.arch))) \
         if ranges else {}
     for var, (text, param, offset) in strided.items():
+        named = grid_stride.named_parameter(offset, parameter_names or {}, graph.variables)
+        if named != param:
+            text = grid_stride.formula(named)
         graph.block_trips[var] = text
-        graph.variables.setdefault(param, 0)
+        graph.variables.setdefault(named, 0)
         graph.variables[var] = DEFAULT_ITERATIONS
-        report.loop_trips[var] = (f"{text} from each launch's block and grid, {param} the "
+        report.loop_trips[var] = (f"{text} from each launch's block and grid, {named} the "
                                   f"kernel parameter at c[0x0][{offset:#x}] (0: not given, "
-                                  f"one trip; set it with --set {param}=N)")
+                                  f"one trip; set it with --set {named}=N)")
     for k, r in enumerate(ranges):
         lid = loop_ids[k]
         where = f"loop at 0x{ins_list[r.header].address:04x}"

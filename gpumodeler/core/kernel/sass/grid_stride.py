@@ -40,6 +40,8 @@ grid's (``i += 4 * stride``, an unrolled grid-stride loop and its remainder) and
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from gpumodeler.core.kernel.sass.block_values import (
@@ -74,6 +76,28 @@ def parameter_base(arch_number: int | None) -> int | None:
 def parameter_variable(offset: int) -> str:
     """The variable naming the kernel parameter at ``c[0x0][offset]``: ``param_0x170``."""
     return f"param_{offset:#x}"
+
+
+def formula(parameter: str) -> str:
+    """The trips of a grid-stride loop over ``parameter`` elements (the module's formula)."""
+    return f"max(1, ceil({parameter} / 32) * 32 / (block_x * grid_x))"
+
+
+#: names a parameter's variable cannot take: the launch's dimensions, the data size and the
+#: once-per-block guards' variable, the expressions' functions
+_RESERVED = {"block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z", "N",
+             "warps_per_block", "min", "max", "ceil", "floor", "log2"}
+
+
+def named_parameter(offset: int, names: dict, taken) -> str:
+    """The variable of the kernel parameter at ``offset``: its name from the source
+    (``names``, :func:`.parameters.parameter_names`) where that is free (not one of the
+    graph's variables ``taken`` nor a reserved name), else :func:`parameter_variable`."""
+    name = names.get(offset, "")
+    if name.isidentifier() and name not in _RESERVED and name not in taken and \
+            not re.fullmatch(r"(loop|guard)\d+", name):
+        return name
+    return parameter_variable(offset)
 
 
 class _GridFollower(Follower):
@@ -163,7 +187,7 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
         try:
             if _is_grid_stride(g, r, found, samples):
                 p = parameter_variable(found[2])
-                out[var] = (f"max(1, ceil({p} / 32) * 32 / (block_x * grid_x))", p, found[2])
+                out[var] = (formula(p), p, found[2])
         except (ValueError, OverflowError):
             continue
     return out
@@ -299,4 +323,5 @@ def _cbank(text: str) -> int | None:
         return None
 
 
-__all__ = ["grid_stride_counts", "parameter_base", "parameter_variable"]
+__all__ = ["formula", "grid_stride_counts", "named_parameter", "parameter_base",
+           "parameter_variable"]

@@ -23,7 +23,7 @@ from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
                                                  parse_listing)
-from gpumodeler.core.kernel.sass import toolchain
+from gpumodeler.core.kernel.sass import grid_stride, parameters, toolchain
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.sass.guards import add_guards
 
@@ -65,7 +65,12 @@ def read_listing(path: str | Path, arch: str | None = None) -> SassListing:
         if not path.is_file():
             raise ModelError(f"cannot read {path}: no such file")
         text = toolchain.compile_to_sass(path, check_arch(arch))
-        return _with_names(parse_listing(text, path.name))
+        listing = _with_names(parse_listing(text, path.name))
+        try:
+            listing.source = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            pass  # compiled, but not readable again: the parameters keep their offsets
+        return listing
     try:
         with open(path, "rb") as fh:
             data = fh.read(MAX_LISTING_BYTES + 1)
@@ -179,7 +184,11 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     the GUI reads, and compiles, once, then lets the user choose the function)."""
     func = select_function(listing, function, arch)
     name = _short(func.demangled) if func.demangled else func.name
-    graph, report = build_graph(func, name=name, latency_table=latency_table, end_node=end_node)
+    names = parameters.parameter_names(
+        listing.source, name.split("<")[0], func.demangled,
+        grid_stride.parameter_base(arch_number(func.arch))) if listing.source else {}
+    graph, report = build_graph(func, name=name, latency_table=latency_table, end_node=end_node,
+                                parameter_names=names)
     # what the listing says the compiler allocated: the occupancy's inputs by default
     graph.registers_per_thread = func.registers if func.registers else None
     graph.static_shared_bytes = kernel_shared_bytes(func.shared_bytes, func.arch)

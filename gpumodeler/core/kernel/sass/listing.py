@@ -134,6 +134,9 @@ class SassFunction:
 class SassListing:
     functions: list
     tool: str  # "cuobjdump" or "nvdisasm"
+    #: the CUDA source the listing was compiled from ("" when read from a listing or cubin):
+    #: the kernels' parameter names (parameters.py)
+    source: str = ""
 
     def archs(self) -> list[str]:
         return sorted({f.arch for f in self.functions if f.arch},
@@ -144,13 +147,19 @@ class SassListing:
 def _split_operands(text: str) -> tuple:
     if "[" not in text and "(" not in text:
         return tuple(p.strip() for p in text.split(",") if p.strip())
+    return tuple(split_commas(text, "[(", "])"))
+
+
+def split_commas(text: str, opens: str, closes: str) -> list[str]:
+    """``text`` split at its commas outside the brackets ``opens``/``closes``, each part
+    stripped; an empty last part is left out."""
     out: list[str] = []
     depth = 0
     cur: list[str] = []
     for ch in text:
-        if ch in "[(":
+        if ch in opens:
             depth += 1
-        elif ch in "])":
+        elif ch in closes:
             depth -= 1
         if ch == "," and depth == 0:
             out.append("".join(cur).strip())
@@ -160,7 +169,7 @@ def _split_operands(text: str) -> tuple:
     last = "".join(cur).strip()
     if last:
         out.append(last)
-    return tuple(out)
+    return out
 
 
 @lru_cache(maxsize=8192)
