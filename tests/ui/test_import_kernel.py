@@ -110,6 +110,19 @@ def test_a_thread_test_variable_says_the_block_sets_it(window, qtbot):
     assert panel._variable_fields["guard1"].placeholderText() == "from the launch's block"
 
 
+def test_a_grid_stride_loop_says_the_block_and_grid_set_it(window, qtbot):
+    """A grid-stride loop: the launch panel says the launch's block and grid set loop1, and
+    that the kernel parameter it runs to is not given; setting it changes the prediction."""
+    kid, panel = launched(window, qtbot, SASS / "grid_stride.sm_86.sass", "_Z10stride_intPfPKfi")
+    assert window.document.project.kernels[kid].block_trips["loop1"].startswith("max(1, ceil(")
+    assert panel._variable_fields["loop1"].placeholderText() == \
+        "from the launch's block and grid"
+    field = panel._variable_fields["param_0x170"]
+    assert field.placeholderText() == "kernel parameter, default 0: not given"
+    assert "grid-stride" in field.toolTip()
+    assert "block and grid" in window.kernel_editor._variable_fields["loop1"].toolTip()
+
+
 def test_a_loop_the_block_counts_says_the_block_sets_it(window, qtbot):
     """A column sum over a tile as wide as the block: its loop runs blockDim.x times, so
     the launch panel says the launch's block sets loop1, and the kernel editor's field

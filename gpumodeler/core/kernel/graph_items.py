@@ -245,6 +245,15 @@ def block_set_variables(graph) -> set:
     return out
 
 
+def formula_inputs(graph) -> set:
+    """The graph's variables a launch-set loop count reads besides the launch's dimensions:
+    a grid-stride loop's kernel parameter (``n``, core.kernel.sass.grid_stride)."""
+    out: set = set()
+    for text in getattr(graph, "block_trips", {}).values():
+        out |= parse(text).variables
+    return (out - set(BLOCK_DIMENSIONS) - set(GRID_DIMENSIONS)) & set(graph.variables)
+
+
 def launch_set_text(graph, name: str) -> str:
     """What sets the variable ``name`` of :func:`block_set_variables` at each launch, for a
     field's placeholder: "from the launch's block" (and grid, for a grid-stride loop)."""

@@ -28,7 +28,8 @@ from PySide6.QtWidgets import (QComboBox, QFormLayout, QGroupBox, QHBoxLayout, Q
 
 from gpumodeler.core.commands import AddItem, SetKernelProperties, UpdateItem
 from gpumodeler.core.errors import ModelError
-from gpumodeler.core.kernel.graph_items import block_set_variables, launch_set_text
+from gpumodeler.core.kernel.graph_items import (block_set_variables, formula_inputs,
+                                                launch_set_text)
 from gpumodeler.core.models.graph_inputs import compare_launch
 from gpumodeler.core.project import LaunchConfig, Transfer, launch_resources
 from gpumodeler.service.evaluation import ProjectEvaluation
@@ -413,12 +414,18 @@ class LaunchPanel(DocumentBinding, QWidget):
                 self._variable_fields[name] = f
         graph = self.project.kernels.get(launch.kernel)
         from_block = block_set_variables(graph) if graph is not None else set()
+        inputs = formula_inputs(graph) if graph is not None else set()
         for name, f in self._variable_fields.items():
             default = graph.variables.get(name) if graph is not None else None
             f.setPlaceholderText(launch_set_text(graph, name) if name in from_block else
+                                 f"kernel parameter, default {fmt_number(default)}: "
+                                 f"not given" if name in inputs and not default else
                                  f"kernel default: {fmt_number(default)}" if default is not None
                                  else "value needed")
-            f.setToolTip("empty: the kernel's default value")
+            f.setToolTip("the kernel parameter a grid-stride loop runs to (the array's "
+                         "length): each launch's block and grid give the loop's trips from "
+                         "it; empty: not given, one trip" if name in inputs else
+                         "empty: the kernel's default value")
             if not f.hasFocus():
                 f.setText(fmt_number(launch.variables.get(name)))
             clear_error(f)
