@@ -50,7 +50,8 @@ def test_listing_to_file_then_graph(capsys, tmp_path, user_table):
     code, text, err = run(capsys, "graph", out, "--set", "loop1=128", "--json")
     assert code == 0, err
     r = json.loads(text)
-    assert r["variables"] == {"loop1": 128, "guard1": 1}  # guard1: the branch around the loop
+    # guard1: the branch around the loop; param_0x214: the kernel parameter a, loop1's count
+    assert r["variables"] == {"loop1": 128, "guard1": 1, "param_0x214": 0}
     assert r["latency_bound_cycles"] > 128 * 20  # the loop recurrence counts 128 times
 
 

@@ -49,8 +49,10 @@ def test_saxpy2_sm90_loop_and_variable():
     assert list(g.loops) == ["loop1"]
     assert g.loops["loop1"].members == {"i0120", "i0130", "i0140", "i0150"}
     assert g.loops["loop1"].iterations.text == "loop1"
-    # guard1: the n > 0 branch around the loop (core.kernel.sass.guards)
-    assert g.variables == {"loop1": DEFAULT_ITERATIONS, "guard1": 1}
+    # guard1: the n > 0 branch around the loop (core.kernel.sass.guards); the loop runs to
+    # the kernel parameter a (core.kernel.sass.parameter_trips), not given by default
+    assert g.variables == {"loop1": DEFAULT_ITERATIONS, "guard1": 1, "param_0x214": 0}
+    assert g.block_trips == {"loop1": "param_0x214"}
 
 
 def test_saxpy2_sm90_edges_checked_by_hand():

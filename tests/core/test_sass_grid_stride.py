@@ -56,7 +56,8 @@ def test_a_grid_stride_loop_counts_from_the_parameter_and_the_grid(arch, functio
     assert graph.variables[n] == 0 and graph.variables["loop1"] == 1  # not given: one trip
     assert f"the kernel parameter at c[0x0][{n[6:]}]" in report.summary()
     assert "loop1" in block_set_variables(graph)
-    assert launch_set_text(graph, "loop1") == "from the launch's block and grid"
+    assert launch_set_text(graph, "loop1") == \
+        f"from {n} and the launch's block and grid; {n} not given: 1"
     for threads, blocks, elements in ((128, 80, 2 ** 25), (256, 7, 1000), (64, 3, 64 * 3),
                                       (32, 1, 33), (1024, 2, 5 * 2048 + 17)):
         got = launch_guard_values(graph, {n: elements}, (threads, 1, 1), 32, (blocks,))
@@ -65,7 +66,8 @@ def test_a_grid_stride_loop_counts_from_the_parameter_and_the_grid(arch, functio
     assert "loop1" not in launch_guard_values(graph, {n: 1000}, (128, 1, 1), 32)
     assert "loop1" not in launch_guard_values(graph, {n: 1000, "loop1": 3}, (128, 1, 1), 32,
                                               (8,))
-    assert launch_guard_values(graph, {}, (128, 1, 1), 32, (8,))["loop1"] == 1
+    assert "loop1" not in launch_guard_values(graph, {}, (128, 1, 1), 32, (8,))
+    assert "loop1" not in launch_guard_values(graph, {n: 0}, (128, 1, 1), 32, (8,))
 
 
 def test_the_loads_counted_over_a_launch_are_the_elements():

@@ -52,7 +52,10 @@ def test_import_a_listing_as_one_undoable_step(window, qtbot):
     assert graph.name == "saxpy2" and len(graph.instructions) > 10
     assert graph.latency_table is not None  # the device database's Hopper table
     assert "hopper" in window.document.table_for(graph.latency_table).architecture.lower()
-    assert set(graph.variables) == {"loop1", "guard1"}  # guard1: the n > 0 branch around the loop
+    # guard1: the n > 0 branch around the loop; param_0x214: the kernel parameter a, the
+    # loop's count (core.kernel.sass.parameter_trips)
+    assert set(graph.variables) == {"loop1", "guard1", "param_0x214"}
+    assert graph.block_trips == {"loop1": "param_0x214"}
     assert stack.count() == before + 1
     assert stack.undoText() == "import kernel saxpy2 from saxpy2.sm_90.sass"
     # shown in the Kernel tab, the view on the graph, the import's note in the status bar
@@ -85,7 +88,10 @@ def test_loop_variables_appear_in_the_launch_panel(window, qtbot):
     panel = window.launch_panel
     panel.set_launch(launch_id)
     assert "loop1" in panel._variable_fields
-    assert panel._variable_fields["loop1"].placeholderText() == "kernel default: 1"
+    assert panel._variable_fields["loop1"].placeholderText() == \
+        "from param_0x214; param_0x214 not given: 1"
+    assert panel._variable_fields["param_0x214"].placeholderText() == \
+        "kernel parameter, default 0: not given"
 
 
 def launched(window, qtbot, listing, function):
@@ -116,7 +122,7 @@ def test_a_grid_stride_loop_says_the_block_and_grid_set_it(window, qtbot):
     kid, panel = launched(window, qtbot, SASS / "grid_stride.sm_86.sass", "_Z10stride_intPfPKfi")
     assert window.document.project.kernels[kid].block_trips["loop1"].startswith("max(1, ceil(")
     assert panel._variable_fields["loop1"].placeholderText() == \
-        "from the launch's block and grid"
+        "from param_0x170 and the launch's block and grid; param_0x170 not given: 1"
     field = panel._variable_fields["param_0x170"]
     assert field.placeholderText() == "kernel parameter, default 0: not given"
     assert "grid-stride" in field.toolTip()
@@ -155,7 +161,7 @@ def test_import_a_maxwell_nvdisasm_listing(window, qtbot):
     kid = dialog.import_selected()
     graph = window.document.project.kernels[kid]
     assert graph.latency_table == "maxwell-published"
-    assert set(graph.variables) == {"loop1", "guard1"} and len(graph.loops) == 1
+    assert set(graph.variables) == {"loop1", "guard1", "param_0x144"} and len(graph.loops) == 1
     assert any(e.kind == "dual" for e in graph.edges.values())
     assert window.statusBar().currentMessage().startswith(
         "Imported saxpy2 from saxpy2.sm_52.nvdisasm.sass: 32 instructions, 1 loop; latency "

@@ -245,22 +245,39 @@ def block_set_variables(graph) -> set:
     return out
 
 
+def _inputs(text: str) -> set:
+    """The variables a loop count's formula reads besides the launch's dimensions."""
+    return set(parse(text).variables) - set(BLOCK_DIMENSIONS) - set(GRID_DIMENSIONS)
+
+
 def formula_inputs(graph) -> set:
     """The graph's variables a launch-set loop count reads besides the launch's dimensions:
-    a grid-stride loop's kernel parameter (``n``, core.kernel.sass.grid_stride)."""
+    kernel parameters (a grid-stride loop's ``n``, core.kernel.sass.grid_stride; a loop to
+    ``n``, core.kernel.sass.parameter_trips)."""
     out: set = set()
     for text in getattr(graph, "block_trips", {}).values():
-        out |= parse(text).variables
-    return (out - set(BLOCK_DIMENSIONS) - set(GRID_DIMENSIONS)) & set(graph.variables)
+        out |= _inputs(text)
+    return out & set(graph.variables)
 
 
 def launch_set_text(graph, name: str) -> str:
     """What sets the variable ``name`` of :func:`block_set_variables` at each launch, for a
-    field's placeholder: "from the launch's block" (and grid, for a grid-stride loop)."""
+    field's placeholder: "from the launch's block", "… block and grid" (a grid-stride
+    loop), "from n" (a kernel parameter), "from n and the launch's block and grid"."""
     text = getattr(graph, "block_trips", {}).get(name)
-    if text and parse(text).variables & set(GRID_DIMENSIONS):
-        return "from the launch's block and grid"
-    return "from the launch's block"
+    if not text:
+        return "from the launch's block"
+    read = parse(text).variables
+    launch = [what for what, dims in (("block", BLOCK_DIMENSIONS), ("grid", GRID_DIMENSIONS))
+              if read & set(dims)]
+    inputs = sorted(_inputs(text))
+    parts = inputs + (["the launch's " + " and ".join(launch)] if launch else [])
+    said = "from " + " and ".join(parts)
+    if inputs:  # until the parameter is given, the loop keeps its own value
+        default = graph.variables.get(name)
+        said += (f"; {' or '.join(inputs)} not given: "
+                 f"{default if default is None else f'{float(default):g}'}")
+    return said
 
 
 #: the keys of a trip test (KernelGraph.trip_tests)
@@ -373,6 +390,8 @@ def launch_guard_values(graph, given, block, warp_size: int, grid=None) -> dict:
         if name in graph.variables and name not in given:
             if values is None:
                 values = dict(graph.variables, **given)
+            if any(not values.get(v) for v in _inputs(text) & set(graph.variables)):
+                continue  # a kernel parameter not given (0): the loop keeps its value
             value = block_trip_value(text, dims, grid, values)
             if value is not None:
                 out[name] = value

@@ -38,6 +38,10 @@ U32 = 0xFFFFFFFF
 REG = re.compile(r"^(U?R)(\d+|Z)$")
 REG_MODS = re.compile(r"\.(reuse|U32|S32)$", re.I)
 DIM_NAMES = ("ntid.x", "ntid.y", "ntid.z")
+#: the block's axes: the variable a count of each is written with, and its largest value
+#: (NVIDIA CUDA C++ Programming Guide, "Technical Specifications per Compute Capability":
+#: x and y at most 1024, z at most 64)
+BLOCK_AXES = {0: ("block_x", 1024), 1: ("block_y", 1024), 2: ("block_z", 64)}
 
 
 class Node:
@@ -84,6 +88,8 @@ class Follower:
         #: (register, loop range): a loop's counter read inside that loop, as the symbol
         #: ``counter`` (its value on the trip: :func:`trip_tests`)
         self.counter: tuple | None = None
+        #: axis -> (the variable a count of it is written with, its largest value)
+        self.axes: dict = dict(BLOCK_AXES)
 
     def loops_of(self, k: int) -> list:
         return [r for r in self.ranges if r.header <= k <= r.latch]
@@ -477,6 +483,6 @@ def compare_truth(op: str, unsigned: bool, a, b):
     return COMPARE[op](a, b)
 
 
-__all__ = ["DIM_NAMES", "MAX_DEPTH", "REG", "REG_MODS", "U32", "Follower", "Node", "bits_of",
+__all__ = ["BLOCK_AXES", "DIM_NAMES", "MAX_DEPTH", "REG", "REG_MODS", "U32", "Follower", "Node", "bits_of",
            "compare_truth", "const", "dim", "evaluate", "is_predicate", "op_node", "poly_of",
            "signed", "simplified"]

@@ -60,7 +60,7 @@ from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.graph_items import block_trip_value
 from gpumodeler.core.kernel.sass import (addresses, block_tests, block_values, cfg,
                                         grid_stride, guards, neighbours, ordering,
-                                        trip_counts, unrolling)
+                                        parameter_trips, trip_counts, unrolling)
 from gpumodeler.core.kernel.sass.control import instruction_control
 from gpumodeler.core.kernel.sass.launch_shape import trip_step_text
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction, arch_number, is_128bit
@@ -508,21 +508,24 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         else:
             graph.variables[var] = tc.number
             report.loop_trips[var] = f"{tc.number} (the listing's count)"
-    # grid-stride loops: a kernel parameter and each launch's block and grid (grid_stride.py)
-    strided = grid_stride.grid_stride_counts(
-        values, {v: m for v, m in loop_groups.items() if v not in found},
-        arch_number(func.arch), addresses.launch_dim_offsets(arch_number(func.arch))) \
-        if ranges else {}
-    for var, (text, param, offset) in strided.items():
-        named = grid_stride.named_parameter(offset, parameter_names or {}, graph.variables)
-        if named != param:
-            text = grid_stride.formula(named)
+    # loops a kernel parameter decides: a grid-stride loop (grid_stride.py, with each
+    # launch's block and grid) and a loop to a parameter (parameter_trips.py)
+    arch, names = arch_number(func.arch), parameter_names or {}
+    left = {v: m for v, m in loop_groups.items() if v not in found} if ranges else {}
+    strided = grid_stride.grid_stride_counts(values, left, arch,
+                                             addresses.launch_dim_offsets(arch), names,
+                                             graph.variables)
+    to_parameter = parameter_trips.parameter_trip_counts(
+        values, {v: m for v, m in left.items() if v not in strided}, arch, names,
+        graph.variables)
+    for var, (text, named, offset) in {**strided, **to_parameter}.items():
         graph.block_trips[var] = text
         graph.variables.setdefault(named, 0)
         graph.variables[var] = DEFAULT_ITERATIONS
-        report.loop_trips[var] = (f"{text} from each launch's block and grid, {named} the "
-                                  f"kernel parameter at c[0x0][{offset:#x}] (0: not given, "
-                                  f"one trip; set it with --set {named}=N)")
+        how = " from each launch's block and grid," if var in strided else ","
+        report.loop_trips[var] = (f"{text}{how} {named} the kernel parameter at "
+                                  f"c[0x0][{offset:#x}] (0: not given, the loop keeps its "
+                                  f"value; set it with --set {named}=N)")
     for k, r in enumerate(ranges):
         lid = loop_ids[k]
         where = f"loop at 0x{ins_list[r.header].address:04x}"

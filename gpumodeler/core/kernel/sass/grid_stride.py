@@ -160,14 +160,15 @@ def _samples() -> tuple:
 
 
 def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
-                       dim_offsets: dict) -> dict:
+                       dim_offsets: dict, names: dict | None = None, taken=()) -> dict:
     """``{loop variable: (formula, parameter variable, parameter offset)}`` of the loops
     of ``groups`` (variable -> ``[(loop index, copies)]``; a loop of its own only) that are
     grid-stride loops (the module rules). ``f`` gives the listing, its register index and
     loops; ``dim_offsets`` the constant-bank offsets of the block's and grid's dimensions
-    (``{offset: "ntid.x"}``)."""
+    (``{offset: "ntid.x"}``); ``names`` the parameters' names from the source and
+    ``taken`` the graph's variables (:func:`named_parameter`)."""
     base = parameter_base(arch_number)
-    if base is None:
+    if base is None or not groups:
         return {}
     axes = {off: ("xyz".index(name[-1]) if name.startswith("ntid.") else _GRID_AXES[name])
             for off, name in dim_offsets.items()}
@@ -186,7 +187,7 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
             samples = _samples()
         try:
             if _is_grid_stride(g, r, found, samples):
-                p = parameter_variable(found[2])
+                p = named_parameter(found[2], names or {}, taken)
                 out[var] = (formula(p), p, found[2])
         except (ValueError, OverflowError):
             continue

@@ -66,14 +66,11 @@ import numpy as np
 
 from gpumodeler.core.kernel.graph_items import BLOCK_DIMENSIONS
 from gpumodeler.core.kernel.sass.block_values import (
-    REG, REG_MODS, U32, Follower, Node, compare_truth, const, evaluate, is_predicate, op_node,
-    signed)
+    BLOCK_AXES, REG, REG_MODS, U32, Follower, Node, compare_truth, const, evaluate,
+    is_predicate, op_node, signed)
 from gpumodeler.core.kernel.sass.listing import BRANCHES
 from gpumodeler.core.kernel.sass.thread_tests import MIRRORED, NEGATED, SETP_OPS
 
-#: the largest block dimension along each axis (NVIDIA CUDA C++ Programming Guide,
-#: "Technical Specifications per Compute Capability": x and y at most 1024, z at most 64)
-DIM_MAX = (1024, 1024, 64)
 _LARGEST_DIVISOR = 64
 _STEP_ADDS = frozenset({"IADD3", "VIADD", "IADD", "IADD32I"})
 
@@ -366,16 +363,18 @@ def _halving_trips(c: _Counter, first, bound):
     return None
 
 
-def domain(dims_used: frozenset):
-    """The block dimensions to evaluate a count at: every value of the one axis it reads
-    (the others 1), or one block when it reads none; None for two or more axes."""
+def domain(dims_used: frozenset, axes: dict | None = None):
+    """The values to evaluate a count at: every value of the one axis it reads, 1 to its
+    largest (``axes``: axis -> (name, largest), by default the block's), the others 1, or
+    one block when it reads none; None for two or more axes."""
+    axes = BLOCK_AXES if axes is None else axes
     if not dims_used:
         return None, (np.int64(1), np.int64(1), np.int64(1))
     if len(dims_used) > 1:
         return None
     axis = next(iter(dims_used))
-    values = np.arange(1, DIM_MAX[axis] + 1, dtype=np.int64)
-    dims = tuple(values if a == axis else np.int64(1) for a in range(3))
+    values = np.arange(1, axes[axis][1] + 1, dtype=np.int64)
+    dims = tuple(values if a == axis else np.int64(1) for a in range(max(3, axis + 1)))
     return axis, dims
 
 
@@ -403,10 +402,11 @@ def _fit(b: str, ws, vs) -> str | None:
     return None
 
 
-def formula(axis: int, w, v) -> str | None:
-    """The first of the module's forms that gives ``v`` at every ``w``, as text."""
+def formula(axis: int, w, v, name: str | None = None) -> str | None:
+    """The first of the module's forms that gives ``v`` at every ``w``, as text of ``name``
+    (by default the block dimension ``axis``)."""
     from gpumodeler.core.kernel.expressions import parse
-    b = BLOCK_DIMENSIONS[axis]
+    b = name or BLOCK_DIMENSIONS[axis]
     text = _fit(b, w, v)
     if text is not None:
         return parse(text).text
@@ -420,12 +420,12 @@ def formula(axis: int, w, v) -> str | None:
     return None
 
 
-def _describe(counted, divisor: int = 1) -> TripCount | None:
+def _describe(counted, divisor: int = 1, axes: dict | None = None) -> TripCount | None:
     """The :class:`TripCount` of ``counted = (count, the dimensions it reads)``: ``count``
-    a function of the block dimensions evaluated over :func:`domain` (None: not derived),
-    ``divisor`` dividing it exactly; or None."""
+    a function of the block dimensions (or of the ``axes`` a follower knows) evaluated over
+    :func:`domain` (None: not derived), ``divisor`` dividing it exactly; or None."""
     count, dims_used = counted
-    found = domain(dims_used)
+    found = domain(dims_used, axes)
     if found is None:
         return None
     axis, dims = found
@@ -438,7 +438,8 @@ def _describe(counted, divisor: int = 1) -> TripCount | None:
     v = v // divisor
     if axis is None:
         return TripCount(number=int(np.ravel(v)[0]))
-    text = formula(axis, dims[axis], np.broadcast_to(v, dims[axis].shape))
+    text = formula(axis, dims[axis], np.broadcast_to(v, dims[axis].shape),
+                   (axes or BLOCK_AXES)[axis][0])
     return TripCount(formula=text) if text else None
 
 
@@ -463,16 +464,17 @@ def _group_count(f: Follower, ranges, members) -> TripCount | None:
         c = counter(f, ranges[members[0][0]])
         if c is None or c.first is None:
             return None
-        return _describe((lambda dims: _trips(c, dims), c.first.dims | c.bound.dims))
+        return _describe((lambda dims: _trips(c, dims), c.first.dims | c.bound.dims),
+                         axes=f.axes)
     first = min((k for k, _ in members), key=lambda k: ranges[k].header)
     counters = [(counter(f, ranges[k], entry_needed=k == first), copies) for k, copies in members]
     if any(c is None for c, _ in counters):
         return None
-    found = _shared_countdown(counters, members, first, ranges)
+    found = _shared_countdown(counters, members, first, ranges, f.axes)
     return found if found is not None else _unrolled_and_remainder(f, ranges, members, counters)
 
 
-def _shared_countdown(counters, members, first, ranges) -> TripCount | None:
+def _shared_countdown(counters, members, first, ranges, axes) -> TripCount | None:
     """An unrolled group whose loops count one register down to zero (the module rules)."""
     reg = counters[0][0].register  # type: ignore[union-attr]
     d = None
@@ -499,7 +501,7 @@ def _shared_countdown(counters, members, first, ranges) -> TripCount | None:
     def count(dims):
         v = signed(evaluate(entry, dims))
         return None if np.any(v < 0) else v
-    return _describe((count, entry.dims), divisor=d)
+    return _describe((count, entry.dims), divisor=d, axes=axes)
 
 
 def _unrolled_and_remainder(f: Follower, ranges, members, counters) -> TripCount | None:
@@ -532,8 +534,8 @@ def _unrolled_and_remainder(f: Follower, ranges, members, counters) -> TripCount
         if trips is None or np.any(rest < 0) or np.any(rest % d) or np.any(rest // d >= c):
             return None
         return c * trips + rest // d
-    return _describe((count, big.first.dims | big.bound.dims | left.dims))
+    return _describe((count, big.first.dims | big.bound.dims | left.dims), axes=f.axes)
 
 
-__all__ = ["DIM_MAX", "TripCount", "counter", "domain", "formula", "loop_trip_counts",
+__all__ = ["TripCount", "counter", "domain", "formula", "loop_trip_counts",
            "once_per_trip"]

@@ -1,0 +1,65 @@
+"""Trip counts a kernel parameter decides: ``for (k = 0; k < n; ++k)``, ``for (t = 0; t <
+n / 16; ++t)``, nvcc's unrolled groups of such loops.
+
+The rules of :mod:`.trip_counts` (the counter, the values followed, a do-while's trips, the
+unrolled groups), with each 32-bit kernel parameter the listing reads (``c[0x0][…]`` at or
+after the architecture's first parameter, :func:`.grid_stride.parameter_base`) followed as
+a symbol besides the block's dimensions. A count of one parameter and nothing else is worked
+out for every value of it from 1 to :data:`LARGEST` and written as the first of the trip
+counts' forms that gives it at every one (``n``, ``floor(n / 16)``, ``max(1, n - 1)``…),
+in the parameter's variable (its name from the ``.cu``, else ``param_0x170``:
+:func:`.grid_stride.named_parameter`). Counts of a parameter and a block dimension, of two
+parameters, or of a 64-bit parameter (a ``size_t`` bound: its compare is a pair) are not
+derived.
+
+The variable's default is 0, "not given": a launch applies a formula only where every
+parameter it reads is given a value other than 0
+(:func:`gpumodeler.core.kernel.graph_items.launch_guard_values`); until then the loop keeps
+its own value, 1 by default, as before.
+"""
+from __future__ import annotations
+
+import re
+
+from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.kernel.sass.block_values import BLOCK_AXES, Follower
+from gpumodeler.core.kernel.sass.grid_stride import named_parameter, parameter_base
+from gpumodeler.core.kernel.sass.trip_counts import loop_trip_counts
+
+#: the largest parameter value a count is worked out at
+LARGEST = 4096
+_CBANK = re.compile(r"c\[0x0\]\s*\[(0x[0-9a-f]+)\]", re.I)
+
+
+def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
+                          names: dict, taken) -> dict:
+    """``{loop variable: (formula, parameter variable, parameter offset)}`` of the loop
+    variables of ``groups`` (variable -> its loops, as :func:`.trip_counts.loop_trip_counts`
+    takes them) whose count one kernel parameter decides (the module rules). ``f`` gives
+    the listing and its indexes; ``names`` the parameters' names from the source
+    (``{offset: name}``), ``taken`` the graph's variables."""
+    base = parameter_base(arch_number)
+    if base is None or not groups:
+        return {}
+    offsets = sorted({int(m.group(1), 16) for ins in f.ins for o in ins.operands
+                      for m in _CBANK.finditer(o)} - set(f.dims))
+    offsets = [o for o in offsets if o >= base and o % 4 == 0]
+    if not offsets:
+        return {}
+    axis_of = {off: 3 + k for k, off in enumerate(offsets)}
+    variable = {off: named_parameter(off, names, taken) for off in offsets}
+    p = Follower(f.ins, f.access, f.n_dest, f.ranges, {**f.dims, **axis_of})
+    p._writes, p._over = f._writes, f._over  # the same listing: share the indexes built
+    p.axes = {**BLOCK_AXES, **{axis_of[off]: (variable[off], LARGEST) for off in offsets}}
+    out: dict = {}
+    for var, tc in loop_trip_counts(p, groups).items():
+        if not tc.formula:
+            continue
+        read = parse(tc.formula).variables
+        found = [off for off in offsets if variable[off] in read]
+        if len(found) == 1 and read == {variable[found[0]]}:
+            out[var] = (tc.formula, variable[found[0]], found[0])
+    return out
+
+
+__all__ = ["LARGEST", "parameter_trip_counts"]

@@ -1,0 +1,98 @@
+"""Trip counts a kernel parameter decides (core.kernel.sass.parameter_trips): a loop to n
+gets the formula n; until n is given the loop keeps its own value."""
+import json
+from pathlib import Path
+
+import pytest
+
+from gpumodeler.cli.main import main
+from gpumodeler.core.kernel.graph_items import launch_guard_values, launch_set_text
+from gpumodeler.core.kernel.sass.grid_stride import parameter_base, parameter_variable
+from gpumodeler.core.kernel.sass.importer import (import_from_listing,
+                                                  import_kernel_with_report, read_listing)
+
+ROOT = Path(__file__).resolve().parents[2]
+SASS = ROOT / "resources" / "kernels" / "sass"
+SRC = ROOT / "resources" / "kernels" / "src"
+ARCHS = ("sm_52", "sm_60", "sm_61", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100",
+         "sm_120")
+
+
+def param(arch: str, offset: int) -> str:
+    base = parameter_base(int(arch[3:]))
+    assert base is not None
+    return parameter_variable(base + offset)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_saxpy2s_loop_runs_to_its_parameter_a(arch):
+    """Gajger's saxpy2 (Fig. 5.1): for (cnt = 0; cnt < a; ++cnt), a the second int."""
+    graph, report = import_kernel_with_report(str(SASS / f"saxpy2.{arch}.sass"), None, None)
+    a = param(arch, 4)
+    assert graph.block_trips == {"loop1": a}
+    assert graph.variables[a] == 0 and graph.variables["loop1"] == 1
+    assert f"loop1 = {a}, {a} the kernel parameter at" in report.summary()
+    assert launch_guard_values(graph, {a: 128}, (256, 1, 1), 32) == {"loop1": 128}
+    assert launch_guard_values(graph, {}, (256, 1, 1), 32) == {}  # not given: loop1 stays
+    assert launch_guard_values(graph, {a: 128, "loop1": 3}, (256, 1, 1), 32) == {}
+    assert launch_set_text(graph, "loop1") == f"from {a}; {a} not given: 1"
+
+
+@pytest.mark.parametrize("arch", ["sm_52", "sm_75", "sm_86", "sm_89"])
+def test_nested_loops_run_to_their_own_parameters(arch):
+    """window_sum(m, out, pitch, rows, cols): the outer loop to rows, the inner to cols."""
+    graph, _ = import_kernel_with_report(str(SASS / f"nested_loops.{arch}.sass"), None, None)
+    assert graph.block_trips == {"loop1": param(arch, 0x14), "loop2": param(arch, 0x18)}
+
+
+def test_an_unrolled_inner_loop_counts_its_unrolled_trips():
+    """unroll_inner's #pragma unroll 4 window (its remainder left as straight code): the
+    loop runs floor(cols / 4) trips of 4 bodies."""
+    graph, _ = import_kernel_with_report(str(SASS / "unroll_inner.sm_75.sass"), None, None)
+    assert graph.block_trips["loop2"] == "floor(param_0x178 / 4)"
+
+
+def test_a_count_of_the_block_alone_reads_no_parameter():
+    """tile_column_sum runs blockDim.x trips: the block's count, no parameter made."""
+    graph, _ = import_kernel_with_report(str(SASS / "block_trips.sm_86.sass"),
+                                         "tile_column_sum", None)
+    assert graph.block_trips == {"loop1": "block_x"}
+    assert not any(v.startswith("param_") for v in graph.variables)
+
+
+def test_the_cu_names_saxpy2s_parameter_a_as_the_thesis_does():
+    listing = read_listing(SASS / "saxpy2.sm_86.sass")
+    listing.source = (SRC / "saxpy2.cu").read_text()
+    graph, report = import_from_listing(listing)
+    assert graph.block_trips == {"loop1": "a"} and graph.variables["a"] == 0
+    assert "set it with --set a=N" in report.summary()
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_predict_with_the_parameter_is_predict_with_the_loop(capsys, tmp_path):
+    out = tmp_path / "saxpy2.json"
+    code, _, err = run(capsys, "kernel", "import", SASS / "saxpy2.sm_86.sass", "-o", out)
+    assert code == 0, err
+
+    def time(*sets):
+        code, text, err = run(capsys, "predict", "--device", "RTX 3080", "--graph", out,
+                              "--data-size", 10 ** 6, "--block-size", 256, "--registers", 32,
+                              *sets, "--json")
+        assert code == 0, err
+        return json.loads(text)["kernel_time_s"]
+
+    assert time("--set", "param_0x164=128") == time("--set", "loop1=128")
+    assert time("--set", "param_0x164=128") != time()
+    assert time() == time("--set", "loop1=1")  # not given: the loop's own value
+    # a sweep over the parameter moves the loop
+    code, text, err = run(capsys, "sweep", "--device", "RTX 3080", "--graph", out,
+                          "--data-size", 10 ** 6, "--block-size", 256, "--registers", 32,
+                          "--set", "param_0x164=1,64,1024", "--format", "json")
+    assert code == 0, err
+    times = [row["kernel_time_s"] for row in json.loads(text)]
+    assert times[0] < times[1] < times[2]
