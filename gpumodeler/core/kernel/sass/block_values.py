@@ -85,6 +85,9 @@ class Follower:
         self._over: list | None = None
         #: loop range -> its counter (trip_counts.counter), worked out once
         self.counters: dict = {}
+        #: loop range -> its back branch's condition (trip_counts.latch_condition): the
+        #: listing's, shared by the followers of one listing
+        self.latches: dict = {}
         #: (register, loop range): a loop's counter read inside that loop, as the symbol
         #: ``counter`` (its value on the trip: :func:`trip_tests`)
         self.counter: tuple | None = None

@@ -173,7 +173,8 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
     axes = {off: ("xyz".index(name[-1]) if name.startswith("ntid.") else _GRID_AXES[name])
             for off, name in dim_offsets.items()}
     g = _GridFollower(f.ins, f.access, f.n_dest, f.ranges, axes)
-    g._writes, g._over = f._writes, f._over  # the same listing: share the indexes built
+    # the same listing: share the indexes built
+    g._writes, g._over, g.latches = f._writes, f._over, f.latches
     out: dict = {}
     samples = None
     for var, members in groups.items():

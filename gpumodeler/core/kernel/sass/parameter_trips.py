@@ -19,16 +19,37 @@ its own value, 1 by default, as before.
 """
 from __future__ import annotations
 
-import re
-
 from gpumodeler.core.kernel.expressions import parse
-from gpumodeler.core.kernel.sass.block_values import BLOCK_AXES, Follower
+from gpumodeler.core.kernel.sass.block_values import Follower
 from gpumodeler.core.kernel.sass.grid_stride import named_parameter, parameter_base
 from gpumodeler.core.kernel.sass.trip_counts import loop_trip_counts
 
 #: the largest parameter value a count is worked out at
 LARGEST = 4096
-_CBANK = re.compile(r"c\[0x0\]\s*\[(0x[0-9a-f]+)\]", re.I)
+
+
+class _ParameterAxes(dict):
+    """The constant-bank offsets a follower reads as symbols: the block's dimensions, and
+    each kernel parameter (at or after ``base``, 4-byte aligned) given an axis of its own
+    the first time a value reads it (in ``axes``, with its variable and :data:`LARGEST`)."""
+
+    def __init__(self, dims: dict, base: int, axes: dict, names: dict, taken):
+        super().__init__(dims)
+        self.base, self.axes, self.names, self.taken = base, axes, names, taken
+        self.offsets: list = []
+        self.variables: dict = {}
+
+    def __contains__(self, offset) -> bool:
+        if dict.__contains__(self, offset):
+            return True
+        if not isinstance(offset, int) or offset < self.base or offset % 4:
+            return False
+        axis = 3 + len(self.offsets)
+        self[offset] = axis
+        self.offsets.append(offset)
+        self.variables[offset] = named_parameter(offset, self.names, self.taken)
+        self.axes[axis] = (self.variables[offset], LARGEST)
+        return True
 
 
 def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
@@ -41,16 +62,12 @@ def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
     base = parameter_base(arch_number)
     if base is None or not groups:
         return {}
-    offsets = sorted({int(m.group(1), 16) for ins in f.ins for o in ins.operands
-                      for m in _CBANK.finditer(o)} - set(f.dims))
-    offsets = [o for o in offsets if o >= base and o % 4 == 0]
-    if not offsets:
-        return {}
-    axis_of = {off: 3 + k for k, off in enumerate(offsets)}
-    variable = {off: named_parameter(off, names, taken) for off in offsets}
-    p = Follower(f.ins, f.access, f.n_dest, f.ranges, {**f.dims, **axis_of})
-    p._writes, p._over = f._writes, f._over  # the same listing: share the indexes built
-    p.axes = {**BLOCK_AXES, **{axis_of[off]: (variable[off], LARGEST) for off in offsets}}
+    p = Follower(f.ins, f.access, f.n_dest, f.ranges, {})
+    # the same listing: share the indexes built
+    p._writes, p._over, p.latches = f._writes, f._over, f.latches
+    read_as = _ParameterAxes(f.dims, base, p.axes, names, taken)
+    p.dims = read_as
+    offsets, variable = read_as.offsets, read_as.variables
     out: dict = {}
     for var, tc in loop_trip_counts(p, groups).items():
         if not tc.formula:

@@ -112,7 +112,15 @@ def counter(f: Follower, r, entry_needed: bool = True) -> _Counter | None:
 
 def latch_condition(f: Follower, r) -> tuple[str, bool] | None:
     """``(predicate, goes on when it is true)`` of loop ``r``'s one back branch, where the
-    loop has no other way out (no ``break``, no ``EXIT`` in it); else None."""
+    loop has no other way out (no ``break``, no ``EXIT`` in it); else None. Worked out once
+    per loop (``f.latches``)."""
+    key = (r.header, r.latch)
+    if key not in f.latches:
+        f.latches[key] = _latch_condition(f, r)
+    return f.latches[key]
+
+
+def _latch_condition(f: Follower, r) -> tuple[str, bool] | None:
     ins = f.ins
     t = r.latch
     latch = ins[t]
