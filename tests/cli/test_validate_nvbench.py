@@ -107,7 +107,7 @@ def test_a_row_walk_per_lane_is_bound_by_the_l1_lines_but_one_launch(set_json):
     ratio = {}
     for row in set_json["rows"]:
         if row["kernel"].endswith("matvec.sm_86.sass"):
-            key = (row["gpu"], row["set"]["loop1"], str(row["grid"]))
+            key = (row["gpu"], row["set"]["param_0x17c"], str(row["grid"]))  # the row length
             ratio[key] = row["models"]["gajger"]["time_s"] / row["measured_s"]
     assert len(ratio) == 7
     paged = ("GeForce RTX 3080", 512.0, "256")

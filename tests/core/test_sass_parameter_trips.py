@@ -52,6 +52,26 @@ def test_an_unrolled_inner_loop_counts_its_unrolled_trips():
     assert graph.block_trips["loop2"] == "floor(param_0x178 / 4)"
 
 
+NVBENCH = ROOT / "resources" / "validation" / "kernels" / "nvbench"
+
+
+@pytest.mark.parametrize("listing, function, offset", [
+    (SASS / "matmul_naive.sm_75.sass", None, 0x178),
+    (SASS / "matmul_naive.sm_90.sass", None, 0x228),
+    (SASS / "unroll_nested.sm_52.sass", None, 0x158),
+    (SASS / "unroll_nested.sm_90.sass", None, 0x228),
+    (NVBENCH / "matmul.sm_86.sass", "matmul_naive", 0x17c),
+    (NVBENCH / "matvec.sm_75.sass", "matvec_rows", 0x17c)])
+def test_nvccs_unrolled_loop_to_a_parameter_runs_to_it(listing, function, offset):
+    """for (k = 0; k < n; ++k), unrolled by nvcc (4) and ptxas (4 again): n − n % 4 counted
+    down by 16 and then by 4, and a remainder loop of n % 4 steps; the group's variable, the
+    source loop's iterations, is n."""
+    graph, _ = import_kernel_with_report(str(listing), function, None)
+    n = parameter_variable(offset)
+    assert graph.block_trips == {"loop1": n}
+    assert launch_guard_values(graph, {n: 1000}, (256, 1, 1), 32) == {"loop1": 1000}
+
+
 def test_a_count_of_the_block_alone_reads_no_parameter():
     """tile_column_sum runs blockDim.x trips: the block's count, no parameter made."""
     graph, _ = import_kernel_with_report(str(SASS / "block_trips.sm_86.sass"),

@@ -43,6 +43,9 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   for every block (nvcc's ``n − n % 4``). Or two loops, one of ``c`` copies with a count
   of its own and a remainder loop counting a register down to zero by ``d``, which holds
   a remainder below ``c`` (times ``d``) where the group starts: ``v = c · trips + that / d``.
+  Or loops counting one register down as above and a last, remainder loop of one copy
+  counting another register down to zero by the same ``d`` (nvcc's ``n − n % 4`` by 16 and
+  by 4, then ``n % 4``): ``v = (entry + remainder) / d``.
 * **The count as a formula.** The count is worked out for every block the count reads
   (``blockDim.x`` or ``.y`` from 1 to 1024, ``.z`` to 64; a count of two dimensions is not
   derived) and written as the first of these forms that gives it at every one: ``a·b + c``,
@@ -479,11 +482,16 @@ def _group_count(f: Follower, ranges, members) -> TripCount | None:
     if any(c is None for c, _ in counters):
         return None
     found = _shared_countdown(counters, members, first, ranges, f.axes)
-    return found if found is not None else _unrolled_and_remainder(f, ranges, members, counters)
+    if found is None:
+        found = _unrolled_and_remainder(f, ranges, members, counters)
+    return found if found is not None else _countdown_and_remainder(f, ranges, members,
+                                                                    counters)
 
 
-def _shared_countdown(counters, members, first, ranges, axes) -> TripCount | None:
-    """An unrolled group whose loops count one register down to zero (the module rules)."""
+def _countdown(counters, members, first) -> tuple | None:
+    """``(entry, d)`` of loops that count one register down to zero: every loop by its
+    copies times one step ``d``, the smallest stopping at zero, ``entry`` the register on
+    entering the first; else None."""
     reg = counters[0][0].register  # type: ignore[union-attr]
     d = None
     for c, copies in counters:
@@ -496,20 +504,64 @@ def _shared_countdown(counters, members, first, ranges, axes) -> TripCount | Non
             return None
     smallest = counters[-1][0]
     assert smallest is not None and d is not None
-    bound = evaluate(smallest.bound, (1, 1, 1))
-    # the smallest loop stops at zero: goes on while != 0, > 0 or >= 1
-    if (smallest.op, int(bound)) not in (("!=", 0), (">", 0), (">=", 1)):
+    if not _stops_at_zero(smallest):
         return None
     c0 = next(c for (c, _), (k, _) in zip(counters, members) if k == first)
     assert c0 is not None
-    entry = c0.entry
-    if entry is None:
+    return None if c0.entry is None else (c0.entry, d)
+
+
+def _stops_at_zero(c: _Counter) -> bool:
+    """Whether counter ``c`` goes on while != 0, > 0 or >= 1."""
+    if c.bound.dims:
+        return False
+    bound = evaluate(c.bound, (1, 1, 1))
+    return (c.op, int(bound)) in (("!=", 0), (">", 0), (">=", 1))
+
+
+def _shared_countdown(counters, members, first, ranges, axes) -> TripCount | None:
+    """An unrolled group whose loops count one register down to zero (the module rules)."""
+    found = _countdown(counters, members, first)
+    if found is None:
         return None
+    entry, d = found
 
     def count(dims):
         v = signed(evaluate(entry, dims))
         return None if np.any(v < 0) else v
     return _describe((count, entry.dims), divisor=d, axes=axes)
+
+
+def _countdown_and_remainder(f: Follower, ranges, members, counters) -> TripCount | None:
+    """An unrolled group whose loops but the last count one register down to zero (nvcc's
+    ``n − n % 4`` source iterations, by 16 and then by 4: :func:`_countdown`), the last a
+    remainder loop of one copy counting another register down to zero by the same step
+    ``d`` (``n % 4``, unchanged by the loops before it): ``v = (entry + left) / d``, ``left``
+    the remainder register where the group starts."""
+    if len(members) < 3 or members[-1][1] != 1:
+        return None
+    first = members[0][0]
+    found = _countdown(counters[:-1], members[:-1], first)
+    small = counters[-1][0]
+    if found is None or small is None or small.register == counters[0][0].register or \
+            not _stops_at_zero(small):
+        return None
+    entry, d = found
+    if -small.step != d:
+        return None
+    r, unit = ranges[first], ranges[members[-1][0]]
+    if unit.header < r.header or f.written_between(small.register, r.header, unit.header - 1):
+        return None
+    left = f.register(small.register, r.header, 0, entering=r)  # the remainder, on entry
+    if left is None:
+        return None
+
+    def count(dims):
+        main, rest = signed(evaluate(entry, dims)), signed(evaluate(left, dims))
+        if np.any(main < 0) or np.any(rest < 0) or np.any(main % d) or np.any(rest % d):
+            return None
+        return (main + rest) // d
+    return _describe((count, entry.dims | left.dims), axes=f.axes)
 
 
 def _unrolled_and_remainder(f: Follower, ranges, members, counters) -> TripCount | None:
@@ -524,9 +576,7 @@ def _unrolled_and_remainder(f: Follower, ranges, members, counters) -> TripCount
     big, small = counters[0][0], counters[1][0]
     if big is None or small is None or big.first is None or ranges[main].header > ranges[unit].header:
         return None
-    bound = evaluate(small.bound, (1, 1, 1))
-    if small.step >= 0 or small.bound.dims or (small.op, int(bound)) not in (
-            ("!=", 0), (">", 0), (">=", 1)):
+    if small.step >= 0 or not _stops_at_zero(small):
         return None
     d = -small.step
     r = ranges[main]
