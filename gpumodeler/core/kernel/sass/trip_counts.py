@@ -397,11 +397,12 @@ def _fit(b: str, ws, vs) -> str | None:
         if np.array_equal(a * ws + c, vs):
             core = b if a == 1 else f"{a} * {b}" if a else ""
             return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if core and c else core or str(c)
+    head_w, head_v = ws[:2 * _LARGEST_DIVISOR], vs[:2 * _LARGEST_DIVISOR]  # a quick first check
     for m in range(2, _LARGEST_DIVISOR + 1):
         for k in range(m):
-            base = (ws + k) // m
-            c = int(vs[0] - base[0])
-            if np.array_equal(base + c, vs):
+            c = int(vs[0] - (ws[0] + k) // m)
+            if np.array_equal((head_w + k) // m + c, head_v) and \
+                    np.array_equal((ws + k) // m + c, vs):
                 core = f"floor({b} / {m})" if not k else f"floor(({b} + {k}) / {m})"
                 return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if c else core
     logs = np.log2(ws.astype(float))
