@@ -127,6 +127,8 @@ def test_a_grid_stride_loop_says_the_block_and_grid_set_it(window, qtbot):
     assert field.placeholderText() == "kernel parameter, default 0: not given"
     assert "grid-stride" in field.toolTip()
     assert "block and grid" in window.kernel_editor._variable_fields["loop1"].toolTip()
+    assert "a kernel parameter: the trip count of loop1 reads it" in \
+        window.kernel_editor._variable_fields["param_0x170"].toolTip()
 
 
 def test_a_loop_the_block_counts_says_the_block_sets_it(window, qtbot):

@@ -20,7 +20,8 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPu
 from gpumodeler.core.commands import RemoveKernel
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import Edge, KernelGraph
-from gpumodeler.core.kernel.graph_items import launch_set_text
+from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.kernel.graph_items import formula_inputs, launch_set_text
 from gpumodeler.core.kernel.latency_bound import resolve_edge_latency
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo
@@ -280,6 +281,11 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                 field.setMaximumWidth(80)
                 guards = [x for x in (g.guards.values() if g else ()) if x.fraction.text == name]
                 tests = sorted({x.test for x in guards if x.test})
+                # a kernel parameter: the loops whose count reads it; a loop: the parameters
+                readers = sorted(v for v, t in g.block_trips.items()
+                                 if name in parse(t).variables) if g else []
+                reads = (formula_inputs(g) & parse(g.block_trips[name]).variables
+                         if g and name in g.block_trips else set())
                 field.setToolTip(f"default value of {name} for this kernel (launches may override it)"
                                  + (f"; the fraction of the time {len(guards)} guarded piece(s) of "
                                     f"code run (0..1, 1 = always)" if guards else "")
@@ -288,9 +294,12 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                                     f"(this value: a 256-thread block)" if tests else "")
                                  + (f"; each launch sets it {launch_set_text(g, name)}: the "
                                     f"loop's trip count {g.block_trips[name]} (this value: "
-                                    + ("a grid-stride loop's one trip)" if "grid" in
-                                       launch_set_text(g, name) else "a 256-thread block)")
+                                    + ("the loop's own, until the kernel parameter is given)"
+                                       if reads else "a 256-thread block)")
                                     if g and name in g.block_trips else "")
+                                 + (f"; a kernel parameter: the trip count of "
+                                    f"{', '.join(readers)} reads it (0: not given, the loop "
+                                    f"keeps its value)" if readers else "")
                                  + (f"; each launch sets it from its block: the mean share of "
                                     f"the block's warps with a thread where "
                                     f"{g.trip_tests[name]['value']} "
