@@ -281,7 +281,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         func, _IdOf(index_of, ids), report.compared,
         exact={ins_list[i].address for i in by_block},
         trip_tests={ins_list[i].address: v for i, v in against_counter.items()},
-        trip_specs=report.trip_specs)
+        trip_specs=report.trip_specs, infos=infos, access=access)
     guarded: dict = {}
     for kind, members, fraction, signature, _ in report.guards:
         for m in members:

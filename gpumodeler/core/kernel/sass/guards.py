@@ -306,7 +306,8 @@ class _Writes:
 
 def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
                 exact: frozenset | set = frozenset(), trip_tests: dict | None = None,
-                trip_specs: dict | None = None) -> list[tuple]:
+                trip_specs: dict | None = None, infos: list | None = None,
+                access: list | None = None) -> list[tuple]:
     """``(kind, members, fraction or None, signature, test)`` of each guard of ``func``;
     ``ids``: address -> graph instruction id (instructions not in the graph are left out);
     ``compared``: the value each ISETP compares, by address (the import's address analysis;
@@ -317,17 +318,21 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
     (:func:`.block_tests.trip_tests`), each guard on which gets a variable of its own, its
     test on the side that runs put in ``trip_specs`` (signature -> the graph's trip test).
     ``fraction`` None: a variable, shared by guards of equal ``signature``; ``test`` the
-    thread test that sets it per launch ("" none)."""
+    thread test that sets it per launch ("" none). ``infos`` and ``access``: each of the
+    first instructions' class and registers (written, read), where the caller has them
+    (the graph builder: the function less its trailing padding)."""
     compared = compared or {}
     ins_list = list(func.instructions)
-    infos = [classify(i.opcode) for i in ins_list]
+    infos = list(infos or [])
+    infos += [classify(i.opcode) for i in ins_list[len(infos):]]
     units = [i.unit if i is not None else None for i in infos]
+    known = access or []
     last: dict = {}
     reaching = []  # (register, its last write before the instruction or None) per read
     wrote = []  # the registers each instruction writes
     setter_of = []  # the last write of each instruction's guard predicate before it
     for k, ins in enumerate(ins_list):
-        written, read = reg_access(ins, units[k])
+        written, read = known[k] if k < len(known) else reg_access(ins, units[k])
         reaching.append([(r, last.get(r)) for r in read])
         wrote.append(written)
         setter_of.append(last.get((ins.guard or "").lstrip("@!")))
