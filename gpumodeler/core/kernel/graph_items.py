@@ -368,7 +368,9 @@ def launch_guard_values(graph, given, block, warp_size: int, grid=None) -> dict:
     * each loop variable of ``graph.block_trips``: its formula at the block
       (``floor(block_x / 4)``, core.kernel.sass.trip_counts), or at the block, the ``grid``
       and the variables it reads (a grid-stride loop, core.kernel.sass.grid_stride; left
-      alone without a grid);
+      alone without a grid; a loop to a kernel parameter, core.kernel.sass.parameter_trips).
+      A formula that reads a variable at 0 (a kernel parameter not given) is left alone:
+      the loop keeps its value;
     * each guard variable of ``graph.trip_tests``: the mean over its loop's trips of the
       share of the block's warps passing the test on that trip (:func:`trip_test_share`)."""
     dims = tuple(int(d) for d in block) if isinstance(block, (tuple, list)) else (int(block),)
