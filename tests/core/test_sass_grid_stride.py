@@ -84,6 +84,26 @@ def test_the_loads_counted_over_a_launch_are_the_elements():
         assert loads == pytest.approx(2 * math.ceil(elements / 32))
 
 
+@pytest.mark.parametrize("arch", ARCHS[3:])
+def test_an_unrolled_grid_stride_loop_and_its_remainder_are_one_grid_stride_loop(arch):
+    """for (; i + 3 * S < n; i += 4 * S) {4 copies}, then for (; i < n; i += S): the pair
+    the import groups as an unrolled loop counts the elements a thread takes, the
+    grid-stride formula over n (a size_t, the third parameter)."""
+    graph, _ = imported(SASS / f"grid_stride.{arch}.sass", "stride_unrolled")
+    n = parameter_variable(parameter_base(int(arch[3:])) + 16)
+    assert graph.block_trips == {"loop1": f"max(1, ceil({n} / 32) * 32 / (block_x * grid_x))"}
+    assert [lp.iterations.text for lp in graph.loops.values()] == \
+        ["floor(loop1 / 4)", "loop1 - 4 * floor(loop1 / 4)"]
+
+
+@pytest.mark.parametrize("arch", ARCHS[:3])
+def test_maxwell_and_pascal_leave_the_unrolled_grid_stride_loop_a_variable(arch):
+    """Their 64-bit strides are IADD.CC/.X chains of three terms the values are not
+    followed through."""
+    graph, _ = imported(SASS / f"grid_stride.{arch}.sass", "stride_unrolled")
+    assert graph.block_trips == {}
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 @pytest.mark.parametrize("function", ["stride_twice", "stride_rows"])
 def test_other_strides_and_counts_of_y_keep_their_variable(arch, function):

@@ -32,3 +32,23 @@ __global__ void stride_rows(float *y, const float *x, int rows, int cols)
     for (int r = blockIdx.y * blockDim.y + threadIdx.y; r < rows; r += blockDim.y * gridDim.y)
         y[r * cols + col] = x[r * cols + col];
 }
+
+// Four grid strides a trip, then the rest one stride a trip (an unrolled grid-stride copy):
+// the two loops read as one grid-stride loop over n.
+__global__ void stride_unrolled(const float4 *__restrict__ src, float4 *__restrict__ dst,
+                                size_t n)
+{
+    size_t stride = (size_t)gridDim.x * blockDim.x;
+    size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i + 3 * stride < n; i += 4 * stride) {
+        float4 v[4];
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            v[u] = src[i + u * stride];
+#pragma unroll
+        for (int u = 0; u < 4; ++u)
+            dst[i + u * stride] = v[u];
+    }
+    for (; i < n; i += stride)
+        dst[i] = src[i];
+}

@@ -33,10 +33,16 @@ indices as symbols too):
   last to that value, and enters the loop as ``blockIdx.x · blockDim.x + threadIdx.x`` (checked
   the same way).
 
+An unrolled grid-stride loop and its remainder (``for (; i + 3 * S < n; i += 4 * S)`` of
+four copies, then ``for (; i < n; i += S)``), which the import groups as one unrolled loop
+of the elements a thread takes, gets the same formula: the main loop's counter advances
+``c`` strides a trip and is compared ``c − 1`` strides on, the remainder loop goes on with
+the same register one stride a trip, and the counter enters the main loop as the thread's
+index.
+
 The index is read as below 2^31 (the 32-bit values followed): a ``size_t`` loop over more
-elements than that is counted as if it were. Left out: loops of a stride a multiple of the
-grid's (``i += 4 * stride``, an unrolled grid-stride loop and its remainder) and counts of
-``y`` or ``z``.
+elements than that is counted as if it were. Left out: a loop of a stride that is a
+multiple of the grid's on its own (``i += 2 * stride``) and counts of ``y`` or ``z``.
 """
 from __future__ import annotations
 
@@ -102,8 +108,9 @@ def named_parameter(offset: int, names: dict, taken) -> str:
 
 class _GridFollower(Follower):
     """A :class:`Follower` that also knows the grid's dimensions and the thread and block
-    indices (``S2R``, ``S2UR``), follows the low words of 64-bit adds (``IADD3`` with a
-    carry out, ``IMAD.WIDE.U32``: exact in the low 32 bits), and, inside ``loop``, reads a
+    indices (``S2R``, ``S2UR``), follows the low words of 64-bit adds (``IADD3`` and
+    ``LEA`` with a carry out, ``IMAD.WIDE.U32``: exact in the low 32 bits), and, inside
+    ``loop``, reads a
     register the loop carries from trip to trip (written in the loop only after the reader)
     as a symbol: its value at the start of the trip (``carried``: register -> axis)."""
 
@@ -138,6 +145,12 @@ class _GridFollower(Follower):
             values = [o for o in ops[1:] if not is_predicate(o)]
             got = [self.operand(o, j, depth) for o in values]
             return None if any(x is None for x in got) else op_node("add", *got)
+        if mnem in ("LEA", "ULEA") and not mods & {"HI", "X"} and len(ops) >= 2 and \
+                is_predicate(ops[1]):  # the low word of a 64-bit (a << s) + b
+            values = [o for o in ops[1:] if not is_predicate(o)]
+            got = [self.operand(o, j, depth) for o in values]
+            return None if len(got) != 3 or any(x is None for x in got) else \
+                op_node("add", op_node("shl", got[0], got[2]), got[1])
         if mnem in ("IMAD", "UIMAD") and mods >= {"WIDE", "U32"} and len(ops) == 4:
             got = [self.operand(o, j, depth) for o in ops[1:]]
             return None if any(x is None for x in got) else \
@@ -178,47 +191,93 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
     out: dict = {}
     samples = None
     for var, members in groups.items():
-        if len(members) != 1 or members[0][1] != 1:
-            continue
-        r = f.ranges[members[0][0]]
-        found = _loop(g, r, base)
-        if found is None:
-            continue
         if samples is None:
             samples = _samples()
+        offset = None
         try:
-            if _is_grid_stride(g, r, found, samples):
-                p = named_parameter(found[2], names or {}, taken)
-                out[var] = (formula(p), p, found[2])
+            if len(members) == 1 and members[0][1] == 1:
+                r = f.ranges[members[0][0]]
+                found = _loop(g, r, base)
+                if found is not None and _is_grid_stride(g, r, found, samples):
+                    offset = found[2]
+            elif len(members) == 2 and members[1][1] == 1:
+                offset = _is_unrolled_grid_stride(g, f.ranges[members[0][0]],
+                                                  f.ranges[members[1][0]], members[0][1],
+                                                  base, samples)
         except (ValueError, OverflowError):
             continue
+        if offset is not None:
+            p = named_parameter(offset, names or {}, taken)
+            out[var] = (formula(p), p, offset)
     return out
 
 
-def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
-    """Whether the compared value ``found[0]`` (read at ``found[1]``) is a counter the
-    loop carries plus the grid's stride, the counter entering the loop as the thread's
-    index in the grid (the module rules), checked at ``samples``."""
-    value, s, _ = found
+def _strides(g: _GridFollower, r, found, samples) -> tuple | None:
+    """``(counter, a, b)`` of loop ``r`` whose compared value ``found[0]`` is the counter
+    it carries plus grid strides: the counter advances ``a`` strides a trip and the value
+    compared is ``b`` strides past it (the simple loop: 1 and 0), checked at ``samples``;
+    else None."""
+    value = found[0]
     if len(g.carried) != 1:
-        return False
+        return None
     (reg, axis), = g.carried.items()
     writes = g.writes_between(reg, r.header, r.latch)
     if not writes or any(g.ins[w].guard or skipped_in_loop(g, r, w) or any(
             o is not r and r.header <= o.header and o.latch <= r.latch
             for o in g.loops_of(w)) for w in writes):
-        return False  # the counter: written on every trip, not in an inner loop
+        return None  # the counter: written on every trip, not in an inner loop
     at_end = g.instruction(writes[-1], 0)  # the counter at the end of a trip
     if at_end is None or len(g.carried) != 1:
-        return False
-    nx, gx, tx, cx, x = samples[0], samples[3], samples[6], samples[9], samples[axis]
-    v = evaluate(value, samples)
-    if not np.array_equal(evaluate(at_end, samples), v) or \
-            not np.array_equal((v - x) & U32, nx * gx):
-        return False  # the value compared is the counter after a grid's stride
+        return None
+    stride, x = samples[0] * samples[3], samples[axis]  # blockDim.x * gridDim.x
+    end, v = evaluate(at_end, samples), evaluate(value, samples)
+    a, b = (end - x) & U32, (v - end) & U32
+    if np.any(a % stride) or np.any(b % stride):
+        return None
+    a, b = a // stride, b // stride
+    if np.any(a != a[0]) or np.any(b != b[0]) or a[0] < 1:
+        return None
+    return reg, int(a[0]), int(b[0])
+
+
+def _enters_at_the_thread_index(g: _GridFollower, reg: str, r, samples) -> bool:
+    """Whether ``reg`` enters loop ``r`` as ``blockIdx.x · blockDim.x + threadIdx.x``."""
     g.loop = None
     entry = g.register(reg, r.header, 0, entering=r)
+    nx, tx, cx = samples[0], samples[6], samples[9]
     return entry is not None and np.array_equal(evaluate(entry, samples), cx * nx + tx)
+
+
+def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
+    """Whether loop ``r`` (``found``: its compare) is a grid-stride loop: its counter
+    advances one grid stride a trip, is compared after that, and enters the loop as the
+    thread's index in the grid (the module rules)."""
+    got = _strides(g, r, found, samples)
+    return got is not None and got[1:] == (1, 0) and \
+        _enters_at_the_thread_index(g, got[0], r, samples)
+
+
+def _is_unrolled_grid_stride(g: _GridFollower, main, unit, copies: int, base: int,
+                             samples) -> int | None:
+    """The parameter offset of an unrolled grid-stride loop of ``copies`` copies and its
+    remainder (``for (; i + 3 * S < n; i += 4 * S)`` then ``for (; i < n; i += S)``): the
+    main loop's counter advances ``copies`` strides a trip and is compared ``copies − 1``
+    strides on, the remainder loop goes on with the same register one stride a trip, and
+    the counter enters the main loop as the thread's index; else None."""
+    if main.header > unit.header:
+        return None
+    found = _loop(g, unit, base)
+    got = None if found is None else _strides(g, unit, found, samples)
+    if found is None or got is None or got[1:] != (1, 0):
+        return None
+    reg, offset = got[0], found[2]
+    found = _loop(g, main, base)
+    got = None if found is None else _strides(g, main, found, samples)
+    if found is None or got is None or found[2] != offset or \
+            got != (reg, copies, copies - 1) or \
+            g.written_between(reg, main.latch + 1, unit.header - 1):
+        return None
+    return offset if _enters_at_the_thread_index(g, reg, main, samples) else None
 
 
 def _loop(g: _GridFollower, r, base: int):
