@@ -88,9 +88,9 @@ def test_the_loads_counted_over_a_launch_are_the_elements():
 def test_an_unrolled_grid_stride_loop_and_its_remainder_are_one_grid_stride_loop(arch):
     """for (; i + 3 * S < n; i += 4 * S) {4 copies}, then for (; i < n; i += S): the pair
     the import groups as an unrolled loop counts the elements a thread takes, the
-    grid-stride formula over n (a size_t, the third parameter)."""
+    grid-stride formula over n (a size_t after y, x and the float a: 24 bytes in)."""
     graph, _ = imported(SASS / f"grid_stride.{arch}.sass", "stride_unrolled")
-    n = parameter_variable(parameter_base(int(arch[3:])) + 16)
+    n = parameter_variable(parameter_base(int(arch[3:])) + 24)
     assert graph.block_trips == {"loop1": f"max(1, ceil({n} / 32) * 32 / (block_x * grid_x))"}
     assert [lp.iterations.text for lp in graph.loops.values()] == \
         ["floor(loop1 / 4)", "loop1 - 4 * floor(loop1 / 4)"]

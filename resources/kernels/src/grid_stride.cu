@@ -33,22 +33,22 @@ __global__ void stride_rows(float *y, const float *x, int rows, int cols)
         y[r * cols + col] = x[r * cols + col];
 }
 
-// Four grid strides a trip, then the rest one stride a trip (an unrolled grid-stride copy):
-// the two loops read as one grid-stride loop over n.
-__global__ void stride_unrolled(const float4 *__restrict__ src, float4 *__restrict__ dst,
-                                size_t n)
+// Four grid strides a trip, then the rest one stride a trip (an unrolled grid-stride
+// scale): the two loops read as one grid-stride loop over n.
+__global__ void stride_unrolled(float4 *y, const float4 *__restrict__ x, float a, size_t n)
 {
-    size_t stride = (size_t)gridDim.x * blockDim.x;
-    size_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    for (; i + 3 * stride < n; i += 4 * stride) {
-        float4 v[4];
+    const size_t step = (size_t)blockDim.x * gridDim.x;
+    size_t k = threadIdx.x + (size_t)blockIdx.x * blockDim.x;
+    while (k + 3 * step < n) {
+        float4 t[4];
 #pragma unroll
-        for (int u = 0; u < 4; ++u)
-            v[u] = src[i + u * stride];
+        for (int j = 0; j < 4; ++j)
+            t[j] = x[k + j * step];
 #pragma unroll
-        for (int u = 0; u < 4; ++u)
-            dst[i + u * stride] = v[u];
+        for (int j = 0; j < 4; ++j)
+            y[k + j * step] = make_float4(a * t[j].x, a * t[j].y, a * t[j].z, a * t[j].w);
+        k += 4 * step;
     }
-    for (; i < n; i += stride)
-        dst[i] = src[i];
+    for (; k < n; k += step)
+        y[k] = make_float4(a * x[k].x, a * x[k].y, a * x[k].z, a * x[k].w);
 }
