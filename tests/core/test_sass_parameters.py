@@ -41,9 +41,13 @@ __global__ void axpy(float *y, const float * __restrict__ x, float a,
 {
     y[0] = a;
 }
-__global__ void twice(int a);
-__global__ void twice(float a) { }
+__global__ void twice(int, float *);
+__global__ void twice(int n, float *y) { }
+__global__ void dup(int a) { }
+__global__ void dup(float b) { }
 __global__ void arrays(float y[], int n[4], int m) { }
+__global__ void unnamed(float *, int);
+template __global__ void scale<float>(float *, const float *, float, int);
 """
 
 
@@ -55,8 +59,13 @@ def test_the_source_gives_each_parameter_its_type_and_name():
                                                   ("T", "a"), ("int", "n")]
     assert source_parameters(SOURCE, "arrays") == [("float*", "y"), ("int*", "n"),
                                                    ("int", "m")]
-    assert source_parameters(SOURCE, "twice") is None  # two of them: which one is unknown
+    # a declaration beside the definition: the definition's names
+    assert source_parameters(SOURCE, "twice") == [("int", "n"), ("float *", "y")]
+    assert source_parameters(SOURCE, "dup") is None  # two definitions: which one is unknown
     assert source_parameters(SOURCE, "fake") is None  # only in a comment
+    # a declaration alone, its parameters unnamed: no names
+    assert source_parameters(SOURCE, "unnamed") == [("float *", ""), ("int", "")]
+    assert parameter_names(SOURCE, "unnamed", None, 0x160) == {}
 
 
 def test_the_parameters_are_laid_out_as_a_struct_from_the_first_offset():

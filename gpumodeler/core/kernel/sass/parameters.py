@@ -20,8 +20,9 @@ signature's where the listing has one, else the source's):
 
 A parameter of any other type (a struct, a template parameter the signature does not
 resolve) ends the layout: the parameters after it keep their offset names. The source's
-names are used only where the source has exactly one ``__global__`` function of that name
-with as many parameters as the listing's signature. Comments are skipped; macros are not
+names are used only where the source has exactly one definition of that ``__global__``
+function (or, without one, exactly one declaration) with as many parameters as the
+listing's signature; a parameter written without a name keeps its offset name. Comments are skipped; macros are not
 expanded (a signature written with a macro is not found, and nothing is named).
 """
 from __future__ import annotations
@@ -77,10 +78,12 @@ def _split_top(text: str) -> list[str]:
 
 
 def source_parameters(source: str, function: str) -> list[tuple[str, str]] | None:
-    """``[(type, name), …]`` of the one ``__global__`` function ``function`` of ``source``;
-    None where there is not exactly one."""
+    """``[(type, name), …]`` of the ``__global__`` function ``function`` of ``source``: its
+    one definition (a declaration or an explicit instantiation besides it is left alone),
+    else its one declaration; None where there is not exactly one. A parameter written
+    without a name (``float *``) has the name ""."""
     text = _strip_comments(source)
-    found = []
+    found = []  # (parameters, whether a definition)
     for m in re.finditer(r"__global__", text):
         end = min([i for i in (text.find("{", m.end()), text.find(";", m.end())) if i >= 0],
                   default=-1)
@@ -110,10 +113,16 @@ def source_parameters(source: str, function: str) -> list[tuple[str, str]] | Non
             if not idents:
                 return None
             name = idents[-1]
+            if len(idents) < 2 or type_layout(name) is not None or name in _QUALIFIERS:
+                params.append((part, ""))  # a type alone: no name
+                continue
             params.append((part[:part.rfind(name)].strip() + ("*" if "[" in part else ""),
                            name))
-        found.append(params)
-    return found[0] if len(found) == 1 else None
+        found.append((params, text[end] == "{"))
+    definitions = [params for params, defined in found if defined]
+    if len(definitions) == 1:
+        return definitions[0]
+    return found[0][0] if len(found) == 1 else None
 
 
 def signature_types(demangled: str | None) -> list[str] | None:
@@ -144,7 +153,8 @@ def parameter_names(source: str, function: str, demangled: str | None,
             break
         size, align = layout
         offset = -(-offset // align) * align
-        out[base + offset] = name
+        if name:
+            out[base + offset] = name
         offset += size
     return out
 
