@@ -13,7 +13,7 @@ from gpumodeler.core.errors import FormatError, GraphError
 from gpumodeler.core.kernel.graph import from_dict, to_dict
 from gpumodeler.core.kernel.graph_items import (block_set_variables, launch_guard_values,
                                                 launch_set_text)
-from gpumodeler.core.kernel.sass.grid_stride import parameter_base, parameter_variable
+from gpumodeler.core.kernel.sass.parameters import parameter_base, parameter_variable
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
 from gpumodeler.core.kernel.warp_counts import count
 

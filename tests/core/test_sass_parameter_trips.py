@@ -7,7 +7,7 @@ import pytest
 
 from gpumodeler.cli.main import main
 from gpumodeler.core.kernel.graph_items import launch_guard_values, launch_set_text
-from gpumodeler.core.kernel.sass.grid_stride import parameter_base, parameter_variable
+from gpumodeler.core.kernel.sass.parameters import parameter_base, parameter_variable
 from gpumodeler.core.kernel.sass.importer import (import_from_listing,
                                                   import_kernel_with_report, read_listing)
 

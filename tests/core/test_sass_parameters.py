@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from gpumodeler.core.kernel.sass.grid_stride import named_parameter
 from gpumodeler.core.kernel.sass.importer import import_from_listing, read_listing
-from gpumodeler.core.kernel.sass.parameters import (parameter_names, signature_types,
-                                                    source_parameters, type_layout)
+from gpumodeler.core.kernel.sass.parameters import (named_parameter, parameter_names,
+                                                    signature_types, source_parameters,
+                                                    type_layout)
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "resources" / "kernels" / "src" / "grid_stride.cu"

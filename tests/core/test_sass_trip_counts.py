@@ -13,7 +13,7 @@ from gpumodeler.core.kernel.graph import from_dict, to_dict
 from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard_values
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
 from gpumodeler.core.kernel.sass import block_tests, block_values, trip_counts
-from gpumodeler.core.kernel.sass.grid_stride import parameter_base, parameter_variable
+from gpumodeler.core.kernel.sass.parameters import parameter_base, parameter_variable
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
 from gpumodeler.core.kernel.warp_counts import count
 

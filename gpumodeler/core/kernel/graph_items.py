@@ -245,8 +245,9 @@ def block_set_variables(graph) -> set:
     return out
 
 
-def _inputs(text: str) -> set:
-    """The variables a loop count's formula reads besides the launch's dimensions."""
+def _inputs(text) -> set:
+    """The variables a loop count's formula (text or parsed) reads besides the launch's
+    dimensions."""
     return set(parse(text).variables) - set(BLOCK_DIMENSIONS) - set(GRID_DIMENSIONS)
 
 
@@ -340,10 +341,10 @@ def trip_test_share(spec: dict, dims: tuple, trips, warp_size: int = 32) -> floa
     return total / n
 
 
-def block_trip_value(text: str, dims: tuple, grid=None, values=None) -> float | None:
-    """The trip count the formula ``text`` gives for a block ``dims`` (Dx, Dy, Dz), a grid
-    (1-3 dimensions, or None) and the variable ``values`` it reads; None where it reads the
-    grid and none is given."""
+def block_trip_value(text, dims: tuple, grid=None, values=None) -> float | None:
+    """The trip count the formula ``text`` (or its parse) gives for a block ``dims`` (Dx,
+    Dy, Dz), a grid (1-3 dimensions, or None) and the variable ``values`` it reads; None
+    where it reads the grid and none is given."""
     expr = parse(text)
     env = dict(values or {})
     env.update(zip(BLOCK_DIMENSIONS, map(float, dims)))
@@ -392,9 +393,10 @@ def launch_guard_values(graph, given, block, warp_size: int, grid=None) -> dict:
         if name in graph.variables and name not in given:
             if values is None:
                 values = dict(graph.variables, **given)
-            if any(not values.get(v) for v in _inputs(text) & set(graph.variables)):
+            formula = parse(text)
+            if any(not values.get(v) for v in _inputs(formula) & set(graph.variables)):
                 continue  # a kernel parameter not given (0): the loop keeps its value
-            value = block_trip_value(text, dims, grid, values)
+            value = block_trip_value(formula, dims, grid, values)
             if value is not None:
                 out[name] = value
     for name, spec in getattr(graph, "trip_tests", {}).items():

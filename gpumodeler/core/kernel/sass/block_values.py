@@ -94,6 +94,16 @@ class Follower:
         #: axis -> (the variable a count of it is written with, its largest value)
         self.axes: dict = dict(BLOCK_AXES)
 
+    def on_same_listing(self, dims: dict, cls=None):
+        """A follower (of class ``cls``, by default this one's) of the same listing reading
+        the constant-bank offsets ``dims`` as symbols, sharing this one's register and
+        jump indexes and loop conditions (built here first, so both use them)."""
+        self.writes("")
+        self.skippable(0, 0)
+        other = (cls or type(self))(self.ins, self.access, self.n_dest, self.ranges, dims)
+        other._writes, other._over, other.latches = self._writes, self._over, self.latches
+        return other
+
     def loops_of(self, k: int) -> list:
         return [r for r in self.ranges if r.header <= k <= r.latch]
 
@@ -172,11 +182,10 @@ class Follower:
         absolute = t.startswith("|") and t.endswith("|")
         t = t.strip("~|")
         if t.startswith("c["):
-            ref = t.replace(" ", "").replace("[RZ]", "[0x0]").replace("[URZ]", "[0x0]")
-            m = re.match(r"^c\[(0x[0-9a-f]+)\]\[(0x[0-9a-f]+)\]$", ref, re.I)
-            if m is None or int(m.group(1), 16) != 0 or int(m.group(2), 16) not in self.dims:
+            offset = cbank_offset(t)
+            if offset is None or offset not in self.dims:
                 return None  # a kernel parameter or another constant
-            node = dim(self.dims[int(m.group(2), 16)])
+            node = dim(self.dims[offset])
         else:
             base = REG_MODS.sub("", t)
             if base in ("RZ", "URZ"):
@@ -300,6 +309,19 @@ class Follower:
             out = op_node("or", op_node("and", out, const(0xFFFF)),
                           op_node("shl", full[1], const(16)))
         return out
+
+
+_CBANK0 = re.compile(r"^c\[(0x[0-9a-f]+)\]\[(0x[0-9a-f]+)\]$", re.I)
+
+
+def cbank_offset(text: str) -> int | None:
+    """The offset of a constant-bank-0 operand (``c[0x0][0x170]``, ``c[0x0] [0x8]``,
+    ``c[0x0][RZ]``), or None for any other operand."""
+    ref = text.strip().replace(" ", "").replace("[RZ]", "[0x0]").replace("[URZ]", "[0x0]")
+    m = _CBANK0.match(ref)
+    if m is None or int(m.group(1), 16) != 0:
+        return None
+    return int(m.group(2), 16)
 
 
 def signed(v):
@@ -486,6 +508,6 @@ def compare_truth(op: str, unsigned: bool, a, b):
     return COMPARE[op](a, b)
 
 
-__all__ = ["BLOCK_AXES", "DIM_NAMES", "MAX_DEPTH", "REG", "REG_MODS", "U32", "Follower", "Node", "bits_of",
+__all__ = ["BLOCK_AXES", "DIM_NAMES", "cbank_offset", "MAX_DEPTH", "REG", "REG_MODS", "U32", "Follower", "Node", "bits_of",
            "compare_truth", "const", "dim", "evaluate", "is_predicate", "op_node", "poly_of",
            "signed", "simplified"]

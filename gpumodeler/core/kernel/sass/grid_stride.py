@@ -46,12 +46,11 @@ multiple of the grid's on its own (``i += 2 * stride``) and counts of ``y`` or `
 """
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
 from gpumodeler.core.kernel.sass.block_values import (
-    REG, REG_MODS, U32, Follower, dim, evaluate, is_predicate, op_node)
+    REG, REG_MODS, U32, Follower, cbank_offset, dim, evaluate, is_predicate, op_node)
+from gpumodeler.core.kernel.sass.parameters import named_parameter, parameter_base
 from gpumodeler.core.kernel.sass.thread_tests import NEGATED, SETP_OPS
 from gpumodeler.core.kernel.sass.trip_counts import (changed_in_loop, latch_compare,
                                                      skipped_in_loop)
@@ -61,9 +60,6 @@ from gpumodeler.core.kernel.sass.trip_counts import (changed_in_loop, latch_comp
 _GRID_AXES = {"nctaid.x": 3, "nctaid.y": 4, "nctaid.z": 5}
 _SPECIAL_AXES = {"SR_TID.X": 6, "SR_TID.Y": 7, "SR_TID.Z": 8,
                  "SR_CTAID.X": 9, "SR_CTAID.Y": 10, "SR_CTAID.Z": 11}
-#: the first kernel parameter's offset in constant bank 0, by the architecture it starts at
-#: (read off the listings: the first pointer parameter's ``c[0x0][…]``)
-_PARAMETER_BASE = ((100, 0x380), (90, 0x210), (70, 0x160), (50, 0x140))
 #: the axis of the first value a loop carries from trip to trip (its counter)
 _CARRIED = 12
 _MAX_CARRIED = 4
@@ -71,39 +67,9 @@ _SAMPLES = 64
 _SEED = 20261129
 
 
-def parameter_base(arch_number: int | None) -> int | None:
-    """The offset of the first kernel parameter in constant bank 0 for an architecture
-    (``sm_90``: 0x210), or None where it is not known."""
-    if arch_number is None:
-        return None
-    return next((base for first, base in _PARAMETER_BASE if arch_number >= first), None)
-
-
-def parameter_variable(offset: int) -> str:
-    """The variable naming the kernel parameter at ``c[0x0][offset]``: ``param_0x170``."""
-    return f"param_{offset:#x}"
-
-
 def formula(parameter: str) -> str:
     """The trips of a grid-stride loop over ``parameter`` elements (the module's formula)."""
     return f"max(1, ceil({parameter} / 32) * 32 / (block_x * grid_x))"
-
-
-#: names a parameter's variable cannot take: the launch's dimensions, the data size and the
-#: once-per-block guards' variable, the expressions' functions
-_RESERVED = {"block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z", "N",
-             "warps_per_block", "min", "max", "ceil", "floor", "log2"}
-
-
-def named_parameter(offset: int, names: dict, taken) -> str:
-    """The variable of the kernel parameter at ``offset``: its name from the source
-    (``names``, :func:`.parameters.parameter_names`) where that is free (not one of the
-    graph's variables ``taken`` nor a reserved name), else :func:`parameter_variable`."""
-    name = names.get(offset, "")
-    if name.isidentifier() and name not in _RESERVED and name not in taken and \
-            not re.fullmatch(r"(loop|guard)\d+", name):
-        return name
-    return parameter_variable(offset)
 
 
 class _GridFollower(Follower):
@@ -185,9 +151,7 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
         return {}
     axes = {off: ("xyz".index(name[-1]) if name.startswith("ntid.") else _GRID_AXES[name])
             for off, name in dim_offsets.items()}
-    g = _GridFollower(f.ins, f.access, f.n_dest, f.ranges, axes)
-    # the same listing: share the indexes built
-    g._writes, g._over, g.latches = f._writes, f._over, f.latches
+    g = f.on_same_listing(axes, _GridFollower)
     out: dict = {}
     samples = None
     for var, members in groups.items():
@@ -348,41 +312,27 @@ def _parameter(g: Follower, text: str, k: int, base: int) -> int | None:
     ``k`` reads (``c[0x0][0x170]``, or a register last set from one by ``MOV``, ``LDC`` or
     ``ULDC``, the high half of a 64-bit load too), or None."""
     t = REG_MODS.sub("", text.strip())
-    off = _cbank(t)
-    if off is None and REG.match(t) and t not in ("RZ", "URZ"):
-        prefix, number = REG.match(t).groups()  # type: ignore[union-attr]
+    off = cbank_offset(t)
+    reg = REG.match(t)
+    if off is None and reg and t not in ("RZ", "URZ"):
         j = g.last_write(t, k)
         if j is not None and not g.ins[j].guard:
             src = g.ins[j]
             mnem = src.mnemonic[1:] if src.mnemonic.startswith("U") else src.mnemonic
-            nd = g.n_dest(j)
-            srcs = [o.strip() for o in src.operands[nd:]]
+            srcs = [o.strip() for o in src.operands[g.n_dest(j):]]
             if mnem == "IMAD" and "MOV" in src.modifiers and len(srcs) == 3:
                 srcs = srcs[2:]
-            if mnem in ("MOV", "LDC", "LDCU", "IMAD") and srcs:
-                dest = REG_MODS.sub("", src.operands[0].strip())
-                first = _cbank(REG_MODS.sub("", srcs[0]))
-                if first is not None and REG.match(dest):
-                    low = int(REG.match(dest).group(2))  # type: ignore[union-attr]
-                    wide = "64" in src.modifiers
-                    if dest == t:
-                        off = first
-                    elif wide and int(number) == low + 1:
-                        off = first + 4
+            dest = REG.match(REG_MODS.sub("", src.operands[0].strip()))
+            first = cbank_offset(srcs[0]) if srcs and mnem in ("MOV", "LDC", "LDCU", "IMAD") \
+                else None
+            if first is not None and dest:
+                if dest.group(0) == t:
+                    off = first
+                elif "64" in src.modifiers and int(reg.group(2)) == int(dest.group(2)) + 1:
+                    off = first + 4
     if off is None or off < base:
         return None
     return off
 
 
-def _cbank(text: str) -> int | None:
-    ref = text.replace(" ", "")
-    if not ref.lower().startswith("c[0x0]["):
-        return None
-    try:
-        return int(ref[len("c[0x0]["):-1], 16)
-    except ValueError:
-        return None
-
-
-__all__ = ["formula", "grid_stride_counts", "named_parameter", "parameter_base",
-           "parameter_variable"]
+__all__ = ["formula", "grid_stride_counts"]

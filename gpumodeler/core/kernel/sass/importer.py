@@ -23,7 +23,7 @@ from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
                                                  parse_listing)
-from gpumodeler.core.kernel.sass import grid_stride, parameters, toolchain
+from gpumodeler.core.kernel.sass import parameters, toolchain
 from gpumodeler.core.kernel.collector import collector_paused
 from gpumodeler.core.kernel.sass.guards import add_guards
 
@@ -186,7 +186,7 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     name = _short(func.demangled) if func.demangled else func.name
     names = parameters.parameter_names(
         listing.source, name.split("<")[0], func.demangled,
-        grid_stride.parameter_base(arch_number(func.arch))) if listing.source else {}
+        parameters.parameter_base(arch_number(func.arch))) if listing.source else {}
     graph, report = build_graph(func, name=name, latency_table=latency_table, end_node=end_node,
                                 parameter_names=names)
     # what the listing says the compiler allocated: the occupancy's inputs by default

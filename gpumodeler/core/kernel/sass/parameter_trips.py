@@ -3,12 +3,12 @@ n / 16; ++t)``, nvcc's unrolled groups of such loops.
 
 The rules of :mod:`.trip_counts` (the counter, the values followed, a do-while's trips, the
 unrolled groups), with each 32-bit kernel parameter the listing reads (``c[0x0][…]`` at or
-after the architecture's first parameter, :func:`.grid_stride.parameter_base`) followed as
+after the architecture's first parameter, :func:`.parameters.parameter_base`) followed as
 a symbol besides the block's dimensions. A count of one parameter and nothing else is worked
 out for every value of it from 1 to :data:`LARGEST` and written as the first of the trip
 counts' forms that gives it at every one (``n``, ``floor(n / 16)``, ``max(1, n - 1)``…),
 in the parameter's variable (its name from the ``.cu``, else ``param_0x170``:
-:func:`.grid_stride.named_parameter`). Counts of a parameter and a block dimension, of two
+:func:`.parameters.named_parameter`). Counts of a parameter and a block dimension, of two
 parameters, or of a 64-bit parameter (a ``size_t`` bound: its compare is a pair) are not
 derived.
 
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from gpumodeler.core.kernel.expressions import parse
 from gpumodeler.core.kernel.sass.block_values import Follower
-from gpumodeler.core.kernel.sass.grid_stride import named_parameter, parameter_base
+from gpumodeler.core.kernel.sass.parameters import named_parameter, parameter_base
 from gpumodeler.core.kernel.sass.trip_counts import loop_trip_counts
 
 #: the largest parameter value a count is worked out at
@@ -62,9 +62,7 @@ def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
     base = parameter_base(arch_number)
     if base is None or not groups:
         return {}
-    p = Follower(f.ins, f.access, f.n_dest, f.ranges, {})
-    # the same listing: share the indexes built
-    p._writes, p._over, p.latches = f._writes, f._over, f.latches
+    p = f.on_same_listing({})
     read_as = _ParameterAxes(f.dims, base, p.axes, names, taken)
     p.dims = read_as
     offsets, variable = read_as.offsets, read_as.variables

@@ -6,7 +6,7 @@ offset (``param_0x170``).
 The CUDA C++ Programming Guide ("Function Parameters"; the PTX ISA, "Kernel Function
 Parameters") passes ``__global__`` function parameters in constant memory, laid out as a C
 struct: each parameter at the next offset aligned to its own alignment. The listing reads
-them from the architecture's first parameter offset (:func:`.grid_stride.parameter_base`).
+them from the architecture's first parameter offset (:func:`parameter_base`).
 The import takes each parameter's size and alignment from its type (the demangled
 signature's where the listing has one, else the source's):
 
@@ -22,14 +22,27 @@ A parameter of any other type (a struct, a template parameter the signature does
 resolve) ends the layout: the parameters after it keep their offset names. The source's
 names are used only where the source has exactly one definition of that ``__global__``
 function (or, without one, exactly one declaration) with as many parameters as the
-listing's signature; a parameter written without a name keeps its offset name. Comments are skipped; macros are not
-expanded (a signature written with a macro is not found, and nothing is named).
+listing's signature; a parameter written without a name keeps its offset name. Comments
+are skipped; macros are not expanded (a signature written with a macro is not found, and
+nothing is named).
+
+The variable of a parameter nobody names (a listing without its source) is
+``param_0x170``, its offset (:func:`parameter_variable`); :func:`named_parameter` chooses
+between the two.
 """
 from __future__ import annotations
 
 import re
 
 from gpumodeler.core.kernel.sass.listing import split_commas
+
+#: the first kernel parameter's offset in constant bank 0, by the architecture it starts at
+#: (read off the listings: the first pointer parameter's ``c[0x0][…]``)
+_PARAMETER_BASE = ((100, 0x380), (90, 0x210), (70, 0x160), (50, 0x140))
+#: names a parameter's variable cannot take: the launch's dimensions, the data size and the
+#: once-per-block guards' variable, the expressions' functions
+_RESERVED = {"block_x", "block_y", "block_z", "grid_x", "grid_y", "grid_z", "N",
+             "warps_per_block", "min", "max", "ceil", "floor", "log2"}
 
 _SCALARS = {
     "char": 1, "bool": 1, "int8_t": 1, "uint8_t": 1,
@@ -45,6 +58,30 @@ _VECTOR_BASES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint
 _QUALIFIERS = {"const", "volatile", "__restrict__", "__restrict", "restrict", "struct",
                "signed", "unsigned", "std::"}
 _IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def parameter_base(arch_number: int | None) -> int | None:
+    """The offset of the first kernel parameter in constant bank 0 for an architecture
+    (``sm_90``: 0x210), or None where it is not known."""
+    if arch_number is None:
+        return None
+    return next((base for first, base in _PARAMETER_BASE if arch_number >= first), None)
+
+
+def parameter_variable(offset: int) -> str:
+    """The variable naming the kernel parameter at ``c[0x0][offset]``: ``param_0x170``."""
+    return f"param_{offset:#x}"
+
+
+def named_parameter(offset: int, names: dict, taken) -> str:
+    """The variable of the kernel parameter at ``offset``: its name from the source
+    (``names``, :func:`parameter_names`) where that is free (not one of the
+    graph's variables ``taken`` nor a reserved name), else :func:`parameter_variable`."""
+    name = names.get(offset, "")
+    if name.isidentifier() and name not in _RESERVED and name not in taken and \
+            not re.fullmatch(r"(loop|guard)\d+", name):
+        return name
+    return parameter_variable(offset)
 
 
 def type_layout(text: str) -> tuple[int, int] | None:
@@ -159,4 +196,5 @@ def parameter_names(source: str, function: str, demangled: str | None,
     return out
 
 
-__all__ = ["parameter_names", "signature_types", "source_parameters", "type_layout"]
+__all__ = ["named_parameter", "parameter_base", "parameter_names", "parameter_variable",
+           "signature_types", "source_parameters", "type_layout"]
