@@ -170,3 +170,27 @@ def test_the_formula_round_trips_and_a_bad_one_says_what_is_valid():
         with pytest.raises((FormatError, GraphError)) as info:
             from_dict(data)
         assert says in str(info.value) and "grid_x" in str(info.value)
+
+
+def block_warp_trips(n: int, block: int) -> float:
+    """The mean over a block's warps of the trips of their first lane, counted one thread
+    at a time: for (c = threadIdx.x; c < n; c += blockDim.x)."""
+    total = sum(max(0, -(-(n - start) // block)) for start in range(0, block, 32))
+    return total / (block // 32)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_block_stride_loop_counts_from_the_parameter_and_the_block(arch):
+    """param_loops.cu's row_sum: each thread of a block walks a row blockDim.x apart."""
+    graph, report = imported(SASS / f"param_loops.{arch}.sass", "row_sum")
+    base = parameter_base(int(arch[3:]))
+    assert base is not None
+    cols = parameter_variable(base + 0x10)
+    assert graph.block_trips == {"loop1": f"max(1, ceil({cols} / 32) * 32 / block_x)"}
+    assert "from each launch's block, " in report.summary()
+    for threads, elements in ((128, 10 ** 5), (256, 1000), (64, 64), (32, 33), (1024, 17)):
+        got = launch_guard_values(graph, {cols: elements}, (threads, 1, 1), 32, (5,))
+        assert got["loop1"] == pytest.approx(max(1, block_warp_trips(elements, threads)))
+    # the grid does not enter it
+    assert launch_guard_values(graph, {cols: 4096}, (256, 1, 1), 32, (1,)) == \
+        launch_guard_values(graph, {cols: 4096}, (256, 1, 1), 32, (999,))

@@ -39,8 +39,8 @@ def loop_shape(name, function):
 
 def test_every_non_tensor_kernel_has_maxwell_and_pascal_listings():
     assert KERNELS == ["block_trips", "datadep_loop", "fp64_axpy", "grid_stride", "matmul_tiled",
-                       "nested_loops", "reduce", "saxpy2", "sfu_heavy", "thread_guards",
-                       "tile_fields", "vecadd", "vector_ops"]
+                       "nested_loops", "param_loops", "reduce", "saxpy2", "sfu_heavy",
+                       "thread_guards", "tile_fields", "vecadd", "vector_ops"]
     for kernel in KERNELS:
         for arch in LEGACY:
             assert parse_listing((SASS / f"{kernel}.{arch}.sass").read_text()).archs() == [arch]

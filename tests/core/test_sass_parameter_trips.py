@@ -116,3 +116,63 @@ def test_predict_with_the_parameter_is_predict_with_the_loop(capsys, tmp_path):
     assert code == 0, err
     times = [row["kernel_time_s"] for row in json.loads(text)]
     assert times[0] < times[1] < times[2]
+
+
+#: param_loops.cu: each function's parameter of the count (its offset past the first
+#: parameter) and the trips the source loop makes, one thread at a time
+PARAM_LOOPS = {"phase_product": 0x18, "tile_walk_product": 0x18, "z_march_stencil": 0x18}
+
+
+def source_trips(function: str, value: int) -> int:
+    """The trips of the source loop of ``function`` for its parameter ``value`` (counted)."""
+    if function == "phase_product":  # for (ph = 0; ph < Width / 16; ++ph)
+        return sum(1 for _ in range(0, int(value / 16)))
+    if function == "tile_walk_product":  # a from wA*32*by to wA*32*by + wA - 1 by 32
+        begin = value * 32 * 7
+        return sum(1 for _ in range(begin, begin + value, 32))
+    return sum(1 for _ in range(1, value - 1))  # for (k = 1; k < nz - 1; k++)
+
+
+@pytest.mark.parametrize("function", sorted(PARAM_LOOPS))
+@pytest.mark.parametrize("arch", ["sm_52", "sm_60", "sm_61", "sm_75", "sm_86", "sm_89",
+                                  "sm_90"])
+def test_textbook_loops_to_a_parameter_count_the_source_loops_trips(arch, function):
+    """A signed division by the tile (LEA.HI), a walk from the block's first tile to its last
+    (the block index cancels), a march along z from 1 to nz - 2 (nvcc's unroll by 4 reusing
+    the register it compares): each loop is the source's count of its parameter."""
+    graph, _ = import_kernel_with_report(str(SASS / f"param_loops.{arch}.sass"), function,
+                                         None)
+    p = param(arch, PARAM_LOOPS[function])
+    (var, text), = graph.block_trips.items()
+    assert var == "loop1" and graph.variables[p] == 0
+    for value in (3, 16, 17, 31, 32, 33, 100, 1000, 4096):
+        got = launch_guard_values(graph, {p: value}, (16, 16, 1), 32)["loop1"]
+        # the source loop's trips; a loop that runs none counts one, as every loop does
+        assert got == max(1, source_trips(function, value)), (value, text)
+
+
+def test_ampere_s_march_along_z_is_its_unrolled_loop_and_its_remainder():
+    """sm_80's listing keeps the two loops apart: the unrolled one runs floor((nz − 2) / 4)
+    trips and the remainder (nz − 2) % 4; together the source's nz − 2."""
+    graph, _ = import_kernel_with_report(str(SASS / "param_loops.sm_80.sass"),
+                                         "z_march_stencil", None)
+    p = param("sm_80", 0x18)
+    for nz in (3, 6, 7, 100, 1027):
+        got = launch_guard_values(graph, {p: nz}, (16, 16, 1), 32)
+        assert 4 * got["loop1"] + got["loop2"] == nz - 2 or (nz < 6 and got["loop1"] == 1)
+        assert got["loop2"] == (nz - 2) % 4
+
+
+@pytest.mark.parametrize("arch", ["sm_100", "sm_120"])
+def test_blackwells_unrolled_tile_loops_count_their_trips_of_four(arch):
+    """Blackwell's listings unroll the tile loop by 4 and leave the remainder to guarded
+    code: the loop makes floor(Width / 16 / 4) trips."""
+    graph, _ = import_kernel_with_report(str(SASS / f"param_loops.{arch}.sass"),
+                                         "phase_product", None)
+    p = param(arch, 0x18)
+    for width in (64, 100, 4096):
+        assert launch_guard_values(graph, {p: width}, (16, 16, 1), 32)["loop1"] == \
+            width // 16 // 4
+    graph, _ = import_kernel_with_report(str(SASS / f"param_loops.{arch}.sass"),
+                                         "tile_walk_product", None)
+    assert launch_guard_values(graph, {p: 1000}, (32, 32, 1), 32)["loop1"] == 32

@@ -191,6 +191,11 @@ def test_a_bad_block_trips_entry_says_what_is_valid(bad, says):
     (lambda w: np.floor(np.log2(w)).astype(np.int64) + 1, "floor(log2(block_x)) + 1"),
     (lambda w: np.maximum(1, np.floor(np.log2(w)).astype(np.int64) - 5),
      "max(1, floor(log2(block_x)) - 5)"),
+    # a remainder loop's (b + k) % m
+    (lambda w: (w + 2) % 4, "block_x + 2 - 4 * floor((block_x + 2) / 4)"),
+    # w - 2 trips, the first two values (where the source loop runs none) what a compiled
+    # do-while's counters would give, not counts
+    (lambda w: np.where(w > 2, w - 2, 3 - w), "max(1, block_x - 2)"),
 ])
 def test_the_count_is_written_as_the_first_form_that_fits_every_block(values, text):
     w = np.arange(1, 1025, dtype=np.int64)
@@ -201,6 +206,8 @@ def test_a_count_no_form_fits_is_not_derived():
     w = np.arange(1, 1025, dtype=np.int64)
     assert trip_counts.formula(0, w, w * w) is None
     assert trip_counts.formula(0, w, np.sqrt(w).astype(np.int64)) is None
+    # first values left out only where the form fitted on the rest gives no trips there
+    assert trip_counts.formula(0, w, np.where(w > 2, w + 5, 0)) is None
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -4,9 +4,10 @@ trip counts (:mod:`.trip_counts`) and the block's tests (:mod:`.block_tests`) re
 A register's value where an instruction reads it is followed back through its writes (at
 most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in the constant bank
 (``c[0x0][0x0]`` on Volta to Hopper: the offsets the address analysis uses,
-:mod:`.addresses`), through ``MOV``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's ``HFMA2.MMA``
-of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``), ``IADD3``, ``IADD``, ``IADD32I``,
-``VIADD``, ``LEA``, ``ISCADD``, ``SHF``/``SHL``/``SHR`` by a constant, ``LOP3.LUT`` (its truth
+:mod:`.addresses`), through ``MOV``, ``MOV32I``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's
+``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``), ``IADD3``, ``IADD``,
+``IADD32I``, ``VIADD``, ``LEA``, ``LEA.HI`` (``b`` plus the high word of ``{c, a} << s``: a
+signed division by ``2^s``), ``ISCADD``, ``SHF``/``SHL``/``SHR`` by a constant, ``LOP3.LUT`` (its truth
 table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX`` and Maxwell's ``XMAD`` (exactly), in 32-bit
 arithmetic (:class:`Follower`:
 a tree of :class:`Node`, :func:`evaluate` for arrays of blocks). The write read is the last
@@ -224,7 +225,7 @@ class Follower:
         def all_of(*xs):
             return None if any(x is None for x in xs) else xs
 
-        if mnem in ("MOV", "LDC", "LDCU") and srcs and "64" not in mods:
+        if mnem in ("MOV", "MOV32I", "LDC", "LDCU") and srcs and "64" not in mods:
             return src(0)
         if mnem == "CS2R" and srcs and srcs[0].strip() == "SRZ":
             return const(0)
@@ -242,6 +243,16 @@ class Follower:
         if mnem in ("IADD", "IADD32I", "VIADD") and "X" not in mods and len(srcs) >= 2:
             got = all_of(src(0), src(1))
             return got and op_node("add", *got)
+        if mnem == "LEA" and "HI" in mods and "X" not in mods and len(srcs) == 4:
+            # LEA.HI d, a, b, c, s: b plus the high word of the 64-bit {c, a} << s (nvcc's
+            # signed division by 2^s adds (x >> 31) >> (32 - s) this way)
+            got = all_of(src(0), src(1), src(2), src(3))
+            s = None if got is None else bits_of(got[3])
+            if got is None or s is None or not 0 < s < 32:
+                return None
+            high = op_node("or", op_node("shr", got[0], const(32 - s)),
+                           op_node("shl", got[2], const(s)))
+            return op_node("add", got[1], high)
         if mnem in ("LEA", "ISCADD", "ISCADD32I") and not mods & {"HI", "X"} and len(srcs) >= 3:
             got = all_of(src(0), src(1), src(2))
             return got and op_node("add", op_node("shl", got[0], got[2]), got[1])

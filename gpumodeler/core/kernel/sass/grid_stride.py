@@ -40,6 +40,11 @@ of the elements a thread takes, gets the same formula: the main loop's counter a
 the same register one stride a trip, and the counter enters the main loop as the thread's
 index.
 
+A block-stride loop, ``for (c = threadIdx.x; c < n; c += blockDim.x)``, is the same with the
+block for the grid (the counter advances ``blockDim.x`` a trip and enters the loop as
+``threadIdx.x``; the warps of a block meet every multiple of 32 below ``n`` once):
+``max(1, ceil(n / 32) · 32 / block_x)`` (:func:`block_formula`).
+
 The index is read as below 2^31 (the 32-bit values followed): a ``size_t`` loop over more
 elements than that is counted as if it were. Left out: a loop of a stride that is a
 multiple of the grid's on its own (``i += 2 * stride``) and counts of ``y`` or ``z``.
@@ -70,6 +75,12 @@ _SEED = 20261129
 def formula(parameter: str) -> str:
     """The trips of a grid-stride loop over ``parameter`` elements (the module's formula)."""
     return f"max(1, ceil({parameter} / 32) * 32 / (block_x * grid_x))"
+
+
+def block_formula(parameter: str) -> str:
+    """The trips of a block-stride loop over ``parameter`` elements (the module's formula
+    with the block's threads for the grid's)."""
+    return f"max(1, ceil({parameter} / 32) * 32 / block_x)"
 
 
 class _GridFollower(Follower):
@@ -157,13 +168,15 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
     for var, members in groups.items():
         if samples is None:
             samples = _samples()
-        offset = None
+        offset, write = None, formula
         try:
             if len(members) == 1 and members[0][1] == 1:
                 r = f.ranges[members[0][0]]
                 found = _loop(g, r, base)
                 if found is not None and _is_grid_stride(g, r, found, samples):
                     offset = found[2]
+                elif found is not None and _is_block_stride(g, r, found, samples):
+                    offset, write = found[2], block_formula
             elif len(members) == 2 and members[1][1] == 1:
                 offset = _is_unrolled_grid_stride(g, f.ranges[members[0][0]],
                                                   f.ranges[members[1][0]], members[0][1],
@@ -172,15 +185,15 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
             continue
         if offset is not None:
             p = named_parameter(offset, names or {}, taken)
-            out[var] = (formula(p), p, offset)
+            out[var] = (write(p), p, offset)
     return out
 
 
-def _strides(g: _GridFollower, r, found, samples) -> tuple | None:
+def _strides(g: _GridFollower, r, found, samples, block_only: bool = False) -> tuple | None:
     """``(counter, a, b)`` of loop ``r`` whose compared value ``found[0]`` is the counter
-    it carries plus grid strides: the counter advances ``a`` strides a trip and the value
-    compared is ``b`` strides past it (the simple loop: 1 and 0), checked at ``samples``;
-    else None."""
+    it carries plus grid strides (``block_only``: block strides, ``blockDim.x``): the
+    counter advances ``a`` strides a trip and the value compared is ``b`` strides past it
+    (the simple loop: 1 and 0), checked at ``samples``; else None."""
     value = found[0]
     if len(g.carried) != 1:
         return None
@@ -193,7 +206,8 @@ def _strides(g: _GridFollower, r, found, samples) -> tuple | None:
     at_end = g.instruction(writes[-1], 0)  # the counter at the end of a trip
     if at_end is None or len(g.carried) != 1:
         return None
-    stride, x = samples[0] * samples[3], samples[axis]  # blockDim.x * gridDim.x
+    # blockDim.x * gridDim.x, or blockDim.x
+    stride, x = samples[0] * (1 if block_only else samples[3]), samples[axis]
     end, v = evaluate(at_end, samples), evaluate(value, samples)
     a, b = (end - x) & U32, (v - end) & U32
     if np.any(a % stride) or np.any(b % stride):
@@ -204,12 +218,15 @@ def _strides(g: _GridFollower, r, found, samples) -> tuple | None:
     return reg, int(a[0]), int(b[0])
 
 
-def _enters_at_the_thread_index(g: _GridFollower, reg: str, r, samples) -> bool:
-    """Whether ``reg`` enters loop ``r`` as ``blockIdx.x · blockDim.x + threadIdx.x``."""
+def _enters_at_the_thread_index(g: _GridFollower, reg: str, r, samples,
+                                in_block: bool = False) -> bool:
+    """Whether ``reg`` enters loop ``r`` as ``blockIdx.x · blockDim.x + threadIdx.x``
+    (``in_block``: as ``threadIdx.x``)."""
     g.loop = None
     entry = g.register(reg, r.header, 0, entering=r)
     nx, tx, cx = samples[0], samples[6], samples[9]
-    return entry is not None and np.array_equal(evaluate(entry, samples), cx * nx + tx)
+    index = tx if in_block else cx * nx + tx
+    return entry is not None and np.array_equal(evaluate(entry, samples), index)
 
 
 def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
@@ -219,6 +236,15 @@ def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
     got = _strides(g, r, found, samples)
     return got is not None and got[1:] == (1, 0) and \
         _enters_at_the_thread_index(g, got[0], r, samples)
+
+
+def _is_block_stride(g: _GridFollower, r, found, samples) -> bool:
+    """Whether loop ``r`` (``found``: its compare) is a block-stride loop (``for (c =
+    threadIdx.x; c < n; c += blockDim.x)``): its counter advances ``blockDim.x`` a trip,
+    is compared after that, and enters the loop as the thread's index in the block."""
+    got = _strides(g, r, found, samples, block_only=True)
+    return got is not None and got[1:] == (1, 0) and \
+        _enters_at_the_thread_index(g, got[0], r, samples, in_block=True)
 
 
 def _is_unrolled_grid_stride(g: _GridFollower, main, unit, copies: int, base: int,
@@ -335,4 +361,4 @@ def _parameter(g: Follower, text: str, k: int, base: int) -> int | None:
     return off
 
 
-__all__ = ["formula", "grid_stride_counts"]
+__all__ = ["block_formula", "formula", "grid_stride_counts"]

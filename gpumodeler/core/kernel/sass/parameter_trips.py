@@ -8,9 +8,11 @@ a symbol besides the block's dimensions. A count of one parameter and nothing el
 out for every value of it from 1 to :data:`LARGEST` and written as the first of the trip
 counts' forms that gives it at every one (``n``, ``floor(n / 16)``, ``max(1, n - 1)``…),
 in the parameter's variable (its name from the ``.cu``, else ``param_0x170``:
-:func:`.parameters.named_parameter`). Counts of a parameter and a block dimension, of two
-parameters, or of a 64-bit parameter (a ``size_t`` bound: its compare is a pair) are not
-derived.
+:func:`.parameters.named_parameter`). The block index (``S2R SR_CTAID.X`` …) is followed as
+a symbol too, and may enter a count that does not depend on it: a walk from a block's first
+tile ``wA · 32 · blockIdx.y`` to its last ``+ wA − 1`` makes ``floor((wA + 31) / 32)`` trips
+in every block. Counts of a parameter and a block dimension, of two parameters, or of a
+64-bit parameter (a ``size_t`` bound: its compare is a pair) are not derived.
 
 The variable's default is 0, "not given": a launch applies a formula only where every
 parameter it reads is given a value other than 0
@@ -20,12 +22,13 @@ its own value, 1 by default, as before.
 from __future__ import annotations
 
 from gpumodeler.core.kernel.expressions import parse
-from gpumodeler.core.kernel.sass.block_values import Follower
+from gpumodeler.core.kernel.sass.block_values import Follower, dim
 from gpumodeler.core.kernel.sass.parameters import named_parameter, parameter_base
 from gpumodeler.core.kernel.sass.trip_counts import loop_trip_counts
 
 #: the largest parameter value a count is worked out at
 LARGEST = 4096
+_BLOCK_INDEX = frozenset({"SR_CTAID.X", "SR_CTAID.Y", "SR_CTAID.Z"})
 
 
 class _ParameterAxes(dict):
@@ -38,18 +41,45 @@ class _ParameterAxes(dict):
         self.base, self.axes, self.names, self.taken = base, axes, names, taken
         self.offsets: list = []
         self.variables: dict = {}
+        self.indices: dict = {}  # SR_CTAID.X ... -> its axis
 
     def __contains__(self, offset) -> bool:
         if dict.__contains__(self, offset):
             return True
         if not isinstance(offset, int) or offset < self.base or offset % 4:
             return False
-        axis = 3 + len(self.offsets)
+        axis = self._next_axis()
         self[offset] = axis
         self.offsets.append(offset)
         self.variables[offset] = named_parameter(offset, self.names, self.taken)
         self.axes[axis] = (self.variables[offset], LARGEST)
         return True
+
+    def _next_axis(self) -> int:
+        return 3 + len(self.offsets) + len(self.indices)
+
+    def index_axis(self, special: str) -> int:
+        """The axis of the block index ``special`` (``SR_CTAID.Y``): a value a count must
+        not depend on (a third entry in ``axes``, :func:`.trip_counts.loop_trip_counts`)."""
+        if special not in self.indices:
+            axis = self._next_axis()
+            self.indices[special] = axis
+            self.axes[axis] = (special, 1, "block index")
+        return self.indices[special]
+
+
+class _IndexFollower(Follower):
+    """A :class:`Follower` that also reads the block index (``S2R``/``S2UR`` of
+    ``SR_CTAID.X``, ``.Y``, ``.Z``) as a symbol (:meth:`_ParameterAxes.index_axis`)."""
+
+    dims: _ParameterAxes
+
+    def instruction(self, j: int, depth: int):
+        ins = self.ins[j]
+        if ins.mnemonic in ("S2R", "S2UR") and not ins.guard and len(ins.operands) >= 2:
+            special = ins.operands[1].strip()
+            return dim(self.dims.index_axis(special)) if special in _BLOCK_INDEX else None
+        return super().instruction(j, depth)
 
 
 def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
@@ -62,7 +92,7 @@ def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
     base = parameter_base(arch_number)
     if base is None or not groups:
         return {}
-    p = f.on_same_listing({})
+    p = f.on_same_listing({}, _IndexFollower)
     read_as = _ParameterAxes(f.dims, base, p.axes, names, taken)
     p.dims = read_as
     offsets, variable = read_as.offsets, read_as.variables

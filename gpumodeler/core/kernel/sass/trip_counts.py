@@ -13,16 +13,17 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   ``VIADD``, ``IADD``, ``IADD32I``: not predicated, not in an inner loop, never skipped by a
   branch) or halves (``s >>= 1``, in place or through a copy of the shifted value), or
   recomputes each trip from such a counter and values it does not change
-  (``R17 = R13 + R10``), against a value the loop does not change; the loop has no other
+  (``R17 = R13 + R10``; the register compared may hold an address earlier in the trip:
+  its last write before the compare), against a value the loop does not change; the loop has no other
   way out (a ``break``, an ``EXIT``: the count would be an upper bound). The counter's
   value on entry is its last write before the loop's header (program order, as the guards
   read values: :mod:`.guards`).
 * **Values followed** (:mod:`.block_values`). The entry value and the bound are followed back through their
   register writes (at most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in
   the constant bank (``c[0x0][0x0]`` on Volta to Hopper: the offsets the address analysis
-  uses, :mod:`.addresses`), through ``MOV``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's
-  ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``),
-  ``IADD3``, ``IADD``, ``IADD32I``, ``VIADD``, ``LEA``, ``ISCADD``, ``SHF``/``SHL``/``SHR``
+  uses, :mod:`.addresses`), through ``MOV``, ``MOV32I``, ``LDC``/``ULDC``, ``CS2R … SRZ``,
+  Ampere's ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``),
+  ``IADD3``, ``IADD``, ``IADD32I``, ``VIADD``, ``LEA``, ``LEA.HI``, ``ISCADD``, ``SHF``/``SHL``/``SHR``
   by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX``
   and Maxwell's ``XMAD``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
   in, or in a loop around the reader that writes the register again (a value carried from
@@ -49,10 +50,15 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
 * **The count as a formula.** The count is worked out for every block the count reads
   (``blockDim.x`` or ``.y`` from 1 to 1024, ``.z`` to 64; a count of two dimensions is not
   derived) and written as the first of these forms that gives it at every one: ``a·b + c``,
-  ``floor((b + k) / m) + c`` (``m`` up to 64), ``floor(log2(b)) + c``, ``ceil(log2(b)) + c``
-  (a halving counter), or any of them with at least one trip, ``max(1, …)``; ``b`` is
-  ``block_x``, ``block_y`` or ``block_z``. A count that reads no
-  dimension is a number.
+  ``floor((b + k) / m) + c`` (``m`` up to 64), a remainder ``(b + k) % m``,
+  ``floor(log2(b)) + c``, ``ceil(log2(b)) + c`` (a halving counter), or any of them with at
+  least one trip, ``max(1, …)``; ``b`` is ``block_x``, ``block_y`` or ``block_z``. A form
+  that fits every value but the first one to eight and gives no trips at those is taken
+  with ``max(1, …)``: where the source loop runs none (``k`` from 1 to ``nz − 2`` at ``nz``
+  = 1, 2) the compiled loops are not entered and their counters give no count. An axis
+  marked as a block index (a third entry in the follower's axes,
+  :mod:`.parameter_trips`) must leave the count unchanged (checked at several values) and
+  is not in the formula. A count that reads no dimension is a number.
 
 The import gives such a loop's variable the formula (``KernelGraph.block_trips``: each launch
 sets the variable from its block unless the user sets it,
@@ -75,6 +81,17 @@ from gpumodeler.core.kernel.sass.listing import BRANCHES
 from gpumodeler.core.kernel.sass.thread_tests import MIRRORED, NEGATED, SETP_OPS
 
 _LARGEST_DIVISOR = 64
+#: the divisors m and offsets k of the forms floor((b + k) / m) and (b + k) % m, m-major
+_DIVISION_M, _DIVISION_K = (np.array(x, dtype=np.int64) for x in zip(
+    *((m, k) for m in range(2, _LARGEST_DIVISOR + 1) for k in range(m))))
+#: the first values of a count's input that may be left out of its fit (where the source
+#: loop runs no trips: :func:`formula`)
+_SKIPPED_FIRST = 8
+#: a block index a count must not depend on: the values it is checked at (0, 1 and random
+#: ones up to the largest)
+_INDEX_SAMPLES = 8
+_LARGEST_INDEX = 255
+_INDEX_SEED = 20261130
 _STEP_ADDS = frozenset({"IADD3", "VIADD", "IADD", "IADD32I"})
 
 
@@ -187,7 +204,12 @@ def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
     reg, pos, op = found_in
     u = once_per_trip(f, r, reg)
     if u is None:
-        return None
+        # the register compared is also a scratch register of the trip (nvcc reuses it for
+        # an address): the value compared is its last write before the compare, a value
+        # the loop recomputes each trip (below)
+        u = _recomputed_before(f, r, reg, s)
+        if u is None:
+            return None
     bound = f.operand(ops[3 - pos], s, 0)
     if bound is None:
         return None
@@ -246,6 +268,21 @@ def once_per_trip(f: Follower, r, reg: str) -> int | None:
         return None
     if any(o is not r and r.header <= o.header and o.latch <= r.latch for o in f.loops_of(u)):
         return None  # in an inner loop: not once per trip
+    return u
+
+
+def _recomputed_before(f: Follower, r, reg: str, s: int) -> int | None:
+    """The last write of ``reg`` before compare ``s`` in loop ``r``, where it runs once a
+    trip (not predicated, not in an inner loop, not skipped by a branch) and does not read
+    ``reg`` (a fresh value each trip, not a step); else None."""
+    u = f.last_write(reg, s)
+    if u is None or u < r.header or f.ins[u].guard or skipped_in_loop(f, r, u):
+        return None
+    if any(o is not r and r.header <= o.header and o.latch <= r.latch for o in f.loops_of(u)):
+        return None
+    if any(REG_MODS.sub("", o.strip().lstrip("-")) == reg
+           for o in f.ins[u].operands[f.n_dest(u):]):
+        return None
     return u
 
 
@@ -397,14 +434,22 @@ def _fit(b: str, ws, vs) -> str | None:
         if np.array_equal(a * ws + c, vs):
             core = b if a == 1 else f"{a} * {b}" if a else ""
             return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if core and c else core or str(c)
-    head_w, head_v = ws[:2 * _LARGEST_DIVISOR], vs[:2 * _LARGEST_DIVISOR]  # a quick first check
-    for m in range(2, _LARGEST_DIVISOR + 1):
-        for k in range(m):
-            c = int(vs[0] - (ws[0] + k) // m)
-            if np.array_equal((head_w + k) // m + c, head_v) and \
-                    np.array_equal((ws + k) // m + c, vs):
-                core = f"floor({b} / {m})" if not k else f"floor(({b} + {k}) / {m})"
-                return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if c else core
+    # every (m, k) at once on the first values, then the survivors, in order, on all
+    head_w, head_v = ws[:2 * _LARGEST_DIVISOR], vs[:2 * _LARGEST_DIVISOR]
+    shifted = head_w[None, :] + _DIVISION_K[:, None]
+    floors = shifted // _DIVISION_M[:, None]
+    offsets = vs[0] - (ws[0] + _DIVISION_K) // _DIVISION_M
+    for i in np.flatnonzero(np.all(floors + offsets[:, None] == head_v[None, :], axis=1)):
+        m, k, c = int(_DIVISION_M[i]), int(_DIVISION_K[i]), int(offsets[i])
+        if np.array_equal((ws + k) // m + c, vs):
+            core = f"floor({b} / {m})" if not k else f"floor(({b} + {k}) / {m})"
+            return f"{core} {'+' if c > 0 else '-'} {abs(c)}" if c else core
+    rests = shifted - floors * _DIVISION_M[:, None]  # a remainder loop's (b + k) % m
+    for i in np.flatnonzero(np.all(rests == head_v[None, :], axis=1)):
+        m, k = int(_DIVISION_M[i]), int(_DIVISION_K[i])
+        if np.array_equal((ws + k) % m, vs):
+            text = f"{b} + {k}" if k else b
+            return f"{text} - {m} * floor(({text}) / {m})"
     logs = np.log2(ws.astype(float))
     for name, base in (("floor", np.floor(logs)), ("ceil", np.ceil(logs))):
         c = int(vs[0] - base[0])
@@ -429,6 +474,18 @@ def formula(axis: int, w, v, name: str | None = None) -> str | None:
             e = parse(f"max(1, {inner})")
             if np.array_equal(np.asarray(e.evaluate({b: w.astype(float)})), v):
                 return e.text
+    # a source loop that runs no trips at the first values (``for (k = 1; k < nz - 1;
+    # ++k)`` at nz = 1, 2): the compiled group is not entered there (nvcc checks before
+    # it), so what its counters would give there is no count; the form fitted on the rest
+    # must give no trips there
+    for skip in range(1, min(_SKIPPED_FIRST, len(w) - 2) + 1):
+        inner = _fit(b, w[skip:], v[skip:])
+        if inner is None:
+            continue
+        e = parse(inner)
+        head = np.asarray(e.evaluate({b: w[:skip].astype(float)}))
+        if np.all(head <= 0) and v[skip] >= 1:
+            return parse(f"max(1, {inner})").text
     return None
 
 
@@ -437,11 +494,13 @@ def _describe(counted, divisor: int = 1, axes: dict | None = None) -> TripCount 
     a function of the block dimensions (or of the ``axes`` a follower knows) evaluated over
     :func:`domain` (None: not derived), ``divisor`` dividing it exactly; or None."""
     count, dims_used = counted
-    found = domain(dims_used, axes)
+    known = BLOCK_AXES if axes is None else axes
+    free = frozenset(a for a in dims_used if len(known.get(a, ())) > 2)
+    found = domain(dims_used - free, axes)
     if found is None:
         return None
     axis, dims = found
-    v = count(dims)
+    v = count(dims) if not free else _same_at_every_index(count, dims, free)
     if v is None:
         return None
     v = np.asarray(v, dtype=np.int64)
@@ -453,6 +512,29 @@ def _describe(counted, divisor: int = 1, axes: dict | None = None) -> TripCount 
     text = formula(axis, dims[axis], np.broadcast_to(v, dims[axis].shape),
                    (axes or BLOCK_AXES)[axis][0])
     return TripCount(formula=text) if text else None
+
+
+def _same_at_every_index(count, dims: tuple, free: frozenset):
+    """``count`` at ``dims`` where it is the same for every value of the ``free`` axes (a
+    block index: a loop from ``aBegin = wA · 32 · blockIdx.y`` to ``aBegin + wA − 1``
+    makes the same trips in every block), checked at :data:`_INDEX_SAMPLES` of them; else
+    None."""
+    width = max(len(dims), max(free) + 1)
+    rng = np.random.default_rng(_INDEX_SEED)
+    first = None
+    for k in range(_INDEX_SAMPLES):
+        at = list(dims) + [np.int64(1)] * (width - len(dims))
+        for a in free:
+            at[a] = np.int64(k if k < 2 else rng.integers(2, _LARGEST_INDEX + 1))
+        v = count(tuple(at))
+        if v is None:
+            return None
+        v = np.asarray(v)
+        if first is None:
+            first = v
+        elif v.shape != first.shape or not np.array_equal(v, first):
+            return None
+    return first
 
 
 def loop_trip_counts(f: Follower, groups: dict) -> dict:
