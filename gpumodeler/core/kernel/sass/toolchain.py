@@ -7,6 +7,26 @@ Where a tool is looked for, in order: ``PATH``; ``$CUDA_HOME/bin`` / ``$CUDA_PAT
 binaries in ``nvidia/cu13/bin`` or, for older releases, ``nvidia/cuda_nvdisasm/bin``).
 A missing tool raises :class:`ToolMissing` saying what to install.
 
+**Older architectures.** CUDA 13's nvcc, cuobjdump and nvdisasm no longer target Maxwell,
+Pascal and Volta (sm_50 to sm_72). Where nvcc says an architecture is unsupported, the
+source goes through PTX and a CUDA 11 or 12 ``ptxas``, as NVIDIA's toolchain itself splits
+the work (CUDA C++ Programming Guide, "Compilation Workflow": the PTX of a virtual
+architecture, then ``ptxas`` for the real one):
+
+1. ``nvcc -ptx -O3 -arch=compute_XX``, the oldest virtual architecture nvcc lists
+   (``--list-gpu-arch``; compute_75 for CUDA 13);
+2. the PTX's ``.version`` set to the PTX ISA of that ``ptxas``'s release (CUDA 12.4: 8.4;
+   PTX ISA, "Release Notes") and its ``.target`` to the architecture;
+3. ``ptxas -O3 -arch=sm_XX`` and a disassembler of the same older release.
+
+The older tools are looked for in ``$GPUMODELER_LEGACY_CUDA_BIN``, ``/usr/local/cuda-12*``
+and ``cuda-11*`` (newest first), the ``bin`` folder of the ``triton`` wheel (its 3.x
+releases bundle CUDA 12's ``ptxas``, ``cuobjdump`` and ``nvdisasm``) and, for ``ptxas``,
+``nvidia/cuda_nvcc/bin`` (the ``nvidia-cuda-nvcc-cu12`` wheel). A cubin or listing of such
+an architecture is disassembled by the older tools too when CUDA 13's refuse it. PTX a
+CUDA 12 ``ptxas`` cannot assemble for the architecture (an instruction it lacks) fails
+with ptxas's message.
+
 How the tools are run, and why:
 
 * Never through a shell, always with an argument list; but nvcc itself runs its sub-steps
@@ -55,6 +75,20 @@ INSTALL_HINT = {
     "nvdisasm": "pip install nvidia-cuda-nvdisasm (or pip install 'gpumodeler[sass]'), or "
                 "the CUDA Toolkit",
 }
+#: What to install for an architecture the installed CUDA no longer targets (module doc).
+LEGACY_HINT = ("a CUDA 11 or 12 ptxas and cuobjdump (or nvdisasm): pip install triton==3.1.0 "
+               "(its bin folder holds CUDA 12.4's), or install a CUDA 12 toolkit in "
+               "/usr/local/cuda-12.x, or set GPUMODELER_LEGACY_CUDA_BIN to a folder that "
+               "holds them")
+#: The PTX ISA version of each CUDA release's ptxas (PTX ISA, "Release Notes"); a release
+#: not listed takes the one of the release below it.
+PTX_ISA = {(11, 0): "7.0", (11, 1): "7.1", (11, 2): "7.2", (11, 3): "7.3", (11, 4): "7.4",
+           (11, 5): "7.5", (11, 6): "7.6", (11, 7): "7.7", (11, 8): "7.8", (12, 0): "8.0",
+           (12, 1): "8.1", (12, 2): "8.2", (12, 3): "8.3", (12, 4): "8.4", (12, 5): "8.5",
+           (12, 6): "8.5", (12, 8): "8.7", (12, 9): "8.8"}
+#: The file names of the PTX route in the private folder.
+PTX_NAME = "kernel.ptx"
+LEGACY_PTX_NAME = "kernel.legacy.ptx"
 #: Seconds a tool may run before the import stops it (its whole process group).
 TOOL_TIMEOUT_S = 300
 #: Seconds the demangler may run (it only reads names; without it names stay mangled).
@@ -273,17 +307,129 @@ def _include_option(source: Path, folder: Path) -> list[str]:
                       f"and . _ - / +")
 
 
-def _disassemble(cubin_name: str, folder: Path) -> str:
-    kind, disasm = find_disassembler()
+def _disassemble_with(kind: str, disasm: str, cubin_name: str, folder: Path) -> str:
     if kind == "cuobjdump":  # -res-usage: each function's registers and shared memory too
         return _run([disasm, "-sass", "-res-usage", cubin_name], "cuobjdump -sass", folder)
     return _run([disasm, "-c", "-hex", cubin_name], "nvdisasm -hex", folder)
 
 
+def _disassemble(cubin_name: str, folder: Path, older_first: bool = False) -> str:
+    """The listing of the cubin: by the installed disassembler, or, where it refuses the
+    cubin (an architecture its release no longer reads), by an older one (module doc);
+    ``older_first``: by an older one where there is one (a cubin of the PTX route)."""
+    kind, disasm = find_disassembler()
+    if older_first:
+        older = _legacy_tool(("cuobjdump", "nvdisasm"))
+        if older is not None:
+            return _disassemble_with(*older, cubin_name, folder)
+    try:
+        return _disassemble_with(kind, disasm, cubin_name, folder)
+    except ToolStopped:
+        raise
+    except ToolFailed as failed:
+        older = _legacy_tool(("cuobjdump", "nvdisasm"))
+        if older is None or older[1] == disasm:
+            raise
+        try:
+            return _disassemble_with(*older, cubin_name, folder)
+        except ToolFailed:
+            raise failed from None
+
+
+def _release(tool: str) -> tuple[int, int] | None:
+    """``(major, minor)`` of the CUDA release a tool prints with ``--version``, or None."""
+    try:
+        proc = _spawn([tool, "--version"], f"{Path(tool).name} --version",
+                      timeout=DEMANGLE_TIMEOUT_S)
+    except ToolFailed:
+        return None
+    m = re.search(r"release (\d+)\.(\d+)", proc.stdout or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def _legacy_dirs() -> list[Path]:
+    """Where a CUDA 11 or 12 toolchain is looked for (module doc), in that order."""
+    dirs: list[Path] = []
+    if os.environ.get("GPUMODELER_LEGACY_CUDA_BIN"):
+        dirs.append(Path(os.environ["GPUMODELER_LEGACY_CUDA_BIN"]))
+    return dirs + _installed_legacy_dirs()
+
+
+def _installed_legacy_dirs() -> list[Path]:
+    """The CUDA 12 and 11 toolkits in /usr/local (newest first), the nvidia-cuda-nvcc-cu12
+    wheel's ``bin`` and the triton wheel's, where they exist."""
+    dirs: list[Path] = []
+    for major in ("12", "11"):
+        found = sorted(Path("/usr/local").glob(f"cuda-{major}.*"),
+                       key=lambda p: [int(x) if x.isdigit() else 0
+                                      for x in p.name[5:].split(".")], reverse=True)
+        dirs.extend(p / "bin" for p in found)
+    wheels = _search_dirs()
+    dirs.extend(d for d in wheels if d.parent.name == "cuda_nvcc")
+    roots = {str(d.parent.parent.parent) for d in wheels if d.parent.parent.name == "nvidia"}
+    roots.update(p for p in sys.path if p.endswith("site-packages"))
+    roots.update({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    dirs.extend(Path(root) / "triton" / "backends" / "nvidia" / "bin" for root in sorted(roots))
+    return [d for d in dirs if d.is_dir()]
+
+
+def _legacy_tool(names: tuple[str, ...]) -> tuple[str, str] | None:
+    """``(name, path)`` of the first of ``names`` from a CUDA 11 or 12 release found where
+    :func:`_legacy_dirs` looks, or None."""
+    for d in _legacy_dirs():
+        for name in names:
+            candidate = d / name
+            if candidate.is_file() and os.access(candidate, os.X_OK):
+                release = _release(str(candidate))
+                if release is not None and release[0] in (11, 12):
+                    return name, os.path.abspath(candidate)
+    return None
+
+
+def _oldest_virtual_arch(nvcc: str) -> str:
+    """The oldest ``compute_XX`` the installed nvcc lists (``--list-gpu-arch``); compute_75
+    (CUDA 13's) where it lists none."""
+    try:
+        proc = _spawn([nvcc, "--list-gpu-arch"], "nvcc --list-gpu-arch",
+                      timeout=DEMANGLE_TIMEOUT_S)
+    except ToolFailed:
+        return "compute_75"
+    found = sorted(int(x) for x in re.findall(r"\bcompute_(\d+)\b", proc.stdout or ""))
+    return f"compute_{found[0]}" if proc.returncode == 0 and found else "compute_75"
+
+
+def retarget(ptx: str, arch: str, isa: str) -> str:
+    """The PTX with its ``.version`` set to ``isa`` and its ``.target`` to ``arch``."""
+    ptx = re.sub(r"^\s*\.version\s+\S+", f".version {isa}", ptx, count=1, flags=re.M)
+    return re.sub(r"^\s*\.target\s+[^\n]+", f".target {arch}", ptx, count=1, flags=re.M)
+
+
+def _compile_through_ptx(nvcc: str, arch: str, include: list[str], folder: Path,
+                         source: Path) -> None:
+    """The cubin of an architecture nvcc no longer targets, through PTX and an older
+    ptxas (module doc), in ``folder/CUBIN_NAME``; ToolMissing when there is no older
+    ptxas."""
+    found = _legacy_tool(("ptxas",))
+    if found is None:
+        raise ToolMissing(f"the installed nvcc no longer targets {arch}; compiling for it "
+                          f"needs {LEGACY_HINT}")
+    ptxas = found[1]
+    release = _release(ptxas) or (12, 0)
+    isa = PTX_ISA.get(release) or PTX_ISA[max(k for k in PTX_ISA if k <= release)]
+    virtual = _oldest_virtual_arch(nvcc)
+    _run([nvcc, "-ptx", "-O3", f"-arch={virtual}", *include, "-o", PTX_NAME, SOURCE_NAME],
+         f"nvcc -ptx -arch={virtual} {source.name}", folder, {SOURCE_NAME: source.name})
+    ptx = (folder / PTX_NAME).read_text(errors="replace")
+    (folder / LEGACY_PTX_NAME).write_text(retarget(ptx, arch, isa))
+    _run([ptxas, "-O3", f"-arch={arch}", "-o", CUBIN_NAME, LEGACY_PTX_NAME],
+         f"ptxas {release[0]}.{release[1]} -arch={arch} (the PTX of {source.name})", folder,
+         {LEGACY_PTX_NAME: source.name})
+
+
 def compile_to_sass(source: str | Path, arch: str) -> str:
-    """Compile a ``.cu`` with ``nvcc -cubin -arch=ARCH`` in a private folder and return the
-    disassembly (cuobjdump -sass, else nvdisasm -hex); see the module for how the tools are
-    run. Raises ToolMissing/ToolFailed/ToolStopped, UnsafeInput, InvalidParameter."""
+    """Compile a ``.cu`` with ``nvcc -cubin -arch=ARCH`` in a private folder (an architecture
+    nvcc no longer targets: through PTX and an older ptxas) and return the disassembly
+    (cuobjdump -sass, else nvdisasm -hex); see the module for how the tools are run. Raises ToolMissing/ToolFailed/ToolStopped, UnsafeInput, InvalidParameter."""
     check_arch(arch)
     source = Path(source)
     nvcc = find_tool("nvcc", required=True)
@@ -292,8 +438,17 @@ def compile_to_sass(source: str | Path, arch: str) -> str:
     with private_folder() as folder:
         _copy_input(source, folder, SOURCE_NAME)
         include = _include_option(source, folder)
-        _run([nvcc, "-cubin", "-O3", f"-arch={arch}", *include, "-o", CUBIN_NAME, SOURCE_NAME],
-             f"nvcc -arch={arch} {source.name}", folder, {SOURCE_NAME: source.name})
+        try:
+            _run([nvcc, "-cubin", "-O3", f"-arch={arch}", *include, "-o", CUBIN_NAME,
+                  SOURCE_NAME], f"nvcc -arch={arch} {source.name}", folder,
+                 {SOURCE_NAME: source.name})
+        except ToolStopped:
+            raise
+        except ToolFailed as failed:
+            if "unsupported gpu architecture" not in str(failed).lower():
+                raise
+            _compile_through_ptx(nvcc, arch, include, folder, source)
+            return _disassemble(CUBIN_NAME, folder, older_first=True)
         return _disassemble(CUBIN_NAME, folder)
 
 
