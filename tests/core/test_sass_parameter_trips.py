@@ -176,3 +176,18 @@ def test_blackwells_unrolled_tile_loops_count_their_trips_of_four(arch):
     graph, _ = import_kernel_with_report(str(SASS / f"param_loops.{arch}.sass"),
                                          "tile_walk_product", None)
     assert launch_guard_values(graph, {p: 1000}, (32, 32, 1), 32)["loop1"] == 32
+
+
+@pytest.mark.parametrize("arch", ["sm_52", "sm_60", "sm_61", "sm_75", "sm_80", "sm_86",
+                                  "sm_89", "sm_90"])
+def test_a_mask_of_a_run_time_radius_runs_its_rows_and_its_unrolled_columns(arch):
+    """radius_convolution: for (i = 0; i < 2r + 1; i++) with its counter in a uniform
+    register copied before each compare (IMAD.U32 R, RZ, RZ, UR), and the column loop
+    unrolled by 4 (the remainder as guarded code): 2r + 1 rows, floor((2r + 1) / 4) trips."""
+    graph, _ = import_kernel_with_report(str(SASS / f"param_loops.{arch}.sass"),
+                                         "radius_convolution", None)
+    r = param(arch, 0x18)
+    for radius in (1, 2, 3, 7, 40):
+        got = launch_guard_values(graph, {r: radius}, (16, 16, 1), 32)
+        assert got["loop1"] == 2 * radius + 1
+        assert got["loop2"] == (2 * radius + 1) // 4

@@ -6,7 +6,9 @@
 //    last, `a <= aEnd` with aBegin = wA * TILE * blockIdx.y (the block index cancels);
 //  - a 3-D stencil that marches along z from 1 to nz - 2 (nvcc unrolls it by 4 and reuses
 //    the register it compares as an address between compares);
-//  - a row sum whose threads stride through a row by blockDim.x (a block-stride loop).
+//  - a row sum whose threads stride through a row by blockDim.x (a block-stride loop);
+//  - a 2-D convolution over a (2r + 1) x (2r + 1) mask, r a parameter (its row loop's
+//    counter kept in a uniform register and copied before each compare).
 #define TILE 16
 #define SAMPLE_TILE 32
 
@@ -68,4 +70,20 @@ __global__ void row_sum(const float *A, float *y, int cols)
     for (int c = threadIdx.x; c < cols; c += blockDim.x)
         acc += A[blockIdx.x * cols + c];
     atomicAdd(&y[blockIdx.x], acc);
+}
+
+__global__ void radius_convolution(const float *in, const float *mask, float *out, int r,
+                                   int width, int height)
+{
+    int col = blockIdx.x * blockDim.x + threadIdx.x;
+    int row = blockIdx.y * blockDim.y + threadIdx.y;
+    float acc = 0.0f;
+    for (int i = 0; i < 2 * r + 1; i++) {
+        for (int j = 0; j < 2 * r + 1; j++) {
+            int y = row - r + i, x = col - r + j;
+            if (y >= 0 && y < height && x >= 0 && x < width)
+                acc += mask[i * (2 * r + 1) + j] * in[y * width + x];
+        }
+    }
+    out[row * width + col] = acc;
 }

@@ -8,7 +8,7 @@ most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in the const
 ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``), ``IADD3``, ``IADD``,
 ``IADD32I``, ``VIADD``, ``LEA``, ``LEA.HI`` (``b`` plus the high word of ``{c, a} << s``: a
 signed division by ``2^s``), ``ISCADD``, ``SHF``/``SHL``/``SHR`` by a constant, ``LOP3.LUT`` (its truth
-table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX`` and Maxwell's ``XMAD`` (exactly), in 32-bit
+table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX`` (Hopper's ``VIMNMX``) and Maxwell's ``XMAD`` (exactly), in 32-bit
 arithmetic (:class:`Follower`:
 a tree of :class:`Node`, :func:`evaluate` for arrays of blocks). The write read is the last
 one before the reader in program order, as the guards read values (:mod:`.guards`). A write
@@ -286,7 +286,7 @@ class Follower:
         if mnem == "IABS" and srcs:
             got = all_of(src(0))
             return got and op_node("abs", got[0])
-        if mnem == "IMNMX" and len(srcs) >= 3 and srcs[2].strip() in ("PT", "!PT"):
+        if mnem in ("IMNMX", "VIMNMX") and len(srcs) >= 3 and srcs[2].strip() in ("PT", "!PT"):
             got = all_of(src(0), src(1))
             kind = ("max" if srcs[2].strip() == "!PT" else "min") + ("u" if "U32" in mods else "")
             return got and op_node(kind, *got)

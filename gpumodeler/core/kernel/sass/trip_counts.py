@@ -24,7 +24,7 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   uses, :mod:`.addresses`), through ``MOV``, ``MOV32I``, ``LDC``/``ULDC``, ``CS2R … SRZ``,
   Ampere's ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``),
   ``IADD3``, ``IADD``, ``IADD32I``, ``VIADD``, ``LEA``, ``LEA.HI``, ``ISCADD``, ``SHF``/``SHL``/``SHR``
-  by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX``
+  by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX``, ``VIMNMX``
   and Maxwell's ``XMAD``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
   in, or in a loop around the reader that writes the register again (a value carried from
   trip to trip) stops it, and so does one a forward branch may jump over on its way to the
@@ -231,14 +231,20 @@ def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
         return _Counter(reg, step, added, start, bound, op, unsigned)
     # a value the loop recomputes from a counter and values it does not change
     # (R17 = R13 + R10 with R10 += 4: nvcc's unrolled loop against n - n % 4)
-    if u > s or ins[u].mnemonic not in ("IADD3", "IADD", "IMAD", "UIADD3") or \
+    if u > s or ins[u].mnemonic not in ("IADD3", "IADD", "IMAD", "UIADD3", "MOV") or \
             "X" in ins[u].modifiers:
         return None
     srcs = [o.strip() for o in ins[u].operands[f.n_dest(u):] if not is_predicate(o)]
     if ins[u].mnemonic == "IMAD":
-        if "IADD" not in ins[u].modifiers or len(srcs) != 3 or srcs[1] not in ("0x1", "1"):
+        if len(srcs) == 3 and srcs[0] == "RZ" and srcs[1] == "RZ" and \
+                "HI" not in ins[u].modifiers and "WIDE" not in ins[u].modifiers:
+            srcs = [srcs[2]]  # IMAD.MOV.U32 / IMAD.U32 R, RZ, RZ, x: a copy of x
+        elif "IADD" not in ins[u].modifiers or len(srcs) != 3 or srcs[1] not in ("0x1", "1"):
             return None
-        srcs = [srcs[0], srcs[2]]
+        else:
+            srcs = [srcs[0], srcs[2]]
+    elif ins[u].mnemonic == "MOV" and len(srcs) != 1:
+        return None
     counters = [o for o in srcs if REG.match(REG_MODS.sub("", o.lstrip("-")))
                 and f.written_between(REG_MODS.sub("", o.lstrip("-")), r.header, t)]
     if len(counters) != 1 or counters[0].startswith("-"):
