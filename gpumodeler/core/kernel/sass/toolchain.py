@@ -17,7 +17,7 @@ architecture, then ``ptxas`` for the real one):
    (``--list-gpu-arch``; compute_75 for CUDA 13);
 2. the PTX's ``.version`` set to the PTX ISA of that ``ptxas``'s release (CUDA 12.4: 8.4;
    PTX ISA, "Release Notes") and its ``.target`` to the architecture;
-3. ``ptxas -O3 -arch=sm_XX`` and a disassembler of the same older release.
+3. ``ptxas -O3 -arch=sm_XX``, and a disassembler of a CUDA 11 or 12 release.
 
 The older tools are looked for in ``$GPUMODELER_LEGACY_CUDA_BIN``, ``/usr/local/cuda-12*``
 and ``cuda-11*`` (newest first), the ``bin`` folder of the ``triton`` wheel (its 3.x
