@@ -117,7 +117,14 @@ def test_only_exact_tests_are_written():
     tid = parse_address("tid.x")
     assert thread_test(tid, "<", 3) == "tid.x < 3" == thread_test(tid, "<=", 2)
     assert thread_test(tid, ">", 31) == "tid.x >= 32"
-    assert thread_test(parse_address("tid.x - 1"), "<", 3) is None
+    # a thread value less a number: a signed compare moves the number to the bound, an
+    # unsigned one below a number is a range (below the number the difference wraps)
+    assert thread_test(parse_address("tid.x - 1"), "<", 3) == "tid.x < 4"
+    assert thread_test(parse_address("tid.x - 2"), "<=", 27, unsigned=True) == \
+        "tid.x < 30 and tid.x >= 2"
+    assert thread_test(parse_address("tid.x - 2"), ">", 27, unsigned=True) is None
+    assert thread_test(parse_address("tid.x - 2"), "<", 2 ** 31 - 1, unsigned=True) is None
+    assert thread_test(parse_address("tid.x - 2"), "<", parse_address("ntid.x"), True) is None
     assert thread_test(tid, "<", -1) is None and thread_test(tid, "<", 2 ** 31) is None
     assert thread_test(parse_address("ctaid.x + tid.x"), "<", 3) is None  # the block index
     assert thread_test(parse_address("c[0x0][0x210]"), "==", 0) is None  # a parameter
@@ -379,3 +386,47 @@ def test_a_project_launch_and_its_learned_row_take_the_share_of_the_launchs_bloc
     assert result.kernel_inputs.gmem_bytes == pytest.approx(at[0.5])
     row = project_launch_row(p, "l1", result, {})
     assert row.quantities["gmem_bytes"] == pytest.approx(at[0.5])
+
+
+def _halo(arch, function):
+    g, _ = import_kernel_with_report(SASS / f"halo_tiles.{arch}.sass", function=function)
+    return g, {x.test: x.fraction.text for x in g.guards.values() if x.test}
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_tiles_inner_threads_less_its_halo_are_one_unsigned_range(arch):
+    """The textbook's tiled convolution: ``tileCol = threadIdx.x - 2``, ``tileCol >= 0 &&
+    tileCol < 28`` (and the same in y), which nvcc writes as ``tileCol <u 28``, with the
+    bounds check of the output element: the threads 2 … 29 of each axis, the 28 warps (of
+    32) of a 32×32 block that hold such a row; before, a bounds check run by every warp."""
+    g, tests = _halo(arch, "tiled_convolution")
+    test = "tid.x < 30 and tid.x >= 2 and tid.y < 30 and tid.y >= 2"
+    assert set(tests) == {test}
+    assert _share(g, test, (32, 32, 1)) == 28 / 32
+    assert _share(g, test, (32, 32, 1)) == pytest.approx(
+        _by_thread_conjunction(test, (32, 32, 1)))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_1d_tiles_inner_threads(arch):
+    """``t = threadIdx.x - 2; if (t >= 0 && t < 252 && i < n)`` in a 256-thread block: every
+    warp holds such a thread; in a block of 8 threads (a launch of the same code) the
+    one warp does too, and a 2-thread block has none."""
+    g, tests = _halo(arch, "tiled_stencil_1d")
+    test = "tid.x < 254 and tid.x >= 2"
+    assert set(tests) == {test}
+    assert _share(g, test, (256, 1, 1)) == 1
+    assert _share(g, test, (8, 1, 1)) == 1
+    assert _share(g, test, (2, 1, 1)) == 0
+
+
+def _by_thread_conjunction(text: str, block: tuple) -> float:
+    """The share of warps with a thread passing every part of ``text``, thread by thread."""
+    bx, by, bz = block
+    hit = set()
+    for t in range(bx * by * bz):
+        known = {"tid.x": t % bx, "tid.y": (t // bx) % by, "tid.z": t // (bx * by)}
+        if all(_OPS[op](_worked_out(v, known), int(n))
+               for v, op, n in (p.split(" ") for p in text.split(" and "))):
+            hit.add(t // 32)
+    return len(hit) / -(-(bx * by * bz) // 32)

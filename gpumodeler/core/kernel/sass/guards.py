@@ -65,7 +65,8 @@ from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction
 from gpumodeler.core.kernel.sass.operands import reg_access
 from gpumodeler.core.kernel.sass.thread_tests import (MIRRORED, NEGATED, SETP_OPS, conjunction,
-                                                      is_thread_value, thread_test, warp_share)
+                                                      is_thread_value, offset_thread_value,
+                                                      thread_test, warp_share)
 
 #: Default of a guard variable: guarded code counts as always run.
 DEFAULT_FRACTION = 1
@@ -196,7 +197,7 @@ def setter_test(setter, compared: dict, runs_when_pred: bool,
     op = cmp if runs_when_pred else NEGATED[cmp]
     unsigned = "U32" in setter.modifiers
     a, b = values
-    if a is not None and is_thread_value(a):
+    if a is not None and (is_thread_value(a) or offset_thread_value(a) is not None):
         return thread_test(a, op, b, unsigned) if b is not None else None
     if b is not None and is_thread_value(b) and a is not None:
         return thread_test(b, MIRRORED[op], a, unsigned)

@@ -26,8 +26,12 @@ where it is exact in both of the compare's readings, signed and unsigned: every 
 of ``value`` non-negative (its values are then non-negative and, for the thread index, below
 2^31) and the number in ``0 … 2^31 − 1``; a bound of the block's dimensions that may be
 negative (``ntid.x - 3`` of a block of 2 threads) keeps the compare's reading, signed or
-`` (unsigned)`` (a negative bound then reads as 2^32 less its size). Any other compare of the
-thread index stays a variable (docs/sass-import.md, "Guards").
+`` (unsigned)`` (a negative bound then reads as 2^32 less its size). A thread value less a
+number ``k`` against a number (:func:`offset_thread_value`): a signed compare is the value
+against the number plus ``k``; an unsigned one below a number ``h`` is the range ``value >=
+k and value < h + k`` (nvcc's one compare for ``0 <= threadIdx.x - k < h``, a tile's inner
+threads). Any other compare of the thread index stays a variable (docs/sass-import.md,
+"Guards").
 """
 from __future__ import annotations
 
@@ -93,6 +97,41 @@ def _is_block_bound(poly: Poly | None) -> bool:
     return poly is not None and all(_block_symbol(s) for mono in poly.terms for s in mono)
 
 
+def offset_thread_value(poly: Poly | None) -> tuple | None:
+    """``(value, k)`` where ``poly`` is a thread value (:func:`is_thread_value`) less a
+    positive number ``k`` (``threadIdx.x - 2``: a tile's halo offset), else None."""
+    if poly is None:
+        return None
+    c = poly.terms.get((), 0)
+    if c >= 0:
+        return None
+    rest = Poly({m: v for m, v in poly.terms.items() if m})
+    return (rest, -c) if is_thread_value(rest) else None
+
+
+def _offset_test(poly: Poly, op: str, bound, unsigned: bool) -> str | None:
+    """The thread test of ``value − k op number`` (:func:`offset_thread_value`): a signed
+    compare is ``value op number + k``; an unsigned one below a number, ``value − k <u
+    h``, is the range ``value >= k and value < h + k`` (below ``k`` the difference wraps to
+    2^32 less a little, above every ``h``: nvcc's one compare for ``0 <= t − k < h``); an
+    unsigned compare above a number (its complement, two ranges) is None."""
+    found = offset_thread_value(poly)
+    number = (Poly.const(bound) if isinstance(bound, int) else bound)
+    number = None if number is None else number.constant()
+    if found is None or number is None or not 0 <= number < _LIMIT:
+        return None
+    value, k = found
+    if not unsigned:
+        return thread_test(value, op, number + k)
+    if op not in ("<", "<="):
+        return None
+    high = number + (1 if op == "<=" else 0)
+    if high + k >= _LIMIT:
+        return None
+    low_test, high_test = thread_test(value, ">=", k), thread_test(value, "<", high + k)
+    return None if low_test is None or high_test is None else conjunction(low_test, high_test)
+
+
 def thread_test(poly: Poly, op: str, bound, unsigned: bool = False) -> str | None:
     """The thread test ``poly op bound`` (``op`` the side that runs; ``bound`` a number or a
     polynomial of the block dimensions, ``ntid.x - 3``; ``unsigned``: the compare reads its
@@ -103,6 +142,8 @@ def thread_test(poly: Poly, op: str, bound, unsigned: bool = False) -> str | Non
     with a negative number in it may be negative at a launch, where the compare's two
     readings differ: such a test keeps the reading, `` (unsigned)``."""
     bound = Poly.const(bound) if isinstance(bound, int) else bound
+    if op in COMPARE and not is_thread_value(poly) and offset_thread_value(poly) is not None:
+        return _offset_test(poly, op, bound, unsigned)
     if op not in COMPARE or not is_thread_value(poly) or not _is_block_bound(bound):
         return None
     number = bound.constant()
@@ -241,5 +282,6 @@ def warp_share(text: str, block: tuple, warp_size: int = 32) -> float:
     return float(padded.reshape(warps, warp_size).any(axis=1).sum()) / warps
 
 
-__all__ = ["AND", "COMPARE", "MIRRORED", "NEGATED", "SETP_OPS", "conjunction", "is_thread_value", "parse_test",
+__all__ = ["AND", "COMPARE", "MIRRORED", "NEGATED", "SETP_OPS", "conjunction", "is_thread_value",
+           "offset_thread_value", "parse_test",
            "test_holds", "thread_test", "warp_share"]
