@@ -27,8 +27,12 @@ def register(sub) -> None:
         "import", help="kernel graph from a cuobjdump/nvdisasm listing, a cubin or a .cu",
         description="Import one function of a cuobjdump -sass or nvdisasm listing (or a cubin, "
                     "or a .cu compiled with nvcc -cubin -arch=ARCH) as a gpumodeler-kernel graph. "
+                    "An architecture the installed nvcc no longer targets (Maxwell to Volta "
+                    "with CUDA 13) is compiled through PTX and a CUDA 11 or 12 ptxas "
+                    "(GPUMODELER_LEGACY_CUDA_BIN, /usr/local/cuda-12.*, or the triton wheel). "
                     "Each loop gets an iteration variable loop1, loop2, ... (default 1; change "
-                    "it with --set here or in graph/predict/sweep).")
+                    "it with --set here or in graph/predict/sweep); a loop a kernel parameter "
+                    "decides reads it (give it with --set).")
     imp.add_argument("file", metavar="FILE", help="SASS listing, cubin, or CUDA source (.cu)")
     imp.add_argument("-o", "--output", metavar="OUT.json",
                      help="write the graph here (default: print it to stdout)")
