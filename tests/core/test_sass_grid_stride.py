@@ -194,3 +194,37 @@ def test_a_block_stride_loop_counts_from_the_parameter_and_the_block(arch):
     # the grid does not enter it
     assert launch_guard_values(graph, {cols: 4096}, (256, 1, 1), 32, (1,)) == \
         launch_guard_values(graph, {cols: 4096}, (256, 1, 1), 32, (999,))
+
+
+def chunk_warp_trips(n: int, chunk: int, block: int, grid: int) -> float:
+    """The mean over the grid's warps of the trips of their first lane, counted one thread
+    at a time: for (i = blockIdx.x * chunk + threadIdx.x; i < n; i += chunk * gridDim.x)."""
+    total = 0
+    for b in range(grid):
+        for start in range(b * chunk, b * chunk + block, 32):
+            total += max(0, -(-(n - start) // (chunk * grid)))
+    return total / (grid * block // 32)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+@pytest.mark.parametrize("function", ["chunk_sum", "pair_sum"])
+def test_a_grid_stride_loop_of_chunks_counts_its_warps_trips(arch, function):
+    """A reduction's first pass, each block taking a chunk of 512 elements (256 threads, i
+    and i + 256) or of two blocks' threads (2 * blockDim.x) a trip, the chunks a grid apart:
+    the pairs (chunk, warp) below n over the grid's warps, equal to the trips counted one
+    thread at a time at every launch tried."""
+    graph, report = imported(SASS / f"grid_stride.{arch}.sass", function)
+    base = parameter_base(int(arch[3:]))
+    assert base is not None
+    n = parameter_variable(base + 0x10)
+    ((var, text),) = graph.block_trips.items()
+    assert var == "loop1" and n in text and "grid_x" in text
+    assert "from each launch's block and grid" in report.summary()
+    launches = [(256, 80, 2 ** 22), (256, 7, 1000), (256, 3, 512 * 3 + 31), (256, 1, 100)]
+    if function == "pair_sum":
+        launches += [(128, 40, 10 ** 5), (64, 5, 64 * 10 + 1), (1024, 2, 5000)]
+    for threads, blocks, elements in launches:
+        chunk = 512 if function == "chunk_sum" else 2 * threads
+        got = launch_guard_values(graph, {n: elements}, (threads, 1, 1), 32, (blocks,))
+        want = chunk_warp_trips(elements, chunk, threads, blocks)
+        assert got["loop1"] == pytest.approx(max(1, want)), (threads, blocks, elements)

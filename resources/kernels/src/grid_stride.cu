@@ -52,3 +52,31 @@ __global__ void stride_unrolled(float4 *y, const float4 *__restrict__ x, float a
     for (; k < n; k += step)
         y[k] = make_float4(a * x[k].x, a * x[k].y, a * x[k].z, a * x[k].w);
 }
+
+// A reduction's first pass over chunks of 512 elements a block (a template's block size of
+// 256, each thread taking i and i + 256), the chunks a grid apart: a grid-stride loop of
+// chunks.
+__global__ void chunk_sum(const float *x, float *partial, unsigned int n)
+{
+    __shared__ float s[256];
+    float acc = 0.0f;
+    for (unsigned int i = blockIdx.x * 512 + threadIdx.x; i < n; i += 512 * gridDim.x)
+        acc += x[i] + (i + 256 < n ? x[i + 256] : 0.0f);
+    s[threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.0f;
+        for (int k = 0; k < 256; k++)
+            t += s[k];
+        partial[blockIdx.x] = t;
+    }
+}
+
+// The same with chunks of two blocks' threads at run time (2 * blockDim.x).
+__global__ void pair_sum(const float *x, float *partial, int n)
+{
+    float acc = 0.0f;
+    for (int i = blockIdx.x * 2 * blockDim.x + threadIdx.x; i < n; i += 2 * blockDim.x * gridDim.x)
+        acc += x[i] + (i + (int)blockDim.x < n ? x[i + blockDim.x] : 0.0f);
+    atomicAdd(partial + blockIdx.x, acc);
+}

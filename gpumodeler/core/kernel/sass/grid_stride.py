@@ -45,13 +45,23 @@ block for the grid (the counter advances ``blockDim.x`` a trip and enters the lo
 ``threadIdx.x``; the warps of a block meet every multiple of 32 below ``n`` once):
 ``max(1, ceil(n / 32) · 32 / block_x)`` (:func:`block_formula`).
 
+A grid-stride loop of chunks, ``for (i = blockIdx.x · C + threadIdx.x; i < n; i += C ·
+gridDim.x)`` (each thread taking ``i`` and ``i + blockDim.x``: a reduction's first pass),
+``C`` a number or a multiple of 2 or more of ``blockDim.x``, makes a trip for each chunk
+``m`` and warp ``w`` with ``C·m + 32·w < n`` (:func:`chunk_formula`; exact for ``block_x``
+a multiple of 32 and at most ``C``).
+
 The index is read as below 2^31 (the 32-bit values followed): a ``size_t`` loop over more
 elements than that is counted as if it were. Left out: a loop of a stride that is a
 multiple of the grid's on its own (``i += 2 * stride``) and counts of ``y`` or ``z``.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
+
+from gpumodeler.core.kernel.expressions import parse
 
 from gpumodeler.core.kernel.sass.block_values import (
     REG, REG_MODS, U32, Follower, cbank_offset, dim, evaluate, is_predicate, op_node)
@@ -75,6 +85,16 @@ _SEED = 20261129
 def formula(parameter: str) -> str:
     """The trips of a grid-stride loop over ``parameter`` elements (the module's formula)."""
     return f"max(1, ceil({parameter} / 32) * 32 / (block_x * grid_x))"
+
+
+def chunk_formula(parameter: str, chunk: str) -> str:
+    """The trips of a grid-stride loop over ``parameter`` elements whose blocks each take a
+    chunk of ``chunk`` elements a trip (the module rules): the pairs (chunk ``m``, warp
+    ``w``) with ``chunk · m + 32 · w`` below ``parameter``, over the grid's warps."""
+    n, c = parameter, chunk
+    whole = f"floor({n} / ({c}))"
+    pairs = (f"{whole} * block_x / 32 + min(block_x / 32, ceil(({n} - ({c}) * {whole}) / 32))")
+    return parse(f"max(1, ({pairs}) / (grid_x * block_x / 32))").text
 
 
 def block_formula(parameter: str) -> str:
@@ -177,6 +197,10 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
                     offset = found[2]
                 elif found is not None and _is_block_stride(g, r, found, samples):
                     offset, write = found[2], block_formula
+                elif found is not None:
+                    chunk = _chunked_grid_stride(g, r, found, samples)
+                    if chunk is not None:
+                        offset, write = found[2], partial(chunk_formula, chunk=chunk)
             elif len(members) == 2 and members[1][1] == 1:
                 offset = _is_unrolled_grid_stride(g, f.ranges[members[0][0]],
                                                   f.ranges[members[1][0]], members[0][1],
@@ -245,6 +269,46 @@ def _is_block_stride(g: _GridFollower, r, found, samples) -> bool:
     got = _strides(g, r, found, samples, block_only=True)
     return got is not None and got[1:] == (1, 0) and \
         _enters_at_the_thread_index(g, got[0], r, samples, in_block=True)
+
+
+def _chunked_grid_stride(g: _GridFollower, r, found, samples) -> str | None:
+    """The chunk (``"512"``, ``"2 * block_x"``) of loop ``r`` (``found``: its compare) where
+    it is a grid-stride loop whose blocks take a chunk of elements a trip: ``for (i =
+    blockIdx.x · C + threadIdx.x; i < n; i += C · gridDim.x)``, each thread taking ``i``
+    and ``i + blockDim.x`` (a reduction's first pass), ``C`` a number or a multiple of 2 or
+    more of ``blockDim.x``: the counter advances ``C · gridDim.x`` a trip, is compared after
+    that, and enters the loop as ``blockIdx.x · C + threadIdx.x``; else None."""
+    value = found[0]
+    if len(g.carried) != 1:
+        return None
+    (reg, axis), = g.carried.items()
+    writes = g.writes_between(reg, r.header, r.latch)
+    if len(writes) != 1 or g.ins[writes[0]].guard or skipped_in_loop(g, r, writes[0]) or \
+            any(o is not r and r.header <= o.header and o.latch <= r.latch
+                for o in g.loops_of(writes[0])):
+        return None
+    at_end = g.instruction(writes[0], 0)
+    if at_end is None or len(g.carried) != 1:
+        return None
+    bx, gx, x = samples[0], samples[3], samples[axis]
+    end = evaluate(at_end, samples)
+    step = (end - x) & U32
+    if not np.array_equal(evaluate(value, samples), end) or np.any(step % gx):
+        return None
+    chunk = step // gx
+    if np.all(chunk == chunk[0]) and chunk[0] >= 32:
+        text = str(int(chunk[0]))
+    elif not np.any(chunk % bx) and np.all(chunk // bx == chunk[0] // bx[0]) and \
+            chunk[0] // bx[0] >= 2:
+        text = f"{int(chunk[0] // bx[0])} * block_x"
+    else:
+        return None
+    g.loop = None
+    entry = g.register(reg, r.header, 0, entering=r)
+    if entry is None or not np.array_equal(evaluate(entry, samples),
+                                           chunk * samples[9] + samples[6]):
+        return None
+    return text
 
 
 def _is_unrolled_grid_stride(g: _GridFollower, main, unit, copies: int, base: int,
@@ -361,4 +425,4 @@ def _parameter(g: Follower, text: str, k: int, base: int) -> int | None:
     return off
 
 
-__all__ = ["block_formula", "formula", "grid_stride_counts"]
+__all__ = ["block_formula", "chunk_formula", "formula", "grid_stride_counts"]
