@@ -93,9 +93,27 @@ def test_a_tile_as_wide_as_the_block_sets_the_inner_loop_on_every_architecture(a
     blockDim.x & ~7 (its variable counts those trips: floor(block_x / 8))."""
     graph, _ = imported(SASS / f"block_trips.{arch}.sass", "tile_product")
     steps = 8 if arch in ("sm_100", "sm_120") else 4
-    assert graph.block_trips == {"loop2": f"floor(block_x / {steps})"}
+    assert graph.block_trips["loop2"] == f"floor(block_x / {steps})"
     for width in (4, 8, 13, 16, 32):
         assert launch_guard_values(graph, {}, (width, width, 1), 32)["loop2"] == width // steps
+
+
+@pytest.mark.parametrize("arch", [a for a in ARCHS if a not in ("sm_52", "sm_60", "sm_61")])
+def test_the_phases_of_a_tile_as_wide_as_the_block_are_n_over_the_block(arch):
+    """tile_product's phase loop, for (p = 0; p < n / w; ++p) with w = blockDim.x: nvcc's
+    division by a run-time value (a reciprocal and its guarded fixes) read as n / w, a
+    count of the parameter n and the block, equal to the source's trips at every launch
+    tried (where n < w the loop is not entered; the count is then 1 on sm_75 … sm_90, as
+    every loop's, and 0 on Blackwell, whose listing counts no trip there). Maxwell's and
+    Pascal's division (XMAD products, no IMAD.HI) is not read."""
+    graph, _ = imported(SASS / f"block_trips.{arch}.sass", "tile_product")
+    n = parameter_variable(parameter_base(int(arch[3:])) + 0x18)
+    low = 0 if arch in ("sm_100", "sm_120") else 1
+    assert graph.block_trips["loop1"] in (f"max(1, floor({n} / block_x))",
+                                          f"floor({n} / block_x)")
+    for width, size in ((16, 256), (16, 1000), (32, 4096), (8, 7), (13, 100), (32, 31)):
+        got = launch_guard_values(graph, {n: size}, (width, width, 1), 32)["loop1"]
+        assert got == max(low, size // width), (width, size)
 
 
 @pytest.mark.parametrize("arch", ["sm_75", "sm_86"])
@@ -103,9 +121,14 @@ def test_the_tiled_products_inner_loop_is_a_quarter_of_the_tile_width(arch):
     """matmul_tiled: the inner loop of blockDim.x steps unrolled by 4 (and 16 by ptxas)
     counts blockDim.x - blockDim.x % 4 down: loop2, the 4-step bodies, is floor(block_x/4)."""
     graph, _ = imported(NVBENCH / f"matmul.{arch}.sass", "matmul_tiled")
-    assert graph.block_trips == {"loop2": "floor(block_x / 4)"}
+    assert graph.block_trips == {"loop2": "floor(block_x / 4)",
+                                 "loop1": "ceil(param_0x17c / block_x)"}
     for width in (4, 8, 13, 16, 32):
         assert launch_guard_values(graph, {}, (width, width, 1), 32)["loop2"] == width // 4
+    # the phases, (cols1 + w - 1) / w with w = blockDim.x (an int division, signed)
+    for width, cols in ((16, 256), (16, 1000), (13, 100), (32, 4096), (32, 1)):
+        assert launch_guard_values(graph, {"param_0x17c": cols}, (width, width, 1),
+                                   32)["loop1"] == (cols + width - 1) // width
 
 
 def run(capsys, *argv):
@@ -138,14 +161,15 @@ def test_predict_takes_the_count_from_the_block_unless_set(capsys, tmp_path):
     assert code == 0, err
     shown = json.loads(text)
     assert "loop2" in shown["variables_from_block"] and shown["variables"]["loop2"] == 4
-    assert "loop1" not in shown["variables_from_block"]
+    assert shown["variables"]["loop1"] == 2  # set: the phases' formula does not apply
     # kernel import --set fixes the count at every launch
     fixed = tmp_path / "fixed.json"
     code, _, err = run(capsys, "kernel", "import", NVBENCH / "matmul.sm_86.sass", "--function",
                        "matmul_tiled", "--set", "loop2=2", "-o", fixed)
     assert code == 0, err
     data = json.loads(fixed.read_text())
-    assert "block_trips" not in data and data["variables"]["loop2"] == 2
+    assert data["block_trips"] == {"loop1": "ceil(param_0x17c / block_x)"}
+    assert data["variables"]["loop2"] == 2
     fixed_tree = tmp_path / "tree.json"
     code, _, err = run(capsys, "kernel", "import", SASS / "reduce.sm_86.sass", "--set",
                        "guard2=0.5", "-o", fixed_tree)
@@ -157,7 +181,8 @@ def test_predict_takes_the_count_from_the_block_unless_set(capsys, tmp_path):
 def test_block_trips_round_trip_in_kernel_files_and_project_extras():
     graph, _ = imported(NVBENCH / "matmul.sm_86.sass", "matmul_tiled")
     data = to_dict(graph)
-    assert data["block_trips"] == {"loop2": "floor(block_x / 4)"}
+    assert data["block_trips"] == {"loop2": "floor(block_x / 4)",
+                                   "loop1": "ceil(param_0x17c / block_x)"}
     assert from_dict(json.loads(json.dumps(data))).block_trips == graph.block_trips
     copy = from_dict({k: v for k, v in data.items() if k not in ("block_trips", "guards")})
     assert copy.block_trips == {}
@@ -234,7 +259,8 @@ def test_a_project_file_keeps_the_block_trips(tmp_path):
     project.put_kernel("tiled", graph)
     save_project(project, tmp_path / "p.gpm")
     again = load_project(tmp_path / "p.gpm").kernels["tiled"]
-    assert again.block_trips == {"loop2": "floor(block_x / 4)"}
+    assert again.block_trips == {"loop2": "floor(block_x / 4)",
+                                 "loop1": "ceil(param_0x17c / block_x)"}
     assert again == graph
 
 
@@ -362,3 +388,33 @@ def test_trip_tests_round_trip_and_a_bad_one_says_what_is_valid(tmp_path):
         with pytest.raises((FormatError, GraphError)) as info:
             from_dict(broken)
         assert says in str(info.value)
+
+
+def test_nvccs_division_is_read_as_the_quotient_truncated_toward_zero():
+    """The values the division idiom is read as: unsigned n / d, and int n / d truncated
+    toward zero (C's rule); a zero divisor gives all ones, the sequence's ~0."""
+    n, d = block_values.dim(0), block_values.dim(1)
+    a = np.array([7, 7, 2 ** 32 - 7, 2 ** 32 - 7, 5, 0], dtype=np.int64)
+    b = np.array([2, 2 ** 32 - 2, 2, 2 ** 32 - 2, 0, 3], dtype=np.int64)
+    div = block_values.evaluate(block_values.op_node("div", n, d), (a, b, 1))
+    sdiv = block_values.evaluate(block_values.op_node("sdiv", n, d), (a, b, 1))
+    assert list(div) == [3, 0, (2 ** 32 - 7) // 2, 0, 2 ** 32 - 1, 0]
+    assert list(block_values.signed(sdiv)) == [3, -3, -3, 3, -1, 0]
+
+
+@pytest.mark.parametrize("values, text", [
+    (lambda n, b: n // b, "floor(n / block_x)"),
+    (lambda n, b: -(-n // b), "ceil(n / block_x)"),
+    (lambda n, b: np.maximum(1, n // b), "max(1, floor(n / block_x))"),
+    (lambda n, b: -(-n // b) + 1, "ceil(n / block_x) + 1"),
+    (lambda n, b: n // b + b, None),  # no form: not derived
+])
+def test_a_count_of_a_parameter_and_the_block_is_written_as_the_first_form_that_fits(
+        values, text):
+    axes = dict(block_values.BLOCK_AXES)
+    axes[3] = ("n", 4096)
+
+    def count(dims):
+        return values(np.asarray(dims[3]), np.asarray(dims[0]))
+    got = trip_counts._describe((count, frozenset({0, 3})), axes=axes)
+    assert (got.formula if got else None) == text

@@ -7,7 +7,9 @@ most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in the const
 :mod:`.addresses`), through ``MOV``, ``MOV32I``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's
 ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``), ``IADD3``, ``IADD``,
 ``IADD32I``, ``VIADD``, ``LEA``, ``LEA.HI`` (``b`` plus the high word of ``{c, a} << s``: a
-signed division by ``2^s``), ``ISCADD``, ``SHF``/``SHL``/``SHR`` by a constant, ``LOP3.LUT`` (its truth
+signed division by ``2^s``), nvcc's division by a run-time value (its reciprocal and guarded
+fixes read as the quotient: :meth:`Follower._quotient`), ``ISCADD``,
+``SHF``/``SHL``/``SHR`` by a constant, ``LOP3.LUT`` (its truth
 table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX`` (Hopper's ``VIMNMX``) and Maxwell's ``XMAD`` (exactly), in 32-bit
 arithmetic (:class:`Follower`:
 a tree of :class:`Node`, :func:`evaluate` for arrays of blocks). The write read is the last
@@ -163,6 +165,8 @@ class Follower:
                 self.counter[1].header <= k <= self.counter[1].latch:
             return Node("counter", (), frozenset())
         j = self.last_write(reg, k)
+        if j is not None and self.ins[j].guard and not self.skippable(j, k):
+            return self._quotient(reg, j, depth)  # nvcc's division's last, guarded fixes
         if j is None or self.ins[j].guard or self.skippable(j, k):
             return None
         around = self.loops_of(k)
@@ -174,6 +178,125 @@ class Follower:
         if any(r not in around for r in self.loops_of(j)):
             return None  # left by a loop the reader is not in: its last trip's value
         return self.instruction(j, depth + 1)
+
+    def _quotient(self, reg: str, j: int, depth: int) -> Node | None:
+        """The quotient of nvcc's integer division by a run-time value, read in ``reg``
+        whose last write ``j`` is one of the division's guarded fixes; else None.
+
+        nvcc divides by a value it does not know with a reciprocal (CUDA's own sequence,
+        read here, not derived): ``I2F.U32.RP`` (``I2F.RP`` of ``IABS d`` for ``int``),
+        ``MUFU.RCP``, ``IADD3 … 0xffffffe``, ``F2I.FTZ.U32.TRUNC``, a refining
+        ``IMAD.HI.U32``, the estimate ``IMAD.HI.U32 q, inv, n, RZ`` (``n``, or ``IABS n``),
+        then guarded fixes of ``q``: ``@P IADD3 q, q, 0x1`` (once or twice), for ``int``
+        ``MOV r, q`` and ``@!P IMAD.MOV r, RZ, RZ, -r`` (the sign), and ``@!P LOP3.LUT r,
+        RZ, d, RZ, 0x33`` (``~d``: a division by zero). The fixes make the estimate the
+        exact quotient, so the value is ``n / d`` (unsigned), or ``n / d`` truncated
+        toward zero (``int``: a node ``sdiv``)."""
+        signed = False
+        cur, at = reg, j
+        for _ in range(8):
+            ins = self.ins[at]
+            nd = self.n_dest(at)  # Blackwell's IADD3 prints its carry-outs, PT, PT
+            raw = [o.strip() for o in ins.operands[:1] + ins.operands[nd:]]
+            ops = [REG_MODS.sub("", o) for o in raw]
+            mods = set(ins.modifiers)
+            if ins.guard:
+                if (ins.mnemonic == "IADD3" and ops[1:] == [cur, "0x1", "RZ"] or
+                        ins.mnemonic == "VIADD" and ops[1:] == [cur, "0x1"]) and ops[0] == cur:
+                    pass  # q += 1
+                elif ops and ops[0] == cur and (
+                        ins.mnemonic == "IMAD" and "MOV" in mods and raw[1:] == ["RZ", "RZ",
+                                                                            f"-{cur}"]
+                        or ins.mnemonic == "IADD3" and raw[1:] == [f"-{cur}", "RZ", "RZ"]):
+                    signed = True  # the sign of an int quotient
+                elif ins.mnemonic == "LOP3" and len(ops) == 6 and ops[0] == cur and \
+                        ops[1] == "RZ" and ops[3] == "RZ" and ops[4] == "0x33":
+                    pass  # ~d where d is 0: outside the counts worked out here
+                else:
+                    return None
+            elif ins.mnemonic == "MOV" and len(ops) == 2 and ops[0] == cur and REG.match(ops[1]):
+                cur = ops[1]
+            elif ins.mnemonic == "IMAD" and "HI" in mods and "U32" in mods and len(ops) == 4 \
+                    and ops[0] == cur and ops[3] == "RZ":
+                return self._estimate(at, ops, signed, depth)
+            else:
+                return None
+            found = self.last_write(cur, at)
+            if found is None or self.skippable(found, at):
+                return None
+            at = found
+        return None
+
+    def _estimate(self, at: int, ops: list, signed: bool, depth: int) -> Node | None:
+        """``n / d`` of the estimate ``IMAD.HI.U32 q, inv, n, RZ`` at ``at`` (either
+        factor the reciprocal): :meth:`_quotient`."""
+        for inv, num in ((ops[1], ops[2]), (ops[2], ops[1])):
+            divisor = self._reciprocal_of(inv, at)
+            if divisor is None:
+                continue
+            dtext, via_abs = divisor
+            ntext, nat = num, at
+            if via_abs != signed:
+                return None
+            if signed:  # both |n| and |d|: follow n and d themselves
+                w = self._through_copies(num, at)
+                if w is None or self.ins[w].mnemonic != "IABS":
+                    return None
+                ntext, nat = self.ins[w].operands[1].strip(), w
+            n = self.operand(ntext, nat, depth)
+            d = self.operand(dtext[0], dtext[1], depth)
+            if n is None or d is None:
+                return None
+            return op_node("sdiv" if signed else "div", n, d)
+        return None
+
+    def _through_copies(self, reg: str, at: int) -> int | None:
+        """The last write of ``reg`` read at ``at``, through up to three copies (``MOV``,
+        ``IMAD.MOV.U32 r, RZ, RZ, x``), unguarded; else None."""
+        for _ in range(4):
+            if not REG.match(reg):
+                return None
+            w = self.last_write(reg, at)
+            if w is None or self.ins[w].guard or self.skippable(w, at):
+                return None
+            ins = self.ins[w]
+            ops = [REG_MODS.sub("", o.strip()) for o in ins.operands]
+            if ins.mnemonic == "MOV" and len(ops) == 2:
+                reg, at = ops[1], w
+            elif ins.mnemonic == "IMAD" and "MOV" in ins.modifiers and len(ops) == 4 and \
+                    ops[1:3] == ["RZ", "RZ"] and not ins.operands[3].strip().startswith("-"):
+                reg, at = ops[3], w
+            else:
+                return w
+        return None
+
+    def _reciprocal_of(self, reg: str, at: int) -> tuple | None:
+        """``((the divisor's operand text, its instruction), through IABS)`` where ``reg``
+        read at ``at`` is nvcc's refined reciprocal of a divisor (:meth:`_quotient`)."""
+        chain: tuple[tuple[str, set[str]], ...] = (
+            ("IMAD", {"HI", "U32"}), ("F2I", {"U32", "TRUNC"}), ("IADD3", set()),
+            ("MUFU", {"RCP"}), ("I2F", {"RP"}))
+        cur, k = reg, at
+        for mnem, mods in chain:
+            if not REG.match(cur):
+                return None
+            w = self.last_write(cur, k)
+            if w is None or self.ins[w].guard or self.skippable(w, k) or \
+                    self.ins[w].mnemonic != mnem or not mods <= set(self.ins[w].modifiers):
+                return None
+            srcs = [REG_MODS.sub("", o.strip()) for o in self.ins[w].operands[self.n_dest(w):]]
+            if mnem == "IADD3" and srcs[1:] != ["0xffffffe", "RZ"]:
+                return None
+            if mnem == "I2F":
+                text = self.ins[w].operands[1].strip()
+                if "U32" in self.ins[w].modifiers:
+                    return (text, w), False
+                a = self._through_copies(REG_MODS.sub("", text), w)
+                if a is None or self.ins[a].mnemonic != "IABS":
+                    return None
+                return (self.ins[a].operands[1].strip(), a), True
+            cur, k = srcs[0], w
+        return None
 
     def operand(self, text: str, k: int, depth: int) -> Node | None:
         t = text.strip()
@@ -391,6 +514,13 @@ def evaluate(node: Node, dims: tuple):
         return np.maximum(signed(xs[0]), signed(xs[1])) & U32
     if op in ("minu", "maxu"):
         return (np.minimum if op == "minu" else np.maximum)(xs[0], xs[1])
+    if op == "div":  # unsigned; a division by zero gives all ones (the sequence's ~0)
+        top, bottom = np.broadcast_arrays(xs[0], xs[1])
+        return np.where(bottom == 0, U32, top // np.where(bottom == 0, 1, bottom)) & U32
+    if op == "sdiv":  # int: truncated toward zero
+        top, bottom = np.broadcast_arrays(signed(xs[0]), signed(xs[1]))
+        q = np.abs(top) // np.where(bottom == 0, 1, np.abs(bottom))
+        return np.where(bottom == 0, U32, np.where((top < 0) != (bottom < 0), -q, q)) & U32
     raise ValueError(f"unknown value operation {op}")
 
 

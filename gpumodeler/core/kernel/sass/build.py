@@ -522,8 +522,8 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         graph.block_trips[var] = text
         graph.variables.setdefault(named, 0)
         graph.variables[var] = DEFAULT_ITERATIONS
-        how = "," if var not in strided else " from each launch's block and grid," \
-            if "grid_x" in text else " from each launch's block,"
+        how = " from each launch's block and grid," if "grid_x" in text else \
+            " from each launch's block," if "block_" in text else ","
         report.loop_trips[var] = (f"{text}{how} {named} the kernel parameter at "
                                   f"c[0x0][{offset:#x}] (0: not given, the loop keeps its "
                                   f"value; set it with --set {named}=N)")

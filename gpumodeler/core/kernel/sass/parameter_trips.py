@@ -11,8 +11,10 @@ in the parameter's variable (its name from the ``.cu``, else ``param_0x170``:
 :func:`.parameters.named_parameter`). The block index (``S2R SR_CTAID.X`` …) is followed as
 a symbol too, and may enter a count that does not depend on it: a walk from a block's first
 tile ``wA · 32 · blockIdx.y`` to its last ``+ wA − 1`` makes ``floor((wA + 31) / 32)`` trips
-in every block. Counts of a parameter and a block dimension, of two parameters, or of a
-64-bit parameter (a ``size_t`` bound: its compare is a pair) are not derived.
+in every block. A count of a parameter and a block dimension (``n / blockDim.x`` phases:
+nvcc's division read as the quotient, :meth:`.block_values.Follower._quotient`) is fitted
+over sampled pairs (:func:`.trip_counts.loop_trip_counts`). Counts of two parameters, or of
+a 64-bit parameter (a ``size_t`` bound: its compare is a pair), are not derived.
 
 The variable's default is 0, "not given": a launch applies a formula only where every
 parameter it reads is given a value other than 0
@@ -22,6 +24,7 @@ its own value, 1 by default, as before.
 from __future__ import annotations
 
 from gpumodeler.core.kernel.expressions import parse
+from gpumodeler.core.kernel.graph_items import BLOCK_DIMENSIONS
 from gpumodeler.core.kernel.sass.block_values import Follower, dim
 from gpumodeler.core.kernel.sass.parameters import named_parameter, parameter_base
 from gpumodeler.core.kernel.sass.trip_counts import loop_trip_counts
@@ -102,7 +105,7 @@ def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
             continue
         read = parse(tc.formula).variables
         found = [off for off in offsets if variable[off] in read]
-        if len(found) == 1 and read == {variable[found[0]]}:
+        if len(found) == 1 and read - set(BLOCK_DIMENSIONS) == {variable[found[0]]}:
             out[var] = (tc.formula, variable[found[0]], found[0])
     return out
 

@@ -56,6 +56,9 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   that fits every value but the first one to eight and gives no trips at those is taken
   with ``max(1, …)``: where the source loop runs none (``k`` from 1 to ``nz − 2`` at ``nz``
   = 1, 2) the compiled loops are not entered and their counters give no count. An axis
+  A count of one block dimension ``b`` and one other value ``a`` (a kernel parameter) is
+  worked out at sampled pairs and written as ``floor(a / b) + c`` or ``ceil(a / b) + c``
+  (or either with ``max(1, …)``). An axis
   marked as a block index (a third entry in the follower's axes,
   :mod:`.parameter_trips`) must leave the count unchanged (checked at several values) and
   is not in the formula. A count that reads no dimension is a number.
@@ -502,6 +505,9 @@ def _describe(counted, divisor: int = 1, axes: dict | None = None) -> TripCount 
     count, dims_used = counted
     known = BLOCK_AXES if axes is None else axes
     free = frozenset(a for a in dims_used if len(known.get(a, ())) > 2)
+    pair = _block_and_other(dims_used - free, known)
+    if pair is not None:
+        return _describe_pair(count, pair, free, divisor, known)
     found = domain(dims_used - free, axes)
     if found is None:
         return None
@@ -518,6 +524,60 @@ def _describe(counted, divisor: int = 1, axes: dict | None = None) -> TripCount 
     text = formula(axis, dims[axis], np.broadcast_to(v, dims[axis].shape),
                    (axes or BLOCK_AXES)[axis][0])
     return TripCount(formula=text) if text else None
+
+
+def _block_and_other(used: frozenset, axes: dict) -> tuple | None:
+    """``(block axis, other axis)`` where a count reads one block dimension and one other
+    axis (a kernel parameter: ``(n + blockDim.x − 1) / blockDim.x`` tiles), else None."""
+    if len(used) != 2:
+        return None
+    block = [a for a in used if a in BLOCK_AXES]
+    other = [a for a in used if a not in BLOCK_AXES and a in axes]
+    return (block[0], other[0]) if len(block) == 1 and len(other) == 1 else None
+
+
+#: the values of a count of a block dimension and another value: the dimension's first 64
+#: and the usual larger blocks, the other value's first 300 and random ones up to its
+#: largest (a sample, the two together too many to take whole)
+_PAIR_BLOCKS = np.array(sorted(set(range(1, 65)) | {96, 128, 160, 192, 256, 320, 384, 512,
+                                                     640, 768, 896, 1024}), dtype=np.int64)
+_PAIR_SEED = 20261201
+
+
+def _describe_pair(count, pair: tuple, free: frozenset, divisor: int, axes: dict):
+    """The :class:`TripCount` of a count of a block dimension ``b`` and another value ``a``
+    (``pair``): the first of ``floor(a / b) + c``, ``ceil(a / b) + c`` (each also with at
+    least one trip, ``max(1, …)``) that gives it at every sampled pair; else None."""
+    b_axis, a_axis = pair
+    b_largest, a_largest = axes[b_axis][1], axes[a_axis][1]
+    rng = np.random.default_rng(_PAIR_SEED)
+    a_values = np.unique(np.concatenate([np.arange(1, min(300, a_largest) + 1),
+                                         rng.integers(1, a_largest + 1, 200)]))
+    b_values = _PAIR_BLOCKS[_PAIR_BLOCKS <= b_largest]
+    a_grid, b_grid = np.meshgrid(a_values, b_values, indexing="ij")
+    width = max(3, a_axis + 1, b_axis + 1)
+    dims = [np.int64(1)] * width
+    dims[a_axis], dims[b_axis] = a_grid.ravel(), b_grid.ravel()
+    v = count(tuple(dims)) if not free else _same_at_every_index(count, tuple(dims), free)
+    if v is None:
+        return None
+    v = np.broadcast_to(np.asarray(v, dtype=np.int64), a_grid.ravel().shape)
+    if np.any(v < 0) or np.any(v % divisor):
+        return None
+    v = v // divisor
+    a, b = a_grid.ravel(), b_grid.ravel()
+    an, bn = axes[a_axis][0], axes[b_axis][0]
+    for core, values in ((f"floor({an} / {bn})", a // b), (f"ceil({an} / {bn})", -(-a // b))):
+        c = int(v[0] - values[0])
+        for text, fitted in ((core, values + c), (f"max(1, {core})", np.maximum(1, values + c))):
+            if np.array_equal(fitted, v):
+                from gpumodeler.core.kernel.expressions import parse
+                if c and text.startswith("max"):
+                    text = f"max(1, {core} {'+' if c > 0 else '-'} {abs(c)})"
+                elif c:
+                    text = f"{core} {'+' if c > 0 else '-'} {abs(c)}"
+                return TripCount(formula=parse(text).text)
+    return None
 
 
 def _same_at_every_index(count, dims: tuple, free: frozenset):
