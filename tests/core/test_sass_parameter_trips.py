@@ -191,3 +191,15 @@ def test_a_mask_of_a_run_time_radius_runs_its_rows_and_its_unrolled_columns(arch
         got = launch_guard_values(graph, {r: radius}, (16, 16, 1), 32)
         assert got["loop1"] == 2 * radius + 1
         assert got["loop2"] == (2 * radius + 1) // 4
+
+
+def test_a_loop_left_by_a_guarded_call_runs_to_its_parameter():
+    """The A6000 set's register-tiled product: nvcc ends its k0 loop (k0 += 8 up to K) with
+    an unconditional back branch and leaves it by @P0 CALL.REL.NOINC to the code after it:
+    the loop goes on while P0 is false, floor((K + 7) / 8) trips."""
+    listing = ROOT / "resources" / "validation" / "kernels" / "a6000" / "sgemm_steps.sm_86.sass"
+    graph, _ = import_kernel_with_report(str(listing), "sgemm_register_tiles", None)
+    assert graph.block_trips == {"loop1": "floor((param_0x168 + 7) / 8)"}
+    for k in (8, 9, 4092, 4096):
+        assert launch_guard_values(graph, {"param_0x168": k}, (256, 1, 1), 32)["loop1"] == \
+            -(-k // 8)

@@ -15,7 +15,9 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   recomputes each trip from such a counter and values it does not change
   (``R17 = R13 + R10``; the register compared may hold an address earlier in the trip:
   its last write before the compare), against a value the loop does not change; the loop has no other
-  way out (a ``break``, an ``EXIT``: the count would be an upper bound). The counter's
+  way out (a ``break``, an ``EXIT``: the count would be an upper bound). A guarded
+  ``CALL.REL.NOINC`` past an unconditional back branch is such a branch, taken on the
+  guard's other side (nvcc's way out of some sm_80/sm_86 loops). The counter's
   value on entry is its last write before the loop's header (program order, as the guards
   read values: :mod:`.guards`).
 * **Values followed** (:mod:`.block_values`). The entry value and the bound are followed back through their
@@ -149,6 +151,11 @@ def _latch_condition(f: Follower, r) -> tuple[str, bool] | None:
     latch = ins[t]
     condition = latch.guard or (latch.operands[0].strip() if latch.operands
                                 and is_predicate(latch.operands[0]) else "")
+    if not condition and t > r.header and t + 1 < len(ins) and _leaves_by_call(ins[t - 1],
+                                                                            ins[t + 1]):
+        # @P0 CALL.REL.NOINC <after the loop>; BRA <header>: the loop goes on while !P0
+        guard = ins[t - 1].guard or ""
+        condition = guard[:1] + ("" if guard.startswith("@!") else "!") + guard.lstrip("@!")
     if len(r.back_edges) != 1 or latch.mnemonic not in BRANCHES or \
             condition.lstrip("@!") in ("", "PT", "UPT"):
         return None
@@ -158,6 +165,13 @@ def _latch_condition(f: Follower, r) -> tuple[str, bool] | None:
                 and not ins[r.header].address <= ins[j].target <= latch.address):
             return None
     return condition.lstrip("@!"), not condition.lstrip("@").startswith("!")
+
+
+def _leaves_by_call(ins, after) -> bool:
+    """Whether ``ins`` is a guarded ``CALL.REL.NOINC`` to the instruction ``after`` the back
+    branch: nvcc's way out of a loop whose back branch is unconditional (sm_80/sm_86)."""
+    return ins.mnemonic == "CALL" and {"REL", "NOINC"} <= set(ins.modifiers) and \
+        ins.guard not in (None, "@PT", "@!PT") and ins.target == after.address
 
 
 def latch_compare(f: Follower, r, mnemonics=("ISETP", "UISETP")) -> tuple | None:
