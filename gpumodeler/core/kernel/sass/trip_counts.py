@@ -562,6 +562,7 @@ def _describe_pair(count, pair: tuple, free: frozenset, divisor: int, axes: dict
     """The :class:`TripCount` of a count of a block dimension ``b`` and another value ``a``
     (``pair``): the first of ``floor(a / b) + c``, ``ceil(a / b) + c`` (each also with at
     least one trip, ``max(1, …)``) that gives it at every sampled pair; else None."""
+    from gpumodeler.core.kernel.expressions import parse
     b_axis, a_axis = pair
     b_largest, a_largest = axes[b_axis][1], axes[a_axis][1]
     rng = np.random.default_rng(_PAIR_SEED)
@@ -585,7 +586,6 @@ def _describe_pair(count, pair: tuple, free: frozenset, divisor: int, axes: dict
         c = int(v[0] - values[0])
         for text, fitted in ((core, values + c), (f"max(1, {core})", np.maximum(1, values + c))):
             if np.array_equal(fitted, v):
-                from gpumodeler.core.kernel.expressions import parse
                 if c and text.startswith("max"):
                     text = f"max(1, {core} {'+' if c > 0 else '-'} {abs(c)})"
                 elif c:
