@@ -171,8 +171,7 @@ def test_a_cuda_13_ptxas_is_not_taken_for_an_older_one(capsys, tmp_path, tools):
 @pytest.mark.parametrize("release, isa", [((12, 4), "8.4"), ((12, 6), "8.5"), ((12, 7), "8.5"),
                                           ((11, 8), "7.8"), ((12, 9), "8.8")])
 def test_the_ptx_isa_of_each_release(release, isa):
-    assert (toolchain.PTX_ISA.get(release)
-            or toolchain.PTX_ISA[max(k for k in toolchain.PTX_ISA if k <= release)]) == isa
+    assert toolchain.ptx_isa(release) == isa
 
 
 def test_retarget_sets_the_version_and_the_target_only():

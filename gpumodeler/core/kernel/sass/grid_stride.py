@@ -68,7 +68,7 @@ from gpumodeler.core.kernel.sass.block_values import (
 from gpumodeler.core.kernel.sass.parameters import named_parameter, parameter_base
 from gpumodeler.core.kernel.sass.thread_tests import NEGATED, SETP_OPS
 from gpumodeler.core.kernel.sass.trip_counts import (changed_in_loop, latch_compare,
-                                                     skipped_in_loop)
+                                                     runs_every_trip)
 
 #: axes of the symbols followed here: the block's dimensions 0-2 (as :mod:`.block_values`),
 #: the grid's 3-5, the thread index 6-8, the block index 9-11
@@ -213,27 +213,34 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
     return out
 
 
+def _advance(g: _GridFollower, r, found, samples) -> tuple | None:
+    """``(counter, step, past)`` of loop ``r`` whose compared value ``found[0]`` is the one
+    register it carries (its counter), written on every trip (not predicated, not in an
+    inner loop, not skipped): at ``samples``, what a trip adds to it and how far the value
+    compared lies past its value at the end of the trip (32-bit arrays); else None."""
+    if len(g.carried) != 1:
+        return None
+    (reg, axis), = g.carried.items()
+    writes = g.writes_between(reg, r.header, r.latch)
+    if not writes or not all(runs_every_trip(g, r, w) for w in writes):
+        return None
+    at_end = g.instruction(writes[-1], 0)  # the counter at the end of a trip
+    if at_end is None or len(g.carried) != 1:
+        return None
+    end = evaluate(at_end, samples)
+    return reg, (end - samples[axis]) & U32, (evaluate(found[0], samples) - end) & U32
+
+
 def _strides(g: _GridFollower, r, found, samples, block_only: bool = False) -> tuple | None:
     """``(counter, a, b)`` of loop ``r`` whose compared value ``found[0]`` is the counter
     it carries plus grid strides (``block_only``: block strides, ``blockDim.x``): the
     counter advances ``a`` strides a trip and the value compared is ``b`` strides past it
     (the simple loop: 1 and 0), checked at ``samples``; else None."""
-    value = found[0]
-    if len(g.carried) != 1:
+    got = _advance(g, r, found, samples)
+    if got is None:
         return None
-    (reg, axis), = g.carried.items()
-    writes = g.writes_between(reg, r.header, r.latch)
-    if not writes or any(g.ins[w].guard or skipped_in_loop(g, r, w) or any(
-            o is not r and r.header <= o.header and o.latch <= r.latch
-            for o in g.loops_of(w)) for w in writes):
-        return None  # the counter: written on every trip, not in an inner loop
-    at_end = g.instruction(writes[-1], 0)  # the counter at the end of a trip
-    if at_end is None or len(g.carried) != 1:
-        return None
-    # blockDim.x * gridDim.x, or blockDim.x
-    stride, x = samples[0] * (1 if block_only else samples[3]), samples[axis]
-    end, v = evaluate(at_end, samples), evaluate(value, samples)
-    a, b = (end - x) & U32, (v - end) & U32
+    reg, a, b = got
+    stride = samples[0] * (1 if block_only else samples[3])  # blockDim.x (* gridDim.x)
     if np.any(a % stride) or np.any(b % stride):
         return None
     a, b = a // stride, b // stride
@@ -242,15 +249,17 @@ def _strides(g: _GridFollower, r, found, samples, block_only: bool = False) -> t
     return reg, int(a[0]), int(b[0])
 
 
-def _enters_at_the_thread_index(g: _GridFollower, reg: str, r, samples,
-                                in_block: bool = False) -> bool:
-    """Whether ``reg`` enters loop ``r`` as ``blockIdx.x · blockDim.x + threadIdx.x``
-    (``in_block``: as ``threadIdx.x``)."""
+def _enters_as(g: _GridFollower, reg: str, r, samples, index) -> bool:
+    """Whether ``reg`` enters loop ``r`` as ``index`` (an array at ``samples``)."""
     g.loop = None
     entry = g.register(reg, r.header, 0, entering=r)
-    nx, tx, cx = samples[0], samples[6], samples[9]
-    index = tx if in_block else cx * nx + tx
     return entry is not None and np.array_equal(evaluate(entry, samples), index)
+
+
+def _thread_index(samples, in_block: bool = False):
+    """``blockIdx.x · blockDim.x + threadIdx.x`` at ``samples`` (``in_block``:
+    ``threadIdx.x``)."""
+    return samples[6] if in_block else samples[9] * samples[0] + samples[6]
 
 
 def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
@@ -259,7 +268,7 @@ def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
     thread's index in the grid (the module rules)."""
     got = _strides(g, r, found, samples)
     return got is not None and got[1:] == (1, 0) and \
-        _enters_at_the_thread_index(g, got[0], r, samples)
+        _enters_as(g, got[0], r, samples, _thread_index(samples))
 
 
 def _is_block_stride(g: _GridFollower, r, found, samples) -> bool:
@@ -268,7 +277,7 @@ def _is_block_stride(g: _GridFollower, r, found, samples) -> bool:
     is compared after that, and enters the loop as the thread's index in the block."""
     got = _strides(g, r, found, samples, block_only=True)
     return got is not None and got[1:] == (1, 0) and \
-        _enters_at_the_thread_index(g, got[0], r, samples, in_block=True)
+        _enters_as(g, got[0], r, samples, _thread_index(samples, in_block=True))
 
 
 def _chunked_grid_stride(g: _GridFollower, r, found, samples) -> str | None:
@@ -278,24 +287,11 @@ def _chunked_grid_stride(g: _GridFollower, r, found, samples) -> str | None:
     and ``i + blockDim.x`` (a reduction's first pass), ``C`` a number or a multiple of 2 or
     more of ``blockDim.x``: the counter advances ``C · gridDim.x`` a trip, is compared after
     that, and enters the loop as ``blockIdx.x · C + threadIdx.x``; else None."""
-    value = found[0]
-    if len(g.carried) != 1:
+    got = _advance(g, r, found, samples)
+    bx, gx = samples[0], samples[3]
+    if got is None or np.any(got[2]) or np.any(got[1] % gx):
         return None
-    (reg, axis), = g.carried.items()
-    writes = g.writes_between(reg, r.header, r.latch)
-    if len(writes) != 1 or g.ins[writes[0]].guard or skipped_in_loop(g, r, writes[0]) or \
-            any(o is not r and r.header <= o.header and o.latch <= r.latch
-                for o in g.loops_of(writes[0])):
-        return None
-    at_end = g.instruction(writes[0], 0)
-    if at_end is None or len(g.carried) != 1:
-        return None
-    bx, gx, x = samples[0], samples[3], samples[axis]
-    end = evaluate(at_end, samples)
-    step = (end - x) & U32
-    if not np.array_equal(evaluate(value, samples), end) or np.any(step % gx):
-        return None
-    chunk = step // gx
+    reg, chunk = got[0], got[1] // gx
     if np.all(chunk == chunk[0]) and chunk[0] >= 32:
         text = str(int(chunk[0]))
     elif not np.any(chunk % bx) and np.all(chunk // bx == chunk[0] // bx[0]) and \
@@ -303,12 +299,7 @@ def _chunked_grid_stride(g: _GridFollower, r, found, samples) -> str | None:
         text = f"{int(chunk[0] // bx[0])} * block_x"
     else:
         return None
-    g.loop = None
-    entry = g.register(reg, r.header, 0, entering=r)
-    if entry is None or not np.array_equal(evaluate(entry, samples),
-                                           chunk * samples[9] + samples[6]):
-        return None
-    return text
+    return text if _enters_as(g, reg, r, samples, chunk * samples[9] + samples[6]) else None
 
 
 def _is_unrolled_grid_stride(g: _GridFollower, main, unit, copies: int, base: int,
@@ -331,7 +322,7 @@ def _is_unrolled_grid_stride(g: _GridFollower, main, unit, copies: int, base: in
             got != (reg, copies, copies - 1) or \
             g.written_between(reg, main.latch + 1, unit.header - 1):
         return None
-    return offset if _enters_at_the_thread_index(g, reg, main, samples) else None
+    return offset if _enters_as(g, reg, main, samples, _thread_index(samples)) else None
 
 
 def _loop(g: _GridFollower, r, base: int):

@@ -131,12 +131,8 @@ def check_arch(arch: str) -> str:
     return arch
 
 
-def _search_dirs() -> list[Path]:
-    dirs = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        if os.environ.get(var):
-            dirs.append(Path(os.environ[var]) / "bin")
-    dirs.append(Path("/usr/local/cuda/bin"))
+def _site_roots() -> list[str]:
+    """The folders Python installs packages in (where the NVIDIA and triton wheels go)."""
     roots = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
     try:
         roots.update(site.getsitepackages())
@@ -144,7 +140,16 @@ def _search_dirs() -> list[Path]:
     except AttributeError:  # some embedded interpreters lack these
         pass
     roots.update(p for p in sys.path if p.endswith("site-packages"))
-    for root in sorted(roots):
+    return sorted(roots)
+
+
+def _search_dirs() -> list[Path]:
+    dirs = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        if os.environ.get(var):
+            dirs.append(Path(os.environ[var]) / "bin")
+    dirs.append(Path("/usr/local/cuda/bin"))
+    for root in _site_roots():
         nv = Path(root) / "nvidia"
         if nv.is_dir():
             dirs.extend(sorted(nv.glob("*/bin")))
@@ -321,7 +326,7 @@ def _disassemble(cubin_name: str, folder: Path, older_first: bool = False) -> st
     if older_first:
         older = _legacy_tool(("cuobjdump", "nvdisasm"))
         if older is not None:
-            return _disassemble_with(*older, cubin_name, folder)
+            return _disassemble_with(*older[:2], cubin_name, folder)
     try:
         return _disassemble_with(kind, disasm, cubin_name, folder)
     except ToolStopped:
@@ -331,7 +336,7 @@ def _disassemble(cubin_name: str, folder: Path, older_first: bool = False) -> st
         if older is None or older[1] == disasm:
             raise
         try:
-            return _disassemble_with(*older, cubin_name, folder)
+            return _disassemble_with(*older[:2], cubin_name, folder)
         except ToolFailed:
             raise failed from None
 
@@ -364,26 +369,28 @@ def _installed_legacy_dirs() -> list[Path]:
                        key=lambda p: [int(x) if x.isdigit() else 0
                                       for x in p.name[5:].split(".")], reverse=True)
         dirs.extend(p / "bin" for p in found)
-    wheels = _search_dirs()
-    dirs.extend(d for d in wheels if d.parent.name == "cuda_nvcc")
-    roots = {str(d.parent.parent.parent) for d in wheels if d.parent.parent.name == "nvidia"}
-    roots.update(p for p in sys.path if p.endswith("site-packages"))
-    roots.update({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
-    dirs.extend(Path(root) / "triton" / "backends" / "nvidia" / "bin" for root in sorted(roots))
+    for root in _site_roots():
+        dirs.append(Path(root) / "nvidia" / "cuda_nvcc" / "bin")
+        dirs.append(Path(root) / "triton" / "backends" / "nvidia" / "bin")
     return [d for d in dirs if d.is_dir()]
 
 
-def _legacy_tool(names: tuple[str, ...]) -> tuple[str, str] | None:
-    """``(name, path)`` of the first of ``names`` from a CUDA 11 or 12 release found where
-    :func:`_legacy_dirs` looks, or None."""
+def _legacy_tool(names: tuple[str, ...]) -> tuple[str, str, tuple[int, int]] | None:
+    """``(name, path, release)`` of the first of ``names`` from a CUDA 11 or 12 release
+    found where :func:`_legacy_dirs` looks, or None."""
     for d in _legacy_dirs():
         for name in names:
             candidate = d / name
             if candidate.is_file() and os.access(candidate, os.X_OK):
                 release = _release(str(candidate))
                 if release is not None and release[0] in (11, 12):
-                    return name, os.path.abspath(candidate)
+                    return name, os.path.abspath(candidate), release
     return None
+
+
+def ptx_isa(release: tuple[int, int]) -> str:
+    """The PTX ISA version a ``ptxas`` of CUDA ``release`` reads (:data:`PTX_ISA`)."""
+    return PTX_ISA.get(release) or PTX_ISA[max(k for k in PTX_ISA if k <= release)]
 
 
 def _oldest_virtual_arch(nvcc: str) -> str:
@@ -413,9 +420,8 @@ def _compile_through_ptx(nvcc: str, arch: str, include: list[str], folder: Path,
     if found is None:
         raise ToolMissing(f"the installed nvcc no longer targets {arch}; compiling for it "
                           f"needs {LEGACY_HINT}")
-    ptxas = found[1]
-    release = _release(ptxas) or (12, 0)
-    isa = PTX_ISA.get(release) or PTX_ISA[max(k for k in PTX_ISA if k <= release)]
+    _, ptxas, release = found
+    isa = ptx_isa(release)
     virtual = _oldest_virtual_arch(nvcc)
     _run([nvcc, "-ptx", "-O3", f"-arch={virtual}", *include, "-o", PTX_NAME, SOURCE_NAME],
          f"nvcc -ptx -arch={virtual} {source.name}", folder, {SOURCE_NAME: source.name})

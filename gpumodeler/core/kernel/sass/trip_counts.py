@@ -57,11 +57,10 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   least one trip, ``max(1, …)``; ``b`` is ``block_x``, ``block_y`` or ``block_z``. A form
   that fits every value but the first one to eight and gives no trips at those is taken
   with ``max(1, …)``: where the source loop runs none (``k`` from 1 to ``nz − 2`` at ``nz``
-  = 1, 2) the compiled loops are not entered and their counters give no count. An axis
-  A count of one block dimension ``b`` and one other value ``a`` (a kernel parameter) is
-  worked out at sampled pairs and written as ``floor(a / b) + c`` or ``ceil(a / b) + c``
-  (or either with ``max(1, …)``). An axis
-  marked as a block index (a third entry in the follower's axes,
+  = 1, 2) the compiled loops are not entered and their counters give no count. A count of
+  one block dimension ``b`` and one other value ``a`` (a kernel parameter) is worked out at
+  sampled pairs and written as ``floor(a / b) + c`` or ``ceil(a / b) + c`` (or either with
+  ``max(1, …)``). An axis marked as a block index (a third entry in the follower's axes,
   :mod:`.parameter_trips`) must leave the count unchanged (checked at several values) and
   is not in the formula. A count that reads no dimension is a number.
 
@@ -284,14 +283,16 @@ def once_per_trip(f: Follower, r, reg: str) -> int | None:
     """The one instruction of loop ``r`` that writes ``reg``, where it runs once a trip (not
     predicated, not in an inner loop, not skipped by a branch); else None."""
     writes = f.writes_between(reg, r.header, r.latch)
-    if len(writes) != 1:
-        return None
-    u = writes[0]
+    return writes[0] if len(writes) == 1 and runs_every_trip(f, r, writes[0]) else None
+
+
+def runs_every_trip(f: Follower, r, u: int) -> bool:
+    """Whether instruction ``u`` of loop ``r`` runs once on every trip: not predicated, not
+    skipped by a branch in the loop, not in an inner loop."""
     if f.ins[u].guard or skipped_in_loop(f, r, u):
-        return None
-    if any(o is not r and r.header <= o.header and o.latch <= r.latch for o in f.loops_of(u)):
-        return None  # in an inner loop: not once per trip
-    return u
+        return False
+    return not any(o is not r and r.header <= o.header and o.latch <= r.latch
+                   for o in f.loops_of(u))
 
 
 def _recomputed_before(f: Follower, r, reg: str, s: int) -> int | None:
@@ -299,9 +300,7 @@ def _recomputed_before(f: Follower, r, reg: str, s: int) -> int | None:
     trip (not predicated, not in an inner loop, not skipped by a branch) and does not read
     ``reg`` (a fresh value each trip, not a step); else None."""
     u = f.last_write(reg, s)
-    if u is None or u < r.header or f.ins[u].guard or skipped_in_loop(f, r, u):
-        return None
-    if any(o is not r and r.header <= o.header and o.latch <= r.latch for o in f.loops_of(u)):
+    if u is None or u < r.header or not runs_every_trip(f, r, u):
         return None
     if any(REG_MODS.sub("", o.strip().lstrip("-")) == reg
            for o in f.ins[u].operands[f.n_dest(u):]):
@@ -450,7 +449,8 @@ def domain(dims_used: frozenset, axes: dict | None = None):
 
 
 def _fit(b: str, ws, vs) -> str | None:
-    """``a·b + c`` or ``floor((b + k) / m) + c`` giving ``vs`` at every ``ws``, as text."""
+    """``a·b + c``, ``floor((b + k) / m) + c``, ``(b + k) % m`` or a logarithm's form
+    giving ``vs`` at every ``ws``, as text."""
     if len(ws) >= 2 and ws[1] != ws[0]:
         a = int(vs[1] - vs[0]) // int(ws[1] - ws[0])
         c = int(vs[0]) - a * int(ws[0])
@@ -584,12 +584,9 @@ def _describe_pair(count, pair: tuple, free: frozenset, divisor: int, axes: dict
     an, bn = axes[a_axis][0], axes[b_axis][0]
     for core, values in ((f"floor({an} / {bn})", a // b), (f"ceil({an} / {bn})", -(-a // b))):
         c = int(v[0] - values[0])
-        for text, fitted in ((core, values + c), (f"max(1, {core})", np.maximum(1, values + c))):
+        inner = f"{core} {'+' if c > 0 else '-'} {abs(c)}" if c else core
+        for text, fitted in ((inner, values + c), (f"max(1, {inner})", np.maximum(1, values + c))):
             if np.array_equal(fitted, v):
-                if c and text.startswith("max"):
-                    text = f"max(1, {core} {'+' if c > 0 else '-'} {abs(c)})"
-                elif c:
-                    text = f"{core} {'+' if c > 0 else '-'} {abs(c)}"
                 return TripCount(formula=parse(text).text)
     return None
 
@@ -759,4 +756,4 @@ def _unrolled_and_remainder(f: Follower, ranges, members, counters) -> TripCount
 
 
 __all__ = ["TripCount", "counter", "domain", "formula", "loop_trip_counts",
-           "once_per_trip"]
+           "once_per_trip", "runs_every_trip"]
