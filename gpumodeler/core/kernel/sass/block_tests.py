@@ -101,7 +101,7 @@ def trip_tests(f: Follower, groups: dict, compared: dict, indices) -> dict:
         k = max(around, key=lambda i: ranges[i].header)
         r = ranges[k]
         c = counter(f, r) if k in own else None
-        if c is None or not c.shift or c.entry is None:
+        if c is None or not c.shift or c.left or c.entry is None:
             continue
         u = once_per_trip(f, r, c.register)
         if u is None or u < s:

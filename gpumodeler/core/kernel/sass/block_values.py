@@ -4,13 +4,15 @@ trip counts (:mod:`.trip_counts`) and the block's tests (:mod:`.block_tests`) re
 A register's value where an instruction reads it is followed back through its writes (at
 most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in the constant bank
 (``c[0x0][0x0]`` on Volta to Hopper: the offsets the address analysis uses,
-:mod:`.addresses`), through ``MOV``, ``MOV32I``, ``LDC``/``ULDC``, ``CS2R … SRZ``, Ampere's
+:mod:`.addresses`), through ``MOV``, ``MOV32I``, ``LDC``/``ULDC`` (``.64``: the word each
+register of the pair holds), ``CS2R … SRZ``, Ampere's
 ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``), ``IADD3``, ``IADD``,
 ``IADD32I``, ``VIADD``, ``LEA``, ``LEA.HI`` (``b`` plus the high word of ``{c, a} << s``: a
 signed division by ``2^s``), nvcc's division by a run-time value (its reciprocal and guarded
 fixes read as the quotient: :meth:`Follower._quotient`), ``ISCADD``,
 ``SHF``/``SHL``/``SHR`` by a constant, ``LOP3.LUT`` (its truth
-table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX`` (Hopper's ``VIMNMX``) and Maxwell's ``XMAD`` (exactly), in 32-bit
+table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX`` (Hopper's ``VIMNMX``), ``SEL`` on a plain
+``ISETP`` (Volta's ``max(0, x)``) and Maxwell's ``XMAD`` (exactly), in 32-bit
 arithmetic (:class:`Follower`:
 a tree of :class:`Node`, :func:`evaluate` for arrays of blocks). The write read is the last
 one before the reader in program order, as the guards read values (:mod:`.guards`). A write
@@ -177,6 +179,9 @@ class Follower:
             return None
         if any(r not in around for r in self.loops_of(j)):
             return None  # left by a loop the reader is not in: its last trip's value
+        half = _pair_half(self.ins[j], reg)
+        if half is not None:  # a 64-bit constant-bank load: the word this register holds
+            return self.operand(half, j, depth + 1)
         return self.instruction(j, depth + 1)
 
     def _quotient(self, reg: str, j: int, depth: int) -> Node | None:
@@ -338,9 +343,13 @@ class Follower:
             mnem = mnem[1:]
         nd = self.n_dest(j)
         srcs = [o for o in ins.operands[nd:]]
-        if nd < 1 or is_predicate(ins.operands[0]) or any(
-                o.strip() not in ("PT", "UPT") for o in ins.operands[1:nd]):
-            return None  # one register written (and carry-outs to PT, written nowhere)
+        # one register written (and carry-outs to PT, written nowhere), or LOP3.LUT's
+        # predicate and register (P1, R6: the register's value; the predicate is not read)
+        both = mnem == "LOP3" and nd == 2 and is_predicate(ins.operands[0]) and \
+            not is_predicate(ins.operands[1])
+        if not both and (nd < 1 or is_predicate(ins.operands[0]) or any(
+                o.strip() not in ("PT", "UPT") for o in ins.operands[1:nd])):
+            return None
 
         def src(i):
             return self.operand(srcs[i], j, depth) if i < len(srcs) else None
@@ -409,11 +418,37 @@ class Follower:
         if mnem == "IABS" and srcs:
             got = all_of(src(0))
             return got and op_node("abs", got[0])
+        if mnem == "SEL" and len(srcs) == 3:  # SEL d, a, b, P: P ? a : b
+            test = self._compare(srcs[2].strip(), j, depth)
+            got = all_of(src(0), src(1))
+            return None if test is None or got is None else op_node("select", *test, *got)
         if mnem in ("IMNMX", "VIMNMX") and len(srcs) >= 3 and srcs[2].strip() in ("PT", "!PT"):
             got = all_of(src(0), src(1))
             kind = ("max" if srcs[2].strip() == "!PT" else "min") + ("u" if "U32" in mods else "")
             return got and op_node(kind, *got)
         return None
+
+    def _compare(self, pred: str, k: int, depth: int) -> tuple | None:
+        """``(op, unsigned, a, b)`` of the compare that sets predicate ``pred`` (``P0``,
+        ``!P0``: the op negated) where instruction ``k`` reads it: one ``ISETP`` not combined
+        with another predicate, followed as a register's write is (:meth:`register`); else
+        None."""
+        from gpumodeler.core.kernel.sass.thread_tests import NEGATED, SETP_OPS
+        negated, name = pred.startswith("!"), pred.lstrip("!")
+        j = self.last_write(name, k)
+        if j is None or depth > MAX_DEPTH or self.ins[j].guard or self.skippable(j, k) or \
+                any(r not in self.loops_of(k) for r in self.loops_of(j)):
+            return None
+        ins = self.ins[j]
+        ops = [o.strip() for o in ins.operands]
+        op = next((SETP_OPS[m] for m in ins.modifiers if m in SETP_OPS), None)
+        if ins.mnemonic != "ISETP" or op is None or len(ops) != 5 or ops[0] != name or \
+                ops[1] != "PT" or ops[4] != "PT" or "AND" not in ins.modifiers:
+            return None
+        a, b = self.operand(ops[2], j, depth + 1), self.operand(ops[3], j, depth + 1)
+        if a is None or b is None:
+            return None
+        return (NEGATED[op] if negated else op), "U32" in ins.modifiers, a, b
 
     def _xmad(self, srcs: list, j: int, depth: int, mods: set) -> Node | None:
         """Maxwell's and Pascal's 16-bit multiply-add ``XMAD d, a, b, c``: the product of
@@ -446,6 +481,23 @@ class Follower:
 
 
 _CBANK0 = re.compile(r"^c\[(0x[0-9a-f]+)\]\[(0x[0-9a-f]+)\]$", re.I)
+
+
+def _pair_half(ins, reg: str) -> str | None:
+    """The constant-bank word ``reg`` holds where ``ins`` loads a 64-bit pair of registers
+    (``ULDC.64 UR4, c[0x0][0x170]``: ``UR4`` the word at 0x170, ``UR5`` at 0x174), as an
+    operand; None for any other instruction."""
+    if ins.mnemonic not in ("LDC", "ULDC", "LDCU") or "64" not in ins.modifiers or \
+            len(ins.operands) != 2:
+        return None
+    dest, src = (REG_MODS.sub("", o.strip()) for o in ins.operands)
+    m, offset = REG.match(dest), cbank_offset(src)
+    if m is None or m.group(2) == "Z" or offset is None:
+        return None
+    number = int(m.group(2))
+    if reg == dest:
+        return f"c[0x0][{offset:#x}]"
+    return f"c[0x0][{offset + 4:#x}]" if reg == f"{m.group(1)}{number + 1}" else None
 
 
 def cbank_offset(text: str) -> int | None:
@@ -482,6 +534,10 @@ def evaluate(node: Node, dims: tuple):
                     term &= v if bits & bit else ~v & U32
                 out |= term
         return out & U32
+    if op == "select":  # (compare op, unsigned, a, b, then, else)
+        cmp, unsigned, *xs = a
+        x, y, then, other = (evaluate(n, dims) for n in xs)
+        return np.where(compare_truth(cmp, unsigned, x, y), then, other) & U32
     xs = [evaluate(n, dims) for n in a]
     if op == "add":
         out = xs[0]

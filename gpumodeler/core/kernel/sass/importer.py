@@ -20,6 +20,7 @@ from gpumodeler.core.architectures import architecture_family as core_family
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse as parse_expression
 from gpumodeler.core.kernel.graph import KernelGraph
+from gpumodeler.core.kernel.graph_items import Guard
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
                                                  parse_listing)
@@ -212,22 +213,37 @@ def _trip_test_text(spec: dict | None) -> str:
 
 
 def _count_peeled_copies(graph: KernelGraph, report: ImportReport) -> None:
-    """The copies of an unrolled loop's body that ptxas peels before its remainder loop run
-    under a trip-count check, which :mod:`.guards` gives a variable (default 1: at every trip
-    count). Where that check's guard holds just those copies, its fraction becomes how often
-    they run, and the loop's iterations what is left to it (build.py), so that the counts at
-    the source trip count are those of that many source iterations."""
+    """The copies of an unrolled loop's body left as straight code (peeled by ptxas before
+    its remainder loop, or nvcc's last copies after the unrolled loop where the remainder
+    loop comes first) run under a trip-count check, which :mod:`.guards` gives a variable
+    (default 1: at every trip count) or, where the check compares a thread's value with a
+    parameter, none (a bounds check: every thread). Where that check's guard holds just
+    those copies, its fraction becomes how often they run; where no guard does, a guard of
+    the copies is made with it. The loop's iterations become what is left to it (build.py),
+    so that the counts at the source trip count are those of that many source iterations."""
     for first, last, runs, loop_id, trips in report.peeled:
         lo, hi = int(first[1:], 16), int(last[1:], 16)
         inside = [g for g in graph.guards.values() if g.kind == "region"
                   and all(m.startswith("i") and lo <= int(m[1:], 16) <= hi for m in g.members)]
+        header = min(int(m[1:], 16) for m in graph.loops[loop_id].members)
+        where = "peeled before its remainder loop" if lo < header else \
+            "left as straight code after the unrolled loop (the remainder loop first:"
+        name = (f"copies of the loop's body {where} {loop_id}{')' if lo > header else ''}: run "
+                f"{runs} times")
+        if not inside:
+            members = [i for i in graph.instructions if i.startswith("i") and lo <= int(
+                i[1:], 16) <= hi]
+            gid = f"g{len(graph.guards) + 1}"
+            while gid in graph.guards or gid in graph.loops or gid in graph.instructions:
+                gid += "_"
+            graph.guards[gid] = Guard.make(gid, members, runs, "region", name)
+            graph.update_loop(loop_id, iterations=trips)
+            continue
         if len(inside) != 1:
             continue  # not the one check seen on nvcc 12-13's listings: left as guarded
         (g,) = inside
         old = set(g.fraction.variables)
-        graph.guards[g.id] = replace(g, fraction=parse_expression(runs), test="",
-                                     name="copies of the loop's body peeled before its remainder "
-                                          f"loop {loop_id}: run {runs} times")
+        graph.guards[g.id] = replace(g, fraction=parse_expression(runs), test="", name=name)
         graph.update_loop(loop_id, iterations=trips)
         report.loops = [(lid, h, la, trips if lid == loop_id else it)
                         for lid, h, la, it in report.loops]

@@ -23,11 +23,12 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
 * **Values followed** (:mod:`.block_values`). The entry value and the bound are followed back through their
   register writes (at most :data:`MAX_DEPTH` steps) to numbers and the block's dimensions in
   the constant bank (``c[0x0][0x0]`` on Volta to Hopper: the offsets the address analysis
-  uses, :mod:`.addresses`), through ``MOV``, ``MOV32I``, ``LDC``/``ULDC``, ``CS2R … SRZ``,
+  uses, :mod:`.addresses`), through ``MOV``, ``MOV32I``, ``LDC``/``ULDC`` (``.64``: the word
+  each register of the pair holds), ``CS2R … SRZ``,
   Ampere's ``HFMA2.MMA`` of a constant, ``IMAD`` (not ``.HI``/``.WIDE``/``.X``),
   ``IADD3``, ``IADD``, ``IADD32I``, ``VIADD``, ``LEA``, ``LEA.HI``, ``ISCADD``, ``SHF``/``SHL``/``SHR``
-  by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX``, ``VIMNMX``
-  and Maxwell's ``XMAD``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
+  by a constant, ``LOP3.LUT`` (its truth table), ``LOP``/``LOP32I``, ``IABS``, ``IMNMX``, ``VIMNMX``,
+  ``SEL`` on a plain ``ISETP`` and Maxwell's ``XMAD``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
   in, or in a loop around the reader that writes the register again (a value carried from
   trip to trip) stops it, and so does one a forward branch may jump over on its way to the
   reader (an ``if``/``else`` that writes it on one side); so does any other value (a
@@ -122,6 +123,9 @@ class _Counter:
     #: by (``step`` is then 0), and whether the shift keeps the sign
     shift: int = 0
     arithmetic: bool = False
+    #: the counter is shifted left instead (``s *= 2``: a scan's or an interleaved
+    #: reduction's stride)
+    left: bool = False
 
 
 def counter(f: Follower, r, entry_needed: bool = True) -> _Counter | None:
@@ -238,6 +242,10 @@ def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
         k, arithmetic = halved
         first = op_node("sar" if arithmetic else "shr", entry, const(k)) if u < s else entry
         return _Counter(reg, 0, first, entry, bound, op, unsigned, k, arithmetic)
+    doubled = _doubling(f, r, reg, u, s)
+    if doubled is not None:  # s <<= k
+        k, first = doubled
+        return _Counter(reg, 0, first, None, bound, op, unsigned, k, False, True)
     step = _step(ins[u], reg, f.n_dest(u))
     if step is not None:  # the counter itself: IADD3 R, R, step
         start = f.register(reg, r.header, 0, entering=r)
@@ -354,6 +362,85 @@ def _halving(f: Follower, r, reg: str, u: int) -> tuple | None:
     return _shift_step(f.ins[v], copied, reg, f.n_dest(v))
 
 
+def _doubling(f: Follower, r, reg: str, u: int, s: int) -> tuple | None:
+    """``(k, value at the compare on the first trip)`` where loop ``r``'s one write ``u``
+    (before the compare ``s``) sets ``reg`` to a value shifted left by ``k`` each trip: to
+    itself shifted (``SHF.L.U32 R2, R2, 0x1, RZ``; ``IMAD.SHL.U32 R2, R2, 0x2, RZ``;
+    Maxwell's ``SHL`` and ``IADD R2, R2, R2``), or to a register shifted that the loop sets to ``reg`` once a trip
+    (``SHF.L.U32 R6, R0, 0x1, RZ`` … ``MOV R0, R6``); uniform registers alike
+    (``USHF.L.U32``); else None."""
+    if u > s:
+        return None
+    found = _left_shift(f.ins[u], reg, f.n_dest(u))
+    if found is None:
+        return None
+    source, k = found
+    if source == reg:
+        entry = f.register(reg, r.header, 0, entering=r)
+    else:
+        # the source's last write in the trip copies the register: after the shift, it
+        # carries this trip's value to the next (writes between them are scratch, as nvcc
+        # reuses the register for a load); the one write, before the shift, the value the
+        # register had on entering
+        writes = f.writes_between(source, r.header, r.latch)
+        if not writes or (writes[0] < u and len(writes) > 1):
+            return None
+        v = writes[-1]
+        if not runs_every_trip(f, r, v) or _copied(f.ins[v], source) != reg:
+            return None
+        entry = f.register(source if v > u else reg, r.header, 0, entering=r)
+    return None if entry is None else (k, op_node("shl", entry, const(k)))
+
+
+def _left_shift(ins, dest: str, nd: int) -> tuple | None:
+    """``(source register, k)`` where ``ins`` writes ``dest`` with a register shifted left
+    by a constant ``k`` (1 to 31), else None."""
+    ops = [REG_MODS.sub("", o.strip()) for o in ins.operands]
+    mods = set(ins.modifiers)
+    if nd != 1 or not ops or ops[0] != dest:
+        return None
+    mnem = ins.mnemonic[1:] if ins.mnemonic in ("USHF", "UIMAD") else ins.mnemonic
+    if mnem == "SHF" and "L" in mods and "U32" in mods and "HI" not in mods and \
+            len(ops) == 4 and ops[3] in ("RZ", "URZ"):
+        source, amount = ops[1], ops[2]
+    elif mnem == "IMAD" and "SHL" in mods and len(ops) == 4 and ops[3] in ("RZ", "URZ"):
+        try:
+            factor = int(ops[2], 0)
+        except ValueError:
+            return None
+        if factor < 2 or factor & (factor - 1):
+            return None
+        source, amount = ops[1], str(factor.bit_length() - 1)
+    elif mnem == "SHL" and len(ops) == 3:
+        source, amount = ops[1], ops[2]
+    elif mnem in ("IADD", "IADD3") and "X" not in mods and \
+            len(terms := [o for o in ops[1:] if o not in ("RZ", "URZ", "PT", "!PT")]) == 2 \
+            and terms[0] == terms[1]:  # Maxwell's IADD R2, R2, R2: twice itself
+        source, amount = terms[0], "1"
+    else:
+        return None
+    try:
+        k = int(amount, 0)
+    except ValueError:
+        return None
+    return (source, k) if REG.match(source) and source not in ("RZ", "URZ") and 0 < k < 32 \
+        else None
+
+
+def _copied(ins, dest: str) -> str | None:
+    """The register ``ins`` copies into ``dest`` (``MOV R0, R6``; ``IMAD.MOV.U32 R0, RZ, RZ,
+    R6``; ``UMOV UR5, UR6``), else None."""
+    ops = [REG_MODS.sub("", o.strip()) for o in ins.operands]
+    if not ops or ops[0] != dest or ins.guard:
+        return None
+    if ins.mnemonic in ("MOV", "UMOV") and len(ops) == 2:
+        return ops[1]
+    if ins.mnemonic == "IMAD" and "MOV" in ins.modifiers and len(ops) == 4 and \
+            ops[1:3] == ["RZ", "RZ"]:
+        return ops[3]
+    return None
+
+
 def _shift_step(ins, dest: str, reg: str, nd: int) -> tuple | None:
     """``(k, arithmetic)`` where ``ins`` writes ``dest`` with ``reg`` shifted right by a
     constant ``k`` (``SHF.R.U32.HI R, RZ, 0x1, R``; ``SHF.R.S32.HI``; Maxwell's ``SHR``),
@@ -419,8 +506,9 @@ def _trips(c: _Counter, dims: tuple):
 
 
 def _halving_trips(c: _Counter, first, bound):
-    """The trips of a do-while loop whose counter is shifted right by ``c.shift`` each trip
-    (at most 32 before it is 0 or -1 for good): None where it would go on for ever."""
+    """The trips of a do-while loop whose counter is shifted right (left: ``c.left``) by
+    ``c.shift`` each trip (at most 32 before it is 0 or -1 for good): None where it would go
+    on for ever."""
     first, bound = np.broadcast_arrays(first, bound)
     value, trips = first.copy(), np.zeros(first.shape, dtype=np.int64)
     going = np.ones(first.shape, dtype=bool)
@@ -429,7 +517,8 @@ def _halving_trips(c: _Counter, first, bound):
         going &= compare_truth(c.op, c.unsigned, value, bound)
         if not going.any():
             return trips
-        value = (signed(value) >> c.shift) & U32 if c.arithmetic else value >> c.shift
+        value = (value << c.shift) & U32 if c.left else \
+            (signed(value) >> c.shift) & U32 if c.arithmetic else value >> c.shift
     return None
 
 
@@ -644,6 +733,8 @@ def _group_count(f: Follower, ranges, members) -> TripCount | None:
     found = _shared_countdown(counters, members, first, ranges, f.axes)
     if found is None:
         found = _unrolled_and_remainder(f, ranges, members, counters)
+    if found is None:
+        found = _remainder_first(f, ranges, members, counters)
     return found if found is not None else _countdown_and_remainder(f, ranges, members,
                                                                     counters)
 
@@ -703,14 +794,16 @@ def _countdown_and_remainder(f: Follower, ranges, members, counters) -> TripCoun
     first = members[0][0]
     found = _countdown(counters[:-1], members[:-1], first)
     small = counters[-1][0]
-    if found is None or small is None or small.register == counters[0][0].register or \
-            not _stops_at_zero(small):
+    if found is None or small is None or small.register == counters[0][0].register:
         return None
     entry, d = found
-    if -small.step != d:
-        return None
     r, unit = ranges[first], ranges[members[-1][0]]
-    if unit.header < r.header or f.written_between(small.register, r.header, unit.header - 1):
+    if unit.header < r.header:
+        return None
+    if not _stops_at_zero(small) or f.written_between(small.register, r.header,
+                                                      unit.header - 1):
+        return _countdown_and_counted_remainder(small, entry, d, f.axes)
+    if -small.step != d:
         return None
     left = f.register(small.register, r.header, 0, entering=r)  # the remainder, on entry
     if left is None:
@@ -722,6 +815,73 @@ def _countdown_and_remainder(f: Follower, ranges, members, counters) -> TripCoun
             return None
         return (main + rest) // d
     return _describe((count, entry.dims | left.dims), axes=f.axes)
+
+
+def _countdown_and_counted_remainder(small: _Counter, entry: Node, d: int,
+                                     axes: dict) -> TripCount | None:
+    """The group of :func:`_countdown_and_remainder` whose remainder loop is set up where
+    the group's loops do not write (``n % 4`` less one before the loop, then counted down
+    to −1, as nvcc writes it where ``n`` is known to be odd: ``2·r + 1``): its trips from
+    its own counter, ``v = entry / d + trips``."""
+    if small.first is None:
+        return None
+
+    def count(dims):
+        main = signed(evaluate(entry, dims))
+        rest = _trips(small, dims)
+        if rest is None or np.any(main < 0) or np.any(main % d):
+            return None
+        return main // d + rest
+    return _describe((count, entry.dims | small.first.dims | small.bound.dims), axes=axes)
+
+
+def _remainder_first(f: Follower, ranges, members, counters) -> TripCount | None:
+    """An unrolled group whose remainder loop (one copy) comes before the unrolled loops
+    (``for (j = -r; j <= r; ++j)``) and counts down to zero from ``n & (u − 1)``, ``u`` a
+    power of two dividing every other loop's copies: ``v = n``. LLVM's run-time unrolling
+    by ``u`` runs ``n mod u`` iterations first and the rest ``u`` at a time, ``n`` the
+    source loop's trip count, so the mask's operand is that count (the unrolled loops'
+    own counters start where the remainder loop leaves its induction variable, which the
+    values followed here do not cross)."""
+    unit, copies = members[-1]
+    small = counters[-1][0]
+    if copies != 1 or small is None or ranges[unit].header > min(
+            ranges[k].header for k, _ in members[:-1]):
+        return None
+    if small.step != -1 or not _stops_at_zero(small):
+        return None
+    entry = f.register(small.register, ranges[unit].header, 0, entering=ranges[unit])
+    masked = _masked(entry)
+    if masked is None:
+        return None
+    n, u = masked
+    if any(c % u for _, c in members[:-1]):
+        return None
+
+    def count(dims):
+        v = signed(evaluate(n, dims))
+        return None if np.any(v < 0) else v
+    return _describe((count, n.dims), axes=f.axes)
+
+
+def _masked(node: Node | None) -> tuple | None:
+    """``(n, u)`` where ``node`` is ``n & (u − 1)`` (``LOP3.LUT R6, R3, 0x3, RZ, 0xc0``), ``u``
+    a power of two from 2 on; else None."""
+    if node is None:
+        return None
+    if node.op == "and":
+        pair = node.args
+    elif node.op == "lut" and node.args[0] == 0xC0 and node.args[3].op == "const" and \
+            node.args[3].args[0] == 0:
+        pair = node.args[1:3]
+    else:
+        return None
+    for n, mask in (pair, pair[::-1]):
+        if isinstance(mask, Node) and mask.op == "const":
+            u = mask.args[0] + 1
+            if u >= 2 and u & (u - 1) == 0 and isinstance(n, Node):
+                return n, u
+    return None
 
 
 def _unrolled_and_remainder(f: Follower, ranges, members, counters) -> TripCount | None:

@@ -11,6 +11,7 @@ from collections import Counter
 import math
 
 from gpumodeler.core.kernel.opcodes import pipe_of
+from gpumodeler.core.kernel.sass.listing import BRANCHES
 
 #: Pipes that do not count when matching an unrolled loop with its remainder: loop control,
 #: address arithmetic and constant (parameter) loads differ between the two.
@@ -65,6 +66,7 @@ def iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str],
     mixes = [mix(r) for r in ranges]
     repeats = [math.gcd(*m.values()) if m else 0 for m in mixes]
     headers = sorted(r.header for r in ranges)
+    at = {ins.address: i for i, ins in enumerate(ins_list)}
     peeled: list = []
     groups: dict = {}
 
@@ -94,6 +96,36 @@ def iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str],
         p = int(p)
         runs = f"floor(({trips}) / {p})"
         return lo, hi - 1, runs, loop, f"{trips} - {p} * {runs}"
+    def _epilogue(lo, unit, smallest):
+        """nvcc's unrolled loop whose remainder loop comes first (``for (j = -r; j <= r;
+        ++j)``): the copies of the body it leaves as straight code after the unrolled loop
+        ending at ``lo`` - 1, each run once or not (blocks of half the copies before them:
+        16, then 8, then 4), as ``[(first, last index, copies)]``; [] for none."""
+        end = headers[bisect_left(headers, lo)] if bisect_left(headers, lo) < len(headers) \
+            else len(ins_list)
+        cuts = {lo, end}
+        for j in range(lo, end):
+            if ins_list[j].mnemonic in BRANCHES:
+                cuts.add(j + 1)
+                target = at.get(ins_list[j].target)
+                if target is not None and lo < target < end:
+                    cuts.add(target)
+        found: list = []
+        edges = sorted(cuts)
+        for a, b in zip(edges, edges[1:]):
+            m = Counter(counted[a:b])
+            m.pop(None, None)
+            if not m:
+                continue  # the checks between the blocks
+            if set(m) != set(unit) or len({m[key] / unit[key] for key in unit}) != 1:
+                break
+            p = sum(m.values()) / sum(unit.values())
+            previous = found[-1][2] if found else smallest
+            if not float(p).is_integer() or previous != 2 * p:
+                break
+            found.append((a, b - 1, int(p)))
+        return found if found and found[-1][2] >= 2 else []
+
     grouped: set = set()
     for a in range(len(ranges)):
         if a in grouped or not mixes[a]:
@@ -133,6 +165,16 @@ def iteration_expressions(ins_list, ranges, loop_ids, infos) -> tuple[list[str],
                     peeled.append(found)
             notes[b] = (f"{c} source iteration{'s' if c > 1 else ''} a trip "
                         f"({v} = the source loop's trip count)")
+        if ranges[chain[-1]].header < ranges[chain[0]].header:
+            epilogue = _epilogue(max(ranges[b].latch for b in chain[:-1]) + 1, mixes[unit],
+                                 counts[-2])
+            if epilogue:  # the remainder loop first, the last copies as straight code
+                last = counts[-2]
+                for lo, hi, p in epilogue:
+                    peeled.append((lo, hi, f"floor({v} / {p}) - 2 * floor({v} / {last})",
+                                   chain[-1], f"{v} - {p} * floor({v} / {p})"))
+                    last = p
+                exprs[chain[-1]] = f"{v} - {last} * floor({v} / {last})"
         g = repeats[unit]
         if g >= 2:
             for b in chain:
