@@ -119,8 +119,14 @@ def _run(args) -> int:
             out["block_size"] = list(block_dims(args.block_size))
             out["memory_notes"] = notes
             # the variables the launch's block set (guard shares, loop counts from the
-            # block), the rest being the graph's defaults or --set
-            out["variables_from_block"] = from_block
+            # block), and those a loop count to a kernel parameter set (with the block and
+            # grid where the formula reads them), the rest being the graph's defaults or --set
+            from gpumodeler.core.kernel.expressions import parse as parse_formula
+            reads_parameter = {v for v in from_block if v in graph.block_trips and
+                               parse_formula(graph.block_trips[v]).variables & set(
+                                   graph.variables)}
+            out["variables_from_block"] = [v for v in from_block if v not in reads_parameter]
+            out["variables_from_parameters"] = sorted(reads_parameter)
     if has_device:  # (the models are imported only for a device: ~10 ms)
         from gpumodeler.core.models.gajger import worksheet_counts
         from gpumodeler.core.models.throughput import throughput_bound

@@ -203,3 +203,18 @@ def test_a_loop_left_by_a_guarded_call_runs_to_its_parameter():
     for k in (8, 9, 4092, 4096):
         assert launch_guard_values(graph, {"param_0x168": k}, (256, 1, 1), 32)["loop1"] == \
             -(-k // 8)
+
+
+def test_graph_json_names_the_loops_a_parameter_set_apart_from_the_blocks(capsys, tmp_path):
+    """saxpy2's loop runs to its parameter a: with a given, graph --json lists loop1 under
+    variables_from_parameters, not variables_from_block (the block set no count of it)."""
+    out = str(tmp_path / "saxpy2.json")
+    code, _, err = run(capsys, "kernel", "import", str(SASS / "saxpy2.sm_75.sass"), "-o", out)
+    assert code == 0, err
+    code, text, err = run(capsys, "graph", out, "--block-size", "256", "--set",
+                          "param_0x164=128", "--json")
+    assert code == 0, err
+    shown = json.loads(text)
+    assert shown["variables_from_parameters"] == ["loop1"]
+    assert "loop1" not in shown["variables_from_block"]
+    assert shown["variables"]["loop1"] == 128

@@ -430,3 +430,27 @@ def _by_thread_conjunction(text: str, block: tuple) -> float:
                for v, op, n in (p.split(" ") for p in text.split(" and "))):
             hit.add(t // 32)
     return len(hit) / -(-(bx * by * bz) // 32)
+
+
+@pytest.mark.parametrize("arch", ["sm_52", "sm_75", "sm_86", "sm_90", "sm_120"])
+def test_a_test_of_tid_y_defaults_to_its_share_in_a_16x16_block(arch):
+    """The tiled convolution's inner threads (tid.x and tid.y from 2 to 29): no thread of
+    the 256×1×1 default block passes a test of tid.y, so the graph's default (what the
+    kernel editor shows before a launch) is the share in a 16×16 block, 7 of 8 warps; a
+    launch's block still sets it (28 of 32 warps at 32×32)."""
+    from gpumodeler.core.kernel.graph_items import default_block
+    from gpumodeler.core.kernel.sass.thread_tests import warp_share
+    graph, _ = import_kernel_with_report(str(SASS / f"halo_tiles.{arch}.sass"),
+                                         "tiled_convolution", None)
+    (g,) = [g for g in graph.guards.values() if g.test]
+    assert "tid.y" in g.test and default_block(graph) == (16, 16, 1)
+    assert graph.variables[g.fraction.text] == warp_share(g.test, (16, 16, 1)) == 0.875
+    assert launch_guard_values(graph, {}, (32, 32, 1), 32)[g.fraction.text] == 28 / 32
+
+
+def test_tests_of_x_alone_keep_the_256_thread_default_block():
+    from gpumodeler.core.kernel.graph_items import default_block
+    graph, _ = import_kernel_with_report(str(SASS / "thread_guards.sm_86.sass"),
+                                         "warp_sums", None)
+    assert [g.test for g in graph.guards.values() if g.test]
+    assert default_block(graph) == (256, 1, 1)

@@ -356,6 +356,26 @@ def block_trip_value(text, dims: tuple, grid=None, values=None) -> float | None:
     return float(expr.evaluate(env))
 
 
+#: the block an imported graph's variables that a launch's block sets take by default (no
+#: launch yet: the kernel editor, ``graph`` without ``--block-size``): 256 threads, along x,
+#: or 16×16 where a thread test, trip test or count reads y, 8×8×4 where one reads z (a
+#: test of ``tid.y`` has no thread passing it in a 256×1×1 block)
+DEFAULT_BLOCKS = {0: (256, 1, 1), 1: (16, 16, 1), 2: (8, 8, 4)}
+
+
+def default_block(graph) -> tuple:
+    """The block of :data:`DEFAULT_BLOCKS` for ``graph``: by the highest dimension its
+    thread tests (``tid.y``, ``ntid.y``), trip tests and block-set counts (``block_y``) read."""
+    texts = [g.test for g in graph.guards.values() if g.test]
+    texts += [f"{spec.get('value', '')} {spec.get('first', '')}"
+              for spec in getattr(graph, "trip_tests", {}).values()]
+    texts += list(getattr(graph, "block_trips", {}).values())
+    joined = " ".join(texts)
+    axis = 2 if any(k in joined for k in (".z", "block_z")) else \
+        1 if any(k in joined for k in (".y", "block_y")) else 0
+    return DEFAULT_BLOCKS[axis]
+
+
 def launch_guard_values(graph, given, block, warp_size: int, grid=None) -> dict:
     """The values a launch's ``block`` (a thread count or 1-3 dimensions) gives its kernel's
     guards, for the variables ``given`` (the user's values) does not set: the one rule by

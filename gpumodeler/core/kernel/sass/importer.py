@@ -20,7 +20,8 @@ from gpumodeler.core.architectures import architecture_family as core_family
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse as parse_expression
 from gpumodeler.core.kernel.graph import KernelGraph
-from gpumodeler.core.kernel.graph_items import Guard
+from gpumodeler.core.kernel.graph_items import (DEFAULT_BLOCKS, Guard, default_block,
+                                                 launch_guard_values)
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
                                                  parse_listing)
@@ -196,6 +197,9 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     add_guards(graph, func, report.compared, report.guards,  # how often guarded code runs
                trip_specs=report.trip_specs)
     _count_peeled_copies(graph, report)
+    block = default_block(graph)
+    if block != DEFAULT_BLOCKS[0]:  # a test or count of y or z: their defaults at such a block
+        graph.variables.update(launch_guard_values(graph, {}, block, 32))
     report.guard_variables = {g.fraction.text: g.test or _trip_test_text(
         graph.trip_tests.get(g.fraction.text)) for g in graph.guards.values()
         if g.fraction.text in graph.variables}
