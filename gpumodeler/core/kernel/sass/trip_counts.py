@@ -345,16 +345,8 @@ def _halving(f: Follower, r, reg: str, u: int) -> tuple | None:
     direct = _shift_step(f.ins[u], reg, reg, f.n_dest(u))
     if direct is not None:
         return direct
-    ins = f.ins[u]
-    ops = [REG_MODS.sub("", o.strip()) for o in ins.operands]
-    if ins.mnemonic == "MOV" and len(ops) == 2:
-        copied = ops[1]
-    elif ins.mnemonic == "IMAD" and "MOV" in ins.modifiers and len(ops) == 4 and \
-            ops[1:3] == ["RZ", "RZ"]:
-        copied = ops[3]
-    else:
-        return None
-    if not REG.match(copied):
+    copied = _copied(f.ins[u], reg)
+    if copied is None or not REG.match(copied):
         return None
     v = once_per_trip(f, r, copied)
     if v is None or v > u:
@@ -395,10 +387,10 @@ def _doubling(f: Follower, r, reg: str, u: int, s: int) -> tuple | None:
 def _left_shift(ins, dest: str, nd: int) -> tuple | None:
     """``(source register, k)`` where ``ins`` writes ``dest`` with a register shifted left
     by a constant ``k`` (1 to 31), else None."""
-    ops = [REG_MODS.sub("", o.strip()) for o in ins.operands]
-    mods = set(ins.modifiers)
-    if nd != 1 or not ops or ops[0] != dest:
+    found = _writes_one(ins, dest, nd)
+    if found is None:
         return None
+    ops, mods = found
     mnem = ins.mnemonic[1:] if ins.mnemonic in ("USHF", "UIMAD") else ins.mnemonic
     if mnem == "SHF" and "L" in mods and "U32" in mods and "HI" not in mods and \
             len(ops) == 4 and ops[3] in ("RZ", "URZ"):
@@ -419,12 +411,25 @@ def _left_shift(ins, dest: str, nd: int) -> tuple | None:
         source, amount = terms[0], "1"
     else:
         return None
+    k = _shift_amount(amount)
+    return (source, k) if k and REG.match(source) and source not in ("RZ", "URZ") else None
+
+
+def _writes_one(ins, dest: str, nd: int) -> tuple | None:
+    """``(operands without modifiers, modifiers)`` where ``ins`` writes ``dest`` alone."""
+    ops = [REG_MODS.sub("", o.strip()) for o in ins.operands]
+    if nd != 1 or not ops or ops[0] != dest:
+        return None
+    return ops, set(ins.modifiers)
+
+
+def _shift_amount(text: str) -> int | None:
+    """A shift's constant amount, 1 to 31, else None."""
     try:
-        k = int(amount, 0)
+        k = int(text, 0)
     except ValueError:
         return None
-    return (source, k) if REG.match(source) and source not in ("RZ", "URZ") and 0 < k < 32 \
-        else None
+    return k if 0 < k < 32 else None
 
 
 def _copied(ins, dest: str) -> str | None:
@@ -445,10 +450,10 @@ def _shift_step(ins, dest: str, reg: str, nd: int) -> tuple | None:
     """``(k, arithmetic)`` where ``ins`` writes ``dest`` with ``reg`` shifted right by a
     constant ``k`` (``SHF.R.U32.HI R, RZ, 0x1, R``; ``SHF.R.S32.HI``; Maxwell's ``SHR``),
     else None."""
-    ops = [REG_MODS.sub("", o.strip()) for o in ins.operands]
-    mods = set(ins.modifiers)
-    if nd != 1 or not ops or ops[0] != dest:
+    found = _writes_one(ins, dest, nd)
+    if found is None:
         return None
+    ops, mods = found
     if ins.mnemonic == "SHF" and {"R", "HI"} <= mods and mods & {"U32", "S32"} and \
             len(ops) == 4 and ops[1] == "RZ" and ops[3] == reg:
         amount, arithmetic = ops[2], "S32" in mods
@@ -456,11 +461,8 @@ def _shift_step(ins, dest: str, reg: str, nd: int) -> tuple | None:
         amount, arithmetic = ops[2], "U32" not in mods
     else:
         return None
-    try:
-        k = int(amount, 0)
-    except ValueError:
-        return None
-    return (k, arithmetic) if 0 < k < 32 else None
+    k = _shift_amount(amount)
+    return None if k is None else (k, arithmetic)
 
 
 def skipped_in_loop(f: Follower, r, u: int) -> bool:
@@ -850,8 +852,7 @@ def _remainder_first(f: Follower, ranges, members, counters) -> TripCount | None
         return None
     if small.step != -1 or not _stops_at_zero(small):
         return None
-    entry = f.register(small.register, ranges[unit].header, 0, entering=ranges[unit])
-    masked = _masked(entry)
+    masked = _masked(small.entry)  # (the group's first loop: its entry was followed)
     if masked is None:
         return None
     n, u = masked
