@@ -105,11 +105,44 @@ def test_maxwell_and_pascal_leave_the_unrolled_grid_stride_loop_a_variable(arch)
 
 
 @pytest.mark.parametrize("arch", ARCHS)
-@pytest.mark.parametrize("function", ["stride_twice", "stride_rows"])
-def test_other_strides_and_counts_of_y_keep_their_variable(arch, function):
-    graph, _ = imported(SASS / f"grid_stride.{arch}.sass", function)
+def test_other_strides_keep_their_variable(arch):
+    graph, _ = imported(SASS / f"grid_stride.{arch}.sass", "stride_twice")
     assert graph.block_trips == {}
     assert not any(v.startswith("param_") for v in graph.variables)
+
+
+def row_warp_trips(rows: int, block: tuple, grid_y: int) -> float:
+    """The mean over a column of blocks' warps of the trips of their first lane's row,
+    counted one thread at a time: for (r = blockIdx.y * blockDim.y + threadIdx.y; r < rows;
+    r += blockDim.y * gridDim.y), a warp running while any of its lanes does."""
+    bx, by = block
+    stride, total, warps = by * grid_y, 0, 0
+    for b in range(grid_y):
+        threads = [(t % bx, t // bx) for t in range(bx * by)]
+        for w in range(0, len(threads), 32):
+            total += max(max(0, -(-(rows - (b * by + ty)) // stride))
+                         for _, ty in threads[w:w + 32])
+            warps += 1
+    return total / warps
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_grid_stride_loop_along_y_counts_its_warps_trips(arch):
+    """stride_rows: rows a grid apart along y. A warp holds 32 / block_x rows of its block
+    (one where block_x is 32 or more) and makes the trips of its first: the formula equals
+    the trips counted one thread at a time at every launch tried."""
+    graph, report = imported(SASS / f"grid_stride.{arch}.sass", "stride_rows")
+    base = parameter_base(int(arch[3:]))
+    assert base is not None
+    rows = parameter_variable(base + 0x10)  # after y and x
+    ((var, text),) = graph.block_trips.items()
+    assert var == "loop1" and rows in text and "grid_y" in text
+    assert "from each launch's block and grid" in report.summary()
+    for block, grid_y, n in [((16, 16), 4, 1000), ((32, 8), 16, 4096), ((8, 32), 3, 777),
+                             ((64, 4), 7, 100), ((256, 1), 40, 10 ** 4), ((16, 2), 1, 5)]:
+        got = launch_guard_values(graph, {rows: n}, (*block, 1), 32, (3, grid_y))
+        assert got["loop1"] == pytest.approx(max(1, row_warp_trips(n, block, grid_y))), \
+            (block, grid_y, n)
 
 
 @pytest.mark.parametrize("function, offset", [

@@ -25,7 +25,7 @@ __global__ void stride_twice(float *y, const float *x, int n)
         y[i] = 2.0f * x[i];
 }
 
-// Rows a grid apart along y: a count of y, left a variable.
+// Rows a grid apart along y: a warp runs while its first row does.
 __global__ void stride_rows(float *y, const float *x, int rows, int cols)
 {
     int col = blockIdx.x * blockDim.x + threadIdx.x;

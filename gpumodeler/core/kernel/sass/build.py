@@ -522,7 +522,7 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         graph.block_trips[var] = text
         graph.variables.setdefault(named, 0)
         graph.variables[var] = DEFAULT_ITERATIONS
-        how = " from each launch's block and grid," if "grid_x" in text else \
+        how = " from each launch's block and grid," if "grid_" in text else \
             " from each launch's block," if "block_" in text else ","
         report.loop_trips[var] = (f"{text}{how} {named} the kernel parameter at "
                                   f"c[0x0][{offset:#x}] (0: not given, the loop keeps its "

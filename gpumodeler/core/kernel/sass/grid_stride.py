@@ -53,7 +53,12 @@ a multiple of 32 and at most ``C``).
 
 The index is read as below 2^31 (the 32-bit values followed): a ``size_t`` loop over more
 elements than that is counted as if it were. Left out: a loop of a stride that is a
-multiple of the grid's on its own (``i += 2 * stride``) and counts of ``y`` or ``z``.
+multiple of the grid's on its own (``i += 2 * stride``) and counts along ``z``.
+
+A grid-stride loop along y (``for (r = blockIdx.y · blockDim.y + threadIdx.y; r < rows;
+r += blockDim.y · gridDim.y)``) is the same loop with the block's and grid's y dimensions;
+a warp holds ``max(1, floor(32 / block_x))`` rows of its block and runs while its first
+does (:func:`rows_formula`; exact where ``block_x`` divides 32 or is a multiple of it).
 """
 from __future__ import annotations
 
@@ -95,6 +100,14 @@ def chunk_formula(parameter: str, chunk: str) -> str:
     whole = f"floor({n} / ({c}))"
     pairs = (f"{whole} * block_x / 32 + min(block_x / 32, ceil(({n} - ({c}) * {whole}) / 32))")
     return parse(f"max(1, ({pairs}) / (grid_x * block_x / 32))").text
+
+
+def rows_formula(parameter: str) -> str:
+    """The trips of a grid-stride loop along y over ``parameter`` rows (the module rules):
+    a warp holds ``r = max(1, floor(32 / block_x))`` rows of its block and makes the trips
+    of its first."""
+    r = "max(1, floor(32 / block_x))"
+    return f"max(1, ceil({parameter} / {r}) * {r} / (block_y * grid_y))"
 
 
 def block_formula(parameter: str) -> str:
@@ -195,6 +208,8 @@ def grid_stride_counts(f: Follower, groups: dict, arch_number: int | None,
                 found = _loop(g, r, base)
                 if found is not None and _is_grid_stride(g, r, found, samples):
                     offset = found[2]
+                elif found is not None and _is_grid_stride(g, r, found, samples, axis=1):
+                    offset, write = found[2], rows_formula
                 elif found is not None and _is_block_stride(g, r, found, samples):
                     offset, write = found[2], block_formula
                 elif found is not None:
@@ -231,16 +246,18 @@ def _advance(g: _GridFollower, r, found, samples) -> tuple | None:
     return reg, (end - samples[axis]) & U32, (evaluate(found[0], samples) - end) & U32
 
 
-def _strides(g: _GridFollower, r, found, samples, block_only: bool = False) -> tuple | None:
+def _strides(g: _GridFollower, r, found, samples, block_only: bool = False,
+             axis: int = 0) -> tuple | None:
     """``(counter, a, b)`` of loop ``r`` whose compared value ``found[0]`` is the counter
-    it carries plus grid strides (``block_only``: block strides, ``blockDim.x``): the
-    counter advances ``a`` strides a trip and the value compared is ``b`` strides past it
-    (the simple loop: 1 and 0), checked at ``samples``; else None."""
+    it carries plus grid strides along ``axis`` (``block_only``: block strides,
+    ``blockDim.x``): the counter advances ``a`` strides a trip and the value compared is
+    ``b`` strides past it (the simple loop: 1 and 0), checked at ``samples``; else None."""
     got = _advance(g, r, found, samples)
     if got is None:
         return None
     reg, a, b = got
-    stride = samples[0] * (1 if block_only else samples[3])  # blockDim.x (* gridDim.x)
+    # blockDim (* gridDim) along the axis
+    stride = samples[axis] * (1 if block_only else samples[3 + axis])
     if np.any(a % stride) or np.any(b % stride):
         return None
     a, b = a // stride, b // stride
@@ -256,19 +273,21 @@ def _enters_as(g: _GridFollower, reg: str, r, samples, index) -> bool:
     return entry is not None and np.array_equal(evaluate(entry, samples), index)
 
 
-def _thread_index(samples, in_block: bool = False):
+def _thread_index(samples, in_block: bool = False, axis: int = 0):
     """``blockIdx.x · blockDim.x + threadIdx.x`` at ``samples`` (``in_block``:
-    ``threadIdx.x``)."""
-    return samples[6] if in_block else samples[9] * samples[0] + samples[6]
+    ``threadIdx.x``; ``axis`` 1: along y)."""
+    tid = samples[6 + axis]
+    return tid if in_block else samples[9 + axis] * samples[axis] + tid
 
 
-def _is_grid_stride(g: _GridFollower, r, found, samples) -> bool:
-    """Whether loop ``r`` (``found``: its compare) is a grid-stride loop: its counter
-    advances one grid stride a trip, is compared after that, and enters the loop as the
-    thread's index in the grid (the module rules)."""
-    got = _strides(g, r, found, samples)
+def _is_grid_stride(g: _GridFollower, r, found, samples, axis: int = 0) -> bool:
+    """Whether loop ``r`` (``found``: its compare) is a grid-stride loop along ``axis`` (x,
+    or y: ``for (r = blockIdx.y · blockDim.y + threadIdx.y; r < rows; r += blockDim.y ·
+    gridDim.y)``): its counter advances one grid stride a trip, is compared after that,
+    and enters the loop as the thread's index in the grid (the module rules)."""
+    got = _strides(g, r, found, samples, axis=axis)
     return got is not None and got[1:] == (1, 0) and \
-        _enters_as(g, got[0], r, samples, _thread_index(samples))
+        _enters_as(g, got[0], r, samples, _thread_index(samples, axis=axis))
 
 
 def _is_block_stride(g: _GridFollower, r, found, samples) -> bool:
