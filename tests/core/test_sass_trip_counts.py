@@ -382,12 +382,16 @@ def test_trip_tests_round_trip_and_a_bad_one_says_what_is_valid(tmp_path):
                        "value of the thread index"),
                       ({"value": "tid.x", "op": "<", "first": "1", "shift": 0,
                         "trips": "loop2"}, "shift"),
+                      ({"value": "tid.x", "op": "<", "first": "1", "shift": -32,
+                        "trips": "loop2"}, "from -31 to -1"),
                       ({"value": "tid.x", "op": "<", "first": "n / 2", "shift": 1,
                         "trips": "loop2"}, "block_x")):
         broken = dict(data, trip_tests={"guard2": bad})
         with pytest.raises((FormatError, GraphError)) as info:
             from_dict(broken)
         assert says in str(info.value)
+    doubled = {"value": "tid.x", "op": ">=", "first": "1", "shift": -1, "trips": "loop2"}
+    assert from_dict(dict(data, trip_tests={"guard2": doubled})).trip_tests["guard2"] == doubled
 
 
 def test_nvccs_division_is_read_as_the_quotient_truncated_toward_zero():

@@ -78,3 +78,23 @@ def test_a_stride_doubled_up_to_the_block_runs_ceil_log2_trips(arch, function):
         while s < block_x:
             trips, s = trips + 1, s * 2
         assert launch_guard_values(graph, {}, (block_x, 1, 1), 32)["loop1"] == max(1, trips)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_scans_test_of_the_doubling_stride_runs_its_share_of_the_warps(arch):
+    """kogge_stone_scan's if (threadIdx.x >= stride): a trip test whose bound doubles each
+    trip (shift -1); each launch sets it to the mean over the trips of the share of the
+    block's warps with a thread passing it, counted here warp by warp."""
+    graph, report, _ = window(arch, "kogge_stone_scan")
+    ((name, spec),) = graph.trip_tests.items()
+    assert spec == {"value": "tid.x", "op": ">=", "first": "1", "shift": -1, "trips": "loop1"}
+    assert "tid.x >= s, s = 1 doubled each trip of loop1" in report.summary()
+    for block_x in (64, 100, 256, 512, 1000, 1024):
+        warps = -(-block_x // 32)
+        shares, s = [], 1
+        while s < block_x:
+            shares.append(sum(1 for w in range(warps)
+                              if min(32 * w + 31, block_x - 1) >= s) / warps)
+            s *= 2
+        got = launch_guard_values(graph, {}, (block_x, 1, 1), 32)
+        assert got[name] == pytest.approx(sum(shares) / len(shares)), block_x

@@ -289,8 +289,9 @@ def check_trip_test(name, spec) -> dict:
     """The trip test ``spec`` of the guard variable ``name``, checked: ``value`` a value of
     the thread index (``tid.x``), ``op`` one of ``< <= > >= == !=``, ``first`` the bound on
     the first trip (a formula of ``block_x``, ``block_y``, ``block_z`` or a number),
-    ``shift`` the bits the bound is shifted right by each trip (1 to 31), ``trips`` the
-    loop variable counting the trips. GraphError saying what is wrong."""
+    ``shift`` the bits the bound is shifted right by each trip (1 to 31; −1 to −31: shifted
+    left, a stride doubled each trip), ``trips`` the loop variable counting the trips.
+    GraphError saying what is wrong."""
     from gpumodeler.core.kernel.sass.thread_tests import thread_test
     from gpumodeler.core.kernel.sass.addresses import parse_address
     if not isinstance(name, str) or not name.isidentifier():
@@ -307,9 +308,10 @@ def check_trip_test(name, spec) -> dict:
         raise GraphError(f"trip_tests: {name}: value must be a value of the thread index such "
                          f"as tid.x and op one of < <= > >= == !=, got {shown(value)} "
                          f"{shown(op)}", item=name)
-    if isinstance(shift, bool) or not isinstance(shift, int) or not 1 <= shift <= 31:
-        raise GraphError(f"trip_tests: {name}: shift must be a whole number from 1 to 31, got "
-                         f"{shown(shift)}", item=name)
+    if isinstance(shift, bool) or not isinstance(shift, int) or not 1 <= abs(shift) <= 31:
+        raise GraphError(f"trip_tests: {name}: shift must be a whole number from 1 to 31 (a "
+                         f"bound shifted right each trip) or from -31 to -1 (shifted left), "
+                         f"got {shown(shift)}", item=name)
     if not isinstance(trips, str) or not trips.isidentifier():
         raise GraphError(f"trip_tests: {name}: trips must name a loop variable such as loop2, "
                          f"got {shown(trips)}", item=name)
@@ -317,10 +319,19 @@ def check_trip_test(name, spec) -> dict:
             "shift": shift, "trips": trips}
 
 
+def trip_test_step(spec: dict) -> str:
+    """How a trip test's bound changes each trip, as text: ``halved``, ``shifted right 2
+    bits``, ``doubled``, ``shifted left 2 bits``."""
+    shift = spec["shift"]
+    if abs(shift) == 1:
+        return "halved" if shift > 0 else "doubled"
+    return f"shifted {'right' if shift > 0 else 'left'} {abs(shift)} bits"
+
+
 def trip_test_share(spec: dict, dims: tuple, trips, warp_size: int = 32) -> float:
     """The mean over a loop's ``trips`` of the share of a block's warps (``dims``) with a
     thread passing the trip test ``spec`` (its bound ``first``, shifted right by ``shift``
-    each trip); 0 for a loop that does not run."""
+    each trip, or left by ``-shift``); 0 for a loop that does not run."""
     from gpumodeler.core.kernel.sass.addresses import parse_address
     from gpumodeler.core.kernel.sass.thread_tests import thread_test, warp_share
     n = math.floor(float(trips))
@@ -330,14 +341,17 @@ def trip_test_share(spec: dict, dims: tuple, trips, warp_size: int = 32) -> floa
     poly = parse_address(spec["value"])
     assert poly is not None  # check_trip_test
     total = 0.0
+    shift = spec["shift"]
     for j in range(n):
         text = thread_test(poly, spec["op"], bound)
         share = warp_share(text, dims, warp_size) if text is not None else 1.0
-        if bound == 0:  # the bound stays 0 from here: the same share every trip left
+        # the bound stays 0 from here, or is past every thread of the block: the same share
+        # every trip left
+        if bound == 0 or (shift < 0 and bound >= 2 * math.prod(dims)):
             total += share * (n - j)
             break
         total += share
-        bound >>= spec["shift"]
+        bound = bound >> shift if shift > 0 else bound << -shift
     return total / n
 
 

@@ -21,7 +21,8 @@ from gpumodeler.core.commands import RemoveKernel
 from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.graph import Edge, KernelGraph
 from gpumodeler.core.kernel.expressions import parse
-from gpumodeler.core.kernel.graph_items import formula_inputs, launch_set_text
+from gpumodeler.core.kernel.graph_items import (default_block, formula_inputs, launch_set_text,
+                                                 trip_test_step)
 from gpumodeler.core.kernel.latency_bound import resolve_edge_latency
 
 from ..binding import DocumentBinding, current_or_first, fill_item_combo
@@ -286,16 +287,17 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                                  if name in parse(t).variables) if g else []
                 reads = (formula_inputs(g) & parse(g.block_trips[name]).variables
                          if g and name in g.block_trips else set())
+                shape = "×".join(map(str, default_block(g))) if g else "256×1×1"  # defaults'
                 field.setToolTip(f"default value of {name} for this kernel (launches may override it)"
                                  + (f"; the fraction of the time {len(guards)} guarded piece(s) of "
                                     f"code run (0..1, 1 = always)" if guards else "")
                                  + (f"; each launch sets it from its block: the share of the "
                                     f"block's warps with a thread where {' or '.join(tests)} "
-                                    f"(this value: a 256-thread block)" if tests else "")
+                                    f"(this value: a {shape} block)" if tests else "")
                                  + (f"; each launch sets it {launch_set_text(g, name)}: the "
                                     f"loop's trip count {g.block_trips[name]} (this value: "
                                     + ("the loop's own, until the kernel parameter is given)"
-                                       if reads else "a 256-thread block)")
+                                       if reads else f"a {shape} block)")
                                     if g and name in g.block_trips else "")
                                  + (f"; a kernel parameter: the trip count of "
                                     f"{', '.join(readers)} reads it (0: not given, the loop "
@@ -305,9 +307,9 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                                     f"{g.trip_tests[name]['value']} "
                                     f"{g.trip_tests[name]['op']} s over the trips of "
                                     f"{g.trip_tests[name]['trips']}, s starting at "
-                                    f"{g.trip_tests[name]['first']} and shifted right "
-                                    f"{g.trip_tests[name]['shift']} bit(s) each trip "
-                                    f"(this value: a 256-thread block)"
+                                    f"{g.trip_tests[name]['first']} and "
+                                    f"{trip_test_step(g.trip_tests[name])} each trip "
+                                    f"(this value: a {shape} block)"
                                     if g and name in g.trip_tests else ""))
                 field.editingFinished.connect(lambda n=name: self._on_variable_edited(n))
                 self.variables_box.addWidget(label)

@@ -70,15 +70,18 @@ def block_compares(f: Follower, indices) -> dict:
 def trip_tests(f: Follower, groups: dict, compared: dict, indices) -> dict:
     """``{compare index: (thread value, op, first, shift, trips variable)}`` of the integer
     compares at ``indices`` that test a value of the thread index against a loop's halving
-    counter (``if (tid < s)`` in ``for (s = blockDim.x / 2; s > 0; s >>= 1)``):
+    counter (``if (tid < s)`` in ``for (s = blockDim.x / 2; s > 0; s >>= 1)``) or doubling
+    one (``if (tid >= stride)`` in a Kogge-Stone scan's ``stride *= 2``; ``shift``
+    negative):
 
     * the compare (``ISETP``, not combined with another predicate) is in a loop of its own
-      (not an unrolled group) whose counter halves each trip (:func:`loop_trip_counts`' rules)
-      and is written after the compare in the trip;
+      (not an unrolled group) whose counter halves or doubles each trip in place
+      (:func:`loop_trip_counts`' rules) and is written after the compare in the trip;
     * one side is a value of the thread index (``compared``, the address analysis's), the
-      other the counter or the counter shifted right by a constant ``m``;
+      other the counter or (halving) the counter shifted right by a constant ``m``;
     * ``first``, that side's value on the first trip, a formula of the block's dimensions
-      (the forms of :func:`formula`) or a number; on trip ``j`` it is ``first >> shift·(j−1)``.
+      (the forms of :func:`formula`) or a number; on trip ``j`` it is ``first >> shift·(j−1)``
+      (``first << −shift·(j−1)`` for a doubling counter).
 
     ``op`` is the compare's, read with the thread value on the left; ``trips variable`` the
     loop's. Each launch averages the share of the block's warps passing the test over the
@@ -101,7 +104,7 @@ def trip_tests(f: Follower, groups: dict, compared: dict, indices) -> dict:
         k = max(around, key=lambda i: ranges[i].header)
         r = ranges[k]
         c = counter(f, r) if k in own else None
-        if c is None or not c.shift or c.left or c.entry is None:
+        if c is None or not c.shift or c.entry is None:
             continue
         u = once_per_trip(f, r, c.register)
         if u is None or u < s:
@@ -117,13 +120,13 @@ def trip_tests(f: Follower, groups: dict, compared: dict, indices) -> dict:
             finally:
                 f.counter = None
             m = _counter_shift(other)
-            if m is None:
+            if m is None or (c.left and m):  # a doubled stride: compared as it is
                 continue
             first = op_node("shr", c.entry, const(m))
             text = _first_text(first)
             if text is not None:
-                out[s] = (thread.text(), cmp if pos == 0 else MIRRORED[cmp], text, c.shift,
-                          own[k])
+                out[s] = (thread.text(), cmp if pos == 0 else MIRRORED[cmp], text,
+                          -c.shift if c.left else c.shift, own[k])
             break
     return out
 

@@ -59,7 +59,7 @@ from collections.abc import Mapping
 import re
 
 from gpumodeler.core.kernel.graph import KernelGraph
-from gpumodeler.core.kernel.graph_items import Guard, trip_test_share
+from gpumodeler.core.kernel.graph_items import Guard, trip_test_share, trip_test_step
 from gpumodeler.core.kernel.opcodes import classify
 from gpumodeler.core.kernel.sass import cfg
 from gpumodeler.core.kernel.sass.listing import BRANCHES, SassFunction
@@ -470,7 +470,7 @@ def add_guards(graph: KernelGraph, func: SassFunction, compared: dict | None = N
                     spec, (DEFAULT_WARPS_PER_BLOCK * 32, 1, 1),
                     graph.variables.get(spec["trips"], 1)))
                 name = (f"runs where {spec['value']} {spec['op']} s, s = {spec['first']} "
-                        f"shifted right {spec['shift']} bit(s) each trip of {spec['trips']}: "
+                        f"{trip_test_step(spec)} each trip of {spec['trips']}: "
                         f"{fraction}, the mean share over the trips of a block's warps with "
                         f"such a thread, set by each launch's block")
             else:

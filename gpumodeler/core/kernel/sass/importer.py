@@ -21,7 +21,7 @@ from gpumodeler.core.errors import ModelError
 from gpumodeler.core.kernel.expressions import parse as parse_expression
 from gpumodeler.core.kernel.graph import KernelGraph
 from gpumodeler.core.kernel.graph_items import (DEFAULT_BLOCKS, Guard, default_block,
-                                                 launch_guard_values)
+                                                 launch_guard_values, trip_test_step)
 from gpumodeler.core.kernel.sass.build import ImportReport, build_graph
 from gpumodeler.core.kernel.sass.listing import (ListingError, SassFunction, SassListing, arch_number,
                                                  parse_listing)
@@ -211,9 +211,8 @@ def _trip_test_text(spec: dict | None) -> str:
     halved each trip of loop2``); "" for none."""
     if not spec:
         return ""
-    halved = "halved" if spec["shift"] == 1 else f"shifted right {spec['shift']} bits"
-    return (f"{spec['value']} {spec['op']} s, s = {spec['first']} {halved} each trip of "
-            f"{spec['trips']}")
+    return (f"{spec['value']} {spec['op']} s, s = {spec['first']} {trip_test_step(spec)} each "
+            f"trip of {spec['trips']}")
 
 
 def _count_peeled_copies(graph: KernelGraph, report: ImportReport) -> None:

@@ -244,8 +244,8 @@ def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
         return _Counter(reg, 0, first, entry, bound, op, unsigned, k, arithmetic)
     doubled = _doubling(f, r, reg, u, s)
     if doubled is not None:  # s <<= k
-        k, first = doubled
-        return _Counter(reg, 0, first, None, bound, op, unsigned, k, False, True)
+        k, first, entry = doubled
+        return _Counter(reg, 0, first, entry, bound, op, unsigned, k, False, True)
     step = _step(ins[u], reg, f.n_dest(u))
     if step is not None:  # the counter itself: IADD3 R, R, step
         start = f.register(reg, r.header, 0, entering=r)
@@ -355,7 +355,8 @@ def _halving(f: Follower, r, reg: str, u: int) -> tuple | None:
 
 
 def _doubling(f: Follower, r, reg: str, u: int, s: int) -> tuple | None:
-    """``(k, value at the compare on the first trip)`` where loop ``r``'s one write ``u``
+    """``(k, value at the compare on the first trip, value on entering)`` (the last None
+    where the register is set from a copy) where loop ``r``'s one write ``u``
     (before the compare ``s``) sets ``reg`` to a value shifted left by ``k`` each trip: to
     itself shifted (``SHF.L.U32 R2, R2, 0x1, RZ``; ``IMAD.SHL.U32 R2, R2, 0x2, RZ``;
     Maxwell's ``SHL`` and ``IADD R2, R2, R2``), or to a register shifted that the loop sets to ``reg`` once a trip
@@ -369,6 +370,7 @@ def _doubling(f: Follower, r, reg: str, u: int, s: int) -> tuple | None:
     source, k = found
     if source == reg:
         entry = f.register(reg, r.header, 0, entering=r)
+        return None if entry is None else (k, op_node("shl", entry, const(k)), entry)
     else:
         # the source's last write in the trip copies the register: after the shift, it
         # carries this trip's value to the next (writes between them are scratch, as nvcc
@@ -381,7 +383,7 @@ def _doubling(f: Follower, r, reg: str, u: int, s: int) -> tuple | None:
         if not runs_every_trip(f, r, v) or _copied(f.ins[v], source) != reg:
             return None
         entry = f.register(source if v > u else reg, r.header, 0, entering=r)
-    return None if entry is None else (k, op_node("shl", entry, const(k)))
+    return None if entry is None else (k, op_node("shl", entry, const(k)), None)
 
 
 def _left_shift(ins, dest: str, nd: int) -> tuple | None:
