@@ -182,7 +182,8 @@ def test_every_fixture_evaluates_and_round_trips(name):
                "block2d": "copy2d_cols", "stencil2d": "box9", "tile_fields": "warp_per_row",
                "thread_guards": "warp_sums", "block_trips": "tile_column_sum",
                "grid_stride": "stride_size", "param_loops": "z_march_stencil",
-               "halo_tiles": "tiled_convolution", "window_loops": "centred_window"}
+               "halo_tiles": "tiled_convolution", "window_loops": "centred_window",
+               "plane_stencils": "march_registers"}
     kw = {"function": several[name.split(".")[0]]} if name.split(".")[0] in several else {}
     g, r = imported(name, **kw)
     assert r.skipped_edges == 0

@@ -40,7 +40,8 @@ def loop_shape(name, function):
 def test_every_non_tensor_kernel_has_maxwell_and_pascal_listings():
     assert KERNELS == ["block_trips", "datadep_loop", "fp64_axpy", "grid_stride", "halo_tiles",
                        "matmul_tiled",
-                       "nested_loops", "param_loops", "reduce", "saxpy2", "sfu_heavy",
+                       "nested_loops", "param_loops", "plane_stencils", "reduce", "saxpy2",
+                       "sfu_heavy",
                        "thread_guards", "tile_fields", "vecadd", "vector_ops", "window_loops"]
     for kernel in KERNELS:
         for arch in LEGACY:

@@ -19,7 +19,9 @@ one before the reader in program order, as the guards read values (:mod:`.guards
 that is predicated, in a loop the reader is not in, or in a loop around the reader that
 writes the register again (a value carried from trip to trip) stops it, and so does one a
 forward branch may jump over on its way to the reader (an ``if``/``else`` that writes it on
-one side); so does any other value (a parameter, the thread or block index, loaded data).
+one side), unless one conditional ``@P BRA`` alone jumps over it: then the value is a
+choice on ``P``'s compare (:meth:`Follower._either_side`); so does any other value (a
+parameter, the thread or block index, loaded data).
 
 :func:`poly_of` writes such a value as a polynomial of ``ntid.x``, ``ntid.y``, ``ntid.z``
 and their bit fields ``ntid.x%M`` and ``ntid.x/M`` (M a power of two), the form of the
@@ -39,6 +41,9 @@ from gpumodeler.core.kernel.sass.thread_tests import COMPARE
 
 #: steps back through register writes when following a value
 MAX_DEPTH = 16
+#: the instructions before a write searched for the one branch that may jump over it
+#: (:meth:`Follower._either_side`)
+SKIP_WINDOW = 64
 U32 = 0xFFFFFFFF
 REG = re.compile(r"^(U?R)(\d+|Z)$")
 REG_MODS = re.compile(r"\.(reuse|U32|S32)$", re.I)
@@ -88,6 +93,8 @@ class Follower:
         self._writes: dict | None = None  # register -> the instructions writing it, in order
         #: per instruction, the nearest target of a forward branch that jumps over it
         self._over: list | None = None
+        #: the forward branches, (index, target index), in order (:meth:`_either_side`)
+        self._forward: list | None = None
         #: loop range -> its counter (trip_counts.counter), worked out once
         self.counters: dict = {}
         #: loop range -> its back branch's condition (trip_counts.latch_condition): the
@@ -107,6 +114,7 @@ class Follower:
         self.skippable(0, 0)
         other = (cls or type(self))(self.ins, self.access, self.n_dest, self.ranges, dims)
         other._writes, other._over, other.latches = self._writes, self._over, self.latches
+        other._forward = self._forward
         return other
 
     def loops_of(self, k: int) -> list:
@@ -169,7 +177,7 @@ class Follower:
         j = self.last_write(reg, k)
         if j is not None and self.ins[j].guard and not self.skippable(j, k):
             return self._quotient(reg, j, depth)  # nvcc's division's last, guarded fixes
-        if j is None or self.ins[j].guard or self.skippable(j, k):
+        if j is None or self.ins[j].guard:
             return None
         around = self.loops_of(k)
         # carried from one trip to the next: written again after k in a loop around k that
@@ -179,10 +187,44 @@ class Follower:
             return None
         if any(r not in around for r in self.loops_of(j)):
             return None  # left by a loop the reader is not in: its last trip's value
+        if self.skippable(j, k):
+            return self._either_side(reg, j, k, depth)
+        return self._written(reg, j, depth)
+
+    def _written(self, reg: str, j: int, depth: int) -> Node | None:
+        """The value instruction ``j`` writes to ``reg``."""
         half = _pair_half(self.ins[j], reg)
         if half is not None:  # a 64-bit constant-bank load: the word this register holds
             return self.operand(half, j, depth + 1)
         return self.instruction(j, depth + 1)
+
+    def _either_side(self, reg: str, j: int, k: int, depth: int) -> Node | None:
+        """The value of ``reg`` at ``k`` where its last write ``j`` lies in code one
+        conditional forward branch ``@P BRA`` jumps over (``if (!P) reg = …``, nvcc's
+        guarded first iteration): the value before the branch where ``P`` holds, ``j``'s
+        where not, as a choice on the compare that sets ``P`` (:meth:`_compare`); None
+        where more than one branch may skip ``j``, or any other branch lies between the
+        branch and ``j``, or ``P`` is not one plain compare. The branch is looked for among
+        the :data:`SKIP_WINDOW` instructions before ``j``."""
+        if self._forward is None:
+            at = {ins.address: i for i, ins in enumerate(self.ins)}
+            self._forward = [(b, at.get(ins.target, -1)) for b, ins in enumerate(self.ins)
+                             if ins.mnemonic in BRANCHES and at.get(ins.target, -1) > b]
+        over = [b for b, t in self._forward if b < j < t <= k]
+        if len(over) != 1 or over[0] < j - SKIP_WINDOW:
+            return None
+        b = over[0]
+        guard = self.ins[b].guard
+        if not guard or self.ins[b].mnemonic != "BRA" or \
+                any(self.ins[i].mnemonic in BRANCHES for i in range(b + 1, j)):
+            return None
+        test = self._compare(guard.lstrip("@"), b, depth)
+        if test is None:
+            return None
+        taken, written = self.register(reg, b, depth + 1), self._written(reg, j, depth)
+        if taken is None or written is None:
+            return None
+        return op_node("select", *test, taken, written)
 
     def _quotient(self, reg: str, j: int, depth: int) -> Node | None:
         """The quotient of nvcc's integer division by a run-time value, read in ``reg``

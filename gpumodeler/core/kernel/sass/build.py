@@ -519,6 +519,10 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         values, {v: m for v, m in left.items() if v not in strided}, arch, names,
         graph.variables)
     for var, (text, named, offset) in {**strided, **to_parameter}.items():
+        if named is None:  # a number once the block index cancels
+            graph.variables[var] = int(text)
+            report.loop_trips[var] = f"{text} (the listing's count, the same in every block)"
+            continue
         graph.block_trips[var] = text
         graph.variables.setdefault(named, 0)
         graph.variables[var] = DEFAULT_ITERATIONS

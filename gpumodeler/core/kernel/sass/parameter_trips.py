@@ -88,7 +88,8 @@ class _IndexFollower(Follower):
 def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
                           names: dict, taken) -> dict:
     """``{loop variable: (formula, parameter variable, parameter offset)}`` of the loop
-    variables of ``groups`` (variable -> its loops, as :func:`.trip_counts.loop_trip_counts`
+    variables of ``groups`` (``(number, None, None)`` for a count that is a number once the
+    block index cancels) (variable -> its loops, as :func:`.trip_counts.loop_trip_counts`
     takes them) whose count one kernel parameter decides (the module rules). ``f`` gives
     the listing and its indexes; ``names`` the parameters' names from the source
     (``{offset: name}``), ``taken`` the graph's variables."""
@@ -101,6 +102,10 @@ def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
     offsets, variable = read_as.offsets, read_as.variables
     out: dict = {}
     for var, tc in loop_trip_counts(p, groups).items():
+        if tc.number is not None:
+            # a number once the block index cancels (a walk of 30 planes from the block's
+            # first, blockIdx.z * 30): the listing's count, as trip_counts gives one
+            out[var] = (str(tc.number), None, None)
         if not tc.formula:
             continue
         read = parse(tc.formula).variables

@@ -14,7 +14,8 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   branch) or halves (``s >>= 1``, in place or through a copy of the shifted value), or
   recomputes each trip from such a counter and values it does not change
   (``R17 = R13 + R10``; the register compared may hold an address earlier in the trip:
-  its last write before the compare), against a value the loop does not change; the loop has no other
+  its last write before the compare), or steps through a copy (``IADD3 R10, R6, 0x2`` …
+  ``MOV R6, R10``: a loop unrolled by 2), against a value the loop does not change; the loop has no other
   way out (a ``break``, an ``EXIT``: the count would be an upper bound). A guarded
   ``CALL.REL.NOINC`` past an unconditional back branch is such a branch, taken on the
   guard's other side (nvcc's way out of some sm_80/sm_86 loops). The counter's
@@ -31,7 +32,8 @@ block's dimensions alone, a launch decides it, as it decides the share of a thre
   ``SEL`` on a plain ``ISETP`` and Maxwell's ``XMAD``, in 32-bit arithmetic. A write that is predicated, in a loop the reader is not
   in, or in a loop around the reader that writes the register again (a value carried from
   trip to trip) stops it, and so does one a forward branch may jump over on its way to the
-  reader (an ``if``/``else`` that writes it on one side); so does any other value (a
+  reader (an ``if``/``else`` that writes it on one side) but for one a single conditional
+  ``@P BRA`` jumps over (a choice on ``P``'s compare); so does any other value (a
   parameter, the thread or block index, loaded data).
 * **Trips of one loop** (a do-while, as compiled: at least one trip): with ``c1`` the
   counter's value at the compare on the first trip and ``s`` its step, the loop goes on
@@ -247,6 +249,8 @@ def _find_counter(f: Follower, r, entry_needed: bool) -> _Counter | None:
         k, first, entry = doubled
         return _Counter(reg, 0, first, entry, bound, op, unsigned, k, False, True)
     step = _step(ins[u], reg, f.n_dest(u))
+    if step is None:
+        step = _step_through_copy(f, r, reg, u)
     if step is not None:  # the counter itself: IADD3 R, R, step
         start = f.register(reg, r.header, 0, entering=r)
         if start is None and entry_needed:
@@ -316,13 +320,27 @@ def _recomputed_before(f: Follower, r, reg: str, s: int) -> int | None:
     return u
 
 
-def _step(ins, reg: str, nd: int) -> int | None:
-    """The constant ``ins`` adds to ``reg`` (``IADD3 R, R, -0x10, RZ``), or None."""
+def _step_through_copy(f: Follower, r, reg: str, u: int) -> int | None:
+    """The step of loop ``r``'s counter ``reg`` whose one write ``u`` copies a register the
+    loop sets once a trip, before ``u``, to ``reg`` plus a constant (``IADD3 R10, R6, 0x2``
+    … ``IMAD.MOV.U32 R6, RZ, RZ, R10``: a loop nvcc unrolled by 2); else None."""
+    copied = _copied(f.ins[u], reg)
+    if copied is None or not REG.match(copied) or copied in ("RZ", "URZ"):
+        return None
+    v = once_per_trip(f, r, copied)
+    if v is None or v > u:
+        return None
+    return _step(f.ins[v], reg, f.n_dest(v), dest=copied)
+
+
+def _step(ins, reg: str, nd: int, dest: str | None = None) -> int | None:
+    """The constant ``ins`` adds to ``reg`` (``IADD3 R, R, -0x10, RZ``), written to ``reg``
+    or to ``dest``, or None."""
     mnem = ins.mnemonic[1:] if ins.mnemonic in ("UIADD3", "UVIADD") else ins.mnemonic
     if mnem not in _STEP_ADDS or "X" in ins.modifiers or nd < 1 or any(
             o.strip() not in ("PT", "UPT") for o in ins.operands[1:nd]):
         return None
-    if REG_MODS.sub("", ins.operands[0].strip()) != reg:
+    if REG_MODS.sub("", ins.operands[0].strip()) != (dest or reg):
         return None
     srcs = [o.strip() for o in ins.operands[nd:]]
     if any(is_predicate(o) for o in srcs):
