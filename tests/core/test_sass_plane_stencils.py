@@ -10,6 +10,7 @@ import pytest
 
 from gpumodeler.core.kernel.sass.block_values import Node, const, dim, evaluate, op_node
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
+from gpumodeler.core.kernel.warp_counts import count
 
 SASS = Path(__file__).resolve().parents[2] / "resources" / "kernels" / "sass"
 #: where the walk's count is read off the listing (Maxwell and Pascal compare against a
@@ -27,6 +28,11 @@ def test_a_walk_of_30_planes_unrolled_by_2_runs_15_trips(arch, function):
     assert f"{loop.id} = 15 (the listing's count" in report.summary()
     stores = [i for i in graph.instructions.values() if i.opcode.startswith("STG")]
     assert sum(1 for i in stores if i.id in loop.members) == 2  # two planes a trip
+    # the plane peeled on the overflow path (30 * blockIdx.z >= 0x7fffffe3, which no grid
+    # reaches) never runs: a warp's global accesses are the two planes it loads first and
+    # a load and a store for each of the 30 planes (every guard of the bounds at 1)
+    values = {v: 1 for v in graph.variables if v.startswith("guard")}
+    assert count(graph).evaluate(dict(graph.variables, **values))["gmem_accesses"] == 62
 
 
 @pytest.mark.parametrize("function", ["march_shared", "march_registers"])

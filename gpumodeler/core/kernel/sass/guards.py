@@ -13,6 +13,10 @@ alone, else it is a variable:
   ``S2R SR_TID.*`` wrote against an immediate, where no index a block can have: ``tid.x``,
   ``.y`` below 1024, ``.z`` below 64, reaches one side): that side never runs (fraction 0:
   a debug branch on ``threadIdx.x > 1243``), the other always does (no guard);
+* **the block index against a number no index reaches** (a value of the block index
+  alone, ``30 · ctaid.z``, against a number no index a grid can have reaches: ``ctaid.x``
+  below 2^31 − 1, ``.y`` and ``.z`` below 65535): that side never runs, the other always
+  does (nvcc's check that a plane index would overflow);
 * **a thread test** (:mod:`.thread_tests`): an ``ISETP`` of a value of the thread index
   alone (as the address analysis follows the compared register: ``tid.x``, ``tid.x%32``,
   ``tid.x/32``, ``tid.x + 16·tid.y``) against a number: ``threadIdx.x < 3``, ``lane == 0``,
@@ -142,6 +146,43 @@ def _constant_test(k: int, ins_list, defs_of) -> tuple | None:
     # the ends of 0..top decide an order compare; the number itself, where it lies in
     # between, an equality
     outcomes = {_COMPARE[cmp](t, c) for t in (0, top, min(max(c, 0), top))}
+    return outcomes == {True}, outcomes == {False}
+
+
+#: the largest block index along each axis (gridDim.x at most 2^31 − 1, .y and .z at most
+#: 65535: NVIDIA CUDA C++ Programming Guide, "Technical Specifications per Compute
+#: Capability")
+_CTAID_MAX = {"ctaid.x": 2 ** 31 - 2, "ctaid.y": 65534, "ctaid.z": 65534}
+
+
+def _block_index_test(setter, compared: dict) -> tuple | None:
+    """``(always true, always false)`` for a compare of a value of the block index alone (a
+    sum of ``ctaid.*`` with coefficients of one sign, plus a number: ``30 · ctaid.z``, as
+    the address analysis follows it) against a number, over every index a grid may have
+    (nvcc's check that a plane index would overflow, ``30 · blockIdx.z >= 0x7fffffe3``,
+    holds for no block); None for any other compare."""
+    ops = [o.strip() for o in setter.operands]
+    cmp = next((m for m in setter.modifiers if m in _COMPARE), None)
+    values = compared.get(setter.address)
+    if setter.mnemonic != "ISETP" or cmp is None or values is None or None in values or \
+            len(ops) < 4 or (ops[4:] and ops[-1] not in ("PT", "!PT")) or \
+            "U32" in setter.modifiers:
+        return None
+    a, b = values
+    c = b.constant()
+    if c is None or not a.terms:
+        return None
+    low = high = a.terms.get((), 0)
+    for monomial, k in a.terms.items():
+        if not monomial:
+            continue
+        if len(monomial) != 1 or monomial[0] not in _CTAID_MAX:
+            return None
+        reach = k * _CTAID_MAX[monomial[0]]
+        low, high = low + min(0, reach), high + max(0, reach)
+    if low < -2 ** 31 or high >= 2 ** 31:
+        return None  # the 32-bit value may wrap: not decided here
+    outcomes = {_COMPARE[cmp](v, c) for v in (low, high, min(max(c, low), high))}
     return outcomes == {True}, outcomes == {False}
 
 
@@ -384,7 +425,9 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
         fraction = None
         signature: tuple | None = None
         fixed = (_constant_test(setter, ins_list, defs_of)
-                 if origins == {"tid"} and setter is not None else None)
+                 if origins == {"tid"} and setter is not None else
+                 _block_index_test(ins_list[setter], compared or {})
+                 if origins == {"ctaid"} and setter is not None else None)
         test = None
         if setter is not None and "data" not in origins:
             # one compare guards many instructions (every unrolled copy): worked out once
@@ -477,7 +520,7 @@ def add_guards(graph: KernelGraph, func: SassFunction, compared: dict | None = N
                 graph.variables.setdefault(fraction, DEFAULT_FRACTION)
                 name = f"runs a fraction {fraction} of the time"
         elif fraction == "0":
-            name = "never runs: the thread index cannot take the guard's side"
+            name = "never runs: the thread or block index cannot take the guard's side"
         else:
             graph.variables.setdefault("warps_per_block", DEFAULT_WARPS_PER_BLOCK)
             name = "runs in one warp of each block"
