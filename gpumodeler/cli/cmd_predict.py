@@ -100,6 +100,8 @@ def kernel_inputs(args, values=None, gpu=None) -> KernelInputs:
                                       **_wave_of(args, gpu, block))
             graph, vals = launch.graph, launch.values
             args.memory_notes = list(getattr(args, "memory_notes", None) or []) + list(launch.notes)
+        from gpumodeler.core.kernel.graph_items import loops_at_default
+        args.loops_at_default = loops_at_default(graph, vals)
         key, origin = table_of(args, graph, gpu)
         try:
             derived = kernel_inputs_from_graph(graph, vals, table=common.latency_table_for(key))
@@ -234,6 +236,10 @@ def run(args) -> int:
     summary["latency_bound_cycles"] = float(inputs.latency_bound)
     summary.update(table)
     summary["memory_notes"] = list(getattr(args, "memory_notes", None) or [])
+    summary["loops_at_default"] = list(getattr(args, "loops_at_default", None) or [])
+    if summary["loops_at_default"] and not args.json:  # (--json: the key says it)
+        from gpumodeler.cli.cmd_validate import loops_note
+        print(f"note: {loops_note(summary['loops_at_default'])}", file=sys.stderr)
     if occ_result is not None:
         summary["occupancy_limited_by"] = list(occ_result.limited_by)
     if profiled is not None:

@@ -80,9 +80,21 @@ def load_kernel(run, csv_path: str, cache: dict):
     return cache[key]
 
 
+def loops_note(loops: list, in_csv: bool = False) -> str:
+    """What a prediction with ``loops`` at their default of one trip says (``in_csv``: of
+    a validation row, set in its set column; else with predict's --set)."""
+    names = ", ".join(loops)
+    one = len(loops) == 1
+    how = f"in the row's set column ({loops[0]}=N)" if in_csv else f"with --set {loops[0]}=N"
+    return (f"{names} run{'s' if one else ''} 1 trip, {'its' if one else 'their'} default: "
+            f"the listing does not give {'its' if one else 'their'} count; set "
+            f"{'it' if one else 'them'} {how} if the loop runs more")
+
+
 def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
     """One row: the measured time and {model: time or the reason it could not run}."""
     from gpumodeler.core.errors import ModelError
+    from gpumodeler.core.kernel.graph_items import loops_at_default
     from gpumodeler.core.kernel.sass.launch_memory import graph_for_launch
     from gpumodeler.core.launch_limits import check_launch
     from gpumodeler.core.models.gajger import kernel_inputs_from_graph
@@ -127,6 +139,7 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
                                   shared_bytes_per_block=run.shared_bytes or None,
                                   compulsory=True)
         graph = launch.graph
+        at_default = loops_at_default(graph, launch.values)
         values = dict(graph.variables, **launch.values)
         kernel = kernel_inputs_from_graph(graph, values, table=table)
         unique_bytes = (kernel.gmem_bytes if unique.graph is graph else kernel_inputs_from_graph(
@@ -170,7 +183,7 @@ def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
             "grid": grid, "block": run.block, "occupancy_warps_per_sm": float(occ),
             "set": run.values, "measured": run.measured, "unit": run.unit,
             "measured_s": measured, "source": run.source, "models": models,
-            "baselines": baselines, "errors": errors}
+            "baselines": baselines, "errors": errors, "loops_at_default": at_default}
 
 
 def validate(path: str, names=None) -> dict:
@@ -232,6 +245,8 @@ def run(args) -> int:
         for n, m in [(n, r["models"][n]) for n in names] + [(peak, r["baselines"][peak])]:
             if "error" in m:
                 print(f"line {r['line']}: {n} cannot run: {m['error']}")
+        if r["loops_at_default"]:
+            print(f"line {r['line']}: {loops_note(r['loops_at_default'], in_csv=True)}")
     for by in ("family", "gpu"):
         print()
         print(f"median APE (mean APE, n) per {by}; '<' marks a median below the {BASELINE}'s")

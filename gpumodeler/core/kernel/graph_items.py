@@ -370,6 +370,17 @@ def block_trip_value(text, dims: tuple, grid=None, values=None) -> float | None:
     return float(expr.evaluate(env))
 
 
+def loops_at_default(graph, given) -> list:
+    """The loops whose own variable (an imported loop's ``loop2``) keeps the value 1 at a
+    launch: not among the launch's ``given`` values (the user's and those its block and
+    the kernel parameters set: a formula that reads a parameter not given sets nothing),
+    1 in the graph. Their count is not known, so a prediction takes one trip: the
+    commands say so, where the user may have meant to set it."""
+    return sorted(lp.id for lp in graph.loops.values()
+                  if lp.id in graph.variables and lp.id not in given and
+                  float(graph.variables[lp.id]) == 1.0)
+
+
 #: the block an imported graph's variables that a launch's block sets take by default (no
 #: launch yet: the kernel editor, ``graph`` without ``--block-size``): 256 threads, along x,
 #: or 16×16 where a thread test, trip test or count reads y, 8×8×4 where one reads z (a
