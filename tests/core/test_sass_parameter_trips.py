@@ -8,6 +8,7 @@ import pytest
 from gpumodeler.cli.main import main
 from gpumodeler.core.kernel.graph_items import launch_guard_values, launch_set_text
 from gpumodeler.core.kernel.sass.parameters import parameter_base, parameter_variable
+from gpumodeler.core.kernel.warp_counts import count
 from gpumodeler.core.kernel.sass.importer import (import_from_listing,
                                                   import_kernel_with_report, read_listing)
 
@@ -16,6 +17,11 @@ SASS = ROOT / "resources" / "kernels" / "sass"
 SRC = ROOT / "resources" / "kernels" / "src"
 ARCHS = ("sm_52", "sm_60", "sm_61", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100",
          "sm_120")
+
+
+def loop_formulas(graph) -> dict:
+    """The graph's formulas of its loop variables (its guards' are left out)."""
+    return {k: v for k, v in graph.block_trips.items() if k.startswith("loop")}
 
 
 def param(arch: str, offset: int) -> str:
@@ -68,8 +74,8 @@ def test_nvccs_unrolled_loop_to_a_parameter_runs_to_it(listing, function, offset
     source loop's iterations, is n."""
     graph, _ = import_kernel_with_report(str(listing), function, None)
     n = parameter_variable(offset)
-    assert graph.block_trips == {"loop1": n}
-    assert launch_guard_values(graph, {n: 1000}, (256, 1, 1), 32) == {"loop1": 1000}
+    assert loop_formulas(graph) == {"loop1": n}
+    assert launch_guard_values(graph, {n: 1000}, (256, 1, 1), 32)["loop1"] == 1000
 
 
 def test_a_count_of_the_block_alone_reads_no_parameter():
@@ -143,7 +149,7 @@ def test_textbook_loops_to_a_parameter_count_the_source_loops_trips(arch, functi
     graph, _ = import_kernel_with_report(str(SASS / f"param_loops.{arch}.sass"), function,
                                          None)
     p = param(arch, PARAM_LOOPS[function])
-    (var, text), = graph.block_trips.items()
+    (var, text), = loop_formulas(graph).items()
     assert var == "loop1" and graph.variables[p] == 0
     for value in (3, 16, 17, 31, 32, 33, 100, 1000, 4096):
         got = launch_guard_values(graph, {p: value}, (16, 16, 1), 32)["loop1"]
@@ -191,6 +197,14 @@ def test_a_mask_of_a_run_time_radius_runs_its_rows_and_its_unrolled_columns(arch
         got = launch_guard_values(graph, {r: radius}, (16, 16, 1), 32)
         assert got["loop1"] == 2 * radius + 1
         assert got["loop2"] == (2 * radius + 1) // 4
+    # the columns' remainder is straight code under checks of (2r + 1) % 4, which the
+    # radius decides: a guard each launch that gives r sets (an odd r runs 3 copies, an
+    # even one 1), so a thread loads the mask's and the image's (2r + 1)^2 words each
+    for radius in range(1, 9):
+        values = dict(graph.variables, **{r: radius})
+        values.update(launch_guard_values(graph, {r: radius}, (16, 16, 1), 32))
+        loads = count(graph).evaluate(values)["gmem_accesses"] - 1  # less the one store
+        assert loads == 2 * (2 * radius + 1) ** 2, radius
 
 
 def test_a_loop_left_by_a_guarded_call_runs_to_its_parameter():

@@ -41,7 +41,8 @@ def test_a_window_of_a_run_time_radius_runs_2r_plus_1_times(arch, function):
     2r + 1, and the unrolled loops, the copies left as straight code and the remainder loop
     together load 2r + 1 words a thread."""
     graph, report, r = window(arch, function)
-    assert graph.block_trips == {"loop1": f"2 * {r} + 1"}
+    assert {k: v for k, v in graph.block_trips.items() if k.startswith("loop")} == \
+        {"loop1": f"2 * {r} + 1"}
     assert f"loop1 = 2 * {r} + 1, {r} the kernel parameter" in report.summary()
     for radius in RADII:
         got = launch_guard_values(graph, {r: radius}, (256, 1, 1), 32)

@@ -146,9 +146,14 @@ class ImportReport:
             parts.append("no control words (nvdisasm without -hex): issue spacing from the "
                          "latency table")
         if self.guard_variables:
-            by_block = [f"{v} ({t})" for v, t in self.guard_variables.items() if t]
+            by_block = [f"{v} ({t})" for v, t in self.guard_variables.items()
+                        if t and not t.startswith("= ")]
+            by_parameter = [f"{v} {t}" for v, t in self.guard_variables.items()
+                            if t.startswith("= ")]
             free = [v for v, t in self.guard_variables.items() if not t]
             said = ([f"{', '.join(by_block)} from each launch's block"] if by_block else []) + \
+                ([f"{', '.join(by_parameter)} from the kernel parameter each launch gives "
+                  f"(until then 1)"] if by_parameter else []) + \
                 ([f"{', '.join(free)} default 1 (a parameter or data decides: --set)"]
                  if free else [])
             parts.append(f"guards: {'; '.join(said)}")
@@ -281,7 +286,9 @@ def build_graph(func: SassFunction, *, name: str | None = None, latency_table: s
         func, _IdOf(index_of, ids), report.compared,
         exact={ins_list[i].address for i in by_block},
         trip_tests={ins_list[i].address: v for i, v in against_counter.items()},
-        trip_specs=report.trip_specs, infos=infos, access=access)
+        trip_specs=report.trip_specs, infos=infos, access=access,
+        decided=parameter_trips.guard_deciders(values, arch_number(func.arch),
+                                               parameter_names or {}, graph.variables))
     guarded: dict = {}
     for kind, members, fraction, signature, _ in report.guards:
         for m in members:

@@ -36,6 +36,9 @@ alone, else it is a variable:
 * **a bounds check**: the thread or block index against anything else (``i < n``): every
   thread of a full block runs it, fraction 1 (no guard). The last, partial block is not
   modelled (the choice: blocks are full).
+* **one kernel parameter alone** (``decided``, :func:`.parameter_trips.guard_deciders`: a
+  remainder's check, ``(2 * r + 1) & 3 != 1``): a variable ``guardN`` with a formula of the
+  parameter (``graph.block_trips``) each launch that gives the parameter applies;
 * **anything else** (a kernel parameter, loaded data, the thread index against another
   register): a variable ``guard1``, ``guard2``, … with default :data:`DEFAULT_FRACTION` = 1
   (the choice: guarded code counts as always run, the counts of an import without guards,
@@ -349,7 +352,7 @@ class _Writes:
 def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
                 exact: frozenset | set = frozenset(), trip_tests: dict | None = None,
                 trip_specs: dict | None = None, infos: list | None = None,
-                access: list | None = None) -> list[tuple]:
+                access: list | None = None, decided=None) -> list[tuple]:
     """``(kind, members, fraction or None, signature, test)`` of each guard of ``func``;
     ``ids``: address -> graph instruction id (instructions not in the graph are left out);
     ``compared``: the value each ISETP compares, by address (the import's address analysis;
@@ -362,7 +365,9 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
     ``fraction`` None: a variable, shared by guards of equal ``signature``; ``test`` the
     thread test that sets it per launch ("" none). ``infos`` and ``access``: each of the
     first instructions' class and registers (written, read), where the caller has them
-    (the graph builder: the function less its trailing padding)."""
+    (the graph builder: the function less its trailing padding). ``decided(setter index,
+    side that runs)``: the ``(formula, parameter)`` of a compare one kernel parameter
+    decides, or None (:func:`.parameter_trips.guard_deciders`)."""
     compared = compared or {}
     ins_list = list(func.instructions)
     infos = list(infos or [])
@@ -468,6 +473,10 @@ def find_guards(func: SassFunction, ids: Mapping, compared: dict | None = None,
             signature = (s_ins.opcode, s_ins.operands[3:4], runs_when_pred, kind)
         elif origins & {"tid", "ctaid"} and "data" not in origins and "other" not in origins:
             fraction = "1"  # a bounds check: every thread of a full block
+        elif decided is not None and setter is not None and origins == {"param"} and \
+                (found := decided(setter, runs_when_pred)) is not None:
+            # one kernel parameter decides: each launch that gives it sets the variable
+            signature = ("parameter", *found)
         else:
             s_ins = ins_list[setter] if setter is not None else None
             signature = (s_ins.opcode if s_ins else "?", tuple(sorted(origins)),
@@ -507,6 +516,13 @@ def add_guards(graph: KernelGraph, func: SassFunction, compared: dict | None = N
                     test, (DEFAULT_WARPS_PER_BLOCK * 32, 1, 1)))
                 name = (f"runs where {test}: {fraction}, the share of a block's warps with "
                         f"such a thread, set by each launch's block")
+            elif signature[0] == "parameter":
+                formula, parameter = signature[1:]
+                graph.block_trips[fraction] = formula
+                graph.variables.setdefault(fraction, DEFAULT_FRACTION)
+                graph.variables.setdefault(parameter, 0)
+                name = (f"runs a fraction {fraction} of the time: {formula} once the kernel "
+                        f"parameter {parameter} is given (until then 1)")
             elif spec is not None:
                 graph.trip_tests[fraction] = spec
                 graph.variables.setdefault(fraction, trip_test_share(

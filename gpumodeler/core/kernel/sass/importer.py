@@ -201,8 +201,9 @@ def import_from_listing(listing: SassListing, function: str | None = None,
     if block != DEFAULT_BLOCKS[0]:  # a test or count of y or z: their defaults at such a block
         graph.variables.update(launch_guard_values(graph, {}, block, 32))
     report.guard_variables = {g.fraction.text: g.test or _trip_test_text(
-        graph.trip_tests.get(g.fraction.text)) for g in graph.guards.values()
-        if g.fraction.text in graph.variables}
+        graph.trip_tests.get(g.fraction.text)) or (
+        f"= {graph.block_trips[g.fraction.text]}" if g.fraction.text in graph.block_trips
+        else "") for g in graph.guards.values() if g.fraction.text in graph.variables}
     return graph, report
 
 
