@@ -12,7 +12,7 @@ from gpumodeler.core.errors import FormatError, GraphError
 from gpumodeler.core.kernel.graph import from_dict, to_dict
 from gpumodeler.core.kernel.graph_items import block_set_variables, launch_guard_values
 from gpumodeler.core.kernel.kernel_format import graph_extras, read_graph_extras
-from gpumodeler.core.kernel.sass import block_tests, block_values, trip_counts
+from gpumodeler.core.kernel.sass import block_tests, block_values, count_forms
 from gpumodeler.core.kernel.sass.parameters import parameter_base, parameter_variable
 from gpumodeler.core.kernel.sass.importer import import_kernel_with_report
 from gpumodeler.core.kernel.warp_counts import count
@@ -224,15 +224,15 @@ def test_a_bad_block_trips_entry_says_what_is_valid(bad, says):
 ])
 def test_the_count_is_written_as_the_first_form_that_fits_every_block(values, text):
     w = np.arange(1, 1025, dtype=np.int64)
-    assert trip_counts.formula(0, w, values(w)) == text
+    assert count_forms.formula(0, w, values(w)) == text
 
 
 def test_a_count_no_form_fits_is_not_derived():
     w = np.arange(1, 1025, dtype=np.int64)
-    assert trip_counts.formula(0, w, w * w) is None
-    assert trip_counts.formula(0, w, np.sqrt(w).astype(np.int64)) is None
+    assert count_forms.formula(0, w, w * w) is None
+    assert count_forms.formula(0, w, np.sqrt(w).astype(np.int64)) is None
     # first values left out only where the form fitted on the rest gives no trips there
-    assert trip_counts.formula(0, w, np.where(w > 2, w + 5, 0)) is None
+    assert count_forms.formula(0, w, np.where(w > 2, w + 5, 0)) is None
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -420,5 +420,5 @@ def test_a_count_of_a_parameter_and_the_block_is_written_as_the_first_form_that_
 
     def count(dims):
         return values(np.asarray(dims[3]), np.asarray(dims[0]))
-    got = trip_counts._describe((count, frozenset({0, 3})), axes=axes)
+    got = count_forms.describe((count, frozenset({0, 3})), axes=axes)
     assert (got.formula if got else None) == text

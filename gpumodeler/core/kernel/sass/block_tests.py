@@ -19,7 +19,8 @@ import numpy as np
 from gpumodeler.core.kernel.sass.block_values import (
     Follower, Node, bits_of, compare_truth, evaluate, op_node, const, poly_of, signed, simplified)
 from gpumodeler.core.kernel.sass.thread_tests import MIRRORED, SETP_OPS
-from gpumodeler.core.kernel.sass.trip_counts import counter, domain, formula, once_per_trip
+from gpumodeler.core.kernel.sass.count_forms import domain, formula
+from gpumodeler.core.kernel.sass.trip_counts import counter, once_per_trip
 
 
 def block_compares(f: Follower, indices) -> dict:
@@ -80,7 +81,7 @@ def trip_tests(f: Follower, groups: dict, compared: dict, indices) -> dict:
     * one side is a value of the thread index (``compared``, the address analysis's), the
       other the counter or (halving) the counter shifted right by a constant ``m``;
     * ``first``, that side's value on the first trip, a formula of the block's dimensions
-      (the forms of :func:`formula`) or a number; on trip ``j`` it is ``first >> shift·(j−1)``
+      (the forms of :func:`.count_forms.formula`) or a number; on trip ``j`` it is ``first >> shift·(j−1)``
       (``first << −shift·(j−1)`` for a doubling counter).
 
     ``op`` is the compare's, read with the thread value on the left; ``trips variable`` the
