@@ -238,8 +238,7 @@ def run(args) -> int:
     summary["memory_notes"] = list(getattr(args, "memory_notes", None) or [])
     summary["loops_at_default"] = list(getattr(args, "loops_at_default", None) or [])
     if summary["loops_at_default"] and not args.json:  # (--json: the key says it)
-        from gpumodeler.cli.cmd_validate import loops_note
-        print(f"note: {loops_note(summary['loops_at_default'])}", file=sys.stderr)
+        print(f"note: {common.loops_note(summary['loops_at_default'])}", file=sys.stderr)
     if occ_result is not None:
         summary["occupancy_limited_by"] = list(occ_result.limited_by)
     if profiled is not None:

@@ -80,17 +80,6 @@ def load_kernel(run, csv_path: str, cache: dict):
     return cache[key]
 
 
-def loops_note(loops: list, in_csv: bool = False) -> str:
-    """What a prediction with ``loops`` at their default of one trip says (``in_csv``: of
-    a validation row, set in its set column; else with predict's --set)."""
-    names = ", ".join(loops)
-    one = len(loops) == 1
-    how = f"in the row's set column ({loops[0]}=N)" if in_csv else f"with --set {loops[0]}=N"
-    return (f"{names} run{'s' if one else ''} 1 trip, {'its' if one else 'their'} default: "
-            f"the listing does not give {'its' if one else 'their'} count; set "
-            f"{'it' if one else 'them'} {how} if the loop runs more")
-
-
 def evaluate_run(run, csv_path: str, catalog, names, cache=None) -> dict:
     """One row: the measured time and {model: time or the reason it could not run}."""
     from gpumodeler.core.errors import ModelError
@@ -246,7 +235,7 @@ def run(args) -> int:
             if "error" in m:
                 print(f"line {r['line']}: {n} cannot run: {m['error']}")
         if r["loops_at_default"]:
-            print(f"line {r['line']}: {loops_note(r['loops_at_default'], in_csv=True)}")
+            print(f"line {r['line']}: {common.loops_note(r['loops_at_default'], in_csv=True)}")
     for by in ("family", "gpu"):
         print()
         print(f"median APE (mean APE, n) per {by}; '<' marks a median below the {BASELINE}'s")

@@ -659,3 +659,14 @@ def read_csv_columns(path, columns) -> list:
         except (TypeError, ValueError):
             raise CLIError(f"{path}: column {c} must hold numbers") from None
     return out
+
+
+def loops_note(loops: list, in_csv: bool = False) -> str:
+    """What a prediction with ``loops`` at their default of one trip says (``in_csv``: of
+    a validation row, set in its set column; else with predict's --set)."""
+    names = ", ".join(loops)
+    one = len(loops) == 1
+    how = f"in the row's set column ({loops[0]}=N)" if in_csv else f"with --set {loops[0]}=N"
+    return (f"{names} run{'s' if one else ''} 1 trip, {'its' if one else 'their'} default: "
+            f"the listing does not give {'its' if one else 'their'} count; set "
+            f"{'it' if one else 'them'} {how} if the loop runs more")

@@ -145,11 +145,7 @@ def _constant_test(k: int, ins_list, defs_of) -> tuple | None:
     axis = None if source is None else ins_list[source].operands[-1].strip().upper()
     if cmp is None or axis not in _TID_MAX:
         return None
-    top = _TID_MAX[axis]
-    # the ends of 0..top decide an order compare; the number itself, where it lies in
-    # between, an equality
-    outcomes = {_COMPARE[cmp](t, c) for t in (0, top, min(max(c, 0), top))}
-    return outcomes == {True}, outcomes == {False}
+    return _over_range(cmp, 0, _TID_MAX[axis], c)
 
 
 #: the largest block index along each axis (gridDim.x at most 2^31 − 1, .y and .z at most
@@ -185,6 +181,13 @@ def _block_index_test(setter, compared: dict) -> tuple | None:
         low, high = low + min(0, reach), high + max(0, reach)
     if low < -2 ** 31 or high >= 2 ** 31:
         return None  # the 32-bit value may wrap: not decided here
+    return _over_range(cmp, low, high, c)
+
+
+def _over_range(cmp: str, low: int, high: int, c: int) -> tuple:
+    """``(always true, always false)`` of ``v cmp c`` over every ``v`` from ``low`` to
+    ``high``: the ends decide an order compare, the number itself (where it lies in
+    between) an equality."""
     outcomes = {_COMPARE[cmp](v, c) for v in (low, high, min(max(c, low), high))}
     return outcomes == {True}, outcomes == {False}
 

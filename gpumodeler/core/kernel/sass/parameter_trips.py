@@ -87,6 +87,15 @@ class _IndexFollower(Follower):
         return super().instruction(j, depth)
 
 
+def _parameter_follower(f: Follower, base: int, names: dict, taken) -> tuple:
+    """``(follower, its axes)``: a follower of ``f``'s listing reading each kernel parameter
+    (at or after ``base``) and the block index as symbols (:class:`_ParameterAxes`)."""
+    p = f.on_same_listing({}, _IndexFollower)
+    read_as = _ParameterAxes(f.dims, base, p.axes, names, taken)
+    p.dims = read_as
+    return p, read_as
+
+
 def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
                           names: dict, taken) -> dict:
     """``{loop variable: (formula, parameter variable, parameter offset)}`` of the loop
@@ -98,9 +107,7 @@ def parameter_trip_counts(f: Follower, groups: dict, arch_number: int | None,
     base = parameter_base(arch_number)
     if base is None or not groups:
         return {}
-    p = f.on_same_listing({}, _IndexFollower)
-    read_as = _ParameterAxes(f.dims, base, p.axes, names, taken)
-    p.dims = read_as
+    p, read_as = _parameter_follower(f, base, names, taken)
     offsets, variable = read_as.offsets, read_as.variables
     out: dict = {}
     for var, tc in loop_trip_counts(p, groups).items():
@@ -146,10 +153,7 @@ def guard_deciders(f: Follower, arch_number: int | None, names: dict, taken):
         if base is None:
             return None
         if not state:
-            p = f.on_same_listing({}, _IndexFollower)
-            read_as = _ParameterAxes(f.dims, base, p.axes, names, taken)
-            p.dims = read_as
-            state.update(p=p, read_as=read_as)
+            state.update(zip(("p", "read_as"), _parameter_follower(f, base, names, taken)))
         p, read_as = state["p"], state["read_as"]
         ins = f.ins[s]
         ops = [o.strip() for o in ins.operands]
