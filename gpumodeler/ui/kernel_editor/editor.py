@@ -280,37 +280,7 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
                 label = QLabel(f"{name} =")
                 field = QLineEdit()
                 field.setMaximumWidth(80)
-                guards = [x for x in (g.guards.values() if g else ()) if x.fraction.text == name]
-                tests = sorted({x.test for x in guards if x.test})
-                # a kernel parameter: the loops whose count reads it; a loop: the parameters
-                readers = sorted(v for v, t in g.block_trips.items()
-                                 if name in parse(t).variables) if g else []
-                reads = (formula_inputs(g) & parse(g.block_trips[name]).variables
-                         if g and name in g.block_trips else set())
-                shape = "×".join(map(str, default_block(g))) if g else "256×1×1"  # defaults'
-                field.setToolTip(f"default value of {name} for this kernel (launches may override it)"
-                                 + (f"; the fraction of the time {len(guards)} guarded piece(s) of "
-                                    f"code run (0..1, 1 = always)" if guards else "")
-                                 + (f"; each launch sets it from its block: the share of the "
-                                    f"block's warps with a thread where {' or '.join(tests)} "
-                                    f"(this value: a {shape} block)" if tests else "")
-                                 + (f"; each launch sets it {launch_set_text(g, name)}: the "
-                                    f"loop's trip count {g.block_trips[name]} (this value: "
-                                    + ("the loop's own, until the kernel parameter is given)"
-                                       if reads else f"a {shape} block)")
-                                    if g and name in g.block_trips else "")
-                                 + (f"; a kernel parameter: the trip count of "
-                                    f"{', '.join(readers)} reads it (0: not given, the loop "
-                                    f"keeps its value)" if readers else "")
-                                 + (f"; each launch sets it from its block: the mean share of "
-                                    f"the block's warps with a thread where "
-                                    f"{g.trip_tests[name]['value']} "
-                                    f"{g.trip_tests[name]['op']} s over the trips of "
-                                    f"{g.trip_tests[name]['trips']}, s starting at "
-                                    f"{g.trip_tests[name]['first']} and "
-                                    f"{trip_test_step(g.trip_tests[name])} each trip "
-                                    f"(this value: a {shape} block)"
-                                    if g and name in g.trip_tests else ""))
+                field.setToolTip(_variable_tip(g, name))
                 field.editingFinished.connect(lambda n=name: self._on_variable_edited(n))
                 self.variables_box.addWidget(label)
                 self.variables_box.addWidget(field)
@@ -413,3 +383,44 @@ class KernelEditor(EditorAnalysis, GraphEditing, DocumentBinding, QWidget):
             finally:
                 self._selecting = False
             self._refresh_selection_panel()
+
+
+def _variable_tip(g, name: str) -> str:
+    """The tooltip of the variable ``name`` of graph ``g`` (None: no graph): what it is
+    and, where a launch sets it, from what (its block, a kernel parameter, a trip test)."""
+    tip = f"default value of {name} for this kernel (launches may override it)"
+    if g is None:
+        return tip
+    guards = [x for x in g.guards.values() if x.fraction.text == name]
+    tests = sorted({x.test for x in guards if x.test})
+    shape = "×".join(map(str, default_block(g)))  # where the defaults were worked out
+    if guards:
+        tip += (f"; the fraction of the time {len(guards)} guarded piece(s) of code run "
+                f"(0..1, 1 = always)")
+    if tests:
+        tip += (f"; each launch sets it from its block: the share of the block's warps with "
+                f"a thread where {' or '.join(tests)} (this value: a {shape} block)")
+    if name in g.block_trips:
+        reads = formula_inputs(g) & parse(g.block_trips[name]).variables
+        what = "fraction" if guards else "loop's trip count"
+        tip += (f"; each launch sets it {launch_set_text(g, name)}: the {what} "
+                f"{g.block_trips[name]} (this value: "
+                + ("its own, until the kernel parameter is given)" if reads
+                   else f"a {shape} block)"))
+    # a kernel parameter: the loops' counts and the guards' fractions that read it
+    readers = sorted(v for v, t in g.block_trips.items() if name in parse(t).variables)
+    if readers:
+        fractions = {x.fraction.text for x in g.guards.values()}
+        counts = [v for v in readers if v not in fractions]
+        shares = [v for v in readers if v in fractions]
+        said = " and ".join(([f"the trip count of {', '.join(counts)}"] if counts else []) +
+                            ([f"the fraction of {', '.join(shares)}"] if shares else []))
+        tip += (f"; a kernel parameter: {said} read{'s' if len(readers) == 1 else ''} it (0: "
+                f"not given, the variable keeps its value)")
+    if name in g.trip_tests:
+        spec = g.trip_tests[name]
+        tip += (f"; each launch sets it from its block: the mean share of the block's warps "
+                f"with a thread where {spec['value']} {spec['op']} s over the trips of "
+                f"{spec['trips']}, s starting at {spec['first']} and {trip_test_step(spec)} "
+                f"each trip (this value: a {shape} block)")
+    return tip
